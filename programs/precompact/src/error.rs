@@ -1,0 +1,39 @@
+use anchor_lang::prelude::*;
+
+#[error_code]
+pub enum PrecompactError {
+    #[msg("Signer is not this record's authority")]
+    WrongAuthority,
+    #[msg("Instructions account is not the instructions sysvar")]
+    NotInstructionsSysvar,
+    #[msg("The savepoint instruction must directly follow an Ed25519 program instruction")]
+    MissingEd25519Instruction,
+    #[msg("Ed25519 instruction data is truncated or its offsets run past its end")]
+    MalformedEd25519Instruction,
+    #[msg("Ed25519 instruction must carry exactly one signature")]
+    Ed25519SignatureCount,
+    #[msg("Ed25519 offsets must point inside the Ed25519 instruction itself")]
+    Ed25519ForeignOffsets,
+    #[msg("Ed25519 signature is not by the record's authority")]
+    SignerMismatch,
+    #[msg("Signed message has the wrong length or domain separator")]
+    MalformedSignedMessage,
+    #[msg("Signed message is bound to another program or account")]
+    SignedMessageTargetMismatch,
+    #[msg("Signed message names another instance")]
+    InstanceMismatch,
+    #[msg("Sequence must be exactly one more than the stored sequence")]
+    SequenceMismatch,
+    #[msg("Previous snapshot hash does not match the stored snapshot hash")]
+    PrevHashMismatch,
+    #[msg("Timestamp is earlier than the stored savepoint's timestamp")]
+    TimestampRegression,
+    #[msg("Git commit must be 40 lowercase hex characters")]
+    InvalidGitCommit,
+    #[msg("Unknown entry type")]
+    UnknownEntryType,
+    #[msg("Metadata exceeds 256 bytes")]
+    MetadataTooLong,
+    #[msg("Metadata is not valid UTF-8")]
+    MetadataNotUtf8,
+}

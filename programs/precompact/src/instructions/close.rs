@@ -1,0 +1,26 @@
+use anchor_lang::prelude::*;
+
+use crate::constants::SAVEPOINT_SEED;
+use crate::error::PrecompactError;
+use crate::state::SavepointRecord;
+
+#[derive(Accounts)]
+pub struct Close<'info> {
+    /// Receives the record's lamports.
+    #[account(mut)]
+    pub authority: Signer<'info>,
+    #[account(
+        mut,
+        close = authority,
+        has_one = authority @ PrecompactError::WrongAuthority,
+        seeds = [SAVEPOINT_SEED, record.authority.as_ref(), record.instance_id.as_ref()],
+        bump = record.bump,
+    )]
+    pub record: Account<'info, SavepointRecord>,
+}
+
+impl Close<'_> {
+    pub fn handler(_ctx: Context<Self>) -> Result<()> {
+        Ok(())
+    }
+}
