@@ -1,0 +1,125 @@
+//! The `precompact-localnet` binary as a user runs it: the ready line, signals, the state file.
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+struct Running {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(extra: &[&str]) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_precompact-localnet"))
+        .args(["--port", "0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("binary starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("ready ").unwrap_or_else(|| panic!("first line is `ready <url>`, got {line:?}")).to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "loopback by default: {url}");
+    Running { child, url }
+}
+
+fn call(url: &str, method: &str, params: Value) -> Value {
+    ureq::post(url)
+        .send_json(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .unwrap()
+        .into_json::<Value>()
+        .unwrap()["result"]
+        .clone()
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill").args(["-s", name, &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    for _ in 0..100 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("localnet did not exit within 5 s of the signal");
+}
+
+fn balance(url: &str, who: &str) -> u64 {
+    call(url, "getBalance", json!([who]))["value"].as_u64().unwrap()
+}
+
+#[test]
+fn serves_after_ready_and_exits_cleanly_on_sigint_and_sigterm() {
+    for sig in ["INT", "TERM"] {
+        let mut net = start(&[]);
+        assert_eq!(call(&net.url, "getHealth", json!([])), "ok");
+        signal(&net.child, sig);
+        assert!(wait_exit(&mut net.child).success(), "exit 0 on SIG{sig}");
+    }
+}
+
+#[test]
+fn state_file_carries_accounts_across_a_restart() {
+    let dir = std::env::temp_dir().join(format!("precompact-localnet-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("chain.json");
+    let state_arg = state.to_str().unwrap();
+    let who = "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB";
+
+    let mut first = start(&["--state", state_arg]);
+    call(&first.url, "requestAirdrop", json!([who, 42_000_000]));
+    signal(&first.child, "TERM");
+    assert!(wait_exit(&mut first.child).success());
+    assert!(!dir.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp")), "no temp file left behind");
+
+    let second = start(&["--state", state_arg]);
+    assert_eq!(balance(&second.url, who), 42_000_000);
+    drop(second);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn faucet_lamports_bound_airdrops() {
+    let net = start(&["--faucet-lamports", "2000000000"]);
+    let who = "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB";
+    call(&net.url, "requestAirdrop", json!([who, 1_000_000_000]));
+    assert_eq!(balance(&net.url, who), 1_000_000_000);
+    assert_eq!(call(&net.url, "requestAirdrop", json!([who, 1_000_000_000])), Value::Null, "the faucet cannot cover it");
+    assert_eq!(balance(&net.url, who), 1_000_000_000);
+}
+
+fn run_to_exit(args: &[&str]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_precompact-localnet")).args(args).output().unwrap();
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn refuses_a_busy_port_and_a_corrupt_state_file_with_one_line() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let (ok, stderr) = run_to_exit(&["--port", &port]);
+    assert!(!ok);
+    assert!(stderr.lines().any(|l| l.starts_with("precompact-localnet: cannot listen on") && l.contains("--port")), "{stderr}");
+
+    let corrupt = std::env::temp_dir().join(format!("precompact-localnet-corrupt-{}.json", std::process::id()));
+    std::fs::write(&corrupt, b"{not json").unwrap();
+    let (ok, stderr) = run_to_exit(&["--port", "0", "--state", corrupt.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("is not valid") && stderr.contains("move it aside"), "{stderr}");
+    assert_eq!(std::fs::read(&corrupt).unwrap(), b"{not json", "a corrupt state file is never overwritten");
+    std::fs::remove_file(&corrupt).unwrap();
+    assert!(!Path::new(&corrupt).exists());
+}
