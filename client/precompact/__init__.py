@@ -1,0 +1,1 @@
+"""precompact: save a Claude Code session before compaction, back it up in git, prove it on Solana."""

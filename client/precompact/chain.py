@@ -1,0 +1,135 @@
+"""Layer 3 on the wire: addresses, the signed savepoint message and the program's instructions.
+
+Pure functions over solders types; the tests pin them to the shared vectors in
+`tests/vectors/savepoint-v1.json`, which the Rust program tests check too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from dataclasses import dataclass
+from importlib import resources
+
+from solders.instruction import AccountMeta, Instruction
+from solders.keypair import Keypair
+from solders.pubkey import Pubkey
+
+IDL = json.loads(resources.files("precompact").joinpath("idl/precompact.json").read_text())
+PROGRAM_ID = Pubkey.from_string(IDL["address"])
+ED25519_PROGRAM_ID = Pubkey.from_string("Ed25519SigVerify111111111111111111111111111")
+INSTRUCTIONS_SYSVAR_ID = Pubkey.from_string("Sysvar1nstructions1111111111111111111111111")
+SYSTEM_PROGRAM_ID = Pubkey.from_string("11111111111111111111111111111111")
+
+
+def _idl_constant(name: str) -> bytes:
+    value = next(c["value"] for c in IDL["constants"] if c["name"] == name)
+    return bytes(json.loads(value))
+
+
+SAVEPOINT_SEED = _idl_constant("SAVEPOINT_SEED")
+SIGNED_MESSAGE_DOMAIN = _idl_constant("SIGNED_MESSAGE_DOMAIN")
+ENTRY_TYPE_SAVEPOINT = 0x01
+METADATA_MAX_LEN = 256
+GIT_COMMIT_LEN = 40
+# The Ed25519 instruction carries, in order: pubkey, signature, message, all inside itself.
+_ED25519_PUBKEY_OFFSET = 16
+_ED25519_SIGNATURE_OFFSET = _ED25519_PUBKEY_OFFSET + 32
+_ED25519_MESSAGE_OFFSET = _ED25519_SIGNATURE_OFFSET + 64
+_THIS_INSTRUCTION = 0xFFFF
+
+
+def _discriminator(instruction: str) -> bytes:
+    return bytes(next(i["discriminator"] for i in IDL["instructions"] if i["name"] == instruction))
+
+
+def instance_id(name: str) -> bytes:
+    """SHA-256 of the UTF-8 instance name: the id stored on chain."""
+    return hashlib.sha256(name.encode("utf-8")).digest()
+
+
+def record_address(authority: Pubkey, instance: bytes, program_id: Pubkey = PROGRAM_ID) -> tuple[Pubkey, int]:
+    """The instance's record PDA and bump."""
+    return Pubkey.find_program_address([SAVEPOINT_SEED, bytes(authority), instance], program_id)
+
+
+@dataclass(frozen=True)
+class SavepointFields:
+    """What the authority signs for one savepoint."""
+
+    sequence: int
+    timestamp: int
+    instance_id: bytes
+    snapshot_hash: bytes
+    prev_snapshot_hash: bytes
+    git_commit: str
+
+    def signed_message(self, record: Pubkey, program_id: Pubkey = PROGRAM_ID) -> bytes:
+        commit = self.git_commit.encode("ascii")
+        if len(commit) != GIT_COMMIT_LEN:
+            raise ValueError(f"git commit must be {GIT_COMMIT_LEN} hex characters, got {len(commit)}")
+        return b"".join(
+            [
+                SIGNED_MESSAGE_DOMAIN,
+                bytes(program_id),
+                bytes(record),
+                struct.pack("<Q", self.sequence),
+                struct.pack("<q", self.timestamp),
+                self.instance_id,
+                self.snapshot_hash,
+                self.prev_snapshot_hash,
+                commit,
+            ]
+        )
+
+
+def ed25519_instruction_data(pubkey: bytes, signature: bytes, message: bytes) -> bytes:
+    """Ed25519-program data with one signature whose offsets all point inside itself."""
+    offsets = struct.pack(
+        "<7H",
+        _ED25519_SIGNATURE_OFFSET,
+        _THIS_INSTRUCTION,
+        _ED25519_PUBKEY_OFFSET,
+        _THIS_INSTRUCTION,
+        _ED25519_MESSAGE_OFFSET,
+        len(message),
+        _THIS_INSTRUCTION,
+    )
+    return bytes([1, 0]) + offsets + pubkey + signature + message
+
+
+def initialize_instruction(payer: Pubkey, authority: Pubkey, instance: bytes) -> Instruction:
+    record, _ = record_address(authority, instance)
+    accounts = [
+        AccountMeta(payer, is_signer=True, is_writable=True),
+        AccountMeta(authority, is_signer=True, is_writable=False),
+        AccountMeta(record, is_signer=False, is_writable=True),
+        AccountMeta(SYSTEM_PROGRAM_ID, is_signer=False, is_writable=False),
+    ]
+    return Instruction(PROGRAM_ID, _discriminator("initialize") + instance, accounts)
+
+
+def savepoint_instructions(authority: Keypair, fields: SavepointFields, metadata: bytes) -> list[Instruction]:
+    """The Ed25519 signature over the signed message, then `savepoint`."""
+    if len(metadata) > METADATA_MAX_LEN:
+        raise ValueError(f"metadata is {len(metadata)} bytes; the limit is {METADATA_MAX_LEN}")
+    record, _ = record_address(authority.pubkey(), fields.instance_id)
+    message = fields.signed_message(record)
+    signature = bytes(authority.sign_message(message))
+    ed25519 = Instruction(ED25519_PROGRAM_ID, ed25519_instruction_data(bytes(authority.pubkey()), signature, message), [])
+    args = bytes([ENTRY_TYPE_SAVEPOINT]) + struct.pack("<I", len(metadata)) + metadata
+    accounts = [
+        AccountMeta(authority.pubkey(), is_signer=True, is_writable=False),
+        AccountMeta(record, is_signer=False, is_writable=True),
+        AccountMeta(INSTRUCTIONS_SYSVAR_ID, is_signer=False, is_writable=False),
+    ]
+    return [ed25519, Instruction(PROGRAM_ID, _discriminator("savepoint") + args, accounts)]
+
+
+def close_instruction(authority: Pubkey, record: Pubkey) -> Instruction:
+    accounts = [
+        AccountMeta(authority, is_signer=True, is_writable=True),
+        AccountMeta(record, is_signer=False, is_writable=True),
+    ]
+    return Instruction(PROGRAM_ID, _discriminator("close"), accounts)
