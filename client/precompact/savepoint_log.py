@@ -1,0 +1,157 @@
+"""The append-only savepoint index, `logs/precompact-savepoint.jsonl`.
+
+Every change is a new line (an event); no line is ever rewritten. Appends happen under an
+exclusive lock on `logs/.precompact.lock` and are fsynced; `fold` turns the events into the
+current state of each savepoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+INDEX_NAME = "precompact-savepoint.jsonl"
+LOCK_NAME = ".precompact.lock"
+LOCK_POLL_SECONDS = 0.01
+
+SAVEPOINT_CREATED = "SAVEPOINT_CREATED"
+LAYER_EVENTS = {
+    "LAYER_2_COMMITTED": ("layer_2", "COMMITTED"),
+    "LAYER_2_PUSHED": ("layer_2", "PUSHED"),
+    "LAYER_2_FAILED": ("layer_2", "FAILED"),
+    "LAYER_3_CONFIRMED": ("layer_3", "CONFIRMED"),
+    "LAYER_3_FAILED": ("layer_3", "FAILED"),
+}
+
+
+class LockTimeout(Exception):
+    """Another precompact process held the index lock for too long."""
+
+
+def index_path(logs: Path) -> Path:
+    return logs / INDEX_NAME
+
+
+@contextlib.contextmanager
+def locked(logs: Path, timeout: float) -> Iterator[None]:
+    """Holds the index lock; waits up to `timeout` seconds for another holder to finish."""
+    logs.mkdir(parents=True, exist_ok=True)
+    fd = os.open(logs / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"index lock {logs / LOCK_NAME} still held after {timeout:.0f} s") from None
+                time.sleep(LOCK_POLL_SECONDS)
+        yield
+    finally:
+        os.close(fd)
+
+
+def append(logs: Path, event: dict) -> None:
+    """Appends one event line and makes it durable. Call with the lock held."""
+    line = (json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    path = index_path(logs)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        # A crash can leave a torn last line; start on a fresh line so it stays one bad line.
+        if os.fstat(fd).st_size > 0:
+            with path.open("rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class IndexRead:
+    events: list[dict] = field(default_factory=list)
+    bad_lines: list[int] = field(default_factory=list)
+
+
+def read(logs: Path) -> IndexRead:
+    """All events in order; unparseable lines are reported by line number, never fatal."""
+    result = IndexRead()
+    try:
+        with index_path(logs).open("rb") as f:
+            for number, raw in enumerate(f, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    result.bad_lines.append(number)
+                    continue
+                if isinstance(event, dict):
+                    result.events.append(event)
+                else:
+                    result.bad_lines.append(number)
+    except FileNotFoundError:
+        pass
+    return result
+
+
+@dataclass
+class Savepoint:
+    """A savepoint as its events describe it now."""
+
+    sequence: int
+    created: dict
+    layer_2: str = "PENDING"
+    layer_3: str = "QUEUED"
+    commit: str | None = None
+    chain_signature: str | None = None
+    chain_slot: int | None = None
+    failures: list[str] = field(default_factory=list)
+    compact_summary: str | None = None
+
+    @property
+    def snapshot_hash(self) -> str:
+        return self.created["snapshot_hash"].removeprefix("sha256:")
+
+
+def fold(events: list[dict]) -> list[Savepoint]:
+    """Savepoints in sequence order, each with the latest state of its layers."""
+    by_sequence: dict[int, Savepoint] = {}
+    for event in events:
+        sequence = event.get("sequence")
+        if not isinstance(sequence, int):
+            continue
+        kind = event.get("event")
+        if kind == SAVEPOINT_CREATED:
+            by_sequence.setdefault(sequence, Savepoint(sequence=sequence, created=event))
+            continue
+        savepoint = by_sequence.get(sequence)
+        if savepoint is None:
+            continue
+        if kind in LAYER_EVENTS:
+            layer, state = LAYER_EVENTS[kind]
+            setattr(savepoint, layer, state)
+            if state == "FAILED":
+                savepoint.failures.append(f"{layer}: {event.get('reason', 'unknown reason')}")
+            if kind == "LAYER_2_COMMITTED":
+                savepoint.commit = event.get("commit")
+            if kind == "LAYER_3_CONFIRMED":
+                savepoint.chain_signature = event.get("signature")
+                savepoint.chain_slot = event.get("slot")
+        elif kind == "COMPACT_SUMMARY":
+            savepoint.compact_summary = event.get("summary")
+    return [by_sequence[s] for s in sorted(by_sequence)]
+
+
+def latest(logs: Path) -> Savepoint | None:
+    savepoints = fold(read(logs).events)
+    return savepoints[-1] if savepoints else None

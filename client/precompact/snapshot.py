@@ -1,0 +1,294 @@
+"""Layer 1: the local savepoint.
+
+A snapshot is one canonical JSON document (sorted keys, compact separators, UTF-8) written
+atomically to `logs/precompact-saves/`; its SHA-256 is the hash of exactly those bytes. The
+transcript is streamed from its file into the snapshot one entry at a time, redacted on the
+way, so a 100 MB transcript is never held in memory whole. The index entry is appended under
+the same lock that assigns the sequence number, so concurrent hooks form one chain.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import secrets
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from precompact import savepoint_log, transcript
+from precompact.redact import Redactor
+
+SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
+FORMAT_VERSION = 1
+SAVES_DIR = "precompact-saves"
+INDEX_LOCK_TIMEOUT_SECONDS = 10.0
+GIT_TIMEOUT_SECONDS = 5.0
+_WRITE_CHUNK = 1 << 20
+
+
+def canonical(value) -> bytes:
+    """The canonical JSON bytes of a value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def instance_number(instance: str) -> int | None:
+    """`"Gabriel #215"` -> 215; None when the name carries no `#<n>`."""
+    match = re.search(r"#\s*(\d+)\s*$", instance)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Session:
+    """What Claude Code tells the hook about the session."""
+
+    session_id: str | None
+    transcript_path: str | None
+    cwd: str
+    trigger: str = "manual"
+    custom_instructions: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parts of the configuration Layer 1 needs."""
+
+    instance: str
+    logs: Path
+    context_window: int = 200_000
+    session_state: Path | None = None
+    include: tuple[Path, ...] = ()
+    exclude: tuple[str, ...] = ()
+    file_cap_bytes: int = 256 * 1024
+    redaction: bool = True
+    extra_patterns: dict = field(default_factory=dict)
+    lineage: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WrittenSnapshot:
+    sequence: int
+    path: Path
+    sha256: str
+    size: int
+    prev_sha256: str | None
+    event: dict
+
+
+def create_savepoint(settings: Settings, session: Session, now: datetime | None = None) -> WrittenSnapshot:
+    """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
+    now = now or datetime.now(timezone.utc)
+    with savepoint_log.locked(settings.logs, INDEX_LOCK_TIMEOUT_SECONDS):
+        previous = savepoint_log.latest(settings.logs)
+        sequence = previous.sequence + 1 if previous else 1
+        prev_hash = previous.snapshot_hash if previous else None
+        saves = settings.logs / SAVES_DIR
+        saves.mkdir(parents=True, exist_ok=True)
+        stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
+        path = saves / f"snapshot_{stamp}_{sequence:06d}.json"
+        digest, size, facts = _write_snapshot(path, settings, session, now, sequence, previous)
+        event = {
+            "event": savepoint_log.SAVEPOINT_CREATED,
+            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "unix_timestamp": int(now.timestamp()),
+            "instance": settings.instance,
+            "sequence": sequence,
+            "snapshot_hash": f"sha256:{digest}",
+            "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
+            "snapshot_size_bytes": size,
+            "snapshot_file": str(path.relative_to(settings.logs.parent)) if settings.logs.parent in path.parents else str(path),
+            "trigger": session.trigger,
+            "session_id": session.session_id,
+            "layer_1_status": "SAVED_LOCALLY",
+            "layer_2_status": "PENDING",
+            "layer_3_status": "QUEUED_FOR_BLOCKCHAIN",
+            "tokens_used_this_session": facts["tokens"]["used"],
+            "tokens_remaining": facts["tokens"]["remaining"],
+            "context_utilization_percent": facts["tokens"]["utilization_percent"],
+            "redactions": facts["redactions"],
+        }
+        savepoint_log.append(settings.logs, event)
+    return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
+
+
+def _write_snapshot(path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous) -> tuple[str, int, dict]:
+    redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
+    clean = redactor.value if redactor else (lambda v: v)
+    scan = transcript.TranscriptScan(path=session.transcript_path or "")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    digest = hashlib.sha256()
+    size = 0
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb", buffering=_WRITE_CHUNK) as out:
+
+            def emit(chunk: bytes) -> None:
+                nonlocal size
+                out.write(chunk)
+                digest.update(chunk)
+                size += len(chunk)
+
+            # `conversation_history` sorts first among the top-level keys, so it can be streamed
+            # before the fields that depend on having read it.
+            emit(b'{"conversation_history":[')
+            if session.transcript_path:
+                transcript_file = Path(session.transcript_path)
+                transcript.settle(transcript_file)
+                for i, entry in enumerate(transcript.entries(transcript_file, scan)):
+                    emit((b"," if i else b"") + canonical(clean(entry)))
+            else:
+                scan.found, scan.problem = False, "no transcript path given"
+            emit(b"],")
+            rest = _fields(settings, session, now, sequence, previous, scan, clean, redactor)
+            assert min(rest) > "conversation_history"
+            emit(canonical(rest)[1:])
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return digest.hexdigest(), size, {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"]}
+
+
+def _fields(settings: Settings, session: Session, now: datetime, sequence: int, previous, scan, clean, redactor) -> dict:
+    used = transcript.context_tokens(scan.last_usage)
+    window = settings.context_window
+    fields = {
+        "type": SNAPSHOT_TYPE,
+        "format_version": FORMAT_VERSION,
+        "timestamp_iso8601": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sequence": sequence,
+        "instance_id": settings.instance,
+        "instance_id_sha256": hashlib.sha256(settings.instance.encode("utf-8")).hexdigest(),
+        "instance_number": instance_number(settings.instance),
+        "lineage": list(settings.lineage),
+        "session": clean(
+            {
+                "session_id": session.session_id,
+                "transcript_path": session.transcript_path,
+                "cwd": session.cwd,
+                "trigger": session.trigger,
+                "custom_instructions": session.custom_instructions,
+            }
+        ),
+        "tokens": {
+            "used": used,
+            "window": window,
+            "remaining": max(window - used, 0),
+            "utilization_percent": round(100 * used / window, 2) if window else None,
+        },
+        "transcript": scan.summary(),
+        "session_state": _session_state(settings.session_state, clean),
+        "loaded_files": _loaded_files(settings, session, scan, clean),
+        "git_state": clean(git_state(Path(session.cwd))),
+        "previous": {"sequence": previous.sequence, "snapshot_hash": previous.snapshot_hash} if previous else None,
+        # Random bytes make the public hash useless for guessing a snapshot's content.
+        "nonce": secrets.token_hex(16),
+    }
+    fields["redaction"] = redactor.summary() if redactor else {"enabled": False, "counts": {}, "total": 0}
+    return fields
+
+
+def _session_state(path: Path | None, clean) -> dict | None:
+    if path is None:
+        return None
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {"path": str(path), "problem": "file not found"}
+    except OSError as e:
+        return {"path": str(path), "problem": f"unreadable: {e.strerror or e}"}
+    try:
+        content = json.loads(raw)
+    except ValueError:
+        content = raw.decode("utf-8", errors="replace")
+    return {"path": str(path), "content": clean(content)}
+
+
+def _loaded_files(settings: Settings, session: Session, scan, clean) -> dict:
+    cwd = Path(session.cwd)
+    wanted = dict(scan.files)
+    for extra in settings.include:
+        wanted.setdefault(str(extra), "include")
+    files = {}
+    for name, source in sorted(wanted.items()):
+        file = Path(name) if Path(name).is_absolute() else cwd / name
+        files[clean(name)] = {"source": source, **_file_record(file, settings, cwd, clean)}
+    return files
+
+
+def _is_excluded(file: Path, cwd: Path, patterns: tuple[str, ...]) -> bool:
+    candidates = {str(file), file.name}
+    try:
+        candidates.add(str(file.relative_to(cwd)))
+    except ValueError:
+        pass
+    return any(fnmatch.fnmatch(c, p) for c in candidates for p in patterns)
+
+
+def _file_record(file: Path, settings: Settings, cwd: Path, clean) -> dict:
+    if _is_excluded(file, cwd, settings.exclude):
+        return {"excluded": True}
+    try:
+        with file.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(settings.file_cap_bytes)
+            digest = hashlib.sha256(head)
+            for chunk in iter(lambda: f.read(_WRITE_CHUNK), b""):
+                digest.update(chunk)
+    except FileNotFoundError:
+        return {"problem": "file not found"}
+    except OSError as e:
+        return {"problem": f"unreadable: {e.strerror or e}"}
+    record = {"sha256": digest.hexdigest(), "size": size, "truncated": size > len(head)}
+    if b"\0" in head:
+        record["binary"] = True
+        return record
+    record["content"] = clean(head.decode("utf-8", errors="replace"))
+    return record
+
+
+def git_state(cwd: Path) -> dict:
+    """Commit, branch, dirtiness and remotes of the repository at `cwd`, from git itself."""
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS)
+
+    try:
+        status = git("status", "--porcelain=v2", "--branch", "--untracked-files=no")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"repository": False, "problem": f"git unavailable: {e}"}
+    if status.returncode != 0:
+        return {"repository": False, "problem": status.stderr.strip().splitlines()[0] if status.stderr.strip() else "not a git repository"}
+    commit = branch = None
+    dirty = False
+    for line in status.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            commit = line.split(" ", 2)[2]
+            commit = None if commit == "(initial)" else commit
+        elif line.startswith("# branch.head "):
+            branch = line.split(" ", 2)[2]
+            branch = None if branch == "(detached)" else branch
+        elif not line.startswith("#"):
+            dirty = True
+    remotes = {}
+    listed = git("remote", "-v")
+    for line in listed.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[-1] == "(fetch)":
+            remotes[parts[0]] = parts[1]
+    return {"repository": True, "current_commit": commit, "branch": branch, "detached": branch is None, "dirty": dirty, "remotes": remotes}
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,137 @@
+"""Reads a Claude Code transcript (JSONL) as a stream: one entry in memory at a time.
+
+The hook fires while the transcript may still be growing, and transcripts of hundreds of MB
+exist. Nothing here raises for a bad line: malformed JSON, invalid UTF-8 and a partial last line
+are counted, and a missing file is reported, so a snapshot is always made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Tools whose input names a file the session read or changed.
+FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
+SETTLE_TIMEOUT_SECONDS = 1.0
+_SETTLE_STEP_SECONDS = 0.05
+
+
+@dataclass
+class TranscriptScan:
+    """What reading the transcript found, besides the entries themselves."""
+
+    path: str
+    found: bool = True
+    problem: str | None = None
+    bytes: int = 0
+    entries: int = 0
+    messages: int = 0
+    malformed_lines: int = 0
+    invalid_utf8_lines: int = 0
+    partial_last_line: bool = False
+    last_usage: dict | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    _seen_messages: set = field(default_factory=set, repr=False)
+
+    def summary(self) -> dict:
+        return {
+            "path": self.path,
+            "found": self.found,
+            "problem": self.problem,
+            "bytes": self.bytes,
+            "entries": self.entries,
+            "messages": self.messages,
+            "malformed_lines": self.malformed_lines,
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "partial_last_line": self.partial_last_line,
+        }
+
+
+def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
+    """Waits (at most `timeout`) for a transcript that does not yet end with a newline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            size = path.stat().st_size
+            if size == 0:
+                return
+            with path.open("rb") as f:
+                f.seek(size - 1)
+                if f.read(1) == b"\n":
+                    return
+        except OSError:
+            return
+        time.sleep(_SETTLE_STEP_SECONDS)
+
+
+def entries(path: Path, scan: TranscriptScan) -> Iterator[dict]:
+    """Yields each well-formed entry, updating `scan` as it goes."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        scan.found, scan.problem = False, "transcript file not found"
+        return
+    except OSError as e:
+        scan.found, scan.problem = False, f"transcript unreadable: {e.strerror or e}"
+        return
+    with handle:
+        try:
+            scan.bytes = os.fstat(handle.fileno()).st_size
+        except OSError:
+            pass
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                scan.partial_last_line = True
+                break
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                scan.invalid_utf8_lines += 1
+                text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            try:
+                entry = json.loads(text)
+            except ValueError:
+                scan.malformed_lines += 1
+                continue
+            if not isinstance(entry, dict):
+                scan.malformed_lines += 1
+                continue
+            scan.entries += 1
+            _note(entry, scan)
+            yield entry
+
+
+def _note(entry: dict, scan: TranscriptScan) -> None:
+    kind = entry.get("type")
+    if kind not in ("user", "assistant"):
+        return
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    # Assistant lines repeat once per content block: count a message once.
+    key = message.get("id") or entry.get("requestId") or entry.get("uuid") or id(entry)
+    if key not in scan._seen_messages:
+        scan._seen_messages.add(key)
+        scan.messages += 1
+    if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
+        scan.last_usage = message["usage"]
+    content = message.get("content")
+    if kind == "assistant" and isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                argument = FILE_TOOLS.get(block.get("name", ""))
+                file_path = (block.get("input") or {}).get(argument) if argument else None
+                if isinstance(file_path, str) and file_path:
+                    scan.files.setdefault(file_path, block["name"])
+
+
+def context_tokens(usage: dict | None) -> int:
+    """Context used: input plus cache-creation plus cache-read tokens of the last main-chain turn."""
+    if not usage:
+        return 0
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return sum(int(usage.get(k) or 0) for k in keys if isinstance(usage.get(k, 0), (int, float)))

@@ -1,0 +1,230 @@
+"""Layer 1: canonical snapshots from real transcript files, the index, redaction and edge cases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import stat
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from precompact import savepoint_log, snapshot
+from precompact.snapshot import Session, Settings
+
+NOW = datetime(2025, 11, 25, 16, 15, 0, tzinfo=timezone.utc)
+
+
+def line(entry: dict) -> str:
+    return json.dumps(entry) + "\n"
+
+
+def assistant(message_id: str, text: str, usage: dict | None = None, tool: tuple[str, dict] | None = None, sidechain: bool = False) -> dict:
+    content = [{"type": "text", "text": text}]
+    if tool:
+        content.append({"type": "tool_use", "id": f"tu_{message_id}", "name": tool[0], "input": tool[1]})
+    message = {"id": message_id, "role": "assistant", "content": content}
+    if usage:
+        message["usage"] = usage
+    return {"type": "assistant", "isSidechain": sidechain, "requestId": f"req_{message_id}", "message": message}
+
+
+def user(text: str) -> dict:
+    return {"type": "user", "uuid": text[:8], "message": {"role": "user", "content": text}}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print('hello')\n")
+    (tmp_path / ".env").write_text("DATABASE_PASSWORD=hunter22hunter\n")
+    (tmp_path / "session_current.json").write_text(json.dumps({"current_priorities": ["ship layer 1"]}))
+    return tmp_path
+
+
+def write_transcript(project: Path, entries: list[dict], tail: bytes = b"") -> Path:
+    path = project / "transcript.jsonl"
+    path.write_bytes("".join(line(e) for e in entries).encode() + tail)
+    return path
+
+
+def settings(project: Path, **overrides) -> Settings:
+    base = dict(
+        instance="Gabriel #215",
+        logs=project / "logs",
+        session_state=project / "session_current.json",
+        exclude=("*.env", ".env", "**/.env"),
+    )
+    base.update(overrides)
+    return Settings(**base)
+
+
+def session(project: Path, transcript: Path | None) -> Session:
+    return Session(session_id="s-1", transcript_path=str(transcript) if transcript else None, cwd=str(project), trigger="auto")
+
+
+def realistic(project: Path) -> Path:
+    usage_early = {"input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 5}
+    usage_last = {"input_tokens": 20, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 150000, "output_tokens": 50}
+    return write_transcript(
+        project,
+        [
+            user("Please fix the app"),
+            assistant("msg_1", "Reading it", usage_early, tool=("Read", {"file_path": str(project / "src" / "app.py")})),
+            assistant("msg_1", "second block of the same message", usage_early),
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
+            assistant("msg_2", "Edited", usage_last, tool=("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"})),
+            assistant("msg_side", "sidechain", {"input_tokens": 1}, sidechain=True),
+            {"type": "summary", "summary": "fixing the app"},
+        ],
+    )
+
+
+def test_canonical_bytes_sort_keys_compact_utf8():
+    assert snapshot.canonical({"b": 1, "a": "é", "c": [1, {"z": 0, "y": None}]}) == '{"a":"é","b":1,"c":[1,{"y":null,"z":0}]}'.encode()
+
+
+def test_instance_number():
+    assert snapshot.instance_number("Gabriel #215") == 215
+    assert snapshot.instance_number("no number") is None
+
+
+def test_snapshot_is_canonical_hashed_private_and_indexed(project):
+    written = snapshot.create_savepoint(settings(project), session(project, realistic(project)), NOW)
+    data = written.path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == written.sha256
+    assert written.size == len(data)
+    doc = json.loads(data)
+    assert snapshot.canonical(doc) == data, "bytes on disk are the canonical form"
+    assert stat.S_IMODE(written.path.stat().st_mode) == 0o600
+    assert written.path.name == "snapshot_2025-11-25T16-15-00Z_000001.json"
+
+    assert doc["type"] == "PRECOMPACT_SAVEPOINT"
+    assert doc["instance_id"] == "Gabriel #215" and doc["instance_number"] == 215
+    assert doc["instance_id_sha256"] == hashlib.sha256(b"Gabriel #215").hexdigest()
+    assert len(doc["conversation_history"]) == 7, "every transcript entry"
+    assert doc["transcript"]["messages"] == 4, "assistant blocks of one message count once"
+    assert doc["tokens"] == {"used": 153020, "window": 200000, "remaining": 46980, "utilization_percent": 76.51}
+    assert doc["session"]["trigger"] == "auto"
+    assert doc["session_state"]["content"] == {"current_priorities": ["ship layer 1"]}
+    app = doc["loaded_files"][str(project / "src" / "app.py")]
+    assert app["content"] == "print('hello')\n"
+    assert app["sha256"] == hashlib.sha256(b"print('hello')\n").hexdigest()
+    assert doc["loaded_files"]["src/app.py"]["source"] == "Edit"
+    assert len(bytes.fromhex(doc["nonce"])) == 16
+    assert doc["previous"] is None
+
+    index = savepoint_log.read(project / "logs")
+    assert index.bad_lines == []
+    [event] = index.events
+    assert event["event"] == "SAVEPOINT_CREATED"
+    assert event["snapshot_hash"] == f"sha256:{written.sha256}"
+    assert event["snapshot_file"] == "logs/precompact-saves/snapshot_2025-11-25T16-15-00Z_000001.json"
+    assert event["layer_1_status"] == "SAVED_LOCALLY"
+    assert event["tokens_used_this_session"] == 153020
+    assert stat.S_IMODE((project / "logs" / "precompact-savepoint.jsonl").stat().st_mode) == 0o600
+
+
+def test_savepoints_chain_by_sequence_and_hash(project):
+    transcript = realistic(project)
+    first = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
+    second = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
+    assert second.sequence == 2
+    assert second.prev_sha256 == first.sha256
+    assert first.sha256 != second.sha256, "the nonce makes every snapshot distinct"
+    doc = json.loads(second.path.read_bytes())
+    assert doc["previous"] == {"sequence": 1, "snapshot_hash": first.sha256}
+    assert [s.sequence for s in savepoint_log.fold(savepoint_log.read(project / "logs").events)] == [1, 2]
+
+
+def test_transcript_edge_cases_are_counted_not_fatal(project):
+    transcript = write_transcript(
+        project,
+        [user("hello")],
+        tail=b"{not json}\n" + b'{"type":"user","message":{"content":"caf\xe9"}}\n' + b'{"type":"assistant","message":{"id":"m9"',
+    )
+    written = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
+    doc = json.loads(written.path.read_bytes())
+    summary = doc["transcript"]
+    assert summary["malformed_lines"] == 1
+    assert summary["invalid_utf8_lines"] == 1
+    assert summary["partial_last_line"] is True
+    assert summary["entries"] == 2
+    assert doc["conversation_history"][1]["message"]["content"] == "caf\ufffd"
+
+
+@pytest.mark.parametrize("transcript", [None, "missing.jsonl"])
+def test_missing_transcript_still_makes_a_snapshot(project, transcript):
+    path = project / transcript if transcript else None
+    written = snapshot.create_savepoint(settings(project), session(project, path), NOW)
+    doc = json.loads(written.path.read_bytes())
+    assert doc["conversation_history"] == []
+    assert doc["transcript"]["found"] is False
+    assert doc["transcript"]["problem"] in ("no transcript path given", "transcript file not found")
+    assert doc["tokens"]["used"] == 0
+
+
+def test_excluded_paths_and_missing_session_state(project):
+    transcript = write_transcript(project, [assistant("m1", "x", tool=("Read", {"file_path": ".env"}))])
+    written = snapshot.create_savepoint(settings(project, session_state=project / "nope.json"), session(project, transcript), NOW)
+    doc = json.loads(written.path.read_bytes())
+    assert doc["loaded_files"][".env"] == {"source": "Read", "excluded": True}
+    assert doc["session_state"] == {"path": str(project / "nope.json"), "problem": "file not found"}
+    assert b"hunter22" not in written.path.read_bytes()
+
+
+def test_git_state_outside_and_inside_a_repository(project):
+    outside = snapshot.git_state(project)
+    assert outside["repository"] is False
+    run = lambda *a: subprocess.run(["git", *a], cwd=project, check=True, capture_output=True)
+    run("init", "-q", "-b", "main")
+    run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x")
+    run("remote", "add", "origin", "https://user:s3cretpass@example.invalid/repo.git")
+    inside = snapshot.git_state(project)
+    assert inside["repository"] is True and inside["branch"] == "main" and not inside["detached"]
+    assert len(inside["current_commit"]) == 40
+    written = snapshot.create_savepoint(settings(project), session(project, None), NOW)
+    remotes = json.loads(written.path.read_bytes())["git_state"]["remotes"]
+    assert "s3cretpass" not in remotes["origin"], "credentials in remote URLs are redacted"
+
+
+def test_index_survives_a_torn_last_line(project):
+    logs = project / "logs"
+    snapshot.create_savepoint(settings(project), session(project, None), NOW)
+    with (logs / "precompact-savepoint.jsonl").open("ab") as f:
+        f.write(b'{"event":"LAYER_2_COMM')
+    second = snapshot.create_savepoint(settings(project), session(project, None), NOW)
+    index = savepoint_log.read(logs)
+    assert index.bad_lines == [2]
+    assert [e["sequence"] for e in index.events] == [1, 2]
+    assert second.sequence == 2
+
+
+def test_fold_applies_layer_events_in_order():
+    events = [
+        {"event": "SAVEPOINT_CREATED", "sequence": 1, "snapshot_hash": "sha256:aa"},
+        {"event": "LAYER_2_COMMITTED", "sequence": 1, "commit": "c1"},
+        {"event": "LAYER_2_FAILED", "sequence": 1, "reason": "remote unreachable"},
+        {"event": "LAYER_2_PUSHED", "sequence": 1},
+        {"event": "SAVEPOINT_CREATED", "sequence": 2, "snapshot_hash": "sha256:bb"},
+        {"event": "LAYER_3_CONFIRMED", "sequence": 2, "signature": "sig", "slot": 9},
+        {"event": "LAYER_3_CONFIRMED", "sequence": 7},
+        {"event": "COMPACT_SUMMARY", "sequence": 2, "summary": "we did things"},
+    ]
+    first, second = savepoint_log.fold(events)
+    assert (first.layer_2, first.commit, first.failures) == ("PUSHED", "c1", ["layer_2: remote unreachable"])
+    assert first.snapshot_hash == "aa"
+    assert (second.layer_3, second.chain_signature, second.chain_slot) == ("CONFIRMED", "sig", 9)
+    assert second.compact_summary == "we did things"
+    assert second.layer_2 == "PENDING"
+
+
+def test_lock_timeout_is_reported(project):
+    logs = project / "logs"
+    with savepoint_log.locked(logs, 1):
+        # flock locks belong to the open file description: a second open contends.
+        with pytest.raises(savepoint_log.LockTimeout, match="still held"):
+            with savepoint_log.locked(logs, 0.05):
+                pass
