@@ -3,6 +3,9 @@
 //! expose (transaction history, per-address signatures, the set of accounts ever touched).
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use solana_account::Account;
@@ -21,6 +24,11 @@ use solana_transaction_error::TransactionError;
 use tokio::sync::Mutex;
 
 use crate::state_file::StateFile;
+
+/// A validator's slot time. The bank moves to the next slot at this pace while transactions
+/// are committed, and stays put while idle, so memory does not grow with idle time or with a
+/// slot per transaction.
+const SLOT_DURATION: Duration = Duration::from_millis(400);
 
 pub struct Options {
     pub faucet_lamports: u64,
@@ -64,7 +72,8 @@ struct History {
 }
 
 pub struct Chain {
-    context: Mutex<ProgramTestContext>,
+    context: Arc<Mutex<ProgramTestContext>>,
+    committed_since_slot: Arc<AtomicBool>,
     banks: BanksClient,
     faucet: Keypair,
     genesis_hash: Hash,
@@ -96,6 +105,11 @@ impl Chain {
         }
         let context = program_test.start_with_context().await;
         let banks = context.banks_client.clone();
+        let genesis_hash = context.genesis_config().hash();
+        let epoch_schedule = context.genesis_config().epoch_schedule.clone();
+        let context = Arc::new(Mutex::new(context));
+        let committed_since_slot = Arc::new(AtomicBool::new(false));
+        tokio::spawn(run_slot_clock(Arc::downgrade(&context), committed_since_slot.clone()));
         let history = History {
             known_accounts: persisted.keys().copied().collect(),
             ..History::default()
@@ -103,9 +117,10 @@ impl Chain {
         Ok(Self {
             banks,
             faucet,
-            genesis_hash: context.genesis_config().hash(),
-            epoch_schedule: context.genesis_config().epoch_schedule.clone(),
-            context: Mutex::new(context),
+            genesis_hash,
+            epoch_schedule,
+            context,
+            committed_since_slot,
             history: std::sync::Mutex::new(history),
             state,
         })
@@ -220,13 +235,13 @@ impl Chain {
     /// Accepts a transaction the way a validator's `sendTransaction` does: signatures checked,
     /// optional preflight, duplicates refused in preflight and otherwise dropped. A transaction
     /// that cannot be committed at all (e.g. an expired blockhash) is dropped after preflight is
-    /// skipped, as on a cluster. Each committed transaction gets its own slot.
+    /// skipped, as on a cluster.
     pub async fn send(&self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, SendError> {
         if transaction.verify_with_results().iter().any(|ok| !ok) || transaction.signatures.is_empty() {
             return Err(SendError::SignatureVerification);
         }
         let signature = transaction.signatures[0];
-        let mut context = self.context.lock().await;
+        let context = self.context.lock().await;
         if self.committed(&signature).is_some() {
             return if preflight {
                 Err(SendError::Preflight(Simulation {
@@ -292,11 +307,7 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
-        // A fresh slot (and blockhash) per committed transaction, as if each were its own block.
-        let next = slot + 1;
-        if let Err(e) = context.warp_to_slot(next) {
-            eprintln!("precompact-localnet: cannot advance to slot {next}: {e}");
-        }
+        self.committed_since_slot.store(true, Ordering::Release);
         Ok(signature)
     }
 
@@ -314,5 +325,25 @@ impl Chain {
             balances.push(self.balance(key).await.unwrap_or(0));
         }
         balances
+    }
+}
+
+/// Advances the bank one slot per `SLOT_DURATION` when something was committed; ends with the
+/// chain.
+async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, committed_since_slot: Arc<AtomicBool>) {
+    loop {
+        tokio::time::sleep(SLOT_DURATION).await;
+        let Some(context) = context.upgrade() else { return };
+        if !committed_since_slot.swap(false, Ordering::AcqRel) {
+            continue;
+        }
+        let mut context = context.lock().await;
+        let next = match context.banks_client.get_root_slot().await {
+            Ok(slot) => slot + 1,
+            Err(_) => return,
+        };
+        if let Err(e) = context.warp_to_slot(next) {
+            eprintln!("precompact-localnet: cannot advance to slot {next}: {e}");
+        }
     }
 }

@@ -66,11 +66,17 @@ fn node_information_methods() {
     let genesis = net.ok("getGenesisHash", json!([]));
     assert_eq!(bs58::decode(genesis.as_str().unwrap()).into_vec().unwrap().len(), 32);
     let slot = net.ok("getSlot", json!([{"commitment": "confirmed"}])).as_u64().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    assert_eq!(net.ok("getSlot", json!([])).as_u64().unwrap(), slot, "an idle chain stays in its slot");
     net.airdrop(&Keypair::new(), SOL);
-    assert_eq!(net.ok("getSlot", json!([])).as_u64().unwrap(), slot + 1, "each committed transaction gets a slot");
+    let advanced = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        net.ok("getSlot", json!([])).as_u64().unwrap() > slot
+    });
+    assert!(advanced, "the slot advances within a slot time after a commit");
     assert!(net.ok("getBlockHeight", json!([])).is_u64());
     let epoch = net.ok("getEpochInfo", json!([]));
-    assert_eq!(epoch["absoluteSlot"].as_u64().unwrap(), slot + 1);
+    assert_eq!(epoch["absoluteSlot"], net.ok("getSlot", json!([])));
     assert_eq!(epoch["transactionCount"], 1);
     for key in ["blockHeight", "epoch", "slotIndex", "slotsInEpoch"] {
         assert!(epoch[key].is_u64(), "{key} in {epoch}");
@@ -208,8 +214,9 @@ fn send_accepts_base58_and_base64() {
 fn preflight_failure_carries_the_program_error_and_logs() {
     let net = Localnet::start();
     let instance = instance_with_savepoint(&net);
-    // Replaying sequence 1 must fail with the program's own error.
-    let replay = signed(&net, &savepoint_instructions(&instance.authority, &savepoint_fields(1, 1, [0; 32]), b"{}"), &instance.authority, &[]);
+    // Replaying sequence 1 (in a transaction that differs, so it is not a mere duplicate) must
+    // fail with the program's own error.
+    let replay = signed(&net, &savepoint_instructions(&instance.authority, &savepoint_fields(1, 1, [0; 32]), b"{\"replay\":1}"), &instance.authority, &[]);
     let error = net.send(&replay, json!({}))["error"].clone();
     assert_eq!(error["code"], -32002);
     assert!(error["message"].as_str().unwrap().starts_with("Transaction simulation failed: Error processing Instruction 1"));
