@@ -1,0 +1,262 @@
+"""`.precompact.toml`: reading, validating, environment overrides, and writing a new one.
+
+Every problem is a `ConfigError` whose message is one line naming the key and the fix. This
+module stays free of the Solana stack: the hook imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from precompact import snapshot
+
+CONFIG_NAME = ".precompact.toml"
+DEFAULT_CLUSTER = "http://127.0.0.1:8899"
+DEFAULT_KEYPAIR = "~/.config/solana/id.json"
+DEFAULT_BRANCH = "precompact/savepoints"
+DEFAULT_REMOTE = "origin"
+DEFAULT_EXCLUDE = [".env", ".env.*", "*/.env", "*/.env.*", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*", "*/.config/solana/*.json"]
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+# Environment variable -> (section, key) it overrides.
+ENV_OVERRIDES = {
+    "PRECOMPACT_INSTANCE": (None, "instance"),
+    "PRECOMPACT_REPO": ("git", "repository"),
+    "PRECOMPACT_REMOTE": ("git", "remote"),
+    "PRECOMPACT_BRANCH": ("git", "branch"),
+    "PRECOMPACT_CLUSTER": ("chain", "cluster"),
+    "PRECOMPACT_KEYPAIR": ("chain", "keypair"),
+    "PRECOMPACT_PROGRAM_ID": ("chain", "program_id"),
+}
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+class ConfigError(Exception):
+    """A setting is missing or invalid; the message names it and the fix."""
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    instance: str
+    repository: Path
+    remote: str
+    branch: str
+    cluster: str
+    keypair: Path
+    program_id: str
+    git_layer: bool
+    chain_layer: bool
+    session_state: Path | None
+    include: tuple[Path, ...]
+    exclude: tuple[str, ...]
+    context_window: int
+    redaction: bool
+    redaction_patterns: dict
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def snapshot_settings(self, lineage: tuple[str, ...] = ()) -> snapshot.Settings:
+        return snapshot.Settings(
+            instance=self.instance,
+            logs=self.logs,
+            context_window=self.context_window,
+            session_state=self.session_state,
+            include=self.include,
+            exclude=self.exclude,
+            redaction=self.redaction,
+            extra_patterns=dict(self.redaction_patterns),
+            lineage=lineage,
+        )
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above `start` holding `.precompact.toml`."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_NAME).is_file():
+            return directory
+    raise ConfigError(f"no {CONFIG_NAME} in {start} or its parents; run `precompact init` in your project")
+
+
+def load(start: Path, environ: dict | None = None) -> Config:
+    root = find_root(start)
+    path = root / CONFIG_NAME
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}); fix the file or re-run `precompact init --force`") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+    environ = os.environ if environ is None else environ
+    for variable, (section, key) in ENV_OVERRIDES.items():
+        if environ.get(variable):
+            (raw.setdefault(section, {}) if section else raw)[key] = environ[variable]
+    return _validate(root, raw)
+
+
+def _validate(root: Path, raw: dict) -> Config:
+    r = _Reader(raw)
+    instance = r.string(None, "instance")
+    if not instance.strip():
+        raise ConfigError("instance is empty; set instance = \"<name> #<n>\" in .precompact.toml")
+    cluster = r.string("chain", "cluster", DEFAULT_CLUSTER)
+    if not cluster.startswith(("http://", "https://")):
+        raise ConfigError(f"chain.cluster {cluster!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER}")
+    program_id = r.string("chain", "program_id", _default_program_id())
+    if not is_pubkey(program_id):
+        raise ConfigError(f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address")
+    window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW)
+    if window <= 0:
+        raise ConfigError("snapshot.context_window must be a positive number of tokens")
+    session_state = r.string("snapshot", "session_state", "")
+    patterns = r.table("redaction", "patterns")
+    for name, regex in patterns.items():
+        if not isinstance(regex, str):
+            raise ConfigError(f"redaction.patterns.{name} must be a regular expression string")
+        try:
+            re.compile(regex)
+        except re.error as e:
+            raise ConfigError(f"redaction.patterns.{name} is not a valid regular expression ({e})") from None
+    return Config(
+        root=root,
+        instance=instance,
+        repository=_path(root, r.string("git", "repository", ".")),
+        remote=r.string("git", "remote", DEFAULT_REMOTE),
+        branch=r.string("git", "branch", DEFAULT_BRANCH),
+        cluster=cluster,
+        keypair=Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser(),
+        program_id=program_id,
+        git_layer=r.boolean("layers", "git", True),
+        chain_layer=r.boolean("layers", "chain", True),
+        session_state=_path(root, session_state) if session_state else None,
+        include=tuple(_path(root, p) for p in r.strings("snapshot", "include", [])),
+        exclude=tuple(r.strings("snapshot", "exclude", DEFAULT_EXCLUDE)),
+        context_window=window,
+        redaction=r.boolean("redaction", "enabled", True),
+        redaction_patterns=patterns,
+    )
+
+
+class _Reader:
+    def __init__(self, raw: dict):
+        self.raw = raw
+
+    def _get(self, section, key, default):
+        table = self.raw if section is None else self.raw.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"[{section}] must be a table in .precompact.toml")
+        if key not in table:
+            if default is _REQUIRED:
+                raise ConfigError(f"{_name(section, key)} is missing; set it in .precompact.toml or run `precompact init`")
+            return default
+        return table[key]
+
+    def string(self, section, key, default=None):
+        value = self._get(section, key, _REQUIRED if default is None else default)
+        if not isinstance(value, str):
+            raise ConfigError(f"{_name(section, key)} must be a string, got {value!r}")
+        return value
+
+    def integer(self, section, key, default):
+        value = self._get(section, key, default)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{_name(section, key)} must be an integer, got {value!r}")
+        return value
+
+    def boolean(self, section, key, default):
+        value = self._get(section, key, default)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{_name(section, key)} must be true or false, got {value!r}")
+        return value
+
+    def strings(self, section, key, default):
+        value = self._get(section, key, default)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{_name(section, key)} must be a list of strings")
+        return value
+
+    def table(self, section, key):
+        value = self._get(section, key, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"[{section}.{key}] must be a table")
+        return value
+
+
+_REQUIRED = object()
+
+
+def _name(section, key) -> str:
+    return key if section is None else f"{section}.{key}"
+
+
+def _path(root: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else root / path
+
+
+def _default_program_id() -> str:
+    return json.loads(resources.files("precompact").joinpath("idl/precompact.json").read_text())["address"]
+
+
+def is_pubkey(text: str) -> bool:
+    """Whether `text` is base58 for exactly 32 bytes (checked without the Solana stack)."""
+    if not text or any(c not in _BASE58 for c in text):
+        return False
+    number = 0
+    for c in text:
+        number = number * 58 + _BASE58.index(c)
+    leading_zeros = len(text) - len(text.lstrip("1"))
+    return leading_zeros + (number.bit_length() + 7) // 8 == 32
+
+
+def render(values: dict) -> str:
+    """TOML for a new configuration; `values` holds the keys `init` asks for."""
+    q = _toml_string
+    lines = [
+        "# precompact configuration, written by `precompact init`. Environment variables",
+        "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID override it.",
+        f"instance = {q(values['instance'])}",
+        "",
+        "[git]",
+        f"repository = {q(values.get('repository', '.'))}",
+        f"remote = {q(values.get('remote', DEFAULT_REMOTE))}",
+        f"branch = {q(values.get('branch', DEFAULT_BRANCH))}",
+        "",
+        "[chain]",
+        f"cluster = {q(values.get('cluster', DEFAULT_CLUSTER))}",
+        f"keypair = {q(values.get('keypair', DEFAULT_KEYPAIR))}",
+        f"program_id = {q(values.get('program_id', _default_program_id()))}",
+        "",
+        "[layers]",
+        "git = true",
+        "chain = true",
+        "",
+        "[snapshot]",
+        f"session_state = {q(values.get('session_state', 'session_current.json'))}",
+        "include = []",
+        "exclude = [" + ", ".join(q(p) for p in DEFAULT_EXCLUDE) + "]",
+        f"context_window = {DEFAULT_CONTEXT_WINDOW}",
+        "",
+        "[redaction]",
+        "enabled = true",
+        "",
+        "[redaction.patterns]",
+        '# name = "regular expression"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in escaped)
+    return f'"{escaped}"'
