@@ -1,7 +1,7 @@
 """The append-only savepoint index, `logs/precompact-savepoint.jsonl`.
 
 Every change is a new line (an event); no line is ever rewritten. Appends happen under an
-exclusive lock on `logs/.precompact.lock` and are fsynced; `fold` turns the events into the
+exclusive lock on `logs/precompact-savepoint.lock` and are fsynced; `fold` turns the events into the
 current state of each savepoint.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 INDEX_NAME = "precompact-savepoint.jsonl"
-LOCK_NAME = ".precompact.lock"
+LOCK_NAME = "precompact-savepoint.lock"
 LOCK_POLL_SECONDS = 0.01
 
 SAVEPOINT_CREATED = "SAVEPOINT_CREATED"

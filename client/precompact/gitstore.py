@@ -1,0 +1,178 @@
+"""Layer 2: savepoints committed onto a dedicated branch and pushed, never touching the user's
+index, working tree or current branch.
+
+Everything goes through git plumbing (GitPython's command layer): blobs are hashed straight
+from the files, the tree is built in a private index file, the commit is made with
+`commit-tree`, and the branch moves with a compare-and-swap `update-ref`, so a git command the
+user runs at the same moment neither sees nor blocks this.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from precompact import savepoint_log
+
+PUSH_TIMEOUT_SECONDS = 20
+REF_RETRIES = 20
+REF_RETRY_SECONDS = 0.05
+FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "precompact", "GIT_AUTHOR_EMAIL": "precompact@localhost", "GIT_COMMITTER_NAME": "precompact", "GIT_COMMITTER_EMAIL": "precompact@localhost"}
+
+
+class GitStoreError(Exception):
+    """Layer 2 could not be done; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Target:
+    repository: Path
+    remote: str
+    branch: str
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+
+def open_repository(path: Path) -> git.Repo:
+    try:
+        return git.Repo(path)
+    except git.NoSuchPathError:
+        raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml") from None
+    except git.InvalidGitRepositoryError:
+        raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository") from None
+
+
+def commit_message(event: dict) -> str:
+    tokens = event.get("tokens_used_this_session")
+    remaining = event.get("tokens_remaining")
+    window = tokens + remaining if isinstance(tokens, int) and isinstance(remaining, int) else "?"
+    return (
+        f"[{event['instance']}] PRECOMPACT: Savepoint before context compaction\n\n"
+        f"Instance: {event['instance']}\n"
+        f"Sequence: {event['sequence']}\n"
+        f"Timestamp: {event['timestamp']}\n"
+        f"Snapshot hash: {event['snapshot_hash']}\n"
+        f"Tokens used: {tokens}/{window}\n"
+    )
+
+
+def commit_savepoint(repo: git.Repo, target: Target, project_root: Path, event: dict, index_file: Path) -> str:
+    """Commits the snapshot named by `event` and the current index file onto the branch; returns
+    the commit id."""
+    snapshot_file = project_root / event["snapshot_file"]
+    files = {
+        event["snapshot_file"]: snapshot_file,
+        str(index_file.relative_to(project_root)): index_file,
+    }
+    blobs = {name: repo.git.hash_object("-w", "--", str(path)) for name, path in files.items()}
+    environment = _identity(repo)
+    for _ in range(REF_RETRIES):
+        parent = _resolve(repo, target.ref)
+        with tempfile.TemporaryDirectory(prefix="precompact-index-") as private:
+            env = {**environment, "GIT_INDEX_FILE": str(Path(private) / "index")}
+            repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
+            for name, blob in blobs.items():
+                repo.git.update_index("--add", "--cacheinfo", f"100644,{blob},{name}", env=env)
+            tree = repo.git.write_tree(env=env)
+        parents = ["-p", parent] if parent else []
+        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(event), env=environment)
+        expected = parent or "0" * len(commit)
+        try:
+            repo.git.update_ref(target.ref, commit, expected)
+            return commit
+        except git.GitCommandError:
+            # Another precompact process moved the branch first: rebuild on its commit.
+            time.sleep(REF_RETRY_SECONDS)
+    raise GitStoreError(f"branch {target.branch} kept moving; another process is committing to it")
+
+
+def push(repo: git.Repo, target: Target) -> None:
+    """Pushes the branch; raises GitStoreError with git's reason on failure."""
+    if target.remote not in [r.name for r in repo.remotes]:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    try:
+        repo.git.push("--quiet", target.remote, f"{target.ref}:{target.ref}", kill_after_timeout=PUSH_TIMEOUT_SECONDS, env={"GIT_TERMINAL_PROMPT": "0"})
+    except git.GitCommandError as e:
+        detail = (e.stderr or "").strip().splitlines()
+        reason = detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git push exited {e.status}"
+        raise GitStoreError(f"push to {target.remote} failed: {reason}") from None
+
+
+def file_at(repo: git.Repo, commit: str, path: str) -> bytes:
+    """The bytes of `path` in `commit`."""
+    return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
+
+
+def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list[str]:
+    """Commits every savepoint not yet committed, in sequence order, then pushes once. Returns the
+    problems met (each also appended to the index as LAYER_2_FAILED)."""
+    problems = []
+    savepoints = savepoint_log.fold(savepoint_log.read(logs).events)
+    index_file = savepoint_log.index_path(logs)
+    for savepoint in savepoints:
+        if savepoint.commit:
+            continue
+        try:
+            commit = commit_savepoint(repo, target, project_root, savepoint.created, index_file)
+        except (GitStoreError, git.GitCommandError, OSError) as e:
+            reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
+            _record(logs, {"event": "LAYER_2_FAILED", "sequence": savepoint.sequence, "reason": reason})
+            problems.append(reason)
+            return problems  # later savepoints must not be committed ahead of this one
+        _record(logs, {"event": "LAYER_2_COMMITTED", "sequence": savepoint.sequence, "commit": commit, "branch": target.branch})
+        savepoint.commit = commit
+    unpushed = [s for s in savepoints if s.commit and s.layer_2 != "PUSHED"]
+    if not unpushed:
+        return problems
+    try:
+        push(repo, target)
+    except GitStoreError as e:
+        for savepoint in unpushed:
+            _record(logs, {"event": "LAYER_2_FAILED", "sequence": savepoint.sequence, "reason": str(e), "commit": savepoint.commit})
+        problems.append(str(e))
+        return problems
+    for savepoint in unpushed:
+        _record(logs, {"event": "LAYER_2_PUSHED", "sequence": savepoint.sequence, "commit": savepoint.commit, "remote": target.remote})
+    return problems
+
+
+def _record(logs: Path, event: dict) -> None:
+    with savepoint_log.locked(logs, timeout=10):
+        savepoint_log.append(logs, {**event, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
+def _resolve(repo: git.Repo, ref: str) -> str | None:
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+    except git.GitCommandError:
+        return None
+
+
+def _identity(repo: git.Repo) -> dict:
+    """The user's git identity when configured, else a neutral one, so commits never fail on it."""
+    env = dict(os.environ)
+    reader = repo.config_reader()
+    if not (reader.has_option("user", "name") and reader.has_option("user", "email")):
+        env.update({k: v for k, v in FALLBACK_IDENTITY.items() if k not in os.environ})
+    return env
+
+
+def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
+    """Adds `pattern` to `.git/info/exclude` once; returns whether it was added."""
+    exclude = Path(repo.git_dir) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    existing = exclude.read_text().splitlines() if exclude.exists() else []
+    if pattern in existing:
+        return False
+    with exclude.open("a") as f:
+        if existing and not exclude.read_text().endswith("\n"):
+            f.write("\n")
+        f.write(pattern + "\n")
+    return True

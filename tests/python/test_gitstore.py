@@ -1,0 +1,133 @@
+"""Layer 2 against real repositories: a user's repo mid-work and a bare remote."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import git
+import pytest
+
+from precompact import gitstore, savepoint_log, snapshot
+from precompact.snapshot import Session, Settings
+
+BRANCH = "precompact/savepoints"
+
+
+def run(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def workspace(tmp_path: Path):
+    """A project repository with uncommitted and staged work, and a bare `origin`."""
+    remote = tmp_path / "remote.git"
+    run(tmp_path, "init", "-q", "--bare", str(remote))
+    project = tmp_path / "project"
+    project.mkdir()
+    run(project, "init", "-q", "-b", "main")
+    run(project, "config", "user.name", "Dev")
+    run(project, "config", "user.email", "dev@example.invalid")
+    (project / "app.py").write_text("v1\n")
+    run(project, "add", "app.py")
+    run(project, "commit", "-q", "-m", "initial")
+    run(project, "remote", "add", "origin", str(remote))
+    (project / "app.py").write_text("v2 unstaged\n")
+    (project / "staged.py").write_text("staged\n")
+    run(project, "add", "staged.py")
+    return project, remote
+
+
+def user_view(project: Path) -> tuple[str, str, str, str]:
+    return (
+        run(project, "rev-parse", "HEAD"),
+        run(project, "symbolic-ref", "HEAD"),
+        run(project, "diff", "--cached", "--name-status"),
+        run(project, "status", "--porcelain", "--untracked-files=no"),
+    )
+
+
+def savepoint(project: Path) -> snapshot.WrittenSnapshot:
+    settings = Settings(instance="Gabriel #215", logs=project / "logs")
+    return snapshot.create_savepoint(settings, Session("s", None, str(project)), datetime.now(timezone.utc))
+
+
+def target(project: Path, remote: str = "origin") -> gitstore.Target:
+    return gitstore.Target(project, remote, BRANCH)
+
+
+def test_commits_and_pushes_without_touching_the_users_work(workspace):
+    project, remote = workspace
+    repo = gitstore.open_repository(project)
+    assert gitstore.exclude_logs(repo) is True
+    assert gitstore.exclude_logs(repo) is False, "idempotent"
+    before = user_view(project)
+
+    first = savepoint(project)
+    second = savepoint(project)
+    assert gitstore.sync(repo, target(project), project, project / "logs") == []
+
+    assert user_view(project) == before, "HEAD, branch, index and working tree unchanged"
+    assert "logs" not in run(project, "status", "--porcelain"), "logs are kept out of git status"
+    states = savepoint_log.fold(savepoint_log.read(project / "logs").events)
+    assert [s.layer_2 for s in states] == ["PUSHED", "PUSHED"]
+    first_commit, second_commit = states[0].commit, states[1].commit
+    assert run(project, "rev-parse", f"{second_commit}^").strip() == first_commit
+    assert run(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == second_commit
+
+    stored = gitstore.file_at(repo, first_commit, first.event["snapshot_file"])
+    assert hashlib.sha256(stored).hexdigest() == first.sha256
+    index_in_commit = gitstore.file_at(repo, second_commit, "logs/precompact-savepoint.jsonl")
+    assert f"sha256:{second.sha256}".encode() in index_in_commit
+    message = run(project, "log", "-1", "--format=%B", second_commit)
+    assert message.startswith("[Gabriel #215] PRECOMPACT: Savepoint before context compaction\n")
+    assert f"Snapshot hash: sha256:{second.sha256}" in message
+    assert "Tokens used: 0/200000" in message
+
+    assert gitstore.sync(repo, target(project), project, project / "logs") == [], "nothing left to do"
+    assert len(savepoint_log.read(project / "logs").events) == 6
+
+
+def test_failed_push_is_recorded_then_retried(workspace, tmp_path):
+    project, remote = workspace
+    repo = gitstore.open_repository(project)
+    run(project, "remote", "set-url", "origin", str(tmp_path / "missing.git"))
+    savepoint(project)
+    problems = gitstore.sync(repo, target(project), project, project / "logs")
+    assert len(problems) == 1 and problems[0].startswith("push to origin failed:")
+    [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
+    assert state.commit and state.layer_2 == "FAILED"
+
+    run(project, "remote", "set-url", "origin", str(remote))
+    assert gitstore.sync(repo, target(project), project, project / "logs") == []
+    [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
+    assert state.layer_2 == "PUSHED"
+    assert run(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == state.commit
+
+
+def test_unknown_remote_and_non_repository_are_named(workspace, tmp_path):
+    project, _ = workspace
+    repo = gitstore.open_repository(project)
+    savepoint(project)
+    problems = gitstore.sync(repo, target(project, remote="nowhere"), project, project / "logs")
+    assert problems == [f"remote 'nowhere' does not exist in {project}; add it or set git.remote"]
+    with pytest.raises(gitstore.GitStoreError, match="is not a git repository"):
+        gitstore.open_repository(tmp_path)
+    with pytest.raises(gitstore.GitStoreError, match="does not exist"):
+        gitstore.open_repository(tmp_path / "nope")
+
+
+def test_works_on_a_detached_head_and_without_a_git_identity(workspace, monkeypatch):
+    project, _ = workspace
+    run(project, "config", "--unset", "user.name")
+    run(project, "config", "--unset", "user.email")
+    monkeypatch.setenv("HOME", str(project.parent))  # no global identity either
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    run(project, "checkout", "-q", "--detach", "HEAD")
+    repo = git.Repo(project)
+    savepoint(project)
+    assert gitstore.sync(repo, target(project), project, project / "logs") == []
+    assert run(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
+    assert run(project, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD", "still detached"
