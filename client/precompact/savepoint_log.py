@@ -76,6 +76,13 @@ def append(logs: Path, event: dict) -> None:
         os.close(fd)
 
 
+def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
+    """Appends a timestamped event under the lock."""
+    stamped = {**event, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with locked(logs, lock_timeout):
+        append(logs, stamped)
+
+
 @dataclass
 class IndexRead:
     events: list[dict] = field(default_factory=list)

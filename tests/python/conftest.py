@@ -67,3 +67,28 @@ def localnet(tmp_path):
     node.start()
     yield node
     node.stop()
+
+
+def run(cwd: Path, *args: str) -> str:
+    """Runs git in `cwd`, failing the test on error."""
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def workspace(tmp_path: Path):
+    """A project repository with uncommitted and staged work, and a bare `origin`."""
+    remote = tmp_path / "remote.git"
+    run(tmp_path, "init", "-q", "--bare", str(remote))
+    project = tmp_path / "project"
+    project.mkdir()
+    run(project, "init", "-q", "-b", "main")
+    run(project, "config", "user.name", "Dev")
+    run(project, "config", "user.email", "dev@example.invalid")
+    (project / "app.py").write_text("v1\n")
+    run(project, "add", "app.py")
+    run(project, "commit", "-q", "-m", "initial")
+    run(project, "remote", "add", "origin", str(remote))
+    (project / "app.py").write_text("v2 unstaged\n")
+    (project / "staged.py").write_text("staged\n")
+    run(project, "add", "staged.py")
+    return project, remote

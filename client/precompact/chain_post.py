@@ -1,0 +1,151 @@
+"""Layer 3 over JSON-RPC: posts queued savepoints to the program strictly in sequence order.
+
+Each savepoint is posted only after its git commit exists (the record names it), and only as
+the direct successor of what the chain holds; a savepoint the chain already holds (say, a post
+whose confirmation was lost) is recognised by its hash and recorded, never posted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from solana.exceptions import SolanaRpcException
+from solana.rpc.api import Client
+from solana.rpc.commitment import Confirmed
+from solana.rpc.core import RPCException
+from solana.rpc.types import TxOpts
+from solders.keypair import Keypair
+from solders.pubkey import Pubkey
+from solders.transaction import Transaction
+
+from precompact import chain, savepoint_log
+
+RPC_TIMEOUT_SECONDS = 10
+CONFIRM_POLL_SECONDS = 0.05
+RECORD_SEQUENCE = slice(241, 249)
+RECORD_SNAPSHOT_HASH = slice(73, 105)
+NO_COMMIT = "0" * 40
+
+
+class ChainError(Exception):
+    """Layer 3 could not proceed; the message says why and what to do."""
+
+
+def load_keypair(path: Path) -> Keypair:
+    try:
+        values = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ChainError(f"keypair {path} does not exist; run `precompact init` or set chain.keypair") from None
+    except (OSError, ValueError) as e:
+        raise ChainError(f"keypair {path} is unreadable or not JSON ({e}); point chain.keypair at a Solana CLI keypair file") from None
+    if not (isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)):
+        raise ChainError(f"keypair {path} is not a Solana CLI keypair (a JSON array of 64 bytes)")
+    try:
+        return Keypair.from_bytes(bytes(values))
+    except ValueError as e:
+        raise ChainError(f"keypair {path} is not a valid ed25519 keypair ({e})") from None
+
+
+def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: str, logs: Path, git_layer: bool = True) -> list[str]:
+    """Posts every savepoint not yet confirmed on chain; returns the problems met (each also
+    appended to the index as LAYER_3_FAILED). Stops at the first savepoint that cannot go.
+    Without the git layer the record names no commit (40 zeros)."""
+    pending = [s for s in savepoint_log.fold(savepoint_log.read(logs).events) if s.layer_3 != "CONFIRMED"]
+    if not pending:
+        return []
+    if program_id != str(chain.PROGRAM_ID):
+        return _failed(logs, pending[0], f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})")
+    try:
+        authority = load_keypair(keypair_path)
+    except ChainError as e:
+        return _failed(logs, pending[0], str(e))
+    instance_id = chain.instance_id(instance)
+    record, _ = chain.record_address(authority.pubkey(), instance_id)
+    client = Client(cluster, timeout=RPC_TIMEOUT_SECONDS)
+    current = pending[0]
+    try:
+        held = _held(client, record)
+        if held is None:
+            _send(client, authority, [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), instance_id)])
+            held = (0, bytes(32))
+        for savepoint in pending:
+            current = savepoint
+            commit = savepoint.commit or (None if git_layer else NO_COMMIT)
+            if commit is None:
+                return _failed(logs, savepoint, "waiting for the git commit (Layer 2) that the on-chain record names")
+            sequence, chain_hash = held
+            local_hash = bytes.fromhex(savepoint.snapshot_hash)
+            if savepoint.sequence == sequence and chain_hash == local_hash:
+                _confirmed(logs, savepoint, signature=None, slot=None, recovered=True)
+                continue
+            if savepoint.sequence != sequence + 1:
+                return _failed(logs, savepoint, f"the chain holds sequence {sequence}; savepoint {savepoint.sequence} cannot follow it (run `precompact verify`)")
+            fields = chain.SavepointFields(
+                sequence=savepoint.sequence,
+                timestamp=int(savepoint.created.get("unix_timestamp", 0)),
+                instance_id=instance_id,
+                snapshot_hash=local_hash,
+                prev_snapshot_hash=chain_hash,
+                git_commit=commit[: chain.GIT_COMMIT_LEN],
+            )
+            signature, slot = _send(client, authority, chain.savepoint_instructions(authority, fields, metadata(savepoint.created)))
+            _confirmed(logs, savepoint, signature=signature, slot=slot, recovered=False)
+            held = (savepoint.sequence, local_hash)
+    except (SolanaRpcException, RPCException, OSError, ChainError) as e:
+        return _failed(logs, current, describe(e, cluster))
+    return []
+
+
+def metadata(created: dict) -> bytes:
+    """The on-chain metadata: trigger and token usage, compact JSON within 256 bytes."""
+    fields = {"trigger": created.get("trigger"), "tokens_used": created.get("tokens_used_this_session"), "tokens_remaining": created.get("tokens_remaining")}
+    return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()[: chain.METADATA_MAX_LEN]
+
+
+def describe(error: Exception, cluster: str) -> str:
+    if isinstance(error, SolanaRpcException):
+        return f"cluster {cluster} unreachable ({error.__cause__ or error}); savepoints stay queued for `precompact flush`"
+    if isinstance(error, RPCException):
+        detail = error.args[0] if error.args else error
+        message = getattr(detail, "message", None) or str(detail)
+        return f"cluster {cluster} refused the transaction: {message}"
+    return str(error)
+
+
+def _held(client: Client, record: Pubkey) -> tuple[int, bytes] | None:
+    account = client.get_account_info(record, commitment=Confirmed).value
+    if account is None:
+        return None
+    if account.owner != chain.PROGRAM_ID:
+        raise ChainError(f"account {record} is owned by {account.owner}, not the precompact program")
+    data = bytes(account.data)
+    return int.from_bytes(data[RECORD_SEQUENCE], "little"), data[RECORD_SNAPSHOT_HASH]
+
+
+def _send(client: Client, payer: Keypair, instructions) -> tuple[str, int]:
+    blockhash = client.get_latest_blockhash(commitment=Confirmed).value.blockhash
+    tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer], blockhash)
+    signature = client.send_raw_transaction(bytes(tx), opts=TxOpts(preflight_commitment=Confirmed)).value
+    deadline = time.monotonic() + RPC_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        status = client.get_signature_statuses([signature]).value[0]
+        if status is not None and status.err is not None:
+            raise ChainError(f"transaction {signature} failed on chain: {status.err}")
+        if status is not None and status.confirmation_status is not None:
+            return str(signature), status.slot
+        time.sleep(CONFIRM_POLL_SECONDS)
+    raise ChainError(f"transaction {signature} not confirmed within {RPC_TIMEOUT_SECONDS} s; it will be checked again on the next flush")
+
+
+def _confirmed(logs: Path, savepoint, signature: str | None, slot: int | None, recovered: bool) -> None:
+    event = {"event": "LAYER_3_CONFIRMED", "sequence": savepoint.sequence, "signature": signature, "slot": slot}
+    if recovered:
+        event["recovered"] = True
+    savepoint_log.record(logs, event)
+
+
+def _failed(logs: Path, savepoint, reason: str) -> list[str]:
+    savepoint_log.record(logs, {"event": "LAYER_3_FAILED", "sequence": savepoint.sequence, "reason": reason})
+    return [reason]

@@ -1,0 +1,158 @@
+"""`precompact`: a thin click layer over the library (config, layers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from precompact import config as configuration
+from precompact import gitstore, layers, snapshot
+from precompact.config import ConfigError
+
+
+def _load() -> configuration.Config:
+    try:
+        return configuration.load(Path.cwd())
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@click.group()
+@click.version_option(package_name="precompact")
+def main() -> None:
+    """Save a Claude Code session before compaction, back it up in git, prove it on Solana."""
+
+
+@main.command()
+@click.option("--instance", help='Instance name, e.g. "Gabriel #215".')
+@click.option("--repo", default=".", show_default=True, help="Git repository that receives the savepoint branch.")
+@click.option("--remote", default=configuration.DEFAULT_REMOTE, show_default=True)
+@click.option("--branch", default=configuration.DEFAULT_BRANCH, show_default=True)
+@click.option("--cluster", default=configuration.DEFAULT_CLUSTER, show_default=True, help="Solana JSON-RPC URL.")
+@click.option("--keypair", default=configuration.DEFAULT_KEYPAIR, show_default=True, help="Solana CLI keypair file (created if absent).")
+@click.option("--program-id", help="Address of the deployed precompact program (default: this client's).")
+@click.option("--yes", is_flag=True, help="Do not prompt; use the options and defaults.")
+@click.option("--force", is_flag=True, help="Overwrite an existing .precompact.toml.")
+def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, force) -> None:
+    """Write .precompact.toml here, create the keypair if absent, keep logs out of git status."""
+    root = Path.cwd()
+    path = root / configuration.CONFIG_NAME
+    if path.exists() and not force:
+        raise click.ClickException(f"{path} already exists; edit it, or pass --force to overwrite it")
+    if instance is None:
+        default = f"{root.name} #1"
+        instance = default if yes else click.prompt("Instance name", default=default)
+    values = {"instance": instance, "repository": repo, "remote": remote, "branch": branch, "cluster": cluster, "keypair": keypair}
+    if program_id:
+        values["program_id"] = program_id
+    path.write_text(configuration.render(values), encoding="utf-8")
+    try:
+        loaded = configuration.load(root)
+    except ConfigError as e:
+        path.unlink()
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {path}")
+    _ensure_keypair(loaded.keypair)
+    try:
+        added = gitstore.exclude_logs(gitstore.open_repository(loaded.repository))
+        if added:
+            click.echo("added logs/precompact-* to .git/info/exclude")
+    except gitstore.GitStoreError as e:
+        click.echo(f"warning: {e}; Layer 2 stays queued until it is fixed", err=True)
+
+
+def _ensure_keypair(path: Path) -> None:
+    if path.exists():
+        click.echo(f"using keypair {path}")
+        return
+    from solders.keypair import Keypair
+
+    keypair = Keypair()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(list(bytes(keypair)), f)
+    click.echo(f"created keypair {path} (public key {keypair.pubkey()}); back it up, it signs your savepoints")
+
+
+@main.command()
+@click.option("--transcript", type=click.Path(dir_okay=False), help="Claude Code transcript (JSONL) to include.")
+@click.option("--session-id", help="Session id to record.")
+@click.option("--trigger", type=click.Choice(["manual", "auto"]), default="manual", show_default=True)
+def savepoint(transcript, session_id, trigger) -> None:
+    """Make a savepoint now: Layer 1, then Layers 2 and 3 as far as they can go.
+
+    Exit 0: all layers done; 1: saved, with Layer 2 or 3 queued for `precompact flush`; 2: error.
+    """
+    try:
+        loaded = configuration.load(Path.cwd())
+    except ConfigError as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(layers.EXIT_ERROR)
+    session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
+    try:
+        written, outcome = layers.save(loaded, session)
+    except OSError as e:
+        click.echo(f"Error: savepoint not written: {e}", err=True)
+        sys.exit(layers.EXIT_ERROR)
+    click.echo(f"✓ Layer 1: savepoint {written.sequence} saved locally")
+    click.echo(f"  Hash: sha256:{written.sha256}")
+    click.echo(f"  Size: {written.size} bytes")
+    click.echo(f"  Location: {written.path}")
+    _report(loaded, outcome)
+    sys.exit(outcome.exit_code)
+
+
+@main.command()
+def flush() -> None:
+    """Retry everything queued: commits, pushes and on-chain posts, in order."""
+    loaded = _load()
+    outcome = layers.flush(loaded)
+    _report(loaded, outcome)
+    sys.exit(outcome.exit_code)
+
+
+def _report(loaded: configuration.Config, outcome: layers.FlushOutcome) -> None:
+    for layer, enabled, problems in ((2, loaded.git_layer, outcome.layer_2_problems), (3, loaded.chain_layer, outcome.layer_3_problems)):
+        if not enabled:
+            click.echo(f"- Layer {layer}: off in .precompact.toml")
+        elif problems:
+            click.echo(f"… Layer {layer}: queued: {problems[0]}")
+        else:
+            click.echo(f"✓ Layer {layer}: up to date")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(as_json) -> None:
+    """Savepoints with the state of each layer."""
+    loaded = _load()
+    savepoints, bad_lines = layers.status(loaded)
+    if as_json:
+        rows = [
+            {
+                "sequence": s.sequence,
+                "timestamp": s.created.get("timestamp"),
+                "snapshot_hash": s.snapshot_hash,
+                "snapshot_file": s.created.get("snapshot_file"),
+                "layer_1": s.created.get("layer_1_status"),
+                "layer_2": s.layer_2,
+                "commit": s.commit,
+                "layer_3": s.layer_3,
+                "chain_signature": s.chain_signature,
+                "failures": s.failures,
+            }
+            for s in savepoints
+        ]
+        click.echo(json.dumps({"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines}, indent=2))
+        return
+    click.echo(f"{loaded.instance}: {len(savepoints)} savepoint(s)")
+    for s in savepoints:
+        commit = (s.commit or "-")[:10]
+        click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {s.layer_2:<9} {commit:<10}  chain {s.layer_3}")
+    if bad_lines:
+        click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)

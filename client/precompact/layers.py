@@ -1,0 +1,56 @@
+"""The three layers in order: the library API behind `precompact savepoint`, `flush` and
+`status`. Layer 1 is synchronous; Layers 2 and 3 catch up on everything still queued."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from precompact import gitstore, savepoint_log, snapshot
+from precompact.config import Config
+
+EXIT_ALL_DONE = 0
+EXIT_LAYER_3_QUEUED = 1
+EXIT_ERROR = 2
+
+
+@dataclass
+class FlushOutcome:
+    layer_2_problems: list[str] = field(default_factory=list)
+    layer_3_problems: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_LAYER_3_QUEUED
+
+
+def save(config: Config, session: snapshot.Session, lineage: tuple[str, ...] = ()) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
+    """Layer 1 now, then whatever Layers 2 and 3 can do."""
+    written = snapshot.create_savepoint(config.snapshot_settings(lineage), session)
+    return written, flush(config)
+
+
+def flush(config: Config) -> FlushOutcome:
+    """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order."""
+    outcome = FlushOutcome()
+    if config.git_layer:
+        target = gitstore.Target(config.repository, config.remote, config.branch)
+        try:
+            repo = gitstore.open_repository(config.repository)
+        except gitstore.GitStoreError as e:
+            outcome.layer_2_problems = [str(e)]
+        else:
+            outcome.layer_2_problems = gitstore.sync(repo, target, config.root, config.logs)
+    if config.chain_layer:
+        # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
+        from precompact import chain_post
+
+        outcome.layer_3_problems = chain_post.post_pending(
+            config.cluster, config.keypair, config.program_id, config.instance, config.logs, git_layer=config.git_layer
+        )
+    return outcome
+
+
+def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
+    """Every savepoint with the state of its layers, and the index lines that do not parse."""
+    index = savepoint_log.read(config.logs)
+    return savepoint_log.fold(index.events), index.bad_lines

@@ -1,0 +1,165 @@
+"""The CLI end to end: init, savepoint through all three layers against a real git remote and a
+running precompact-localnet, offline queueing and flush, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from solana.rpc.api import Client
+from solders.keypair import Keypair
+from solders.pubkey import Pubkey
+
+from conftest import run
+from precompact import chain
+from precompact.cli import main
+
+SOL = 1_000_000_000
+INSTANCE = "Gabriel #215"
+
+
+def invoke(*args: str, env: dict | None = None):
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def initialized(project: Path, monkeypatch, cluster: str) -> Keypair:
+    monkeypatch.chdir(project)
+    keypair_path = project.parent / "id.json"
+    result = invoke("init", "--yes", "--instance", INSTANCE, "--cluster", cluster, "--keypair", str(keypair_path))
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(keypair_path.stat().st_mode) == 0o600
+    return Keypair.from_bytes(bytes(json.loads(keypair_path.read_text())))
+
+
+def fund(url: str, who: Keypair) -> None:
+    client = Client(url)
+    signature = client.request_airdrop(who.pubkey(), 2 * SOL).value
+    client.confirm_transaction(signature, sleep_seconds=0.05)
+
+
+def chain_record(url: str, authority: Keypair) -> bytes:
+    record, _ = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))
+    return bytes(Client(url).get_account_info(record).value.data)
+
+
+def statuses(project: Path) -> list[dict]:
+    result = invoke("status", "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["savepoints"]
+
+
+def test_savepoint_reaches_git_and_chain(workspace, localnet, monkeypatch):
+    project, remote = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    transcript = project.parent / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
+
+    result = invoke("savepoint", "--transcript", str(transcript), "--trigger", "auto")
+    assert result.exit_code == 0, result.output
+    assert "✓ Layer 1: savepoint 1 saved locally" in result.output
+    assert "✓ Layer 2: up to date" in result.output and "✓ Layer 3: up to date" in result.output
+
+    [row] = statuses(project)
+    assert (row["layer_2"], row["layer_3"]) == ("PUSHED", "CONFIRMED")
+    assert run(remote, "rev-parse", "refs/heads/precompact/savepoints").strip() == row["commit"]
+    data = chain_record(localnet.url, authority)
+    assert int.from_bytes(data[241:249], "little") == 1
+    assert data[73:105].hex() == row["snapshot_hash"]
+    assert data[105:145].decode() == row["commit"][:40]
+    assert "logs" not in run(project, "status", "--porcelain")
+
+
+def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    down = f"http://127.0.0.1:{free_port()}"
+    authority = initialized(project, monkeypatch, down)
+    fund(localnet.url, authority)
+    run(project, "remote", "set-url", "origin", str(project.parent / "offline.git"))
+    for _ in range(3):
+        result = invoke("savepoint")
+        assert result.exit_code == 1, result.output
+        assert "… Layer 3: queued: cluster" in result.output and "unreachable" in result.output
+        assert "… Layer 2: queued: push to origin failed" in result.output
+    rows = statuses(project)
+    assert [r["layer_2"] for r in rows] == ["FAILED"] * 3
+    assert all(r["commit"] for r in rows), "commits are made locally even while the push fails"
+    # Posting stops at the first savepoint that cannot go: the others wait behind it.
+    assert [r["layer_3"] for r in rows] == ["FAILED", "QUEUED", "QUEUED"]
+
+    run(project, "remote", "set-url", "origin", str(project.parent / "remote.git"))
+    result = invoke("flush", env={"PRECOMPACT_CLUSTER": localnet.url})
+    assert result.exit_code == 0, result.output
+    rows = statuses(project)
+    assert [(r["layer_2"], r["layer_3"]) for r in rows] == [("PUSHED", "CONFIRMED")] * 3
+    data = chain_record(localnet.url, authority)
+    assert int.from_bytes(data[241:249], "little") == 3
+    assert data[73:105].hex() == rows[2]["snapshot_hash"]
+    assert data[249:281].hex() == rows[1]["snapshot_hash"], "prev hash links to savepoint 2"
+
+
+def test_a_lost_confirmation_is_recovered_not_posted_twice(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    assert invoke("savepoint").exit_code == 0
+    # Drop the LAYER_3_CONFIRMED line, as if the process died right after the post.
+    index = project / "logs" / "precompact-savepoint.jsonl"
+    lines = [l for l in index.read_text().splitlines() if '"LAYER_3_CONFIRMED"' not in l]
+    index.write_text("\n".join(lines) + "\n")
+    assert statuses(project)[0]["layer_3"] != "CONFIRMED"
+    assert invoke("flush").exit_code == 0
+    assert statuses(project)[0]["layer_3"] == "CONFIRMED"
+    assert int.from_bytes(chain_record(localnet.url, authority)[241:249], "little") == 1
+
+
+def test_layer_3_problems_are_named_and_queued(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    initialized(project, monkeypatch, localnet.url)  # never funded
+    result = invoke("savepoint")
+    assert result.exit_code == 1
+    assert "… Layer 3: queued: cluster" in result.output and "refused the transaction" in result.output
+
+    (project.parent / "id.json").write_text("[1, 2, 3]")
+    result = invoke("flush")
+    assert result.exit_code == 1
+    assert "is not a Solana CLI keypair (a JSON array of 64 bytes)" in result.output
+
+    result = invoke("flush", env={"PRECOMPACT_PROGRAM_ID": str(Pubkey.new_unique())})
+    assert "is not the program this client was built for" in result.output
+
+
+def test_commands_without_configuration_fail_with_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["savepoint"])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("Error: no .precompact.toml")
+    assert len(result.output.strip().splitlines()) == 1
+    for command in ("flush", "status"):
+        result = CliRunner().invoke(main, [command])
+        assert result.exit_code == 1 and "run `precompact init`" in result.output
+
+
+def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["init", "--yes", "--keypair", str(tmp_path / "k.json")]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0
+    assert "is not a git repository" in first.output
+    assert (tmp_path / ".precompact.toml").read_text().count("instance = ") == 1
+    second = CliRunner().invoke(main, args)
+    assert second.exit_code == 1 and "already exists" in second.output
+    bad = CliRunner().invoke(main, [*args, "--force", "--cluster", "ftp://nope"])
+    assert bad.exit_code == 1 and "chain.cluster" in bad.output
+    assert not (tmp_path / ".precompact.toml").exists(), "an invalid configuration is not left behind"
