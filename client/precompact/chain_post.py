@@ -114,13 +114,20 @@ def describe(error: Exception, cluster: str) -> str:
     return str(error)
 
 
-def _held(client: Client, record: Pubkey) -> tuple[int, bytes] | None:
+def fetch_record(client: Client, record: Pubkey) -> bytes | None:
+    """The record account's data, None when it does not exist; refuses a foreign owner."""
     account = client.get_account_info(record, commitment=Confirmed).value
     if account is None:
         return None
     if account.owner != chain.PROGRAM_ID:
         raise ChainError(f"account {record} is owned by {account.owner}, not the precompact program")
-    data = bytes(account.data)
+    return bytes(account.data)
+
+
+def _held(client: Client, record: Pubkey) -> tuple[int, bytes] | None:
+    data = fetch_record(client, record)
+    if data is None:
+        return None
     return int.from_bytes(data[RECORD_SEQUENCE], "little"), data[RECORD_SNAPSHOT_HASH]
 
 

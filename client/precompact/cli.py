@@ -156,3 +156,58 @@ def status(as_json) -> None:
         click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {s.layer_2:<9} {commit:<10}  chain {s.layer_3}")
     if bad_lines:
         click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)
+
+
+@main.command()
+@click.option("--instance", help="Instance name (default: the configured one).")
+@click.option("--address", help="Record address to read instead of deriving it.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output; bytes as lowercase hex.")
+def inspect(instance, address, as_json) -> None:
+    """Decode the on-chain record, check its signature and compare it with the local index."""
+    from precompact import chain_post, record
+
+    if instance and address:
+        raise click.UsageError("give --instance or --address, not both")
+    loaded = _load()
+    try:
+        found = layers.inspect(loaded, instance, address)
+    except (chain_post.ChainError, record.RecordError) as e:
+        raise click.ClickException(str(e)) from None
+    fields = found.fields
+    if as_json:
+        out = record.to_json(fields, _pubkey(found.address))
+        out.update({"signature_valid": found.signature_valid, "local_index": found.local_index})
+        click.echo(json.dumps(out, indent=2))
+        return
+    metadata = fields["metadata"][: fields["metadata_len"]].decode("utf-8", errors="replace")
+    rows = [
+        ("address", found.address),
+        ("header", f"magic {fields['magic'].hex()} version {fields['version']}"),
+        ("authority", str(_pubkey(fields["authority"]))),
+        ("instance_id", fields["instance_id"].hex()),
+        ("sequence", fields["sequence"]),
+        ("entry_type", fields["entry_type"]),
+        ("timestamp", f"{fields['timestamp']} ({_utc(fields['timestamp'])})"),
+        ("snapshot_hash", f"sha256:{fields['snapshot_hash'].hex()}"),
+        ("prev_snapshot_hash", f"sha256:{fields['prev_snapshot_hash'].hex()}"),
+        ("git_commit", fields["git_commit"].decode("ascii", errors="replace")),
+        ("slot", fields["slot"]),
+        ("chain_timestamp", f"{fields['chain_timestamp']} ({_utc(fields['chain_timestamp'])})"),
+        ("metadata", metadata),
+        ("signature", "valid (authority's ed25519 over the savepoint)" if found.signature_valid else "INVALID"),
+        ("local index", found.local_index),
+    ]
+    for name, value in rows:
+        click.echo(f"{name:>19}: {value}")
+
+
+def _pubkey(value):
+    from solders.pubkey import Pubkey
+
+    return Pubkey.from_bytes(value) if isinstance(value, bytes) else Pubkey.from_string(value)
+
+
+def _utc(seconds: int) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from precompact import gitstore, savepoint_log, snapshot
-from precompact.config import Config
+from precompact.config import Config, is_pubkey
 
 EXIT_ALL_DONE = 0
 EXIT_LAYER_3_QUEUED = 1
@@ -54,3 +54,45 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     """Every savepoint with the state of its layers, and the index lines that do not parse."""
     index = savepoint_log.read(config.logs)
     return savepoint_log.fold(index.events), index.bad_lines
+
+
+@dataclass
+class Inspection:
+    address: str
+    fields: dict
+    signature_valid: bool
+    local_index: str
+
+
+def inspect(config: Config, instance: str | None = None, address: str | None = None) -> Inspection:
+    """Fetches and decodes the on-chain record, checks its signature offline and compares it with
+    the local index. Raises ChainError or RecordError with a one-line reason."""
+    from solana.rpc.api import Client
+    from solders.pubkey import Pubkey
+
+    from precompact import chain, chain_post, record
+
+    if address is not None:
+        if not is_pubkey(address):
+            raise chain_post.ChainError(f"--address {address!r} is not a base58 public key")
+        where = Pubkey.from_string(address)
+    else:
+        authority = chain_post.load_keypair(config.keypair).pubkey()
+        where, _ = chain.record_address(authority, chain.instance_id(instance or config.instance))
+    client = Client(config.cluster, timeout=chain_post.RPC_TIMEOUT_SECONDS)
+    try:
+        data = chain_post.fetch_record(client, where)
+    except Exception as e:  # solana-py raises its own transport errors
+        raise chain_post.ChainError(chain_post.describe(e, config.cluster)) from None
+    if data is None:
+        raise chain_post.ChainError(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
+    fields = record.decode(data)
+    local = {s.sequence: s for s in savepoint_log.fold(savepoint_log.read(config.logs).events)}
+    match = local.get(fields["sequence"])
+    if match is None:
+        verdict = f"sequence {fields['sequence']} is not in the local index"
+    elif match.snapshot_hash == fields["snapshot_hash"].hex():
+        verdict = f"matches local savepoint {match.sequence}"
+    else:
+        verdict = f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
+    return Inspection(str(where), fields, record.signature_valid(fields, where), verdict)

@@ -163,3 +163,32 @@ def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
     bad = CliRunner().invoke(main, [*args, "--force", "--cluster", "ftp://nope"])
     assert bad.exit_code == 1 and "chain.cluster" in bad.output
     assert not (tmp_path / ".precompact.toml").exists(), "an invalid configuration is not left behind"
+
+
+def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    assert invoke("savepoint").exit_code == 0
+    [row] = statuses(project)
+
+    human = invoke("inspect")
+    assert human.exit_code == 0, human.output
+    assert "magic efbbbf version 1" in human.output
+    assert "valid (authority's ed25519 over the savepoint)" in human.output
+    assert "matches local savepoint 1" in human.output
+
+    as_json = json.loads(invoke("inspect", "--json").output)
+    assert as_json["snapshot_hash"] == row["snapshot_hash"]
+    assert as_json["git_commit"] == row["commit"][:40]
+    assert (as_json["magic"], as_json["version"], as_json["sequence"]) == ("efbbbf", 1, 1)
+    assert as_json["signature_valid"] is True
+    by_address = json.loads(invoke("inspect", "--json", "--address", as_json["address"]).output)
+    assert by_address["snapshot_hash"] == row["snapshot_hash"]
+
+    missing = invoke("inspect", "--instance", "Nobody #1")
+    assert missing.exit_code == 1 and "no savepoint record at" in missing.output
+    bad = invoke("inspect", "--address", "zz")
+    assert bad.exit_code == 1 and "is not a base58 public key" in bad.output
+    foreign = invoke("inspect", "--address", str(authority.pubkey()))
+    assert foreign.exit_code == 1 and "not the precompact program" in foreign.output
