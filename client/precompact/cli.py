@@ -211,3 +211,24 @@ def _utc(seconds: int) -> str:
     from datetime import datetime, timezone
 
     return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@main.command()
+@click.option("--all", "check_all", is_flag=True, help="Every savepoint (the default).")
+@click.option("--sequence", type=int, help="Only this savepoint.")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def verify(check_all, sequence, file) -> None:
+    """Check savepoints across the three layers; exit 1 naming the first broken link."""
+    from precompact import verify as verification
+
+    if sum(bool(x) for x in (check_all, sequence is not None, file)) > 1:
+        raise click.UsageError("give one of --all, --sequence N or FILE")
+    loaded = _load()
+    report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
+    if report.ok:
+        click.echo(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, git; chain: {report.chain}")
+        return
+    click.echo(f"✗ first broken link: {report.findings[0]}")
+    for finding in report.findings[1:]:
+        click.echo(f"  also: {finding}")
+    sys.exit(1)

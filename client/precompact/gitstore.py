@@ -171,3 +171,12 @@ def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
             f.write("\n")
         f.write(pattern + "\n")
     return True
+
+
+def is_on_branch(repo: git.Repo, commit: str, branch: str) -> bool:
+    """Whether `commit` is in the history of `branch`."""
+    try:
+        repo.git.merge_base("--is-ancestor", commit, f"refs/heads/{branch}")
+        return True
+    except git.GitCommandError:
+        return False

@@ -1,0 +1,157 @@
+"""`precompact verify`: every savepoint checked across the three layers, in chain order, so the
+first broken link is reported first.
+
+Per savepoint: the index entry, the snapshot file's SHA-256, the hash chain (the index's and
+the snapshot's own `previous`), the git blob at the recorded commit and that commit still being
+on the savepoint branch. Then the on-chain record, when the cluster answers, against the local
+savepoint of the same sequence, with its signature checked offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from precompact import gitstore, savepoint_log
+from precompact.config import Config
+
+
+@dataclass(frozen=True)
+class Finding:
+    sequence: int | None
+    layer: str
+    problem: str
+
+    def __str__(self) -> str:
+        where = f"savepoint {self.sequence}" if self.sequence is not None else "index"
+        return f"{where} [{self.layer}]: {self.problem}"
+
+
+@dataclass
+class Report:
+    checked: list[int] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    chain: str = "not checked"
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
+    report = Report()
+    index = savepoint_log.read(config.logs)
+    for number in index.bad_lines:
+        report.findings.append(Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)"))
+    savepoints = savepoint_log.fold(index.events)
+    repo = _repository(config, report) if config.git_layer and any(s.commit for s in savepoints) else None
+    previous = None
+    for expected, savepoint in enumerate(savepoints, start=1):
+        if savepoint.sequence != expected:
+            report.findings.append(Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"))
+        if sequence is None or savepoint.sequence == sequence:
+            report.checked.append(savepoint.sequence)
+            report.findings.extend(_check_local(config, savepoint, previous))
+            if repo is not None and savepoint.commit:
+                report.findings.extend(_check_git(repo, config, savepoint))
+        previous = savepoint
+    if sequence is not None and sequence not in report.checked:
+        report.findings.append(Finding(sequence, "index", "no such savepoint in the index"))
+    if check_chain and config.chain_layer and savepoints:
+        report.chain = _check_chain(config, {s.sequence: s for s in savepoints}, report)
+    return report
+
+
+def verify_file(config: Config, path: Path) -> Report:
+    """Checks one snapshot file against the index entry that names its hash."""
+    digest = sha256_file(path)
+    for savepoint in savepoint_log.fold(savepoint_log.read(config.logs).events):
+        if savepoint.snapshot_hash == digest:
+            return verify(config, sequence=savepoint.sequence)
+    report = Report()
+    report.findings.append(Finding(None, "index", f"{path} (sha256:{digest}) is not any savepoint in the index: altered or foreign"))
+    return report
+
+
+def _check_local(config: Config, savepoint, previous) -> list[Finding]:
+    findings = []
+    n = savepoint.sequence
+    expected_prev = previous.snapshot_hash if previous else None
+    recorded_prev = (savepoint.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") or None
+    if recorded_prev != expected_prev:
+        findings.append(Finding(n, "index", f"prev_snapshot_hash {recorded_prev} does not link to savepoint {n - 1} ({expected_prev})"))
+    path = config.root / savepoint.created.get("snapshot_file", "")
+    if not path.is_file():
+        return findings + [Finding(n, "layer 1", f"snapshot file {path} is missing")]
+    actual = sha256_file(path)
+    if actual != savepoint.snapshot_hash:
+        return findings + [Finding(n, "layer 1", f"snapshot file {path} was altered: sha256 {actual} != index {savepoint.snapshot_hash}")]
+    try:
+        document = json.loads(path.read_bytes())
+    except ValueError:
+        return findings + [Finding(n, "layer 1", f"snapshot file {path} is not JSON")]
+    inner_prev = (document.get("previous") or {}).get("snapshot_hash")
+    if document.get("sequence") != n or inner_prev != expected_prev:
+        findings.append(Finding(n, "layer 1", f"snapshot {path} names sequence {document.get('sequence')} after {inner_prev}, not {n} after {expected_prev}"))
+    return findings
+
+
+def _repository(config: Config, report: Report):
+    try:
+        return gitstore.open_repository(config.repository)
+    except gitstore.GitStoreError as e:
+        report.findings.append(Finding(None, "layer 2", str(e)))
+        return None
+
+
+def _check_git(repo, config: Config, savepoint) -> list[Finding]:
+    n, commit = savepoint.sequence, savepoint.commit
+    name = savepoint.created.get("snapshot_file", "")
+    try:
+        stored = gitstore.file_at(repo, commit, name)
+    except Exception:
+        return [Finding(n, "layer 2", f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten")]
+    if hashlib.sha256(stored).hexdigest() != savepoint.snapshot_hash:
+        return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} does not hash to the index's sha256:{savepoint.snapshot_hash}")]
+    if not gitstore.is_on_branch(repo, commit, config.branch):
+        return [Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")]
+    return []
+
+
+def _check_chain(config: Config, by_sequence: dict, report: Report) -> str:
+    from precompact import chain_post, layers, record
+
+    try:
+        found = layers.inspect(config)
+    except chain_post.ChainError as e:
+        if "unreachable" in str(e):
+            return f"not verified ({e})"
+        if "no savepoint record" in str(e):
+            return "nothing posted yet"
+        report.findings.append(Finding(None, "layer 3", str(e)))
+        return "failed"
+    except record.RecordError as e:
+        report.findings.append(Finding(None, "layer 3", str(e)))
+        return "failed"
+    fields = found.fields
+    n = fields["sequence"]
+    local = by_sequence.get(n)
+    if local is None:
+        report.findings.append(Finding(n, "layer 3", "the chain holds a savepoint the local index does not have"))
+    elif fields["snapshot_hash"].hex() != local.snapshot_hash:
+        report.findings.append(Finding(n, "layer 3", f"on-chain sha256:{fields['snapshot_hash'].hex()} differs from the index's sha256:{local.snapshot_hash}"))
+    elif local.commit and fields["git_commit"].decode("ascii", "replace") != local.commit[:40]:
+        report.findings.append(Finding(n, "layer 3", f"on-chain commit {fields['git_commit'].decode('ascii', 'replace')} differs from git's {local.commit[:40]}"))
+    if not found.signature_valid:
+        report.findings.append(Finding(n, "layer 3", "the on-chain signature does not verify against the authority"))
+    return f"record at sequence {n} checked"

@@ -1,0 +1,102 @@
+"""`precompact verify` catches and names each kind of tampering, across the three layers."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from conftest import run
+from precompact.cli import main
+from test_cli_layers import fund, initialized, invoke, statuses
+
+
+def setup_three(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    for _ in range(3):
+        assert invoke("savepoint").exit_code == 0
+    return project
+
+
+def verify(*args):
+    return CliRunner().invoke(main, ["verify", *args], catch_exceptions=False)
+
+
+def test_intact_savepoints_verify_across_all_layers(workspace, localnet, monkeypatch):
+    setup_three(workspace, localnet, monkeypatch)
+    result = verify("--all")
+    assert result.exit_code == 0, result.output
+    assert "✓ 3 savepoint(s) verified" in result.output and "record at sequence 3 checked" in result.output
+    assert verify("--sequence", "2").exit_code == 0
+
+
+def test_an_edited_snapshot_byte_is_named(workspace, localnet, monkeypatch):
+    project = setup_three(workspace, localnet, monkeypatch)
+    path = project / statuses(project)[1]["snapshot_file"]
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 1
+    path.write_bytes(bytes(data))
+    result = verify()
+    assert result.exit_code == 1
+    assert result.output.startswith(f"✗ first broken link: savepoint 2 [layer 1]: snapshot file {path} was altered")
+    file_result = verify(str(path))
+    assert file_result.exit_code == 1 and "is not any savepoint in the index" in file_result.output
+
+
+def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypatch):
+    project = setup_three(workspace, localnet, monkeypatch)
+    index = project / "logs" / "precompact-savepoint.jsonl"
+    lines = index.read_text().splitlines()
+    created = [i for i, l in enumerate(lines) if '"SAVEPOINT_CREATED"' in l]
+    edited = json.loads(lines[created[0]])
+    edited["snapshot_hash"] = "sha256:" + "0" * 64
+    lines[created[0]] = json.dumps(edited)
+    index.write_text("\n".join(lines) + "\n")
+    result = verify()
+    assert result.exit_code == 1 and "savepoint 1 [layer 1]" in result.output and "was altered" in result.output
+
+    del lines[created[1]]
+    index.write_text("\n".join(lines) + "\n")
+    assert "savepoint 2 [index]: missing from the index" in verify().output
+
+    index.write_text("\n".join(lines[:2] + ["{torn"] + lines[2:]) + "\n")
+    assert "index [index]: line 3 of precompact-savepoint.jsonl does not parse" in verify().output
+
+
+def test_rewritten_git_history_is_named(workspace, localnet, monkeypatch):
+    project = setup_three(workspace, localnet, monkeypatch)
+    first_commit = statuses(project)[0]["commit"]
+    run(project, "update-ref", "refs/heads/precompact/savepoints", first_commit)
+    result = verify()
+    assert result.exit_code == 1
+    assert "savepoint 2 [layer 2]" in result.output and "is no longer on branch precompact/savepoints" in result.output
+
+
+def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, localnet, monkeypatch):
+    project = setup_three(workspace, localnet, monkeypatch)
+    # Rewrite the last savepoint consistently on disk and in the index: only the chain can tell.
+    row = statuses(project)[2]
+    path = project / row["snapshot_file"]
+    doc = json.loads(path.read_bytes())
+    doc["nonce"] = "00" * 16
+    from precompact.snapshot import canonical
+    import hashlib
+
+    data = canonical(doc)
+    path.write_bytes(data)
+    new_hash = hashlib.sha256(data).hexdigest()
+    index = project / "logs" / "precompact-savepoint.jsonl"
+    index.write_text(index.read_text().replace(row["snapshot_hash"], new_hash))
+    result = verify()
+    assert result.exit_code == 1
+    assert "[layer 3]: on-chain sha256:" in result.output and "differs from the index's" in result.output
+
+
+def test_chain_unreachable_is_reported_not_failed(workspace, localnet, monkeypatch):
+    setup_three(workspace, localnet, monkeypatch)
+    localnet.stop()
+    result = verify()
+    assert result.exit_code == 0, result.output
+    assert "chain: not verified (cluster" in result.output
