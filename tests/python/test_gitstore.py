@@ -108,3 +108,19 @@ def test_works_on_a_detached_head_and_without_a_git_identity(workspace, monkeypa
     assert gitstore.sync(repo, target(project), project, project / "logs") == []
     assert run(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
     assert run(project, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD", "still detached"
+
+
+def test_sha256_object_format_repository(tmp_path):
+    project = tmp_path / "sha256"
+    project.mkdir()
+    run(project, "init", "-q", "--object-format=sha256", "-b", "main")
+    remote = tmp_path / "remote256.git"
+    run(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(remote))
+    run(project, "remote", "add", "origin", str(remote))
+    repo = gitstore.open_repository(project)
+    written = savepoint(project)
+    assert gitstore.sync(repo, target(project), project, project / "logs") == []
+    [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
+    assert len(state.commit) == 64 and state.layer_2 == "PUSHED"
+    stored = gitstore.file_at(repo, state.commit, written.event["snapshot_file"])
+    assert hashlib.sha256(stored).hexdigest() == written.sha256
