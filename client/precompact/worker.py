@@ -1,0 +1,98 @@
+"""The detached background worker: runs Layers 2 and 3 for a project so the hook never waits.
+
+One worker per project at a time (a non-blocking lock); a worker that finds the lock held
+leaves, since the holder will see the new savepoint: before exiting, the holder checks whether
+a savepoint arrived while it was finishing, and goes round again if so. Failures are retried
+with backoff, then left queued for the next savepoint or `precompact flush`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from precompact import config as configuration
+from precompact import layers, savepoint_log
+
+LOCK_NAME = "precompact-worker.lock"
+LOG_NAME = "precompact-worker.log"
+BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
+
+
+def spawn(root: Path) -> int:
+    """Starts a detached worker for the project at `root`; returns its pid."""
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    fd = os.open(logs / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "precompact.worker", str(root)],
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(fd)
+    return process.pid
+
+
+@contextlib.contextmanager
+def _exclusive(logs: Path):
+    fd = os.open(logs / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _newest_sequence(logs: Path) -> int:
+    savepoint = savepoint_log.latest(logs)
+    return savepoint.sequence if savepoint else 0
+
+
+def run(root: Path) -> None:
+    """Flushes the project until it is up to date or the retries run out."""
+    logs = root / "logs"
+    while True:
+        with _exclusive(logs) as mine:
+            if not mine:
+                return
+            seen = _newest_sequence(logs)
+            for pause in (*BACKOFF_SECONDS, None):
+                outcome = layers.flush(configuration.load(root))
+                if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
+                    break
+                _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
+                time.sleep(pause)
+        if _newest_sequence(logs) == seen:
+            return
+
+
+def _log(message: str) -> None:
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}", flush=True)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m precompact.worker PROJECT_ROOT")
+    try:
+        run(Path(sys.argv[1]))
+    except configuration.ConfigError as e:
+        _log(f"stopped: {e}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

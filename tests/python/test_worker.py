@@ -1,0 +1,53 @@
+"""The detached worker: spawned after Layer 1 only, it lands git and chain in order, once."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from precompact import config as configuration
+from precompact import savepoint_log, snapshot, worker
+from test_cli_layers import fund, initialized
+
+
+def wait_until(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    settings = configuration.load(project).snapshot_settings()
+    session = snapshot.Session("s", None, str(project))
+    for _ in range(3):
+        snapshot.create_savepoint(settings, session, datetime.now(timezone.utc))
+    pids = [worker.spawn(project) for _ in range(3)]  # racing workers: one does the work
+
+    def landed():
+        states = savepoint_log.fold(savepoint_log.read(project / "logs").events)
+        return [(s.layer_2, s.layer_3) for s in states] == [("PUSHED", "CONFIRMED")] * 3
+
+    assert wait_until(landed), (project / "logs" / worker.LOG_NAME).read_text()
+    events = savepoint_log.read(project / "logs").events
+    confirmed = [e["sequence"] for e in events if e["event"] == "LAYER_3_CONFIRMED"]
+    assert confirmed == [1, 2, 3], "posted in order, each once"
+    assert sum(e["event"] == "LAYER_2_COMMITTED" for e in events) == 3
+    for pid in pids:
+        assert wait_until(lambda: not _alive(pid), 15), f"worker {pid} exits when done"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        os.kill(pid, 0)
+        return True
+    except (ChildProcessError, ProcessLookupError):
+        return False
