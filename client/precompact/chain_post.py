@@ -33,6 +33,14 @@ class ChainError(Exception):
     """Layer 3 could not proceed; the message says why and what to do."""
 
 
+class ClusterUnreachable(ChainError):
+    """The cluster did not answer."""
+
+
+class RecordMissing(ChainError):
+    """The instance has no record on chain yet."""
+
+
 def load_keypair(path: Path) -> Keypair:
     try:
         values = json.loads(path.read_text())

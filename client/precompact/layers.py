@@ -79,13 +79,18 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     else:
         authority = chain_post.load_keypair(config.keypair).pubkey()
         where, _ = chain.record_address(authority, chain.instance_id(instance or config.instance))
+    from solana.exceptions import SolanaRpcException
+    from solana.rpc.core import RPCException
+
     client = Client(config.cluster, timeout=chain_post.RPC_TIMEOUT_SECONDS)
     try:
         data = chain_post.fetch_record(client, where)
-    except Exception as e:  # solana-py raises its own transport errors
+    except (SolanaRpcException, OSError) as e:
+        raise chain_post.ClusterUnreachable(chain_post.describe(e, config.cluster)) from None
+    except RPCException as e:
         raise chain_post.ChainError(chain_post.describe(e, config.cluster)) from None
     if data is None:
-        raise chain_post.ChainError(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
+        raise chain_post.RecordMissing(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
     fields = record.decode(data)
     local = {s.sequence: s for s in savepoint_log.fold(savepoint_log.read(config.logs).events)}
     match = local.get(fields["sequence"])

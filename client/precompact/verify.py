@@ -133,14 +133,11 @@ def _check_chain(config: Config, by_sequence: dict, report: Report) -> str:
 
     try:
         found = layers.inspect(config)
-    except chain_post.ChainError as e:
-        if "unreachable" in str(e):
-            return f"not verified ({e})"
-        if "no savepoint record" in str(e):
-            return "nothing posted yet"
-        report.findings.append(Finding(None, "layer 3", str(e)))
-        return "failed"
-    except record.RecordError as e:
+    except chain_post.ClusterUnreachable as e:
+        return f"not verified ({e})"
+    except chain_post.RecordMissing:
+        return "nothing posted yet"
+    except (chain_post.ChainError, record.RecordError) as e:
         report.findings.append(Finding(None, "layer 3", str(e)))
         return "failed"
     fields = found.fields
