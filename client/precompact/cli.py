@@ -232,3 +232,15 @@ def verify(check_all, sequence, file) -> None:
     for finding in report.findings[1:]:
         click.echo(f"  also: {finding}")
     sys.exit(1)
+
+
+@main.command()
+def hook() -> None:
+    """Claude Code hook handler: reads the hook JSON on stdin. Always exits 0."""
+    from precompact import hook as hook_handler
+
+    result = hook_handler.handle(sys.stdin.buffer.read())
+    if result.stdout:
+        click.echo(result.stdout)
+    if result.stderr:
+        click.echo(result.stderr, err=True)

@@ -1,0 +1,97 @@
+"""`precompact hook`: the Claude Code hook handler. It must never slow or block the session:
+it always exits 0, never emits a block decision, and reports failures in its message and in
+`logs/precompact-errors.log` instead. Only Layer 1 runs here; the detached worker does the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact import config as configuration
+from precompact import savepoint_log, snapshot
+
+ERRORS_LOG = "precompact-errors.log"
+
+
+@dataclass
+class HookResult:
+    stdout: str = ""
+    stderr: str = ""
+
+
+def handle(raw: bytes) -> HookResult:
+    """Answers one hook invocation given its stdin bytes."""
+    try:
+        payload = json.loads(raw)
+    except ValueError as e:
+        return HookResult(stderr=f"precompact hook: stdin is not JSON ({e}); nothing saved")
+    if not isinstance(payload, dict):
+        return HookResult(stderr="precompact hook: stdin must be a JSON object; nothing saved")
+    event = payload.get("hook_event_name")
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return HookResult(stderr="precompact hook: input has no \"cwd\" string; nothing saved")
+    handlers = {"PreCompact": _pre_compact, "PostCompact": _post_compact}
+    if event not in handlers:
+        return HookResult(stderr=f"precompact hook: event {event!r} is not handled (PreCompact, PostCompact); nothing done")
+    try:
+        return handlers[event](payload, Path(cwd))
+    except Exception as e:  # the session must go on whatever happens here
+        reason = str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e)
+        _log_error(Path(cwd), event, reason)
+        return HookResult(stdout=_message(f"precompact: {event} failed: {reason} (details in logs/{ERRORS_LOG})"))
+
+
+def _pre_compact(payload: dict, cwd: Path) -> HookResult:
+    loaded = configuration.load(cwd)
+    session = snapshot.Session(
+        session_id=_text(payload, "session_id"),
+        transcript_path=_text(payload, "transcript_path"),
+        cwd=str(cwd),
+        trigger=_text(payload, "trigger") or "auto",
+        custom_instructions=_text(payload, "custom_instructions"),
+    )
+    written = snapshot.create_savepoint(loaded.snapshot_settings(), session)
+    queued = ""
+    if loaded.git_layer or loaded.chain_layer:
+        # Imported late: spawning needs only the module, not the layers it will run.
+        from precompact import worker
+
+        worker.spawn(loaded.root)
+        queued = "; git and chain backup continue in the background"
+    return HookResult(stdout=_message(f"precompact: savepoint {written.sequence} saved (sha256:{written.sha256[:12]}){queued}"))
+
+
+def _post_compact(payload: dict, cwd: Path) -> HookResult:
+    loaded = configuration.load(cwd)
+    latest = savepoint_log.latest(loaded.logs)
+    if latest is None:
+        return HookResult(stderr="precompact hook: no savepoint to attach the compaction summary to")
+    summary = _text(payload, "compact_summary") or ""
+    savepoint_log.record(loaded.logs, {"event": "COMPACT_SUMMARY", "sequence": latest.sequence, "trigger": _text(payload, "trigger"), "summary": summary})
+    return HookResult()
+
+
+def _text(payload: dict, key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _message(text: str) -> str:
+    return json.dumps({"systemMessage": text})
+
+
+def _log_error(cwd: Path, event, reason: str) -> None:
+    try:
+        logs = cwd / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        fd = os.open(logs / ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event}: {reason}\n{traceback.format_exc()}\n")
+    except OSError:
+        pass

@@ -1,0 +1,71 @@
+"""`precompact hook` as Claude Code runs it: a real process fed JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from precompact import savepoint_log
+from test_cli_layers import fund, initialized
+from test_worker import wait_until
+
+PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
+
+
+def hook(payload, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return subprocess.run([PRECOMPACT, "hook"], input=stdin, capture_output=True, cwd=cwd, timeout=30)
+
+
+def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    transcript = project.parent / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "hello"}}) + "\n")
+    began = time.monotonic()
+    result = hook({"hook_event_name": "PreCompact", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "trigger": "auto", "custom_instructions": ""})
+    elapsed = time.monotonic() - began
+    assert result.returncode == 0, result.stderr
+    message = json.loads(result.stdout)["systemMessage"]
+    assert message.startswith("precompact: savepoint 1 saved (sha256:")
+    assert b"decision" not in result.stdout
+    assert elapsed < 10
+    logs = project / "logs"
+
+    def landed():
+        return [(s.layer_2, s.layer_3) for s in savepoint_log.fold(savepoint_log.read(logs).events)] == [("PUSHED", "CONFIRMED")]
+
+    assert wait_until(landed), (logs / "precompact-worker.log").read_text()
+
+    post = hook({"hook_event_name": "PostCompact", "cwd": str(project), "trigger": "auto", "compact_summary": "We fixed the app."})
+    assert post.returncode == 0 and post.stdout == b""
+    assert savepoint_log.latest(logs).compact_summary == "We fixed the app."
+
+
+def test_failures_never_block_and_are_logged(tmp_path):
+    result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path), "transcript_path": "/nope"})
+    assert result.returncode == 0
+    message = json.loads(result.stdout)["systemMessage"]
+    assert "PreCompact failed: no .precompact.toml" in message
+    assert "no .precompact.toml" in (tmp_path / "logs" / "precompact-errors.log").read_text()
+
+
+def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
+    cases = [
+        (b"{not json", "stdin is not JSON"),
+        (b"[1, 2]", "must be a JSON object"),
+        ({"hook_event_name": "PreCompact"}, 'no "cwd" string'),
+        ({"hook_event_name": "Stop", "cwd": str(tmp_path)}, "event 'Stop' is not handled"),
+        ({"hook_event_name": "PreCompact", "cwd": 7}, 'no "cwd" string'),
+    ]
+    for payload, expected in cases:
+        result = hook(payload)
+        assert result.returncode == 0
+        assert result.stdout == b""
+        assert expected in result.stderr.decode()
+        assert "Traceback" not in result.stderr.decode()
+    assert not (tmp_path / "logs").exists(), "nothing written"
