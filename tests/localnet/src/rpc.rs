@@ -121,7 +121,7 @@ async fn dispatch(chain: &Chain, method: &str, p: &Params) -> RpcResult {
             with_context(chain, json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height})).await
         }
         "isBlockhashValid" => {
-            let blockhash = p.hash(0)?;
+            let blockhash: Hash = p.parsed(0, "a base58 blockhash")?;
             let valid = chain.is_blockhash_valid(blockhash).await.map_err(RpcError::internal)?;
             with_context(chain, json!(valid)).await
         }
@@ -509,35 +509,41 @@ impl Params {
         self.get(i, what)?.as_u64().ok_or_else(|| RpcError::invalid_params(format!("params[{i}] must be {what} (a non-negative integer)")))
     }
 
+    /// A base58 value at `i`, e.g. `what` = "a base58 public key".
+    fn parsed<T: FromStr>(&self, i: usize, what: &str) -> Result<T, RpcError> {
+        T::from_str(self.str(i, what)?).map_err(|_| RpcError::invalid_params(format!("params[{i}] is not {what}")))
+    }
+
+    /// An array of base58 values at `i`: `item` names one ("a base58 signature"), `items` many.
+    fn parsed_list<T: FromStr>(&self, i: usize, item: &str, items: &str) -> Result<Vec<T>, RpcError> {
+        let list = self
+            .get(i, &format!("an array of {items}"))?
+            .as_array()
+            .ok_or_else(|| RpcError::invalid_params(format!("params[{i}] must be an array of {items}")))?;
+        list.iter()
+            .enumerate()
+            .map(|(j, v)| {
+                v.as_str()
+                    .and_then(|s| T::from_str(s).ok())
+                    .ok_or_else(|| RpcError::invalid_params(format!("params[{i}][{j}] is not {item}")))
+            })
+            .collect()
+    }
+
     fn pubkey(&self, i: usize) -> Result<Pubkey, RpcError> {
-        Pubkey::from_str(self.str(i, "a base58 public key")?)
-            .map_err(|_| RpcError::invalid_params(format!("params[{i}] is not a base58 public key")))
+        self.parsed(i, "a base58 public key")
     }
 
     fn pubkeys(&self, i: usize) -> Result<Vec<Pubkey>, RpcError> {
-        let list = self.get(i, "an array of base58 public keys")?.as_array().ok_or_else(|| RpcError::invalid_params(format!("params[{i}] must be an array of base58 public keys")))?;
-        list.iter()
-            .enumerate()
-            .map(|(j, v)| v.as_str().and_then(|s| Pubkey::from_str(s).ok()).ok_or_else(|| RpcError::invalid_params(format!("params[{i}][{j}] is not a base58 public key"))))
-            .collect()
+        self.parsed_list(i, "a base58 public key", "base58 public keys")
     }
 
     fn signature(&self, i: usize) -> Result<Signature, RpcError> {
-        Signature::from_str(self.str(i, "a base58 signature")?)
-            .map_err(|_| RpcError::invalid_params(format!("params[{i}] is not a base58 signature")))
+        self.parsed(i, "a base58 signature")
     }
 
     fn signatures(&self, i: usize) -> Result<Vec<Signature>, RpcError> {
-        let list = self.get(i, "an array of base58 signatures")?.as_array().ok_or_else(|| RpcError::invalid_params(format!("params[{i}] must be an array of base58 signatures")))?;
-        list.iter()
-            .enumerate()
-            .map(|(j, v)| v.as_str().and_then(|s| Signature::from_str(s).ok()).ok_or_else(|| RpcError::invalid_params(format!("params[{i}][{j}] is not a base58 signature"))))
-            .collect()
-    }
-
-    fn hash(&self, i: usize) -> Result<Hash, RpcError> {
-        Hash::from_str(self.str(i, "a base58 blockhash")?)
-            .map_err(|_| RpcError::invalid_params(format!("params[{i}] is not a base58 blockhash")))
+        self.parsed_list(i, "a base58 signature", "base58 signatures")
     }
 
     fn base64(&self, i: usize, what: &str) -> Result<Vec<u8>, RpcError> {
