@@ -60,7 +60,7 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
     """Posts every savepoint not yet confirmed on chain; returns the problems met (each also
     appended to the index as LAYER_3_FAILED). Stops at the first savepoint that cannot go.
     Without the git layer the record names no commit (40 zeros)."""
-    pending = [s for s in savepoint_log.fold(savepoint_log.read(logs).events) if s.layer_3 != "CONFIRMED"]
+    pending = [s for s in savepoint_log.savepoints(logs) if s.layer_3 != "CONFIRMED"]
     if not pending:
         return []
     if program_id != str(chain.PROGRAM_ID):

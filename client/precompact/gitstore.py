@@ -114,7 +114,7 @@ def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list
     """Commits every savepoint not yet committed, in sequence order, then pushes once. Returns the
     problems met (each also appended to the index as LAYER_2_FAILED)."""
     problems = []
-    savepoints = savepoint_log.fold(savepoint_log.read(logs).events)
+    savepoints = savepoint_log.savepoints(logs)
     index_file = savepoint_log.index_path(logs)
     for savepoint in savepoints:
         if savepoint.commit:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +91,6 @@ def _log_error(cwd: Path, event, reason: str) -> None:
         logs.mkdir(parents=True, exist_ok=True)
         fd = os.open(logs / ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a") as f:
-            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event}: {reason}\n{traceback.format_exc()}\n")
+            f.write(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n")
     except OSError:
         pass

@@ -92,7 +92,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     if data is None:
         raise chain_post.RecordMissing(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
     fields = record.decode(data)
-    local = {s.sequence: s for s in savepoint_log.fold(savepoint_log.read(config.logs).events)}
+    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs)}
     match = local.get(fields["sequence"])
     if match is None:
         verdict = f"sequence {fields['sequence']} is not in the local index"

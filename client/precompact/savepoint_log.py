@@ -76,9 +76,14 @@ def append(logs: Path, event: dict) -> None:
         os.close(fd)
 
 
+def utc_timestamp() -> str:
+    """Now, as the index writes times: ISO 8601 UTC to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
     """Appends a timestamped event under the lock."""
-    stamped = {**event, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    stamped = {**event, "timestamp": utc_timestamp()}
     with locked(logs, lock_timeout):
         append(logs, stamped)
 
@@ -159,6 +164,11 @@ def fold(events: list[dict]) -> list[Savepoint]:
     return [by_sequence[s] for s in sorted(by_sequence)]
 
 
+def savepoints(logs: Path) -> list[Savepoint]:
+    """The folded index: every savepoint in sequence order."""
+    return fold(read(logs).events)
+
+
 def latest(logs: Path) -> Savepoint | None:
-    savepoints = fold(read(logs).events)
-    return savepoints[-1] if savepoints else None
+    folded = savepoints(logs)
+    return folded[-1] if folded else None

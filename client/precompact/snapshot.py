@@ -100,7 +100,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
             "snapshot_hash": f"sha256:{digest}",
             "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
             "snapshot_size_bytes": size,
-            "snapshot_file": str(path.relative_to(settings.logs.parent)) if settings.logs.parent in path.parents else str(path),
+            "snapshot_file": str(path.relative_to(settings.logs.parent)),
             "trigger": session.trigger,
             "session_id": session.session_id,
             "layer_1_status": "SAVED_LOCALLY",

@@ -75,7 +75,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
 def verify_file(config: Config, path: Path) -> Report:
     """Checks one snapshot file against the index entry that names its hash."""
     digest = sha256_file(path)
-    for savepoint in savepoint_log.fold(savepoint_log.read(config.logs).events):
+    for savepoint in savepoint_log.savepoints(config.logs):
         if savepoint.snapshot_hash == digest:
             return verify(config, sequence=savepoint.sequence)
     report = Report()

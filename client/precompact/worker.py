@@ -81,7 +81,7 @@ def run(root: Path) -> None:
 
 
 def _log(message: str) -> None:
-    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}", flush=True)
+    print(f"{savepoint_log.utc_timestamp()} {message}", flush=True)
 
 
 def main() -> None:
