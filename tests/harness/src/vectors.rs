@@ -88,7 +88,10 @@ pub struct Vectors {
 }
 
 pub fn path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors/savepoint-v1.json")
+    // Read at run time: the target directory is shared between clones, so a test binary built in
+    // another (maybe deleted) clone must still read this clone's vectors.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    manifest.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR"))).join("../vectors/savepoint-v1.json")
 }
 
 pub fn load() -> Vectors {
