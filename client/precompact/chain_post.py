@@ -60,7 +60,7 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
     """Posts every savepoint not yet confirmed on chain; returns the problems met (each also
     appended to the index as LAYER_3_FAILED). Stops at the first savepoint that cannot go.
     Without the git layer the record names no commit (40 zeros)."""
-    pending = [s for s in savepoint_log.savepoints(logs) if s.layer_3 != "CONFIRMED"]
+    pending = [s for s in savepoint_log.savepoints(logs, instance) if s.layer_3 != "CONFIRMED"]
     if not pending:
         return []
     if program_id != str(chain.PROGRAM_ID):
@@ -155,12 +155,10 @@ def _send(client: Client, payer: Keypair, instructions) -> tuple[str, int]:
 
 
 def _confirmed(logs: Path, savepoint, signature: str | None, slot: int | None, recovered: bool) -> None:
-    event = {"event": "LAYER_3_CONFIRMED", "sequence": savepoint.sequence, "signature": signature, "slot": slot}
-    if recovered:
-        event["recovered"] = True
-    savepoint_log.record(logs, event)
+    details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
+    savepoint_log.mark(logs, savepoint, "LAYER_3_CONFIRMED", **details)
 
 
 def _failed(logs: Path, savepoint, reason: str) -> list[str]:
-    savepoint_log.record(logs, {"event": "LAYER_3_FAILED", "sequence": savepoint.sequence, "reason": reason})
+    savepoint_log.mark(logs, savepoint, "LAYER_3_FAILED", reason=reason)
     return [reason]

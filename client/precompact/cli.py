@@ -135,6 +135,7 @@ def status(as_json) -> None:
     if as_json:
         rows = [
             {
+                "instance": s.instance,
                 "sequence": s.sequence,
                 "timestamp": s.created.get("timestamp"),
                 "snapshot_hash": s.snapshot_hash,
@@ -150,10 +151,14 @@ def status(as_json) -> None:
         ]
         click.echo(json.dumps({"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines}, indent=2))
         return
-    click.echo(f"{loaded.instance}: {len(savepoints)} savepoint(s)")
-    for s in savepoints:
-        commit = (s.commit or "-")[:10]
-        click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {s.layer_2:<9} {commit:<10}  chain {s.layer_3}")
+    instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
+    for instance in instances:
+        mine = [s for s in savepoints if s.instance == instance]
+        current = " (this project's instance)" if instance == loaded.instance and len(instances) > 1 else ""
+        click.echo(f"{instance}: {len(mine)} savepoint(s){current}")
+        for s in mine:
+            commit = (s.commit or "-")[:10]
+            click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {s.layer_2:<9} {commit:<10}  chain {s.layer_3}")
     if bad_lines:
         click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)
 

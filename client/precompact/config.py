@@ -64,7 +64,7 @@ class Config:
     def logs(self) -> Path:
         return self.root / "logs"
 
-    def snapshot_settings(self, lineage: tuple[str, ...] = ()) -> snapshot.Settings:
+    def snapshot_settings(self) -> snapshot.Settings:
         return snapshot.Settings(
             instance=self.instance,
             logs=self.logs,
@@ -74,7 +74,6 @@ class Config:
             exclude=self.exclude,
             redaction=self.redaction,
             extra_patterns=dict(self.redaction_patterns),
-            lineage=lineage,
         )
 
 

@@ -123,10 +123,10 @@ def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list
             commit = commit_savepoint(repo, target, project_root, savepoint.created, index_file)
         except (GitStoreError, git.GitCommandError, OSError) as e:
             reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
-            savepoint_log.record(logs, {"event": "LAYER_2_FAILED", "sequence": savepoint.sequence, "reason": reason})
+            savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=reason)
             problems.append(reason)
             return problems  # later savepoints must not be committed ahead of this one
-        savepoint_log.record(logs, {"event": "LAYER_2_COMMITTED", "sequence": savepoint.sequence, "commit": commit, "branch": target.branch})
+        savepoint_log.mark(logs, savepoint, "LAYER_2_COMMITTED", commit=commit, branch=target.branch)
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != "PUSHED"]
     if not unpushed:
@@ -135,11 +135,11 @@ def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list
         push(repo, target)
     except GitStoreError as e:
         for savepoint in unpushed:
-            savepoint_log.record(logs, {"event": "LAYER_2_FAILED", "sequence": savepoint.sequence, "reason": str(e), "commit": savepoint.commit})
+            savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=str(e), commit=savepoint.commit)
         problems.append(str(e))
         return problems
     for savepoint in unpushed:
-        savepoint_log.record(logs, {"event": "LAYER_2_PUSHED", "sequence": savepoint.sequence, "commit": savepoint.commit, "remote": target.remote})
+        savepoint_log.mark(logs, savepoint, "LAYER_2_PUSHED", commit=savepoint.commit, remote=target.remote)
     return problems
 
 

@@ -68,11 +68,11 @@ def _pre_compact(payload: dict, cwd: Path) -> HookResult:
 
 def _post_compact(payload: dict, cwd: Path) -> HookResult:
     loaded = configuration.load(cwd)
-    latest = savepoint_log.latest(loaded.logs)
+    latest = savepoint_log.latest(loaded.logs, loaded.instance)
     if latest is None:
         return HookResult(stderr="precompact hook: no savepoint to attach the compaction summary to")
     summary = _text(payload, "compact_summary") or ""
-    savepoint_log.record(loaded.logs, {"event": "COMPACT_SUMMARY", "sequence": latest.sequence, "trigger": _text(payload, "trigger"), "summary": summary})
+    savepoint_log.mark(loaded.logs, latest, "COMPACT_SUMMARY", trigger=_text(payload, "trigger"), summary=summary)
     return HookResult()
 
 

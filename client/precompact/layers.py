@@ -23,9 +23,9 @@ class FlushOutcome:
         return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_LAYER_3_QUEUED
 
 
-def save(config: Config, session: snapshot.Session, lineage: tuple[str, ...] = ()) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
+def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
     """Layer 1 now, then whatever Layers 2 and 3 can do."""
-    written = snapshot.create_savepoint(config.snapshot_settings(lineage), session)
+    written = snapshot.create_savepoint(config.snapshot_settings(), session)
     return written, flush(config)
 
 
@@ -92,7 +92,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     if data is None:
         raise chain_post.RecordMissing(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
     fields = record.decode(data)
-    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs)}
+    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if chain.instance_id(s.instance) == fields["instance_id"]}
     match = local.get(fields["sequence"])
     if match is None:
         verdict = f"sequence {fields['sequence']} is not in the local index"

@@ -3,6 +3,9 @@
 Every change is a new line (an event); no line is ever rewritten. Appends happen under an
 exclusive lock on `logs/precompact-savepoint.lock` and are fsynced; `fold` turns the events into the
 current state of each savepoint.
+
+Each instance has its own chain of savepoints (sequence numbers from 1, hash links), as its
+on-chain record does; events name the instance and sequence they are about.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ LOCK_NAME = "precompact-savepoint.lock"
 LOCK_POLL_SECONDS = 0.01
 
 SAVEPOINT_CREATED = "SAVEPOINT_CREATED"
+RESURRECTED = "RESURRECTED"
 LAYER_EVENTS = {
     "LAYER_2_COMMITTED": ("layer_2", "COMMITTED"),
     "LAYER_2_PUSHED": ("layer_2", "PUSHED"),
@@ -88,6 +92,11 @@ def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
         append(logs, stamped)
 
 
+def mark(logs: Path, savepoint: Savepoint, event: str, **details) -> None:
+    """Records an event about one savepoint (a layer's progress, a summary)."""
+    record(logs, {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details})
+
+
 @dataclass
 class IndexRead:
     events: list[dict] = field(default_factory=list)
@@ -134,19 +143,24 @@ class Savepoint:
     def snapshot_hash(self) -> str:
         return self.created["snapshot_hash"].removeprefix("sha256:")
 
+    @property
+    def instance(self) -> str:
+        return self.created["instance"]
+
 
 def fold(events: list[dict]) -> list[Savepoint]:
-    """Savepoints in sequence order, each with the latest state of its layers."""
-    by_sequence: dict[int, Savepoint] = {}
+    """Savepoints in the order they were created (sequence order within an instance), each
+    with the latest state of its layers."""
+    by_key: dict[tuple[str, int], Savepoint] = {}
     for event in events:
-        sequence = event.get("sequence")
-        if not isinstance(sequence, int):
+        sequence, instance = event.get("sequence"), event.get("instance")
+        if not isinstance(sequence, int) or not isinstance(instance, str):
             continue
         kind = event.get("event")
         if kind == SAVEPOINT_CREATED:
-            by_sequence.setdefault(sequence, Savepoint(sequence=sequence, created=event))
+            by_key.setdefault((instance, sequence), Savepoint(sequence=sequence, created=event))
             continue
-        savepoint = by_sequence.get(sequence)
+        savepoint = by_key.get((instance, sequence))
         if savepoint is None:
             continue
         if kind in LAYER_EVENTS:
@@ -161,14 +175,29 @@ def fold(events: list[dict]) -> list[Savepoint]:
                 savepoint.chain_slot = event.get("slot")
         elif kind == "COMPACT_SUMMARY":
             savepoint.compact_summary = event.get("summary")
-    return [by_sequence[s] for s in sorted(by_sequence)]
+    return list(by_key.values())
 
 
-def savepoints(logs: Path) -> list[Savepoint]:
-    """The folded index: every savepoint in sequence order."""
-    return fold(read(logs).events)
+def of_instance(folded: list[Savepoint], instance: str) -> list[Savepoint]:
+    """One instance's savepoints, in sequence order."""
+    return sorted((s for s in folded if s.instance == instance), key=lambda s: s.sequence)
 
 
-def latest(logs: Path) -> Savepoint | None:
-    folded = savepoints(logs)
-    return folded[-1] if folded else None
+def savepoints(logs: Path, instance: str | None = None) -> list[Savepoint]:
+    """The folded index: every savepoint in creation order, or one instance's in sequence order."""
+    folded = fold(read(logs).events)
+    return folded if instance is None else of_instance(folded, instance)
+
+
+def lineage(events: list[dict], instance: str) -> list[str]:
+    """The instances this one continues, oldest first and itself last, as its latest
+    RESURRECTED event recorded; just itself when it was never resurrected from another."""
+    for event in reversed(events):
+        if event.get("event") == RESURRECTED and event.get("instance") == instance and isinstance(event.get("lineage"), list):
+            return [str(name) for name in event["lineage"]]
+    return [instance]
+
+
+def latest(logs: Path, instance: str) -> Savepoint | None:
+    mine = savepoints(logs, instance)
+    return mine[-1] if mine else None

@@ -66,7 +66,6 @@ class Settings:
     file_cap_bytes: int = 256 * 1024
     redaction: bool = True
     extra_patterns: dict = field(default_factory=dict)
-    lineage: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,14 +82,17 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
     now = now or datetime.now(timezone.utc)
     with savepoint_log.locked(settings.logs, INDEX_LOCK_TIMEOUT_SECONDS):
-        previous = savepoint_log.latest(settings.logs)
+        events = savepoint_log.read(settings.logs).events
+        mine = savepoint_log.of_instance(savepoint_log.fold(events), settings.instance)
+        previous = mine[-1] if mine else None
+        lineage = savepoint_log.lineage(events, settings.instance)
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None
         saves = settings.logs / SAVES_DIR
         saves.mkdir(parents=True, exist_ok=True)
         stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
         path = saves / f"snapshot_{stamp}_{sequence:06d}.json"
-        digest, size, facts = _write_snapshot(path, settings, session, now, sequence, previous)
+        digest, size, facts = _write_snapshot(path, settings, session, now, sequence, previous, lineage)
         event = {
             "event": savepoint_log.SAVEPOINT_CREATED,
             "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -115,7 +117,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
 
 
-def _write_snapshot(path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous) -> tuple[str, int, dict]:
+def _write_snapshot(path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str]) -> tuple[str, int, dict]:
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.value if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
@@ -143,7 +145,7 @@ def _write_snapshot(path: Path, settings: Settings, session: Session, now: datet
             else:
                 scan.found, scan.problem = False, "no transcript path given"
             emit(b"],")
-            rest = _fields(settings, session, now, sequence, previous, scan, clean, redactor)
+            rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, redactor)
             assert min(rest) > "conversation_history"
             emit(canonical(rest)[1:])
             out.flush()
@@ -156,7 +158,7 @@ def _write_snapshot(path: Path, settings: Settings, session: Session, now: datet
     return digest.hexdigest(), size, {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"]}
 
 
-def _fields(settings: Settings, session: Session, now: datetime, sequence: int, previous, scan, clean, redactor) -> dict:
+def _fields(settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str], scan, clean, redactor) -> dict:
     used = transcript.context_tokens(scan.last_usage)
     window = settings.context_window
     fields = {
@@ -167,7 +169,7 @@ def _fields(settings: Settings, session: Session, now: datetime, sequence: int, 
         "instance_id": settings.instance,
         "instance_id_sha256": hashlib.sha256(settings.instance.encode("utf-8")).hexdigest(),
         "instance_number": instance_number(settings.instance),
-        "lineage": list(settings.lineage),
+        "lineage": lineage,
         "session": clean(
             {
                 "session_id": session.session_id,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from precompact import gitstore, savepoint_log
@@ -23,10 +23,12 @@ class Finding:
     sequence: int | None
     layer: str
     problem: str
+    instance: str | None = None
 
     def __str__(self) -> str:
         where = f"savepoint {self.sequence}" if self.sequence is not None else "index"
-        return f"{where} [{self.layer}]: {self.problem}"
+        owner = f"{self.instance} " if self.instance else ""
+        return f"{owner}{where} [{self.layer}]: {self.problem}"
 
 
 @dataclass
@@ -49,26 +51,35 @@ def sha256_file(path: Path) -> str:
 
 
 def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
+    """Every instance's savepoints, or only the configured instance's savepoint `sequence`."""
     report = Report()
     index = savepoint_log.read(config.logs)
     for number in index.bad_lines:
         report.findings.append(Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)"))
-    savepoints = savepoint_log.fold(index.events)
-    repo = _repository(config, report) if config.git_layer and any(s.commit for s in savepoints) else None
-    previous = None
-    for expected, savepoint in enumerate(savepoints, start=1):
-        if savepoint.sequence != expected:
-            report.findings.append(Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"))
-        if sequence is None or savepoint.sequence == sequence:
-            report.checked.append(savepoint.sequence)
-            report.findings.extend(_check_local(config, savepoint, previous))
-            if repo is not None and savepoint.commit:
-                report.findings.extend(_check_git(repo, config, savepoint))
-        previous = savepoint
-    if sequence is not None and sequence not in report.checked:
-        report.findings.append(Finding(sequence, "index", "no such savepoint in the index"))
-    if check_chain and config.chain_layer and savepoints:
-        report.chain = _check_chain(config, {s.sequence: s for s in savepoints}, report)
+    folded = savepoint_log.fold(index.events)
+    repo = _repository(config, report) if config.git_layer and any(s.commit for s in folded) else None
+    instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
+    chain_verdicts = []
+    for instance in instances:
+        savepoints = savepoint_log.of_instance(folded, instance)
+        findings = []
+        previous = None
+        for expected, savepoint in enumerate(savepoints, start=1):
+            if savepoint.sequence != expected:
+                findings.append(Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"))
+            if sequence is None or savepoint.sequence == sequence:
+                report.checked.append(savepoint.sequence)
+                findings.extend(_check_local(config, savepoint, previous))
+                if repo is not None and savepoint.commit:
+                    findings.extend(_check_git(repo, config, savepoint))
+            previous = savepoint
+        if sequence is not None and sequence not in report.checked:
+            findings.append(Finding(sequence, "index", "no such savepoint in the index"))
+        if check_chain and config.chain_layer and savepoints:
+            chain_verdicts.append(_check_chain(config, instance, {s.sequence: s for s in savepoints}, findings))
+        report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
+    if chain_verdicts:
+        report.chain = "; ".join(chain_verdicts)
     return report
 
 
@@ -77,7 +88,7 @@ def verify_file(config: Config, path: Path) -> Report:
     digest = sha256_file(path)
     for savepoint in savepoint_log.savepoints(config.logs):
         if savepoint.snapshot_hash == digest:
-            return verify(config, sequence=savepoint.sequence)
+            return verify(replace(config, instance=savepoint.instance), sequence=savepoint.sequence)
     report = Report()
     report.findings.append(Finding(None, "index", f"{path} (sha256:{digest}) is not any savepoint in the index: altered or foreign"))
     return report
@@ -128,27 +139,27 @@ def _check_git(repo, config: Config, savepoint) -> list[Finding]:
     return []
 
 
-def _check_chain(config: Config, by_sequence: dict, report: Report) -> str:
+def _check_chain(config: Config, instance: str, by_sequence: dict, findings: list[Finding]) -> str:
     from precompact import chain_post, layers, record
 
     try:
-        found = layers.inspect(config)
+        found = layers.inspect(config, instance)
     except chain_post.ClusterUnreachable as e:
         return f"not verified ({e})"
     except chain_post.RecordMissing:
         return "nothing posted yet"
     except (chain_post.ChainError, record.RecordError) as e:
-        report.findings.append(Finding(None, "layer 3", str(e)))
+        findings.append(Finding(None, "layer 3", str(e)))
         return "failed"
     fields = found.fields
     n = fields["sequence"]
     local = by_sequence.get(n)
     if local is None:
-        report.findings.append(Finding(n, "layer 3", "the chain holds a savepoint the local index does not have"))
+        findings.append(Finding(n, "layer 3", "the chain holds a savepoint the local index does not have"))
     elif fields["snapshot_hash"].hex() != local.snapshot_hash:
-        report.findings.append(Finding(n, "layer 3", f"on-chain sha256:{fields['snapshot_hash'].hex()} differs from the index's sha256:{local.snapshot_hash}"))
+        findings.append(Finding(n, "layer 3", f"on-chain sha256:{fields['snapshot_hash'].hex()} differs from the index's sha256:{local.snapshot_hash}"))
     elif local.commit and fields["git_commit"].decode("ascii", "replace") != local.commit[:40]:
-        report.findings.append(Finding(n, "layer 3", f"on-chain commit {fields['git_commit'].decode('ascii', 'replace')} differs from git's {local.commit[:40]}"))
+        findings.append(Finding(n, "layer 3", f"on-chain commit {fields['git_commit'].decode('ascii', 'replace')} differs from git's {local.commit[:40]}"))
     if not found.signature_valid:
-        report.findings.append(Finding(n, "layer 3", "the on-chain signature does not verify against the authority"))
+        findings.append(Finding(n, "layer 3", "the on-chain signature does not verify against the authority"))
     return f"record at sequence {n} checked"

@@ -57,9 +57,8 @@ def _exclusive(logs: Path):
         os.close(fd)
 
 
-def _newest_sequence(logs: Path) -> int:
-    savepoint = savepoint_log.latest(logs)
-    return savepoint.sequence if savepoint else 0
+def _savepoint_count(logs: Path) -> int:
+    return len(savepoint_log.savepoints(logs))
 
 
 def run(root: Path) -> None:
@@ -69,14 +68,14 @@ def run(root: Path) -> None:
         with _exclusive(logs) as mine:
             if not mine:
                 return
-            seen = _newest_sequence(logs)
+            seen = _savepoint_count(logs)
             for pause in (*BACKOFF_SECONDS, None):
                 outcome = layers.flush(configuration.load(root))
                 if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
                     break
                 _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
                 time.sleep(pause)
-        if _newest_sequence(logs) == seen:
+        if _savepoint_count(logs) == seen:
             return
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from precompact import savepoint_log
-from test_cli_layers import fund, initialized
+from test_cli_layers import INSTANCE, fund, initialized
 from test_worker import wait_until
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
@@ -43,7 +43,7 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
 
     post = hook({"hook_event_name": "PostCompact", "cwd": str(project), "trigger": "auto", "compact_summary": "We fixed the app."})
     assert post.returncode == 0 and post.stdout == b""
-    assert savepoint_log.latest(logs).compact_summary == "We fixed the app."
+    assert savepoint_log.latest(logs, INSTANCE).compact_summary == "We fixed the app."
 
 
 def test_failures_never_block_and_are_logged(tmp_path):

@@ -203,22 +203,41 @@ def test_index_survives_a_torn_last_line(project):
 
 
 def test_fold_applies_layer_events_in_order():
+    a = {"instance": "A #1"}
     events = [
-        {"event": "SAVEPOINT_CREATED", "sequence": 1, "snapshot_hash": "sha256:aa"},
-        {"event": "LAYER_2_COMMITTED", "sequence": 1, "commit": "c1"},
-        {"event": "LAYER_2_FAILED", "sequence": 1, "reason": "remote unreachable"},
-        {"event": "LAYER_2_PUSHED", "sequence": 1},
-        {"event": "SAVEPOINT_CREATED", "sequence": 2, "snapshot_hash": "sha256:bb"},
-        {"event": "LAYER_3_CONFIRMED", "sequence": 2, "signature": "sig", "slot": 9},
-        {"event": "LAYER_3_CONFIRMED", "sequence": 7},
-        {"event": "COMPACT_SUMMARY", "sequence": 2, "summary": "we did things"},
+        {**a, "event": "SAVEPOINT_CREATED", "sequence": 1, "snapshot_hash": "sha256:aa"},
+        {**a, "event": "LAYER_2_COMMITTED", "sequence": 1, "commit": "c1"},
+        {**a, "event": "LAYER_2_FAILED", "sequence": 1, "reason": "remote unreachable"},
+        {**a, "event": "LAYER_2_PUSHED", "sequence": 1},
+        {**a, "event": "SAVEPOINT_CREATED", "sequence": 2, "snapshot_hash": "sha256:bb"},
+        {**a, "event": "LAYER_3_CONFIRMED", "sequence": 2, "signature": "sig", "slot": 9},
+        {**a, "event": "LAYER_3_CONFIRMED", "sequence": 7},
+        {**a, "event": "COMPACT_SUMMARY", "sequence": 2, "summary": "we did things"},
+        {"event": "LAYER_3_CONFIRMED", "sequence": 1, "signature": "no instance: ignored"},
     ]
     first, second = savepoint_log.fold(events)
     assert (first.layer_2, first.commit, first.failures) == ("PUSHED", "c1", ["layer_2: remote unreachable"])
-    assert first.snapshot_hash == "aa"
+    assert first.snapshot_hash == "aa" and first.layer_3 == "QUEUED"
     assert (second.layer_3, second.chain_signature, second.chain_slot) == ("CONFIRMED", "sig", 9)
     assert second.compact_summary == "we did things"
     assert second.layer_2 == "PENDING"
+
+
+def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
+    logs = project / "logs"
+    base = settings(project)
+    first = snapshot.create_savepoint(base, session(project, None))
+    savepoint_log.record(logs, {"event": savepoint_log.RESURRECTED, "instance": "Gabriel #216", "from_instance": "Gabriel #215", "from_sequence": 1, "lineage": ["Gabriel #215", "Gabriel #216"]})
+    successor = snapshot.create_savepoint(settings(project, instance="Gabriel #216"), session(project, None))
+    again = snapshot.create_savepoint(base, session(project, None))
+    assert (successor.sequence, successor.prev_sha256) == (1, None)
+    assert (again.sequence, again.prev_sha256) == (2, first.sha256)
+    assert json.loads(successor.path.read_bytes())["lineage"] == ["Gabriel #215", "Gabriel #216"]
+    assert json.loads(again.path.read_bytes())["lineage"] == ["Gabriel #215"]
+    marked = savepoint_log.latest(logs, "Gabriel #216")
+    savepoint_log.mark(logs, marked, "LAYER_2_COMMITTED", commit="c216")
+    assert savepoint_log.latest(logs, "Gabriel #216").commit == "c216"
+    assert [s.commit for s in savepoint_log.savepoints(logs, "Gabriel #215")] == [None, None]
 
 
 def test_lock_timeout_is_reported(project):

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from conftest import run
 from precompact.cli import main
-from test_cli_layers import fund, initialized, invoke, statuses
+from test_cli_layers import INSTANCE, fund, initialized, invoke, statuses
 
 
 def setup_three(workspace, localnet, monkeypatch):
@@ -40,7 +40,7 @@ def test_an_edited_snapshot_byte_is_named(workspace, localnet, monkeypatch):
     path.write_bytes(bytes(data))
     result = verify()
     assert result.exit_code == 1
-    assert result.output.startswith(f"✗ first broken link: savepoint 2 [layer 1]: snapshot file {path} was altered")
+    assert result.output.startswith(f"✗ first broken link: {INSTANCE} savepoint 2 [layer 1]: snapshot file {path} was altered")
     file_result = verify(str(path))
     assert file_result.exit_code == 1 and "is not any savepoint in the index" in file_result.output
 
