@@ -56,7 +56,7 @@ def load_keypair(path: Path) -> Keypair:
         raise ChainError(f"keypair {path} is not a valid ed25519 keypair ({e})") from None
 
 
-def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: str, logs: Path, git_layer: bool = True) -> list[str]:
+def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: str, logs: Path, git_layer: bool = True, authority: str | None = None) -> list[str]:
     """Posts every savepoint not yet confirmed on chain; returns the problems met (each also
     appended to the index as LAYER_3_FAILED). Stops at the first savepoint that cannot go.
     Without the git layer the record names no commit (40 zeros)."""
@@ -65,10 +65,13 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
         return []
     if program_id != str(chain.PROGRAM_ID):
         return _failed(logs, pending[0], f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})")
+    expected = authority
     try:
         authority = load_keypair(keypair_path)
     except ChainError as e:
         return _failed(logs, pending[0], str(e))
+    if expected is not None and str(authority.pubkey()) != expected:
+        return _failed(logs, pending[0], f"keypair {keypair_path} is {authority.pubkey()}, not chain.authority {expected}; point chain.keypair at that key's file")
     instance_id = chain.instance_id(instance)
     record, _ = chain.record_address(authority.pubkey(), instance_id)
     client = Client(cluster, timeout=RPC_TIMEOUT_SECONDS)

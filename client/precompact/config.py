@@ -33,7 +33,10 @@ ENV_OVERRIDES = {
     "PRECOMPACT_CLUSTER": ("chain", "cluster"),
     "PRECOMPACT_KEYPAIR": ("chain", "keypair"),
     "PRECOMPACT_PROGRAM_ID": ("chain", "program_id"),
+    "PRECOMPACT_AUTHORITY": ("chain", "authority"),
 }
+SESSION_START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -51,6 +54,9 @@ class Config:
     cluster: str
     keypair: Path
     program_id: str
+    # The public key whose records to read; None: the keypair's. Set it on a machine that has
+    # only the public half.
+    authority: str | None
     git_layer: bool
     chain_layer: bool
     session_state: Path | None
@@ -59,6 +65,7 @@ class Config:
     context_window: int
     redaction: bool
     redaction_patterns: dict
+    session_start_sources: tuple[str, ...]
 
     @property
     def logs(self) -> Path:
@@ -113,6 +120,13 @@ def _validate(root: Path, raw: dict) -> Config:
     program_id = r.string("chain", "program_id", _default_program_id())
     if not is_pubkey(program_id):
         raise ConfigError(f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address")
+    authority = r.string("chain", "authority", "") or None
+    if authority is not None and not is_pubkey(authority):
+        raise ConfigError(f"chain.authority {authority!r} is not a base58 public key; use the public key that signs your savepoints")
+    sources = r.strings("hooks", "session_start_sources", DEFAULT_SESSION_START_SOURCES)
+    unknown = sorted(set(sources) - set(SESSION_START_SOURCES))
+    if unknown:
+        raise ConfigError(f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}; use any of {', '.join(SESSION_START_SOURCES)}")
     window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW)
     if window <= 0:
         raise ConfigError("snapshot.context_window must be a positive number of tokens")
@@ -134,6 +148,7 @@ def _validate(root: Path, raw: dict) -> Config:
         cluster=cluster,
         keypair=Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser(),
         program_id=program_id,
+        authority=authority,
         git_layer=r.boolean("layers", "git", True),
         chain_layer=r.boolean("layers", "chain", True),
         session_state=_path(root, session_state) if session_state else None,
@@ -142,6 +157,7 @@ def _validate(root: Path, raw: dict) -> Config:
         context_window=window,
         redaction=r.boolean("redaction", "enabled", True),
         redaction_patterns=patterns,
+        session_start_sources=tuple(sources),
     )
 
 
@@ -222,7 +238,7 @@ def render(values: dict) -> str:
     q = _toml_string
     lines = [
         "# precompact configuration, written by `precompact init`. Environment variables",
-        "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID override it.",
+        "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY override it.",
         f"instance = {q(values['instance'])}",
         "",
         "[git]",
@@ -235,6 +251,8 @@ def render(values: dict) -> str:
         f"keypair = {q(values.get('keypair', DEFAULT_KEYPAIR))}",
         f"program_id = {q(values.get('program_id', _default_program_id()))}",
         "",
+        "# authority = \"<public key>\"  # read records signed by this key (default: the keypair's)",
+        "",
         "[layers]",
         "git = true",
         "chain = true",
@@ -244,6 +262,10 @@ def render(values: dict) -> str:
         "include = []",
         "exclude = [" + ", ".join(q(p) for p in DEFAULT_EXCLUDE) + "]",
         f"context_window = {DEFAULT_CONTEXT_WINDOW}",
+        "",
+        "[hooks]",
+        "# SessionStart sources that get the restore brief: " + ", ".join(SESSION_START_SOURCES),
+        "session_start_sources = [" + ", ".join(q(s) for s in DEFAULT_SESSION_START_SOURCES) + "]",
         "",
         "[redaction]",
         "enabled = true",

@@ -100,9 +100,33 @@ def push(repo: git.Repo, target: Target) -> None:
     try:
         repo.git.push("--quiet", target.remote, f"{target.ref}:{target.ref}", kill_after_timeout=PUSH_TIMEOUT_SECONDS, env={"GIT_TERMINAL_PROMPT": "0"})
     except git.GitCommandError as e:
-        detail = (e.stderr or "").strip().splitlines()
-        reason = detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git push exited {e.status}"
-        raise GitStoreError(f"push to {target.remote} failed: {reason}") from None
+        raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
+
+
+def fetch(repo: git.Repo, target: Target) -> None:
+    """Fetches the savepoint branch into its remote-tracking ref; raises GitStoreError on failure."""
+    if target.remote not in [r.name for r in repo.remotes]:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    refspec = f"+{target.ref}:refs/remotes/{target.remote}/{target.branch}"
+    try:
+        repo.git.fetch("--quiet", target.remote, refspec, kill_after_timeout=PUSH_TIMEOUT_SECONDS, env={"GIT_TERMINAL_PROMPT": "0"})
+    except git.GitCommandError as e:
+        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
+
+
+def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
+    """The newest savepoint commit known here: the local branch, else its remote-tracking copy."""
+    return _resolve(repo, target.ref) or _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
+
+
+def has_commit(repo: git.Repo, commit: str) -> bool:
+    return _resolve(repo, commit) is not None
+
+
+def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
+    """The commit in `tip`'s history that added `path`."""
+    found = repo.git.log("--diff-filter=A", "--format=%H", "-1", tip, "--", path).strip()
+    return found or None
 
 
 def file_at(repo: git.Repo, commit: str, path: str) -> bytes:
@@ -141,6 +165,12 @@ def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list
     for savepoint in unpushed:
         savepoint_log.mark(logs, savepoint, "LAYER_2_PUSHED", commit=savepoint.commit, remote=target.remote)
     return problems
+
+
+def _reason(error: git.GitCommandError) -> str:
+    """Git's own last line of complaint."""
+    detail = (error.stderr or "").strip().splitlines()
+    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {error.status}"
 
 
 def _resolve(repo: git.Repo, ref: str) -> str | None:

@@ -45,7 +45,7 @@ def flush(config: Config) -> FlushOutcome:
         from precompact import chain_post
 
         outcome.layer_3_problems = chain_post.post_pending(
-            config.cluster, config.keypair, config.program_id, config.instance, config.logs, git_layer=config.git_layer
+            config.cluster, config.keypair, config.program_id, config.instance, config.logs, git_layer=config.git_layer, authority=config.authority
         )
     return outcome
 
@@ -64,7 +64,7 @@ class Inspection:
     local_index: str
 
 
-def inspect(config: Config, instance: str | None = None, address: str | None = None) -> Inspection:
+def inspect(config: Config, instance: str | None = None, address: str | None = None, timeout: float | None = None) -> Inspection:
     """Fetches and decodes the on-chain record, checks its signature offline and compares it with
     the local index. Raises ChainError or RecordError with a one-line reason."""
     from solana.rpc.api import Client
@@ -77,12 +77,12 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
             raise chain_post.ChainError(f"--address {address!r} is not a base58 public key")
         where = Pubkey.from_string(address)
     else:
-        authority = chain_post.load_keypair(config.keypair).pubkey()
+        authority = Pubkey.from_string(config.authority) if config.authority else chain_post.load_keypair(config.keypair).pubkey()
         where, _ = chain.record_address(authority, chain.instance_id(instance or config.instance))
     from solana.exceptions import SolanaRpcException
     from solana.rpc.core import RPCException
 
-    client = Client(config.cluster, timeout=chain_post.RPC_TIMEOUT_SECONDS)
+    client = Client(config.cluster, timeout=timeout or chain_post.RPC_TIMEOUT_SECONDS)
     try:
         data = chain_post.fetch_record(client, where)
     except (SolanaRpcException, OSError) as e:

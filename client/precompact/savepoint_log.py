@@ -15,7 +15,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,23 +105,28 @@ class IndexRead:
 
 def read(logs: Path) -> IndexRead:
     """All events in order; unparseable lines are reported by line number, never fatal."""
-    result = IndexRead()
     try:
         with index_path(logs).open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    result.bad_lines.append(number)
-                    continue
-                if isinstance(event, dict):
-                    result.events.append(event)
-                else:
-                    result.bad_lines.append(number)
+            return parse(f)
     except FileNotFoundError:
-        pass
+        return IndexRead()
+
+
+def parse(lines: Iterable[bytes]) -> IndexRead:
+    """The events of an index's lines (from the file, or a copy of it kept in git)."""
+    result = IndexRead()
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            result.bad_lines.append(number)
+            continue
+        if isinstance(event, dict):
+            result.events.append(event)
+        else:
+            result.bad_lines.append(number)
     return result
 
 
