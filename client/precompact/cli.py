@@ -240,6 +240,35 @@ def verify(check_all, sequence, file) -> None:
 
 
 @main.command()
+@click.option("--instance", help="Whose savepoint to show (default: the configured instance).")
+@click.option("--from", "from_instance", help='Restore a predecessor\'s savepoint into this instance and record the lineage, e.g. "Gabriel #215".')
+@click.option("--sequence", type=click.IntRange(min=1), help="That savepoint instead of the newest.")
+@click.option("--at", "at_time", metavar="ISO-TIME", help="The newest savepoint at or before this time (UTC unless a zone is given).")
+@click.option("--format", "output", type=click.Choice(["brief", "report", "json"]), default="report", show_default=True)
+@click.option("--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes).")
+def resurrect(instance, from_instance, sequence, at_time, output, restore_state) -> None:
+    """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
+    from precompact import restore_brief
+    from precompact import resurrect as resurrection
+
+    if instance and from_instance:
+        raise click.UsageError("give --instance or --from, not both")
+    if sequence is not None and at_time:
+        raise click.UsageError("give --sequence or --at, not both")
+    loaded = _load()
+    try:
+        found = resurrection.resurrect(loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance))
+    except resurrection.ResurrectError as e:
+        raise click.ClickException(str(e)) from None
+    if output == "json":
+        click.echo(json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False))
+    else:
+        click.echo(restore_brief.brief(found) if output == "brief" else restore_brief.report(found))
+    if not found.intact:
+        sys.exit(1)
+
+
+@main.command()
 def hook() -> None:
     """Claude Code hook handler: reads the hook JSON on stdin. Always exits 0."""
     from precompact import hook as hook_handler

@@ -1,6 +1,7 @@
 """`precompact hook`: the Claude Code hook handler. It must never slow or block the session:
 it always exits 0, never emits a block decision, and reports failures in its message and in
-`logs/precompact-errors.log` instead. Only Layer 1 runs here; the detached worker does the rest.
+`logs/precompact-errors.log` instead. PreCompact runs only Layer 1 here (the detached worker does
+the rest); SessionStart hands the new session the restore brief of the latest savepoint.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from precompact import config as configuration
 from precompact import savepoint_log, snapshot
 
 ERRORS_LOG = "precompact-errors.log"
+# A session start waits for the chain read at most this long; past it the brief says
+# "not verified" rather than hold the session up.
+SESSION_START_RPC_TIMEOUT_SECONDS = 3
 
 
 @dataclass
@@ -35,9 +39,9 @@ def handle(raw: bytes) -> HookResult:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         return HookResult(stderr="precompact hook: input has no \"cwd\" string; nothing saved")
-    handlers = {"PreCompact": _pre_compact, "PostCompact": _post_compact}
+    handlers = {"PreCompact": _pre_compact, "PostCompact": _post_compact, "SessionStart": _session_start}
     if event not in handlers:
-        return HookResult(stderr=f"precompact hook: event {event!r} is not handled (PreCompact, PostCompact); nothing done")
+        return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done")
     try:
         return handlers[event](payload, Path(cwd))
     except Exception as e:  # the session must go on whatever happens here
@@ -74,6 +78,21 @@ def _post_compact(payload: dict, cwd: Path) -> HookResult:
     summary = _text(payload, "compact_summary") or ""
     savepoint_log.mark(loaded.logs, latest, "COMPACT_SUMMARY", trigger=_text(payload, "trigger"), summary=summary)
     return HookResult()
+
+
+def _session_start(payload: dict, cwd: Path) -> HookResult:
+    loaded = configuration.load(cwd)
+    source = _text(payload, "source")
+    if source not in loaded.session_start_sources:
+        return HookResult()
+    from precompact import restore_brief, resurrect
+
+    try:
+        found = resurrect.resurrect(loaded, rpc_timeout=SESSION_START_RPC_TIMEOUT_SECONDS)
+        context = restore_brief.brief(found)
+    except resurrect.ResurrectError as e:
+        context = f"[precompact] No savepoint restored: {e}"
+    return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False))
 
 
 def _text(payload: dict, key: str) -> str | None:

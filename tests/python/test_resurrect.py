@@ -1,0 +1,202 @@
+"""Resurrection and the SessionStart hook: PreCompact -> PostCompact -> SessionStart through real
+processes, a real git remote and a running precompact-localnet; after a localnet restart; from a
+fresh clone holding only the public key; older savepoints; lineage; tampering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+from precompact import config as configuration
+from precompact import restore_brief, resurrect, savepoint_log
+from test_cli_layers import INSTANCE, fund, initialized, invoke
+from test_hook import hook
+from test_worker import wait_until
+from transcript_gen import generate, payload
+
+SUCCESSOR = "Gabriel #216"
+
+
+def landed(project: Path, count: int) -> bool:
+    states = savepoint_log.savepoints(project / "logs", INSTANCE)
+    return len(states) == count and all((s.layer_2, s.layer_3) == ("PUSHED", "CONFIRMED") for s in states)
+
+
+def saved(project: Path, localnet, monkeypatch, count: int = 1):
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    (project / "session_current.json").write_text(json.dumps({"current_priorities": ["ship the resurrection"]}))
+    transcript = generate(project.parent / "session.jsonl", 200_000, project=project, partial_tail=True)
+    for _ in range(count):
+        assert invoke("savepoint", "--transcript", str(transcript.path)).exit_code == 0
+    return authority, transcript
+
+
+def session_start(project: Path, source: str = "compact") -> dict | None:
+    result = hook(payload("SessionStart", project, source=source))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    authority = initialized(project, monkeypatch, localnet.url)
+    fund(localnet.url, authority)
+    transcript = generate(project.parent / "session.jsonl", 300_000, project=project, partial_tail=True)
+    pre = hook(payload("PreCompact", project, transcript.path))
+    assert pre.returncode == 0 and "savepoint 1 saved" in json.loads(pre.stdout)["systemMessage"]
+    assert wait_until(lambda: landed(project, 1)), (project / "logs" / "precompact-worker.log").read_text()
+    post = hook(payload("PostCompact", project, transcript.path, compact_summary="We made the flaky test deterministic."))
+    assert post.returncode == 0
+
+    output = session_start(project)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert len(context) < 10_000
+    for fact in (
+        "Instance Resurrection Report",
+        "Last savepoint: #1",
+        "Blockchain proof: ✓ verified",
+        "Git backup: ✓ verified",
+        "Integrity: ✓ verified",
+        "We made the flaky test deterministic.",
+        transcript.requests[-1],
+        transcript.conclusions[-1],
+        transcript.files[-1],
+        "logs/precompact-saves/snapshot_",
+    ):
+        assert fact in context, fact
+    assert session_start(project, source="startup") is None  # not a configured source
+
+
+def test_resurrection_survives_a_localnet_restart(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    saved(project, localnet, monkeypatch)
+    localnet.stop()
+    monkeypatch.setenv("PRECOMPACT_CLUSTER", localnet.start())  # same state file, new port
+    found = resurrect.resurrect(configuration.load(project))
+    assert found.intact and found.checks["chain"].status == resurrect.VERIFIED
+
+
+def test_chain_unreachable_is_said_not_fatal(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    saved(project, localnet, monkeypatch)
+    localnet.stop()
+    result = invoke("resurrect")
+    assert result.exit_code == 0, result.output
+    assert "Blockchain proof: – not verified (cluster" in result.output and "Git backup: ✓ verified" in result.output
+
+
+def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, localnet, monkeypatch):
+    project, remote = workspace
+    authority, transcript = saved(project, localnet, monkeypatch, count=2)
+    elsewhere = project.parent / "elsewhere"
+    run(project.parent, "clone", "-q", str(remote), str(elsewhere))
+    (elsewhere / ".precompact.toml").write_text(
+        f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
+    )
+    monkeypatch.chdir(elsewhere)
+    result = invoke("resurrect", "--format", "json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    assert found["sequence"] == 2 and found["intact"] and found["source"].startswith("branch precompact/savepoints")
+    assert {c["status"] for c in found["checks"].values()} == {"verified"}
+    assert Path(found["snapshot_path"]).is_file()
+    assert invoke("resurrect", "--format", "brief").output.count(transcript.conclusions[-1]) == 1
+
+
+def test_older_savepoints_by_sequence_and_time(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    saved(project, localnet, monkeypatch, count=3)
+    loaded = configuration.load(project)
+    first = resurrect.resurrect(loaded, sequence=1)
+    assert (first.savepoint.sequence, first.later) == (1, 2) and first.intact
+    assert "links to it through the hash chain" in first.checks["chain"].detail
+    events = [s.created for s in savepoint_log.savepoints(loaded.logs, INSTANCE)]
+    newest_by_then = max(e["sequence"] for e in events if e["unix_timestamp"] <= events[1]["unix_timestamp"])
+    assert resurrect.resurrect(loaded, at=events[1]["timestamp"]).savepoint.sequence == newest_by_then
+    for args, message in (
+        (("--sequence", "9"), "has no savepoint 9; it has 1 to 3"),
+        (("--at", "2001-01-01T00:00:00Z"), "has no savepoint at or before 2001-01-01T00:00:00Z"),
+        (("--at", "yesterday"), "is not an ISO 8601 time"),
+        (("--instance", "Nobody #1"), "no savepoint of Nobody #1"),
+        (("--instance", "A", "--from", "B"), "give --instance or --from"),
+    ):
+        result = invoke("resurrect", *args)
+        assert result.exit_code != 0 and message in result.output, (args, result.output)
+
+
+def test_from_a_predecessor_records_the_lineage_and_starts_a_new_chain(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    saved(project, localnet, monkeypatch, count=2)
+    monkeypatch.setenv("PRECOMPACT_INSTANCE", SUCCESSOR)
+    result = invoke("resurrect", "--from", INSTANCE)
+    assert result.exit_code == 0, result.output
+    assert f"Previous instance: {INSTANCE}" in result.output and f"Lineage: {INSTANCE} → {SUCCESSOR}" in result.output
+    assert invoke("savepoint").exit_code == 0  # all three layers, on the successor's own record
+    [first] = savepoint_log.savepoints(project / "logs", SUCCESSOR)
+    document = json.loads((project / first.created["snapshot_file"]).read_bytes())
+    assert (first.sequence, document["lineage"], first.layer_3) == (1, [INSTANCE, SUCCESSOR], "CONFIRMED")
+    invoke("resurrect", "--from", INSTANCE)
+    lineage_events = [e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.RESURRECTED]
+    assert len(lineage_events) == 1  # the same lineage is recorded once
+
+
+def test_restore_state_writes_the_saved_file_back(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    saved(project, localnet, monkeypatch)
+    state = project / "session_current.json"
+    state.write_text("overwritten by a later session")
+    result = invoke("resurrect", "--restore-state")
+    assert result.exit_code == 0 and f"Session state restored to {state}" in result.output
+    assert json.loads(state.read_text()) == {"current_priorities": ["ship the resurrection"]}
+
+
+def test_a_tampered_local_snapshot_is_named_and_git_supplies_the_copy(workspace, localnet, monkeypatch):
+    project, _ = workspace
+    saved(project, localnet, monkeypatch)
+    [savepoint] = savepoint_log.savepoints(project / "logs", INSTANCE)
+    local = project / savepoint.created["snapshot_file"]
+    local.write_bytes(local.read_bytes().replace(b"Conclusion", b"Confusion"))
+    result = invoke("resurrect", "--restore-state")
+    assert result.exit_code != 0 and "failed verification; the session state was not restored" in result.output
+    result = invoke("resurrect")
+    assert result.exit_code == 1
+    assert "Local copy: ✗ FAILED" in result.output and "NOT INTACT" in result.output
+    restored = local.with_name(local.stem + ".from-git.json")
+    assert restored.is_file() and b"Confusion" in local.read_bytes()
+    assert "Confusion" not in restore_brief.brief(resurrect.resurrect(configuration.load(project)))
+
+
+def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert invoke("init", "--yes", "--instance", INSTANCE, "--keypair", str(tmp_path / "id.json")).exit_code == 0
+    config_file = tmp_path / ".precompact.toml"
+    config_file.write_text(config_file.read_text().replace("git = true", "git = false").replace("chain = true", "chain = false"))
+    transcript = generate(tmp_path / "big.jsonl", 2_000_000, project=tmp_path)
+    with transcript.path.open("a") as f:
+        f.write(json.dumps({"type": "user", "message": {"content": "x" * 50_000 + " final request"}}) + "\n")
+    assert invoke("savepoint", "--transcript", str(transcript.path)).exit_code == 0
+    loaded = configuration.load(tmp_path)
+    savepoint_log.mark(loaded.logs, savepoint_log.latest(loaded.logs, INSTANCE), "COMPACT_SUMMARY", summary="s" * 20_000)
+    text = restore_brief.brief(resurrect.resurrect(loaded))
+    assert len(text) <= restore_brief.BRIEF_LIMIT
+    assert "Git backup: – off" in text and "Blockchain proof: – off" in text
+    assert "[user] xxxx" in text and "## More" in text  # the newest message is kept, cut, and the pointer survives
+
+
+@pytest.mark.parametrize("content", ["plain words", [{"type": "text", "text": "a"}, {"type": "tool_result", "content": "hidden"}]])
+def test_exchanges_keep_text_and_merge_assistant_blocks(content):
+    history = [
+        {"type": "user", "message": {"content": content}},
+        {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "one"}]}},
+        {"type": "assistant", "message": {"id": "m1", "content": [{"type": "tool_use", "name": "Read"}]}},
+        {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "two"}]}},
+        {"type": "assistant", "isSidechain": True, "message": {"id": "m2", "content": "side"}},
+        {"type": "system", "subtype": "compact_boundary"},
+    ]
+    got = restore_brief.exchanges(history)
+    assert got == [("user", "plain words" if isinstance(content, str) else "a"), ("assistant", "one\ntwo")]
