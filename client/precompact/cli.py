@@ -269,6 +269,51 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state)
 
 
 @main.command()
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True, help="project: ./.claude/settings.json; user: ~/.claude/settings.json.")
+@click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
+def install(scope, dry_run) -> None:
+    """Add the PreCompact, PostCompact and SessionStart hooks to Claude Code's settings.json."""
+    from precompact import install as installer
+
+    try:
+        sources = configuration.load(Path.cwd()).session_start_sources
+    except ConfigError:
+        sources = tuple(configuration.DEFAULT_SESSION_START_SOURCES)
+    try:
+        change = installer.plan_install(installer.settings_path(scope, Path.cwd()), installer.command_path(), sources)
+    except installer.InstallError as e:
+        raise click.ClickException(str(e)) from None
+    _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
+
+
+@main.command()
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
+@click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
+def uninstall(scope, dry_run) -> None:
+    """Remove precompact's hooks (and only those) from Claude Code's settings.json."""
+    from precompact import install as installer
+
+    try:
+        change = installer.plan_uninstall(installer.settings_path(scope, Path.cwd()))
+    except installer.InstallError as e:
+        raise click.ClickException(str(e)) from None
+    _apply(change, dry_run, f"removed precompact's hooks from {change.path}", f"no precompact hooks in {change.path}; nothing changed")
+
+
+def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:
+    from precompact import install as installer
+
+    if dry_run:
+        click.echo(change.text(), nl=False)
+        return
+    if not change.changed:
+        click.echo(unchanged)
+        return
+    installer.apply(change)
+    click.echo(done)
+
+
+@main.command()
 def hook() -> None:
     """Claude Code hook handler: reads the hook JSON on stdin. Always exits 0."""
     from precompact import hook as hook_handler

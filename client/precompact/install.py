@@ -1,0 +1,140 @@
+"""`precompact install` / `uninstall`: our command hooks in Claude Code's settings.json.
+
+Only entries whose command runs `precompact hook` are ours; everything else in the file is kept
+as it was (same keys, values and order). A file that is not valid JSON, or whose `hooks` is not
+shaped as Claude Code expects, is refused and never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration.
+HOOKS = {"PreCompact": ("auto|manual", 60), "PostCompact": ("auto|manual", 15), "SessionStart": (None, 30)}
+
+
+class InstallError(Exception):
+    """settings.json cannot be changed safely; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    before: dict
+    after: dict
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def text(self) -> str:
+        return json.dumps(self.after, indent=2, ensure_ascii=False) + "\n"
+
+
+def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
+    return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
+
+
+def command_path() -> str:
+    """The absolute path of the `precompact` that is running (the one installed with this package)."""
+    beside = Path(sys.executable).with_name("precompact")
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("precompact")
+    if found is None:
+        raise InstallError("cannot find the installed `precompact` executable; install the package (pip install -e .) first")
+    return str(Path(found).resolve())
+
+
+def is_ours(handler) -> bool:
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    try:
+        words = shlex.split(handler["command"])
+    except ValueError:
+        return False
+    return len(words) == 2 and Path(words[0]).name == "precompact" and words[1] == "hook"
+
+
+def plan_install(path: Path, command: str, session_start_sources: tuple[str, ...]) -> Change:
+    before = _read(path)
+    after = _without_ours(before)
+    hooks = after.setdefault("hooks", {})
+    for event, (matcher, timeout) in HOOKS.items():
+        entry = {"matcher": matcher or "|".join(session_start_sources), "hooks": [{"type": "command", "command": f"{shlex.quote(command)} hook", "timeout": timeout}]}
+        hooks.setdefault(event, []).append(entry)
+    return Change(path, before, after)
+
+
+def plan_uninstall(path: Path) -> Change:
+    before = _read(path)
+    return Change(path, before, _without_ours(before))
+
+
+def apply(change: Change) -> None:
+    """Writes the new settings atomically, keeping the file's mode."""
+    change.path.parent.mkdir(parents=True, exist_ok=True)
+    mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
+    tmp = change.path.with_name(f".{change.path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(change.text())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, change.path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise InstallError(f"cannot read {path}: {e}") from None
+    if not text.strip():
+        return {}
+    try:
+        settings = json.loads(text)
+    except ValueError as e:
+        raise InstallError(f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it") from None
+    if not isinstance(settings, dict):
+        raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
+        raise InstallError(f'{path}: "hooks" must map event names to lists; fix it by hand, precompact will not overwrite it')
+    return settings
+
+
+def _without_ours(settings: dict) -> dict:
+    """A copy with our handlers removed, and any group, event or `hooks` they alone filled."""
+    out = json.loads(json.dumps(settings))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        kept_groups = []
+        for group in hooks[event]:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+                kept_groups.append(group)
+                continue
+            remaining = [h for h in handlers if not is_ours(h)]
+            if remaining:
+                kept_groups.append({**group, "hooks": remaining})
+        if kept_groups or not hooks[event]:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks and settings.get("hooks"):
+        del out["hooks"]
+    return out
