@@ -13,25 +13,28 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 # Order matters: specific token formats first, generic assignments last, so a GitHub token in
-# `token=ghp_...` is counted as github.
-_BUILTIN_PATTERNS: list[tuple[str, str]] = [
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-    ("aws_secret_key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b"),
-    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
-    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
-    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    ("url_credentials", r"(?<=://)[^/\s:@\"']{1,128}:[^/\s@\"']{1,256}(?=@)"),
+# `token=ghp_...` is counted as github. Each pattern names literals of which at least one occurs
+# in anything it matches (lower-cased text for the case-insensitive ones): a substring test is
+# far cheaper than a regex scan, and most text holds none of them.
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "privatekey", "private_key", "accesskey", "access_key", "credential")
+_BUILTIN_PATTERNS: list[tuple[str, str, tuple[str, ...], bool]] = [
+    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", ("PRIVATE KEY",), False),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", ("AKIA", "ASIA", "ABIA", "ACCA"), False),
+    ("aws_secret_key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", ("aws",), True),
+    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
+    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b", ("glpat-",), False),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", ("xox",), False),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}", ("hooks.slack.com",), False),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",), False),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",), False),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b", ("_live_", "_test_"), False),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", ("AIza",), False),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",), False),
+    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", ("pypi-",), False),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",), False),
+    ("url_credentials", r"(?<=://)[^/\s:@\"']{1,128}:[^/\s@\"']{1,256}(?=@)", ("://",), False),
     # A Solana CLI keypair file: a JSON array of exactly 64 byte values.
-    ("solana_keypair", r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]"),
+    ("solana_keypair", r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]", ("[",), False),
     # `.env`-style lines and assignments whose name says it holds a secret.
     (
         "secret_assignment",
@@ -39,8 +42,24 @@ _BUILTIN_PATTERNS: list[tuple[str, str]] = [
         r"[\"']?\s*[:=]\s*(?!\[REDACTED)[\"']?"
         # A value, not code: no call or expression characters, and either a digit or 16+ chars.
         r"(?:(?=[^\s\"',;(){}\[\]<>&]*\d)[^\s\"',;(){}\[\]<>&]{6,}|[^\s\"',;(){}\[\]<>&]{16,})(?=[\s\"',;]|$)",
+        _SECRET_WORDS,
+        True,
     ),
 ]
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    kind: str
+    regex: re.Pattern
+    literals: tuple[str, ...]  # empty: always try
+    folded: bool
+
+    def may_match(self, text: str, lowered: str) -> bool:
+        if not self.literals:
+            return True
+        haystack = lowered if self.folded else text
+        return any(literal in haystack for literal in self.literals)
 
 
 @dataclass
@@ -51,29 +70,53 @@ class Redactor:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        patterns = _BUILTIN_PATTERNS + list(self.extra.items())
-        self._patterns = [(kind, re.compile(regex)) for kind, regex in patterns]
-        # One cheap pre-check rejects most strings (no digit-letter token, no `=`/`:`) quickly.
-        self._quick = re.compile(r"[=:\[\-_]|AKIA|ASIA|eyJ|sk-|xox|gh[pousr]_|glpat|AIza|npm_|pypi-")
+        self._patterns = [_Pattern(kind, re.compile(regex), literals, folded) for kind, regex, literals, folded in _BUILTIN_PATTERNS]
+        self._patterns += [_Pattern(kind, re.compile(regex), (), False) for kind, regex in self.extra.items()]
 
     def text(self, value: str) -> str:
-        if not self._quick.search(value):
-            return value
-        for kind, pattern in self._patterns:
-            value, found = pattern.subn(f"[REDACTED:{kind}]", value)
-            if found:
-                self.counts[kind] += found
-        return value
+        return self._text(value, self._patterns)
 
     def value(self, value):
-        """Redacts every string (and dict key) inside a JSON-like value."""
+        """Redacts every string (and dict key) inside a JSON-like value. Patterns that match
+        nowhere in it (one scan over all its strings at once) are not tried string by string."""
+        strings: list[str] = []
+        _collect(value, strings)
+        joined = "\n".join(strings)
+        lowered = joined.lower()
+        # Joined by newlines, every match inside one string is still a match: a superset.
+        active = [p for p in self._patterns if p.may_match(joined, lowered) and p.regex.search(joined)]
+        return self._walk(value, active) if active else value
+
+    def _walk(self, value, patterns: list[_Pattern]):
         if isinstance(value, str):
-            return self.text(value)
+            return self._text(value, patterns)
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self._walk(v, patterns) for v in value]
         if isinstance(value, dict):
-            return {self.text(k): self.value(v) for k, v in value.items()}
+            return {self._text(k, patterns): self._walk(v, patterns) for k, v in value.items()}
+        return value
+
+    def _text(self, value: str, patterns: list[_Pattern]) -> str:
+        lowered = value.lower()
+        for pattern in patterns:
+            if pattern.may_match(value, lowered):
+                value, found = pattern.regex.subn(f"[REDACTED:{pattern.kind}]", value)
+                if found:
+                    self.counts[pattern.kind] += found
+                    lowered = value.lower()
         return value
 
     def summary(self) -> dict:
         return {"enabled": True, "counts": dict(sorted(self.counts.items())), "total": sum(self.counts.values())}
+
+
+def _collect(value, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for v in value:
+            _collect(v, out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            out.append(k)
+            _collect(v, out)

@@ -33,7 +33,11 @@ _WRITE_CHUNK = 1 << 20
 
 def canonical(value) -> bytes:
     """The canonical JSON bytes of a value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return canonical_text(value).encode("utf-8")
+
+
+def canonical_text(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def instance_number(instance: str) -> int | None:

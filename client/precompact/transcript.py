@@ -17,7 +17,7 @@ from pathlib import Path
 # Tools whose input names a file the session read or changed.
 FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
 SETTLE_TIMEOUT_SECONDS = 1.0
-_SETTLE_STEP_SECONDS = 0.05
+_SETTLE_STEP_SECONDS = 0.1
 
 
 @dataclass
@@ -52,12 +52,14 @@ class TranscriptScan:
 
 
 def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
-    """Waits (at most `timeout`) for a transcript that does not yet end with a newline."""
+    """Waits (at most `timeout`) for a transcript that does not yet end with a newline, as long
+    as it keeps growing: a partial line nobody is writing is not worth waiting for."""
     deadline = time.monotonic() + timeout
+    last_size = None
     while time.monotonic() < deadline:
         try:
             size = path.stat().st_size
-            if size == 0:
+            if size == 0 or size == last_size:
                 return
             with path.open("rb") as f:
                 f.seek(size - 1)
@@ -65,6 +67,7 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
                     return
         except OSError:
             return
+        last_size = size
         time.sleep(_SETTLE_STEP_SECONDS)
 
 

@@ -6,6 +6,8 @@ import hashlib
 import json
 import stat
 import subprocess
+import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -153,6 +155,27 @@ def test_transcript_edge_cases_are_counted_not_fatal(project):
     assert summary["partial_last_line"] is True
     assert summary["entries"] == 2
     assert doc["conversation_history"][1]["message"]["content"] == "caf\ufffd"
+
+
+def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project):
+    transcript = write_transcript(project, [user("hello")], tail=b'{"type":"user","message":{"content":"late"}}')
+    began = time.monotonic()
+    snapshot.transcript.settle(transcript)
+    assert time.monotonic() - began < 0.5  # nobody is writing: no point waiting the full second
+
+    def finish_writing():
+        for piece in (b" ", b" ", b"\n"):
+            time.sleep(0.06)
+            with transcript.open("ab") as f:
+                f.write(piece)
+
+    writer = threading.Thread(target=finish_writing)
+    writer.start()
+    written = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
+    writer.join()
+    doc = json.loads(written.path.read_bytes())
+    assert doc["transcript"]["partial_last_line"] is False
+    assert doc["conversation_history"][-1]["message"]["content"] == "late"
 
 
 @pytest.mark.parametrize("transcript", [None, "missing.jsonl"])
