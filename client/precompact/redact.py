@@ -12,29 +12,49 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+_TOKEN_COUNT_KEYS = re.compile(r'"[a-z0-9_]*_tokens":')
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """True of any text the pattern matches: one of `literals` occurs, or one of `words` in the
+    lower-cased text, or (keypairs) enough commas. A substring test is far cheaper than a regex
+    scan, and most text passes no gate."""
+
+    literals: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    min_commas: int = 0
+
+    def open(self, text: str, lowered: str) -> bool:
+        if self.min_commas:
+            return "[" in text and text.count(",") >= self.min_commas
+        return any(literal in text for literal in self.literals) or any(word in lowered for word in self.words)
+
+
+_ALWAYS = _Gate(literals=("",))
+
+
 # Order matters: specific token formats first, generic assignments last, so a GitHub token in
-# `token=ghp_...` is counted as github. Each pattern names literals of which at least one occurs
-# in anything it matches (lower-cased text for the case-insensitive ones): a substring test is
-# far cheaper than a regex scan, and most text holds none of them.
+# `token=ghp_...` is counted as github.
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "privatekey", "private_key", "accesskey", "access_key", "credential")
-_BUILTIN_PATTERNS: list[tuple[str, str, tuple[str, ...], bool]] = [
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", ("PRIVATE KEY",), False),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", ("AKIA", "ASIA", "ABIA", "ACCA"), False),
-    ("aws_secret_key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", ("aws",), True),
-    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
-    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b", ("glpat-",), False),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", ("xox",), False),
-    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}", ("hooks.slack.com",), False),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",), False),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",), False),
-    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b", ("_live_", "_test_"), False),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", ("AIza",), False),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",), False),
-    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", ("pypi-",), False),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",), False),
-    ("url_credentials", r"(?<=://)[^/\s:@\"']{1,128}:[^/\s@\"']{1,256}(?=@)", ("://",), False),
+_BUILTIN_PATTERNS: list[tuple[str, str, _Gate]] = [
+    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", _Gate(literals=("PRIVATE KEY",))),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", _Gate(literals=("AKIA", "ASIA", "ABIA", "ACCA"))),
+    ("aws_secret_key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", _Gate(words=("aws",))),
+    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b", _Gate(literals=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"))),
+    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b", _Gate(literals=("glpat-",))),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", _Gate(literals=("xox",))),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}", _Gate(literals=("hooks.slack.com",))),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", _Gate(literals=("sk-ant-",))),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", _Gate(literals=("sk-",))),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b", _Gate(literals=("_live_", "_test_"))),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", _Gate(literals=("AIza",))),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", _Gate(literals=("npm_",))),
+    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", _Gate(literals=("pypi-",))),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", _Gate(literals=("eyJ",))),
+    ("url_credentials", r"(?<=://)[^/\s:@\"']{1,128}:[^/\s@\"']{1,256}(?=@)", _Gate(literals=("://",))),
     # A Solana CLI keypair file: a JSON array of exactly 64 byte values.
-    ("solana_keypair", r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]", ("[",), False),
+    ("solana_keypair", r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]", _Gate(min_commas=63)),
     # `.env`-style lines and assignments whose name says it holds a secret.
     (
         "secret_assignment",
@@ -42,8 +62,7 @@ _BUILTIN_PATTERNS: list[tuple[str, str, tuple[str, ...], bool]] = [
         r"[\"']?\s*[:=]\s*(?!\[REDACTED)[\"']?"
         # A value, not code: no call or expression characters, and either a digit or 16+ chars.
         r"(?:(?=[^\s\"',;(){}\[\]<>&]*\d)[^\s\"',;(){}\[\]<>&]{6,}|[^\s\"',;(){}\[\]<>&]{16,})(?=[\s\"',;]|$)",
-        _SECRET_WORDS,
-        True,
+        _Gate(words=_SECRET_WORDS),
     ),
 ]
 
@@ -52,14 +71,7 @@ _BUILTIN_PATTERNS: list[tuple[str, str, tuple[str, ...], bool]] = [
 class _Pattern:
     kind: str
     regex: re.Pattern
-    literals: tuple[str, ...]  # empty: always try
-    folded: bool
-
-    def may_match(self, text: str, lowered: str) -> bool:
-        if not self.literals:
-            return True
-        haystack = lowered if self.folded else text
-        return any(literal in haystack for literal in self.literals)
+    gate: _Gate
 
 
 @dataclass
@@ -70,8 +82,24 @@ class Redactor:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self._patterns = [_Pattern(kind, re.compile(regex), literals, folded) for kind, regex, literals, folded in _BUILTIN_PATTERNS]
-        self._patterns += [_Pattern(kind, re.compile(regex), (), False) for kind, regex in self.extra.items()]
+        self._patterns = [_Pattern(kind, re.compile(regex), gate) for kind, regex, gate in _BUILTIN_PATTERNS]
+        self._patterns += [_Pattern(kind, re.compile(regex), _ALWAYS) for kind, regex in self.extra.items()]
+        # For whole transcript lines: every gate flattened into one pass of substring tests.
+        self._line_literals = tuple(lit for p in self._patterns for lit in p.gate.literals)
+        self._line_words = tuple(word for p in self._patterns for word in p.gate.words)
+
+    def may_hold_secret(self, json_text: str) -> bool:
+        """Whether a JSON text (a transcript line) might hold a string some pattern matches;
+        False means surely not. JSON escapes only quotes, backslashes and control characters,
+        which no gate literal contains; `\\u` and `\\/` escapes could hide one, so they say yes."""
+        if "\\u" in json_text or "\\/" in json_text:
+            return True
+        # Every assistant line's usage has keys like "input_tokens": they are JSON keys, never
+        # part of a string (whose quotes would be escaped), so they cannot be a secret assignment.
+        if any(literal in json_text for literal in self._line_literals):
+            return True
+        lowered = _TOKEN_COUNT_KEYS.sub("", json_text.lower())
+        return any(word in lowered for word in self._line_words) or ("[" in json_text and json_text.count(",") >= 63)
 
     def text(self, value: str) -> str:
         return self._text(value, self._patterns)
@@ -84,7 +112,7 @@ class Redactor:
         joined = "\n".join(strings)
         lowered = joined.lower()
         # Joined by newlines, every match inside one string is still a match: a superset.
-        active = [p for p in self._patterns if p.may_match(joined, lowered) and p.regex.search(joined)]
+        active = [p for p in self._patterns if p.gate.open(joined, lowered) and p.regex.search(joined)]
         return self._walk(value, active) if active else value
 
     def _walk(self, value, patterns: list[_Pattern]):
@@ -99,7 +127,7 @@ class Redactor:
     def _text(self, value: str, patterns: list[_Pattern]) -> str:
         lowered = value.lower()
         for pattern in patterns:
-            if pattern.may_match(value, lowered):
+            if pattern.gate.open(value, lowered):
                 value, found = pattern.regex.subn(f"[REDACTED:{pattern.kind}]", value)
                 if found:
                     self.counts[pattern.kind] += found

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import math
 import os
 import re
 import secrets
@@ -19,6 +20,8 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+import orjson
 
 from precompact import savepoint_log, transcript
 from precompact.redact import Redactor
@@ -32,12 +35,21 @@ _WRITE_CHUNK = 1 << 20
 
 
 def canonical(value) -> bytes:
-    """The canonical JSON bytes of a value."""
-    return canonical_text(value).encode("utf-8")
+    """The canonical JSON bytes of a value: sorted keys, compact, UTF-8."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer beyond 64 bits (orjson writes NaN as null; so do we)
+        return json.dumps(_nan_as_null(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def canonical_text(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def _nan_as_null(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_nan_as_null(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _nan_as_null(v) for k, v in value.items()}
+    return value
 
 
 def instance_number(instance: str) -> int | None:
@@ -144,8 +156,11 @@ def _write_snapshot(path: Path, settings: Settings, session: Session, now: datet
             if session.transcript_path:
                 transcript_file = Path(session.transcript_path)
                 transcript.settle(transcript_file)
-                for i, entry in enumerate(transcript.entries(transcript_file, scan)):
-                    emit((b"," if i else b"") + canonical(clean(entry)))
+                for i, (entry, text) in enumerate(transcript.entries(transcript_file, scan)):
+                    # Most lines hold nothing a secret pattern could match: those skip redaction.
+                    if redactor is not None and redactor.may_hold_secret(text):
+                        entry = redactor.value(entry)
+                    emit((b"," if i else b"") + canonical(entry))
             else:
                 scan.found, scan.problem = False, "no transcript path given"
             emit(b"],")

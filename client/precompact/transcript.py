@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 # Tools whose input names a file the session read or changed.
 FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
 SETTLE_TIMEOUT_SECONDS = 1.0
@@ -71,8 +73,8 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
         time.sleep(_SETTLE_STEP_SECONDS)
 
 
-def entries(path: Path, scan: TranscriptScan) -> Iterator[dict]:
-    """Yields each well-formed entry, updating `scan` as it goes."""
+def entries(path: Path, scan: TranscriptScan) -> Iterator[tuple[dict, str]]:
+    """Yields each well-formed entry with its line's text, updating `scan` as it goes."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -98,7 +100,7 @@ def entries(path: Path, scan: TranscriptScan) -> Iterator[dict]:
             if not text.strip():
                 continue
             try:
-                entry = json.loads(text)
+                entry = parse_json(text)
             except ValueError:
                 scan.malformed_lines += 1
                 continue
@@ -107,7 +109,16 @@ def entries(path: Path, scan: TranscriptScan) -> Iterator[dict]:
                 continue
             scan.entries += 1
             _note(entry, scan)
-            yield entry
+            yield entry, text
+
+
+def parse_json(text: str | bytes):
+    """orjson for speed; the standard library for what orjson refuses but Python's JSON reads
+    (NaN, integers beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _note(entry: dict, scan: TranscriptScan) -> None:
