@@ -80,3 +80,26 @@ def test_ordinary_code_and_prose_are_untouched(text):
 def test_code_that_merely_names_a_secret_is_untouched():
     for text in ["token = self.token", "password = getpass()", "secret: Option<String>,"]:
         assert Redactor().text(text) == text
+
+
+@pytest.mark.parametrize("kind,secret", SECRETS)
+def test_the_line_gate_lets_every_secret_through_however_it_is_embedded(kind, secret):
+    redactor = Redactor()
+    usage = {"input_tokens": 12, "cache_read_input_tokens": 150000, "output_tokens": 9}
+    shapes = [
+        {"type": "user", "message": {"content": f"see {secret}"}},
+        {"type": "user", "message": {"content": [{"type": "tool_result", "content": json.dumps({"config": secret}, indent=2)}]}},
+        {"type": "assistant", "message": {"usage": usage, "content": [{"type": "tool_use", "input": {"command": f"echo '{secret}'"}}]}},
+    ]
+    for entry in shapes:
+        line = json.dumps(entry, ensure_ascii=False)
+        assert redactor.may_hold_secret(line), line
+        assert secret not in json.dumps(redactor.value(entry), ensure_ascii=False)
+
+
+def test_the_line_gate_skips_ordinary_lines():
+    redactor = Redactor()
+    usage = {"input_tokens": 12, "cache_creation_input_tokens": 900, "output_tokens": 9}
+    line = json.dumps({"type": "assistant", "message": {"id": "m1", "usage": usage, "content": [{"type": "text", "text": "The test is fixed."}]}})
+    assert not redactor.may_hold_secret(line)
+    assert redactor.may_hold_secret(line.replace("fixed.", "fixed \\u00e9"))  # an escape could hide a literal
