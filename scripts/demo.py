@@ -1,0 +1,203 @@
+"""The precompact demo: one compaction cycle through the real hook path, shown step by step.
+
+Run through `scripts/demo`, which builds what this needs first. Everything happens in a
+temporary folder (a git project with a bare remote) against a precompact-localnet started
+here; both are removed on exit, Ctrl-C included, unless --keep is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from transcript_gen import generate, payload  # noqa: E402
+
+PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
+INSTANCE = "Gabriel #215"
+
+
+def step(title: str) -> None:
+    print(f"\n\033[1m== {title}\033[0m", flush=True)
+
+
+def show(*args: str, cwd: Path, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+    print(f"$ {' '.join(shlex.quote(a) for a in args)}", flush=True)
+    result = subprocess.run(args, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
+    out = (result.stdout + result.stderr).rstrip()
+    if out:
+        print("  " + out.replace("\n", "\n  "), flush=True)
+    if check and result.returncode != 0:
+        raise SystemExit(f"demo: `{' '.join(args)}` exited {result.returncode}")
+    return result
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def start_localnet(workdir: Path) -> tuple[subprocess.Popen, str]:
+    target = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "precompact" / "target"))
+    log = workdir / "localnet.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen([str(target / "debug" / "precompact-localnet"), "--port", "0", "--state", str(workdir / "chain-state.json")], stdout=sink, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("ready "):
+                return process, line.split(" ", 1)[1].strip()
+        if process.poll() is not None:
+            raise SystemExit(f"demo: precompact-localnet exited: {log.read_text(errors='replace')}")
+        time.sleep(0.05)
+    raise SystemExit("demo: precompact-localnet did not start within 60 s")
+
+
+def fund(url: str, keypair_file: Path) -> None:
+    from solana.rpc.api import Client
+    from solders.keypair import Keypair
+
+    authority = Keypair.from_bytes(bytes(json.loads(keypair_file.read_text())))
+    client = Client(url)
+    client.confirm_transaction(client.request_airdrop(authority.pubkey(), 2_000_000_000).value, sleep_seconds=0.05)
+    print(f"  airdropped 2 SOL to {authority.pubkey()} (pays rent and fees)")
+
+
+def installed_hooks(project: Path) -> dict[str, list[str]]:
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    return {event: shlex.split(groups[-1]["hooks"][0]["command"]) for event, groups in settings["hooks"].items()}
+
+
+def run_hook(command: list[str], event_payload: dict, project: Path) -> dict | None:
+    """What Claude Code does: the hook's command with the event JSON on stdin."""
+    print(f"$ echo '{{\"hook_event_name\":\"{event_payload['hook_event_name']}\",...}}' | {' '.join(command)}", flush=True)
+    began = time.monotonic()
+    result = subprocess.run(command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120)
+    elapsed = time.monotonic() - began
+    print(f"  exit {result.returncode} in {elapsed * 1000:.0f} ms")
+    if result.stderr.strip():
+        print("  stderr: " + result.stderr.strip())
+    return json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def wait_for_layers(project: Path) -> dict:
+    print("  waiting for the background worker (git push, then the chain) ", end="", flush=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        status = json.loads(subprocess.run([PRECOMPACT, "status", "--json"], cwd=project, capture_output=True, text=True).stdout)
+        latest = status["savepoints"][-1]
+        if latest["layer_2"] == "PUSHED" and latest["layer_3"] == "CONFIRMED":
+            print(" done")
+            return latest
+        print(".", end="", flush=True)
+        time.sleep(0.25)
+    print()
+    raise SystemExit(f"demo: the layers did not land; see {project / 'logs' / 'precompact-worker.log'}")
+
+
+def demo(root: Path) -> None:
+    step("1. A project with a git remote, and a local Solana cluster (precompact-localnet)")
+    remote, project = root / "remote.git", root / "project"
+    git(root, "init", "-q", "--bare", str(remote))
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    git(project, "config", "user.name", "Demo")
+    git(project, "config", "user.email", "demo@example.invalid")
+    (project / "src").mkdir()
+    for n in range(7):
+        (project / "src" / f"module_{n}.py").write_text(f"def step_{n}():\n    return {n}\n")
+    (project / "session_current.json").write_text(json.dumps({"current_priorities": ["make the flaky test deterministic", "ship 1.2"]}))
+    git(project, "add", ".")
+    git(project, "commit", "-q", "-m", "initial")
+    git(project, "remote", "add", "origin", str(remote))
+    localnet, url = start_localnet(root)
+    print(f"  project {project}, remote {remote}, cluster {url}")
+    try:
+        run_cycle(root, project, remote, url)
+    finally:
+        localnet.terminate()
+        localnet.wait(timeout=10)
+
+
+def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
+    step("2. precompact init and precompact install (once per project)")
+    keypair = root / "id.json"
+    show(PRECOMPACT, "init", "--yes", "--instance", INSTANCE, "--cluster", url, "--keypair", str(keypair), cwd=project)
+    fund(url, keypair)
+    show(PRECOMPACT, "install", cwd=project)
+    hooks = installed_hooks(project)
+
+    step("3. A long session: a realistic 5 MB transcript with a secret in a tool result")
+    planted = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    transcript = generate(root / "session.jsonl", 5_000_000, project=project, planted=[planted])
+    print(f"  {transcript.path}: {transcript.bytes / 1e6:.1f} MB, {transcript.messages} messages, {len(transcript.files)} files touched")
+
+    step("4. Claude Code compacts: the PreCompact hook saves Layer 1 and returns at once")
+    message = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path), project)
+    print(f"  systemMessage: {message['systemMessage']}")
+    latest = wait_for_layers(project)
+    print(f"  snapshot {latest['snapshot_file']}  sha256:{latest['snapshot_hash']}")
+    snapshot = (project / latest["snapshot_file"]).read_text()
+    print(f"  the planted secret is in the snapshot: {planted in snapshot}; redactions: {json.loads(snapshot)['redaction']['counts']}")
+
+    step("5. Layer 2: the savepoint commit, pushed to the remote's precompact/savepoints branch")
+    print("  " + git(remote, "log", "-1", "--format=%H%n%s%n%n%b", "precompact/savepoints").strip().replace("\n", "\n  "))
+    print(f"  the user's branch and index are untouched: {git(project, 'status', '--short', '--branch').strip()}")
+
+    step("6. Layer 3: the on-chain transaction and the account, decoded")
+    print(f"  transaction {latest['chain_signature']}")
+    show(PRECOMPACT, "inspect", cwd=project)
+    show(PRECOMPACT, "verify", "--all", cwd=project)
+
+    step("7. PostCompact stores the compaction summary; SessionStart restores the session")
+    run_hook(hooks["PostCompact"], payload("PostCompact", project, transcript.path, compact_summary="We made the flaky test deterministic by seeding the clock."), project)
+    output = run_hook(hooks["SessionStart"], payload("SessionStart", project, source="compact"), project)
+    context = output["hookSpecificOutput"]["additionalContext"]
+    print(f"  additionalContext: {len(context)} characters (Claude Code's limit: 10,000). It begins:")
+    print("  | " + "\n  | ".join(context.splitlines()[:24]))
+    print("  | …")
+
+    step("8. The resurrection report, as `precompact resurrect` prints it")
+    show(PRECOMPACT, "resurrect", cwd=project)
+
+    step("9. Someone edits the snapshot on disk: verify names the broken link")
+    path = project / latest["snapshot_file"]
+    path.write_text(path.read_text().replace("Conclusion", "Confusion", 1))
+    result = show(PRECOMPACT, "verify", "--all", cwd=project, check=False)
+    if result.returncode == 0:
+        raise SystemExit("demo: verify did not catch the tampering")
+    print(f"  verify exited {result.returncode}: tampering caught")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder for a look afterwards")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="precompact-demo-"))
+    # Ctrl-C and SIGTERM unwind through the finally blocks, which stop the localnet.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    try:
+        demo(root)
+        step("Done: saved, backed up, proven, restored, and tampering caught")
+    except KeyboardInterrupt:
+        print("\ndemo: interrupted; cleaning up")
+        sys.exit(130)
+    finally:
+        if args.keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
