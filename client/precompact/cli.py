@@ -10,8 +10,10 @@ from pathlib import Path
 import click
 
 from precompact import config as configuration
-from precompact import gitstore, layers, snapshot
 from precompact.config import ConfigError
+
+# Commands import the rest of the library when they run: `precompact hook` is on Claude Code's
+# critical path and must not pay for GitPython or the Solana stack it does not use.
 
 
 def _load() -> configuration.Config:
@@ -57,6 +59,8 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {path}")
     _ensure_keypair(loaded.keypair)
+    from precompact import gitstore
+
     try:
         added = gitstore.exclude_logs(gitstore.open_repository(loaded.repository))
         if added:
@@ -88,6 +92,8 @@ def savepoint(transcript, session_id, trigger) -> None:
 
     Exit 0: all layers done; 1: saved, with Layer 2 or 3 queued for `precompact flush`; 2: error.
     """
+    from precompact import layers, snapshot
+
     try:
         loaded = configuration.load(Path.cwd())
     except ConfigError as e:
@@ -110,13 +116,15 @@ def savepoint(transcript, session_id, trigger) -> None:
 @main.command()
 def flush() -> None:
     """Retry everything queued: commits, pushes and on-chain posts, in order."""
+    from precompact import layers
+
     loaded = _load()
     outcome = layers.flush(loaded)
     _report(loaded, outcome)
     sys.exit(outcome.exit_code)
 
 
-def _report(loaded: configuration.Config, outcome: layers.FlushOutcome) -> None:
+def _report(loaded: configuration.Config, outcome) -> None:
     for layer, enabled, problems in ((2, loaded.git_layer, outcome.layer_2_problems), (3, loaded.chain_layer, outcome.layer_3_problems)):
         if not enabled:
             click.echo(f"- Layer {layer}: off in .precompact.toml")
@@ -130,6 +138,8 @@ def _report(loaded: configuration.Config, outcome: layers.FlushOutcome) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json) -> None:
     """Savepoints with the state of each layer."""
+    from precompact import layers
+
     loaded = _load()
     savepoints, bad_lines = layers.status(loaded)
     if as_json:
@@ -169,7 +179,7 @@ def status(as_json) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output; bytes as lowercase hex.")
 def inspect(instance, address, as_json) -> None:
     """Decode the on-chain record, check its signature and compare it with the local index."""
-    from precompact import chain_post, record
+    from precompact import chain_post, layers, record
 
     if instance and address:
         raise click.UsageError("give --instance or --address, not both")

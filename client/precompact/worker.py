@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from precompact import config as configuration
-from precompact import layers, savepoint_log
+from precompact import savepoint_log
 
 LOCK_NAME = "precompact-worker.lock"
 LOG_NAME = "precompact-worker.log"
@@ -63,6 +63,9 @@ def _savepoint_count(logs: Path) -> int:
 
 def run(root: Path) -> None:
     """Flushes the project until it is up to date or the retries run out."""
+    # Here, not at the top: the hook imports this module only to spawn the worker.
+    from precompact import layers
+
     logs = root / "logs"
     while True:
         with _exclusive(logs) as mine:
