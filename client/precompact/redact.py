@@ -12,7 +12,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-_TOKEN_COUNT_KEYS = re.compile(r'"[a-z0-9_]*_tokens":')
+def _holds_word(lowered: str, word: str) -> bool:
+    """Whether `word` occurs in lower-cased JSON text other than in usage keys such as
+    "input_tokens": (every assistant line has them; a JSON key is never part of a string,
+    whose quotes would be escaped, so it cannot be a secret assignment)."""
+    if word != "token":
+        return word in lowered
+    return lowered.count("token") > lowered.count('_tokens":')
 
 
 @dataclass(frozen=True)
@@ -94,12 +100,10 @@ class Redactor:
         which no gate literal contains; `\\u` and `\\/` escapes could hide one, so they say yes."""
         if "\\u" in json_text or "\\/" in json_text:
             return True
-        # Every assistant line's usage has keys like "input_tokens": they are JSON keys, never
-        # part of a string (whose quotes would be escaped), so they cannot be a secret assignment.
         if any(literal in json_text for literal in self._line_literals):
             return True
-        lowered = _TOKEN_COUNT_KEYS.sub("", json_text.lower())
-        return any(word in lowered for word in self._line_words) or ("[" in json_text and json_text.count(",") >= 63)
+        lowered = json_text.lower()
+        return any(_holds_word(lowered, word) for word in self._line_words) or ("[" in json_text and json_text.count(",") >= 63)
 
     def text(self, value: str) -> str:
         return self._text(value, self._patterns)

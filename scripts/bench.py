@@ -1,0 +1,226 @@
+"""The measuring half of scripts/bench (see there): the hook's costs at 1, 10 and 100 MB against
+the machine's I/O floor, resurrection, verify over 1,000 savepoints, the Layer 3 round trip on
+precompact-localnet and the hook path's import time. Markdown table, or JSON with --json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from conftest import LocalnetProcess  # noqa: E402
+from transcript_gen import generate, payload  # noqa: E402
+
+from precompact import config as configuration  # noqa: E402
+from precompact import gitstore, savepoint_log, snapshot  # noqa: E402
+
+PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
+MB = 1_000_000
+
+
+def progress(text: str) -> None:
+    print(f"bench: {text}", file=sys.stderr, flush=True)
+
+
+def timed_process(args: list[str], stdin: bytes = b"", cwd: Path | None = None) -> tuple[float, float]:
+    """Wall seconds from start to exit, and peak RSS in MB, of one process."""
+    began = time.perf_counter()
+    process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    process.stdin.write(stdin)
+    process.stdin.close()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - began
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(args)} exited {process.returncode}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def summary(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "max": max(values)}
+
+
+def project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = "http://127.0.0.1:9") -> Path:
+    remote, path = root / f"{name}.git", root / name
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    path.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)]):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    subprocess.run([PRECOMPACT, "init", "--yes", "--instance", "Bench #1", "--cluster", cluster, "--keypair", str(root / "id.json")], cwd=path, check=True, capture_output=True)
+    config_file = path / ".precompact.toml"
+    text = config_file.read_text()
+    text = text.replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
+    config_file.write_text(text)
+    return path
+
+
+def wait_for_worker(path: Path) -> None:
+    """The hook's background worker must not run into the next measurement."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if all(s.layer_2 == "PUSHED" for s in savepoint_log.savepoints(path / "logs")):
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"bench: the worker did not finish; see {path / 'logs' / 'precompact-worker.log'}")
+
+
+def by_size(root: Path, size_mb: int, runs: int) -> dict:
+    progress(f"{size_mb} MB: generating the transcript")
+    path = project(root, f"p{size_mb}", git_layer=True, chain_layer=False)
+    transcript = generate(root / f"t{size_mb}.jsonl", size_mb * MB, project=path)
+    floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
+    loaded = configuration.load(path)
+    repo = gitstore.open_repository(path)
+    scratch = gitstore.Target(path, "origin", "bench/scratch")
+    for run in range(runs):
+        progress(f"{size_mb} MB: run {run + 1}/{runs}")
+        copy = root / "floor-copy"
+        began = time.perf_counter()
+        subprocess.run(f"cp {transcript.path} {copy} && sha256sum {copy} >/dev/null", shell=True, check=True)
+        floor.append(time.perf_counter() - began)
+        copy.unlink()
+        wall, peak = timed_process([PRECOMPACT, "hook"], json.dumps(payload("PreCompact", path, transcript.path)).encode(), cwd=path)
+        hook.append(wall)
+        rss.append(peak)
+        wait_for_worker(path)
+        began = time.perf_counter()
+        written = snapshot.create_savepoint(loaded.snapshot_settings(), snapshot.Session("bench", str(transcript.path), str(path), "auto"))
+        layer_1.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        gitstore.commit_savepoint(repo, scratch, path, written.event, savepoint_log.index_path(loaded.logs))
+        layer_2.append(time.perf_counter() - began)
+        brief.append(timed_process([PRECOMPACT, "resurrect", "--format", "brief"], cwd=path)[0])
+        start.append(timed_process([PRECOMPACT, "hook"], json.dumps(payload("SessionStart", path, source="compact")).encode(), cwd=path)[0])
+    floor_median = statistics.median(floor)
+    return {
+        "transcript_bytes": transcript.bytes,
+        "io_floor_s": summary(floor),
+        "pre_compact_hook_s": summary(hook),
+        "hook_over_floor_ratio": statistics.median(hook) / floor_median,
+        "hook_peak_rss_mb": summary(rss),
+        "layer_1_s": summary(layer_1),
+        "layer_2_commit_s": summary(layer_2),
+        "resurrect_brief_s": summary(brief),
+        "session_start_hook_s": summary(start),
+    }
+
+
+def verify_thousand(root: Path, count: int) -> dict:
+    path = project(root, "verify", git_layer=True, chain_layer=False)
+    loaded = configuration.load(path)
+    transcript = generate(root / "small.jsonl", 20_000, project=path)
+    session = snapshot.Session("bench", str(transcript.path), str(path), "auto")
+    for n in range(count):
+        if n % 100 == 0:
+            progress(f"verify: making savepoint {n + 1}/{count}")
+        snapshot.create_savepoint(loaded.snapshot_settings(), session)
+    progress(f"verify: committing {count} savepoints")
+    assert not gitstore.sync(gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch), path, loaded.logs)
+    progress("verify: verify --all")
+    wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)
+    return {"savepoints": count, "verify_all_s": wall}
+
+
+def layer_3_round_trip(root: Path, count: int) -> dict:
+    from solana.rpc.api import Client
+    from solders.keypair import Keypair
+
+    from precompact import chain_post
+
+    node = LocalnetProcess(root)
+    url = node.start()
+    try:
+        path = project(root, "chain", git_layer=False, chain_layer=True, cluster=url)
+        loaded = configuration.load(path)
+        authority = Keypair.from_bytes(bytes(json.loads((root / "id.json").read_text())))
+        client = Client(url)
+        client.confirm_transaction(client.request_airdrop(authority.pubkey(), 10**9).value, sleep_seconds=0.05)
+        session = snapshot.Session("bench", None, str(path), "auto")
+        times = []
+        for n in range(count):
+            snapshot.create_savepoint(loaded.snapshot_settings(), session)
+            began = time.perf_counter()
+            problems = chain_post.post_pending(url, loaded.keypair, loaded.program_id, loaded.instance, loaded.logs, git_layer=False)
+            times.append(time.perf_counter() - began)
+            if problems:
+                raise SystemExit(f"bench: Layer 3 failed: {problems[0]}")
+        progress(f"layer 3: {count} savepoints posted")
+        return {"savepoints": count, "round_trip_s": {**summary(times[1:] or times), "p50_first_excluded": True}}
+    finally:
+        node.stop()
+
+
+def import_time() -> dict:
+    times, heavy = [], []
+    for _ in range(5):
+        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import precompact.cli, precompact.hook, precompact.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'git','solana','solders','anchorpy','borsh_construct','httpx'}))"], capture_output=True, text=True, check=True)
+        total = sum(int(m.group(1)) for m in re.finditer(r"import time:\s+\d+ \|\s+(\d+) \| \S", result.stderr))
+        times.append(total / 1e6)
+        heavy = json.loads(result.stdout.replace("'", '"'))
+    return {"hook_path_import_s": summary(times), "heavy_modules_imported": heavy}
+
+
+def markdown(results: dict) -> str:
+    sizes = results["sizes"]
+    head = "| metric | " + " | ".join(f"{s} MB" for s in sizes) + " |"
+    lines = [head, "|---" * (len(sizes) + 1) + "|"]
+
+    def row(name: str, key: str, scale: float = 1000, unit: str = "ms") -> None:
+        cells = []
+        for s in sizes:
+            value = results["by_size"][str(s)][key]
+            cells.append(f"{value['median'] * scale:.0f} / {value['max'] * scale:.0f} {unit}" if isinstance(value, dict) else f"{value:.1f}×")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    row("I/O floor (cp + sha256sum), median / max", "io_floor_s")
+    row("PreCompact hook, process start to exit", "pre_compact_hook_s")
+    row("hook / floor (medians)", "hook_over_floor_ratio")
+    row("hook peak RSS", "hook_peak_rss_mb", scale=1, unit="MB")
+    row("Layer 1 alone", "layer_1_s")
+    row("Layer 2 commit alone", "layer_2_commit_s")
+    row("resurrect --format brief", "resurrect_brief_s")
+    row("SessionStart hook", "session_start_hook_s")
+    other = [
+        "",
+        f"- `precompact verify --all` over {results['verify']['savepoints']} savepoints (git on): {results['verify']['verify_all_s'] * 1000:.0f} ms",
+        f"- Layer 3 round trip per savepoint on precompact-localnet (send + confirm + index): median {results['layer_3']['round_trip_s']['median'] * 1000:.0f} ms, max {results['layer_3']['round_trip_s']['max'] * 1000:.0f} ms over {results['layer_3']['savepoints']}",
+        f"- hook-path import time (precompact.cli, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
+    ]
+    return "\n".join(lines + other)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="precompact benchmarks")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
+    parser.add_argument("--sizes", default="1,10,100", help="transcript sizes in MB, comma-separated")
+    parser.add_argument("--runs", type=int, default=3, help="repetitions per size")
+    parser.add_argument("--savepoints", type=int, default=1000, help="savepoints for verify --all")
+    parser.add_argument("--chain-savepoints", type=int, default=50, help="savepoints posted for the Layer 3 round trip")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
+    try:
+        results = {"sizes": sizes, "runs": args.runs, "by_size": {}}
+        for size in sizes:
+            results["by_size"][str(size)] = by_size(root, size, args.runs)
+        results["verify"] = verify_thousand(root, args.savepoints)
+        results["layer_3"] = layer_3_round_trip(root, args.chain_savepoints)
+        results["imports"] = import_time()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(json.dumps(results, indent=2) if args.json else markdown(results))
+
+
+if __name__ == "__main__":
+    main()
