@@ -9,6 +9,7 @@ user runs at the same moment neither sees nor blocks this.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -129,6 +130,40 @@ def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
     return found or None
 
 
+@dataclass(frozen=True)
+class FileDigests:
+    sha256: str
+    git_blob: str  # the id git gives the file's content
+
+
+def file_digests(path: Path) -> FileDigests:
+    """SHA-256 and git's blob id of a file, in one pass."""
+    sha256 = hashlib.sha256()
+    blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            sha256.update(chunk)
+            blob.update(chunk)
+    return FileDigests(sha256.hexdigest(), blob.hexdigest())
+
+
+def blob_id_at(repo: git.Repo, commit: str, path: str) -> str | None:
+    """The blob id of `path` in `commit` (None if either is missing), read through GitPython's
+    persistent object reader: no process per call."""
+    try:
+        return repo.commit(commit).tree[path].hexsha
+    except (KeyError, ValueError, git.BadName, git.BadObject):
+        return None
+
+
+def branch_commits(repo: git.Repo, branch: str) -> set[str]:
+    """Every commit in the history of `branch` (empty if it does not exist)."""
+    try:
+        return set(repo.git.rev_list(f"refs/heads/{branch}", "--").split())
+    except git.GitCommandError:
+        return set()
+
+
 def file_at(repo: git.Repo, commit: str, path: str) -> bytes:
     """The bytes of `path` in `commit`."""
     return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
@@ -201,12 +236,3 @@ def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
             f.write("\n")
         f.write(pattern + "\n")
     return True
-
-
-def is_on_branch(repo: git.Repo, commit: str, branch: str) -> bool:
-    """Whether `commit` is in the history of `branch`."""
-    try:
-        repo.git.merge_base("--is-ancestor", commit, f"refs/heads/{branch}")
-        return True
-    except git.GitCommandError:
-        return False

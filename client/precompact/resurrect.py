@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from precompact import savepoint_log
+import orjson
+
+from precompact import gitstore, savepoint_log
 from precompact.config import Config
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
@@ -75,11 +77,11 @@ def resurrect(
     checks: dict[str, Check] = {}
     checks["chain"], onchain_commit = _check_chain(config, name, target, savepoints, check_chain, rpc_timeout)
     local = config.root / target.created["snapshot_file"]
-    local_digests = _digests(local) if local.is_file() else None
+    local_digests = gitstore.file_digests(local) if local.is_file() else None
     commit = target.commit or onchain_commit or _commit_from_branch(config, repo, target)
     checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, commit, local_digests)
     data, path = _intact_bytes(target, local, local_digests, git_bytes, checks)
-    document = json.loads(data)
+    document = orjson.loads(data)
     checks["integrity"] = _check_integrity(document, name, target, savepoints)
     found = Resurrection(name, config.instance, target, sum(s.sequence > target.sequence for s in savepoints), path, document, checks, source)
     found.lineage = _lineage(document, name, config.instance)
@@ -100,8 +102,6 @@ def resurrect(
 def _repository(config: Config):
     if not config.git_layer:
         return None, "the git layer is off in .precompact.toml"
-    from precompact import gitstore
-
     try:
         return gitstore.open_repository(config.repository), None
     except gitstore.GitStoreError as e:
@@ -109,8 +109,6 @@ def _repository(config: Config):
 
 
 def _target(config: Config):
-    from precompact import gitstore
-
     return gitstore.Target(config.repository, config.remote, config.branch)
 
 
@@ -121,8 +119,6 @@ def _savepoints(config: Config, repo, repo_problem: str | None, name: str) -> tu
     index = savepoint_log.index_path(config.logs)
     if repo is None:
         raise ResurrectError(f"no savepoint of {name} in {index} ({repo_problem}); check the instance name or run from the project")
-    from precompact import gitstore
-
     target = _target(config)
     try:
         gitstore.fetch(repo, target)
@@ -208,37 +204,16 @@ def _check_chain(config: Config, name: str, target, savepoints: list, check_chai
 def _commit_from_branch(config: Config, repo, target) -> str | None:
     if repo is None:
         return None
-    from precompact import gitstore
-
     tip = gitstore.savepoint_tip(repo, _target(config))
     return gitstore.commit_adding(repo, tip, target.created["snapshot_file"]) if tip else None
 
 
-@dataclass(frozen=True)
-class _Digests:
-    sha256: str
-    git_blob: str
-
-
-def _digests(path: Path) -> _Digests:
-    """SHA-256 and git's blob id of a file, in one pass."""
-    sha256 = hashlib.sha256()
-    blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            sha256.update(chunk)
-            blob.update(chunk)
-    return _Digests(sha256.hexdigest(), blob.hexdigest())
-
-
-def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, local: _Digests | None) -> tuple[Check, bytes | None]:
+def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, local: gitstore.FileDigests | None) -> tuple[Check, bytes | None]:
     """Git's verdict, and the snapshot's bytes from git when the local copy cannot serve."""
     if repo is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, repo_problem or ""), None
     if commit is None:
         return Check(NOT_VERIFIED, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
-    from precompact import gitstore
-
     if not gitstore.has_commit(repo, commit):
         try:
             gitstore.fetch(repo, _target(config))
@@ -247,9 +222,8 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
         if not gitstore.has_commit(repo, commit):
             return Check(FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"), None
     name = target.created["snapshot_file"]
-    try:
-        blob = repo.git.rev_parse(f"{commit}:{name}")
-    except Exception:
+    blob = gitstore.blob_id_at(repo, commit, name)
+    if blob is None:
         return Check(FAILED, f"commit {commit[:12]} does not contain {name}"), None
     where = f"commit {commit[:12]} on {config.branch}"
     if local is not None and local.sha256 == target.snapshot_hash:
@@ -262,7 +236,7 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
     return Check(VERIFIED, f"{where} (copy restored from git)"), stored
 
 
-def _intact_bytes(target, local: Path, digests: _Digests | None, git_bytes: bytes | None, checks: dict) -> tuple[bytes, Path]:
+def _intact_bytes(target, local: Path, digests: gitstore.FileDigests | None, git_bytes: bytes | None, checks: dict) -> tuple[bytes, Path]:
     """The snapshot bytes that hash to the index's value, and where they are on disk."""
     if digests is not None and digests.sha256 == target.snapshot_hash:
         return local.read_bytes(), local

@@ -10,9 +10,10 @@ savepoint of the same sequence, with its signature checked offline.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import orjson
 
 from precompact import gitstore, savepoint_log
 from precompact.config import Config
@@ -42,14 +43,6 @@ class Report:
         return not self.findings
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
     """Every instance's savepoints, or only the configured instance's savepoint `sequence`."""
     report = Report()
@@ -58,6 +51,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
         report.findings.append(Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)"))
     folded = savepoint_log.fold(index.events)
     repo = _repository(config, report) if config.git_layer and any(s.commit for s in folded) else None
+    on_branch = gitstore.branch_commits(repo, config.branch) if repo is not None else set()
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = []
     for instance in instances:
@@ -69,9 +63,10 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                 findings.append(Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"))
             if sequence is None or savepoint.sequence == sequence:
                 report.checked.append(savepoint.sequence)
-                findings.extend(_check_local(config, savepoint, previous))
+                local_findings, local = _check_local(config, savepoint, previous)
+                findings.extend(local_findings)
                 if repo is not None and savepoint.commit:
-                    findings.extend(_check_git(repo, config, savepoint))
+                    findings.extend(_check_git(repo, config, savepoint, local, on_branch))
             previous = savepoint
         if sequence is not None and sequence not in report.checked:
             findings.append(Finding(sequence, "index", "no such savepoint in the index"))
@@ -85,7 +80,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
 
 def verify_file(config: Config, path: Path) -> Report:
     """Checks one snapshot file against the index entry that names its hash."""
-    digest = sha256_file(path)
+    digest = gitstore.file_digests(path).sha256
     for savepoint in savepoint_log.savepoints(config.logs):
         if savepoint.snapshot_hash == digest:
             return verify(replace(config, instance=savepoint.instance), sequence=savepoint.sequence)
@@ -94,7 +89,9 @@ def verify_file(config: Config, path: Path) -> Report:
     return report
 
 
-def _check_local(config: Config, savepoint, previous) -> list[Finding]:
+def _check_local(config: Config, savepoint, previous) -> tuple[list[Finding], gitstore.FileDigests | None]:
+    """Findings about the index entry and the snapshot file, and the file's digests when it is
+    the one the index names."""
     findings = []
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
@@ -103,18 +100,18 @@ def _check_local(config: Config, savepoint, previous) -> list[Finding]:
         findings.append(Finding(n, "index", f"prev_snapshot_hash {recorded_prev} does not link to savepoint {n - 1} ({expected_prev})"))
     path = config.root / savepoint.created.get("snapshot_file", "")
     if not path.is_file():
-        return findings + [Finding(n, "layer 1", f"snapshot file {path} is missing")]
-    actual = sha256_file(path)
-    if actual != savepoint.snapshot_hash:
-        return findings + [Finding(n, "layer 1", f"snapshot file {path} was altered: sha256 {actual} != index {savepoint.snapshot_hash}")]
+        return findings + [Finding(n, "layer 1", f"snapshot file {path} is missing")], None
+    digests = gitstore.file_digests(path)
+    if digests.sha256 != savepoint.snapshot_hash:
+        return findings + [Finding(n, "layer 1", f"snapshot file {path} was altered: sha256 {digests.sha256} != index {savepoint.snapshot_hash}")], None
     try:
-        document = json.loads(path.read_bytes())
-    except ValueError:
-        return findings + [Finding(n, "layer 1", f"snapshot file {path} is not JSON")]
+        document = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        return findings + [Finding(n, "layer 1", f"snapshot file {path} is not JSON")], digests
     inner_prev = (document.get("previous") or {}).get("snapshot_hash")
     if document.get("sequence") != n or inner_prev != expected_prev:
         findings.append(Finding(n, "layer 1", f"snapshot {path} names sequence {document.get('sequence')} after {inner_prev}, not {n} after {expected_prev}"))
-    return findings
+    return findings, digests
 
 
 def _repository(config: Config, report: Report):
@@ -125,16 +122,17 @@ def _repository(config: Config, report: Report):
         return None
 
 
-def _check_git(repo, config: Config, savepoint) -> list[Finding]:
+def _check_git(repo, config: Config, savepoint, local: gitstore.FileDigests | None, on_branch: set[str]) -> list[Finding]:
     n, commit = savepoint.sequence, savepoint.commit
     name = savepoint.created.get("snapshot_file", "")
-    try:
-        stored = gitstore.file_at(repo, commit, name)
-    except Exception:
+    blob = gitstore.blob_id_at(repo, commit, name)
+    if blob is None:
         return [Finding(n, "layer 2", f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten")]
-    if hashlib.sha256(stored).hexdigest() != savepoint.snapshot_hash:
+    # The local file matches the index: git holds the same bytes iff it has the same blob id.
+    intact = blob == local.git_blob if local is not None else hashlib.sha256(gitstore.file_at(repo, commit, name)).hexdigest() == savepoint.snapshot_hash
+    if not intact:
         return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} does not hash to the index's sha256:{savepoint.snapshot_hash}")]
-    if not gitstore.is_on_branch(repo, commit, config.branch):
+    if commit not in on_branch:
         return [Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")]
     return []
 

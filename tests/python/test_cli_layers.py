@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 import socket
 import stat
-import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from solana.rpc.api import Client
 from solders.keypair import Keypair
