@@ -1,18 +1,23 @@
 """Layer 3 on the wire: addresses, the signed savepoint message and the program's instructions.
 
-Pure functions over solders types; the tests pin them to the shared vectors in
+The program's instructions are built by anchorpy from the committed IDL (converted to the
+legacy form it reads); the address, the signed message and the Ed25519 instruction, which
+anchorpy does not know about, are built here. The tests pin all of it to the shared vectors in
 `tests/vectors/savepoint-v1.json`, which the Rust program tests check too.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import struct
 from dataclasses import dataclass
 from importlib import resources
 
-from solders.instruction import AccountMeta, Instruction
+from anchorpy import Context, Idl, Program, Provider, Wallet
+from solana.rpc.async_api import AsyncClient
+from solders.instruction import Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
@@ -40,8 +45,14 @@ _ED25519_MESSAGE_OFFSET = _ED25519_SIGNATURE_OFFSET + 64
 _THIS_INSTRUCTION = 0xFFFF
 
 
-def _discriminator(instruction: str) -> bytes:
-    return bytes(next(i["discriminator"] for i in IDL["instructions"] if i["name"] == instruction))
+@functools.cache
+def program() -> Program:
+    """The program as anchorpy sees it. Only its instruction builders are used: transactions go
+    out through the synchronous client, so the provider never connects."""
+    from precompact import idl_legacy
+
+    idl = Idl.from_json(json.dumps(idl_legacy.convert(IDL)))
+    return Program(idl, PROGRAM_ID, Provider(AsyncClient(), Wallet.dummy()))
 
 
 def instance_id(name: str) -> bytes:
@@ -101,13 +112,8 @@ def ed25519_instruction_data(pubkey: bytes, signature: bytes, message: bytes) ->
 
 def initialize_instruction(payer: Pubkey, authority: Pubkey, instance: bytes) -> Instruction:
     record, _ = record_address(authority, instance)
-    accounts = [
-        AccountMeta(payer, is_signer=True, is_writable=True),
-        AccountMeta(authority, is_signer=True, is_writable=False),
-        AccountMeta(record, is_signer=False, is_writable=True),
-        AccountMeta(SYSTEM_PROGRAM_ID, is_signer=False, is_writable=False),
-    ]
-    return Instruction(PROGRAM_ID, _discriminator("initialize") + instance, accounts)
+    accounts = {"payer": payer, "authority": authority, "record": record, "system_program": SYSTEM_PROGRAM_ID}
+    return program().instruction["initialize"](list(instance), ctx=Context(accounts=accounts))
 
 
 def savepoint_instructions(authority: Keypair, fields: SavepointFields, metadata: bytes) -> list[Instruction]:
@@ -118,18 +124,10 @@ def savepoint_instructions(authority: Keypair, fields: SavepointFields, metadata
     message = fields.signed_message(record)
     signature = bytes(authority.sign_message(message))
     ed25519 = Instruction(ED25519_PROGRAM_ID, ed25519_instruction_data(bytes(authority.pubkey()), signature, message), [])
-    args = bytes([ENTRY_TYPE_SAVEPOINT]) + struct.pack("<I", len(metadata)) + metadata
-    accounts = [
-        AccountMeta(authority.pubkey(), is_signer=True, is_writable=False),
-        AccountMeta(record, is_signer=False, is_writable=True),
-        AccountMeta(INSTRUCTIONS_SYSVAR_ID, is_signer=False, is_writable=False),
-    ]
-    return [ed25519, Instruction(PROGRAM_ID, _discriminator("savepoint") + args, accounts)]
+    args = program().type["SavepointArgs"](entry_type=ENTRY_TYPE_SAVEPOINT, metadata=metadata)
+    accounts = {"authority": authority.pubkey(), "record": record, "instructions": INSTRUCTIONS_SYSVAR_ID}
+    return [ed25519, program().instruction["savepoint"](args, ctx=Context(accounts=accounts))]
 
 
 def close_instruction(authority: Pubkey, record: Pubkey) -> Instruction:
-    accounts = [
-        AccountMeta(authority, is_signer=True, is_writable=True),
-        AccountMeta(record, is_signer=False, is_writable=True),
-    ]
-    return Instruction(PROGRAM_ID, _discriminator("close"), accounts)
+    return program().instruction["close"](ctx=Context(accounts={"authority": authority, "record": record}))
