@@ -14,12 +14,14 @@ import json
 import struct
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from anchorpy import Context, Idl, Program, Provider, Wallet
-from solana.rpc.async_api import AsyncClient
 from solders.instruction import Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
+
+if TYPE_CHECKING:
+    from anchorpy import Program
 
 IDL = json.loads(resources.files("precompact").joinpath("idl/precompact.json").read_text())
 PROGRAM_ID = Pubkey.from_string(IDL["address"])
@@ -49,6 +51,11 @@ _THIS_INSTRUCTION = 0xFFFF
 def program() -> Program:
     """The program as anchorpy sees it. Only its instruction builders are used: transactions go
     out through the synchronous client, so the provider never connects."""
+    # Imported here: anchorpy takes a few hundred ms to import, and reading or checking a
+    # record (SessionStart, inspect, verify) never needs it.
+    from anchorpy import Idl, Program, Provider, Wallet
+    from solana.rpc.async_api import AsyncClient
+
     from precompact import idl_legacy
 
     idl = Idl.from_json(json.dumps(idl_legacy.convert(IDL)))
@@ -113,7 +120,7 @@ def ed25519_instruction_data(pubkey: bytes, signature: bytes, message: bytes) ->
 def initialize_instruction(payer: Pubkey, authority: Pubkey, instance: bytes) -> Instruction:
     record, _ = record_address(authority, instance)
     accounts = {"payer": payer, "authority": authority, "record": record, "system_program": SYSTEM_PROGRAM_ID}
-    return program().instruction["initialize"](list(instance), ctx=Context(accounts=accounts))
+    return program().instruction["initialize"](list(instance), ctx=_context(accounts))
 
 
 def savepoint_instructions(authority: Keypair, fields: SavepointFields, metadata: bytes) -> list[Instruction]:
@@ -126,8 +133,14 @@ def savepoint_instructions(authority: Keypair, fields: SavepointFields, metadata
     ed25519 = Instruction(ED25519_PROGRAM_ID, ed25519_instruction_data(bytes(authority.pubkey()), signature, message), [])
     args = program().type["SavepointArgs"](entry_type=ENTRY_TYPE_SAVEPOINT, metadata=metadata)
     accounts = {"authority": authority.pubkey(), "record": record, "instructions": INSTRUCTIONS_SYSVAR_ID}
-    return [ed25519, program().instruction["savepoint"](args, ctx=Context(accounts=accounts))]
+    return [ed25519, program().instruction["savepoint"](args, ctx=_context(accounts))]
 
 
 def close_instruction(authority: Pubkey, record: Pubkey) -> Instruction:
-    return program().instruction["close"](ctx=Context(accounts={"authority": authority, "record": record}))
+    return program().instruction["close"](ctx=_context({"authority": authority, "record": record}))
+
+
+def _context(accounts: dict):
+    from anchorpy import Context
+
+    return Context(accounts=accounts)
