@@ -96,11 +96,16 @@ class WrittenSnapshot:
 
 def create_savepoint(settings: Settings, session: Session, now: datetime | None = None) -> WrittenSnapshot:
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
-    now = now or datetime.now(timezone.utc)
     with savepoint_log.locked(settings.logs, INDEX_LOCK_TIMEOUT_SECONDS):
         events = savepoint_log.read(settings.logs).events
         mine = savepoint_log.of_instance(savepoint_log.fold(events), settings.instance)
         previous = mine[-1] if mine else None
+        # Read under the lock, and never earlier than the previous savepoint: the program
+        # refuses a timestamp that goes backwards, which would leave this savepoint (and all
+        # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
+        now = now or datetime.now(timezone.utc)
+        if previous is not None and int(now.timestamp()) < previous.created.get("unix_timestamp", 0):
+            now = datetime.fromtimestamp(previous.created["unix_timestamp"], timezone.utc)
         lineage = savepoint_log.lineage(events, settings.instance)
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None

@@ -225,6 +225,13 @@ def test_index_survives_a_torn_last_line(project):
     assert second.sequence == 2
 
 
+def test_timestamps_never_go_backwards_even_if_the_clock_does(project):
+    later = snapshot.create_savepoint(settings(project), session(project, None), NOW)
+    earlier_clock = snapshot.create_savepoint(settings(project), session(project, None), NOW.replace(year=2024))
+    assert earlier_clock.event["unix_timestamp"] == later.event["unix_timestamp"]  # the chain would refuse less
+    assert json.loads(earlier_clock.path.read_bytes())["timestamp_iso8601"] == "2025-11-25T16:15:00Z"
+
+
 def test_fold_applies_layer_events_in_order():
     a = {"instance": "A #1"}
     events = [
