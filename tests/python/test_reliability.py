@@ -54,3 +54,41 @@ def test_twenty_hooks_at_once_make_twenty_chained_savepoints_all_landed(workspac
     report = verification.verify(configuration.load(project))
     assert report.ok, [str(f) for f in report.findings]
     time.sleep(0)  # nothing left running: every worker exits once the index is up to date
+
+
+def test_a_hook_killed_at_any_moment_leaves_every_named_savepoint_intact(tmp_path, monkeypatch):
+    import random
+    import signal
+
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    initialized(project, monkeypatch, "http://127.0.0.1:9")
+    config_file = project / ".precompact.toml"
+    config_file.write_text(config_file.read_text().replace("git = true", "git = false").replace("chain = true", "chain = false"))
+    transcript = generate(tmp_path / "session.jsonl", 8_000_000, project=project)
+    stdin = json.dumps(payload("PreCompact", project, transcript.path)).encode()
+    began = time.monotonic()
+    assert subprocess.run([PRECOMPACT, "hook"], input=stdin, capture_output=True, timeout=60).returncode == 0
+    duration = time.monotonic() - began
+    rng = random.Random(1)
+    for _ in range(8):
+        process = subprocess.Popen([PRECOMPACT, "hook"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process.stdin.write(stdin)
+        process.stdin.close()
+        time.sleep(rng.uniform(0, duration))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert subprocess.run([PRECOMPACT, "hook"], input=stdin, capture_output=True, timeout=60).returncode == 0
+    logs = project / "logs"
+    index = savepoint_log.read(logs)
+    assert index.bad_lines == []
+    states = savepoint_log.savepoints(logs, INSTANCE)
+    assert [s.sequence for s in states] == list(range(1, len(states) + 1)) and len(states) >= 2
+    report = verification.verify(configuration.load(project))
+    assert report.ok, [str(f) for f in report.findings]
+    # Under a final name there is only ever a complete snapshot (a kill between the rename and
+    # the index line can leave one the index does not name, never a partial one).
+    for path in (logs / "precompact-saves").iterdir():
+        if not path.name.startswith("."):
+            assert json.loads(path.read_bytes())["type"] == "PRECOMPACT_SAVEPOINT"
