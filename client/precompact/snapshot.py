@@ -111,6 +111,10 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
         prev_hash = previous.snapshot_hash if previous else None
         saves = settings.logs / SAVES_DIR
         saves.mkdir(parents=True, exist_ok=True)
+        # Snapshots are written only under this lock, so any temporary file seen now was left
+        # by a writer that died (killed mid-write): never a snapshot, safe to remove.
+        for stale in saves.glob(".snapshot_*.tmp"):
+            stale.unlink(missing_ok=True)
         stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
         path = saves / f"snapshot_{stamp}_{sequence:06d}.json"
         digest, size, facts = _write_snapshot(path, settings, session, now, sequence, previous, lineage)

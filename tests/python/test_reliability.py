@@ -87,6 +87,7 @@ def test_a_hook_killed_at_any_moment_leaves_every_named_savepoint_intact(tmp_pat
     assert [s.sequence for s in states] == list(range(1, len(states) + 1)) and len(states) >= 2
     report = verification.verify(configuration.load(project))
     assert report.ok, [str(f) for f in report.findings]
+    assert not list((logs / "precompact-saves").glob(".*.tmp"))  # what killed writers left is cleaned up
     # Under a final name there is only ever a complete snapshot (a kill between the rename and
     # the index line can leave one the index does not name, never a partial one).
     for path in (logs / "precompact-saves").iterdir():

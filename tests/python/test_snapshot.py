@@ -232,6 +232,15 @@ def test_timestamps_never_go_backwards_even_if_the_clock_does(project):
     assert json.loads(earlier_clock.path.read_bytes())["timestamp_iso8601"] == "2025-11-25T16:15:00Z"
 
 
+def test_temporary_files_of_dead_writers_are_removed(project):
+    saves = project / "logs" / snapshot.SAVES_DIR
+    saves.mkdir(parents=True)
+    stale = saves / ".snapshot_2025-11-25T16-15-00Z_000001.json.4242.tmp"
+    stale.write_bytes(b'{"conversation_history":[')
+    written = snapshot.create_savepoint(settings(project), session(project, None), NOW)
+    assert not stale.exists() and written.path.exists()
+
+
 def test_fold_applies_layer_events_in_order():
     a = {"instance": "A #1"}
     events = [
