@@ -160,11 +160,13 @@ def _file_note(info: dict) -> str:
 
 
 def _size(n: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+    if n < 1024:
+        return f"{n} bytes"
+    for unit in ("KB", "MB"):
         n /= 1024
-    return f"{n} bytes"
+        if n < 1024:
+            return f"{n:.1f} {unit}"
+    return f"{n / 1024:.1f} GB"
 
 
 def _age(unix: int | None, now: datetime | None) -> str:
