@@ -196,7 +196,7 @@ def _check_chain(config: Config, name: str, target, savepoints: list, check_chai
         return Check(VERIFIED, where), None if set(commit) == {"0"} else commit
     for n in range(target.sequence + 1, held + 1):
         after, before = by_sequence.get(n), by_sequence.get(n - 1)
-        if after is None or before is None or (after.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") != before.snapshot_hash:
+        if after is None or before is None or after.prev_snapshot_hash != before.snapshot_hash:
             return Check(FAILED, f"the hash chain from savepoint {target.sequence} to the on-chain savepoint {held} is broken at {n}"), None
     return Check(VERIFIED, f"{where}; savepoint {target.sequence} links to it through the hash chain"), None
 
@@ -252,7 +252,7 @@ def _intact_bytes(target, local: Path, digests: gitstore.FileDigests | None, git
 
 
 def _check_integrity(document: dict, name: str, target, savepoints: list) -> Check:
-    prev = (target.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") or None
+    prev = target.prev_snapshot_hash
     inner_prev = (document.get("previous") or {}).get("snapshot_hash")
     if document.get("instance_id") != name or document.get("sequence") != target.sequence:
         return Check(FAILED, f"the snapshot says it is savepoint {document.get('sequence')} of {document.get('instance_id')}")

@@ -149,6 +149,11 @@ class Savepoint:
         return self.created["snapshot_hash"].removeprefix("sha256:")
 
     @property
+    def prev_snapshot_hash(self) -> str | None:
+        """The hash this savepoint links back to; None for an instance's first."""
+        return (self.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") or None
+
+    @property
     def instance(self) -> str:
         return self.created["instance"]
 

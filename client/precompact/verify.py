@@ -95,7 +95,7 @@ def _check_local(config: Config, savepoint, previous) -> tuple[list[Finding], gi
     findings = []
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
-    recorded_prev = (savepoint.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") or None
+    recorded_prev = savepoint.prev_snapshot_hash
     if recorded_prev != expected_prev:
         findings.append(Finding(n, "index", f"prev_snapshot_hash {recorded_prev} does not link to savepoint {n - 1} ({expected_prev})"))
     path = config.root / savepoint.created.get("snapshot_file", "")
