@@ -8,12 +8,13 @@ shaped as Claude Code expects, is refused and never overwritten.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from precompact import atomic_file
 
 # Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration.
 HOOKS = {"PreCompact": ("auto|manual", 60), "PostCompact": ("auto|manual", 15), "SessionStart": (None, 30)}
@@ -79,19 +80,8 @@ def plan_uninstall(path: Path) -> Change:
 
 def apply(change: Change) -> None:
     """Writes the new settings atomically, keeping the file's mode."""
-    change.path.parent.mkdir(parents=True, exist_ok=True)
     mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
-    tmp = change.path.with_name(f".{change.path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(change.text())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, change.path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_file.write(change.path, change.text().encode("utf-8"), mode)
 
 
 def _read(path: Path) -> dict:

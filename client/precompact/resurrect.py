@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson
 
-from precompact import gitstore, savepoint_log
+from precompact import atomic_file, gitstore, savepoint_log
 from precompact.config import Config
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
@@ -247,7 +246,7 @@ def _intact_bytes(target, local: Path, digests: gitstore.FileDigests | None, git
         raise ResurrectError(f"snapshot {local} {problem} and git has no verified copy ({checks['git'].detail}); run `precompact verify`")
     # Never overwrite an altered local file: it is evidence.
     path = local if digests is None else local.with_name(local.stem + ".from-git.json")
-    _write_private(path, git_bytes)
+    atomic_file.write(path, git_bytes, 0o600)
     return git_bytes, path
 
 
@@ -281,21 +280,5 @@ def _restore_state(config: Config, document: dict, target) -> Path:
         raise ResurrectError(f"savepoint {target.sequence} holds no session state ({saved.get('problem', 'none was configured')})")
     content = saved["content"]
     text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False) + "\n"
-    _write_private(config.session_state, text.encode("utf-8"))
+    atomic_file.write(config.session_state, text.encode("utf-8"), 0o600)
     return config.session_state
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """Atomically, mode 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

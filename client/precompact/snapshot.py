@@ -23,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact import savepoint_log, transcript
+from precompact import atomic_file, savepoint_log, transcript
 from precompact.redact import Redactor
 
 SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
@@ -179,7 +179,7 @@ def _write_snapshot(path: Path, settings: Settings, session: Session, now: datet
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        atomic_file.fsync_dir(path.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -314,11 +314,3 @@ def git_state(cwd: Path) -> dict:
         if len(parts) >= 2 and parts[-1] == "(fetch)":
             remotes[parts[0]] = parts[1]
     return {"repository": True, "current_commit": commit, "branch": branch, "detached": branch is None, "dirty": dirty, "remotes": remotes}
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -237,8 +237,12 @@ def test_temporary_files_of_dead_writers_are_removed(project):
     saves.mkdir(parents=True)
     stale = saves / ".snapshot_2025-11-25T16-15-00Z_000001.json.4242.tmp"
     stale.write_bytes(b'{"conversation_history":[')
+    # A copy being restored from git by `resurrect`, which does not hold the index lock.
+    restoring = saves / ".precompact-snapshot_2025-11-25T16-15-00Z_000001.json.4343.tmp"
+    restoring.write_bytes(b"{")
     written = snapshot.create_savepoint(settings(project), session(project, None), NOW)
     assert not stale.exists() and written.path.exists()
+    assert restoring.exists()
 
 
 def test_fold_applies_layer_events_in_order():
