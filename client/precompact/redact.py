@@ -93,6 +93,7 @@ class Redactor:
         # For whole transcript lines: every gate flattened into one pass of substring tests.
         self._line_literals = tuple(lit for p in self._patterns for lit in p.gate.literals)
         self._line_words = tuple(word for p in self._patterns for word in p.gate.words)
+        self._comma_gates = [p.gate for p in self._patterns if p.gate.min_commas]
 
     def may_hold_secret(self, json_text: str) -> bool:
         """Whether a JSON text (a transcript line) might hold a string some pattern matches;
@@ -103,7 +104,7 @@ class Redactor:
         if any(literal in json_text for literal in self._line_literals):
             return True
         lowered = json_text.lower()
-        return any(_holds_word(lowered, word) for word in self._line_words) or ("[" in json_text and json_text.count(",") >= 63)
+        return any(_holds_word(lowered, word) for word in self._line_words) or any(g.open(json_text, lowered) for g in self._comma_gates)
 
     def text(self, value: str) -> str:
         return self._text(value, self._patterns)
