@@ -23,6 +23,8 @@ from precompact import savepoint_log
 PUSH_TIMEOUT_SECONDS = 20
 REF_RETRIES = 20
 REF_RETRY_SECONDS = 0.05
+# git holds a ref's lock file for milliseconds; one this old was left by a killed git process.
+STALE_REF_LOCK_SECONDS = 10
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "precompact", "GIT_AUTHOR_EMAIL": "precompact@localhost", "GIT_COMMITTER_NAME": "precompact", "GIT_COMMITTER_EMAIL": "precompact@localhost"}
 
 
@@ -89,9 +91,22 @@ def commit_savepoint(repo: git.Repo, target: Target, project_root: Path, event: 
             repo.git.update_ref(target.ref, commit, expected)
             return commit
         except git.GitCommandError:
-            # Another precompact process moved the branch first: rebuild on its commit.
-            time.sleep(REF_RETRY_SECONDS)
-    raise GitStoreError(f"branch {target.branch} kept moving; another process is committing to it")
+            # Another precompact process moved the branch first (rebuild on its commit), or a
+            # killed one left the branch's lock behind (only precompact writes this branch).
+            if not _remove_stale_ref_lock(repo, target.ref):
+                time.sleep(REF_RETRY_SECONDS)
+    raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
+
+
+def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
+    lock = Path(repo.common_dir) / f"{ref}.lock"
+    try:
+        if time.time() - lock.stat().st_mtime < STALE_REF_LOCK_SECONDS:
+            return False
+        lock.unlink()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def push(repo: git.Repo, target: Target) -> None:
@@ -203,8 +218,13 @@ def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list
 
 
 def _reason(error: git.GitCommandError) -> str:
-    """Git's own last line of complaint."""
-    detail = (error.stderr or "").strip().splitlines()
+    """Git's own complaint: a lock left by a crashed git (whose fix is in the message), else the
+    last line."""
+    detail = [line.strip() for line in (error.stderr or "").strip().splitlines()]
+    for line in detail:
+        if "Unable to create" in line and ".lock" in line:
+            complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
+            return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
     return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {error.status}"
 
 

@@ -22,11 +22,12 @@ def localnet_binary() -> Path:
 
 
 class LocalnetProcess:
-    """One precompact-localnet process; `--port 0` lets the OS pick a free port."""
+    """One precompact-localnet process; port 0 (the default) lets the OS pick a free port."""
 
-    def __init__(self, workdir: Path, state_file: Path | None = None):
+    def __init__(self, workdir: Path, state_file: Path | None = None, port: int = 0):
         self.workdir = workdir
         self.state_file = state_file
+        self.port = port
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -34,7 +35,7 @@ class LocalnetProcess:
         # The program's own logs go to stdout natively: send them to a file so a full pipe can
         # never stall the server.
         log = self.workdir / f"localnet-{time.monotonic_ns()}.log"
-        args = [str(localnet_binary()), "--port", "0"]
+        args = [str(localnet_binary()), "--port", str(self.port)]
         if self.state_file is not None:
             args += ["--state", str(self.state_file)]
         with log.open("wb") as sink:

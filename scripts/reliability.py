@@ -1,0 +1,69 @@
+"""The running half of scripts/reliability (see there): each fault scenario of
+tests/python/fault_trials.py at scale, then a Markdown table. Exits 1 if any trial failed or lost a
+savepoint."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+import fault_trials  # noqa: E402
+from conftest import LocalnetProcess  # noqa: E402
+
+
+def progress(text: str) -> None:
+    print(f"reliability: {text}", file=sys.stderr, flush=True)
+
+
+def concurrent(root: Path, hooks: int) -> fault_trials.Tally:
+    node = LocalnetProcess(root)
+    try:
+        return fault_trials.concurrent_hooks(root, node.start(), hooks)
+    finally:
+        node.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--trials", type=int, default=200, help="kill -9 trials per crash scenario (default 200)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if args.trials < 1:
+        parser.error("--trials must be at least 1")
+    rng = random.Random(args.seed)
+    restarts = max(1, args.trials // 10)
+    scenarios = [
+        ("kill -9 during Layer 1", lambda root: fault_trials.crash_layer_1(root, args.trials, rng)),
+        ("kill -9 during Layer 2", lambda root: fault_trials.crash_layer_2(root, args.trials, rng)),
+        ("20 concurrent hooks", lambda root: concurrent(root, 20)),
+        ("offline across 10 savepoints", lambda root: fault_trials.offline_then_flush(root, 10)[0]),
+        (f"localnet killed mid-post ×{restarts}", lambda root: fault_trials.localnet_restart(root, restarts, rng)),
+    ]
+    tallies = []
+    with tempfile.TemporaryDirectory(prefix="precompact-reliability-") as scratch:
+        for number, (name, run) in enumerate(scenarios):
+            progress(f"{name} …")
+            root = Path(scratch) / str(number)
+            root.mkdir()
+            began = time.monotonic()
+            tally = run(root)
+            progress(f"{name}: {tally.trials} trials, {tally.failed_trials} failed, {tally.lost} lost, {time.monotonic() - began:.0f} s")
+            for failure in tally.failures[:20]:
+                progress(f"  {failure}")
+            tallies.append(tally)
+    print("| scenario | trials | failures | savepoints lost |")
+    print("|---|---:|---:|---:|")
+    for tally in tallies:
+        print(f"| {tally.scenario} | {tally.trials} | {tally.failed_trials} | {tally.lost} |")
+    return 1 if any(t.failures or t.lost for t in tallies) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Throwaway precompact projects for tests, trials and benchmarks: a git repository with a bare
+`origin`, initialised through the real `precompact init`, with the layers chosen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from solders.keypair import Keypair
+
+PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
+CLOSED_PORT_URL = "http://127.0.0.1:9"
+
+
+@dataclass(frozen=True)
+class Project:
+    path: Path
+    remote: Path
+    keypair_file: Path
+    instance: str
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    def authority(self) -> Keypair:
+        return Keypair.from_bytes(bytes(json.loads(self.keypair_file.read_text())))
+
+    def set_cluster(self, url: str) -> None:
+        config = self.path / ".precompact.toml"
+        lines = config.read_text().splitlines(keepends=True)
+        config.write_text("".join(f'cluster = "{url}"\n' if line.startswith("cluster = ") else line for line in lines))
+
+
+def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = CLOSED_PORT_URL, instance: str = "Trial #1") -> Project:
+    remote, path, keypair_file = root / f"{name}.git", root / name, root / f"{name}-id.json"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    path.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    subprocess.run([PRECOMPACT, "init", "--yes", "--instance", instance, "--cluster", cluster, "--keypair", str(keypair_file)], cwd=path, check=True, capture_output=True)
+    config = path / ".precompact.toml"
+    text = config.read_text().replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
+    config.write_text(text)
+    return Project(path, remote, keypair_file, instance)
