@@ -11,22 +11,19 @@ import json
 import time
 from pathlib import Path
 
-from solana.exceptions import SolanaRpcException
-from solana.rpc.api import Client
-from solana.rpc.commitment import Confirmed
-from solana.rpc.core import RPCException
-from solana.rpc.types import TxOpts
+from solders.hash import Hash
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 from solders.transaction import Transaction
 
-from precompact import chain, savepoint_log
+from precompact import chain, rpc, savepoint_log
 
 RPC_TIMEOUT_SECONDS = 10
 CONFIRM_POLL_SECONDS = 0.05
 RECORD_SEQUENCE = slice(241, 249)
 RECORD_SNAPSHOT_HASH = slice(73, 105)
 NO_COMMIT = "0" * 40
+SYSTEM_PROGRAM = "11111111111111111111111111111111"
 
 
 class ChainError(Exception):
@@ -34,7 +31,7 @@ class ChainError(Exception):
 
 
 class ClusterUnreachable(ChainError):
-    """The cluster did not answer."""
+    """The cluster gave no usable answer: what it holds is unknown, not wrong."""
 
 
 class RecordMissing(ChainError):
@@ -74,13 +71,12 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
         return _failed(logs, pending[0], f"keypair {keypair_path} is {authority.pubkey()}, not chain.authority {expected}; point chain.keypair at that key's file")
     instance_id = chain.instance_id(instance)
     record, _ = chain.record_address(authority.pubkey(), instance_id)
-    client = Client(cluster, timeout=RPC_TIMEOUT_SECONDS)
+    client = rpc.Cluster(cluster, timeout=RPC_TIMEOUT_SECONDS)
     current = pending[0]
     try:
         held = _held(client, record)
         if held is None:
-            _send(client, authority, [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), instance_id)])
-            held = (0, bytes(32))
+            held = _initialize(client, authority, instance_id, record)
         for savepoint in pending:
             current = savepoint
             commit = savepoint.commit or (None if git_layer else NO_COMMIT)
@@ -104,8 +100,8 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
             signature, slot = _send(client, authority, chain.savepoint_instructions(authority, fields, metadata(savepoint.created)))
             _confirmed(logs, savepoint, signature=signature, slot=slot, recovered=False)
             held = (savepoint.sequence, local_hash)
-    except (SolanaRpcException, RPCException, OSError, ChainError) as e:
-        return _failed(logs, current, describe(e, cluster))
+    except (rpc.RpcError, ChainError) as e:
+        return _failed(logs, current, str(e))
     return []
 
 
@@ -115,44 +111,62 @@ def metadata(created: dict) -> bytes:
     return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()[: chain.METADATA_MAX_LEN]
 
 
-def describe(error: Exception, cluster: str) -> str:
-    if isinstance(error, SolanaRpcException):
-        return f"cluster {cluster} unreachable ({error.__cause__ or error}); savepoints stay queued for `precompact flush`"
-    if isinstance(error, RPCException):
-        detail = error.args[0] if error.args else error
-        message = getattr(detail, "message", None) or str(detail)
-        return f"cluster {cluster} refused the transaction: {message}"
-    return str(error)
-
-
-def fetch_record(client: Client, record: Pubkey) -> bytes | None:
+def fetch_record(client: rpc.Cluster, record: Pubkey) -> bytes | None:
     """The record account's data, None when it does not exist; refuses a foreign owner."""
-    account = client.get_account_info(record, commitment=Confirmed).value
-    if account is None:
-        return None
-    if account.owner != chain.PROGRAM_ID:
-        raise ChainError(f"account {record} is owned by {account.owner}, not the precompact program")
-    return bytes(account.data)
+    account = client.account(str(record))
+    return None if account is None else _record_data(record, account)
 
 
-def _held(client: Client, record: Pubkey) -> tuple[int, bytes] | None:
-    data = fetch_record(client, record)
-    if data is None:
+def _record_data(record: Pubkey, account: tuple[str, bytes]) -> bytes:
+    owner, data = account
+    if owner != str(chain.PROGRAM_ID):
+        raise ChainError(f"account {record} is owned by {owner}, not the precompact program")
+    return data
+
+
+def _held(client: rpc.Cluster, record: Pubkey) -> tuple[int, bytes] | None:
+    """(sequence, snapshot hash) the record holds; None before initialize, including when only
+    lamports were sent to the address (initialize takes such an account over)."""
+    account = client.account(str(record))
+    if account is None or account == (SYSTEM_PROGRAM, b""):
         return None
+    data = _record_data(record, account)
     return int.from_bytes(data[RECORD_SEQUENCE], "little"), data[RECORD_SNAPSHOT_HASH]
 
 
-def _send(client: Client, payer: Keypair, instructions) -> tuple[str, int]:
-    blockhash = client.get_latest_blockhash(commitment=Confirmed).value.blockhash
+def _initialize(client: rpc.Cluster, authority: Keypair, instance_id: bytes, record: Pubkey) -> tuple[int, bytes]:
+    """Creates the instance's record; returns what the chain then holds."""
+    try:
+        _send(client, authority, [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), instance_id)])
+    except rpc.RpcError:
+        account = client.account(str(record))
+        if account is None:
+            raise
+        if account[0] == SYSTEM_PROGRAM:
+            # Anyone can send lamports to the address; Anchor then creates the record with
+            # CreateAccountAllowPrefund, which older system programs refuse.
+            raise ChainError(f"someone sent lamports to the record address {record} before it was created, and this cluster cannot take it over; choose another instance name with `precompact init --force --instance NAME`") from None
+        held = _held(client, record)  # created meanwhile by another machine with this key
+        if held is None:
+            raise
+        return held
+    return 0, bytes(32)
+
+
+def _send(client: rpc.Cluster, payer: Keypair, instructions) -> tuple[str, int]:
+    try:
+        blockhash = Hash.from_string(client.latest_blockhash())
+    except ValueError:
+        raise rpc.RpcError(f"cluster {client.url} answered getLatestBlockhash with an invalid blockhash; check chain.cluster") from None
     tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer], blockhash)
-    signature = client.send_raw_transaction(bytes(tx), opts=TxOpts(preflight_commitment=Confirmed)).value
+    signature = client.send_transaction(bytes(tx))
     deadline = time.monotonic() + RPC_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
-        status = client.get_signature_statuses([signature]).value[0]
-        if status is not None and status.err is not None:
-            raise ChainError(f"transaction {signature} failed on chain: {status.err}")
-        if status is not None and status.confirmation_status is not None:
-            return str(signature), status.slot
+        status = client.signature_status(signature)
+        if status is not None and status.get("err") is not None:
+            raise ChainError(f"transaction {signature} failed on chain: {status['err']}")
+        if status is not None and status.get("confirmationStatus") is not None:
+            return signature, status.get("slot")
         time.sleep(CONFIRM_POLL_SECONDS)
     raise ChainError(f"transaction {signature} not confirmed within {RPC_TIMEOUT_SECONDS} s; it will be checked again on the next flush")
 

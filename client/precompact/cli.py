@@ -92,7 +92,7 @@ def savepoint(transcript, session_id, trigger) -> None:
 
     Exit 0: all layers done; 1: saved, with Layer 2 or 3 queued for `precompact flush`; 2: error.
     """
-    from precompact import layers, snapshot
+    from precompact import layers, savepoint_log, snapshot
 
     try:
         loaded = configuration.load(Path.cwd())
@@ -102,7 +102,7 @@ def savepoint(transcript, session_id, trigger) -> None:
     session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
     try:
         written, outcome = layers.save(loaded, session)
-    except OSError as e:
+    except (OSError, savepoint_log.LockTimeout) as e:
         click.echo(f"Error: savepoint not written: {e}", err=True)
         sys.exit(layers.EXIT_ERROR)
     click.echo(f"✓ Layer 1: savepoint {written.sequence} saved locally")

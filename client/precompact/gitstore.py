@@ -9,6 +9,7 @@ user runs at the same moment neither sees nor blocks this.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -147,24 +148,49 @@ def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
 
 @dataclass(frozen=True)
 class FileDigests:
+    path: Path
     sha256: str
-    git_blob: str  # the id git gives the file's content
+    git_sha1_blob: str  # the id a SHA-1 repository gives the file's content
+
+    def blob_id(self, repo: git.Repo) -> str:
+        """The id `repo` gives the file's content (SHA-256 repositories: hashed again, rare)."""
+        if object_format(repo) == "sha1":
+            return self.git_sha1_blob
+        blob = hashlib.new(object_format(repo), f"blob {self.path.stat().st_size}\0".encode())
+        with self.path.open("rb") as f:
+            hashlib.file_digest(f, lambda: blob)
+        return blob.hexdigest()
 
 
 def file_digests(path: Path) -> FileDigests:
-    """SHA-256 and git's blob id of a file, in one pass."""
+    """SHA-256 and the SHA-1 git blob id of a file, in one pass."""
     sha256 = hashlib.sha256()
     blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             sha256.update(chunk)
             blob.update(chunk)
-    return FileDigests(sha256.hexdigest(), blob.hexdigest())
+    return FileDigests(path, sha256.hexdigest(), blob.hexdigest())
+
+
+def object_format(repo: git.Repo) -> str:
+    """"sha1" or "sha256"."""
+    return _object_format(repo.common_dir)
+
+
+@functools.cache
+def _object_format(common_dir: str) -> str:
+    return git.Repo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
 
 
 def blob_id_at(repo: git.Repo, commit: str, path: str) -> str | None:
     """The blob id of `path` in `commit` (None if either is missing), read through GitPython's
-    persistent object reader: no process per call."""
+    persistent object reader (no process per call) where it can: it knows only SHA-1."""
+    if object_format(repo) != "sha1":
+        try:
+            return repo.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
+        except git.GitCommandError:
+            return None
     try:
         return repo.commit(commit).tree[path].hexsha
     except (KeyError, ValueError, git.BadName, git.BadObject):

@@ -36,6 +36,8 @@ def handle(raw: bytes) -> HookResult:
     if not isinstance(payload, dict):
         return HookResult(stderr="precompact hook: stdin must be a JSON object; nothing saved")
     event = payload.get("hook_event_name")
+    if not isinstance(event, str):
+        return HookResult(stderr="precompact hook: input has no \"hook_event_name\" string; nothing done")
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         return HookResult(stderr="precompact hook: input has no \"cwd\" string; nothing saved")

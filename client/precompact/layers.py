@@ -11,6 +11,9 @@ from precompact.config import Config, is_pubkey
 EXIT_ALL_DONE = 0
 EXIT_LAYER_3_QUEUED = 1
 EXIT_ERROR = 2
+FLUSH_LOCK_NAME = "precompact-flush.lock"
+# A pass pushes (20 s timeout) and posts each queued savepoint (10 s RPC timeout per call).
+FLUSH_LOCK_TIMEOUT_SECONDS = 300
 
 
 @dataclass
@@ -30,7 +33,18 @@ def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSna
 
 
 def flush(config: Config) -> FlushOutcome:
-    """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order."""
+    """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order.
+    One pass at a time per project: a `precompact flush` run while the background worker posts
+    would otherwise send the same sequence twice (one refused) and report a false failure."""
+    try:
+        with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
+            return _flush(config)
+    except savepoint_log.LockTimeout as e:
+        problems = [f"{e}; run `precompact flush` again later"]
+        return FlushOutcome(layer_2_problems=problems if config.git_layer else [], layer_3_problems=problems if config.chain_layer else [])
+
+
+def _flush(config: Config) -> FlushOutcome:
     outcome = FlushOutcome()
     if config.git_layer:
         target = gitstore.Target(config.repository, config.remote, config.branch)
@@ -67,10 +81,9 @@ class Inspection:
 def inspect(config: Config, instance: str | None = None, address: str | None = None, timeout: float | None = None) -> Inspection:
     """Fetches and decodes the on-chain record, checks its signature offline and compares it with
     the local index. Raises ChainError or RecordError with a one-line reason."""
-    from solana.rpc.api import Client
     from solders.pubkey import Pubkey
 
-    from precompact import chain, chain_post, record
+    from precompact import chain, chain_post, record, rpc
 
     if address is not None:
         if not is_pubkey(address):
@@ -79,16 +92,11 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     else:
         authority = Pubkey.from_string(config.authority) if config.authority else chain_post.load_keypair(config.keypair).pubkey()
         where, _ = chain.record_address(authority, chain.instance_id(instance or config.instance))
-    from solana.exceptions import SolanaRpcException
-    from solana.rpc.core import RPCException
-
-    client = Client(config.cluster, timeout=timeout or chain_post.RPC_TIMEOUT_SECONDS)
+    client = rpc.Cluster(config.cluster, timeout=timeout or chain_post.RPC_TIMEOUT_SECONDS)
     try:
         data = chain_post.fetch_record(client, where)
-    except (SolanaRpcException, OSError) as e:
-        raise chain_post.ClusterUnreachable(chain_post.describe(e, config.cluster)) from None
-    except RPCException as e:
-        raise chain_post.ChainError(chain_post.describe(e, config.cluster)) from None
+    except rpc.RpcError as e:
+        raise chain_post.ClusterUnreachable(str(e)) from None
     if data is None:
         raise chain_post.RecordMissing(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
     fields = record.decode(data)

@@ -226,7 +226,7 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
         return Check(FAILED, f"commit {commit[:12]} does not contain {name}"), None
     where = f"commit {commit[:12]} on {config.branch}"
     if local is not None and local.sha256 == target.snapshot_hash:
-        if blob != local.git_blob:
+        if blob != local.blob_id(repo):
             return Check(FAILED, f"{name} at {where} differs from the snapshot the index names"), None
         return Check(VERIFIED, where), None
     stored = gitstore.file_at(repo, commit, name)

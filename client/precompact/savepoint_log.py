@@ -43,10 +43,11 @@ def index_path(logs: Path) -> Path:
 
 
 @contextlib.contextmanager
-def locked(logs: Path, timeout: float) -> Iterator[None]:
-    """Holds the index lock; waits up to `timeout` seconds for another holder to finish."""
+def locked(logs: Path, timeout: float, name: str = LOCK_NAME) -> Iterator[None]:
+    """Holds the index lock (or the lock file `name`); waits up to `timeout` seconds for another
+    holder to finish."""
     logs.mkdir(parents=True, exist_ok=True)
-    fd = os.open(logs / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(logs / name, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -55,7 +56,7 @@ def locked(logs: Path, timeout: float) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LockTimeout(f"index lock {logs / LOCK_NAME} still held after {timeout:.0f} s") from None
+                    raise LockTimeout(f"lock {logs / name} still held after {timeout:.0f} s by another precompact process") from None
                 time.sleep(LOCK_POLL_SECONDS)
         yield
     finally:

@@ -129,7 +129,7 @@ def _check_git(repo, config: Config, savepoint, local: gitstore.FileDigests | No
     if blob is None:
         return [Finding(n, "layer 2", f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten")]
     # The local file matches the index: git holds the same bytes iff it has the same blob id.
-    intact = blob == local.git_blob if local is not None else hashlib.sha256(gitstore.file_at(repo, commit, name)).hexdigest() == savepoint.snapshot_hash
+    intact = blob == local.blob_id(repo) if local is not None else hashlib.sha256(gitstore.file_at(repo, commit, name)).hexdigest() == savepoint.snapshot_hash
     if not intact:
         return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} does not hash to the index's sha256:{savepoint.snapshot_hash}")]
     if commit not in on_branch:

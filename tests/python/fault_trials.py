@@ -192,12 +192,10 @@ def fund(url: str, project: Project) -> None:
 
 def chain_sequence(url: str, project: Project) -> tuple[int, str] | None:
     """The (sequence, snapshot hash) the instance's on-chain record holds."""
-    from solana.rpc.api import Client
-
-    from precompact import chain, chain_post
+    from precompact import chain, chain_post, rpc
 
     record, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
-    data = chain_post.fetch_record(Client(url), record)
+    data = chain_post.fetch_record(rpc.Cluster(url, timeout=10), record)
     if data is None:
         return None
     return int.from_bytes(data[chain_post.RECORD_SEQUENCE], "little"), data[chain_post.RECORD_SNAPSHOT_HASH].hex()

@@ -1,0 +1,105 @@
+"""The few Solana JSON-RPC calls Layer 3 makes, over plain HTTP with every answer checked.
+
+Not solana-py's client: on an answer it cannot parse (an error without the `data` its schema
+expects, an HTML error page) solders raises a Rust panic that no `except Exception` catches, so a
+misbehaving cluster or proxy would end in a traceback. Here every failure is an `RpcError` whose
+message is one line naming the cluster and what it did.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+
+import httpx
+
+COMMITMENT = "confirmed"
+_ids = itertools.count(1)
+
+
+class RpcError(Exception):
+    """The cluster refused a call or answered with something unusable."""
+
+
+class Unreachable(RpcError):
+    """The cluster did not answer (refused connection, timeout, HTTP error)."""
+
+
+class Cluster:
+    def __init__(self, url: str, timeout: float):
+        self.url = url
+        self.timeout = timeout
+
+    def call(self, method: str, params: list):
+        """The `result` of one JSON-RPC call."""
+        request = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
+        try:
+            response = httpx.post(self.url, json=request, timeout=self.timeout)
+        except httpx.TimeoutException:
+            raise Unreachable(f"cluster {self.url} unreachable (timed out after {self.timeout:g} s); savepoints stay queued for `precompact flush`") from None
+        except httpx.HTTPError as e:
+            raise Unreachable(f"cluster {self.url} unreachable ({e}); savepoints stay queued for `precompact flush`") from None
+        if response.status_code != 200:
+            raise Unreachable(f"cluster {self.url} unreachable (HTTP {response.status_code} to {method}); savepoints stay queued for `precompact flush`")
+        try:
+            answer = response.json()
+        except ValueError:
+            raise self._malformed(method, "not JSON") from None
+        if not isinstance(answer, dict):
+            raise self._malformed(method, "not a JSON object")
+        error = answer.get("error")
+        if error is not None:
+            message = error.get("message") if isinstance(error, dict) else None
+            raise RpcError(f"cluster {self.url} refused {_call_name(method)}: {message or error}")
+        if "result" not in answer:
+            raise self._malformed(method, "neither result nor error")
+        return answer["result"]
+
+    def account(self, address: str) -> tuple[str, bytes] | None:
+        """(owner, data) of the account at `address`, None when it does not exist."""
+        value = self._value("getAccountInfo", [address, {"encoding": "base64", "commitment": COMMITMENT}])
+        if value is None:
+            return None
+        try:
+            encoded, encoding = value["data"]
+            if encoding != "base64":
+                raise ValueError(f"data encoded as {encoding}")
+            return str(value["owner"]), base64.b64decode(encoded, validate=True)
+        except (KeyError, TypeError, ValueError) as e:
+            raise self._malformed("getAccountInfo", f"unusable account ({e})") from None
+
+    def latest_blockhash(self) -> str:
+        value = self._value("getLatestBlockhash", [{"commitment": COMMITMENT}])
+        return self._string(value, "blockhash", "getLatestBlockhash")
+
+    def send_transaction(self, transaction: bytes) -> str:
+        """Sends a signed transaction; returns its signature."""
+        result = self.call("sendTransaction", [base64.b64encode(transaction).decode(), {"encoding": "base64", "preflightCommitment": COMMITMENT}])
+        if not isinstance(result, str):
+            raise self._malformed("sendTransaction", "no signature")
+        return result
+
+    def signature_status(self, signature: str) -> dict | None:
+        """The status of one signature ({slot, err, confirmationStatus}), None while unknown."""
+        value = self._value("getSignatureStatuses", [[signature]])
+        if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], (dict, type(None))):
+            raise self._malformed("getSignatureStatuses", "not one status")
+        return value[0]
+
+    def _value(self, method: str, params: list):
+        result = self.call(method, params)
+        if not isinstance(result, dict) or "value" not in result:
+            raise self._malformed(method, "no value")
+        return result["value"]
+
+    def _string(self, value, key: str, method: str) -> str:
+        if not isinstance(value, dict) or not isinstance(value.get(key), str):
+            raise self._malformed(method, f"no {key}")
+        return value[key]
+
+    def _malformed(self, method: str, what: str) -> RpcError:
+        return RpcError(f"cluster {self.url} answered {method} with something that is not a Solana JSON-RPC answer ({what}); check chain.cluster")
+
+
+def _call_name(method: str) -> str:
+    return "the transaction" if method == "sendTransaction" else method

@@ -1,0 +1,342 @@
+"""Bad input, through the real `precompact` binary: every case gets a one-line message naming
+the problem, never a traceback; hook mode exits 0 (and never blocks Claude Code); and the
+savepoints made before stay intact and in the chain (nothing lost)."""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import LocalnetProcess
+import fault_trials
+from fault_trials import check_layer_1
+from projects import PRECOMPACT, Project, new_project
+from transcript_gen import generate, payload
+
+from precompact import chain, snapshot
+
+
+@pytest.fixture
+def established(tmp_path):
+    """A project (git and chain off) with two intact savepoints; `intact` maps their hashes."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
+    for _ in range(2):
+        assert hook(project, payload("PreCompact", project.path, transcript.path)).returncode == 0
+    intact: dict[int, str] = {}
+    assert check_layer_1(project, intact) == ([], 0) and len(intact) == 2
+    return project, intact
+
+
+def hook(project: Project, stdin, timeout: float = 120) -> subprocess.CompletedProcess:
+    data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
+    return subprocess.run([PRECOMPACT, "hook"], input=data, capture_output=True, cwd=project.path, timeout=timeout)
+
+
+def cli(project: Project, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([PRECOMPACT, *args], capture_output=True, text=True, cwd=project.path, timeout=timeout)
+
+
+def one_line(text: str | bytes) -> str:
+    text = text.decode() if isinstance(text, bytes) else text
+    assert "Traceback" not in text
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def assert_nothing_lost(project: Project, intact: dict[int, str]) -> None:
+    problems, lost = check_layer_1(project, intact)
+    assert (problems, lost) == ([], 0)
+
+
+def saved_message(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0 and result.stderr == b""
+    return json.loads(result.stdout)["systemMessage"]
+
+
+@pytest.mark.parametrize(
+    "stdin, expected",
+    [
+        (b"", "stdin is not JSON"),
+        (b"{not json", "stdin is not JSON"),
+        (b"\xff\xfe\x00", "stdin is not JSON"),
+        (b"[1, 2]", "must be a JSON object"),
+        ({"cwd": "."}, "hook_event_name"),
+        ({"hook_event_name": 5, "cwd": "."}, "hook_event_name"),
+        ({"hook_event_name": "PreCompact"}, 'no "cwd" string'),
+        ({"hook_event_name": "PreCompact", "cwd": 7}, 'no "cwd" string'),
+        ({"hook_event_name": "Stop", "cwd": "."}, "event 'Stop' is not handled"),
+    ],
+)
+def test_malformed_hook_input_is_one_line_on_stderr_and_exit_0(established, stdin, expected):
+    project, intact = established
+    result = hook(project, stdin)
+    assert result.returncode == 0 and result.stdout == b""
+    assert expected in one_line(result.stderr)
+    assert_nothing_lost(project, intact)
+
+
+@pytest.mark.parametrize("field, value", [("transcript_path", 5), ("trigger", ["auto"]), ("session_id", {"id": 1}), ("custom_instructions", 3.5)])
+def test_wrong_typed_optional_fields_still_save(established, field, value):
+    project, intact = established
+    result = hook(project, {**payload("PreCompact", project.path, None), field: value})
+    assert saved_message(result).startswith("precompact: savepoint 3 saved")
+    assert_nothing_lost(project, intact)
+
+
+def latest_snapshot(project: Project) -> dict:
+    newest = max((project.logs / snapshot.SAVES_DIR).glob("snapshot_*.json"))
+    return json.loads(newest.read_bytes())
+
+
+def test_unusable_transcripts_still_save_and_say_why(established, tmp_path):
+    project, intact = established
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(os.urandom(1_000_000))
+    cases = [(tmp_path / "missing.jsonl", "transcript file not found"), (tmp_path, "transcript unreadable")]
+    for transcript, problem in cases:
+        assert "saved" in saved_message(hook(project, payload("PreCompact", project.path, transcript)))
+        assert problem in latest_snapshot(project)["transcript"]["problem"]
+    assert "saved" in saved_message(hook(project, payload("PreCompact", project.path, binary)))
+    scan = latest_snapshot(project)["transcript"]
+    assert scan["entries"] == 0 and scan["malformed_lines"] + scan["invalid_utf8_lines"] > 0
+    assert_nothing_lost(project, intact)
+
+
+@pytest.mark.parametrize("valid_json", [False, True])
+def test_a_single_200_mb_line_is_saved_within_the_hook_budget(established, tmp_path, valid_json):
+    project, intact = established
+    transcript = tmp_path / "huge.jsonl"
+    with transcript.open("wb") as f:
+        f.write(b'{"type":"user","message":{"content":"' if valid_json else b"x")
+        chunk = b"a" * 10_000_000
+        for _ in range(20):
+            f.write(chunk)
+        f.write(b'"}}\n' if valid_json else b"\n")
+    began = time.monotonic()
+    result = hook(project, payload("PreCompact", project.path, transcript), timeout=60)
+    assert time.monotonic() - began < 60, "Claude Code's hook timeout"
+    assert saved_message(result).startswith("precompact: savepoint 3 saved")
+    assert_nothing_lost(project, intact)
+
+
+@pytest.mark.parametrize(
+    "mangle, expected",
+    [
+        (lambda text: text + "\n[[[bad", "is not valid TOML"),
+        (lambda text: text.replace("git = false", 'git = "yes"'), "git"),
+        (lambda text: text.replace('instance = "Trial #1"', "instance = 42"), "instance"),
+    ],
+)
+def test_an_invalid_configuration_is_named_in_hook_and_cli(established, mangle, expected):
+    project, intact = established
+    config = project.path / ".precompact.toml"
+    config.write_text(mangle(config.read_text()))
+    message = saved_message(hook(project, payload("PreCompact", project.path, None)))
+    assert "PreCompact failed" in message and expected in message
+    assert expected in (project.logs / "precompact-errors.log").read_text()
+    for command in ("savepoint", "flush", "status", "verify"):
+        result = cli(project, command)
+        assert result.returncode != 0
+        assert expected in one_line(result.stderr + result.stdout)
+    assert_nothing_lost(project, intact)
+
+
+def chain_project(established, cluster: str) -> Project:
+    project, _ = established
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("chain = false", "chain = true"))
+    project.set_cluster(cluster)
+    return project
+
+
+def layer_3_line(result: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in result.stdout + result.stderr
+    [line] = [line for line in result.stdout.splitlines() if "Layer 3" in line]
+    return line
+
+
+@pytest.mark.parametrize(
+    "setup, expected",
+    [
+        (lambda p: p.keypair_file.unlink(), "does not exist; run `precompact init` or set chain.keypair"),
+        (lambda p: p.keypair_file.write_text("not json"), "unreadable or not JSON"),
+        (lambda p: p.keypair_file.write_text("[1, 2, 3]"), "not a Solana CLI keypair"),
+        (lambda p: p.keypair_file.write_text(json.dumps([0] * 64)), "not a valid ed25519 keypair"),
+    ],
+)
+def test_a_missing_or_malformed_keypair_queues_with_one_line(established, setup, expected):
+    _, intact = established
+    project = chain_project(established, "http://127.0.0.1:9")
+    setup(project)
+    result = cli(project, "flush")
+    assert result.returncode == 1
+    assert expected in layer_3_line(result)
+    assert "saved" in saved_message(hook(project, payload("PreCompact", project.path, None)))
+    assert_nothing_lost(project, intact)
+
+
+def test_a_wrong_program_id_is_refused_before_any_rpc(established):
+    _, intact = established
+    project = chain_project(established, "http://127.0.0.1:9")
+    result = subprocess.run([PRECOMPACT, "flush"], capture_output=True, text=True, cwd=project.path, env={**os.environ, "PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"})
+    assert result.returncode == 1
+    assert "is not the program this client was built for" in layer_3_line(result)
+    assert_nothing_lost(project, intact)
+
+
+class MisbehavingRpc:
+    """An HTTP server on a free loopback port that answers JSON-RPC badly in one chosen way."""
+
+    def __init__(self, mode: str):
+        released = threading.Event()
+        self.released = released
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if mode == "silent":
+                    released.wait(60)
+                    return
+                status, body = {
+                    "http_500": (500, b"internal error"),
+                    "garbage": (200, b"<html>not json</html>"),
+                    "rpc_error": (200, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32005,"message":"Node is unhealthy"}}'),
+                }[mode]
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.mark.parametrize("mode, expected", [("http_500", "500"), ("garbage", "cluster"), ("rpc_error", "Node is unhealthy"), ("silent", "timed out")])
+def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_start(established, mode, expected):
+    _, intact = established
+    server = MisbehavingRpc(mode)
+    try:
+        project = chain_project(established, server.url)
+        result = cli(project, "flush")
+        assert result.returncode == 1
+        line = layer_3_line(result)
+        assert "queued" in line and expected in line
+        began = time.monotonic()
+        started = hook(project, payload("SessionStart", project.path, source="compact"))
+        assert time.monotonic() - began < 15
+        assert started.returncode == 0 and started.stderr == b""
+        context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "not verified" in context and "Traceback" not in context
+    finally:
+        server.stop()
+    assert_nothing_lost(project, intact)
+
+
+def localnet_holding(tmp_path, project: Project, data: bytes) -> LocalnetProcess:
+    """A localnet whose state already has a system-owned account at the project's record address
+    (lamports sent there by someone else; data only if the address were not a PDA)."""
+    record, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
+    state = tmp_path / "foreign-state.json"
+    foreign = {"lamports": 10_000_000, "owner": SYSTEM_PROGRAM, "executable": False, "rent_epoch": 0, "data_base64": base64.b64encode(data).decode()}
+    state.write_text(json.dumps({"accounts": {str(record): foreign}}))
+    node = LocalnetProcess(tmp_path, state_file=state)
+    node.start()
+    return node
+
+
+SYSTEM_PROGRAM = "11111111111111111111111111111111"
+
+
+def test_a_record_address_owned_by_another_program_is_refused(established, tmp_path):
+    project, intact = established
+    node = localnet_holding(tmp_path, project, bytes(556))
+    try:
+        chain_project(established, node.url)
+        result = cli(project, "flush")
+        assert result.returncode == 1
+        assert f"is owned by {SYSTEM_PROGRAM}, not the precompact program" in layer_3_line(result)
+        inspected = cli(project, "inspect")
+        assert inspected.returncode == 1 and "not the precompact program" in one_line(inspected.stderr + inspected.stdout)
+    finally:
+        node.stop()
+    assert_nothing_lost(project, intact)
+
+
+def test_lamports_sent_to_the_record_address_before_initialize_are_named_with_the_fix(established, tmp_path):
+    # Anchor 1.x takes such an account over with CreateAccountAllowPrefund, which this runtime's
+    # system program (Agave 3.1) refuses; the user must be told what happened and what to do.
+    project, intact = established
+    node = localnet_holding(tmp_path, project, b"")
+    try:
+        chain_project(established, node.url)
+        fault_trials.fund(node.url, project)
+        result = cli(project, "flush")
+        assert result.returncode == 1
+        assert "someone sent lamports to the record address" in layer_3_line(result)
+        assert "precompact init --force --instance NAME" in layer_3_line(result)
+    finally:
+        node.stop()
+    assert_nothing_lost(project, intact)
+
+
+def git_project(established, prepare) -> Project:
+    project, _ = established
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("git = false", "git = true"))
+    prepare(project)
+    return project
+
+
+def test_git_layer_in_a_directory_that_is_not_a_repository(established):
+    _, intact = established
+    project = git_project(established, lambda p: subprocess.run(["mv", str(p.path / ".git"), str(p.path.parent / "moved.git")], check=True))
+    result = cli(project, "flush")
+    assert result.returncode == 1
+    [line] = [line for line in result.stdout.splitlines() if "Layer 2" in line]
+    assert "not a git repository" in line
+    assert "saved" in saved_message(hook(project, payload("PreCompact", project.path, None)))
+    assert_nothing_lost(project, intact)
+
+
+def test_detached_head_still_backs_up(established):
+    _, intact = established
+    project = git_project(established, lambda p: [subprocess.run(["git", *args], cwd=p.path, check=True, capture_output=True) for args in (["commit", "-q", "--allow-empty", "-m", "x"], ["checkout", "-q", "--detach"])])
+    result = cli(project, "flush")
+    assert result.returncode == 0, result.stdout
+    assert cli(project, "verify", "--all").returncode == 0
+    assert_nothing_lost(project, intact)
+
+
+def test_a_sha256_repository_backs_up(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    for path in (project.path, project.remote):
+        subprocess.run(["rm", "-rf", str(path / ".git") if path == project.path else str(path)], check=True)
+    subprocess.run(["git", "init", "-q", "--bare", "--object-format=sha256", str(project.remote)], check=True)
+    for args in (["init", "-q", "--object-format=sha256", "-b", "main"], ["remote", "add", "origin", str(project.remote)]):
+        subprocess.run(["git", *args], cwd=project.path, check=True)
+    assert "saved" in saved_message(hook(project, payload("PreCompact", project.path, None)))
+    result = cli(project, "flush")
+    assert result.returncode == 0, result.stdout
+    assert cli(project, "verify", "--all").returncode == 0
+    assert check_layer_1(project, {}) == ([], 0)
