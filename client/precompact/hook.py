@@ -109,7 +109,7 @@ def _message(text: str) -> str:
 def _log_error(cwd: Path, event, reason: str) -> None:
     try:
         logs = cwd / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(logs / ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a") as f:
             f.write(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n")

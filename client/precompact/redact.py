@@ -58,14 +58,30 @@ _BUILTIN_PATTERNS: list[tuple[str, str, _Gate]] = [
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", _Gate(literals=("npm_",))),
     ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", _Gate(literals=("pypi-",))),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", _Gate(literals=("eyJ",))),
-    ("url_credentials", r"(?<=://)[^/\s:@\"']{1,128}:[^/\s@\"']{1,256}(?=@)", _Gate(literals=("://",))),
+    ("twilio_key", r"\bSK[0-9a-f]{32}\b", _Gate(literals=("SK",))),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", _Gate(literals=("SG.",))),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{34,}\b", _Gate(literals=("hf_",))),
+    ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", _Gate(literals=("shp",))),
+    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b", _Gate(literals=("_v1_",))),
+    ("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", _Gate(literals=(":AA",))),
+    ("azure_storage_key", r"(?i)\bAccountKey=[A-Za-z0-9+/]{40,}={0,2}", _Gate(words=("accountkey=",))),
+    ("vault_token", r"\bhv[sb]\.[A-Za-z0-9_\-]{24,}", _Gate(literals=("hvs.", "hvb."))),
+    ("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", _Gate(literals=("AGE-SECRET-KEY-",))),
+    ("square_token", r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", _Gate(literals=("sq0",))),
+    ("auth_header", r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/\-]{8,}=*", _Gate(words=("authorization",))),
+    # user:password@ in a URL; the user may be empty (redis://:password@host).
+    ("url_credentials", r"(?<=://)[^/\s:@\"']{0,128}:[^/\s@\"']{1,256}(?=@)", _Gate(literals=("://",))),
     # A Solana CLI keypair file: a JSON array of exactly 64 byte values.
     ("solana_keypair", r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]", _Gate(min_commas=63)),
     # `.env`-style lines and assignments whose name says it holds a secret.
     (
         "secret_assignment",
         r"(?i)(?<![A-Za-z0-9])(?:[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIALS?)[A-Z0-9_]*)"
+        # Names that describe a secret rather than hold one: TOKEN_TYPE, PASSWORD_FILE, ...
+        r"(?<!_type)(?<!_kind)(?<!_name)(?<!_file)(?<!_path)(?<!_url)"
         r"[\"']?\s*[:=]\s*(?!\[REDACTED)[\"']?"
+        # Not code: a dotted name (token.ERRORTOKEN, self.passwd.add_password) is a reference.
+        r"(?![A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?=[\s\"',;]|$))"
         # A value, not code: no call or expression characters, and either a digit or 16+ chars.
         r"(?:(?=[^\s\"',;(){}\[\]<>&]*\d)[^\s\"',;(){}\[\]<>&]{6,}|[^\s\"',;(){}\[\]<>&]{16,})(?=[\s\"',;]|$)",
         _Gate(words=_SECRET_WORDS),

@@ -46,7 +46,7 @@ def index_path(logs: Path) -> Path:
 def locked(logs: Path, timeout: float, name: str = LOCK_NAME) -> Iterator[None]:
     """Holds the index lock (or the lock file `name`); waits up to `timeout` seconds for another
     holder to finish."""
-    logs.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(logs / name, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + timeout

@@ -110,7 +110,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None
         saves = settings.logs / SAVES_DIR
-        saves.mkdir(parents=True, exist_ok=True)
+        saves.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Snapshots are written only under this lock, so any temporary file seen now was left
         # by a writer that died (killed mid-write): never a snapshot, safe to remove.
         for stale in saves.glob(".snapshot_*.tmp"):

@@ -27,7 +27,7 @@ BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
 def spawn(root: Path) -> int:
     """Starts a detached worker for the project at `root`; returns its pid."""
     logs = root / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(logs / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         process = subprocess.Popen(

@@ -190,12 +190,19 @@ def fund(url: str, project: Project) -> None:
     client.confirm_transaction(client.request_airdrop(project.authority().pubkey(), 2 * SOL).value, sleep_seconds=0.05)
 
 
-def chain_sequence(url: str, project: Project) -> tuple[int, str] | None:
-    """The (sequence, snapshot hash) the instance's on-chain record holds."""
+def chain_record(url: str, project: Project) -> bytes | None:
+    """The raw data of the instance's on-chain record."""
     from precompact import chain, chain_post, rpc
 
     record, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
-    data = chain_post.fetch_record(rpc.Cluster(url, timeout=10), record)
+    return chain_post.fetch_record(rpc.Cluster(url, timeout=10), record)
+
+
+def chain_sequence(url: str, project: Project) -> tuple[int, str] | None:
+    """The (sequence, snapshot hash) the instance's on-chain record holds."""
+    from precompact import chain_post
+
+    data = chain_record(url, project)
     if data is None:
         return None
     return int.from_bytes(data[chain_post.RECORD_SEQUENCE], "little"), data[chain_post.RECORD_SNAPSHOT_HASH].hex()

@@ -1,0 +1,97 @@
+"""Secrets never leave the machine: a corpus of 41 secret formats planted in a transcript and in
+the files the session loaded goes through the real hook, worker, git and precompact-localnet, and
+none of it is found in the snapshot, the index, the logs, any git object or the chain. Files are
+private (0600, directories 0700) and the keypair is never logged or committed. Redaction's false
+positives on real code and prose are measured too."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+
+import fault_trials
+from projects import PRECOMPACT, new_project
+from secret_corpus import SECRETS, false_positives
+from test_worker import wait_until
+from transcript_gen import generate, payload
+
+from precompact import savepoint_log
+
+
+def git_objects(repository) -> bytes:
+    """Every object's content in a repository, loose or packed."""
+    return subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repository, capture_output=True, check=True).stdout
+
+
+def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
+    assert len({p.format for p in SECRETS}) >= 30
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=True, cluster=localnet.url)
+    fault_trials.fund(localnet.url, project)
+    # The keypair lives inside the project, as careless setups have it.
+    keypair = project.path / "keys" / "deploy.json"
+    keypair.parent.mkdir()
+    keypair.write_bytes(project.keypair_file.read_bytes())
+    config = project.path / ".precompact.toml"
+    config.write_text("".join(f'keypair = "{keypair}"\n' if line.startswith("keypair = ") else line for line in config.read_text().splitlines(keepends=True)))
+    # Half the corpus in tool results of the transcript, the other half (and the keypair) in the
+    # files those tool calls read.
+    in_transcript, in_files = SECRETS[::2], SECRETS[1::2]
+    transcript = generate(tmp_path / "session.jsonl", 50_000, project=project.path, planted=[p.text for p in in_transcript])
+    files = sorted(set(transcript.files))
+    for number, planted in enumerate(in_files):
+        path = project.path.joinpath(files[number % len(files)])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as f:
+            f.write(f"# setting {number}\n{planted.text}\n")
+    with project.path.joinpath(files[0]).open("a") as f:
+        f.write(keypair.read_text() + "\n")
+
+    result = subprocess.run([PRECOMPACT, "hook"], input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(), capture_output=True, cwd=project.path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert wait_until(lambda: [(s.layer_2, s.layer_3) for s in savepoint_log.savepoints(project.logs)] == [("PUSHED", "CONFIRMED")], timeout=120)
+    assert fault_trials.workers_idle(project, timeout=60)
+    [savepoint] = savepoint_log.savepoints(project.logs)
+
+    snapshot_bytes = (project.path / savepoint.created["snapshot_file"]).read_bytes()
+    document = json.loads(snapshot_bytes)
+    loaded_text = json.dumps(document["loaded_files"])
+    assert all(f"setting {n}" in loaded_text for n in range(len(in_files))), "the planted files were captured"
+    places = {
+        "snapshot": snapshot_bytes,
+        "logs": b"".join(path.read_bytes() for path in project.logs.rglob("*") if path.is_file()),
+        "hook output": result.stdout + result.stderr,
+        "git (project)": git_objects(project.path),
+        "git (remote)": git_objects(project.remote),
+        "chain": fault_trials.chain_record(localnet.url, project) + localnet.state_file.read_bytes(),
+    }
+    authority = project.authority()
+    as_json = json.dumps(list(bytes(authority)))
+    private = [as_json.encode(), as_json.replace(" ", "").encode(), str(authority).encode(), bytes(authority)]
+    for place, data in places.items():
+        for planted in SECRETS:
+            for value in planted.sensitive:
+                assert value.encode() not in data, f"{planted.format} found in {place}"
+        assert not any(secret in data for secret in private), f"the keypair found in {place}"
+    assert savepoint.created["redactions"] >= len(SECRETS) + 1
+    assert {"solana_keypair", "private_key", "twilio_key", "url_credentials", "secret_assignment"} <= set(document["redaction"]["counts"])
+    assert "keys/deploy.json" not in subprocess.run(["git", "log", "--all", "--name-only", "--format="], cwd=project.remote, capture_output=True, text=True).stdout
+
+
+def test_everything_precompact_writes_is_private(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
+    subprocess.run([PRECOMPACT, "hook"], input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(), cwd=project.path, check=True, capture_output=True)
+    subprocess.run([PRECOMPACT, "hook"], input=json.dumps(payload("PostCompact", project.path)).encode(), cwd=project.path, check=True, capture_output=True)
+    assert stat.S_IMODE(project.keypair_file.stat().st_mode) == 0o600
+    written = list(project.logs.rglob("*"))
+    assert any(p.suffix == ".json" for p in written) and any(p.name == savepoint_log.INDEX_NAME for p in written)
+    for path in [project.logs, *written]:
+        expected = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+
+
+def test_false_positives_on_real_code_and_prose_stay_rare():
+    measured = false_positives()
+    assert measured.lines > 100_000
+    assert measured.rate < 0.0001, measured.changed
