@@ -114,11 +114,22 @@ def entries(path: Path, scan: TranscriptScan) -> Iterator[tuple[dict, str]]:
 
 def parse_json(text: str | bytes):
     """orjson for speed; the standard library for what orjson refuses but Python's JSON reads
-    (NaN, integers beyond 64 bits)."""
+    (NaN, a lone surrogate escape such as JavaScript leaves when it cuts a string mid-emoji)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        return _without_lone_surrogates(json.loads(text))
+
+
+def _without_lone_surrogates(value):
+    """Lone surrogates become U+FFFD: no UTF-8 encoder (so no snapshot) accepts them."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _note(entry: dict, scan: TranscriptScan) -> None:

@@ -1,0 +1,223 @@
+"""Properties over generated inputs (hypothesis): transcript parsing, canonical JSON and its
+hash, on-chain record decoding, and folding the savepoint index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from precompact import record, savepoint_log, snapshot, transcript
+
+settings.register_profile("precompact", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.load_profile("precompact")
+
+
+
+def json_of(integers):
+    scalars = st.none() | st.booleans() | integers | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5), max_leaves=30)
+
+
+json_values = json_of(st.integers())
+json_objects = st.dictionaries(st.text(), json_values, max_size=6)
+# What Claude Code (JavaScript) can write: its numbers are doubles, so an integer beyond 64 bits
+# never appears in a transcript (orjson reads one as a float, as JavaScript itself would).
+transcript_objects = st.dictionaries(st.text(), json_of(st.integers(-(2**63), 2**64 - 1)), max_size=6)
+
+
+@given(json_values)
+def test_canonical_bytes_parse_back_to_the_value_and_are_a_fixed_point(value):
+    data = snapshot.canonical(value)
+    parsed = json.loads(data)
+    assert parsed == value
+    assert snapshot.canonical(parsed) == data, "re-serialising what was read must give the same bytes, so the same hash"
+
+
+@given(json_objects, st.randoms(use_true_random=False))
+def test_canonical_bytes_ignore_key_order(value, rng):
+    shuffled = dict(rng.sample(list(value.items()), len(value)))
+    assert hashlib.sha256(snapshot.canonical(shuffled)).digest() == hashlib.sha256(snapshot.canonical(value)).digest()
+
+
+@given(st.lists(transcript_objects, max_size=8), st.booleans(), st.sampled_from(["compact", "spaced"]))
+def test_transcript_lines_come_back_as_written(tmp_path_factory, entries, torn_tail, style):
+    path = tmp_path_factory.mktemp("t") / "t.jsonl"
+    separators = (",", ":") if style == "compact" else (", ", ": ")
+    lines = [json.dumps(entry, separators=separators, ensure_ascii=style == "spaced") + "\n" for entry in entries]
+    tail = '{"type":"assistant","message":{"content":"half' if torn_tail else ""
+    path.write_text("".join(lines) + tail, encoding="utf-8")
+    scan = transcript.TranscriptScan(str(path))
+    read = list(transcript.entries(path, scan))
+    assert [entry for entry, _ in read] == entries
+    assert [text for _, text in read] == lines
+    assert (scan.entries, scan.malformed_lines, scan.partial_last_line) == (len(entries), 0, torn_tail)
+
+
+def without_lone_surrogates(value):
+    if isinstance(value, str):
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+any_text = st.text(st.characters(codec=None, categories=None))
+
+
+@given(st.lists(st.dictionaries(any_text, any_text | st.lists(any_text, max_size=3), max_size=4), max_size=5))
+def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path_factory, entries):
+    # JavaScript writes a string cut mid-emoji as a lone "\ud83d" escape; it must not sink the savepoint.
+    path = tmp_path_factory.mktemp("t") / "t.jsonl"
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in entries), encoding="ascii")
+    read = [entry for entry, _ in transcript.entries(path, transcript.TranscriptScan(str(path)))]
+    # (json.loads first: an escaped high + low surrogate pair is one character, not two lone ones)
+    assert read == [without_lone_surrogates(json.loads(json.dumps(entry))) for entry in entries]
+    json.loads(snapshot.canonical(read))
+
+
+@given(st.lists(transcript_objects, min_size=1, max_size=6), st.data())
+def test_a_malformed_line_costs_only_itself(tmp_path_factory, entries, data):
+    position = data.draw(st.integers(0, len(entries)))
+    garbage = data.draw(st.sampled_from(["{not json", "[1, 2]", '"a string"', "{'single': 1}", "\x00\x01"]))
+    path = tmp_path_factory.mktemp("t") / "t.jsonl"
+    lines = [json.dumps(entry) for entry in entries]
+    lines.insert(position, garbage)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scan = transcript.TranscriptScan(str(path))
+    assert [entry for entry, _ in transcript.entries(path, scan)] == entries
+    assert scan.malformed_lines == 1
+
+
+# The record's layout, written out independently of record.py (DESIGN.md: header, then body).
+LAYOUT = struct.Struct("<3sB28s" "Bq32s32s40s64s32sQ32sQqBH256s")
+assert LAYOUT.size == record.SIZE == 556
+
+record_fields = st.fixed_dictionaries(
+    {
+        "entry_type": st.integers(0, 255),
+        "timestamp": st.integers(-(2**63), 2**63 - 1),
+        "instance_id": st.binary(min_size=32, max_size=32),
+        "snapshot_hash": st.binary(min_size=32, max_size=32),
+        "git_commit": st.binary(min_size=40, max_size=40),
+        "signature": st.binary(min_size=64, max_size=64),
+        "authority": st.binary(min_size=32, max_size=32),
+        "sequence": st.integers(0, 2**64 - 1),
+        "prev_snapshot_hash": st.binary(min_size=32, max_size=32),
+        "slot": st.integers(0, 2**64 - 1),
+        "chain_timestamp": st.integers(-(2**63), 2**63 - 1),
+        "bump": st.integers(0, 255),
+        "metadata_len": st.integers(0, 256),
+        "metadata": st.binary(min_size=256, max_size=256),
+    }
+)
+
+
+def encode(fields: dict, magic: bytes = record.MAGIC, version: int = 1, reserved: bytes = bytes(28)) -> bytes:
+    order = ["entry_type", "timestamp", "instance_id", "snapshot_hash", "git_commit", "signature", "authority", "sequence", "prev_snapshot_hash", "slot", "chain_timestamp", "bump", "metadata_len", "metadata"]
+    return LAYOUT.pack(magic, version, reserved, *(fields[name] for name in order))
+
+
+@given(record_fields)
+def test_record_decoding_returns_every_field_as_laid_out(fields):
+    decoded = record.decode(encode(fields))
+    assert {k: decoded[k] for k in fields} == fields
+    assert (decoded["magic"], decoded["version"]) == (record.MAGIC, 1)
+
+
+@given(record_fields, st.data())
+def test_record_decoding_refuses_what_is_not_a_version_1_record(fields, data):
+    flaw = data.draw(st.sampled_from(["length", "magic", "version", "metadata_len"]))
+    if flaw == "length":
+        good = encode(fields)
+        size = data.draw(st.integers(0, 700).filter(lambda n: n != record.SIZE))
+        bad = (good * 2)[:size]
+    elif flaw == "magic":
+        bad = encode(fields, magic=data.draw(st.binary(min_size=3, max_size=3).filter(lambda m: m != record.MAGIC)))
+    elif flaw == "version":
+        bad = encode(fields, version=data.draw(st.integers(0, 255).filter(lambda v: v != 1)))
+    else:
+        bad = encode({**fields, "metadata_len": data.draw(st.integers(257, 65535))})
+    with pytest.raises(record.RecordError):
+        record.decode(bad)
+
+
+LAYER_KINDS = list(savepoint_log.LAYER_EVENTS)
+
+
+@st.composite
+def index_events(draw):
+    """Events for up to two instances: each savepoint created once (sometimes twice, as a
+    duplicate line would), layer events in any order, some about savepoints never created."""
+    events = []
+    for instance in draw(st.lists(st.sampled_from(["Gabriel #215", "Gabriel #216"]), min_size=1, max_size=2, unique=True)):
+        for sequence in range(1, draw(st.integers(1, 5)) + 1):
+            created = {"event": savepoint_log.SAVEPOINT_CREATED, "instance": instance, "sequence": sequence, "snapshot_hash": f"sha256:{instance}-{sequence}"}
+            events.append(created)
+            if draw(st.booleans()):
+                events.append({**created, "snapshot_hash": "sha256:duplicate"})
+    layer_events = draw(
+        st.lists(
+            st.builds(
+                lambda kind, instance, sequence, n: {"event": kind, "instance": instance, "sequence": sequence, "commit": f"c{n}", "reason": f"r{n}"},
+                st.sampled_from(LAYER_KINDS),
+                st.sampled_from(["Gabriel #215", "Gabriel #216"]),
+                st.integers(1, 6),
+                st.integers(0, 10**6),
+            ),
+            max_size=25,
+        )
+    )
+    # Layer events come after the creation they are about, as appends under the lock make them.
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    for event in layer_events:
+        created_at = next((i for i, e in enumerate(events) if e["event"] == savepoint_log.SAVEPOINT_CREATED and (e["instance"], e["sequence"]) == (event["instance"], event["sequence"])), None)
+        position = rng.randint(created_at + 1, len(events)) if created_at is not None else rng.randint(0, len(events))
+        events.insert(position, event)
+    return events
+
+
+def model(events: list[dict]) -> dict:
+    """What the index means, computed the slow obvious way: per savepoint, its first creation and
+    the last event of each layer after it."""
+    states = {}
+    for event in events:
+        key = (event["instance"], event["sequence"])
+        if event["event"] == savepoint_log.SAVEPOINT_CREATED:
+            states.setdefault(key, {"hash": event["snapshot_hash"], "layer_2": "PENDING", "layer_3": "QUEUED", "commit": None})
+        elif key in states:
+            layer, state = savepoint_log.LAYER_EVENTS[event["event"]]
+            states[key][layer] = state
+            if event["event"] == "LAYER_2_COMMITTED":
+                states[key]["commit"] = event["commit"]
+    return states
+
+
+@given(index_events())
+def test_folding_the_index_agrees_with_the_obvious_model(events):
+    folded = savepoint_log.fold(events)
+    got = {(s.instance, s.sequence): {"hash": s.created["snapshot_hash"], "layer_2": s.layer_2, "layer_3": s.layer_3, "commit": s.commit} for s in folded}
+    assert got == model(events)
+
+
+@given(index_events())
+def test_each_instance_folds_the_same_whatever_else_is_interleaved(events):
+    for instance in {e["instance"] for e in events}:
+        alone = [e for e in events if e["instance"] == instance]
+        assert [vars(s) for s in savepoint_log.of_instance(savepoint_log.fold(events), instance)] == [vars(s) for s in savepoint_log.of_instance(savepoint_log.fold(alone), instance)]
+
+
+@given(index_events(), st.integers(1, 60))
+def test_index_lines_parse_back_and_a_torn_last_line_is_only_that_line(events, cut):
+    lines = [(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n").encode() for e in events]
+    assert savepoint_log.parse(lines).events == events
+    torn = lines[-1][: min(cut, len(lines[-1]) - 2)]
+    read = savepoint_log.parse([*lines[:-1], torn])
+    assert read.events == events[:-1] and read.bad_lines == [len(lines)]
