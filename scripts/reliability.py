@@ -1,6 +1,7 @@
 """The running half of scripts/reliability (see there): each fault scenario of
-tests/python/fault_trials.py at scale, then a Markdown table. Exits 1 if any trial failed or lost a
-savepoint."""
+tests/python/fault_trials.py at scale, then a Markdown table, then redaction's rates on the
+planted and the clean corpus. Exits 1 if any trial failed or lost a savepoint, or a planted
+secret survived."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 import fault_trials  # noqa: E402
+import secret_corpus  # noqa: E402
 from conftest import LocalnetProcess  # noqa: E402
+
+from precompact.redact import Redactor  # noqa: E402
 
 
 def progress(text: str) -> None:
@@ -62,7 +66,15 @@ def main() -> int:
     print("|---|---:|---:|---:|")
     for tally in tallies:
         print(f"| {tally.scenario} | {tally.trials} | {tally.failed_trials} | {tally.lost} |")
-    return 1 if any(t.failures or t.lost for t in tallies) else 0
+    progress("redaction: planted corpus and clean corpus …")
+    caught = sum(1 for p in secret_corpus.SECRETS if not any(v in Redactor().value({"text": f"see {p.text} here"})["text"] for v in p.sensitive))
+    clean = secret_corpus.false_positives()
+    print()
+    print(f"Secrets redacted: {caught}/{len(secret_corpus.SECRETS)} formats ({caught / len(secret_corpus.SECRETS):.0%}).")
+    print(f"False positives: {len(clean.changed)} of {clean.lines:,} lines ({clean.rate:.4%}) of real code and prose ({clean.bytes / 1e6:.1f} MB).")
+    for line in clean.changed:
+        print(f"  {line[:120]}")
+    return 1 if any(t.failures or t.lost for t in tallies) or caught < len(secret_corpus.SECRETS) else 0
 
 
 if __name__ == "__main__":
