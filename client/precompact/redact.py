@@ -12,13 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-def _holds_word(lowered: str, word: str) -> bool:
-    """Whether `word` occurs in lower-cased JSON text other than in usage keys such as
-    "input_tokens": (every assistant line has them; a JSON key is never part of a string,
-    whose quotes would be escaped, so it cannot be a secret assignment)."""
-    if word != "token":
-        return word in lowered
-    return lowered.count("token") > lowered.count('_tokens":')
+from ahocorasick_rs import MATCHKIND_LEFTMOST_LONGEST, BytesAhoCorasick
 
 
 @dataclass(frozen=True)
@@ -38,6 +32,7 @@ class _Gate:
 
 
 _ALWAYS = _Gate(literals=("",))
+_USAGE_KEY_TAIL = b'_tokens":'
 
 
 # Order matters: specific token formats first, generic assignments last, so a GitHub token in
@@ -106,21 +101,30 @@ class Redactor:
     def __post_init__(self) -> None:
         self._patterns = [_Pattern(kind, re.compile(regex), gate) for kind, regex, gate in _BUILTIN_PATTERNS]
         self._patterns += [_Pattern(kind, re.compile(regex), _ALWAYS) for kind, regex in self.extra.items()]
-        # For whole transcript lines: every gate flattened into one pass of substring tests.
-        self._line_literals = tuple(lit for p in self._patterns for lit in p.gate.literals)
-        self._line_words = tuple(word for p in self._patterns for word in p.gate.words)
-        self._comma_gates = [p.gate for p in self._patterns if p.gate.min_commas]
+        # For whole transcript lines: every gate's literals (and the escapes that could hide
+        # one) in one Aho-Corasick automaton, every word in another over the lower-cased line,
+        # so a line costs two passes however many patterns there are.
+        self._always = any(p.gate is _ALWAYS for p in self._patterns)
+        literals = {lit.encode() for p in self._patterns for lit in p.gate.literals if lit} | {b"\\u", b"\\/"}
+        self._line_literals = BytesAhoCorasick(sorted(literals))
+        # Every assistant line has usage keys such as "input_tokens": a JSON key is never part
+        # of a string (its quotes would be escaped), so those are not the word "token": matched
+        # leftmost-longest, a usage key swallows the "token" inside it.
+        words = sorted({word.encode() for p in self._patterns for word in p.gate.words})
+        self._line_words = BytesAhoCorasick([*words, _USAGE_KEY_TAIL], matchkind=MATCHKIND_LEFTMOST_LONGEST)
+        self._usage_key = len(words)
+        self._min_commas = min((p.gate.min_commas for p in self._patterns if p.gate.min_commas), default=0)
 
-    def may_hold_secret(self, json_text: str) -> bool:
-        """Whether a JSON text (a transcript line) might hold a string some pattern matches;
-        False means surely not. JSON escapes only quotes, backslashes and control characters,
-        which no gate literal contains; `\\u` and `\\/` escapes could hide one, so they say yes."""
-        if "\\u" in json_text or "\\/" in json_text:
+    def may_hold_secret(self, line: bytes) -> bool:
+        """Whether a transcript line (JSON, as UTF-8 bytes) might hold a string some pattern
+        matches; False means surely not. JSON escapes only quotes, backslashes and control
+        characters, which no gate literal contains; `\\u` and `\\/` escapes could hide one, so
+        they say yes."""
+        if self._always or self._line_literals.find_matches_as_indexes(line):
             return True
-        if any(literal in json_text for literal in self._line_literals):
+        if self._min_commas and b"[" in line and line.count(b",") >= self._min_commas:
             return True
-        lowered = json_text.lower()
-        return any(_holds_word(lowered, word) for word in self._line_words) or any(g.open(json_text, lowered) for g in self._comma_gates)
+        return any(index != self._usage_key for index, _, _ in self._line_words.find_matches_as_indexes(line.lower()))
 
     def text(self, value: str) -> str:
         return self._text(value, self._patterns)

@@ -10,6 +10,7 @@ as still fit; it ends with where the full snapshot is and how to see more.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 
 from precompact.resurrect import FAILED, VERIFIED, Resurrection
@@ -70,7 +71,7 @@ def brief(found: Resurrection, now: datetime | None = None) -> str:
         f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
     )
     budget = BRIEF_LIMIT - sum(len(part) + 2 for part in head) - len(tail) - 2 - len("## Latest exchanges (verbatim, oldest first)\n")
-    recent = _recent(exchanges(document.get("conversation_history") or []), budget)
+    recent = _recent(newest_exchanges(document.get("conversation_history") or []), budget)
     parts = head + (["## Latest exchanges (verbatim, oldest first)\n" + recent] if recent else []) + [tail]
     text = "\n\n".join(parts)
     return text if len(text) <= BRIEF_LIMIT else text[: BRIEF_LIMIT - 1] + "…"
@@ -99,12 +100,12 @@ def to_json(found: Resurrection) -> dict:
     }
 
 
-def exchanges(history: list) -> list[tuple[str, str]]:
-    """The conversation's user requests and assistant text, in order, one item per message
-    (assistant lines repeat per content block; tool calls and results are left out)."""
-    out: list[tuple[str, str]] = []
-    last_id = None
-    for entry in history:
+def newest_exchanges(history: list) -> Iterator[tuple[str, str]]:
+    """The conversation's user requests and assistant text, newest first, one item per message
+    (assistant lines repeat per content block; tool calls and results are left out). Lazy, so
+    the brief reads a long history only as far back as its budget goes."""
+    pending: tuple[str, str | None, list[str]] | None = None
+    for entry in reversed(history):
         if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
             continue
         role = entry.get("type")
@@ -115,12 +116,14 @@ def exchanges(history: list) -> list[tuple[str, str]]:
         if not text:
             continue
         message_id = message.get("id") if role == "assistant" else None
-        if message_id is not None and message_id == last_id and out and out[-1][0] == "assistant":
-            out[-1] = ("assistant", out[-1][1] + "\n" + text)
-        else:
-            out.append((role, text))
-        last_id = message_id
-    return out
+        if pending is not None and message_id is not None and pending[:2] == ("assistant", message_id):
+            pending[2].append(text)
+            continue
+        if pending is not None:
+            yield pending[0], "\n".join(reversed(pending[2]))
+        pending = (role, message_id, [text])
+    if pending is not None:
+        yield pending[0], "\n".join(reversed(pending[2]))
 
 
 def _text(content) -> str:
@@ -131,10 +134,10 @@ def _text(content) -> str:
     return ""
 
 
-def _recent(items: list[tuple[str, str]], budget: int) -> str:
+def _recent(newest_first: Iterable[tuple[str, str]], budget: int) -> str:
     chosen: list[str] = []
     used = 0
-    for role, text in reversed(items):
+    for role, text in newest_first:
         block = f"[{role}] {_cut(text, MESSAGE_LIMIT)}"
         if used + len(block) + 1 > budget:
             break

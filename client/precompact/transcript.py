@@ -73,8 +73,8 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
         time.sleep(_SETTLE_STEP_SECONDS)
 
 
-def entries(path: Path, scan: TranscriptScan) -> Iterator[tuple[dict, str]]:
-    """Yields each well-formed entry with its line's text, updating `scan` as it goes."""
+def entries(path: Path, scan: TranscriptScan) -> Iterator[tuple[dict, bytes]]:
+    """Yields each well-formed entry with its line's bytes, updating `scan` as it goes."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -93,23 +93,32 @@ def entries(path: Path, scan: TranscriptScan) -> Iterator[tuple[dict, str]]:
                 scan.partial_last_line = True
                 break
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                scan.invalid_utf8_lines += 1
-                text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
-                continue
-            try:
-                entry = parse_json(text)
-            except ValueError:
-                scan.malformed_lines += 1
-                continue
+                entry = orjson.loads(raw)  # the common case: valid UTF-8 and plain JSON
+            except orjson.JSONDecodeError:
+                if not raw.strip():
+                    continue
+                try:
+                    entry = _parse_unusual(raw, scan)
+                except ValueError:
+                    scan.malformed_lines += 1
+                    continue
             if not isinstance(entry, dict):
                 scan.malformed_lines += 1
                 continue
             scan.entries += 1
             _note(entry, scan)
-            yield entry, text
+            yield entry, raw
+
+
+def _parse_unusual(raw: bytes, scan: TranscriptScan):
+    """A line orjson refused: invalid UTF-8 (read with replacement characters, and counted),
+    or JSON only the standard library reads."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        scan.invalid_utf8_lines += 1
+        text = raw.decode("utf-8", errors="replace")
+    return parse_json(text)
 
 
 def parse_json(text: str | bytes):

@@ -55,7 +55,7 @@ def test_transcript_lines_come_back_as_written(tmp_path_factory, entries, torn_t
     scan = transcript.TranscriptScan(str(path))
     read = list(transcript.entries(path, scan))
     assert [entry for entry, _ in read] == entries
-    assert [text for _, text in read] == lines
+    assert [raw for _, raw in read] == [line.encode() for line in lines]
     assert (scan.entries, scan.malformed_lines, scan.partial_last_line) == (len(entries), 0, torn_tail)
 
 

@@ -92,7 +92,7 @@ def test_the_line_gate_lets_every_secret_through_however_it_is_embedded(kind, se
         {"type": "assistant", "message": {"usage": usage, "content": [{"type": "tool_use", "input": {"command": f"echo '{secret}'"}}]}},
     ]
     for entry in shapes:
-        line = json.dumps(entry, ensure_ascii=False)
+        line = json.dumps(entry, ensure_ascii=False).encode()
         assert redactor.may_hold_secret(line), line
         assert secret not in json.dumps(redactor.value(entry), ensure_ascii=False)
 
@@ -100,6 +100,8 @@ def test_the_line_gate_lets_every_secret_through_however_it_is_embedded(kind, se
 def test_the_line_gate_skips_ordinary_lines():
     redactor = Redactor()
     usage = {"input_tokens": 12, "cache_creation_input_tokens": 900, "output_tokens": 9}
-    line = json.dumps({"type": "assistant", "message": {"id": "m1", "usage": usage, "content": [{"type": "text", "text": "The test is fixed."}]}})
+    line = json.dumps({"type": "assistant", "message": {"id": "m1", "usage": usage, "content": [{"type": "text", "text": "The test is fixed."}]}}).encode()
     assert not redactor.may_hold_secret(line)
-    assert redactor.may_hold_secret(line.replace("fixed.", "fixed \\u00e9"))  # an escape could hide a literal
+    assert redactor.may_hold_secret(line.replace(b"fixed.", b"fixed \\u00e9"))  # an escape could hide a literal
+    assert redactor.may_hold_secret(line.replace(b"fixed.", b"a token"))  # the word, not a usage key
+    assert Redactor(extra={"ticket": "TICKET-[0-9]+"}).may_hold_secret(line)  # configured patterns have no gate
