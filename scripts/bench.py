@@ -20,12 +20,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from conftest import LocalnetProcess  # noqa: E402
+from projects import PRECOMPACT, new_project  # noqa: E402
 from transcript_gen import generate, payload  # noqa: E402
 
 from precompact import config as configuration  # noqa: E402
 from precompact import gitstore, savepoint_log, snapshot  # noqa: E402
 
-PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 MB = 1_000_000
 
 
@@ -51,20 +51,6 @@ def summary(values: list[float]) -> dict:
     return {"median": statistics.median(values), "max": max(values)}
 
 
-def project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = "http://127.0.0.1:9") -> Path:
-    remote, path = root / f"{name}.git", root / name
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    path.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)]):
-        subprocess.run(["git", *args], cwd=path, check=True)
-    subprocess.run([PRECOMPACT, "init", "--yes", "--instance", "Bench #1", "--cluster", cluster, "--keypair", str(root / "id.json")], cwd=path, check=True, capture_output=True)
-    config_file = path / ".precompact.toml"
-    text = config_file.read_text()
-    text = text.replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
-    config_file.write_text(text)
-    return path
-
-
 def wait_for_worker(path: Path) -> None:
     """The hook's background worker must not run into the next measurement."""
     deadline = time.monotonic() + 300
@@ -77,7 +63,7 @@ def wait_for_worker(path: Path) -> None:
 
 def by_size(root: Path, size_mb: int, runs: int) -> dict:
     progress(f"{size_mb} MB: generating the transcript")
-    path = project(root, f"p{size_mb}", git_layer=True, chain_layer=False)
+    path = new_project(root, f"p{size_mb}", git_layer=True, chain_layer=False, instance="Bench #1").path
     transcript = generate(root / f"t{size_mb}.jsonl", size_mb * MB, project=path)
     floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
     loaded = configuration.load(path)
@@ -117,7 +103,7 @@ def by_size(root: Path, size_mb: int, runs: int) -> dict:
 
 
 def verify_thousand(root: Path, count: int) -> dict:
-    path = project(root, "verify", git_layer=True, chain_layer=False)
+    path = new_project(root, "verify", git_layer=True, chain_layer=False, instance="Bench #1").path
     loaded = configuration.load(path)
     transcript = generate(root / "small.jsonl", 20_000, project=path)
     session = snapshot.Session("bench", str(transcript.path), str(path), "auto")
@@ -134,16 +120,15 @@ def verify_thousand(root: Path, count: int) -> dict:
 
 def layer_3_round_trip(root: Path, count: int) -> dict:
     from solana.rpc.api import Client
-    from solders.keypair import Keypair
-
     from precompact import chain_post
 
     node = LocalnetProcess(root)
     url = node.start()
     try:
-        path = project(root, "chain", git_layer=False, chain_layer=True, cluster=url)
+        chain_project = new_project(root, "chain", git_layer=False, chain_layer=True, cluster=url, instance="Bench #1")
+        path = chain_project.path
         loaded = configuration.load(path)
-        authority = Keypair.from_bytes(bytes(json.loads((root / "id.json").read_text())))
+        authority = chain_project.authority()
         client = Client(url)
         client.confirm_transaction(client.request_airdrop(authority.pubkey(), 10**9).value, sleep_seconds=0.05)
         session = snapshot.Session("bench", None, str(path), "auto")

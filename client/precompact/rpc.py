@@ -29,12 +29,14 @@ class Cluster:
     def __init__(self, url: str, timeout: float):
         self.url = url
         self.timeout = timeout
+        # One connection for all the calls of a flush (a post is four calls).
+        self._http = httpx.Client(timeout=timeout)
 
     def call(self, method: str, params: list):
         """The `result` of one JSON-RPC call."""
         request = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
         try:
-            response = httpx.post(self.url, json=request, timeout=self.timeout)
+            response = self._http.post(self.url, json=request)
         except httpx.TimeoutException:
             raise Unreachable(f"cluster {self.url} unreachable (timed out after {self.timeout:g} s); savepoints stay queued for `precompact flush`") from None
         except httpx.HTTPError as e:
