@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +20,13 @@ def localnet_binary() -> Path:
     if not binary.exists():
         pytest.fail(f"{binary} is missing: run scripts/setup to build it")
     return binary
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (for a service that is down, or started later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class LocalnetProcess:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import LocalnetProcess
+from conftest import LocalnetProcess, free_port
 from projects import PRECOMPACT, Project, new_project
 from transcript_gen import generate, payload
 
@@ -271,14 +271,6 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     tally.lost = hooks - len(remote_savepoint_hashes(project))
     tally.fail(1, problems)
     return tally
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:

@@ -4,7 +4,6 @@ running precompact-localnet, offline queueing and flush, and one-line errors."""
 from __future__ import annotations
 
 import json
-import socket
 import stat
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from solana.rpc.api import Client
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from conftest import run
+from conftest import free_port, run
 from precompact import chain
 from precompact.cli import main
 
@@ -23,12 +22,6 @@ INSTANCE = "Gabriel #215"
 
 def invoke(*args: str, env: dict | None = None):
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def initialized(project: Path, monkeypatch, cluster: str) -> Keypair:

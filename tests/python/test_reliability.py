@@ -47,9 +47,15 @@ def test_localnet_killed_mid_post_neither_skips_nor_reposts(tmp_path):
     assert_clean(tally)
 
 
-def savepoint_then_lock(tmp_path, age_seconds: float):
+def saved_once(tmp_path):
+    """A project with the git layer on and one savepoint not yet committed."""
     project = new_project(tmp_path, "locked", git_layer=True, chain_layer=False)
     snapshot.create_savepoint(configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path)))
+    return project
+
+
+def savepoint_then_lock(tmp_path, age_seconds: float):
+    project = saved_once(tmp_path)
     lock = project.path / ".git" / "refs" / "heads" / "precompact" / "savepoints.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
@@ -77,8 +83,7 @@ def test_a_fresh_branch_lock_is_left_to_its_owner(tmp_path):
 
 
 def test_a_lock_left_on_the_remote_is_named_with_its_fix(tmp_path):
-    project = new_project(tmp_path, "remote-locked", git_layer=True, chain_layer=False)
-    snapshot.create_savepoint(configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path)))
+    project = saved_once(tmp_path)
     lock = project.remote / "refs" / "heads" / "precompact" / "savepoints.lock"
     lock.parent.mkdir(parents=True)
     lock.write_text("")
