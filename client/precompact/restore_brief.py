@@ -71,7 +71,7 @@ def brief(found: Resurrection, now: datetime | None = None) -> str:
         f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
     )
     budget = BRIEF_LIMIT - sum(len(part) + 2 for part in head) - len(tail) - 2 - len("## Latest exchanges (verbatim, oldest first)\n")
-    recent = _recent(newest_exchanges(document.get("conversation_history") or []), budget)
+    recent = _recent(newest_exchanges(found.contents.newest_entries()), budget)
     parts = head + (["## Latest exchanges (verbatim, oldest first)\n" + recent] if recent else []) + [tail]
     text = "\n\n".join(parts)
     return text if len(text) <= BRIEF_LIMIT else text[: BRIEF_LIMIT - 1] + "…"
@@ -100,12 +100,12 @@ def to_json(found: Resurrection) -> dict:
     }
 
 
-def newest_exchanges(history: list) -> Iterator[tuple[str, str]]:
+def newest_exchanges(newest_first: Iterable) -> Iterator[tuple[str, str]]:
     """The conversation's user requests and assistant text, newest first, one item per message
     (assistant lines repeat per content block; tool calls and results are left out). Lazy, so
     the brief reads a long history only as far back as its budget goes."""
     pending: tuple[str, str | None, list[str]] | None = None
-    for entry in reversed(history):
+    for entry in newest_first:
         if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
             continue
         role = entry.get("type")

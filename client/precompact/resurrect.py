@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import orjson
-
-from precompact import atomic_file, gitstore, savepoint_log
+from precompact import atomic_file, gitstore, savepoint_log, snapshot
 from precompact.config import Config
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
@@ -40,11 +38,16 @@ class Resurrection:
     savepoint: savepoint_log.Savepoint
     later: int  # savepoints of `instance` newer than this one
     path: Path  # the snapshot on disk
-    document: dict
+    contents: snapshot.SnapshotReader
     checks: dict[str, Check]
     source: str
     lineage: list[str] = field(default_factory=list)
     restored_state: Path | None = None
+
+    @property
+    def document(self) -> dict:
+        """Every field of the snapshot but its history (`contents.newest_entries()`)."""
+        return self.contents.fields
 
     @property
     def intact(self) -> bool:
@@ -80,9 +83,10 @@ def resurrect(
     commit = target.commit or onchain_commit or _commit_from_branch(config, repo, target)
     checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, commit, local_digests)
     data, path = _intact_bytes(target, local, local_digests, git_bytes, checks)
-    document = orjson.loads(data)
+    reader = snapshot.SnapshotReader(data)
+    document = reader.fields
     checks["integrity"] = _check_integrity(document, name, target, savepoints)
-    found = Resurrection(name, config.instance, target, sum(s.sequence > target.sequence for s in savepoints), path, document, checks, source)
+    found = Resurrection(name, config.instance, target, sum(s.sequence > target.sequence for s in savepoints), path, reader, checks, source)
     found.lineage = _lineage(document, name, config.instance)
     if found.intact and record_lineage and name != config.instance:
         events = savepoint_log.read(config.logs).events

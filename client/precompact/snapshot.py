@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,6 +51,65 @@ def _nan_as_null(value):
     if isinstance(value, dict):
         return {k: _nan_as_null(v) for k, v in value.items()}
     return value
+
+
+_HISTORY_OPEN = b'{"conversation_history":['
+# The history ends where the first of the other fields (sorted) begins.
+_HISTORY_CLOSE = b'],"format_version":'
+_TAIL_WINDOW_BYTES = 1 << 18
+
+
+class SnapshotReader:
+    """A snapshot's bytes read for resurrection: every field but `conversation_history` (most of
+    the bytes) at once, the history's entries newest first and only as far back as asked.
+    Anything not laid out as `create_savepoint` writes it is parsed whole instead."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+        self._history: list | None = None
+        close = data.rfind(_HISTORY_CLOSE)
+        fields = None
+        if data.startswith(_HISTORY_OPEN) and close >= len(_HISTORY_OPEN) - 1:
+            try:
+                fields = orjson.loads(b"{" + data[close + 2 :])
+            except orjson.JSONDecodeError:
+                fields = None  # the marker was inside a later field: not the boundary
+        if isinstance(fields, dict):
+            self.fields, self._history_end = fields, close
+        else:
+            document = transcript.parse_json(data)
+            if not isinstance(document, dict):
+                raise ValueError("a snapshot is a JSON object")
+            history = document.pop("conversation_history", None)
+            self._history = history if isinstance(history, list) else []
+            self.fields, self._history_end = document, 0
+
+    def newest_entries(self) -> Iterator:
+        """The history's entries, newest first, parsed window by window from the end: a
+        candidate boundary `},{"` is an entry boundary iff what follows it parses as a list (a
+        boundary inside an entry leaves that entry's closing brackets unmatched)."""
+        if self._history is not None:
+            yield from reversed(self._history)
+            return
+        data, start, end, window = self._data, len(_HISTORY_OPEN), self._history_end, _TAIL_WINDOW_BYTES
+        while end > start:
+            low = max(start, end - window)
+            window *= 2
+            entries, boundary = (orjson.loads(b"[" + data[start:end] + b"]"), start - 1) if low == start else self._entries_after(low, end)
+            if entries is None:
+                continue  # one entry is longer than the window
+            yield from reversed(entries)
+            end = boundary + 1
+
+    def _entries_after(self, low: int, end: int) -> tuple[list | None, int]:
+        """The entries after the first entry boundary at or past `low`, and that boundary."""
+        candidate = self._data.find(b'},{"', low, end)
+        while candidate != -1:
+            try:
+                return orjson.loads(b"[" + self._data[candidate + 2 : end] + b"]"), candidate
+            except orjson.JSONDecodeError:
+                candidate = self._data.find(b'},{"', candidate + 1, end)
+        return None, end
 
 
 def instance_number(instance: str) -> int | None:

@@ -96,6 +96,23 @@ def test_a_malformed_line_costs_only_itself(tmp_path_factory, entries, data):
     assert scan.malformed_lines == 1
 
 
+tricky_text = st.sampled_from(['},{"', '],"format_version":', "]}", "{[", '"', "\\"]) | st.text(max_size=20)
+history_entries = st.dictionaries(st.sampled_from(["type", "message", "content", "format_version", "uuid"]), st.recursive(st.none() | st.integers(-(2**63), 2**63 - 1) | tricky_text, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(tricky_text, inner, max_size=3), max_leaves=12), max_size=4)
+
+
+@given(st.lists(history_entries, max_size=30), transcript_objects, st.sampled_from([32, 256, 1 << 18]), st.booleans())
+def test_a_snapshot_reads_back_its_fields_and_its_history_newest_first(monkeypatch, history, rest, window, as_written):
+    monkeypatch.setattr(snapshot, "_TAIL_WINDOW_BYTES", window)
+    rest = {**{k: v for k, v in rest.items() if k > "format_version"}, "format_version": 1}
+    if as_written:  # the layout create_savepoint streams
+        data = b'{"conversation_history":[' + b",".join(snapshot.canonical(e) for e in history) + b"]," + snapshot.canonical(rest)[1:]
+    else:  # anything else is parsed whole
+        data = json.dumps({**rest, "conversation_history": history}, indent=1).encode()
+    reader = snapshot.SnapshotReader(data)
+    assert reader.fields == rest
+    assert list(reader.newest_entries()) == history[::-1]
+
+
 # The record's layout, written out independently of record.py (DESIGN.md: header, then body).
 LAYOUT = struct.Struct("<3sB28s" "Bq32s32s40s64s32sQ32sQqBH256s")
 assert LAYOUT.size == record.SIZE == 556

@@ -198,5 +198,5 @@ def test_exchanges_keep_text_and_merge_assistant_blocks(content):
         {"type": "assistant", "isSidechain": True, "message": {"id": "m2", "content": "side"}},
         {"type": "system", "subtype": "compact_boundary"},
     ]
-    got = list(restore_brief.newest_exchanges(history))[::-1]
+    got = list(restore_brief.newest_exchanges(reversed(history)))[::-1]
     assert got == [("user", "plain words" if isinstance(content, str) else "a"), ("assistant", "one\ntwo")]
