@@ -149,7 +149,7 @@ def layer_3_round_trip(root: Path, count: int) -> dict:
 def import_time() -> dict:
     times, heavy = [], []
     for _ in range(5):
-        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import precompact.cli, precompact.hook, precompact.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'git','solana','solders','anchorpy','borsh_construct','httpx'}))"], capture_output=True, text=True, check=True)
+        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import precompact.command, precompact.hook, precompact.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'click','git','solana','solders','anchorpy','borsh_construct','httpx'}))"], capture_output=True, text=True, check=True)
         total = sum(int(m.group(1)) for m in re.finditer(r"import time:\s+\d+ \|\s+(\d+) \| \S", result.stderr))
         times.append(total / 1e6)
         heavy = json.loads(result.stdout.replace("'", '"'))
@@ -180,7 +180,7 @@ def markdown(results: dict) -> str:
         "",
         f"- `precompact verify --all` over {results['verify']['savepoints']} savepoints (git on): {results['verify']['verify_all_s'] * 1000:.0f} ms",
         f"- Layer 3 round trip per savepoint on precompact-localnet (send + confirm + index): median {results['layer_3']['round_trip_s']['median'] * 1000:.0f} ms, max {results['layer_3']['round_trip_s']['max'] * 1000:.0f} ms over {results['layer_3']['savepoints']}",
-        f"- hook-path import time (precompact.cli, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
+        f"- hook-path import time (precompact.command, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; click/GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
     ]
     return "\n".join(lines + other)
 

@@ -328,8 +328,4 @@ def hook() -> None:
     """Claude Code hook handler: reads the hook JSON on stdin. Always exits 0."""
     from precompact import hook as hook_handler
 
-    result = hook_handler.handle(sys.stdin.buffer.read())
-    if result.stdout:
-        click.echo(result.stdout)
-    if result.stderr:
-        click.echo(result.stderr, err=True)
+    hook_handler.run()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,15 @@ SESSION_START_RPC_TIMEOUT_SECONDS = 3
 class HookResult:
     stdout: str = ""
     stderr: str = ""
+
+
+def run() -> None:
+    """`precompact hook`: answers the invocation on stdin, on stdout and stderr. Never fails."""
+    result = handle(sys.stdin.buffer.read())
+    if result.stdout:
+        print(result.stdout, flush=True)
+    if result.stderr:
+        print(result.stderr, file=sys.stderr, flush=True)
 
 
 def handle(raw: bytes) -> HookResult:

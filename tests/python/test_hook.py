@@ -71,15 +71,16 @@ def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
     assert not (tmp_path / "logs").exists(), "nothing written"
 
 
-def test_the_pre_compact_path_never_imports_git_or_the_solana_stack(workspace, monkeypatch):
+def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(workspace, monkeypatch):
     project, _ = workspace
     initialized(project, monkeypatch, "http://127.0.0.1:9")
     probe = (
         "import io, json, sys\n"
         f"sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({{'hook_event_name': 'PreCompact', 'cwd': {str(project)!r}}}).encode()))\n"
-        "from precompact.cli import main\n"
-        "try:\n    main(['hook'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx'}), file=sys.stderr)\n"
+        "sys.argv = ['precompact', 'hook']\n"
+        "from precompact.command import main\n"
+        "main()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx'}), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
     assert "savepoint 1 saved" in result.stdout
