@@ -8,6 +8,7 @@ report, line by line, far slower).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -87,8 +88,14 @@ _BUILTIN_PATTERNS: list[tuple[str, str, _Gate]] = [
 @dataclass(frozen=True)
 class _Pattern:
     kind: str
-    regex: re.Pattern
+    source: str
     gate: _Gate
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern:
+        # Compiled when a gate first opens: most hooks need few of the patterns, and compiling
+        # them all is a few milliseconds of every hook's start-up.
+        return re.compile(self.source)
 
 
 @dataclass
@@ -99,8 +106,8 @@ class Redactor:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self._patterns = [_Pattern(kind, re.compile(regex), gate) for kind, regex, gate in _BUILTIN_PATTERNS]
-        self._patterns += [_Pattern(kind, re.compile(regex), _ALWAYS) for kind, regex in self.extra.items()]
+        self._patterns = [_Pattern(kind, regex, gate) for kind, regex, gate in _BUILTIN_PATTERNS]
+        self._patterns += [_Pattern(kind, regex, _ALWAYS) for kind, regex in self.extra.items()]
         # For whole transcript lines: every gate's literals (and the escapes that could hide
         # one) in one Aho-Corasick automaton, every word in another over the lower-cased line,
         # so a line costs two passes however many patterns there are.
