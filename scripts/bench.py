@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from conftest import LocalnetProcess  # noqa: E402
-from projects import PRECOMPACT, new_project  # noqa: E402
+from projects import PRECOMPACT, fund, new_project  # noqa: E402
 from transcript_gen import generate, payload  # noqa: E402
 
 from precompact import config as configuration  # noqa: E402
@@ -119,7 +119,6 @@ def verify_thousand(root: Path, count: int) -> dict:
 
 
 def layer_3_round_trip(root: Path, count: int) -> dict:
-    from solana.rpc.api import Client
     from precompact import chain_post
 
     node = LocalnetProcess(root)
@@ -128,9 +127,7 @@ def layer_3_round_trip(root: Path, count: int) -> dict:
         chain_project = new_project(root, "chain", git_layer=False, chain_layer=True, cluster=url, instance="Bench #1")
         path = chain_project.path
         loaded = configuration.load(path)
-        authority = chain_project.authority()
-        client = Client(url)
-        client.confirm_transaction(client.request_airdrop(authority.pubkey(), 10**9).value, sleep_seconds=0.05)
+        fund(url, chain_project.authority(), lamports=10**9)
         session = snapshot.Session("bench", None, str(path), "auto")
         times = []
         for n in range(count):

@@ -22,15 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conftest import LocalnetProcess, free_port
-from projects import PRECOMPACT, Project, new_project
+from projects import PRECOMPACT, Project, fund, new_project
 from transcript_gen import generate, payload
 
 from precompact import config as configuration
 from precompact import savepoint_log, snapshot, worker
 from precompact import verify as verification
-
-SOL = 1_000_000_000
-
 
 @dataclass
 class Tally:
@@ -183,13 +180,6 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
     return tally
 
 
-def fund(url: str, project: Project) -> None:
-    from solana.rpc.api import Client
-
-    client = Client(url)
-    client.confirm_transaction(client.request_airdrop(project.authority().pubkey(), 2 * SOL).value, sleep_seconds=0.05)
-
-
 def chain_record(url: str, project: Project) -> bytes | None:
     """The raw data of the instance's on-chain record."""
     from precompact import chain, chain_post, rpc
@@ -248,7 +238,7 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     """`hooks` PreCompact hooks for one instance started at once."""
     tally = Tally(f"{hooks} concurrent hooks, one instance", trials=1)
     project = new_project(root, "concurrent", git_layer=True, chain_layer=True, cluster=url)
-    fund(url, project)
+    fund(url, project.authority())
     transcript = generate(root / "concurrent.jsonl", 100_000, project=project.path)
     stdin = json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
     processes = [subprocess.Popen([PRECOMPACT, "hook"], cwd=project.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(hooks)]
@@ -296,7 +286,7 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     node = LocalnetProcess(root, port=port)
     node.start()
     try:
-        fund(url, project)
+        fund(url, project.authority())
         flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300)
         if flushed.returncode != 0:
             problems.append(f"flush exited {flushed.returncode}: {flushed.stdout.strip()}")
@@ -319,7 +309,7 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
     port = int(url.rsplit(":", 1)[1])
     try:
         project = new_project(root, "restart", git_layer=False, chain_layer=True, cluster=url)
-        fund(url, project)
+        fund(url, project.authority())
         settings = configuration.load(project.path).snapshot_settings()
         session = snapshot.Session("trial", None, str(project.path))
         snapshot.create_savepoint(settings, session)

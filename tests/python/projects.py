@@ -13,6 +13,7 @@ from solders.keypair import Keypair
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 CLOSED_PORT_URL = "http://127.0.0.1:9"
+SOL = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -46,3 +47,11 @@ def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, clust
     text = config.read_text().replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
     config.write_text(text)
     return Project(path, remote, keypair_file, instance)
+
+
+def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
+    """Airdrops `who` enough for rent and fees, and waits for it."""
+    from solana.rpc.api import Client
+
+    client = Client(url)
+    client.confirm_transaction(client.request_airdrop(who.pubkey(), lamports).value, sleep_seconds=0.05)

@@ -15,9 +15,8 @@ import time
 import pytest
 
 from conftest import LocalnetProcess
-import fault_trials
 from fault_trials import check_layer_1
-from projects import PRECOMPACT, Project, new_project
+from projects import PRECOMPACT, Project, fund, new_project
 from transcript_gen import generate, payload
 
 from precompact import chain, snapshot
@@ -290,7 +289,7 @@ def test_lamports_sent_to_the_record_address_before_initialize_are_named_with_th
     node = localnet_holding(tmp_path, project, b"")
     try:
         chain_project(established, node.url)
-        fault_trials.fund(node.url, project)
+        fund(node.url, project.authority())
         result = cli(project, "flush")
         assert result.returncode == 1
         assert "someone sent lamports to the record address" in layer_3_line(result)

@@ -15,8 +15,8 @@ from solders.pubkey import Pubkey
 from conftest import free_port, run
 from precompact import chain
 from precompact.cli import main
+from projects import fund
 
-SOL = 1_000_000_000
 INSTANCE = "Gabriel #215"
 
 
@@ -31,12 +31,6 @@ def initialized(project: Path, monkeypatch, cluster: str) -> Keypair:
     assert result.exit_code == 0, result.output
     assert stat.S_IMODE(keypair_path.stat().st_mode) == 0o600
     return Keypair.from_bytes(bytes(json.loads(keypair_path.read_text())))
-
-
-def fund(url: str, who: Keypair) -> None:
-    client = Client(url)
-    signature = client.request_airdrop(who.pubkey(), 2 * SOL).value
-    client.confirm_transaction(signature, sleep_seconds=0.05)
 
 
 def chain_record(url: str, authority: Keypair) -> bytes:

@@ -11,7 +11,7 @@ import stat
 import subprocess
 
 import fault_trials
-from projects import PRECOMPACT, new_project
+from projects import PRECOMPACT, fund, new_project
 from secret_corpus import SECRETS, false_positives
 from test_worker import wait_until
 from transcript_gen import generate, payload
@@ -27,7 +27,7 @@ def git_objects(repository) -> bytes:
 def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     assert len({p.format for p in SECRETS}) >= 30
     project = new_project(tmp_path, "p", git_layer=True, chain_layer=True, cluster=localnet.url)
-    fault_trials.fund(localnet.url, project)
+    fund(localnet.url, project.authority())
     # The keypair lives inside the project, as careless setups have it.
     keypair = project.path / "keys" / "deploy.json"
     keypair.parent.mkdir()
