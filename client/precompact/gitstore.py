@@ -154,9 +154,10 @@ class FileDigests:
 
     def blob_id(self, repo: git.Repo) -> str:
         """The id `repo` gives the file's content (SHA-256 repositories: hashed again, rare)."""
-        if object_format(repo) == "sha1":
+        algorithm = object_format(repo)
+        if algorithm == "sha1":
             return self.git_sha1_blob
-        blob = hashlib.new(object_format(repo), f"blob {self.path.stat().st_size}\0".encode())
+        blob = hashlib.new(algorithm, f"blob {self.path.stat().st_size}\0".encode())
         with self.path.open("rb") as f:
             hashlib.file_digest(f, lambda: blob)
         return blob.hexdigest()
