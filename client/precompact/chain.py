@@ -13,17 +13,18 @@ import hashlib
 import json
 import struct
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING
 
 from solders.instruction import Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
+from precompact import config as configuration
+
 if TYPE_CHECKING:
     from anchorpy import Program
 
-IDL = json.loads(resources.files("precompact").joinpath("idl/precompact.json").read_text())
+IDL = json.loads(configuration.IDL_FILE.read_bytes())
 PROGRAM_ID = Pubkey.from_string(IDL["address"])
 ED25519_PROGRAM_ID = Pubkey.from_string("Ed25519SigVerify111111111111111111111111111")
 INSTRUCTIONS_SYSVAR_ID = Pubkey.from_string("Sysvar1nstructions1111111111111111111111111")

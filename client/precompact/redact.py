@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass, field
 
-from ahocorasick_rs import MATCHKIND_LEFTMOST_LONGEST, BytesAhoCorasick
+from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, MATCHKIND_LEFTMOST_LONGEST, BytesAhoCorasick
 
 
 @dataclass(frozen=True)
@@ -108,12 +109,14 @@ class Redactor:
     def __post_init__(self) -> None:
         self._patterns = [_Pattern(kind, regex, gate) for kind, regex, gate in _BUILTIN_PATTERNS]
         self._patterns += [_Pattern(kind, regex, _ALWAYS) for kind, regex in self.extra.items()]
-        # For whole transcript lines: every gate's literals (and the escapes that could hide
-        # one) in one Aho-Corasick automaton, every word in another over the lower-cased line,
-        # so a line costs two passes however many patterns there are.
+        # For transcript blocks: every gate's literals (and the escapes that could hide one) in
+        # one Aho-Corasick automaton, every word in another over the lower-cased block, so a
+        # block costs two passes however many patterns there are. Only whether a line has a hit
+        # matters, not every overlapping hit: leftmost matching lets the automaton skip ahead
+        # with its prefilter (about 4x faster than reporting every match).
         self._always = any(p.gate is _ALWAYS for p in self._patterns)
         literals = {lit.encode() for p in self._patterns for lit in p.gate.literals if lit} | {b"\\u", b"\\/"}
-        self._line_literals = BytesAhoCorasick(sorted(literals))
+        self._line_literals = BytesAhoCorasick(sorted(literals), matchkind=MATCHKIND_LEFTMOST_FIRST)
         # Every assistant line has usage keys such as "input_tokens": a JSON key is never part
         # of a string (its quotes would be escaped), so those are not the word "token": matched
         # leftmost-longest, a usage key swallows the "token" inside it.
@@ -122,16 +125,27 @@ class Redactor:
         self._usage_key = len(words)
         self._min_commas = min((p.gate.min_commas for p in self._patterns if p.gate.min_commas), default=0)
 
-    def may_hold_secret(self, line: bytes) -> bool:
-        """Whether a transcript line (JSON, as UTF-8 bytes) might hold a string some pattern
-        matches; False means surely not. JSON escapes only quotes, backslashes and control
-        characters, which no gate literal contains; `\\u` and `\\/` escapes could hide one, so
-        they say yes."""
-        if self._always or self._line_literals.find_matches_as_indexes(line):
-            return True
-        if self._min_commas and b"[" in line and line.count(b",") >= self._min_commas:
-            return True
-        return any(index != self._usage_key for index, _, _ in self._line_words.find_matches_as_indexes(line.lower()))
+    def suspect_lines(self, block: bytes, lines: list[bytes]) -> Container[int]:
+        """The positions in `lines` (`block` split at its newlines: transcript lines, JSON as
+        UTF-8) of the lines that might hold a string some pattern matches; every other line
+        surely holds none. The automatons run over the whole block, not line by line: per-call
+        overhead, not the scan, dominated when they ran per line. JSON escapes only quotes,
+        backslashes and control characters, which no gate literal contains; `\\u` and `\\/`
+        escapes could hide one, so they count as hits."""
+        if self._always:
+            return range(len(lines))
+        # No literal or word contains a newline, so every hit lies inside one line.
+        hits = [start for _, start, _ in self._line_literals.find_matches_as_indexes(block)]
+        hits += [start for index, start, _ in self._line_words.find_matches_as_indexes(block.lower()) if index != self._usage_key]
+        suspects = set()
+        line, counted_to = 0, 0
+        for start in sorted(hits):
+            line += block.count(b"\n", counted_to, start)
+            counted_to = start
+            suspects.add(line)
+        if self._min_commas:
+            suspects.update(n for n, text in enumerate(lines) if text.count(b",") >= self._min_commas and b"[" in text)
+        return suspects
 
     def text(self, value: str) -> str:
         return self._text(value, self._patterns)

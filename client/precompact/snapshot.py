@@ -225,11 +225,16 @@ def _write_snapshot(path: Path, settings: Settings, session: Session, now: datet
             if session.transcript_path:
                 transcript_file = Path(session.transcript_path)
                 transcript.settle(transcript_file)
-                for i, (entry, text) in enumerate(transcript.entries(transcript_file, scan)):
+                separator = b""
+                for block in transcript.blocks(transcript_file, scan):
+                    lines = block.split(b"\n")
                     # Most lines hold nothing a secret pattern could match: those skip redaction.
-                    if redactor is not None and redactor.may_hold_secret(text):
-                        entry = redactor.value(entry)
-                    emit((b"," if i else b"") + canonical(entry))
+                    suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
+                    written = [canonical(redactor.value(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
+                    if written:
+                        emit(separator)
+                        emit(b",".join(written))
+                        separator = b","
             else:
                 scan.found, scan.problem = False, "no transcript path given"
             emit(b"],")

@@ -45,17 +45,22 @@ def test_canonical_bytes_ignore_key_order(value, rng):
     assert hashlib.sha256(snapshot.canonical(shuffled)).digest() == hashlib.sha256(snapshot.canonical(value)).digest()
 
 
-@given(st.lists(transcript_objects, max_size=8), st.booleans(), st.sampled_from(["compact", "spaced"]))
-def test_transcript_lines_come_back_as_written(tmp_path_factory, entries, torn_tail, style):
+def read_transcript(path, scan):
+    return [entry for block in transcript.blocks(path, scan) for _, entry in transcript.entries(block.split(b"\n"), scan)]
+
+
+@given(st.lists(transcript_objects, max_size=8), st.booleans(), st.sampled_from(["compact", "spaced"]), st.sampled_from([1, 7, 100, 1 << 17]))
+def test_transcript_lines_come_back_as_written(tmp_path_factory, monkeypatch, entries, torn_tail, style, block_bytes):
+    monkeypatch.setattr(transcript, "BLOCK_BYTES", block_bytes)  # lines longer and shorter than a block
     path = tmp_path_factory.mktemp("t") / "t.jsonl"
     separators = (",", ":") if style == "compact" else (", ", ": ")
     lines = [json.dumps(entry, separators=separators, ensure_ascii=style == "spaced") + "\n" for entry in entries]
     tail = '{"type":"assistant","message":{"content":"half' if torn_tail else ""
     path.write_text("".join(lines) + tail, encoding="utf-8")
     scan = transcript.TranscriptScan(str(path))
-    read = list(transcript.entries(path, scan))
-    assert [entry for entry, _ in read] == entries
-    assert [raw for _, raw in read] == [line.encode() for line in lines]
+    blocks = list(transcript.blocks(path, scan))
+    assert b"".join(blocks) == "".join(lines).encode() and all(block.endswith(b"\n") for block in blocks)
+    assert [entry for block in blocks for _, entry in transcript.entries(block.split(b"\n"), scan)] == entries
     assert (scan.entries, scan.malformed_lines, scan.partial_last_line) == (len(entries), 0, torn_tail)
 
 
@@ -77,7 +82,7 @@ def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path_
     # JavaScript writes a string cut mid-emoji as a lone "\ud83d" escape; it must not sink the savepoint.
     path = tmp_path_factory.mktemp("t") / "t.jsonl"
     path.write_text("".join(json.dumps(entry) + "\n" for entry in entries), encoding="ascii")
-    read = [entry for entry, _ in transcript.entries(path, transcript.TranscriptScan(str(path)))]
+    read = read_transcript(path, transcript.TranscriptScan(str(path)))
     # (json.loads first: an escaped high + low surrogate pair is one character, not two lone ones)
     assert read == [without_lone_surrogates(json.loads(json.dumps(entry))) for entry in entries]
     json.loads(snapshot.canonical(read))
@@ -92,7 +97,7 @@ def test_a_malformed_line_costs_only_itself(tmp_path_factory, entries, data):
     lines.insert(position, garbage)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     scan = transcript.TranscriptScan(str(path))
-    assert [entry for entry, _ in transcript.entries(path, scan)] == entries
+    assert read_transcript(path, scan) == entries
     assert scan.malformed_lines == 1
 
 

@@ -82,26 +82,38 @@ def test_code_that_merely_names_a_secret_is_untouched():
         assert Redactor().text(text) == text
 
 
+USAGE = {"input_tokens": 12, "cache_read_input_tokens": 150000, "cache_creation_input_tokens": 900, "output_tokens": 9}
+ORDINARY = [
+    json.dumps({"type": "assistant", "message": {"id": "m1", "usage": USAGE, "content": [{"type": "text", "text": "The test is fixed."}]}}).encode(),
+    json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "content": "1\tdef add(a, b):\n2\t    return a + b"}]}}).encode(),
+]
+
+
+def suspects(redactor: Redactor, lines: list[bytes]) -> list[int]:
+    block = b"\n".join(lines) + b"\n"
+    found = redactor.suspect_lines(block, block.split(b"\n"))
+    return [n for n in range(len(lines)) if n in found]
+
+
 @pytest.mark.parametrize("kind,secret", SECRETS)
 def test_the_line_gate_lets_every_secret_through_however_it_is_embedded(kind, secret):
     redactor = Redactor()
-    usage = {"input_tokens": 12, "cache_read_input_tokens": 150000, "output_tokens": 9}
     shapes = [
         {"type": "user", "message": {"content": f"see {secret}"}},
         {"type": "user", "message": {"content": [{"type": "tool_result", "content": json.dumps({"config": secret}, indent=2)}]}},
-        {"type": "assistant", "message": {"usage": usage, "content": [{"type": "tool_use", "input": {"command": f"echo '{secret}'"}}]}},
+        {"type": "assistant", "message": {"usage": USAGE, "content": [{"type": "tool_use", "input": {"command": f"echo '{secret}'"}}]}},
     ]
     for entry in shapes:
         line = json.dumps(entry, ensure_ascii=False).encode()
-        assert redactor.may_hold_secret(line), line
+        # Among ordinary lines in one block: exactly the line that holds the secret is flagged.
+        assert suspects(redactor, [*ORDINARY, line, *ORDINARY]) == [len(ORDINARY)], line
         assert secret not in json.dumps(redactor.value(entry), ensure_ascii=False)
 
 
 def test_the_line_gate_skips_ordinary_lines():
     redactor = Redactor()
-    usage = {"input_tokens": 12, "cache_creation_input_tokens": 900, "output_tokens": 9}
-    line = json.dumps({"type": "assistant", "message": {"id": "m1", "usage": usage, "content": [{"type": "text", "text": "The test is fixed."}]}}).encode()
-    assert not redactor.may_hold_secret(line)
-    assert redactor.may_hold_secret(line.replace(b"fixed.", b"fixed \\u00e9"))  # an escape could hide a literal
-    assert redactor.may_hold_secret(line.replace(b"fixed.", b"a token"))  # the word, not a usage key
-    assert Redactor(extra={"ticket": "TICKET-[0-9]+"}).may_hold_secret(line)  # configured patterns have no gate
+    assert suspects(redactor, ORDINARY * 3) == []
+    escaped = ORDINARY[0].replace(b"fixed.", b"fixed \\u00e9")  # an escape could hide a literal
+    named = ORDINARY[0].replace(b"fixed.", b"a token")  # the word, not a usage key
+    assert suspects(redactor, [*ORDINARY, escaped, *ORDINARY, named]) == [2, 5]
+    assert suspects(Redactor(extra={"ticket": "TICKET-[0-9]+"}), ORDINARY) == [0, 1]  # configured patterns have no gate
