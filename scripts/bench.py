@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from conftest import LocalnetProcess  # noqa: E402
 from projects import PRECOMPACT, fund, new_project  # noqa: E402
+from secret_corpus import stdlib_sources  # noqa: E402
 from transcript_gen import generate, payload  # noqa: E402
 
 from precompact import config as configuration  # noqa: E402
@@ -61,16 +62,19 @@ def wait_for_worker(path: Path) -> None:
     raise SystemExit(f"bench: the worker did not finish; see {path / 'logs' / 'precompact-worker.log'}")
 
 
-def by_size(root: Path, size_mb: int, runs: int) -> dict:
-    progress(f"{size_mb} MB: generating the transcript")
-    path = new_project(root, f"p{size_mb}", git_layer=True, chain_layer=False, instance="Bench #1").path
-    transcript = generate(root / f"t{size_mb}.jsonl", size_mb * MB, project=path)
+def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dict:
+    """The hook's costs on a transcript of `size_mb`: made-up code, or (`real_code`) a session
+    reading the standard library's sources, where most lines open some redaction gate."""
+    name = f"{size_mb}{'-real' if real_code else ''}"
+    progress(f"{name} MB: generating the transcript")
+    path = new_project(root, f"p{name}", git_layer=True, chain_layer=False, instance="Bench #1").path
+    transcript = generate(root / f"t{name}.jsonl", size_mb * MB, project=path, sources=stdlib_sources() if real_code else ())
     floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
     loaded = configuration.load(path)
     repo = gitstore.open_repository(path)
     scratch = gitstore.Target(path, "origin", "bench/scratch")
     for run in range(runs):
-        progress(f"{size_mb} MB: run {run + 1}/{runs}")
+        progress(f"{name} MB: run {run + 1}/{runs}")
         copy = root / "floor-copy"
         began = time.perf_counter()
         subprocess.run(f"cp {transcript.path} {copy} && sha256sum {copy} >/dev/null", shell=True, check=True)
@@ -91,6 +95,7 @@ def by_size(root: Path, size_mb: int, runs: int) -> dict:
     floor_median = statistics.median(floor)
     return {
         "transcript_bytes": transcript.bytes,
+        "loaded_files": len(transcript.files),
         "io_floor_s": summary(floor),
         "pre_compact_hook_s": summary(hook),
         "hook_over_floor_ratio": statistics.median(hook) / floor_median,
@@ -154,14 +159,14 @@ def import_time() -> dict:
 
 
 def markdown(results: dict) -> str:
-    sizes = results["sizes"]
-    head = "| metric | " + " | ".join(f"{s} MB" for s in sizes) + " |"
-    lines = [head, "|---" * (len(sizes) + 1) + "|"]
+    columns = list(results["by_size"])
+    head = "| metric | " + " | ".join(columns) + " |"
+    lines = [head, "|---" * (len(columns) + 1) + "|"]
 
     def row(name: str, key: str, scale: float = 1000, unit: str = "ms") -> None:
         cells = []
-        for s in sizes:
-            value = results["by_size"][str(s)][key]
+        for column in columns:
+            value = results["by_size"][column][key]
             cells.append(f"{value['median'] * scale:.0f} / {value['max'] * scale:.0f} {unit}" if isinstance(value, dict) else f"{value:.1f}×")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
 
@@ -186,6 +191,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="precompact benchmarks")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
     parser.add_argument("--sizes", default="1,10,100", help="transcript sizes in MB, comma-separated")
+    parser.add_argument("--real-code-sizes", default="10", help="sizes in MB of transcripts reading real code (the standard library), comma-separated; empty for none")
     parser.add_argument("--runs", type=int, default=3, help="repetitions per size")
     parser.add_argument("--savepoints", type=int, default=1000, help="savepoints for verify --all")
     parser.add_argument("--chain-savepoints", type=int, default=50, help="savepoints posted for the Layer 3 round trip")
@@ -193,9 +199,11 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
     try:
-        results = {"sizes": sizes, "runs": args.runs, "by_size": {}}
+        results = {"runs": args.runs, "by_size": {}}
         for size in sizes:
-            results["by_size"][str(size)] = by_size(root, size, args.runs)
+            results["by_size"][f"{size} MB"] = by_size(root, size, args.runs)
+        for size in [int(s) for s in args.real_code_sizes.split(",") if s]:
+            results["by_size"][f"{size} MB, real code"] = by_size(root, size, args.runs, real_code=True)
         results["verify"] = verify_thousand(root, args.savepoints)
         results["layer_3"] = layer_3_round_trip(root, args.chain_savepoints)
         results["imports"] = import_time()

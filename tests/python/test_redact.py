@@ -36,7 +36,7 @@ SECRETS = [
 @pytest.mark.parametrize("kind,secret", SECRETS)
 def test_each_kind_is_redacted_and_counted(kind, secret):
     redactor = Redactor()
-    out = redactor.text(f"before {secret} after")
+    out = redactor.value(f"before {secret} after")
     assert secret not in out
     assert f"[REDACTED:{kind}]" in out
     assert out.startswith("before ")
@@ -54,7 +54,7 @@ def test_nested_values_and_keys_are_redacted():
 
 def test_extra_patterns_from_configuration():
     redactor = Redactor(extra={"internal_id": r"ACME-[0-9]{6}"})
-    assert redactor.text("ticket ACME-123456") == "ticket [REDACTED:internal_id]"
+    assert redactor.value("ticket ACME-123456") == "ticket [REDACTED:internal_id]"
 
 
 CLEAN = [
@@ -73,13 +73,13 @@ CLEAN = [
 @pytest.mark.parametrize("text", CLEAN)
 def test_ordinary_code_and_prose_are_untouched(text):
     redactor = Redactor()
-    assert redactor.text(text) == text
+    assert redactor.value(text) == text
     assert redactor.summary()["total"] == 0
 
 
 def test_code_that_merely_names_a_secret_is_untouched():
     for text in ["token = self.token", "password = getpass()", "secret: Option<String>,"]:
-        assert Redactor().text(text) == text
+        assert Redactor().value(text) == text
 
 
 USAGE = {"input_tokens": 12, "cache_read_input_tokens": 150000, "cache_creation_input_tokens": 900, "output_tokens": 9}

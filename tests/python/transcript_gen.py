@@ -37,8 +37,11 @@ class Transcript:
     bytes: int = 0
 
 
-def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None, seed: int = 7, partial_tail: bool = False, planted: list[str] = ()) -> Transcript:
-    """Writes a transcript of about `target_bytes`; `planted` strings go into tool results."""
+def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None, seed: int = 7, partial_tail: bool = False, planted: list[str] = (), sources: list[Path] = ()) -> Transcript:
+    """Writes a transcript of about `target_bytes`; `planted` strings go into tool results. With
+    `sources`, each turn reads the next of these real files instead of a few made-up lines: it is
+    copied into the project (so the snapshot's loaded files hold it too) and comes back numbered
+    the way Claude Code's Read tool shows a file."""
     rng = random.Random(seed)
     project = project or path.parent
     out = Transcript(path)
@@ -57,15 +60,23 @@ def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None
             write(_user(turn, request))
             out.requests.append(request)
             out.messages += 1
-            file = str(project / f"src/module_{turn % 7}.py")
+            if sources:
+                index = (turn - 1) % len(sources)
+                file = str(project / "src" / f"{index}_{sources[index].name}")
+                Path(file).parent.mkdir(parents=True, exist_ok=True)
+                text = sources[index].read_text(encoding="utf-8", errors="replace")
+                Path(file).write_text(text, encoding="utf-8")
+                result = _numbered(text)
+            else:
+                file = str(project / f"src/module_{turn % 7}.py")
+                result = "".join(rng.choice(_CODE) for _ in range(rng.randint(2, 30)))
             if file not in out.files:
                 out.files.append(file)
             message_id = f"msg_{turn:06d}"
             usage = {"input_tokens": 40 + turn, "cache_creation_input_tokens": 900, "cache_read_input_tokens": min(1_000 * turn, 150_000), "output_tokens": 120}
             write(_assistant(turn, message_id, usage, {"type": "text", "text": f"Reading {Path(file).name} first."}))
-            tool = "Edit" if turn % 3 == 0 else "Read"
+            tool = "Edit" if turn % 3 == 0 and not sources else "Read"
             write(_assistant(turn, message_id, usage, {"type": "tool_use", "id": f"toolu_{turn}", "name": tool, "input": {"file_path": file}}))
-            result = "".join(rng.choice(_CODE) for _ in range(rng.randint(2, 30)))
             if planted:
                 result += "\n" + planted.pop() + "\n"
             write({"type": "user", "uuid": f"u-{turn}-r", "sessionId": "s-demo", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": result}]}})
@@ -81,6 +92,11 @@ def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None
             f.write(tail)
             out.bytes += len(tail)
     return out
+
+
+def _numbered(text: str) -> str:
+    """A file as the Read tool returns it: its first 2,000 lines, each after its number."""
+    return "\n".join(f"{number:6d}\u2192{line}" for number, line in enumerate(text.split("\n")[:2000], start=1))
 
 
 def _user(turn: int, text: str) -> dict:
