@@ -9,11 +9,12 @@ user runs at the same moment neither sees nor blocks this.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
-import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ REF_RETRIES = 20
 REF_RETRY_SECONDS = 0.05
 # git holds a ref's lock file for milliseconds; one this old was left by a killed git process.
 STALE_REF_LOCK_SECONDS = 10
+PRIVATE_INDEX_PREFIX = "precompact-index-"
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "precompact", "GIT_AUTHOR_EMAIL": "precompact@localhost", "GIT_COMMITTER_NAME": "precompact", "GIT_COMMITTER_EMAIL": "precompact@localhost"}
 
 
@@ -79,8 +81,8 @@ def commit_savepoint(repo: git.Repo, target: Target, project_root: Path, event: 
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
-        with tempfile.TemporaryDirectory(prefix="precompact-index-") as private:
-            env = {**environment, "GIT_INDEX_FILE": str(Path(private) / "index")}
+        with _private_index(repo) as index:
+            env = {**environment, "GIT_INDEX_FILE": str(index)}
             repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
             for name, blob in blobs.items():
                 repo.git.update_index("--add", "--cacheinfo", f"100644,{blob},{name}", env=env)
@@ -97,6 +99,33 @@ def commit_savepoint(repo: git.Repo, target: Target, project_root: Path, event: 
             if not _remove_stale_ref_lock(repo, target.ref):
                 time.sleep(REF_RETRY_SECONDS)
     raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
+
+
+@contextlib.contextmanager
+def _private_index(repo: git.Repo) -> Iterator[Path]:
+    """An index file of our own for building the tree, in the repository's git directory rather
+    than a temporary directory (a process killed mid-commit would leave that behind for good).
+    It is named after this process, so one left by a dead process is removed here."""
+    git_dir = Path(repo.git_dir)
+    for left in git_dir.glob(f"{PRIVATE_INDEX_PREFIX}*"):
+        owner = left.name.removeprefix(PRIVATE_INDEX_PREFIX).split(".")[0]  # also git's .lock
+        if owner.isdigit() and not _running(int(owner)):
+            left.unlink(missing_ok=True)
+    index = git_dir / f"{PRIVATE_INDEX_PREFIX}{os.getpid()}"
+    try:
+        yield index
+    finally:
+        index.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:

@@ -26,8 +26,9 @@ from projects import PRECOMPACT, Project, fund, new_project
 from transcript_gen import generate, payload
 
 from precompact import config as configuration
-from precompact import savepoint_log, snapshot, worker
+from precompact import gitstore, savepoint_log, snapshot, worker
 from precompact import verify as verification
+
 
 @dataclass
 class Tally:
@@ -176,6 +177,8 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
         fsck = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=repository, capture_output=True, text=True)
         if fsck.returncode != 0:
             problems.append(f"git fsck in {repository.name}: {fsck.stdout.strip() or fsck.stderr.strip()}")
+    # The private index files of killed flushes are cleared by the next one.
+    problems += [f"left behind: {left}" for left in (project.path / ".git").glob(f"{gitstore.PRIVATE_INDEX_PREFIX}*")]
     tally.fail(trials + 1, problems + check_layer_2(project))
     return tally
 

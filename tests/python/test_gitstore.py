@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -65,6 +67,21 @@ def test_commits_and_pushes_without_touching_the_users_work(workspace):
 
     assert gitstore.sync(repo, target(project), project, project / "logs") == [], "nothing left to do"
     assert len(savepoint_log.read(project / "logs").events) == 6
+
+
+def test_a_private_index_left_by_a_killed_process_is_removed(workspace):
+    project, _ = workspace
+    repo = gitstore.open_repository(project)
+    git_dir = Path(repo.git_dir)
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    left = [git_dir / f"precompact-index-{finished.pid}", git_dir / f"precompact-index-{finished.pid}.lock"]
+    in_use = git_dir / f"precompact-index-{os.getppid()}"  # a running process's
+    for file in [*left, in_use]:
+        file.write_bytes(b"an index")
+    savepoint(project)
+    assert gitstore.sync(repo, target(project), project, project / "logs") == []
+    assert sorted(git_dir.glob("precompact-index-*")) == [in_use]
 
 
 def test_failed_push_is_recorded_then_retried(workspace, tmp_path):
