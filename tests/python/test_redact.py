@@ -117,3 +117,16 @@ def test_the_line_gate_skips_ordinary_lines():
     named = ORDINARY[0].replace(b"fixed.", b"a token")  # the word, not a usage key
     assert suspects(redactor, [*ORDINARY, escaped, *ORDINARY, named]) == [2, 5]
     assert suspects(Redactor(extra={"ticket": "TICKET-[0-9]+"}), ORDINARY) == [0, 1]  # configured patterns have no gate
+
+
+def test_an_assignment_is_redacted_from_its_keyword_on():
+    assert Redactor().value("export DB_PASSWORD=hunter22hunter") == "export DB_[REDACTED:secret_assignment]"
+
+
+def test_text_whose_lower_case_is_longer_is_still_redacted():
+    # "İ" lower-cases to two characters, so positions found in the lower-cased text do not carry
+    # over: the word-gated patterns are searched for everywhere instead.
+    redactor = Redactor()
+    out = redactor.value({"city": "İstanbul", "env": "DB_PASSWORD=hunter22hunter", "auth": "Authorization: Bearer abcdefghijklmnop"})
+    assert "hunter22hunter" not in json.dumps(out) and "abcdefghijklmnop" not in json.dumps(out)
+    assert redactor.counts == {"secret_assignment": 1, "auth_header": 1}
