@@ -33,6 +33,13 @@ def initialized(project: Path, monkeypatch, cluster: str) -> Keypair:
     return Keypair.from_bytes(bytes(json.loads(keypair_path.read_text())))
 
 
+def initialized_and_funded(project: Path, monkeypatch, localnet_url: str) -> Keypair:
+    """`precompact init` against the localnet, with the authority funded to pay for its record."""
+    authority = initialized(project, monkeypatch, localnet_url)
+    fund(localnet_url, authority)
+    return authority
+
+
 def chain_record(url: str, authority: Keypair) -> bytes:
     record, _ = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))
     return bytes(Client(url).get_account_info(record).value.data)
@@ -46,8 +53,7 @@ def statuses(project: Path) -> list[dict]:
 
 def test_savepoint_reaches_git_and_chain(workspace, localnet, monkeypatch):
     project, remote = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    authority = initialized_and_funded(project, monkeypatch, localnet.url)
     transcript = project.parent / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
 
@@ -96,8 +102,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
 
 def test_a_lost_confirmation_is_recovered_not_posted_twice(workspace, localnet, monkeypatch):
     project, _ = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    authority = initialized_and_funded(project, monkeypatch, localnet.url)
     assert invoke("savepoint").exit_code == 0
     # Drop the LAYER_3_CONFIRMED line, as if the process died right after the post.
     index = project / "logs" / "precompact-savepoint.jsonl"
@@ -152,8 +157,7 @@ def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
 
 def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
     project, _ = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    authority = initialized_and_funded(project, monkeypatch, localnet.url)
     assert invoke("savepoint").exit_code == 0
     [row] = statuses(project)
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from precompact import savepoint_log
-from test_cli_layers import INSTANCE, fund, initialized
+from test_cli_layers import INSTANCE, initialized, initialized_and_funded
 from test_worker import wait_until
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
@@ -22,8 +22,7 @@ def hook(payload, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localnet, monkeypatch):
     project, _ = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    initialized_and_funded(project, monkeypatch, localnet.url)
     transcript = project.parent / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"content": "hello"}}) + "\n")
     began = time.monotonic()

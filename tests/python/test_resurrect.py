@@ -12,7 +12,7 @@ import pytest
 from conftest import run
 from precompact import config as configuration
 from precompact import restore_brief, resurrect, savepoint_log
-from test_cli_layers import INSTANCE, fund, initialized, invoke
+from test_cli_layers import INSTANCE, initialized_and_funded, invoke
 from test_hook import hook
 from test_worker import wait_until
 from transcript_gen import generate, payload
@@ -26,8 +26,7 @@ def landed(project: Path, count: int) -> bool:
 
 
 def saved(project: Path, localnet, monkeypatch, count: int = 1):
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    authority = initialized_and_funded(project, monkeypatch, localnet.url)
     (project / "session_current.json").write_text(json.dumps({"current_priorities": ["ship the resurrection"]}))
     transcript = generate(project.parent / "session.jsonl", 200_000, project=project, partial_tail=True)
     for _ in range(count):
@@ -43,8 +42,7 @@ def session_start(project: Path, source: str = "compact") -> dict | None:
 
 def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch):
     project, _ = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    initialized_and_funded(project, monkeypatch, localnet.url)
     transcript = generate(project.parent / "session.jsonl", 300_000, project=project, partial_tail=True)
     pre = hook(payload("PreCompact", project, transcript.path))
     assert pre.returncode == 0 and "savepoint 1 saved" in json.loads(pre.stdout)["systemMessage"]

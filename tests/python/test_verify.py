@@ -8,13 +8,12 @@ from click.testing import CliRunner
 
 from conftest import run
 from precompact.cli import main
-from test_cli_layers import INSTANCE, fund, initialized, invoke, statuses
+from test_cli_layers import INSTANCE, initialized_and_funded, invoke, statuses
 
 
 def setup_three(workspace, localnet, monkeypatch):
     project, _ = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    initialized_and_funded(project, monkeypatch, localnet.url)
     for _ in range(3):
         assert invoke("savepoint").exit_code == 0
     return project

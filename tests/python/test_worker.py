@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from precompact import config as configuration
 from precompact import savepoint_log, snapshot, worker
-from test_cli_layers import fund, initialized
+from test_cli_layers import initialized_and_funded
 
 
 def wait_until(predicate, timeout=30.0):
@@ -21,8 +21,7 @@ def wait_until(predicate, timeout=30.0):
 
 def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, localnet, monkeypatch):
     project, _ = workspace
-    authority = initialized(project, monkeypatch, localnet.url)
-    fund(localnet.url, authority)
+    initialized_and_funded(project, monkeypatch, localnet.url)
     settings = configuration.load(project).snapshot_settings()
     session = snapshot.Session("s", None, str(project))
     for _ in range(3):
