@@ -63,9 +63,10 @@ def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None
             if sources:
                 index = (turn - 1) % len(sources)
                 file = str(project / "src" / f"{index}_{sources[index].name}")
-                Path(file).parent.mkdir(parents=True, exist_ok=True)
                 text = sources[index].read_text(encoding="utf-8", errors="replace")
-                Path(file).write_text(text, encoding="utf-8")
+                if file not in out.files:  # the same file read again is copied once
+                    Path(file).parent.mkdir(parents=True, exist_ok=True)
+                    Path(file).write_text(text, encoding="utf-8")
                 result = _numbered(text)
             else:
                 file = str(project / f"src/module_{turn % 7}.py")
