@@ -13,6 +13,7 @@ import hashlib
 import json
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solders.instruction import Instruction
@@ -61,6 +62,25 @@ def program() -> Program:
 
     idl = Idl.from_json(json.dumps(idl_legacy.convert(IDL)))
     return Program(idl, PROGRAM_ID, Provider(AsyncClient(), Wallet.dummy()))
+
+
+class KeypairError(Exception):
+    """The keypair file is missing or not a Solana CLI keypair; the message names the fix."""
+
+
+def load_keypair(path: Path) -> Keypair:
+    try:
+        values = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise KeypairError(f"keypair {path} does not exist; run `precompact init` or set chain.keypair") from None
+    except (OSError, ValueError) as e:
+        raise KeypairError(f"keypair {path} is unreadable or not JSON ({e}); point chain.keypair at a Solana CLI keypair file") from None
+    if not (isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)):
+        raise KeypairError(f"keypair {path} is not a Solana CLI keypair (a JSON array of 64 bytes)")
+    try:
+        return Keypair.from_bytes(bytes(values))
+    except ValueError as e:
+        raise KeypairError(f"keypair {path} is not a valid ed25519 keypair ({e})") from None
 
 
 def instance_id(name: str) -> bytes:

@@ -18,9 +18,13 @@ from precompact.config import ConfigError
 
 def _load() -> configuration.Config:
     try:
-        return configuration.load(Path.cwd())
+        loaded = configuration.load(Path.cwd())
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
+    warning = configuration.insecure_cluster_warning(loaded)
+    if warning:
+        click.echo(warning, err=True)
+    return loaded
 
 
 @click.group()
@@ -99,6 +103,9 @@ def savepoint(transcript, session_id, trigger) -> None:
     except ConfigError as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(layers.EXIT_ERROR)
+    warning = configuration.insecure_cluster_warning(loaded)
+    if warning:
+        click.echo(warning, err=True)
     session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
     try:
         written, outcome = layers.save(loaded, session)
@@ -169,6 +176,8 @@ def status(as_json) -> None:
         for s in mine:
             commit = (s.commit or "-")[:10]
             click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {s.layer_2:<9} {commit:<10}  chain {s.layer_3}")
+            if "FAILED" in (s.layer_2, s.layer_3) and s.failures:
+                click.echo(f"        last problem: {s.failures[-1]}")
     if bad_lines:
         click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)
 
@@ -178,42 +187,45 @@ def status(as_json) -> None:
 @click.option("--address", help="Record address to read instead of deriving it.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output; bytes as lowercase hex.")
 def inspect(instance, address, as_json) -> None:
-    """Decode the on-chain record, check its signature and compare it with the local index."""
-    from precompact import chain_post, layers, record
+    """Decode the on-chain record, verify it against the configured authority, instance and
+    program (exit 1 if it fails) and compare it with the local index."""
+    from precompact import layers, record, trust
 
     if instance and address:
         raise click.UsageError("give --instance or --address, not both")
     loaded = _load()
     try:
         found = layers.inspect(loaded, instance, address)
-    except (chain_post.ChainError, record.RecordError) as e:
+    except layers.InspectError as e:
         raise click.ClickException(str(e)) from None
-    fields = found.fields
+    held = found.record
     if as_json:
-        out = record.to_json(fields, _pubkey(found.address))
-        out.update({"signature_valid": found.signature_valid, "local_index": found.local_index})
+        out = record.to_json(held, _pubkey(found.address))
+        out.update({"signature_valid": found.signature_valid, "verdict": found.verdict.status, "verdict_detail": found.verdict.detail, "unsigned_fields": list(record.UNSIGNED_FIELDS), "local_index": found.local_index})
         click.echo(json.dumps(out, indent=2))
-        return
-    metadata = fields["metadata"][: fields["metadata_len"]].decode("utf-8", errors="replace")
-    rows = [
-        ("address", found.address),
-        ("header", f"magic {fields['magic'].hex()} version {fields['version']}"),
-        ("authority", str(_pubkey(fields["authority"]))),
-        ("instance_id", fields["instance_id"].hex()),
-        ("sequence", fields["sequence"]),
-        ("entry_type", fields["entry_type"]),
-        ("timestamp", f"{fields['timestamp']} ({_utc(fields['timestamp'])})"),
-        ("snapshot_hash", f"sha256:{fields['snapshot_hash'].hex()}"),
-        ("prev_snapshot_hash", f"sha256:{fields['prev_snapshot_hash'].hex()}"),
-        ("git_commit", fields["git_commit"].decode("ascii", errors="replace")),
-        ("slot", fields["slot"]),
-        ("chain_timestamp", f"{fields['chain_timestamp']} ({_utc(fields['chain_timestamp'])})"),
-        ("metadata", metadata),
-        ("signature", "valid (authority's ed25519 over the savepoint)" if found.signature_valid else "INVALID"),
-        ("local index", found.local_index),
-    ]
-    for name, value in rows:
-        click.echo(f"{name:>19}: {value}")
+    else:
+        rows = [
+            ("address", found.address),
+            ("header", f"magic {held.magic.hex()} version {held.version}"),
+            ("authority", str(_pubkey(held.authority))),
+            ("instance_id", held.instance_id.hex()),
+            ("sequence", held.sequence),
+            ("entry_type", held.entry_type),
+            ("timestamp", f"{held.timestamp} ({_utc(held.timestamp)})"),
+            ("snapshot_hash", f"sha256:{held.snapshot_hash.hex()}"),
+            ("prev_snapshot_hash", f"sha256:{held.prev_snapshot_hash.hex()}"),
+            ("git_commit", held.commit),
+            ("slot", f"{held.slot} (unsigned: reported, not verified)"),
+            ("chain_timestamp", f"{held.chain_timestamp} ({_utc(held.chain_timestamp)}) (unsigned)"),
+            ("metadata", f"{held.metadata_text} (unsigned)"),
+            ("signature", "valid (the configured authority's ed25519 over the savepoint)" if found.signature_valid else "INVALID"),
+            ("verdict", found.verdict.status if found.verdict.status != trust.FAILED else f"failed: {found.verdict.detail}"),
+            ("local index", found.local_index),
+        ]
+        for name, value in rows:
+            click.echo(f"{name:>19}: {value}")
+    if found.verdict.status == trust.FAILED:
+        sys.exit(1)
 
 
 def _pubkey(value):

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import ipaddress
 import re
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +70,7 @@ class Config:
     redaction: bool
     redaction_patterns: dict
     session_start_sources: tuple[str, ...]
+    insecure_cluster: bool = False
 
     @property
     def logs(self) -> Path:
@@ -117,8 +120,8 @@ def _validate(root: Path, raw: dict) -> Config:
     if not instance.strip():
         raise ConfigError("instance is empty; set instance = \"<name> #<n>\" in .precompact.toml")
     cluster = r.string("chain", "cluster", DEFAULT_CLUSTER)
-    if not cluster.startswith(("http://", "https://")):
-        raise ConfigError(f"chain.cluster {cluster!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER}")
+    insecure = r.boolean("chain", "allow_insecure_http", False)
+    check_cluster_url(cluster, insecure)
     program_id = r.string("chain", "program_id", _default_program_id())
     if not is_pubkey(program_id):
         raise ConfigError(f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address")
@@ -160,7 +163,33 @@ def _validate(root: Path, raw: dict) -> Config:
         redaction=r.boolean("redaction", "enabled", True),
         redaction_patterns=patterns,
         session_start_sources=tuple(sources),
+        insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
     )
+
+
+def is_loopback_url(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_cluster_url(url: str, allow_insecure_http: bool) -> None:
+    """http:// only to this machine: anyone on the path of plain http could answer in the
+    cluster's place (the verifier would catch a forged record, but not a withheld one)."""
+    if not url.startswith(("http://", "https://")) or not urllib.parse.urlsplit(url).hostname:
+        raise ConfigError(f"chain.cluster {url!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com")
+    if url.startswith("http://") and not is_loopback_url(url) and not allow_insecure_http:
+        raise ConfigError(f"chain.cluster {url} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)")
+
+
+def insecure_cluster_warning(config: "Config") -> str | None:
+    if not config.insecure_cluster:
+        return None
+    return f"warning: chain.cluster {config.cluster} is plain http to another host (chain.allow_insecure_http): anyone on the path can withhold or replay what the cluster answers"
 
 
 class _Reader:
@@ -254,6 +283,7 @@ def render(values: dict) -> str:
         f"program_id = {q(values.get('program_id', _default_program_id()))}",
         "",
         "# authority = \"<public key>\"  # read records signed by this key (default: the keypair's)",
+        "# allow_insecure_http = false  # plain http:// is accepted only for this machine's addresses",
         "",
         "[layers]",
         "git = true",

@@ -192,6 +192,11 @@ class FileDigests:
         return blob.hexdigest()
 
 
+def blob_id(repo: git.Repo, data: bytes) -> str:
+    """The id `repo` gives a blob of these bytes."""
+    return hashlib.new(object_format(repo), f"blob {len(data)}\0".encode() + data).hexdigest()
+
+
 def file_digests(path: Path) -> FileDigests:
     """SHA-256 and the SHA-1 git blob id of a file, in one pass."""
     sha256 = hashlib.sha256()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precompact import gitstore, savepoint_log, snapshot
+from precompact import gitstore, record, savepoint_log, snapshot, trust
 from precompact.config import Config, is_pubkey
 
 EXIT_ALL_DONE = 0
@@ -70,42 +70,62 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return savepoint_log.fold(index.events), index.bad_lines
 
 
+class InspectError(Exception):
+    """No record could be read; the message says why and what to do."""
+
+
 @dataclass
 class Inspection:
     address: str
-    fields: dict
-    signature_valid: bool
+    record: record.Record
+    verdict: trust.Check  # the verifier's chain check on this record
+    signature_valid: bool  # the configured authority's signature over it, at this address
     local_index: str
 
 
-def inspect(config: Config, instance: str | None = None, address: str | None = None, timeout: float | None = None) -> Inspection:
-    """Fetches and decodes the on-chain record, checks its signature offline and compares it with
-    the local index. Raises ChainError or RecordError with a one-line reason."""
+def inspect(config: Config, instance: str | None = None, address: str | None = None) -> Inspection:
+    """Fetches and decodes the on-chain record, puts it through the verifier's chain check and
+    compares it with the local index. Raises InspectError with a one-line reason."""
     from solders.pubkey import Pubkey
 
-    from precompact import chain, chain_post, record, rpc
+    from precompact import rpc
 
-    if address is not None:
-        if not is_pubkey(address):
-            raise chain_post.ChainError(f"--address {address!r} is not a base58 public key")
-        where = Pubkey.from_string(address)
-    else:
-        authority = Pubkey.from_string(config.authority) if config.authority else chain_post.load_keypair(config.keypair).pubkey()
-        where, _ = chain.record_address(authority, chain.instance_id(instance or config.instance))
-    client = rpc.Cluster(config.cluster, timeout=timeout or chain_post.RPC_TIMEOUT_SECONDS)
     try:
-        data = chain_post.fetch_record(client, where)
+        roots = trust.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
+    except trust.NoRoot as e:
+        raise InspectError(str(e)) from None
+    if address is not None and not is_pubkey(address):
+        raise InspectError(f"--address {address!r} is not a base58 public key")
+    where = Pubkey.from_string(address) if address is not None else roots.address
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    try:
+        account = client.account(str(where))
     except rpc.RpcError as e:
-        raise chain_post.ClusterUnreachable(str(e)) from None
-    if data is None:
-        raise chain_post.RecordMissing(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
-    fields = record.decode(data)
-    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if chain.instance_id(s.instance) == fields["instance_id"]}
-    match = local.get(fields["sequence"])
+        raise InspectError(str(e)) from None
+    if account is None:
+        raise InspectError(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
+    owner, data = account
+    try:
+        found = record.decode(data)
+    except record.RecordError as e:
+        if owner != str(roots.program_id):
+            raise InspectError(f"account {where} is owned by {owner}, not the precompact program {roots.program_id}") from None
+        raise InspectError(f"account {where}: {e}") from None
+    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
+    match = local.get(found.sequence)
     if match is None:
-        verdict = f"sequence {fields['sequence']} is not in the local index"
-    elif match.snapshot_hash == fields["snapshot_hash"].hex():
-        verdict = f"matches local savepoint {match.sequence}"
+        comparison = f"sequence {found.sequence} is not in the local index"
+    elif match.snapshot_hash == found.snapshot_hash.hex():
+        comparison = f"matches local savepoint {match.sequence}"
     else:
-        verdict = f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
-    return Inspection(str(where), fields, record.signature_valid(fields, where), verdict)
+        comparison = f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
+    try:
+        if where != roots.address:
+            raise trust.Broken("layer 3", None, f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})")
+        trust.check_record(roots, owner, data)
+        if match is not None:
+            trust.check_record_holds(found, match, match.commit)
+        verdict = trust.Check(trust.VERIFIED, "address, owner, authority, instance and signature checked" + (", and it states the local savepoint" if match else ""))
+    except trust.Broken as e:
+        verdict = trust.Check(trust.FAILED, str(e))
+    return Inspection(str(where), found, verdict, where == roots.address and trust.signature_valid(found, roots), comparison)

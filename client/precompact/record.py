@@ -1,11 +1,14 @@
-"""Decodes the on-chain savepoint record with borsh-construct layouts and checks it offline."""
+"""The on-chain savepoint record: the only code that knows its bytes (borsh-construct layouts).
+Everywhere else the record is a typed `Record`."""
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 from borsh_construct import CStruct, I64, U8, U16, U64
 from construct import Bytes
 from solders.pubkey import Pubkey
-from solders.signature import Signature
 
 from precompact import chain
 
@@ -29,14 +32,56 @@ BODY = CStruct(
     "metadata" / Bytes(chain.METADATA_MAX_LEN),
 )
 SIZE = HEADER.sizeof() + BODY.sizeof()
+# Written by the program, covered by no signature: shown, never relied on.
+UNSIGNED_FIELDS = ("slot", "chain_timestamp", "bump", "metadata", "entry_type")
 
 
 class RecordError(Exception):
     """The account is not a precompact savepoint record."""
 
 
-def decode(data: bytes) -> dict:
-    """Every field of the record, plus `magic` and `version` from the header."""
+@dataclass(frozen=True)
+class Record:
+    magic: bytes
+    version: int
+    reserved: bytes
+    entry_type: int
+    timestamp: int
+    instance_id: bytes
+    snapshot_hash: bytes
+    git_commit: bytes
+    signature: bytes
+    authority: bytes
+    sequence: int
+    prev_snapshot_hash: bytes
+    slot: int
+    chain_timestamp: int
+    bump: int
+    metadata_len: int
+    metadata: bytes
+
+    @property
+    def commit(self) -> str:
+        """The git commit as text (40 lowercase hex digits in a valid record)."""
+        return self.git_commit.decode("ascii", errors="replace")
+
+    @property
+    def metadata_text(self) -> str:
+        return self.metadata[: self.metadata_len].decode("utf-8", errors="replace")
+
+    def signed_fields(self) -> chain.SavepointFields:
+        """What the authority signed, as this record states it."""
+        return chain.SavepointFields(
+            sequence=self.sequence,
+            timestamp=self.timestamp,
+            instance_id=self.instance_id,
+            snapshot_hash=self.snapshot_hash,
+            prev_snapshot_hash=self.prev_snapshot_hash,
+            git_commit=self.commit,
+        )
+
+
+def decode(data: bytes) -> Record:
     if len(data) != SIZE:
         raise RecordError(f"account holds {len(data)} bytes; a savepoint record has {SIZE}")
     header = HEADER.parse(data[: HEADER.sizeof()])
@@ -45,38 +90,18 @@ def decode(data: bytes) -> dict:
     if header.version != VERSION:
         raise RecordError(f"record version {header.version} is not supported (this client reads version {VERSION})")
     body = BODY.parse(data[HEADER.sizeof() :])
-    fields = {"magic": header.magic, "version": header.version, "reserved": header.reserved}
-    fields.update({k: v for k, v in body.items() if not k.startswith("_")})
-    if fields["metadata_len"] > chain.METADATA_MAX_LEN:
-        raise RecordError(f"metadata_len {fields['metadata_len']} exceeds {chain.METADATA_MAX_LEN}")
-    return fields
+    values = {k: v for k, v in body.items() if not k.startswith("_")}
+    if values["metadata_len"] > chain.METADATA_MAX_LEN:
+        raise RecordError(f"metadata_len {values['metadata_len']} exceeds {chain.METADATA_MAX_LEN}")
+    return Record(magic=header.magic, version=header.version, reserved=header.reserved, **values)
 
 
-def signature_valid(fields: dict, address: Pubkey, program_id: Pubkey = chain.PROGRAM_ID) -> bool:
-    """Whether the stored signature is the authority's over the stored savepoint."""
-    if fields["sequence"] == 0:
-        return False
-    signed = chain.SavepointFields(
-        sequence=fields["sequence"],
-        timestamp=fields["timestamp"],
-        instance_id=fields["instance_id"],
-        snapshot_hash=fields["snapshot_hash"],
-        prev_snapshot_hash=fields["prev_snapshot_hash"],
-        git_commit=fields["git_commit"].decode("ascii", errors="replace"),
-    )
-    try:
-        message = signed.signed_message(address, program_id)
-    except ValueError:
-        return False
-    return Signature.from_bytes(fields["signature"]).verify(Pubkey.from_bytes(fields["authority"]), message)
-
-
-def to_json(fields: dict, address: Pubkey) -> dict:
+def to_json(found: Record, address: Pubkey) -> dict:
     """DESIGN.md's field names plus magic, version and address; other bytes as lowercase hex."""
-    out = {"address": str(address)}
-    for name, value in fields.items():
+    out: dict = {"address": str(address)}
+    for name, value in dataclasses.asdict(found).items():
         out[name] = value.hex() if isinstance(value, bytes) else value
     # Already lowercase hex text and UTF-8 JSON: shown as themselves, not hex of hex.
-    out["git_commit"] = fields["git_commit"].decode("ascii", errors="replace")
-    out["metadata"] = fields["metadata"][: fields["metadata_len"]].decode("utf-8", errors="replace")
+    out["git_commit"] = found.commit
+    out["metadata"] = found.metadata_text
     return out

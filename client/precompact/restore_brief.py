@@ -47,7 +47,12 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
     if found.restored_state is not None:
         lines.append(f"Session state restored to {found.restored_state}")
     lines.append(f"Snapshot: {found.path} (from the {found.source})")
-    lines.append("Ready to resume work." if found.intact else "NOT INTACT: do not trust this savepoint; run `precompact verify`.")
+    if found.verified:
+        lines.append("Ready to resume work.")
+    elif found.intact:
+        lines.append("NOT VERIFIED: no root (this machine's recorded hash, or the on-chain record) vouches for this savepoint yet; use it with care.")
+    else:
+        lines.append("NOT INTACT: do not trust this savepoint; run `precompact verify`.")
     return "\n".join(lines)
 
 
@@ -95,6 +100,7 @@ def to_json(found: Resurrection) -> dict:
         "source": found.source,
         "checks": {name: {"status": c.status, "detail": c.detail} for name, c in found.checks.items()},
         "intact": found.intact,
+        "verified": found.verified,
         "compact_summary": s.compact_summary,
         "restored_state": str(found.restored_state) if found.restored_state else None,
     }

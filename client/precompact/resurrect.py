@@ -1,10 +1,12 @@
-"""Resurrection: a savepoint brought back and checked against every layer it reached.
+"""Resurrection: a savepoint brought back and checked by the verifier (`trust`).
 
-The savepoints come from the local index or, on a machine that has only the git remote, from
-the copy of the index committed on the savepoint branch. Everything is anchored to the hash the
-index names: the snapshot bytes (from disk, else from git) must hash to it, git must hold the
-same blob at the savepoint's commit, the on-chain record must hold it (or a later savepoint that
-links back to it) under a valid signature, and its hash link must reach the savepoint before.
+The savepoints come from this machine's index or, on a machine that has only the git remote,
+from the copy of the index committed on the savepoint branch: there it only says where to look,
+and nothing it states counts until a root vouches for it. A savepoint is verified when its bytes
+hash to the value this machine recorded when it wrote them (the local root), or when the
+on-chain record of the configured authority and instance covers it: directly, or through the
+predecessor hashes inside each later snapshot (the chain root). Git shows that its copy is the
+committed one; it is no root of its own.
 """
 
 from __future__ import annotations
@@ -15,20 +17,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from precompact import atomic_file, gitstore, savepoint_log, snapshot
+from precompact import atomic_file, gitstore, savepoint_log, snapshot, trust
 from precompact.config import Config
+from precompact.trust import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
 
-VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
+__all__ = ["FAILED", "NOT_VERIFIED", "OFF", "VERIFIED", "Check", "ResurrectError", "Resurrection", "resurrect"]
+LOCAL_ROOT = "this machine recorded"
+LOCAL_INDEX = "local index"
 
 
 class ResurrectError(Exception):
     """Nothing trustworthy to resurrect; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Check:
-    status: str
-    detail: str
 
 
 @dataclass
@@ -54,6 +53,11 @@ class Resurrection:
         return all(c.status != FAILED for c in self.checks.values())
 
     @property
+    def verified(self) -> bool:
+        """Intact, and vouched for by a root: this machine's recorded hash or the chain."""
+        return self.intact and VERIFIED in (self.checks["integrity"].status, self.checks["chain"].status)
+
+    @property
     def size(self) -> int:
         return self.savepoint.created.get("snapshot_size_bytes") or 0
 
@@ -75,17 +79,22 @@ def resurrect(
     name = instance or config.instance
     repo, repo_problem = _repository(config)
     savepoints, source = _savepoints(config, repo, repo_problem, name)
+    local_root = source == LOCAL_INDEX
     target = _choose(savepoints, name, sequence, at)
+    evidence = _Evidence(config, repo, {s.sequence: s for s in savepoints})
     checks: dict[str, Check] = {}
-    checks["chain"], onchain_commit = _check_chain(config, name, target, savepoints, check_chain, rpc_timeout)
-    local = config.root / target.created["snapshot_file"]
-    local_digests = gitstore.file_digests(local) if local.is_file() else None
-    commit = target.commit or onchain_commit or _commit_from_branch(config, repo, target)
-    checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, commit, local_digests)
-    data, path = _intact_bytes(target, local, local_digests, git_bytes, checks)
-    reader = snapshot.SnapshotReader(data)
+    checks["chain"] = _check_chain(config, name, target, evidence, local_root, check_chain, rpc_timeout)
+    # The hash to hold the bytes to: this machine's record, else what the chain verified.
+    rooted = local_root or checks["chain"].status == VERIFIED
+    wanted = target.snapshot_hash if local_root else (checks["chain"].sha256 or target.snapshot_hash)
+    local = evidence.local(target)
+    checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, evidence.commit_of(target), wanted, rooted, local)
+    local_path = config.root / target.created["snapshot_file"]
+    usable, path = _usable_bytes(local_path, local, wanted, git_bytes, checks["git"], checks)
+    reader = snapshot.SnapshotReader(usable.data)
     document = reader.fields
-    checks["integrity"] = _check_integrity(document, name, target, savepoints)
+    before = evidence.by_sequence.get(target.sequence - 1)
+    checks["integrity"] = _check_integrity(usable, name, target, before, local_root, checks["chain"].status == VERIFIED)
     found = Resurrection(name, config.instance, target, sum(s.sequence > target.sequence for s in savepoints), path, reader, checks, source)
     found.lineage = _lineage(document, name, config.instance)
     if found.intact and record_lineage and name != config.instance:
@@ -98,6 +107,8 @@ def resurrect(
     if restore_state:
         if not found.intact:
             raise ResurrectError(f"savepoint {target.sequence} of {name} failed verification; the session state was not restored")
+        if not found.verified:
+            raise ResurrectError(f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash or the chain); the session state was not restored")
         found.restored_state = _restore_state(config, document, target)
     return found
 
@@ -118,7 +129,7 @@ def _target(config: Config):
 def _savepoints(config: Config, repo, repo_problem: str | None, name: str) -> tuple[list[savepoint_log.Savepoint], str]:
     local = savepoint_log.savepoints(config.logs, name)
     if local:
-        return local, "local index"
+        return local, LOCAL_INDEX
     index = savepoint_log.index_path(config.logs)
     if repo is None:
         raise ResurrectError(f"no savepoint of {name} in {index} ({repo_problem}); check the instance name or run from the project")
@@ -165,43 +176,67 @@ def parse_time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def _check_chain(config: Config, name: str, target, savepoints: list, check_chain: bool, rpc_timeout: float | None) -> tuple[Check, str | None]:
-    """The chain's verdict, and the commit its record names when it is the target's."""
+class _Evidence:
+    """Where each savepoint's snapshot bytes can be found: the local file, else git at its
+    commit. Nothing here is trusted: the verifier checks whatever bytes it is handed."""
+
+    def __init__(self, config: Config, repo, by_sequence: dict[int, savepoint_log.Savepoint]):
+        self.config = config
+        self.repo = repo
+        self.by_sequence = by_sequence
+        self.record_commits: dict[int, str] = {}  # named by the verified on-chain record
+        self._local: dict[int, trust.Snapshot | None] = {}
+
+    def commit_of(self, savepoint) -> str | None:
+        """The signed record's commit first: the index (a copy from git, perhaps) only points."""
+        return self.record_commits.get(savepoint.sequence) or savepoint.commit or _commit_from_branch(self.config, self.repo, savepoint)
+
+    def local(self, savepoint) -> trust.Snapshot | None:
+        if savepoint.sequence not in self._local:
+            path = self.config.root / savepoint.created["snapshot_file"]
+            self._local[savepoint.sequence] = trust.read_snapshot(path.read_bytes(), f"local file {path}") if path.is_file() else None
+        return self._local[savepoint.sequence]
+
+    def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
+        """The bytes that hash to `expected` if any source has them, else the first found."""
+        local = self.local(savepoint)
+        if local is not None and local.sha256 == expected:
+            return local
+        commit = self.commit_of(savepoint) if self.repo is not None else None
+        if commit is not None:
+            try:
+                stored = gitstore.file_at(self.repo, commit, savepoint.created["snapshot_file"])
+            except Exception:  # commit or file absent: that source has nothing
+                return local
+            from_git = trust.read_snapshot(stored, f"git commit {commit[:12]}")
+            if local is None or from_git.sha256 == expected:
+                return from_git
+        return local
+
+
+def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_root: bool, check_chain: bool, rpc_timeout: float | None) -> Check:
+    """The chain root's verdict on `target`: the record, then the walk back to it."""
     if not config.chain_layer:
-        return Check(OFF, "the chain layer is off in .precompact.toml"), None
+        return Check(OFF, "the chain layer is off in .precompact.toml")
     if not check_chain:
-        return Check(NOT_VERIFIED, "not asked to read the chain"), None
-    from precompact import chain_post, layers, record
+        return Check(NOT_VERIFIED, "not asked to read the chain")
+    from precompact import rpc
 
     try:
-        found = layers.inspect(config, name, timeout=rpc_timeout)
-    except chain_post.ClusterUnreachable as e:
-        return Check(NOT_VERIFIED, str(e)), None
-    except chain_post.RecordMissing:
-        if target.layer_3 == "CONFIRMED":
-            return Check(FAILED, f"the index says savepoint {target.sequence} is on chain, but {config.cluster} has no record of {name}"), None
-        return Check(NOT_VERIFIED, f"nothing of {name} on {config.cluster} yet (Layer 3 queued)"), None
-    except (chain_post.ChainError, record.RecordError) as e:
-        return Check(FAILED, str(e)), None
-    fields = found.fields
-    held = fields["sequence"]
-    if not found.signature_valid:
-        return Check(FAILED, f"the record at {found.address} does not carry a valid signature of its authority"), None
-    if held < target.sequence:
-        return Check(NOT_VERIFIED, f"the chain holds savepoint {held}; {target.sequence} is not posted yet"), None
-    by_sequence = {s.sequence: s for s in savepoints}
-    newest = by_sequence.get(held)
-    if newest is None or newest.snapshot_hash != fields["snapshot_hash"].hex():
-        return Check(FAILED, f"the on-chain record (savepoint {held}, sha256:{fields['snapshot_hash'].hex()[:16]}) differs from the index"), None
-    commit = fields["git_commit"].decode("ascii", errors="replace")
-    where = f"record {found.address}, savepoint {held}, slot {fields['slot']}, signature valid"
-    if held == target.sequence:
-        return Check(VERIFIED, where), None if set(commit) == {"0"} else commit
-    for n in range(target.sequence + 1, held + 1):
-        after, before = by_sequence.get(n), by_sequence.get(n - 1)
-        if after is None or before is None or after.prev_snapshot_hash != before.snapshot_hash:
-            return Check(FAILED, f"the hash chain from savepoint {target.sequence} to the on-chain savepoint {held} is broken at {n}"), None
-    return Check(VERIFIED, f"{where}; savepoint {target.sequence} links to it through the hash chain"), None
+        roots = trust.roots(config.program_id, config.authority, config.keypair, name)
+    except trust.NoRoot as e:
+        return Check(NOT_VERIFIED, str(e))
+    read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc_timeout or rpc.DEFAULT_TIMEOUT_SECONDS))
+    if read.record is None:
+        if read.absent and local_root and target.layer_3 == "CONFIRMED":
+            return Check(FAILED, f"savepoint {target.sequence} was confirmed on chain, but {read.detail}")
+        return Check(read.status, read.detail)
+    held = read.record
+    if held.sequence < target.sequence:
+        return Check(NOT_VERIFIED, f"the chain holds savepoint {held.sequence}; {target.sequence} is not posted yet")
+    if set(held.commit) != {"0"}:
+        evidence.record_commits[held.sequence] = held.commit
+    return trust.walk_back(held, roots, evidence.by_sequence, target.sequence, evidence.locate)[target.sequence]
 
 
 def _commit_from_branch(config: Config, repo, target) -> str | None:
@@ -211,8 +246,9 @@ def _commit_from_branch(config: Config, repo, target) -> str | None:
     return gitstore.commit_adding(repo, tip, target.created["snapshot_file"]) if tip else None
 
 
-def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, local: gitstore.FileDigests | None) -> tuple[Check, bytes | None]:
-    """Git's verdict, and the snapshot's bytes from git when the local copy cannot serve."""
+def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, wanted: str, rooted: bool, local: trust.Snapshot | None) -> tuple[Check, bytes | None]:
+    """Git's verdict (its copy is the committed one, and matches what a root vouches for), and
+    the snapshot's bytes from git when the local copy cannot serve."""
     if repo is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, repo_problem or ""), None
     if commit is None:
@@ -229,42 +265,51 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
     if blob is None:
         return Check(FAILED, f"commit {commit[:12]} does not contain {name}"), None
     where = f"commit {commit[:12]} on {config.branch}"
-    if local is not None and local.sha256 == target.snapshot_hash:
-        if blob != local.blob_id(repo):
-            return Check(FAILED, f"{name} at {where} differs from the snapshot the index names"), None
-        return Check(VERIFIED, where), None
-    stored = gitstore.file_at(repo, commit, name)
-    if hashlib.sha256(stored).hexdigest() != target.snapshot_hash:
-        return Check(FAILED, f"{name} at {where} does not hash to the index's sha256:{target.snapshot_hash[:16]}"), None
-    return Check(VERIFIED, f"{where} (copy restored from git)"), stored
+    root = "the verified hash" if rooted else "the hash the index copy from git names (no root vouches for it)"
+    if local is not None and local.sha256 == wanted:
+        stored = None
+        intact = blob == gitstore.blob_id(repo, local.data)
+    else:
+        stored = gitstore.file_at(repo, commit, name)
+        intact = hashlib.sha256(stored).hexdigest() == wanted
+    if not intact:
+        return Check(FAILED, f"{name} at {where} does not hash to {root} sha256:{wanted[:16]}"), None
+    if not rooted:
+        return Check(NOT_VERIFIED, f"{where} holds the snapshot the index copy names, but no root vouches for that hash"), stored
+    return Check(VERIFIED, where if stored is None else f"{where} (copy restored from git)"), stored
 
 
-def _intact_bytes(target, local: Path, digests: gitstore.FileDigests | None, git_bytes: bytes | None, checks: dict) -> tuple[bytes, Path]:
-    """The snapshot bytes that hash to the index's value, and where they are on disk."""
-    if digests is not None and digests.sha256 == target.snapshot_hash:
-        return local.read_bytes(), local
-    if digests is not None:
-        checks["snapshot"] = Check(FAILED, f"{local} was altered (sha256 {digests.sha256[:16]} != index {target.snapshot_hash[:16]})")
+def _usable_bytes(local_path: Path, local: trust.Snapshot | None, wanted: str, git_bytes: bytes | None, git_check: Check, checks: dict) -> tuple[trust.Snapshot, Path]:
+    """The snapshot bytes that hash to the wanted value, and where they are on disk."""
+    if local is not None and local.sha256 == wanted:
+        return local, local_path
+    if local is not None:
+        checks["snapshot"] = Check(FAILED, f"{local_path} was altered (sha256 {local.sha256[:16]} != {wanted[:16]})")
     if git_bytes is None:
-        problem = "is altered" if digests is not None else "is missing"
-        raise ResurrectError(f"snapshot {local} {problem} and git has no verified copy ({checks['git'].detail}); run `precompact verify`")
+        problem = "is altered" if local is not None else "is missing"
+        raise ResurrectError(f"snapshot {local_path} {problem} and git has no usable copy ({git_check.detail}); run `precompact verify`")
     # Never overwrite an altered local file: it is evidence.
-    path = local if digests is None else local.with_name(local.stem + ".from-git.json")
+    path = local_path if local is None else local_path.with_name(local_path.stem + ".from-git.json")
     atomic_file.write(path, git_bytes, 0o600)
-    return git_bytes, path
+    return trust.read_snapshot(git_bytes, str(path)), path
 
 
-def _check_integrity(document: dict, name: str, target, savepoints: list) -> Check:
-    prev = target.prev_snapshot_hash
-    inner_prev = (document.get("previous") or {}).get("snapshot_hash")
-    if document.get("instance_id") != name or document.get("sequence") != target.sequence:
-        return Check(FAILED, f"the snapshot says it is savepoint {document.get('sequence')} of {document.get('instance_id')}")
-    if inner_prev != prev:
-        return Check(FAILED, f"the snapshot links to {inner_prev}, the index to {prev}")
-    before = next((s for s in savepoints if s.sequence == target.sequence - 1), None)
-    if before is not None and before.snapshot_hash != prev:
-        return Check(FAILED, f"savepoint {target.sequence} does not link to savepoint {before.sequence}")
-    return Check(VERIFIED, "hash matches the index; hash link to the previous savepoint holds")
+def _check_integrity(found: trust.Snapshot, name: str, target, before, local_root: bool, chain_verified: bool) -> Check:
+    """The snapshot against the index entry: this machine's recorded hash (a root), or on a
+    git-only machine the index copy's, which counts only when the chain verified the same bytes."""
+    root = f"{LOCAL_ROOT}" if local_root else "the index copy from git names"
+    try:
+        trust.check_snapshot(found, target.sequence, name, target.snapshot_hash, root)
+        trust.check_link(found, target.sequence, target.prev_snapshot_hash, f"{root} for savepoint {target.sequence - 1}")
+    except trust.Broken as e:
+        return Check(FAILED, str(e))
+    if before is not None and before.snapshot_hash != target.prev_snapshot_hash:
+        return Check(FAILED, f"savepoint {target.sequence} does not link to savepoint {before.sequence} in the index")
+    if not local_root and chain_verified:
+        return Check(VERIFIED, "hash is the one the on-chain record vouches for; the index copy from git agrees and its hash link holds")
+    if not local_root:
+        return Check(NOT_VERIFIED, "consistent with the index copy from git, which no root vouches for")
+    return Check(VERIFIED, "hash matches the one this machine recorded; hash link to the previous savepoint holds")
 
 
 def _lineage(document: dict, name: str, into: str) -> list[str]:

@@ -14,6 +14,7 @@ import itertools
 import httpx
 
 COMMITMENT = "confirmed"
+DEFAULT_TIMEOUT_SECONDS = 10
 _ids = itertools.count(1)
 
 

@@ -1,22 +1,19 @@
 """`precompact verify`: every savepoint checked across the three layers, in chain order, so the
-first broken link is reported first.
-
-Per savepoint: the index entry, the snapshot file's SHA-256, the hash chain (the index's and
-the snapshot's own `previous`), the git blob at the recorded commit and that commit still being
-on the savepoint branch. Then the on-chain record, when the cluster answers, against the local
-savepoint of the same sequence, with its signature checked offline.
+first broken link is reported first. The rules are the verifier's (`trust`); this module
+gathers the evidence: this machine's index (a root: it recorded each snapshot's hash when it
+wrote it), the snapshot files, git at the recorded commits, and the on-chain record, from
+which every savepoint it covers is walked back through the snapshots' own bytes.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import orjson
-
-from precompact import gitstore, savepoint_log
+from precompact import gitstore, savepoint_log, trust
 from precompact.config import Config
+
+LOCAL_ROOT = "this machine's index recorded"
 
 
 @dataclass(frozen=True)
@@ -56,6 +53,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     chain_verdicts = []
     for instance in instances:
         savepoints = savepoint_log.of_instance(folded, instance)
+        local = _LocalSnapshots(config)
         findings = []
         previous = None
         for expected, savepoint in enumerate(savepoints, start=1):
@@ -63,15 +61,14 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                 findings.append(Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"))
             if sequence is None or savepoint.sequence == sequence:
                 report.checked.append(savepoint.sequence)
-                local_findings, local = _check_local(config, savepoint, previous)
-                findings.extend(local_findings)
+                findings.extend(_check_local(local, savepoint, previous))
                 if repo is not None and savepoint.commit:
-                    findings.extend(_check_git(repo, config, savepoint, local, on_branch))
+                    findings.extend(_check_git(repo, config, savepoint, local.get(savepoint), on_branch))
             previous = savepoint
         if sequence is not None and sequence not in report.checked:
             findings.append(Finding(sequence, "index", "no such savepoint in the index"))
         if check_chain and config.chain_layer and savepoints:
-            chain_verdicts.append(_check_chain(config, instance, {s.sequence: s for s in savepoints}, findings))
+            chain_verdicts.append(_check_chain(config, instance, savepoints, sequence or 1, local, findings))
         report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
     if chain_verdicts:
         report.chain = "; ".join(chain_verdicts)
@@ -80,7 +77,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
 
 def verify_file(config: Config, path: Path) -> Report:
     """Checks one snapshot file against the index entry that names its hash."""
-    digest = gitstore.file_digests(path).sha256
+    digest = trust.read_snapshot(path.read_bytes(), str(path)).sha256
     for savepoint in savepoint_log.savepoints(config.logs):
         if savepoint.snapshot_hash == digest:
             return verify(replace(config, instance=savepoint.instance), sequence=savepoint.sequence)
@@ -89,29 +86,38 @@ def verify_file(config: Config, path: Path) -> Report:
     return report
 
 
-def _check_local(config: Config, savepoint, previous) -> tuple[list[Finding], gitstore.FileDigests | None]:
-    """Findings about the index entry and the snapshot file, and the file's digests when it is
-    the one the index names."""
-    findings = []
+class _LocalSnapshots:
+    """The snapshot files the index names, each read once."""
+
+    def __init__(self, config: Config):
+        self.root = config.root
+        self.read: dict[int, trust.Snapshot | None] = {}
+
+    def get(self, savepoint) -> trust.Snapshot | None:
+        if savepoint.sequence not in self.read:
+            path = self.root / savepoint.created.get("snapshot_file", "")
+            self.read[savepoint.sequence] = trust.read_snapshot(path.read_bytes(), f"local file {path}") if path.is_file() else None
+        return self.read[savepoint.sequence]
+
+    def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
+        return self.get(savepoint)
+
+
+def _check_local(local: _LocalSnapshots, savepoint, previous) -> list[Finding]:
+    """The snapshot file against the hashes this machine recorded (the local root)."""
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
-    recorded_prev = savepoint.prev_snapshot_hash
-    if recorded_prev != expected_prev:
-        findings.append(Finding(n, "index", f"prev_snapshot_hash {recorded_prev} does not link to savepoint {n - 1} ({expected_prev})"))
-    path = config.root / savepoint.created.get("snapshot_file", "")
-    if not path.is_file():
-        return findings + [Finding(n, "layer 1", f"snapshot file {path} is missing")], None
-    digests = gitstore.file_digests(path)
-    if digests.sha256 != savepoint.snapshot_hash:
-        return findings + [Finding(n, "layer 1", f"snapshot file {path} was altered: sha256 {digests.sha256} != index {savepoint.snapshot_hash}")], None
+    if savepoint.prev_snapshot_hash != expected_prev:
+        return [Finding(n, "index", f"prev_snapshot_hash {savepoint.prev_snapshot_hash} does not link to savepoint {n - 1} ({expected_prev})")]
+    found = local.get(savepoint)
+    if found is None:
+        return [Finding(n, "layer 1", f"snapshot file {savepoint.created.get('snapshot_file')} is missing")]
     try:
-        document = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError:
-        return findings + [Finding(n, "layer 1", f"snapshot file {path} is not JSON")], digests
-    inner_prev = (document.get("previous") or {}).get("snapshot_hash")
-    if document.get("sequence") != n or inner_prev != expected_prev:
-        findings.append(Finding(n, "layer 1", f"snapshot {path} names sequence {document.get('sequence')} after {inner_prev}, not {n} after {expected_prev}"))
-    return findings, digests
+        trust.check_snapshot(found, n, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
+        trust.check_link(found, n, expected_prev, f"{LOCAL_ROOT} for savepoint {n - 1}")
+    except trust.Broken as e:
+        return [Finding(n, e.layer, str(e))]
+    return []
 
 
 def _repository(config: Config, report: Report):
@@ -122,42 +128,58 @@ def _repository(config: Config, report: Report):
         return None
 
 
-def _check_git(repo, config: Config, savepoint, local: gitstore.FileDigests | None, on_branch: set[str]) -> list[Finding]:
+def _check_git(repo, config: Config, savepoint, local: trust.Snapshot | None, on_branch: set[str]) -> list[Finding]:
     n, commit = savepoint.sequence, savepoint.commit
     name = savepoint.created.get("snapshot_file", "")
     blob = gitstore.blob_id_at(repo, commit, name)
     if blob is None:
         return [Finding(n, "layer 2", f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten")]
-    # The local file matches the index: git holds the same bytes iff it has the same blob id.
-    intact = blob == local.blob_id(repo) if local is not None else hashlib.sha256(gitstore.file_at(repo, commit, name)).hexdigest() == savepoint.snapshot_hash
+    # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.
+    if local is not None and local.sha256 == savepoint.snapshot_hash:
+        intact = blob == gitstore.blob_id(repo, local.data)
+    else:
+        intact = trust.read_snapshot(gitstore.file_at(repo, commit, name), "git").sha256 == savepoint.snapshot_hash
     if not intact:
-        return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} does not hash to the index's sha256:{savepoint.snapshot_hash}")]
+        return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} does not hash to the sha256:{savepoint.snapshot_hash} {LOCAL_ROOT}")]
     if commit not in on_branch:
         return [Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")]
     return []
 
 
-def _check_chain(config: Config, instance: str, by_sequence: dict, findings: list[Finding]) -> str:
-    from precompact import chain_post, layers, record
+def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, local: _LocalSnapshots, findings: list[Finding]) -> str:
+    from precompact import rpc
 
     try:
-        found = layers.inspect(config, instance)
-    except chain_post.ClusterUnreachable as e:
+        roots = trust.roots(config.program_id, config.authority, config.keypair, instance)
+    except trust.NoRoot as e:
         return f"not verified ({e})"
-    except chain_post.RecordMissing:
-        return "nothing posted yet"
-    except (chain_post.ChainError, record.RecordError) as e:
-        findings.append(Finding(None, "layer 3", str(e)))
+    read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS))
+    confirmed = max((s.sequence for s in savepoints if s.layer_3 == "CONFIRMED"), default=0)
+    if read.record is None:
+        if read.status == trust.FAILED:
+            findings.append(Finding(None, "layer 3", read.detail))
+            return "failed"
+        if read.absent and confirmed:
+            findings.append(Finding(confirmed, "layer 3", f"savepoint {confirmed} was confirmed on chain, but {read.detail}: the record was closed, or the cluster is not the one it was posted to"))
+            return "failed"
+        return f"not verified ({read.detail})"
+    held = read.record
+    if held.sequence < confirmed:
+        from precompact import chain_post
+
+        findings.append(Finding(held.sequence, "layer 3", chain_post.history_reset(roots, held.sequence, confirmed)))
         return "failed"
-    fields = found.fields
-    n = fields["sequence"]
-    local = by_sequence.get(n)
-    if local is None:
-        findings.append(Finding(n, "layer 3", "the chain holds a savepoint the local index does not have"))
-    elif fields["snapshot_hash"].hex() != local.snapshot_hash:
-        findings.append(Finding(n, "layer 3", f"on-chain sha256:{fields['snapshot_hash'].hex()} differs from the index's sha256:{local.snapshot_hash}"))
-    elif local.commit and fields["git_commit"].decode("ascii", "replace") != local.commit[:40]:
-        findings.append(Finding(n, "layer 3", f"on-chain commit {fields['git_commit'].decode('ascii', 'replace')} differs from git's {local.commit[:40]}"))
-    if not found.signature_valid:
-        findings.append(Finding(n, "layer 3", "the on-chain signature does not verify against the authority"))
-    return f"record at sequence {n} checked"
+    by_sequence = {s.sequence: s for s in savepoints}
+    newest = by_sequence.get(held.sequence)
+    if newest is None:
+        findings.append(Finding(held.sequence, "layer 3", "the chain holds a savepoint the local index does not have"))
+        return "failed"
+    try:
+        trust.check_record_holds(held, newest, newest.commit)
+    except trust.Broken as e:
+        findings.append(Finding(e.sequence, e.layer, str(e)))
+        return "failed"
+    walked = trust.walk_back(held, roots, by_sequence, min(down_to, held.sequence), local.locate)
+    findings.extend(Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == trust.FAILED)
+    covered = sum(check.status == trust.VERIFIED for check in walked.values())
+    return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified"

@@ -73,7 +73,11 @@ def run(root: Path) -> None:
                 return
             seen = _savepoint_count(logs)
             for pause in (*BACKOFF_SECONDS, None):
-                outcome = layers.flush(configuration.load(root))
+                loaded = configuration.load(root)
+                warning = configuration.insecure_cluster_warning(loaded)
+                if warning:
+                    _log(warning)
+                outcome = layers.flush(loaded)
                 if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
                     break
                 _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")

@@ -185,20 +185,22 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
 
 def chain_record(url: str, project: Project) -> bytes | None:
     """The raw data of the instance's on-chain record."""
-    from precompact import chain, chain_post, rpc
+    from precompact import chain, rpc
 
-    record, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
-    return chain_post.fetch_record(rpc.Cluster(url, timeout=10), record)
+    address, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
+    account = rpc.Cluster(url, timeout=10).account(str(address))
+    return None if account is None else account[1]
 
 
 def chain_sequence(url: str, project: Project) -> tuple[int, str] | None:
     """The (sequence, snapshot hash) the instance's on-chain record holds."""
-    from precompact import chain_post
+    from precompact import record
 
     data = chain_record(url, project)
     if data is None:
         return None
-    return int.from_bytes(data[chain_post.RECORD_SEQUENCE], "little"), data[chain_post.RECORD_SNAPSHOT_HASH].hex()
+    held = record.decode(data)
+    return held.sequence, held.snapshot_hash.hex()
 
 
 def workers_idle(project: Project, timeout: float) -> bool:

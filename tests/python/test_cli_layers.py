@@ -164,7 +164,7 @@ def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
     human = invoke("inspect")
     assert human.exit_code == 0, human.output
     assert "magic efbbbf version 1" in human.output
-    assert "valid (authority's ed25519 over the savepoint)" in human.output
+    assert "valid (the configured authority's ed25519 over the savepoint)" in human.output and "verdict: verified" in human.output
     assert "matches local savepoint 1" in human.output
 
     as_json = json.loads(invoke("inspect", "--json").output)

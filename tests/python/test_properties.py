@@ -150,8 +150,8 @@ def encode(fields: dict, magic: bytes = record.MAGIC, version: int = 1, reserved
 @given(record_fields)
 def test_record_decoding_returns_every_field_as_laid_out(fields):
     decoded = record.decode(encode(fields))
-    assert {k: decoded[k] for k in fields} == fields
-    assert (decoded["magic"], decoded["version"]) == (record.MAGIC, 1)
+    assert {k: getattr(decoded, k) for k in fields} == fields
+    assert (decoded.magic, decoded.version) == (record.MAGIC, 1)
 
 
 @given(record_fields, st.data())

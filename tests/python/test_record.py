@@ -1,4 +1,4 @@
-"""Account decoding and the offline signature check, against the shared vectors."""
+"""Account decoding and the verifier's offline record check, against the shared vectors."""
 
 import json
 
@@ -6,7 +6,7 @@ import pytest
 from solders.pubkey import Pubkey
 
 from conftest import VECTORS
-from precompact import record
+from precompact import record, trust
 
 V = json.loads(VECTORS.read_text())
 DATA = bytes.fromhex(V["account"]["data_hex"])
@@ -18,23 +18,23 @@ def test_layout_size_matches_the_program():
 
 
 def test_decodes_every_field_of_the_vector():
-    fields = record.decode(DATA)
+    found = record.decode(DATA)
     s = V["savepoint"]
-    assert fields["magic"] == bytes([0xEF, 0xBB, 0xBF]) and fields["version"] == 1
-    assert fields["reserved"] == bytes(28)
-    assert fields["entry_type"] == s["entry_type"]
-    assert fields["timestamp"] == s["timestamp"]
-    assert fields["instance_id"].hex() == V["instance_id_hex"]
-    assert fields["snapshot_hash"].hex() == s["snapshot_hash_hex"]
-    assert fields["git_commit"].decode() == s["git_commit"]
-    assert fields["signature"].hex() == V["signature_hex"]
-    assert str(Pubkey.from_bytes(fields["authority"])) == V["authority"]
-    assert fields["sequence"] == s["sequence"]
-    assert fields["prev_snapshot_hash"].hex() == s["prev_snapshot_hash_hex"]
-    assert (fields["slot"], fields["chain_timestamp"]) == (V["clock"]["slot"], V["clock"]["unix_timestamp"])
-    assert fields["bump"] == V["record_bump"]
-    assert fields["metadata"][: fields["metadata_len"]].decode() == s["metadata"]
-    as_json = record.to_json(fields, ADDRESS)
+    assert found.magic == bytes([0xEF, 0xBB, 0xBF]) and found.version == 1
+    assert found.reserved == bytes(28)
+    assert found.entry_type == s["entry_type"]
+    assert found.timestamp == s["timestamp"]
+    assert found.instance_id.hex() == V["instance_id_hex"]
+    assert found.snapshot_hash.hex() == s["snapshot_hash_hex"]
+    assert found.commit == s["git_commit"]
+    assert found.signature.hex() == V["signature_hex"]
+    assert str(Pubkey.from_bytes(found.authority)) == V["authority"]
+    assert found.sequence == s["sequence"]
+    assert found.prev_snapshot_hash.hex() == s["prev_snapshot_hash_hex"]
+    assert (found.slot, found.chain_timestamp) == (V["clock"]["slot"], V["clock"]["unix_timestamp"])
+    assert found.bump == V["record_bump"]
+    assert found.metadata_text == s["metadata"]
+    as_json = record.to_json(found, ADDRESS)
     assert as_json["address"] == V["record_address"]
     assert as_json["snapshot_hash"] == s["snapshot_hash_hex"]
     assert as_json["metadata"] == s["metadata"]
@@ -45,12 +45,30 @@ def test_decodes_every_field_of_the_vector():
             assert name in as_json, name
 
 
-def test_signature_checks_offline_and_catches_tampering():
-    assert record.signature_valid(record.decode(DATA), ADDRESS)
-    tampered = bytearray(DATA)
-    tampered[73] ^= 1  # a bit of snapshot_hash
-    assert not record.signature_valid(record.decode(bytes(tampered)), ADDRESS)
-    assert not record.signature_valid(record.decode(DATA), Pubkey.new_unique()), "bound to its address"
+ROOTS = trust.Roots(Pubkey.from_string(V["program_id"]), Pubkey.from_string(V["authority"]), V["instance_name"])
+
+
+def test_the_vector_passes_the_chain_check_from_its_roots():
+    assert ROOTS.address == ADDRESS
+    found = trust.check_record(ROOTS, V["program_id"], DATA)
+    assert trust.signature_valid(found, ROOTS) and found.sequence == V["savepoint"]["sequence"]
+
+
+@pytest.mark.parametrize(
+    "roots,data,owner,names",
+    [
+        (ROOTS, DATA[:73] + bytes([DATA[73] ^ 1]) + DATA[74:], None, "signature"),
+        (trust.Roots(ROOTS.program_id, Pubkey.new_unique(), ROOTS.instance), DATA, None, "authority"),
+        (trust.Roots(ROOTS.program_id, ROOTS.authority, ROOTS.instance + "x"), DATA, None, "instance_id"),
+        (trust.Roots(Pubkey.new_unique(), ROOTS.authority, ROOTS.instance), DATA, "program", "signature"),
+        (ROOTS, DATA, "11111111111111111111111111111111", "owned by"),
+    ],
+    ids=["snapshot hash bit", "another authority", "another instance", "another program", "foreign owner"],
+)
+def test_the_chain_check_names_what_fails(roots, data, owner, names):
+    owner = str(roots.program_id) if owner in (None, "program") else owner
+    with pytest.raises(trust.Broken, match=names):
+        trust.check_record(roots, owner, data)
 
 
 @pytest.mark.parametrize(

@@ -112,7 +112,7 @@ def test_older_savepoints_by_sequence_and_time(workspace, localnet, monkeypatch)
     loaded = configuration.load(project)
     first = resurrect.resurrect(loaded, sequence=1)
     assert (first.savepoint.sequence, first.later) == (1, 2) and first.intact
-    assert "links to it through the hash chain" in first.checks["chain"].detail
+    assert "links to it through the snapshots' own bytes" in first.checks["chain"].detail
     events = [s.created for s in savepoint_log.savepoints(loaded.logs, INSTANCE)]
     newest_by_then = max(e["sequence"] for e in events if e["unix_timestamp"] <= events[1]["unix_timestamp"])
     assert resurrect.resurrect(loaded, at=events[1]["timestamp"]).savepoint.sequence == newest_by_then

@@ -27,7 +27,7 @@ def test_intact_savepoints_verify_across_all_layers(workspace, localnet, monkeyp
     setup_three(workspace, localnet, monkeypatch)
     result = verify("--all")
     assert result.exit_code == 0, result.output
-    assert "✓ 3 savepoint(s) verified" in result.output and "record at sequence 3 checked" in result.output
+    assert "✓ 3 savepoint(s) verified" in result.output and "record at sequence 3 verified" in result.output and "3 savepoint(s) linked to it" in result.output
     assert verify("--sequence", "2").exit_code == 0
 
 
@@ -39,7 +39,7 @@ def test_an_edited_snapshot_byte_is_named(workspace, localnet, monkeypatch):
     path.write_bytes(bytes(data))
     result = verify()
     assert result.exit_code == 1
-    assert result.output.startswith(f"✗ first broken link: {INSTANCE} savepoint 2 [layer 1]: snapshot file {path} was altered")
+    assert result.output.startswith(f"✗ first broken link: {INSTANCE} savepoint 2 [layer 1]: snapshot in local file {path} hashes to sha256:")
     file_result = verify(str(path))
     assert file_result.exit_code == 1 and "is not any savepoint in the index" in file_result.output
 
@@ -54,7 +54,7 @@ def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypat
     lines[created[0]] = json.dumps(edited)
     index.write_text("\n".join(lines) + "\n")
     result = verify()
-    assert result.exit_code == 1 and "savepoint 1 [layer 1]" in result.output and "was altered" in result.output
+    assert result.exit_code == 1 and "savepoint 1 [layer 1]" in result.output and "but this machine's index recorded sha256:" + "0" * 64 in result.output
 
     del lines[created[1]]
     index.write_text("\n".join(lines) + "\n")
@@ -90,7 +90,7 @@ def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, loca
     index.write_text(index.read_text().replace(row["snapshot_hash"], new_hash))
     result = verify()
     assert result.exit_code == 1
-    assert "[layer 3]: on-chain sha256:" in result.output and "differs from the index's" in result.output
+    assert "[layer 3]: snapshot_hash on chain sha256:" in result.output and "differs from the savepoint's" in result.output
 
 
 def test_chain_unreachable_is_reported_not_failed(workspace, localnet, monkeypatch):
