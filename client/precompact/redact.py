@@ -47,8 +47,8 @@ _USAGE_KEY_TAIL = b'_tokens":'
 _LITERALS_PER_AUTOMATON = 64
 
 # A line of a file as the Read tool shows it starts with its number and an arrow: multi-line
-# formats must match across those too.
-_NEXT_LINE = r"\r?\n(?:[ \t]*\d{1,6}\u2192)?"
+# formats must match across those too, and across a line break escaped in a JSON string.
+_NEXT_LINE = r"(?:\r?\n|\\r?\\n)(?:[ \t]*\d{1,6}\u2192)?"
 _GAP = rf"(?:[ \t]*{_NEXT_LINE}[ \t]*|[ \t]+)"
 _BASE58 = "1-9A-HJ-NP-Za-km-z"
 # Characters a password may hold that code identifiers, paths and URLs do not.
@@ -109,9 +109,10 @@ def _assigned(m: re.Match) -> int | None:
     for group in ("dq", "sq", "bq"):
         value = m.group(group)
         if value is not None:
+            value = value.rstrip("\\")
             if _placeholder(value) or (not shell and any(c.isspace() for c in value)) or not _random_enough(value):
                 return None
-            return m.end()
+            return m.start(group) + len(value)  # the closing quote (and its escape) stays
     value = _trim_closers(m.group("bare"))
     end = m.start("bare") + len(value)
     if not value or _placeholder(value) or not _random_enough(value):
@@ -132,7 +133,7 @@ def _high_entropy(m: re.Match) -> int | None:
         return None
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or _entropy(value) < 3.2:
         return None
-    return m.end() if m.group("bare") is None else m.start("bare") + len(value)
+    return m.end("bare") - len(m.group("bare")) + len(value) if m.group("bare") is not None else m.end() - 1
 
 
 def _base64_credentials(m: re.Match) -> int | None:
@@ -191,8 +192,9 @@ def _assignment(names: str) -> str:
         rf"(?i)(?P<name>(?:{names})[A-Z0-9_]*)"
         # Names that describe a secret rather than hold one: TOKEN_TYPE, PASSWORD_FILE, ...
         r"(?<!_type)(?<!_kind)(?<!_name)(?<!_file)(?<!_path)(?<!_url)(?<!_env)(?<!_prompt)(?<!_field)(?<!_pattern)(?<!_re)(?<!_regex)(?<!_format)(?<!_fmt)"
-        r"[\"']?[^\S\n]*(?P<sep>:=|=>|[:=](?![=>]))[^\S\n]*(?!\[REDACTED)"
-        r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|`(?P<bq>[^`\n]{1,512})`|(?P<bare>[^\s\"'`]{0,511}[^\s\"'`,;]))"
+        r"\\?[\"']?[^\S\n]*(?P<sep>:=|=>|[:=](?![=>]))[^\S\n]*(?!\\?[\"'`]?\[REDACTED)"
+        # A quote may be escaped: the text may be JSON inside a JSON string.
+        r"(?:\\?\"(?P<dq>[^\"\n]{1,512})\"|\\?'(?P<sq>[^'\n]{1,512})'|`(?P<bq>[^`\n]{1,512})`|(?P<bare>[^\s\"'`\\]{0,511}[^\s\"'`,;\\]))"
     )
 
 
@@ -206,12 +208,12 @@ def _prefixed(*prefixes: str) -> _Gate:
 # vendors' documentation.
 _SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key", "privatekey", "private_key", "private-key", "accesskey", "access_key", "access-key", "credential")
 _BUILTIN_PATTERNS: list[tuple] = [
+    ("kubeconfig_key", r"client-key-data[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/]{16,}={0,2})", _prefixed("client-key-data")),
     ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", _prefixed("-----BEGIN ")),
     ("private_key", r"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----[\s\S]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----", _prefixed("---- BEGIN SSH2 ")),
     # A PuTTY key file, from its header to its MAC (or, cut short, to the end of the text).
     ("private_key", r"PuTTY-User-Key-File-\d+:[\s\S]{0,16000}?(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]+|\Z)", _prefixed("PuTTY-User-Key-File-")),
     ("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", _prefixed("LS0tLS1CRUdJTi"), _base64_private_key),
-    ("kubeconfig_key", r"client-key-data[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/]{16,}={0,2})", _prefixed("client-key-data")),
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", _prefixed("AKIA", "ASIA", "ABIA", "ACCA")),
     ("aws_secret_key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", _Gate(words=("aws",))),
     ("aws_bedrock_key", r"\bABSK[A-Za-z0-9+/]{100,}={0,2}", _prefixed("ABSK")),
@@ -244,7 +246,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b", _prefixed("dop_v1_", "doo_v1_", "dor_v1_")),
     ("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", _Gate(literals=(":AA",), at=None)),
     ("azure_storage_key", r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{40,}={0,2}", _Gate(words=("accountkey=", "sharedaccesskey="), at=None)),
-    ("azure_sas_signature", r"[?&]sig=[A-Za-z0-9%+/]{40,}(?:%3D|=){0,2}", _Gate(literals=("sig=",), at=-1)),
+    ("azure_sas_signature", r"(?<=[?&])sig=(?P<secret>[A-Za-z0-9%+/]{40,}(?:%3D|=){0,2})", _prefixed("sig=")),
     ("azure_ad_client_secret", r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])", _Gate(literals=("Q~",), at=-4)),
     ("vault_token", r"\bhv[sb]\.[A-Za-z0-9_\-]{24,}", _prefixed("hvs.", "hvb.")),
     ("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", _prefixed("AGE-SECRET-KEY-")),
@@ -314,9 +316,9 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ("url_credentials", r"(?<=://)[^/\s:@\"']{0,128}:[^/\s@\"']{1,256}(?=@)", _Gate(literals=("://",), at=3)),
     ("cookie_header", r"(?i)(?<![\w])cookie[ \t]*:[ \t]*(?P<secret>[^\r\n\"'\\]{8,})", _Gate(words=("cookie",)), _cookie),
     # Docker's config.json: "auths": {"registry": {"auth": "<base64 of user:password>"}}.
-    ("docker_auth", r"\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})\"", _Gate(words=("auths", "dockercfg"), at=None), _base64_credentials),
+    ("docker_auth", r"\\?\"auth\\?\"\s*:\s*\\?\"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})\\?\"", _Gate(words=("auths", "dockercfg"), at=None), _base64_credentials),
     # ~/.netrc: machine <host> login <user> password <password>, on one line or several.
-    ("netrc_password", rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\S+)", _Gate(words=("machine",))),
+    ("netrc_password", rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\"[^\"\n]*\"|[^\s\"\\]+)", _Gate(words=("machine",))),
     # ~/.pgpass: host:port:database:user:password, on PostgreSQL's usual ports or any (*).
     ("pgpass_password", r"(?<=[\w.*\]-]):(?:5432|5433|6432|\*):[^:\s]+:[^:\s]+:(?P<secret>\S+)", _prefixed(":5432:", ":5433:", ":6432:", ":*:")),
     # Passwords on command lines: mysql -pSECRET, sshpass -p SECRET, redis-cli -a SECRET,
