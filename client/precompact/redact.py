@@ -25,8 +25,9 @@ class _Gate:
     lower-cased text, or (keypairs) enough commas. A substring test is far cheaper than a regex
     scan, and most text passes no gate.
 
-    `at`: every match begins this many characters after an occurrence of a literal or word, so
-    the pattern is tried only there (`regex.match`); None: anywhere (`regex.search`). Python's
+    `at`: every match begins this many characters after an occurrence of a literal or word
+    (before it, if negative: an Azure secret's `Q~` comes 4 characters in), so the pattern is
+    tried only there (`regex.match`); None: anywhere (`regex.search`). Python's
     regex engine cannot skip ahead to a pattern that starts with `\\b` or a lookbehind: it tries
     every position, 10 to 50 MB/s, which on real code (where words such as "token" and literals
     such as "://" open gates on most lines) was most of the hook's time."""
@@ -98,28 +99,34 @@ def _trim_closers(value: str) -> str:
     return value
 
 
+def _value(m: re.Match) -> tuple[str, str, bool]:
+    """An assignment's value group, the value (without an escaping backslash before its closing
+    quote, or a bare value's trailing punctuation and unopened brackets), and whether it was
+    quoted."""
+    for group in ("dq", "sq", "bq"):
+        if m.group(group) is not None:
+            return group, m.group(group).rstrip("\\"), True
+    return "bare", _trim_closers(m.group("bare")), False
+
+
 def _assigned(m: re.Match) -> int | None:
     """For a `name = value` match: where the secret value ends, or None if the value is code, a
-    reference or a word. A quoted value runs to its closing quote, a bare one to the next space,
-    whatever characters either holds. `NAME=value` with an upper-case name is a shell or .env
-    line, whose value is never code."""
+    reference or a word. A quoted value runs to its closing quote (which stays), a bare one to
+    the next space, whatever characters either holds. `NAME=value` with an upper-case name is a
+    shell or .env line, whose value is never code."""
     text = m.string
-    name_end = m.end("name")
-    shell = m.group("name").isupper() and text.startswith("=", name_end) and m.group("sep") == "=" and m.end("sep") < len(text) and not text[m.end("sep")].isspace()
-    for group in ("dq", "sq", "bq"):
-        value = m.group(group)
-        if value is not None:
-            value = value.rstrip("\\")
-            if _placeholder(value) or (not shell and any(c.isspace() for c in value)) or not _random_enough(value):
-                return None
-            return m.start(group) + len(value)  # the closing quote (and its escape) stays
-    value = _trim_closers(m.group("bare"))
-    end = m.start("bare") + len(value)
+    shell = m.group("name").isupper() and text.startswith("=", m.end("name")) and m.group("sep") == "=" and m.start("sep") + 1 < len(text) and not text[m.end("sep")].isspace()
+    group, value, quoted = _value(m)
+    end = m.start(group) + len(value)
     if not value or _placeholder(value) or not _random_enough(value):
         return None
+    if shell:
+        return end
+    if quoted:
+        return None if any(c.isspace() for c in value) else end
     # In code, a bare value is an expression unless it is a literal; one holding operators is a
     # literal only if nothing but a comment or the end of its statement follows it.
-    if not shell and (_CODE_VALUE.match(value) or (any(c in _SPECIAL for c in value) and not _STATEMENT_END.match(text, end))):
+    if _CODE_VALUE.match(value) or (any(c in _SPECIAL for c in value) and not _STATEMENT_END.match(text, end)):
         return None
     return end
 
@@ -127,13 +134,12 @@ def _assigned(m: re.Match) -> int | None:
 def _high_entropy(m: re.Match) -> int | None:
     """For a value after an ambiguous name such as SIGNING_KEY or cache_key: only what looks
     random (letters and digits, 3.2+ bits per character over 16+ characters) is a secret."""
-    value = next(v for v in (m.group("dq"), m.group("sq"), m.group("bq"), m.group("bare")) if v is not None)
-    value = _trim_closers(value)
+    group, value, _ = _value(m)
     if len(value) < 16 or _CODE_VALUE.match(value) or _placeholder(value) or any(c.isspace() for c in value):
         return None
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or _entropy(value) < 3.2:
         return None
-    return m.end("bare") - len(m.group("bare")) + len(value) if m.group("bare") is not None else m.end() - 1
+    return m.start(group) + len(value)
 
 
 def _base64_credentials(m: re.Match) -> int | None:
