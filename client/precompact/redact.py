@@ -343,7 +343,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
         _Gate(words=("-pass", "-token", "-secret", "-api-key", "-apikey", "-auth"), at=1),
         _cli_value,
     ),
-    ("cli_password", r"(?<![\w-])pass:(?P<flag_sep>=?)(?P<secret>[^\s\"']+)", _prefixed("pass:"), _cli_value),
+    ("cli_password", r"(?<![\w-])pass:(?P<flag_sep>=?)(?P<secret>[^\s\"'`]+)", _prefixed("pass:"), _cli_value),
     # `.env`-style lines and assignments whose name says it holds a secret.
     ("secret_assignment", _assignment(r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|CREDENTIALS?"), _Gate(words=_SECRET_WORDS), _assigned),
     # DB_PASS=..., SMTP_PWD=...: short names after an underscore.
