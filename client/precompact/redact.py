@@ -9,14 +9,16 @@ report, line by line, far slower).
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
+import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
-from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, MATCHKIND_LEFTMOST_LONGEST, AhoCorasick, BytesAhoCorasick
+from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, MATCHKIND_LEFTMOST_LONGEST, BytesAhoCorasick
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,9 @@ def _random_enough(value: str) -> bool:
     return len(value) >= 16 or (len(value) >= 6 and any(c.isdigit() or c in _SPECIAL for c in value))
 
 
-_CODE_VALUE = re.compile(
+# Regular expressions as strings: the re module compiles (and caches) them when first used, not
+# in every hook's start-up.
+_CODE_VALUE = (
     # A call, subscript, generic type, path or arrow: getpass(), os.environ["X"], Option<String>, String::new, a->b.
     r"[A-Za-z_][\w.]*(?:[(\[<]|::|->)"
     # A reference, dereference or negation (&tokens[0], *p, !x), a tuple, list or block.
@@ -86,9 +90,7 @@ _CODE_VALUE = re.compile(
     # A dotted name: token.ERRORTOKEN, self.passwd.
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
 )
-
-
-_STATEMENT_END = re.compile(r"[)\]},;:.]*[ \t]*(?:$|\n|#|//|\\n)")
+_STATEMENT_END = r"[)\]},;:.]*[ \t]*(?:$|\n|#|//|\\n)"
 
 
 def _trim_closers(value: str) -> str:
@@ -126,7 +128,7 @@ def _assigned(m: re.Match) -> int | None:
         return None if any(c.isspace() for c in value) else end
     # In code, a bare value is an expression unless it is a literal; one holding operators is a
     # literal only if nothing but a comment or the end of its statement follows it.
-    if _CODE_VALUE.match(value) or (any(c in _SPECIAL for c in value) and not _STATEMENT_END.match(text, end)):
+    if re.match(_CODE_VALUE, value) or (any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)):
         return None
     return end
 
@@ -135,7 +137,7 @@ def _high_entropy(m: re.Match) -> int | None:
     """For a value after an ambiguous name such as SIGNING_KEY or cache_key: only what looks
     random (letters and digits, 3.2+ bits per character over 16+ characters) is a secret."""
     group, value, _ = _value(m)
-    if len(value) < 16 or _CODE_VALUE.match(value) or _placeholder(value) or any(c.isspace() for c in value):
+    if len(value) < 16 or re.match(_CODE_VALUE, value) or _placeholder(value) or any(c.isspace() for c in value):
         return None
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or _entropy(value) < 3.2:
         return None
@@ -403,12 +405,17 @@ class Redactor:
         self._always = any(p.gate is _ALWAYS for p in self._patterns)
         literals = sorted({lit for p in self._patterns for lit in p.gate.literals if lit})
         words = sorted({word for p in self._patterns for word in p.gate.words})
-        # For a value's text: where each literal and word occurs (every occurrence, overlapping
-        # ones too), so each pattern is tried only there.
-        self._literals = AhoCorasick(literals)
-        self._words = AhoCorasick(words)
-        self._tried_at = [[i for i, p in enumerate(self._patterns) if text in p.gate.literals] for text in literals]
-        self._tried_at_word = [[i for i, p in enumerate(self._patterns) if text in p.gate.words] for text in words]
+        # For a value's text: where each literal and word occurs, so each pattern is tried only there.
+        self._literals = _Occurrences(literals)
+        self._words = _Occurrences(words)
+        self._tried_at: list[list[int]] = [[] for _ in literals]
+        self._tried_at_word: list[list[int]] = [[] for _ in words]
+        literal_index, word_index = {text: n for n, text in enumerate(literals)}, {text: n for n, text in enumerate(words)}
+        for i, pattern in enumerate(self._patterns):
+            for literal in filter(None, pattern.gate.literals):
+                self._tried_at[literal_index[literal]].append(i)
+            for word in pattern.gate.words:
+                self._tried_at_word[word_index[word]].append(i)
         self._word_gated = [i for i, p in enumerate(self._patterns) if p.gate.words]
         self._comma_gated = [i for i, p in enumerate(self._patterns) if p.gate.min_commas]
         self._ungated = [i for i, p in enumerate(self._patterns) if p.gate is _ALWAYS]
@@ -416,14 +423,8 @@ class Redactor:
         # a few Aho-Corasick automatons, every word in another over the lower-cased block, so a
         # block costs a few passes however many patterns there are. Only whether a line has a
         # hit matters, not every overlapping hit: leftmost matching lets the automaton skip
-        # ahead with its prefilter (about 4x faster than reporting every match). The prefilter
-        # (Teddy, SIMD) is fast only over a few dozen literals that are not too short: 125
-        # literals in one automaton scanned at 200 MB/s, split by length and in groups of 64
-        # at over 1 GB/s.
-        line_literals = _shortest([lit.encode() for lit in literals] + [b"\\u", b"\\/"])
-        short, long = [lit for lit in line_literals if len(lit) <= 3], [lit for lit in line_literals if len(lit) > 3]
-        groups = [short] + [long[i : i + _LITERALS_PER_AUTOMATON] for i in range(0, len(long), _LITERALS_PER_AUTOMATON)]
-        self._line_literals = [BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST) for group in groups if group]
+        # ahead with its prefilter (about 4x faster than reporting every match).
+        self._line_literals = [BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST) for group in _groups(_shortest([lit.encode() for lit in literals] + [b"\\u", b"\\/"]))]
         # Every assistant line has usage keys such as "input_tokens": a JSON key is never part
         # of a string (its quotes would be escaped), so those are not the word "token": matched
         # leftmost-longest, a usage key swallows the "token" inside it.
@@ -470,14 +471,14 @@ class Redactor:
         lowered = text.lower()
         # Pattern index -> where its literals or words occur.
         starts: dict[int, list[int]] = {}
-        for literal, start, _ in self._literals.find_matches_as_indexes(text, overlapping=True):
+        for literal, start in self._literals.find(text):
             for i in self._tried_at[literal]:
                 starts.setdefault(i, []).append(start)
         # Lower-casing keeps every position unless the text holds a character that lower-cases
         # to two ("İ"); then word-gated patterns are searched for everywhere.
         aligned = len(lowered) == len(text)
         if aligned:
-            for word, start, _ in self._words.find_matches_as_indexes(lowered, overlapping=True):
+            for word, start in self._words.find(lowered):
                 for i in self._tried_at_word[word]:
                     starts.setdefault(i, []).append(start)
         else:
@@ -519,10 +520,72 @@ class Redactor:
         return {"enabled": True, "counts": dict(sorted(self.counts.items())), "total": sum(self.counts.values())}
 
 
+def _groups(needles: list[bytes]) -> list[list[bytes]]:
+    """`needles` in groups for automatons of their own. An automaton's prefilter (Teddy, SIMD) is
+    fast only over a few dozen needles that are not too short: the 125 gate literals in one
+    automaton scanned at 200 MB/s; the short ones apart and the rest in groups of 64, over
+    1 GB/s."""
+    short, long = [n for n in needles if len(n) <= 3], [n for n in needles if len(n) > 3]
+    return [group for group in [short, *(long[i : i + _LITERALS_PER_AUTOMATON] for i in range(0, len(long), _LITERALS_PER_AUTOMATON))] if group]
+
+
+class _Occurrences:
+    """Every occurrence of every one of `needles` (ASCII strings) in a text, overlapping ones too.
+    Reporting every overlapping match keeps an automaton from skipping ahead with its prefilter
+    (and the str automaton maps every offset back from UTF-8): a leftmost search over the bytes,
+    completed by checking, where a needle was found, the needles that could begin inside it, is
+    several times faster."""
+
+    def __init__(self, needles: list[str]) -> None:
+        encoded = [needle.encode("ascii") for needle in needles]
+        self._needles = encoded
+        self._index = {needle: i for i, needle in enumerate(encoded)}
+        self._automatons = [BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST) for group in _groups(encoded)]
+        self._groups = [[self._index[needle] for needle in group] for group in _groups(encoded)]
+        self._ordered = sorted(encoded)
+        self._inside: dict[int, list[tuple[int, int]]] = {}
+
+    def _begin_inside(self, i: int) -> list[tuple[int, int]]:
+        """(other needle, offset) for every needle that can begin `offset` bytes into an
+        occurrence of needle `i`: a prefix of the rest of it, or one that starts with the rest.
+        Worked out the first time needle `i` is found (most never are)."""
+        if i not in self._inside:
+            needle, inside = self._needles[i], set()
+            for offset in range(len(needle)):
+                rest = needle[offset:]
+                inside.update((self._index[rest[:n]], offset) for n in range(1, len(rest) + 1) if rest[:n] in self._index)
+                following = self._ordered[bisect.bisect_left(self._ordered, rest) :]
+                inside.update((self._index[other], offset) for other in itertools.takewhile(lambda other: other.startswith(rest), following))
+            inside.discard((i, 0))
+            self._inside[i] = sorted(inside)
+        return self._inside[i]
+
+    def find(self, text: str) -> set[tuple[int, int]]:
+        """(needle, character offset) of every occurrence in `text`."""
+        data = text.encode()
+        found = set()
+        for automaton, group in zip(self._automatons, self._groups):
+            for k, start, _ in automaton.find_matches_as_indexes(data):
+                i = group[k]
+                found.add((i, start))
+                found.update((j, start + offset) for j, offset in self._begin_inside(i) if data.startswith(self._needles[j], start + offset))
+        if len(data) == len(text) or not found:
+            return found
+        # Every needle begins with an ASCII byte, which is a whole character: count the
+        # characters up to each occurrence.
+        chars, previous, offsets = 0, 0, {}
+        for start in sorted({start for _, start in found}):
+            chars += len(data[previous:start].decode())
+            previous, offsets[start] = start, chars
+        return {(i, offsets[start]) for i, start in found}
+
+
 def _shortest(strings: list[bytes]) -> list[bytes]:
     """The strings that contain none of the others: a line holds one of `strings` if and only if
     it holds one of these, and the fewer an automaton has, the faster its prefilter skips."""
-    return sorted(s for s in set(strings) if not any(other != s and other in s for other in strings))
+    unique = sorted(set(strings))
+    automaton = BytesAhoCorasick(unique)
+    return [s for i, s in enumerate(unique) if all(j == i for j, _, _ in automaton.find_matches_as_indexes(s, overlapping=True))]
 
 
 def _collect(value, out: list[str]) -> None:

@@ -4,8 +4,10 @@ import base64
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from precompact.redact import Redactor
+from precompact.redact import Redactor, _Occurrences
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n-----END RSA PRIVATE KEY-----"
 KEYPAIR = json.dumps(list(range(64)))
@@ -270,3 +272,14 @@ def test_a_seed_phrase_needs_a_bip39_length():
         text = "mnemonic: " + " ".join(words[:count] if count <= 24 else words + words[:1])
         assert Redactor().value(text) == text
     assert Redactor().value("mnemonic: " + " ".join(words[:15])) == "mnemonic: [REDACTED:seed_phrase]"
+
+
+OCCURRENCE_NEEDLES = ["sk-", "sk-ant-", "ant", "xox", "xoxe.xoxb-", "_key", "api_key", "key", "://", "-----BEGIN ", "GIN"]
+
+
+@given(st.lists(st.sampled_from(OCCURRENCE_NEEDLES + ["a", "-", "é", "→", "İ", " ", "x", "o", "e."]), max_size=40).map("".join))
+def test_every_occurrence_of_every_needle_is_found_even_overlapping_and_after_non_ascii(text):
+    # A leftmost search completed by the needles that can begin inside a found one reports
+    # exactly what a search for each needle at every position does, in character offsets.
+    naive = {(i, start) for i, needle in enumerate(OCCURRENCE_NEEDLES) for start in range(len(text)) if text.startswith(needle, start)}
+    assert _Occurrences(OCCURRENCE_NEEDLES).find(text) == naive
