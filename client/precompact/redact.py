@@ -562,7 +562,8 @@ class _Occurrences:
 
     def find(self, text: str) -> set[tuple[int, int]]:
         """(needle, character offset) of every occurrence in `text`."""
-        data = text.encode()
+        # A lone surrogate (from a JSON escape) is encoded and counted as one character.
+        data = text.encode("utf-8", "surrogatepass")
         found = set()
         for automaton, group in zip(self._automatons, self._groups):
             for k, start, _ in automaton.find_matches_as_indexes(data):
@@ -575,7 +576,7 @@ class _Occurrences:
         # characters up to each occurrence.
         chars, previous, offsets = 0, 0, {}
         for start in sorted({start for _, start in found}):
-            chars += len(data[previous:start].decode())
+            chars += len(data[previous:start].decode("utf-8", "surrogatepass"))
             previous, offsets[start] = start, chars
         return {(i, offsets[start]) for i, start in found}
 

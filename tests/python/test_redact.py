@@ -274,10 +274,14 @@ def test_a_seed_phrase_needs_a_bip39_length():
     assert Redactor().value("mnemonic: " + " ".join(words[:15])) == "mnemonic: [REDACTED:seed_phrase]"
 
 
+def test_a_lone_surrogate_neither_fails_nor_hides_a_secret():
+    assert Redactor().value("\ud800 ghp_" + "a1B2c3D4e5" * 4 + " DB_PASSWORD=Tr0ub4dor&3xK(p") == "\ud800 [REDACTED:github_token] DB_[REDACTED:secret_assignment]"
+
+
 OCCURRENCE_NEEDLES = ["sk-", "sk-ant-", "ant", "xox", "xoxe.xoxb-", "_key", "api_key", "key", "://", "-----BEGIN ", "GIN"]
 
 
-@given(st.lists(st.sampled_from(OCCURRENCE_NEEDLES + ["a", "-", "é", "→", "İ", " ", "x", "o", "e."]), max_size=40).map("".join))
+@given(st.lists(st.sampled_from(OCCURRENCE_NEEDLES + ["a", "-", "é", "→", "İ", "\ud800", " ", "x", "o", "e."]), max_size=40).map("".join))
 def test_every_occurrence_of_every_needle_is_found_even_overlapping_and_after_non_ascii(text):
     # A leftmost search completed by the needles that can begin inside a found one reports
     # exactly what a search for each needle at every position does, in character offsets.
