@@ -135,9 +135,13 @@ def _assigned(m: re.Match) -> int | None:
 
 def _high_entropy(m: re.Match) -> int | None:
     """For a value after an ambiguous name such as SIGNING_KEY or cache_key: only what looks
-    random (letters and digits, 3.2+ bits per character over 16+ characters) is a secret."""
+    random (letters and digits, 3.2+ bits per character over 16+ characters) is a secret; not a
+    path (SSH_AUTH_SOCK=/tmp/ssh-…/agent.1234), nor words joined into a name
+    (sort_key = "created_at_desc_2024")."""
     group, value, _ = _value(m)
-    if len(value) < 16 or re.match(_CODE_VALUE, value) or _placeholder(value) or any(c.isspace() for c in value):
+    if len(value) < 16 or re.match(_CODE_VALUE, value) or _placeholder(value) or any(c.isspace() for c in value) or value.startswith(("/", "~", ".")):
+        return None
+    if sum(1 for part in re.split(r"[_.-]", value) if len(part) >= 3 and part.isalpha()) >= 2:
         return None
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or _entropy(value) < 3.2:
         return None

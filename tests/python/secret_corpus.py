@@ -301,6 +301,9 @@ def _look_alike_lines(rng: random.Random) -> list[str]:
         "password: ${{ secrets.DB_PASSWORD }}",
         'password = "<your password here>"',
         "machine learning models need a login page and a password reset flow",
+        f"SSH_AUTH_SOCK=/tmp/ssh-{pick(ALNUM, 10)}/agent.{rng.randrange(10**5)}",
+        f'"sort_key": "created_at_desc_{rng.randrange(2000, 2030)}_index"',
+        "const [token, setToken] = useState(null);",
     ]
 
 
