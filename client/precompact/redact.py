@@ -345,7 +345,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ("cli_password", r"\bcurl\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:(?P<flag_sep>)(?!\[REDACTED)(?P<secret>[^\s\"']+)", _Gate(words=("curl",)), _cli_value),
     (
         "cli_password",
-        r"(?<=-)(?i:pass(?:word|wd|phrase)?|token|secret|api-?key|auth)(?P<flag_sep>=|[ \t]+)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
+        r"(?<=-)(?i:pass(?:word|wd|phrase)?|token|secret(?:-access)?(?:-key)?|api-?key|auth)(?P<flag_sep>=|[ \t]+)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
         _Gate(words=("-pass", "-token", "-secret", "-api-key", "-apikey", "-auth"), at=1),
         _cli_value,
     ),

@@ -67,6 +67,7 @@ SECRETS = [
     ("cli_password", "mysql -h db -u root -pTr0ub4dor&3 app"),
     ("cli_password", "pg_dump --password=abc app"),
     ("cli_password", "tool --token abcdef123456 --verbose"),
+    ("cli_password", "aws configure set --secret-access-key wJalrXUtnFEMIK7MDENGbPxRfiCY"),
     ("cli_password", "curl -u bob:hunter22 https://x.example.com"),
     ("cli_password", "sshpass -p 'hunter22' ssh deploy@host"),
     ("cli_password", "redis-cli -h cache -a s3cretpass ping"),
