@@ -53,7 +53,7 @@ SECRETS = [
     ("wallet_key", "Private Key: 0x" + SHA),
     ("wallet_key", "PRIVATE_KEY=0x" + SHA),
     ("wallet_key", f'"secretKey": "{SIGNATURE}"'),
-    ("bip32_private_key", "xprv9s21ZrQH143K" + "3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi" [:95]),
+    ("bip32_private_key", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi"),
     # Credential files.
     ("kubeconfig_key", "client-key-data: " + base64.b64encode(PEM.encode()).decode()),
     ("private_key", "tls.key: " + base64.b64encode(PEM.encode()).decode()),
