@@ -3,6 +3,8 @@ prose, for measuring redaction: every secret must go, and as little else as poss
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import random
 import string
@@ -21,8 +23,39 @@ def _pick(alphabet: str, n: int) -> str:
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 UPPER_DIGITS = string.ascii_uppercase + string.digits
+LOWER_DIGITS = string.ascii_lowercase + string.digits
 B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+# Characters passwords hold that code and a naive value pattern stop at.
+PUNCTUATION = "&(){}[]<>!#%^*+?~|@"
+# The first words of the BIP-39 English list: seed phrases made of them have the real shape.
+BIP39_WORDS = (
+    "abandon ability able about above absent absorb abstract absurd abuse access accident account accuse achieve acid acoustic acquire across act action actor "
+    "actress actual adapt add addict address adjust admit adult advance advice aerobic affair afford afraid again age agent agree ahead aim air airport aisle alarm album"
+).split()
+
+
+def _bytes(n: int) -> bytes:
+    return bytes(_rng.randrange(256) for _ in range(n))
+
+
+def _base58(data: bytes) -> str:
+    number, out = int.from_bytes(data, "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        out = BASE58[digit] + out
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
+
+
+def _b64json(fields: dict, urlsafe: bool = False) -> str:
+    raw = json.dumps(fields, separators=(",", ":")).encode()
+    return (base64.urlsafe_b64encode(raw) if urlsafe else base64.b64encode(raw)).decode().rstrip("=")
+
+
+def _password() -> str:
+    """A password with the punctuation an assignment's value must run through."""
+    return _pick(ALNUM, 5) + _pick(string.digits, 1) + "&" + _pick(ALNUM, 3) + "(" + _pick(PUNCTUATION, 4) + _pick(ALNUM, 3)
 
 
 @dataclass(frozen=True)
@@ -39,6 +72,35 @@ def _plant(format: str, value: str, before: str = "", after: str = "") -> Plante
 def _pem(format: str, label: str) -> Planted:
     body = [_pick(B64, 64) for _ in range(4)]
     return Planted(format, "\n".join([f"-----BEGIN {label}-----", *body, f"-----END {label}-----"]), tuple(body))
+
+
+def _seed_phrase(words: int) -> str:
+    return " ".join(_rng.choice(BIP39_WORDS) for _ in range(words))
+
+
+def _putty() -> Planted:
+    public, private = [_pick(B64, 64) for _ in range(2)], [_pick(B64, 64) for _ in range(2)]
+    text = "\n".join(
+        ["PuTTY-User-Key-File-3: ssh-ed25519", "Encryption: none", "Comment: ed25519-key-20260101", "Public-Lines: 2", *public, "Private-Lines: 2", *private, "Private-MAC: " + _pick(HEX, 64)]
+    )
+    return Planted("PuTTY private key file", text, tuple(private))
+
+
+def _ssh2() -> Planted:
+    body = [_pick(B64, 64) for _ in range(3)]
+    text = "\n".join(["---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----", 'Comment: "rsa-key-20260101"', *body, "---- END SSH2 ENCRYPTED PRIVATE KEY ----"])
+    return Planted("SSH2 encrypted private key", text, tuple(body))
+
+
+def _base64_pem() -> Planted:
+    pem = "-----BEGIN EC PRIVATE KEY-----\n" + _pick(B64, 64) + "\n-----END EC PRIVATE KEY-----\n"
+    value = base64.b64encode(pem.encode()).decode()
+    return _plant("Base64 PEM key in a Kubernetes secret", value, "data:\n  tls.key: ")
+
+
+def _netrc_multiline() -> Planted:
+    password = _password()
+    return Planted(".netrc entry over several lines", f"machine api.example.com\n  login deploy\n  password {password}\n", (password,))
 
 
 SECRETS: list[Planted] = [
@@ -83,6 +145,84 @@ SECRETS: list[Planted] = [
     _plant("HashiCorp Vault token", "hvs." + _pick(URLSAFE, 90)),
     _plant("age secret key", "AGE-SECRET-KEY-1" + _pick("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".upper(), 58)),
     _plant("Square access token", "sq0atp-" + _pick(URLSAFE, 22)),
+    # Assignment values hold any character.
+    _plant(".env password with punctuation", _password(), "DB_PASSWORD="),
+    _plant("YAML quoted password with brackets", _password() + "{}[]<>", 'password: "', '"'),
+    _plant("JSON password with punctuation", _password(), '{"username": "svc", "password": "', '"}'),
+    _plant(".env short password name", _password(), "SMTP_PASS="),
+    _plant("high-entropy signing key", _pick(HEX, 64), "WEBHOOK_SIGNING_KEY="),
+    _plant(".npmrc auth token", _pick(HEX, 8) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 12), "//registry.npmjs.org/:_authToken="),
+    # Wallets.
+    _plant("BIP-39 seed phrase (solana-keygen new)", _seed_phrase(12), "Wrote new keypair to /home/dev/.config/solana/id.json\n" + "=" * 80 + "\npubkey: " + _base58(_bytes(32)) + "\n" + "=" * 80 + "\nSave this seed phrase and your BIP39 passphrase to recover your new keypair:\n", "\n" + "=" * 80),
+    _plant("BIP-39 seed phrase (24 words, .env)", _seed_phrase(24), 'MNEMONIC="', '"'),
+    _plant("Solana base58 secret key (wallet export)", _base58(_bytes(64)), '{"publicKey": "' + _base58(_bytes(32)) + '", "secretKey": "', '"}'),
+    _plant("0x private key (hardhat node)", "0x" + _pick(HEX, 64), "Account #0: 0x" + _pick(HEX, 40) + " (10000 ETH)\nPrivate Key: "),
+    _plant("0x private key (.env)", "0x" + _pick(HEX, 64), "PRIVATE_KEY="),
+    _plant("BIP-32 extended private key", "xprv9s21ZrQH143K" + _pick(BASE58, 95)),
+    # Credential files.
+    _plant("kubeconfig client-key-data", base64.b64encode(("-----BEGIN RSA PRIVATE KEY-----\n" + _pick(B64, 64) + "\n-----END RSA PRIVATE KEY-----\n").encode()).decode(), "users:\n- name: admin\n  user:\n    client-key-data: "),
+    _plant("kubeconfig token", _pick(LOWER_DIGITS, 6) + "." + _pick(LOWER_DIGITS, 16), "users:\n- name: bootstrap\n  user:\n    token: "),
+    _base64_pem(),
+    _plant(".netrc line", _password(), "machine github.com login octocat password "),
+    _netrc_multiline(),
+    _plant(".pgpass line", _password(), "db.internal:5432:app:app_user:"),
+    _plant("Docker config auth", base64.b64encode(b"deploy:" + _pick(ALNUM, 20).encode()).decode(), '{"auths": {"https://index.docker.io/v1/": {"auth": "', '"}}}'),
+    _putty(),
+    _ssh2(),
+    # Command lines.
+    _plant("mysql -p password", _password(), "mysql -h db.internal -u root -p", " app < dump.sql"),
+    _plant("--password=value", _password(), "pg_dump --username app --password=", " app"),
+    _plant("--password value", _pick(ALNUM, 12) + "7", "mongo --username admin --password ", " --authenticationDatabase admin"),
+    _plant("curl -u user:password", _password(), "curl -sS -u deploy:", " https://api.example.com/v1/deploy"),
+    _plant("sshpass -p", _pick(ALNUM, 14), "sshpass -p '", "' ssh deploy@host"),
+    _plant("redis-cli -a", _pick(ALNUM, 24), "redis-cli -h cache.internal -a ", " ping"),
+    _plant("openssl pass:", _pick(ALNUM, 18), "openssl pkcs12 -export -in cert.pem -passout pass:", " -out cert.p12"),
+    # Headers.
+    _plant("X-API-Key header", _pick(ALNUM, 32), 'curl -H "X-API-Key: ', '" https://api.example.com'),
+    _plant("api-key header (Azure OpenAI)", _pick(HEX, 32), "api-key: "),
+    _plant("Cookie header", _pick(HEX, 32), "Cookie: theme=dark; sessionid="),
+    _plant("Set-Cookie header", _pick(URLSAFE, 40), "Set-Cookie: __Host-session=", "; Path=/; Secure; HttpOnly; SameSite=Lax"),
+    # Vendor token formats.
+    _plant("Slack app token", "xapp-1-A" + _pick(UPPER_DIGITS, 10) + "-" + _pick(string.digits, 13) + "-" + _pick(HEX, 64)),
+    _plant("GitLab runner token", "glrt-" + _pick(URLSAFE, 20)),
+    _plant("GitLab deploy token", "gldt-" + _pick(URLSAFE, 20)),
+    _plant("GitLab pipeline trigger token", "glptt-" + _pick(HEX, 40)),
+    _plant("GitLab SCIM token", "glsoat-" + _pick(URLSAFE, 20)),
+    _plant("GitLab runner registration token", "GR1348941" + _pick(URLSAFE, 20)),
+    _plant("gcloud access token", "ya29.a0" + _pick(URLSAFE, 120)),
+    _plant("Google OAuth client secret", "GOCSPX-" + _pick(URLSAFE, 28)),
+    _plant("Docker Hub access token", "dckr_pat_" + _pick(URLSAFE, 27)),
+    _plant("Sentry org token", "sntrys_" + _b64json({"iat": 1767225600.0, "url": "https://sentry.io", "region_url": "https://us.sentry.io", "org": "acme"}) + "_" + _pick(B64, 43)),
+    _plant("Sentry user token", "sntryu_" + _pick(HEX, 64)),
+    _plant("Linear API key", "lin_api_" + _pick(ALNUM, 40)),
+    _plant("Postman API key", "PMAK-" + _pick(HEX, 24) + "-" + _pick(HEX, 34)),
+    _plant("Grafana service account token", "glsa_" + _pick(ALNUM, 32) + "_" + _pick(HEX, 8)),
+    _plant("Grafana Cloud token", "glc_" + _b64json({"o": "123456", "n": "stack-1-deploy", "k": _pick(ALNUM, 24), "m": {"r": "us"}})),
+    _plant("Pulumi access token", "pul-" + _pick(HEX, 40)),
+    _plant("Tailscale auth key", "tskey-auth-k" + _pick(ALNUM, 10) + "CNTRL-" + _pick(ALNUM, 33)),
+    _plant("Databricks token", "dapi" + _pick(HEX, 32)),
+    _plant("Webhook signing secret", "whsec_" + _pick(B64, 32)),
+    _plant("1Password service account token", "ops_" + _b64json({"signInAddress": "my.1password.com", "userAuth": {"method": "SRPg-4096", "alg": "PBES2g-HS256", "iterations": 650000, "salt": _pick(URLSAFE, 22)}, "email": _pick(LOWER_DIGITS, 12) + "@1passwordserviceaccounts.com", "srpX": _pick(HEX, 64), "muk": {"alg": "A256GCM", "ext": True, "k": _pick(URLSAFE, 43), "key_ops": ["encrypt", "decrypt"], "kty": "oct", "kid": "mp"}, "secretKey": "A3-" + _pick(UPPER_DIGITS, 6), "deviceUuid": _pick(LOWER_DIGITS, 26)})),
+    _plant("1Password Connect token", "eyJhbGciOiJFUzI1NiIsImtpZCI6I" + _pick(URLSAFE, 30) + ".eyJhdWQiOlsi" + _pick(URLSAFE, 60) + "." + _pick(URLSAFE, 86), "OP_CONNECT_TOKEN="),
+    _plant("1Password secret key", "A3-" + _pick(UPPER_DIGITS, 6) + "-" + _pick(UPPER_DIGITS, 6) + "-" + _pick(UPPER_DIGITS, 5) + "-" + _pick(UPPER_DIGITS, 5) + "-" + _pick(UPPER_DIGITS, 5) + "-" + _pick(UPPER_DIGITS, 5)),
+    _plant("Mapbox secret token", "sk." + _b64json({"u": "acme", "a": _pick(LOWER_DIGITS, 25)}, urlsafe=True) + "." + _pick(URLSAFE, 22)),
+    _plant("Anthropic admin key", "sk-ant-admin01-" + _pick(URLSAFE, 93) + "AA"),
+    _plant("Atlassian API token", "ATATT3xFfGF0" + _pick(URLSAFE, 170) + "=" + _pick(UPPER_DIGITS, 8)),
+    _plant("Doppler token", "dp.pt." + _pick(ALNUM, 43)),
+    _plant("Dynatrace token", "dt0c01." + _pick(UPPER_DIGITS, 24) + "." + _pick(ALNUM, 64)),
+    _plant("New Relic user key", "NRAK-" + _pick(UPPER_DIGITS, 27)),
+    _plant("Notion token", "ntn_" + _pick(string.digits, 11) + _pick(ALNUM, 35)),
+    _plant("Groq API key", "gsk_" + _pick(ALNUM, 52)),
+    _plant("Supabase access token", "sbp_" + _pick(HEX, 40)),
+    _plant("Terraform Cloud token", _pick(ALNUM, 14) + ".atlasv1." + _pick(URLSAFE, 67)),
+    _plant("Heroku API key", "HRKU-AA" + _pick(URLSAFE, 58)),
+    _plant("Azure AD client secret", _pick(ALNUM, 3) + "8Q~" + _pick(URLSAFE + "~.", 34)),
+    _plant("Azure SAS signature", _pick(ALNUM + "%", 43) + "%3D", "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig="),
+    _plant("Mailchimp API key", _pick(HEX, 32) + "-us21"),
+    _plant("Fly.io token", "fm2_" + _pick(B64, 140)),
+    _plant("Perplexity API key", "pplx-" + _pick(ALNUM, 48)),
+    _plant("RubyGems API key", "rubygems_" + _pick(HEX, 48)),
+    _plant("Discord webhook", "https://discord.com/api/webhooks/" + _pick(string.digits, 18) + "/" + _pick(URLSAFE, 68)),
 ]
 
 
@@ -94,11 +234,91 @@ def stdlib_sources() -> list[Path]:
     return files + sorted(stdlib.glob("email/*.py")) + sorted(stdlib.glob("http/*.py")) + sorted(stdlib.glob("urllib/*.py"))
 
 
+def _look_alike_lines(rng: random.Random) -> list[str]:
+    """One of each kind of line that is shaped like a secret and is none: what the wallet, hash
+    and assignment patterns must leave alone."""
+
+    def pick(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    def b58(n: int) -> str:
+        number, out = int.from_bytes(bytes(rng.randrange(256) for _ in range(n)), "big"), ""
+        while number:
+            number, digit = divmod(number, 58)
+            out = BASE58[digit] + out
+        return out
+
+    signature, pubkey, sha, commit = b58(64), b58(32), pick(HEX, 64), pick(HEX, 40)
+    prose = " ".join(rng.choice(BIP39_WORDS) for _ in range(12))
+    encoded = base64.b64encode(f"The {prose} report for build {rng.randrange(10_000)} is ready.".encode()).decode()
+    return [
+        f"Signature: {signature}",
+        f"solana confirm -v {signature}",
+        f"https://explorer.solana.com/tx/{signature}?cluster=devnet",
+        f'{{"signature": "{signature}", "slot": {rng.randrange(10**9)}, "err": null}}',
+        f"Transaction signature: {signature}",
+        f'txid = "{signature}"',
+        f"pubkey: {pubkey}",
+        f"Program Id: {pubkey}",
+        f'"owner": "{pubkey}", "lamports": {rng.randrange(10**9)}',
+        f'keypair = "{pubkey}"',
+        f"{sha}  logs/precompact-saves/snapshot_{rng.randrange(10**6)}.json",
+        f"sha256: {sha}",
+        f'"snapshot_sha256": "{sha}",',
+        f"Digest: sha256:{sha}",
+        f'ETag: "{sha}"',
+        f"Transaction hash: 0x{sha}",
+        f'"blockHash": "0x{pick(HEX, 64)}",',
+        f"topics[0] = 0x{pick(HEX, 64)}",
+        f"seed_hash: 0x{pick(HEX, 64)}",
+        f"commit {commit}",
+        f"Merge: {commit[:7]} {pick(HEX, 7)}",
+        f"{commit[:7]} fix the flaky test in the worker",
+        f"git checkout {commit}",
+        f'"content": "{encoded}"',
+        f"data:image/png;base64,{base64.b64encode(bytes(rng.randrange(256) for _ in range(48))).decode()}",
+        f"request_id: {pick(HEX, 8)}-{pick(HEX, 4)}-{pick(HEX, 4)}-{pick(HEX, 4)}-{pick(HEX, 12)}",
+        f"The mnemonic is {prose}, or so the tutorial says, but never type it into a terminal.",
+        "token_count = len(tokens)",
+        "secret_name = args.secret_name",
+        "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=12))",
+        'api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)',
+        'private_key_path = Path("~/.ssh/id_ed25519").expanduser()',
+        f"random.seed({rng.randrange(10**6)})",
+        "mnemonic = generate_mnemonic(strength=256)",
+        "cookie_jar = http.cookiejar.CookieJar()",
+        'auth_token = request.headers.get("Authorization", "")',
+        'TOKEN_URL = "https://oauth2.googleapis.com/token"',
+        "echo $REGISTRY_TOKEN | docker login --username deploy --password-stdin registry.example.com",
+        "mysql -h db.internal -u root -p app",
+        "curl -u deploy https://api.example.com/v1/status",
+        "Cookie: theme=dark; lang=en",
+        "Set-Cookie: theme=dark; Expires=Thu, 21 Oct 2027 07:28:00 GMT; Path=/",
+        "let secret = load_secret(&config.secret_path)?;",
+        'const token = await getToken({ audience: "api" });',
+        "export DATABASE_PASSWORD=$(cat /run/secrets/db_password)",
+        'PASSWORD="${DB_PASSWORD:-}"',
+        "password: ${{ secrets.DB_PASSWORD }}",
+        'password = "<your password here>"',
+        "machine learning models need a login page and a password reset flow",
+        f"SSH_AUTH_SOCK=/tmp/ssh-{pick(ALNUM, 10)}/agent.{rng.randrange(10**5)}",
+        f'"sort_key": "created_at_desc_{rng.randrange(2000, 2030)}_index"',
+        "const [token, setToken] = useState(null);",
+    ]
+
+
+def look_alikes(count: int = 40) -> str:
+    """`count` of each look-alike line, each with its own random values."""
+    rng = random.Random(20261201)
+    return "\n".join(line for _ in range(count) for line in _look_alike_lines(rng))
+
+
 def clean_corpus() -> list[tuple[str, str]]:
-    """Real code and prose with no secrets: the standard library's sources and this project's
-    documents."""
+    """Real code and prose with no secrets (the standard library's sources and this project's
+    documents) and generated look-alikes: transaction signatures, public keys, hashes, commit
+    ids, base64 data and code that names secrets."""
     files = stdlib_sources() + [REPO / "README.md", REPO / "docs" / "performance.md"]
-    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files if p.is_file()]
+    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files if p.is_file()] + [("look-alikes", look_alikes())]
 
 
 @dataclass(frozen=True)
