@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from precompact import atomic_file, gitstore, savepoint_log, snapshot
+from precompact import atomic_file, gitstore, logs_dir, savepoint_log, snapshot
 from precompact.config import Config
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
@@ -78,11 +78,14 @@ def resurrect(
     target = _choose(savepoints, name, sequence, at)
     checks: dict[str, Check] = {}
     checks["chain"], onchain_commit = _check_chain(config, name, target, savepoints, check_chain, rpc_timeout)
+    if not logs_dir.is_snapshot_name(target.created.get("snapshot_file"), target.sequence):
+        raise ResurrectError(f"the index names {target.created.get('snapshot_file')!r} as savepoint {target.sequence}'s snapshot, not a name precompact writes")
     local = config.root / target.created["snapshot_file"]
-    local_digests = gitstore.file_digests(local) if local.is_file() else None
+    # A link is never read through; the verified copy from git replaces it.
+    local_digests = gitstore.file_digests(local) if local.is_file() and not local.is_symlink() else None
     commit = target.commit or onchain_commit or _commit_from_branch(config, repo, target)
     checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, commit, local_digests)
-    data, path = _intact_bytes(target, local, local_digests, git_bytes, checks)
+    data, path = _intact_bytes(config.logs, target, local, local_digests, git_bytes, checks)
     reader = snapshot.SnapshotReader(data)
     document = reader.fields
     checks["integrity"] = _check_integrity(document, name, target, savepoints)
@@ -239,10 +242,10 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
     return Check(VERIFIED, f"{where} (copy restored from git)"), stored
 
 
-def _intact_bytes(target, local: Path, digests: gitstore.FileDigests | None, git_bytes: bytes | None, checks: dict) -> tuple[bytes, Path]:
+def _intact_bytes(logs: Path, target, local: Path, digests: gitstore.FileDigests | None, git_bytes: bytes | None, checks: dict) -> tuple[bytes, Path]:
     """The snapshot bytes that hash to the index's value, and where they are on disk."""
     if digests is not None and digests.sha256 == target.snapshot_hash:
-        return local.read_bytes(), local
+        return logs_dir.read_bytes(logs, logs_dir.within(target.created["snapshot_file"])), local
     if digests is not None:
         checks["snapshot"] = Check(FAILED, f"{local} was altered (sha256 {digests.sha256[:16]} != index {target.snapshot_hash[:16]})")
     if git_bytes is None:
@@ -250,7 +253,7 @@ def _intact_bytes(target, local: Path, digests: gitstore.FileDigests | None, git
         raise ResurrectError(f"snapshot {local} {problem} and git has no verified copy ({checks['git'].detail}); run `precompact verify`")
     # Never overwrite an altered local file: it is evidence.
     path = local if digests is None else local.with_name(local.stem + ".from-git.json")
-    atomic_file.write(path, git_bytes, 0o600)
+    logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", git_bytes)
     return git_bytes, path
 
 
