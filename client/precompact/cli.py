@@ -24,7 +24,19 @@ def _load() -> configuration.Config:
         raise click.ClickException(str(e)) from None
 
 
-@click.group()
+class _Commands(click.Group):
+    def invoke(self, ctx):
+        # A logs/ that precompact refuses (a link, tracked by git, a link inside it) is one
+        # line naming what to remove, whichever command met it.
+        from precompact.logs_dir import ConfinementError
+
+        try:
+            return super().invoke(ctx)
+        except ConfinementError as e:
+            raise click.ClickException(e.strerror or str(e)) from None
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="precompact")
 def main() -> None:
     """Save a Claude Code session before compaction, back it up in git, prove it on Solana."""
