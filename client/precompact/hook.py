@@ -62,8 +62,7 @@ def handle(raw: bytes) -> HookResult:
         from precompact.redact import Redactor
 
         reason = Redactor().value(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
-        if not isinstance(e, configuration.ConfigError):  # without a configuration there is no project to log in
-            _log_error(Path(cwd), event, reason)
+        _log_error(Path(cwd), event, reason)
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason} (details in logs/{ERRORS_LOG})"))
 
 

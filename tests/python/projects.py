@@ -56,6 +56,15 @@ def trust(path: Path, *args: str) -> None:
     subprocess.run([PRECOMPACT, "trust", *args], cwd=path, check=True, capture_output=True)
 
 
+def approve_as_is(path: Path) -> None:
+    """Approves the configuration in `path` whatever it holds (`precompact trust` refuses an
+    invalid one), so that a test can see how an invalid setting is reported."""
+    from precompact import config, config_trust
+
+    file = path.resolve() / config.CONFIG_NAME
+    config_trust.approve(file, file.read_bytes())
+
+
 def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
     """Airdrops `who` enough for rent and fees, and waits for it."""
     from solana.rpc.api import Client
