@@ -33,7 +33,7 @@ class _Commands(click.Group):
         try:
             return super().invoke(ctx)
         except ConfinementError as e:
-            raise click.ClickException(e.strerror or str(e)) from None
+            raise click.ClickException(str(e)) from None
 
 
 @click.group(cls=_Commands)

@@ -30,6 +30,9 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 class ConfinementError(OSError):
     """`logs/` or a file in it is not what precompact wrote; the message says what to remove."""
 
+    def __str__(self) -> str:
+        return self.strerror
+
 
 def snapshot_name(stamp: str, sequence: int) -> str:
     """The snapshot file Layer 1 writes, relative to the project root."""
@@ -161,4 +164,4 @@ def _check_untracked(logs: Path) -> None:
         return  # no git here, so nothing is tracked
     tracked = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
     if tracked:
-        raise ConfinementError(errno.EPERM, f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its own files in an untracked logs/: `git rm -r --cached logs` or move precompact's project elsewhere")
+        raise ConfinementError(errno.EPERM, f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)")
