@@ -198,6 +198,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
+    os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the projects' approvals go with them
     try:
         results = {"runs": args.runs, "by_size": {}}
         for size in sizes:
