@@ -246,7 +246,7 @@ def object_format(repo: git.Repo) -> str:
 
 @functools.cache
 def _object_format(common_dir: str) -> str:
-    return git.Repo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
+    return _IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
 
 
 def blob_id_at(repo: git.Repo, commit: str, path: str) -> str | None:

@@ -439,3 +439,22 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
     committed = subprocess.run(["git", "show", f"precompact/savepoints:{name}"], cwd=bare_remote, capture_output=True, check=True).stdout
     assert committed == snapshot.read_bytes(), "the blob is the file's exact bytes: no filter ran"
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "idx").exists()
+
+
+def test_a_repository_the_user_names_is_allowed(tmp_path):
+    """Another repository than the project's own: named at `init --repo`, by `trust --repo`
+    (only the one the file names), or by the user's own PRECOMPACT_REPO."""
+    elsewhere = tmp_path / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(elsewhere)], check=True)
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / "README").write_text("hi\n")))
+    made = precompact(project, "init", "--yes", "--instance", "Mine #1", "--repo", str(elsewhere), "--keypair", str(tmp_path / "id.json"))
+    assert made.returncode == 0, made.stderr
+    assert precompact(project, "status").returncode == 0
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace(str(elsewhere), str(tmp_path / "other.git")))
+    wrong = precompact(project, "trust", "--repo", str(elsewhere))
+    assert wrong.returncode != 0 and b"pass --repo only for the repository the file names" in wrong.stderr
+    assert b"is not this project's own repository" in precompact(project, "trust").stderr
+    assert precompact(project, "status", env={"PRECOMPACT_REPO": str(elsewhere)}).returncode != 0, "still the changed file"
+    assert precompact(project, "trust", "--repo", str(tmp_path / "other.git")).returncode == 0
+    assert precompact(project, "status").returncode == 0
