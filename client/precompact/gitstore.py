@@ -222,8 +222,8 @@ class FileDigests:
         algorithm = object_format(repo)
         if algorithm == "sha1":
             return self.git_sha1_blob
-        blob = hashlib.new(algorithm, f"blob {self.path.stat().st_size}\0".encode())
-        with self.path.open("rb") as f:
+        with os.fdopen(os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
+            blob = hashlib.new(algorithm, f"blob {os.fstat(f.fileno()).st_size}\0".encode())
             hashlib.file_digest(f, lambda: blob)
         return blob.hexdigest()
 

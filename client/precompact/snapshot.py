@@ -281,7 +281,7 @@ def _fields(settings: Settings, session: Session, now: datetime, sequence: int, 
             "utilization_percent": round(100 * used / window, 2) if window else None,
         },
         "transcript": scan.summary(),
-        "session_state": _session_state(settings.session_state, clean),
+        "session_state": _session_state(settings, clean),
         "loaded_files": _loaded_files(settings, session, scan, clean),
         "git_state": clean(git_state(Path(session.cwd))),
         "previous": {"sequence": previous.sequence, "snapshot_hash": previous.snapshot_hash} if previous else None,
@@ -292,15 +292,16 @@ def _fields(settings: Settings, session: Session, now: datetime, sequence: int, 
     return fields
 
 
-def _session_state(path: Path | None, clean) -> dict | None:
+def _session_state(settings: Settings, clean) -> dict | None:
+    path = settings.session_state
     if path is None:
         return None
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {"path": str(path), "problem": "file not found"}
-    except OSError as e:
-        return {"path": str(path), "problem": f"unreadable: {e.strerror or e}"}
+    opened = _open_inside(path, settings.logs.parent.resolve(), settings.exclude)
+    if isinstance(opened, dict):
+        problem = opened.get("problem") or ("outside the project" if opened.get("outside_project") else "excluded")
+        return {"path": str(path), "problem": problem}
+    with os.fdopen(opened, "rb") as f:
+        raw = f.read()
     try:
         content = json.loads(raw)
     except ValueError:
@@ -326,31 +327,42 @@ def _is_excluded(file: Path, root: Path, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(c, p) for c in candidates for p in patterns)
 
 
-def _file_record(file: Path, settings: Settings, root: Path, clean) -> dict:
-    """The file's content, if it may be copied: its real path (links resolved) is inside the
-    project and matches no exclude."""
+def _open_inside(file: Path, root: Path, exclude: tuple[str, ...]) -> int | dict:
+    """A descriptor of `file` if it may be read into a snapshot: its real path (links
+    resolved) is inside the project, matches no exclude, and is a regular file; else why not."""
     try:
         resolved = file.resolve()
     except (OSError, RuntimeError) as e:
         return {"problem": f"unresolvable: {e}"}
     if not resolved.is_relative_to(root):
         return {"outside_project": True}
-    if _is_excluded(resolved, root, settings.exclude) or (file.is_relative_to(root) and _is_excluded(file, root, settings.exclude)):
+    if _is_excluded(resolved, root, exclude) or (file.is_relative_to(root) and _is_excluded(file, root, exclude)):
         return {"excluded": True}
     try:
         # The resolved path, not followed again: a link swapped in since is refused.
         fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return {"problem": "not a regular file"}
-            size = info.st_size
+    except FileNotFoundError:
+        return {"problem": "file not found"}
+    except OSError as e:
+        return {"problem": f"unreadable: {e.strerror or e}"}
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return {"problem": "not a regular file"}
+    return fd
+
+
+def _file_record(file: Path, settings: Settings, root: Path, clean) -> dict:
+    """The file's content, if it may be copied (`_open_inside`)."""
+    opened = _open_inside(file, root, settings.exclude)
+    if isinstance(opened, dict):
+        return opened
+    try:
+        with os.fdopen(opened, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(settings.file_cap_bytes)
             digest = hashlib.sha256(head)
             for chunk in iter(lambda: f.read(_WRITE_CHUNK), b""):
                 digest.update(chunk)
-    except FileNotFoundError:
-        return {"problem": "file not found"}
     except OSError as e:
         return {"problem": f"unreadable: {e.strerror or e}"}
     record = {"sha256": digest.hexdigest(), "size": size, "truncated": size > len(head)}

@@ -84,7 +84,7 @@ def clone(tmp_path: Path, source: Path) -> Path:
 
 
 def innocent_config(instance: str = "Clone #1", repository: str = ".") -> str:
-    return f'instance = "{instance}"\n[git]\nrepository = "{repository}"\n[layers]\ngit = true\nchain = false\n'
+    return f'instance = "{instance}"\n[git]\nrepository = "{repository}"\n[layers]\ngit = true\nchain = false\n[snapshot]\nsession_state = "session_current.json"\n'
 
 
 def all_git_bytes(*repositories: Path) -> bytes:
@@ -285,6 +285,7 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     (project / ".aws").mkdir()
     (project / ".aws" / "credentials").write_text(f"aws_secret = {SECRET_MARK}\n")
     (project / "escape").symlink_to(victim.home / ".ssh" / "id_ed25519")
+    (project / "session_current.json").symlink_to(victim.home / ".netrc")  # the default session-state file
     calls = [
         ("t1", str(victim.home / ".ssh" / "id_ed25519"), True, "The user doesn't want to proceed with this tool use. The tool use was rejected."),
         ("t2", str(victim.home / ".netrc"), True, "Error: permission denied"),
@@ -309,6 +310,7 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     assert files[str(project / "escape")] == {"source": "Read", "outside_project": True}
     assert files[str(project / ".aws" / "credentials")] == {"source": "Read", "excluded": True}
     assert str(victim.home / ".netrc") not in files, "a failed or denied call puts nothing in play"
+    assert json.loads(snapshot.read_bytes())["session_state"] == {"path": str(project / "session_current.json"), "problem": "outside the project"}
     assert SECRET_MARK.encode() not in project_bytes(project) and TOKEN.encode() not in project_bytes(project)
     flush_done(project)
     assert SECRET_MARK.encode() not in all_git_bytes(project)
@@ -351,7 +353,7 @@ def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path)
             assert precompact(project, "trust").returncode == 0
             assert precompact(project, "status").returncode == 0
             with (project / ".precompact.toml").open("a") as f:
-                f.write('[snapshot]\ninclude = ["/etc/passwd"]\n')
+                f.write("[redaction]\nenabled = false\n")
 
 
 def test_init_writes_a_private_trusted_configuration(tmp_path):
