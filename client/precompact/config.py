@@ -6,6 +6,7 @@ module stays free of the Solana stack: the hook imports it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -129,13 +130,13 @@ def read_own(path: Path) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as e:
-        if e.errno == 40:  # ELOOP: the name is a symbolic link
+        if e.errno == errno.ELOOP:  # the name is a symbolic link
             raise UntrustedConfig(f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file") from None
-        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
+        raise UntrustedConfig(f"cannot read {path}: {e.strerror or e}") from None
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{path} is not a regular file")
+            raise UntrustedConfig(f"{path} is not a regular file; precompact ignores it: remove it")
         if info.st_uid != os.geteuid():
             raise UntrustedConfig(f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own")
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):

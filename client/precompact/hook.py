@@ -62,8 +62,8 @@ def handle(raw: bytes) -> HookResult:
         from precompact.redact import Redactor
 
         reason = Redactor().value(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
-        _log_error(Path(cwd), event, reason)
-        return HookResult(stdout=_message(f"precompact: {event} failed: {reason} (details in logs/{ERRORS_LOG})"))
+        details = f" (details in logs/{ERRORS_LOG})" if _log_error(Path(cwd), event, reason) else ""
+        return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
 def _untrusted(event: str, line: str) -> HookResult:
@@ -134,7 +134,9 @@ def _message(text: str) -> str:
     return json.dumps({"systemMessage": text})
 
 
-def _log_error(cwd: Path, event, reason: str) -> None:
+def _log_error(cwd: Path, event, reason: str) -> bool:
+    """Appends the failure to the project's error log; False when there is no project (no
+    configuration) or its logs/ is refused."""
     from precompact import logs_dir
     from precompact.redact import Redactor
 
@@ -143,4 +145,5 @@ def _log_error(cwd: Path, event, reason: str) -> None:
         with os.fdopen(fd, "a") as f:
             f.write(Redactor().value(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
     except (OSError, configuration.ConfigError):
-        pass
+        return False
+    return True
