@@ -258,6 +258,19 @@ def test_links_in_logs_are_never_followed(tmp_path, victim, link):
     assert victim.outside_files() == before
 
 
+def test_a_hard_link_in_logs_is_refused(tmp_path, victim):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    assert precompact(project, "trust").returncode == 0
+    (project / "logs").mkdir()
+    os.link(victim.home / ".netrc", project / "logs" / "precompact-savepoint.jsonl")
+    before = victim.outside_files()
+    pre = hook(project, "PreCompact", transcript=None)
+    assert "has other hard links" in json.loads(pre.stdout)["systemMessage"]
+    status = precompact(project, "status")
+    assert status.returncode == 1 and b"has other hard links" in status.stderr
+    assert victim.outside_files() == before
+
+
 def test_resurrect_writes_a_restored_snapshot_only_inside_logs(tmp_path, victim):
     project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
     assert precompact(project, "trust").returncode == 0
