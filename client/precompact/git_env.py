@@ -3,9 +3,9 @@ gitstore.open_repository) or its own subprocess (the snapshot's git state, the l
 gets the environment and the overrides built here, so a repository's configuration cannot make
 precompact run code. (No GitPython here: the hook imports this module.)
 
-The overrides, on every command line (`-c` beats every configuration file, and git passes it
-on to the git processes it starts itself, such as a local remote's receive-pack):
-- `core.hooksPath` is /dev/null: no hook (the repository's, or a local remote's) can run;
+The overrides, on every command line (`-c` beats every configuration file):
+- `core.hooksPath` is /dev/null: none of the repository's hooks can run (a remote runs its own
+  hooks on its side, as a server would);
 - `core.fsmonitor` off: the repository cannot name a program for `git status` to start;
 - `commit.gpgSign` off: `commit-tree` would run `gpg.program`, which the repository names;
 - `safe.bareRepository=explicit`: a bare repository committed inside a project is never found
@@ -14,7 +14,8 @@ on to the git processes it starts itself, such as a local remote's receive-pack)
 `hash-object --no-filters` (gitstore) keeps `.gitattributes` filters away from what is hashed.
 
 The environment is fixed: the variables below, taken from precompact's own environment, plus
-what precompact sets (GIT_DIR, a private index, an identity, no terminal prompts); no other
+what precompact sets (GIT_DIR, a private index, an identity, no terminal prompts, no optional
+locks so that `git status` never rewrites the user's index); no other
 GIT_* variable passes. Kept on purpose, so pushing to a real remote works as it does for the
 user: HOME (the user's ~/.gitconfig with its credential helpers, `core.sshCommand` and
 `url.<base>.insteadOf`, and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's
