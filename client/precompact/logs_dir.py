@@ -20,6 +20,8 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from precompact import atomic_file
+
 SAVES_DIR = "precompact-saves"
 # The name Layer 1 gives a snapshot, relative to the project root; group 1 is the sequence.
 SNAPSHOT_FILE = re.compile(r"logs/precompact-saves/snapshot_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z_(\d{6,})\.json")
@@ -106,22 +108,10 @@ def read_bytes(logs: Path, name: str) -> bytes:
 
 
 def write_atomic(logs: Path, name: str, data: bytes) -> None:
-    """Writes `name` in logs/ whole or not at all (temporary file, fsync, rename, dir fsync)."""
+    """Writes `name` in logs/ whole or not at all (atomic_file), never through a link."""
     sub, leaf = _split(name)
-    tmp = f".precompact-{leaf}.{os.getpid()}.tmp"
     with directory(logs, sub) as dir_fd:
-        fd = open_in(dir_fd, logs / name, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            os.fsync(dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
+        atomic_file.write_in(dir_fd, leaf, data, 0o600)
 
 
 def _open_dir(logs: Path, create: bool) -> int:
