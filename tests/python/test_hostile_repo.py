@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
-from projects import PRECOMPACT, trust
+from projects import PRECOMPACT
 from test_worker import wait_until
 from transcript_gen import payload
 
@@ -105,7 +105,7 @@ def project_bytes(project: Path) -> bytes:
     return b"".join(p.read_bytes() for p in logs.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def flush_done(project: Path) -> subprocess.CompletedProcess:
+def flush(project: Path) -> subprocess.CompletedProcess:
     return precompact(project, "flush")
 
 
@@ -150,7 +150,7 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
     assert trusted.returncode == 0, trusted.stderr
     assert "saved" in json.loads(hook(project, "PreCompact", transcript=transcript).stdout)["systemMessage"]
     assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
-    assert flush_done(project).returncode in (0, 1)
+    assert flush(project).returncode == 1, "committed; its push has no origin to go to"
     assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
     assert not victim.marker.exists(), victim.marker.read_text()
 
@@ -185,7 +185,7 @@ def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, vi
     pre = hook(project, "PreCompact", transcript=None)
     assert pre.returncode == 0
     assert "tracked by git" in json.loads(pre.stdout)["systemMessage"]
-    flushed = flush_done(project)
+    flushed = flush(project)
     assert flushed.returncode != 0 and b"tracked by git" in flushed.stderr + flushed.stdout
     assert SECRET_MARK.encode() not in all_git_bytes(project, source)
     assert not victim.marker.exists()
@@ -201,7 +201,7 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
     (project / "logs" / "loot").symlink_to(victim.home / ".ssh")
     (project / "logs" / "precompact-saves" / "snapshot_2026-11-30T00-00-00Z_000001.json").symlink_to(victim.home / ".ssh" / "id_ed25519")
     (project / "logs" / "precompact-savepoint.jsonl").write_text(loot_index(name))
-    flushed = flush_done(project)
+    flushed = flush(project)
     assert flushed.returncode == 1
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
     assert "LAYER_2_FAILED" in index and "LAYER_2_COMMITTED" not in index
@@ -220,7 +220,7 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     second.write_text(json.dumps({"stolen": SECRET}))
     config.write_text(config.read_text().replace("git = false", "git = true"))
     assert precompact(project, "trust").returncode == 0
-    assert flush_done(project).returncode == 1
+    assert flush(project).returncode == 1
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
     assert index.count("LAYER_2_COMMITTED") == 1, "the first, intact snapshot is committed"
     assert "does not hash to the sha256 the index recorded" in index
@@ -275,7 +275,7 @@ def test_resurrect_writes_a_restored_snapshot_only_inside_logs(tmp_path, victim)
     project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
     assert precompact(project, "trust").returncode == 0
     hook(project, "PreCompact", transcript=None)
-    flush_done(project)
+    flush(project)
     assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
     saves = project / "logs" / "precompact-saves"
     [snapshot] = list(saves.iterdir())
@@ -325,7 +325,7 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     assert str(victim.home / ".netrc") not in files, "a failed or denied call puts nothing in play"
     assert json.loads(snapshot.read_bytes())["session_state"] == {"path": str(project / "session_current.json"), "problem": "outside the project"}
     assert SECRET_MARK.encode() not in project_bytes(project) and TOKEN.encode() not in project_bytes(project)
-    flush_done(project)
+    flush(project)
     assert SECRET_MARK.encode() not in all_git_bytes(project)
 
 
@@ -338,7 +338,7 @@ def test_a_summary_and_instructions_holding_a_token_are_redacted_everywhere(tmp_
     run(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")
     hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
     hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
-    flush_done(project)  # the push fails: its reason names the remote, with the token in its URL
+    flush(project)  # the push fails: its reason names the remote, with the token in its URL
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
     assert "[REDACTED:github_token]" in index and "LAYER_2_FAILED" in index
     assert TOKEN.encode() not in project_bytes(project)
