@@ -332,15 +332,22 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
 # 5. Free text: the compaction summary, custom instructions, failure reasons.
 
 
-def test_a_summary_and_instructions_holding_a_token_are_redacted_everywhere(tmp_path):
+def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_everywhere(tmp_path):
     project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace("git = true", "git = false"))  # no worker yet
     assert precompact(project, "trust").returncode == 0
-    run(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")
+    run(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
     hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
     hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
-    flush(project)  # the push fails: its reason names the remote, with the token in its URL
-    index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
-    assert "[REDACTED:github_token]" in index and "LAYER_2_FAILED" in index
+    # A failure whose reason carries a token: the configured remote's name, which does not exist.
+    config.write_text(config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n'))
+    assert precompact(project, "trust").returncode == 0
+    assert flush(project).returncode == 1
+    index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
+    [reason] = [e["reason"] for e in index if e["event"] == "LAYER_2_FAILED"]
+    assert summary.startswith("We set GITHUB_TOKEN to [REDACTED:") and "remote 'x-[REDACTED:" in reason
     assert TOKEN.encode() not in project_bytes(project)
     assert TOKEN.encode() not in all_git_bytes(project)
 
