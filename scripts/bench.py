@@ -88,7 +88,7 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
         written = snapshot.create_savepoint(loaded.snapshot_settings(), snapshot.Session("bench", str(transcript.path), str(path), "auto"))
         layer_1.append(time.perf_counter() - began)
         began = time.perf_counter()
-        gitstore.commit_savepoint(repo, scratch, path, written.event, savepoint_log.index_path(loaded.logs))
+        gitstore.commit_savepoint(repo, scratch, loaded.logs, written.event)
         layer_2.append(time.perf_counter() - began)
         brief.append(timed_process([PRECOMPACT, "resurrect", "--format", "brief"], cwd=path)[0])
         start.append(timed_process([PRECOMPACT, "hook"], json.dumps(payload("SessionStart", path, source="compact")).encode(), cwd=path)[0])
@@ -117,7 +117,7 @@ def verify_thousand(root: Path, count: int) -> dict:
             progress(f"verify: making savepoint {n + 1}/{count}")
         snapshot.create_savepoint(loaded.snapshot_settings(), session)
     progress(f"verify: committing {count} savepoints")
-    assert not gitstore.sync(gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch), path, loaded.logs)
+    assert not gitstore.sync(gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch), loaded.logs)
     progress("verify: verify --all")
     wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)
     return {"savepoints": count, "verify_all_s": wall}
@@ -198,6 +198,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
+    os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the projects' approvals go with them
     try:
         results = {"runs": args.runs, "by_size": {}}
         for size in sizes:

@@ -184,6 +184,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder for a look afterwards")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="precompact-demo-"))
+    # The demo project's approval (`precompact init` records one) goes with the folder, not
+    # into your ~/.config.
+    os.environ["XDG_CONFIG_HOME"] = str(root / "config")
     # Ctrl-C and SIGTERM unwind through the finally blocks, which stop the localnet.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:

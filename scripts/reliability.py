@@ -6,6 +6,7 @@ secret survived."""
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -53,6 +54,7 @@ def main() -> int:
     ]
     tallies = []
     with tempfile.TemporaryDirectory(prefix="precompact-reliability-") as scratch:
+        os.environ["XDG_CONFIG_HOME"] = str(Path(scratch) / "config")  # the trials' approvals go with them
         for number, (name, run) in enumerate([] if args.redaction_only else scenarios):
             progress(f"{name} …")
             root = Path(scratch) / str(number)

@@ -3,32 +3,40 @@ target, and the directory fsynced, so a crash leaves the old content or the new,
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 
 def write(path: Path, data: bytes, mode: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_in(directory, path.name, data, mode)
+    finally:
+        os.close(directory)
+
+
+def write_in(directory: int, name: str, data: bytes, mode: int) -> None:
+    """`write` for the file `name` in the directory open as `directory`; neither the temporary
+    file nor the target is ever reached through a symbolic link (the rename replaces a link)."""
     # Not `.snapshot_*.tmp`: those are Layer 1's own and removed as stale under the index lock,
     # which this writer does not hold.
-    tmp = path.with_name(f".precompact-{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    tmp = f".precompact-{name}.{os.getpid()}.tmp"
+    # Whatever holds the name (a file a killed writer left, or a link planted there) is
+    # removed, not written through.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp, dir_fd=directory)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
+        os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
+        os.fsync(directory)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=directory)
         raise
 
-
-def fsync_dir(directory: Path) -> None:
-    """Makes a rename in `directory` durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

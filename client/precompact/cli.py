@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from precompact import config as configuration
+from precompact import config_trust
 from precompact.config import ConfigError
 
 # Commands import the rest of the library when they run: `precompact hook` is on Claude Code's
@@ -27,7 +28,19 @@ def _load() -> configuration.Config:
     return loaded
 
 
-@click.group()
+class _Commands(click.Group):
+    def invoke(self, ctx):
+        # A logs/ that precompact refuses (a link, tracked by git, a link inside it) is one
+        # line naming what to remove, whichever command met it.
+        from precompact.logs_dir import ConfinementError
+
+        try:
+            return super().invoke(ctx)
+        except ConfinementError as e:
+            raise click.ClickException(str(e)) from None
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="precompact")
 def main() -> None:
     """Save a Claude Code session before compaction, back it up in git, prove it on Solana."""
@@ -55,7 +68,13 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
     values = {"instance": instance, "repository": repo, "remote": remote, "branch": branch, "cluster": cluster, "keypair": keypair}
     if program_id:
         values["program_id"] = program_id
-    path.write_text(configuration.render(values), encoding="utf-8")
+    content = configuration.render(values).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(content)
+    # What init writes is trusted, and so is a repository named here.
+    config_trust.approve(path.resolve(), content, Path(repo).resolve() if repo != "." else None)
     try:
         loaded = configuration.load(root)
     except ConfigError as e:
@@ -71,6 +90,28 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
             click.echo("added logs/precompact-* to .git/info/exclude")
     except gitstore.GitStoreError as e:
         click.echo(f"warning: {e}; Layer 2 stays queued until it is fixed", err=True)
+
+
+@main.command()
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), help="Allow git.repository to be this repository, which is not the project's own.")
+def trust(repo) -> None:
+    """Approve this project's .precompact.toml as it is now; read it first. Until then, and after
+    any change to it, precompact does nothing in this project."""
+    try:
+        root, worktree = configuration.discover(Path.cwd())
+        path = root / configuration.CONFIG_NAME
+        content = configuration.read_own(path)
+        loaded = configuration.parse(root, content, environ={})
+        allowed = str(repo.resolve()) if repo else None
+        if allowed and allowed != str(loaded.repository.resolve()):
+            raise ConfigError(f"git.repository in {path} is {loaded.repository}, not {repo}; pass --repo only for the repository the file names")
+        configuration.check_repository(loaded, worktree, allowed)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    config_trust.approve(path, content, Path(allowed) if allowed else None)
+    layers = f"git {loaded.repository} → {loaded.remote}/{loaded.branch}" if loaded.git_layer else "git off"
+    chain = f"chain {loaded.cluster}" if loaded.chain_layer else "chain off"
+    click.echo(f"trusted {path} (sha256:{config_trust.digest(content)[:12]}): instance {loaded.instance!r}, {layers}, {chain}")
 
 
 def _ensure_keypair(path: Path) -> None:
@@ -299,6 +340,8 @@ def install(scope, dry_run) -> None:
 
     try:
         sources = configuration.load(Path.cwd()).session_start_sources
+    except configuration.UntrustedConfig as e:
+        raise click.ClickException(str(e)) from None
     except ConfigError:
         sources = tuple(configuration.DEFAULT_SESSION_START_SOURCES)
     try:

@@ -6,16 +6,18 @@ module stays free of the Solana stack: the hook imports it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import ipaddress
 import re
+import stat
 import tomllib
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact import snapshot
+from precompact import config_trust, snapshot
 
 CONFIG_NAME = ".precompact.toml"
 # The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
@@ -25,7 +27,17 @@ DEFAULT_CLUSTER = "http://127.0.0.1:8899"
 DEFAULT_KEYPAIR = "~/.config/solana/id.json"
 DEFAULT_BRANCH = "precompact/savepoints"
 DEFAULT_REMOTE = "origin"
-DEFAULT_EXCLUDE = [".env", ".env.*", "*/.env", "*/.env.*", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*", "*/.config/solana/*.json"]
+# Matched (fnmatch, where `*` spans `/`) against a file's path, its name and its path in the
+# project: credentials files, key stores, and wallet key files (Solana CLI and Anchor keypairs,
+# Ethereum keystores, Bitcoin wallets).
+_SECRET_DIRECTORIES = (".docker", ".aws", ".kube", ".gnupg", ".ssh", ".config/solana", ".config/gcloud", "keystore")
+DEFAULT_EXCLUDE = [
+    ".env", ".env.*", "*/.env", "*/.env.*", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*",
+    ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
+    *(pattern for directory in _SECRET_DIRECTORIES for pattern in (f"{directory}/*", f"*/{directory}/*")),
+    "id_*", "*.ppk", "*.p12", "*.pfx", "*.keystore", "*.jks", "master.key", "credentials*.json", "service-account*.json",
+    "*keypair*.json", "UTC--*", "wallet.dat", "*.wallet",
+]  # fmt: skip
 DEFAULT_CONTEXT_WINDOW = 200_000
 
 # Environment variable -> (section, key) it overrides.
@@ -46,6 +58,11 @@ _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 class ConfigError(Exception):
     """A setting is missing or invalid; the message names it and the fix."""
+
+
+class UntrustedConfig(ConfigError):
+    """The configuration found may not be used: this user has not approved it (or not these
+    bytes), or another user could have written it. Nothing may run on it."""
 
 
 @dataclass(frozen=True)
@@ -91,27 +108,95 @@ class Config:
 
 def find_root(start: Path) -> Path:
     """The nearest directory at or above `start` holding `.precompact.toml`."""
+    return discover(start)[0]
+
+
+def discover(start: Path) -> tuple[Path, Path | None]:
+    """The directory holding the configuration, and the git work tree it belongs to (None
+    outside one). The search stops at the work tree's root: a `.precompact.toml` in a parent
+    directory (a shared one, someone else's) never applies to a repository."""
     start = start.resolve()
+    worktree = None
     for directory in (start, *start.parents):
-        if (directory / CONFIG_NAME).is_file():
-            return directory
+        if worktree is None and os.path.lexists(directory / ".git"):
+            worktree = directory
+    for directory in (start, *start.parents):
+        if os.path.lexists(directory / CONFIG_NAME):
+            return directory, worktree
+        if directory == worktree:
+            break
     raise ConfigError(f"no {CONFIG_NAME} in {start} or its parents; run `precompact init` in your project")
 
 
+def read_own(path: Path) -> bytes:
+    """The bytes of a configuration file this user owns and only this user can change."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # the name is a symbolic link
+            raise UntrustedConfig(f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file") from None
+        raise UntrustedConfig(f"cannot read {path}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UntrustedConfig(f"{path} is not a regular file; precompact ignores it: remove it")
+        if info.st_uid != os.geteuid():
+            raise UntrustedConfig(f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise UntrustedConfig(f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`")
+        return f.read()
+
+
 def load(start: Path, environ: dict | None = None) -> Config:
-    root = find_root(start)
+    """The approved configuration for `start`. Raises UntrustedConfig when this user has not
+    approved these exact bytes, ConfigError for anything else wrong."""
+    root, worktree = discover(start)
+    path = root / CONFIG_NAME
+    content = read_own(path)
+    approved = config_trust.approval(path)
+    if approved is None:
+        raise UntrustedConfig(f"{path} is not trusted: precompact did not write it for you; read it, then run `precompact trust` in {root}")
+    if approved.sha256 != config_trust.digest(content):
+        raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
+    config = parse(root, content, environ)
+    environ = os.environ if environ is None else environ
+    if not environ.get("PRECOMPACT_REPO"):
+        check_repository(config, worktree, approved.repository)
+    return config
+
+
+def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
+    """The configuration in `content` (the file at `root`), with environment overrides; not
+    checked for approval."""
     path = root / CONFIG_NAME
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(content.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML ({e}); fix the file or re-run `precompact init --force`") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     environ = os.environ if environ is None else environ
     for variable, (section, key) in ENV_OVERRIDES.items():
         if environ.get(variable):
             (raw.setdefault(section, {}) if section else raw)[key] = environ[variable]
     return _validate(root, raw)
+
+
+def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
+    """`git.repository` must be the project's own (the work tree holding the configuration, or
+    its `.git`) unless the user named it at `init` or `trust`: a repository the project ships
+    could carry hooks and configuration that run commands."""
+    repository = config.repository.resolve()
+    own = {p for p in (worktree, config.root) if p is not None}
+    if str(repository) == approved or repository in {p / ".git" for p in own}:
+        return
+    # The project directory itself, unless its files make it look like a bare repository
+    # (HEAD, objects/, refs/ committed at its top) that git would use instead.
+    if repository in own and (os.path.lexists(repository / ".git") or not os.path.lexists(repository / "HEAD")):
+        return
+    raise UntrustedConfig(
+        f"git.repository {config.repository} is not this project's own repository; if you mean it, run `precompact trust --repo {config.repository}` in {config.root}"
+    )
 
 
 def _validate(root: Path, raw: dict) -> Config:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import git
 
-from precompact import savepoint_log
+from precompact import git_env, logs_dir, savepoint_log
 
 PUSH_TIMEOUT_SECONDS = 20
 REF_RETRIES = 20
@@ -46,9 +46,32 @@ class Target:
         return f"refs/heads/{self.branch}"
 
 
+class _IsolatedGit(git.Git):
+    """GitPython's command runner, isolated: GitPython starts every process from a copy of
+    os.environ, so each command goes through `env -i` with exactly git_env's environment, and
+    names the repository explicitly (GIT_DIR)."""
+
+    git_dir: str | None = None
+
+    def execute(self, command, *args, env=None, **kwargs):
+        if isinstance(command, str):
+            raise ValueError("precompact runs git with an argument list, never through a shell")
+        ours = {**({"GIT_DIR": self.git_dir} if self.git_dir else {}), **(env or {})}
+        variables = [f"{k}={v}" for k, v in git_env.environment(**ours).items()]
+        return super().execute(["env", "-i", *variables, *git_env.argv(*command[1:], executable=command[0])], *args, **kwargs)
+
+
+class _IsolatedRepo(git.Repo):
+    GitCommandWrapperType = _IsolatedGit
+
+
 def open_repository(path: Path) -> git.Repo:
+    """The repository at `path` (a work tree, or a bare repository's directory); every git
+    process it starts runs isolated."""
     try:
-        return git.Repo(path)
+        repo = _IsolatedRepo(path)
+        repo.git.git_dir = repo.git_dir
+        return repo
     except git.NoSuchPathError:
         raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml") from None
     except git.InvalidGitRepositoryError:
@@ -69,15 +92,15 @@ def commit_message(event: dict) -> str:
     )
 
 
-def commit_savepoint(repo: git.Repo, target: Target, project_root: Path, event: dict, index_file: Path) -> str:
+def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) -> str:
     """Commits the snapshot named by `event` and the current index file onto the branch; returns
-    the commit id."""
-    snapshot_file = project_root / event["snapshot_file"]
-    files = {
-        event["snapshot_file"]: snapshot_file,
-        str(index_file.relative_to(project_root)): index_file,
-    }
-    blobs = {name: repo.git.hash_object("-w", "--", str(path)) for name, path in files.items()}
+    the commit id. Only a file named as Layer 1 names snapshots, read from logs/ without
+    following links, and holding the bytes whose hash the index recorded, is committed."""
+    name, sequence = event.get("snapshot_file"), event.get("sequence")
+    if not isinstance(sequence, int) or not logs_dir.is_snapshot_name(name, sequence):
+        raise GitStoreError(f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed")
+    index_name = f"logs/{savepoint_log.INDEX_NAME}"
+    blobs = {name: _stored_blob(repo, logs, name, event["snapshot_hash"].removeprefix("sha256:")), index_name: _stored_blob(repo, logs, index_name)}
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
@@ -99,6 +122,19 @@ def commit_savepoint(repo: git.Repo, target: Target, project_root: Path, event: 
             if not _remove_stale_ref_lock(repo, target.ref):
                 time.sleep(REF_RETRY_SECONDS)
     raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
+
+
+def _stored_blob(repo: git.Repo, logs: Path, name: str, sha256: str | None = None) -> str:
+    """Stores the file `name` (in logs/) as a blob, exactly its bytes (no filters) and only if
+    they hash to `sha256` when given; returns the blob id."""
+    fd = logs_dir.open_file(logs, logs_dir.within(name), os.O_RDONLY)
+    with os.fdopen(fd, "rb") as f:
+        if sha256 is not None:
+            found = hashlib.file_digest(f, "sha256").hexdigest()
+            if found != sha256:
+                raise GitStoreError(f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)")
+            f.seek(0)
+        return repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
 
 
 @contextlib.contextmanager
@@ -144,7 +180,7 @@ def push(repo: git.Repo, target: Target) -> None:
     if target.remote not in [r.name for r in repo.remotes]:
         raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
     try:
-        repo.git.push("--quiet", target.remote, f"{target.ref}:{target.ref}", kill_after_timeout=PUSH_TIMEOUT_SECONDS, env={"GIT_TERMINAL_PROMPT": "0"})
+        repo.git.push("--quiet", "--no-verify", target.remote, f"{target.ref}:{target.ref}", kill_after_timeout=PUSH_TIMEOUT_SECONDS)
     except git.GitCommandError as e:
         raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
 
@@ -155,7 +191,7 @@ def fetch(repo: git.Repo, target: Target) -> None:
         raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
     refspec = f"+{target.ref}:refs/remotes/{target.remote}/{target.branch}"
     try:
-        repo.git.fetch("--quiet", target.remote, refspec, kill_after_timeout=PUSH_TIMEOUT_SECONDS, env={"GIT_TERMINAL_PROMPT": "0"})
+        repo.git.fetch("--quiet", target.remote, refspec, kill_after_timeout=PUSH_TIMEOUT_SECONDS)
     except git.GitCommandError as e:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
 
@@ -186,8 +222,8 @@ class FileDigests:
         algorithm = object_format(repo)
         if algorithm == "sha1":
             return self.git_sha1_blob
-        blob = hashlib.new(algorithm, f"blob {self.path.stat().st_size}\0".encode())
-        with self.path.open("rb") as f:
+        with os.fdopen(os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
+            blob = hashlib.new(algorithm, f"blob {os.fstat(f.fileno()).st_size}\0".encode())
             hashlib.file_digest(f, lambda: blob)
         return blob.hexdigest()
 
@@ -198,10 +234,10 @@ def blob_id(repo: git.Repo, data: bytes) -> str:
 
 
 def file_digests(path: Path) -> FileDigests:
-    """SHA-256 and the SHA-1 git blob id of a file, in one pass."""
+    """SHA-256 and the SHA-1 git blob id of a file (never through a link), in one pass."""
     sha256 = hashlib.sha256()
-    blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with path.open("rb") as f:
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
+        blob = hashlib.sha1(f"blob {os.fstat(f.fileno()).st_size}\0".encode())
         for chunk in iter(lambda: f.read(1 << 20), b""):
             sha256.update(chunk)
             blob.update(chunk)
@@ -215,7 +251,7 @@ def object_format(repo: git.Repo) -> str:
 
 @functools.cache
 def _object_format(common_dir: str) -> str:
-    return git.Repo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
+    return _IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
 
 
 def blob_id_at(repo: git.Repo, commit: str, path: str) -> str | None:
@@ -245,17 +281,16 @@ def file_at(repo: git.Repo, commit: str, path: str) -> bytes:
     return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
 
 
-def sync(repo: git.Repo, target: Target, project_root: Path, logs: Path) -> list[str]:
+def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
     """Commits every savepoint not yet committed, in sequence order, then pushes once. Returns the
     problems met (each also appended to the index as LAYER_2_FAILED)."""
     problems = []
     savepoints = savepoint_log.savepoints(logs)
-    index_file = savepoint_log.index_path(logs)
     for savepoint in savepoints:
         if savepoint.commit:
             continue
         try:
-            commit = commit_savepoint(repo, target, project_root, savepoint.created, index_file)
+            commit = commit_savepoint(repo, target, logs, savepoint.created)
         except (GitStoreError, git.GitCommandError, OSError) as e:
             reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
             savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=reason)
@@ -298,11 +333,10 @@ def _resolve(repo: git.Repo, ref: str) -> str | None:
 
 def _identity(repo: git.Repo) -> dict:
     """The user's git identity when configured, else a neutral one, so commits never fail on it."""
-    env = dict(os.environ)
     reader = repo.config_reader()
-    if not (reader.has_option("user", "name") and reader.has_option("user", "email")):
-        env.update({k: v for k, v in FALLBACK_IDENTITY.items() if k not in os.environ})
-    return env
+    if reader.has_option("user", "name") and reader.has_option("user", "email"):
+        return {}
+    return dict(FALLBACK_IDENTITY)
 
 
 def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:

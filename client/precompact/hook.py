@@ -56,10 +56,24 @@ def handle(raw: bytes) -> HookResult:
         return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done")
     try:
         return handlers[event](payload, Path(cwd))
+    except configuration.UntrustedConfig as e:
+        return _untrusted(event, f"precompact did nothing: {e}")
     except Exception as e:  # the session must go on whatever happens here
-        reason = str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e)
-        _log_error(Path(cwd), event, reason)
-        return HookResult(stdout=_message(f"precompact: {event} failed: {reason} (details in logs/{ERRORS_LOG})"))
+        from precompact.redact import Redactor
+
+        reason = Redactor().value(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
+        details = f" (details in logs/{ERRORS_LOG})" if _log_error(Path(cwd), event, reason) else ""
+        return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
+
+
+def _untrusted(event: str, line: str) -> HookResult:
+    """One line, in the form the event shows: PreCompact's stdout is read by the summariser as
+    plain text; SessionStart's context reaches the session; PostCompact's message the user."""
+    if event == "PreCompact":
+        return HookResult(stdout=line)
+    if event == "SessionStart":
+        return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": line}}, ensure_ascii=False))
+    return HookResult(stdout=_message(line))
 
 
 def _pre_compact(payload: dict, cwd: Path) -> HookResult:
@@ -88,6 +102,10 @@ def _post_compact(payload: dict, cwd: Path) -> HookResult:
     if latest is None:
         return HookResult(stderr="precompact hook: no savepoint to attach the compaction summary to")
     summary = _text(payload, "compact_summary") or ""
+    if loaded.redaction:
+        from precompact.redact import Redactor
+
+        summary = Redactor(extra=dict(loaded.redaction_patterns)).value(summary)
     savepoint_log.mark(loaded.logs, latest, "COMPACT_SUMMARY", trigger=_text(payload, "trigger"), summary=summary)
     return HookResult()
 
@@ -116,12 +134,16 @@ def _message(text: str) -> str:
     return json.dumps({"systemMessage": text})
 
 
-def _log_error(cwd: Path, event, reason: str) -> None:
+def _log_error(cwd: Path, event, reason: str) -> bool:
+    """Appends the failure to the project's error log; False when there is no project (no
+    configuration) or its logs/ is refused."""
+    from precompact import logs_dir
+    from precompact.redact import Redactor
+
     try:
-        logs = cwd / "logs"
-        logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(logs / ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = logs_dir.open_file(configuration.find_root(cwd) / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            f.write(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n")
-    except OSError:
-        pass
+            f.write(Redactor().value(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
+    except (OSError, configuration.ConfigError):
+        return False
+    return True

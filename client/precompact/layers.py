@@ -53,7 +53,7 @@ def _flush(config: Config) -> FlushOutcome:
         except gitstore.GitStoreError as e:
             outcome.layer_2_problems = [str(e)]
         else:
-            outcome.layer_2_problems = gitstore.sync(repo, target, config.root, config.logs)
+            outcome.layer_2_problems = gitstore.sync(repo, target, config.logs)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact import chain_post

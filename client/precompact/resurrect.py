@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from precompact import atomic_file, gitstore, savepoint_log, snapshot, trust
+from precompact import atomic_file, gitstore, logs_dir, savepoint_log, snapshot, trust
 from precompact.config import Config
 from precompact.trust import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
 
@@ -81,6 +81,8 @@ def resurrect(
     savepoints, source = _savepoints(config, repo, repo_problem, name)
     local_root = source == LOCAL_INDEX
     target = _choose(savepoints, name, sequence, at)
+    if not logs_dir.is_snapshot_name(target.created.get("snapshot_file"), target.sequence):
+        raise ResurrectError(f"the index names {target.created.get('snapshot_file')!r} as savepoint {target.sequence}'s snapshot, not a name precompact writes")
     evidence = _Evidence(config, repo, {s.sequence: s for s in savepoints})
     checks: dict[str, Check] = {}
     checks["chain"] = _check_chain(config, name, target, evidence, local_root, check_chain, rpc_timeout)
@@ -90,7 +92,7 @@ def resurrect(
     local = evidence.local(target)
     checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, evidence.commit_of(target), wanted, rooted, local)
     local_path = config.root / target.created["snapshot_file"]
-    usable, path = _usable_bytes(local_path, local, wanted, git_bytes, checks["git"], checks)
+    usable, path = _usable_bytes(config.logs, local_path, local, wanted, git_bytes, checks["git"], checks)
     reader = snapshot.SnapshotReader(usable.data)
     document = reader.fields
     before = evidence.by_sequence.get(target.sequence - 1)
@@ -192,9 +194,11 @@ class _Evidence:
         return self.record_commits.get(savepoint.sequence) or savepoint.commit or _commit_from_branch(self.config, self.repo, savepoint)
 
     def local(self, savepoint) -> trust.Snapshot | None:
+        """The local copy, read only under a name Layer 1 writes and never through a link."""
         if savepoint.sequence not in self._local:
-            path = self.config.root / savepoint.created["snapshot_file"]
-            self._local[savepoint.sequence] = trust.read_snapshot(path.read_bytes(), f"local file {path}") if path.is_file() else None
+            name = savepoint.created.get("snapshot_file")
+            data = logs_dir.read_snapshot(self.config.logs, name, savepoint.sequence)
+            self._local[savepoint.sequence] = None if data is None else trust.read_snapshot(data, f"local file {self.config.root / name}")
         return self._local[savepoint.sequence]
 
     def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
@@ -279,7 +283,7 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
     return Check(VERIFIED, where if stored is None else f"{where} (copy restored from git)"), stored
 
 
-def _usable_bytes(local_path: Path, local: trust.Snapshot | None, wanted: str, git_bytes: bytes | None, git_check: Check, checks: dict) -> tuple[trust.Snapshot, Path]:
+def _usable_bytes(logs: Path, local_path: Path, local: trust.Snapshot | None, wanted: str, git_bytes: bytes | None, git_check: Check, checks: dict) -> tuple[trust.Snapshot, Path]:
     """The snapshot bytes that hash to the wanted value, and where they are on disk."""
     if local is not None and local.sha256 == wanted:
         return local, local_path
@@ -290,7 +294,7 @@ def _usable_bytes(local_path: Path, local: trust.Snapshot | None, wanted: str, g
         raise ResurrectError(f"snapshot {local_path} {problem} and git has no usable copy ({git_check.detail}); run `precompact verify`")
     # Never overwrite an altered local file: it is evidence.
     path = local_path if local is None else local_path.with_name(local_path.stem + ".from-git.json")
-    atomic_file.write(path, git_bytes, 0o600)
+    logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", git_bytes)
     return trust.read_snapshot(git_bytes, str(path)), path
 
 

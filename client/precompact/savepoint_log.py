@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from precompact import logs_dir
+
 INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
 LOCK_POLL_SECONDS = 0.01
@@ -34,6 +36,17 @@ LAYER_EVENTS = {
 }
 
 
+# Event fields holding free text (Claude Code's summary, a layer's failure), redacted before
+# they are written: the index is committed and pushed.
+FREE_TEXT_FIELDS = ("summary", "reason")
+
+
+def _redacted(value):
+    from precompact.redact import Redactor
+
+    return Redactor().value(value)
+
+
 class LockTimeout(Exception):
     """Another precompact process held the index lock for too long."""
 
@@ -46,8 +59,7 @@ def index_path(logs: Path) -> Path:
 def locked(logs: Path, timeout: float, name: str = LOCK_NAME) -> Iterator[None]:
     """Holds the index lock (or the lock file `name`); waits up to `timeout` seconds for another
     holder to finish."""
-    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(logs / name, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = logs_dir.open_file(logs, name, os.O_RDWR | os.O_CREAT)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -65,16 +77,14 @@ def locked(logs: Path, timeout: float, name: str = LOCK_NAME) -> Iterator[None]:
 
 def append(logs: Path, event: dict) -> None:
     """Appends one event line and makes it durable. Call with the lock held."""
+    event = {k: _redacted(v) if k in FREE_TEXT_FIELDS else v for k, v in event.items()}
     line = (json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
-    path = index_path(logs)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         # A crash can leave a torn last line; start on a fresh line so it stays one bad line.
-        if os.fstat(fd).st_size > 0:
-            with path.open("rb") as f:
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":
-                    line = b"\n" + line
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
         os.write(fd, line)
         os.fsync(fd)
     finally:
@@ -107,10 +117,11 @@ class IndexRead:
 def read(logs: Path) -> IndexRead:
     """All events in order; unparseable lines are reported by line number, never fatal."""
     try:
-        with index_path(logs).open("rb") as f:
-            return parse(f)
+        fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDONLY)
     except FileNotFoundError:
         return IndexRead()
+    with os.fdopen(fd, "rb") as f:
+        return parse(f)
 
 
 def parse(lines: Iterable[bytes]) -> IndexRead:

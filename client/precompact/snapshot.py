@@ -9,6 +9,7 @@ the same lock that assigns the sequence number, so concurrent hooks form one cha
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
@@ -16,6 +17,7 @@ import math
 import os
 import re
 import secrets
+import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,12 +26,12 @@ from pathlib import Path
 
 import orjson
 
-from precompact import atomic_file, savepoint_log, transcript
+from precompact import git_env, logs_dir, savepoint_log, transcript
 from precompact.redact import Redactor
 
 SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
 FORMAT_VERSION = 1
-SAVES_DIR = "precompact-saves"
+SAVES_DIR = logs_dir.SAVES_DIR
 INDEX_LOCK_TIMEOUT_SECONDS = 10.0
 GIT_TIMEOUT_SECONDS = 5.0
 _WRITE_CHUNK = 1 << 20
@@ -169,15 +171,14 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
         lineage = savepoint_log.lineage(events, settings.instance)
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None
-        saves = settings.logs / SAVES_DIR
-        saves.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # Snapshots are written only under this lock, so any temporary file seen now was left
-        # by a writer that died (killed mid-write): never a snapshot, safe to remove.
-        for stale in saves.glob(".snapshot_*.tmp"):
-            stale.unlink(missing_ok=True)
-        stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
-        path = saves / f"snapshot_{stamp}_{sequence:06d}.json"
-        digest, size, facts = _write_snapshot(path, settings, session, now, sequence, previous, lineage)
+        name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
+        path = settings.logs.parent / name
+        with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
+            # Snapshots are written only under this lock, so any temporary file seen now was
+            # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
+            for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
+                os.unlink(stale, dir_fd=saves)
+            digest, size, facts = _write_snapshot(saves, path, settings, session, now, sequence, previous, lineage)
         event = {
             "event": savepoint_log.SAVEPOINT_CREATED,
             "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -187,7 +188,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
             "snapshot_hash": f"sha256:{digest}",
             "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
             "snapshot_size_bytes": size,
-            "snapshot_file": str(path.relative_to(settings.logs.parent)),
+            "snapshot_file": name,
             "trigger": session.trigger,
             "session_id": session.session_id,
             "layer_1_status": "SAVED_LOCALLY",
@@ -202,14 +203,14 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
 
 
-def _write_snapshot(path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str]) -> tuple[str, int, dict]:
+def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str]) -> tuple[str, int, dict]:
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.value if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = f".{path.name}.{os.getpid()}.tmp"
     digest = hashlib.sha256()
     size = 0
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = logs_dir.open_in(saves, path.with_name(tmp), tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         with os.fdopen(fd, "wb", buffering=_WRITE_CHUNK) as out:
 
@@ -243,10 +244,11 @@ def _write_snapshot(path: Path, settings: Settings, session: Session, now: datet
             emit(canonical(rest)[1:])
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
-        atomic_file.fsync_dir(path.parent)
+        os.replace(tmp, path.name, src_dir_fd=saves, dst_dir_fd=saves)
+        os.fsync(saves)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=saves)
         raise
     return digest.hexdigest(), size, {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"]}
 
@@ -279,7 +281,7 @@ def _fields(settings: Settings, session: Session, now: datetime, sequence: int, 
             "utilization_percent": round(100 * used / window, 2) if window else None,
         },
         "transcript": scan.summary(),
-        "session_state": _session_state(settings.session_state, clean),
+        "session_state": _session_state(settings, clean),
         "loaded_files": _loaded_files(settings, session, scan, clean),
         "git_state": clean(git_state(Path(session.cwd))),
         "previous": {"sequence": previous.sequence, "snapshot_hash": previous.snapshot_hash} if previous else None,
@@ -290,15 +292,16 @@ def _fields(settings: Settings, session: Session, now: datetime, sequence: int, 
     return fields
 
 
-def _session_state(path: Path | None, clean) -> dict | None:
+def _session_state(settings: Settings, clean) -> dict | None:
+    path = settings.session_state
     if path is None:
         return None
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {"path": str(path), "problem": "file not found"}
-    except OSError as e:
-        return {"path": str(path), "problem": f"unreadable: {e.strerror or e}"}
+    opened = _open_inside(path, settings.logs.parent.resolve(), settings.exclude)
+    if isinstance(opened, dict):
+        problem = opened.get("problem") or ("outside the project" if opened.get("outside_project") else "excluded")
+        return {"path": str(path), "problem": problem}
+    with os.fdopen(opened, "rb") as f:
+        raw = f.read()
     try:
         content = json.loads(raw)
     except ValueError:
@@ -308,37 +311,58 @@ def _session_state(path: Path | None, clean) -> dict | None:
 
 def _loaded_files(settings: Settings, session: Session, scan, clean) -> dict:
     cwd = Path(session.cwd)
+    root = settings.logs.parent.resolve()
     wanted = dict(scan.files)
     for extra in settings.include:
         wanted.setdefault(str(extra), "include")
     files = {}
     for name, source in sorted(wanted.items()):
         file = Path(name) if Path(name).is_absolute() else cwd / name
-        files[clean(name)] = {"source": source, **_file_record(file, settings, cwd, clean)}
+        files[clean(name)] = {"source": source, **_file_record(file, settings, root, clean)}
     return files
 
 
-def _is_excluded(file: Path, cwd: Path, patterns: tuple[str, ...]) -> bool:
-    candidates = {str(file), file.name}
-    try:
-        candidates.add(str(file.relative_to(cwd)))
-    except ValueError:
-        pass
+def _is_excluded(file: Path, root: Path, patterns: tuple[str, ...]) -> bool:
+    candidates = {str(file), file.name, str(file.relative_to(root))}
     return any(fnmatch.fnmatch(c, p) for c in candidates for p in patterns)
 
 
-def _file_record(file: Path, settings: Settings, cwd: Path, clean) -> dict:
-    if _is_excluded(file, cwd, settings.exclude):
+def _open_inside(file: Path, root: Path, exclude: tuple[str, ...]) -> int | dict:
+    """A descriptor of `file` if it may be read into a snapshot: its real path (links
+    resolved) is inside the project, matches no exclude, and is a regular file; else why not."""
+    try:
+        resolved = file.resolve()
+    except (OSError, RuntimeError) as e:
+        return {"problem": f"unresolvable: {e}"}
+    if not resolved.is_relative_to(root):
+        return {"outside_project": True}
+    if _is_excluded(resolved, root, exclude) or (file.is_relative_to(root) and _is_excluded(file, root, exclude)):
         return {"excluded": True}
     try:
-        with file.open("rb") as f:
+        # The resolved path, not followed again: a link swapped in since is refused.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return {"problem": "file not found"}
+    except OSError as e:
+        return {"problem": f"unreadable: {e.strerror or e}"}
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return {"problem": "not a regular file"}
+    return fd
+
+
+def _file_record(file: Path, settings: Settings, root: Path, clean) -> dict:
+    """The file's content, if it may be copied (`_open_inside`)."""
+    opened = _open_inside(file, root, settings.exclude)
+    if isinstance(opened, dict):
+        return opened
+    try:
+        with os.fdopen(opened, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             head = f.read(settings.file_cap_bytes)
             digest = hashlib.sha256(head)
             for chunk in iter(lambda: f.read(_WRITE_CHUNK), b""):
                 digest.update(chunk)
-    except FileNotFoundError:
-        return {"problem": "file not found"}
     except OSError as e:
         return {"problem": f"unreadable: {e.strerror or e}"}
     record = {"sha256": digest.hexdigest(), "size": size, "truncated": size > len(head)}
@@ -353,7 +377,7 @@ def git_state(cwd: Path) -> dict:
     """Commit, branch, dirtiness and remotes of the repository at `cwd`, from git itself."""
 
     def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS)
+        return git_env.run(cwd, *args, timeout=GIT_TIMEOUT_SECONDS)
 
     try:
         status = git("status", "--porcelain=v2", "--branch", "--untracked-files=no")

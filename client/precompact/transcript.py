@@ -40,8 +40,11 @@ class TranscriptScan:
     invalid_utf8_lines: int = 0
     partial_last_line: bool = False
     last_usage: dict | None = None
+    # Files the session read or changed (path -> tool), from file tool calls that succeeded.
     files: dict[str, str] = field(default_factory=dict)
     _seen_messages: set = field(default_factory=set, repr=False)
+    # File tool calls not yet answered, by tool_use id: (path, tool).
+    _file_calls: dict = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict:
         return {
@@ -170,13 +173,22 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
     if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
         scan.last_usage = message["usage"]
     content = message.get("content")
-    if kind == "assistant" and isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                argument = FILE_TOOLS.get(block.get("name", ""))
-                file_path = (block.get("input") or {}).get(argument) if argument else None
-                if isinstance(file_path, str) and file_path:
-                    scan.files.setdefault(file_path, block["name"])
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if kind == "assistant" and block.get("type") == "tool_use":
+            argument = FILE_TOOLS.get(block.get("name", ""))
+            file_path = (block.get("input") or {}).get(argument) if argument else None
+            if isinstance(file_path, str) and file_path and isinstance(block.get("id"), str):
+                scan._file_calls[block["id"]] = (file_path, block["name"])
+        elif kind == "user" and block.get("type") == "tool_result":
+            # A file is in play only once its call succeeded: a denied call (the user said no)
+            # or a failed one comes back as an error result.
+            call = scan._file_calls.pop(block.get("tool_use_id"), None) if isinstance(block.get("tool_use_id"), str) else None
+            if call is not None and block.get("is_error") is not True:
+                scan.files.setdefault(*call)
 
 
 def context_tokens(usage: dict | None) -> int:

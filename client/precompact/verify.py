@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from precompact import gitstore, savepoint_log, trust
+from precompact import gitstore, logs_dir, savepoint_log, trust
 from precompact.config import Config
 
 LOCAL_ROOT = "this machine's index recorded"
@@ -90,13 +90,16 @@ class _LocalSnapshots:
     """The snapshot files the index names, each read once."""
 
     def __init__(self, config: Config):
-        self.root = config.root
+        self.config = config
         self.read: dict[int, trust.Snapshot | None] = {}
 
     def get(self, savepoint) -> trust.Snapshot | None:
+        """The snapshot under the name the index gives, if it is one Layer 1 writes and a plain
+        file in logs/ (never read through a link)."""
         if savepoint.sequence not in self.read:
-            path = self.root / savepoint.created.get("snapshot_file", "")
-            self.read[savepoint.sequence] = trust.read_snapshot(path.read_bytes(), f"local file {path}") if path.is_file() else None
+            name = savepoint.created.get("snapshot_file")
+            data = logs_dir.read_snapshot(self.config.logs, name, savepoint.sequence)
+            self.read[savepoint.sequence] = None if data is None else trust.read_snapshot(data, f"local file {self.config.root / name}")
         return self.read[savepoint.sequence]
 
     def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
@@ -111,7 +114,7 @@ def _check_local(local: _LocalSnapshots, savepoint, previous) -> list[Finding]:
         return [Finding(n, "index", f"prev_snapshot_hash {savepoint.prev_snapshot_hash} does not link to savepoint {n - 1} ({expected_prev})")]
     found = local.get(savepoint)
     if found is None:
-        return [Finding(n, "layer 1", f"snapshot file {savepoint.created.get('snapshot_file')} is missing")]
+        return [Finding(n, "layer 1", f"snapshot file {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/")]
     try:
         trust.check_snapshot(found, n, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
         trust.check_link(found, n, expected_prev, f"{LOCAL_ROOT} for savepoint {n - 1}")

@@ -14,10 +14,11 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from precompact import config as configuration
-from precompact import savepoint_log
+from precompact import logs_dir, savepoint_log
 
 LOCK_NAME = "precompact-worker.lock"
 LOG_NAME = "precompact-worker.log"
@@ -26,9 +27,7 @@ BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
 
 def spawn(root: Path) -> int:
     """Starts a detached worker for the project at `root`; returns its pid."""
-    logs = root / "logs"
-    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(logs / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = logs_dir.open_file(root / "logs", LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "precompact.worker", str(root)],
@@ -45,7 +44,7 @@ def spawn(root: Path) -> int:
 
 @contextlib.contextmanager
 def _exclusive(logs: Path):
-    fd = os.open(logs / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = logs_dir.open_file(logs, LOCK_NAME, os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -66,6 +65,7 @@ def run(root: Path) -> None:
     # Here, not at the top: the hook imports this module only to spawn the worker.
     from precompact import layers
 
+    configuration.load(root)  # nothing runs on a configuration the user has not approved
     logs = root / "logs"
     while True:
         with _exclusive(logs) as mine:
@@ -87,7 +87,11 @@ def run(root: Path) -> None:
 
 
 def _log(message: str) -> None:
-    print(f"{savepoint_log.utc_timestamp()} {message}", flush=True)
+    """A line of the worker's log (its stdout), redacted: git's and the cluster's complaints can
+    carry a URL with credentials."""
+    from precompact.redact import Redactor
+
+    print(f"{savepoint_log.utc_timestamp()} {Redactor().value(message)}", flush=True)
 
 
 def main() -> None:
@@ -97,6 +101,9 @@ def main() -> None:
         run(Path(sys.argv[1]))
     except configuration.ConfigError as e:
         _log(f"stopped: {e}")
+        sys.exit(1)
+    except Exception:  # the log is all anyone will see of it; Python's own report is not redacted
+        _log(f"stopped: {traceback.format_exc()}")
         sys.exit(1)
 
 

@@ -70,6 +70,13 @@ class LocalnetProcess:
         self.process = None
 
 
+@pytest.fixture(autouse=True)
+def own_trust_store(tmp_path_factory, monkeypatch):
+    """Each test approves configurations in a store of its own, never in the real user's
+    ~/.config (every precompact process a test starts inherits this)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+
+
 @pytest.fixture
 def localnet(tmp_path):
     node = LocalnetProcess(tmp_path, state_file=tmp_path / "chain-state.json")

@@ -34,6 +34,7 @@ class Project:
         config = self.path / ".precompact.toml"
         lines = config.read_text().splitlines(keepends=True)
         config.write_text("".join(f'cluster = "{url}"\n' if line.startswith("cluster = ") else line for line in lines))
+        trust(self.path)
 
 
 def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = CLOSED_PORT_URL, instance: str = "Trial #1") -> Project:
@@ -46,7 +47,22 @@ def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, clust
     config = path / ".precompact.toml"
     text = config.read_text().replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
     config.write_text(text)
+    trust(path)
     return Project(path, remote, keypair_file, instance)
+
+
+def trust(path: Path, *args: str) -> None:
+    """`precompact trust` in `path`: approves the configuration a test wrote or changed."""
+    subprocess.run([PRECOMPACT, "trust", *args], cwd=path, check=True, capture_output=True)
+
+
+def approve_as_is(path: Path) -> None:
+    """Approves the configuration in `path` whatever it holds (`precompact trust` refuses an
+    invalid one), so that a test can see how an invalid setting is reported."""
+    from precompact import config, config_trust
+
+    file = path.resolve() / config.CONFIG_NAME
+    config_trust.approve(file, file.read_bytes())
 
 
 def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:

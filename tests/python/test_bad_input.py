@@ -16,7 +16,7 @@ import pytest
 
 from conftest import LocalnetProcess
 from fault_trials import check_layer_1
-from projects import PRECOMPACT, Project, fund, new_project
+from projects import PRECOMPACT, Project, approve_as_is, fund, new_project, trust
 from transcript_gen import generate, payload
 
 from precompact import chain, snapshot
@@ -139,6 +139,9 @@ def test_an_invalid_configuration_is_named_in_hook_and_cli(established, mangle, 
     project, intact = established
     config = project.path / ".precompact.toml"
     config.write_text(mangle(config.read_text()))
+    refused = cli(project, "trust")
+    assert refused.returncode != 0 and expected in one_line(refused.stderr)
+    approve_as_is(project.path)
     message = saved_message(hook(project, payload("PreCompact", project.path, None)))
     assert "PreCompact failed" in message and expected in message
     assert expected in (project.logs / "precompact-errors.log").read_text()
@@ -303,6 +306,7 @@ def git_project(established, prepare) -> Project:
     project, _ = established
     config = project.path / ".precompact.toml"
     config.write_text(config.read_text().replace("git = false", "git = true"))
+    trust(project.path)
     prepare(project)
     return project
 

@@ -5,14 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from precompact import config
+from precompact import config, config_trust
 from precompact.config import ConfigError
 
 VALUES = {"instance": 'Gabriel "G" #215', "cluster": "http://127.0.0.1:9999", "branch": "precompact/mine"}
 
 
 def write(root: Path, text: str) -> None:
-    (root / config.CONFIG_NAME).write_text(text)
+    """Writes the configuration and approves it, as `precompact trust` would."""
+    path = root.resolve() / config.CONFIG_NAME
+    path.write_text(text)
+    config_trust.approve(path, path.read_bytes())
 
 
 def test_rendered_configuration_loads_with_defaults(tmp_path):

@@ -50,7 +50,7 @@ def test_failures_never_block_and_are_logged(tmp_path):
     assert result.returncode == 0
     message = json.loads(result.stdout)["systemMessage"]
     assert "PreCompact failed: no .precompact.toml" in message
-    assert "no .precompact.toml" in (tmp_path / "logs" / "precompact-errors.log").read_text()
+    assert not (tmp_path / "logs").exists(), "no project, so nothing is written (a user-scope install runs in every directory)"
 
 
 def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):

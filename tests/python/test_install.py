@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from projects import trust
 from test_cli_layers import invoke
 
 OTHERS = {
@@ -106,6 +107,7 @@ def test_dry_run_prints_and_writes_nothing(project):
 
 def test_user_scope_and_configured_session_start_sources(project):
     (project / ".precompact.toml").write_text('instance = "A #1"\n[hooks]\nsession_start_sources = ["compact", "resume", "startup"]\n')
+    trust(project)
     assert invoke("install", "--scope", "user").exit_code == 0
     settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
     assert ours(settings)["SessionStart"] == [("compact|resume|startup", 30)]

@@ -12,6 +12,7 @@ import pytest
 from conftest import run
 from precompact import config as configuration
 from precompact import restore_brief, resurrect, savepoint_log
+from projects import trust
 from test_cli_layers import INSTANCE, initialized_and_funded, invoke
 from test_hook import hook
 from test_worker import wait_until
@@ -96,6 +97,7 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     (elsewhere / ".precompact.toml").write_text(
         f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
     )
+    trust(elsewhere)
     monkeypatch.chdir(elsewhere)
     result = invoke("resurrect", "--format", "json")
     assert result.exit_code == 0, result.output
@@ -174,6 +176,7 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
     assert invoke("init", "--yes", "--instance", INSTANCE, "--keypair", str(tmp_path / "id.json")).exit_code == 0
     config_file = tmp_path / ".precompact.toml"
     config_file.write_text(config_file.read_text().replace("git = true", "git = false").replace("chain = true", "chain = false"))
+    trust(tmp_path)
     transcript = generate(tmp_path / "big.jsonl", 2_000_000, project=tmp_path)
     with transcript.path.open("a") as f:
         f.write(json.dumps({"type": "user", "message": {"content": "x" * 50_000 + " final request"}}) + "\n")

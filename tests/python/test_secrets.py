@@ -12,7 +12,7 @@ import stat
 import subprocess
 
 import fault_trials
-from projects import PRECOMPACT, fund, new_project
+from projects import PRECOMPACT, fund, new_project, trust
 from secret_corpus import SECRETS, false_positives
 from test_worker import wait_until
 from transcript_gen import generate, payload
@@ -35,6 +35,7 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     keypair.write_bytes(project.keypair_file.read_bytes())
     config = project.path / ".precompact.toml"
     config.write_text("".join(f'keypair = "{keypair}"\n' if line.startswith("keypair = ") else line for line in config.read_text().splitlines(keepends=True)))
+    trust(project.path)
     # Half the corpus in tool results of the transcript, the other half (and the keypair) in the
     # files those tool calls read.
     in_transcript, in_files = SECRETS[::2], SECRETS[1::2]

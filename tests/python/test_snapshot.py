@@ -37,6 +37,12 @@ def user(text: str) -> dict:
     return {"type": "user", "uuid": text[:8], "message": {"role": "user", "content": text}}
 
 
+def result(message_id: str, is_error: bool = False) -> dict:
+    """The tool_result that answers `assistant(message_id, ..., tool=...)`."""
+    block = {"type": "tool_result", "tool_use_id": f"tu_{message_id}", "content": "ok", "is_error": is_error}
+    return {"type": "user", "uuid": f"r_{message_id}", "message": {"role": "user", "content": [block]}}
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "src").mkdir()
@@ -75,9 +81,11 @@ def realistic(project: Path) -> Path:
         [
             user("Please fix the app"),
             assistant("msg_1", "Reading it", usage_early, tool=("Read", {"file_path": str(project / "src" / "app.py")})),
+            result("msg_1"),
             assistant("msg_1", "second block of the same message", usage_early),
             {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
             assistant("msg_2", "Edited", usage_last, tool=("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"})),
+            result("msg_2"),
             assistant("msg_side", "sidechain", {"input_tokens": 1}, sidechain=True),
             {"type": "summary", "summary": "fixing the app"},
         ],
@@ -106,8 +114,8 @@ def test_snapshot_is_canonical_hashed_private_and_indexed(project):
     assert doc["type"] == "PRECOMPACT_SAVEPOINT"
     assert doc["instance_id"] == "Gabriel #215" and doc["instance_number"] == 215
     assert doc["instance_id_sha256"] == hashlib.sha256(b"Gabriel #215").hexdigest()
-    assert len(doc["conversation_history"]) == 7, "every transcript entry"
-    assert doc["transcript"]["messages"] == 4, "assistant blocks of one message count once"
+    assert len(doc["conversation_history"]) == 9, "every transcript entry"
+    assert doc["transcript"]["messages"] == 6, "assistant blocks of one message count once"
     assert doc["tokens"] == {"used": 153020, "window": 200000, "remaining": 46980, "utilization_percent": 76.51}
     assert doc["session"]["trigger"] == "auto"
     assert doc["session_state"]["content"] == {"current_priorities": ["ship layer 1"]}
@@ -190,7 +198,7 @@ def test_missing_transcript_still_makes_a_snapshot(project, transcript):
 
 
 def test_excluded_paths_and_missing_session_state(project):
-    transcript = write_transcript(project, [assistant("m1", "x", tool=("Read", {"file_path": ".env"}))])
+    transcript = write_transcript(project, [assistant("m1", "x", tool=("Read", {"file_path": ".env"})), result("m1")])
     written = snapshot.create_savepoint(settings(project, session_state=project / "nope.json"), session(project, transcript), NOW)
     doc = json.loads(written.path.read_bytes())
     assert doc["loaded_files"][".env"] == {"source": "Read", "excluded": True}

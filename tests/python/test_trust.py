@@ -29,7 +29,7 @@ from conftest import run
 from precompact import chain, record, savepoint_log
 from precompact import config as configuration
 from precompact import verify as verification
-from projects import PRECOMPACT, fund
+from projects import PRECOMPACT, fund, trust
 
 INSTANCE = "Gabriel #215"
 Rewrite = Callable[[str, bytes], tuple[str, bytes]]
@@ -166,6 +166,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     (elsewhere / ".precompact.toml").write_text(
         f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
     )
+    trust(elsewhere)
     result = precompact(elsewhere, "resurrect", "--sequence", "1")
     failed(result, "Blockchain proof: ✗ FAILED", f"hashes to sha256:{forged_hash}", f"predecessor sha256:{first.snapshot_hash}", "NOT INTACT")
     assert "Ready to resume work" not in result.stdout
@@ -236,6 +237,7 @@ def test_plain_http_to_another_host_is_refused_unless_allowed(workspace, localne
         assert result.returncode == 1 and "plain http to another host; use https://" in result.stderr, result.stderr
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("[chain]\n", "[chain]\nallow_insecure_http = true\n"))
+    trust(project)
     result = precompact(project, "status", cluster="http://10.1.2.3:8899")
     assert result.returncode == 0 and "warning: chain.cluster http://10.1.2.3:8899 is plain http" in result.stderr
     for url in ("http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "https://10.1.2.3"):

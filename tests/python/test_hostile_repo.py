@@ -1,0 +1,482 @@
+"""A hostile repository cannot turn precompact against its user (issue 15).
+
+Each test builds what an attacker would ship (a repository cloned from a stranger: its
+`.precompact.toml`, a committed bare repository with hooks, a committed `logs/` with symbolic
+links, a transcript of calls the user denied), runs the real `precompact` binary on it as
+Claude Code or the user would, and checks that nothing of the attacker's ran (a hook would
+leave a marker file), nothing was read or written outside the project, and no secret reached
+the snapshot, the index or any git object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+from projects import PRECOMPACT
+from test_worker import wait_until
+from transcript_gen import payload
+
+SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
+SECRET_MARK = "tHISiSthEuSERSkEY"
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def precompact(cwd: Path, *args: str, stdin: dict | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PRECOMPACT, *args], cwd=cwd, input=json.dumps(stdin).encode() if stdin else None, capture_output=True, timeout=60, env={**os.environ, **(env or {})}
+    )
+
+
+def hook(cwd: Path, event: str, **extra) -> subprocess.CompletedProcess:
+    return precompact(cwd, "hook", stdin=payload(event, cwd, **extra))
+
+
+class Victim:
+    """The user's machine: a home directory with secrets outside every project, and a marker
+    path that any code of the attacker's that runs would create."""
+
+    def __init__(self, root: Path):
+        self.home = root / "home"
+        (self.home / ".ssh").mkdir(parents=True)
+        (self.home / ".ssh" / "id_ed25519").write_text(SECRET)
+        (self.home / ".netrc").write_text(f"machine github.com login me password {TOKEN}\n")
+        self.marker = root / "PWNED"
+        self.script = root / "payload.sh"
+        self.script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {self.marker}\ncat >/dev/null\n")
+        self.script.chmod(0o755)
+
+    def outside_files(self) -> dict[str, bytes]:
+        return {str(p): p.read_bytes() for p in sorted(self.home.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def victim(tmp_path) -> Victim:
+    return Victim(tmp_path)
+
+
+def attacker_repository(tmp_path: Path, build) -> Path:
+    """A repository the attacker publishes: `build(work_tree)` lays out its files, all committed."""
+    source = tmp_path / "attacker"
+    source.mkdir()
+    run(source, "init", "-q", "-b", "main")
+    run(source, "config", "user.name", "Mallory")
+    run(source, "config", "user.email", "m@example.invalid")
+    build(source)
+    run(source, "add", "-A", "-f")
+    run(source, "commit", "-q", "-m", "useful library")
+    return source
+
+
+def clone(tmp_path: Path, source: Path) -> Path:
+    """The user's clone, with their identity."""
+    project = tmp_path / "clone"
+    run(tmp_path, "clone", "-q", str(source), str(project))
+    run(project, "config", "user.name", "Dev")
+    run(project, "config", "user.email", "dev@example.invalid")
+    return project
+
+
+def innocent_config(instance: str = "Clone #1", repository: str = ".") -> str:
+    return f'instance = "{instance}"\n[git]\nrepository = "{repository}"\n[layers]\ngit = true\nchain = false\n[snapshot]\nsession_state = "session_current.json"\n'
+
+
+def all_git_bytes(*repositories: Path) -> bytes:
+    """Every object in these repositories, uncompressed."""
+    out = b""
+    for repository in repositories:
+        listed = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"], cwd=repository, capture_output=True, check=True).stdout.split()
+        objects = subprocess.run(["git", "cat-file", "--batch"], cwd=repository, input=b"\n".join(listed) + b"\n", capture_output=True, check=True)
+        out += objects.stdout
+    return out
+
+
+def project_bytes(project: Path) -> bytes:
+    """Everything precompact wrote in the project."""
+    logs = project / "logs"
+    if not logs.is_dir() or logs.is_symlink():
+        return b""
+    return b"".join(p.read_bytes() for p in logs.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def flush(project: Path) -> subprocess.CompletedProcess:
+    return precompact(project, "flush")
+
+
+# 1. A repository that names its own git repository, with hooks, as git.repository.
+
+
+def ship_bare_repository_with_hooks(victim: Victim):
+    def build(tree: Path) -> None:
+        evil = tree / "vendor" / "evil.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(evil)], check=True)
+        for keep in ("objects/info/.keep", "refs/heads/.keep", "refs/tags/.keep"):
+            (evil / keep).parent.mkdir(parents=True, exist_ok=True)
+            (evil / keep).write_text("")
+        for name in ("reference-transaction", "pre-push", "post-update", "pre-commit", "post-commit"):
+            (evil / "hooks" / name).write_text(victim.script.read_text())
+            (evil / "hooks" / name).chmod(0o755)
+        with (evil / "config").open("a") as f:
+            f.write(f"[core]\n\tfsmonitor = {victim.script}\n[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {victim.script}\n")
+        (tree / ".precompact.toml").write_text(innocent_config(repository="vendor/evil.git"))
+
+    return build
+
+
+def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
+    project = clone(tmp_path, attacker_repository(tmp_path, ship_bare_repository_with_hooks(victim)))
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
+
+    # Untrusted: every hook and command does nothing but say so.
+    pre = hook(project, "PreCompact", transcript=transcript)
+    assert pre.returncode == 0 and pre.stdout.decode().count("\n") == 1
+    assert "is not trusted" in pre.stdout.decode() and "precompact trust" in pre.stdout.decode()
+    assert not pre.stdout.startswith(b"{"), "PreCompact's stdout goes to the summariser: plain text"
+    assert not (project / "logs").exists()
+
+    # Trusting the file does not allow the repository it names...
+    refused = precompact(project, "trust")
+    assert refused.returncode != 0 and b"is not this project's own repository" in refused.stderr and b"precompact trust --repo" in refused.stderr
+    assert hook(project, "PreCompact", transcript=transcript).stdout.decode().startswith("precompact did nothing:")
+    # ...until the user names it; even then none of its hooks, fsmonitor or gpg program runs.
+    trusted = precompact(project, "trust", "--repo", "vendor/evil.git")
+    assert trusted.returncode == 0, trusted.stderr
+    assert "saved" in json.loads(hook(project, "PreCompact", transcript=transcript).stdout)["systemMessage"]
+    assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
+    assert flush(project).returncode == 1, "committed; its push has no origin to go to"
+    assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
+    assert not victim.marker.exists(), victim.marker.read_text()
+
+
+# 2. A committed index naming a file through a symbolic link to the user's ~/.ssh.
+
+
+def loot_index(name: str, instance: str = "Clone #1") -> str:
+    event = {
+        "event": "SAVEPOINT_CREATED",
+        "instance": instance,
+        "sequence": 1,
+        "snapshot_file": name,
+        "snapshot_hash": "sha256:" + "0" * 64,
+        "prev_snapshot_hash": None,
+        "timestamp": "2026-11-30T00:00:00Z",
+        "unix_timestamp": 1_796_000_000,
+    }
+    return json.dumps(event) + "\n"
+
+
+def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, victim):
+    def build(tree: Path) -> None:
+        (tree / ".precompact.toml").write_text(innocent_config())
+        (tree / "logs").mkdir()
+        (tree / "logs" / "precompact-savepoint.jsonl").write_text(loot_index("logs/loot/id_ed25519"))
+        (tree / "logs" / "loot").symlink_to(victim.home / ".ssh")
+
+    source = attacker_repository(tmp_path, build)
+    project = clone(tmp_path, source)
+    assert precompact(project, "trust").returncode == 0, "the configuration itself is innocent"
+    pre = hook(project, "PreCompact", transcript=None)
+    assert pre.returncode == 0
+    assert "tracked by git" in json.loads(pre.stdout)["systemMessage"]
+    flushed = flush(project)
+    assert flushed.returncode != 0 and b"tracked by git" in flushed.stderr + flushed.stdout
+    assert SECRET_MARK.encode() not in all_git_bytes(project, source)
+    assert not victim.marker.exists()
+
+
+@pytest.mark.parametrize("name", ["logs/loot/id_ed25519", "logs/precompact-saves/snapshot_2026-11-30T00-00-00Z_000001.json"])
+def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_path, victim, name):
+    """The same index left untracked (a tarball, not a clone): a name precompact does not write,
+    or its own name as a link out of logs/, is refused; the hash check stands behind both."""
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    assert precompact(project, "trust").returncode == 0
+    (project / "logs" / "precompact-saves").mkdir(parents=True)
+    (project / "logs" / "loot").symlink_to(victim.home / ".ssh")
+    (project / "logs" / "precompact-saves" / "snapshot_2026-11-30T00-00-00Z_000001.json").symlink_to(victim.home / ".ssh" / "id_ed25519")
+    (project / "logs" / "precompact-savepoint.jsonl").write_text(loot_index(name))
+    flushed = flush(project)
+    assert flushed.returncode == 1
+    index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
+    assert "LAYER_2_FAILED" in index and "LAYER_2_COMMITTED" not in index
+    assert ("not a name precompact writes" if "loot" in name else "is a symbolic link") in index
+    assert SECRET_MARK.encode() not in all_git_bytes(project)
+
+
+def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace("git = true", "git = false"))
+    assert precompact(project, "trust").returncode == 0
+    for _ in range(2):
+        assert "saved" in json.loads(hook(project, "PreCompact", transcript=None).stdout)["systemMessage"]
+    first, second = sorted((project / "logs" / "precompact-saves").iterdir())
+    second.write_text(json.dumps({"stolen": SECRET}))
+    config.write_text(config.read_text().replace("git = false", "git = true"))
+    assert precompact(project, "trust").returncode == 0
+    assert flush(project).returncode == 1
+    index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
+    assert index.count("LAYER_2_COMMITTED") == 1, "the first, intact snapshot is committed"
+    assert "does not hash to the sha256 the index recorded" in index
+    assert SECRET_MARK.encode() not in all_git_bytes(project)
+
+
+# 3. Symbolic links as logs/, as the index, as the snapshot directory: nothing written outside.
+
+
+@pytest.mark.parametrize("link", ["logs", "logs/precompact-savepoint.jsonl", "logs/precompact-saves", "logs/precompact-errors.log", "logs/precompact-worker.log"])
+def test_links_in_logs_are_never_followed(tmp_path, victim, link):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    assert precompact(project, "trust").returncode == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "target"
+    if link in ("logs", "logs/precompact-saves"):
+        target.mkdir()
+    else:
+        target.write_text("untouched\n")
+    if link != "logs":
+        (project / "logs").mkdir()
+    if link == "logs/precompact-errors.log":
+        (project / "logs" / "precompact-saves").write_text("not a directory: every save fails, and the failure is logged\n")
+    (project / link).symlink_to(target)
+    before = victim.outside_files()
+    for event in ("PreCompact", "PostCompact", "SessionStart"):
+        assert hook(project, event, transcript=None).returncode == 0
+    precompact(project, "flush")
+    precompact(project, "resurrect")
+    if target.is_dir():
+        assert list(target.iterdir()) == [], "nothing written outside the project"
+    else:
+        assert target.read_text() == "untouched\n"
+    assert victim.outside_files() == before
+
+
+def test_a_hard_link_in_logs_is_refused(tmp_path, victim):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    assert precompact(project, "trust").returncode == 0
+    (project / "logs").mkdir()
+    os.link(victim.home / ".netrc", project / "logs" / "precompact-savepoint.jsonl")
+    before = victim.outside_files()
+    pre = hook(project, "PreCompact", transcript=None)
+    assert "has other hard links" in json.loads(pre.stdout)["systemMessage"]
+    status = precompact(project, "status")
+    assert status.returncode == 1 and b"has other hard links" in status.stderr
+    assert victim.outside_files() == before
+
+
+def test_resurrect_writes_a_restored_snapshot_only_inside_logs(tmp_path, victim):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    assert precompact(project, "trust").returncode == 0
+    hook(project, "PreCompact", transcript=None)
+    flush(project)
+    assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
+    saves = project / "logs" / "precompact-saves"
+    [snapshot] = list(saves.iterdir())
+    snapshot.unlink()
+    outside = tmp_path / "outside.json"
+    snapshot.symlink_to(outside)  # a dangling link: following it would create a file outside
+    result = precompact(project, "resurrect")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not outside.exists()
+    assert snapshot.is_file() and not snapshot.is_symlink(), "the verified copy from git replaced the link"
+
+
+# 4. Files in play: only calls that succeeded, only inside the project, never excluded ones.
+
+
+def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    assert precompact(project, "trust").returncode == 0
+    (project / "app.py").write_text("print('in play')\n")
+    (project / ".aws").mkdir()
+    (project / ".aws" / "credentials").write_text(f"aws_secret = {SECRET_MARK}\n")
+    (project / "escape").symlink_to(victim.home / ".ssh" / "id_ed25519")
+    (project / "session_current.json").symlink_to(victim.home / ".netrc")  # the default session-state file
+    calls = [
+        ("t1", str(victim.home / ".ssh" / "id_ed25519"), True, "The user doesn't want to proceed with this tool use. The tool use was rejected."),
+        ("t2", str(victim.home / ".netrc"), True, "Error: permission denied"),
+        ("t3", str(victim.home / ".ssh" / "id_ed25519"), False, "(shown)"),  # succeeded, but outside the project
+        ("t4", str(project / "escape"), False, "(shown)"),  # inside by name, outside once resolved
+        ("t5", str(project / ".aws" / "credentials"), False, "(shown)"),  # excluded
+        ("t6", str(project / "app.py"), False, "print('in play')"),
+    ]
+    transcript = tmp_path / "t.jsonl"
+    with transcript.open("w") as f:
+        for call_id, path, failed, answer in calls:
+            block = {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": path}}
+            f.write(json.dumps({"type": "assistant", "message": {"id": f"m{call_id}", "content": [block]}}) + "\n")
+            result = {"type": "tool_result", "tool_use_id": call_id, "content": answer, **({"is_error": True} if failed else {})}
+            f.write(json.dumps({"type": "user", "message": {"content": [result]}}) + "\n")
+    pre = hook(project, "PreCompact", transcript=transcript)
+    assert "saved" in json.loads(pre.stdout)["systemMessage"]
+    [snapshot] = list((project / "logs" / "precompact-saves").iterdir())
+    files = json.loads(snapshot.read_bytes())["loaded_files"]
+    assert files[str(project / "app.py")]["content"] == "print('in play')\n"
+    assert files[str(victim.home / ".ssh" / "id_ed25519")] == {"source": "Read", "outside_project": True}
+    assert files[str(project / "escape")] == {"source": "Read", "outside_project": True}
+    assert files[str(project / ".aws" / "credentials")] == {"source": "Read", "excluded": True}
+    assert str(victim.home / ".netrc") not in files, "a failed or denied call puts nothing in play"
+    assert json.loads(snapshot.read_bytes())["session_state"] == {"path": str(project / "session_current.json"), "problem": "outside the project"}
+    assert SECRET_MARK.encode() not in project_bytes(project) and TOKEN.encode() not in project_bytes(project)
+    flush(project)
+    assert SECRET_MARK.encode() not in all_git_bytes(project)
+
+
+# 5. Free text: the compaction summary, custom instructions, failure reasons.
+
+
+def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_everywhere(tmp_path):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace("git = true", "git = false"))  # no worker yet
+    assert precompact(project, "trust").returncode == 0
+    run(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
+    hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
+    hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
+    # A failure whose reason carries a token: the configured remote's name, which does not exist.
+    config.write_text(config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n'))
+    assert precompact(project, "trust").returncode == 0
+    assert flush(project).returncode == 1
+    index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
+    [reason] = [e["reason"] for e in index if e["event"] == "LAYER_2_FAILED"]
+    assert summary.startswith("We set GITHUB_TOKEN to [REDACTED:") and "remote 'x-[REDACTED:" in reason
+    assert TOKEN.encode() not in project_bytes(project)
+    assert TOKEN.encode() not in all_git_bytes(project)
+
+
+# 6. Configuration: untrusted, changed, in a parent directory, someone else's or writable by others.
+
+
+def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    for phase in ("untrusted", "changed"):
+        expected = "is not trusted" if phase == "untrusted" else "changed since you trusted it"
+        pre, post, start = (hook(project, event, transcript=None) for event in ("PreCompact", "PostCompact", "SessionStart"))
+        assert all(r.returncode == 0 for r in (pre, post, start))
+        assert expected in pre.stdout.decode() and pre.stdout.decode().count("\n") == 1
+        assert expected in json.loads(post.stdout)["systemMessage"]
+        assert expected in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+        for command in (["status"], ["flush"], ["savepoint"], ["verify"], ["resurrect"], ["inspect"], ["install", "--dry-run"]):
+            result = precompact(project, *command)
+            assert result.returncode != 0, command
+            assert expected in result.stderr.decode() and "precompact trust" in result.stderr.decode(), command
+        assert not (project / "logs").exists() and not (project / ".claude").exists()
+        if phase == "untrusted":
+            assert precompact(project, "trust").returncode == 0
+            assert precompact(project, "status").returncode == 0
+            with (project / ".precompact.toml").open("a") as f:
+                f.write("[redaction]\nenabled = false\n")
+
+
+def test_init_writes_a_private_trusted_configuration(tmp_path):
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / "README").write_text("hi\n")))
+    result = precompact(project, "init", "--yes", "--instance", "Mine #1", "--keypair", str(tmp_path / "id.json"))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE((project / ".precompact.toml").stat().st_mode) == 0o600
+    store = Path(os.environ["XDG_CONFIG_HOME"]) / "precompact" / "trusted"
+    [record] = list(store.iterdir())
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    assert json.loads(record.read_text())["path"] == str(project.resolve() / ".precompact.toml")
+    assert precompact(project, "status").returncode == 0
+
+
+def parent_with_config(tmp_path: Path, victim: Victim) -> tuple[Path, Path]:
+    """A shared directory holding a `.precompact.toml` that points at a repository with hooks,
+    and a project inside it."""
+    shared = tmp_path / "shared"
+    evil = shared / "evil.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(evil)], check=True)
+    (evil / "hooks" / "reference-transaction").write_text(victim.script.read_text())
+    (evil / "hooks" / "reference-transaction").chmod(0o755)
+    config = shared / ".precompact.toml"
+    config.write_text(innocent_config("Shared #1", str(evil)))
+    project = shared / "project"
+    project.mkdir()
+    return config, project
+
+
+@pytest.mark.parametrize("how", ["another user's", "world-writable"])
+def test_a_configuration_in_a_parent_directory_never_applies(tmp_path, victim, how):
+    config, project = parent_with_config(tmp_path, victim)
+    if how == "another user's":
+        os.chown(config, 65534, 65534)
+    else:
+        config.chmod(0o666)
+    # Inside a git work tree the search stops at its root: the parent's file is never seen.
+    run(project, "init", "-q", "-b", "main")
+    pre = hook(project, "PreCompact", transcript=None)
+    assert "no .precompact.toml" in json.loads(pre.stdout)["systemMessage"]
+    # Outside one, the file is found, and refused for its owner or its mode.
+    plain = config.parent / "plain"
+    plain.mkdir()
+    pre = hook(plain, "PreCompact", transcript=None)
+    expected = "belongs to uid 65534" if how == "another user's" else "can be changed by other users"
+    assert expected in pre.stdout.decode()
+    status = precompact(plain, "status")
+    assert status.returncode != 0 and expected in status.stderr.decode()
+    assert not (project / "logs").exists() and not (plain / "logs").exists() and not (config.parent / "logs").exists()
+    assert not victim.marker.exists()
+
+
+# 7. Git isolation in the project's own repository: hooks, fsmonitor, filters, outside GIT_*.
+
+
+def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_path, victim):
+    def build(tree: Path) -> None:
+        (tree / ".precompact.toml").write_text(innocent_config())
+        (tree / ".gitattributes").write_text("*.json filter=evil\n*.jsonl filter=evil\n")
+
+    source = attacker_repository(tmp_path, build)
+    project = clone(tmp_path, source)
+    # What a user's own setup could hold that must not run for precompact: every hook, a
+    # filter driver the attributes select, an fsmonitor.
+    for name in ("reference-transaction", "pre-push", "post-update", "pre-auto-gc"):
+        (project / ".git" / "hooks" / name).write_text(victim.script.read_text())
+        (project / ".git" / "hooks" / name).chmod(0o755)
+    for key, value in (("filter.evil.clean", str(victim.script)), ("core.fsmonitor", str(victim.script))):
+        run(project, "config", key, value)
+    # (A remote's own hooks are the remote's business: a server runs them on its side.)
+    bare_remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare_remote)], check=True)
+    run(project, "remote", "set-url", "origin", str(bare_remote))
+    assert precompact(project, "trust").returncode == 0
+    victim.marker.unlink(missing_ok=True)  # the user's own git commands above ran the fsmonitor
+
+    outside = {"GIT_DIR": str(tmp_path / "nowhere"), "GIT_INDEX_FILE": str(tmp_path / "idx"), "GIT_CONFIG_PARAMETERS": f"'core.hooksPath'='{project / '.git' / 'hooks'}'"}
+    pre = precompact(project, "hook", stdin=payload("PreCompact", project), env=outside)
+    assert "saved" in json.loads(pre.stdout)["systemMessage"]
+    flushed = precompact(project, "flush", env=outside)
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert not victim.marker.exists(), victim.marker.read_text()
+    [snapshot] = list((project / "logs" / "precompact-saves").iterdir())
+    name = str(snapshot.relative_to(project))
+    committed = subprocess.run(["git", "show", f"precompact/savepoints:{name}"], cwd=bare_remote, capture_output=True, check=True).stdout
+    assert committed == snapshot.read_bytes(), "the blob is the file's exact bytes: no filter ran"
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "idx").exists()
+
+
+def test_a_repository_the_user_names_is_allowed(tmp_path):
+    """Another repository than the project's own: named at `init --repo`, by `trust --repo`
+    (only the one the file names), or by the user's own PRECOMPACT_REPO."""
+    elsewhere = tmp_path / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(elsewhere)], check=True)
+    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / "README").write_text("hi\n")))
+    made = precompact(project, "init", "--yes", "--instance", "Mine #1", "--repo", str(elsewhere), "--keypair", str(tmp_path / "id.json"))
+    assert made.returncode == 0, made.stderr
+    assert precompact(project, "status").returncode == 0
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace(str(elsewhere), str(tmp_path / "other.git")))
+    wrong = precompact(project, "trust", "--repo", str(elsewhere))
+    assert wrong.returncode != 0 and b"pass --repo only for the repository the file names" in wrong.stderr
+    assert b"is not this project's own repository" in precompact(project, "trust").stderr
+    assert precompact(project, "status", env={"PRECOMPACT_REPO": str(elsewhere)}).returncode != 0, "still the changed file"
+    assert precompact(project, "trust", "--repo", str(tmp_path / "other.git")).returncode == 0
+    assert precompact(project, "status").returncode == 0
