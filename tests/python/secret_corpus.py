@@ -4,7 +4,6 @@ prose, for measuring redaction: every secret must go, and as little else as poss
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import random
 import string
