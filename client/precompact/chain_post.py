@@ -48,10 +48,13 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
     current = pending[0]
     try:
         held = trust.record_at(roots, client)
+        if held is None and confirmed:
+            return _failed(logs, current, f"savepoint {confirmed} was confirmed at {roots.address}, which holds no record now: it was closed (history reset); a new instance name starts a new record")
         if held is None:
             held = _initialize(client, signer, roots)
-        if held.sequence < confirmed:
-            return _failed(logs, current, history_reset(roots, held.sequence, confirmed))
+        reset = trust.history_reset(roots, held.sequence, confirmed)
+        if reset is not None:
+            return _failed(logs, current, reset)
         for savepoint in pending:
             current = savepoint
             commit = savepoint.commit or (None if git_layer else NO_COMMIT)
@@ -83,11 +86,6 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
     except trust.Broken as e:
         return _failed(logs, current, f"the record read back is not trustworthy: {e}")
     return []
-
-
-def history_reset(roots: trust.Roots, held: int, confirmed: int) -> str:
-    """The one-line finding for a record whose history went back (closed and re-initialized)."""
-    return f"the record at {roots.address} holds savepoint {held}, but savepoint {confirmed} was confirmed there before: it was closed and re-initialized (history reset)"
 
 
 def metadata(created: dict) -> bytes:

@@ -122,13 +122,13 @@ def signature_valid(found: record.Record, roots: Roots) -> bool:
 
 @dataclass(frozen=True)
 class ChainRead:
-    """What the cluster said about the instance: `record` is set only when it passed
-    check_record; otherwise `status` and `detail` say why not."""
+    """What the cluster said about the instance: `record` is set only when the verdict is
+    VERIFIED; otherwise `status` and `detail` say why not."""
 
     status: str
     detail: str
     record: record.Record | None = None
-    absent: bool = False  # the cluster answered that no record exists
+    sequence: int | None = None  # the savepoint a failure is about, when known
 
 
 def record_at(roots: Roots, client: rpc.Cluster) -> record.Record | None:
@@ -141,16 +141,33 @@ def record_at(roots: Roots, client: rpc.Cluster) -> record.Record | None:
     return check_record(roots, *account)
 
 
-def read_record(roots: Roots, client: rpc.Cluster) -> ChainRead:
-    """The chain's verdict on the instance. Never raises for what the cluster answers."""
+def history_reset(roots: Roots, held: int, confirmed: int) -> str | None:
+    """Why a record holding savepoint `held` cannot be the one this machine saw confirm savepoint
+    `confirmed` (None when it can): a record's sequence only ever grows, unless it was closed and
+    initialized again, or an endpoint replays an older state."""
+    if held >= confirmed:
+        return None
+    holds = f"holds savepoint {held}" if held else "holds no savepoint"
+    return f"the record at {roots.address} {holds}, but savepoint {confirmed} was confirmed there before: it was closed and re-initialized, or the cluster replays an older state (history reset)"
+
+
+def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainRead:
+    """The chain's verdict on the instance, given the highest savepoint this machine saw
+    confirmed on chain (0: none, or the index is not this machine's). Never raises for what the
+    cluster answers."""
     try:
         found = record_at(roots, client)
     except rpc.RpcError as e:
         return ChainRead(NOT_VERIFIED, str(e))
     except Broken as e:
-        return ChainRead(FAILED, str(e))
+        return ChainRead(FAILED, str(e), sequence=e.sequence)
+    if found is None and confirmed:
+        return ChainRead(FAILED, f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.url}: it was closed, or this is not the cluster it was posted to", sequence=confirmed)
     if found is None:
-        return ChainRead(NOT_VERIFIED, f"no record of {roots.instance} at {roots.address} on {client.url}", absent=True)
+        return ChainRead(NOT_VERIFIED, f"no record of {roots.instance} at {roots.address} on {client.url}")
+    reset = history_reset(roots, found.sequence, confirmed)
+    if reset is not None:
+        return ChainRead(FAILED, reset, sequence=confirmed)
     if found.sequence == 0:
         return ChainRead(NOT_VERIFIED, f"the record at {roots.address} holds no savepoint yet")
     return ChainRead(VERIFIED, f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid", found)

@@ -156,22 +156,14 @@ def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, 
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance)
     except trust.NoRoot as e:
         return f"not verified ({e})"
-    read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS))
     confirmed = max((s.sequence for s in savepoints if s.layer_3 == "CONFIRMED"), default=0)
+    read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS), confirmed)
+    if read.status == trust.FAILED:
+        findings.append(Finding(read.sequence, "layer 3", read.detail))
+        return "failed"
     if read.record is None:
-        if read.status == trust.FAILED:
-            findings.append(Finding(None, "layer 3", read.detail))
-            return "failed"
-        if read.absent and confirmed:
-            findings.append(Finding(confirmed, "layer 3", f"savepoint {confirmed} was confirmed on chain, but {read.detail}: the record was closed, or the cluster is not the one it was posted to"))
-            return "failed"
         return f"not verified ({read.detail})"
     held = read.record
-    if held.sequence < confirmed:
-        from precompact import chain_post
-
-        findings.append(Finding(held.sequence, "layer 3", chain_post.history_reset(roots, held.sequence, confirmed)))
-        return "failed"
     by_sequence = {s.sequence: s for s in savepoints}
     newest = by_sequence.get(held.sequence)
     if newest is None:

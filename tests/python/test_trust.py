@@ -376,3 +376,35 @@ def _add_prev(lines: list[bytes], sequence: int) -> bytes:
             event["prev_snapshot_hash"] = "sha256:" + "ab" * 32
             lines[i] = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
     return b"\n".join(lines)
+
+
+def test_a_closed_record_is_a_history_reset_for_flush_verify_and_status(workspace, localnet):
+    from solders.hash import Hash
+    from solders.transaction import Transaction
+
+    from precompact import rpc
+
+    project, _, authority = saved_project(workspace, localnet, count=1)
+    cluster = rpc.Cluster(localnet.url, timeout=10)
+    close = Transaction.new_signed_with_payer([chain.close_instruction(authority.pubkey(), our_record(authority))], authority.pubkey(), [authority], Hash.from_string(cluster.latest_blockhash()))
+    signature = cluster.send_transaction(bytes(close))
+    assert _confirmed(cluster, signature) and cluster.account(str(our_record(authority))) is None
+
+    saved = precompact(project, "savepoint")
+    assert saved.returncode == 1 and "history reset" in saved.stdout, saved.stdout
+    assert cluster.account(str(our_record(authority))) is None, "no new record is made over a reset"
+    failed(precompact(project, "verify", "--all"), "savepoint 1 [layer 3]", "savepoint 1 was confirmed on chain, but there is no record")
+    status = precompact(project, "status")
+    assert status.returncode == 0 and "history reset" in status.stdout, status.stdout
+
+
+def _confirmed(cluster, signature: str) -> bool:
+    import time
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        status = cluster.signature_status(signature)
+        if status and status.get("confirmationStatus"):
+            return status.get("err") is None
+        time.sleep(0.05)
+    return False
