@@ -39,6 +39,14 @@ ENV_OVERRIDES = {
 }
 SESSION_START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
+# What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
+# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)".
+DEFAULT_COMPACT_NOTE = (
+    "The full pre-compaction transcript is saved as precompact {savepoint}; after compaction the session gets "
+    "precompact's brief with the user's latest requests, the todo list, the files edited and the last failing command. "
+    "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
+    "for approaches that were rejected."
+)
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -68,6 +76,7 @@ class Config:
     redaction: bool
     redaction_patterns: dict
     session_start_sources: tuple[str, ...]
+    compact_note: str  # empty: the PreCompact hook prints nothing
 
     @property
     def logs(self) -> Path:
@@ -160,6 +169,7 @@ def _validate(root: Path, raw: dict) -> Config:
         redaction=r.boolean("redaction", "enabled", True),
         redaction_patterns=patterns,
         session_start_sources=tuple(sources),
+        compact_note=r.string("hooks", "compact_note", DEFAULT_COMPACT_NOTE),
     )
 
 
@@ -263,11 +273,13 @@ def render(values: dict) -> str:
         f"session_state = {q(values.get('session_state', 'session_current.json'))}",
         "include = []",
         "exclude = [" + ", ".join(q(p) for p in DEFAULT_EXCLUDE) + "]",
-        f"context_window = {DEFAULT_CONTEXT_WINDOW}",
+        f"context_window = {DEFAULT_CONTEXT_WINDOW}  # tokens, for a model precompact does not know",
         "",
         "[hooks]",
         "# SessionStart sources that get the restore brief: " + ", ".join(SESSION_START_SOURCES),
         "session_start_sources = [" + ", ".join(q(s) for s in DEFAULT_SESSION_START_SOURCES) + "]",
+        "# What PreCompact tells Claude Code's summariser ({savepoint} names the savepoint; \"\" for nothing)",
+        "# compact_note = \"...\"",
         "",
         "[redaction]",
         "enabled = true",

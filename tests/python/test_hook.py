@@ -29,9 +29,9 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     result = hook({"hook_event_name": "PreCompact", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "trigger": "auto", "custom_instructions": ""})
     elapsed = time.monotonic() - began
     assert result.returncode == 0, result.stderr
-    message = json.loads(result.stdout)["systemMessage"]
-    assert message.startswith("precompact: savepoint 1 saved (sha256:")
-    assert b"decision" not in result.stdout
+    note = result.stdout.decode()
+    assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:"), "plain words for the summariser"
+    assert "{" not in note and "decision" not in note
     assert elapsed < 10
     logs = project / "logs"
 
@@ -45,12 +45,24 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     assert savepoint_log.latest(logs, INSTANCE).compact_summary == "We fixed the app."
 
 
+def test_outside_a_project_the_hooks_do_nothing_and_say_it_on_stderr_only(tmp_path):
+    for event in ("PreCompact", "PostCompact", "SessionStart"):
+        result = hook({"hook_event_name": event, "cwd": str(tmp_path), "transcript_path": "/nope", "source": "resume"})
+        assert result.returncode == 0 and result.stdout == b""
+        assert "no .precompact.toml" in result.stderr.decode()
+    assert not (tmp_path / "logs").exists(), "a user-scope install leaves other projects alone"
+
+
 def test_failures_never_block_and_are_logged(tmp_path):
-    result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path), "transcript_path": "/nope"})
+    (tmp_path / ".precompact.toml").write_text('instance = "x"\n[layers]\ngit = "yes"\n')
+    (tmp_path / "sub").mkdir()
+    result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path / "sub"), "transcript_path": "/nope"})
     assert result.returncode == 0
-    message = json.loads(result.stdout)["systemMessage"]
-    assert "PreCompact failed: no .precompact.toml" in message
-    assert "no .precompact.toml" in (tmp_path / "logs" / "precompact-errors.log").read_text()
+    note = result.stdout.decode()
+    assert note.startswith("precompact could not save the transcript before this compaction (layers.git must be true or false")
+    assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text(), "logged at the project root"
+    started = hook({"hook_event_name": "SessionStart", "cwd": str(tmp_path), "source": "resume"})
+    assert "SessionStart failed: layers.git" in json.loads(started.stdout)["systemMessage"]
 
 
 def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
@@ -82,5 +94,5 @@ def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(worksp
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx'}), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
-    assert "savepoint 1 saved" in result.stdout
+    assert "precompact savepoint 1 (sha256:" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "[]"
