@@ -16,11 +16,13 @@ import sys
 import time
 from pathlib import Path
 
+from precompact import atomic_file, savepoint_log
 from precompact import config as configuration
-from precompact import savepoint_log
 
 LOCK_NAME = "precompact-worker.lock"
 LOG_NAME = "precompact-worker.log"
+# While a worker waits to retry, this file holds the time of its next attempt.
+RETRY_NAME = "precompact-worker.retry"
 BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
 
 
@@ -72,14 +74,30 @@ def run(root: Path) -> None:
             if not mine:
                 return
             seen = _savepoint_count(logs)
-            for pause in (*BACKOFF_SECONDS, None):
-                outcome = layers.flush(configuration.load(root))
-                if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
-                    break
-                _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
-                time.sleep(pause)
+            try:
+                for pause in (*BACKOFF_SECONDS, None):
+                    outcome = layers.flush(configuration.load(root))
+                    if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
+                        break
+                    _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
+                    atomic_file.write(logs / RETRY_NAME, f"{time.time() + pause:.3f}\n".encode(), 0o600)
+                    time.sleep(pause)
+            finally:
+                (logs / RETRY_NAME).unlink(missing_ok=True)
         if _savepoint_count(logs) == seen:
             return
+
+
+def next_retry(logs: Path) -> float | None:
+    """Seconds until the running worker's next attempt; None when no worker will retry."""
+    try:
+        due = float((logs / RETRY_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    with _exclusive(logs) as free:
+        if free:  # the worker that wrote it is gone
+            return None
+    return max(due - time.time(), 0.0)
 
 
 def _log(message: str) -> None:
