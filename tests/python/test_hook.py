@@ -96,3 +96,41 @@ def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(worksp
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
     assert "precompact savepoint 1 (sha256:" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
+    from projects import new_project
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = tmp_path / "t.jsonl"
+    said = [{"type": "user", "uuid": "u1", "message": {"content": "Fix the parser"}}, {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "content": [{"type": "text", "text": "Done."}]}}]
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in said))
+
+    def pre_compact(session_id="s1"):
+        result = hook({"hook_event_name": "PreCompact", "session_id": session_id, "transcript_path": str(transcript), "cwd": str(project.path), "trigger": "manual"})
+        assert result.returncode == 0, result.stderr
+        return result.stdout.decode()
+
+    assert "precompact savepoint 1 (sha256:" in pre_compact()
+    with transcript.open("a") as f:  # what Claude Code itself writes at a compaction
+        for entry in [
+            {"type": "system", "uuid": "b1", "subtype": "compact_boundary"},
+            {"type": "user", "uuid": "c1", "isCompactSummary": True, "message": {"content": "This session is being continued..."}},
+            {"type": "user", "uuid": "c2", "message": {"content": "<command-name>/compact</command-name>"}},
+            {"type": "user", "uuid": "c3", "message": {"content": "<local-command-stdout>Compacted</local-command-stdout>"}},
+        ]:
+            f.write(json.dumps(entry) + "\n")
+    kept = pre_compact()
+    assert kept.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.") and "savepoint 1 (sha256:" in kept
+    assert "savepoint 2" in pre_compact(session_id="s2"), "another session's compaction saves"
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "user", "uuid": "u2", "message": {"content": "Now the tests"}}) + "\n")
+    assert "savepoint 3" in pre_compact()
+    assert len(savepoint_log.savepoints(project.logs)) == 3
+
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("[hooks]\n", '[hooks]\ncompact_note = ""\n'))
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "user", "uuid": "u3", "message": {"content": "And the docs"}}) + "\n")
+    assert pre_compact() == "", "the note switched off"
+    assert len(savepoint_log.savepoints(project.logs)) == 4
