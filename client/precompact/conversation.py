@@ -117,7 +117,7 @@ class Recent:
     failure: tuple[str, str] | None = None  # the last failing command not since run successfully, and its error
 
 
-def recent(newest_first: Iterable, max_entries: int = 3_000, max_requests: int = 5) -> Recent:
+def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int = 5) -> Recent:
     """Reads a conversation's entries, newest first, at most `max_entries` of them."""
     found = Recent()
     results: dict[str, tuple[bool, str]] = {}

@@ -75,7 +75,7 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
     if recent.todos:
         sections.append(("## Todo list (the last TodoWrite)", _cut("\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT)))
     if recent.edited:
-        root = Path((document.get("session") or {}).get("cwd") or ".")
+        root = repository or Path((document.get("session") or {}).get("cwd") or ".")
         changed = uncommitted(repository, recent.edited) if repository is not None else None
         lines = [f"- {_shown(name, root)}{_commit_note(name, changed)}" for name in recent.edited]
         sections.append(("## Files edited", _cut("\n".join(lines), FILES_LIMIT)))
@@ -202,11 +202,12 @@ def _age(unix: int | None, now: datetime | None) -> str:
 def uncommitted(root: Path, files: list[str]) -> set[str] | None:
     """Which of `files` (absolute, or relative to `root`) git reports as changed or untracked in
     the repository at `root`; None when git cannot tell."""
-    if not files:
+    inside = [name for name in files if not Path(name).is_absolute() or Path(name).is_relative_to(root)]
+    if not inside:
         return set()
     try:
         done = subprocess.run(
-            ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *files],
+            ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *inside],
             cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
         )
         top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS)
