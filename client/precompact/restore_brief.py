@@ -63,7 +63,7 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
     """The restore brief, under BRIEF_LIMIT characters: what Claude Code's own summary does not
     hold verbatim (the user's latest requests, the todo list, the files edited, the last failing
     command), the proof in one line, and where to find more. The compaction summary is included
-    only for a session other than the one that was compacted (that one already has it). With
+    only for a reader other than the session that was compacted (that one already has it). With
     `repository`, each edited file says whether git reports it uncommitted now."""
     s = found.savepoint
     document = found.document
@@ -83,7 +83,7 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
         command, error = recent.failure
         sections.append(("## Last failing command", _cut(f"$ {command}\n{error.strip()}", FAILURE_LIMIT)))
     summary = s.compact_summary
-    if summary and session_id != s.created.get("session_id"):
+    if summary and (session_id is None or session_id != s.created.get("session_id")):
         sections.append(("## Compaction summary", _cut(summary, SUMMARY_LIMIT)))
     state = (document.get("session_state") or {}).get("content")
     if state:
