@@ -14,9 +14,13 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from precompact import atomic_file, gitstore, savepoint_log, snapshot
+from precompact import atomic_file, savepoint_log, snapshot
 from precompact.config import Config
+
+if TYPE_CHECKING:
+    from precompact import gitstore
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
 
@@ -72,21 +76,25 @@ def resurrect(
     """Loads and checks one savepoint of `instance` (default: the configured one): `sequence`,
     the newest at or before the ISO time `at`, or the newest. With `record_lineage`, the
     configured instance records that it continues `instance`; with `restore_state`, the saved
-    session-state file is written back. `offline` (a session start) uses no network: only the
-    local index, no git fetch, and the chain as the index recorded it, not re-read."""
+    session-state file is written back. `offline` (a session start) uses neither the network
+    nor GitPython (whose import alone is most of a hook's start-up): the local index only, the
+    snapshot re-hashed, git and chain as the worker recorded them in the index, not re-read."""
     name = instance or config.instance
-    repo, repo_problem = _repository(config)
+    repo, repo_problem = (None, None) if offline else _repository(config)
     savepoints, source = _savepoints(config, repo, repo_problem, name, offline)
     target = _choose(savepoints, name, sequence, at)
     checks: dict[str, Check] = {}
-    if offline and config.chain_layer:
-        checks["chain"], onchain_commit = _recorded_chain(target), None
-    else:
-        checks["chain"], onchain_commit = _check_chain(config, name, target, savepoints, check_chain, rpc_timeout)
     local = config.root / target.created["snapshot_file"]
-    local_digests = gitstore.file_digests(local) if local.is_file() else None
-    commit = target.commit or onchain_commit or _commit_from_branch(config, repo, target)
-    checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, commit, local_digests, offline)
+    if offline:
+        checks["chain"], checks["git"] = _recorded_chain(config, target), _recorded_git(config, target)
+        local_digests, git_bytes = _sha256_of(local), None
+    else:
+        from precompact import gitstore
+
+        checks["chain"], onchain_commit = _check_chain(config, name, target, savepoints, check_chain, rpc_timeout)
+        local_digests = gitstore.file_digests(local) if local.is_file() else None
+        commit = target.commit or onchain_commit or _commit_from_branch(config, repo, target)
+        checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, commit, local_digests)
     data, path = _intact_bytes(target, local, local_digests, git_bytes, checks)
     reader = snapshot.SnapshotReader(data)
     document = reader.fields
@@ -108,6 +116,8 @@ def resurrect(
 
 
 def _repository(config: Config):
+    from precompact import gitstore
+
     if not config.git_layer:
         return None, "the git layer is off in .precompact.toml"
     try:
@@ -117,6 +127,8 @@ def _repository(config: Config):
 
 
 def _target(config: Config):
+    from precompact import gitstore
+
     return gitstore.Target(config.repository, config.remote, config.branch)
 
 
@@ -127,6 +139,8 @@ def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offli
     index = savepoint_log.index_path(config.logs)
     if offline:
         raise ResurrectError(f"no savepoint of {name} in {index}")
+    from precompact import gitstore
+
     if repo is None:
         raise ResurrectError(f"no savepoint of {name} in {index} ({repo_problem}); check the instance name or run from the project")
     target = _target(config)
@@ -211,30 +225,55 @@ def _check_chain(config: Config, name: str, target, savepoints: list, check_chai
     return Check(VERIFIED, f"{where}; savepoint {target.sequence} links to it through the hash chain"), None
 
 
-def _recorded_chain(target) -> Check:
+@dataclass(frozen=True)
+class _Hashed:
+    sha256: str
+
+
+def _sha256_of(path: Path) -> _Hashed | None:
+    if not path.is_file():
+        return None
+    with path.open("rb") as f:
+        return _Hashed(hashlib.file_digest(f, "sha256").hexdigest())
+
+
+def _recorded_chain(config: Config, target) -> Check:
     """The chain as the worker recorded it in the index: never "verified", which takes reading
     the record."""
+    if not config.chain_layer:
+        return Check(OFF, "the chain layer is off in .precompact.toml")
     if target.layer_3 == "CONFIRMED":
         return Check(NOT_VERIFIED, f"confirmed at slot {target.chain_slot} per the index, not re-read")
     return Check(NOT_VERIFIED, "Layer 3 queued")
 
 
+def _recorded_git(config: Config, target) -> Check:
+    """Git as the worker recorded it in the index (not "verified", as for the chain)."""
+    if not config.git_layer:
+        return Check(OFF, "the git layer is off in .precompact.toml")
+    if target.layer_2 in ("PUSHED", "COMMITTED") and target.commit:
+        return Check(NOT_VERIFIED, f"{target.layer_2.lower()} as commit {target.commit[:12]} per the index, not re-read")
+    return Check(NOT_VERIFIED, "Layer 2 queued")
+
+
 def _commit_from_branch(config: Config, repo, target) -> str | None:
+    from precompact import gitstore
+
     if repo is None:
         return None
     tip = gitstore.savepoint_tip(repo, _target(config))
     return gitstore.commit_adding(repo, tip, target.created["snapshot_file"]) if tip else None
 
 
-def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, local: gitstore.FileDigests | None, offline: bool = False) -> tuple[Check, bytes | None]:
+def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, local: gitstore.FileDigests | None) -> tuple[Check, bytes | None]:
     """Git's verdict, and the snapshot's bytes from git when the local copy cannot serve."""
+    from precompact import gitstore
+
     if repo is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, repo_problem or ""), None
     if commit is None:
         return Check(NOT_VERIFIED, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
     if not gitstore.has_commit(repo, commit):
-        if offline:
-            return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here (not fetched at session start)"), None
         try:
             gitstore.fetch(repo, _target(config))
         except gitstore.GitStoreError as e:
