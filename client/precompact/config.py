@@ -12,8 +12,10 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from precompact import snapshot
+if TYPE_CHECKING:
+    from precompact import snapshot
 
 CONFIG_NAME = ".precompact.toml"
 # The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
@@ -83,6 +85,9 @@ class Config:
         return self.root / "logs"
 
     def snapshot_settings(self) -> snapshot.Settings:
+        # Imported here: a session start, which writes no snapshot, is spared its imports.
+        from precompact import snapshot
+
         return snapshot.Settings(
             instance=self.instance,
             logs=self.logs,

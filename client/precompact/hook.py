@@ -17,9 +17,13 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from precompact import config as configuration
-from precompact import savepoint_log, snapshot
+from precompact import savepoint_log
+
+if TYPE_CHECKING:
+    from precompact import snapshot
 
 ERRORS_LOG = "precompact-errors.log"
 # Index event: a session was given a savepoint's brief (it is not given it again).
@@ -76,6 +80,8 @@ def handle(raw: bytes) -> HookResult:
 
 
 def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
+    from precompact import snapshot
+
     session = snapshot.Session(
         session_id=_text(payload, "session_id"),
         transcript_path=_text(payload, "transcript_path"),
