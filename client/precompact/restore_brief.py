@@ -77,7 +77,7 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
     if recent.edited:
         root = repository or Path((document.get("session") or {}).get("cwd") or ".")
         changed = uncommitted(repository, recent.edited) if repository is not None else None
-        lines = [f"- {_shown(name, root)}{_commit_note(name, changed)}" for name in recent.edited]
+        lines = [f"- {_shown(name, root)}{_commit_note(name, root, changed)}" for name in recent.edited]
         sections.append(("## Files edited", _cut("\n".join(lines), FILES_LIMIT)))
     if recent.failure:
         command, error = recent.failure
@@ -159,10 +159,12 @@ def _shown(name: str, root: Path) -> str:
     return str(path.relative_to(root)) if path.is_absolute() and path.is_relative_to(root) else name
 
 
-def _commit_note(name: str, uncommitted: Container[str] | None) -> str:
+def _commit_note(name: str, root: Path, uncommitted: Container[str] | None) -> str:
     if uncommitted is None:
         return ""
-    return " (uncommitted)" if name in uncommitted else " (committed)"
+    if name in uncommitted:
+        return " (uncommitted)"
+    return " (committed)" if (root / name).exists() else " (not on disk)"
 
 
 def _short_verdict(check) -> str:
