@@ -24,6 +24,7 @@ LOG_NAME = "precompact-worker.log"
 # While a worker waits to retry, this file holds the time of its next attempt.
 RETRY_NAME = "precompact-worker.retry"
 BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
+WORKER_NICENESS = 10
 
 
 def spawn(root: Path) -> int:
@@ -107,6 +108,9 @@ def _log(message: str) -> None:
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: python -m precompact.worker PROJECT_ROOT")
+    # Spawned at compaction, the worker's imports (the Solana stack) would compete for the CPU
+    # with the SessionStart hook Claude Code runs right after; the session comes first.
+    os.nice(WORKER_NICENESS)
     try:
         run(Path(sys.argv[1]))
     except configuration.ConfigError as e:
