@@ -90,11 +90,19 @@ def claude_binary(version: str = VERSION) -> Path:
             timeout=NPM_TIMEOUT_SECONDS,
         )
         if done.returncode != 0:
-            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise Unavailable(f"npm install {PACKAGE}@{version} failed: {tail}")
+            raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
     if not _works(binary):
         raise Unavailable(f"{binary} does not run after npm install")
     return binary
+
+
+def _npm_reason(stderr: str) -> str:
+    """npm's own one-line reason ("FetchError: request to ... failed, reason: ..."), or its code."""
+    errors = [line.removeprefix("npm error").strip() for line in stderr.splitlines() if line.startswith("npm error")]
+    for line in errors:
+        if "Error:" in line or "reason:" in line:
+            return line
+    return next((line for line in errors if line.startswith("code ")), "no reason given")
 
 
 def _works(binary: Path) -> bool:
