@@ -246,11 +246,11 @@ class Script:
     def __call__(self, body: dict) -> tuple[list[dict], dict]:
         usage = {"input_tokens": self.input_tokens, "output_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         messages = body.get("messages") or []
-        if messages and COMPACTION_MARK in _texts(messages[-1]):
+        if messages and COMPACTION_MARK in texts(messages[-1]):
             return [{"type": "text", "text": f"<analysis>\n{self.analysis}\n</analysis>\n\n<summary>\n{self.summary}\n</summary>"}], usage
         for position in range(len(messages) - 1, -1, -1):
             message = messages[position]
-            found = PLAN.search(_texts(message)) if message.get("role") == "user" else None
+            found = PLAN.search(texts(message)) if message.get("role") == "user" else None
             if found:
                 steps = self.plans.get(found.group(1), [])
                 step = sum(1 for m in messages[position + 1 :] if m.get("role") == "assistant")
@@ -261,7 +261,7 @@ class Script:
         return [{"type": "text", "text": "Noted."}], usage
 
 
-def _texts(message: dict) -> str:
+def texts(message: dict) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content

@@ -62,9 +62,11 @@ def setup(tmp_path, localnet, claude_binary):
     result = Setup(project, claude_code.Session(claude_binary, home, project.path, mock), script)
     installed = result.precompact("install")
     assert installed.returncode == 0, installed.stderr
-    yield result
-    wait_for_worker(project)
-    mock.stop()
+    try:
+        yield result
+        wait_for_worker(project)
+    finally:
+        mock.stop()
 
 
 BRIEF_START = "[precompact] Restored from savepoint"
@@ -93,11 +95,11 @@ def briefs(request: dict) -> list[str]:
 
 
 def compaction_requests(mock: claude_code.MockAnthropic) -> list[dict]:
-    return [r for r in mock.requests if r["body"] and claude_code.COMPACTION_MARK in claude_code._texts(r["body"]["messages"][-1])]
+    return [r for r in mock.requests if r["body"] and claude_code.COMPACTION_MARK in claude_code.texts(r["body"]["messages"][-1])]
 
 
 def additional_instructions(request: dict) -> str:
-    prompt = claude_code._texts(request["body"]["messages"][-1])
+    prompt = claude_code.texts(request["body"]["messages"][-1])
     return prompt.split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0] if "Additional Instructions:" in prompt else ""
 
 
