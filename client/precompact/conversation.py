@@ -10,12 +10,14 @@ quoted back as a user request.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
+TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList")
 EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 _META_PREFIXES = (
     "<command-name>",
@@ -112,7 +114,7 @@ class Recent:
     """What the latest part of a conversation says about the work in progress."""
 
     requests: list[str] = field(default_factory=list)  # the user's latest requests, oldest first
-    todos: list[dict] | None = None  # the last TodoWrite's list
+    todos: list[dict] | None = None  # the last TodoWrite's list, or the Task* tools' list, whichever is newer
     edited: list[str] = field(default_factory=list)  # files written or edited, most recent first
     failure: tuple[str, str] | None = None  # the last failing command not since run successfully, and its error
 
@@ -123,6 +125,7 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
     results: dict[str, tuple[bool, str]] = {}
     succeeded: set[str] = set()
     requests: list[str] = []
+    task_calls: list[tuple[str, dict, str]] = []  # newest first, back to the last TaskList
     for count, entry in enumerate(newest_first):
         if count >= max_entries:
             break
@@ -140,15 +143,20 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
         elif entry.get("type") == "assistant" and isinstance(content, list):
             for block in reversed(content):
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    _note_call(block, results.get(block.get("id")), found, succeeded)
+                    _note_call(block, results.get(block.get("id")), found, succeeded, task_calls)
     found.requests = requests[::-1]
+    if found.todos is None and task_calls:
+        found.todos = _task_list(task_calls)
     return found
 
 
-def _note_call(block: dict, result: tuple[bool, str] | None, found: Recent, succeeded: set[str]) -> None:
+def _note_call(block: dict, result: tuple[bool, str] | None, found: Recent, succeeded: set[str], task_calls: list) -> None:
     name, arguments = block.get("name"), block.get("input") if isinstance(block.get("input"), dict) else {}
     failed = result is not None and result[0]
-    if name == "TodoWrite" and found.todos is None and not failed and isinstance(arguments.get("todos"), list):
+    if name in TASK_TOOLS and found.todos is None and result is not None and not failed:
+        if not (task_calls and task_calls[-1][0] == "TaskList"):  # a TaskList holds all before it
+            task_calls.append((name, arguments, result[1]))
+    elif name == "TodoWrite" and found.todos is None and not task_calls and not failed and isinstance(arguments.get("todos"), list):
         found.todos = [t for t in arguments["todos"] if isinstance(t, dict)]
     elif name in EDIT_TOOLS and not failed:
         path = arguments.get(EDIT_TOOLS[name])
@@ -160,6 +168,30 @@ def _note_call(block: dict, result: tuple[bool, str] | None, found: Recent, succ
             succeeded.add(command)
         elif found.failure is None and command not in succeeded:
             found.failure = (command, result[1])
+
+
+def _task_list(newest_first: list[tuple[str, dict, str]]) -> list[dict] | None:
+    """The task list that Claude Code's TaskCreate / TaskUpdate / TaskList calls leave, replayed
+    from their results (as 2.1.332 words them: "Task #1 created successfully: <subject>",
+    and a TaskList's "#1 [in_progress] <subject>" lines)."""
+    tasks: dict[str, dict] = {}
+    for name, arguments, result in reversed(newest_first):
+        if name == "TaskList":
+            tasks = {m.group(1): {"content": m.group(3), "status": m.group(2)} for m in re.finditer(r"^#(\w+) \[([\w-]+)\] (.*)$", result, re.MULTILINE)}
+        elif name == "TaskCreate":
+            created = re.match(r"Task #(\w+) created", result)
+            if created:
+                tasks[created.group(1)] = {"content": str(arguments.get("subject", "")), "status": "pending"}
+        elif name == "TaskUpdate" and str(arguments.get("taskId")) in tasks:
+            task = tasks[str(arguments["taskId"])]
+            if arguments.get("status") == "deleted":
+                del tasks[str(arguments["taskId"])]
+                continue
+            if isinstance(arguments.get("status"), str):
+                task["status"] = arguments["status"]
+            if isinstance(arguments.get("subject"), str):
+                task["content"] = arguments["subject"]
+    return list(tasks.values()) or None
 
 
 def _result_text(content) -> str:

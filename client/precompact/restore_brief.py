@@ -73,7 +73,7 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
         head.append("NOT INTACT: do not rely on this savepoint; run `precompact verify`.")
     sections = []
     if recent.todos:
-        sections.append(("## Todo list (the last TodoWrite)", _cut("\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT)))
+        sections.append(("## Todo list (as the session last set it)", _cut("\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT)))
     if recent.edited:
         root = repository or Path((document.get("session") or {}).get("cwd") or ".")
         changed = uncommitted(repository, recent.edited) if repository is not None else None

@@ -38,7 +38,9 @@ What Claude Code 2.1.332 does, observed with this harness (the tests rely on the
   Skill, ToolSearch, Workflow, Write. TodoWrite is deferred (loaded with ToolSearch
   "select:TodoWrite") and enabled only with CLAUDE_CODE_ENABLE_TODO_TOOLS=1 and
   CLAUDE_CODE_ENABLE_TASKS=0 (otherwise the Task* tools replace it). As root,
-  bypassPermissions is refused: tools are allowed with --allowedTools.
+  bypassPermissions is refused: tools are allowed with --allowedTools. The default Task* tools
+  answer "Task #1 created successfully: <subject>", "Updated task #1 status" and, for TaskList,
+  lines "#1 [in_progress] <subject>"; their list is kept in ~/.claude/tasks/<session id>/.
 - modelUsage.contextWindow: 1,000,000 for claude-opus-5-5, -5, sonnet-5-5, -5, opus-4-8,
   fable-5 and any `[1m]` id; 200,000 for opus-4-6, sonnet-4-6, sonnet-4-5, haiku-4-5.
 - A failed Bash call comes back as a tool_result with is_error true, "Exit code N\n<output>".

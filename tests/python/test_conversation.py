@@ -97,3 +97,28 @@ def test_recent_stops_at_its_limits():
     history = [user(f"request {n}", f"u{n}") for n in range(10)]
     assert conversation.recent(reversed(history), max_requests=3).requests == ["request 7", "request 8", "request 9"]
     assert conversation.recent(reversed(history), max_entries=2).requests == ["request 8", "request 9"]
+
+
+def test_the_task_tools_list_is_replayed_and_the_newer_of_it_and_todowrite_wins():
+    tasks = [
+        call("k1", "TaskCreate", {"subject": "Parse headers", "description": "d"}),
+        result("k1", "Task #1 created successfully: Parse headers"),
+        call("k2", "TaskCreate", {"subject": "Write tests", "description": "d"}),
+        result("k2", "Task #2 created successfully: Write tests"),
+        call("k3", "TaskCreate", {"subject": "Scratch", "description": "d"}),
+        result("k3", "Task #3 created successfully: Scratch"),
+        call("k4", "TaskUpdate", {"taskId": "1", "status": "in_progress"}),
+        result("k4", "Updated task #1 status"),
+        call("k5", "TaskUpdate", {"taskId": "3", "status": "deleted"}),
+        result("k5", "Updated task #3 deleted"),
+    ]
+    expected = [{"content": "Parse headers", "status": "in_progress"}, {"content": "Write tests", "status": "pending"}]
+    assert conversation.recent(reversed(tasks)).todos == expected
+    listed = [*tasks[:2], call("k0", "TaskList", {}), result("k0", "#7 [completed] Older work\n#1 [pending] Parse headers"), *tasks[6:8]]
+    assert conversation.recent(reversed(listed)).todos == [
+        {"content": "Older work", "status": "completed"},
+        {"content": "Parse headers", "status": "in_progress"},
+    ], "a TaskList restates the whole list (what came before it is not replayed); later calls apply to it"
+    todo = [call("t1", "TodoWrite", {"todos": [{"content": "From TodoWrite", "status": "pending"}]}), result("t1", "ok")]
+    assert conversation.recent(reversed(tasks + todo)).todos == [{"content": "From TodoWrite", "status": "pending"}]
+    assert conversation.recent(reversed(todo + tasks)).todos == expected
