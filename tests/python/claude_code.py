@@ -299,7 +299,7 @@ class Session:
 
     def run(self, prompt: str, resume: str | None = None, cwd: Path | None = None, debug_file: Path | None = None) -> dict:
         """One `claude -p` run; its JSON result (`session_id`, `result`, ...)."""
-        args = [str(self.binary), "-p", prompt, "--output-format", "json", "--allowedTools", "Read,Write,Edit,Bash,ToolSearch,TodoWrite"]
+        args = [str(self.binary), "-p", prompt, "--output-format", "json", "--allowedTools", "Read,Write,Edit,Bash,ToolSearch,TodoWrite,TaskCreate,TaskUpdate,TaskList"]
         if resume:
             args += ["--resume", resume]
         if debug_file:

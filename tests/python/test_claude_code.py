@@ -207,3 +207,19 @@ def test_started_in_a_subdirectory_the_user_scope_install_saves_in_the_project(s
     session.run("/compact", resume=other, cwd=elsewhere)
     assert additional_instructions(compaction_requests(mock)[-1]) == "", "outside a precompact project the hooks say nothing"
     assert not (elsewhere / "logs").exists()
+
+
+def test_with_claude_codes_default_task_tools_the_brief_has_their_list(setup):
+    session, mock = setup.session, setup.session.mock
+    session.env.update({"CLAUDE_CODE_ENABLE_TASKS": "1", "CLAUDE_CODE_ENABLE_TODO_TOOLS": "0"})  # 2.1.332's default
+    setup.script.plans["tasks"] = [
+        [("ToolSearch", {"query": "select:TaskCreate,TaskUpdate"})],
+        [("TaskCreate", {"subject": "Migrate the schema", "description": "add the column"})],
+        [("TaskCreate", {"subject": "Backfill the rows", "description": "in batches"})],
+        [("TaskUpdate", {"taskId": "1", "status": "completed"})],
+    ]
+    session_id = session.run("Plan the migration. [[plan:tasks]]")["session_id"]
+    session.run("/compact", resume=session_id)
+    session.run("Go on.", resume=session_id)
+    [brief] = briefs(mock.requests[-1])
+    assert "- [completed] Migrate the schema\n- [pending] Backfill the rows" in brief
