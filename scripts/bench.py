@@ -182,6 +182,7 @@ def markdown(results: dict) -> str:
         "",
         f"- `precompact verify --all` over {results['verify']['savepoints']} savepoints (git on): {results['verify']['verify_all_s'] * 1000:.0f} ms",
         f"- Layer 3 round trip per savepoint on precompact-localnet (send + confirm + index): median {results['layer_3']['round_trip_s']['median'] * 1000:.0f} ms, max {results['layer_3']['round_trip_s']['max'] * 1000:.0f} ms over {results['layer_3']['savepoints']}",
+        *[f"- SessionStart hook in the real Claude Code flow ({results['claude_code']['version']}, from its --debug-file), {moment}: median {t['median'] * 1000:.0f} ms, max {t['max'] * 1000:.0f} ms over {t['runs']}" for moment, t in results.get("claude_code", {}).get("session_start", {}).items()],
         f"- hook-path import time (precompact.command, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; click/GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
     ]
     return "\n".join(lines + other)
@@ -195,6 +196,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="repetitions per size")
     parser.add_argument("--savepoints", type=int, default=1000, help="savepoints for verify --all")
     parser.add_argument("--chain-savepoints", type=int, default=50, help="savepoints posted for the Layer 3 round trip")
+    parser.add_argument("--claude-code-runs", type=int, default=3, help="sessions of the real Claude Code CLI timing the SessionStart hook (0: none)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
@@ -208,6 +210,11 @@ def main() -> None:
         results["verify"] = verify_thousand(root, args.savepoints)
         results["layer_3"] = layer_3_round_trip(root, args.chain_savepoints)
         results["imports"] = import_time()
+        if args.claude_code_runs:
+            import bench_claude_code
+            import claude_code
+
+            results["claude_code"] = {"version": f"Claude Code {claude_code.VERSION}", "session_start": bench_claude_code.flow(root, args.claude_code_runs)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(results, indent=2) if args.json else markdown(results))

@@ -78,7 +78,7 @@ def installed_hooks(project: Path) -> dict[str, list[str]]:
     return {event: shlex.split(groups[-1]["hooks"][0]["command"]) for event, groups in settings["hooks"].items()}
 
 
-def run_hook(command: list[str], event_payload: dict, project: Path) -> dict | None:
+def run_hook(command: list[str], event_payload: dict, project: Path) -> str:
     """What Claude Code does: the hook's command with the event JSON on stdin."""
     print(f"$ echo '{{\"hook_event_name\":\"{event_payload['hook_event_name']}\",...}}' | {' '.join(command)}", flush=True)
     began = time.monotonic()
@@ -87,7 +87,7 @@ def run_hook(command: list[str], event_payload: dict, project: Path) -> dict | N
     print(f"  exit {result.returncode} in {elapsed * 1000:.0f} ms")
     if result.stderr.strip():
         print("  stderr: " + result.stderr.strip())
-    return json.loads(result.stdout) if result.stdout.strip() else None
+    return result.stdout.strip()
 
 
 def wait_for_layers(project: Path) -> dict:
@@ -143,8 +143,8 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     print(f"  {transcript.path}: {transcript.bytes / 1e6:.1f} MB, {transcript.messages} messages, {len(transcript.files)} files touched")
 
     step("4. Claude Code compacts: the PreCompact hook saves Layer 1 and returns at once")
-    message = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path), project)
-    print(f"  systemMessage: {message['systemMessage']}")
+    note = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path), project)
+    print(f"  stdout, which Claude Code appends to the summariser's prompt: {note}")
     latest = wait_for_layers(project)
     print(f"  snapshot {latest['snapshot_file']}  sha256:{latest['snapshot_hash']}")
     snapshot = (project / latest["snapshot_file"]).read_text()
@@ -162,7 +162,7 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     step("7. PostCompact stores the compaction summary; SessionStart restores the session")
     run_hook(hooks["PostCompact"], payload("PostCompact", project, transcript.path, compact_summary="We made the flaky test deterministic by seeding the clock."), project)
     output = run_hook(hooks["SessionStart"], payload("SessionStart", project, source="compact"), project)
-    context = output["hookSpecificOutput"]["additionalContext"]
+    context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     print(f"  additionalContext: {len(context)} characters (Claude Code's limit: 10,000). It begins:")
     print("  | " + "\n  | ".join(context.splitlines()[:24]))
     print("  | …")

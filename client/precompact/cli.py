@@ -56,7 +56,8 @@ def main() -> None:
 @click.option("--program-id", help="Address of the deployed precompact program (default: this client's).")
 @click.option("--yes", is_flag=True, help="Do not prompt; use the options and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing .precompact.toml.")
-def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, force) -> None:
+@click.option("--airdrop", is_flag=True, help="Fund the keypair from the cluster's faucet (local and test clusters): 1 SOL for rent and fees.")
+def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, force, airdrop) -> None:
     """Write .precompact.toml here, create the keypair if absent, keep logs out of git status."""
     root = Path.cwd()
     path = root / configuration.CONFIG_NAME
@@ -82,6 +83,8 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {path}")
     _ensure_keypair(loaded.keypair)
+    if airdrop:
+        _airdrop(loaded)
     from precompact import gitstore
 
     try:
@@ -126,6 +129,32 @@ def _ensure_keypair(path: Path) -> None:
     with os.fdopen(fd, "w") as f:
         json.dump(list(bytes(keypair)), f)
     click.echo(f"created keypair {path} (public key {keypair.pubkey()}); back it up, it signs your savepoints")
+
+
+AIRDROP_LAMPORTS = 1_000_000_000
+AIRDROP_WAIT_SECONDS = 30
+
+
+def _airdrop(loaded: configuration.Config) -> None:
+    import time
+
+    from precompact import chain_post, rpc
+
+    try:
+        pubkey = str(chain_post.load_keypair(loaded.keypair).pubkey())
+    except chain_post.ChainError as e:
+        raise click.ClickException(str(e)) from None
+    cluster = rpc.Cluster(loaded.cluster, timeout=10)
+    try:
+        signature = cluster.request_airdrop(pubkey, AIRDROP_LAMPORTS)
+        deadline = time.monotonic() + AIRDROP_WAIT_SECONDS
+        while (cluster.signature_status(signature) or {}).get("confirmationStatus") not in ("confirmed", "finalized"):
+            if time.monotonic() > deadline:
+                raise click.ClickException(f"the airdrop to {pubkey} was not confirmed by {loaded.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself")
+            time.sleep(0.1)
+    except rpc.RpcError as e:
+        raise click.ClickException(f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself") from None
+    click.echo(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {pubkey} on {loaded.cluster}")
 
 
 @main.command()
@@ -186,10 +215,16 @@ def _report(loaded: configuration.Config, outcome) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json) -> None:
     """Savepoints with the state of each layer."""
-    from precompact import layers
+    from precompact import layers, worker
 
     loaded = _load()
     savepoints, bad_lines = layers.status(loaded)
+    retry = worker.next_retry(loaded.logs)
+    retrying = f"retrying (next in {retry:.0f}s)" if retry is not None else None
+
+    def shown(state: str) -> str:  # a failed layer the worker is about to retry is not FAILED yet
+        return retrying if state == "FAILED" and retrying else state
+
     if as_json:
         rows = [
             {
@@ -199,9 +234,9 @@ def status(as_json) -> None:
                 "snapshot_hash": s.snapshot_hash,
                 "snapshot_file": s.created.get("snapshot_file"),
                 "layer_1": s.created.get("layer_1_status"),
-                "layer_2": s.layer_2,
+                "layer_2": shown(s.layer_2),
                 "commit": s.commit,
-                "layer_3": s.layer_3,
+                "layer_3": shown(s.layer_3),
                 "chain_signature": s.chain_signature,
                 "failures": s.failures,
             }
@@ -216,7 +251,7 @@ def status(as_json) -> None:
         click.echo(f"{instance}: {len(mine)} savepoint(s){current}")
         for s in mine:
             commit = (s.commit or "-")[:10]
-            click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {s.layer_2:<9} {commit:<10}  chain {s.layer_3}")
+            click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {shown(s.layer_3)}")
             if "FAILED" in (s.layer_2, s.layer_3) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
     if bad_lines:
@@ -332,23 +367,26 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state)
 
 
 @main.command()
-@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True, help="project: ./.claude/settings.json; user: ~/.claude/settings.json.")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True, help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
 def install(scope, dry_run) -> None:
     """Add the PreCompact, PostCompact and SessionStart hooks to Claude Code's settings.json."""
     from precompact import install as installer
 
     try:
-        sources = configuration.load(Path.cwd()).session_start_sources
+        loaded = configuration.load(Path.cwd())
+        root, sources = loaded.root, loaded.session_start_sources
     except configuration.UntrustedConfig as e:
         raise click.ClickException(str(e)) from None
     except ConfigError:
-        sources = tuple(configuration.DEFAULT_SESSION_START_SOURCES)
+        root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
     try:
-        change = installer.plan_install(installer.settings_path(scope, Path.cwd()), installer.command_path(), sources)
+        change = installer.plan_install(installer.settings_path(scope, root), installer.command_path(), sources)
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
     _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
+    if scope == "project" and not dry_run:
+        click.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
 
 
 @main.command()

@@ -16,8 +16,12 @@ import tomllib
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from precompact import config_trust, snapshot
+from precompact import config_trust
+
+if TYPE_CHECKING:
+    from precompact import snapshot
 
 CONFIG_NAME = ".precompact.toml"
 # The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
@@ -53,6 +57,14 @@ ENV_OVERRIDES = {
 }
 SESSION_START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
+# What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
+# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)".
+DEFAULT_COMPACT_NOTE = (
+    "The full pre-compaction transcript is saved as precompact {savepoint}; after compaction the session gets "
+    "precompact's brief with the user's latest requests, the todo list, the files edited and the last failing command. "
+    "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
+    "for approaches that were rejected."
+)
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -87,6 +99,7 @@ class Config:
     redaction: bool
     redaction_patterns: dict
     session_start_sources: tuple[str, ...]
+    compact_note: str  # empty: the PreCompact hook prints nothing
     insecure_cluster: bool = False
 
     @property
@@ -94,6 +107,9 @@ class Config:
         return self.root / "logs"
 
     def snapshot_settings(self) -> snapshot.Settings:
+        # Imported here: a session start, which writes no snapshot, is spared its imports.
+        from precompact import snapshot
+
         return snapshot.Settings(
             instance=self.instance,
             logs=self.logs,
@@ -248,6 +264,7 @@ def _validate(root: Path, raw: dict) -> Config:
         redaction=r.boolean("redaction", "enabled", True),
         redaction_patterns=patterns,
         session_start_sources=tuple(sources),
+        compact_note=r.string("hooks", "compact_note", DEFAULT_COMPACT_NOTE),
         insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
     )
 
@@ -378,11 +395,13 @@ def render(values: dict) -> str:
         f"session_state = {q(values.get('session_state', 'session_current.json'))}",
         "include = []",
         "exclude = [" + ", ".join(q(p) for p in DEFAULT_EXCLUDE) + "]",
-        f"context_window = {DEFAULT_CONTEXT_WINDOW}",
+        f"context_window = {DEFAULT_CONTEXT_WINDOW}  # tokens, for a model precompact does not know",
         "",
         "[hooks]",
         "# SessionStart sources that get the restore brief: " + ", ".join(SESSION_START_SOURCES),
         "session_start_sources = [" + ", ".join(q(s) for s in DEFAULT_SESSION_START_SOURCES) + "]",
+        "# What PreCompact tells Claude Code's summariser ({savepoint} names the savepoint; \"\" for nothing)",
+        "# compact_note = \"...\"",
         "",
         "[redaction]",
         "enabled = true",

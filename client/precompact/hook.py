@@ -1,7 +1,12 @@
 """`precompact hook`: the Claude Code hook handler. It must never slow or block the session:
 it always exits 0, never emits a block decision, and reports failures in its message and in
 `logs/precompact-errors.log` instead. PreCompact runs only Layer 1 here (the detached worker does
-the rest); SessionStart hands the new session the restore brief of the latest savepoint.
+the rest) and tells the summariser, in plain words, what is saved; PostCompact keeps the
+summary; SessionStart hands the session the restore brief of the latest savepoint, once.
+
+Claude Code 2.1.332 runs them in the order PreCompact, SessionStart (source `compact`),
+PostCompact; it appends PreCompact's stdout to the summariser's prompt as "Additional
+Instructions", and keeps SessionStart's `additionalContext` in the conversation.
 """
 
 from __future__ import annotations
@@ -12,14 +17,15 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from precompact import config as configuration
-from precompact import savepoint_log, snapshot
+from precompact import savepoint_log
+
+if TYPE_CHECKING:
+    from precompact import snapshot
 
 ERRORS_LOG = "precompact-errors.log"
-# A session start waits for the chain read at most this long; past it the brief says
-# "not verified" rather than hold the session up.
-SESSION_START_RPC_TIMEOUT_SECONDS = 3
 
 
 @dataclass
@@ -54,15 +60,24 @@ def handle(raw: bytes) -> HookResult:
     handlers = {"PreCompact": _pre_compact, "PostCompact": _post_compact, "SessionStart": _session_start}
     if event not in handlers:
         return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done")
+    # Installed for every directory (user scope), the hook fires in projects without precompact:
+    # there it has nothing to do and says so only on stderr, which Claude Code does not show.
     try:
-        return handlers[event](payload, Path(cwd))
+        root = configuration.find_root(Path(cwd))
+    except (configuration.ConfigError, OSError) as e:
+        return HookResult(stderr=f"precompact hook: {e}")
+    try:
+        return handlers[event](payload, configuration.load(root))
     except configuration.UntrustedConfig as e:
         return _untrusted(event, f"precompact did nothing: {e}")
     except Exception as e:  # the session must go on whatever happens here
         from precompact.redact import Redactor
 
         reason = Redactor().value(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
-        details = f" (details in logs/{ERRORS_LOG})" if _log_error(Path(cwd), event, reason) else ""
+        details = f" (details in logs/{ERRORS_LOG})" if _log_error(root, event, reason) else ""
+        if event == "PreCompact":
+            # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON.
+            return HookResult(stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops.")
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
@@ -76,32 +91,51 @@ def _untrusted(event: str, line: str) -> HookResult:
     return HookResult(stdout=_message(line))
 
 
-def _pre_compact(payload: dict, cwd: Path) -> HookResult:
-    loaded = configuration.load(cwd)
+def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
+    from precompact import snapshot
+
     session = snapshot.Session(
         session_id=_text(payload, "session_id"),
         transcript_path=_text(payload, "transcript_path"),
-        cwd=str(cwd),
+        cwd=_text(payload, "cwd") or str(loaded.root),
         trigger=_text(payload, "trigger") or "auto",
         custom_instructions=_text(payload, "custom_instructions"),
     )
+    kept = _unchanged_savepoint(loaded, session)
+    if kept is not None:
+        note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
+        return HookResult(stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note else "")
     written = snapshot.create_savepoint(loaded.snapshot_settings(), session)
-    queued = ""
     if loaded.git_layer or loaded.chain_layer:
         # Imported late: spawning needs only the module, not the layers it will run.
         from precompact import worker
 
         worker.spawn(loaded.root)
-        queued = "; git and chain backup continue in the background"
-    return HookResult(stdout=_message(f"precompact: savepoint {written.sequence} saved (sha256:{written.sha256[:12]}){queued}"))
+    return HookResult(stdout=_compact_note(loaded, written.sequence, written.sha256))
 
 
-def _post_compact(payload: dict, cwd: Path) -> HookResult:
-    loaded = configuration.load(cwd)
-    latest = savepoint_log.latest(loaded.logs, loaded.instance)
+def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
+    """The session's latest savepoint, if the transcript has said nothing since it was made."""
+    if not session.session_id or not session.transcript_path:
+        return None
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.created.get("session_id") == session.session_id]
+    if not mine or not mine[-1].created.get("last_said"):
+        return None
+    from precompact import conversation
+
+    return mine[-1] if conversation.last_said(Path(session.transcript_path)) == mine[-1].created["last_said"] else None
+
+
+def _compact_note(loaded: configuration.Config, sequence: int, sha256: str) -> str:
+    return loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
+
+
+def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.created.get("session_id") == _text(payload, "session_id")]
+    latest = mine[-1] if mine else savepoint_log.latest(loaded.logs, loaded.instance)
     if latest is None:
         return HookResult(stderr="precompact hook: no savepoint to attach the compaction summary to")
-    summary = _text(payload, "compact_summary") or ""
+    summary = summary_part(_text(payload, "compact_summary") or "")
     if loaded.redaction:
         from precompact.redact import Redactor
 
@@ -110,19 +144,43 @@ def _post_compact(payload: dict, cwd: Path) -> HookResult:
     return HookResult()
 
 
-def _session_start(payload: dict, cwd: Path) -> HookResult:
-    loaded = configuration.load(cwd)
+def summary_part(text: str) -> str:
+    """The `<summary>` of a compaction summary; its `<analysis>` is the model's working, not the
+    summary. Text without the tags is kept whole."""
+    start, end = text.find("<summary>"), text.rfind("</summary>")
+    if start != -1 and end > start:
+        return text[start + len("<summary>") : end].strip()
+    return text.strip()
+
+
+def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
+    """The brief of the latest savepoint, once per session: silent when there is none, or when
+    this session already has it (Claude Code keeps SessionStart context in the conversation, so
+    a resume after a compaction would repeat it). Uses no network: git and chain are taken as
+    the worker recorded them, and the session never waits on them."""
     source = _text(payload, "source")
+    session_id = _text(payload, "session_id")
     if source not in loaded.session_start_sources:
+        return HookResult()
+    latest = savepoint_log.latest(loaded.logs, loaded.instance)
+    if latest is None or (session_id and _delivered(loaded, session_id, latest.sequence)):
         return HookResult()
     from precompact import restore_brief, resurrect
 
     try:
-        found = resurrect.resurrect(loaded, rpc_timeout=SESSION_START_RPC_TIMEOUT_SECONDS)
-        context = restore_brief.brief(found)
+        found = resurrect.resurrect(loaded, sequence=latest.sequence, offline=True)
+        context = restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
     except resurrect.ResurrectError as e:
-        context = f"[precompact] No savepoint restored: {e}"
+        context = f"[precompact] Savepoint {latest.sequence} could not be restored: {e}"
+    savepoint_log.mark(loaded.logs, latest, savepoint_log.BRIEF_DELIVERED, session_id=session_id, source=source)
     return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False))
+
+
+def _delivered(loaded: configuration.Config, session_id: str, sequence: int) -> bool:
+    return any(
+        e.get("event") == savepoint_log.BRIEF_DELIVERED and e.get("instance") == loaded.instance and e.get("sequence") == sequence and e.get("session_id") == session_id
+        for e in savepoint_log.read(loaded.logs).events
+    )
 
 
 def _text(payload: dict, key: str) -> str | None:
@@ -134,14 +192,13 @@ def _message(text: str) -> str:
     return json.dumps({"systemMessage": text})
 
 
-def _log_error(cwd: Path, event, reason: str) -> bool:
-    """Appends the failure to the project's error log; False when there is no project (no
-    configuration) or its logs/ is refused."""
+def _log_error(root: Path, event, reason: str) -> bool:
+    """Appends the failure to the project's error log; False when its logs/ is refused."""
     from precompact import logs_dir
     from precompact.redact import Redactor
 
     try:
-        fd = logs_dir.open_file(configuration.find_root(cwd) / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
             f.write(Redactor().value(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
     except (OSError, configuration.ConfigError):

@@ -16,6 +16,14 @@ from pathlib import Path
 
 from precompact import atomic_file
 
+# Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
+# repository root; user settings apply wherever it starts, and there the hook finds the project
+# by walking up to its .precompact.toml (and does nothing outside a precompact project).
+PROJECT_SCOPE_ADVICE = (
+    "note: Claude Code runs these hooks only when started in {root} itself, not in a subdirectory; "
+    "`precompact install --scope user` runs them wherever it starts (they do nothing outside a precompact project)"
+)
+
 # Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration.
 HOOKS = {"PreCompact": ("auto|manual", 60), "PostCompact": ("auto|manual", 15), "SessionStart": (None, 30)}
 

@@ -1,25 +1,33 @@
 """What a resurrection tells people and sessions: the report, the restore brief a new session
-starts from, and the JSON form. Pure functions of a `Resurrection`.
+starts from, and the JSON form, from a `Resurrection` (the brief may also ask git which edited
+files are still uncommitted).
 
-Claude Code cuts SessionStart context above 10,000 characters to a preview, so the brief is
-built to a budget: the report, the compaction summary, the files in play and the session-state
-priorities first, then as many of the latest user requests and assistant conclusions, verbatim,
-as still fit; it ends with where the full snapshot is and how to see more.
+The brief complements Claude Code's compaction summary rather than repeating it. Claude Code
+cuts SessionStart context above 10,000 characters to a preview, so it is built to a budget:
+the proof in one line, the todo list, the files edited, the last failing command (and, for
+another session, the summary and session-state priorities), then as many of the user's latest
+requests, verbatim, as still fit; it ends with where the full snapshot is and how to see more.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import subprocess
+from collections.abc import Container
 from datetime import datetime, timezone
+from pathlib import Path
 
+from precompact import conversation
 from precompact.resurrect import FAILED, VERIFIED, Resurrection
 
 BRIEF_LIMIT = 9_500
-SUMMARY_LIMIT = 3_000
-STATE_LIMIT = 1_200
+SUMMARY_LIMIT = 2_500
+STATE_LIMIT = 1_000
 FILES_LIMIT = 1_000
-MESSAGE_LIMIT = 1_500
+TODOS_LIMIT = 1_500
+FAILURE_LIMIT = 1_200
+MESSAGE_LIMIT = 1_000
+GIT_TIMEOUT_SECONDS = 5
 _MARKS = {VERIFIED: "✓", FAILED: "✗"}
 
 
@@ -56,30 +64,55 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
     return "\n".join(lines)
 
 
-def brief(found: Resurrection, now: datetime | None = None) -> str:
-    """The restore brief, under BRIEF_LIMIT characters."""
+def brief(found: Resurrection, now: datetime | None = None, session_id: str | None = None, repository: Path | None = None) -> str:
+    """The restore brief, under BRIEF_LIMIT characters: what Claude Code's own summary does not
+    hold verbatim (the user's latest requests, the todo list, the files edited, the last failing
+    command), the proof in one line, and where to find more. The compaction summary is included
+    only for a reader other than the session that was compacted (that one already has it). With
+    `repository`, each edited file says whether git reports it uncommitted now."""
+    s = found.savepoint
     document = found.document
-    head = ["[precompact] This session continues from a savepoint.", report(found, now)]
-    summary = found.savepoint.compact_summary
-    if summary:
-        head.append("## Compaction summary\n" + _cut(summary, SUMMARY_LIMIT))
+    recent = conversation.recent(found.contents.newest_entries())
+    head = [f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: its snapshot holds the full conversation before compaction.", proof(found, now)]
+    if not found.intact:
+        head.append("NOT INTACT: do not rely on this savepoint; run `precompact verify`.")
+    sections = []
+    if recent.todos:
+        sections.append(("## Todo list (as the session last set it)", _cut("\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT)))
+    if recent.edited:
+        root = repository or Path((document.get("session") or {}).get("cwd") or ".")
+        changed = uncommitted(repository, recent.edited) if repository is not None else None
+        lines = [f"- {_shown(name, root)}{_commit_note(name, root, changed)}" for name in recent.edited]
+        sections.append(("## Files edited", _cut("\n".join(lines), FILES_LIMIT)))
+    if recent.failure:
+        command, error = recent.failure
+        sections.append(("## Last failing command", _cut(f"$ {command}\n{error.strip()}", FAILURE_LIMIT)))
+    summary = s.compact_summary
+    if summary and (session_id is None or session_id != s.created.get("session_id")):
+        sections.append(("## Compaction summary", _cut(summary, SUMMARY_LIMIT)))
     state = (document.get("session_state") or {}).get("content")
     if state:
         text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
-        head.append("## Session-state priorities\n" + _cut(text, STATE_LIMIT))
-    files = document.get("loaded_files") or {}
-    if files:
-        head.append("## Files in play\n" + _cut("\n".join(f"- {name} ({_file_note(info)})" for name, info in files.items()), FILES_LIMIT))
+        sections.append(("## Session-state priorities", _cut(text, STATE_LIMIT)))
     tail = (
-        f"## More\nFull snapshot: {found.path}. "
-        f"`precompact resurrect --format report` shows the checks, `--format json` the fields; "
+        f"## More\nFull snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
         f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
     )
-    budget = BRIEF_LIMIT - sum(len(part) + 2 for part in head) - len(tail) - 2 - len("## Latest exchanges (verbatim, oldest first)\n")
-    recent = _recent(newest_exchanges(found.contents.newest_entries()), budget)
-    parts = head + (["## Latest exchanges (verbatim, oldest first)\n" + recent] if recent else []) + [tail]
+    title = "## Latest user requests (verbatim, oldest first)"
+    used = sum(len(part) + 2 for part in head) + sum(len(t) + len(b) + 3 for t, b in sections) + len(tail) + len(title) + 3
+    requests = _requests(recent.requests, BRIEF_LIMIT - used)
+    if requests:
+        sections.insert(0, (title, requests))
+    parts = head + [f"{title}\n{body}" for title, body in sections] + [tail]
     text = "\n\n".join(parts)
     return text if len(text) <= BRIEF_LIMIT else text[: BRIEF_LIMIT - 1] + "…"
+
+
+def proof(found: Resurrection, now: datetime | None = None) -> str:
+    """The savepoint's checks in one line."""
+    s = found.savepoint
+    checks = ", ".join(f"{name} {_short_verdict(found.checks[name])}" for name in ("integrity", "snapshot", "git", "chain") if name in found.checks)
+    return f"Proof: savepoint {s.sequence}, sha256:{s.snapshot_hash[:12]}, saved {_age(s.created.get('unix_timestamp'), now)} ago; {checks}."
 
 
 def to_json(found: Resurrection) -> dict:
@@ -106,45 +139,12 @@ def to_json(found: Resurrection) -> dict:
     }
 
 
-def newest_exchanges(newest_first: Iterable) -> Iterator[tuple[str, str]]:
-    """The conversation's user requests and assistant text, newest first, one item per message
-    (assistant lines repeat per content block; tool calls and results are left out). Lazy, so
-    the brief reads a long history only as far back as its budget goes."""
-    pending: tuple[str, str | None, list[str]] | None = None
-    for entry in newest_first:
-        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
-            continue
-        role = entry.get("type")
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        if role not in ("user", "assistant"):
-            continue
-        text = _text(message.get("content"))
-        if not text:
-            continue
-        message_id = message.get("id") if role == "assistant" else None
-        if pending is not None and message_id is not None and pending[:2] == ("assistant", message_id):
-            pending[2].append(text)
-            continue
-        if pending is not None:
-            yield pending[0], "\n".join(reversed(pending[2]))
-        pending = (role, message_id, [text])
-    if pending is not None:
-        yield pending[0], "\n".join(reversed(pending[2]))
-
-
-def _text(content) -> str:
-    if isinstance(content, str):
-        return content.strip()
-    if isinstance(content, list):
-        return "\n".join(b["text"].strip() for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)).strip()
-    return ""
-
-
-def _recent(newest_first: Iterable[tuple[str, str]], budget: int) -> str:
+def _requests(oldest_first: list[str], budget: int) -> str:
+    """As many of the latest requests as fit in `budget`, each quoted and cut to MESSAGE_LIMIT."""
     chosen: list[str] = []
     used = 0
-    for role, text in newest_first:
-        block = f"[{role}] {_cut(text, MESSAGE_LIMIT)}"
+    for request in reversed(oldest_first):
+        block = "> " + _cut(request, MESSAGE_LIMIT).replace("\n", "\n> ")
         if used + len(block) + 1 > budget:
             break
         chosen.append(block)
@@ -158,6 +158,24 @@ def _cut(text: str, limit: int) -> str:
 
 def _verdict(check) -> str:
     return f"{_MARKS.get(check.status, '–')} {check.status} ({check.detail})" if check.detail else f"{_MARKS.get(check.status, '–')} {check.status}"
+
+
+def _shown(name: str, root: Path) -> str:
+    path = Path(name)
+    return str(path.relative_to(root)) if path.is_absolute() and path.is_relative_to(root) else name
+
+
+def _commit_note(name: str, root: Path, uncommitted: Container[str] | None) -> str:
+    if uncommitted is None:
+        return ""
+    if name in uncommitted:
+        return " (uncommitted)"
+    return " (committed)" if (root / name).exists() else " (not on disk)"
+
+
+def _short_verdict(check) -> str:
+    mark = f"{_MARKS.get(check.status, '–')} {check.status}"
+    return mark if check.status == VERIFIED or not check.detail else f"{mark} ({_cut(check.detail, 100)})"
 
 
 def _file_note(info: dict) -> str:
@@ -187,3 +205,23 @@ def _age(unix: int | None, now: datetime | None) -> str:
             count = seconds // length
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
+def uncommitted(root: Path, files: list[str]) -> set[str] | None:
+    """Which of `files` (absolute, or relative to `root`) git reports as changed or untracked in
+    the repository at `root`; None when git cannot tell."""
+    inside = [name for name in files if not Path(name).is_absolute() or Path(name).is_relative_to(root)]
+    if not inside:
+        return set()
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *inside],
+            cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
+        )
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or top.returncode != 0:
+        return None
+    changed = {Path(top.stdout.strip(), entry[3:].decode("utf-8", "replace")) for entry in done.stdout.split(b"\0") if len(entry) > 3}
+    return {name for name in files if (Path(name) if Path(name).is_absolute() else root / name) in changed}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from precompact import atomic_file, gitstore, logs_dir, savepoint_log, snapshot, trust
+from precompact import atomic_file, logs_dir, savepoint_log, snapshot, trust
 from precompact.config import Config
 from precompact.trust import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
 
@@ -71,26 +71,33 @@ def resurrect(
     record_lineage: bool = False,
     check_chain: bool = True,
     rpc_timeout: float | None = None,
+    offline: bool = False,
 ) -> Resurrection:
     """Loads and checks one savepoint of `instance` (default: the configured one): `sequence`,
     the newest at or before the ISO time `at`, or the newest. With `record_lineage`, the
     configured instance records that it continues `instance`; with `restore_state`, the saved
-    session-state file is written back."""
+    session-state file is written back. `offline` (a session start) uses neither the network
+    nor GitPython (whose import alone is most of a hook's start-up): the local index only, the
+    snapshot re-hashed, git and chain as the worker recorded them in the index, not re-read."""
     name = instance or config.instance
-    repo, repo_problem = _repository(config)
-    savepoints, source = _savepoints(config, repo, repo_problem, name)
+    repo, repo_problem = (None, None) if offline else _repository(config)
+    savepoints, source = _savepoints(config, repo, repo_problem, name, offline)
     local_root = source == LOCAL_INDEX
     target = _choose(savepoints, name, sequence, at)
     if not logs_dir.is_snapshot_name(target.created.get("snapshot_file"), target.sequence):
         raise ResurrectError(f"the index names {target.created.get('snapshot_file')!r} as savepoint {target.sequence}'s snapshot, not a name precompact writes")
     evidence = _Evidence(config, repo, {s.sequence: s for s in savepoints})
     checks: dict[str, Check] = {}
-    checks["chain"] = _check_chain(config, name, target, evidence, local_root, check_chain, rpc_timeout)
-    # The hash to hold the bytes to: this machine's record, else what the chain verified.
-    rooted = local_root or checks["chain"].status == VERIFIED
-    wanted = target.snapshot_hash if local_root else (checks["chain"].sha256 or target.snapshot_hash)
     local = evidence.local(target)
-    checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, evidence.commit_of(target), wanted, rooted, local)
+    if offline:
+        checks["chain"], checks["git"] = _recorded_chain(config, target), _recorded_git(config, target)
+        wanted, git_bytes = target.snapshot_hash, None
+    else:
+        checks["chain"] = _check_chain(config, name, target, evidence, local_root, check_chain, rpc_timeout)
+        # The hash to hold the bytes to: this machine's record, else what the chain verified.
+        rooted = local_root or checks["chain"].status == VERIFIED
+        wanted = target.snapshot_hash if local_root else (checks["chain"].sha256 or target.snapshot_hash)
+        checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, evidence.commit_of(target), wanted, rooted, local)
     local_path = config.root / target.created["snapshot_file"]
     usable, path = _usable_bytes(config.logs, local_path, local, wanted, git_bytes, checks["git"], checks)
     reader = snapshot.SnapshotReader(usable.data)
@@ -116,6 +123,8 @@ def resurrect(
 
 
 def _repository(config: Config):
+    from precompact import gitstore
+
     if not config.git_layer:
         return None, "the git layer is off in .precompact.toml"
     try:
@@ -125,14 +134,20 @@ def _repository(config: Config):
 
 
 def _target(config: Config):
+    from precompact import gitstore
+
     return gitstore.Target(config.repository, config.remote, config.branch)
 
 
-def _savepoints(config: Config, repo, repo_problem: str | None, name: str) -> tuple[list[savepoint_log.Savepoint], str]:
+def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offline: bool) -> tuple[list[savepoint_log.Savepoint], str]:
     local = savepoint_log.savepoints(config.logs, name)
     if local:
         return local, LOCAL_INDEX
     index = savepoint_log.index_path(config.logs)
+    if offline:
+        raise ResurrectError(f"no savepoint of {name} in {index}")
+    from precompact import gitstore
+
     if repo is None:
         raise ResurrectError(f"no savepoint of {name} in {index} ({repo_problem}); check the instance name or run from the project")
     target = _target(config)
@@ -208,6 +223,8 @@ class _Evidence:
             return local
         commit = self.commit_of(savepoint) if self.repo is not None else None
         if commit is not None:
+            from precompact import gitstore
+
             try:
                 stored = gitstore.file_at(self.repo, commit, savepoint.created["snapshot_file"])
             except Exception:  # commit or file absent: that source has nothing
@@ -243,7 +260,28 @@ def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_r
     return trust.walk_back(held, roots, evidence.by_sequence, target.sequence, evidence.locate)[target.sequence]
 
 
+def _recorded_chain(config: Config, target) -> Check:
+    """The chain as the worker recorded it in the index: never "verified", which takes reading
+    the record."""
+    if not config.chain_layer:
+        return Check(OFF, "the chain layer is off in .precompact.toml")
+    if target.layer_3 == "CONFIRMED":
+        return Check(NOT_VERIFIED, f"confirmed at slot {target.chain_slot} per the index, not re-read")
+    return Check(NOT_VERIFIED, "Layer 3 queued")
+
+
+def _recorded_git(config: Config, target) -> Check:
+    """Git as the worker recorded it in the index (not "verified", as for the chain)."""
+    if not config.git_layer:
+        return Check(OFF, "the git layer is off in .precompact.toml")
+    if target.layer_2 in ("PUSHED", "COMMITTED") and target.commit:
+        return Check(NOT_VERIFIED, f"{target.layer_2.lower()} as commit {target.commit[:12]} per the index, not re-read")
+    return Check(NOT_VERIFIED, "Layer 2 queued")
+
+
 def _commit_from_branch(config: Config, repo, target) -> str | None:
+    from precompact import gitstore
+
     if repo is None:
         return None
     tip = gitstore.savepoint_tip(repo, _target(config))
@@ -253,6 +291,8 @@ def _commit_from_branch(config: Config, repo, target) -> str | None:
 def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, wanted: str, rooted: bool, local: trust.Snapshot | None) -> tuple[Check, bytes | None]:
     """Git's verdict (its copy is the committed one, and matches what a root vouches for), and
     the snapshot's bytes from git when the local copy cannot serve."""
+    from precompact import gitstore
+
     if repo is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, repo_problem or ""), None
     if commit is None:

@@ -82,6 +82,14 @@ class Cluster:
             raise self._malformed("sendTransaction", "no signature")
         return result
 
+    def request_airdrop(self, address: str, lamports: int) -> str:
+        """Asks the cluster's faucet (local and test clusters have one) for lamports; returns the
+        transaction's signature."""
+        result = self.call("requestAirdrop", [address, lamports, {"commitment": COMMITMENT}])
+        if not isinstance(result, str):
+            raise self._malformed("requestAirdrop", "no signature")
+        return result
+
     def signature_status(self, signature: str) -> dict | None:
         """The status of one signature ({slot, err, confirmationStatus}), None while unknown."""
         value = self._value("getSignatureStatuses", [[signature]])

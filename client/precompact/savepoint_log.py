@@ -27,6 +27,8 @@ LOCK_POLL_SECONDS = 0.01
 
 SAVEPOINT_CREATED = "SAVEPOINT_CREATED"
 RESURRECTED = "RESURRECTED"
+# A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
+BRIEF_DELIVERED = "BRIEF_DELIVERED"
 LAYER_EVENTS = {
     "LAYER_2_COMMITTED": ("layer_2", "COMMITTED"),
     "LAYER_2_PUSHED": ("layer_2", "PUSHED"),

@@ -198,6 +198,8 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
             "tokens_remaining": facts["tokens"]["remaining"],
             "context_utilization_percent": facts["tokens"]["utilization_percent"],
             "redactions": facts["redactions"],
+            # What the session had last said: a later PreCompact finding the same keeps this savepoint.
+            "last_said": facts["last_said"],
         }
         savepoint_log.append(settings.logs, event)
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
@@ -250,12 +252,30 @@ def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=saves)
         raise
-    return digest.hexdigest(), size, {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"]}
+    return digest.hexdigest(), size, {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"], "last_said": scan.last_said}
+
+
+# Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it
+# knows; a model id tagged `[1m]` has the 1M window. Other models get `snapshot.context_window`.
+MODEL_WINDOWS = {
+    **dict.fromkeys(("claude-opus-5-5", "claude-opus-5", "claude-sonnet-5-5", "claude-sonnet-5", "claude-opus-4-8", "claude-fable-5"), 1_000_000),
+    **dict.fromkeys(("claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"), 200_000),
+}
+
+
+def context_window(model: str | None, fallback: int) -> int:
+    """The context window of the model that ran the session (`fallback` for an unknown one)."""
+    if not model:
+        return fallback
+    if model.endswith("[1m]"):
+        return 1_000_000
+    # Dated ids (claude-sonnet-4-5-20250929) are the undated model.
+    return MODEL_WINDOWS.get(re.sub(r"-\d{8}$", "", model), fallback)
 
 
 def _fields(settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str], scan, clean, redactor) -> dict:
     used = transcript.context_tokens(scan.last_usage)
-    window = settings.context_window
+    window = context_window(scan.model, settings.context_window)
     fields = {
         "type": SNAPSHOT_TYPE,
         "format_version": FORMAT_VERSION,
@@ -275,6 +295,7 @@ def _fields(settings: Settings, session: Session, now: datetime, sequence: int, 
             }
         ),
         "tokens": {
+            "model": scan.model,
             "used": used,
             "window": window,
             "remaining": max(window - used, 0),
@@ -380,13 +401,14 @@ def git_state(cwd: Path) -> dict:
         return git_env.run(cwd, *args, timeout=GIT_TIMEOUT_SECONDS)
 
     try:
-        status = git("status", "--porcelain=v2", "--branch", "--untracked-files=no")
+        status = git("status", "--porcelain=v2", "--branch", "--untracked-files=normal")
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"repository": False, "problem": f"git unavailable: {e}"}
     if status.returncode != 0:
         return {"repository": False, "problem": status.stderr.strip().splitlines()[0] if status.stderr.strip() else "not a git repository"}
     commit = branch = None
     dirty = False
+    untracked = 0
     for line in status.stdout.splitlines():
         if line.startswith("# branch.oid "):
             commit = line.split(" ", 2)[2]
@@ -394,6 +416,9 @@ def git_state(cwd: Path) -> dict:
         elif line.startswith("# branch.head "):
             branch = line.split(" ", 2)[2]
             branch = None if branch == "(detached)" else branch
+        elif line.startswith("? "):
+            untracked += 1
+            dirty = True
         elif not line.startswith("#"):
             dirty = True
     remotes = {}
@@ -402,4 +427,4 @@ def git_state(cwd: Path) -> dict:
         parts = line.split()
         if len(parts) >= 2 and parts[-1] == "(fetch)":
             remotes[parts[0]] = parts[1]
-    return {"repository": True, "current_commit": commit, "branch": branch, "detached": branch is None, "dirty": dirty, "remotes": remotes}
+    return {"repository": True, "current_commit": commit, "branch": branch, "detached": branch is None, "dirty": dirty, "untracked": untracked, "remotes": remotes}

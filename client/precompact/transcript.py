@@ -16,6 +16,8 @@ from pathlib import Path
 
 import orjson
 
+from precompact import conversation
+
 # Tools whose input names a file the session read or changed.
 FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
 SETTLE_TIMEOUT_SECONDS = 1.0
@@ -40,6 +42,8 @@ class TranscriptScan:
     invalid_utf8_lines: int = 0
     partial_last_line: bool = False
     last_usage: dict | None = None
+    model: str | None = None  # of the last main-chain assistant turn
+    last_said: str | None = None  # conversation.said_mark of the last entry said
     # Files the session read or changed (path -> tool), from file tool calls that succeeded.
     files: dict[str, str] = field(default_factory=dict)
     _seen_messages: set = field(default_factory=set, repr=False)
@@ -170,8 +174,12 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
     if key not in scan._seen_messages:
         scan._seen_messages.add(key)
         scan.messages += 1
+    if conversation.is_said(entry):
+        scan.last_said = conversation.said_mark(entry)
     if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
         scan.last_usage = message["usage"]
+        if isinstance(message.get("model"), str):
+            scan.model = message["model"]
     content = message.get("content")
     if not isinstance(content, list):
         return

@@ -27,15 +27,20 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from solders.pubkey import Pubkey
-from solders.signature import Signature
-
-from precompact import chain, record, rpc, snapshot
+from precompact import snapshot
 from precompact.savepoint_log import Savepoint
 
+# The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
+# checks local snapshots through this module, and those imports would cost it ~100 ms.
+if TYPE_CHECKING:
+    from solders.pubkey import Pubkey
+
+    from precompact import record, rpc
+
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
-SYSTEM_PROGRAM = str(chain.SYSTEM_PROGRAM_ID)
+SYSTEM_PROGRAM = "11111111111111111111111111111111"
 
 
 @dataclass(frozen=True)
@@ -66,15 +71,23 @@ class Roots:
 
     @property
     def instance_id(self) -> bytes:
+        from precompact import chain
+
         return chain.instance_id(self.instance)
 
     @property
     def address(self) -> Pubkey:
+        from precompact import chain
+
         return chain.record_address(self.authority, self.instance_id, self.program_id)[0]
 
 
 def roots(program_id: str, authority: str | None, keypair: Path, instance: str) -> Roots:
     """The roots the configuration names: `chain.authority`, else the keypair's public key."""
+    from solders.pubkey import Pubkey
+
+    from precompact import chain
+
     if authority is not None:
         key = Pubkey.from_string(authority)
     else:
@@ -92,6 +105,9 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
     """The record at `roots.address` as the account holds it, once every rule of the chain root
     holds; raises Broken naming the field that does not. A record not yet written to (sequence 0)
     passes the owner, authority and instance checks only: it vouches for nothing."""
+    from solders.pubkey import Pubkey
+
+    from precompact import record
     where = f"the account at {roots.address}"
     if owner != str(roots.program_id):
         raise Broken("layer 3", None, f"{where} is owned by {owner}, not the precompact program {roots.program_id}")
@@ -113,6 +129,7 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
 
 def signature_valid(found: record.Record, roots: Roots) -> bool:
     """Whether the configured authority signed the record's fields for this program and address."""
+    from solders.signature import Signature
     try:
         message = found.signed_fields().signed_message(roots.address, roots.program_id)
     except ValueError:  # a git_commit that is not 40 ASCII characters
@@ -155,6 +172,7 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     """The chain's verdict on the instance, given the highest savepoint this machine saw
     confirmed on chain (0: none, or the index is not this machine's). Never raises for what the
     cluster answers."""
+    from precompact import rpc
     try:
         found = record_at(roots, client)
     except rpc.RpcError as e:
@@ -176,6 +194,8 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:
     """The record states exactly this savepoint: sequence, snapshot hash, predecessor, commit.
     Raises Broken naming the first field that differs."""
+    from precompact import chain
+
     n = savepoint.sequence
     if found.sequence != n:
         raise Broken("layer 3", n, f"the record holds sequence {found.sequence}, not {n}")

@@ -22,7 +22,10 @@ from precompact import logs_dir, savepoint_log
 
 LOCK_NAME = "precompact-worker.lock"
 LOG_NAME = "precompact-worker.log"
+# While a worker waits to retry, this file holds the time of its next attempt.
+RETRY_NAME = "precompact-worker.retry"
 BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
+WORKER_NICENESS = 10
 
 
 def spawn(root: Path) -> int:
@@ -72,18 +75,34 @@ def run(root: Path) -> None:
             if not mine:
                 return
             seen = _savepoint_count(logs)
-            for pause in (*BACKOFF_SECONDS, None):
-                loaded = configuration.load(root)
-                warning = configuration.insecure_cluster_warning(loaded)
-                if warning:
-                    _log(warning)
-                outcome = layers.flush(loaded)
-                if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
-                    break
-                _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
-                time.sleep(pause)
+            try:
+                for pause in (*BACKOFF_SECONDS, None):
+                    loaded = configuration.load(root)
+                    warning = configuration.insecure_cluster_warning(loaded)
+                    if warning:
+                        _log(warning)
+                    outcome = layers.flush(loaded)
+                    if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
+                        break
+                    _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
+                    logs_dir.write_atomic(logs, RETRY_NAME, f"{time.time() + pause:.3f}\n".encode())
+                    time.sleep(pause)
+            finally:
+                (logs / RETRY_NAME).unlink(missing_ok=True)
         if _savepoint_count(logs) == seen:
             return
+
+
+def next_retry(logs: Path) -> float | None:
+    """Seconds until the running worker's next attempt; None when no worker will retry."""
+    try:
+        due = float(logs_dir.read_bytes(logs, RETRY_NAME))
+    except (OSError, ValueError):
+        return None
+    with _exclusive(logs) as free:
+        if free:  # the worker that wrote it is gone
+            return None
+    return max(due - time.time(), 0.0)
 
 
 def _log(message: str) -> None:
@@ -97,6 +116,9 @@ def _log(message: str) -> None:
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: python -m precompact.worker PROJECT_ROOT")
+    # Spawned at compaction, the worker's imports (the Solana stack) would compete for the CPU
+    # with the SessionStart hook Claude Code runs right after; the session comes first.
+    os.nice(WORKER_NICENESS)
     try:
         run(Path(sys.argv[1]))
     except configuration.ConfigError as e:

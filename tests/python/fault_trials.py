@@ -23,7 +23,7 @@ from pathlib import Path
 
 from conftest import LocalnetProcess, free_port
 from projects import PRECOMPACT, Project, fund, new_project
-from transcript_gen import generate, payload
+from transcript_gen import generate, payload, saved_sequence
 
 from precompact import config as configuration
 from precompact import gitstore, savepoint_log, snapshot, worker
@@ -112,21 +112,23 @@ def crash_layer_1(root: Path, trials: int, rng: random.Random, transcript_bytes:
     tally = Tally("kill -9 during Layer 1 (hook)")
     project = new_project(root, "crash-layer-1", git_layer=False, chain_layer=False)
     transcript = generate(root / "crash-layer-1.jsonl", transcript_bytes, project=project.path)
-    stdin = json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
-    duration = _full_run_seconds([PRECOMPACT, "hook"], project.path, stdin)
+    def stdin() -> bytes:  # each hook a session of its own, so each one saves
+        return json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
+
+    duration = _full_run_seconds([PRECOMPACT, "hook"], project.path, stdin())
     intact: dict[int, str] = {}
     check_layer_1(project, intact)
     for trial in range(1, trials + 1):
-        killed_at([PRECOMPACT, "hook"], project.path, rng.uniform(0, duration * 1.1), stdin)
+        killed_at([PRECOMPACT, "hook"], project.path, rng.uniform(0, duration * 1.1), stdin())
         problems, lost = check_layer_1(project, intact)
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems)
     # The chain continues after all those crashes.
-    _, result = run_hook(project, stdin)
+    _, result = run_hook(project, stdin())
     problems, lost = check_layer_1(project, intact)
     tally.lost += lost
     last = savepoint_log.latest(project.logs, project.instance)
-    if result.returncode != 0 or last is None or f"savepoint {last.sequence} saved" not in result.stdout.decode():
+    if result.returncode != 0 or last is None or saved_sequence(result.stdout) != last.sequence:
         problems.append(f"the savepoint after the crashes did not continue the chain: {result.stdout!r}")
     leftovers = list((project.logs / snapshot.SAVES_DIR).glob(".*.tmp"))
     if leftovers:
@@ -245,15 +247,14 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     project = new_project(root, "concurrent", git_layer=True, chain_layer=True, cluster=url)
     fund(url, project.authority())
     transcript = generate(root / "concurrent.jsonl", 100_000, project=project.path)
-    stdin = json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
     processes = [subprocess.Popen([PRECOMPACT, "hook"], cwd=project.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(hooks)]
     for process in processes:
-        process.stdin.write(stdin)
+        process.stdin.write(json.dumps(payload("PreCompact", project.path, transcript.path)).encode())
         process.stdin.close()
     messages = [process.stdout.read().decode() for process in processes]
     codes = [process.wait(timeout=120) for process in processes]
     problems = [f"a hook exited {code}" for code in codes if code != 0]
-    numbers = sorted(int(json.loads(m)["systemMessage"].split()[2]) for m in messages if m)
+    numbers = sorted(saved_sequence(m) or 0 for m in messages if m)
     if numbers != list(range(1, hooks + 1)):
         problems.append(f"hooks reported savepoints {numbers}")
     if not workers_idle(project, timeout=180):
@@ -277,12 +278,11 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     project = new_project(root, "offline", git_layer=True, chain_layer=True, cluster=url)
     subprocess.run(["git", "remote", "set-url", "origin", str(root / "unreachable.git")], cwd=project.path, check=True)
     transcript = generate(root / "offline.jsonl", 200_000, project=project.path)
-    stdin = json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
     problems, slowest = [], 0.0
     for _ in range(savepoints):
-        seconds, result = run_hook(project, stdin)
+        seconds, result = run_hook(project, json.dumps(payload("PreCompact", project.path, transcript.path)).encode())
         slowest = max(slowest, seconds)
-        if result.returncode != 0 or b"saved" not in result.stdout:
+        if result.returncode != 0 or saved_sequence(result.stdout) is None:
             problems.append(f"hook while offline: exit {result.returncode}, {result.stdout!r}")
     states = savepoint_log.savepoints(project.logs, project.instance)
     if any(s.layer_2 == "PUSHED" or s.layer_3 == "CONFIRMED" for s in states):

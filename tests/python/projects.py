@@ -37,13 +37,14 @@ class Project:
         trust(self.path)
 
 
-def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = CLOSED_PORT_URL, instance: str = "Trial #1") -> Project:
+def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = CLOSED_PORT_URL, instance: str = "Trial #1", airdrop: bool = False) -> Project:
+    """With `airdrop`, `init --airdrop` funds the new keypair from the cluster's faucet."""
     remote, path, keypair_file = root / f"{name}.git", root / name, root / f"{name}-id.json"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     path.mkdir()
     for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):
         subprocess.run(["git", *args], cwd=path, check=True)
-    subprocess.run([PRECOMPACT, "init", "--yes", "--instance", instance, "--cluster", cluster, "--keypair", str(keypair_file)], cwd=path, check=True, capture_output=True)
+    subprocess.run([PRECOMPACT, "init", "--yes", "--instance", instance, "--cluster", cluster, "--keypair", str(keypair_file), *(["--airdrop"] if airdrop else [])], cwd=path, check=True, capture_output=True)
     config = path / ".precompact.toml"
     text = config.read_text().replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
     config.write_text(text)

@@ -155,6 +155,20 @@ def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
     assert not (tmp_path / ".precompact.toml").exists(), "an invalid configuration is not left behind"
 
 
+def test_init_airdrop_funds_the_key_or_names_the_cluster_without_a_faucet(tmp_path, monkeypatch, localnet):
+    monkeypatch.chdir(tmp_path)
+    keypair = tmp_path / "k.json"
+    funded = invoke("init", "--yes", "--airdrop", "--cluster", localnet.url, "--keypair", str(keypair))
+    assert funded.exit_code == 0 and "airdropped 1 SOL to" in funded.output
+    pubkey = Keypair.from_bytes(bytes(json.loads(keypair.read_text()))).pubkey()
+    assert Client(localnet.url).get_balance(pubkey).value == 1_000_000_000
+    closed = f"http://127.0.0.1:{free_port()}"
+    refused = invoke("init", "--yes", "--force", "--airdrop", "--cluster", closed, "--keypair", str(keypair))
+    assert refused.exit_code == 1
+    line = refused.output.strip().splitlines()[-1]
+    assert line.startswith(f"Error: airdrop failed: cluster {closed} unreachable") and f"fund {pubkey} yourself" in line
+
+
 def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
     project, _ = workspace
     authority = initialized_and_funded(project, monkeypatch, localnet.url)

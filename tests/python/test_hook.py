@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from precompact import savepoint_log
+from projects import approve_as_is
 from test_cli_layers import INSTANCE, initialized, initialized_and_funded
 from test_worker import wait_until
 
@@ -29,9 +30,9 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     result = hook({"hook_event_name": "PreCompact", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "trigger": "auto", "custom_instructions": ""})
     elapsed = time.monotonic() - began
     assert result.returncode == 0, result.stderr
-    message = json.loads(result.stdout)["systemMessage"]
-    assert message.startswith("precompact: savepoint 1 saved (sha256:")
-    assert b"decision" not in result.stdout
+    note = result.stdout.decode()
+    assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:"), "plain words for the summariser"
+    assert "{" not in note and '"decision"' not in note
     assert elapsed < 10
     logs = project / "logs"
 
@@ -45,12 +46,25 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     assert savepoint_log.latest(logs, INSTANCE).compact_summary == "We fixed the app."
 
 
+def test_outside_a_project_the_hooks_do_nothing_and_say_it_on_stderr_only(tmp_path):
+    for event in ("PreCompact", "PostCompact", "SessionStart"):
+        result = hook({"hook_event_name": event, "cwd": str(tmp_path), "transcript_path": "/nope", "source": "resume"})
+        assert result.returncode == 0 and result.stdout == b""
+        assert "no .precompact.toml" in result.stderr.decode()
+    assert not (tmp_path / "logs").exists(), "a user-scope install leaves other projects alone"
+
+
 def test_failures_never_block_and_are_logged(tmp_path):
-    result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path), "transcript_path": "/nope"})
+    (tmp_path / ".precompact.toml").write_text('instance = "x"\n[layers]\ngit = "yes"\n')
+    approve_as_is(tmp_path)
+    (tmp_path / "sub").mkdir()
+    result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path / "sub"), "transcript_path": "/nope"})
     assert result.returncode == 0
-    message = json.loads(result.stdout)["systemMessage"]
-    assert "PreCompact failed: no .precompact.toml" in message
-    assert not (tmp_path / "logs").exists(), "no project, so nothing is written (a user-scope install runs in every directory)"
+    note = result.stdout.decode()
+    assert note.startswith("precompact could not save the transcript before this compaction (layers.git must be true or false")
+    assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text(), "logged at the project root"
+    started = hook({"hook_event_name": "SessionStart", "cwd": str(tmp_path), "source": "resume"})
+    assert "SessionStart failed: layers.git" in json.loads(started.stdout)["systemMessage"]
 
 
 def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
@@ -82,5 +96,43 @@ def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(worksp
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx'}), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
-    assert "savepoint 1 saved" in result.stdout
+    assert "precompact savepoint 1 (sha256:" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
+    from projects import new_project
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = tmp_path / "t.jsonl"
+    said = [{"type": "user", "uuid": "u1", "message": {"content": "Fix the parser"}}, {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "content": [{"type": "text", "text": "Done."}]}}]
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in said))
+
+    def pre_compact(session_id="s1"):
+        result = hook({"hook_event_name": "PreCompact", "session_id": session_id, "transcript_path": str(transcript), "cwd": str(project.path), "trigger": "manual"})
+        assert result.returncode == 0, result.stderr
+        return result.stdout.decode()
+
+    assert "precompact savepoint 1 (sha256:" in pre_compact()
+    with transcript.open("a") as f:  # what Claude Code itself writes at a compaction
+        for entry in [
+            {"type": "system", "uuid": "b1", "subtype": "compact_boundary"},
+            {"type": "user", "uuid": "c1", "isCompactSummary": True, "message": {"content": "This session is being continued..."}},
+            {"type": "user", "uuid": "c2", "message": {"content": "<command-name>/compact</command-name>"}},
+            {"type": "user", "uuid": "c3", "message": {"content": "<local-command-stdout>Compacted</local-command-stdout>"}},
+        ]:
+            f.write(json.dumps(entry) + "\n")
+    kept = pre_compact()
+    assert kept.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.") and "savepoint 1 (sha256:" in kept
+    assert "savepoint 2" in pre_compact(session_id="s2"), "another session's compaction saves"
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "user", "uuid": "u2", "message": {"content": "Now the tests"}}) + "\n")
+    assert "savepoint 3" in pre_compact()
+    assert len(savepoint_log.savepoints(project.logs)) == 3
+
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("[hooks]\n", '[hooks]\ncompact_note = ""\n'))
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "user", "uuid": "u3", "message": {"content": "And the docs"}}) + "\n")
+    assert pre_compact() == "", "the note switched off"
+    assert len(savepoint_log.savepoints(project.logs)) == 4

@@ -112,3 +112,18 @@ def test_user_scope_and_configured_session_start_sources(project):
     settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
     assert ours(settings)["SessionStart"] == [("compact|resume|startup", 30)]
     assert not settings_file(project).exists()
+
+
+def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_scope_is_advised(project, monkeypatch):
+    assert invoke("init", "--yes", "--keypair", str(project / "k.json")).exit_code == 0
+    deep = project / "src" / "deep"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    result = invoke("install")
+    assert result.exit_code == 0
+    assert settings_file(project).is_file() and not (deep / ".claude").exists()
+    assert f"Claude Code runs these hooks only when started in {project} itself" in result.output
+    assert "`precompact install --scope user`" in result.output
+    user = invoke("install", "--scope", "user")
+    assert user.exit_code == 0 and "precompact install --scope user" not in user.output
+    assert ours(json.loads((project / "home" / ".claude" / "settings.json").read_text()))["PreCompact"] == [("auto|manual", 60)]

@@ -116,7 +116,7 @@ def test_snapshot_is_canonical_hashed_private_and_indexed(project):
     assert doc["instance_id_sha256"] == hashlib.sha256(b"Gabriel #215").hexdigest()
     assert len(doc["conversation_history"]) == 9, "every transcript entry"
     assert doc["transcript"]["messages"] == 6, "assistant blocks of one message count once"
-    assert doc["tokens"] == {"used": 153020, "window": 200000, "remaining": 46980, "utilization_percent": 76.51}
+    assert doc["tokens"] == {"model": None, "used": 153020, "window": 200000, "remaining": 46980, "utilization_percent": 76.51}
     assert doc["session"]["trigger"] == "auto"
     assert doc["session_state"]["content"] == {"current_priorities": ["ship layer 1"]}
     app = doc["loaded_files"][str(project / "src" / "app.py")]
@@ -216,9 +216,32 @@ def test_git_state_outside_and_inside_a_repository(project):
     inside = snapshot.git_state(project)
     assert inside["repository"] is True and inside["branch"] == "main" and not inside["detached"]
     assert len(inside["current_commit"]) == 40
+    assert inside["dirty"] and inside["untracked"] == 3, "untracked files (src/, .env, session_current.json) make the tree dirty"
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "all")
+    assert snapshot.git_state(project)["dirty"] is False
     written = snapshot.create_savepoint(settings(project), session(project, None), NOW)
     remotes = json.loads(written.path.read_bytes())["git_state"]["remotes"]
     assert "s3cretpass" not in remotes["origin"], "credentials in remote URLs are redacted"
+
+
+@pytest.mark.parametrize(
+    ("model", "window"),
+    [("claude-opus-5-5", 1_000_000), ("claude-sonnet-4-5-20250929", 200_000), ("claude-sonnet-4-5[1m]", 1_000_000), ("some-other-model", 123_456)],
+)
+def test_the_context_window_comes_from_the_model_that_ran_the_session(project, model, window):
+    entry = assistant("msg_1", "hi", {"input_tokens": 100_000, "output_tokens": 1})
+    entry["message"]["model"] = model
+    written = snapshot.create_savepoint(settings(project, context_window=123_456), session(project, write_transcript(project, [user("hello"), entry])), NOW)
+    tokens = json.loads(written.path.read_bytes())["tokens"]
+    assert tokens["model"] == model and tokens["window"] == window and tokens["remaining"] == window - 100_000
+
+
+def test_the_index_entry_names_the_last_thing_said(project):
+    said = [user("first request"), {**assistant("msg_1", "answer"), "uuid": "u-answer"}]
+    meta = [{"type": "user", "uuid": "u-cmd", "message": {"content": "<command-name>/compact</command-name>"}}, {"type": "system", "uuid": "u-sys", "subtype": "compact_boundary"}]
+    written = snapshot.create_savepoint(settings(project), session(project, write_transcript(project, said + meta)), NOW)
+    assert written.event["last_said"] == "u-answer"
 
 
 def test_index_survives_a_torn_last_line(project):

@@ -50,3 +50,26 @@ def _alive(pid: int) -> bool:
         return True
     except (ChildProcessError, ProcessLookupError):
         return False
+
+
+def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_gone(tmp_path):
+    import os
+    import signal
+    import subprocess
+
+    from projects import PRECOMPACT, new_project
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=True)  # the cluster is a closed port
+    snapshot.create_savepoint(configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path)))
+    pid = worker.spawn(project.path)
+
+    def status() -> str:
+        return subprocess.run([PRECOMPACT, "status"], cwd=project.path, capture_output=True, text=True, check=True).stdout
+
+    try:
+        assert wait_until(lambda: (project.logs / worker.RETRY_NAME).exists())
+        assert "chain retrying (next in " in status()
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until(lambda: not _alive(pid), 15)
+    assert "chain FAILED" in status(), "a retry file left by a killed worker is not believed"

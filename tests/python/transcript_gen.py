@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,7 +111,16 @@ def _assistant(turn: int, message_id: str, usage: dict, block: dict) -> dict:
 
 
 def payload(event: str, cwd: Path, transcript: Path | None = None, **extra) -> dict:
-    """A hook's stdin for `event` (PreCompact, PostCompact, SessionStart)."""
-    base = {"session_id": "s-demo", "transcript_path": str(transcript) if transcript else "", "cwd": str(cwd), "hook_event_name": event}
+    """A hook's stdin for `event` (PreCompact, PostCompact, SessionStart), from a session of its
+    own unless `session_id` is given: a session's PreCompact with nothing said since its last
+    savepoint keeps that savepoint, and a session gets a savepoint's brief once."""
+    base = {"session_id": f"s-{uuid.uuid4().hex[:12]}", "transcript_path": str(transcript) if transcript else "", "cwd": str(cwd), "hook_event_name": event}
     defaults = {"PreCompact": {"trigger": "auto", "custom_instructions": ""}, "PostCompact": {"trigger": "auto", "compact_summary": "Summary: fixed the flaky test."}, "SessionStart": {"source": "compact"}}
     return {**base, **defaults.get(event, {}), **extra}
+
+
+def saved_sequence(stdout: str | bytes) -> int | None:
+    """The savepoint a PreCompact hook's plain-text answer names (None if it names none)."""
+    text = stdout.decode() if isinstance(stdout, bytes) else stdout
+    found = re.search(r"precompact savepoint (\d+) \(sha256:", text)
+    return int(found.group(1)) if found else None

@@ -1,0 +1,313 @@
+"""Drives the real Claude Code CLI against a local mock of the Anthropic Messages API.
+
+`claude_binary()` installs the pinned `@anthropic-ai/claude-code` from npm once into
+~/.cache/precompact/claude-code/<version> (outside the clone; override with
+PRECOMPACT_CLAUDE_CODE_CACHE) and reuses it; the npm package's postinstall puts a native binary
+in place, so a run needs no Node.js. `MockAnthropic` serves POST /v1/messages (streaming SSE or
+JSON) from a `Script` and records every request; `Session` runs `claude -p` in a throwaway HOME.
+
+What Claude Code 2.1.332 does, observed with this harness (the tests rely on these facts):
+- Hook stdin: every event has session_id, transcript_path, cwd, hook_event_name. SessionStart
+  adds source (startup|resume|compact); on `resume` also seconds_since_last_response,
+  context_tokens (the context Claude Code counts), prompt_cache_likely_expired; on `compact`
+  also model. PreCompact adds trigger (manual|auto) and custom_instructions (null for a bare
+  `/compact`) and prompt_id; PostCompact adds trigger and compact_summary, the summariser's
+  whole answer, `<analysis>` included.
+- Order: `claude -p X --resume ID` fires SessionStart(resume); `/compact` (or auto-compaction
+  before a prompt once the last turn's usage is near the window) then fires PreCompact,
+  SessionStart(compact), PostCompact, in that order; SessionEnd at exit. `--resume` keeps the
+  session id.
+- `/compact` with nothing new since the last compaction answers "Not enough messages to
+  compact.": PreCompact fires, no request reaches the model, no SessionStart or PostCompact.
+- The compaction request is one more POST /v1/messages with the tools still listed; its last
+  user message starts "CRITICAL: Respond with TEXT ONLY", asks for `<analysis>` then
+  `<summary>`, and ends with PreCompact's raw stdout after "Additional Instructions:\n" (JSON
+  included; `systemMessage` is not interpreted). The answer is retried when it holds no summary.
+- SessionStart's `additionalContext` reaches the model as a `system`-role message "SessionStart
+  hook additional context: ..." and is stored in the transcript as `attachment` entries
+  (hook_success, hook_additional_context) that are replayed: after a compaction the `compact`
+  context stays after the boundary, and each later resume adds another copy. Plain-text
+  SessionStart stdout reaches the model only at `startup`.
+- After compaction the transcript holds a `system` compact_boundary, the summary as a user entry
+  with isCompactSummary, a caveat (isMeta), `<command-name>/compact</command-name>` and
+  `<local-command-stdout>` user entries (PreCompact's and PostCompact's stdout quoted); files
+  read before are re-attached as `<system-reminder>` texts.
+- Project settings are read from `<cwd>/.claude/settings.json`: started in a subdirectory,
+  Claude Code runs none of the project root's hooks; ~/.claude/settings.json applies anywhere.
+- Tools offered by default: Agent, Bash, Edit, ListAgents, Read, ReportFindings, ScheduleWakeup,
+  Skill, ToolSearch, Workflow, Write. TodoWrite is deferred (loaded with ToolSearch
+  "select:TodoWrite") and enabled only with CLAUDE_CODE_ENABLE_TODO_TOOLS=1 and
+  CLAUDE_CODE_ENABLE_TASKS=0 (otherwise the Task* tools replace it). As root,
+  bypassPermissions is refused: tools are allowed with --allowedTools. The default Task* tools
+  answer "Task #1 created successfully: <subject>", "Updated task #1 status" and, for TaskList,
+  lines "#1 [in_progress] <subject>"; their list is kept in ~/.claude/tasks/<session id>/.
+- modelUsage.contextWindow: 1,000,000 for claude-opus-5-5, -5, sonnet-5-5, -5, opus-4-8,
+  fable-5 and any `[1m]` id; 200,000 for opus-4-6, sonnet-4-6, sonnet-4-5, haiku-4-5.
+- A failed Bash call comes back as a tool_result with is_error true, "Exit code N\n<output>".
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+VERSION = "2.1.332"
+CACHE = Path(os.environ.get("PRECOMPACT_CLAUDE_CODE_CACHE", Path.home() / ".cache" / "precompact" / "claude-code"))
+PACKAGE = "@anthropic-ai/claude-code"
+NPM_TIMEOUT_SECONDS = 600
+
+
+class Unavailable(Exception):
+    """Claude Code cannot be installed here (no npm, or the registry is unreachable)."""
+
+
+def claude_binary(version: str = VERSION) -> Path:
+    """The `claude` executable of `version`, installed from npm into the cache on first use
+    (outside the clone, shared by every clone and CI run on this machine)."""
+    prefix = CACHE / version
+    binary = prefix / "node_modules" / ".bin" / "claude"
+    if _works(binary):
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        raise Unavailable("npm is not installed")
+    prefix.mkdir(parents=True, exist_ok=True)
+    with (prefix / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _works(binary):
+            return binary
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(prefix), f"{PACKAGE}@{version}"],
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT_SECONDS,
+        )
+        if done.returncode != 0:
+            raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
+    if not _works(binary):
+        raise Unavailable(f"{binary} does not run after npm install")
+    return binary
+
+
+def _npm_reason(stderr: str) -> str:
+    """npm's own one-line reason ("FetchError: request to ... failed, reason: ..."), or its code."""
+    errors = [line.removeprefix("npm error").strip() for line in stderr.splitlines() if line.startswith("npm error")]
+    for line in errors:
+        if "Error:" in line or "reason:" in line:
+            return line
+    return next((line for line in errors if line.startswith("code ")), "no reason given")
+
+
+def _works(binary: Path) -> bool:
+    if not binary.exists():
+        return False
+    try:
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and VERSION in out.stdout
+
+
+class MockAnthropic:
+    """A Messages API on 127.0.0.1 that records every request and answers with `responder`."""
+
+    def __init__(self, responder):
+        self.responder = responder
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        mock = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                mock._record(self, None)
+                self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
+
+            def do_HEAD(self):
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                mock._record(self, body)
+                path = self.path.split("?")[0]
+                if path.endswith("/count_tokens"):
+                    self._send_json(200, {"input_tokens": 1000})
+                    return
+                if not path.endswith("/v1/messages"):
+                    self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
+                    return
+                content, usage = mock.responder(body)
+                if body.get("stream"):
+                    self._send_stream(body, content, usage)
+                else:
+                    self._send_json(200, _message(body, content, usage))
+
+            def _send_json(self, status, value):
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _send_stream(self, body, content, usage):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for event in _stream_events(body, content, usage):
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+                self.close_connection = True
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _record(self, handler, body):
+        with self._lock:
+            self.requests.append({"method": handler.command, "path": handler.path, "body": body})
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+_counter = iter(range(1, 1 << 30))
+
+
+def _message(body, content, usage):
+    return {
+        "id": f"msg_mock{next(_counter):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "claude-mock"),
+        "content": content,
+        "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def _stream_events(body, content, usage):
+    message = _message(body, [], usage)
+    stop_reason = message.pop("stop_reason")
+    yield {"type": "message_start", "message": {**message, "stop_reason": None}}
+    for index, block in enumerate(content):
+        if block["type"] == "text":
+            yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}}
+        else:
+            yield {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
+            yield {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
+        yield {"type": "content_block_stop", "index": index}
+    stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+    yield {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": usage.get("output_tokens", 10)}}
+    yield {"type": "message_stop"}
+
+
+COMPACTION_MARK = "Your task is to create a detailed summary of the conversation so far"
+PLAN = re.compile(r"\[\[plan:([\w-]+)\]\]")
+
+
+@dataclass
+class Script:
+    """What the mock model answers. A prompt naming `[[plan:NAME]]` runs `plans[NAME]`: one
+    assistant turn per step (each a list of `(tool name, input)` calls), then short text. The step is the
+    number of assistant turns since that prompt in the request itself, so the script holds no
+    state and survives resumes. A compaction request is answered with `<analysis>` and
+    `<summary>` blocks; anything else with short text."""
+
+    plans: dict[str, list[list[tuple[str, dict]]]] = field(default_factory=dict)
+    summary: str = "The user is building a parser; work continues."
+    analysis: str = "Thinking about what happened, in order."
+    input_tokens: int = 20_000
+    _ids: object = field(default_factory=lambda: iter(range(1, 1 << 30)), repr=False)
+
+    def __call__(self, body: dict) -> tuple[list[dict], dict]:
+        usage = {"input_tokens": self.input_tokens, "output_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        messages = body.get("messages") or []
+        if messages and COMPACTION_MARK in texts(messages[-1]):
+            return [{"type": "text", "text": f"<analysis>\n{self.analysis}\n</analysis>\n\n<summary>\n{self.summary}\n</summary>"}], usage
+        for position in range(len(messages) - 1, -1, -1):
+            message = messages[position]
+            found = PLAN.search(texts(message)) if message.get("role") == "user" else None
+            if found:
+                steps = self.plans.get(found.group(1), [])
+                step = sum(1 for m in messages[position + 1 :] if m.get("role") == "assistant")
+                if step < len(steps):
+                    calls = [{"type": "tool_use", "id": f"toolu_mock{next(self._ids):06d}", "name": name, "input": arguments} for name, arguments in steps[step]]
+                    return calls, usage
+                return [{"type": "text", "text": f"Done with {found.group(1)}."}], usage
+        return [{"type": "text", "text": "Noted."}], usage
+
+
+def texts(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+@dataclass
+class Session:
+    """A throwaway HOME and a project, and `claude -p` runs in them against `mock`."""
+
+    binary: Path
+    home: Path
+    project: Path
+    mock: MockAnthropic
+    env: dict = field(default_factory=dict)
+    timeout: float = 180
+
+    def environment(self) -> dict:
+        return {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": self.mock.url,
+            "ANTHROPIC_API_KEY": "fake",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+            # TodoWrite is offered (as a deferred tool, loaded through ToolSearch) only with
+            # the todo tools on and the newer Task* tools off.
+            "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",
+            "CLAUDE_CODE_ENABLE_TASKS": "0",
+            **self.env,
+        }
+
+    def run(self, prompt: str, resume: str | None = None, cwd: Path | None = None, debug_file: Path | None = None) -> dict:
+        """One `claude -p` run; its JSON result (`session_id`, `result`, ...)."""
+        args = [str(self.binary), "-p", prompt, "--output-format", "json", "--allowedTools", "Read,Write,Edit,Bash,ToolSearch,TodoWrite,TaskCreate,TaskUpdate,TaskList"]
+        if resume:
+            args += ["--resume", resume]
+        if debug_file:
+            args += ["--debug-file", str(debug_file)]
+        done = subprocess.run(args, cwd=cwd or self.project, env=self.environment(), capture_output=True, text=True, timeout=self.timeout)
+        if done.returncode != 0 or not done.stdout.startswith("{"):
+            raise AssertionError(f"claude -p {prompt!r} exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}")
+        return json.loads(done.stdout)
+
+    def transcript(self, session_id: str) -> list[dict]:
+        [path] = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,124 @@
+"""What was said in a transcript, apart from Claude Code's own entries (shapes as 2.1.332 writes them)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from precompact import conversation
+
+
+def user(text, uuid="u", **flags):
+    return {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}, **flags}
+
+
+def call(tool_id, name, arguments, uuid="a"):
+    return {"type": "assistant", "uuid": uuid, "message": {"id": f"m-{tool_id}", "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": arguments}]}}
+
+
+def result(tool_id, text, error=False, uuid="r"):
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": text}
+    if error:
+        block["is_error"] = True
+    return {"type": "user", "uuid": uuid, "message": {"role": "user", "content": [block]}}
+
+
+CLAUDE_CODES_OWN = [
+    user("This session is being continued from a previous conversation...", isCompactSummary=True),
+    user("<local-command-caveat>The command below was run directly in Claude Code</local-command-caveat>", isMeta=True),
+    user("<command-name>/compact</command-name>\n            <command-message>compact</command-message>"),
+    user("<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"),
+    user([{"type": "text", "text": "<system-reminder>\nAs you answer the user's questions...</system-reminder>"}]),
+    user("a subagent's prompt", isSidechain=True),
+    {"type": "system", "subtype": "compact_boundary", "uuid": "b"},
+    {"type": "attachment", "uuid": "att", "attachment": {"type": "hook_additional_context", "content": ["[precompact] ..."]}},
+]
+
+
+@pytest.mark.parametrize("entry", CLAUDE_CODES_OWN)
+def test_claude_codes_own_entries_are_not_said(entry):
+    assert not conversation.is_said(entry)
+    assert conversation.user_text(entry) == ""
+
+
+def test_requests_tool_results_and_model_turns_are_said():
+    mixed = user([{"type": "text", "text": "<system-reminder>context</system-reminder>"}, {"type": "text", "text": "Fix the parser"}])
+    assert conversation.is_said(mixed) and conversation.user_text(mixed) == "Fix the parser"
+    assert conversation.is_said(result("t1", "ok"))
+    assert conversation.is_said(call("t1", "Read", {}))
+
+
+def write(path, entries, tail=b""):
+    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in entries) + tail)
+    return path
+
+
+def test_the_last_thing_said_is_read_from_the_end(tmp_path):
+    filler = [{"type": "attachment", "uuid": f"f{i}", "attachment": {"content": "x" * 1000}} for i in range(300)]
+    path = write(tmp_path / "t.jsonl", [user("first", "u1"), call("t1", "Bash", {"command": "ls"}, "a1"), *filler, *CLAUDE_CODES_OWN], tail=b'{"type":"user","uuid":"partial"')
+    assert conversation.last_said(path) == "a1", "found across 64 KiB blocks, past Claude Code's entries and a partial line"
+    assert conversation.last_said(path, limit=10_000) is None, "not looked for beyond the limit"
+    assert conversation.last_said(tmp_path / "missing.jsonl") is None
+    assert conversation.last_said(write(tmp_path / "meta.jsonl", CLAUDE_CODES_OWN)) is None
+
+
+def test_recent_finds_requests_todos_edits_and_the_unresolved_failure():
+    history = [
+        user("Build the parser", "u1"),
+        call("t1", "TodoWrite", {"todos": [{"content": "old", "status": "pending"}]}),
+        result("t1", "ok"),
+        call("t2", "Write", {"file_path": "/p/parser.py", "content": "x"}),
+        result("t2", "ok"),
+        call("t3", "Bash", {"command": "pytest -q"}),
+        result("t3", "1 failed", error=True),
+        call("t4", "Bash", {"command": "pytest -q"}),
+        result("t4", "all passed"),
+        call("t5", "Edit", {"file_path": "/p/broken.py"}),
+        result("t5", "<tool_use_error>String not found</tool_use_error>", error=True),
+        *CLAUDE_CODES_OWN,
+        user("Keep the API stable", "u2"),
+        call("t6", "TodoWrite", {"todos": [{"content": "Parse headers", "status": "in_progress"}]}),
+        result("t6", "ok"),
+        call("t7", "Bash", {"command": "make lint"}),
+        result("t7", "Exit code 2\nE501 line too long", error=True),
+        call("t8", "Edit", {"file_path": "/p/parser.py"}),
+        result("t8", "ok"),
+        call("t9", "Write", {"file_path": "/p/cli.py"}),
+    ]
+    found = conversation.recent(reversed(history))
+    assert found.requests == ["Build the parser", "Keep the API stable"]
+    assert found.todos == [{"content": "Parse headers", "status": "in_progress"}]
+    assert found.edited == ["/p/cli.py", "/p/parser.py"], "newest first, once each; a failed edit is left out"
+    assert found.failure == ("make lint", "Exit code 2\nE501 line too long"), "pytest failed once but passed since"
+
+
+def test_recent_stops_at_its_limits():
+    history = [user(f"request {n}", f"u{n}") for n in range(10)]
+    assert conversation.recent(reversed(history), max_requests=3).requests == ["request 7", "request 8", "request 9"]
+    assert conversation.recent(reversed(history), max_entries=2).requests == ["request 8", "request 9"]
+
+
+def test_the_task_tools_list_is_replayed_and_the_newer_of_it_and_todowrite_wins():
+    tasks = [
+        call("k1", "TaskCreate", {"subject": "Parse headers", "description": "d"}),
+        result("k1", "Task #1 created successfully: Parse headers"),
+        call("k2", "TaskCreate", {"subject": "Write tests", "description": "d"}),
+        result("k2", "Task #2 created successfully: Write tests"),
+        call("k3", "TaskCreate", {"subject": "Scratch", "description": "d"}),
+        result("k3", "Task #3 created successfully: Scratch"),
+        call("k4", "TaskUpdate", {"taskId": "1", "status": "in_progress"}),
+        result("k4", "Updated task #1 status"),
+        call("k5", "TaskUpdate", {"taskId": "3", "status": "deleted"}),
+        result("k5", "Updated task #3 deleted"),
+    ]
+    expected = [{"content": "Parse headers", "status": "in_progress"}, {"content": "Write tests", "status": "pending"}]
+    assert conversation.recent(reversed(tasks)).todos == expected
+    listed = [*tasks[:2], call("k0", "TaskList", {}), result("k0", "#7 [completed] Older work\n#1 [pending] Parse headers"), *tasks[6:8]]
+    assert conversation.recent(reversed(listed)).todos == [
+        {"content": "Older work", "status": "completed"},
+        {"content": "Parse headers", "status": "in_progress"},
+    ], "a TaskList restates the whole list (what came before it is not replayed); later calls apply to it"
+    todo = [call("t1", "TodoWrite", {"todos": [{"content": "From TodoWrite", "status": "pending"}]}), result("t1", "ok")]
+    assert conversation.recent(reversed(tasks + todo)).todos == [{"content": "From TodoWrite", "status": "pending"}]
+    assert conversation.recent(reversed(todo + tasks)).todos == expected
