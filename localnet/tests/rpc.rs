@@ -157,6 +157,16 @@ fn savepoint_accounts_are_readable_in_every_encoding() {
     let too_big = net.err("getAccountInfo", json!([address, {"encoding": "base58"}]));
     assert_eq!(too_big["code"], -32602);
     assert!(too_big["message"].as_str().unwrap().contains("128 bytes"));
+    let zstd = net.ok("getAccountInfo", json!([address, {"encoding": "base64+zstd"}]))["value"].clone();
+    assert_eq!(zstd["data"][1], "base64+zstd");
+    let compressed = base64::engine::general_purpose::STANDARD.decode(zstd["data"][0].as_str().unwrap()).unwrap();
+    assert!(compressed.len() < data.len(), "a mostly-zero record compresses");
+    assert_eq!(zstd::decode_all(&compressed[..]).unwrap(), data);
+    let sliced = net.ok("getMultipleAccounts", json!([[address], {"encoding": "base64+zstd", "dataSlice": {"offset": AUTHORITY_OFFSET, "length": 32}}]));
+    let authority = zstd::decode_all(&base64::engine::general_purpose::STANDARD.decode(sliced["value"][0]["data"][0].as_str().unwrap()).unwrap()[..]).unwrap();
+    assert_eq!(authority, instance.authority.pubkey().to_bytes());
+    let listed = net.ok("getProgramAccounts", json!([precompact::ID.to_string(), {"encoding": "base64+zstd"}]));
+    assert_eq!(listed[0]["account"]["data"][1], "base64+zstd");
     let parsed = net.ok("getAccountInfo", json!([address, {"encoding": "jsonParsed"}]))["value"].clone();
     assert_eq!(parsed["data"][1], "base64");
     assert_eq!(net.ok("getAccountInfo", json!([Pubkey::new_unique().to_string(), {"encoding": "base64"}]))["value"], Value::Null);

@@ -38,6 +38,9 @@ enum AccountEncoding {
     Base58,
     #[serde(rename = "base64")]
     Base64,
+    /// What the stock Rust client (and so the Anchor and Solana CLIs) asks for.
+    #[serde(rename = "base64+zstd")]
+    Base64Zstd,
     /// No parser here knows this project's accounts, so it answers base64 as Agave does then.
     #[serde(rename = "jsonParsed")]
     JsonParsed,
@@ -68,6 +71,10 @@ impl AccountConfig {
             AccountEncoding::Base58 => json!([bs58::encode(data).into_string(), "base58"]),
             AccountEncoding::Base64 | AccountEncoding::JsonParsed => {
                 json!([base64::engine::general_purpose::STANDARD.encode(data), "base64"])
+            }
+            AccountEncoding::Base64Zstd => {
+                let compressed = zstd::encode_all(data, 0).map_err(|e| RpcError::Internal(format!("zstd: {e}")))?;
+                json!([base64::engine::general_purpose::STANDARD.encode(compressed), "base64+zstd"])
             }
         };
         Ok(json!({
