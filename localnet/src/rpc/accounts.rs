@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
 use solana_pubkey::Pubkey;
+use solana_rpc_client_types::request::{MAX_GET_PROGRAM_ACCOUNT_FILTERS as MAX_FILTERS, MAX_MULTIPLE_ACCOUNTS};
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
@@ -12,12 +13,9 @@ use crate::chain::{Chain, SendError};
 
 /// Agave's limit on base58-encoded account data.
 const MAX_BASE58_BYTES: usize = 128;
-/// Agave's limit on the addresses of one getMultipleAccounts call.
-const MAX_MULTIPLE_ACCOUNTS: usize = 100;
 /// No account can hold more (the runtime's MAX_PERMITTED_DATA_LENGTH).
 const MAX_ACCOUNT_DATA_LEN: usize = 10 * 1024 * 1024;
-/// Agave's limits on getProgramAccounts filters.
-const MAX_FILTERS: usize = 4;
+/// Agave's limits on a memcmp filter's bytes.
 const MAX_MEMCMP_BYTES: usize = 128;
 const MAX_MEMCMP_BASE58_LEN: usize = 175;
 

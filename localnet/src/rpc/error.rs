@@ -17,6 +17,8 @@ pub enum RpcError {
     /// `sendTransaction`'s preflight simulation failed; the simulation is the error's data.
     PreflightFailure(Simulation),
     SignatureVerification,
+    /// No block at this slot: before the chain's first or not reached yet.
+    BlockNotAvailable(u64),
 }
 
 pub type RpcResult = Result<Value, RpcError>;
@@ -31,6 +33,7 @@ impl RpcError {
             Self::Internal(_) => -32603,
             Self::PreflightFailure(_) => -32002,
             Self::SignatureVerification => -32003,
+            Self::BlockNotAvailable(_) => -32004,
         }
     }
 
@@ -46,6 +49,7 @@ impl RpcError {
                 simulation.err.as_ref().map(ToString::to_string).unwrap_or_default()
             ),
             Self::SignatureVerification => "Transaction signature verification failure".to_string(),
+            Self::BlockNotAvailable(slot) => format!("Block not available for slot {slot}"),
         }
     }
 

@@ -2,6 +2,8 @@
 //! anchorpy and the Solana CLI work unmodified. Each method is one function over its typed
 //! positional parameters (`params`), failing with a typed `RpcError`.
 mod accounts;
+mod blocks;
+mod cluster;
 mod error;
 mod node;
 mod params;
@@ -81,6 +83,21 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
         "getSignatureStatuses" => transactions::get_signature_statuses(chain, typed(params)?).await,
         "getTransaction" => transactions::get_transaction(chain, typed(params)?).await,
         "getSignaturesForAddress" => transactions::get_signatures_for_address(chain, typed(params)?).await,
+        "getBlock" => blocks::get_block(chain, typed(params)?).await,
+        "getBlockTime" => blocks::get_block_time(chain, typed(params)?).await,
+        "getBlocks" => blocks::get_blocks(chain, typed(params)?).await,
+        "getBlocksWithLimit" => blocks::get_blocks_with_limit(chain, typed(params)?).await,
+        "getFirstAvailableBlock" => blocks::get_first_available_block(chain, typed(params)?).await,
+        "getBlockCommitment" => blocks::get_block_commitment(chain, typed(params)?).await,
+        "getEpochSchedule" => cluster::get_epoch_schedule(chain, typed(params)?).await,
+        "getTransactionCount" => cluster::get_transaction_count(chain, typed(params)?).await,
+        "getSlotLeader" => cluster::get_slot_leader(chain, typed(params)?).await,
+        "getClusterNodes" => cluster::get_cluster_nodes(chain, typed(params)?).await,
+        "getVoteAccounts" => cluster::get_vote_accounts(chain, typed(params)?).await,
+        "getInflationGovernor" => cluster::get_inflation_governor(chain, typed(params)?).await,
+        "getInflationRate" => cluster::get_inflation_rate(chain, typed(params)?).await,
+        "getRecentPerformanceSamples" => cluster::get_recent_performance_samples(chain, typed(params)?).await,
+        "getLeaderSchedule" => cluster::get_leader_schedule(chain, typed(params)?).await,
         other => Err(RpcError::MethodNotFound(other.to_string())),
     }
 }

@@ -4,6 +4,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_message::Message;
 use solana_pubkey::Pubkey;
+use solana_rpc_client_types::request::{
+    MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT as MAX_SIGNATURES_FOR_ADDRESS,
+    MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS as MAX_SIGNATURE_STATUSES,
+};
 use solana_signature::Signature;
 use solana_transaction::versioned::{TransactionVersion, VersionedTransaction};
 use solana_transaction_error::TransactionError;
@@ -12,10 +16,6 @@ use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
 use super::with_context;
 use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
-
-/// Agave's limits.
-const MAX_SIGNATURES_FOR_ADDRESS: usize = 1000;
-const MAX_SIGNATURE_STATUSES: usize = 256;
 
 /// How a transaction arrives on the wire.
 #[derive(Deserialize, Default, Clone, Copy)]
@@ -60,7 +60,7 @@ pub struct SimulateConfig {
 
 /// How `getTransaction` returns the transaction.
 #[derive(Deserialize, Default, Clone, Copy)]
-enum TransactionEncoding {
+pub enum TransactionEncoding {
     #[default]
     #[serde(rename = "json")]
     Json,
@@ -212,14 +212,14 @@ fn result_value(err: &Option<TransactionError>) -> Value {
     }
 }
 
-fn version_value(transaction: &VersionedTransaction) -> Value {
+pub(super) fn version_value(transaction: &VersionedTransaction) -> Value {
     match transaction.version() {
         TransactionVersion::Legacy(_) => json!("legacy"),
         TransactionVersion::Number(n) => json!(n),
     }
 }
 
-fn encode_transaction(transaction: &VersionedTransaction, encoding: TransactionEncoding) -> Value {
+pub(super) fn encode_transaction(transaction: &VersionedTransaction, encoding: TransactionEncoding) -> Value {
     let wire = || bincode::serialize(transaction).expect("a committed transaction serializes");
     match encoding {
         TransactionEncoding::Json | TransactionEncoding::JsonParsed => transaction_json(transaction),
@@ -228,7 +228,7 @@ fn encode_transaction(transaction: &VersionedTransaction, encoding: TransactionE
     }
 }
 
-fn meta_value(committed: &CommittedTransaction) -> Value {
+pub(super) fn meta_value(committed: &CommittedTransaction) -> Value {
     json!({
         "err": committed.err,
         "status": result_value(&committed.err),
