@@ -36,4 +36,8 @@ pub enum PrecompactError {
     MetadataTooLong,
     #[msg("Metadata is not valid UTF-8")]
     MetadataNotUtf8,
+    #[msg("The record at this address is already initialized")]
+    RecordAlreadyInitialized,
+    #[msg("The record address holds data or belongs to another program")]
+    RecordAddressInUse,
 }

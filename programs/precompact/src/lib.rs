@@ -21,7 +21,8 @@ pub mod precompact {
     use super::*;
 
     /// Creates the instance's record at `[b"savepoint", authority, instance_id]`, paid by
-    /// `payer`, with the header written and no savepoint yet.
+    /// `payer`, with the header written and no savepoint yet. Lamports someone sent to the
+    /// address beforehand are kept; `payer` tops them up to rent exemption.
     pub fn initialize(ctx: Context<Initialize>, instance_id: [u8; 32]) -> Result<()> {
         Initialize::handler(ctx, instance_id)
     }

@@ -3,6 +3,7 @@
 mod common;
 
 use anchor_lang::error::ErrorCode;
+use anchor_lang::AccountSerialize;
 use common::*;
 use precompact::constants::{ENTRY_TYPE_SAVEPOINT, METADATA_MAX_LEN, SIGNED_MESSAGE_DOMAIN};
 use precompact::error::PrecompactError;
@@ -355,11 +356,147 @@ async fn rejects_second_initialize() {
     env.savepoint(&first, METADATA).await.unwrap();
     let before = env.record_data().await.unwrap();
     let err = env.initialize().await.unwrap_err();
-    // Anchor 1.x initializes an account that already holds lamports with the system program's
-    // CreateAccountAllowPrefund, which this runtime's system program (Agave 3.1) does not
-    // know: it refuses the instruction outright. Either way nothing is overwritten.
-    assert_eq!(err, TransactionError::InstructionError(0, InstructionError::InvalidInstructionData));
+    assert_eq!(err, program_error(0, PrecompactError::RecordAlreadyInitialized));
     assert_eq!(env.record_data().await.unwrap(), before);
+}
+
+/// The record exactly as a fresh initialize leaves it: owned by the program, the empty record
+/// for this authority and instance, rent-exempt.
+async fn assert_fresh_record(env: &mut Env) {
+    let account = env.record_account().await.expect("record exists");
+    assert_eq!(account.owner, precompact::ID);
+    let (_, bump) = record_address(&env.authority.pubkey(), &env.instance_id);
+    let mut expected = Vec::new();
+    SavepointRecord::empty(env.authority.pubkey(), env.instance_id, bump)
+        .try_serialize(&mut expected)
+        .unwrap();
+    assert_eq!(account.data, expected);
+    assert!(account.lamports >= env.record_rent().await);
+}
+
+/// A keypair holding 1 SOL, to pay for initialize.
+async fn funded_payer(env: &mut Env) -> Keypair {
+    let payer = Keypair::new();
+    env.fund(&payer.pubkey(), 1_000_000_000).await;
+    payer
+}
+
+/// Someone sends `lamports` to the record address before initialize, as anyone can.
+async fn prefund_record(env: &mut Env, lamports: u64) {
+    let record = env.record;
+    env.fund(&record, lamports).await;
+    let account = env.record_account().await.unwrap();
+    assert_eq!((account.owner, account.lamports), (solana_sdk_ids::system_program::ID, lamports));
+}
+
+#[tokio::test]
+async fn initialize_takes_over_an_address_funded_below_rent_paying_only_the_shortfall() {
+    let mut env = Env::start().await;
+    let rent = env.record_rent().await;
+    let prefunded = 1_000_000;
+    assert!(prefunded < rent);
+    prefund_record(&mut env, prefunded).await;
+    let payer = funded_payer(&mut env).await;
+    let payer_before = env.lamports(payer.pubkey()).await;
+    env.initialize_paid_by(&payer).await.expect("initialize takes over a pre-funded address");
+    assert_fresh_record(&mut env).await;
+    assert_eq!(env.lamports(env.record).await, rent);
+    assert_eq!(payer_before - env.lamports(payer.pubkey()).await, rent - prefunded);
+    let fields = env.next_fields(1).await;
+    env.savepoint(&fields, METADATA).await.expect("savepoint on the taken-over record");
+    assert_eq!(env.record().await.sequence, 1);
+}
+
+#[tokio::test]
+async fn initialize_takes_over_an_address_funded_above_rent_paying_nothing() {
+    let mut env = Env::start().await;
+    let prefunded = env.record_rent().await + 1_000_000_000;
+    prefund_record(&mut env, prefunded).await;
+    let payer = funded_payer(&mut env).await;
+    let payer_before = env.lamports(payer.pubkey()).await;
+    env.initialize_paid_by(&payer).await.expect("initialize takes over a pre-funded address");
+    assert_fresh_record(&mut env).await;
+    assert_eq!(env.lamports(env.record).await, prefunded);
+    assert_eq!(env.lamports(payer.pubkey()).await, payer_before);
+
+    // The surplus goes to the authority with the rest when the record is closed.
+    let authority = env.authority.insecure_clone();
+    let authority_before = env.lamports(authority.pubkey()).await;
+    env.send(&[close_instruction(&authority.pubkey(), &env.record)], &[&authority]).await.unwrap();
+    assert_eq!(env.lamports(authority.pubkey()).await, authority_before + prefunded);
+}
+
+#[tokio::test]
+async fn initialize_on_an_unfunded_address_pays_exactly_rent() {
+    let mut env = Env::start().await;
+    let payer = funded_payer(&mut env).await;
+    let payer_before = env.lamports(payer.pubkey()).await;
+    env.initialize_paid_by(&payer).await.unwrap();
+    assert_fresh_record(&mut env).await;
+    let rent = env.record_rent().await;
+    assert_eq!(env.lamports(env.record).await, rent);
+    assert_eq!(payer_before - env.lamports(payer.pubkey()).await, rent);
+}
+
+/// Initializes, records a savepoint, then closes the record.
+async fn closed_after_one_savepoint() -> Env {
+    let mut env = Env::initialized().await;
+    let fields = env.next_fields(1).await;
+    env.savepoint(&fields, METADATA).await.unwrap();
+    let authority = env.authority.insecure_clone();
+    env.send(&[close_instruction(&authority.pubkey(), &env.record)], &[&authority]).await.unwrap();
+    assert!(env.record_account().await.is_none());
+    env
+}
+
+#[tokio::test]
+async fn reinitialize_after_close_starts_a_new_history() {
+    let mut env = closed_after_one_savepoint().await;
+    env.initialize().await.expect("re-initialize after close");
+    assert_fresh_record(&mut env).await;
+    let fields = env.next_fields(7).await;
+    assert_eq!(fields.sequence, 1);
+    env.savepoint(&fields, METADATA).await.expect("the new history starts at sequence 1");
+}
+
+#[tokio::test]
+async fn reinitialize_after_close_on_an_address_funded_since() {
+    for prefunded in [1_000_000, 10_000_000_000] {
+        let mut env = closed_after_one_savepoint().await;
+        prefund_record(&mut env, prefunded).await;
+        env.initialize().await.expect("re-initialize a closed, pre-funded address");
+        assert_fresh_record(&mut env).await;
+        let expected = prefunded.max(env.record_rent().await);
+        assert_eq!(env.lamports(env.record).await, expected);
+    }
+}
+
+#[tokio::test]
+async fn rejects_initialize_where_another_program_owns_the_address() {
+    let mut env = Env::start().await;
+    let rent = env.record_rent().await;
+    let other_program = Keypair::new().pubkey();
+    for data in [vec![], vec![7; SavepointRecord::SPACE]] {
+        env.place_at_record(other_program, rent, data.clone());
+        let err = env.initialize().await.unwrap_err();
+        assert_eq!(err, program_error(0, PrecompactError::RecordAddressInUse));
+        let account = env.record_account().await.unwrap();
+        assert_eq!((account.owner, account.data), (other_program, data));
+    }
+}
+
+#[tokio::test]
+async fn rejects_initialize_where_the_address_already_holds_data() {
+    let mut env = Env::start().await;
+    let rent = env.record_rent().await;
+    let system = solana_sdk_ids::system_program::ID;
+    for data in [vec![0], vec![1; SavepointRecord::SPACE]] {
+        env.place_at_record(system, rent, data.clone());
+        let err = env.initialize().await.unwrap_err();
+        assert_eq!(err, program_error(0, PrecompactError::RecordAddressInUse));
+        let account = env.record_account().await.unwrap();
+        assert_eq!((account.owner, account.data), (system, data));
+    }
 }
 
 #[tokio::test]

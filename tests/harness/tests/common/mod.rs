@@ -6,6 +6,7 @@ use anchor_lang::AccountDeserialize;
 use precompact::error::PrecompactError;
 use precompact::state::SavepointRecord;
 use precompact_harness::*;
+use solana_account::{Account, AccountSharedData};
 use solana_instruction::error::InstructionError;
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
@@ -68,6 +69,26 @@ impl Env {
         self.send(&[ix], &[&authority]).await
     }
 
+    /// `initialize` with `payer` paying the record's rent (the context payer still pays the fee,
+    /// so `payer`'s balance changes by exactly what initialize takes).
+    pub async fn initialize_paid_by(&mut self, payer: &Keypair) -> Result<(), TransactionError> {
+        let ix = initialize_instruction(&payer.pubkey(), &self.authority.pubkey(), self.instance_id);
+        let authority = self.authority.insecure_clone();
+        self.send(&[ix], &[payer, &authority]).await
+    }
+
+    /// Rent-exempt balance of a record account.
+    pub async fn record_rent(&mut self) -> u64 {
+        let rent = self.context.banks_client.get_rent().await.unwrap();
+        rent.minimum_balance(SavepointRecord::SPACE)
+    }
+
+    /// Puts an account at the record address directly into the bank, as no transaction could.
+    pub fn place_at_record(&mut self, owner: Pubkey, lamports: u64, data: Vec<u8>) {
+        let account = Account { lamports, data, owner, executable: false, rent_epoch: 0 };
+        self.context.set_account(&self.record, &AccountSharedData::from(account));
+    }
+
     /// Fields of the savepoint that correctly follows the stored one.
     pub async fn next_fields(&mut self, snapshot_byte: u8) -> SavepointFields {
         let record = self.record().await;
@@ -94,7 +115,11 @@ impl Env {
     }
 
     pub async fn record_data(&mut self) -> Option<Vec<u8>> {
-        self.context.banks_client.get_account(self.record).await.unwrap().map(|a| a.data)
+        self.record_account().await.map(|a| a.data)
+    }
+
+    pub async fn record_account(&mut self) -> Option<Account> {
+        self.context.banks_client.get_account(self.record).await.unwrap()
     }
 
     pub async fn lamports(&mut self, address: Pubkey) -> u64 {

@@ -157,6 +157,16 @@ fn savepoint_accounts_are_readable_in_every_encoding() {
     let too_big = net.err("getAccountInfo", json!([address, {"encoding": "base58"}]));
     assert_eq!(too_big["code"], -32602);
     assert!(too_big["message"].as_str().unwrap().contains("128 bytes"));
+    let zstd = net.ok("getAccountInfo", json!([address, {"encoding": "base64+zstd"}]))["value"].clone();
+    assert_eq!(zstd["data"][1], "base64+zstd");
+    let compressed = base64::engine::general_purpose::STANDARD.decode(zstd["data"][0].as_str().unwrap()).unwrap();
+    assert!(compressed.len() < data.len(), "a mostly-zero record compresses");
+    assert_eq!(zstd::decode_all(&compressed[..]).unwrap(), data);
+    let sliced = net.ok("getMultipleAccounts", json!([[address], {"encoding": "base64+zstd", "dataSlice": {"offset": AUTHORITY_OFFSET, "length": 32}}]));
+    let authority = zstd::decode_all(&base64::engine::general_purpose::STANDARD.decode(sliced["value"][0]["data"][0].as_str().unwrap()).unwrap()[..]).unwrap();
+    assert_eq!(authority, instance.authority.pubkey().to_bytes());
+    let listed = net.ok("getProgramAccounts", json!([precompact::ID.to_string(), {"encoding": "base64+zstd"}]));
+    assert_eq!(listed[0]["account"]["data"][1], "base64+zstd");
     let parsed = net.ok("getAccountInfo", json!([address, {"encoding": "jsonParsed"}]))["value"].clone();
     assert_eq!(parsed["data"][1], "base64");
     assert_eq!(net.ok("getAccountInfo", json!([Pubkey::new_unique().to_string(), {"encoding": "base64"}]))["value"], Value::Null);
@@ -192,6 +202,46 @@ fn program_accounts_filter_by_size_and_bytes() {
     assert_eq!(with_context["value"].as_array().unwrap().len(), 2);
     assert_eq!(net.ok("getProgramAccounts", json!([program, {"filters": [{"dataSize": 1}]}])), json!([]));
     assert_eq!(net.err("getProgramAccounts", json!([program, {"filters": [{"what": 1}]}]))["code"], -32602);
+}
+
+#[test]
+fn client_offsets_and_lengths_of_any_size_are_answered_not_panicked_on() {
+    let net = Localnet::start();
+    let instance = instance_with_savepoint(&net);
+    let address = instance.record.to_string();
+    let program = precompact::ID.to_string();
+    let data64 = |value: &Value| base64::engine::general_purpose::STANDARD.decode(value["data"][0].as_str().unwrap()).unwrap();
+
+    for (offset, length, expected_len) in [(0, u64::MAX, RECORD_SIZE), (RECORD_SIZE as u64 - 8, u64::MAX, 8), (u64::MAX, 1, 0), (u64::MAX, u64::MAX, 0)] {
+        let config = json!({"encoding": "base64", "dataSlice": {"offset": offset, "length": length}});
+        let info = net.ok("getAccountInfo", json!([address, config]));
+        assert_eq!(data64(&info["value"]).len(), expected_len, "offset {offset}, length {length}");
+        let listed = net.ok("getProgramAccounts", json!([program, config]));
+        assert_eq!(data64(&listed[0]["account"]).len(), expected_len);
+    }
+    let beyond_u64 = r#"{"jsonrpc":"2.0","id":1,"method":"getAccountInfo","params":["11111111111111111111111111111111",{"dataSlice":{"offset":18446744073709551616,"length":1}}]}"#;
+    assert_eq!(net.post(beyond_u64)["error"]["code"], -32602);
+
+    let authority = instance.authority.pubkey().to_string();
+    for offset in [u64::MAX, u64::MAX - 1, RECORD_SIZE as u64 - 1, RECORD_SIZE as u64] {
+        let filter = json!({"memcmp": {"offset": offset, "bytes": authority}});
+        assert_eq!(net.ok("getProgramAccounts", json!([program, {"encoding": "base64", "filters": [filter]}])), json!([]), "offset {offset}");
+    }
+    let last_byte = bs58::encode([0u8]).into_string();
+    let at_the_end = json!({"memcmp": {"offset": RECORD_SIZE - 1, "bytes": last_byte}});
+    assert_eq!(net.ok("getProgramAccounts", json!([program, {"encoding": "base64", "filters": [at_the_end]}])).as_array().unwrap().len(), 1);
+
+    let too_long = json!({"memcmp": {"offset": 0, "bytes": bs58::encode([1u8; 129]).into_string()}});
+    let error = net.err("getProgramAccounts", json!([program, {"filters": [too_long]}]));
+    assert_eq!(error["code"], -32602);
+    let five = vec![json!({"dataSize": RECORD_SIZE}); 5];
+    let error = net.err("getProgramAccounts", json!([program, {"filters": five}]));
+    assert!(error["message"].as_str().unwrap().contains("Too many filters provided; max 4"), "{error}");
+
+    let error = net.err("getMinimumBalanceForRentExemption", json!([u64::MAX]));
+    assert_eq!(error["code"], -32602);
+    assert_eq!(net.ok("getMinimumBalanceForRentExemption", json!([10 * 1024 * 1024])).as_u64().unwrap(), (10 * 1024 * 1024 + 128) * 3480 * 2);
+    assert_eq!(net.ok("getHealth", json!([])), "ok", "still serving");
 }
 
 #[test]
@@ -356,18 +406,20 @@ fn protocol_errors_name_the_problem() {
 
     let cases = [
         ("getBalance", json!([]), "params[0] is missing"),
-        ("getBalance", json!(["zzz"]), "params[0] is not a base58 public key"),
-        ("getBalance", json!([1]), "params[0] must be a base58 public key"),
-        ("getMultipleAccounts", json!([["11111111111111111111111111111111", "x"]]), "params[0][1] is not a base58 public key"),
-        ("getMinimumBalanceForRentExemption", json!([-1]), "params[0] must be a data length"),
+        ("getBalance", json!(["zzz"]), r#"params[0]: invalid value: string "zzz", expected a base58 public key"#),
+        ("getBalance", json!([1]), "params[0]: invalid type: integer `1`, expected a base58 public key"),
+        ("getBalance", json!(["11111111111111111111111111111111", {}, 3]), "expected at most 2 parameters, got 3"),
+        ("getHealth", json!([1]), "expected no parameters, got 1"),
+        ("getMultipleAccounts", json!([["11111111111111111111111111111111", "x"]]), r#"params[0]: invalid value: string "x", expected a base58 public key"#),
+        ("getMinimumBalanceForRentExemption", json!([-1]), "params[0]: invalid value: integer `-1`, expected usize"),
         ("requestAirdrop", json!(["11111111111111111111111111111111"]), "params[1] is missing"),
-        ("isBlockhashValid", json!(["nope"]), "params[0] is not a base58 blockhash"),
-        ("getSignatureStatuses", json!([["bad"]]), "params[0][0] is not a base58 signature"),
-        ("getTransaction", json!(["bad"]), "params[0] is not a base58 signature"),
-        ("getAccountInfo", json!(["11111111111111111111111111111111", 5]), "params[1] must be a configuration object"),
-        ("getAccountInfo", json!(["11111111111111111111111111111111", {"encoding": "yaml"}]), "unsupported account encoding"),
-        ("getAccountInfo", json!(["11111111111111111111111111111111", {"dataSlice": {"offset": 1}}]), "dataSlice.length"),
-        ("getSignaturesForAddress", json!(["11111111111111111111111111111111", {"before": "x"}]), "before is not a base58 signature"),
+        ("isBlockhashValid", json!(["nope"]), "expected a base58 blockhash"),
+        ("getSignatureStatuses", json!([["bad"]]), "params[0]: invalid value: string \"bad\", expected a base58 signature"),
+        ("getTransaction", json!(["bad"]), "expected a base58 signature"),
+        ("getAccountInfo", json!(["11111111111111111111111111111111", 5]), "params[1]: invalid type: integer `5`"),
+        ("getAccountInfo", json!(["11111111111111111111111111111111", {"encoding": "yaml"}]), "unknown variant `yaml`"),
+        ("getAccountInfo", json!(["11111111111111111111111111111111", {"dataSlice": {"offset": 1}}]), "missing field `length`"),
+        ("getSignaturesForAddress", json!(["11111111111111111111111111111111", {"before": "x"}]), "params[1]: invalid value: string \"x\", expected a base58 signature"),
     ];
     for (method, params, expected) in cases {
         let error = net.err(method, params.clone());

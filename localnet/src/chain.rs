@@ -1,7 +1,8 @@
 //! The chain behind the RPC endpoint: a `solana-program-test` bank with the precompact program
 //! registered natively, plus the bookkeeping a validator's RPC keeps and the bank does not
-//! expose (transaction history, per-address signatures, the set of accounts ever touched).
-use std::collections::{BTreeSet, HashMap};
+//! expose (transaction history, per-address signatures, the set of accounts ever touched, the
+//! slots with their times and blockhashes).
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -12,6 +13,7 @@ use solana_account::Account;
 use solana_commitment_config::CommitmentLevel;
 use solana_epoch_schedule::EpochSchedule;
 use solana_hash::Hash;
+use solana_inflation::Inflation;
 use solana_keypair::Keypair;
 use solana_message::{Message, VersionedMessage};
 use solana_program_test::{BanksClient, ProgramTestContext};
@@ -21,6 +23,7 @@ use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 use solana_transaction_error::TransactionError;
+use solana_vote_interface::state::VoteStateV4;
 use tokio::sync::Mutex;
 
 use crate::state_file::StateFile;
@@ -68,7 +71,41 @@ pub enum SendError {
 struct History {
     transactions: HashMap<Signature, CommittedTransaction>,
     by_address: HashMap<Pubkey, Vec<Signature>>,
+    by_slot: HashMap<u64, Vec<Signature>>,
     known_accounts: BTreeSet<Pubkey>,
+}
+
+/// A slot as the chain saw it begin. Every slot from the first on is a block: the clock moves
+/// one slot at a time and skips none.
+#[derive(Clone, Copy)]
+struct SlotStart {
+    block_height: u64,
+    time: i64,
+    /// The parent's final blockhash, which the new bank starts from.
+    previous_blockhash: Hash,
+}
+
+type Slots = Arc<std::sync::Mutex<BTreeMap<u64, SlotStart>>>;
+
+/// One block as `getBlock` reports it; transactions in the order they were committed.
+pub struct Block {
+    pub slot: u64,
+    pub parent_slot: u64,
+    pub block_height: u64,
+    pub block_time: i64,
+    pub blockhash: Hash,
+    pub previous_blockhash: Hash,
+    pub transactions: Vec<(Signature, CommittedTransaction)>,
+}
+
+/// The cluster's single validator, as genesis created it.
+pub struct Validator {
+    pub identity: Pubkey,
+    pub vote_account: Pubkey,
+    /// Percent of inflation rewards the validator keeps.
+    pub commission: u8,
+    /// Lamports delegated to the vote account.
+    pub activated_stake: u64,
 }
 
 pub struct Chain {
@@ -78,7 +115,11 @@ pub struct Chain {
     faucet: Keypair,
     genesis_hash: Hash,
     epoch_schedule: EpochSchedule,
+    inflation: Inflation,
+    slots_per_year: f64,
+    validator: Validator,
     history: std::sync::Mutex<History>,
+    slots: Slots,
     state: Option<StateFile>,
 }
 
@@ -105,11 +146,15 @@ impl Chain {
         }
         let context = program_test.start_with_context().await;
         let banks = context.banks_client.clone();
-        let genesis_hash = context.genesis_config().hash();
-        let epoch_schedule = context.genesis_config().epoch_schedule.clone();
+        let genesis = context.genesis_config();
+        let (genesis_hash, epoch_schedule, inflation) = (genesis.hash(), genesis.epoch_schedule.clone(), genesis.inflation);
+        let slots_per_year = genesis.slots_per_year();
+        let validator = genesis_validator(genesis)?;
+        let first = slot_start(&context).await?;
+        let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
         let context = Arc::new(Mutex::new(context));
         let committed_since_slot = Arc::new(AtomicBool::new(false));
-        tokio::spawn(run_slot_clock(Arc::downgrade(&context), committed_since_slot.clone()));
+        tokio::spawn(run_slot_clock(Arc::downgrade(&context), committed_since_slot.clone(), slots.clone()));
         let history = History {
             known_accounts: persisted.keys().copied().collect(),
             ..History::default()
@@ -119,9 +164,13 @@ impl Chain {
             faucet,
             genesis_hash,
             epoch_schedule,
+            inflation,
+            slots_per_year,
+            validator,
             context,
             committed_since_slot,
             history: std::sync::Mutex::new(history),
+            slots,
             state,
         })
     }
@@ -132,6 +181,83 @@ impl Chain {
 
     pub fn epoch_schedule(&self) -> &EpochSchedule {
         &self.epoch_schedule
+    }
+
+    pub fn inflation(&self) -> &Inflation {
+        &self.inflation
+    }
+
+    /// Years since genesis at `slot`, the clock inflation rates are read on.
+    pub fn years_at(&self, slot: u64) -> f64 {
+        slot as f64 / self.slots_per_year
+    }
+
+    pub fn validator(&self) -> &Validator {
+        &self.validator
+    }
+
+    /// The first slot the chain holds a block for.
+    pub fn first_slot(&self) -> u64 {
+        *self.slots.lock().unwrap().keys().next().expect("the starting slot is recorded")
+    }
+
+    /// The slots in `range` (all of them blocks), ascending.
+    pub fn slots_in(&self, range: std::ops::RangeInclusive<u64>) -> Vec<u64> {
+        self.slots.lock().unwrap().range(range).map(|(slot, _)| *slot).collect()
+    }
+
+    /// Unix time at which `slot` began; `None` for a slot the chain has not had.
+    pub fn block_time(&self, slot: u64) -> Option<i64> {
+        self.slots.lock().unwrap().get(&slot).map(|start| start.time)
+    }
+
+    /// The block at `slot`. The current slot's blockhash is the latest one so far: the bank
+    /// keeps registering new ones until the slot ends.
+    pub async fn block(&self, slot: u64) -> Result<Option<Block>, String> {
+        let (start, next) = {
+            let slots = self.slots.lock().unwrap();
+            let Some(start) = slots.get(&slot).copied() else { return Ok(None) };
+            (start, slots.range(slot + 1..).next().map(|(_, next)| *next))
+        };
+        let blockhash = match next {
+            Some(next) => next.previous_blockhash,
+            None => self.latest_blockhash().await?.0,
+        };
+        let history = self.history.lock().unwrap();
+        let transactions = history
+            .by_slot
+            .get(&slot)
+            .map(|signatures| signatures.iter().map(|s| (*s, history.transactions[s].clone())).collect())
+            .unwrap_or_default();
+        Ok(Some(Block {
+            slot,
+            parent_slot: slot.saturating_sub(1),
+            block_height: start.block_height,
+            block_time: start.time,
+            blockhash,
+            previous_blockhash: start.previous_blockhash,
+            transactions,
+        }))
+    }
+
+    /// Per `period` seconds since start, newest first: (the last slot begun in it, slots begun,
+    /// transactions committed). Only completed periods count, as a validator's samples do.
+    pub fn performance_samples(&self, period: i64) -> Vec<(u64, u64, u64)> {
+        let slots = self.slots.lock().unwrap();
+        let history = self.history.lock().unwrap();
+        let Some((_, first)) = slots.iter().next() else { return vec![] };
+        let (start, now) = (first.time, unix_now());
+        let mut samples: BTreeMap<i64, (u64, u64, u64)> = BTreeMap::new();
+        for (slot, begun) in slots.iter() {
+            let index = (begun.time - start) / period;
+            if start + (index + 1) * period > now {
+                continue;
+            }
+            let committed = history.by_slot.get(slot).map_or(0, |s| s.len() as u64);
+            let sample = samples.entry(index).or_default();
+            *sample = (*slot, sample.1 + 1, sample.2 + committed);
+        }
+        samples.into_values().rev().collect()
     }
 
     pub async fn slot(&self) -> Result<u64, String> {
@@ -277,7 +403,7 @@ impl Chain {
             post_balances: self.balances(&keys).await,
             transaction: transaction.clone(),
             slot,
-            block_time: unix_now(),
+            block_time: self.block_time(slot).unwrap_or_else(unix_now),
             err: outcome.result.err(),
             logs: metadata.log_messages,
             units_consumed: metadata.compute_units_consumed,
@@ -290,6 +416,7 @@ impl Chain {
                 history.by_address.entry(*key).or_default().push(signature);
                 history.known_accounts.insert(*key);
             }
+            history.by_slot.entry(slot).or_default().push(signature);
             history.transactions.insert(signature, committed);
         }
         if let Some(state) = &self.state {
@@ -328,9 +455,35 @@ impl Chain {
     }
 }
 
-/// Advances the bank one slot per `SLOT_DURATION` when something was committed; ends with the
-/// chain.
-async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, committed_since_slot: Arc<AtomicBool>) {
+/// The working slot as it begins, with its height, the time and its parent's final blockhash.
+async fn slot_start(context: &ProgramTestContext) -> Result<(u64, SlotStart), String> {
+    let banks = &context.banks_client;
+    let slot = banks.get_root_slot().await.map_err(|e| e.to_string())?;
+    let block_height = banks.get_root_block_height().await.map_err(|e| e.to_string())?;
+    Ok((slot, SlotStart { block_height, time: unix_now(), previous_blockhash: context.last_blockhash }))
+}
+
+/// Genesis holds one vote account (the bootstrap validator's) and one stake account delegated
+/// to it.
+fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<Validator, String> {
+    let owned_by = |program: Pubkey| genesis.accounts.iter().find(|(_, account)| account.owner == program);
+    let (vote_account, vote) =
+        owned_by(solana_sdk_ids::vote::ID).ok_or("genesis has no vote account")?;
+    let state = VoteStateV4::deserialize(&vote.data, vote_account).map_err(|e| format!("genesis vote account: {e}"))?;
+    let (_, stake) = owned_by(solana_sdk_ids::stake::ID).ok_or("genesis has no stake account")?;
+    // The stake account holds the delegation plus its own rent reserve.
+    let activated_stake = stake.lamports - genesis.rent.minimum_balance(stake.data.len());
+    Ok(Validator {
+        identity: state.node_pubkey,
+        vote_account: *vote_account,
+        commission: (state.inflation_rewards_commission_bps / 100) as u8,
+        activated_stake,
+    })
+}
+
+/// Advances the bank one slot per `SLOT_DURATION` when something was committed, recording each
+/// slot as it begins; ends with the chain.
+async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, committed_since_slot: Arc<AtomicBool>, slots: Slots) {
     loop {
         tokio::time::sleep(SLOT_DURATION).await;
         let Some(context) = context.upgrade() else { return };
@@ -344,6 +497,13 @@ async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, committed_sinc
         };
         if let Err(e) = context.warp_to_slot(next) {
             eprintln!("precompact-localnet: cannot advance to slot {next}: {e}");
+            continue;
+        }
+        match slot_start(&context).await {
+            Ok((slot, start)) => {
+                slots.lock().unwrap().insert(slot, start);
+            }
+            Err(_) => return,
         }
     }
 }

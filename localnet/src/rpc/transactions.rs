@@ -1,0 +1,276 @@
+//! Transactions: fees, sending, simulating, statuses and history.
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use solana_message::Message;
+use solana_pubkey::Pubkey;
+use solana_rpc_client_types::request::{
+    MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT as MAX_SIGNATURES_FOR_ADDRESS,
+    MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS as MAX_SIGNATURE_STATUSES,
+};
+use solana_signature::Signature;
+use solana_transaction::versioned::{TransactionVersion, VersionedTransaction};
+use solana_transaction_error::TransactionError;
+
+use super::error::{RpcError, RpcResult};
+use super::params::{base58_list, Base58, ContextConfig};
+use super::with_context;
+use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
+
+/// How a transaction arrives on the wire.
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "camelCase")]
+enum WireEncoding {
+    #[default]
+    Base58,
+    Base64,
+}
+
+impl WireEncoding {
+    fn decode_transaction(self, text: &str) -> Result<VersionedTransaction, RpcError> {
+        let bytes = match self {
+            Self::Base58 => bs58::decode(text).into_vec().ok(),
+            Self::Base64 => base64::engine::general_purpose::STANDARD.decode(text).ok(),
+        }
+        .ok_or_else(|| RpcError::InvalidParams("params[0] does not decode with the given encoding".to_string()))?;
+        bincode::deserialize(&bytes)
+            .map_err(|_| RpcError::InvalidParams("params[0] is not a serialized transaction".to_string()))
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SendConfig {
+    #[serde(default)]
+    skip_preflight: bool,
+    #[serde(default)]
+    encoding: WireEncoding,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SimulateConfig {
+    #[serde(default)]
+    sig_verify: bool,
+    #[serde(default)]
+    replace_recent_blockhash: bool,
+    #[serde(default)]
+    encoding: WireEncoding,
+}
+
+/// How `getTransaction` returns the transaction.
+#[derive(Deserialize, Default, Clone, Copy)]
+pub enum TransactionEncoding {
+    #[default]
+    #[serde(rename = "json")]
+    Json,
+    #[serde(rename = "jsonParsed")]
+    JsonParsed,
+    #[serde(rename = "base64")]
+    Base64,
+    #[serde(rename = "base58")]
+    Base58,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionConfig {
+    #[serde(default)]
+    encoding: TransactionEncoding,
+    max_supported_transaction_version: Option<u8>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SignaturesForAddressConfig {
+    limit: Option<usize>,
+    before: Option<Base58<Signature>>,
+    until: Option<Base58<Signature>>,
+}
+
+pub async fn get_fee_for_message(chain: &Chain, (encoded, _): (String, Option<ContextConfig>)) -> RpcResult {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&encoded)
+        .map_err(|_| RpcError::InvalidParams("params[0] is not valid base64".to_string()))?;
+    let message: Message = bincode::deserialize(&bytes)
+        .map_err(|_| RpcError::InvalidParams("params[0] is not a serialized legacy message".to_string()))?;
+    let fee = chain.fee_for_message(message).await.map_err(RpcError::Internal)?;
+    with_context(chain, json!(fee)).await
+}
+
+pub async fn send_transaction(chain: &Chain, (encoded, config): (String, Option<SendConfig>)) -> RpcResult {
+    let config = config.unwrap_or_default();
+    let transaction = config.encoding.decode_transaction(&encoded)?;
+    match chain.send(transaction, !config.skip_preflight).await {
+        Ok(signature) => Ok(json!(signature.to_string())),
+        Err(SendError::SignatureVerification) => Err(RpcError::SignatureVerification),
+        Err(SendError::Preflight(simulation)) => Err(RpcError::PreflightFailure(simulation)),
+        Err(SendError::Internal(e)) => Err(RpcError::Internal(e)),
+    }
+}
+
+pub async fn simulate_transaction(chain: &Chain, (encoded, config): (String, Option<SimulateConfig>)) -> RpcResult {
+    let config = config.unwrap_or_default();
+    let mut transaction = config.encoding.decode_transaction(&encoded)?;
+    let mut replacement = Value::Null;
+    if config.replace_recent_blockhash {
+        let (blockhash, last_valid_block_height) = chain.latest_blockhash().await.map_err(RpcError::Internal)?;
+        transaction.message.set_recent_blockhash(blockhash);
+        replacement = json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height});
+    }
+    if config.sig_verify && transaction.verify_with_results().iter().any(|ok| !ok) {
+        return Err(RpcError::SignatureVerification);
+    }
+    let simulation = chain.simulate(transaction).await.map_err(RpcError::Internal)?;
+    let mut value = simulation_value(&simulation);
+    value["replacementBlockhash"] = replacement;
+    with_context(chain, value).await
+}
+
+pub async fn get_signature_statuses(chain: &Chain, (signatures, _): (Vec<Base58<Signature>>, Option<ContextConfig>)) -> RpcResult {
+    let statuses: Vec<Value> = base58_list(signatures, MAX_SIGNATURE_STATUSES)?
+        .iter()
+        .map(|s| chain.committed(s).map(|c| status_value(&c)).unwrap_or(Value::Null))
+        .collect();
+    with_context(chain, Value::Array(statuses)).await
+}
+
+pub async fn get_transaction(chain: &Chain, (Base58(signature), config): (Base58<Signature>, Option<TransactionConfig>)) -> RpcResult {
+    let config = config.unwrap_or_default();
+    let Some(committed) = chain.committed(&signature) else { return Ok(Value::Null) };
+    let mut value = json!({
+        "slot": committed.slot,
+        "blockTime": committed.block_time,
+        "meta": meta_value(&committed),
+        "transaction": encode_transaction(&committed.transaction, config.encoding),
+    });
+    if config.max_supported_transaction_version.is_some() {
+        value["version"] = version_value(&committed.transaction);
+    }
+    Ok(value)
+}
+
+pub async fn get_signatures_for_address(
+    chain: &Chain,
+    (Base58(address), config): (Base58<Pubkey>, Option<SignaturesForAddressConfig>),
+) -> RpcResult {
+    let config = config.unwrap_or_default();
+    let limit = match config.limit {
+        None => MAX_SIGNATURES_FOR_ADDRESS,
+        Some(n) if (1..=MAX_SIGNATURES_FOR_ADDRESS).contains(&n) => n,
+        Some(_) => return Err(RpcError::InvalidParams("limit must be between 1 and 1000".to_string())),
+    };
+    let until = config.until.map(|Base58(s)| s);
+    let mut found = chain.signatures_for_address(&address).into_iter();
+    if let Some(Base58(before)) = config.before {
+        found.by_ref().find(|(s, _)| *s == before);
+    }
+    let list: Vec<Value> = found
+        .take_while(|(s, _)| Some(*s) != until)
+        .take(limit)
+        .map(|(signature, c)| {
+            json!({
+                "signature": signature.to_string(),
+                "slot": c.slot,
+                "err": c.err,
+                "memo": null,
+                "blockTime": c.block_time,
+                "confirmationStatus": "finalized",
+            })
+        })
+        .collect();
+    Ok(Value::Array(list))
+}
+
+pub fn simulation_value(simulation: &Simulation) -> Value {
+    json!({
+        "err": simulation.err,
+        "logs": simulation.logs,
+        "accounts": null,
+        "unitsConsumed": simulation.units_consumed,
+        "loadedAccountsDataSize": simulation.loaded_accounts_data_size,
+        "returnData": null,
+        "innerInstructions": null,
+        "replacementBlockhash": null,
+    })
+}
+
+fn status_value(committed: &CommittedTransaction) -> Value {
+    json!({
+        "slot": committed.slot,
+        "confirmations": null,
+        "err": committed.err,
+        "status": result_value(&committed.err),
+        "confirmationStatus": "finalized",
+    })
+}
+
+fn result_value(err: &Option<TransactionError>) -> Value {
+    match err {
+        None => json!({"Ok": null}),
+        Some(err) => json!({"Err": err}),
+    }
+}
+
+pub(super) fn version_value(transaction: &VersionedTransaction) -> Value {
+    match transaction.version() {
+        TransactionVersion::Legacy(_) => json!("legacy"),
+        TransactionVersion::Number(n) => json!(n),
+    }
+}
+
+pub(super) fn encode_transaction(transaction: &VersionedTransaction, encoding: TransactionEncoding) -> Value {
+    let wire = || bincode::serialize(transaction).expect("a committed transaction serializes");
+    match encoding {
+        TransactionEncoding::Json | TransactionEncoding::JsonParsed => transaction_json(transaction),
+        TransactionEncoding::Base64 => json!([base64::engine::general_purpose::STANDARD.encode(wire()), "base64"]),
+        TransactionEncoding::Base58 => json!([bs58::encode(wire()).into_string(), "base58"]),
+    }
+}
+
+pub(super) fn meta_value(committed: &CommittedTransaction) -> Value {
+    json!({
+        "err": committed.err,
+        "status": result_value(&committed.err),
+        "fee": committed.fee,
+        "preBalances": committed.pre_balances,
+        "postBalances": committed.post_balances,
+        "innerInstructions": [],
+        "logMessages": committed.logs,
+        "preTokenBalances": [],
+        "postTokenBalances": [],
+        "rewards": [],
+        "loadedAddresses": {"writable": [], "readonly": []},
+        "computeUnitsConsumed": committed.units_consumed,
+    })
+}
+
+fn transaction_json(transaction: &VersionedTransaction) -> Value {
+    let message = &transaction.message;
+    let header = message.header();
+    let instructions: Vec<Value> = message
+        .instructions()
+        .iter()
+        .map(|ix| {
+            json!({
+                "programIdIndex": ix.program_id_index,
+                "accounts": ix.accounts,
+                "data": bs58::encode(&ix.data).into_string(),
+                "stackHeight": null,
+            })
+        })
+        .collect();
+    json!({
+        "signatures": transaction.signatures.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "message": {
+            "accountKeys": message.static_account_keys().iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "header": {
+                "numRequiredSignatures": header.num_required_signatures,
+                "numReadonlySignedAccounts": header.num_readonly_signed_accounts,
+                "numReadonlyUnsignedAccounts": header.num_readonly_unsigned_accounts,
+            },
+            "instructions": instructions,
+            "recentBlockhash": message.recent_blockhash().to_string(),
+        },
+    })
+}
