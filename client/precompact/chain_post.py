@@ -95,17 +95,13 @@ def metadata(created: dict) -> bytes:
 
 
 def _initialize(client: rpc.Cluster, signer: Keypair, roots: trust.Roots) -> record.Record:
-    """Creates the instance's record; returns it as the chain then holds it."""
+    """Creates the instance's record (the program takes over an address someone sent lamports
+    to); returns it as the chain then holds it."""
     try:
         _send(client, signer, [chain.initialize_instruction(signer.pubkey(), signer.pubkey(), roots.instance_id)])
     except rpc.RpcError:
-        account = client.account(str(roots.address))
-        if account is None:
+        if trust.record_at(roots, client) is None:
             raise
-        if account[0] == trust.SYSTEM_PROGRAM:
-            # Anyone can send lamports to the address; Anchor then creates the record with
-            # CreateAccountAllowPrefund, which older system programs refuse.
-            raise ChainError(f"someone sent lamports to the record address {roots.address} before it was created, and this cluster cannot take it over; choose another instance name with `precompact init --force --instance NAME`") from None
     held = trust.record_at(roots, client)  # ours, or created meanwhile by another machine with this key
     if held is None:
         raise ChainError(f"initialize confirmed, but {roots.address} holds no record")

@@ -138,11 +138,11 @@ AIRDROP_WAIT_SECONDS = 30
 def _airdrop(loaded: configuration.Config) -> None:
     import time
 
-    from precompact import chain_post, rpc
+    from precompact import chain, rpc
 
     try:
-        pubkey = str(chain_post.load_keypair(loaded.keypair).pubkey())
-    except chain_post.ChainError as e:
+        pubkey = str(chain.load_keypair(loaded.keypair).pubkey())
+    except chain.KeypairError as e:
         raise click.ClickException(str(e)) from None
     cluster = rpc.Cluster(loaded.cluster, timeout=10)
     try:

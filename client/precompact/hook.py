@@ -193,11 +193,15 @@ def _message(text: str) -> str:
 
 
 def _log_error(root: Path, event, reason: str) -> bool:
-    """Appends the failure to the project's error log; False when its logs/ is refused."""
-    from precompact import logs_dir
+    """Appends the failure to the project's error log; False when the user never approved that
+    project's configuration (a file in a shared directory, someone else's: nothing is written
+    there) or its logs/ is refused."""
+    from precompact import config_trust, logs_dir
     from precompact.redact import Redactor
 
     try:
+        if config_trust.approval(root / configuration.CONFIG_NAME) is None:
+            return False
         fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
             f.write(Redactor().value(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))

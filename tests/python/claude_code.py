@@ -284,6 +284,8 @@ class Session:
         return {
             "PATH": os.environ["PATH"],
             "HOME": str(self.home),
+            # The hooks read the test's approvals of its project's configuration.
+            **({"XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]} if "XDG_CONFIG_HOME" in os.environ else {}),
             "LANG": "C.UTF-8",
             "ANTHROPIC_BASE_URL": self.mock.url,
             "ANTHROPIC_API_KEY": "fake",

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from precompact import savepoint_log
-from projects import approve_as_is
+from projects import approve_as_is, trust
 from test_cli_layers import INSTANCE, initialized, initialized_and_funded
 from test_worker import wait_until
 
@@ -132,6 +132,7 @@ def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
 
     config = project.path / ".precompact.toml"
     config.write_text(config.read_text().replace("[hooks]\n", '[hooks]\ncompact_note = ""\n'))
+    trust(project.path)
     with transcript.open("a") as f:
         f.write(json.dumps({"type": "user", "uuid": "u3", "message": {"content": "And the docs"}}) + "\n")
     assert pre_compact() == "", "the note switched off"

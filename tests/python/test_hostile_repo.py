@@ -148,7 +148,7 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
     # ...until the user names it; even then none of its hooks, fsmonitor or gpg program runs.
     trusted = precompact(project, "trust", "--repo", "vendor/evil.git")
     assert trusted.returncode == 0, trusted.stderr
-    assert "saved" in json.loads(hook(project, "PreCompact", transcript=transcript).stdout)["systemMessage"]
+    assert "saved" in hook(project, "PreCompact", transcript=transcript).stdout.decode()
     assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
     assert flush(project).returncode == 1, "committed; its push has no origin to go to"
     assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
@@ -184,7 +184,7 @@ def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, vi
     assert precompact(project, "trust").returncode == 0, "the configuration itself is innocent"
     pre = hook(project, "PreCompact", transcript=None)
     assert pre.returncode == 0
-    assert "tracked by git" in json.loads(pre.stdout)["systemMessage"]
+    assert "tracked by git" in pre.stdout.decode()
     flushed = flush(project)
     assert flushed.returncode != 0 and b"tracked by git" in flushed.stderr + flushed.stdout
     assert SECRET_MARK.encode() not in all_git_bytes(project, source)
@@ -215,7 +215,7 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     config.write_text(config.read_text().replace("git = true", "git = false"))
     assert precompact(project, "trust").returncode == 0
     for _ in range(2):
-        assert "saved" in json.loads(hook(project, "PreCompact", transcript=None).stdout)["systemMessage"]
+        assert "saved" in hook(project, "PreCompact", transcript=None).stdout.decode()
     first, second = sorted((project / "logs" / "precompact-saves").iterdir())
     second.write_text(json.dumps({"stolen": SECRET}))
     config.write_text(config.read_text().replace("git = false", "git = true"))
@@ -265,7 +265,7 @@ def test_a_hard_link_in_logs_is_refused(tmp_path, victim):
     os.link(victim.home / ".netrc", project / "logs" / "precompact-savepoint.jsonl")
     before = victim.outside_files()
     pre = hook(project, "PreCompact", transcript=None)
-    assert "has other hard links" in json.loads(pre.stdout)["systemMessage"]
+    assert "has other hard links" in pre.stdout.decode()
     status = precompact(project, "status")
     assert status.returncode == 1 and b"has other hard links" in status.stderr
     assert victim.outside_files() == before
@@ -315,7 +315,7 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
             result = {"type": "tool_result", "tool_use_id": call_id, "content": answer, **({"is_error": True} if failed else {})}
             f.write(json.dumps({"type": "user", "message": {"content": [result]}}) + "\n")
     pre = hook(project, "PreCompact", transcript=transcript)
-    assert "saved" in json.loads(pre.stdout)["systemMessage"]
+    assert "saved" in pre.stdout.decode()
     [snapshot] = list((project / "logs" / "precompact-saves").iterdir())
     files = json.loads(snapshot.read_bytes())["loaded_files"]
     assert files[str(project / "app.py")]["content"] == "print('in play')\n"
@@ -413,7 +413,7 @@ def test_a_configuration_in_a_parent_directory_never_applies(tmp_path, victim, h
     # Inside a git work tree the search stops at its root: the parent's file is never seen.
     run(project, "init", "-q", "-b", "main")
     pre = hook(project, "PreCompact", transcript=None)
-    assert "no .precompact.toml" in json.loads(pre.stdout)["systemMessage"]
+    assert pre.stdout == b"" and "no .precompact.toml" in pre.stderr.decode()
     # Outside one, the file is found, and refused for its owner or its mode.
     plain = config.parent / "plain"
     plain.mkdir()
@@ -452,7 +452,7 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
 
     outside = {"GIT_DIR": str(tmp_path / "nowhere"), "GIT_INDEX_FILE": str(tmp_path / "idx"), "GIT_CONFIG_PARAMETERS": f"'core.hooksPath'='{project / '.git' / 'hooks'}'"}
     pre = precompact(project, "hook", stdin=payload("PreCompact", project), env=outside)
-    assert "saved" in json.loads(pre.stdout)["systemMessage"]
+    assert "saved" in pre.stdout.decode()
     flushed = precompact(project, "flush", env=outside)
     assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     assert not victim.marker.exists(), victim.marker.read_text()
