@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -78,6 +79,7 @@ def main() -> None:
     parser.add_argument("--precompact", default=PRECOMPACT, help="the precompact executable whose hooks are installed")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-cc-"))
+    os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the projects' approvals go with them
     try:
         print(json.dumps(flow(root, args.runs, args.precompact), indent=2))
     finally:
