@@ -202,19 +202,11 @@ class _Evidence:
         self.repo = repo
         self.by_sequence = by_sequence
         self.record_commits: dict[int, str] = {}  # named by the verified on-chain record
-        self._local: dict[int, trust.Snapshot | None] = {}
+        self.local = trust.LocalSnapshots(config.logs).get
 
     def commit_of(self, savepoint) -> str | None:
         """The signed record's commit first: the index (a copy from git, perhaps) only points."""
         return self.record_commits.get(savepoint.sequence) or savepoint.commit or _commit_from_branch(self.config, self.repo, savepoint)
-
-    def local(self, savepoint) -> trust.Snapshot | None:
-        """The local copy, read only under a name Layer 1 writes and never through a link."""
-        if savepoint.sequence not in self._local:
-            name = savepoint.created.get("snapshot_file")
-            data = logs_dir.read_snapshot(self.config.logs, name, savepoint.sequence)
-            self._local[savepoint.sequence] = None if data is None else trust.read_snapshot(data, f"local file {self.config.root / name}")
-        return self._local[savepoint.sequence]
 
     def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
         """The bytes that hash to `expected` if any source has them, else the first found."""

@@ -249,6 +249,24 @@ def check_link(found: Snapshot, sequence: int, expected_previous: str | None, ro
         raise Broken("hash chain", sequence, f"snapshot {sequence} names predecessor sha256:{found.previous}, but {root} sha256:{expected_previous}")
 
 
+class LocalSnapshots:
+    """The snapshot files this machine's logs/ holds, each read once: only under a name Layer 1
+    writes for that savepoint and never through a link (logs_dir)."""
+
+    def __init__(self, logs: Path):
+        self.logs = logs
+        self._read: dict[int, Snapshot | None] = {}
+
+    def get(self, savepoint: Savepoint) -> Snapshot | None:
+        from precompact import logs_dir
+
+        if savepoint.sequence not in self._read:
+            name = savepoint.created.get("snapshot_file")
+            data = logs_dir.read_snapshot(self.logs, name, savepoint.sequence)
+            self._read[savepoint.sequence] = None if data is None else read_snapshot(data, f"local file {self.logs.parent / str(name)}")
+        return self._read[savepoint.sequence]
+
+
 Locate = Callable[[Savepoint, str | None], Snapshot | None]
 
 

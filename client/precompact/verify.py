@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from precompact import gitstore, logs_dir, savepoint_log, trust
+from precompact import gitstore, savepoint_log, trust
 from precompact.config import Config
 
 LOCAL_ROOT = "this machine's index recorded"
@@ -53,7 +53,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     chain_verdicts = []
     for instance in instances:
         savepoints = savepoint_log.of_instance(folded, instance)
-        local = _LocalSnapshots(config)
+        local = trust.LocalSnapshots(config.logs)
         findings = []
         previous = None
         for expected, savepoint in enumerate(savepoints, start=1):
@@ -86,27 +86,7 @@ def verify_file(config: Config, path: Path) -> Report:
     return report
 
 
-class _LocalSnapshots:
-    """The snapshot files the index names, each read once."""
-
-    def __init__(self, config: Config):
-        self.config = config
-        self.read: dict[int, trust.Snapshot | None] = {}
-
-    def get(self, savepoint) -> trust.Snapshot | None:
-        """The snapshot under the name the index gives, if it is one Layer 1 writes and a plain
-        file in logs/ (never read through a link)."""
-        if savepoint.sequence not in self.read:
-            name = savepoint.created.get("snapshot_file")
-            data = logs_dir.read_snapshot(self.config.logs, name, savepoint.sequence)
-            self.read[savepoint.sequence] = None if data is None else trust.read_snapshot(data, f"local file {self.config.root / name}")
-        return self.read[savepoint.sequence]
-
-    def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
-        return self.get(savepoint)
-
-
-def _check_local(local: _LocalSnapshots, savepoint, previous) -> list[Finding]:
+def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Finding]:
     """The snapshot file against the hashes this machine recorded (the local root)."""
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
@@ -149,7 +129,7 @@ def _check_git(repo, config: Config, savepoint, local: trust.Snapshot | None, on
     return []
 
 
-def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, local: _LocalSnapshots, findings: list[Finding]) -> str:
+def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, local: trust.LocalSnapshots, findings: list[Finding]) -> str:
     from precompact import rpc
 
     try:
@@ -174,7 +154,7 @@ def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, 
     except trust.Broken as e:
         findings.append(Finding(e.sequence, e.layer, str(e)))
         return "failed"
-    walked = trust.walk_back(held, roots, by_sequence, min(down_to, held.sequence), local.locate)
+    walked = trust.walk_back(held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint))
     findings.extend(Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == trust.FAILED)
     covered = sum(check.status == trust.VERIFIED for check in walked.values())
     return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified"
