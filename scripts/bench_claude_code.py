@@ -46,7 +46,7 @@ def flow(root: Path, runs: int, precompact: str = PRECOMPACT) -> dict:
             fund(url, project.authority())
             home = root / f"cc{run}-home"
             home.mkdir()
-            subprocess.run([precompact, "install"], cwd=project.path, env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, check=True, capture_output=True)
+            subprocess.run([precompact, "install"], cwd=project.path, env={"HOME": str(home), "PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}, check=True, capture_output=True)
             script = claude_code.Script(plans={"work": [[("Read", {"file_path": str(project.path / "README")})], [("Write", {"file_path": str(project.path / "notes.md"), "content": "notes\n"})]]})
             (project.path / "README").write_text("A project.\n")
             mock = claude_code.MockAnthropic(script).start()
