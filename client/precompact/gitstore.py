@@ -13,6 +13,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -266,6 +267,26 @@ def blob_id_at(repo: git.Repo, commit: str, path: str) -> str | None:
         return repo.commit(commit).tree[path].hexsha
     except (KeyError, ValueError, git.BadName, git.BadObject):
         return None
+
+
+def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:
+    """The blob id of each (commit, path), None where either is missing, from one `git cat-file
+    --batch-check` (blob_id_at parses every tree on the way: over a branch of N savepoints, each
+    holding all earlier snapshots, that grows as N squared)."""
+    askable = [i for i, (commit, path) in enumerate(wanted) if "\n" not in commit + path]
+    ids: list[str | None] = [None] * len(wanted)
+    if not askable:
+        return ids
+    with tempfile.TemporaryFile() as names:
+        names.write("".join(f"{wanted[i][0]}:{wanted[i][1]}\n" for i in askable).encode())
+        names.seek(0)
+        answer = repo.git.cat_file("--batch-check=%(objectname) %(objecttype)", istream=names).splitlines()
+    if len(answer) != len(askable):
+        raise GitStoreError(f"git cat-file gave {len(answer)} answers to {len(askable)} questions in {repo.git_dir}")
+    for i, line in zip(askable, answer):
+        name, _, kind = line.rpartition(" ")
+        ids[i] = name if kind == "blob" else None
+    return ids
 
 
 def branch_commits(repo: git.Repo, branch: str) -> set[str]:

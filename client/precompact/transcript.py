@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,9 @@ _SETTLE_STEP_SECONDS = 0.1
 # small enough that a block's memory is reused, not page-faulted afresh: with 4 MB blocks a new
 # process spent more time in page faults than the gate saved.
 BLOCK_BYTES = 128 << 10
+# How far back from the end last_said looks; past a longer run of entries that say nothing it is
+# unknown (None), and the PreCompact hook then saves rather than keep a savepoint.
+LAST_SAID_WINDOW = 256
 
 
 @dataclass
@@ -43,12 +47,22 @@ class TranscriptScan:
     partial_last_line: bool = False
     last_usage: dict | None = None
     model: str | None = None  # of the last main-chain assistant turn
-    last_said: str | None = None  # conversation.said_mark of the last entry said
     # Files the session read or changed (path -> tool), from file tool calls that succeeded.
     files: dict[str, str] = field(default_factory=dict)
     _seen_messages: set = field(default_factory=set, repr=False)
+    # The latest user and assistant entries, newest last: last_said looks among them only at the
+    # end, instead of deciding for every entry whether it was said (a third of Layer 1's time).
+    _recent: deque = field(default_factory=lambda: deque(maxlen=LAST_SAID_WINDOW), repr=False)
     # File tool calls not yet answered, by tool_use id: (path, tool).
     _file_calls: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def last_said(self) -> str | None:
+        """conversation.said_mark of the last entry said, among the last entries read."""
+        for entry in reversed(self._recent):
+            if conversation.is_said(entry):
+                return conversation.said_mark(entry)
+        return None
 
     def summary(self) -> dict:
         return {
@@ -174,8 +188,7 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
     if key not in scan._seen_messages:
         scan._seen_messages.add(key)
         scan.messages += 1
-    if conversation.is_said(entry):
-        scan.last_said = conversation.said_mark(entry)
+    scan._recent.append(entry)
     if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
         scan.last_usage = message["usage"]
         if isinstance(message.get("model"), str):

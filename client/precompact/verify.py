@@ -49,6 +49,8 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     folded = savepoint_log.fold(index.events)
     repo = _repository(config, report) if config.git_layer and any(s.commit for s in folded) else None
     on_branch = gitstore.branch_commits(repo, config.branch) if repo is not None else set()
+    committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if repo is not None else []
+    blobs = dict(zip([(s.instance, s.sequence) for s in committed], gitstore.blob_ids_at(repo, [(s.commit, s.created.get("snapshot_file", "")) for s in committed]))) if committed else {}
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = []
     for instance in instances:
@@ -63,7 +65,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                 report.checked.append(savepoint.sequence)
                 findings.extend(_check_local(local, savepoint, previous))
                 if repo is not None and savepoint.commit:
-                    findings.extend(_check_git(repo, config, savepoint, local.get(savepoint), on_branch))
+                    findings.extend(_check_git(repo, config, savepoint, blobs.get((instance, savepoint.sequence)), local.get(savepoint), on_branch))
             previous = savepoint
         if sequence is not None and sequence not in report.checked:
             findings.append(Finding(sequence, "index", "no such savepoint in the index"))
@@ -111,10 +113,10 @@ def _repository(config: Config, report: Report):
         return None
 
 
-def _check_git(repo, config: Config, savepoint, local: trust.Snapshot | None, on_branch: set[str]) -> list[Finding]:
+def _check_git(repo, config: Config, savepoint, blob: str | None, local: trust.Snapshot | None, on_branch: set[str]) -> list[Finding]:
+    """`blob`: the id git gives `snapshot_file` at the savepoint's commit (None: absent)."""
     n, commit = savepoint.sequence, savepoint.commit
     name = savepoint.created.get("snapshot_file", "")
-    blob = gitstore.blob_id_at(repo, commit, name)
     if blob is None:
         return [Finding(n, "layer 2", f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten")]
     # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.

@@ -141,3 +141,17 @@ def test_sha256_object_format_repository(tmp_path):
     assert len(state.commit) == 64 and state.layer_2 == "PUSHED"
     stored = gitstore.file_at(repo, state.commit, written.event["snapshot_file"])
     assert hashlib.sha256(stored).hexdigest() == written.sha256
+
+
+def test_blob_ids_of_many_commits_and_paths_in_one_question(workspace):
+    project, _ = workspace
+    repo = gitstore.open_repository(project)
+    first, second = savepoint(project), savepoint(project)
+    assert gitstore.sync(repo, target(project), project / "logs") == []
+    c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
+    name1, name2 = first.event["snapshot_file"], second.event["snapshot_file"]
+    wanted = [(c1, name1), (c2, name1), (c2, name2), (c1, name2), ("0" * 40, name1), (c2, "logs\nx"), (c2, "logs")]
+    expected = [gitstore.blob_id_at(repo, commit, path) for commit, path in wanted[:5]] + [None, None]
+    assert gitstore.blob_ids_at(repo, wanted) == expected
+    assert expected[:4] == [expected[0], expected[0], expected[2], None] and None not in expected[:3]
+    assert gitstore.blob_ids_at(repo, []) == []
