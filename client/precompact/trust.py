@@ -284,6 +284,8 @@ def walk_back(found: record.Record, roots: Roots, by_sequence: dict[int, Savepoi
         if expected is None:
             # Savepoint k+1 verified as an instance's first: nothing comes before it.
             verdicts[k] = Check(FAILED, f"savepoint {k + 1} is the first of its chain, yet savepoint {k} exists")
+            for j in range(k - 1, down_to - 1, -1):
+                verdicts[j] = Check(NOT_VERIFIED, f"the chain ends at savepoint {k + 1}, above savepoint {j}")
             break
         located = locate(savepoint, expected) if savepoint is not None else None
         if located is None:

@@ -26,10 +26,11 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
 from conftest import run
-from precompact import chain, record, savepoint_log
+from precompact import chain, record, savepoint_log, trust
 from precompact import config as configuration
 from precompact import verify as verification
-from projects import PRECOMPACT, fund, trust
+from projects import PRECOMPACT, fund
+from projects import trust as approve
 
 INSTANCE = "Gabriel #215"
 Rewrite = Callable[[str, bytes], tuple[str, bytes]]
@@ -166,7 +167,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     (elsewhere / ".precompact.toml").write_text(
         f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
     )
-    trust(elsewhere)
+    approve(elsewhere)
     result = precompact(elsewhere, "resurrect", "--sequence", "1")
     failed(result, "Blockchain proof: ✗ FAILED", f"hashes to sha256:{forged_hash}", f"predecessor sha256:{first.snapshot_hash}", "NOT INTACT")
     assert "Ready to resume work" not in result.stdout
@@ -237,7 +238,7 @@ def test_plain_http_to_another_host_is_refused_unless_allowed(workspace, localne
         assert result.returncode == 1 and "plain http to another host; use https://" in result.stderr, result.stderr
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("[chain]\n", "[chain]\nallow_insecure_http = true\n"))
-    trust(project)
+    approve(project)
     result = precompact(project, "status", cluster="http://10.1.2.3:8899")
     assert result.returncode == 0 and "warning: chain.cluster http://10.1.2.3:8899 is plain http" in result.stderr
     for url in ("http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "https://10.1.2.3"):
@@ -408,3 +409,22 @@ def _confirmed(cluster, signature: str) -> bool:
             return status.get("err") is None
         time.sleep(0.05)
     return False
+
+
+def test_the_walk_back_gives_every_savepoint_below_a_break_a_verdict():
+    """Pure: a verified snapshot 3 that names no predecessor ends the chain; 2 fails and 1 (the
+    one asked about) is not verified, never missing."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Held:
+        sequence: int = 3
+        snapshot_hash: bytes = bytes.fromhex("aa" * 32)
+        prev_snapshot_hash: bytes = bytes(32)
+        slot: int = 9
+
+    roots = trust.Roots(chain.PROGRAM_ID, Keypair().pubkey(), INSTANCE)
+    third = trust.Snapshot("aa" * 32, 3, INSTANCE, None, "test", b"")
+    by_sequence = {n: object() for n in (1, 2, 3)}
+    verdicts = trust.walk_back(Held(), roots, by_sequence, 1, lambda savepoint, expected: third)
+    assert [verdicts[n].status for n in (3, 2, 1)] == [trust.VERIFIED, trust.FAILED, trust.NOT_VERIFIED]
