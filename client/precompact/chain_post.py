@@ -44,7 +44,7 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
         return _failed(logs, pending[0], f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file")
     roots = trust.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    confirmed = max((s.sequence for s in mine if s.layer_3 == "CONFIRMED"), default=0)
+    confirmed = savepoint_log.highest_confirmed(mine)
     current = pending[0]
     try:
         held = trust.record_at(roots, client)

@@ -212,37 +212,9 @@ def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
     return found or None
 
 
-@dataclass(frozen=True)
-class FileDigests:
-    path: Path
-    sha256: str
-    git_sha1_blob: str  # the id a SHA-1 repository gives the file's content
-
-    def blob_id(self, repo: git.Repo) -> str:
-        """The id `repo` gives the file's content (SHA-256 repositories: hashed again, rare)."""
-        algorithm = object_format(repo)
-        if algorithm == "sha1":
-            return self.git_sha1_blob
-        with os.fdopen(os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
-            blob = hashlib.new(algorithm, f"blob {os.fstat(f.fileno()).st_size}\0".encode())
-            hashlib.file_digest(f, lambda: blob)
-        return blob.hexdigest()
-
-
 def blob_id(repo: git.Repo, data: bytes) -> str:
     """The id `repo` gives a blob of these bytes."""
     return hashlib.new(object_format(repo), f"blob {len(data)}\0".encode() + data).hexdigest()
-
-
-def file_digests(path: Path) -> FileDigests:
-    """SHA-256 and the SHA-1 git blob id of a file (never through a link), in one pass."""
-    sha256 = hashlib.sha256()
-    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
-        blob = hashlib.sha1(f"blob {os.fstat(f.fileno()).st_size}\0".encode())
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            sha256.update(chunk)
-            blob.update(chunk)
-    return FileDigests(path, sha256.hexdigest(), blob.hexdigest())
 
 
 def object_format(repo: git.Repo) -> str:
@@ -255,23 +227,9 @@ def _object_format(common_dir: str) -> str:
     return _IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
 
 
-def blob_id_at(repo: git.Repo, commit: str, path: str) -> str | None:
-    """The blob id of `path` in `commit` (None if either is missing), read through GitPython's
-    persistent object reader (no process per call) where it can: it knows only SHA-1."""
-    if object_format(repo) != "sha1":
-        try:
-            return repo.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
-        except git.GitCommandError:
-            return None
-    try:
-        return repo.commit(commit).tree[path].hexsha
-    except (KeyError, ValueError, git.BadName, git.BadObject):
-        return None
-
-
 def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:
     """The blob id of each (commit, path), None where either is missing, from one `git cat-file
-    --batch-check` (blob_id_at parses every tree on the way: over a branch of N savepoints, each
+    --batch-check` (GitPython parses every tree on the way: over a branch of N savepoints, each
     holding all earlier snapshots, that grows as N squared)."""
     askable = [i for i, (commit, path) in enumerate(wanted) if "\n" not in commit + path]
     ids: list[str | None] = [None] * len(wanted)

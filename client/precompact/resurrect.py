@@ -240,7 +240,7 @@ def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_r
     except trust.NoRoot as e:
         return Check(NOT_VERIFIED, str(e))
     # Only this machine's own index can say what was confirmed; a copy from git could lie.
-    confirmed = max((s.sequence for s in evidence.by_sequence.values() if s.layer_3 == "CONFIRMED"), default=0) if local_root else 0
+    confirmed = savepoint_log.highest_confirmed(evidence.by_sequence.values()) if local_root else 0
     read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc_timeout or rpc.DEFAULT_TIMEOUT_SECONDS), confirmed)
     if read.record is None:
         return Check(read.status, read.detail)
@@ -297,7 +297,7 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
         if not gitstore.has_commit(repo, commit):
             return Check(FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"), None
     name = target.created["snapshot_file"]
-    blob = gitstore.blob_id_at(repo, commit, name)
+    [blob] = gitstore.blob_ids_at(repo, [(commit, name)])
     if blob is None:
         return Check(FAILED, f"commit {commit[:12]} does not contain {name}"), None
     where = f"commit {commit[:12]} on {config.branch}"

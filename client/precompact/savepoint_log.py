@@ -222,6 +222,11 @@ def lineage(events: list[dict], instance: str) -> list[str]:
     return [instance]
 
 
+def highest_confirmed(savepoints: Iterable[Savepoint]) -> int:
+    """The highest sequence among `savepoints` marked confirmed on chain (0: none)."""
+    return max((s.sequence for s in savepoints if s.layer_3 == "CONFIRMED"), default=0)
+
+
 def latest(logs: Path, instance: str) -> Savepoint | None:
     mine = savepoints(logs, instance)
     return mine[-1] if mine else None

@@ -138,7 +138,7 @@ def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, 
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance)
     except trust.NoRoot as e:
         return f"not verified ({e})"
-    confirmed = max((s.sequence for s in savepoints if s.layer_3 == "CONFIRMED"), default=0)
+    confirmed = savepoint_log.highest_confirmed(savepoints)
     read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS), confirmed)
     if read.status == trust.FAILED:
         findings.append(Finding(read.sequence, "layer 3", read.detail))
