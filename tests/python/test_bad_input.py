@@ -121,9 +121,8 @@ def test_a_single_200_mb_line_is_saved_within_the_hook_budget(established, tmp_p
         for _ in range(20):
             f.write(chunk)
         f.write(b'"}}\n' if valid_json else b"\n")
-    began = time.monotonic()
+    # Claude Code kills a hook after 60 s: `hook` raises TimeoutExpired past that.
     result = hook(project, payload("PreCompact", project.path, transcript), timeout=60)
-    assert time.monotonic() - began < 60, "Claude Code's hook timeout"
     assert saved_sequence(saved_message(result)) == 3
     assert_nothing_lost(project, intact)
 

@@ -186,14 +186,14 @@ def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project
     assert doc["conversation_history"][-1]["message"]["content"] == "late"
 
 
-@pytest.mark.parametrize("transcript", [None, "missing.jsonl"])
-def test_missing_transcript_still_makes_a_snapshot(project, transcript):
+@pytest.mark.parametrize("transcript, problem", [(None, "no transcript path given"), ("missing.jsonl", "transcript file not found")])
+def test_missing_transcript_still_makes_a_snapshot(project, transcript, problem):
     path = project / transcript if transcript else None
     written = snapshot.create_savepoint(settings(project), session(project, path), NOW)
     doc = json.loads(written.path.read_bytes())
     assert doc["conversation_history"] == []
     assert doc["transcript"]["found"] is False
-    assert doc["transcript"]["problem"] in ("no transcript path given", "transcript file not found")
+    assert doc["transcript"]["problem"] == problem
     assert doc["tokens"]["used"] == 0
 
 
