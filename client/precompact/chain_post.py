@@ -31,7 +31,7 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
     Without the git layer the record names no commit (40 zeros). A savepoint is confirmed only
     once the record read back from its address passes the verifier's chain check and states it."""
     mine = savepoint_log.savepoints(logs, instance)
-    pending = [s for s in mine if s.layer_3 != "CONFIRMED"]
+    pending = [s for s in mine if s.layer_3 != savepoint_log.Layer3.CONFIRMED]
     if not pending:
         return []
     if program_id != str(chain.PROGRAM_ID):
@@ -128,9 +128,9 @@ def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
 
 def _confirmed(logs: Path, savepoint, signature: str | None, slot: int | None, recovered: bool) -> None:
     details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
-    savepoint_log.mark(logs, savepoint, "LAYER_3_CONFIRMED", **details)
+    savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, **details)
 
 
 def _failed(logs: Path, savepoint, reason: str) -> list[str]:
-    savepoint_log.mark(logs, savepoint, "LAYER_3_FAILED", reason=reason)
+    savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_3_FAILED, reason=reason)
     return [reason]

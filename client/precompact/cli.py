@@ -12,6 +12,7 @@ import click
 from precompact import config as configuration
 from precompact import config_trust
 from precompact.config import ConfigError
+from precompact.savepoint_log import Layer2, Layer3
 
 # Commands import the rest of the library when they run: `precompact hook` is on Claude Code's
 # critical path and must not pay for GitPython or the Solana stack it does not use.
@@ -223,7 +224,7 @@ def status(as_json) -> None:
     retrying = f"retrying (next in {retry:.0f}s)" if retry is not None else None
 
     def shown(state: str) -> str:  # a failed layer the worker is about to retry is not FAILED yet
-        return retrying if state == "FAILED" and retrying else state
+        return retrying if state in (Layer2.FAILED, Layer3.FAILED) and retrying else state
 
     if as_json:
         rows = [
@@ -252,7 +253,7 @@ def status(as_json) -> None:
         for s in mine:
             commit = (s.commit or "-")[:10]
             click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {shown(s.layer_3)}")
-            if "FAILED" in (s.layer_2, s.layer_3) and s.failures:
+            if (s.layer_2 == Layer2.FAILED or s.layer_3 == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
     if bad_lines:
         click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)

@@ -272,23 +272,23 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
             commit = commit_savepoint(repo, target, logs, savepoint.created)
         except (GitStoreError, git.GitCommandError, OSError) as e:
             reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
-            savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=reason)
+            savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=reason)
             problems.append(reason)
             return problems  # later savepoints must not be committed ahead of this one
-        savepoint_log.mark(logs, savepoint, "LAYER_2_COMMITTED", commit=commit, branch=target.branch)
+        savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_COMMITTED, commit=commit, branch=target.branch)
         savepoint.commit = commit
-    unpushed = [s for s in savepoints if s.commit and s.layer_2 != "PUSHED"]
+    unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
         return problems
     try:
         push(repo, target)
     except GitStoreError as e:
         for savepoint in unpushed:
-            savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=str(e), commit=savepoint.commit)
+            savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=str(e), commit=savepoint.commit)
         problems.append(str(e))
         return problems
     for savepoint in unpushed:
-        savepoint_log.mark(logs, savepoint, "LAYER_2_PUSHED", commit=savepoint.commit, remote=target.remote)
+        savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_PUSHED, commit=savepoint.commit, remote=target.remote)
     return problems
 
 

@@ -140,7 +140,7 @@ def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
         from precompact.redact import Redactor
 
         summary = Redactor(extra=dict(loaded.redaction_patterns)).value(summary)
-    savepoint_log.mark(loaded.logs, latest, "COMPACT_SUMMARY", trigger=_text(payload, "trigger"), summary=summary)
+    savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary)
     return HookResult()
 
 
@@ -172,13 +172,13 @@ def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
         context = restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
     except resurrect.ResurrectError as e:
         context = f"[precompact] Savepoint {latest.sequence} could not be restored: {e}"
-    savepoint_log.mark(loaded.logs, latest, savepoint_log.BRIEF_DELIVERED, session_id=session_id, source=source)
+    savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.BRIEF_DELIVERED, session_id=session_id, source=source)
     return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False))
 
 
 def _delivered(loaded: configuration.Config, session_id: str, sequence: int) -> bool:
     return any(
-        e.get("event") == savepoint_log.BRIEF_DELIVERED and e.get("instance") == loaded.instance and e.get("sequence") == sequence and e.get("session_id") == session_id
+        e.get("event") == savepoint_log.Event.BRIEF_DELIVERED and e.get("instance") == loaded.instance and e.get("sequence") == sequence and e.get("session_id") == session_id
         for e in savepoint_log.read(loaded.logs).events
     )
 

@@ -111,7 +111,7 @@ def resurrect(
         if savepoint_log.lineage(events, config.instance) != found.lineage:
             savepoint_log.record(
                 config.logs,
-                {"event": savepoint_log.RESURRECTED, "instance": config.instance, "from_instance": name, "from_sequence": target.sequence, "lineage": found.lineage},
+                {"event": savepoint_log.Event.RESURRECTED, "instance": config.instance, "from_instance": name, "from_sequence": target.sequence, "lineage": found.lineage},
             )
     if restore_state:
         if not found.intact:
@@ -257,7 +257,7 @@ def _recorded_chain(config: Config, target) -> Check:
     the record."""
     if not config.chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
-    if target.layer_3 == "CONFIRMED":
+    if target.layer_3 == savepoint_log.Layer3.CONFIRMED:
         return Check(NOT_VERIFIED, f"confirmed at slot {target.chain_slot} per the index, not re-read")
     return Check(NOT_VERIFIED, "Layer 3 queued")
 
@@ -266,7 +266,7 @@ def _recorded_git(config: Config, target) -> Check:
     """Git as the worker recorded it in the index (not "verified", as for the chain)."""
     if not config.git_layer:
         return Check(OFF, "the git layer is off in .precompact.toml")
-    if target.layer_2 in ("PUSHED", "COMMITTED") and target.commit:
+    if target.layer_2 in (savepoint_log.Layer2.PUSHED, savepoint_log.Layer2.COMMITTED) and target.commit:
         return Check(NOT_VERIFIED, f"{target.layer_2.lower()} as commit {target.commit[:12]} per the index, not re-read")
     return Check(NOT_VERIFIED, "Layer 2 queued")
 

@@ -180,7 +180,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
                 os.unlink(stale, dir_fd=saves)
             digest, size, facts = _write_snapshot(saves, path, settings, session, now, sequence, previous, lineage)
         event = {
-            "event": savepoint_log.SAVEPOINT_CREATED,
+            "event": savepoint_log.Event.SAVEPOINT_CREATED,
             "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "unix_timestamp": int(now.timestamp()),
             "instance": settings.instance,
@@ -191,9 +191,9 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
             "snapshot_file": name,
             "trigger": session.trigger,
             "session_id": session.session_id,
-            "layer_1_status": "SAVED_LOCALLY",
-            "layer_2_status": "PENDING",
-            "layer_3_status": "QUEUED_FOR_BLOCKCHAIN",
+            "layer_1_status": savepoint_log.LAYER_1_SAVED,
+            "layer_2_status": savepoint_log.Layer2.PENDING,
+            "layer_3_status": savepoint_log.Layer3.QUEUED,
             "tokens_used_this_session": facts["tokens"]["used"],
             "tokens_remaining": facts["tokens"]["remaining"],
             "context_utilization_percent": facts["tokens"]["utilization_percent"],

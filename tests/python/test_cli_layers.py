@@ -87,7 +87,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     assert [r["layer_2"] for r in rows] == ["FAILED"] * 3
     assert all(r["commit"] for r in rows), "commits are made locally even while the push fails"
     # Posting stops at the first savepoint that cannot go: the others wait behind it.
-    assert [r["layer_3"] for r in rows] == ["FAILED", "QUEUED", "QUEUED"]
+    assert [r["layer_3"] for r in rows] == ["FAILED", "QUEUED_FOR_BLOCKCHAIN", "QUEUED_FOR_BLOCKCHAIN"]
 
     run(project, "remote", "set-url", "origin", str(project.parent / "remote.git"))
     result = invoke("flush", env={"PRECOMPACT_CLUSTER": localnet.url})

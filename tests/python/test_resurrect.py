@@ -142,7 +142,7 @@ def test_from_a_predecessor_records_the_lineage_and_starts_a_new_chain(workspace
     document = json.loads((project / first.created["snapshot_file"]).read_bytes())
     assert (first.sequence, document["lineage"], first.layer_3) == (1, [INSTANCE, SUCCESSOR], "CONFIRMED")
     invoke("resurrect", "--from", INSTANCE)
-    lineage_events = [e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.RESURRECTED]
+    lineage_events = [e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.Event.RESURRECTED]
     assert len(lineage_events) == 1  # the same lineage is recorded once
 
 
@@ -183,7 +183,7 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
         f.write(json.dumps({"type": "user", "message": {"content": "x" * 50_000 + " final request"}}) + "\n")
     assert invoke("savepoint", "--transcript", str(transcript.path)).exit_code == 0
     loaded = configuration.load(tmp_path)
-    savepoint_log.mark(loaded.logs, savepoint_log.latest(loaded.logs, INSTANCE), "COMPACT_SUMMARY", summary="s" * 20_000)
+    savepoint_log.mark(loaded.logs, savepoint_log.latest(loaded.logs, INSTANCE), savepoint_log.Event.COMPACT_SUMMARY, summary="s" * 20_000)
     text = restore_brief.brief(resurrect.resurrect(loaded))
     assert len(text) <= restore_brief.BRIEF_LIMIT
     assert "git – off" in text and "chain – off" in text

@@ -291,7 +291,7 @@ def test_fold_applies_layer_events_in_order():
     ]
     first, second = savepoint_log.fold(events)
     assert (first.layer_2, first.commit, first.failures) == ("PUSHED", "c1", ["layer_2: remote unreachable"])
-    assert first.snapshot_hash == "aa" and first.layer_3 == "QUEUED"
+    assert first.snapshot_hash == "aa" and first.layer_3 == "QUEUED_FOR_BLOCKCHAIN"
     assert (second.layer_3, second.chain_signature, second.chain_slot) == ("CONFIRMED", "sig", 9)
     assert second.compact_summary == "we did things"
     assert second.layer_2 == "PENDING"
@@ -301,7 +301,7 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
     logs = project / "logs"
     base = settings(project)
     first = snapshot.create_savepoint(base, session(project, None))
-    savepoint_log.record(logs, {"event": savepoint_log.RESURRECTED, "instance": "Gabriel #216", "from_instance": "Gabriel #215", "from_sequence": 1, "lineage": ["Gabriel #215", "Gabriel #216"]})
+    savepoint_log.record(logs, {"event": savepoint_log.Event.RESURRECTED, "instance": "Gabriel #216", "from_instance": "Gabriel #215", "from_sequence": 1, "lineage": ["Gabriel #215", "Gabriel #216"]})
     successor = snapshot.create_savepoint(settings(project, instance="Gabriel #216"), session(project, None))
     again = snapshot.create_savepoint(base, session(project, None))
     assert (successor.sequence, successor.prev_sha256) == (1, None)
@@ -309,7 +309,7 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
     assert json.loads(successor.path.read_bytes())["lineage"] == ["Gabriel #215", "Gabriel #216"]
     assert json.loads(again.path.read_bytes())["lineage"] == ["Gabriel #215"]
     marked = savepoint_log.latest(logs, "Gabriel #216")
-    savepoint_log.mark(logs, marked, "LAYER_2_COMMITTED", commit="c216")
+    savepoint_log.mark(logs, marked, savepoint_log.Event.LAYER_2_COMMITTED, commit="c216")
     assert savepoint_log.latest(logs, "Gabriel #216").commit == "c216"
     assert [s.commit for s in savepoint_log.savepoints(logs, "Gabriel #215")] == [None, None]
 
