@@ -124,7 +124,7 @@ def verify_thousand(root: Path, count: int) -> dict:
 
 
 def layer_3_round_trip(root: Path, count: int) -> dict:
-    from precompact import chain_post
+    from precompact.chain import post as chain_post
 
     node = LocalnetProcess(root)
     url = node.start()

@@ -139,7 +139,9 @@ AIRDROP_WAIT_SECONDS = 30
 def _airdrop(loaded: configuration.Config) -> None:
     import time
 
-    from precompact import chain, rpc
+    from precompact import chain
+
+    from precompact.chain import rpc
 
     try:
         pubkey = str(chain.load_keypair(loaded.keypair).pubkey())
@@ -167,22 +169,22 @@ def savepoint(transcript, session_id, trigger) -> None:
 
     Exit 0: all layers done; 1: saved, with Layer 2 or 3 queued for `precompact flush`; 2: error.
     """
-    from precompact import layers, savepoint_log, snapshot
+    from precompact import api, savepoint_log, snapshot
 
     try:
         loaded = configuration.load(Path.cwd())
     except ConfigError as e:
         click.echo(f"Error: {e}", err=True)
-        sys.exit(layers.EXIT_ERROR)
+        sys.exit(api.EXIT_ERROR)
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
         click.echo(warning, err=True)
     session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
     try:
-        written, outcome = layers.save(loaded, session)
+        written, outcome = api.save(loaded, session)
     except (OSError, savepoint_log.LockTimeout) as e:
         click.echo(f"Error: savepoint not written: {e}", err=True)
-        sys.exit(layers.EXIT_ERROR)
+        sys.exit(api.EXIT_ERROR)
     click.echo(f"✓ Layer 1: savepoint {written.sequence} saved locally")
     click.echo(f"  Hash: sha256:{written.sha256}")
     click.echo(f"  Size: {written.size} bytes")
@@ -194,10 +196,10 @@ def savepoint(transcript, session_id, trigger) -> None:
 @main.command()
 def flush() -> None:
     """Retry everything queued: commits, pushes and on-chain posts, in order."""
-    from precompact import layers
+    from precompact import api
 
     loaded = _load()
-    outcome = layers.flush(loaded)
+    outcome = api.flush(loaded)
     _report(loaded, outcome)
     sys.exit(outcome.exit_code)
 
@@ -216,10 +218,10 @@ def _report(loaded: configuration.Config, outcome) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json) -> None:
     """Savepoints with the state of each layer."""
-    from precompact import layers, worker
+    from precompact import api, worker
 
     loaded = _load()
-    savepoints, bad_lines = layers.status(loaded)
+    savepoints, bad_lines = api.status(loaded)
     retry = worker.next_retry(loaded.logs)
     retrying = f"retrying (next in {retry:.0f}s)" if retry is not None else None
 
@@ -266,14 +268,15 @@ def status(as_json) -> None:
 def inspect(instance, address, as_json) -> None:
     """Decode the on-chain record, verify it against the configured authority, instance and
     program (exit 1 if it fails) and compare it with the local index."""
-    from precompact import layers, record, trust
+    from precompact import api, trust
+    from precompact.chain import record
 
     if instance and address:
         raise click.UsageError("give --instance or --address, not both")
     loaded = _load()
     try:
-        found = layers.inspect(loaded, instance, address)
-    except layers.InspectError as e:
+        found = api.inspect(loaded, instance, address)
+    except api.InspectError as e:
         raise click.ClickException(str(e)) from None
     held = found.record
     if as_json:

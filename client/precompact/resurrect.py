@@ -233,7 +233,7 @@ def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_r
         return Check(OFF, "the chain layer is off in .precompact.toml")
     if not check_chain:
         return Check(NOT_VERIFIED, "not asked to read the chain")
-    from precompact import rpc
+    from precompact.chain import rpc
 
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, name)

@@ -132,7 +132,7 @@ def _check_git(repo, config: Config, savepoint, blob: str | None, local: trust.S
 
 
 def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, local: trust.LocalSnapshots, findings: list[Finding]) -> str:
-    from precompact import rpc
+    from precompact.chain import rpc
 
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance)

@@ -66,7 +66,7 @@ def _savepoint_count(logs: Path) -> int:
 def run(root: Path) -> None:
     """Flushes the project until it is up to date or the retries run out."""
     # Here, not at the top: the hook imports this module only to spawn the worker.
-    from precompact import layers
+    from precompact import api
 
     configuration.load(root)  # nothing runs on a configuration the user has not approved
     logs = root / "logs"
@@ -81,8 +81,8 @@ def run(root: Path) -> None:
                     warning = configuration.insecure_cluster_warning(loaded)
                     if warning:
                         _log(warning)
-                    outcome = layers.flush(loaded)
-                    if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
+                    outcome = api.flush(loaded)
+                    if outcome.exit_code == api.EXIT_ALL_DONE or pause is None:
                         break
                     _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
                     logs_dir.write_atomic(logs, RETRY_NAME, f"{time.time() + pause:.3f}\n".encode())

@@ -187,7 +187,8 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
 
 def chain_record(url: str, project: Project) -> bytes | None:
     """The raw data of the instance's on-chain record."""
-    from precompact import chain, rpc
+    from precompact import chain
+    from precompact.chain import rpc
 
     address, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
     account = rpc.Cluster(url, timeout=10).account(str(address))
@@ -196,7 +197,7 @@ def chain_record(url: str, project: Project) -> bytes | None:
 
 def chain_sequence(url: str, project: Project) -> tuple[int, str] | None:
     """The (sequence, snapshot hash) the instance's on-chain record holds."""
-    from precompact import record
+    from precompact.chain import record
 
     data = chain_record(url, project)
     if data is None:

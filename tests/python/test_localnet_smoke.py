@@ -14,7 +14,9 @@ from solders.keypair import Keypair
 from solders.transaction_status import InstructionErrorCustom
 from solders.transaction import Transaction
 
-from precompact import chain, rpc
+from precompact import chain
+
+from precompact.chain import rpc
 
 SOL = 1_000_000_000
 INSTANCE = "Gabriel #215"

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precompact import record, savepoint_log, snapshot, transcript
+from precompact import savepoint_log, snapshot, transcript
+
+from precompact.chain import record
 
 settings.register_profile("precompact", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 settings.load_profile("precompact")

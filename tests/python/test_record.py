@@ -6,7 +6,8 @@ import pytest
 from solders.pubkey import Pubkey
 
 from conftest import VECTORS
-from precompact import record, trust
+from precompact import trust
+from precompact.chain import record
 
 V = json.loads(VECTORS.read_text())
 DATA = bytes.fromhex(V["account"]["data_hex"])

@@ -26,7 +26,8 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
 from conftest import run
-from precompact import chain, record, savepoint_log, trust
+from precompact import chain, savepoint_log, trust
+from precompact.chain import record
 from precompact import config as configuration
 from precompact import verify as verification
 from projects import PRECOMPACT, fund
@@ -383,7 +384,7 @@ def test_a_closed_record_is_a_history_reset_for_flush_verify_and_status(workspac
     from solders.hash import Hash
     from solders.transaction import Transaction
 
-    from precompact import rpc
+    from precompact.chain import rpc
 
     project, _, authority = saved_project(workspace, localnet, count=1)
     cluster = rpc.Cluster(localnet.url, timeout=10)

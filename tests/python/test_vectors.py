@@ -8,7 +8,8 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
 from conftest import VECTORS
-from precompact import chain, rpc
+from precompact import chain
+from precompact.chain import rpc
 
 V = json.loads(VECTORS.read_text())
 

@@ -15,7 +15,9 @@ from solders.hash import Hash
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
-from precompact import chain, record, rpc, savepoint_log, trust
+from precompact import chain, savepoint_log, trust
+
+from precompact.chain import record, rpc
 
 CONFIRM_POLL_SECONDS = 0.05
 NO_COMMIT = "0" * 40

@@ -1,11 +1,12 @@
-"""The three layers in order: the library API behind `precompact savepoint`, `flush` and
+"""The library API: the three layers in order, behind `precompact savepoint`, `flush` and
 `status`. Layer 1 is synchronous; Layers 2 and 3 catch up on everything still queued."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precompact import gitstore, record, savepoint_log, snapshot, trust
+from precompact import gitstore, savepoint_log, snapshot, trust
+from precompact.chain import record
 from precompact.config import Config, is_pubkey
 
 EXIT_ALL_DONE = 0
@@ -56,7 +57,7 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = gitstore.sync(repo, target, config.logs)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
-        from precompact import chain_post
+        from precompact.chain import post as chain_post
 
         outcome.layer_3_problems = chain_post.post_pending(
             config.cluster, config.keypair, config.program_id, config.instance, config.logs, git_layer=config.git_layer, authority=config.authority
@@ -88,7 +89,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     compares it with the local index. Raises InspectError with a one-line reason."""
     from solders.pubkey import Pubkey
 
-    from precompact import rpc
+    from precompact.chain import rpc
 
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
