@@ -72,7 +72,7 @@ def main() -> int:
             print(f"| {tally.scenario} | {tally.trials} | {tally.failed_trials} | {tally.lost} |")
         print()
     progress("redaction: planted corpus and clean corpus …")
-    missed = [p.format for p in secret_corpus.SECRETS if any(v in Redactor().value({"text": f"see {p.text} here"})["text"] for v in p.sensitive)]
+    missed = [p.format for p in secret_corpus.SECRETS if any(v in Redactor().redact({"text": f"see {p.text} here"})["text"] for v in p.sensitive)]
     caught = len(secret_corpus.SECRETS) - len(missed)
     clean = secret_corpus.false_positives()
     print(f"Secrets redacted: {caught}/{len(secret_corpus.SECRETS)} formats ({caught / len(secret_corpus.SECRETS):.1%}).")

@@ -10,7 +10,7 @@ from precompact.chain import record
 from precompact.config import Config, is_pubkey
 
 EXIT_ALL_DONE = 0
-EXIT_LAYER_3_QUEUED = 1
+EXIT_QUEUED = 1  # saved; Layer 2 or 3 still queued
 EXIT_ERROR = 2
 FLUSH_LOCK_NAME = "precompact-flush.lock"
 # A pass pushes (20 s timeout) and posts each queued savepoint (10 s RPC timeout per call).
@@ -24,7 +24,7 @@ class FlushOutcome:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_LAYER_3_QUEUED
+        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_QUEUED
 
 
 def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:

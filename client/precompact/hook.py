@@ -73,7 +73,7 @@ def handle(raw: bytes) -> HookResult:
     except Exception as e:  # the session must go on whatever happens here
         from precompact.redact import Redactor
 
-        reason = Redactor().value(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
+        reason = Redactor().redact(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
         details = f" (details in logs/{ERRORS_LOG})" if _log_error(root, event, reason) else ""
         if event == "PreCompact":
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON.
@@ -204,7 +204,7 @@ def _log_error(root: Path, event, reason: str) -> bool:
             return False
         fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            f.write(Redactor().value(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
+            f.write(Redactor().redact(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
     except (OSError, configuration.ConfigError):
         return False
     return True

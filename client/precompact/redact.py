@@ -459,7 +459,7 @@ class Redactor:
             suspects.update(n for n, text in enumerate(lines) if text.count(b",") >= self._min_commas and b"[" in text)
         return suspects
 
-    def value(self, value):
+    def redact(self, value):
         """Redacts every string (and dict key) inside a JSON-like value. Patterns that match
         nowhere in it (one look over all its strings at once) are not tried string by string."""
         strings: list[str] = []

@@ -74,7 +74,7 @@ FREE_TEXT_FIELDS = ("summary", "reason")
 def _redacted(value):
     from precompact.redact import Redactor
 
-    return Redactor().value(value)
+    return Redactor().redact(value)
 
 
 class LockTimeout(Exception):

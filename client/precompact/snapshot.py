@@ -233,7 +233,7 @@ def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session
                     lines = block.split(b"\n")
                     # Most lines hold nothing a secret pattern could match: those skip redaction.
                     suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-                    written = [canonical(redactor.value(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
+                    written = [canonical(redactor.redact(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
                     if written:
                         emit(separator)
                         emit(b",".join(written))

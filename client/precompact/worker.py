@@ -110,7 +110,7 @@ def _log(message: str) -> None:
     carry a URL with credentials."""
     from precompact.redact import Redactor
 
-    print(f"{savepoint_log.utc_timestamp()} {Redactor().value(message)}", flush=True)
+    print(f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}", flush=True)
 
 
 def main() -> None:
