@@ -139,7 +139,7 @@ def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
     if loaded.redaction:
         from precompact.redact import Redactor
 
-        summary = Redactor(extra=dict(loaded.redaction_patterns)).value(summary)
+        summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
     savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary)
     return HookResult()
 

@@ -207,7 +207,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
 
 def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str]) -> tuple[str, int, dict]:
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
-    clean = redactor.value if redactor else (lambda v: v)
+    clean = redactor.redact if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
     tmp = f".{path.name}.{os.getpid()}.tmp"
     digest = hashlib.sha256()
