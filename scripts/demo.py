@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from transcript_gen import generate, payload  # noqa: E402
+from support.transcript_gen import generate, payload  # noqa: E402
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 INSTANCE = "Gabriel #215"

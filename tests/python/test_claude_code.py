@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import claude_code
-from projects import PRECOMPACT, Project, new_project
+from support import claude_code
+from support.commands import PRECOMPACT
+from support.projects import Project, new_project
 
 
 @pytest.fixture(scope="module")

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run
-from projects import PRECOMPACT
-from test_worker import wait_until
-from transcript_gen import payload
+from support.commands import run_git
+from support import commands
+from support.commands import PRECOMPACT
+from support.commands import wait_until
+from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
 SECRET_MARK = "tHISiSthEuSERSkEY"
@@ -35,7 +36,7 @@ def precompact(cwd: Path, *args: str, stdin: dict | None = None, env: dict | Non
 
 
 def hook(cwd: Path, event: str, **extra) -> subprocess.CompletedProcess:
-    return precompact(cwd, "hook", stdin=payload(event, cwd, **extra))
+    return commands.hook(payload(event, cwd, **extra), cwd=cwd, timeout=60)
 
 
 class Victim:
@@ -65,21 +66,21 @@ def attacker_repository(tmp_path: Path, build) -> Path:
     """A repository the attacker publishes: `build(work_tree)` lays out its files, all committed."""
     source = tmp_path / "attacker"
     source.mkdir()
-    run(source, "init", "-q", "-b", "main")
-    run(source, "config", "user.name", "Mallory")
-    run(source, "config", "user.email", "m@example.invalid")
+    run_git(source, "init", "-q", "-b", "main")
+    run_git(source, "config", "user.name", "Mallory")
+    run_git(source, "config", "user.email", "m@example.invalid")
     build(source)
-    run(source, "add", "-A", "-f")
-    run(source, "commit", "-q", "-m", "useful library")
+    run_git(source, "add", "-A", "-f")
+    run_git(source, "commit", "-q", "-m", "useful library")
     return source
 
 
 def clone(tmp_path: Path, source: Path) -> Path:
     """The user's clone, with their identity."""
     project = tmp_path / "clone"
-    run(tmp_path, "clone", "-q", str(source), str(project))
-    run(project, "config", "user.name", "Dev")
-    run(project, "config", "user.email", "dev@example.invalid")
+    run_git(tmp_path, "clone", "-q", str(source), str(project))
+    run_git(project, "config", "user.name", "Dev")
+    run_git(project, "config", "user.email", "dev@example.invalid")
     return project
 
 
@@ -337,7 +338,7 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("git = true", "git = false"))  # no worker yet
     assert precompact(project, "trust").returncode == 0
-    run(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
+    run_git(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
     hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
     hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
     # A failure whose reason carries a token: the configured remote's name, which does not exist.
@@ -411,7 +412,7 @@ def test_a_configuration_in_a_parent_directory_never_applies(tmp_path, victim, h
     else:
         config.chmod(0o666)
     # Inside a git work tree the search stops at its root: the parent's file is never seen.
-    run(project, "init", "-q", "-b", "main")
+    run_git(project, "init", "-q", "-b", "main")
     pre = hook(project, "PreCompact", transcript=None)
     assert pre.stdout == b"" and "no .precompact.toml" in pre.stderr.decode()
     # Outside one, the file is found, and refused for its owner or its mode.
@@ -442,11 +443,11 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
         (project / ".git" / "hooks" / name).write_text(victim.script.read_text())
         (project / ".git" / "hooks" / name).chmod(0o755)
     for key, value in (("filter.evil.clean", str(victim.script)), ("core.fsmonitor", str(victim.script))):
-        run(project, "config", key, value)
+        run_git(project, "config", key, value)
     # (A remote's own hooks are the remote's business: a server runs them on its side.)
     bare_remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare_remote)], check=True)
-    run(project, "remote", "set-url", "origin", str(bare_remote))
+    run_git(project, "remote", "set-url", "origin", str(bare_remote))
     assert precompact(project, "trust").returncode == 0
     victim.marker.unlink(missing_ok=True)  # the user's own git commands above ran the fsmonitor
 

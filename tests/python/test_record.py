@@ -5,7 +5,7 @@ import json
 import pytest
 from solders.pubkey import Pubkey
 
-from conftest import VECTORS
+from support.localnet import VECTORS
 from precompact import trust
 from precompact.chain import record
 

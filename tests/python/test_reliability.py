@@ -9,10 +9,11 @@ import random
 import subprocess
 import time
 
-import fault_trials
+from support import fault_trials
 from precompact import config as configuration
 from precompact import gitstore, snapshot
-from projects import PRECOMPACT, new_project
+from support.commands import PRECOMPACT
+from support.projects import new_project
 
 
 def assert_clean(tally: fault_trials.Tally) -> None:

@@ -11,11 +11,12 @@ import json
 import stat
 import subprocess
 
-import fault_trials
-from projects import PRECOMPACT, fund, new_project, trust
-from secret_corpus import SECRETS, false_positives
-from test_worker import wait_until
-from transcript_gen import generate, payload
+from support import fault_trials
+from support.commands import PRECOMPACT
+from support.projects import fund, new_project, trust
+from support.secret_corpus import SECRETS, false_positives
+from support.commands import wait_until
+from support.transcript_gen import generate, payload
 
 from precompact import savepoint_log
 

@@ -7,7 +7,7 @@ import struct
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from conftest import VECTORS
+from support.localnet import VECTORS
 from precompact import chain
 from precompact.chain import rpc
 

@@ -11,7 +11,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 _rng = random.Random(20261130)
 
 

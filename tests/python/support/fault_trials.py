@@ -21,9 +21,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import LocalnetProcess, free_port
-from projects import PRECOMPACT, Project, fund, new_project
-from transcript_gen import generate, payload, saved_sequence
+from support.localnet import LocalnetProcess, free_port
+from support.commands import PRECOMPACT, hook
+from support.projects import Project, fund, new_project
+from support.transcript_gen import generate, payload, saved_sequence
 
 from precompact import config as configuration
 from precompact import gitstore, savepoint_log, snapshot, worker
@@ -43,12 +44,6 @@ class Tally:
     @property
     def failed_trials(self) -> int:
         return len({f.split(":", 1)[0] for f in self.failures})
-
-
-def run_hook(project: Project, stdin: bytes, timeout: float = 120) -> tuple[float, subprocess.CompletedProcess]:
-    began = time.monotonic()
-    result = subprocess.run([PRECOMPACT, "hook"], input=stdin, capture_output=True, cwd=project.path, timeout=timeout)
-    return time.monotonic() - began, result
 
 
 def killed_at(args: list[str], cwd: Path, delay: float, stdin: bytes = b"") -> None:
@@ -124,7 +119,7 @@ def crash_layer_1(root: Path, trials: int, rng: random.Random, transcript_bytes:
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems)
     # The chain continues after all those crashes.
-    _, result = run_hook(project, stdin())
+    result = hook(stdin(), cwd=project.path)
     problems, lost = check_layer_1(project, intact)
     tally.lost += lost
     last = savepoint_log.latest(project.logs, project.instance)
@@ -221,7 +216,7 @@ def workers_idle(project: Project, timeout: float) -> bool:
     return False
 
 
-def landed(project: Project, url: str, expected: int) -> list[str]:
+def landing_problems(project: Project, url: str, expected: int) -> list[str]:
     """Problems with `expected` savepoints being committed, pushed and posted in order, once each."""
     problems = []
     config = configuration.load(project.path)
@@ -260,7 +255,7 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
         problems.append(f"hooks reported savepoints {numbers}")
     if not workers_idle(project, timeout=180):
         problems.append("background workers still running after 180 s")
-    problems += landed(project, url, hooks)
+    problems += landing_problems(project, url, hooks)
     remote_log = set(subprocess.run(["git", "log", "--format=%H", configuration.load(project.path).branch], cwd=project.remote, capture_output=True, text=True).stdout.split())
     missing = [s.sequence for s in savepoint_log.savepoints(project.logs, project.instance) if s.commit not in remote_log]
     if missing:
@@ -281,7 +276,9 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     transcript = generate(root / "offline.jsonl", 200_000, project=project.path)
     problems, slowest = [], 0.0
     for _ in range(savepoints):
-        seconds, result = run_hook(project, json.dumps(payload("PreCompact", project.path, transcript.path)).encode())
+        began = time.monotonic()
+        result = hook(payload("PreCompact", project.path, transcript.path), cwd=project.path)
+        seconds = time.monotonic() - began
         slowest = max(slowest, seconds)
         if result.returncode != 0 or saved_sequence(result.stdout) is None:
             problems.append(f"hook while offline: exit {result.returncode}, {result.stdout!r}")
@@ -298,7 +295,7 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
             problems.append(f"flush exited {flushed.returncode}: {flushed.stdout.strip()}")
         if not workers_idle(project, timeout=120):
             problems.append("background workers still running after 120 s")
-        problems += landed(project, url, savepoints)
+        problems += landing_problems(project, url, savepoints)
         tally.lost = savepoints - len(remote_savepoint_hashes(project))
     finally:
         node.stop()
@@ -332,7 +329,7 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
             node.start()
             flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120)
             problems = [] if flushed.returncode == 0 else [f"flush after the restart exited {flushed.returncode}: {flushed.stdout.strip()}"]
-            problems += landed(project, url, 1 + trial * per_trial)
+            problems += landing_problems(project, url, 1 + trial * per_trial)
             tally.trials = trial
             tally.fail(trial, problems)
         posted = chain_sequence(url, project)
