@@ -70,7 +70,7 @@ def handle(raw: bytes) -> HookResult:
         return handlers[event](payload, configuration.load(root))
     except configuration.UntrustedConfig as e:
         return _untrusted(event, f"precompact did nothing: {e}")
-    except Exception as e:  # the session must go on whatever happens here
+    except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         from precompact.redact import Redactor
 
         reason = Redactor().redact(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))

@@ -189,11 +189,12 @@ def _file_note(info: dict) -> str:
 def _size(n: int) -> str:
     if n < 1024:
         return f"{n} bytes"
+    scaled = float(n)
     for unit in ("KB", "MB"):
-        n /= 1024
-        if n < 1024:
-            return f"{n:.1f} {unit}"
-    return f"{n / 1024:.1f} GB"
+        scaled /= 1024
+        if scaled < 1024:
+            return f"{scaled:.1f} {unit}"
+    return f"{scaled / 1024:.1f} GB"
 
 
 def _age(unix: int | None, now: datetime | None) -> str:
@@ -217,8 +218,8 @@ def uncommitted(root: Path, files: list[str]) -> set[str] | None:
         done = subprocess.run(
             ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *inside],
             cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
-        )
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS)
+         check=False)
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0 or top.returncode != 0:

@@ -161,7 +161,7 @@ def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offli
         raise ResurrectError(f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}")
     try:
         committed = gitstore.file_at(repo, tip, str(index.relative_to(config.root)))
-    except Exception:
+    except gitstore.GitStoreError:
         raise ResurrectError(f"branch {config.branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch") from None
     savepoints = savepoint_log.of_instance(savepoint_log.fold(savepoint_log.parse(committed.splitlines(keepends=True)).events), name)
     if not savepoints:
@@ -219,7 +219,7 @@ class _Evidence:
 
             try:
                 stored = gitstore.file_at(self.repo, commit, savepoint.created["snapshot_file"])
-            except Exception:  # commit or file absent: that source has nothing
+            except gitstore.GitStoreError:  # commit or file absent: that source has nothing
                 return local
             from_git = trust.read_snapshot(stored, f"git commit {commit[:12]}")
             if local is None or from_git.sha256 == expected:

@@ -81,7 +81,7 @@ class SnapshotReader:
         else:
             document = transcript.parse_json(data)
             if not isinstance(document, dict):
-                raise ValueError("a snapshot is a JSON object")
+                raise ValueError("a snapshot is a JSON object")  # noqa: TRY004 -- bad input, handled as ValueError
             history = document.pop("conversation_history", None)
             self._history = history if isinstance(history, list) else []
             self.fields, self._history_end = document, 0
@@ -233,7 +233,7 @@ def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session
                     lines = block.split(b"\n")
                     # Most lines hold nothing a secret pattern could match: those skip redaction.
                     suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-                    written = [canonical(redactor.redact(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
+                    written = [canonical(clean(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
                     if written:
                         emit(separator)
                         emit(b",".join(written))

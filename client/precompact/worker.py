@@ -124,7 +124,7 @@ def main() -> None:
     except configuration.ConfigError as e:
         _log(f"stopped: {e}")
         sys.exit(1)
-    except Exception:  # the log is all anyone will see of it; Python's own report is not redacted
+    except Exception:  # noqa: BLE001 -- the log is all anyone will see of it; Python's own report is not redacted
         _log(f"stopped: {traceback.format_exc()}")
         sys.exit(1)
 

@@ -36,7 +36,7 @@ def established(tmp_path):
 
 
 def cli(project: Project, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([PRECOMPACT, *args], capture_output=True, text=True, cwd=project.path, timeout=timeout)
+    return subprocess.run([PRECOMPACT, *args], capture_output=True, text=True, cwd=project.path, timeout=timeout, check=False)
 
 
 def one_line(text: str | bytes) -> str:
@@ -185,7 +185,7 @@ def test_a_missing_or_malformed_keypair_queues_with_one_line(established, setup,
 def test_a_wrong_program_id_is_refused_before_any_rpc(established):
     _, intact = established
     project = chain_project(established, "http://127.0.0.1:9")
-    result = subprocess.run([PRECOMPACT, "flush"], capture_output=True, text=True, cwd=project.path, env={**os.environ, "PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"})
+    result = subprocess.run([PRECOMPACT, "flush"], capture_output=True, text=True, cwd=project.path, env={**os.environ, "PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"}, check=False)
     assert result.returncode == 1
     assert "is not the program this client was built for" in layer_3_line(result)
     assert_nothing_lost(project, intact)

@@ -32,7 +32,7 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 def precompact(cwd: Path, *args: str, stdin: dict | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PRECOMPACT, *args], cwd=cwd, input=json.dumps(stdin).encode() if stdin else None, capture_output=True, timeout=60, env={**os.environ, **(env or {})}
-    )
+    , check=False)
 
 
 def hook(cwd: Path, event: str, **extra) -> subprocess.CompletedProcess:
@@ -217,7 +217,7 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     assert precompact(project, "trust").returncode == 0
     for _ in range(2):
         assert "saved" in hook(project, "PreCompact", transcript=None).stdout.decode()
-    first, second = sorted((project / "logs" / "precompact-saves").iterdir())
+    _, second = sorted((project / "logs" / "precompact-saves").iterdir())
     second.write_text(json.dumps({"stolen": SECRET}))
     config.write_text(config.read_text().replace("git = false", "git = true"))
     assert precompact(project, "trust").returncode == 0

@@ -59,12 +59,12 @@ def write_transcript(project: Path, entries: list[dict], tail: bytes = b"") -> P
 
 
 def settings(project: Path, **overrides) -> Settings:
-    base = dict(
-        instance="Gabriel #215",
-        logs=project / "logs",
-        session_state=project / "session_current.json",
-        exclude=("*.env", ".env", "**/.env"),
-    )
+    base = {
+        "instance": "Gabriel #215",
+        "logs": project / "logs",
+        "session_state": project / "session_current.json",
+        "exclude": ("*.env", ".env", "**/.env"),
+    }
     base.update(overrides)
     return Settings(**base)
 
@@ -316,8 +316,6 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
 
 def test_lock_timeout_is_reported(project):
     logs = project / "logs"
-    with savepoint_log.locked(logs, 1):
-        # flock locks belong to the open file description: a second open contends.
-        with pytest.raises(savepoint_log.LockTimeout, match="still held"):
-            with savepoint_log.locked(logs, 0.05):
-                pass
+    # flock locks belong to the open file description: a second open contends.
+    with savepoint_log.locked(logs, 1), pytest.raises(savepoint_log.LockTimeout, match="still held"), savepoint_log.locked(logs, 0.05):
+        pass

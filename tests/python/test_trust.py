@@ -94,7 +94,7 @@ def lying(localnet):
 
 def precompact(cwd: Path, *args: str, cluster: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **({"PRECOMPACT_CLUSTER": cluster} if cluster else {})}
-    return subprocess.run([PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
 def saved_project(workspace, localnet, count: int) -> tuple[Path, Path, Keypair]:

@@ -24,7 +24,7 @@ def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, l
     assert confirmed == [1, 2, 3], "posted in order, each once"
     assert sum(e["event"] == "LAYER_2_COMMITTED" for e in events) == 3
     for pid in pids:
-        assert wait_until(lambda: not _alive(pid), 15), f"worker {pid} exits when done"
+        assert wait_until(lambda pid=pid: not _alive(pid), 15), f"worker {pid} exits when done"
 
 
 def _alive(pid: int) -> bool:
@@ -59,5 +59,5 @@ def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_
         assert "chain retrying (next in " in status()
     finally:
         os.kill(pid, signal.SIGKILL)
-        assert wait_until(lambda: not _alive(pid), 15)
+        assert wait_until(lambda pid=pid: not _alive(pid), 15)
     assert "chain FAILED" in status(), "a retry file left by a killed worker is not believed"

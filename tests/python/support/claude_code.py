@@ -89,7 +89,7 @@ def claude_binary(version: str = VERSION) -> Path:
             capture_output=True,
             text=True,
             timeout=NPM_TIMEOUT_SECONDS,
-        )
+         check=False)
         if done.returncode != 0:
             raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
     if not _works(binary):
@@ -110,7 +110,7 @@ def _works(binary: Path) -> bool:
     if not binary.exists():
         return False
     try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and VERSION in out.stdout
@@ -305,7 +305,7 @@ class Session:
             args += ["--resume", resume]
         if debug_file:
             args += ["--debug-file", str(debug_file)]
-        done = subprocess.run(args, cwd=cwd or self.project, env=self.environment(), capture_output=True, text=True, timeout=self.timeout)
+        done = subprocess.run(args, cwd=cwd or self.project, env=self.environment(), capture_output=True, text=True, timeout=self.timeout, check=False)
         if done.returncode != 0 or not done.stdout.startswith("{"):
             raise AssertionError(f"claude -p {prompt!r} exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}")
         return json.loads(done.stdout)

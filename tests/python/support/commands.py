@@ -29,7 +29,7 @@ def run_git(cwd: Path, *args: str) -> str:
 def hook(stdin: dict | bytes, cwd: Path | None = None, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     """`precompact hook` as Claude Code runs it: the event's JSON on stdin, output as bytes."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
-    return subprocess.run([PRECOMPACT, "hook"], input=data, capture_output=True, cwd=cwd, timeout=timeout, env=env)
+    return subprocess.run([PRECOMPACT, "hook"], input=data, capture_output=True, cwd=cwd, timeout=timeout, env=env, check=False)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -75,7 +76,7 @@ def check_layer_1(project: Project, intact_before: dict[int, str]) -> tuple[list
     states = savepoint_log.savepoints(project.logs, project.instance)
     if [s.sequence for s in states] != list(range(1, len(states) + 1)):
         problems.append(f"sequences are not consecutive: {[s.sequence for s in states]}")
-    for before, after in zip(states, states[1:]):
+    for before, after in itertools.pairwise(states):
         if after.prev_snapshot_hash != before.snapshot_hash:
             problems.append(f"savepoint {after.sequence} does not link to {before.sequence}")
     intact = {}
@@ -142,7 +143,7 @@ def remote_savepoint_hashes(project: Project) -> set[str]:
     """The snapshot hashes named by the index as it stands on the remote's savepoint branch."""
     config = configuration.load(project.path)
     ref = f"refs/heads/{config.branch}"
-    shown = subprocess.run(["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True)
+    shown = subprocess.run(["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True, check=False)
     if shown.returncode != 0:
         return set()
     folded = savepoint_log.of_instance(savepoint_log.fold(savepoint_log.parse(shown.stdout.splitlines()).events), project.instance)
@@ -165,13 +166,13 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems + check_layer_2(project))
     # Once a flush runs to the end, every savepoint is in the remote's history.
-    flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120)
+    flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False)
     problems = [] if flushed.returncode == 0 else [f"flush after the crashes failed: {flushed.stdout.strip()} {flushed.stderr.strip()}"]
     on_remote = remote_savepoint_hashes(project)
     states = savepoint_log.savepoints(project.logs, project.instance)
     tally.lost += sum(1 for s in states if s.snapshot_hash not in on_remote)
     for repository in (project.path, project.remote):
-        fsck = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=repository, capture_output=True, text=True)
+        fsck = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=repository, capture_output=True, text=True, check=False)
         if fsck.returncode != 0:
             problems.append(f"git fsck in {repository.name}: {fsck.stdout.strip() or fsck.stderr.strip()}")
     # The private index files of killed flushes are cleared by the next one.
@@ -256,7 +257,7 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     if not workers_idle(project, timeout=180):
         problems.append("background workers still running after 180 s")
     problems += landing_problems(project, url, hooks)
-    remote_log = set(subprocess.run(["git", "log", "--format=%H", configuration.load(project.path).branch], cwd=project.remote, capture_output=True, text=True).stdout.split())
+    remote_log = set(subprocess.run(["git", "log", "--format=%H", configuration.load(project.path).branch], cwd=project.remote, capture_output=True, text=True, check=False).stdout.split())
     missing = [s.sequence for s in savepoint_log.savepoints(project.logs, project.instance) if s.commit not in remote_log]
     if missing:
         problems.append(f"commits missing from the remote: {missing}")
@@ -290,7 +291,7 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     node.start()
     try:
         fund(url, project.authority())
-        flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300)
+        flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300, check=False)
         if flushed.returncode != 0:
             problems.append(f"flush exited {flushed.returncode}: {flushed.stdout.strip()}")
         if not workers_idle(project, timeout=120):
@@ -327,7 +328,7 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
             flush.wait(timeout=120)
             node = LocalnetProcess(root, state_file=root / "restart-chain.json", port=port)
             node.start()
-            flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120)
+            flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False)
             problems = [] if flushed.returncode == 0 else [f"flush after the restart exited {flushed.returncode}: {flushed.stdout.strip()}"]
             problems += landing_problems(project, url, 1 + trial * per_trial)
             tally.trials = trial
