@@ -103,6 +103,40 @@ class SnapshotReader:
             yield from reversed(entries)
             end = boundary + 1
 
+    def located_entries(self) -> Iterator[tuple[tuple[int, int], object]]:
+        """The history's entries, oldest first, each with its place in the snapshot (what
+        `entry_at` takes back), so an index can point into the snapshot instead of copying it.
+        Raises ValueError for a snapshot not laid out as `create_savepoint` writes it."""
+        if self._history is not None:
+            raise ValueError("the snapshot is not laid out as precompact writes it")
+        data, position, end = self._data, len(_HISTORY_OPEN), self._history_end
+        while position < end:
+            # An entry ends at the first `},{"` (or at the history's end) where it parses whole:
+            # a JSON object cannot parse when cut inside, so the first success is its end.
+            candidate = data.find(b'},{"', position, end)
+            while True:
+                stop = end if candidate == -1 else candidate + 1
+                try:
+                    entry = orjson.loads(data[position:stop])
+                    break
+                except orjson.JSONDecodeError:
+                    if candidate == -1:
+                        raise ValueError(f"the snapshot's history does not parse at byte {position}") from None
+                    candidate = data.find(b'},{"', candidate + 1, end)
+            yield (position, stop), entry
+            position = stop + 1
+
+    def entry_at(self, place: tuple[int, int]) -> object:
+        """The entry `located_entries` gave at `place`."""
+        return orjson.loads(self.entry_bytes(place))
+
+    def entry_bytes(self, place: tuple[int, int]) -> bytes:
+        """The bytes of the entry at `place`, as the snapshot holds them."""
+        start, stop = place
+        if self._history is not None or not len(_HISTORY_OPEN) <= start < stop <= self._history_end:
+            raise ValueError(f"no entry of this snapshot is at {start}..{stop}")
+        return self._data[start:stop]
+
     def _entries_after(self, low: int, end: int) -> tuple[list | None, int]:
         """The entries after the first entry boundary at or past `low`, and that boundary."""
         candidate = self._data.find(b'},{"', low, end)
