@@ -89,17 +89,21 @@ class Results:
             parts.append("no saved entry matches")
         used = sum(len(p) + 1 for p in parts)
         shown = 0
+
+        def more(count: int) -> str:
+            return f"({count} more; narrow the query or raise the budget; `precompact show REF` prints an entry whole)"
+
         for hit in self.hits:
             block = f"{hit.header()}\n{hit.excerpt}"
-            if used + len(block) + 1 > budget:
+            # Room is kept for saying that more matched, unless this is the last match.
+            reserve = len(more(self.matched)) + 1 if shown + 1 < self.matched else 0
+            if used + len(block) + 1 + reserve > budget:
                 break
             parts.append(block)
             used += len(block) + 1
             shown += 1
         if shown < self.matched:
-            more = f"({self.matched - shown} more; narrow the query or raise the budget; `precompact show REF` prints an entry whole)"
-            if used + len(more) <= budget:
-                parts.append(more)
+            parts.append(more(self.matched - shown))
         return "\n".join(parts)[:budget]
 
 
@@ -172,6 +176,12 @@ def _flat(value: object) -> str:
     if isinstance(value, list):
         return "\n".join(filter(None, (_flat(v) for v in value)))
     return "" if value is None else str(value)
+
+
+def saved_entries(reader: snapshot.SnapshotReader) -> Iterator[tuple[tuple[int, int], object]]:
+    """A snapshot's conversation entries, oldest first, each with its place in the snapshot: the
+    one place recall and un-compaction read a history (ValueError if it cannot be read)."""
+    return reader.located_entries()
 
 
 def _entry_time(entry: object) -> float | None:
@@ -248,7 +258,8 @@ def _connect(logs: Path, create: bool) -> Iterator[sqlite3.Connection | None]:
     path = index_path(logs)
     connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=LOCK_TIMEOUT_SECONDS, isolation_level=None)
     try:
-        connection.execute("PRAGMA journal_mode=MEMORY")
+        with contextlib.suppress(sqlite3.DatabaseError):  # not a database: the schema check says so
+            connection.execute("PRAGMA journal_mode=MEMORY")
         now = os.stat(path, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
             raise logs_dir.ConfinementError(errno.EPERM, f"{path} was replaced while precompact opened it; remove it")
@@ -364,7 +375,7 @@ def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, r
         new_text = []
         next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
         position = 0
-        for position, ((start, stop), entry) in enumerate(reader.located_entries(), start=1):
+        for position, ((start, stop), entry) in enumerate(saved_entries(reader), start=1):
             digest = hashlib.blake2b(reader.entry_bytes((start, stop)), digest_size=16).digest()
             role, tool, text = entry_facts(entry, tool_names)
             entry_id = ids.get(digest)
@@ -402,6 +413,14 @@ def _match(phrases: list[list[str]], any_phrase: bool) -> str:
     return (" OR " if any_phrase else " AND ").join(quoted)
 
 
+@contextlib.contextmanager
+def _damage_named() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        raise RecallError(f"the recall index {INDEX_NAME} in logs/ is damaged ({e}); run `precompact recall --rebuild`") from None
+
+
 def search(
     logs: Path,
     instance: str,
@@ -428,7 +447,7 @@ def search(
     outcome = update(logs, instance)
     results = Results(notes=list(outcome.notes))
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
-    with _connect(logs, create=False) as connection:
+    with _damage_named(), _connect(logs, create=False) as connection:
         if connection is None:
             return results
         ids = {n: key for key, (n, _) in _indexed(connection).items() if key in scope}
@@ -437,13 +456,12 @@ def search(
             within = next((n for n, key in ids.items() if key == (instance, sequence)), None)
             if within is None:
                 raise RecallError(f"{instance} has no indexed savepoint {sequence}; `precompact status` lists its savepoints")
-        rows = []
+        rows: list[tuple] = []
         for any_phrase in (False, True):
-            rows = _query(connection, _match(phrases, any_phrase), list(ids), within, since_unix, role, tool, limit)
+            rows, results.matched = _query(connection, _match(phrases, any_phrase), list(ids), within, since_unix, role, tool, limit)
             if rows or len(phrases) == 1:
                 break
             results.notes.append("no entry holds every word; these hold some of them")
-        results.matched = len(rows)
         snapshots = _Snapshots(logs)
         withheld: set[int] = set()
         for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
@@ -463,7 +481,8 @@ def search(
     return results
 
 
-def _query(connection: sqlite3.Connection, match: str, holders: list[int], within: int | None, since: float | None, role: str | None, tool: str | None, limit: int) -> list[tuple]:
+def _query(connection: sqlite3.Connection, match: str, holders: list[int], within: int | None, since: float | None, role: str | None, tool: str | None, limit: int) -> tuple[list[tuple], int]:
+    """The best `limit` matches, and how many entries match in all."""
     where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
     values: list[object] = [match, *holders]
     for clause, value in (("e.role = ?", role), ("e.tool = ?", tool), ("e.time >= ?", since)):
@@ -473,11 +492,10 @@ def _query(connection: sqlite3.Connection, match: str, holders: list[int], withi
     if within is not None:
         where.append("e.id IN (SELECT entry FROM holds WHERE savepoint = ?)")
         values.append(within)
-    sql = (
-        "SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time FROM entry_text JOIN entries e ON e.id = entry_text.rowid "
-        f"WHERE {' AND '.join(where)} ORDER BY bm25(entry_text) LIMIT ?"
-    )
-    return connection.execute(sql, (*values, limit)).fetchall()
+    source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
+    rows = connection.execute(f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?", (*values, limit)).fetchall()
+    count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]
+    return rows, count
 
 
 def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> str:
@@ -513,7 +531,7 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
     if (instance, sequence) not in scope:
         raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
-    with _connect(logs, create=False) as connection:
+    with _damage_named(), _connect(logs, create=False) as connection:
         saved = connection.execute("SELECT id, entries FROM savepoints WHERE instance = ? AND sequence = ?", (instance, sequence)).fetchone() if connection else None
         if connection is None or saved is None:
             why = next((n for n in outcome.notes if f"savepoint {sequence} of {instance} " in n), f"savepoint {sequence} is not indexed")
