@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import mmap
 import os
 import re
 import sqlite3
@@ -41,7 +42,7 @@ LOCAL_ROOT = "this machine recorded"
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence INTEGER NOT NULL,
-    sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, time INTEGER, entries INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
     UNIQUE(instance, sequence));
 CREATE TABLE entries(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, holder INTEGER NOT NULL,
     start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
@@ -207,29 +208,79 @@ def _iso(unix: float) -> str:
 
 
 class _Snapshots:
-    """Snapshot bytes from logs/, each read once and used only once the verifier has checked
-    them against the hash this machine recorded (the local root)."""
+    """Snapshots from logs/, used only once the verifier has checked their bytes against the
+    hash this machine recorded (the local root). A snapshot indexed before is read again without
+    re-hashing it only while its file is the one checked then: same inode, size, modification
+    and change times (no tool can set a file's change time back); otherwise it is checked again."""
 
     def __init__(self, logs: Path):
+        self._logs = logs
         self._local = trust.LocalSnapshots(logs)
-        self._readers: dict[tuple[str, int], snapshot.SnapshotReader | str] = {}
+        self._readers: dict[tuple[str, int], tuple[snapshot.SnapshotReader | str, str | None]] = {}
 
-    def reader(self, savepoint: savepoint_log.Savepoint) -> snapshot.SnapshotReader | str:
-        """The snapshot's reader, or why it may not be used."""
+    def checked(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
+        """The snapshot's reader and its file's stamp, or why it may not be used."""
         key = (savepoint.instance, savepoint.sequence)
         if key not in self._readers:
             self._readers[key] = self._check(savepoint)
         return self._readers[key]
 
-    def _check(self, savepoint: savepoint_log.Savepoint) -> snapshot.SnapshotReader | str:
+    def reader(self, savepoint: savepoint_log.Savepoint, stamp: str | None) -> snapshot.SnapshotReader | str:
+        """The snapshot's reader, mapped without re-hashing while its file still has `stamp`."""
+        key = (savepoint.instance, savepoint.sequence)
+        if key not in self._readers and stamp is not None:
+            mapped = self._mapped(savepoint, stamp)
+            if mapped is not None:
+                self._readers[key] = (mapped, stamp)
+        return self.checked(savepoint)[0]
+
+    def _check(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
+        before = self._stamp(savepoint)
         found = self._local.get(savepoint)
-        if found is None:
-            return f"its snapshot {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/"
+        if found is None or before is None:
+            return f"its snapshot {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/", None
         try:
             trust.check_snapshot(found, savepoint.sequence, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
         except trust.Broken as e:
-            return f"it fails verification: {e}"
-        return snapshot.SnapshotReader(found.data)
+            return f"it fails verification: {e}", None
+        stamp = self._stamp(savepoint)
+        return snapshot.SnapshotReader(found.data), stamp if stamp == before else None
+
+    def _open(self, savepoint: savepoint_log.Savepoint) -> int | None:
+        name = savepoint.created.get("snapshot_file")
+        if not logs_dir.is_snapshot_name(name, savepoint.sequence):
+            return None
+        try:
+            return logs_dir.open_file(self._logs, logs_dir.within(str(name)), os.O_RDONLY)
+        except (FileNotFoundError, logs_dir.ConfinementError):
+            return None
+
+    def _stamp(self, savepoint: savepoint_log.Savepoint) -> str | None:
+        fd = self._open(savepoint)
+        if fd is None:
+            return None
+        try:
+            return _file_stamp(os.fstat(fd))
+        finally:
+            os.close(fd)
+
+    def _mapped(self, savepoint: savepoint_log.Savepoint, stamp: str) -> snapshot.SnapshotReader | None:
+        fd = self._open(savepoint)
+        if fd is None:
+            return None
+        try:
+            info = os.fstat(fd)
+            if _file_stamp(info) != stamp or info.st_size == 0:
+                return None
+            return snapshot.SnapshotReader(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
+        except ValueError:
+            return None
+        finally:
+            os.close(fd)
+
+
+def _file_stamp(info: os.stat_result) -> str:
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 # --- the index file ---------------------------------------------------------------------------
@@ -276,8 +327,9 @@ def _schema_ok(connection: sqlite3.Connection) -> bool:
     return row is not None and row[0] == SCHEMA_VERSION
 
 
-def _indexed(connection: sqlite3.Connection) -> dict[tuple[str, int], tuple[int, str]]:
-    return {(i, s): (n, h) for n, i, s, h in connection.execute("SELECT id, instance, sequence, sha256 FROM savepoints")}
+def _indexed(connection: sqlite3.Connection) -> dict[tuple[str, int], tuple[int, str | None]]:
+    """(instance, sequence) -> the savepoint's id in the index and its file's stamp when checked."""
+    return {(i, s): (n, stamp) for n, i, s, stamp in connection.execute("SELECT id, instance, sequence, stamp FROM savepoints")}
 
 
 def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
@@ -316,12 +368,12 @@ def update(logs: Path, instance: str, rebuild: bool = False) -> Update:
             for savepoint in wanted:
                 if (savepoint.instance, savepoint.sequence) in have:
                     continue
-                reader = snapshots.reader(savepoint)
+                reader, stamp = snapshots.checked(savepoint)
                 if isinstance(reader, str):
                     outcome.notes.append(_not_indexed(savepoint, reader))
                     continue
                 try:
-                    _index(connection, savepoint, reader)
+                    _index(connection, savepoint, reader, stamp)
                 except ValueError as e:
                     outcome.notes.append(_not_indexed(savepoint, str(e)))
                     continue
@@ -357,14 +409,14 @@ def _remove(logs: Path, name: str) -> None:
         os.unlink(name, dir_fd=fd)
 
 
-def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader) -> None:
+def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader, stamp: str | None) -> None:
     """One savepoint in one transaction: its new entries' words and places, and which entries
     it holds. Raises ValueError (nothing written) when its history cannot be read entry by entry."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         cursor = connection.execute(
-            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, time, entries) VALUES (?, ?, ?, ?, ?, 0)",
-            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), savepoint.created.get("unix_timestamp")),
+            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries) VALUES (?, ?, ?, ?, ?, ?, 0)",
+            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), stamp, savepoint.created.get("unix_timestamp")),
         )
         holder = cursor.lastrowid
         known = connection.execute("SELECT digest, id FROM entries")
@@ -450,7 +502,8 @@ def search(
     with _damage_named(), _connect(logs, create=False) as connection:
         if connection is None:
             return results
-        ids = {n: key for key, (n, _) in _indexed(connection).items() if key in scope}
+        indexed = _indexed(connection)
+        ids = {n: key for key, (n, _) in indexed.items() if key in scope}
         within = None
         if sequence is not None:
             within = next((n for n, key in ids.items() if key == (instance, sequence)), None)
@@ -466,7 +519,7 @@ def search(
         withheld: set[int] = set()
         for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
             savepoint = scope[ids[holder]]
-            reader = snapshots.reader(savepoint)
+            reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
             if isinstance(reader, str):
                 if holder not in withheld:
                     withheld.add(holder)
@@ -540,14 +593,14 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
         if last > count:
             raise RecallError(f"savepoint {sequence} of {instance} holds entries 1 to {count}")
         rows = connection.execute(
-            "SELECT h.position, e.holder, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence FROM holds h "
+            "SELECT h.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence FROM holds h "
             "JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint = ? AND h.position BETWEEN ? AND ? ORDER BY h.position",
             (savepoint_id, first, last),
         ).fetchall()
     snapshots = _Snapshots(logs)
     shown = []
-    for position, _, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
-        reader = snapshots.reader(scope[(holder_instance, holder_sequence)])
+    for position, stamp, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
+        reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
         if isinstance(reader, str):
             raise RecallError(f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`")
         raw = reader.entry_at((start, stop))

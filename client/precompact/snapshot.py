@@ -14,6 +14,7 @@ import fnmatch
 import hashlib
 import json
 import math
+import mmap
 import os
 import re
 import secrets
@@ -66,12 +67,13 @@ class SnapshotReader:
     the bytes) at once, the history's entries newest first and only as far back as asked.
     Anything not laid out as `create_savepoint` writes it is parsed whole instead."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | mmap.mmap):
+        # A read-only mmap of the file serves too: only the parts read are paged in.
         self._data = data
         self._history: list | None = None
         close = data.rfind(_HISTORY_CLOSE)
         fields = None
-        if data.startswith(_HISTORY_OPEN) and close >= len(_HISTORY_OPEN) - 1:
+        if data[: len(_HISTORY_OPEN)] == _HISTORY_OPEN and close >= len(_HISTORY_OPEN) - 1:
             try:
                 fields = orjson.loads(b"{" + data[close + 2 :])
             except orjson.JSONDecodeError:
