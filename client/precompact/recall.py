@@ -34,6 +34,7 @@ WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
 SCHEMA_VERSION = "1"
+CACHE_KIB = 64 << 10  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
 DEFAULT_BUDGET = 6_000
 EXCERPT_CHARS = 360
 MAX_HITS = 50
@@ -43,7 +44,8 @@ _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence INTEGER NOT NULL,
     sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
-    UNIQUE(instance, sequence));
+    history_end INTEGER NOT NULL, history_digest BLOB NOT NULL, UNIQUE(instance, sequence));
+CREATE TABLE tool_uses(id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entries(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, holder INTEGER NOT NULL,
     start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
 CREATE TABLE holds(savepoint INTEGER NOT NULL, position INTEGER NOT NULL, entry INTEGER NOT NULL,
@@ -179,10 +181,11 @@ def _flat(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def saved_entries(reader: snapshot.SnapshotReader) -> Iterator[tuple[tuple[int, int], object]]:
-    """A snapshot's conversation entries, oldest first, each with its place in the snapshot: the
-    one place recall and un-compaction read a history (ValueError if it cannot be read)."""
-    return reader.located_entries()
+def saved_entries(reader: snapshot.SnapshotReader, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
+    """A snapshot's conversation entries, oldest first (after the entry ending at `after`), each
+    with its place in the snapshot: the one place recall and un-compaction read a history
+    (ValueError if it cannot be read)."""
+    return reader.located_entries(after)
 
 
 def _entry_time(entry: object) -> float | None:
@@ -311,6 +314,7 @@ def _connect(logs: Path, create: bool) -> Iterator[sqlite3.Connection | None]:
     try:
         with contextlib.suppress(sqlite3.DatabaseError):  # not a database: the schema check says so
             connection.execute("PRAGMA journal_mode=MEMORY")
+            connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         now = os.stat(path, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
             raise logs_dir.ConfinementError(errno.EPERM, f"{path} was replaced while precompact opened it; remove it")
@@ -411,27 +415,30 @@ def _remove(logs: Path, name: str) -> None:
 
 def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader, stamp: str | None) -> None:
     """One savepoint in one transaction: its new entries' words and places, and which entries
-    it holds. Raises ValueError (nothing written) when its history cannot be read entry by entry."""
+    it holds. When it starts with the history of the instance's latest indexed savepoint (a
+    session saved again as it grew), only the entries after that are read. Raises ValueError
+    (nothing written) when its history cannot be read entry by entry."""
+    history_end = reader.history_end
     connection.execute("BEGIN IMMEDIATE")
     try:
         cursor = connection.execute(
-            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries) VALUES (?, ?, ?, ?, ?, ?, 0)",
-            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), stamp, savepoint.created.get("unix_timestamp")),
+            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), stamp, savepoint.created.get("unix_timestamp"),
+             history_end, hashlib.sha256(reader.prefix(history_end)).digest()),
         )
         holder = cursor.lastrowid
-        known = connection.execute("SELECT digest, id FROM entries")
-        ids: dict[bytes, int] = dict(known.fetchall())
-        tool_names: dict[str, str] = {}
-        holds = []
-        new_entries = []
-        new_text = []
+        position, after = _continued(connection, holder, savepoint, reader)
+        ids: dict[bytes, int] = dict(connection.execute("SELECT digest, id FROM entries").fetchall())
+        tool_names: dict[str, str] = dict(connection.execute("SELECT id, name FROM tool_uses").fetchall())
+        known_tools = len(tool_names)
+        holds, new_entries, new_text = [], [], []
         next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
-        position = 0
-        for position, ((start, stop), entry) in enumerate(saved_entries(reader), start=1):
+        for (start, stop), entry in saved_entries(reader, after):
+            position += 1
             digest = hashlib.blake2b(reader.entry_bytes((start, stop)), digest_size=16).digest()
-            role, tool, text = entry_facts(entry, tool_names)
             entry_id = ids.get(digest)
             if entry_id is None:
+                role, tool, text = entry_facts(entry, tool_names)
                 entry_id = ids[digest] = next_id
                 next_id += 1
                 new_entries.append((entry_id, digest, holder, start, stop, role, tool, _entry_time(entry)))
@@ -440,11 +447,31 @@ def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, r
         connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
         connection.executemany("INSERT INTO entry_text(rowid, text) VALUES (?, ?)", new_text)
         connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
+        connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", list(tool_names.items())[known_tools:])
         connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+
+
+def _continued(connection: sqlite3.Connection, holder: int, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader) -> tuple[int, int | None]:
+    """When the snapshot's history starts with all of the instance's latest indexed savepoint's,
+    that savepoint's entries are this one's first ones too: they are recorded as held, and the
+    count and the end of those entries are returned. Otherwise (0, None): read them all."""
+    latest = connection.execute(
+        "SELECT id, entries, history_end, history_digest FROM savepoints WHERE instance = ? AND sequence < ? ORDER BY sequence DESC LIMIT 1",
+        (savepoint.instance, savepoint.sequence),
+    ).fetchone()
+    if latest is None:
+        return 0, None
+    previous, count, end, digest = latest
+    if not count or end > reader.history_end or hashlib.sha256(reader.prefix(end)).digest() != digest:
+        return 0, None
+    if reader.prefix(end + 1)[end:] not in (b",", b"]"):
+        return 0, None
+    connection.execute("INSERT INTO holds SELECT ?, position, entry FROM holds WHERE savepoint = ?", (holder, previous))
+    return count, end
 
 
 # --- searching and showing --------------------------------------------------------------------

@@ -105,13 +105,27 @@ class SnapshotReader:
             yield from reversed(entries)
             end = boundary + 1
 
-    def located_entries(self) -> Iterator[tuple[tuple[int, int], object]]:
-        """The history's entries, oldest first, each with its place in the snapshot (what
-        `entry_at` takes back), so an index can point into the snapshot instead of copying it.
-        Raises ValueError for a snapshot not laid out as `create_savepoint` writes it."""
+    @property
+    def history_end(self) -> int:
+        """Where the history's last entry ends: the bytes before it are every entry and the
+        separators between them (a snapshot holding the same entries and more starts with them)."""
         if self._history is not None:
             raise ValueError("the snapshot is not laid out as precompact writes it")
-        data, position, end = self._data, len(_HISTORY_OPEN), self._history_end
+        return self._history_end
+
+    def prefix(self, end: int) -> bytes:
+        """The snapshot's first `end` bytes."""
+        return self._data[:end]
+
+    def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
+        """The history's entries, oldest first, each with its place in the snapshot (what
+        `entry_at` takes back), so an index can point into the snapshot instead of copying it;
+        with `after` (an entry's end), only the entries after it. Raises ValueError for a
+        snapshot not laid out as `create_savepoint` writes it."""
+        data, end = self._data, self.history_end
+        position = len(_HISTORY_OPEN) if after is None else after + 1
+        if after is not None and after < end and data[after : after + 1] != b",":
+            raise ValueError(f"no entry of this snapshot ends at byte {after}")
         while position < end:
             # An entry ends at the first `},{"` (or at the history's end) where it parses whole:
             # a JSON object cannot parse when cut inside, so the first success is its end.

@@ -115,6 +115,8 @@ def test_filters(history):
     only_three = refs("ledger", "--savepoint", "3")
     assert only_three and all(r.startswith("[3:") for r in only_three)
     assert refs("rollback", "--savepoint", "1") == [] and refs("rollback", "--savepoint", "2")
+    in_one, in_two = refs("ledger", "--savepoint", "1"), refs("ledger", "--savepoint", "2")
+    assert [r.replace("[1:", "[2:").replace("savepoint 1", "savepoint 2") for r in in_one] == in_two, "savepoint 2 continues savepoint 1's history"
     late = refs("ledger", "--since", (START + timedelta(hours=20)).isoformat())
     assert late and all("savepoint 3" in r for r in late)
     users = refs("ledger", "--role", "user")
