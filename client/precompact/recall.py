@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import mmap
 import os
 import re
@@ -38,13 +39,14 @@ CACHE_KIB = 64 << 10  # SQLite's page cache: inserting a savepoint's words goes 
 DEFAULT_BUDGET = 6_000
 EXCERPT_CHARS = 360
 MAX_HITS = 50
+BATCH_ENTRIES = 500  # entries parsed and looked up at a time while indexing (SQLite allows 999 parameters before 3.32)
 ROLES = ("user", "assistant", "tool", "meta")
 LOCAL_ROOT = "this machine recorded"
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence INTEGER NOT NULL,
     sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
-    history_end INTEGER NOT NULL, history_digest BLOB NOT NULL, UNIQUE(instance, sequence));
+    history_end INTEGER NOT NULL, history_digest BLOB NOT NULL, continues INTEGER, UNIQUE(instance, sequence));
 CREATE TABLE tool_uses(id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entries(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, holder INTEGER NOT NULL,
     start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
@@ -416,37 +418,41 @@ def _remove(logs: Path, name: str) -> None:
 def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader, stamp: str | None) -> None:
     """One savepoint in one transaction: its new entries' words and places, and which entries
     it holds. When it starts with the history of the instance's latest indexed savepoint (a
-    session saved again as it grew), only the entries after that are read. Raises ValueError
-    (nothing written) when its history cannot be read entry by entry."""
+    session saved again as it grew), it is recorded as continuing that one and only the entries
+    after are read. Raises ValueError (nothing written) when its history cannot be read entry by
+    entry."""
     history_end = reader.history_end
     connection.execute("BEGIN IMMEDIATE")
     try:
+        continues, position, after, history_digest = _continued(connection, savepoint, reader)
         cursor = connection.execute(
-            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), stamp, savepoint.created.get("unix_timestamp"),
-             history_end, hashlib.sha256(reader.prefix(history_end)).digest()),
+            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest, continues) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), stamp, savepoint.created.get("unix_timestamp"), history_end, history_digest, continues),
         )
         holder = cursor.lastrowid
-        position, after = _continued(connection, holder, savepoint, reader)
-        ids: dict[bytes, int] = dict(connection.execute("SELECT digest, id FROM entries").fetchall())
+        ids: dict[bytes, int] = {}
         tool_names: dict[str, str] = dict(connection.execute("SELECT id, name FROM tool_uses").fetchall())
         known_tools = len(tool_names)
-        holds, new_entries, new_text = [], [], []
         next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
-        for (start, stop), entry in saved_entries(reader, after):
-            position += 1
-            digest = hashlib.blake2b(reader.entry_bytes((start, stop)), digest_size=16).digest()
-            entry_id = ids.get(digest)
-            if entry_id is None:
-                role, tool, text = entry_facts(entry, tool_names)
-                entry_id = ids[digest] = next_id
-                next_id += 1
-                new_entries.append((entry_id, digest, holder, start, stop, role, tool, _entry_time(entry)))
-                new_text.append((entry_id, text))
-            holds.append((holder, position, entry_id))
-        connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
-        connection.executemany("INSERT INTO entry_text(rowid, text) VALUES (?, ?)", new_text)
-        connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
+        located = saved_entries(reader, after)
+        while batch := list(itertools.islice(located, BATCH_ENTRIES)):
+            digests = [hashlib.blake2b(reader.entry_bytes(place), digest_size=16).digest() for place, _ in batch]
+            wanted = [d for d in set(digests) if d not in ids]
+            ids.update(connection.execute(f"SELECT digest, id FROM entries WHERE digest IN ({','.join('?' * len(wanted))})", wanted).fetchall())
+            holds, new_entries, new_text = [], [], []
+            for ((start, stop), entry), digest in zip(batch, digests):
+                position += 1
+                entry_id = ids.get(digest)
+                if entry_id is None:
+                    role, tool, text = entry_facts(entry, tool_names)
+                    entry_id = ids[digest] = next_id
+                    next_id += 1
+                    new_entries.append((entry_id, digest, holder, start, stop, role, tool, _entry_time(entry)))
+                    new_text.append((entry_id, text))
+                holds.append((holder, position, entry_id))
+            connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
+            connection.executemany("INSERT INTO entry_text(rowid, text) VALUES (?, ?)", new_text)
+            connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
         connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", list(tool_names.items())[known_tools:])
         connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
         connection.execute("COMMIT")
@@ -455,23 +461,39 @@ def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, r
         raise
 
 
-def _continued(connection: sqlite3.Connection, holder: int, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader) -> tuple[int, int | None]:
-    """When the snapshot's history starts with all of the instance's latest indexed savepoint's,
-    that savepoint's entries are this one's first ones too: they are recorded as held, and the
-    count and the end of those entries are returned. Otherwise (0, None): read them all."""
+def _continued(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader) -> tuple[int | None, int, int | None, bytes]:
+    """Whether the snapshot's history starts with all of the instance's latest indexed
+    savepoint's: then that one's entries are this one's first ones, and this returns its id, its
+    entry count and where those entries end; else (None, 0, None). Also the digest of this
+    history, computed in the same pass."""
+    history_end = reader.history_end
     latest = connection.execute(
         "SELECT id, entries, history_end, history_digest FROM savepoints WHERE instance = ? AND sequence < ? ORDER BY sequence DESC LIMIT 1",
         (savepoint.instance, savepoint.sequence),
     ).fetchone()
-    if latest is None:
-        return 0, None
+    running = hashlib.sha256()
+    if latest is None or not latest[1] or latest[2] > history_end:
+        running.update(reader.prefix(history_end))
+        return None, 0, None, running.digest()
     previous, count, end, digest = latest
-    if not count or end > reader.history_end or hashlib.sha256(reader.prefix(end)).digest() != digest:
-        return 0, None
-    if reader.prefix(end + 1)[end:] not in (b",", b"]"):
-        return 0, None
-    connection.execute("INSERT INTO holds SELECT ?, position, entry FROM holds WHERE savepoint = ?", (holder, previous))
-    return count, end
+    running.update(reader.prefix(end))
+    same = running.digest() == digest and bytes(reader.prefix(end + 1)[end:]) in (b",", b"]")
+    running.update(reader.prefix(history_end)[end:])
+    return (previous, count, end, running.digest()) if same else (None, 0, None, running.digest())
+
+
+def _chain(connection: sqlite3.Connection, savepoint_id: int) -> list[int]:
+    """The savepoint and those it continues: together their `holds` rows are all its entries."""
+    chain = [savepoint_id]
+    while True:
+        row = connection.execute("SELECT continues FROM savepoints WHERE id = ?", (chain[-1],)).fetchone()
+        if row is None or row[0] is None or row[0] in chain:
+            return chain
+        chain.append(row[0])
+
+
+def _in(ids: list[int]) -> str:
+    return f"({','.join(str(int(n)) for n in ids)})"
 
 
 # --- searching and showing --------------------------------------------------------------------
@@ -554,7 +576,7 @@ def search(
                 results.matched -= 1
                 continue
             shown_in = within or holder
-            (position,) = connection.execute("SELECT position FROM holds WHERE savepoint = ? AND entry = ?", (shown_in, entry_id)).fetchone()
+            (position,) = connection.execute(f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}", (entry_id,)).fetchone()
             _, _, text = entry_facts(reader.entry_at((start, stop)), {})
             at = ids[shown_in]
             results.hits.append(Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases)))
@@ -570,8 +592,7 @@ def _query(connection: sqlite3.Connection, match: str, holders: list[int], withi
             where.append(clause)
             values.append(value)
     if within is not None:
-        where.append("e.id IN (SELECT entry FROM holds WHERE savepoint = ?)")
-        values.append(within)
+        where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
     source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
     rows = connection.execute(f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?", (*values, limit)).fetchall()
     count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]
@@ -621,8 +642,8 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
             raise RecallError(f"savepoint {sequence} of {instance} holds entries 1 to {count}")
         rows = connection.execute(
             "SELECT h.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence FROM holds h "
-            "JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint = ? AND h.position BETWEEN ? AND ? ORDER BY h.position",
-            (savepoint_id, first, last),
+            f"JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint IN {_in(_chain(connection, savepoint_id))} AND h.position BETWEEN ? AND ? ORDER BY h.position",
+            (first, last),
         ).fetchall()
     snapshots = _Snapshots(logs)
     shown = []

@@ -113,9 +113,9 @@ class SnapshotReader:
             raise ValueError("the snapshot is not laid out as precompact writes it")
         return self._history_end
 
-    def prefix(self, end: int) -> bytes:
-        """The snapshot's first `end` bytes."""
-        return self._data[:end]
+    def prefix(self, end: int) -> memoryview:
+        """The snapshot's first `end` bytes (not copied)."""
+        return memoryview(self._data)[:end]
 
     def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
         """The history's entries, oldest first, each with its place in the snapshot (what
