@@ -21,11 +21,10 @@ import anyio
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from projects import PRECOMPACT, new_project  # noqa: E402
-from transcript_gen import generate  # noqa: E402
-
-from precompact import config as configuration  # noqa: E402
-from precompact import recall, snapshot  # noqa: E402
+from precompact import config as configuration
+from precompact import recall, snapshot
+from projects import PRECOMPACT, new_project
+from transcript_gen import generate
 
 MB = 1_000_000
 RARE = "the quokka ledger overflowed at row 4096"
@@ -54,13 +53,23 @@ def grow_and_index(root: Path, size_mb: int, steps: int) -> tuple[Path, list[dic
         progress(f"savepoint {step}/{steps}")
         transcript.write_bytes(b"".join(lines[: len(lines) * step // steps]))
         began = time.perf_counter()
-        written = snapshot.create_savepoint(loaded.snapshot_settings(), snapshot.Session("bench", str(transcript), str(project), "auto"))
+        written = snapshot.create_savepoint(
+            loaded.snapshot_settings(), snapshot.Session("bench", str(transcript), str(project), "auto")
+        )
         layer_1 = time.perf_counter() - began
         began = time.perf_counter()
         outcome = recall.update(loaded.logs, loaded.instance)
         update = time.perf_counter() - began
         assert outcome.indexed == [written.sequence] and not outcome.notes, outcome
-        rows.append({"savepoint": step, "transcript_bytes": transcript.stat().st_size, "snapshot_bytes": written.size, "layer_1_s": layer_1, "index_update_s": update})
+        rows.append(
+            {
+                "savepoint": step,
+                "transcript_bytes": transcript.stat().st_size,
+                "snapshot_bytes": written.size,
+                "layer_1_s": layer_1,
+                "index_update_s": update,
+            }
+        )
     return project, rows
 
 
@@ -71,7 +80,9 @@ def recall_times(project: Path, runs: int) -> dict:
         process, in_process = [], []
         for _ in range(runs):
             began = time.perf_counter()
-            done = subprocess.run([PRECOMPACT, "recall", query], cwd=project, capture_output=True, text=True, check=True)
+            done = subprocess.run(
+                [PRECOMPACT, "recall", query], cwd=project, capture_output=True, text=True, check=True
+            )
             process.append(time.perf_counter() - began)
             began = time.perf_counter()
             found = recall.search(loaded.logs, loaded.instance, query)
@@ -90,7 +101,12 @@ async def mcp_times(project: Path, runs: int) -> dict:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(command=PRECOMPACT, args=["mcp"], cwd=str(project), env={k: v for k, v in os.environ.items() if k == "XDG_CONFIG_HOME"})
+    server = StdioServerParameters(
+        command=PRECOMPACT,
+        args=["mcp"],
+        cwd=str(project),
+        env={k: v for k, v in os.environ.items() if k == "XDG_CONFIG_HOME"},
+    )
     began = time.perf_counter()
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -124,19 +140,34 @@ def main() -> None:
         recalls = recall_times(project, args.runs)
         progress("MCP server")
         mcp = anyio.run(mcp_times, project, args.runs)
-    result = {"history_mb": args.mb, "savepoints": rows, "index_bytes": index_bytes, "recall": recalls, "mcp": mcp, "load": os.getloadavg()[0]}
+    result = {
+        "history_mb": args.mb,
+        "savepoints": rows,
+        "index_bytes": index_bytes,
+        "recall": recalls,
+        "mcp": mcp,
+        "load": os.getloadavg()[0],
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"Saved history: {args.mb} MB of conversation in {args.steps} savepoints of one growing session; index {index_bytes / MB:.1f} MB; load {result['load']:.2f}\n")
+    print(
+        f"Saved history: {args.mb} MB of conversation in {args.steps} savepoints of one growing session; index {index_bytes / MB:.1f} MB; load {result['load']:.2f}\n"
+    )
     print("| savepoint | transcript | Layer 1 | index update | update / Layer 1 |\n|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['savepoint']} | {row['transcript_bytes'] / MB:.0f} MB | {row['layer_1_s'] * 1000:.0f} ms | {row['index_update_s'] * 1000:.0f} ms | {row['index_update_s'] / row['layer_1_s']:.2f} |")
-    print(f"\n| recall ({args.runs} runs, median / max) | `precompact recall` process | in process | matches |\n|---|---|---|---|")
+        print(
+            f"| {row['savepoint']} | {row['transcript_bytes'] / MB:.0f} MB | {row['layer_1_s'] * 1000:.0f} ms | {row['index_update_s'] * 1000:.0f} ms | {row['index_update_s'] / row['layer_1_s']:.2f} |"
+        )
+    print(
+        f"\n| recall ({args.runs} runs, median / max) | `precompact recall` process | in process | matches |\n|---|---|---|---|"
+    )
     for name, row in recalls.items():
         in_process = row.get("in_process_s")
         inner = f"{in_process['median'] * 1000:.0f} / {in_process['max'] * 1000:.0f} ms" if in_process else "-"
-        print(f"| {name} | {row['process_s']['median'] * 1000:.0f} / {row['process_s']['max'] * 1000:.0f} ms | {inner} | {row.get('matched', '-')} |")
+        print(
+            f"| {name} | {row['process_s']['median'] * 1000:.0f} / {row['process_s']['max'] * 1000:.0f} ms | {inner} | {row.get('matched', '-')} |"
+        )
     print(f"\nMCP server start-up (spawn to tools listed): {mcp['start_up_s'] * 1000:.0f} ms")
     for name, row in mcp["recall_call_s"].items():
         print(f"MCP recall call, {name}: {row['median'] * 1000:.0f} / {row['max'] * 1000:.0f} ms")

@@ -35,10 +35,20 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": 'Words to find; "a quoted phrase" matches as a phrase.'},
-                "budget": {"type": "integer", "minimum": 200, "maximum": 50_000, "default": recall.DEFAULT_BUDGET, "description": "At most this many characters."},
+                "budget": {
+                    "type": "integer",
+                    "minimum": 200,
+                    "maximum": 50_000,
+                    "default": recall.DEFAULT_BUDGET,
+                    "description": "At most this many characters.",
+                },
                 "savepoint": {"type": "integer", "minimum": 1, "description": "Only entries this savepoint holds."},
                 "since": {"type": "string", "description": "Only entries from this ISO 8601 time on."},
-                "role": {"type": "string", "enum": list(recall.ROLES), "description": "Only entries of this role (tool: tool results)."},
+                "role": {
+                    "type": "string",
+                    "enum": list(recall.ROLES),
+                    "description": "Only entries of this role (tool: tool results).",
+                },
                 "tool": {"type": "string", "description": "Only calls to, and results of, this tool (e.g. Bash)."},
             },
             "required": ["query"],
@@ -76,7 +86,13 @@ def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
         if not isinstance(query, str):
             raise recall.RecallError("recall needs a `query` string")
         found = recall.search(
-            config.logs, config.instance, query, _int(arguments, "savepoint"), _text(arguments, "since"), _text(arguments, "role"), _text(arguments, "tool")
+            config.logs,
+            config.instance,
+            query,
+            _int(arguments, "savepoint"),
+            _text(arguments, "since"),
+            _text(arguments, "role"),
+            _text(arguments, "tool"),
         )
         return found.text(_int(arguments, "budget") or recall.DEFAULT_BUDGET)
     if name == "show":
@@ -120,7 +136,13 @@ def server(config: Config) -> Server[Any]:
 
     from importlib.metadata import version
 
-    return Server(SERVER_NAME, version=version("precompact"), instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        SERVER_NAME,
+        version=version("precompact"),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 def serve(config: Config) -> None:

@@ -25,7 +25,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from precompact import logs_dir, savepoint_log, snapshot, trust
@@ -35,7 +35,9 @@ WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
 SCHEMA_VERSION = "1"
-CACHE_KIB = 64 << 10  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
+CACHE_KIB = (
+    64 << 10
+)  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
 DEFAULT_BUDGET = 6_000
 EXCERPT_CHARS = 360
 MAX_HITS = 50
@@ -154,7 +156,8 @@ def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
             elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
                 texts.append(block["thinking"])
             elif block.get("type") == "tool_use":
-                name = block.get("name") if isinstance(block.get("name"), str) else "?"
+                named = block.get("name")
+                name = named if isinstance(named, str) else "?"
                 if isinstance(block.get("id"), str):
                     tool_names[block["id"]] = name
                 tools.append(name)
@@ -183,7 +186,9 @@ def _flat(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def saved_entries(reader: snapshot.SnapshotReader, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
+def saved_entries(
+    reader: snapshot.SnapshotReader, after: int | None = None
+) -> Iterator[tuple[tuple[int, int], object]]:
     """A snapshot's conversation entries, oldest first (after the entry ending at `after`), each
     with its place in the snapshot: the one place recall and un-compaction read a history
     (ValueError if it cannot be read)."""
@@ -202,11 +207,11 @@ def _entry_time(entry: object) -> float | None:
 
 def _parse_time(text: str) -> datetime:
     moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _iso(unix: float) -> str:
-    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- snapshots, checked by the verifier -------------------------------------------------------
@@ -243,7 +248,10 @@ class _Snapshots:
         before = self._stamp(savepoint)
         found = self._local.get(savepoint)
         if found is None or before is None:
-            return f"its snapshot {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/", None
+            return (
+                f"its snapshot {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/",
+                None,
+            )
         try:
             trust.check_snapshot(found, savepoint.sequence, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
         except trust.Broken as e:
@@ -335,7 +343,10 @@ def _schema_ok(connection: sqlite3.Connection) -> bool:
 
 def _indexed(connection: sqlite3.Connection) -> dict[tuple[str, int], tuple[int, str | None]]:
     """(instance, sequence) -> the savepoint's id in the index and its file's stamp when checked."""
-    return {(i, s): (n, stamp) for n, i, s, stamp in connection.execute("SELECT id, instance, sequence, stamp FROM savepoints")}
+    return {
+        (i, s): (n, stamp)
+        for n, i, s, stamp in connection.execute("SELECT id, instance, sequence, stamp FROM savepoints")
+    }
 
 
 def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
@@ -415,7 +426,12 @@ def _remove(logs: Path, name: str) -> None:
         os.unlink(name, dir_fd=fd)
 
 
-def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader, stamp: str | None) -> None:
+def _index(
+    connection: sqlite3.Connection,
+    savepoint: savepoint_log.Savepoint,
+    reader: snapshot.SnapshotReader,
+    stamp: str | None,
+) -> None:
     """One savepoint in one transaction: its new entries' words and places, and which entries
     it holds. When it starts with the history of the instance's latest indexed savepoint (a
     session saved again as it grew), it is recorded as continuing that one and only the entries
@@ -427,7 +443,17 @@ def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, r
         continues, position, after, history_digest = _continued(connection, savepoint, reader)
         cursor = connection.execute(
             "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest, continues) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-            (savepoint.instance, savepoint.sequence, savepoint.snapshot_hash, savepoint.created.get("snapshot_file"), stamp, savepoint.created.get("unix_timestamp"), history_end, history_digest, continues),
+            (
+                savepoint.instance,
+                savepoint.sequence,
+                savepoint.snapshot_hash,
+                savepoint.created.get("snapshot_file"),
+                stamp,
+                savepoint.created.get("unix_timestamp"),
+                history_end,
+                history_digest,
+                continues,
+            ),
         )
         holder = cursor.lastrowid
         ids: dict[bytes, int] = {}
@@ -438,7 +464,11 @@ def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, r
         while batch := list(itertools.islice(located, BATCH_ENTRIES)):
             digests = [hashlib.blake2b(reader.entry_bytes(place), digest_size=16).digest() for place, _ in batch]
             wanted = [d for d in set(digests) if d not in ids]
-            ids.update(connection.execute(f"SELECT digest, id FROM entries WHERE digest IN ({','.join('?' * len(wanted))})", wanted).fetchall())
+            ids.update(
+                connection.execute(
+                    f"SELECT digest, id FROM entries WHERE digest IN ({','.join('?' * len(wanted))})", wanted
+                ).fetchall()
+            )
             holds, new_entries, new_text = [], [], []
             for ((start, stop), entry), digest in zip(batch, digests):
                 position += 1
@@ -461,7 +491,9 @@ def _index(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, r
         raise
 
 
-def _continued(connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader) -> tuple[int | None, int, int | None, bytes]:
+def _continued(
+    connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader
+) -> tuple[int | None, int, int | None, bytes]:
     """Whether the snapshot's history starts with all of the instance's latest indexed
     savepoint's: then that one's entries are this one's first ones, and this returns its id, its
     entry count and where those entries end; else (None, 0, None). Also the digest of this
@@ -519,7 +551,9 @@ def _damage_named() -> Iterator[None]:
     try:
         yield
     except sqlite3.DatabaseError as e:
-        raise RecallError(f"the recall index {INDEX_NAME} in logs/ is damaged ({e}); run `precompact recall --rebuild`") from None
+        raise RecallError(
+            f"the recall index {INDEX_NAME} in logs/ is damaged ({e}); run `precompact recall --rebuild`"
+        ) from None
 
 
 def search(
@@ -557,10 +591,14 @@ def search(
         if sequence is not None:
             within = next((n for n, key in ids.items() if key == (instance, sequence)), None)
             if within is None:
-                raise RecallError(f"{instance} has no indexed savepoint {sequence}; `precompact status` lists its savepoints")
+                raise RecallError(
+                    f"{instance} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
+                )
         rows: list[tuple] = []
         for any_phrase in (False, True):
-            rows, results.matched = _query(connection, _match(phrases, any_phrase), list(ids), within, since_unix, role, tool, limit)
+            rows, results.matched = _query(
+                connection, _match(phrases, any_phrase), list(ids), within, since_unix, role, tool, limit
+            )
             if rows or len(phrases) == 1:
                 break
             results.notes.append("no entry holds every word; these hold some of them")
@@ -572,18 +610,32 @@ def search(
             if isinstance(reader, str):
                 if holder not in withheld:
                     withheld.add(holder)
-                    results.notes.append(f"savepoint {savepoint.sequence} of {savepoint.instance}: entries withheld, {reader}; run `precompact verify`")
+                    results.notes.append(
+                        f"savepoint {savepoint.sequence} of {savepoint.instance}: entries withheld, {reader}; run `precompact verify`"
+                    )
                 results.matched -= 1
                 continue
             shown_in = within or holder
-            (position,) = connection.execute(f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}", (entry_id,)).fetchone()
+            (position,) = connection.execute(
+                f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}",
+                (entry_id,),
+            ).fetchone()
             _, _, text = entry_facts(reader.entry_at((start, stop)), {})
             at = ids[shown_in]
             results.hits.append(Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases)))
     return results
 
 
-def _query(connection: sqlite3.Connection, match: str, holders: list[int], within: int | None, since: float | None, role: str | None, tool: str | None, limit: int) -> tuple[list[tuple], int]:
+def _query(
+    connection: sqlite3.Connection,
+    match: str,
+    holders: list[int],
+    within: int | None,
+    since: float | None,
+    role: str | None,
+    tool: str | None,
+    limit: int,
+) -> tuple[list[tuple], int]:
     """The best `limit` matches, and how many entries match in all."""
     where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
     values: list[object] = [match, *holders]
@@ -594,7 +646,10 @@ def _query(connection: sqlite3.Connection, match: str, holders: list[int], withi
     if within is not None:
         where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
     source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
-    rows = connection.execute(f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?", (*values, limit)).fetchall()
+    rows = connection.execute(
+        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?",
+        (*values, limit),
+    ).fetchall()
     count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]
     return rows, count
 
@@ -602,7 +657,9 @@ def _query(connection: sqlite3.Connection, match: str, holders: list[int], withi
 def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> str:
     """About `width` characters of `text` around the first place a phrase (else a word) of the
     query occurs, on one line."""
-    patterns = [r"\W+".join(map(re.escape, words)) for words in phrases] + [re.escape(w) for words in phrases for w in words]
+    patterns = [r"\W+".join(map(re.escape, words)) for words in phrases] + [
+        re.escape(w) for words in phrases for w in words
+    ]
     found = None
     for pattern in patterns:
         found = re.search(pattern, text, re.IGNORECASE)
@@ -623,7 +680,9 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
     whole, from the verified snapshot."""
     parsed = _REF.fullmatch(ref.strip())
     if parsed is None:
-        raise RecallError(f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them)")
+        raise RecallError(
+            f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them)"
+        )
     sequence, first = int(parsed.group(1)), int(parsed.group(2))
     last = int(parsed.group(3) or first)
     if not 1 <= first <= last or last - first >= MAX_SHOWN:
@@ -633,9 +692,18 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
     if (instance, sequence) not in scope:
         raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
     with _damage_named(), _connect(logs, create=False) as connection:
-        saved = connection.execute("SELECT id, entries FROM savepoints WHERE instance = ? AND sequence = ?", (instance, sequence)).fetchone() if connection else None
+        saved = (
+            connection.execute(
+                "SELECT id, entries FROM savepoints WHERE instance = ? AND sequence = ?", (instance, sequence)
+            ).fetchone()
+            if connection
+            else None
+        )
         if connection is None or saved is None:
-            why = next((n for n in outcome.notes if f"savepoint {sequence} of {instance} " in n), f"savepoint {sequence} is not indexed")
+            why = next(
+                (n for n in outcome.notes if f"savepoint {sequence} of {instance} " in n),
+                f"savepoint {sequence} is not indexed",
+            )
             raise RecallError(why)
         savepoint_id, count = saved
         if last > count:
@@ -650,7 +718,9 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
     for position, stamp, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
         reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
         if isinstance(reader, str):
-            raise RecallError(f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`")
+            raise RecallError(
+                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`"
+            )
         raw = reader.entry_at((start, stop))
         shown.append(Entry(instance, sequence, position, role, tool, time, entry_facts(raw, {})[2], raw))
     return shown

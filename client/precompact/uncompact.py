@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 from precompact import recall
-from precompact.resurrect import Resurrection, ResurrectError
+from precompact.resurrect import ResurrectError, Resurrection
 
 # Claude Code shortens longer folder names in a way this does not reproduce.
 FOLDER_NAME_LIMIT = 200
@@ -46,14 +46,24 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
     """Writes the savepoint `found` as a new session; refuses one that is not verified."""
     s = found.savepoint
     if not found.verified:
-        state = "failed verification" if not found.intact else "is not verified from a root (this machine's recorded hash or the chain)"
-        raise ResurrectError(f"savepoint {s.sequence} of {found.instance} {state}; nothing was written. `precompact resurrect --format report` shows the checks")
+        state = (
+            "failed verification"
+            if not found.intact
+            else "is not verified from a root (this machine's recorded hash or the chain)"
+        )
+        raise ResurrectError(
+            f"savepoint {s.sequence} of {found.instance} {state}; nothing was written. `precompact resurrect --format report` shows the checks"
+        )
     cwd = (found.document.get("session") or {}).get("cwd")
     if not isinstance(cwd, str) or not cwd.startswith("/"):
-        raise ResurrectError(f"savepoint {s.sequence} does not say which directory its session ran in; nothing was written")
+        raise ResurrectError(
+            f"savepoint {s.sequence} does not say which directory its session ran in; nothing was written"
+        )
     folder = project_folder(cwd)
     if len(folder) > FOLDER_NAME_LIMIT:
-        raise ResurrectError(f"the session ran in {cwd}, whose Claude Code folder name is longer than {FOLDER_NAME_LIMIT} characters; nothing was written")
+        raise ResurrectError(
+            f"the session ran in {cwd}, whose Claude Code folder name is longer than {FOLDER_NAME_LIMIT} characters; nothing was written"
+        )
     try:
         entries = [entry for _, entry in recall.saved_entries(found.contents)]
     except ValueError as e:
@@ -61,7 +71,11 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
     if not entries:
         raise ResurrectError(f"savepoint {s.sequence} holds no conversation; nothing was written")
     session_id = str(uuid.uuid4())
-    lines = [orjson.dumps({**entry, "sessionId": session_id} if isinstance(entry, dict) and "sessionId" in entry else entry) + b"\n" for entry in entries]
+    lines = [
+        orjson.dumps({**entry, "sessionId": session_id} if isinstance(entry, dict) and "sessionId" in entry else entry)
+        + b"\n"
+        for entry in entries
+    ]
     directory = (home or Path.home()) / ".claude" / "projects" / folder
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = directory / f"{session_id}.jsonl"

@@ -54,7 +54,9 @@ def tool_results(request: dict) -> dict[str, str]:
         for block in content if isinstance(content, list) else []:
             if block.get("type") == "tool_result":
                 inner = block.get("content")
-                found[block["tool_use_id"]] = inner if isinstance(inner, str) else "\n".join(b.get("text", "") for b in inner or [])
+                found[block["tool_use_id"]] = (
+                    inner if isinstance(inner, str) else "\n".join(b.get("text", "") for b in inner or [])
+                )
     return found
 
 
@@ -70,7 +72,14 @@ def test_after_compaction_the_model_recalls_through_the_mcp_tool_what_only_the_c
     session.run("What did the migration say? [[plan:recall]]", resume=session_id)
     after = [r for r in mock.requests[asked:] if r["body"] and r["body"].get("messages")]
     assert PHRASE not in messages_text(after[0]), "after compaction the conversation no longer holds it"
-    calls = [block for r in after for m in r["body"]["messages"] if m["role"] == "assistant" and isinstance(m["content"], list) for block in m["content"] if block.get("name") == "mcp__precompact__recall"]
+    calls = [
+        block
+        for r in after
+        for m in r["body"]["messages"]
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("name") == "mcp__precompact__recall"
+    ]
     assert calls, "the mock's recall call went out"
     answers = [tool_results(r).get(calls[0]["id"]) for r in after]
     answer = next(a for a in answers if a is not None)
@@ -90,12 +99,16 @@ def test_resurrect_uncompact_reopens_the_whole_conversation(setup):
     [original] = (session.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
     assert (original.parent / f"{new_id}.jsonl").is_file(), "written where Claude Code keeps this project's sessions"
     session.run("Status?", resume=session_id)
-    assert "This session is being continued" in messages_text(mock.requests[-1]), "the original session goes on compacted"
+    assert "This session is being continued" in messages_text(mock.requests[-1]), (
+        "the original session goes on compacted"
+    )
     before = original.read_bytes()
     asked = len(mock.requests)
     session.run("Carry on from before the compaction.", resume=new_id)
     [request] = [r for r in mock.requests[asked:] if r["body"] and r["body"].get("messages")][-1:]
     text = messages_text(request)
     assert REQUEST in text and PHRASE in text and "Keep going." in text, "the pre-compaction messages are sent"
-    assert "This session is being continued" not in text, "not the compacted form (the summary may come only in the brief)"
+    assert "This session is being continued" not in text, (
+        "not the compacted form (the summary may come only in the brief)"
+    )
     assert original.read_bytes() == before, "the original session is untouched"

@@ -10,7 +10,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -22,13 +22,15 @@ from test_hook import hook
 from test_worker import wait_until
 from transcript_gen import generate, payload
 
-START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 RARE = "quokka"
 PHRASE = "the flux capacitor misaligned at 88 mph"
 
 
 def precompact(project: Project, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([PRECOMPACT, *args], cwd=project.path, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [PRECOMPACT, *args], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 class Conversation:
@@ -40,7 +42,13 @@ class Conversation:
 
     def _write(self, entry: dict) -> None:
         self.clock += timedelta(minutes=1)
-        entry.update({"sessionId": self.session_id, "uuid": f"{self.session_id}-{self.turn}-{entry['type']}-{self.clock.minute}", "timestamp": self.clock.isoformat().replace("+00:00", "Z")})
+        entry.update(
+            {
+                "sessionId": self.session_id,
+                "uuid": f"{self.session_id}-{self.turn}-{entry['type']}-{self.clock.minute}",
+                "timestamp": self.clock.isoformat().replace("+00:00", "Z"),
+            }
+        )
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -48,13 +56,41 @@ class Conversation:
         self.turn += 1
         tool_id = f"toolu_{self.session_id}_{self.turn}"
         self._write({"type": "user", "message": {"role": "user", "content": request}})
-        self._write({"type": "assistant", "message": {"id": f"msg_{self.session_id}_{self.turn}", "role": "assistant", "content": [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}}]}})
-        self._write({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": output}]}})
-        self._write({"type": "assistant", "message": {"id": f"msg_{self.session_id}_{self.turn}b", "role": "assistant", "content": [{"type": "text", "text": conclusion}]}})
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{self.session_id}_{self.turn}",
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}}],
+                },
+            }
+        )
+        self._write(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": output}],
+                },
+            }
+        )
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{self.session_id}_{self.turn}b",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": conclusion}],
+                },
+            }
+        )
 
 
 def save(project: Project, conversation: Conversation) -> None:
-    done = precompact(project, "savepoint", "--transcript", str(conversation.path), "--session-id", conversation.session_id)
+    done = precompact(
+        project, "savepoint", "--transcript", str(conversation.path), "--session-id", conversation.session_id
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -65,13 +101,25 @@ def history(tmp_path):
     first = Conversation(tmp_path / "first.jsonl", "s-first", START)
     generate(first.path, 150_000, project=project.path, seed=3)  # bulk without times
     for n in range(30):
-        first.turn_with(f"Check the ledger totals, batch {n}.", f"ledger-check --batch {n}", f"ledger batch {n}: totals agree", f"Batch {n} of the ledger is fine.")
-    first.turn_with("Run the migration.", "migrate --all", f"error: {PHRASE}", f"The migration failed; one {RARE} remains.")
+        first.turn_with(
+            f"Check the ledger totals, batch {n}.",
+            f"ledger-check --batch {n}",
+            f"ledger batch {n}: totals agree",
+            f"Batch {n} of the ledger is fine.",
+        )
+    first.turn_with(
+        "Run the migration.", "migrate --all", f"error: {PHRASE}", f"The migration failed; one {RARE} remains."
+    )
     save(project, first)
     first.turn_with("Try the rollback.", "rollback --last", "rolled back 3 steps", "Rolled back.")
     save(project, first)
     later = Conversation(tmp_path / "later.jsonl", "s-later", START + timedelta(days=1))
-    later.turn_with("Where are the ledger archives?", "ls /srv/archive", "ledger-2025.tar ledger-2026.tar", "The archives are in /srv/archive.")
+    later.turn_with(
+        "Where are the ledger archives?",
+        "ls /srv/archive",
+        "ledger-2025.tar ledger-2026.tar",
+        "The archives are in /srv/archive.",
+    )
     save(project, later)
     return project
 
@@ -116,7 +164,9 @@ def test_filters(history):
     assert only_three and all(r.startswith("[3:") for r in only_three)
     assert refs("rollback", "--savepoint", "1") == [] and refs("rollback", "--savepoint", "2")
     in_one, in_two = refs("ledger", "--savepoint", "1"), refs("ledger", "--savepoint", "2")
-    assert [r.replace("[1:", "[2:").replace("savepoint 1", "savepoint 2") for r in in_one] == in_two, "savepoint 2 continues savepoint 1's history"
+    assert [r.replace("[1:", "[2:").replace("savepoint 1", "savepoint 2") for r in in_one] == in_two, (
+        "savepoint 2 continues savepoint 1's history"
+    )
     late = refs("ledger", "--since", (START + timedelta(hours=20)).isoformat())
     assert late and all("savepoint 3" in r for r in late)
     users = refs("ledger", "--role", "user")
@@ -209,7 +259,10 @@ def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
 
     assert wait_until(indexed), (project.logs / "precompact-worker.log").read_text()
     with sqlite3.connect(recall.index_path(project.logs)) as db:
-        assert db.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", ('"flux capacitor"',)).fetchone()[0] == 1
+        assert (
+            db.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", ('"flux capacitor"',)).fetchone()[0]
+            == 1
+        )
 
 
 # --- the MCP server -------------------------------------------------------------------------
@@ -219,7 +272,12 @@ async def mcp_session(project: Project, calls: list[tuple[str, dict]]):
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(command=PRECOMPACT, args=["mcp"], cwd=str(project.path), env={k: v for k, v in os.environ.items() if k == "XDG_CONFIG_HOME"})
+    server = StdioServerParameters(
+        command=PRECOMPACT,
+        args=["mcp"],
+        cwd=str(project.path),
+        env={k: v for k, v in os.environ.items() if k == "XDG_CONFIG_HOME"},
+    )
     async with stdio_client(server, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = await session.list_tools()
@@ -239,17 +297,28 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
     tools, answers = anyio.run(mcp_session, history, calls)
     assert sorted(t.name for t in tools) == ["recall", "savepoints", "show"]
     schema = {t.name: t.input_schema for t in tools}
-    assert schema["recall"]["required"] == ["query"] and set(schema["recall"]["properties"]) == {"query", "budget", "savepoint", "since", "role", "tool"}
+    assert schema["recall"]["required"] == ["query"] and set(schema["recall"]["properties"]) == {
+        "query",
+        "budget",
+        "savepoint",
+        "since",
+        "role",
+        "tool",
+    }
     assert schema["show"]["required"] == ["ref"]
     text = [a.content[0].text for a in answers]
     assert [a.is_error for a in answers] == [False, False, False, False, True, True]
     assert PHRASE in text[0] and len(text[0]) <= 800
     assert text[1].startswith("[3:") and "ledger-2025.tar" in text[1]
     assert text[2].startswith("[2:1] savepoint 2 of Trial #1")
-    assert [line.split(":")[0] for line in text[3].splitlines()] == ["savepoint 1 of Trial #1", "savepoint 2 of Trial #1", "savepoint 3 of Trial #1"]
+    assert [line.split(":")[0] for line in text[3].splitlines()] == [
+        "savepoint 1 of Trial #1",
+        "savepoint 2 of Trial #1",
+        "savepoint 3 of Trial #1",
+    ]
     assert "is not an ISO 8601 time" in text[4] and "has no savepoint 7" in text[5]
 
 
 def test_only_the_mcp_command_imports_the_sdk():
     code = "import sys; from precompact import cli, hook, recall, worker, uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).returncode == 0

@@ -13,13 +13,21 @@ import pytest
 
 from precompact import install, uncompact
 from projects import PRECOMPACT, Project, new_project
-from test_recall import Conversation, START, save
+from test_recall import START, Conversation, save
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def run(project: Project, home: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([PRECOMPACT, *args], cwd=project.path, env={**os.environ, "HOME": str(home)}, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [PRECOMPACT, *args],
+        cwd=project.path,
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -46,14 +54,20 @@ def test_the_session_is_new_redacted_private_and_in_claude_codes_folder(saved):
     entries = [json.loads(line) for line in written.read_text().splitlines()]
     assert len(entries) == 4, "savepoint 1: the first turn only"
     assert {e["sessionId"] for e in entries} == {new_id} != {"s-original"}
-    assert [e["uuid"] for e in entries] == [json.loads(line)["uuid"] for line in conversation.path.read_text().splitlines()[:4]]
+    assert [e["uuid"] for e in entries] == [
+        json.loads(line)["uuid"] for line in conversation.path.read_text().splitlines()[:4]
+    ]
     assert TOKEN not in written.read_text() and "[REDACTED:" in written.read_text(), "redacted content stays redacted"
     again = run(project, home, "resurrect", "--uncompact")
-    assert again.returncode == 0 and again.stdout.splitlines()[-1] != done.stdout.splitlines()[-1], "each run is a new session"
+    assert again.returncode == 0 and again.stdout.splitlines()[-1] != done.stdout.splitlines()[-1], (
+        "each run is a new session"
+    )
 
 
 def test_the_folder_is_the_directory_with_every_other_character_a_dash():
-    assert uncompact.project_folder("/tmp/pytest-of-root/test_x0/my.project") == "-tmp-pytest-of-root-test-x0-my-project"
+    assert (
+        uncompact.project_folder("/tmp/pytest-of-root/test_x0/my.project") == "-tmp-pytest-of-root-test-x0-my-project"
+    )
 
 
 def test_a_savepoint_that_does_not_verify_is_refused(saved):
@@ -78,7 +92,9 @@ def test_install_mcp_registers_and_approves_the_server_keeping_other_settings(tm
     assert servers["other"] == {"command": "other-server"}
     assert servers["precompact"] == {"type": "stdio", "command": str(Path(PRECOMPACT).resolve()), "args": ["mcp"]}
     settings = json.loads((project.path / ".claude" / "settings.json").read_text())
-    assert settings["enabledMcpjsonServers"] == ["precompact"] and settings["permissions"]["allow"] == list(install.MCP_TOOLS)
+    assert settings["enabledMcpjsonServers"] == ["precompact"] and settings["permissions"]["allow"] == list(
+        install.MCP_TOOLS
+    )
     assert run(project, home, "install", "--mcp").returncode == 0
     assert json.loads((project.path / ".claude" / "settings.json").read_text()) == settings, "idempotent"
     (project.path / ".mcp.json").write_text('{"mcpServers": [')
