@@ -81,7 +81,7 @@ class SnapshotReader:
         if isinstance(fields, dict):
             self.fields, self._history_end = fields, close
         else:
-            document = transcript.parse_json(data)
+            document = transcript.parse_json(data if isinstance(data, bytes) else data[:])
             if not isinstance(document, dict):
                 raise ValueError("a snapshot is a JSON object")
             history = document.pop("conversation_history", None)
