@@ -464,13 +464,17 @@ def install(scope, dry_run, with_mcp) -> None:
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
 def uninstall(scope, dry_run) -> None:
-    """Remove precompact's hooks (and only those) from Claude Code's settings.json."""
+    """Remove precompact's hooks and MCP server (and only those) from Claude Code's settings.json
+    and the project's .mcp.json."""
     from precompact import install as installer
 
     try:
-        change = installer.plan_uninstall(installer.settings_path(scope, Path.cwd()))
+        change = installer.without_mcp(installer.plan_uninstall(installer.settings_path(scope, Path.cwd())))
+        server = installer.plan_mcp_server_removal(installer.mcp_json_path(Path.cwd()))
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
+    if server.changed:
+        _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
     _apply(change, dry_run, f"removed precompact's hooks from {change.path}", f"no precompact hooks in {change.path}; nothing changed")
 
 

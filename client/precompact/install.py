@@ -188,3 +188,32 @@ def _read_object(path: Path) -> dict:
     if not isinstance(value, dict):
         raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
     return value
+
+
+def without_mcp(change: Change) -> Change:
+    """The settings change, also dropping what `with_mcp_approval` added (lists left empty go)."""
+    after = json.loads(json.dumps(change.after))
+    enabled = after.get("enabledMcpjsonServers")
+    if isinstance(enabled, list) and MCP_SERVER in enabled:
+        enabled.remove(MCP_SERVER)
+        if not enabled:
+            del after["enabledMcpjsonServers"]
+    permissions = after.get("permissions")
+    allowed = permissions.get("allow") if isinstance(permissions, dict) else None
+    if isinstance(permissions, dict) and isinstance(allowed, list):
+        permissions["allow"] = [rule for rule in allowed if rule not in MCP_TOOLS]
+        if not permissions["allow"]:
+            del permissions["allow"]
+        if not permissions:
+            del after["permissions"]
+    return Change(change.path, change.before, after)
+
+
+def plan_mcp_server_removal(path: Path) -> Change:
+    """The project's `.mcp.json` without the server `install --mcp` added."""
+    before = _read_object(path)
+    after = json.loads(json.dumps(before))
+    servers = after.get("mcpServers")
+    if isinstance(servers, dict) and MCP_SERVER in servers:
+        del servers[MCP_SERVER]
+    return Change(path, before, after)

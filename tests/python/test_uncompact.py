@@ -81,7 +81,7 @@ def test_a_savepoint_that_does_not_verify_is_refused(saved):
     assert run(project, home, "resurrect", "--uncompact", "--restore-state").returncode == 2
 
 
-def test_install_mcp_registers_and_approves_the_server_keeping_other_settings(tmp_path):
+def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_only_that(tmp_path):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     home = tmp_path / "home"
     home.mkdir()
@@ -100,3 +100,13 @@ def test_install_mcp_registers_and_approves_the_server_keeping_other_settings(tm
     (project.path / ".mcp.json").write_text('{"mcpServers": [')
     refused = run(project, home, "install", "--mcp")
     assert refused.returncode == 1 and ".mcp.json is not valid JSON" in refused.stderr
+    (project.path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"other": {"command": "other-server"}, "precompact": servers["precompact"]}})
+    )
+    removed = run(project, home, "uninstall")
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads((project.path / ".mcp.json").read_text()) == {
+        "mcpServers": {"other": {"command": "other-server"}}
+    }
+    left = json.loads((project.path / ".claude" / "settings.json").read_text())
+    assert "enabledMcpjsonServers" not in left and "permissions" not in left and "hooks" not in left
