@@ -362,6 +362,9 @@ def update(logs: Path, instance: str, rebuild: bool = False) -> Update:
     the index is missing, torn or of another schema), each only once its snapshot verifies."""
     wanted = in_scope(logs, instance)
     outcome = Update()
+    if not wanted:
+        outcome.notes.append(f"{instance} has no savepoints yet: nothing to search")
+        return outcome
     if not rebuild and not _missing(logs, wanted):
         return outcome
     with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):

@@ -247,6 +247,8 @@ def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_pat
 
 def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    nothing = precompact(project, "recall", "capacitor")
+    assert nothing.stdout.startswith("Trial #1 has no savepoints yet: nothing to search") and not project.logs.exists()
     transcript = generate(tmp_path / "t.jsonl", 100_000, project=project.path, planted=[PHRASE])
     done = hook(payload("PreCompact", project.path, transcript.path))
     assert done.returncode == 0
