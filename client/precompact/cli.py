@@ -348,7 +348,8 @@ def verify(check_all, sequence, file) -> None:
 @click.option("--at", "at_time", metavar="ISO-TIME", help="The newest savepoint at or before this time (UTC unless a zone is given).")
 @click.option("--format", "output", type=click.Choice(["brief", "report", "json"]), default="report", show_default=True)
 @click.option("--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes).")
-def resurrect(instance, from_instance, sequence, at_time, output, restore_state) -> None:
+@click.option("--uncompact", is_flag=True, help="Write the savepoint's whole pre-compaction conversation as a new Claude Code session, and print the command that resumes it.")
+def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import restore_brief
     from precompact import resurrect as resurrection
@@ -357,9 +358,19 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state)
         raise click.UsageError("give --instance or --from, not both")
     if sequence is not None and at_time:
         raise click.UsageError("give --sequence or --at, not both")
+    if uncompact and (from_instance or restore_state):
+        raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     loaded = _load()
     try:
         found = resurrection.resurrect(loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance))
+        if uncompact:
+            from precompact import uncompact as uncompaction
+
+            written = uncompaction.uncompact(found)
+            click.echo(f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}")
+            click.echo(f"resume it from {written.cwd} with:")
+            click.echo(written.command)
+            return
     except resurrection.ResurrectError as e:
         raise click.ClickException(str(e)) from None
     if output == "json":
@@ -371,9 +382,64 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state)
 
 
 @main.command()
+@click.argument("query", required=False)
+@click.option("--budget", type=click.IntRange(min=200), default=6_000, show_default=True, help="At most this many characters of output.")
+@click.option("--savepoint", "sequence", type=click.IntRange(min=1), help="Only entries savepoint N holds.")
+@click.option("--since", metavar="ISO-TIME", help="Only entries from this time on (UTC unless a zone is given).")
+@click.option("--role", type=click.Choice(["user", "assistant", "tool", "meta"]), help="Only entries of this role (tool: tool results).")
+@click.option("--tool", help="Only calls to, and results of, this tool (e.g. Bash).")
+@click.option("--rebuild", is_flag=True, help="Rebuild the index from the snapshots first.")
+def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
+    """Search the conversation the savepoints hold (BM25), printing excerpts with references
+    that `precompact show` prints whole."""
+    from precompact import recall as recollection
+
+    if query is None and not rebuild:
+        raise click.UsageError("give a QUERY (or --rebuild)")
+    loaded = _load()
+    try:
+        if rebuild:
+            outcome = recollection.update(loaded.logs, loaded.instance, rebuild=True)
+            for note in outcome.notes:
+                click.echo(note, err=True)
+            click.echo(f"rebuilt {recollection.index_path(loaded.logs)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
+            if query is None:
+                return
+        found = recollection.search(loaded.logs, loaded.instance, query, sequence, since, role, tool)
+    except recollection.RecallError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(found.text(budget))
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--instance", help="Whose savepoint (default: the configured instance).")
+@click.option("--json", "as_json", is_flag=True, help="The entries as the snapshot holds them.")
+def show(ref, instance, as_json) -> None:
+    """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
+    from precompact import recall as recollection
+
+    loaded = _load()
+    try:
+        entries = recollection.show(loaded.logs, instance or loaded.instance, ref)
+    except recollection.RecallError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else recollection.render(entries))
+
+
+@main.command()
+def mcp() -> None:
+    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio)."""
+    from precompact import mcp_server
+
+    mcp_server.serve(_load())
+
+
+@main.command()
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True, help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
-def install(scope, dry_run) -> None:
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also register `precompact mcp` (recall, show, savepoints) in the project's .mcp.json and approve it in settings.json.")
+def install(scope, dry_run, with_mcp) -> None:
     """Add the PreCompact, PostCompact and SessionStart hooks to Claude Code's settings.json."""
     from precompact import install as installer
 
@@ -386,8 +452,13 @@ def install(scope, dry_run) -> None:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
     try:
         change = installer.plan_install(installer.settings_path(scope, root), installer.command_path(), sources)
+        server = installer.plan_mcp_server(installer.mcp_json_path(root), installer.command_path()) if with_mcp else None
+        if server is not None:
+            change = installer.with_mcp_approval(change)
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
+    if server is not None:
+        _apply(server, dry_run, f"registered the MCP server `precompact mcp` in {server.path}", f"MCP server already registered in {server.path}")
     _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
     if scope == "project" and not dry_run:
         click.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
@@ -397,13 +468,17 @@ def install(scope, dry_run) -> None:
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
 def uninstall(scope, dry_run) -> None:
-    """Remove precompact's hooks (and only those) from Claude Code's settings.json."""
+    """Remove precompact's hooks and MCP server (and only those) from Claude Code's settings.json
+    and the project's .mcp.json."""
     from precompact import install as installer
 
     try:
-        change = installer.plan_uninstall(installer.settings_path(scope, Path.cwd()))
+        change = installer.without_mcp(installer.plan_uninstall(installer.settings_path(scope, Path.cwd())))
+        server = installer.plan_mcp_server_removal(installer.mcp_json_path(Path.cwd()))
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
+    if server.changed:
+        _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
     _apply(change, dry_run, f"removed precompact's hooks from {change.path}", f"no precompact hooks in {change.path}; nothing changed")
 
 

@@ -106,11 +106,11 @@ def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return HookResult(stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note else "")
     written = snapshot.create_savepoint(loaded.snapshot_settings(), session)
-    if loaded.git_layer or loaded.chain_layer:
-        # Imported late: spawning needs only the module, not the layers it will run.
-        from precompact import worker
+    # Imported late: spawning needs only the module, not the layers it will run. The worker
+    # runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
+    from precompact import worker
 
-        worker.spawn(loaded.root)
+    worker.spawn(loaded.root)
     return HookResult(stdout=_compact_note(loaded, written.sequence, written.sha256))
 
 

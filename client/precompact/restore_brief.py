@@ -28,6 +28,10 @@ TODOS_LIMIT = 1_500
 FAILURE_LIMIT = 1_200
 MESSAGE_LIMIT = 1_000
 GIT_TIMEOUT_SECONDS = 5
+RECALL_HINT = (
+    "Anything said before compaction (requests, tool output, errors, files read) can be searched: the precompact MCP "
+    "tools `recall` (words -> excerpts with references) and `show` (a reference -> the entry whole), or `precompact recall QUERY` / `precompact show REF`."
+)
 _MARKS = {VERIFIED: "✓", FAILED: "✗"}
 
 
@@ -95,7 +99,8 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
         text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
         sections.append(("## Session-state priorities", _cut(text, STATE_LIMIT)))
     tail = (
-        f"## More\nFull snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
+        f"## More\n{RECALL_HINT}\n"
+        f"Full snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
         f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
     )
     title = "## Latest user requests (verbatim, oldest first)"

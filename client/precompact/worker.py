@@ -1,4 +1,5 @@
-"""The detached background worker: runs Layers 2 and 3 for a project so the hook never waits.
+"""The detached background worker: updates the recall index and runs Layers 2 and 3 for a
+project, so the hook never waits.
 
 One worker per project at a time (a non-blocking lock); a worker that finds the lock held
 leaves, since the holder will see the new savepoint: before exiting, the holder checks whether
@@ -75,6 +76,7 @@ def run(root: Path) -> None:
             if not mine:
                 return
             seen = _savepoint_count(logs)
+            _update_recall(configuration.load(root))
             try:
                 for pause in (*BACKOFF_SECONDS, None):
                     loaded = configuration.load(root)
@@ -91,6 +93,20 @@ def run(root: Path) -> None:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
         if _savepoint_count(logs) == seen:
             return
+
+
+def _update_recall(loaded: configuration.Config) -> None:
+    """Indexes the new savepoints' entries for recall, before Layers 2 and 3 (which may wait on
+    the network). The index is derived data: a failure is logged and never stops the layers."""
+    from precompact import recall
+
+    try:
+        outcome = recall.update(loaded.logs, loaded.instance)
+    except Exception as e:  # recall rebuilds the index from the snapshots when it next runs
+        _log(f"recall index not updated: {e!r}")
+        return
+    for note in outcome.notes:
+        _log(note)
 
 
 def next_retry(logs: Path) -> float | None:

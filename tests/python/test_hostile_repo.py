@@ -106,6 +106,26 @@ def project_bytes(project: Path) -> bytes:
     return b"".join(p.read_bytes() for p in logs.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+def worker_done(project: Path) -> None:
+    """Waits until the worker PreCompact started (it indexes for recall, layers on or off) has
+    indexed the savepoint and let go of its lock: it must not flush a configuration changed later."""
+    import fcntl
+    import sqlite3
+
+    def done() -> bool:
+        index = project / "logs" / "precompact-recall.sqlite"
+        if not index.exists() or sqlite3.connect(index).execute("SELECT count(*) FROM savepoints").fetchone()[0] == 0:
+            return False
+        with (project / "logs" / "precompact-worker.lock").open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+        return True
+
+    assert wait_until(done)
+
+
 def flush(project: Path) -> subprocess.CompletedProcess:
     return precompact(project, "flush")
 
@@ -341,6 +361,7 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
     run_git(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
     hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
     hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
+    worker_done(project)
     # A failure whose reason carries a token: the configured remote's name, which does not exist.
     config.write_text(config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n'))
     assert precompact(project, "trust").returncode == 0
