@@ -4,7 +4,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
 use solana_pubkey::Pubkey;
-use solana_rpc_client_types::request::{MAX_GET_PROGRAM_ACCOUNT_FILTERS as MAX_FILTERS, MAX_MULTIPLE_ACCOUNTS};
+use solana_rpc_client_types::request::{
+    MAX_GET_PROGRAM_ACCOUNT_FILTERS as MAX_FILTERS, MAX_MULTIPLE_ACCOUNTS,
+};
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
@@ -59,7 +61,9 @@ impl AccountConfig {
             None => &account.data[..],
         };
         let encoding = self.encoding.unwrap_or_default();
-        if matches!(encoding, AccountEncoding::Binary | AccountEncoding::Base58) && data.len() > MAX_BASE58_BYTES {
+        if matches!(encoding, AccountEncoding::Binary | AccountEncoding::Base58)
+            && data.len() > MAX_BASE58_BYTES
+        {
             return Err(RpcError::InvalidParams(
                 "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.".to_string(),
             ));
@@ -68,11 +72,18 @@ impl AccountConfig {
             AccountEncoding::Binary => json!(bs58::encode(data).into_string()),
             AccountEncoding::Base58 => json!([bs58::encode(data).into_string(), "base58"]),
             AccountEncoding::Base64 | AccountEncoding::JsonParsed => {
-                json!([base64::engine::general_purpose::STANDARD.encode(data), "base64"])
+                json!([
+                    base64::engine::general_purpose::STANDARD.encode(data),
+                    "base64"
+                ])
             }
             AccountEncoding::Base64Zstd => {
-                let compressed = zstd::encode_all(data, 0).map_err(|e| RpcError::Internal(format!("zstd: {e}")))?;
-                json!([base64::engine::general_purpose::STANDARD.encode(compressed), "base64+zstd"])
+                let compressed = zstd::encode_all(data, 0)
+                    .map_err(|e| RpcError::Internal(format!("zstd: {e}")))?;
+                json!([
+                    base64::engine::general_purpose::STANDARD.encode(compressed),
+                    "base64+zstd"
+                ])
             }
         };
         Ok(json!({
@@ -134,13 +145,18 @@ impl Filter {
                 return Err(invalid("base58 encoded bytes longer than 175"))
             }
             BytesEncoding::Base58 => bs58::decode(&memcmp.bytes).into_vec().ok(),
-            BytesEncoding::Base64 => base64::engine::general_purpose::STANDARD.decode(&memcmp.bytes).ok(),
+            BytesEncoding::Base64 => base64::engine::general_purpose::STANDARD
+                .decode(&memcmp.bytes)
+                .ok(),
         }
         .ok_or_else(|| invalid("bytes do not decode with their encoding"))?;
         if bytes.len() > MAX_MEMCMP_BYTES {
             return Err(invalid("decoded bytes longer than 128"));
         }
-        Ok(CheckedFilter::Memcmp { offset: memcmp.offset, bytes })
+        Ok(CheckedFilter::Memcmp {
+            offset: memcmp.offset,
+            bytes,
+        })
     }
 }
 
@@ -148,7 +164,9 @@ impl CheckedFilter {
     fn matches(&self, data: &[u8]) -> bool {
         match self {
             Self::DataSize(size) => data.len() as u64 == *size,
-            Self::Memcmp { offset, bytes } => data.get(*offset..).is_some_and(|rest| rest.starts_with(bytes)),
+            Self::Memcmp { offset, bytes } => data
+                .get(*offset..)
+                .is_some_and(|rest| rest.starts_with(bytes)),
         }
     }
 }
@@ -163,19 +181,37 @@ pub struct ProgramAccountsConfig {
     with_context: bool,
 }
 
-pub async fn get_balance(chain: &Chain, (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>)) -> RpcResult {
-    with_context(chain, json!(chain.balance(&address).await.map_err(RpcError::Internal)?)).await
+pub async fn get_balance(
+    chain: &Chain,
+    (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>),
+) -> RpcResult {
+    with_context(
+        chain,
+        json!(chain.balance(&address).await.map_err(RpcError::Internal)?),
+    )
+    .await
 }
 
-pub async fn get_minimum_balance_for_rent_exemption(chain: &Chain, (data_len, _): (usize, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_minimum_balance_for_rent_exemption(
+    chain: &Chain,
+    (data_len, _): (usize, Option<ContextConfig>),
+) -> RpcResult {
     if data_len > MAX_ACCOUNT_DATA_LEN {
-        return Err(RpcError::InvalidParams(format!("params[0]: no account holds more than {MAX_ACCOUNT_DATA_LEN} bytes")));
+        return Err(RpcError::InvalidParams(format!(
+            "params[0]: no account holds more than {MAX_ACCOUNT_DATA_LEN} bytes"
+        )));
     }
-    let lamports = chain.minimum_balance_for_rent_exemption(data_len).await.map_err(RpcError::Internal)?;
+    let lamports = chain
+        .minimum_balance_for_rent_exemption(data_len)
+        .await
+        .map_err(RpcError::Internal)?;
     Ok(json!(lamports))
 }
 
-pub async fn request_airdrop(chain: &Chain, (Base58(to), lamports, _): (Base58<Pubkey>, u64, Option<ContextConfig>)) -> RpcResult {
+pub async fn request_airdrop(
+    chain: &Chain,
+    (Base58(to), lamports, _): (Base58<Pubkey>, u64, Option<ContextConfig>),
+) -> RpcResult {
     match chain.airdrop(&to, lamports).await {
         Ok(signature) => Ok(json!(signature.to_string())),
         Err(SendError::Preflight(simulation)) => Err(RpcError::Internal(format!(
@@ -183,39 +219,66 @@ pub async fn request_airdrop(chain: &Chain, (Base58(to), lamports, _): (Base58<P
             simulation.err.map(|e| e.to_string()).unwrap_or_default()
         ))),
         Err(SendError::Internal(e)) => Err(RpcError::Internal(e)),
-        Err(SendError::SignatureVerification) => Err(RpcError::Internal("faucet signature rejected".to_string())),
+        Err(SendError::SignatureVerification) => {
+            Err(RpcError::Internal("faucet signature rejected".to_string()))
+        }
     }
 }
 
-pub async fn get_account_info(chain: &Chain, (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>)) -> RpcResult {
+pub async fn get_account_info(
+    chain: &Chain,
+    (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
     let account = chain.account(&address).await.map_err(RpcError::Internal)?;
     let value = account.map(|a| config.encode(&a)).transpose()?;
     with_context(chain, value.unwrap_or(Value::Null)).await
 }
 
-pub async fn get_multiple_accounts(chain: &Chain, (addresses, config): (Vec<Base58<Pubkey>>, Option<AccountConfig>)) -> RpcResult {
+pub async fn get_multiple_accounts(
+    chain: &Chain,
+    (addresses, config): (Vec<Base58<Pubkey>>, Option<AccountConfig>),
+) -> RpcResult {
     let addresses = base58_list(addresses, MAX_MULTIPLE_ACCOUNTS)?;
     let config = config.unwrap_or_default();
     let mut values = Vec::with_capacity(addresses.len());
     for address in addresses {
         let account = chain.account(&address).await.map_err(RpcError::Internal)?;
-        values.push(account.map(|a| config.encode(&a)).transpose()?.unwrap_or(Value::Null));
+        values.push(
+            account
+                .map(|a| config.encode(&a))
+                .transpose()?
+                .unwrap_or(Value::Null),
+        );
     }
     with_context(chain, Value::Array(values)).await
 }
 
-pub async fn get_program_accounts(chain: &Chain, (Base58(program), config): (Base58<Pubkey>, Option<ProgramAccountsConfig>)) -> RpcResult {
+pub async fn get_program_accounts(
+    chain: &Chain,
+    (Base58(program), config): (Base58<Pubkey>, Option<ProgramAccountsConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
     let filters = config.filters.unwrap_or_default();
     if filters.len() > MAX_FILTERS {
-        return Err(RpcError::InvalidParams(format!("Too many filters provided; max {MAX_FILTERS}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Too many filters provided; max {MAX_FILTERS}"
+        )));
     }
-    let filters = filters.into_iter().map(Filter::check).collect::<Result<Vec<_>, _>>()?;
+    let filters = filters
+        .into_iter()
+        .map(Filter::check)
+        .collect::<Result<Vec<_>, _>>()?;
     let mut matches = Vec::new();
-    for (address, account) in chain.program_accounts(&program).await.map_err(RpcError::Internal)? {
+    for (address, account) in chain
+        .program_accounts(&program)
+        .await
+        .map_err(RpcError::Internal)?
+    {
         if filters.iter().all(|f| f.matches(&account.data)) {
-            matches.push(json!({"pubkey": address.to_string(), "account": config.account.encode(&account)?}));
+            matches.push(
+                json!({"pubkey": address.to_string(), "account": config.account.encode(&account)?}),
+            );
         }
     }
     if config.with_context {
@@ -241,7 +304,10 @@ mod tests {
 
     #[test]
     fn memcmp_at_any_offset_is_a_plain_comparison() {
-        let memcmp = |offset| CheckedFilter::Memcmp { offset, bytes: vec![3, 4] };
+        let memcmp = |offset| CheckedFilter::Memcmp {
+            offset,
+            bytes: vec![3, 4],
+        };
         assert!(memcmp(2).matches(&[1, 2, 3, 4]));
         assert!(!memcmp(3).matches(&[1, 2, 3, 4]));
         assert!(!memcmp(usize::MAX).matches(&[1, 2, 3, 4]));

@@ -53,13 +53,23 @@ pub enum BlockConfigOrEncoding {
     Encoding(TransactionEncoding),
 }
 
-pub async fn get_block(chain: &Chain, (slot, config): (u64, Option<BlockConfigOrEncoding>)) -> RpcResult {
+pub async fn get_block(
+    chain: &Chain,
+    (slot, config): (u64, Option<BlockConfigOrEncoding>),
+) -> RpcResult {
     let config = match config {
         None => BlockConfig::default(),
         Some(BlockConfigOrEncoding::Config(config)) => config,
-        Some(BlockConfigOrEncoding::Encoding(encoding)) => BlockConfig { encoding, ..BlockConfig::default() },
+        Some(BlockConfigOrEncoding::Encoding(encoding)) => BlockConfig {
+            encoding,
+            ..BlockConfig::default()
+        },
     };
-    let block = chain.block(slot).await.map_err(RpcError::Internal)?.ok_or(RpcError::BlockNotAvailable(slot))?;
+    let block = chain
+        .block(slot)
+        .await
+        .map_err(RpcError::Internal)?
+        .ok_or(RpcError::BlockNotAvailable(slot))?;
     let mut value = json!({
         "blockHeight": block.block_height,
         "blockTime": block.block_time,
@@ -86,7 +96,11 @@ pub async fn get_block(chain: &Chain, (slot, config): (u64, Option<BlockConfigOr
             value["transactions"] = Value::Array(transactions);
         }
         TransactionDetails::Signatures => {
-            value["signatures"] = block.transactions.iter().map(|(signature, _)| signature.to_string()).collect();
+            value["signatures"] = block
+                .transactions
+                .iter()
+                .map(|(signature, _)| signature.to_string())
+                .collect();
         }
         TransactionDetails::None => {}
     }
@@ -97,27 +111,42 @@ pub async fn get_block(chain: &Chain, (slot, config): (u64, Option<BlockConfigOr
 }
 
 pub async fn get_block_time(chain: &Chain, (slot,): (u64,)) -> RpcResult {
-    chain.block_time(slot).map(|time| json!(time)).ok_or(RpcError::BlockNotAvailable(slot))
+    chain
+        .block_time(slot)
+        .map(|time| json!(time))
+        .ok_or(RpcError::BlockNotAvailable(slot))
 }
 
 /// Blocks from `start` to `end` inclusive (default: the latest), at most Agave's range.
-pub async fn get_blocks(chain: &Chain, (start, end, _): (u64, Option<u64>, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_blocks(
+    chain: &Chain,
+    (start, end, _): (u64, Option<u64>, Option<ContextConfig>),
+) -> RpcResult {
     let latest = chain.slot().await.map_err(RpcError::Internal)?;
     let end = end.unwrap_or(latest).min(latest);
     if end < start {
         return Ok(json!([]));
     }
     if end - start > MAX_GET_CONFIRMED_BLOCKS_RANGE {
-        return Err(RpcError::InvalidParams(format!("Slot range too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Slot range too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}"
+        )));
     }
     Ok(json!(chain.slots_in(start..=end)))
 }
 
-pub async fn get_blocks_with_limit(chain: &Chain, (start, limit, _): (u64, u64, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_blocks_with_limit(
+    chain: &Chain,
+    (start, limit, _): (u64, u64, Option<ContextConfig>),
+) -> RpcResult {
     if limit > MAX_GET_CONFIRMED_BLOCKS_RANGE {
-        return Err(RpcError::InvalidParams(format!("Limit too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Limit too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}"
+        )));
     }
-    let Some(last) = limit.checked_sub(1) else { return Ok(json!([])) };
+    let Some(last) = limit.checked_sub(1) else {
+        return Ok(json!([]));
+    };
     Ok(json!(chain.slots_in(start..=start.saturating_add(last))))
 }
 
@@ -128,7 +157,9 @@ pub async fn get_first_available_block(chain: &Chain, (): ()) -> RpcResult {
 /// Every block is finalized as soon as it exists (one node holds all the stake), and a
 /// validator reports no commitment for a finalized block.
 pub async fn get_block_commitment(chain: &Chain, (_slot,): (u64,)) -> RpcResult {
-    let commitment: RpcBlockCommitment<[u64; 32]> =
-        RpcBlockCommitment { commitment: None, total_stake: chain.validator().activated_stake };
+    let commitment: RpcBlockCommitment<[u64; 32]> = RpcBlockCommitment {
+        commitment: None,
+        total_stake: chain.validator().activated_stake,
+    };
     Ok(json!(commitment))
 }

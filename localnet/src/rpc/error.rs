@@ -46,7 +46,11 @@ impl RpcError {
             Self::Internal(why) => format!("Internal error: {why}"),
             Self::PreflightFailure(simulation) => format!(
                 "Transaction simulation failed: {}",
-                simulation.err.as_ref().map(ToString::to_string).unwrap_or_default()
+                simulation
+                    .err
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
             ),
             Self::SignatureVerification => "Transaction signature verification failure".to_string(),
             Self::BlockNotAvailable(slot) => format!("Block not available for slot {slot}"),
