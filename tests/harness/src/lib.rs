@@ -29,7 +29,10 @@ fn process_instruction<'a, 'b, 'c, 'info>(
     let (program_id, accounts, data) = unsafe {
         (
             &*(program_id as *const Pubkey),
-            &*(accounts as *const [AccountInfo<'info>] as *const [AccountInfo<'b>]),
+            &*std::ptr::slice_from_raw_parts(
+                accounts.as_ptr().cast::<AccountInfo<'b>>(),
+                accounts.len(),
+            ),
             &*(data as *const [u8]),
         )
     };

@@ -136,7 +136,7 @@ async fn rejects_savepoint_without_ed25519_instruction() {
     let [_, savepoint] = savepoint_instructions(&env.authority, &fields, METADATA);
     let authority = env.authority.insecure_clone();
     let err = env
-        .send(&[savepoint.clone()], &[&authority])
+        .send(std::slice::from_ref(&savepoint), &[&authority])
         .await
         .unwrap_err();
     assert_eq!(
