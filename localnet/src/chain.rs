@@ -4,7 +4,6 @@
 //! slots with their times and blockhashes).
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,9 +27,9 @@ use tokio::sync::Mutex;
 
 use crate::state_file::StateFile;
 
-/// A validator's slot time. The bank moves to the next slot at this pace while transactions
-/// are committed, and stays put while idle, so memory does not grow with idle time or with a
-/// slot per transaction.
+/// A validator's slot time. The bank moves to the next slot at this pace whether or not
+/// transactions arrive, as a validator's does: blocks exist for every slot and a blockhash
+/// expires after 150 of them (about a minute). The chain keeps a few dozen bytes per slot.
 const SLOT_DURATION: Duration = Duration::from_millis(400);
 
 pub struct Options {
@@ -110,7 +109,6 @@ pub struct Validator {
 
 pub struct Chain {
     context: Arc<Mutex<ProgramTestContext>>,
-    committed_since_slot: Arc<AtomicBool>,
     banks: BanksClient,
     faucet: Keypair,
     genesis_hash: Hash,
@@ -164,12 +162,7 @@ impl Chain {
         let first = slot_start(&context).await?;
         let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
         let context = Arc::new(Mutex::new(context));
-        let committed_since_slot = Arc::new(AtomicBool::new(false));
-        tokio::spawn(run_slot_clock(
-            Arc::downgrade(&context),
-            committed_since_slot.clone(),
-            slots.clone(),
-        ));
+        tokio::spawn(run_slot_clock(Arc::downgrade(&context), slots.clone()));
         let history = History {
             known_accounts: persisted.keys().copied().collect(),
             ..History::default()
@@ -183,7 +176,6 @@ impl Chain {
             slots_per_year,
             validator,
             context,
-            committed_since_slot,
             history: std::sync::Mutex::new(history),
             slots,
             state,
@@ -323,9 +315,9 @@ impl Chain {
     }
 
     /// The fee for `message`, or `None` when its blockhash has expired or was never issued.
-    pub async fn fee_for_message(&self, message: Message) -> Result<Option<u64>, String> {
+    pub async fn fee_for_message(&self, message: &VersionedMessage) -> Result<Option<u64>, String> {
         self.banks
-            .get_fee_for_message_with_commitment(message, CommitmentLevel::Finalized)
+            .get_fee_for_message_with_commitment(fee_probe(message), CommitmentLevel::Finalized)
             .await
             .map_err(|e| e.to_string())
     }
@@ -335,7 +327,10 @@ impl Chain {
     pub async fn is_blockhash_valid(&self, blockhash: Hash) -> Result<bool, String> {
         let mut probe = Message::new(&[], Some(&self.faucet.pubkey()));
         probe.recent_blockhash = blockhash;
-        Ok(self.fee_for_message(probe).await?.is_some())
+        Ok(self
+            .fee_for_message(&VersionedMessage::Legacy(probe))
+            .await?
+            .is_some())
     }
 
     pub async fn minimum_balance_for_rent_exemption(&self, data_len: usize) -> Result<u64, String> {
@@ -462,15 +457,12 @@ impl Chain {
             }
         }
         let keys = transaction.message.static_account_keys().to_vec();
-        let fee = match &transaction.message {
-            VersionedMessage::Legacy(message) => self
-                .fee_for_message(message.clone())
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or(0),
-            VersionedMessage::V0(_) => 0,
-        };
+        let fee = self
+            .fee_for_message(&transaction.message)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(0);
         let pre_balances = self.balances(&keys).await;
         let outcome = context
             .banks_client
@@ -520,7 +512,6 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
-        self.committed_since_slot.store(true, Ordering::Release);
         Ok(signature)
     }
 
@@ -544,6 +535,31 @@ impl Chain {
             balances.push(self.balance(key).await.unwrap_or(0));
         }
         balances
+    }
+}
+
+/// A legacy message the bank prices as it would `message`. The bank's fee query takes legacy
+/// messages only, and a fee depends on what a v0 message shares with one: the signer count, the
+/// blockhash and the instructions (precompile signatures, compute-budget prices). Accounts loaded
+/// from lookup tables are never signers and never programs, so only their indices are dropped.
+fn fee_probe(message: &VersionedMessage) -> Message {
+    match message {
+        VersionedMessage::Legacy(message) => message.clone(),
+        VersionedMessage::V0(message) => {
+            let static_keys = message.account_keys.len();
+            let mut instructions = message.instructions.clone();
+            for instruction in &mut instructions {
+                instruction
+                    .accounts
+                    .retain(|index| usize::from(*index) < static_keys);
+            }
+            Message {
+                header: message.header,
+                account_keys: message.account_keys.clone(),
+                recent_blockhash: message.recent_blockhash,
+                instructions,
+            }
+        }
     }
 }
 
@@ -589,21 +605,14 @@ fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<V
     })
 }
 
-/// Advances the bank one slot per `SLOT_DURATION` when something was committed, recording each
+/// Advances the bank one slot per `SLOT_DURATION`, recording each
 /// slot as it begins; ends with the chain.
-async fn run_slot_clock(
-    context: Weak<Mutex<ProgramTestContext>>,
-    committed_since_slot: Arc<AtomicBool>,
-    slots: Slots,
-) {
+async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, slots: Slots) {
     loop {
         tokio::time::sleep(SLOT_DURATION).await;
         let Some(context) = context.upgrade() else {
             return;
         };
-        if !committed_since_slot.swap(false, Ordering::AcqRel) {
-            continue;
-        }
         let mut context = context.lock().await;
         let next = match context.banks_client.get_root_slot().await {
             Ok(slot) => slot + 1,

@@ -101,24 +101,17 @@ fn node_information_methods() {
         .ok("getSlot", json!([{"commitment": "confirmed"}]))
         .as_u64()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(900));
-    assert_eq!(
-        net.ok("getSlot", json!([])).as_u64().unwrap(),
-        slot,
-        "an idle chain stays in its slot"
-    );
     net.airdrop(&Keypair::new(), SOL);
     let advanced = (0..50).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(100));
         net.ok("getSlot", json!([])).as_u64().unwrap() > slot
     });
-    assert!(
-        advanced,
-        "the slot advances within a slot time after a commit"
-    );
+    assert!(advanced, "the slot advances within a slot time");
     assert!(net.ok("getBlockHeight", json!([])).is_u64());
+    let before = net.ok("getSlot", json!([])).as_u64().unwrap();
     let epoch = net.ok("getEpochInfo", json!([]));
-    assert_eq!(epoch["absoluteSlot"], net.ok("getSlot", json!([])));
+    let after = net.ok("getSlot", json!([])).as_u64().unwrap();
+    assert!((before..=after).contains(&epoch["absoluteSlot"].as_u64().unwrap()));
     assert_eq!(epoch["transactionCount"], 1);
     for key in ["blockHeight", "epoch", "slotIndex", "slotsInEpoch"] {
         assert!(epoch[key].is_u64(), "{key} in {epoch}");

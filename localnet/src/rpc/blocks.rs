@@ -6,7 +6,7 @@ use solana_rpc_client_types::response::RpcBlockCommitment;
 
 use super::error::{RpcError, RpcResult};
 use super::params::ContextConfig;
-use super::transactions::{encode_transaction, meta_value, version_value, TransactionEncoding};
+use super::transactions::{checked_version, encode_transaction, meta_value, TransactionEncoding};
 use crate::chain::Chain;
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
@@ -18,31 +18,15 @@ enum TransactionDetails {
     None,
 }
 
-#[derive(Deserialize)]
+/// Every member may be absent or null (solana-py sends nulls), each then taking its default.
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockConfig {
-    #[serde(default)]
-    encoding: TransactionEncoding,
-    #[serde(default)]
-    transaction_details: TransactionDetails,
-    #[serde(default = "yes")]
-    rewards: bool,
+    encoding: Option<TransactionEncoding>,
+    transaction_details: Option<TransactionDetails>,
+    /// Rewards are listed unless the client says `false`.
+    rewards: Option<bool>,
     max_supported_transaction_version: Option<u8>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Default for BlockConfig {
-    fn default() -> Self {
-        Self {
-            encoding: TransactionEncoding::default(),
-            transaction_details: TransactionDetails::default(),
-            rewards: true,
-            max_supported_transaction_version: None,
-        }
-    }
 }
 
 /// getBlock's second parameter: a config object, or (the older form) just an encoding.
@@ -61,7 +45,7 @@ pub async fn get_block(
         None => BlockConfig::default(),
         Some(BlockConfigOrEncoding::Config(config)) => config,
         Some(BlockConfigOrEncoding::Encoding(encoding)) => BlockConfig {
-            encoding,
+            encoding: Some(encoding),
             ..BlockConfig::default()
         },
     };
@@ -77,22 +61,24 @@ pub async fn get_block(
         "parentSlot": block.parent_slot,
         "previousBlockhash": block.previous_blockhash.to_string(),
     });
-    match config.transaction_details {
+    let encoding = config.encoding.unwrap_or_default();
+    match config.transaction_details.unwrap_or_default() {
         TransactionDetails::Full => {
-            let transactions: Vec<Value> = block
-                .transactions
-                .iter()
-                .map(|(_, committed)| {
-                    let mut entry = json!({
-                        "transaction": encode_transaction(&committed.transaction, config.encoding),
-                        "meta": meta_value(committed),
-                    });
-                    if config.max_supported_transaction_version.is_some() {
-                        entry["version"] = version_value(&committed.transaction);
-                    }
-                    entry
-                })
-                .collect();
+            let mut transactions = Vec::with_capacity(block.transactions.len());
+            for (_, committed) in &block.transactions {
+                let version = checked_version(
+                    &committed.transaction,
+                    config.max_supported_transaction_version,
+                )?;
+                let mut entry = json!({
+                    "transaction": encode_transaction(&committed.transaction, encoding),
+                    "meta": meta_value(committed),
+                });
+                if let Some(version) = version {
+                    entry["version"] = version;
+                }
+                transactions.push(entry);
+            }
             value["transactions"] = Value::Array(transactions);
         }
         TransactionDetails::Signatures => {
@@ -104,7 +90,7 @@ pub async fn get_block(
         }
         TransactionDetails::None => {}
     }
-    if config.rewards {
+    if config.rewards.unwrap_or(true) {
         value["rewards"] = json!([]);
     }
     Ok(value)

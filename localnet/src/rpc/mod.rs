@@ -7,6 +7,7 @@ mod cluster;
 mod error;
 mod node;
 mod params;
+mod programs;
 mod transactions;
 
 use serde_json::{json, Value};

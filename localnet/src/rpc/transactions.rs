@@ -2,7 +2,7 @@
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use solana_message::Message;
+use solana_message::VersionedMessage;
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::request::{
     MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT as MAX_SIGNATURES_FOR_ADDRESS,
@@ -14,6 +14,7 @@ use solana_transaction_error::TransactionError;
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
+use super::programs::MEMO_PROGRAMS;
 use super::with_context;
 use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
 
@@ -98,11 +99,11 @@ pub async fn get_fee_for_message(
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&encoded)
         .map_err(|_| RpcError::InvalidParams("params[0] is not valid base64".to_string()))?;
-    let message: Message = bincode::deserialize(&bytes).map_err(|_| {
-        RpcError::InvalidParams("params[0] is not a serialized legacy message".to_string())
+    let message: VersionedMessage = bincode::deserialize(&bytes).map_err(|_| {
+        RpcError::InvalidParams("params[0] is not a serialized message".to_string())
     })?;
     let fee = chain
-        .fee_for_message(message)
+        .fee_for_message(&message)
         .await
         .map_err(RpcError::Internal)?;
     with_context(chain, json!(fee)).await
@@ -171,14 +172,18 @@ pub async fn get_transaction(
     let Some(committed) = chain.committed(&signature) else {
         return Ok(Value::Null);
     };
+    let version = checked_version(
+        &committed.transaction,
+        config.max_supported_transaction_version,
+    )?;
     let mut value = json!({
         "slot": committed.slot,
         "blockTime": committed.block_time,
         "meta": meta_value(&committed),
         "transaction": encode_transaction(&committed.transaction, config.encoding),
     });
-    if config.max_supported_transaction_version.is_some() {
-        value["version"] = version_value(&committed.transaction);
+    if let Some(version) = version {
+        value["version"] = version;
     }
     Ok(value)
 }
@@ -210,13 +215,33 @@ pub async fn get_signatures_for_address(
                 "signature": signature.to_string(),
                 "slot": c.slot,
                 "err": c.err,
-                "memo": null,
+                "memo": memos(&c.transaction),
                 "blockTime": c.block_time,
                 "confirmationStatus": "finalized",
             })
         })
         .collect();
     Ok(Value::Array(list))
+}
+
+/// The transaction's memos as a validator lists them: each `[length] text` (text
+/// "(unparseable)" when not UTF-8), joined by "; "; null when there are none.
+fn memos(transaction: &VersionedTransaction) -> Option<String> {
+    let keys = transaction.message.static_account_keys();
+    let memos: Vec<String> = transaction
+        .message
+        .instructions()
+        .iter()
+        .filter(|ix| {
+            keys.get(usize::from(ix.program_id_index))
+                .is_some_and(|program| MEMO_PROGRAMS.contains(program))
+        })
+        .map(|ix| {
+            let text = std::str::from_utf8(&ix.data).unwrap_or("(unparseable)");
+            format!("[{}] {text}", ix.data.len())
+        })
+        .collect();
+    (!memos.is_empty()).then(|| memos.join("; "))
 }
 
 pub fn simulation_value(simulation: &Simulation) -> Value {
@@ -249,10 +274,18 @@ fn result_value(err: &Option<TransactionError>) -> Value {
     }
 }
 
-pub(super) fn version_value(transaction: &VersionedTransaction) -> Value {
-    match transaction.version() {
-        TransactionVersion::Legacy(_) => json!("legacy"),
-        TransactionVersion::Number(n) => json!(n),
+/// The `version` member a validator adds when the client says which versions it reads
+/// (`max_supported`), or -32015 for a transaction above them; a client that says nothing reads
+/// legacy transactions only.
+pub(super) fn checked_version(
+    transaction: &VersionedTransaction,
+    max_supported: Option<u8>,
+) -> Result<Option<Value>, RpcError> {
+    match (transaction.version(), max_supported) {
+        (TransactionVersion::Legacy(_), None) => Ok(None),
+        (TransactionVersion::Legacy(_), Some(_)) => Ok(Some(json!("legacy"))),
+        (TransactionVersion::Number(n), Some(max)) if n <= max => Ok(Some(json!(n))),
+        (TransactionVersion::Number(n), _) => Err(RpcError::UnsupportedTransactionVersion(n)),
     }
 }
 
