@@ -158,13 +158,14 @@ impl Chain {
             genesis.inflation,
         );
         let slots_per_year = genesis.slots_per_year();
+        let genesis_accounts: Vec<Pubkey> = genesis.accounts.keys().copied().collect();
         let validator = genesis_validator(genesis)?;
         let first = slot_start(&context).await?;
         let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
         let context = Arc::new(Mutex::new(context));
         tokio::spawn(run_slot_clock(Arc::downgrade(&context), slots.clone()));
         let history = History {
-            known_accounts: persisted.keys().copied().collect(),
+            known_accounts: persisted.keys().chain(&genesis_accounts).copied().collect(),
             ..History::default()
         };
         Ok(Self {
@@ -352,8 +353,17 @@ impl Chain {
             .map_err(|e| e.to_string())
     }
 
-    /// Every account ever touched (or reloaded) that `owner` owns.
+    /// Every account the chain knows of that `owner` owns.
     pub async fn program_accounts(&self, owner: &Pubkey) -> Result<Vec<(Pubkey, Account)>, String> {
+        let mut known = self.known_accounts().await?;
+        known.retain(|(_, account)| account.owner == *owner);
+        Ok(known)
+    }
+
+    /// Every account the chain knows of: genesis's, and every one a transaction touched or the
+    /// state file reloaded, as they are now (closed ones left out). The bank cannot list its
+    /// accounts, so this is what getProgramAccounts, getSupply and the token methods read.
+    pub async fn known_accounts(&self) -> Result<Vec<(Pubkey, Account)>, String> {
         let known: Vec<Pubkey> = self
             .history
             .lock()
@@ -362,15 +372,13 @@ impl Chain {
             .iter()
             .copied()
             .collect();
-        let mut owned = Vec::new();
+        let mut accounts = Vec::with_capacity(known.len());
         for address in known {
             if let Some(account) = self.account(&address).await? {
-                if account.owner == *owner {
-                    owned.push((address, account));
-                }
+                accounts.push((address, account));
             }
         }
-        Ok(owned)
+        Ok(accounts)
     }
 
     pub fn committed(&self, signature: &Signature) -> Option<CommittedTransaction> {

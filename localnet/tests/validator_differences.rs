@@ -140,3 +140,52 @@ fn slots_and_blocks_advance_while_idle() {
     let block = net.ok("getBlock", json!([now - 1, {"encoding": "base64", "transactionDetails": null, "rewards": null, "maxSupportedTransactionVersion": null}]));
     assert_eq!(block["transactions"], json!([]));
 }
+
+#[test]
+fn jsonparsed_transactions_name_account_roles_and_parse_system_and_memo() {
+    let net = Localnet::start();
+    let payer = Keypair::new();
+    net.airdrop(&payer, SOL);
+    let to = Pubkey::new_unique();
+    let other_program = Pubkey::new_unique();
+    let tx = Transaction::new_signed_with_payer(
+        &[
+            solana_system_interface::instruction::transfer(&payer.pubkey(), &to, SENT),
+            Instruction::new_with_bytes(MEMO_V3, b"test", vec![]),
+            Instruction::new_with_bytes(other_program, &[1, 2, 3], vec![]),
+        ],
+        Some(&payer.pubkey()),
+        &[&payer],
+        net.blockhash(),
+    );
+    // The unknown program fails the transaction; it is committed all the same.
+    let signature = net.send(&tx, json!({"skipPreflight": true}))["result"].clone();
+    let fetched = net.ok(
+        "getTransaction",
+        json!([signature, {"encoding": "jsonParsed"}]),
+    );
+    let message = &fetched["transaction"]["message"];
+    assert_eq!(
+        message["accountKeys"][0],
+        json!({"pubkey": payer.pubkey().to_string(), "writable": true, "signer": true,
+               "source": "transaction"})
+    );
+    assert_eq!(message["accountKeys"][1]["signer"], false);
+    assert_eq!(message["accountKeys"][1]["writable"], true);
+    let [transfer, memo, other] = message["instructions"].as_array().unwrap().as_slice() else {
+        panic!("three instructions: {message}")
+    };
+    assert_eq!(transfer["program"], "system");
+    assert_eq!(
+        transfer["parsed"],
+        json!({"type": "transfer", "info": {"source": payer.pubkey().to_string(),
+               "destination": to.to_string(), "lamports": SENT}})
+    );
+    assert_eq!(memo["program"], "spl-memo");
+    assert_eq!(memo["programId"], MEMO_V3.to_string());
+    assert_eq!(memo["parsed"], "test");
+    assert_eq!(other["programId"], other_program.to_string());
+    assert_eq!(other["data"], bs58::encode([1, 2, 3]).into_string());
+    assert_eq!(other["accounts"], json!([]));
+    assert!(other.get("parsed").is_none());
+}

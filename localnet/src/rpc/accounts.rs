@@ -3,14 +3,20 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
+use solana_account_decoder::parse_account_data::{
+    parse_account_data_v3, AccountAdditionalDataV3, SplTokenAdditionalDataV2,
+};
+use solana_account_decoder::parse_token::{get_token_account_mint, is_known_spl_token_id};
 use solana_pubkey::Pubkey;
+use solana_rpc_client_types::config::RpcLargestAccountsFilter;
 use solana_rpc_client_types::request::{
     MAX_GET_PROGRAM_ACCOUNT_FILTERS as MAX_FILTERS, MAX_MULTIPLE_ACCOUNTS,
 };
+use solana_rpc_client_types::response::{RpcAccountBalance, RpcSupply};
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
-use super::with_context;
+use super::{tokens, with_context};
 use crate::chain::{Chain, SendError};
 
 /// Agave's limit on base58-encoded account data.
@@ -29,7 +35,7 @@ pub struct AccountConfig {
 }
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
-enum AccountEncoding {
+pub enum AccountEncoding {
     /// Agave's default: a bare base58 string.
     #[default]
     #[serde(rename = "binary")]
@@ -41,7 +47,7 @@ enum AccountEncoding {
     /// What the stock Rust client (and so the Anchor and Solana CLIs) asks for.
     #[serde(rename = "base64+zstd")]
     Base64Zstd,
-    /// No parser here knows this project's accounts, so it answers base64 as Agave does then.
+    /// Parsed where Agave has a parser for the account's program, else base64 as Agave answers.
     #[serde(rename = "jsonParsed")]
     JsonParsed,
 }
@@ -54,8 +60,19 @@ struct DataSlice {
 }
 
 impl AccountConfig {
-    /// The account as `getAccountInfo` shows it.
-    pub fn encode(&self, account: &Account) -> RpcResult {
+    /// The account at `address` as `getAccountInfo` shows it.
+    pub async fn encode(&self, chain: &Chain, address: &Pubkey, account: &Account) -> RpcResult {
+        if self.encoding == Some(AccountEncoding::JsonParsed) {
+            if let Some(parsed) = parse(chain, address, account).await {
+                return Ok(account_value(account, parsed));
+            }
+        }
+        self.encode_bytes(account)
+    }
+
+    /// The account with its bytes in the requested encoding (base64 for jsonParsed, as Agave
+    /// falls back to when no parser knows the account).
+    fn encode_bytes(&self, account: &Account) -> RpcResult {
         let data = match self.data_slice {
             Some(slice) => slice_data(&account.data, slice),
             None => &account.data[..],
@@ -86,15 +103,37 @@ impl AccountConfig {
                 ])
             }
         };
-        Ok(json!({
-            "data": encoded,
-            "executable": account.executable,
-            "lamports": account.lamports,
-            "owner": account.owner.to_string(),
-            "rentEpoch": account.rent_epoch,
-            "space": account.data.len(),
-        }))
+        Ok(account_value(account, encoded))
     }
+}
+
+fn account_value(account: &Account, data: Value) -> Value {
+    json!({
+        "data": data,
+        "executable": account.executable,
+        "lamports": account.lamports,
+        "owner": account.owner.to_string(),
+        "rentEpoch": account.rent_epoch,
+        "space": account.data.len(),
+    })
+}
+
+/// The account's data as Agave's parsers read it (SPL Token and Token-2022 with their mint's
+/// decimals, nonce, stake, vote, sysvars, lookup tables, the upgradeable loader, config), or
+/// `None` where no parser knows it.
+async fn parse(chain: &Chain, address: &Pubkey, account: &Account) -> Option<Value> {
+    let mut additional = AccountAdditionalDataV3::default();
+    if is_known_spl_token_id(&account.owner) {
+        if let Some(mint) = get_token_account_mint(&account.data) {
+            let decimals = tokens::mint_decimals(chain, &mint).await?;
+            additional.spl_token_additional_data =
+                Some(SplTokenAdditionalDataV2::with_decimals(decimals));
+        }
+    }
+    let parsed = parse_account_data_v3(address, &account.owner, &account.data, Some(additional));
+    parsed
+        .ok()
+        .and_then(|parsed| serde_json::to_value(parsed).ok())
 }
 
 /// At most `length` bytes from `offset`, empty past the end; no arithmetic on client numbers.
@@ -231,8 +270,11 @@ pub async fn get_account_info(
 ) -> RpcResult {
     let config = config.unwrap_or_default();
     let account = chain.account(&address).await.map_err(RpcError::Internal)?;
-    let value = account.map(|a| config.encode(&a)).transpose()?;
-    with_context(chain, value.unwrap_or(Value::Null)).await
+    let value = match account {
+        Some(account) => config.encode(chain, &address, &account).await?,
+        None => Value::Null,
+    };
+    with_context(chain, value).await
 }
 
 pub async fn get_multiple_accounts(
@@ -244,12 +286,10 @@ pub async fn get_multiple_accounts(
     let mut values = Vec::with_capacity(addresses.len());
     for address in addresses {
         let account = chain.account(&address).await.map_err(RpcError::Internal)?;
-        values.push(
-            account
-                .map(|a| config.encode(&a))
-                .transpose()?
-                .unwrap_or(Value::Null),
-        );
+        values.push(match account {
+            Some(account) => config.encode(chain, &address, &account).await?,
+            None => Value::Null,
+        });
     }
     with_context(chain, Value::Array(values)).await
 }
@@ -276,9 +316,8 @@ pub async fn get_program_accounts(
         .map_err(RpcError::Internal)?
     {
         if filters.iter().all(|f| f.matches(&account.data)) {
-            matches.push(
-                json!({"pubkey": address.to_string(), "account": config.account.encode(&account)?}),
-            );
+            let encoded = config.account.encode(chain, &address, &account).await?;
+            matches.push(json!({"pubkey": address.to_string(), "account": encoded}));
         }
     }
     if config.with_context {
@@ -286,6 +325,61 @@ pub async fn get_program_accounts(
     } else {
         Ok(Value::Array(matches))
     }
+}
+
+/// The supply over every account the chain knows; no account is non-circulating (no lockups
+/// here).
+pub async fn get_supply(chain: &Chain, _: (Option<SupplyConfig>,)) -> RpcResult {
+    let total = chain
+        .known_accounts()
+        .await
+        .map_err(RpcError::Internal)?
+        .iter()
+        .map(|(_, account)| account.lamports)
+        .sum::<u64>();
+    let supply = RpcSupply {
+        total,
+        circulating: total,
+        non_circulating: 0,
+        non_circulating_accounts: vec![],
+    };
+    with_context(chain, json!(supply)).await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SupplyConfig {}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct LargestAccountsConfig {
+    filter: Option<RpcLargestAccountsFilter>,
+}
+
+/// Agave lists the 20 largest.
+const MAX_LARGEST_ACCOUNTS: usize = 20;
+
+/// The largest accounts by balance; all of them circulate, so the `nonCirculating` filter
+/// leaves none.
+pub async fn get_largest_accounts(
+    chain: &Chain,
+    (config,): (Option<LargestAccountsConfig>,),
+) -> RpcResult {
+    let config = config.unwrap_or_default();
+    let mut accounts = match config.filter {
+        Some(RpcLargestAccountsFilter::NonCirculating) => vec![],
+        _ => chain.known_accounts().await.map_err(RpcError::Internal)?,
+    };
+    accounts.sort_by(|a, b| b.1.lamports.cmp(&a.1.lamports));
+    let largest: Vec<RpcAccountBalance> = accounts
+        .into_iter()
+        .take(MAX_LARGEST_ACCOUNTS)
+        .map(|(address, account)| RpcAccountBalance {
+            address: address.to_string(),
+            lamports: account.lamports,
+        })
+        .collect();
+    with_context(chain, json!(largest)).await
 }
 
 #[cfg(test)]

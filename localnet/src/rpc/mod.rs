@@ -7,7 +7,9 @@ mod cluster;
 mod error;
 mod node;
 mod params;
+mod parsed_transaction;
 mod programs;
+mod tokens;
 mod transactions;
 
 use serde_json::{json, Value};
@@ -85,6 +87,19 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
         "getAccountInfo" => accounts::get_account_info(chain, typed(params)?).await,
         "getMultipleAccounts" => accounts::get_multiple_accounts(chain, typed(params)?).await,
         "getProgramAccounts" => accounts::get_program_accounts(chain, typed(params)?).await,
+        "getSupply" => accounts::get_supply(chain, typed(params)?).await,
+        "getLargestAccounts" => accounts::get_largest_accounts(chain, typed(params)?).await,
+        "getTokenAccountBalance" => tokens::get_token_account_balance(chain, typed(params)?).await,
+        "getTokenSupply" => tokens::get_token_supply(chain, typed(params)?).await,
+        "getTokenLargestAccounts" => {
+            tokens::get_token_largest_accounts(chain, typed(params)?).await
+        }
+        "getTokenAccountsByOwner" => {
+            tokens::get_token_accounts_by_owner(chain, typed(params)?).await
+        }
+        "getTokenAccountsByDelegate" => {
+            tokens::get_token_accounts_by_delegate(chain, typed(params)?).await
+        }
         "getFeeForMessage" => transactions::get_fee_for_message(chain, typed(params)?).await,
         "sendTransaction" => transactions::send_transaction(chain, typed(params)?).await,
         "simulateTransaction" => transactions::simulate_transaction(chain, typed(params)?).await,

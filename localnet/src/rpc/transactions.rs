@@ -14,6 +14,7 @@ use solana_transaction_error::TransactionError;
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
+use super::parsed_transaction::transaction_json_parsed;
 use super::programs::MEMO_PROGRAMS;
 use super::with_context;
 use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
@@ -295,9 +296,8 @@ pub(super) fn encode_transaction(
 ) -> Value {
     let wire = || bincode::serialize(transaction).expect("a committed transaction serializes");
     match encoding {
-        TransactionEncoding::Json | TransactionEncoding::JsonParsed => {
-            transaction_json(transaction)
-        }
+        TransactionEncoding::Json => transaction_json(transaction),
+        TransactionEncoding::JsonParsed => transaction_json_parsed(transaction),
         TransactionEncoding::Base64 => json!([
             base64::engine::general_purpose::STANDARD.encode(wire()),
             "base64"
