@@ -380,13 +380,21 @@ def install(scope, dry_run) -> None:
         raise click.ClickException(str(e)) from None
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
+    plugin = installer.enabled_plugin()
+    if scope == "user" and plugin:
+        raise click.ClickException(f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)")
     try:
-        change = installer.plan_install(installer.settings_path(scope, root), installer.command_path(), sources)
+        change = installer.plan_install(installer.settings_path(scope, root), installer.COMMAND, sources)
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
     _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
+    warning = installer.not_on_path_warning()
+    if warning:
+        click.echo(warning, err=True)
     if scope == "project" and not dry_run:
         click.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
+        if plugin:
+            click.echo(f"note: the {plugin} plugin's hooks stand down where these run, so a compaction is saved once")
 
 
 @main.command()
