@@ -235,3 +235,58 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     assert transcript_gen.saved_sequence(again.stdout) == 2, "once prepared, the hook saves at once"
     assert tree_digest(plugin) == plugin_files, "nothing written into the plugin's folder"
     print(f"first-use preparation and replay: {prepared_in:.1f} s")
+
+
+@pytest.mark.parametrize(
+    "layout, start, found",
+    [
+        ({"repo/.git": "dir", "repo/.precompact.toml": "file", "repo/src/a": "dir"}, "repo/src/a", True),
+        ({"repo/.git": "dir", "repo/src/.precompact.toml": "file", "repo/src/a": "dir"}, "repo/src/a", True),
+        ({".precompact.toml": "file", "repo/.git": "dir", "repo/src": "dir"}, "repo/src", False),
+        ({"repo/.git": "file", "repo/src": "dir"}, "repo/src", False),
+        ({".precompact.toml": "file", "plain/deeper": "dir"}, "plain/deeper", True),
+        ({"repo/.git": "dir", "repo/.precompact.toml": "link", "repo/src": "dir"}, "repo", True),
+    ],
+)
+def test_the_launchers_quick_look_agrees_with_config_discover(tmp_path, layout, start, found):
+    from precompact import config, launcher
+
+    for name, kind in layout.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "dir":
+            path.mkdir(parents=True, exist_ok=True)
+        elif kind == "file":
+            path.write_text("")
+        else:
+            path.symlink_to(tmp_path / "elsewhere.toml")
+    try:
+        config.discover(tmp_path / start)
+        discovered = True
+    except config.ConfigError:
+        discovered = False
+    assert launcher.configuration_above(str(tmp_path / start)) is discovered is found
+
+
+def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
+    from precompact.plugin_runtime import Launcher, LauncherError
+
+    home = tmp_path / "home"
+    data = home / ".claude" / "plugins" / "data"
+    without = Launcher(REPO, {"HOME": str(home)})
+    with pytest.raises(LauncherError, match=r"cannot tell which plugin data folder to use \(CLAUDE_PLUGIN_DATA is not set\); run this inside a Claude Code session"):
+        without.data()
+    (data / "precompact-precompact").mkdir(parents=True)
+    (data / "other-plugin-x").mkdir()
+    assert without.data() == data / "precompact-precompact"
+    assert Launcher(REPO, {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(tmp_path / "given")}).data() == tmp_path / "given"
+    (data / "precompact-fork").mkdir()
+    with pytest.raises(LauncherError):
+        without.data()
+
+
+def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
+    from precompact.plugin_runtime import Launcher
+
+    env = Launcher(REPO, {"CLAUDE_PLUGIN_OPTION_CLUSTER": "https://rpc.example/?api-key=k", "CLAUDE_PLUGIN_OPTION_KEYPAIR": "", "CLAUDE_PLUGIN_OPTION_INSTANCE": "A #1", "PRECOMPACT_INSTANCE": "Mine #2"}).environment()
+    assert env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k" and "PRECOMPACT_KEYPAIR" not in env and env["PRECOMPACT_INSTANCE"] == "Mine #2"
