@@ -14,7 +14,10 @@ MINIMUM_PYTHON = (3, 11)
 
 def main(argv: list[str], plugin_root: str) -> int:
     if sys.version_info < MINIMUM_PYTHON:
-        print(f"precompact needs Python {'.'.join(map(str, MINIMUM_PYTHON))} or newer as `python3` (this one is {sys.version.split()[0]}); install it, or install precompact with pipx (see its README)", file=sys.stderr)
+        print(
+            f"precompact needs Python {'.'.join(map(str, MINIMUM_PYTHON))} or newer as `python3` (this one is {sys.version.split()[0]}); install it, or install precompact with pipx (see its README)",
+            file=sys.stderr,
+        )
         return 0 if argv[:1] == ["plugin-hook"] else 1
     raw = b""
     if argv == ["plugin-hook"]:

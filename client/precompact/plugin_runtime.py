@@ -80,10 +80,14 @@ class Launcher:
         given = self.environ.get("CLAUDE_PLUGIN_DATA")
         if given:
             return Path(given)
-        config_dir = Path(self.environ.get("CLAUDE_CONFIG_DIR") or Path(self.environ.get("HOME") or Path.home()) / ".claude")
+        config_dir = Path(
+            self.environ.get("CLAUDE_CONFIG_DIR") or Path(self.environ.get("HOME") or Path.home()) / ".claude"
+        )
         found = sorted((config_dir / "plugins" / "data").glob("precompact-*"))
         if len(found) != 1:
-            raise LauncherError("cannot tell which plugin data folder to use (CLAUDE_PLUGIN_DATA is not set); run this inside a Claude Code session, or install precompact with pipx (see its README)")
+            raise LauncherError(
+                "cannot tell which plugin data folder to use (CLAUDE_PLUGIN_DATA is not set); run this inside a Claude Code session, or install precompact with pipx (see its README)"
+            )
         return found[0]
 
     def venv(self) -> Path:
@@ -113,7 +117,11 @@ class Launcher:
             payload = json.loads(raw)
         except ValueError:
             return "", "precompact plugin: the hook's input is not JSON; nothing done"
-        if not isinstance(payload, dict) or not isinstance(payload.get("cwd"), str) or not isinstance(payload.get("hook_event_name"), str):
+        if (
+            not isinstance(payload, dict)
+            or not isinstance(payload.get("cwd"), str)
+            or not isinstance(payload.get("hook_event_name"), str)
+        ):
             return "", "precompact plugin: the hook's input has no cwd or hook_event_name; nothing done"
         event, cwd = payload["hook_event_name"], Path(payload["cwd"])
         env = self.environment()
@@ -126,7 +134,14 @@ class Launcher:
         if command is not None:
             if command == self.prepared() and self.queued():
                 self.spawn_preparation()  # replays what was queued before the environment was ready
-            done = subprocess.run([str(command), "hook"], input=raw, capture_output=True, cwd=cwd if cwd.is_dir() else None, env=env)
+            done = subprocess.run(
+                [str(command), "hook"],
+                input=raw,
+                capture_output=True,
+                cwd=cwd if cwd.is_dir() else None,
+                env=env,
+                check=False,
+            )
             return done.stdout.decode(errors="replace").rstrip("\n"), done.stderr.decode(errors="replace").rstrip("\n")
         if state == "untrusted":
             from precompact import hook
@@ -145,7 +160,11 @@ class Launcher:
             line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute)"
         if event in QUEUED_EVENTS:
             self.queue(payload)
-            line += "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready" if event == "PreCompact" else ""
+            line += (
+                "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready"
+                if event == "PreCompact"
+                else ""
+            )
         if event == "PreCompact":
             return line + ".", ""  # plain text: Claude Code hands PreCompact's stdout to the summariser
         return json.dumps({"systemMessage": line + "."}), ""
@@ -225,9 +244,21 @@ class Launcher:
         # pip builds a source folder in place: build from a copy, never in the plugin's folder.
         with tempfile.TemporaryDirectory(dir=venv.parent) as build:
             source = Path(build) / "precompact"
-            shutil.copytree(self.plugin_root / "client", source / "client", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(
+                self.plugin_root / "client",
+                source / "client",
+                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
+            )
             shutil.copy2(self.plugin_root / "pyproject.toml", source / "pyproject.toml")
-            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"]
+            pip = [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-input",
+            ]
             _run([*pip, "--constraint", str(self.plugin_root / "requirements.lock"), str(source)], "pip install")
         (venv / "ready").write_text(f"{__version__} {self.plugin_root}\n")
         for other in venv.parent.iterdir():
@@ -244,9 +275,22 @@ class Launcher:
             payload = json.loads((entry / "payload.json").read_text())
             cwd = Path(payload["cwd"])
             env = self.environment()
-            if project_state(cwd, env) is not None and not settings_run_precompact(cwd, payload["hook_event_name"], self.environ):
-                done = subprocess.run([str(command), "hook"], input=json.dumps(payload).encode(), capture_output=True, cwd=cwd if cwd.is_dir() else None, env=env, timeout=REPLAY_TIMEOUT_SECONDS)
-                print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} replayed {payload['hook_event_name']} in {cwd}: {done.stderr.decode(errors='replace').strip() or 'done'}", flush=True)
+            if project_state(cwd, env) is not None and not settings_run_precompact(
+                cwd, payload["hook_event_name"], self.environ
+            ):
+                done = subprocess.run(
+                    [str(command), "hook"],
+                    input=json.dumps(payload).encode(),
+                    capture_output=True,
+                    cwd=cwd if cwd.is_dir() else None,
+                    env=env,
+                    timeout=REPLAY_TIMEOUT_SECONDS,
+                    check=False,
+                )
+                print(
+                    f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} replayed {payload['hook_event_name']} in {cwd}: {done.stderr.decode(errors='replace').strip() or 'done'}",
+                    flush=True,
+                )
             shutil.rmtree(entry, ignore_errors=True)
 
     # -- the MCP server and the command line ---------------------------------------------------
@@ -257,7 +301,9 @@ class Launcher:
             cwd = Path.cwd()
             if project_state(cwd, self.environment()) == "trusted":
                 self.spawn_preparation()
-            raise LauncherError("not prepared yet: it is prepared at the first session in a project set up with `precompact init`")
+            raise LauncherError(
+                "not prepared yet: it is prepared at the first session in a project set up with `precompact init`"
+            )
         os.execve(command, [str(command), "mcp"], self.environment())
 
     def run(self, argv: list[str]) -> int:
@@ -265,7 +311,11 @@ class Launcher:
         environment is prepared here and now if it must be, saying so on stderr."""
         command = self.precompact()
         if command is None:
-            print(f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute)", file=sys.stderr, flush=True)
+            print(
+                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute)",
+                file=sys.stderr,
+                flush=True,
+            )
             self.prepare_and_replay(wait=True)
             command = self.prepared()
             if command is None:
@@ -306,7 +356,11 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
             groups = settings["hooks"][event]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        handlers = [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]] if isinstance(groups, list) else []
+        handlers = (
+            [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]]
+            if isinstance(groups, list)
+            else []
+        )
         if any(install.is_ours(handler) for handler in handlers):
             return True
     return False
@@ -314,7 +368,7 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
 
 def _run(args: list[str], what: str) -> None:
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=PIP_TIMEOUT_SECONDS)
+        done = subprocess.run(args, capture_output=True, text=True, timeout=PIP_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise LauncherError(f"{what} failed: {e}") from None
     if done.returncode != 0:

@@ -18,15 +18,8 @@ import precompact
 import transcript_gen
 from conftest import REPO
 from projects import repository_copy
-from test_plugin import pypi_reachable
 
 INSTALL_TIMEOUT_SECONDS = 900
-
-
-@pytest.fixture(scope="module")
-def pypi() -> None:
-    if not pypi_reachable():
-        pytest.skip("PyPI is unreachable: a fresh install downloads precompact's dependencies from it")
 
 
 def rust_free_path(*first: Path) -> str:
@@ -36,8 +29,15 @@ def rust_free_path(*first: Path) -> str:
 
 
 def run(args: list, cwd: Path, path: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {"PATH": path, "HOME": os.environ["HOME"], "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], "LANG": "C.UTF-8"}
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    env = {
+        "PATH": path,
+        "HOME": os.environ["HOME"],
+        "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+        "LANG": "C.UTF-8",
+    }
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -54,14 +54,31 @@ def check_precompact_works(precompact_bin: Path, path: str, root: Path, cluster:
     git(project, "config", "user.name", "Dev")
     git(project, "config", "user.email", "dev@example.invalid")
     (project / "app.py").write_text("print('hello')\n")
-    init = run([precompact_bin, "init", "--yes", "--instance", "Pip #1", "--cluster", cluster, "--keypair", root / "id.json", "--airdrop"], project, path)
+    init = run(
+        [
+            precompact_bin,
+            "init",
+            "--yes",
+            "--instance",
+            "Pip #1",
+            "--cluster",
+            cluster,
+            "--keypair",
+            root / "id.json",
+            "--airdrop",
+        ],
+        project,
+        path,
+    )
     assert init.returncode == 0, init.stderr
     transcript = transcript_gen.generate(root / "session.jsonl", project=project)
     saved = run([precompact_bin, "savepoint", "--transcript", transcript.path, "--session-id", "s-pip"], project, path)
     assert saved.returncode == 0, saved.stdout + saved.stderr
     assert "✓ Layer 2: up to date" in saved.stdout and "✓ Layer 3: up to date" in saved.stdout
     verified = run([precompact_bin, "verify", "--all"], project, path)
-    assert verified.returncode == 0 and verified.stdout.startswith("✓ 1 savepoint(s) verified"), verified.stdout + verified.stderr
+    assert verified.returncode == 0 and verified.stdout.startswith("✓ 1 savepoint(s) verified"), (
+        verified.stdout + verified.stderr
+    )
     restored = run([precompact_bin, "resurrect", "--format", "json"], project, path)
     assert restored.returncode == 0, restored.stdout + restored.stderr
     report = json.loads(restored.stdout)
@@ -81,7 +98,13 @@ def installers(tmp_path_factory, pypi) -> dict[str, Path]:
     for name, requirement in (("pipx", PIPX), ("uv", UV)):
         venv = tmp_path_factory.mktemp(name) / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        done = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", requirement], capture_output=True, text=True, timeout=INSTALL_TIMEOUT_SECONDS)
+        done = subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", requirement],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_SECONDS,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         found[name] = venv / "bin" / name
     return found
@@ -101,15 +124,32 @@ def install(installer: str, source: Path, root: Path, installers: dict[str, Path
         bin_dir = root / "pipx-bin"
         path = rust_free_path(bin_dir, installers["pipx"].parent)
         args = [installers["pipx"], "install", "--pip-args", f"--constraint {lock}", source]
-        extra = {"PIPX_HOME": str(root / "pipx-home"), "PIPX_BIN_DIR": str(bin_dir), "PIPX_MAN_DIR": str(root / "pipx-man"), "PIPX_DEFAULT_PYTHON": sys.executable}
+        extra = {
+            "PIPX_HOME": str(root / "pipx-home"),
+            "PIPX_BIN_DIR": str(bin_dir),
+            "PIPX_MAN_DIR": str(root / "pipx-man"),
+            "PIPX_DEFAULT_PYTHON": sys.executable,
+        }
     else:
         bin_dir = root / "uv-bin"
         path = rust_free_path(bin_dir, installers["uv"].parent)
         args = [installers["uv"], "tool", "install", "--constraint", lock, "--python", sys.executable, source]
-        extra = {"UV_TOOL_DIR": str(root / "uv-tools"), "UV_TOOL_BIN_DIR": str(bin_dir), "UV_CACHE_DIR": str(root / "uv-cache")}
+        extra = {
+            "UV_TOOL_DIR": str(root / "uv-tools"),
+            "UV_TOOL_BIN_DIR": str(bin_dir),
+            "UV_CACHE_DIR": str(root / "uv-cache"),
+        }
     # The machine's own settings (proxies, certificates) as a user's shell has them; PATH without Rust.
     env = {**os.environ, "PATH": path, **extra}
-    done = subprocess.run([str(a) for a in args], cwd=root, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_SECONDS)
+    done = subprocess.run(
+        [str(a) for a in args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_SECONDS,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return bin_dir / "precompact", path
 

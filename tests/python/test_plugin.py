@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,6 @@ import precompact
 import transcript_gen
 from conftest import REPO
 from projects import PRECOMPACT, new_project, repository_copy, tree_digest
-from test_claude_code import additional_instructions, compaction_requests
 
 VENV_BIN = str(Path(sys.executable).parent)
 # PATH without any precompact (nor cargo): what a machine with only the plugin has.
@@ -39,9 +37,32 @@ def claude_binary() -> Path:
 
 
 def claude(session: claude_code.Session, *args: str) -> str:
-    done = subprocess.run([str(session.binary), *args], env=session.environment(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(session.binary), *args],
+        env=session.environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, f"claude {' '.join(args)}: {done.stdout} {done.stderr}"
     return done.stdout
+
+
+def summariser_instructions(mock: claude_code.MockAnthropic) -> list[str]:
+    """What each compaction request handed the summariser after "Additional Instructions:"
+    (PreCompact's stdout), "" where there was none."""
+    prompts = [
+        claude_code.texts(r["body"]["messages"][-1])
+        for r in mock.requests
+        if r["body"] and claude_code.COMPACTION_MARK in claude_code.texts(r["body"]["messages"][-1])
+    ]
+    return [
+        p.split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0]
+        if "Additional Instructions:" in p
+        else ""
+        for p in prompts
+    ]
 
 
 def index(project: Path) -> list[dict]:
@@ -71,16 +92,28 @@ def test_precompact_the_package_and_the_plugin_have_one_version():
 def test_claude_plugin_validate_passes_strict(tmp_path, claude_binary):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     for target in (REPO, REPO / ".claude-plugin" / "plugin.json"):
-        done = subprocess.run([str(claude_binary), "plugin", "validate", "--strict", "--json", str(target)], env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [str(claude_binary), "plugin", "validate", "--strict", "--json", str(target)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         report = json.loads(done.stdout)
         assert done.returncode == 0 and report["success"], done.stdout
         assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
-    assert hooks == {(event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook') for event in ("PreCompact", "PostCompact", "SessionStart")}
+    assert hooks == {
+        (event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook')
+        for event in ("PreCompact", "PostCompact", "SessionStart")
+    }
     assert [(s["name"], s["args"]) for s in report["provides"]["mcpServers"]] == [("precompact", ["mcp"])]
 
 
-def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_and_leaves_another_alone(tmp_path, claude_binary):
+def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_and_leaves_another_alone(
+    tmp_path, claude_binary
+):
     marketplace = repository_copy(tmp_path / "marketplace")
     plugin_files = tree_digest(marketplace)
     home = tmp_path / "home"
@@ -96,29 +129,34 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
         claude(session, "plugin", "marketplace", "add", str(marketplace))
         claude(session, "plugin", "install", "precompact@precompact")
         installed = json.loads(claude(session, "plugin", "list", "--json"))
-        assert [(p["id"], p["version"]) for p in installed if p["id"].startswith("precompact@")] == [("precompact@precompact", precompact.__version__)]
+        assert [(p["id"], p["version"]) for p in installed if p["id"].startswith("precompact@")] == [
+            ("precompact@precompact", precompact.__version__)
+        ]
 
         session_id = session.run("Please build the header parser.")["session_id"]
         session.run("/compact", resume=session_id)
-        [compaction] = compaction_requests(mock)
-        assert additional_instructions(compaction).startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+        [note] = summariser_instructions(mock)
+        assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
         [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
         assert created["session_id"] == session_id and created["sequence"] == 1
         wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 60, "Layer 2's push")
-        assert "hooks" not in json.loads((home / ".claude" / "settings.json").read_text()), "the hooks came from the plugin"
+        assert "hooks" not in json.loads((home / ".claude" / "settings.json").read_text()), (
+            "the hooks came from the plugin"
+        )
         assert not (project.path / ".claude").exists()
 
         other_files = tree_digest(other)
         elsewhere = claude_code.Session(claude_binary, home, other, mock)
         other_id = elsewhere.run("Tidy the notes.")["session_id"]
         elsewhere.run("/compact", resume=other_id)
-        assert len(compaction_requests(mock)) == 2
-        assert additional_instructions(compaction_requests(mock)[-1]) == "", "nothing said to the summariser there"
+        assert summariser_instructions(mock)[1:] == [""], "nothing said to the summariser there"
         assert tree_digest(other) == other_files, "nothing written in a project without precompact"
     finally:
         mock.stop()
     data = home / ".claude" / "plugins" / "data" / "precompact-precompact"
-    assert not (data / "venv").exists() and not (data / "queue").exists(), "the installed precompact ran; nothing prepared"
+    assert not (data / "venv").exists() and not (data / "queue").exists(), (
+        "the installed precompact ran; nothing prepared"
+    )
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
 
 
@@ -131,8 +169,22 @@ def plugin(tmp_path) -> Path:
 
 
 def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env: str) -> subprocess.CompletedProcess:
-    environment = {"PATH": path, "HOME": os.environ["HOME"], "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], "CLAUDE_PLUGIN_DATA": str(data), **env}
-    return subprocess.run([sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"], input=json.dumps(payload), env=environment, capture_output=True, text=True, timeout=120)
+    environment = {
+        "PATH": path,
+        "HOME": os.environ["HOME"],
+        "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+        "CLAUDE_PLUGIN_DATA": str(data),
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"],
+        input=json.dumps(payload),
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_without_a_configuration_the_hooks_say_nothing_and_write_nothing(tmp_path, plugin):
@@ -153,7 +205,11 @@ def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_pa
     (project.path / ".precompact.toml").write_text((project.path / ".precompact.toml").read_text() + "\n# edited\n")
     data = tmp_path / "data"
     pre = launch(plugin, transcript_gen.payload("PreCompact", project.path), data)
-    assert pre.returncode == 0 and pre.stdout.startswith("precompact did nothing: ") and "changed since you trusted it" in pre.stdout
+    assert (
+        pre.returncode == 0
+        and pre.stdout.startswith("precompact did nothing: ")
+        and "changed since you trusted it" in pre.stdout
+    )
     assert len(pre.stdout.strip().splitlines()) == 1
     start = launch(plugin, transcript_gen.payload("SessionStart", project.path, source="startup"), data)
     assert "run `precompact trust`" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -163,18 +219,36 @@ def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_pa
 def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, plugin):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
-    subprocess.run([PRECOMPACT, "install", "--scope", "user"], cwd=project.path, env={**os.environ, "HOME": str(home)}, check=True, capture_output=True)
+    subprocess.run(
+        [PRECOMPACT, "install", "--scope", "user"],
+        cwd=project.path,
+        env={**os.environ, "HOME": str(home)},
+        check=True,
+        capture_output=True,
+    )
     transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
 
     def pre_compact(home: Path) -> subprocess.CompletedProcess:
-        return launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), tmp_path / "data", path=f"{VENV_BIN}:{BARE_PATH}", HOME=str(home))
+        return launch(
+            plugin,
+            transcript_gen.payload("PreCompact", project.path, transcript),
+            tmp_path / "data",
+            path=f"{VENV_BIN}:{BARE_PATH}",
+            HOME=str(home),
+        )
 
     stood_down = pre_compact(home)
     assert stood_down.returncode == 0 and stood_down.stdout == ""
     assert "precompact's hooks in settings.json run here; the plugin's stand down" in stood_down.stderr
     assert index(project.path) == []
     assert transcript_gen.saved_sequence(pre_compact(elsewhere).stdout) == 1, "with no such settings, the plugin saves"
-    subprocess.run([PRECOMPACT, "install"], cwd=project.path, env={**os.environ, "HOME": str(elsewhere)}, check=True, capture_output=True)
+    subprocess.run(
+        [PRECOMPACT, "install"],
+        cwd=project.path,
+        env={**os.environ, "HOME": str(elsewhere)},
+        check=True,
+        capture_output=True,
+    )
     assert pre_compact(elsewhere).stdout == "", "the project's own settings.json counts too"
     assert [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED") == 1
 
@@ -182,18 +256,16 @@ def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, pl
 def test_the_plugin_options_reach_precompact_as_overrides(tmp_path, plugin):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
-    done = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), tmp_path / "data", path=f"{VENV_BIN}:{BARE_PATH}", CLAUDE_PLUGIN_OPTION_INSTANCE="Plugin #7")
+    done = launch(
+        plugin,
+        transcript_gen.payload("PreCompact", project.path, transcript),
+        tmp_path / "data",
+        path=f"{VENV_BIN}:{BARE_PATH}",
+        CLAUDE_PLUGIN_OPTION_INSTANCE="Plugin #7",
+    )
     assert transcript_gen.saved_sequence(done.stdout) == 1
     [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
     assert created["instance"] == "Plugin #7"
-
-
-def pypi_reachable() -> bool:
-    try:
-        socket.create_connection(("pypi.org", 443), timeout=5).close()
-        return True
-    except OSError:
-        return False
 
 
 def stop_processes_under(folder: Path) -> None:
@@ -212,23 +284,35 @@ def preparer_stopped(tmp_path):
     stop_processes_under(tmp_path)
 
 
-def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(tmp_path, plugin, preparer_stopped):
-    if not pypi_reachable():
-        pytest.skip("PyPI is unreachable: the plugin's first use installs precompact's dependencies from it")
+def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(
+    tmp_path, pypi, plugin, preparer_stopped
+):
     plugin_files = tree_digest(plugin)
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     data = tmp_path / "data"
     transcript = transcript_gen.generate(tmp_path / "t.jsonl", planted=["the first compaction's words"]).path
     began = time.monotonic()
     start = launch(plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="startup"), data)
-    assert json.loads(start.stdout) == {"systemMessage": f"precompact is preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)."}
+    assert json.loads(start.stdout) == {
+        "systemMessage": f"precompact is preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)."
+    }
     pre = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
-    assert pre.stdout.rstrip().endswith("; this compaction's transcript is kept and saved as a savepoint as soon as it is ready.")
+    assert pre.stdout.rstrip().endswith(
+        "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready."
+    )
     assert len(list((data / "queue").iterdir())) == 1 and index(project.path) == []
-    wait_until(lambda: (data / "venv" / precompact.__version__ / "ready").is_file() and not any((data / "queue").iterdir()), 900, "the preparation")
+    wait_until(
+        lambda: (data / "venv" / precompact.__version__ / "ready").is_file() and not any((data / "queue").iterdir()),
+        900,
+        "the preparation",
+    )
     prepared_in = time.monotonic() - began
     [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
-    snapshot = (project.path / created["snapshot_file"]).read_text() if (project.path / created["snapshot_file"]).exists() else (project.path / "logs" / "precompact-saves" / Path(created["snapshot_file"]).name).read_text()
+    snapshot = (
+        (project.path / created["snapshot_file"]).read_text()
+        if (project.path / created["snapshot_file"]).exists()
+        else (project.path / "logs" / "precompact-saves" / Path(created["snapshot_file"]).name).read_text()
+    )
     assert "the first compaction's words" in snapshot
     wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 120, "Layer 2's push")
     again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
@@ -274,12 +358,17 @@ def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
     home = tmp_path / "home"
     data = home / ".claude" / "plugins" / "data"
     without = Launcher(REPO, {"HOME": str(home)})
-    with pytest.raises(LauncherError, match=r"cannot tell which plugin data folder to use \(CLAUDE_PLUGIN_DATA is not set\); run this inside a Claude Code session"):
+    with pytest.raises(
+        LauncherError,
+        match=r"cannot tell which plugin data folder to use \(CLAUDE_PLUGIN_DATA is not set\); run this inside a Claude Code session",
+    ):
         without.data()
     (data / "precompact-precompact").mkdir(parents=True)
     (data / "other-plugin-x").mkdir()
     assert without.data() == data / "precompact-precompact"
-    assert Launcher(REPO, {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(tmp_path / "given")}).data() == tmp_path / "given"
+    assert (
+        Launcher(REPO, {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(tmp_path / "given")}).data() == tmp_path / "given"
+    )
     (data / "precompact-fork").mkdir()
     with pytest.raises(LauncherError):
         without.data()
@@ -288,5 +377,17 @@ def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
 def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
     from precompact.plugin_runtime import Launcher
 
-    env = Launcher(REPO, {"CLAUDE_PLUGIN_OPTION_CLUSTER": "https://rpc.example/?api-key=k", "CLAUDE_PLUGIN_OPTION_KEYPAIR": "", "CLAUDE_PLUGIN_OPTION_INSTANCE": "A #1", "PRECOMPACT_INSTANCE": "Mine #2"}).environment()
-    assert env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k" and "PRECOMPACT_KEYPAIR" not in env and env["PRECOMPACT_INSTANCE"] == "Mine #2"
+    env = Launcher(
+        REPO,
+        {
+            "CLAUDE_PLUGIN_OPTION_CLUSTER": "https://rpc.example/?api-key=k",
+            "CLAUDE_PLUGIN_OPTION_KEYPAIR": "",
+            "CLAUDE_PLUGIN_OPTION_INSTANCE": "A #1",
+            "PRECOMPACT_INSTANCE": "Mine #2",
+        },
+    ).environment()
+    assert (
+        env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k"
+        and "PRECOMPACT_KEYPAIR" not in env
+        and env["PRECOMPACT_INSTANCE"] == "Mine #2"
+    )
