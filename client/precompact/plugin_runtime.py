@@ -125,13 +125,10 @@ class Launcher:
             return "", "precompact plugin: the hook's input has no cwd or hook_event_name; nothing done"
         event, cwd = payload["hook_event_name"], Path(payload["cwd"])
         env = self.environment()
-        state = project_state(cwd, env)
-        if state is None:
-            return "", ""
         if settings_run_precompact(cwd, event, self.environ):
             return "", "precompact plugin: precompact's hooks in settings.json run here; the plugin's stand down"
         command = self.precompact()
-        if command is not None:
+        if command is not None:  # it checks the configuration itself
             if command == self.prepared() and self.queued():
                 self.spawn_preparation()  # replays what was queued before the environment was ready
             done = subprocess.run(
@@ -143,6 +140,9 @@ class Launcher:
                 check=False,
             )
             return done.stdout.decode(errors="replace").rstrip("\n"), done.stderr.decode(errors="replace").rstrip("\n")
+        state = project_state(cwd, env)
+        if state is None:
+            return "", ""
         if state == "untrusted":
             from precompact import hook
 
