@@ -3,7 +3,21 @@
 adds the marketplace, installs the plugin and runs sessions through its hooks; and the plugin's
 launcher (bin/precompact) on its own: silent where precompact is not set up, one line for an
 untrusted configuration, standing down where settings.json runs precompact, and, on first use,
-preparing its environment without losing the first compaction."""
+preparing its environment without losing the first compaction.
+
+What Claude Code 2.1.332 does with a plugin, observed with this harness:
+- `claude plugin marketplace add <folder>` declares a "directory" marketplace in user settings;
+  `claude plugin install precompact@precompact` copies the whole folder (ignored files and all)
+  to ~/.claude/plugins/cache/<marketplace>/<plugin>/<version>, yet hooks and MCP servers run from
+  the folder itself: ${CLAUDE_PLUGIN_ROOT} is the marketplace's folder. A git URL must be https
+  or owner/repo; a local path is taken as a folder.
+- ${CLAUDE_PLUGIN_DATA} is ~/.claude/plugins/data/<plugin>-<marketplace>, made at install.
+- Hooks get CLAUDE_PLUGIN_ROOT, CLAUDE_PLUGIN_DATA and each set option as
+  CLAUDE_PLUGIN_OPTION_<KEY> (sensitive ones too); the MCP server gets the first two only; the
+  Bash tool none of them, but the plugin's bin/ at the end of its PATH (not the hooks' PATH).
+- `claude plugin configure --values-stdin` keeps options in settings.json's pluginConfigs, and a
+  `sensitive` one in ~/.claude/.credentials.json (no keychain here), never in settings.json.
+- The MCP server is started at every session start, in every project."""
 
 from __future__ import annotations
 
