@@ -239,7 +239,7 @@ class Launcher:
         venv = self.venv()
         shutil.rmtree(venv, ignore_errors=True)
         venv.parent.mkdir(parents=True, exist_ok=True)
-        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} preparing {venv}", flush=True)
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} preparing {venv}", file=sys.stderr, flush=True)
         _run([sys.executable, "-m", "venv", str(venv)], "python3 -m venv")
         # pip builds a source folder in place: build from a copy, never in the plugin's folder.
         with tempfile.TemporaryDirectory(dir=venv.parent) as build:
@@ -264,7 +264,7 @@ class Launcher:
         for other in venv.parent.iterdir():
             if other != venv and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
-        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ready", flush=True)
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ready", file=sys.stderr, flush=True)
 
     def replay(self) -> None:
         """Runs the queued hooks, oldest first, through the prepared precompact."""
@@ -372,6 +372,6 @@ def _run(args: list[str], what: str) -> None:
     except (OSError, subprocess.TimeoutExpired) as e:
         raise LauncherError(f"{what} failed: {e}") from None
     if done.returncode != 0:
-        print(done.stdout, done.stderr, sep="\n", flush=True)
+        print(done.stdout, done.stderr, sep="\n", file=sys.stderr, flush=True)
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise LauncherError(f"{what} failed: {last}")

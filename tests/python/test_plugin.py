@@ -174,6 +174,60 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
 
 
+def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompact_and_compact_saves(
+    tmp_path, pypi, claude_binary, preparer_stopped
+):
+    """What a new user does: no precompact installed (PATH without it, nor Rust), the plugin from
+    its marketplace, `precompact init` through Claude Code's Bash tool (the plugin's bin/ is on
+    its PATH; the environment is prepared there and then), then `/compact`."""
+    marketplace = repository_copy(tmp_path / "marketplace")
+    plugin_files = tree_digest(marketplace)
+    home = tmp_path / "home"
+    home.mkdir()
+    project, remote = tmp_path / "project", tmp_path / "project.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    project.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", str(remote)],
+        ["config", "user.name", "Dev"],
+        ["config", "user.email", "dev@example.invalid"],
+    ):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    init = f"precompact init --yes --instance 'CC #1' --keypair {tmp_path / 'id.json'}"
+    script = claude_code.Script(
+        plans={"setup": [[("Bash", {"command": init, "description": "Set up precompact", "timeout": 600000})]]}
+    )
+    mock = claude_code.MockAnthropic(script).start()
+    try:
+        session = claude_code.Session(claude_binary, home, project, mock, env={"PATH": BARE_PATH}, timeout=900)
+        claude(session, "plugin", "marketplace", "add", str(marketplace))
+        claude(session, "plugin", "install", "precompact@precompact")
+        session_id = session.run("Set precompact up here. [[plan:setup]]")["session_id"]
+        [result] = [
+            e["toolUseResult"]
+            for e in session.transcript(session_id)
+            if e.get("type") == "user" and isinstance(e.get("toolUseResult"), dict)
+        ]
+        data = home / ".claude" / "plugins" / "data" / "precompact-precompact"
+        assert (
+            f"precompact: preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)"
+            in result["stdout"]  # the Bash tool's output holds stderr too
+        )
+        assert f"wrote {project / '.precompact.toml'}" in result["stdout"]
+        assert (data / "venv" / precompact.__version__ / "ready").is_file()
+        session.run("Keep the public API stable.", resume=session_id)
+        session.run("/compact", resume=session_id)
+        [note] = summariser_instructions(mock)
+        assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+        events = [e["event"] for e in index(project)]
+        assert events.count("SAVEPOINT_CREATED") == 1 and "BRIEF_DELIVERED" in events
+        wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project)), 120, "Layer 2's push")
+    finally:
+        mock.stop()
+    assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
+
+
 # -- the launcher on its own ----------------------------------------------------------------------
 
 
