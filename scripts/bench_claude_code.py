@@ -52,7 +52,8 @@ def flow(root: Path, runs: int, precompact: str = PRECOMPACT) -> dict:
             (project.path / "README").write_text("A project.\n")
             mock = claude_code.MockAnthropic(script).start()
             try:
-                session = claude_code.Session(binary, home, project.path, mock)
+                # The hooks run `precompact` from PATH: this one.
+                session = claude_code.Session(binary, home, project.path, mock, env={"PATH": f"{Path(precompact).parent}{os.pathsep}{os.environ['PATH']}"})
                 session_id = session.run("Take notes. [[plan:work]]")["session_id"]
                 debug = [root / f"cc{run}-{step}.log" for step in ("resume", "compact", "after")]
                 session.run("Add more detail.", resume=session_id, debug_file=debug[0])

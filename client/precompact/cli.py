@@ -450,9 +450,12 @@ def install(scope, dry_run, with_mcp) -> None:
         raise click.ClickException(str(e)) from None
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
+    plugin = installer.enabled_plugin()
+    if scope == "user" and plugin:
+        raise click.ClickException(f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)")
     try:
-        change = installer.plan_install(installer.settings_path(scope, root), installer.command_path(), sources)
-        server = installer.plan_mcp_server(installer.mcp_json_path(root), installer.command_path()) if with_mcp else None
+        change = installer.plan_install(installer.settings_path(scope, root), installer.COMMAND, sources)
+        server = installer.plan_mcp_server(installer.mcp_json_path(root), installer.COMMAND) if with_mcp else None
         if server is not None:
             change = installer.with_mcp_approval(change)
     except installer.InstallError as e:
@@ -460,8 +463,13 @@ def install(scope, dry_run, with_mcp) -> None:
     if server is not None:
         _apply(server, dry_run, f"registered the MCP server `precompact mcp` in {server.path}", f"MCP server already registered in {server.path}")
     _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
+    warning = installer.not_on_path_warning()
+    if warning:
+        click.echo(warning, err=True)
     if scope == "project" and not dry_run:
         click.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
+        if plugin:
+            click.echo(f"note: the {plugin} plugin's hooks stand down where these run, so a compaction is saved once")
 
 
 @main.command()

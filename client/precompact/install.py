@@ -50,15 +50,32 @@ def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
     return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
 
 
-def command_path() -> str:
-    """The absolute path of the `precompact` that is running (the one installed with this package)."""
-    beside = Path(sys.executable).with_name("precompact")
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("precompact")
-    if found is None:
-        raise InstallError("cannot find the installed `precompact` executable; install the package (pip install -e .) first")
-    return str(Path(found).resolve())
+# What the hooks run: found on PATH wherever Claude Code runs, so a settings.json committed to a
+# repository works on every machine that has precompact installed (pip, pipx, uv tool).
+COMMAND = "precompact"
+PLUGIN_NAME = "precompact"
+
+
+def not_on_path_warning(path: str | None = None) -> str | None:
+    """A line for when Claude Code, with this PATH, would not find the hooks' command."""
+    if shutil.which(COMMAND, path=path) is not None:
+        return None
+    beside = Path(sys.executable).with_name(COMMAND)
+    where = f" (this one is {beside}: add {beside.parent} to PATH)" if beside.is_file() else ""
+    return f"warning: `{COMMAND}` is not on PATH, so Claude Code cannot run these hooks{where}; install precompact with pipx or pip where PATH finds it"
+
+
+def enabled_plugin(home: Path | None = None) -> str | None:
+    """The id of the precompact plugin if it is enabled in Claude Code's user settings: its hooks
+    already run in every project."""
+    try:
+        settings = json.loads(settings_path("user", Path(), home).read_text(encoding="utf-8"))
+        enabled = settings["enabledPlugins"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(enabled, dict):
+        return None
+    return next((plugin for plugin, on in enabled.items() if on is True and plugin.split("@")[0] == PLUGIN_NAME), None)
 
 
 def is_ours(handler) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,8 +49,7 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
     assert result.exit_code == 0 and "installed the PreCompact, PostCompact and SessionStart hooks" in result.output
     settings = json.loads(settings_file(project).read_text())
     assert ours(settings) == {"PreCompact": [("auto|manual", 60)], "PostCompact": [("auto|manual", 15)], "SessionStart": [("compact|resume", 30)]}
-    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert Path(shlex.split(command)[0]).is_absolute()
+    assert {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]} == {"precompact hook"}, "found on PATH, no path into one machine's venv"
     before = settings_file(project).read_bytes()
     again = invoke("install")
     assert again.exit_code == 0 and "already installed" in again.output
@@ -59,7 +60,8 @@ def test_the_installed_command_runs_the_hook(project):
     invoke("install")
     command = json.loads(settings_file(project).read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     stdin = json.dumps({"hook_event_name": "Notification", "cwd": str(project)})
-    result = subprocess.run(shlex.split(command), input=stdin, capture_output=True, text=True, timeout=30, check=False)
+    on_path = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(shlex.split(command), input=stdin, capture_output=True, text=True, timeout=30, env=on_path, check=False)
     assert result.returncode == 0 and "event 'Notification' is not handled" in result.stderr
 
 
@@ -127,3 +129,26 @@ def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_sco
     user = invoke("install", "--scope", "user")
     assert user.exit_code == 0 and "precompact install --scope user" not in user.output
     assert ours(json.loads((project / "home" / ".claude" / "settings.json").read_text()))["PreCompact"] == [("auto|manual", 60)]
+
+
+def test_a_precompact_that_path_does_not_find_is_named_with_the_fix(project):
+    result = invoke("install", env={"PATH": "/usr/bin:/bin"})
+    assert result.exit_code == 0
+    assert f"warning: `precompact` is not on PATH, so Claude Code cannot run these hooks (this one is {Path(sys.executable).with_name('precompact')}: add {Path(sys.executable).parent} to PATH)" in result.output
+    found = invoke("install", "--scope", "user", env={"PATH": str(Path(sys.executable).parent)})
+    assert found.exit_code == 0 and "warning" not in found.output
+
+
+def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope_says_the_plugin_stands_down(project):
+    user_settings = project / "home" / ".claude" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(json.dumps({"enabledPlugins": {"other@x": True, "precompact@precompact": True}}))
+    before = user_settings.read_bytes()
+    refused = invoke("install", "--scope", "user")
+    assert refused.exit_code == 1
+    assert "the precompact@precompact plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed" in refused.output
+    assert user_settings.read_bytes() == before
+    project_scope = invoke("install")
+    assert project_scope.exit_code == 0 and "the precompact@precompact plugin's hooks stand down where these run" in project_scope.output
+    user_settings.write_text(json.dumps({"enabledPlugins": {"precompact@precompact": False}}))
+    assert invoke("install", "--scope", "user").exit_code == 0

@@ -65,6 +65,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -293,7 +294,8 @@ class Session:
 
     def environment(self) -> dict:
         return {
-            "PATH": os.environ["PATH"],
+            # The installed hooks run `precompact` from PATH, as on a machine where it is installed.
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "HOME": str(self.home),
             # The hooks read the test's approvals of its project's configuration.
             **({"XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]} if "XDG_CONFIG_HOME" in os.environ else {}),

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,3 +74,26 @@ def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
 
     client = Client(url)
     client.confirm_transaction(client.request_airdrop(who.pubkey(), lamports).value, sleep_seconds=0.05)
+
+
+def repository_copy(destination: Path) -> Path:
+    """This repository's files as a clone has them (tracked and not ignored, as they are in the
+    work tree): what a marketplace added from git, or `pip install` of a clone, gets."""
+    repo = Path(__file__).resolve().parents[2]
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo, check=True, capture_output=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = repo / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return destination
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file under `root` (links and folders included) and a digest of what it holds."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        found[name] = "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return found

@@ -1,0 +1,462 @@
+"""The repository as a Claude Code plugin and one-plugin marketplace: the real Claude Code CLI
+(pinned in claude_code.py, offline, against a mock Messages API, in a fresh HOME) validates it,
+adds the marketplace, installs the plugin and runs sessions through its hooks; and the plugin's
+launcher (bin/precompact) on its own: silent where precompact is not set up, one line for an
+untrusted configuration, standing down where settings.json runs precompact, and, on first use,
+preparing its environment without losing the first compaction.
+
+What Claude Code 2.1.332 does with a plugin, observed with this harness:
+- `claude plugin marketplace add <folder>` declares a "directory" marketplace in user settings;
+  `claude plugin install precompact@precompact` copies the whole folder (ignored files and all)
+  to ~/.claude/plugins/cache/<marketplace>/<plugin>/<version>, yet hooks and MCP servers run from
+  the folder itself: ${CLAUDE_PLUGIN_ROOT} is the marketplace's folder. A git URL must be https
+  or owner/repo; a local path is taken as a folder.
+- ${CLAUDE_PLUGIN_DATA} is ~/.claude/plugins/data/<plugin>-<marketplace>, made at install.
+- Hooks get CLAUDE_PLUGIN_ROOT, CLAUDE_PLUGIN_DATA and each set option as
+  CLAUDE_PLUGIN_OPTION_<KEY> (sensitive ones too); the MCP server gets the first two only; the
+  Bash tool none of them, but the plugin's bin/ at the end of its PATH (not the hooks' PATH).
+- `claude plugin configure --values-stdin` keeps options in settings.json's pluginConfigs, and a
+  `sensitive` one in ~/.claude/.credentials.json (no keychain here), never in settings.json.
+- The MCP server is started at every session start, in every project."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support import claude_code
+import precompact
+from support import transcript_gen
+from support.localnet import REPO
+from support.commands import PRECOMPACT
+from support.projects import new_project, repository_copy, tree_digest
+
+VENV_BIN = str(Path(sys.executable).parent)
+# PATH without any precompact (nor cargo): what a machine with only the plugin has.
+BARE_PATH = "/usr/bin:/bin"
+
+
+@pytest.fixture(scope="module")
+def claude_binary() -> Path:
+    try:
+        return claude_code.claude_binary()
+    except claude_code.Unavailable as e:
+        pytest.skip(f"Claude Code plugin tests skipped: {e}")
+
+
+def claude(session: claude_code.Session, *args: str) -> str:
+    done = subprocess.run(
+        [str(session.binary), *args],
+        env=session.environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"claude {' '.join(args)}: {done.stdout} {done.stderr}"
+    return done.stdout
+
+
+def summariser_instructions(mock: claude_code.MockAnthropic) -> list[str]:
+    """What each compaction request handed the summariser after "Additional Instructions:"
+    (PreCompact's stdout), "" where there was none."""
+    prompts = [
+        claude_code.texts(r["body"]["messages"][-1])
+        for r in mock.requests
+        if r["body"] and claude_code.COMPACTION_MARK in claude_code.texts(r["body"]["messages"][-1])
+    ]
+    return [
+        p.split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0]
+        if "Additional Instructions:" in p
+        else ""
+        for p in prompts
+    ]
+
+
+def index(project: Path) -> list[dict]:
+    path = project / "logs" / "precompact-savepoint.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout} s")
+        time.sleep(0.2)
+
+
+def test_precompact_the_package_and_the_plugin_have_one_version():
+    plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    [listed] = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())["plugins"]
+    cli = subprocess.run([PRECOMPACT, "--version"], capture_output=True, text=True, check=True).stdout
+    assert plugin["version"] == listed["version"] == precompact.__version__ == importlib.metadata.version("precompact")
+    assert cli.strip() == f"precompact, version {precompact.__version__}"
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    assert f"## {precompact.__version__} " in changelog, "the CHANGELOG has an entry for this version"
+    assert "Copyright (c) 2026 precompact contributors" in (REPO / "LICENSE").read_text() and plugin["license"] == "MIT"
+
+
+def test_claude_plugin_validate_passes_strict(tmp_path, claude_binary):
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    for target in (REPO, REPO / ".claude-plugin" / "plugin.json"):
+        done = subprocess.run(
+            [str(claude_binary), "plugin", "validate", "--strict", "--json", str(target)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        report = json.loads(done.stdout)
+        assert done.returncode == 0 and report["success"], done.stdout
+        assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
+    hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
+    assert hooks == {
+        (event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook')
+        for event in ("PreCompact", "PostCompact", "SessionStart")
+    }
+    assert [(s["name"], s["args"]) for s in report["provides"]["mcpServers"]] == [("precompact", ["mcp"])]
+
+
+def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_and_leaves_another_alone(
+    tmp_path, claude_binary
+):
+    marketplace = repository_copy(tmp_path / "marketplace")
+    plugin_files = tree_digest(marketplace)
+    home = tmp_path / "home"
+    home.mkdir()
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=other, check=True)
+    (other / "notes.md").write_text("no precompact here\n")
+    mock = claude_code.MockAnthropic(claude_code.Script()).start()
+    try:
+        session = claude_code.Session(claude_binary, home, project.path, mock)
+        claude(session, "plugin", "marketplace", "add", str(marketplace))
+        claude(session, "plugin", "install", "precompact@precompact")
+        installed = json.loads(claude(session, "plugin", "list", "--json"))
+        assert [(p["id"], p["version"]) for p in installed if p["id"].startswith("precompact@")] == [
+            ("precompact@precompact", precompact.__version__)
+        ]
+
+        session_id = session.run("Please build the header parser.")["session_id"]
+        session.run("/compact", resume=session_id)
+        [note] = summariser_instructions(mock)
+        assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+        [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
+        assert created["session_id"] == session_id and created["sequence"] == 1
+        wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 60, "Layer 2's push")
+        assert "hooks" not in json.loads((home / ".claude" / "settings.json").read_text()), (
+            "the hooks came from the plugin"
+        )
+        assert not (project.path / ".claude").exists()
+
+        other_files = tree_digest(other)
+        elsewhere = claude_code.Session(claude_binary, home, other, mock)
+        other_id = elsewhere.run("Tidy the notes.")["session_id"]
+        elsewhere.run("/compact", resume=other_id)
+        assert summariser_instructions(mock)[1:] == [""], "nothing said to the summariser there"
+        assert tree_digest(other) == other_files, "nothing written in a project without precompact"
+    finally:
+        mock.stop()
+    data = home / ".claude" / "plugins" / "data" / "precompact-precompact"
+    assert not (data / "venv").exists() and not (data / "queue").exists(), (
+        "the installed precompact ran; nothing prepared"
+    )
+    assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
+
+
+def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompact_and_compact_saves(
+    tmp_path, pypi, claude_binary, preparer_stopped
+):
+    """What a new user does: no precompact installed (PATH without it, nor Rust), the plugin from
+    its marketplace, `precompact init` through Claude Code's Bash tool (the plugin's bin/ is on
+    its PATH; the environment is prepared there and then), then `/compact`."""
+    marketplace = repository_copy(tmp_path / "marketplace")
+    plugin_files = tree_digest(marketplace)
+    home = tmp_path / "home"
+    home.mkdir()
+    project, remote = tmp_path / "project", tmp_path / "project.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    project.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", str(remote)],
+        ["config", "user.name", "Dev"],
+        ["config", "user.email", "dev@example.invalid"],
+    ):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    init = f"precompact init --yes --instance 'CC #1' --keypair {tmp_path / 'id.json'}"
+    script = claude_code.Script(
+        plans={"setup": [[("Bash", {"command": init, "description": "Set up precompact", "timeout": 600000})]]}
+    )
+    mock = claude_code.MockAnthropic(script).start()
+    try:
+        session = claude_code.Session(claude_binary, home, project, mock, env={"PATH": BARE_PATH}, timeout=900)
+        claude(session, "plugin", "marketplace", "add", str(marketplace))
+        claude(session, "plugin", "install", "precompact@precompact")
+        session_id = session.run("Set precompact up here. [[plan:setup]]")["session_id"]
+        [result] = [
+            e["toolUseResult"]
+            for e in session.transcript(session_id)
+            if e.get("type") == "user" and isinstance(e.get("toolUseResult"), dict)
+        ]
+        data = home / ".claude" / "plugins" / "data" / "precompact-precompact"
+        assert (
+            f"precompact: preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)"
+            in result["stdout"]  # the Bash tool's output holds stderr too
+        )
+        assert f"wrote {project / '.precompact.toml'}" in result["stdout"]
+        assert (data / "venv" / precompact.__version__ / "ready").is_file()
+        session.run("Keep the public API stable.", resume=session_id)
+        session.run("/compact", resume=session_id)
+        [note] = summariser_instructions(mock)
+        assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+        events = [e["event"] for e in index(project)]
+        assert events.count("SAVEPOINT_CREATED") == 1 and "BRIEF_DELIVERED" in events
+        wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project)), 120, "Layer 2's push")
+    finally:
+        mock.stop()
+    assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
+
+
+# -- the launcher on its own ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def plugin(tmp_path) -> Path:
+    return repository_copy(tmp_path / "plugin")
+
+
+def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env: str) -> subprocess.CompletedProcess:
+    environment = {
+        "PATH": path,
+        "HOME": os.environ["HOME"],
+        "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+        "CLAUDE_PLUGIN_DATA": str(data),
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"],
+        input=json.dumps(payload),
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_without_a_configuration_the_hooks_say_nothing_and_write_nothing(tmp_path, plugin):
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    files, plugin_files = tree_digest(project), tree_digest(plugin)
+    data = tmp_path / "data"
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    for event in ("SessionStart", "PreCompact", "PostCompact"):
+        done = launch(plugin, transcript_gen.payload(event, project, transcript), data)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert tree_digest(project) == files and not data.exists() and tree_digest(plugin) == plugin_files
+
+
+def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_path, plugin):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    (project.path / ".precompact.toml").write_text((project.path / ".precompact.toml").read_text() + "\n# edited\n")
+    data = tmp_path / "data"
+    pre = launch(plugin, transcript_gen.payload("PreCompact", project.path), data)
+    assert (
+        pre.returncode == 0
+        and pre.stdout.startswith("precompact did nothing: ")
+        and "changed since you trusted it" in pre.stdout
+    )
+    assert len(pre.stdout.strip().splitlines()) == 1
+    start = launch(plugin, transcript_gen.payload("SessionStart", project.path, source="startup"), data)
+    assert "run `precompact trust`" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert not data.exists() and index(project.path) == []
+
+
+def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, plugin):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    subprocess.run(
+        [PRECOMPACT, "install", "--scope", "user"],
+        cwd=project.path,
+        env={**os.environ, "HOME": str(home)},
+        check=True,
+        capture_output=True,
+    )
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+
+    def pre_compact(home: Path) -> subprocess.CompletedProcess:
+        return launch(
+            plugin,
+            transcript_gen.payload("PreCompact", project.path, transcript),
+            tmp_path / "data",
+            path=f"{VENV_BIN}:{BARE_PATH}",
+            HOME=str(home),
+        )
+
+    stood_down = pre_compact(home)
+    assert stood_down.returncode == 0 and stood_down.stdout == ""
+    assert "precompact's hooks in settings.json run here; the plugin's stand down" in stood_down.stderr
+    assert index(project.path) == []
+    assert transcript_gen.saved_sequence(pre_compact(elsewhere).stdout) == 1, "with no such settings, the plugin saves"
+    subprocess.run(
+        [PRECOMPACT, "install"],
+        cwd=project.path,
+        env={**os.environ, "HOME": str(elsewhere)},
+        check=True,
+        capture_output=True,
+    )
+    assert pre_compact(elsewhere).stdout == "", "the project's own settings.json counts too"
+    assert [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED") == 1
+
+
+def test_the_plugin_options_reach_precompact_as_overrides(tmp_path, plugin):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    done = launch(
+        plugin,
+        transcript_gen.payload("PreCompact", project.path, transcript),
+        tmp_path / "data",
+        path=f"{VENV_BIN}:{BARE_PATH}",
+        CLAUDE_PLUGIN_OPTION_INSTANCE="Plugin #7",
+    )
+    assert transcript_gen.saved_sequence(done.stdout) == 1
+    [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
+    assert created["instance"] == "Plugin #7"
+
+
+def stop_processes_under(folder: Path) -> None:
+    """Ends any process still running from `folder` (the detached preparer of a failed test)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(folder) in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                os.kill(int(entry.name), 15)
+        except OSError:
+            continue
+
+
+@pytest.fixture
+def preparer_stopped(tmp_path):
+    yield
+    stop_processes_under(tmp_path)
+
+
+def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(
+    tmp_path, pypi, plugin, preparer_stopped
+):
+    plugin_files = tree_digest(plugin)
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    data = tmp_path / "data"
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl", planted=["the first compaction's words"]).path
+    began = time.monotonic()
+    start = launch(plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="startup"), data)
+    assert json.loads(start.stdout) == {
+        "systemMessage": f"precompact is preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)."
+    }
+    pre = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
+    assert pre.stdout.rstrip().endswith(
+        "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready."
+    )
+    assert len(list((data / "queue").iterdir())) == 1 and index(project.path) == []
+    wait_until(
+        lambda: (data / "venv" / precompact.__version__ / "ready").is_file() and not any((data / "queue").iterdir()),
+        900,
+        "the preparation",
+    )
+    prepared_in = time.monotonic() - began
+    [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
+    snapshot = (
+        (project.path / created["snapshot_file"]).read_text()
+        if (project.path / created["snapshot_file"]).exists()
+        else (project.path / "logs" / "precompact-saves" / Path(created["snapshot_file"]).name).read_text()
+    )
+    assert "the first compaction's words" in snapshot
+    wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 120, "Layer 2's push")
+    again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
+    assert transcript_gen.saved_sequence(again.stdout) == 2, "once prepared, the hook saves at once"
+    assert tree_digest(plugin) == plugin_files, "nothing written into the plugin's folder"
+    print(f"first-use preparation and replay: {prepared_in:.1f} s")
+
+
+@pytest.mark.parametrize(
+    "layout, start, found",
+    [
+        ({"repo/.git": "dir", "repo/.precompact.toml": "file", "repo/src/a": "dir"}, "repo/src/a", True),
+        ({"repo/.git": "dir", "repo/src/.precompact.toml": "file", "repo/src/a": "dir"}, "repo/src/a", True),
+        ({".precompact.toml": "file", "repo/.git": "dir", "repo/src": "dir"}, "repo/src", False),
+        ({"repo/.git": "file", "repo/src": "dir"}, "repo/src", False),
+        ({".precompact.toml": "file", "plain/deeper": "dir"}, "plain/deeper", True),
+        ({"repo/.git": "dir", "repo/.precompact.toml": "link", "repo/src": "dir"}, "repo", True),
+    ],
+)
+def test_the_launchers_quick_look_agrees_with_config_discover(tmp_path, layout, start, found):
+    from precompact import config, launcher
+
+    for name, kind in layout.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "dir":
+            path.mkdir(parents=True, exist_ok=True)
+        elif kind == "file":
+            path.write_text("")
+        else:
+            path.symlink_to(tmp_path / "elsewhere.toml")
+    try:
+        config.discover(tmp_path / start)
+        discovered = True
+    except config.ConfigError:
+        discovered = False
+    assert launcher.configuration_above(str(tmp_path / start)) is discovered is found
+
+
+def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
+    from precompact.plugin_runtime import Launcher, LauncherError
+
+    home = tmp_path / "home"
+    data = home / ".claude" / "plugins" / "data"
+    without = Launcher(REPO, {"HOME": str(home)})
+    with pytest.raises(
+        LauncherError,
+        match=r"cannot tell which plugin data folder to use \(CLAUDE_PLUGIN_DATA is not set\); run this inside a Claude Code session",
+    ):
+        without.data()
+    (data / "precompact-precompact").mkdir(parents=True)
+    (data / "other-plugin-x").mkdir()
+    assert without.data() == data / "precompact-precompact"
+    assert (
+        Launcher(REPO, {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(tmp_path / "given")}).data() == tmp_path / "given"
+    )
+    (data / "precompact-fork").mkdir()
+    with pytest.raises(LauncherError):
+        without.data()
+
+
+def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
+    from precompact.plugin_runtime import Launcher
+
+    env = Launcher(
+        REPO,
+        {
+            "CLAUDE_PLUGIN_OPTION_CLUSTER": "https://rpc.example/?api-key=k",
+            "CLAUDE_PLUGIN_OPTION_KEYPAIR": "",
+            "CLAUDE_PLUGIN_OPTION_INSTANCE": "A #1",
+            "PRECOMPACT_INSTANCE": "Mine #2",
+        },
+    ).environment()
+    assert (
+        env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k"
+        and "PRECOMPACT_KEYPAIR" not in env
+        and env["PRECOMPACT_INSTANCE"] == "Mine #2"
+    )
