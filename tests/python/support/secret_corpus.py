@@ -11,7 +11,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from support.localnet import REPO
+
 _rng = random.Random(20261130)
 
 
