@@ -23,7 +23,7 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 use solana_transaction_error::TransactionError;
 use solana_vote_interface::state::VoteStateV4;
-use tokio::sync::Mutex;
+use tokio::sync::{broadcast, Mutex};
 
 use crate::state_file::StateFile;
 
@@ -50,6 +50,21 @@ pub struct CommittedTransaction {
     pub pre_balances: Vec<u64>,
     pub post_balances: Vec<u64>,
 }
+
+/// What PubSub subscribers hear about, as it happens.
+#[derive(Clone)]
+pub enum ChainEvent {
+    /// `slot` began; `parent`, the slot before it, is complete (and, the one validator holding
+    /// all the stake, rooted).
+    Slot { slot: u64, parent: u64 },
+    Committed {
+        signature: Signature,
+        transaction: Arc<CommittedTransaction>,
+    },
+}
+
+/// How many events a slow subscriber may fall behind before it misses some.
+const EVENT_BACKLOG: usize = 4096;
 
 /// What simulating a transaction showed.
 pub struct Simulation {
@@ -119,6 +134,7 @@ pub struct Chain {
     history: std::sync::Mutex<History>,
     slots: Slots,
     state: Option<StateFile>,
+    events: broadcast::Sender<ChainEvent>,
 }
 
 fn unix_now() -> i64 {
@@ -163,7 +179,12 @@ impl Chain {
         let first = slot_start(&context).await?;
         let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
         let context = Arc::new(Mutex::new(context));
-        tokio::spawn(run_slot_clock(Arc::downgrade(&context), slots.clone()));
+        let (events, _) = broadcast::channel(EVENT_BACKLOG);
+        tokio::spawn(run_slot_clock(
+            Arc::downgrade(&context),
+            slots.clone(),
+            events.clone(),
+        ));
         let history = History {
             known_accounts: persisted.keys().chain(&genesis_accounts).copied().collect(),
             ..History::default()
@@ -180,7 +201,13 @@ impl Chain {
             history: std::sync::Mutex::new(history),
             slots,
             state,
+            events,
         })
+    }
+
+    /// Every event from now on.
+    pub fn events(&self) -> broadcast::Receiver<ChainEvent> {
+        self.events.subscribe()
     }
 
     pub fn genesis_hash(&self) -> Hash {
@@ -501,7 +528,7 @@ impl Chain {
                 history.known_accounts.insert(*key);
             }
             history.by_slot.entry(slot).or_default().push(signature);
-            history.transactions.insert(signature, committed);
+            history.transactions.insert(signature, committed.clone());
         }
         if let Some(state) = &self.state {
             let writable: Vec<Pubkey> = keys
@@ -520,6 +547,11 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
+        // Nobody listening is no error.
+        let _ = self.events.send(ChainEvent::Committed {
+            signature,
+            transaction: Arc::new(committed),
+        });
         Ok(signature)
     }
 
@@ -615,7 +647,11 @@ fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<V
 
 /// Advances the bank one slot per `SLOT_DURATION`, recording each
 /// slot as it begins; ends with the chain.
-async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, slots: Slots) {
+async fn run_slot_clock(
+    context: Weak<Mutex<ProgramTestContext>>,
+    slots: Slots,
+    events: broadcast::Sender<ChainEvent>,
+) {
     loop {
         tokio::time::sleep(SLOT_DURATION).await;
         let Some(context) = context.upgrade() else {
@@ -633,6 +669,10 @@ async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, slots: Slots) 
         match slot_start(&context).await {
             Ok((slot, start)) => {
                 slots.lock().unwrap().insert(slot, start);
+                let _ = events.send(ChainEvent::Slot {
+                    slot,
+                    parent: next - 1,
+                });
             }
             Err(_) => return,
         }

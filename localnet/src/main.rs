@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use precompact_localnet::{serve, Chain, Options};
+use precompact_localnet::{serve, serve_pubsub, Chain, Options};
 use tokio::signal::unix::{signal, SignalKind};
 
 const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
@@ -13,7 +13,8 @@ const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
 #[derive(Parser)]
 #[command(version)]
 struct Args {
-    /// Port to serve JSON-RPC on.
+    /// Port to serve JSON-RPC on; PubSub (WebSocket) is served on the next one, as a
+    /// validator does (with 0, the system picks both).
     #[arg(long, default_value_t = 8899)]
     port: u16,
     /// Address to bind; loopback unless you mean to expose it.
@@ -55,14 +56,30 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let url = format!(
-        "http://{}",
-        listener
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or(address.to_string())
-    );
-    println!("ready {url}");
+    let rpc_address = listener.local_addr().unwrap_or(address);
+    let pubsub_port = match args.port {
+        0 => Some(0),
+        port => port.checked_add(1),
+    };
+    let Some(pubsub_port) = pubsub_port else {
+        eprintln!(
+            "precompact-localnet: PubSub takes the port after --port; pass --port below 65535"
+        );
+        return ExitCode::FAILURE;
+    };
+    let pubsub_address = SocketAddr::new(args.bind, pubsub_port);
+    let pubsub = match tokio::net::TcpListener::bind(pubsub_address).await {
+        Ok(pubsub) => pubsub,
+        Err(e) => {
+            eprintln!("precompact-localnet: cannot listen for PubSub on {pubsub_address}: {e}; pass --port to use another pair of ports");
+            return ExitCode::FAILURE;
+        }
+    };
+    let pubsub_address = pubsub.local_addr().unwrap_or(pubsub_address);
+    tokio::spawn(serve_pubsub(chain.clone(), pubsub));
+    // The ready line comes last: whoever waits for it may use both endpoints.
+    println!("pubsub ws://{pubsub_address}");
+    println!("ready http://{rpc_address}");
     let shutdown = async {
         let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
         tokio::select! {
