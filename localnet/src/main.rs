@@ -1,3 +1,4 @@
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,7 +35,8 @@ async fn main() -> ExitCode {
     // solana-program-test logs every instruction at debug level unless RUST_LOG says otherwise;
     // a long-running server should stay quiet.
     if std::env::var_os("RUST_LOG").is_none() {
-        std::env::set_var("RUST_LOG", "warn");
+        // tarpc warns on every bank call that no tracing is installed.
+        std::env::set_var("RUST_LOG", "warn,tarpc=error");
     }
     let chain = match Chain::start(Options {
         faucet_lamports: args.faucet_lamports,
@@ -77,9 +79,15 @@ async fn main() -> ExitCode {
     };
     let pubsub_address = pubsub.local_addr().unwrap_or(pubsub_address);
     tokio::spawn(serve_pubsub(chain.clone(), pubsub));
-    // The ready line comes last: whoever waits for it may use both endpoints.
-    println!("pubsub ws://{pubsub_address}");
-    println!("ready http://{rpc_address}");
+    // Both endpoints listen before the ready line, so whoever waits for it may use either;
+    // one write, so a reader that stops after the first line cannot break the second.
+    let announcement = format!("ready http://{rpc_address}\npubsub ws://{pubsub_address}\n");
+    let mut stdout = std::io::stdout().lock();
+    // A reader that has gone away is no reason to stop serving.
+    stdout
+        .write_all(announcement.as_bytes())
+        .and_then(|()| stdout.flush())
+        .ok();
     let shutdown = async {
         let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
         tokio::select! {

@@ -164,3 +164,45 @@ fn refuses_a_busy_port_and_a_corrupt_state_file_with_one_line() {
     std::fs::remove_file(&corrupt).unwrap();
     assert!(!Path::new(&corrupt).exists());
 }
+
+/// A port whose successor is free too.
+fn free_port_pair() -> u16 {
+    loop {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = first.local_addr().unwrap().port();
+        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+}
+
+#[test]
+fn pubsub_listens_on_the_port_after_rpc_and_refuses_a_busy_one() {
+    let port = free_port_pair();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_precompact-localnet"))
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let pubsub = lines.next().unwrap().unwrap();
+    assert_eq!(ready, format!("ready http://127.0.0.1:{port}"));
+    assert_eq!(pubsub, format!("pubsub ws://127.0.0.1:{}", port + 1));
+    std::net::TcpStream::connect(("127.0.0.1", port + 1)).expect("PubSub accepts");
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let port = free_port_pair();
+    let _busy = std::net::TcpListener::bind(("127.0.0.1", port + 1)).unwrap();
+    let (ok, stderr) = run_to_exit(&["--port", &port.to_string()]);
+    assert!(!ok);
+    assert!(
+        stderr.lines().any(
+            |l| l.starts_with("precompact-localnet: cannot listen for PubSub")
+                && l.contains("--port")
+        ),
+        "{stderr}"
+    );
+}
