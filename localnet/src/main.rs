@@ -82,8 +82,9 @@ async fn main() -> ExitCode {
     // Both endpoints listen before the ready line, so whoever waits for it may use either;
     // one write, so a reader that stops after the first line cannot break the second.
     let announcement = format!("ready http://{rpc_address}\npubsub ws://{pubsub_address}\n");
-    let mut stdout = std::io::stdout().lock();
-    // A reader that has gone away is no reason to stop serving.
+    // A reader that has gone away is no reason to stop serving. The lock is released at once:
+    // the program's own log lines go to stdout too.
+    let mut stdout = std::io::stdout();
     stdout
         .write_all(announcement.as_bytes())
         .and_then(|()| stdout.flush())
