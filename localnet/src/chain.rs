@@ -4,6 +4,7 @@
 //! slots with their times and blockhashes).
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -23,14 +24,22 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 use solana_transaction_error::TransactionError;
 use solana_vote_interface::state::VoteStateV4;
-use tokio::sync::Mutex;
+use tokio::sync::{broadcast, Mutex};
 
 use crate::state_file::StateFile;
 
 /// A validator's slot time. The bank moves to the next slot at this pace whether or not
 /// transactions arrive, as a validator's does: blocks exist for every slot and a blockhash
-/// expires after 150 of them (about a minute). The chain keeps a few dozen bytes per slot.
+/// expires after 150 of them (about a minute).
 const SLOT_DURATION: Duration = Duration::from_millis(400);
+
+/// How many slots the clock keeps advancing after start-up or the last commit before it
+/// waits for the next commit. Every slot costs the bank about 160 KB that nothing here can
+/// reclaim (a validator's background service flushes its accounts cache; solana-program-test
+/// runs none), so an always-running clock would grow an idle localnet by about 1.4 GB an hour.
+/// 150 slots outlive every blockhash handed out before them, so expiry behaves as on a
+/// validator.
+const IDLE_SLOTS: u64 = 150;
 
 pub struct Options {
     pub faucet_lamports: u64,
@@ -50,6 +59,21 @@ pub struct CommittedTransaction {
     pub pre_balances: Vec<u64>,
     pub post_balances: Vec<u64>,
 }
+
+/// What PubSub subscribers hear about, as it happens.
+#[derive(Clone)]
+pub enum ChainEvent {
+    /// `slot` began; `parent`, the slot before it, is complete (and, the one validator holding
+    /// all the stake, rooted).
+    Slot { slot: u64, parent: u64 },
+    Committed {
+        signature: Signature,
+        transaction: Arc<CommittedTransaction>,
+    },
+}
+
+/// How many events a slow subscriber may fall behind before it misses some.
+const EVENT_BACKLOG: usize = 4096;
 
 /// What simulating a transaction showed.
 pub struct Simulation {
@@ -119,6 +143,9 @@ pub struct Chain {
     history: std::sync::Mutex<History>,
     slots: Slots,
     state: Option<StateFile>,
+    events: broadcast::Sender<ChainEvent>,
+    /// Slots the clock may still advance without a commit.
+    idle_slots_left: Arc<AtomicU64>,
 }
 
 fn unix_now() -> i64 {
@@ -163,7 +190,14 @@ impl Chain {
         let first = slot_start(&context).await?;
         let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
         let context = Arc::new(Mutex::new(context));
-        tokio::spawn(run_slot_clock(Arc::downgrade(&context), slots.clone()));
+        let (events, _) = broadcast::channel(EVENT_BACKLOG);
+        let idle_slots_left = Arc::new(AtomicU64::new(IDLE_SLOTS));
+        tokio::spawn(run_slot_clock(
+            Arc::downgrade(&context),
+            slots.clone(),
+            events.clone(),
+            idle_slots_left.clone(),
+        ));
         let history = History {
             known_accounts: persisted.keys().chain(&genesis_accounts).copied().collect(),
             ..History::default()
@@ -180,7 +214,14 @@ impl Chain {
             history: std::sync::Mutex::new(history),
             slots,
             state,
+            events,
+            idle_slots_left,
         })
+    }
+
+    /// Every event from now on.
+    pub fn events(&self) -> broadcast::Receiver<ChainEvent> {
+        self.events.subscribe()
     }
 
     pub fn genesis_hash(&self) -> Hash {
@@ -501,7 +542,7 @@ impl Chain {
                 history.known_accounts.insert(*key);
             }
             history.by_slot.entry(slot).or_default().push(signature);
-            history.transactions.insert(signature, committed);
+            history.transactions.insert(signature, committed.clone());
         }
         if let Some(state) = &self.state {
             let writable: Vec<Pubkey> = keys
@@ -520,6 +561,12 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
+        self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
+        // Nobody listening is no error.
+        let _ = self.events.send(ChainEvent::Committed {
+            signature,
+            transaction: Arc::new(committed),
+        });
         Ok(signature)
     }
 
@@ -613,14 +660,26 @@ fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<V
     })
 }
 
-/// Advances the bank one slot per `SLOT_DURATION`, recording each
+/// Advances the bank one slot per `SLOT_DURATION` while idle slots are left, recording each
 /// slot as it begins; ends with the chain.
-async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, slots: Slots) {
+async fn run_slot_clock(
+    context: Weak<Mutex<ProgramTestContext>>,
+    slots: Slots,
+    events: broadcast::Sender<ChainEvent>,
+    idle_slots_left: Arc<AtomicU64>,
+) {
     loop {
         tokio::time::sleep(SLOT_DURATION).await;
         let Some(context) = context.upgrade() else {
             return;
         };
+        let spend = |left: u64| left.checked_sub(1);
+        if idle_slots_left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, spend)
+            .is_err()
+        {
+            continue;
+        }
         let mut context = context.lock().await;
         let next = match context.banks_client.get_root_slot().await {
             Ok(slot) => slot + 1,
@@ -633,6 +692,10 @@ async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, slots: Slots) 
         match slot_start(&context).await {
             Ok((slot, start)) => {
                 slots.lock().unwrap().insert(slot, start);
+                let _ = events.send(ChainEvent::Slot {
+                    slot,
+                    parent: next - 1,
+                });
             }
             Err(_) => return,
         }

@@ -13,6 +13,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 
 pub use chain::{Chain, Options};
+pub use rpc::pubsub::serve_pubsub;
 
 /// Serves JSON-RPC for `chain` on `listener` until `shutdown` completes; requests in flight
 /// finish first, so a transaction is never cut off between commit and persistence.

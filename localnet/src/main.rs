@@ -1,10 +1,11 @@
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use precompact_localnet::{serve, Chain, Options};
+use precompact_localnet::{serve, serve_pubsub, Chain, Options};
 use tokio::signal::unix::{signal, SignalKind};
 
 const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
@@ -13,7 +14,8 @@ const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
 #[derive(Parser)]
 #[command(version)]
 struct Args {
-    /// Port to serve JSON-RPC on.
+    /// Port to serve JSON-RPC on; PubSub (WebSocket) is served on the next one, as a
+    /// validator does (with 0, the system picks both).
     #[arg(long, default_value_t = 8899)]
     port: u16,
     /// Address to bind; loopback unless you mean to expose it.
@@ -33,7 +35,8 @@ async fn main() -> ExitCode {
     // solana-program-test logs every instruction at debug level unless RUST_LOG says otherwise;
     // a long-running server should stay quiet.
     if std::env::var_os("RUST_LOG").is_none() {
-        std::env::set_var("RUST_LOG", "warn");
+        // tarpc warns on every bank call that no tracing is installed.
+        std::env::set_var("RUST_LOG", "warn,tarpc=error");
     }
     let chain = match Chain::start(Options {
         faucet_lamports: args.faucet_lamports,
@@ -55,14 +58,37 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let url = format!(
-        "http://{}",
-        listener
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or(address.to_string())
-    );
-    println!("ready {url}");
+    let rpc_address = listener.local_addr().unwrap_or(address);
+    let pubsub_port = match args.port {
+        0 => Some(0),
+        port => port.checked_add(1),
+    };
+    let Some(pubsub_port) = pubsub_port else {
+        eprintln!(
+            "precompact-localnet: PubSub takes the port after --port; pass --port below 65535"
+        );
+        return ExitCode::FAILURE;
+    };
+    let pubsub_address = SocketAddr::new(args.bind, pubsub_port);
+    let pubsub = match tokio::net::TcpListener::bind(pubsub_address).await {
+        Ok(pubsub) => pubsub,
+        Err(e) => {
+            eprintln!("precompact-localnet: cannot listen for PubSub on {pubsub_address}: {e}; pass --port to use another pair of ports");
+            return ExitCode::FAILURE;
+        }
+    };
+    let pubsub_address = pubsub.local_addr().unwrap_or(pubsub_address);
+    tokio::spawn(serve_pubsub(chain.clone(), pubsub));
+    // Both endpoints listen before the ready line, so whoever waits for it may use either;
+    // one write, so a reader that stops after the first line cannot break the second.
+    let announcement = format!("ready http://{rpc_address}\npubsub ws://{pubsub_address}\n");
+    // A reader that has gone away is no reason to stop serving. The lock is released at once:
+    // the program's own log lines go to stdout too.
+    let mut stdout = std::io::stdout();
+    stdout
+        .write_all(announcement.as_bytes())
+        .and_then(|()| stdout.flush())
+        .ok();
     let shutdown = async {
         let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
         tokio::select! {

@@ -164,3 +164,112 @@ fn refuses_a_busy_port_and_a_corrupt_state_file_with_one_line() {
     std::fs::remove_file(&corrupt).unwrap();
     assert!(!Path::new(&corrupt).exists());
 }
+
+/// A port whose successor is free too.
+fn free_port_pair() -> u16 {
+    loop {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = first.local_addr().unwrap().port();
+        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+}
+
+#[test]
+fn pubsub_listens_on_the_port_after_rpc_and_refuses_a_busy_one() {
+    let port = free_port_pair();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_precompact-localnet"))
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let pubsub = lines.next().unwrap().unwrap();
+    assert_eq!(ready, format!("ready http://127.0.0.1:{port}"));
+    assert_eq!(pubsub, format!("pubsub ws://127.0.0.1:{}", port + 1));
+    std::net::TcpStream::connect(("127.0.0.1", port + 1)).expect("PubSub accepts");
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let port = free_port_pair();
+    let _busy = std::net::TcpListener::bind(("127.0.0.1", port + 1)).unwrap();
+    let (ok, stderr) = run_to_exit(&["--port", &port.to_string()]);
+    assert!(!ok);
+    assert!(
+        stderr.lines().any(
+            |l| l.starts_with("precompact-localnet: cannot listen for PubSub")
+                && l.contains("--port")
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_programs_own_log_lines_on_stdout_never_stall_a_transaction() {
+    use solana_keypair::Keypair;
+    use solana_signer::Signer;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_precompact-localnet"))
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = lines.next().unwrap().unwrap().replace("ready ", "");
+    // Keep reading: the program's `msg!` lines follow.
+    let drained = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+
+    let authority = Keypair::new();
+    let airdrop = call(
+        &url,
+        "requestAirdrop",
+        json!([authority.pubkey().to_string(), 1_000_000_000]),
+    );
+    assert!(airdrop.is_string());
+    let blockhash = call(&url, "getLatestBlockhash", json!([]))["value"]["blockhash"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let id = precompact_harness::instance_id("binary");
+    let init = solana_transaction::Transaction::new_signed_with_payer(
+        &[precompact_harness::initialize_instruction(
+            &authority.pubkey(),
+            &authority.pubkey(),
+            id,
+        )],
+        Some(&authority.pubkey()),
+        &[&authority],
+        blockhash,
+    );
+    let wire = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        bincode::serialize(&init).unwrap(),
+    );
+    let started = std::time::Instant::now();
+    let sent = call(
+        &url,
+        "sendTransaction",
+        json!([wire, {"encoding": "base64"}]),
+    );
+    assert!(sent.is_string(), "initialize lands");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let printed = drained.join().unwrap();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l.contains("Instruction: Initialize")),
+        "{printed:?}"
+    );
+}

@@ -27,7 +27,7 @@ const MAX_ACCOUNT_DATA_LEN: usize = 10 * 1024 * 1024;
 const MAX_MEMCMP_BYTES: usize = 128;
 const MAX_MEMCMP_BASE58_LEN: usize = 175;
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountConfig {
     encoding: Option<AccountEncoding>,
@@ -167,7 +167,7 @@ enum BytesEncoding {
 }
 
 /// A filter with its bytes decoded and checked.
-enum CheckedFilter {
+pub enum CheckedFilter {
     DataSize(u64),
     Memcmp { offset: usize, bytes: Vec<u8> },
 }
@@ -200,7 +200,7 @@ impl Filter {
 }
 
 impl CheckedFilter {
-    fn matches(&self, data: &[u8]) -> bool {
+    pub fn matches(&self, data: &[u8]) -> bool {
         match self {
             Self::DataSize(size) => data.len() as u64 == *size,
             Self::Memcmp { offset, bytes } => data
@@ -218,6 +218,23 @@ pub struct ProgramAccountsConfig {
     filters: Option<Vec<Filter>>,
     #[serde(default)]
     with_context: bool,
+}
+
+impl ProgramAccountsConfig {
+    /// The encoding, and the filters checked as Agave bounds them.
+    pub fn into_parts(self) -> Result<(AccountConfig, Vec<CheckedFilter>), RpcError> {
+        let filters = self.filters.unwrap_or_default();
+        if filters.len() > MAX_FILTERS {
+            return Err(RpcError::InvalidParams(format!(
+                "Too many filters provided; max {MAX_FILTERS}"
+            )));
+        }
+        let filters = filters
+            .into_iter()
+            .map(Filter::check)
+            .collect::<Result<_, _>>()?;
+        Ok((self.account, filters))
+    }
 }
 
 pub async fn get_balance(
@@ -299,16 +316,8 @@ pub async fn get_program_accounts(
     (Base58(program), config): (Base58<Pubkey>, Option<ProgramAccountsConfig>),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let filters = config.filters.unwrap_or_default();
-    if filters.len() > MAX_FILTERS {
-        return Err(RpcError::InvalidParams(format!(
-            "Too many filters provided; max {MAX_FILTERS}"
-        )));
-    }
-    let filters = filters
-        .into_iter()
-        .map(Filter::check)
-        .collect::<Result<Vec<_>, _>>()?;
+    let contextual = config.with_context;
+    let (encoding, filters) = config.into_parts()?;
     let mut matches = Vec::new();
     for (address, account) in chain
         .program_accounts(&program)
@@ -316,11 +325,11 @@ pub async fn get_program_accounts(
         .map_err(RpcError::Internal)?
     {
         if filters.iter().all(|f| f.matches(&account.data)) {
-            let encoded = config.account.encode(chain, &address, &account).await?;
+            let encoded = encoding.encode(chain, &address, &account).await?;
             matches.push(json!({"pubkey": address.to_string(), "account": encoded}));
         }
     }
-    if config.with_context {
+    if contextual {
         with_context(chain, Value::Array(matches)).await
     } else {
         Ok(Value::Array(matches))
@@ -370,7 +379,7 @@ pub async fn get_largest_accounts(
         Some(RpcLargestAccountsFilter::NonCirculating) => vec![],
         _ => chain.known_accounts().await.map_err(RpcError::Internal)?,
     };
-    accounts.sort_by(|a, b| b.1.lamports.cmp(&a.1.lamports));
+    accounts.sort_by_key(|(_, account)| std::cmp::Reverse(account.lamports));
     let largest: Vec<RpcAccountBalance> = accounts
         .into_iter()
         .take(MAX_LARGEST_ACCOUNTS)

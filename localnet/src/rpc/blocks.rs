@@ -11,7 +11,7 @@ use crate::chain::Chain;
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
 #[serde(rename_all = "camelCase")]
-enum TransactionDetails {
+pub enum TransactionDetails {
     #[default]
     Full,
     Signatures,
@@ -19,14 +19,14 @@ enum TransactionDetails {
 }
 
 /// Every member may be absent or null (solana-py sends nulls), each then taking its default.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockConfig {
-    encoding: Option<TransactionEncoding>,
-    transaction_details: Option<TransactionDetails>,
+    pub encoding: Option<TransactionEncoding>,
+    pub transaction_details: Option<TransactionDetails>,
     /// Rewards are listed unless the client says `false`.
-    rewards: Option<bool>,
-    max_supported_transaction_version: Option<u8>,
+    pub rewards: Option<bool>,
+    pub max_supported_transaction_version: Option<u8>,
 }
 
 /// getBlock's second parameter: a config object, or (the older form) just an encoding.
@@ -49,6 +49,11 @@ pub async fn get_block(
             ..BlockConfig::default()
         },
     };
+    block_value(chain, slot, &config).await
+}
+
+/// The block at `slot` as `config` asks to see it.
+pub async fn block_value(chain: &Chain, slot: u64, config: &BlockConfig) -> RpcResult {
     let block = chain
         .block(slot)
         .await

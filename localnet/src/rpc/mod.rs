@@ -9,6 +9,7 @@ mod node;
 mod params;
 mod parsed_transaction;
 mod programs;
+pub mod pubsub;
 mod tokens;
 mod transactions;
 
@@ -37,24 +38,43 @@ pub async fn handle_body(chain: &Chain, body: &[u8]) -> Value {
 }
 
 async fn handle_call(chain: &Chain, call: Value) -> Value {
+    let (id, method, params) = match read_call(&call) {
+        Ok(call) => call,
+        Err(refusal) => return refusal,
+    };
+    respond(id, dispatch(chain, method, params).await)
+}
+
+/// A call's id, method and positional parameters, or the response refusing it.
+fn read_call(call: &Value) -> Result<(Value, &str, Vec<Value>), Value> {
     let id = call.get("id").cloned().unwrap_or(Value::Null);
     let Some(method) = call.get("method").and_then(Value::as_str) else {
-        return error_response(id, RpcError::InvalidRequest("missing \"method\""));
+        return Err(error_response(
+            id,
+            RpcError::InvalidRequest("missing \"method\""),
+        ));
     };
     if call.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return error_response(id, RpcError::InvalidRequest("\"jsonrpc\" must be \"2.0\""));
+        return Err(error_response(
+            id,
+            RpcError::InvalidRequest("\"jsonrpc\" must be \"2.0\""),
+        ));
     }
     let params = match call.get("params") {
         None | Some(Value::Null) => vec![],
         Some(Value::Array(params)) => params.clone(),
         Some(_) => {
-            return error_response(
+            return Err(error_response(
                 id,
                 RpcError::InvalidParams("params must be an array".to_string()),
-            )
+            ))
         }
     };
-    match dispatch(chain, method, params).await {
+    Ok((id, method, params))
+}
+
+fn respond(id: Value, outcome: RpcResult) -> Value {
+    match outcome {
         Ok(result) => json!({"jsonrpc": "2.0", "result": result, "id": id}),
         Err(error) => error_response(id, error),
     }

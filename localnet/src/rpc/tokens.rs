@@ -110,7 +110,7 @@ pub async fn get_token_largest_accounts(
 ) -> RpcResult {
     let (program, mint) = mint(chain, &address).await?;
     let mut holders = token_accounts(chain, &program, |token| token.mint == address).await?;
-    holders.sort_by(|a, b| b.2.amount.cmp(&a.2.amount));
+    holders.sort_by_key(|(_, _, token)| std::cmp::Reverse(token.amount));
     let largest: Vec<RpcTokenAccountBalance> = holders
         .into_iter()
         .take(MAX_LARGEST_TOKEN_ACCOUNTS)

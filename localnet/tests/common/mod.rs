@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use base64::Engine;
-use precompact_localnet::{serve, Chain, Options};
+use precompact_localnet::{serve, serve_pubsub, Chain, Options};
 use serde_json::{json, Value};
 use solana_hash::Hash;
 use solana_keypair::Keypair;
@@ -13,6 +13,8 @@ use solana_transaction::Transaction;
 
 pub struct Localnet {
     pub url: String,
+    /// The PubSub endpoint.
+    pub ws_url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -35,20 +37,27 @@ impl Localnet {
                 })
                 .await
                 .expect("chain starts");
+                let chain = Arc::new(chain);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let pubsub = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 ready_tx
-                    .send(format!("http://{}", listener.local_addr().unwrap()))
+                    .send((
+                        format!("http://{}", listener.local_addr().unwrap()),
+                        format!("ws://{}", pubsub.local_addr().unwrap()),
+                    ))
                     .unwrap();
-                serve(Arc::new(chain), listener, async {
+                tokio::spawn(serve_pubsub(chain.clone(), pubsub));
+                serve(chain, listener, async {
                     stopped.await.ok();
                 })
                 .await
                 .unwrap();
             });
         });
-        let url = ready_rx.recv().expect("localnet reports its address");
+        let (url, ws_url) = ready_rx.recv().expect("localnet reports its addresses");
         Self {
             url,
+            ws_url,
             stop: Some(stop),
             thread: Some(thread),
         }

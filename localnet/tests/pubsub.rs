@@ -1,0 +1,236 @@
+//! PubSub over WebSocket: subscribing answers with an id, the chain's commits and slots arrive
+//! as notifications in Agave's shapes, unsubscribing ends them, and bad calls are refused.
+mod common;
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{json, Value};
+use solana_keypair::Keypair;
+use solana_pubkey::Pubkey;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use tungstenite::{Message, WebSocket};
+
+const SOL: u64 = 1_000_000_000;
+const SYSTEM: &str = "11111111111111111111111111111111";
+
+struct Client {
+    socket: WebSocket<TcpStream>,
+    next_id: u64,
+}
+
+impl Client {
+    fn connect(net: &Localnet) -> Self {
+        let address = net.ws_url.trim_start_matches("ws://");
+        let stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let (socket, _) = tungstenite::client::client(net.ws_url.as_str(), stream).unwrap();
+        Self { socket, next_id: 0 }
+    }
+
+    fn send(&mut self, message: Value) {
+        self.socket
+            .send(Message::text(message.to_string()))
+            .unwrap();
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.next(|message| message["id"] == id)
+    }
+
+    /// The subscription id a `…Subscribe` call is answered with.
+    fn subscribe(&mut self, method: &str, params: Value) -> u64 {
+        let reply = self.call(method, params);
+        reply["result"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{method}: {reply}"))
+    }
+
+    /// The next message `wanted` accepts, skipping others; panics after 10 s.
+    fn next(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            match self.socket.read() {
+                Ok(Message::Text(text)) => {
+                    let message: Value = serde_json::from_str(text.as_str()).unwrap();
+                    if wanted(&message) {
+                        return message;
+                    }
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => panic!("websocket: {e}"),
+            }
+        }
+        panic!("no matching message within 10 s")
+    }
+
+    /// The next notification of subscription `id`, its `result`.
+    fn notified(&mut self, id: u64) -> Value {
+        let message = self.next(|message| message["params"]["subscription"] == id);
+        message["params"]["result"].clone()
+    }
+}
+
+#[test]
+fn commits_arrive_as_account_logs_signature_and_program_notifications() {
+    let net = Localnet::start();
+    let mut client = Client::connect(&net);
+    let recipient = Keypair::new();
+
+    // A batch is answered as one array, in order.
+    client.send(json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "accountSubscribe",
+         "params": [recipient.pubkey().to_string(), {"encoding": "base64"}]},
+        {"jsonrpc": "2.0", "id": 2, "method": "logsSubscribe", "params": [{"mentions": [SYSTEM]}]},
+    ]));
+    let replies = client.next(Value::is_array);
+    let (account_id, logs_id) = (
+        replies[0]["result"].as_u64().unwrap(),
+        replies[1]["result"].as_u64().unwrap(),
+    );
+    assert_eq!(replies[1]["id"], 2);
+
+    let signature = net.ok(
+        "requestAirdrop",
+        json!([recipient.pubkey().to_string(), SOL]),
+    );
+    let account = client.notified(account_id);
+    assert_eq!(account["value"]["lamports"], SOL);
+    assert_eq!(account["value"]["data"], json!(["", "base64"]));
+    assert!(account["context"]["slot"].is_u64());
+    let logs = client.notified(logs_id);
+    assert_eq!(logs["value"]["signature"], signature);
+    assert_eq!(logs["value"]["err"], Value::Null);
+    assert_eq!(
+        logs["value"]["logs"][0],
+        format!("Program {SYSTEM} invoke [1]")
+    );
+
+    // A signature already committed is notified at once, and the subscription ends with it.
+    let signature_id = client.subscribe("signatureSubscribe", json!([signature]));
+    let status = client.notified(signature_id);
+    assert_eq!(status["value"], json!({"err": null}));
+    let ended = client.call("signatureUnsubscribe", json!([signature_id]));
+    assert_eq!(ended["error"]["code"], -32602);
+
+    let program = Pubkey::new_unique();
+    let program_id = client.subscribe(
+        "programSubscribe",
+        json!([program.to_string(), {"encoding": "base64"}]),
+    );
+    let assign = Transaction::new_signed_with_payer(
+        &[solana_system_interface::instruction::assign(
+            &recipient.pubkey(),
+            &program,
+        )],
+        Some(&recipient.pubkey()),
+        &[&recipient],
+        net.blockhash(),
+    );
+    assert!(net.send(&assign, json!({}))["result"].is_string());
+    let owned = client.notified(program_id);
+    assert_eq!(owned["value"]["pubkey"], recipient.pubkey().to_string());
+    assert_eq!(owned["value"]["account"]["owner"], program.to_string());
+
+    assert_eq!(
+        client.call("accountUnsubscribe", json!([account_id]))["result"],
+        true
+    );
+    assert_eq!(
+        client.call("accountUnsubscribe", json!([account_id]))["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        client.call("accountUnsubscribe", json!([logs_id]))["error"]["code"],
+        -32602,
+        "an id of another kind"
+    );
+}
+
+#[test]
+fn slots_roots_blocks_and_slot_updates_follow_the_clock() {
+    let net = Localnet::start();
+    let mut client = Client::connect(&net);
+    let slot_id = client.subscribe("slotSubscribe", json!([]));
+    let root_id = client.subscribe("rootSubscribe", json!([]));
+    let updates_id = client.subscribe("slotsUpdatesSubscribe", json!([]));
+    let block_id = client.subscribe(
+        "blockSubscribe",
+        json!(["all", {"transactionDetails": "signatures", "showRewards": false}]),
+    );
+
+    let slot = client.notified(slot_id);
+    let current = slot["slot"].as_u64().unwrap();
+    assert_eq!(
+        slot,
+        json!({"parent": current - 1, "root": current - 1, "slot": current})
+    );
+    let root = client.notified(root_id).as_u64().unwrap();
+    assert!(root >= current - 1);
+    let update = client.notified(updates_id);
+    assert_eq!(update["type"], "createdBank");
+    assert!(update["timestamp"].is_u64());
+    let block = client.notified(block_id);
+    let block_slot = block["value"]["slot"].as_u64().unwrap();
+    assert_eq!(block["context"]["slot"], block_slot);
+    assert_eq!(block["value"]["err"], Value::Null);
+    assert_eq!(
+        block["value"]["block"],
+        net.ok(
+            "getBlock",
+            json!([block_slot, {"transactionDetails": "signatures", "rewards": false}])
+        )
+    );
+    for (method, id) in [
+        ("slotUnsubscribe", slot_id),
+        ("rootUnsubscribe", root_id),
+        ("slotsUpdatesUnsubscribe", updates_id),
+        ("blockUnsubscribe", block_id),
+    ] {
+        assert_eq!(client.call(method, json!([id]))["result"], true, "{method}");
+    }
+}
+
+#[test]
+fn bad_subscriptions_are_refused_naming_the_problem() {
+    let net = Localnet::start();
+    let mut client = Client::connect(&net);
+    let refused = [
+        ("voteSubscribe", json!([]), -32601),
+        ("getSlot", json!([]), -32601),
+        ("accountSubscribe", json!(["not base58"]), -32602),
+        ("accountSubscribe", json!([]), -32602),
+        (
+            "logsSubscribe",
+            json!([{"mentions": [SYSTEM, SYSTEM]}]),
+            -32602,
+        ),
+        ("logsSubscribe", json!(["everything"]), -32602),
+        (
+            "programSubscribe",
+            json!([SYSTEM, {"filters": [{"memcmp": {"offset": 0, "bytes": "%%"}}]}]),
+            -32602,
+        ),
+        ("slotUnsubscribe", json!([12345]), -32602),
+        ("slotUnsubscribe", json!(["one"]), -32602),
+    ];
+    for (method, params, code) in refused {
+        let reply = client.call(method, params.clone());
+        assert_eq!(reply["error"]["code"], code, "{method} {params}: {reply}");
+    }
+    client.send(json!("{not json"));
+    let reply = client.next(|message| message.get("error").is_some());
+    assert_eq!(reply["error"]["code"], -32600);
+}
