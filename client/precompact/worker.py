@@ -102,7 +102,7 @@ def _update_recall(loaded: configuration.Config) -> None:
 
     try:
         outcome = recall.update(loaded.logs, loaded.instance)
-    except Exception as e:  # recall rebuilds the index from the snapshots when it next runs
+    except Exception as e:  # noqa: BLE001 - derived data: recall rebuilds the index from the snapshots when it next runs
         _log(f"recall index not updated: {e!r}")
         return
     for note in outcome.notes:

@@ -257,10 +257,13 @@ def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
     def indexed() -> bool:
         if not recall.index_path(project.logs).exists():
             return False
-        with sqlite3.connect(recall.index_path(project.logs)) as db:
-            return db.execute("SELECT count(*) FROM savepoints").fetchone()[0] == 1
+        try:  # the worker may be creating the file, its tables or the savepoint's rows right now
+            with sqlite3.connect(recall.index_path(project.logs)) as db:
+                return db.execute("SELECT count(*) FROM savepoints").fetchone()[0] == 1
+        except sqlite3.OperationalError:
+            return False
 
-    assert wait_until(indexed), (project.logs / "precompact-worker.log").read_text()
+    assert wait_until(indexed, timeout=120), (project.logs / "precompact-worker.log").read_text()
     with sqlite3.connect(recall.index_path(project.logs)) as db:
         assert (
             db.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", ('"flux capacitor"',)).fetchone()[0]
