@@ -19,10 +19,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from conftest import LocalnetProcess  # noqa: E402
-from projects import PRECOMPACT, fund, new_project  # noqa: E402
-from secret_corpus import stdlib_sources  # noqa: E402
-from transcript_gen import generate, payload  # noqa: E402
+from support.localnet import LocalnetProcess  # noqa: E402
+from support.commands import PRECOMPACT  # noqa: E402
+from support.projects import fund, new_project  # noqa: E402
+from support.secret_corpus import stdlib_sources  # noqa: E402
+from support.transcript_gen import generate, payload  # noqa: E402
 
 from precompact import config as configuration  # noqa: E402
 from precompact import gitstore, savepoint_log, snapshot  # noqa: E402
@@ -124,7 +125,7 @@ def verify_thousand(root: Path, count: int) -> dict:
 
 
 def layer_3_round_trip(root: Path, count: int) -> dict:
-    from precompact import chain_post
+    from precompact.chain import post as chain_post
 
     node = LocalnetProcess(root)
     url = node.start()
@@ -212,7 +213,7 @@ def main() -> None:
         results["imports"] = import_time()
         if args.claude_code_runs:
             import bench_claude_code
-            import claude_code
+            from support import claude_code
 
             results["claude_code"] = {"version": f"Claude Code {claude_code.VERSION}", "session_start": bench_claude_code.flow(root, args.claude_code_runs)}
     finally:

@@ -21,9 +21,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-import claude_code  # noqa: E402
-from conftest import LocalnetProcess  # noqa: E402
-from projects import PRECOMPACT, fund, new_project  # noqa: E402
+from support import claude_code  # noqa: E402
+from support.localnet import LocalnetProcess  # noqa: E402
+from support.commands import PRECOMPACT  # noqa: E402
+from support.projects import fund, new_project  # noqa: E402
 
 _HOOK_TIME = re.compile(r"Hooks: SessionStart:(\w+) \[[^\]]*\] finished with status \d+ \((\d+)ms\)")
 

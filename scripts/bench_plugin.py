@@ -18,8 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-import transcript_gen  # noqa: E402
-from projects import new_project  # noqa: E402
+from support import transcript_gen  # noqa: E402
+from support.projects import new_project
 
 LAUNCHER = str(REPO / "bin" / "precompact")
 

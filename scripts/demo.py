@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from transcript_gen import generate, payload  # noqa: E402
+from support.transcript_gen import generate, payload  # noqa: E402
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 INSTANCE = "Gabriel #215"
@@ -34,7 +34,7 @@ def step(title: str) -> None:
 
 def show(*args: str, cwd: Path, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
     print(f"$ {' '.join(shlex.quote(a) for a in args)}", flush=True)
-    result = subprocess.run(args, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(args, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120, check=False)
     out = (result.stdout + result.stderr).rstrip()
     if out:
         print("  " + out.replace("\n", "\n  "), flush=True)
@@ -82,7 +82,7 @@ def run_hook(command: list[str], event_payload: dict, project: Path) -> str:
     """What Claude Code does: the hook's command with the event JSON on stdin."""
     print(f"$ echo '{{\"hook_event_name\":\"{event_payload['hook_event_name']}\",...}}' | {' '.join(command)}", flush=True)
     began = time.monotonic()
-    result = subprocess.run(command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120)
+    result = subprocess.run(command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120, check=False)
     elapsed = time.monotonic() - began
     print(f"  exit {result.returncode} in {elapsed * 1000:.0f} ms")
     if result.stderr.strip():
@@ -94,7 +94,7 @@ def wait_for_layers(project: Path) -> dict:
     print("  waiting for the background worker (git push, then the chain) ", end="", flush=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        status = json.loads(subprocess.run([PRECOMPACT, "status", "--json"], cwd=project, capture_output=True, text=True).stdout)
+        status = json.loads(subprocess.run([PRECOMPACT, "status", "--json"], cwd=project, capture_output=True, text=True, check=False).stdout)
         latest = status["savepoints"][-1]
         if latest["layer_2"] == "PUSHED" and latest["layer_3"] == "CONFIRMED":
             print(" done")

@@ -1,5 +1,5 @@
 """The running half of scripts/reliability (see there): each fault scenario of
-tests/python/fault_trials.py at scale, then a Markdown table, then redaction's rates on the
+tests/python/support/fault_trials.py at scale, then a Markdown table, then redaction's rates on the
 planted and the clean corpus. Exits 1 if any trial failed or lost a savepoint, or a planted
 secret survived."""
 
@@ -16,9 +16,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-import fault_trials  # noqa: E402
-import secret_corpus  # noqa: E402
-from conftest import LocalnetProcess  # noqa: E402
+from support import fault_trials  # noqa: E402
+from support import secret_corpus  # noqa: E402
+from support.localnet import LocalnetProcess  # noqa: E402
 
 from precompact.redact import Redactor  # noqa: E402
 
@@ -72,7 +72,7 @@ def main() -> int:
             print(f"| {tally.scenario} | {tally.trials} | {tally.failed_trials} | {tally.lost} |")
         print()
     progress("redaction: planted corpus and clean corpus …")
-    missed = [p.format for p in secret_corpus.SECRETS if any(v in Redactor().value({"text": f"see {p.text} here"})["text"] for v in p.sensitive)]
+    missed = [p.format for p in secret_corpus.SECRETS if any(v in Redactor().redact({"text": f"see {p.text} here"})["text"] for v in p.sensitive)]
     caught = len(secret_corpus.SECRETS) - len(missed)
     clean = secret_corpus.false_positives()
     print(f"Secrets redacted: {caught}/{len(secret_corpus.SECRETS)} formats ({caught / len(secret_corpus.SECRETS):.1%}).")

@@ -12,6 +12,7 @@ import click
 from precompact import config as configuration
 from precompact import config_trust
 from precompact.config import ConfigError
+from precompact.savepoint_log import Layer2, Layer3
 
 # Commands import the rest of the library when they run: `precompact hook` is on Claude Code's
 # critical path and must not pay for GitPython or the Solana stack it does not use.
@@ -138,7 +139,9 @@ AIRDROP_WAIT_SECONDS = 30
 def _airdrop(loaded: configuration.Config) -> None:
     import time
 
-    from precompact import chain, rpc
+    from precompact import chain
+
+    from precompact.chain import rpc
 
     try:
         pubkey = str(chain.load_keypair(loaded.keypair).pubkey())
@@ -166,22 +169,22 @@ def savepoint(transcript, session_id, trigger) -> None:
 
     Exit 0: all layers done; 1: saved, with Layer 2 or 3 queued for `precompact flush`; 2: error.
     """
-    from precompact import layers, savepoint_log, snapshot
+    from precompact import api, savepoint_log, snapshot
 
     try:
         loaded = configuration.load(Path.cwd())
     except ConfigError as e:
         click.echo(f"Error: {e}", err=True)
-        sys.exit(layers.EXIT_ERROR)
+        sys.exit(api.EXIT_ERROR)
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
         click.echo(warning, err=True)
     session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
     try:
-        written, outcome = layers.save(loaded, session)
+        written, outcome = api.save(loaded, session)
     except (OSError, savepoint_log.LockTimeout) as e:
         click.echo(f"Error: savepoint not written: {e}", err=True)
-        sys.exit(layers.EXIT_ERROR)
+        sys.exit(api.EXIT_ERROR)
     click.echo(f"✓ Layer 1: savepoint {written.sequence} saved locally")
     click.echo(f"  Hash: sha256:{written.sha256}")
     click.echo(f"  Size: {written.size} bytes")
@@ -193,10 +196,10 @@ def savepoint(transcript, session_id, trigger) -> None:
 @main.command()
 def flush() -> None:
     """Retry everything queued: commits, pushes and on-chain posts, in order."""
-    from precompact import layers
+    from precompact import api
 
     loaded = _load()
-    outcome = layers.flush(loaded)
+    outcome = api.flush(loaded)
     _report(loaded, outcome)
     sys.exit(outcome.exit_code)
 
@@ -215,15 +218,15 @@ def _report(loaded: configuration.Config, outcome) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json) -> None:
     """Savepoints with the state of each layer."""
-    from precompact import layers, worker
+    from precompact import api, worker
 
     loaded = _load()
-    savepoints, bad_lines = layers.status(loaded)
+    savepoints, bad_lines = api.status(loaded)
     retry = worker.next_retry(loaded.logs)
     retrying = f"retrying (next in {retry:.0f}s)" if retry is not None else None
 
     def shown(state: str) -> str:  # a failed layer the worker is about to retry is not FAILED yet
-        return retrying if state == "FAILED" and retrying else state
+        return retrying if state in (Layer2.FAILED, Layer3.FAILED) and retrying else state
 
     if as_json:
         rows = [
@@ -252,7 +255,7 @@ def status(as_json) -> None:
         for s in mine:
             commit = (s.commit or "-")[:10]
             click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {shown(s.layer_3)}")
-            if "FAILED" in (s.layer_2, s.layer_3) and s.failures:
+            if (s.layer_2 == Layer2.FAILED or s.layer_3 == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
     if bad_lines:
         click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)
@@ -265,14 +268,15 @@ def status(as_json) -> None:
 def inspect(instance, address, as_json) -> None:
     """Decode the on-chain record, verify it against the configured authority, instance and
     program (exit 1 if it fails) and compare it with the local index."""
-    from precompact import layers, record, trust
+    from precompact import api, trust
+    from precompact.chain import record
 
     if instance and address:
         raise click.UsageError("give --instance or --address, not both")
     loaded = _load()
     try:
-        found = layers.inspect(loaded, instance, address)
-    except layers.InspectError as e:
+        found = api.inspect(loaded, instance, address)
+    except api.InspectError as e:
         raise click.ClickException(str(e)) from None
     held = found.record
     if as_json:
@@ -344,7 +348,8 @@ def verify(check_all, sequence, file) -> None:
 @click.option("--at", "at_time", metavar="ISO-TIME", help="The newest savepoint at or before this time (UTC unless a zone is given).")
 @click.option("--format", "output", type=click.Choice(["brief", "report", "json"]), default="report", show_default=True)
 @click.option("--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes).")
-def resurrect(instance, from_instance, sequence, at_time, output, restore_state) -> None:
+@click.option("--uncompact", is_flag=True, help="Write the savepoint's whole pre-compaction conversation as a new Claude Code session, and print the command that resumes it.")
+def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import restore_brief
     from precompact import resurrect as resurrection
@@ -353,9 +358,19 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state)
         raise click.UsageError("give --instance or --from, not both")
     if sequence is not None and at_time:
         raise click.UsageError("give --sequence or --at, not both")
+    if uncompact and (from_instance or restore_state):
+        raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     loaded = _load()
     try:
         found = resurrection.resurrect(loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance))
+        if uncompact:
+            from precompact import uncompact as uncompaction
+
+            written = uncompaction.uncompact(found)
+            click.echo(f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}")
+            click.echo(f"resume it from {written.cwd} with:")
+            click.echo(written.command)
+            return
     except resurrection.ResurrectError as e:
         raise click.ClickException(str(e)) from None
     if output == "json":
@@ -367,9 +382,64 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state)
 
 
 @main.command()
+@click.argument("query", required=False)
+@click.option("--budget", type=click.IntRange(min=200), default=6_000, show_default=True, help="At most this many characters of output.")
+@click.option("--savepoint", "sequence", type=click.IntRange(min=1), help="Only entries savepoint N holds.")
+@click.option("--since", metavar="ISO-TIME", help="Only entries from this time on (UTC unless a zone is given).")
+@click.option("--role", type=click.Choice(["user", "assistant", "tool", "meta"]), help="Only entries of this role (tool: tool results).")
+@click.option("--tool", help="Only calls to, and results of, this tool (e.g. Bash).")
+@click.option("--rebuild", is_flag=True, help="Rebuild the index from the snapshots first.")
+def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
+    """Search the conversation the savepoints hold (BM25), printing excerpts with references
+    that `precompact show` prints whole."""
+    from precompact import recall as recollection
+
+    if query is None and not rebuild:
+        raise click.UsageError("give a QUERY (or --rebuild)")
+    loaded = _load()
+    try:
+        if rebuild:
+            outcome = recollection.update(loaded.logs, loaded.instance, rebuild=True)
+            for note in outcome.notes:
+                click.echo(note, err=True)
+            click.echo(f"rebuilt {recollection.index_path(loaded.logs)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
+            if query is None:
+                return
+        found = recollection.search(loaded.logs, loaded.instance, query, sequence, since, role, tool)
+    except recollection.RecallError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(found.text(budget))
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--instance", help="Whose savepoint (default: the configured instance).")
+@click.option("--json", "as_json", is_flag=True, help="The entries as the snapshot holds them.")
+def show(ref, instance, as_json) -> None:
+    """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
+    from precompact import recall as recollection
+
+    loaded = _load()
+    try:
+        entries = recollection.show(loaded.logs, instance or loaded.instance, ref)
+    except recollection.RecallError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else recollection.render(entries))
+
+
+@main.command()
+def mcp() -> None:
+    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio)."""
+    from precompact import mcp_server
+
+    mcp_server.serve(_load())
+
+
+@main.command()
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True, help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).")
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
-def install(scope, dry_run) -> None:
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also register `precompact mcp` (recall, show, savepoints) in the project's .mcp.json and approve it in settings.json.")
+def install(scope, dry_run, with_mcp) -> None:
     """Add the PreCompact, PostCompact and SessionStart hooks to Claude Code's settings.json."""
     from precompact import install as installer
 
@@ -385,8 +455,13 @@ def install(scope, dry_run) -> None:
         raise click.ClickException(f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)")
     try:
         change = installer.plan_install(installer.settings_path(scope, root), installer.COMMAND, sources)
+        server = installer.plan_mcp_server(installer.mcp_json_path(root), installer.COMMAND) if with_mcp else None
+        if server is not None:
+            change = installer.with_mcp_approval(change)
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
+    if server is not None:
+        _apply(server, dry_run, f"registered the MCP server `precompact mcp` in {server.path}", f"MCP server already registered in {server.path}")
     _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
     warning = installer.not_on_path_warning()
     if warning:
@@ -401,13 +476,17 @@ def install(scope, dry_run) -> None:
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
 def uninstall(scope, dry_run) -> None:
-    """Remove precompact's hooks (and only those) from Claude Code's settings.json."""
+    """Remove precompact's hooks and MCP server (and only those) from Claude Code's settings.json
+    and the project's .mcp.json."""
     from precompact import install as installer
 
     try:
-        change = installer.plan_uninstall(installer.settings_path(scope, Path.cwd()))
+        change = installer.without_mcp(installer.plan_uninstall(installer.settings_path(scope, Path.cwd())))
+        server = installer.plan_mcp_server_removal(installer.mcp_json_path(Path.cwd()))
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
+    if server.changed:
+        _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
     _apply(change, dry_run, f"removed precompact's hooks from {change.path}", f"no precompact hooks in {change.path}; nothing changed")
 
 

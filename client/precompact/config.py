@@ -175,8 +175,7 @@ def load(start: Path, environ: dict | None = None) -> Config:
     if approved.sha256 != config_trust.digest(content):
         raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
     config = parse(root, content, environ)
-    environ = os.environ if environ is None else environ
-    if not environ.get("PRECOMPACT_REPO"):
+    if not (os.environ if environ is None else environ).get("PRECOMPACT_REPO"):
         check_repository(config, worktree, approved.repository)
     return config
 
@@ -191,10 +190,10 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
         raise ConfigError(f"{path} is not valid TOML ({e}); fix the file or re-run `precompact init --force`") from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
-    environ = os.environ if environ is None else environ
+    overrides = os.environ if environ is None else environ
     for variable, (section, key) in ENV_OVERRIDES.items():
-        if environ.get(variable):
-            (raw.setdefault(section, {}) if section else raw)[key] = environ[variable]
+        if overrides.get(variable):
+            (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
     return _validate(root, raw)
 
 

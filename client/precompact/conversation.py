@@ -143,7 +143,7 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
         elif entry.get("type") == "assistant" and isinstance(content, list):
             for block in reversed(content):
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    _note_call(block, results.get(block.get("id")), found, succeeded, task_calls)
+                    _note_call(block, results.get(block["id"]) if isinstance(block.get("id"), str) else None, found, succeeded, task_calls)
     found.requests = requests[::-1]
     if found.todos is None and task_calls:
         found.todos = _task_list(task_calls)
@@ -151,7 +151,8 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
 
 
 def _note_call(block: dict, result: tuple[bool, str] | None, found: Recent, succeeded: set[str], task_calls: list) -> None:
-    name, arguments = block.get("name"), block.get("input") if isinstance(block.get("input"), dict) else {}
+    name = block.get("name")
+    arguments: dict = block["input"] if isinstance(block.get("input"), dict) else {}
     failed = result is not None and result[0]
     if name in TASK_TOOLS and found.todos is None and result is not None and not failed:
         if not (task_calls and task_calls[-1][0] == "TaskList"):  # a TaskList holds all before it

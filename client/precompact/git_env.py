@@ -52,4 +52,4 @@ def argv(*args: str, executable: str = "git") -> list[str]:
 
 def run(cwd: Path, *args: str, timeout: float) -> subprocess.CompletedProcess:
     """`git args...` in `cwd` (found by git's own search from there), isolated."""
-    return subprocess.run(argv(*args), cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(argv(*args), cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)

@@ -56,7 +56,7 @@ class _IsolatedGit(git.Git):
 
     def execute(self, command, *args, env=None, **kwargs):
         if isinstance(command, str):
-            raise ValueError("precompact runs git with an argument list, never through a shell")
+            raise TypeError("precompact runs git with an argument list, never through a shell")
         ours = {**({"GIT_DIR": self.git_dir} if self.git_dir else {}), **(env or {})}
         variables = [f"{k}={v}" for k, v in git_env.environment(**ours).items()]
         return super().execute(["env", "-i", *variables, *git_env.argv(*command[1:], executable=command[0])], *args, **kwargs)
@@ -71,7 +71,7 @@ def open_repository(path: Path) -> git.Repo:
     process it starts runs isolated."""
     try:
         repo = _IsolatedRepo(path)
-        repo.git.git_dir = repo.git_dir
+        repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
         return repo
     except git.NoSuchPathError:
         raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml") from None
@@ -98,7 +98,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
     the commit id. Only a file named as Layer 1 names snapshots, read from logs/ without
     following links, and holding the bytes whose hash the index recorded, is committed."""
     name, sequence = event.get("snapshot_file"), event.get("sequence")
-    if not isinstance(sequence, int) or not logs_dir.is_snapshot_name(name, sequence):
+    if not isinstance(name, str) or not isinstance(sequence, int) or not logs_dir.is_snapshot_name(name, sequence):
         raise GitStoreError(f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed")
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
     blobs = {name: _stored_blob(repo, logs, name, event["snapshot_hash"].removeprefix("sha256:")), index_name: _stored_blob(repo, logs, index_name)}
@@ -219,12 +219,12 @@ def blob_id(repo: git.Repo, data: bytes) -> str:
 
 def object_format(repo: git.Repo) -> str:
     """"sha1" or "sha256"."""
-    return _object_format(repo.common_dir)
+    return _object_format(str(repo.common_dir))
 
 
 @functools.cache
 def _object_format(common_dir: str) -> str:
-    return _IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1")
+    return str(_IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1"))
 
 
 def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:
@@ -256,8 +256,11 @@ def branch_commits(repo: git.Repo, branch: str) -> set[str]:
 
 
 def file_at(repo: git.Repo, commit: str, path: str) -> bytes:
-    """The bytes of `path` in `commit`."""
-    return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
+    """The bytes of `path` in `commit`; GitStoreError when either is absent."""
+    try:
+        return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
+    except git.GitCommandError:
+        raise GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}") from None
 
 
 def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
@@ -272,23 +275,23 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
             commit = commit_savepoint(repo, target, logs, savepoint.created)
         except (GitStoreError, git.GitCommandError, OSError) as e:
             reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
-            savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=reason)
+            savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=reason)
             problems.append(reason)
             return problems  # later savepoints must not be committed ahead of this one
-        savepoint_log.mark(logs, savepoint, "LAYER_2_COMMITTED", commit=commit, branch=target.branch)
+        savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_COMMITTED, commit=commit, branch=target.branch)
         savepoint.commit = commit
-    unpushed = [s for s in savepoints if s.commit and s.layer_2 != "PUSHED"]
+    unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
         return problems
     try:
         push(repo, target)
     except GitStoreError as e:
         for savepoint in unpushed:
-            savepoint_log.mark(logs, savepoint, "LAYER_2_FAILED", reason=str(e), commit=savepoint.commit)
+            savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=str(e), commit=savepoint.commit)
         problems.append(str(e))
         return problems
     for savepoint in unpushed:
-        savepoint_log.mark(logs, savepoint, "LAYER_2_PUSHED", commit=savepoint.commit, remote=target.remote)
+        savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_PUSHED, commit=savepoint.commit, remote=target.remote)
     return problems
 
 

@@ -70,10 +70,10 @@ def handle(raw: bytes) -> HookResult:
         return handlers[event](payload, configuration.load(root))
     except configuration.UntrustedConfig as e:
         return _untrusted(event, f"precompact did nothing: {e}")
-    except Exception as e:  # the session must go on whatever happens here
+    except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         from precompact.redact import Redactor
 
-        reason = Redactor().value(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
+        reason = Redactor().redact(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
         details = f" (details in logs/{ERRORS_LOG})" if _log_error(root, event, reason) else ""
         if event == "PreCompact":
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON.
@@ -106,11 +106,11 @@ def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return HookResult(stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note else "")
     written = snapshot.create_savepoint(loaded.snapshot_settings(), session)
-    if loaded.git_layer or loaded.chain_layer:
-        # Imported late: spawning needs only the module, not the layers it will run.
-        from precompact import worker
+    # Imported late: spawning needs only the module, not the layers it will run. The worker
+    # runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
+    from precompact import worker
 
-        worker.spawn(loaded.root)
+    worker.spawn(loaded.root)
     return HookResult(stdout=_compact_note(loaded, written.sequence, written.sha256))
 
 
@@ -139,8 +139,8 @@ def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
     if loaded.redaction:
         from precompact.redact import Redactor
 
-        summary = Redactor(extra=dict(loaded.redaction_patterns)).value(summary)
-    savepoint_log.mark(loaded.logs, latest, "COMPACT_SUMMARY", trigger=_text(payload, "trigger"), summary=summary)
+        summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
+    savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary)
     return HookResult()
 
 
@@ -172,13 +172,13 @@ def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
         context = restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
     except resurrect.ResurrectError as e:
         context = f"[precompact] Savepoint {latest.sequence} could not be restored: {e}"
-    savepoint_log.mark(loaded.logs, latest, savepoint_log.BRIEF_DELIVERED, session_id=session_id, source=source)
+    savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.BRIEF_DELIVERED, session_id=session_id, source=source)
     return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False))
 
 
 def _delivered(loaded: configuration.Config, session_id: str, sequence: int) -> bool:
     return any(
-        e.get("event") == savepoint_log.BRIEF_DELIVERED and e.get("instance") == loaded.instance and e.get("sequence") == sequence and e.get("session_id") == session_id
+        e.get("event") == savepoint_log.Event.BRIEF_DELIVERED and e.get("instance") == loaded.instance and e.get("sequence") == sequence and e.get("session_id") == session_id
         for e in savepoint_log.read(loaded.logs).events
     )
 
@@ -204,7 +204,7 @@ def _log_error(root: Path, event, reason: str) -> bool:
             return False
         fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            f.write(Redactor().value(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
+            f.write(Redactor().redact(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
     except (OSError, configuration.ConfigError):
         return False
     return True

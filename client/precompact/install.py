@@ -153,3 +153,84 @@ def _without_ours(settings: dict) -> dict:
     if not hooks and settings.get("hooks"):
         del out["hooks"]
     return out
+
+
+# --- the MCP server (`precompact install --mcp`) ----------------------------------------------
+
+MCP_SERVER = "precompact"
+MCP_TOOLS = tuple(f"mcp__{MCP_SERVER}__{tool}" for tool in ("recall", "show", "savepoints"))
+
+
+def mcp_json_path(project: Path) -> Path:
+    return project / ".mcp.json"
+
+
+def plan_mcp_server(path: Path, command: str) -> Change:
+    """The project's `.mcp.json` with the server `precompact mcp` (other servers kept)."""
+    before = _read_object(path)
+    after = json.loads(json.dumps(before))
+    servers = after.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InstallError(f'{path}: "mcpServers" must be an object; fix it by hand, precompact will not overwrite it')
+    servers[MCP_SERVER] = {"type": "stdio", "command": command, "args": ["mcp"]}
+    return Change(path, before, after)
+
+
+def with_mcp_approval(change: Change) -> Change:
+    """The settings change, also approving the project's `.mcp.json` server (Claude Code asks
+    before starting a project server otherwise) and allowing its read-only tools."""
+    after = json.loads(json.dumps(change.after))
+    enabled = after.setdefault("enabledMcpjsonServers", [])
+    permissions = after.setdefault("permissions", {})
+    allowed = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
+    if not isinstance(enabled, list) or not isinstance(allowed, list):
+        raise InstallError(f'{change.path}: "enabledMcpjsonServers" and "permissions.allow" must be lists; fix it by hand, precompact will not overwrite it')
+    for value, into in ((MCP_SERVER, enabled), *((tool, allowed) for tool in MCP_TOOLS)):
+        if value not in into:
+            into.append(value)
+    return Change(change.path, change.before, after)
+
+
+def _read_object(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise InstallError(f"cannot read {path}: {e}") from None
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        raise InstallError(f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it") from None
+    if not isinstance(value, dict):
+        raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
+    return value
+
+
+def without_mcp(change: Change) -> Change:
+    """The settings change, also dropping what `with_mcp_approval` added (lists left empty go)."""
+    after = json.loads(json.dumps(change.after))
+    enabled = after.get("enabledMcpjsonServers")
+    if isinstance(enabled, list) and MCP_SERVER in enabled:
+        enabled.remove(MCP_SERVER)
+        if not enabled:
+            del after["enabledMcpjsonServers"]
+    permissions = after.get("permissions")
+    allowed = permissions.get("allow") if isinstance(permissions, dict) else None
+    if isinstance(permissions, dict) and isinstance(allowed, list):
+        permissions["allow"] = [rule for rule in allowed if rule not in MCP_TOOLS]
+        if not permissions["allow"]:
+            del permissions["allow"]
+        if not permissions:
+            del after["permissions"]
+    return Change(change.path, change.before, after)
+
+
+def plan_mcp_server_removal(path: Path) -> Change:
+    """The project's `.mcp.json` without the server `install --mcp` added."""
+    before = _read_object(path)
+    after = json.loads(json.dumps(before))
+    servers = after.get("mcpServers")
+    if isinstance(servers, dict) and MCP_SERVER in servers:
+        del servers[MCP_SERVER]
+    return Change(path, before, after)

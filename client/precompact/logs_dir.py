@@ -33,7 +33,7 @@ class ConfinementError(OSError):
     """`logs/` or a file in it is not what precompact wrote; the message says what to remove."""
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.strerror or ""
 
 
 def snapshot_name(stamp: str, sequence: int) -> str:
@@ -58,14 +58,14 @@ def directory(logs: Path, sub: str | None = None, create: bool = True) -> Iterat
     fd = _open_dir(logs, create)
     try:
         if sub is not None:
-            parent, fd = fd, None
+            parent, fd = fd, -1
             try:
                 fd = _open_subdir(parent, logs, sub, create)
             finally:
                 os.close(parent)
         yield fd
     finally:
-        if fd is not None:
+        if fd >= 0:
             os.close(fd)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import bisect
 import functools
-import itertools
 import math
 import re
 from collections import Counter
@@ -307,8 +306,10 @@ _BUILTIN_PATTERNS: list[tuple] = [
     # 24 lower-case words of 3 to 8 letters, after such a name and a colon or equals sign.
     (
         "seed_phrase",
-        r"(?i:seed[ _-]?phrase|recovery[ _-]?phrase|secret[ _-]?phrase|mnemonic(?:[ _-]?phrase)?|seed[ _-]?words)[^\n]{0,120}?[:=]"
-        rf"[ \t\"'`]*(?:{_NEXT_LINE}[ \t\"'`]*)?(?P<secret>[a-z]{{3,8}}(?:[ \t]+[a-z]{{3,8}}){{11,23}})(?![ \t]*[a-z])",
+        (
+            r"(?i:seed[ _-]?phrase|recovery[ _-]?phrase|secret[ _-]?phrase|mnemonic(?:[ _-]?phrase)?|seed[ _-]?words)[^\n]{0,120}?[:=]"
+            rf"[ \t\"'`]*(?:{_NEXT_LINE}[ \t\"'`]*)?(?P<secret>[a-z]{{3,8}}(?:[ \t]+[a-z]{{3,8}}){{11,23}})(?![ \t]*[a-z])"
+        ),
         _Gate(words=("seed phrase", "seed_phrase", "seed-phrase", "seedphrase", "recovery phrase", "recovery_phrase", "secret phrase", "secret_phrase", "mnemonic", "seed words")),
         _mnemonic,
     ),
@@ -316,8 +317,10 @@ _BUILTIN_PATTERNS: list[tuple] = [
     # signature, 64 hex digits a SHA-256): only right after a name that says what they are.
     (
         "wallet_key",
-        r"(?P<name>(?i:private[ _-]?key|secret[ _-]?key|secret|priv[ _-]?key|seed|keypair))s?[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?"
-        rf"(?P<secret>(?:0x)?[0-9a-fA-F]{{64}}(?![0-9a-fA-F])|[{_BASE58}]{{85,88}}(?![{_BASE58}])|[{_BASE58}]{{43,44}}(?![{_BASE58}])|[5KL][{_BASE58}]{{50,51}}(?![{_BASE58}]))",
+        (
+            r"(?P<name>(?i:private[ _-]?key|secret[ _-]?key|secret|priv[ _-]?key|seed|keypair))s?[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?"
+            rf"(?P<secret>(?:0x)?[0-9a-fA-F]{{64}}(?![0-9a-fA-F])|[{_BASE58}]{{85,88}}(?![{_BASE58}])|[{_BASE58}]{{43,44}}(?![{_BASE58}])|[5KL][{_BASE58}]{{50,51}}(?![{_BASE58}]))"
+        ),
         _Gate(words=("private key", "private_key", "privatekey", "private-key", "secret", "privkey", "priv_key", "seed", "keypair")),
         _wallet_secret,
     ),
@@ -337,8 +340,10 @@ _BUILTIN_PATTERNS: list[tuple] = [
     # curl -u user:SECRET, --password SECRET, --token=SECRET, openssl's pass:SECRET.
     (
         "cli_password",
-        r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;]{0,200}?[ \t]-p|sshpass\b[^\n|;]{0,200}?[ \t]-p[ \t]*|redis-cli\b[^\n|;]{0,200}?[ \t]-a[ \t]+)"
-        r"(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
+        (
+            r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;]{0,200}?[ \t]-p|sshpass\b[^\n|;]{0,200}?[ \t]-p[ \t]*|redis-cli\b[^\n|;]{0,200}?[ \t]-a[ \t]+)"
+            r"(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)"
+        ),
         _Gate(words=("mysql", "mariadb", "sshpass", "redis-cli")),
         _cli_value,
     ),
@@ -459,7 +464,7 @@ class Redactor:
             suspects.update(n for n, text in enumerate(lines) if text.count(b",") >= self._min_commas and b"[" in text)
         return suspects
 
-    def value(self, value):
+    def redact(self, value):
         """Redacts every string (and dict key) inside a JSON-like value. Patterns that match
         nowhere in it (one look over all its strings at once) are not tried string by string."""
         strings: list[str] = []
@@ -554,12 +559,15 @@ class _Occurrences:
         occurrence of needle `i`: a prefix of the rest of it, or one that starts with the rest.
         Worked out the first time needle `i` is found (most never are)."""
         if i not in self._inside:
-            needle, inside = self._needles[i], set()
+            needle, inside = self._needles[i], set[tuple[int, int]]()
             for offset in range(len(needle)):
                 rest = needle[offset:]
                 inside.update((self._index[rest[:n]], offset) for n in range(1, len(rest) + 1) if rest[:n] in self._index)
                 following = self._ordered[bisect.bisect_left(self._ordered, rest) :]
-                inside.update((self._index[other], offset) for other in itertools.takewhile(lambda other: other.startswith(rest), following))
+                for other in following:
+                    if not other.startswith(rest):
+                        break
+                    inside.add((self._index[other], offset))
             inside.discard((i, 0))
             self._inside[i] = sorted(inside)
         return self._inside[i]

@@ -28,6 +28,10 @@ TODOS_LIMIT = 1_500
 FAILURE_LIMIT = 1_200
 MESSAGE_LIMIT = 1_000
 GIT_TIMEOUT_SECONDS = 5
+RECALL_HINT = (
+    "Anything said before compaction (requests, tool output, errors, files read) can be searched: the precompact MCP "
+    "tools `recall` (words -> excerpts with references) and `show` (a reference -> the entry whole), or `precompact recall QUERY` / `precompact show REF`."
+)
 _MARKS = {VERIFIED: "✓", FAILED: "✗"}
 
 
@@ -95,7 +99,8 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
         text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
         sections.append(("## Session-state priorities", _cut(text, STATE_LIMIT)))
     tail = (
-        f"## More\nFull snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
+        f"## More\n{RECALL_HINT}\n"
+        f"Full snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
         f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
     )
     title = "## Latest user requests (verbatim, oldest first)"
@@ -189,11 +194,12 @@ def _file_note(info: dict) -> str:
 def _size(n: int) -> str:
     if n < 1024:
         return f"{n} bytes"
+    scaled = float(n)
     for unit in ("KB", "MB"):
-        n /= 1024
-        if n < 1024:
-            return f"{n:.1f} {unit}"
-    return f"{n / 1024:.1f} GB"
+        scaled /= 1024
+        if scaled < 1024:
+            return f"{scaled:.1f} {unit}"
+    return f"{scaled / 1024:.1f} GB"
 
 
 def _age(unix: int | None, now: datetime | None) -> str:
@@ -217,8 +223,8 @@ def uncommitted(root: Path, files: list[str]) -> set[str] | None:
         done = subprocess.run(
             ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *inside],
             cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
-        )
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS)
+         check=False)
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0 or top.returncode != 0:

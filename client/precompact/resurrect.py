@@ -111,7 +111,7 @@ def resurrect(
         if savepoint_log.lineage(events, config.instance) != found.lineage:
             savepoint_log.record(
                 config.logs,
-                {"event": savepoint_log.RESURRECTED, "instance": config.instance, "from_instance": name, "from_sequence": target.sequence, "lineage": found.lineage},
+                {"event": savepoint_log.Event.RESURRECTED, "instance": config.instance, "from_instance": name, "from_sequence": target.sequence, "lineage": found.lineage},
             )
     if restore_state:
         if not found.intact:
@@ -161,7 +161,7 @@ def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offli
         raise ResurrectError(f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}")
     try:
         committed = gitstore.file_at(repo, tip, str(index.relative_to(config.root)))
-    except Exception:
+    except gitstore.GitStoreError:
         raise ResurrectError(f"branch {config.branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch") from None
     savepoints = savepoint_log.of_instance(savepoint_log.fold(savepoint_log.parse(committed.splitlines(keepends=True)).events), name)
     if not savepoints:
@@ -219,7 +219,7 @@ class _Evidence:
 
             try:
                 stored = gitstore.file_at(self.repo, commit, savepoint.created["snapshot_file"])
-            except Exception:  # commit or file absent: that source has nothing
+            except gitstore.GitStoreError:  # commit or file absent: that source has nothing
                 return local
             from_git = trust.read_snapshot(stored, f"git commit {commit[:12]}")
             if local is None or from_git.sha256 == expected:
@@ -233,7 +233,7 @@ def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_r
         return Check(OFF, "the chain layer is off in .precompact.toml")
     if not check_chain:
         return Check(NOT_VERIFIED, "not asked to read the chain")
-    from precompact import rpc
+    from precompact.chain import rpc
 
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, name)
@@ -257,7 +257,7 @@ def _recorded_chain(config: Config, target) -> Check:
     the record."""
     if not config.chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
-    if target.layer_3 == "CONFIRMED":
+    if target.layer_3 == savepoint_log.Layer3.CONFIRMED:
         return Check(NOT_VERIFIED, f"confirmed at slot {target.chain_slot} per the index, not re-read")
     return Check(NOT_VERIFIED, "Layer 3 queued")
 
@@ -266,7 +266,7 @@ def _recorded_git(config: Config, target) -> Check:
     """Git as the worker recorded it in the index (not "verified", as for the chain)."""
     if not config.git_layer:
         return Check(OFF, "the git layer is off in .precompact.toml")
-    if target.layer_2 in ("PUSHED", "COMMITTED") and target.commit:
+    if target.layer_2 in (savepoint_log.Layer2.PUSHED, savepoint_log.Layer2.COMMITTED) and target.commit:
         return Check(NOT_VERIFIED, f"{target.layer_2.lower()} as commit {target.commit[:12]} per the index, not re-read")
     return Check(NOT_VERIFIED, "Layer 2 queued")
 

@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from precompact import logs_dir
@@ -25,17 +26,44 @@ INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
 LOCK_POLL_SECONDS = 0.01
 
-SAVEPOINT_CREATED = "SAVEPOINT_CREATED"
-RESURRECTED = "RESURRECTED"
-# A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
-BRIEF_DELIVERED = "BRIEF_DELIVERED"
-LAYER_EVENTS = {
-    "LAYER_2_COMMITTED": ("layer_2", "COMMITTED"),
-    "LAYER_2_PUSHED": ("layer_2", "PUSHED"),
-    "LAYER_2_FAILED": ("layer_2", "FAILED"),
-    "LAYER_3_CONFIRMED": ("layer_3", "CONFIRMED"),
-    "LAYER_3_FAILED": ("layer_3", "FAILED"),
-}
+
+
+class Event(StrEnum):
+    """What an index line records (its "event" field)."""
+
+    SAVEPOINT_CREATED = "SAVEPOINT_CREATED"
+    LAYER_2_COMMITTED = "LAYER_2_COMMITTED"
+    LAYER_2_PUSHED = "LAYER_2_PUSHED"
+    LAYER_2_FAILED = "LAYER_2_FAILED"
+    LAYER_3_CONFIRMED = "LAYER_3_CONFIRMED"
+    LAYER_3_FAILED = "LAYER_3_FAILED"
+    COMPACT_SUMMARY = "COMPACT_SUMMARY"
+    # A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
+    BRIEF_DELIVERED = "BRIEF_DELIVERED"
+    RESURRECTED = "RESURRECTED"
+
+
+class Layer2(StrEnum):
+    """Where a savepoint's git copy stands."""
+
+    PENDING = "PENDING"
+    COMMITTED = "COMMITTED"
+    PUSHED = "PUSHED"
+    FAILED = "FAILED"
+
+
+class Layer3(StrEnum):
+    """Where a savepoint's on-chain record stands (the specification's spelling)."""
+
+    QUEUED = "QUEUED_FOR_BLOCKCHAIN"
+    CONFIRMED = "CONFIRMED"
+    FAILED = "FAILED"
+
+
+LAYER_1_SAVED = "SAVED_LOCALLY"
+
+_LAYER_2_EVENTS = {Event.LAYER_2_COMMITTED: Layer2.COMMITTED, Event.LAYER_2_PUSHED: Layer2.PUSHED, Event.LAYER_2_FAILED: Layer2.FAILED}
+_LAYER_3_EVENTS = {Event.LAYER_3_CONFIRMED: Layer3.CONFIRMED, Event.LAYER_3_FAILED: Layer3.FAILED}
 
 
 # Event fields holding free text (Claude Code's summary, a layer's failure), redacted before
@@ -46,7 +74,7 @@ FREE_TEXT_FIELDS = ("summary", "reason")
 def _redacted(value):
     from precompact.redact import Redactor
 
-    return Redactor().value(value)
+    return Redactor().redact(value)
 
 
 class LockTimeout(Exception):
@@ -105,7 +133,7 @@ def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
         append(logs, stamped)
 
 
-def mark(logs: Path, savepoint: Savepoint, event: str, **details) -> None:
+def mark(logs: Path, savepoint: Savepoint, event: Event, **details) -> None:
     """Records an event about one savepoint (a layer's progress, a summary)."""
     record(logs, {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details})
 
@@ -150,8 +178,8 @@ class Savepoint:
 
     sequence: int
     created: dict
-    layer_2: str = "PENDING"
-    layer_3: str = "QUEUED"
+    layer_2: Layer2 = Layer2.PENDING
+    layer_3: Layer3 = Layer3.QUEUED
     commit: str | None = None
     chain_signature: str | None = None
     chain_slot: int | None = None
@@ -181,24 +209,27 @@ def fold(events: list[dict]) -> list[Savepoint]:
         if not isinstance(sequence, int) or not isinstance(instance, str):
             continue
         kind = event.get("event")
-        if kind == SAVEPOINT_CREATED:
+        if kind == Event.SAVEPOINT_CREATED:
             by_key.setdefault((instance, sequence), Savepoint(sequence=sequence, created=event))
             continue
         savepoint = by_key.get((instance, sequence))
         if savepoint is None:
             continue
-        if kind in LAYER_EVENTS:
-            layer, state = LAYER_EVENTS[kind]
-            setattr(savepoint, layer, state)
-            if state == "FAILED":
-                savepoint.failures.append(f"{layer}: {event.get('reason', 'unknown reason')}")
-            if kind == "LAYER_2_COMMITTED":
+        if kind in _LAYER_2_EVENTS:
+            savepoint.layer_2 = _LAYER_2_EVENTS[kind]
+            if kind == Event.LAYER_2_COMMITTED:
                 savepoint.commit = event.get("commit")
-            if kind == "LAYER_3_CONFIRMED":
+        elif kind in _LAYER_3_EVENTS:
+            savepoint.layer_3 = _LAYER_3_EVENTS[kind]
+            if kind == Event.LAYER_3_CONFIRMED:
                 savepoint.chain_signature = event.get("signature")
                 savepoint.chain_slot = event.get("slot")
-        elif kind == "COMPACT_SUMMARY":
+        elif kind == Event.COMPACT_SUMMARY:
             savepoint.compact_summary = event.get("summary")
+            continue
+        if kind in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED):
+            layer = "layer_2" if kind == Event.LAYER_2_FAILED else "layer_3"
+            savepoint.failures.append(f"{layer}: {event.get('reason', 'unknown reason')}")
     return list(by_key.values())
 
 
@@ -217,14 +248,14 @@ def lineage(events: list[dict], instance: str) -> list[str]:
     """The instances this one continues, oldest first and itself last, as its latest
     RESURRECTED event recorded; just itself when it was never resurrected from another."""
     for event in reversed(events):
-        if event.get("event") == RESURRECTED and event.get("instance") == instance and isinstance(event.get("lineage"), list):
+        if event.get("event") == Event.RESURRECTED and event.get("instance") == instance and isinstance(event.get("lineage"), list):
             return [str(name) for name in event["lineage"]]
     return [instance]
 
 
 def highest_confirmed(savepoints: Iterable[Savepoint]) -> int:
     """The highest sequence among `savepoints` marked confirmed on chain (0: none)."""
-    return max((s.sequence for s in savepoints if s.layer_3 == "CONFIRMED"), default=0)
+    return max((s.sequence for s in savepoints if s.layer_3 == Layer3.CONFIRMED), default=0)
 
 
 def latest(logs: Path, instance: str) -> Savepoint | None:

@@ -14,6 +14,7 @@ import fnmatch
 import hashlib
 import json
 import math
+import mmap
 import os
 import re
 import secrets
@@ -66,12 +67,13 @@ class SnapshotReader:
     the bytes) at once, the history's entries newest first and only as far back as asked.
     Anything not laid out as `create_savepoint` writes it is parsed whole instead."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | mmap.mmap):
+        # A read-only mmap of the file serves too: only the parts read are paged in.
         self._data = data
         self._history: list | None = None
         close = data.rfind(_HISTORY_CLOSE)
         fields = None
-        if data.startswith(_HISTORY_OPEN) and close >= len(_HISTORY_OPEN) - 1:
+        if data[: len(_HISTORY_OPEN)] == _HISTORY_OPEN and close >= len(_HISTORY_OPEN) - 1:
             try:
                 fields = orjson.loads(b"{" + data[close + 2 :])
             except orjson.JSONDecodeError:
@@ -79,9 +81,9 @@ class SnapshotReader:
         if isinstance(fields, dict):
             self.fields, self._history_end = fields, close
         else:
-            document = transcript.parse_json(data)
+            document = transcript.parse_json(data if isinstance(data, bytes) else data[:])
             if not isinstance(document, dict):
-                raise ValueError("a snapshot is a JSON object")
+                raise ValueError("a snapshot is a JSON object")  # noqa: TRY004 -- bad input, handled as ValueError
             history = document.pop("conversation_history", None)
             self._history = history if isinstance(history, list) else []
             self.fields, self._history_end = document, 0
@@ -102,6 +104,54 @@ class SnapshotReader:
                 continue  # one entry is longer than the window
             yield from reversed(entries)
             end = boundary + 1
+
+    @property
+    def history_end(self) -> int:
+        """Where the history's last entry ends: the bytes before it are every entry and the
+        separators between them (a snapshot holding the same entries and more starts with them)."""
+        if self._history is not None:
+            raise ValueError("the snapshot is not laid out as precompact writes it")
+        return self._history_end
+
+    def prefix(self, end: int) -> memoryview:
+        """The snapshot's first `end` bytes (not copied)."""
+        return memoryview(self._data)[:end]
+
+    def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
+        """The history's entries, oldest first, each with its place in the snapshot (what
+        `entry_at` takes back), so an index can point into the snapshot instead of copying it;
+        with `after` (an entry's end), only the entries after it. Raises ValueError for a
+        snapshot not laid out as `create_savepoint` writes it."""
+        data, end = self._data, self.history_end
+        position = len(_HISTORY_OPEN) if after is None else after + 1
+        if after is not None and after < end and data[after : after + 1] != b",":
+            raise ValueError(f"no entry of this snapshot ends at byte {after}")
+        while position < end:
+            # An entry ends at the first `},{"` (or at the history's end) where it parses whole:
+            # a JSON object cannot parse when cut inside, so the first success is its end.
+            candidate = data.find(b'},{"', position, end)
+            while True:
+                stop = end if candidate == -1 else candidate + 1
+                try:
+                    entry = orjson.loads(data[position:stop])
+                    break
+                except orjson.JSONDecodeError:
+                    if candidate == -1:
+                        raise ValueError(f"the snapshot's history does not parse at byte {position}") from None
+                    candidate = data.find(b'},{"', candidate + 1, end)
+            yield (position, stop), entry
+            position = stop + 1
+
+    def entry_at(self, place: tuple[int, int]) -> object:
+        """The entry `located_entries` gave at `place`."""
+        return orjson.loads(self.entry_bytes(place))
+
+    def entry_bytes(self, place: tuple[int, int]) -> bytes:
+        """The bytes of the entry at `place`, as the snapshot holds them."""
+        start, stop = place
+        if self._history is not None or not len(_HISTORY_OPEN) <= start < stop <= self._history_end:
+            raise ValueError(f"no entry of this snapshot is at {start}..{stop}")
+        return self._data[start:stop]
 
     def _entries_after(self, low: int, end: int) -> tuple[list | None, int]:
         """The entries after the first entry boundary at or past `low`, and that boundary."""
@@ -180,7 +230,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
                 os.unlink(stale, dir_fd=saves)
             digest, size, facts = _write_snapshot(saves, path, settings, session, now, sequence, previous, lineage)
         event = {
-            "event": savepoint_log.SAVEPOINT_CREATED,
+            "event": savepoint_log.Event.SAVEPOINT_CREATED,
             "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "unix_timestamp": int(now.timestamp()),
             "instance": settings.instance,
@@ -191,9 +241,9 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
             "snapshot_file": name,
             "trigger": session.trigger,
             "session_id": session.session_id,
-            "layer_1_status": "SAVED_LOCALLY",
-            "layer_2_status": "PENDING",
-            "layer_3_status": "QUEUED_FOR_BLOCKCHAIN",
+            "layer_1_status": savepoint_log.LAYER_1_SAVED,
+            "layer_2_status": savepoint_log.Layer2.PENDING,
+            "layer_3_status": savepoint_log.Layer3.QUEUED,
             "tokens_used_this_session": facts["tokens"]["used"],
             "tokens_remaining": facts["tokens"]["remaining"],
             "context_utilization_percent": facts["tokens"]["utilization_percent"],
@@ -207,7 +257,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
 
 def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str]) -> tuple[str, int, dict]:
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
-    clean = redactor.value if redactor else (lambda v: v)
+    clean = redactor.redact if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
     tmp = f".{path.name}.{os.getpid()}.tmp"
     digest = hashlib.sha256()
@@ -233,7 +283,7 @@ def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session
                     lines = block.split(b"\n")
                     # Most lines hold nothing a secret pattern could match: those skip redaction.
                     suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-                    written = [canonical(redactor.value(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
+                    written = [canonical(clean(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
                     if written:
                         emit(separator)
                         emit(b",".join(written))

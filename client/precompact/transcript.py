@@ -182,7 +182,7 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
     kind = entry.get("type")
     if kind not in ("user", "assistant"):
         return
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
     # Assistant lines repeat once per content block: count a message once.
     key = message.get("id") or entry.get("requestId") or entry.get("uuid") or id(entry)
     if key not in scan._seen_messages:

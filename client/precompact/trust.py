@@ -37,10 +37,9 @@ from precompact.savepoint_log import Savepoint
 if TYPE_CHECKING:
     from solders.pubkey import Pubkey
 
-    from precompact import record, rpc
+    from precompact.chain import record, rpc
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
-SYSTEM_PROGRAM = "11111111111111111111111111111111"
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
     passes the owner, authority and instance checks only: it vouches for nothing."""
     from solders.pubkey import Pubkey
 
-    from precompact import record
+    from precompact.chain import record
     where = f"the account at {roots.address}"
     if owner != str(roots.program_id):
         raise Broken("layer 3", None, f"{where} is owned by {owner}, not the precompact program {roots.program_id}")
@@ -152,8 +151,10 @@ def record_at(roots: Roots, client: rpc.Cluster) -> record.Record | None:
     """The record at the PDA once it passes check_record (else Broken; RpcError when the cluster
     gives no usable answer); None before initialize, including when only lamports were sent to
     the address (anyone can send them)."""
+    from precompact import chain
+
     account = client.account(str(roots.address))
-    if account is None or account == (SYSTEM_PROGRAM, b""):
+    if account is None or account == (str(chain.SYSTEM_PROGRAM_ID), b""):
         return None
     return check_record(roots, *account)
 
@@ -172,7 +173,7 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     """The chain's verdict on the instance, given the highest savepoint this machine saw
     confirmed on chain (0: none, or the index is not this machine's). Never raises for what the
     cluster answers."""
-    from precompact import rpc
+    from precompact.chain import rpc
     try:
         found = record_at(roots, client)
     except rpc.RpcError as e:

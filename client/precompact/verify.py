@@ -50,7 +50,8 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     repo = _repository(config, report) if config.git_layer and any(s.commit for s in folded) else None
     on_branch = gitstore.branch_commits(repo, config.branch) if repo is not None else set()
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if repo is not None else []
-    blobs = dict(zip([(s.instance, s.sequence) for s in committed], gitstore.blob_ids_at(repo, [(s.commit, s.created.get("snapshot_file", "")) for s in committed]))) if committed else {}
+    wanted = [(s.commit, str(s.created.get("snapshot_file", ""))) for s in committed if s.commit]
+    blobs = dict(zip([(s.instance, s.sequence) for s in committed], gitstore.blob_ids_at(repo, wanted))) if repo is not None and committed else {}
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = []
     for instance in instances:
@@ -132,7 +133,7 @@ def _check_git(repo, config: Config, savepoint, blob: str | None, local: trust.S
 
 
 def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, local: trust.LocalSnapshots, findings: list[Finding]) -> str:
-    from precompact import rpc
+    from precompact.chain import rpc
 
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance)

@@ -1,4 +1,5 @@
-"""The detached background worker: runs Layers 2 and 3 for a project so the hook never waits.
+"""The detached background worker: updates the recall index and runs Layers 2 and 3 for a
+project, so the hook never waits.
 
 One worker per project at a time (a non-blocking lock); a worker that finds the lock held
 leaves, since the holder will see the new savepoint: before exiting, the holder checks whether
@@ -66,7 +67,7 @@ def _savepoint_count(logs: Path) -> int:
 def run(root: Path) -> None:
     """Flushes the project until it is up to date or the retries run out."""
     # Here, not at the top: the hook imports this module only to spawn the worker.
-    from precompact import layers
+    from precompact import api
 
     configuration.load(root)  # nothing runs on a configuration the user has not approved
     logs = root / "logs"
@@ -75,14 +76,15 @@ def run(root: Path) -> None:
             if not mine:
                 return
             seen = _savepoint_count(logs)
+            _update_recall(configuration.load(root))
             try:
                 for pause in (*BACKOFF_SECONDS, None):
                     loaded = configuration.load(root)
                     warning = configuration.insecure_cluster_warning(loaded)
                     if warning:
                         _log(warning)
-                    outcome = layers.flush(loaded)
-                    if outcome.exit_code == layers.EXIT_ALL_DONE or pause is None:
+                    outcome = api.flush(loaded)
+                    if outcome.exit_code == api.EXIT_ALL_DONE or pause is None:
                         break
                     _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
                     logs_dir.write_atomic(logs, RETRY_NAME, f"{time.time() + pause:.3f}\n".encode())
@@ -91,6 +93,20 @@ def run(root: Path) -> None:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
         if _savepoint_count(logs) == seen:
             return
+
+
+def _update_recall(loaded: configuration.Config) -> None:
+    """Indexes the new savepoints' entries for recall, before Layers 2 and 3 (which may wait on
+    the network). The index is derived data: a failure is logged and never stops the layers."""
+    from precompact import recall
+
+    try:
+        outcome = recall.update(loaded.logs, loaded.instance)
+    except Exception as e:  # recall rebuilds the index from the snapshots when it next runs
+        _log(f"recall index not updated: {e!r}")
+        return
+    for note in outcome.notes:
+        _log(note)
 
 
 def next_retry(logs: Path) -> float | None:
@@ -110,7 +126,7 @@ def _log(message: str) -> None:
     carry a URL with credentials."""
     from precompact.redact import Redactor
 
-    print(f"{savepoint_log.utc_timestamp()} {Redactor().value(message)}", flush=True)
+    print(f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}", flush=True)
 
 
 def main() -> None:
@@ -124,7 +140,7 @@ def main() -> None:
     except configuration.ConfigError as e:
         _log(f"stopped: {e}")
         sys.exit(1)
-    except Exception:  # the log is all anyone will see of it; Python's own report is not redacted
+    except Exception:  # noqa: BLE001 -- the log is all anyone will see of it; Python's own report is not redacted
         _log(f"stopped: {traceback.format_exc()}")
         sys.exit(1)
 

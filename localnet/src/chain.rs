@@ -4,7 +4,6 @@
 //! slots with their times and blockhashes).
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,9 +27,9 @@ use tokio::sync::Mutex;
 
 use crate::state_file::StateFile;
 
-/// A validator's slot time. The bank moves to the next slot at this pace while transactions
-/// are committed, and stays put while idle, so memory does not grow with idle time or with a
-/// slot per transaction.
+/// A validator's slot time. The bank moves to the next slot at this pace whether or not
+/// transactions arrive, as a validator's does: blocks exist for every slot and a blockhash
+/// expires after 150 of them (about a minute). The chain keeps a few dozen bytes per slot.
 const SLOT_DURATION: Duration = Duration::from_millis(400);
 
 pub struct Options {
@@ -110,7 +109,6 @@ pub struct Validator {
 
 pub struct Chain {
     context: Arc<Mutex<ProgramTestContext>>,
-    committed_since_slot: Arc<AtomicBool>,
     banks: BanksClient,
     faucet: Keypair,
     genesis_hash: Hash,
@@ -124,7 +122,10 @@ pub struct Chain {
 }
 
 fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 impl Chain {
@@ -139,7 +140,11 @@ impl Chain {
         let mut program_test = precompact_harness::program_test();
         program_test.add_account(
             faucet.pubkey(),
-            Account::new(options.faucet_lamports, 0, &solana_pubkey::Pubkey::default()),
+            Account::new(
+                options.faucet_lamports,
+                0,
+                &solana_pubkey::Pubkey::default(),
+            ),
         );
         for (address, account) in &persisted {
             program_test.add_account(*address, account.clone());
@@ -147,16 +152,20 @@ impl Chain {
         let context = program_test.start_with_context().await;
         let banks = context.banks_client.clone();
         let genesis = context.genesis_config();
-        let (genesis_hash, epoch_schedule, inflation) = (genesis.hash(), genesis.epoch_schedule.clone(), genesis.inflation);
+        let (genesis_hash, epoch_schedule, inflation) = (
+            genesis.hash(),
+            genesis.epoch_schedule.clone(),
+            genesis.inflation,
+        );
         let slots_per_year = genesis.slots_per_year();
+        let genesis_accounts: Vec<Pubkey> = genesis.accounts.keys().copied().collect();
         let validator = genesis_validator(genesis)?;
         let first = slot_start(&context).await?;
         let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
         let context = Arc::new(Mutex::new(context));
-        let committed_since_slot = Arc::new(AtomicBool::new(false));
-        tokio::spawn(run_slot_clock(Arc::downgrade(&context), committed_since_slot.clone(), slots.clone()));
+        tokio::spawn(run_slot_clock(Arc::downgrade(&context), slots.clone()));
         let history = History {
-            known_accounts: persisted.keys().copied().collect(),
+            known_accounts: persisted.keys().chain(&genesis_accounts).copied().collect(),
             ..History::default()
         };
         Ok(Self {
@@ -168,7 +177,6 @@ impl Chain {
             slots_per_year,
             validator,
             context,
-            committed_since_slot,
             history: std::sync::Mutex::new(history),
             slots,
             state,
@@ -198,17 +206,32 @@ impl Chain {
 
     /// The first slot the chain holds a block for.
     pub fn first_slot(&self) -> u64 {
-        *self.slots.lock().unwrap().keys().next().expect("the starting slot is recorded")
+        *self
+            .slots
+            .lock()
+            .unwrap()
+            .keys()
+            .next()
+            .expect("the starting slot is recorded")
     }
 
     /// The slots in `range` (all of them blocks), ascending.
     pub fn slots_in(&self, range: std::ops::RangeInclusive<u64>) -> Vec<u64> {
-        self.slots.lock().unwrap().range(range).map(|(slot, _)| *slot).collect()
+        self.slots
+            .lock()
+            .unwrap()
+            .range(range)
+            .map(|(slot, _)| *slot)
+            .collect()
     }
 
     /// Unix time at which `slot` began; `None` for a slot the chain has not had.
     pub fn block_time(&self, slot: u64) -> Option<i64> {
-        self.slots.lock().unwrap().get(&slot).map(|start| start.time)
+        self.slots
+            .lock()
+            .unwrap()
+            .get(&slot)
+            .map(|start| start.time)
     }
 
     /// The block at `slot`. The current slot's blockhash is the latest one so far: the bank
@@ -216,7 +239,9 @@ impl Chain {
     pub async fn block(&self, slot: u64) -> Result<Option<Block>, String> {
         let (start, next) = {
             let slots = self.slots.lock().unwrap();
-            let Some(start) = slots.get(&slot).copied() else { return Ok(None) };
+            let Some(start) = slots.get(&slot).copied() else {
+                return Ok(None);
+            };
             (start, slots.range(slot + 1..).next().map(|(_, next)| *next))
         };
         let blockhash = match next {
@@ -227,7 +252,12 @@ impl Chain {
         let transactions = history
             .by_slot
             .get(&slot)
-            .map(|signatures| signatures.iter().map(|s| (*s, history.transactions[s].clone())).collect())
+            .map(|signatures| {
+                signatures
+                    .iter()
+                    .map(|s| (*s, history.transactions[s].clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         Ok(Some(Block {
             slot,
@@ -245,7 +275,9 @@ impl Chain {
     pub fn performance_samples(&self, period: i64) -> Vec<(u64, u64, u64)> {
         let slots = self.slots.lock().unwrap();
         let history = self.history.lock().unwrap();
-        let Some((_, first)) = slots.iter().next() else { return vec![] };
+        let Some((_, first)) = slots.iter().next() else {
+            return vec![];
+        };
         let (start, now) = (first.time, unix_now());
         let mut samples: BTreeMap<i64, (u64, u64, u64)> = BTreeMap::new();
         for (slot, begun) in slots.iter() {
@@ -265,7 +297,10 @@ impl Chain {
     }
 
     pub async fn block_height(&self) -> Result<u64, String> {
-        self.banks.get_root_block_height().await.map_err(|e| e.to_string())
+        self.banks
+            .get_root_block_height()
+            .await
+            .map_err(|e| e.to_string())
     }
 
     pub fn transaction_count(&self) -> u64 {
@@ -281,9 +316,9 @@ impl Chain {
     }
 
     /// The fee for `message`, or `None` when its blockhash has expired or was never issued.
-    pub async fn fee_for_message(&self, message: Message) -> Result<Option<u64>, String> {
+    pub async fn fee_for_message(&self, message: &VersionedMessage) -> Result<Option<u64>, String> {
         self.banks
-            .get_fee_for_message_with_commitment(message, CommitmentLevel::Finalized)
+            .get_fee_for_message_with_commitment(fee_probe(message), CommitmentLevel::Finalized)
             .await
             .map_err(|e| e.to_string())
     }
@@ -293,7 +328,10 @@ impl Chain {
     pub async fn is_blockhash_valid(&self, blockhash: Hash) -> Result<bool, String> {
         let mut probe = Message::new(&[], Some(&self.faucet.pubkey()));
         probe.recent_blockhash = blockhash;
-        Ok(self.fee_for_message(probe).await?.is_some())
+        Ok(self
+            .fee_for_message(&VersionedMessage::Legacy(probe))
+            .await?
+            .is_some())
     }
 
     pub async fn minimum_balance_for_rent_exemption(&self, data_len: usize) -> Result<u64, String> {
@@ -302,33 +340,61 @@ impl Chain {
     }
 
     pub async fn account(&self, address: &Pubkey) -> Result<Option<Account>, String> {
-        self.banks.get_account(*address).await.map_err(|e| e.to_string())
+        self.banks
+            .get_account(*address)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     pub async fn balance(&self, address: &Pubkey) -> Result<u64, String> {
-        self.banks.get_balance(*address).await.map_err(|e| e.to_string())
+        self.banks
+            .get_balance(*address)
+            .await
+            .map_err(|e| e.to_string())
     }
 
-    /// Every account ever touched (or reloaded) that `owner` owns.
+    /// Every account the chain knows of that `owner` owns.
     pub async fn program_accounts(&self, owner: &Pubkey) -> Result<Vec<(Pubkey, Account)>, String> {
-        let known: Vec<Pubkey> = self.history.lock().unwrap().known_accounts.iter().copied().collect();
-        let mut owned = Vec::new();
+        let mut known = self.known_accounts().await?;
+        known.retain(|(_, account)| account.owner == *owner);
+        Ok(known)
+    }
+
+    /// Every account the chain knows of: genesis's, and every one a transaction touched or the
+    /// state file reloaded, as they are now (closed ones left out). The bank cannot list its
+    /// accounts, so this is what getProgramAccounts, getSupply and the token methods read.
+    pub async fn known_accounts(&self) -> Result<Vec<(Pubkey, Account)>, String> {
+        let known: Vec<Pubkey> = self
+            .history
+            .lock()
+            .unwrap()
+            .known_accounts
+            .iter()
+            .copied()
+            .collect();
+        let mut accounts = Vec::with_capacity(known.len());
         for address in known {
             if let Some(account) = self.account(&address).await? {
-                if account.owner == *owner {
-                    owned.push((address, account));
-                }
+                accounts.push((address, account));
             }
         }
-        Ok(owned)
+        Ok(accounts)
     }
 
     pub fn committed(&self, signature: &Signature) -> Option<CommittedTransaction> {
-        self.history.lock().unwrap().transactions.get(signature).cloned()
+        self.history
+            .lock()
+            .unwrap()
+            .transactions
+            .get(signature)
+            .cloned()
     }
 
     /// Signatures touching `address`, newest first.
-    pub fn signatures_for_address(&self, address: &Pubkey) -> Vec<(Signature, CommittedTransaction)> {
+    pub fn signatures_for_address(
+        &self,
+        address: &Pubkey,
+    ) -> Vec<(Signature, CommittedTransaction)> {
         let history = self.history.lock().unwrap();
         history
             .by_address
@@ -354,7 +420,10 @@ impl Chain {
             err: outcome.result.and_then(|r| r.err()),
             logs: details.as_ref().map(|d| d.logs.clone()).unwrap_or_default(),
             units_consumed: details.as_ref().map(|d| d.units_consumed).unwrap_or(0),
-            loaded_accounts_data_size: details.as_ref().map(|d| d.loaded_accounts_data_size).unwrap_or(0),
+            loaded_accounts_data_size: details
+                .as_ref()
+                .map(|d| d.loaded_accounts_data_size)
+                .unwrap_or(0),
         })
     }
 
@@ -362,8 +431,14 @@ impl Chain {
     /// optional preflight, duplicates refused in preflight and otherwise dropped. A transaction
     /// that cannot be committed at all (e.g. an expired blockhash) is dropped after preflight is
     /// skipped, as on a cluster.
-    pub async fn send(&self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, SendError> {
-        if transaction.verify_with_results().iter().any(|ok| !ok) || transaction.signatures.is_empty() {
+    pub async fn send(
+        &self,
+        transaction: VersionedTransaction,
+        preflight: bool,
+    ) -> Result<Signature, SendError> {
+        if transaction.verify_with_results().iter().any(|ok| !ok)
+            || transaction.signatures.is_empty()
+        {
             return Err(SendError::SignatureVerification);
         }
         let signature = transaction.signatures[0];
@@ -381,23 +456,32 @@ impl Chain {
             };
         }
         if preflight {
-            let simulation = self.simulate(transaction.clone()).await.map_err(SendError::Internal)?;
+            let simulation = self
+                .simulate(transaction.clone())
+                .await
+                .map_err(SendError::Internal)?;
             if simulation.err.is_some() {
                 return Err(SendError::Preflight(simulation));
             }
         }
         let keys = transaction.message.static_account_keys().to_vec();
-        let fee = match &transaction.message {
-            VersionedMessage::Legacy(message) => self.fee_for_message(message.clone()).await.ok().flatten().unwrap_or(0),
-            VersionedMessage::V0(_) => 0,
-        };
+        let fee = self
+            .fee_for_message(&transaction.message)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(0);
         let pre_balances = self.balances(&keys).await;
         let outcome = context
             .banks_client
             .process_transaction_with_metadata(transaction.clone())
             .await;
-        let Ok(outcome) = outcome else { return Ok(signature) };
-        let Some(metadata) = outcome.metadata else { return Ok(signature) };
+        let Ok(outcome) = outcome else {
+            return Ok(signature);
+        };
+        let Some(metadata) = outcome.metadata else {
+            return Ok(signature);
+        };
         let slot = self.slot().await.unwrap_or(0);
         let committed = CommittedTransaction {
             post_balances: self.balances(&keys).await,
@@ -423,7 +507,9 @@ impl Chain {
             let writable: Vec<Pubkey> = keys
                 .iter()
                 .enumerate()
-                .filter(|(i, key)| transaction.message.is_maybe_writable(*i, None) && **key != self.faucet.pubkey())
+                .filter(|(i, key)| {
+                    transaction.message.is_maybe_writable(*i, None) && **key != self.faucet.pubkey()
+                })
                 .map(|(_, key)| *key)
                 .collect();
             let mut updates = Vec::with_capacity(writable.len());
@@ -434,15 +520,20 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
-        self.committed_since_slot.store(true, Ordering::Release);
         Ok(signature)
     }
 
     /// Sends `lamports` from the faucet to `to` through the normal send path.
     pub async fn airdrop(&self, to: &Pubkey, lamports: u64) -> Result<Signature, SendError> {
         let (blockhash, _) = self.latest_blockhash().await.map_err(SendError::Internal)?;
-        let transfer = solana_system_interface::instruction::transfer(&self.faucet.pubkey(), to, lamports);
-        let tx = Transaction::new_signed_with_payer(&[transfer], Some(&self.faucet.pubkey()), &[&self.faucet], blockhash);
+        let transfer =
+            solana_system_interface::instruction::transfer(&self.faucet.pubkey(), to, lamports);
+        let tx = Transaction::new_signed_with_payer(
+            &[transfer],
+            Some(&self.faucet.pubkey()),
+            &[&self.faucet],
+            blockhash,
+        );
         self.send(VersionedTransaction::from(tx), true).await
     }
 
@@ -455,21 +546,62 @@ impl Chain {
     }
 }
 
+/// A legacy message the bank prices as it would `message`. The bank's fee query takes legacy
+/// messages only, and a fee depends on what a v0 message shares with one: the signer count, the
+/// blockhash and the instructions (precompile signatures, compute-budget prices). Accounts loaded
+/// from lookup tables are never signers and never programs, so only their indices are dropped.
+fn fee_probe(message: &VersionedMessage) -> Message {
+    match message {
+        VersionedMessage::Legacy(message) => message.clone(),
+        VersionedMessage::V0(message) => {
+            let static_keys = message.account_keys.len();
+            let mut instructions = message.instructions.clone();
+            for instruction in &mut instructions {
+                instruction
+                    .accounts
+                    .retain(|index| usize::from(*index) < static_keys);
+            }
+            Message {
+                header: message.header,
+                account_keys: message.account_keys.clone(),
+                recent_blockhash: message.recent_blockhash,
+                instructions,
+            }
+        }
+    }
+}
+
 /// The working slot as it begins, with its height, the time and its parent's final blockhash.
 async fn slot_start(context: &ProgramTestContext) -> Result<(u64, SlotStart), String> {
     let banks = &context.banks_client;
     let slot = banks.get_root_slot().await.map_err(|e| e.to_string())?;
-    let block_height = banks.get_root_block_height().await.map_err(|e| e.to_string())?;
-    Ok((slot, SlotStart { block_height, time: unix_now(), previous_blockhash: context.last_blockhash }))
+    let block_height = banks
+        .get_root_block_height()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((
+        slot,
+        SlotStart {
+            block_height,
+            time: unix_now(),
+            previous_blockhash: context.last_blockhash,
+        },
+    ))
 }
 
 /// Genesis holds one vote account (the bootstrap validator's) and one stake account delegated
 /// to it.
 fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<Validator, String> {
-    let owned_by = |program: Pubkey| genesis.accounts.iter().find(|(_, account)| account.owner == program);
+    let owned_by = |program: Pubkey| {
+        genesis
+            .accounts
+            .iter()
+            .find(|(_, account)| account.owner == program)
+    };
     let (vote_account, vote) =
         owned_by(solana_sdk_ids::vote::ID).ok_or("genesis has no vote account")?;
-    let state = VoteStateV4::deserialize(&vote.data, vote_account).map_err(|e| format!("genesis vote account: {e}"))?;
+    let state = VoteStateV4::deserialize(&vote.data, vote_account)
+        .map_err(|e| format!("genesis vote account: {e}"))?;
     let (_, stake) = owned_by(solana_sdk_ids::stake::ID).ok_or("genesis has no stake account")?;
     // The stake account holds the delegation plus its own rent reserve.
     let activated_stake = stake.lamports - genesis.rent.minimum_balance(stake.data.len());
@@ -481,15 +613,14 @@ fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<V
     })
 }
 
-/// Advances the bank one slot per `SLOT_DURATION` when something was committed, recording each
+/// Advances the bank one slot per `SLOT_DURATION`, recording each
 /// slot as it begins; ends with the chain.
-async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, committed_since_slot: Arc<AtomicBool>, slots: Slots) {
+async fn run_slot_clock(context: Weak<Mutex<ProgramTestContext>>, slots: Slots) {
     loop {
         tokio::time::sleep(SLOT_DURATION).await;
-        let Some(context) = context.upgrade() else { return };
-        if !committed_since_slot.swap(false, Ordering::AcqRel) {
-            continue;
-        }
+        let Some(context) = context.upgrade() else {
+            return;
+        };
         let mut context = context.lock().await;
         let next = match context.banks_client.get_root_slot().await {
             Ok(slot) => slot + 1,

@@ -25,7 +25,9 @@ pub async fn serve(
         .route("/", post(handle))
         .route("/health", get(|| async { "ok" }))
         .with_state(chain);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 async fn handle(State(chain): State<Arc<Chain>>, body: Bytes) -> Json<serde_json::Value> {

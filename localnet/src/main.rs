@@ -35,7 +35,12 @@ async fn main() -> ExitCode {
     if std::env::var_os("RUST_LOG").is_none() {
         std::env::set_var("RUST_LOG", "warn");
     }
-    let chain = match Chain::start(Options { faucet_lamports: args.faucet_lamports, state_file: args.state }).await {
+    let chain = match Chain::start(Options {
+        faucet_lamports: args.faucet_lamports,
+        state_file: args.state,
+    })
+    .await
+    {
         Ok(chain) => Arc::new(chain),
         Err(e) => {
             eprintln!("precompact-localnet: {e}");
@@ -50,7 +55,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let url = format!("http://{}", listener.local_addr().map(|a| a.to_string()).unwrap_or(address.to_string()));
+    let url = format!(
+        "http://{}",
+        listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or(address.to_string())
+    );
     println!("ready {url}");
     let shutdown = async {
         let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");

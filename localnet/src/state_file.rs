@@ -33,7 +33,10 @@ pub struct StateFile {
 
 impl StateFile {
     pub fn new(path: PathBuf) -> Self {
-        Self { path, accounts: Mutex::new(BTreeMap::new()) }
+        Self {
+            path,
+            accounts: Mutex::new(BTreeMap::new()),
+        }
     }
 
     /// Reads the file (a missing file is an empty state) and remembers its accounts.
@@ -47,7 +50,8 @@ impl StateFile {
         };
         let mut accounts = BTreeMap::new();
         for (address, stored) in stored.accounts {
-            let invalid = |what: &str| format!("state file {shown}: account {address} has an invalid {what}");
+            let invalid =
+                |what: &str| format!("state file {shown}: account {address} has an invalid {what}");
             let key: Pubkey = address.parse().map_err(|_| invalid("address"))?;
             let account = Account {
                 lamports: stored.lamports,
@@ -88,12 +92,18 @@ impl StateFile {
                 })
                 .collect(),
         };
-        write_atomically(&self.path, &serde_json::to_vec(&stored).expect("state serializes"))
+        write_atomically(
+            &self.path,
+            &serde_json::to_vec(&stored).expect("state serializes"),
+        )
     }
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("state")

@@ -27,9 +27,18 @@ fn start(extra: &[&str]) -> Running {
         .spawn()
         .expect("binary starts");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("ready ").unwrap_or_else(|| panic!("first line is `ready <url>`, got {line:?}")).to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "loopback by default: {url}");
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("ready ")
+        .unwrap_or_else(|| panic!("first line is `ready <url>`, got {line:?}"))
+        .to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:"),
+        "loopback by default: {url}"
+    );
     Running { child, url }
 }
 
@@ -43,7 +52,10 @@ fn call(url: &str, method: &str, params: Value) -> Value {
 }
 
 fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill").args(["-s", name, &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-s", name, &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
 }
 
@@ -58,7 +70,9 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
 }
 
 fn balance(url: &str, who: &str) -> u64 {
-    call(url, "getBalance", json!([who]))["value"].as_u64().unwrap()
+    call(url, "getBalance", json!([who]))["value"]
+        .as_u64()
+        .unwrap()
 }
 
 #[test]
@@ -83,7 +97,14 @@ fn state_file_carries_accounts_across_a_restart() {
     call(&first.url, "requestAirdrop", json!([who, 42_000_000]));
     signal(&first.child, "TERM");
     assert!(wait_exit(&mut first.child).success());
-    assert!(!dir.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp")), "no temp file left behind");
+    assert!(
+        !dir.read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".tmp")),
+        "no temp file left behind"
+    );
 
     let second = start(&["--state", state_arg]);
     assert_eq!(balance(&second.url, who), 42_000_000);
@@ -97,13 +118,23 @@ fn faucet_lamports_bound_airdrops() {
     let who = "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB";
     call(&net.url, "requestAirdrop", json!([who, 1_000_000_000]));
     assert_eq!(balance(&net.url, who), 1_000_000_000);
-    assert_eq!(call(&net.url, "requestAirdrop", json!([who, 1_000_000_000])), Value::Null, "the faucet cannot cover it");
+    assert_eq!(
+        call(&net.url, "requestAirdrop", json!([who, 1_000_000_000])),
+        Value::Null,
+        "the faucet cannot cover it"
+    );
     assert_eq!(balance(&net.url, who), 1_000_000_000);
 }
 
 fn run_to_exit(args: &[&str]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_precompact-localnet")).args(args).output().unwrap();
-    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    let output = Command::new(env!("CARGO_BIN_EXE_precompact-localnet"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -114,12 +145,22 @@ fn refuses_a_busy_port_and_a_corrupt_state_file_with_one_line() {
     assert!(!ok);
     assert!(stderr.lines().any(|l| l.starts_with("precompact-localnet: cannot listen on") && l.contains("--port")), "{stderr}");
 
-    let corrupt = std::env::temp_dir().join(format!("precompact-localnet-corrupt-{}.json", std::process::id()));
+    let corrupt = std::env::temp_dir().join(format!(
+        "precompact-localnet-corrupt-{}.json",
+        std::process::id()
+    ));
     std::fs::write(&corrupt, b"{not json").unwrap();
     let (ok, stderr) = run_to_exit(&["--port", "0", "--state", corrupt.to_str().unwrap()]);
     assert!(!ok);
-    assert!(stderr.contains("is not valid") && stderr.contains("move it aside"), "{stderr}");
-    assert_eq!(std::fs::read(&corrupt).unwrap(), b"{not json", "a corrupt state file is never overwritten");
+    assert!(
+        stderr.contains("is not valid") && stderr.contains("move it aside"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&corrupt).unwrap(),
+        b"{not json",
+        "a corrupt state file is never overwritten"
+    );
     std::fs::remove_file(&corrupt).unwrap();
     assert!(!Path::new(&corrupt).exists());
 }

@@ -1,74 +1,14 @@
-"""Fixtures: a real precompact-localnet process on a free loopback port, stopped by the test."""
+"""Fixtures only (what they use lives in `support`): a running precompact-localnet stopped by
+the test, a git project with a bare remote, a trust store of the test's own."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-VECTORS = REPO / "tests" / "vectors" / "savepoint-v1.json"
-
-
-def localnet_binary() -> Path:
-    target = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "precompact" / "target"))
-    binary = target / "debug" / "precompact-localnet"
-    if not binary.exists():
-        pytest.fail(f"{binary} is missing: run scripts/setup to build it")
-    return binary
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (for a service that is down, or started later)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LocalnetProcess:
-    """One precompact-localnet process; port 0 (the default) lets the OS pick a free port."""
-
-    def __init__(self, workdir: Path, state_file: Path | None = None, port: int = 0):
-        self.workdir = workdir
-        self.state_file = state_file
-        self.port = port
-        self.process: subprocess.Popen | None = None
-        self.url = ""
-
-    def start(self, timeout: float = 60.0) -> str:
-        # The program's own logs go to stdout natively: send them to a file so a full pipe can
-        # never stall the server.
-        log = self.workdir / f"localnet-{time.monotonic_ns()}.log"
-        args = [str(localnet_binary()), "--port", str(self.port)]
-        if self.state_file is not None:
-            args += ["--state", str(self.state_file)]
-        with log.open("wb") as sink:
-            self.process = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in log.read_text(errors="replace").splitlines():
-                if line.startswith("ready "):
-                    self.url = line.split(" ", 1)[1].strip()
-                    return self.url
-            if self.process.poll() is not None:
-                raise RuntimeError(f"precompact-localnet exited early: {log.read_text(errors='replace')}")
-            time.sleep(0.02)
-        raise RuntimeError("precompact-localnet did not print its ready line in time")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
+from support.commands import run_git
+from support.localnet import LocalnetProcess
 
 @pytest.fixture(autouse=True)
 def own_trust_store(tmp_path_factory, monkeypatch):
@@ -85,28 +25,23 @@ def localnet(tmp_path):
     node.stop()
 
 
-def run(cwd: Path, *args: str) -> str:
-    """Runs git in `cwd`, failing the test on error."""
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
-
-
 @pytest.fixture
 def workspace(tmp_path: Path):
     """A project repository with uncommitted and staged work, and a bare `origin`."""
     remote = tmp_path / "remote.git"
-    run(tmp_path, "init", "-q", "--bare", str(remote))
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
     project = tmp_path / "project"
     project.mkdir()
-    run(project, "init", "-q", "-b", "main")
-    run(project, "config", "user.name", "Dev")
-    run(project, "config", "user.email", "dev@example.invalid")
+    run_git(project, "init", "-q", "-b", "main")
+    run_git(project, "config", "user.name", "Dev")
+    run_git(project, "config", "user.email", "dev@example.invalid")
     (project / "app.py").write_text("v1\n")
-    run(project, "add", "app.py")
-    run(project, "commit", "-q", "-m", "initial")
-    run(project, "remote", "add", "origin", str(remote))
+    run_git(project, "add", "app.py")
+    run_git(project, "commit", "-q", "-m", "initial")
+    run_git(project, "remote", "add", "origin", str(remote))
     (project / "app.py").write_text("v2 unstaged\n")
     (project / "staged.py").write_text("staged\n")
-    run(project, "add", "staged.py")
+    run_git(project, "add", "staged.py")
     return project, remote
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import claude_code
-from projects import PRECOMPACT, Project, new_project
+from support import claude_code
+from support.commands import PRECOMPACT
+from support.projects import Project, new_project
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ class Setup:
         self.project, self.session, self.script = project, session, script
 
     def precompact(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([PRECOMPACT, *args], cwd=cwd or self.project.path, env={**os.environ, "HOME": str(self.session.home)}, capture_output=True, text=True, timeout=120)
+        return subprocess.run([PRECOMPACT, *args], cwd=cwd or self.project.path, env={**os.environ, "HOME": str(self.session.home)}, capture_output=True, text=True, timeout=120, check=False)
 
     def index(self) -> list[dict]:
         return [json.loads(line) for line in (self.project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
@@ -166,7 +167,7 @@ def test_a_compaction_with_nothing_new_keeps_the_savepoint(setup):
         [PRECOMPACT, "hook"],
         input=json.dumps({"hook_event_name": "PreCompact", "session_id": session_id, "transcript_path": str(transcript), "cwd": str(setup.project.path), "trigger": "manual"}),
         capture_output=True, text=True, timeout=60,
-    )
+     check=False)
     assert hook.stdout.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.")
     assert [e["event"] for e in setup.index()].count("SAVEPOINT_CREATED") == 1
     saved = setup.precompact("savepoint", "--transcript", str(transcript), "--session-id", session_id)

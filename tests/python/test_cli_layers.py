@@ -4,51 +4,20 @@ running precompact-localnet, offline queueing and flush, and one-line errors."""
 from __future__ import annotations
 
 import json
-import stat
-from pathlib import Path
 
-from click.testing import CliRunner
 from solana.rpc.api import Client
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from conftest import free_port, run
+from support.localnet import free_port
+
+from support.commands import INSTANCE, run_git, initialized, initialized_and_funded, invoke, statuses
 from precompact import chain
-from precompact.cli import main
-from projects import fund
-
-INSTANCE = "Gabriel #215"
-
-
-def invoke(*args: str, env: dict | None = None):
-    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
-
-
-def initialized(project: Path, monkeypatch, cluster: str) -> Keypair:
-    monkeypatch.chdir(project)
-    keypair_path = project.parent / "id.json"
-    result = invoke("init", "--yes", "--instance", INSTANCE, "--cluster", cluster, "--keypair", str(keypair_path))
-    assert result.exit_code == 0, result.output
-    assert stat.S_IMODE(keypair_path.stat().st_mode) == 0o600
-    return Keypair.from_bytes(bytes(json.loads(keypair_path.read_text())))
-
-
-def initialized_and_funded(project: Path, monkeypatch, localnet_url: str) -> Keypair:
-    """`precompact init` against the localnet, with the authority funded to pay for its record."""
-    authority = initialized(project, monkeypatch, localnet_url)
-    fund(localnet_url, authority)
-    return authority
-
+from support.projects import fund
 
 def chain_record(url: str, authority: Keypair) -> bytes:
     record, _ = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))
     return bytes(Client(url).get_account_info(record).value.data)
-
-
-def statuses(project: Path) -> list[dict]:
-    result = invoke("status", "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)["savepoints"]
 
 
 def test_savepoint_reaches_git_and_chain(workspace, localnet, monkeypatch):
@@ -64,12 +33,12 @@ def test_savepoint_reaches_git_and_chain(workspace, localnet, monkeypatch):
 
     [row] = statuses(project)
     assert (row["layer_2"], row["layer_3"]) == ("PUSHED", "CONFIRMED")
-    assert run(remote, "rev-parse", "refs/heads/precompact/savepoints").strip() == row["commit"]
+    assert run_git(remote, "rev-parse", "refs/heads/precompact/savepoints").strip() == row["commit"]
     data = chain_record(localnet.url, authority)
     assert int.from_bytes(data[241:249], "little") == 1
     assert data[73:105].hex() == row["snapshot_hash"]
     assert data[105:145].decode() == row["commit"][:40]
-    assert "logs" not in run(project, "status", "--porcelain")
+    assert "logs" not in run_git(project, "status", "--porcelain")
 
 
 def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, localnet, monkeypatch):
@@ -77,7 +46,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     down = f"http://127.0.0.1:{free_port()}"
     authority = initialized(project, monkeypatch, down)
     fund(localnet.url, authority)
-    run(project, "remote", "set-url", "origin", str(project.parent / "offline.git"))
+    run_git(project, "remote", "set-url", "origin", str(project.parent / "offline.git"))
     for _ in range(3):
         result = invoke("savepoint")
         assert result.exit_code == 1, result.output
@@ -87,9 +56,9 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     assert [r["layer_2"] for r in rows] == ["FAILED"] * 3
     assert all(r["commit"] for r in rows), "commits are made locally even while the push fails"
     # Posting stops at the first savepoint that cannot go: the others wait behind it.
-    assert [r["layer_3"] for r in rows] == ["FAILED", "QUEUED", "QUEUED"]
+    assert [r["layer_3"] for r in rows] == ["FAILED", "QUEUED_FOR_BLOCKCHAIN", "QUEUED_FOR_BLOCKCHAIN"]
 
-    run(project, "remote", "set-url", "origin", str(project.parent / "remote.git"))
+    run_git(project, "remote", "set-url", "origin", str(project.parent / "remote.git"))
     result = invoke("flush", env={"PRECOMPACT_CLUSTER": localnet.url})
     assert result.exit_code == 0, result.output
     rows = statuses(project)
@@ -132,25 +101,25 @@ def test_layer_3_problems_are_named_and_queued(workspace, localnet, monkeypatch)
 
 def test_commands_without_configuration_fail_with_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["savepoint"])
+    result = invoke("savepoint")
     assert result.exit_code == 2
     assert result.output.strip().startswith("Error: no .precompact.toml")
     assert len(result.output.strip().splitlines()) == 1
     for command in ("flush", "status"):
-        result = CliRunner().invoke(main, [command])
+        result = invoke(command)
         assert result.exit_code == 1 and "run `precompact init`" in result.output
 
 
 def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     args = ["init", "--yes", "--keypair", str(tmp_path / "k.json")]
-    first = CliRunner().invoke(main, args)
+    first = invoke(*args)
     assert first.exit_code == 0
     assert "is not a git repository" in first.output
     assert (tmp_path / ".precompact.toml").read_text().count("instance = ") == 1
-    second = CliRunner().invoke(main, args)
+    second = invoke(*args)
     assert second.exit_code == 1 and "already exists" in second.output
-    bad = CliRunner().invoke(main, [*args, "--force", "--cluster", "ftp://nope"])
+    bad = invoke(*args, "--force", "--cluster", "ftp://nope")
     assert bad.exit_code == 1 and "chain.cluster" in bad.output
     assert not (tmp_path / ".precompact.toml").exists(), "an invalid configuration is not left behind"
 

@@ -14,17 +14,17 @@ import pytest
 from precompact import gitstore, savepoint_log, snapshot
 from precompact.snapshot import Session, Settings
 
-from conftest import run
+from support.commands import run_git
 
 BRANCH = "precompact/savepoints"
 
 
 def user_view(project: Path) -> tuple[str, str, str, str]:
     return (
-        run(project, "rev-parse", "HEAD"),
-        run(project, "symbolic-ref", "HEAD"),
-        run(project, "diff", "--cached", "--name-status"),
-        run(project, "status", "--porcelain", "--untracked-files=no"),
+        run_git(project, "rev-parse", "HEAD"),
+        run_git(project, "symbolic-ref", "HEAD"),
+        run_git(project, "diff", "--cached", "--name-status"),
+        run_git(project, "status", "--porcelain", "--untracked-files=no"),
     )
 
 
@@ -49,18 +49,18 @@ def test_commits_and_pushes_without_touching_the_users_work(workspace):
     assert gitstore.sync(repo, target(project), project / "logs") == []
 
     assert user_view(project) == before, "HEAD, branch, index and working tree unchanged"
-    assert "logs" not in run(project, "status", "--porcelain"), "logs are kept out of git status"
+    assert "logs" not in run_git(project, "status", "--porcelain"), "logs are kept out of git status"
     states = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert [s.layer_2 for s in states] == ["PUSHED", "PUSHED"]
     first_commit, second_commit = states[0].commit, states[1].commit
-    assert run(project, "rev-parse", f"{second_commit}^").strip() == first_commit
-    assert run(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == second_commit
+    assert run_git(project, "rev-parse", f"{second_commit}^").strip() == first_commit
+    assert run_git(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == second_commit
 
     stored = gitstore.file_at(repo, first_commit, first.event["snapshot_file"])
     assert hashlib.sha256(stored).hexdigest() == first.sha256
     index_in_commit = gitstore.file_at(repo, second_commit, "logs/precompact-savepoint.jsonl")
     assert f"sha256:{second.sha256}".encode() in index_in_commit
-    message = run(project, "log", "-1", "--format=%B", second_commit)
+    message = run_git(project, "log", "-1", "--format=%B", second_commit)
     assert message.startswith("[Gabriel #215] PRECOMPACT: Savepoint before context compaction\n")
     assert f"Snapshot hash: sha256:{second.sha256}" in message
     assert "Tokens used: 0/200000" in message
@@ -87,18 +87,18 @@ def test_a_private_index_left_by_a_killed_process_is_removed(workspace):
 def test_failed_push_is_recorded_then_retried(workspace, tmp_path):
     project, remote = workspace
     repo = gitstore.open_repository(project)
-    run(project, "remote", "set-url", "origin", str(tmp_path / "missing.git"))
+    run_git(project, "remote", "set-url", "origin", str(tmp_path / "missing.git"))
     savepoint(project)
     problems = gitstore.sync(repo, target(project), project / "logs")
     assert len(problems) == 1 and problems[0].startswith("push to origin failed:")
     [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert state.commit and state.layer_2 == "FAILED"
 
-    run(project, "remote", "set-url", "origin", str(remote))
+    run_git(project, "remote", "set-url", "origin", str(remote))
     assert gitstore.sync(repo, target(project), project / "logs") == []
     [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert state.layer_2 == "PUSHED"
-    assert run(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == state.commit
+    assert run_git(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == state.commit
 
 
 def test_unknown_remote_and_non_repository_are_named(workspace, tmp_path):
@@ -115,25 +115,25 @@ def test_unknown_remote_and_non_repository_are_named(workspace, tmp_path):
 
 def test_works_on_a_detached_head_and_without_a_git_identity(workspace, monkeypatch):
     project, _ = workspace
-    run(project, "config", "--unset", "user.name")
-    run(project, "config", "--unset", "user.email")
+    run_git(project, "config", "--unset", "user.name")
+    run_git(project, "config", "--unset", "user.email")
     monkeypatch.setenv("HOME", str(project.parent))  # no global identity either
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    run(project, "checkout", "-q", "--detach", "HEAD")
+    run_git(project, "checkout", "-q", "--detach", "HEAD")
     repo = git.Repo(project)
     savepoint(project)
     assert gitstore.sync(repo, target(project), project / "logs") == []
-    assert run(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
-    assert run(project, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD", "still detached"
+    assert run_git(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
+    assert run_git(project, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD", "still detached"
 
 
 def test_sha256_object_format_repository(tmp_path):
     project = tmp_path / "sha256"
     project.mkdir()
-    run(project, "init", "-q", "--object-format=sha256", "-b", "main")
+    run_git(project, "init", "-q", "--object-format=sha256", "-b", "main")
     remote = tmp_path / "remote256.git"
-    run(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(remote))
-    run(project, "remote", "add", "origin", str(remote))
+    run_git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(remote))
+    run_git(project, "remote", "add", "origin", str(remote))
     repo = gitstore.open_repository(project)
     written = savepoint(project)
     assert gitstore.sync(repo, target(project), project / "logs") == []
@@ -151,6 +151,6 @@ def test_blob_ids_of_many_commits_and_paths_in_one_question(workspace):
     c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
     name1, name2 = first.event["snapshot_file"], second.event["snapshot_file"]
     wanted = [(c1, name1), (c2, name1), (c2, name2), (c1, name2), ("0" * 40, name1), (c2, "logs\nx"), (c2, "logs")]
-    blob1, blob2 = (run(project, "rev-parse", f"{c2}:{name}").strip() for name in (name1, name2))
+    blob1, blob2 = (run_git(project, "rev-parse", f"{c2}:{name}").strip() for name in (name1, name2))
     assert gitstore.blob_ids_at(repo, wanted) == [blob1, blob1, blob2, None, None, None, None]
     assert gitstore.blob_ids_at(repo, []) == []

@@ -9,16 +9,11 @@ import time
 from pathlib import Path
 
 from precompact import savepoint_log
-from projects import approve_as_is, trust
-from test_cli_layers import INSTANCE, initialized, initialized_and_funded
-from test_worker import wait_until
+from support.projects import approve_as_is, trust
+from support.commands import INSTANCE, initialized, initialized_and_funded
+from support.commands import hook, landed, wait_until
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
-
-
-def hook(payload, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run([PRECOMPACT, "hook"], input=stdin, capture_output=True, cwd=cwd, timeout=30)
 
 
 def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localnet, monkeypatch):
@@ -36,10 +31,7 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     assert elapsed < 10
     logs = project / "logs"
 
-    def landed():
-        return [(s.layer_2, s.layer_3) for s in savepoint_log.fold(savepoint_log.read(logs).events)] == [("PUSHED", "CONFIRMED")]
-
-    assert wait_until(landed), (logs / "precompact-worker.log").read_text()
+    assert wait_until(lambda: landed(logs, INSTANCE, 1)), (logs / "precompact-worker.log").read_text()
 
     post = hook({"hook_event_name": "PostCompact", "cwd": str(project), "trigger": "auto", "compact_summary": "We fixed the app."})
     assert post.returncode == 0 and post.stdout == b""
@@ -95,13 +87,13 @@ def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(worksp
         "main()\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx'}), file=sys.stderr)\n"
     )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=False)
     assert "precompact savepoint 1 (sha256:" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "[]"
 
 
 def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
-    from projects import new_project
+    from support.projects import new_project
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = tmp_path / "t.jsonl"

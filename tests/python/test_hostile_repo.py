@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run
-from projects import PRECOMPACT
-from test_worker import wait_until
-from transcript_gen import payload
+from support.commands import run_git
+from support import commands
+from support.commands import PRECOMPACT
+from support.commands import wait_until
+from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
 SECRET_MARK = "tHISiSthEuSERSkEY"
@@ -31,11 +32,11 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 def precompact(cwd: Path, *args: str, stdin: dict | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PRECOMPACT, *args], cwd=cwd, input=json.dumps(stdin).encode() if stdin else None, capture_output=True, timeout=60, env={**os.environ, **(env or {})}
-    )
+    , check=False)
 
 
 def hook(cwd: Path, event: str, **extra) -> subprocess.CompletedProcess:
-    return precompact(cwd, "hook", stdin=payload(event, cwd, **extra))
+    return commands.hook(payload(event, cwd, **extra), cwd=cwd, timeout=60)
 
 
 class Victim:
@@ -65,21 +66,21 @@ def attacker_repository(tmp_path: Path, build) -> Path:
     """A repository the attacker publishes: `build(work_tree)` lays out its files, all committed."""
     source = tmp_path / "attacker"
     source.mkdir()
-    run(source, "init", "-q", "-b", "main")
-    run(source, "config", "user.name", "Mallory")
-    run(source, "config", "user.email", "m@example.invalid")
+    run_git(source, "init", "-q", "-b", "main")
+    run_git(source, "config", "user.name", "Mallory")
+    run_git(source, "config", "user.email", "m@example.invalid")
     build(source)
-    run(source, "add", "-A", "-f")
-    run(source, "commit", "-q", "-m", "useful library")
+    run_git(source, "add", "-A", "-f")
+    run_git(source, "commit", "-q", "-m", "useful library")
     return source
 
 
 def clone(tmp_path: Path, source: Path) -> Path:
     """The user's clone, with their identity."""
     project = tmp_path / "clone"
-    run(tmp_path, "clone", "-q", str(source), str(project))
-    run(project, "config", "user.name", "Dev")
-    run(project, "config", "user.email", "dev@example.invalid")
+    run_git(tmp_path, "clone", "-q", str(source), str(project))
+    run_git(project, "config", "user.name", "Dev")
+    run_git(project, "config", "user.email", "dev@example.invalid")
     return project
 
 
@@ -103,6 +104,26 @@ def project_bytes(project: Path) -> bytes:
     if not logs.is_dir() or logs.is_symlink():
         return b""
     return b"".join(p.read_bytes() for p in logs.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def worker_done(project: Path) -> None:
+    """Waits until the worker PreCompact started (it indexes for recall, layers on or off) has
+    indexed the savepoint and let go of its lock: it must not flush a configuration changed later."""
+    import fcntl
+    import sqlite3
+
+    def done() -> bool:
+        index = project / "logs" / "precompact-recall.sqlite"
+        if not index.exists() or sqlite3.connect(index).execute("SELECT count(*) FROM savepoints").fetchone()[0] == 0:
+            return False
+        with (project / "logs" / "precompact-worker.lock").open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+        return True
+
+    assert wait_until(done)
 
 
 def flush(project: Path) -> subprocess.CompletedProcess:
@@ -216,7 +237,7 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     assert precompact(project, "trust").returncode == 0
     for _ in range(2):
         assert "saved" in hook(project, "PreCompact", transcript=None).stdout.decode()
-    first, second = sorted((project / "logs" / "precompact-saves").iterdir())
+    _, second = sorted((project / "logs" / "precompact-saves").iterdir())
     second.write_text(json.dumps({"stolen": SECRET}))
     config.write_text(config.read_text().replace("git = false", "git = true"))
     assert precompact(project, "trust").returncode == 0
@@ -337,9 +358,10 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("git = true", "git = false"))  # no worker yet
     assert precompact(project, "trust").returncode == 0
-    run(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
+    run_git(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
     hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
     hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
+    worker_done(project)
     # A failure whose reason carries a token: the configured remote's name, which does not exist.
     config.write_text(config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n'))
     assert precompact(project, "trust").returncode == 0
@@ -411,7 +433,7 @@ def test_a_configuration_in_a_parent_directory_never_applies(tmp_path, victim, h
     else:
         config.chmod(0o666)
     # Inside a git work tree the search stops at its root: the parent's file is never seen.
-    run(project, "init", "-q", "-b", "main")
+    run_git(project, "init", "-q", "-b", "main")
     pre = hook(project, "PreCompact", transcript=None)
     assert pre.stdout == b"" and "no .precompact.toml" in pre.stderr.decode()
     # Outside one, the file is found, and refused for its owner or its mode.
@@ -442,11 +464,11 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
         (project / ".git" / "hooks" / name).write_text(victim.script.read_text())
         (project / ".git" / "hooks" / name).chmod(0o755)
     for key, value in (("filter.evil.clean", str(victim.script)), ("core.fsmonitor", str(victim.script))):
-        run(project, "config", key, value)
+        run_git(project, "config", key, value)
     # (A remote's own hooks are the remote's business: a server runs them on its side.)
     bare_remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare_remote)], check=True)
-    run(project, "remote", "set-url", "origin", str(bare_remote))
+    run_git(project, "remote", "set-url", "origin", str(bare_remote))
     assert precompact(project, "trust").returncode == 0
     victim.marker.unlink(missing_ok=True)  # the user's own git commands above ran the fsmonitor
 

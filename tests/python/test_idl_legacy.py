@@ -9,7 +9,9 @@ import pytest
 from anchorpy import Idl
 from anchorpy.coder.common import _sighash
 
-from precompact import chain, idl_legacy
+from precompact import chain
+
+from precompact.chain import idl_legacy
 
 LEGACY = idl_legacy.convert(chain.IDL)
 

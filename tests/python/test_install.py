@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from projects import trust
-from test_cli_layers import invoke
+from support.projects import trust
+from support.commands import invoke
 
 OTHERS = {
     "permissions": {"allow": ["Bash(npm test:*)"]},

@@ -5,7 +5,6 @@ import json
 import time
 
 import pytest
-from solana.exceptions import SolanaRpcException
 from solana.rpc.async_api import AsyncClient
 from solana.rpc.commitment import Confirmed
 from solana.rpc.core import RPCException
@@ -16,6 +15,8 @@ from solders.transaction_status import InstructionErrorCustom
 from solders.transaction import Transaction
 
 from precompact import chain
+
+from precompact.chain import rpc
 
 SOL = 1_000_000_000
 INSTANCE = "Gabriel #215"
@@ -87,9 +88,8 @@ async def test_initialize_savepoint_decode_reject_and_survive_restart(localnet):
         assert int.from_bytes(after[241:249], "little") == 2
 
 
-async def test_unreachable_endpoint_raises_a_connection_error(localnet):
+def test_an_unreachable_cluster_is_named_and_savepoints_stay_queued(localnet):
     url = localnet.url
     localnet.stop()
-    async with AsyncClient(url, timeout=2) as client:
-        with pytest.raises(SolanaRpcException):
-            await client.get_slot()
+    with pytest.raises(rpc.Unreachable, match=f"cluster {url} unreachable .*precompact flush"):
+        rpc.Cluster(url, timeout=2).call("getSlot", [])

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import precompact
-import transcript_gen
-from conftest import REPO
-from projects import repository_copy
+from support import transcript_gen
+from support.localnet import REPO
+from support.projects import repository_copy
 
 INSTALL_TIMEOUT_SECONDS = 900
 

@@ -31,11 +31,12 @@ from pathlib import Path
 
 import pytest
 
-import claude_code
+from support import claude_code
 import precompact
-import transcript_gen
-from conftest import REPO
-from projects import PRECOMPACT, new_project, repository_copy, tree_digest
+from support import transcript_gen
+from support.localnet import REPO
+from support.commands import PRECOMPACT
+from support.projects import new_project, repository_copy, tree_digest
 
 VENV_BIN = str(Path(sys.executable).parent)
 # PATH without any precompact (nor cargo): what a machine with only the plugin has.

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precompact import record, savepoint_log, snapshot, transcript
+from precompact import savepoint_log, snapshot, transcript
+
+from precompact.chain import record
 
 settings.register_profile("precompact", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 settings.load_profile("precompact")
@@ -171,7 +173,7 @@ def test_record_decoding_refuses_what_is_not_a_version_1_record(fields, data):
         record.decode(bad)
 
 
-LAYER_KINDS = list(savepoint_log.LAYER_EVENTS)
+LAYER_KINDS = ["LAYER_2_COMMITTED", "LAYER_2_PUSHED", "LAYER_2_FAILED", "LAYER_3_CONFIRMED", "LAYER_3_FAILED"]
 
 
 @st.composite
@@ -181,7 +183,7 @@ def index_events(draw):
     events = []
     for instance in draw(st.lists(st.sampled_from(["Gabriel #215", "Gabriel #216"]), min_size=1, max_size=2, unique=True)):
         for sequence in range(1, draw(st.integers(1, 5)) + 1):
-            created = {"event": savepoint_log.SAVEPOINT_CREATED, "instance": instance, "sequence": sequence, "snapshot_hash": f"sha256:{instance}-{sequence}"}
+            created = {"event": savepoint_log.Event.SAVEPOINT_CREATED, "instance": instance, "sequence": sequence, "snapshot_hash": f"sha256:{instance}-{sequence}"}
             events.append(created)
             if draw(st.booleans()):
                 events.append({**created, "snapshot_hash": "sha256:duplicate"})
@@ -200,7 +202,7 @@ def index_events(draw):
     # Layer events come after the creation they are about, as appends under the lock make them.
     rng = random.Random(draw(st.integers(0, 2**32)))
     for event in layer_events:
-        created_at = next((i for i, e in enumerate(events) if e["event"] == savepoint_log.SAVEPOINT_CREATED and (e["instance"], e["sequence"]) == (event["instance"], event["sequence"])), None)
+        created_at = next((i for i, e in enumerate(events) if e["event"] == savepoint_log.Event.SAVEPOINT_CREATED and (e["instance"], e["sequence"]) == (event["instance"], event["sequence"])), None)
         position = rng.randint(created_at + 1, len(events)) if created_at is not None else rng.randint(0, len(events))
         events.insert(position, event)
     return events
@@ -212,10 +214,10 @@ def model(events: list[dict]) -> dict:
     states = {}
     for event in events:
         key = (event["instance"], event["sequence"])
-        if event["event"] == savepoint_log.SAVEPOINT_CREATED:
-            states.setdefault(key, {"hash": event["snapshot_hash"], "layer_2": "PENDING", "layer_3": "QUEUED", "commit": None})
+        if event["event"] == savepoint_log.Event.SAVEPOINT_CREATED:
+            states.setdefault(key, {"hash": event["snapshot_hash"], "layer_2": "PENDING", "layer_3": "QUEUED_FOR_BLOCKCHAIN", "commit": None})
         elif key in states:
-            layer, state = savepoint_log.LAYER_EVENTS[event["event"]]
+            layer, state = event["event"].lower()[:7], event["event"][8:]  # LAYER_2_PUSHED: layer_2, PUSHED
             states[key][layer] = state
             if event["event"] == "LAYER_2_COMMITTED":
                 states[key]["commit"] = event["commit"]

@@ -5,8 +5,9 @@ import json
 import pytest
 from solders.pubkey import Pubkey
 
-from conftest import VECTORS
-from precompact import record, trust
+from support.localnet import VECTORS
+from precompact import trust
+from precompact.chain import record
 
 V = json.loads(VECTORS.read_text())
 DATA = bytes.fromhex(V["account"]["data_hex"])

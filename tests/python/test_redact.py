@@ -119,7 +119,7 @@ SECRETS = [
 @pytest.mark.parametrize("kind,secret", SECRETS)
 def test_each_kind_is_redacted_and_counted(kind, secret):
     redactor = Redactor()
-    out = redactor.value(f"before {secret} after")
+    out = redactor.redact(f"before {secret} after")
     assert secret not in out
     assert f"[REDACTED:{kind}]" in out
     assert out.startswith("before ")
@@ -129,7 +129,7 @@ def test_each_kind_is_redacted_and_counted(kind, secret):
 def test_nested_values_and_keys_are_redacted():
     redactor = Redactor()
     value = {"tool_result": [{"text": "token=abcdef123456"}], "AKIAIOSFODNN7EXAMPLE": 1}
-    out = redactor.value(value)
+    out = redactor.redact(value)
     assert "abcdef123456" not in json.dumps(out)
     assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(out)
     assert redactor.summary()["total"] == 2
@@ -137,7 +137,7 @@ def test_nested_values_and_keys_are_redacted():
 
 def test_extra_patterns_from_configuration():
     redactor = Redactor(extra={"internal_id": r"ACME-[0-9]{6}"})
-    assert redactor.value("ticket ACME-123456") == "ticket [REDACTED:internal_id]"
+    assert redactor.redact("ticket ACME-123456") == "ticket [REDACTED:internal_id]"
 
 
 CLEAN = [
@@ -206,13 +206,13 @@ CLEAN = [
 @pytest.mark.parametrize("text", CLEAN)
 def test_ordinary_code_and_prose_are_untouched(text):
     redactor = Redactor()
-    assert redactor.value(text) == text
+    assert redactor.redact(text) == text
     assert redactor.summary()["total"] == 0
 
 
 def test_code_that_merely_names_a_secret_is_untouched():
     for text in ["token = self.token", "password = getpass()", "secret: Option<String>,"]:
-        assert Redactor().value(text) == text
+        assert Redactor().redact(text) == text
 
 
 USAGE = {"input_tokens": 12, "cache_read_input_tokens": 150000, "cache_creation_input_tokens": 900, "output_tokens": 9}
@@ -240,7 +240,7 @@ def test_the_line_gate_lets_every_secret_through_however_it_is_embedded(kind, se
         line = json.dumps(entry, ensure_ascii=False).encode()
         # Among ordinary lines in one block: exactly the line that holds the secret is flagged.
         assert suspects(redactor, [*ORDINARY, line, *ORDINARY]) == [len(ORDINARY)], line
-        assert secret not in json.dumps(redactor.value(entry), ensure_ascii=False)
+        assert secret not in json.dumps(redactor.redact(entry), ensure_ascii=False)
 
 
 def test_the_line_gate_skips_ordinary_lines():
@@ -253,36 +253,36 @@ def test_the_line_gate_skips_ordinary_lines():
 
 
 def test_an_assignment_is_redacted_from_its_keyword_on():
-    assert Redactor().value("export DB_PASSWORD=hunter22hunter") == "export DB_[REDACTED:secret_assignment]"
+    assert Redactor().redact("export DB_PASSWORD=hunter22hunter") == "export DB_[REDACTED:secret_assignment]"
 
 
 def test_text_whose_lower_case_is_longer_is_still_redacted():
     # "İ" lower-cases to two characters, so positions found in the lower-cased text do not carry
     # over: the word-gated patterns are searched for everywhere instead.
     redactor = Redactor()
-    out = redactor.value({"city": "İstanbul", "env": "DB_PASSWORD=hunter22hunter", "auth": "Authorization: Bearer abcdefghijklmnop"})
+    out = redactor.redact({"city": "İstanbul", "env": "DB_PASSWORD=hunter22hunter", "auth": "Authorization: Bearer abcdefghijklmnop"})
     assert "hunter22hunter" not in json.dumps(out) and "abcdefghijklmnop" not in json.dumps(out)
     assert redactor.counts == {"secret_assignment": 1, "auth_header": 1}
 
 
 def test_a_value_ends_at_its_closing_quote_or_statement_not_at_punctuation_inside_it():
     redactor = Redactor()
-    assert redactor.value("connect(password=Tr0ub4dor&3xK(p)):") == "connect([REDACTED:secret_assignment]):"
-    assert redactor.value('{"password": "a(b)c{d}e[f]<g>&1"}') == '{"[REDACTED:secret_assignment]"}'
+    assert redactor.redact("connect(password=Tr0ub4dor&3xK(p)):") == "connect([REDACTED:secret_assignment]):"
+    assert redactor.redact('{"password": "a(b)c{d}e[f]<g>&1"}') == '{"[REDACTED:secret_assignment]"}'
     # A JSON text inside a JSON string: the escaped closing quote stays.
-    assert redactor.value('"api_key: \\"abcd1234efgh5678\\""') == '"[REDACTED:secret_assignment]\\""'
+    assert redactor.redact('"api_key: \\"abcd1234efgh5678\\""') == '"[REDACTED:secret_assignment]\\""'
 
 
 def test_a_seed_phrase_needs_a_bip39_length():
     words = SEED_24.split()
     for count in (11, 13, 25):
         text = "mnemonic: " + " ".join(words[:count] if count <= 24 else words + words[:1])
-        assert Redactor().value(text) == text
-    assert Redactor().value("mnemonic: " + " ".join(words[:15])) == "mnemonic: [REDACTED:seed_phrase]"
+        assert Redactor().redact(text) == text
+    assert Redactor().redact("mnemonic: " + " ".join(words[:15])) == "mnemonic: [REDACTED:seed_phrase]"
 
 
 def test_a_lone_surrogate_neither_fails_nor_hides_a_secret():
-    assert Redactor().value("\ud800 ghp_" + "a1B2c3D4e5" * 4 + " DB_PASSWORD=Tr0ub4dor&3xK(p") == "\ud800 [REDACTED:github_token] DB_[REDACTED:secret_assignment]"
+    assert Redactor().redact("\ud800 ghp_" + "a1B2c3D4e5" * 4 + " DB_PASSWORD=Tr0ub4dor&3xK(p") == "\ud800 [REDACTED:github_token] DB_[REDACTED:secret_assignment]"
 
 
 OCCURRENCE_NEEDLES = ["sk-", "sk-ant-", "ant", "xox", "xoxe.xoxb-", "_key", "api_key", "key", "://", "-----BEGIN ", "GIN"]

@@ -7,21 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run
+from support.commands import run_git
 from precompact import config as configuration
 from precompact import restore_brief, resurrect, savepoint_log
-from projects import trust
-from test_cli_layers import INSTANCE, initialized_and_funded, invoke
-from test_hook import hook
-from test_worker import wait_until
-from transcript_gen import generate, payload, saved_sequence
+from support.projects import trust
+from support.commands import INSTANCE, initialized_and_funded, invoke
+from support.commands import hook
+from support.commands import landed, wait_until
+from support.transcript_gen import generate, payload, saved_sequence
 
 SUCCESSOR = "Gabriel #216"
-
-
-def landed(project: Path, count: int) -> bool:
-    states = savepoint_log.savepoints(project / "logs", INSTANCE)
-    return len(states) == count and all((s.layer_2, s.layer_3) == ("PUSHED", "CONFIRMED") for s in states)
 
 
 def saved(project: Path, localnet, monkeypatch, count: int = 1):
@@ -46,7 +41,7 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
     transcript = generate(project.parent / "session.jsonl", 300_000, project=project, partial_tail=True)
     pre = hook(payload("PreCompact", project, transcript.path))
     assert pre.returncode == 0 and saved_sequence(pre.stdout) == 1
-    assert wait_until(lambda: landed(project, 1)), (project / "logs" / "precompact-worker.log").read_text()
+    assert wait_until(lambda: landed(project / "logs", INSTANCE, 1)), (project / "logs" / "precompact-worker.log").read_text()
     post = hook(payload("PostCompact", project, transcript.path, compact_summary="<analysis>my working</analysis>\n<summary>We made the flaky test deterministic.</summary>"))
     assert post.returncode == 0
     assert savepoint_log.latest(project / "logs", INSTANCE).compact_summary == "We made the flaky test deterministic."
@@ -94,7 +89,7 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     project, remote = workspace
     authority, transcript = saved(project, localnet, monkeypatch, count=2)
     elsewhere = project.parent / "elsewhere"
-    run(project.parent, "clone", "-q", str(remote), str(elsewhere))
+    run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
     (elsewhere / ".precompact.toml").write_text(
         f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
     )
@@ -142,7 +137,7 @@ def test_from_a_predecessor_records_the_lineage_and_starts_a_new_chain(workspace
     document = json.loads((project / first.created["snapshot_file"]).read_bytes())
     assert (first.sequence, document["lineage"], first.layer_3) == (1, [INSTANCE, SUCCESSOR], "CONFIRMED")
     invoke("resurrect", "--from", INSTANCE)
-    lineage_events = [e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.RESURRECTED]
+    lineage_events = [e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.Event.RESURRECTED]
     assert len(lineage_events) == 1  # the same lineage is recorded once
 
 
@@ -183,7 +178,7 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
         f.write(json.dumps({"type": "user", "message": {"content": "x" * 50_000 + " final request"}}) + "\n")
     assert invoke("savepoint", "--transcript", str(transcript.path)).exit_code == 0
     loaded = configuration.load(tmp_path)
-    savepoint_log.mark(loaded.logs, savepoint_log.latest(loaded.logs, INSTANCE), "COMPACT_SUMMARY", summary="s" * 20_000)
+    savepoint_log.mark(loaded.logs, savepoint_log.latest(loaded.logs, INSTANCE), savepoint_log.Event.COMPACT_SUMMARY, summary="s" * 20_000)
     text = restore_brief.brief(resurrect.resurrect(loaded))
     assert len(text) <= restore_brief.BRIEF_LIMIT
     assert "git – off" in text and "chain – off" in text

@@ -59,12 +59,12 @@ def write_transcript(project: Path, entries: list[dict], tail: bytes = b"") -> P
 
 
 def settings(project: Path, **overrides) -> Settings:
-    base = dict(
-        instance="Gabriel #215",
-        logs=project / "logs",
-        session_state=project / "session_current.json",
-        exclude=("*.env", ".env", "**/.env"),
-    )
+    base = {
+        "instance": "Gabriel #215",
+        "logs": project / "logs",
+        "session_state": project / "session_current.json",
+        "exclude": ("*.env", ".env", "**/.env"),
+    }
     base.update(overrides)
     return Settings(**base)
 
@@ -186,14 +186,14 @@ def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project
     assert doc["conversation_history"][-1]["message"]["content"] == "late"
 
 
-@pytest.mark.parametrize("transcript", [None, "missing.jsonl"])
-def test_missing_transcript_still_makes_a_snapshot(project, transcript):
+@pytest.mark.parametrize("transcript, problem", [(None, "no transcript path given"), ("missing.jsonl", "transcript file not found")])
+def test_missing_transcript_still_makes_a_snapshot(project, transcript, problem):
     path = project / transcript if transcript else None
     written = snapshot.create_savepoint(settings(project), session(project, path), NOW)
     doc = json.loads(written.path.read_bytes())
     assert doc["conversation_history"] == []
     assert doc["transcript"]["found"] is False
-    assert doc["transcript"]["problem"] in ("no transcript path given", "transcript file not found")
+    assert doc["transcript"]["problem"] == problem
     assert doc["tokens"]["used"] == 0
 
 
@@ -291,7 +291,7 @@ def test_fold_applies_layer_events_in_order():
     ]
     first, second = savepoint_log.fold(events)
     assert (first.layer_2, first.commit, first.failures) == ("PUSHED", "c1", ["layer_2: remote unreachable"])
-    assert first.snapshot_hash == "aa" and first.layer_3 == "QUEUED"
+    assert first.snapshot_hash == "aa" and first.layer_3 == "QUEUED_FOR_BLOCKCHAIN"
     assert (second.layer_3, second.chain_signature, second.chain_slot) == ("CONFIRMED", "sig", 9)
     assert second.compact_summary == "we did things"
     assert second.layer_2 == "PENDING"
@@ -301,7 +301,7 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
     logs = project / "logs"
     base = settings(project)
     first = snapshot.create_savepoint(base, session(project, None))
-    savepoint_log.record(logs, {"event": savepoint_log.RESURRECTED, "instance": "Gabriel #216", "from_instance": "Gabriel #215", "from_sequence": 1, "lineage": ["Gabriel #215", "Gabriel #216"]})
+    savepoint_log.record(logs, {"event": savepoint_log.Event.RESURRECTED, "instance": "Gabriel #216", "from_instance": "Gabriel #215", "from_sequence": 1, "lineage": ["Gabriel #215", "Gabriel #216"]})
     successor = snapshot.create_savepoint(settings(project, instance="Gabriel #216"), session(project, None))
     again = snapshot.create_savepoint(base, session(project, None))
     assert (successor.sequence, successor.prev_sha256) == (1, None)
@@ -309,15 +309,13 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
     assert json.loads(successor.path.read_bytes())["lineage"] == ["Gabriel #215", "Gabriel #216"]
     assert json.loads(again.path.read_bytes())["lineage"] == ["Gabriel #215"]
     marked = savepoint_log.latest(logs, "Gabriel #216")
-    savepoint_log.mark(logs, marked, "LAYER_2_COMMITTED", commit="c216")
+    savepoint_log.mark(logs, marked, savepoint_log.Event.LAYER_2_COMMITTED, commit="c216")
     assert savepoint_log.latest(logs, "Gabriel #216").commit == "c216"
     assert [s.commit for s in savepoint_log.savepoints(logs, "Gabriel #215")] == [None, None]
 
 
 def test_lock_timeout_is_reported(project):
     logs = project / "logs"
-    with savepoint_log.locked(logs, 1):
-        # flock locks belong to the open file description: a second open contends.
-        with pytest.raises(savepoint_log.LockTimeout, match="still held"):
-            with savepoint_log.locked(logs, 0.05):
-                pass
+    # flock locks belong to the open file description: a second open contends.
+    with savepoint_log.locked(logs, 1), pytest.raises(savepoint_log.LockTimeout, match="still held"), savepoint_log.locked(logs, 0.05):
+        pass

@@ -25,12 +25,14 @@ from hypothesis import strategies as st
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from conftest import run
-from precompact import chain, record, savepoint_log, trust
+from support.commands import run_git
+from precompact import chain, savepoint_log, trust
+from precompact.chain import record
 from precompact import config as configuration
 from precompact import verify as verification
-from projects import PRECOMPACT, fund
-from projects import trust as approve
+from support.commands import PRECOMPACT
+from support.projects import fund
+from support.projects import trust as approve
 
 INSTANCE = "Gabriel #215"
 Rewrite = Callable[[str, bytes], tuple[str, bytes]]
@@ -92,7 +94,7 @@ def lying(localnet):
 
 def precompact(cwd: Path, *args: str, cluster: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **({"PRECOMPACT_CLUSTER": cluster} if cluster else {})}
-    return subprocess.run([PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
 def saved_project(workspace, localnet, count: int) -> tuple[Path, Path, Keypair]:
@@ -138,14 +140,14 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     # The attacker rewrites savepoint 1 on the remote: its snapshot, its index hash and savepoint
     # 2's index link, all consistent with each other; savepoint 2's bytes stay as they were.
     forger = project.parent / "forger"
-    run(project.parent, "clone", "-q", "-b", "precompact/savepoints", str(remote), str(forger))
+    run_git(project.parent, "clone", "-q", "-b", "precompact/savepoints", str(remote), str(forger))
     for who in (["user.name", "Mallory"], ["user.email", "m@example.invalid"]):
-        run(forger, "config", *who)
+        run_git(forger, "config", *who)
     snapshot_1 = forger / first.created["snapshot_file"]
     forged = snapshot_1.read_bytes().replace(b'"sequence":1', b'"sequence":1 ', 1).replace(b'"nonce":"', b'"nonce":"f', 1)
     snapshot_1.write_bytes(forged)
-    run(forger, "commit", "-qam", "forged snapshot 1")
-    forged_commit = run(forger, "rev-parse", "HEAD").strip()
+    run_git(forger, "commit", "-qam", "forged snapshot 1")
+    forged_commit = run_git(forger, "rev-parse", "HEAD").strip()
     forged_hash = hashlib.sha256(forged).hexdigest()
     index = forger / "logs" / savepoint_log.INDEX_NAME
     lines = []
@@ -159,11 +161,11 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
             event["prev_snapshot_hash"] = f"sha256:{forged_hash}"
         lines.append(json.dumps(event, sort_keys=True, separators=(",", ":")))
     index.write_text("\n".join(lines) + "\n")
-    run(forger, "commit", "-qam", "forged index")
-    run(forger, "push", "-q", "--force", "origin", "precompact/savepoints")
+    run_git(forger, "commit", "-qam", "forged index")
+    run_git(forger, "push", "-q", "--force", "origin", "precompact/savepoints")
 
     elsewhere = project.parent / "elsewhere"
-    run(project.parent, "clone", "-q", str(remote), str(elsewhere))
+    run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
     (elsewhere / ".precompact.toml").write_text(
         f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
     )
@@ -277,7 +279,7 @@ _histories: dict[int, tuple] = {}
 
 @pytest.fixture(scope="module")
 def history_root(tmp_path_factory):
-    from conftest import LocalnetProcess
+    from support.localnet import LocalnetProcess
 
     root = tmp_path_factory.mktemp("histories")
     node = LocalnetProcess(root)
@@ -293,7 +295,7 @@ def history(history_root, n: int):
     """A project with `n` savepoints on all layers, made once per n."""
     root, node, proxy = history_root
     if n not in _histories:
-        from projects import new_project
+        from support.projects import new_project
 
         project = new_project(root, f"h{n}", git_layer=True, chain_layer=True, cluster=proxy.url, instance=INSTANCE)
         authority = project.authority()
@@ -383,7 +385,7 @@ def test_a_closed_record_is_a_history_reset_for_flush_verify_and_status(workspac
     from solders.hash import Hash
     from solders.transaction import Transaction
 
-    from precompact import rpc
+    from precompact.chain import rpc
 
     project, _, authority = saved_project(workspace, localnet, count=1)
     cluster = rpc.Cluster(localnet.url, timeout=10)

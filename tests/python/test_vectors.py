@@ -7,8 +7,9 @@ import struct
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from conftest import VECTORS
+from support.localnet import VECTORS
 from precompact import chain
+from precompact.chain import rpc
 
 V = json.loads(VECTORS.read_text())
 
@@ -70,8 +71,9 @@ def test_account_layout_is_contiguous_and_matches_the_bytes():
     assert at["authority"] == bytes(authority().pubkey())
 
 
-def test_rent_follows_the_default_rent_formula():
-    assert V["account"]["rent_exempt_lamports"] == (V["account"]["size"] + 128) * 3480 * 2
+def test_pinned_rent_is_what_the_runtime_charges_for_the_record(localnet):
+    charged = rpc.Cluster(localnet.url, timeout=10).call("getMinimumBalanceForRentExemption", [V["account"]["size"]])
+    assert V["account"]["rent_exempt_lamports"] == charged
 
 
 def test_metadata_and_commit_bounds_are_enforced_before_signing():

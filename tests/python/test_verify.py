@@ -6,9 +6,9 @@ import json
 
 from click.testing import CliRunner
 
-from conftest import run
+from support.commands import run_git
 from precompact.cli import main
-from test_cli_layers import INSTANCE, initialized_and_funded, invoke, statuses
+from support.commands import INSTANCE, initialized_and_funded, invoke, statuses
 
 
 def setup_three(workspace, localnet, monkeypatch):
@@ -67,7 +67,7 @@ def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypat
 def test_rewritten_git_history_is_named(workspace, localnet, monkeypatch):
     project = setup_three(workspace, localnet, monkeypatch)
     first_commit = statuses(project)[0]["commit"]
-    run(project, "update-ref", "refs/heads/precompact/savepoints", first_commit)
+    run_git(project, "update-ref", "refs/heads/precompact/savepoints", first_commit)
     result = verify()
     assert result.exit_code == 1
     assert "savepoint 2 [layer 2]" in result.output and "is no longer on branch precompact/savepoints" in result.output

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 from precompact import config as configuration
 from precompact import savepoint_log, snapshot, worker
-from test_cli_layers import initialized_and_funded
-
-
-def wait_until(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+from support.commands import INSTANCE, initialized_and_funded, landed, wait_until
 
 
 def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, localnet, monkeypatch):
@@ -28,17 +18,13 @@ def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, l
         snapshot.create_savepoint(settings, session, datetime.now(timezone.utc))
     pids = [worker.spawn(project) for _ in range(3)]  # racing workers: one does the work
 
-    def landed():
-        states = savepoint_log.fold(savepoint_log.read(project / "logs").events)
-        return [(s.layer_2, s.layer_3) for s in states] == [("PUSHED", "CONFIRMED")] * 3
-
-    assert wait_until(landed), (project / "logs" / worker.LOG_NAME).read_text()
+    assert wait_until(lambda: landed(project / "logs", INSTANCE, 3)), (project / "logs" / worker.LOG_NAME).read_text()
     events = savepoint_log.read(project / "logs").events
     confirmed = [e["sequence"] for e in events if e["event"] == "LAYER_3_CONFIRMED"]
     assert confirmed == [1, 2, 3], "posted in order, each once"
     assert sum(e["event"] == "LAYER_2_COMMITTED" for e in events) == 3
     for pid in pids:
-        assert wait_until(lambda: not _alive(pid), 15), f"worker {pid} exits when done"
+        assert wait_until(lambda pid=pid: not _alive(pid), 15), f"worker {pid} exits when done"
 
 
 def _alive(pid: int) -> bool:
@@ -57,7 +43,9 @@ def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_
     import signal
     import subprocess
 
-    from projects import PRECOMPACT, new_project
+    from support.commands import PRECOMPACT
+
+    from support.projects import new_project
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=True)  # the cluster is a closed port
     snapshot.create_savepoint(configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path)))
@@ -71,5 +59,5 @@ def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_
         assert "chain retrying (next in " in status()
     finally:
         os.kill(pid, signal.SIGKILL)
-        assert wait_until(lambda: not _alive(pid), 15)
+        assert wait_until(lambda pid=pid: not _alive(pid), 15)
     assert "chain FAILED" in status(), "a retry file left by a killed worker is not believed"

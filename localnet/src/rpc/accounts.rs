@@ -3,12 +3,20 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
+use solana_account_decoder::parse_account_data::{
+    parse_account_data_v3, AccountAdditionalDataV3, SplTokenAdditionalDataV2,
+};
+use solana_account_decoder::parse_token::{get_token_account_mint, is_known_spl_token_id};
 use solana_pubkey::Pubkey;
-use solana_rpc_client_types::request::{MAX_GET_PROGRAM_ACCOUNT_FILTERS as MAX_FILTERS, MAX_MULTIPLE_ACCOUNTS};
+use solana_rpc_client_types::config::RpcLargestAccountsFilter;
+use solana_rpc_client_types::request::{
+    MAX_GET_PROGRAM_ACCOUNT_FILTERS as MAX_FILTERS, MAX_MULTIPLE_ACCOUNTS,
+};
+use solana_rpc_client_types::response::{RpcAccountBalance, RpcSupply};
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
-use super::with_context;
+use super::{tokens, with_context};
 use crate::chain::{Chain, SendError};
 
 /// Agave's limit on base58-encoded account data.
@@ -27,7 +35,7 @@ pub struct AccountConfig {
 }
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
-enum AccountEncoding {
+pub enum AccountEncoding {
     /// Agave's default: a bare base58 string.
     #[default]
     #[serde(rename = "binary")]
@@ -39,7 +47,7 @@ enum AccountEncoding {
     /// What the stock Rust client (and so the Anchor and Solana CLIs) asks for.
     #[serde(rename = "base64+zstd")]
     Base64Zstd,
-    /// No parser here knows this project's accounts, so it answers base64 as Agave does then.
+    /// Parsed where Agave has a parser for the account's program, else base64 as Agave answers.
     #[serde(rename = "jsonParsed")]
     JsonParsed,
 }
@@ -52,14 +60,27 @@ struct DataSlice {
 }
 
 impl AccountConfig {
-    /// The account as `getAccountInfo` shows it.
-    pub fn encode(&self, account: &Account) -> RpcResult {
+    /// The account at `address` as `getAccountInfo` shows it.
+    pub async fn encode(&self, chain: &Chain, address: &Pubkey, account: &Account) -> RpcResult {
+        if self.encoding == Some(AccountEncoding::JsonParsed) {
+            if let Some(parsed) = parse(chain, address, account).await {
+                return Ok(account_value(account, parsed));
+            }
+        }
+        self.encode_bytes(account)
+    }
+
+    /// The account with its bytes in the requested encoding (base64 for jsonParsed, as Agave
+    /// falls back to when no parser knows the account).
+    fn encode_bytes(&self, account: &Account) -> RpcResult {
         let data = match self.data_slice {
             Some(slice) => slice_data(&account.data, slice),
             None => &account.data[..],
         };
         let encoding = self.encoding.unwrap_or_default();
-        if matches!(encoding, AccountEncoding::Binary | AccountEncoding::Base58) && data.len() > MAX_BASE58_BYTES {
+        if matches!(encoding, AccountEncoding::Binary | AccountEncoding::Base58)
+            && data.len() > MAX_BASE58_BYTES
+        {
             return Err(RpcError::InvalidParams(
                 "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.".to_string(),
             ));
@@ -68,22 +89,51 @@ impl AccountConfig {
             AccountEncoding::Binary => json!(bs58::encode(data).into_string()),
             AccountEncoding::Base58 => json!([bs58::encode(data).into_string(), "base58"]),
             AccountEncoding::Base64 | AccountEncoding::JsonParsed => {
-                json!([base64::engine::general_purpose::STANDARD.encode(data), "base64"])
+                json!([
+                    base64::engine::general_purpose::STANDARD.encode(data),
+                    "base64"
+                ])
             }
             AccountEncoding::Base64Zstd => {
-                let compressed = zstd::encode_all(data, 0).map_err(|e| RpcError::Internal(format!("zstd: {e}")))?;
-                json!([base64::engine::general_purpose::STANDARD.encode(compressed), "base64+zstd"])
+                let compressed = zstd::encode_all(data, 0)
+                    .map_err(|e| RpcError::Internal(format!("zstd: {e}")))?;
+                json!([
+                    base64::engine::general_purpose::STANDARD.encode(compressed),
+                    "base64+zstd"
+                ])
             }
         };
-        Ok(json!({
-            "data": encoded,
-            "executable": account.executable,
-            "lamports": account.lamports,
-            "owner": account.owner.to_string(),
-            "rentEpoch": account.rent_epoch,
-            "space": account.data.len(),
-        }))
+        Ok(account_value(account, encoded))
     }
+}
+
+fn account_value(account: &Account, data: Value) -> Value {
+    json!({
+        "data": data,
+        "executable": account.executable,
+        "lamports": account.lamports,
+        "owner": account.owner.to_string(),
+        "rentEpoch": account.rent_epoch,
+        "space": account.data.len(),
+    })
+}
+
+/// The account's data as Agave's parsers read it (SPL Token and Token-2022 with their mint's
+/// decimals, nonce, stake, vote, sysvars, lookup tables, the upgradeable loader, config), or
+/// `None` where no parser knows it.
+async fn parse(chain: &Chain, address: &Pubkey, account: &Account) -> Option<Value> {
+    let mut additional = AccountAdditionalDataV3::default();
+    if is_known_spl_token_id(&account.owner) {
+        if let Some(mint) = get_token_account_mint(&account.data) {
+            let decimals = tokens::mint_decimals(chain, &mint).await?;
+            additional.spl_token_additional_data =
+                Some(SplTokenAdditionalDataV2::with_decimals(decimals));
+        }
+    }
+    let parsed = parse_account_data_v3(address, &account.owner, &account.data, Some(additional));
+    parsed
+        .ok()
+        .and_then(|parsed| serde_json::to_value(parsed).ok())
 }
 
 /// At most `length` bytes from `offset`, empty past the end; no arithmetic on client numbers.
@@ -134,13 +184,18 @@ impl Filter {
                 return Err(invalid("base58 encoded bytes longer than 175"))
             }
             BytesEncoding::Base58 => bs58::decode(&memcmp.bytes).into_vec().ok(),
-            BytesEncoding::Base64 => base64::engine::general_purpose::STANDARD.decode(&memcmp.bytes).ok(),
+            BytesEncoding::Base64 => base64::engine::general_purpose::STANDARD
+                .decode(&memcmp.bytes)
+                .ok(),
         }
         .ok_or_else(|| invalid("bytes do not decode with their encoding"))?;
         if bytes.len() > MAX_MEMCMP_BYTES {
             return Err(invalid("decoded bytes longer than 128"));
         }
-        Ok(CheckedFilter::Memcmp { offset: memcmp.offset, bytes })
+        Ok(CheckedFilter::Memcmp {
+            offset: memcmp.offset,
+            bytes,
+        })
     }
 }
 
@@ -148,7 +203,9 @@ impl CheckedFilter {
     fn matches(&self, data: &[u8]) -> bool {
         match self {
             Self::DataSize(size) => data.len() as u64 == *size,
-            Self::Memcmp { offset, bytes } => data.get(*offset..).is_some_and(|rest| rest.starts_with(bytes)),
+            Self::Memcmp { offset, bytes } => data
+                .get(*offset..)
+                .is_some_and(|rest| rest.starts_with(bytes)),
         }
     }
 }
@@ -163,19 +220,37 @@ pub struct ProgramAccountsConfig {
     with_context: bool,
 }
 
-pub async fn get_balance(chain: &Chain, (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>)) -> RpcResult {
-    with_context(chain, json!(chain.balance(&address).await.map_err(RpcError::Internal)?)).await
+pub async fn get_balance(
+    chain: &Chain,
+    (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>),
+) -> RpcResult {
+    with_context(
+        chain,
+        json!(chain.balance(&address).await.map_err(RpcError::Internal)?),
+    )
+    .await
 }
 
-pub async fn get_minimum_balance_for_rent_exemption(chain: &Chain, (data_len, _): (usize, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_minimum_balance_for_rent_exemption(
+    chain: &Chain,
+    (data_len, _): (usize, Option<ContextConfig>),
+) -> RpcResult {
     if data_len > MAX_ACCOUNT_DATA_LEN {
-        return Err(RpcError::InvalidParams(format!("params[0]: no account holds more than {MAX_ACCOUNT_DATA_LEN} bytes")));
+        return Err(RpcError::InvalidParams(format!(
+            "params[0]: no account holds more than {MAX_ACCOUNT_DATA_LEN} bytes"
+        )));
     }
-    let lamports = chain.minimum_balance_for_rent_exemption(data_len).await.map_err(RpcError::Internal)?;
+    let lamports = chain
+        .minimum_balance_for_rent_exemption(data_len)
+        .await
+        .map_err(RpcError::Internal)?;
     Ok(json!(lamports))
 }
 
-pub async fn request_airdrop(chain: &Chain, (Base58(to), lamports, _): (Base58<Pubkey>, u64, Option<ContextConfig>)) -> RpcResult {
+pub async fn request_airdrop(
+    chain: &Chain,
+    (Base58(to), lamports, _): (Base58<Pubkey>, u64, Option<ContextConfig>),
+) -> RpcResult {
     match chain.airdrop(&to, lamports).await {
         Ok(signature) => Ok(json!(signature.to_string())),
         Err(SendError::Preflight(simulation)) => Err(RpcError::Internal(format!(
@@ -183,39 +258,66 @@ pub async fn request_airdrop(chain: &Chain, (Base58(to), lamports, _): (Base58<P
             simulation.err.map(|e| e.to_string()).unwrap_or_default()
         ))),
         Err(SendError::Internal(e)) => Err(RpcError::Internal(e)),
-        Err(SendError::SignatureVerification) => Err(RpcError::Internal("faucet signature rejected".to_string())),
+        Err(SendError::SignatureVerification) => {
+            Err(RpcError::Internal("faucet signature rejected".to_string()))
+        }
     }
 }
 
-pub async fn get_account_info(chain: &Chain, (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>)) -> RpcResult {
+pub async fn get_account_info(
+    chain: &Chain,
+    (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
     let account = chain.account(&address).await.map_err(RpcError::Internal)?;
-    let value = account.map(|a| config.encode(&a)).transpose()?;
-    with_context(chain, value.unwrap_or(Value::Null)).await
+    let value = match account {
+        Some(account) => config.encode(chain, &address, &account).await?,
+        None => Value::Null,
+    };
+    with_context(chain, value).await
 }
 
-pub async fn get_multiple_accounts(chain: &Chain, (addresses, config): (Vec<Base58<Pubkey>>, Option<AccountConfig>)) -> RpcResult {
+pub async fn get_multiple_accounts(
+    chain: &Chain,
+    (addresses, config): (Vec<Base58<Pubkey>>, Option<AccountConfig>),
+) -> RpcResult {
     let addresses = base58_list(addresses, MAX_MULTIPLE_ACCOUNTS)?;
     let config = config.unwrap_or_default();
     let mut values = Vec::with_capacity(addresses.len());
     for address in addresses {
         let account = chain.account(&address).await.map_err(RpcError::Internal)?;
-        values.push(account.map(|a| config.encode(&a)).transpose()?.unwrap_or(Value::Null));
+        values.push(match account {
+            Some(account) => config.encode(chain, &address, &account).await?,
+            None => Value::Null,
+        });
     }
     with_context(chain, Value::Array(values)).await
 }
 
-pub async fn get_program_accounts(chain: &Chain, (Base58(program), config): (Base58<Pubkey>, Option<ProgramAccountsConfig>)) -> RpcResult {
+pub async fn get_program_accounts(
+    chain: &Chain,
+    (Base58(program), config): (Base58<Pubkey>, Option<ProgramAccountsConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
     let filters = config.filters.unwrap_or_default();
     if filters.len() > MAX_FILTERS {
-        return Err(RpcError::InvalidParams(format!("Too many filters provided; max {MAX_FILTERS}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Too many filters provided; max {MAX_FILTERS}"
+        )));
     }
-    let filters = filters.into_iter().map(Filter::check).collect::<Result<Vec<_>, _>>()?;
+    let filters = filters
+        .into_iter()
+        .map(Filter::check)
+        .collect::<Result<Vec<_>, _>>()?;
     let mut matches = Vec::new();
-    for (address, account) in chain.program_accounts(&program).await.map_err(RpcError::Internal)? {
+    for (address, account) in chain
+        .program_accounts(&program)
+        .await
+        .map_err(RpcError::Internal)?
+    {
         if filters.iter().all(|f| f.matches(&account.data)) {
-            matches.push(json!({"pubkey": address.to_string(), "account": config.account.encode(&account)?}));
+            let encoded = config.account.encode(chain, &address, &account).await?;
+            matches.push(json!({"pubkey": address.to_string(), "account": encoded}));
         }
     }
     if config.with_context {
@@ -223,6 +325,61 @@ pub async fn get_program_accounts(chain: &Chain, (Base58(program), config): (Bas
     } else {
         Ok(Value::Array(matches))
     }
+}
+
+/// The supply over every account the chain knows; no account is non-circulating (no lockups
+/// here).
+pub async fn get_supply(chain: &Chain, _: (Option<SupplyConfig>,)) -> RpcResult {
+    let total = chain
+        .known_accounts()
+        .await
+        .map_err(RpcError::Internal)?
+        .iter()
+        .map(|(_, account)| account.lamports)
+        .sum::<u64>();
+    let supply = RpcSupply {
+        total,
+        circulating: total,
+        non_circulating: 0,
+        non_circulating_accounts: vec![],
+    };
+    with_context(chain, json!(supply)).await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SupplyConfig {}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct LargestAccountsConfig {
+    filter: Option<RpcLargestAccountsFilter>,
+}
+
+/// Agave lists the 20 largest.
+const MAX_LARGEST_ACCOUNTS: usize = 20;
+
+/// The largest accounts by balance; all of them circulate, so the `nonCirculating` filter
+/// leaves none.
+pub async fn get_largest_accounts(
+    chain: &Chain,
+    (config,): (Option<LargestAccountsConfig>,),
+) -> RpcResult {
+    let config = config.unwrap_or_default();
+    let mut accounts = match config.filter {
+        Some(RpcLargestAccountsFilter::NonCirculating) => vec![],
+        _ => chain.known_accounts().await.map_err(RpcError::Internal)?,
+    };
+    accounts.sort_by(|a, b| b.1.lamports.cmp(&a.1.lamports));
+    let largest: Vec<RpcAccountBalance> = accounts
+        .into_iter()
+        .take(MAX_LARGEST_ACCOUNTS)
+        .map(|(address, account)| RpcAccountBalance {
+            address: address.to_string(),
+            lamports: account.lamports,
+        })
+        .collect();
+    with_context(chain, json!(largest)).await
 }
 
 #[cfg(test)]
@@ -241,7 +398,10 @@ mod tests {
 
     #[test]
     fn memcmp_at_any_offset_is_a_plain_comparison() {
-        let memcmp = |offset| CheckedFilter::Memcmp { offset, bytes: vec![3, 4] };
+        let memcmp = |offset| CheckedFilter::Memcmp {
+            offset,
+            bytes: vec![3, 4],
+        };
         assert!(memcmp(2).matches(&[1, 2, 3, 4]));
         assert!(!memcmp(3).matches(&[1, 2, 3, 4]));
         assert!(!memcmp(usize::MAX).matches(&[1, 2, 3, 4]));

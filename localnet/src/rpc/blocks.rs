@@ -6,7 +6,7 @@ use solana_rpc_client_types::response::RpcBlockCommitment;
 
 use super::error::{RpcError, RpcResult};
 use super::params::ContextConfig;
-use super::transactions::{encode_transaction, meta_value, version_value, TransactionEncoding};
+use super::transactions::{checked_version, encode_transaction, meta_value, TransactionEncoding};
 use crate::chain::Chain;
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
@@ -18,31 +18,15 @@ enum TransactionDetails {
     None,
 }
 
-#[derive(Deserialize)]
+/// Every member may be absent or null (solana-py sends nulls), each then taking its default.
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockConfig {
-    #[serde(default)]
-    encoding: TransactionEncoding,
-    #[serde(default)]
-    transaction_details: TransactionDetails,
-    #[serde(default = "yes")]
-    rewards: bool,
+    encoding: Option<TransactionEncoding>,
+    transaction_details: Option<TransactionDetails>,
+    /// Rewards are listed unless the client says `false`.
+    rewards: Option<bool>,
     max_supported_transaction_version: Option<u8>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Default for BlockConfig {
-    fn default() -> Self {
-        Self {
-            encoding: TransactionEncoding::default(),
-            transaction_details: TransactionDetails::default(),
-            rewards: true,
-            max_supported_transaction_version: None,
-        }
-    }
 }
 
 /// getBlock's second parameter: a config object, or (the older form) just an encoding.
@@ -53,13 +37,23 @@ pub enum BlockConfigOrEncoding {
     Encoding(TransactionEncoding),
 }
 
-pub async fn get_block(chain: &Chain, (slot, config): (u64, Option<BlockConfigOrEncoding>)) -> RpcResult {
+pub async fn get_block(
+    chain: &Chain,
+    (slot, config): (u64, Option<BlockConfigOrEncoding>),
+) -> RpcResult {
     let config = match config {
         None => BlockConfig::default(),
         Some(BlockConfigOrEncoding::Config(config)) => config,
-        Some(BlockConfigOrEncoding::Encoding(encoding)) => BlockConfig { encoding, ..BlockConfig::default() },
+        Some(BlockConfigOrEncoding::Encoding(encoding)) => BlockConfig {
+            encoding: Some(encoding),
+            ..BlockConfig::default()
+        },
     };
-    let block = chain.block(slot).await.map_err(RpcError::Internal)?.ok_or(RpcError::BlockNotAvailable(slot))?;
+    let block = chain
+        .block(slot)
+        .await
+        .map_err(RpcError::Internal)?
+        .ok_or(RpcError::BlockNotAvailable(slot))?;
     let mut value = json!({
         "blockHeight": block.block_height,
         "blockTime": block.block_time,
@@ -67,57 +61,78 @@ pub async fn get_block(chain: &Chain, (slot, config): (u64, Option<BlockConfigOr
         "parentSlot": block.parent_slot,
         "previousBlockhash": block.previous_blockhash.to_string(),
     });
-    match config.transaction_details {
+    let encoding = config.encoding.unwrap_or_default();
+    match config.transaction_details.unwrap_or_default() {
         TransactionDetails::Full => {
-            let transactions: Vec<Value> = block
-                .transactions
-                .iter()
-                .map(|(_, committed)| {
-                    let mut entry = json!({
-                        "transaction": encode_transaction(&committed.transaction, config.encoding),
-                        "meta": meta_value(committed),
-                    });
-                    if config.max_supported_transaction_version.is_some() {
-                        entry["version"] = version_value(&committed.transaction);
-                    }
-                    entry
-                })
-                .collect();
+            let mut transactions = Vec::with_capacity(block.transactions.len());
+            for (_, committed) in &block.transactions {
+                let version = checked_version(
+                    &committed.transaction,
+                    config.max_supported_transaction_version,
+                )?;
+                let mut entry = json!({
+                    "transaction": encode_transaction(&committed.transaction, encoding),
+                    "meta": meta_value(committed),
+                });
+                if let Some(version) = version {
+                    entry["version"] = version;
+                }
+                transactions.push(entry);
+            }
             value["transactions"] = Value::Array(transactions);
         }
         TransactionDetails::Signatures => {
-            value["signatures"] = block.transactions.iter().map(|(signature, _)| signature.to_string()).collect();
+            value["signatures"] = block
+                .transactions
+                .iter()
+                .map(|(signature, _)| signature.to_string())
+                .collect();
         }
         TransactionDetails::None => {}
     }
-    if config.rewards {
+    if config.rewards.unwrap_or(true) {
         value["rewards"] = json!([]);
     }
     Ok(value)
 }
 
 pub async fn get_block_time(chain: &Chain, (slot,): (u64,)) -> RpcResult {
-    chain.block_time(slot).map(|time| json!(time)).ok_or(RpcError::BlockNotAvailable(slot))
+    chain
+        .block_time(slot)
+        .map(|time| json!(time))
+        .ok_or(RpcError::BlockNotAvailable(slot))
 }
 
 /// Blocks from `start` to `end` inclusive (default: the latest), at most Agave's range.
-pub async fn get_blocks(chain: &Chain, (start, end, _): (u64, Option<u64>, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_blocks(
+    chain: &Chain,
+    (start, end, _): (u64, Option<u64>, Option<ContextConfig>),
+) -> RpcResult {
     let latest = chain.slot().await.map_err(RpcError::Internal)?;
     let end = end.unwrap_or(latest).min(latest);
     if end < start {
         return Ok(json!([]));
     }
     if end - start > MAX_GET_CONFIRMED_BLOCKS_RANGE {
-        return Err(RpcError::InvalidParams(format!("Slot range too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Slot range too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}"
+        )));
     }
     Ok(json!(chain.slots_in(start..=end)))
 }
 
-pub async fn get_blocks_with_limit(chain: &Chain, (start, limit, _): (u64, u64, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_blocks_with_limit(
+    chain: &Chain,
+    (start, limit, _): (u64, u64, Option<ContextConfig>),
+) -> RpcResult {
     if limit > MAX_GET_CONFIRMED_BLOCKS_RANGE {
-        return Err(RpcError::InvalidParams(format!("Limit too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Limit too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}"
+        )));
     }
-    let Some(last) = limit.checked_sub(1) else { return Ok(json!([])) };
+    let Some(last) = limit.checked_sub(1) else {
+        return Ok(json!([]));
+    };
     Ok(json!(chain.slots_in(start..=start.saturating_add(last))))
 }
 
@@ -128,7 +143,9 @@ pub async fn get_first_available_block(chain: &Chain, (): ()) -> RpcResult {
 /// Every block is finalized as soon as it exists (one node holds all the stake), and a
 /// validator reports no commitment for a finalized block.
 pub async fn get_block_commitment(chain: &Chain, (_slot,): (u64,)) -> RpcResult {
-    let commitment: RpcBlockCommitment<[u64; 32]> =
-        RpcBlockCommitment { commitment: None, total_stake: chain.validator().activated_stake };
+    let commitment: RpcBlockCommitment<[u64; 32]> = RpcBlockCommitment {
+        commitment: None,
+        total_stake: chain.validator().activated_stake,
+    };
     Ok(json!(commitment))
 }

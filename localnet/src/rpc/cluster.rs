@@ -3,7 +3,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::response::{
-    RpcContactInfo, RpcInflationGovernor, RpcInflationRate, RpcPerfSample, RpcVoteAccountInfo, RpcVoteAccountStatus,
+    RpcContactInfo, RpcInflationGovernor, RpcInflationRate, RpcPerfSample, RpcVoteAccountInfo,
+    RpcVoteAccountStatus,
 };
 
 use super::error::{RpcError, RpcResult};
@@ -55,10 +56,16 @@ pub struct VoteAccountsConfig {
 }
 
 /// The validator votes on every slot as it is made, so its last vote and root are the slot.
-pub async fn get_vote_accounts(chain: &Chain, (config,): (Option<VoteAccountsConfig>,)) -> RpcResult {
+pub async fn get_vote_accounts(
+    chain: &Chain,
+    (config,): (Option<VoteAccountsConfig>,),
+) -> RpcResult {
     let validator = chain.validator();
     let slot = chain.slot().await.map_err(RpcError::Internal)?;
-    let wanted = config.unwrap_or_default().vote_pubkey.map(|Base58(key)| key);
+    let wanted = config
+        .unwrap_or_default()
+        .vote_pubkey
+        .map(|Base58(key)| key);
     let current = if wanted.is_none_or(|key| key == validator.vote_account) {
         vec![RpcVoteAccountInfo {
             vote_pubkey: validator.vote_account.to_string(),
@@ -73,7 +80,10 @@ pub async fn get_vote_accounts(chain: &Chain, (config,): (Option<VoteAccountsCon
     } else {
         vec![]
     };
-    Ok(json!(RpcVoteAccountStatus { current, delinquent: vec![] }))
+    Ok(json!(RpcVoteAccountStatus {
+        current,
+        delinquent: vec![]
+    }))
 }
 
 pub async fn get_inflation_governor(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
@@ -91,10 +101,15 @@ pub async fn get_inflation_rate(chain: &Chain, (): ()) -> RpcResult {
     }))
 }
 
-pub async fn get_recent_performance_samples(chain: &Chain, (limit,): (Option<usize>,)) -> RpcResult {
+pub async fn get_recent_performance_samples(
+    chain: &Chain,
+    (limit,): (Option<usize>,),
+) -> RpcResult {
     let limit = limit.unwrap_or(MAX_PERFORMANCE_SAMPLES);
     if limit > MAX_PERFORMANCE_SAMPLES {
-        return Err(RpcError::InvalidParams(format!("Invalid limit; max {MAX_PERFORMANCE_SAMPLES}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Invalid limit; max {MAX_PERFORMANCE_SAMPLES}"
+        )));
     }
     let samples: Vec<RpcPerfSample> = chain
         .performance_samples(i64::from(SAMPLE_PERIOD_SECS))
@@ -126,7 +141,10 @@ pub enum SlotOrConfig {
 
 /// The one validator leads every slot of the epoch of `slot` (default: the current one); a
 /// validator knows the schedule up to the next epoch and answers null beyond.
-pub async fn get_leader_schedule(chain: &Chain, (first, config): (Option<SlotOrConfig>, Option<LeaderScheduleConfig>)) -> RpcResult {
+pub async fn get_leader_schedule(
+    chain: &Chain,
+    (first, config): (Option<SlotOrConfig>, Option<LeaderScheduleConfig>),
+) -> RpcResult {
     let (slot, config) = match first {
         Some(SlotOrConfig::Slot(slot)) => (Some(slot), config),
         Some(SlotOrConfig::Config(config)) => (None, Some(config)),
@@ -139,7 +157,10 @@ pub async fn get_leader_schedule(chain: &Chain, (first, config): (Option<SlotOrC
         return Ok(Value::Null);
     }
     let identity = chain.validator().identity;
-    if config.and_then(|c| c.identity).is_some_and(|Base58(wanted)| wanted != identity) {
+    if config
+        .and_then(|c| c.identity)
+        .is_some_and(|Base58(wanted)| wanted != identity)
+    {
         return Ok(json!({}));
     }
     let slots: Vec<u64> = (0..schedule.get_slots_in_epoch(epoch)).collect();

@@ -19,6 +19,9 @@ pub enum RpcError {
     SignatureVerification,
     /// No block at this slot: before the chain's first or not reached yet.
     BlockNotAvailable(u64),
+    /// The transaction's version is above the `maxSupportedTransactionVersion` the client gave
+    /// (none given: legacy only).
+    UnsupportedTransactionVersion(u8),
 }
 
 pub type RpcResult = Result<Value, RpcError>;
@@ -34,6 +37,7 @@ impl RpcError {
             Self::PreflightFailure(_) => -32002,
             Self::SignatureVerification => -32003,
             Self::BlockNotAvailable(_) => -32004,
+            Self::UnsupportedTransactionVersion(_) => -32015,
         }
     }
 
@@ -46,10 +50,19 @@ impl RpcError {
             Self::Internal(why) => format!("Internal error: {why}"),
             Self::PreflightFailure(simulation) => format!(
                 "Transaction simulation failed: {}",
-                simulation.err.as_ref().map(ToString::to_string).unwrap_or_default()
+                simulation
+                    .err
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
             ),
             Self::SignatureVerification => "Transaction signature verification failure".to_string(),
             Self::BlockNotAvailable(slot) => format!("Block not available for slot {slot}"),
+            Self::UnsupportedTransactionVersion(version) => format!(
+                "Transaction version ({version}) is not supported by the requesting client. \
+                 Please try the request again with the following configuration parameter: \
+                 \"maxSupportedTransactionVersion\": {version}"
+            ),
         }
     }
 

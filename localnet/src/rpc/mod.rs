@@ -7,6 +7,9 @@ mod cluster;
 mod error;
 mod node;
 mod params;
+mod parsed_transaction;
+mod programs;
+mod tokens;
 mod transactions;
 
 use serde_json::{json, Value};
@@ -44,7 +47,12 @@ async fn handle_call(chain: &Chain, call: Value) -> Value {
     let params = match call.get("params") {
         None | Some(Value::Null) => vec![],
         Some(Value::Array(params)) => params.clone(),
-        Some(_) => return error_response(id, RpcError::InvalidParams("params must be an array".to_string())),
+        Some(_) => {
+            return error_response(
+                id,
+                RpcError::InvalidParams("params must be an array".to_string()),
+            )
+        }
     };
     match dispatch(chain, method, params).await {
         Ok(result) => json!({"jsonrpc": "2.0", "result": result, "id": id}),
@@ -72,17 +80,34 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
         "getLatestBlockhash" => node::get_latest_blockhash(chain, typed(params)?).await,
         "isBlockhashValid" => node::is_blockhash_valid(chain, typed(params)?).await,
         "getBalance" => accounts::get_balance(chain, typed(params)?).await,
-        "getMinimumBalanceForRentExemption" => accounts::get_minimum_balance_for_rent_exemption(chain, typed(params)?).await,
+        "getMinimumBalanceForRentExemption" => {
+            accounts::get_minimum_balance_for_rent_exemption(chain, typed(params)?).await
+        }
         "requestAirdrop" => accounts::request_airdrop(chain, typed(params)?).await,
         "getAccountInfo" => accounts::get_account_info(chain, typed(params)?).await,
         "getMultipleAccounts" => accounts::get_multiple_accounts(chain, typed(params)?).await,
         "getProgramAccounts" => accounts::get_program_accounts(chain, typed(params)?).await,
+        "getSupply" => accounts::get_supply(chain, typed(params)?).await,
+        "getLargestAccounts" => accounts::get_largest_accounts(chain, typed(params)?).await,
+        "getTokenAccountBalance" => tokens::get_token_account_balance(chain, typed(params)?).await,
+        "getTokenSupply" => tokens::get_token_supply(chain, typed(params)?).await,
+        "getTokenLargestAccounts" => {
+            tokens::get_token_largest_accounts(chain, typed(params)?).await
+        }
+        "getTokenAccountsByOwner" => {
+            tokens::get_token_accounts_by_owner(chain, typed(params)?).await
+        }
+        "getTokenAccountsByDelegate" => {
+            tokens::get_token_accounts_by_delegate(chain, typed(params)?).await
+        }
         "getFeeForMessage" => transactions::get_fee_for_message(chain, typed(params)?).await,
         "sendTransaction" => transactions::send_transaction(chain, typed(params)?).await,
         "simulateTransaction" => transactions::simulate_transaction(chain, typed(params)?).await,
         "getSignatureStatuses" => transactions::get_signature_statuses(chain, typed(params)?).await,
         "getTransaction" => transactions::get_transaction(chain, typed(params)?).await,
-        "getSignaturesForAddress" => transactions::get_signatures_for_address(chain, typed(params)?).await,
+        "getSignaturesForAddress" => {
+            transactions::get_signatures_for_address(chain, typed(params)?).await
+        }
         "getBlock" => blocks::get_block(chain, typed(params)?).await,
         "getBlockTime" => blocks::get_block_time(chain, typed(params)?).await,
         "getBlocks" => blocks::get_blocks(chain, typed(params)?).await,
@@ -96,7 +121,9 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
         "getVoteAccounts" => cluster::get_vote_accounts(chain, typed(params)?).await,
         "getInflationGovernor" => cluster::get_inflation_governor(chain, typed(params)?).await,
         "getInflationRate" => cluster::get_inflation_rate(chain, typed(params)?).await,
-        "getRecentPerformanceSamples" => cluster::get_recent_performance_samples(chain, typed(params)?).await,
+        "getRecentPerformanceSamples" => {
+            cluster::get_recent_performance_samples(chain, typed(params)?).await
+        }
         "getLeaderSchedule" => cluster::get_leader_schedule(chain, typed(params)?).await,
         other => Err(RpcError::MethodNotFound(other.to_string())),
     }
@@ -105,5 +132,7 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
 /// `value` with the `context` a validator wraps it in.
 async fn with_context(chain: &Chain, value: Value) -> RpcResult {
     let slot = chain.slot().await.map_err(RpcError::Internal)?;
-    Ok(json!({"context": {"slot": slot, "apiVersion": solana_version::Version::default().to_string()}, "value": value}))
+    Ok(
+        json!({"context": {"slot": slot, "apiVersion": solana_version::Version::default().to_string()}, "value": value}),
+    )
 }

@@ -25,7 +25,10 @@ pub async fn get_slot(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
 }
 
 pub async fn get_block_height(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
-    Ok(json!(chain.block_height().await.map_err(RpcError::Internal)?))
+    Ok(json!(chain
+        .block_height()
+        .await
+        .map_err(RpcError::Internal)?))
 }
 
 pub async fn get_epoch_info(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
@@ -43,11 +46,18 @@ pub async fn get_epoch_info(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcRe
 }
 
 pub async fn get_latest_blockhash(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
-    let (blockhash, last_valid_block_height) = chain.latest_blockhash().await.map_err(RpcError::Internal)?;
+    let (blockhash, last_valid_block_height) =
+        chain.latest_blockhash().await.map_err(RpcError::Internal)?;
     with_context(chain, json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height})).await
 }
 
-pub async fn is_blockhash_valid(chain: &Chain, (Base58(blockhash), _): (Base58<Hash>, Option<ContextConfig>)) -> RpcResult {
-    let valid = chain.is_blockhash_valid(blockhash).await.map_err(RpcError::Internal)?;
+pub async fn is_blockhash_valid(
+    chain: &Chain,
+    (Base58(blockhash), _): (Base58<Hash>, Option<ContextConfig>),
+) -> RpcResult {
+    let valid = chain
+        .is_blockhash_valid(blockhash)
+        .await
+        .map_err(RpcError::Internal)?;
     with_context(chain, Value::Bool(valid)).await
 }

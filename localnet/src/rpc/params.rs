@@ -22,7 +22,9 @@ impl Params for () {
     fn from_positional(values: Vec<Value>) -> Result<Self, RpcError> {
         match values.len() {
             0 => Ok(()),
-            n => Err(RpcError::InvalidParams(format!("expected no parameters, got {n}"))),
+            n => Err(RpcError::InvalidParams(format!(
+                "expected no parameters, got {n}"
+            ))),
         }
     }
 }
@@ -89,7 +91,9 @@ impl<'de, T: Base58Named> Deserialize<'de> for Base58<T> {
                 f.write_str(T::EXPECTED)
             }
             fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                T::from_str(text).map(Base58).map_err(|_| E::invalid_value(Unexpected::Str(text), &self))
+                T::from_str(text)
+                    .map(Base58)
+                    .map_err(|_| E::invalid_value(Unexpected::Str(text), &self))
             }
         }
         deserializer.deserialize_str(Expect(PhantomData))
@@ -99,7 +103,9 @@ impl<'de, T: Base58Named> Deserialize<'de> for Base58<T> {
 /// Unwraps a list of base58 values, refusing more than `max` (Agave's limits).
 pub fn base58_list<T>(list: Vec<Base58<T>>, max: usize) -> Result<Vec<T>, RpcError> {
     if list.len() > max {
-        return Err(RpcError::InvalidParams(format!("Too many inputs provided; max {max}")));
+        return Err(RpcError::InvalidParams(format!(
+            "Too many inputs provided; max {max}"
+        )));
     }
     Ok(list.into_iter().map(|Base58(value)| value).collect())
 }

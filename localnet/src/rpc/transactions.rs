@@ -2,7 +2,7 @@
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use solana_message::Message;
+use solana_message::VersionedMessage;
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::request::{
     MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT as MAX_SIGNATURES_FOR_ADDRESS,
@@ -14,6 +14,8 @@ use solana_transaction_error::TransactionError;
 
 use super::error::{RpcError, RpcResult};
 use super::params::{base58_list, Base58, ContextConfig};
+use super::parsed_transaction::transaction_json_parsed;
+use super::programs::MEMO_PROGRAMS;
 use super::with_context;
 use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
 
@@ -32,9 +34,12 @@ impl WireEncoding {
             Self::Base58 => bs58::decode(text).into_vec().ok(),
             Self::Base64 => base64::engine::general_purpose::STANDARD.decode(text).ok(),
         }
-        .ok_or_else(|| RpcError::InvalidParams("params[0] does not decode with the given encoding".to_string()))?;
-        bincode::deserialize(&bytes)
-            .map_err(|_| RpcError::InvalidParams("params[0] is not a serialized transaction".to_string()))
+        .ok_or_else(|| {
+            RpcError::InvalidParams("params[0] does not decode with the given encoding".to_string())
+        })?;
+        bincode::deserialize(&bytes).map_err(|_| {
+            RpcError::InvalidParams("params[0] is not a serialized transaction".to_string())
+        })
     }
 }
 
@@ -88,17 +93,27 @@ pub struct SignaturesForAddressConfig {
     until: Option<Base58<Signature>>,
 }
 
-pub async fn get_fee_for_message(chain: &Chain, (encoded, _): (String, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_fee_for_message(
+    chain: &Chain,
+    (encoded, _): (String, Option<ContextConfig>),
+) -> RpcResult {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&encoded)
         .map_err(|_| RpcError::InvalidParams("params[0] is not valid base64".to_string()))?;
-    let message: Message = bincode::deserialize(&bytes)
-        .map_err(|_| RpcError::InvalidParams("params[0] is not a serialized legacy message".to_string()))?;
-    let fee = chain.fee_for_message(message).await.map_err(RpcError::Internal)?;
+    let message: VersionedMessage = bincode::deserialize(&bytes).map_err(|_| {
+        RpcError::InvalidParams("params[0] is not a serialized message".to_string())
+    })?;
+    let fee = chain
+        .fee_for_message(&message)
+        .await
+        .map_err(RpcError::Internal)?;
     with_context(chain, json!(fee)).await
 }
 
-pub async fn send_transaction(chain: &Chain, (encoded, config): (String, Option<SendConfig>)) -> RpcResult {
+pub async fn send_transaction(
+    chain: &Chain,
+    (encoded, config): (String, Option<SendConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
     let transaction = config.encoding.decode_transaction(&encoded)?;
     match chain.send(transaction, !config.skip_preflight).await {
@@ -109,43 +124,67 @@ pub async fn send_transaction(chain: &Chain, (encoded, config): (String, Option<
     }
 }
 
-pub async fn simulate_transaction(chain: &Chain, (encoded, config): (String, Option<SimulateConfig>)) -> RpcResult {
+pub async fn simulate_transaction(
+    chain: &Chain,
+    (encoded, config): (String, Option<SimulateConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
     let mut transaction = config.encoding.decode_transaction(&encoded)?;
     let mut replacement = Value::Null;
     if config.replace_recent_blockhash {
-        let (blockhash, last_valid_block_height) = chain.latest_blockhash().await.map_err(RpcError::Internal)?;
+        let (blockhash, last_valid_block_height) =
+            chain.latest_blockhash().await.map_err(RpcError::Internal)?;
         transaction.message.set_recent_blockhash(blockhash);
         replacement = json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height});
     }
     if config.sig_verify && transaction.verify_with_results().iter().any(|ok| !ok) {
         return Err(RpcError::SignatureVerification);
     }
-    let simulation = chain.simulate(transaction).await.map_err(RpcError::Internal)?;
+    let simulation = chain
+        .simulate(transaction)
+        .await
+        .map_err(RpcError::Internal)?;
     let mut value = simulation_value(&simulation);
     value["replacementBlockhash"] = replacement;
     with_context(chain, value).await
 }
 
-pub async fn get_signature_statuses(chain: &Chain, (signatures, _): (Vec<Base58<Signature>>, Option<ContextConfig>)) -> RpcResult {
+pub async fn get_signature_statuses(
+    chain: &Chain,
+    (signatures, _): (Vec<Base58<Signature>>, Option<ContextConfig>),
+) -> RpcResult {
     let statuses: Vec<Value> = base58_list(signatures, MAX_SIGNATURE_STATUSES)?
         .iter()
-        .map(|s| chain.committed(s).map(|c| status_value(&c)).unwrap_or(Value::Null))
+        .map(|s| {
+            chain
+                .committed(s)
+                .map(|c| status_value(&c))
+                .unwrap_or(Value::Null)
+        })
         .collect();
     with_context(chain, Value::Array(statuses)).await
 }
 
-pub async fn get_transaction(chain: &Chain, (Base58(signature), config): (Base58<Signature>, Option<TransactionConfig>)) -> RpcResult {
+pub async fn get_transaction(
+    chain: &Chain,
+    (Base58(signature), config): (Base58<Signature>, Option<TransactionConfig>),
+) -> RpcResult {
     let config = config.unwrap_or_default();
-    let Some(committed) = chain.committed(&signature) else { return Ok(Value::Null) };
+    let Some(committed) = chain.committed(&signature) else {
+        return Ok(Value::Null);
+    };
+    let version = checked_version(
+        &committed.transaction,
+        config.max_supported_transaction_version,
+    )?;
     let mut value = json!({
         "slot": committed.slot,
         "blockTime": committed.block_time,
         "meta": meta_value(&committed),
         "transaction": encode_transaction(&committed.transaction, config.encoding),
     });
-    if config.max_supported_transaction_version.is_some() {
-        value["version"] = version_value(&committed.transaction);
+    if let Some(version) = version {
+        value["version"] = version;
     }
     Ok(value)
 }
@@ -158,7 +197,11 @@ pub async fn get_signatures_for_address(
     let limit = match config.limit {
         None => MAX_SIGNATURES_FOR_ADDRESS,
         Some(n) if (1..=MAX_SIGNATURES_FOR_ADDRESS).contains(&n) => n,
-        Some(_) => return Err(RpcError::InvalidParams("limit must be between 1 and 1000".to_string())),
+        Some(_) => {
+            return Err(RpcError::InvalidParams(
+                "limit must be between 1 and 1000".to_string(),
+            ))
+        }
     };
     let until = config.until.map(|Base58(s)| s);
     let mut found = chain.signatures_for_address(&address).into_iter();
@@ -173,13 +216,33 @@ pub async fn get_signatures_for_address(
                 "signature": signature.to_string(),
                 "slot": c.slot,
                 "err": c.err,
-                "memo": null,
+                "memo": memos(&c.transaction),
                 "blockTime": c.block_time,
                 "confirmationStatus": "finalized",
             })
         })
         .collect();
     Ok(Value::Array(list))
+}
+
+/// The transaction's memos as a validator lists them: each `[length] text` (text
+/// "(unparseable)" when not UTF-8), joined by "; "; null when there are none.
+fn memos(transaction: &VersionedTransaction) -> Option<String> {
+    let keys = transaction.message.static_account_keys();
+    let memos: Vec<String> = transaction
+        .message
+        .instructions()
+        .iter()
+        .filter(|ix| {
+            keys.get(usize::from(ix.program_id_index))
+                .is_some_and(|program| MEMO_PROGRAMS.contains(program))
+        })
+        .map(|ix| {
+            let text = std::str::from_utf8(&ix.data).unwrap_or("(unparseable)");
+            format!("[{}] {text}", ix.data.len())
+        })
+        .collect();
+    (!memos.is_empty()).then(|| memos.join("; "))
 }
 
 pub fn simulation_value(simulation: &Simulation) -> Value {
@@ -212,18 +275,33 @@ fn result_value(err: &Option<TransactionError>) -> Value {
     }
 }
 
-pub(super) fn version_value(transaction: &VersionedTransaction) -> Value {
-    match transaction.version() {
-        TransactionVersion::Legacy(_) => json!("legacy"),
-        TransactionVersion::Number(n) => json!(n),
+/// The `version` member a validator adds when the client says which versions it reads
+/// (`max_supported`), or -32015 for a transaction above them; a client that says nothing reads
+/// legacy transactions only.
+pub(super) fn checked_version(
+    transaction: &VersionedTransaction,
+    max_supported: Option<u8>,
+) -> Result<Option<Value>, RpcError> {
+    match (transaction.version(), max_supported) {
+        (TransactionVersion::Legacy(_), None) => Ok(None),
+        (TransactionVersion::Legacy(_), Some(_)) => Ok(Some(json!("legacy"))),
+        (TransactionVersion::Number(n), Some(max)) if n <= max => Ok(Some(json!(n))),
+        (TransactionVersion::Number(n), _) => Err(RpcError::UnsupportedTransactionVersion(n)),
     }
 }
 
-pub(super) fn encode_transaction(transaction: &VersionedTransaction, encoding: TransactionEncoding) -> Value {
+pub(super) fn encode_transaction(
+    transaction: &VersionedTransaction,
+    encoding: TransactionEncoding,
+) -> Value {
     let wire = || bincode::serialize(transaction).expect("a committed transaction serializes");
     match encoding {
-        TransactionEncoding::Json | TransactionEncoding::JsonParsed => transaction_json(transaction),
-        TransactionEncoding::Base64 => json!([base64::engine::general_purpose::STANDARD.encode(wire()), "base64"]),
+        TransactionEncoding::Json => transaction_json(transaction),
+        TransactionEncoding::JsonParsed => transaction_json_parsed(transaction),
+        TransactionEncoding::Base64 => json!([
+            base64::engine::general_purpose::STANDARD.encode(wire()),
+            "base64"
+        ]),
         TransactionEncoding::Base58 => json!([bs58::encode(wire()).into_string(), "base58"]),
     }
 }

@@ -29,21 +29,36 @@ impl Localnet {
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime.block_on(async move {
-                let chain = Chain::start(Options { faucet_lamports: 1_000_000_000_000, state_file: state })
-                    .await
-                    .expect("chain starts");
+                let chain = Chain::start(Options {
+                    faucet_lamports: 1_000_000_000_000,
+                    state_file: state,
+                })
+                .await
+                .expect("chain starts");
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready_tx.send(format!("http://{}", listener.local_addr().unwrap())).unwrap();
-                serve(Arc::new(chain), listener, async { stopped.await.ok(); }).await.unwrap();
+                ready_tx
+                    .send(format!("http://{}", listener.local_addr().unwrap()))
+                    .unwrap();
+                serve(Arc::new(chain), listener, async {
+                    stopped.await.ok();
+                })
+                .await
+                .unwrap();
             });
         });
         let url = ready_rx.recv().expect("localnet reports its address");
-        Self { url, stop: Some(stop), thread: Some(thread) }
+        Self {
+            url,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
     }
 
     /// The full JSON-RPC response to `method(params)`.
     pub fn call(&self, method: &str, params: Value) -> Value {
-        self.post(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
+        self.post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string(),
+        )
     }
 
     pub fn post(&self, body: &str) -> Value {
@@ -58,19 +73,29 @@ impl Localnet {
     /// The `result` of a call that must succeed.
     pub fn ok(&self, method: &str, params: Value) -> Value {
         let response = self.call(method, params);
-        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        assert!(
+            response.get("error").is_none(),
+            "{method} failed: {response}"
+        );
         response["result"].clone()
     }
 
     /// The `error` of a call that must fail.
     pub fn err(&self, method: &str, params: Value) -> Value {
         let response = self.call(method, params);
-        assert!(response.get("result").is_none(), "{method} unexpectedly succeeded: {response}");
+        assert!(
+            response.get("result").is_none(),
+            "{method} unexpectedly succeeded: {response}"
+        );
         response["error"].clone()
     }
 
     pub fn blockhash(&self) -> Hash {
-        self.ok("getLatestBlockhash", json!([]))["value"]["blockhash"].as_str().unwrap().parse().unwrap()
+        self.ok("getLatestBlockhash", json!([]))["value"]["blockhash"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
     }
 
     /// Airdrops `lamports` to `to` and waits for nothing: sends are processed synchronously.
@@ -79,7 +104,10 @@ impl Localnet {
     }
 
     pub fn send(&self, tx: &Transaction, config: Value) -> Value {
-        self.call("sendTransaction", json!([encode64(tx), merge(json!({"encoding": "base64"}), config)]))
+        self.call(
+            "sendTransaction",
+            json!([encode64(tx), merge(json!({"encoding": "base64"}), config)]),
+        )
     }
 
     pub fn stop(&mut self) {

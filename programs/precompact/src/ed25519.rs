@@ -4,9 +4,7 @@
 use anchor_lang::prelude::*;
 use solana_instructions_sysvar::{load_current_index_checked, load_instruction_at_checked};
 
-use crate::constants::{
-    ED25519_HEADER_LEN, ED25519_OFFSETS_LEN, ED25519_THIS_INSTRUCTION,
-};
+use crate::constants::{ED25519_HEADER_LEN, ED25519_OFFSETS_LEN, ED25519_THIS_INSTRUCTION};
 use crate::error::PrecompactError;
 
 /// What one Ed25519 precompile instruction verified.

@@ -29,7 +29,10 @@ fn process_instruction<'a, 'b, 'c, 'info>(
     let (program_id, accounts, data) = unsafe {
         (
             &*(program_id as *const Pubkey),
-            &*(accounts as *const [AccountInfo<'info>] as *const [AccountInfo<'b>]),
+            &*std::ptr::slice_from_raw_parts(
+                accounts.as_ptr().cast::<AccountInfo<'b>>(),
+                accounts.len(),
+            ),
             &*(data as *const [u8]),
         )
     };
@@ -40,7 +43,11 @@ fn process_instruction<'a, 'b, 'c, 'info>(
 pub fn program_test() -> ProgramTest {
     let mut test = ProgramTest::default();
     test.prefer_bpf(false);
-    test.add_program("precompact", precompact::ID, processor!(process_instruction));
+    test.add_program(
+        "precompact",
+        precompact::ID,
+        processor!(process_instruction),
+    );
     test
 }
 
@@ -87,7 +94,11 @@ impl SavepointFields {
 }
 
 /// Ed25519-program instruction data carrying one signature, all offsets inside itself.
-pub fn ed25519_instruction_data(pubkey: &[u8; 32], signature: &[u8; 64], message: &[u8]) -> Vec<u8> {
+pub fn ed25519_instruction_data(
+    pubkey: &[u8; 32],
+    signature: &[u8; 64],
+    message: &[u8],
+) -> Vec<u8> {
     let this_instruction = u16::MAX;
     let offsets = [
         ED25519_SIGNATURE_OFFSET,
@@ -121,7 +132,11 @@ pub fn ed25519_instruction_with(data: Vec<u8>) -> Instruction {
     Instruction::new_with_bytes(solana_sdk_ids::ed25519_program::ID, &data, vec![])
 }
 
-pub fn initialize_instruction(payer: &Pubkey, authority: &Pubkey, instance_id: [u8; 32]) -> Instruction {
+pub fn initialize_instruction(
+    payer: &Pubkey,
+    authority: &Pubkey,
+    instance_id: [u8; 32],
+) -> Instruction {
     let (record, _) = record_address(authority, &instance_id);
     Instruction {
         program_id: precompact::ID,
@@ -136,7 +151,12 @@ pub fn initialize_instruction(payer: &Pubkey, authority: &Pubkey, instance_id: [
     }
 }
 
-pub fn savepoint_instruction(authority: &Pubkey, record: &Pubkey, entry_type: u8, metadata: &[u8]) -> Instruction {
+pub fn savepoint_instruction(
+    authority: &Pubkey,
+    record: &Pubkey,
+    entry_type: u8,
+    metadata: &[u8],
+) -> Instruction {
     Instruction {
         program_id: precompact::ID,
         accounts: precompact::accounts::Savepoint {
@@ -157,7 +177,11 @@ pub fn savepoint_instruction(authority: &Pubkey, record: &Pubkey, entry_type: u8
 
 /// The two instructions of a well-formed savepoint: the authority's Ed25519 signature over the
 /// signed message, then `savepoint`.
-pub fn savepoint_instructions(authority: &Keypair, fields: &SavepointFields, metadata: &[u8]) -> [Instruction; 2] {
+pub fn savepoint_instructions(
+    authority: &Keypair,
+    fields: &SavepointFields,
+    metadata: &[u8],
+) -> [Instruction; 2] {
     let (record, _) = record_address(&authority.pubkey(), &fields.instance_id);
     let message = fields.signed_message(&precompact::ID, &record);
     [

@@ -36,7 +36,11 @@ pub fn account_fields() -> Vec<Field> {
     ACCOUNT_LAYOUT
         .iter()
         .map(|&(name, size)| {
-            let field = Field { name: name.to_string(), offset, size };
+            let field = Field {
+                name: name.to_string(),
+                offset,
+                size,
+            };
             offset += size;
             field
         })
@@ -91,11 +95,14 @@ pub fn path() -> PathBuf {
     // Read at run time: the target directory is shared between clones, so a test binary built in
     // another (maybe deleted) clone must still read this clone's vectors.
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    manifest.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR"))).join("../vectors/savepoint-v1.json")
+    manifest
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .join("../vectors/savepoint-v1.json")
 }
 
 pub fn load() -> Vectors {
-    let text = std::fs::read_to_string(path()).expect("tests/vectors/savepoint-v1.json is readable");
+    let text =
+        std::fs::read_to_string(path()).expect("tests/vectors/savepoint-v1.json is readable");
     serde_json::from_str(&text).expect("tests/vectors/savepoint-v1.json parses")
 }
 

@@ -2,6 +2,7 @@
 //! instruction data and the signed savepoint message. Any bytes get Ok or an error, never a
 //! panic; what a client builds reads back exactly; anything bound elsewhere is refused.
 use anchor_lang::error::Error;
+use anchor_lang::prelude::Pubkey;
 use precompact::constants::{ED25519_HEADER_LEN, GIT_COMMIT_LEN, SIGNED_MESSAGE_LEN};
 use precompact::ed25519;
 use precompact::error::PrecompactError;
@@ -9,7 +10,6 @@ use precompact::signed_message::SignedSavepoint;
 use precompact_harness::{ed25519_instruction_data, SavepointFields};
 use proptest::collection::vec;
 use proptest::prelude::*;
-use anchor_lang::prelude::Pubkey;
 
 fn code(result: Result<impl Sized, Error>) -> Option<u32> {
     match result {
@@ -28,16 +28,26 @@ fn pubkey() -> impl Strategy<Value = Pubkey> {
 }
 
 fn fields() -> impl Strategy<Value = SavepointFields> {
-    (any::<u64>(), any::<i64>(), any::<[u8; 32]>(), any::<[u8; 32]>(), any::<[u8; 32]>(), vec(any::<u8>(), GIT_COMMIT_LEN)).prop_map(
-        |(sequence, timestamp, instance_id, snapshot_hash, prev_snapshot_hash, git_commit)| SavepointFields {
-            sequence,
-            timestamp,
-            instance_id,
-            snapshot_hash,
-            prev_snapshot_hash,
-            git_commit,
-        },
+    (
+        any::<u64>(),
+        any::<i64>(),
+        any::<[u8; 32]>(),
+        any::<[u8; 32]>(),
+        any::<[u8; 32]>(),
+        vec(any::<u8>(), GIT_COMMIT_LEN),
     )
+        .prop_map(
+            |(sequence, timestamp, instance_id, snapshot_hash, prev_snapshot_hash, git_commit)| {
+                SavepointFields {
+                    sequence,
+                    timestamp,
+                    instance_id,
+                    snapshot_hash,
+                    prev_snapshot_hash,
+                    git_commit,
+                }
+            },
+        )
 }
 
 proptest! {

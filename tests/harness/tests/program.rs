@@ -28,7 +28,9 @@ async fn initialize_three_chained_savepoints_then_close() {
     let mut previous = fresh;
     for n in 1..=3u8 {
         let fields = env.next_fields(n).await;
-        env.savepoint(&fields, METADATA).await.expect("chained savepoint accepted");
+        env.savepoint(&fields, METADATA)
+            .await
+            .expect("chained savepoint accepted");
         let record = env.record().await;
         assert_eq!(record.sequence, u64::from(n));
         assert_eq!(record.entry_type, ENTRY_TYPE_SAVEPOINT);
@@ -53,11 +55,17 @@ async fn initialize_three_chained_savepoints_then_close() {
 
     let authority_before = env.lamports(env.authority.pubkey()).await;
     let authority = env.authority.insecure_clone();
-    env.send(&[close_instruction(&authority.pubkey(), &env.record)], &[&authority])
-        .await
-        .expect("authority closes its record");
+    env.send(
+        &[close_instruction(&authority.pubkey(), &env.record)],
+        &[&authority],
+    )
+    .await
+    .expect("authority closes its record");
     assert!(env.record_data().await.is_none());
-    assert_eq!(env.lamports(authority.pubkey()).await, authority_before + record_lamports);
+    assert_eq!(
+        env.lamports(authority.pubkey()).await,
+        authority_before + record_lamports
+    );
 }
 
 #[tokio::test]
@@ -77,11 +85,18 @@ async fn savepoint_transaction_at_max_metadata_fits_one_packet() {
     let metadata = vec![b'x'; METADATA_MAX_LEN];
     let ixs = savepoint_instructions(&env.authority, &fields, &metadata);
     let blockhash = env.context.get_new_latest_blockhash().await.unwrap();
-    let tx = Transaction::new_signed_with_payer(&ixs, Some(&fee_payer.pubkey()), &[&fee_payer, &env.authority], blockhash);
+    let tx = Transaction::new_signed_with_payer(
+        &ixs,
+        Some(&fee_payer.pubkey()),
+        &[&fee_payer, &env.authority],
+        blockhash,
+    );
     let size = bincode::serialize(&tx).unwrap().len();
     assert_eq!(size, 989, "savepoint transaction size changed");
     assert!(size <= 1232);
-    env.send_transaction(tx).await.expect("max-size savepoint accepted");
+    env.send_transaction(tx)
+        .await
+        .expect("max-size savepoint accepted");
     assert_eq!(env.record().await.metadata_len as usize, METADATA_MAX_LEN);
 }
 
@@ -93,7 +108,12 @@ async fn rejects_savepoint_by_another_authority() {
     let message = fields.signed_message(&precompact::ID, &env.record);
     let ixs = [
         ed25519_instruction(&intruder, &message),
-        savepoint_instruction(&intruder.pubkey(), &env.record, ENTRY_TYPE_SAVEPOINT, METADATA),
+        savepoint_instruction(
+            &intruder.pubkey(),
+            &env.record,
+            ENTRY_TYPE_SAVEPOINT,
+            METADATA,
+        ),
     ];
     let err = env.send(&ixs, &[&intruder]).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::WrongAuthority));
@@ -115,12 +135,28 @@ async fn rejects_savepoint_without_ed25519_instruction() {
     let fields = env.next_fields(1).await;
     let [_, savepoint] = savepoint_instructions(&env.authority, &fields, METADATA);
     let authority = env.authority.insecure_clone();
-    let err = env.send(&[savepoint.clone()], &[&authority]).await.unwrap_err();
-    assert_eq!(err, program_error(0, PrecompactError::MissingEd25519Instruction));
+    let err = env
+        .send(std::slice::from_ref(&savepoint), &[&authority])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        program_error(0, PrecompactError::MissingEd25519Instruction)
+    );
 
-    let unrelated = anchor_lang::solana_program::system_instruction::transfer(&authority.pubkey(), &authority.pubkey(), 0);
-    let err = env.send(&[unrelated, savepoint], &[&authority]).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::MissingEd25519Instruction));
+    let unrelated = anchor_lang::solana_program::system_instruction::transfer(
+        &authority.pubkey(),
+        &authority.pubkey(),
+        0,
+    );
+    let err = env
+        .send(&[unrelated, savepoint], &[&authority])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::MissingEd25519Instruction)
+    );
 }
 
 #[tokio::test]
@@ -131,7 +167,12 @@ async fn rejects_ed25519_signature_by_another_key() {
     let authority = env.authority.insecure_clone();
     let ixs = [
         ed25519_instruction(&Keypair::new(), &message),
-        savepoint_instruction(&authority.pubkey(), &env.record, ENTRY_TYPE_SAVEPOINT, METADATA),
+        savepoint_instruction(
+            &authority.pubkey(),
+            &env.record,
+            ENTRY_TYPE_SAVEPOINT,
+            METADATA,
+        ),
     ];
     let err = env.send(&ixs, &[&authority]).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::SignerMismatch));
@@ -142,7 +183,12 @@ async fn send_signed_message(env: &mut Env, message: &[u8]) -> Result<(), Transa
     let authority = env.authority.insecure_clone();
     let ixs = [
         ed25519_instruction(&authority, message),
-        savepoint_instruction(&authority.pubkey(), &env.record, ENTRY_TYPE_SAVEPOINT, METADATA),
+        savepoint_instruction(
+            &authority.pubkey(),
+            &env.record,
+            ENTRY_TYPE_SAVEPOINT,
+            METADATA,
+        ),
     ];
     env.send(&ixs, &[&authority]).await
 }
@@ -153,38 +199,69 @@ async fn rejects_messages_bound_elsewhere_or_malformed() {
     let fields = env.next_fields(1).await;
 
     let other_account = fields.signed_message(&precompact::ID, &Keypair::new().pubkey());
-    let err = send_signed_message(&mut env, &other_account).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::SignedMessageTargetMismatch));
+    let err = send_signed_message(&mut env, &other_account)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::SignedMessageTargetMismatch)
+    );
 
     let other_program = fields.signed_message(&Keypair::new().pubkey(), &env.record);
-    let err = send_signed_message(&mut env, &other_program).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::SignedMessageTargetMismatch));
+    let err = send_signed_message(&mut env, &other_program)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::SignedMessageTargetMismatch)
+    );
 
     let mut other_domain = fields.signed_message(&precompact::ID, &env.record);
     other_domain[SIGNED_MESSAGE_DOMAIN.len() - 1] = b'2';
-    let err = send_signed_message(&mut env, &other_domain).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::MalformedSignedMessage));
+    let err = send_signed_message(&mut env, &other_domain)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::MalformedSignedMessage)
+    );
 
     let mut truncated = fields.signed_message(&precompact::ID, &env.record);
     truncated.pop();
     let err = send_signed_message(&mut env, &truncated).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::MalformedSignedMessage));
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::MalformedSignedMessage)
+    );
 
-    let other_instance = SavepointFields { instance_id: instance_id("Gabriel #216"), ..fields };
+    let other_instance = SavepointFields {
+        instance_id: instance_id("Gabriel #216"),
+        ..fields
+    };
     let message = other_instance.signed_message(&precompact::ID, &env.record);
     let err = send_signed_message(&mut env, &message).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::InstanceMismatch));
-    assert_eq!(env.record().await.sequence, 0, "no rejected message was stored");
+    assert_eq!(
+        env.record().await.sequence,
+        0,
+        "no rejected message was stored"
+    );
 }
 
 #[tokio::test]
 async fn rejects_signature_for_another_sequence() {
     let mut env = Env::initialized().await;
-    let skipping = SavepointFields { sequence: 2, ..env.next_fields(1).await };
+    let skipping = SavepointFields {
+        sequence: 2,
+        ..env.next_fields(1).await
+    };
     let err = env.savepoint(&skipping, METADATA).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::SequenceMismatch));
 
-    let zero = SavepointFields { sequence: 0, ..skipping };
+    let zero = SavepointFields {
+        sequence: 0,
+        ..skipping
+    };
     let err = env.savepoint(&zero, METADATA).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::SequenceMismatch));
 }
@@ -206,10 +283,18 @@ async fn rejects_ed25519_offsets_pointing_at_another_instruction() {
     let ixs = [
         genuine,
         ed25519_instruction_with(pointing),
-        savepoint_instruction(&authority.pubkey(), &env.record, ENTRY_TYPE_SAVEPOINT, METADATA),
+        savepoint_instruction(
+            &authority.pubkey(),
+            &env.record,
+            ENTRY_TYPE_SAVEPOINT,
+            METADATA,
+        ),
     ];
     let err = env.send(&ixs, &[&authority]).await.unwrap_err();
-    assert_eq!(err, program_error(2, PrecompactError::Ed25519ForeignOffsets));
+    assert_eq!(
+        err,
+        program_error(2, PrecompactError::Ed25519ForeignOffsets)
+    );
 }
 
 #[tokio::test]
@@ -221,10 +306,18 @@ async fn rejects_two_signatures_in_one_ed25519_instruction() {
     let signature: [u8; 64] = authority.sign_message(&message).into();
     // Two offset blocks, both pointing at the same valid (pubkey, signature, message).
     let (pk, sig, msg) = (2 + 28u16, 2 + 28 + 32u16, 2 + 28 + 32 + 64u16);
-    let block: Vec<u8> = [sig, u16::MAX, pk, u16::MAX, msg, message.len() as u16, u16::MAX]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
+    let block: Vec<u8> = [
+        sig,
+        u16::MAX,
+        pk,
+        u16::MAX,
+        msg,
+        message.len() as u16,
+        u16::MAX,
+    ]
+    .iter()
+    .flat_map(|v| v.to_le_bytes())
+    .collect();
     let mut data = vec![2u8, 0];
     data.extend(&block);
     data.extend(&block);
@@ -233,10 +326,18 @@ async fn rejects_two_signatures_in_one_ed25519_instruction() {
     data.extend(&message);
     let ixs = [
         ed25519_instruction_with(data),
-        savepoint_instruction(&authority.pubkey(), &env.record, ENTRY_TYPE_SAVEPOINT, METADATA),
+        savepoint_instruction(
+            &authority.pubkey(),
+            &env.record,
+            ENTRY_TYPE_SAVEPOINT,
+            METADATA,
+        ),
     ];
     let err = env.send(&ixs, &[&authority]).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::Ed25519SignatureCount));
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::Ed25519SignatureCount)
+    );
 }
 
 #[tokio::test]
@@ -271,9 +372,18 @@ async fn rejects_replayed_savepoint() {
     let third = env.next_fields(3).await;
     let ixs = savepoint_instructions(&env.authority, &third, METADATA);
     let blockhash = env.context.get_new_latest_blockhash().await.unwrap();
-    let tx = Transaction::new_signed_with_payer(&ixs, Some(&env.context.payer.pubkey()), &[&env.context.payer, &env.authority], blockhash);
+    let tx = Transaction::new_signed_with_payer(
+        &ixs,
+        Some(&env.context.payer.pubkey()),
+        &[&env.context.payer, &env.authority],
+        blockhash,
+    );
     env.send_transaction(tx.clone()).await.unwrap();
-    let duplicate = env.context.banks_client.process_transaction_with_preflight(tx).await;
+    let duplicate = env
+        .context
+        .banks_client
+        .process_transaction_with_preflight(tx)
+        .await;
     match duplicate {
         Err(solana_program_test::BanksClientError::SimulationError { err, .. }) => {
             assert_eq!(err, TransactionError::AlreadyProcessed)
@@ -288,7 +398,10 @@ async fn rejects_fork_with_wrong_previous_hash() {
     let mut env = Env::initialized().await;
     let first = env.next_fields(1).await;
     env.savepoint(&first, METADATA).await.unwrap();
-    let fork = SavepointFields { prev_snapshot_hash: [9; 32], ..env.next_fields(2).await };
+    let fork = SavepointFields {
+        prev_snapshot_hash: [9; 32],
+        ..env.next_fields(2).await
+    };
     let err = env.savepoint(&fork, METADATA).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::PrevHashMismatch));
 }
@@ -298,37 +411,62 @@ async fn rejects_timestamp_going_backwards() {
     let mut env = Env::initialized().await;
     let first = env.next_fields(1).await;
     env.savepoint(&first, METADATA).await.unwrap();
-    let earlier = SavepointFields { timestamp: first.timestamp - 1, ..env.next_fields(2).await };
+    let earlier = SavepointFields {
+        timestamp: first.timestamp - 1,
+        ..env.next_fields(2).await
+    };
     let err = env.savepoint(&earlier, METADATA).await.unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::TimestampRegression));
-    let same_second = SavepointFields { timestamp: first.timestamp, ..earlier };
-    env.savepoint(&same_second, METADATA).await.expect("an equal timestamp is not a regression");
+    let same_second = SavepointFields {
+        timestamp: first.timestamp,
+        ..earlier
+    };
+    env.savepoint(&same_second, METADATA)
+        .await
+        .expect("an equal timestamp is not a regression");
 }
 
 #[tokio::test]
 async fn rejects_malformed_git_commits() {
     let mut env = Env::initialized().await;
     let good = env.next_fields(1).await;
-    let upper = "ABCDEF0123456789abcdef0123456789abcdef01".as_bytes().to_vec();
+    let upper = "ABCDEF0123456789abcdef0123456789abcdef01"
+        .as_bytes()
+        .to_vec();
     let non_hex = "g".repeat(40).into_bytes();
     let short_padded = [b"a".repeat(39), vec![0]].concat();
     for git_commit in [upper, non_hex, short_padded] {
-        let fields = SavepointFields { git_commit, ..good.clone() };
+        let fields = SavepointFields {
+            git_commit,
+            ..good.clone()
+        };
         let err = env.savepoint(&fields, METADATA).await.unwrap_err();
         assert_eq!(err, program_error(1, PrecompactError::InvalidGitCommit));
     }
-    let too_long = SavepointFields { git_commit: b"a".repeat(41), ..good };
+    let too_long = SavepointFields {
+        git_commit: b"a".repeat(41),
+        ..good
+    };
     let err = env.savepoint(&too_long, METADATA).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::MalformedSignedMessage));
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::MalformedSignedMessage)
+    );
 }
 
 #[tokio::test]
 async fn rejects_bad_metadata_and_unknown_entry_type() {
     let mut env = Env::initialized().await;
     let fields = env.next_fields(1).await;
-    let err = env.savepoint(&fields, &vec![b'x'; METADATA_MAX_LEN + 1]).await.unwrap_err();
+    let err = env
+        .savepoint(&fields, &vec![b'x'; METADATA_MAX_LEN + 1])
+        .await
+        .unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::MetadataTooLong));
-    let err = env.savepoint(&fields, &[b'{', 0xFF, 0xFE, b'}']).await.unwrap_err();
+    let err = env
+        .savepoint(&fields, &[b'{', 0xFF, 0xFE, b'}'])
+        .await
+        .unwrap_err();
     assert_eq!(err, program_error(1, PrecompactError::MetadataNotUtf8));
 
     let authority = env.authority.insecure_clone();
@@ -346,7 +484,10 @@ async fn rejects_spoofed_instructions_sysvar() {
     let mut ixs = savepoint_instructions(&authority, &fields, METADATA);
     ixs[1].accounts[2].pubkey = Keypair::new().pubkey();
     let err = env.send(&ixs, &[&authority]).await.unwrap_err();
-    assert_eq!(err, program_error(1, PrecompactError::NotInstructionsSysvar));
+    assert_eq!(
+        err,
+        program_error(1, PrecompactError::NotInstructionsSysvar)
+    );
 }
 
 #[tokio::test]
@@ -356,7 +497,10 @@ async fn rejects_second_initialize() {
     env.savepoint(&first, METADATA).await.unwrap();
     let before = env.record_data().await.unwrap();
     let err = env.initialize().await.unwrap_err();
-    assert_eq!(err, program_error(0, PrecompactError::RecordAlreadyInitialized));
+    assert_eq!(
+        err,
+        program_error(0, PrecompactError::RecordAlreadyInitialized)
+    );
     assert_eq!(env.record_data().await.unwrap(), before);
 }
 
@@ -386,7 +530,10 @@ async fn prefund_record(env: &mut Env, lamports: u64) {
     let record = env.record;
     env.fund(&record, lamports).await;
     let account = env.record_account().await.unwrap();
-    assert_eq!((account.owner, account.lamports), (solana_sdk_ids::system_program::ID, lamports));
+    assert_eq!(
+        (account.owner, account.lamports),
+        (solana_sdk_ids::system_program::ID, lamports)
+    );
 }
 
 #[tokio::test]
@@ -398,12 +545,19 @@ async fn initialize_takes_over_an_address_funded_below_rent_paying_only_the_shor
     prefund_record(&mut env, prefunded).await;
     let payer = funded_payer(&mut env).await;
     let payer_before = env.lamports(payer.pubkey()).await;
-    env.initialize_paid_by(&payer).await.expect("initialize takes over a pre-funded address");
+    env.initialize_paid_by(&payer)
+        .await
+        .expect("initialize takes over a pre-funded address");
     assert_fresh_record(&mut env).await;
     assert_eq!(env.lamports(env.record).await, rent);
-    assert_eq!(payer_before - env.lamports(payer.pubkey()).await, rent - prefunded);
+    assert_eq!(
+        payer_before - env.lamports(payer.pubkey()).await,
+        rent - prefunded
+    );
     let fields = env.next_fields(1).await;
-    env.savepoint(&fields, METADATA).await.expect("savepoint on the taken-over record");
+    env.savepoint(&fields, METADATA)
+        .await
+        .expect("savepoint on the taken-over record");
     assert_eq!(env.record().await.sequence, 1);
 }
 
@@ -414,7 +568,9 @@ async fn initialize_takes_over_an_address_funded_above_rent_paying_nothing() {
     prefund_record(&mut env, prefunded).await;
     let payer = funded_payer(&mut env).await;
     let payer_before = env.lamports(payer.pubkey()).await;
-    env.initialize_paid_by(&payer).await.expect("initialize takes over a pre-funded address");
+    env.initialize_paid_by(&payer)
+        .await
+        .expect("initialize takes over a pre-funded address");
     assert_fresh_record(&mut env).await;
     assert_eq!(env.lamports(env.record).await, prefunded);
     assert_eq!(env.lamports(payer.pubkey()).await, payer_before);
@@ -422,8 +578,16 @@ async fn initialize_takes_over_an_address_funded_above_rent_paying_nothing() {
     // The surplus goes to the authority with the rest when the record is closed.
     let authority = env.authority.insecure_clone();
     let authority_before = env.lamports(authority.pubkey()).await;
-    env.send(&[close_instruction(&authority.pubkey(), &env.record)], &[&authority]).await.unwrap();
-    assert_eq!(env.lamports(authority.pubkey()).await, authority_before + prefunded);
+    env.send(
+        &[close_instruction(&authority.pubkey(), &env.record)],
+        &[&authority],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        env.lamports(authority.pubkey()).await,
+        authority_before + prefunded
+    );
 }
 
 #[tokio::test]
@@ -444,7 +608,12 @@ async fn closed_after_one_savepoint() -> Env {
     let fields = env.next_fields(1).await;
     env.savepoint(&fields, METADATA).await.unwrap();
     let authority = env.authority.insecure_clone();
-    env.send(&[close_instruction(&authority.pubkey(), &env.record)], &[&authority]).await.unwrap();
+    env.send(
+        &[close_instruction(&authority.pubkey(), &env.record)],
+        &[&authority],
+    )
+    .await
+    .unwrap();
     assert!(env.record_account().await.is_none());
     env
 }
@@ -456,7 +625,9 @@ async fn reinitialize_after_close_starts_a_new_history() {
     assert_fresh_record(&mut env).await;
     let fields = env.next_fields(7).await;
     assert_eq!(fields.sequence, 1);
-    env.savepoint(&fields, METADATA).await.expect("the new history starts at sequence 1");
+    env.savepoint(&fields, METADATA)
+        .await
+        .expect("the new history starts at sequence 1");
 }
 
 #[tokio::test]
@@ -464,7 +635,9 @@ async fn reinitialize_after_close_on_an_address_funded_since() {
     for prefunded in [1_000_000, 10_000_000_000] {
         let mut env = closed_after_one_savepoint().await;
         prefund_record(&mut env, prefunded).await;
-        env.initialize().await.expect("re-initialize a closed, pre-funded address");
+        env.initialize()
+            .await
+            .expect("re-initialize a closed, pre-funded address");
         assert_fresh_record(&mut env).await;
         let expected = prefunded.max(env.record_rent().await);
         assert_eq!(env.lamports(env.record).await, expected);
@@ -503,7 +676,11 @@ async fn rejects_initialize_where_the_address_already_holds_data() {
 async fn rejects_initialize_at_address_from_other_seeds() {
     let mut env = Env::start().await;
     let authority = env.authority.insecure_clone();
-    let mut ix = initialize_instruction(&env.context.payer.pubkey(), &authority.pubkey(), env.instance_id);
+    let mut ix = initialize_instruction(
+        &env.context.payer.pubkey(),
+        &authority.pubkey(),
+        env.instance_id,
+    );
     let (elsewhere, _) = record_address(&authority.pubkey(), &instance_id("another instance"));
     ix.accounts[2].pubkey = elsewhere;
     let err = env.send(&[ix], &[&authority]).await.unwrap_err();
@@ -515,7 +692,13 @@ async fn rejects_close_by_someone_else() {
     let mut env = Env::initialized().await;
     let intruder = Keypair::new();
     env.fund(&intruder.pubkey(), 1_000_000_000).await;
-    let err = env.send(&[close_instruction(&intruder.pubkey(), &env.record)], &[&intruder]).await.unwrap_err();
+    let err = env
+        .send(
+            &[close_instruction(&intruder.pubkey(), &env.record)],
+            &[&intruder],
+        )
+        .await
+        .unwrap_err();
     assert_eq!(err, program_error(0, PrecompactError::WrongAuthority));
     assert!(env.record_data().await.is_some());
 }

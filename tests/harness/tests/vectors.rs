@@ -8,7 +8,9 @@ use anchor_lang::{InstructionData, Space};
 use common::*;
 use precompact::constants::ENTRY_TYPE_SAVEPOINT;
 use precompact::state::SavepointRecord;
-use precompact_harness::vectors::{self, account_fields, AccountVector, ClockInput, SavepointInput, Vectors};
+use precompact_harness::vectors::{
+    self, account_fields, AccountVector, ClockInput, SavepointInput, Vectors,
+};
 use precompact_harness::*;
 use sha2::{Digest, Sha256};
 use solana_clock::Clock;
@@ -20,7 +22,10 @@ const AUTHORITY_SECRET: [u8; 32] = [7; 32];
 const TIMESTAMP: i64 = 1_764_087_300; // 2025-11-25T16:15:00Z
 const GIT_COMMIT: &str = "49064d0f3c2a9b8e7d6c5b4a39281706f5e4d3c2";
 const METADATA: &str = r#"{"tokens_used":171234,"trigger":"auto","window":200000}"#;
-const CLOCK: ClockInput = ClockInput { slot: 4242, unix_timestamp: 1_764_087_305 };
+const CLOCK: ClockInput = ClockInput {
+    slot: 4242,
+    unix_timestamp: 1_764_087_305,
+};
 
 fn savepoint_fields() -> SavepointFields {
     SavepointFields {
@@ -45,8 +50,17 @@ async fn produce() -> Vectors {
     let ixs = savepoint_instructions(&authority, &fields, METADATA.as_bytes());
 
     let blockhash = env.context.get_new_latest_blockhash().await.unwrap();
-    env.context.set_sysvar(&Clock { slot: CLOCK.slot, unix_timestamp: CLOCK.unix_timestamp, ..Clock::default() });
-    let tx = Transaction::new_signed_with_payer(&ixs, Some(&env.context.payer.pubkey()), &[&env.context.payer, &authority], blockhash);
+    env.context.set_sysvar(&Clock {
+        slot: CLOCK.slot,
+        unix_timestamp: CLOCK.unix_timestamp,
+        ..Clock::default()
+    });
+    let tx = Transaction::new_signed_with_payer(
+        &ixs,
+        Some(&env.context.payer.pubkey()),
+        &[&env.context.payer, &authority],
+        blockhash,
+    );
     env.send_transaction(tx).await.unwrap();
 
     let data = env.record_data().await.unwrap();
@@ -69,7 +83,12 @@ async fn produce() -> Vectors {
             metadata: METADATA.to_string(),
         },
         clock: CLOCK,
-        initialize_instruction_data_hex: hex::encode(precompact::instruction::Initialize { instance_id: fields.instance_id }.data()),
+        initialize_instruction_data_hex: hex::encode(
+            precompact::instruction::Initialize {
+                instance_id: fields.instance_id,
+            }
+            .data(),
+        ),
         signed_message_hex: hex::encode(&message),
         signature_hex: hex::encode(signature),
         ed25519_instruction_data_hex: hex::encode(&ixs[0].data),
@@ -89,7 +108,11 @@ async fn program_produces_the_committed_vectors() {
     if std::env::var_os("PRECOMPACT_UPDATE_VECTORS").is_some() {
         vectors::store(&produced);
     }
-    assert_eq!(produced, vectors::load(), "tests/vectors/savepoint-v1.json is stale");
+    assert_eq!(
+        produced,
+        vectors::load(),
+        "tests/vectors/savepoint-v1.json is stale"
+    );
 }
 
 #[tokio::test]
@@ -129,6 +152,13 @@ async fn account_fields_sit_at_the_documented_offsets() {
     assert_eq!(at("bump"), [bump]);
     assert_eq!(at("metadata_len"), (METADATA.len() as u16).to_le_bytes());
     assert_eq!(at("metadata"), metadata.as_slice());
-    assert_eq!(v.record_address, Pubkey::find_program_address(&[b"savepoint", authority.as_ref(), &input.instance_id], &precompact::ID).0.to_string());
+    assert_eq!(
+        v.record_address,
+        Pubkey::find_program_address(
+            &[b"savepoint", authority.as_ref(), &input.instance_id],
+            &precompact::ID
+        )
+        .0
+        .to_string()
+    );
 }
-

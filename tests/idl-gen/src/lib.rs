@@ -6,7 +6,9 @@ fn repo_root() -> PathBuf {
     // Read at run time: the target directory is shared between clones, so a binary built in
     // another (maybe deleted) clone must still find this one.
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    manifest.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()).join("../..")
+    manifest
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf())
+        .join("../..")
 }
 
 /// Where the committed IDL lives: packaged with the Python client, which loads it.

@@ -23,7 +23,10 @@ fn main() -> ExitCode {
             println!("IDL up to date: {}", path.display());
             ExitCode::SUCCESS
         } else {
-            eprintln!("gen-idl: {} differs from a fresh generation; run scripts/gen-idl and commit it", path.display());
+            eprintln!(
+                "gen-idl: {} differs from a fresh generation; run scripts/gen-idl and commit it",
+                path.display()
+            );
             ExitCode::FAILURE
         }
     } else if let Err(e) = std::fs::write(&path, fresh) {

@@ -29,7 +29,11 @@ impl Initialize<'_> {
     pub fn handler(ctx: Context<Self>, instance_id: [u8; 32]) -> Result<()> {
         let accounts = ctx.accounts;
         let record = accounts.record.to_account_info();
-        require_keys_neq!(*record.owner, crate::ID, PrecompactError::RecordAlreadyInitialized);
+        require_keys_neq!(
+            *record.owner,
+            crate::ID,
+            PrecompactError::RecordAlreadyInitialized
+        );
         require!(
             *record.owner == system_program::ID && record.data_is_empty(),
             PrecompactError::RecordAddressInUse
@@ -37,22 +41,37 @@ impl Initialize<'_> {
 
         let authority = accounts.authority.key();
         let bump = [ctx.bumps.record];
-        let seeds: &[&[u8]] = &[SAVEPOINT_SEED, authority.as_ref(), instance_id.as_ref(), &bump];
+        let seeds: &[&[u8]] = &[
+            SAVEPOINT_SEED,
+            authority.as_ref(),
+            instance_id.as_ref(),
+            &bump,
+        ];
         let system = accounts.system_program.key();
         let shortfall = Rent::get()?
             .minimum_balance(SavepointRecord::SPACE)
             .saturating_sub(record.lamports());
         if shortfall > 0 {
-            let transfer = Transfer { from: accounts.payer.to_account_info(), to: record.clone() };
+            let transfer = Transfer {
+                from: accounts.payer.to_account_info(),
+                to: record.clone(),
+            };
             system_program::transfer(CpiContext::new(system, transfer), shortfall)?;
         }
-        let allocate = Allocate { account_to_allocate: record.clone() };
+        let allocate = Allocate {
+            account_to_allocate: record.clone(),
+        };
         system_program::allocate(
             CpiContext::new_with_signer(system, allocate, &[seeds]),
             SavepointRecord::SPACE as u64,
         )?;
-        let assign = Assign { account_to_assign: record.clone() };
-        system_program::assign(CpiContext::new_with_signer(system, assign, &[seeds]), &crate::ID)?;
+        let assign = Assign {
+            account_to_assign: record.clone(),
+        };
+        system_program::assign(
+            CpiContext::new_with_signer(system, assign, &[seeds]),
+            &crate::ID,
+        )?;
 
         let empty = SavepointRecord::empty(authority, instance_id, ctx.bumps.record);
         let mut data = record.try_borrow_mut_data()?;

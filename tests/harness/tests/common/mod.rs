@@ -34,7 +34,12 @@ impl Env {
         let context = program_test().start_with_context().await;
         let instance_id = instance_id(INSTANCE);
         let (record, _) = record_address(&authority.pubkey(), &instance_id);
-        Self { context, authority, instance_id, record }
+        Self {
+            context,
+            authority,
+            instance_id,
+            record,
+        }
     }
 
     /// As `start`, with the record initialized.
@@ -46,11 +51,20 @@ impl Env {
 
     /// Sends `instructions` with the context payer as fee payer plus `signers`, on a fresh
     /// blockhash so identical instructions are not deduplicated as the same transaction.
-    pub async fn send(&mut self, instructions: &[Instruction], signers: &[&Keypair]) -> Result<(), TransactionError> {
+    pub async fn send(
+        &mut self,
+        instructions: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<(), TransactionError> {
         let blockhash = self.context.get_new_latest_blockhash().await.unwrap();
         let mut all: Vec<&Keypair> = vec![&self.context.payer];
         all.extend_from_slice(signers);
-        let tx = Transaction::new_signed_with_payer(instructions, Some(&self.context.payer.pubkey()), &all, blockhash);
+        let tx = Transaction::new_signed_with_payer(
+            instructions,
+            Some(&self.context.payer.pubkey()),
+            &all,
+            blockhash,
+        );
         self.send_transaction(tx).await
     }
 
@@ -64,7 +78,11 @@ impl Env {
     }
 
     pub async fn initialize(&mut self) -> Result<(), TransactionError> {
-        let ix = initialize_instruction(&self.context.payer.pubkey(), &self.authority.pubkey(), self.instance_id);
+        let ix = initialize_instruction(
+            &self.context.payer.pubkey(),
+            &self.authority.pubkey(),
+            self.instance_id,
+        );
         let authority = self.authority.insecure_clone();
         self.send(&[ix], &[&authority]).await
     }
@@ -72,7 +90,8 @@ impl Env {
     /// `initialize` with `payer` paying the record's rent (the context payer still pays the fee,
     /// so `payer`'s balance changes by exactly what initialize takes).
     pub async fn initialize_paid_by(&mut self, payer: &Keypair) -> Result<(), TransactionError> {
-        let ix = initialize_instruction(&payer.pubkey(), &self.authority.pubkey(), self.instance_id);
+        let ix =
+            initialize_instruction(&payer.pubkey(), &self.authority.pubkey(), self.instance_id);
         let authority = self.authority.insecure_clone();
         self.send(&[ix], &[payer, &authority]).await
     }
@@ -85,8 +104,15 @@ impl Env {
 
     /// Puts an account at the record address directly into the bank, as no transaction could.
     pub fn place_at_record(&mut self, owner: Pubkey, lamports: u64, data: Vec<u8>) {
-        let account = Account { lamports, data, owner, executable: false, rent_epoch: 0 };
-        self.context.set_account(&self.record, &AccountSharedData::from(account));
+        let account = Account {
+            lamports,
+            data,
+            owner,
+            executable: false,
+            rent_epoch: 0,
+        };
+        self.context
+            .set_account(&self.record, &AccountSharedData::from(account));
     }
 
     /// Fields of the savepoint that correctly follows the stored one.
@@ -103,14 +129,24 @@ impl Env {
     }
 
     /// Signs and sends `fields` as the authority with `metadata`.
-    pub async fn savepoint(&mut self, fields: &SavepointFields, metadata: &[u8]) -> Result<(), TransactionError> {
+    pub async fn savepoint(
+        &mut self,
+        fields: &SavepointFields,
+        metadata: &[u8],
+    ) -> Result<(), TransactionError> {
         let authority = self.authority.insecure_clone();
         let ixs = savepoint_instructions(&authority, fields, metadata);
         self.send(&ixs, &[&authority]).await
     }
 
     pub async fn record(&mut self) -> SavepointRecord {
-        let account = self.context.banks_client.get_account(self.record).await.unwrap().expect("record exists");
+        let account = self
+            .context
+            .banks_client
+            .get_account(self.record)
+            .await
+            .unwrap()
+            .expect("record exists");
         SavepointRecord::try_deserialize(&mut account.data.as_slice()).expect("record decodes")
     }
 
@@ -119,16 +155,28 @@ impl Env {
     }
 
     pub async fn record_account(&mut self) -> Option<Account> {
-        self.context.banks_client.get_account(self.record).await.unwrap()
+        self.context
+            .banks_client
+            .get_account(self.record)
+            .await
+            .unwrap()
     }
 
     pub async fn lamports(&mut self, address: Pubkey) -> u64 {
-        self.context.banks_client.get_balance(address).await.unwrap()
+        self.context
+            .banks_client
+            .get_balance(address)
+            .await
+            .unwrap()
     }
 
     /// Funds `key` from the payer so it can pay fees or sign as a fee payer.
     pub async fn fund(&mut self, key: &Pubkey, lamports: u64) {
-        let ix = anchor_lang::solana_program::system_instruction::transfer(&self.context.payer.pubkey(), key, lamports);
+        let ix = anchor_lang::solana_program::system_instruction::transfer(
+            &self.context.payer.pubkey(),
+            key,
+            lamports,
+        );
         self.send(&[ix], &[]).await.expect("transfer succeeds");
     }
 }

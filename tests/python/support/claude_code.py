@@ -44,6 +44,17 @@ What Claude Code 2.1.332 does, observed with this harness (the tests rely on the
 - modelUsage.contextWindow: 1,000,000 for claude-opus-5-5, -5, sonnet-5-5, -5, opus-4-8,
   fable-5 and any `[1m]` id; 200,000 for opus-4-6, sonnet-4-6, sonnet-4-5, haiku-4-5.
 - A failed Bash call comes back as a tool_result with is_error true, "Exit code N\n<output>".
+- MCP: a project's `.mcp.json` stdio server is started under `-p` without an approval prompt.
+  Its tools are deferred: named in the system prompt's list of tools loaded through ToolSearch
+  ("select:mcp__<server>__<tool>"), then called as `mcp__<server>__<tool>`. A project's
+  `.claude/settings.json` `permissions.allow` entries are dropped until the workspace is trusted
+  ("Dropped 3 project-scoped permissions.allow entries — workspace not yet trusted"); the same
+  entries in ~/.claude/settings.json apply. An MCP tool not allowed answers "Claude requested
+  permissions to use <tool>, but you haven't granted it yet."
+- Sessions live in ~/.claude/projects/<folder>/<session id>.jsonl, <folder> being the directory
+  Claude Code started in with every character but letters and digits turned into `-`;
+  `--resume <id>` reopens any session file there, and sends the model its entries after the
+  last compact boundary.
 """
 
 from __future__ import annotations
@@ -90,7 +101,7 @@ def claude_binary(version: str = VERSION) -> Path:
             capture_output=True,
             text=True,
             timeout=NPM_TIMEOUT_SECONDS,
-        )
+         check=False)
         if done.returncode != 0:
             raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
     if not _works(binary):
@@ -111,7 +122,7 @@ def _works(binary: Path) -> bool:
     if not binary.exists():
         return False
     try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and VERSION in out.stdout
@@ -307,7 +318,7 @@ class Session:
             args += ["--resume", resume]
         if debug_file:
             args += ["--debug-file", str(debug_file)]
-        done = subprocess.run(args, cwd=cwd or self.project, env=self.environment(), capture_output=True, text=True, timeout=self.timeout)
+        done = subprocess.run(args, cwd=cwd or self.project, env=self.environment(), capture_output=True, text=True, timeout=self.timeout, check=False)
         if done.returncode != 0 or not done.stdout.startswith("{"):
             raise AssertionError(f"claude -p {prompt!r} exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}")
         return json.loads(done.stdout)

@@ -58,7 +58,7 @@ def program() -> Program:
     from anchorpy import Idl, Program, Provider, Wallet
     from solana.rpc.async_api import AsyncClient
 
-    from precompact import idl_legacy
+    from precompact.chain import idl_legacy
 
     idl = Idl.from_json(json.dumps(idl_legacy.convert(IDL)))
     return Program(idl, PROGRAM_ID, Provider(AsyncClient(), Wallet.dummy()))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -21,9 +22,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import LocalnetProcess, free_port
-from projects import PRECOMPACT, Project, fund, new_project
-from transcript_gen import generate, payload, saved_sequence
+from support.localnet import LocalnetProcess, free_port
+from support.commands import PRECOMPACT, hook
+from support.projects import Project, fund, new_project
+from support.transcript_gen import generate, payload, saved_sequence
 
 from precompact import config as configuration
 from precompact import gitstore, savepoint_log, snapshot, worker
@@ -43,12 +45,6 @@ class Tally:
     @property
     def failed_trials(self) -> int:
         return len({f.split(":", 1)[0] for f in self.failures})
-
-
-def run_hook(project: Project, stdin: bytes, timeout: float = 120) -> tuple[float, subprocess.CompletedProcess]:
-    began = time.monotonic()
-    result = subprocess.run([PRECOMPACT, "hook"], input=stdin, capture_output=True, cwd=project.path, timeout=timeout)
-    return time.monotonic() - began, result
 
 
 def killed_at(args: list[str], cwd: Path, delay: float, stdin: bytes = b"") -> None:
@@ -80,7 +76,7 @@ def check_layer_1(project: Project, intact_before: dict[int, str]) -> tuple[list
     states = savepoint_log.savepoints(project.logs, project.instance)
     if [s.sequence for s in states] != list(range(1, len(states) + 1)):
         problems.append(f"sequences are not consecutive: {[s.sequence for s in states]}")
-    for before, after in zip(states, states[1:]):
+    for before, after in itertools.pairwise(states):
         if after.prev_snapshot_hash != before.snapshot_hash:
             problems.append(f"savepoint {after.sequence} does not link to {before.sequence}")
     intact = {}
@@ -124,7 +120,7 @@ def crash_layer_1(root: Path, trials: int, rng: random.Random, transcript_bytes:
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems)
     # The chain continues after all those crashes.
-    _, result = run_hook(project, stdin())
+    result = hook(stdin(), cwd=project.path)
     problems, lost = check_layer_1(project, intact)
     tally.lost += lost
     last = savepoint_log.latest(project.logs, project.instance)
@@ -147,7 +143,7 @@ def remote_savepoint_hashes(project: Project) -> set[str]:
     """The snapshot hashes named by the index as it stands on the remote's savepoint branch."""
     config = configuration.load(project.path)
     ref = f"refs/heads/{config.branch}"
-    shown = subprocess.run(["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True)
+    shown = subprocess.run(["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True, check=False)
     if shown.returncode != 0:
         return set()
     folded = savepoint_log.of_instance(savepoint_log.fold(savepoint_log.parse(shown.stdout.splitlines()).events), project.instance)
@@ -170,13 +166,13 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems + check_layer_2(project))
     # Once a flush runs to the end, every savepoint is in the remote's history.
-    flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120)
+    flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False)
     problems = [] if flushed.returncode == 0 else [f"flush after the crashes failed: {flushed.stdout.strip()} {flushed.stderr.strip()}"]
     on_remote = remote_savepoint_hashes(project)
     states = savepoint_log.savepoints(project.logs, project.instance)
     tally.lost += sum(1 for s in states if s.snapshot_hash not in on_remote)
     for repository in (project.path, project.remote):
-        fsck = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=repository, capture_output=True, text=True)
+        fsck = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=repository, capture_output=True, text=True, check=False)
         if fsck.returncode != 0:
             problems.append(f"git fsck in {repository.name}: {fsck.stdout.strip() or fsck.stderr.strip()}")
     # The private index files of killed flushes are cleared by the next one.
@@ -187,7 +183,8 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
 
 def chain_record(url: str, project: Project) -> bytes | None:
     """The raw data of the instance's on-chain record."""
-    from precompact import chain, rpc
+    from precompact import chain
+    from precompact.chain import rpc
 
     address, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
     account = rpc.Cluster(url, timeout=10).account(str(address))
@@ -196,7 +193,7 @@ def chain_record(url: str, project: Project) -> bytes | None:
 
 def chain_sequence(url: str, project: Project) -> tuple[int, str] | None:
     """The (sequence, snapshot hash) the instance's on-chain record holds."""
-    from precompact import record
+    from precompact.chain import record
 
     data = chain_record(url, project)
     if data is None:
@@ -220,7 +217,7 @@ def workers_idle(project: Project, timeout: float) -> bool:
     return False
 
 
-def landed(project: Project, url: str, expected: int) -> list[str]:
+def landing_problems(project: Project, url: str, expected: int) -> list[str]:
     """Problems with `expected` savepoints being committed, pushed and posted in order, once each."""
     problems = []
     config = configuration.load(project.path)
@@ -259,8 +256,8 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
         problems.append(f"hooks reported savepoints {numbers}")
     if not workers_idle(project, timeout=180):
         problems.append("background workers still running after 180 s")
-    problems += landed(project, url, hooks)
-    remote_log = set(subprocess.run(["git", "log", "--format=%H", configuration.load(project.path).branch], cwd=project.remote, capture_output=True, text=True).stdout.split())
+    problems += landing_problems(project, url, hooks)
+    remote_log = set(subprocess.run(["git", "log", "--format=%H", configuration.load(project.path).branch], cwd=project.remote, capture_output=True, text=True, check=False).stdout.split())
     missing = [s.sequence for s in savepoint_log.savepoints(project.logs, project.instance) if s.commit not in remote_log]
     if missing:
         problems.append(f"commits missing from the remote: {missing}")
@@ -280,7 +277,9 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     transcript = generate(root / "offline.jsonl", 200_000, project=project.path)
     problems, slowest = [], 0.0
     for _ in range(savepoints):
-        seconds, result = run_hook(project, json.dumps(payload("PreCompact", project.path, transcript.path)).encode())
+        began = time.monotonic()
+        result = hook(payload("PreCompact", project.path, transcript.path), cwd=project.path)
+        seconds = time.monotonic() - began
         slowest = max(slowest, seconds)
         if result.returncode != 0 or saved_sequence(result.stdout) is None:
             problems.append(f"hook while offline: exit {result.returncode}, {result.stdout!r}")
@@ -292,12 +291,12 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     node.start()
     try:
         fund(url, project.authority())
-        flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300)
+        flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300, check=False)
         if flushed.returncode != 0:
             problems.append(f"flush exited {flushed.returncode}: {flushed.stdout.strip()}")
         if not workers_idle(project, timeout=120):
             problems.append("background workers still running after 120 s")
-        problems += landed(project, url, savepoints)
+        problems += landing_problems(project, url, savepoints)
         tally.lost = savepoints - len(remote_savepoint_hashes(project))
     finally:
         node.stop()
@@ -329,9 +328,9 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
             flush.wait(timeout=120)
             node = LocalnetProcess(root, state_file=root / "restart-chain.json", port=port)
             node.start()
-            flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120)
+            flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False)
             problems = [] if flushed.returncode == 0 else [f"flush after the restart exited {flushed.returncode}: {flushed.stdout.strip()}"]
-            problems += landed(project, url, 1 + trial * per_trial)
+            problems += landing_problems(project, url, 1 + trial * per_trial)
             tally.trials = trial
             tally.fail(trial, problems)
         posted = chain_sequence(url, project)

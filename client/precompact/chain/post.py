@@ -15,7 +15,9 @@ from solders.hash import Hash
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
-from precompact import chain, record, rpc, savepoint_log, trust
+from precompact import chain, savepoint_log, trust
+
+from precompact.chain import record, rpc
 
 CONFIRM_POLL_SECONDS = 0.05
 NO_COMMIT = "0" * 40
@@ -31,30 +33,18 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
     Without the git layer the record names no commit (40 zeros). A savepoint is confirmed only
     once the record read back from its address passes the verifier's chain check and states it."""
     mine = savepoint_log.savepoints(logs, instance)
-    pending = [s for s in mine if s.layer_3 != "CONFIRMED"]
+    pending = [s for s in mine if s.layer_3 != savepoint_log.Layer3.CONFIRMED]
     if not pending:
         return []
-    if program_id != str(chain.PROGRAM_ID):
-        return _failed(logs, pending[0], f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})")
     try:
-        signer = chain.load_keypair(keypair_path)
-    except chain.KeypairError as e:
+        signer = _signer(program_id, keypair_path, authority)
+    except ChainError as e:
         return _failed(logs, pending[0], str(e))
-    if authority is not None and str(signer.pubkey()) != authority:
-        return _failed(logs, pending[0], f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file")
     roots = trust.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    confirmed = savepoint_log.highest_confirmed(mine)
     current = pending[0]
     try:
-        held = trust.record_at(roots, client)
-        if held is None and confirmed:
-            return _failed(logs, current, f"savepoint {confirmed} was confirmed at {roots.address}, which holds no record now: it was closed (history reset); a new instance name starts a new record")
-        if held is None:
-            held = _initialize(client, signer, roots)
-        reset = trust.history_reset(roots, held.sequence, confirmed)
-        if reset is not None:
-            return _failed(logs, current, reset)
+        held = _record_to_extend(client, signer, roots, savepoint_log.highest_confirmed(mine))
         for savepoint in pending:
             current = savepoint
             commit = savepoint.commit or (None if git_layer else NO_COMMIT)
@@ -67,25 +57,59 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
                 continue
             if savepoint.sequence != held.sequence + 1:
                 return _failed(logs, savepoint, f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence} cannot follow it (run `precompact verify`)")
-            fields = chain.SavepointFields(
-                sequence=savepoint.sequence,
-                timestamp=int(savepoint.created.get("unix_timestamp", 0)),
-                instance_id=roots.instance_id,
-                snapshot_hash=bytes.fromhex(savepoint.snapshot_hash),
-                prev_snapshot_hash=held.snapshot_hash,
-                git_commit=commit[: chain.GIT_COMMIT_LEN],
-            )
-            signature = _send(client, signer, chain.savepoint_instructions(signer, fields, metadata(savepoint.created)))
-            held = trust.record_at(roots, client)
-            if held is None:
-                raise ChainError(f"transaction {signature} confirmed, but {roots.address} holds no record")
-            trust.check_record_holds(held, savepoint, commit)
+            signature, held = _post(client, signer, roots, savepoint, held, commit)
             _confirmed(logs, savepoint, signature=signature, slot=held.slot, recovered=False)
     except (rpc.RpcError, ChainError) as e:
         return _failed(logs, current, str(e))
     except trust.Broken as e:
         return _failed(logs, current, f"the record read back is not trustworthy: {e}")
     return []
+
+
+def _signer(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
+    """The configured key, once the program and the authority are the ones this client serves."""
+    if program_id != str(chain.PROGRAM_ID):
+        raise ChainError(f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})")
+    try:
+        signer = chain.load_keypair(keypair_path)
+    except chain.KeypairError as e:
+        raise ChainError(str(e)) from None
+    if authority is not None and str(signer.pubkey()) != authority:
+        raise ChainError(f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file")
+    return signer
+
+
+def _record_to_extend(client: rpc.Cluster, signer: Keypair, roots: trust.Roots, confirmed: int) -> record.Record:
+    """The instance's record as the chain holds it (created if this is its first savepoint),
+    unless its history was reset under savepoints this machine saw confirmed."""
+    held = trust.record_at(roots, client)
+    if held is None and confirmed:
+        raise ChainError(f"savepoint {confirmed} was confirmed at {roots.address}, which holds no record now: it was closed (history reset); a new instance name starts a new record")
+    if held is None:
+        held = _initialize(client, signer, roots)
+    reset = trust.history_reset(roots, held.sequence, confirmed)
+    if reset is not None:
+        raise ChainError(reset)
+    return held
+
+
+def _post(client: rpc.Cluster, signer: Keypair, roots: trust.Roots, savepoint: savepoint_log.Savepoint, held: record.Record, commit: str) -> tuple[str, record.Record]:
+    """Posts `savepoint` as the successor of `held`; returns the signature and the record read
+    back, once it states the savepoint."""
+    fields = chain.SavepointFields(
+        sequence=savepoint.sequence,
+        timestamp=int(savepoint.created.get("unix_timestamp", 0)),
+        instance_id=roots.instance_id,
+        snapshot_hash=bytes.fromhex(savepoint.snapshot_hash),
+        prev_snapshot_hash=held.snapshot_hash,
+        git_commit=commit[: chain.GIT_COMMIT_LEN],
+    )
+    signature = _send(client, signer, chain.savepoint_instructions(signer, fields, metadata(savepoint.created)))
+    after = trust.record_at(roots, client)
+    if after is None:
+        raise ChainError(f"transaction {signature} confirmed, but {roots.address} holds no record")
+    trust.check_record_holds(after, savepoint, commit)
+    return signature, after
 
 
 def metadata(created: dict) -> bytes:
@@ -128,9 +152,9 @@ def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
 
 def _confirmed(logs: Path, savepoint, signature: str | None, slot: int | None, recovered: bool) -> None:
     details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
-    savepoint_log.mark(logs, savepoint, "LAYER_3_CONFIRMED", **details)
+    savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, **details)
 
 
 def _failed(logs: Path, savepoint, reason: str) -> list[str]:
-    savepoint_log.mark(logs, savepoint, "LAYER_3_FAILED", reason=reason)
+    savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_3_FAILED, reason=reason)
     return [reason]

@@ -7,13 +7,13 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from solders.keypair import Keypair
 
-PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
+from support.commands import PRECOMPACT
+
 CLOSED_PORT_URL = "http://127.0.0.1:9"
 SOL = 1_000_000_000
 

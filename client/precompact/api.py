@@ -1,15 +1,16 @@
-"""The three layers in order: the library API behind `precompact savepoint`, `flush` and
+"""The library API: the three layers in order, behind `precompact savepoint`, `flush` and
 `status`. Layer 1 is synchronous; Layers 2 and 3 catch up on everything still queued."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precompact import gitstore, record, savepoint_log, snapshot, trust
+from precompact import gitstore, savepoint_log, snapshot, trust
+from precompact.chain import record
 from precompact.config import Config, is_pubkey
 
 EXIT_ALL_DONE = 0
-EXIT_LAYER_3_QUEUED = 1
+EXIT_QUEUED = 1  # saved; Layer 2 or 3 still queued
 EXIT_ERROR = 2
 FLUSH_LOCK_NAME = "precompact-flush.lock"
 # A pass pushes (20 s timeout) and posts each queued savepoint (10 s RPC timeout per call).
@@ -23,7 +24,7 @@ class FlushOutcome:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_LAYER_3_QUEUED
+        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_QUEUED
 
 
 def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
@@ -56,7 +57,7 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = gitstore.sync(repo, target, config.logs)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
-        from precompact import chain_post
+        from precompact.chain import post as chain_post
 
         outcome.layer_3_problems = chain_post.post_pending(
             config.cluster, config.keypair, config.program_id, config.instance, config.logs, git_layer=config.git_layer, authority=config.authority
@@ -88,7 +89,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     compares it with the local index. Raises InspectError with a one-line reason."""
     from solders.pubkey import Pubkey
 
-    from precompact import rpc
+    from precompact.chain import rpc
 
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance or config.instance)

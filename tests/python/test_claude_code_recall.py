@@ -1,0 +1,114 @@
+"""Recall and un-compaction under the real Claude Code CLI (claude_code.py) and a mock Messages
+API: after /compact the model finds, through the MCP tool, what only the compacted part held;
+after `resurrect --uncompact`, `claude --resume <new id>` sends the model the whole conversation
+from before the compaction."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support import claude_code
+from support.projects import new_project
+from test_claude_code import Setup, claude_binary, compaction_requests, messages_text, wait_for_worker  # noqa: F401 (claude_binary is a fixture)
+
+PHRASE = "the flux capacitor misaligned at 88 mph"
+REQUEST = "Run the migration. [[plan:migrate]]"
+
+
+@pytest.fixture
+def setup(tmp_path, claude_binary):  # noqa: F811
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    script = claude_code.Script()
+    script.plans["migrate"] = [[("Bash", {"command": f"echo 'error: {PHRASE}'", "description": "Run the migration"})]]
+    mock = claude_code.MockAnthropic(script).start()
+    result = Setup(project, claude_code.Session(claude_binary, home, project.path, mock), script)
+    # User scope: Claude Code drops a project's permissions.allow entries until the workspace is trusted.
+    installed = result.precompact("install", "--scope", "user", "--mcp")
+    assert installed.returncode == 0, installed.stderr
+    try:
+        yield result
+        wait_for_worker(project)
+    finally:
+        mock.stop()
+
+
+def compacted_session(setup: Setup) -> str:
+    session = setup.session
+    session_id = session.run(REQUEST)["session_id"]
+    session.run("Keep going.", resume=session_id)
+    session.run("/compact", resume=session_id)
+    assert len(compaction_requests(session.mock)) == 1
+    wait_for_worker(setup.project)
+    return session_id
+
+
+def tool_results(request: dict) -> dict[str, str]:
+    """tool_use id -> the text of its result, in the request's messages."""
+    found = {}
+    for message in request["body"].get("messages", []):
+        content = message["content"]
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_result":
+                inner = block.get("content")
+                found[block["tool_use_id"]] = (
+                    inner if isinstance(inner, str) else "\n".join(b.get("text", "") for b in inner or [])
+                )
+    return found
+
+
+def test_after_compaction_the_model_recalls_through_the_mcp_tool_what_only_the_compacted_part_held(setup):
+    session, mock = setup.session, setup.session.mock
+    assert json.loads((setup.project.path / ".mcp.json").read_text())["mcpServers"]["precompact"]["args"] == ["mcp"]
+    session_id = compacted_session(setup)
+    setup.script.plans["recall"] = [
+        [("ToolSearch", {"query": "select:mcp__precompact__recall"})],
+        [("mcp__precompact__recall", {"query": "flux capacitor"})],
+    ]
+    asked = len(mock.requests)
+    session.run("What did the migration say? [[plan:recall]]", resume=session_id)
+    after = [r for r in mock.requests[asked:] if r["body"] and r["body"].get("messages")]
+    assert PHRASE not in messages_text(after[0]), "after compaction the conversation no longer holds it"
+    calls = [
+        block
+        for r in after
+        for m in r["body"]["messages"]
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("name") == "mcp__precompact__recall"
+    ]
+    assert calls, "the mock's recall call went out"
+    answers = [tool_results(r).get(calls[0]["id"]) for r in after]
+    answer = next(a for a in answers if a is not None)
+    assert PHRASE in answer and answer.startswith("[1:"), answer
+    assert "savepoint 1 of Trial #1" in answer
+
+
+def test_resurrect_uncompact_reopens_the_whole_conversation(setup):
+    session, mock = setup.session, setup.session.mock
+    session_id = compacted_session(setup)
+    done = setup.precompact("resurrect", "--uncompact")
+    assert done.returncode == 0, done.stderr
+    command = done.stdout.splitlines()[-1]
+    assert command.startswith("claude --resume ")
+    new_id = command.split()[-1]
+    assert new_id != session_id
+    [original] = (session.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+    assert (original.parent / f"{new_id}.jsonl").is_file(), "written where Claude Code keeps this project's sessions"
+    session.run("Status?", resume=session_id)
+    assert "This session is being continued" in messages_text(mock.requests[-1]), (
+        "the original session goes on compacted"
+    )
+    before = original.read_bytes()
+    asked = len(mock.requests)
+    session.run("Carry on from before the compaction.", resume=new_id)
+    [request] = [r for r in mock.requests[asked:] if r["body"] and r["body"].get("messages")][-1:]
+    text = messages_text(request)
+    assert REQUEST in text and PHRASE in text and "Keep going." in text, "the pre-compaction messages are sent"
+    assert "This session is being continued" not in text, (
+        "not the compacted form (the summary may come only in the brief)"
+    )
+    assert original.read_bytes() == before, "the original session is untouched"

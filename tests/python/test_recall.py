@@ -1,0 +1,327 @@
+"""Recall and show over generated multi-savepoint histories: ranking, budget, filters, a tampered
+snapshot, rebuilding, the index as the worker keeps it, and the MCP server through the SDK's own
+client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+
+from precompact import recall, savepoint_log
+from support.commands import PRECOMPACT
+from support.projects import Project, new_project
+from support.commands import hook
+from support.commands import wait_until
+from support.transcript_gen import generate, payload
+
+START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+RARE = "quokka"
+PHRASE = "the flux capacitor misaligned at 88 mph"
+
+
+def precompact(project: Project, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PRECOMPACT, *args], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+class Conversation:
+    """A Claude Code transcript written turn by turn: the user asks, the model runs a Bash
+    command, the result comes back, the model concludes; one minute per entry."""
+
+    def __init__(self, path: Path, session_id: str, start: datetime):
+        self.path, self.session_id, self.clock, self.turn = path, session_id, start, 0
+
+    def _write(self, entry: dict) -> None:
+        self.clock += timedelta(minutes=1)
+        entry.update(
+            {
+                "sessionId": self.session_id,
+                "uuid": f"{self.session_id}-{self.turn}-{entry['type']}-{self.clock.minute}",
+                "timestamp": self.clock.isoformat().replace("+00:00", "Z"),
+            }
+        )
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def turn_with(self, request: str, command: str, output: str, conclusion: str) -> None:
+        self.turn += 1
+        tool_id = f"toolu_{self.session_id}_{self.turn}"
+        self._write({"type": "user", "message": {"role": "user", "content": request}})
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{self.session_id}_{self.turn}",
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}}],
+                },
+            }
+        )
+        self._write(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": output}],
+                },
+            }
+        )
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{self.session_id}_{self.turn}b",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": conclusion}],
+                },
+            }
+        )
+
+
+def save(project: Project, conversation: Conversation) -> None:
+    done = precompact(
+        project, "savepoint", "--transcript", str(conversation.path), "--session-id", conversation.session_id
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def history(tmp_path):
+    """Three savepoints: a session saved twice as it grew (1, 2), and a later session (3)."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    first = Conversation(tmp_path / "first.jsonl", "s-first", START)
+    generate(first.path, 150_000, project=project.path, seed=3)  # bulk without times
+    for n in range(30):
+        first.turn_with(
+            f"Check the ledger totals, batch {n}.",
+            f"ledger-check --batch {n}",
+            f"ledger batch {n}: totals agree",
+            f"Batch {n} of the ledger is fine.",
+        )
+    first.turn_with(
+        "Run the migration.", "migrate --all", f"error: {PHRASE}", f"The migration failed; one {RARE} remains."
+    )
+    save(project, first)
+    first.turn_with("Try the rollback.", "rollback --last", "rolled back 3 steps", "Rolled back.")
+    save(project, first)
+    later = Conversation(tmp_path / "later.jsonl", "s-later", START + timedelta(days=1))
+    later.turn_with(
+        "Where are the ledger archives?",
+        "ls /srv/archive",
+        "ledger-2025.tar ledger-2026.tar",
+        "The archives are in /srv/archive.",
+    )
+    save(project, later)
+    return project
+
+
+def test_the_rare_phrase_ranks_first_and_show_prints_its_entry_whole(history):
+    found = precompact(history, "recall", f'"{PHRASE}"')
+    assert found.returncode == 0, found.stderr
+    first = found.stdout.splitlines()[0]
+    assert first.startswith("[1:") and "savepoint 1 of Trial #1" in first and "· tool · Bash" in first
+    assert PHRASE in found.stdout.splitlines()[1]
+    ref = first[1 : first.index("]")]
+    shown = precompact(history, "show", ref)
+    assert shown.returncode == 0 and PHRASE in shown.stdout and shown.stdout.startswith(f"[{ref}] savepoint 1")
+    raw = json.loads(precompact(history, "show", ref, "--json").stdout)
+    assert raw[0]["message"]["content"][0]["content"] == f"error: {PHRASE}", "the entry as the snapshot holds it"
+
+    ranked = precompact(history, "recall", f"{RARE} ledger")
+    lines = ranked.stdout.splitlines()
+    assert lines[0] == "no entry holds every word; these hold some of them"
+    assert RARE in lines[2], "the rare word outranks the common one"
+    assert sum(line.startswith("[") for line in lines) > 5
+
+
+def test_the_budget_bounds_the_output(history):
+    for budget in ("400", "1500", "6000"):
+        found = precompact(history, "recall", "ledger", "--budget", budget)
+        assert found.returncode == 0 and len(found.stdout.rstrip("\n")) <= int(budget)
+        assert found.stdout.startswith("[") and "more; narrow the query or raise the budget" in found.stdout
+    default = precompact(history, "recall", "ledger").stdout
+    assert 1500 < len(default) <= recall.DEFAULT_BUDGET + 1
+
+
+def test_filters(history):
+    def refs(*args: str) -> list[str]:
+        done = precompact(history, "recall", *args, "--budget", "50000")
+        assert done.returncode == 0, done.stderr
+        return [line for line in done.stdout.splitlines() if line.startswith("[")]
+
+    everywhere = refs("ledger")
+    assert any("savepoint 3" in r for r in everywhere) and any("savepoint 1" in r for r in everywhere)
+    only_three = refs("ledger", "--savepoint", "3")
+    assert only_three and all(r.startswith("[3:") for r in only_three)
+    assert refs("rollback", "--savepoint", "1") == [] and refs("rollback", "--savepoint", "2")
+    in_one, in_two = refs("ledger", "--savepoint", "1"), refs("ledger", "--savepoint", "2")
+    assert [r.replace("[1:", "[2:").replace("savepoint 1", "savepoint 2") for r in in_one] == in_two, (
+        "savepoint 2 continues savepoint 1's history"
+    )
+    late = refs("ledger", "--since", (START + timedelta(hours=20)).isoformat())
+    assert late and all("savepoint 3" in r for r in late)
+    users = refs("ledger", "--role", "user")
+    assert users and all("· user" in r for r in users)
+    results = refs("ledger", "--role", "tool", "--tool", "Bash")
+    assert results and all(r.endswith("· tool · Bash") for r in results)
+    assert refs("ledger", "--tool", "Read") == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["recall"], "give a QUERY"),
+        (["recall", "?!"], "the query has no words"),
+        (["recall", "ledger", "--since", "yesterday"], "is not an ISO 8601 time"),
+        (["recall", "ledger", "--savepoint", "9"], "has no indexed savepoint 9"),
+        (["show", "1"], "is not an entry reference"),
+        (["show", "1:5-2"], "first before last"),
+        (["show", "9:1"], "has no savepoint 9"),
+        (["show", "3:999"], "holds entries 1 to"),
+    ],
+)
+def test_requests_recall_cannot_answer_are_one_line_naming_the_fix(history, args, message):
+    done = precompact(history, *args)
+    assert done.returncode != 0 and message in done.stderr.strip().splitlines()[-1]
+
+
+def snapshot_file(project: Project, sequence: int) -> Path:
+    [s] = [s for s in savepoint_log.savepoints(project.logs) if s.sequence == sequence]
+    return project.path / s.created["snapshot_file"]
+
+
+def tamper(path: Path, old: bytes, new: bytes) -> None:
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+
+
+def test_a_tampered_snapshot_is_not_indexed_nor_quoted(history):
+    tamper(snapshot_file(history, 3), b"/srv/archive", b"/srv/ARCHIVE")
+    found = precompact(history, "recall", "archives")
+    assert "savepoint 3 of Trial #1 is not indexed: it fails verification: snapshot in local file" in found.stdout
+    assert "no saved entry matches" in found.stdout
+    assert "ARCHIVE" not in found.stdout
+
+    # Indexed while intact, altered afterwards: its entries are withheld, never quoted.
+    tamper(snapshot_file(history, 1), PHRASE.encode(), PHRASE.upper().encode())
+    withheld = precompact(history, "recall", "capacitor")
+    assert "savepoint 1 of Trial #1: entries withheld, it fails verification" in withheld.stdout
+    assert PHRASE.upper() not in withheld.stdout and PHRASE not in withheld.stdout
+    assert precompact(history, "show", "1:1").returncode != 0
+
+
+def test_rebuild_reproduces_the_results(history):
+    queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["rollback", "--role", "tool"]]
+    before = [precompact(history, "recall", *q).stdout for q in queries]
+    rebuilt = precompact(history, "recall", "--rebuild")
+    assert rebuilt.returncode == 0 and "3 savepoint(s) indexed" in rebuilt.stderr
+    assert [precompact(history, "recall", *q).stdout for q in queries] == before
+    index = recall.index_path(history.logs)
+    index.write_bytes(b"not a database at all")
+    assert [precompact(history, "recall", *q).stdout for q in queries] == before, "an unreadable index is rebuilt"
+
+
+def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_path):
+    assert precompact(history, "recall", "ledger").returncode == 0
+    index = recall.index_path(history.logs)
+    assert stat.S_IMODE(index.stat().st_mode) == 0o600
+    assert PHRASE.encode() not in index.read_bytes(), "postings only, no text"
+    outside = tmp_path / "elsewhere.sqlite"
+    outside.write_bytes(b"")
+    index.unlink()
+    index.symlink_to(outside)
+    refused = precompact(history, "recall", "ledger")
+    assert refused.returncode != 0 and "is a symbolic link" in refused.stderr
+    assert outside.read_bytes() == b""
+
+
+def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    nothing = precompact(project, "recall", "capacitor")
+    assert nothing.stdout.startswith("Trial #1 has no savepoints yet: nothing to search") and not project.logs.exists()
+    transcript = generate(tmp_path / "t.jsonl", 100_000, project=project.path, planted=[PHRASE])
+    done = hook(payload("PreCompact", project.path, transcript.path))
+    assert done.returncode == 0
+
+    def indexed() -> bool:
+        if not recall.index_path(project.logs).exists():
+            return False
+        with sqlite3.connect(recall.index_path(project.logs)) as db:
+            return db.execute("SELECT count(*) FROM savepoints").fetchone()[0] == 1
+
+    assert wait_until(indexed), (project.logs / "precompact-worker.log").read_text()
+    with sqlite3.connect(recall.index_path(project.logs)) as db:
+        assert (
+            db.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", ('"flux capacitor"',)).fetchone()[0]
+            == 1
+        )
+
+
+# --- the MCP server -------------------------------------------------------------------------
+
+
+async def mcp_session(project: Project, calls: list[tuple[str, dict]]):
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(
+        command=PRECOMPACT,
+        args=["mcp"],
+        cwd=str(project.path),
+        env={k: v for k, v in os.environ.items() if k == "XDG_CONFIG_HOME"},
+    )
+    async with stdio_client(server, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+        answers = [await session.call_tool(name, arguments) for name, arguments in calls]
+    return tools.tools, answers
+
+
+def test_an_mcp_client_lists_the_tools_and_calls_each(history):
+    calls = [
+        ("recall", {"query": PHRASE, "budget": 800}),
+        ("recall", {"query": "ledger", "savepoint": 3, "role": "tool"}),
+        ("show", {"ref": "2:1"}),
+        ("savepoints", {}),
+        ("recall", {"query": "ledger", "since": "last week"}),
+        ("show", {"ref": "7:1"}),
+    ]
+    tools, answers = anyio.run(mcp_session, history, calls)
+    assert sorted(t.name for t in tools) == ["recall", "savepoints", "show"]
+    schema = {t.name: t.input_schema for t in tools}
+    assert schema["recall"]["required"] == ["query"] and set(schema["recall"]["properties"]) == {
+        "query",
+        "budget",
+        "savepoint",
+        "since",
+        "role",
+        "tool",
+    }
+    assert schema["show"]["required"] == ["ref"]
+    text = [a.content[0].text for a in answers]
+    assert [a.is_error for a in answers] == [False, False, False, False, True, True]
+    assert PHRASE in text[0] and len(text[0]) <= 800
+    assert text[1].startswith("[3:") and "ledger-2025.tar" in text[1]
+    assert text[2].startswith("[2:1] savepoint 2 of Trial #1")
+    assert [line.split(":")[0] for line in text[3].splitlines()] == [
+        "savepoint 1 of Trial #1",
+        "savepoint 2 of Trial #1",
+        "savepoint 3 of Trial #1",
+    ]
+    assert "is not an ISO 8601 time" in text[4] and "has no savepoint 7" in text[5]
+
+
+def test_only_the_mcp_command_imports_the_sdk():
+    code = "import sys; from precompact import cli, hook, recall, worker, uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).returncode == 0
