@@ -13,6 +13,7 @@ from pathlib import Path
 from solders.keypair import Keypair
 
 from support.commands import PRECOMPACT
+from support.localnet import REPO
 
 CLOSED_PORT_URL = "http://127.0.0.1:9"
 SOL = 1_000_000_000
@@ -79,10 +80,9 @@ def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
 def repository_copy(destination: Path) -> Path:
     """This repository's files as a clone has them (tracked and not ignored, as they are in the
     work tree): what a marketplace added from git, or `pip install` of a clone, gets."""
-    repo = Path(__file__).resolve().parents[2]
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo, check=True, capture_output=True).stdout
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO, check=True, capture_output=True).stdout
     for name in filter(None, listed.decode().split("\0")):
-        source = repo / name
+        source = REPO / name
         if source.is_file():
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
