@@ -80,7 +80,12 @@ def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
 def repository_copy(destination: Path) -> Path:
     """This repository's files as a clone has them (tracked and not ignored, as they are in the
     work tree): what a marketplace added from git, or `pip install` of a clone, gets."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO, check=True, capture_output=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    ).stdout
     for name in filter(None, listed.decode().split("\0")):
         source = REPO / name
         if source.is_file():
@@ -95,5 +100,7 @@ def tree_digest(root: Path) -> dict[str, str]:
     found = {}
     for path in sorted(root.rglob("*")):
         name = str(path.relative_to(root))
-        found[name] = "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+        found[name] = (
+            "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+        )
     return found
