@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from support import transcript_gen  # noqa: E402
+from support import transcript_gen
 from support.projects import new_project
 
 LAUNCHER = str(REPO / "bin" / "precompact")
@@ -41,19 +41,39 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # this run's approvals, not the user's
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(root), "CLAUDE_PLUGIN_DATA": str(root / "data"), "XDG_CONFIG_HOME": str(root / "config")}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(root),
+            "CLAUDE_PLUGIN_DATA": str(root / "data"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+        }
         plain = root / "plain"
         plain.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=plain, check=True)
         rows = [("python3 -c pass (the floor)", timed([python3, "-c", "pass"], {}, env, runs))]
         for event in ("SessionStart", "PreCompact"):
-            rows.append((f"{event}, project without precompact, launcher", timed([python3, LAUNCHER, "plugin-hook"], transcript_gen.payload(event, plain), env, runs)))
+            rows.append(
+                (
+                    f"{event}, project without precompact, launcher",
+                    timed([python3, LAUNCHER, "plugin-hook"], transcript_gen.payload(event, plain), env, runs),
+                )
+            )
         project = new_project(root, "project", git_layer=False, chain_layer=False)
         transcript = transcript_gen.generate(root / "session.jsonl", target_bytes=1_000_000).path
         installed = {**env, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-        cases = {"SessionStart (startup), precompact project": transcript_gen.payload("SessionStart", project.path, source="startup"), "PreCompact 1 MB, precompact project": transcript_gen.payload("PreCompact", project.path, transcript)}
+        cases = {
+            "SessionStart (startup), precompact project": transcript_gen.payload(
+                "SessionStart", project.path, source="startup"
+            ),
+            "PreCompact 1 MB, precompact project": transcript_gen.payload("PreCompact", project.path, transcript),
+        }
         for name, payload in cases.items():
-            rows.append((f"{name}, precompact hook", timed([str(Path(sys.executable).with_name("precompact")), "hook"], payload, installed, runs)))
+            rows.append(
+                (
+                    f"{name}, precompact hook",
+                    timed([str(Path(sys.executable).with_name("precompact")), "hook"], payload, installed, runs),
+                )
+            )
             rows.append((f"{name}, launcher", timed([python3, LAUNCHER, "plugin-hook"], payload, installed, runs)))
         if (root / "data").exists():
             raise SystemExit("the launcher wrote its data folder where nothing was to be prepared")

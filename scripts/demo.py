@@ -82,9 +82,7 @@ def run_hook(command: list[str], event_payload: dict, project: Path) -> str:
     """What Claude Code does: the hook's command with the event JSON on stdin."""
     print(f"$ echo '{{\"hook_event_name\":\"{event_payload['hook_event_name']}\",...}}' | {' '.join(command)}", flush=True)
     began = time.monotonic()
-    # `precompact` is found on PATH, as Claude Code finds it on a machine where it is installed.
-    on_path = {**os.environ, "PATH": f"{Path(PRECOMPACT).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run(command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120, env=on_path, check=False)
+    result = subprocess.run(command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120, check=False)
     elapsed = time.monotonic() - began
     print(f"  exit {result.returncode} in {elapsed * 1000:.0f} ms")
     if result.stderr.strip():
@@ -186,6 +184,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder for a look afterwards")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="precompact-demo-"))
+    # precompact on PATH, as on a machine where it is installed: the hooks' command finds it.
+    os.environ["PATH"] = f"{Path(PRECOMPACT).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     # The demo project's approval (`precompact init` records one) goes with the folder, not
     # into your ~/.config.
     os.environ["XDG_CONFIG_HOME"] = str(root / "config")

@@ -31,11 +31,10 @@ from pathlib import Path
 
 import pytest
 
-from support import claude_code
 import precompact
-from support import transcript_gen
-from support.localnet import REPO
+from support import claude_code, transcript_gen
 from support.commands import PRECOMPACT
+from support.localnet import REPO
 from support.projects import new_project, repository_copy, tree_digest
 
 VENV_BIN = str(Path(sys.executable).parent)
