@@ -19,14 +19,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from support.localnet import LocalnetProcess  # noqa: E402
-from support.commands import PRECOMPACT  # noqa: E402
-from support.projects import fund, new_project  # noqa: E402
-from support.secret_corpus import stdlib_sources  # noqa: E402
-from support.transcript_gen import generate, payload  # noqa: E402
-
-from precompact import config as configuration  # noqa: E402
-from precompact import gitstore, savepoint_log, snapshot  # noqa: E402
+from precompact import config as configuration
+from precompact import gitstore, savepoint_log, snapshot
+from support.commands import PRECOMPACT
+from support.localnet import LocalnetProcess
+from support.projects import fund, new_project
+from support.secret_corpus import stdlib_sources
+from support.transcript_gen import generate, payload
 
 MB = 1_000_000
 
@@ -38,7 +37,9 @@ def progress(text: str) -> None:
 def timed_process(args: list[str], stdin: bytes = b"", cwd: Path | None = None) -> tuple[float, float]:
     """Wall seconds from start to exit, and peak RSS in MB, of one process."""
     began = time.perf_counter()
-    process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    process = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd
+    )
     process.stdin.write(stdin)
     process.stdin.close()
     _, status, usage = os.wait4(process.pid, 0)
@@ -69,7 +70,9 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
     name = f"{size_mb}{'-real' if real_code else ''}"
     progress(f"{name} MB: generating the transcript")
     path = new_project(root, f"p{name}", git_layer=True, chain_layer=False, instance="Bench #1").path
-    transcript = generate(root / f"t{name}.jsonl", size_mb * MB, project=path, sources=stdlib_sources() if real_code else ())
+    transcript = generate(
+        root / f"t{name}.jsonl", size_mb * MB, project=path, sources=stdlib_sources() if real_code else ()
+    )
     floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
     loaded = configuration.load(path)
     repo = gitstore.open_repository(path)
@@ -81,18 +84,26 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
         subprocess.run(f"cp {transcript.path} {copy} && sha256sum {copy} >/dev/null", shell=True, check=True)
         floor.append(time.perf_counter() - began)
         copy.unlink()
-        wall, peak = timed_process([PRECOMPACT, "hook"], json.dumps(payload("PreCompact", path, transcript.path)).encode(), cwd=path)
+        wall, peak = timed_process(
+            [PRECOMPACT, "hook"], json.dumps(payload("PreCompact", path, transcript.path)).encode(), cwd=path
+        )
         hook.append(wall)
         rss.append(peak)
         wait_for_worker(path)
         began = time.perf_counter()
-        written = snapshot.create_savepoint(loaded.snapshot_settings(), snapshot.Session("bench", str(transcript.path), str(path), "auto"))
+        written = snapshot.create_savepoint(
+            loaded.snapshot_settings(), snapshot.Session("bench", str(transcript.path), str(path), "auto")
+        )
         layer_1.append(time.perf_counter() - began)
         began = time.perf_counter()
         gitstore.commit_savepoint(repo, scratch, loaded.logs, written.event)
         layer_2.append(time.perf_counter() - began)
         brief.append(timed_process([PRECOMPACT, "resurrect", "--format", "brief"], cwd=path)[0])
-        start.append(timed_process([PRECOMPACT, "hook"], json.dumps(payload("SessionStart", path, source="compact")).encode(), cwd=path)[0])
+        start.append(
+            timed_process(
+                [PRECOMPACT, "hook"], json.dumps(payload("SessionStart", path, source="compact")).encode(), cwd=path
+            )[0]
+        )
     floor_median = statistics.median(floor)
     return {
         "transcript_bytes": transcript.bytes,
@@ -118,7 +129,9 @@ def verify_thousand(root: Path, count: int) -> dict:
             progress(f"verify: making savepoint {n + 1}/{count}")
         snapshot.create_savepoint(loaded.snapshot_settings(), session)
     progress(f"verify: committing {count} savepoints")
-    assert not gitstore.sync(gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch), loaded.logs)
+    assert not gitstore.sync(
+        gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch), loaded.logs
+    )
     progress("verify: verify --all")
     wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)
     return {"savepoints": count, "verify_all_s": wall}
@@ -139,7 +152,9 @@ def layer_3_round_trip(root: Path, count: int) -> dict:
         for n in range(count):
             snapshot.create_savepoint(loaded.snapshot_settings(), session)
             began = time.perf_counter()
-            problems = chain_post.post_pending(url, loaded.keypair, loaded.program_id, loaded.instance, loaded.logs, git_layer=False)
+            problems = chain_post.post_pending(
+                url, loaded.keypair, loaded.program_id, loaded.instance, loaded.logs, git_layer=False
+            )
             times.append(time.perf_counter() - began)
             if problems:
                 raise SystemExit(f"bench: Layer 3 failed: {problems[0]}")
@@ -152,7 +167,18 @@ def layer_3_round_trip(root: Path, count: int) -> dict:
 def import_time() -> dict:
     times, heavy = [], []
     for _ in range(5):
-        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import precompact.command, precompact.hook, precompact.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'click','git','solana','solders','anchorpy','borsh_construct','httpx'}))"], capture_output=True, text=True, check=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-c",
+                "import precompact.command, precompact.hook, precompact.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'click','git','solana','solders','anchorpy','borsh_construct','httpx'}))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         total = sum(int(m.group(1)) for m in re.finditer(r"import time:\s+\d+ \|\s+(\d+) \| \S", result.stderr))
         times.append(total / 1e6)
         heavy = json.loads(result.stdout.replace("'", '"'))
@@ -168,7 +194,11 @@ def markdown(results: dict) -> str:
         cells = []
         for column in columns:
             value = results["by_size"][column][key]
-            cells.append(f"{value['median'] * scale:.0f} / {value['max'] * scale:.0f} {unit}" if isinstance(value, dict) else f"{value:.1f}×")
+            cells.append(
+                f"{value['median'] * scale:.0f} / {value['max'] * scale:.0f} {unit}"
+                if isinstance(value, dict)
+                else f"{value:.1f}×"
+            )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
 
     row("I/O floor (cp + sha256sum), median / max", "io_floor_s")
@@ -183,7 +213,10 @@ def markdown(results: dict) -> str:
         "",
         f"- `precompact verify --all` over {results['verify']['savepoints']} savepoints (git on): {results['verify']['verify_all_s'] * 1000:.0f} ms",
         f"- Layer 3 round trip per savepoint on precompact-localnet (send + confirm + index): median {results['layer_3']['round_trip_s']['median'] * 1000:.0f} ms, max {results['layer_3']['round_trip_s']['max'] * 1000:.0f} ms over {results['layer_3']['savepoints']}",
-        *[f"- SessionStart hook in the real Claude Code flow ({results['claude_code']['version']}, from its --debug-file), {moment}: median {t['median'] * 1000:.0f} ms, max {t['max'] * 1000:.0f} ms over {t['runs']}" for moment, t in results.get("claude_code", {}).get("session_start", {}).items()],
+        *[
+            f"- SessionStart hook in the real Claude Code flow ({results['claude_code']['version']}, from its --debug-file), {moment}: median {t['median'] * 1000:.0f} ms, max {t['max'] * 1000:.0f} ms over {t['runs']}"
+            for moment, t in results.get("claude_code", {}).get("session_start", {}).items()
+        ],
         f"- hook-path import time (precompact.command, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; click/GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
     ]
     return "\n".join(lines + other)
@@ -193,11 +226,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="precompact benchmarks")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
     parser.add_argument("--sizes", default="1,10,100", help="transcript sizes in MB, comma-separated")
-    parser.add_argument("--real-code-sizes", default="10", help="sizes in MB of transcripts reading real code (the standard library), comma-separated; empty for none")
+    parser.add_argument(
+        "--real-code-sizes",
+        default="10",
+        help="sizes in MB of transcripts reading real code (the standard library), comma-separated; empty for none",
+    )
     parser.add_argument("--runs", type=int, default=3, help="repetitions per size")
     parser.add_argument("--savepoints", type=int, default=1000, help="savepoints for verify --all")
     parser.add_argument("--chain-savepoints", type=int, default=50, help="savepoints posted for the Layer 3 round trip")
-    parser.add_argument("--claude-code-runs", type=int, default=3, help="sessions of the real Claude Code CLI timing the SessionStart hook (0: none)")
+    parser.add_argument(
+        "--claude-code-runs",
+        type=int,
+        default=3,
+        help="sessions of the real Claude Code CLI timing the SessionStart hook (0: none)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
@@ -215,7 +257,10 @@ def main() -> None:
             import bench_claude_code
             from support import claude_code
 
-            results["claude_code"] = {"version": f"Claude Code {claude_code.VERSION}", "session_start": bench_claude_code.flow(root, args.claude_code_runs)}
+            results["claude_code"] = {
+                "version": f"Claude Code {claude_code.VERSION}",
+                "session_start": bench_claude_code.flow(root, args.claude_code_runs),
+            }
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(results, indent=2) if args.json else markdown(results))

@@ -21,10 +21,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from support import claude_code  # noqa: E402
-from support.localnet import LocalnetProcess  # noqa: E402
-from support.commands import PRECOMPACT  # noqa: E402
-from support.projects import fund, new_project  # noqa: E402
+from support import claude_code
+from support.commands import PRECOMPACT
+from support.localnet import LocalnetProcess
+from support.projects import fund, new_project
 
 _HOOK_TIME = re.compile(r"Hooks: SessionStart:(\w+) \[[^\]]*\] finished with status \d+ \((\d+)ms\)")
 
@@ -39,7 +39,11 @@ def flow(root: Path, runs: int, precompact: str = PRECOMPACT) -> dict:
     binary = claude_code.claude_binary()
     node = LocalnetProcess(root)
     url = node.start()
-    times: dict[str, list[float]] = {"resume before the first savepoint": [], "at compaction": [], "resume after compaction": []}
+    times: dict[str, list[float]] = {
+        "resume before the first savepoint": [],
+        "at compaction": [],
+        "resume after compaction": [],
+    }
     try:
         for run in range(runs):
             print(f"bench: Claude Code flow, run {run + 1}/{runs}", file=sys.stderr, flush=True)
@@ -47,13 +51,32 @@ def flow(root: Path, runs: int, precompact: str = PRECOMPACT) -> dict:
             fund(url, project.authority())
             home = root / f"cc{run}-home"
             home.mkdir()
-            subprocess.run([precompact, "install"], cwd=project.path, env={"HOME": str(home), "PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}, check=True, capture_output=True)
-            script = claude_code.Script(plans={"work": [[("Read", {"file_path": str(project.path / "README")})], [("Write", {"file_path": str(project.path / "notes.md"), "content": "notes\n"})]]})
+            subprocess.run(
+                [precompact, "install"],
+                cwd=project.path,
+                env={"HOME": str(home), "PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]},
+                check=True,
+                capture_output=True,
+            )
+            script = claude_code.Script(
+                plans={
+                    "work": [
+                        [("Read", {"file_path": str(project.path / "README")})],
+                        [("Write", {"file_path": str(project.path / "notes.md"), "content": "notes\n"})],
+                    ]
+                }
+            )
             (project.path / "README").write_text("A project.\n")
             mock = claude_code.MockAnthropic(script).start()
             try:
                 # The hooks run `precompact` from PATH: this one.
-                session = claude_code.Session(binary, home, project.path, mock, env={"PATH": f"{Path(precompact).parent}{os.pathsep}{os.environ['PATH']}"})
+                session = claude_code.Session(
+                    binary,
+                    home,
+                    project.path,
+                    mock,
+                    env={"PATH": f"{Path(precompact).parent}{os.pathsep}{os.environ['PATH']}"},
+                )
                 session_id = session.run("Take notes. [[plan:work]]")["session_id"]
                 debug = [root / f"cc{run}-{step}.log" for step in ("resume", "compact", "after")]
                 session.run("Add more detail.", resume=session_id, debug_file=debug[0])
@@ -61,13 +84,19 @@ def flow(root: Path, runs: int, precompact: str = PRECOMPACT) -> dict:
                 session.run("Continue.", resume=session_id, debug_file=debug[2])
             finally:
                 mock.stop()
-            times["resume before the first savepoint"] += [t for source, t in hook_times(debug[0]) if source == "resume"]
+            times["resume before the first savepoint"] += [
+                t for source, t in hook_times(debug[0]) if source == "resume"
+            ]
             times["at compaction"] += [t for source, t in hook_times(debug[1]) if source == "compact"]
             times["resume after compaction"] += [t for source, t in hook_times(debug[2]) if source == "resume"]
             _wait_for_worker(project.path)
     finally:
         node.stop()
-    return {moment: {"median": statistics.median(values), "max": max(values), "runs": len(values)} for moment, values in times.items() if values}
+    return {
+        moment: {"median": statistics.median(values), "max": max(values), "runs": len(values)}
+        for moment, values in times.items()
+        if values
+    }
 
 
 def _wait_for_worker(path: Path) -> None:

@@ -34,7 +34,9 @@ def start(workdir: Path) -> tuple[subprocess.Popen, str, float]:
     log = workdir / "localnet.log"
     began = time.perf_counter()
     with log.open("wb") as sink:
-        process = subprocess.Popen([str(BINARY), "--port", "0", "--state", str(workdir / "state.json")], stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [str(BINARY), "--port", "0", "--state", str(workdir / "state.json")], stdout=sink, stderr=subprocess.STDOUT
+        )
     while True:
         for line in log.read_text(errors="replace").splitlines():
             if line.startswith("ready "):
@@ -59,14 +61,20 @@ async def run(count: int) -> None:
             authority = Keypair()
             instance = chain.instance_id("bench #1")
             async with AsyncClient(url) as client:
-                await client.confirm_transaction((await client.request_airdrop(authority.pubkey(), 100 * SOL)).value, sleep_seconds=0.01)
-                await send(client, [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), instance)], authority)
+                await client.confirm_transaction(
+                    (await client.request_airdrop(authority.pubkey(), 100 * SOL)).value, sleep_seconds=0.01
+                )
+                await send(
+                    client, [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), instance)], authority
+                )
                 rss = [(0, rss_mb(process.pid))]
                 timings = []
                 prev = bytes(32)
                 for sequence in range(1, count + 1):
                     snapshot_hash = sequence.to_bytes(32, "little")
-                    fields = chain.SavepointFields(sequence, int(time.time()), instance, snapshot_hash, prev, f"{sequence:040x}")
+                    fields = chain.SavepointFields(
+                        sequence, int(time.time()), instance, snapshot_hash, prev, f"{sequence:040x}"
+                    )
                     instructions = chain.savepoint_instructions(authority, fields, b'{"trigger":"auto"}')
                     began = time.perf_counter()
                     await send(client, instructions, authority)
@@ -77,7 +85,9 @@ async def run(count: int) -> None:
                         print(f"  {sequence}/{count} savepoints", flush=True)
             timings.sort()
             p = lambda q: timings[min(len(timings) - 1, int(q * len(timings)))] * 1000
-            print(f"savepoint round trip (send + confirm), {count} savepoints: p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms, mean {statistics.mean(timings) * 1000:.1f} ms")
+            print(
+                f"savepoint round trip (send + confirm), {count} savepoints: p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms, mean {statistics.mean(timings) * 1000:.1f} ms"
+            )
             print("RSS by savepoints: " + ", ".join(f"{n}: {mb:.0f} MB" for n, mb in rss))
         finally:
             process.terminate()

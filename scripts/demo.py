@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from support.transcript_gen import generate, payload  # noqa: E402
+from support.transcript_gen import generate, payload
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 INSTANCE = "Gabriel #215"
@@ -51,7 +51,17 @@ def start_localnet(workdir: Path) -> tuple[subprocess.Popen, str]:
     target = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "precompact" / "target"))
     log = workdir / "localnet.log"
     with log.open("wb") as sink:
-        process = subprocess.Popen([str(target / "debug" / "precompact-localnet"), "--port", "0", "--state", str(workdir / "chain-state.json")], stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [
+                str(target / "debug" / "precompact-localnet"),
+                "--port",
+                "0",
+                "--state",
+                str(workdir / "chain-state.json"),
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for line in log.read_text(errors="replace").splitlines():
@@ -80,9 +90,13 @@ def installed_hooks(project: Path) -> dict[str, list[str]]:
 
 def run_hook(command: list[str], event_payload: dict, project: Path) -> str:
     """What Claude Code does: the hook's command with the event JSON on stdin."""
-    print(f"$ echo '{{\"hook_event_name\":\"{event_payload['hook_event_name']}\",...}}' | {' '.join(command)}", flush=True)
+    print(
+        f'$ echo \'{{"hook_event_name":"{event_payload["hook_event_name"]}",...}}\' | {" ".join(command)}', flush=True
+    )
     began = time.monotonic()
-    result = subprocess.run(command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120, check=False)
+    result = subprocess.run(
+        command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120, check=False
+    )
     elapsed = time.monotonic() - began
     print(f"  exit {result.returncode} in {elapsed * 1000:.0f} ms")
     if result.stderr.strip():
@@ -94,7 +108,11 @@ def wait_for_layers(project: Path) -> dict:
     print("  waiting for the background worker (git push, then the chain) ", end="", flush=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        status = json.loads(subprocess.run([PRECOMPACT, "status", "--json"], cwd=project, capture_output=True, text=True, check=False).stdout)
+        status = json.loads(
+            subprocess.run(
+                [PRECOMPACT, "status", "--json"], cwd=project, capture_output=True, text=True, check=False
+            ).stdout
+        )
         latest = status["savepoints"][-1]
         if latest["layer_2"] == "PUSHED" and latest["layer_3"] == "CONFIRMED":
             print(" done")
@@ -116,7 +134,9 @@ def demo(root: Path) -> None:
     (project / "src").mkdir()
     for n in range(7):
         (project / "src" / f"module_{n}.py").write_text(f"def step_{n}():\n    return {n}\n")
-    (project / "session_current.json").write_text(json.dumps({"current_priorities": ["make the flaky test deterministic", "ship 1.2"]}))
+    (project / "session_current.json").write_text(
+        json.dumps({"current_priorities": ["make the flaky test deterministic", "ship 1.2"]})
+    )
     git(project, "add", ".")
     git(project, "commit", "-q", "-m", "initial")
     git(project, "remote", "add", "origin", str(remote))
@@ -140,7 +160,9 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     step("3. A long session: a realistic 5 MB transcript with a secret in a tool result")
     planted = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     transcript = generate(root / "session.jsonl", 5_000_000, project=project, planted=[planted])
-    print(f"  {transcript.path}: {transcript.bytes / 1e6:.1f} MB, {transcript.messages} messages, {len(transcript.files)} files touched")
+    print(
+        f"  {transcript.path}: {transcript.bytes / 1e6:.1f} MB, {transcript.messages} messages, {len(transcript.files)} files touched"
+    )
 
     step("4. Claude Code compacts: the PreCompact hook saves Layer 1 and returns at once")
     note = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path), project)
@@ -148,10 +170,14 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     latest = wait_for_layers(project)
     print(f"  snapshot {latest['snapshot_file']}  sha256:{latest['snapshot_hash']}")
     snapshot = (project / latest["snapshot_file"]).read_text()
-    print(f"  the planted secret is in the snapshot: {planted in snapshot}; redactions: {json.loads(snapshot)['redaction']['counts']}")
+    print(
+        f"  the planted secret is in the snapshot: {planted in snapshot}; redactions: {json.loads(snapshot)['redaction']['counts']}"
+    )
 
     step("5. Layer 2: the savepoint commit, pushed to the remote's precompact/savepoints branch")
-    print("  " + git(remote, "log", "-1", "--format=%H%n%s%n%n%b", "precompact/savepoints").strip().replace("\n", "\n  "))
+    print(
+        "  " + git(remote, "log", "-1", "--format=%H%n%s%n%n%b", "precompact/savepoints").strip().replace("\n", "\n  ")
+    )
     print(f"  the user's branch and index are untouched: {git(project, 'status', '--short', '--branch').strip()}")
 
     step("6. Layer 3: the on-chain transaction and the account, decoded")
@@ -160,7 +186,16 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     show(PRECOMPACT, "verify", "--all", cwd=project)
 
     step("7. PostCompact stores the compaction summary; SessionStart restores the session")
-    run_hook(hooks["PostCompact"], payload("PostCompact", project, transcript.path, compact_summary="We made the flaky test deterministic by seeding the clock."), project)
+    run_hook(
+        hooks["PostCompact"],
+        payload(
+            "PostCompact",
+            project,
+            transcript.path,
+            compact_summary="We made the flaky test deterministic by seeding the clock.",
+        ),
+        project,
+    )
     output = run_hook(hooks["SessionStart"], payload("SessionStart", project, source="compact"), project)
     context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     print(f"  additionalContext: {len(context)} characters (Claude Code's limit: 10,000). It begins:")

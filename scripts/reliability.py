@@ -16,11 +16,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from support import fault_trials  # noqa: E402
-from support import secret_corpus  # noqa: E402
-from support.localnet import LocalnetProcess  # noqa: E402
-
-from precompact.redact import Redactor  # noqa: E402
+from precompact.redact import Redactor
+from support import (
+    fault_trials,
+    secret_corpus,
+)
+from support.localnet import LocalnetProcess
 
 
 def progress(text: str) -> None:
@@ -39,7 +40,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trials", type=int, default=200, help="kill -9 trials per crash scenario (default 200)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--redaction-only", action="store_true", help="only redaction's rates on the planted and the clean corpus")
+    parser.add_argument(
+        "--redaction-only", action="store_true", help="only redaction's rates on the planted and the clean corpus"
+    )
     args = parser.parse_args()
     if args.trials < 1:
         parser.error("--trials must be at least 1")
@@ -61,7 +64,9 @@ def main() -> int:
             root.mkdir()
             began = time.monotonic()
             tally = run(root)
-            progress(f"{name}: {tally.trials} trials, {tally.failed_trials} failed, {tally.lost} lost, {time.monotonic() - began:.0f} s")
+            progress(
+                f"{name}: {tally.trials} trials, {tally.failed_trials} failed, {tally.lost} lost, {time.monotonic() - began:.0f} s"
+            )
             for failure in tally.failures[:20]:
                 progress(f"  {failure}")
             tallies.append(tally)
@@ -72,13 +77,21 @@ def main() -> int:
             print(f"| {tally.scenario} | {tally.trials} | {tally.failed_trials} | {tally.lost} |")
         print()
     progress("redaction: planted corpus and clean corpus …")
-    missed = [p.format for p in secret_corpus.SECRETS if any(v in Redactor().redact({"text": f"see {p.text} here"})["text"] for v in p.sensitive)]
+    missed = [
+        p.format
+        for p in secret_corpus.SECRETS
+        if any(v in Redactor().redact({"text": f"see {p.text} here"})["text"] for v in p.sensitive)
+    ]
     caught = len(secret_corpus.SECRETS) - len(missed)
     clean = secret_corpus.false_positives()
-    print(f"Secrets redacted: {caught}/{len(secret_corpus.SECRETS)} formats ({caught / len(secret_corpus.SECRETS):.1%}).")
+    print(
+        f"Secrets redacted: {caught}/{len(secret_corpus.SECRETS)} formats ({caught / len(secret_corpus.SECRETS):.1%})."
+    )
     for name in missed:
         print(f"  missed: {name}")
-    print(f"False positives: {len(clean.changed)} of {clean.lines:,} lines ({clean.rate:.4%}) of real code and prose ({clean.bytes / 1e6:.1f} MB).")
+    print(
+        f"False positives: {len(clean.changed)} of {clean.lines:,} lines ({clean.rate:.4%}) of real code and prose ({clean.bytes / 1e6:.1f} MB)."
+    )
     for line in clean.changed:
         print(f"  {line[:120]}")
     return 1 if any(t.failures or t.lost for t in tallies) or missed else 0

@@ -42,7 +42,10 @@ def flush(config: Config) -> FlushOutcome:
             return _flush(config)
     except savepoint_log.LockTimeout as e:
         problems = [f"{e}; run `precompact flush` again later"]
-        return FlushOutcome(layer_2_problems=problems if config.git_layer else [], layer_3_problems=problems if config.chain_layer else [])
+        return FlushOutcome(
+            layer_2_problems=problems if config.git_layer else [],
+            layer_3_problems=problems if config.chain_layer else [],
+        )
 
 
 def _flush(config: Config) -> FlushOutcome:
@@ -60,7 +63,13 @@ def _flush(config: Config) -> FlushOutcome:
         from precompact.chain import post as chain_post
 
         outcome.layer_3_problems = chain_post.post_pending(
-            config.cluster, config.keypair, config.program_id, config.instance, config.logs, git_layer=config.git_layer, authority=config.authority
+            config.cluster,
+            config.keypair,
+            config.program_id,
+            config.instance,
+            config.logs,
+            git_layer=config.git_layer,
+            authority=config.authority,
         )
     return outcome
 
@@ -104,13 +113,17 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     except rpc.RpcError as e:
         raise InspectError(str(e)) from None
     if account is None:
-        raise InspectError(f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints")
+        raise InspectError(
+            f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints"
+        )
     owner, data = account
     try:
         found = record.decode(data)
     except record.RecordError as e:
         if owner != str(roots.program_id):
-            raise InspectError(f"account {where} is owned by {owner}, not the precompact program {roots.program_id}") from None
+            raise InspectError(
+                f"account {where} is owned by {owner}, not the precompact program {roots.program_id}"
+            ) from None
         raise InspectError(f"account {where}: {e}") from None
     local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
     match = local.get(found.sequence)
@@ -122,11 +135,21 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
         comparison = f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
     try:
         if where != roots.address:
-            raise trust.Broken("layer 3", None, f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})")
+            raise trust.Broken(
+                "layer 3",
+                None,
+                f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})",
+            )
         trust.check_record(roots, owner, data)
         if match is not None:
             trust.check_record_holds(found, match, match.commit)
-        verdict = trust.Check(trust.VERIFIED, "address, owner, authority, instance and signature checked" + (", and it states the local savepoint" if match else ""))
+        verdict = trust.Check(
+            trust.VERIFIED,
+            "address, owner, authority, instance and signature checked"
+            + (", and it states the local savepoint" if match else ""),
+        )
     except trust.Broken as e:
         verdict = trust.Check(trust.FAILED, str(e))
-    return Inspection(str(where), found, verdict, where == roots.address and trust.signature_valid(found, roots), comparison)
+    return Inspection(
+        str(where), found, verdict, where == roots.address and trust.signature_valid(found, roots), comparison
+    )

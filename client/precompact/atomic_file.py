@@ -39,4 +39,3 @@ def write_in(directory: int, name: str, data: bytes, mode: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=directory)
         raise
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import click
@@ -53,11 +54,20 @@ def main() -> None:
 @click.option("--remote", default=configuration.DEFAULT_REMOTE, show_default=True)
 @click.option("--branch", default=configuration.DEFAULT_BRANCH, show_default=True)
 @click.option("--cluster", default=configuration.DEFAULT_CLUSTER, show_default=True, help="Solana JSON-RPC URL.")
-@click.option("--keypair", default=configuration.DEFAULT_KEYPAIR, show_default=True, help="Solana CLI keypair file (created if absent).")
+@click.option(
+    "--keypair",
+    default=configuration.DEFAULT_KEYPAIR,
+    show_default=True,
+    help="Solana CLI keypair file (created if absent).",
+)
 @click.option("--program-id", help="Address of the deployed precompact program (default: this client's).")
 @click.option("--yes", is_flag=True, help="Do not prompt; use the options and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing .precompact.toml.")
-@click.option("--airdrop", is_flag=True, help="Fund the keypair from the cluster's faucet (local and test clusters): 1 SOL for rent and fees.")
+@click.option(
+    "--airdrop",
+    is_flag=True,
+    help="Fund the keypair from the cluster's faucet (local and test clusters): 1 SOL for rent and fees.",
+)
 def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, force, airdrop) -> None:
     """Write .precompact.toml here, create the keypair if absent, keep logs out of git status."""
     root = Path.cwd()
@@ -67,7 +77,14 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
     if instance is None:
         default = f"{root.name} #1"
         instance = default if yes else click.prompt("Instance name", default=default)
-    values = {"instance": instance, "repository": repo, "remote": remote, "branch": branch, "cluster": cluster, "keypair": keypair}
+    values = {
+        "instance": instance,
+        "repository": repo,
+        "remote": remote,
+        "branch": branch,
+        "cluster": cluster,
+        "keypair": keypair,
+    }
     if program_id:
         values["program_id"] = program_id
     content = configuration.render(values).encode("utf-8")
@@ -97,7 +114,11 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
 
 
 @main.command()
-@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), help="Allow git.repository to be this repository, which is not the project's own.")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Allow git.repository to be this repository, which is not the project's own.",
+)
 def trust(repo) -> None:
     """Approve this project's .precompact.toml as it is now; read it first. Until then, and after
     any change to it, precompact does nothing in this project."""
@@ -108,14 +129,18 @@ def trust(repo) -> None:
         loaded = configuration.parse(root, content, environ={})
         allowed = str(repo.resolve()) if repo else None
         if allowed and allowed != str(loaded.repository.resolve()):
-            raise ConfigError(f"git.repository in {path} is {loaded.repository}, not {repo}; pass --repo only for the repository the file names")
+            raise ConfigError(
+                f"git.repository in {path} is {loaded.repository}, not {repo}; pass --repo only for the repository the file names"
+            )
         configuration.check_repository(loaded, worktree, allowed)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
     config_trust.approve(path, content, Path(allowed) if allowed else None)
     layers = f"git {loaded.repository} → {loaded.remote}/{loaded.branch}" if loaded.git_layer else "git off"
     chain = f"chain {loaded.cluster}" if loaded.chain_layer else "chain off"
-    click.echo(f"trusted {path} (sha256:{config_trust.digest(content)[:12]}): instance {loaded.instance!r}, {layers}, {chain}")
+    click.echo(
+        f"trusted {path} (sha256:{config_trust.digest(content)[:12]}): instance {loaded.instance!r}, {layers}, {chain}"
+    )
 
 
 def _ensure_keypair(path: Path) -> None:
@@ -140,7 +165,6 @@ def _airdrop(loaded: configuration.Config) -> None:
     import time
 
     from precompact import chain
-
     from precompact.chain import rpc
 
     try:
@@ -153,10 +177,14 @@ def _airdrop(loaded: configuration.Config) -> None:
         deadline = time.monotonic() + AIRDROP_WAIT_SECONDS
         while (cluster.signature_status(signature) or {}).get("confirmationStatus") not in ("confirmed", "finalized"):
             if time.monotonic() > deadline:
-                raise click.ClickException(f"the airdrop to {pubkey} was not confirmed by {loaded.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself")
+                raise click.ClickException(
+                    f"the airdrop to {pubkey} was not confirmed by {loaded.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself"
+                )
             time.sleep(0.1)
     except rpc.RpcError as e:
-        raise click.ClickException(f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself") from None
+        raise click.ClickException(
+            f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself"
+        ) from None
     click.echo(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {pubkey} on {loaded.cluster}")
 
 
@@ -205,7 +233,10 @@ def flush() -> None:
 
 
 def _report(loaded: configuration.Config, outcome) -> None:
-    for layer, enabled, problems in ((2, loaded.git_layer, outcome.layer_2_problems), (3, loaded.chain_layer, outcome.layer_3_problems)):
+    for layer, enabled, problems in (
+        (2, loaded.git_layer, outcome.layer_2_problems),
+        (3, loaded.chain_layer, outcome.layer_3_problems),
+    ):
         if not enabled:
             click.echo(f"- Layer {layer}: off in .precompact.toml")
         elif problems:
@@ -245,7 +276,11 @@ def status(as_json) -> None:
             }
             for s in savepoints
         ]
-        click.echo(json.dumps({"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines}, indent=2))
+        click.echo(
+            json.dumps(
+                {"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines}, indent=2
+            )
+        )
         return
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
     for instance in instances:
@@ -254,11 +289,15 @@ def status(as_json) -> None:
         click.echo(f"{instance}: {len(mine)} savepoint(s){current}")
         for s in mine:
             commit = (s.commit or "-")[:10]
-            click.echo(f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {shown(s.layer_3)}")
+            click.echo(
+                f"  #{s.sequence:<4} {s.created.get('timestamp', '?')}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {shown(s.layer_3)}"
+            )
             if (s.layer_2 == Layer2.FAILED or s.layer_3 == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
     if bad_lines:
-        click.echo(f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True)
+        click.echo(
+            f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True
+        )
 
 
 @main.command()
@@ -281,7 +320,15 @@ def inspect(instance, address, as_json) -> None:
     held = found.record
     if as_json:
         out = record.to_json(held, _pubkey(found.address))
-        out.update({"signature_valid": found.signature_valid, "verdict": found.verdict.status, "verdict_detail": found.verdict.detail, "unsigned_fields": list(record.UNSIGNED_FIELDS), "local_index": found.local_index})
+        out.update(
+            {
+                "signature_valid": found.signature_valid,
+                "verdict": found.verdict.status,
+                "verdict_detail": found.verdict.detail,
+                "unsigned_fields": list(record.UNSIGNED_FIELDS),
+                "local_index": found.local_index,
+            }
+        )
         click.echo(json.dumps(out, indent=2))
     else:
         rows = [
@@ -298,8 +345,14 @@ def inspect(instance, address, as_json) -> None:
             ("slot", f"{held.slot} (unsigned: reported, not verified)"),
             ("chain_timestamp", f"{held.chain_timestamp} ({_utc(held.chain_timestamp)}) (unsigned)"),
             ("metadata", f"{held.metadata_text} (unsigned)"),
-            ("signature", "valid (the configured authority's ed25519 over the savepoint)" if found.signature_valid else "INVALID"),
-            ("verdict", found.verdict.status if found.verdict.status != trust.FAILED else f"failed: {found.verdict.detail}"),
+            (
+                "signature",
+                "valid (the configured authority's ed25519 over the savepoint)" if found.signature_valid else "INVALID",
+            ),
+            (
+                "verdict",
+                found.verdict.status if found.verdict.status != trust.FAILED else f"failed: {found.verdict.detail}",
+            ),
             ("local index", found.local_index),
         ]
         for name, value in rows:
@@ -315,9 +368,9 @@ def _pubkey(value):
 
 
 def _utc(seconds: int) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @main.command()
@@ -333,7 +386,9 @@ def verify(check_all, sequence, file) -> None:
     loaded = _load()
     report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
     if report.ok:
-        click.echo(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, git; chain: {report.chain}")
+        click.echo(
+            f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, git; chain: {report.chain}"
+        )
         return
     click.echo(f"✗ first broken link: {report.findings[0]}")
     for finding in report.findings[1:]:
@@ -343,12 +398,27 @@ def verify(check_all, sequence, file) -> None:
 
 @main.command()
 @click.option("--instance", help="Whose savepoint to show (default: the configured instance).")
-@click.option("--from", "from_instance", help='Restore a predecessor\'s savepoint into this instance and record the lineage, e.g. "Gabriel #215".')
+@click.option(
+    "--from",
+    "from_instance",
+    help='Restore a predecessor\'s savepoint into this instance and record the lineage, e.g. "Gabriel #215".',
+)
 @click.option("--sequence", type=click.IntRange(min=1), help="That savepoint instead of the newest.")
-@click.option("--at", "at_time", metavar="ISO-TIME", help="The newest savepoint at or before this time (UTC unless a zone is given).")
+@click.option(
+    "--at",
+    "at_time",
+    metavar="ISO-TIME",
+    help="The newest savepoint at or before this time (UTC unless a zone is given).",
+)
 @click.option("--format", "output", type=click.Choice(["brief", "report", "json"]), default="report", show_default=True)
-@click.option("--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes).")
-@click.option("--uncompact", is_flag=True, help="Write the savepoint's whole pre-compaction conversation as a new Claude Code session, and print the command that resumes it.")
+@click.option(
+    "--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes)."
+)
+@click.option(
+    "--uncompact",
+    is_flag=True,
+    help="Write the savepoint's whole pre-compaction conversation as a new Claude Code session, and print the command that resumes it.",
+)
 def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import restore_brief
@@ -362,12 +432,16 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     loaded = _load()
     try:
-        found = resurrection.resurrect(loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance))
+        found = resurrection.resurrect(
+            loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance)
+        )
         if uncompact:
             from precompact import uncompact as uncompaction
 
             written = uncompaction.uncompact(found)
-            click.echo(f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}")
+            click.echo(
+                f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}"
+            )
             click.echo(f"resume it from {written.cwd} with:")
             click.echo(written.command)
             return
@@ -383,10 +457,20 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
 
 @main.command()
 @click.argument("query", required=False)
-@click.option("--budget", type=click.IntRange(min=200), default=6_000, show_default=True, help="At most this many characters of output.")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=200),
+    default=6_000,
+    show_default=True,
+    help="At most this many characters of output.",
+)
 @click.option("--savepoint", "sequence", type=click.IntRange(min=1), help="Only entries savepoint N holds.")
 @click.option("--since", metavar="ISO-TIME", help="Only entries from this time on (UTC unless a zone is given).")
-@click.option("--role", type=click.Choice(["user", "assistant", "tool", "meta"]), help="Only entries of this role (tool: tool results).")
+@click.option(
+    "--role",
+    type=click.Choice(["user", "assistant", "tool", "meta"]),
+    help="Only entries of this role (tool: tool results).",
+)
 @click.option("--tool", help="Only calls to, and results of, this tool (e.g. Bash).")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the snapshots first.")
 def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
@@ -402,7 +486,9 @@ def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
             outcome = recollection.update(loaded.logs, loaded.instance, rebuild=True)
             for note in outcome.notes:
                 click.echo(note, err=True)
-            click.echo(f"rebuilt {recollection.index_path(loaded.logs)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
+            click.echo(
+                f"rebuilt {recollection.index_path(loaded.logs)}: {len(outcome.indexed)} savepoint(s) indexed", err=True
+            )
             if query is None:
                 return
         found = recollection.search(loaded.logs, loaded.instance, query, sequence, since, role, tool)
@@ -424,7 +510,9 @@ def show(ref, instance, as_json) -> None:
         entries = recollection.show(loaded.logs, instance or loaded.instance, ref)
     except recollection.RecallError as e:
         raise click.ClickException(str(e)) from None
-    click.echo(json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else recollection.render(entries))
+    click.echo(
+        json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else recollection.render(entries)
+    )
 
 
 @main.command()
@@ -436,9 +524,20 @@ def mcp() -> None:
 
 
 @main.command()
-@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True, help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).")
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "user"]),
+    default="project",
+    show_default=True,
+    help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
-@click.option("--mcp", "with_mcp", is_flag=True, help="Also register `precompact mcp` (recall, show, savepoints) in the project's .mcp.json and approve it in settings.json.")
+@click.option(
+    "--mcp",
+    "with_mcp",
+    is_flag=True,
+    help="Also register `precompact mcp` (recall, show, savepoints) in the project's .mcp.json and approve it in settings.json.",
+)
 def install(scope, dry_run, with_mcp) -> None:
     """Add the PreCompact, PostCompact and SessionStart hooks to Claude Code's settings.json."""
     from precompact import install as installer
@@ -452,7 +551,9 @@ def install(scope, dry_run, with_mcp) -> None:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
     plugin = installer.enabled_plugin()
     if scope == "user" and plugin:
-        raise click.ClickException(f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)")
+        raise click.ClickException(
+            f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)"
+        )
     try:
         change = installer.plan_install(installer.settings_path(scope, root), installer.COMMAND, sources)
         server = installer.plan_mcp_server(installer.mcp_json_path(root), installer.COMMAND) if with_mcp else None
@@ -461,8 +562,18 @@ def install(scope, dry_run, with_mcp) -> None:
     except installer.InstallError as e:
         raise click.ClickException(str(e)) from None
     if server is not None:
-        _apply(server, dry_run, f"registered the MCP server `precompact mcp` in {server.path}", f"MCP server already registered in {server.path}")
-    _apply(change, dry_run, f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}", f"already installed in {change.path}; nothing changed")
+        _apply(
+            server,
+            dry_run,
+            f"registered the MCP server `precompact mcp` in {server.path}",
+            f"MCP server already registered in {server.path}",
+        )
+    _apply(
+        change,
+        dry_run,
+        f"installed the PreCompact, PostCompact and SessionStart hooks in {change.path}",
+        f"already installed in {change.path}; nothing changed",
+    )
     warning = installer.not_on_path_warning()
     if warning:
         click.echo(warning, err=True)
@@ -487,7 +598,12 @@ def uninstall(scope, dry_run) -> None:
         raise click.ClickException(str(e)) from None
     if server.changed:
         _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
-    _apply(change, dry_run, f"removed precompact's hooks from {change.path}", f"no precompact hooks in {change.path}; nothing changed")
+    _apply(
+        change,
+        dry_run,
+        f"removed precompact's hooks from {change.path}",
+        f"no precompact hooks in {change.path}; nothing changed",
+    )
 
 
 def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:

@@ -7,9 +7,9 @@ module stays free of the Solana stack: the hook imports it.
 from __future__ import annotations
 
 import errno
+import ipaddress
 import json
 import os
-import ipaddress
 import re
 import stat
 import tomllib
@@ -150,16 +150,22 @@ def read_own(path: Path) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as e:
         if e.errno == errno.ELOOP:  # the name is a symbolic link
-            raise UntrustedConfig(f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file") from None
+            raise UntrustedConfig(
+                f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file"
+            ) from None
         raise UntrustedConfig(f"cannot read {path}: {e.strerror or e}") from None
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise UntrustedConfig(f"{path} is not a regular file; precompact ignores it: remove it")
         if info.st_uid != os.geteuid():
-            raise UntrustedConfig(f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own")
+            raise UntrustedConfig(
+                f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own"
+            )
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise UntrustedConfig(f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`")
+            raise UntrustedConfig(
+                f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`"
+            )
         return f.read()
 
 
@@ -171,7 +177,9 @@ def load(start: Path, environ: dict | None = None) -> Config:
     content = read_own(path)
     approved = config_trust.approval(path)
     if approved is None:
-        raise UntrustedConfig(f"{path} is not trusted: precompact did not write it for you; read it, then run `precompact trust` in {root}")
+        raise UntrustedConfig(
+            f"{path} is not trusted: precompact did not write it for you; read it, then run `precompact trust` in {root}"
+        )
     if approved.sha256 != config_trust.digest(content):
         raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
     config = parse(root, content, environ)
@@ -218,20 +226,26 @@ def _validate(root: Path, raw: dict) -> Config:
     r = _Reader(raw)
     instance = r.string(None, "instance")
     if not instance.strip():
-        raise ConfigError("instance is empty; set instance = \"<name> #<n>\" in .precompact.toml")
+        raise ConfigError('instance is empty; set instance = "<name> #<n>" in .precompact.toml')
     cluster = r.string("chain", "cluster", DEFAULT_CLUSTER)
     insecure = r.boolean("chain", "allow_insecure_http", False)
     check_cluster_url(cluster, insecure)
     program_id = r.string("chain", "program_id", _default_program_id())
     if not is_pubkey(program_id):
-        raise ConfigError(f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address")
+        raise ConfigError(
+            f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address"
+        )
     authority = r.string("chain", "authority", "") or None
     if authority is not None and not is_pubkey(authority):
-        raise ConfigError(f"chain.authority {authority!r} is not a base58 public key; use the public key that signs your savepoints")
+        raise ConfigError(
+            f"chain.authority {authority!r} is not a base58 public key; use the public key that signs your savepoints"
+        )
     sources = r.strings("hooks", "session_start_sources", DEFAULT_SESSION_START_SOURCES)
     unknown = sorted(set(sources) - set(SESSION_START_SOURCES))
     if unknown:
-        raise ConfigError(f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}; use any of {', '.join(SESSION_START_SOURCES)}")
+        raise ConfigError(
+            f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}; use any of {', '.join(SESSION_START_SOURCES)}"
+        )
     window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW)
     if window <= 0:
         raise ConfigError("snapshot.context_window must be a positive number of tokens")
@@ -282,12 +296,16 @@ def check_cluster_url(url: str, allow_insecure_http: bool) -> None:
     """http:// only to this machine: anyone on the path of plain http could answer in the
     cluster's place (the verifier would catch a forged record, but not a withheld one)."""
     if not url.startswith(("http://", "https://")) or not urllib.parse.urlsplit(url).hostname:
-        raise ConfigError(f"chain.cluster {url!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com")
+        raise ConfigError(
+            f"chain.cluster {url!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com"
+        )
     if url.startswith("http://") and not is_loopback_url(url) and not allow_insecure_http:
-        raise ConfigError(f"chain.cluster {url} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)")
+        raise ConfigError(
+            f"chain.cluster {url} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)"
+        )
 
 
-def insecure_cluster_warning(config: "Config") -> str | None:
+def insecure_cluster_warning(config: Config) -> str | None:
     if not config.insecure_cluster:
         return None
     return f"warning: chain.cluster {config.cluster} is plain http to another host (chain.allow_insecure_http): anyone on the path can withhold or replay what the cluster answers"
@@ -303,7 +321,9 @@ class _Reader:
             raise ConfigError(f"[{section}] must be a table in .precompact.toml")
         if key not in table:
             if default is _REQUIRED:
-                raise ConfigError(f"{_name(section, key)} is missing; set it in .precompact.toml or run `precompact init`")
+                raise ConfigError(
+                    f"{_name(section, key)} is missing; set it in .precompact.toml or run `precompact init`"
+                )
             return default
         return table[key]
 
@@ -383,7 +403,7 @@ def render(values: dict) -> str:
         f"keypair = {q(values.get('keypair', DEFAULT_KEYPAIR))}",
         f"program_id = {q(values.get('program_id', _default_program_id()))}",
         "",
-        "# authority = \"<public key>\"  # read records signed by this key (default: the keypair's)",
+        '# authority = "<public key>"  # read records signed by this key (default: the keypair\'s)',
         "# allow_insecure_http = false  # plain http:// is accepted only for this machine's addresses",
         "",
         "[layers]",
@@ -399,8 +419,8 @@ def render(values: dict) -> str:
         "[hooks]",
         "# SessionStart sources that get the restore brief: " + ", ".join(SESSION_START_SOURCES),
         "session_start_sources = [" + ", ".join(q(s) for s in DEFAULT_SESSION_START_SOURCES) + "]",
-        "# What PreCompact tells Claude Code's summariser ({savepoint} names the savepoint; \"\" for nothing)",
-        "# compact_note = \"...\"",
+        '# What PreCompact tells Claude Code\'s summariser ({savepoint} names the savepoint; "" for nothing)',
+        '# compact_note = "..."',
         "",
         "[redaction]",
         "enabled = true",

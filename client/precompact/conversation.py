@@ -49,7 +49,11 @@ def user_text(entry: dict) -> str:
     if isinstance(content, str):
         return "" if _is_meta_text(content) else content.strip()
     if isinstance(content, list):
-        texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+        texts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
         return "\n".join(t.strip() for t in texts if t.strip() and not _is_meta_text(t)).strip()
     return ""
 
@@ -135,29 +139,50 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
         if entry.get("type") == "user":
             if isinstance(content, list):
                 for block in content:
-                    if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                        results[block["tool_use_id"]] = (block.get("is_error") is True, _result_text(block.get("content")))
+                    if (
+                        isinstance(block, dict)
+                        and block.get("type") == "tool_result"
+                        and isinstance(block.get("tool_use_id"), str)
+                    ):
+                        results[block["tool_use_id"]] = (
+                            block.get("is_error") is True,
+                            _result_text(block.get("content")),
+                        )
             text = user_text(entry)
             if text and len(requests) < max_requests:
                 requests.append(text)
         elif entry.get("type") == "assistant" and isinstance(content, list):
             for block in reversed(content):
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    _note_call(block, results.get(block["id"]) if isinstance(block.get("id"), str) else None, found, succeeded, task_calls)
+                    _note_call(
+                        block,
+                        results.get(block["id"]) if isinstance(block.get("id"), str) else None,
+                        found,
+                        succeeded,
+                        task_calls,
+                    )
     found.requests = requests[::-1]
     if found.todos is None and task_calls:
         found.todos = _task_list(task_calls)
     return found
 
 
-def _note_call(block: dict, result: tuple[bool, str] | None, found: Recent, succeeded: set[str], task_calls: list) -> None:
+def _note_call(
+    block: dict, result: tuple[bool, str] | None, found: Recent, succeeded: set[str], task_calls: list
+) -> None:
     name = block.get("name")
     arguments: dict = block["input"] if isinstance(block.get("input"), dict) else {}
     failed = result is not None and result[0]
     if name in TASK_TOOLS and found.todos is None and result is not None and not failed:
         if not (task_calls and task_calls[-1][0] == "TaskList"):  # a TaskList holds all before it
             task_calls.append((name, arguments, result[1]))
-    elif name == "TodoWrite" and found.todos is None and not task_calls and not failed and isinstance(arguments.get("todos"), list):
+    elif (
+        name == "TodoWrite"
+        and found.todos is None
+        and not task_calls
+        and not failed
+        and isinstance(arguments.get("todos"), list)
+    ):
         found.todos = [t for t in arguments["todos"] if isinstance(t, dict)]
     elif name in EDIT_TOOLS and not failed:
         path = arguments.get(EDIT_TOOLS[name])
@@ -178,7 +203,10 @@ def _task_list(newest_first: list[tuple[str, dict, str]]) -> list[dict] | None:
     tasks: dict[str, dict] = {}
     for name, arguments, result in reversed(newest_first):
         if name == "TaskList":
-            tasks = {m.group(1): {"content": m.group(3), "status": m.group(2)} for m in re.finditer(r"^#(\w+) \[([\w-]+)\] (.*)$", result, re.MULTILINE)}
+            tasks = {
+                m.group(1): {"content": m.group(3), "status": m.group(2)}
+                for m in re.finditer(r"^#(\w+) \[([\w-]+)\] (.*)$", result, re.MULTILINE)
+            }
         elif name == "TaskCreate":
             created = re.match(r"Task #(\w+) created", result)
             if created:
@@ -204,7 +232,12 @@ def _result_text(content) -> str:
 
 
 def _flagged(entry: dict) -> bool:
-    return bool(entry.get("isSidechain") or entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"))
+    return bool(
+        entry.get("isSidechain")
+        or entry.get("isMeta")
+        or entry.get("isCompactSummary")
+        or entry.get("isVisibleInTranscriptOnly")
+    )
 
 
 def _content(entry: dict):

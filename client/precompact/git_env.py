@@ -35,7 +35,13 @@ KEPT = (
     "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
     "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
 )  # fmt: skip
-OVERRIDES = ("core.hooksPath=" + os.devnull, "core.fsmonitor=false", "commit.gpgSign=false", "safe.bareRepository=explicit", "protocol.ext.allow=never")
+OVERRIDES = (
+    "core.hooksPath=" + os.devnull,
+    "core.fsmonitor=false",
+    "commit.gpgSign=false",
+    "safe.bareRepository=explicit",
+    "protocol.ext.allow=never",
+)
 FIXED = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
@@ -52,4 +58,13 @@ def argv(*args: str, executable: str = "git") -> list[str]:
 
 def run(cwd: Path, *args: str, timeout: float) -> subprocess.CompletedProcess:
     """`git args...` in `cwd` (found by git's own search from there), isolated."""
-    return subprocess.run(argv(*args), cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        argv(*args),
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )

@@ -29,7 +29,12 @@ REF_RETRY_SECONDS = 0.05
 # git holds a ref's lock file for milliseconds; one this old was left by a killed git process.
 STALE_REF_LOCK_SECONDS = 10
 PRIVATE_INDEX_PREFIX = "precompact-index-"
-FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "precompact", "GIT_AUTHOR_EMAIL": "precompact@localhost", "GIT_COMMITTER_NAME": "precompact", "GIT_COMMITTER_EMAIL": "precompact@localhost"}
+FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "precompact",
+    "GIT_AUTHOR_EMAIL": "precompact@localhost",
+    "GIT_COMMITTER_NAME": "precompact",
+    "GIT_COMMITTER_EMAIL": "precompact@localhost",
+}
 
 
 class GitStoreError(Exception):
@@ -59,7 +64,9 @@ class _IsolatedGit(git.Git):
             raise TypeError("precompact runs git with an argument list, never through a shell")
         ours = {**({"GIT_DIR": self.git_dir} if self.git_dir else {}), **(env or {})}
         variables = [f"{k}={v}" for k, v in git_env.environment(**ours).items()]
-        return super().execute(["env", "-i", *variables, *git_env.argv(*command[1:], executable=command[0])], *args, **kwargs)
+        return super().execute(
+            ["env", "-i", *variables, *git_env.argv(*command[1:], executable=command[0])], *args, **kwargs
+        )
 
 
 class _IsolatedRepo(git.Repo):
@@ -99,9 +106,14 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
     following links, and holding the bytes whose hash the index recorded, is committed."""
     name, sequence = event.get("snapshot_file"), event.get("sequence")
     if not isinstance(name, str) or not isinstance(sequence, int) or not logs_dir.is_snapshot_name(name, sequence):
-        raise GitStoreError(f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed")
+        raise GitStoreError(
+            f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
+        )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
-    blobs = {name: _stored_blob(repo, logs, name, event["snapshot_hash"].removeprefix("sha256:")), index_name: _stored_blob(repo, logs, index_name)}
+    blobs = {
+        name: _stored_blob(repo, logs, name, event["snapshot_hash"].removeprefix("sha256:")),
+        index_name: _stored_blob(repo, logs, index_name),
+    }
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
@@ -133,7 +145,9 @@ def _stored_blob(repo: git.Repo, logs: Path, name: str, sha256: str | None = Non
         if sha256 is not None:
             found = hashlib.file_digest(f, "sha256").hexdigest()
             if found != sha256:
-                raise GitStoreError(f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)")
+                raise GitStoreError(
+                    f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)"
+                )
             f.seek(0)
         return repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
 
@@ -181,7 +195,13 @@ def push(repo: git.Repo, target: Target) -> None:
     if target.remote not in [r.name for r in repo.remotes]:
         raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
     try:
-        repo.git.push("--quiet", "--no-verify", target.remote, f"{target.ref}:{target.ref}", kill_after_timeout=PUSH_TIMEOUT_SECONDS)
+        repo.git.push(
+            "--quiet",
+            "--no-verify",
+            target.remote,
+            f"{target.ref}:{target.ref}",
+            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+        )
     except git.GitCommandError as e:
         raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
 
@@ -218,7 +238,7 @@ def blob_id(repo: git.Repo, data: bytes) -> str:
 
 
 def object_format(repo: git.Repo) -> str:
-    """"sha1" or "sha256"."""
+    """ "sha1" or "sha256"."""
     return _object_format(str(repo.common_dir))
 
 
@@ -287,11 +307,15 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
         push(repo, target)
     except GitStoreError as e:
         for savepoint in unpushed:
-            savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=str(e), commit=savepoint.commit)
+            savepoint_log.mark(
+                logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=str(e), commit=savepoint.commit
+            )
         problems.append(str(e))
         return problems
     for savepoint in unpushed:
-        savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_PUSHED, commit=savepoint.commit, remote=target.remote)
+        savepoint_log.mark(
+            logs, savepoint, savepoint_log.Event.LAYER_2_PUSHED, commit=savepoint.commit, remote=target.remote
+        )
     return problems
 
 

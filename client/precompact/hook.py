@@ -53,13 +53,15 @@ def handle(raw: bytes) -> HookResult:
         return HookResult(stderr="precompact hook: stdin must be a JSON object; nothing saved")
     event = payload.get("hook_event_name")
     if not isinstance(event, str):
-        return HookResult(stderr="precompact hook: input has no \"hook_event_name\" string; nothing done")
+        return HookResult(stderr='precompact hook: input has no "hook_event_name" string; nothing done')
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
-        return HookResult(stderr="precompact hook: input has no \"cwd\" string; nothing saved")
+        return HookResult(stderr='precompact hook: input has no "cwd" string; nothing saved')
     handlers = {"PreCompact": _pre_compact, "PostCompact": _post_compact, "SessionStart": _session_start}
     if event not in handlers:
-        return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done")
+        return HookResult(
+            stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done"
+        )
     # Installed for every directory (user scope), the hook fires in projects without precompact:
     # there it has nothing to do and says so only on stderr, which Claude Code does not show.
     try:
@@ -73,11 +75,15 @@ def handle(raw: bytes) -> HookResult:
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         from precompact.redact import Redactor
 
-        reason = Redactor().redact(str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e))
+        reason = Redactor().redact(
+            str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e)
+        )
         details = f" (details in logs/{ERRORS_LOG})" if _log_error(root, event, reason) else ""
         if event == "PreCompact":
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON.
-            return HookResult(stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops.")
+            return HookResult(
+                stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops."
+            )
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
@@ -87,7 +93,11 @@ def _untrusted(event: str, line: str) -> HookResult:
     if event == "PreCompact":
         return HookResult(stdout=line)
     if event == "SessionStart":
-        return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": line}}, ensure_ascii=False))
+        return HookResult(
+            stdout=json.dumps(
+                {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": line}}, ensure_ascii=False
+            )
+        )
     return HookResult(stdout=_message(line))
 
 
@@ -104,7 +114,9 @@ def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
     kept = _unchanged_savepoint(loaded, session)
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
-        return HookResult(stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note else "")
+        return HookResult(
+            stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note else ""
+        )
     written = snapshot.create_savepoint(loaded.snapshot_settings(), session)
     # Imported late: spawning needs only the module, not the layers it will run. The worker
     # runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
@@ -118,7 +130,11 @@ def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session
     """The session's latest savepoint, if the transcript has said nothing since it was made."""
     if not session.session_id or not session.transcript_path:
         return None
-    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.created.get("session_id") == session.session_id]
+    mine = [
+        s
+        for s in savepoint_log.savepoints(loaded.logs, loaded.instance)
+        if s.created.get("session_id") == session.session_id
+    ]
     if not mine or not mine[-1].created.get("last_said"):
         return None
     from precompact import conversation
@@ -131,7 +147,11 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str) -> s
 
 
 def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
-    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.created.get("session_id") == _text(payload, "session_id")]
+    mine = [
+        s
+        for s in savepoint_log.savepoints(loaded.logs, loaded.instance)
+        if s.created.get("session_id") == _text(payload, "session_id")
+    ]
     latest = mine[-1] if mine else savepoint_log.latest(loaded.logs, loaded.instance)
     if latest is None:
         return HookResult(stderr="precompact hook: no savepoint to attach the compaction summary to")
@@ -140,7 +160,9 @@ def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
         from precompact.redact import Redactor
 
         summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
-    savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary)
+    savepoint_log.mark(
+        loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary
+    )
     return HookResult()
 
 
@@ -173,12 +195,19 @@ def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
     except resurrect.ResurrectError as e:
         context = f"[precompact] Savepoint {latest.sequence} could not be restored: {e}"
     savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.BRIEF_DELIVERED, session_id=session_id, source=source)
-    return HookResult(stdout=json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False))
+    return HookResult(
+        stdout=json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False
+        )
+    )
 
 
 def _delivered(loaded: configuration.Config, session_id: str, sequence: int) -> bool:
     return any(
-        e.get("event") == savepoint_log.Event.BRIEF_DELIVERED and e.get("instance") == loaded.instance and e.get("sequence") == sequence and e.get("session_id") == session_id
+        e.get("event") == savepoint_log.Event.BRIEF_DELIVERED
+        and e.get("instance") == loaded.instance
+        and e.get("sequence") == sequence
+        and e.get("session_id") == session_id
         for e in savepoint_log.read(loaded.logs).events
     )
 

@@ -93,7 +93,10 @@ def plan_install(path: Path, command: str, session_start_sources: tuple[str, ...
     after = _without_ours(before)
     hooks = after.setdefault("hooks", {})
     for event, (matcher, timeout) in HOOKS.items():
-        entry = {"matcher": matcher or "|".join(session_start_sources), "hooks": [{"type": "command", "command": f"{shlex.quote(command)} hook", "timeout": timeout}]}
+        entry = {
+            "matcher": matcher or "|".join(session_start_sources),
+            "hooks": [{"type": "command", "command": f"{shlex.quote(command)} hook", "timeout": timeout}],
+        }
         hooks.setdefault(event, []).append(entry)
     return Change(path, before, after)
 
@@ -121,12 +124,16 @@ def _read(path: Path) -> dict:
     try:
         settings = json.loads(text)
     except ValueError as e:
-        raise InstallError(f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it") from None
+        raise InstallError(
+            f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
+        ) from None
     if not isinstance(settings, dict):
         raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
-        raise InstallError(f'{path}: "hooks" must map event names to lists; fix it by hand, precompact will not overwrite it')
+        raise InstallError(
+            f'{path}: "hooks" must map event names to lists; fix it by hand, precompact will not overwrite it'
+        )
     return settings
 
 
@@ -184,7 +191,9 @@ def with_mcp_approval(change: Change) -> Change:
     permissions = after.setdefault("permissions", {})
     allowed = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
     if not isinstance(enabled, list) or not isinstance(allowed, list):
-        raise InstallError(f'{change.path}: "enabledMcpjsonServers" and "permissions.allow" must be lists; fix it by hand, precompact will not overwrite it')
+        raise InstallError(
+            f'{change.path}: "enabledMcpjsonServers" and "permissions.allow" must be lists; fix it by hand, precompact will not overwrite it'
+        )
     for value, into in ((MCP_SERVER, enabled), *((tool, allowed) for tool in MCP_TOOLS)):
         if value not in into:
             into.append(value)
@@ -201,7 +210,9 @@ def _read_object(path: Path) -> dict:
     try:
         value = json.loads(text) if text.strip() else {}
     except ValueError as e:
-        raise InstallError(f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it") from None
+        raise InstallError(
+            f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
+        ) from None
     if not isinstance(value, dict):
         raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
     return value

@@ -91,7 +91,9 @@ def open_in(dir_fd: int, shown: Path, leaf: str, flags: int, mode: int = 0o600) 
         fd = os.open(leaf, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise ConfinementError(errno.ELOOP, f"{shown} is a symbolic link; precompact never follows links in logs/: remove it") from None
+            raise ConfinementError(
+                errno.ELOOP, f"{shown} is a symbolic link; precompact never follows links in logs/: remove it"
+            ) from None
         raise
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
@@ -134,7 +136,10 @@ def _open_dir(logs: Path, create: bool) -> int:
             raise
     except OSError as e:
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise ConfinementError(e.errno, f"{logs} is a symbolic link or not a directory; precompact keeps its files in a real logs/ directory: remove it") from None
+            raise ConfinementError(
+                e.errno,
+                f"{logs} is a symbolic link or not a directory; precompact keeps its files in a real logs/ directory: remove it",
+            ) from None
         raise
     with contextlib.suppress(FileExistsError):
         os.mkdir(logs, 0o700)
@@ -149,7 +154,10 @@ def _open_subdir(parent: int, logs: Path, sub: str, create: bool) -> int:
         return os.open(sub, _DIRECTORY, dir_fd=parent)
     except OSError as e:
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise ConfinementError(e.errno, f"{logs / sub} is a symbolic link or not a directory; precompact never follows links in logs/: remove it") from None
+            raise ConfinementError(
+                e.errno,
+                f"{logs / sub} is a symbolic link or not a directory; precompact never follows links in logs/: remove it",
+            ) from None
         raise
 
 
@@ -165,4 +173,7 @@ def _check_untracked(logs: Path) -> None:
         return  # no git here, so nothing is tracked
     tracked = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
     if tracked:
-        raise ConfinementError(errno.EPERM, f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)")
+        raise ConfinementError(
+            errno.EPERM,
+            f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)",
+        )

@@ -70,7 +70,9 @@ def _placeholder(value: str) -> bool:
     if value.startswith(("$", "%", "{{")) or "${" in value or re.fullmatch(r"<[^<>]*>|(.)\1+", value):
         return True
     fields = r"\{[\w.]*\}|%(?:\(\w+\))?[sdr]"
-    return re.search(r"\{[A-Za-z_][\w.]+\}|%\(\w+\)[sdr]", value) is not None or not re.sub(fields, "", value).strip(":/@._-")
+    return re.search(r"\{[A-Za-z_][\w.]+\}|%\(\w+\)[sdr]", value) is not None or not re.sub(fields, "", value).strip(
+        ":/@._-"
+    )
 
 
 def _random_enough(value: str) -> bool:
@@ -95,7 +97,9 @@ _STATEMENT_END = r"[)\]},;:.]*[ \t]*(?:$|\n|#|//|\\n)"
 def _trim_closers(value: str) -> str:
     """`value` without the punctuation and the closing brackets at its end that it never opened:
     in `connect(password=hunter22):` the `):` ends the call."""
-    while value and (value[-1] in ".,;:" or (value[-1] in _CLOSING and value.count(value[-1]) > value.count(_CLOSING[value[-1]]))):
+    while value and (
+        value[-1] in ".,;:" or (value[-1] in _CLOSING and value.count(value[-1]) > value.count(_CLOSING[value[-1]]))
+    ):
         value = value[:-1]
     return value
 
@@ -116,7 +120,13 @@ def _assigned(m: re.Match) -> int | None:
     the next space, whatever characters either holds. `NAME=value` with an upper-case name is a
     shell or .env line, whose value is never code."""
     text = m.string
-    shell = m.group("name").isupper() and text.startswith("=", m.end("name")) and m.group("sep") == "=" and m.start("sep") + 1 < len(text) and not text[m.end("sep")].isspace()
+    shell = (
+        m.group("name").isupper()
+        and text.startswith("=", m.end("name"))
+        and m.group("sep") == "="
+        and m.start("sep") + 1 < len(text)
+        and not text[m.end("sep")].isspace()
+    )
     group, value, quoted = _value(m)
     end = m.start(group) + len(value)
     if not value or _placeholder(value) or not _random_enough(value):
@@ -127,7 +137,9 @@ def _assigned(m: re.Match) -> int | None:
         return None if any(c.isspace() for c in value) else end
     # In code, a bare value is an expression unless it is a literal; one holding operators is a
     # literal only if nothing but a comment or the end of its statement follows it.
-    if re.match(_CODE_VALUE, value) or (any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)):
+    if re.match(_CODE_VALUE, value) or (
+        any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)
+    ):
         return None
     return end
 
@@ -138,7 +150,13 @@ def _high_entropy(m: re.Match) -> int | None:
     path (SSH_AUTH_SOCK=/tmp/ssh-…/agent.1234), nor words joined into a name
     (sort_key = "created_at_desc_2024")."""
     group, value, _ = _value(m)
-    if len(value) < 16 or re.match(_CODE_VALUE, value) or _placeholder(value) or any(c.isspace() for c in value) or value.startswith(("/", "~", ".")):
+    if (
+        len(value) < 16
+        or re.match(_CODE_VALUE, value)
+        or _placeholder(value)
+        or any(c.isspace() for c in value)
+        or value.startswith(("/", "~", "."))
+    ):
         return None
     if sum(1 for part in re.split(r"[_.-]", value) if len(part) >= 3 and part.isalpha()) >= 2:
         return None
@@ -184,7 +202,21 @@ def _cli_value(m: re.Match) -> int | None:
     return m.end("secret")
 
 
-_COOKIE_ATTRIBUTES = frozenset({"expires", "max-age", "domain", "path", "samesite", "secure", "httponly", "priority", "partitioned", "version", "comment"})
+_COOKIE_ATTRIBUTES = frozenset(
+    {
+        "expires",
+        "max-age",
+        "domain",
+        "path",
+        "samesite",
+        "secure",
+        "httponly",
+        "priority",
+        "partitioned",
+        "version",
+        "comment",
+    }
+)
 
 
 def _cookie(m: re.Match) -> int | None:
@@ -192,7 +224,9 @@ def _cookie(m: re.Match) -> int | None:
     Set-Cookie's attributes: Expires=Thu, 21 Oct 2021 07:28:00 GMT is no secret)."""
     pairs = [part.strip().partition("=") for part in m.group("secret").split(";")]
     values = [value.strip() for name, _, value in pairs if value and name.lower() not in _COOKIE_ATTRIBUTES]
-    return m.end("secret") if any(len(v) >= 16 or (len(v) >= 8 and any(c.isdigit() for c in v)) for v in values) else None
+    return (
+        m.end("secret") if any(len(v) >= 16 or (len(v) >= 8 and any(c.isdigit() for c in v)) for v in values) else None
+    )
 
 
 def _assignment(names: str) -> str:
@@ -217,38 +251,115 @@ def _prefixed(*prefixes: str) -> _Gate:
 # `token=ghp_...` is counted as github. A pattern with a `secret` group redacts only that group.
 # Prefixes and shapes of vendor tokens follow gitleaks' rule set (config/gitleaks.toml) and the
 # vendors' documentation.
-_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key", "privatekey", "private_key", "private-key", "accesskey", "access_key", "access-key", "credential")
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "privatekey",
+    "private_key",
+    "private-key",
+    "accesskey",
+    "access_key",
+    "access-key",
+    "credential",
+)
 _BUILTIN_PATTERNS: list[tuple] = [
-    ("kubeconfig_key", r"client-key-data[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/]{16,}={0,2})", _prefixed("client-key-data")),
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----", _prefixed("-----BEGIN ")),
-    ("private_key", r"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----[\s\S]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----", _prefixed("---- BEGIN SSH2 ")),
+    (
+        "kubeconfig_key",
+        r"client-key-data[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/]{16,}={0,2})",
+        _prefixed("client-key-data"),
+    ),
+    (
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+        _prefixed("-----BEGIN "),
+    ),
+    (
+        "private_key",
+        r"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----[\s\S]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----",
+        _prefixed("---- BEGIN SSH2 "),
+    ),
     # A PuTTY key file, from its header to its MAC (or, cut short, to the end of the text).
-    ("private_key", r"PuTTY-User-Key-File-\d+:[\s\S]{0,16000}?(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]+|\Z)", _prefixed("PuTTY-User-Key-File-")),
+    (
+        "private_key",
+        r"PuTTY-User-Key-File-\d+:[\s\S]{0,16000}?(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]+|\Z)",
+        _prefixed("PuTTY-User-Key-File-"),
+    ),
     ("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", _prefixed("LS0tLS1CRUdJTi"), _base64_private_key),
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", _prefixed("AKIA", "ASIA", "ABIA", "ACCA")),
-    ("aws_secret_key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", _Gate(words=("aws",))),
+    (
+        "aws_secret_key",
+        r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b",
+        _Gate(words=("aws",)),
+    ),
     ("aws_bedrock_key", r"\bABSK[A-Za-z0-9+/]{100,}={0,2}", _prefixed("ABSK")),
-    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b", _prefixed("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    (
+        "github_token",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
+        _prefixed("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     (
         "gitlab_token",
         r"\b(?:glpat|glptt|glrt|gldt|glsoat|glcbt|glffct|glft|glimt|glagent|gloas)-[\w-]{20,}|\bGR1348941[\w-]{20,}",
-        _prefixed("glpat-", "glptt-", "glrt-", "gldt-", "glsoat-", "glcbt-", "glffct-", "glft-", "glimt-", "glagent-", "gloas-", "GR1348941"),
+        _prefixed(
+            "glpat-",
+            "glptt-",
+            "glrt-",
+            "gldt-",
+            "glsoat-",
+            "glcbt-",
+            "glffct-",
+            "glft-",
+            "glimt-",
+            "glagent-",
+            "gloas-",
+            "GR1348941",
+        ),
     ),
     ("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b", _prefixed("xox")),
     ("slack_app_token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+\b", _prefixed("xapp-")),
-    ("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}", _prefixed("https://hooks.slack.com/")),
-    ("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}", _Gate(literals=("/api/webhooks/",), at=None)),
-    ("teams_webhook", r"https://[\w-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{40,}", _Gate(literals=(".webhook.office.com/webhookb2/",), at=None)),
+    (
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        _prefixed("https://hooks.slack.com/"),
+    ),
+    (
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}",
+        _Gate(literals=("/api/webhooks/",), at=None),
+    ),
+    (
+        "teams_webhook",
+        r"https://[\w-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{40,}",
+        _Gate(literals=(".webhook.office.com/webhookb2/",), at=None),
+    ),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", _prefixed("sk-ant-")),
     ("mapbox_secret_token", r"\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", _prefixed("sk.eyJ")),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", _prefixed("sk-")),
-    ("stripe_key", r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}\b", _prefixed("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_")),
+    (
+        "stripe_key",
+        r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}\b",
+        _prefixed("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"),
+    ),
     ("webhook_secret", r"\bwhsec_[A-Za-z0-9+/=]{24,}", _prefixed("whsec_")),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", _prefixed("AIza")),
-    ("google_oauth_token", r"\bya29\.[\w-]{30,}|\bGOCSPX-[\w-]{28}|\b1//0[\w-]{40,}", _prefixed("ya29.", "GOCSPX-", "1//0")),
+    (
+        "google_oauth_token",
+        r"\bya29\.[\w-]{30,}|\bGOCSPX-[\w-]{28}|\b1//0[\w-]{40,}",
+        _prefixed("ya29.", "GOCSPX-", "1//0"),
+    ),
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", _prefixed("npm_")),
     ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", _prefixed("pypi-")),
-    ("grafana_token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}", _prefixed("glsa_", "glc_", "eyJrIjoi")),
+    (
+        "grafana_token",
+        r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}",
+        _prefixed("glsa_", "glc_", "eyJrIjoi"),
+    ),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", _prefixed("eyJ")),
     ("twilio_key", r"\bSK[0-9a-f]{32}\b", _prefixed("SK")),
     ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", _prefixed("SG.")),
@@ -256,7 +367,11 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", _prefixed("shp")),
     ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b", _prefixed("dop_v1_", "doo_v1_", "dor_v1_")),
     ("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", _Gate(literals=(":AA",), at=None)),
-    ("azure_storage_key", r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{40,}={0,2}", _Gate(words=("accountkey=", "sharedaccesskey="), at=None)),
+    (
+        "azure_storage_key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{40,}={0,2}",
+        _Gate(words=("accountkey=", "sharedaccesskey="), at=None),
+    ),
     ("azure_sas_signature", r"(?<=[?&])sig=(?P<secret>[A-Za-z0-9%+/]{40,}(?:%3D|=){0,2})", _prefixed("sig=")),
     ("azure_ad_client_secret", r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])", _Gate(literals=("Q~",), at=-4)),
     ("vault_token", r"\bhv[sb]\.[A-Za-z0-9_\-]{24,}", _prefixed("hvs.", "hvb.")),
@@ -269,16 +384,32 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ("pulumi_token", r"\bpul-[a-f0-9]{40}\b", _prefixed("pul-")),
     ("tailscale_key", r"\btskey-[A-Za-z0-9-]{20,}", _prefixed("tskey-")),
     ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", _prefixed("dapi")),
-    ("onepassword_token", r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}|\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b", _prefixed("ops_eyJ", "A3-")),
+    (
+        "onepassword_token",
+        r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}|\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b",
+        _prefixed("ops_eyJ", "A3-"),
+    ),
     ("artifactory_token", r"\bAKCp[A-Za-z0-9]{69}\b|\bcmVmd[A-Za-z0-9]{59}\b", _prefixed("AKCp", "cmVmd")),
     ("alibaba_access_key", r"\bLTAI[A-Za-z0-9]{20}\b", _prefixed("LTAI")),
     ("atlassian_token", r"\bATATT3[\w=-]{150,}", _prefixed("ATATT3")),
-    ("doppler_token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b", _prefixed("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.")),
+    (
+        "doppler_token",
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
+        _prefixed("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+    ),
     ("dynatrace_token", r"\bdt0c01\.[A-Z0-9]{24}\.[A-Za-z0-9]{64}\b", _prefixed("dt0c01.")),
-    ("flyio_token", r"\bfo1_[\w-]{43}|\bfm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}", _prefixed("fo1_", "fm1a_", "fm1r_", "fm2_")),
+    (
+        "flyio_token",
+        r"\bfo1_[\w-]{43}|\bfm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}",
+        _prefixed("fo1_", "fm1a_", "fm1r_", "fm2_"),
+    ),
     ("terraform_token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{60,70}", _Gate(literals=(".atlasv1.",), at=-14)),
     ("heroku_key", r"\bHRKU-AA[\w-]{58}", _prefixed("HRKU-AA")),
-    ("new_relic_key", r"\bNRAK-[A-Z0-9]{27}\b|\bNRII-[\w-]{32}\b|\bNRJS-[a-f0-9]{19}\b", _prefixed("NRAK-", "NRII-", "NRJS-")),
+    (
+        "new_relic_key",
+        r"\bNRAK-[A-Z0-9]{27}\b|\bNRII-[\w-]{32}\b|\bNRJS-[a-f0-9]{19}\b",
+        _prefixed("NRAK-", "NRII-", "NRJS-"),
+    ),
     ("notion_token", r"\bntn_\d{11}[A-Za-z0-9]{35}\b", _prefixed("ntn_")),
     ("openshift_token", r"\bsha256~[\w-]{43}", _prefixed("sha256~")),
     ("perplexity_key", r"\bpplx-[A-Za-z0-9]{48}\b", _prefixed("pplx-")),
@@ -310,7 +441,20 @@ _BUILTIN_PATTERNS: list[tuple] = [
             r"(?i:seed[ _-]?phrase|recovery[ _-]?phrase|secret[ _-]?phrase|mnemonic(?:[ _-]?phrase)?|seed[ _-]?words)[^\n]{0,120}?[:=]"
             rf"[ \t\"'`]*(?:{_NEXT_LINE}[ \t\"'`]*)?(?P<secret>[a-z]{{3,8}}(?:[ \t]+[a-z]{{3,8}}){{11,23}})(?![ \t]*[a-z])"
         ),
-        _Gate(words=("seed phrase", "seed_phrase", "seed-phrase", "seedphrase", "recovery phrase", "recovery_phrase", "secret phrase", "secret_phrase", "mnemonic", "seed words")),
+        _Gate(
+            words=(
+                "seed phrase",
+                "seed_phrase",
+                "seed-phrase",
+                "seedphrase",
+                "recovery phrase",
+                "recovery_phrase",
+                "secret phrase",
+                "secret_phrase",
+                "mnemonic",
+                "seed words",
+            )
+        ),
         _mnemonic,
     ),
     # Wallet secrets are shaped like public data (a 64-byte base58 string is also a transaction
@@ -321,21 +465,59 @@ _BUILTIN_PATTERNS: list[tuple] = [
             r"(?P<name>(?i:private[ _-]?key|secret[ _-]?key|secret|priv[ _-]?key|seed|keypair))s?[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?"
             rf"(?P<secret>(?:0x)?[0-9a-fA-F]{{64}}(?![0-9a-fA-F])|[{_BASE58}]{{85,88}}(?![{_BASE58}])|[{_BASE58}]{{43,44}}(?![{_BASE58}])|[5KL][{_BASE58}]{{50,51}}(?![{_BASE58}]))"
         ),
-        _Gate(words=("private key", "private_key", "privatekey", "private-key", "secret", "privkey", "priv_key", "seed", "keypair")),
+        _Gate(
+            words=(
+                "private key",
+                "private_key",
+                "privatekey",
+                "private-key",
+                "secret",
+                "privkey",
+                "priv_key",
+                "seed",
+                "keypair",
+            )
+        ),
         _wallet_secret,
     ),
     # A Solana CLI keypair file: a JSON array of exactly 64 byte values.
-    ("solana_keypair", r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]", _Gate(min_commas=63, at=None)),
-    ("auth_header", r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/\-]{8,}=*", _Gate(words=("authorization",))),
+    (
+        "solana_keypair",
+        r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]",
+        _Gate(min_commas=63, at=None),
+    ),
+    (
+        "auth_header",
+        r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/\-]{8,}=*",
+        _Gate(words=("authorization",)),
+    ),
     # user:password@ in a URL; the user may be empty (redis://:password@host).
     ("url_credentials", r"(?<=://)[^/\s:@\"']{0,128}:[^/\s@\"']{1,256}(?=@)", _Gate(literals=("://",), at=3)),
-    ("cookie_header", r"(?i)(?<![\w])cookie[ \t]*:[ \t]*(?P<secret>[^\r\n\"'\\]{8,})", _Gate(words=("cookie",)), _cookie),
+    (
+        "cookie_header",
+        r"(?i)(?<![\w])cookie[ \t]*:[ \t]*(?P<secret>[^\r\n\"'\\]{8,})",
+        _Gate(words=("cookie",)),
+        _cookie,
+    ),
     # Docker's config.json: "auths": {"registry": {"auth": "<base64 of user:password>"}}.
-    ("docker_auth", r"\\?\"auth\\?\"\s*:\s*\\?\"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})\\?\"", _Gate(words=("auths", "dockercfg"), at=None), _base64_credentials),
+    (
+        "docker_auth",
+        r"\\?\"auth\\?\"\s*:\s*\\?\"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})\\?\"",
+        _Gate(words=("auths", "dockercfg"), at=None),
+        _base64_credentials,
+    ),
     # ~/.netrc: machine <host> login <user> password <password>, on one line or several.
-    ("netrc_password", rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\"[^\"\n]*\"|[^\s\"\\]+)", _Gate(words=("machine",))),
+    (
+        "netrc_password",
+        rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\"[^\"\n]*\"|[^\s\"\\]+)",
+        _Gate(words=("machine",)),
+    ),
     # ~/.pgpass: host:port:database:user:password, on PostgreSQL's usual ports or any (*).
-    ("pgpass_password", r"(?<=[\w.*\]-]):(?:5432|5433|6432|\*):[^:\s]+:[^:\s]+:(?P<secret>\S+)", _prefixed(":5432:", ":5433:", ":6432:", ":*:")),
+    (
+        "pgpass_password",
+        r"(?<=[\w.*\]-]):(?:5432|5433|6432|\*):[^:\s]+:[^:\s]+:(?P<secret>\S+)",
+        _prefixed(":5432:", ":5433:", ":6432:", ":*:"),
+    ),
     # Passwords on command lines: mysql -pSECRET, sshpass -p SECRET, redis-cli -a SECRET,
     # curl -u user:SECRET, --password SECRET, --token=SECRET, openssl's pass:SECRET.
     (
@@ -347,7 +529,12 @@ _BUILTIN_PATTERNS: list[tuple] = [
         _Gate(words=("mysql", "mariadb", "sshpass", "redis-cli")),
         _cli_value,
     ),
-    ("cli_password", r"\bcurl\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:(?P<flag_sep>)(?!\[REDACTED)(?P<secret>[^\s\"']+)", _Gate(words=("curl",)), _cli_value),
+    (
+        "cli_password",
+        r"\bcurl\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:(?P<flag_sep>)(?!\[REDACTED)(?P<secret>[^\s\"']+)",
+        _Gate(words=("curl",)),
+        _cli_value,
+    ),
     (
         "cli_password",
         r"(?<=-)(?i:pass(?:word|wd|phrase)?|token|secret(?:-access)?(?:-key)?|api-?key|auth)(?P<flag_sep>=|[ \t]+)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
@@ -356,12 +543,27 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ),
     ("cli_password", r"(?<![\w-])pass:(?P<flag_sep>=?)(?P<secret>[^\s\"'`]+)", _prefixed("pass:"), _cli_value),
     # `.env`-style lines and assignments whose name says it holds a secret.
-    ("secret_assignment", _assignment(r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|CREDENTIALS?"), _Gate(words=_SECRET_WORDS), _assigned),
+    (
+        "secret_assignment",
+        _assignment(r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|CREDENTIALS?"),
+        _Gate(words=_SECRET_WORDS),
+        _assigned,
+    ),
     # DB_PASS=..., SMTP_PWD=...: short names after an underscore.
-    ("secret_assignment", _assignment(r"(?<=_)(?:PASS|PWD)(?![A-Za-z])"), _Gate(words=("_pass", "_pwd"), at=1), _assigned),
+    (
+        "secret_assignment",
+        _assignment(r"(?<=_)(?:PASS|PWD)(?![A-Za-z])"),
+        _Gate(words=("_pass", "_pwd"), at=1),
+        _assigned,
+    ),
     # SIGNING_KEY=..., NPM_AUTH=..., "cache_key": ...: such a name says little (SERVER_AUTH is an
     # OID, SORT_KEY a column), so the value must look random.
-    ("secret_assignment", _assignment(r"(?<=[_-])(?:KEY|AUTH)(?![A-Za-z])"), _Gate(words=("_key", "-key", "_auth"), at=1), _high_entropy),
+    (
+        "secret_assignment",
+        _assignment(r"(?<=[_-])(?:KEY|AUTH)(?![A-Za-z])"),
+        _Gate(words=("_key", "-key", "_auth"), at=1),
+        _high_entropy,
+    ),
 ]
 
 
@@ -419,7 +621,10 @@ class Redactor:
         self._words = _Occurrences(words)
         self._tried_at: list[list[int]] = [[] for _ in literals]
         self._tried_at_word: list[list[int]] = [[] for _ in words]
-        literal_index, word_index = {text: n for n, text in enumerate(literals)}, {text: n for n, text in enumerate(words)}
+        literal_index, word_index = (
+            {text: n for n, text in enumerate(literals)},
+            {text: n for n, text in enumerate(words)},
+        )
         for i, pattern in enumerate(self._patterns):
             for literal in filter(None, pattern.gate.literals):
                 self._tried_at[literal_index[literal]].append(i)
@@ -433,7 +638,10 @@ class Redactor:
         # block costs a few passes however many patterns there are. Only whether a line has a
         # hit matters, not every overlapping hit: leftmost matching lets the automaton skip
         # ahead with its prefilter (about 4x faster than reporting every match).
-        self._line_literals = [BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST) for group in _groups(_shortest([lit.encode() for lit in literals] + [b"\\u", b"\\/"]))]
+        self._line_literals = [
+            BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST)
+            for group in _groups(_shortest([lit.encode() for lit in literals] + [b"\\u", b"\\/"]))
+        ]
         # Every assistant line has usage keys such as "input_tokens": a JSON key is never part
         # of a string (its quotes would be escaped), so those are not the word "token": matched
         # leftmost-longest, a usage key swallows the "token" inside it.
@@ -453,7 +661,11 @@ class Redactor:
             return range(len(lines))
         # No literal or word contains a newline, so every hit lies inside one line.
         hits = [start for automaton in self._line_literals for _, start, _ in automaton.find_matches_as_indexes(block)]
-        hits += [start for index, start, _ in self._line_words.find_matches_as_indexes(block.lower()) if index != self._usage_key]
+        hits += [
+            start
+            for index, start, _ in self._line_words.find_matches_as_indexes(block.lower())
+            if index != self._usage_key
+        ]
         suspects = set()
         line, counted_to = 0, 0
         for start in sorted(hits):
@@ -501,7 +713,11 @@ class Redactor:
             if at is None or (pattern.gate.words and not aligned):
                 found = any(pattern.holds_secret(m) for m in pattern.regex.finditer(text))
             else:
-                found = any(pattern.holds_secret(pattern.regex.match(text, start + at)) for start in starts[i] if start + at >= 0)
+                found = any(
+                    pattern.holds_secret(pattern.regex.match(text, start + at))
+                    for start in starts[i]
+                    if start + at >= 0
+                )
             if found:
                 matching.append(pattern)
         return matching
@@ -535,7 +751,14 @@ def _groups(needles: list[bytes]) -> list[list[bytes]]:
     automaton scanned at 200 MB/s; the short ones apart and the rest in groups of 64, over
     1 GB/s."""
     short, long = [n for n in needles if len(n) <= 3], [n for n in needles if len(n) > 3]
-    return [group for group in [short, *(long[i : i + _LITERALS_PER_AUTOMATON] for i in range(0, len(long), _LITERALS_PER_AUTOMATON))] if group]
+    return [
+        group
+        for group in [
+            short,
+            *(long[i : i + _LITERALS_PER_AUTOMATON] for i in range(0, len(long), _LITERALS_PER_AUTOMATON)),
+        ]
+        if group
+    ]
 
 
 class _Occurrences:
@@ -562,7 +785,9 @@ class _Occurrences:
             needle, inside = self._needles[i], set[tuple[int, int]]()
             for offset in range(len(needle)):
                 rest = needle[offset:]
-                inside.update((self._index[rest[:n]], offset) for n in range(1, len(rest) + 1) if rest[:n] in self._index)
+                inside.update(
+                    (self._index[rest[:n]], offset) for n in range(1, len(rest) + 1) if rest[:n] in self._index
+                )
                 following = self._ordered[bisect.bisect_left(self._ordered, rest) :]
                 for other in following:
                     if not other.startswith(rest):
@@ -581,7 +806,11 @@ class _Occurrences:
             for k, start, _ in automaton.find_matches_as_indexes(data):
                 i = group[k]
                 found.add((i, start))
-                found.update((j, start + offset) for j, offset in self._begin_inside(i) if data.startswith(self._needles[j], start + offset))
+                found.update(
+                    (j, start + offset)
+                    for j, offset in self._begin_inside(i)
+                    if data.startswith(self._needles[j], start + offset)
+                )
         if len(data) == len(text) or not found:
             return found
         # Every needle begins with an ASCII byte, which is a whole character: count the
@@ -598,7 +827,11 @@ def _shortest(strings: list[bytes]) -> list[bytes]:
     it holds one of these, and the fewer an automaton has, the faster its prefilter skips."""
     unique = sorted(set(strings))
     automaton = BytesAhoCorasick(unique)
-    return [s for i, s in enumerate(unique) if all(j == i for j, _, _ in automaton.find_matches_as_indexes(s, overlapping=True))]
+    return [
+        s
+        for i, s in enumerate(unique)
+        if all(j == i for j, _, _ in automaton.find_matches_as_indexes(s, overlapping=True))
+    ]
 
 
 def _collect(value, out: list[str]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Container
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from precompact import conversation
@@ -62,13 +62,17 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
     if found.verified:
         lines.append("Ready to resume work.")
     elif found.intact:
-        lines.append("NOT VERIFIED: no root (this machine's recorded hash, or the on-chain record) vouches for this savepoint yet; use it with care.")
+        lines.append(
+            "NOT VERIFIED: no root (this machine's recorded hash, or the on-chain record) vouches for this savepoint yet; use it with care."
+        )
     else:
         lines.append("NOT INTACT: do not trust this savepoint; run `precompact verify`.")
     return "\n".join(lines)
 
 
-def brief(found: Resurrection, now: datetime | None = None, session_id: str | None = None, repository: Path | None = None) -> str:
+def brief(
+    found: Resurrection, now: datetime | None = None, session_id: str | None = None, repository: Path | None = None
+) -> str:
     """The restore brief, under BRIEF_LIMIT characters: what Claude Code's own summary does not
     hold verbatim (the user's latest requests, the todo list, the files edited, the last failing
     command), the proof in one line, and where to find more. The compaction summary is included
@@ -77,12 +81,22 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
     s = found.savepoint
     document = found.document
     recent = conversation.recent(found.contents.newest_entries())
-    head = [f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: its snapshot holds the full conversation before compaction.", proof(found, now)]
+    head = [
+        f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: its snapshot holds the full conversation before compaction.",
+        proof(found, now),
+    ]
     if not found.intact:
         head.append("NOT INTACT: do not rely on this savepoint; run `precompact verify`.")
     sections = []
     if recent.todos:
-        sections.append(("## Todo list (as the session last set it)", _cut("\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT)))
+        sections.append(
+            (
+                "## Todo list (as the session last set it)",
+                _cut(
+                    "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT
+                ),
+            )
+        )
     if recent.edited:
         root = repository or Path((document.get("session") or {}).get("cwd") or ".")
         changed = uncommitted(repository, recent.edited) if repository is not None else None
@@ -104,7 +118,9 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
         f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
     )
     title = "## Latest user requests (verbatim, oldest first)"
-    used = sum(len(part) + 2 for part in head) + sum(len(t) + len(b) + 3 for t, b in sections) + len(tail) + len(title) + 3
+    used = (
+        sum(len(part) + 2 for part in head) + sum(len(t) + len(b) + 3 for t, b in sections) + len(tail) + len(title) + 3
+    )
     requests = _requests(recent.requests, BRIEF_LIMIT - used)
     if requests:
         sections.insert(0, (title, requests))
@@ -116,7 +132,11 @@ def brief(found: Resurrection, now: datetime | None = None, session_id: str | No
 def proof(found: Resurrection, now: datetime | None = None) -> str:
     """The savepoint's checks in one line."""
     s = found.savepoint
-    checks = ", ".join(f"{name} {_short_verdict(found.checks[name])}" for name in ("integrity", "snapshot", "git", "chain") if name in found.checks)
+    checks = ", ".join(
+        f"{name} {_short_verdict(found.checks[name])}"
+        for name in ("integrity", "snapshot", "git", "chain")
+        if name in found.checks
+    )
     return f"Proof: savepoint {s.sequence}, sha256:{s.snapshot_hash[:12]}, saved {_age(s.created.get('unix_timestamp'), now)} ago; {checks}."
 
 
@@ -162,7 +182,11 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _verdict(check) -> str:
-    return f"{_MARKS.get(check.status, '–')} {check.status} ({check.detail})" if check.detail else f"{_MARKS.get(check.status, '–')} {check.status}"
+    return (
+        f"{_MARKS.get(check.status, '–')} {check.status} ({check.detail})"
+        if check.detail
+        else f"{_MARKS.get(check.status, '–')} {check.status}"
+    )
 
 
 def _shown(name: str, root: Path) -> str:
@@ -205,7 +229,7 @@ def _size(n: int) -> str:
 def _age(unix: int | None, now: datetime | None) -> str:
     if not isinstance(unix, int):
         return "unknown time"
-    seconds = max(int((now or datetime.now(timezone.utc)).timestamp()) - unix, 0)
+    seconds = max(int((now or datetime.now(UTC)).timestamp()) - unix, 0)
     for unit, length in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
         if seconds >= length:
             count = seconds // length
@@ -222,12 +246,26 @@ def uncommitted(root: Path, files: list[str]) -> set[str] | None:
     try:
         done = subprocess.run(
             ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *inside],
-            cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
-         check=False)
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
+            cwd=root,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=False,
+        )
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0 or top.returncode != 0:
         return None
-    changed = {Path(top.stdout.strip(), entry[3:].decode("utf-8", "replace")) for entry in done.stdout.split(b"\0") if len(entry) > 3}
+    changed = {
+        Path(top.stdout.strip(), entry[3:].decode("utf-8", "replace"))
+        for entry in done.stdout.split(b"\0")
+        if len(entry) > 3
+    }
     return {name for name in files if (Path(name) if Path(name).is_absolute() else root / name) in changed}

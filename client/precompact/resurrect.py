@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from precompact import atomic_file, logs_dir, savepoint_log, snapshot, trust
@@ -85,7 +85,9 @@ def resurrect(
     local_root = source == LOCAL_INDEX
     target = _choose(savepoints, name, sequence, at)
     if not logs_dir.is_snapshot_name(target.created.get("snapshot_file"), target.sequence):
-        raise ResurrectError(f"the index names {target.created.get('snapshot_file')!r} as savepoint {target.sequence}'s snapshot, not a name precompact writes")
+        raise ResurrectError(
+            f"the index names {target.created.get('snapshot_file')!r} as savepoint {target.sequence}'s snapshot, not a name precompact writes"
+        )
     evidence = _Evidence(config, repo, {s.sequence: s for s in savepoints})
     checks: dict[str, Check] = {}
     local = evidence.local(target)
@@ -97,27 +99,48 @@ def resurrect(
         # The hash to hold the bytes to: this machine's record, else what the chain verified.
         rooted = local_root or checks["chain"].status == VERIFIED
         wanted = target.snapshot_hash if local_root else (checks["chain"].sha256 or target.snapshot_hash)
-        checks["git"], git_bytes = _check_git(config, repo, repo_problem, target, evidence.commit_of(target), wanted, rooted, local)
+        checks["git"], git_bytes = _check_git(
+            config, repo, repo_problem, target, evidence.commit_of(target), wanted, rooted, local
+        )
     local_path = config.root / target.created["snapshot_file"]
     usable, path = _usable_bytes(config.logs, local_path, local, wanted, git_bytes, checks["git"], checks)
     reader = snapshot.SnapshotReader(usable.data)
     document = reader.fields
     before = evidence.by_sequence.get(target.sequence - 1)
     checks["integrity"] = _check_integrity(usable, name, target, before, local_root, checks["chain"].status == VERIFIED)
-    found = Resurrection(name, config.instance, target, sum(s.sequence > target.sequence for s in savepoints), path, reader, checks, source)
+    found = Resurrection(
+        name,
+        config.instance,
+        target,
+        sum(s.sequence > target.sequence for s in savepoints),
+        path,
+        reader,
+        checks,
+        source,
+    )
     found.lineage = _lineage(document, name, config.instance)
     if found.intact and record_lineage and name != config.instance:
         events = savepoint_log.read(config.logs).events
         if savepoint_log.lineage(events, config.instance) != found.lineage:
             savepoint_log.record(
                 config.logs,
-                {"event": savepoint_log.Event.RESURRECTED, "instance": config.instance, "from_instance": name, "from_sequence": target.sequence, "lineage": found.lineage},
+                {
+                    "event": savepoint_log.Event.RESURRECTED,
+                    "instance": config.instance,
+                    "from_instance": name,
+                    "from_sequence": target.sequence,
+                    "lineage": found.lineage,
+                },
             )
     if restore_state:
         if not found.intact:
-            raise ResurrectError(f"savepoint {target.sequence} of {name} failed verification; the session state was not restored")
+            raise ResurrectError(
+                f"savepoint {target.sequence} of {name} failed verification; the session state was not restored"
+            )
         if not found.verified:
-            raise ResurrectError(f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash or the chain); the session state was not restored")
+            raise ResurrectError(
+                f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash or the chain); the session state was not restored"
+            )
         found.restored_state = _restore_state(config, document, target)
     return found
 
@@ -139,7 +162,9 @@ def _target(config: Config):
     return gitstore.Target(config.repository, config.remote, config.branch)
 
 
-def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offline: bool) -> tuple[list[savepoint_log.Savepoint], str]:
+def _savepoints(
+    config: Config, repo, repo_problem: str | None, name: str, offline: bool
+) -> tuple[list[savepoint_log.Savepoint], str]:
     local = savepoint_log.savepoints(config.logs, name)
     if local:
         return local, LOCAL_INDEX
@@ -149,7 +174,9 @@ def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offli
     from precompact import gitstore
 
     if repo is None:
-        raise ResurrectError(f"no savepoint of {name} in {index} ({repo_problem}); check the instance name or run from the project")
+        raise ResurrectError(
+            f"no savepoint of {name} in {index} ({repo_problem}); check the instance name or run from the project"
+        )
     target = _target(config)
     try:
         gitstore.fetch(repo, target)
@@ -158,14 +185,22 @@ def _savepoints(config: Config, repo, repo_problem: str | None, name: str, offli
         fetched = f"; {e}"
     tip = gitstore.savepoint_tip(repo, target)
     if tip is None:
-        raise ResurrectError(f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}")
+        raise ResurrectError(
+            f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}"
+        )
     try:
         committed = gitstore.file_at(repo, tip, str(index.relative_to(config.root)))
     except gitstore.GitStoreError:
-        raise ResurrectError(f"branch {config.branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch") from None
-    savepoints = savepoint_log.of_instance(savepoint_log.fold(savepoint_log.parse(committed.splitlines(keepends=True)).events), name)
+        raise ResurrectError(
+            f"branch {config.branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch"
+        ) from None
+    savepoints = savepoint_log.of_instance(
+        savepoint_log.fold(savepoint_log.parse(committed.splitlines(keepends=True)).events), name
+    )
     if not savepoints:
-        raise ResurrectError(f"no savepoint of {name} in {index} or on branch {config.branch}; check the instance name (see `precompact status`)")
+        raise ResurrectError(
+            f"no savepoint of {name} in {index} or on branch {config.branch}; check the instance name (see `precompact status`)"
+        )
     return savepoints, f"branch {config.branch} of {config.repository}"
 
 
@@ -174,12 +209,16 @@ def _choose(savepoints: list, name: str, sequence: int | None, at: str | None):
         for savepoint in savepoints:
             if savepoint.sequence == sequence:
                 return savepoint
-        raise ResurrectError(f"{name} has no savepoint {sequence}; it has {savepoints[0].sequence} to {savepoints[-1].sequence}")
+        raise ResurrectError(
+            f"{name} has no savepoint {sequence}; it has {savepoints[0].sequence} to {savepoints[-1].sequence}"
+        )
     if at is not None:
         moment = parse_time(at)
         earlier = [s for s in savepoints if s.created.get("unix_timestamp", 0) <= moment.timestamp()]
         if not earlier:
-            raise ResurrectError(f"{name} has no savepoint at or before {at}; the first is from {savepoints[0].created.get('timestamp')}")
+            raise ResurrectError(
+                f"{name} has no savepoint at or before {at}; the first is from {savepoints[0].created.get('timestamp')}"
+            )
         return earlier[-1]
     return savepoints[-1]
 
@@ -190,7 +229,7 @@ def parse_time(text: str) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise ResurrectError(f"--at {text!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class _Evidence:
@@ -206,7 +245,11 @@ class _Evidence:
 
     def commit_of(self, savepoint) -> str | None:
         """The signed record's commit first: the index (a copy from git, perhaps) only points."""
-        return self.record_commits.get(savepoint.sequence) or savepoint.commit or _commit_from_branch(self.config, self.repo, savepoint)
+        return (
+            self.record_commits.get(savepoint.sequence)
+            or savepoint.commit
+            or _commit_from_branch(self.config, self.repo, savepoint)
+        )
 
     def locate(self, savepoint, expected: str | None) -> trust.Snapshot | None:
         """The bytes that hash to `expected` if any source has them, else the first found."""
@@ -227,7 +270,15 @@ class _Evidence:
         return local
 
 
-def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_root: bool, check_chain: bool, rpc_timeout: float | None) -> Check:
+def _check_chain(
+    config: Config,
+    name: str,
+    target,
+    evidence: _Evidence,
+    local_root: bool,
+    check_chain: bool,
+    rpc_timeout: float | None,
+) -> Check:
     """The chain root's verdict on `target`: the record, then the walk back to it."""
     if not config.chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
@@ -241,7 +292,9 @@ def _check_chain(config: Config, name: str, target, evidence: _Evidence, local_r
         return Check(NOT_VERIFIED, str(e))
     # Only this machine's own index can say what was confirmed; a copy from git could lie.
     confirmed = savepoint_log.highest_confirmed(evidence.by_sequence.values()) if local_root else 0
-    read = trust.read_record(roots, rpc.Cluster(config.cluster, timeout=rpc_timeout or rpc.DEFAULT_TIMEOUT_SECONDS), confirmed)
+    read = trust.read_record(
+        roots, rpc.Cluster(config.cluster, timeout=rpc_timeout or rpc.DEFAULT_TIMEOUT_SECONDS), confirmed
+    )
     if read.record is None:
         return Check(read.status, read.detail)
     held = read.record
@@ -267,7 +320,9 @@ def _recorded_git(config: Config, target) -> Check:
     if not config.git_layer:
         return Check(OFF, "the git layer is off in .precompact.toml")
     if target.layer_2 in (savepoint_log.Layer2.PUSHED, savepoint_log.Layer2.COMMITTED) and target.commit:
-        return Check(NOT_VERIFIED, f"{target.layer_2.lower()} as commit {target.commit[:12]} per the index, not re-read")
+        return Check(
+            NOT_VERIFIED, f"{target.layer_2.lower()} as commit {target.commit[:12]} per the index, not re-read"
+        )
     return Check(NOT_VERIFIED, "Layer 2 queued")
 
 
@@ -280,7 +335,16 @@ def _commit_from_branch(config: Config, repo, target) -> str | None:
     return gitstore.commit_adding(repo, tip, target.created["snapshot_file"]) if tip else None
 
 
-def _check_git(config: Config, repo, repo_problem: str | None, target, commit: str | None, wanted: str, rooted: bool, local: trust.Snapshot | None) -> tuple[Check, bytes | None]:
+def _check_git(
+    config: Config,
+    repo,
+    repo_problem: str | None,
+    target,
+    commit: str | None,
+    wanted: str,
+    rooted: bool,
+    local: trust.Snapshot | None,
+) -> tuple[Check, bytes | None]:
     """Git's verdict (its copy is the committed one, and matches what a root vouches for), and
     the snapshot's bytes from git when the local copy cannot serve."""
     from precompact import gitstore
@@ -295,7 +359,9 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
         except gitstore.GitStoreError as e:
             return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {e}"), None
         if not gitstore.has_commit(repo, commit):
-            return Check(FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"), None
+            return Check(
+                FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
+            ), None
     name = target.created["snapshot_file"]
     [blob] = gitstore.blob_ids_at(repo, [(commit, name)])
     if blob is None:
@@ -311,11 +377,21 @@ def _check_git(config: Config, repo, repo_problem: str | None, target, commit: s
     if not intact:
         return Check(FAILED, f"{name} at {where} does not hash to {root} sha256:{wanted[:16]}"), None
     if not rooted:
-        return Check(NOT_VERIFIED, f"{where} holds the snapshot the index copy names, but no root vouches for that hash"), stored
+        return Check(
+            NOT_VERIFIED, f"{where} holds the snapshot the index copy names, but no root vouches for that hash"
+        ), stored
     return Check(VERIFIED, where if stored is None else f"{where} (copy restored from git)"), stored
 
 
-def _usable_bytes(logs: Path, local_path: Path, local: trust.Snapshot | None, wanted: str, git_bytes: bytes | None, git_check: Check, checks: dict) -> tuple[trust.Snapshot, Path]:
+def _usable_bytes(
+    logs: Path,
+    local_path: Path,
+    local: trust.Snapshot | None,
+    wanted: str,
+    git_bytes: bytes | None,
+    git_check: Check,
+    checks: dict,
+) -> tuple[trust.Snapshot, Path]:
     """The snapshot bytes that hash to the wanted value, and where they are on disk."""
     if local is not None and local.sha256 == wanted:
         return local, local_path
@@ -323,7 +399,9 @@ def _usable_bytes(logs: Path, local_path: Path, local: trust.Snapshot | None, wa
         checks["snapshot"] = Check(FAILED, f"{local_path} was altered (sha256 {local.sha256[:16]} != {wanted[:16]})")
     if git_bytes is None:
         problem = "is altered" if local is not None else "is missing"
-        raise ResurrectError(f"snapshot {local_path} {problem} and git has no usable copy ({git_check.detail}); run `precompact verify`")
+        raise ResurrectError(
+            f"snapshot {local_path} {problem} and git has no usable copy ({git_check.detail}); run `precompact verify`"
+        )
     # Never overwrite an altered local file: it is evidence.
     path = local_path if local is None else local_path.with_name(local_path.stem + ".from-git.json")
     logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", git_bytes)
@@ -336,13 +414,18 @@ def _check_integrity(found: trust.Snapshot, name: str, target, before, local_roo
     root = f"{LOCAL_ROOT}" if local_root else "the index copy from git names"
     try:
         trust.check_snapshot(found, target.sequence, name, target.snapshot_hash, root)
-        trust.check_link(found, target.sequence, target.prev_snapshot_hash, f"{root} for savepoint {target.sequence - 1}")
+        trust.check_link(
+            found, target.sequence, target.prev_snapshot_hash, f"{root} for savepoint {target.sequence - 1}"
+        )
     except trust.Broken as e:
         return Check(FAILED, str(e))
     if before is not None and before.snapshot_hash != target.prev_snapshot_hash:
         return Check(FAILED, f"savepoint {target.sequence} does not link to savepoint {before.sequence} in the index")
     if not local_root and chain_verified:
-        return Check(VERIFIED, "hash is the one the on-chain record vouches for; the index copy from git agrees and its hash link holds")
+        return Check(
+            VERIFIED,
+            "hash is the one the on-chain record vouches for; the index copy from git agrees and its hash link holds",
+        )
     if not local_root:
         return Check(NOT_VERIFIED, "consistent with the index copy from git, which no root vouches for")
     return Check(VERIFIED, "hash matches the one this machine recorded; hash link to the previous savepoint holds")
@@ -362,7 +445,9 @@ def _restore_state(config: Config, document: dict, target) -> Path:
         raise ResurrectError("snapshot.session_state is not set in .precompact.toml; set it to the file to restore")
     saved = document.get("session_state") or {}
     if "content" not in saved:
-        raise ResurrectError(f"savepoint {target.sequence} holds no session state ({saved.get('problem', 'none was configured')})")
+        raise ResurrectError(
+            f"savepoint {target.sequence} holds no session state ({saved.get('problem', 'none was configured')})"
+        )
     content = saved["content"]
     text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False) + "\n"
     atomic_file.write(config.session_state, text.encode("utf-8"), 0o600)

@@ -27,7 +27,6 @@ LOCK_NAME = "precompact-savepoint.lock"
 LOCK_POLL_SECONDS = 0.01
 
 
-
 class Event(StrEnum):
     """What an index line records (its "event" field)."""
 
@@ -62,7 +61,11 @@ class Layer3(StrEnum):
 
 LAYER_1_SAVED = "SAVED_LOCALLY"
 
-_LAYER_2_EVENTS = {Event.LAYER_2_COMMITTED: Layer2.COMMITTED, Event.LAYER_2_PUSHED: Layer2.PUSHED, Event.LAYER_2_FAILED: Layer2.FAILED}
+_LAYER_2_EVENTS = {
+    Event.LAYER_2_COMMITTED: Layer2.COMMITTED,
+    Event.LAYER_2_PUSHED: Layer2.PUSHED,
+    Event.LAYER_2_FAILED: Layer2.FAILED,
+}
 _LAYER_3_EVENTS = {Event.LAYER_3_CONFIRMED: Layer3.CONFIRMED, Event.LAYER_3_FAILED: Layer3.FAILED}
 
 
@@ -98,7 +101,9 @@ def locked(logs: Path, timeout: float, name: str = LOCK_NAME) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LockTimeout(f"lock {logs / name} still held after {timeout:.0f} s by another precompact process") from None
+                    raise LockTimeout(
+                        f"lock {logs / name} still held after {timeout:.0f} s by another precompact process"
+                    ) from None
                 time.sleep(LOCK_POLL_SECONDS)
         yield
     finally:
@@ -248,7 +253,11 @@ def lineage(events: list[dict], instance: str) -> list[str]:
     """The instances this one continues, oldest first and itself last, as its latest
     RESURRECTED event recorded; just itself when it was never resurrected from another."""
     for event in reversed(events):
-        if event.get("event") == Event.RESURRECTED and event.get("instance") == instance and isinstance(event.get("lineage"), list):
+        if (
+            event.get("event") == Event.RESURRECTED
+            and event.get("instance") == instance
+            and isinstance(event.get("lineage"), list)
+        ):
             return [str(name) for name in event["lineage"]]
     return [instance]
 

@@ -22,7 +22,7 @@ import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -43,7 +43,9 @@ def canonical(value) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer beyond 64 bits (orjson writes NaN as null; so do we)
-        return json.dumps(_nan_as_null(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return json.dumps(_nan_as_null(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8"
+        )
 
 
 def _nan_as_null(value):
@@ -99,7 +101,11 @@ class SnapshotReader:
         while end > start:
             low = max(start, end - window)
             window *= 2
-            entries, boundary = (orjson.loads(b"[" + data[start:end] + b"]"), start - 1) if low == start else self._entries_after(low, end)
+            entries, boundary = (
+                (orjson.loads(b"[" + data[start:end] + b"]"), start - 1)
+                if low == start
+                else self._entries_after(low, end)
+            )
             if entries is None:
                 continue  # one entry is longer than the window
             yield from reversed(entries)
@@ -215,9 +221,9 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
         # Read under the lock, and never earlier than the previous savepoint: the program
         # refuses a timestamp that goes backwards, which would leave this savepoint (and all
         # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         if previous is not None and int(now.timestamp()) < previous.created.get("unix_timestamp", 0):
-            now = datetime.fromtimestamp(previous.created["unix_timestamp"], timezone.utc)
+            now = datetime.fromtimestamp(previous.created["unix_timestamp"], UTC)
         lineage = savepoint_log.lineage(events, settings.instance)
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None
@@ -255,7 +261,16 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
 
 
-def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str]) -> tuple[str, int, dict]:
+def _write_snapshot(
+    saves: int,
+    path: Path,
+    settings: Settings,
+    session: Session,
+    now: datetime,
+    sequence: int,
+    previous,
+    lineage: list[str],
+) -> tuple[str, int, dict]:
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.redact if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
@@ -283,7 +298,10 @@ def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session
                     lines = block.split(b"\n")
                     # Most lines hold nothing a secret pattern could match: those skip redaction.
                     suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-                    written = [canonical(clean(entry) if number in suspects else entry) for number, entry in transcript.entries(lines, scan)]
+                    written = [
+                        canonical(clean(entry) if number in suspects else entry)
+                        for number, entry in transcript.entries(lines, scan)
+                    ]
                     if written:
                         emit(separator)
                         emit(b",".join(written))
@@ -302,13 +320,27 @@ def _write_snapshot(saves: int, path: Path, settings: Settings, session: Session
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=saves)
         raise
-    return digest.hexdigest(), size, {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"], "last_said": scan.last_said}
+    return (
+        digest.hexdigest(),
+        size,
+        {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"], "last_said": scan.last_said},
+    )
 
 
 # Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it
 # knows; a model id tagged `[1m]` has the 1M window. Other models get `snapshot.context_window`.
 MODEL_WINDOWS = {
-    **dict.fromkeys(("claude-opus-5-5", "claude-opus-5", "claude-sonnet-5-5", "claude-sonnet-5", "claude-opus-4-8", "claude-fable-5"), 1_000_000),
+    **dict.fromkeys(
+        (
+            "claude-opus-5-5",
+            "claude-opus-5",
+            "claude-sonnet-5-5",
+            "claude-sonnet-5",
+            "claude-opus-4-8",
+            "claude-fable-5",
+        ),
+        1_000_000,
+    ),
     **dict.fromkeys(("claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"), 200_000),
 }
 
@@ -323,7 +355,17 @@ def context_window(model: str | None, fallback: int) -> int:
     return MODEL_WINDOWS.get(re.sub(r"-\d{8}$", "", model), fallback)
 
 
-def _fields(settings: Settings, session: Session, now: datetime, sequence: int, previous, lineage: list[str], scan, clean, redactor) -> dict:
+def _fields(
+    settings: Settings,
+    session: Session,
+    now: datetime,
+    sequence: int,
+    previous,
+    lineage: list[str],
+    scan,
+    clean,
+    redactor,
+) -> dict:
     used = transcript.context_tokens(scan.last_usage)
     window = context_window(scan.model, settings.context_window)
     fields = {
@@ -455,7 +497,10 @@ def git_state(cwd: Path) -> dict:
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"repository": False, "problem": f"git unavailable: {e}"}
     if status.returncode != 0:
-        return {"repository": False, "problem": status.stderr.strip().splitlines()[0] if status.stderr.strip() else "not a git repository"}
+        return {
+            "repository": False,
+            "problem": status.stderr.strip().splitlines()[0] if status.stderr.strip() else "not a git repository",
+        }
     commit = branch = None
     dirty = False
     untracked = 0
@@ -477,4 +522,12 @@ def git_state(cwd: Path) -> dict:
         parts = line.split()
         if len(parts) >= 2 and parts[-1] == "(fetch)":
             remotes[parts[0]] = parts[1]
-    return {"repository": True, "current_commit": commit, "branch": branch, "detached": branch is None, "dirty": dirty, "untracked": untracked, "remotes": remotes}
+    return {
+        "repository": True,
+        "current_commit": commit,
+        "branch": branch,
+        "detached": branch is None,
+        "dirty": dirty,
+        "untracked": untracked,
+        "remotes": remotes,
+    }

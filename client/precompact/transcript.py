@@ -20,7 +20,13 @@ import orjson
 from precompact import conversation
 
 # Tools whose input names a file the session read or changed.
-FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
+FILE_TOOLS = {
+    "Read": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 SETTLE_TIMEOUT_SECONDS = 1.0
 _SETTLE_STEP_SECONDS = 0.1
 # Large enough that per-block work (the redaction gate) costs next to no per-call overhead;
@@ -207,7 +213,11 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
         elif kind == "user" and block.get("type") == "tool_result":
             # A file is in play only once its call succeeded: a denied call (the user said no)
             # or a failed one comes back as an error result.
-            call = scan._file_calls.pop(block.get("tool_use_id"), None) if isinstance(block.get("tool_use_id"), str) else None
+            call = (
+                scan._file_calls.pop(block.get("tool_use_id"), None)
+                if isinstance(block.get("tool_use_id"), str)
+                else None
+            )
             if call is not None and block.get("is_error") is not True:
                 scan.files.setdefault(*call)
 

@@ -107,6 +107,7 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
     from solders.pubkey import Pubkey
 
     from precompact.chain import record
+
     where = f"the account at {roots.address}"
     if owner != str(roots.program_id):
         raise Broken("layer 3", None, f"{where} is owned by {owner}, not the precompact program {roots.program_id}")
@@ -116,19 +117,30 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
         raise Broken("layer 3", None, f"{where}: {e}") from None
     n = found.sequence or None
     if found.authority != bytes(roots.authority):
-        raise Broken("layer 3", n, f"the record's authority {Pubkey.from_bytes(found.authority)} is not the configured authority {roots.authority}")
+        raise Broken(
+            "layer 3",
+            n,
+            f"the record's authority {Pubkey.from_bytes(found.authority)} is not the configured authority {roots.authority}",
+        )
     if found.instance_id != roots.instance_id:
-        raise Broken("layer 3", n, f"the record's instance_id {found.instance_id.hex()[:16]}… is not sha256({roots.instance!r})")
+        raise Broken(
+            "layer 3", n, f"the record's instance_id {found.instance_id.hex()[:16]}… is not sha256({roots.instance!r})"
+        )
     if found.sequence == 0:
         return found
     if not signature_valid(found, roots):
-        raise Broken("layer 3", n, f"the record's signature does not verify: not the configured authority's over savepoint {n} at address {roots.address}")
+        raise Broken(
+            "layer 3",
+            n,
+            f"the record's signature does not verify: not the configured authority's over savepoint {n} at address {roots.address}",
+        )
     return found
 
 
 def signature_valid(found: record.Record, roots: Roots) -> bool:
     """Whether the configured authority signed the record's fields for this program and address."""
     from solders.signature import Signature
+
     try:
         message = found.signed_fields().signed_message(roots.address, roots.program_id)
     except ValueError:  # a git_commit that is not 40 ASCII characters
@@ -174,6 +186,7 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     confirmed on chain (0: none, or the index is not this machine's). Never raises for what the
     cluster answers."""
     from precompact.chain import rpc
+
     try:
         found = record_at(roots, client)
     except rpc.RpcError as e:
@@ -181,7 +194,11 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     except Broken as e:
         return ChainRead(FAILED, str(e), sequence=e.sequence)
     if found is None and confirmed:
-        return ChainRead(FAILED, f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.url}: it was closed, or this is not the cluster it was posted to", sequence=confirmed)
+        return ChainRead(
+            FAILED,
+            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.url}: it was closed, or this is not the cluster it was posted to",
+            sequence=confirmed,
+        )
     if found is None:
         return ChainRead(NOT_VERIFIED, f"no record of {roots.instance} at {roots.address} on {client.url}")
     reset = history_reset(roots, found.sequence, confirmed)
@@ -189,7 +206,9 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
         return ChainRead(FAILED, reset, sequence=confirmed)
     if found.sequence == 0:
         return ChainRead(NOT_VERIFIED, f"the record at {roots.address} holds no savepoint yet")
-    return ChainRead(VERIFIED, f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid", found)
+    return ChainRead(
+        VERIFIED, f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid", found
+    )
 
 
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:
@@ -201,11 +220,23 @@ def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str |
     if found.sequence != n:
         raise Broken("layer 3", n, f"the record holds sequence {found.sequence}, not {n}")
     if found.snapshot_hash.hex() != savepoint.snapshot_hash:
-        raise Broken("layer 3", n, f"snapshot_hash on chain sha256:{found.snapshot_hash.hex()} differs from the savepoint's sha256:{savepoint.snapshot_hash}")
+        raise Broken(
+            "layer 3",
+            n,
+            f"snapshot_hash on chain sha256:{found.snapshot_hash.hex()} differs from the savepoint's sha256:{savepoint.snapshot_hash}",
+        )
     if found.prev_snapshot_hash.hex() != (savepoint.prev_snapshot_hash or "0" * 64):
-        raise Broken("layer 3", n, f"prev_snapshot_hash on chain sha256:{found.prev_snapshot_hash.hex()} differs from the savepoint's {savepoint.prev_snapshot_hash}")
+        raise Broken(
+            "layer 3",
+            n,
+            f"prev_snapshot_hash on chain sha256:{found.prev_snapshot_hash.hex()} differs from the savepoint's {savepoint.prev_snapshot_hash}",
+        )
     if commit is not None and found.commit != commit[: chain.GIT_COMMIT_LEN]:
-        raise Broken("layer 3", n, f"git_commit on chain {found.commit} differs from the savepoint's commit {commit[: chain.GIT_COMMIT_LEN]}")
+        raise Broken(
+            "layer 3",
+            n,
+            f"git_commit on chain {found.commit} differs from the savepoint's commit {commit[: chain.GIT_COMMIT_LEN]}",
+        )
 
 
 # --- Layer 1 and the hash chain: snapshot bytes ------------------------------------------------
@@ -231,23 +262,40 @@ def read_snapshot(data: bytes, where: str) -> Snapshot:
         fields = {}
     previous = fields.get("previous")
     inner_prev = previous.get("snapshot_hash") if isinstance(previous, dict) else None
-    return Snapshot(digest, fields.get("sequence"), fields.get("instance_id"), inner_prev if isinstance(inner_prev, str) else None, where, data)
+    return Snapshot(
+        digest,
+        fields.get("sequence"),
+        fields.get("instance_id"),
+        inner_prev if isinstance(inner_prev, str) else None,
+        where,
+        data,
+    )
 
 
-def check_snapshot(found: Snapshot, sequence: int, instance: str, expected: str, root: str, layer: str = "layer 1") -> None:
+def check_snapshot(
+    found: Snapshot, sequence: int, instance: str, expected: str, root: str, layer: str = "layer 1"
+) -> None:
     """The bytes are savepoint `sequence` of `instance` and hash to `expected`, the value `root`
     vouches for. Raises Broken naming what differs."""
     if found.sha256 != expected:
-        raise Broken(layer, sequence, f"snapshot in {found.where} hashes to sha256:{found.sha256}, but {root} sha256:{expected}")
+        raise Broken(
+            layer, sequence, f"snapshot in {found.where} hashes to sha256:{found.sha256}, but {root} sha256:{expected}"
+        )
     if found.sequence != sequence or found.instance != instance:
-        raise Broken(layer, sequence, f"snapshot in {found.where} says it is savepoint {found.sequence} of {found.instance!r}")
+        raise Broken(
+            layer, sequence, f"snapshot in {found.where} says it is savepoint {found.sequence} of {found.instance!r}"
+        )
 
 
 def check_link(found: Snapshot, sequence: int, expected_previous: str | None, root: str) -> None:
     """The predecessor hash written inside the snapshot is the one `root` gives for savepoint
     `sequence - 1` (None for the first)."""
     if found.previous != expected_previous:
-        raise Broken("hash chain", sequence, f"snapshot {sequence} names predecessor sha256:{found.previous}, but {root} sha256:{expected_previous}")
+        raise Broken(
+            "hash chain",
+            sequence,
+            f"snapshot {sequence} names predecessor sha256:{found.previous}, but {root} sha256:{expected_previous}",
+        )
 
 
 class LocalSnapshots:
@@ -264,14 +312,18 @@ class LocalSnapshots:
         if savepoint.sequence not in self._read:
             name = savepoint.created.get("snapshot_file")
             data = logs_dir.read_snapshot(self.logs, name, savepoint.sequence)
-            self._read[savepoint.sequence] = None if data is None else read_snapshot(data, f"local file {self.logs.parent / str(name)}")
+            self._read[savepoint.sequence] = (
+                None if data is None else read_snapshot(data, f"local file {self.logs.parent / str(name)}")
+            )
         return self._read[savepoint.sequence]
 
 
 Locate = Callable[[Savepoint, str | None], Snapshot | None]
 
 
-def walk_back(found: record.Record, roots: Roots, by_sequence: dict[int, Savepoint], down_to: int, locate: Locate) -> dict[int, Check]:
+def walk_back(
+    found: record.Record, roots: Roots, by_sequence: dict[int, Savepoint], down_to: int, locate: Locate
+) -> dict[int, Check]:
     """Chain verdicts for savepoints `down_to`..N, N being the record's: each snapshot's bytes
     must hash to what the record (for N) or the verified snapshot after it names. `locate`
     returns bytes for a savepoint (any source: they are checked here), given the hash wanted."""
@@ -292,19 +344,31 @@ def walk_back(found: record.Record, roots: Roots, by_sequence: dict[int, Savepoi
         if located is None:
             reason = "is not in the index" if savepoint is None else "has no snapshot bytes here or in git"
             for j in range(k, down_to - 1, -1):
-                verdicts[j] = Check(NOT_VERIFIED, f"savepoint {k} {reason}, so savepoint {j} cannot be linked to the on-chain record {n}")
+                verdicts[j] = Check(
+                    NOT_VERIFIED,
+                    f"savepoint {k} {reason}, so savepoint {j} cannot be linked to the on-chain record {n}",
+                )
             break
         try:
             check_snapshot(located, k, roots.instance, expected, root, layer="layer 3")
             if k == n:
-                check_link(located, k, None if expected_previous == "0" * 64 else expected_previous, "the signed record's prev_snapshot_hash is")
+                check_link(
+                    located,
+                    k,
+                    None if expected_previous == "0" * 64 else expected_previous,
+                    "the signed record's prev_snapshot_hash is",
+                )
         except Broken as e:
             verdicts[k] = Check(FAILED, str(e))
             for j in range(k - 1, down_to - 1, -1):
                 verdicts[j] = Check(NOT_VERIFIED, f"the chain is broken at savepoint {k}, above savepoint {j}")
             break
         signed = f"record {roots.address}, savepoint {n}, slot {found.slot}, signature valid"
-        verdicts[k] = Check(VERIFIED, signed if k == n else f"{signed}; savepoint {k} links to it through the snapshots' own bytes", located.sha256)
+        verdicts[k] = Check(
+            VERIFIED,
+            signed if k == n else f"{signed}; savepoint {k} links to it through the snapshots' own bytes",
+            located.sha256,
+        )
         expected = located.previous
         root = f"the verified snapshot {k} names as its predecessor"
     return verdicts

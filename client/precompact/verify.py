@@ -45,13 +45,21 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     report = Report()
     index = savepoint_log.read(config.logs)
     for number in index.bad_lines:
-        report.findings.append(Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)"))
+        report.findings.append(
+            Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)")
+        )
     folded = savepoint_log.fold(index.events)
     repo = _repository(config, report) if config.git_layer and any(s.commit for s in folded) else None
     on_branch = gitstore.branch_commits(repo, config.branch) if repo is not None else set()
-    committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if repo is not None else []
+    committed = (
+        [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if repo is not None else []
+    )
     wanted = [(s.commit, str(s.created.get("snapshot_file", ""))) for s in committed if s.commit]
-    blobs = dict(zip([(s.instance, s.sequence) for s in committed], gitstore.blob_ids_at(repo, wanted))) if repo is not None and committed else {}
+    blobs = (
+        dict(zip([(s.instance, s.sequence) for s in committed], gitstore.blob_ids_at(repo, wanted)))
+        if repo is not None and committed
+        else {}
+    )
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = []
     for instance in instances:
@@ -61,12 +69,25 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
         previous = None
         for expected, savepoint in enumerate(savepoints, start=1):
             if savepoint.sequence != expected:
-                findings.append(Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"))
+                findings.append(
+                    Finding(
+                        expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"
+                    )
+                )
             if sequence is None or savepoint.sequence == sequence:
                 report.checked.append(savepoint.sequence)
                 findings.extend(_check_local(local, savepoint, previous))
                 if repo is not None and savepoint.commit:
-                    findings.extend(_check_git(repo, config, savepoint, blobs.get((instance, savepoint.sequence)), local.get(savepoint), on_branch))
+                    findings.extend(
+                        _check_git(
+                            repo,
+                            config,
+                            savepoint,
+                            blobs.get((instance, savepoint.sequence)),
+                            local.get(savepoint),
+                            on_branch,
+                        )
+                    )
             previous = savepoint
         if sequence is not None and sequence not in report.checked:
             findings.append(Finding(sequence, "index", "no such savepoint in the index"))
@@ -85,7 +106,9 @@ def verify_file(config: Config, path: Path) -> Report:
         if savepoint.snapshot_hash == digest:
             return verify(replace(config, instance=savepoint.instance), sequence=savepoint.sequence)
     report = Report()
-    report.findings.append(Finding(None, "index", f"{path} (sha256:{digest}) is not any savepoint in the index: altered or foreign"))
+    report.findings.append(
+        Finding(None, "index", f"{path} (sha256:{digest}) is not any savepoint in the index: altered or foreign")
+    )
     return report
 
 
@@ -94,10 +117,22 @@ def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Findi
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
     if savepoint.prev_snapshot_hash != expected_prev:
-        return [Finding(n, "index", f"prev_snapshot_hash {savepoint.prev_snapshot_hash} does not link to savepoint {n - 1} ({expected_prev})")]
+        return [
+            Finding(
+                n,
+                "index",
+                f"prev_snapshot_hash {savepoint.prev_snapshot_hash} does not link to savepoint {n - 1} ({expected_prev})",
+            )
+        ]
     found = local.get(savepoint)
     if found is None:
-        return [Finding(n, "layer 1", f"snapshot file {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/")]
+        return [
+            Finding(
+                n,
+                "layer 1",
+                f"snapshot file {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/",
+            )
+        ]
     try:
         trust.check_snapshot(found, n, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
         trust.check_link(found, n, expected_prev, f"{LOCAL_ROOT} for savepoint {n - 1}")
@@ -114,25 +149,43 @@ def _repository(config: Config, report: Report):
         return None
 
 
-def _check_git(repo, config: Config, savepoint, blob: str | None, local: trust.Snapshot | None, on_branch: set[str]) -> list[Finding]:
+def _check_git(
+    repo, config: Config, savepoint, blob: str | None, local: trust.Snapshot | None, on_branch: set[str]
+) -> list[Finding]:
     """`blob`: the id git gives `snapshot_file` at the savepoint's commit (None: absent)."""
     n, commit = savepoint.sequence, savepoint.commit
     name = savepoint.created.get("snapshot_file", "")
     if blob is None:
-        return [Finding(n, "layer 2", f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten")]
+        return [
+            Finding(
+                n,
+                "layer 2",
+                f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten",
+            )
+        ]
     # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.
     if local is not None and local.sha256 == savepoint.snapshot_hash:
         intact = blob == gitstore.blob_id(repo, local.data)
     else:
         intact = trust.read_snapshot(gitstore.file_at(repo, commit, name), "git").sha256 == savepoint.snapshot_hash
     if not intact:
-        return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} does not hash to the sha256:{savepoint.snapshot_hash} {LOCAL_ROOT}")]
+        return [
+            Finding(
+                n,
+                "layer 2",
+                f"{name} at commit {commit[:12]} does not hash to the sha256:{savepoint.snapshot_hash} {LOCAL_ROOT}",
+            )
+        ]
     if commit not in on_branch:
-        return [Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")]
+        return [
+            Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")
+        ]
     return []
 
 
-def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, local: trust.LocalSnapshots, findings: list[Finding]) -> str:
+def _check_chain(
+    config: Config, instance: str, savepoints: list, down_to: int, local: trust.LocalSnapshots, findings: list[Finding]
+) -> str:
     from precompact.chain import rpc
 
     try:
@@ -157,7 +210,11 @@ def _check_chain(config: Config, instance: str, savepoints: list, down_to: int, 
     except trust.Broken as e:
         findings.append(Finding(e.sequence, e.layer, str(e)))
         return "failed"
-    walked = trust.walk_back(held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint))
-    findings.extend(Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == trust.FAILED)
+    walked = trust.walk_back(
+        held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint)
+    )
+    findings.extend(
+        Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == trust.FAILED
+    )
     covered = sum(check.status == trust.VERIFIED for check in walked.values())
     return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified"

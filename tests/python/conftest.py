@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from support import claude_code
 from support.commands import run_git
 from support.localnet import LocalnetProcess
+
 
 @pytest.fixture(autouse=True)
 def own_trust_store(tmp_path_factory, monkeypatch):
@@ -54,3 +56,11 @@ def pypi() -> None:
         socket.create_connection(("pypi.org", 443), timeout=5).close()
     except OSError:
         pytest.skip("PyPI is unreachable: this test installs precompact's dependencies from it")
+
+
+@pytest.fixture(scope="module")
+def claude_binary() -> Path:
+    try:
+        return claude_code.claude_binary()
+    except claude_code.Unavailable as e:
+        pytest.skip(f"Claude Code end-to-end tests skipped: {e}")

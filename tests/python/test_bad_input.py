@@ -14,13 +14,12 @@ import time
 
 import pytest
 
-from support.localnet import LocalnetProcess
-from support.fault_trials import check_layer_1
+from precompact import chain, snapshot
 from support.commands import PRECOMPACT, hook
+from support.fault_trials import check_layer_1
+from support.localnet import LocalnetProcess
 from support.projects import Project, approve_as_is, fund, new_project, trust
 from support.transcript_gen import generate, payload, saved_sequence
-
-from precompact import chain, snapshot
 
 
 @pytest.fixture
@@ -36,7 +35,9 @@ def established(tmp_path):
 
 
 def cli(project: Project, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([PRECOMPACT, *args], capture_output=True, text=True, cwd=project.path, timeout=timeout, check=False)
+    return subprocess.run(
+        [PRECOMPACT, *args], capture_output=True, text=True, cwd=project.path, timeout=timeout, check=False
+    )
 
 
 def one_line(text: str | bytes) -> str:
@@ -80,7 +81,10 @@ def test_malformed_hook_input_is_one_line_on_stderr_and_exit_0(established, stdi
     assert_nothing_lost(project, intact)
 
 
-@pytest.mark.parametrize("field, value", [("transcript_path", 5), ("trigger", ["auto"]), ("session_id", {"id": 1}), ("custom_instructions", 3.5)])
+@pytest.mark.parametrize(
+    "field, value",
+    [("transcript_path", 5), ("trigger", ["auto"]), ("session_id", {"id": 1}), ("custom_instructions", 3.5)],
+)
 def test_wrong_typed_optional_fields_still_save(established, field, value):
     project, intact = established
     result = hook(cwd=project.path, stdin={**payload("PreCompact", project.path, None), field: value})
@@ -99,9 +103,15 @@ def test_unusable_transcripts_still_save_and_say_why(established, tmp_path):
     binary.write_bytes(os.urandom(1_000_000))
     cases = [(tmp_path / "missing.jsonl", "transcript file not found"), (tmp_path, "transcript unreadable")]
     for transcript, problem in cases:
-        assert saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, transcript)))) is not None
+        assert (
+            saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, transcript))))
+            is not None
+        )
         assert problem in latest_snapshot(project)["transcript"]["problem"]
-    assert saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, binary)))) is not None
+    assert (
+        saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, binary))))
+        is not None
+    )
     scan = latest_snapshot(project)["transcript"]
     assert scan["entries"] == 0 and scan["malformed_lines"] + scan["invalid_utf8_lines"] > 0
     assert_nothing_lost(project, intact)
@@ -178,14 +188,24 @@ def test_a_missing_or_malformed_keypair_queues_with_one_line(established, setup,
     result = cli(project, "flush")
     assert result.returncode == 1
     assert expected in layer_3_line(result)
-    assert saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None)))) is not None
+    assert (
+        saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None))))
+        is not None
+    )
     assert_nothing_lost(project, intact)
 
 
 def test_a_wrong_program_id_is_refused_before_any_rpc(established):
     _, intact = established
     project = chain_project(established, "http://127.0.0.1:9")
-    result = subprocess.run([PRECOMPACT, "flush"], capture_output=True, text=True, cwd=project.path, env={**os.environ, "PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"}, check=False)
+    result = subprocess.run(
+        [PRECOMPACT, "flush"],
+        capture_output=True,
+        text=True,
+        cwd=project.path,
+        env={**os.environ, "PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"},
+        check=False,
+    )
     assert result.returncode == 1
     assert "is not the program this client was built for" in layer_3_line(result)
     assert_nothing_lost(project, intact)
@@ -207,7 +227,10 @@ class MisbehavingRpc:
                 status, body = {
                     "http_500": (500, b"internal error"),
                     "garbage": (200, b"<html>not json</html>"),
-                    "rpc_error": (200, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32005,"message":"Node is unhealthy"}}'),
+                    "rpc_error": (
+                        200,
+                        b'{"jsonrpc":"2.0","id":0,"error":{"code":-32005,"message":"Node is unhealthy"}}',
+                    ),
                 }[mode]
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
@@ -230,7 +253,10 @@ class MisbehavingRpc:
         self.thread.join()
 
 
-@pytest.mark.parametrize("mode, expected", [("http_500", "500"), ("garbage", "cluster"), ("rpc_error", "Node is unhealthy"), ("silent", "timed out")])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [("http_500", "500"), ("garbage", "cluster"), ("rpc_error", "Node is unhealthy"), ("silent", "timed out")],
+)
 def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_start(established, mode, expected):
     _, intact = established
     server = MisbehavingRpc(mode)
@@ -256,7 +282,13 @@ def localnet_holding(tmp_path, project: Project, data: bytes) -> LocalnetProcess
     (lamports sent there by someone else; data only if the address were not a PDA)."""
     record, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
     state = tmp_path / "foreign-state.json"
-    foreign = {"lamports": 10_000_000, "owner": SYSTEM_PROGRAM, "executable": False, "rent_epoch": 0, "data_base64": base64.b64encode(data).decode()}
+    foreign = {
+        "lamports": 10_000_000,
+        "owner": SYSTEM_PROGRAM,
+        "executable": False,
+        "rent_epoch": 0,
+        "data_base64": base64.b64encode(data).decode(),
+    }
     state.write_text(json.dumps({"accounts": {str(record): foreign}}))
     node = LocalnetProcess(tmp_path, state_file=state)
     node.start()
@@ -275,7 +307,9 @@ def test_a_record_address_owned_by_another_program_is_refused(established, tmp_p
         assert result.returncode == 1
         assert f"is owned by {SYSTEM_PROGRAM}, not the precompact program" in layer_3_line(result)
         inspected = cli(project, "inspect")
-        assert inspected.returncode == 1 and "not the precompact program" in one_line(inspected.stderr + inspected.stdout)
+        assert inspected.returncode == 1 and "not the precompact program" in one_line(
+            inspected.stderr + inspected.stdout
+        )
     finally:
         node.stop()
     assert_nothing_lost(project, intact)
@@ -313,18 +347,30 @@ def git_project(established, prepare) -> Project:
 
 def test_git_layer_in_a_directory_that_is_not_a_repository(established):
     _, intact = established
-    project = git_project(established, lambda p: subprocess.run(["mv", str(p.path / ".git"), str(p.path.parent / "moved.git")], check=True))
+    project = git_project(
+        established,
+        lambda p: subprocess.run(["mv", str(p.path / ".git"), str(p.path.parent / "moved.git")], check=True),
+    )
     result = cli(project, "flush")
     assert result.returncode == 1
     [line] = [line for line in result.stdout.splitlines() if "Layer 2" in line]
     assert "not a git repository" in line
-    assert saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None)))) is not None
+    assert (
+        saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None))))
+        is not None
+    )
     assert_nothing_lost(project, intact)
 
 
 def test_detached_head_still_backs_up(established):
     _, intact = established
-    project = git_project(established, lambda p: [subprocess.run(["git", *args], cwd=p.path, check=True, capture_output=True) for args in (["commit", "-q", "--allow-empty", "-m", "x"], ["checkout", "-q", "--detach"])])
+    project = git_project(
+        established,
+        lambda p: [
+            subprocess.run(["git", *args], cwd=p.path, check=True, capture_output=True)
+            for args in (["commit", "-q", "--allow-empty", "-m", "x"], ["checkout", "-q", "--detach"])
+        ],
+    )
     result = cli(project, "flush")
     assert result.returncode == 0, result.stdout
     assert cli(project, "verify", "--all").returncode == 0
@@ -336,9 +382,15 @@ def test_a_sha256_repository_backs_up(tmp_path):
     for path in (project.path, project.remote):
         subprocess.run(["rm", "-rf", str(path / ".git") if path == project.path else str(path)], check=True)
     subprocess.run(["git", "init", "-q", "--bare", "--object-format=sha256", str(project.remote)], check=True)
-    for args in (["init", "-q", "--object-format=sha256", "-b", "main"], ["remote", "add", "origin", str(project.remote)]):
+    for args in (
+        ["init", "-q", "--object-format=sha256", "-b", "main"],
+        ["remote", "add", "origin", str(project.remote)],
+    ):
         subprocess.run(["git", *args], cwd=project.path, check=True)
-    assert saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None)))) is not None
+    assert (
+        saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None))))
+        is not None
+    )
     result = cli(project, "flush")
     assert result.returncode == 0, result.stdout
     assert cli(project, "verify", "--all").returncode == 0

@@ -3,54 +3,16 @@ claude_code.py) talking to a mock Messages API: what Claude Code actually sends 
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from support import claude_code
+from support.claude_code import Setup, compaction_requests, messages_text, wait_for_worker
 from support.commands import PRECOMPACT
-from support.projects import Project, new_project
-
-
-@pytest.fixture(scope="module")
-def claude_binary() -> Path:
-    try:
-        return claude_code.claude_binary()
-    except claude_code.Unavailable as e:
-        pytest.skip(f"Claude Code end-to-end tests skipped: {e}")
-
-
-def wait_for_worker(project: Project, timeout: float = 60) -> None:
-    """Waits until no background worker holds the project's worker lock."""
-    lock = project.logs / "precompact-worker.lock"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        if not lock.exists():
-            return
-        with lock.open("a") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                continue
-    raise AssertionError("the background worker did not finish in time")
-
-
-class Setup:
-    def __init__(self, project: Project, session: claude_code.Session, script: claude_code.Script):
-        self.project, self.session, self.script = project, session, script
-
-    def precompact(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([PRECOMPACT, *args], cwd=cwd or self.project.path, env={**os.environ, "HOME": str(self.session.home)}, capture_output=True, text=True, timeout=120, check=False)
-
-    def index(self) -> list[dict]:
-        return [json.loads(line) for line in (self.project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+from support.projects import new_project
 
 
 @pytest.fixture
@@ -74,10 +36,6 @@ BRIEF_START = "[precompact] Restored from savepoint"
 BRIEF_END = "shows the last entries."
 
 
-def messages_text(request: dict) -> str:
-    return json.dumps(request["body"], ensure_ascii=False)
-
-
 def briefs(request: dict) -> list[str]:
     """The precompact briefs a request to the model carries. Claude Code sends SessionStart
     context inside a `system`-role text, after "SessionStart hook additional context: "."""
@@ -95,22 +53,45 @@ def briefs(request: dict) -> list[str]:
     return found
 
 
-def compaction_requests(mock: claude_code.MockAnthropic) -> list[dict]:
-    return [r for r in mock.requests if r["body"] and claude_code.COMPACTION_MARK in claude_code.texts(r["body"]["messages"][-1])]
-
-
 def additional_instructions(request: dict) -> str:
     prompt = claude_code.texts(request["body"]["messages"][-1])
-    return prompt.split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0] if "Additional Instructions:" in prompt else ""
+    return (
+        prompt.split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0]
+        if "Additional Instructions:" in prompt
+        else ""
+    )
 
 
 def work_plan(project: Path) -> list:
     return [
         [("Read", {"file_path": str(project / "app.py")})],
         [("ToolSearch", {"query": "select:TodoWrite"})],
-        [("TodoWrite", {"todos": [{"content": "Parse headers", "status": "in_progress", "activeForm": "Parsing headers"}, {"content": "Write the parser tests", "status": "pending", "activeForm": "Writing tests"}]})],
-        [("Write", {"file_path": str(project / "parser.py"), "content": "def parse(text):\n    return text.split(':')\n"})],
-        [("Bash", {"command": "python3 -c 'import sys; sys.exit(\"boom: header line 3 has no colon\")'", "description": "Run the parser on the sample"})],
+        [
+            (
+                "TodoWrite",
+                {
+                    "todos": [
+                        {"content": "Parse headers", "status": "in_progress", "activeForm": "Parsing headers"},
+                        {"content": "Write the parser tests", "status": "pending", "activeForm": "Writing tests"},
+                    ]
+                },
+            )
+        ],
+        [
+            (
+                "Write",
+                {"file_path": str(project / "parser.py"), "content": "def parse(text):\n    return text.split(':')\n"},
+            )
+        ],
+        [
+            (
+                "Bash",
+                {
+                    "command": "python3 -c 'import sys; sys.exit(\"boom: header line 3 has no colon\")'",
+                    "description": "Run the parser on the sample",
+                },
+            )
+        ],
     ]
 
 
@@ -120,7 +101,9 @@ def test_compaction_gives_the_summariser_plain_words_and_the_session_one_brief(s
     (setup.project.path / "app.py").write_text("print('v1')\n")
     session_id = session.run("Please build the header parser. [[plan:work]]")["session_id"]
     session.run("Keep the public API stable and never touch app.py.", resume=session_id)
-    assert not any("[precompact]" in messages_text(r) for r in mock.requests), "nothing injected before the first savepoint"
+    assert not any("[precompact]" in messages_text(r) for r in mock.requests), (
+        "nothing injected before the first savepoint"
+    )
 
     session.run("/compact", resume=session_id)
     [compaction] = compaction_requests(mock)
@@ -165,9 +148,20 @@ def test_a_compaction_with_nothing_new_keeps_the_savepoint(setup):
     transcript = next((setup.session.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
     hook = subprocess.run(
         [PRECOMPACT, "hook"],
-        input=json.dumps({"hook_event_name": "PreCompact", "session_id": session_id, "transcript_path": str(transcript), "cwd": str(setup.project.path), "trigger": "manual"}),
-        capture_output=True, text=True, timeout=60,
-     check=False)
+        input=json.dumps(
+            {
+                "hook_event_name": "PreCompact",
+                "session_id": session_id,
+                "transcript_path": str(transcript),
+                "cwd": str(setup.project.path),
+                "trigger": "manual",
+            }
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert hook.stdout.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.")
     assert [e["event"] for e in setup.index()].count("SAVEPOINT_CREATED") == 1
     saved = setup.precompact("savepoint", "--transcript", str(transcript), "--session-id", session_id)
@@ -184,7 +178,9 @@ def test_auto_compaction_saves_with_the_models_window_and_briefs_once(setup):
     assert len(briefs(mock.requests[-1])) == 1
     [created] = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
     assert created["trigger"] == "auto"
-    assert created["tokens_remaining"] == 1_000_000 - created["tokens_used_this_session"], "claude-opus-5-5 has a 1M window"
+    assert created["tokens_remaining"] == 1_000_000 - created["tokens_used_this_session"], (
+        "claude-opus-5-5 has a 1M window"
+    )
 
 
 def test_started_in_a_subdirectory_the_user_scope_install_saves_in_the_project(setup):
@@ -206,7 +202,9 @@ def test_started_in_a_subdirectory_the_user_scope_install_saves_in_the_project(s
     elsewhere.mkdir()
     other = session.run("Hello.", cwd=elsewhere)["session_id"]
     session.run("/compact", resume=other, cwd=elsewhere)
-    assert additional_instructions(compaction_requests(mock)[-1]) == "", "outside a precompact project the hooks say nothing"
+    assert additional_instructions(compaction_requests(mock)[-1]) == "", (
+        "outside a precompact project the hooks say nothing"
+    )
     assert not (elsewhere / "logs").exists()
 
 

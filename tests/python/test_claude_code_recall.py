@@ -10,15 +10,15 @@ import json
 import pytest
 
 from support import claude_code
+from support.claude_code import Setup, compaction_requests, messages_text, wait_for_worker
 from support.projects import new_project
-from test_claude_code import Setup, claude_binary, compaction_requests, messages_text, wait_for_worker  # noqa: F401 (claude_binary is a fixture)
 
 PHRASE = "the flux capacitor misaligned at 88 mph"
 REQUEST = "Run the migration. [[plan:migrate]]"
 
 
 @pytest.fixture
-def setup(tmp_path, claude_binary):  # noqa: F811
+def setup(tmp_path, claude_binary):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     home = tmp_path / "home"
     home.mkdir()

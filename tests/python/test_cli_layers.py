@@ -9,11 +9,11 @@ from solana.rpc.api import Client
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from support.localnet import free_port
-
-from support.commands import INSTANCE, run_git, initialized, initialized_and_funded, invoke, statuses
 from precompact import chain
+from support.commands import INSTANCE, initialized, initialized_and_funded, invoke, run_git, statuses
+from support.localnet import free_port
 from support.projects import fund
+
 
 def chain_record(url: str, authority: Keypair) -> bytes:
     record, _ = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))
@@ -147,7 +147,10 @@ def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
     human = invoke("inspect")
     assert human.exit_code == 0, human.output
     assert "magic efbbbf version 1" in human.output
-    assert "valid (the configured authority's ed25519 over the savepoint)" in human.output and "verdict: verified" in human.output
+    assert (
+        "valid (the configured authority's ed25519 over the savepoint)" in human.output
+        and "verdict: verified" in human.output
+    )
     assert "matches local savepoint 1" in human.output
 
     as_json = json.loads(invoke("inspect", "--json").output)

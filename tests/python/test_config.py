@@ -39,7 +39,11 @@ def test_rendered_configuration_loads_with_defaults(tmp_path):
 
 def test_environment_overrides_the_file(tmp_path):
     write(tmp_path, config.render(VALUES))
-    env = {"PRECOMPACT_INSTANCE": "Other #2", "PRECOMPACT_CLUSTER": "https://api.devnet.solana.com", "PRECOMPACT_REMOTE": "backup"}
+    env = {
+        "PRECOMPACT_INSTANCE": "Other #2",
+        "PRECOMPACT_CLUSTER": "https://api.devnet.solana.com",
+        "PRECOMPACT_REMOTE": "backup",
+    }
     loaded = config.load(tmp_path, environ=env)
     assert (loaded.instance, loaded.cluster, loaded.remote) == ("Other #2", "https://api.devnet.solana.com", "backup")
 
@@ -61,7 +65,10 @@ def test_missing_file_names_the_fix(tmp_path):
         ("instance = 'a'\n[layers]\ngit = 'yes'\n", "layers.git must be true or false"),
         ("instance = 'a'\n[snapshot]\ncontext_window = 0\n", "snapshot.context_window must be a positive"),
         ("instance = 'a'\n[snapshot]\nexclude = [1]\n", "snapshot.exclude must be a list of strings"),
-        ("instance = 'a'\n[redaction.patterns]\nbad = '('\n", "redaction.patterns.bad is not a valid regular expression"),
+        (
+            "instance = 'a'\n[redaction.patterns]\nbad = '('\n",
+            "redaction.patterns.bad is not a valid regular expression",
+        ),
         ("instance = 'a'\ngit = 5\n", "[git] must be a table"),
     ],
 )

@@ -14,7 +14,14 @@ def user(text, uuid="u", **flags):
 
 
 def call(tool_id, name, arguments, uuid="a"):
-    return {"type": "assistant", "uuid": uuid, "message": {"id": f"m-{tool_id}", "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": arguments}]}}
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "message": {
+            "id": f"m-{tool_id}",
+            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": arguments}],
+        },
+    }
 
 
 def result(tool_id, text, error=False, uuid="r"):
@@ -32,7 +39,11 @@ CLAUDE_CODES_OWN = [
     user([{"type": "text", "text": "<system-reminder>\nAs you answer the user's questions...</system-reminder>"}]),
     user("a subagent's prompt", isSidechain=True),
     {"type": "system", "subtype": "compact_boundary", "uuid": "b"},
-    {"type": "attachment", "uuid": "att", "attachment": {"type": "hook_additional_context", "content": ["[precompact] ..."]}},
+    {
+        "type": "attachment",
+        "uuid": "att",
+        "attachment": {"type": "hook_additional_context", "content": ["[precompact] ..."]},
+    },
 ]
 
 
@@ -43,7 +54,12 @@ def test_claude_codes_own_entries_are_not_said(entry):
 
 
 def test_requests_tool_results_and_model_turns_are_said():
-    mixed = user([{"type": "text", "text": "<system-reminder>context</system-reminder>"}, {"type": "text", "text": "Fix the parser"}])
+    mixed = user(
+        [
+            {"type": "text", "text": "<system-reminder>context</system-reminder>"},
+            {"type": "text", "text": "Fix the parser"},
+        ]
+    )
     assert conversation.is_said(mixed) and conversation.user_text(mixed) == "Fix the parser"
     assert conversation.is_said(result("t1", "ok"))
     assert conversation.is_said(call("t1", "Read", {}))
@@ -56,8 +72,14 @@ def write(path, entries, tail=b""):
 
 def test_the_last_thing_said_is_read_from_the_end(tmp_path):
     filler = [{"type": "attachment", "uuid": f"f{i}", "attachment": {"content": "x" * 1000}} for i in range(300)]
-    path = write(tmp_path / "t.jsonl", [user("first", "u1"), call("t1", "Bash", {"command": "ls"}, "a1"), *filler, *CLAUDE_CODES_OWN], tail=b'{"type":"user","uuid":"partial"')
-    assert conversation.last_said(path) == "a1", "found across 64 KiB blocks, past Claude Code's entries and a partial line"
+    path = write(
+        tmp_path / "t.jsonl",
+        [user("first", "u1"), call("t1", "Bash", {"command": "ls"}, "a1"), *filler, *CLAUDE_CODES_OWN],
+        tail=b'{"type":"user","uuid":"partial"',
+    )
+    assert conversation.last_said(path) == "a1", (
+        "found across 64 KiB blocks, past Claude Code's entries and a partial line"
+    )
     assert conversation.last_said(path, limit=10_000) is None, "not looked for beyond the limit"
     assert conversation.last_said(tmp_path / "missing.jsonl") is None
     assert conversation.last_said(write(tmp_path / "meta.jsonl", CLAUDE_CODES_OWN)) is None
@@ -114,11 +136,19 @@ def test_the_task_tools_list_is_replayed_and_the_newer_of_it_and_todowrite_wins(
     ]
     expected = [{"content": "Parse headers", "status": "in_progress"}, {"content": "Write tests", "status": "pending"}]
     assert conversation.recent(reversed(tasks)).todos == expected
-    listed = [*tasks[:2], call("k0", "TaskList", {}), result("k0", "#7 [completed] Older work\n#1 [pending] Parse headers"), *tasks[6:8]]
+    listed = [
+        *tasks[:2],
+        call("k0", "TaskList", {}),
+        result("k0", "#7 [completed] Older work\n#1 [pending] Parse headers"),
+        *tasks[6:8],
+    ]
     assert conversation.recent(reversed(listed)).todos == [
         {"content": "Older work", "status": "completed"},
         {"content": "Parse headers", "status": "in_progress"},
     ], "a TaskList restates the whole list (what came before it is not replayed); later calls apply to it"
-    todo = [call("t1", "TodoWrite", {"todos": [{"content": "From TodoWrite", "status": "pending"}]}), result("t1", "ok")]
+    todo = [
+        call("t1", "TodoWrite", {"todos": [{"content": "From TodoWrite", "status": "pending"}]}),
+        result("t1", "ok"),
+    ]
     assert conversation.recent(reversed(tasks + todo)).todos == [{"content": "From TodoWrite", "status": "pending"}]
     assert conversation.recent(reversed(todo + tasks)).todos == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -13,7 +13,6 @@ import pytest
 
 from precompact import gitstore, savepoint_log, snapshot
 from precompact.snapshot import Session, Settings
-
 from support.commands import run_git
 
 BRANCH = "precompact/savepoints"
@@ -30,7 +29,7 @@ def user_view(project: Path) -> tuple[str, str, str, str]:
 
 def savepoint(project: Path) -> snapshot.WrittenSnapshot:
     settings = Settings(instance="Gabriel #215", logs=project / "logs")
-    return snapshot.create_savepoint(settings, Session("s", None, str(project)), datetime.now(timezone.utc))
+    return snapshot.create_savepoint(settings, Session("s", None, str(project)), datetime.now(UTC))
 
 
 def target(project: Path, remote: str = "origin") -> gitstore.Target:

@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 from precompact import savepoint_log
+from support.commands import INSTANCE, hook, initialized, initialized_and_funded, landed, wait_until
 from support.projects import approve_as_is, trust
-from support.commands import INSTANCE, initialized, initialized_and_funded
-from support.commands import hook, landed, wait_until
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 
@@ -22,18 +21,36 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     transcript = project.parent / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"content": "hello"}}) + "\n")
     began = time.monotonic()
-    result = hook({"hook_event_name": "PreCompact", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "trigger": "auto", "custom_instructions": ""})
+    result = hook(
+        {
+            "hook_event_name": "PreCompact",
+            "session_id": "s1",
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "trigger": "auto",
+            "custom_instructions": "",
+        }
+    )
     elapsed = time.monotonic() - began
     assert result.returncode == 0, result.stderr
     note = result.stdout.decode()
-    assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:"), "plain words for the summariser"
+    assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:"), (
+        "plain words for the summariser"
+    )
     assert "{" not in note and '"decision"' not in note
     assert elapsed < 10
     logs = project / "logs"
 
     assert wait_until(lambda: landed(logs, INSTANCE, 1)), (logs / "precompact-worker.log").read_text()
 
-    post = hook({"hook_event_name": "PostCompact", "cwd": str(project), "trigger": "auto", "compact_summary": "We fixed the app."})
+    post = hook(
+        {
+            "hook_event_name": "PostCompact",
+            "cwd": str(project),
+            "trigger": "auto",
+            "compact_summary": "We fixed the app.",
+        }
+    )
     assert post.returncode == 0 and post.stdout == b""
     assert savepoint_log.latest(logs, INSTANCE).compact_summary == "We fixed the app."
 
@@ -53,7 +70,9 @@ def test_failures_never_block_and_are_logged(tmp_path):
     result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path / "sub"), "transcript_path": "/nope"})
     assert result.returncode == 0
     note = result.stdout.decode()
-    assert note.startswith("precompact could not save the transcript before this compaction (layers.git must be true or false")
+    assert note.startswith(
+        "precompact could not save the transcript before this compaction (layers.git must be true or false"
+    )
     assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text(), "logged at the project root"
     started = hook({"hook_event_name": "SessionStart", "cwd": str(tmp_path), "source": "resume"})
     assert "SessionStart failed: layers.git" in json.loads(started.stdout)["systemMessage"]
@@ -97,11 +116,22 @@ def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = tmp_path / "t.jsonl"
-    said = [{"type": "user", "uuid": "u1", "message": {"content": "Fix the parser"}}, {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "content": [{"type": "text", "text": "Done."}]}}]
+    said = [
+        {"type": "user", "uuid": "u1", "message": {"content": "Fix the parser"}},
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "content": [{"type": "text", "text": "Done."}]}},
+    ]
     transcript.write_text("".join(json.dumps(e) + "\n" for e in said))
 
     def pre_compact(session_id="s1"):
-        result = hook({"hook_event_name": "PreCompact", "session_id": session_id, "transcript_path": str(transcript), "cwd": str(project.path), "trigger": "manual"})
+        result = hook(
+            {
+                "hook_event_name": "PreCompact",
+                "session_id": session_id,
+                "transcript_path": str(transcript),
+                "cwd": str(project.path),
+                "trigger": "manual",
+            }
+        )
         assert result.returncode == 0, result.stderr
         return result.stdout.decode()
 
@@ -109,13 +139,25 @@ def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
     with transcript.open("a") as f:  # what Claude Code itself writes at a compaction
         for entry in [
             {"type": "system", "uuid": "b1", "subtype": "compact_boundary"},
-            {"type": "user", "uuid": "c1", "isCompactSummary": True, "message": {"content": "This session is being continued..."}},
+            {
+                "type": "user",
+                "uuid": "c1",
+                "isCompactSummary": True,
+                "message": {"content": "This session is being continued..."},
+            },
             {"type": "user", "uuid": "c2", "message": {"content": "<command-name>/compact</command-name>"}},
-            {"type": "user", "uuid": "c3", "message": {"content": "<local-command-stdout>Compacted</local-command-stdout>"}},
+            {
+                "type": "user",
+                "uuid": "c3",
+                "message": {"content": "<local-command-stdout>Compacted</local-command-stdout>"},
+            },
         ]:
             f.write(json.dumps(entry) + "\n")
     kept = pre_compact()
-    assert kept.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.") and "savepoint 1 (sha256:" in kept
+    assert (
+        kept.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.")
+        and "savepoint 1 (sha256:" in kept
+    )
     assert "savepoint 2" in pre_compact(session_id="s2"), "another session's compaction saves"
     with transcript.open("a") as f:
         f.write(json.dumps({"type": "user", "uuid": "u2", "message": {"content": "Now the tests"}}) + "\n")

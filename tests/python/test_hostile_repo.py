@@ -18,10 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from support.commands import run_git
 from support import commands
-from support.commands import PRECOMPACT
-from support.commands import wait_until
+from support.commands import PRECOMPACT, run_git, wait_until
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -29,10 +27,18 @@ SECRET_MARK = "tHISiSthEuSERSkEY"
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def precompact(cwd: Path, *args: str, stdin: dict | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def precompact(
+    cwd: Path, *args: str, stdin: dict | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [PRECOMPACT, *args], cwd=cwd, input=json.dumps(stdin).encode() if stdin else None, capture_output=True, timeout=60, env={**os.environ, **(env or {})}
-    , check=False)
+        [PRECOMPACT, *args],
+        cwd=cwd,
+        input=json.dumps(stdin).encode() if stdin else None,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 def hook(cwd: Path, event: str, **extra) -> subprocess.CompletedProcess:
@@ -50,7 +56,7 @@ class Victim:
         (self.home / ".netrc").write_text(f"machine github.com login me password {TOKEN}\n")
         self.marker = root / "PWNED"
         self.script = root / "payload.sh"
-        self.script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {self.marker}\ncat >/dev/null\n")
+        self.script.write_text(f'#!/bin/sh\necho "$0 $*" >> {self.marker}\ncat >/dev/null\n')
         self.script.chmod(0o755)
 
     def outside_files(self) -> dict[str, bytes]:
@@ -92,8 +98,19 @@ def all_git_bytes(*repositories: Path) -> bytes:
     """Every object in these repositories, uncompressed."""
     out = b""
     for repository in repositories:
-        listed = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"], cwd=repository, capture_output=True, check=True).stdout.split()
-        objects = subprocess.run(["git", "cat-file", "--batch"], cwd=repository, input=b"\n".join(listed) + b"\n", capture_output=True, check=True)
+        listed = subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
+            cwd=repository,
+            capture_output=True,
+            check=True,
+        ).stdout.split()
+        objects = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            cwd=repository,
+            input=b"\n".join(listed) + b"\n",
+            capture_output=True,
+            check=True,
+        )
         out += objects.stdout
     return out
 
@@ -144,7 +161,9 @@ def ship_bare_repository_with_hooks(victim: Victim):
             (evil / "hooks" / name).write_text(victim.script.read_text())
             (evil / "hooks" / name).chmod(0o755)
         with (evil / "config").open("a") as f:
-            f.write(f"[core]\n\tfsmonitor = {victim.script}\n[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {victim.script}\n")
+            f.write(
+                f"[core]\n\tfsmonitor = {victim.script}\n[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {victim.script}\n"
+            )
         (tree / ".precompact.toml").write_text(innocent_config(repository="vendor/evil.git"))
 
     return build
@@ -164,7 +183,11 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
 
     # Trusting the file does not allow the repository it names...
     refused = precompact(project, "trust")
-    assert refused.returncode != 0 and b"is not this project's own repository" in refused.stderr and b"precompact trust --repo" in refused.stderr
+    assert (
+        refused.returncode != 0
+        and b"is not this project's own repository" in refused.stderr
+        and b"precompact trust --repo" in refused.stderr
+    )
     assert hook(project, "PreCompact", transcript=transcript).stdout.decode().startswith("precompact did nothing:")
     # ...until the user names it; even then none of its hooks, fsmonitor or gpg program runs.
     trusted = precompact(project, "trust", "--repo", "vendor/evil.git")
@@ -212,15 +235,21 @@ def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, vi
     assert not victim.marker.exists()
 
 
-@pytest.mark.parametrize("name", ["logs/loot/id_ed25519", "logs/precompact-saves/snapshot_2026-11-30T00-00-00Z_000001.json"])
+@pytest.mark.parametrize(
+    "name", ["logs/loot/id_ed25519", "logs/precompact-saves/snapshot_2026-11-30T00-00-00Z_000001.json"]
+)
 def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_path, victim, name):
     """The same index left untracked (a tarball, not a clone): a name precompact does not write,
     or its own name as a link out of logs/, is refused; the hash check stands behind both."""
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     assert precompact(project, "trust").returncode == 0
     (project / "logs" / "precompact-saves").mkdir(parents=True)
     (project / "logs" / "loot").symlink_to(victim.home / ".ssh")
-    (project / "logs" / "precompact-saves" / "snapshot_2026-11-30T00-00-00Z_000001.json").symlink_to(victim.home / ".ssh" / "id_ed25519")
+    (project / "logs" / "precompact-saves" / "snapshot_2026-11-30T00-00-00Z_000001.json").symlink_to(
+        victim.home / ".ssh" / "id_ed25519"
+    )
     (project / "logs" / "precompact-savepoint.jsonl").write_text(loot_index(name))
     flushed = flush(project)
     assert flushed.returncode == 1
@@ -231,7 +260,9 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
 
 
 def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("git = true", "git = false"))
     assert precompact(project, "trust").returncode == 0
@@ -251,9 +282,20 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
 # 3. Symbolic links as logs/, as the index, as the snapshot directory: nothing written outside.
 
 
-@pytest.mark.parametrize("link", ["logs", "logs/precompact-savepoint.jsonl", "logs/precompact-saves", "logs/precompact-errors.log", "logs/precompact-worker.log"])
+@pytest.mark.parametrize(
+    "link",
+    [
+        "logs",
+        "logs/precompact-savepoint.jsonl",
+        "logs/precompact-saves",
+        "logs/precompact-errors.log",
+        "logs/precompact-worker.log",
+    ],
+)
 def test_links_in_logs_are_never_followed(tmp_path, victim, link):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     assert precompact(project, "trust").returncode == 0
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -265,7 +307,9 @@ def test_links_in_logs_are_never_followed(tmp_path, victim, link):
     if link != "logs":
         (project / "logs").mkdir()
     if link == "logs/precompact-errors.log":
-        (project / "logs" / "precompact-saves").write_text("not a directory: every save fails, and the failure is logged\n")
+        (project / "logs" / "precompact-saves").write_text(
+            "not a directory: every save fails, and the failure is logged\n"
+        )
     (project / link).symlink_to(target)
     before = victim.outside_files()
     for event in ("PreCompact", "PostCompact", "SessionStart"):
@@ -280,7 +324,9 @@ def test_links_in_logs_are_never_followed(tmp_path, victim, link):
 
 
 def test_a_hard_link_in_logs_is_refused(tmp_path, victim):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     assert precompact(project, "trust").returncode == 0
     (project / "logs").mkdir()
     os.link(victim.home / ".netrc", project / "logs" / "precompact-savepoint.jsonl")
@@ -293,7 +339,9 @@ def test_a_hard_link_in_logs_is_refused(tmp_path, victim):
 
 
 def test_resurrect_writes_a_restored_snapshot_only_inside_logs(tmp_path, victim):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     assert precompact(project, "trust").returncode == 0
     hook(project, "PreCompact", transcript=None)
     flush(project)
@@ -313,7 +361,9 @@ def test_resurrect_writes_a_restored_snapshot_only_inside_logs(tmp_path, victim)
 
 
 def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     assert precompact(project, "trust").returncode == 0
     (project / "app.py").write_text("print('in play')\n")
     (project / ".aws").mkdir()
@@ -321,7 +371,12 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     (project / "escape").symlink_to(victim.home / ".ssh" / "id_ed25519")
     (project / "session_current.json").symlink_to(victim.home / ".netrc")  # the default session-state file
     calls = [
-        ("t1", str(victim.home / ".ssh" / "id_ed25519"), True, "The user doesn't want to proceed with this tool use. The tool use was rejected."),
+        (
+            "t1",
+            str(victim.home / ".ssh" / "id_ed25519"),
+            True,
+            "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        ),
         ("t2", str(victim.home / ".netrc"), True, "Error: permission denied"),
         ("t3", str(victim.home / ".ssh" / "id_ed25519"), False, "(shown)"),  # succeeded, but outside the project
         ("t4", str(project / "escape"), False, "(shown)"),  # inside by name, outside once resolved
@@ -333,7 +388,12 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
         for call_id, path, failed, answer in calls:
             block = {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": path}}
             f.write(json.dumps({"type": "assistant", "message": {"id": f"m{call_id}", "content": [block]}}) + "\n")
-            result = {"type": "tool_result", "tool_use_id": call_id, "content": answer, **({"is_error": True} if failed else {})}
+            result = {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": answer,
+                **({"is_error": True} if failed else {}),
+            }
             f.write(json.dumps({"type": "user", "message": {"content": [result]}}) + "\n")
     pre = hook(project, "PreCompact", transcript=transcript)
     assert "saved" in pre.stdout.decode()
@@ -344,7 +404,10 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     assert files[str(project / "escape")] == {"source": "Read", "outside_project": True}
     assert files[str(project / ".aws" / "credentials")] == {"source": "Read", "excluded": True}
     assert str(victim.home / ".netrc") not in files, "a failed or denied call puts nothing in play"
-    assert json.loads(snapshot.read_bytes())["session_state"] == {"path": str(project / "session_current.json"), "problem": "outside the project"}
+    assert json.loads(snapshot.read_bytes())["session_state"] == {
+        "path": str(project / "session_current.json"),
+        "problem": "outside the project",
+    }
     assert SECRET_MARK.encode() not in project_bytes(project) and TOKEN.encode() not in project_bytes(project)
     flush(project)
     assert SECRET_MARK.encode() not in all_git_bytes(project)
@@ -354,16 +417,22 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
 
 
 def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_everywhere(tmp_path):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("git = true", "git = false"))  # no worker yet
     assert precompact(project, "trust").returncode == 0
-    run_git(project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git")  # in the snapshot's git state
+    run_git(
+        project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git"
+    )  # in the snapshot's git state
     hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
     hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
     worker_done(project)
     # A failure whose reason carries a token: the configured remote's name, which does not exist.
-    config.write_text(config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n'))
+    config.write_text(
+        config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n')
+    )
     assert precompact(project, "trust").returncode == 0
     assert flush(project).returncode == 1
     index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
@@ -378,15 +447,27 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
 
 
 def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path):
-    project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config())))
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
     for phase in ("untrusted", "changed"):
         expected = "is not trusted" if phase == "untrusted" else "changed since you trusted it"
-        pre, post, start = (hook(project, event, transcript=None) for event in ("PreCompact", "PostCompact", "SessionStart"))
+        pre, post, start = (
+            hook(project, event, transcript=None) for event in ("PreCompact", "PostCompact", "SessionStart")
+        )
         assert all(r.returncode == 0 for r in (pre, post, start))
         assert expected in pre.stdout.decode() and pre.stdout.decode().count("\n") == 1
         assert expected in json.loads(post.stdout)["systemMessage"]
         assert expected in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
-        for command in (["status"], ["flush"], ["savepoint"], ["verify"], ["resurrect"], ["inspect"], ["install", "--dry-run"]):
+        for command in (
+            ["status"],
+            ["flush"],
+            ["savepoint"],
+            ["verify"],
+            ["resurrect"],
+            ["inspect"],
+            ["install", "--dry-run"],
+        ):
             result = precompact(project, *command)
             assert result.returncode != 0, command
             assert expected in result.stderr.decode() and "precompact trust" in result.stderr.decode(), command
@@ -472,7 +553,11 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
     assert precompact(project, "trust").returncode == 0
     victim.marker.unlink(missing_ok=True)  # the user's own git commands above ran the fsmonitor
 
-    outside = {"GIT_DIR": str(tmp_path / "nowhere"), "GIT_INDEX_FILE": str(tmp_path / "idx"), "GIT_CONFIG_PARAMETERS": f"'core.hooksPath'='{project / '.git' / 'hooks'}'"}
+    outside = {
+        "GIT_DIR": str(tmp_path / "nowhere"),
+        "GIT_INDEX_FILE": str(tmp_path / "idx"),
+        "GIT_CONFIG_PARAMETERS": f"'core.hooksPath'='{project / '.git' / 'hooks'}'",
+    }
     pre = precompact(project, "hook", stdin=payload("PreCompact", project), env=outside)
     assert "saved" in pre.stdout.decode()
     flushed = precompact(project, "flush", env=outside)
@@ -480,7 +565,9 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
     assert not victim.marker.exists(), victim.marker.read_text()
     [snapshot] = list((project / "logs" / "precompact-saves").iterdir())
     name = str(snapshot.relative_to(project))
-    committed = subprocess.run(["git", "show", f"precompact/savepoints:{name}"], cwd=bare_remote, capture_output=True, check=True).stdout
+    committed = subprocess.run(
+        ["git", "show", f"precompact/savepoints:{name}"], cwd=bare_remote, capture_output=True, check=True
+    ).stdout
     assert committed == snapshot.read_bytes(), "the blob is the file's exact bytes: no filter ran"
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "idx").exists()
 
@@ -491,7 +578,17 @@ def test_a_repository_the_user_names_is_allowed(tmp_path):
     elsewhere = tmp_path / "backup.git"
     subprocess.run(["git", "init", "-q", "--bare", str(elsewhere)], check=True)
     project = clone(tmp_path, attacker_repository(tmp_path, lambda tree: (tree / "README").write_text("hi\n")))
-    made = precompact(project, "init", "--yes", "--instance", "Mine #1", "--repo", str(elsewhere), "--keypair", str(tmp_path / "id.json"))
+    made = precompact(
+        project,
+        "init",
+        "--yes",
+        "--instance",
+        "Mine #1",
+        "--repo",
+        str(elsewhere),
+        "--keypair",
+        str(tmp_path / "id.json"),
+    )
     assert made.returncode == 0, made.stderr
     assert precompact(project, "status").returncode == 0
     config = project / ".precompact.toml"
@@ -499,6 +596,8 @@ def test_a_repository_the_user_names_is_allowed(tmp_path):
     wrong = precompact(project, "trust", "--repo", str(elsewhere))
     assert wrong.returncode != 0 and b"pass --repo only for the repository the file names" in wrong.stderr
     assert b"is not this project's own repository" in precompact(project, "trust").stderr
-    assert precompact(project, "status", env={"PRECOMPACT_REPO": str(elsewhere)}).returncode != 0, "still the changed file"
+    assert precompact(project, "status", env={"PRECOMPACT_REPO": str(elsewhere)}).returncode != 0, (
+        "still the changed file"
+    )
     assert precompact(project, "trust", "--repo", str(tmp_path / "other.git")).returncode == 0
     assert precompact(project, "status").returncode == 0

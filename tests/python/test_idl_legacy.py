@@ -10,7 +10,6 @@ from anchorpy import Idl
 from anchorpy.coder.common import _sighash
 
 from precompact import chain
-
 from precompact.chain import idl_legacy
 
 LEGACY = idl_legacy.convert(chain.IDL)

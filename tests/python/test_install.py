@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from support.projects import trust
 from support.commands import invoke
+from support.projects import trust
 
 OTHERS = {
     "permissions": {"allow": ["Bash(npm test:*)"]},
@@ -38,7 +38,9 @@ def settings_file(project: Path) -> Path:
 
 def ours(settings: dict) -> dict:
     return {
-        event: [(g["matcher"], h["timeout"]) for g in groups for h in g["hooks"] if h["command"].endswith("precompact hook")]
+        event: [
+            (g["matcher"], h["timeout"]) for g in groups for h in g["hooks"] if h["command"].endswith("precompact hook")
+        ]
         for event, groups in settings["hooks"].items()
         if any(h["command"].endswith("precompact hook") for g in groups for h in g["hooks"])
     }
@@ -48,8 +50,14 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
     result = invoke("install")
     assert result.exit_code == 0 and "installed the PreCompact, PostCompact and SessionStart hooks" in result.output
     settings = json.loads(settings_file(project).read_text())
-    assert ours(settings) == {"PreCompact": [("auto|manual", 60)], "PostCompact": [("auto|manual", 15)], "SessionStart": [("compact|resume", 30)]}
-    assert {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]} == {"precompact hook"}, "found on PATH, no path into one machine's venv"
+    assert ours(settings) == {
+        "PreCompact": [("auto|manual", 60)],
+        "PostCompact": [("auto|manual", 15)],
+        "SessionStart": [("compact|resume", 30)],
+    }
+    assert {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]} == {
+        "precompact hook"
+    }, "found on PATH, no path into one machine's venv"
     before = settings_file(project).read_bytes()
     again = invoke("install")
     assert again.exit_code == 0 and "already installed" in again.output
@@ -61,7 +69,9 @@ def test_the_installed_command_runs_the_hook(project):
     command = json.loads(settings_file(project).read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     stdin = json.dumps({"hook_event_name": "Notification", "cwd": str(project)})
     on_path = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(shlex.split(command), input=stdin, capture_output=True, text=True, timeout=30, env=on_path, check=False)
+    result = subprocess.run(
+        shlex.split(command), input=stdin, capture_output=True, text=True, timeout=30, env=on_path, check=False
+    )
     assert result.returncode == 0 and "event 'Notification' is not handled" in result.stderr
 
 
@@ -81,12 +91,27 @@ def test_other_settings_and_hooks_are_preserved_and_uninstall_restores_them(proj
 
 
 def test_an_older_install_is_replaced_not_duplicated(project):
-    stale = {"hooks": {"PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command": "/old/venv/bin/precompact hook", "timeout": 5}, {"type": "command", "command": "notify.sh"}]}]}}
+    stale = {
+        "hooks": {
+            "PreCompact": [
+                {
+                    "matcher": "auto",
+                    "hooks": [
+                        {"type": "command", "command": "/old/venv/bin/precompact hook", "timeout": 5},
+                        {"type": "command", "command": "notify.sh"},
+                    ],
+                }
+            ]
+        }
+    }
     settings_file(project).parent.mkdir()
     settings_file(project).write_text(json.dumps(stale))
     assert invoke("install").exit_code == 0
     settings = json.loads(settings_file(project).read_text())
-    assert settings["hooks"]["PreCompact"][0] == {"matcher": "auto", "hooks": [{"type": "command", "command": "notify.sh"}]}
+    assert settings["hooks"]["PreCompact"][0] == {
+        "matcher": "auto",
+        "hooks": [{"type": "command", "command": "notify.sh"}],
+    }
     assert ours(settings)["PreCompact"] == [("auto|manual", 60)]
 
 
@@ -108,7 +133,9 @@ def test_dry_run_prints_and_writes_nothing(project):
 
 
 def test_user_scope_and_configured_session_start_sources(project):
-    (project / ".precompact.toml").write_text('instance = "A #1"\n[hooks]\nsession_start_sources = ["compact", "resume", "startup"]\n')
+    (project / ".precompact.toml").write_text(
+        'instance = "A #1"\n[hooks]\nsession_start_sources = ["compact", "resume", "startup"]\n'
+    )
     trust(project)
     assert invoke("install", "--scope", "user").exit_code == 0
     settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
@@ -128,13 +155,18 @@ def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_sco
     assert "`precompact install --scope user`" in result.output
     user = invoke("install", "--scope", "user")
     assert user.exit_code == 0 and "precompact install --scope user" not in user.output
-    assert ours(json.loads((project / "home" / ".claude" / "settings.json").read_text()))["PreCompact"] == [("auto|manual", 60)]
+    assert ours(json.loads((project / "home" / ".claude" / "settings.json").read_text()))["PreCompact"] == [
+        ("auto|manual", 60)
+    ]
 
 
 def test_a_precompact_that_path_does_not_find_is_named_with_the_fix(project):
     result = invoke("install", env={"PATH": "/usr/bin:/bin"})
     assert result.exit_code == 0
-    assert f"warning: `precompact` is not on PATH, so Claude Code cannot run these hooks (this one is {Path(sys.executable).with_name('precompact')}: add {Path(sys.executable).parent} to PATH)" in result.output
+    assert (
+        f"warning: `precompact` is not on PATH, so Claude Code cannot run these hooks (this one is {Path(sys.executable).with_name('precompact')}: add {Path(sys.executable).parent} to PATH)"
+        in result.output
+    )
     found = invoke("install", "--scope", "user", env={"PATH": str(Path(sys.executable).parent)})
     assert found.exit_code == 0 and "warning" not in found.output
 
@@ -146,9 +178,15 @@ def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope
     before = user_settings.read_bytes()
     refused = invoke("install", "--scope", "user")
     assert refused.exit_code == 1
-    assert "the precompact@precompact plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed" in refused.output
+    assert (
+        "the precompact@precompact plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed"
+        in refused.output
+    )
     assert user_settings.read_bytes() == before
     project_scope = invoke("install")
-    assert project_scope.exit_code == 0 and "the precompact@precompact plugin's hooks stand down where these run" in project_scope.output
+    assert (
+        project_scope.exit_code == 0
+        and "the precompact@precompact plugin's hooks stand down where these run" in project_scope.output
+    )
     user_settings.write_text(json.dumps({"enabledPlugins": {"precompact@precompact": False}}))
     assert invoke("install", "--scope", "user").exit_code == 0

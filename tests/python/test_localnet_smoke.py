@@ -11,11 +11,10 @@ from solana.rpc.core import RPCException
 from solana.rpc.types import TxOpts
 from solders.instruction import Instruction
 from solders.keypair import Keypair
-from solders.transaction_status import InstructionErrorCustom
 from solders.transaction import Transaction
+from solders.transaction_status import InstructionErrorCustom
 
 from precompact import chain
-
 from precompact.chain import rpc
 
 SOL = 1_000_000_000
@@ -50,9 +49,15 @@ async def test_initialize_savepoint_decode_reject_and_survive_restart(localnet):
         await client.confirm_transaction(airdrop, sleep_seconds=0.05)
         assert (await client.get_balance(authority.pubkey())).value == 5 * SOL
 
-        await send(client, [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), chain.instance_id(INSTANCE))], authority)
+        await send(
+            client,
+            [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), chain.instance_id(INSTANCE))],
+            authority,
+        )
         metadata = json.dumps({"trigger": "auto", "tokens_used": 171234}).encode()
-        signature = await send(client, chain.savepoint_instructions(authority, savepoint_fields(1, bytes(32)), metadata), authority)
+        signature = await send(
+            client, chain.savepoint_instructions(authority, savepoint_fields(1, bytes(32)), metadata), authority
+        )
 
         account = (await client.get_account_info(record)).value
         assert account.owner == chain.PROGRAM_ID
@@ -83,7 +88,9 @@ async def test_initialize_savepoint_decode_reject_and_survive_restart(localnet):
         again = (await client.get_account_info(record)).value
         assert again is not None, "the record survives a restart with --state"
         assert bytes(again.data) == data
-        await send(client, chain.savepoint_instructions(authority, savepoint_fields(2, bytes([1]) * 32), b"{}"), authority)
+        await send(
+            client, chain.savepoint_instructions(authority, savepoint_fields(2, bytes([1]) * 32), b"{}"), authority
+        )
         after = bytes((await client.get_account_info(record)).value.data)
         assert int.from_bytes(after[241:249], "little") == 2
 

@@ -13,17 +13,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precompact import savepoint_log, snapshot, transcript
-
 from precompact.chain import record
 
-settings.register_profile("precompact", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile(
+    "precompact",
+    deadline=None,
+    max_examples=150,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 settings.load_profile("precompact")
-
 
 
 def json_of(integers):
     scalars = st.none() | st.booleans() | integers | st.floats(allow_nan=False, allow_infinity=False) | st.text()
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5), max_leaves=30)
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+        max_leaves=30,
+    )
 
 
 json_values = json_of(st.integers())
@@ -48,10 +55,17 @@ def test_canonical_bytes_ignore_key_order(value, rng):
 
 
 def read_transcript(path, scan):
-    return [entry for block in transcript.blocks(path, scan) for _, entry in transcript.entries(block.split(b"\n"), scan)]
+    return [
+        entry for block in transcript.blocks(path, scan) for _, entry in transcript.entries(block.split(b"\n"), scan)
+    ]
 
 
-@given(st.lists(transcript_objects, max_size=8), st.booleans(), st.sampled_from(["compact", "spaced"]), st.sampled_from([1, 7, 100, 1 << 17]))
+@given(
+    st.lists(transcript_objects, max_size=8),
+    st.booleans(),
+    st.sampled_from(["compact", "spaced"]),
+    st.sampled_from([1, 7, 100, 1 << 17]),
+)
 def test_transcript_lines_come_back_as_written(tmp_path_factory, monkeypatch, entries, torn_tail, style, block_bytes):
     monkeypatch.setattr(transcript, "BLOCK_BYTES", block_bytes)  # lines longer and shorter than a block
     path = tmp_path_factory.mktemp("t") / "t.jsonl"
@@ -104,7 +118,15 @@ def test_a_malformed_line_costs_only_itself(tmp_path_factory, entries, data):
 
 
 tricky_text = st.sampled_from(['},{"', '],"format_version":', "]}", "{[", '"', "\\"]) | st.text(max_size=20)
-history_entries = st.dictionaries(st.sampled_from(["type", "message", "content", "format_version", "uuid"]), st.recursive(st.none() | st.integers(-(2**63), 2**63 - 1) | tricky_text, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(tricky_text, inner, max_size=3), max_leaves=12), max_size=4)
+history_entries = st.dictionaries(
+    st.sampled_from(["type", "message", "content", "format_version", "uuid"]),
+    st.recursive(
+        st.none() | st.integers(-(2**63), 2**63 - 1) | tricky_text,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(tricky_text, inner, max_size=3),
+        max_leaves=12,
+    ),
+    max_size=4,
+)
 
 
 @given(st.lists(history_entries, max_size=30), transcript_objects, st.sampled_from([32, 256, 1 << 18]), st.booleans())
@@ -112,7 +134,12 @@ def test_a_snapshot_reads_back_its_fields_and_its_history_newest_first(monkeypat
     monkeypatch.setattr(snapshot, "_TAIL_WINDOW_BYTES", window)
     rest = {**{k: v for k, v in rest.items() if k > "format_version"}, "format_version": 1}
     if as_written:  # the layout create_savepoint streams
-        data = b'{"conversation_history":[' + b",".join(snapshot.canonical(e) for e in history) + b"]," + snapshot.canonical(rest)[1:]
+        data = (
+            b'{"conversation_history":['
+            + b",".join(snapshot.canonical(e) for e in history)
+            + b"],"
+            + snapshot.canonical(rest)[1:]
+        )
     else:  # anything else is parsed whole
         data = json.dumps({**rest, "conversation_history": history}, indent=1).encode()
     reader = snapshot.SnapshotReader(data)
@@ -121,7 +148,7 @@ def test_a_snapshot_reads_back_its_fields_and_its_history_newest_first(monkeypat
 
 
 # The record's layout, written out independently of record.py (DESIGN.md: header, then body).
-LAYOUT = struct.Struct("<3sB28s" "Bq32s32s40s64s32sQ32sQqBH256s")
+LAYOUT = struct.Struct("<3sB28sBq32s32s40s64s32sQ32sQqBH256s")
 assert LAYOUT.size == record.SIZE == 556
 
 record_fields = st.fixed_dictionaries(
@@ -145,7 +172,22 @@ record_fields = st.fixed_dictionaries(
 
 
 def encode(fields: dict, magic: bytes = record.MAGIC, version: int = 1, reserved: bytes = bytes(28)) -> bytes:
-    order = ["entry_type", "timestamp", "instance_id", "snapshot_hash", "git_commit", "signature", "authority", "sequence", "prev_snapshot_hash", "slot", "chain_timestamp", "bump", "metadata_len", "metadata"]
+    order = [
+        "entry_type",
+        "timestamp",
+        "instance_id",
+        "snapshot_hash",
+        "git_commit",
+        "signature",
+        "authority",
+        "sequence",
+        "prev_snapshot_hash",
+        "slot",
+        "chain_timestamp",
+        "bump",
+        "metadata_len",
+        "metadata",
+    ]
     return LAYOUT.pack(magic, version, reserved, *(fields[name] for name in order))
 
 
@@ -181,16 +223,29 @@ def index_events(draw):
     """Events for up to two instances: each savepoint created once (sometimes twice, as a
     duplicate line would), layer events in any order, some about savepoints never created."""
     events = []
-    for instance in draw(st.lists(st.sampled_from(["Gabriel #215", "Gabriel #216"]), min_size=1, max_size=2, unique=True)):
+    for instance in draw(
+        st.lists(st.sampled_from(["Gabriel #215", "Gabriel #216"]), min_size=1, max_size=2, unique=True)
+    ):
         for sequence in range(1, draw(st.integers(1, 5)) + 1):
-            created = {"event": savepoint_log.Event.SAVEPOINT_CREATED, "instance": instance, "sequence": sequence, "snapshot_hash": f"sha256:{instance}-{sequence}"}
+            created = {
+                "event": savepoint_log.Event.SAVEPOINT_CREATED,
+                "instance": instance,
+                "sequence": sequence,
+                "snapshot_hash": f"sha256:{instance}-{sequence}",
+            }
             events.append(created)
             if draw(st.booleans()):
                 events.append({**created, "snapshot_hash": "sha256:duplicate"})
     layer_events = draw(
         st.lists(
             st.builds(
-                lambda kind, instance, sequence, n: {"event": kind, "instance": instance, "sequence": sequence, "commit": f"c{n}", "reason": f"r{n}"},
+                lambda kind, instance, sequence, n: {
+                    "event": kind,
+                    "instance": instance,
+                    "sequence": sequence,
+                    "commit": f"c{n}",
+                    "reason": f"r{n}",
+                },
                 st.sampled_from(LAYER_KINDS),
                 st.sampled_from(["Gabriel #215", "Gabriel #216"]),
                 st.integers(1, 6),
@@ -202,7 +257,15 @@ def index_events(draw):
     # Layer events come after the creation they are about, as appends under the lock make them.
     rng = random.Random(draw(st.integers(0, 2**32)))
     for event in layer_events:
-        created_at = next((i for i, e in enumerate(events) if e["event"] == savepoint_log.Event.SAVEPOINT_CREATED and (e["instance"], e["sequence"]) == (event["instance"], event["sequence"])), None)
+        created_at = next(
+            (
+                i
+                for i, e in enumerate(events)
+                if e["event"] == savepoint_log.Event.SAVEPOINT_CREATED
+                and (e["instance"], e["sequence"]) == (event["instance"], event["sequence"])
+            ),
+            None,
+        )
         position = rng.randint(created_at + 1, len(events)) if created_at is not None else rng.randint(0, len(events))
         events.insert(position, event)
     return events
@@ -215,7 +278,15 @@ def model(events: list[dict]) -> dict:
     for event in events:
         key = (event["instance"], event["sequence"])
         if event["event"] == savepoint_log.Event.SAVEPOINT_CREATED:
-            states.setdefault(key, {"hash": event["snapshot_hash"], "layer_2": "PENDING", "layer_3": "QUEUED_FOR_BLOCKCHAIN", "commit": None})
+            states.setdefault(
+                key,
+                {
+                    "hash": event["snapshot_hash"],
+                    "layer_2": "PENDING",
+                    "layer_3": "QUEUED_FOR_BLOCKCHAIN",
+                    "commit": None,
+                },
+            )
         elif key in states:
             layer, state = event["event"].lower()[:7], event["event"][8:]  # LAYER_2_PUSHED: layer_2, PUSHED
             states[key][layer] = state
@@ -227,7 +298,15 @@ def model(events: list[dict]) -> dict:
 @given(index_events())
 def test_folding_the_index_agrees_with_the_obvious_model(events):
     folded = savepoint_log.fold(events)
-    got = {(s.instance, s.sequence): {"hash": s.created["snapshot_hash"], "layer_2": s.layer_2, "layer_3": s.layer_3, "commit": s.commit} for s in folded}
+    got = {
+        (s.instance, s.sequence): {
+            "hash": s.created["snapshot_hash"],
+            "layer_2": s.layer_2,
+            "layer_3": s.layer_3,
+            "commit": s.commit,
+        }
+        for s in folded
+    }
     assert got == model(events)
 
 
@@ -235,7 +314,9 @@ def test_folding_the_index_agrees_with_the_obvious_model(events):
 def test_each_instance_folds_the_same_whatever_else_is_interleaved(events):
     for instance in {e["instance"] for e in events}:
         alone = [e for e in events if e["instance"] == instance]
-        assert [vars(s) for s in savepoint_log.of_instance(savepoint_log.fold(events), instance)] == [vars(s) for s in savepoint_log.of_instance(savepoint_log.fold(alone), instance)]
+        assert [vars(s) for s in savepoint_log.of_instance(savepoint_log.fold(events), instance)] == [
+            vars(s) for s in savepoint_log.of_instance(savepoint_log.fold(alone), instance)
+        ]
 
 
 @given(index_events(), st.integers(1, 60))

@@ -5,9 +5,9 @@ import json
 import pytest
 from solders.pubkey import Pubkey
 
-from support.localnet import VECTORS
 from precompact import trust
 from precompact.chain import record
+from support.localnet import VECTORS
 
 V = json.loads(VECTORS.read_text())
 DATA = bytes.fromhex(V["account"]["data_hex"])

@@ -48,12 +48,18 @@ SECRETS = [
     ("secret_assignment", "SIGNING_KEY=9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
     ("secret_assignment", "//registry.npmjs.org/:_authToken=0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"),
     # Wallets: only next to the name that says what they are.
-    ("seed_phrase", "Save this seed phrase and your BIP39 passphrase to recover your new keypair:\n" + SEED_12 + "\n" + "=" * 80),
+    (
+        "seed_phrase",
+        "Save this seed phrase and your BIP39 passphrase to recover your new keypair:\n" + SEED_12 + "\n" + "=" * 80,
+    ),
     ("seed_phrase", f'MNEMONIC="{SEED_24}"'),
     ("wallet_key", "Private Key: 0x" + SHA),
     ("wallet_key", "PRIVATE_KEY=0x" + SHA),
     ("wallet_key", f'"secretKey": "{SIGNATURE}"'),
-    ("bip32_private_key", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi"),
+    (
+        "bip32_private_key",
+        "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi",
+    ),
     # Credential files.
     ("kubeconfig_key", "client-key-data: " + base64.b64encode(PEM.encode()).decode()),
     ("private_key", "tls.key: " + base64.b64encode(PEM.encode()).decode()),
@@ -61,8 +67,14 @@ SECRETS = [
     ("netrc_password", "machine api.example.com\n  login bob\n  password s3cr3t"),
     ("pgpass_password", "db.internal:5432:app:alice:S3cr3t:pw"),
     ("docker_auth", '{"auths": {"https://index.docker.io/v1/": {"auth": "Ym9iOmh1bnRlcjIy"}}}'),
-    ("private_key", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\nAAAAIHf0secretbits\nPrivate-MAC: 5b3e9a"),
-    ("private_key", '---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: "rsa-key"\nP2/56wAAAi4AAAA3aWYt\n---- END SSH2 ENCRYPTED PRIVATE KEY ----'),
+    (
+        "private_key",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\nAAAAIHf0secretbits\nPrivate-MAC: 5b3e9a",
+    ),
+    (
+        "private_key",
+        '---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: "rsa-key"\nP2/56wAAAi4AAAA3aWYt\n---- END SSH2 ENCRYPTED PRIVATE KEY ----',
+    ),
     # Command lines and headers.
     ("cli_password", "mysql -h db -u root -pTr0ub4dor&3 app"),
     ("cli_password", "pg_dump --password=abc app"),
@@ -85,7 +97,12 @@ SECRETS = [
     ("google_oauth_token", "GOCSPX-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"),
     ("docker_hub_token", "dckr_pat_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N"),
     ("sentry_token", "sntryu_" + "0a1b2c3d" * 8),
-    ("sentry_token", "sntrys_eyJpYXQiOjE3NjcyMjU2MDAuMCwidXJsIjoiaHR0cHM6Ly9zZW50cnkuaW8iLCJvcmciOiJhY21lIn0_" + "a1B2c3D4e5" * 4 + "xyz"),
+    (
+        "sentry_token",
+        "sntrys_eyJpYXQiOjE3NjcyMjU2MDAuMCwidXJsIjoiaHR0cHM6Ly9zZW50cnkuaW8iLCJvcmciOiJhY21lIn0_"
+        + "a1B2c3D4e5" * 4
+        + "xyz",
+    ),
     ("linear_key", "lin_api_" + "a1B2c3D4e5" * 4),
     ("postman_key", "PMAK-" + "0a1b2c3d4e5f" * 2 + "-" + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e"),
     ("grafana_token", "glsa_" + "a1B2c3D4" * 4 + "_0a1b2c3d"),
@@ -217,8 +234,18 @@ def test_code_that_merely_names_a_secret_is_untouched():
 
 USAGE = {"input_tokens": 12, "cache_read_input_tokens": 150000, "cache_creation_input_tokens": 900, "output_tokens": 9}
 ORDINARY = [
-    json.dumps({"type": "assistant", "message": {"id": "m1", "usage": USAGE, "content": [{"type": "text", "text": "The test is fixed."}]}}).encode(),
-    json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "content": "1\tdef add(a, b):\n2\t    return a + b"}]}}).encode(),
+    json.dumps(
+        {
+            "type": "assistant",
+            "message": {"id": "m1", "usage": USAGE, "content": [{"type": "text", "text": "The test is fixed."}]},
+        }
+    ).encode(),
+    json.dumps(
+        {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "content": "1\tdef add(a, b):\n2\t    return a + b"}]},
+        }
+    ).encode(),
 ]
 
 
@@ -233,8 +260,14 @@ def test_the_line_gate_lets_every_secret_through_however_it_is_embedded(kind, se
     redactor = Redactor()
     shapes = [
         {"type": "user", "message": {"content": f"see {secret}"}},
-        {"type": "user", "message": {"content": [{"type": "tool_result", "content": json.dumps({"config": secret}, indent=2)}]}},
-        {"type": "assistant", "message": {"usage": USAGE, "content": [{"type": "tool_use", "input": {"command": f"echo '{secret}'"}}]}},
+        {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "content": json.dumps({"config": secret}, indent=2)}]},
+        },
+        {
+            "type": "assistant",
+            "message": {"usage": USAGE, "content": [{"type": "tool_use", "input": {"command": f"echo '{secret}'"}}]},
+        },
     ]
     for entry in shapes:
         line = json.dumps(entry, ensure_ascii=False).encode()
@@ -260,7 +293,9 @@ def test_text_whose_lower_case_is_longer_is_still_redacted():
     # "İ" lower-cases to two characters, so positions found in the lower-cased text do not carry
     # over: the word-gated patterns are searched for everywhere instead.
     redactor = Redactor()
-    out = redactor.redact({"city": "İstanbul", "env": "DB_PASSWORD=hunter22hunter", "auth": "Authorization: Bearer abcdefghijklmnop"})
+    out = redactor.redact(
+        {"city": "İstanbul", "env": "DB_PASSWORD=hunter22hunter", "auth": "Authorization: Bearer abcdefghijklmnop"}
+    )
     assert "hunter22hunter" not in json.dumps(out) and "abcdefghijklmnop" not in json.dumps(out)
     assert redactor.counts == {"secret_assignment": 1, "auth_header": 1}
 
@@ -282,15 +317,39 @@ def test_a_seed_phrase_needs_a_bip39_length():
 
 
 def test_a_lone_surrogate_neither_fails_nor_hides_a_secret():
-    assert Redactor().redact("\ud800 ghp_" + "a1B2c3D4e5" * 4 + " DB_PASSWORD=Tr0ub4dor&3xK(p") == "\ud800 [REDACTED:github_token] DB_[REDACTED:secret_assignment]"
+    assert (
+        Redactor().redact("\ud800 ghp_" + "a1B2c3D4e5" * 4 + " DB_PASSWORD=Tr0ub4dor&3xK(p")
+        == "\ud800 [REDACTED:github_token] DB_[REDACTED:secret_assignment]"
+    )
 
 
-OCCURRENCE_NEEDLES = ["sk-", "sk-ant-", "ant", "xox", "xoxe.xoxb-", "_key", "api_key", "key", "://", "-----BEGIN ", "GIN"]
+OCCURRENCE_NEEDLES = [
+    "sk-",
+    "sk-ant-",
+    "ant",
+    "xox",
+    "xoxe.xoxb-",
+    "_key",
+    "api_key",
+    "key",
+    "://",
+    "-----BEGIN ",
+    "GIN",
+]
 
 
-@given(st.lists(st.sampled_from(OCCURRENCE_NEEDLES + ["a", "-", "é", "→", "İ", "\ud800", " ", "x", "o", "e."]), max_size=40).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(OCCURRENCE_NEEDLES + ["a", "-", "é", "→", "İ", "\ud800", " ", "x", "o", "e."]), max_size=40
+    ).map("".join)
+)
 def test_every_occurrence_of_every_needle_is_found_even_overlapping_and_after_non_ascii(text):
     # A leftmost search completed by the needles that can begin inside a found one reports
     # exactly what a search for each needle at every position does, in character offsets.
-    naive = {(i, start) for i, needle in enumerate(OCCURRENCE_NEEDLES) for start in range(len(text)) if text.startswith(needle, start)}
+    naive = {
+        (i, start)
+        for i, needle in enumerate(OCCURRENCE_NEEDLES)
+        for start in range(len(text))
+        if text.startswith(needle, start)
+    }
     assert _Occurrences(OCCURRENCE_NEEDLES).find(text) == naive

@@ -9,9 +9,9 @@ import random
 import subprocess
 import time
 
-from support import fault_trials
 from precompact import config as configuration
 from precompact import gitstore, snapshot
+from support import fault_trials
 from support.commands import PRECOMPACT
 from support.projects import new_project
 
@@ -51,7 +51,9 @@ def test_localnet_killed_mid_post_neither_skips_nor_reposts(tmp_path):
 def saved_once(tmp_path):
     """A project with the git layer on and one savepoint not yet committed."""
     project = new_project(tmp_path, "locked", git_layer=True, chain_layer=False)
-    snapshot.create_savepoint(configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path)))
+    snapshot.create_savepoint(
+        configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path))
+    )
     return project
 
 
@@ -65,7 +67,9 @@ def savepoint_then_lock(tmp_path, age_seconds: float):
 
 
 def flush(project) -> subprocess.CompletedProcess:
-    return subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 def test_a_branch_lock_left_by_a_killed_git_is_cleared(tmp_path):

@@ -7,13 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support.commands import run_git
 from precompact import config as configuration
 from precompact import restore_brief, resurrect, savepoint_log
+from support.commands import INSTANCE, hook, initialized_and_funded, invoke, landed, run_git, wait_until
 from support.projects import trust
-from support.commands import INSTANCE, initialized_and_funded, invoke
-from support.commands import hook
-from support.commands import landed, wait_until
 from support.transcript_gen import generate, payload, saved_sequence
 
 SUCCESSOR = "Gabriel #216"
@@ -41,8 +38,17 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
     transcript = generate(project.parent / "session.jsonl", 300_000, project=project, partial_tail=True)
     pre = hook(payload("PreCompact", project, transcript.path))
     assert pre.returncode == 0 and saved_sequence(pre.stdout) == 1
-    assert wait_until(lambda: landed(project / "logs", INSTANCE, 1)), (project / "logs" / "precompact-worker.log").read_text()
-    post = hook(payload("PostCompact", project, transcript.path, compact_summary="<analysis>my working</analysis>\n<summary>We made the flaky test deterministic.</summary>"))
+    assert wait_until(lambda: landed(project / "logs", INSTANCE, 1)), (
+        project / "logs" / "precompact-worker.log"
+    ).read_text()
+    post = hook(
+        payload(
+            "PostCompact",
+            project,
+            transcript.path,
+            compact_summary="<analysis>my working</analysis>\n<summary>We made the flaky test deterministic.</summary>",
+        )
+    )
     assert post.returncode == 0
     assert savepoint_log.latest(project / "logs", INSTANCE).compact_summary == "We made the flaky test deterministic."
 
@@ -137,7 +143,9 @@ def test_from_a_predecessor_records_the_lineage_and_starts_a_new_chain(workspace
     document = json.loads((project / first.created["snapshot_file"]).read_bytes())
     assert (first.sequence, document["lineage"], first.layer_3) == (1, [INSTANCE, SUCCESSOR], "CONFIRMED")
     invoke("resurrect", "--from", INSTANCE)
-    lineage_events = [e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.Event.RESURRECTED]
+    lineage_events = [
+        e for e in savepoint_log.read(project / "logs").events if e["event"] == savepoint_log.Event.RESURRECTED
+    ]
     assert len(lineage_events) == 1  # the same lineage is recorded once
 
 
@@ -171,14 +179,21 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert invoke("init", "--yes", "--instance", INSTANCE, "--keypair", str(tmp_path / "id.json")).exit_code == 0
     config_file = tmp_path / ".precompact.toml"
-    config_file.write_text(config_file.read_text().replace("git = true", "git = false").replace("chain = true", "chain = false"))
+    config_file.write_text(
+        config_file.read_text().replace("git = true", "git = false").replace("chain = true", "chain = false")
+    )
     trust(tmp_path)
     transcript = generate(tmp_path / "big.jsonl", 2_000_000, project=tmp_path)
     with transcript.path.open("a") as f:
         f.write(json.dumps({"type": "user", "message": {"content": "x" * 50_000 + " final request"}}) + "\n")
     assert invoke("savepoint", "--transcript", str(transcript.path)).exit_code == 0
     loaded = configuration.load(tmp_path)
-    savepoint_log.mark(loaded.logs, savepoint_log.latest(loaded.logs, INSTANCE), savepoint_log.Event.COMPACT_SUMMARY, summary="s" * 20_000)
+    savepoint_log.mark(
+        loaded.logs,
+        savepoint_log.latest(loaded.logs, INSTANCE),
+        savepoint_log.Event.COMPACT_SUMMARY,
+        summary="s" * 20_000,
+    )
     text = restore_brief.brief(resurrect.resurrect(loaded))
     assert len(text) <= restore_brief.BRIEF_LIMIT
     assert "git – off" in text and "chain – off" in text

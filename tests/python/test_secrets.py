@@ -11,19 +11,19 @@ import json
 import stat
 import subprocess
 
+from precompact import savepoint_log
 from support import fault_trials
-from support.commands import PRECOMPACT
+from support.commands import PRECOMPACT, wait_until
 from support.projects import fund, new_project, trust
 from support.secret_corpus import SECRETS, false_positives
-from support.commands import wait_until
 from support.transcript_gen import generate, payload
-
-from precompact import savepoint_log
 
 
 def git_objects(repository) -> bytes:
     """Every object's content in a repository, loose or packed."""
-    return subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repository, capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repository, capture_output=True, check=True
+    ).stdout
 
 
 def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
@@ -34,12 +34,19 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     keypair.parent.mkdir()
     keypair.write_bytes(project.keypair_file.read_bytes())
     config = project.path / ".precompact.toml"
-    config.write_text("".join(f'keypair = "{keypair}"\n' if line.startswith("keypair = ") else line for line in config.read_text().splitlines(keepends=True)))
+    config.write_text(
+        "".join(
+            f'keypair = "{keypair}"\n' if line.startswith("keypair = ") else line
+            for line in config.read_text().splitlines(keepends=True)
+        )
+    )
     trust(project.path)
     # Half the corpus in tool results of the transcript, the other half (and the keypair) in the
     # files those tool calls read.
     in_transcript, in_files = SECRETS[::2], SECRETS[1::2]
-    transcript = generate(tmp_path / "session.jsonl", 50_000, project=project.path, planted=[p.text for p in in_transcript])
+    transcript = generate(
+        tmp_path / "session.jsonl", 50_000, project=project.path, planted=[p.text for p in in_transcript]
+    )
     files = sorted(set(transcript.files))
     for number, planted in enumerate(in_files):
         path = project.path.joinpath(files[number % len(files)])
@@ -49,9 +56,19 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     with project.path.joinpath(files[0]).open("a") as f:
         f.write(keypair.read_text() + "\n")
 
-    result = subprocess.run([PRECOMPACT, "hook"], input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(), capture_output=True, cwd=project.path, timeout=60, check=False)
+    result = subprocess.run(
+        [PRECOMPACT, "hook"],
+        input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(),
+        capture_output=True,
+        cwd=project.path,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
-    assert wait_until(lambda: [(s.layer_2, s.layer_3) for s in savepoint_log.savepoints(project.logs)] == [("PUSHED", "CONFIRMED")], timeout=120)
+    assert wait_until(
+        lambda: [(s.layer_2, s.layer_3) for s in savepoint_log.savepoints(project.logs)] == [("PUSHED", "CONFIRMED")],
+        timeout=120,
+    )
     assert fault_trials.workers_idle(project, timeout=60)
     [savepoint] = savepoint_log.savepoints(project.logs)
 
@@ -76,17 +93,57 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
                 assert value.encode() not in data, f"{planted.format} found in {place}"
         assert not any(secret in data for secret in private), f"the keypair found in {place}"
     assert savepoint.created["redactions"] >= len(SECRETS) + 1
-    kinds = {"solana_keypair", "private_key", "twilio_key", "url_credentials", "secret_assignment", "seed_phrase", "wallet_key", "netrc_password", "pgpass_password"}
-    kinds |= {"docker_auth", "cli_password", "cookie_header", "kubeconfig_key", "gitlab_token", "slack_app_token", "onepassword_token", "mapbox_secret_token"}
+    kinds = {
+        "solana_keypair",
+        "private_key",
+        "twilio_key",
+        "url_credentials",
+        "secret_assignment",
+        "seed_phrase",
+        "wallet_key",
+        "netrc_password",
+        "pgpass_password",
+    }
+    kinds |= {
+        "docker_auth",
+        "cli_password",
+        "cookie_header",
+        "kubeconfig_key",
+        "gitlab_token",
+        "slack_app_token",
+        "onepassword_token",
+        "mapbox_secret_token",
+    }
     assert kinds <= set(document["redaction"]["counts"])
-    assert "keys/deploy.json" not in subprocess.run(["git", "log", "--all", "--name-only", "--format="], cwd=project.remote, capture_output=True, text=True, check=False).stdout
+    assert (
+        "keys/deploy.json"
+        not in subprocess.run(
+            ["git", "log", "--all", "--name-only", "--format="],
+            cwd=project.remote,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+    )
 
 
 def test_everything_precompact_writes_is_private(tmp_path):
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
-    subprocess.run([PRECOMPACT, "hook"], input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(), cwd=project.path, check=True, capture_output=True)
-    subprocess.run([PRECOMPACT, "hook"], input=json.dumps(payload("PostCompact", project.path)).encode(), cwd=project.path, check=True, capture_output=True)
+    subprocess.run(
+        [PRECOMPACT, "hook"],
+        input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(),
+        cwd=project.path,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [PRECOMPACT, "hook"],
+        input=json.dumps(payload("PostCompact", project.path)).encode(),
+        cwd=project.path,
+        check=True,
+        capture_output=True,
+    )
     assert stat.S_IMODE(project.keypair_file.stat().st_mode) == 0o600
     written = list(project.logs.rglob("*"))
     assert any(p.suffix == ".json" for p in written) and any(p.name == savepoint_log.INDEX_NAME for p in written)

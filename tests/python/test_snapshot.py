@@ -8,7 +8,7 @@ import stat
 import subprocess
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,14 +16,16 @@ import pytest
 from precompact import savepoint_log, snapshot
 from precompact.snapshot import Session, Settings
 
-NOW = datetime(2025, 11, 25, 16, 15, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 11, 25, 16, 15, 0, tzinfo=UTC)
 
 
 def line(entry: dict) -> str:
     return json.dumps(entry) + "\n"
 
 
-def assistant(message_id: str, text: str, usage: dict | None = None, tool: tuple[str, dict] | None = None, sidechain: bool = False) -> dict:
+def assistant(
+    message_id: str, text: str, usage: dict | None = None, tool: tuple[str, dict] | None = None, sidechain: bool = False
+) -> dict:
     content = [{"type": "text", "text": text}]
     if tool:
         content.append({"type": "tool_use", "id": f"tu_{message_id}", "name": tool[0], "input": tool[1]})
@@ -70,21 +72,40 @@ def settings(project: Path, **overrides) -> Settings:
 
 
 def session(project: Path, transcript: Path | None) -> Session:
-    return Session(session_id="s-1", transcript_path=str(transcript) if transcript else None, cwd=str(project), trigger="auto")
+    return Session(
+        session_id="s-1", transcript_path=str(transcript) if transcript else None, cwd=str(project), trigger="auto"
+    )
 
 
 def realistic(project: Path) -> Path:
-    usage_early = {"input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 5}
-    usage_last = {"input_tokens": 20, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 150000, "output_tokens": 50}
+    usage_early = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": 1000,
+        "output_tokens": 5,
+    }
+    usage_last = {
+        "input_tokens": 20,
+        "cache_creation_input_tokens": 3000,
+        "cache_read_input_tokens": 150000,
+        "output_tokens": 50,
+    }
     return write_transcript(
         project,
         [
             user("Please fix the app"),
-            assistant("msg_1", "Reading it", usage_early, tool=("Read", {"file_path": str(project / "src" / "app.py")})),
+            assistant(
+                "msg_1", "Reading it", usage_early, tool=("Read", {"file_path": str(project / "src" / "app.py")})
+            ),
             result("msg_1"),
             assistant("msg_1", "second block of the same message", usage_early),
             {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
-            assistant("msg_2", "Edited", usage_last, tool=("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"})),
+            assistant(
+                "msg_2",
+                "Edited",
+                usage_last,
+                tool=("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}),
+            ),
             result("msg_2"),
             assistant("msg_side", "sidechain", {"input_tokens": 1}, sidechain=True),
             {"type": "summary", "summary": "fixing the app"},
@@ -93,7 +114,10 @@ def realistic(project: Path) -> Path:
 
 
 def test_canonical_bytes_sort_keys_compact_utf8():
-    assert snapshot.canonical({"b": 1, "a": "é", "c": [1, {"z": 0, "y": None}]}) == '{"a":"é","b":1,"c":[1,{"y":null,"z":0}]}'.encode()
+    assert (
+        snapshot.canonical({"b": 1, "a": "é", "c": [1, {"z": 0, "y": None}]})
+        == '{"a":"é","b":1,"c":[1,{"y":null,"z":0}]}'.encode()
+    )
 
 
 def test_instance_number():
@@ -116,7 +140,13 @@ def test_snapshot_is_canonical_hashed_private_and_indexed(project):
     assert doc["instance_id_sha256"] == hashlib.sha256(b"Gabriel #215").hexdigest()
     assert len(doc["conversation_history"]) == 9, "every transcript entry"
     assert doc["transcript"]["messages"] == 6, "assistant blocks of one message count once"
-    assert doc["tokens"] == {"model": None, "used": 153020, "window": 200000, "remaining": 46980, "utilization_percent": 76.51}
+    assert doc["tokens"] == {
+        "model": None,
+        "used": 153020,
+        "window": 200000,
+        "remaining": 46980,
+        "utilization_percent": 76.51,
+    }
     assert doc["session"]["trigger"] == "auto"
     assert doc["session_state"]["content"] == {"current_priorities": ["ship layer 1"]}
     app = doc["loaded_files"][str(project / "src" / "app.py")]
@@ -153,7 +183,9 @@ def test_transcript_edge_cases_are_counted_not_fatal(project):
     transcript = write_transcript(
         project,
         [user("hello")],
-        tail=b"{not json}\n" + b'{"type":"user","message":{"content":"caf\xe9"}}\n' + b'{"type":"assistant","message":{"id":"m9"',
+        tail=b"{not json}\n"
+        + b'{"type":"user","message":{"content":"caf\xe9"}}\n'
+        + b'{"type":"assistant","message":{"id":"m9"',
     )
     written = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
     doc = json.loads(written.path.read_bytes())
@@ -186,7 +218,9 @@ def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project
     assert doc["conversation_history"][-1]["message"]["content"] == "late"
 
 
-@pytest.mark.parametrize("transcript, problem", [(None, "no transcript path given"), ("missing.jsonl", "transcript file not found")])
+@pytest.mark.parametrize(
+    "transcript, problem", [(None, "no transcript path given"), ("missing.jsonl", "transcript file not found")]
+)
 def test_missing_transcript_still_makes_a_snapshot(project, transcript, problem):
     path = project / transcript if transcript else None
     written = snapshot.create_savepoint(settings(project), session(project, path), NOW)
@@ -199,7 +233,9 @@ def test_missing_transcript_still_makes_a_snapshot(project, transcript, problem)
 
 def test_excluded_paths_and_missing_session_state(project):
     transcript = write_transcript(project, [assistant("m1", "x", tool=("Read", {"file_path": ".env"})), result("m1")])
-    written = snapshot.create_savepoint(settings(project, session_state=project / "nope.json"), session(project, transcript), NOW)
+    written = snapshot.create_savepoint(
+        settings(project, session_state=project / "nope.json"), session(project, transcript), NOW
+    )
     doc = json.loads(written.path.read_bytes())
     assert doc["loaded_files"][".env"] == {"source": "Read", "excluded": True}
     assert doc["session_state"] == {"path": str(project / "nope.json"), "problem": "file not found"}
@@ -216,7 +252,9 @@ def test_git_state_outside_and_inside_a_repository(project):
     inside = snapshot.git_state(project)
     assert inside["repository"] is True and inside["branch"] == "main" and not inside["detached"]
     assert len(inside["current_commit"]) == 40
-    assert inside["dirty"] and inside["untracked"] == 3, "untracked files (src/, .env, session_current.json) make the tree dirty"
+    assert inside["dirty"] and inside["untracked"] == 3, (
+        "untracked files (src/, .env, session_current.json) make the tree dirty"
+    )
     run("add", "-A")
     run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "all")
     assert snapshot.git_state(project)["dirty"] is False
@@ -227,20 +265,34 @@ def test_git_state_outside_and_inside_a_repository(project):
 
 @pytest.mark.parametrize(
     ("model", "window"),
-    [("claude-opus-5-5", 1_000_000), ("claude-sonnet-4-5-20250929", 200_000), ("claude-sonnet-4-5[1m]", 1_000_000), ("some-other-model", 123_456)],
+    [
+        ("claude-opus-5-5", 1_000_000),
+        ("claude-sonnet-4-5-20250929", 200_000),
+        ("claude-sonnet-4-5[1m]", 1_000_000),
+        ("some-other-model", 123_456),
+    ],
 )
 def test_the_context_window_comes_from_the_model_that_ran_the_session(project, model, window):
     entry = assistant("msg_1", "hi", {"input_tokens": 100_000, "output_tokens": 1})
     entry["message"]["model"] = model
-    written = snapshot.create_savepoint(settings(project, context_window=123_456), session(project, write_transcript(project, [user("hello"), entry])), NOW)
+    written = snapshot.create_savepoint(
+        settings(project, context_window=123_456),
+        session(project, write_transcript(project, [user("hello"), entry])),
+        NOW,
+    )
     tokens = json.loads(written.path.read_bytes())["tokens"]
     assert tokens["model"] == model and tokens["window"] == window and tokens["remaining"] == window - 100_000
 
 
 def test_the_index_entry_names_the_last_thing_said(project):
     said = [user("first request"), {**assistant("msg_1", "answer"), "uuid": "u-answer"}]
-    meta = [{"type": "user", "uuid": "u-cmd", "message": {"content": "<command-name>/compact</command-name>"}}, {"type": "system", "uuid": "u-sys", "subtype": "compact_boundary"}]
-    written = snapshot.create_savepoint(settings(project), session(project, write_transcript(project, said + meta)), NOW)
+    meta = [
+        {"type": "user", "uuid": "u-cmd", "message": {"content": "<command-name>/compact</command-name>"}},
+        {"type": "system", "uuid": "u-sys", "subtype": "compact_boundary"},
+    ]
+    written = snapshot.create_savepoint(
+        settings(project), session(project, write_transcript(project, said + meta)), NOW
+    )
     assert written.event["last_said"] == "u-answer"
 
 
@@ -301,7 +353,16 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
     logs = project / "logs"
     base = settings(project)
     first = snapshot.create_savepoint(base, session(project, None))
-    savepoint_log.record(logs, {"event": savepoint_log.Event.RESURRECTED, "instance": "Gabriel #216", "from_instance": "Gabriel #215", "from_sequence": 1, "lineage": ["Gabriel #215", "Gabriel #216"]})
+    savepoint_log.record(
+        logs,
+        {
+            "event": savepoint_log.Event.RESURRECTED,
+            "instance": "Gabriel #216",
+            "from_instance": "Gabriel #215",
+            "from_sequence": 1,
+            "lineage": ["Gabriel #215", "Gabriel #216"],
+        },
+    )
     successor = snapshot.create_savepoint(settings(project, instance="Gabriel #216"), session(project, None))
     again = snapshot.create_savepoint(base, session(project, None))
     assert (successor.sequence, successor.prev_sha256) == (1, None)
@@ -317,5 +378,9 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
 def test_lock_timeout_is_reported(project):
     logs = project / "logs"
     # flock locks belong to the open file description: a second open contends.
-    with savepoint_log.locked(logs, 1), pytest.raises(savepoint_log.LockTimeout, match="still held"), savepoint_log.locked(logs, 0.05):
+    with (
+        savepoint_log.locked(logs, 1),
+        pytest.raises(savepoint_log.LockTimeout, match="still held"),
+        savepoint_log.locked(logs, 0.05),
+    ):
         pass

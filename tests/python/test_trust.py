@@ -25,12 +25,11 @@ from hypothesis import strategies as st
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from support.commands import run_git
 from precompact import chain, savepoint_log, trust
-from precompact.chain import record
 from precompact import config as configuration
 from precompact import verify as verification
-from support.commands import PRECOMPACT
+from precompact.chain import record
+from support.commands import PRECOMPACT, run_git
 from support.projects import fund
 from support.projects import trust as approve
 
@@ -51,13 +50,26 @@ class LyingCluster:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                answer = httpx.post(proxy.upstream, content=body, headers={"Content-Type": "application/json"}, timeout=10).json()
+                answer = httpx.post(
+                    proxy.upstream, content=body, headers={"Content-Type": "application/json"}, timeout=10
+                ).json()
                 request = json.loads(body)
-                if request.get("method") == "getAccountInfo" and request["params"][0] == proxy.address and proxy.rewrite is not None:
+                if (
+                    request.get("method") == "getAccountInfo"
+                    and request["params"][0] == proxy.address
+                    and proxy.rewrite is not None
+                ):
                     value = answer["result"]["value"]
                     owner, data = (value["owner"], record_bytes(value)) if value else (str(chain.PROGRAM_ID), b"")
                     owner, data = proxy.rewrite(owner, data)
-                    answer["result"]["value"] = {"owner": owner, "data": [base64.b64encode(data).decode(), "base64"], "lamports": 1, "executable": False, "rentEpoch": 0, "space": len(data)}
+                    answer["result"]["value"] = {
+                        "owner": owner,
+                        "data": [base64.b64encode(data).decode(), "base64"],
+                        "lamports": 1,
+                        "executable": False,
+                        "rentEpoch": 0,
+                        "space": len(data),
+                    }
                 out = json.dumps(answer).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -94,14 +106,18 @@ def lying(localnet):
 
 def precompact(cwd: Path, *args: str, cluster: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **({"PRECOMPACT_CLUSTER": cluster} if cluster else {})}
-    return subprocess.run([PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def saved_project(workspace, localnet, count: int) -> tuple[Path, Path, Keypair]:
     """A project with `count` savepoints on all three layers."""
     project, remote = workspace
     keypair_file = project.parent / "id.json"
-    done = precompact(project, "init", "--yes", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair_file))
+    done = precompact(
+        project, "init", "--yes", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair_file)
+    )
     assert done.returncode == 0, done.stderr
     authority = Keypair.from_bytes(bytes(json.loads(keypair_file.read_text())))
     fund(localnet.url, authority)
@@ -115,12 +131,36 @@ def our_record(authority: Keypair, instance: str = INSTANCE) -> Pubkey:
     return chain.record_address(authority.pubkey(), chain.instance_id(instance))[0]
 
 
-def signed_record(signer: Keypair, address: Pubkey, instance: str, sequence: int, snapshot_hash: bytes, prev: bytes, commit: str, program_id: Pubkey = chain.PROGRAM_ID) -> bytes:
+def signed_record(
+    signer: Keypair,
+    address: Pubkey,
+    instance: str,
+    sequence: int,
+    snapshot_hash: bytes,
+    prev: bytes,
+    commit: str,
+    program_id: Pubkey = chain.PROGRAM_ID,
+) -> bytes:
     """Record bytes as the program would lay them out, signed by `signer` for `address`."""
     fields = chain.SavepointFields(sequence, 1_700_000_000, chain.instance_id(instance), snapshot_hash, prev, commit)
     signature = bytes(signer.sign_message(fields.signed_message(address, program_id)))
     metadata = b"{}".ljust(chain.METADATA_MAX_LEN, b"\0")
-    body = struct.pack("<Bq32s32s40s64s32sQ32sQqBH", 1, fields.timestamp, fields.instance_id, snapshot_hash, commit.encode(), signature, bytes(signer.pubkey()), sequence, prev, 7, 1_700_000_001, 255, 2)
+    body = struct.pack(
+        "<Bq32s32s40s64s32sQ32sQqBH",
+        1,
+        fields.timestamp,
+        fields.instance_id,
+        snapshot_hash,
+        commit.encode(),
+        signature,
+        bytes(signer.pubkey()),
+        sequence,
+        prev,
+        7,
+        1_700_000_001,
+        255,
+        2,
+    )
     return record.MAGIC + bytes([record.VERSION]) + bytes(28) + body + metadata
 
 
@@ -144,7 +184,9 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     for who in (["user.name", "Mallory"], ["user.email", "m@example.invalid"]):
         run_git(forger, "config", *who)
     snapshot_1 = forger / first.created["snapshot_file"]
-    forged = snapshot_1.read_bytes().replace(b'"sequence":1', b'"sequence":1 ', 1).replace(b'"nonce":"', b'"nonce":"f', 1)
+    forged = (
+        snapshot_1.read_bytes().replace(b'"sequence":1', b'"sequence":1 ', 1).replace(b'"nonce":"', b'"nonce":"f', 1)
+    )
     snapshot_1.write_bytes(forged)
     run_git(forger, "commit", "-qam", "forged snapshot 1")
     forged_commit = run_git(forger, "rev-parse", "HEAD").strip()
@@ -171,7 +213,13 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     )
     approve(elsewhere)
     result = precompact(elsewhere, "resurrect", "--sequence", "1")
-    failed(result, "Blockchain proof: ✗ FAILED", f"hashes to sha256:{forged_hash}", f"predecessor sha256:{first.snapshot_hash}", "NOT INTACT")
+    failed(
+        result,
+        "Blockchain proof: ✗ FAILED",
+        f"hashes to sha256:{forged_hash}",
+        f"predecessor sha256:{first.snapshot_hash}",
+        "NOT INTACT",
+    )
     assert "Ready to resume work" not in result.stdout
     # The untouched newest savepoint is still verified from the chain, but the forged link shows.
     newest = precompact(elsewhere, "resurrect", "--format", "json")
@@ -192,12 +240,40 @@ def lie_cases(localnet, project: Path, authority: Keypair):
     ours = our_record(authority)
     elsewhere = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE), Pubkey.new_unique())[0]
     return [
-        ("signed by another key", lambda o, d: (o, signed_record(stranger, ours, INSTANCE, newest.sequence, snapshot_hash, prev, newest.commit[:40])), "authority"),
-        ("another instance", lambda o, d: (o, signed_record(authority, ours, "Someone #1", newest.sequence, snapshot_hash, prev, newest.commit[:40])), "instance_id"),
-        ("signed for another address", lambda o, d: (o, signed_record(authority, elsewhere, INSTANCE, newest.sequence, snapshot_hash, prev, newest.commit[:40])), "signature"),
+        (
+            "signed by another key",
+            lambda o, d: (
+                o,
+                signed_record(stranger, ours, INSTANCE, newest.sequence, snapshot_hash, prev, newest.commit[:40]),
+            ),
+            "authority",
+        ),
+        (
+            "another instance",
+            lambda o, d: (
+                o,
+                signed_record(authority, ours, "Someone #1", newest.sequence, snapshot_hash, prev, newest.commit[:40]),
+            ),
+            "instance_id",
+        ),
+        (
+            "signed for another address",
+            lambda o, d: (
+                o,
+                signed_record(authority, elsewhere, INSTANCE, newest.sequence, snapshot_hash, prev, newest.commit[:40]),
+            ),
+            "signature",
+        ),
         ("owned by another program", lambda o, d: (str(Pubkey.new_unique()), d), "owned by"),
         ("a tampered snapshot hash", lambda o, d: (o, d[:73] + bytes(32) + d[105:]), "signature"),
-        ("fields that differ from the savepoint", lambda o, d: (o, signed_record(authority, ours, INSTANCE, newest.sequence, bytes(32), prev, newest.commit[:40])), "snapshot_hash"),
+        (
+            "fields that differ from the savepoint",
+            lambda o, d: (
+                o,
+                signed_record(authority, ours, INSTANCE, newest.sequence, bytes(32), prev, newest.commit[:40]),
+            ),
+            "snapshot_hash",
+        ),
     ]
 
 
@@ -226,7 +302,10 @@ def test_a_replayed_older_record_is_a_history_reset(workspace, localnet, lying):
 
 
 def _account_hex(url: str, address: Pubkey) -> str:
-    answer = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "getAccountInfo", "params": [str(address), {"encoding": "base64"}]}).json()
+    answer = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "getAccountInfo", "params": [str(address), {"encoding": "base64"}]},
+    ).json()
     return record_bytes(answer["result"]["value"]).hex()
 
 
@@ -253,18 +332,33 @@ def test_plain_http_to_another_host_is_refused_unless_allowed(workspace, localne
 def test_the_recovery_path_does_not_confirm_what_a_lying_rpc_claims(workspace, localnet, lying):
     project, _ = workspace
     keypair_file = project.parent / "id.json"
-    assert precompact(project, "init", "--yes", "--instance", INSTANCE, "--cluster", lying.url, "--keypair", str(keypair_file)).returncode == 0
+    assert (
+        precompact(
+            project, "init", "--yes", "--instance", INSTANCE, "--cluster", lying.url, "--keypair", str(keypair_file)
+        ).returncode
+        == 0
+    )
     authority = Keypair.from_bytes(bytes(json.loads(keypair_file.read_text())))
     fund(localnet.url, authority)
     stranger = Keypair()
 
     def claims_it_holds_ours(owner, data):
         [mine] = savepoint_log.savepoints(project / "logs", INSTANCE)
-        return str(chain.PROGRAM_ID), signed_record(stranger, our_record(authority), INSTANCE, 1, bytes.fromhex(mine.snapshot_hash), bytes(32), (mine.commit or "0" * 40)[:40])
+        return str(chain.PROGRAM_ID), signed_record(
+            stranger,
+            our_record(authority),
+            INSTANCE,
+            1,
+            bytes.fromhex(mine.snapshot_hash),
+            bytes(32),
+            (mine.commit or "0" * 40)[:40],
+        )
 
     lying.lie(our_record(authority), claims_it_holds_ours)
     result = precompact(project, "savepoint")
-    assert result.returncode == 1 and "Layer 3: queued: the record read back is not trustworthy" in result.stdout, result.stdout
+    assert result.returncode == 1 and "Layer 3: queued: the record read back is not trustworthy" in result.stdout, (
+        result.stdout
+    )
     [mine] = savepoint_log.savepoints(project / "logs", INSTANCE)
     assert mine.layer_3 == "FAILED" and "authority" in mine.failures[-1]
 
@@ -272,7 +366,16 @@ def test_the_recovery_path_does_not_confirm_what_a_lying_rpc_claims(workspace, l
 # --- A property: any single changed byte is named ---------------------------------------------
 
 # Byte ranges of the signed fields in the account (header 32, entry_type 1, then DESIGN.md's order).
-SIGNED_RANGES = {"timestamp": (33, 41), "instance_id": (41, 73), "snapshot_hash": (73, 105), "git_commit": (105, 145), "signature": (145, 209), "authority": (209, 241), "sequence": (241, 249), "prev_snapshot_hash": (249, 281)}
+SIGNED_RANGES = {
+    "timestamp": (33, 41),
+    "instance_id": (41, 73),
+    "snapshot_hash": (73, 105),
+    "git_commit": (105, 145),
+    "signature": (145, 209),
+    "authority": (209, 241),
+    "sequence": (241, 249),
+    "prev_snapshot_hash": (249, 281),
+}
 INDEX_FIELDS = ["snapshot_hash", "prev_snapshot_hash", "sequence", "snapshot_file", "instance", "commit"]
 _histories: dict[int, tuple] = {}
 
@@ -306,7 +409,9 @@ def history(history_root, n: int):
     return _histories[n]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.integers(1, 3), st.sampled_from(["snapshot", "record", "index"]), st.data())
 def test_any_single_changed_byte_is_named_by_verify(history_root, n, where, data):
     project, authority = history(history_root, n)
@@ -330,7 +435,9 @@ def test_any_single_changed_byte_is_named_by_verify(history_root, n, where, data
         path = project.path / target.created["snapshot_file"]
         original = path.read_bytes()
         offset = data.draw(st.integers(0, len(original) - 1))
-        path.write_bytes(original[:offset] + bytes([original[offset] ^ data.draw(st.integers(1, 255))]) + original[offset + 1 :])
+        path.write_bytes(
+            original[:offset] + bytes([original[offset] ^ data.draw(st.integers(1, 255))]) + original[offset + 1 :]
+        )
     else:
         path = savepoint_log.index_path(project.logs)
         original = path.read_bytes()
@@ -389,14 +496,23 @@ def test_a_closed_record_is_a_history_reset_for_flush_verify_and_status(workspac
 
     project, _, authority = saved_project(workspace, localnet, count=1)
     cluster = rpc.Cluster(localnet.url, timeout=10)
-    close = Transaction.new_signed_with_payer([chain.close_instruction(authority.pubkey(), our_record(authority))], authority.pubkey(), [authority], Hash.from_string(cluster.latest_blockhash()))
+    close = Transaction.new_signed_with_payer(
+        [chain.close_instruction(authority.pubkey(), our_record(authority))],
+        authority.pubkey(),
+        [authority],
+        Hash.from_string(cluster.latest_blockhash()),
+    )
     signature = cluster.send_transaction(bytes(close))
     assert _confirmed(cluster, signature) and cluster.account(str(our_record(authority))) is None
 
     saved = precompact(project, "savepoint")
     assert saved.returncode == 1 and "history reset" in saved.stdout, saved.stdout
     assert cluster.account(str(our_record(authority))) is None, "no new record is made over a reset"
-    failed(precompact(project, "verify", "--all"), "savepoint 1 [layer 3]", "savepoint 1 was confirmed on chain, but there is no record")
+    failed(
+        precompact(project, "verify", "--all"),
+        "savepoint 1 [layer 3]",
+        "savepoint 1 was confirmed on chain, but there is no record",
+    )
     status = precompact(project, "status")
     assert status.returncode == 0 and "history reset" in status.stdout, status.stdout
 

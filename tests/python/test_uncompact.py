@@ -13,8 +13,8 @@ import pytest
 
 from precompact import install, uncompact
 from support.commands import PRECOMPACT
+from support.conversations import START, Conversation, save
 from support.projects import Project, new_project
-from test_recall import START, Conversation, save
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -91,7 +91,9 @@ def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_onl
     assert done.returncode == 0, done.stderr
     servers = json.loads((project.path / ".mcp.json").read_text())["mcpServers"]
     assert servers["other"] == {"command": "other-server"}
-    assert servers["precompact"] == {"type": "stdio", "command": str(Path(PRECOMPACT).resolve()), "args": ["mcp"]}
+    assert servers["precompact"] == {"type": "stdio", "command": "precompact", "args": ["mcp"]}, (
+        "found on PATH, no path into one machine's venv"
+    )
     settings = json.loads((project.path / ".claude" / "settings.json").read_text())
     assert settings["enabledMcpjsonServers"] == ["precompact"] and settings["permissions"]["allow"] == list(
         install.MCP_TOOLS

@@ -7,9 +7,9 @@ import struct
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from support.localnet import VECTORS
 from precompact import chain
 from precompact.chain import rpc
+from support.localnet import VECTORS
 
 V = json.loads(VECTORS.read_text())
 
@@ -53,7 +53,9 @@ def test_instruction_data():
     ed25519, savepoint = chain.savepoint_instructions(authority(), fields(), V["savepoint"]["metadata"].encode())
     assert bytes(ed25519.data).hex() == V["ed25519_instruction_data_hex"]
     assert bytes(savepoint.data).hex() == V["savepoint_instruction_data_hex"]
-    initialize = chain.initialize_instruction(authority().pubkey(), authority().pubkey(), chain.instance_id(V["instance_name"]))
+    initialize = chain.initialize_instruction(
+        authority().pubkey(), authority().pubkey(), chain.instance_id(V["instance_name"])
+    )
     assert bytes(initialize.data).hex() == V["initialize_instruction_data_hex"]
 
 

@@ -6,9 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from support.commands import run_git
 from precompact.cli import main
-from support.commands import INSTANCE, initialized_and_funded, invoke, statuses
+from support.commands import INSTANCE, initialized_and_funded, invoke, run_git, statuses
 
 
 def setup_three(workspace, localnet, monkeypatch):
@@ -27,7 +26,11 @@ def test_intact_savepoints_verify_across_all_layers(workspace, localnet, monkeyp
     setup_three(workspace, localnet, monkeypatch)
     result = verify("--all")
     assert result.exit_code == 0, result.output
-    assert "✓ 3 savepoint(s) verified" in result.output and "record at sequence 3 verified" in result.output and "3 savepoint(s) linked to it" in result.output
+    assert (
+        "✓ 3 savepoint(s) verified" in result.output
+        and "record at sequence 3 verified" in result.output
+        and "3 savepoint(s) linked to it" in result.output
+    )
     assert verify("--sequence", "2").exit_code == 0
 
 
@@ -39,7 +42,9 @@ def test_an_edited_snapshot_byte_is_named(workspace, localnet, monkeypatch):
     path.write_bytes(bytes(data))
     result = verify()
     assert result.exit_code == 1
-    assert result.output.startswith(f"✗ first broken link: {INSTANCE} savepoint 2 [layer 1]: snapshot in local file {path} hashes to sha256:")
+    assert result.output.startswith(
+        f"✗ first broken link: {INSTANCE} savepoint 2 [layer 1]: snapshot in local file {path} hashes to sha256:"
+    )
     file_result = verify(str(path))
     assert file_result.exit_code == 1 and "is not any savepoint in the index" in file_result.output
 
@@ -54,7 +59,11 @@ def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypat
     lines[created[0]] = json.dumps(edited)
     index.write_text("\n".join(lines) + "\n")
     result = verify()
-    assert result.exit_code == 1 and "savepoint 1 [layer 1]" in result.output and "but this machine's index recorded sha256:" + "0" * 64 in result.output
+    assert (
+        result.exit_code == 1
+        and "savepoint 1 [layer 1]" in result.output
+        and "but this machine's index recorded sha256:" + "0" * 64 in result.output
+    )
 
     del lines[created[1]]
     index.write_text("\n".join(lines) + "\n")
@@ -80,8 +89,9 @@ def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, loca
     path = project / row["snapshot_file"]
     doc = json.loads(path.read_bytes())
     doc["nonce"] = "00" * 16
-    from precompact.snapshot import canonical
     import hashlib
+
+    from precompact.snapshot import canonical
 
     data = canonical(doc)
     path.write_bytes(data)
@@ -90,7 +100,9 @@ def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, loca
     index.write_text(index.read_text().replace(row["snapshot_hash"], new_hash))
     result = verify()
     assert result.exit_code == 1
-    assert "[layer 3]: snapshot_hash on chain sha256:" in result.output and "differs from the savepoint's" in result.output
+    assert (
+        "[layer 3]: snapshot_hash on chain sha256:" in result.output and "differs from the savepoint's" in result.output
+    )
 
 
 def test_chain_unreachable_is_reported_not_failed(workspace, localnet, monkeypatch):

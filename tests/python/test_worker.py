@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from precompact import config as configuration
 from precompact import savepoint_log, snapshot, worker
@@ -15,7 +15,7 @@ def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, l
     settings = configuration.load(project).snapshot_settings()
     session = snapshot.Session("s", None, str(project))
     for _ in range(3):
-        snapshot.create_savepoint(settings, session, datetime.now(timezone.utc))
+        snapshot.create_savepoint(settings, session, datetime.now(UTC))
     pids = [worker.spawn(project) for _ in range(3)]  # racing workers: one does the work
 
     assert wait_until(lambda: landed(project / "logs", INSTANCE, 3)), (project / "logs" / worker.LOG_NAME).read_text()
@@ -44,15 +44,18 @@ def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_
     import subprocess
 
     from support.commands import PRECOMPACT
-
     from support.projects import new_project
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=True)  # the cluster is a closed port
-    snapshot.create_savepoint(configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path)))
+    snapshot.create_savepoint(
+        configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path))
+    )
     pid = worker.spawn(project.path)
 
     def status() -> str:
-        return subprocess.run([PRECOMPACT, "status"], cwd=project.path, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            [PRECOMPACT, "status"], cwd=project.path, capture_output=True, text=True, check=True
+        ).stdout
 
     try:
         assert wait_until(lambda: (project.logs / worker.RETRY_NAME).exists())

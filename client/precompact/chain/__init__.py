@@ -74,8 +74,12 @@ def load_keypair(path: Path) -> Keypair:
     except FileNotFoundError:
         raise KeypairError(f"keypair {path} does not exist; run `precompact init` or set chain.keypair") from None
     except (OSError, ValueError) as e:
-        raise KeypairError(f"keypair {path} is unreadable or not JSON ({e}); point chain.keypair at a Solana CLI keypair file") from None
-    if not (isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)):
+        raise KeypairError(
+            f"keypair {path} is unreadable or not JSON ({e}); point chain.keypair at a Solana CLI keypair file"
+        ) from None
+    if not (
+        isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)
+    ):
         raise KeypairError(f"keypair {path} is not a Solana CLI keypair (a JSON array of 64 bytes)")
     try:
         return Keypair.from_bytes(bytes(values))
@@ -151,7 +155,9 @@ def savepoint_instructions(authority: Keypair, fields: SavepointFields, metadata
     record, _ = record_address(authority.pubkey(), fields.instance_id)
     message = fields.signed_message(record)
     signature = bytes(authority.sign_message(message))
-    ed25519 = Instruction(ED25519_PROGRAM_ID, ed25519_instruction_data(bytes(authority.pubkey()), signature, message), [])
+    ed25519 = Instruction(
+        ED25519_PROGRAM_ID, ed25519_instruction_data(bytes(authority.pubkey()), signature, message), []
+    )
     args = program().type["SavepointArgs"](entry_type=ENTRY_TYPE_SAVEPOINT, metadata=metadata)
     accounts = {"authority": authority.pubkey(), "record": record, "instructions": INSTRUCTIONS_SYSVAR_ID}
     return [ed25519, program().instruction["savepoint"](args, ctx=_context(accounts))]

@@ -22,7 +22,10 @@ def convert(idl: dict) -> dict:
         "accounts": [_type_definition(types[name]) for name in sorted(account_names) if name in types],
         "types": [_type_definition(t) for name, t in types.items() if name not in account_names],
         "events": [_event(e, types) for e in idl.get("events", []) if e["name"] in types],
-        "errors": [{"code": e["code"], "name": e["name"], **({"msg": e["msg"]} if "msg" in e else {})} for e in idl.get("errors", [])],
+        "errors": [
+            {"code": e["code"], "name": e["name"], **({"msg": e["msg"]} if "msg" in e else {})}
+            for e in idl.get("errors", [])
+        ],
         "metadata": {"address": idl["address"]},
     }
 
@@ -44,7 +47,10 @@ def _account(account: dict) -> dict:
 def _type_definition(definition: dict) -> dict:
     body = definition["type"]
     if body["kind"] == "struct":
-        converted = {"kind": "struct", "fields": [{"name": f["name"], "type": _type(f["type"])} for f in body.get("fields", [])]}
+        converted = {
+            "kind": "struct",
+            "fields": [{"name": f["name"], "type": _type(f["type"])} for f in body.get("fields", [])],
+        }
     else:
         converted = {"kind": "enum", "variants": [_variant(v) for v in body.get("variants", [])]}
     return {"name": definition["name"], "type": converted}
@@ -61,7 +67,10 @@ def _variant(variant: dict) -> dict:
 
 def _event(event: dict, types: dict) -> dict:
     fields = types[event["name"]]["type"].get("fields", [])
-    return {"name": event["name"], "fields": [{"name": f["name"], "type": _type(f["type"]), "index": False} for f in fields]}
+    return {
+        "name": event["name"],
+        "fields": [{"name": f["name"], "type": _type(f["type"]), "index": False} for f in fields],
+    }
 
 
 def _type(kind):

@@ -16,7 +16,6 @@ from solders.keypair import Keypair
 from solders.transaction import Transaction
 
 from precompact import chain, savepoint_log, trust
-
 from precompact.chain import record, rpc
 
 CONFIRM_POLL_SECONDS = 0.05
@@ -27,7 +26,15 @@ class ChainError(Exception):
     """Layer 3 could not proceed; the message says why and what to do."""
 
 
-def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: str, logs: Path, git_layer: bool = True, authority: str | None = None) -> list[str]:
+def post_pending(
+    cluster: str,
+    keypair_path: Path,
+    program_id: str,
+    instance: str,
+    logs: Path,
+    git_layer: bool = True,
+    authority: str | None = None,
+) -> list[str]:
     """Posts every savepoint not yet confirmed on chain; returns the problems met (each also
     appended to the index as LAYER_3_FAILED). Stops at the first savepoint that cannot go.
     Without the git layer the record names no commit (40 zeros). A savepoint is confirmed only
@@ -56,7 +63,11 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
                 _confirmed(logs, savepoint, signature=None, slot=held.slot, recovered=True)
                 continue
             if savepoint.sequence != held.sequence + 1:
-                return _failed(logs, savepoint, f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence} cannot follow it (run `precompact verify`)")
+                return _failed(
+                    logs,
+                    savepoint,
+                    f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence} cannot follow it (run `precompact verify`)",
+                )
             signature, held = _post(client, signer, roots, savepoint, held, commit)
             _confirmed(logs, savepoint, signature=signature, slot=held.slot, recovered=False)
     except (rpc.RpcError, ChainError) as e:
@@ -69,13 +80,17 @@ def post_pending(cluster: str, keypair_path: Path, program_id: str, instance: st
 def _signer(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
     """The configured key, once the program and the authority are the ones this client serves."""
     if program_id != str(chain.PROGRAM_ID):
-        raise ChainError(f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})")
+        raise ChainError(
+            f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})"
+        )
     try:
         signer = chain.load_keypair(keypair_path)
     except chain.KeypairError as e:
         raise ChainError(str(e)) from None
     if authority is not None and str(signer.pubkey()) != authority:
-        raise ChainError(f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file")
+        raise ChainError(
+            f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file"
+        )
     return signer
 
 
@@ -84,7 +99,9 @@ def _record_to_extend(client: rpc.Cluster, signer: Keypair, roots: trust.Roots, 
     unless its history was reset under savepoints this machine saw confirmed."""
     held = trust.record_at(roots, client)
     if held is None and confirmed:
-        raise ChainError(f"savepoint {confirmed} was confirmed at {roots.address}, which holds no record now: it was closed (history reset); a new instance name starts a new record")
+        raise ChainError(
+            f"savepoint {confirmed} was confirmed at {roots.address}, which holds no record now: it was closed (history reset); a new instance name starts a new record"
+        )
     if held is None:
         held = _initialize(client, signer, roots)
     reset = trust.history_reset(roots, held.sequence, confirmed)
@@ -93,7 +110,14 @@ def _record_to_extend(client: rpc.Cluster, signer: Keypair, roots: trust.Roots, 
     return held
 
 
-def _post(client: rpc.Cluster, signer: Keypair, roots: trust.Roots, savepoint: savepoint_log.Savepoint, held: record.Record, commit: str) -> tuple[str, record.Record]:
+def _post(
+    client: rpc.Cluster,
+    signer: Keypair,
+    roots: trust.Roots,
+    savepoint: savepoint_log.Savepoint,
+    held: record.Record,
+    commit: str,
+) -> tuple[str, record.Record]:
     """Posts `savepoint` as the successor of `held`; returns the signature and the record read
     back, once it states the savepoint."""
     fields = chain.SavepointFields(
@@ -114,7 +138,11 @@ def _post(client: rpc.Cluster, signer: Keypair, roots: trust.Roots, savepoint: s
 
 def metadata(created: dict) -> bytes:
     """The on-chain metadata: trigger and token usage, compact JSON within 256 bytes."""
-    fields = {"trigger": created.get("trigger"), "tokens_used": created.get("tokens_used_this_session"), "tokens_remaining": created.get("tokens_remaining")}
+    fields = {
+        "trigger": created.get("trigger"),
+        "tokens_used": created.get("tokens_used_this_session"),
+        "tokens_remaining": created.get("tokens_remaining"),
+    }
     return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()[: chain.METADATA_MAX_LEN]
 
 
@@ -136,7 +164,9 @@ def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
     try:
         blockhash = Hash.from_string(client.latest_blockhash())
     except ValueError:
-        raise rpc.RpcError(f"cluster {client.url} answered getLatestBlockhash with an invalid blockhash; check chain.cluster") from None
+        raise rpc.RpcError(
+            f"cluster {client.url} answered getLatestBlockhash with an invalid blockhash; check chain.cluster"
+        ) from None
     tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer], blockhash)
     signature = client.send_transaction(bytes(tx))
     deadline = time.monotonic() + rpc.DEFAULT_TIMEOUT_SECONDS
@@ -147,7 +177,9 @@ def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
         if status is not None and status.get("confirmationStatus") is not None:
             return signature
         time.sleep(CONFIRM_POLL_SECONDS)
-    raise ChainError(f"transaction {signature} not confirmed within {rpc.DEFAULT_TIMEOUT_SECONDS} s; it will be checked again on the next flush")
+    raise ChainError(
+        f"transaction {signature} not confirmed within {rpc.DEFAULT_TIMEOUT_SECONDS} s; it will be checked again on the next flush"
+    )
 
 
 def _confirmed(logs: Path, savepoint, signature: str | None, slot: int | None, recovered: bool) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from borsh_construct import CStruct, I64, U8, U16, U64
+from borsh_construct import I64, U8, U16, U64, CStruct
 from construct import Bytes
 from solders.pubkey import Pubkey
 

@@ -39,11 +39,17 @@ class Cluster:
         try:
             response = self._http.post(self.url, json=request)
         except httpx.TimeoutException:
-            raise Unreachable(f"cluster {self.url} unreachable (timed out after {self.timeout:g} s); savepoints stay queued for `precompact flush`") from None
+            raise Unreachable(
+                f"cluster {self.url} unreachable (timed out after {self.timeout:g} s); savepoints stay queued for `precompact flush`"
+            ) from None
         except httpx.HTTPError as e:
-            raise Unreachable(f"cluster {self.url} unreachable ({e}); savepoints stay queued for `precompact flush`") from None
+            raise Unreachable(
+                f"cluster {self.url} unreachable ({e}); savepoints stay queued for `precompact flush`"
+            ) from None
         if response.status_code != 200:
-            raise Unreachable(f"cluster {self.url} unreachable (HTTP {response.status_code} to {method}); savepoints stay queued for `precompact flush`")
+            raise Unreachable(
+                f"cluster {self.url} unreachable (HTTP {response.status_code} to {method}); savepoints stay queued for `precompact flush`"
+            )
         try:
             answer = response.json()
         except ValueError:
@@ -77,7 +83,10 @@ class Cluster:
 
     def send_transaction(self, transaction: bytes) -> str:
         """Sends a signed transaction; returns its signature."""
-        result = self.call("sendTransaction", [base64.b64encode(transaction).decode(), {"encoding": "base64", "preflightCommitment": COMMITMENT}])
+        result = self.call(
+            "sendTransaction",
+            [base64.b64encode(transaction).decode(), {"encoding": "base64", "preflightCommitment": COMMITMENT}],
+        )
         if not isinstance(result, str):
             raise self._malformed("sendTransaction", "no signature")
         return result
@@ -109,7 +118,9 @@ class Cluster:
         return value[key]
 
     def _malformed(self, method: str, what: str) -> RpcError:
-        return RpcError(f"cluster {self.url} answered {method} with something that is not a Solana JSON-RPC answer ({what}); check chain.cluster")
+        return RpcError(
+            f"cluster {self.url} answered {method} with something that is not a Solana JSON-RPC answer ({what}); check chain.cluster"
+        )
 
 
 def _call_name(method: str) -> str:

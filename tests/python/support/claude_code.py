@@ -67,9 +67,13 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from support.commands import PRECOMPACT
+from support.projects import Project
 
 VERSION = "2.1.332"
 CACHE = Path(os.environ.get("PRECOMPACT_CLAUDE_CODE_CACHE", Path.home() / ".cache" / "precompact" / "claude-code"))
@@ -101,7 +105,8 @@ def claude_binary(version: str = VERSION) -> Path:
             capture_output=True,
             text=True,
             timeout=NPM_TIMEOUT_SECONDS,
-         check=False)
+            check=False,
+        )
         if done.returncode != 0:
             raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
     if not _works(binary):
@@ -228,13 +233,25 @@ def _stream_events(body, content, usage):
     for index, block in enumerate(content):
         if block["type"] == "text":
             yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
-            yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": block["text"]},
+            }
         else:
             yield {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
-            yield {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+            }
         yield {"type": "content_block_stop", "index": index}
     stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
-    yield {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": usage.get("output_tokens", 10)}}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": usage.get("output_tokens", 10)},
+    }
     yield {"type": "message_stop"}
 
 
@@ -257,10 +274,20 @@ class Script:
     _ids: object = field(default_factory=lambda: iter(range(1, 1 << 30)), repr=False)
 
     def __call__(self, body: dict) -> tuple[list[dict], dict]:
-        usage = {"input_tokens": self.input_tokens, "output_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": 50,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
         messages = body.get("messages") or []
         if messages and COMPACTION_MARK in texts(messages[-1]):
-            return [{"type": "text", "text": f"<analysis>\n{self.analysis}\n</analysis>\n\n<summary>\n{self.summary}\n</summary>"}], usage
+            return [
+                {
+                    "type": "text",
+                    "text": f"<analysis>\n{self.analysis}\n</analysis>\n\n<summary>\n{self.summary}\n</summary>",
+                }
+            ], usage
         for position in range(len(messages) - 1, -1, -1):
             message = messages[position]
             found = PLAN.search(texts(message)) if message.get("role") == "user" else None
@@ -268,7 +295,10 @@ class Script:
                 steps = self.plans.get(found.group(1), [])
                 step = sum(1 for m in messages[position + 1 :] if m.get("role") == "assistant")
                 if step < len(steps):
-                    calls = [{"type": "tool_use", "id": f"toolu_mock{next(self._ids):06d}", "name": name, "input": arguments} for name, arguments in steps[step]]
+                    calls = [
+                        {"type": "tool_use", "id": f"toolu_mock{next(self._ids):06d}", "name": name, "input": arguments}
+                        for name, arguments in steps[step]
+                    ]
                     return calls, usage
                 return [{"type": "text", "text": f"Done with {found.group(1)}."}], usage
         return [{"type": "text", "text": "Noted."}], usage
@@ -311,18 +341,84 @@ class Session:
             **self.env,
         }
 
-    def run(self, prompt: str, resume: str | None = None, cwd: Path | None = None, debug_file: Path | None = None) -> dict:
+    def run(
+        self, prompt: str, resume: str | None = None, cwd: Path | None = None, debug_file: Path | None = None
+    ) -> dict:
         """One `claude -p` run; its JSON result (`session_id`, `result`, ...)."""
-        args = [str(self.binary), "-p", prompt, "--output-format", "json", "--allowedTools", "Read,Write,Edit,Bash,ToolSearch,TodoWrite,TaskCreate,TaskUpdate,TaskList"]
+        args = [
+            str(self.binary),
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Read,Write,Edit,Bash,ToolSearch,TodoWrite,TaskCreate,TaskUpdate,TaskList",
+        ]
         if resume:
             args += ["--resume", resume]
         if debug_file:
             args += ["--debug-file", str(debug_file)]
-        done = subprocess.run(args, cwd=cwd or self.project, env=self.environment(), capture_output=True, text=True, timeout=self.timeout, check=False)
+        done = subprocess.run(
+            args,
+            cwd=cwd or self.project,
+            env=self.environment(),
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+            check=False,
+        )
         if done.returncode != 0 or not done.stdout.startswith("{"):
-            raise AssertionError(f"claude -p {prompt!r} exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}")
+            raise AssertionError(
+                f"claude -p {prompt!r} exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}"
+            )
         return json.loads(done.stdout)
 
     def transcript(self, session_id: str) -> list[dict]:
         [path] = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def wait_for_worker(project: Project, timeout: float = 60) -> None:
+    """Waits until no background worker holds the project's worker lock."""
+    lock = project.logs / "precompact-worker.lock"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if not lock.exists():
+            return
+        with lock.open("a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                continue
+    raise AssertionError("the background worker did not finish in time")
+
+
+class Setup:
+    def __init__(self, project: Project, session: Session, script: Script):
+        self.project, self.session, self.script = project, session, script
+
+    def precompact(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [PRECOMPACT, *args],
+            cwd=cwd or self.project.path,
+            env={**os.environ, "HOME": str(self.session.home)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def index(self) -> list[dict]:
+        return [
+            json.loads(line) for line in (self.project.logs / "precompact-savepoint.jsonl").read_text().splitlines()
+        ]
+
+
+def messages_text(request: dict) -> str:
+    return json.dumps(request["body"], ensure_ascii=False)
+
+
+def compaction_requests(mock: MockAnthropic) -> list[dict]:
+    return [r for r in mock.requests if r["body"] and COMPACTION_MARK in texts(r["body"]["messages"][-1])]

@@ -26,10 +26,14 @@ def run_git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def hook(stdin: dict | bytes, cwd: Path | None = None, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+def hook(
+    stdin: dict | bytes, cwd: Path | None = None, timeout: float = 120, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """`precompact hook` as Claude Code runs it: the event's JSON on stdin, output as bytes."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
-    return subprocess.run([PRECOMPACT, "hook"], input=data, capture_output=True, cwd=cwd, timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [PRECOMPACT, "hook"], input=data, capture_output=True, cwd=cwd, timeout=timeout, env=env, check=False
+    )
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
@@ -44,7 +48,9 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
 def landed(logs: Path, instance: str, count: int) -> bool:
     """Exactly `count` savepoints of `instance`, every one pushed and confirmed on chain."""
     states = savepoint_log.savepoints(logs, instance)
-    return len(states) == count and all((s.layer_2, s.layer_3) == (savepoint_log.Layer2.PUSHED, savepoint_log.Layer3.CONFIRMED) for s in states)
+    return len(states) == count and all(
+        (s.layer_2, s.layer_3) == (savepoint_log.Layer2.PUSHED, savepoint_log.Layer3.CONFIRMED) for s in states
+    )
 
 
 def invoke(*args: str, env: dict | None = None) -> Result:

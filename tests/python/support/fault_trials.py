@@ -22,14 +22,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from support.localnet import LocalnetProcess, free_port
-from support.commands import PRECOMPACT, hook
-from support.projects import Project, fund, new_project
-from support.transcript_gen import generate, payload, saved_sequence
-
 from precompact import config as configuration
 from precompact import gitstore, savepoint_log, snapshot, worker
 from precompact import verify as verification
+from support.commands import PRECOMPACT, hook
+from support.localnet import LocalnetProcess, free_port
+from support.projects import Project, fund, new_project
+from support.transcript_gen import generate, payload, saved_sequence
 
 
 @dataclass
@@ -50,7 +49,14 @@ class Tally:
 def killed_at(args: list[str], cwd: Path, delay: float, stdin: bytes = b"") -> None:
     """Starts `args` in its own process group and SIGKILLs the whole group after `delay` s (git
     children included), as a crash or a closed terminal would."""
-    process = subprocess.Popen(args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        args,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     with contextlib.suppress(BrokenPipeError):
         process.stdin.write(stdin)
         process.stdin.close()
@@ -108,6 +114,7 @@ def crash_layer_1(root: Path, trials: int, rng: random.Random, transcript_bytes:
     tally = Tally("kill -9 during Layer 1 (hook)")
     project = new_project(root, "crash-layer-1", git_layer=False, chain_layer=False)
     transcript = generate(root / "crash-layer-1.jsonl", transcript_bytes, project=project.path)
+
     def stdin() -> bytes:  # each hook a session of its own, so each one saves
         return json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
 
@@ -143,10 +150,14 @@ def remote_savepoint_hashes(project: Project) -> set[str]:
     """The snapshot hashes named by the index as it stands on the remote's savepoint branch."""
     config = configuration.load(project.path)
     ref = f"refs/heads/{config.branch}"
-    shown = subprocess.run(["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True, check=False)
+    shown = subprocess.run(
+        ["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True, check=False
+    )
     if shown.returncode != 0:
         return set()
-    folded = savepoint_log.of_instance(savepoint_log.fold(savepoint_log.parse(shown.stdout.splitlines()).events), project.instance)
+    folded = savepoint_log.of_instance(
+        savepoint_log.fold(savepoint_log.parse(shown.stdout.splitlines()).events), project.instance
+    )
     return {s.snapshot_hash for s in folded}
 
 
@@ -166,13 +177,25 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems + check_layer_2(project))
     # Once a flush runs to the end, every savepoint is in the remote's history.
-    flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False)
-    problems = [] if flushed.returncode == 0 else [f"flush after the crashes failed: {flushed.stdout.strip()} {flushed.stderr.strip()}"]
+    flushed = subprocess.run(
+        [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
+    )
+    problems = (
+        []
+        if flushed.returncode == 0
+        else [f"flush after the crashes failed: {flushed.stdout.strip()} {flushed.stderr.strip()}"]
+    )
     on_remote = remote_savepoint_hashes(project)
     states = savepoint_log.savepoints(project.logs, project.instance)
     tally.lost += sum(1 for s in states if s.snapshot_hash not in on_remote)
     for repository in (project.path, project.remote):
-        fsck = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=repository, capture_output=True, text=True, check=False)
+        fsck = subprocess.run(
+            ["git", "fsck", "--no-progress", "--no-dangling"],
+            cwd=repository,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if fsck.returncode != 0:
             problems.append(f"git fsck in {repository.name}: {fsck.stdout.strip() or fsck.stderr.strip()}")
     # The private index files of killed flushes are cleared by the next one.
@@ -244,7 +267,16 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     project = new_project(root, "concurrent", git_layer=True, chain_layer=True, cluster=url)
     fund(url, project.authority())
     transcript = generate(root / "concurrent.jsonl", 100_000, project=project.path)
-    processes = [subprocess.Popen([PRECOMPACT, "hook"], cwd=project.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(hooks)]
+    processes = [
+        subprocess.Popen(
+            [PRECOMPACT, "hook"],
+            cwd=project.path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(hooks)
+    ]
     for process in processes:
         process.stdin.write(json.dumps(payload("PreCompact", project.path, transcript.path)).encode())
         process.stdin.close()
@@ -257,8 +289,18 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     if not workers_idle(project, timeout=180):
         problems.append("background workers still running after 180 s")
     problems += landing_problems(project, url, hooks)
-    remote_log = set(subprocess.run(["git", "log", "--format=%H", configuration.load(project.path).branch], cwd=project.remote, capture_output=True, text=True, check=False).stdout.split())
-    missing = [s.sequence for s in savepoint_log.savepoints(project.logs, project.instance) if s.commit not in remote_log]
+    remote_log = set(
+        subprocess.run(
+            ["git", "log", "--format=%H", configuration.load(project.path).branch],
+            cwd=project.remote,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.split()
+    )
+    missing = [
+        s.sequence for s in savepoint_log.savepoints(project.logs, project.instance) if s.commit not in remote_log
+    ]
     if missing:
         problems.append(f"commits missing from the remote: {missing}")
     tally.lost = hooks - len(remote_savepoint_hashes(project))
@@ -291,7 +333,9 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     node.start()
     try:
         fund(url, project.authority())
-        flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300, check=False)
+        flushed = subprocess.run(
+            [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300, check=False
+        )
         if flushed.returncode != 0:
             problems.append(f"flush exited {flushed.returncode}: {flushed.stdout.strip()}")
         if not workers_idle(project, timeout=120):
@@ -321,15 +365,23 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
         for trial in range(1, trials + 1):
             for _ in range(per_trial):
                 snapshot.create_savepoint(settings, session)
-            flush = subprocess.Popen([PRECOMPACT, "flush"], cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            flush = subprocess.Popen(
+                [PRECOMPACT, "flush"], cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
             time.sleep(rng.uniform(0, duration * per_trial))
             node.process.kill()
             node.process.wait()
             flush.wait(timeout=120)
             node = LocalnetProcess(root, state_file=root / "restart-chain.json", port=port)
             node.start()
-            flushed = subprocess.run([PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False)
-            problems = [] if flushed.returncode == 0 else [f"flush after the restart exited {flushed.returncode}: {flushed.stdout.strip()}"]
+            flushed = subprocess.run(
+                [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
+            )
+            problems = (
+                []
+                if flushed.returncode == 0
+                else [f"flush after the restart exited {flushed.returncode}: {flushed.stdout.strip()}"]
+            )
             problems += landing_problems(project, url, 1 + trial * per_trial)
             tally.trials = trial
             tally.fail(trial, problems)

@@ -40,16 +40,49 @@ class Project:
         trust(self.path)
 
 
-def new_project(root: Path, name: str, git_layer: bool, chain_layer: bool, cluster: str = CLOSED_PORT_URL, instance: str = "Trial #1", airdrop: bool = False) -> Project:
+def new_project(
+    root: Path,
+    name: str,
+    git_layer: bool,
+    chain_layer: bool,
+    cluster: str = CLOSED_PORT_URL,
+    instance: str = "Trial #1",
+    airdrop: bool = False,
+) -> Project:
     """With `airdrop`, `init --airdrop` funds the new keypair from the cluster's faucet."""
     remote, path, keypair_file = root / f"{name}.git", root / name, root / f"{name}-id.json"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     path.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", str(remote)],
+        ["config", "user.name", "Dev"],
+        ["config", "user.email", "dev@example.invalid"],
+    ):
         subprocess.run(["git", *args], cwd=path, check=True)
-    subprocess.run([PRECOMPACT, "init", "--yes", "--instance", instance, "--cluster", cluster, "--keypair", str(keypair_file), *(["--airdrop"] if airdrop else [])], cwd=path, check=True, capture_output=True)
+    subprocess.run(
+        [
+            PRECOMPACT,
+            "init",
+            "--yes",
+            "--instance",
+            instance,
+            "--cluster",
+            cluster,
+            "--keypair",
+            str(keypair_file),
+            *(["--airdrop"] if airdrop else []),
+        ],
+        cwd=path,
+        check=True,
+        capture_output=True,
+    )
     config = path / ".precompact.toml"
-    text = config.read_text().replace("git = true", f"git = {str(git_layer).lower()}").replace("chain = true", f"chain = {str(chain_layer).lower()}")
+    text = (
+        config.read_text()
+        .replace("git = true", f"git = {str(git_layer).lower()}")
+        .replace("chain = true", f"chain = {str(chain_layer).lower()}")
+    )
     config.write_text(text)
     trust(path)
     return Project(path, remote, keypair_file, instance)
@@ -81,7 +114,12 @@ def repository_copy(destination: Path) -> Path:
     """This repository's files as a clone has them (tracked and not ignored, as they are in the
     work tree): what a marketplace added from git, or `pip install` of a clone, gets."""
     repo = REPO
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo, check=True, capture_output=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    ).stdout
     for name in filter(None, listed.decode().split("\0")):
         source = repo / name
         if source.is_file():
@@ -96,5 +134,7 @@ def tree_digest(root: Path) -> dict[str, str]:
     found = {}
     for path in sorted(root.rglob("*")):
         name = str(path.relative_to(root))
-        found[name] = "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+        found[name] = (
+            "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+        )
     return found

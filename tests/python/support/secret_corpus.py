@@ -30,10 +30,56 @@ BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 # Characters passwords hold that code and a naive value pattern stop at.
 PUNCTUATION = "&(){}[]<>!#%^*+?~|@"
 # The first words of the BIP-39 English list: seed phrases made of them have the real shape.
-BIP39_WORDS = (
-    "abandon ability able about above absent absorb abstract absurd abuse access accident account accuse achieve acid acoustic acquire across act action actor "
-    "actress actual adapt add addict address adjust admit adult advance advice aerobic affair afford afraid again age agent agree ahead aim air airport aisle alarm album"
-).split()
+BIP39_WORDS = [
+    "abandon",
+    "ability",
+    "able",
+    "about",
+    "above",
+    "absent",
+    "absorb",
+    "abstract",
+    "absurd",
+    "abuse",
+    "access",
+    "accident",
+    "account",
+    "accuse",
+    "achieve",
+    "acid",
+    "acoustic",
+    "acquire",
+    "across",
+    "act",
+    "action",
+    "actor",
+    "actress",
+    "actual",
+    "adapt",
+    "add",
+    "addict",
+    "address",
+    "adjust",
+    "admit",
+    "adult",
+    "advance",
+    "advice",
+    "aerobic",
+    "affair",
+    "afford",
+    "afraid",
+    "again",
+    "age",
+    "agent",
+    "agree",
+    "ahead",
+    "aim",
+    "air",
+    "airport",
+    "aisle",
+    "alarm",
+    "album",
+]
 
 
 def _bytes(n: int) -> bytes:
@@ -55,7 +101,15 @@ def _b64json(fields: dict, urlsafe: bool = False) -> str:
 
 def _password() -> str:
     """A password with the punctuation an assignment's value must run through."""
-    return _pick(ALNUM, 5) + _pick(string.digits, 1) + "&" + _pick(ALNUM, 3) + "(" + _pick(PUNCTUATION, 4) + _pick(ALNUM, 3)
+    return (
+        _pick(ALNUM, 5)
+        + _pick(string.digits, 1)
+        + "&"
+        + _pick(ALNUM, 3)
+        + "("
+        + _pick(PUNCTUATION, 4)
+        + _pick(ALNUM, 3)
+    )
 
 
 @dataclass(frozen=True)
@@ -81,14 +135,30 @@ def _seed_phrase(words: int) -> str:
 def _putty() -> Planted:
     public, private = [_pick(B64, 64) for _ in range(2)], [_pick(B64, 64) for _ in range(2)]
     text = "\n".join(
-        ["PuTTY-User-Key-File-3: ssh-ed25519", "Encryption: none", "Comment: ed25519-key-20260101", "Public-Lines: 2", *public, "Private-Lines: 2", *private, "Private-MAC: " + _pick(HEX, 64)]
+        [
+            "PuTTY-User-Key-File-3: ssh-ed25519",
+            "Encryption: none",
+            "Comment: ed25519-key-20260101",
+            "Public-Lines: 2",
+            *public,
+            "Private-Lines: 2",
+            *private,
+            "Private-MAC: " + _pick(HEX, 64),
+        ]
     )
     return Planted("PuTTY private key file", text, tuple(private))
 
 
 def _ssh2() -> Planted:
     body = [_pick(B64, 64) for _ in range(3)]
-    text = "\n".join(["---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----", 'Comment: "rsa-key-20260101"', *body, "---- END SSH2 ENCRYPTED PRIVATE KEY ----"])
+    text = "\n".join(
+        [
+            "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----",
+            'Comment: "rsa-key-20260101"',
+            *body,
+            "---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+        ]
+    )
     return Planted("SSH2 encrypted private key", text, tuple(body))
 
 
@@ -100,7 +170,11 @@ def _base64_pem() -> Planted:
 
 def _netrc_multiline() -> Planted:
     password = _password()
-    return Planted(".netrc entry over several lines", f"machine api.example.com\n  login deploy\n  password {password}\n", (password,))
+    return Planted(
+        ".netrc entry over several lines",
+        f"machine api.example.com\n  login deploy\n  password {password}\n",
+        (password,),
+    )
 
 
 SECRETS: list[Planted] = [
@@ -116,8 +190,18 @@ SECRETS: list[Planted] = [
     _plant("GitHub OAuth token", "gho_" + _pick(ALNUM, 36)),
     _plant("GitHub fine-grained token", "github_pat_11" + _pick(UPPER_DIGITS, 20) + "_" + _pick(ALNUM, 59)),
     _plant("GitLab personal token", "glpat-" + _pick(URLSAFE, 20)),
-    _plant("Slack bot token", "xoxb-" + _pick(string.digits, 12) + "-" + _pick(string.digits, 13) + "-" + _pick(ALNUM, 24)),
-    _plant("Slack webhook", "https://hooks.slack.com/services/T" + _pick(UPPER_DIGITS, 8) + "/B" + _pick(UPPER_DIGITS, 8) + "/" + _pick(ALNUM, 24)),
+    _plant(
+        "Slack bot token", "xoxb-" + _pick(string.digits, 12) + "-" + _pick(string.digits, 13) + "-" + _pick(ALNUM, 24)
+    ),
+    _plant(
+        "Slack webhook",
+        "https://hooks.slack.com/services/T"
+        + _pick(UPPER_DIGITS, 8)
+        + "/B"
+        + _pick(UPPER_DIGITS, 8)
+        + "/"
+        + _pick(ALNUM, 24),
+    ),
     _plant("Anthropic API key", "sk-ant-api03-" + _pick(URLSAFE, 93) + "AA"),
     _plant("OpenAI project key", "sk-proj-" + _pick(URLSAFE, 48)),
     _plant("Stripe secret key", "sk_live_" + _pick(ALNUM, 24)),
@@ -125,9 +209,14 @@ SECRETS: list[Planted] = [
     _plant("Google API key", "AIza" + _pick(URLSAFE, 35)),
     _plant("npm token", "npm_" + _pick(ALNUM, 36)),
     _plant("PyPI token", "pypi-AgEIcHlwaS5vcmc" + _pick(URLSAFE, 70)),
-    _plant("JSON Web Token", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI" + _pick(URLSAFE, 30) + "." + _pick(URLSAFE, 43)),
+    _plant(
+        "JSON Web Token",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI" + _pick(URLSAFE, 30) + "." + _pick(URLSAFE, 43),
+    ),
     _plant("PostgreSQL URL with password", _pick(ALNUM, 18), "postgresql://app_user:", "@db.internal:5432/app"),
-    _plant("MongoDB SRV URL with password", _pick(ALNUM, 16), "mongodb+srv://admin:", "@cluster0.example.mongodb.net/prod"),
+    _plant(
+        "MongoDB SRV URL with password", _pick(ALNUM, 16), "mongodb+srv://admin:", "@cluster0.example.mongodb.net/prod"
+    ),
     _plant("Redis URL with password only", _pick(ALNUM, 20), "redis://:", "@cache.internal:6379/0"),
     _plant("Solana CLI keypair", json.dumps([_rng.randrange(256) for _ in range(64)])),
     _plant(".env password", _pick(ALNUM, 14), "DB_PASSWORD="),
@@ -141,7 +230,12 @@ SECRETS: list[Planted] = [
     _plant("Shopify access token", "shpat_" + _pick(HEX, 32)),
     _plant("DigitalOcean token", "dop_v1_" + _pick(HEX, 64)),
     _plant("Telegram bot token", _pick(string.digits, 10) + ":AA" + _pick(URLSAFE, 33)),
-    _plant("Azure storage connection string", _pick(B64, 86) + "==", "DefaultEndpointsProtocol=https;AccountName=prodstore;AccountKey=", ";EndpointSuffix=core.windows.net"),
+    _plant(
+        "Azure storage connection string",
+        _pick(B64, 86) + "==",
+        "DefaultEndpointsProtocol=https;AccountName=prodstore;AccountKey=",
+        ";EndpointSuffix=core.windows.net",
+    ),
     _plant("HashiCorp Vault token", "hvs." + _pick(URLSAFE, 90)),
     _plant("age secret key", "AGE-SECRET-KEY-1" + _pick("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".upper(), 58)),
     _plant("Square access token", "sq0atp-" + _pick(URLSAFE, 22)),
@@ -151,28 +245,72 @@ SECRETS: list[Planted] = [
     _plant("JSON password with punctuation", _password(), '{"username": "svc", "password": "', '"}'),
     _plant(".env short password name", _password(), "SMTP_PASS="),
     _plant("high-entropy signing key", _pick(HEX, 64), "WEBHOOK_SIGNING_KEY="),
-    _plant(".npmrc auth token", _pick(HEX, 8) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 12), "//registry.npmjs.org/:_authToken="),
+    _plant(
+        ".npmrc auth token",
+        _pick(HEX, 8) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 4) + "-" + _pick(HEX, 12),
+        "//registry.npmjs.org/:_authToken=",
+    ),
     # Wallets.
-    _plant("BIP-39 seed phrase (solana-keygen new)", _seed_phrase(12), "Wrote new keypair to /home/dev/.config/solana/id.json\n" + "=" * 80 + "\npubkey: " + _base58(_bytes(32)) + "\n" + "=" * 80 + "\nSave this seed phrase and your BIP39 passphrase to recover your new keypair:\n", "\n" + "=" * 80),
+    _plant(
+        "BIP-39 seed phrase (solana-keygen new)",
+        _seed_phrase(12),
+        "Wrote new keypair to /home/dev/.config/solana/id.json\n"
+        + "=" * 80
+        + "\npubkey: "
+        + _base58(_bytes(32))
+        + "\n"
+        + "=" * 80
+        + "\nSave this seed phrase and your BIP39 passphrase to recover your new keypair:\n",
+        "\n" + "=" * 80,
+    ),
     _plant("BIP-39 seed phrase (24 words, .env)", _seed_phrase(24), 'MNEMONIC="', '"'),
-    _plant("Solana base58 secret key (wallet export)", _base58(_bytes(64)), '{"publicKey": "' + _base58(_bytes(32)) + '", "secretKey": "', '"}'),
-    _plant("0x private key (hardhat node)", "0x" + _pick(HEX, 64), "Account #0: 0x" + _pick(HEX, 40) + " (10000 ETH)\nPrivate Key: "),
+    _plant(
+        "Solana base58 secret key (wallet export)",
+        _base58(_bytes(64)),
+        '{"publicKey": "' + _base58(_bytes(32)) + '", "secretKey": "',
+        '"}',
+    ),
+    _plant(
+        "0x private key (hardhat node)",
+        "0x" + _pick(HEX, 64),
+        "Account #0: 0x" + _pick(HEX, 40) + " (10000 ETH)\nPrivate Key: ",
+    ),
     _plant("0x private key (.env)", "0x" + _pick(HEX, 64), "PRIVATE_KEY="),
     _plant("BIP-32 extended private key", "xprv9s21ZrQH143K" + _pick(BASE58, 95)),
     # Credential files.
-    _plant("kubeconfig client-key-data", base64.b64encode(("-----BEGIN RSA PRIVATE KEY-----\n" + _pick(B64, 64) + "\n-----END RSA PRIVATE KEY-----\n").encode()).decode(), "users:\n- name: admin\n  user:\n    client-key-data: "),
-    _plant("kubeconfig token", _pick(LOWER_DIGITS, 6) + "." + _pick(LOWER_DIGITS, 16), "users:\n- name: bootstrap\n  user:\n    token: "),
+    _plant(
+        "kubeconfig client-key-data",
+        base64.b64encode(
+            ("-----BEGIN RSA PRIVATE KEY-----\n" + _pick(B64, 64) + "\n-----END RSA PRIVATE KEY-----\n").encode()
+        ).decode(),
+        "users:\n- name: admin\n  user:\n    client-key-data: ",
+    ),
+    _plant(
+        "kubeconfig token",
+        _pick(LOWER_DIGITS, 6) + "." + _pick(LOWER_DIGITS, 16),
+        "users:\n- name: bootstrap\n  user:\n    token: ",
+    ),
     _base64_pem(),
     _plant(".netrc line", _password(), "machine github.com login octocat password "),
     _netrc_multiline(),
     _plant(".pgpass line", _password(), "db.internal:5432:app:app_user:"),
-    _plant("Docker config auth", base64.b64encode(b"deploy:" + _pick(ALNUM, 20).encode()).decode(), '{"auths": {"https://index.docker.io/v1/": {"auth": "', '"}}}'),
+    _plant(
+        "Docker config auth",
+        base64.b64encode(b"deploy:" + _pick(ALNUM, 20).encode()).decode(),
+        '{"auths": {"https://index.docker.io/v1/": {"auth": "',
+        '"}}}',
+    ),
     _putty(),
     _ssh2(),
     # Command lines.
     _plant("mysql -p password", _password(), "mysql -h db.internal -u root -p", " app < dump.sql"),
     _plant("--password=value", _password(), "pg_dump --username app --password=", " app"),
-    _plant("--password value", _pick(ALNUM, 12) + "7", "mongo --username admin --password ", " --authenticationDatabase admin"),
+    _plant(
+        "--password value",
+        _pick(ALNUM, 12) + "7",
+        "mongo --username admin --password ",
+        " --authenticationDatabase admin",
+    ),
     _plant("curl -u user:password", _password(), "curl -sS -u deploy:", " https://api.example.com/v1/deploy"),
     _plant("sshpass -p", _pick(ALNUM, 14), "sshpass -p '", "' ssh deploy@host"),
     _plant("redis-cli -a", _pick(ALNUM, 24), "redis-cli -h cache.internal -a ", " ping"),
@@ -181,9 +319,16 @@ SECRETS: list[Planted] = [
     _plant("X-API-Key header", _pick(ALNUM, 32), 'curl -H "X-API-Key: ', '" https://api.example.com'),
     _plant("api-key header (Azure OpenAI)", _pick(HEX, 32), "api-key: "),
     _plant("Cookie header", _pick(HEX, 32), "Cookie: theme=dark; sessionid="),
-    _plant("Set-Cookie header", _pick(URLSAFE, 40), "Set-Cookie: __Host-session=", "; Path=/; Secure; HttpOnly; SameSite=Lax"),
+    _plant(
+        "Set-Cookie header",
+        _pick(URLSAFE, 40),
+        "Set-Cookie: __Host-session=",
+        "; Path=/; Secure; HttpOnly; SameSite=Lax",
+    ),
     # Vendor token formats.
-    _plant("Slack app token", "xapp-1-A" + _pick(UPPER_DIGITS, 10) + "-" + _pick(string.digits, 13) + "-" + _pick(HEX, 64)),
+    _plant(
+        "Slack app token", "xapp-1-A" + _pick(UPPER_DIGITS, 10) + "-" + _pick(string.digits, 13) + "-" + _pick(HEX, 64)
+    ),
     _plant("GitLab runner token", "glrt-" + _pick(URLSAFE, 20)),
     _plant("GitLab deploy token", "gldt-" + _pick(URLSAFE, 20)),
     _plant("GitLab pipeline trigger token", "glptt-" + _pick(HEX, 40)),
@@ -192,20 +337,83 @@ SECRETS: list[Planted] = [
     _plant("gcloud access token", "ya29.a0" + _pick(URLSAFE, 120)),
     _plant("Google OAuth client secret", "GOCSPX-" + _pick(URLSAFE, 28)),
     _plant("Docker Hub access token", "dckr_pat_" + _pick(URLSAFE, 27)),
-    _plant("Sentry org token", "sntrys_" + _b64json({"iat": 1767225600.0, "url": "https://sentry.io", "region_url": "https://us.sentry.io", "org": "acme"}) + "_" + _pick(B64, 43)),
+    _plant(
+        "Sentry org token",
+        "sntrys_"
+        + _b64json(
+            {"iat": 1767225600.0, "url": "https://sentry.io", "region_url": "https://us.sentry.io", "org": "acme"}
+        )
+        + "_"
+        + _pick(B64, 43),
+    ),
     _plant("Sentry user token", "sntryu_" + _pick(HEX, 64)),
     _plant("Linear API key", "lin_api_" + _pick(ALNUM, 40)),
     _plant("Postman API key", "PMAK-" + _pick(HEX, 24) + "-" + _pick(HEX, 34)),
     _plant("Grafana service account token", "glsa_" + _pick(ALNUM, 32) + "_" + _pick(HEX, 8)),
-    _plant("Grafana Cloud token", "glc_" + _b64json({"o": "123456", "n": "stack-1-deploy", "k": _pick(ALNUM, 24), "m": {"r": "us"}})),
+    _plant(
+        "Grafana Cloud token",
+        "glc_" + _b64json({"o": "123456", "n": "stack-1-deploy", "k": _pick(ALNUM, 24), "m": {"r": "us"}}),
+    ),
     _plant("Pulumi access token", "pul-" + _pick(HEX, 40)),
     _plant("Tailscale auth key", "tskey-auth-k" + _pick(ALNUM, 10) + "CNTRL-" + _pick(ALNUM, 33)),
     _plant("Databricks token", "dapi" + _pick(HEX, 32)),
     _plant("Webhook signing secret", "whsec_" + _pick(B64, 32)),
-    _plant("1Password service account token", "ops_" + _b64json({"signInAddress": "my.1password.com", "userAuth": {"method": "SRPg-4096", "alg": "PBES2g-HS256", "iterations": 650000, "salt": _pick(URLSAFE, 22)}, "email": _pick(LOWER_DIGITS, 12) + "@1passwordserviceaccounts.com", "srpX": _pick(HEX, 64), "muk": {"alg": "A256GCM", "ext": True, "k": _pick(URLSAFE, 43), "key_ops": ["encrypt", "decrypt"], "kty": "oct", "kid": "mp"}, "secretKey": "A3-" + _pick(UPPER_DIGITS, 6), "deviceUuid": _pick(LOWER_DIGITS, 26)})),
-    _plant("1Password Connect token", "eyJhbGciOiJFUzI1NiIsImtpZCI6I" + _pick(URLSAFE, 30) + ".eyJhdWQiOlsi" + _pick(URLSAFE, 60) + "." + _pick(URLSAFE, 86), "OP_CONNECT_TOKEN="),
-    _plant("1Password secret key", "A3-" + _pick(UPPER_DIGITS, 6) + "-" + _pick(UPPER_DIGITS, 6) + "-" + _pick(UPPER_DIGITS, 5) + "-" + _pick(UPPER_DIGITS, 5) + "-" + _pick(UPPER_DIGITS, 5) + "-" + _pick(UPPER_DIGITS, 5)),
-    _plant("Mapbox secret token", "sk." + _b64json({"u": "acme", "a": _pick(LOWER_DIGITS, 25)}, urlsafe=True) + "." + _pick(URLSAFE, 22)),
+    _plant(
+        "1Password service account token",
+        "ops_"
+        + _b64json(
+            {
+                "signInAddress": "my.1password.com",
+                "userAuth": {
+                    "method": "SRPg-4096",
+                    "alg": "PBES2g-HS256",
+                    "iterations": 650000,
+                    "salt": _pick(URLSAFE, 22),
+                },
+                "email": _pick(LOWER_DIGITS, 12) + "@1passwordserviceaccounts.com",
+                "srpX": _pick(HEX, 64),
+                "muk": {
+                    "alg": "A256GCM",
+                    "ext": True,
+                    "k": _pick(URLSAFE, 43),
+                    "key_ops": ["encrypt", "decrypt"],
+                    "kty": "oct",
+                    "kid": "mp",
+                },
+                "secretKey": "A3-" + _pick(UPPER_DIGITS, 6),
+                "deviceUuid": _pick(LOWER_DIGITS, 26),
+            }
+        ),
+    ),
+    _plant(
+        "1Password Connect token",
+        "eyJhbGciOiJFUzI1NiIsImtpZCI6I"
+        + _pick(URLSAFE, 30)
+        + ".eyJhdWQiOlsi"
+        + _pick(URLSAFE, 60)
+        + "."
+        + _pick(URLSAFE, 86),
+        "OP_CONNECT_TOKEN=",
+    ),
+    _plant(
+        "1Password secret key",
+        "A3-"
+        + _pick(UPPER_DIGITS, 6)
+        + "-"
+        + _pick(UPPER_DIGITS, 6)
+        + "-"
+        + _pick(UPPER_DIGITS, 5)
+        + "-"
+        + _pick(UPPER_DIGITS, 5)
+        + "-"
+        + _pick(UPPER_DIGITS, 5)
+        + "-"
+        + _pick(UPPER_DIGITS, 5),
+    ),
+    _plant(
+        "Mapbox secret token",
+        "sk." + _b64json({"u": "acme", "a": _pick(LOWER_DIGITS, 25)}, urlsafe=True) + "." + _pick(URLSAFE, 22),
+    ),
     _plant("Anthropic admin key", "sk-ant-admin01-" + _pick(URLSAFE, 93) + "AA"),
     _plant("Atlassian API token", "ATATT3xFfGF0" + _pick(URLSAFE, 170) + "=" + _pick(UPPER_DIGITS, 8)),
     _plant("Doppler token", "dp.pt." + _pick(ALNUM, 43)),
@@ -217,12 +425,18 @@ SECRETS: list[Planted] = [
     _plant("Terraform Cloud token", _pick(ALNUM, 14) + ".atlasv1." + _pick(URLSAFE, 67)),
     _plant("Heroku API key", "HRKU-AA" + _pick(URLSAFE, 58)),
     _plant("Azure AD client secret", _pick(ALNUM, 3) + "8Q~" + _pick(URLSAFE + "~.", 34)),
-    _plant("Azure SAS signature", _pick(ALNUM + "%", 43) + "%3D", "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig="),
+    _plant(
+        "Azure SAS signature",
+        _pick(ALNUM + "%", 43) + "%3D",
+        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig=",
+    ),
     _plant("Mailchimp API key", _pick(HEX, 32) + "-us21"),
     _plant("Fly.io token", "fm2_" + _pick(B64, 140)),
     _plant("Perplexity API key", "pplx-" + _pick(ALNUM, 48)),
     _plant("RubyGems API key", "rubygems_" + _pick(HEX, 48)),
-    _plant("Discord webhook", "https://discord.com/api/webhooks/" + _pick(string.digits, 18) + "/" + _pick(URLSAFE, 68)),
+    _plant(
+        "Discord webhook", "https://discord.com/api/webhooks/" + _pick(string.digits, 18) + "/" + _pick(URLSAFE, 68)
+    ),
 ]
 
 
@@ -231,7 +445,12 @@ def stdlib_sources() -> list[Path]:
     Python standard library's own sources."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     files = sorted(p for p in stdlib.glob("*.py") if p.stat().st_size < 400_000)
-    return files + sorted(stdlib.glob("email/*.py")) + sorted(stdlib.glob("http/*.py")) + sorted(stdlib.glob("urllib/*.py"))
+    return (
+        files
+        + sorted(stdlib.glob("email/*.py"))
+        + sorted(stdlib.glob("http/*.py"))
+        + sorted(stdlib.glob("urllib/*.py"))
+    )
 
 
 def _look_alike_lines(rng: random.Random) -> list[str]:
@@ -318,7 +537,9 @@ def clean_corpus() -> list[tuple[str, str]]:
     documents) and generated look-alikes: transaction signatures, public keys, hashes, commit
     ids, base64 data and code that names secrets."""
     files = stdlib_sources() + [REPO / "README.md", REPO / "docs" / "performance.md"]
-    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files if p.is_file()] + [("look-alikes", look_alikes())]
+    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files if p.is_file()] + [
+        ("look-alikes", look_alikes())
+    ]
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,15 @@ class Transcript:
     bytes: int = 0
 
 
-def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None, seed: int = 7, partial_tail: bool = False, planted: list[str] = (), sources: list[Path] = ()) -> Transcript:
+def generate(
+    path: Path,
+    target_bytes: int = 64_000,
+    project: Path | None = None,
+    seed: int = 7,
+    partial_tail: bool = False,
+    planted: list[str] = (),
+    sources: list[Path] = (),
+) -> Transcript:
     """Writes a transcript of about `target_bytes`; `planted` strings go into tool results. With
     `sources`, each turn reads the next of these real files instead of a few made-up lines: it is
     copied into the project (so the snapshot's loaded files hold it too) and comes back numbered
@@ -76,20 +84,55 @@ def generate(path: Path, target_bytes: int = 64_000, project: Path | None = None
             if file not in out.files:
                 out.files.append(file)
             message_id = f"msg_{turn:06d}"
-            usage = {"input_tokens": 40 + turn, "cache_creation_input_tokens": 900, "cache_read_input_tokens": min(1_000 * turn, 150_000), "output_tokens": 120}
+            usage = {
+                "input_tokens": 40 + turn,
+                "cache_creation_input_tokens": 900,
+                "cache_read_input_tokens": min(1_000 * turn, 150_000),
+                "output_tokens": 120,
+            }
             write(_assistant(turn, message_id, usage, {"type": "text", "text": f"Reading {Path(file).name} first."}))
             tool = "Edit" if turn % 3 == 0 and not sources else "Read"
-            write(_assistant(turn, message_id, usage, {"type": "tool_use", "id": f"toolu_{turn}", "name": tool, "input": {"file_path": file}}))
+            write(
+                _assistant(
+                    turn,
+                    message_id,
+                    usage,
+                    {"type": "tool_use", "id": f"toolu_{turn}", "name": tool, "input": {"file_path": file}},
+                )
+            )
             if planted:
                 result += "\n" + planted.pop() + "\n"
-            write({"type": "user", "uuid": f"u-{turn}-r", "sessionId": "s-demo", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": result}]}})
+            write(
+                {
+                    "type": "user",
+                    "uuid": f"u-{turn}-r",
+                    "sessionId": "s-demo",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": result}],
+                    },
+                }
+            )
             conclusion = f"Conclusion {turn}: {rng.choice(_PROSE)}"
             write(_assistant(turn, f"msg_{turn:06d}b", usage, {"type": "text", "text": conclusion}))
             out.conclusions.append(conclusion)
             out.messages += 2
             if turn == 2:
-                write({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 150_000}})
-                write({"type": "summary", "summary": "Earlier: set up the project and fixed the build.", "leafUuid": "u-2"})
+                write(
+                    {
+                        "type": "system",
+                        "subtype": "compact_boundary",
+                        "content": "Conversation compacted",
+                        "compactMetadata": {"trigger": "auto", "preTokens": 150_000},
+                    }
+                )
+                write(
+                    {
+                        "type": "summary",
+                        "summary": "Earlier: set up the project and fixed the build.",
+                        "leafUuid": "u-2",
+                    }
+                )
         if partial_tail:
             tail = '{"type":"assistant","message":{"id":"msg_partial","content":[{"type":"text","text":"still wri'
             f.write(tail)
@@ -107,15 +150,30 @@ def _user(turn: int, text: str) -> dict:
 
 
 def _assistant(turn: int, message_id: str, usage: dict, block: dict) -> dict:
-    return {"type": "assistant", "uuid": f"a-{turn}-{block['type']}", "requestId": f"req_{message_id}", "sessionId": "s-demo", "message": {"id": message_id, "role": "assistant", "content": [block], "usage": usage}}
+    return {
+        "type": "assistant",
+        "uuid": f"a-{turn}-{block['type']}",
+        "requestId": f"req_{message_id}",
+        "sessionId": "s-demo",
+        "message": {"id": message_id, "role": "assistant", "content": [block], "usage": usage},
+    }
 
 
 def payload(event: str, cwd: Path, transcript: Path | None = None, **extra) -> dict:
     """A hook's stdin for `event` (PreCompact, PostCompact, SessionStart), from a session of its
     own unless `session_id` is given: a session's PreCompact with nothing said since its last
     savepoint keeps that savepoint, and a session gets a savepoint's brief once."""
-    base = {"session_id": f"s-{uuid.uuid4().hex[:12]}", "transcript_path": str(transcript) if transcript else "", "cwd": str(cwd), "hook_event_name": event}
-    defaults = {"PreCompact": {"trigger": "auto", "custom_instructions": ""}, "PostCompact": {"trigger": "auto", "compact_summary": "Summary: fixed the flaky test."}, "SessionStart": {"source": "compact"}}
+    base = {
+        "session_id": f"s-{uuid.uuid4().hex[:12]}",
+        "transcript_path": str(transcript) if transcript else "",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+    }
+    defaults = {
+        "PreCompact": {"trigger": "auto", "custom_instructions": ""},
+        "PostCompact": {"trigger": "auto", "compact_summary": "Summary: fixed the flaky test."},
+        "SessionStart": {"source": "compact"},
+    }
     return {**base, **defaults.get(event, {}), **extra}
 
 
