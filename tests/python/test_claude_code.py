@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from support import claude_code
-from support.claude_code import Setup, compaction_requests, messages_text, wait_for_worker
+from support.claude_code import compaction_requests, messages_text, wait_for_worker
 from support.commands import PRECOMPACT
 from support.projects import new_project
 
@@ -18,18 +18,8 @@ from support.projects import new_project
 @pytest.fixture
 def setup(tmp_path, localnet, claude_binary):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=True, cluster=localnet.url, airdrop=True)
-    home = tmp_path / "home"
-    home.mkdir()
-    script = claude_code.Script()
-    mock = claude_code.MockAnthropic(script).start()
-    result = Setup(project, claude_code.Session(claude_binary, home, project.path, mock), script)
-    installed = result.precompact("install")
-    assert installed.returncode == 0, installed.stderr
-    try:
-        yield result
-        wait_for_worker(project)
-    finally:
-        mock.stop()
+    with claude_code.session_in(project, tmp_path / "home", claude_binary) as started:
+        yield started
 
 
 BRIEF_START = "[precompact] Restored from savepoint"

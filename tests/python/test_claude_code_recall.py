@@ -20,20 +20,13 @@ REQUEST = "Run the migration. [[plan:migrate]]"
 @pytest.fixture
 def setup(tmp_path, claude_binary):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    home = tmp_path / "home"
-    home.mkdir()
     script = claude_code.Script()
     script.plans["migrate"] = [[("Bash", {"command": f"echo 'error: {PHRASE}'", "description": "Run the migration"})]]
-    mock = claude_code.MockAnthropic(script).start()
-    result = Setup(project, claude_code.Session(claude_binary, home, project.path, mock), script)
     # User scope: Claude Code drops a project's permissions.allow entries until the workspace is trusted.
-    installed = result.precompact("install", "--scope", "user", "--mcp")
-    assert installed.returncode == 0, installed.stderr
-    try:
-        yield result
-        wait_for_worker(project)
-    finally:
-        mock.stop()
+    with claude_code.session_in(
+        project, tmp_path / "home", claude_binary, "--scope", "user", "--mcp", script=script
+    ) as started:
+        yield started
 
 
 def compacted_session(setup: Setup) -> str:

@@ -42,14 +42,6 @@ VENV_BIN = str(Path(sys.executable).parent)
 BARE_PATH = "/usr/bin:/bin"
 
 
-@pytest.fixture(scope="module")
-def claude_binary() -> Path:
-    try:
-        return claude_code.claude_binary()
-    except claude_code.Unavailable as e:
-        pytest.skip(f"Claude Code plugin tests skipped: {e}")
-
-
 def claude(session: claude_code.Session, *args: str) -> str:
     done = subprocess.run(
         [str(session.binary), *args],

@@ -59,6 +59,7 @@ What Claude Code 2.1.332 does, observed with this harness (the tests rely on the
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -422,3 +423,20 @@ def messages_text(request: dict) -> str:
 
 def compaction_requests(mock: MockAnthropic) -> list[dict]:
     return [r for r in mock.requests if r["body"] and COMPACTION_MARK in texts(r["body"]["messages"][-1])]
+
+
+@contextlib.contextmanager
+def session_in(project: Project, home: Path, binary: Path, *install: str, script: Script | None = None):
+    """A Claude Code session for `project` (its HOME at `home`) against a started mock, with
+    `precompact install *install` done; waits for the worker, then stops the mock."""
+    home.mkdir()
+    script = script or Script()
+    mock = MockAnthropic(script).start()
+    result = Setup(project, Session(binary, home, project.path, mock), script)
+    installed = result.precompact("install", *install)
+    assert installed.returncode == 0, installed.stderr
+    try:
+        yield result
+        wait_for_worker(project)
+    finally:
+        mock.stop()
