@@ -19,6 +19,8 @@ const SYSTEM: &str = "11111111111111111111111111111111";
 struct Client {
     socket: WebSocket<TcpStream>,
     next_id: u64,
+    /// Messages read while looking for another one, oldest first.
+    unread: Vec<Value>,
 }
 
 impl Client {
@@ -29,7 +31,11 @@ impl Client {
             .set_read_timeout(Some(Duration::from_millis(100)))
             .unwrap();
         let (socket, _) = tungstenite::client::client(net.ws_url.as_str(), stream).unwrap();
-        Self { socket, next_id: 0 }
+        Self {
+            socket,
+            next_id: 0,
+            unread: Vec::new(),
+        }
     }
 
     fn send(&mut self, message: Value) {
@@ -53,8 +59,12 @@ impl Client {
             .unwrap_or_else(|| panic!("{method}: {reply}"))
     }
 
-    /// The next message `wanted` accepts, skipping others; panics after 10 s.
+    /// The oldest message `wanted` accepts, keeping the others for later calls (the order of
+    /// notifications of different subscriptions is not specified); panics after 10 s.
     fn next(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(at) = self.unread.iter().position(&wanted) {
+            return self.unread.remove(at);
+        }
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             match self.socket.read() {
@@ -63,6 +73,7 @@ impl Client {
                     if wanted(&message) {
                         return message;
                     }
+                    self.unread.push(message);
                 }
                 Ok(_) => {}
                 Err(tungstenite::Error::Io(e))

@@ -2,7 +2,7 @@
 //! program, signature, logs, block, slot, slotsUpdates and root subscriptions, each answered
 //! with its subscription id and then notified in Agave's shapes. Every commitment level is
 //! notified at once: the one validator holds all the stake, so each block is final as it ends.
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -107,7 +107,7 @@ async fn connection(chain: Arc<Chain>, ids: Arc<AtomicU64>, stream: TcpStream) {
     };
     let (mut sink, mut source) = socket.split();
     let mut events = chain.events();
-    let mut subscriptions: HashMap<u64, Subscription> = HashMap::new();
+    let mut subscriptions: BTreeMap<u64, Subscription> = BTreeMap::new();
     loop {
         let outgoing = tokio::select! {
             message = source.next() => match message {
@@ -141,7 +141,7 @@ async fn connection(chain: Arc<Chain>, ids: Arc<AtomicU64>, stream: TcpStream) {
 async fn handle_text(
     chain: &Chain,
     ids: &AtomicU64,
-    subscriptions: &mut HashMap<u64, Subscription>,
+    subscriptions: &mut BTreeMap<u64, Subscription>,
     text: &str,
 ) -> Vec<Value> {
     let request: Value = match serde_json::from_str(text) {
@@ -255,7 +255,7 @@ fn subscription(method: &str, params: Vec<Value>) -> Option<Result<Subscription,
 /// `…Unsubscribe [id]`: true once the subscription is gone; -32602 for an id this connection
 /// does not hold under that kind, -32601 for a method PubSub does not have.
 fn unsubscribe(
-    subscriptions: &mut HashMap<u64, Subscription>,
+    subscriptions: &mut BTreeMap<u64, Subscription>,
     method: &str,
     call: &Value,
 ) -> RpcResult {
@@ -305,7 +305,7 @@ fn signature_value(committed: &CommittedTransaction) -> Value {
 /// notification, as Agave's do.
 async fn notifications(
     chain: &Chain,
-    subscriptions: &mut HashMap<u64, Subscription>,
+    subscriptions: &mut BTreeMap<u64, Subscription>,
     event: &ChainEvent,
 ) -> Vec<Value> {
     let mut out = Vec::new();
