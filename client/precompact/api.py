@@ -51,7 +51,7 @@ def flush(config: Config) -> FlushOutcome:
 def _flush(config: Config) -> FlushOutcome:
     outcome = FlushOutcome()
     if config.git_layer:
-        target = gitstore.Target(config.repository, config.remote, config.branch)
+        target = gitstore.Target(config.repository, config.remote, config.branch, config.keys)
         try:
             repo = gitstore.open_repository(config.repository)
         except gitstore.GitStoreError as e:

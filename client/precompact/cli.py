@@ -64,11 +64,24 @@ def main() -> None:
 @click.option("--yes", is_flag=True, help="Do not prompt; use the options and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing .precompact.toml.")
 @click.option(
+    "--identity",
+    help="age identity file that reads the savepoints (default: created beside the keypair if absent).",
+)
+@click.option(
+    "--recipient",
+    "recipients",
+    multiple=True,
+    help="Another public key to encrypt savepoints to (age1… or 'ssh-ed25519 …'); repeatable.",
+)
+@click.option("--no-encrypt", is_flag=True, help="Push savepoints in clear text (use only with a private remote).")
+@click.option(
     "--airdrop",
     is_flag=True,
     help="Fund the keypair from the cluster's faucet (local and test clusters): 1 SOL for rent and fees.",
 )
-def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, force, airdrop) -> None:
+def init(
+    instance, repo, remote, branch, cluster, keypair, program_id, yes, force, identity, recipients, no_encrypt, airdrop
+) -> None:
     """Write .precompact.toml here, create the keypair if absent, keep logs out of git status."""
     root = Path.cwd()
     path = root / configuration.CONFIG_NAME
@@ -87,6 +100,11 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
     }
     if program_id:
         values["program_id"] = program_id
+    if no_encrypt and (identity or recipients):
+        raise click.UsageError("--no-encrypt takes no --identity or --recipient")
+    if not no_encrypt:
+        values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
+        values["recipients"] = _encryption_recipients(Path(values["identity"]).expanduser(), recipients)
     content = configuration.render(values).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as f:
@@ -141,6 +159,26 @@ def trust(repo) -> None:
     click.echo(
         f"trusted {path} (sha256:{config_trust.digest(content)[:12]}): instance {loaded.instance!r}, {layers}, {chain}"
     )
+
+
+def _encryption_recipients(identity: Path, extra: tuple[str, ...]) -> list[str]:
+    from precompact import remote_crypto
+
+    try:
+        own, created = remote_crypto.ensure_identity(identity)
+    except remote_crypto.CryptoError as e:
+        raise click.ClickException(str(e)) from None
+    if created:
+        click.echo(
+            f"created age identity {identity} (public key {own[0]}); back it up, only it (or another recipient's) reads your savepoints on the remote"
+        )
+    else:
+        click.echo(f"using age identity {identity}")
+    if not own and not extra:
+        raise click.ClickException(
+            f"{identity} is an SSH key, whose public half precompact cannot derive; pass it with --recipient 'ssh-ed25519 …'"
+        )
+    return list(dict.fromkeys([*own, *extra]))
 
 
 def _ensure_keypair(path: Path) -> None:
@@ -386,9 +424,17 @@ def verify(check_all, sequence, file) -> None:
     loaded = _load()
     report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
     if report.ok:
-        click.echo(
-            f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, git; chain: {report.chain}"
+        unchecked = sorted({f.sequence for f in report.unchecked if f.sequence is not None})
+        git = (
+            f"git (content of encrypted savepoint(s) {', '.join(map(str, unchecked))} not checked: only that the remote holds the committed ciphertext)"
+            if unchecked
+            else "git"
         )
+        click.echo(
+            f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {report.chain}"
+        )
+        for finding in report.unchecked:
+            click.echo(f"  not verified: {finding}")
         return
     click.echo(f"✗ first broken link: {report.findings[0]}")
     for finding in report.findings[1:]:

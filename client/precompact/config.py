@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from precompact import config_trust
 
 if TYPE_CHECKING:
-    from precompact import snapshot
+    from precompact import remote_crypto, snapshot
 
 CONFIG_NAME = ".precompact.toml"
 # The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
@@ -54,7 +54,15 @@ ENV_OVERRIDES = {
     "PRECOMPACT_KEYPAIR": ("chain", "keypair"),
     "PRECOMPACT_PROGRAM_ID": ("chain", "program_id"),
     "PRECOMPACT_AUTHORITY": ("chain", "authority"),
+    "PRECOMPACT_IDENTITY": ("encryption", "identity"),
 }
+# Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
+# `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
+# hook's path).
+AGE_RECIPIENT = re.compile(r"age1[02-9ac-hj-np-z]{58}")
+SSH_ED25519_RECIPIENT = re.compile(r"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/]{43,}={0,2}( [ -~]*)?")
+# Beside the Solana keypair, as `init` writes it.
+IDENTITY_NAME = "precompact-age-identity.txt"
 SESSION_START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
 # What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
@@ -101,10 +109,21 @@ class Config:
     session_start_sources: tuple[str, ...]
     compact_note: str  # empty: the PreCompact hook prints nothing
     insecure_cluster: bool = False
+    # Layer 2 encrypts to these public keys (none: clear text, as projects made before
+    # encryption existed); `identity` is the age identity file that reads them back.
+    recipients: tuple[str, ...] = ()
+    identity: Path | None = None
 
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def keys(self) -> remote_crypto.Keys:
+        # Imported here: the hook never encrypts.
+        from precompact import remote_crypto
+
+        return remote_crypto.Keys(self.recipients, self.identity)
 
     def snapshot_settings(self) -> snapshot.Settings:
         # Imported here: a session start, which writes no snapshot, is spared its imports.
@@ -258,6 +277,16 @@ def _validate(root: Path, raw: dict) -> Config:
             re.compile(regex)
         except re.error as e:
             raise ConfigError(f"redaction.patterns.{name} is not a valid regular expression ({e})") from None
+    recipients = r.strings("encryption", "recipients", [])
+    for recipient in recipients:
+        if not (AGE_RECIPIENT.fullmatch(recipient) or SSH_ED25519_RECIPIENT.fullmatch(recipient)):
+            raise ConfigError(
+                f"encryption.recipients entry {recipient[:40]!r} is not an age public key (age1…) or an ssh-ed25519 public key; copy it from `precompact key show` or the .pub file"
+            )
+    if len(set(recipients)) != len(recipients):
+        raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
+    keypair = Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
+    identity = r.string("encryption", "identity", "")
     return Config(
         root=root,
         instance=instance,
@@ -265,7 +294,7 @@ def _validate(root: Path, raw: dict) -> Config:
         remote=r.string("git", "remote", DEFAULT_REMOTE),
         branch=r.string("git", "branch", DEFAULT_BRANCH),
         cluster=cluster,
-        keypair=Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser(),
+        keypair=keypair,
         program_id=program_id,
         authority=authority,
         git_layer=r.boolean("layers", "git", True),
@@ -279,6 +308,8 @@ def _validate(root: Path, raw: dict) -> Config:
         session_start_sources=tuple(sources),
         compact_note=r.string("hooks", "compact_note", DEFAULT_COMPACT_NOTE),
         insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
+        recipients=tuple(recipients),
+        identity=_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
     )
 
 
@@ -390,7 +421,7 @@ def render(values: dict) -> str:
     q = _toml_string
     lines = [
         "# precompact configuration, written by `precompact init`. Environment variables",
-        "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY override it.",
+        "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
         f"instance = {q(values['instance'])}",
         "",
         "[git]",
@@ -405,6 +436,14 @@ def render(values: dict) -> str:
         "",
         '# authority = "<public key>"  # read records signed by this key (default: the keypair\'s)',
         "# allow_insecure_http = false  # plain http:// is accepted only for this machine's addresses",
+        "",
+        "[encryption]",
+        "# Layer 2 encrypts savepoints (age) to these public keys: age1… or ssh-ed25519 (teammates' too).",
+        "# recipients = [] keeps them in clear text on the remote.",
+        "recipients = [" + ", ".join(q(r) for r in values.get("recipients", [])) + "]",
+        f"identity = {q(values['identity'])}"
+        if values.get("identity")
+        else '# identity = "<path>"  # the age identity that reads them (default: beside the keypair)',
         "",
         "[layers]",
         "git = true",

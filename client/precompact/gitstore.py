@@ -5,6 +5,11 @@ Everything goes through git plumbing (GitPython's command layer): blobs are hash
 from the files, the tree is built in a private index file, the commit is made with
 `commit-tree`, and the branch moves with a compare-and-swap `update-ref`, so a git command the
 user runs at the same moment neither sees nor blocks this.
+
+With recipients configured, every file is encrypted before it becomes a blob (remote_crypto):
+`logs/x` is committed as `logs/x.age`, and a chunk `logs/precompact-chunks/<sha256>` under a
+keyed name. `_stored_blob` is the only way a logs/ file becomes a blob on the branch, and
+`file_at` the only way a branch file is read back as plaintext: both forms are handled there.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -21,7 +27,8 @@ from pathlib import Path
 
 import git
 
-from precompact import git_env, logs_dir, savepoint_log
+from precompact import atomic_file, git_env, logs_dir, remote_crypto, savepoint_log
+from precompact.remote_crypto import CLEAR, Keys
 
 PUSH_TIMEOUT_SECONDS = 20
 REF_RETRIES = 20
@@ -35,10 +42,25 @@ FALLBACK_IDENTITY = {
     "GIT_COMMITTER_NAME": "precompact",
     "GIT_COMMITTER_EMAIL": "precompact@localhost",
 }
+# Content-addressed files (named by their plaintext SHA-256) whose remote name is keyed.
+CHUNKS_DIR = "logs/precompact-chunks/"
+NAMING_KEY_NAME = "logs/precompact-chunk-names.key"
+# In the repository's git directory: plaintext sha256 + recipient set -> the blob of its
+# ciphertext, so a file is encrypted (and pushed) once per recipient set.
+CIPHERTEXT_CACHE = "precompact-ciphertexts"
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitStoreError(Exception):
     """Layer 2 could not be done; the message says why and what to do."""
+
+
+class Sealed(GitStoreError):
+    """The file is encrypted and no identity here opens it: its content cannot be checked."""
+
+
+class Undecryptable(GitStoreError):
+    """The file's ciphertext does not decrypt or authenticate: truncated or altered."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +68,7 @@ class Target:
     repository: Path
     remote: str
     branch: str
+    keys: Keys = CLEAR
 
     @property
     def ref(self) -> str:
@@ -86,7 +109,10 @@ def open_repository(path: Path) -> git.Repo:
         raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository") from None
 
 
-def commit_message(event: dict) -> str:
+def commit_message(event: dict, keys: Keys = CLEAR) -> str:
+    if keys.encrypting:
+        # The instance name, hashes and token counts stay inside the encrypted index.
+        return f"PRECOMPACT: encrypted savepoint\n\nSequence: {event['sequence']}\n"
     tokens = event.get("tokens_used_this_session")
     remaining = event.get("tokens_remaining")
     window = tokens + remaining if isinstance(tokens, int) and isinstance(remaining, int) else "?"
@@ -110,21 +136,16 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
             f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
         )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
-    blobs = {
-        name: _stored_blob(repo, logs, name, event["snapshot_hash"].removeprefix("sha256:")),
-        index_name: _stored_blob(repo, logs, index_name),
-    }
+    blobs = _tree_entries(repo, target, logs, {name: event["snapshot_hash"].removeprefix("sha256:"), index_name: None})
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
         with _private_index(repo) as index:
             env = {**environment, "GIT_INDEX_FILE": str(index)}
             repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
-            for name, blob in blobs.items():
-                repo.git.update_index("--add", "--cacheinfo", f"100644,{blob},{name}", env=env)
-            tree = repo.git.write_tree(env=env)
+            tree = _write_tree(repo, blobs, env)
         parents = ["-p", parent] if parent else []
-        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(event), env=environment)
+        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(event, target.keys), env=environment)
         expected = parent or "0" * len(commit)
         try:
             repo.git.update_ref(target.ref, commit, expected)
@@ -137,19 +158,135 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
     raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
 
 
-def _stored_blob(repo: git.Repo, logs: Path, name: str, sha256: str | None = None) -> str:
-    """Stores the file `name` (in logs/) as a blob, exactly its bytes (no filters) and only if
-    they hash to `sha256` when given; returns the blob id."""
+def _write_tree(repo: git.Repo, blobs: dict[str, str | None], env: dict) -> str:
+    """The tree of the private index in `env` with `blobs` applied (None: the path removed)."""
+    zero = "0" * (64 if object_format(repo) == "sha256" else 40)
+    # --index-info, not --force-remove, which wants a work tree (a bare repository has none).
+    lines = "".join(f"100644 {blob}\t{path}\n" if blob else f"0 {zero}\t{path}\n" for path, blob in blobs.items())
+    with tempfile.TemporaryFile() as f:
+        f.write(lines.encode())
+        f.seek(0)
+        repo.git.update_index("--index-info", istream=f, env=env)
+    return repo.git.write_tree(env=env)
+
+
+def _tree_entries(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None]) -> dict[str, str | None]:
+    """The tree path and blob of each logs/ file (with the sha256 its bytes must have, when
+    known), and None for the path of its other form (clear or encrypted), which leaves the tree.
+    A chunk's keyed name needs the naming key, which travels with the chunks."""
+    keys = target.keys
+    naming_key = None
+    if keys.encrypting and any(name.startswith(CHUNKS_DIR) for name in files):
+        naming_key = _naming_key(repo, target, logs)
+        files = {**files, NAMING_KEY_NAME: hashlib.sha256(naming_key).hexdigest()}
+    entries: dict[str, str | None] = {}
+    for name, sha256 in files.items():
+        path, blob = _stored_blob(repo, logs, name, keys, sha256, naming_key)
+        if not name.startswith(CHUNKS_DIR):
+            entries[name if keys.encrypting else name + remote_crypto.SUFFIX] = None
+        entries[path] = blob
+    return entries
+
+
+def _stored_blob(
+    repo: git.Repo, logs: Path, name: str, keys: Keys, sha256: str | None = None, naming_key: bytes | None = None
+) -> tuple[str, str]:
+    """Stores the file `name` (in logs/) as a blob, only if its bytes hash to `sha256` when
+    given: exactly its bytes (no filters), or with recipients their ciphertext. Returns the
+    tree path and the blob id."""
     fd = logs_dir.open_file(logs, logs_dir.within(name), os.O_RDONLY)
     with os.fdopen(fd, "rb") as f:
-        if sha256 is not None:
-            found = hashlib.file_digest(f, "sha256").hexdigest()
-            if found != sha256:
-                raise GitStoreError(
-                    f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)"
-                )
-            f.seek(0)
-        return repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
+        found = hashlib.file_digest(f, "sha256").hexdigest() if sha256 is not None or keys.encrypting else None
+        if sha256 is not None and found != sha256:
+            raise GitStoreError(
+                f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)"
+            )
+        f.seek(0)
+        if not keys.encrypting:
+            return name, repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
+        data = f.read()
+    if hashlib.sha256(data).hexdigest() != found:
+        raise GitStoreError(f"{name} changed while it was being committed; not committed")
+    return sealed_path(name, naming_key), _sealed_blob(repo, data, found, keys)
+
+
+def sealed_path(name: str, naming_key: bytes | None = None) -> str:
+    """Where the encrypted form of logs/ file `name` is in the tree: a chunk's is keyed by
+    `naming_key` (_tree_entries always has it for chunks)."""
+    if name.startswith(CHUNKS_DIR) and naming_key is not None:
+        return CHUNKS_DIR + remote_crypto.keyed_name(naming_key, name.removeprefix(CHUNKS_DIR)) + remote_crypto.SUFFIX
+    return name + remote_crypto.SUFFIX
+
+
+def _sealed_blob(repo: git.Repo, data: bytes, sha256: str, keys: Keys) -> str:
+    """The blob of `data` encrypted to `keys`' recipients: the one made before for the same
+    plaintext and recipients when the repository still has it, else a new ciphertext."""
+    cache = Path(repo.common_dir) / CIPHERTEXT_CACHE / f"{keys.fingerprint}-{sha256}"
+    try:
+        cached = cache.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        cached = ""
+    if _OBJECT_ID.fullmatch(cached) and _is_blob(repo, cached):
+        return cached
+    try:
+        ciphertext = remote_crypto.seal(data, keys)
+    except remote_crypto.CryptoError as e:
+        raise GitStoreError(str(e)) from None
+    with tempfile.TemporaryFile() as f:
+        f.write(ciphertext)
+        f.seek(0)
+        blob = repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
+    atomic_file.write(cache, blob.encode(), 0o600)
+    return blob
+
+
+def _is_blob(repo: git.Repo, object_id: str) -> bool:
+    try:
+        return repo.git.cat_file("-t", object_id).strip() == "blob"
+    except git.GitCommandError:
+        return False
+
+
+def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
+    """The project's chunk naming key: kept in logs/, else the one the branch carries (another
+    machine made it), else a new one."""
+    local = logs_dir.within(NAMING_KEY_NAME)
+    with contextlib.suppress(FileNotFoundError):
+        key = logs_dir.read_bytes(logs, local)
+        if len(key) != remote_crypto.NAMING_KEY_BYTES:
+            raise GitStoreError(f"{NAMING_KEY_NAME} is not a {remote_crypto.NAMING_KEY_BYTES}-byte key; remove it")
+        return key
+    tip = savepoint_tip(repo, target)
+    carried = _naming_key_at(repo, tip, target.keys) if tip else None
+    logs_dir.write_atomic(logs, local, carried or remote_crypto.new_naming_key())
+    return logs_dir.read_bytes(logs, local)
+
+
+def _naming_key_at(repo: git.Repo, commit: str, keys: Keys) -> bytes | None:
+    """The naming key `commit` carries (None: it has none)."""
+    [blob] = blob_ids_at(repo, [(commit, sealed_path(NAMING_KEY_NAME))])
+    if blob is None:
+        return None
+    key = _open_blob(repo, blob, keys, f"{sealed_path(NAMING_KEY_NAME)} at commit {commit[:12]}")
+    if len(key) != remote_crypto.NAMING_KEY_BYTES:
+        raise Undecryptable(f"{NAMING_KEY_NAME} at commit {commit[:12]} is not a naming key")
+    return key
+
+
+def _open_blob(repo: git.Repo, blob: str, keys: Keys, where: str) -> bytes:
+    """The plaintext of the encrypted blob `blob`; Sealed when no identity here opens it,
+    Undecryptable when its ciphertext is broken."""
+    try:
+        identities = remote_crypto.load_identities(keys)
+    except remote_crypto.CryptoError as e:
+        raise Sealed(f"{where} is encrypted and cannot be read here: {e}") from None
+    ciphertext = repo.git.cat_file("blob", blob, stdout_as_string=False)
+    try:
+        return remote_crypto.open_sealed(ciphertext, identities)
+    except remote_crypto.NotForUs as e:
+        raise Sealed(f"{where} cannot be read with {keys.identity}: {e}") from None
+    except remote_crypto.CryptoError as e:
+        raise Undecryptable(f"{where}: {e}") from None
 
 
 @contextlib.contextmanager
@@ -227,9 +364,10 @@ def has_commit(repo: git.Repo, commit: str) -> bool:
 
 
 def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
-    """The commit in `tip`'s history that added `path`."""
-    found = repo.git.log("--diff-filter=A", "--format=%H", "-1", tip, "--", path).strip()
-    return found or None
+    """The first commit in `tip`'s history that added logs/ file `path`, clear or encrypted
+    (`rekey` adds the encrypted form of a clear one later)."""
+    found = repo.git.log("--diff-filter=A", "--format=%H", tip, "--", path, sealed_path(path)).split()
+    return found[-1] if found else None
 
 
 def blob_id(repo: git.Repo, data: bytes) -> str:
@@ -275,12 +413,33 @@ def branch_commits(repo: git.Repo, branch: str) -> set[str]:
         return set()
 
 
-def file_at(repo: git.Repo, commit: str, path: str) -> bytes:
-    """The bytes of `path` in `commit`; GitStoreError when either is absent."""
+def file_at(repo: git.Repo, commit: str, path: str, keys: Keys = CLEAR) -> bytes:
+    """The plaintext of logs/ file `path` as `commit` holds it: its encrypted form opened with
+    `keys`' identity, else its clear form. GitStoreError when either commit or file is absent,
+    Sealed when no identity here opens it, Undecryptable when its ciphertext is broken."""
+    if path.startswith(CHUNKS_DIR):
+        [clear] = blob_ids_at(repo, [(commit, path)])
+        naming_key = _naming_key_at(repo, commit, keys) if clear is None else None
+        sealed = sealed_path(path, naming_key) if naming_key else None
+    else:
+        sealed = sealed_path(path)
+    [blob] = blob_ids_at(repo, [(commit, sealed)]) if sealed else [None]
+    if blob is not None:
+        return _open_blob(repo, blob, keys, f"{sealed} at commit {commit[:12]}")
     try:
         return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
     except git.GitCommandError:
         raise GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}") from None
+
+
+def blob_intact(repo: git.Repo, blob: str) -> bool:
+    """Whether the object store's bytes for `blob` hash to its id (git does not check on
+    reading): then they are the bytes every tree naming it committed to."""
+    try:
+        data = repo.git.cat_file("blob", blob, stdout_as_string=False)
+    except git.GitCommandError:
+        return False
+    return blob_id(repo, data) == blob
 
 
 def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:

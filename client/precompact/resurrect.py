@@ -159,7 +159,7 @@ def _repository(config: Config):
 def _target(config: Config):
     from precompact import gitstore
 
-    return gitstore.Target(config.repository, config.remote, config.branch)
+    return gitstore.Target(config.repository, config.remote, config.branch, config.keys)
 
 
 def _savepoints(
@@ -189,7 +189,9 @@ def _savepoints(
             f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}"
         )
     try:
-        committed = gitstore.file_at(repo, tip, str(index.relative_to(config.root)))
+        committed = gitstore.file_at(repo, tip, str(index.relative_to(config.root)), config.keys)
+    except (gitstore.Sealed, gitstore.Undecryptable) as e:
+        raise ResurrectError(f"the savepoints on branch {config.branch} cannot be read: {e}") from None
     except gitstore.GitStoreError:
         raise ResurrectError(
             f"branch {config.branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch"
@@ -260,9 +262,14 @@ class _Evidence:
         if commit is not None:
             from precompact import gitstore
 
+            tip = gitstore.savepoint_tip(self.repo, _target(self.config))
             try:
-                stored = gitstore.file_at(self.repo, commit, savepoint.created["snapshot_file"])
+                stored, _ = trust.read_git_copy(
+                    self.repo, commit, savepoint.created["snapshot_file"], self.config.keys, savepoint.sequence, tip
+                )
             except gitstore.GitStoreError:  # commit or file absent: that source has nothing
+                return local
+            if stored is None:  # encrypted for another identity, or broken: _check_git says which
                 return local
             from_git = trust.read_snapshot(stored, f"git commit {commit[:12]}")
             if local is None or from_git.sha256 == expected:
@@ -363,17 +370,23 @@ def _check_git(
                 FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
             ), None
     name = target.created["snapshot_file"]
-    [blob] = gitstore.blob_ids_at(repo, [(commit, name)])
-    if blob is None:
+    clear, sealed = gitstore.blob_ids_at(repo, [(commit, name), (commit, gitstore.sealed_path(name))])
+    if clear is None and sealed is None:
         return Check(FAILED, f"commit {commit[:12]} does not contain {name}"), None
     where = f"commit {commit[:12]} on {config.branch}"
     root = "the verified hash" if rooted else "the hash the index copy from git names (no root vouches for it)"
-    if local is not None and local.sha256 == wanted:
+    stored: bytes | None
+    if clear is not None and local is not None and local.sha256 == wanted:
         stored = None
-        intact = blob == gitstore.blob_id(repo, local.data)
+        intact = clear == gitstore.blob_id(repo, local.data)
     else:
-        stored = gitstore.file_at(repo, commit, name)
-        intact = hashlib.sha256(stored).hexdigest() == wanted
+        tip = gitstore.savepoint_tip(repo, _target(config))
+        stored, unread = trust.read_git_copy(repo, commit, name, config.keys, target.sequence, tip)
+        if unread is not None:
+            return unread, None
+        intact = hashlib.sha256(stored or b"").hexdigest() == wanted
+        if intact and local is not None and local.sha256 == wanted:
+            stored, where = None, f"{where} (encrypted copy decrypted and checked)"
     if not intact:
         return Check(FAILED, f"{name} at {where} does not hash to {root} sha256:{wanted[:16]}"), None
     if not rooted:

@@ -16,6 +16,11 @@ bytes from anywhere) is evidence, checked against a root before it counts:
   and snapshot N's predecessor must equal the record's signed `prev_snapshot_hash`.
 - **The local root.** A snapshot whose bytes hash to what this machine's index recorded.
 
+An encrypted git copy (remote_crypto) is checked the same way once decrypted. Without an
+identity that opens it, the most git shows is that the ciphertext is the blob the commit names
+(so the one the signed record's commit holds): its content is NOT_VERIFIED, never VERIFIED.
+A ciphertext that does not decrypt or authenticate is FAILED.
+
 Verdicts mean the same everywhere: VERIFIED (a path from a root holds), NOT_VERIFIED (no root
 could be reached or the evidence is missing; says why), FAILED (evidence contradicts a root;
 says which savepoint, which layer and which field).
@@ -23,6 +28,7 @@ says which savepoint, which layer and which field).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,9 +41,11 @@ from precompact.savepoint_log import Savepoint
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
 # checks local snapshots through this module, and those imports would cost it ~100 ms.
 if TYPE_CHECKING:
+    import git
     from solders.pubkey import Pubkey
 
     from precompact.chain import record, rpc
+    from precompact.remote_crypto import Keys
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
 
@@ -372,3 +380,37 @@ def walk_back(
         expected = located.previous
         root = f"the verified snapshot {k} names as its predecessor"
     return verdicts
+
+
+# --- Layer 2: the git copy --------------------------------------------------------------------
+
+
+def read_git_copy(
+    repo: git.Repo, commit: str, name: str, keys: Keys, sequence: int, rekeyed: str | None = None
+) -> tuple[bytes | None, Check | None]:
+    """The plaintext of savepoint `sequence`'s file `name` as `commit` holds it (to be checked
+    against a root by the caller), or no bytes and the verdict on why not: NOT_VERIFIED when it
+    is encrypted for identities that are not here, once its ciphertext is shown to be the blob
+    the commit names; FAILED when that ciphertext is broken or not the committed one.
+    `rekeyed` (the branch tip) may hold the same file re-encrypted by `precompact rekey` for
+    the identity here. GitStoreError when the commit or file is absent."""
+    from precompact import gitstore
+
+    try:
+        return gitstore.file_at(repo, commit, name, keys), None
+    except gitstore.Sealed as e:
+        if rekeyed is not None and rekeyed != commit:
+            with contextlib.suppress(gitstore.GitStoreError):
+                return gitstore.file_at(repo, rekeyed, name, keys), None
+        [blob] = gitstore.blob_ids_at(repo, [(commit, gitstore.sealed_path(name))])
+        if blob is None or not gitstore.blob_intact(repo, blob):
+            return None, Check(
+                FAILED,
+                f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
+            )
+        return None, Check(
+            NOT_VERIFIED,
+            f"commit {commit[:12]} holds the ciphertext it committed for savepoint {sequence}; its content was not checked ({e})",
+        )
+    except gitstore.Undecryptable as e:
+        return None, Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {e}")

@@ -34,6 +34,8 @@ class Report:
     checked: list[int] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     chain: str = "not checked"
+    # Encrypted git copies whose content no identity here could check (not failures).
+    unchecked: list[Finding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -54,12 +56,12 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     committed = (
         [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if repo is not None else []
     )
-    wanted = [(s.commit, str(s.created.get("snapshot_file", ""))) for s in committed if s.commit]
-    blobs = (
-        dict(zip([(s.instance, s.sequence) for s in committed], gitstore.blob_ids_at(repo, wanted)))
-        if repo is not None and committed
-        else {}
-    )
+    names = [str(s.created.get("snapshot_file", "")) for s in committed]
+    wanted = [(str(s.commit), path) for s, name in zip(committed, names) for path in (name, gitstore.sealed_path(name))]
+    found = gitstore.blob_ids_at(repo, wanted) if repo is not None and committed else []
+    # Each savepoint's snapshot blob at its commit: (clear, encrypted), either may be None.
+    blobs = {(s.instance, s.sequence): (found[2 * i], found[2 * i + 1]) for i, s in enumerate(committed)}
+    tip = gitstore.savepoint_tip(repo, _target(config)) if repo is not None else None
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = []
     for instance in instances:
@@ -78,16 +80,17 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                 report.checked.append(savepoint.sequence)
                 findings.extend(_check_local(local, savepoint, previous))
                 if repo is not None and savepoint.commit:
-                    findings.extend(
-                        _check_git(
-                            repo,
-                            config,
-                            savepoint,
-                            blobs.get((instance, savepoint.sequence)),
-                            local.get(savepoint),
-                            on_branch,
-                        )
+                    problems, unchecked = _check_git(
+                        repo,
+                        config,
+                        savepoint,
+                        blobs.get((instance, savepoint.sequence), (None, None)),
+                        local.get(savepoint),
+                        on_branch,
+                        tip,
                     )
+                    findings.extend(problems)
+                    report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
             previous = savepoint
         if sequence is not None and sequence not in report.checked:
             findings.append(Finding(sequence, "index", "no such savepoint in the index"))
@@ -149,25 +152,43 @@ def _repository(config: Config, report: Report):
         return None
 
 
+def _target(config: Config) -> gitstore.Target:
+    return gitstore.Target(config.repository, config.remote, config.branch, config.keys)
+
+
 def _check_git(
-    repo, config: Config, savepoint, blob: str | None, local: trust.Snapshot | None, on_branch: set[str]
-) -> list[Finding]:
-    """`blob`: the id git gives `snapshot_file` at the savepoint's commit (None: absent)."""
+    repo,
+    config: Config,
+    savepoint,
+    blobs: tuple[str | None, str | None],
+    local: trust.Snapshot | None,
+    on_branch: set[str],
+    tip: str | None,
+) -> tuple[list[Finding], list[Finding]]:
+    """Problems, and encrypted copies whose content was not checked. `blobs`: the ids git gives
+    `snapshot_file` at the savepoint's commit, clear and encrypted (None: absent)."""
     n, commit = savepoint.sequence, savepoint.commit
     name = savepoint.created.get("snapshot_file", "")
-    if blob is None:
+    clear, sealed = blobs
+    if clear is None and sealed is None:
         return [
             Finding(
                 n,
                 "layer 2",
                 f"commit {commit} (or {name} in it) is gone from {config.repository}: history was rewritten",
             )
-        ]
+        ], []
+    unchecked = []
     # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.
-    if local is not None and local.sha256 == savepoint.snapshot_hash:
-        intact = blob == gitstore.blob_id(repo, local.data)
+    if clear is not None and local is not None and local.sha256 == savepoint.snapshot_hash:
+        intact = clear == gitstore.blob_id(repo, local.data)
     else:
-        intact = trust.read_snapshot(gitstore.file_at(repo, commit, name), "git").sha256 == savepoint.snapshot_hash
+        stored, verdict = trust.read_git_copy(repo, commit, name, config.keys, n, rekeyed=tip)
+        if verdict is not None and verdict.status == trust.FAILED:
+            return [Finding(n, "layer 2", verdict.detail)], []
+        if verdict is not None:
+            unchecked.append(Finding(n, "layer 2", verdict.detail))
+        intact = stored is None or trust.read_snapshot(stored, "git").sha256 == savepoint.snapshot_hash
     if not intact:
         return [
             Finding(
@@ -175,12 +196,12 @@ def _check_git(
                 "layer 2",
                 f"{name} at commit {commit[:12]} does not hash to the sha256:{savepoint.snapshot_hash} {LOCAL_ROOT}",
             )
-        ]
+        ], []
     if commit not in on_branch:
         return [
             Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")
-        ]
-    return []
+        ], []
+    return [], unchecked
 
 
 def _check_chain(
