@@ -80,6 +80,41 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return savepoint_log.fold(index.events), index.bad_lines
 
 
+def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
+    """The committed savepoints whose commit holds the snapshot in clear text (so the remote
+    does, once pushed); none when git cannot be read."""
+    committed = [s for s in savepoints if s.commit]
+    if not config.git_layer or not committed:
+        return []
+    try:
+        repo = gitstore.open_repository(config.repository)
+    except gitstore.GitStoreError:
+        return []
+    wanted = [(str(s.commit), str(s.created.get("snapshot_file", ""))) for s in committed]
+    return [s for s, clear in zip(committed, gitstore.in_clear(repo, wanted)) if clear]
+
+
+class RekeyError(Exception):
+    """The branch could not be re-encrypted; the message says why."""
+
+
+def rekey(config: Config) -> tuple[str | None, int]:
+    """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
+    it (under the flush lock, so no savepoint is committed meanwhile). Returns the commit (None:
+    nothing to change) and the number of files re-encrypted."""
+    if not config.git_layer:
+        raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
+    target = gitstore.Target(config.repository, config.remote, config.branch, config.keys)
+    try:
+        with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
+            repo = gitstore.open_repository(config.repository)
+            commit, files = gitstore.rekey(repo, target, config.logs)
+            gitstore.push(repo, target)
+    except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
+        raise RekeyError(str(e)) from None
+    return commit, files
+
+
 class InspectError(Exception):
     """No record could be read; the message says why and what to do."""
 

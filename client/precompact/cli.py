@@ -297,6 +297,7 @@ def status(as_json) -> None:
     def shown(state: str) -> str:  # a failed layer the worker is about to retry is not FAILED yet
         return retrying if state in (Layer2.FAILED, Layer3.FAILED) and retrying else state
 
+    clear = api.in_clear(loaded, savepoints)
     if as_json:
         rows = [
             {
@@ -310,6 +311,7 @@ def status(as_json) -> None:
                 "commit": s.commit,
                 "layer_3": shown(s.layer_3),
                 "chain_signature": s.chain_signature,
+                "in_clear_on_branch": s in clear if s.commit else None,
                 "failures": s.failures,
             }
             for s in savepoints
@@ -332,6 +334,14 @@ def status(as_json) -> None:
             )
             if (s.layer_2 == Layer2.FAILED or s.layer_3 == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
+    if clear:
+        listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
+        advice = (
+            "`precompact rekey` encrypts the branch's copies; the clear ones stay in its history"
+            if loaded.recipients
+            else "set encryption.recipients (see `precompact init --help`) to encrypt new ones"
+        )
+        click.echo(f"in clear text on {loaded.branch} (and its remote once pushed): {listed}; {advice}")
     if bad_lines:
         click.echo(
             f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True
@@ -663,6 +673,81 @@ def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:
         return
     installer.apply(change)
     click.echo(done)
+
+
+@main.command()
+def rekey() -> None:
+    """Re-encrypt the savepoint branch to the current encryption.recipients, as a new commit
+    (pushed history is never rewritten), then push."""
+    from precompact import api
+
+    loaded = _load()
+    try:
+        commit, files = api.rekey(loaded)
+    except api.RekeyError as e:
+        raise click.ClickException(str(e)) from None
+    if commit is None:
+        click.echo(f"{loaded.branch} is already encrypted to the {len(loaded.recipients)} recipient(s); nothing to do")
+        return
+    click.echo(
+        f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
+    )
+
+
+@main.group()
+def key() -> None:
+    """The age identity that reads encrypted savepoints: show, export, import."""
+
+
+@key.command("show")
+def key_show() -> None:
+    """Print the identity's public key and the recipients savepoints are encrypted to."""
+    from precompact import remote_crypto
+
+    loaded = _load()
+    try:
+        data = remote_crypto.read_identity_file(loaded.identity) if loaded.identity else b""
+        own = remote_crypto.public_keys(data, str(loaded.identity))
+    except remote_crypto.CryptoError as e:
+        click.echo(f"identity: {e}")
+        own = []
+    for public in own:
+        listed = "a recipient" if public in loaded.recipients else "NOT a recipient: add it to encryption.recipients"
+        click.echo(f"identity {loaded.identity}: {public} ({listed})")
+    click.echo(f"recipients: {', '.join(loaded.recipients) or 'none (savepoints go in clear text)'}")
+
+
+@key.command("export")
+def key_export() -> None:
+    """Print the identity (a secret: it reads every savepoint) for `key import` on another machine."""
+    from precompact import remote_crypto
+
+    loaded = _load()
+    try:
+        data = remote_crypto.read_identity_file(loaded.identity) if loaded.identity else b""
+        remote_crypto.parse_identities(data, str(loaded.identity))
+    except remote_crypto.CryptoError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(
+        "warning: this is your secret key; move it only over a channel you trust, then delete the copy", err=True
+    )
+    click.echo(data.decode(), nl=False)
+
+
+@key.command("import")
+@click.argument("source", type=click.File("rb"))
+def key_import(source) -> None:
+    """Install the identity in SOURCE ('-': stdin) as this project's encryption.identity (0600)."""
+    from precompact import remote_crypto
+
+    loaded = _load()
+    if loaded.identity is None:
+        raise click.ClickException("encryption.identity is not set; set it to where the identity should go")
+    try:
+        own = remote_crypto.import_identity(source.read(), source.name, loaded.identity)
+    except remote_crypto.CryptoError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
 
 
 @main.command()

@@ -316,6 +316,74 @@ def _running(pid: int) -> bool:
     return True
 
 
+def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int]:
+    """A new commit on the branch whose tree holds every file encrypted to the current
+    recipients (clear ones too), so that their identities read every savepoint; the history
+    before it is left as it is (it was pushed). Returns the commit (None: nothing to change)
+    and the number of files re-encrypted."""
+    keys = target.keys
+    if not keys.encrypting:
+        raise GitStoreError("encryption.recipients is empty: there is nothing to re-encrypt to; add a recipient first")
+    environment = _identity(repo)
+    for _ in range(REF_RETRIES):
+        local = _resolve(repo, target.ref)
+        parent = local or savepoint_tip(repo, target)
+        if parent is None:
+            return None, 0
+        changes: dict[str, str | None] = {}
+        naming_key = None
+        for path, blob in _files(repo, parent):
+            where = f"{path} at commit {parent[:12]}"
+            if path.endswith(remote_crypto.SUFFIX):
+                data = _open_blob(repo, blob, keys, where)
+                new_path = path
+            else:
+                data = repo.git.cat_file("blob", blob, stdout_as_string=False)
+                if path.startswith(CHUNKS_DIR) and naming_key is None:
+                    naming_key = _naming_key(repo, target, logs)
+                new_path = sealed_path(path, naming_key)
+                changes[path] = None
+            new = _sealed_blob(repo, data, hashlib.sha256(data).hexdigest(), keys)
+            if new != blob or new_path != path:
+                changes[new_path] = new
+        if naming_key is not None:
+            changes[sealed_path(NAMING_KEY_NAME)] = _sealed_blob(
+                repo, naming_key, hashlib.sha256(naming_key).hexdigest(), keys
+            )
+        if not changes:
+            return None, 0
+        with _private_index(repo) as index:
+            env = {**environment, "GIT_INDEX_FILE": str(index)}
+            repo.git.read_tree(parent, env=env)
+            tree = _write_tree(repo, changes, env)
+        message = f"PRECOMPACT: savepoints re-encrypted to {len(keys.recipients)} recipient(s)\n"
+        commit = repo.git.commit_tree(tree, "-p", parent, "-m", message, env=environment)
+        try:
+            repo.git.update_ref(target.ref, commit, local or "0" * len(commit))
+            return commit, sum(blob is not None for blob in changes.values())
+        except git.GitCommandError:
+            if not _remove_stale_ref_lock(repo, target.ref):
+                time.sleep(REF_RETRY_SECONDS)
+    raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
+
+
+def _files(repo: git.Repo, commit: str) -> list[tuple[str, str]]:
+    """(path, blob id) of every file in `commit`'s tree."""
+    listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, stdout_as_string=False).decode()
+    found = []
+    for entry in filter(None, listing.split("\0")):
+        info, _, path = entry.partition("\t")
+        _, kind, blob = info.split()
+        if kind == "blob":
+            found.append((path, blob))
+    return found
+
+
+def in_clear(repo: git.Repo, savepoints: list[tuple[str, str]]) -> list[bool]:
+    """For each (commit, snapshot file): whether the commit holds it in clear text."""
+    return [blob is not None for blob in blob_ids_at(repo, savepoints)]
+
+
 def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
     lock = Path(repo.common_dir) / f"{ref}.lock"
     try:

@@ -203,3 +203,20 @@ def ensure_identity(path: Path) -> tuple[list[str], bool]:
     if not os.path.lexists(path):
         return [generate_identity(path)], True
     return public_keys(read_identity_file(path), str(path)), False
+
+
+def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
+    """Writes the identity `data` (read from `source`) to `destination`, mode 0600, never over
+    another identity; returns its public keys."""
+    own = public_keys(data, source)
+    if os.path.lexists(destination):
+        if read_identity_file(destination) == data:
+            return own
+        raise CryptoError(
+            f"{destination} already holds another identity; move it away first (it may read older savepoints)"
+        )
+    destination.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return own
