@@ -136,7 +136,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
             f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
         )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
-    blobs = _tree_entries(repo, target, logs, {name: event["snapshot_hash"].removeprefix("sha256:"), index_name: None})
+    blobs = tree_entries(repo, target, logs, {name: event["snapshot_hash"].removeprefix("sha256:"), index_name: None})
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
@@ -170,7 +170,7 @@ def _write_tree(repo: git.Repo, blobs: dict[str, str | None], env: dict) -> str:
     return repo.git.write_tree(env=env)
 
 
-def _tree_entries(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None]) -> dict[str, str | None]:
+def tree_entries(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None]) -> dict[str, str | None]:
     """The tree path and blob of each logs/ file (with the sha256 its bytes must have, when
     known), and None for the path of its other form (clear or encrypted), which leaves the tree.
     A chunk's keyed name needs the naming key, which travels with the chunks."""
@@ -212,7 +212,7 @@ def _stored_blob(
 
 def sealed_path(name: str, naming_key: bytes | None = None) -> str:
     """Where the encrypted form of logs/ file `name` is in the tree: a chunk's is keyed by
-    `naming_key` (_tree_entries always has it for chunks)."""
+    `naming_key` (tree_entries always has it for chunks)."""
     if name.startswith(CHUNKS_DIR) and naming_key is not None:
         return CHUNKS_DIR + remote_crypto.keyed_name(naming_key, name.removeprefix(CHUNKS_DIR)) + remote_crypto.SUFFIX
     return name + remote_crypto.SUFFIX

@@ -95,7 +95,7 @@ def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
     assert not (tmp_path / "logs").exists(), "nothing written"
 
 
-def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(workspace, monkeypatch):
+def test_the_pre_compact_path_never_imports_click_git_age_or_the_solana_stack(workspace, monkeypatch):
     project, _ = workspace
     initialized(project, monkeypatch, "http://127.0.0.1:9")
     probe = (
@@ -104,7 +104,7 @@ def test_the_pre_compact_path_never_imports_click_git_or_the_solana_stack(worksp
         "sys.argv = ['precompact', 'hook']\n"
         "from precompact.command import main\n"
         "main()\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx'}), file=sys.stderr)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx', 'pyrage'}), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=False)
     assert "precompact savepoint 1 (sha256:" in result.stdout

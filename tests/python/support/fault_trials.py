@@ -149,14 +149,13 @@ def check_layer_2(project: Project) -> list[str]:
 def remote_savepoint_hashes(project: Project) -> set[str]:
     """The snapshot hashes named by the index as it stands on the remote's savepoint branch."""
     config = configuration.load(project.path)
-    ref = f"refs/heads/{config.branch}"
-    shown = subprocess.run(
-        ["git", "show", f"{ref}:logs/{savepoint_log.INDEX_NAME}"], cwd=project.remote, capture_output=True, check=False
-    )
-    if shown.returncode != 0:
+    remote = gitstore.open_repository(project.remote)
+    try:  # encrypted (the default) or clear
+        shown = gitstore.file_at(remote, f"refs/heads/{config.branch}", f"logs/{savepoint_log.INDEX_NAME}", config.keys)
+    except gitstore.GitStoreError:
         return set()
     folded = savepoint_log.of_instance(
-        savepoint_log.fold(savepoint_log.parse(shown.stdout.splitlines()).events), project.instance
+        savepoint_log.fold(savepoint_log.parse(shown.splitlines()).events), project.instance
     )
     return {s.snapshot_hash for s in folded}
 

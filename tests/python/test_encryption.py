@@ -1,0 +1,426 @@
+"""Encrypted Layer 2 through the real CLI against a bare remote: nothing planted reaches any git
+object on the remote, verify and resurrect say what they proved with and without the identity,
+a broken ciphertext is a failure naming its savepoint, recipients change and `rekey` re-encrypts
+without rewriting history."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from precompact import config as configuration
+from precompact import gitstore, remote_crypto, savepoint_log
+from support import fault_trials
+from support.commands import PRECOMPACT, run_git
+from support.projects import Project, new_project, trust
+from support.transcript_gen import generate, payload
+
+IN_TRANSCRIPT = "quokka-marker-7781"
+IN_INSTANCE = "okapi-marker-5512"
+IN_SUMMARY = "narwhal-marker-4410"
+IN_CHUNK = "axolotl-marker-9903"
+BRANCH = "precompact/savepoints"
+
+
+def precompact(cwd: Path, *args: str, env: dict | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PRECOMPACT, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def out(result: subprocess.CompletedProcess) -> str:
+    return (result.stdout + result.stderr).decode()
+
+
+def saved(project: Project, tmp_path: Path, planted: str = IN_TRANSCRIPT) -> None:
+    """One savepoint through `precompact savepoint`, committed and pushed before it returns."""
+    transcript = generate(
+        tmp_path / f"session-{random.random()}.jsonl", 20_000, project=project.path, planted=[planted]
+    )
+    result = precompact(project.path, "savepoint", "--transcript", str(transcript.path))
+    assert result.returncode == 0, out(result)
+
+
+def remote_objects(remote: Path) -> bytes:
+    """Every object on the remote, loose or packed (blobs, trees, commit messages), and its refs."""
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=remote, capture_output=True, check=True
+    ).stdout
+    refs = run_git(remote, "for-each-ref", "--format=%(refname) %(objectname)").encode()
+    packed = (remote / "packed-refs").read_bytes() if (remote / "packed-refs").exists() else b""
+    return objects + refs + packed
+
+
+def tree(repository: Path, rev: str = BRANCH) -> list[str]:
+    return run_git(repository, "ls-tree", "-r", "--name-only", rev).split()
+
+
+def identity_of(project: Project) -> Path:
+    return configuration.load(project.path).identity
+
+
+def encrypted_project(tmp_path: Path, name: str = "p", instance: str = "Trial #1") -> Project:
+    return new_project(tmp_path, name, git_layer=True, chain_layer=False, instance=instance)
+
+
+def blob_of(repository: Path, data: bytes) -> str:
+    return (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=repository, input=data, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+
+
+def commit_on_branch(repository: Path, entries: dict[str, str]) -> str:
+    """A new commit on the savepoint branch with these (path: blob) entries changed (as an
+    attacker with push access, or a broken disk, would leave it); returns its id."""
+    index = repository / ".git" / "test-index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    subprocess.run(["git", "read-tree", BRANCH], cwd=repository, env=env, check=True)
+    for path, blob in entries.items():
+        subprocess.run(
+            ["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"],
+            cwd=repository,
+            env=env,
+            check=True,
+        )
+    tree_id = subprocess.run(["git", "write-tree"], cwd=repository, env=env, capture_output=True, check=True)
+    commit = run_git(repository, "commit-tree", tree_id.stdout.decode().strip(), "-p", BRANCH, "-m", "x").strip()
+    run_git(repository, "update-ref", f"refs/heads/{BRANCH}", commit)
+    index.unlink()
+    return commit
+
+
+def test_init_creates_a_private_identity_and_encrypts_by_default(tmp_path):
+    project = encrypted_project(tmp_path)
+    loaded = configuration.load(project.path)
+    identity = loaded.identity
+    assert identity == project.keypair_file.parent / configuration.IDENTITY_NAME, "beside the keypair"
+    assert identity.stat().st_mode & 0o777 == 0o600
+    assert loaded.recipients == tuple(remote_crypto.public_keys(identity.read_bytes(), "id"))
+    saved(project, tmp_path)
+    assert tree(project.remote) == [
+        "logs/precompact-savepoint.jsonl.age",
+        savepoint_log.savepoints(project.logs)[0].created["snapshot_file"] + ".age",
+    ]
+    # A second project of the same user (the same keypair folder) reuses the identity.
+    again = new_project(tmp_path, "q", git_layer=True, chain_layer=False)
+    assert configuration.load(again.path).recipients == loaded.recipients
+
+
+def test_no_planted_marker_reaches_any_object_or_ref_on_the_remote(tmp_path):
+    project = encrypted_project(tmp_path, instance=f"{IN_INSTANCE} #1")
+    saved(project, tmp_path)
+    summary = payload("PostCompact", project.path, compact_summary=f"Summary: {IN_SUMMARY} fixed.")
+    assert precompact(project.path, "hook", stdin=json.dumps(summary).encode()).returncode == 0
+    saved(project, tmp_path)
+    local = b"".join(p.read_bytes() for p in project.logs.rglob("*.json*") if p.is_file())
+    assert all(marker.encode() in local for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY)), "planted"
+    run_git(project.remote, "gc", "--quiet")  # packed objects and refs too
+    on_remote = remote_objects(project.remote)
+    assert len(tree(project.remote)) == 3
+    for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY):
+        assert marker.encode() not in on_remote
+    messages = run_git(project.remote, "log", "--format=%B", BRANCH)
+    assert "Sequence: 2" in messages and "Snapshot hash" not in messages
+    for savepoint in savepoint_log.savepoints(project.logs):
+        assert savepoint.snapshot_hash.encode() not in on_remote, "nothing names the plaintext's hash"
+
+
+def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    saved(project, tmp_path)
+    with_identity = precompact(project.path, "verify")
+    assert with_identity.returncode == 0, out(with_identity)
+    assert "2 savepoint(s) verified: snapshots, index, hash chain, git;" in out(with_identity)
+    assert "content of encrypted" not in out(with_identity)
+
+    identity = identity_of(project)
+    identity.rename(tmp_path / "away.txt")
+    without = precompact(project.path, "verify")
+    assert without.returncode == 0, out(without)
+    assert (
+        "content of encrypted savepoint(s) 1, 2 not checked: only that the remote holds the committed ciphertext"
+        in out(without)
+    )
+    assert "not verified: Trial #1 savepoint 1 [layer 2]: commit" in out(without)
+    assert f"no age identity at {identity}" in out(without)
+
+    # Without the identity, a ciphertext the object store altered is still caught: it no longer
+    # hashes to the blob id the commit names.
+    [savepoint, _] = savepoint_log.savepoints(project.logs)
+    blob = run_git(project.path, "rev-parse", f"{savepoint.commit}:{savepoint.created['snapshot_file']}.age").strip()
+    loose = project.path / ".git" / "objects" / blob[:2] / blob[2:]
+    data = zlib.decompress(loose.read_bytes())
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(data[:-1] + bytes([data[-1] ^ 1])))
+    altered = precompact(project.path, "verify")
+    assert altered.returncode == 1
+    assert "savepoint 1 [layer 2]: savepoint 1: the object store's copy of" in out(altered)
+    assert "does not hash to the blob the commit names" in out(altered)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "altered"])
+def test_a_ciphertext_that_does_not_decrypt_fails_naming_the_savepoint(tmp_path, damage):
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    saved(project, tmp_path)
+    [first, _] = savepoint_log.savepoints(project.logs)
+    name = first.created["snapshot_file"] + ".age"
+    ciphertext = subprocess.run(
+        ["git", "show", f"{first.commit}:{name}"], cwd=project.path, capture_output=True, check=True
+    ).stdout
+    broken = (
+        ciphertext[:-40]
+        if damage == "truncated"
+        else ciphertext[:-20] + bytes([ciphertext[-20] ^ 1]) + ciphertext[-19:]
+    )
+    # The branch moves to a commit holding the broken ciphertext, and the index is made to name it.
+    commit = commit_on_branch(project.path, {name: blob_of(project.path, broken)})
+    savepoint_log.mark(project.logs, first, savepoint_log.Event.LAYER_2_COMMITTED, commit=commit, branch=BRANCH)
+
+    checked = precompact(project.path, "verify")
+    assert checked.returncode == 1
+    assert "first broken link: Trial #1 savepoint 1 [layer 2]: savepoint 1: the encrypted snapshot" in out(checked)
+    assert "does not decrypt or authenticate" in out(checked)
+
+    (project.path / first.created["snapshot_file"]).unlink()
+    resurrected = precompact(project.path, "resurrect", "--sequence", "1")
+    assert resurrected.returncode == 1
+    assert "git has no usable copy (savepoint 1: the encrypted snapshot" in out(resurrected)
+
+
+def second_machine(tmp_path: Path, project: Project) -> Path:
+    """Another machine: only the remote (cloned) and a configuration for the same instance;
+    `init` there makes an identity of its own, which reads nothing yet."""
+    machine = tmp_path / "machine-2"
+    machine.mkdir()
+    path = machine / "project"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(path)], check=True, capture_output=True)
+    result = precompact(path, "init", "--yes", "--instance", project.instance, "--keypair", str(machine / "id.json"))
+    assert result.returncode == 0, out(result)
+    config = path / ".precompact.toml"
+    config.write_text(config.read_text().replace("chain = true", "chain = false"))
+    trust(path)
+    return path
+
+
+def test_resurrect_on_a_second_machine_needs_the_identity(tmp_path):
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    saved(project, tmp_path)
+    there = second_machine(tmp_path, project)
+    identity_there = configuration.load(there).identity
+
+    wrong = precompact(there, "resurrect")
+    assert wrong.returncode == 1
+    lines = out(wrong).strip().splitlines()
+    assert len(lines) == 1, lines
+    assert f"cannot be read with {identity_there}: it is encrypted to other recipients" in lines[0]
+
+    identity_there.unlink()
+    missing = precompact(there, "resurrect")
+    assert missing.returncode == 1
+    [line] = out(missing).strip().splitlines()
+    assert f"no age identity at {identity_there}: copy yours there with `precompact key import FILE`" in line
+
+    exported = precompact(project.path, "key", "export")
+    assert exported.returncode == 0 and b"AGE-SECRET-KEY-1" in exported.stdout
+    imported = precompact(there, "key", "import", "-", stdin=exported.stdout)
+    assert imported.returncode == 0, out(imported)
+    assert identity_there.stat().st_mode & 0o777 == 0o600
+    back = precompact(there, "resurrect", "--format", "json")
+    assert back.returncode == 0, out(back)
+    newest = savepoint_log.savepoints(project.logs)[-1]
+    restored = there / newest.created["snapshot_file"]
+    assert hashlib.sha256(restored.read_bytes()).hexdigest() == newest.snapshot_hash
+    checks = json.loads(back.stdout)["checks"]
+    assert checks["git"]["status"] == "not verified", "no root on this machine vouches for the hash yet"
+    assert checks["integrity"]["status"] == "not verified"
+
+    # Importing over another identity is refused: it may be the only key to older savepoints.
+    other = tmp_path / "other.txt"
+    remote_crypto.generate_identity(other)
+    refused = precompact(there, "key", "import", str(other))
+    assert refused.returncode == 1
+    assert "already holds another identity; move it away first" in out(refused)
+
+
+def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_readable(tmp_path):
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    teammate = tmp_path / "teammate.txt"
+    [teammates_key] = [remote_crypto.generate_identity(teammate)]
+    config = project.path / ".precompact.toml"
+    mine = configuration.load(project.path).recipients[0]
+    config.write_text(
+        config.read_text().replace(f'recipients = ["{mine}"]', f'recipients = ["{mine}", "{teammates_key}"]')
+    )
+    trust(project.path)
+    saved(project, tmp_path)
+    as_teammate = {"PRECOMPACT_IDENTITY": str(teammate)}
+
+    before = precompact(project.path, "verify", env=as_teammate)
+    assert before.returncode == 0, out(before)
+    assert "content of encrypted savepoint(s) 1 not checked" in out(before), "encrypted before the teammate was added"
+    assert "it is encrypted to other recipients than this identity" in out(before)
+    assert "content of encrypted" not in out(precompact(project.path, "verify"))
+
+    old_tip = run_git(project.remote, "rev-parse", BRANCH).strip()
+    rekeyed = precompact(project.path, "rekey")
+    assert rekeyed.returncode == 0, out(rekeyed)
+    assert "re-encrypted 1 file(s)" in out(rekeyed), "savepoint 1; savepoint 2 and the index already were"
+    new_tip = run_git(project.remote, "rev-parse", BRANCH).strip()
+    assert run_git(project.remote, "rev-parse", f"{new_tip}^").strip() == old_tip, "a new commit, history kept"
+    assert "nothing to do" in out(precompact(project.path, "rekey")), "each file is encrypted once per recipient set"
+
+    after = precompact(project.path, "verify", env=as_teammate)
+    assert after.returncode == 0, out(after)
+    assert "content of encrypted" not in out(after), "the teammate now reads savepoint 1 from the rekeyed copy"
+    assert "content of encrypted" not in out(precompact(project.path, "verify"))
+    saved(project, tmp_path)
+    assert precompact(project.path, "verify", env=as_teammate).returncode == 0, "later savepoints build on it"
+
+
+def test_a_clear_text_project_keeps_working_and_status_names_its_clear_savepoints(tmp_path):
+    project = encrypted_project(tmp_path)
+    config = project.path / ".precompact.toml"
+    mine = configuration.load(project.path).recipients[0]
+    config.write_text(config.read_text().replace(f'recipients = ["{mine}"]', "recipients = []"))
+    trust(project.path)
+    saved(project, tmp_path)
+    first = savepoint_log.savepoints(project.logs)[0].created["snapshot_file"]
+    assert first in tree(project.remote), "clear text, as before encryption existed"
+    status = precompact(project.path, "status")
+    assert "in clear text on precompact/savepoints (and its remote once pushed): Trial #1 #1" in out(status)
+
+    config.write_text(config.read_text().replace("recipients = []", f'recipients = ["{mine}"]'))
+    trust(project.path)
+    saved(project, tmp_path)
+    assert first in tree(project.remote) and f"{first}.age" not in tree(project.remote)
+    assert "logs/precompact-savepoint.jsonl" not in tree(project.remote), "the clear index left the tip"
+    rows = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert [r["in_clear_on_branch"] for r in rows] == [True, False]
+    verified = precompact(project.path, "verify")
+    assert verified.returncode == 0 and "content of encrypted" not in out(verified), out(verified)
+
+    assert precompact(project.path, "rekey").returncode == 0
+    assert f"{first}.age" in tree(project.remote) and first not in tree(project.remote)
+    assert "Trial #1 #1; `precompact rekey`" in out(precompact(project.path, "status")), "its history still holds it"
+    assert precompact(project.path, "verify").returncode == 0
+
+
+def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
+    """A content-addressed file under logs/precompact-chunks/ is committed under HMAC-SHA256 of
+    its name with the project's naming key, which travels encrypted beside it."""
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    loaded = configuration.load(project.path)
+    content = f"a chunk holding {IN_CHUNK}".encode()
+    digest = hashlib.sha256(content).hexdigest()
+    name = f"{gitstore.CHUNKS_DIR}{digest}"
+    (project.logs / "precompact-chunks").mkdir()
+    (project.logs / "precompact-chunks" / digest).write_bytes(content)
+    repo = gitstore.open_repository(project.path)
+    target = gitstore.Target(project.path, "origin", BRANCH, loaded.keys)
+
+    entries = gitstore.tree_entries(repo, target, project.logs, {name: digest})
+    [chunk_path] = [p for p, blob in entries.items() if blob and p.startswith(gitstore.CHUNKS_DIR)]
+    naming_key = (project.logs / "precompact-chunk-names.key").read_bytes()
+    assert len(naming_key) == 32
+    assert chunk_path == f"{gitstore.CHUNKS_DIR}{remote_crypto.keyed_name(naming_key, digest)}.age"
+    assert entries[f"{gitstore.NAMING_KEY_NAME}.age"] is not None
+    commit = commit_on_branch(project.path, {p: blob for p, blob in entries.items() if blob})
+    assert gitstore.file_at(repo, commit, name, loaded.keys) == content
+    assert digest not in "".join(tree(project.path, commit)), "the plaintext hash names nothing on the branch"
+    with pytest.raises(gitstore.Sealed, match="no age identity"):
+        gitstore.file_at(repo, commit, name, remote_crypto.Keys(loaded.recipients, tmp_path / "none"))
+
+    # Another machine (no naming key in its logs/) takes the key the branch carries: the same
+    # chunk gets the same name.
+    (project.logs / "precompact-chunk-names.key").unlink()
+    again = gitstore.tree_entries(repo, target, project.logs, {name: digest})
+    assert chunk_path in again and (project.logs / "precompact-chunk-names.key").read_bytes() == naming_key
+    assert again[chunk_path] == entries[chunk_path], "the ciphertext cache: encrypted once"
+
+    # A chunk whose bytes are not the ones its name promises is not committed.
+    (project.logs / "precompact-chunks" / digest).write_bytes(b"other bytes")
+    with pytest.raises(gitstore.GitStoreError, match="does not hash to the sha256"):
+        gitstore.tree_entries(repo, target, project.logs, {name: digest})
+
+    gitstore.push(repo, target)
+    on_remote = remote_objects(project.remote)
+    assert IN_CHUNK.encode() not in on_remote and digest.encode() not in on_remote and naming_key not in on_remote
+
+
+def test_hostile_encryption_settings_are_refused(tmp_path):
+    def parsed(encryption: str):
+        return configuration.parse(tmp_path, f'instance = "x"\n[encryption]\n{encryption}\n'.encode(), environ={})
+
+    for bad, message in (
+        ('recipients = ["age1notakey"]', "is not an age public key"),
+        ('recipients = ["ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"]', "or an ssh-ed25519 public key"),
+        ('recipients = "age1"', "encryption.recipients must be a list of strings"),
+        ("identity = 7", "encryption.identity must be a string"),
+    ):
+        with pytest.raises(configuration.ConfigError, match=message):
+            parsed(bad)
+    key = remote_crypto.generate_identity(tmp_path / "id.txt")
+    with pytest.raises(configuration.ConfigError, match="lists a key twice"):
+        parsed(f'recipients = ["{key}", "{key}"]')
+    ssh = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGQ0yDfDgLmZ0kW5Pk7jvXd4c0b2Q8Hn7r5x0q8n1c2Z teammate@laptop"
+    assert parsed(f'recipients = ["{key}", "{ssh}"]').recipients == (key, ssh)
+    assert parsed("").recipients == (), "no [encryption]: clear text, as before"
+
+    # An identity file others can read, or a link, is refused like an ssh key would be.
+    loose = tmp_path / "loose.txt"
+    shutil.copy(tmp_path / "id.txt", loose)
+    loose.chmod(0o644)
+    with pytest.raises(remote_crypto.CryptoError, match="mode 0600"):
+        remote_crypto.read_identity_file(loose)
+    (tmp_path / "link.txt").symlink_to(tmp_path / "id.txt")
+    with pytest.raises(remote_crypto.CryptoError, match="must be a regular file"):
+        remote_crypto.read_identity_file(tmp_path / "link.txt")
+
+
+def test_hostile_ciphertext_is_refused_not_inflated(tmp_path):
+    remote_crypto.generate_identity(tmp_path / "id.txt")
+    keys = remote_crypto.Keys(
+        tuple(remote_crypto.public_keys((tmp_path / "id.txt").read_bytes(), "id")), tmp_path / "id.txt"
+    )
+    identities = remote_crypto.load_identities(keys)
+    assert remote_crypto.open_sealed(remote_crypto.seal(b"snapshot", keys), identities) == b"snapshot"
+    # Anyone with the public key can encrypt: a zlib bomb, or no zlib at all, is refused.
+    import pyrage
+
+    recipient = pyrage.x25519.Recipient.from_str(keys.recipients[0])
+    with pytest.raises(remote_crypto.Undecryptable, match="not zlib"):
+        remote_crypto.open_sealed(pyrage.encrypt(b"plain", [recipient]), identities)
+    with pytest.raises(remote_crypto.Undecryptable, match="not one whole zlib stream"):
+        remote_crypto.open_sealed(pyrage.encrypt(zlib.compress(b"x" * 100)[:-3], [recipient]), identities)
+    with pytest.raises(remote_crypto.Undecryptable, match="does not decrypt"):
+        remote_crypto.open_sealed(b"age-encryption.org/v1\n", identities)
+
+
+def test_a_flush_killed_at_any_moment_loses_nothing_when_encrypted(tmp_path):
+    tally = fault_trials.crash_layer_2(tmp_path, trials=6, rng=random.Random(22))
+    assert tally.failures == [] and tally.lost == 0, (tally.lost, tally.failures)
+    files = tree(tmp_path / "crash-layer-2.git")
+    assert len(files) == 8 and all(f.endswith(".age") for f in files), files
