@@ -96,11 +96,19 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     authority, transcript = saved(project, localnet, monkeypatch, count=2)
     elsewhere = project.parent / "elsewhere"
     run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
-    (elsewhere / ".precompact.toml").write_text(
-        f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
-    )
+    config = f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
+    (elsewhere / ".precompact.toml").write_text(config)
     trust(elsewhere)
     monkeypatch.chdir(elsewhere)
+    # The savepoints went encrypted (init's default): without the identity, one line says so.
+    missing = invoke("resurrect")
+    assert missing.exit_code == 1 and f"no age identity at {elsewhere / configuration.IDENTITY_NAME}" in missing.output
+    assert len(missing.output.strip().splitlines()) == 1
+    # The identity `init` made, copied over: the chain, the identity and the remote suffice.
+    (elsewhere / ".precompact.toml").write_text(
+        f'{config}[encryption]\nidentity = "{project.parent / configuration.IDENTITY_NAME}"\n'
+    )
+    trust(elsewhere)
     result = invoke("resurrect", "--format", "json")
     assert result.exit_code == 0, result.output
     found = json.loads(result.output)

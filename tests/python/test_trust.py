@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from precompact import chain, savepoint_log, trust
+from precompact import chain, remote_crypto, savepoint_log, trust
 from precompact import config as configuration
 from precompact import verify as verification
 from precompact.chain import record
@@ -178,22 +178,30 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     project, remote, authority = saved_project(workspace, localnet, count=2)
     first, second = savepoint_log.savepoints(project / "logs", INSTANCE)
     # The attacker rewrites savepoint 1 on the remote: its snapshot, its index hash and savepoint
-    # 2's index link, all consistent with each other; savepoint 2's bytes stay as they were.
+    # 2's index link, all consistent with each other; savepoint 2's bytes stay as they were. The
+    # savepoints are encrypted, but age does not authenticate senders: with the recipients'
+    # public keys anyone encrypts a forgery (this one knows the plaintext, the worst case).
+    keys = configuration.load(project).keys
+
+    def plaintext(path: Path) -> bytes:
+        return remote_crypto.open_sealed(path.read_bytes(), remote_crypto.load_identities(keys))
+
+    def forged_ciphertext(data: bytes) -> bytes:
+        return remote_crypto.seal(data, remote_crypto.Keys(keys.recipients))
+
     forger = project.parent / "forger"
     run_git(project.parent, "clone", "-q", "-b", "precompact/savepoints", str(remote), str(forger))
     for who in (["user.name", "Mallory"], ["user.email", "m@example.invalid"]):
         run_git(forger, "config", *who)
-    snapshot_1 = forger / first.created["snapshot_file"]
-    forged = (
-        snapshot_1.read_bytes().replace(b'"sequence":1', b'"sequence":1 ', 1).replace(b'"nonce":"', b'"nonce":"f', 1)
-    )
-    snapshot_1.write_bytes(forged)
+    snapshot_1 = forger / f"{first.created['snapshot_file']}.age"
+    forged = plaintext(snapshot_1).replace(b'"sequence":1', b'"sequence":1 ', 1).replace(b'"nonce":"', b'"nonce":"f', 1)
+    snapshot_1.write_bytes(forged_ciphertext(forged))
     run_git(forger, "commit", "-qam", "forged snapshot 1")
     forged_commit = run_git(forger, "rev-parse", "HEAD").strip()
     forged_hash = hashlib.sha256(forged).hexdigest()
-    index = forger / "logs" / savepoint_log.INDEX_NAME
+    index = forger / "logs" / f"{savepoint_log.INDEX_NAME}.age"
     lines = []
-    for line in index.read_text().splitlines():
+    for line in plaintext(index).decode().splitlines():
         event = json.loads(line)
         if event.get("sequence") == 1 and event["event"] == "SAVEPOINT_CREATED":
             event["snapshot_hash"] = f"sha256:{forged_hash}"
@@ -202,14 +210,14 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
         if event.get("sequence") == 2 and event["event"] == "SAVEPOINT_CREATED":
             event["prev_snapshot_hash"] = f"sha256:{forged_hash}"
         lines.append(json.dumps(event, sort_keys=True, separators=(",", ":")))
-    index.write_text("\n".join(lines) + "\n")
+    index.write_bytes(forged_ciphertext(("\n".join(lines) + "\n").encode()))
     run_git(forger, "commit", "-qam", "forged index")
     run_git(forger, "push", "-q", "--force", "origin", "precompact/savepoints")
 
     elsewhere = project.parent / "elsewhere"
     run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
     (elsewhere / ".precompact.toml").write_text(
-        f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
+        f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n[encryption]\nidentity = "{keys.identity}"\n'
     )
     approve(elsewhere)
     result = precompact(elsewhere, "resurrect", "--sequence", "1")
