@@ -19,6 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
+import bench_encryption
 from precompact import config as configuration
 from precompact import gitstore, savepoint_log, snapshot
 from support.commands import PRECOMPACT
@@ -76,7 +77,7 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
     floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
     loaded = configuration.load(path)
     repo = gitstore.open_repository(path)
-    scratch = gitstore.Target(path, "origin", "bench/scratch")
+    scratch = gitstore.Target(path, "origin", "bench/scratch", loaded.keys)  # encrypted, init's default
     for run in range(runs):
         progress(f"{name} MB: run {run + 1}/{runs}")
         copy = root / "floor-copy"
@@ -130,7 +131,7 @@ def verify_thousand(root: Path, count: int) -> dict:
         snapshot.create_savepoint(loaded.snapshot_settings(), session)
     progress(f"verify: committing {count} savepoints")
     assert not gitstore.sync(
-        gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch), loaded.logs
+        gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch, loaded.keys), loaded.logs
     )
     progress("verify: verify --all")
     wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)
@@ -206,12 +207,13 @@ def markdown(results: dict) -> str:
     row("hook / floor (medians)", "hook_over_floor_ratio")
     row("hook peak RSS", "hook_peak_rss_mb", scale=1, unit="MB")
     row("Layer 1 alone", "layer_1_s")
-    row("Layer 2 commit alone", "layer_2_commit_s")
+    row("Layer 2 commit alone (encrypted)", "layer_2_commit_s")
     row("resurrect --format brief", "resurrect_brief_s")
     row("SessionStart hook", "session_start_hook_s")
     other = [
         "",
-        f"- `precompact verify --all` over {results['verify']['savepoints']} savepoints (git on): {results['verify']['verify_all_s'] * 1000:.0f} ms",
+        f"- `precompact verify --all` over {results['verify']['savepoints']} encrypted savepoints (git on, each decrypted): {results['verify']['verify_all_s'] * 1000:.0f} ms",
+        *([bench_encryption.markdown(results["encryption"])] if "encryption" in results else []),
         f"- Layer 3 round trip per savepoint on precompact-localnet (send + confirm + index): median {results['layer_3']['round_trip_s']['median'] * 1000:.0f} ms, max {results['layer_3']['round_trip_s']['max'] * 1000:.0f} ms over {results['layer_3']['savepoints']}",
         *[
             f"- SessionStart hook in the real Claude Code flow ({results['claude_code']['version']}, from its --debug-file), {moment}: median {t['median'] * 1000:.0f} ms, max {t['max'] * 1000:.0f} ms over {t['runs']}"
@@ -233,6 +235,12 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=3, help="repetitions per size")
     parser.add_argument("--savepoints", type=int, default=1000, help="savepoints for verify --all")
+    parser.add_argument(
+        "--encryption-mb",
+        type=int,
+        default=100,
+        help="snapshot size (MB of transcript) for the encryption cost (0: none)",
+    )
     parser.add_argument("--chain-savepoints", type=int, default=50, help="savepoints posted for the Layer 3 round trip")
     parser.add_argument(
         "--claude-code-runs",
@@ -251,6 +259,8 @@ def main() -> None:
         for size in [int(s) for s in args.real_code_sizes.split(",") if s]:
             results["by_size"][f"{size} MB, real code"] = by_size(root, size, args.runs, real_code=True)
         results["verify"] = verify_thousand(root, args.savepoints)
+        if args.encryption_mb:
+            results["encryption"] = bench_encryption.measure(root, args.encryption_mb, args.runs)
         results["layer_3"] = layer_3_round_trip(root, args.chain_savepoints)
         results["imports"] = import_time()
         if args.claude_code_runs:

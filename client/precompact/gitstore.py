@@ -49,17 +49,29 @@ NAMING_KEY_NAME = "logs/precompact-chunk-names.key"
 # ciphertext, so a file is encrypted (and pushed) once per recipient set.
 CIPHERTEXT_CACHE = "precompact-ciphertexts"
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# Ciphertext does not compress: git's zlib over it (loose objects, then the pack a push sends)
+# would cost more than the encryption itself.
+_UNCOMPRESSED = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.compression", "GIT_CONFIG_VALUE_0": "0"}
 
 
 class GitStoreError(Exception):
     """Layer 2 could not be done; the message says why and what to do."""
 
 
-class Sealed(GitStoreError):
+class Unopened(GitStoreError):
+    """An encrypted file that could not be read; `intact` says whether the object store's
+    ciphertext still hashes to the blob id the commit names (git does not check on reading)."""
+
+    def __init__(self, message: str, intact: bool):
+        super().__init__(message)
+        self.intact = intact
+
+
+class Sealed(Unopened):
     """The file is encrypted and no identity here opens it: its content cannot be checked."""
 
 
-class Undecryptable(GitStoreError):
+class Undecryptable(Unopened):
     """The file's ciphertext does not decrypt or authenticate: truncated or altered."""
 
 
@@ -235,7 +247,7 @@ def _sealed_blob(repo: git.Repo, data: bytes, sha256: str, keys: Keys) -> str:
     with tempfile.TemporaryFile() as f:
         f.write(ciphertext)
         f.seek(0)
-        blob = repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
+        blob = repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f, env=_UNCOMPRESSED)
     atomic_file.write(cache, blob.encode(), 0o600)
     return blob
 
@@ -264,29 +276,59 @@ def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
 
 def _naming_key_at(repo: git.Repo, commit: str, keys: Keys) -> bytes | None:
     """The naming key `commit` carries (None: it has none)."""
-    [blob] = blob_ids_at(repo, [(commit, sealed_path(NAMING_KEY_NAME))])
-    if blob is None:
+    try:
+        key = file_at(repo, commit, NAMING_KEY_NAME, keys)
+    except Unopened:
+        raise
+    except GitStoreError:
         return None
-    key = _open_blob(repo, blob, keys, f"{sealed_path(NAMING_KEY_NAME)} at commit {commit[:12]}")
     if len(key) != remote_crypto.NAMING_KEY_BYTES:
-        raise Undecryptable(f"{NAMING_KEY_NAME} at commit {commit[:12]} is not a naming key")
+        raise Undecryptable(f"{NAMING_KEY_NAME} at commit {commit[:12]} is not a naming key", intact=True)
     return key
 
 
-def _open_blob(repo: git.Repo, blob: str, keys: Keys, where: str) -> bytes:
-    """The plaintext of the encrypted blob `blob`; Sealed when no identity here opens it,
-    Undecryptable when its ciphertext is broken."""
+def _identities(keys: Keys) -> list | remote_crypto.CryptoError:
     try:
-        identities = remote_crypto.load_identities(keys)
+        return remote_crypto.load_identities(keys)
     except remote_crypto.CryptoError as e:
-        raise Sealed(f"{where} is encrypted and cannot be read here: {e}") from None
-    ciphertext = repo.git.cat_file("blob", blob, stdout_as_string=False)
+        return e
+
+
+def _opened(
+    repo: git.Repo, blob: str, ciphertext: bytes, identities: list | remote_crypto.CryptoError, keys: Keys, where: str
+) -> bytes | Unopened:
+    """The plaintext of the encrypted blob `blob`, else why not: Sealed when no identity here
+    opens it, Undecryptable when its ciphertext is broken."""
+    if isinstance(identities, remote_crypto.CryptoError):
+        return Sealed(f"{where} is encrypted and cannot be read here: {identities}", _hashes_to(repo, ciphertext, blob))
     try:
         return remote_crypto.open_sealed(ciphertext, identities)
     except remote_crypto.NotForUs as e:
-        raise Sealed(f"{where} cannot be read with {keys.identity}: {e}") from None
+        return Sealed(f"{where} cannot be read with {keys.identity}: {e}", _hashes_to(repo, ciphertext, blob))
     except remote_crypto.CryptoError as e:
-        raise Undecryptable(f"{where}: {e}") from None
+        return Undecryptable(f"{where}: {e}", _hashes_to(repo, ciphertext, blob))
+
+
+def _hashes_to(repo: git.Repo, data: bytes, blob: str) -> bool:
+    return blob_id(repo, data) == blob
+
+
+def _blobs(repo: git.Repo, ids: list[str]) -> Iterator[bytes]:
+    """The content of each blob, in order, streamed from one `git cat-file --batch`."""
+    if not ids:
+        return
+    with tempfile.TemporaryFile() as names:
+        names.write("".join(f"{blob}\n" for blob in ids).encode())
+        names.seek(0)
+        process = repo.git.cat_file("--batch", istream=names, as_process=True)
+        for blob in ids:
+            header = process.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise GitStoreError(f"git cat-file could not read blob {blob} in {repo.common_dir}")
+            data = process.stdout.read(int(header[2]))
+            process.stdout.read(1)
+            yield data
+        process.wait()
 
 
 @contextlib.contextmanager
@@ -332,13 +374,16 @@ def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int]:
             return None, 0
         changes: dict[str, str | None] = {}
         naming_key = None
-        for path, blob in _files(repo, parent):
-            where = f"{path} at commit {parent[:12]}"
+        files = _files(repo, parent)
+        identities = _identities(keys)
+        for (path, blob), stored in zip(files, _blobs(repo, [blob for _, blob in files])):
             if path.endswith(remote_crypto.SUFFIX):
-                data = _open_blob(repo, blob, keys, where)
+                data = _opened(repo, blob, stored, identities, keys, f"{path} at commit {parent[:12]}")
+                if isinstance(data, GitStoreError):
+                    raise data
                 new_path = path
             else:
-                data = repo.git.cat_file("blob", blob, stdout_as_string=False)
+                data = stored
                 if path.startswith(CHUNKS_DIR) and naming_key is None:
                     naming_key = _naming_key(repo, target, logs)
                 new_path = sealed_path(path, naming_key)
@@ -406,6 +451,7 @@ def push(repo: git.Repo, target: Target) -> None:
             target.remote,
             f"{target.ref}:{target.ref}",
             kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+            env=_UNCOMPRESSED if target.keys.encrypting else {},
         )
     except git.GitCommandError as e:
         raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
@@ -485,29 +531,50 @@ def file_at(repo: git.Repo, commit: str, path: str, keys: Keys = CLEAR) -> bytes
     """The plaintext of logs/ file `path` as `commit` holds it: its encrypted form opened with
     `keys`' identity, else its clear form. GitStoreError when either commit or file is absent,
     Sealed when no identity here opens it, Undecryptable when its ciphertext is broken."""
-    if path.startswith(CHUNKS_DIR):
-        [clear] = blob_ids_at(repo, [(commit, path)])
-        naming_key = _naming_key_at(repo, commit, keys) if clear is None else None
-        sealed = sealed_path(path, naming_key) if naming_key else None
-    else:
-        sealed = sealed_path(path)
-    [blob] = blob_ids_at(repo, [(commit, sealed)]) if sealed else [None]
-    if blob is not None:
-        return _open_blob(repo, blob, keys, f"{sealed} at commit {commit[:12]}")
-    try:
-        return repo.git.cat_file("blob", f"{commit}:{path}", stdout_as_string=False)
-    except git.GitCommandError:
-        raise GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}") from None
+    [found] = files_at(repo, [(commit, path)], keys)
+    if isinstance(found, GitStoreError):
+        raise found
+    return found
 
 
-def blob_intact(repo: git.Repo, blob: str) -> bool:
-    """Whether the object store's bytes for `blob` hash to its id (git does not check on
-    reading): then they are the bytes every tree naming it committed to."""
-    try:
-        data = repo.git.cat_file("blob", blob, stdout_as_string=False)
-    except git.GitCommandError:
-        return False
-    return blob_id(repo, data) == blob
+def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) -> Iterator[bytes | GitStoreError]:
+    """`file_at` of each (commit, path), in order, the error in place of the bytes, every blob
+    read through one git process (a process per file would cost `verify` seconds)."""
+    naming_keys: dict[str, bytes | None | GitStoreError] = {}
+    candidates = []
+    for commit, path in wanted:
+        sealed: str | None = sealed_path(path)
+        if path.startswith(CHUNKS_DIR):
+            if commit not in naming_keys:
+                try:
+                    naming_keys[commit] = _naming_key_at(repo, commit, keys)
+                except GitStoreError as e:
+                    naming_keys[commit] = e
+            key = naming_keys[commit]
+            sealed = sealed_path(path, key) if isinstance(key, bytes) else None
+        candidates.append((commit, path, sealed))
+    ids = blob_ids_at(
+        repo, [pair for commit, path, sealed in candidates for pair in ((commit, sealed or path), (commit, path))]
+    )
+    sources: list[tuple[str, str | None] | GitStoreError] = []  # (blob, where when encrypted)
+    for i, (commit, path, sealed) in enumerate(candidates):
+        if sealed is not None and ids[2 * i] is not None:
+            sources.append((str(ids[2 * i]), f"{sealed} at commit {commit[:12]}"))
+        elif ids[2 * i + 1] is not None:
+            sources.append((str(ids[2 * i + 1]), None))
+        else:
+            key = naming_keys.get(commit) if path.startswith(CHUNKS_DIR) else None
+            absent = GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}")
+            sources.append(key if isinstance(key, GitStoreError) else absent)
+    identities = _identities(keys) if any(isinstance(s, tuple) and s[1] for s in sources) else []
+    contents = _blobs(repo, [s[0] for s in sources if isinstance(s, tuple)])
+    for source in sources:
+        if isinstance(source, GitStoreError):
+            yield source
+            continue
+        blob, where = source
+        data = next(contents)
+        yield data if where is None else _opened(repo, blob, data, identities, keys, where)
 
 
 def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:

@@ -28,9 +28,8 @@ says which savepoint, which layer and which field).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -389,28 +388,56 @@ def read_git_copy(
     repo: git.Repo, commit: str, name: str, keys: Keys, sequence: int, rekeyed: str | None = None
 ) -> tuple[bytes | None, Check | None]:
     """The plaintext of savepoint `sequence`'s file `name` as `commit` holds it (to be checked
-    against a root by the caller), or no bytes and the verdict on why not: NOT_VERIFIED when it
-    is encrypted for identities that are not here, once its ciphertext is shown to be the blob
-    the commit names; FAILED when that ciphertext is broken or not the committed one.
-    `rekeyed` (the branch tip) may hold the same file re-encrypted by `precompact rekey` for
-    the identity here. GitStoreError when the commit or file is absent."""
+    against a root by the caller), or no bytes and the verdict on why not (see read_git_copies).
+    GitStoreError when the commit or file is absent."""
+    [(found, verdict)] = read_git_copies(repo, [(commit, name, sequence)], keys, rekeyed)
+    if isinstance(found, Exception):
+        raise found
+    return found, verdict
+
+
+def read_git_copies(
+    repo: git.Repo, wanted: list[tuple[str, str, int]], keys: Keys, rekeyed: str | None = None
+) -> Iterator[tuple[bytes | None | Exception, Check | None]]:
+    """For each (commit, file, savepoint) in order: its plaintext, or none and the verdict on
+    why: NOT_VERIFIED when it is encrypted for identities that are not here and its ciphertext
+    is the blob the commit names; FAILED when that ciphertext is broken or is not the committed
+    one. `rekeyed` (the branch tip) may hold the file re-encrypted by `precompact rekey` for the
+    identity here. An absent commit or file gives its GitStoreError in place of the bytes."""
+    from precompact import gitstore
+
+    found = gitstore.files_at(repo, [(commit, name) for commit, name, _ in wanted], keys)
+    for (commit, name, sequence), copy in zip(wanted, found):
+        if isinstance(copy, gitstore.Unopened) and not copy.intact:
+            yield (
+                None,
+                Check(
+                    FAILED,
+                    f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
+                ),
+            )
+        elif isinstance(copy, gitstore.Undecryptable):
+            yield None, Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {copy}")
+        elif isinstance(copy, gitstore.Sealed):
+            again = _rekeyed_copy(repo, rekeyed, name, keys) if rekeyed not in (None, commit) else None
+            if again is not None:
+                yield again, None
+                continue
+            yield (
+                None,
+                Check(
+                    NOT_VERIFIED,
+                    f"commit {commit[:12]} holds the ciphertext it committed for savepoint {sequence}; its content was not checked ({copy})",
+                ),
+            )
+        else:
+            yield copy, None
+
+
+def _rekeyed_copy(repo: git.Repo, tip: str | None, name: str, keys: Keys) -> bytes | None:
     from precompact import gitstore
 
     try:
-        return gitstore.file_at(repo, commit, name, keys), None
-    except gitstore.Sealed as e:
-        if rekeyed is not None and rekeyed != commit:
-            with contextlib.suppress(gitstore.GitStoreError):
-                return gitstore.file_at(repo, rekeyed, name, keys), None
-        [blob] = gitstore.blob_ids_at(repo, [(commit, gitstore.sealed_path(name))])
-        if blob is None or not gitstore.blob_intact(repo, blob):
-            return None, Check(
-                FAILED,
-                f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
-            )
-        return None, Check(
-            NOT_VERIFIED,
-            f"commit {commit[:12]} holds the ciphertext it committed for savepoint {sequence}; its content was not checked ({e})",
-        )
-    except gitstore.Undecryptable as e:
-        return None, Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {e}")
+        return gitstore.file_at(repo, str(tip), name, keys)
+    except gitstore.GitStoreError:
+        return None

@@ -7,6 +7,7 @@ which every savepoint it covers is walked back through the snapshots' own bytes.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -62,6 +63,8 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     # Each savepoint's snapshot blob at its commit: (clear, encrypted), either may be None.
     blobs = {(s.instance, s.sequence): (found[2 * i], found[2 * i + 1]) for i, s in enumerate(committed)}
     tip = gitstore.savepoint_tip(repo, _target(config)) if repo is not None else None
+    encrypted = [s for s in committed if blobs[(s.instance, s.sequence)][1] is not None]
+    copies = _decrypted_hashes(repo, config, encrypted, tip) if encrypted else {}
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = []
     for instance in instances:
@@ -85,6 +88,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                         config,
                         savepoint,
                         blobs.get((instance, savepoint.sequence), (None, None)),
+                        copies.get((instance, savepoint.sequence)),
                         local.get(savepoint),
                         on_branch,
                         tip,
@@ -156,17 +160,31 @@ def _target(config: Config) -> gitstore.Target:
     return gitstore.Target(config.repository, config.remote, config.branch, config.keys)
 
 
+def _decrypted_hashes(repo, config: Config, savepoints: list, tip: str | None) -> dict:
+    """(instance, sequence) -> the SHA-256 of each encrypted snapshot's plaintext, or the
+    verifier's verdict on why it could not be read; one git process for all of them, and no
+    plaintext kept."""
+    wanted = [(str(s.commit), str(s.created.get("snapshot_file", "")), s.sequence) for s in savepoints]
+    found = {}
+    for savepoint, (data, verdict) in zip(savepoints, trust.read_git_copies(repo, wanted, config.keys, tip)):
+        digest = hashlib.sha256(data).hexdigest() if isinstance(data, bytes) else None
+        found[(savepoint.instance, savepoint.sequence)] = (digest, verdict)
+    return found
+
+
 def _check_git(
     repo,
     config: Config,
     savepoint,
     blobs: tuple[str | None, str | None],
+    decrypted: tuple[str | None, trust.Check | None] | None,
     local: trust.Snapshot | None,
     on_branch: set[str],
     tip: str | None,
 ) -> tuple[list[Finding], list[Finding]]:
     """Problems, and encrypted copies whose content was not checked. `blobs`: the ids git gives
-    `snapshot_file` at the savepoint's commit, clear and encrypted (None: absent)."""
+    `snapshot_file` at the savepoint's commit, clear and encrypted (None: absent); `decrypted`:
+    the encrypted one's plaintext hash or verdict (_decrypted_hashes)."""
     n, commit = savepoint.sequence, savepoint.commit
     name = savepoint.created.get("snapshot_file", "")
     clear, sealed = blobs
@@ -180,15 +198,18 @@ def _check_git(
         ], []
     unchecked = []
     # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.
-    if clear is not None and local is not None and local.sha256 == savepoint.snapshot_hash:
-        intact = clear == gitstore.blob_id(repo, local.data)
+    if sealed is not None and decrypted is not None:
+        digest, verdict = decrypted
+    elif clear is not None and local is not None and local.sha256 == savepoint.snapshot_hash:
+        digest, verdict = (savepoint.snapshot_hash if clear == gitstore.blob_id(repo, local.data) else None), None
     else:
         stored, verdict = trust.read_git_copy(repo, commit, name, config.keys, n, rekeyed=tip)
-        if verdict is not None and verdict.status == trust.FAILED:
-            return [Finding(n, "layer 2", verdict.detail)], []
-        if verdict is not None:
-            unchecked.append(Finding(n, "layer 2", verdict.detail))
-        intact = stored is None or trust.read_snapshot(stored, "git").sha256 == savepoint.snapshot_hash
+        digest = hashlib.sha256(stored).hexdigest() if stored is not None else None
+    if verdict is not None and verdict.status == trust.FAILED:
+        return [Finding(n, "layer 2", verdict.detail)], []
+    if verdict is not None:
+        unchecked.append(Finding(n, "layer 2", verdict.detail))
+    intact = verdict is not None or digest == savepoint.snapshot_hash
     if not intact:
         return [
             Finding(
