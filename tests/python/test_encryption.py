@@ -424,3 +424,40 @@ def test_a_flush_killed_at_any_moment_loses_nothing_when_encrypted(tmp_path):
     assert tally.failures == [] and tally.lost == 0, (tally.lost, tally.failures)
     files = tree(tmp_path / "crash-layer-2.git")
     assert len(files) == 8 and all(f.endswith(".age") for f in files), files
+
+
+def test_with_the_chain_verify_without_the_identity_ties_the_ciphertext_to_the_signed_commit(tmp_path, localnet):
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=True, cluster=localnet.url, airdrop=True)
+    saved(project, tmp_path)
+    saved(project, tmp_path)
+    [_, second] = savepoint_log.savepoints(project.logs)
+    assert second.layer_3 == "CONFIRMED"
+    identity_of(project).rename(tmp_path / "away.txt")
+    checked = precompact(project.path, "verify")
+    assert checked.returncode == 0, out(checked)
+    assert (
+        "chain: record at sequence 2 verified (authority, instance, address, signature), 2 savepoint(s) linked"
+        in out(checked)
+    )
+    assert "content of encrypted savepoint(s) 1, 2 not checked" in out(checked)
+    report = json.loads(precompact(project.path, "resurrect", "--format", "json").stdout)
+    checks = {name: check["status"] for name, check in report["checks"].items()}
+    assert checks == {"chain": "verified", "git": "not verified", "integrity": "verified"}, report["checks"]
+    assert (
+        "holds the ciphertext it committed for savepoint 2; its content was not checked"
+        in report["checks"]["git"]["detail"]
+    )
+    # The signed record names the commit; a branch moved to another commit (another ciphertext
+    # of the same savepoint) no longer matches it.
+    commit = commit_on_branch(
+        project.path,
+        {
+            f"{second.created['snapshot_file']}.age": blob_of(
+                project.path, (project.path / second.created["snapshot_file"]).read_bytes()
+            )
+        },
+    )
+    savepoint_log.mark(project.logs, second, savepoint_log.Event.LAYER_2_COMMITTED, commit=commit, branch=BRANCH)
+    moved = precompact(project.path, "verify")
+    assert moved.returncode == 1
+    assert "git_commit on chain" in out(moved)
