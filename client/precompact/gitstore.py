@@ -8,8 +8,9 @@ user runs at the same moment neither sees nor blocks this.
 
 With recipients configured, every file is encrypted before it becomes a blob (remote_crypto):
 `logs/x` is committed as `logs/x.age`, and a chunk `logs/precompact-chunks/<sha256>` under a
-keyed name. `_stored_blob` is the only way a logs/ file becomes a blob on the branch, and
-`file_at` the only way a branch file is read back as plaintext: both forms are handled there.
+keyed name. `_stored_blob` (through `tree_entries`) is the only way a logs/ file becomes a blob
+on the branch, and `files_at` (`file_at` for one) the only way a branch file is read back as
+plaintext: both forms are handled there and nowhere else.
 """
 
 from __future__ import annotations
@@ -194,8 +195,10 @@ def tree_entries(repo: git.Repo, target: Target, logs: Path, files: dict[str, st
     entries: dict[str, str | None] = {}
     for name, sha256 in files.items():
         path, blob = _stored_blob(repo, logs, name, keys, sha256, naming_key)
-        if not name.startswith(CHUNKS_DIR):
-            entries[name if keys.encrypting else name + remote_crypto.SUFFIX] = None
+        if keys.encrypting:
+            entries[name] = None
+        elif not name.startswith(CHUNKS_DIR):  # a chunk's encrypted name needs the key: left as is
+            entries[name + remote_crypto.SUFFIX] = None
         entries[path] = blob
     return entries
 
