@@ -461,3 +461,37 @@ def test_with_the_chain_verify_without_the_identity_ties_the_ciphertext_to_the_s
     moved = precompact(project.path, "verify")
     assert moved.returncode == 1
     assert "git_commit on chain" in out(moved)
+
+
+def test_init_options_for_encryption(tmp_path):
+    def init(name: str, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
+        path = tmp_path / name
+        path.mkdir()
+        run_git(path, "init", "-q")
+        keypair = tmp_path / f"{name}-keys" / "id.json"
+        return precompact(path, "init", "--yes", "--keypair", str(keypair), *args), path
+
+    clear, path = init("clear", "--no-encrypt")
+    assert clear.returncode == 0, out(clear)
+    assert configuration.load(path).recipients == ()
+    assert not (tmp_path / "clear-keys" / configuration.IDENTITY_NAME).exists(), "no identity made for nothing"
+
+    ssh = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGQ0yDfDgLmZ0kW5Pk7jvXd4c0b2Q8Hn7r5x0q8n1c2Z teammate@laptop"
+    team, path = init("team", "--recipient", ssh)
+    assert team.returncode == 0, out(team)
+    own = configuration.load(path).recipients
+    assert len(own) == 2 and own[1] == ssh and own[0].startswith("age1")
+    assert "back it up" in out(team)
+
+    both, _ = init("both", "--no-encrypt", "--recipient", ssh)
+    assert both.returncode == 2 and "--no-encrypt takes no --identity or --recipient" in out(both)
+    loose = tmp_path / "loose.txt"
+    remote_crypto.generate_identity(loose)
+    loose.chmod(0o644)
+    refused, path = init("loose", "--identity", str(loose))
+    assert refused.returncode == 1 and f"chmod 600 {loose}" in out(refused)
+    assert not (path / ".precompact.toml").exists()
+    loose.chmod(0o600)
+    given, path = init("given", "--identity", str(loose))
+    assert given.returncode == 0 and f"using age identity {loose}" in out(given)
+    assert configuration.load(path).identity == loose
