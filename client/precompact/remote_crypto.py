@@ -1,8 +1,9 @@
 """What leaves the machine is encrypted: age (pyrage) to the configured recipients, after zlib.
 
-A file bound for the git remote is compressed (zlib level 1: fast, and JSON halves) and then
-encrypted with age to every recipient (age X25519 `age1…` keys, or `ssh-ed25519` public
-keys), so anyone holding one of their identities can read it and no one else can. The hash
+A file bound for the git remote is compressed (zlib level 1: fast; a snapshot of code shrinks
+to about a third) and then encrypted with age to every recipient (age X25519 `age1…` keys, or
+`ssh-ed25519` public keys), so anyone holding one of their identities can read it and no one
+else can. The hash
 chain and the on-chain record still commit to the plaintext; the ciphertext is random (age
 draws a fresh file key each time), so a file is encrypted once and its blob reused
 (gitstore's cache), never re-encrypted to the same bytes.
@@ -35,8 +36,6 @@ COMPRESSION_LEVEL = 1
 MAX_PLAINTEXT_BYTES = 4 << 30
 DECOMPRESS_STEP = 64 << 20
 NAMING_KEY_BYTES = 32
-# What `init` writes beside the Solana keypair.
-IDENTITY_NAME = "precompact-age-identity.txt"
 AGE_IDENTITY = re.compile(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}")
 SSH_PRIVATE_KEY = b"-----BEGIN OPENSSH PRIVATE KEY-----"
 
