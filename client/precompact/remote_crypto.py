@@ -3,10 +3,9 @@
 A file bound for the git remote is compressed (zlib level 1: fast; a snapshot of code shrinks
 to about a third) and then encrypted with age to every recipient (age X25519 `age1…` keys, or
 `ssh-ed25519` public keys), so anyone holding one of their identities can read it and no one
-else can. The hash
-chain and the on-chain record still commit to the plaintext; the ciphertext is random (age
-draws a fresh file key each time), so a file is encrypted once and its blob reused
-(gitstore's cache), never re-encrypted to the same bytes.
+else can. The hash chain and the on-chain record still commit to the plaintext; the
+ciphertext is random (age draws a fresh file key each time), so a file is encrypted once per
+recipient set and its blob reused (gitstore's cache).
 
 Files under `logs/precompact-chunks/` are named by their plaintext SHA-256; on the remote they
 are named by HMAC-SHA256 under a random per-project naming key instead, so a reader of the
