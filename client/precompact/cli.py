@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import UTC
 from pathlib import Path
@@ -70,10 +69,13 @@ def main() -> None:
 )
 def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, force, airdrop) -> None:
     """Write .precompact.toml here, create the keypair if absent, keep logs out of git status."""
+    from precompact import gitstore, project_init
+
     root = Path.cwd()
-    path = root / configuration.CONFIG_NAME
-    if path.exists() and not force:
-        raise click.ClickException(f"{path} already exists; edit it, or pass --force to overwrite it")
+    try:
+        path = project_init.config_path(root, force)
+    except project_init.InitError as e:
+        raise click.ClickException(str(e)) from None
     if instance is None:
         default = f"{root.name} #1"
         instance = default if yes else click.prompt("Instance name", default=default)
@@ -87,27 +89,21 @@ def init(instance, repo, remote, branch, cluster, keypair, program_id, yes, forc
     }
     if program_id:
         values["program_id"] = program_id
-    content = configuration.render(values).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        os.fchmod(f.fileno(), 0o600)
-        f.write(content)
-    # What init writes is trusted, and so is a repository named here.
-    config_trust.approve(path.resolve(), content, Path(repo).resolve() if repo != "." else None)
     try:
-        loaded = configuration.load(root)
-    except ConfigError as e:
-        path.unlink()
+        loaded = project_init.write_config(root, values, force)
+        click.echo(f"wrote {path}")
+        key = project_init.ensure_keypair(loaded.keypair)
+        if key.created:
+            click.echo(f"created keypair {key.path} (public key {key.pubkey}); back it up, it signs your savepoints")
+        else:
+            click.echo(f"using keypair {key.path}")
+        if airdrop:
+            project_init.airdrop(loaded, key.pubkey)
+            click.echo(f"airdropped {project_init.AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
+    except project_init.InitError as e:
         raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {path}")
-    _ensure_keypair(loaded.keypair)
-    if airdrop:
-        _airdrop(loaded)
-    from precompact import gitstore
-
     try:
-        added = gitstore.exclude_logs(gitstore.open_repository(loaded.repository))
-        if added:
+        if project_init.exclude_logs(loaded):
             click.echo("added logs/precompact-* to .git/info/exclude")
     except gitstore.GitStoreError as e:
         click.echo(f"warning: {e}; Layer 2 stays queued until it is fixed", err=True)
@@ -141,51 +137,6 @@ def trust(repo) -> None:
     click.echo(
         f"trusted {path} (sha256:{config_trust.digest(content)[:12]}): instance {loaded.instance!r}, {layers}, {chain}"
     )
-
-
-def _ensure_keypair(path: Path) -> None:
-    if path.exists():
-        click.echo(f"using keypair {path}")
-        return
-    from solders.keypair import Keypair
-
-    keypair = Keypair()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(list(bytes(keypair)), f)
-    click.echo(f"created keypair {path} (public key {keypair.pubkey()}); back it up, it signs your savepoints")
-
-
-AIRDROP_LAMPORTS = 1_000_000_000
-AIRDROP_WAIT_SECONDS = 30
-
-
-def _airdrop(loaded: configuration.Config) -> None:
-    import time
-
-    from precompact import chain
-    from precompact.chain import rpc
-
-    try:
-        pubkey = str(chain.load_keypair(loaded.keypair).pubkey())
-    except chain.KeypairError as e:
-        raise click.ClickException(str(e)) from None
-    cluster = rpc.Cluster(loaded.cluster, timeout=10)
-    try:
-        signature = cluster.request_airdrop(pubkey, AIRDROP_LAMPORTS)
-        deadline = time.monotonic() + AIRDROP_WAIT_SECONDS
-        while (cluster.signature_status(signature) or {}).get("confirmationStatus") not in ("confirmed", "finalized"):
-            if time.monotonic() > deadline:
-                raise click.ClickException(
-                    f"the airdrop to {pubkey} was not confirmed by {loaded.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself"
-                )
-            time.sleep(0.1)
-    except rpc.RpcError as e:
-        raise click.ClickException(
-            f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself"
-        ) from None
-    click.echo(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {pubkey} on {loaded.cluster}")
 
 
 @main.command()
