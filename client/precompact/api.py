@@ -62,7 +62,7 @@ def _flush(config: Config) -> FlushOutcome:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.chain import post as chain_post
 
-        outcome.layer_3_problems = chain_post.post_pending(
+        posts = chain_post.post_pending(
             config.cluster,
             config.keypair,
             config.program_id,
@@ -71,6 +71,7 @@ def _flush(config: Config) -> FlushOutcome:
             git_layer=config.git_layer,
             authority=config.authority,
         )
+        outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
     return outcome
 
 
