@@ -153,9 +153,10 @@ def layer_3_round_trip(root: Path, count: int) -> dict:
         for n in range(count):
             snapshot.create_savepoint(loaded.snapshot_settings(), session)
             began = time.perf_counter()
-            problems = chain_post.post_pending(
+            posts = chain_post.post_pending(
                 url, loaded.keypair, loaded.program_id, loaded.instance, loaded.logs, git_layer=False
             )
+            problems = savepoint_log.record_outcomes(loaded.logs, posts)
             times.append(time.perf_counter() - began)
             if problems:
                 raise SystemExit(f"bench: Layer 3 failed: {problems[0]}")

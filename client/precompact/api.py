@@ -62,7 +62,7 @@ def _flush(config: Config) -> FlushOutcome:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.chain import post as chain_post
 
-        outcome.layer_3_problems = chain_post.post_pending(
+        posts = chain_post.post_pending(
             config.cluster,
             config.keypair,
             config.program_id,
@@ -71,6 +71,7 @@ def _flush(config: Config) -> FlushOutcome:
             git_layer=config.git_layer,
             authority=config.authority,
         )
+        outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
     return outcome
 
 
@@ -133,8 +134,6 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     compares it with the local index. Raises InspectError with a one-line reason."""
     from solders.pubkey import Pubkey
 
-    from precompact.chain import rpc
-
     try:
         roots = trust.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
     except trust.NoRoot as e:
@@ -142,32 +141,48 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     if address is not None and not is_pubkey(address):
         raise InspectError(f"--address {address!r} is not a base58 public key")
     where = Pubkey.from_string(address) if address is not None else roots.address
-    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    owner, data, found = _fetch_record(config.cluster, roots, where)
+    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
+    match = local.get(found.sequence)
+    verdict = _inspection_verdict(roots, where, owner, data, found, match)
+    signed = where == roots.address and trust.signature_valid(found, roots)
+    return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
+
+
+def _fetch_record(cluster: str, roots: trust.Roots, where) -> tuple[str, bytes, record.Record]:
+    from precompact.chain import rpc
+
+    client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     try:
         account = client.account(str(where))
     except rpc.RpcError as e:
         raise InspectError(str(e)) from None
     if account is None:
         raise InspectError(
-            f"no savepoint record at {where} on {config.cluster}; run `precompact flush` to post queued savepoints"
+            f"no savepoint record at {where} on {cluster}; run `precompact flush` to post queued savepoints"
         )
     owner, data = account
     try:
-        found = record.decode(data)
+        return owner, data, record.decode(data)
     except record.RecordError as e:
         if owner != str(roots.program_id):
             raise InspectError(
                 f"account {where} is owned by {owner}, not the precompact program {roots.program_id}"
             ) from None
         raise InspectError(f"account {where}: {e}") from None
-    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
-    match = local.get(found.sequence)
+
+
+def _compared_with_index(found: record.Record, match: savepoint_log.Savepoint | None) -> str:
     if match is None:
-        comparison = f"sequence {found.sequence} is not in the local index"
-    elif match.snapshot_hash == found.snapshot_hash.hex():
-        comparison = f"matches local savepoint {match.sequence}"
-    else:
-        comparison = f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
+        return f"sequence {found.sequence} is not in the local index"
+    if match.snapshot_hash == found.snapshot_hash.hex():
+        return f"matches local savepoint {match.sequence}"
+    return f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
+
+
+def _inspection_verdict(
+    roots: trust.Roots, where, owner: str, data: bytes, found: record.Record, match: savepoint_log.Savepoint | None
+) -> trust.Check:
     try:
         if where != roots.address:
             raise trust.Broken(
@@ -178,13 +193,10 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
         trust.check_record(roots, owner, data)
         if match is not None:
             trust.check_record_holds(found, match, match.commit)
-        verdict = trust.Check(
-            trust.VERIFIED,
-            "address, owner, authority, instance and signature checked"
-            + (", and it states the local savepoint" if match else ""),
-        )
     except trust.Broken as e:
-        verdict = trust.Check(trust.FAILED, str(e))
-    return Inspection(
-        str(where), found, verdict, where == roots.address and trust.signature_valid(found, roots), comparison
+        return trust.Check(trust.FAILED, str(e))
+    return trust.Check(
+        trust.VERIFIED,
+        "address, owner, authority, instance and signature checked"
+        + (", and it states the local savepoint" if match else ""),
     )

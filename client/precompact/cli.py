@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import UTC
 from pathlib import Path
@@ -82,11 +81,15 @@ def main() -> None:
 def init(
     instance, repo, remote, branch, cluster, keypair, program_id, yes, force, identity, recipients, no_encrypt, airdrop
 ) -> None:
-    """Write .precompact.toml here, create the keypair if absent, keep logs out of git status."""
+    """Write .precompact.toml here, create the keypair and the age identity if absent, keep logs
+    out of git status."""
+    from precompact import gitstore, project_init
+
     root = Path.cwd()
-    path = root / configuration.CONFIG_NAME
-    if path.exists() and not force:
-        raise click.ClickException(f"{path} already exists; edit it, or pass --force to overwrite it")
+    try:
+        path = project_init.config_path(root, force)
+    except project_init.InitError as e:
+        raise click.ClickException(str(e)) from None
     if instance is None:
         default = f"{root.name} #1"
         instance = default if yes else click.prompt("Instance name", default=default)
@@ -102,30 +105,32 @@ def init(
         values["program_id"] = program_id
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
-    if not no_encrypt:
-        values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
-        values["recipients"] = _encryption_recipients(Path(values["identity"]).expanduser(), recipients)
-    content = configuration.render(values).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        os.fchmod(f.fileno(), 0o600)
-        f.write(content)
-    # What init writes is trusted, and so is a repository named here.
-    config_trust.approve(path.resolve(), content, Path(repo).resolve() if repo != "." else None)
     try:
-        loaded = configuration.load(root)
-    except ConfigError as e:
-        path.unlink()
+        if not no_encrypt:
+            # As given, or beside the keypair as given ("~/..." stays portable in the file).
+            values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
+            found = project_init.encryption_identity(Path(values["identity"]), recipients)
+            values["recipients"] = found.recipients
+            if found.created:
+                click.echo(
+                    f"created age identity {found.path} (public key {found.recipients[0]}); back it up, only it (or another recipient's) reads your savepoints on the remote"
+                )
+            else:
+                click.echo(f"using age identity {found.path}")
+        loaded = project_init.write_config(root, values, force)
+        click.echo(f"wrote {path}")
+        key = project_init.ensure_keypair(loaded.keypair)
+        if key.created:
+            click.echo(f"created keypair {key.path} (public key {key.pubkey}); back it up, it signs your savepoints")
+        else:
+            click.echo(f"using keypair {key.path}")
+        if airdrop:
+            project_init.airdrop(loaded, key.pubkey)
+            click.echo(f"airdropped {project_init.AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
+    except project_init.InitError as e:
         raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {path}")
-    _ensure_keypair(loaded.keypair)
-    if airdrop:
-        _airdrop(loaded)
-    from precompact import gitstore
-
     try:
-        added = gitstore.exclude_logs(gitstore.open_repository(loaded.repository))
-        if added:
+        if project_init.exclude_logs(loaded):
             click.echo("added logs/precompact-* to .git/info/exclude")
     except gitstore.GitStoreError as e:
         click.echo(f"warning: {e}; Layer 2 stays queued until it is fixed", err=True)
@@ -159,71 +164,6 @@ def trust(repo) -> None:
     click.echo(
         f"trusted {path} (sha256:{config_trust.digest(content)[:12]}): instance {loaded.instance!r}, {layers}, {chain}"
     )
-
-
-def _encryption_recipients(identity: Path, extra: tuple[str, ...]) -> list[str]:
-    from precompact import remote_crypto
-
-    try:
-        own, created = remote_crypto.ensure_identity(identity)
-    except remote_crypto.CryptoError as e:
-        raise click.ClickException(str(e)) from None
-    if created:
-        click.echo(
-            f"created age identity {identity} (public key {own[0]}); back it up, only it (or another recipient's) reads your savepoints on the remote"
-        )
-    else:
-        click.echo(f"using age identity {identity}")
-    if not own and not extra:
-        raise click.ClickException(
-            f"{identity} is an SSH key, whose public half precompact cannot derive; pass it with --recipient 'ssh-ed25519 …'"
-        )
-    return list(dict.fromkeys([*own, *extra]))
-
-
-def _ensure_keypair(path: Path) -> None:
-    if path.exists():
-        click.echo(f"using keypair {path}")
-        return
-    from solders.keypair import Keypair
-
-    keypair = Keypair()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(list(bytes(keypair)), f)
-    click.echo(f"created keypair {path} (public key {keypair.pubkey()}); back it up, it signs your savepoints")
-
-
-AIRDROP_LAMPORTS = 1_000_000_000
-AIRDROP_WAIT_SECONDS = 30
-
-
-def _airdrop(loaded: configuration.Config) -> None:
-    import time
-
-    from precompact import chain
-    from precompact.chain import rpc
-
-    try:
-        pubkey = str(chain.load_keypair(loaded.keypair).pubkey())
-    except chain.KeypairError as e:
-        raise click.ClickException(str(e)) from None
-    cluster = rpc.Cluster(loaded.cluster, timeout=10)
-    try:
-        signature = cluster.request_airdrop(pubkey, AIRDROP_LAMPORTS)
-        deadline = time.monotonic() + AIRDROP_WAIT_SECONDS
-        while (cluster.signature_status(signature) or {}).get("confirmationStatus") not in ("confirmed", "finalized"):
-            if time.monotonic() > deadline:
-                raise click.ClickException(
-                    f"the airdrop to {pubkey} was not confirmed by {loaded.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself"
-                )
-            time.sleep(0.1)
-    except rpc.RpcError as e:
-        raise click.ClickException(
-            f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself"
-        ) from None
-    click.echo(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {pubkey} on {loaded.cluster}")
 
 
 @main.command()

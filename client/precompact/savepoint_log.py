@@ -143,6 +143,30 @@ def mark(logs: Path, savepoint: Savepoint, event: Event, **details) -> None:
     record(logs, {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details})
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What a layer did with one savepoint; the orchestration records it as an index line."""
+
+    savepoint: Savepoint
+    event: Event
+    details: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.event in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED)
+
+
+def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
+    """Records each outcome as soon as the layer reports it (a crash loses none it already
+    reported); returns the reasons of those that failed."""
+    problems = []
+    for outcome in outcomes:
+        mark(logs, outcome.savepoint, outcome.event, **outcome.details)
+        if outcome.failed:
+            problems.append(outcome.details["reason"])
+    return problems
+
+
 @dataclass
 class IndexRead:
     events: list[dict] = field(default_factory=list)

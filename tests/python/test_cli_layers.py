@@ -167,3 +167,19 @@ def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
     assert bad.exit_code == 1 and "is not a base58 public key" in bad.output
     foreign = invoke("inspect", "--address", str(authority.pubkey()))
     assert foreign.exit_code == 1 and "not the precompact program" in foreign.output
+
+
+def test_init_creates_a_private_keypair_and_refuses_one_that_is_not_a_keypair(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    keypair = tmp_path / "keys" / "k.json"
+    created = invoke("init", "--yes", "--keypair", str(keypair))
+    pubkey = Keypair.from_bytes(bytes(json.loads(keypair.read_text()))).pubkey()
+    assert created.exit_code == 0 and f"created keypair {keypair} (public key {pubkey})" in created.output
+    assert keypair.stat().st_mode & 0o777 == 0o600
+    again = invoke("init", "--yes", "--force", "--keypair", str(keypair))
+    assert again.exit_code == 0 and f"using keypair {keypair}" in again.output
+    assert Keypair.from_bytes(bytes(json.loads(keypair.read_text()))).pubkey() == pubkey, "never replaced"
+    keypair.write_text("[1, 2, 3]")
+    refused = invoke("init", "--yes", "--force", "--keypair", str(keypair))
+    assert refused.exit_code == 1
+    assert "is not a Solana CLI keypair (a JSON array of 64 bytes)" in refused.output.strip().splitlines()[-1]

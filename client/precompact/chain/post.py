@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from solders.hash import Hash
@@ -34,19 +35,20 @@ def post_pending(
     logs: Path,
     git_layer: bool = True,
     authority: str | None = None,
-) -> list[str]:
-    """Posts every savepoint not yet confirmed on chain; returns the problems met (each also
-    appended to the index as LAYER_3_FAILED). Stops at the first savepoint that cannot go.
+) -> Iterator[savepoint_log.Outcome]:
+    """Posts every savepoint not yet confirmed on chain, yielding each one's outcome as it
+    happens (the caller records it). Stops at the first savepoint that cannot go.
     Without the git layer the record names no commit (40 zeros). A savepoint is confirmed only
     once the record read back from its address passes the verifier's chain check and states it."""
     mine = savepoint_log.savepoints(logs, instance)
     pending = [s for s in mine if s.layer_3 != savepoint_log.Layer3.CONFIRMED]
     if not pending:
-        return []
+        return
     try:
         signer = _signer(program_id, keypair_path, authority)
     except ChainError as e:
-        return _failed(logs, pending[0], str(e))
+        yield _failed(pending[0], str(e))
+        return
     roots = trust.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     current = pending[0]
@@ -56,25 +58,25 @@ def post_pending(
             current = savepoint
             commit = savepoint.commit or (None if git_layer else NO_COMMIT)
             if commit is None:
-                return _failed(logs, savepoint, "waiting for the git commit (Layer 2) that the on-chain record names")
+                yield _failed(savepoint, "waiting for the git commit (Layer 2) that the on-chain record names")
+                return
             if savepoint.sequence == held.sequence and held.snapshot_hash.hex() == savepoint.snapshot_hash:
                 # Posted before, its confirmation lost: confirmed only if the record states it all.
                 trust.check_record_holds(held, savepoint, commit)
-                _confirmed(logs, savepoint, signature=None, slot=held.slot, recovered=True)
+                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True)
                 continue
             if savepoint.sequence != held.sequence + 1:
-                return _failed(
-                    logs,
+                yield _failed(
                     savepoint,
                     f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence} cannot follow it (run `precompact verify`)",
                 )
+                return
             signature, held = _post(client, signer, roots, savepoint, held, commit)
-            _confirmed(logs, savepoint, signature=signature, slot=held.slot, recovered=False)
+            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False)
     except (rpc.RpcError, ChainError) as e:
-        return _failed(logs, current, str(e))
+        yield _failed(current, str(e))
     except trust.Broken as e:
-        return _failed(logs, current, f"the record read back is not trustworthy: {e}")
-    return []
+        yield _failed(current, f"the record read back is not trustworthy: {e}")
 
 
 def _signer(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
@@ -182,11 +184,10 @@ def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
     )
 
 
-def _confirmed(logs: Path, savepoint, signature: str | None, slot: int | None, recovered: bool) -> None:
+def _confirmed(savepoint, signature: str | None, slot: int | None, recovered: bool) -> savepoint_log.Outcome:
     details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
-    savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, **details)
+    return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, details)
 
 
-def _failed(logs: Path, savepoint, reason: str) -> list[str]:
-    savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_3_FAILED, reason=reason)
-    return [reason]
+def _failed(savepoint, reason: str) -> savepoint_log.Outcome:
+    return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_FAILED, {"reason": reason})
