@@ -270,12 +270,16 @@ def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_read
     [teammates_key] = [remote_crypto.generate_identity(teammate)]
     config = project.path / ".precompact.toml"
     mine = configuration.load(project.path).recipients[0]
+    shown = out(precompact(project.path, "key", "show", env={"PRECOMPACT_IDENTITY": str(teammate)}))
+    assert f"{teammates_key} (NOT a recipient: add it to encryption.recipients)" in shown
+    assert f"recipients: {mine}" in shown
     config.write_text(
         config.read_text().replace(f'recipients = ["{mine}"]', f'recipients = ["{mine}", "{teammates_key}"]')
     )
     trust(project.path)
     saved(project, tmp_path)
     as_teammate = {"PRECOMPACT_IDENTITY": str(teammate)}
+    assert f"{teammates_key} (a recipient)" in out(precompact(project.path, "key", "show", env=as_teammate))
 
     before = precompact(project.path, "verify", env=as_teammate)
     assert before.returncode == 0, out(before)
