@@ -404,7 +404,7 @@ def test_hostile_encryption_settings_are_refused(tmp_path):
         remote_crypto.read_identity_file(tmp_path / "link.txt")
 
 
-def test_hostile_ciphertext_is_refused_not_inflated(tmp_path):
+def test_hostile_ciphertext_is_refused_not_inflated(tmp_path, monkeypatch):
     remote_crypto.generate_identity(tmp_path / "id.txt")
     keys = remote_crypto.Keys(
         tuple(remote_crypto.public_keys((tmp_path / "id.txt").read_bytes(), "id")), tmp_path / "id.txt"
@@ -421,6 +421,12 @@ def test_hostile_ciphertext_is_refused_not_inflated(tmp_path):
         remote_crypto.open_sealed(pyrage.encrypt(zlib.compress(b"x" * 100)[:-3], [recipient]), identities)
     with pytest.raises(remote_crypto.Undecryptable, match="does not decrypt"):
         remote_crypto.open_sealed(b"age-encryption.org/v1\n", identities)
+    # Inflation stops at the bound, step by step, never holding the whole bomb.
+    monkeypatch.setattr(remote_crypto, "MAX_PLAINTEXT_BYTES", 10_000)
+    monkeypatch.setattr(remote_crypto, "DECOMPRESS_STEP", 4_096)
+    with pytest.raises(remote_crypto.Undecryptable, match="inflates past"):
+        remote_crypto.open_sealed(pyrage.encrypt(zlib.compress(bytes(1_000_000)), [recipient]), identities)
+    assert len(remote_crypto.open_sealed(remote_crypto.seal(bytes(10_000), keys), identities)) == 10_000
 
 
 def test_a_flush_killed_at_any_moment_loses_nothing_when_encrypted(tmp_path):
