@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import git
+import orjson
 
-from precompact import git_env, logs_dir, savepoint_log
+from precompact import chunks, git_env, logs_dir, savepoint_log
 
 PUSH_TIMEOUT_SECONDS = 20
 REF_RETRIES = 20
@@ -110,18 +111,26 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
             f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
         )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
-    blobs = {
-        name: _stored_blob(repo, logs, name, event["snapshot_hash"].removeprefix("sha256:")),
-        index_name: _stored_blob(repo, logs, index_name),
-    }
+    sha256 = event["snapshot_hash"].removeprefix("sha256:")
+    blobs = {name: _stored_blob(repo, logs, name, sha256)}
+    # The chunks it lists that the branch does not hold yet (each checked against its name).
+    listed = _listed_chunks(logs, name, sha256)
+    tip = _resolve(repo, target.ref)
+    present = blob_ids_at(repo, [(tip, _chunk_path(ref.sha256)) for ref in listed]) if tip else [None] * len(listed)
+    for ref, there in zip(listed, present):
+        if there is None:
+            blobs[_chunk_path(ref.sha256)] = _stored_blob(repo, logs, _chunk_path(ref.sha256), ref.sha256)
+    blobs[index_name] = _stored_blob(repo, logs, index_name)
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
         with _private_index(repo) as index:
             env = {**environment, "GIT_INDEX_FILE": str(index)}
             repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
-            for name, blob in blobs.items():
-                repo.git.update_index("--add", "--cacheinfo", f"100644,{blob},{name}", env=env)
+            with tempfile.TemporaryFile() as entries:
+                entries.write("".join(f"100644 {blob}\t{name}\n" for name, blob in blobs.items()).encode())
+                entries.seek(0)
+                repo.git.update_index("--index-info", istream=entries, env=env)
             tree = repo.git.write_tree(env=env)
         parents = ["-p", parent] if parent else []
         commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(event), env=environment)
@@ -150,6 +159,35 @@ def _stored_blob(repo: git.Repo, logs: Path, name: str, sha256: str | None = Non
                 )
             f.seek(0)
         return repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
+
+
+def _chunk_path(sha256: str) -> str:
+    """Where a chunk is in the branch's tree: the one place that says so."""
+    return f"logs/{chunks.CHUNKS_DIR}/{sha256}"
+
+
+def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
+    """The chunks the snapshot `name` lists, once its bytes hash to `sha256`."""
+    data = logs_dir.read_bytes(logs, logs_dir.within(name))
+    if hashlib.sha256(data).hexdigest() != sha256 or not chunks.is_chunked(data):
+        return []  # _stored_blob has refused an altered snapshot already; format 1 lists none
+    try:
+        return chunks.refs(orjson.loads(data))
+    except (orjson.JSONDecodeError, ValueError) as e:
+        raise GitStoreError(f"{name} lists no usable chunks ({e}); not committed (run `precompact verify`)") from None
+
+
+def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref) -> bytes | None:
+    """The bytes of chunk `ref` at `commit` (unchecked), None when either is absent."""
+    try:
+        return file_at(repo, commit, _chunk_path(ref.sha256))
+    except GitStoreError:
+        return None
+
+
+def chunk_blob_ids(repo: git.Repo, wanted: list[tuple[str, chunks.Ref]]) -> list[str | None]:
+    """The blob id of each (commit, chunk), None where either is missing."""
+    return blob_ids_at(repo, [(commit, _chunk_path(ref.sha256)) for commit, ref in wanted])
 
 
 @contextlib.contextmanager

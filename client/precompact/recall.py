@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from precompact import logs_dir, savepoint_log, snapshot, trust
+from precompact import chunks, logs_dir, savepoint_log, snapshot, trust
 
 INDEX_NAME = "precompact-recall.sqlite"
 WRITING_MARK = "precompact-recall.writing"
@@ -256,8 +256,14 @@ class _Snapshots:
             trust.check_snapshot(found, savepoint.sequence, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
         except trust.Broken as e:
             return f"it fails verification: {e}", None
+        try:
+            document = trust.contents(found, chunks.local_fetch(self._logs), f"logs/{chunks.CHUNKS_DIR}/")
+        except trust.Broken as e:
+            return f"it fails verification: {e}", None
         stamp = self._stamp(savepoint)
-        return snapshot.SnapshotReader(found.data), stamp if stamp == before else None
+        # A chunked snapshot's history is in chunks its file's stamp does not cover: re-checked.
+        reusable = stamp == before and document is found.data
+        return snapshot.SnapshotReader(document), stamp if reusable else None
 
     def _open(self, savepoint: savepoint_log.Savepoint) -> int | None:
         name = savepoint.created.get("snapshot_file")

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import orjson
 
-from precompact import git_env, logs_dir, savepoint_log, transcript
+from precompact import chunks, git_env, logs_dir, resume, savepoint_log, transcript
 from precompact.redact import Redactor
 
 SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SAVES_DIR = logs_dir.SAVES_DIR
 INDEX_LOCK_TIMEOUT_SECONDS = 10.0
 GIT_TIMEOUT_SECONDS = 5.0
@@ -110,6 +110,11 @@ class SnapshotReader:
                 continue  # one entry is longer than the window
             yield from reversed(entries)
             end = boundary + 1
+
+    @property
+    def data(self) -> bytes:
+        """The whole document's bytes (a chunked snapshot's, rebuilt from its chunks)."""
+        return bytes(self._data) if not isinstance(self._data, bytes) else self._data
 
     @property
     def history_end(self) -> int:
@@ -274,44 +279,21 @@ def _write_snapshot(
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.redact if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
+    with logs_dir.directory(settings.logs, chunks.CHUNKS_DIR) as chunks_fd:
+        writer = chunks.Writer(chunks_fd)
+        if session.transcript_path:
+            scan = _write_history(writer, settings, session, scan, redactor)
+        else:
+            scan.found, scan.problem = False, "no transcript path given"
+        listed = writer.finish()
+    rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, redactor)
+    assert min(rest) > "conversation_chunks"
+    data = canonical({"conversation_chunks": [ref.listed() for ref in listed], **rest})
     tmp = f".{path.name}.{os.getpid()}.tmp"
-    digest = hashlib.sha256()
-    size = 0
     fd = logs_dir.open_in(saves, path.with_name(tmp), tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        with os.fdopen(fd, "wb", buffering=_WRITE_CHUNK) as out:
-
-            def emit(chunk: bytes) -> None:
-                nonlocal size
-                out.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-
-            # `conversation_history` sorts first among the top-level keys, so it can be streamed
-            # before the fields that depend on having read it.
-            emit(b'{"conversation_history":[')
-            if session.transcript_path:
-                transcript_file = Path(session.transcript_path)
-                transcript.settle(transcript_file)
-                separator = b""
-                for block in transcript.blocks(transcript_file, scan):
-                    lines = block.split(b"\n")
-                    # Most lines hold nothing a secret pattern could match: those skip redaction.
-                    suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-                    written = [
-                        canonical(clean(entry) if number in suspects else entry)
-                        for number, entry in transcript.entries(lines, scan)
-                    ]
-                    if written:
-                        emit(separator)
-                        emit(b",".join(written))
-                        separator = b","
-            else:
-                scan.found, scan.problem = False, "no transcript path given"
-            emit(b"],")
-            rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, redactor)
-            assert min(rest) > "conversation_history"
-            emit(canonical(rest)[1:])
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path.name, src_dir_fd=saves, dst_dir_fd=saves)
@@ -321,10 +303,62 @@ def _write_snapshot(
             os.unlink(tmp, dir_fd=saves)
         raise
     return (
-        digest.hexdigest(),
-        size,
+        hashlib.sha256(data).hexdigest(),
+        len(data),
         {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"], "last_said": scan.last_said},
     )
+
+
+def _write_history(
+    writer: chunks.Writer, settings: Settings, session: Session, scan: transcript.TranscriptScan, redactor
+) -> transcript.TranscriptScan:
+    """Streams the transcript's entries, redacted, into chunks; goes on from the session's
+    resume point when the transcript before it is unchanged, and records the new one. Returns
+    the scan (a resumed one replaces `scan`)."""
+    transcript_path = str(session.transcript_path)
+    transcript_file = Path(transcript_path)
+    transcript.settle(transcript_file)
+    handle = transcript.open_transcript(transcript_file, scan)
+    if handle is None:
+        return scan
+    name = resume.key(settings.instance, session.session_id, transcript_path)
+    mark = resume.fingerprint(settings.redaction, dict(settings.extra_patterns))
+    point = None
+    with handle:
+        resumed = resume.load(settings.logs, name, mark, handle, transcript_path)
+        if resumed is not None:
+            scan, prefix, offset = resumed.scan, resumed.prefix, resumed.point.offset
+            writer.refs = list(resumed.point.refs)
+            if redactor is not None:
+                redactor.counts.update(resumed.point.redactions)
+        else:
+            handle.seek(0)
+            prefix, offset = hashlib.sha256(), 0
+        for block in transcript.read_blocks(handle, scan):
+            prefix.update(block)
+            offset += len(block)
+            lines = block.split(b"\n")
+            # Most lines hold nothing a secret pattern could match: those skip redaction.
+            suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
+            clean = redactor.redact if redactor is not None else None
+            writer.add(
+                b"".join(
+                    canonical(clean(entry) if clean is not None and number in suspects else entry) + b","
+                    for number, entry in transcript.entries(lines, scan)
+                )
+            )
+            if writer.full and not scan.partial_last_line:
+                writer.cut()
+                point = resume.Point(
+                    offset,
+                    prefix.hexdigest(),
+                    list(writer.refs),
+                    scan.state(),
+                    dict(redactor.counts) if redactor is not None else {},
+                )
+    if point is not None:
+        resume.save(settings.logs, name, mark, point)
+    return scan
 
 
 # Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it

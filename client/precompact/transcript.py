@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
@@ -61,14 +62,63 @@ class TranscriptScan:
     _recent: deque = field(default_factory=lambda: deque(maxlen=LAST_SAID_WINDOW), repr=False)
     # File tool calls not yet answered, by tool_use id: (path, tool).
     _file_calls: dict = field(default_factory=dict, repr=False)
+    # Carried over from a resumed scan (`restored`): the last said before it, and how many
+    # user and assistant entries came after that one.
+    _prior_said: str | None = field(default=None, repr=False)
+    _prior_run: int = field(default=LAST_SAID_WINDOW, repr=False)
 
     @property
     def last_said(self) -> str | None:
         """conversation.said_mark of the last entry said, among the last entries read."""
-        for entry in reversed(self._recent):
+        return self._said()[0]
+
+    def _said(self) -> tuple[str | None, int]:
+        """The last said mark in the window, and how many window entries follow it."""
+        for run, entry in enumerate(reversed(self._recent)):
             if conversation.is_said(entry):
-                return conversation.said_mark(entry)
-        return None
+                return conversation.said_mark(entry), run
+        run = len(self._recent) + self._prior_run
+        return (self._prior_said, run) if self._prior_said is not None and run < LAST_SAID_WINDOW else (None, run)
+
+    def state(self) -> dict:
+        """What reading so far has found, as JSON, for `restored` to go on from (a resumed read
+        then finds exactly what one read from the start finds)."""
+        said, run = self._said()
+        return {
+            "entries": self.entries,
+            "messages": self.messages,
+            "malformed_lines": self.malformed_lines,
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "last_usage": self.last_usage,
+            "model": self.model,
+            "files": dict(self.files),
+            "seen_messages": sorted(k for k in self._seen_messages if isinstance(k, str)),
+            "file_calls": {k: list(v) for k, v in self._file_calls.items()},
+            "said": said,
+            "run": min(run, LAST_SAID_WINDOW),
+        }
+
+    @classmethod
+    def restored(cls, path: str, state: dict) -> TranscriptScan:
+        """A scan that goes on from `state` (`state()`); ValueError when it is malformed."""
+        try:
+            scan = cls(
+                path=path,
+                entries=_count(state["entries"]),
+                messages=_count(state["messages"]),
+                malformed_lines=_count(state["malformed_lines"]),
+                invalid_utf8_lines=_count(state["invalid_utf8_lines"]),
+                last_usage=state["last_usage"] if isinstance(state["last_usage"], dict) else None,
+                model=state["model"] if isinstance(state["model"], str) else None,
+                files={str(k): str(v) for k, v in dict(state["files"]).items()},
+                _seen_messages=set(map(str, state["seen_messages"])),
+                _file_calls={str(k): (str(v[0]), str(v[1])) for k, v in dict(state["file_calls"]).items()},
+                _prior_said=state["said"] if isinstance(state["said"], str) else None,
+                _prior_run=_count(state["run"]),
+            )
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            raise ValueError(f"not a transcript scan state: {e!r}") from None
+        return scan
 
     def summary(self) -> dict:
         return {
@@ -104,32 +154,52 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
         time.sleep(_SETTLE_STEP_SECONDS)
 
 
+def _count(value) -> int:
+    if not isinstance(value, int) or value < 0:
+        raise TypeError(f"{value!r} is not a count")
+    return value
+
+
 def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
     """The transcript's complete lines, about `BLOCK_BYTES` at a time (a block always ends with a
     newline; one longer line is a block of its own), so that per-line work can be done per block.
     A partial last line is left out and flagged in `scan`."""
+    handle = open_transcript(path, scan)
+    if handle is None:
+        return
+    with handle:
+        yield from read_blocks(handle, scan)
+
+
+def open_transcript(path: Path, scan: TranscriptScan) -> BinaryIO | None:
+    """The transcript open for reading (its size noted in `scan`); None, with the problem noted
+    in `scan`, when it cannot be opened."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         scan.found, scan.problem = False, "transcript file not found"
-        return
+        return None
     except OSError as e:
         scan.found, scan.problem = False, f"transcript unreadable: {e.strerror or e}"
-        return
-    with handle:
-        try:
-            scan.bytes = os.fstat(handle.fileno()).st_size
-        except OSError:
-            pass
-        while block := handle.read(BLOCK_BYTES):
-            block += handle.readline()
-            if not block.endswith(b"\n"):
-                scan.partial_last_line = True
-                block = block[: block.rfind(b"\n") + 1]
-            if block:
-                yield block
-            if scan.partial_last_line:
-                return
+        return None
+    try:
+        scan.bytes = os.fstat(handle.fileno()).st_size
+    except OSError:
+        pass
+    return handle
+
+
+def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes]:
+    """`blocks`, from where `handle` stands (the start of a line)."""
+    while block := handle.read(BLOCK_BYTES):
+        block += handle.readline()
+        if not block.endswith(b"\n"):
+            scan.partial_last_line = True
+            block = block[: block.rfind(b"\n") + 1]
+        if block:
+            yield block
+        if scan.partial_last_line:
+            return
 
 
 def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dict]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from precompact import gitstore, savepoint_log, trust
+from precompact import chunks, gitstore, savepoint_log, trust
 from precompact.config import Config
 
 LOCAL_ROOT = "this machine's index recorded"
@@ -61,6 +61,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
         else {}
     )
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
+    chunk_store = _Chunks(config.logs, repo)
     chain_verdicts = []
     for instance in instances:
         savepoints = savepoint_log.of_instance(folded, instance)
@@ -76,7 +77,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                 )
             if sequence is None or savepoint.sequence == sequence:
                 report.checked.append(savepoint.sequence)
-                findings.extend(_check_local(local, savepoint, previous))
+                findings.extend(_check_local(local, savepoint, previous, chunk_store))
                 if repo is not None and savepoint.commit:
                     findings.extend(
                         _check_git(
@@ -86,6 +87,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                             blobs.get((instance, savepoint.sequence)),
                             local.get(savepoint),
                             on_branch,
+                            chunk_store,
                         )
                     )
             previous = savepoint
@@ -112,7 +114,58 @@ def verify_file(config: Config, path: Path) -> Report:
     return report
 
 
-def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Finding]:
+class _Chunks:
+    """Each chunk checked once per run, however many savepoints list it: in logs/ (its bytes
+    hash to its name), and in git (the blob at a commit is the one those bytes make, or, when
+    logs/ has no intact copy, its own bytes hash to the name)."""
+
+    def __init__(self, logs: Path, repo):
+        self.logs = logs
+        self.repo = repo
+        self._local: dict[str, str | None] = {}  # sha256 -> problem
+        self._blobs: dict[str, str] = {}  # sha256 -> the git blob id of its intact local bytes
+        self._git: dict[str, bool] = {}  # blob id -> whether its bytes are the chunk
+
+    def local_problems(self, found: trust.Snapshot) -> list[str]:
+        problems = []
+        for ref in trust.chunk_refs(found):
+            if ref.sha256 not in self._local:
+                data = chunks.read_local(self.logs, ref)
+                problem = trust.chunk_problem(ref, data, _CHUNKS)
+                self._local[ref.sha256] = problem
+                if problem is None and self.repo is not None and data is not None:
+                    self._blobs[ref.sha256] = gitstore.blob_id(self.repo, data)
+            if self._local[ref.sha256] is not None:
+                problems.append(str(self._local[ref.sha256]))
+        return problems
+
+    def git_problems(self, found: trust.Snapshot, commit: str) -> list[str]:
+        listed = trust.chunk_refs(found)
+        problems = []
+        for ref, blob in zip(listed, gitstore.chunk_blob_ids(self.repo, [(commit, ref) for ref in listed])):
+            if blob is None:
+                problems.append(f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}")
+                continue
+            if ref.sha256 in self._blobs:
+                intact = blob == self._blobs[ref.sha256]
+            elif blob in self._git:
+                intact = self._git[blob]
+            else:
+                where = f"commit {commit[:12]}"
+                intact = self._git[blob] = (
+                    trust.chunk_problem(ref, gitstore.chunk_at(self.repo, commit, ref), where) is None
+                )
+            if not intact:
+                problems.append(
+                    f"chunk {ref.sha256} ({ref.size} bytes) is altered in commit {commit[:12]}: its bytes do not hash to its name"
+                )
+        return problems
+
+
+_CHUNKS = f"logs/{chunks.CHUNKS_DIR}/"
+
+
+def _check_local(local: trust.LocalSnapshots, savepoint, previous, chunk_store: _Chunks) -> list[Finding]:
     """The snapshot file against the hashes this machine recorded (the local root)."""
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
@@ -138,7 +191,7 @@ def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Findi
         trust.check_link(found, n, expected_prev, f"{LOCAL_ROOT} for savepoint {n - 1}")
     except trust.Broken as e:
         return [Finding(n, e.layer, str(e))]
-    return []
+    return [Finding(n, "layer 1", problem) for problem in chunk_store.local_problems(found)]
 
 
 def _repository(config: Config, report: Report):
@@ -150,7 +203,13 @@ def _repository(config: Config, report: Report):
 
 
 def _check_git(
-    repo, config: Config, savepoint, blob: str | None, local: trust.Snapshot | None, on_branch: set[str]
+    repo,
+    config: Config,
+    savepoint,
+    blob: str | None,
+    local: trust.Snapshot | None,
+    on_branch: set[str],
+    chunk_store: _Chunks,
 ) -> list[Finding]:
     """`blob`: the id git gives `snapshot_file` at the savepoint's commit (None: absent)."""
     n, commit = savepoint.sequence, savepoint.commit
@@ -165,9 +224,10 @@ def _check_git(
         ]
     # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.
     if local is not None and local.sha256 == savepoint.snapshot_hash:
-        intact = blob == gitstore.blob_id(repo, local.data)
+        intact, committed = blob == gitstore.blob_id(repo, local.data), local
     else:
-        intact = trust.read_snapshot(gitstore.file_at(repo, commit, name), "git").sha256 == savepoint.snapshot_hash
+        committed = trust.read_snapshot(gitstore.file_at(repo, commit, name), "git")
+        intact = committed.sha256 == savepoint.snapshot_hash
     if not intact:
         return [
             Finding(
@@ -180,7 +240,7 @@ def _check_git(
         return [
             Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")
         ]
-    return []
+    return [Finding(n, "layer 2", problem) for problem in chunk_store.git_problems(committed, commit)]
 
 
 def _check_chain(

@@ -138,3 +138,11 @@ def tree_digest(root: Path) -> dict[str, str]:
             "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
         )
     return found
+
+
+def full_document(snapshot_file: Path) -> bytes:
+    """The whole document a snapshot file in logs/precompact-saves/ stands for (a chunked one
+    rebuilt from the chunks beside it, each checked)."""
+    from precompact import chunks
+
+    return chunks.document(snapshot_file.read_bytes(), chunks.local_fetch(snapshot_file.parent.parent))

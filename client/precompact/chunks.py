@@ -1,0 +1,198 @@
+"""Content-addressed chunks of the conversation history, shared between savepoints.
+
+A chunked snapshot (format 2) keeps the history out of the snapshot file: the file lists the
+chunks (`conversation_chunks`: SHA-256 and size of each), and each chunk is a file in
+`logs/precompact-chunks/` named by the SHA-256 of its bytes. A chunk holds whole entries, each
+its canonical JSON followed by a comma, so the history of the full document is the chunks
+joined, less the last comma: `export` rebuilds exactly the document a format-1 snapshot holds.
+The chunk hashes are inside the snapshot's hashed bytes, so its hash commits to the whole
+history. Chunks are cut after the first transcript block that brings one to `TARGET_BYTES`:
+a session that only grows re-uses every earlier full chunk, and only its last one changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from precompact import atomic_file, logs_dir
+
+CHUNKS_DIR = "precompact-chunks"
+# Small enough that re-sending and re-storing the last, partial chunk at each savepoint costs
+# little next to the new content (a savepoint every 10 MB: at most 1.2 times it).
+TARGET_BYTES = 2 << 20
+CHUNKED_OPEN = b'{"conversation_chunks":['
+HISTORY_OPEN = b'{"conversation_history":['
+_NAME = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One chunk as a snapshot lists it."""
+
+    sha256: str
+    size: int
+
+    def listed(self) -> dict:
+        return {"sha256": self.sha256, "size": self.size}
+
+
+class ChunkError(Exception):
+    """A chunk a snapshot lists is missing or is not the bytes its name says."""
+
+    def __init__(self, ref: Ref, problem: str):
+        super().__init__(f"chunk {ref.sha256} ({ref.size} bytes) {problem}")
+        self.ref = ref
+
+
+def is_chunked(data: bytes | memoryview) -> bool:
+    """Whether snapshot bytes are a chunk list (format 2) rather than one whole document."""
+    return bytes(data[: len(CHUNKED_OPEN)]) == CHUNKED_OPEN
+
+
+def refs(fields: dict) -> list[Ref]:
+    """The chunks a chunked snapshot's fields list; ValueError when the list is malformed."""
+    listed = fields.get("conversation_chunks")
+    if not isinstance(listed, list):
+        raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
+    found = []
+    for item in listed:
+        sha, size = (item.get("sha256"), item.get("size")) if isinstance(item, dict) else (None, None)
+        if not isinstance(sha, str) or not _NAME.fullmatch(sha) or not isinstance(size, int) or size < 2:
+            raise ValueError(f"conversation_chunks holds {item!r}, not a chunk's sha256 and size")
+        found.append(Ref(sha, size))
+    return found
+
+
+Fetch = Callable[[Ref], bytes | None]
+
+
+def document(data: bytes, fetch: Fetch) -> bytes:
+    """The full document a snapshot stands for: a format-1 snapshot is it; a chunked one is
+    rebuilt from its chunks (`fetch` gives a chunk's bytes or None), each checked against its
+    name. Raises ChunkError naming the first chunk missing or altered, ValueError for bytes
+    that are no snapshot."""
+    if not is_chunked(data):
+        return data
+    fields = orjson.loads(data)
+    listed = refs(fields)
+    del fields["conversation_chunks"]
+    parts = [HISTORY_OPEN]
+    for ref in listed:
+        parts.append(checked(ref, fetch(ref)))
+    if len(parts) > 1:
+        parts[-1] = parts[-1][:-1]  # the last entry's comma
+    parts.append(b"],")
+    parts.append(orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)[1:])
+    return b"".join(parts)
+
+
+def checked(ref: Ref, data: bytes | None) -> bytes:
+    """`data` if it is the chunk `ref` names; else ChunkError."""
+    if data is None:
+        raise ChunkError(ref, "is missing")
+    if len(data) != ref.size or hashlib.sha256(data).hexdigest() != ref.sha256:
+        raise ChunkError(ref, "is altered: its bytes do not hash to its name")
+    return data
+
+
+def read_local(logs: Path, ref: Ref) -> bytes | None:
+    """The bytes of chunk `ref` in logs/ (unchecked), None when absent or not a plain file."""
+    try:
+        return logs_dir.read_bytes(logs, f"{CHUNKS_DIR}/{ref.sha256}")
+    except (FileNotFoundError, NotADirectoryError, logs_dir.ConfinementError):
+        return None
+
+
+def local_fetch(logs: Path) -> Fetch:
+    return lambda ref: read_local(logs, ref)
+
+
+def store(logs: Path, data: bytes) -> None:
+    """Writes a chunk fetched from elsewhere (git) into logs/ when logs/ has no file of its name:
+    an altered one there is evidence, never overwritten."""
+    name = hashlib.sha256(data).hexdigest()
+    with logs_dir.directory(logs, CHUNKS_DIR) as fd:
+        if _present(fd, name) is None:
+            atomic_file.write_in(fd, name, data, 0o600)
+
+
+def _present(dir_fd: int, name: str) -> int | None:
+    """The size of the plain file `name` in the directory, None when there is none."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 else None
+
+
+def all_present(logs: Path, listed: Iterable[Ref]) -> bool:
+    """Whether logs/ has a plain file of the right size for every chunk (not re-hashed)."""
+    try:
+        with logs_dir.directory(logs, CHUNKS_DIR, create=False) as fd:
+            return all(_present(fd, ref.sha256) == ref.size for ref in listed)
+    except (FileNotFoundError, logs_dir.ConfinementError):
+        return False
+
+
+def names(logs: Path) -> set[str]:
+    """The chunk files logs/ holds."""
+    try:
+        with logs_dir.directory(logs, CHUNKS_DIR, create=False) as fd:
+            return {name for name in os.listdir(fd) if _NAME.fullmatch(name)}
+    except (FileNotFoundError, logs_dir.ConfinementError):
+        return set()
+
+
+def remove(logs: Path, name: str) -> None:
+    if not _NAME.fullmatch(name):
+        raise logs_dir.ConfinementError(errno.EPERM, f"{name} is not a chunk name")
+    with logs_dir.directory(logs, CHUNKS_DIR, create=False) as fd, contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=fd)
+
+
+class Writer:
+    """Collects a history's entries into chunks: `add` a transcript block's entries (each
+    already followed by its comma), `cut` when `full`, `finish` at the end. Every chunk is on
+    disk (fsynced) before the snapshot that lists it is written."""
+
+    def __init__(self, chunks_fd: int, start: list[Ref] | None = None):
+        self._fd = chunks_fd
+        self.refs: list[Ref] = list(start or [])
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def add(self, data: bytes) -> None:
+        if data:
+            self._parts.append(data)
+            self._size += len(data)
+
+    @property
+    def full(self) -> bool:
+        return self._size >= TARGET_BYTES
+
+    def cut(self) -> None:
+        """Ends the current chunk (if it holds anything) and writes it unless it exists."""
+        if not self._size:
+            return
+        data = b"".join(self._parts)
+        ref = Ref(hashlib.sha256(data).hexdigest(), len(data))
+        # A file of that name and size was written by this code (atomically) from these bytes;
+        # if it was altered since, verify names it and resurrect takes git's copy.
+        if _present(self._fd, ref.sha256) != ref.size:
+            atomic_file.write_in(self._fd, ref.sha256, data, 0o600)
+        self.refs.append(ref)
+        self._parts, self._size = [], 0
+
+    def finish(self) -> list[Ref]:
+        self.cut()
+        return self.refs

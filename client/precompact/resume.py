@@ -1,0 +1,102 @@
+"""Where the next savepoint of a session can start reading its transcript.
+
+After each savepoint, the hook records, per (instance, session, transcript path), the point
+where its last full chunk ends: the transcript's byte offset there, the SHA-256 of the
+transcript's bytes before it, the chunks that hold those bytes' entries, and what reading them
+found (the scan's state, the redaction counts). The next savepoint of that session re-hashes the
+transcript up to the offset (a hash is about 20 times cheaper than reading, redacting and
+writing the entries) and, when it is unchanged and every chunk is still there, reads only what
+follows. Anything else (a transcript rewritten before the offset, a chunk gone, a different
+precompact version or redaction setting, a file that does not parse) means a full read: this
+file only ever saves work, it never decides what a snapshot holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from precompact import __version__, chunks, logs_dir
+from precompact.transcript import TranscriptScan
+
+RESUME_DIR = "precompact-resume"
+_READ_BYTES = 1 << 20
+
+
+@dataclass
+class Point:
+    offset: int
+    prefix_sha256: str
+    refs: list[chunks.Ref]
+    scan: dict
+    redactions: dict[str, int]
+
+
+@dataclass
+class Resumed:
+    """A read going on from `point`: the scan, and the transcript prefix's running hash."""
+
+    point: Point
+    scan: TranscriptScan
+    prefix: hashlib._Hash
+
+
+def key(instance: str, session_id: str | None, transcript_path: str) -> str:
+    return hashlib.sha256(orjson.dumps([instance, session_id, transcript_path])).hexdigest()
+
+
+def fingerprint(redaction: bool, extra_patterns: dict) -> str:
+    """What else decides a chunk's bytes: the version (its redaction patterns) and settings."""
+    return hashlib.sha256(
+        orjson.dumps([__version__, chunks.TARGET_BYTES, redaction, sorted(extra_patterns.items())])
+    ).hexdigest()
+
+
+def save(logs: Path, name: str, mark: str, point: Point) -> None:
+    record = {
+        "fingerprint": mark,
+        "offset": point.offset,
+        "prefix_sha256": point.prefix_sha256,
+        "chunks": [ref.listed() for ref in point.refs],
+        "scan": point.scan,
+        "redactions": point.redactions,
+    }
+    logs_dir.write_atomic(logs, f"{RESUME_DIR}/{name}.json", orjson.dumps(record))
+
+
+def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resumed | None:
+    """The point to go on from, if it still holds; `handle` then stands at its offset."""
+    try:
+        record = orjson.loads(logs_dir.read_bytes(logs, f"{RESUME_DIR}/{name}.json"))
+        if record["fingerprint"] != mark:
+            return None
+        point = Point(
+            int(record["offset"]),
+            str(record["prefix_sha256"]),
+            chunks.refs({"conversation_chunks": record["chunks"]}),
+            dict(record["scan"]),
+            {str(k): int(v) for k, v in dict(record["redactions"]).items()},
+        )
+        scan = TranscriptScan.restored(path, point.scan)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if point.offset <= 0 or not point.refs or not chunks.all_present(logs, point.refs):
+        return None
+    prefix = hashlib.sha256()
+    handle.seek(0)
+    left = point.offset
+    while left:
+        block = handle.read(min(left, _READ_BYTES))
+        if not block:
+            return None  # the transcript is now shorter
+        prefix.update(block)
+        left -= len(block)
+    if prefix.hexdigest() != point.prefix_sha256:
+        return None
+    scan.bytes = os.fstat(handle.fileno()).st_size
+    return Resumed(point, scan, prefix)
