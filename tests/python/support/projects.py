@@ -146,3 +146,18 @@ def full_document(snapshot_file: Path) -> bytes:
     from precompact import chunks
 
     return chunks.document(snapshot_file.read_bytes(), chunks.local_fetch(snapshot_file.parent.parent))
+
+
+def tamper_history(snapshot_file: Path, old: bytes, new: bytes) -> Path:
+    """Replaces `old` with `new` in the chunk of a chunked snapshot that holds it (as someone
+    editing logs/ would); returns that chunk's path."""
+    from precompact import chunks
+
+    listed = chunks.refs(json.loads(snapshot_file.read_bytes()))
+    for ref in listed:
+        path = snapshot_file.parent.parent / chunks.CHUNKS_DIR / ref.sha256
+        data = path.read_bytes()
+        if old in data:
+            path.write_bytes(data.replace(old, new))
+            return path
+    raise AssertionError(f"no chunk of {snapshot_file} holds {old!r}")
