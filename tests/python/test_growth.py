@@ -156,19 +156,19 @@ def git_object(project: Project, blob: str) -> Path:
     return project.path / ".git" / "objects" / blob[:2] / blob[2:]
 
 
-def committed(project: Project) -> tuple[snapshot.WrittenSnapshot, list[chunks.Ref]]:
+def committed(project: Project) -> list[chunks.Ref]:
     """One savepoint of several chunks, committed and pushed."""
     transcript = project.path.parent / "session.jsonl"
     generate(transcript, 300_000)
     written = save(project, transcript, "s-1")
     done = precompact(project, "flush")
     assert done.returncode == 0, done.stdout + done.stderr
-    return written, listed(written)
+    return listed(written)
 
 
 def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_path):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
-    written, refs = committed(project)
+    refs = committed(project)
     victim = refs[1]
     chunk_file(project, victim).unlink()
     verified = precompact(project, "verify")
@@ -178,9 +178,10 @@ def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_pat
     assert "fails verification: chunk" in precompact(project, "recall", "Conclusion").stdout
     restored = precompact(project, "resurrect", "--format", "json")
     assert restored.returncode == 0 and json.loads(restored.stdout)["intact"]
-    assert chunk_file(project, victim).read_bytes() == zlib.decompress(
-        git_object(project, blob_of(project, victim)).read_bytes()
-    ).split(b"\0", 1)[1], "the copy from git is put back"
+    assert (
+        chunk_file(project, victim).read_bytes()
+        == zlib.decompress(git_object(project, blob_of(project, victim)).read_bytes()).split(b"\0", 1)[1]
+    ), "the copy from git is put back"
     assert precompact(project, "verify").returncode == 0
 
     data = chunk_file(project, victim).read_bytes()
@@ -206,7 +207,7 @@ def blob_of(project: Project, ref: chunks.Ref) -> str:
 
 def test_a_chunk_missing_or_altered_in_git_is_named(tmp_path):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
-    written, refs = committed(project)
+    refs = committed(project)
     altered, missing = refs[0], refs[1]
     obj = git_object(project, blob_of(project, altered))
     data = chunk_file(project, altered).read_bytes().replace(b"Conclusion", b"Confusion", 1)
