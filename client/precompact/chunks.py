@@ -2,9 +2,11 @@
 
 A chunked snapshot (format 2) keeps the history out of the snapshot file: the file lists the
 chunks (`conversation_chunks`: SHA-256 and size of each), and each chunk is a file in
-`logs/precompact-chunks/` named by the SHA-256 of its bytes. A chunk holds whole entries, each
-its canonical JSON followed by a comma, so the history of the full document is the chunks
-joined, less the last comma: `export` rebuilds exactly the document a format-1 snapshot holds.
+`logs/precompact-chunks/` named by the SHA-256 of its bytes. A history chunk holds whole entries,
+each its canonical JSON followed by a comma, so the history of the full document is the chunks
+joined, less the last comma; a loaded file's content is a chunk too (its canonical JSON
+string), named in the file's record as `content_chunk`. `export` rebuilds exactly the document
+a format-1 snapshot holds.
 The chunk hashes are inside the snapshot's hashed bytes, so its hash commits to the whole
 history. Chunks are cut after the first transcript block that brings one to `TARGET_BYTES`:
 a session that only grows re-uses every earlier full chunk, and only its last one changes.
@@ -60,17 +62,30 @@ def is_chunked(data: bytes | memoryview) -> bool:
 
 
 def refs(fields: dict) -> list[Ref]:
-    """The chunks a chunked snapshot's fields list; ValueError when the list is malformed."""
+    """Every chunk a chunked snapshot's fields list: the history's, in order, then the files'
+    contents'. ValueError when a list or reference is malformed."""
     listed = fields.get("conversation_chunks")
     if not isinstance(listed, list):
         raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
-    found = []
-    for item in listed:
-        sha, size = (item.get("sha256"), item.get("size")) if isinstance(item, dict) else (None, None)
-        if not isinstance(sha, str) or not _NAME.fullmatch(sha) or not isinstance(size, int) or size < 2:
-            raise ValueError(f"conversation_chunks holds {item!r}, not a chunk's sha256 and size")
-        found.append(Ref(sha, size))
+    found = [_ref(item) for item in listed]
+    for record in _file_records(fields):
+        found.append(_ref(record["content_chunk"]))
     return found
+
+
+def _file_records(fields: dict) -> list[dict]:
+    """The records of `loaded_files` whose content is a chunk."""
+    files = fields.get("loaded_files")
+    if not isinstance(files, dict):
+        return []
+    return [r for _, r in sorted(files.items()) if isinstance(r, dict) and "content_chunk" in r]
+
+
+def _ref(item: object) -> Ref:
+    sha, size = (item.get("sha256"), item.get("size")) if isinstance(item, dict) else (None, None)
+    if not isinstance(sha, str) or not _NAME.fullmatch(sha) or not isinstance(size, int) or size < 2:
+        raise ValueError(f"{item!r} is not a chunk's sha256 and size")
+    return Ref(sha, size)
 
 
 Fetch = Callable[[Ref], bytes | None]
@@ -79,20 +94,25 @@ Fetch = Callable[[Ref], bytes | None]
 def document(data: bytes, fetch: Fetch) -> bytes:
     """The full document a snapshot stands for: a format-1 snapshot is it; a chunked one is
     rebuilt from its chunks (`fetch` gives a chunk's bytes or None), each checked against its
-    name. Raises ChunkError naming the first chunk missing or altered, ValueError for bytes
-    that are no snapshot."""
+    name: the history's entries, and each loaded file's content back in its record. Raises
+    ChunkError naming the first chunk missing or altered, ValueError for bytes that are no
+    snapshot."""
+    from precompact.snapshot import canonical
+
     if not is_chunked(data):
         return data
     fields = orjson.loads(data)
-    listed = refs(fields)
-    del fields["conversation_chunks"]
+    history = [_ref(item) for item in fields.pop("conversation_chunks")]
+    for record in _file_records(fields):
+        ref = _ref(record.pop("content_chunk"))
+        record["content"] = orjson.loads(checked(ref, fetch(ref)))
     parts = [HISTORY_OPEN]
-    for ref in listed:
+    for ref in history:
         parts.append(checked(ref, fetch(ref)))
     if len(parts) > 1:
         parts[-1] = parts[-1][:-1]  # the last entry's comma
     parts.append(b"],")
-    parts.append(orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)[1:])
+    parts.append(canonical(fields)[1:])
     return b"".join(parts)
 
 
@@ -184,14 +204,17 @@ class Writer:
         """Ends the current chunk (if it holds anything) and writes it unless it exists."""
         if not self._size:
             return
-        data = b"".join(self._parts)
+        self.refs.append(self.store(b"".join(self._parts)))
+        self._parts, self._size = [], 0
+
+    def store(self, data: bytes) -> Ref:
+        """Writes `data` as a chunk unless it exists; its reference."""
         ref = Ref(hashlib.sha256(data).hexdigest(), len(data))
         # A file of that name and size was written by this code (atomically) from these bytes;
         # if it was altered since, verify names it and resurrect takes git's copy.
         if _present(self._fd, ref.sha256) != ref.size:
             atomic_file.write_in(self._fd, ref.sha256, data, 0o600)
-        self.refs.append(ref)
-        self._parts, self._size = [], 0
+        return ref
 
     def finish(self) -> list[Ref]:
         self.cut()

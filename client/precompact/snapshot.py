@@ -286,7 +286,11 @@ def _write_snapshot(
         else:
             scan.found, scan.problem = False, "no transcript path given"
         listed = writer.finish()
-    rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, redactor)
+        rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, redactor)
+        # A file read again and again in a session is stored once.
+        for record in rest["loaded_files"].values():
+            if "content" in record:
+                record["content_chunk"] = writer.store(canonical(record.pop("content"))).listed()
     assert min(rest) > "conversation_chunks"
     data = canonical({"conversation_chunks": [ref.listed() for ref in listed], **rest})
     tmp = f".{path.name}.{os.getpid()}.tmp"
