@@ -135,7 +135,8 @@ def growth(root: Path, total_mb: int, step_mb: int) -> dict:
     progress(f"growth: generating a {total_mb} MB transcript")
     project = new_project(root, "pgrowth", git_layer=True, chain_layer=False, instance="Bench #1")
     path = project.path
-    source = generate(root / "growth-source.jsonl", total_mb * MB, project=path).path
+    # Real code, as a session reading files has: it compresses as real sessions do.
+    source = generate(root / "growth-source.jsonl", total_mb * MB, project=path, sources=stdlib_sources()).path
     session = root / "growth.jsonl"
     session.write_bytes(b"")
     sample = root / "floor-10mb"

@@ -30,8 +30,8 @@ from precompact import atomic_file, logs_dir
 
 CHUNKS_DIR = "precompact-chunks"
 # Small enough that re-sending and re-storing the last, partial chunk at each savepoint costs
-# little next to the new content (a savepoint every 10 MB: at most 1.2 times it).
-TARGET_BYTES = 2 << 20
+# little next to the new content (a savepoint every 10 MB: at most 1.1 times it).
+TARGET_BYTES = 1 << 20
 CHUNKED_OPEN = b'{"conversation_chunks":['
 HISTORY_OPEN = b'{"conversation_history":['
 _NAME = re.compile(r"[0-9a-f]{64}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +37,9 @@ BLOCK_BYTES = 128 << 10
 # How far back from the end last_said looks; past a longer run of entries that say nothing it is
 # unknown (None), and the PreCompact hook then saves rather than keep a savepoint.
 LAST_SAID_WINDOW = 256
+# A message's lines come one after another (one per content block): the last this many message
+# keys are enough to count each message once, and bound what a resumed read carries over.
+SEEN_MESSAGES_WINDOW = 1024
 
 
 @dataclass
@@ -56,7 +59,8 @@ class TranscriptScan:
     model: str | None = None  # of the last main-chain assistant turn
     # Files the session read or changed (path -> tool), from file tool calls that succeeded.
     files: dict[str, str] = field(default_factory=dict)
-    _seen_messages: set = field(default_factory=set, repr=False)
+    # The latest message keys seen, oldest first (SEEN_MESSAGES_WINDOW of them).
+    _seen_messages: OrderedDict = field(default_factory=OrderedDict, repr=False)
     # The latest user and assistant entries, newest last: last_said looks among them only at the
     # end, instead of deciding for every entry whether it was said (a third of Layer 1's time).
     _recent: deque = field(default_factory=lambda: deque(maxlen=LAST_SAID_WINDOW), repr=False)
@@ -92,7 +96,7 @@ class TranscriptScan:
             "last_usage": self.last_usage,
             "model": self.model,
             "files": dict(self.files),
-            "seen_messages": sorted(k for k in self._seen_messages if isinstance(k, str)),
+            "seen_messages": list(self._seen_messages),
             "file_calls": {k: list(v) for k, v in self._file_calls.items()},
             "said": said,
             "run": min(run, LAST_SAID_WINDOW),
@@ -111,7 +115,7 @@ class TranscriptScan:
                 last_usage=state["last_usage"] if isinstance(state["last_usage"], dict) else None,
                 model=state["model"] if isinstance(state["model"], str) else None,
                 files={str(k): str(v) for k, v in dict(state["files"]).items()},
-                _seen_messages=set(map(str, state["seen_messages"])),
+                _seen_messages=OrderedDict.fromkeys(map(str, state["seen_messages"])),
                 _file_calls={str(k): (str(v[0]), str(v[1])) for k, v in dict(state["file_calls"]).items()},
                 _prior_said=state["said"] if isinstance(state["said"], str) else None,
                 _prior_run=_count(state["run"]),
@@ -260,9 +264,13 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
         return
     message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
     # Assistant lines repeat once per content block: count a message once.
-    key = message.get("id") or entry.get("requestId") or entry.get("uuid") or id(entry)
-    if key not in scan._seen_messages:
-        scan._seen_messages.add(key)
+    key = message.get("id") or entry.get("requestId") or entry.get("uuid")
+    if not isinstance(key, str):
+        scan.messages += 1
+    elif key not in scan._seen_messages:
+        scan._seen_messages[key] = None
+        if len(scan._seen_messages) > SEEN_MESSAGES_WINDOW:
+            scan._seen_messages.popitem(last=False)
         scan.messages += 1
     scan._recent.append(entry)
     if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
