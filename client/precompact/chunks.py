@@ -35,6 +35,7 @@ TARGET_BYTES = 1 << 20
 CHUNKED_OPEN = b'{"conversation_chunks":['
 HISTORY_OPEN = b'{"conversation_history":['
 _NAME = re.compile(r"[0-9a-f]{64}")
+_STALE = re.compile(r"\.[0-9a-f]{64}\.\d+\.tmp")
 
 
 @dataclass(frozen=True)
@@ -182,14 +183,16 @@ def remove(logs: Path, name: str) -> None:
 
 class Writer:
     """Collects a history's entries into chunks: `add` a transcript block's entries (each
-    already followed by its comma), `cut` when `full`, `finish` at the end. Every chunk is on
-    disk (fsynced) before the snapshot that lists it is written."""
+    already followed by its comma), `cut` when `full`, `store` any other content (a loaded
+    file's), `finish` at the end. Every chunk is on disk (synced) once `finish` returns, before
+    the snapshot that lists it is written."""
 
-    def __init__(self, chunks_fd: int, start: list[Ref] | None = None):
+    def __init__(self, chunks_fd: int):
         self._fd = chunks_fd
-        self.refs: list[Ref] = list(start or [])
+        self.refs: list[Ref] = []
         self._parts: list[bytes] = []
         self._size = 0
+        self._written: list[str] = []
 
     def add(self, data: bytes) -> None:
         if data:
@@ -210,12 +213,60 @@ class Writer:
     def store(self, data: bytes) -> Ref:
         """Writes `data` as a chunk unless it exists; its reference."""
         ref = Ref(hashlib.sha256(data).hexdigest(), len(data))
-        # A file of that name and size was written by this code (atomically) from these bytes;
-        # if it was altered since, verify names it and resurrect takes git's copy.
+        # A file of that name and size was written by this code from these bytes; if it was
+        # altered since, verify names it and resurrect takes git's copy.
         if _present(self._fd, ref.sha256) != ref.size:
-            atomic_file.write_in(self._fd, ref.sha256, data, 0o600)
+            _write_unsynced(self._fd, ref.sha256, data)
+            self._written.append(ref.sha256)
         return ref
 
     def finish(self) -> list[Ref]:
+        """Cuts the last chunk and makes every chunk written durable."""
         self.cut()
+        if self._written:
+            _sync(self._fd, self._written)
+            self._written = []
         return self.refs
+
+
+def remove_stale(dir_fd: int) -> None:
+    """Removes the temporary files of a writer killed mid-chunk. Chunks are written only under
+    the index lock, which the caller holds, so no such file belongs to a live writer."""
+    for name in os.listdir(dir_fd):
+        if _STALE.fullmatch(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=dir_fd)
+
+
+def _write_unsynced(dir_fd: int, name: str, data: bytes) -> None:
+    """Writes `name` whole under a temporary name, then renames it in: never a partial chunk
+    under a chunk's name, never through a link (the rename replaces a link). Synced by `_sync`."""
+    tmp = f".{name}.{os.getpid()}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp, dir_fd=dir_fd)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def _sync(dir_fd: int, names: list[str]) -> None:
+    """Makes the chunks `names` and their directory durable: one syncfs(2) of the file system
+    where Linux has it (a savepoint may write hundreds of chunks, one per loaded file; an fsync
+    each costs milliseconds apiece), else an fsync per chunk."""
+    import ctypes  # only when chunks were written: the hook's start-up is spared it otherwise
+
+    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    if syncfs is None or syncfs(dir_fd) != 0:
+        for name in names:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    os.fsync(dir_fd)
