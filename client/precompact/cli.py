@@ -476,6 +476,23 @@ def export(instance, sequence, output) -> None:
 
 
 @main.command()
+@click.option("--keep", type=int, required=True, help="Keep the local copies of each instance's newest N savepoints.")
+def prune(keep) -> None:
+    """Remove the local copies of older savepoints that git holds, pushed and verified."""
+    from precompact import prune as pruning
+
+    try:
+        outcome = pruning.prune(_load(), keep)
+    except pruning.PruneError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(
+        f"pruned {len(outcome.savepoints)} savepoint(s) and {outcome.chunks} chunk(s): {outcome.freed_bytes} bytes freed; `precompact resurrect --sequence N` restores one from git"
+    )
+    for why in outcome.kept:
+        click.echo(f"  kept {why}")
+
+
+@main.command()
 @click.argument("query", required=False)
 @click.option(
     "--budget",

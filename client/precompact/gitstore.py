@@ -260,6 +260,16 @@ def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
     return _resolve(repo, target.ref) or _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
 
 
+def pushed(repo: git.Repo, target: Target, commit: str) -> bool:
+    """Whether `commit` is in the branch as the remote last had it (its remote-tracking ref,
+    which a push or fetch updates)."""
+    try:
+        repo.git.merge_base("--is-ancestor", commit, f"refs/remotes/{target.remote}/{target.branch}")
+    except git.GitCommandError:
+        return False
+    return True
+
+
 def has_commit(repo: git.Repo, commit: str) -> bool:
     return _resolve(repo, commit) is not None
 

@@ -360,7 +360,17 @@ def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
     events = savepoint_log.read(logs).events
     folded = savepoint_log.fold(events)
     names = savepoint_log.lineage(events, instance)
-    return [s for name in dict.fromkeys([*names, instance]) for s in savepoint_log.of_instance(folded, name)]
+    # A pruned savepoint's local copy is gone (resurrect brings it back from git).
+    return [
+        s for name in dict.fromkeys([*names, instance]) for s in savepoint_log.of_instance(folded, name) if not s.pruned
+    ]
+
+
+def discard(logs: Path) -> None:
+    """Removes the index (derived data: the next recall rebuilds it), as after a prune: its
+    entries may point into savepoints whose local copies are gone."""
+    with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
+        _remove(logs, INDEX_NAME)
 
 
 def update(logs: Path, instance: str, rebuild: bool = False) -> Update:

@@ -78,6 +78,14 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
             if sequence is None or savepoint.sequence == sequence:
                 report.checked.append(savepoint.sequence)
                 findings.extend(_check_local(local, savepoint, previous, chunk_store))
+                if savepoint.pruned and local.get(savepoint) is None and (repo is None or not savepoint.commit):
+                    findings.append(
+                        Finding(
+                            savepoint.sequence,
+                            "layer 2",
+                            "its local copy was pruned and git cannot be read to check it",
+                        )
+                    )
                 if repo is not None and savepoint.commit:
                     findings.extend(
                         _check_git(
@@ -178,6 +186,8 @@ def _check_local(local: trust.LocalSnapshots, savepoint, previous, chunk_store: 
             )
         ]
     found = local.get(savepoint)
+    if found is None and savepoint.pruned:
+        return []  # removed on purpose by prune, once git held it; the git check covers it
     if found is None:
         return [
             Finding(

@@ -223,3 +223,32 @@ def test_a_chunk_missing_or_altered_in_git_is_named(tmp_path):
     resurrected = precompact(project, "resurrect")
     assert resurrected.returncode != 0 and f"chunk {altered.sha256}" in resurrected.stderr
     assert "fails verification: chunk" in precompact(project, "recall", "Conclusion").stdout
+
+
+def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    written = []
+    for part in range(3):
+        with transcript_file.open("ab") as f:
+            f.writelines(source[part * len(source) // 3 : (part + 1) * len(source) // 3])
+        written.append(save(project, transcript_file, "s-1"))
+    assert precompact(project, "prune", "--keep", "0").returncode != 0
+    unpushed = precompact(project, "prune", "--keep", "1")
+    assert unpushed.returncode == 0 and "pruned 0 savepoint(s)" in unpushed.stdout
+    assert "kept savepoint 1 of Trial #1: not pushed yet" in unpushed.stdout
+    assert all(w.path.exists() for w in written)
+
+    assert precompact(project, "flush").returncode == 0
+    pruned = precompact(project, "prune", "--keep", "1")
+    assert pruned.returncode == 0 and "pruned 2 savepoint(s)" in pruned.stdout, pruned.stdout
+    assert [w.path.exists() for w in written] == [False, False, True], "never the latest"
+    left = {p.name for p in (project.logs / chunks.CHUNKS_DIR).iterdir()}
+    assert left == {ref.sha256 for ref in listed(written[2])}, "only the kept savepoint's chunks stay"
+    assert precompact(project, "verify").returncode == 0, "a pruned savepoint is checked in git"
+    found = precompact(project, "recall", '"Request 1"')
+    assert "savepoint 3 of Trial #1" in found.stdout and "Request 1:" in found.stdout, "recall reads the kept one"
+    back = precompact(project, "resurrect", "--sequence", "1", "--format", "json")
+    assert back.returncode == 0 and json.loads(back.stdout)["intact"], back.stderr
+    assert written[0].path.exists(), "resurrect puts the copy from git back"
+    assert precompact(project, "verify").returncode == 0
