@@ -2,9 +2,13 @@
 
 A snapshot is one canonical JSON document (sorted keys, compact separators, UTF-8) written
 atomically to `logs/precompact-saves/`; its SHA-256 is the hash of exactly those bytes. The
-transcript is streamed from its file into the snapshot one entry at a time, redacted on the
-way, so a 100 MB transcript is never held in memory whole. The index entry is appended under
-the same lock that assigns the sequence number, so concurrent hooks form one chain.
+conversation history and the loaded files' contents are stored as content-addressed chunks
+(`chunks.py`) that the snapshot lists, so savepoints of a growing session share what they hold
+(docs/snapshot-format.md). The transcript is streamed into chunks one block of entries at a
+time, redacted on the way, from where the session's last savepoint stopped when the transcript
+before that point is unchanged (`resume.py`), so a 100 MB transcript is never held in memory
+whole nor read again whole. The index entry is appended under the same lock that assigns the
+sequence number, so concurrent hooks form one chain.
 """
 
 from __future__ import annotations
