@@ -127,10 +127,33 @@ def stored_bytes(*roots: Path) -> int:
     )
 
 
+def remote_tip(project) -> str | None:
+    found = subprocess.run(
+        ["git", "-C", str(project.remote), "rev-parse", "--verify", "-q", "refs/heads/precompact/savepoints"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    return found.stdout.strip() or None
+
+
+def pushed_bytes(path: Path, before: str | None, after: str | None) -> int:
+    """The size of the pack a push from `before` to `after` sends: what `git push` runs
+    (pack-objects, thin, deltas against what the remote has), without the network."""
+    wanted = f"{after}\n" + (f"^{before}\n" if before else "")
+    pack = subprocess.run(
+        ["git", "-C", str(path), "pack-objects", "--stdout", "--thin", "--revs", "-q"],
+        input=wanted.encode(),
+        capture_output=True,
+        check=True,
+    )
+    return len(pack.stdout)
+
+
 def growth(root: Path, total_mb: int, step_mb: int) -> dict:
     """One session growing to `total_mb`, a PreCompact hook every `step_mb` (git on, chain off):
-    per savepoint the hook's time and the bytes the push added to the remote against the new
-    content compressed; at the end what logs/ and the (repacked) remote hold against the
+    per savepoint the hook's time and the size of the pack its push sent against the new
+    content compressed (zlib level 6); at the end what logs/ and the (repacked) remote hold against the
     transcript, and verify --all and resurrect."""
     progress(f"growth: generating a {total_mb} MB transcript")
     project = new_project(root, "pgrowth", git_layer=True, chain_layer=False, instance="Bench #1")
@@ -152,7 +175,7 @@ def growth(root: Path, total_mb: int, step_mb: int) -> dict:
             with session.open("ab") as f:
                 f.write(new)
             progress(f"growth: savepoint at {session.stat().st_size / MB:.0f} MB")
-            before = stored_bytes(project.remote / "objects")
+            before = remote_tip(project)
             hook, _ = timed_process(
                 [PRECOMPACT, "hook"],
                 json.dumps(payload("PreCompact", path, session, session_id="growth")).encode(),
@@ -163,7 +186,7 @@ def growth(root: Path, total_mb: int, step_mb: int) -> dict:
                 {
                     "transcript_bytes": session.stat().st_size,
                     "hook_s": hook,
-                    "pushed_bytes": stored_bytes(project.remote / "objects") - before,
+                    "pushed_bytes": pushed_bytes(path, before, remote_tip(project)),
                     "new_compressed_bytes": len(zlib.compress(new, 6)),
                 }
             )
