@@ -68,9 +68,9 @@ def refs(fields: dict) -> list[Ref]:
     listed = fields.get("conversation_chunks")
     if not isinstance(listed, list):
         raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
-    found = [_ref(item) for item in listed]
+    found = [parse_ref(item) for item in listed]
     for record in _file_records(fields):
-        found.append(_ref(record["content_chunk"]))
+        found.append(parse_ref(record["content_chunk"]))
     return found
 
 
@@ -82,7 +82,8 @@ def _file_records(fields: dict) -> list[dict]:
     return [r for _, r in sorted(files.items()) if isinstance(r, dict) and "content_chunk" in r]
 
 
-def _ref(item: object) -> Ref:
+def parse_ref(item: object) -> Ref:
+    """A chunk reference as a snapshot lists it; ValueError when malformed."""
     sha, size = (item.get("sha256"), item.get("size")) if isinstance(item, dict) else (None, None)
     if not isinstance(sha, str) or not _NAME.fullmatch(sha) or not isinstance(size, int) or size < 2:
         raise ValueError(f"{item!r} is not a chunk's sha256 and size")
@@ -103,13 +104,13 @@ def document(data: bytes, fetch: Fetch) -> bytes:
     if not is_chunked(data):
         return data
     fields = orjson.loads(data)
-    history = [_ref(item) for item in fields.pop("conversation_chunks")]
+    history = [parse_ref(item) for item in fields.pop("conversation_chunks")]
     for record in _file_records(fields):
-        ref = _ref(record.pop("content_chunk"))
-        record["content"] = orjson.loads(checked(ref, fetch(ref)))
+        listed = parse_ref(record.pop("content_chunk"))
+        record["content"] = orjson.loads(checked(listed, fetch(listed)))
     parts = [HISTORY_OPEN]
-    for ref in history:
-        parts.append(checked(ref, fetch(ref)))
+    for item in history:
+        parts.append(checked(item, fetch(item)))
     if len(parts) > 1:
         parts[-1] = parts[-1][:-1]  # the last entry's comma
     parts.append(b"],")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -35,6 +35,9 @@ class Point:
     refs: list[chunks.Ref]
     scan: dict
     redactions: dict[str, int]
+    # Loaded files' contents already stored: SHA-256 of the file's bytes read -> its chunk and
+    # the redactions made in it (the next savepoint re-uses both when the bytes are the same).
+    files: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,6 +68,7 @@ def save(logs: Path, name: str, mark: str, point: Point) -> None:
         "chunks": [ref.listed() for ref in point.refs],
         "scan": point.scan,
         "redactions": point.redactions,
+        "files": point.files,
     }
     logs_dir.write_atomic(logs, f"{RESUME_DIR}/{name}.json", orjson.dumps(record))
 
@@ -81,11 +85,19 @@ def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resum
             chunks.refs({"conversation_chunks": record["chunks"]}),
             dict(record["scan"]),
             {str(k): int(v) for k, v in dict(record["redactions"]).items()},
+            {
+                str(k): {
+                    "chunk": chunks.parse_ref(v["chunk"]).listed(),
+                    "redactions": {str(kind): int(n) for kind, n in dict(v["redactions"]).items()},
+                }
+                for k, v in dict(record["files"]).items()
+            },
         )
         scan = TranscriptScan.restored(path, point.scan)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if point.offset <= 0 or not point.refs or not chunks.all_present(logs, point.refs):
+    stored = [chunks.parse_ref(known["chunk"]) for known in point.files.values()]
+    if point.offset <= 0 or not point.refs or not chunks.all_present(logs, point.refs + stored):
         return None
     prefix = hashlib.sha256()
     handle.seek(0)

@@ -25,6 +25,7 @@ import re
 import secrets
 import stat
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -287,16 +288,18 @@ def _write_snapshot(
     with logs_dir.directory(settings.logs, chunks.CHUNKS_DIR) as chunks_fd:
         chunks.remove_stale(chunks_fd)
         writer = chunks.Writer(chunks_fd)
+        reading = _Reading(scan)
         if session.transcript_path:
-            scan = _write_history(writer, settings, session, scan, redactor)
+            reading = _write_history(writer, settings, session, scan, redactor)
         else:
             scan.found, scan.problem = False, "no transcript path given"
-        rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, redactor)
-        # A file read again and again in a session is stored once.
-        for record in rest["loaded_files"].values():
-            if "content" in record:
-                record["content_chunk"] = writer.store(canonical(record.pop("content"))).listed()
+        scan = reading.scan
+        contents = _FileContents(writer, redactor, reading.point.files if reading.point else {})
+        rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, contents, redactor)
         listed = writer.finish()
+    if reading.point is not None:
+        reading.point.files = contents.stored
+        resume.save(settings.logs, reading.name, reading.mark, reading.point)
     assert min(rest) > "conversation_chunks"
     data = canonical({"conversation_chunks": [ref.listed() for ref in listed], **rest})
     tmp = f".{path.name}.{os.getpid()}.tmp"
@@ -319,25 +322,60 @@ def _write_snapshot(
     )
 
 
+@dataclass
+class _Reading:
+    """What reading the transcript left: the scan, and the resume point to record (under the
+    session's `name`, for settings `mark`)."""
+
+    scan: transcript.TranscriptScan
+    point: resume.Point | None = None
+    name: str = ""
+    mark: str = ""
+
+
+class _FileContents:
+    """A loaded file's content as a chunk (redacted), in its record as `content_chunk`. A file
+    whose bytes the session's resume point knows is neither redacted nor written again: its
+    chunk and redaction counts are taken from there."""
+
+    def __init__(self, writer: chunks.Writer, redactor, known: dict[str, dict]):
+        self._writer, self._redactor, self._known = writer, redactor, known
+        self.stored: dict[str, dict] = {}  # what the next resume point knows
+
+    def __call__(self, head: bytes) -> dict:
+        key = hashlib.sha256(head).hexdigest()
+        found = self._known.get(key)
+        if found is None:
+            before = Counter(self._redactor.counts) if self._redactor is not None else Counter()
+            text = head.decode("utf-8", errors="replace")
+            cleaned = self._redactor.redact(text) if self._redactor is not None else text
+            counts = self._redactor.counts - before if self._redactor is not None else Counter()
+            found = {"chunk": self._writer.store(canonical(cleaned)).listed(), "redactions": dict(counts)}
+        elif self._redactor is not None:
+            self._redactor.counts.update(found["redactions"])
+        self.stored[key] = found
+        return {"content_chunk": found["chunk"]}
+
+
 def _write_history(
     writer: chunks.Writer, settings: Settings, session: Session, scan: transcript.TranscriptScan, redactor
-) -> transcript.TranscriptScan:
+) -> _Reading:
     """Streams the transcript's entries, redacted, into chunks; goes on from the session's
-    resume point when the transcript before it is unchanged, and records the new one. Returns
-    the scan (a resumed one replaces `scan`)."""
+    resume point when the transcript before it is unchanged. Returns the scan (a resumed one
+    replaces `scan`) and the resume point to record."""
     transcript_path = str(session.transcript_path)
     transcript_file = Path(transcript_path)
     transcript.settle(transcript_file)
     handle = transcript.open_transcript(transcript_file, scan)
     if handle is None:
-        return scan
+        return _Reading(scan)
     name = resume.key(settings.instance, session.session_id, transcript_path)
     mark = resume.fingerprint(settings.redaction, dict(settings.extra_patterns))
     point = None
     with handle:
         resumed = resume.load(settings.logs, name, mark, handle, transcript_path)
         if resumed is not None:
-            scan, prefix, offset = resumed.scan, resumed.prefix, resumed.point.offset
+            scan, prefix, offset, point = resumed.scan, resumed.prefix, resumed.point.offset, resumed.point
             writer.refs = list(resumed.point.refs)
             if redactor is not None:
                 redactor.counts.update(resumed.point.redactions)
@@ -366,9 +404,7 @@ def _write_history(
                     scan.state(),
                     dict(redactor.counts) if redactor is not None else {},
                 )
-    if point is not None:
-        resume.save(settings.logs, name, mark, point)
-    return scan
+    return _Reading(scan, point, name, mark)
 
 
 # Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it
@@ -408,6 +444,7 @@ def _fields(
     lineage: list[str],
     scan,
     clean,
+    contents,
     redactor,
 ) -> dict:
     used = transcript.context_tokens(scan.last_usage)
@@ -439,7 +476,7 @@ def _fields(
         },
         "transcript": scan.summary(),
         "session_state": _session_state(settings, clean),
-        "loaded_files": _loaded_files(settings, session, scan, clean),
+        "loaded_files": _loaded_files(settings, session, scan, clean, contents),
         "git_state": clean(git_state(Path(session.cwd))),
         "previous": {"sequence": previous.sequence, "snapshot_hash": previous.snapshot_hash} if previous else None,
         # Random bytes make the public hash useless for guessing a snapshot's content.
@@ -466,7 +503,7 @@ def _session_state(settings: Settings, clean) -> dict | None:
     return {"path": str(path), "content": clean(content)}
 
 
-def _loaded_files(settings: Settings, session: Session, scan, clean) -> dict:
+def _loaded_files(settings: Settings, session: Session, scan, clean, contents) -> dict:
     cwd = Path(session.cwd)
     root = settings.logs.parent.resolve()
     wanted = dict(scan.files)
@@ -475,7 +512,7 @@ def _loaded_files(settings: Settings, session: Session, scan, clean) -> dict:
     files = {}
     for name, source in sorted(wanted.items()):
         file = Path(name) if Path(name).is_absolute() else cwd / name
-        files[clean(name)] = {"source": source, **_file_record(file, settings, root, clean)}
+        files[clean(name)] = {"source": source, **_file_record(file, settings, root, contents)}
     return files
 
 
@@ -516,8 +553,8 @@ def _open_inside(file: Path, root: Path, exclude: tuple[str, ...]) -> int | dict
     return fd
 
 
-def _file_record(file: Path, settings: Settings, root: Path, clean) -> dict:
-    """The file's content, if it may be copied (`_open_inside`)."""
+def _file_record(file: Path, settings: Settings, root: Path, contents) -> dict:
+    """The file's content (as `contents` stores it), if it may be copied (`_open_inside`)."""
     opened = _open_inside(file, root, settings.exclude)
     if isinstance(opened, dict):
         return opened
@@ -534,7 +571,7 @@ def _file_record(file: Path, settings: Settings, root: Path, clean) -> dict:
     if b"\0" in head:
         record["binary"] = True
         return record
-    record["content"] = clean(head.decode("utf-8", errors="replace"))
+    record.update(contents(head))
     return record
 
 

@@ -58,7 +58,12 @@ def save(project: Project, transcript_file: Path, session_id: str) -> snapshot.W
 
 
 def listed(written: snapshot.WrittenSnapshot) -> list[chunks.Ref]:
+    """Every chunk the snapshot lists: its history's, then its loaded files'."""
     return chunks.refs(json.loads(written.path.read_bytes()))
+
+
+def history(written: snapshot.WrittenSnapshot) -> list[chunks.Ref]:
+    return [chunks.parse_ref(item) for item in json.loads(written.path.read_bytes())["conversation_chunks"]]
 
 
 def document(written: snapshot.WrittenSnapshot) -> dict:
@@ -75,8 +80,14 @@ def chunk_file(project: Project, ref: chunks.Ref) -> Path:
     return project.logs / chunks.CHUNKS_DIR / ref.sha256
 
 
-def test_an_appending_session_stores_and_reads_only_what_is_new(tmp_path, source, resumes):
+def test_an_appending_session_stores_and_reads_only_what_is_new(tmp_path, resumes):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    # Files in play, read again and again; one holds a secret.
+    secret = tmp_path / "settings.py"
+    secret.write_text('DATABASE_URL = "postgres://admin:Zq8rT2vLp9xWm4Kd@db.internal:5432/app"\n')
+    files = [secret, *sorted((Path(chunks.__file__).parent).glob("*.py"))[:4]]
+    made = generate(tmp_path / "source.jsonl", 600_000, project=project.path, sources=files)
+    source = made.path.read_bytes().splitlines(keepends=True)
     transcript = tmp_path / "session.jsonl"
     transcript.write_bytes(b"".join(source[: len(source) // 2]))
     first = save(project, transcript, "s-1")
@@ -85,7 +96,7 @@ def test_an_appending_session_stores_and_reads_only_what_is_new(tmp_path, source
     second = save(project, transcript, "s-1")
     assert resumes == [False, True], "the second savepoint goes on from the first's last full chunk"
 
-    before, after = listed(first), listed(second)
+    before, after = history(first), history(second)
     assert len(before) > 3
     assert after[: len(before) - 1] == before[:-1], "every full chunk is re-used; only the last one changed"
     stored = sum(p.stat().st_size for p in (project.logs / chunks.CHUNKS_DIR).iterdir())
@@ -96,6 +107,9 @@ def test_an_appending_session_stores_and_reads_only_what_is_new(tmp_path, source
     third = save(project, transcript, "s-1")
     assert resumes[-1] is False
     assert same_content(document(second), document(third))
+    files_in_play = document(third)["loaded_files"]
+    assert len(files_in_play) == len(files) and all("content" in f for f in files_in_play.values())
+    assert document(third)["redaction"]["total"] > 0 and "Zq8rT2vLp9xWm4Kd" not in json.dumps(files_in_play)
     assert len(document(third)["conversation_history"]) == sum(1 for line in source if line.strip())
 
     assert precompact(project, "verify").returncode == 0
