@@ -4,8 +4,9 @@ A chunked snapshot (format 2) keeps the history out of the snapshot file: the fi
 chunks (`conversation_chunks`: SHA-256 and size of each), and each chunk is a file in
 `logs/precompact-chunks/` named by the SHA-256 of its bytes. A history chunk holds whole entries,
 each its canonical JSON followed by a comma, so the history of the full document is the chunks
-joined, less the last comma; a loaded file's content is a chunk too (its canonical JSON
-string), named in the file's record as `content_chunk`. `export` rebuilds exactly the document
+joined, less the last comma; the loaded files' contents a savepoint stores anew go into one
+chunk, their canonical JSON strings one after another, and each file's record names its range
+there as `content_chunk`. `export` rebuilds exactly the document
 a format-1 snapshot holds.
 The chunk hashes are inside the snapshot's hashed bytes, so its hash commits to the whole
 history. Chunks are cut after the first transcript block that brings one to `TARGET_BYTES`:
@@ -63,19 +64,20 @@ def is_chunked(data: bytes | memoryview) -> bool:
 
 
 def refs(fields: dict) -> list[Ref]:
-    """Every chunk a chunked snapshot's fields list: the history's, in order, then the files'
-    contents'. ValueError when a list or reference is malformed."""
+    """Every chunk a chunked snapshot's fields list, once each: its history's, in order, then
+    the one (or ones) holding its loaded files' contents. ValueError when a list or reference
+    is malformed."""
     listed = fields.get("conversation_chunks")
     if not isinstance(listed, list):
         raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
     found = [parse_ref(item) for item in listed]
     for record in _file_records(fields):
-        found.append(parse_ref(record["content_chunk"]))
-    return found
+        found.append(file_range(record["content_chunk"])[0])
+    return list(dict.fromkeys(found))
 
 
 def _file_records(fields: dict) -> list[dict]:
-    """The records of `loaded_files` whose content is a chunk."""
+    """The records of `loaded_files` whose content is in a chunk."""
     files = fields.get("loaded_files")
     if not isinstance(files, dict):
         return []
@@ -88,6 +90,16 @@ def parse_ref(item: object) -> Ref:
     if not isinstance(sha, str) or not _NAME.fullmatch(sha) or not isinstance(size, int) or size < 2:
         raise ValueError(f"{item!r} is not a chunk's sha256 and size")
     return Ref(sha, size)
+
+
+def file_range(item: object) -> tuple[Ref, int, int]:
+    """A loaded file's `content_chunk`: the chunk, and where in it the content's JSON string
+    starts and ends; ValueError when malformed."""
+    ref = parse_ref(item)
+    start, end = (item.get("start"), item.get("end")) if isinstance(item, dict) else (None, None)
+    if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= ref.size:
+        raise ValueError(f"{item!r} is not a range of its chunk")
+    return ref, start, end
 
 
 Fetch = Callable[[Ref], bytes | None]
@@ -105,9 +117,12 @@ def document(data: bytes, fetch: Fetch) -> bytes:
         return data
     fields = orjson.loads(data)
     history = [parse_ref(item) for item in fields.pop("conversation_chunks")]
+    read: dict[Ref, bytes] = {}
     for record in _file_records(fields):
-        listed = parse_ref(record.pop("content_chunk"))
-        record["content"] = orjson.loads(checked(listed, fetch(listed)))
+        ref, start, end = file_range(record.pop("content_chunk"))
+        if ref not in read:
+            read[ref] = checked(ref, fetch(ref))
+        record["content"] = orjson.loads(read[ref][start:end])
     parts = [HISTORY_OPEN]
     for item in history:
         parts.append(checked(item, fetch(item)))
@@ -257,17 +272,11 @@ def _write_unsynced(dir_fd: int, name: str, data: bytes) -> None:
 
 
 def _sync(dir_fd: int, names: list[str]) -> None:
-    """Makes the chunks `names` and their directory durable: one syncfs(2) of the file system
-    where Linux has it (a savepoint may write hundreds of chunks, one per loaded file; an fsync
-    each costs milliseconds apiece), else an fsync per chunk."""
-    import ctypes  # only when chunks were written: the hook's start-up is spared it otherwise
-
-    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
-    if syncfs is None or syncfs(dir_fd) != 0:
-        for name in names:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+    """Makes the chunks `names` and their directory durable (the directory once)."""
+    for name in names:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     os.fsync(dir_fd)

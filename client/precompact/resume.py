@@ -73,6 +73,11 @@ def save(logs: Path, name: str, mark: str, point: Point) -> None:
     logs_dir.write_atomic(logs, f"{RESUME_DIR}/{name}.json", orjson.dumps(record))
 
 
+def _range(item: object) -> dict:
+    ref, start, end = chunks.file_range(item)
+    return {**ref.listed(), "start": start, "end": end}
+
+
 def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resumed | None:
     """The point to go on from, if it still holds; `handle` then stands at its offset."""
     try:
@@ -87,7 +92,7 @@ def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resum
             {str(k): int(v) for k, v in dict(record["redactions"]).items()},
             {
                 str(k): {
-                    "chunk": chunks.parse_ref(v["chunk"]).listed(),
+                    "chunk": _range(v["chunk"]),
                     "redactions": {str(kind): int(n) for kind, n in dict(v["redactions"]).items()},
                 }
                 for k, v in dict(record["files"]).items()
@@ -96,7 +101,7 @@ def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resum
         scan = TranscriptScan.restored(path, point.scan)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    stored = [chunks.parse_ref(known["chunk"]) for known in point.files.values()]
+    stored = [chunks.file_range(known["chunk"])[0] for known in point.files.values()]
     if point.offset <= 0 or not point.refs or not chunks.all_present(logs, point.refs + stored):
         return None
     prefix = hashlib.sha256()

@@ -296,6 +296,7 @@ def _write_snapshot(
         scan = reading.scan
         contents = _FileContents(writer, redactor, reading.point.files if reading.point else {})
         rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, contents, redactor)
+        contents.finish()
         listed = writer.finish()
     if reading.point is not None:
         reading.point.files = contents.stored
@@ -334,27 +335,43 @@ class _Reading:
 
 
 class _FileContents:
-    """A loaded file's content as a chunk (redacted), in its record as `content_chunk`. A file
-    whose bytes the session's resume point knows is neither redacted nor written again: its
-    chunk and redaction counts are taken from there."""
+    """Loaded files' contents (redacted) in chunks, each file's record naming its range as
+    `content_chunk`: the contents stored anew go into one chunk (one file to write, not one per
+    file), written by `finish`. A file whose bytes the session's resume point knows is neither
+    redacted nor stored again: its range and redaction counts are taken from there."""
 
     def __init__(self, writer: chunks.Writer, redactor, known: dict[str, dict]):
         self._writer, self._redactor, self._known = writer, redactor, known
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._pending: list[dict] = []  # ranges in the chunk `finish` writes
         self.stored: dict[str, dict] = {}  # what the next resume point knows
 
     def __call__(self, head: bytes) -> dict:
         key = hashlib.sha256(head).hexdigest()
-        found = self._known.get(key)
+        found = self._known.get(key) or self.stored.get(key)
         if found is None:
             before = Counter(self._redactor.counts) if self._redactor is not None else Counter()
             text = head.decode("utf-8", errors="replace")
-            cleaned = self._redactor.redact(text) if self._redactor is not None else text
+            data = canonical(self._redactor.redact(text) if self._redactor is not None else text)
             counts = self._redactor.counts - before if self._redactor is not None else Counter()
-            found = {"chunk": self._writer.store(canonical(cleaned)).listed(), "redactions": dict(counts)}
+            place = {"start": self._size, "end": self._size + len(data)}
+            self._parts.append(data)
+            self._size += len(data)
+            self._pending.append(place)
+            found = {"chunk": place, "redactions": dict(counts)}
         elif self._redactor is not None:
             self._redactor.counts.update(found["redactions"])
         self.stored[key] = found
         return {"content_chunk": found["chunk"]}
+
+    def finish(self) -> None:
+        """Writes the contents stored anew as one chunk, and names it in their ranges."""
+        if not self._parts:
+            return
+        ref = self._writer.store(b"".join(self._parts))
+        for place in self._pending:
+            place.update(ref.listed())
 
 
 def _write_history(
