@@ -4,6 +4,7 @@ altered, locally or in git, is named by verify and never passed off by resurrect
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
 from pathlib import Path
@@ -266,3 +267,32 @@ def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
     assert back.returncode == 0 and json.loads(back.stdout)["intact"], back.stderr
     assert written[0].path.exists(), "resurrect puts the copy from git back"
     assert precompact(project, "verify").returncode == 0
+
+
+def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_path, source):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    transcript_file.write_bytes(b"".join(source))
+    written = save(project, transcript_file, "s-1")
+    # What precompact wrote before chunks: the whole document in the snapshot file, which the
+    # index (this machine's record) names by its hash.
+    whole = json.loads(full_document(written.path))
+    legacy = snapshot.canonical({**whole, "format_version": 1})
+    assert legacy.startswith(b'{"conversation_history":[')
+    written.path.write_bytes(legacy)
+    index = savepoint_log.index_path(project.logs)
+    index.write_text(index.read_text().replace(written.sha256, hashlib.sha256(legacy).hexdigest()))
+    for chunk in (project.logs / chunks.CHUNKS_DIR).iterdir():
+        chunk.unlink()
+
+    assert precompact(project, "flush").returncode == 0
+    verified = precompact(project, "verify")
+    assert verified.returncode == 0, verified.stdout
+    resurrected = precompact(project, "resurrect", "--format", "json")
+    assert resurrected.returncode == 0 and json.loads(resurrected.stdout)["intact"]
+    assert precompact(project, "export").stdout.encode() == legacy
+    assert "Request 3:" in precompact(project, "recall", '"Request 3"').stdout
+    # An altered byte is named, as before.
+    written.path.write_bytes(legacy.replace(b"Request 3:", b"Request 4:", 1))
+    altered = precompact(project, "verify")
+    assert altered.returncode == 1 and "savepoint 1 [layer 1]: snapshot in local file" in altered.stdout
