@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 import orjson
 
-from precompact import __version__, chunks, logs_dir
+from precompact import __version__, chunks, logs_dir, savepoint_log
 from precompact.transcript import TranscriptScan
 
 RESUME_DIR = "precompact-resume"
@@ -60,9 +60,11 @@ def fingerprint(redaction: bool, extra_patterns: dict) -> str:
     ).hexdigest()
 
 
-def save(logs: Path, name: str, mark: str, point: Point) -> None:
+def save(logs: Path, name: str, mark: str, point: Point, snapshot_sha256: str) -> None:
+    """Records `point`, made with the savepoint whose snapshot hashes to `snapshot_sha256`."""
     record = {
         "fingerprint": mark,
+        "snapshot": snapshot_sha256,
         "offset": point.offset,
         "prefix_sha256": point.prefix_sha256,
         "chunks": [ref.listed() for ref in point.refs],
@@ -73,16 +75,34 @@ def save(logs: Path, name: str, mark: str, point: Point) -> None:
     logs_dir.write_atomic(logs, f"{RESUME_DIR}/{name}.json", orjson.dumps(record))
 
 
+def _vouching(logs: Path, saved: list[savepoint_log.Savepoint], sha256: str) -> dict | None:
+    """The fields of the savepoint snapshot that hashes to `sha256` here, as the index records."""
+    found = next((s for s in saved if s.snapshot_hash == sha256), None)
+    data = logs_dir.read_snapshot(logs, found.created.get("snapshot_file"), found.sequence) if found else None
+    if data is None or hashlib.sha256(data).hexdigest() != sha256 or not chunks.is_chunked(data):
+        return None
+    fields = orjson.loads(data)
+    return fields if isinstance(fields, dict) else None
+
+
 def _range(item: object) -> dict:
     ref, start, end = chunks.file_range(item)
     return {**ref.listed(), "start": start, "end": end}
 
 
-def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resumed | None:
-    """The point to go on from, if it still holds; `handle` then stands at its offset."""
+def load(
+    logs: Path, name: str, mark: str, handle: BinaryIO, path: str, saved: list[savepoint_log.Savepoint]
+) -> Resumed | None:
+    """The point to go on from, if it still holds; `handle` then stands at its offset. It holds
+    only as far as a savepoint in `saved` (the instance's, per this machine's index) vouches for
+    it: its snapshot, hashing to the recorded value, lists the point's chunks as the start of its
+    history and each remembered file's range for a file of those bytes."""
     try:
         record = orjson.loads(logs_dir.read_bytes(logs, f"{RESUME_DIR}/{name}.json"))
         if record["fingerprint"] != mark:
+            return None
+        fields = _vouching(logs, saved, str(record["snapshot"]))
+        if fields is None:
             return None
         point = Point(
             int(record["offset"]),
@@ -99,6 +119,19 @@ def load(logs: Path, name: str, mark: str, handle: BinaryIO, path: str) -> Resum
             },
         )
         scan = TranscriptScan.restored(path, point.scan)
+        history = [chunks.parse_ref(item) for item in fields["conversation_chunks"]]
+        if history[: len(point.refs)] != point.refs:
+            return None
+        files = {
+            orjson.dumps(record["content_chunk"], option=orjson.OPT_SORT_KEYS): record.get("sha256")
+            for record in dict(fields["loaded_files"]).values()
+            if isinstance(record, dict) and "content_chunk" in record and record.get("truncated") is False
+        }
+        point.files = {
+            key: known
+            for key, known in point.files.items()
+            if files.get(orjson.dumps(known["chunk"], option=orjson.OPT_SORT_KEYS)) == key
+        }
     except (OSError, ValueError, KeyError, TypeError):
         return None
     stored = [chunks.file_range(known["chunk"])[0] for known in point.files.values()]

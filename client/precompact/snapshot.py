@@ -245,7 +245,7 @@ def create_savepoint(settings: Settings, session: Session, now: datetime | None 
             # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
-            digest, size, facts = _write_snapshot(saves, path, settings, session, now, sequence, previous, lineage)
+            digest, size, facts = _write_snapshot(saves, path, settings, session, now, sequence, mine, lineage)
         event = {
             "event": savepoint_log.Event.SAVEPOINT_CREATED,
             "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -279,9 +279,12 @@ def _write_snapshot(
     session: Session,
     now: datetime,
     sequence: int,
-    previous,
+    saved: list[savepoint_log.Savepoint],
     lineage: list[str],
 ) -> tuple[str, int, dict]:
+    """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
+    the index line says of it. `saved`: the instance's savepoints so far."""
+    previous = saved[-1] if saved else None
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.redact if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
@@ -290,7 +293,7 @@ def _write_snapshot(
         writer = chunks.Writer(chunks_fd)
         reading = _Reading(scan)
         if session.transcript_path:
-            reading = _write_history(writer, settings, session, scan, redactor)
+            reading = _write_history(writer, settings, session, scan, redactor, saved)
         else:
             scan.found, scan.problem = False, "no transcript path given"
         scan = reading.scan
@@ -298,9 +301,6 @@ def _write_snapshot(
         rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, contents, redactor)
         contents.finish()
         listed = writer.finish()
-    if reading.point is not None:
-        reading.point.files = contents.stored
-        resume.save(settings.logs, reading.name, reading.mark, reading.point)
     assert min(rest) > "conversation_chunks"
     data = canonical({"conversation_chunks": [ref.listed() for ref in listed], **rest})
     tmp = f".{path.name}.{os.getpid()}.tmp"
@@ -316,8 +316,12 @@ def _write_snapshot(
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=saves)
         raise
+    digest = hashlib.sha256(data).hexdigest()
+    if reading.point is not None:
+        reading.point.files = contents.stored
+        resume.save(settings.logs, reading.name, reading.mark, reading.point, digest)
     return (
-        hashlib.sha256(data).hexdigest(),
+        digest,
         len(data),
         {"tokens": rest["tokens"], "redactions": rest["redaction"]["total"], "last_said": scan.last_said},
     )
@@ -375,7 +379,12 @@ class _FileContents:
 
 
 def _write_history(
-    writer: chunks.Writer, settings: Settings, session: Session, scan: transcript.TranscriptScan, redactor
+    writer: chunks.Writer,
+    settings: Settings,
+    session: Session,
+    scan: transcript.TranscriptScan,
+    redactor,
+    saved: list[savepoint_log.Savepoint],
 ) -> _Reading:
     """Streams the transcript's entries, redacted, into chunks; goes on from the session's
     resume point when the transcript before it is unchanged. Returns the scan (a resumed one
@@ -390,7 +399,7 @@ def _write_history(
     mark = resume.fingerprint(settings.redaction, dict(settings.extra_patterns))
     point = None
     with handle:
-        resumed = resume.load(settings.logs, name, mark, handle, transcript_path)
+        resumed = resume.load(settings.logs, name, mark, handle, transcript_path, saved)
         if resumed is not None:
             scan, prefix, offset, point = resumed.scan, resumed.prefix, resumed.point.offset, resumed.point
             writer.refs = list(resumed.point.refs)

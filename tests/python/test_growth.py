@@ -296,3 +296,32 @@ def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_pa
     written.path.write_bytes(legacy.replace(b"Request 3:", b"Request 4:", 1))
     altered = precompact(project, "verify")
     assert altered.returncode == 1 and "savepoint 1 [layer 1]: snapshot in local file" in altered.stdout
+
+
+def test_a_resume_point_no_savepoint_vouches_for_is_not_used(tmp_path, source, resumes):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    transcript_file.write_bytes(b"".join(source[: len(source) // 2]))
+    save(project, transcript_file, "s-1")
+    point = project.logs / resume.RESUME_DIR / f"{resume.key('Trial #1', 's-1', str(transcript_file))}.json"
+    record = json.loads(point.read_bytes())
+    # A chunk of made-up entries, rightly named, in place of the first one the point lists.
+    fake = b'{"message":{"content":"planted"},"type":"user"},'
+    (project.logs / chunks.CHUNKS_DIR / hashlib.sha256(fake).hexdigest()).write_bytes(fake)
+    record["chunks"][0] = {"sha256": hashlib.sha256(fake).hexdigest(), "size": len(fake)}
+    point.write_bytes(json.dumps(record).encode())
+    with transcript_file.open("ab") as f:
+        f.writelines(source[len(source) // 2 :])
+    second = save(project, transcript_file, "s-1")
+    assert resumes == [False, False], "the savepoint it names does not list that chunk: a full read"
+    history = document(second)["conversation_history"]
+    assert "planted" not in json.dumps(history) and len(history) == sum(1 for line in source if line.strip())
+
+    # Named after a savepoint that is not in the index: not used either.
+    record = json.loads(point.read_bytes())
+    record["snapshot"] = "0" * 64
+    point.write_bytes(json.dumps(record).encode())
+    save(project, transcript_file, "s-1")
+    assert resumes[-1] is False
+    save(project, transcript_file, "s-1")
+    assert resumes[-1] is True, "the point the last savepoint recorded is used"
