@@ -3,12 +3,14 @@
 After each savepoint, the hook records, per (instance, session, transcript path), the point
 where its last full chunk ends: the transcript's byte offset there, the SHA-256 of the
 transcript's bytes before it, the chunks that hold those bytes' entries, and what reading them
-found (the scan's state, the redaction counts). The next savepoint of that session re-hashes the
-transcript up to the offset (a hash is about 20 times cheaper than reading, redacting and
-writing the entries) and, when it is unchanged and every chunk is still there, reads only what
-follows. Anything else (a transcript rewritten before the offset, a chunk gone, a different
+found (the scan's state, the redaction counts), the loaded files' contents it stored, and the
+savepoint it was recorded with. The next savepoint of that session re-hashes the transcript up
+to the offset (a hash is about 20 times cheaper than reading, redacting and writing the
+entries) and, when it is unchanged, every chunk is still there and that savepoint (in the
+index, its snapshot intact) lists those chunks, reads only what follows. Anything else (a transcript rewritten before the offset, a chunk gone, a different
 precompact version or redaction setting, a file that does not parse) means a full read: this
-file only ever saves work, it never decides what a snapshot holds.
+file only ever saves work, and what it says about the transcript's content counts only as far
+as a recorded savepoint vouches for it.
 """
 
 from __future__ import annotations
