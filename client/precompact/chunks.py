@@ -15,9 +15,11 @@ a session that only grows re-uses every earlier full chunk, and only its last on
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import hashlib
+import mmap
 import os
 import re
 import stat
@@ -131,6 +133,58 @@ def document(data: bytes, fetch: Fetch) -> bytes:
     parts.append(b"],")
     parts.append(canonical(fields)[1:])
     return b"".join(parts)
+
+
+def stamps(logs: Path, listed: Iterable[Ref]) -> str | None:
+    """A digest of the chunk files' identities (device, inode, size, modification and change
+    times: no tool sets a change time back), which stays the same only while none of them is
+    replaced or written to; None when one is missing or not a plain file."""
+    digest = hashlib.sha256()
+    try:
+        with logs_dir.directory(logs, CHUNKS_DIR, create=False) as fd:
+            for ref in listed:
+                info = os.stat(ref.sha256, dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                    return None
+                digest.update(
+                    f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns};".encode()
+                )
+    except (FileNotFoundError, logs_dir.ConfinementError):
+        return None
+    return digest.hexdigest()
+
+
+class MappedHistory:
+    """A chunked snapshot's history entries read in place, by their place in the full document
+    (what `SnapshotReader.located_entries` gave), mapping only the chunks asked for. For chunks
+    already checked against their names and unchanged since (`stamps`)."""
+
+    def __init__(self, logs: Path, history: list[Ref]):
+        self._logs = logs
+        self._history = history
+        self._starts = []
+        position = len(HISTORY_OPEN)
+        for ref in history:
+            self._starts.append(position)
+            position += ref.size
+        self._mapped: dict[int, mmap.mmap] = {}
+
+    def entry_bytes(self, place: tuple[int, int]) -> bytes:
+        start, stop = place
+        i = bisect.bisect_right(self._starts, start) - 1
+        if i < 0 or not start < stop <= self._starts[i] + self._history[i].size:
+            raise ValueError(f"no entry of this snapshot is at {start}..{stop}")
+        if i not in self._mapped:
+            fd = logs_dir.open_file(self._logs, f"{CHUNKS_DIR}/{self._history[i].sha256}", os.O_RDONLY)
+            try:
+                self._mapped[i] = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+            finally:
+                os.close(fd)
+        base = self._starts[i]
+        return self._mapped[i][start - base : stop - base]
+
+    def entry_at(self, place: tuple[int, int]) -> object:
+        return orjson.loads(self.entry_bytes(place))
 
 
 def checked(ref: Ref, data: bytes | None) -> bytes:
