@@ -1,16 +1,18 @@
 """Where the next savepoint of a session can start reading its transcript.
 
 After each savepoint, the hook records, per (instance, session, transcript path), the point
-where its last full chunk ends: the transcript's byte offset there, the SHA-256 of the
-transcript's bytes before it, the chunks that hold those bytes' entries, and what reading them
-found (the scan's state, the redaction counts), the loaded files' contents it stored, and the
-savepoint it was recorded with. The next savepoint of that session re-hashes the transcript up
-to the offset (a hash is about 20 times cheaper than reading, redacting and writing the
-entries) and, when it is unchanged, every chunk is still there and that savepoint (in the
-index, its snapshot intact) lists those chunks, reads only what follows. Anything else (a transcript rewritten before the offset, a chunk gone, a different
-precompact version or redaction setting, a file that does not parse) means a full read: this
-file only ever saves work, and what it says about the transcript's content counts only as far
-as a recorded savepoint vouches for it.
+where its reading ended: the transcript's byte offset there (after the last whole line), the
+SHA-256 of the transcript's bytes before it, the chunks that hold those bytes' entries (the
+last one, if not full, is reopened: the next savepoint's entries go on filling it), what
+reading them found (the scan's state, the redaction counts), the loaded files' contents it
+stored, and the savepoint it was recorded with. The next savepoint of that session re-hashes
+the transcript up to the offset (a hash is about 20 times cheaper than reading, redacting and
+writing the entries) and, when it is unchanged, every chunk is still there and that savepoint
+(in the index, its snapshot intact) lists those chunks, reads only what follows. Anything
+else (a transcript rewritten before the offset, a chunk gone, a different precompact version
+or redaction setting, a file that does not parse) means a full read: this file only ever saves
+work, and what it says about the transcript's content counts only as far as a recorded
+savepoint vouches for it.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Resumed:
     point: Point
     scan: TranscriptScan
     prefix: hashlib._Hash
+    last: bytes | None  # the point's last chunk when it is not full: the next one starts with it
 
 
 def key(instance: str, session_id: str | None, transcript_path: str) -> str:
@@ -150,5 +153,11 @@ def load(
         left -= len(block)
     if prefix.hexdigest() != point.prefix_sha256:
         return None
+    last = None
+    if point.refs[-1].size < chunks.TARGET_BYTES:
+        try:
+            last = chunks.checked(point.refs[-1], chunks.read_local(logs, point.refs[-1]))
+        except chunks.ChunkError:
+            return None
     scan.bytes = os.fstat(handle.fileno()).st_size
-    return Resumed(point, scan, prefix)
+    return Resumed(point, scan, prefix, last)

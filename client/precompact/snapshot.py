@@ -401,8 +401,12 @@ def _write_history(
     with handle:
         resumed = resume.load(settings.logs, name, mark, handle, transcript_path, saved)
         if resumed is not None:
-            scan, prefix, offset, point = resumed.scan, resumed.prefix, resumed.point.offset, resumed.point
+            scan, prefix, offset = resumed.scan, resumed.prefix, resumed.point.offset
             writer.refs = list(resumed.point.refs)
+            if resumed.last is not None:
+                # The last chunk was not full: its entries start the one this savepoint fills.
+                writer.refs.pop()
+                writer.add(resumed.last)
             if redactor is not None:
                 redactor.counts.update(resumed.point.redactions)
         else:
@@ -421,15 +425,14 @@ def _write_history(
                     for number, entry in transcript.entries(lines, scan)
                 )
             )
-            if writer.full and not scan.partial_last_line:
+            if writer.full:
                 writer.cut()
-                point = resume.Point(
-                    offset,
-                    prefix.hexdigest(),
-                    list(writer.refs),
-                    scan.state(),
-                    dict(redactor.counts) if redactor is not None else {},
-                )
+        # The history ends here (the files' contents go into chunks of their own): the next
+        # savepoint of this session goes on from this point, its last chunk reopened.
+        writer.cut()
+        if writer.refs:
+            counts = dict(redactor.counts) if redactor is not None else {}
+            point = resume.Point(offset, prefix.hexdigest(), list(writer.refs), scan.state(), counts)
     return _Reading(scan, point, name, mark)
 
 
