@@ -235,15 +235,6 @@ def all_present(logs: Path, listed: Iterable[Ref]) -> bool:
         return False
 
 
-def names(logs: Path) -> set[str]:
-    """The chunk files logs/ holds."""
-    try:
-        with logs_dir.directory(logs, CHUNKS_DIR, create=False) as fd:
-            return {name for name in os.listdir(fd) if _NAME.fullmatch(name)}
-    except (FileNotFoundError, logs_dir.ConfinementError):
-        return set()
-
-
 def remove(logs: Path, name: str) -> None:
     if not _NAME.fullmatch(name):
         raise logs_dir.ConfinementError(errno.EPERM, f"{name} is not a chunk name")
