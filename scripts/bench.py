@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,6 +121,127 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
     }
 
 
+def stored_bytes(*roots: Path) -> int:
+    """The bytes of every file under `roots`."""
+    return sum(
+        (Path(folder) / name).stat().st_size for root in roots for folder, _, names in os.walk(root) for name in names
+    )
+
+
+def remote_tip(project) -> str | None:
+    found = subprocess.run(
+        ["git", "-C", str(project.remote), "rev-parse", "--verify", "-q", "refs/heads/precompact/savepoints"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    return found.stdout.strip() or None
+
+
+def pushed_bytes(path: Path, before: str | None, after: str | None) -> int:
+    """The size of the pack a push from `before` to `after` sends: what `git push` runs
+    (pack-objects, thin, deltas against what the remote has), without the network."""
+    wanted = f"{after}\n" + (f"^{before}\n" if before else "")
+    pack = subprocess.run(
+        ["git", "-C", str(path), "pack-objects", "--stdout", "--thin", "--revs", "-q"],
+        input=wanted.encode(),
+        capture_output=True,
+        check=True,
+    )
+    return len(pack.stdout)
+
+
+def growth(root: Path, total_mb: int, step_mb: int) -> dict:
+    """One session growing to `total_mb`, a PreCompact hook every `step_mb` (git on, chain off):
+    per savepoint the hook's time and the size of the pack its push sent against the new
+    content compressed (zlib level 6); at the end what logs/ and the (repacked) remote hold against the
+    transcript, and verify --all and resurrect."""
+    progress(f"growth: generating a {total_mb} MB transcript")
+    project = new_project(root, "pgrowth", git_layer=True, chain_layer=False, instance="Bench #1")
+    path = project.path
+    # Real code, as a session reading files has: it compresses as real sessions do.
+    source = generate(root / "growth-source.jsonl", total_mb * MB, project=path, sources=stdlib_sources()).path
+    session = root / "growth.jsonl"
+    session.write_bytes(b"")
+    sample = root / "floor-10mb"
+    sample.write_bytes(source.read_bytes()[: 10 * MB])
+    floor = []
+    for _ in range(3):
+        began = time.perf_counter()
+        subprocess.run(f"cp {sample} {sample}.copy && sha256sum {sample}.copy >/dev/null", shell=True, check=True)
+        floor.append(time.perf_counter() - began)
+    savepoints = []
+    with source.open("rb") as lines:
+        while new := lines.read(step_mb * MB) + lines.readline():
+            with session.open("ab") as f:
+                f.write(new)
+            progress(f"growth: savepoint at {session.stat().st_size / MB:.0f} MB")
+            before = remote_tip(project)
+            hook, _ = timed_process(
+                [PRECOMPACT, "hook"],
+                json.dumps(payload("PreCompact", path, session, session_id="growth")).encode(),
+                cwd=path,
+            )
+            wait_for_worker(path)
+            savepoints.append(
+                {
+                    "transcript_bytes": session.stat().st_size,
+                    "hook_s": hook,
+                    "pushed_bytes": pushed_bytes(path, before, remote_tip(project)),
+                    "new_compressed_bytes": len(zlib.compress(new, 6)),
+                }
+            )
+    transcript_bytes = session.stat().st_size
+    compressed = len(zlib.compress(session.read_bytes(), 6))
+    logs = path / "logs"
+    # Derived data (the recall index) and the worker's own files are not counted.
+    local = stored_bytes(*[logs / d for d in ("precompact-saves", "precompact-chunks", "precompact-resume")])
+    local += (logs / savepoint_log.INDEX_NAME).stat().st_size
+    subprocess.run(["git", "-C", str(project.remote), "repack", "-a", "-d", "-q"], check=True)
+    packed = stored_bytes(project.remote / "objects")
+    progress("growth: verify --all and resurrect")
+    verify_all = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)[0]
+    resurrect = timed_process([PRECOMPACT, "resurrect", "--format", "report"], cwd=path)[0]
+    return {
+        "transcript_bytes": transcript_bytes,
+        "compressed_bytes": compressed,
+        "io_floor_10mb_s": summary(floor),
+        "savepoints": savepoints,
+        "local_bytes": local,
+        "local_ratio": local / transcript_bytes,
+        "remote_packed_bytes": packed,
+        "remote_packed_ratio": packed / compressed,
+        "pushed_ratio_max": max(s["pushed_bytes"] / s["new_compressed_bytes"] for s in savepoints),
+        "verify_all_s": verify_all,
+        "resurrect_s": resurrect,
+    }
+
+
+def growth_markdown(found: dict) -> str:
+    floor = found["io_floor_10mb_s"]["median"]
+    lines = [
+        "| savepoint at | PreCompact hook | pushed | new content, compressed | pushed / new |",
+        "|---|---|---|---|---|",
+    ]
+    for s in found["savepoints"]:
+        lines.append(
+            f"| {s['transcript_bytes'] / MB:.0f} MB | {s['hook_s'] * 1000:.0f} ms | {s['pushed_bytes'] / MB:.2f} MB"
+            f" | {s['new_compressed_bytes'] / MB:.2f} MB | {s['pushed_bytes'] / s['new_compressed_bytes']:.2f}× |"
+        )
+    last = found["savepoints"][-1]["hook_s"]
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"- I/O floor for 10 MB (cp + sha256sum): {floor * 1000:.0f} ms; last hook {last * 1000:.0f} ms = floor + {(last - floor) * 1000:.0f} ms",
+            f"- local storage (snapshots, chunks, resume points, index): {found['local_bytes'] / MB:.1f} MB = {found['local_ratio']:.2f}× the final transcript ({found['transcript_bytes'] / MB:.1f} MB)",
+            f"- remote, repacked: {found['remote_packed_bytes'] / MB:.1f} MB = {found['remote_packed_ratio']:.2f}× the compressed transcript ({found['compressed_bytes'] / MB:.1f} MB)",
+            f"- pushed per savepoint / new content compressed: at most {found['pushed_ratio_max']:.2f}×",
+            f"- verify --all: {found['verify_all_s'] * 1000:.0f} ms; resurrect --format report (latest): {found['resurrect_s'] * 1000:.0f} ms",
+        ]
+    )
+
+
 def verify_thousand(root: Path, count: int) -> dict:
     path = new_project(root, "verify", git_layer=True, chain_layer=False, instance="Bench #1").path
     loaded = configuration.load(path)
@@ -222,7 +344,7 @@ def markdown(results: dict) -> str:
         ],
         f"- hook-path import time (precompact.command, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; click/GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
     ]
-    return "\n".join(lines + other)
+    return "\n".join(lines + other + ["", "Growth:", "", growth_markdown(results["growth"])])
 
 
 def main() -> None:
@@ -249,16 +371,26 @@ def main() -> None:
         default=3,
         help="sessions of the real Claude Code CLI timing the SessionStart hook (0: none)",
     )
+    parser.add_argument(
+        "--growth", default="100,10", help="the growth scenario's final size and step in MB: TOTAL,STEP"
+    )
+    parser.add_argument("--only-growth", action="store_true", help="run the growth scenario only")
     args = parser.parse_args()
+    total_mb, step_mb = (int(n) for n in args.growth.split(","))
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-"))
     os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the projects' approvals go with them
     try:
+        if args.only_growth:
+            found = growth(root, total_mb, step_mb)
+            print(json.dumps(found, indent=2) if args.json else growth_markdown(found))
+            return
         results = {"runs": args.runs, "by_size": {}}
         for size in sizes:
             results["by_size"][f"{size} MB"] = by_size(root, size, args.runs)
         for size in [int(s) for s in args.real_code_sizes.split(",") if s]:
             results["by_size"][f"{size} MB, real code"] = by_size(root, size, args.runs, real_code=True)
+        results["growth"] = growth(root, total_mb, step_mb)
         results["verify"] = verify_thousand(root, args.savepoints)
         if args.encryption_mb:
             results["encryption"] = bench_encryption.measure(root, args.encryption_mb, args.runs)

@@ -51,7 +51,7 @@ def flush(config: Config) -> FlushOutcome:
 def _flush(config: Config) -> FlushOutcome:
     outcome = FlushOutcome()
     if config.git_layer:
-        target = gitstore.Target(config.repository, config.remote, config.branch, config.keys)
+        target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(config.repository)
         except gitstore.GitStoreError as e:
@@ -105,7 +105,7 @@ def rekey(config: Config) -> tuple[str | None, int]:
     nothing to change) and the number of files re-encrypted."""
     if not config.git_layer:
         raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
-    target = gitstore.Target(config.repository, config.remote, config.branch, config.keys)
+    target = gitstore.Target.of(config)
     try:
         with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
             repo = gitstore.open_repository(config.repository)

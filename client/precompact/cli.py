@@ -452,6 +452,43 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
 
 
 @main.command()
+@click.option("--instance", help="Whose savepoint (default: the configured instance).")
+@click.option("--sequence", type=click.IntRange(min=1), help="That savepoint instead of the newest.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it to this file, not stdout.")
+def export(instance, sequence, output) -> None:
+    """Write a savepoint's full snapshot document (JSON), rebuilt from its chunks and checked."""
+    from precompact import atomic_file
+    from precompact import resurrect as resurrection
+
+    try:
+        data = resurrection.export(_load(), instance, sequence)
+    except resurrection.ResurrectError as e:
+        raise click.ClickException(str(e)) from None
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        atomic_file.write(output, data, 0o600)
+
+
+@main.command()
+@click.option("--keep", type=int, required=True, help="Keep the local copies of each instance's newest N savepoints.")
+def prune(keep) -> None:
+    """Remove the local copies of older savepoints that git holds, pushed and verified."""
+    from precompact import prune as pruning
+
+    try:
+        outcome = pruning.prune(_load(), keep)
+    except pruning.PruneError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(
+        f"pruned {len(outcome.savepoints)} savepoint(s) and {outcome.chunks} chunk(s): {outcome.freed_bytes} bytes freed; `precompact resurrect --sequence N` restores one from git"
+    )
+    for why in outcome.kept:
+        click.echo(f"  kept {why}")
+
+
+@main.command()
 @click.argument("query", required=False)
 @click.option(
     "--budget",

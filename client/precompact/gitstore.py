@@ -25,11 +25,16 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import git
+import orjson
 
-from precompact import atomic_file, git_env, logs_dir, remote_crypto, savepoint_log
+from precompact import atomic_file, chunks, git_env, logs_dir, remote_crypto, savepoint_log
 from precompact.remote_crypto import CLEAR, Keys
+
+if TYPE_CHECKING:
+    from precompact.config import Config
 
 PUSH_TIMEOUT_SECONDS = 20
 REF_RETRIES = 20
@@ -44,7 +49,7 @@ FALLBACK_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "precompact@localhost",
 }
 # Content-addressed files (named by their plaintext SHA-256) whose remote name is keyed.
-CHUNKS_DIR = "logs/precompact-chunks/"
+CHUNKS_DIR = f"logs/{chunks.CHUNKS_DIR}/"
 NAMING_KEY_NAME = "logs/precompact-chunk-names.key"
 # In the repository's git directory: plaintext sha256 + recipient set -> the blob of its
 # ciphertext, so a file is encrypted (and pushed) once per recipient set.
@@ -82,6 +87,11 @@ class Target:
     remote: str
     branch: str
     keys: Keys = CLEAR
+
+    @classmethod
+    def of(cls, config: Config) -> Target:
+        """The configured branch, remote and keys (never a Target that forgets the keys)."""
+        return cls(config.repository, config.remote, config.branch, config.keys)
 
     @property
     def ref(self) -> str:
@@ -149,7 +159,16 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
             f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
         )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
-    blobs = tree_entries(repo, target, logs, {name: event["snapshot_hash"].removeprefix("sha256:"), index_name: None})
+    sha256 = event["snapshot_hash"].removeprefix("sha256:")
+    files: dict[str, str | None] = {name: sha256}
+    # The chunks it lists that the branch does not hold yet (each checked against its name).
+    listed = _listed_chunks(logs, name, sha256)
+    tip = _resolve(repo, target.ref)
+    paths = _chunk_tree_paths(repo, target, logs, listed)
+    present = blob_ids_at(repo, [(tip, path) for path in paths]) if tip else [None] * len(listed)
+    files.update({_chunk_path(ref.sha256): ref.sha256 for ref, there in zip(listed, present) if there is None})
+    files[index_name] = None
+    blobs = tree_entries(repo, target, logs, files)
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
@@ -334,6 +353,69 @@ def _blobs(repo: git.Repo, ids: list[str]) -> Iterator[bytes]:
         process.wait()
 
 
+def _chunk_path(sha256: str) -> str:
+    """A chunk's name under logs/, its path in the branch's tree when in clear (sealed_path keys
+    it when encrypted)."""
+    return CHUNKS_DIR + sha256
+
+
+def _chunk_tree_paths(repo: git.Repo, target: Target, logs: Path, listed: list[chunks.Ref]) -> list[str]:
+    """Where each chunk is in the branch's tree under the target's keys (keyed when encrypted)."""
+    names = [_chunk_path(ref.sha256) for ref in listed]
+    if not target.keys.encrypting or not names:
+        return names
+    naming_key = _naming_key(repo, target, logs)
+    return [sealed_path(name, naming_key) for name in names]
+
+
+def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
+    """The chunks the snapshot `name` lists, once its bytes hash to `sha256`."""
+    data = logs_dir.read_bytes(logs, logs_dir.within(name))
+    if hashlib.sha256(data).hexdigest() != sha256 or not chunks.is_chunked(data):
+        return []  # _stored_blob has refused an altered snapshot already; format 1 lists none
+    try:
+        return chunks.refs(orjson.loads(data))
+    except (orjson.JSONDecodeError, ValueError) as e:
+        raise GitStoreError(f"{name} lists no usable chunks ({e}); not committed (run `precompact verify`)") from None
+
+
+def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened:
+    """The plaintext of chunk `ref` at `commit` (unchecked): None when either is absent, the
+    Unopened error when it is encrypted and cannot be read here."""
+    try:
+        return file_at(repo, commit, _chunk_path(ref.sha256), keys)
+    except Unopened as e:
+        return e
+    except GitStoreError:
+        return None
+
+
+def chunk_blob_ids(
+    repo: git.Repo, wanted: list[tuple[str, chunks.Ref]], keys: Keys = CLEAR
+) -> list[str | None | Unopened]:
+    """The blob id of each (commit, chunk): its encrypted form's, under the name the commit's
+    naming key gives it, else its clear form's; None where neither is there, the Unopened error
+    where only the naming key could say and it cannot be read here."""
+    naming_keys: dict[str, bytes | None | Unopened] = {}
+    for commit in dict.fromkeys(commit for commit, _ in wanted):
+        try:
+            naming_keys[commit] = _naming_key_at(repo, commit, keys)
+        except Unopened as e:
+            naming_keys[commit] = e
+    pairs = []
+    for commit, ref in wanted:
+        key = naming_keys[commit]
+        name = _chunk_path(ref.sha256)
+        pairs += [(commit, sealed_path(name, key) if isinstance(key, bytes) else name), (commit, name)]
+    ids = blob_ids_at(repo, pairs)
+    found: list[str | None | Unopened] = []
+    for i, (commit, _) in enumerate(wanted):
+        key = naming_keys[commit]
+        blob = ids[2 * i] or ids[2 * i + 1]
+        found.append(key if blob is None and isinstance(key, Unopened) else blob)
+    return found
+
+
 @contextlib.contextmanager
 def _private_index(repo: git.Repo) -> Iterator[Path]:
     """An index file of our own for building the tree, in the repository's git directory rather
@@ -474,6 +556,16 @@ def fetch(repo: git.Repo, target: Target) -> None:
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
     """The newest savepoint commit known here: the local branch, else its remote-tracking copy."""
     return _resolve(repo, target.ref) or _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
+
+
+def pushed(repo: git.Repo, target: Target, commit: str) -> bool:
+    """Whether `commit` is in the branch as the remote last had it (its remote-tracking ref,
+    which a push or fetch updates)."""
+    try:
+        repo.git.merge_base("--is-ancestor", commit, f"refs/remotes/{target.remote}/{target.branch}")
+    except git.GitCommandError:
+        return False
+    return True
 
 
 def has_commit(repo: git.Repo, commit: str) -> bool:

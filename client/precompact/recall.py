@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from precompact import logs_dir, savepoint_log, snapshot, trust
+import orjson
+
+from precompact import chunks, logs_dir, savepoint_log, snapshot, trust
 
 INDEX_NAME = "precompact-recall.sqlite"
 WRITING_MARK = "precompact-recall.writing"
@@ -226,28 +228,29 @@ class _Snapshots:
     def __init__(self, logs: Path):
         self._logs = logs
         self._local = trust.LocalSnapshots(logs)
-        self._readers: dict[tuple[str, int], tuple[snapshot.SnapshotReader | str, str | None]] = {}
+        self._checked: dict[tuple[str, int], tuple[snapshot.SnapshotReader | str, str | None]] = {}
+        self._mapped_readers: dict[tuple[str, int], _Reader] = {}
 
     def checked(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
-        """The snapshot's reader and its file's stamp, or why it may not be used."""
+        """The snapshot's reader and its files' stamp, or why it may not be used."""
         key = (savepoint.instance, savepoint.sequence)
-        if key not in self._readers:
-            self._readers[key] = self._check(savepoint)
-        return self._readers[key]
+        if key not in self._checked:
+            self._checked[key] = self._check(savepoint)
+        return self._checked[key]
 
-    def reader(self, savepoint: savepoint_log.Savepoint, stamp: str | None) -> snapshot.SnapshotReader | str:
-        """The snapshot's reader, mapped without re-hashing while its file still has `stamp`."""
+    def reader(self, savepoint: savepoint_log.Savepoint, stamp: str | None) -> _Reader | str:
+        """The snapshot's reader, mapped without re-hashing while its files still have `stamp`."""
         key = (savepoint.instance, savepoint.sequence)
-        if key not in self._readers and stamp is not None:
+        if key not in self._mapped_readers and key not in self._checked and stamp is not None:
             mapped = self._mapped(savepoint, stamp)
             if mapped is not None:
-                self._readers[key] = (mapped, stamp)
-        return self.checked(savepoint)[0]
+                self._mapped_readers[key] = mapped
+        return self._mapped_readers.get(key) or self.checked(savepoint)[0]
 
     def _check(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
         before = self._stamp(savepoint)
         found = self._local.get(savepoint)
-        if found is None or before is None:
+        if found is None:
             return (
                 f"its snapshot {savepoint.created.get('snapshot_file')!r} is missing, misnamed or not a plain file in logs/",
                 None,
@@ -256,8 +259,12 @@ class _Snapshots:
             trust.check_snapshot(found, savepoint.sequence, savepoint.instance, savepoint.snapshot_hash, LOCAL_ROOT)
         except trust.Broken as e:
             return f"it fails verification: {e}", None
+        try:
+            document = trust.contents(found, chunks.local_fetch(self._logs), f"logs/{chunks.CHUNKS_DIR}/")
+        except trust.Broken as e:
+            return f"it fails verification: {e}", None
         stamp = self._stamp(savepoint)
-        return snapshot.SnapshotReader(found.data), stamp if stamp == before else None
+        return snapshot.SnapshotReader(document), stamp if stamp is not None and stamp == before else None
 
     def _open(self, savepoint: savepoint_log.Savepoint) -> int | None:
         name = savepoint.created.get("snapshot_file")
@@ -269,27 +276,48 @@ class _Snapshots:
             return None
 
     def _stamp(self, savepoint: savepoint_log.Savepoint) -> str | None:
+        """The identity of the snapshot file and, for a chunked one, of every chunk it lists."""
         fd = self._open(savepoint)
         if fd is None:
             return None
         try:
-            return _file_stamp(os.fstat(fd))
+            return self._stamp_of(fd)[0]
         finally:
             os.close(fd)
 
-    def _mapped(self, savepoint: savepoint_log.Savepoint, stamp: str) -> snapshot.SnapshotReader | None:
+    def _stamp_of(self, fd: int) -> tuple[str | None, list[chunks.Ref]]:
+        """The stamp of the open snapshot file, and the history chunks a chunked one lists."""
+        stamp = _file_stamp(os.fstat(fd))
+        if not chunks.is_chunked(os.pread(fd, len(chunks.CHUNKED_OPEN), 0)):
+            return stamp, []
+        try:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                fields = orjson.loads(f.read())
+            listed, history = chunks.refs(fields), [chunks.parse_ref(i) for i in fields["conversation_chunks"]]
+        except (ValueError, KeyError, TypeError):
+            return None, []
+        covered = chunks.stamps(self._logs, listed)
+        return (f"{stamp}+{covered}" if covered else None), history
+
+    def _mapped(self, savepoint: savepoint_log.Savepoint, stamp: str) -> _Reader | None:
         fd = self._open(savepoint)
         if fd is None:
             return None
         try:
-            info = os.fstat(fd)
-            if _file_stamp(info) != stamp or info.st_size == 0:
+            found, history = self._stamp_of(fd)
+            if found != stamp or os.fstat(fd).st_size == 0:
                 return None
+            if history:
+                return chunks.MappedHistory(self._logs, history)
             return snapshot.SnapshotReader(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
         except ValueError:
             return None
         finally:
             os.close(fd)
+
+
+# What reads an indexed entry: the snapshot whole, or a chunked one's history in place.
+_Reader = snapshot.SnapshotReader | chunks.MappedHistory
 
 
 def _file_stamp(info: os.stat_result) -> str:
@@ -354,7 +382,17 @@ def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
     events = savepoint_log.read(logs).events
     folded = savepoint_log.fold(events)
     names = savepoint_log.lineage(events, instance)
-    return [s for name in dict.fromkeys([*names, instance]) for s in savepoint_log.of_instance(folded, name)]
+    # A pruned savepoint's local copy is gone (resurrect brings it back from git).
+    return [
+        s for name in dict.fromkeys([*names, instance]) for s in savepoint_log.of_instance(folded, name) if not s.pruned
+    ]
+
+
+def discard(logs: Path) -> None:
+    """Removes the index (derived data: the next recall rebuilds it), as after a prune: its
+    entries may point into savepoints whose local copies are gone."""
+    with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
+        _remove(logs, INDEX_NAME)
 
 
 def update(logs: Path, instance: str, rebuild: bool = False) -> Update:

@@ -114,8 +114,8 @@ def brief(
         sections.append(("## Session-state priorities", _cut(text, STATE_LIMIT)))
     tail = (
         f"## More\n{RECALL_HINT}\n"
-        f"Full snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
-        f"`jq '.conversation_history[-20:]' {found.path}` shows the last entries."
+        f"Snapshot: {found.path}. `precompact resurrect --format report` shows every check; "
+        f"`precompact export --sequence {s.sequence} | jq '.conversation_history[-20:]'` shows the last entries."
     )
     title = "## Latest user requests (verbatim, oldest first)"
     used = (
@@ -134,7 +134,7 @@ def proof(found: Resurrection, now: datetime | None = None) -> str:
     s = found.savepoint
     checks = ", ".join(
         f"{name} {_short_verdict(found.checks[name])}"
-        for name in ("integrity", "snapshot", "git", "chain")
+        for name in ("integrity", "snapshot", "chunks", "git", "chain")
         if name in found.checks
     )
     return f"Proof: savepoint {s.sequence}, sha256:{s.snapshot_hash[:12]}, saved {_age(s.created.get('unix_timestamp'), now)} ago; {checks}."

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from precompact import atomic_file, logs_dir, savepoint_log, snapshot, trust
+from precompact import atomic_file, chunks, logs_dir, savepoint_log, snapshot, trust
 from precompact.config import Config
 from precompact.trust import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
 
@@ -104,7 +104,8 @@ def resurrect(
         )
     local_path = config.root / target.created["snapshot_file"]
     usable, path = _usable_bytes(config.logs, local_path, local, wanted, git_bytes, checks["git"], checks)
-    reader = snapshot.SnapshotReader(usable.data)
+    commit = evidence.commit_of(target) if repo is not None else None
+    reader = snapshot.SnapshotReader(_contents(config, repo, usable, target, commit, checks))
     document = reader.fields
     before = evidence.by_sequence.get(target.sequence - 1)
     checks["integrity"] = _check_integrity(usable, name, target, before, local_root, checks["chain"].status == VERIFIED)
@@ -145,6 +146,19 @@ def resurrect(
     return found
 
 
+def export(config: Config, instance: str | None = None, sequence: int | None = None) -> bytes:
+    """The full document of a savepoint (conversation history, session state, files in play,
+    git state): a chunked snapshot rebuilt from its chunks, the same bytes every time. Refuses
+    a savepoint that fails a check."""
+    found = resurrect(config, instance, sequence)
+    if not found.intact:
+        failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == FAILED)
+        raise ResurrectError(
+            f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); nothing exported"
+        )
+    return found.contents.data
+
+
 def _repository(config: Config):
     from precompact import gitstore
 
@@ -159,7 +173,7 @@ def _repository(config: Config):
 def _target(config: Config):
     from precompact import gitstore
 
-    return gitstore.Target(config.repository, config.remote, config.branch, config.keys)
+    return gitstore.Target.of(config)
 
 
 def _savepoints(
@@ -419,6 +433,44 @@ def _usable_bytes(
     path = local_path if local is None else local_path.with_name(local_path.stem + ".from-git.json")
     logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", git_bytes)
     return trust.read_snapshot(git_bytes, str(path)), path
+
+
+def _contents(config: Config, repo, found: trust.Snapshot, target, commit: str | None, checks: dict) -> bytes:
+    """The full document: a chunked snapshot's chunks from logs/, else from git at `commit`
+    (and then kept in logs/ where it had none), each checked against the hash the snapshot
+    lists. An altered local chunk fails the "chunks" check, as an altered snapshot file does."""
+    altered: list[chunks.Ref] = []
+
+    def fetch(ref: chunks.Ref) -> bytes | None:
+        data = chunks.read_local(config.logs, ref)
+        if trust.chunk_problem(ref, data, "logs/") is None:
+            return data
+        if data is not None:
+            altered.append(ref)
+        if commit is None:
+            return data
+        from precompact import gitstore
+
+        stored = gitstore.chunk_at(repo, commit, ref, config.keys)
+        if not isinstance(stored, bytes) or trust.chunk_problem(ref, stored, "git") is not None:
+            return data
+        if data is None:
+            chunks.store(config.logs, stored)
+        return stored
+
+    where = f"logs/{chunks.CHUNKS_DIR}/" + (f" or commit {commit[:12]}" if commit else "")
+    try:
+        document = trust.contents(found, fetch, where)
+    except trust.Broken as e:
+        raise ResurrectError(
+            f"savepoint {target.sequence}'s conversation cannot be rebuilt: {e}; run `precompact verify`"
+        ) from None
+    if altered:
+        checks["chunks"] = Check(
+            FAILED,
+            f"{len(altered)} chunk(s) in logs/{chunks.CHUNKS_DIR}/ altered (first {altered[0].sha256}); git's copies were used",
+        )
+    return document
 
 
 def _check_integrity(found: trust.Snapshot, name: str, target, before, local_root: bool, chain_verified: bool) -> Check:

@@ -40,6 +40,8 @@ class Event(StrEnum):
     # A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
     BRIEF_DELIVERED = "BRIEF_DELIVERED"
     RESURRECTED = "RESURRECTED"
+    # `precompact prune` removed the local copy (its git copy is pushed and verified).
+    LOCAL_COPY_PRUNED = "LOCAL_COPY_PRUNED"
 
 
 class Layer2(StrEnum):
@@ -214,6 +216,7 @@ class Savepoint:
     chain_slot: int | None = None
     failures: list[str] = field(default_factory=list)
     compact_summary: str | None = None
+    pruned: bool = False  # the local copy was removed on purpose; git holds it
 
     @property
     def snapshot_hash(self) -> str:
@@ -255,6 +258,9 @@ def fold(events: list[dict]) -> list[Savepoint]:
                 savepoint.chain_slot = event.get("slot")
         elif kind == Event.COMPACT_SUMMARY:
             savepoint.compact_summary = event.get("summary")
+            continue
+        elif kind == Event.LOCAL_COPY_PRUNED:
+            savepoint.pruned = True
             continue
         if kind in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED):
             layer = "layer_2" if kind == Event.LAYER_2_FAILED else "layer_3"

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
@@ -36,6 +37,9 @@ BLOCK_BYTES = 128 << 10
 # How far back from the end last_said looks; past a longer run of entries that say nothing it is
 # unknown (None), and the PreCompact hook then saves rather than keep a savepoint.
 LAST_SAID_WINDOW = 256
+# A message's lines come one after another (one per content block): the last this many message
+# keys are enough to count each message once, and bound what a resumed read carries over.
+SEEN_MESSAGES_WINDOW = 1024
 
 
 @dataclass
@@ -55,20 +59,70 @@ class TranscriptScan:
     model: str | None = None  # of the last main-chain assistant turn
     # Files the session read or changed (path -> tool), from file tool calls that succeeded.
     files: dict[str, str] = field(default_factory=dict)
-    _seen_messages: set = field(default_factory=set, repr=False)
+    # The latest message keys seen, oldest first (SEEN_MESSAGES_WINDOW of them).
+    _seen_messages: OrderedDict = field(default_factory=OrderedDict, repr=False)
     # The latest user and assistant entries, newest last: last_said looks among them only at the
     # end, instead of deciding for every entry whether it was said (a third of Layer 1's time).
     _recent: deque = field(default_factory=lambda: deque(maxlen=LAST_SAID_WINDOW), repr=False)
     # File tool calls not yet answered, by tool_use id: (path, tool).
     _file_calls: dict = field(default_factory=dict, repr=False)
+    # Carried over from a resumed scan (`restored`): the last said before it, and how many
+    # user and assistant entries came after that one.
+    _prior_said: str | None = field(default=None, repr=False)
+    _prior_run: int = field(default=LAST_SAID_WINDOW, repr=False)
 
     @property
     def last_said(self) -> str | None:
         """conversation.said_mark of the last entry said, among the last entries read."""
-        for entry in reversed(self._recent):
+        return self._said()[0]
+
+    def _said(self) -> tuple[str | None, int]:
+        """The last said mark in the window, and how many window entries follow it."""
+        for run, entry in enumerate(reversed(self._recent)):
             if conversation.is_said(entry):
-                return conversation.said_mark(entry)
-        return None
+                return conversation.said_mark(entry), run
+        run = len(self._recent) + self._prior_run
+        return (self._prior_said, run) if self._prior_said is not None and run < LAST_SAID_WINDOW else (None, run)
+
+    def state(self) -> dict:
+        """What reading so far has found, as JSON, for `restored` to go on from (a resumed read
+        then finds exactly what one read from the start finds)."""
+        said, run = self._said()
+        return {
+            "entries": self.entries,
+            "messages": self.messages,
+            "malformed_lines": self.malformed_lines,
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "last_usage": self.last_usage,
+            "model": self.model,
+            "files": dict(self.files),
+            "seen_messages": list(self._seen_messages),
+            "file_calls": {k: list(v) for k, v in self._file_calls.items()},
+            "said": said,
+            "run": min(run, LAST_SAID_WINDOW),
+        }
+
+    @classmethod
+    def restored(cls, path: str, state: dict) -> TranscriptScan:
+        """A scan that goes on from `state` (`state()`); ValueError when it is malformed."""
+        try:
+            scan = cls(
+                path=path,
+                entries=_count(state["entries"]),
+                messages=_count(state["messages"]),
+                malformed_lines=_count(state["malformed_lines"]),
+                invalid_utf8_lines=_count(state["invalid_utf8_lines"]),
+                last_usage=state["last_usage"] if isinstance(state["last_usage"], dict) else None,
+                model=state["model"] if isinstance(state["model"], str) else None,
+                files={str(k): str(v) for k, v in dict(state["files"]).items()},
+                _seen_messages=OrderedDict.fromkeys(map(str, state["seen_messages"])),
+                _file_calls={str(k): (str(v[0]), str(v[1])) for k, v in dict(state["file_calls"]).items()},
+                _prior_said=state["said"] if isinstance(state["said"], str) else None,
+                _prior_run=_count(state["run"]),
+            )
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            raise ValueError(f"not a transcript scan state: {e!r}") from None
+        return scan
 
     def summary(self) -> dict:
         return {
@@ -104,32 +158,52 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
         time.sleep(_SETTLE_STEP_SECONDS)
 
 
+def _count(value) -> int:
+    if not isinstance(value, int) or value < 0:
+        raise TypeError(f"{value!r} is not a count")
+    return value
+
+
 def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
     """The transcript's complete lines, about `BLOCK_BYTES` at a time (a block always ends with a
     newline; one longer line is a block of its own), so that per-line work can be done per block.
     A partial last line is left out and flagged in `scan`."""
+    handle = open_transcript(path, scan)
+    if handle is None:
+        return
+    with handle:
+        yield from read_blocks(handle, scan)
+
+
+def open_transcript(path: Path, scan: TranscriptScan) -> BinaryIO | None:
+    """The transcript open for reading (its size noted in `scan`); None, with the problem noted
+    in `scan`, when it cannot be opened."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         scan.found, scan.problem = False, "transcript file not found"
-        return
+        return None
     except OSError as e:
         scan.found, scan.problem = False, f"transcript unreadable: {e.strerror or e}"
-        return
-    with handle:
-        try:
-            scan.bytes = os.fstat(handle.fileno()).st_size
-        except OSError:
-            pass
-        while block := handle.read(BLOCK_BYTES):
-            block += handle.readline()
-            if not block.endswith(b"\n"):
-                scan.partial_last_line = True
-                block = block[: block.rfind(b"\n") + 1]
-            if block:
-                yield block
-            if scan.partial_last_line:
-                return
+        return None
+    try:
+        scan.bytes = os.fstat(handle.fileno()).st_size
+    except OSError:
+        pass
+    return handle
+
+
+def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes]:
+    """`blocks`, from where `handle` stands (the start of a line)."""
+    while block := handle.read(BLOCK_BYTES):
+        block += handle.readline()
+        if not block.endswith(b"\n"):
+            scan.partial_last_line = True
+            block = block[: block.rfind(b"\n") + 1]
+        if block:
+            yield block
+        if scan.partial_last_line:
+            return
 
 
 def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dict]]:
@@ -190,9 +264,13 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
         return
     message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
     # Assistant lines repeat once per content block: count a message once.
-    key = message.get("id") or entry.get("requestId") or entry.get("uuid") or id(entry)
-    if key not in scan._seen_messages:
-        scan._seen_messages.add(key)
+    key = message.get("id") or entry.get("requestId") or entry.get("uuid")
+    if not isinstance(key, str):
+        scan.messages += 1
+    elif key not in scan._seen_messages:
+        scan._seen_messages[key] = None
+        if len(scan._seen_messages) > SEEN_MESSAGES_WINDOW:
+            scan._seen_messages.popitem(last=False)
         scan.messages += 1
     scan._recent.append(entry)
     if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact import snapshot
+from precompact import chunks, snapshot
 from precompact.savepoint_log import Savepoint
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
@@ -277,6 +277,41 @@ def read_snapshot(data: bytes, where: str) -> Snapshot:
         where,
         data,
     )
+
+
+def contents(found: Snapshot, fetch: chunks.Fetch, where: str, layer: str = "layer 1") -> bytes:
+    """The full document `found` stands for (a format-1 snapshot is it; a chunked one is
+    rebuilt from chunks `fetch` gives, from `where`), each chunk checked against the hash the
+    snapshot lists for it. Raises Broken naming the first chunk missing or altered."""
+    try:
+        return chunks.document(found.data, fetch)
+    except chunks.ChunkError as e:
+        raise Broken(layer, _number(found.sequence), f"{e} in {where}; the snapshot lists it") from None
+    except ValueError as e:
+        raise Broken(layer, _number(found.sequence), f"snapshot in {found.where} lists no usable chunks: {e}") from None
+
+
+def chunk_problem(ref: chunks.Ref, data: bytes | None, where: str) -> str | None:
+    """Why `data` (from `where`) is not the chunk `ref` names; None when it is."""
+    try:
+        chunks.checked(ref, data)
+    except chunks.ChunkError as e:
+        return f"{e} in {where}; the snapshot lists it"
+    return None
+
+
+def chunk_refs(found: Snapshot) -> list[chunks.Ref]:
+    """The chunks `found` lists (none for a format-1 snapshot or one that does not parse)."""
+    if not chunks.is_chunked(found.data):
+        return []
+    try:
+        return chunks.refs(snapshot.SnapshotReader(found.data).fields)
+    except ValueError:
+        return []
+
+
+def _number(sequence: object) -> int | None:
+    return sequence if isinstance(sequence, int) else None
 
 
 def check_snapshot(

@@ -11,8 +11,9 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from precompact import gitstore, savepoint_log, trust
+from precompact import chunks, gitstore, savepoint_log, trust
 from precompact.config import Config
+from precompact.remote_crypto import Keys
 
 LOCAL_ROOT = "this machine's index recorded"
 
@@ -66,6 +67,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     encrypted = [s for s in committed if blobs[(s.instance, s.sequence)][1] is not None]
     copies = _decrypted_hashes(repo, config, encrypted, tip) if encrypted else {}
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
+    chunk_store = _Chunks(config.logs, repo, config.keys)
     chain_verdicts = []
     for instance in instances:
         savepoints = savepoint_log.of_instance(folded, instance)
@@ -81,7 +83,15 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                 )
             if sequence is None or savepoint.sequence == sequence:
                 report.checked.append(savepoint.sequence)
-                findings.extend(_check_local(local, savepoint, previous))
+                findings.extend(_check_local(local, savepoint, previous, chunk_store))
+                if savepoint.pruned and local.get(savepoint) is None and (repo is None or not savepoint.commit):
+                    findings.append(
+                        Finding(
+                            savepoint.sequence,
+                            "layer 2",
+                            "its local copy was pruned and git cannot be read to check it",
+                        )
+                    )
                 if repo is not None and savepoint.commit:
                     problems, unchecked = _check_git(
                         repo,
@@ -92,6 +102,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
                         local.get(savepoint),
                         on_branch,
                         tip,
+                        chunk_store,
                     )
                     findings.extend(problems)
                     report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
@@ -119,7 +130,74 @@ def verify_file(config: Config, path: Path) -> Report:
     return report
 
 
-def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Finding]:
+class _Chunks:
+    """Each chunk checked once per run, however many savepoints list it: in logs/ (its bytes
+    hash to its name), and in git (the blob at a commit is the one those bytes make, or, when
+    logs/ has no intact copy, its own bytes hash to the name)."""
+
+    def __init__(self, logs: Path, repo, keys: Keys):
+        self.logs = logs
+        self.repo = repo
+        self.keys = keys
+        self._local: dict[str, str | None] = {}  # sha256 -> problem
+        self._blobs: dict[str, str] = {}  # sha256 -> the git blob id of its intact local bytes
+        self._git: dict[str, trust.Check | None] = {}  # blob id -> None when its bytes are the chunk
+
+    def local_problems(self, found: trust.Snapshot) -> list[str]:
+        problems = []
+        for ref in trust.chunk_refs(found):
+            if ref.sha256 not in self._local:
+                data = chunks.read_local(self.logs, ref)
+                problem = trust.chunk_problem(ref, data, _CHUNKS)
+                self._local[ref.sha256] = problem
+                if problem is None and self.repo is not None and data is not None:
+                    self._blobs[ref.sha256] = gitstore.blob_id(self.repo, data)
+            if self._local[ref.sha256] is not None:
+                problems.append(str(self._local[ref.sha256]))
+        return problems
+
+    def git_problems(self, found: trust.Snapshot, commit: str) -> tuple[list[str], list[str]]:
+        """Problems with the chunks `found` lists at `commit`, and those whose content could not
+        be read here (encrypted for identities that are not here)."""
+        listed = trust.chunk_refs(found)
+        problems: list[str] = []
+        unchecked: list[str] = []
+        blobs = gitstore.chunk_blob_ids(self.repo, [(commit, ref) for ref in listed], self.keys)
+        for ref, blob in zip(listed, blobs):
+            if blob is None:
+                problems.append(f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}")
+                continue
+            if isinstance(blob, gitstore.Unopened):
+                (unchecked if isinstance(blob, gitstore.Sealed) else problems).append(str(blob))
+                continue
+            if self._blobs.get(ref.sha256) == blob:
+                continue  # the blob of the intact local bytes
+            if blob not in self._git:
+                self._git[blob] = self._read_in_git(ref, commit)
+            verdict = self._git[blob]
+            if verdict is not None:
+                (unchecked if verdict.status == trust.NOT_VERIFIED else problems).append(verdict.detail)
+        return problems, unchecked
+
+    def _read_in_git(self, ref: chunks.Ref, commit: str) -> trust.Check | None:
+        """None when the chunk's bytes at `commit` (decrypted when encrypted) are the chunk."""
+        data = gitstore.chunk_at(self.repo, commit, ref, self.keys)
+        if isinstance(data, gitstore.Sealed):
+            return trust.Check(trust.NOT_VERIFIED, str(data))
+        if isinstance(data, gitstore.Unopened):
+            return trust.Check(trust.FAILED, f"chunk {ref.sha256} at commit {commit[:12]}: {data}")
+        if trust.chunk_problem(ref, data, f"commit {commit[:12]}") is not None:
+            return trust.Check(
+                trust.FAILED,
+                f"chunk {ref.sha256} ({ref.size} bytes) is altered in commit {commit[:12]}: its bytes do not hash to its name",
+            )
+        return None
+
+
+_CHUNKS = f"logs/{chunks.CHUNKS_DIR}/"
+
+
+def _check_local(local: trust.LocalSnapshots, savepoint, previous, chunk_store: _Chunks) -> list[Finding]:
     """The snapshot file against the hashes this machine recorded (the local root)."""
     n = savepoint.sequence
     expected_prev = previous.snapshot_hash if previous else None
@@ -132,6 +210,8 @@ def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Findi
             )
         ]
     found = local.get(savepoint)
+    if found is None and savepoint.pruned:
+        return []  # removed on purpose by prune, once git held it; the git check covers it
     if found is None:
         return [
             Finding(
@@ -145,7 +225,7 @@ def _check_local(local: trust.LocalSnapshots, savepoint, previous) -> list[Findi
         trust.check_link(found, n, expected_prev, f"{LOCAL_ROOT} for savepoint {n - 1}")
     except trust.Broken as e:
         return [Finding(n, e.layer, str(e))]
-    return []
+    return [Finding(n, "layer 1", problem) for problem in chunk_store.local_problems(found)]
 
 
 def _repository(config: Config, report: Report):
@@ -157,7 +237,7 @@ def _repository(config: Config, report: Report):
 
 
 def _target(config: Config) -> gitstore.Target:
-    return gitstore.Target(config.repository, config.remote, config.branch, config.keys)
+    return gitstore.Target.of(config)
 
 
 def _decrypted_hashes(repo, config: Config, savepoints: list, tip: str | None) -> dict:
@@ -181,6 +261,7 @@ def _check_git(
     local: trust.Snapshot | None,
     on_branch: set[str],
     tip: str | None,
+    chunk_store: _Chunks,
 ) -> tuple[list[Finding], list[Finding]]:
     """Problems, and encrypted copies whose content was not checked. `blobs`: the ids git gives
     `snapshot_file` at the savepoint's commit, clear and encrypted (None: absent); `decrypted`:
@@ -198,6 +279,7 @@ def _check_git(
         ], []
     unchecked = []
     # When the local file holds the recorded bytes, git holds the same bytes iff it has the same blob id.
+    stored = None
     if sealed is not None and decrypted is not None:
         digest, verdict = decrypted
     elif clear is not None and local is not None and local.sha256 == savepoint.snapshot_hash:
@@ -222,7 +304,17 @@ def _check_git(
         return [
             Finding(n, "layer 2", f"commit {commit[:12]} is no longer on branch {config.branch}: history was rewritten")
         ], []
-    return [], unchecked
+    if verdict is not None:  # its content could not be read here, nor the chunks it lists
+        return [], unchecked
+    if local is not None and local.sha256 == savepoint.snapshot_hash:
+        committed = local
+    else:
+        if stored is None:
+            stored, _ = trust.read_git_copy(repo, commit, name, config.keys, n, rekeyed=tip)
+        committed = trust.read_snapshot(stored or b"", "git")
+    problems, chunks_unchecked = chunk_store.git_problems(committed, commit)
+    unchecked += [Finding(n, "layer 2", detail) for detail in chunks_unchecked]
+    return [Finding(n, "layer 2", problem) for problem in problems], unchecked
 
 
 def _check_chain(

@@ -20,6 +20,7 @@ import pytest
 
 from support import commands
 from support.commands import PRECOMPACT, run_git, wait_until
+from support.projects import full_document
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -398,7 +399,7 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     pre = hook(project, "PreCompact", transcript=transcript)
     assert "saved" in pre.stdout.decode()
     [snapshot] = list((project / "logs" / "precompact-saves").iterdir())
-    files = json.loads(snapshot.read_bytes())["loaded_files"]
+    files = json.loads(full_document(snapshot))["loaded_files"]
     assert files[str(project / "app.py")]["content"] == "print('in play')\n"
     assert files[str(victim.home / ".ssh" / "id_ed25519")] == {"source": "Read", "outside_project": True}
     assert files[str(project / "escape")] == {"source": "Read", "outside_project": True}

@@ -35,7 +35,7 @@ import precompact
 from support import claude_code, transcript_gen
 from support.commands import PRECOMPACT
 from support.localnet import REPO
-from support.projects import new_project, repository_copy, tree_digest
+from support.projects import full_document, new_project, repository_copy, tree_digest
 
 VENV_BIN = str(Path(sys.executable).parent)
 # PATH without any precompact (nor cargo): what a machine with only the plugin has.
@@ -368,11 +368,11 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     )
     prepared_in = time.monotonic() - began
     [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
-    snapshot = (
-        (project.path / created["snapshot_file"]).read_text()
+    snapshot = full_document(
+        (project.path / created["snapshot_file"])
         if (project.path / created["snapshot_file"]).exists()
-        else (project.path / "logs" / "precompact-saves" / Path(created["snapshot_file"]).name).read_text()
-    )
+        else (project.path / "logs" / "precompact-saves" / Path(created["snapshot_file"]).name)
+    ).decode()
     assert "the first compaction's words" in snapshot
     wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 120, "Layer 2's push")
     again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)

@@ -19,7 +19,7 @@ import pytest
 from precompact import recall, savepoint_log
 from support.commands import PRECOMPACT, hook, wait_until
 from support.conversations import START, Conversation, precompact, save
-from support.projects import Project, new_project
+from support.projects import Project, new_project, tamper_history
 from support.transcript_gen import generate, payload
 
 RARE = "quokka"
@@ -131,21 +131,15 @@ def snapshot_file(project: Project, sequence: int) -> Path:
     return project.path / s.created["snapshot_file"]
 
 
-def tamper(path: Path, old: bytes, new: bytes) -> None:
-    data = path.read_bytes()
-    assert old in data
-    path.write_bytes(data.replace(old, new))
-
-
 def test_a_tampered_snapshot_is_not_indexed_nor_quoted(history):
-    tamper(snapshot_file(history, 3), b"/srv/archive", b"/srv/ARCHIVE")
+    tamper_history(snapshot_file(history, 3), b"/srv/archive", b"/srv/ARCHIVE")
     found = precompact(history, "recall", "archives")
-    assert "savepoint 3 of Trial #1 is not indexed: it fails verification: snapshot in local file" in found.stdout
+    assert "savepoint 3 of Trial #1 is not indexed: it fails verification: chunk " in found.stdout
     assert "no saved entry matches" in found.stdout
     assert "ARCHIVE" not in found.stdout
 
     # Indexed while intact, altered afterwards: its entries are withheld, never quoted.
-    tamper(snapshot_file(history, 1), PHRASE.encode(), PHRASE.upper().encode())
+    tamper_history(snapshot_file(history, 1), PHRASE.encode(), PHRASE.upper().encode())
     withheld = precompact(history, "recall", "capacitor")
     assert "savepoint 1 of Trial #1: entries withheld, it fails verification" in withheld.stdout
     assert PHRASE.upper() not in withheld.stdout and PHRASE not in withheld.stdout

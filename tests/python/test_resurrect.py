@@ -172,15 +172,19 @@ def test_a_tampered_local_snapshot_is_named_and_git_supplies_the_copy(workspace,
     saved(project, localnet, monkeypatch)
     [savepoint] = savepoint_log.savepoints(project / "logs", INSTANCE)
     local = project / savepoint.created["snapshot_file"]
-    local.write_bytes(local.read_bytes().replace(b"Conclusion", b"Confusion"))
+    # The history is in chunks (test_growth alters those); the snapshot file holds the rest.
+    assert b'"custom_instructions":null' in local.read_bytes()
+    local.write_bytes(local.read_bytes().replace(b'"custom_instructions":null', b'"custom_instructions":"Confusion"'))
     result = invoke("resurrect", "--restore-state")
     assert result.exit_code != 0 and "failed verification; the session state was not restored" in result.output
     result = invoke("resurrect")
     assert result.exit_code == 1
     assert "Local copy: ✗ FAILED" in result.output and "NOT INTACT" in result.output
     restored = local.with_name(local.stem + ".from-git.json")
-    assert restored.is_file() and b"Confusion" in local.read_bytes()
-    assert "Confusion" not in restore_brief.brief(resurrect.resurrect(configuration.load(project)))
+    assert restored.is_file() and b"Confusion" in local.read_bytes() and b"Confusion" not in restored.read_bytes()
+    found = resurrect.resurrect(configuration.load(project))
+    assert found.document["session"]["custom_instructions"] is None, "git's copy is the one used"
+    assert "Confusion" not in restore_brief.brief(found)
 
 
 def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatch):

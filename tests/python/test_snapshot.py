@@ -15,6 +15,7 @@ import pytest
 
 from precompact import savepoint_log, snapshot
 from precompact.snapshot import Session, Settings
+from support.projects import full_document
 
 NOW = datetime(2025, 11, 25, 16, 15, 0, tzinfo=UTC)
 
@@ -130,8 +131,11 @@ def test_snapshot_is_canonical_hashed_private_and_indexed(project):
     data = written.path.read_bytes()
     assert hashlib.sha256(data).hexdigest() == written.sha256
     assert written.size == len(data)
-    doc = json.loads(data)
-    assert snapshot.canonical(doc) == data, "bytes on disk are the canonical form"
+    assert snapshot.canonical(json.loads(data)) == data, "bytes on disk are the canonical form"
+    assert json.loads(data)["format_version"] == 2 and json.loads(data)["conversation_chunks"]
+    whole = full_document(written.path)
+    doc = json.loads(whole)
+    assert snapshot.canonical(doc) == whole, "the document rebuilt from the chunks is canonical too"
     assert stat.S_IMODE(written.path.stat().st_mode) == 0o600
     assert written.path.name == "snapshot_2025-11-25T16-15-00Z_000001.json"
 
@@ -174,7 +178,7 @@ def test_savepoints_chain_by_sequence_and_hash(project):
     assert second.sequence == 2
     assert second.prev_sha256 == first.sha256
     assert first.sha256 != second.sha256, "the nonce makes every snapshot distinct"
-    doc = json.loads(second.path.read_bytes())
+    doc = json.loads(full_document(second.path))
     assert doc["previous"] == {"sequence": 1, "snapshot_hash": first.sha256}
     assert [s.sequence for s in savepoint_log.fold(savepoint_log.read(project / "logs").events)] == [1, 2]
 
@@ -188,7 +192,7 @@ def test_transcript_edge_cases_are_counted_not_fatal(project):
         + b'{"type":"assistant","message":{"id":"m9"',
     )
     written = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
-    doc = json.loads(written.path.read_bytes())
+    doc = json.loads(full_document(written.path))
     summary = doc["transcript"]
     assert summary["malformed_lines"] == 1
     assert summary["invalid_utf8_lines"] == 1
@@ -213,7 +217,7 @@ def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project
     writer.start()
     written = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
     writer.join()
-    doc = json.loads(written.path.read_bytes())
+    doc = json.loads(full_document(written.path))
     assert doc["transcript"]["partial_last_line"] is False
     assert doc["conversation_history"][-1]["message"]["content"] == "late"
 
@@ -224,7 +228,7 @@ def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project
 def test_missing_transcript_still_makes_a_snapshot(project, transcript, problem):
     path = project / transcript if transcript else None
     written = snapshot.create_savepoint(settings(project), session(project, path), NOW)
-    doc = json.loads(written.path.read_bytes())
+    doc = json.loads(full_document(written.path))
     assert doc["conversation_history"] == []
     assert doc["transcript"]["found"] is False
     assert doc["transcript"]["problem"] == problem
@@ -236,10 +240,10 @@ def test_excluded_paths_and_missing_session_state(project):
     written = snapshot.create_savepoint(
         settings(project, session_state=project / "nope.json"), session(project, transcript), NOW
     )
-    doc = json.loads(written.path.read_bytes())
+    doc = json.loads(full_document(written.path))
     assert doc["loaded_files"][".env"] == {"source": "Read", "excluded": True}
     assert doc["session_state"] == {"path": str(project / "nope.json"), "problem": "file not found"}
-    assert b"hunter22" not in written.path.read_bytes()
+    assert b"hunter22" not in full_document(written.path)
 
 
 def test_git_state_outside_and_inside_a_repository(project):
@@ -259,7 +263,7 @@ def test_git_state_outside_and_inside_a_repository(project):
     run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "all")
     assert snapshot.git_state(project)["dirty"] is False
     written = snapshot.create_savepoint(settings(project), session(project, None), NOW)
-    remotes = json.loads(written.path.read_bytes())["git_state"]["remotes"]
+    remotes = json.loads(full_document(written.path))["git_state"]["remotes"]
     assert "s3cretpass" not in remotes["origin"], "credentials in remote URLs are redacted"
 
 
@@ -280,7 +284,7 @@ def test_the_context_window_comes_from_the_model_that_ran_the_session(project, m
         session(project, write_transcript(project, [user("hello"), entry])),
         NOW,
     )
-    tokens = json.loads(written.path.read_bytes())["tokens"]
+    tokens = json.loads(full_document(written.path))["tokens"]
     assert tokens["model"] == model and tokens["window"] == window and tokens["remaining"] == window - 100_000
 
 
@@ -312,7 +316,7 @@ def test_timestamps_never_go_backwards_even_if_the_clock_does(project):
     later = snapshot.create_savepoint(settings(project), session(project, None), NOW)
     earlier_clock = snapshot.create_savepoint(settings(project), session(project, None), NOW.replace(year=2024))
     assert earlier_clock.event["unix_timestamp"] == later.event["unix_timestamp"]  # the chain would refuse less
-    assert json.loads(earlier_clock.path.read_bytes())["timestamp_iso8601"] == "2025-11-25T16:15:00Z"
+    assert json.loads(full_document(earlier_clock.path))["timestamp_iso8601"] == "2025-11-25T16:15:00Z"
 
 
 def test_temporary_files_of_dead_writers_are_removed(project):
@@ -367,8 +371,8 @@ def test_each_instance_has_its_own_chain_and_inherits_lineage(project):
     again = snapshot.create_savepoint(base, session(project, None))
     assert (successor.sequence, successor.prev_sha256) == (1, None)
     assert (again.sequence, again.prev_sha256) == (2, first.sha256)
-    assert json.loads(successor.path.read_bytes())["lineage"] == ["Gabriel #215", "Gabriel #216"]
-    assert json.loads(again.path.read_bytes())["lineage"] == ["Gabriel #215"]
+    assert json.loads(full_document(successor.path))["lineage"] == ["Gabriel #215", "Gabriel #216"]
+    assert json.loads(full_document(again.path))["lineage"] == ["Gabriel #215"]
     marked = savepoint_log.latest(logs, "Gabriel #216")
     savepoint_log.mark(logs, marked, savepoint_log.Event.LAYER_2_COMMITTED, commit="c216")
     assert savepoint_log.latest(logs, "Gabriel #216").commit == "c216"

@@ -14,7 +14,7 @@ import pytest
 from precompact import install, uncompact
 from support.commands import PRECOMPACT
 from support.conversations import START, Conversation, save
-from support.projects import Project, new_project
+from support.projects import Project, new_project, tamper_history
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -74,8 +74,7 @@ def test_the_folder_is_the_directory_with_every_other_character_a_dash():
 def test_a_savepoint_that_does_not_verify_is_refused(saved):
     project, home, _ = saved
     [snapshot] = sorted((project.logs / "precompact-saves").glob("*_000002.json"))
-    data = snapshot.read_bytes()
-    snapshot.write_bytes(data.replace(b"Docs built.", b"Docs eaten."))
+    tamper_history(snapshot, b"Docs built.", b"Docs eaten.")
     done = run(project, home, "resurrect", "--uncompact")
     assert done.returncode == 1 and "altered" in done.stderr
     assert not (home / ".claude").exists(), "nothing written"

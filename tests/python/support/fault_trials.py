@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from precompact import chunks, gitstore, savepoint_log, snapshot, worker
 from precompact import config as configuration
-from precompact import gitstore, savepoint_log, snapshot, worker
 from precompact import verify as verification
 from support.commands import PRECOMPACT, hook
 from support.localnet import LocalnetProcess, free_port
@@ -90,6 +90,10 @@ def check_layer_1(project: Project, intact_before: dict[int, str]) -> tuple[list
         file = project.path / state.created["snapshot_file"]
         if file.is_file() and sha256_file(file) == state.snapshot_hash:
             intact[state.sequence] = state.snapshot_hash
+            try:
+                chunks.document(file.read_bytes(), chunks.local_fetch(project.logs))
+            except chunks.ChunkError as e:
+                problems.append(f"savepoint {state.sequence}: {e}")
         else:
             problems.append(f"savepoint {state.sequence}: snapshot {file.name} missing or altered")
     for file in (project.logs / snapshot.SAVES_DIR).iterdir():

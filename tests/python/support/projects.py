@@ -138,3 +138,26 @@ def tree_digest(root: Path) -> dict[str, str]:
             "link" if path.is_symlink() else "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
         )
     return found
+
+
+def full_document(snapshot_file: Path) -> bytes:
+    """The whole document a snapshot file in logs/precompact-saves/ stands for (a chunked one
+    rebuilt from the chunks beside it, each checked)."""
+    from precompact import chunks
+
+    return chunks.document(snapshot_file.read_bytes(), chunks.local_fetch(snapshot_file.parent.parent))
+
+
+def tamper_history(snapshot_file: Path, old: bytes, new: bytes) -> Path:
+    """Replaces `old` with `new` in the chunk of a chunked snapshot that holds it (as someone
+    editing logs/ would); returns that chunk's path."""
+    from precompact import chunks
+
+    listed = chunks.refs(json.loads(snapshot_file.read_bytes()))
+    for ref in listed:
+        path = snapshot_file.parent.parent / chunks.CHUNKS_DIR / ref.sha256
+        data = path.read_bytes()
+        if old in data:
+            path.write_bytes(data.replace(old, new))
+            return path
+    raise AssertionError(f"no chunk of {snapshot_file} holds {old!r}")

@@ -1,0 +1,327 @@
+"""Sessions that grow: chunked snapshots re-use what earlier savepoints stored, the hook reads
+only the new part of the transcript when the part before is unchanged, and a chunk missing or
+altered, locally or in git, is named by verify and never passed off by resurrect or recall."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+
+from precompact import chunks, resume, savepoint_log, snapshot, transcript
+from precompact import config as configuration
+from support.conversations import precompact
+from support.projects import Project, full_document, new_project
+from support.transcript_gen import generate
+
+# Small chunks, so that a transcript of a few hundred KB spans many.
+CHUNK_BYTES = 32 << 10
+# What differs between two savepoints of the same transcript, whatever the way it was read.
+PER_SAVEPOINT = ("nonce", "previous", "sequence", "timestamp_iso8601", "conversation_chunks", "format_version")
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    # A chunk ends after the transcript block that fills it: blocks smaller still.
+    monkeypatch.setattr(chunks, "TARGET_BYTES", CHUNK_BYTES)
+    monkeypatch.setattr(transcript, "BLOCK_BYTES", 4 << 10)
+
+
+@pytest.fixture
+def resumes(monkeypatch) -> list[bool]:
+    """Whether each savepoint made in this test went on from a resume point."""
+    seen: list[bool] = []
+    load = resume.load
+
+    def spy(*args, **kwargs):
+        found = load(*args, **kwargs)
+        seen.append(found is not None)
+        return found
+
+    monkeypatch.setattr(resume, "load", spy)
+    return seen
+
+
+@pytest.fixture
+def source(tmp_path) -> list[bytes]:
+    """The lines of a generated transcript, to be written to a session bit by bit."""
+    return generate(tmp_path / "source.jsonl", 600_000).path.read_bytes().splitlines(keepends=True)
+
+
+def save(project: Project, transcript_file: Path, session_id: str) -> snapshot.WrittenSnapshot:
+    loaded = configuration.load(project.path)
+    return snapshot.create_savepoint(
+        loaded.snapshot_settings(), snapshot.Session(session_id, str(transcript_file), str(project.path))
+    )
+
+
+def listed(written: snapshot.WrittenSnapshot) -> list[chunks.Ref]:
+    """Every chunk the snapshot lists: its history's, then its loaded files'."""
+    return chunks.refs(json.loads(written.path.read_bytes()))
+
+
+def history(written: snapshot.WrittenSnapshot) -> list[chunks.Ref]:
+    return [chunks.parse_ref(item) for item in json.loads(written.path.read_bytes())["conversation_chunks"]]
+
+
+def document(written: snapshot.WrittenSnapshot) -> dict:
+    return json.loads(full_document(written.path))
+
+
+def same_content(a: dict, b: dict) -> bool:
+    return {k: v for k, v in a.items() if k not in PER_SAVEPOINT} == {
+        k: v for k, v in b.items() if k not in PER_SAVEPOINT
+    }
+
+
+def chunk_file(project: Project, ref: chunks.Ref) -> Path:
+    return project.logs / chunks.CHUNKS_DIR / ref.sha256
+
+
+def test_an_appending_session_stores_and_reads_only_what_is_new(tmp_path, resumes):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    # Files in play, read again and again; one holds a secret.
+    secret = tmp_path / "settings.py"
+    secret.write_text('DATABASE_URL = "postgres://admin:Zq8rT2vLp9xWm4Kd@db.internal:5432/app"\n')
+    files = [secret, *sorted((Path(chunks.__file__).parent).glob("*.py"))[:4]]
+    made = generate(tmp_path / "source.jsonl", 600_000, project=project.path, sources=files)
+    source = made.path.read_bytes().splitlines(keepends=True)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"".join(source[: len(source) // 2]))
+    first = save(project, transcript, "s-1")
+    with transcript.open("ab") as f:
+        f.writelines(source[len(source) // 2 :])
+    second = save(project, transcript, "s-1")
+    assert resumes == [False, True], "the second savepoint goes on from the first's last full chunk"
+
+    before, after = history(first), history(second)
+    assert len(before) > 3
+    assert after[: len(before) - 1] == before[:-1], "every full chunk is re-used; only the last one changed"
+    stored = sum(p.stat().st_size for p in (project.logs / chunks.CHUNKS_DIR).iterdir())
+    assert stored <= transcript.stat().st_size + 2 * CHUNK_BYTES, "the history is stored about once"
+
+    # Read from the start, the same transcript gives the same snapshot content.
+    (project.logs / resume.RESUME_DIR / f"{resume.key('Trial #1', 's-1', str(transcript))}.json").unlink()
+    third = save(project, transcript, "s-1")
+    assert resumes[-1] is False
+    assert same_content(document(second), document(third))
+    files_in_play = document(third)["loaded_files"]
+    assert len(files_in_play) == len(files) and all("content" in f for f in files_in_play.values())
+    assert document(third)["redaction"]["total"] > 0 and "Zq8rT2vLp9xWm4Kd" not in json.dumps(files_in_play)
+    assert len(document(third)["conversation_history"]) == sum(1 for line in source if line.strip())
+
+    assert precompact(project, "verify").returncode == 0
+    resurrected = precompact(project, "resurrect", "--sequence", "2", "--format", "json")
+    assert resurrected.returncode == 0 and json.loads(resurrected.stdout)["intact"]
+    exported = [precompact(project, "export", "--sequence", "2").stdout for _ in range(2)]
+    assert exported[0] == exported[1] == full_document(second.path).decode()
+    assert json.loads(exported[0])["conversation_history"] == document(third)["conversation_history"]
+    turns = sum(1 for line in source if b'"content": "Request ' in line)
+    found = precompact(project, "recall", f'"Request {turns}"', "--savepoint", "2")
+    assert found.returncode == 0 and f"Request {turns}:" in found.stdout, found.stdout
+
+
+def test_a_transcript_rewritten_before_the_resume_point_is_read_whole(tmp_path, source, resumes):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"".join(source[: len(source) // 2]))
+    save(project, transcript, "s-1")
+    # The same length, one word changed near the start: only the prefix hash can tell.
+    lines = source[: len(source) // 2]
+    assert b"Request 1:" in lines[0]
+    lines[0] = lines[0].replace(b"Request 1:", b"Rewrite 1:")
+    transcript.write_bytes(b"".join(lines) + b"".join(source[len(source) // 2 :]))
+    second = save(project, transcript, "s-1")
+    assert resumes == [False, False], "a changed prefix means a full read"
+    history = document(second)["conversation_history"]
+    assert history[0]["message"]["content"].startswith("Rewrite 1:")
+    assert len(history) == sum(1 for line in source if line.strip())
+    assert precompact(project, "verify").returncode == 0
+    found = precompact(project, "recall", '"Rewrite 1"', "--savepoint", "2")
+    assert "Rewrite 1" in found.stdout
+    assert precompact(project, "resurrect", "--format", "json").returncode == 0
+
+
+def test_two_sessions_in_one_project_each_go_on_from_their_own_point(tmp_path, source, resumes):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    half = len(source) // 2
+    a.write_bytes(b"".join(source[:half]))
+    other = [line.replace(b"Request", b"Question") for line in source]
+    b.write_bytes(b"".join(other[:half]))
+    save(project, a, "s-a")
+    save(project, b, "s-b")
+    with a.open("ab") as f:
+        f.writelines(source[half:])
+    with b.open("ab") as f:
+        f.writelines(other[half:])
+    third, fourth = save(project, a, "s-a"), save(project, b, "s-b")
+    assert resumes == [False, False, True, True]
+    assert all("Question" not in json.dumps(e) for e in document(third)["conversation_history"])
+    assert all("Request" not in json.dumps(e) for e in document(fourth)["conversation_history"])
+    assert len(document(fourth)["conversation_history"]) == sum(1 for line in other if line.strip())
+    assert precompact(project, "verify").returncode == 0
+    assert "Question 3" in precompact(project, "recall", '"Question 3"').stdout
+
+
+def git_object(project: Project, blob: str) -> Path:
+    return project.path / ".git" / "objects" / blob[:2] / blob[2:]
+
+
+def committed(project: Project) -> list[chunks.Ref]:
+    """One savepoint of several chunks, committed and pushed."""
+    transcript = project.path.parent / "session.jsonl"
+    generate(transcript, 300_000)
+    written = save(project, transcript, "s-1")
+    done = precompact(project, "flush")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return listed(written)
+
+
+def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    refs = committed(project)
+    victim = refs[1]
+    chunk_file(project, victim).unlink()
+    verified = precompact(project, "verify")
+    assert verified.returncode == 1
+    assert f"savepoint 1 [layer 1]: chunk {victim.sha256} ({victim.size} bytes) is missing" in verified.stdout
+    # The worker indexed nothing (no worker ran): recall must refuse, not quote.
+    assert "fails verification: chunk" in precompact(project, "recall", "Conclusion").stdout
+    restored = precompact(project, "resurrect", "--format", "json")
+    assert restored.returncode == 0 and json.loads(restored.stdout)["intact"]
+    assert (
+        chunk_file(project, victim).read_bytes()
+        == zlib.decompress(git_object(project, blob_of(project, victim)).read_bytes()).split(b"\0", 1)[1]
+    ), "the copy from git is put back"
+    assert precompact(project, "verify").returncode == 0
+
+    data = chunk_file(project, victim).read_bytes()
+    chunk_file(project, victim).write_bytes(data.replace(b"Conclusion", b"Confusion", 1))
+    verified = precompact(project, "verify")
+    assert verified.returncode == 1 and f"chunk {victim.sha256} ({victim.size} bytes) is altered" in verified.stdout
+    resurrected = precompact(project, "resurrect", "--format", "json")
+    assert resurrected.returncode == 1, "an altered local chunk fails the resurrection's checks"
+    assert json.loads(resurrected.stdout)["checks"]["chunks"]["status"] == "FAILED"
+    exported = precompact(project, "export")
+    assert exported.returncode != 0 and "chunks" in exported.stderr
+
+
+def blob_of(project: Project, ref: chunks.Ref) -> str:
+    from precompact import gitstore
+
+    repo = gitstore.open_repository(project.path)
+    [savepoint] = savepoint_log.savepoints(project.logs)
+    [blob] = gitstore.chunk_blob_ids(repo, [(savepoint.commit, ref)])
+    assert blob is not None
+    return blob
+
+
+def test_a_chunk_missing_or_altered_in_git_is_named(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    refs = committed(project)
+    altered, missing = refs[0], refs[1]
+    obj = git_object(project, blob_of(project, altered))
+    data = chunk_file(project, altered).read_bytes().replace(b"Conclusion", b"Confusion", 1)
+    obj.chmod(0o600)
+    obj.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data))
+    git_object(project, blob_of(project, missing)).unlink()
+    # Git's copies are checked against their names where logs/ cannot vouch for the blob.
+    chunk_file(project, altered).unlink()
+    verified = precompact(project, "verify")
+    assert verified.returncode == 1
+    assert f"[layer 2]: chunk {altered.sha256} ({altered.size} bytes) is altered in commit" in verified.stdout
+    assert f"[layer 2]: chunk {missing.sha256} ({missing.size} bytes) is missing from commit" in verified.stdout
+    resurrected = precompact(project, "resurrect")
+    assert resurrected.returncode != 0 and f"chunk {altered.sha256}" in resurrected.stderr
+    assert "fails verification: chunk" in precompact(project, "recall", "Conclusion").stdout
+
+
+def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    written = []
+    for part in range(3):
+        with transcript_file.open("ab") as f:
+            f.writelines(source[part * len(source) // 3 : (part + 1) * len(source) // 3])
+        written.append(save(project, transcript_file, "s-1"))
+    assert precompact(project, "prune", "--keep", "0").returncode != 0
+    unpushed = precompact(project, "prune", "--keep", "1")
+    assert unpushed.returncode == 0 and "pruned 0 savepoint(s)" in unpushed.stdout
+    assert "kept savepoint 1 of Trial #1: not pushed yet" in unpushed.stdout
+    assert all(w.path.exists() for w in written)
+
+    assert precompact(project, "flush").returncode == 0
+    pruned = precompact(project, "prune", "--keep", "1")
+    assert pruned.returncode == 0 and "pruned 2 savepoint(s)" in pruned.stdout, pruned.stdout
+    assert [w.path.exists() for w in written] == [False, False, True], "never the latest"
+    left = {p.name for p in (project.logs / chunks.CHUNKS_DIR).iterdir()}
+    assert left == {ref.sha256 for ref in listed(written[2])}, "only the kept savepoint's chunks stay"
+    assert precompact(project, "verify").returncode == 0, "a pruned savepoint is checked in git"
+    found = precompact(project, "recall", '"Request 1"')
+    assert "savepoint 3 of Trial #1" in found.stdout and "Request 1:" in found.stdout, "recall reads the kept one"
+    back = precompact(project, "resurrect", "--sequence", "1", "--format", "json")
+    assert back.returncode == 0 and json.loads(back.stdout)["intact"], back.stderr
+    assert written[0].path.exists(), "resurrect puts the copy from git back"
+    assert precompact(project, "verify").returncode == 0
+
+
+def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_path, source):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    transcript_file.write_bytes(b"".join(source))
+    written = save(project, transcript_file, "s-1")
+    # What precompact wrote before chunks: the whole document in the snapshot file, which the
+    # index (this machine's record) names by its hash.
+    whole = json.loads(full_document(written.path))
+    legacy = snapshot.canonical({**whole, "format_version": 1})
+    assert legacy.startswith(b'{"conversation_history":[')
+    written.path.write_bytes(legacy)
+    index = savepoint_log.index_path(project.logs)
+    index.write_text(index.read_text().replace(written.sha256, hashlib.sha256(legacy).hexdigest()))
+    for chunk in (project.logs / chunks.CHUNKS_DIR).iterdir():
+        chunk.unlink()
+
+    assert precompact(project, "flush").returncode == 0
+    verified = precompact(project, "verify")
+    assert verified.returncode == 0, verified.stdout
+    resurrected = precompact(project, "resurrect", "--format", "json")
+    assert resurrected.returncode == 0 and json.loads(resurrected.stdout)["intact"]
+    assert precompact(project, "export").stdout.encode() == legacy
+    assert "Request 3:" in precompact(project, "recall", '"Request 3"').stdout
+    # An altered byte is named, as before.
+    written.path.write_bytes(legacy.replace(b"Request 3:", b"Request 4:", 1))
+    altered = precompact(project, "verify")
+    assert altered.returncode == 1 and "savepoint 1 [layer 1]: snapshot in local file" in altered.stdout
+
+
+def test_a_resume_point_no_savepoint_vouches_for_is_not_used(tmp_path, source, resumes):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    transcript_file.write_bytes(b"".join(source[: len(source) // 2]))
+    save(project, transcript_file, "s-1")
+    point = project.logs / resume.RESUME_DIR / f"{resume.key('Trial #1', 's-1', str(transcript_file))}.json"
+    record = json.loads(point.read_bytes())
+    # A chunk of made-up entries, rightly named, in place of the first one the point lists.
+    fake = b'{"message":{"content":"planted"},"type":"user"},'
+    (project.logs / chunks.CHUNKS_DIR / hashlib.sha256(fake).hexdigest()).write_bytes(fake)
+    record["chunks"][0] = {"sha256": hashlib.sha256(fake).hexdigest(), "size": len(fake)}
+    point.write_bytes(json.dumps(record).encode())
+    with transcript_file.open("ab") as f:
+        f.writelines(source[len(source) // 2 :])
+    second = save(project, transcript_file, "s-1")
+    assert resumes == [False, False], "the savepoint it names does not list that chunk: a full read"
+    history = document(second)["conversation_history"]
+    assert "planted" not in json.dumps(history) and len(history) == sum(1 for line in source if line.strip())
+
+    # Named after a savepoint that is not in the index: not used either.
+    record = json.loads(point.read_bytes())
+    record["snapshot"] = "0" * 64
+    point.write_bytes(json.dumps(record).encode())
+    save(project, transcript_file, "s-1")
+    assert resumes[-1] is False
+    save(project, transcript_file, "s-1")
+    assert resumes[-1] is True, "the point the last savepoint recorded is used"
