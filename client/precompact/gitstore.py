@@ -161,12 +161,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
     sha256 = event["snapshot_hash"].removeprefix("sha256:")
     files: dict[str, str | None] = {name: sha256}
-    # The chunks it lists that the branch does not hold yet (each checked against its name).
-    listed = _listed_chunks(logs, name, sha256)
-    tip = _resolve(repo, target.ref)
-    paths = _chunk_tree_paths(repo, target, logs, listed)
-    present = blob_ids_at(repo, [(tip, path) for path in paths]) if tip else [None] * len(listed)
-    files.update({_chunk_path(ref.sha256): ref.sha256 for ref, there in zip(listed, present) if there is None})
+    files.update(_chunks_to_commit(repo, target, logs, _listed_chunks(logs, name, sha256)))
     files[index_name] = None
     blobs = tree_entries(repo, target, logs, files)
     environment = _identity(repo)
@@ -255,12 +250,8 @@ def sealed_path(name: str, naming_key: bytes | None = None) -> str:
 def _sealed_blob(repo: git.Repo, data: bytes, sha256: str, keys: Keys) -> str:
     """The blob of `data` encrypted to `keys`' recipients: the one made before for the same
     plaintext and recipients when the repository still has it, else a new ciphertext."""
-    cache = Path(repo.common_dir) / CIPHERTEXT_CACHE / f"{keys.fingerprint}-{sha256}"
-    try:
-        cached = cache.read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        cached = ""
-    if _OBJECT_ID.fullmatch(cached) and _is_blob(repo, cached):
+    cached = _cached_ciphertext(repo, sha256, keys)
+    if cached is not None:
         return cached
     try:
         ciphertext = remote_crypto.seal(data, keys)
@@ -270,8 +261,22 @@ def _sealed_blob(repo: git.Repo, data: bytes, sha256: str, keys: Keys) -> str:
         f.write(ciphertext)
         f.seek(0)
         blob = repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f, env=_UNCOMPRESSED)
-    atomic_file.write(cache, blob.encode(), 0o600)
+    atomic_file.write(_ciphertext_cache(repo, sha256, keys), blob.encode(), 0o600)
     return blob
+
+
+def _ciphertext_cache(repo: git.Repo, sha256: str, keys: Keys) -> Path:
+    return Path(repo.common_dir) / CIPHERTEXT_CACHE / f"{keys.fingerprint}-{sha256}"
+
+
+def _cached_ciphertext(repo: git.Repo, sha256: str, keys: Keys) -> str | None:
+    """The blob of the ciphertext made before for this plaintext and these recipients, if the
+    repository still has it."""
+    try:
+        cached = _ciphertext_cache(repo, sha256, keys).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return cached if _OBJECT_ID.fullmatch(cached) and _is_blob(repo, cached) else None
 
 
 def _is_blob(repo: git.Repo, object_id: str) -> bool:
@@ -357,6 +362,23 @@ def _chunk_path(sha256: str) -> str:
     """A chunk's name under logs/, its path in the branch's tree when in clear (sealed_path keys
     it when encrypted)."""
     return CHUNKS_DIR + sha256
+
+
+def _chunks_to_commit(repo: git.Repo, target: Target, logs: Path, listed: list[chunks.Ref]) -> dict[str, str]:
+    """The listed chunks the branch does not hold yet as the target's keys would commit them
+    (encrypted, to the current recipients), by logs/ name -> sha256 (checked when stored). A
+    chunk encrypted to earlier recipients is committed again, so those added since can read
+    every savepoint made after they were."""
+    tip = _resolve(repo, target.ref)
+    paths = _chunk_tree_paths(repo, target, logs, listed)
+    present = blob_ids_at(repo, [(tip, path) for path in paths]) if tip else [None] * len(listed)
+
+    def held(ref: chunks.Ref, blob: str | None) -> bool:
+        if not target.keys.encrypting:
+            return blob is not None
+        return blob is not None and blob == _cached_ciphertext(repo, ref.sha256, target.keys)
+
+    return {_chunk_path(ref.sha256): ref.sha256 for ref, blob in zip(listed, present) if not held(ref, blob)}
 
 
 def _chunk_tree_paths(repo: git.Repo, target: Target, logs: Path, listed: list[chunks.Ref]) -> list[str]:

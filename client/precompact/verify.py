@@ -156,28 +156,36 @@ class _Chunks:
                 problems.append(str(self._local[ref.sha256]))
         return problems
 
-    def git_problems(self, found: trust.Snapshot, commit: str) -> tuple[list[str], list[str]]:
+    def git_problems(self, found: trust.Snapshot, commit: str, tip: str | None) -> tuple[list[str], list[str]]:
         """Problems with the chunks `found` lists at `commit`, and those whose content could not
-        be read here (encrypted for identities that are not here)."""
+        be read here (encrypted for identities that are not here, at `commit` and at the branch
+        tip, where `precompact rekey` re-encrypts them for the identities added since)."""
         listed = trust.chunk_refs(found)
-        problems: list[str] = []
-        unchecked: list[str] = []
         blobs = gitstore.chunk_blob_ids(self.repo, [(commit, ref) for ref in listed], self.keys)
-        for ref, blob in zip(listed, blobs):
-            if blob is None:
-                problems.append(f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}")
-                continue
-            if isinstance(blob, gitstore.Unopened):
-                (unchecked if isinstance(blob, gitstore.Sealed) else problems).append(str(blob))
-                continue
-            if self._blobs.get(ref.sha256) == blob:
-                continue  # the blob of the intact local bytes
-            if blob not in self._git:
-                self._git[blob] = self._read_in_git(ref, commit)
-            verdict = self._git[blob]
-            if verdict is not None:
-                (unchecked if verdict.status == trust.NOT_VERIFIED else problems).append(verdict.detail)
+        verdicts = [self._verdict(ref, commit, blob) for ref, blob in zip(listed, blobs)]
+        sealed = [i for i, v in enumerate(verdicts) if v is not None and v.status == trust.NOT_VERIFIED]
+        if sealed and tip is not None and tip != commit:
+            at_tip = gitstore.chunk_blob_ids(self.repo, [(tip, listed[i]) for i in sealed], self.keys)
+            for i, blob in zip(sealed, at_tip):
+                if isinstance(blob, str) and self._verdict(listed[i], tip, blob) is None:
+                    verdicts[i] = None
+        problems = [v.detail for v in verdicts if v is not None and v.status == trust.FAILED]
+        unchecked = [v.detail for v in verdicts if v is not None and v.status == trust.NOT_VERIFIED]
         return problems, unchecked
+
+    def _verdict(self, ref: chunks.Ref, commit: str, blob: str | None | gitstore.Unopened) -> trust.Check | None:
+        """None when the chunk at `commit` (its blob `blob`) is intact."""
+        if blob is None:
+            return trust.Check(
+                trust.FAILED, f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}"
+            )
+        if isinstance(blob, gitstore.Unopened):
+            return trust.Check(trust.NOT_VERIFIED if isinstance(blob, gitstore.Sealed) else trust.FAILED, str(blob))
+        if self._blobs.get(ref.sha256) == blob:
+            return None  # the blob of the intact local bytes
+        if blob not in self._git:
+            self._git[blob] = self._read_in_git(ref, commit)
+        return self._git[blob]
 
     def _read_in_git(self, ref: chunks.Ref, commit: str) -> trust.Check | None:
         """None when the chunk's bytes at `commit` (decrypted when encrypted) are the chunk."""
@@ -185,7 +193,7 @@ class _Chunks:
         if isinstance(data, gitstore.Sealed):
             return trust.Check(trust.NOT_VERIFIED, str(data))
         if isinstance(data, gitstore.Unopened):
-            return trust.Check(trust.FAILED, f"chunk {ref.sha256} at commit {commit[:12]}: {data}")
+            return trust.Check(trust.FAILED, f"chunk {ref.sha256}: {data}")
         if trust.chunk_problem(ref, data, f"commit {commit[:12]}") is not None:
             return trust.Check(
                 trust.FAILED,
@@ -312,7 +320,7 @@ def _check_git(
         if stored is None:
             stored, _ = trust.read_git_copy(repo, commit, name, config.keys, n, rekeyed=tip)
         committed = trust.read_snapshot(stored or b"", "git")
-    problems, chunks_unchecked = chunk_store.git_problems(committed, commit)
+    problems, chunks_unchecked = chunk_store.git_problems(committed, commit, tip)
     unchecked += [Finding(n, "layer 2", detail) for detail in chunks_unchecked]
     return [Finding(n, "layer 2", problem) for problem in problems], unchecked
 

@@ -115,10 +115,16 @@ def test_init_creates_a_private_identity_and_encrypts_by_default(tmp_path):
     assert identity.stat().st_mode & 0o777 == 0o600
     assert loaded.recipients == tuple(remote_crypto.public_keys(identity.read_bytes(), "id"))
     saved(project, tmp_path)
-    assert tree(project.remote) == [
+    files = tree(project.remote)
+    chunk_names = [f for f in files if f.startswith(gitstore.CHUNKS_DIR)]
+    assert [f for f in files if f not in chunk_names] == [
+        "logs/precompact-chunk-names.key.age",
         "logs/precompact-savepoint.jsonl.age",
         savepoint_log.savepoints(project.logs)[0].created["snapshot_file"] + ".age",
     ]
+    local_chunks = {p.name for p in (project.logs / "precompact-chunks").iterdir()}
+    assert len(chunk_names) == len(local_chunks) > 0 and all(f.endswith(".age") for f in chunk_names)
+    assert not any(name in f for name in local_chunks for f in chunk_names), "named by a keyed hash"
     # A second project of the same user (the same keypair folder) reuses the identity.
     again = new_project(tmp_path, "q", git_layer=True, chain_layer=False)
     assert configuration.load(again.path).recipients == loaded.recipients
@@ -130,11 +136,14 @@ def test_no_planted_marker_reaches_any_object_or_ref_on_the_remote(tmp_path):
     summary = payload("PostCompact", project.path, compact_summary=f"Summary: {IN_SUMMARY} fixed.")
     assert precompact(project.path, "hook", stdin=json.dumps(summary).encode()).returncode == 0
     saved(project, tmp_path)
-    local = b"".join(p.read_bytes() for p in project.logs.rglob("*.json*") if p.is_file())
+    local = b"".join(p.read_bytes() for p in project.logs.rglob("*") if p.is_file())
     assert all(marker.encode() in local for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY)), "planted"
     run_git(project.remote, "gc", "--quiet")  # packed objects and refs too
     on_remote = remote_objects(project.remote)
-    assert len(tree(project.remote)) == 3
+    files = tree(project.remote)
+    assert all(f.endswith(".age") for f in files) and any(f.startswith(gitstore.CHUNKS_DIR) for f in files)
+    for chunk in (project.logs / "precompact-chunks").iterdir():
+        assert chunk.name.encode() not in on_remote, "no chunk is named by its plaintext's hash"
     for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY):
         assert marker.encode() not in on_remote
     messages = run_git(project.remote, "log", "--format=%B", BRANCH)
@@ -340,7 +349,7 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     content = f"a chunk holding {IN_CHUNK}".encode()
     digest = hashlib.sha256(content).hexdigest()
     name = f"{gitstore.CHUNKS_DIR}{digest}"
-    (project.logs / "precompact-chunks").mkdir()
+    (project.logs / "precompact-chunks").mkdir(exist_ok=True)
     (project.logs / "precompact-chunks" / digest).write_bytes(content)
     repo = gitstore.open_repository(project.path)
     target = gitstore.Target(project.path, "origin", BRANCH, loaded.keys)

@@ -13,6 +13,7 @@ import pytest
 
 from precompact import chunks, resume, savepoint_log, snapshot, transcript
 from precompact import config as configuration
+from support.commands import run_git
 from support.conversations import precompact
 from support.projects import Project, full_document, new_project
 from support.transcript_gen import generate
@@ -182,7 +183,7 @@ def committed(project: Project) -> list[chunks.Ref]:
 
 
 def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_path):
-    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False, encrypted=False)
     refs = committed(project)
     victim = refs[1]
     chunk_file(project, victim).unlink()
@@ -215,13 +216,13 @@ def blob_of(project: Project, ref: chunks.Ref) -> str:
 
     repo = gitstore.open_repository(project.path)
     [savepoint] = savepoint_log.savepoints(project.logs)
-    [blob] = gitstore.chunk_blob_ids(repo, [(savepoint.commit, ref)])
-    assert blob is not None
+    [blob] = gitstore.chunk_blob_ids(repo, [(savepoint.commit, ref)], configuration.load(project.path).keys)
+    assert isinstance(blob, str)
     return blob
 
 
 def test_a_chunk_missing_or_altered_in_git_is_named(tmp_path):
-    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False, encrypted=False)
     refs = committed(project)
     altered, missing = refs[0], refs[1]
     obj = git_object(project, blob_of(project, altered))
@@ -325,3 +326,34 @@ def test_a_resume_point_no_savepoint_vouches_for_is_not_used(tmp_path, source, r
     assert resumes[-1] is False
     save(project, transcript_file, "s-1")
     assert resumes[-1] is True, "the point the last savepoint recorded is used"
+
+
+def test_an_encrypted_chunk_altered_or_missing_in_git_is_named_and_without_the_identity_not_checked(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    refs = committed(project)
+    [savepoint] = savepoint_log.savepoints(project.logs)
+    tree = run_git(project.path, "ls-tree", "-r", "--name-only", savepoint.commit)
+    assert tree.count(".age") > len(refs) and not any(ref.sha256 in tree for ref in refs), "keyed names"
+    altered, missing = refs[0], refs[1]
+    for ref in (altered, missing):
+        chunk_file(project, ref).unlink()  # logs/ cannot vouch: git's copies are read and decrypted
+    obj = git_object(project, blob_of(project, altered))
+    ciphertext = zlib.decompress(obj.read_bytes()).split(b"\0", 1)[1]
+    flipped = ciphertext[:-20] + bytes([ciphertext[-20] ^ 1]) + ciphertext[-19:]
+    obj.chmod(0o600)
+    obj.write_bytes(zlib.compress(b"blob %d\0" % len(flipped) + flipped))
+    git_object(project, blob_of(project, missing)).unlink()
+    verified = precompact(project, "verify")
+    assert verified.returncode == 1
+    assert f"[layer 2]: chunk {missing.sha256} ({missing.size} bytes) is missing from commit" in verified.stdout
+    assert (
+        f"[layer 2]: chunk {altered.sha256}: logs/precompact-chunks/" in verified.stdout
+        and "it does not decrypt or authenticate" in verified.stdout
+    )
+    resurrected = precompact(project, "resurrect")
+    assert resurrected.returncode != 0 and f"chunk {altered.sha256}" in resurrected.stderr
+
+    identity = configuration.load(project.path).identity
+    identity.rename(tmp_path / "away.txt")
+    blind = precompact(project, "verify")
+    assert f"[layer 2]: chunk {altered.sha256}" not in blind.stdout, "without the identity, git's chunks are not read"

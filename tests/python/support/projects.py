@@ -48,8 +48,11 @@ def new_project(
     cluster: str = CLOSED_PORT_URL,
     instance: str = "Trial #1",
     airdrop: bool = False,
+    encrypted: bool = True,
 ) -> Project:
-    """With `airdrop`, `init --airdrop` funds the new keypair from the cluster's faucet."""
+    """With `airdrop`, `init --airdrop` funds the new keypair from the cluster's faucet; without
+    `encrypted`, the remote copy is in clear (`init --no-encrypt`), as projects made before
+    encryption have it."""
     remote, path, keypair_file = root / f"{name}.git", root / name, root / f"{name}-id.json"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     path.mkdir()
@@ -72,6 +75,7 @@ def new_project(
             "--keypair",
             str(keypair_file),
             *(["--airdrop"] if airdrop else []),
+            *([] if encrypted else ["--no-encrypt"]),
         ],
         cwd=path,
         check=True,
