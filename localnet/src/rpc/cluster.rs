@@ -55,13 +55,14 @@ pub struct VoteAccountsConfig {
     vote_pubkey: Option<Base58<Pubkey>>,
 }
 
-/// The validator votes on every slot as it is made, so its last vote and root are the slot.
+/// The validator votes on every slot as it ends: its last vote is the confirmed slot, its root
+/// the finalized one.
 pub async fn get_vote_accounts(
     chain: &Chain,
     (config,): (Option<VoteAccountsConfig>,),
 ) -> RpcResult {
     let validator = chain.validator();
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
+    let slots = chain.commitment_slots().await.map_err(RpcError::Internal)?;
     let wanted = config
         .unwrap_or_default()
         .vote_pubkey
@@ -74,8 +75,8 @@ pub async fn get_vote_accounts(
             commission: validator.commission,
             epoch_vote_account: true,
             epoch_credits: vec![],
-            last_vote: slot,
-            root_slot: slot,
+            last_vote: slots.confirmed,
+            root_slot: slots.finalized,
         }]
     } else {
         vec![]
