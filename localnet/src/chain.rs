@@ -393,14 +393,22 @@ impl Chain {
         samples.into_values().rev().collect()
     }
 
-    /// The working slot (processed).
-    pub async fn slot(&self) -> Result<u64, String> {
-        self.banks.get_root_slot().await.map_err(|e| e.to_string())
+    /// The working slot (processed): the newest the clock has recorded, which it records
+    /// while it still holds the bank it advanced, so every method sees slots, blocks and heights
+    /// agree.
+    pub fn slot(&self) -> u64 {
+        *self
+            .slots
+            .lock()
+            .unwrap()
+            .keys()
+            .next_back()
+            .expect("the starting slot is recorded")
     }
 
     /// The slot each commitment level reads now.
-    pub async fn commitment_slots(&self) -> Result<CommitmentSlots, String> {
-        Ok(CommitmentSlots::at_working_slot(self.slot().await?))
+    pub fn commitment_slots(&self) -> CommitmentSlots {
+        CommitmentSlots::at_working_slot(self.slot())
     }
 
     /// The block height at `slot`: every slot is a block, genesis (slot 0) is height 0.
@@ -594,7 +602,7 @@ impl Chain {
             .map(|(_, key)| *key)
             .collect();
         // The sending holds the context, so the clock cannot end the slot meanwhile.
-        let slot = self.slot().await.map_err(SendError::Internal)?;
+        let slot = self.slot();
         let mut before = Vec::with_capacity(writable.len());
         for key in &writable {
             let account = self.account(key).await.map_err(SendError::Internal)?;

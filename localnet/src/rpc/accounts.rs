@@ -248,7 +248,7 @@ pub async fn get_balance(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     let account = chain
         .account_at(&address, slot)
         .await
@@ -297,7 +297,7 @@ pub async fn get_account_info(
     (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.level()).await?;
+    let slot = level_slot(chain, config.level());
     let account = chain
         .account_at(&address, slot)
         .await
@@ -315,7 +315,7 @@ pub async fn get_multiple_accounts(
 ) -> RpcResult {
     let addresses = base58_list(addresses, MAX_MULTIPLE_ACCOUNTS)?;
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.level()).await?;
+    let slot = level_slot(chain, config.level());
     let mut values = Vec::with_capacity(addresses.len());
     for address in addresses {
         let account = chain
@@ -337,7 +337,7 @@ pub async fn get_program_accounts(
     let config = config.unwrap_or_default();
     let contextual = config.with_context;
     let (encoding, filters) = config.into_parts()?;
-    let slot = level_slot(chain, encoding.level()).await?;
+    let slot = level_slot(chain, encoding.level());
     let mut matches = Vec::new();
     for (address, account) in chain
         .program_accounts(&program, slot)
@@ -359,7 +359,7 @@ pub async fn get_program_accounts(
 /// The supply over every account the chain knows; no account is non-circulating (no lockups
 /// here).
 pub async fn get_supply(chain: &Chain, (config,): (Option<SupplyConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, config.and_then(|c| c.commitment).unwrap_or_default()).await?;
+    let slot = level_slot(chain, config.and_then(|c| c.commitment).unwrap_or_default());
     let total = chain
         .known_accounts(slot)
         .await
@@ -399,7 +399,7 @@ pub async fn get_largest_accounts(
     (config,): (Option<LargestAccountsConfig>,),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.commitment.unwrap_or_default()).await?;
+    let slot = level_slot(chain, config.commitment.unwrap_or_default());
     let mut accounts = match config.filter {
         Some(RpcLargestAccountsFilter::NonCirculating) => vec![],
         _ => chain

@@ -53,7 +53,7 @@ pub async fn get_block(
         },
     };
     let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
-    if slot > level_slot(chain, level).await? {
+    if slot > level_slot(chain, level) {
         return Err(RpcError::BlockNotAvailable(slot));
     }
     block_value(chain, slot, &config).await
@@ -116,8 +116,8 @@ pub async fn get_block_time(chain: &Chain, (slot,): (u64,)) -> RpcResult {
 }
 
 /// The newest block `config`'s level (confirmed or finalized) lists.
-async fn newest_block(chain: &Chain, config: Option<ContextConfig>) -> Result<u64, RpcError> {
-    level_slot(chain, at_least_confirmed(level(config))?).await
+fn newest_block(chain: &Chain, config: Option<ContextConfig>) -> Result<u64, RpcError> {
+    Ok(level_slot(chain, at_least_confirmed(level(config))?))
 }
 
 /// Blocks from `start` to `end` inclusive (default: the newest at the level), at most Agave's
@@ -126,7 +126,7 @@ pub async fn get_blocks(
     chain: &Chain,
     (start, end, config): (u64, Option<u64>, Option<ContextConfig>),
 ) -> RpcResult {
-    let latest = newest_block(chain, config).await?;
+    let latest = newest_block(chain, config)?;
     let end = end.unwrap_or(latest).min(latest);
     if end < start {
         return Ok(json!([]));
@@ -143,7 +143,7 @@ pub async fn get_blocks_with_limit(
     chain: &Chain,
     (start, limit, config): (u64, u64, Option<ContextConfig>),
 ) -> RpcResult {
-    let latest = newest_block(chain, config).await?;
+    let latest = newest_block(chain, config)?;
     if limit > MAX_GET_CONFIRMED_BLOCKS_RANGE {
         return Err(RpcError::InvalidParams(format!(
             "Limit too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}"
@@ -165,7 +165,7 @@ pub async fn get_first_available_block(chain: &Chain, (): ()) -> RpcResult {
 /// confirmed block not yet rooted has any: the working slot has no vote yet, and Agave keeps no
 /// commitment for a rooted block.
 pub async fn get_block_commitment(chain: &Chain, (slot,): (u64,)) -> RpcResult {
-    let slots = chain.commitment_slots().await.map_err(RpcError::Internal)?;
+    let slots = chain.commitment_slots();
     let stake = chain.validator().activated_stake;
     let commitment = match slots.status(slot).confirmations {
         Some(votes) if votes > 0 => {

@@ -62,7 +62,7 @@ pub async fn get_vote_accounts(
     (config,): (Option<VoteAccountsConfig>,),
 ) -> RpcResult {
     let validator = chain.validator();
-    let slots = chain.commitment_slots().await.map_err(RpcError::Internal)?;
+    let slots = chain.commitment_slots();
     let wanted = config
         .unwrap_or_default()
         .vote_pubkey
@@ -92,7 +92,7 @@ pub async fn get_inflation_governor(chain: &Chain, _: (Option<ContextConfig>,)) 
 }
 
 pub async fn get_inflation_rate(chain: &Chain, (): ()) -> RpcResult {
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
+    let slot = chain.slot();
     let (inflation, year) = (chain.inflation(), chain.years_at(slot));
     Ok(json!(RpcInflationRate {
         total: inflation.total(year),
@@ -151,7 +151,7 @@ pub async fn get_leader_schedule(
         Some(SlotOrConfig::Config(config)) => (None, Some(config)),
         None => (None, config),
     };
-    let current = chain.slot().await.map_err(RpcError::Internal)?;
+    let current = chain.slot();
     let schedule = chain.epoch_schedule();
     let epoch = schedule.get_epoch(slot.unwrap_or(current));
     if epoch > schedule.get_epoch(current).saturating_add(1) {

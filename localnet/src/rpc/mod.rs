@@ -150,9 +150,8 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
 }
 
 /// `value`, read at the working slot, with the `context` a validator wraps it in.
-async fn with_context(chain: &Chain, value: Value) -> RpcResult {
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
-    Ok(with_context_at(slot, value))
+fn with_context(chain: &Chain, value: Value) -> RpcResult {
+    Ok(with_context_at(chain.slot(), value))
 }
 
 /// `value`, read at `slot` (a commitment level's), with its `context`.
@@ -161,10 +160,6 @@ fn with_context_at(slot: u64, value: Value) -> Value {
 }
 
 /// The slot `level` reads now.
-async fn level_slot(chain: &Chain, level: CommitmentLevel) -> Result<u64, RpcError> {
-    Ok(chain
-        .commitment_slots()
-        .await
-        .map_err(RpcError::Internal)?
-        .slot(level))
+fn level_slot(chain: &Chain, level: CommitmentLevel) -> u64 {
+    chain.commitment_slots().slot(level)
 }

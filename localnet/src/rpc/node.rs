@@ -21,16 +21,16 @@ pub async fn get_genesis_hash(chain: &Chain, (): ()) -> RpcResult {
 }
 
 pub async fn get_slot(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    Ok(json!(level_slot(chain, level(config)).await?))
+    Ok(json!(level_slot(chain, level(config))))
 }
 
 pub async fn get_block_height(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     Ok(json!(chain.block_height_at(slot)))
 }
 
 pub async fn get_epoch_info(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     let schedule = chain.epoch_schedule();
     let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
     Ok(json!({
@@ -48,7 +48,7 @@ pub async fn get_epoch_info(chain: &Chain, (config,): (Option<ContextConfig>,)) 
 /// (solana-program-test) registers a new blockhash every 6.4 ms, which ages any older one out
 /// of the 150 a transaction may name within about a second.
 pub async fn get_latest_blockhash(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     let (blockhash, last_valid_block_height) =
         chain.latest_blockhash().await.map_err(RpcError::Internal)?;
     Ok(with_context_at(
@@ -65,5 +65,5 @@ pub async fn is_blockhash_valid(
         .is_blockhash_valid(blockhash)
         .await
         .map_err(RpcError::Internal)?;
-    with_context(chain, Value::Bool(valid)).await
+    with_context(chain, Value::Bool(valid))
 }

@@ -221,7 +221,7 @@ async fn already_reached(
         return None;
     };
     let committed = chain.committed(signature)?;
-    let slots = chain.commitment_slots().await.ok()?;
+    let slots = chain.commitment_slots();
     slots.reached(committed.slot, *level).then_some(committed)
 }
 

@@ -88,7 +88,7 @@ pub async fn get_token_account_balance(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     let account = chain
         .account_at(&address, slot)
         .await
@@ -106,7 +106,7 @@ pub async fn get_token_supply(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     let (_, mint) = mint(chain, &address, slot).await?;
     Ok(with_context_at(
         slot,
@@ -118,7 +118,7 @@ pub async fn get_token_largest_accounts(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config)).await?;
+    let slot = level_slot(chain, level(config));
     let (program, mint) = mint(chain, &address, slot).await?;
     let mut holders = token_accounts(chain, &program, slot, |token| token.mint == address).await?;
     holders.sort_by_key(|(_, _, token)| std::cmp::Reverse(token.amount));
@@ -172,7 +172,7 @@ async fn token_accounts_of(
     config: Option<AccountConfig>,
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.level()).await?;
+    let slot = level_slot(chain, config.level());
     let (program, wanted_mint) = filter_scope(chain, filter, slot).await?;
     let found = token_accounts(chain, &program, slot, |token| {
         let held = match holder {

@@ -110,7 +110,7 @@ pub async fn get_fee_for_message(
         .fee_for_message(&message)
         .await
         .map_err(RpcError::Internal)?;
-    with_context(chain, json!(fee)).await
+    with_context(chain, json!(fee))
 }
 
 pub async fn send_transaction(
@@ -149,7 +149,7 @@ pub async fn simulate_transaction(
         .map_err(RpcError::Internal)?;
     let mut value = simulation_value(&simulation);
     value["replacementBlockhash"] = replacement;
-    with_context(chain, value).await
+    with_context(chain, value)
 }
 
 pub async fn get_signature_statuses(
@@ -157,7 +157,7 @@ pub async fn get_signature_statuses(
     (signatures, _): (Vec<Base58<Signature>>, Option<ContextConfig>),
 ) -> RpcResult {
     let signatures = base58_list(signatures, MAX_SIGNATURE_STATUSES)?;
-    let slots = chain.commitment_slots().await.map_err(RpcError::Internal)?;
+    let slots = chain.commitment_slots();
     let statuses: Vec<Value> = signatures
         .iter()
         .map(|s| {
@@ -176,7 +176,7 @@ pub async fn get_transaction(
 ) -> RpcResult {
     let config = config.unwrap_or_default();
     let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
-    let visible_to = level_slot(chain, level).await?;
+    let visible_to = level_slot(chain, level);
     let Some(committed) = chain.committed(&signature).filter(|c| c.slot <= visible_to) else {
         return Ok(Value::Null);
     };
@@ -202,7 +202,7 @@ pub async fn get_signatures_for_address(
 ) -> RpcResult {
     let config = config.unwrap_or_default();
     let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
-    let slots = chain.commitment_slots().await.map_err(RpcError::Internal)?;
+    let slots = chain.commitment_slots();
     let visible_to = slots.slot(level);
     let limit = match config.limit {
         None => MAX_SIGNATURES_FOR_ADDRESS,
