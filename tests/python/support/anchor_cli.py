@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import tomllib
 from pathlib import Path
@@ -26,3 +27,12 @@ def anchor(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(anchor_binary()), *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
     )
+
+
+def npm_registry_reachable() -> bool:
+    """Whether npx can download the Program Metadata client `anchor idl fetch` runs."""
+    try:
+        socket.create_connection(("registry.npmjs.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
