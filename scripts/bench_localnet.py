@@ -60,7 +60,7 @@ async def run(count: int) -> None:
             print(f"cold start to ready: {cold_start * 1000:.0f} ms", flush=True)
             authority = Keypair()
             instance = chain.instance_id("bench #1")
-            async with AsyncClient(url) as client:
+            async with AsyncClient(url, commitment=Confirmed) as client:
                 await client.confirm_transaction(
                     (await client.request_airdrop(authority.pubkey(), 100 * SOL)).value, sleep_seconds=0.01
                 )

@@ -75,10 +75,11 @@ def start_localnet(workdir: Path) -> tuple[subprocess.Popen, str]:
 
 def fund(url: str, keypair_file: Path) -> None:
     from solana.rpc.api import Client
+    from solana.rpc.commitment import Confirmed
     from solders.keypair import Keypair
 
     authority = Keypair.from_bytes(bytes(json.loads(keypair_file.read_text())))
-    client = Client(url)
+    client = Client(url, commitment=Confirmed)
     client.confirm_transaction(client.request_airdrop(authority.pubkey(), 2_000_000_000).value, sleep_seconds=0.05)
     print(f"  airdropped 2 SOL to {authority.pubkey()} (pays rent and fees)")
 

@@ -3,11 +3,13 @@ solana-py's integration suite: a fresh precompact-localnet per test module (as t
 --container-scope=module restarts its container), JSON-RPC on one port and PubSub on the next,
 behind the `docker_ip` and `docker_services` fixtures the suite asks pytest-docker for."""
 
+import json
 import os
 import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -50,6 +52,26 @@ def docker_ip() -> str:
     return "127.0.0.1"
 
 
+def wait_for_first_root(port: int) -> None:
+    """Waits until slot 2 is finalized (about 14 s: 31 votes after it ends). The suite asks for
+    block 2 at the default, finalized, level after sleeping 10 s, which a validator container
+    that took its own seconds to boot has rooted by then; precompact-localnet is up at once."""
+    url = f"http://127.0.0.1:{port}"
+    request = {"jsonrpc": "2.0", "id": 1, "method": "getSlot", "params": [{"commitment": "finalized"}]}
+    deadline = time.monotonic() + 30
+    while (
+        json.loads(
+            urllib.request.urlopen(
+                urllib.request.Request(url, json.dumps(request).encode(), {"Content-Type": "application/json"})
+            ).read()
+        )["result"]
+        < 2
+    ):
+        if time.monotonic() > deadline:
+            raise TimeoutError("precompact-localnet rooted no slot within 30 s")
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def docker_services() -> Iterator[LocalnetServices]:
     port = free_port_pair()
@@ -67,6 +89,7 @@ def docker_services() -> Iterator[LocalnetServices]:
                     log.seek(0)
                     raise RuntimeError(f"precompact-localnet did not start: {log.read()!r}")
                 time.sleep(0.05)
+            wait_for_first_root(port)
             yield LocalnetServices(port)
         finally:
             process.terminate()

@@ -18,6 +18,7 @@ use solana_keypair::Keypair;
 use solana_message::{Message, VersionedMessage};
 use solana_program_test::{BanksClient, ProgramTestContext};
 use solana_pubkey::Pubkey;
+use solana_rent::Rent;
 use solana_signature::Signature;
 use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
@@ -26,20 +27,23 @@ use solana_transaction_error::TransactionError;
 use solana_vote_interface::state::VoteStateV4;
 use tokio::sync::{broadcast, Mutex};
 
+use crate::commitment::{rooted_by, CommitmentSlots, TOWER_DEPTH};
+use crate::idl_accounts::{idl_accounts, IDL_JSON};
 use crate::state_file::StateFile;
 
 /// A validator's slot time. The bank moves to the next slot at this pace whether or not
-/// transactions arrive, as a validator's does: blocks exist for every slot and a blockhash
-/// expires after 150 of them (about a minute).
+/// transactions arrive, as a validator's does: blocks exist for every slot, and commitment
+/// levels follow the slots.
 const SLOT_DURATION: Duration = Duration::from_millis(400);
 
 /// How many slots the clock keeps advancing after start-up or the last commit before it
 /// waits for the next commit. Every slot costs the bank about 160 KB that nothing here can
 /// reclaim (a validator's background service flushes its accounts cache; solana-program-test
 /// runs none), so an always-running clock would grow an idle localnet by about 1.4 GB an hour.
-/// 150 slots outlive every blockhash handed out before them, so expiry behaves as on a
-/// validator.
 const IDLE_SLOTS: u64 = 150;
+
+// The clock outlives finalization: the last commit's block is rooted before the clock waits.
+const _: () = assert!(IDLE_SLOTS > TOWER_DEPTH + 1);
 
 pub struct Options {
     pub faucet_lamports: u64,
@@ -63,9 +67,13 @@ pub struct CommittedTransaction {
 /// What PubSub subscribers hear about, as it happens.
 #[derive(Clone)]
 pub enum ChainEvent {
-    /// `slot` began; `parent`, the slot before it, is complete (and, the one validator holding
-    /// all the stake, rooted).
-    Slot { slot: u64, parent: u64 },
+    /// `slot` began; `parent`, the slot before it, is complete and confirmed (the one validator
+    /// holding all the stake voted on it), and that vote rooted `rooted`, if any.
+    Slot {
+        slot: u64,
+        parent: u64,
+        rooted: Option<u64>,
+    },
     Committed {
         signature: Signature,
         transaction: Arc<CommittedTransaction>,
@@ -96,6 +104,42 @@ struct History {
     by_address: HashMap<Pubkey, Vec<Signature>>,
     by_slot: HashMap<u64, Vec<Signature>>,
     known_accounts: BTreeSet<Pubkey>,
+    /// Per account changed in a slot not yet rooted: (slot, the account as it was before that
+    /// slot changed it), oldest first. What confirmed and finalized reads see, since the bank
+    /// keeps only the newest state.
+    unrooted_changes: HashMap<Pubkey, Vec<(u64, Option<Account>)>>,
+}
+
+impl History {
+    /// The account at `slot` when a later, unrooted slot changed it; `None` when the bank's
+    /// newest state is the one at `slot`.
+    fn earlier_state(&self, address: &Pubkey, slot: u64) -> Option<Option<Account>> {
+        self.unrooted_changes
+            .get(address)?
+            .iter()
+            .find(|(changed_in, _)| *changed_in > slot)
+            .map(|(_, before)| before.clone())
+    }
+
+    /// Notes `address` as it was before `slot` first changes it.
+    fn note_change(&mut self, address: Pubkey, slot: u64, before: Option<Account>) {
+        let changes = self.unrooted_changes.entry(address).or_default();
+        if changes
+            .last()
+            .is_none_or(|(changed_in, _)| *changed_in < slot)
+        {
+            changes.push((slot, before));
+        }
+    }
+
+    /// Forgets the states no commitment level can read any more: every level reads `root` or
+    /// later.
+    fn rooted(&mut self, root: u64) {
+        self.unrooted_changes.retain(|_, changes| {
+            changes.retain(|(changed_in, _)| *changed_in > root);
+            !changes.is_empty()
+        });
+    }
 }
 
 /// A slot as the chain saw it begin. Every slot from the first on is a block: the clock moves
@@ -140,7 +184,7 @@ pub struct Chain {
     inflation: Inflation,
     slots_per_year: f64,
     validator: Validator,
-    history: std::sync::Mutex<History>,
+    history: Arc<std::sync::Mutex<History>>,
     slots: Slots,
     state: Option<StateFile>,
     events: broadcast::Sender<ChainEvent>,
@@ -176,6 +220,13 @@ impl Chain {
         for (address, account) in &persisted {
             program_test.add_account(*address, account.clone());
         }
+        let rent = Rent::default();
+        let idl = idl_accounts(&precompact_harness::PROGRAM_ID, IDL_JSON, |len| {
+            rent.minimum_balance(len)
+        });
+        for (address, account) in &idl {
+            program_test.add_account(*address, account.clone());
+        }
         let context = program_test.start_with_context().await;
         let banks = context.banks_client.clone();
         let genesis = context.genesis_config();
@@ -192,16 +243,22 @@ impl Chain {
         let context = Arc::new(Mutex::new(context));
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
         let idle_slots_left = Arc::new(AtomicU64::new(IDLE_SLOTS));
+        let history = Arc::new(std::sync::Mutex::new(History {
+            known_accounts: persisted
+                .keys()
+                .chain(&genesis_accounts)
+                .chain(idl.iter().map(|(address, _)| address))
+                .copied()
+                .collect(),
+            ..History::default()
+        }));
         tokio::spawn(run_slot_clock(
             Arc::downgrade(&context),
             slots.clone(),
+            history.clone(),
             events.clone(),
             idle_slots_left.clone(),
         ));
-        let history = History {
-            known_accounts: persisted.keys().chain(&genesis_accounts).copied().collect(),
-            ..History::default()
-        };
         Ok(Self {
             banks,
             faucet,
@@ -211,7 +268,7 @@ impl Chain {
             slots_per_year,
             validator,
             context,
-            history: std::sync::Mutex::new(history),
+            history,
             slots,
             state,
             events,
@@ -256,8 +313,11 @@ impl Chain {
             .expect("the starting slot is recorded")
     }
 
-    /// The slots in `range` (all of them blocks), ascending.
+    /// The slots in `range` (all of them blocks), ascending; none for a reversed range.
     pub fn slots_in(&self, range: std::ops::RangeInclusive<u64>) -> Vec<u64> {
+        if range.is_empty() {
+            return vec![];
+        }
         self.slots
             .lock()
             .unwrap()
@@ -333,15 +393,31 @@ impl Chain {
         samples.into_values().rev().collect()
     }
 
-    pub async fn slot(&self) -> Result<u64, String> {
-        self.banks.get_root_slot().await.map_err(|e| e.to_string())
+    /// The working slot (processed): the newest the clock has recorded, which it records
+    /// while it still holds the bank it advanced, so every method sees slots, blocks and heights
+    /// agree.
+    pub fn slot(&self) -> u64 {
+        *self
+            .slots
+            .lock()
+            .unwrap()
+            .keys()
+            .next_back()
+            .expect("the starting slot is recorded")
     }
 
-    pub async fn block_height(&self) -> Result<u64, String> {
-        self.banks
-            .get_root_block_height()
-            .await
-            .map_err(|e| e.to_string())
+    /// The slot each commitment level reads now.
+    pub fn commitment_slots(&self) -> CommitmentSlots {
+        CommitmentSlots::at_working_slot(self.slot())
+    }
+
+    /// The block height at `slot`: every slot is a block, genesis (slot 0) is height 0.
+    pub fn block_height_at(&self, slot: u64) -> u64 {
+        self.slots
+            .lock()
+            .unwrap()
+            .get(&slot)
+            .map_or(0, |start| start.block_height)
     }
 
     pub fn transaction_count(&self) -> u64 {
@@ -394,17 +470,30 @@ impl Chain {
             .map_err(|e| e.to_string())
     }
 
-    /// Every account the chain knows of that `owner` owns.
-    pub async fn program_accounts(&self, owner: &Pubkey) -> Result<Vec<(Pubkey, Account)>, String> {
-        let mut known = self.known_accounts().await?;
+    /// The account at `address` as the bank at `slot` (a commitment level's) holds it.
+    pub async fn account_at(&self, address: &Pubkey, slot: u64) -> Result<Option<Account>, String> {
+        let earlier = self.history.lock().unwrap().earlier_state(address, slot);
+        match earlier {
+            Some(state) => Ok(state),
+            None => self.account(address).await,
+        }
+    }
+
+    /// Every account the chain knows of that `owner` owns, at `slot`.
+    pub async fn program_accounts(
+        &self,
+        owner: &Pubkey,
+        slot: u64,
+    ) -> Result<Vec<(Pubkey, Account)>, String> {
+        let mut known = self.known_accounts(slot).await?;
         known.retain(|(_, account)| account.owner == *owner);
         Ok(known)
     }
 
     /// Every account the chain knows of: genesis's, and every one a transaction touched or the
-    /// state file reloaded, as they are now (closed ones left out). The bank cannot list its
-    /// accounts, so this is what getProgramAccounts, getSupply and the token methods read.
-    pub async fn known_accounts(&self) -> Result<Vec<(Pubkey, Account)>, String> {
+    /// state file reloaded, as they are at `slot` (closed ones left out). The bank cannot list
+    /// its accounts, so this is what getProgramAccounts, getSupply and the token methods read.
+    pub async fn known_accounts(&self, slot: u64) -> Result<Vec<(Pubkey, Account)>, String> {
         let known: Vec<Pubkey> = self
             .history
             .lock()
@@ -415,7 +504,7 @@ impl Chain {
             .collect();
         let mut accounts = Vec::with_capacity(known.len());
         for address in known {
-            if let Some(account) = self.account(&address).await? {
+            if let Some(account) = self.account_at(&address, slot).await? {
                 accounts.push((address, account));
             }
         }
@@ -506,6 +595,19 @@ impl Chain {
             }
         }
         let keys = transaction.message.static_account_keys().to_vec();
+        let writable: Vec<Pubkey> = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| transaction.message.is_maybe_writable(*i, None))
+            .map(|(_, key)| *key)
+            .collect();
+        // The sending holds the context, so the clock cannot end the slot meanwhile.
+        let slot = self.slot();
+        let mut before = Vec::with_capacity(writable.len());
+        for key in &writable {
+            let account = self.account(key).await.map_err(SendError::Internal)?;
+            before.push((*key, account));
+        }
         let fee = self
             .fee_for_message(&transaction.message)
             .await
@@ -523,7 +625,6 @@ impl Chain {
         let Some(metadata) = outcome.metadata else {
             return Ok(signature);
         };
-        let slot = self.slot().await.unwrap_or(0);
         let committed = CommittedTransaction {
             post_balances: self.balances(&keys).await,
             transaction: transaction.clone(),
@@ -543,19 +644,16 @@ impl Chain {
             }
             history.by_slot.entry(slot).or_default().push(signature);
             history.transactions.insert(signature, committed.clone());
+            for (key, account) in before {
+                history.note_change(key, slot, account);
+            }
         }
         if let Some(state) = &self.state {
-            let writable: Vec<Pubkey> = keys
-                .iter()
-                .enumerate()
-                .filter(|(i, key)| {
-                    transaction.message.is_maybe_writable(*i, None) && **key != self.faucet.pubkey()
-                })
-                .map(|(_, key)| *key)
-                .collect();
             let mut updates = Vec::with_capacity(writable.len());
             for key in writable {
-                updates.push((key, self.account(&key).await.ok().flatten()));
+                if key != self.faucet.pubkey() {
+                    updates.push((key, self.account(&key).await.ok().flatten()));
+                }
             }
             if let Err(e) = state.apply(updates) {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
@@ -661,10 +759,12 @@ fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<V
 }
 
 /// Advances the bank one slot per `SLOT_DURATION` while idle slots are left, recording each
-/// slot as it begins; ends with the chain.
+/// slot as it begins and forgetting the states no level reads once the root moves past them;
+/// ends with the chain.
 async fn run_slot_clock(
     context: Weak<Mutex<ProgramTestContext>>,
     slots: Slots,
+    history: Arc<std::sync::Mutex<History>>,
     events: broadcast::Sender<ChainEvent>,
     idle_slots_left: Arc<AtomicU64>,
 ) {
@@ -692,9 +792,14 @@ async fn run_slot_clock(
         match slot_start(&context).await {
             Ok((slot, start)) => {
                 slots.lock().unwrap().insert(slot, start);
+                let rooted = rooted_by(next - 1);
+                if let Some(root) = rooted {
+                    history.lock().unwrap().rooted(root);
+                }
                 let _ = events.send(ChainEvent::Slot {
                     slot,
                     parent: next - 1,
+                    rooted,
                 });
             }
             Err(_) => return,

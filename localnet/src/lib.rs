@@ -1,6 +1,8 @@
 //! precompact-localnet: the real Solana runtime (a `solana-program-test` bank with the
 //! precompact program registered natively) served as Solana JSON-RPC over HTTP.
 pub mod chain;
+pub mod commitment;
+pub mod idl_accounts;
 pub mod rpc;
 mod state_file;
 

@@ -70,7 +70,7 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
 }
 
 fn balance(url: &str, who: &str) -> u64 {
-    call(url, "getBalance", json!([who]))["value"]
+    call(url, "getBalance", json!([who, {"commitment": "processed"}]))["value"]
         .as_u64()
         .unwrap()
 }

@@ -15,6 +15,7 @@ use tungstenite::{Message, WebSocket};
 
 const SOL: u64 = 1_000_000_000;
 const SYSTEM: &str = "11111111111111111111111111111111";
+const ZERO_SIGNATURE: &str = "1111111111111111111111111111111111111111111111111111111111111111";
 
 struct Client {
     socket: WebSocket<TcpStream>,
@@ -60,12 +61,13 @@ impl Client {
     }
 
     /// The oldest message `wanted` accepts, keeping the others for later calls (the order of
-    /// notifications of different subscriptions is not specified); panics after 10 s.
+    /// notifications of different subscriptions is not specified); panics after 30 s (a
+    /// finalized notification takes about 13).
     fn next(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         if let Some(at) = self.unread.iter().position(&wanted) {
             return self.unread.remove(at);
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             match self.socket.read() {
                 Ok(Message::Text(text)) => {
@@ -84,7 +86,7 @@ impl Client {
                 Err(e) => panic!("websocket: {e}"),
             }
         }
-        panic!("no matching message within 10 s")
+        panic!("no matching message within 30 s")
     }
 
     /// The next notification of subscription `id`, its `result`.
@@ -103,8 +105,9 @@ fn commits_arrive_as_account_logs_signature_and_program_notifications() {
     // A batch is answered as one array, in order.
     client.send(json!([
         {"jsonrpc": "2.0", "id": 1, "method": "accountSubscribe",
-         "params": [recipient.pubkey().to_string(), {"encoding": "base64"}]},
-        {"jsonrpc": "2.0", "id": 2, "method": "logsSubscribe", "params": [{"mentions": [SYSTEM]}]},
+         "params": [recipient.pubkey().to_string(), {"encoding": "base64", "commitment": "processed"}]},
+        {"jsonrpc": "2.0", "id": 2, "method": "logsSubscribe",
+         "params": [{"mentions": [SYSTEM]}, {"commitment": "processed"}]},
     ]));
     let replies = client.next(Value::is_array);
     let (account_id, logs_id) = (
@@ -130,7 +133,10 @@ fn commits_arrive_as_account_logs_signature_and_program_notifications() {
     );
 
     // A signature already committed is notified at once, and the subscription ends with it.
-    let signature_id = client.subscribe("signatureSubscribe", json!([signature]));
+    let signature_id = client.subscribe(
+        "signatureSubscribe",
+        json!([signature, {"commitment": "processed"}]),
+    );
     let status = client.notified(signature_id);
     assert_eq!(status["value"], json!({"err": null}));
     let ended = client.call("signatureUnsubscribe", json!([signature_id]));
@@ -139,7 +145,7 @@ fn commits_arrive_as_account_logs_signature_and_program_notifications() {
     let program = Pubkey::new_unique();
     let program_id = client.subscribe(
         "programSubscribe",
-        json!([program.to_string(), {"encoding": "base64"}]),
+        json!([program.to_string(), {"encoding": "base64", "commitment": "processed"}]),
     );
     let assign = Transaction::new_signed_with_payer(
         &[solana_system_interface::instruction::assign(
@@ -171,6 +177,75 @@ fn commits_arrive_as_account_logs_signature_and_program_notifications() {
 }
 
 #[test]
+fn each_level_is_notified_in_turn_with_the_state_its_slot_left() {
+    let net = Localnet::start();
+    let mut client = Client::connect(&net);
+    let recipient = Keypair::new();
+    let address = recipient.pubkey().to_string();
+    let account_ids: Vec<u64> = ["processed", "confirmed", "finalized"]
+        .iter()
+        .map(|level| {
+            client.subscribe(
+                "accountSubscribe",
+                json!([address, {"encoding": "base64", "commitment": level}]),
+            )
+        })
+        .collect();
+    let [at_processed, at_confirmed, at_finalized] = account_ids[..] else {
+        unreachable!()
+    };
+    let logs_id = client.subscribe(
+        "logsSubscribe",
+        json!([{"mentions": [address]}, {"commitment": "confirmed"}]),
+    );
+
+    let committed = Instant::now();
+    let first = net.ok("requestAirdrop", json!([address, SOL]));
+    let signature_ids: Vec<u64> = ["processed", "confirmed", "finalized"]
+        .iter()
+        .map(|level| client.subscribe("signatureSubscribe", json!([first, {"commitment": level}])))
+        .collect();
+
+    let processed = client.notified(at_processed);
+    assert_eq!(processed["value"]["lamports"], SOL);
+    let tx_slot = processed["context"]["slot"].as_u64().unwrap();
+    assert_eq!(
+        client.notified(signature_ids[0]),
+        json!({"context": {"slot": tx_slot}, "value": {"err": null}})
+    );
+
+    let confirmed = client.notified(at_confirmed);
+    assert_eq!(confirmed["context"]["slot"], tx_slot);
+    assert_eq!(confirmed["value"]["lamports"], SOL);
+    assert!(net.slot("confirmed") >= tx_slot);
+    assert_eq!(client.notified(logs_id)["value"]["signature"], first);
+    assert_eq!(
+        client.notified(signature_ids[1])["value"],
+        json!({"err": null})
+    );
+
+    // A second airdrop in a later slot: the finalized subscription still hears the first
+    // balance first, as the slot that rooted left it, not the bank's newest.
+    net.airdrop(&recipient, SOL);
+    let finalized = client.notified(at_finalized);
+    assert_eq!(finalized["context"]["slot"], tx_slot);
+    assert_eq!(finalized["value"]["lamports"], SOL);
+    assert!(
+        committed.elapsed() >= Duration::from_secs(11),
+        "31 slots of 400 ms: {:?}",
+        committed.elapsed()
+    );
+    assert!(net.slot("finalized") >= tx_slot);
+    assert_eq!(
+        client.notified(signature_ids[2])["value"],
+        json!({"err": null})
+    );
+    let second = client.notified(at_finalized);
+    assert!(second["context"]["slot"].as_u64().unwrap() > tx_slot);
+    assert_eq!(second["value"]["lamports"], 2 * SOL);
+}
+
+#[test]
 fn slots_roots_blocks_and_slot_updates_follow_the_clock() {
     let net = Localnet::start();
     let mut client = Client::connect(&net);
@@ -186,16 +261,20 @@ fn slots_roots_blocks_and_slot_updates_follow_the_clock() {
     let current = slot["slot"].as_u64().unwrap();
     assert_eq!(
         slot,
-        json!({"parent": current - 1, "root": current - 1, "slot": current})
+        json!({"parent": current - 1, "root": (current - 1).saturating_sub(31), "slot": current})
     );
-    let root = client.notified(root_id).as_u64().unwrap();
-    assert!(root >= current - 1);
     let update = client.notified(updates_id);
     assert_eq!(update["type"], "createdBank");
     assert!(update["timestamp"].is_u64());
+    // The first slot rooted is the first the validator voted on, 31 votes after it.
+    let root = client.notified(root_id).as_u64().unwrap();
+    assert!(root >= 1);
+    assert!(net.slot("confirmed") >= root + 31);
+    // Finalized by default: the block arrives as it is rooted.
     let block = client.notified(block_id);
     let block_slot = block["value"]["slot"].as_u64().unwrap();
     assert_eq!(block["context"]["slot"], block_slot);
+    assert!(block_slot <= net.slot("finalized"));
     assert_eq!(block["value"]["err"], Value::Null);
     assert_eq!(
         block["value"]["block"],
@@ -236,6 +315,16 @@ fn bad_subscriptions_are_refused_naming_the_problem() {
         ),
         ("slotUnsubscribe", json!([12345]), -32602),
         ("slotUnsubscribe", json!(["one"]), -32602),
+        (
+            "blockSubscribe",
+            json!(["all", {"commitment": "processed"}]),
+            -32602,
+        ),
+        (
+            "signatureSubscribe",
+            json!([ZERO_SIGNATURE, {"commitment": "max"}]),
+            -32602,
+        ),
     ];
     for (method, params, code) in refused {
         let reply = client.call(method, params.clone());

@@ -104,7 +104,7 @@ fn node_information_methods() {
     net.airdrop(&Keypair::new(), SOL);
     let advanced = (0..50).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        net.ok("getSlot", json!([])).as_u64().unwrap() > slot
+        net.slot("processed") > slot
     });
     assert!(advanced, "the slot advances within a slot time");
     assert!(net.ok("getBlockHeight", json!([])).is_u64());
@@ -172,12 +172,15 @@ fn airdrop_balance_and_signature_status() {
     assert!(signature.is_string());
     let balance = net.ok(
         "getBalance",
-        json!([who.pubkey().to_string(), {"commitment": "finalized"}]),
+        json!([who.pubkey().to_string(), {"commitment": "processed"}]),
     );
     assert_eq!(balance["value"], 3 * SOL);
     assert!(balance["context"]["slot"].is_u64());
     assert_eq!(
-        net.ok("getBalance", json!([Pubkey::new_unique().to_string()]))["value"],
+        net.ok(
+            "getBalance",
+            json!([Pubkey::new_unique().to_string(), {"commitment": "confirmed"}])
+        )["value"],
         0
     );
 }
@@ -190,7 +193,9 @@ fn signature_statuses_report_committed_and_unknown() {
     let unknown = solana_signature::Signature::from([7u8; 64]).to_string();
     let statuses = net.ok("getSignatureStatuses", json!([[signature, unknown]]));
     let first = &statuses["value"][0];
-    assert_eq!(first["confirmationStatus"], "finalized");
+    // Finalized takes 31 slots more; see tests/commitment.rs for the whole way.
+    assert_ne!(first["confirmationStatus"], "finalized");
+    assert!(first["confirmations"].as_u64().unwrap() <= 1);
     assert_eq!(first["err"], Value::Null);
     assert_eq!(first["status"], json!({"Ok": null}));
     assert!(first["slot"].is_u64());
@@ -224,7 +229,7 @@ fn savepoint_accounts_are_readable_in_every_encoding() {
 
     let header = net.ok(
         "getAccountInfo",
-        json!([address, {"encoding": "base58", "dataSlice": {"offset": 0, "length": 32}}]),
+        json!([address, {"commitment": "confirmed", "encoding": "base58", "dataSlice": {"offset": 0, "length": 32}}]),
     )["value"]
         .clone();
     assert_eq!(header["data"][1], "base58");
@@ -234,12 +239,15 @@ fn savepoint_accounts_are_readable_in_every_encoding() {
             .unwrap(),
         data[..32]
     );
-    let too_big = net.err("getAccountInfo", json!([address, {"encoding": "base58"}]));
+    let too_big = net.err(
+        "getAccountInfo",
+        json!([address, {"encoding": "base58", "commitment": "confirmed"}]),
+    );
     assert_eq!(too_big["code"], -32602);
     assert!(too_big["message"].as_str().unwrap().contains("128 bytes"));
     let zstd = net.ok(
         "getAccountInfo",
-        json!([address, {"encoding": "base64+zstd"}]),
+        json!([address, {"commitment": "confirmed", "encoding": "base64+zstd"}]),
     )["value"]
         .clone();
     assert_eq!(zstd["data"][1], "base64+zstd");
@@ -251,7 +259,7 @@ fn savepoint_accounts_are_readable_in_every_encoding() {
         "a mostly-zero record compresses"
     );
     assert_eq!(zstd::decode_all(&compressed[..]).unwrap(), data);
-    let sliced = net.ok("getMultipleAccounts", json!([[address], {"encoding": "base64+zstd", "dataSlice": {"offset": AUTHORITY_OFFSET, "length": 32}}]));
+    let sliced = net.ok("getMultipleAccounts", json!([[address], {"commitment": "confirmed", "encoding": "base64+zstd", "dataSlice": {"offset": AUTHORITY_OFFSET, "length": 32}}]));
     let authority = zstd::decode_all(
         &base64::engine::general_purpose::STANDARD
             .decode(sliced["value"][0]["data"][0].as_str().unwrap())
@@ -261,24 +269,24 @@ fn savepoint_accounts_are_readable_in_every_encoding() {
     assert_eq!(authority, instance.authority.pubkey().to_bytes());
     let listed = net.ok(
         "getProgramAccounts",
-        json!([precompact::ID.to_string(), {"encoding": "base64+zstd"}]),
+        json!([precompact::ID.to_string(), {"commitment": "confirmed", "encoding": "base64+zstd", "filters": [{"dataSize": RECORD_SIZE}]}]),
     );
     assert_eq!(listed[0]["account"]["data"][1], "base64+zstd");
     let parsed = net.ok(
         "getAccountInfo",
-        json!([address, {"encoding": "jsonParsed"}]),
+        json!([address, {"commitment": "confirmed", "encoding": "jsonParsed"}]),
     )["value"]
         .clone();
     assert_eq!(parsed["data"][1], "base64");
     assert_eq!(
         net.ok(
             "getAccountInfo",
-            json!([Pubkey::new_unique().to_string(), {"encoding": "base64"}])
+            json!([Pubkey::new_unique().to_string(), {"commitment": "confirmed", "encoding": "base64"}])
         )["value"],
         Value::Null
     );
 
-    let many = net.ok("getMultipleAccounts", json!([[address, Pubkey::new_unique().to_string()], {"encoding": "base64", "dataSlice": {"offset": 4, "length": 28}}]));
+    let many = net.ok("getMultipleAccounts", json!([[address, Pubkey::new_unique().to_string()], {"commitment": "confirmed", "encoding": "base64", "dataSlice": {"offset": 4, "length": 28}}]));
     assert_eq!(many["value"][1], Value::Null);
     let reserved = base64::engine::general_purpose::STANDARD
         .decode(many["value"][0]["data"][0].as_str().unwrap())
@@ -295,7 +303,7 @@ fn program_accounts_filter_by_size_and_bytes() {
 
     let all = net.ok(
         "getProgramAccounts",
-        json!([program, {"encoding": "base64", "filters": [{"dataSize": RECORD_SIZE}]}]),
+        json!([program, {"commitment": "confirmed", "encoding": "base64", "filters": [{"dataSize": RECORD_SIZE}]}]),
     );
     let mut found: Vec<String> = all
         .as_array()
@@ -312,19 +320,19 @@ fn program_accounts_filter_by_size_and_bytes() {
         json!({"memcmp": {"offset": AUTHORITY_OFFSET, "bytes": a.authority.pubkey().to_string()}});
     let only_a = net.ok(
         "getProgramAccounts",
-        json!([program, {"encoding": "base64", "filters": [by_authority]}]),
+        json!([program, {"commitment": "confirmed", "encoding": "base64", "filters": [by_authority]}]),
     );
     assert_eq!(only_a.as_array().unwrap().len(), 1);
     assert_eq!(only_a[0]["pubkey"], a.record.to_string());
     assert_eq!(only_a[0]["account"]["owner"], program);
 
     let magic64 = base64::engine::general_purpose::STANDARD.encode([0xEF, 0xBB, 0xBF, 0x01]);
-    let with_context = net.ok("getProgramAccounts", json!([program, {"encoding": "base64", "withContext": true, "filters": [{"memcmp": {"offset": 0, "bytes": magic64, "encoding": "base64"}}]}]));
+    let with_context = net.ok("getProgramAccounts", json!([program, {"commitment": "confirmed", "encoding": "base64", "withContext": true, "filters": [{"memcmp": {"offset": 0, "bytes": magic64, "encoding": "base64"}}]}]));
     assert_eq!(with_context["value"].as_array().unwrap().len(), 2);
     assert_eq!(
         net.ok(
             "getProgramAccounts",
-            json!([program, {"filters": [{"dataSize": 1}]}])
+            json!([program, {"commitment": "confirmed", "filters": [{"dataSize": 1}]}])
         ),
         json!([])
     );
@@ -355,15 +363,15 @@ fn client_offsets_and_lengths_of_any_size_are_answered_not_panicked_on() {
         (u64::MAX, 1, 0),
         (u64::MAX, u64::MAX, 0),
     ] {
-        let config =
-            json!({"encoding": "base64", "dataSlice": {"offset": offset, "length": length}});
+        let config = json!({"encoding": "base64", "commitment": "confirmed", "dataSlice": {"offset": offset, "length": length}});
         let info = net.ok("getAccountInfo", json!([address, config]));
         assert_eq!(
             data64(&info["value"]).len(),
             expected_len,
             "offset {offset}, length {length}"
         );
-        let listed = net.ok("getProgramAccounts", json!([program, config]));
+        let records = merge(config, json!({"filters": [{"dataSize": RECORD_SIZE}]}));
+        let listed = net.ok("getProgramAccounts", json!([program, records]));
         assert_eq!(data64(&listed[0]["account"]).len(), expected_len);
     }
     let beyond_u64 = r#"{"jsonrpc":"2.0","id":1,"method":"getAccountInfo","params":["11111111111111111111111111111111",{"dataSlice":{"offset":18446744073709551616,"length":1}}]}"#;
@@ -380,7 +388,7 @@ fn client_offsets_and_lengths_of_any_size_are_answered_not_panicked_on() {
         assert_eq!(
             net.ok(
                 "getProgramAccounts",
-                json!([program, {"encoding": "base64", "filters": [filter]}])
+                json!([program, {"commitment": "confirmed", "encoding": "base64", "filters": [filter]}])
             ),
             json!([]),
             "offset {offset}"
@@ -391,7 +399,7 @@ fn client_offsets_and_lengths_of_any_size_are_answered_not_panicked_on() {
     assert_eq!(
         net.ok(
             "getProgramAccounts",
-            json!([program, {"encoding": "base64", "filters": [at_the_end]}])
+            json!([program, {"commitment": "confirmed", "encoding": "base64", "filters": [at_the_end]}])
         )
         .as_array()
         .unwrap()
@@ -451,8 +459,12 @@ fn send_accepts_base58_and_base64() {
     let base58 = bs58::encode(bincode::serialize(&transfer(SOL / 2)).unwrap()).into_string();
     assert!(net.ok("sendTransaction", json!([base58])).is_string());
     assert!(net.ok("sendTransaction", json!([encode64(&transfer(SOL / 4)), {"encoding": "base64", "preflightCommitment": "processed"}])).is_string());
+    net.confirmed_through(net.slot("processed"));
     assert_eq!(
-        net.ok("getBalance", json!([to.to_string()]))["value"],
+        net.ok(
+            "getBalance",
+            json!([to.to_string(), {"commitment": "confirmed"}])
+        )["value"],
         SOL / 2 + SOL / 4
     );
     assert_eq!(
@@ -534,7 +546,7 @@ fn skip_preflight_commits_the_failure_for_get_transaction() {
 
     let tx = net.ok(
         "getTransaction",
-        json!([signature, {"encoding": "json", "maxSupportedTransactionVersion": 0}]),
+        json!([signature, {"commitment": "confirmed", "encoding": "json", "maxSupportedTransactionVersion": 0}]),
     );
     assert_eq!(
         tx["meta"]["err"],
@@ -572,7 +584,7 @@ fn skip_preflight_commits_the_failure_for_get_transaction() {
 
     let ok = net.ok(
         "getTransaction",
-        json!([instance.savepoint_signature, {"encoding": "base64"}]),
+        json!([instance.savepoint_signature, {"commitment": "confirmed", "encoding": "base64"}]),
     );
     assert_eq!(ok["meta"]["err"], Value::Null);
     assert!(ok.get("version").is_none());
@@ -587,7 +599,7 @@ fn skip_preflight_commits_the_failure_for_get_transaction() {
     assert_eq!(
         net.ok(
             "getTransaction",
-            json!([instance.savepoint_signature, {"encoding": "base58"}])
+            json!([instance.savepoint_signature, {"commitment": "confirmed", "encoding": "base58"}])
         )["transaction"][1],
         "base58"
     );
@@ -595,7 +607,7 @@ fn skip_preflight_commits_the_failure_for_get_transaction() {
     assert_eq!(
         net.ok(
             "getTransaction",
-            json!([solana_signature::Signature::from([1u8; 64]).to_string()])
+            json!([solana_signature::Signature::from([1u8; 64]).to_string(), {"commitment": "confirmed"}])
         ),
         Value::Null
     );
@@ -606,7 +618,7 @@ fn skip_preflight_commits_the_failure_for_get_transaction() {
 
     let history = net.ok(
         "getSignaturesForAddress",
-        json!([instance.record.to_string()]),
+        json!([instance.record.to_string(), {"commitment": "confirmed"}]),
     );
     let listed: Vec<&str> = history
         .as_array()
@@ -620,20 +632,20 @@ fn skip_preflight_commits_the_failure_for_get_transaction() {
         history[0]["err"],
         custom_error(1, PrecompactError::PrevHashMismatch)
     );
-    assert_eq!(history[0]["confirmationStatus"], "finalized");
+    assert_eq!(history[0]["confirmationStatus"], "confirmed");
     let limited = net.ok(
         "getSignaturesForAddress",
-        json!([instance.record.to_string(), {"limit": 1}]),
+        json!([instance.record.to_string(), {"commitment": "confirmed", "limit": 1}]),
     );
     assert_eq!(limited.as_array().unwrap().len(), 1);
     let before = net.ok(
         "getSignaturesForAddress",
-        json!([instance.record.to_string(), {"before": signature}]),
+        json!([instance.record.to_string(), {"commitment": "confirmed", "before": signature}]),
     );
     assert_eq!(before[0]["signature"], instance.savepoint_signature);
     let until = net.ok(
         "getSignaturesForAddress",
-        json!([instance.record.to_string(), {"until": instance.savepoint_signature}]),
+        json!([instance.record.to_string(), {"commitment": "confirmed", "until": instance.savepoint_signature}]),
     );
     assert_eq!(until.as_array().unwrap().len(), 1);
     assert_eq!(
@@ -702,7 +714,7 @@ fn simulate_reports_logs_units_and_replacement_blockhash() {
     );
     assert_eq!(unverified["code"], -32003);
     // Simulation changes nothing.
-    let record = net.ok("getAccountInfo", json!([instance.record.to_string(), {"encoding": "base64", "dataSlice": {"offset": 241, "length": 8}}]));
+    let record = net.ok("getAccountInfo", json!([instance.record.to_string(), {"commitment": "confirmed", "encoding": "base64", "dataSlice": {"offset": 241, "length": 8}}]));
     let sequence = base64::engine::general_purpose::STANDARD
         .decode(record["value"]["data"][0].as_str().unwrap())
         .unwrap();
@@ -769,7 +781,7 @@ fn bad_signatures_stale_blockhashes_and_duplicates_are_refused() {
     assert_eq!(
         net.ok(
             "getSignaturesForAddress",
-            json!([instance.record.to_string()])
+            json!([instance.record.to_string(), {"commitment": "confirmed"}])
         )
         .as_array()
         .unwrap()
@@ -912,7 +924,7 @@ fn accounts_survive_a_restart_with_a_state_file() {
     let instance = instance_with_savepoint(&net);
     let before = net.ok(
         "getAccountInfo",
-        json!([instance.record.to_string(), {"encoding": "base64"}]),
+        json!([instance.record.to_string(), {"commitment": "confirmed", "encoding": "base64"}]),
     )["value"]
         .clone();
     net.stop();
@@ -920,14 +932,14 @@ fn accounts_survive_a_restart_with_a_state_file() {
     let net = Localnet::start_with(Some(state.clone()));
     let after = net.ok(
         "getAccountInfo",
-        json!([instance.record.to_string(), {"encoding": "base64"}]),
+        json!([instance.record.to_string(), {"commitment": "confirmed", "encoding": "base64"}]),
     )["value"]
         .clone();
     assert_eq!(after["data"], before["data"]);
     assert_eq!(after["lamports"], before["lamports"]);
     let listed = net.ok(
         "getProgramAccounts",
-        json!([precompact::ID.to_string(), {"encoding": "base64"}]),
+        json!([precompact::ID.to_string(), {"commitment": "confirmed", "encoding": "base64", "filters": [{"dataSize": RECORD_SIZE}]}]),
     );
     assert_eq!(
         listed.as_array().unwrap().len(),

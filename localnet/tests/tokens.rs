@@ -20,6 +20,9 @@ const TOKEN_2022: Pubkey = Pubkey::from_str_const("TokenzQdBNbLqP5VEhdkAS6EPFLC1
 /// A mint with six decimals and two holders: `rich` holds 1.5 tokens, `poor` 0.00025 and has
 /// approved `delegate`.
 struct Tokens {
+    /// The transaction that made them.
+    signature: Value,
+    mint_authority: Pubkey,
     mint: Pubkey,
     rich: Pubkey,
     rich_owner: Pubkey,
@@ -108,6 +111,8 @@ fn setup(net: &Localnet, program: &Pubkey) -> Tokens {
     let sent = net.send(&tx, json!({}));
     assert!(sent.get("error").is_none(), "token setup: {sent}");
     Tokens {
+        signature: sent["result"].clone(),
+        mint_authority: payer.pubkey(),
         mint: mint.pubkey(),
         rich: rich.pubkey(),
         rich_owner: rich_owner.pubkey(),
@@ -140,16 +145,28 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
         let t = setup(&net, &program);
         let s = |key: &Pubkey| key.to_string();
 
-        let balance = net.ok("getTokenAccountBalance", json!([s(&t.rich)]))["value"].clone();
+        let balance = net.ok(
+            "getTokenAccountBalance",
+            json!([s(&t.rich), {"commitment": "confirmed"}]),
+        )["value"]
+            .clone();
         assert_eq!(
             balance,
             json!({"amount": "1500000", "decimals": 6, "uiAmount": 1.5, "uiAmountString": "1.5"})
         );
-        let supply = net.ok("getTokenSupply", json!([s(&t.mint)]))["value"].clone();
+        let supply = net.ok(
+            "getTokenSupply",
+            json!([s(&t.mint), {"commitment": "confirmed"}]),
+        )["value"]
+            .clone();
         assert_eq!(supply["amount"], "1500250");
         assert_eq!(supply["uiAmountString"], "1.50025");
 
-        let largest = net.ok("getTokenLargestAccounts", json!([s(&t.mint)]))["value"].clone();
+        let largest = net.ok(
+            "getTokenLargestAccounts",
+            json!([s(&t.mint), {"commitment": "confirmed"}]),
+        )["value"]
+            .clone();
         assert_eq!(addresses(&largest), [s(&t.rich), s(&t.poor)]);
         assert_eq!(largest[1]["amount"], "250");
 
@@ -159,7 +176,7 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
         ] {
             let owned = net.ok(
                 "getTokenAccountsByOwner",
-                json!([s(&t.rich_owner), filter, {"encoding": "jsonParsed"}]),
+                json!([s(&t.rich_owner), filter, {"commitment": "confirmed", "encoding": "jsonParsed"}]),
             )["value"]
                 .clone();
             assert_eq!(addresses(&owned), [s(&t.rich)], "{filter}");
@@ -170,20 +187,20 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
         }
         let encoded = net.ok(
             "getTokenAccountsByOwner",
-            json!([s(&t.rich_owner), {"mint": s(&t.mint)}, {"encoding": "base64"}]),
+            json!([s(&t.rich_owner), {"mint": s(&t.mint)}, {"commitment": "confirmed", "encoding": "base64"}]),
         )["value"]
             .clone();
         assert_eq!(encoded[0]["account"]["data"][1], "base64");
         let delegated = net.ok(
             "getTokenAccountsByDelegate",
-            json!([s(&t.delegate), {"programId": s(&program)}, {"encoding": "base64"}]),
+            json!([s(&t.delegate), {"programId": s(&program)}, {"commitment": "confirmed", "encoding": "base64"}]),
         )["value"]
             .clone();
         assert_eq!(addresses(&delegated), [s(&t.poor)]);
 
         let mint = net.ok(
             "getAccountInfo",
-            json!([s(&t.mint), {"encoding": "jsonParsed"}]),
+            json!([s(&t.mint), {"commitment": "confirmed", "encoding": "jsonParsed"}]),
         )["value"]
             .clone();
         assert_eq!(mint["data"]["program"], name);
@@ -194,7 +211,7 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
         let wrong = [
             (
                 "getTokenAccountBalance",
-                json!([s(&t.mint)]),
+                json!([s(&t.mint), {"commitment": "confirmed"}]),
                 "not a Token account",
             ),
             (
@@ -202,7 +219,11 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
                 json!([s(&Pubkey::new_unique())]),
                 "could not find account",
             ),
-            ("getTokenSupply", json!([s(&t.rich)]), "not a Token mint"),
+            (
+                "getTokenSupply",
+                json!([s(&t.rich), {"commitment": "confirmed"}]),
+                "not a Token mint",
+            ),
             (
                 "getTokenLargestAccounts",
                 json!([s(&Pubkey::new_unique())]),
@@ -226,7 +247,7 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
             // Agave's default encoding is base58, which no token account fits.
             (
                 "getTokenAccountsByDelegate",
-                json!([s(&t.delegate), {"programId": s(&program)}]),
+                json!([s(&t.delegate), {"programId": s(&program)}, {"commitment": "confirmed"}]),
                 "base 58",
             ),
         ];
@@ -242,11 +263,67 @@ fn token_balances_supplies_and_holders_for_both_token_programs() {
 }
 
 #[test]
+fn json_parsed_transactions_parse_token_instructions_as_agave_does() {
+    let net = Localnet::start();
+    for program in [TOKEN, TOKEN_2022] {
+        let t = setup(&net, &program);
+        let fetched = net.ok(
+            "getTransaction",
+            json!([t.signature, {"commitment": "confirmed", "encoding": "jsonParsed"}]),
+        );
+        let instructions = fetched["transaction"]["message"]["instructions"]
+            .as_array()
+            .unwrap();
+        let kinds: Vec<(&str, &str)> = instructions
+            .iter()
+            .map(|ix| {
+                (
+                    ix["program"].as_str().unwrap(),
+                    ix["parsed"]["type"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        let create = ("system", "createAccount");
+        let (initialize_mint, initialize_account, mint_to, approve) = (
+            ("spl-token", "initializeMint2"),
+            ("spl-token", "initializeAccount3"),
+            ("spl-token", "mintTo"),
+            ("spl-token", "approve"),
+        );
+        assert_eq!(
+            kinds,
+            [
+                create,
+                initialize_mint,
+                create,
+                initialize_account,
+                create,
+                initialize_account,
+                mint_to,
+                mint_to,
+                approve
+            ]
+        );
+        assert_eq!(instructions[1]["programId"], program.to_string());
+        assert_eq!(instructions[1]["parsed"]["info"]["decimals"], 6);
+        assert_eq!(
+            instructions[6]["parsed"]["info"],
+            json!({"mint": t.mint.to_string(), "account": t.rich.to_string(),
+                   "amount": "1500000", "mintAuthority": t.mint_authority.to_string()})
+        );
+        let approved = &instructions[8]["parsed"]["info"];
+        assert_eq!(approved["source"], t.poor.to_string());
+        assert_eq!(approved["delegate"], t.delegate.to_string());
+        assert_eq!(approved["amount"], "100");
+    }
+}
+
+#[test]
 fn jsonparsed_parses_what_agave_parses_and_falls_back_to_base64() {
     let net = Localnet::start();
     let clock = net.ok(
         "getAccountInfo",
-        json!(["SysvarC1ock11111111111111111111111111111111", {"encoding": "jsonParsed"}]),
+        json!(["SysvarC1ock11111111111111111111111111111111", {"commitment": "confirmed", "encoding": "jsonParsed"}]),
     )["value"]["data"]
         .clone();
     assert_eq!(clock["program"], "sysvar");
@@ -255,7 +332,7 @@ fn jsonparsed_parses_what_agave_parses_and_falls_back_to_base64() {
     net.airdrop(&wallet, SOL);
     let plain = net.ok(
         "getAccountInfo",
-        json!([wallet.pubkey().to_string(), {"encoding": "jsonParsed"}]),
+        json!([wallet.pubkey().to_string(), {"commitment": "confirmed", "encoding": "jsonParsed"}]),
     )["value"]["data"]
         .clone();
     assert_eq!(plain, json!(["", "base64"]));
@@ -266,14 +343,15 @@ fn supply_and_largest_accounts_cover_every_known_account() {
     let net = Localnet::start();
     let wallet = Keypair::new();
     net.airdrop(&wallet, 7 * SOL);
-    let supply = net.ok("getSupply", json!([]))["value"].clone();
+    let supply = net.ok("getSupply", json!([{"commitment": "confirmed"}]))["value"].clone();
     let total = supply["total"].as_u64().unwrap();
     assert!(total > 7 * SOL);
     assert_eq!(supply["circulating"], total);
     assert_eq!(supply["nonCirculating"], 0);
     assert_eq!(supply["nonCirculatingAccounts"], json!([]));
 
-    let largest = net.ok("getLargestAccounts", json!([]))["value"].clone();
+    let largest =
+        net.ok("getLargestAccounts", json!([{"commitment": "confirmed"}]))["value"].clone();
     let lamports: Vec<u64> = largest
         .as_array()
         .unwrap()
@@ -287,7 +365,10 @@ fn supply_and_largest_accounts_cover_every_known_account() {
     );
     assert!(lamports.iter().sum::<u64>() <= total);
     assert_eq!(
-        net.ok("getLargestAccounts", json!([{"filter": "nonCirculating"}]))["value"],
+        net.ok(
+            "getLargestAccounts",
+            json!([{"filter": "nonCirculating", "commitment": "confirmed"}])
+        )["value"],
         json!([])
     );
     assert_eq!(

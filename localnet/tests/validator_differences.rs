@@ -57,10 +57,18 @@ fn v0_messages_are_priced_charged_and_hidden_from_clients_that_read_legacy_only(
         "sendTransaction",
         json!([encode_versioned(&tx), {"encoding": "base64"}]),
     );
-    let balance = net.ok("getBalance", json!([payer.pubkey().to_string()]))["value"].clone();
+    net.confirmed_through(net.slot("processed"));
+    let balance = net.ok(
+        "getBalance",
+        json!([payer.pubkey().to_string(), {"commitment": "confirmed"}]),
+    )["value"]
+        .clone();
     assert_eq!(balance, SOL - 10_000 - SENT);
 
-    let error = net.err("getTransaction", json!([signature]));
+    let error = net.err(
+        "getTransaction",
+        json!([signature, {"commitment": "confirmed"}]),
+    );
     assert_eq!(error["code"], -32015);
     assert_eq!(
         error["message"],
@@ -70,16 +78,19 @@ fn v0_messages_are_priced_charged_and_hidden_from_clients_that_read_legacy_only(
     );
     let fetched = net.ok(
         "getTransaction",
-        json!([signature, {"maxSupportedTransactionVersion": 0}]),
+        json!([signature, {"commitment": "confirmed", "maxSupportedTransactionVersion": 0}]),
     );
     assert_eq!(fetched["version"], 0);
     assert_eq!(fetched["meta"]["fee"], 10_000);
 
     let slot = fetched["slot"].clone();
-    assert_eq!(net.err("getBlock", json!([slot]))["code"], -32015);
+    assert_eq!(
+        net.err("getBlock", json!([slot, {"commitment": "confirmed"}]))["code"],
+        -32015
+    );
     let block = net.ok(
         "getBlock",
-        json!([slot, {"maxSupportedTransactionVersion": 0}]),
+        json!([slot, {"commitment": "confirmed", "maxSupportedTransactionVersion": 0}]),
     );
     let entry = block["transactions"]
         .as_array()
@@ -111,7 +122,7 @@ fn signatures_for_address_carry_the_memos_as_a_validator_formats_them() {
 
     let listed = net.ok(
         "getSignaturesForAddress",
-        json!([payer.pubkey().to_string()]),
+        json!([payer.pubkey().to_string(), {"commitment": "confirmed"}]),
     );
     let memo_of = |signature: &Value| {
         listed
@@ -131,13 +142,16 @@ fn signatures_for_address_carry_the_memos_as_a_validator_formats_them() {
 #[test]
 fn slots_and_blocks_advance_while_idle() {
     let net = Localnet::start();
-    let first = net.ok("getSlot", json!([])).as_u64().unwrap();
+    let first = net.slot("processed");
     std::thread::sleep(std::time::Duration::from_millis(2_000));
-    let now = net.ok("getSlot", json!([])).as_u64().unwrap();
+    let now = net.slot("processed");
     assert!(now >= first + 3, "2 s of 400 ms slots: {first} -> {now}");
-    let blocks = net.ok("getBlocks", json!([first, now]));
-    assert_eq!(blocks, json!((first..=now).collect::<Vec<_>>()));
-    let block = net.ok("getBlock", json!([now - 1, {"encoding": "base64", "transactionDetails": null, "rewards": null, "maxSupportedTransactionVersion": null}]));
+    let blocks = net.ok(
+        "getBlocks",
+        json!([first, now - 1, {"commitment": "confirmed"}]),
+    );
+    assert_eq!(blocks, json!((first..now).collect::<Vec<_>>()));
+    let block = net.ok("getBlock", json!([now - 1, {"commitment": "confirmed", "encoding": "base64", "transactionDetails": null, "rewards": null, "maxSupportedTransactionVersion": null}]));
     assert_eq!(block["transactions"], json!([]));
 }
 
@@ -162,7 +176,7 @@ fn jsonparsed_transactions_name_account_roles_and_parse_system_and_memo() {
     let signature = net.send(&tx, json!({"skipPreflight": true}))["result"].clone();
     let fetched = net.ok(
         "getTransaction",
-        json!([signature, {"encoding": "jsonParsed"}]),
+        json!([signature, {"commitment": "confirmed", "encoding": "jsonParsed"}]),
     );
     let message = &fetched["transaction"]["message"];
     assert_eq!(

@@ -14,17 +14,6 @@ fn slot_of(net: &Localnet, signature: &Value) -> u64 {
         .unwrap()
 }
 
-/// Waits (a few slot times at most) until the chain is past `slot`.
-fn wait_past(net: &Localnet, slot: u64) {
-    for _ in 0..50 {
-        if net.ok("getSlot", json!([])).as_u64().unwrap() > slot {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    panic!("the chain did not move past slot {slot}");
-}
-
 #[test]
 fn blocks_hold_their_transactions_and_chain_by_blockhash() {
     let net = Localnet::start();
@@ -33,13 +22,14 @@ fn blocks_hold_their_transactions_and_chain_by_blockhash() {
         json!([Keypair::new().pubkey().to_string(), 1_000_000_000]),
     );
     let slot = slot_of(&net, &signature);
-    wait_past(&net, slot);
+    net.confirmed_through(slot + 1);
+    // Confirmed, so every slot up to this airdrop's is a confirmed block.
     net.airdrop(&Keypair::new(), 1_000_000_000);
-    let later = net.ok("getSlot", json!([])).as_u64().unwrap();
+    let later = net.slot("confirmed");
 
     let block = net.ok(
         "getBlock",
-        json!([slot, {"maxSupportedTransactionVersion": 0}]),
+        json!([slot, {"commitment": "confirmed", "maxSupportedTransactionVersion": 0}]),
     );
     assert_eq!(block["parentSlot"], slot - 1);
     assert!(block["blockHeight"].is_u64());
@@ -53,13 +43,16 @@ fn blocks_hold_their_transactions_and_chain_by_blockhash() {
     let time = net.ok("getBlockTime", json!([slot]));
     assert_eq!(block["blockTime"], time);
     assert_eq!(
-        net.ok("getTransaction", json!([signature]))["blockTime"],
+        net.ok(
+            "getTransaction",
+            json!([signature, {"commitment": "confirmed"}])
+        )["blockTime"],
         time
     );
 
     let next = net.ok(
         "getBlock",
-        json!([slot + 1, {"transactionDetails": "none", "rewards": false}]),
+        json!([slot + 1, {"commitment": "confirmed", "transactionDetails": "none", "rewards": false}]),
     );
     assert_eq!(
         next["previousBlockhash"], block["blockhash"],
@@ -68,17 +61,20 @@ fn blocks_hold_their_transactions_and_chain_by_blockhash() {
     assert!(next.get("transactions").is_none() && next.get("rewards").is_none());
     let signatures = net.ok(
         "getBlock",
-        json!([slot, {"transactionDetails": "signatures"}]),
+        json!([slot, {"commitment": "confirmed", "transactionDetails": "signatures"}]),
     );
     assert_eq!(signatures["signatures"], json!([signature]));
-    let encoded = net.ok("getBlock", json!([slot, "base64"]));
+    let encoded = net.ok(
+        "getBlock",
+        json!([slot, {"commitment": "confirmed", "encoding": "base64"}]),
+    );
     assert_eq!(encoded["transactions"][0]["transaction"][1], "base64");
 
     let first = net
         .ok("getFirstAvailableBlock", json!([]))
         .as_u64()
         .unwrap();
-    let all = net.ok("getBlocks", json!([0]));
+    let all = net.ok("getBlocks", json!([0, null, {"commitment": "confirmed"}]));
     let all: Vec<u64> = all
         .as_array()
         .unwrap()
@@ -91,10 +87,17 @@ fn blocks_hold_their_transactions_and_chain_by_blockhash() {
         "every slot from the first is a block: {all:?}"
     );
     assert!(*all.last().unwrap() >= later);
-    assert_eq!(net.ok("getBlocks", json!([slot, slot])), json!([slot]));
-    assert_eq!(net.ok("getBlocks", json!([slot, slot - 1])), json!([]));
+    let confirmed = json!({"commitment": "confirmed"});
     assert_eq!(
-        net.ok("getBlocksWithLimit", json!([first, 2])),
+        net.ok("getBlocks", json!([slot, slot, confirmed])),
+        json!([slot])
+    );
+    assert_eq!(
+        net.ok("getBlocks", json!([slot, slot - 1, confirmed])),
+        json!([])
+    );
+    assert_eq!(
+        net.ok("getBlocksWithLimit", json!([first, 2, confirmed])),
         json!([first, first + 1])
     );
     assert_eq!(
@@ -124,10 +127,15 @@ fn blocks_hold_their_transactions_and_chain_by_blockhash() {
         -32602
     );
 
+    // Confirmed, not yet rooted: the one validator's stake, at the count of votes on the block.
     let commitment = net.ok("getBlockCommitment", json!([slot]));
-    assert_eq!(commitment["commitment"], Value::Null, "finalized at once");
     let stake = net.ok("getVoteAccounts", json!([]))["current"][0]["activatedStake"].clone();
     assert_eq!(commitment["totalStake"], stake);
+    let by_votes = commitment["commitment"].as_array().unwrap();
+    assert_eq!(by_votes.len(), 32);
+    let voted: Vec<&Value> = by_votes.iter().filter(|s| **s != 0).collect();
+    assert_eq!(voted, [&stake]);
+    assert_eq!(by_votes[31], 0, "31 votes root a block");
 }
 
 #[test]
@@ -155,7 +163,9 @@ fn the_one_validator_leads_votes_and_is_listed() {
     assert!(vote["activatedStake"].as_u64().unwrap() > 0);
     assert!(vote["commission"].as_u64().unwrap() <= 100);
     assert_eq!(vote["epochVoteAccount"], true);
-    assert_eq!(vote["lastVote"], net.ok("getSlot", json!([])));
+    let last_vote = vote["lastVote"].as_u64().unwrap();
+    assert!(last_vote <= net.slot("confirmed"));
+    assert_eq!(vote["rootSlot"], last_vote.saturating_sub(31));
     let by_key = net.ok(
         "getVoteAccounts",
         json!([{"votePubkey": vote["votePubkey"]}]),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from solana.rpc.api import Client
+from solana.rpc.commitment import Confirmed
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
@@ -17,7 +18,7 @@ from support.projects import fund
 
 def chain_record(url: str, authority: Keypair) -> bytes:
     record, _ = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))
-    return bytes(Client(url).get_account_info(record).value.data)
+    return bytes(Client(url, commitment=Confirmed).get_account_info(record).value.data)
 
 
 def test_savepoint_reaches_git_and_chain(workspace, localnet, monkeypatch):
@@ -130,7 +131,7 @@ def test_init_airdrop_funds_the_key_or_names_the_cluster_without_a_faucet(tmp_pa
     funded = invoke("init", "--yes", "--airdrop", "--cluster", localnet.url, "--keypair", str(keypair))
     assert funded.exit_code == 0 and "airdropped 1 SOL to" in funded.output
     pubkey = Keypair.from_bytes(bytes(json.loads(keypair.read_text()))).pubkey()
-    assert Client(localnet.url).get_balance(pubkey).value == 1_000_000_000
+    assert Client(localnet.url, commitment=Confirmed).get_balance(pubkey).value == 1_000_000_000
     closed = f"http://127.0.0.1:{free_port()}"
     refused = invoke("init", "--yes", "--force", "--airdrop", "--cluster", closed, "--keypair", str(keypair))
     assert refused.exit_code == 1

@@ -43,7 +43,7 @@ async def send(client: AsyncClient, instructions, payer: Keypair, signers=()) ->
 async def test_initialize_savepoint_decode_reject_and_survive_restart(localnet):
     authority = Keypair()
     record, _ = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))
-    async with AsyncClient(localnet.url) as client:
+    async with AsyncClient(localnet.url, commitment=Confirmed) as client:
         assert (await client.is_connected()) is True
         airdrop = (await client.request_airdrop(authority.pubkey(), 5 * SOL)).value
         await client.confirm_transaction(airdrop, sleep_seconds=0.05)
@@ -84,7 +84,7 @@ async def test_initialize_savepoint_decode_reject_and_survive_restart(localnet):
 
     localnet.stop()
     localnet.start()
-    async with AsyncClient(localnet.url) as client:
+    async with AsyncClient(localnet.url, commitment=Confirmed) as client:
         again = (await client.get_account_info(record)).value
         assert again is not None, "the record survives a restart with --state"
         assert bytes(again.data) == data

@@ -312,7 +312,12 @@ def test_a_replayed_older_record_is_a_history_reset(workspace, localnet, lying):
 def _account_hex(url: str, address: Pubkey) -> str:
     answer = httpx.post(
         url,
-        json={"jsonrpc": "2.0", "id": 1, "method": "getAccountInfo", "params": [str(address), {"encoding": "base64"}]},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "getAccountInfo",
+            "params": [str(address), {"encoding": "base64", "commitment": "confirmed"}],
+        },
     ).json()
     return record_bytes(answer["result"]["value"]).hex()
 
@@ -531,7 +536,7 @@ def _confirmed(cluster, signature: str) -> bool:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         status = cluster.signature_status(signature)
-        if status and status.get("confirmationStatus"):
+        if status and status.get("confirmationStatus") in ("confirmed", "finalized"):
             return status.get("err") is None
         time.sleep(0.05)
     return False

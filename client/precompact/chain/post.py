@@ -176,7 +176,8 @@ def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
         status = client.signature_status(signature)
         if status is not None and status.get("err") is not None:
             raise ChainError(f"transaction {signature} failed on chain: {status['err']}")
-        if status is not None and status.get("confirmationStatus") is not None:
+        # Confirmed, not just processed: the record is read back at the confirmed level.
+        if status is not None and status.get("confirmationStatus") in ("confirmed", "finalized"):
             return signature
         time.sleep(CONFIRM_POLL_SECONDS)
     raise ChainError(

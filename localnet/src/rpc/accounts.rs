@@ -7,6 +7,7 @@ use solana_account_decoder::parse_account_data::{
     parse_account_data_v3, AccountAdditionalDataV3, SplTokenAdditionalDataV2,
 };
 use solana_account_decoder::parse_token::{get_token_account_mint, is_known_spl_token_id};
+use solana_commitment_config::CommitmentLevel;
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::config::RpcLargestAccountsFilter;
 use solana_rpc_client_types::request::{
@@ -15,8 +16,8 @@ use solana_rpc_client_types::request::{
 use solana_rpc_client_types::response::{RpcAccountBalance, RpcSupply};
 
 use super::error::{RpcError, RpcResult};
-use super::params::{base58_list, Base58, ContextConfig};
-use super::{tokens, with_context};
+use super::params::{base58_list, level, Base58, ContextConfig};
+use super::{level_slot, tokens, with_context_at};
 use crate::chain::{Chain, SendError};
 
 /// Agave's limit on base58-encoded account data.
@@ -32,6 +33,7 @@ const MAX_MEMCMP_BASE58_LEN: usize = 175;
 pub struct AccountConfig {
     encoding: Option<AccountEncoding>,
     data_slice: Option<DataSlice>,
+    pub commitment: Option<CommitmentLevel>,
 }
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
@@ -60,6 +62,11 @@ struct DataSlice {
 }
 
 impl AccountConfig {
+    /// The level to read at, finalized unless the client says otherwise.
+    pub fn level(&self) -> CommitmentLevel {
+        self.commitment.unwrap_or_default()
+    }
+
     /// The account at `address` as `getAccountInfo` shows it.
     pub async fn encode(&self, chain: &Chain, address: &Pubkey, account: &Account) -> RpcResult {
         if self.encoding == Some(AccountEncoding::JsonParsed) {
@@ -239,13 +246,17 @@ impl ProgramAccountsConfig {
 
 pub async fn get_balance(
     chain: &Chain,
-    (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>),
+    (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    with_context(
-        chain,
-        json!(chain.balance(&address).await.map_err(RpcError::Internal)?),
-    )
-    .await
+    let slot = level_slot(chain, level(config));
+    let account = chain
+        .account_at(&address, slot)
+        .await
+        .map_err(RpcError::Internal)?;
+    Ok(with_context_at(
+        slot,
+        json!(account.map_or(0, |account| account.lamports)),
+    ))
 }
 
 pub async fn get_minimum_balance_for_rent_exemption(
@@ -286,12 +297,16 @@ pub async fn get_account_info(
     (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let account = chain.account(&address).await.map_err(RpcError::Internal)?;
+    let slot = level_slot(chain, config.level());
+    let account = chain
+        .account_at(&address, slot)
+        .await
+        .map_err(RpcError::Internal)?;
     let value = match account {
         Some(account) => config.encode(chain, &address, &account).await?,
         None => Value::Null,
     };
-    with_context(chain, value).await
+    Ok(with_context_at(slot, value))
 }
 
 pub async fn get_multiple_accounts(
@@ -300,15 +315,19 @@ pub async fn get_multiple_accounts(
 ) -> RpcResult {
     let addresses = base58_list(addresses, MAX_MULTIPLE_ACCOUNTS)?;
     let config = config.unwrap_or_default();
+    let slot = level_slot(chain, config.level());
     let mut values = Vec::with_capacity(addresses.len());
     for address in addresses {
-        let account = chain.account(&address).await.map_err(RpcError::Internal)?;
+        let account = chain
+            .account_at(&address, slot)
+            .await
+            .map_err(RpcError::Internal)?;
         values.push(match account {
             Some(account) => config.encode(chain, &address, &account).await?,
             None => Value::Null,
         });
     }
-    with_context(chain, Value::Array(values)).await
+    Ok(with_context_at(slot, Value::Array(values)))
 }
 
 pub async fn get_program_accounts(
@@ -318,9 +337,10 @@ pub async fn get_program_accounts(
     let config = config.unwrap_or_default();
     let contextual = config.with_context;
     let (encoding, filters) = config.into_parts()?;
+    let slot = level_slot(chain, encoding.level());
     let mut matches = Vec::new();
     for (address, account) in chain
-        .program_accounts(&program)
+        .program_accounts(&program, slot)
         .await
         .map_err(RpcError::Internal)?
     {
@@ -330,7 +350,7 @@ pub async fn get_program_accounts(
         }
     }
     if contextual {
-        with_context(chain, Value::Array(matches)).await
+        Ok(with_context_at(slot, Value::Array(matches)))
     } else {
         Ok(Value::Array(matches))
     }
@@ -338,9 +358,10 @@ pub async fn get_program_accounts(
 
 /// The supply over every account the chain knows; no account is non-circulating (no lockups
 /// here).
-pub async fn get_supply(chain: &Chain, _: (Option<SupplyConfig>,)) -> RpcResult {
+pub async fn get_supply(chain: &Chain, (config,): (Option<SupplyConfig>,)) -> RpcResult {
+    let slot = level_slot(chain, config.and_then(|c| c.commitment).unwrap_or_default());
     let total = chain
-        .known_accounts()
+        .known_accounts(slot)
         .await
         .map_err(RpcError::Internal)?
         .iter()
@@ -352,17 +373,20 @@ pub async fn get_supply(chain: &Chain, _: (Option<SupplyConfig>,)) -> RpcResult 
         non_circulating: 0,
         non_circulating_accounts: vec![],
     };
-    with_context(chain, json!(supply)).await
+    Ok(with_context_at(slot, json!(supply)))
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct SupplyConfig {}
+pub struct SupplyConfig {
+    commitment: Option<CommitmentLevel>,
+}
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct LargestAccountsConfig {
     filter: Option<RpcLargestAccountsFilter>,
+    commitment: Option<CommitmentLevel>,
 }
 
 /// Agave lists the 20 largest.
@@ -375,9 +399,13 @@ pub async fn get_largest_accounts(
     (config,): (Option<LargestAccountsConfig>,),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
+    let slot = level_slot(chain, config.commitment.unwrap_or_default());
     let mut accounts = match config.filter {
         Some(RpcLargestAccountsFilter::NonCirculating) => vec![],
-        _ => chain.known_accounts().await.map_err(RpcError::Internal)?,
+        _ => chain
+            .known_accounts(slot)
+            .await
+            .map_err(RpcError::Internal)?,
     };
     accounts.sort_by_key(|(_, account)| std::cmp::Reverse(account.lamports));
     let largest: Vec<RpcAccountBalance> = accounts
@@ -388,7 +416,7 @@ pub async fn get_largest_accounts(
             lamports: account.lamports,
         })
         .collect();
-    with_context(chain, json!(largest)).await
+    Ok(with_context_at(slot, json!(largest)))
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! Blocks: every slot from the chain's first on is one, holding the transactions committed in it.
 use serde::Deserialize;
 use serde_json::{json, Value};
+use solana_commitment_config::CommitmentLevel;
 use solana_rpc_client_types::request::MAX_GET_CONFIRMED_BLOCKS_RANGE;
 use solana_rpc_client_types::response::RpcBlockCommitment;
 
 use super::error::{RpcError, RpcResult};
-use super::params::ContextConfig;
+use super::level_slot;
+use super::params::{at_least_confirmed, level, ContextConfig};
 use super::transactions::{checked_version, encode_transaction, meta_value, TransactionEncoding};
 use crate::chain::Chain;
 
@@ -27,6 +29,7 @@ pub struct BlockConfig {
     /// Rewards are listed unless the client says `false`.
     pub rewards: Option<bool>,
     pub max_supported_transaction_version: Option<u8>,
+    pub commitment: Option<CommitmentLevel>,
 }
 
 /// getBlock's second parameter: a config object, or (the older form) just an encoding.
@@ -49,6 +52,10 @@ pub async fn get_block(
             ..BlockConfig::default()
         },
     };
+    let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
+    if slot > level_slot(chain, level) {
+        return Err(RpcError::BlockNotAvailable(slot));
+    }
     block_value(chain, slot, &config).await
 }
 
@@ -108,12 +115,18 @@ pub async fn get_block_time(chain: &Chain, (slot,): (u64,)) -> RpcResult {
         .ok_or(RpcError::BlockNotAvailable(slot))
 }
 
-/// Blocks from `start` to `end` inclusive (default: the latest), at most Agave's range.
+/// The newest block `config`'s level (confirmed or finalized) lists.
+fn newest_block(chain: &Chain, config: Option<ContextConfig>) -> Result<u64, RpcError> {
+    Ok(level_slot(chain, at_least_confirmed(level(config))?))
+}
+
+/// Blocks from `start` to `end` inclusive (default: the newest at the level), at most Agave's
+/// range.
 pub async fn get_blocks(
     chain: &Chain,
-    (start, end, _): (u64, Option<u64>, Option<ContextConfig>),
+    (start, end, config): (u64, Option<u64>, Option<ContextConfig>),
 ) -> RpcResult {
-    let latest = chain.slot().await.map_err(RpcError::Internal)?;
+    let latest = newest_block(chain, config)?;
     let end = end.unwrap_or(latest).min(latest);
     if end < start {
         return Ok(json!([]));
@@ -128,8 +141,9 @@ pub async fn get_blocks(
 
 pub async fn get_blocks_with_limit(
     chain: &Chain,
-    (start, limit, _): (u64, u64, Option<ContextConfig>),
+    (start, limit, config): (u64, u64, Option<ContextConfig>),
 ) -> RpcResult {
+    let latest = newest_block(chain, config)?;
     if limit > MAX_GET_CONFIRMED_BLOCKS_RANGE {
         return Err(RpcError::InvalidParams(format!(
             "Limit too large; max {MAX_GET_CONFIRMED_BLOCKS_RANGE}"
@@ -138,19 +152,32 @@ pub async fn get_blocks_with_limit(
     let Some(last) = limit.checked_sub(1) else {
         return Ok(json!([]));
     };
-    Ok(json!(chain.slots_in(start..=start.saturating_add(last))))
+    Ok(json!(
+        chain.slots_in(start..=start.saturating_add(last).min(latest))
+    ))
 }
 
 pub async fn get_first_available_block(chain: &Chain, (): ()) -> RpcResult {
     Ok(json!(chain.first_slot()))
 }
 
-/// Every block is finalized as soon as it exists (one node holds all the stake), and a
-/// validator reports no commitment for a finalized block.
-pub async fn get_block_commitment(chain: &Chain, (_slot,): (u64,)) -> RpcResult {
+/// The stake voting on a block, by how many votes are stacked on it (index 0: one). Only a
+/// confirmed block not yet rooted has any: the working slot has no vote yet, and Agave keeps no
+/// commitment for a rooted block.
+pub async fn get_block_commitment(chain: &Chain, (slot,): (u64,)) -> RpcResult {
+    let slots = chain.commitment_slots();
+    let stake = chain.validator().activated_stake;
+    let commitment = match slots.status(slot).confirmations {
+        Some(votes) if votes > 0 => {
+            let mut by_votes = [0u64; 32];
+            by_votes[(votes - 1) as usize] = stake;
+            Some(by_votes)
+        }
+        _ => None,
+    };
     let commitment: RpcBlockCommitment<[u64; 32]> = RpcBlockCommitment {
-        commitment: None,
-        total_stake: chain.validator().activated_stake,
+        commitment,
+        total_stake: stake,
     };
     Ok(json!(commitment))
 }

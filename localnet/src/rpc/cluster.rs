@@ -55,13 +55,14 @@ pub struct VoteAccountsConfig {
     vote_pubkey: Option<Base58<Pubkey>>,
 }
 
-/// The validator votes on every slot as it is made, so its last vote and root are the slot.
+/// The validator votes on every slot as it ends: its last vote is the confirmed slot, its root
+/// the finalized one.
 pub async fn get_vote_accounts(
     chain: &Chain,
     (config,): (Option<VoteAccountsConfig>,),
 ) -> RpcResult {
     let validator = chain.validator();
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
+    let slots = chain.commitment_slots();
     let wanted = config
         .unwrap_or_default()
         .vote_pubkey
@@ -74,8 +75,8 @@ pub async fn get_vote_accounts(
             commission: validator.commission,
             epoch_vote_account: true,
             epoch_credits: vec![],
-            last_vote: slot,
-            root_slot: slot,
+            last_vote: slots.confirmed,
+            root_slot: slots.finalized,
         }]
     } else {
         vec![]
@@ -91,7 +92,7 @@ pub async fn get_inflation_governor(chain: &Chain, _: (Option<ContextConfig>,)) 
 }
 
 pub async fn get_inflation_rate(chain: &Chain, (): ()) -> RpcResult {
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
+    let slot = chain.slot();
     let (inflation, year) = (chain.inflation(), chain.years_at(slot));
     Ok(json!(RpcInflationRate {
         total: inflation.total(year),
@@ -150,7 +151,7 @@ pub async fn get_leader_schedule(
         Some(SlotOrConfig::Config(config)) => (None, Some(config)),
         None => (None, config),
     };
-    let current = chain.slot().await.map_err(RpcError::Internal)?;
+    let current = chain.slot();
     let schedule = chain.epoch_schedule();
     let epoch = schedule.get_epoch(slot.unwrap_or(current));
     if epoch > schedule.get_epoch(current).saturating_add(1) {

@@ -8,12 +8,12 @@ mod error;
 mod node;
 mod params;
 mod parsed_transaction;
-mod programs;
 pub mod pubsub;
 mod tokens;
 mod transactions;
 
 use serde_json::{json, Value};
+use solana_commitment_config::CommitmentLevel;
 
 use crate::chain::Chain;
 use error::{RpcError, RpcResult};
@@ -149,10 +149,17 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
     }
 }
 
-/// `value` with the `context` a validator wraps it in.
-async fn with_context(chain: &Chain, value: Value) -> RpcResult {
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
-    Ok(
-        json!({"context": {"slot": slot, "apiVersion": solana_version::Version::default().to_string()}, "value": value}),
-    )
+/// `value`, read at the working slot, with the `context` a validator wraps it in.
+fn with_context(chain: &Chain, value: Value) -> RpcResult {
+    Ok(with_context_at(chain.slot(), value))
+}
+
+/// `value`, read at `slot` (a commitment level's), with its `context`.
+fn with_context_at(slot: u64, value: Value) -> Value {
+    json!({"context": {"slot": slot, "apiVersion": solana_version::Version::default().to_string()}, "value": value})
+}
+
+/// The slot `level` reads now.
+fn level_slot(chain: &Chain, level: CommitmentLevel) -> u64 {
+    chain.commitment_slots().slot(level)
 }

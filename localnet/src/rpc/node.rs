@@ -3,8 +3,8 @@ use serde_json::{json, Value};
 use solana_hash::Hash;
 
 use super::error::{RpcError, RpcResult};
-use super::params::{Base58, ContextConfig};
-use super::with_context;
+use super::params::{level, Base58, ContextConfig};
+use super::{level_slot, with_context, with_context_at};
 use crate::chain::Chain;
 
 pub async fn get_health(_: &Chain, (): ()) -> RpcResult {
@@ -20,24 +20,22 @@ pub async fn get_genesis_hash(chain: &Chain, (): ()) -> RpcResult {
     Ok(json!(chain.genesis_hash().to_string()))
 }
 
-pub async fn get_slot(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
-    Ok(json!(chain.slot().await.map_err(RpcError::Internal)?))
+pub async fn get_slot(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
+    Ok(json!(level_slot(chain, level(config))))
 }
 
-pub async fn get_block_height(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
-    Ok(json!(chain
-        .block_height()
-        .await
-        .map_err(RpcError::Internal)?))
+pub async fn get_block_height(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
+    let slot = level_slot(chain, level(config));
+    Ok(json!(chain.block_height_at(slot)))
 }
 
-pub async fn get_epoch_info(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
-    let slot = chain.slot().await.map_err(RpcError::Internal)?;
+pub async fn get_epoch_info(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
+    let slot = level_slot(chain, level(config));
     let schedule = chain.epoch_schedule();
     let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
     Ok(json!({
         "absoluteSlot": slot,
-        "blockHeight": chain.block_height().await.map_err(RpcError::Internal)?,
+        "blockHeight": chain.block_height_at(slot),
         "epoch": epoch,
         "slotIndex": slot_index,
         "slotsInEpoch": schedule.get_slots_in_epoch(epoch),
@@ -45,10 +43,18 @@ pub async fn get_epoch_info(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcRe
     }))
 }
 
-pub async fn get_latest_blockhash(chain: &Chain, _: (Option<ContextConfig>,)) -> RpcResult {
+/// The newest blockhash at every level, read at the level's slot. A validator hands out the
+/// hash its level's slot ended with, still valid for over 100 slots; the runtime hosted here
+/// (solana-program-test) registers a new blockhash every 6.4 ms, which ages any older one out
+/// of the 150 a transaction may name within about a second.
+pub async fn get_latest_blockhash(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
+    let slot = level_slot(chain, level(config));
     let (blockhash, last_valid_block_height) =
         chain.latest_blockhash().await.map_err(RpcError::Internal)?;
-    with_context(chain, json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height})).await
+    Ok(with_context_at(
+        slot,
+        json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height}),
+    ))
 }
 
 pub async fn is_blockhash_valid(
@@ -59,5 +65,5 @@ pub async fn is_blockhash_valid(
         .is_blockhash_valid(blockhash)
         .await
         .map_err(RpcError::Internal)?;
-    with_context(chain, Value::Bool(valid)).await
+    with_context(chain, Value::Bool(valid))
 }

@@ -1,7 +1,8 @@
 //! Solana PubSub over WebSocket, as a validator serves it on its RPC port + 1: account,
 //! program, signature, logs, block, slot, slotsUpdates and root subscriptions, each answered
-//! with its subscription id and then notified in Agave's shapes. Every commitment level is
-//! notified at once: the one validator holds all the stake, so each block is final as it ends.
+//! with its subscription id and then notified in Agave's shapes, at the commitment level each
+//! asked for (finalized by default): processed as a transaction commits, confirmed as its slot
+//! ends, finalized as the slot is rooted (see `commitment`).
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
+use solana_commitment_config::CommitmentLevel;
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::response::{SlotTransactionStats, SlotUpdate};
 use solana_signature::Signature;
@@ -20,10 +22,11 @@ use tokio_tungstenite::tungstenite::Message;
 use super::accounts::{AccountConfig, CheckedFilter, ProgramAccountsConfig};
 use super::blocks::{block_value, BlockConfig, TransactionDetails};
 use super::error::{RpcError, RpcResult};
-use super::params::{Base58, ContextConfig};
+use super::params::{at_least_confirmed, level, Base58, ContextConfig};
 use super::transactions::TransactionEncoding;
 use super::{error_response, read_call, respond, typed};
 use crate::chain::{Chain, ChainEvent, CommittedTransaction};
+use crate::commitment::CommitmentSlots;
 
 /// Serves PubSub on `listener` for as long as the task runs.
 pub async fn serve_pubsub(chain: Arc<Chain>, listener: TcpListener) {
@@ -46,8 +49,14 @@ enum Subscription {
         config: AccountConfig,
         filters: Vec<CheckedFilter>,
     },
-    Signature(Signature),
-    Logs(LogsFilter),
+    Signature {
+        signature: Signature,
+        level: CommitmentLevel,
+    },
+    Logs {
+        filter: LogsFilter,
+        level: CommitmentLevel,
+    },
     Block {
         mentions: Option<Pubkey>,
         config: BlockConfig,
@@ -63,12 +72,22 @@ impl Subscription {
         match self {
             Self::Account { .. } => ("accountNotification", "accountUnsubscribe"),
             Self::Program { .. } => ("programNotification", "programUnsubscribe"),
-            Self::Signature(_) => ("signatureNotification", "signatureUnsubscribe"),
-            Self::Logs(_) => ("logsNotification", "logsUnsubscribe"),
+            Self::Signature { .. } => ("signatureNotification", "signatureUnsubscribe"),
+            Self::Logs { .. } => ("logsNotification", "logsUnsubscribe"),
             Self::Block { .. } => ("blockNotification", "blockUnsubscribe"),
             Self::Slot => ("slotNotification", "slotUnsubscribe"),
             Self::SlotsUpdates => ("slotsUpdatesNotification", "slotsUpdatesUnsubscribe"),
             Self::Root => ("rootNotification", "rootUnsubscribe"),
+        }
+    }
+
+    /// The level it is notified at; `None` for the slot subscriptions, which follow the clock.
+    fn level(&self) -> Option<CommitmentLevel> {
+        match self {
+            Self::Account { config, .. } | Self::Program { config, .. } => Some(config.level()),
+            Self::Signature { level, .. } | Self::Logs { level, .. } => Some(*level),
+            Self::Block { config, .. } => Some(config.commitment.unwrap_or_default()),
+            Self::Slot | Self::SlotsUpdates | Self::Root => None,
         }
     }
 }
@@ -98,6 +117,7 @@ struct BlockSubscribeConfig {
     transaction_details: Option<TransactionDetails>,
     show_rewards: Option<bool>,
     max_supported_transaction_version: Option<u8>,
+    commitment: Option<CommitmentLevel>,
 }
 
 /// One client: its calls answered in order, then the chain's events as notifications.
@@ -165,18 +185,15 @@ async fn handle_text(
         let outcome = match subscription(method, params) {
             Some(Ok(subscription)) => {
                 let id = ids.fetch_add(1, Ordering::Relaxed);
-                if let Subscription::Signature(signature) = &subscription {
-                    if let Some(committed) = chain.committed(signature) {
-                        owed.push(notification(
-                            "signatureNotification",
-                            id,
-                            signature_value(&committed),
-                        ));
-                    } else {
+                match already_reached(chain, &subscription).await {
+                    Some(committed) => owed.push(notification(
+                        "signatureNotification",
+                        id,
+                        signature_value(&committed),
+                    )),
+                    None => {
                         subscriptions.insert(id, subscription);
                     }
-                } else {
-                    subscriptions.insert(id, subscription);
                 }
                 Ok(json!(id))
             }
@@ -192,6 +209,20 @@ async fn handle_text(
     };
     outgoing.extend(owed);
     outgoing
+}
+
+/// The transaction a signature subscription names, when it has already reached the level
+/// asked for: the subscription is then notified at once and ends.
+async fn already_reached(
+    chain: &Chain,
+    subscription: &Subscription,
+) -> Option<CommittedTransaction> {
+    let Subscription::Signature { signature, level } = subscription else {
+        return None;
+    };
+    let committed = chain.committed(signature)?;
+    let slots = chain.commitment_slots();
+    slots.reached(committed.slot, *level).then_some(committed)
 }
 
 /// The subscription a `…Subscribe` call asks for; `None` for any other method.
@@ -216,22 +247,31 @@ fn subscription(method: &str, params: Vec<Value>) -> Option<Result<Subscription,
             },
         ),
         "signatureSubscribe" => typed(params).map(
-            |(Base58(signature), _): (Base58<Signature>, Option<ContextConfig>)| {
-                Subscription::Signature(signature)
+            |(Base58(signature), config): (Base58<Signature>, Option<ContextConfig>)| {
+                Subscription::Signature {
+                    signature,
+                    level: level(config),
+                }
             },
         ),
-        "logsSubscribe" => typed(params).and_then(
-            |(filter, _): (LogsFilter, Option<ContextConfig>)| match &filter {
-                LogsFilter::Mentions(addresses) if addresses.len() != 1 => Err(
-                    RpcError::InvalidParams("only 1 address supported in mentions".into()),
-                ),
-                _ => Ok(Subscription::Logs(filter)),
-            },
-        ),
-        "blockSubscribe" => typed(params).map(
+        "logsSubscribe" => {
+            typed(params).and_then(|(filter, config): (LogsFilter, Option<ContextConfig>)| {
+                match &filter {
+                    LogsFilter::Mentions(addresses) if addresses.len() != 1 => Err(
+                        RpcError::InvalidParams("only 1 address supported in mentions".into()),
+                    ),
+                    _ => Ok(Subscription::Logs {
+                        filter,
+                        level: level(config),
+                    }),
+                }
+            })
+        }
+        "blockSubscribe" => typed(params).and_then(
             |(filter, config): (BlockFilter, Option<BlockSubscribeConfig>)| {
                 let config = config.unwrap_or_default();
-                Subscription::Block {
+                let commitment = at_least_confirmed(config.commitment.unwrap_or_default())?;
+                Ok(Subscription::Block {
                     mentions: match filter {
                         BlockFilter::All => None,
                         BlockFilter::MentionsAccountOrProgram(Base58(address)) => Some(address),
@@ -241,8 +281,9 @@ fn subscription(method: &str, params: Vec<Value>) -> Option<Result<Subscription,
                         transaction_details: config.transaction_details,
                         rewards: config.show_rewards,
                         max_supported_transaction_version: config.max_supported_transaction_version,
+                        commitment: Some(commitment),
                     },
-                }
+                })
             },
         ),
         "slotSubscribe" => typed(params).map(|()| Subscription::Slot),
@@ -302,100 +343,159 @@ fn signature_value(committed: &CommittedTransaction) -> Value {
 }
 
 /// What `event` tells this connection's subscribers; a signature subscription ends with its
-/// notification, as Agave's do.
+/// notification, as Agave's do. A commit is news at the processed level; the end of a slot
+/// brings the slot it confirmed and the slot that vote rooted to the other two levels.
 async fn notifications(
     chain: &Chain,
     subscriptions: &mut BTreeMap<u64, Subscription>,
     event: &ChainEvent,
 ) -> Vec<Value> {
     let mut out = Vec::new();
+    let mut done = Vec::new();
     match event {
         ChainEvent::Committed {
             signature,
             transaction,
         } => {
-            let changed = changed_accounts(chain, transaction).await;
-            let mut done = Vec::new();
+            let block = [(*signature, transaction.as_ref().clone())];
+            let changed = changed_accounts(chain, &block, transaction.slot).await;
             for (&id, subscription) in subscriptions.iter() {
-                let method = subscription.methods().0;
-                for result in
-                    committed_results(chain, subscription, signature, transaction, &changed).await
-                {
-                    out.push(notification(method, id, result));
+                if subscription.level() != Some(CommitmentLevel::Processed) {
+                    continue;
                 }
-                if matches!(subscription, Subscription::Signature(s) if s == signature) {
-                    done.push(id);
-                }
-            }
-            for id in done {
-                subscriptions.remove(&id);
+                let results = transaction_results(chain, subscription, &block, &changed).await;
+                notify(&mut out, &mut done, id, subscription, results);
             }
         }
-        ChainEvent::Slot { slot, parent } => {
+        ChainEvent::Slot {
+            slot,
+            parent,
+            rooted,
+        } => {
             for (&id, subscription) in subscriptions.iter() {
-                let method = subscription.methods().0;
-                for result in slot_results(chain, subscription, *slot, *parent).await {
-                    out.push(notification(method, id, result));
+                let results = slot_results(chain, subscription, *slot, *parent, *rooted).await;
+                notify(&mut out, &mut done, id, subscription, results);
+            }
+            let levels = [
+                (CommitmentLevel::Confirmed, Some(*parent)),
+                (CommitmentLevel::Finalized, *rooted),
+            ];
+            for (level, block_slot) in levels {
+                let Some(block_slot) = block_slot else {
+                    continue;
+                };
+                let block = chain
+                    .block(block_slot)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|b| b.transactions)
+                    .unwrap_or_default();
+                let changed = changed_accounts(chain, &block, block_slot).await;
+                for (&id, subscription) in subscriptions.iter() {
+                    if subscription.level() != Some(level) {
+                        continue;
+                    }
+                    let results = match subscription {
+                        Subscription::Block { mentions, config } => {
+                            block_results(chain, *mentions, config, block_slot, &block).await
+                        }
+                        _ => transaction_results(chain, subscription, &block, &changed).await,
+                    };
+                    notify(&mut out, &mut done, id, subscription, results);
                 }
             }
         }
     }
+    for id in done {
+        subscriptions.remove(&id);
+    }
     out
 }
 
-/// The writable accounts `transaction` may have changed, as they are now (a closed one as the
-/// empty system account Agave notifies for it).
+/// Queues `results` for subscription `id`, noting a signature subscription as done.
+fn notify(
+    out: &mut Vec<Value>,
+    done: &mut Vec<u64>,
+    id: u64,
+    subscription: &Subscription,
+    results: Vec<Value>,
+) {
+    if results.is_empty() {
+        return;
+    }
+    if matches!(subscription, Subscription::Signature { .. }) {
+        done.push(id);
+    }
+    let method = subscription.methods().0;
+    out.extend(results.into_iter().map(|r| notification(method, id, r)));
+}
+
+/// The writable accounts `transactions` may have changed, each once, as they are at `slot`
+/// (a closed one as the empty system account Agave notifies for it).
 async fn changed_accounts(
     chain: &Chain,
-    committed: &CommittedTransaction,
+    transactions: &[(Signature, CommittedTransaction)],
+    slot: u64,
 ) -> Vec<(Pubkey, Account)> {
-    let message = &committed.transaction.message;
-    let mut changed = Vec::new();
-    for (i, address) in message.static_account_keys().iter().enumerate() {
-        if message.is_maybe_writable(i, None) {
-            let account = chain
-                .account(address)
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            changed.push((*address, account));
+    let mut changed: Vec<(Pubkey, Account)> = Vec::new();
+    for (_, committed) in transactions {
+        let message = &committed.transaction.message;
+        for (i, address) in message.static_account_keys().iter().enumerate() {
+            if message.is_maybe_writable(i, None) && !changed.iter().any(|(a, _)| a == address) {
+                let account = chain
+                    .account_at(address, slot)
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                changed.push((*address, account));
+            }
         }
     }
     changed
 }
 
-async fn committed_results(
+/// What a signature, logs, account or program subscription hears of `transactions` (one
+/// commit, or a block reaching the subscription's level) and the accounts they `changed`.
+async fn transaction_results(
     chain: &Chain,
     subscription: &Subscription,
-    signature: &Signature,
-    committed: &CommittedTransaction,
+    transactions: &[(Signature, CommittedTransaction)],
     changed: &[(Pubkey, Account)],
 ) -> Vec<Value> {
-    let slot = committed.slot;
+    let Some((_, first)) = transactions.first() else {
+        return vec![];
+    };
+    let slot = first.slot;
+    let mut out = Vec::new();
     match subscription {
-        Subscription::Signature(wanted) if wanted == signature => vec![signature_value(committed)],
-        Subscription::Logs(filter) => {
-            let mentioned = match filter {
-                LogsFilter::All | LogsFilter::AllWithVotes => true,
-                LogsFilter::Mentions(addresses) => addresses.iter().any(|Base58(address)| {
-                    committed
-                        .transaction
-                        .message
-                        .static_account_keys()
-                        .contains(address)
-                }),
-            };
-            if !mentioned {
-                return vec![];
+        Subscription::Signature { signature, .. } => {
+            if let Some((_, committed)) = transactions.iter().find(|(s, _)| s == signature) {
+                out.push(signature_value(committed));
             }
-            vec![with_slot(
-                slot,
-                json!({"signature": signature.to_string(), "err": committed.err, "logs": committed.logs}),
-            )]
+        }
+        Subscription::Logs { filter, .. } => {
+            for (signature, committed) in transactions {
+                let mentioned = match filter {
+                    LogsFilter::All | LogsFilter::AllWithVotes => true,
+                    LogsFilter::Mentions(addresses) => addresses.iter().any(|Base58(address)| {
+                        committed
+                            .transaction
+                            .message
+                            .static_account_keys()
+                            .contains(address)
+                    }),
+                };
+                if mentioned {
+                    out.push(with_slot(
+                        slot,
+                        json!({"signature": signature.to_string(), "err": committed.err, "logs": committed.logs}),
+                    ));
+                }
+            }
         }
         Subscription::Account { address, config } => {
-            let mut out = Vec::new();
             for (changed_address, account) in changed {
                 if changed_address == address {
                     if let Ok(value) = config.encode(chain, address, account).await {
@@ -403,14 +503,12 @@ async fn committed_results(
                     }
                 }
             }
-            out
         }
         Subscription::Program {
             program,
             config,
             filters,
         } => {
-            let mut out = Vec::new();
             for (address, account) in changed {
                 if account.owner == *program && filters.iter().all(|f| f.matches(&account.data)) {
                     if let Ok(value) = config.encode(chain, address, account).await {
@@ -421,10 +519,39 @@ async fn committed_results(
                     }
                 }
             }
-            out
         }
-        _ => vec![],
+        _ => {}
     }
+    out
+}
+
+/// The block at `slot` for a block subscription, unless it mentions nothing `mentions` names.
+async fn block_results(
+    chain: &Chain,
+    mentions: Option<Pubkey>,
+    config: &BlockConfig,
+    slot: u64,
+    transactions: &[(Signature, CommittedTransaction)],
+) -> Vec<Value> {
+    if let Some(address) = mentions {
+        let mentioned = transactions.iter().any(|(_, c)| {
+            c.transaction
+                .message
+                .static_account_keys()
+                .contains(&address)
+        });
+        if !mentioned {
+            return vec![];
+        }
+    }
+    let (block, err) = match block_value(chain, slot, config).await {
+        Ok(block) => (block, Value::Null),
+        Err(error) => (Value::Null, error.to_json()["message"].clone()),
+    };
+    vec![with_slot(
+        slot,
+        json!({"slot": slot, "err": err, "block": block}),
+    )]
 }
 
 fn unix_millis() -> u64 {
@@ -434,16 +561,18 @@ fn unix_millis() -> u64 {
         .unwrap_or(0)
 }
 
-/// A slot began and its parent ended (and, final at once, became the root).
+/// A slot began, its parent ended (and was confirmed), and that vote rooted `rooted`.
 async fn slot_results(
     chain: &Chain,
     subscription: &Subscription,
     slot: u64,
     parent: u64,
+    rooted: Option<u64>,
 ) -> Vec<Value> {
+    let root = CommitmentSlots::at_working_slot(slot).finalized;
     match subscription {
-        Subscription::Slot => vec![json!({"parent": parent, "root": parent, "slot": slot})],
-        Subscription::Root => vec![json!(parent)],
+        Subscription::Slot => vec![json!({"parent": parent, "root": root, "slot": slot})],
+        Subscription::Root => rooted.map(|root| json!(root)).into_iter().collect(),
         Subscription::SlotsUpdates => {
             let timestamp = unix_millis();
             let block = chain.block(parent).await.ok().flatten();
@@ -455,7 +584,7 @@ async fn slot_results(
                 num_failed_transactions: failed,
                 max_transactions_per_entry: 1,
             };
-            [
+            let mut updates = vec![
                 SlotUpdate::CreatedBank {
                     slot,
                     parent,
@@ -466,38 +595,18 @@ async fn slot_results(
                     timestamp,
                     stats,
                 },
-                SlotUpdate::Root {
+                SlotUpdate::OptimisticConfirmation {
                     slot: parent,
                     timestamp,
                 },
-            ]
-            .iter()
-            .map(|update| json!(update))
-            .collect()
-        }
-        Subscription::Block { mentions, config } => {
-            if let Some(address) = mentions {
-                let block = chain.block(parent).await.ok().flatten();
-                let mentioned = block.is_some_and(|b| {
-                    b.transactions.iter().any(|(_, c)| {
-                        c.transaction
-                            .message
-                            .static_account_keys()
-                            .contains(address)
-                    })
+            ];
+            if let Some(root) = rooted {
+                updates.push(SlotUpdate::Root {
+                    slot: root,
+                    timestamp,
                 });
-                if !mentioned {
-                    return vec![];
-                }
             }
-            let (block, err) = match block_value(chain, parent, config).await {
-                Ok(block) => (block, Value::Null),
-                Err(error) => (Value::Null, error.to_json()["message"].clone()),
-            };
-            vec![with_slot(
-                parent,
-                json!({"slot": parent, "err": err, "block": block}),
-            )]
+            updates.iter().map(|update| json!(update)).collect()
         }
         _ => vec![],
     }

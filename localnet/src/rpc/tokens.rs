@@ -14,8 +14,8 @@ use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
 
 use super::accounts::AccountConfig;
 use super::error::{RpcError, RpcResult};
-use super::params::{Base58, ContextConfig};
-use super::with_context;
+use super::params::{level, Base58, ContextConfig};
+use super::{level_slot, with_context_at};
 use crate::chain::Chain;
 
 /// Agave lists at most this many of a mint's largest accounts.
@@ -25,10 +25,10 @@ fn invalid(why: &str) -> RpcError {
     RpcError::InvalidParams(why.to_string())
 }
 
-/// The mint at `address` with the program that owns it.
-async fn mint(chain: &Chain, address: &Pubkey) -> Result<(Pubkey, Mint), RpcError> {
+/// The mint at `address`, at `slot`, with the program that owns it.
+async fn mint(chain: &Chain, address: &Pubkey, slot: u64) -> Result<(Pubkey, Mint), RpcError> {
     let account = chain
-        .account(address)
+        .account_at(address, slot)
         .await
         .map_err(RpcError::Internal)?
         .ok_or_else(|| invalid("could not find mint"))?;
@@ -48,7 +48,8 @@ fn ui_amount(amount: u64, decimals: u8) -> UiTokenAmount {
 
 /// The decimals token amounts of `mint` are shown with, for the jsonParsed account parser.
 pub async fn mint_decimals(chain: &Chain, mint_address: &Pubkey) -> Option<u8> {
-    mint(chain, mint_address)
+    // A mint's decimals never change once it is initialized: its newest state will do.
+    mint(chain, mint_address, u64::MAX)
         .await
         .ok()
         .map(|(_, m)| m.decimals)
@@ -63,14 +64,15 @@ fn unpack_token_account(account: &Account) -> Option<TokenAccount> {
         .map(|state| state.base)
 }
 
-/// Every known token account of `program` that `keep` accepts.
+/// Every known token account of `program` at `slot` that `keep` accepts.
 async fn token_accounts(
     chain: &Chain,
     program: &Pubkey,
+    slot: u64,
     keep: impl Fn(&TokenAccount) -> bool,
 ) -> Result<Vec<(Pubkey, Account, TokenAccount)>, RpcError> {
     let owned = chain
-        .program_accounts(program)
+        .program_accounts(program, slot)
         .await
         .map_err(RpcError::Internal)?;
     Ok(owned
@@ -84,32 +86,41 @@ async fn token_accounts(
 
 pub async fn get_token_account_balance(
     chain: &Chain,
-    (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>),
+    (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
+    let slot = level_slot(chain, level(config));
     let account = chain
-        .account(&address)
+        .account_at(&address, slot)
         .await
         .map_err(RpcError::Internal)?
         .ok_or_else(|| invalid("could not find account"))?;
     let token = unpack_token_account(&account).ok_or_else(|| invalid("not a Token account"))?;
-    let (_, mint) = mint(chain, &token.mint).await?;
-    with_context(chain, json!(ui_amount(token.amount, mint.decimals))).await
+    let (_, mint) = mint(chain, &token.mint, slot).await?;
+    Ok(with_context_at(
+        slot,
+        json!(ui_amount(token.amount, mint.decimals)),
+    ))
 }
 
 pub async fn get_token_supply(
     chain: &Chain,
-    (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>),
+    (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let (_, mint) = mint(chain, &address).await?;
-    with_context(chain, json!(ui_amount(mint.supply, mint.decimals))).await
+    let slot = level_slot(chain, level(config));
+    let (_, mint) = mint(chain, &address, slot).await?;
+    Ok(with_context_at(
+        slot,
+        json!(ui_amount(mint.supply, mint.decimals)),
+    ))
 }
 
 pub async fn get_token_largest_accounts(
     chain: &Chain,
-    (Base58(address), _): (Base58<Pubkey>, Option<ContextConfig>),
+    (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let (program, mint) = mint(chain, &address).await?;
-    let mut holders = token_accounts(chain, &program, |token| token.mint == address).await?;
+    let slot = level_slot(chain, level(config));
+    let (program, mint) = mint(chain, &address, slot).await?;
+    let mut holders = token_accounts(chain, &program, slot, |token| token.mint == address).await?;
     holders.sort_by_key(|(_, _, token)| std::cmp::Reverse(token.amount));
     let largest: Vec<RpcTokenAccountBalance> = holders
         .into_iter()
@@ -119,7 +130,7 @@ pub async fn get_token_largest_accounts(
             amount: ui_amount(token.amount, mint.decimals),
         })
         .collect();
-    with_context(chain, json!(largest)).await
+    Ok(with_context_at(slot, json!(largest)))
 }
 
 /// Which token accounts: those of one mint, or all of one token program's.
@@ -134,10 +145,11 @@ pub enum TokenAccountsFilter {
 async fn filter_scope(
     chain: &Chain,
     filter: TokenAccountsFilter,
+    slot: u64,
 ) -> Result<(Pubkey, Option<Pubkey>), RpcError> {
     match filter {
         TokenAccountsFilter::Mint(Base58(address)) => {
-            let (program, _) = mint(chain, &address).await?;
+            let (program, _) = mint(chain, &address, slot).await?;
             Ok((program, Some(address)))
         }
         TokenAccountsFilter::ProgramId(Base58(program)) if is_known_spl_token_id(&program) => {
@@ -160,8 +172,9 @@ async fn token_accounts_of(
     config: Option<AccountConfig>,
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let (program, wanted_mint) = filter_scope(chain, filter).await?;
-    let found = token_accounts(chain, &program, |token| {
+    let slot = level_slot(chain, config.level());
+    let (program, wanted_mint) = filter_scope(chain, filter, slot).await?;
+    let found = token_accounts(chain, &program, slot, |token| {
         let held = match holder {
             Holder::Owner(owner) => token.owner == owner,
             Holder::Delegate(delegate) => token.delegate == Some(delegate).into(),
@@ -176,7 +189,7 @@ async fn token_accounts_of(
             "account": config.encode(chain, &address, &account).await?,
         }));
     }
-    with_context(chain, Value::Array(listed)).await
+    Ok(with_context_at(slot, Value::Array(listed)))
 }
 
 pub async fn get_token_accounts_by_owner(

@@ -2,6 +2,7 @@
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use solana_commitment_config::CommitmentLevel;
 use solana_message::VersionedMessage;
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::request::{
@@ -13,11 +14,11 @@ use solana_transaction::versioned::{TransactionVersion, VersionedTransaction};
 use solana_transaction_error::TransactionError;
 
 use super::error::{RpcError, RpcResult};
-use super::params::{base58_list, Base58, ContextConfig};
-use super::parsed_transaction::transaction_json_parsed;
-use super::programs::MEMO_PROGRAMS;
-use super::with_context;
+use super::params::{at_least_confirmed, base58_list, Base58, ContextConfig};
+use super::parsed_transaction::{memos, transaction_json_parsed};
+use super::{level_slot, with_context, with_context_at};
 use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
+use crate::commitment::{level_name, CommitmentSlots};
 
 /// How a transaction arrives on the wire.
 #[derive(Deserialize, Default, Clone, Copy)]
@@ -83,6 +84,7 @@ pub struct TransactionConfig {
     #[serde(default)]
     encoding: TransactionEncoding,
     max_supported_transaction_version: Option<u8>,
+    commitment: Option<CommitmentLevel>,
 }
 
 #[derive(Deserialize, Default)]
@@ -91,6 +93,7 @@ pub struct SignaturesForAddressConfig {
     limit: Option<usize>,
     before: Option<Base58<Signature>>,
     until: Option<Base58<Signature>>,
+    commitment: Option<CommitmentLevel>,
 }
 
 pub async fn get_fee_for_message(
@@ -107,7 +110,7 @@ pub async fn get_fee_for_message(
         .fee_for_message(&message)
         .await
         .map_err(RpcError::Internal)?;
-    with_context(chain, json!(fee)).await
+    with_context(chain, json!(fee))
 }
 
 pub async fn send_transaction(
@@ -146,23 +149,25 @@ pub async fn simulate_transaction(
         .map_err(RpcError::Internal)?;
     let mut value = simulation_value(&simulation);
     value["replacementBlockhash"] = replacement;
-    with_context(chain, value).await
+    with_context(chain, value)
 }
 
 pub async fn get_signature_statuses(
     chain: &Chain,
     (signatures, _): (Vec<Base58<Signature>>, Option<ContextConfig>),
 ) -> RpcResult {
-    let statuses: Vec<Value> = base58_list(signatures, MAX_SIGNATURE_STATUSES)?
+    let signatures = base58_list(signatures, MAX_SIGNATURE_STATUSES)?;
+    let slots = chain.commitment_slots();
+    let statuses: Vec<Value> = signatures
         .iter()
         .map(|s| {
             chain
                 .committed(s)
-                .map(|c| status_value(&c))
+                .map(|c| status_value(&c, &slots))
                 .unwrap_or(Value::Null)
         })
         .collect();
-    with_context(chain, Value::Array(statuses)).await
+    Ok(with_context_at(slots.processed, Value::Array(statuses)))
 }
 
 pub async fn get_transaction(
@@ -170,7 +175,9 @@ pub async fn get_transaction(
     (Base58(signature), config): (Base58<Signature>, Option<TransactionConfig>),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let Some(committed) = chain.committed(&signature) else {
+    let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
+    let visible_to = level_slot(chain, level);
+    let Some(committed) = chain.committed(&signature).filter(|c| c.slot <= visible_to) else {
         return Ok(Value::Null);
     };
     let version = checked_version(
@@ -194,6 +201,9 @@ pub async fn get_signatures_for_address(
     (Base58(address), config): (Base58<Pubkey>, Option<SignaturesForAddressConfig>),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
+    let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
+    let slots = chain.commitment_slots();
+    let visible_to = slots.slot(level);
     let limit = match config.limit {
         None => MAX_SIGNATURES_FOR_ADDRESS,
         Some(n) if (1..=MAX_SIGNATURES_FOR_ADDRESS).contains(&n) => n,
@@ -204,7 +214,10 @@ pub async fn get_signatures_for_address(
         }
     };
     let until = config.until.map(|Base58(s)| s);
-    let mut found = chain.signatures_for_address(&address).into_iter();
+    let mut found = chain
+        .signatures_for_address(&address)
+        .into_iter()
+        .filter(|(_, c)| c.slot <= visible_to);
     if let Some(Base58(before)) = config.before {
         found.by_ref().find(|(s, _)| *s == before);
     }
@@ -218,31 +231,11 @@ pub async fn get_signatures_for_address(
                 "err": c.err,
                 "memo": memos(&c.transaction),
                 "blockTime": c.block_time,
-                "confirmationStatus": "finalized",
+                "confirmationStatus": level_name(slots.status(c.slot).level),
             })
         })
         .collect();
     Ok(Value::Array(list))
-}
-
-/// The transaction's memos as a validator lists them: each `[length] text` (text
-/// "(unparseable)" when not UTF-8), joined by "; "; null when there are none.
-fn memos(transaction: &VersionedTransaction) -> Option<String> {
-    let keys = transaction.message.static_account_keys();
-    let memos: Vec<String> = transaction
-        .message
-        .instructions()
-        .iter()
-        .filter(|ix| {
-            keys.get(usize::from(ix.program_id_index))
-                .is_some_and(|program| MEMO_PROGRAMS.contains(program))
-        })
-        .map(|ix| {
-            let text = std::str::from_utf8(&ix.data).unwrap_or("(unparseable)");
-            format!("[{}] {text}", ix.data.len())
-        })
-        .collect();
-    (!memos.is_empty()).then(|| memos.join("; "))
 }
 
 pub fn simulation_value(simulation: &Simulation) -> Value {
@@ -258,13 +251,14 @@ pub fn simulation_value(simulation: &Simulation) -> Value {
     })
 }
 
-fn status_value(committed: &CommittedTransaction) -> Value {
+fn status_value(committed: &CommittedTransaction, slots: &CommitmentSlots) -> Value {
+    let status = slots.status(committed.slot);
     json!({
         "slot": committed.slot,
-        "confirmations": null,
+        "confirmations": status.confirmations,
         "err": committed.err,
         "status": result_value(&committed.err),
-        "confirmationStatus": "finalized",
+        "confirmationStatus": level_name(status.level),
     })
 }
 

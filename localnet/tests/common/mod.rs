@@ -107,16 +107,47 @@ impl Localnet {
             .unwrap()
     }
 
-    /// Airdrops `lamports` to `to` and waits for nothing: sends are processed synchronously.
+    /// Airdrops `lamports` to `to`; returns once the airdrop is confirmed.
     pub fn airdrop(&self, to: &Keypair, lamports: u64) {
         self.ok("requestAirdrop", json!([to.pubkey().to_string(), lamports]));
+        self.confirmed_through(self.slot("processed"));
     }
 
+    /// Sends `tx`; returns once whatever it committed is confirmed (at once when refused).
     pub fn send(&self, tx: &Transaction, config: Value) -> Value {
-        self.call(
+        let response = self.call(
             "sendTransaction",
             json!([encode64(tx), merge(json!({"encoding": "base64"}), config)]),
-        )
+        );
+        if response.get("result").is_some() {
+            self.confirmed_through(self.slot("processed"));
+        }
+        response
+    }
+
+    /// The slot `commitment` reads now.
+    pub fn slot(&self, commitment: &str) -> u64 {
+        self.ok("getSlot", json!([{ "commitment": commitment }]))
+            .as_u64()
+            .unwrap()
+    }
+
+    /// Waits until `slot` is confirmed (its slot time at most), so what was committed in it or
+    /// before reads at the confirmed level.
+    pub fn confirmed_through(&self, slot: u64) {
+        self.wait_for("confirmed", slot, std::time::Duration::from_secs(5));
+    }
+
+    /// Waits until `commitment`'s slot reaches `slot`, for at most `limit`.
+    pub fn wait_for(&self, commitment: &str, slot: u64, limit: std::time::Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        while self.slot(commitment) < slot {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "slot {slot} not {commitment} within {limit:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     pub fn stop(&mut self) {

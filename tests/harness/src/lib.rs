@@ -39,6 +39,9 @@ fn process_instruction<'a, 'b, 'c, 'info>(
     precompact::entry(program_id, accounts, data)
 }
 
+/// The program's address.
+pub const PROGRAM_ID: Pubkey = precompact::ID;
+
 /// A runtime with the precompact program registered as a native builtin.
 pub fn program_test() -> ProgramTest {
     let mut test = ProgramTest::default();

@@ -109,8 +109,9 @@ def approve_as_is(path: Path) -> None:
 def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
     """Airdrops `who` enough for rent and fees, and waits for it."""
     from solana.rpc.api import Client
+    from solana.rpc.commitment import Confirmed
 
-    client = Client(url)
+    client = Client(url, commitment=Confirmed)
     client.confirm_transaction(client.request_airdrop(who.pubkey(), lamports).value, sleep_seconds=0.05)
 
 
