@@ -1,7 +1,7 @@
 """What leaves the machine is encrypted: age (pyrage) to the configured recipients, after zlib.
 
-A file bound for the git remote is compressed (zlib level 1: fast; a snapshot of code shrinks
-to about a third) and then encrypted with age to every recipient (age X25519 `age1…` keys, or
+A file bound for the git remote is compressed (zlib level 6, git's own: a snapshot of code
+shrinks to about a quarter; it runs in the worker, on what is new, never on the hook's path) and then encrypted with age to every recipient (age X25519 `age1…` keys, or
 `ssh-ed25519` public keys), so anyone holding one of their identities can read it and no one
 else can. The hash chain and the on-chain record still commit to the plaintext; the
 ciphertext is random (age draws a fresh file key each time), so a file is encrypted once per
@@ -29,7 +29,7 @@ from pathlib import Path
 import pyrage  # type: ignore[import-untyped]  # ships no type information
 
 SUFFIX = ".age"
-COMPRESSION_LEVEL = 1
+COMPRESSION_LEVEL = 6
 # A hostile ciphertext (anyone with a recipient's public key can make one) could hold a zlib
 # bomb; no snapshot comes near this.
 MAX_PLAINTEXT_BYTES = 4 << 30
