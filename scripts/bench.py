@@ -252,9 +252,8 @@ def verify_thousand(root: Path, count: int) -> dict:
             progress(f"verify: making savepoint {n + 1}/{count}")
         snapshot.create_savepoint(loaded.snapshot_settings(), session)
     progress(f"verify: committing {count} savepoints")
-    assert not gitstore.sync(
-        gitstore.open_repository(path), gitstore.Target(path, "origin", loaded.branch, loaded.keys), loaded.logs
-    )
+    repo, target = gitstore.open_repository(path), gitstore.Target.of(loaded)
+    assert not savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
     progress("verify: verify --all")
     wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)
     return {"savepoints": count, "verify_all_s": wall}

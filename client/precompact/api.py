@@ -57,7 +57,9 @@ def _flush(config: Config) -> FlushOutcome:
         except gitstore.GitStoreError as e:
             outcome.layer_2_problems = [str(e)]
         else:
-            outcome.layer_2_problems = gitstore.sync(repo, target, config.logs)
+            outcome.layer_2_problems = savepoint_log.record_outcomes(
+                config.logs, gitstore.sync(repo, target, config.logs)
+            )
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.chain import post as chain_post

@@ -694,10 +694,11 @@ def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) 
         yield data if where is None else _opened(repo, blob, data, identities, keys, where)
 
 
-def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
-    """Commits every savepoint not yet committed, in sequence order, then pushes once. Returns the
-    problems met (each also appended to the index as LAYER_2_FAILED)."""
-    problems = []
+def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.Outcome]:
+    """Commits every savepoint not yet committed, in sequence order, then pushes once, yielding
+    each savepoint's outcome as it happens (the caller records it). Stops at the first savepoint
+    that cannot be committed: later ones must not be committed ahead of it."""
+    Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
     savepoints = savepoint_log.savepoints(logs)
     for savepoint in savepoints:
         if savepoint.commit:
@@ -706,28 +707,21 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> list[str]:
             commit = commit_savepoint(repo, target, logs, savepoint.created)
         except (GitStoreError, git.GitCommandError, OSError) as e:
             reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
-            savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=reason)
-            problems.append(reason)
-            return problems  # later savepoints must not be committed ahead of this one
-        savepoint_log.mark(logs, savepoint, savepoint_log.Event.LAYER_2_COMMITTED, commit=commit, branch=target.branch)
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": reason})
+            return
+        yield Outcome(savepoint, Event.LAYER_2_COMMITTED, {"commit": commit, "branch": target.branch})
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
-        return problems
+        return
     try:
         push(repo, target)
     except GitStoreError as e:
         for savepoint in unpushed:
-            savepoint_log.mark(
-                logs, savepoint, savepoint_log.Event.LAYER_2_FAILED, reason=str(e), commit=savepoint.commit
-            )
-        problems.append(str(e))
-        return problems
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": str(e), "commit": savepoint.commit})
+        return
     for savepoint in unpushed:
-        savepoint_log.mark(
-            logs, savepoint, savepoint_log.Event.LAYER_2_PUSHED, commit=savepoint.commit, remote=target.remote
-        )
-    return problems
+        yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
 
 
 def _reason(error: git.GitCommandError) -> str:

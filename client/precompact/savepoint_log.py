@@ -160,13 +160,14 @@ class Outcome:
 
 def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
     """Records each outcome as soon as the layer reports it (a crash loses none it already
-    reported); returns the reasons of those that failed."""
-    problems = []
+    reported); returns the reasons of those that failed, each once (one failed push fails
+    every savepoint it carried)."""
+    problems: dict[str, None] = {}
     for outcome in outcomes:
         mark(logs, outcome.savepoint, outcome.event, **outcome.details)
         if outcome.failed:
-            problems.append(outcome.details["reason"])
-    return problems
+            problems[outcome.details["reason"]] = None
+    return list(problems)
 
 
 @dataclass

@@ -36,6 +36,11 @@ def target(project: Path, remote: str = "origin") -> gitstore.Target:
     return gitstore.Target(project, remote, BRANCH)
 
 
+def synced(repo, target: gitstore.Target, logs: Path) -> list[str]:
+    """Layer 2 as the flush runs it: each outcome recorded in the index; the problems met."""
+    return savepoint_log.record_outcomes(logs, gitstore.sync(repo, target, logs))
+
+
 def test_commits_and_pushes_without_touching_the_users_work(workspace):
     project, remote = workspace
     repo = gitstore.open_repository(project)
@@ -45,7 +50,7 @@ def test_commits_and_pushes_without_touching_the_users_work(workspace):
 
     first = savepoint(project)
     second = savepoint(project)
-    assert gitstore.sync(repo, target(project), project / "logs") == []
+    assert synced(repo, target(project), project / "logs") == []
 
     assert user_view(project) == before, "HEAD, branch, index and working tree unchanged"
     assert "logs" not in run_git(project, "status", "--porcelain"), "logs are kept out of git status"
@@ -64,7 +69,7 @@ def test_commits_and_pushes_without_touching_the_users_work(workspace):
     assert f"Snapshot hash: sha256:{second.sha256}" in message
     assert "Tokens used: 0/200000" in message
 
-    assert gitstore.sync(repo, target(project), project / "logs") == [], "nothing left to do"
+    assert synced(repo, target(project), project / "logs") == [], "nothing left to do"
     assert len(savepoint_log.read(project / "logs").events) == 6
 
 
@@ -79,7 +84,7 @@ def test_a_private_index_left_by_a_killed_process_is_removed(workspace):
     for file in [*left, in_use]:
         file.write_bytes(b"an index")
     savepoint(project)
-    assert gitstore.sync(repo, target(project), project / "logs") == []
+    assert synced(repo, target(project), project / "logs") == []
     assert sorted(git_dir.glob("precompact-index-*")) == [in_use]
 
 
@@ -88,13 +93,13 @@ def test_failed_push_is_recorded_then_retried(workspace, tmp_path):
     repo = gitstore.open_repository(project)
     run_git(project, "remote", "set-url", "origin", str(tmp_path / "missing.git"))
     savepoint(project)
-    problems = gitstore.sync(repo, target(project), project / "logs")
+    problems = synced(repo, target(project), project / "logs")
     assert len(problems) == 1 and problems[0].startswith("push to origin failed:")
     [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert state.commit and state.layer_2 == "FAILED"
 
     run_git(project, "remote", "set-url", "origin", str(remote))
-    assert gitstore.sync(repo, target(project), project / "logs") == []
+    assert synced(repo, target(project), project / "logs") == []
     [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert state.layer_2 == "PUSHED"
     assert run_git(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == state.commit
@@ -104,7 +109,7 @@ def test_unknown_remote_and_non_repository_are_named(workspace, tmp_path):
     project, _ = workspace
     repo = gitstore.open_repository(project)
     savepoint(project)
-    problems = gitstore.sync(repo, target(project, remote="nowhere"), project / "logs")
+    problems = synced(repo, target(project, remote="nowhere"), project / "logs")
     assert problems == [f"remote 'nowhere' does not exist in {project}; add it or set git.remote"]
     with pytest.raises(gitstore.GitStoreError, match="is not a git repository"):
         gitstore.open_repository(tmp_path)
@@ -121,7 +126,7 @@ def test_works_on_a_detached_head_and_without_a_git_identity(workspace, monkeypa
     run_git(project, "checkout", "-q", "--detach", "HEAD")
     repo = git.Repo(project)
     savepoint(project)
-    assert gitstore.sync(repo, target(project), project / "logs") == []
+    assert synced(repo, target(project), project / "logs") == []
     assert run_git(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
     assert run_git(project, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD", "still detached"
 
@@ -135,7 +140,7 @@ def test_sha256_object_format_repository(tmp_path):
     run_git(project, "remote", "add", "origin", str(remote))
     repo = gitstore.open_repository(project)
     written = savepoint(project)
-    assert gitstore.sync(repo, target(project), project / "logs") == []
+    assert synced(repo, target(project), project / "logs") == []
     [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert len(state.commit) == 64 and state.layer_2 == "PUSHED"
     stored = gitstore.file_at(repo, state.commit, written.event["snapshot_file"])
@@ -146,7 +151,7 @@ def test_blob_ids_of_many_commits_and_paths_in_one_question(workspace):
     project, _ = workspace
     repo = gitstore.open_repository(project)
     first, second = savepoint(project), savepoint(project)
-    assert gitstore.sync(repo, target(project), project / "logs") == []
+    assert synced(repo, target(project), project / "logs") == []
     c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
     name1, name2 = first.event["snapshot_file"], second.event["snapshot_file"]
     wanted = [(c1, name1), (c2, name1), (c2, name2), (c1, name2), ("0" * 40, name1), (c2, "logs\nx"), (c2, "logs")]
