@@ -14,7 +14,7 @@ import subprocess
 from precompact import savepoint_log
 from support import fault_trials
 from support.commands import PRECOMPACT, wait_until
-from support.projects import fund, new_project, trust
+from support.projects import full_document, fund, new_project, trust
 from support.secret_corpus import SECRETS, false_positives
 from support.transcript_gen import generate, payload
 
@@ -73,7 +73,7 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     [savepoint] = savepoint_log.savepoints(project.logs)
 
     snapshot_bytes = (project.path / savepoint.created["snapshot_file"]).read_bytes()
-    document = json.loads(snapshot_bytes)
+    document = json.loads(full_document(project.path / savepoint.created["snapshot_file"]))
     loaded_text = json.dumps(document["loaded_files"])
     assert all(f"setting {n}" in loaded_text for n in range(len(in_files))), "the planted files were captured"
     places = {
