@@ -349,6 +349,11 @@ def inspect(instance, address, as_json) -> None:
         sys.exit(1)
 
 
+def _damaged(error: Exception) -> str:
+    """A git read that failed under the verifier (not a finding it could name): the object store."""
+    return f"{error}; the repository's object store may be damaged (run `git fsck`), nothing was verified"
+
+
 def _pubkey(value):
     from solders.pubkey import Pubkey
 
@@ -368,11 +373,15 @@ def _utc(seconds: int) -> str:
 def verify(check_all, sequence, file) -> None:
     """Check savepoints across the three layers; exit 1 naming the first broken link."""
     from precompact import verify as verification
+    from precompact.gitstore import GitStoreError
 
     if sum(bool(x) for x in (check_all, sequence is not None, file)) > 1:
         raise click.UsageError("give one of --all, --sequence N or FILE")
     loaded = _load()
-    report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
+    try:
+        report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
+    except GitStoreError as e:
+        raise click.ClickException(_damaged(e)) from None
     if report.ok:
         unchecked = sorted({f.sequence for f in report.unchecked if f.sequence is not None})
         git = (
@@ -419,6 +428,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import restore_brief
     from precompact import resurrect as resurrection
+    from precompact.gitstore import GitStoreError
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
@@ -443,6 +453,8 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
             return
     except resurrection.ResurrectError as e:
         raise click.ClickException(str(e)) from None
+    except GitStoreError as e:
+        raise click.ClickException(_damaged(e)) from None
     if output == "json":
         click.echo(json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False))
     else:
@@ -459,11 +471,14 @@ def export(instance, sequence, output) -> None:
     """Write a savepoint's full snapshot document (JSON), rebuilt from its chunks and checked."""
     from precompact import atomic_file
     from precompact import resurrect as resurrection
+    from precompact.gitstore import GitStoreError
 
     try:
         data = resurrection.export(_load(), instance, sequence)
     except resurrection.ResurrectError as e:
         raise click.ClickException(str(e)) from None
+    except GitStoreError as e:
+        raise click.ClickException(_damaged(e)) from None
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

@@ -85,6 +85,10 @@ def _why_kept(config: Config, repo, target: gitstore.Target, savepoint: savepoin
         return f"not pushed yet (Layer 2 {savepoint.layer_2})"
     if not gitstore.pushed(repo, target, savepoint.commit):
         return f"commit {savepoint.commit[:12]} is not on {config.remote}/{config.branch} as last pushed or fetched"
+    tip = gitstore.savepoint_tip(repo, target)
+    if tip is not None and not gitstore.pushed(repo, target, tip):
+        # verify may have read chunks at the tip (re-encrypted by rekey): it must be on the remote too.
+        return f"the branch tip {tip[:12]} is not on {config.remote}/{config.branch} yet (run `precompact flush`)"
     report = verify.verify(replace(config, instance=savepoint.instance), savepoint.sequence, check_chain=False)
     if not report.ok:
         return f"it does not verify ({report.findings[0]})"
@@ -108,11 +112,9 @@ def _remove_chunks(
         if (savepoint.instance, savepoint.sequence) in gone or savepoint.pruned:
             continue
         found = local.get(savepoint)
-        if found is None:
-            continue
-        if found.sha256 != savepoint.snapshot_hash:
+        if found is None or found.sha256 != savepoint.snapshot_hash:
             outcome.kept.append(
-                f"every chunk: savepoint {savepoint.sequence} of {savepoint.instance}'s snapshot is altered, so which chunks it needs is unknown (run `precompact verify`)"
+                f"every chunk: savepoint {savepoint.sequence} of {savepoint.instance}'s snapshot is missing or altered, so which chunks it needs is unknown (run `precompact verify`)"
             )
             return 0, 0
         listed.update(ref.sha256 for ref in trust.chunk_refs(found))

@@ -452,6 +452,11 @@ def _contents(config: Config, repo, found: trust.Snapshot, target, commit: str |
         from precompact import gitstore
 
         stored = gitstore.chunk_at(repo, commit, ref, config.keys)
+        if isinstance(stored, gitstore.Sealed):
+            # Encrypted for identities not here at its commit: `precompact rekey` re-encrypts
+            # the branch's tip for those added since (the chunk's own hash still decides).
+            tip = gitstore.savepoint_tip(repo, _target(config))
+            stored = gitstore.chunk_at(repo, tip, ref, config.keys) if tip is not None else stored
         if not isinstance(stored, bytes) or trust.chunk_problem(ref, stored, "git") is not None:
             return data
         if data is None:

@@ -141,7 +141,7 @@ class _Chunks:
         self.keys = keys
         self._local: dict[str, str | None] = {}  # sha256 -> problem
         self._blobs: dict[str, str] = {}  # sha256 -> the git blob id of its intact local bytes
-        self._git: dict[str, trust.Check | None] = {}  # blob id -> None when its bytes are the chunk
+        self._git: dict[tuple[str, str], trust.Check | None] = {}  # (blob id, chunk) -> None when intact
 
     def local_problems(self, found: trust.Snapshot) -> list[str]:
         problems = []
@@ -180,26 +180,33 @@ class _Chunks:
                 trust.FAILED, f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}"
             )
         if isinstance(blob, gitstore.Unopened):
-            return trust.Check(trust.NOT_VERIFIED if isinstance(blob, gitstore.Sealed) else trust.FAILED, str(blob))
+            return _unopened(blob)
         if self._blobs.get(ref.sha256) == blob:
             return None  # the blob of the intact local bytes
-        if blob not in self._git:
-            self._git[blob] = self._read_in_git(ref, commit)
-        return self._git[blob]
+        # Per (blob, chunk): one blob checked as one chunk vouches for nothing about another.
+        if (blob, ref.sha256) not in self._git:
+            self._git[(blob, ref.sha256)] = self._read_in_git(ref, commit)
+        return self._git[(blob, ref.sha256)]
 
     def _read_in_git(self, ref: chunks.Ref, commit: str) -> trust.Check | None:
         """None when the chunk's bytes at `commit` (decrypted when encrypted) are the chunk."""
         data = gitstore.chunk_at(self.repo, commit, ref, self.keys)
-        if isinstance(data, gitstore.Sealed):
-            return trust.Check(trust.NOT_VERIFIED, str(data))
         if isinstance(data, gitstore.Unopened):
-            return trust.Check(trust.FAILED, f"chunk {ref.sha256}: {data}")
+            return _unopened(data, f"chunk {ref.sha256}: ")
         if trust.chunk_problem(ref, data, f"commit {commit[:12]}") is not None:
             return trust.Check(
                 trust.FAILED,
                 f"chunk {ref.sha256} ({ref.size} bytes) is altered in commit {commit[:12]}: its bytes do not hash to its name",
             )
         return None
+
+
+def _unopened(error: gitstore.Unopened, about: str = "") -> trust.Check:
+    """Sealed for the identities that are not here: not checked, unless the object store's
+    ciphertext no longer hashes to the committed blob, which is an alteration either way."""
+    if isinstance(error, gitstore.Sealed) and error.intact:
+        return trust.Check(trust.NOT_VERIFIED, str(error))
+    return trust.Check(trust.FAILED, f"{about}{error}")
 
 
 _CHUNKS = f"logs/{chunks.CHUNKS_DIR}/"
@@ -319,7 +326,9 @@ def _check_git(
     else:
         if stored is None:
             stored, _ = trust.read_git_copy(repo, commit, name, config.keys, n, rekeyed=tip)
-        committed = trust.read_snapshot(stored or b"", "git")
+        if stored is None:
+            return [Finding(n, "layer 2", f"{name} at commit {commit[:12]} could not be read again")], unchecked
+        committed = trust.read_snapshot(stored, "git")
     problems, chunks_unchecked = chunk_store.git_problems(committed, commit, tip)
     unchecked += [Finding(n, "layer 2", detail) for detail in chunks_unchecked]
     return [Finding(n, "layer 2", problem) for problem in problems], unchecked

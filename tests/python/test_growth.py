@@ -357,3 +357,28 @@ def test_an_encrypted_chunk_altered_or_missing_in_git_is_named_and_without_the_i
     identity.rename(tmp_path / "away.txt")
     blind = precompact(project, "verify")
     assert f"[layer 2]: chunk {altered.sha256}" not in blind.stdout, "without the identity, git's chunks are not read"
+
+
+def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for_by_it(tmp_path):
+    """A hostile repository rewrites the ciphertext cache so chunk B is committed as the blob of
+    chunk A's ciphertext: the blob reads fine as A, and must not pass as B."""
+    from precompact import gitstore
+
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript = tmp_path / "session.jsonl"
+    generate(transcript, 300_000)
+    refs = listed(save(project, transcript, "s-1"))
+    a, b = refs[0], refs[1]
+    loaded = configuration.load(project.path)
+    repo = gitstore.open_repository(project.path)
+    sealed_a = gitstore._sealed_blob(repo, chunk_file(project, a).read_bytes(), a.sha256, loaded.keys)
+    gitstore._ciphertext_cache(repo, b.sha256, loaded.keys).write_text(sealed_a)
+    assert precompact(project, "flush").returncode == 0
+    for ref in (a, b):
+        chunk_file(project, ref).unlink()  # logs/ cannot vouch: git's copies are read
+    verified = precompact(project, "verify")
+    assert verified.returncode == 1
+    assert f"[layer 2]: chunk {b.sha256} ({b.size} bytes) is altered in commit" in verified.stdout
+    assert f"[layer 2]: chunk {a.sha256}" not in verified.stdout
+    pruned = precompact(project, "prune", "--keep", "1")
+    assert "pruned 0 savepoint(s)" in pruned.stdout
