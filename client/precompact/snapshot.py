@@ -398,6 +398,7 @@ def _write_history(
     name = resume.key(settings.instance, session.session_id, transcript_path)
     mark = resume.fingerprint(settings.redaction, dict(settings.extra_patterns))
     point = None
+    known_files: dict[str, dict] = {}
     with handle:
         resumed = resume.load(settings.logs, name, mark, handle, transcript_path, saved)
         if resumed is not None:
@@ -409,6 +410,7 @@ def _write_history(
                 writer.add(resumed.last)
             if redactor is not None:
                 redactor.counts.update(resumed.point.redactions)
+            known_files = resumed.point.files
         else:
             handle.seek(0)
             prefix, offset = hashlib.sha256(), 0
@@ -432,7 +434,7 @@ def _write_history(
         writer.cut()
         if writer.refs:
             counts = dict(redactor.counts) if redactor is not None else {}
-            point = resume.Point(offset, prefix.hexdigest(), list(writer.refs), scan.state(), counts)
+            point = resume.Point(offset, prefix.hexdigest(), list(writer.refs), scan.state(), counts, known_files)
     return _Reading(scan, point, name, mark)
 
 

@@ -382,3 +382,32 @@ def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for
     assert f"[layer 2]: chunk {a.sha256}" not in verified.stdout
     pruned = precompact(project, "prune", "--keep", "1")
     assert "pruned 0 savepoint(s)" in pruned.stdout
+
+
+def test_files_in_play_are_redacted_and_stored_once_across_resumed_savepoints(tmp_path, resumes, monkeypatch):
+    from precompact import redact
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    files = sorted((Path(chunks.__file__).parent).glob("*.py"))[:3]
+    source = generate(tmp_path / "source.jsonl", 300_000, project=project.path, sources=files).path.read_bytes()
+    lines = source.splitlines(keepends=True)
+    redacted: list[str] = []
+    original = redact.Redactor.redact
+
+    def spy(self, value):
+        redacted.append(value if isinstance(value, str) else "")
+        return original(self, value)
+
+    monkeypatch.setattr(redact.Redactor, "redact", spy)
+    transcript = tmp_path / "session.jsonl"
+    for part in range(3):
+        with transcript.open("ab") as f:
+            f.writelines(lines[part * len(lines) // 3 : (part + 1) * len(lines) // 3])
+        redacted.clear()
+        written = save(project, transcript, "s-1")
+        contents = {f.read_text() for f in files}
+        again = [text for text in redacted if text in contents]
+        assert len(again) == (len(files) if part == 0 else 0), f"savepoint {part + 1} redacted files it had stored"
+    assert resumes == [False, True, True]
+    in_play = document(written)["loaded_files"]
+    assert len(in_play) == len(files) and all("content" in f for f in in_play.values())
