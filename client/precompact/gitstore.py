@@ -418,24 +418,8 @@ def chunk_blob_ids(
     """The blob id of each (commit, chunk): its encrypted form's, under the name the commit's
     naming key gives it, else its clear form's; None where neither is there, the Unopened error
     where only the naming key could say and it cannot be read here."""
-    naming_keys: dict[str, bytes | None | Unopened] = {}
-    for commit in dict.fromkeys(commit for commit, _ in wanted):
-        try:
-            naming_keys[commit] = _naming_key_at(repo, commit, keys)
-        except Unopened as e:
-            naming_keys[commit] = e
-    pairs = []
-    for commit, ref in wanted:
-        key = naming_keys[commit]
-        name = _chunk_path(ref.sha256)
-        pairs += [(commit, sealed_path(name, key) if isinstance(key, bytes) else name), (commit, name)]
-    ids = blob_ids_at(repo, pairs)
-    found: list[str | None | Unopened] = []
-    for i, (commit, _) in enumerate(wanted):
-        key = naming_keys[commit]
-        blob = ids[2 * i] or ids[2 * i + 1]
-        found.append(key if blob is None and isinstance(key, Unopened) else blob)
-    return found
+    located = _located(repo, [(commit, _chunk_path(ref.sha256)) for commit, ref in wanted], keys)
+    return [s[0] if isinstance(s, tuple) else (s if isinstance(s, Unopened) else None) for s in located]
 
 
 @contextlib.contextmanager
@@ -657,6 +641,23 @@ def file_at(repo: git.Repo, commit: str, path: str, keys: Keys = CLEAR) -> bytes
 def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) -> Iterator[bytes | GitStoreError]:
     """`file_at` of each (commit, path), in order, the error in place of the bytes, every blob
     read through one git process (a process per file would cost `verify` seconds)."""
+    sources = _located(repo, wanted, keys)
+    identities = _identities(keys) if any(isinstance(s, tuple) and s[1] for s in sources) else []
+    contents = _blobs(repo, [s[0] for s in sources if isinstance(s, tuple)])
+    for source in sources:
+        if isinstance(source, GitStoreError):
+            yield source
+            continue
+        blob, where = source
+        data = next(contents)
+        yield data if where is None else _opened(repo, blob, data, identities, keys, where)
+
+
+def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[tuple[str, str | None] | GitStoreError]:
+    """Where each (commit, logs/ file) is: the blob of its encrypted form (a chunk's under the
+    name the commit's naming key gives it) and where that is, else the blob of its clear form and
+    None; the GitStoreError when neither is there (the Unopened one when only a naming key that
+    cannot be read here could say)."""
     naming_keys: dict[str, bytes | None | GitStoreError] = {}
     candidates = []
     for commit, path in wanted:
@@ -673,7 +674,7 @@ def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) 
     ids = blob_ids_at(
         repo, [pair for commit, path, sealed in candidates for pair in ((commit, sealed or path), (commit, path))]
     )
-    sources: list[tuple[str, str | None] | GitStoreError] = []  # (blob, where when encrypted)
+    sources: list[tuple[str, str | None] | GitStoreError] = []
     for i, (commit, path, sealed) in enumerate(candidates):
         if sealed is not None and ids[2 * i] is not None:
             sources.append((str(ids[2 * i]), f"{sealed} at commit {commit[:12]}"))
@@ -683,15 +684,7 @@ def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) 
             key = naming_keys.get(commit) if path.startswith(CHUNKS_DIR) else None
             absent = GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}")
             sources.append(key if isinstance(key, GitStoreError) else absent)
-    identities = _identities(keys) if any(isinstance(s, tuple) and s[1] for s in sources) else []
-    contents = _blobs(repo, [s[0] for s in sources if isinstance(s, tuple)])
-    for source in sources:
-        if isinstance(source, GitStoreError):
-            yield source
-            continue
-        blob, where = source
-        data = next(contents)
-        yield data if where is None else _opened(repo, blob, data, identities, keys, where)
+    return sources
 
 
 def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.Outcome]:
