@@ -21,8 +21,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 import bench_encryption
-from precompact import config as configuration
-from precompact import gitstore, savepoint_log, snapshot
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log, snapshot
+from precompact.remote import encryption, gitstore
 from support.commands import PRECOMPACT
 from support.localnet import LocalnetProcess
 from support.projects import fund, new_project
@@ -78,7 +79,7 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
     floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
     loaded = configuration.load(path)
     repo = gitstore.open_repository(path)
-    scratch = gitstore.Target(path, "origin", "bench/scratch", loaded.keys)  # encrypted, init's default
+    scratch = gitstore.Target(path, "origin", "bench/scratch", encryption.Keys.of(loaded))  # encrypted, init's default
     for run in range(runs):
         progress(f"{name} MB: run {run + 1}/{runs}")
         copy = root / "floor-copy"
@@ -94,7 +95,7 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
         wait_for_worker(path)
         began = time.perf_counter()
         written = snapshot.create_savepoint(
-            loaded.snapshot_settings(), snapshot.Session("bench", str(transcript.path), str(path), "auto")
+            snapshot.Settings.of(loaded), snapshot.Session("bench", str(transcript.path), str(path), "auto")
         )
         layer_1.append(time.perf_counter() - began)
         began = time.perf_counter()
@@ -250,7 +251,7 @@ def verify_thousand(root: Path, count: int) -> dict:
     for n in range(count):
         if n % 100 == 0:
             progress(f"verify: making savepoint {n + 1}/{count}")
-        snapshot.create_savepoint(loaded.snapshot_settings(), session)
+        snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     progress(f"verify: committing {count} savepoints")
     repo, target = gitstore.open_repository(path), gitstore.Target.of(loaded)
     assert not savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
@@ -260,7 +261,7 @@ def verify_thousand(root: Path, count: int) -> dict:
 
 
 def layer_3_round_trip(root: Path, count: int) -> dict:
-    from precompact.chain import post as chain_post
+    from precompact.ops import anchoring as chain_post
 
     node = LocalnetProcess(root)
     url = node.start()
@@ -272,7 +273,7 @@ def layer_3_round_trip(root: Path, count: int) -> dict:
         session = snapshot.Session("bench", None, str(path), "auto")
         times = []
         for n in range(count):
-            snapshot.create_savepoint(loaded.snapshot_settings(), session)
+            snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
             began = time.perf_counter()
             posts = chain_post.post_pending(
                 url, loaded.keypair, loaded.program_id, loaded.instance, loaded.logs, git_layer=False
@@ -296,7 +297,7 @@ def import_time() -> dict:
                 "-X",
                 "importtime",
                 "-c",
-                "import precompact.command, precompact.hook, precompact.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'click','git','solana','solders','anchorpy','borsh_construct','httpx'}))",
+                "import precompact.edges.command, precompact.edges.hook, precompact.edges.worker, sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'click','git','solana','solders','anchorpy','borsh_construct','httpx'}))",
             ],
             capture_output=True,
             text=True,
@@ -341,7 +342,7 @@ def markdown(results: dict) -> str:
             f"- SessionStart hook in the real Claude Code flow ({results['claude_code']['version']}, from its --debug-file), {moment}: median {t['median'] * 1000:.0f} ms, max {t['max'] * 1000:.0f} ms over {t['runs']}"
             for moment, t in results.get("claude_code", {}).get("session_start", {}).items()
         ],
-        f"- hook-path import time (precompact.command, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; click/GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
+        f"- hook-path import time (precompact.edges.command, hook, worker): median {results['imports']['hook_path_import_s']['median'] * 1000:.0f} ms, max {results['imports']['hook_path_import_s']['max'] * 1000:.0f} ms; click/GitPython/Solana modules imported: {results['imports']['heavy_modules_imported'] or 'none'}",
     ]
     return "\n".join(lines + other + ["", "Growth:", "", growth_markdown(results["growth"])])
 

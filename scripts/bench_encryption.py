@@ -19,8 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from precompact import config as configuration
-from precompact import gitstore, remote_crypto, snapshot
+from precompact.config import settings as configuration
+from precompact.local import snapshot
+from precompact.remote import encryption as remote_crypto
+from precompact.remote import gitstore
 from support.projects import new_project
 from support.secret_corpus import stdlib_sources
 from support.transcript_gen import generate
@@ -33,20 +35,20 @@ def measure(root: Path, size_mb: int, runs: int) -> dict:
     loaded = configuration.load(path)
     transcript = generate(root / f"enc{size_mb}.jsonl", size_mb * MB, project=path, sources=stdlib_sources())
     written = snapshot.create_savepoint(
-        loaded.snapshot_settings(), snapshot.Session("bench", str(transcript.path), str(path), "auto")
+        snapshot.Settings.of(loaded), snapshot.Session("bench", str(transcript.path), str(path), "auto")
     )
     data = written.path.read_bytes()
-    identities = remote_crypto.load_identities(loaded.keys)
+    identities = remote_crypto.load_identities(remote_crypto.Keys.of(loaded))
     repo = gitstore.open_repository(path)
     seal, unseal, clear_commit, sealed_commit = [], [], [], []
     for run in range(runs):
         began = time.perf_counter()
-        ciphertext = remote_crypto.seal(data, loaded.keys)
+        ciphertext = remote_crypto.seal(data, remote_crypto.Keys.of(loaded))
         seal.append(time.perf_counter() - began)
         began = time.perf_counter()
         assert remote_crypto.open_sealed(ciphertext, identities) == data
         unseal.append(time.perf_counter() - began)
-        for keys, times in ((remote_crypto.CLEAR, clear_commit), (loaded.keys, sealed_commit)):
+        for keys, times in ((remote_crypto.CLEAR, clear_commit), (remote_crypto.Keys.of(loaded), sealed_commit)):
             # A branch of its own per run, and no ciphertext cache: each commit does the whole work.
             shutil.rmtree(Path(repo.common_dir) / gitstore.CIPHERTEXT_CACHE, ignore_errors=True)
             target = gitstore.Target(path, "origin", f"bench/{len(times)}-{keys.encrypting}-{run}", keys)

@@ -17,7 +17,7 @@ from solana.rpc.types import TxOpts
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
-from precompact import chain
+from precompact.chain import wire as chain
 
 SOL = 1_000_000_000
 BINARY = Path(os.environ["CARGO_TARGET_DIR"]) / "debug" / "precompact-localnet"

@@ -21,8 +21,9 @@ import anyio
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from precompact import config as configuration
-from precompact import recall, snapshot
+from precompact.config import settings as configuration
+from precompact.local import snapshot
+from precompact.recall import fulltext as recall
 from support.commands import PRECOMPACT
 from support.projects import new_project
 from support.transcript_gen import generate
@@ -55,7 +56,7 @@ def grow_and_index(root: Path, size_mb: int, steps: int) -> tuple[Path, list[dic
         transcript.write_bytes(b"".join(lines[: len(lines) * step // steps]))
         began = time.perf_counter()
         written = snapshot.create_savepoint(
-            loaded.snapshot_settings(), snapshot.Session("bench", str(transcript), str(project), "auto")
+            snapshot.Settings.of(loaded), snapshot.Session("bench", str(transcript), str(project), "auto")
         )
         layer_1 = time.perf_counter() - began
         began = time.perf_counter()

@@ -152,9 +152,9 @@ def demo(root: Path) -> None:
 
 def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     step("2. precompact init and precompact install (once per project)")
-    keypair = root / "id.json"
-    show(PRECOMPACT, "init", "--yes", "--instance", INSTANCE, "--cluster", url, "--keypair", str(keypair), cwd=project)
-    fund(url, keypair)
+    show(PRECOMPACT, "init", "--yes", "--instance", INSTANCE, "--chain", url, cwd=project)
+    # precompact's own signing key, which init created under its config directory.
+    fund(url, Path(os.environ["XDG_CONFIG_HOME"]) / "precompact" / "keys" / "gabriel-215.json")
     show(PRECOMPACT, "install", cwd=project)
     hooks = installed_hooks(project)
 
@@ -166,7 +166,8 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     )
 
     step("4. Claude Code compacts: the PreCompact hook saves Layer 1 and returns at once")
-    note = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path), project)
+    session = "demo-session"  # Claude Code names the same session in the three hooks of a compaction
+    note = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path, session_id=session), project)
     print(f"  stdout, which Claude Code appends to the summariser's prompt: {note}")
     latest = wait_for_layers(project)
     print(f"  snapshot {latest['snapshot_file']}  sha256:{latest['snapshot_hash']}")
@@ -194,10 +195,15 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
             project,
             transcript.path,
             compact_summary="We made the flaky test deterministic by seeding the clock.",
+            session_id=session,
         ),
         project,
     )
-    output = run_hook(hooks["SessionStart"], payload("SessionStart", project, source="compact"), project)
+    output = run_hook(
+        hooks["SessionStart"],
+        payload("SessionStart", project, transcript.path, source="compact", session_id=session),
+        project,
+    )
     context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     print(f"  additionalContext: {len(context)} characters (Claude Code's limit: 10,000). It begins:")
     print("  | " + "\n  | ".join(context.splitlines()[:24]))
@@ -206,13 +212,32 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
     step("8. The resurrection report, as `precompact resurrect` prints it")
     show(PRECOMPACT, "resurrect", cwd=project)
 
-    step("9. Someone edits the snapshot on disk: verify names the broken link")
-    path = project / latest["snapshot_file"]
-    path.write_text(path.read_text().replace("Conclusion", "Confusion", 1))
-    result = show(PRECOMPACT, "verify", "--all", cwd=project, check=False)
+    step("9. Someone alters what the savepoint holds: verify names each broken link")
+    snapshot_path = project / latest["snapshot_file"]
+    chunk_name = json.loads(snapshot)["conversation_chunks"][-1]["sha256"]
+    chunk_path = project / "logs" / "precompact-chunks" / chunk_name
+    print("  a chunk of the conversation (the snapshot file lists each chunk by its SHA-256):")
+    tamper(chunk_path, b"Conclusion", project, names=chunk_name)
+    print("  the snapshot file itself:")
+    tamper(snapshot_path, b"make the flaky test deterministic", project, names=snapshot_path.name)
+
+
+def tamper(path: Path, text: bytes, project: Path, names: str) -> None:
+    """Alters `text` in `path`, shows `verify` naming what was altered, then puts it back."""
+    original = path.read_bytes()
+    altered = original.replace(text, text.upper(), 1)
+    if altered == original:
+        raise SystemExit(f"demo: {path.name} does not contain {text.decode()!r}; nothing to alter")
+    path.write_bytes(altered)
+    try:
+        result = show(PRECOMPACT, "verify", "--all", cwd=project, check=False)
+    finally:
+        path.write_bytes(original)
     if result.returncode == 0:
-        raise SystemExit("demo: verify did not catch the tampering")
-    print(f"  verify exited {result.returncode}: tampering caught")
+        raise SystemExit(f"demo: verify did not catch the altered {path.name}")
+    if names not in result.stdout + result.stderr:
+        raise SystemExit(f"demo: verify caught the tampering but did not name {names}")
+    print(f"  verify exited {result.returncode} and named {names}: tampering caught")
 
 
 def main() -> None:

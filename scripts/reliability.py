@@ -16,7 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from precompact.redact import Redactor
+from precompact.transcript.redact import Redactor
 from support import (
     fault_trials,
     secret_corpus,

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precompact import gitstore, savepoint_log, snapshot, trust
 from precompact.chain import record
-from precompact.config import Config, is_pubkey
+from precompact.config.settings import Config, is_pubkey
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log, snapshot
+from precompact.remote import gitstore
+from precompact.verifier import verdicts
 
+# Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
+# queued, not failed. Turned on again, the chain anchors such savepoints in order.
+CHAIN_OFF = "OFF"
 EXIT_ALL_DONE = 0
 EXIT_QUEUED = 1  # saved; Layer 2 or 3 still queued
 EXIT_ERROR = 2
@@ -29,7 +35,7 @@ class FlushOutcome:
 
 def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
     """Layer 1 now, then whatever Layers 2 and 3 can do."""
-    written = snapshot.create_savepoint(config.snapshot_settings(), session)
+    written = snapshot.create_savepoint(snapshot.Settings.of(config), session)
     return written, flush(config)
 
 
@@ -62,7 +68,7 @@ def _flush(config: Config) -> FlushOutcome:
             )
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
-        from precompact.chain import post as chain_post
+        from precompact.ops import anchoring as chain_post
 
         posts = chain_post.post_pending(
             config.cluster,
@@ -83,6 +89,13 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return savepoint_log.fold(index.events), index.bad_lines
 
 
+def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
+    """Where a savepoint's on-chain record stands, as every report shows it."""
+    if not config.chain_layer and savepoint.layer_3 != savepoint_log.Layer3.CONFIRMED:
+        return CHAIN_OFF
+    return savepoint.layer_3
+
+
 def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
     """The committed savepoints whose commit holds the snapshot in clear text (so the remote
     does, once pushed); none when git cannot be read."""
@@ -93,11 +106,11 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
         repo = gitstore.open_repository(config.repository)
     except gitstore.GitStoreError:
         return []
-    wanted = [(str(s.commit), str(s.created.get("snapshot_file", ""))) for s in committed]
+    wanted = [(str(s.commit), str(s.snapshot_file)) for s in committed]
     return [s for s, clear in zip(committed, gitstore.in_clear(repo, wanted)) if clear]
 
 
-class RekeyError(Exception):
+class RekeyError(PrecompactError):
     """The branch could not be re-encrypted; the message says why."""
 
 
@@ -118,7 +131,7 @@ def rekey(config: Config) -> tuple[str | None, int]:
     return commit, files
 
 
-class InspectError(Exception):
+class InspectError(PrecompactError):
     """No record could be read; the message says why and what to do."""
 
 
@@ -126,7 +139,7 @@ class InspectError(Exception):
 class Inspection:
     address: str
     record: record.Record
-    verdict: trust.Check  # the verifier's chain check on this record
+    verdict: verdicts.Check  # the verifier's chain check on this record
     signature_valid: bool  # the configured authority's signature over it, at this address
     local_index: str
 
@@ -137,8 +150,8 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     from solders.pubkey import Pubkey
 
     try:
-        roots = trust.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
-    except trust.NoRoot as e:
+        roots = verdicts.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
+    except verdicts.NoRoot as e:
         raise InspectError(str(e)) from None
     if address is not None and not is_pubkey(address):
         raise InspectError(f"--address {address!r} is not a base58 public key")
@@ -147,11 +160,11 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
     match = local.get(found.sequence)
     verdict = _inspection_verdict(roots, where, owner, data, found, match)
-    signed = where == roots.address and trust.signature_valid(found, roots)
+    signed = where == roots.address and verdicts.signature_valid(found, roots)
     return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
 
 
-def _fetch_record(cluster: str, roots: trust.Roots, where) -> tuple[str, bytes, record.Record]:
+def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, bytes, record.Record]:
     from precompact.chain import rpc
 
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
@@ -183,22 +196,22 @@ def _compared_with_index(found: record.Record, match: savepoint_log.Savepoint | 
 
 
 def _inspection_verdict(
-    roots: trust.Roots, where, owner: str, data: bytes, found: record.Record, match: savepoint_log.Savepoint | None
-) -> trust.Check:
+    roots: verdicts.Roots, where, owner: str, data: bytes, found: record.Record, match: savepoint_log.Savepoint | None
+) -> verdicts.Check:
     try:
         if where != roots.address:
-            raise trust.Broken(
+            raise verdicts.Broken(
                 "layer 3",
                 None,
                 f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})",
             )
-        trust.check_record(roots, owner, data)
+        verdicts.check_record(roots, owner, data)
         if match is not None:
-            trust.check_record_holds(found, match, match.commit)
-    except trust.Broken as e:
-        return trust.Check(trust.FAILED, str(e))
-    return trust.Check(
-        trust.VERIFIED,
+            verdicts.check_record_holds(found, match, match.commit)
+    except verdicts.Broken as e:
+        return verdicts.Check(verdicts.FAILED, str(e))
+    return verdicts.Check(
+        verdicts.VERIFIED,
         "address, owner, authority, instance and signature checked"
         + (", and it states the local savepoint" if match else ""),
     )

@@ -10,6 +10,7 @@ use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use solana_account::Account;
+use solana_clock::MAX_PROCESSING_AGE;
 use solana_commitment_config::CommitmentLevel;
 use solana_epoch_schedule::EpochSchedule;
 use solana_hash::Hash;
@@ -36,14 +37,17 @@ use crate::state_file::StateFile;
 /// levels follow the slots.
 const SLOT_DURATION: Duration = Duration::from_millis(400);
 
-/// How many slots the clock keeps advancing after start-up or the last commit before it
-/// waits for the next commit. Every slot costs the bank about 160 KB that nothing here can
-/// reclaim (a validator's background service flushes its accounts cache; solana-program-test
-/// runs none), so an always-running clock would grow an idle localnet by about 1.4 GB an hour.
-const IDLE_SLOTS: u64 = 150;
+/// How many slots the clock keeps advancing after start-up, the last commit or the last
+/// blockhash handed out before it waits for the next of those. Every slot costs the bank about
+/// 160 KB that nothing here can reclaim (a validator's background service flushes its accounts
+/// cache; solana-program-test runs none), so an always-running clock would grow an idle localnet
+/// by about 1.4 GB an hour.
+const IDLE_SLOTS: u64 = MAX_PROCESSING_AGE as u64 + 1;
 
 // The clock outlives finalization: the last commit's block is rooted before the clock waits.
 const _: () = assert!(IDLE_SLOTS > TOWER_DEPTH + 1);
+// And every blockhash handed out expires before it waits, as it would on a validator.
+const _: () = assert!(IDLE_SLOTS > MAX_PROCESSING_AGE as u64);
 
 pub struct Options {
     pub faucet_lamports: u64,
@@ -188,7 +192,7 @@ pub struct Chain {
     slots: Slots,
     state: Option<StateFile>,
     events: broadcast::Sender<ChainEvent>,
-    /// Slots the clock may still advance without a commit.
+    /// Slots the clock may still advance without a commit or a blockhash handed out.
     idle_slots_left: Arc<AtomicU64>,
 }
 
@@ -228,6 +232,10 @@ impl Chain {
             program_test.add_account(*address, account.clone());
         }
         let context = program_test.start_with_context().await;
+        // One blockhash per slot, registered as the clock ends it: a blockhash then lives 150
+        // slots, as on a validator, instead of the 150 registrations (about a second) the
+        // runtime's own ticker would allow.
+        context.stop_blockhash_ticker();
         let banks = context.banks_client.clone();
         let genesis = context.genesis_config();
         let (genesis_hash, epoch_schedule, inflation) = (
@@ -335,19 +343,13 @@ impl Chain {
             .map(|start| start.time)
     }
 
-    /// The block at `slot`. The current slot's blockhash is the latest one so far: the bank
-    /// keeps registering new ones until the slot ends.
-    pub async fn block(&self, slot: u64) -> Result<Option<Block>, String> {
-        let (start, next) = {
+    /// The block at `slot`, once the slot has ended (its blockhash is the one it ends with).
+    pub fn block(&self, slot: u64) -> Option<Block> {
+        let (start, blockhash) = {
             let slots = self.slots.lock().unwrap();
-            let Some(start) = slots.get(&slot).copied() else {
-                return Ok(None);
-            };
-            (start, slots.range(slot + 1..).next().map(|(_, next)| *next))
-        };
-        let blockhash = match next {
-            Some(next) => next.previous_blockhash,
-            None => self.latest_blockhash().await?.0,
+            let start = slots.get(&slot).copied()?;
+            let next = slots.get(&(slot + 1))?;
+            (start, next.previous_blockhash)
         };
         let history = self.history.lock().unwrap();
         let transactions = history
@@ -360,7 +362,7 @@ impl Chain {
                     .collect()
             })
             .unwrap_or_default();
-        Ok(Some(Block {
+        Some(Block {
             slot,
             parent_slot: slot.saturating_sub(1),
             block_height: start.block_height,
@@ -368,7 +370,7 @@ impl Chain {
             blockhash,
             previous_blockhash: start.previous_blockhash,
             transactions,
-        }))
+        })
     }
 
     /// Per `period` seconds since start, newest first: (the last slot begun in it, slots begun,
@@ -411,6 +413,11 @@ impl Chain {
         CommitmentSlots::at_working_slot(self.slot())
     }
 
+    /// The slot `level` reads now.
+    pub fn level_slot(&self, level: CommitmentLevel) -> u64 {
+        self.commitment_slots().slot(level)
+    }
+
     /// The block height at `slot`: every slot is a block, genesis (slot 0) is height 0.
     pub fn block_height_at(&self, slot: u64) -> u64 {
         self.slots
@@ -424,12 +431,32 @@ impl Chain {
         self.history.lock().unwrap().transactions.len() as u64
     }
 
+    /// The working bank's newest blockhash and the last block height a transaction naming it
+    /// can be processed at. The clock keeps running until it has expired.
     pub async fn latest_blockhash(&self) -> Result<(Hash, u64), String> {
+        self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
         self.banks
             .get_latest_blockhash_with_commitment(CommitmentLevel::Finalized)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| "no valid blockhash".to_string())
+    }
+
+    /// The newest blockhash of the bank at `slot` (a commitment level's) and the last block
+    /// height it is valid at, as that bank reports them: a slot that has ended hands out the
+    /// hash it ended with, the working slot its parent's.
+    pub async fn latest_blockhash_at(&self, slot: u64) -> Result<(Hash, u64), String> {
+        let ended = self.slots.lock().unwrap().get(&(slot + 1)).copied();
+        match ended {
+            Some(next) => {
+                self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
+                Ok((
+                    next.previous_blockhash,
+                    self.block_height_at(slot) + MAX_PROCESSING_AGE as u64,
+                ))
+            }
+            None => self.latest_blockhash().await,
+        }
     }
 
     /// The fee for `message`, or `None` when its blockhash has expired or was never issued.
@@ -440,15 +467,20 @@ impl Chain {
             .map_err(|e| e.to_string())
     }
 
-    /// Whether `blockhash` may still be used. The bank prices a message only while its
-    /// blockhash is in the recent-blockhash queue, which is exactly the validity rule.
-    pub async fn is_blockhash_valid(&self, blockhash: Hash) -> Result<bool, String> {
-        let mut probe = Message::new(&[], Some(&self.faucet.pubkey()));
-        probe.recent_blockhash = blockhash;
-        Ok(self
-            .fee_for_message(&VersionedMessage::Legacy(probe))
-            .await?
-            .is_some())
+    /// Whether the bank at `slot` (a commitment level's) accepts `blockhash`: one of the
+    /// `MAX_PROCESSING_AGE` + 1 newest it registered, one per slot that ended. (Its queue keeps
+    /// twice as many, so asking the bank for a fee would not tell.)
+    pub fn is_blockhash_valid_at(&self, blockhash: Hash, slot: u64) -> bool {
+        let slots = self.slots.lock().unwrap();
+        // The slot started from the bank's newest hash: the next one if `slot` has ended.
+        let newest = if slots.contains_key(&(slot + 1)) {
+            slot + 1
+        } else {
+            slot
+        };
+        slots
+            .range(newest.saturating_sub(MAX_PROCESSING_AGE as u64)..=newest)
+            .any(|(_, start)| start.previous_blockhash == blockhash)
     }
 
     pub async fn minimum_balance_for_rent_exemption(&self, data_len: usize) -> Result<u64, String> {
@@ -668,7 +700,8 @@ impl Chain {
         Ok(signature)
     }
 
-    /// Sends `lamports` from the faucet to `to` through the normal send path.
+    /// Sends `lamports` from the faucet to `to` through the normal send path, with the working
+    /// bank's blockhash.
     pub async fn airdrop(&self, to: &Pubkey, lamports: u64) -> Result<Signature, SendError> {
         let (blockhash, _) = self.latest_blockhash().await.map_err(SendError::Internal)?;
         let transfer =
@@ -679,7 +712,10 @@ impl Chain {
             &[&self.faucet],
             blockhash,
         );
-        self.send(VersionedTransaction::from(tx), true).await
+        // The same request within a slot signs the same transfer, as a validator's faucet does
+        // (one blockhash per slot): the duplicate is dropped and its signature returned.
+        let duplicate = self.committed(&tx.signatures[0]).is_some();
+        self.send(VersionedTransaction::from(tx), !duplicate).await
     }
 
     async fn balances(&self, keys: &[Pubkey]) -> Vec<u64> {

@@ -118,8 +118,10 @@ fn faucet_lamports_bound_airdrops() {
     let who = "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB";
     call(&net.url, "requestAirdrop", json!([who, 1_000_000_000]));
     assert_eq!(balance(&net.url, who), 1_000_000_000);
+    // Not the same request again: within a slot that is the same transfer, answered with its
+    // signature.
     assert_eq!(
-        call(&net.url, "requestAirdrop", json!([who, 1_000_000_000])),
+        call(&net.url, "requestAirdrop", json!([who, 1_000_000_001])),
         Value::Null,
         "the faucet cannot cover it"
     );

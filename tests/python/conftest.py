@@ -1,5 +1,6 @@
-"""Fixtures only (what they use lives in `support`): a running precompact-localnet stopped by
-the test, a git project with a bare remote, a trust store of the test's own."""
+"""Fixtures (what they use lives in `support`): a running precompact-localnet stopped by the
+test, a git project with a bare remote, a trust store of the test's own; and the markers
+(`localnet`, `e2e`, `network`) set from the fixtures a test uses, so they cannot drift."""
 
 from __future__ import annotations
 
@@ -11,12 +12,58 @@ from support import claude_code
 from support.commands import run_git
 from support.localnet import LocalnetProcess
 
+# A test that uses one of these fixtures gets the marker: the fixture is the only way to it.
+MARKER_OF_FIXTURE = {
+    "localnet": "localnet",
+    "lineage": "localnet",  # test_proof_bundle's module-wide chain
+    "history_root": "localnet",  # test_trust's module-wide chain
+    "claude_binary": "e2e",
+    "pypi": "network",
+}
+_test_being_run: list[pytest.Item] = []
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in item.fixturenames:  # type: ignore[attr-defined]
+            if fixture in MARKER_OF_FIXTURE:
+                item.add_marker(MARKER_OF_FIXTURE[fixture])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    _test_being_run.append(item)
+    try:
+        return (yield)
+    finally:
+        _test_being_run.pop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A localnet started by a test (or a fixture it uses) without the `localnet` marker fails
+    that test: `-m "not localnet"` must select only tests that run without the binary."""
+    start = LocalnetProcess.start
+
+    def marked_start(self: LocalnetProcess, *args, **kwargs) -> str:
+        test = _test_being_run[-1] if _test_being_run else None
+        if test is not None and test.get_closest_marker("localnet") is None:
+            pytest.fail(
+                f"{test.nodeid} starts a precompact-localnet: mark it @pytest.mark.localnet "
+                "(or add the fixture that starts it to conftest.MARKER_OF_FIXTURE)",
+                pytrace=False,
+            )
+        return start(self, *args, **kwargs)
+
+    LocalnetProcess.start = marked_start  # type: ignore[method-assign]
+
 
 @pytest.fixture(autouse=True)
 def own_trust_store(tmp_path_factory, monkeypatch):
     """Each test approves configurations in a store of its own, never in the real user's
     ~/.config (every precompact process a test starts inherits this)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+    # This machine's record of the savepoints it wrote (local.provenance), the test's own too.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
 
 
 @pytest.fixture

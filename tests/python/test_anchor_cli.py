@@ -14,8 +14,8 @@ from solana.rpc.types import TxOpts
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
-from precompact import chain
-from precompact import config as configuration
+from precompact.chain import wire as chain
+from precompact.config import settings as configuration
 from support.anchor_cli import anchor, npm_registry_reachable
 from support.projects import fund
 
@@ -47,6 +47,7 @@ def post_first_savepoint(url: str) -> tuple[Keypair, chain.SavepointFields]:
     return authority, fields
 
 
+@pytest.mark.network
 def test_anchor_idl_fetch_reads_the_program_idl_from_the_chain(localnet, tmp_path):
     if not npm_registry_reachable():
         pytest.skip("npm cannot reach its registry: `anchor idl fetch` runs the Program Metadata client with npx")

@@ -14,8 +14,9 @@ import time
 
 import pytest
 
-from precompact import chain, snapshot
-from support.commands import PRECOMPACT, hook
+from precompact.chain import wire as chain
+from precompact.local import snapshot
+from support.commands import hook, precompact
 from support.fault_trials import check_layer_1
 from support.localnet import LocalnetProcess
 from support.projects import Project, approve_as_is, fund, new_project, trust
@@ -32,12 +33,6 @@ def established(tmp_path):
     intact: dict[int, str] = {}
     assert check_layer_1(project, intact) == ([], 0) and len(intact) == 2
     return project, intact
-
-
-def cli(project: Project, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PRECOMPACT, *args], capture_output=True, text=True, cwd=project.path, timeout=timeout, check=False
-    )
 
 
 def one_line(text: str | bytes) -> str:
@@ -145,14 +140,14 @@ def test_an_invalid_configuration_is_named_in_hook_and_cli(established, mangle, 
     project, intact = established
     config = project.path / ".precompact.toml"
     config.write_text(mangle(config.read_text()))
-    refused = cli(project, "trust")
+    refused = precompact(project.path, "trust", "--yes")
     assert refused.returncode != 0 and expected in one_line(refused.stderr)
     approve_as_is(project.path)
     message = saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None)))
     assert message.startswith("precompact could not save the transcript before this compaction") and expected in message
     assert expected in (project.logs / "precompact-errors.log").read_text()
     for command in ("savepoint", "flush", "status", "verify"):
-        result = cli(project, command)
+        result = precompact(project.path, command)
         assert result.returncode != 0
         assert expected in one_line(result.stderr + result.stdout)
     assert_nothing_lost(project, intact)
@@ -185,7 +180,7 @@ def test_a_missing_or_malformed_keypair_queues_with_one_line(established, setup,
     _, intact = established
     project = chain_project(established, "http://127.0.0.1:9")
     setup(project)
-    result = cli(project, "flush")
+    result = precompact(project.path, "flush")
     assert result.returncode == 1
     assert expected in layer_3_line(result)
     assert (
@@ -198,14 +193,7 @@ def test_a_missing_or_malformed_keypair_queues_with_one_line(established, setup,
 def test_a_wrong_program_id_is_refused_before_any_rpc(established):
     _, intact = established
     project = chain_project(established, "http://127.0.0.1:9")
-    result = subprocess.run(
-        [PRECOMPACT, "flush"],
-        capture_output=True,
-        text=True,
-        cwd=project.path,
-        env={**os.environ, "PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"},
-        check=False,
-    )
+    result = precompact(project.path, "flush", env={"PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"})
     assert result.returncode == 1
     assert "is not the program this client was built for" in layer_3_line(result)
     assert_nothing_lost(project, intact)
@@ -262,12 +250,12 @@ def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_sta
     server = MisbehavingRpc(mode)
     try:
         project = chain_project(established, server.url)
-        result = cli(project, "flush")
+        result = precompact(project.path, "flush")
         assert result.returncode == 1
         line = layer_3_line(result)
         assert "queued" in line and expected in line
         began = time.monotonic()
-        started = hook(cwd=project.path, stdin=payload("SessionStart", project.path, source="compact"))
+        started = hook(cwd=project.path, stdin=payload("SessionStart", project.path, source="resume"))
         assert time.monotonic() - began < 15
         assert started.returncode == 0 and started.stderr == b""
         context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -298,15 +286,16 @@ def localnet_holding(tmp_path, project: Project, data: bytes) -> LocalnetProcess
 SYSTEM_PROGRAM = "11111111111111111111111111111111"
 
 
+@pytest.mark.localnet
 def test_a_record_address_owned_by_another_program_is_refused(established, tmp_path):
     project, intact = established
     node = localnet_holding(tmp_path, project, bytes(556))
     try:
         chain_project(established, node.url)
-        result = cli(project, "flush")
+        result = precompact(project.path, "flush")
         assert result.returncode == 1
         assert f"is owned by {SYSTEM_PROGRAM}, not the precompact program" in layer_3_line(result)
-        inspected = cli(project, "inspect")
+        inspected = precompact(project.path, "inspect")
         assert inspected.returncode == 1 and "not the precompact program" in one_line(
             inspected.stderr + inspected.stdout
         )
@@ -315,6 +304,7 @@ def test_a_record_address_owned_by_another_program_is_refused(established, tmp_p
     assert_nothing_lost(project, intact)
 
 
+@pytest.mark.localnet
 def test_lamports_sent_to_the_record_address_before_initialize_do_not_block_it(established, tmp_path):
     # Anyone can send lamports to the future record address; initialize tops them up to rent
     # exemption and takes the address over, so both savepoints still land and verify.
@@ -323,10 +313,10 @@ def test_lamports_sent_to_the_record_address_before_initialize_do_not_block_it(e
     try:
         chain_project(established, node.url)
         fund(node.url, project.authority())
-        result = cli(project, "flush")
+        result = precompact(project.path, "flush")
         assert result.returncode == 0, result.stdout + result.stderr
         assert layer_3_line(result) == "✓ Layer 3: up to date"
-        inspected = cli(project, "inspect", "--json")
+        inspected = precompact(project.path, "inspect", "--json")
         assert inspected.returncode == 0, inspected.stderr
         record = json.loads(inspected.stdout)
         assert (record["sequence"], record["signature_valid"]) == (2, True)
@@ -351,7 +341,7 @@ def test_git_layer_in_a_directory_that_is_not_a_repository(established):
         established,
         lambda p: subprocess.run(["mv", str(p.path / ".git"), str(p.path.parent / "moved.git")], check=True),
     )
-    result = cli(project, "flush")
+    result = precompact(project.path, "flush")
     assert result.returncode == 1
     [line] = [line for line in result.stdout.splitlines() if "Layer 2" in line]
     assert "not a git repository" in line
@@ -371,9 +361,9 @@ def test_detached_head_still_backs_up(established):
             for args in (["commit", "-q", "--allow-empty", "-m", "x"], ["checkout", "-q", "--detach"])
         ],
     )
-    result = cli(project, "flush")
+    result = precompact(project.path, "flush")
     assert result.returncode == 0, result.stdout
-    assert cli(project, "verify", "--all").returncode == 0
+    assert precompact(project.path, "verify", "--all").returncode == 0
     assert_nothing_lost(project, intact)
 
 
@@ -391,7 +381,7 @@ def test_a_sha256_repository_backs_up(tmp_path):
         saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None))))
         is not None
     )
-    result = cli(project, "flush")
+    result = precompact(project.path, "flush")
     assert result.returncode == 0, result.stdout
-    assert cli(project, "verify", "--all").returncode == 0
+    assert precompact(project.path, "verify", "--all").returncode == 0
     assert check_layer_1(project, {}) == ([], 0)

@@ -3,15 +3,13 @@ claude_code.py) talking to a mock Messages API: what Claude Code actually sends 
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from support import claude_code
 from support.claude_code import compaction_requests, messages_text, wait_for_worker
-from support.commands import PRECOMPACT
+from support.commands import precompact
 from support.projects import new_project
 
 
@@ -98,19 +96,23 @@ def test_compaction_gives_the_summariser_plain_words_and_the_session_one_brief(s
     session.run("/compact", resume=session_id)
     [compaction] = compaction_requests(mock)
     note = additional_instructions(compaction)
-    assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+    # Each run's SessionEnd saved what it said (savepoints 1 and 2): PreCompact finds nothing new.
+    assert note.startswith(
+        "Nothing was said since precompact savepoint 2, so no new savepoint was made. "
+        "The full pre-compaction transcript is saved as precompact savepoint 2 (sha256:"
+    )
     assert "{" not in note and "systemMessage" not in note, "plain words for the summariser, no JSON"
 
     asked = len(mock.requests)
     session.run("What next?", resume=session_id)
     [brief] = briefs(mock.requests[-1])
-    assert len(brief) < 10_000 and brief.startswith(f"{BRIEF_START} 1 of Trial #1")
+    assert len(brief) < 10_000 and brief.startswith(f"{BRIEF_START} 2 of Trial #1")
     assert "> Keep the public API stable and never touch app.py." in brief
     assert "> Please build the header parser. [[plan:work]]" in brief
-    assert "- [in_progress] Parse headers\n- [pending] Write the parser tests" in brief
-    assert "- parser.py (uncommitted)" in brief
+    assert "> - [in_progress] Parse headers\n> - [pending] Write the parser tests" in brief
+    assert '- "parser.py" (uncommitted)' in brief
     assert "boom: header line 3 has no colon" in brief and "$ python3 -c" in brief
-    assert "Proof: savepoint 1, sha256:" in brief and "integrity ✓ verified" in brief
+    assert "Proof: savepoint 2, sha256:" in brief and "integrity ✓ verified" in brief
     for own in ("<command-name>", "<local-command-stdout>", "This session is being continued", "<system-reminder>"):
         assert own not in brief, f"Claude Code's own {own} entries are not quoted as requests"
     assert all(len(briefs(r)) == 1 for r in mock.requests[asked:])
@@ -119,9 +121,9 @@ def test_compaction_gives_the_summariser_plain_words_and_the_session_one_brief(s
     assert len(briefs(mock.requests[-1])) == 1, "a resume does not add a second copy"
     wait_for_worker(setup.project)
     index = setup.index()
-    assert [e["event"] for e in index].count("SAVEPOINT_CREATED") == 1
+    assert {e["trigger"] for e in index if e["event"] == "SAVEPOINT_CREATED"} == {"session_end"}
     delivered = [e for e in index if e["event"] == "BRIEF_DELIVERED"]
-    assert [(e["sequence"], e["session_id"], e["source"]) for e in delivered] == [(1, session_id, "compact")]
+    assert [(e["sequence"], e["session_id"], e["source"]) for e in delivered] == [(2, session_id, "compact")]
     [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
     assert summary == setup.script.summary, "the <summary> part only, without <analysis>"
     assert {"LAYER_2_PUSHED", "LAYER_3_CONFIRMED"} <= {e["event"] for e in index}
@@ -136,21 +138,16 @@ def test_a_compaction_with_nothing_new_keeps_the_savepoint(setup):
     assert len(compaction_requests(mock)) == 1
     assert [e["event"] for e in setup.index()].count("SAVEPOINT_CREATED") == 1
     transcript = next((setup.session.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
-    hook = subprocess.run(
-        [PRECOMPACT, "hook"],
-        input=json.dumps(
-            {
-                "hook_event_name": "PreCompact",
-                "session_id": session_id,
-                "transcript_path": str(transcript),
-                "cwd": str(setup.project.path),
-                "trigger": "manual",
-            }
-        ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    hook = precompact(
+        setup.project.path,
+        "hook",
+        stdin={
+            "hook_event_name": "PreCompact",
+            "session_id": session_id,
+            "transcript_path": str(transcript),
+            "cwd": str(setup.project.path),
+            "trigger": "manual",
+        },
     )
     assert hook.stdout.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.")
     assert [e["event"] for e in setup.index()].count("SAVEPOINT_CREATED") == 1
@@ -164,10 +161,9 @@ def test_auto_compaction_saves_with_the_models_window_and_briefs_once(setup):
     session_id = session.run("Load the whole log into context.")["session_id"]
     session.run("Now find the slow query.", resume=session_id)
     [compaction] = compaction_requests(mock)
-    assert "precompact savepoint 1" in additional_instructions(compaction)
+    [created] = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED" and e["trigger"] == "auto"]
+    assert f"precompact savepoint {created['sequence']}" in additional_instructions(compaction)
     assert len(briefs(mock.requests[-1])) == 1
-    [created] = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
-    assert created["trigger"] == "auto"
     assert created["tokens_remaining"] == 1_000_000 - created["tokens_used_this_session"], (
         "claude-opus-5-5 has a 1M window"
     )
@@ -211,4 +207,4 @@ def test_with_claude_codes_default_task_tools_the_brief_has_their_list(setup):
     session.run("/compact", resume=session_id)
     session.run("Go on.", resume=session_id)
     [brief] = briefs(mock.requests[-1])
-    assert "- [completed] Migrate the schema\n- [pending] Backfill the rows" in brief
+    assert "> - [completed] Migrate the schema\n> - [pending] Backfill the rows" in brief

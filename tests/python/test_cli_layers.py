@@ -10,7 +10,7 @@ from solana.rpc.commitment import Confirmed
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from precompact import chain
+from precompact.chain import wire as chain
 from support.commands import INSTANCE, initialized, initialized_and_funded, invoke, run_git, statuses
 from support.localnet import free_port
 from support.projects import fund
@@ -49,7 +49,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     fund(localnet.url, authority)
     run_git(project, "remote", "set-url", "origin", str(project.parent / "offline.git"))
     for _ in range(3):
-        result = invoke("savepoint")
+        result = invoke("savepoint", "--no-transcript")
         assert result.exit_code == 1, result.output
         assert "… Layer 3: queued: cluster" in result.output and "unreachable" in result.output
         assert "… Layer 2: queued: push to origin failed" in result.output
@@ -73,7 +73,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
 def test_a_lost_confirmation_is_recovered_not_posted_twice(workspace, localnet, monkeypatch):
     project, _ = workspace
     authority = initialized_and_funded(project, monkeypatch, localnet.url)
-    assert invoke("savepoint").exit_code == 0
+    assert invoke("savepoint", "--no-transcript").exit_code == 0
     # Drop the LAYER_3_CONFIRMED line, as if the process died right after the post.
     index = project / "logs" / "precompact-savepoint.jsonl"
     lines = [l for l in index.read_text().splitlines() if '"LAYER_3_CONFIRMED"' not in l]
@@ -87,7 +87,7 @@ def test_a_lost_confirmation_is_recovered_not_posted_twice(workspace, localnet, 
 def test_layer_3_problems_are_named_and_queued(workspace, localnet, monkeypatch):
     project, _ = workspace
     initialized(project, monkeypatch, localnet.url)  # never funded
-    result = invoke("savepoint")
+    result = invoke("savepoint", "--no-transcript")
     assert result.exit_code == 1
     assert "… Layer 3: queued: cluster" in result.output and "refused the transaction" in result.output
 
@@ -102,7 +102,7 @@ def test_layer_3_problems_are_named_and_queued(workspace, localnet, monkeypatch)
 
 def test_commands_without_configuration_fail_with_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = invoke("savepoint")
+    result = invoke("savepoint", "--no-transcript")
     assert result.exit_code == 2
     assert result.output.strip().startswith("Error: no .precompact.toml")
     assert len(result.output.strip().splitlines()) == 1
@@ -142,7 +142,7 @@ def test_init_airdrop_funds_the_key_or_names_the_cluster_without_a_faucet(tmp_pa
 def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
     project, _ = workspace
     authority = initialized_and_funded(project, monkeypatch, localnet.url)
-    assert invoke("savepoint").exit_code == 0
+    assert invoke("savepoint", "--no-transcript").exit_code == 0
     [row] = statuses(project)
 
     human = invoke("inspect")

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from precompact import config, config_trust
-from precompact.config import ConfigError
+from precompact.config import approval as config_trust
+from precompact.config import settings as config
+from precompact.config.settings import ConfigError
+from precompact.local import snapshot
 
 VALUES = {"instance": 'Gabriel "G" #215', "cluster": "http://127.0.0.1:9999", "branch": "precompact/mine"}
 
@@ -34,7 +36,7 @@ def test_rendered_configuration_loads_with_defaults(tmp_path):
     assert loaded.git_layer and loaded.chain_layer and loaded.redaction
     assert ".env" in loaded.exclude
     assert loaded.logs == tmp_path.resolve() / "logs"
-    assert loaded.snapshot_settings().instance == 'Gabriel "G" #215'
+    assert snapshot.Settings.of(loaded).instance == 'Gabriel "G" #215'
 
 
 def test_environment_overrides_the_file(tmp_path):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from precompact import conversation
+from precompact.transcript import conversation
 
 
 def user(text, uuid="u", **flags):

@@ -12,14 +12,17 @@ import random
 import shutil
 import subprocess
 import zlib
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from precompact import config as configuration
-from precompact import gitstore, remote_crypto, savepoint_log
-from support import fault_trials
-from support.commands import PRECOMPACT, run_git
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+from precompact.remote import encryption as remote_crypto
+from precompact.remote import gitstore
+from support import commands, fault_trials
+from support.commands import run_git
 from support.projects import Project, new_project, trust
 from support.transcript_gen import generate, payload
 
@@ -30,16 +33,8 @@ IN_CHUNK = "axolotl-marker-9903"
 BRANCH = "precompact/savepoints"
 
 
-def precompact(cwd: Path, *args: str, env: dict | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PRECOMPACT, *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+# These tests read what precompact printed as bytes, as they read the files it wrote.
+precompact = partial(commands.precompact, text=False)
 
 
 def out(result: subprocess.CompletedProcess) -> str:
@@ -51,7 +46,7 @@ def saved(project: Project, tmp_path: Path, planted: str = IN_TRANSCRIPT) -> Non
     transcript = generate(
         tmp_path / f"session-{random.random()}.jsonl", 20_000, project=project.path, planted=[planted]
     )
-    result = precompact(project.path, "savepoint", "--transcript", str(transcript.path))
+    result = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--session-id", "s")
     assert result.returncode == 0, out(result)
 
 
@@ -133,7 +128,7 @@ def test_init_creates_a_private_identity_and_encrypts_by_default(tmp_path):
 def test_no_planted_marker_reaches_any_object_or_ref_on_the_remote(tmp_path):
     project = encrypted_project(tmp_path, instance=f"{IN_INSTANCE} #1")
     saved(project, tmp_path)
-    summary = payload("PostCompact", project.path, compact_summary=f"Summary: {IN_SUMMARY} fixed.")
+    summary = payload("PostCompact", project.path, session_id="s", compact_summary=f"Summary: {IN_SUMMARY} fixed.")
     assert precompact(project.path, "hook", stdin=json.dumps(summary).encode()).returncode == 0
     saved(project, tmp_path)
     local = b"".join(p.read_bytes() for p in project.logs.rglob("*") if p.is_file())
@@ -352,16 +347,15 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     (project.logs / "precompact-chunks").mkdir(exist_ok=True)
     (project.logs / "precompact-chunks" / digest).write_bytes(content)
     repo = gitstore.open_repository(project.path)
-    target = gitstore.Target(project.path, "origin", BRANCH, loaded.keys)
+    target = gitstore.Target(project.path, "origin", BRANCH, remote_crypto.Keys.of(loaded))
 
     entries = gitstore.tree_entries(repo, target, project.logs, {name: digest})
     [chunk_path] = [p for p, blob in entries.items() if blob and p.startswith(gitstore.CHUNKS_DIR)]
-    naming_key = (project.logs / "precompact-chunk-names.key").read_bytes()
-    assert len(naming_key) == 32
+    naming_key = (project.logs / "precompact-chunk-names.key").read_bytes()[:32]  # then this machine's stamp
     assert chunk_path == f"{gitstore.CHUNKS_DIR}{remote_crypto.keyed_name(naming_key, digest)}.age"
     assert entries[f"{gitstore.NAMING_KEY_NAME}.age"] is not None
     commit = commit_on_branch(project.path, {p: blob for p, blob in entries.items() if blob})
-    assert gitstore.file_at(repo, commit, name, loaded.keys) == content
+    assert gitstore.file_at(repo, commit, name, remote_crypto.Keys.of(loaded)) == content
     assert digest not in "".join(tree(project.path, commit)), "the plaintext hash names nothing on the branch"
     with pytest.raises(gitstore.Sealed, match="no age identity"):
         gitstore.file_at(repo, commit, name, remote_crypto.Keys(loaded.recipients, tmp_path / "none"))
@@ -370,7 +364,7 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     # chunk gets the same name.
     (project.logs / "precompact-chunk-names.key").unlink()
     again = gitstore.tree_entries(repo, target, project.logs, {name: digest})
-    assert chunk_path in again and (project.logs / "precompact-chunk-names.key").read_bytes() == naming_key
+    assert chunk_path in again and (project.logs / "precompact-chunk-names.key").read_bytes()[:32] == naming_key
     assert again[chunk_path] == entries[chunk_path], "the ciphertext cache: encrypted once"
 
     # A chunk whose bytes are not the ones its name promises is not committed.

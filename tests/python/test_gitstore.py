@@ -11,8 +11,9 @@ from pathlib import Path
 import git
 import pytest
 
-from precompact import gitstore, savepoint_log, snapshot
-from precompact.snapshot import Session, Settings
+from precompact.local import savepoint_log, snapshot
+from precompact.local.snapshot import Session, Settings
+from precompact.remote import gitstore
 from support.commands import run_git
 
 BRANCH = "precompact/savepoints"

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from precompact import chunks, resume, savepoint_log, snapshot, transcript
-from precompact import config as configuration
-from support.commands import run_git
-from support.conversations import precompact
+from precompact.config import settings as configuration
+from precompact.local import chunks, provenance, savepoint_log, snapshot
+from precompact.local import read_position as resume
+from precompact.remote import encryption
+from precompact.transcript import claude_code as transcript
+from support.commands import precompact, run_git
 from support.projects import Project, full_document, new_project
 from support.transcript_gen import generate
 
@@ -55,7 +57,7 @@ def source(tmp_path) -> list[bytes]:
 def save(project: Project, transcript_file: Path, session_id: str) -> snapshot.WrittenSnapshot:
     loaded = configuration.load(project.path)
     return snapshot.create_savepoint(
-        loaded.snapshot_settings(), snapshot.Session(session_id, str(transcript_file), str(project.path))
+        snapshot.Settings.of(loaded), snapshot.Session(session_id, str(transcript_file), str(project.path))
     )
 
 
@@ -114,14 +116,14 @@ def test_an_appending_session_stores_and_reads_only_what_is_new(tmp_path, resume
     assert document(third)["redaction"]["total"] > 0 and "Zq8rT2vLp9xWm4Kd" not in json.dumps(files_in_play)
     assert len(document(third)["conversation_history"]) == sum(1 for line in source if line.strip())
 
-    assert precompact(project, "verify").returncode == 0
-    resurrected = precompact(project, "resurrect", "--sequence", "2", "--format", "json")
+    assert precompact(project.path, "verify").returncode == 0
+    resurrected = precompact(project.path, "resurrect", "--sequence", "2", "--format", "json")
     assert resurrected.returncode == 0 and json.loads(resurrected.stdout)["intact"]
-    exported = [precompact(project, "export", "--sequence", "2").stdout for _ in range(2)]
+    exported = [precompact(project.path, "export", "--sequence", "2").stdout for _ in range(2)]
     assert exported[0] == exported[1] == full_document(second.path).decode()
     assert json.loads(exported[0])["conversation_history"] == document(third)["conversation_history"]
     turns = sum(1 for line in source if b'"content": "Request ' in line)
-    found = precompact(project, "recall", f'"Request {turns}"', "--savepoint", "2")
+    found = precompact(project.path, "recall", f'"Request {turns}"', "--savepoint", "2")
     assert found.returncode == 0 and f"Request {turns}:" in found.stdout, found.stdout
 
 
@@ -140,10 +142,10 @@ def test_a_transcript_rewritten_before_the_resume_point_is_read_whole(tmp_path, 
     history = document(second)["conversation_history"]
     assert history[0]["message"]["content"].startswith("Rewrite 1:")
     assert len(history) == sum(1 for line in source if line.strip())
-    assert precompact(project, "verify").returncode == 0
-    found = precompact(project, "recall", '"Rewrite 1"', "--savepoint", "2")
+    assert precompact(project.path, "verify").returncode == 0
+    found = precompact(project.path, "recall", '"Rewrite 1"', "--savepoint", "2")
     assert "Rewrite 1" in found.stdout
-    assert precompact(project, "resurrect", "--format", "json").returncode == 0
+    assert precompact(project.path, "resurrect", "--format", "json").returncode == 0
 
 
 def test_two_sessions_in_one_project_each_go_on_from_their_own_point(tmp_path, source, resumes):
@@ -164,8 +166,8 @@ def test_two_sessions_in_one_project_each_go_on_from_their_own_point(tmp_path, s
     assert all("Question" not in json.dumps(e) for e in document(third)["conversation_history"])
     assert all("Request" not in json.dumps(e) for e in document(fourth)["conversation_history"])
     assert len(document(fourth)["conversation_history"]) == sum(1 for line in other if line.strip())
-    assert precompact(project, "verify").returncode == 0
-    assert "Question 3" in precompact(project, "recall", '"Question 3"').stdout
+    assert precompact(project.path, "verify").returncode == 0
+    assert "Question 3" in precompact(project.path, "recall", '"Question 3"').stdout
 
 
 def git_object(project: Project, blob: str) -> Path:
@@ -177,7 +179,7 @@ def committed(project: Project) -> list[chunks.Ref]:
     transcript = project.path.parent / "session.jsonl"
     generate(transcript, 300_000)
     written = save(project, transcript, "s-1")
-    done = precompact(project, "flush")
+    done = precompact(project.path, "flush")
     assert done.returncode == 0, done.stdout + done.stderr
     return listed(written)
 
@@ -187,36 +189,38 @@ def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_pat
     refs = committed(project)
     victim = refs[1]
     chunk_file(project, victim).unlink()
-    verified = precompact(project, "verify")
+    verified = precompact(project.path, "verify")
     assert verified.returncode == 1
     assert f"savepoint 1 [layer 1]: chunk {victim.sha256} ({victim.size} bytes) is missing" in verified.stdout
     # The worker indexed nothing (no worker ran): recall must refuse, not quote.
-    assert "fails verification: chunk" in precompact(project, "recall", "Conclusion").stdout
-    restored = precompact(project, "resurrect", "--format", "json")
+    assert "fails verification: chunk" in precompact(project.path, "recall", "Conclusion").stdout
+    restored = precompact(project.path, "resurrect", "--format", "json")
     assert restored.returncode == 0 and json.loads(restored.stdout)["intact"]
     assert (
         chunk_file(project, victim).read_bytes()
         == zlib.decompress(git_object(project, blob_of(project, victim)).read_bytes()).split(b"\0", 1)[1]
     ), "the copy from git is put back"
-    assert precompact(project, "verify").returncode == 0
+    assert precompact(project.path, "verify").returncode == 0
 
     data = chunk_file(project, victim).read_bytes()
     chunk_file(project, victim).write_bytes(data.replace(b"Conclusion", b"Confusion", 1))
-    verified = precompact(project, "verify")
+    verified = precompact(project.path, "verify")
     assert verified.returncode == 1 and f"chunk {victim.sha256} ({victim.size} bytes) is altered" in verified.stdout
-    resurrected = precompact(project, "resurrect", "--format", "json")
+    resurrected = precompact(project.path, "resurrect", "--format", "json")
     assert resurrected.returncode == 1, "an altered local chunk fails the resurrection's checks"
     assert json.loads(resurrected.stdout)["checks"]["chunks"]["status"] == "FAILED"
-    exported = precompact(project, "export")
+    exported = precompact(project.path, "export")
     assert exported.returncode != 0 and "chunks" in exported.stderr
 
 
 def blob_of(project: Project, ref: chunks.Ref) -> str:
-    from precompact import gitstore
+    from precompact.remote import gitstore
 
     repo = gitstore.open_repository(project.path)
     [savepoint] = savepoint_log.savepoints(project.logs)
-    [blob] = gitstore.chunk_blob_ids(repo, [(savepoint.commit, ref)], configuration.load(project.path).keys)
+    [blob] = gitstore.chunk_blob_ids(
+        repo, [(savepoint.commit, ref)], encryption.Keys.of(configuration.load(project.path))
+    )
     assert isinstance(blob, str)
     return blob
 
@@ -232,13 +236,13 @@ def test_a_chunk_missing_or_altered_in_git_is_named(tmp_path):
     git_object(project, blob_of(project, missing)).unlink()
     # Git's copies are checked against their names where logs/ cannot vouch for the blob.
     chunk_file(project, altered).unlink()
-    verified = precompact(project, "verify")
+    verified = precompact(project.path, "verify")
     assert verified.returncode == 1
     assert f"[layer 2]: chunk {altered.sha256} ({altered.size} bytes) is altered in commit" in verified.stdout
     assert f"[layer 2]: chunk {missing.sha256} ({missing.size} bytes) is missing from commit" in verified.stdout
-    resurrected = precompact(project, "resurrect")
+    resurrected = precompact(project.path, "resurrect")
     assert resurrected.returncode != 0 and f"chunk {altered.sha256}" in resurrected.stderr
-    assert "fails verification: chunk" in precompact(project, "recall", "Conclusion").stdout
+    assert "fails verification: chunk" in precompact(project.path, "recall", "Conclusion").stdout
 
 
 def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
@@ -249,25 +253,25 @@ def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
         with transcript_file.open("ab") as f:
             f.writelines(source[part * len(source) // 3 : (part + 1) * len(source) // 3])
         written.append(save(project, transcript_file, "s-1"))
-    assert precompact(project, "prune", "--keep", "0").returncode != 0
-    unpushed = precompact(project, "prune", "--keep", "1")
+    assert precompact(project.path, "prune", "--keep", "0").returncode != 0
+    unpushed = precompact(project.path, "prune", "--keep", "1")
     assert unpushed.returncode == 0 and "pruned 0 savepoint(s)" in unpushed.stdout
     assert "kept savepoint 1 of Trial #1: not pushed yet" in unpushed.stdout
     assert all(w.path.exists() for w in written)
 
-    assert precompact(project, "flush").returncode == 0
-    pruned = precompact(project, "prune", "--keep", "1")
+    assert precompact(project.path, "flush").returncode == 0
+    pruned = precompact(project.path, "prune", "--keep", "1")
     assert pruned.returncode == 0 and "pruned 2 savepoint(s)" in pruned.stdout, pruned.stdout
     assert [w.path.exists() for w in written] == [False, False, True], "never the latest"
     left = {p.name for p in (project.logs / chunks.CHUNKS_DIR).iterdir()}
     assert left == {ref.sha256 for ref in listed(written[2])}, "only the kept savepoint's chunks stay"
-    assert precompact(project, "verify").returncode == 0, "a pruned savepoint is checked in git"
-    found = precompact(project, "recall", '"Request 1"')
+    assert precompact(project.path, "verify").returncode == 0, "a pruned savepoint is checked in git"
+    found = precompact(project.path, "recall", '"Request 1"')
     assert "savepoint 3 of Trial #1" in found.stdout and "Request 1:" in found.stdout, "recall reads the kept one"
-    back = precompact(project, "resurrect", "--sequence", "1", "--format", "json")
+    back = precompact(project.path, "resurrect", "--sequence", "1", "--format", "json")
     assert back.returncode == 0 and json.loads(back.stdout)["intact"], back.stderr
     assert written[0].path.exists(), "resurrect puts the copy from git back"
-    assert precompact(project, "verify").returncode == 0
+    assert precompact(project.path, "verify").returncode == 0
 
 
 def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_path, source):
@@ -282,20 +286,25 @@ def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_pa
     assert legacy.startswith(b'{"conversation_history":[')
     written.path.write_bytes(legacy)
     index = savepoint_log.index_path(project.logs)
-    index.write_text(index.read_text().replace(written.sha256, hashlib.sha256(legacy).hexdigest()))
+    events = [json.loads(line) for line in index.read_text().splitlines()]
+    for event in events:
+        if event["event"] == "SAVEPOINT_CREATED":  # as this machine wrote it then: tagged with its key
+            event["snapshot_hash"] = "sha256:" + hashlib.sha256(legacy).hexdigest()
+            event[provenance.TAG_FIELD] = provenance.tag(event)
+    index.write_text("".join(json.dumps(event) + "\n" for event in events))
     for chunk in (project.logs / chunks.CHUNKS_DIR).iterdir():
         chunk.unlink()
 
-    assert precompact(project, "flush").returncode == 0
-    verified = precompact(project, "verify")
+    assert precompact(project.path, "flush").returncode == 0
+    verified = precompact(project.path, "verify")
     assert verified.returncode == 0, verified.stdout
-    resurrected = precompact(project, "resurrect", "--format", "json")
+    resurrected = precompact(project.path, "resurrect", "--format", "json")
     assert resurrected.returncode == 0 and json.loads(resurrected.stdout)["intact"]
-    assert precompact(project, "export").stdout.encode() == legacy
-    assert "Request 3:" in precompact(project, "recall", '"Request 3"').stdout
+    assert precompact(project.path, "export").stdout.encode() == legacy
+    assert "Request 3:" in precompact(project.path, "recall", '"Request 3"').stdout
     # An altered byte is named, as before.
     written.path.write_bytes(legacy.replace(b"Request 3:", b"Request 4:", 1))
-    altered = precompact(project, "verify")
+    altered = precompact(project.path, "verify")
     assert altered.returncode == 1 and "savepoint 1 [layer 1]: snapshot in local file" in altered.stdout
 
 
@@ -343,26 +352,26 @@ def test_an_encrypted_chunk_altered_or_missing_in_git_is_named_and_without_the_i
     obj.chmod(0o600)
     obj.write_bytes(zlib.compress(b"blob %d\0" % len(flipped) + flipped))
     git_object(project, blob_of(project, missing)).unlink()
-    verified = precompact(project, "verify")
+    verified = precompact(project.path, "verify")
     assert verified.returncode == 1
     assert f"[layer 2]: chunk {missing.sha256} ({missing.size} bytes) is missing from commit" in verified.stdout
     assert (
         f"[layer 2]: chunk {altered.sha256}: logs/precompact-chunks/" in verified.stdout
         and "it does not decrypt or authenticate" in verified.stdout
     )
-    resurrected = precompact(project, "resurrect")
+    resurrected = precompact(project.path, "resurrect")
     assert resurrected.returncode != 0 and f"chunk {altered.sha256}" in resurrected.stderr
 
     identity = configuration.load(project.path).identity
     identity.rename(tmp_path / "away.txt")
-    blind = precompact(project, "verify")
+    blind = precompact(project.path, "verify")
     assert f"[layer 2]: chunk {altered.sha256}" not in blind.stdout, "without the identity, git's chunks are not read"
 
 
 def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for_by_it(tmp_path):
     """A hostile repository rewrites the ciphertext cache so chunk B is committed as the blob of
     chunk A's ciphertext: the blob reads fine as A, and must not pass as B."""
-    from precompact import gitstore
+    from precompact.remote import gitstore
 
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     transcript = tmp_path / "session.jsonl"
@@ -371,21 +380,21 @@ def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for
     a, b = refs[0], refs[1]
     loaded = configuration.load(project.path)
     repo = gitstore.open_repository(project.path)
-    sealed_a = gitstore._sealed_blob(repo, chunk_file(project, a).read_bytes(), a.sha256, loaded.keys)
-    gitstore._ciphertext_cache(repo, b.sha256, loaded.keys).write_text(sealed_a)
-    assert precompact(project, "flush").returncode == 0
+    sealed_a = gitstore._sealed_blob(repo, chunk_file(project, a).read_bytes(), a.sha256, encryption.Keys.of(loaded))
+    gitstore._ciphertext_cache(repo, b.sha256, encryption.Keys.of(loaded)).write_text(sealed_a)
+    assert precompact(project.path, "flush").returncode == 0
     for ref in (a, b):
         chunk_file(project, ref).unlink()  # logs/ cannot vouch: git's copies are read
-    verified = precompact(project, "verify")
+    verified = precompact(project.path, "verify")
     assert verified.returncode == 1
     assert f"[layer 2]: chunk {b.sha256} ({b.size} bytes) is altered in commit" in verified.stdout
     assert f"[layer 2]: chunk {a.sha256}" not in verified.stdout
-    pruned = precompact(project, "prune", "--keep", "1")
+    pruned = precompact(project.path, "prune", "--keep", "1")
     assert "pruned 0 savepoint(s)" in pruned.stdout
 
 
 def test_files_in_play_are_redacted_and_stored_once_across_resumed_savepoints(tmp_path, resumes, monkeypatch):
-    from precompact import redact
+    from precompact.transcript import redact
 
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     files = sorted((Path(chunks.__file__).parent).glob("*.py"))[:3]

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from precompact import savepoint_log
+from precompact.local import savepoint_log
 from support.commands import INSTANCE, hook, initialized, initialized_and_funded, landed, wait_until
 from support.projects import approve_as_is, trust
 
@@ -46,6 +46,7 @@ def test_pre_compact_saves_then_the_worker_lands_git_and_chain(workspace, localn
     post = hook(
         {
             "hook_event_name": "PostCompact",
+            "session_id": "s1",
             "cwd": str(project),
             "trigger": "auto",
             "compact_summary": "We fixed the app.",
@@ -102,7 +103,7 @@ def test_the_pre_compact_path_never_imports_click_git_age_or_the_solana_stack(wo
         "import io, json, sys\n"
         f"sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({{'hook_event_name': 'PreCompact', 'cwd': {str(project)!r}}}).encode()))\n"
         "sys.argv = ['precompact', 'hook']\n"
-        "from precompact.command import main\n"
+        "from precompact.edges.command import main\n"
         "main()\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx', 'pyrage'}), file=sys.stderr)\n"
     )

@@ -14,12 +14,13 @@ import json
 import os
 import stat
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from support import commands
-from support.commands import PRECOMPACT, run_git, wait_until
+from support.commands import run_git, wait_until, worker_finished
 from support.projects import full_document
 from support.transcript_gen import payload
 
@@ -28,18 +29,8 @@ SECRET_MARK = "tHISiSthEuSERSkEY"
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def precompact(
-    cwd: Path, *args: str, stdin: dict | None = None, env: dict | None = None
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PRECOMPACT, *args],
-        cwd=cwd,
-        input=json.dumps(stdin).encode() if stdin else None,
-        capture_output=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
+# These tests read what precompact printed as bytes, as they read the files it wrote.
+precompact = partial(commands.precompact, text=False)
 
 
 def hook(cwd: Path, event: str, **extra) -> subprocess.CompletedProcess:
@@ -127,21 +118,7 @@ def project_bytes(project: Path) -> bytes:
 def worker_done(project: Path) -> None:
     """Waits until the worker PreCompact started (it indexes for recall, layers on or off) has
     indexed the savepoint and let go of its lock: it must not flush a configuration changed later."""
-    import fcntl
-    import sqlite3
-
-    def done() -> bool:
-        index = project / "logs" / "precompact-recall.sqlite"
-        if not index.exists() or sqlite3.connect(index).execute("SELECT count(*) FROM savepoints").fetchone()[0] == 0:
-            return False
-        with (project / "logs" / "precompact-worker.lock").open("a") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return False
-        return True
-
-    assert wait_until(done)
+    assert wait_until(lambda: worker_finished(project))
 
 
 def flush(project: Path) -> subprocess.CompletedProcess:
@@ -183,7 +160,7 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
     assert not (project / "logs").exists()
 
     # Trusting the file does not allow the repository it names...
-    refused = precompact(project, "trust")
+    refused = precompact(project, "trust", "--yes")
     assert (
         refused.returncode != 0
         and b"is not this project's own repository" in refused.stderr
@@ -191,7 +168,7 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
     )
     assert hook(project, "PreCompact", transcript=transcript).stdout.decode().startswith("precompact did nothing:")
     # ...until the user names it; even then none of its hooks, fsmonitor or gpg program runs.
-    trusted = precompact(project, "trust", "--repo", "vendor/evil.git")
+    trusted = precompact(project, "trust", "--yes", "--repo", "vendor/evil.git")
     assert trusted.returncode == 0, trusted.stderr
     assert "saved" in hook(project, "PreCompact", transcript=transcript).stdout.decode()
     assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
@@ -226,7 +203,7 @@ def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, vi
 
     source = attacker_repository(tmp_path, build)
     project = clone(tmp_path, source)
-    assert precompact(project, "trust").returncode == 0, "the configuration itself is innocent"
+    assert precompact(project, "trust", "--yes").returncode == 0, "the configuration itself is innocent"
     pre = hook(project, "PreCompact", transcript=None)
     assert pre.returncode == 0
     assert "tracked by git" in pre.stdout.decode()
@@ -245,7 +222,7 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
     )
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     (project / "logs" / "precompact-saves").mkdir(parents=True)
     (project / "logs" / "loot").symlink_to(victim.home / ".ssh")
     (project / "logs" / "precompact-saves" / "snapshot_2026-11-30T00-00-00Z_000001.json").symlink_to(
@@ -266,13 +243,13 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     )
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("git = true", "git = false"))
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     for _ in range(2):
         assert "saved" in hook(project, "PreCompact", transcript=None).stdout.decode()
     _, second = sorted((project / "logs" / "precompact-saves").iterdir())
     second.write_text(json.dumps({"stolen": SECRET}))
     config.write_text(config.read_text().replace("git = false", "git = true"))
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     assert flush(project).returncode == 1
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
     assert index.count("LAYER_2_COMMITTED") == 1, "the first, intact snapshot is committed"
@@ -297,7 +274,7 @@ def test_links_in_logs_are_never_followed(tmp_path, victim, link):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
     )
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     outside = tmp_path / "outside"
     outside.mkdir()
     target = outside / "target"
@@ -328,7 +305,7 @@ def test_a_hard_link_in_logs_is_refused(tmp_path, victim):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
     )
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     (project / "logs").mkdir()
     os.link(victim.home / ".netrc", project / "logs" / "precompact-savepoint.jsonl")
     before = victim.outside_files()
@@ -343,7 +320,7 @@ def test_resurrect_writes_a_restored_snapshot_only_inside_logs(tmp_path, victim)
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
     )
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     hook(project, "PreCompact", transcript=None)
     flush(project)
     assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
@@ -365,7 +342,7 @@ def test_denied_failed_and_outside_reads_copy_nothing(tmp_path, victim):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
     )
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     (project / "app.py").write_text("print('in play')\n")
     (project / ".aws").mkdir()
     (project / ".aws" / "credentials").write_text(f"aws_secret = {SECRET_MARK}\n")
@@ -423,18 +400,18 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
     )
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("git = true", "git = false"))  # no worker yet
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     run_git(
         project, "remote", "set-url", "origin", f"https://me:{TOKEN}@127.0.0.1:9/repo.git"
     )  # in the snapshot's git state
-    hook(project, "PreCompact", transcript=None, custom_instructions=f"use {TOKEN} for the API")
-    hook(project, "PostCompact", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
+    hook(project, "PreCompact", transcript=None, session_id="s", custom_instructions=f"use {TOKEN} for the API")
+    hook(project, "PostCompact", session_id="s", compact_summary=f"We set GITHUB_TOKEN to {TOKEN} and pushed.")
     worker_done(project)
     # A failure whose reason carries a token: the configured remote's name, which does not exist.
     config.write_text(
         config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n')
     )
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     assert flush(project).returncode == 1
     index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
     [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
@@ -459,7 +436,7 @@ def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path)
         assert all(r.returncode == 0 for r in (pre, post, start))
         assert expected in pre.stdout.decode() and pre.stdout.decode().count("\n") == 1
         assert expected in json.loads(post.stdout)["systemMessage"]
-        assert expected in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert expected in json.loads(start.stdout)["systemMessage"] and b"additionalContext" not in start.stdout
         for command in (
             ["status"],
             ["flush"],
@@ -474,7 +451,7 @@ def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path)
             assert expected in result.stderr.decode() and "precompact trust" in result.stderr.decode(), command
         assert not (project / "logs").exists() and not (project / ".claude").exists()
         if phase == "untrusted":
-            assert precompact(project, "trust").returncode == 0
+            assert precompact(project, "trust", "--yes").returncode == 0
             assert precompact(project, "status").returncode == 0
             with (project / ".precompact.toml").open("a") as f:
                 f.write("[redaction]\nenabled = false\n")
@@ -551,7 +528,7 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
     bare_remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare_remote)], check=True)
     run_git(project, "remote", "set-url", "origin", str(bare_remote))
-    assert precompact(project, "trust").returncode == 0
+    assert precompact(project, "trust", "--yes").returncode == 0
     victim.marker.unlink(missing_ok=True)  # the user's own git commands above ran the fsmonitor
 
     outside = {
@@ -594,11 +571,11 @@ def test_a_repository_the_user_names_is_allowed(tmp_path):
     assert precompact(project, "status").returncode == 0
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace(str(elsewhere), str(tmp_path / "other.git")))
-    wrong = precompact(project, "trust", "--repo", str(elsewhere))
+    wrong = precompact(project, "trust", "--yes", "--repo", str(elsewhere))
     assert wrong.returncode != 0 and b"pass --repo only for the repository the file names" in wrong.stderr
-    assert b"is not this project's own repository" in precompact(project, "trust").stderr
+    assert b"is not this project's own repository" in precompact(project, "trust", "--yes").stderr
     assert precompact(project, "status", env={"PRECOMPACT_REPO": str(elsewhere)}).returncode != 0, (
         "still the changed file"
     )
-    assert precompact(project, "trust", "--repo", str(tmp_path / "other.git")).returncode == 0
+    assert precompact(project, "trust", "--yes", "--repo", str(tmp_path / "other.git")).returncode == 0
     assert precompact(project, "status").returncode == 0

@@ -9,8 +9,8 @@ import pytest
 from anchorpy import Idl
 from anchorpy.coder.common import _sighash
 
-from precompact import chain
 from precompact.chain import idl_legacy
+from precompact.chain import wire as chain
 
 LEGACY = idl_legacy.convert(chain.IDL)
 

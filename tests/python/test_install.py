@@ -39,7 +39,10 @@ def settings_file(project: Path) -> Path:
 def ours(settings: dict) -> dict:
     return {
         event: [
-            (g["matcher"], h["timeout"]) for g in groups for h in g["hooks"] if h["command"].endswith("precompact hook")
+            (g.get("matcher"), h["timeout"])
+            for g in groups
+            for h in g["hooks"]
+            if h["command"].endswith("precompact hook")
         ]
         for event, groups in settings["hooks"].items()
         if any(h["command"].endswith("precompact hook") for g in groups for h in g["hooks"])
@@ -48,12 +51,16 @@ def ours(settings: dict) -> dict:
 
 def test_install_into_a_new_file_then_again_changes_nothing(project):
     result = invoke("install")
-    assert result.exit_code == 0 and "installed the PreCompact, PostCompact and SessionStart hooks" in result.output
+    assert (
+        result.exit_code == 0
+        and "installed the PreCompact, PostCompact, SessionStart and SessionEnd hooks" in result.output
+    )
     settings = json.loads(settings_file(project).read_text())
     assert ours(settings) == {
         "PreCompact": [("auto|manual", 60)],
         "PostCompact": [("auto|manual", 15)],
         "SessionStart": [("compact|resume", 30)],
+        "SessionEnd": [(None, 5)],
     }
     assert {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]} == {
         "precompact hook"

@@ -10,9 +10,9 @@ import zlib
 
 from solders.pubkey import Pubkey
 
-from precompact import chain
-from precompact import config as configuration
 from precompact.chain import rpc
+from precompact.chain import wire as chain
+from precompact.config import settings as configuration
 
 PROGRAM_METADATA = Pubkey.from_string("ProgM6JCCvbYkfKqJYHePx4xxSUSqJp7rh8Lyv7nk7S")
 

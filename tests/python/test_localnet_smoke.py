@@ -14,8 +14,8 @@ from solders.keypair import Keypair
 from solders.transaction import Transaction
 from solders.transaction_status import InstructionErrorCustom
 
-from precompact import chain
 from precompact.chain import rpc
+from precompact.chain import wire as chain
 
 SOL = 1_000_000_000
 INSTANCE = "Gabriel #215"

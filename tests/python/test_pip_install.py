@@ -33,6 +33,7 @@ def run(args: list, cwd: Path, path: str, timeout: float = 120) -> subprocess.Co
         "PATH": path,
         "HOME": os.environ["HOME"],
         "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+        "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
         "LANG": "C.UTF-8",
     }
     return subprocess.run(

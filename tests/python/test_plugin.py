@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 import precompact
-from support import claude_code, transcript_gen
+from support import claude_code, commands, transcript_gen
 from support.commands import PRECOMPACT
 from support.localnet import REPO
 from support.projects import full_document, new_project, repository_copy, tree_digest
@@ -112,7 +112,7 @@ def test_claude_plugin_validate_passes_strict(tmp_path, claude_binary):
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
     assert hooks == {
         (event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook')
-        for event in ("PreCompact", "PostCompact", "SessionStart")
+        for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd")
     }
     assert [(s["name"], s["args"]) for s in report["provides"]["mcpServers"]] == [("precompact", ["mcp"])]
 
@@ -142,7 +142,8 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
         session_id = session.run("Please build the header parser.")["session_id"]
         session.run("/compact", resume=session_id)
         [note] = summariser_instructions(mock)
-        assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+        # The first run's SessionEnd saved the session; PreCompact finds nothing new since.
+        assert "The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:" in note
         [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
         assert created["session_id"] == session_id and created["sequence"] == 1
         wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 60, "Layer 2's push")
@@ -211,9 +212,11 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
         session.run("Keep the public API stable.", resume=session_id)
         session.run("/compact", resume=session_id)
         [note] = summariser_instructions(mock)
-        assert note.startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+        # Each run's SessionEnd saved what it said (savepoints 1 and 2): PreCompact finds nothing new.
+        assert note.startswith("Nothing was said since precompact savepoint 2, so no new savepoint was made.")
+        assert "The full pre-compaction transcript is saved as precompact savepoint 2 (sha256:" in note
         events = [e["event"] for e in index(project)]
-        assert events.count("SAVEPOINT_CREATED") == 1 and "BRIEF_DELIVERED" in events
+        assert events.count("SAVEPOINT_CREATED") == 2 and "BRIEF_DELIVERED" in events
         wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project)), 120, "Layer 2's push")
     finally:
         mock.stop()
@@ -233,6 +236,7 @@ def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env
         "PATH": path,
         "HOME": os.environ["HOME"],
         "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+        "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
         "CLAUDE_PLUGIN_DATA": str(data),
         **env,
     }
@@ -272,20 +276,18 @@ def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_pa
     )
     assert len(pre.stdout.strip().splitlines()) == 1
     start = launch(plugin, transcript_gen.payload("SessionStart", project.path, source="startup"), data)
-    assert "run `precompact trust`" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        "run `precompact trust`" in json.loads(start.stdout)["systemMessage"]
+        and "additionalContext" not in start.stdout
+    )
     assert not data.exists() and index(project.path) == []
 
 
 def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, plugin):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
-    subprocess.run(
-        [PRECOMPACT, "install", "--scope", "user"],
-        cwd=project.path,
-        env={**os.environ, "HOME": str(home)},
-        check=True,
-        capture_output=True,
-    )
+    installed = commands.precompact(project.path, "install", "--scope", "user", home=home)
+    assert installed.returncode == 0, installed.stderr
     transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
 
     def pre_compact(home: Path) -> subprocess.CompletedProcess:
@@ -302,13 +304,8 @@ def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, pl
     assert "precompact's hooks in settings.json run here; the plugin's stand down" in stood_down.stderr
     assert index(project.path) == []
     assert transcript_gen.saved_sequence(pre_compact(elsewhere).stdout) == 1, "with no such settings, the plugin saves"
-    subprocess.run(
-        [PRECOMPACT, "install"],
-        cwd=project.path,
-        env={**os.environ, "HOME": str(elsewhere)},
-        check=True,
-        capture_output=True,
-    )
+    installed = commands.precompact(project.path, "install", home=elsewhere)
+    assert installed.returncode == 0, installed.stderr
     assert pre_compact(elsewhere).stdout == "", "the project's own settings.json counts too"
     assert [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED") == 1
 
@@ -393,7 +390,8 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     ],
 )
 def test_the_launchers_quick_look_agrees_with_config_discover(tmp_path, layout, start, found):
-    from precompact import config, launcher
+    from precompact.config import settings as config
+    from precompact.edges import launcher
 
     for name, kind in layout.items():
         path = tmp_path / name
@@ -413,7 +411,7 @@ def test_the_launchers_quick_look_agrees_with_config_discover(tmp_path, layout, 
 
 
 def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
-    from precompact.plugin_runtime import Launcher, LauncherError
+    from precompact.edges.plugin_runtime import Launcher, LauncherError
 
     home = tmp_path / "home"
     data = home / ".claude" / "plugins" / "data"
@@ -435,7 +433,7 @@ def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
 
 
 def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
-    from precompact.plugin_runtime import Launcher
+    from precompact.edges.plugin_runtime import Launcher
 
     env = Launcher(
         REPO,

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precompact import savepoint_log, snapshot, transcript
 from precompact.chain import record
+from precompact.local import savepoint_log, snapshot
+from precompact.transcript import claude_code as transcript
 
 settings.register_profile(
     "precompact",
@@ -104,6 +105,7 @@ def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path_
     json.loads(snapshot.canonical(read))
 
 
+@pytest.mark.slow  # 53 s here
 @given(st.lists(transcript_objects, min_size=1, max_size=6), st.data())
 def test_a_malformed_line_costs_only_itself(tmp_path_factory, entries, data):
     position = data.draw(st.integers(0, len(entries)))
@@ -113,7 +115,10 @@ def test_a_malformed_line_costs_only_itself(tmp_path_factory, entries, data):
     lines.insert(position, garbage)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     scan = transcript.TranscriptScan(str(path))
-    assert read_transcript(path, scan) == entries
+    read = read_transcript(path, scan)
+    kept_raw = [i for i, entry in enumerate(read) if "precompact_unparsed_line" in entry]
+    assert kept_raw == [position], "the bad line is kept, as raw text, where it was"
+    assert read[:position] + read[position + 1 :] == entries, "and costs no other entry"
     assert scan.malformed_lines == 1
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from precompact import recall, savepoint_log
-from support.commands import PRECOMPACT, hook, wait_until
-from support.conversations import START, Conversation, precompact, save
+from precompact.local import savepoint_log
+from precompact.recall import fulltext as recall
+from support.commands import PRECOMPACT, hook, precompact, wait_until
+from support.conversations import START, Conversation, save
 from support.projects import Project, new_project, tamper_history
 from support.transcript_gen import generate, payload
 
@@ -57,18 +58,18 @@ def history(tmp_path):
 
 
 def test_the_rare_phrase_ranks_first_and_show_prints_its_entry_whole(history):
-    found = precompact(history, "recall", f'"{PHRASE}"')
+    found = precompact(history.path, "recall", f'"{PHRASE}"')
     assert found.returncode == 0, found.stderr
     first = found.stdout.splitlines()[0]
     assert first.startswith("[1:") and "savepoint 1 of Trial #1" in first and "· tool · Bash" in first
     assert PHRASE in found.stdout.splitlines()[1]
     ref = first[1 : first.index("]")]
-    shown = precompact(history, "show", ref)
+    shown = precompact(history.path, "show", ref)
     assert shown.returncode == 0 and PHRASE in shown.stdout and shown.stdout.startswith(f"[{ref}] savepoint 1")
-    raw = json.loads(precompact(history, "show", ref, "--json").stdout)
+    raw = json.loads(precompact(history.path, "show", ref, "--json").stdout)
     assert raw[0]["message"]["content"][0]["content"] == f"error: {PHRASE}", "the entry as the snapshot holds it"
 
-    ranked = precompact(history, "recall", f"{RARE} ledger")
+    ranked = precompact(history.path, "recall", f"{RARE} ledger")
     lines = ranked.stdout.splitlines()
     assert lines[0] == "no entry holds every word; these hold some of them"
     assert RARE in lines[2], "the rare word outranks the common one"
@@ -77,16 +78,16 @@ def test_the_rare_phrase_ranks_first_and_show_prints_its_entry_whole(history):
 
 def test_the_budget_bounds_the_output(history):
     for budget in ("400", "1500", "6000"):
-        found = precompact(history, "recall", "ledger", "--budget", budget)
+        found = precompact(history.path, "recall", "ledger", "--budget", budget)
         assert found.returncode == 0 and len(found.stdout.rstrip("\n")) <= int(budget)
         assert found.stdout.startswith("[") and "more; narrow the query or raise the budget" in found.stdout
-    default = precompact(history, "recall", "ledger").stdout
+    default = precompact(history.path, "recall", "ledger").stdout
     assert 1500 < len(default) <= recall.DEFAULT_BUDGET + 1
 
 
 def test_filters(history):
     def refs(*args: str) -> list[str]:
-        done = precompact(history, "recall", *args, "--budget", "50000")
+        done = precompact(history.path, "recall", *args, "--budget", "50000")
         assert done.returncode == 0, done.stderr
         return [line for line in done.stdout.splitlines() if line.startswith("[")]
 
@@ -122,7 +123,7 @@ def test_filters(history):
     ],
 )
 def test_requests_recall_cannot_answer_are_one_line_naming_the_fix(history, args, message):
-    done = precompact(history, *args)
+    done = precompact(history.path, *args)
     assert done.returncode != 0 and message in done.stderr.strip().splitlines()[-1]
 
 
@@ -133,32 +134,32 @@ def snapshot_file(project: Project, sequence: int) -> Path:
 
 def test_a_tampered_snapshot_is_not_indexed_nor_quoted(history):
     tamper_history(snapshot_file(history, 3), b"/srv/archive", b"/srv/ARCHIVE")
-    found = precompact(history, "recall", "archives")
+    found = precompact(history.path, "recall", "archives")
     assert "savepoint 3 of Trial #1 is not indexed: it fails verification: chunk " in found.stdout
     assert "no saved entry matches" in found.stdout
     assert "ARCHIVE" not in found.stdout
 
     # Indexed while intact, altered afterwards: its entries are withheld, never quoted.
     tamper_history(snapshot_file(history, 1), PHRASE.encode(), PHRASE.upper().encode())
-    withheld = precompact(history, "recall", "capacitor")
+    withheld = precompact(history.path, "recall", "capacitor")
     assert "savepoint 1 of Trial #1: entries withheld, it fails verification" in withheld.stdout
     assert PHRASE.upper() not in withheld.stdout and PHRASE not in withheld.stdout
-    assert precompact(history, "show", "1:1").returncode != 0
+    assert precompact(history.path, "show", "1:1").returncode != 0
 
 
 def test_rebuild_reproduces_the_results(history):
     queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["rollback", "--role", "tool"]]
-    before = [precompact(history, "recall", *q).stdout for q in queries]
-    rebuilt = precompact(history, "recall", "--rebuild")
+    before = [precompact(history.path, "recall", *q).stdout for q in queries]
+    rebuilt = precompact(history.path, "recall", "--rebuild")
     assert rebuilt.returncode == 0 and "3 savepoint(s) indexed" in rebuilt.stderr
-    assert [precompact(history, "recall", *q).stdout for q in queries] == before
+    assert [precompact(history.path, "recall", *q).stdout for q in queries] == before
     index = recall.index_path(history.logs)
     index.write_bytes(b"not a database at all")
-    assert [precompact(history, "recall", *q).stdout for q in queries] == before, "an unreadable index is rebuilt"
+    assert [precompact(history.path, "recall", *q).stdout for q in queries] == before, "an unreadable index is rebuilt"
 
 
 def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_path):
-    assert precompact(history, "recall", "ledger").returncode == 0
+    assert precompact(history.path, "recall", "ledger").returncode == 0
     index = recall.index_path(history.logs)
     assert stat.S_IMODE(index.stat().st_mode) == 0o600
     assert PHRASE.encode() not in index.read_bytes(), "postings only, no text"
@@ -166,14 +167,14 @@ def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_pat
     outside.write_bytes(b"")
     index.unlink()
     index.symlink_to(outside)
-    refused = precompact(history, "recall", "ledger")
+    refused = precompact(history.path, "recall", "ledger")
     assert refused.returncode != 0 and "is a symbolic link" in refused.stderr
     assert outside.read_bytes() == b""
 
 
 def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    nothing = precompact(project, "recall", "capacitor")
+    nothing = precompact(project.path, "recall", "capacitor")
     assert nothing.stdout.startswith("Trial #1 has no savepoints yet: nothing to search") and not project.logs.exists()
     transcript = generate(tmp_path / "t.jsonl", 100_000, project=project.path, planted=[PHRASE])
     done = hook(payload("PreCompact", project.path, transcript.path))
@@ -207,7 +208,7 @@ async def mcp_session(project: Project, calls: list[tuple[str, dict]]):
         command=PRECOMPACT,
         args=["mcp"],
         cwd=str(project.path),
-        env={k: v for k, v in os.environ.items() if k == "XDG_CONFIG_HOME"},
+        env={k: v for k, v in os.environ.items() if k in ("XDG_CONFIG_HOME", "XDG_STATE_HOME")},
     )
     async with stdio_client(server, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -251,5 +252,5 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
 
 
 def test_only_the_mcp_command_imports_the_sdk():
-    code = "import sys; from precompact import cli, hook, recall, worker, uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
+    code = "import sys; from precompact.edges import cli, hook, worker; from precompact.recall import fulltext; from precompact.restore import uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).returncode == 0

@@ -5,8 +5,8 @@ import json
 import pytest
 from solders.pubkey import Pubkey
 
-from precompact import trust
 from precompact.chain import record
+from precompact.verifier import verdicts
 from support.localnet import VECTORS
 
 V = json.loads(VECTORS.read_text())
@@ -46,30 +46,30 @@ def test_decodes_every_field_of_the_vector():
             assert name in as_json, name
 
 
-ROOTS = trust.Roots(Pubkey.from_string(V["program_id"]), Pubkey.from_string(V["authority"]), V["instance_name"])
+ROOTS = verdicts.Roots(Pubkey.from_string(V["program_id"]), Pubkey.from_string(V["authority"]), V["instance_name"])
 
 
 def test_the_vector_passes_the_chain_check_from_its_roots():
     assert ROOTS.address == ADDRESS
-    found = trust.check_record(ROOTS, V["program_id"], DATA)
-    assert trust.signature_valid(found, ROOTS) and found.sequence == V["savepoint"]["sequence"]
+    found = verdicts.check_record(ROOTS, V["program_id"], DATA)
+    assert verdicts.signature_valid(found, ROOTS) and found.sequence == V["savepoint"]["sequence"]
 
 
 @pytest.mark.parametrize(
     "roots,data,owner,names",
     [
         (ROOTS, DATA[:73] + bytes([DATA[73] ^ 1]) + DATA[74:], None, "signature"),
-        (trust.Roots(ROOTS.program_id, Pubkey.new_unique(), ROOTS.instance), DATA, None, "authority"),
-        (trust.Roots(ROOTS.program_id, ROOTS.authority, ROOTS.instance + "x"), DATA, None, "instance_id"),
-        (trust.Roots(Pubkey.new_unique(), ROOTS.authority, ROOTS.instance), DATA, "program", "signature"),
+        (verdicts.Roots(ROOTS.program_id, Pubkey.new_unique(), ROOTS.instance), DATA, None, "authority"),
+        (verdicts.Roots(ROOTS.program_id, ROOTS.authority, ROOTS.instance + "x"), DATA, None, "instance_id"),
+        (verdicts.Roots(Pubkey.new_unique(), ROOTS.authority, ROOTS.instance), DATA, "program", "signature"),
         (ROOTS, DATA, "11111111111111111111111111111111", "owned by"),
     ],
     ids=["snapshot hash bit", "another authority", "another instance", "another program", "foreign owner"],
 )
 def test_the_chain_check_names_what_fails(roots, data, owner, names):
     owner = str(roots.program_id) if owner in (None, "program") else owner
-    with pytest.raises(trust.Broken, match=names):
-        trust.check_record(roots, owner, data)
+    with pytest.raises(verdicts.Broken, match=names):
+        verdicts.check_record(roots, owner, data)
 
 
 @pytest.mark.parametrize(

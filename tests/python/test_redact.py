@@ -2,12 +2,13 @@
 
 import base64
 import json
+import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from precompact.redact import Redactor, _Occurrences
+from precompact.transcript.redact import Redactor, _Occurrences
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n-----END RSA PRIVATE KEY-----"
 KEYPAIR = json.dumps(list(range(64)))
@@ -303,7 +304,7 @@ def test_text_whose_lower_case_is_longer_is_still_redacted():
 def test_a_value_ends_at_its_closing_quote_or_statement_not_at_punctuation_inside_it():
     redactor = Redactor()
     assert redactor.redact("connect(password=Tr0ub4dor&3xK(p)):") == "connect([REDACTED:secret_assignment]):"
-    assert redactor.redact('{"password": "a(b)c{d}e[f]<g>&1"}') == '{"[REDACTED:secret_assignment]"}'
+    assert redactor.redact('x = {"password": "a(b)c{d}e[f]<g>&1"}') == 'x = {"[REDACTED:secret_assignment]"}'
     # A JSON text inside a JSON string: the escaped closing quote stays.
     assert redactor.redact('"api_key: \\"abcd1234efgh5678\\""') == '"[REDACTED:secret_assignment]\\""'
 
@@ -353,3 +354,169 @@ def test_every_occurrence_of_every_needle_is_found_even_overlapping_and_after_no
         if text.startswith(needle, start)
     }
     assert _Occurrences(OCCURRENCE_NEEDLES).find(text) == naive
+
+
+# Structured JSON: a secret key's value goes whatever its shape, wherever JSON is walked.
+SECRET_KEYS = [
+    "password",
+    "passwd",
+    "db_password",
+    "passphrase",
+    "secret",
+    "client_secret",
+    "clientSecret",
+    "api_key",
+    "apiKey",
+    "X-Api-Key",
+    "aws_secret_access_key",
+    "secret_key",
+    "token",
+    "access_token",
+    "refreshToken",
+    "x-auth-token",
+    "private_key",
+    "privateKey",
+    "credentials",
+    "Authorization",
+    "Cookie",
+]
+NOT_SECRET_KEYS = ["max_tokens", "input_tokens", "token_type", "password_file", "secret_name", "tokenizer", "monkey"]
+
+
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_a_secret_keys_value_is_redacted_whatever_its_shape(key):
+    redactor = Redactor()
+    for value in ("sunshine", "correct horse battery staple", 123456, 1.5, {"value": "x"}, ["a", "b"]):
+        assert redactor.redact({"outer": {key: value, "note": "kept"}}) == {
+            "outer": {key: "[REDACTED:secret_field]", "note": "kept"}
+        }, value
+    assert redactor.counts["secret_field"] == 6
+    # A reference, a flag or nothing holds no secret.
+    for value in ("${DB_PASSWORD}", "", None, True, {}):
+        assert redactor.redact({key: value}) == {key: value}
+    # A transcript line with such a key is always among the lines redaction looks at.
+    line = json.dumps({"input": {key: "sunshine"}}).encode()
+    assert 0 in redactor.suspect_lines(line, [line])
+
+
+@pytest.mark.parametrize("key", NOT_SECRET_KEYS)
+def test_keys_that_describe_a_secret_or_count_tokens_are_kept(key):
+    assert Redactor().redact({key: "sunshine"}) == {key: "sunshine"}
+
+
+def test_mcp_tool_inputs_and_tool_use_results_have_their_secret_keys_redacted():
+    entry = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "name": "mcp__db__connect",
+                    "input": {"host": "db", "password": "sunshine", "options": {"apiKey": 8735629104}},
+                }
+            ]
+        },
+    }
+    result = {
+        "type": "user",
+        "toolUseResult": {"session": {"access_token": "tea for two", "expires": 3600}},
+        "message": {"content": [{"type": "tool_result", "content": '{"client_secret": "blue lemonade", "ok": true}'}]},
+    }
+    redactor = Redactor()
+    assert redactor.redact(entry)["message"]["content"][0]["input"] == {
+        "host": "db",
+        "password": "[REDACTED:secret_field]",
+        "options": {"apiKey": "[REDACTED:secret_field]"},
+    }
+    redacted = redactor.redact(result)
+    assert redacted["toolUseResult"] == {"session": {"access_token": "[REDACTED:secret_field]", "expires": 3600}}
+    # A tool result that is a JSON document is walked as one.
+    assert json.loads(redacted["message"]["content"][0]["content"]) == {
+        "client_secret": "[REDACTED:secret_field]",
+        "ok": True,
+    }
+
+
+def test_secret_keys_in_json_text_that_does_not_parse_are_redacted_too():
+    shown = '     3→  "password": "correct horse battery staple",\n     4→  "pin": 1234,\n     5→  "token": 42'
+    assert Redactor().redact(shown) == (
+        '     3→  "password": "[REDACTED:secret_field]",\n     4→  "pin": 1234,\n     5→  "token": [REDACTED:secret_field]'
+    )
+    assert Redactor().redact('"token": "${TOKEN}", "password": "<your password>"') == (
+        '"token": "${TOKEN}", "password": "<your password>"'
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\nMIIEowIBAAKCAQEA",
+        "     1→-----BEGIN OPENSSH PRIVATE KEY-----\n     2→b3BlbnNzaC1rZXktdjEAAAA",
+        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAAi4AAAA3aWYt",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIHf0secretbits",
+    ],
+)
+def test_a_private_key_cut_before_its_end_is_redacted_to_the_end_of_the_text(text):
+    redacted = Redactor().redact("before\n" + text)
+    assert redacted.startswith("before\n") and redacted.endswith("[REDACTED:private_key]")
+    assert "AAAA" not in redacted and "secretbits" not in redacted
+
+
+def test_a_private_key_with_its_end_keeps_what_follows():
+    assert Redactor().redact(PEM + "\nafter") == "[REDACTED:private_key]\nafter"
+
+
+@pytest.mark.parametrize(
+    ("url", "redacted"),
+    [
+        (
+            "postgres://app:pa/ss@w:rd%40x@db.internal:5432/app",
+            "postgres://[REDACTED:url_credentials]@db.internal:5432/app",
+        ),
+        ("redis://:s3cr@t/x@cache:6379", "redis://[REDACTED:url_credentials]@cache:6379"),
+        (
+            "https://deploy:Tr0ub4dor%2F3@git.example.com/r.git",
+            "https://[REDACTED:url_credentials]@git.example.com/r.git",
+        ),
+        ("'mysql://root:a b@host'", "'mysql://root:a b@host'"),  # a space ends a URL: no password here
+        ("http://host:8080/path/@user", "http://host:8080/path/@user"),  # a port and a path
+        ("see https://example.com/a and mail me@example.com", "see https://example.com/a and mail me@example.com"),
+    ],
+)
+def test_url_credentials_are_caught_whole_whatever_the_password_holds(url, redacted):
+    assert Redactor().redact(url) == redacted
+
+
+# Adversarial input, 1 MiB per pattern family: each built to make a pattern rescan what follows
+# every start (a private key's header without its END was quadratic: 60 s for three 256 KiB
+# files). The bound is ten times the time measured on a quiet machine
+# (scripts/bench_redaction.py; docs/performance.md).
+MiB = 1 << 20
+
+
+def _repeated(unit: str) -> str:
+    return (unit * (MiB // len(unit) + 1))[:MiB]
+
+
+ADVERSARIAL = {
+    "private_key (PEM headers, no END)": (_repeated("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n"), 2.5),
+    "private_key (PuTTY headers, no MAC)": (_repeated("PuTTY-User-Key-File-3: x\n"), 4.0),
+    "secret_assignment (a run of names)": (_repeated("passwd"), 17.0),
+    "secret_assignment (_key names)": (_repeated("_key1"), 15.0),
+    "url_credentials": (_repeated("://a:b/"), 10.0),
+    "cli_password (curl without -u)": (_repeated("curl "), 29.0),
+    "seed_phrase": (_repeated("seed phrase:"), 23.0),
+    "netrc_password": (_repeated("machine "), 12.0),
+    "secret_field (unterminated value)": ('password": "' + "a" * MiB, 1.0),
+    "wallet_key": (_repeated("private_key:"), 11.0),
+    "solana_keypair": ("[" + _repeated("1,"), 1.0),
+    "vendor token (a long run)": ("AKIA" + "A" * MiB, 1.0),
+}
+
+
+@pytest.mark.parametrize("family", ADVERSARIAL)
+def test_no_pattern_costs_more_than_linear_time(family):
+    text, bound = ADVERSARIAL[family]
+    began = time.perf_counter()
+    Redactor().redact(text)
+    assert time.perf_counter() - began < bound

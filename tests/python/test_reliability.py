@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 import time
 
-from precompact import config as configuration
-from precompact import gitstore, snapshot
+import pytest
+
+from precompact.config import settings as configuration
+from precompact.local import snapshot
+from precompact.remote import gitstore
 from support import fault_trials
-from support.commands import PRECOMPACT
+from support.commands import precompact
 from support.projects import new_project
 
 
@@ -36,12 +38,14 @@ def test_a_flush_killed_at_any_moment_loses_no_commit(tmp_path):
     assert_clean(tally)
 
 
+@pytest.mark.localnet
 def test_ten_savepoints_offline_never_slow_the_hook_and_all_land_after_flush(tmp_path):
     tally, slowest_hook = fault_trials.offline_then_flush(tmp_path, savepoints=10)
     assert_clean(tally)
     assert slowest_hook < 5, "the hook waited on the network"
 
 
+@pytest.mark.localnet
 def test_localnet_killed_mid_post_neither_skips_nor_reposts(tmp_path):
     tally = fault_trials.localnet_restart(tmp_path, trials=2, rng=random.Random(3))
     assert tally.trials == 2
@@ -52,7 +56,7 @@ def saved_once(tmp_path):
     """A project with the git layer on and one savepoint not yet committed."""
     project = new_project(tmp_path, "locked", git_layer=True, chain_layer=False)
     snapshot.create_savepoint(
-        configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path))
+        snapshot.Settings.of(configuration.load(project.path)), snapshot.Session("s", None, str(project.path))
     )
     return project
 
@@ -66,22 +70,16 @@ def savepoint_then_lock(tmp_path, age_seconds: float):
     return project, lock
 
 
-def flush(project) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
 def test_a_branch_lock_left_by_a_killed_git_is_cleared(tmp_path):
     project, lock = savepoint_then_lock(tmp_path, age_seconds=gitstore.STALE_REF_LOCK_SECONDS + 1)
-    result = flush(project)
+    result = precompact(project.path, "flush")
     assert result.returncode == 0, result.stdout
     assert not lock.exists()
 
 
 def test_a_fresh_branch_lock_is_left_to_its_owner(tmp_path):
     project, lock = savepoint_then_lock(tmp_path, age_seconds=0)
-    result = flush(project)
+    result = precompact(project.path, "flush")
     assert result.returncode == 1
     assert "stayed locked" in result.stdout
     assert lock.exists()
@@ -92,7 +90,7 @@ def test_a_lock_left_on_the_remote_is_named_with_its_fix(tmp_path):
     lock = project.remote / "refs" / "heads" / "precompact" / "savepoints.lock"
     lock.parent.mkdir(parents=True)
     lock.write_text("")
-    result = flush(project)
+    result = precompact(project.path, "flush")
     assert result.returncode == 1
     [line] = [line for line in result.stdout.splitlines() if "Layer 2" in line]
     assert "savepoints.lock" in line and "delete that file" in line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from precompact import restore_brief
+from precompact.restore import brief as restore_brief
 
 
 def test_uncommitted_names_changed_and_untracked_files_and_ignores_outsiders(tmp_path):

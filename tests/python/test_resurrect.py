@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from precompact import config as configuration
-from precompact import restore_brief, resurrect, savepoint_log
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+from precompact.restore import brief as restore_brief
+from precompact.restore import resurrect
 from support.commands import INSTANCE, hook, initialized_and_funded, invoke, landed, run_git, wait_until
 from support.projects import trust
 from support.transcript_gen import generate, payload, saved_sequence
@@ -25,7 +27,7 @@ def saved(project: Path, localnet, monkeypatch, count: int = 1):
     return authority, transcript
 
 
-def session_start(project: Path, source: str = "compact", session_id: str | None = None) -> dict | None:
+def session_start(project: Path, source: str = "resume", session_id: str | None = None) -> dict | None:
     result = hook(payload("SessionStart", project, source=source, **({"session_id": session_id} if session_id else {})))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout) if result.stdout.strip() else None
@@ -36,7 +38,7 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
     initialized_and_funded(project, monkeypatch, localnet.url)
     assert session_start(project, source="resume") is None, "nothing to restore: silence"
     transcript = generate(project.parent / "session.jsonl", 300_000, project=project, partial_tail=True)
-    pre = hook(payload("PreCompact", project, transcript.path))
+    pre = hook(payload("PreCompact", project, transcript.path, session_id="compacted"))
     assert pre.returncode == 0 and saved_sequence(pre.stdout) == 1
     assert wait_until(lambda: landed(project / "logs", INSTANCE, 1)), (
         project / "logs" / "precompact-worker.log"
@@ -46,6 +48,7 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
             "PostCompact",
             project,
             transcript.path,
+            session_id="compacted",
             compact_summary="<analysis>my working</analysis>\n<summary>We made the flaky test deterministic.</summary>",
         )
     )
@@ -61,7 +64,7 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
         "integrity ✓ verified",
         "git – not verified (pushed as commit",  # as the worker recorded them: no network, no GitPython at session start
         "chain – not verified (confirmed at slot",
-        "## Compaction summary\nWe made the flaky test deterministic.",  # another session: it has no summary yet
+        "## Compaction summary\n> We made the flaky test deterministic.",  # another session: it has no summary yet
         f"> {transcript.requests[-1]}",
         "## Files edited",
         "logs/precompact-saves/snapshot_",
@@ -146,7 +149,7 @@ def test_from_a_predecessor_records_the_lineage_and_starts_a_new_chain(workspace
     result = invoke("resurrect", "--from", INSTANCE)
     assert result.exit_code == 0, result.output
     assert f"Previous instance: {INSTANCE}" in result.output and f"Lineage: {INSTANCE} → {SUCCESSOR}" in result.output
-    assert invoke("savepoint").exit_code == 0  # all three layers, on the successor's own record
+    assert invoke("savepoint", "--no-transcript").exit_code == 0  # all three layers, on the successor's own record
     [first] = savepoint_log.savepoints(project / "logs", SUCCESSOR)
     document = json.loads((project / first.created["snapshot_file"]).read_bytes())
     assert (first.sequence, document["lineage"], first.layer_3) == (1, [INSTANCE, SUCCESSOR], "CONFIRMED")
@@ -210,4 +213,4 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
     assert len(text) <= restore_brief.BRIEF_LIMIT
     assert "git – off" in text and "chain – off" in text
     assert "> xxxx" in text and "## More" in text  # the newest request is kept, cut, and the pointer survives
-    assert "## Compaction summary\nsssss" in text
+    assert "## Compaction summary\n> sssss" in text

@@ -11,9 +11,9 @@ import json
 import stat
 import subprocess
 
-from precompact import savepoint_log
+from precompact.local import savepoint_log
 from support import fault_trials
-from support.commands import PRECOMPACT, wait_until
+from support.commands import hook, wait_until
 from support.projects import full_document, fund, new_project, trust
 from support.secret_corpus import SECRETS, false_positives
 from support.transcript_gen import generate, payload
@@ -56,14 +56,7 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     with project.path.joinpath(files[0]).open("a") as f:
         f.write(keypair.read_text() + "\n")
 
-    result = subprocess.run(
-        [PRECOMPACT, "hook"],
-        input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(),
-        capture_output=True,
-        cwd=project.path,
-        timeout=60,
-        check=False,
-    )
+    result = hook(payload("PreCompact", project.path, transcript.path), cwd=project.path)
     assert result.returncode == 0, result.stderr
     assert wait_until(
         lambda: [(s.layer_2, s.layer_3) for s in savepoint_log.savepoints(project.logs)] == [("PUSHED", "CONFIRMED")],
@@ -130,20 +123,9 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
 def test_everything_precompact_writes_is_private(tmp_path):
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
-    subprocess.run(
-        [PRECOMPACT, "hook"],
-        input=json.dumps(payload("PreCompact", project.path, transcript.path)).encode(),
-        cwd=project.path,
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [PRECOMPACT, "hook"],
-        input=json.dumps(payload("PostCompact", project.path)).encode(),
-        cwd=project.path,
-        check=True,
-        capture_output=True,
-    )
+    for event in (payload("PreCompact", project.path, transcript.path), payload("PostCompact", project.path)):
+        done = hook(event, cwd=project.path)
+        assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(project.keypair_file.stat().st_mode) == 0o600
     written = list(project.logs.rglob("*"))
     assert any(p.suffix == ".json" for p in written) and any(p.name == savepoint_log.INDEX_NAME for p in written)

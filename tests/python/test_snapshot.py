@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from precompact import savepoint_log, snapshot
-from precompact.snapshot import Session, Settings
+from precompact.local import savepoint_log, snapshot
+from precompact.local.snapshot import Session, Settings
 from support.projects import full_document
 
 NOW = datetime(2025, 11, 25, 16, 15, 0, tzinfo=UTC)
@@ -198,7 +198,10 @@ def test_transcript_edge_cases_are_counted_not_fatal(project):
     assert summary["invalid_utf8_lines"] == 1
     assert summary["partial_last_line"] is True
     assert summary["entries"] == 2
-    assert doc["conversation_history"][1]["message"]["content"] == "caf\ufffd"
+    assert doc["conversation_history"][1] == {
+        "precompact_unparsed_line": {"problem": "malformed JSON", "bytes": 10, "truncated": False, "text": "{not json}"}
+    }
+    assert doc["conversation_history"][2]["message"]["content"] == "caf\ufffd"
 
 
 def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project):

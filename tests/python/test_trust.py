@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import struct
 import subprocess
 import threading
@@ -25,11 +24,14 @@ from hypothesis import strategies as st
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from precompact import chain, remote_crypto, savepoint_log, trust
-from precompact import config as configuration
-from precompact import verify as verification
 from precompact.chain import record
-from support.commands import PRECOMPACT, run_git
+from precompact.chain import wire as chain
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+from precompact.remote import encryption as remote_crypto
+from precompact.verifier import verdicts
+from precompact.verifier import verify as verification
+from support.commands import precompact, run_git
 from support.projects import fund
 from support.projects import trust as approve
 
@@ -104,13 +106,6 @@ def lying(localnet):
     proxy.stop()
 
 
-def precompact(cwd: Path, *args: str, cluster: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, **({"PRECOMPACT_CLUSTER": cluster} if cluster else {})}
-    return subprocess.run(
-        [PRECOMPACT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 def saved_project(workspace, localnet, count: int) -> tuple[Path, Path, Keypair]:
     """A project with `count` savepoints on all three layers."""
     project, remote = workspace
@@ -122,7 +117,7 @@ def saved_project(workspace, localnet, count: int) -> tuple[Path, Path, Keypair]
     authority = Keypair.from_bytes(bytes(json.loads(keypair_file.read_text())))
     fund(localnet.url, authority)
     for _ in range(count):
-        done = precompact(project, "savepoint")
+        done = precompact(project, "savepoint", "--no-transcript")
         assert done.returncode == 0, done.stdout + done.stderr
     return project, remote, authority
 
@@ -181,7 +176,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     # 2's index link, all consistent with each other; savepoint 2's bytes stay as they were. The
     # savepoints are encrypted, but age does not authenticate senders: with the recipients'
     # public keys anyone encrypts a forgery (this one knows the plaintext, the worst case).
-    keys = configuration.load(project).keys
+    keys = remote_crypto.Keys.of(configuration.load(project))
 
     def plaintext(path: Path) -> bytes:
         return remote_crypto.open_sealed(path.read_bytes(), remote_crypto.load_identities(keys))
@@ -285,6 +280,7 @@ def lie_cases(localnet, project: Path, authority: Keypair):
     ]
 
 
+@pytest.mark.slow  # 21 s here
 def test_every_lie_about_the_record_fails_inspect_verify_and_resurrect(workspace, localnet, lying):
     project, _, authority = saved_project(workspace, localnet, count=2)
     assert precompact(project, "verify", "--all", cluster=lying.url).returncode == 0
@@ -304,7 +300,7 @@ def test_every_lie_about_the_record_fails_inspect_verify_and_resurrect(workspace
 def test_a_replayed_older_record_is_a_history_reset(workspace, localnet, lying):
     project, _, authority = saved_project(workspace, localnet, count=1)
     first_state = bytes.fromhex(_account_hex(localnet.url, our_record(authority)))
-    assert precompact(project, "savepoint").returncode == 0
+    assert precompact(project, "savepoint", "--no-transcript").returncode == 0
     lying.lie(our_record(authority), lambda o, d: (o, first_state))
     failed(precompact(project, "verify", "--all", cluster=lying.url), "history reset")
 
@@ -368,7 +364,7 @@ def test_the_recovery_path_does_not_confirm_what_a_lying_rpc_claims(workspace, l
         )
 
     lying.lie(our_record(authority), claims_it_holds_ours)
-    result = precompact(project, "savepoint")
+    result = precompact(project, "savepoint", "--no-transcript")
     assert result.returncode == 1 and "Layer 3: queued: the record read back is not trustworthy" in result.stdout, (
         result.stdout
     )
@@ -417,11 +413,12 @@ def history(history_root, n: int):
         authority = project.authority()
         fund(node.url, authority)
         for _ in range(n):
-            assert precompact(project.path, "savepoint").returncode == 0
+            assert precompact(project.path, "savepoint", "--no-transcript").returncode == 0
         _histories[n] = (project, authority)
     return _histories[n]
 
 
+@pytest.mark.slow  # 26 s here
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
@@ -518,7 +515,7 @@ def test_a_closed_record_is_a_history_reset_for_flush_verify_and_status(workspac
     signature = cluster.send_transaction(bytes(close))
     assert _confirmed(cluster, signature) and cluster.account(str(our_record(authority))) is None
 
-    saved = precompact(project, "savepoint")
+    saved = precompact(project, "savepoint", "--no-transcript")
     assert saved.returncode == 1 and "history reset" in saved.stdout, saved.stdout
     assert cluster.account(str(our_record(authority))) is None, "no new record is made over a reset"
     failed(
@@ -554,8 +551,8 @@ def test_the_walk_back_gives_every_savepoint_below_a_break_a_verdict():
         prev_snapshot_hash: bytes = bytes(32)
         slot: int = 9
 
-    roots = trust.Roots(chain.PROGRAM_ID, Keypair().pubkey(), INSTANCE)
-    third = trust.Snapshot("aa" * 32, 3, INSTANCE, None, "test", b"")
+    roots = verdicts.Roots(chain.PROGRAM_ID, Keypair().pubkey(), INSTANCE)
+    third = verdicts.Snapshot("aa" * 32, 3, INSTANCE, None, "test", b"")
     by_sequence = {n: object() for n in (1, 2, 3)}
-    verdicts = trust.walk_back(Held(), roots, by_sequence, 1, lambda savepoint, expected: third)
-    assert [verdicts[n].status for n in (3, 2, 1)] == [trust.VERIFIED, trust.FAILED, trust.NOT_VERIFIED]
+    walked = verdicts.walk_back(Held(), roots, by_sequence, 1, lambda savepoint, expected: third)
+    assert [walked[n].status for n in (3, 2, 1)] == [verdicts.VERIFIED, verdicts.FAILED, verdicts.NOT_VERIFIED]

@@ -4,31 +4,17 @@ Claude Code end-to-end suite resumes the written session for real)."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from precompact import install, uncompact
-from support.commands import PRECOMPACT
+from precompact.config import install
+from precompact.restore import uncompact
+from support.commands import precompact
 from support.conversations import START, Conversation, save
-from support.projects import Project, new_project, tamper_history
+from support.projects import new_project, tamper_history
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-
-
-def run(project: Project, home: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PRECOMPACT, *args],
-        cwd=project.path,
-        env={**os.environ, "HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -46,7 +32,7 @@ def saved(tmp_path):
 
 def test_the_session_is_new_redacted_private_and_in_claude_codes_folder(saved):
     project, home, conversation = saved
-    done = run(project, home, "resurrect", "--uncompact", "--sequence", "1")
+    done = precompact(project.path, "resurrect", "--uncompact", "--sequence", "1", home=home)
     assert done.returncode == 0, done.stderr
     new_id = done.stdout.splitlines()[-1].removeprefix("claude --resume ")
     folder = home / ".claude" / "projects" / uncompact.project_folder(str(project.path))
@@ -59,7 +45,7 @@ def test_the_session_is_new_redacted_private_and_in_claude_codes_folder(saved):
         json.loads(line)["uuid"] for line in conversation.path.read_text().splitlines()[:4]
     ]
     assert TOKEN not in written.read_text() and "[REDACTED:" in written.read_text(), "redacted content stays redacted"
-    again = run(project, home, "resurrect", "--uncompact")
+    again = precompact(project.path, "resurrect", "--uncompact", home=home)
     assert again.returncode == 0 and again.stdout.splitlines()[-1] != done.stdout.splitlines()[-1], (
         "each run is a new session"
     )
@@ -75,10 +61,10 @@ def test_a_savepoint_that_does_not_verify_is_refused(saved):
     project, home, _ = saved
     [snapshot] = sorted((project.logs / "precompact-saves").glob("*_000002.json"))
     tamper_history(snapshot, b"Docs built.", b"Docs eaten.")
-    done = run(project, home, "resurrect", "--uncompact")
+    done = precompact(project.path, "resurrect", "--uncompact", home=home)
     assert done.returncode == 1 and "altered" in done.stderr
     assert not (home / ".claude").exists(), "nothing written"
-    assert run(project, home, "resurrect", "--uncompact", "--restore-state").returncode == 2
+    assert precompact(project.path, "resurrect", "--uncompact", "--restore-state", home=home).returncode == 2
 
 
 def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_only_that(tmp_path):
@@ -86,7 +72,7 @@ def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_onl
     home = tmp_path / "home"
     home.mkdir()
     (project.path / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other-server"}}}))
-    done = run(project, home, "install", "--mcp")
+    done = precompact(project.path, "install", "--mcp", home=home)
     assert done.returncode == 0, done.stderr
     servers = json.loads((project.path / ".mcp.json").read_text())["mcpServers"]
     assert servers["other"] == {"command": "other-server"}
@@ -97,15 +83,15 @@ def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_onl
     assert settings["enabledMcpjsonServers"] == ["precompact"] and settings["permissions"]["allow"] == list(
         install.MCP_TOOLS
     )
-    assert run(project, home, "install", "--mcp").returncode == 0
+    assert precompact(project.path, "install", "--mcp", home=home).returncode == 0
     assert json.loads((project.path / ".claude" / "settings.json").read_text()) == settings, "idempotent"
     (project.path / ".mcp.json").write_text('{"mcpServers": [')
-    refused = run(project, home, "install", "--mcp")
+    refused = precompact(project.path, "install", "--mcp", home=home)
     assert refused.returncode == 1 and ".mcp.json is not valid JSON" in refused.stderr
     (project.path / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"other": {"command": "other-server"}, "precompact": servers["precompact"]}})
     )
-    removed = run(project, home, "uninstall")
+    removed = precompact(project.path, "uninstall", home=home)
     assert removed.returncode == 0, removed.stderr
     assert json.loads((project.path / ".mcp.json").read_text()) == {
         "mcpServers": {"other": {"command": "other-server"}}

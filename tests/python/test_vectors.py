@@ -7,8 +7,8 @@ import struct
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from precompact import chain
 from precompact.chain import rpc
+from precompact.chain import wire as chain
 from support.localnet import VECTORS
 
 V = json.loads(VECTORS.read_text())

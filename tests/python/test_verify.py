@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from precompact.cli import main
+from precompact.edges.cli import main
 from support.commands import INSTANCE, initialized_and_funded, invoke, run_git, statuses
 
 
@@ -14,7 +14,7 @@ def setup_three(workspace, localnet, monkeypatch):
     project, _ = workspace
     initialized_and_funded(project, monkeypatch, localnet.url)
     for _ in range(3):
-        assert invoke("savepoint").exit_code == 0
+        assert invoke("savepoint", "--no-transcript").exit_code == 0
     return project
 
 
@@ -91,7 +91,7 @@ def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, loca
     doc["nonce"] = "00" * 16
     import hashlib
 
-    from precompact.snapshot import canonical
+    from precompact.local.snapshot import canonical
 
     data = canonical(doc)
     path.write_bytes(data)

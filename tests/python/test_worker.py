@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from precompact import config as configuration
-from precompact import savepoint_log, snapshot, worker
-from support.commands import INSTANCE, initialized_and_funded, landed, wait_until
+from precompact.config import settings as configuration
+from precompact.edges import worker
+from precompact.local import savepoint_log, snapshot
+from precompact.ops import background
+from support.commands import INSTANCE, initialized_and_funded, landed, precompact, wait_until
 
 
 def test_spawned_workers_land_every_savepoint_in_order_exactly_once(workspace, localnet, monkeypatch):
     project, _ = workspace
     initialized_and_funded(project, monkeypatch, localnet.url)
-    settings = configuration.load(project).snapshot_settings()
+    settings = snapshot.Settings.of(configuration.load(project))
     session = snapshot.Session("s", None, str(project))
     for _ in range(3):
         snapshot.create_savepoint(settings, session, datetime.now(UTC))
-    pids = [worker.spawn(project) for _ in range(3)]  # racing workers: one does the work
+    pids = [background.spawn(project) for _ in range(3)]  # racing workers: one does the work
 
-    assert wait_until(lambda: landed(project / "logs", INSTANCE, 3)), (project / "logs" / worker.LOG_NAME).read_text()
+    assert wait_until(lambda: landed(project / "logs", INSTANCE, 3)), (
+        project / "logs" / background.LOG_NAME
+    ).read_text()
     events = savepoint_log.read(project / "logs").events
     confirmed = [e["sequence"] for e in events if e["event"] == "LAYER_3_CONFIRMED"]
     assert confirmed == [1, 2, 3], "posted in order, each once"
@@ -41,21 +45,19 @@ def _alive(pid: int) -> bool:
 def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_gone(tmp_path):
     import os
     import signal
-    import subprocess
 
-    from support.commands import PRECOMPACT
     from support.projects import new_project
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=True)  # the cluster is a closed port
     snapshot.create_savepoint(
-        configuration.load(project.path).snapshot_settings(), snapshot.Session("s", None, str(project.path))
+        snapshot.Settings.of(configuration.load(project.path)), snapshot.Session("s", None, str(project.path))
     )
-    pid = worker.spawn(project.path)
+    pid = background.spawn(project.path)
 
     def status() -> str:
-        return subprocess.run(
-            [PRECOMPACT, "status"], cwd=project.path, capture_output=True, text=True, check=True
-        ).stdout
+        shown = precompact(project.path, "status")
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
 
     try:
         assert wait_until(lambda: (project.logs / worker.RETRY_NAME).exists())

@@ -10,7 +10,8 @@ from borsh_construct import I64, U8, U16, U64, CStruct
 from construct import Bytes
 from solders.pubkey import Pubkey
 
-from precompact import chain
+from precompact.chain import wire as chain
+from precompact.errors import PrecompactError
 
 MAGIC = bytes([0xEF, 0xBB, 0xBF])
 VERSION = 1
@@ -36,7 +37,7 @@ SIZE = HEADER.sizeof() + BODY.sizeof()
 UNSIGNED_FIELDS = ("slot", "chain_timestamp", "bump", "metadata", "entry_type")
 
 
-class RecordError(Exception):
+class RecordError(PrecompactError):
     """The account is not a precompact savepoint record."""
 
 

@@ -13,12 +13,14 @@ import itertools
 
 import httpx
 
+from precompact.errors import PrecompactError
+
 COMMITMENT = "confirmed"
 DEFAULT_TIMEOUT_SECONDS = 10
 _ids = itertools.count(1)
 
 
-class RpcError(Exception):
+class RpcError(PrecompactError):
     """The cluster refused a call or answered with something unusable."""
 
 

@@ -1,6 +1,5 @@
 //! Account reads: balances, rent, airdrops, and accounts in the encodings a validator offers.
 use base64::Engine;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
 use solana_account_decoder::parse_account_data::{
@@ -15,9 +14,14 @@ use solana_rpc_client_types::request::{
 };
 use solana_rpc_client_types::response::{RpcAccountBalance, RpcSupply};
 
+use super::config::{
+    level, AccountConfig, AccountEncoding, BytesEncoding, ContextConfig, DataSlice, Filter,
+    LargestAccountsConfig, ProgramAccountsConfig, SupplyConfig,
+};
 use super::error::{RpcError, RpcResult};
-use super::params::{base58_list, level, Base58, ContextConfig};
-use super::{level_slot, tokens, with_context_at};
+use super::params::{base58_list, Base58};
+use super::response::with_context_at;
+use super::tokens::mint_decimals;
 use crate::chain::{Chain, SendError};
 
 /// Agave's limit on base58-encoded account data.
@@ -27,39 +31,6 @@ const MAX_ACCOUNT_DATA_LEN: usize = 10 * 1024 * 1024;
 /// Agave's limits on a memcmp filter's bytes.
 const MAX_MEMCMP_BYTES: usize = 128;
 const MAX_MEMCMP_BASE58_LEN: usize = 175;
-
-#[derive(Deserialize, Default, Clone)]
-#[serde(rename_all = "camelCase")]
-pub struct AccountConfig {
-    encoding: Option<AccountEncoding>,
-    data_slice: Option<DataSlice>,
-    pub commitment: Option<CommitmentLevel>,
-}
-
-#[derive(Deserialize, Default, Clone, Copy, PartialEq)]
-pub enum AccountEncoding {
-    /// Agave's default: a bare base58 string.
-    #[default]
-    #[serde(rename = "binary")]
-    Binary,
-    #[serde(rename = "base58")]
-    Base58,
-    #[serde(rename = "base64")]
-    Base64,
-    /// What the stock Rust client (and so the Anchor and Solana CLIs) asks for.
-    #[serde(rename = "base64+zstd")]
-    Base64Zstd,
-    /// Parsed where Agave has a parser for the account's program, else base64 as Agave answers.
-    #[serde(rename = "jsonParsed")]
-    JsonParsed,
-}
-
-/// `dataSlice`: offset and length are the client's; neither is trusted to stay in bounds.
-#[derive(Deserialize, Clone, Copy)]
-struct DataSlice {
-    offset: usize,
-    length: usize,
-}
 
 impl AccountConfig {
     /// The level to read at, finalized unless the client says otherwise.
@@ -132,7 +103,7 @@ async fn parse(chain: &Chain, address: &Pubkey, account: &Account) -> Option<Val
     let mut additional = AccountAdditionalDataV3::default();
     if is_known_spl_token_id(&account.owner) {
         if let Some(mint) = get_token_account_mint(&account.data) {
-            let decimals = tokens::mint_decimals(chain, &mint).await?;
+            let decimals = mint_decimals(chain, &mint).await?;
             additional.spl_token_additional_data =
                 Some(SplTokenAdditionalDataV2::with_decimals(decimals));
         }
@@ -147,30 +118,6 @@ async fn parse(chain: &Chain, address: &Pubkey, account: &Account) -> Option<Val
 fn slice_data(data: &[u8], slice: DataSlice) -> &[u8] {
     let rest = data.get(slice.offset..).unwrap_or_default();
     &rest[..slice.length.min(rest.len())]
-}
-
-/// A `getProgramAccounts` filter.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum Filter {
-    DataSize(u64),
-    Memcmp(Memcmp),
-}
-
-#[derive(Deserialize)]
-struct Memcmp {
-    offset: usize,
-    bytes: String,
-    #[serde(default)]
-    encoding: BytesEncoding,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-enum BytesEncoding {
-    #[default]
-    Base58,
-    Base64,
 }
 
 /// A filter with its bytes decoded and checked.
@@ -217,16 +164,6 @@ impl CheckedFilter {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct ProgramAccountsConfig {
-    #[serde(flatten)]
-    account: AccountConfig,
-    filters: Option<Vec<Filter>>,
-    #[serde(default)]
-    with_context: bool,
-}
-
 impl ProgramAccountsConfig {
     /// The encoding, and the filters checked as Agave bounds them.
     pub fn into_parts(self) -> Result<(AccountConfig, Vec<CheckedFilter>), RpcError> {
@@ -248,7 +185,7 @@ pub async fn get_balance(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config));
+    let slot = chain.level_slot(level(config));
     let account = chain
         .account_at(&address, slot)
         .await
@@ -297,7 +234,7 @@ pub async fn get_account_info(
     (Base58(address), config): (Base58<Pubkey>, Option<AccountConfig>),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.level());
+    let slot = chain.level_slot(config.level());
     let account = chain
         .account_at(&address, slot)
         .await
@@ -315,7 +252,7 @@ pub async fn get_multiple_accounts(
 ) -> RpcResult {
     let addresses = base58_list(addresses, MAX_MULTIPLE_ACCOUNTS)?;
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.level());
+    let slot = chain.level_slot(config.level());
     let mut values = Vec::with_capacity(addresses.len());
     for address in addresses {
         let account = chain
@@ -337,7 +274,7 @@ pub async fn get_program_accounts(
     let config = config.unwrap_or_default();
     let contextual = config.with_context;
     let (encoding, filters) = config.into_parts()?;
-    let slot = level_slot(chain, encoding.level());
+    let slot = chain.level_slot(encoding.level());
     let mut matches = Vec::new();
     for (address, account) in chain
         .program_accounts(&program, slot)
@@ -359,7 +296,7 @@ pub async fn get_program_accounts(
 /// The supply over every account the chain knows; no account is non-circulating (no lockups
 /// here).
 pub async fn get_supply(chain: &Chain, (config,): (Option<SupplyConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, config.and_then(|c| c.commitment).unwrap_or_default());
+    let slot = chain.level_slot(config.and_then(|c| c.commitment).unwrap_or_default());
     let total = chain
         .known_accounts(slot)
         .await
@@ -376,19 +313,6 @@ pub async fn get_supply(chain: &Chain, (config,): (Option<SupplyConfig>,)) -> Rp
     Ok(with_context_at(slot, json!(supply)))
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct SupplyConfig {
-    commitment: Option<CommitmentLevel>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct LargestAccountsConfig {
-    filter: Option<RpcLargestAccountsFilter>,
-    commitment: Option<CommitmentLevel>,
-}
-
 /// Agave lists the 20 largest.
 const MAX_LARGEST_ACCOUNTS: usize = 20;
 
@@ -399,7 +323,7 @@ pub async fn get_largest_accounts(
     (config,): (Option<LargestAccountsConfig>,),
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.commitment.unwrap_or_default());
+    let slot = chain.level_slot(config.commitment.unwrap_or_default());
     let mut accounts = match config.filter {
         Some(RpcLargestAccountsFilter::NonCirculating) => vec![],
         _ => chain

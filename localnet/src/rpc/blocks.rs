@@ -1,59 +1,24 @@
 //! Blocks: every slot from the chain's first on is one, holding the transactions committed in it.
-use serde::Deserialize;
 use serde_json::{json, Value};
-use solana_commitment_config::CommitmentLevel;
 use solana_rpc_client_types::request::MAX_GET_CONFIRMED_BLOCKS_RANGE;
 use solana_rpc_client_types::response::RpcBlockCommitment;
 
+use super::config::{
+    at_least_confirmed, level, BlockConfig, ContextConfig, EncodingOrConfig, SlotOrConfig,
+    TransactionDetails,
+};
 use super::error::{RpcError, RpcResult};
-use super::level_slot;
-use super::params::{at_least_confirmed, level, ContextConfig};
-use super::transactions::{checked_version, encode_transaction, meta_value, TransactionEncoding};
+use super::response::{encode_transaction, meta_value};
+use super::transactions::checked_version;
 use crate::chain::Chain;
-
-#[derive(Deserialize, Default, Clone, Copy, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub enum TransactionDetails {
-    #[default]
-    Full,
-    Signatures,
-    None,
-}
-
-/// Every member may be absent or null (solana-py sends nulls), each then taking its default.
-#[derive(Deserialize, Default, Clone)]
-#[serde(rename_all = "camelCase")]
-pub struct BlockConfig {
-    pub encoding: Option<TransactionEncoding>,
-    pub transaction_details: Option<TransactionDetails>,
-    /// Rewards are listed unless the client says `false`.
-    pub rewards: Option<bool>,
-    pub max_supported_transaction_version: Option<u8>,
-    pub commitment: Option<CommitmentLevel>,
-}
-
-/// getBlock's second parameter: a config object, or (the older form) just an encoding.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub enum BlockConfigOrEncoding {
-    Config(BlockConfig),
-    Encoding(TransactionEncoding),
-}
 
 pub async fn get_block(
     chain: &Chain,
-    (slot, config): (u64, Option<BlockConfigOrEncoding>),
+    (slot, config): (u64, Option<EncodingOrConfig<BlockConfig>>),
 ) -> RpcResult {
-    let config = match config {
-        None => BlockConfig::default(),
-        Some(BlockConfigOrEncoding::Config(config)) => config,
-        Some(BlockConfigOrEncoding::Encoding(encoding)) => BlockConfig {
-            encoding: Some(encoding),
-            ..BlockConfig::default()
-        },
-    };
+    let config = EncodingOrConfig::config(config);
     let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
-    if slot > level_slot(chain, level) {
+    if slot > chain.level_slot(level) {
         return Err(RpcError::BlockNotAvailable(slot));
     }
     block_value(chain, slot, &config).await
@@ -61,11 +26,7 @@ pub async fn get_block(
 
 /// The block at `slot` as `config` asks to see it.
 pub async fn block_value(chain: &Chain, slot: u64, config: &BlockConfig) -> RpcResult {
-    let block = chain
-        .block(slot)
-        .await
-        .map_err(RpcError::Internal)?
-        .ok_or(RpcError::BlockNotAvailable(slot))?;
+    let block = chain.block(slot).ok_or(RpcError::BlockNotAvailable(slot))?;
     let mut value = json!({
         "blockHeight": block.block_height,
         "blockTime": block.block_time,
@@ -117,15 +78,20 @@ pub async fn get_block_time(chain: &Chain, (slot,): (u64,)) -> RpcResult {
 
 /// The newest block `config`'s level (confirmed or finalized) lists.
 fn newest_block(chain: &Chain, config: Option<ContextConfig>) -> Result<u64, RpcError> {
-    Ok(level_slot(chain, at_least_confirmed(level(config))?))
+    Ok(chain.level_slot(at_least_confirmed(level(config))?))
 }
 
 /// Blocks from `start` to `end` inclusive (default: the newest at the level), at most Agave's
 /// range.
 pub async fn get_blocks(
     chain: &Chain,
-    (start, end, config): (u64, Option<u64>, Option<ContextConfig>),
+    (start, end, config): (
+        u64,
+        Option<SlotOrConfig<ContextConfig>>,
+        Option<ContextConfig>,
+    ),
 ) -> RpcResult {
+    let (end, config) = SlotOrConfig::unzip(end, config);
     let latest = newest_block(chain, config)?;
     let end = end.unwrap_or(latest).min(latest);
     if end < start {

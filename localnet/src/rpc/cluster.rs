@@ -1,14 +1,13 @@
 //! The cluster: its one validator, epochs, inflation and throughput.
-use serde::Deserialize;
 use serde_json::{json, Value};
-use solana_pubkey::Pubkey;
 use solana_rpc_client_types::response::{
     RpcContactInfo, RpcInflationGovernor, RpcInflationRate, RpcPerfSample, RpcVoteAccountInfo,
     RpcVoteAccountStatus,
 };
 
+use super::config::{ContextConfig, LeaderScheduleConfig, SlotOrConfig, VoteAccountsConfig};
 use super::error::{RpcError, RpcResult};
-use super::params::{Base58, ContextConfig};
+use super::params::Base58;
 use crate::chain::Chain;
 
 /// A validator samples performance once a minute and keeps 720 samples (12 hours).
@@ -47,12 +46,6 @@ pub async fn get_cluster_nodes(chain: &Chain, (): ()) -> RpcResult {
         shred_version: None,
     };
     Ok(json!([node]))
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct VoteAccountsConfig {
-    vote_pubkey: Option<Base58<Pubkey>>,
 }
 
 /// The validator votes on every slot as it ends: its last vote is the confirmed slot, its root
@@ -127,30 +120,16 @@ pub async fn get_recent_performance_samples(
     Ok(json!(samples))
 }
 
-#[derive(Deserialize, Default)]
-pub struct LeaderScheduleConfig {
-    identity: Option<Base58<Pubkey>>,
-}
-
-/// getLeaderSchedule's first parameter: a slot, or the config in its place.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub enum SlotOrConfig {
-    Slot(u64),
-    Config(LeaderScheduleConfig),
-}
-
 /// The one validator leads every slot of the epoch of `slot` (default: the current one); a
 /// validator knows the schedule up to the next epoch and answers null beyond.
 pub async fn get_leader_schedule(
     chain: &Chain,
-    (first, config): (Option<SlotOrConfig>, Option<LeaderScheduleConfig>),
+    (slot, config): (
+        Option<SlotOrConfig<LeaderScheduleConfig>>,
+        Option<LeaderScheduleConfig>,
+    ),
 ) -> RpcResult {
-    let (slot, config) = match first {
-        Some(SlotOrConfig::Slot(slot)) => (Some(slot), config),
-        Some(SlotOrConfig::Config(config)) => (None, Some(config)),
-        None => (None, config),
-    };
+    let (slot, config) = SlotOrConfig::unzip(slot, config);
     let current = chain.slot();
     let schedule = chain.epoch_schedule();
     let epoch = schedule.get_epoch(slot.unwrap_or(current));

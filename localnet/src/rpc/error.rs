@@ -1,8 +1,6 @@
 //! Every way a call can fail, each with its JSON-RPC code and the shape Agave gives it.
 use serde_json::{json, Value};
-
-use super::transactions::simulation_value;
-use crate::chain::Simulation;
+use solana_transaction_error::TransactionError;
 
 pub enum RpcError {
     /// The body is not JSON.
@@ -14,8 +12,12 @@ pub enum RpcError {
     InvalidParams(String),
     /// The chain itself failed; not the caller's fault.
     Internal(String),
-    /// `sendTransaction`'s preflight simulation failed; the simulation is the error's data.
-    PreflightFailure(Simulation),
+    /// `sendTransaction`'s preflight simulation failed with `err`; the simulation, as Agave
+    /// shapes it, is the error's data.
+    PreflightFailure {
+        err: Option<TransactionError>,
+        simulation: Value,
+    },
     SignatureVerification,
     /// No block at this slot: before the chain's first or not reached yet.
     BlockNotAvailable(u64),
@@ -34,7 +36,7 @@ impl RpcError {
             Self::MethodNotFound(_) => -32601,
             Self::InvalidParams(_) => -32602,
             Self::Internal(_) => -32603,
-            Self::PreflightFailure(_) => -32002,
+            Self::PreflightFailure { .. } => -32002,
             Self::SignatureVerification => -32003,
             Self::BlockNotAvailable(_) => -32004,
             Self::UnsupportedTransactionVersion(_) => -32015,
@@ -48,13 +50,9 @@ impl RpcError {
             Self::MethodNotFound(method) => format!("Method not found: {method}"),
             Self::InvalidParams(why) => format!("Invalid params: {why}"),
             Self::Internal(why) => format!("Internal error: {why}"),
-            Self::PreflightFailure(simulation) => format!(
+            Self::PreflightFailure { err, .. } => format!(
                 "Transaction simulation failed: {}",
-                simulation
-                    .err
-                    .as_ref()
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
+                err.as_ref().map(ToString::to_string).unwrap_or_default()
             ),
             Self::SignatureVerification => "Transaction signature verification failure".to_string(),
             Self::BlockNotAvailable(slot) => format!("Block not available for slot {slot}"),
@@ -68,7 +66,7 @@ impl RpcError {
 
     fn data(&self) -> Option<Value> {
         match self {
-            Self::PreflightFailure(simulation) => Some(simulation_value(simulation)),
+            Self::PreflightFailure { simulation, .. } => Some(simulation.clone()),
             _ => None,
         }
     }

@@ -1,23 +1,29 @@
 //! Solana JSON-RPC 2.0 over the chain, with Agave's request and response shapes so solana-py,
 //! anchorpy and the Solana CLI work unmodified. Each method is one function over its typed
 //! positional parameters (`params`), failing with a typed `RpcError`.
+//!
+//! Modules depend downwards only: `error`; `params` (positional parameters); `config` (what
+//! the configuration objects say) and `response` (the shapes answers take); `call` (the
+//! JSON-RPC envelope); the method modules; `pubsub`; and this dispatch over them.
 mod accounts;
 mod blocks;
+mod call;
 mod cluster;
+mod config;
 mod error;
 mod node;
 mod params;
 mod parsed_transaction;
 pub mod pubsub;
+mod response;
 mod tokens;
 mod transactions;
 
-use serde_json::{json, Value};
-use solana_commitment_config::CommitmentLevel;
+use serde_json::Value;
 
 use crate::chain::Chain;
+use call::{error_response, read_call, respond, typed};
 use error::{RpcError, RpcResult};
-use params::Params;
 
 /// Answers one HTTP request body: a single call or a batch.
 pub async fn handle_body(chain: &Chain, body: &[u8]) -> Value {
@@ -43,50 +49,6 @@ async fn handle_call(chain: &Chain, call: Value) -> Value {
         Err(refusal) => return refusal,
     };
     respond(id, dispatch(chain, method, params).await)
-}
-
-/// A call's id, method and positional parameters, or the response refusing it.
-fn read_call(call: &Value) -> Result<(Value, &str, Vec<Value>), Value> {
-    let id = call.get("id").cloned().unwrap_or(Value::Null);
-    let Some(method) = call.get("method").and_then(Value::as_str) else {
-        return Err(error_response(
-            id,
-            RpcError::InvalidRequest("missing \"method\""),
-        ));
-    };
-    if call.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(error_response(
-            id,
-            RpcError::InvalidRequest("\"jsonrpc\" must be \"2.0\""),
-        ));
-    }
-    let params = match call.get("params") {
-        None | Some(Value::Null) => vec![],
-        Some(Value::Array(params)) => params.clone(),
-        Some(_) => {
-            return Err(error_response(
-                id,
-                RpcError::InvalidParams("params must be an array".to_string()),
-            ))
-        }
-    };
-    Ok((id, method, params))
-}
-
-fn respond(id: Value, outcome: RpcResult) -> Value {
-    match outcome {
-        Ok(result) => json!({"jsonrpc": "2.0", "result": result, "id": id}),
-        Err(error) => error_response(id, error),
-    }
-}
-
-fn error_response(id: Value, error: RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "error": error.to_json(), "id": id})
-}
-
-/// Reads a method's parameters into the tuple its function takes.
-fn typed<P: Params>(params: Vec<Value>) -> Result<P, RpcError> {
-    P::from_positional(params)
 }
 
 async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult {
@@ -147,19 +109,4 @@ async fn dispatch(chain: &Chain, method: &str, params: Vec<Value>) -> RpcResult 
         "getLeaderSchedule" => cluster::get_leader_schedule(chain, typed(params)?).await,
         other => Err(RpcError::MethodNotFound(other.to_string())),
     }
-}
-
-/// `value`, read at the working slot, with the `context` a validator wraps it in.
-fn with_context(chain: &Chain, value: Value) -> RpcResult {
-    Ok(with_context_at(chain.slot(), value))
-}
-
-/// `value`, read at `slot` (a commitment level's), with its `context`.
-fn with_context_at(slot: u64, value: Value) -> Value {
-    json!({"context": {"slot": slot, "apiVersion": solana_version::Version::default().to_string()}, "value": value})
-}
-
-/// The slot `level` reads now.
-fn level_slot(chain: &Chain, level: CommitmentLevel) -> u64 {
-    chain.commitment_slots().slot(level)
 }

@@ -2,9 +2,10 @@
 use serde_json::{json, Value};
 use solana_hash::Hash;
 
+use super::config::{level, ContextConfig};
 use super::error::{RpcError, RpcResult};
-use super::params::{level, Base58, ContextConfig};
-use super::{level_slot, with_context, with_context_at};
+use super::params::Base58;
+use super::response::with_context_at;
 use crate::chain::Chain;
 
 pub async fn get_health(_: &Chain, (): ()) -> RpcResult {
@@ -21,16 +22,16 @@ pub async fn get_genesis_hash(chain: &Chain, (): ()) -> RpcResult {
 }
 
 pub async fn get_slot(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    Ok(json!(level_slot(chain, level(config))))
+    Ok(json!(chain.level_slot(level(config))))
 }
 
 pub async fn get_block_height(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, level(config));
+    let slot = chain.level_slot(level(config));
     Ok(json!(chain.block_height_at(slot)))
 }
 
 pub async fn get_epoch_info(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, level(config));
+    let slot = chain.level_slot(level(config));
     let schedule = chain.epoch_schedule();
     let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
     Ok(json!({
@@ -43,27 +44,26 @@ pub async fn get_epoch_info(chain: &Chain, (config,): (Option<ContextConfig>,)) 
     }))
 }
 
-/// The newest blockhash at every level, read at the level's slot. A validator hands out the
-/// hash its level's slot ended with, still valid for over 100 slots; the runtime hosted here
-/// (solana-program-test) registers a new blockhash every 6.4 ms, which ages any older one out
-/// of the 150 a transaction may name within about a second.
+/// The newest blockhash of the level's bank, as a validator hands it out: a level whose slot
+/// has ended gives the hash that slot ended with. It stays valid for 150 slots.
 pub async fn get_latest_blockhash(chain: &Chain, (config,): (Option<ContextConfig>,)) -> RpcResult {
-    let slot = level_slot(chain, level(config));
-    let (blockhash, last_valid_block_height) =
-        chain.latest_blockhash().await.map_err(RpcError::Internal)?;
+    let slot = chain.level_slot(level(config));
+    let (blockhash, last_valid_block_height) = chain
+        .latest_blockhash_at(slot)
+        .await
+        .map_err(RpcError::Internal)?;
     Ok(with_context_at(
         slot,
         json!({"blockhash": blockhash.to_string(), "lastValidBlockHeight": last_valid_block_height}),
     ))
 }
 
+/// Whether the level's bank (finalized by default, as on a validator) accepts `blockhash`.
 pub async fn is_blockhash_valid(
     chain: &Chain,
-    (Base58(blockhash), _): (Base58<Hash>, Option<ContextConfig>),
+    (Base58(blockhash), config): (Base58<Hash>, Option<ContextConfig>),
 ) -> RpcResult {
-    let valid = chain
-        .is_blockhash_valid(blockhash)
-        .await
-        .map_err(RpcError::Internal)?;
-    with_context(chain, Value::Bool(valid))
+    let slot = chain.level_slot(level(config));
+    let valid = chain.is_blockhash_valid_at(blockhash, slot);
+    Ok(with_context_at(slot, Value::Bool(valid)))
 }

@@ -7,7 +7,6 @@ use std::str::FromStr;
 use serde::de::{self, DeserializeOwned, Deserializer, Unexpected, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
-use solana_commitment_config::CommitmentLevel;
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
@@ -109,27 +108,4 @@ pub fn base58_list<T>(list: Vec<Base58<T>>, max: usize) -> Result<Vec<T>, RpcErr
         )));
     }
     Ok(list.into_iter().map(|Base58(value)| value).collect())
-}
-
-/// The configuration most methods take: the commitment level to read at (Agave's default,
-/// finalized, when absent).
-#[derive(Deserialize, Default, Clone, Copy)]
-pub struct ContextConfig {
-    pub commitment: Option<CommitmentLevel>,
-}
-
-/// The level a config asks for, finalized by default as on a validator.
-pub fn level(config: Option<ContextConfig>) -> CommitmentLevel {
-    config.and_then(|c| c.commitment).unwrap_or_default()
-}
-
-/// Refuses `processed` where Agave serves only confirmed and finalized data (blocks, stored
-/// transactions, signatures for an address, block subscriptions).
-pub fn at_least_confirmed(level: CommitmentLevel) -> Result<CommitmentLevel, RpcError> {
-    match level {
-        CommitmentLevel::Processed => Err(RpcError::InvalidParams(
-            "Method does not support commitment below `confirmed`".to_string(),
-        )),
-        level => Ok(level),
-    }
 }

@@ -19,12 +19,15 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::accounts::{AccountConfig, CheckedFilter, ProgramAccountsConfig};
-use super::blocks::{block_value, BlockConfig, TransactionDetails};
+use super::accounts::CheckedFilter;
+use super::blocks::block_value;
+use super::call::{error_response, read_call, respond, typed};
+use super::config::{
+    at_least_confirmed, level, AccountConfig, BlockConfig, ContextConfig, ProgramAccountsConfig,
+    TransactionDetails, TransactionEncoding,
+};
 use super::error::{RpcError, RpcResult};
-use super::params::{at_least_confirmed, level, Base58, ContextConfig};
-use super::transactions::TransactionEncoding;
-use super::{error_response, read_call, respond, typed};
+use super::params::Base58;
 use crate::chain::{Chain, ChainEvent, CommittedTransaction};
 use crate::commitment::CommitmentSlots;
 
@@ -386,9 +389,6 @@ async fn notifications(
                 };
                 let block = chain
                     .block(block_slot)
-                    .await
-                    .ok()
-                    .flatten()
                     .map(|b| b.transactions)
                     .unwrap_or_default();
                 let changed = changed_accounts(chain, &block, block_slot).await;
@@ -575,7 +575,7 @@ async fn slot_results(
         Subscription::Root => rooted.map(|root| json!(root)).into_iter().collect(),
         Subscription::SlotsUpdates => {
             let timestamp = unix_millis();
-            let block = chain.block(parent).await.ok().flatten();
+            let block = chain.block(parent);
             let transactions = block.map(|b| b.transactions).unwrap_or_default();
             let failed = transactions.iter().filter(|(_, c)| c.err.is_some()).count() as u64;
             let stats = SlotTransactionStats {

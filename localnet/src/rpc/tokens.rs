@@ -1,6 +1,5 @@
 //! SPL Token and Token-2022: balances, supplies and the token accounts of an owner or a mint,
 //! read from the accounts the chain knows (every account a transaction touched, and genesis's).
-use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_account::Account;
 use solana_account_decoder::parse_account_data::SplTokenAdditionalDataV2;
@@ -12,10 +11,10 @@ use solana_rpc_client_types::response::RpcTokenAccountBalance;
 use spl_token_2022_interface::extension::StateWithExtensions;
 use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
 
-use super::accounts::AccountConfig;
+use super::config::{level, AccountConfig, ContextConfig, TokenAccountsFilter};
 use super::error::{RpcError, RpcResult};
-use super::params::{level, Base58, ContextConfig};
-use super::{level_slot, with_context_at};
+use super::params::Base58;
+use super::response::with_context_at;
 use crate::chain::Chain;
 
 /// Agave lists at most this many of a mint's largest accounts.
@@ -88,7 +87,7 @@ pub async fn get_token_account_balance(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config));
+    let slot = chain.level_slot(level(config));
     let account = chain
         .account_at(&address, slot)
         .await
@@ -106,7 +105,7 @@ pub async fn get_token_supply(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config));
+    let slot = chain.level_slot(level(config));
     let (_, mint) = mint(chain, &address, slot).await?;
     Ok(with_context_at(
         slot,
@@ -118,7 +117,7 @@ pub async fn get_token_largest_accounts(
     chain: &Chain,
     (Base58(address), config): (Base58<Pubkey>, Option<ContextConfig>),
 ) -> RpcResult {
-    let slot = level_slot(chain, level(config));
+    let slot = chain.level_slot(level(config));
     let (program, mint) = mint(chain, &address, slot).await?;
     let mut holders = token_accounts(chain, &program, slot, |token| token.mint == address).await?;
     holders.sort_by_key(|(_, _, token)| std::cmp::Reverse(token.amount));
@@ -131,14 +130,6 @@ pub async fn get_token_largest_accounts(
         })
         .collect();
     Ok(with_context_at(slot, json!(largest)))
-}
-
-/// Which token accounts: those of one mint, or all of one token program's.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum TokenAccountsFilter {
-    Mint(Base58<Pubkey>),
-    ProgramId(Base58<Pubkey>),
 }
 
 /// The token program and (for a mint filter) the mint a filter names.
@@ -172,7 +163,7 @@ async fn token_accounts_of(
     config: Option<AccountConfig>,
 ) -> RpcResult {
     let config = config.unwrap_or_default();
-    let slot = level_slot(chain, config.level());
+    let slot = chain.level_slot(config.level());
     let (program, wanted_mint) = filter_scope(chain, filter, slot).await?;
     let found = token_accounts(chain, &program, slot, |token| {
         let held = match holder {

@@ -1,8 +1,6 @@
 //! Transactions: fees, sending, simulating, statuses and history.
 use base64::Engine;
-use serde::Deserialize;
 use serde_json::{json, Value};
-use solana_commitment_config::CommitmentLevel;
 use solana_message::VersionedMessage;
 use solana_pubkey::Pubkey;
 use solana_rpc_client_types::request::{
@@ -11,23 +9,19 @@ use solana_rpc_client_types::request::{
 };
 use solana_signature::Signature;
 use solana_transaction::versioned::{TransactionVersion, VersionedTransaction};
-use solana_transaction_error::TransactionError;
 
+use super::config::{
+    at_least_confirmed, ContextConfig, EncodingOrConfig, SendConfig, SignaturesForAddressConfig,
+    SimulateConfig, TransactionConfig, WireEncoding,
+};
 use super::error::{RpcError, RpcResult};
-use super::params::{at_least_confirmed, base58_list, Base58, ContextConfig};
-use super::parsed_transaction::{memos, transaction_json_parsed};
-use super::{level_slot, with_context, with_context_at};
-use crate::chain::{Chain, CommittedTransaction, SendError, Simulation};
+use super::params::{base58_list, Base58};
+use super::parsed_transaction::memos;
+use super::response::{
+    encode_transaction, meta_value, result_value, simulation_value, with_context, with_context_at,
+};
+use crate::chain::{Chain, CommittedTransaction, SendError};
 use crate::commitment::{level_name, CommitmentSlots};
-
-/// How a transaction arrives on the wire.
-#[derive(Deserialize, Default, Clone, Copy)]
-#[serde(rename_all = "camelCase")]
-enum WireEncoding {
-    #[default]
-    Base58,
-    Base64,
-}
 
 impl WireEncoding {
     fn decode_transaction(self, text: &str) -> Result<VersionedTransaction, RpcError> {
@@ -44,58 +38,6 @@ impl WireEncoding {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct SendConfig {
-    #[serde(default)]
-    skip_preflight: bool,
-    #[serde(default)]
-    encoding: WireEncoding,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct SimulateConfig {
-    #[serde(default)]
-    sig_verify: bool,
-    #[serde(default)]
-    replace_recent_blockhash: bool,
-    #[serde(default)]
-    encoding: WireEncoding,
-}
-
-/// How `getTransaction` returns the transaction.
-#[derive(Deserialize, Default, Clone, Copy)]
-pub enum TransactionEncoding {
-    #[default]
-    #[serde(rename = "json")]
-    Json,
-    #[serde(rename = "jsonParsed")]
-    JsonParsed,
-    #[serde(rename = "base64")]
-    Base64,
-    #[serde(rename = "base58")]
-    Base58,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct TransactionConfig {
-    #[serde(default)]
-    encoding: TransactionEncoding,
-    max_supported_transaction_version: Option<u8>,
-    commitment: Option<CommitmentLevel>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct SignaturesForAddressConfig {
-    limit: Option<usize>,
-    before: Option<Base58<Signature>>,
-    until: Option<Base58<Signature>>,
-    commitment: Option<CommitmentLevel>,
-}
-
 pub async fn get_fee_for_message(
     chain: &Chain,
     (encoded, _): (String, Option<ContextConfig>),
@@ -110,7 +52,7 @@ pub async fn get_fee_for_message(
         .fee_for_message(&message)
         .await
         .map_err(RpcError::Internal)?;
-    with_context(chain, json!(fee))
+    Ok(with_context(chain, json!(fee)))
 }
 
 pub async fn send_transaction(
@@ -122,7 +64,10 @@ pub async fn send_transaction(
     match chain.send(transaction, !config.skip_preflight).await {
         Ok(signature) => Ok(json!(signature.to_string())),
         Err(SendError::SignatureVerification) => Err(RpcError::SignatureVerification),
-        Err(SendError::Preflight(simulation)) => Err(RpcError::PreflightFailure(simulation)),
+        Err(SendError::Preflight(simulation)) => Err(RpcError::PreflightFailure {
+            simulation: simulation_value(&simulation),
+            err: simulation.err,
+        }),
         Err(SendError::Internal(e)) => Err(RpcError::Internal(e)),
     }
 }
@@ -149,7 +94,7 @@ pub async fn simulate_transaction(
         .map_err(RpcError::Internal)?;
     let mut value = simulation_value(&simulation);
     value["replacementBlockhash"] = replacement;
-    with_context(chain, value)
+    Ok(with_context(chain, value))
 }
 
 pub async fn get_signature_statuses(
@@ -172,11 +117,14 @@ pub async fn get_signature_statuses(
 
 pub async fn get_transaction(
     chain: &Chain,
-    (Base58(signature), config): (Base58<Signature>, Option<TransactionConfig>),
+    (Base58(signature), config): (
+        Base58<Signature>,
+        Option<EncodingOrConfig<TransactionConfig>>,
+    ),
 ) -> RpcResult {
-    let config = config.unwrap_or_default();
+    let config = EncodingOrConfig::config(config);
     let level = at_least_confirmed(config.commitment.unwrap_or_default())?;
-    let visible_to = level_slot(chain, level);
+    let visible_to = chain.level_slot(level);
     let Some(committed) = chain.committed(&signature).filter(|c| c.slot <= visible_to) else {
         return Ok(Value::Null);
     };
@@ -238,19 +186,6 @@ pub async fn get_signatures_for_address(
     Ok(Value::Array(list))
 }
 
-pub fn simulation_value(simulation: &Simulation) -> Value {
-    json!({
-        "err": simulation.err,
-        "logs": simulation.logs,
-        "accounts": null,
-        "unitsConsumed": simulation.units_consumed,
-        "loadedAccountsDataSize": simulation.loaded_accounts_data_size,
-        "returnData": null,
-        "innerInstructions": null,
-        "replacementBlockhash": null,
-    })
-}
-
 fn status_value(committed: &CommittedTransaction, slots: &CommitmentSlots) -> Value {
     let status = slots.status(committed.slot);
     json!({
@@ -260,13 +195,6 @@ fn status_value(committed: &CommittedTransaction, slots: &CommitmentSlots) -> Va
         "status": result_value(&committed.err),
         "confirmationStatus": level_name(status.level),
     })
-}
-
-fn result_value(err: &Option<TransactionError>) -> Value {
-    match err {
-        None => json!({"Ok": null}),
-        Some(err) => json!({"Err": err}),
-    }
 }
 
 /// The `version` member a validator adds when the client says which versions it reads
@@ -282,67 +210,4 @@ pub(super) fn checked_version(
         (TransactionVersion::Number(n), Some(max)) if n <= max => Ok(Some(json!(n))),
         (TransactionVersion::Number(n), _) => Err(RpcError::UnsupportedTransactionVersion(n)),
     }
-}
-
-pub(super) fn encode_transaction(
-    transaction: &VersionedTransaction,
-    encoding: TransactionEncoding,
-) -> Value {
-    let wire = || bincode::serialize(transaction).expect("a committed transaction serializes");
-    match encoding {
-        TransactionEncoding::Json => transaction_json(transaction),
-        TransactionEncoding::JsonParsed => transaction_json_parsed(transaction),
-        TransactionEncoding::Base64 => json!([
-            base64::engine::general_purpose::STANDARD.encode(wire()),
-            "base64"
-        ]),
-        TransactionEncoding::Base58 => json!([bs58::encode(wire()).into_string(), "base58"]),
-    }
-}
-
-pub(super) fn meta_value(committed: &CommittedTransaction) -> Value {
-    json!({
-        "err": committed.err,
-        "status": result_value(&committed.err),
-        "fee": committed.fee,
-        "preBalances": committed.pre_balances,
-        "postBalances": committed.post_balances,
-        "innerInstructions": [],
-        "logMessages": committed.logs,
-        "preTokenBalances": [],
-        "postTokenBalances": [],
-        "rewards": [],
-        "loadedAddresses": {"writable": [], "readonly": []},
-        "computeUnitsConsumed": committed.units_consumed,
-    })
-}
-
-fn transaction_json(transaction: &VersionedTransaction) -> Value {
-    let message = &transaction.message;
-    let header = message.header();
-    let instructions: Vec<Value> = message
-        .instructions()
-        .iter()
-        .map(|ix| {
-            json!({
-                "programIdIndex": ix.program_id_index,
-                "accounts": ix.accounts,
-                "data": bs58::encode(&ix.data).into_string(),
-                "stackHeight": null,
-            })
-        })
-        .collect();
-    json!({
-        "signatures": transaction.signatures.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "message": {
-            "accountKeys": message.static_account_keys().iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "header": {
-                "numRequiredSignatures": header.num_required_signatures,
-                "numReadonlySignedAccounts": header.num_readonly_signed_accounts,
-                "numReadonlyUnsignedAccounts": header.num_readonly_unsigned_accounts,
-            },
-            "instructions": instructions,
-            "recentBlockhash": message.recent_blockhash().to_string(),
-        },
-    })
 }

@@ -1,6 +1,8 @@
 use anchor_lang::prelude::*;
 
 use crate::constants::{GIT_COMMIT_LEN, METADATA_MAX_LEN, RECORD_DISCRIMINATOR};
+use crate::error::PrecompactError;
+use crate::signed_message::SignedSavepoint;
 
 /// The latest savepoint of one (authority, instance) pair. Borsh lays the fields out in this
 /// order with no padding; `tests/vectors/` pins every offset.
@@ -59,6 +61,61 @@ impl SavepointRecord {
             metadata_len: 0,
             metadata: [0; METADATA_MAX_LEN],
         }
+    }
+
+    /// Records `signed` as the next savepoint, with the authority's `signature` over it and the
+    /// time the program writes it, once it extends the stored one.
+    pub fn extend(
+        &mut self,
+        signed: &SignedSavepoint,
+        signature: [u8; 64],
+        entry_type: u8,
+        metadata: &[u8],
+        clock: &Clock,
+    ) -> Result<()> {
+        self.check_successor(signed)?;
+        self.entry_type = entry_type;
+        self.timestamp = signed.timestamp;
+        self.snapshot_hash = signed.snapshot_hash;
+        self.git_commit = signed.git_commit;
+        self.signature = signature;
+        self.sequence = signed.sequence;
+        self.prev_snapshot_hash = signed.prev_snapshot_hash;
+        self.slot = clock.slot;
+        self.chain_timestamp = clock.unix_timestamp;
+        self.metadata_len = metadata.len() as u16;
+        self.metadata = [0; METADATA_MAX_LEN];
+        self.metadata[..metadata.len()].copy_from_slice(metadata);
+        Ok(())
+    }
+
+    /// The signed savepoint must extend the stored one: same instance, next sequence, linked by
+    /// hash, not earlier in time, and naming a well-formed commit.
+    fn check_successor(&self, signed: &SignedSavepoint) -> Result<()> {
+        require!(
+            signed.instance_id == self.instance_id,
+            PrecompactError::InstanceMismatch
+        );
+        require!(
+            Some(signed.sequence) == self.sequence.checked_add(1),
+            PrecompactError::SequenceMismatch
+        );
+        require!(
+            signed.prev_snapshot_hash == self.snapshot_hash,
+            PrecompactError::PrevHashMismatch
+        );
+        require!(
+            signed.timestamp >= self.timestamp,
+            PrecompactError::TimestampRegression
+        );
+        require!(
+            signed
+                .git_commit
+                .iter()
+                .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
+            PrecompactError::InvalidGitCommit
+        );
+        Ok(())
     }
 }
 

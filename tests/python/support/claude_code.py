@@ -73,7 +73,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from support.commands import PRECOMPACT
+from support import commands
 from support.projects import Project
 
 VERSION = "2.1.332"
@@ -330,6 +330,8 @@ class Session:
             "HOME": str(self.home),
             # The hooks read the test's approvals of its project's configuration.
             **({"XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]} if "XDG_CONFIG_HOME" in os.environ else {}),
+            # and the record of the savepoints this machine wrote (local.provenance).
+            **({"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]} if "XDG_STATE_HOME" in os.environ else {}),
             "LANG": "C.UTF-8",
             "ANTHROPIC_BASE_URL": self.mock.url,
             "ANTHROPIC_API_KEY": "fake",
@@ -401,15 +403,7 @@ class Setup:
         self.project, self.session, self.script = project, session, script
 
     def precompact(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [PRECOMPACT, *args],
-            cwd=cwd or self.project.path,
-            env={**os.environ, "HOME": str(self.session.home)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return commands.precompact(cwd or self.project.path, *args, home=self.session.home)
 
     def index(self) -> list[dict]:
         return [

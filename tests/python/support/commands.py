@@ -4,6 +4,7 @@ included) as a process, the click CLI in-process, and waiting for the background
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -14,11 +15,13 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 from solders.keypair import Keypair
 
-from precompact import savepoint_log
-from precompact.cli import main
+from precompact.edges.cli import main
+from precompact.local import savepoint_log
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 INSTANCE = "Gabriel #215"
+# Generous for a loaded machine: a command that outlives it is stuck, not slow.
+RUN_SECONDS = 120
 
 
 def run_git(cwd: Path, *args: str) -> str:
@@ -26,8 +29,43 @@ def run_git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+def precompact(
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | bytes | dict | None = None,
+    cluster: str | None = None,
+    home: Path | None = None,
+    text: bool = True,
+    timeout: float = RUN_SECONDS,
+) -> subprocess.CompletedProcess:
+    """The installed `precompact` as a user runs it in `cwd`, exit code left to the test: the
+    test's environment plus `env`, `cluster` as PRECOMPACT_CLUSTER, `home` as HOME; a dict on
+    stdin goes as JSON; output as str, or as bytes when `text` is false."""
+    overrides = {
+        **(env or {}),
+        **({"PRECOMPACT_CLUSTER": cluster} if cluster else {}),
+        **({"HOME": str(home)} if home else {}),
+    }
+    data = json.dumps(stdin) if isinstance(stdin, dict) else (stdin or "")
+    if text and isinstance(data, bytes):
+        data = data.decode()
+    if not text and isinstance(data, str):
+        data = data.encode()
+    return subprocess.run(
+        [PRECOMPACT, *args],
+        cwd=cwd,
+        input=data,
+        env={**os.environ, **overrides},
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def hook(
-    stdin: dict | bytes, cwd: Path | None = None, timeout: float = 120, env: dict | None = None
+    stdin: dict | bytes, cwd: Path | None = None, timeout: float = RUN_SECONDS, env: dict | None = None
 ) -> subprocess.CompletedProcess:
     """`precompact hook` as Claude Code runs it: the event's JSON on stdin, output as bytes."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
@@ -79,3 +117,20 @@ def statuses(project: Path) -> list[dict]:
     result = invoke("status", "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.output)["savepoints"]
+
+
+def worker_finished(project: Path) -> bool:
+    """Whether the worker a PreCompact started has indexed the savepoint for recall and let go of
+    its lock (it indexes whether the layers are on or off)."""
+    import fcntl
+    import sqlite3
+
+    index = project / "logs" / "precompact-recall.sqlite"
+    if not index.exists() or sqlite3.connect(index).execute("SELECT count(*) FROM savepoints").fetchone()[0] == 0:
+        return False
+    with (project / "logs" / "precompact-worker.lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    return True

@@ -4,20 +4,13 @@ the installed command: the histories recall, show and uncompact are tested again
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from support.commands import PRECOMPACT
+from support.commands import precompact
 from support.projects import Project
 
 START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
-
-
-def precompact(project: Project, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PRECOMPACT, *args], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 class Conversation:
@@ -76,6 +69,6 @@ class Conversation:
 
 def save(project: Project, conversation: Conversation) -> None:
     done = precompact(
-        project, "savepoint", "--transcript", str(conversation.path), "--session-id", conversation.session_id
+        project.path, "savepoint", "--transcript", str(conversation.path), "--session-id", conversation.session_id
     )
     assert done.returncode == 0, done.stderr

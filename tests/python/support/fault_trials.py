@@ -22,10 +22,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact import chunks, gitstore, savepoint_log, snapshot, worker
-from precompact import config as configuration
-from precompact import verify as verification
-from support.commands import PRECOMPACT, hook
+from precompact.config import settings as configuration
+from precompact.edges import worker
+from precompact.local import chunks, savepoint_log, snapshot
+from precompact.remote import encryption, gitstore
+from precompact.verifier import verify as verification
+from support.commands import PRECOMPACT, hook, precompact
 from support.localnet import LocalnetProcess, free_port
 from support.projects import Project, fund, new_project
 from support.transcript_gen import generate, payload, saved_sequence
@@ -155,7 +157,9 @@ def remote_savepoint_hashes(project: Project) -> set[str]:
     config = configuration.load(project.path)
     remote = gitstore.open_repository(project.remote)
     try:  # encrypted (the default) or clear
-        shown = gitstore.file_at(remote, f"refs/heads/{config.branch}", f"logs/{savepoint_log.INDEX_NAME}", config.keys)
+        shown = gitstore.file_at(
+            remote, f"refs/heads/{config.branch}", f"logs/{savepoint_log.INDEX_NAME}", encryption.Keys.of(config)
+        )
     except gitstore.GitStoreError:
         return set()
     folded = savepoint_log.of_instance(
@@ -168,7 +172,7 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
     """kill -9 of `precompact flush` (commit and push) at a random moment, one new savepoint each."""
     tally = Tally("kill -9 during Layer 2 (flush)")
     project = new_project(root, "crash-layer-2", git_layer=True, chain_layer=False)
-    settings = configuration.load(project.path).snapshot_settings()
+    settings = snapshot.Settings.of(configuration.load(project.path))
     session = snapshot.Session("trial", None, str(project.path))
     snapshot.create_savepoint(settings, session)
     duration = _full_run_seconds([PRECOMPACT, "flush"], project.path)
@@ -180,9 +184,7 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems + check_layer_2(project))
     # Once a flush runs to the end, every savepoint is in the remote's history.
-    flushed = subprocess.run(
-        [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
-    )
+    flushed = precompact(project.path, "flush")
     problems = (
         []
         if flushed.returncode == 0
@@ -209,8 +211,8 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
 
 def chain_record(url: str, project: Project) -> bytes | None:
     """The raw data of the instance's on-chain record."""
-    from precompact import chain
     from precompact.chain import rpc
+    from precompact.chain import wire as chain
 
     address, _ = chain.record_address(project.authority().pubkey(), chain.instance_id(project.instance))
     account = rpc.Cluster(url, timeout=10).account(str(address))
@@ -336,9 +338,7 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     node.start()
     try:
         fund(url, project.authority())
-        flushed = subprocess.run(
-            [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=300, check=False
-        )
+        flushed = precompact(project.path, "flush", timeout=300)
         if flushed.returncode != 0:
             problems.append(f"flush exited {flushed.returncode}: {flushed.stdout.strip()}")
         if not workers_idle(project, timeout=120):
@@ -361,7 +361,7 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
     try:
         project = new_project(root, "restart", git_layer=False, chain_layer=True, cluster=url)
         fund(url, project.authority())
-        settings = configuration.load(project.path).snapshot_settings()
+        settings = snapshot.Settings.of(configuration.load(project.path))
         session = snapshot.Session("trial", None, str(project.path))
         snapshot.create_savepoint(settings, session)
         duration = _full_run_seconds([PRECOMPACT, "flush"], project.path)
@@ -377,9 +377,7 @@ def localnet_restart(root: Path, trials: int, rng: random.Random, per_trial: int
             flush.wait(timeout=120)
             node = LocalnetProcess(root, state_file=root / "restart-chain.json", port=port)
             node.start()
-            flushed = subprocess.run(
-                [PRECOMPACT, "flush"], cwd=project.path, capture_output=True, text=True, timeout=120, check=False
-            )
+            flushed = precompact(project.path, "flush")
             problems = (
                 []
                 if flushed.returncode == 0

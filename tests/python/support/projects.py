@@ -12,7 +12,7 @@ from pathlib import Path
 
 from solders.keypair import Keypair
 
-from support.commands import PRECOMPACT
+from support.commands import PRECOMPACT, precompact
 from support.localnet import REPO
 
 CLOSED_PORT_URL = "http://127.0.0.1:9"
@@ -94,13 +94,15 @@ def new_project(
 
 def trust(path: Path, *args: str) -> None:
     """`precompact trust` in `path`: approves the configuration a test wrote or changed."""
-    subprocess.run([PRECOMPACT, "trust", *args], cwd=path, check=True, capture_output=True)
+    done = precompact(path, "trust", "--yes", *args)
+    assert done.returncode == 0, done.stderr
 
 
 def approve_as_is(path: Path) -> None:
     """Approves the configuration in `path` whatever it holds (`precompact trust` refuses an
     invalid one), so that a test can see how an invalid setting is reported."""
-    from precompact import config, config_trust
+    from precompact.config import approval as config_trust
+    from precompact.config import settings as config
 
     file = path.resolve() / config.CONFIG_NAME
     config_trust.approve(file, file.read_bytes())
@@ -148,7 +150,7 @@ def tree_digest(root: Path) -> dict[str, str]:
 def full_document(snapshot_file: Path) -> bytes:
     """The whole document a snapshot file in logs/precompact-saves/ stands for (a chunked one
     rebuilt from the chunks beside it, each checked)."""
-    from precompact import chunks
+    from precompact.local import chunks
 
     return chunks.document(snapshot_file.read_bytes(), chunks.local_fetch(snapshot_file.parent.parent))
 
@@ -156,7 +158,7 @@ def full_document(snapshot_file: Path) -> bytes:
 def tamper_history(snapshot_file: Path, old: bytes, new: bytes) -> Path:
     """Replaces `old` with `new` in the chunk of a chunked snapshot that holds it (as someone
     editing logs/ would); returns that chunk's path."""
-    from precompact import chunks
+    from precompact.local import chunks
 
     listed = chunks.refs(json.loads(snapshot_file.read_bytes()))
     for ref in listed:

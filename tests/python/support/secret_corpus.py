@@ -437,7 +437,31 @@ SECRETS: list[Planted] = [
     _plant(
         "Discord webhook", "https://discord.com/api/webhooks/" + _pick(string.digits, 18) + "/" + _pick(URLSAFE, 68)
     ),
+    # Structured keys: a secret key's value in JSON text, whatever it holds (words and spaces,
+    # a number), where no value pattern would know it for a secret.
+    _plant("JSON password of words", "correct horse battery staple", '{"password": "', '", "user": "app"}'),
+    _plant("JSON client secret of words", "blue lemonade sunrise", '  "client_secret": "', '",'),
+    _plant("JSON passphrase of words", "my dog has fleas today", '{"passphrase": "', '"}'),
+    _plant("JSON cookie header", "sid=" + _pick(ALNUM, 6) + " lang=en", '{"Cookie": "', '"}'),
+    _plant("JSON numeric API key", _pick(string.digits, 12), '{"X-Api-Key": ', "}"),
+    # URL credentials whose password holds `/`, `@`, `:` and %-escapes.
+    _plant(
+        "URL password with / @ :",
+        "pa/" + _pick(ALNUM, 6) + "@w:" + _pick(ALNUM, 4) + "%40z",
+        "postgres://app:",
+        "@db.internal:5432/app",
+    ),
+    _plant("URL password ending in @", _pick(ALNUM, 8) + "@", "https://deploy:", "@git.example.com/repo.git"),
 ]
+# A private key cut off before its END line (a Read with a limit, `head`): at an even place, so
+# that it is planted in the transcript (in one tool result, whose rest it takes with it), not in
+# a file that other planted secrets follow.
+_TRUNCATED = Planted(
+    "Private key cut before its END line",
+    "-----BEGIN PRIVATE KEY-----\n" + "\n".join(body := [_pick(B64, 64) for _ in range(3)]),
+    tuple(body),
+)
+SECRETS.insert(0, _TRUNCATED)
 
 
 def stdlib_sources() -> list[Path]:
@@ -555,7 +579,7 @@ class FalsePositives:
 
 def false_positives() -> FalsePositives:
     """Lines of the clean corpus that redaction changes (each one is a false positive)."""
-    from precompact.redact import Redactor
+    from precompact.transcript.redact import Redactor
 
     redactor = Redactor()
     lines = size = 0

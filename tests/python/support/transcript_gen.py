@@ -172,7 +172,7 @@ def payload(event: str, cwd: Path, transcript: Path | None = None, **extra) -> d
     defaults = {
         "PreCompact": {"trigger": "auto", "custom_instructions": ""},
         "PostCompact": {"trigger": "auto", "compact_summary": "Summary: fixed the flaky test."},
-        "SessionStart": {"source": "compact"},
+        "SessionStart": {"source": "resume"},
     }
     return {**base, **defaults.get(event, {}), **extra}
 

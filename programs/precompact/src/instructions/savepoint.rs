@@ -56,21 +56,13 @@ impl Savepoint<'_> {
             PrecompactError::SignerMismatch
         );
         let signed = SignedSavepoint::parse(&verified.message, ctx.program_id, &record.key())?;
-        check_successor(record, &signed)?;
-
-        let clock = Clock::get()?;
-        record.entry_type = args.entry_type;
-        record.timestamp = signed.timestamp;
-        record.snapshot_hash = signed.snapshot_hash;
-        record.git_commit = signed.git_commit;
-        record.signature = verified.signature;
-        record.sequence = signed.sequence;
-        record.prev_snapshot_hash = signed.prev_snapshot_hash;
-        record.slot = clock.slot;
-        record.chain_timestamp = clock.unix_timestamp;
-        record.metadata_len = args.metadata.len() as u16;
-        record.metadata = [0; METADATA_MAX_LEN];
-        record.metadata[..args.metadata.len()].copy_from_slice(&args.metadata);
+        record.extend(
+            &signed,
+            verified.signature,
+            args.entry_type,
+            &args.metadata,
+            &Clock::get()?,
+        )?;
 
         emit!(SavepointRecorded {
             authority: record.authority,
@@ -82,33 +74,4 @@ impl Savepoint<'_> {
         });
         Ok(())
     }
-}
-
-/// The signed savepoint must extend the stored one: same instance, next sequence, linked by
-/// hash, not earlier in time, and naming a well-formed commit.
-fn check_successor(record: &SavepointRecord, signed: &SignedSavepoint) -> Result<()> {
-    require!(
-        signed.instance_id == record.instance_id,
-        PrecompactError::InstanceMismatch
-    );
-    require!(
-        Some(signed.sequence) == record.sequence.checked_add(1),
-        PrecompactError::SequenceMismatch
-    );
-    require!(
-        signed.prev_snapshot_hash == record.snapshot_hash,
-        PrecompactError::PrevHashMismatch
-    );
-    require!(
-        signed.timestamp >= record.timestamp,
-        PrecompactError::TimestampRegression
-    );
-    require!(
-        signed
-            .git_commit
-            .iter()
-            .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
-        PrecompactError::InvalidGitCommit
-    );
-    Ok(())
 }

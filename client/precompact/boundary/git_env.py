@@ -1,0 +1,203 @@
+"""How precompact runs git. Every git process it starts, through GitPython (Layer 2, see
+gitstore.open_repository) or its own (the snapshot's git state, the brief's `git status`, the
+logs/ check through `run`), gets the command line and the environment built here, so no program
+the repository's own configuration names can run, while the user's global and system
+configuration still applies (their credential helpers and `core.sshCommand` push as they do for
+the user). (No GitPython here: the hook imports this module.)
+
+Fixed overrides, on every command line (`-c` beats every configuration file):
+- `core.hooksPath` is /dev/null: none of the repository's hooks can run;
+- `core.fsmonitor` off: `git status` starts no monitor;
+- `commit.gpgSign`, `push.gpgSign` off and `log.showSignature` off: no signing program runs;
+- `safe.bareRepository=explicit`: a bare repository committed inside a project is never found
+  by directory search (precompact names its own repository explicitly);
+- `protocol.ext.allow=never`: no remote URL of the form `ext::<command>`;
+- GIT_PROXY_COMMAND is empty: no `core.gitProxy` (git:// only, which nobody pushes over).
+
+The repository's own values: `git config --list --show-scope` (once per repository and process)
+says which settings come from the repository (`.git/config`, `config.worktree`, and every file
+they include, wherever it is); each one that names a program (PROGRAM_KEYS: ssh command,
+askpass, editor, pager, diff/merge/filter drivers and textconv, gpg programs, alternate refs
+command, a disabled TLS check) is set again, after all files, to the user's global or system
+value for the same key, or a neutral one. Credential helper lists are emptied and refilled with
+the user's global and system helpers. `remote.<name>.receivepack`/`uploadpack` are lists whose
+FIRST value wins, so `transfer_option` names the program on push's and fetch's command line.
+These go through GIT_CONFIG_COUNT/KEY/VALUE, not `-c`, so that no subsection name can smuggle
+an `=` into them. A driver named in `.gitattributes` whose commands are then empty does nothing.
+Only the repository's own configuration is read, not a submodule's: so `git status` is run with
+`--ignore-submodules=dirty` (git would start a `git status` inside each submodule).
+
+The environment is fixed: the variables below, taken from precompact's own environment, plus
+what precompact sets (GIT_DIR, a private index, an identity, no terminal prompts, no optional
+locks so that `git status` never rewrites the user's index); no other GIT_* variable passes.
+Kept on purpose, so pushing to a real remote works as it does for the user: HOME (~/.gitconfig
+and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's socket, the desktop session
+bus (keyring credential helpers), proxies and CA bundles.
+
+Left to the remote: a remote reached over the network runs its own hooks on its side, as a
+server does; a remote that is a path on this machine runs none (transfer_option).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+
+from precompact.boundary import processes
+
+KEPT = (
+    "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
+    "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
+)  # fmt: skip
+OVERRIDES = (
+    "core.hooksPath=" + os.devnull,
+    "core.fsmonitor=false",
+    "commit.gpgSign=false",
+    "push.gpgSign=false",
+    "log.showSignature=false",
+    "safe.bareRepository=explicit",
+    "protocol.ext.allow=never",
+)
+FIXED = {
+    "LC_ALL": "C",
+    "LANGUAGE": "C",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_PROXY_COMMAND": "",
+}
+# Settings (git's lower-case spelling; subsections kept) that name a program, or let one be
+# impersonated, and the neutral value that replaces the repository's when the user has none.
+PROGRAM_KEYS = (
+    (re.compile(r"core\.sshcommand"), "ssh"),
+    (re.compile(r"core\.askpass"), ""),
+    (re.compile(r"core\.(editor|pager)|sequence\.editor"), "cat"),
+    (re.compile(r"pager\..+"), "false"),
+    (re.compile(r"core\.alternaterefscommand"), ""),
+    (re.compile(r"diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver"), ""),
+    (re.compile(r"filter\..+\.(clean|smudge|process)"), ""),
+    (re.compile(r"filter\..+\.required"), "false"),
+    (re.compile(r"gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand"), ""),
+    (re.compile(r"http\.(.+\.)?sslverify"), "true"),
+)
+HELPER_LISTS = re.compile(r"credential\.(.+\.)?helper")
+TRANSFER_PROGRAMS = {"receivepack": "git-receive-pack", "uploadpack": "git-upload-pack"}
+USER_SCOPES = ("system", "global")
+LISTING_TIMEOUT_SECONDS = 10
+
+
+def environment(location: Path, **ours: str) -> dict[str, str]:
+    """The whole environment of a git process for the repository at `location` (the directory
+    git runs in, or ours["GIT_DIR"]): the kept variables, the fixed ones, the repository's
+    program settings replaced, `ours`. Extra settings in ours as GIT_CONFIG_COUNT/KEY_n/VALUE_n
+    come after the replacements."""
+    base = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
+    extra = _config_pairs(ours)
+    plain = {k: v for k, v in ours.items() if not k.startswith("GIT_CONFIG_")}
+    pairs = [*_replacements(str(location), plain.get("GIT_DIR")), *extra]
+    return {**base, **plain, **_as_variables(pairs)}
+
+
+def argv(*args: str, executable: str = "git") -> list[str]:
+    """A git command line with the fixed overrides."""
+    overrides = [option for pair in OVERRIDES for option in ("-c", pair)]
+    return [executable, *overrides, *args]
+
+
+def transfer_option(location: Path, remote: str, url: str, program: str, git_dir: str | None = None) -> str:
+    """`--receive-pack=` (program "receivepack", for push) or `--upload-pack=` ("uploadpack",
+    for fetch) to `remote` at `url`: the user's global or system program for it, else git's own
+    (the repository's first value would win over any later one). For a remote on this machine
+    (a path), git's own runs here without the remote repository's hooks or alternate refs
+    command: those are the repository's programs too, since its .git/config names the path."""
+    values = _user_values(str(location), git_dir).get(f"remote.{remote}.{program}")
+    option = {"receivepack": "--receive-pack", "uploadpack": "--upload-pack"}[program]
+    if values:
+        return f"{option}={values[-1]}"
+    if _local(url):
+        guarded = f"git -c core.hooksPath={os.devnull} -c core.alternateRefsCommand=true"
+        return f"{option}={guarded} {TRANSFER_PROGRAMS[program].removeprefix('git-')}"
+    return f"{option}={TRANSFER_PROGRAMS[program]}"
+
+
+def _local(url: str) -> bool:
+    """Whether git reaches `url` as a path on this machine (git's own rule: no scheme, and no
+    colon before the first slash, which would make it `host:path`)."""
+    if url.startswith("file://"):
+        return True
+    colon, slash = url.find(":"), url.find("/")
+    return "://" not in url and (colon == -1 or -1 < slash < colon)
+
+
+def run(cwd: Path, *args: str, timeout: float, binary: bool = False) -> processes.CompletedProcess:
+    """`git args...` in `cwd` (found by git's own search from there), isolated."""
+    return processes.run_git(argv(*args), cwd=cwd, env=environment(cwd), timeout=timeout, binary=binary)
+
+
+def _replacements(location: str, git_dir: str | None) -> list[tuple[str, str]]:
+    repository, user = _listing(location, git_dir)
+    pairs: list[tuple[str, str]] = []
+    for key in dict.fromkeys(repository):
+        neutral = next((value for pattern, value in PROGRAM_KEYS if pattern.fullmatch(key)), None)
+        if neutral is not None:
+            values = [value for k, value in user if k == key]
+            pairs.append((key, values[-1] if values else neutral))
+    # An empty helper empties the list git has gathered so far, whichever key it is read from:
+    # every list is emptied first, then the user's helpers are given again in their own order.
+    if any(HELPER_LISTS.fullmatch(key) for key in repository):
+        helpers = [(key, value) for key, value in user if HELPER_LISTS.fullmatch(key)]
+        pairs += [(key, "") for key in dict.fromkeys(k for k in repository if HELPER_LISTS.fullmatch(k))]
+        pairs += [(key, "") for key in dict.fromkeys(k for k, _ in helpers)]
+        pairs += helpers
+    return pairs
+
+
+def _user_values(location: str, git_dir: str | None) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    for key, value in _listing(location, git_dir)[1]:
+        values.setdefault(key, []).append(value)
+    return values
+
+
+@functools.cache
+def _listing(location: str, git_dir: str | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """The keys the repository's own configuration sets, and every global or system setting in
+    the order git reads them.
+    No answer (not a repository, git missing) lists nothing: git will say so itself."""
+    env = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED, **({"GIT_DIR": git_dir} if git_dir else {})}
+    try:
+        done = processes.run_git(
+            argv("config", "--list", "--show-scope", "-z"),
+            cwd=Path(location),
+            env=env,
+            timeout=LISTING_TIMEOUT_SECONDS,
+            binary=True,
+        )
+    except (OSError, processes.TimeoutExpired):
+        return [], []
+    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    repository: list[str] = []
+    user: list[tuple[str, str]] = []
+    for scope, entry in zip(fields[::2], fields[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        if scope in USER_SCOPES:
+            user.append((key, value))
+        elif scope != "command":
+            repository.append(key)
+    return repository, user
+
+
+def _config_pairs(ours: dict[str, str]) -> list[tuple[str, str]]:
+    count = int(ours.get("GIT_CONFIG_COUNT", "0"))
+    return [(ours[f"GIT_CONFIG_KEY_{i}"], ours[f"GIT_CONFIG_VALUE_{i}"]) for i in range(count)]
+
+
+def _as_variables(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    if not pairs:
+        return {}
+    variables = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for i, (key, value) in enumerate(pairs):
+        variables[f"GIT_CONFIG_KEY_{i}"] = key
+        variables[f"GIT_CONFIG_VALUE_{i}"] = value
+    return variables

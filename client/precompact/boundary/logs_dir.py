@@ -1,0 +1,204 @@
+"""The confined `logs/` directory: the only place the hooks and the worker write, and where
+every file precompact reads back from the project lives.
+
+A repository can ship a `logs/` of its own: an index naming files, symbolic links to the
+user's ~/.ssh. So `logs/` must be a real directory that git does not track, and every file in
+it is opened relative to a descriptor of that directory with O_NOFOLLOW: a symbolic link
+anywhere under it (or a second hard link to a file) is refused, never followed. Snapshot names
+must be exactly the ones Layer 1 writes. A FIFO, socket or device under a name precompact uses
+is refused without waiting on it (opened with O_NONBLOCK, then checked), and no file is read
+beyond a size cap. This module is the only one that opens files under logs/ (an architecture
+test holds every other module to it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from precompact.boundary import atomic_file
+from precompact.errors import PrecompactError
+
+SAVES_DIR = "precompact-saves"
+# The name Layer 1 gives a snapshot, relative to the project root; group 1 is the sequence.
+SNAPSHOT_FILE = re.compile(r"logs/precompact-saves/snapshot_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z_(\d{6,})\.json")
+GIT_TIMEOUT_SECONDS = 5.0
+# The most precompact reads of any one file in logs/: a snapshot of a session of hundreds of MB
+# stays under it; a file planted to exhaust memory does not.
+MAX_READ_BYTES = 1 << 30
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class ConfinementError(PrecompactError, OSError):
+    """`logs/` or a file in it is not what precompact wrote; the message says what to remove."""
+
+    def __str__(self) -> str:
+        return self.strerror or ""
+
+
+def snapshot_name(stamp: str, sequence: int) -> str:
+    """The snapshot file Layer 1 writes, relative to the project root."""
+    return f"logs/{SAVES_DIR}/snapshot_{stamp}_{sequence:06d}.json"
+
+
+def is_snapshot_name(name: object, sequence: int) -> bool:
+    """Whether `name` is exactly a snapshot name Layer 1 writes for savepoint `sequence`."""
+    match = SNAPSHOT_FILE.fullmatch(name) if isinstance(name, str) else None
+    return match is not None and int(match.group(1)) == sequence
+
+
+def within(name: str) -> str:
+    """`name` relative to logs/ (`logs/x/y` -> `x/y`)."""
+    return name.removeprefix("logs/")
+
+
+@contextlib.contextmanager
+def directory(logs: Path, sub: str | None = None, create: bool = True) -> Iterator[int]:
+    """A descriptor of `logs` (or of its subdirectory `sub`), created when missing if asked."""
+    fd = _open_dir(logs, create)
+    try:
+        if sub is not None:
+            parent, fd = fd, -1
+            try:
+                fd = _open_subdir(parent, logs, sub, create)
+            finally:
+                os.close(parent)
+        yield fd
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _split(name: str) -> tuple[str | None, str]:
+    """`file` or `sub/file` -> (sub, file); any other shape (`..`, deeper, absolute) is refused."""
+    parts = name.split("/")
+    if len(parts) > 2 or any(part in ("", ".", "..") for part in parts):
+        raise ConfinementError(errno.EPERM, f"logs/{name} is not a file name precompact writes in logs/")
+    return (parts[0] if len(parts) == 2 else None), parts[-1]
+
+
+def open_file(logs: Path, name: str, flags: int, mode: int = 0o600, limit: int = MAX_READ_BYTES) -> int:
+    """A descriptor of the file `name` in logs/ (`name` may be `sub/file`), never through a
+    link, of a regular file no larger than `limit` bytes. With O_CREAT the directories are
+    created as needed."""
+    sub, leaf = _split(name)
+    with directory(logs, sub, create=bool(flags & os.O_CREAT)) as dir_fd:
+        return open_in(dir_fd, logs / name, leaf, flags, mode, limit)
+
+
+def open_in(dir_fd: int, shown: Path, leaf: str, flags: int, mode: int = 0o600, limit: int = MAX_READ_BYTES) -> int:
+    """Opens `leaf` relative to `dir_fd`; `shown` is its path for messages. O_NONBLOCK so that
+    a FIFO in its place is refused here instead of waiting for a writer that never comes (it
+    changes nothing for a regular file)."""
+    try:
+        fd = os.open(leaf, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ConfinementError(
+                errno.ELOOP, f"{shown} is a symbolic link; precompact never follows links in logs/: remove it"
+            ) from None
+        if e.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing with no reader
+            raise ConfinementError(
+                errno.ENXIO, f"{shown} is not a regular file; precompact refuses it: remove it"
+            ) from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        os.close(fd)
+        what = "is not a regular file" if not stat.S_ISREG(info.st_mode) else "has other hard links"
+        raise ConfinementError(errno.EPERM, f"{shown} {what}; precompact refuses it: remove it")
+    if info.st_size > limit:
+        os.close(fd)
+        raise ConfinementError(
+            errno.EFBIG, f"{shown} is {info.st_size} bytes, over the {limit} precompact reads of it; remove it"
+        )
+    return fd
+
+
+def read_bytes(logs: Path, name: str, limit: int = MAX_READ_BYTES) -> bytes:
+    """The whole file `name` in logs/, refused when over `limit` bytes (also when it grows past
+    that while being read)."""
+    fd = open_file(logs, name, os.O_RDONLY, limit=limit)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ConfinementError(
+            errno.EFBIG, f"{logs / name} grew over the {limit} bytes precompact reads of it; remove it"
+        )
+    return data
+
+
+def read_snapshot(logs: Path, name: object, sequence: int) -> bytes | None:
+    """Savepoint `sequence`'s snapshot bytes under `name` (as an index names it); None when the
+    name is not one Layer 1 writes for it, or the file is absent or not a plain file here."""
+    if not isinstance(name, str) or not is_snapshot_name(name, sequence):
+        return None
+    try:
+        return read_bytes(logs, within(name))
+    except (FileNotFoundError, ConfinementError):
+        return None
+
+
+def write_atomic(logs: Path, name: str, data: bytes) -> None:
+    """Writes `name` in logs/ whole or not at all (atomic_file), never through a link."""
+    sub, leaf = _split(name)
+    with directory(logs, sub) as dir_fd:
+        atomic_file.write_in(dir_fd, leaf, data, 0o600)
+
+
+def _open_dir(logs: Path, create: bool) -> int:
+    _check_untracked(logs)
+    try:
+        return os.open(logs, _DIRECTORY)
+    except FileNotFoundError:
+        if not create:
+            raise
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ConfinementError(
+                e.errno,
+                f"{logs} is a symbolic link or not a directory; precompact keeps its files in a real logs/ directory: remove it",
+            ) from None
+        raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(logs, 0o700)
+    return _open_dir(logs, create=False)
+
+
+def _open_subdir(parent: int, logs: Path, sub: str, create: bool) -> int:
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(sub, 0o700, dir_fd=parent)
+    try:
+        return os.open(sub, _DIRECTORY, dir_fd=parent)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ConfinementError(
+                e.errno,
+                f"{logs / sub} is a symbolic link or not a directory; precompact never follows links in logs/: remove it",
+            ) from None
+        raise
+
+
+@functools.cache
+def _check_untracked(logs: Path) -> None:
+    """Refuses a logs/ holding files git tracks: the repository shipped them, so they are not
+    this machine's record. Checked once per process."""
+    from precompact.boundary import git_env, processes
+
+    try:
+        listed = git_env.run(logs.parent, "ls-files", "-z", "--cached", "--", logs.name, timeout=GIT_TIMEOUT_SECONDS)
+    except (OSError, processes.TimeoutExpired):
+        return  # no git here, so nothing is tracked
+    tracked = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
+    if tracked:
+        raise ConfinementError(
+            errno.EPERM,
+            f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)",
+        )

@@ -1,0 +1,144 @@
+"""The one module that starts child processes (tests/python/test_architecture.py keeps it so).
+
+A project is hostile input (DESIGN.md, trust model), so nothing started here may pick up code
+from it:
+- Python children run isolated: `-I` (no user site, no PYTHON* variables, and neither the
+  working directory nor a script's folder on sys.path), a neutral working directory (`/`), and
+  an environment made of the variables below alone. They import precompact from the folder
+  this process imported it from, never through a `-m` search that a project's own
+  `precompact/` could win.
+- git runs only with git_env's command line and environment (git_env.run and gitstore's
+  GitPython runner, which builds the same ones).
+- Other programs (an installed `precompact`) are started by absolute path; the caller picks
+  the path (plugin_runtime never picks one from the project).
+
+Standard library only: the hook and the plugin launcher import this before any dependency exists.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import precompact
+
+NEUTRAL_DIRECTORY = "/"
+# What a Python child of precompact's needs from the environment: where the user's files and
+# programs are, the network settings the layers use, and the user's own settings for
+# precompact, Claude Code's plugin and pip. Nothing else passes (PYTHON* variables never).
+PYTHON_KEPT = (
+    "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE",
+    "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+    "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
+    "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+)  # fmt: skip
+PYTHON_KEPT_PREFIXES = ("PRECOMPACT_", "CLAUDE_", "PIP_")
+
+TimeoutExpired = subprocess.TimeoutExpired
+CompletedProcess = subprocess.CompletedProcess
+
+
+def python_environment(environ: Mapping[str, str] | None = None, **ours: str) -> dict[str, str]:
+    """The environment of a Python child: the kept variables of `environ` (this process's by
+    default), then `ours`."""
+    source = os.environ if environ is None else environ
+    kept = {k: v for k, v in source.items() if k in PYTHON_KEPT or k.startswith(PYTHON_KEPT_PREFIXES)}
+    return {**kept, **ours}
+
+
+def isolated_python(interpreter: str | Path = sys.executable) -> list[str]:
+    """The start of an isolated Python command line."""
+    return [str(interpreter), "-I"]
+
+
+def precompact_module(module: str, *args: str) -> list[str]:
+    """An isolated command line running `module`'s main() from this process's precompact."""
+    package_parent = str(Path(precompact.__file__).resolve().parent.parent)
+    code = f"import sys; sys.path.insert(0, {package_parent!r}); from {module} import main; main()"
+    return [*isolated_python(), "-c", code, *args]
+
+
+def run_python(
+    command: Sequence[str], *, environ: Mapping[str, str] | None = None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Runs an isolated Python command line (from isolated_python) in the neutral directory,
+    output captured as text."""
+    _require_isolated(command)
+    return subprocess.run(
+        list(command),
+        cwd=NEUTRAL_DIRECTORY,
+        env=python_environment(environ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def spawn_python(command: Sequence[str], *, log: int, environ: Mapping[str, str] | None = None, **ours: str) -> int:
+    """Starts an isolated Python command line detached (its own session, output to the `log`
+    descriptor) in the neutral directory; returns its pid."""
+    _require_isolated(command)
+    process = subprocess.Popen(
+        list(command),
+        cwd=NEUTRAL_DIRECTORY,
+        env=python_environment(environ, **ours),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return process.pid
+
+
+def run_program(
+    command: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str],
+    input: bytes | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Runs a program named by absolute path, output captured as bytes."""
+    _require_absolute(command[0])
+    return subprocess.run(
+        list(command), cwd=cwd, env=dict(env), input=input, capture_output=True, timeout=timeout, check=False
+    )
+
+
+def replace_with(command: Sequence[str], env: Mapping[str, str]) -> None:
+    """Replaces this process with a program named by absolute path."""
+    _require_absolute(command[0])
+    os.execve(command[0], list(command), dict(env))
+
+
+def run_git(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, binary: bool = False
+) -> subprocess.CompletedProcess:
+    """Runs a git command line git_env built (git_env.run is the only caller)."""
+    return subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=not binary,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _require_isolated(command: Sequence[str]) -> None:
+    if len(command) < 2 or command[1] != "-I":
+        raise ValueError(f"a Python child runs isolated (-I): {list(command)!r}")
+
+
+def _require_absolute(program: str) -> None:
+    if not os.path.isabs(program):
+        raise ValueError(f"a program is started by absolute path, never looked up: {program!r}")

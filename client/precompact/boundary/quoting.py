@@ -1,0 +1,53 @@
+"""How text precompact did not write (the transcript, the repository, command output, file names,
+summaries) is put in front of the model: as data that cannot speak in precompact's voice.
+
+Everything precompact tells a model (the restore brief, recall and show results, hook messages)
+quotes outside text only through this module, in one of two forms:
+- `block`: every line of the text, split at every line boundary Python and Unicode know
+  (`str.splitlines`: CR, VT, FF, FS/GS/RS, NEL, LS, PS as well as LF), starts with `> `, so no
+  quoted line can begin one of precompact's own (a heading, the proof line, a fence): the quote
+  cannot be closed from inside;
+- `inline`: a JSON string literal on one line, every line boundary escaped.
+"""
+
+from __future__ import annotations
+
+import json
+
+PREFIX = "> "
+# What JSON leaves raw although `str.splitlines` (and some readers) break a line there.
+_RAW_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+CUT_MARK = "…"
+
+
+def block(text: str, limit: int | None = None) -> str:
+    """`text` as quoted lines, at most `limit` characters (quoted form); a cut ends with '…'."""
+    lines: list[str] = []
+    used = 0
+    for line in text.splitlines() or [""]:
+        quoted = (PREFIX + line).rstrip(" ") if line else PREFIX.rstrip()
+        cost = len(quoted) + (1 if lines else 0)
+        if limit is not None and used + cost > limit:
+            room = limit - used - (1 if lines else 0) - len(CUT_MARK)
+            if room > len(PREFIX):
+                lines.append(quoted[:room] + CUT_MARK)
+            elif lines:
+                lines[-1] = lines[-1][: max(len(PREFIX), len(lines[-1]) - len(CUT_MARK))] + CUT_MARK
+            break
+        lines.append(quoted)
+        used += cost
+    return "\n".join(lines)
+
+
+def inline(text: str) -> str:
+    """`text` as a one-line JSON string literal: quoted, with every line boundary escaped."""
+    literal = json.dumps(text, ensure_ascii=False)
+    for raw, escaped in _RAW_LINE_BREAKS.items():
+        literal = literal.replace(raw, escaped)
+    return literal
+
+
+def single_line(text: str) -> str:
+    """`text` (precompact's own words around outside parts, e.g. a check's detail or an error)
+    kept on one line: every line boundary becomes a space."""
+    return " ".join(text.splitlines())

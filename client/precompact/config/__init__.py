@@ -1,0 +1,4 @@
+"""The project's settings (.precompact.toml, settings), the user's approval of them (approval:
+direnv-style trust) and what the user reviews before approving (review: every setting, as a diff
+against the last approval), and the installation of hooks into Claude Code's settings (install).
+Imports only boundary."""

@@ -1,0 +1,255 @@
+"""`precompact install` / `uninstall`: our command hooks in Claude Code's settings.json.
+
+Only entries whose command runs `precompact hook` are ours; everything else in the file is kept
+as it was (same keys, values and order). A file that is not valid JSON, or whose `hooks` is not
+shaped as Claude Code expects, is refused and never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact.boundary import atomic_file
+from precompact.errors import PrecompactError
+
+# Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
+# repository root; user settings apply wherever it starts, and there the hook finds the project
+# by walking up to its .precompact.toml (and does nothing outside a precompact project).
+PROJECT_SCOPE_ADVICE = (
+    "note: Claude Code runs these hooks only when started in {root} itself, not in a subdirectory; "
+    "`precompact install --scope user` runs them wherever it starts (they do nothing outside a precompact project)"
+)
+
+# Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration;
+# SessionEnd has none (every reason a session ends), and Claude Code gives all its SessionEnd hooks
+# 1.5 s together whatever the timeout says.
+HOOKS = {
+    "PreCompact": ("auto|manual", 60),
+    "PostCompact": ("auto|manual", 15),
+    "SessionStart": (None, 30),
+    "SessionEnd": ("", 5),
+}
+
+
+class InstallError(PrecompactError):
+    """settings.json cannot be changed safely; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    before: dict
+    after: dict
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def text(self) -> str:
+        return json.dumps(self.after, indent=2, ensure_ascii=False) + "\n"
+
+
+def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
+    return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
+
+
+# What the hooks run: found on PATH wherever Claude Code runs, so a settings.json committed to a
+# repository works on every machine that has precompact installed (pip, pipx, uv tool).
+COMMAND = "precompact"
+PLUGIN_NAME = "precompact"
+
+
+def not_on_path_warning(path: str | None = None) -> str | None:
+    """A line for when Claude Code, with this PATH, would not find the hooks' command."""
+    if shutil.which(COMMAND, path=path) is not None:
+        return None
+    beside = Path(sys.executable).with_name(COMMAND)
+    where = f" (this one is {beside}: add {beside.parent} to PATH)" if beside.is_file() else ""
+    return f"warning: `{COMMAND}` is not on PATH, so Claude Code cannot run these hooks{where}; install precompact with pipx or pip where PATH finds it"
+
+
+def enabled_plugin(home: Path | None = None) -> str | None:
+    """The id of the precompact plugin if it is enabled in Claude Code's user settings: its hooks
+    already run in every project."""
+    try:
+        settings = json.loads(settings_path("user", Path(), home).read_text(encoding="utf-8"))
+        enabled = settings["enabledPlugins"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(enabled, dict):
+        return None
+    return next((plugin for plugin, on in enabled.items() if on is True and plugin.split("@")[0] == PLUGIN_NAME), None)
+
+
+def is_ours(handler) -> bool:
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    try:
+        words = shlex.split(handler["command"])
+    except ValueError:
+        return False
+    return len(words) == 2 and Path(words[0]).name == "precompact" and words[1] == "hook"
+
+
+def plan_install(path: Path, command: str, session_start_sources: tuple[str, ...]) -> Change:
+    before = _read(path)
+    after = _without_ours(before)
+    hooks = after.setdefault("hooks", {})
+    for event, (matcher, timeout) in HOOKS.items():
+        entry = {
+            **({} if matcher == "" else {"matcher": matcher or "|".join(session_start_sources)}),
+            "hooks": [{"type": "command", "command": f"{shlex.quote(command)} hook", "timeout": timeout}],
+        }
+        hooks.setdefault(event, []).append(entry)
+    return Change(path, before, after)
+
+
+def plan_uninstall(path: Path) -> Change:
+    before = _read(path)
+    return Change(path, before, _without_ours(before))
+
+
+def apply(change: Change) -> None:
+    """Writes the new settings atomically, keeping the file's mode."""
+    mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
+    atomic_file.write(change.path, change.text().encode("utf-8"), mode)
+
+
+def _read(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise InstallError(f"cannot read {path}: {e}") from None
+    if not text.strip():
+        return {}
+    try:
+        settings = json.loads(text)
+    except ValueError as e:
+        raise InstallError(
+            f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
+        ) from None
+    if not isinstance(settings, dict):
+        raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
+        raise InstallError(
+            f'{path}: "hooks" must map event names to lists; fix it by hand, precompact will not overwrite it'
+        )
+    return settings
+
+
+def _without_ours(settings: dict) -> dict:
+    """A copy with our handlers removed, and any group, event or `hooks` they alone filled."""
+    out = json.loads(json.dumps(settings))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        kept_groups = []
+        for group in hooks[event]:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+                kept_groups.append(group)
+                continue
+            remaining = [h for h in handlers if not is_ours(h)]
+            if remaining:
+                kept_groups.append({**group, "hooks": remaining})
+        if kept_groups or not hooks[event]:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks and settings.get("hooks"):
+        del out["hooks"]
+    return out
+
+
+# --- the MCP server (`precompact install --mcp`) ----------------------------------------------
+
+MCP_SERVER = "precompact"
+MCP_TOOLS = tuple(f"mcp__{MCP_SERVER}__{tool}" for tool in ("recall", "show", "savepoints"))
+
+
+def mcp_json_path(project: Path) -> Path:
+    return project / ".mcp.json"
+
+
+def plan_mcp_server(path: Path, command: str) -> Change:
+    """The project's `.mcp.json` with the server `precompact mcp` (other servers kept)."""
+    before = _read_object(path)
+    after = json.loads(json.dumps(before))
+    servers = after.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InstallError(f'{path}: "mcpServers" must be an object; fix it by hand, precompact will not overwrite it')
+    servers[MCP_SERVER] = {"type": "stdio", "command": command, "args": ["mcp"]}
+    return Change(path, before, after)
+
+
+def with_mcp_approval(change: Change) -> Change:
+    """The settings change, also approving the project's `.mcp.json` server (Claude Code asks
+    before starting a project server otherwise) and allowing its read-only tools."""
+    after = json.loads(json.dumps(change.after))
+    enabled = after.setdefault("enabledMcpjsonServers", [])
+    permissions = after.setdefault("permissions", {})
+    allowed = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
+    if not isinstance(enabled, list) or not isinstance(allowed, list):
+        raise InstallError(
+            f'{change.path}: "enabledMcpjsonServers" and "permissions.allow" must be lists; fix it by hand, precompact will not overwrite it'
+        )
+    for value, into in ((MCP_SERVER, enabled), *((tool, allowed) for tool in MCP_TOOLS)):
+        if value not in into:
+            into.append(value)
+    return Change(change.path, change.before, after)
+
+
+def _read_object(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise InstallError(f"cannot read {path}: {e}") from None
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        raise InstallError(
+            f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
+        ) from None
+    if not isinstance(value, dict):
+        raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
+    return value
+
+
+def without_mcp(change: Change) -> Change:
+    """The settings change, also dropping what `with_mcp_approval` added (lists left empty go)."""
+    after = json.loads(json.dumps(change.after))
+    enabled = after.get("enabledMcpjsonServers")
+    if isinstance(enabled, list) and MCP_SERVER in enabled:
+        enabled.remove(MCP_SERVER)
+        if not enabled:
+            del after["enabledMcpjsonServers"]
+    permissions = after.get("permissions")
+    allowed = permissions.get("allow") if isinstance(permissions, dict) else None
+    if isinstance(permissions, dict) and isinstance(allowed, list):
+        permissions["allow"] = [rule for rule in allowed if rule not in MCP_TOOLS]
+        if not permissions["allow"]:
+            del permissions["allow"]
+        if not permissions:
+            del after["permissions"]
+    return Change(change.path, change.before, after)
+
+
+def plan_mcp_server_removal(path: Path) -> Change:
+    """The project's `.mcp.json` without the server `install --mcp` added."""
+    before = _read_object(path)
+    after = json.loads(json.dumps(before))
+    servers = after.get("mcpServers")
+    if isinstance(servers, dict) and MCP_SERVER in servers:
+        del servers[MCP_SERVER]
+    return Change(path, before, after)

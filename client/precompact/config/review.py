@@ -1,0 +1,89 @@
+"""What the user reviews before `precompact trust` approves a configuration: every setting
+that changes where data goes or what is kept of it, quoted so that a value cannot hide itself or
+another from a terminal, and what changed since the last approval."""
+
+from __future__ import annotations
+
+from precompact.boundary import git_env, processes, quoting
+from precompact.config.settings import Config
+
+GIT_TIMEOUT_SECONDS = 5
+# Every setting of a configuration, as `trust` shows it: where data goes (remote, cluster,
+# recipients), what is kept of it (redaction, includes, session state), and what is said to the
+# model (the compact note). Config field -> (name in the file, what it decides).
+SHOWN = {
+    "instance": ("instance", "whose savepoints these are"),
+    "repository": ("git.repository", "the repository the savepoint branch is committed in"),
+    "remote": ("git.remote", "the remote savepoints are pushed to"),
+    "branch": ("git.branch", "the branch they are committed on"),
+    "git_layer": ("layers.git", "push savepoints to the remote"),
+    "chain_layer": ("layers.chain", "post their hashes on chain"),
+    "cluster": ("chain.cluster", "the Solana RPC endpoint"),
+    "insecure_cluster": ("chain.allow_insecure_http", "plain http to another host in use"),
+    "keypair": ("chain.keypair", "the key that signs savepoints"),
+    "program_id": ("chain.program_id", "the program that records them"),
+    "authority": ("chain.authority", "whose records are read (none: the keypair's)"),
+    "recipients": ("encryption.recipients", "who can read the pushed copies (none: clear text)"),
+    "identity": ("encryption.identity", "the age identity that reads them back"),
+    "redaction": ("redaction.enabled", "secrets are removed before saving"),
+    "redaction_patterns": ("redaction.patterns", "extra patterns removed"),
+    "compact_note": ("hooks.compact_note", "what PreCompact tells Claude Code's summariser"),
+    "session_start_sources": ("hooks.session_start_sources", "when a session gets the brief"),
+    "session_end": ("hooks.session_end", "each session is saved when it ends"),
+    "session_state": ("snapshot.session_state", "the session-state file saved"),
+    "include": ("snapshot.include", "files always saved"),
+    "exclude": ("snapshot.exclude", "files never saved"),
+    "context_window": ("snapshot.context_window", "tokens, for a model precompact does not know"),
+}
+
+
+def settings(config: Config) -> dict[str, str]:
+    """Every setting of `config` as the user reads it (strings quoted and escaped, so that a value
+    cannot hide itself or another one from a terminal), with the remote's URL after its name."""
+    shown = {}
+    for attribute, (name, _) in SHOWN.items():
+        shown[name] = _shown(getattr(config, attribute))
+        if attribute == "remote":
+            shown["git.remote URL"] = remote_url(config)
+    return shown
+
+
+def remote_url(config: Config) -> str:
+    """Where `git.remote` points in `git.repository`, as git would push (url.insteadOf applied)."""
+    try:
+        done = git_env.run(config.repository, "remote", "get-url", config.remote, timeout=GIT_TIMEOUT_SECONDS)
+    except (OSError, processes.TimeoutExpired) as e:
+        return f"(git cannot tell: {quoting.single_line(str(e))})"
+    if done.returncode != 0:
+        return f"(no remote {quoting.inline(config.remote)} in {quoting.inline(str(config.repository))})"
+    return quoting.inline(done.stdout.strip())
+
+
+def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """What `trust` shows: every setting when nothing was approved before (or the approval kept no
+    settings), else each changed one as `- old` / `+ new` lines."""
+    meaning = {name: what for name, what in SHOWN.values()} | {"git.remote URL": "where that remote is"}
+    if not before:
+        return [f"  {name} = {value}    # {meaning.get(name, '')}" for name, value in after.items()]
+    lines = []
+    for name in after.keys() | before.keys():
+        if before.get(name) != after.get(name):
+            if name in before:
+                lines.append(f"- {name} = {before[name]}")
+            if name in after:
+                lines.append(f"+ {name} = {after[name]}    # {meaning.get(name, '')}")
+    return sorted(lines, key=lambda line: (line[2:].split(" = ")[0], line[0] == "+"))
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "(none)"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_shown(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{quoting.inline(str(k))}: {_shown(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, int):
+        return str(value)
+    return quoting.inline(str(value))

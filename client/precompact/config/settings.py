@@ -1,0 +1,459 @@
+"""`.precompact.toml`: reading, validating, environment overrides, and writing a new one.
+
+Every problem is a `ConfigError` whose message is one line naming the key and the fix. This
+module stays free of the Solana stack: the hook imports it.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import json
+import os
+import re
+import stat
+import tomllib
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact.config import approval as config_trust
+from precompact.errors import PrecompactError
+
+CONFIG_NAME = ".precompact.toml"
+# The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
+# 5 ms of imports).
+IDL_FILE = Path(__file__).parent.parent / "idl" / "precompact.json"
+DEFAULT_CLUSTER = "http://127.0.0.1:8899"
+DEFAULT_KEYPAIR = "~/.config/solana/id.json"
+DEFAULT_BRANCH = "precompact/savepoints"
+DEFAULT_REMOTE = "origin"
+# Matched (fnmatch, where `*` spans `/`) against a file's path, its name and its path in the
+# project: credentials files, key stores, and wallet key files (Solana CLI and Anchor keypairs,
+# Ethereum keystores, Bitcoin wallets).
+_SECRET_DIRECTORIES = (".docker", ".aws", ".kube", ".gnupg", ".ssh", ".config/solana", ".config/gcloud", "keystore")
+DEFAULT_EXCLUDE = [
+    ".env", ".env.*", "*/.env", "*/.env.*", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*",
+    ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
+    *(pattern for directory in _SECRET_DIRECTORIES for pattern in (f"{directory}/*", f"*/{directory}/*")),
+    "id_*", "*.ppk", "*.p12", "*.pfx", "*.keystore", "*.jks", "master.key", "credentials*.json", "service-account*.json",
+    "*keypair*.json", "UTC--*", "wallet.dat", "*.wallet",
+]  # fmt: skip
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+# Environment variable -> (section, key) it overrides.
+ENV_OVERRIDES = {
+    "PRECOMPACT_INSTANCE": (None, "instance"),
+    "PRECOMPACT_REPO": ("git", "repository"),
+    "PRECOMPACT_REMOTE": ("git", "remote"),
+    "PRECOMPACT_BRANCH": ("git", "branch"),
+    "PRECOMPACT_CLUSTER": ("chain", "cluster"),
+    "PRECOMPACT_KEYPAIR": ("chain", "keypair"),
+    "PRECOMPACT_PROGRAM_ID": ("chain", "program_id"),
+    "PRECOMPACT_AUTHORITY": ("chain", "authority"),
+    "PRECOMPACT_IDENTITY": ("encryption", "identity"),
+}
+# Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
+# `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
+# hook's path).
+AGE_RECIPIENT = re.compile(r"age1[02-9ac-hj-np-z]{58}")
+SSH_ED25519_RECIPIENT = re.compile(r"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/]{43,}={0,2}( [ -~]*)?")
+# Beside the Solana keypair, as `init` writes it.
+IDENTITY_NAME = "precompact-age-identity.txt"
+SESSION_START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
+# What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
+# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)".
+DEFAULT_COMPACT_NOTE = (
+    "The full pre-compaction transcript is saved as precompact {savepoint}; after compaction the session gets "
+    "precompact's brief with the user's latest requests, the todo list, the files edited and the last failing command. "
+    "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
+    "for approaches that were rejected."
+)
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+class ConfigError(PrecompactError):
+    """A setting is missing or invalid; the message names it and the fix."""
+
+
+class UntrustedConfig(ConfigError):
+    """The configuration found may not be used: this user has not approved it (or not these
+    bytes), or another user could have written it. Nothing may run on it."""
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    instance: str
+    repository: Path
+    remote: str
+    branch: str
+    cluster: str
+    keypair: Path
+    program_id: str
+    # The public key whose records to read; None: the keypair's. Set it on a machine that has
+    # only the public half.
+    authority: str | None
+    git_layer: bool
+    chain_layer: bool
+    session_state: Path | None
+    include: tuple[Path, ...]
+    exclude: tuple[str, ...]
+    context_window: int
+    redaction: bool
+    redaction_patterns: dict
+    session_start_sources: tuple[str, ...]
+    compact_note: str  # empty: the PreCompact hook prints nothing
+    insecure_cluster: bool = False
+    # Layer 2 encrypts to these public keys (none: clear text, as projects made before
+    # encryption existed); `identity` is the age identity file that reads them back.
+    recipients: tuple[str, ...] = ()
+    identity: Path | None = None
+    # SessionEnd archives what was said since the last savepoint (one more savepoint per session).
+    session_end: bool = True
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above `start` holding `.precompact.toml`."""
+    return discover(start)[0]
+
+
+def discover(start: Path) -> tuple[Path, Path | None]:
+    """The directory holding the configuration, and the git work tree it belongs to (None
+    outside one). The search stops at the work tree's root: a `.precompact.toml` in a parent
+    directory (a shared one, someone else's) never applies to a repository."""
+    start = start.resolve()
+    worktree = None
+    for directory in (start, *start.parents):
+        if worktree is None and os.path.lexists(directory / ".git"):
+            worktree = directory
+    for directory in (start, *start.parents):
+        if os.path.lexists(directory / CONFIG_NAME):
+            return directory, worktree
+        if directory == worktree:
+            break
+    raise ConfigError(f"no {CONFIG_NAME} in {start} or its parents; run `precompact init` in your project")
+
+
+def read_own(path: Path) -> bytes:
+    """The bytes of a configuration file this user owns and only this user can change."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # the name is a symbolic link
+            raise UntrustedConfig(
+                f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file"
+            ) from None
+        raise UntrustedConfig(f"cannot read {path}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UntrustedConfig(f"{path} is not a regular file; precompact ignores it: remove it")
+        if info.st_uid != os.geteuid():
+            raise UntrustedConfig(
+                f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own"
+            )
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise UntrustedConfig(
+                f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`"
+            )
+        return f.read()
+
+
+def load(start: Path, environ: dict | None = None) -> Config:
+    """The approved configuration for `start`. Raises UntrustedConfig when this user has not
+    approved these exact bytes, ConfigError for anything else wrong."""
+    root, worktree = discover(start)
+    path = root / CONFIG_NAME
+    content = read_own(path)
+    approved = config_trust.approval(path)
+    if approved is None:
+        raise UntrustedConfig(
+            f"{path} is not trusted: precompact did not write it for you; read it, then run `precompact trust` in {root}"
+        )
+    if approved.sha256 != config_trust.digest(content):
+        raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
+    config = parse(root, content, environ)
+    if not (os.environ if environ is None else environ).get("PRECOMPACT_REPO"):
+        check_repository(config, worktree, approved.repository)
+    return config
+
+
+def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
+    """The configuration in `content` (the file at `root`), with environment overrides; not
+    checked for approval."""
+    path = root / CONFIG_NAME
+    try:
+        raw = tomllib.loads(content.decode("utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}); fix the file or re-run `precompact init --force`") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+    overrides = os.environ if environ is None else environ
+    for variable, (section, key) in ENV_OVERRIDES.items():
+        if overrides.get(variable):
+            (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
+    return _validate(root, raw)
+
+
+def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
+    """`git.repository` must be the project's own (the work tree holding the configuration, or
+    its `.git`) unless the user named it at `init` or `trust`: a repository the project ships
+    could carry hooks and configuration that run commands."""
+    repository = config.repository.resolve()
+    own = {p for p in (worktree, config.root) if p is not None}
+    if str(repository) == approved or repository in {p / ".git" for p in own}:
+        return
+    # The project directory itself, unless its files make it look like a bare repository
+    # (HEAD, objects/, refs/ committed at its top) that git would use instead.
+    if repository in own and (os.path.lexists(repository / ".git") or not os.path.lexists(repository / "HEAD")):
+        return
+    raise UntrustedConfig(
+        f"git.repository {config.repository} is not this project's own repository; if you mean it, run `precompact trust --repo {config.repository}` in {config.root}"
+    )
+
+
+def _validate(root: Path, raw: dict) -> Config:
+    r = _Reader(raw)
+    instance = r.string(None, "instance")
+    if not instance.strip():
+        raise ConfigError('instance is empty; set instance = "<name> #<n>" in .precompact.toml')
+    cluster = r.string("chain", "cluster", DEFAULT_CLUSTER)
+    insecure = r.boolean("chain", "allow_insecure_http", False)
+    check_cluster_url(cluster, insecure)
+    program_id = r.string("chain", "program_id", _default_program_id())
+    if not is_pubkey(program_id):
+        raise ConfigError(
+            f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address"
+        )
+    authority = r.string("chain", "authority", "") or None
+    if authority is not None and not is_pubkey(authority):
+        raise ConfigError(
+            f"chain.authority {authority!r} is not a base58 public key; use the public key that signs your savepoints"
+        )
+    sources = r.strings("hooks", "session_start_sources", DEFAULT_SESSION_START_SOURCES)
+    unknown = sorted(set(sources) - set(SESSION_START_SOURCES))
+    if unknown:
+        raise ConfigError(
+            f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}; use any of {', '.join(SESSION_START_SOURCES)}"
+        )
+    window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW)
+    if window <= 0:
+        raise ConfigError("snapshot.context_window must be a positive number of tokens")
+    session_state = r.string("snapshot", "session_state", "")
+    patterns = r.table("redaction", "patterns")
+    for name, regex in patterns.items():
+        if not isinstance(regex, str):
+            raise ConfigError(f"redaction.patterns.{name} must be a regular expression string")
+        try:
+            re.compile(regex)
+        except re.error as e:
+            raise ConfigError(f"redaction.patterns.{name} is not a valid regular expression ({e})") from None
+    recipients = r.strings("encryption", "recipients", [])
+    for recipient in recipients:
+        if not (AGE_RECIPIENT.fullmatch(recipient) or SSH_ED25519_RECIPIENT.fullmatch(recipient)):
+            raise ConfigError(
+                f"encryption.recipients entry {recipient[:40]!r} is not an age public key (age1…) or an ssh-ed25519 public key; copy it from `precompact key show` or the .pub file"
+            )
+    if len(set(recipients)) != len(recipients):
+        raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
+    keypair = Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
+    identity = r.string("encryption", "identity", "")
+    return Config(
+        root=root,
+        instance=instance,
+        repository=_path(root, r.string("git", "repository", ".")),
+        remote=r.string("git", "remote", DEFAULT_REMOTE),
+        branch=r.string("git", "branch", DEFAULT_BRANCH),
+        cluster=cluster,
+        keypair=keypair,
+        program_id=program_id,
+        authority=authority,
+        git_layer=r.boolean("layers", "git", True),
+        chain_layer=r.boolean("layers", "chain", True),
+        session_state=_path(root, session_state) if session_state else None,
+        include=tuple(_path(root, p) for p in r.strings("snapshot", "include", [])),
+        exclude=tuple(r.strings("snapshot", "exclude", DEFAULT_EXCLUDE)),
+        context_window=window,
+        redaction=r.boolean("redaction", "enabled", True),
+        redaction_patterns=patterns,
+        session_start_sources=tuple(sources),
+        compact_note=r.string("hooks", "compact_note", DEFAULT_COMPACT_NOTE),
+        session_end=r.boolean("hooks", "session_end", True),
+        insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
+        recipients=tuple(recipients),
+        identity=_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
+    )
+
+
+def is_loopback_url(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_cluster_url(url: str, allow_insecure_http: bool) -> None:
+    """http:// only to this machine: anyone on the path of plain http could answer in the
+    cluster's place (the verifier would catch a forged record, but not a withheld one)."""
+    if not url.startswith(("http://", "https://")) or not urllib.parse.urlsplit(url).hostname:
+        raise ConfigError(
+            f"chain.cluster {url!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com"
+        )
+    if url.startswith("http://") and not is_loopback_url(url) and not allow_insecure_http:
+        raise ConfigError(
+            f"chain.cluster {url} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)"
+        )
+
+
+def insecure_cluster_warning(config: Config) -> str | None:
+    if not config.insecure_cluster:
+        return None
+    return f"warning: chain.cluster {config.cluster} is plain http to another host (chain.allow_insecure_http): anyone on the path can withhold or replay what the cluster answers"
+
+
+class _Reader:
+    def __init__(self, raw: dict):
+        self.raw = raw
+
+    def _get(self, section, key, default):
+        table = self.raw if section is None else self.raw.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"[{section}] must be a table in .precompact.toml")
+        if key not in table:
+            if default is _REQUIRED:
+                raise ConfigError(
+                    f"{_name(section, key)} is missing; set it in .precompact.toml or run `precompact init`"
+                )
+            return default
+        return table[key]
+
+    def string(self, section, key, default=None):
+        value = self._get(section, key, _REQUIRED if default is None else default)
+        if not isinstance(value, str):
+            raise ConfigError(f"{_name(section, key)} must be a string, got {value!r}")
+        return value
+
+    def integer(self, section, key, default):
+        value = self._get(section, key, default)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{_name(section, key)} must be an integer, got {value!r}")
+        return value
+
+    def boolean(self, section, key, default):
+        value = self._get(section, key, default)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{_name(section, key)} must be true or false, got {value!r}")
+        return value
+
+    def strings(self, section, key, default):
+        value = self._get(section, key, default)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{_name(section, key)} must be a list of strings")
+        return value
+
+    def table(self, section, key):
+        value = self._get(section, key, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"[{section}.{key}] must be a table")
+        return value
+
+
+_REQUIRED = object()
+
+
+def _name(section, key) -> str:
+    return key if section is None else f"{section}.{key}"
+
+
+def _path(root: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else root / path
+
+
+def _default_program_id() -> str:
+    return json.loads(IDL_FILE.read_bytes())["address"]
+
+
+def is_pubkey(text: str) -> bool:
+    """Whether `text` is base58 for exactly 32 bytes (checked without the Solana stack)."""
+    if not text or any(c not in _BASE58 for c in text):
+        return False
+    number = 0
+    for c in text:
+        number = number * 58 + _BASE58.index(c)
+    leading_zeros = len(text) - len(text.lstrip("1"))
+    return leading_zeros + (number.bit_length() + 7) // 8 == 32
+
+
+def render(values: dict) -> str:
+    """TOML for a new configuration; `values` holds the keys `init` asks for."""
+    q = _toml_string
+    lines = [
+        "# precompact configuration, written by `precompact init`. Environment variables",
+        "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
+        f"instance = {q(values['instance'])}",
+        "",
+        "[git]",
+        f"repository = {q(values.get('repository', '.'))}",
+        f"remote = {q(values.get('remote', DEFAULT_REMOTE))}",
+        f"branch = {q(values.get('branch', DEFAULT_BRANCH))}",
+        "",
+        "[chain]",
+        f"cluster = {q(values.get('cluster', DEFAULT_CLUSTER))}",
+        f"keypair = {q(values.get('keypair', DEFAULT_KEYPAIR))}",
+        f"program_id = {q(values.get('program_id', _default_program_id()))}",
+        "",
+        '# authority = "<public key>"  # read records signed by this key (default: the keypair\'s)',
+        "# allow_insecure_http = false  # plain http:// is accepted only for this machine's addresses",
+        "",
+        "[encryption]",
+        "# Layer 2 encrypts savepoints (age) to these public keys: age1… or ssh-ed25519 (teammates' too).",
+        "# recipients = [] keeps them in clear text on the remote.",
+        "recipients = [" + ", ".join(q(r) for r in values.get("recipients", [])) + "]",
+        f"identity = {q(values['identity'])}"
+        if values.get("identity")
+        else '# identity = "<path>"  # the age identity that reads them (default: beside the keypair)',
+        "",
+        "[layers]",
+        "git = true",
+        "chain = true"
+        if values.get("chain", True)
+        else "chain = false  # true: every savepoint not yet on chain.cluster is anchored there, in order",
+        "",
+        "[snapshot]",
+        f"session_state = {q(values.get('session_state', 'session_current.json'))}",
+        "include = []",
+        "exclude = [" + ", ".join(q(p) for p in DEFAULT_EXCLUDE) + "]",
+        f"context_window = {DEFAULT_CONTEXT_WINDOW}  # tokens, for a model precompact does not know",
+        "",
+        "[hooks]",
+        "# SessionStart sources that get the restore brief: " + ", ".join(SESSION_START_SOURCES),
+        "session_start_sources = [" + ", ".join(q(s) for s in DEFAULT_SESSION_START_SOURCES) + "]",
+        '# What PreCompact tells Claude Code\'s summariser ({savepoint} names the savepoint; "" for nothing)',
+        '# compact_note = "..."',
+        "# Archive each session when it ends (one savepoint, so one transaction, per session)",
+        "session_end = true",
+        "",
+        "[redaction]",
+        "enabled = true",
+        "",
+        "[redaction.patterns]",
+        '# name = "regular expression"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in escaped)
+    return f'"{escaped}"'

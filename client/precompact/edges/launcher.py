@@ -1,0 +1,68 @@
+"""The entry of the Claude Code plugin's `precompact` (bin/precompact). Its hooks run in every
+project Claude Code opens; in one without a `.precompact.toml` this module answers alone, with
+nothing but `os`, `sys` and `json` imported, and says nothing (plugin_runtime.py says why).
+Everything else is plugin_runtime.py's."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+MINIMUM_PYTHON = (3, 11)
+
+
+def main(argv: list[str], plugin_root: str) -> int:
+    if sys.version_info < MINIMUM_PYTHON:
+        print(
+            f"precompact needs Python {'.'.join(map(str, MINIMUM_PYTHON))} or newer as `python3` (this one is {sys.version.split()[0]}); install it, or install precompact with pipx (see its README)",
+            file=sys.stderr,
+        )
+        return 0 if argv[:1] == ["plugin-hook"] else 1
+    raw = b""
+    if argv == ["plugin-hook"]:
+        raw = sys.stdin.buffer.read()
+        try:
+            cwd = json.loads(raw).get("cwd")
+        except (ValueError, AttributeError):
+            cwd = None
+        if isinstance(cwd, str) and not configuration_above(cwd):
+            return 0
+    from pathlib import Path
+
+    from precompact.edges.plugin_runtime import Launcher, LauncherError
+
+    launcher = Launcher(Path(plugin_root), os.environ)
+    try:
+        if argv == ["plugin-hook"]:
+            stdout, stderr = launcher.hook(raw)
+            if stdout:
+                print(stdout, flush=True)
+            if stderr:
+                print(stderr, file=sys.stderr, flush=True)
+            return 0
+        if argv == ["plugin-prepare"]:
+            launcher.prepare_and_replay()
+            return 0
+        if argv == ["mcp"]:
+            return launcher.mcp()
+        return launcher.run(argv)
+    except LauncherError as e:
+        print(f"precompact: {e}", file=sys.stderr)
+        return 0 if argv == ["plugin-hook"] else 1
+
+
+def configuration_above(cwd: str) -> bool:
+    """Whether `config.discover` would find a `.precompact.toml` from `cwd`: in it or a directory
+    above, not past the git work tree's root (the same walk, in os.path alone)."""
+    start = os.path.realpath(cwd)
+    chain = [start]
+    while os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
+    worktree = next((d for d in chain if os.path.lexists(os.path.join(d, ".git"))), None)
+    for directory in chain:
+        if os.path.lexists(os.path.join(directory, ".precompact.toml")):
+            return True
+        if directory == worktree:
+            return False
+    return False

@@ -1,0 +1,157 @@
+"""`precompact mcp`: recall, show and savepoints as MCP tools over stdio, for Claude Code.
+
+The MCP SDK takes about a second to import, so only this module imports it, and only the `mcp`
+command imports this module. The tools are read-only views of `recall`; a request recall cannot
+answer comes back as a tool error the model can read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.recall import fulltext as recall
+
+SERVER_NAME = "precompact"
+INSTRUCTIONS = (
+    "Search the full conversation saved before each compaction of this project (precompact savepoints): "
+    "`recall` finds entries by words and prints references, `show` prints an entry whole, `savepoints` lists them."
+)
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+TOOLS = [
+    types.Tool(
+        name="recall",
+        description=(
+            "Full-text search (BM25) over the conversation saved in this project's precompact savepoints, including what "
+            "compaction dropped: earlier requests, tool output, error messages, file contents read. Returns excerpts, best "
+            "first, each headed by a reference [SAVEPOINT:ENTRY] for `show`. Quote a phrase to match it exactly."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": 'Words to find; "a quoted phrase" matches as a phrase.'},
+                "budget": {
+                    "type": "integer",
+                    "minimum": 200,
+                    "maximum": 50_000,
+                    "default": recall.DEFAULT_BUDGET,
+                    "description": "At most this many characters.",
+                },
+                "savepoint": {"type": "integer", "minimum": 1, "description": "Only entries this savepoint holds."},
+                "since": {"type": "string", "description": "Only entries from this ISO 8601 time on."},
+                "role": {
+                    "type": "string",
+                    "enum": list(recall.ROLES),
+                    "description": "Only entries of this role (tool: tool results).",
+                },
+                "tool": {"type": "string", "description": "Only calls to, and results of, this tool (e.g. Bash)."},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        annotations=_READ_ONLY,
+    ),
+    types.Tool(
+        name="show",
+        description="Prints saved conversation entries whole, by the reference recall gave: SAVEPOINT:ENTRY, or SAVEPOINT:FIRST-LAST for a range.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "ref": {"type": "string", "pattern": r"^\d+:\d+(-\d+)?$", "description": "e.g. 3:142 or 3:140-145"},
+                "instance": {"type": "string", "description": "Whose savepoint, when recall named another instance."},
+            },
+            "required": ["ref"],
+            "additionalProperties": False,
+        },
+        annotations=_READ_ONLY,
+    ),
+    types.Tool(
+        name="savepoints",
+        description="Lists this project's precompact savepoints (time, trigger, hash, git and chain state, compaction summary).",
+        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        annotations=_READ_ONLY,
+    ),
+]
+
+
+def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
+    """A tool's text answer; raises recall.RecallError for a request it cannot answer."""
+    if name == "recall":
+        query = arguments.get("query")
+        if not isinstance(query, str):
+            raise recall.RecallError("recall needs a `query` string")
+        found = recall.search(
+            config.logs,
+            config.instance,
+            query,
+            _int(arguments, "savepoint"),
+            _text(arguments, "since"),
+            _text(arguments, "role"),
+            _text(arguments, "tool"),
+        )
+        return found.text(_int(arguments, "budget") or recall.DEFAULT_BUDGET)
+    if name == "show":
+        ref = arguments.get("ref")
+        if not isinstance(ref, str):
+            raise recall.RecallError("show needs a `ref` string such as 3:142")
+        return recall.render(recall.show(config.logs, _text(arguments, "instance") or config.instance, ref))
+    if name == "savepoints":
+        return recall.describe_savepoints(config.logs, config.instance)
+    raise recall.RecallError(f"no tool {name!r}; the tools are recall, show and savepoints")
+
+
+def _int(arguments: dict[str, Any], key: str) -> int | None:
+    value = arguments.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise recall.RecallError(f"`{key}` must be an integer")
+    return value
+
+
+def _text(arguments: dict[str, Any], key: str) -> str | None:
+    value = arguments.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise recall.RecallError(f"`{key}` must be a string")
+    return value
+
+
+def server(config: Config) -> Server[Any]:
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            text = answer(config, params.name, params.arguments or {})
+        except (PrecompactError, OSError) as e:  # the one place a tool's failure is rendered
+            return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
+        return types.CallToolResult(content=[types.TextContent(text=text)])
+
+    from importlib.metadata import version
+
+    return Server(
+        SERVER_NAME,
+        version=version("precompact"),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(config: Config) -> None:
+    """Answers on stdin and stdout until the client closes stdin."""
+    app = server(config)
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await app.run(read_stream, write_stream, app.create_initialization_options())
+
+    anyio.run(run)

@@ -1,0 +1,399 @@
+"""What the Claude Code plugin's `precompact` (bin/precompact, entered through launcher.py) does
+in a project that has a `.precompact.toml`: runs the `precompact` this machine has, or prepares
+one in the plugin's data folder on first use.
+
+Standard library only, and nothing but `config`, `config_trust`, `install` and `hook`'s
+untrusted-configuration reply imported from the package: it runs from the plugin's folder before
+any of precompact's dependencies exist. It never writes into that folder (Claude Code's copy, or
+a directory marketplace's own clone); what it keeps is under ${CLAUDE_PLUGIN_DATA}.
+
+Which `precompact` runs, in order: one on PATH other than this launcher (pip, pipx, uv tool),
+then the virtual environment prepared under ${CLAUDE_PLUGIN_DATA}/venv/<version> from the plugin's
+own source, requirements.hashes.lock and requirements-build.hashes.lock (every file pinned by its
+hash, the build backend too).
+Nothing is ever run from the project: a PATH entry that is relative or inside it is skipped, and
+the preparation runs isolated (boundary.processes) outside it.
+
+`plugin-hook` (what hooks/hooks.json runs) exits at once, silent, in a project without a
+`.precompact.toml`: the plugin is installed for every project and most do not use precompact, a
+line there would be noise the user cannot turn off per project, and PreCompact's output becomes
+part of the summariser's prompt, SessionStart's part of the model's context. It also stands down
+where precompact's own hooks are in settings.json (`precompact install`), so a compaction is
+saved once. While the environment is being prepared a compaction is not lost: its transcript is
+copied into the queue and saved as soon as the environment is ready.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from precompact import __version__
+from precompact.boundary import processes
+from precompact.errors import PrecompactError
+
+# The plugin's options (Claude Code exports them to its hooks) and the variables that override
+# the configuration with them.
+OPTION_VARIABLES = {
+    "CLAUDE_PLUGIN_OPTION_CLUSTER": "PRECOMPACT_CLUSTER",
+    "CLAUDE_PLUGIN_OPTION_KEYPAIR": "PRECOMPACT_KEYPAIR",
+    "CLAUDE_PLUGIN_OPTION_INSTANCE": "PRECOMPACT_INSTANCE",
+}
+QUEUED_EVENTS = ("PreCompact", "PostCompact")
+# A preparation that failed is tried again after this long, not at every hook.
+RETRY_AFTER_SECONDS = 3600
+REPLAY_TIMEOUT_SECONDS = 300
+PIP_TIMEOUT_SECONDS = 900
+
+
+class LauncherError(PrecompactError):
+    """The launcher cannot run precompact; the message says why and what to do."""
+
+
+class Launcher:
+    def __init__(self, plugin_root: Path, environ: os._Environ[str] | dict[str, str]):
+        self.plugin_root = plugin_root.resolve()
+        self.environ = dict(environ)
+
+    # -- which precompact --------------------------------------------------------------------
+
+    def installed(self, cwd: Path) -> Path | None:
+        """A `precompact` on PATH that is not this launcher, nor in the project at `cwd` (an
+        entry that is relative is looked up in the project too)."""
+        own = (self.plugin_root / "bin").resolve()
+        project = project_root(cwd)
+        for directory in self.environ.get("PATH", "").split(os.pathsep):
+            if not os.path.isabs(directory):
+                continue
+            candidate = Path(directory) / "precompact"
+            try:
+                found = candidate.resolve()
+                if (
+                    found.parent == own
+                    or Path(directory).resolve().is_relative_to(project)
+                    or found.is_relative_to(project)
+                    or not (candidate.is_file() and os.access(candidate, os.X_OK))
+                ):
+                    continue
+            except OSError:
+                continue
+            return candidate
+        return None
+
+    def data(self) -> Path:
+        """The plugin's data folder: ${CLAUDE_PLUGIN_DATA} in hooks and the MCP server. Claude Code's
+        Bash tool does not set it; there the one precompact data folder Claude Code made is used."""
+        given = self.environ.get("CLAUDE_PLUGIN_DATA")
+        if given:
+            if not os.path.isabs(given):
+                raise LauncherError(f"CLAUDE_PLUGIN_DATA must be an absolute path, not {given!r}")
+            return Path(given)
+        config_dir = Path(
+            self.environ.get("CLAUDE_CONFIG_DIR") or Path(self.environ.get("HOME") or Path.home()) / ".claude"
+        )
+        found = sorted((config_dir / "plugins" / "data").glob("precompact-*"))
+        if len(found) != 1:
+            raise LauncherError(
+                "cannot tell which plugin data folder to use (CLAUDE_PLUGIN_DATA is not set); run this inside a Claude Code session, or install precompact with pipx (see its README)"
+            )
+        return found[0]
+
+    def venv(self) -> Path:
+        return self.data() / "venv" / __version__
+
+    def prepared(self) -> Path | None:
+        executable = self.venv() / "bin" / "precompact"
+        return executable if (self.venv() / "ready").is_file() and executable.is_file() else None
+
+    def precompact(self, cwd: Path) -> Path | None:
+        return self.installed(cwd) or self.prepared()
+
+    def environment(self) -> dict[str, str]:
+        """The environment precompact runs in: the plugin's options as PRECOMPACT_* overrides (a
+        variable the user set already wins)."""
+        env = dict(self.environ)
+        for option, variable in OPTION_VARIABLES.items():
+            if env.get(option) and not env.get(variable):
+                env[variable] = env[option]
+        return env
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def hook(self, raw: bytes) -> tuple[str, str]:
+        """`plugin-hook`: what Claude Code's hook gets on stdout and stderr. Never fails."""
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            return "", "precompact plugin: the hook's input is not JSON; nothing done"
+        if (
+            not isinstance(payload, dict)
+            or not isinstance(payload.get("cwd"), str)
+            or not isinstance(payload.get("hook_event_name"), str)
+        ):
+            return "", "precompact plugin: the hook's input has no cwd or hook_event_name; nothing done"
+        event, cwd = payload["hook_event_name"], Path(payload["cwd"])
+        env = self.environment()
+        if settings_run_precompact(cwd, event, self.environ):
+            return "", "precompact plugin: precompact's hooks in settings.json run here; the plugin's stand down"
+        command = self.precompact(cwd)
+        if command is not None:  # it checks the configuration itself
+            if command == self.prepared() and self.queued():
+                self.spawn_preparation()  # replays what was queued before the environment was ready
+            done = processes.run_program([str(command), "hook"], input=raw, cwd=cwd if cwd.is_dir() else None, env=env)
+            return done.stdout.decode(errors="replace").rstrip("\n"), done.stderr.decode(errors="replace").rstrip("\n")
+        state = project_state(cwd, env)
+        if state is None:
+            return "", ""
+        if state == "untrusted":
+            from precompact.edges import hook
+
+            answer = hook.handle(raw)
+            return answer.stdout, answer.stderr
+        return self._first_use(event, payload)
+
+    def _first_use(self, event: str, payload: dict) -> tuple[str, str]:
+        failed = self.data() / "prepare-failed"
+        if failed.is_file() and time.time() - failed.stat().st_mtime < RETRY_AFTER_SECONDS:
+            reason = failed.read_text(errors="replace").strip()
+            line = f"precompact could not prepare its Python environment ({reason}); see {self.data() / 'prepare.log'}, or install precompact with pipx (see its README)"
+        else:
+            self.spawn_preparation()
+            line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute)"
+        if event in QUEUED_EVENTS:
+            self.queue(payload)
+            line += (
+                "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready"
+                if event == "PreCompact"
+                else ""
+            )
+        if event == "PreCompact":
+            return line + ".", ""  # plain text: Claude Code hands PreCompact's stdout to the summariser
+        return json.dumps({"systemMessage": line + "."}), ""
+
+    # -- the queue -----------------------------------------------------------------------------
+
+    def queue_dir(self) -> Path:
+        return self.data() / "queue"
+
+    def queued(self) -> list[Path]:
+        try:
+            return sorted(p for p in self.queue_dir().iterdir() if (p / "payload.json").is_file())
+        except OSError:
+            return []
+
+    def queue(self, payload: dict) -> Path:
+        """Keeps a hook's input for later, with a copy of the transcript as it is now (the session
+        goes on writing to it)."""
+        self.queue_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+        entry = Path(tempfile.mkdtemp(prefix=f"{time.time():.6f}-", dir=self.queue_dir()))
+        transcript = payload.get("transcript_path")
+        if isinstance(transcript, str) and payload["hook_event_name"] == "PreCompact":
+            try:
+                copy = entry / "transcript.jsonl"
+                shutil.copyfile(transcript, copy)
+                payload = {**payload, "transcript_path": str(copy)}
+            except OSError:
+                pass  # the savepoint is made without it, and says so
+        descriptor = os.open(entry / "payload.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as f:
+            json.dump(payload, f)
+        return entry
+
+    # -- preparation ---------------------------------------------------------------------------
+
+    def spawn_preparation(self) -> None:
+        """Prepares the environment (if needed) and replays the queue in a detached process."""
+        data = self.data()
+        data.mkdir(parents=True, exist_ok=True)
+        with open(data / "prepare.log", "ab") as log:
+            processes.spawn_python(
+                [*processes.isolated_python(), str(self.plugin_root / "bin" / "precompact"), "plugin-prepare"],
+                log=log.fileno(),
+                environ=self.environ,
+                CLAUDE_PLUGIN_DATA=str(data),
+            )
+
+    def prepare_and_replay(self, wait: bool = False) -> None:
+        """Prepares the environment if needed, then replays the queue. One preparer at a time:
+        without `wait`, a second one leaves (the first replays what it queued)."""
+        data = self.data()
+        data.mkdir(parents=True, exist_ok=True)
+        with open(data / "prepare.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            if self.prepared() is None:
+                try:
+                    self.prepare()
+                except LauncherError as e:
+                    (data / "prepare-failed").write_text(f"{e}\n")
+                    raise
+            (data / "prepare-failed").unlink(missing_ok=True)
+            self.replay()
+
+    def prepare(self) -> None:
+        """A virtual environment with precompact built from the plugin's own source: first its
+        dependencies and build backend, each file checked against requirements.hashes.lock,
+        then precompact itself, built with that backend and nothing downloaded."""
+        venv = self.venv()
+        shutil.rmtree(venv, ignore_errors=True)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} preparing {venv}", file=sys.stderr, flush=True)
+        _run([*processes.isolated_python(), "-m", "venv", str(venv)], "python3 -m venv", self.environ)
+        # pip builds a source folder in place: build from a copy, never in the plugin's folder.
+        with tempfile.TemporaryDirectory(dir=venv.parent) as build:
+            source = Path(build) / "precompact"
+            shutil.copytree(
+                self.plugin_root / "client",
+                source / "client",
+                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
+            )
+            shutil.copy2(self.plugin_root / "pyproject.toml", source / "pyproject.toml")
+            pip = [
+                *processes.isolated_python(venv / "bin" / "python"),
+                *("-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--no-deps"),
+            ]
+            # The backend first, so that nothing is built with one pip would fetch unchecked.
+            for lock, only_wheels in (("requirements-build.hashes.lock", True), ("requirements.hashes.lock", False)):
+                checked = ["--require-hashes", "--no-build-isolation", "-r", str(self.plugin_root / lock)]
+                _run(
+                    [*pip, *checked, *(["--only-binary", ":all:"] if only_wheels else [])], "pip install", self.environ
+                )
+            _run([*pip, "--no-index", "--no-build-isolation", str(source)], "pip install precompact", self.environ)
+        (venv / "ready").write_text(f"{__version__} {self.plugin_root}\n")
+        for other in venv.parent.iterdir():
+            if other != venv and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ready", file=sys.stderr, flush=True)
+
+    def replay(self) -> None:
+        """Runs the queued hooks, oldest first, through the prepared precompact."""
+        command = self.prepared()
+        if command is None:
+            return
+        for entry in self.queued():
+            payload = json.loads((entry / "payload.json").read_text())
+            cwd = Path(payload["cwd"])
+            env = self.environment()
+            if project_state(cwd, env) is not None and not settings_run_precompact(
+                cwd, payload["hook_event_name"], self.environ
+            ):
+                done = processes.run_program(
+                    [str(command), "hook"],
+                    input=json.dumps(payload).encode(),
+                    cwd=cwd if cwd.is_dir() else None,
+                    env=env,
+                    timeout=REPLAY_TIMEOUT_SECONDS,
+                )
+                print(
+                    f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} replayed {payload['hook_event_name']} in {cwd}: {done.stderr.decode(errors='replace').strip() or 'done'}",
+                    flush=True,
+                )
+            shutil.rmtree(entry, ignore_errors=True)
+
+    # -- the MCP server and the command line ---------------------------------------------------
+
+    def mcp(self) -> int:
+        cwd = Path.cwd()
+        command = self.precompact(cwd)
+        if command is None:
+            if project_state(cwd, self.environment()) == "trusted":
+                self.spawn_preparation()
+            from precompact.edges import mcp_idle  # connected, no tools: never a failed server
+
+            mcp_idle.serve()
+            return 0
+        processes.replace_with([str(command), "mcp"], self.environment())
+        return 1  # not reached: the process is precompact's MCP server now
+
+    def run(self, argv: list[str]) -> int:
+        """Any other command (`precompact init`, `status`, ... from Claude Code's Bash tool): the
+        environment is prepared here and now if it must be, saying so on stderr."""
+        command = self.precompact(Path.cwd())
+        if command is None:
+            print(
+                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute)",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.prepare_and_replay(wait=True)
+            command = self.prepared()
+            if command is None:
+                raise LauncherError(f"the environment in {self.venv()} is not ready; see {self.data() / 'prepare.log'}")
+        processes.replace_with([str(command), *argv], self.environment())
+        return 1  # not reached: the process is precompact now
+
+
+def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
+    """None: no `.precompact.toml` here or above (in this repository); "untrusted": one this user
+    has not approved; "trusted": an approved one (precompact reports anything else wrong with it)."""
+    from precompact.config import settings as configuration
+
+    try:
+        configuration.discover(cwd)
+    except (configuration.ConfigError, OSError):
+        return None
+    try:
+        configuration.load(cwd, environ)
+    except configuration.UntrustedConfig:
+        return "untrusted"
+    except (configuration.ConfigError, OSError):
+        pass
+    return "trusted"
+
+
+def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> bool:
+    """Whether Claude Code's user settings, or the project's (read only from the directory Claude
+    Code starts in), run `precompact hook` for `event` with a `precompact` it can find. A file
+    that does not parse runs nothing."""
+    from precompact.config import install
+
+    if shutil.which("precompact", path=environ.get("PATH")) is None:
+        return False
+    home = Path(environ.get("HOME") or Path.home())
+    for scope in ("user", "project"):
+        try:
+            settings = json.loads(install.settings_path(scope, cwd, home).read_text(encoding="utf-8"))
+            groups = settings["hooks"][event]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        handlers = (
+            [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]]
+            if isinstance(groups, list)
+            else []
+        )
+        if any(install.is_ours(handler) for handler in handlers):
+            return True
+    return False
+
+
+def project_root(cwd: Path) -> Path:
+    """The project a hook or command runs in: the directory of the `.precompact.toml` that
+    applies there, else the git work tree holding `cwd`, else `cwd` itself."""
+    start = Path(os.path.realpath(cwd))
+    chain = [start, *start.parents]
+    worktree = next((d for d in chain if os.path.lexists(d / ".git")), None)
+    for directory in chain:
+        if os.path.lexists(directory / ".precompact.toml"):
+            return directory
+        if directory == worktree:
+            return directory
+    return start
+
+
+def _run(args: list[str], what: str, environ: dict[str, str]) -> None:
+    try:
+        done = processes.run_python(args, environ=environ, timeout=PIP_TIMEOUT_SECONDS)
+    except (OSError, processes.TimeoutExpired) as e:
+        raise LauncherError(f"{what} failed: {e}") from None
+    if done.returncode != 0:
+        print(done.stdout, done.stderr, sep="\n", file=sys.stderr, flush=True)
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise LauncherError(f"{what} failed: {last}")

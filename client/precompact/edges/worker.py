@@ -1,0 +1,131 @@
+"""The detached background worker: updates the recall index and runs Layers 2 and 3 for a
+project, so the hook never waits.
+
+One worker per project at a time (a non-blocking lock); a worker that finds the lock held
+leaves, since the holder will see the new savepoint: before exiting, the holder checks whether
+a savepoint arrived while it was finishing, and goes round again if so. Failures are retried
+with backoff, then left queued for the next savepoint or `precompact flush`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from precompact.boundary import logs_dir
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+
+LOCK_NAME = "precompact-worker.lock"
+# While a worker waits to retry, this file holds the time of its next attempt.
+RETRY_NAME = "precompact-worker.retry"
+BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
+WORKER_NICENESS = 10
+
+
+@contextlib.contextmanager
+def _exclusive(logs: Path):
+    fd = logs_dir.open_file(logs, LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _savepoint_count(logs: Path) -> int:
+    return len(savepoint_log.savepoints(logs))
+
+
+def run(root: Path) -> None:
+    """Flushes the project until it is up to date or the retries run out."""
+    # Here, not at the top: the hook imports this module only to spawn the worker.
+    from precompact import api
+
+    configuration.load(root)  # nothing runs on a configuration the user has not approved
+    logs = root / "logs"
+    while True:
+        with _exclusive(logs) as mine:
+            if not mine:
+                return
+            seen = _savepoint_count(logs)
+            _update_recall(configuration.load(root))
+            try:
+                for pause in (*BACKOFF_SECONDS, None):
+                    loaded = configuration.load(root)
+                    warning = configuration.insecure_cluster_warning(loaded)
+                    if warning:
+                        _log(warning)
+                    outcome = api.flush(loaded)
+                    if outcome.exit_code == api.EXIT_ALL_DONE or pause is None:
+                        break
+                    _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
+                    logs_dir.write_atomic(logs, RETRY_NAME, f"{time.time() + pause:.3f}\n".encode())
+                    time.sleep(pause)
+            finally:
+                (logs / RETRY_NAME).unlink(missing_ok=True)
+        if _savepoint_count(logs) == seen:
+            return
+
+
+def _update_recall(loaded: configuration.Config) -> None:
+    """Indexes the new savepoints' entries for recall, before Layers 2 and 3 (which may wait on
+    the network). The index is derived data: a failure is logged and never stops the layers."""
+    from precompact.recall import fulltext as recall
+
+    try:
+        outcome = recall.update(loaded.logs, loaded.instance)
+    except Exception as e:  # noqa: BLE001 - derived data: recall rebuilds the index from the snapshots when it next runs
+        _log(f"recall index not updated: {e!r}")
+        return
+    for note in outcome.notes:
+        _log(note)
+
+
+def next_retry(logs: Path) -> float | None:
+    """Seconds until the running worker's next attempt; None when no worker will retry."""
+    try:
+        due = float(logs_dir.read_bytes(logs, RETRY_NAME))
+    except (OSError, ValueError):
+        return None
+    with _exclusive(logs) as free:
+        if free:  # the worker that wrote it is gone
+            return None
+    return max(due - time.time(), 0.0)
+
+
+def _log(message: str) -> None:
+    """A line of the worker's log (its stdout), redacted: git's and the cluster's complaints can
+    carry a URL with credentials."""
+    from precompact.transcript.redact import Redactor
+
+    print(f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}", flush=True)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        sys.exit("usage: precompact.edges.worker PROJECT_ROOT")
+    # Spawned at compaction, the worker's imports (the Solana stack) would compete for the CPU
+    # with the SessionStart hook Claude Code runs right after; the session comes first.
+    os.nice(WORKER_NICENESS)
+    try:
+        run(Path(sys.argv[1]))
+    except configuration.ConfigError as e:
+        _log(f"stopped: {e}")
+        sys.exit(1)
+    except Exception:  # noqa: BLE001 -- the log is all anyone will see of it; Python's own report is not redacted
+        _log(f"stopped: {traceback.format_exc()}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

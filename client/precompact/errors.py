@@ -1,0 +1,11 @@
+"""The one error family. A `PrecompactError` is a failure the user can cause or fix, and its
+message is one line that names the fix. It is rendered in one place per edge: the command line
+prints the line and exits 1 (`edges/cli.py`), the MCP server answers it as the tool's error
+(`edges/mcp_server.py`), the hook logs it and exits 0. Any other exception is a bug and keeps its
+traceback. Standard library only: everything, the plugin launcher included, may import it."""
+
+from __future__ import annotations
+
+
+class PrecompactError(Exception):
+    """A failure the user can cause or fix, in one line naming the fix."""

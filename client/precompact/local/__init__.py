@@ -1,0 +1,4 @@
+"""Layer 1, on this machine: the append-only savepoint index (savepoint_log), snapshots and their
+content-addressed chunks, canonical JSON, where a session's next savepoint starts reading
+(read_position), this machine's record of what it wrote (provenance) and the recovery of missed
+savepoints (capture). Imports boundary, config and transcript; never the other layers."""

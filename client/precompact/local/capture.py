@@ -1,0 +1,196 @@
+"""Which savepoints a session's transcript still needs, whatever hooks Claude Code ran.
+
+PreCompact does not always fire (Claude Code #50467, #15096), and when it does the transcript may
+lag the last turn. The transcript itself keeps what compaction dropped: the entries before its
+`compact_boundary` line, which Claude Code 2.1.332 writes only after the compaction's hooks. So
+in those hooks (SessionStart `compact`, PostCompact) the session's savepoints are compared with
+the transcript: when something said lies beyond what they read, a savepoint is made of it,
+marked with why (`MISSED`: no PreCompact savepoint of this compaction; `LAGGED`: there was one,
+but its transcript had not caught up). Each savepoint's index line says how far into the
+transcript it read (`transcript_end`), which is what "covers" means here.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from precompact.local import savepoint_log
+
+if TYPE_CHECKING:  # a session start that makes no savepoint is spared snapshot's imports
+    from precompact.local import snapshot
+
+MISSED = "missed_precompact"
+LAGGED = "lagging_transcript"
+_BOUNDARY = b'"compact_boundary"'
+# The triggers PreCompact records: a savepoint with one of them was made for a compaction.
+COMPACTION_TRIGGERS = ("manual", "auto")
+RECOVERED_TRIGGER = "recovered"
+COMPACTED = (*COMPACTION_TRIGGERS, RECOVERED_TRIGGER)
+
+
+def boundaries(path: Path) -> list[int]:
+    """The byte offsets where the transcript's `compact_boundary` lines start, oldest first. Only
+    a whole line that parses as a system entry of that subtype counts: a user quoting the word
+    does not make a boundary."""
+    try:
+        with path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return []
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return []
+    found = []
+    with data:
+        hit = data.find(_BOUNDARY)
+        while hit != -1:
+            start = data.rfind(b"\n", 0, hit) + 1
+            end = data.find(b"\n", hit)
+            if end == -1:
+                break  # a line still being written
+            try:
+                entry = orjson.loads(data[start:end])
+            except orjson.JSONDecodeError:
+                entry = None
+            if isinstance(entry, dict) and entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
+                found.append(start)
+            hit = data.find(_BOUNDARY, end)
+    return found
+
+
+def of_session(saved: list[savepoint_log.Savepoint], session_id: str | None) -> list[savepoint_log.Savepoint]:
+    return [s for s in saved if session_id and s.session_id == session_id]
+
+
+def reach(savepoint: savepoint_log.Savepoint) -> int:
+    """How far into its transcript the savepoint read (0 when its index line does not say)."""
+    end = savepoint.transcript_end
+    return end if isinstance(end, int) and not isinstance(end, bool) and end > 0 else 0
+
+
+def is_empty(savepoint: savepoint_log.Savepoint) -> bool:
+    """True when the savepoint holds no message (a savepoint made without a transcript)."""
+    return savepoint.messages == 0
+
+
+def needed(saved: list[savepoint_log.Savepoint], session: snapshot.Session) -> snapshot.Recovery | None:
+    """In a compaction's hook, the savepoint the session still needs: every whole line of the
+    transcript now is from before this compaction (Claude Code 2.1.332 writes its boundary after
+    SessionStart and PostCompact), or, where the boundary is already written and nothing was said
+    after it, the lines before it. None when nothing said lies beyond what the session's
+    savepoints read (what Claude Code appends around a compaction is not conversation)."""
+    if not session.session_id or not session.transcript_path:
+        return None
+    path = Path(session.transcript_path)
+    mine = of_session(saved, session.session_id)
+    covered = max((reach(s) for s in mine), default=0)
+    marks = boundaries(path)
+    end = _whole_lines_end(path)
+    if marks and marks[-1] > covered and not _says_anything(path, marks[-1], end):
+        end = marks[-1]
+    if not _says_anything(path, covered, end):
+        return None
+    since = max((b for b in marks if b <= covered), default=0)
+    lagged = bool(mine) and reach(mine[-1]) > since and mine[-1].trigger in COMPACTION_TRIGGERS
+    from precompact.local import snapshot
+
+    return snapshot.Recovery(LAGGED if lagged else MISSED, end)
+
+
+def _whole_lines_end(path: Path) -> int:
+    """Where the transcript's last whole line ends (a line still being written is not read)."""
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            step = 1 << 16
+            position = size
+            while position > 0:
+                low = max(position - step, 0)
+                f.seek(low)
+                newline = f.read(position - low).rfind(b"\n")
+                if newline != -1:
+                    return low + newline + 1
+                position = low
+    except OSError:
+        return 0
+    return 0
+
+
+def _says_anything(path: Path, start: int, end: int) -> bool:
+    """Whether an entry said (conversation.is_said) lies in the transcript's bytes [start, end)."""
+    from precompact.transcript import conversation
+
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            while f.tell() < end:
+                line = f.readline()
+                if not line:
+                    return False
+                if f.tell() > end:
+                    line = line[: len(line) - (f.tell() - end)]
+                try:
+                    entry = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if conversation.is_said(entry):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def recover(settings: snapshot.Settings, session: snapshot.Session) -> snapshot.WrittenSnapshot | None:
+    """Makes the savepoint `needed` says is missing (Layer 1 only), or nothing."""
+    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session)
+    if recovery is None:
+        return None
+    from precompact.local import snapshot
+
+    return snapshot.create_savepoint(settings, session, recovery=recovery)
+
+
+def to_brief(
+    saved: list[savepoint_log.Savepoint], session_id: str | None, source: str | None
+) -> savepoint_log.Savepoint | None:
+    """The savepoint a session starting from `source` is briefed with. After a compaction, the
+    session's own newest, never another session's. Otherwise the project's newest, except the
+    session's own savepoints that no compaction made: a resumed session already has what they
+    hold (Claude Code replays its entries since the last compaction). Never one without a
+    conversation."""
+    if source == "compact":
+        return latest_of_session(saved, session_id)
+    held = [
+        s
+        for s in saved
+        if not is_empty(s) and not (session_id and s.session_id == session_id and s.trigger not in COMPACTED)
+    ]
+    return held[-1] if held else None
+
+
+def latest_of_session(saved: list[savepoint_log.Savepoint], session_id: str | None) -> savepoint_log.Savepoint | None:
+    """The session's newest savepoint that holds a conversation."""
+    mine = [s for s in of_session(saved, session_id) if not is_empty(s)]
+    return mine[-1] if mine else None
+
+
+def latest_with_conversation(saved: list[savepoint_log.Savepoint]) -> savepoint_log.Savepoint | None:
+    held = [s for s in saved if not is_empty(s)]
+    return held[-1] if held else None
+
+
+def transcripts(cwd: Path, home: Path | None = None) -> list[Path]:
+    """The session transcripts Claude Code keeps for sessions run in `cwd`, oldest first (by
+    modification time). Sidechains of subagents live in subfolders and are not listed."""
+    from precompact.transcript.claude_code import project_folder
+
+    folder = (home or Path.home()) / ".claude" / "projects" / project_folder(str(cwd))
+    try:
+        found = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file() and not p.is_symlink()]
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))

@@ -1,0 +1,171 @@
+"""This machine's own record of the savepoints it wrote: the local root.
+
+A `logs/` directory can arrive with a project (a downloaded archive, a copy, a `Logs/` that git
+tracks on a case-insensitive filesystem) holding a complete index, snapshots and chunks made
+elsewhere. Its index states hashes, but nothing in the project can say that this machine
+computed them. So each SAVEPOINT_CREATED line carries a tag: HMAC-SHA256, under a per-user key
+kept outside every project (`$XDG_STATE_HOME/precompact/machine.key`, default
+`~/.local/state/precompact/`, 0600, created on the first write), over the fields that make the
+savepoint (instance, sequence, snapshot hash, predecessor hash, snapshot file, time). An entry
+whose tag checks was written by this user on this machine; any other entry holds no local root
+and counts only once the on-chain record vouches for it.
+
+Why a key and not a per-project list of recorded hashes: the record must follow the project
+when it is moved or renamed on this machine (a list keyed by path would not), it must stay
+constant in size however many savepoints are written, and it needs no second copy of what the
+index already holds. The tag binds the instance name, the project's identity as the chain sees
+it, rather than its path for the same reason. A clone of the project carries no `logs/` (git
+does not track it), so nothing needs to survive there; the index copy on the savepoint branch
+carries the tags, which vouch on this machine only.
+
+Savepoints written before this record existed carry no tag, and a first run of this code cannot
+tell them from a copied `logs/`: they are "not verified" locally, and verified when the chain's
+record covers them (`precompact verify` with the chain layer on). Removing the key file makes
+every savepoint written so far unvouched in the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from precompact.errors import PrecompactError
+
+KEY_NAME = "machine.key"
+KEY_BYTES = 32
+TAG_FIELD = "machine_tag"
+# The fields of a SAVEPOINT_CREATED line the tag covers: those that say which bytes it was.
+TAGGED_FIELDS = ("instance", "sequence", "snapshot_hash", "prev_snapshot_hash", "snapshot_file", "unix_timestamp")
+_CONTEXT = b"precompact/savepoint-written/v1\0"
+
+
+class ProvenanceError(PrecompactError, OSError):
+    """This machine's key cannot be used; the message names the file and the fix."""
+
+    def __str__(self) -> str:
+        return self.strerror or ""
+
+
+def state_dir() -> Path:
+    """$XDG_STATE_HOME/precompact, else ~/.local/state/precompact."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "precompact"
+
+
+def key_path() -> Path:
+    return state_dir() / KEY_NAME
+
+
+def tag(event: dict) -> str:
+    """The tag this machine gives a SAVEPOINT_CREATED line it writes (the key is made if there
+    is none yet)."""
+    return _tag(_key(create=True), event)
+
+
+def written_here(created: dict) -> bool:
+    """Whether this machine wrote the SAVEPOINT_CREATED line `created` (its tag checks)."""
+    found = created.get(TAG_FIELD)
+    if not isinstance(found, str):
+        return False
+    try:
+        key = _key(create=False)
+    except (FileNotFoundError, ProvenanceError):
+        return False
+    return hmac.compare_digest(found, _tag(key, created))
+
+
+def stamped(purpose: str, data: bytes) -> bytes:
+    """`data` followed by this machine's tag over it, for a file in logs/ whose origin matters
+    (the chunk naming key): `made_here` gives `data` back only from this machine's stamp."""
+    return data + _mac(_key(create=True), purpose, data)
+
+
+def made_here(purpose: str, stored: bytes) -> bytes | None:
+    """The data `stamped(purpose, data)` wrote, if `stored` is that; None for anything else
+    (a file from another machine, an older unstamped one, a malformed one)."""
+    data, found = stored[:-_MAC_BYTES], stored[-_MAC_BYTES:]
+    if len(stored) <= _MAC_BYTES:
+        return None
+    try:
+        key = _key(create=False)
+    except (FileNotFoundError, ProvenanceError):
+        return None
+    return data if hmac.compare_digest(found, _mac(key, purpose, data)) else None
+
+
+_MAC_BYTES = 32
+
+
+def _mac(key: bytes, purpose: str, data: bytes) -> bytes:
+    return hmac.new(key, b"precompact/made-here/v1\0" + purpose.encode() + b"\0" + data, hashlib.sha256).digest()
+
+
+def _tag(key: bytes, event: dict) -> str:
+    covered = json.dumps([event.get(name) for name in TAGGED_FIELDS], ensure_ascii=False, separators=(",", ":"))
+    return hmac.new(key, _CONTEXT + covered.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+_cached: dict[Path, bytes] = {}
+
+
+def _key(create: bool) -> bytes:
+    path = key_path()
+    if path in _cached:
+        return _cached[path]
+    try:
+        key = _read_key(path)
+    except FileNotFoundError:
+        if not create:
+            raise
+        key = _create_key(path)
+    _cached[path] = key
+    return key
+
+
+def _create_key(path: Path) -> bytes:
+    """A new key at `path`, whole before any reader can see it (written aside, then linked into
+    place); the one another process made first when it won."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    aside = path.with_name(f".{KEY_NAME}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(aside, path)
+    finally:
+        os.unlink(aside)
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes:
+    """The key, if only this user can read it and it is exactly KEY_BYTES long."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ProvenanceError(
+                e.errno, f"{path} is a symbolic link; remove it (precompact makes a new key)"
+            ) from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise ProvenanceError(
+                errno.EPERM, f"{path} is not a file only you can read; remove it (precompact makes a new key)"
+            )
+        key = f.read(KEY_BYTES + 1)
+    if len(key) != KEY_BYTES:
+        raise ProvenanceError(
+            errno.EINVAL, f"{path} is not a {KEY_BYTES}-byte key; remove it (precompact makes a new key)"
+        )
+    return key

@@ -1,0 +1,383 @@
+"""The append-only savepoint index, `logs/precompact-savepoint.jsonl`.
+
+Every change is a new line (an event); no line is ever rewritten. Appends happen under an
+exclusive lock on `logs/precompact-savepoint.lock` and are fsynced; `fold` turns the events into the
+current state of each savepoint.
+
+Each instance has its own chain of savepoints (sequence numbers from 1, hash links), as its
+on-chain record does; events name the instance and sequence they are about.
+
+This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this machine's tag
+(local.provenance): the index is the project's, and only the tag says this machine wrote it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from precompact.boundary import logs_dir
+from precompact.errors import PrecompactError
+from precompact.local import provenance
+
+INDEX_NAME = "precompact-savepoint.jsonl"
+LOCK_NAME = "precompact-savepoint.lock"
+LOCK_POLL_SECONDS = 0.01
+
+
+class Event(StrEnum):
+    """What an index line records (its "event" field)."""
+
+    SAVEPOINT_CREATED = "SAVEPOINT_CREATED"
+    LAYER_2_COMMITTED = "LAYER_2_COMMITTED"
+    LAYER_2_PUSHED = "LAYER_2_PUSHED"
+    LAYER_2_FAILED = "LAYER_2_FAILED"
+    LAYER_3_CONFIRMED = "LAYER_3_CONFIRMED"
+    LAYER_3_FAILED = "LAYER_3_FAILED"
+    COMPACT_SUMMARY = "COMPACT_SUMMARY"
+    # A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
+    BRIEF_DELIVERED = "BRIEF_DELIVERED"
+    RESURRECTED = "RESURRECTED"
+    # `precompact prune` removed the local copy (its git copy is pushed and verified).
+    LOCAL_COPY_PRUNED = "LOCAL_COPY_PRUNED"
+
+
+class Layer2(StrEnum):
+    """Where a savepoint's git copy stands."""
+
+    PENDING = "PENDING"
+    COMMITTED = "COMMITTED"
+    PUSHED = "PUSHED"
+    FAILED = "FAILED"
+
+
+class Layer3(StrEnum):
+    """Where a savepoint's on-chain record stands (the specification's spelling)."""
+
+    QUEUED = "QUEUED_FOR_BLOCKCHAIN"
+    CONFIRMED = "CONFIRMED"
+    FAILED = "FAILED"
+
+
+LAYER_1_SAVED = "SAVED_LOCALLY"
+
+_LAYER_2_EVENTS = {
+    Event.LAYER_2_COMMITTED: Layer2.COMMITTED,
+    Event.LAYER_2_PUSHED: Layer2.PUSHED,
+    Event.LAYER_2_FAILED: Layer2.FAILED,
+}
+_LAYER_3_EVENTS = {Event.LAYER_3_CONFIRMED: Layer3.CONFIRMED, Event.LAYER_3_FAILED: Layer3.FAILED}
+
+
+# Event fields holding free text (Claude Code's summary, a layer's failure), redacted before
+# they are written: the index is committed and pushed.
+FREE_TEXT_FIELDS = ("summary", "reason")
+
+
+def _redacted(value):
+    from precompact.transcript.redact import Redactor
+
+    return Redactor().redact(value)
+
+
+class LockTimeout(PrecompactError):
+    """Another precompact process held the index lock for too long."""
+
+
+def index_path(logs: Path) -> Path:
+    return logs / INDEX_NAME
+
+
+@contextlib.contextmanager
+def locked(logs: Path, timeout: float, name: str = LOCK_NAME) -> Iterator[None]:
+    """Holds the index lock (or the lock file `name`); waits up to `timeout` seconds for another
+    holder to finish."""
+    fd = logs_dir.open_file(logs, name, os.O_RDWR | os.O_CREAT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(
+                        f"lock {logs / name} still held after {timeout:.0f} s by another precompact process"
+                    ) from None
+                time.sleep(LOCK_POLL_SECONDS)
+        yield
+    finally:
+        os.close(fd)
+
+
+def append(logs: Path, event: dict) -> None:
+    """Appends one event line and makes it durable. Call with the lock held."""
+    event = {k: _redacted(v) if k in FREE_TEXT_FIELDS else v for k, v in event.items()}
+    if event.get("event") == Event.SAVEPOINT_CREATED:
+        event[provenance.TAG_FIELD] = provenance.tag(event)
+    line = (json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        # A crash can leave a torn last line; start on a fresh line so it stays one bad line.
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def utc_timestamp() -> str:
+    """Now, as the index writes times: ISO 8601 UTC to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
+    """Appends a timestamped event under the lock."""
+    stamped = {**event, "timestamp": utc_timestamp()}
+    with locked(logs, lock_timeout):
+        append(logs, stamped)
+
+
+def mark(logs: Path, savepoint: Savepoint, event: Event, **details) -> None:
+    """Records an event about one savepoint (a layer's progress, a summary)."""
+    record(logs, {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a layer did with one savepoint; the orchestration records it as an index line."""
+
+    savepoint: Savepoint
+    event: Event
+    details: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.event in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED)
+
+
+def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
+    """Records each outcome as soon as the layer reports it (a crash loses none it already
+    reported); returns the reasons of those that failed, each once (one failed push fails
+    every savepoint it carried)."""
+    problems: dict[str, None] = {}
+    for outcome in outcomes:
+        mark(logs, outcome.savepoint, outcome.event, **outcome.details)
+        if outcome.failed:
+            problems[outcome.details["reason"]] = None
+    return list(problems)
+
+
+@dataclass
+class IndexRead:
+    events: list[dict] = field(default_factory=list)
+    bad_lines: list[int] = field(default_factory=list)
+
+
+def read(logs: Path) -> IndexRead:
+    """All events in order; unparseable lines are reported by line number, never fatal."""
+    try:
+        fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDONLY)
+    except FileNotFoundError:
+        return IndexRead()
+    with os.fdopen(fd, "rb") as f:
+        return parse(f)
+
+
+def parse(lines: Iterable[bytes]) -> IndexRead:
+    """The events of an index's lines (from the file, or a copy of it kept in git)."""
+    result = IndexRead()
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            result.bad_lines.append(number)
+            continue
+        if isinstance(event, dict):
+            result.events.append(event)
+        else:
+            result.bad_lines.append(number)
+    return result
+
+
+@dataclass
+class Savepoint:
+    """A savepoint as its events describe it now."""
+
+    sequence: int
+    created: dict
+    layer_2: Layer2 = Layer2.PENDING
+    layer_3: Layer3 = Layer3.QUEUED
+    commit: str | None = None
+    chain_signature: str | None = None
+    chain_slot: int | None = None
+    failures: list[str] = field(default_factory=list)
+    compact_summary: str | None = None
+    pruned: bool = False  # the local copy was removed on purpose; git holds it
+
+    @property
+    def written_here(self) -> bool:
+        """Whether this machine wrote it (its index line carries this machine's tag): only
+        then does the hash the index states count as the local root."""
+        return provenance.written_here(self.created)
+
+    @property
+    def snapshot_hash(self) -> str:
+        return self.created["snapshot_hash"].removeprefix("sha256:")
+
+    @property
+    def prev_snapshot_hash(self) -> str | None:
+        """The hash this savepoint links back to; None for an instance's first."""
+        return (self.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") or None
+
+    @property
+    def instance(self) -> str:
+        return self.created["instance"]
+
+    # The SAVEPOINT_CREATED line's other fields, typed. The index is input (a copied or edited
+    # logs/ can hold anything), so a field of the wrong type reads as absent, never as a crash.
+
+    @property
+    def snapshot_file(self) -> str:
+        """The snapshot's name under logs/ as the index states it ("" when absent); readers
+        check it with logs_dir before they open anything."""
+        return self._text("snapshot_file") or ""
+
+    @property
+    def timestamp(self) -> str | None:
+        return self._text("timestamp")
+
+    @property
+    def unix_timestamp(self) -> int:
+        return self._number("unix_timestamp") or 0
+
+    @property
+    def trigger(self) -> str | None:
+        return self._text("trigger")
+
+    @property
+    def session_id(self) -> str | None:
+        return self._text("session_id")
+
+    @property
+    def last_said(self) -> str | None:
+        """The mark of the last entry said before this savepoint (conversation.last_said)."""
+        return self._text("last_said")
+
+    @property
+    def transcript_end(self) -> int | None:
+        return self._number("transcript_end")
+
+    @property
+    def messages(self) -> int | None:
+        return self._number("messages")
+
+    @property
+    def recovered(self) -> str | None:
+        """Why this savepoint was recovered after a compaction (capture), None if it was not."""
+        return self._text("recovered")
+
+    @property
+    def snapshot_size_bytes(self) -> int:
+        return self._number("snapshot_size_bytes") or 0
+
+    @property
+    def tokens_used(self) -> int | None:
+        return self._number("tokens_used_this_session")
+
+    @property
+    def tokens_remaining(self) -> int | None:
+        return self._number("tokens_remaining")
+
+    @property
+    def layer_1_status(self) -> str | None:
+        return self._text("layer_1_status")
+
+    def _text(self, name: str) -> str | None:
+        value = self.created.get(name)
+        return value if isinstance(value, str) else None
+
+    def _number(self, name: str) -> int | None:
+        value = self.created.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def fold(events: list[dict]) -> list[Savepoint]:
+    """Savepoints in the order they were created (sequence order within an instance), each
+    with the latest state of its layers."""
+    by_key: dict[tuple[str, int], Savepoint] = {}
+    for event in events:
+        sequence, instance = event.get("sequence"), event.get("instance")
+        if not isinstance(sequence, int) or not isinstance(instance, str):
+            continue
+        kind = event.get("event")
+        if kind == Event.SAVEPOINT_CREATED:
+            by_key.setdefault((instance, sequence), Savepoint(sequence=sequence, created=event))
+            continue
+        savepoint = by_key.get((instance, sequence))
+        if savepoint is None:
+            continue
+        if kind in _LAYER_2_EVENTS:
+            savepoint.layer_2 = _LAYER_2_EVENTS[kind]
+            if kind == Event.LAYER_2_COMMITTED:
+                savepoint.commit = event.get("commit")
+        elif kind in _LAYER_3_EVENTS:
+            savepoint.layer_3 = _LAYER_3_EVENTS[kind]
+            if kind == Event.LAYER_3_CONFIRMED:
+                savepoint.chain_signature = event.get("signature")
+                savepoint.chain_slot = event.get("slot")
+        elif kind == Event.COMPACT_SUMMARY:
+            savepoint.compact_summary = event.get("summary")
+            continue
+        elif kind == Event.LOCAL_COPY_PRUNED:
+            savepoint.pruned = True
+            continue
+        if kind in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED):
+            layer = "layer_2" if kind == Event.LAYER_2_FAILED else "layer_3"
+            savepoint.failures.append(f"{layer}: {event.get('reason', 'unknown reason')}")
+    return list(by_key.values())
+
+
+def of_instance(folded: list[Savepoint], instance: str) -> list[Savepoint]:
+    """One instance's savepoints, in sequence order."""
+    return sorted((s for s in folded if s.instance == instance), key=lambda s: s.sequence)
+
+
+def savepoints(logs: Path, instance: str | None = None) -> list[Savepoint]:
+    """The folded index: every savepoint in creation order, or one instance's in sequence order."""
+    folded = fold(read(logs).events)
+    return folded if instance is None else of_instance(folded, instance)
+
+
+def lineage(events: list[dict], instance: str) -> list[str]:
+    """The instances this one continues, oldest first and itself last, as its latest
+    RESURRECTED event recorded; just itself when it was never resurrected from another."""
+    for event in reversed(events):
+        if (
+            event.get("event") == Event.RESURRECTED
+            and event.get("instance") == instance
+            and isinstance(event.get("lineage"), list)
+        ):
+            return [str(name) for name in event["lineage"]]
+    return [instance]
+
+
+def highest_confirmed(savepoints: Iterable[Savepoint]) -> int:
+    """The highest sequence among `savepoints` marked confirmed on chain (0: none)."""
+    return max((s.sequence for s in savepoints if s.layer_3 == Layer3.CONFIRMED), default=0)
+
+
+def latest(logs: Path, instance: str) -> Savepoint | None:
+    mine = savepoints(logs, instance)
+    return mine[-1] if mine else None

@@ -1,0 +1,708 @@
+"""Layer 1: the local savepoint.
+
+A snapshot is one canonical JSON document (sorted keys, compact separators, UTF-8) written
+atomically to `logs/precompact-saves/`; its SHA-256 is the hash of exactly those bytes. The
+conversation history and the loaded files' contents are stored as content-addressed chunks
+(`chunks.py`) that the snapshot lists, so savepoints of a growing session share what they hold
+(docs/snapshot-format.md). The transcript is streamed into chunks one block of entries at a
+time, redacted on the way, from where the session's last savepoint stopped when the transcript
+before that point is unchanged (`resume.py`), so a 100 MB transcript is never held in memory
+whole nor read again whole. The index entry is appended under the same lock that assigns the
+sequence number, so concurrent hooks form one chain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import hashlib
+import mmap
+import os
+import re
+import secrets
+import stat
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from precompact.boundary import git_env, logs_dir, processes
+from precompact.local import chunks, savepoint_log
+from precompact.local import read_position as resume
+from precompact.local.canonical import canonical
+from precompact.transcript import claude_code as transcript
+
+if TYPE_CHECKING:
+    from precompact.config.settings import Config
+from precompact.transcript.redact import Redactor
+
+SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
+FORMAT_VERSION = 2
+SAVES_DIR = logs_dir.SAVES_DIR
+INDEX_LOCK_TIMEOUT_SECONDS = 10.0
+GIT_TIMEOUT_SECONDS = 5.0
+# The session-state file is a short note of priorities; beyond this its head is kept, cut.
+SESSION_STATE_CAP_BYTES = 1 << 20
+
+
+_HISTORY_OPEN = b'{"conversation_history":['
+# The history ends where the first of the other fields (sorted) begins.
+_HISTORY_CLOSE = b'],"format_version":'
+_TAIL_WINDOW_BYTES = 1 << 18
+
+
+class SnapshotReader:
+    """A snapshot's bytes read for resurrection: every field but `conversation_history` (most of
+    the bytes) at once, the history's entries newest first and only as far back as asked.
+    Anything not laid out as `create_savepoint` writes it is parsed whole instead."""
+
+    def __init__(self, data: bytes | mmap.mmap):
+        # A read-only mmap of the file serves too: only the parts read are paged in.
+        self._data = data
+        self._history: list | None = None
+        close = data.rfind(_HISTORY_CLOSE)
+        fields = None
+        if data[: len(_HISTORY_OPEN)] == _HISTORY_OPEN and close >= len(_HISTORY_OPEN) - 1:
+            try:
+                fields = orjson.loads(b"{" + data[close + 2 :])
+            except orjson.JSONDecodeError:
+                fields = None  # the marker was inside a later field: not the boundary
+        if isinstance(fields, dict):
+            self.fields, self._history_end = fields, close
+        else:
+            document = transcript.parse_json(data if isinstance(data, bytes) else data[:])
+            if not isinstance(document, dict):
+                raise ValueError("a snapshot is a JSON object")  # noqa: TRY004 -- bad input, handled as ValueError
+            history = document.pop("conversation_history", None)
+            self._history = history if isinstance(history, list) else []
+            self.fields, self._history_end = document, 0
+
+    def newest_entries(self) -> Iterator:
+        """The history's entries, newest first, parsed window by window from the end: a
+        candidate boundary `},{"` is an entry boundary iff what follows it parses as a list (a
+        boundary inside an entry leaves that entry's closing brackets unmatched)."""
+        if self._history is not None:
+            yield from reversed(self._history)
+            return
+        data, start, end, window = self._data, len(_HISTORY_OPEN), self._history_end, _TAIL_WINDOW_BYTES
+        while end > start:
+            low = max(start, end - window)
+            window *= 2
+            entries, boundary = (
+                (orjson.loads(b"[" + data[start:end] + b"]"), start - 1)
+                if low == start
+                else self._entries_after(low, end)
+            )
+            if entries is None:
+                continue  # one entry is longer than the window
+            yield from reversed(entries)
+            end = boundary + 1
+
+    @property
+    def data(self) -> bytes:
+        """The whole document's bytes (a chunked snapshot's, rebuilt from its chunks)."""
+        return bytes(self._data) if not isinstance(self._data, bytes) else self._data
+
+    @property
+    def history_end(self) -> int:
+        """Where the history's last entry ends: the bytes before it are every entry and the
+        separators between them (a snapshot holding the same entries and more starts with them)."""
+        if self._history is not None:
+            raise ValueError("the snapshot is not laid out as precompact writes it")
+        return self._history_end
+
+    def prefix(self, end: int) -> memoryview:
+        """The snapshot's first `end` bytes (not copied)."""
+        return memoryview(self._data)[:end]
+
+    def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
+        """The history's entries, oldest first, each with its place in the snapshot (what
+        `entry_at` takes back), so an index can point into the snapshot instead of copying it;
+        with `after` (an entry's end), only the entries after it. Raises ValueError for a
+        snapshot not laid out as `create_savepoint` writes it."""
+        data, end = self._data, self.history_end
+        position = len(_HISTORY_OPEN) if after is None else after + 1
+        if after is not None and after < end and data[after : after + 1] != b",":
+            raise ValueError(f"no entry of this snapshot ends at byte {after}")
+        while position < end:
+            # An entry ends at the first `},{"` (or at the history's end) where it parses whole:
+            # a JSON object cannot parse when cut inside, so the first success is its end.
+            candidate = data.find(b'},{"', position, end)
+            while True:
+                stop = end if candidate == -1 else candidate + 1
+                try:
+                    entry = orjson.loads(data[position:stop])
+                    break
+                except orjson.JSONDecodeError:
+                    if candidate == -1:
+                        raise ValueError(f"the snapshot's history does not parse at byte {position}") from None
+                    candidate = data.find(b'},{"', candidate + 1, end)
+            yield (position, stop), entry
+            position = stop + 1
+
+    def entry_at(self, place: tuple[int, int]) -> object:
+        """The entry `located_entries` gave at `place`."""
+        return orjson.loads(self.entry_bytes(place))
+
+    def entry_bytes(self, place: tuple[int, int]) -> bytes:
+        """The bytes of the entry at `place`, as the snapshot holds them."""
+        start, stop = place
+        if self._history is not None or not len(_HISTORY_OPEN) <= start < stop <= self._history_end:
+            raise ValueError(f"no entry of this snapshot is at {start}..{stop}")
+        return self._data[start:stop]
+
+    def _entries_after(self, low: int, end: int) -> tuple[list | None, int]:
+        """The entries after the first entry boundary at or past `low`, and that boundary."""
+        candidate = self._data.find(b'},{"', low, end)
+        while candidate != -1:
+            try:
+                return orjson.loads(b"[" + self._data[candidate + 2 : end] + b"]"), candidate
+            except orjson.JSONDecodeError:
+                candidate = self._data.find(b'},{"', candidate + 1, end)
+        return None, end
+
+
+def instance_number(instance: str) -> int | None:
+    """`"Gabriel #215"` -> 215; None when the name carries no `#<n>`."""
+    match = re.search(r"#\s*(\d+)\s*$", instance)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Session:
+    """What Claude Code tells the hook about the session."""
+
+    session_id: str | None
+    transcript_path: str | None
+    cwd: str
+    trigger: str = "manual"
+    custom_instructions: str | None = None
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """A savepoint made after a compaction, from the transcript (local/capture.py): only the
+    entries before byte `end` (the compaction boundary's line) are read, and the snapshot and its
+    index line say `reason`."""
+
+    reason: str
+    end: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parts of the configuration Layer 1 needs."""
+
+    instance: str
+    logs: Path
+    context_window: int = 200_000
+    session_state: Path | None = None
+    include: tuple[Path, ...] = ()
+    exclude: tuple[str, ...] = ()
+    file_cap_bytes: int = 256 * 1024
+    redaction: bool = True
+    extra_patterns: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, config: Config) -> Settings:
+        """The settings a project's configuration gives Layer 1."""
+        return cls(
+            instance=config.instance,
+            logs=config.logs,
+            context_window=config.context_window,
+            session_state=config.session_state,
+            include=config.include,
+            exclude=config.exclude,
+            redaction=config.redaction,
+            extra_patterns=dict(config.redaction_patterns),
+        )
+
+
+@dataclass(frozen=True)
+class WrittenSnapshot:
+    sequence: int
+    path: Path
+    sha256: str
+    size: int
+    prev_sha256: str | None
+    event: dict
+
+
+def create_savepoint(
+    settings: Settings, session: Session, now: datetime | None = None, recovery: Recovery | None = None
+) -> WrittenSnapshot:
+    """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
+    with savepoint_log.locked(settings.logs, INDEX_LOCK_TIMEOUT_SECONDS):
+        events = savepoint_log.read(settings.logs).events
+        mine = savepoint_log.of_instance(savepoint_log.fold(events), settings.instance)
+        previous = mine[-1] if mine else None
+        # Read under the lock, and never earlier than the previous savepoint: the program
+        # refuses a timestamp that goes backwards, which would leave this savepoint (and all
+        # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
+        now = now or datetime.now(UTC)
+        if previous is not None and int(now.timestamp()) < previous.unix_timestamp:
+            now = datetime.fromtimestamp(previous.unix_timestamp, UTC)
+        lineage = savepoint_log.lineage(events, settings.instance)
+        sequence = previous.sequence + 1 if previous else 1
+        prev_hash = previous.snapshot_hash if previous else None
+        name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
+        path = settings.logs.parent / name
+        with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
+            # Snapshots are written only under this lock, so any temporary file seen now was
+            # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
+            for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
+                os.unlink(stale, dir_fd=saves)
+            digest, size, facts = _write_snapshot(
+                saves, path, settings, session, now, sequence, mine, lineage, recovery
+            )
+        event = {
+            "event": savepoint_log.Event.SAVEPOINT_CREATED,
+            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "unix_timestamp": int(now.timestamp()),
+            "instance": settings.instance,
+            "sequence": sequence,
+            "snapshot_hash": f"sha256:{digest}",
+            "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
+            "snapshot_size_bytes": size,
+            "snapshot_file": name,
+            "trigger": session.trigger,
+            "session_id": session.session_id,
+            "layer_1_status": savepoint_log.LAYER_1_SAVED,
+            "layer_2_status": savepoint_log.Layer2.PENDING,
+            "layer_3_status": savepoint_log.Layer3.QUEUED,
+            "tokens_used_this_session": facts["tokens"]["used"],
+            "tokens_remaining": facts["tokens"]["remaining"],
+            "context_utilization_percent": facts["tokens"]["utilization_percent"],
+            "redactions": facts["redactions"],
+            # What the session had last said: a later PreCompact finding the same keeps this savepoint.
+            "last_said": facts["last_said"],
+            # How far into the transcript this savepoint read, and what it holds: capture.py
+            # finds a compaction no savepoint covers, and never briefs an empty one.
+            "transcript_end": facts["transcript_end"],
+            "messages": facts["messages"],
+        }
+        if recovery is not None:
+            event["recovered"] = recovery.reason
+        savepoint_log.append(settings.logs, event)
+    return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
+
+
+def _write_snapshot(
+    saves: int,
+    path: Path,
+    settings: Settings,
+    session: Session,
+    now: datetime,
+    sequence: int,
+    saved: list[savepoint_log.Savepoint],
+    lineage: list[str],
+    recovery: Recovery | None,
+) -> tuple[str, int, dict]:
+    """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
+    the index line says of it. `saved`: the instance's savepoints so far."""
+    previous = saved[-1] if saved else None
+    redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
+    clean = redactor.redact if redactor else (lambda v: v)
+    scan = transcript.TranscriptScan(path=session.transcript_path or "")
+    with logs_dir.directory(settings.logs, chunks.CHUNKS_DIR) as chunks_fd:
+        chunks.remove_stale(chunks_fd)
+        writer = chunks.Writer(chunks_fd)
+        reading = _Reading(scan)
+        if session.transcript_path:
+            reading = _write_history(
+                writer, settings, session, scan, redactor, saved, recovery.end if recovery else None
+            )
+        else:
+            scan.found, scan.problem = False, "no transcript path given"
+        scan = reading.scan
+        contents = _FileContents(writer, redactor, reading.point.files if reading.point else {})
+        rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, contents, redactor)
+        if recovery is not None:
+            rest["recovered"] = {"reason": recovery.reason, "transcript_end": recovery.end}
+        contents.finish()
+        listed = writer.finish()
+    assert min(rest) > "conversation_chunks"
+    data = canonical({"conversation_chunks": [ref.listed() for ref in listed], **rest})
+    tmp = f".{path.name}.{os.getpid()}.tmp"
+    fd = logs_dir.open_in(saves, path.with_name(tmp), tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path.name, src_dir_fd=saves, dst_dir_fd=saves)
+        os.fsync(saves)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=saves)
+        raise
+    digest = hashlib.sha256(data).hexdigest()
+    if reading.point is not None:
+        reading.point.files = contents.stored
+        resume.save(settings.logs, reading.name, reading.mark, reading.point, digest)
+    return (
+        digest,
+        len(data),
+        {
+            "tokens": rest["tokens"],
+            "redactions": rest["redaction"]["total"],
+            "last_said": scan.last_said,
+            "transcript_end": reading.end,
+            "messages": scan.messages,
+        },
+    )
+
+
+@dataclass
+class _Reading:
+    """What reading the transcript left: the scan, and the resume point to record (under the
+    session's `name`, for settings `mark`)."""
+
+    scan: transcript.TranscriptScan
+    point: resume.Point | None = None
+    name: str = ""
+    mark: str = ""
+    end: int = 0  # the transcript's byte offset where reading stopped (after a whole line)
+
+
+class _FileContents:
+    """Loaded files' contents (redacted) in chunks, each file's record naming its range as
+    `content_chunk`: the contents stored anew go into one chunk (one file to write, not one per
+    file), written by `finish`. A file whose bytes the session's resume point knows is neither
+    redacted nor stored again: its range and redaction counts are taken from there."""
+
+    def __init__(self, writer: chunks.Writer, redactor, known: dict[str, dict]):
+        self._writer, self._redactor, self._known = writer, redactor, known
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._pending: list[dict] = []  # ranges in the chunk `finish` writes
+        self.stored: dict[str, dict] = {}  # what the next resume point knows
+
+    def __call__(self, head: bytes) -> dict:
+        key = hashlib.sha256(head).hexdigest()
+        found = self._known.get(key) or self.stored.get(key)
+        if found is None:
+            before = Counter(self._redactor.counts) if self._redactor is not None else Counter()
+            text = head.decode("utf-8", errors="replace")
+            data = canonical(self._redactor.redact(text) if self._redactor is not None else text)
+            counts = self._redactor.counts - before if self._redactor is not None else Counter()
+            place = {"start": self._size, "end": self._size + len(data)}
+            self._parts.append(data)
+            self._size += len(data)
+            self._pending.append(place)
+            found = {"chunk": place, "redactions": dict(counts)}
+        elif self._redactor is not None:
+            self._redactor.counts.update(found["redactions"])
+        self.stored[key] = found
+        return {"content_chunk": found["chunk"]}
+
+    def finish(self) -> None:
+        """Writes the contents stored anew as one chunk, and names it in their ranges."""
+        if not self._parts:
+            return
+        ref = self._writer.store(b"".join(self._parts))
+        for place in self._pending:
+            place.update(ref.listed())
+
+
+def _write_history(
+    writer: chunks.Writer,
+    settings: Settings,
+    session: Session,
+    scan: transcript.TranscriptScan,
+    redactor,
+    saved: list[savepoint_log.Savepoint],
+    end: int | None = None,
+) -> _Reading:
+    """Streams the transcript's entries, redacted, into chunks; goes on from the session's
+    resume point when the transcript before it is unchanged. With `end` (a line's start), only
+    the bytes before it are read. Returns the scan (a resumed one replaces `scan`) and the resume
+    point to record."""
+    transcript_path = str(session.transcript_path)
+    transcript_file = Path(transcript_path)
+    transcript.settle(transcript_file)
+    handle = transcript.open_transcript(transcript_file, scan)
+    if handle is None:
+        return _Reading(scan)
+    name = resume.key(settings.instance, session.session_id, transcript_path)
+    mark = resume.fingerprint(settings.redaction, dict(settings.extra_patterns))
+    point = None
+    known_files: dict[str, dict] = {}
+    with handle:
+        resumed = resume.load(settings.logs, name, mark, handle, transcript_path, saved)
+        if resumed is not None and end is not None and resumed.point.offset > end:
+            resumed = None
+        if resumed is not None:
+            scan, prefix, offset = resumed.scan, resumed.prefix, resumed.point.offset
+            writer.refs = list(resumed.point.refs)
+            if resumed.last is not None:
+                # The last chunk was not full: its entries start the one this savepoint fills.
+                writer.refs.pop()
+                writer.add(resumed.last)
+            if redactor is not None:
+                redactor.counts.update(resumed.point.redactions)
+            known_files = resumed.point.files
+        else:
+            handle.seek(0)
+            prefix, offset = hashlib.sha256(), 0
+        for whole in transcript.read_blocks(handle, scan):
+            block = whole if end is None else whole[: max(end - offset, 0)]
+            if not block:
+                break
+            prefix.update(block)
+            offset += len(block)
+            lines = block.split(b"\n")
+            # Most lines hold nothing a secret pattern could match: those skip redaction.
+            suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
+            clean = redactor.redact if redactor is not None else None
+            writer.add(
+                b"".join(
+                    canonical(clean(entry) if clean is not None and number in suspects else entry) + b","
+                    for number, entry in transcript.entries(lines, scan)
+                )
+            )
+            if writer.full:
+                writer.cut()
+        if end is not None and offset == end:
+            # What follows the boundary is not this savepoint's: its size and last line neither.
+            scan.bytes, scan.partial_last_line = end, False
+        # The history ends here (the files' contents go into chunks of their own): the next
+        # savepoint of this session goes on from this point, its last chunk reopened.
+        writer.cut()
+        if writer.refs:
+            counts = dict(redactor.counts) if redactor is not None else {}
+            point = resume.Point(offset, prefix.hexdigest(), list(writer.refs), scan.state(), counts, known_files)
+    return _Reading(scan, point, name, mark, offset)
+
+
+# Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it
+# knows; a model id tagged `[1m]` has the 1M window. Other models get `snapshot.context_window`.
+MODEL_WINDOWS = {
+    **dict.fromkeys(
+        (
+            "claude-opus-5-5",
+            "claude-opus-5",
+            "claude-sonnet-5-5",
+            "claude-sonnet-5",
+            "claude-opus-4-8",
+            "claude-fable-5",
+        ),
+        1_000_000,
+    ),
+    **dict.fromkeys(("claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"), 200_000),
+}
+
+
+def context_window(model: str | None, fallback: int) -> int:
+    """The context window of the model that ran the session (`fallback` for an unknown one)."""
+    if not model:
+        return fallback
+    if model.endswith("[1m]"):
+        return 1_000_000
+    # Dated ids (claude-sonnet-4-5-20250929) are the undated model.
+    return MODEL_WINDOWS.get(re.sub(r"-\d{8}$", "", model), fallback)
+
+
+def _fields(
+    settings: Settings,
+    session: Session,
+    now: datetime,
+    sequence: int,
+    previous,
+    lineage: list[str],
+    scan,
+    clean,
+    contents,
+    redactor,
+) -> dict:
+    used = transcript.context_tokens(scan.last_usage)
+    window = context_window(scan.model, settings.context_window)
+    fields = {
+        "type": SNAPSHOT_TYPE,
+        "format_version": FORMAT_VERSION,
+        "timestamp_iso8601": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sequence": sequence,
+        "instance_id": settings.instance,
+        "instance_id_sha256": hashlib.sha256(settings.instance.encode("utf-8")).hexdigest(),
+        "instance_number": instance_number(settings.instance),
+        "lineage": lineage,
+        "session": clean(
+            {
+                "session_id": session.session_id,
+                "transcript_path": session.transcript_path,
+                "cwd": session.cwd,
+                "trigger": session.trigger,
+                "custom_instructions": session.custom_instructions,
+            }
+        ),
+        "tokens": {
+            "model": scan.model,
+            "used": used,
+            "window": window,
+            "remaining": max(window - used, 0),
+            "utilization_percent": round(100 * used / window, 2) if window else None,
+        },
+        "transcript": scan.summary(),
+        "session_state": _session_state(settings, clean),
+        "loaded_files": _loaded_files(settings, session, scan, clean, contents),
+        "git_state": clean(git_state(Path(session.cwd))),
+        "previous": {"sequence": previous.sequence, "snapshot_hash": previous.snapshot_hash} if previous else None,
+        # Random bytes make the public hash useless for guessing a snapshot's content.
+        "nonce": secrets.token_hex(16),
+    }
+    fields["redaction"] = redactor.summary() if redactor else {"enabled": False, "counts": {}, "total": 0}
+    return fields
+
+
+def _session_state(settings: Settings, clean) -> dict | None:
+    path = settings.session_state
+    if path is None:
+        return None
+    opened = _open_inside(path, settings.logs.parent.resolve(), settings.exclude)
+    if isinstance(opened, dict):
+        problem = opened.get("problem") or ("outside the project" if opened.get("outside_project") else "excluded")
+        return {"path": str(path), "problem": problem}
+    try:
+        with os.fdopen(opened, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            raw = f.read(SESSION_STATE_CAP_BYTES + 1)
+    except OSError as e:
+        return {"path": str(path), "problem": f"unreadable: {e.strerror or e}"}
+    kept = {"path": str(path), "size": max(size, len(raw))}
+    if len(raw) > SESSION_STATE_CAP_BYTES:
+        # Cut, it is no JSON document: its first bytes are kept as text, and said to be cut.
+        head = raw[:SESSION_STATE_CAP_BYTES].decode("utf-8", errors="replace")
+        return {**kept, "truncated": True, "content": clean(head)}
+    try:
+        content = transcript.parse_json(raw)
+    except ValueError:
+        content = raw.decode("utf-8", errors="replace")
+    return {**kept, "truncated": False, "content": clean(content)}
+
+
+def _loaded_files(settings: Settings, session: Session, scan, clean, contents) -> dict:
+    cwd = Path(session.cwd)
+    root = settings.logs.parent.resolve()
+    wanted = dict(scan.files)
+    for extra in settings.include:
+        wanted.setdefault(str(extra), "include")
+    files = {}
+    for name, source in sorted(wanted.items()):
+        file = Path(name) if Path(name).is_absolute() else cwd / name
+        files[clean(name)] = {"source": source, **_file_record(file, settings, root, contents)}
+    return files
+
+
+def _is_excluded(file: Path, root: Path, patterns: tuple[str, ...]) -> bool:
+    candidates = {str(file), file.name, str(file.relative_to(root))}
+    matcher = _matcher(patterns)
+    return matcher is not None and any(matcher.match(c) for c in candidates)
+
+
+@functools.cache
+def _matcher(patterns: tuple[str, ...]) -> re.Pattern | None:
+    """The exclude patterns as one regular expression (fnmatch's own translation): a session
+    with hundreds of files in play otherwise spends a tenth of a second in fnmatch."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)) if patterns else None
+
+
+def _open_inside(file: Path, root: Path, exclude: tuple[str, ...]) -> int | dict:
+    """A descriptor of `file` if it may be read into a snapshot: its real path (links
+    resolved) is inside the project, matches no exclude, and is a regular file; else why not."""
+    try:
+        resolved = file.resolve()
+    except (OSError, RuntimeError) as e:
+        return {"problem": f"unresolvable: {e}"}
+    if not resolved.is_relative_to(root):
+        return {"outside_project": True}
+    if _is_excluded(resolved, root, exclude) or (file.is_relative_to(root) and _is_excluded(file, root, exclude)):
+        return {"excluded": True}
+    try:
+        # The resolved path, not followed again: a link swapped in since is refused.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return {"problem": "file not found"}
+    except OSError as e:
+        return {"problem": f"unreadable: {e.strerror or e}"}
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return {"problem": "not a regular file"}
+    return fd
+
+
+def _file_record(file: Path, settings: Settings, root: Path, contents) -> dict:
+    """The file's content (as `contents` stores it), if it may be copied (`_open_inside`)."""
+    opened = _open_inside(file, root, settings.exclude)
+    if isinstance(opened, dict):
+        return opened
+    try:
+        with os.fdopen(opened, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(settings.file_cap_bytes)
+    except OSError as e:
+        return {"problem": f"unreadable: {e.strerror or e}"}
+    # The hash covers what is kept (`hashed_bytes`), not the rest of a file cut at the cap:
+    # reading a large file whole on every savepoint was most of the hook's time.
+    record = {
+        "sha256": hashlib.sha256(head).hexdigest(),
+        "hashed_bytes": len(head),
+        "size": size,
+        "truncated": size > len(head),
+    }
+    if b"\0" in head:
+        record["binary"] = True
+        return record
+    record.update(contents(head))
+    return record
+
+
+def git_state(cwd: Path) -> dict:
+    """Commit, branch, dirtiness and remotes of the repository at `cwd`, from git itself."""
+
+    def git(*args: str) -> processes.CompletedProcess:
+        return git_env.run(cwd, *args, timeout=GIT_TIMEOUT_SECONDS)
+
+    try:
+        status = git("status", "--porcelain=v2", "--branch", "--untracked-files=normal", "--ignore-submodules=dirty")
+    except (OSError, processes.TimeoutExpired) as e:
+        return {"repository": False, "problem": f"git unavailable: {e}"}
+    if status.returncode != 0:
+        return {
+            "repository": False,
+            "problem": status.stderr.strip().splitlines()[0] if status.stderr.strip() else "not a git repository",
+        }
+    commit = branch = None
+    dirty = False
+    untracked = 0
+    for line in status.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            commit = line.split(" ", 2)[2]
+            commit = None if commit == "(initial)" else commit
+        elif line.startswith("# branch.head "):
+            branch = line.split(" ", 2)[2]
+            branch = None if branch == "(detached)" else branch
+        elif line.startswith("? "):
+            untracked += 1
+            dirty = True
+        elif not line.startswith("#"):
+            dirty = True
+    remotes = {}
+    listed = git("remote", "-v")
+    for line in listed.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[-1] == "(fetch)":
+            remotes[parts[0]] = parts[1]
+    return {
+        "repository": True,
+        "current_commit": commit,
+        "branch": branch,
+        "detached": branch is None,
+        "dirty": dirty,
+        "untracked": untracked,
+        "remotes": remotes,
+    }

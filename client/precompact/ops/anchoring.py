@@ -1,0 +1,212 @@
+"""Layer 3 over JSON-RPC: posts queued savepoints to the program strictly in sequence order.
+
+Each savepoint is posted only after its git commit exists (the record names it), and only as
+the direct successor of what the chain holds; a savepoint the chain already holds (say, a post
+whose confirmation was lost) is recognised by its hash and recorded, never posted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from solders.hash import Hash
+from solders.keypair import Keypair
+from solders.transaction import Transaction
+
+from precompact.chain import record, rpc
+from precompact.chain import wire as chain
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log
+from precompact.verifier import verdicts
+
+CONFIRM_POLL_SECONDS = 0.05
+NO_COMMIT = "0" * 40
+
+
+class ChainError(PrecompactError):
+    """Layer 3 could not proceed; the message says why and what to do."""
+
+
+def post_pending(
+    cluster: str,
+    keypair_path: Path,
+    program_id: str,
+    instance: str,
+    logs: Path,
+    git_layer: bool = True,
+    authority: str | None = None,
+) -> Iterator[savepoint_log.Outcome]:
+    """Posts every savepoint not yet confirmed on chain, yielding each one's outcome as it
+    happens (the caller records it). Stops at the first savepoint that cannot go.
+    Without the git layer the record names no commit (40 zeros). A savepoint is confirmed only
+    once the record read back from its address passes the verifier's chain check and states it."""
+    mine = savepoint_log.savepoints(logs, instance)
+    pending = [s for s in mine if s.layer_3 != savepoint_log.Layer3.CONFIRMED]
+    if not pending:
+        return
+    if not pending[0].written_here:
+        yield _not_written_here(pending[0])
+        return
+    try:
+        signer = _signer(program_id, keypair_path, authority)
+    except ChainError as e:
+        yield _failed(pending[0], str(e))
+        return
+    roots = verdicts.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
+    client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    current = pending[0]
+    try:
+        held = _record_to_extend(client, signer, roots, savepoint_log.highest_confirmed(mine))
+        for savepoint in pending:
+            current = savepoint
+            commit = savepoint.commit or (None if git_layer else NO_COMMIT)
+            if commit is None:
+                yield _failed(savepoint, "waiting for the git commit (Layer 2) that the on-chain record names")
+                return
+            if savepoint.sequence == held.sequence and held.snapshot_hash.hex() == savepoint.snapshot_hash:
+                # Posted before, its confirmation lost: confirmed only if the record states it all.
+                verdicts.check_record_holds(held, savepoint, commit)
+                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True)
+                continue
+            if savepoint.sequence != held.sequence + 1:
+                yield _failed(
+                    savepoint,
+                    f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence} cannot follow it (run `precompact verify`)",
+                )
+                return
+            if not savepoint.written_here:
+                yield _not_written_here(savepoint)
+                return
+            signature, held = _post(client, signer, roots, savepoint, held, commit)
+            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False)
+    except (rpc.RpcError, ChainError) as e:
+        yield _failed(current, str(e))
+    except verdicts.Broken as e:
+        yield _failed(current, f"the record read back is not trustworthy: {e}")
+
+
+def _not_written_here(savepoint: savepoint_log.Savepoint) -> savepoint_log.Outcome:
+    """Signing a savepoint this machine did not write would make the chain vouch for a logs/
+    that came with the project."""
+    return _failed(
+        savepoint,
+        f"savepoint {savepoint.sequence} was not written by this machine (its index line carries no tag of this machine's key), so it is not signed; move that logs/ away",
+    )
+
+
+def _signer(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
+    """The configured key, once the program and the authority are the ones this client serves."""
+    if program_id != str(chain.PROGRAM_ID):
+        raise ChainError(
+            f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})"
+        )
+    try:
+        signer = chain.load_keypair(keypair_path)
+    except chain.KeypairError as e:
+        raise ChainError(str(e)) from None
+    if authority is not None and str(signer.pubkey()) != authority:
+        raise ChainError(
+            f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file"
+        )
+    return signer
+
+
+def _record_to_extend(client: rpc.Cluster, signer: Keypair, roots: verdicts.Roots, confirmed: int) -> record.Record:
+    """The instance's record as the chain holds it (created if this is its first savepoint),
+    unless its history was reset under savepoints this machine saw confirmed."""
+    held = verdicts.record_at(roots, client)
+    if held is None and confirmed:
+        raise ChainError(
+            f"savepoint {confirmed} was confirmed at {roots.address}, which holds no record now: it was closed (history reset); a new instance name starts a new record"
+        )
+    if held is None:
+        held = _initialize(client, signer, roots)
+    reset = verdicts.history_reset(roots, held.sequence, confirmed)
+    if reset is not None:
+        raise ChainError(reset)
+    return held
+
+
+def _post(
+    client: rpc.Cluster,
+    signer: Keypair,
+    roots: verdicts.Roots,
+    savepoint: savepoint_log.Savepoint,
+    held: record.Record,
+    commit: str,
+) -> tuple[str, record.Record]:
+    """Posts `savepoint` as the successor of `held`; returns the signature and the record read
+    back, once it states the savepoint."""
+    fields = chain.SavepointFields(
+        sequence=savepoint.sequence,
+        timestamp=int(savepoint.unix_timestamp),
+        instance_id=roots.instance_id,
+        snapshot_hash=bytes.fromhex(savepoint.snapshot_hash),
+        prev_snapshot_hash=held.snapshot_hash,
+        git_commit=commit[: chain.GIT_COMMIT_LEN],
+    )
+    signature = _send(client, signer, chain.savepoint_instructions(signer, fields, metadata(savepoint)))
+    after = verdicts.record_at(roots, client)
+    if after is None:
+        raise ChainError(f"transaction {signature} confirmed, but {roots.address} holds no record")
+    verdicts.check_record_holds(after, savepoint, commit)
+    return signature, after
+
+
+def metadata(savepoint: savepoint_log.Savepoint) -> bytes:
+    """The on-chain metadata: trigger and token usage, compact JSON within 256 bytes."""
+    fields = {
+        "trigger": savepoint.trigger,
+        "tokens_used": savepoint.tokens_used,
+        "tokens_remaining": savepoint.tokens_remaining,
+    }
+    return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()[: chain.METADATA_MAX_LEN]
+
+
+def _initialize(client: rpc.Cluster, signer: Keypair, roots: verdicts.Roots) -> record.Record:
+    """Creates the instance's record (the program takes over an address someone sent lamports
+    to); returns it as the chain then holds it."""
+    try:
+        _send(client, signer, [chain.initialize_instruction(signer.pubkey(), signer.pubkey(), roots.instance_id)])
+    except rpc.RpcError:
+        if verdicts.record_at(roots, client) is None:
+            raise
+    held = verdicts.record_at(roots, client)  # ours, or created meanwhile by another machine with this key
+    if held is None:
+        raise ChainError(f"initialize confirmed, but {roots.address} holds no record")
+    return held
+
+
+def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
+    try:
+        blockhash = Hash.from_string(client.latest_blockhash())
+    except ValueError:
+        raise rpc.RpcError(
+            f"cluster {client.url} answered getLatestBlockhash with an invalid blockhash; check chain.cluster"
+        ) from None
+    tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer], blockhash)
+    signature = client.send_transaction(bytes(tx))
+    deadline = time.monotonic() + rpc.DEFAULT_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        status = client.signature_status(signature)
+        if status is not None and status.get("err") is not None:
+            raise ChainError(f"transaction {signature} failed on chain: {status['err']}")
+        # Confirmed, not just processed: the record is read back at the confirmed level.
+        if status is not None and status.get("confirmationStatus") in ("confirmed", "finalized"):
+            return signature
+        time.sleep(CONFIRM_POLL_SECONDS)
+    raise ChainError(
+        f"transaction {signature} not confirmed within {rpc.DEFAULT_TIMEOUT_SECONDS} s; it will be checked again on the next flush"
+    )
+
+
+def _confirmed(savepoint, signature: str | None, slot: int | None, recovered: bool) -> savepoint_log.Outcome:
+    details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
+    return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, details)
+
+
+def _failed(savepoint, reason: str) -> savepoint_log.Outcome:
+    return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_FAILED, {"reason": reason})

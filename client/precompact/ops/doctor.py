@@ -1,0 +1,253 @@
+"""`precompact doctor`: each thing that keeps sessions from being archived, checked once, in one
+line with what fixes it. Nothing here changes anything."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact.config import install
+from precompact.config import settings as configuration
+from precompact.local import capture, savepoint_log
+
+RPC_TIMEOUT_SECONDS = 5.0
+GIT_TIMEOUT_SECONDS = 10.0
+# Claude Code releases whose PreCompact does not fire on auto-compaction (#50467).
+PRECOMPACT_MISSED = ((2, 1, 105), (2, 1, 114))
+CLEANUP_PERIOD_DAYS = 30  # Claude Code's default cleanupPeriodDays
+WARNING_DAYS = 7
+MIN_LAMPORTS = 10_000_000  # rent of a first record and fees for a while
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        return f"{'✓' if self.ok else '✗'} {self.name}: {self.detail}" + (f"; fix: {self.fix}" if self.fix else "")
+
+    def to_json(self) -> dict:
+        return {"check": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix or None}
+
+
+def run(cwd: Path, home: Path | None = None) -> list[Check]:
+    """Every check that applies; without a trusted configuration, only those that need none."""
+    home = home or Path.home()
+    checks = [_on_path()]
+    try:
+        loaded = configuration.load(cwd)
+    except configuration.ConfigError as e:
+        # Its message names the fix (precompact init, trust, or the setting to change).
+        return [*checks, Check("configuration", False, str(e)), _claude_version()]
+    checks.append(Check("configuration", True, f"{loaded.root / configuration.CONFIG_NAME} trusted"))
+    checks += [_hooks(loaded, home), _claude_version()]
+    steps: list[tuple[str, Callable[[configuration.Config], Check | None]]] = [
+        ("cluster and balance", _keypair_and_balance),
+        ("git remote", _remote),
+        ("encryption identity", _identity),
+        ("worker", _worker),
+        ("sessions", lambda loaded: _expiring(loaded, home)),
+    ]
+    for name, step in steps:
+        try:
+            check = step(loaded)
+        except Exception as e:  # noqa: BLE001 -- a check that cannot run (a git timeout, say) is a failed check
+            check = Check(name, False, f"could not check: {e}")
+        if check is not None:
+            checks.append(check)
+    return checks
+
+
+def _on_path() -> Check:
+    warning = install.not_on_path_warning()
+    # The warning names its own fix.
+    detail = warning.removeprefix("warning: ") if warning else str(shutil.which(install.COMMAND))
+    return Check("precompact on PATH", warning is None, detail)
+
+
+def _ours(path: Path) -> set[str]:
+    try:
+        hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks") or {}
+        return {
+            event for event, groups in hooks.items() for g in groups for h in g.get("hooks", []) if install.is_ours(h)
+        }
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
+
+
+def _hooks(loaded: configuration.Config, home: Path) -> Check:
+    places = {scope: _ours(install.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
+    plugin = install.enabled_plugin(home)
+    where = [f"{scope} settings" for scope, events in places.items() if events] + (
+        [f"plugin {plugin}"] if plugin else []
+    )
+    if not where:
+        return Check("hooks", False, "not installed", "precompact install (or the precompact plugin)")
+    if len(where) > 1:
+        return Check(
+            "hooks",
+            False,
+            f"installed twice ({', '.join(where)}): each compaction would be saved twice",
+            "keep one: precompact uninstall --scope project|user, or claude plugin uninstall",
+        )
+    events = next((e for e in places.values() if e), set(install.HOOKS))
+    missing = sorted(set(install.HOOKS) - events)
+    if missing:
+        return Check("hooks", False, f"{where[0]} lacks {', '.join(missing)}", "precompact install (again)")
+    return Check("hooks", True, f"{', '.join(install.HOOKS)} in {where[0]}")
+
+
+def _claude_version() -> Check:
+    """The version of the `claude` on PATH, read from where it is installed (npm's package.json
+    beside it, or the native installer's versions/<version> file): doctor runs nothing."""
+    claude = shutil.which("claude")
+    if claude is None:
+        return Check("Claude Code", False, "`claude` not on PATH", "install Claude Code, or add it to PATH")
+    installed = Path(claude).resolve()
+    found = re.search(r"(?:^|/)(\d+)\.(\d+)\.(\d+)$", str(installed))
+    for folder in installed.parents:
+        if found is not None:
+            break
+        try:
+            package = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        version = package.get("version") if isinstance(package, dict) else None
+        found = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version) if isinstance(version, str) else None
+        break
+    if found is None:
+        return Check("Claude Code", False, f"cannot tell the version of {installed}", "reinstall Claude Code")
+    version = tuple(int(n) for n in found.groups())
+    text = ".".join(found.groups())
+    low, high = PRECOMPACT_MISSED
+    if low <= version <= high:
+        return Check(
+            "Claude Code",
+            False,
+            f"{text}: PreCompact does not fire on auto-compaction (#50467); "
+            "precompact recovers those savepoints at SessionStart",
+            "claude update",
+        )
+    return Check("Claude Code", True, text)
+
+
+def _keypair_and_balance(loaded: configuration.Config) -> Check | None:
+    if not loaded.chain_layer:
+        return None
+    from precompact.chain import rpc
+    from precompact.chain import wire as chain
+
+    try:
+        keypair = chain.load_keypair(loaded.keypair)
+    except chain.KeypairError as e:
+        return Check("keypair", False, str(e), "precompact init, or set chain.keypair")
+    try:
+        client = rpc.Cluster(loaded.cluster, RPC_TIMEOUT_SECONDS)
+        lamports = client.call("getBalance", [str(keypair.pubkey()), {"commitment": "confirmed"}])["value"]
+    except (rpc.RpcError, KeyError, TypeError) as e:
+        return Check("cluster and balance", False, str(e), f"check chain.cluster ({loaded.cluster})")
+    if lamports < MIN_LAMPORTS:
+        return Check(
+            "cluster and balance",
+            False,
+            f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {loaded.cluster}",
+            f"fund it: solana transfer {keypair.pubkey()} 0.05 (or precompact init --airdrop on devnet)",
+        )
+    return Check("cluster and balance", True, f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {loaded.cluster}")
+
+
+def _remote(loaded: configuration.Config) -> Check | None:
+    """A dry-run push of the savepoint branch (its remote refuses, or cannot be reached); before
+    the first savepoint there is no branch to push, and the remote is only asked for its refs."""
+    if not loaded.git_layer:
+        return None
+    from precompact.boundary import git_env
+
+    branch = f"refs/heads/{loaded.branch}"
+    exists = git_env.run(loaded.repository, "rev-parse", "--verify", "--quiet", branch, timeout=GIT_TIMEOUT_SECONDS)
+    args = (
+        ("push", "--dry-run", "--porcelain", loaded.remote, f"{branch}:{branch}")
+        if exists.returncode == 0
+        else ("ls-remote", "--heads", loaded.remote)
+    )
+    done = git_env.run(loaded.repository, *args, timeout=GIT_TIMEOUT_SECONDS)
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["refused"])[-1]
+        return Check(
+            "git remote", False, f"{args[0]} to {loaded.remote} failed: {reason}", "check git.remote and its access"
+        )
+    return Check(
+        "git remote",
+        True,
+        f"{loaded.remote} accepts a dry-run push" if args[0] == "push" else f"{loaded.remote} answers",
+    )
+
+
+def _identity(loaded: configuration.Config) -> Check | None:
+    if not loaded.recipients:
+        return None
+    if loaded.identity is None or not loaded.identity.is_file():
+        return Check(
+            "encryption identity",
+            False,
+            f"{loaded.identity} missing: the pushed copies cannot be read back",
+            "precompact key import FILE",
+        )
+    return Check("encryption identity", True, str(loaded.identity))
+
+
+def _worker(loaded: configuration.Config) -> Check:
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    failed = [
+        s
+        for s in saved
+        if (loaded.git_layer and s.layer_2 == savepoint_log.Layer2.FAILED)
+        or (loaded.chain_layer and s.layer_3 == savepoint_log.Layer3.FAILED)
+    ]
+    if failed:
+        return Check(
+            "worker",
+            False,
+            f"{len(failed)} savepoint(s) failed a layer (first: {failed[0].sequence})",
+            "precompact status, then precompact flush",
+        )
+    return Check("worker", True, f"{len(saved)} savepoint(s), none failed")
+
+
+def _expiring(loaded: configuration.Config, home: Path) -> Check:
+    """Sessions Claude Code deletes within a week that no savepoint holds as they are."""
+    try:
+        period = json.loads((home / ".claude" / "settings.json").read_text()).get(
+            "cleanupPeriodDays", CLEANUP_PERIOD_DAYS
+        )
+    except (OSError, ValueError, AttributeError):
+        period = CLEANUP_PERIOD_DAYS
+    if not isinstance(period, int):
+        period = CLEANUP_PERIOD_DAYS
+    from precompact.transcript import conversation
+
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    deadline = time.time() - (period - WARNING_DAYS) * 86_400
+    expiring = [
+        t
+        for t in capture.transcripts(loaded.root, home)
+        if t.stat().st_mtime < deadline
+        and (said := conversation.last_said(t)) is not None
+        and not any(s.last_said == said for s in capture.of_session(saved, t.stem))
+    ]
+    if expiring:
+        return Check(
+            "sessions",
+            False,
+            f"{len(expiring)} session(s) Claude Code deletes within {WARNING_DAYS} days are not archived",
+            "precompact import",
+        )
+    return Check("sessions", True, f"no unarchived session due for deletion within {WARNING_DAYS} days")

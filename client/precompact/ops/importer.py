@@ -1,0 +1,110 @@
+"""`precompact import`: the project's existing Claude Code sessions archived, one savepoint per
+session, oldest first.
+
+Claude Code keeps the sessions started in a directory as `~/.claude/projects/<folder>/<session
+id>.jsonl` (uncompact.project_folder), and a session's subagents' sidechains as
+`<folder>/<session id>/subagents/agent-*.jsonl`; it deletes both after `cleanupPeriodDays`. A
+session with sidechains is saved from one file that holds its own entries, then each sidechain's
+(sorted by name), so the savepoint keeps them together. Running it again adds only what is new: a
+session whose last said entry its newest savepoint already has is left as it is.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact.config import settings as configuration
+from precompact.local import capture, savepoint_log, snapshot
+from precompact.transcript import conversation
+
+IMPORT_TRIGGER = "import"
+SAVED, UNCHANGED, EMPTY, FAILED = "saved", "unchanged", "empty", "failed"
+OUTCOMES = (SAVED, UNCHANGED, EMPTY, FAILED)
+
+
+@dataclass(frozen=True)
+class Imported:
+    session_id: str
+    transcript: Path
+    sidechains: int
+    outcome: str
+    sequence: int | None = None
+    reason: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "session_id": self.session_id,
+            "transcript": str(self.transcript),
+            "sidechains": self.sidechains,
+            "outcome": self.outcome,
+            "sequence": self.sequence,
+            "reason": self.reason,
+        }
+
+
+def sidechains(transcript: Path) -> list[Path]:
+    folder = transcript.with_suffix("") / "subagents"
+    try:
+        return sorted(
+            p for p in folder.iterdir() if p.name.startswith("agent-") and p.suffix == ".jsonl" and p.is_file()
+        )
+    except OSError:
+        return []
+
+
+def run(
+    loaded: configuration.Config, home: Path | None = None, progress: Callable[[int, int, Imported], None] | None = None
+) -> list[Imported]:
+    """Archives each session run in the project's root that is not archived as it is now."""
+    found = capture.transcripts(loaded.root, home)
+    done = []
+    for number, transcript in enumerate(found, 1):
+        result = _one(loaded, transcript)
+        done.append(result)
+        if progress is not None:
+            progress(number, len(found), result)
+    if any(r.outcome == SAVED for r in done):
+        from precompact.ops import background
+
+        background.spawn(loaded.root)
+    return done
+
+
+def _one(loaded: configuration.Config, transcript: Path) -> Imported:
+    session_id = transcript.stem
+    extra = sidechains(transcript)
+    with tempfile.TemporaryDirectory(prefix="precompact-import-") as scratch:
+        try:
+            source = _with_sidechains(transcript, extra, Path(scratch)) if extra else transcript
+        except OSError as e:
+            return Imported(session_id, transcript, len(extra), FAILED, reason=f"cannot read it: {e.strerror or e}")
+        said = conversation.last_said(source)
+        if said is None:
+            return Imported(session_id, transcript, len(extra), EMPTY)
+        mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id)
+        if any(s.last_said == said for s in mine):
+            return Imported(session_id, transcript, len(extra), UNCHANGED, mine[-1].sequence)
+        session = snapshot.Session(
+            session_id=session_id, transcript_path=str(source), cwd=str(loaded.root), trigger=IMPORT_TRIGGER
+        )
+        try:
+            written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+        except (OSError, savepoint_log.LockTimeout) as e:
+            return Imported(session_id, transcript, len(extra), FAILED, reason=str(e))
+    return Imported(session_id, transcript, len(extra), SAVED, written.sequence)
+
+
+def _with_sidechains(transcript: Path, extra: list[Path], scratch: Path) -> Path:
+    """One file: the session's lines, then each sidechain's, each part ending with a newline."""
+    combined = scratch / transcript.name
+    with combined.open("wb") as out:
+        for part in (transcript, *extra):
+            with part.open("rb") as f:
+                shutil.copyfileobj(f, out)
+                if f.tell() and (f.seek(-1, 2), f.read(1))[1] != b"\n":
+                    out.write(b"\n")
+    return combined

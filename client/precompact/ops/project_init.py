@@ -1,0 +1,168 @@
+"""What `precompact init` does to a project: the configuration (0600, trusted as written), the
+signing keypair, the age identity that reads the encrypted savepoints, the faucet on local and
+test clusters, and logs kept out of git status."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact.config import approval as config_trust
+from precompact.config import settings as configuration
+from precompact.config.settings import Config, ConfigError
+from precompact.errors import PrecompactError
+
+AIRDROP_LAMPORTS = 1_000_000_000
+AIRDROP_WAIT_SECONDS = 30
+DEVNET = "https://api.devnet.solana.com"
+PROBE_SECONDS = 2
+# What `init` shows at a terminal before asking; `--chain` takes the same answers.
+CHAIN_QUESTION = f"""Layer 3, a signed proof of each savepoint on Solana, is a choice:
+  off     git only (Layers 1 and 2); set [layers] chain = true later to anchor what is pending, in order
+  devnet  {DEVNET}: free test SOL (`solana airdrop 1 KEY --url devnet`, or https://faucet.solana.com)
+  URL     any cluster's JSON-RPC URL, e.g. mainnet: about 0.0048 SOL of rent per instance (returned by
+          `precompact close`) and 0.000005 SOL per savepoint, paid by the signing key: send it SOL
+  local   {configuration.DEFAULT_CLUSTER}, the cluster `scripts/localnet` serves from a clone, for trying it out"""
+
+
+class InitError(PrecompactError):
+    """A one-line reason `init` could not do its part, naming the fix."""
+
+
+@dataclass
+class Keypair:
+    path: Path
+    pubkey: str
+    created: bool
+
+
+def chain_cluster(answer: str) -> str | None:
+    """The cluster an answer to CHAIN_QUESTION (or `--chain`) names; None for off."""
+    named = {"off": None, "devnet": DEVNET, "local": configuration.DEFAULT_CLUSTER}
+    if answer in named:
+        return named[answer]
+    try:
+        configuration.check_cluster_url(answer, allow_insecure_http=False)
+    except ConfigError:
+        raise InitError(f"--chain {answer!r} is not off, devnet, local or an http(s) cluster URL") from None
+    return answer
+
+
+def answers(cluster: str) -> bool:
+    """Whether a Solana JSON-RPC endpoint answers at `cluster` within PROBE_SECONDS."""
+    from precompact.chain import rpc
+
+    try:
+        rpc.Cluster(cluster, timeout=PROBE_SECONDS).call("getHealth", [])
+    except rpc.RpcError:
+        return False
+    return True
+
+
+def own_keypair_path(instance: str) -> str:
+    """Where init keeps the signing key it creates for `instance`: precompact's own config
+    directory, never the Solana CLI's wallet (which may hold funds). "~/..." when under HOME, so
+    the configuration stays portable."""
+    slug = re.sub(r"[^a-z0-9]+", "-", instance.lower()).strip("-") or "instance"
+    path = config_trust.store().parent / "keys" / f"{slug}.json"
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
+def config_path(root: Path, force: bool) -> Path:
+    """Where init writes the configuration; refuses to overwrite one unless forced."""
+    path = root / configuration.CONFIG_NAME
+    if path.exists() and not force:
+        raise InitError(f"{path} already exists; edit it, or pass --force to overwrite it")
+    return path
+
+
+def write_config(root: Path, values: dict, force: bool) -> Config:
+    """Writes `values` as root's .precompact.toml (mode 0600, never through a link) and approves
+    exactly those bytes; a file that does not load is removed again, so a failed init leaves no
+    configuration behind."""
+    path = config_path(root, force)
+    content = configuration.render(values).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(content)
+    repository = values["repository"]
+    # What init writes is trusted, and so is a repository named here.
+    config_trust.approve(path.resolve(), content, Path(repository).resolve() if repository != "." else None)
+    try:
+        return configuration.load(root)
+    except ConfigError as e:
+        path.unlink()
+        raise InitError(str(e)) from None
+
+
+def ensure_keypair(path: Path) -> Keypair:
+    """The Solana CLI keypair at `path`, created (0600, never over an existing file) if absent."""
+    from solders.keypair import Keypair as SoldersKeypair
+
+    from precompact.chain import wire as chain
+
+    if path.exists():
+        try:
+            return Keypair(path, str(chain.load_keypair(path).pubkey()), created=False)
+        except chain.KeypairError as e:
+            raise InitError(str(e)) from None
+    keypair = SoldersKeypair()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(list(bytes(keypair)), f)
+    return Keypair(path, str(keypair.pubkey()), created=True)
+
+
+@dataclass
+class Identity:
+    path: Path
+    recipients: list[str]  # the identity's public key first, then the others given
+    created: bool
+
+
+def encryption_identity(path: Path, others: tuple[str, ...]) -> Identity:
+    """The age identity at `path` (created, 0600, if absent) and the recipients savepoints are
+    encrypted to: its public key and `others`."""
+    from precompact.remote import encryption as remote_crypto
+
+    try:
+        own, created = remote_crypto.ensure_identity(path.expanduser())
+    except remote_crypto.CryptoError as e:
+        raise InitError(str(e)) from None
+    if not own and not others:
+        raise InitError(
+            f"{path} is an SSH key, whose public half precompact cannot derive; pass it with --recipient 'ssh-ed25519 …'"
+        )
+    return Identity(path.expanduser(), list(dict.fromkeys([*own, *others])), created)
+
+
+def airdrop(config: Config, pubkey: str) -> None:
+    """Funds `pubkey` from the cluster's faucet and waits until the airdrop is confirmed."""
+    from precompact.chain import rpc
+
+    cluster = rpc.Cluster(config.cluster, timeout=10)
+    try:
+        signature = cluster.request_airdrop(pubkey, AIRDROP_LAMPORTS)
+        deadline = time.monotonic() + AIRDROP_WAIT_SECONDS
+        while (cluster.signature_status(signature) or {}).get("confirmationStatus") not in ("confirmed", "finalized"):
+            if time.monotonic() > deadline:
+                raise InitError(
+                    f"the airdrop to {pubkey} was not confirmed by {config.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself"
+                )
+            time.sleep(0.1)
+    except rpc.RpcError as e:
+        raise InitError(f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself") from None
+
+
+def exclude_logs(config: Config) -> bool:
+    """Keeps logs/precompact-* out of the repository's `git status`; True if the pattern was added."""
+    from precompact.remote import gitstore
+
+    return gitstore.exclude_logs(gitstore.open_repository(config.repository))

@@ -1,0 +1,476 @@
+"""Proof bundles (docs/proof-bundle.md): one JSON document that proves savepoint N to someone
+who trusts only the authority's public key, checked offline, or against a cluster the auditor
+picks.
+
+`build` reads what it needs from the index (which transaction anchored each savepoint) and the
+cluster (those transactions), and writes nothing it has not verified with `check`. `check` is
+the one place that decides whether a bundle holds; it reads only the bundle (and, when asked,
+a snapshot file and a cluster).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from solders.pubkey import Pubkey
+from solders.signature import Signature
+
+from precompact.chain import rpc
+from precompact.chain import wire as chain
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log
+from precompact.proof import history, transaction
+from precompact.verifier import verdicts
+
+FORMAT = "precompact-proof-bundle"
+VERSION = 1
+ZERO_HASH = "0" * 64
+_HEX = re.compile(r"[0-9a-f]*")
+_TOP = {
+    "format",
+    "version",
+    "instance",
+    "instance_id",
+    "program_id",
+    "authority",
+    "record",
+    "savepoint",
+    "snapshot_hash",
+    "chain",
+}
+_LINK = {"sequence", "timestamp", "snapshot_hash", "prev_snapshot_hash", "git_commit", "signature", "transaction"}
+_TX = {"signature", "slot", "block_time", "base64"}
+
+
+class ProofError(PrecompactError):
+    """No bundle can be written; the message says why and what to do."""
+
+
+# --- build ------------------------------------------------------------------------------------
+
+
+def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
+    """The bundle for the configured instance's savepoint `sequence`, checked before it is
+    returned."""
+    try:
+        roots = verdicts.roots(config.program_id, config.authority, config.keypair, config.instance)
+    except verdicts.NoRoot as e:
+        raise ProofError(str(e)) from None
+    mine = {s.sequence: s for s in savepoint_log.savepoints(config.logs, config.instance)}
+    if sequence not in mine:
+        raise ProofError(
+            f"savepoint {sequence} of {config.instance!r} is not in the index; `precompact status` lists them"
+        )
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    written = of_savepoints(roots, client, mine, sequence)
+    if with_snapshot:
+        written["snapshot"] = _snapshot(config, mine[sequence])
+    verdict = check(written)
+    if verdict.status == verdicts.FAILED:
+        raise ProofError(f"the bundle built from {config.cluster} does not verify: {verdict.detail}")
+    return written
+
+
+def of_savepoints(
+    roots: verdicts.Roots, client: rpc.Cluster, mine: dict[int, savepoint_log.Savepoint], sequence: int
+) -> dict:
+    """The bundle of savepoints 1..`sequence` (`mine`: this machine's, by sequence), each from the
+    transaction that wrote it, as `client` returns it."""
+    try:
+        signatures = _anchoring_signatures(client, roots, mine, sequence)
+        links = [_link(client, roots, mine[k], signatures[k]) for k in range(1, sequence + 1)]
+    except rpc.RpcError as e:
+        raise ProofError(str(e)) from None
+    address, bump = chain.record_address(roots.authority, roots.instance_id, roots.program_id)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "instance": roots.instance,
+        "instance_id": roots.instance_id.hex(),
+        "program_id": str(roots.program_id),
+        "authority": str(roots.authority),
+        "record": {
+            "address": str(address),
+            "seeds": [chain.SAVEPOINT_SEED.hex(), bytes(roots.authority).hex(), roots.instance_id.hex()],
+            "bump": bump,
+        },
+        "savepoint": sequence,
+        "snapshot_hash": links[-1]["snapshot_hash"],
+        "chain": links,
+    }
+
+
+def _anchoring_signatures(
+    client: rpc.Cluster, roots: verdicts.Roots, mine: dict[int, savepoint_log.Savepoint], sequence: int
+) -> dict[int, str]:
+    """The transaction that wrote each savepoint 1..`sequence`: as the index recorded it, else
+    (a confirmation recovered after a lost answer records none) found in the record's history."""
+    found = {k: s.chain_signature for k, s in mine.items() if k <= sequence and s.chain_signature}
+    missing = [k for k in range(1, sequence + 1) if k not in found]
+    unconfirmed = [k for k in missing if k not in mine or mine[k].layer_3 != savepoint_log.Layer3.CONFIRMED]
+    if unconfirmed:
+        raise ProofError(
+            f"savepoint {unconfirmed[0]} is not confirmed on chain; run `precompact flush` and prove it once `precompact status` shows it confirmed"
+        )
+    if missing:
+        for entry in history.signatures_for_address(client, str(roots.address)):
+            if entry.get("err") is not None:
+                continue
+            fetched = history.transaction(client, entry["signature"])
+            if fetched is None:
+                continue
+            try:
+                parsed = transaction.parse(fetched.data, roots.program_id, roots.address)
+            except transaction.Unreadable:
+                continue
+            for write in parsed.writes:
+                if write.fields is not None and write.fields.sequence in missing:
+                    found[write.fields.sequence] = fetched.signature
+    still = [k for k in missing if k not in found]
+    if still:
+        raise ProofError(
+            f"no transaction that wrote savepoint {still[0]} is in the history of {roots.address} on {client.url}"
+        )
+    return found
+
+
+def _link(client: rpc.Cluster, roots: verdicts.Roots, savepoint: savepoint_log.Savepoint, signature: str) -> dict:
+    fetched = history.transaction(client, signature)
+    if fetched is None or fetched.failed:
+        state = "not found" if fetched is None else "failed on chain"
+        raise ProofError(f"transaction {signature} of savepoint {savepoint.sequence} is {state} on {client.url}")
+    try:
+        parsed = transaction.parse(fetched.data, roots.program_id, roots.address)
+    except transaction.Unreadable as e:
+        raise ProofError(f"transaction {signature} of savepoint {savepoint.sequence}: {e}") from None
+    write = next((w for w in parsed.writes if w.fields is not None and w.fields.sequence == savepoint.sequence), None)
+    if write is None or write.fields is None or write.signature is None:
+        raise ProofError(f"transaction {signature} does not write savepoint {savepoint.sequence} to {roots.address}")
+    fields = write.fields
+    if fields.snapshot_hash.hex() != savepoint.snapshot_hash:
+        raise ProofError(
+            f"transaction {signature} wrote snapshot sha256:{fields.snapshot_hash.hex()} as savepoint {savepoint.sequence}, not this machine's sha256:{savepoint.snapshot_hash}: run `precompact verify --ledger`"
+        )
+    return {
+        "sequence": fields.sequence,
+        "timestamp": fields.timestamp,
+        "snapshot_hash": fields.snapshot_hash.hex(),
+        "prev_snapshot_hash": fields.prev_snapshot_hash.hex(),
+        "git_commit": fields.git_commit,
+        "signature": write.signature.hex(),
+        "transaction": {
+            "signature": fetched.signature,
+            "slot": fetched.slot,
+            "block_time": fetched.block_time,
+            "base64": base64.b64encode(fetched.data).decode(),
+        },
+    }
+
+
+def _snapshot(config: Config, savepoint: savepoint_log.Savepoint) -> dict:
+    """The snapshot file as the remote holds it at the savepoint's commit (encrypted there when
+    the project encrypts), else this machine's copy."""
+    from precompact.boundary import logs_dir
+    from precompact.remote import gitstore
+
+    name = str(savepoint.snapshot_file)
+    if config.git_layer and savepoint.commit:
+        try:
+            repo = gitstore.open_repository(config.repository)
+        except gitstore.GitStoreError as e:
+            raise ProofError(str(e)) from None
+        sealed, clear = gitstore.blob_ids_at(
+            repo, [(savepoint.commit, gitstore.sealed_path(name)), (savepoint.commit, name)]
+        )
+        for blob, encrypted in ((sealed, True), (clear, False)):
+            if blob is not None:
+                data = repo.odb.stream(bytes.fromhex(blob)).read()
+                return {"encrypted": encrypted, "base64": base64.b64encode(data).decode()}
+    data = logs_dir.read_snapshot(config.logs, name, savepoint.sequence)
+    if data is None:
+        raise ProofError(
+            f"savepoint {savepoint.sequence}'s snapshot is neither in git nor in logs/; prove it without --with-snapshot"
+        )
+    return {"encrypted": False, "base64": base64.b64encode(data).decode()}
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    status: str  # verdicts.VERIFIED / NOT_VERIFIED / FAILED
+    detail: str
+    sequence: int | None = None
+    layer: str | None = None
+    notes: list[str] = field(default_factory=list)  # what was not verified, when status is VERIFIED
+
+
+def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = None) -> Verdict:
+    """The verdict on a bundle: every signature, hash link, the address derivation and each
+    anchoring transaction, offline; with `snapshot`, that those bytes are savepoint N; with
+    `cluster`, that each transaction is finalized there at its slot."""
+    try:
+        top = _check_offline(bundle)
+        notes = _check_snapshot(top, snapshot)
+        if cluster is not None:
+            _check_ledger(top["chain"], cluster)
+    except verdicts.Broken as e:
+        return Verdict(verdicts.FAILED, str(e), e.sequence, e.layer)
+    except rpc.RpcError as e:
+        return Verdict(verdicts.NOT_VERIFIED, f"ledger inclusion not checked: {e}")
+    except _NotYet as e:
+        return Verdict(verdicts.NOT_VERIFIED, str(e), e.sequence)
+    n = top["savepoint"]
+    where = (
+        f"finalized on {cluster} at the slots the bundle names"
+        if cluster
+        else "not checked (offline; give --cluster URL)"
+    )
+    detail = (
+        f"savepoint {n} of {top['instance']!r}: record {top['record']['address']} (address derivation), "
+        f"{n} signature(s), {n - 1} hash link(s), {n} anchoring transaction(s); ledger inclusion: {where}"
+    )
+    return Verdict(verdicts.VERIFIED, detail, notes=notes)
+
+
+class _NotYet(Exception):
+    def __init__(self, sequence: int, reason: str):
+        super().__init__(reason)
+        self.sequence = sequence
+
+
+def _fail(layer: str, sequence: int | None, reason: str) -> verdicts.Broken:
+    return verdicts.Broken(layer, sequence, reason)
+
+
+def _keys(
+    value: object, expected: set[str], where: str, sequence: int | None, optional: frozenset[str] = frozenset()
+) -> dict:
+    if not isinstance(value, dict):
+        raise _fail("bundle", sequence, f"{where} is not a JSON object")
+    missing, unknown = expected - value.keys(), value.keys() - expected - optional
+    if missing or unknown:
+        raise _fail("bundle", sequence, f"{where} lacks {sorted(missing)} or has unknown {sorted(unknown)}")
+    return value
+
+
+def _hex(value: object, size: int, name: str, sequence: int | None) -> bytes:
+    if not isinstance(value, str) or len(value) != 2 * size or not _HEX.fullmatch(value):
+        raise _fail("bundle", sequence, f"{name} is not {size} bytes of lowercase hex")
+    return bytes.fromhex(value)
+
+
+def _int(value: object, name: str, sequence: int | None, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise _fail("bundle", sequence, f"{name} is not an integer in [{low}, {high}]")
+    return value
+
+
+def _pubkey(value: object, name: str) -> Pubkey:
+    try:
+        key = Pubkey.from_string(value) if isinstance(value, str) else None
+    except ValueError:
+        key = None
+    if key is None or str(key) != value:
+        raise _fail("bundle", None, f"{name} is not a base58 public key")
+    return key
+
+
+def _check_offline(bundle: object) -> dict:
+    """The bundle, once every offline rule holds."""
+    top = _keys(bundle, _TOP, "the bundle", None, optional=frozenset({"snapshot"}))
+    if top["format"] != FORMAT or type(top["version"]) is not int or top["version"] != VERSION:
+        raise _fail("bundle", None, f"not a {FORMAT} of version {VERSION} (this verifier reads version {VERSION} only)")
+    program_id, authority = _pubkey(top["program_id"], "program_id"), _pubkey(top["authority"], "authority")
+    if not isinstance(top["instance"], str):
+        raise _fail("bundle", None, "instance is not a string")
+    instance_id = _hex(top["instance_id"], 32, "instance_id", None)
+    if instance_id != chain.instance_id(top["instance"]):
+        raise _fail("address", None, f"instance_id is not sha256({top['instance']!r})")
+    record = _keys(top["record"], {"address", "seeds", "bump"}, "record", None)
+    address = _pubkey(record["address"], "record.address")
+    seeds = record["seeds"]
+    if not isinstance(seeds, list) or len(seeds) != 3:
+        raise _fail("address", None, "record.seeds is not three seeds")
+    expected_seeds = [chain.SAVEPOINT_SEED, bytes(authority), instance_id]
+    if [_hex(s, len(e), "a seed", None) for s, e in zip(seeds, expected_seeds)] != expected_seeds:
+        raise _fail("address", None, 'record.seeds are not ["savepoint", authority, instance_id]')
+    derived, bump = chain.record_address(authority, instance_id, program_id)
+    if (derived, bump) != (address, record["bump"]) or type(record["bump"]) is not int:
+        raise _fail(
+            "address", None, f"record.address is not the program address of those seeds (it is {derived}, bump {bump})"
+        )
+    n = _int(top["savepoint"], "savepoint", None, 1, 2**64 - 1)
+    links = top["chain"]
+    if not isinstance(links, list) or len(links) != n:
+        raise _fail("bundle", None, f"chain does not hold savepoints 1..{n}")
+    previous = ZERO_HASH
+    previous_timestamp, previous_slot = -(2**63), -1
+    for k, link in enumerate(links, start=1):
+        fields, slot, timestamp = _check_link(link, k, program_id, authority, address, instance_id)
+        if fields.prev_snapshot_hash.hex() != previous:
+            raise _fail(
+                "hash chain",
+                k,
+                f"prev_snapshot_hash sha256:{fields.prev_snapshot_hash.hex()} is not savepoint {k - 1}'s snapshot_hash sha256:{previous}",
+            )
+        if timestamp < previous_timestamp or slot < previous_slot:
+            raise _fail("hash chain", k, f"its timestamp or slot is before savepoint {k - 1}'s")
+        previous, previous_timestamp, previous_slot = fields.snapshot_hash.hex(), timestamp, slot
+    if top["snapshot_hash"] != previous:
+        raise _fail(
+            "bundle", n, f"snapshot_hash {top['snapshot_hash']!r} is not savepoint {n}'s signed sha256:{previous}"
+        )
+    return top
+
+
+def _check_link(
+    link: object, k: int, program_id: Pubkey, authority: Pubkey, address: Pubkey, instance_id: bytes
+) -> tuple[chain.SavepointFields, int, int]:
+    link = _keys(link, _LINK, f"chain entry {k}", k)
+    if link["sequence"] != k or type(link["sequence"]) is not int:
+        raise _fail("bundle", k, f"chain entry {k} says sequence {link['sequence']!r}")
+    commit = link["git_commit"]
+    if not isinstance(commit, str) or len(commit) != chain.GIT_COMMIT_LEN or not _HEX.fullmatch(commit):
+        raise _fail("bundle", k, f"git_commit is not {chain.GIT_COMMIT_LEN} lowercase hex digits")
+    fields = chain.SavepointFields(
+        sequence=k,
+        timestamp=_int(link["timestamp"], "timestamp", k, -(2**63), 2**63 - 1),
+        instance_id=instance_id,
+        snapshot_hash=_hex(link["snapshot_hash"], 32, "snapshot_hash", k),
+        prev_snapshot_hash=_hex(link["prev_snapshot_hash"], 32, "prev_snapshot_hash", k),
+        git_commit=commit,
+    )
+    signature = _hex(link["signature"], 64, "signature", k)
+    message = fields.signed_message(address, program_id)
+    if not Signature.from_bytes(signature).verify(authority, message):
+        raise _fail("signature", k, f"the signature does not verify: not {authority}'s over savepoint {k} at {address}")
+    tx = _keys(link["transaction"], _TX, f"chain entry {k}'s transaction", k)
+    slot = _int(tx["slot"], "transaction.slot", k, 0, 2**64 - 1)
+    if tx["block_time"] is not None:
+        _int(tx["block_time"], "transaction.block_time", k, -(2**63), 2**63 - 1)
+    data = _base64(tx["base64"], k)
+    try:
+        parsed = transaction.parse(data, program_id, address)
+    except transaction.Unreadable as e:
+        raise _fail("transaction", k, f"its transaction: {e}") from None
+    if not parsed.legacy:
+        raise _fail(
+            "transaction",
+            k,
+            f"its transaction {parsed.signature} is not a legacy transaction (version 1 bundles hold only those)",
+        )
+    if parsed.signature != tx["signature"]:
+        raise _fail(
+            "transaction",
+            k,
+            f"transaction.signature {tx['signature']!r} is not the transaction's own id {parsed.signature}",
+        )
+    saves = [w for w in parsed.writes if w.kind == "savepoint"]
+    if len(parsed.writes) != 1 or len(saves) != 1:
+        raise _fail(
+            "transaction",
+            k,
+            f"transaction {parsed.signature} does not hold exactly one savepoint instruction on the record",
+        )
+    write = saves[0]
+    if write.problem is not None:
+        raise _fail("transaction", k, f"transaction {parsed.signature}'s savepoint instruction: {write.problem}")
+    if write.authority != authority or write.fields != fields or write.signature != signature:
+        raise _fail(
+            "transaction",
+            k,
+            f"transaction {parsed.signature} wrote a savepoint other than this entry (its authority, fields or signature differ)",
+        )
+    return fields, slot, fields.timestamp
+
+
+def _base64(value: object, k: int) -> bytes:
+    try:
+        data = base64.b64decode(value, validate=True) if isinstance(value, str) else None
+    except (binascii.Error, ValueError):
+        data = None
+    if data is None or base64.b64encode(data).decode() != value:
+        raise _fail("bundle", k, "transaction.base64 is not canonical base64")
+    return data
+
+
+def _check_snapshot(bundle: dict, given: bytes | None) -> list[str]:
+    """Notes on what could not be checked; raises Broken when the snapshot is not savepoint N."""
+    n = bundle["savepoint"]
+    embedded = bundle.get("snapshot")
+    if embedded is not None:
+        embedded = _keys(embedded, {"encrypted", "base64"}, "snapshot", n)
+        if type(embedded["encrypted"]) is not bool:
+            raise _fail("bundle", n, "snapshot.encrypted is not true or false")
+        try:
+            data = base64.b64decode(embedded["base64"], validate=True) if isinstance(embedded["base64"], str) else None
+        except (binascii.Error, ValueError):
+            data = None
+        if data is None or base64.b64encode(data).decode() != embedded["base64"]:
+            raise _fail("bundle", n, "snapshot.base64 is not canonical base64")
+        if given is None and embedded["encrypted"]:
+            return ["the embedded snapshot is encrypted: its content was not checked (decrypt it and give --snapshot)"]
+        if given is None:
+            given = data
+    if given is None:
+        return ["no snapshot given: its bytes were not checked (give --snapshot PATH)"]
+    found = verdicts.read_snapshot(given, "the snapshot given")
+    expected = bundle["snapshot_hash"]
+    verdicts.check_snapshot(
+        found, n, bundle["instance"], expected, f"savepoint {n}'s signed snapshot_hash is", layer="snapshot"
+    )
+    previous = bundle["chain"][-1]["prev_snapshot_hash"]
+    verdicts.check_link(found, n, None if previous == ZERO_HASH else previous, "the signed prev_snapshot_hash is")
+    return []
+
+
+def _check_ledger(links: list[dict], url: str) -> None:
+    client = rpc.Cluster(url, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    signatures = [link["transaction"]["signature"] for link in links]
+    for k, (link, status) in enumerate(zip(links, history.statuses(client, signatures)), start=1):
+        tx = link["transaction"]
+        if status is None:
+            raise _fail("ledger", k, f"transaction {tx['signature']} is not in the ledger of {url}")
+        if status.get("err") is not None:
+            raise _fail("ledger", k, f"transaction {tx['signature']} failed on chain: {json.dumps(status['err'])}")
+        if status.get("slot") != tx["slot"]:
+            raise _fail(
+                "ledger",
+                k,
+                f"transaction {tx['signature']} is at slot {status.get('slot')!r} on {url}, not {tx['slot']}",
+            )
+        if status.get("confirmationStatus") != "finalized":
+            raise _NotYet(
+                k,
+                f"transaction {tx['signature']} at slot {tx['slot']} is {status.get('confirmationStatus')!r}, not yet finalized on {url}",
+            )
+        fetched = history.transaction(client, tx["signature"], commitment="finalized")
+        if fetched is None:
+            raise _fail("ledger", k, f"transaction {tx['signature']} is not returned by getTransaction on {url}")
+        if base64.b64encode(fetched.data).decode() != tx["base64"] or fetched.slot != tx["slot"]:
+            raise _fail(
+                "ledger", k, f"the ledger of {url} holds other bytes or another slot for transaction {tx['signature']}"
+            )
+        if fetched.block_time != tx["block_time"]:
+            raise _fail(
+                "ledger",
+                k,
+                f"transaction {tx['signature']}'s block time is {fetched.block_time} on {url}, not {tx['block_time']}",
+            )
+        if fetched.failed:
+            raise _fail("ledger", k, f"transaction {tx['signature']} failed on chain")
+
+
+def read(path: Path) -> object:
+    try:
+        return json.loads(path.read_bytes())
+    except ValueError as e:
+        raise ProofError(f"{path} is not JSON ({e}); give a bundle written by `precompact prove`") from None

@@ -1,0 +1,798 @@
+"""Recall: full-text search over the conversation histories the savepoints hold.
+
+The index, `logs/precompact-recall.sqlite`, is derived data and never a source of truth. It
+holds no conversation text: an FTS5 table without content (the words' postings only) and, for
+each entry, where its bytes are in the snapshot that first held it. Excerpts are read from the
+snapshot itself, after the verifier (`verdicts.check_snapshot`) has checked its bytes against the
+hash this machine recorded when it wrote them; a snapshot that fails is neither indexed nor
+quoted, and the result says so. Each entry is indexed once, however many later savepoints hold
+it again, so indexing a savepoint costs only its new entries.
+
+Every file in logs/ is opened through `logs_dir`. SQLite keeps its rollback journal in memory
+(no side files to follow through a link); a writer killed mid-write leaves a marker, and the
+next writer rebuilds the index from the snapshots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import itertools
+import mmap
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from precompact.boundary import logs_dir, quoting
+from precompact.errors import PrecompactError
+from precompact.local import chunks, savepoint_log, snapshot
+from precompact.verifier import verdicts
+
+INDEX_NAME = "precompact-recall.sqlite"
+WRITING_MARK = "precompact-recall.writing"
+LOCK_NAME = "precompact-recall.lock"
+LOCK_TIMEOUT_SECONDS = 60.0
+SCHEMA_VERSION = "1"
+CACHE_KIB = (
+    64 << 10
+)  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
+DEFAULT_BUDGET = 6_000
+EXCERPT_CHARS = 360
+MAX_HITS = 50
+BATCH_ENTRIES = 500  # entries parsed and looked up at a time while indexing (SQLite allows 999 parameters before 3.32)
+ROLES = ("user", "assistant", "tool", "meta")
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
+    history_end INTEGER NOT NULL, history_digest BLOB NOT NULL, continues INTEGER, UNIQUE(instance, sequence));
+CREATE TABLE tool_uses(id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE entries(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, holder INTEGER NOT NULL,
+    start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
+CREATE TABLE holds(savepoint INTEGER NOT NULL, position INTEGER NOT NULL, entry INTEGER NOT NULL,
+    PRIMARY KEY(savepoint, position)) WITHOUT ROWID;
+CREATE INDEX holds_entry ON holds(entry, savepoint);
+CREATE VIRTUAL TABLE entry_text USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2');
+"""
+
+
+class RecallError(PrecompactError):
+    """A request recall cannot answer; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    instance: str
+    sequence: int
+    position: int  # the entry's place in that savepoint's history, from 1
+    role: str
+    tool: str | None
+    time: float | None
+    excerpt: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.sequence}:{self.position}"
+
+    def header(self) -> str:
+        when = _iso(self.time) if self.time is not None else "no time"
+        tool = f" · {self.tool}" if self.tool else ""
+        return quoting.single_line(
+            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}"
+        )
+
+
+@dataclass
+class Results:
+    hits: list[Hit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was not indexed or withheld, and why
+    matched: int = 0  # entries that matched, before the budget
+
+    def text(self, budget: int) -> str:
+        """The hits as text, at most `budget` characters, notes first."""
+        parts = [*self.notes]
+        if not self.hits:
+            parts.append("no saved entry matches")
+        used = sum(len(p) + 1 for p in parts)
+        shown = 0
+
+        def more(count: int) -> str:
+            return f"({count} more; narrow the query or raise the budget; `precompact show REF` prints an entry whole)"
+
+        for hit in self.hits:
+            block = f"{hit.header()}\n{quoting.block(hit.excerpt, budget)}"
+            # Room is kept for saying that more matched, unless this is the last match.
+            reserve = len(more(self.matched)) + 1 if shown + 1 < self.matched else 0
+            if used + len(block) + 1 + reserve > budget:
+                break
+            parts.append(block)
+            used += len(block) + 1
+            shown += 1
+        if shown < self.matched:
+            parts.append(more(self.matched - shown))
+        return "\n".join(parts)[:budget]
+
+
+@dataclass(frozen=True)
+class Entry:
+    instance: str
+    sequence: int
+    position: int
+    role: str
+    tool: str | None
+    time: float | None
+    text: str
+    raw: object
+
+
+@dataclass
+class Update:
+    indexed: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    rebuilt: str | None = None  # why the index was rebuilt, if it was
+
+
+# --- what an entry says -------------------------------------------------------------------------
+
+
+def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | None, str]:
+    """An entry's role, the tool it calls or answers, and its searchable text. `tool_names`
+    maps tool_use ids to tool names; the entries seen so far fill it."""
+    if not isinstance(entry, dict):
+        return "meta", None, ""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    kind = entry.get("type")
+    texts: list[str] = []
+    tools: list[str] = []
+    answered = False
+    for block in [content] if isinstance(content, str) else content if isinstance(content, list) else []:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict):
+            if isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+                texts.append(block["thinking"])
+            elif block.get("type") == "tool_use":
+                named = block.get("name")
+                name = named if isinstance(named, str) else "?"
+                if isinstance(block.get("id"), str):
+                    tool_names[block["id"]] = name
+                tools.append(name)
+                texts.append(f"{name} {_flat(block.get('input'))}")
+            elif block.get("type") == "tool_result":
+                answered = True
+                tool_id = block.get("tool_use_id")
+                if isinstance(tool_id, str) and tool_id in tool_names:
+                    tools.append(tool_names[tool_id])
+                texts.append(_flat(block.get("content")))
+    if kind not in ("user", "assistant"):
+        texts.append(_flat({k: v for k, v in entry.items() if k in ("summary", "content")}))
+    flagged = entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isSidechain")
+    role = "meta" if flagged or kind not in ("user", "assistant") else "tool" if answered else kind
+    return str(role), (tools[0] if tools else None), "\n".join(t for t in texts if t)
+
+
+def _flat(value: object) -> str:
+    """The strings inside a JSON value, one per line."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(filter(None, (_flat(v) for v in value.values())))
+    if isinstance(value, list):
+        return "\n".join(filter(None, (_flat(v) for v in value)))
+    return "" if value is None else str(value)
+
+
+def saved_entries(
+    reader: snapshot.SnapshotReader, after: int | None = None
+) -> Iterator[tuple[tuple[int, int], object]]:
+    """A snapshot's conversation entries, oldest first (after the entry ending at `after`), each
+    with its place in the snapshot: the one place recall and un-compaction read a history
+    (ValueError if it cannot be read)."""
+    return reader.located_entries(after)
+
+
+def _entry_time(entry: object) -> float | None:
+    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return _parse_time(stamp).timestamp()
+    except ValueError:
+        return None
+
+
+def _parse_time(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _iso(unix: float) -> str:
+    return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- snapshots, checked by the verifier -------------------------------------------------------
+
+
+class _Snapshots:
+    """Snapshots from logs/, used only once the verifier has checked their bytes against the
+    hash this machine recorded (the local root). A snapshot indexed before is read again without
+    re-hashing it only while its file is the one checked then: same inode, size, modification
+    and change times (no tool can set a file's change time back); otherwise it is checked again."""
+
+    def __init__(self, logs: Path):
+        self._logs = logs
+        self._local = verdicts.LocalSnapshots(logs)
+        self._checked: dict[tuple[str, int], tuple[snapshot.SnapshotReader | str, str | None]] = {}
+        self._mapped_readers: dict[tuple[str, int], _Reader] = {}
+
+    def checked(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
+        """The snapshot's reader and its files' stamp, or why it may not be used."""
+        key = (savepoint.instance, savepoint.sequence)
+        if key not in self._checked:
+            self._checked[key] = self._check(savepoint)
+        return self._checked[key]
+
+    def reader(self, savepoint: savepoint_log.Savepoint, stamp: str | None) -> _Reader | str:
+        """The snapshot's reader, mapped without re-hashing while its files still have `stamp`."""
+        key = (savepoint.instance, savepoint.sequence)
+        if key not in self._mapped_readers and key not in self._checked and stamp is not None:
+            mapped = self._mapped(savepoint, stamp)
+            if mapped is not None:
+                self._mapped_readers[key] = mapped
+        return self._mapped_readers.get(key) or self.checked(savepoint)[0]
+
+    def _check(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
+        if not savepoint.written_here:
+            return (
+                "this machine did not write it (its index line carries no tag of this machine's key): no root vouches for it",
+                None,
+            )
+        before = self._stamp(savepoint)
+        found = self._local.get(savepoint)
+        if found is None:
+            return (
+                f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/",
+                None,
+            )
+        try:
+            verdicts.check_snapshot(
+                found, savepoint.sequence, savepoint.instance, savepoint.snapshot_hash, verdicts.LOCAL_ROOT
+            )
+        except verdicts.Broken as e:
+            return f"it fails verification: {e}", None
+        try:
+            document = verdicts.contents(found, chunks.local_fetch(self._logs), f"logs/{chunks.CHUNKS_DIR}/")
+        except verdicts.Broken as e:
+            return f"it fails verification: {e}", None
+        stamp = self._stamp(savepoint)
+        return snapshot.SnapshotReader(document), stamp if stamp is not None and stamp == before else None
+
+    def _open(self, savepoint: savepoint_log.Savepoint) -> int | None:
+        name = savepoint.snapshot_file
+        if not logs_dir.is_snapshot_name(name, savepoint.sequence):
+            return None
+        try:
+            return logs_dir.open_file(self._logs, logs_dir.within(str(name)), os.O_RDONLY)
+        except (FileNotFoundError, logs_dir.ConfinementError):
+            return None
+
+    def _stamp(self, savepoint: savepoint_log.Savepoint) -> str | None:
+        """The identity of the snapshot file and, for a chunked one, of every chunk it lists."""
+        fd = self._open(savepoint)
+        if fd is None:
+            return None
+        try:
+            return self._stamp_of(fd)[0]
+        finally:
+            os.close(fd)
+
+    def _stamp_of(self, fd: int) -> tuple[str | None, list[chunks.Ref]]:
+        """The stamp of the open snapshot file, and the history chunks a chunked one lists."""
+        stamp = _file_stamp(os.fstat(fd))
+        if not chunks.is_chunked(os.pread(fd, len(chunks.CHUNKED_OPEN), 0)):
+            return stamp, []
+        try:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                fields = orjson.loads(f.read())
+            listed, history = chunks.refs(fields), [chunks.parse_ref(i) for i in fields["conversation_chunks"]]
+        except (ValueError, KeyError, TypeError):
+            return None, []
+        covered = chunks.stamps(self._logs, listed)
+        return (f"{stamp}+{covered}" if covered else None), history
+
+    def _mapped(self, savepoint: savepoint_log.Savepoint, stamp: str) -> _Reader | None:
+        fd = self._open(savepoint)
+        if fd is None:
+            return None
+        try:
+            found, history = self._stamp_of(fd)
+            if found != stamp or os.fstat(fd).st_size == 0:
+                return None
+            if history:
+                return chunks.MappedHistory(self._logs, history)
+            return snapshot.SnapshotReader(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
+        except ValueError:
+            return None
+        finally:
+            os.close(fd)
+
+
+# What reads an indexed entry: the snapshot whole, or a chunked one's history in place.
+_Reader = snapshot.SnapshotReader | chunks.MappedHistory
+
+
+def _file_stamp(info: os.stat_result) -> str:
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
+# --- the index file ---------------------------------------------------------------------------
+
+
+def index_path(logs: Path) -> Path:
+    return logs / INDEX_NAME
+
+
+@contextlib.contextmanager
+def _connect(logs: Path, create: bool) -> Iterator[sqlite3.Connection | None]:
+    """The index, opened only if logs/ holds it as a plain file of its own (never through a
+    link); None when it is absent and not to be created."""
+    flags = os.O_RDWR | (os.O_CREAT if create else 0)
+    try:
+        fd = logs_dir.open_file(logs, INDEX_NAME, flags)
+    except FileNotFoundError:
+        if create:
+            raise
+        yield None
+        return
+    opened = os.fstat(fd)
+    # Closed before SQLite opens the file: closing any descriptor of a file drops the process's
+    # POSIX locks on it, SQLite's included.
+    os.close(fd)
+    path = index_path(logs)
+    connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=LOCK_TIMEOUT_SECONDS, isolation_level=None)
+    try:
+        with contextlib.suppress(sqlite3.DatabaseError):  # not a database: the schema check says so
+            connection.execute("PRAGMA journal_mode=MEMORY")
+            connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        now = os.stat(path, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            raise logs_dir.ConfinementError(errno.EPERM, f"{path} was replaced while precompact opened it; remove it")
+        yield connection
+    finally:
+        connection.close()
+
+
+def _schema_ok(connection: sqlite3.Connection) -> bool:
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.DatabaseError:
+        return False
+    return row is not None and row[0] == SCHEMA_VERSION
+
+
+def _indexed(connection: sqlite3.Connection) -> dict[tuple[str, int], tuple[int, str | None]]:
+    """(instance, sequence) -> the savepoint's id in the index and its file's stamp when checked."""
+    return {
+        (i, s): (n, stamp)
+        for n, i, s, stamp in connection.execute("SELECT id, instance, sequence, stamp FROM savepoints")
+    }
+
+
+def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
+    """The savepoints recall searches for `instance`: its own and those of its lineage."""
+    events = savepoint_log.read(logs).events
+    folded = savepoint_log.fold(events)
+    names = savepoint_log.lineage(events, instance)
+    # A pruned savepoint's local copy is gone (resurrect brings it back from git).
+    return [
+        s for name in dict.fromkeys([*names, instance]) for s in savepoint_log.of_instance(folded, name) if not s.pruned
+    ]
+
+
+def discard(logs: Path) -> None:
+    """Removes the index (derived data: the next recall rebuilds it), as after a prune: its
+    entries may point into savepoints whose local copies are gone."""
+    with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
+        _remove(logs, INDEX_NAME)
+
+
+def update(logs: Path, instance: str, rebuild: bool = False) -> Update:
+    """Indexes the savepoints in scope that the index lacks (all of them, with `rebuild` or when
+    the index is missing, torn or of another schema), each only once its snapshot verifies."""
+    wanted = in_scope(logs, instance)
+    outcome = Update()
+    if not wanted:
+        outcome.notes.append(f"{instance} has no savepoints yet: nothing to search")
+        return outcome
+    if not rebuild and not _missing(logs, wanted):
+        return outcome
+    with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
+        torn = _exists(logs, WRITING_MARK)
+        reason = "asked" if rebuild else "a writer was stopped mid-write" if torn else None
+        if reason is None:
+            with _connect(logs, create=False) as existing:
+                if existing is not None and not _schema_ok(existing):
+                    reason = "it was unreadable or of another version"
+        if reason is not None or not _exists(logs, INDEX_NAME):
+            _remove(logs, INDEX_NAME)
+            outcome.rebuilt = reason or "there was none"
+        logs_dir.write_atomic(logs, WRITING_MARK, b"")
+        with _connect(logs, create=True) as connection:
+            assert connection is not None
+            if not _schema_ok(connection):
+                connection.executescript(_SCHEMA)
+                connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            snapshots = _Snapshots(logs)
+            have = _indexed(connection)
+            for savepoint in wanted:
+                if (savepoint.instance, savepoint.sequence) in have:
+                    continue
+                reader, stamp = snapshots.checked(savepoint)
+                if isinstance(reader, str):
+                    outcome.notes.append(_not_indexed(savepoint, reader))
+                    continue
+                try:
+                    _index(connection, savepoint, reader, stamp)
+                except ValueError as e:
+                    outcome.notes.append(_not_indexed(savepoint, str(e)))
+                    continue
+                outcome.indexed.append(savepoint.sequence)
+        _remove(logs, WRITING_MARK)
+    return outcome
+
+
+def _not_indexed(savepoint: savepoint_log.Savepoint, why: str) -> str:
+    return f"savepoint {savepoint.sequence} of {savepoint.instance} is not indexed: {why}"
+
+
+def _missing(logs: Path, wanted: list[savepoint_log.Savepoint]) -> bool:
+    if _exists(logs, WRITING_MARK):
+        return True
+    with _connect(logs, create=False) as connection:
+        if connection is None or not _schema_ok(connection):
+            return True
+        have = _indexed(connection)
+    return any((s.instance, s.sequence) not in have for s in wanted)
+
+
+def _exists(logs: Path, name: str) -> bool:
+    try:
+        os.close(logs_dir.open_file(logs, name, os.O_RDONLY))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _remove(logs: Path, name: str) -> None:
+    with logs_dir.directory(logs) as fd, contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=fd)
+
+
+def _index(
+    connection: sqlite3.Connection,
+    savepoint: savepoint_log.Savepoint,
+    reader: snapshot.SnapshotReader,
+    stamp: str | None,
+) -> None:
+    """One savepoint in one transaction: its new entries' words and places, and which entries
+    it holds. When it starts with the history of the instance's latest indexed savepoint (a
+    session saved again as it grew), it is recorded as continuing that one and only the entries
+    after are read. Raises ValueError (nothing written) when its history cannot be read entry by
+    entry."""
+    history_end = reader.history_end
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        continues, position, after, history_digest = _continued(connection, savepoint, reader)
+        cursor = connection.execute(
+            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest, continues) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+            (
+                savepoint.instance,
+                savepoint.sequence,
+                savepoint.snapshot_hash,
+                savepoint.snapshot_file,
+                stamp,
+                savepoint.unix_timestamp,
+                history_end,
+                history_digest,
+                continues,
+            ),
+        )
+        holder = cursor.lastrowid
+        ids: dict[bytes, int] = {}
+        tool_names: dict[str, str] = dict(connection.execute("SELECT id, name FROM tool_uses").fetchall())
+        known_tools = len(tool_names)
+        next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
+        located = saved_entries(reader, after)
+        while batch := list(itertools.islice(located, BATCH_ENTRIES)):
+            digests = [hashlib.blake2b(reader.entry_bytes(place), digest_size=16).digest() for place, _ in batch]
+            wanted = [d for d in set(digests) if d not in ids]
+            ids.update(
+                connection.execute(
+                    f"SELECT digest, id FROM entries WHERE digest IN ({','.join('?' * len(wanted))})", wanted
+                ).fetchall()
+            )
+            holds, new_entries, new_text = [], [], []
+            for ((start, stop), entry), digest in zip(batch, digests):
+                position += 1
+                entry_id = ids.get(digest)
+                if entry_id is None:
+                    role, tool, text = entry_facts(entry, tool_names)
+                    entry_id = ids[digest] = next_id
+                    next_id += 1
+                    new_entries.append((entry_id, digest, holder, start, stop, role, tool, _entry_time(entry)))
+                    new_text.append((entry_id, text))
+                holds.append((holder, position, entry_id))
+            connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
+            connection.executemany("INSERT INTO entry_text(rowid, text) VALUES (?, ?)", new_text)
+            connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
+        connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", list(tool_names.items())[known_tools:])
+        connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def _continued(
+    connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader
+) -> tuple[int | None, int, int | None, bytes]:
+    """Whether the snapshot's history starts with all of the instance's latest indexed
+    savepoint's: then that one's entries are this one's first ones, and this returns its id, its
+    entry count and where those entries end; else (None, 0, None). Also the digest of this
+    history, computed in the same pass."""
+    history_end = reader.history_end
+    latest = connection.execute(
+        "SELECT id, entries, history_end, history_digest FROM savepoints WHERE instance = ? AND sequence < ? ORDER BY sequence DESC LIMIT 1",
+        (savepoint.instance, savepoint.sequence),
+    ).fetchone()
+    running = hashlib.sha256()
+    if latest is None or not latest[1] or latest[2] > history_end:
+        running.update(reader.prefix(history_end))
+        return None, 0, None, running.digest()
+    previous, count, end, digest = latest
+    running.update(reader.prefix(end))
+    same = running.digest() == digest and bytes(reader.prefix(end + 1)[end:]) in (b",", b"]")
+    running.update(reader.prefix(history_end)[end:])
+    return (previous, count, end, running.digest()) if same else (None, 0, None, running.digest())
+
+
+def _chain(connection: sqlite3.Connection, savepoint_id: int) -> list[int]:
+    """The savepoint and those it continues: together their `holds` rows are all its entries."""
+    chain = [savepoint_id]
+    while True:
+        row = connection.execute("SELECT continues FROM savepoints WHERE id = ?", (chain[-1],)).fetchone()
+        if row is None or row[0] is None or row[0] in chain:
+            return chain
+        chain.append(row[0])
+
+
+def _in(ids: list[int]) -> str:
+    return f"({','.join(str(int(n)) for n in ids)})"
+
+
+# --- searching and showing --------------------------------------------------------------------
+
+_TERM = re.compile(r'"([^"]*)"|(\S+)')
+_WORD = re.compile(r"\w+")
+
+
+def _phrases(query: str) -> list[list[str]]:
+    """The query's phrases (a quoted run, else one word), each as its words. Only words reach
+    FTS5, quoted, so no query is read as FTS5 syntax."""
+    phrases = [_WORD.findall(quoted or bare) for quoted, bare in _TERM.findall(query)]
+    return [p for p in phrases if p]
+
+
+def _match(phrases: list[list[str]], any_phrase: bool) -> str:
+    quoted = ['"' + " ".join(words) + '"' for words in phrases]
+    return (" OR " if any_phrase else " AND ").join(quoted)
+
+
+@contextlib.contextmanager
+def _damage_named() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        raise RecallError(
+            f"the recall index {INDEX_NAME} in logs/ is damaged ({e}); run `precompact recall --rebuild`"
+        ) from None
+
+
+def search(
+    logs: Path,
+    instance: str,
+    query: str,
+    sequence: int | None = None,
+    since: str | None = None,
+    role: str | None = None,
+    tool: str | None = None,
+    limit: int = MAX_HITS,
+) -> Results:
+    """The entries that best match `query` (BM25), best first, each with an excerpt read from
+    its verified snapshot. The index is brought up to date first."""
+    phrases = _phrases(query)
+    if not phrases:
+        raise RecallError("the query has no words to search for")
+    if role is not None and role not in ROLES:
+        raise RecallError(f"role {role!r} is not one of {', '.join(ROLES)}")
+    since_unix = None
+    if since is not None:
+        try:
+            since_unix = _parse_time(since).timestamp()
+        except ValueError:
+            raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
+    outcome = update(logs, instance)
+    results = Results(notes=list(outcome.notes))
+    scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
+    with _damage_named(), _connect(logs, create=False) as connection:
+        if connection is None:
+            return results
+        indexed = _indexed(connection)
+        ids = {n: key for key, (n, _) in indexed.items() if key in scope}
+        within = None
+        if sequence is not None:
+            within = next((n for n, key in ids.items() if key == (instance, sequence)), None)
+            if within is None:
+                raise RecallError(
+                    f"{instance} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
+                )
+        rows: list[tuple] = []
+        for any_phrase in (False, True):
+            rows, results.matched = _query(
+                connection, _match(phrases, any_phrase), list(ids), within, since_unix, role, tool, limit
+            )
+            if rows or len(phrases) == 1:
+                break
+            results.notes.append("no entry holds every word; these hold some of them")
+        snapshots = _Snapshots(logs)
+        withheld: set[int] = set()
+        for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
+            savepoint = scope[ids[holder]]
+            reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
+            if isinstance(reader, str):
+                if holder not in withheld:
+                    withheld.add(holder)
+                    results.notes.append(
+                        f"savepoint {savepoint.sequence} of {savepoint.instance}: entries withheld, {reader}; run `precompact verify`"
+                    )
+                results.matched -= 1
+                continue
+            shown_in = within or holder
+            (position,) = connection.execute(
+                f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}",
+                (entry_id,),
+            ).fetchone()
+            _, _, text = entry_facts(reader.entry_at((start, stop)), {})
+            at = ids[shown_in]
+            results.hits.append(Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases)))
+    return results
+
+
+def _query(
+    connection: sqlite3.Connection,
+    match: str,
+    holders: list[int],
+    within: int | None,
+    since: float | None,
+    role: str | None,
+    tool: str | None,
+    limit: int,
+) -> tuple[list[tuple], int]:
+    """The best `limit` matches, and how many entries match in all."""
+    where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
+    values: list[object] = [match, *holders]
+    for clause, value in (("e.role = ?", role), ("e.tool = ?", tool), ("e.time >= ?", since)):
+        if value is not None:
+            where.append(clause)
+            values.append(value)
+    if within is not None:
+        where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
+    source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
+    rows = connection.execute(
+        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?",
+        (*values, limit),
+    ).fetchall()
+    count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]
+    return rows, count
+
+
+def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> str:
+    """About `width` characters of `text` around the first place a phrase (else a word) of the
+    query occurs, on one line."""
+    patterns = [r"\W+".join(map(re.escape, words)) for words in phrases] + [
+        re.escape(w) for words in phrases for w in words
+    ]
+    found = None
+    for pattern in patterns:
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found:
+            break
+    centre = found.start() if found else 0
+    start = max(0, min(centre - width // 3, len(text) - width))
+    piece = " ".join(text[start : start + width].split())
+    return f"{'…' if start > 0 else ''}{piece}{'…' if start + width < len(text) else ''}"
+
+
+_REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?")
+MAX_SHOWN = 200
+
+
+def show(logs: Path, instance: str, ref: str) -> list[Entry]:
+    """The entries `ref` names (`S:N`, or `S:N-M` for a range) of savepoint S of `instance`,
+    whole, from the verified snapshot."""
+    parsed = _REF.fullmatch(ref.strip())
+    if parsed is None:
+        raise RecallError(
+            f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them)"
+        )
+    sequence, first = int(parsed.group(1)), int(parsed.group(2))
+    last = int(parsed.group(3) or first)
+    if not 1 <= first <= last or last - first >= MAX_SHOWN:
+        raise RecallError(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
+    outcome = update(logs, instance)
+    scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
+    if (instance, sequence) not in scope:
+        raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
+    with _damage_named(), _connect(logs, create=False) as connection:
+        saved = (
+            connection.execute(
+                "SELECT id, entries FROM savepoints WHERE instance = ? AND sequence = ?", (instance, sequence)
+            ).fetchone()
+            if connection
+            else None
+        )
+        if connection is None or saved is None:
+            why = next(
+                (n for n in outcome.notes if f"savepoint {sequence} of {instance} " in n),
+                f"savepoint {sequence} is not indexed",
+            )
+            raise RecallError(why)
+        savepoint_id, count = saved
+        if last > count:
+            raise RecallError(f"savepoint {sequence} of {instance} holds entries 1 to {count}")
+        rows = connection.execute(
+            "SELECT h.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence FROM holds h "
+            f"JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint IN {_in(_chain(connection, savepoint_id))} AND h.position BETWEEN ? AND ? ORDER BY h.position",
+            (first, last),
+        ).fetchall()
+    snapshots = _Snapshots(logs)
+    shown = []
+    for position, stamp, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
+        reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
+        if isinstance(reader, str):
+            raise RecallError(
+                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`"
+            )
+        raw = reader.entry_at((start, stop))
+        shown.append(Entry(instance, sequence, position, role, tool, time, entry_facts(raw, {})[2], raw))
+    return shown
+
+
+def render(entries: Iterable[Entry]) -> str:
+    blocks = []
+    for entry in entries:
+        hit = Hit(entry.instance, entry.sequence, entry.position, entry.role, entry.tool, entry.time, "")
+        blocks.append(f"{hit.header()}\n{quoting.block(entry.text)}")
+    return "\n\n".join(blocks)
+
+
+def describe_savepoints(logs: Path, instance: str) -> str:
+    """The savepoints recall searches, one line each, newest last."""
+    lines = []
+    for s in in_scope(logs, instance):
+        summary = f"; summary: {quoting.inline(s.compact_summary[:200])}" if s.compact_summary else ""
+        lines.append(
+            f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, trigger {s.trigger}, "
+            f"sha256:{s.snapshot_hash[:12]}, git {s.layer_2}, chain {s.layer_3}{summary}"
+        )
+    return "\n".join(lines) or f"{instance} has no savepoints yet"

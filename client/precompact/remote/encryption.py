@@ -1,0 +1,232 @@
+"""What leaves the machine is encrypted: age (pyrage) to the configured recipients, after zlib.
+
+A file bound for the git remote is compressed (zlib level 6, git's own: a snapshot of code
+shrinks to about a quarter; it runs in the worker, on what is new, never on the hook's path) and then encrypted with age to every recipient (age X25519 `age1…` keys, or
+`ssh-ed25519` public keys), so anyone holding one of their identities can read it and no one
+else can. The hash chain and the on-chain record still commit to the plaintext; the
+ciphertext is random (age draws a fresh file key each time), so a file is encrypted once per
+recipient set and its blob reused (gitstore's cache).
+
+Files under `logs/precompact-chunks/` are named by their plaintext SHA-256; on the remote they
+are named by HMAC-SHA256 under a random per-project naming key instead, so a reader of the
+remote cannot confirm a guessed content by hashing it. The naming key travels encrypted
+beside them.
+
+Imported only by the worker and commands, never on the hook's path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import stat
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyrage  # type: ignore[import-untyped]  # ships no type information
+
+from precompact.errors import PrecompactError
+
+SUFFIX = ".age"
+COMPRESSION_LEVEL = 6
+# A hostile ciphertext (anyone with a recipient's public key can make one) could hold a zlib
+# bomb; no snapshot comes near this.
+MAX_PLAINTEXT_BYTES = 4 << 30
+DECOMPRESS_STEP = 64 << 20
+NAMING_KEY_BYTES = 32
+AGE_IDENTITY = re.compile(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}")
+SSH_PRIVATE_KEY = b"-----BEGIN OPENSSH PRIVATE KEY-----"
+
+
+class CryptoError(PrecompactError):
+    """A key or ciphertext could not be used; the message says which and what to do."""
+
+
+class NotForUs(CryptoError):
+    """The ciphertext is for recipients none of these identities is: its content cannot be
+    checked here (which is no evidence of tampering)."""
+
+
+class Undecryptable(CryptoError):
+    """The ciphertext does not decrypt or authenticate: truncated, altered, or not age."""
+
+
+if TYPE_CHECKING:
+    from precompact.config.settings import Config
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The recipients new files are encrypted to (none: clear text, as before encryption
+    existed) and the identity file that opens them on this machine."""
+
+    recipients: tuple[str, ...] = ()
+    identity: Path | None = None
+
+    @property
+    def encrypting(self) -> bool:
+        return bool(self.recipients)
+
+    @property
+    def fingerprint(self) -> str:
+        """Names the recipient set: a ciphertext made for one set is reused only for it."""
+        return hashlib.sha256("\n".join(sorted(self.recipients)).encode()).hexdigest()[:16]
+
+    @classmethod
+    def of(cls, config: Config) -> Keys:
+        """The keys a project's configuration names."""
+        return cls(config.recipients, config.identity)
+
+
+CLEAR = Keys()
+
+
+def _recipient(text: str):
+    try:
+        if text.startswith("ssh-"):
+            return pyrage.ssh.Recipient.from_str(text)
+        return pyrage.x25519.Recipient.from_str(text)
+    except pyrage.RecipientError as e:
+        raise CryptoError(f"encryption.recipients entry {text[:24]!r}… is not a usable public key ({e})") from None
+
+
+def seal(plaintext: bytes, keys: Keys) -> bytes:
+    """zlib, then age to every recipient."""
+    recipients = [_recipient(r) for r in keys.recipients]
+    try:
+        return pyrage.encrypt(zlib.compress(plaintext, COMPRESSION_LEVEL), recipients)
+    except pyrage.EncryptError as e:
+        raise CryptoError(f"encryption failed: {e}") from None
+
+
+def open_sealed(ciphertext: bytes, identities: list) -> bytes:
+    """The plaintext of `seal`; NotForUs or Undecryptable when it cannot be had."""
+    try:
+        compressed = pyrage.decrypt(ciphertext, identities)
+    except pyrage.DecryptError as e:
+        if "No matching keys" in str(e):
+            raise NotForUs("it is encrypted to other recipients than this identity") from None
+        raise Undecryptable(f"it does not decrypt or authenticate ({e}): truncated, altered or not age") from None
+    inflater = zlib.decompressobj()
+    parts, size = [], 0
+    try:
+        data = compressed
+        while data:
+            part = inflater.decompress(data, DECOMPRESS_STEP)
+            size += len(part)
+            if size > MAX_PLAINTEXT_BYTES:
+                raise Undecryptable(f"it inflates past {MAX_PLAINTEXT_BYTES >> 30} GiB: not a snapshot")
+            parts.append(part)
+            data = inflater.unconsumed_tail
+        if not inflater.eof or inflater.unused_data:
+            raise Undecryptable("its decrypted content is not one whole zlib stream")
+    except zlib.error as e:
+        raise Undecryptable(f"its decrypted content is not zlib ({e})") from None
+    return b"".join(parts)
+
+
+# --- identities -------------------------------------------------------------------------------
+
+
+def generate_identity(path: Path) -> str:
+    """Writes a new age identity to `path` (mode 0600, never over an existing file); returns
+    its public key."""
+    identity = pyrage.x25519.Identity.generate()
+    public = str(identity.to_public())
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(f"# precompact age identity; public key: {public}\n{identity}\n")
+    return public
+
+
+def read_identity_file(path: Path) -> bytes:
+    """The identity file's bytes, if only this user can read it (as ssh demands of a key)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise CryptoError(
+            f"no age identity at {path}: copy yours there with `precompact key import FILE` (or set encryption.identity)"
+        ) from None
+    except OSError as e:
+        raise CryptoError(
+            f"cannot read the age identity {path}: {e.strerror or e}; it must be a regular file"
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise CryptoError(f"the age identity {path} must be a regular file of yours, mode 0600: `chmod 600 {path}`")
+        return f.read()
+
+
+def parse_identities(data: bytes, where: str) -> list:
+    """The identities in an age identity file (AGE-SECRET-KEY lines) or an OpenSSH ed25519
+    private key."""
+    if data.lstrip().startswith(SSH_PRIVATE_KEY):
+        try:
+            return [pyrage.ssh.Identity.from_buffer(data)]
+        except pyrage.IdentityError as e:
+            raise CryptoError(f"{where} is not a usable unencrypted OpenSSH ed25519 key ({e})") from None
+    found = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not AGE_IDENTITY.fullmatch(line):
+            raise CryptoError(f"{where} holds a line that is not an age identity (AGE-SECRET-KEY-1…)")
+        found.append(pyrage.x25519.Identity.from_str(line))
+    if not found:
+        raise CryptoError(f"{where} holds no age identity")
+    return found
+
+
+def load_identities(keys: Keys) -> list:
+    if keys.identity is None:
+        raise CryptoError("no age identity is configured; set encryption.identity")
+    return parse_identities(read_identity_file(keys.identity), str(keys.identity))
+
+
+def public_keys(data: bytes, where: str) -> list[str]:
+    """The recipients the identities in `data` open (SSH keys have no public half here: empty)."""
+    return [str(i.to_public()) for i in parse_identities(data, where) if isinstance(i, pyrage.x25519.Identity)]
+
+
+# --- chunk names ------------------------------------------------------------------------------
+
+
+def new_naming_key() -> bytes:
+    return os.urandom(NAMING_KEY_BYTES)
+
+
+def keyed_name(naming_key: bytes, name: str) -> str:
+    """A chunk's name on the remote: HMAC-SHA256 of its plaintext-hash name."""
+    return hmac.new(naming_key, name.encode(), hashlib.sha256).hexdigest()
+
+
+def ensure_identity(path: Path) -> tuple[list[str], bool]:
+    """The public keys of the identity at `path`, creating one there if there is none; and
+    whether it was created."""
+    if not os.path.lexists(path):
+        return [generate_identity(path)], True
+    return public_keys(read_identity_file(path), str(path)), False
+
+
+def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
+    """Writes the identity `data` (read from `source`) to `destination`, mode 0600, never over
+    another identity; returns its public keys."""
+    own = public_keys(data, source)
+    if os.path.lexists(destination):
+        if read_identity_file(destination) == data:
+            return own
+        raise CryptoError(
+            f"{destination} already holds another identity; move it away first (it may read older savepoints)"
+        )
+    destination.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return own

@@ -1,0 +1,802 @@
+"""Layer 2: savepoints committed onto a dedicated branch and pushed, never touching the user's
+index, working tree or current branch.
+
+Everything goes through git plumbing (GitPython's command layer): blobs are hashed straight
+from the files, the tree is built in a private index file, the commit is made with
+`commit-tree`, and the branch moves with a compare-and-swap `update-ref`, so a git command the
+user runs at the same moment neither sees nor blocks this.
+
+With recipients configured, every file is encrypted before it becomes a blob (remote_crypto):
+`logs/x` is committed as `logs/x.age`, and a chunk `logs/precompact-chunks/<sha256>` under a
+keyed name. `_stored_blob` (through `tree_entries`) is the only way a logs/ file becomes a blob
+on the branch, and `files_at` (`file_at` for one) the only way a branch file is read back as
+plaintext: both forms are handled there and nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import git
+import orjson
+
+from precompact.boundary import atomic_file, git_env, logs_dir
+from precompact.errors import PrecompactError
+from precompact.local import chunks, provenance, savepoint_log
+from precompact.remote import encryption
+from precompact.remote import encryption as remote_crypto
+from precompact.remote.encryption import CLEAR, Keys
+
+if TYPE_CHECKING:
+    from precompact.config.settings import Config
+
+PUSH_TIMEOUT_SECONDS = 20
+REF_RETRIES = 20
+REF_RETRY_SECONDS = 0.05
+# git holds a ref's lock file for milliseconds; one this old was left by a killed git process.
+STALE_REF_LOCK_SECONDS = 10
+PRIVATE_INDEX_PREFIX = "precompact-index-"
+FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "precompact",
+    "GIT_AUTHOR_EMAIL": "precompact@localhost",
+    "GIT_COMMITTER_NAME": "precompact",
+    "GIT_COMMITTER_EMAIL": "precompact@localhost",
+}
+# Content-addressed files (named by their plaintext SHA-256) whose remote name is keyed.
+CHUNKS_DIR = f"logs/{chunks.CHUNKS_DIR}/"
+NAMING_KEY_NAME = "logs/precompact-chunk-names.key"
+# The key and this machine's stamp over it, with room to spare; more is not a key file.
+NAMING_KEY_FILE_LIMIT = 1024
+# In the repository's git directory: plaintext sha256 + recipient set -> the blob of its
+# ciphertext, so a file is encrypted (and pushed) once per recipient set.
+CIPHERTEXT_CACHE = "precompact-ciphertexts"
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# Ciphertext does not compress: git's zlib over it (loose objects, then the pack a push sends)
+# would cost more than the encryption itself.
+_UNCOMPRESSED = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.compression", "GIT_CONFIG_VALUE_0": "0"}
+
+
+class GitStoreError(PrecompactError):
+    """Layer 2 could not be done; the message says why and what to do."""
+
+
+class Unopened(GitStoreError):
+    """An encrypted file that could not be read; `intact` says whether the object store's
+    ciphertext still hashes to the blob id the commit names (git does not check on reading)."""
+
+    def __init__(self, message: str, intact: bool):
+        super().__init__(message)
+        self.intact = intact
+
+
+class Sealed(Unopened):
+    """The file is encrypted and no identity here opens it: its content cannot be checked."""
+
+
+class Undecryptable(Unopened):
+    """The file's ciphertext does not decrypt or authenticate: truncated or altered."""
+
+
+@dataclass(frozen=True)
+class Target:
+    repository: Path
+    remote: str
+    branch: str
+    keys: Keys = CLEAR
+
+    @classmethod
+    def of(cls, config: Config) -> Target:
+        """The configured branch, remote and keys (never a Target that forgets the keys)."""
+        return cls(config.repository, config.remote, config.branch, encryption.Keys.of(config))
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+
+class _IsolatedGit(git.Git):
+    """GitPython's command runner, isolated: GitPython starts every process from a copy of
+    os.environ, so each command goes through `env -i` with exactly git_env's environment, and
+    names the repository explicitly (GIT_DIR)."""
+
+    git_dir: str | None = None
+
+    def execute(self, command, *args, env=None, **kwargs):
+        if isinstance(command, str):
+            raise TypeError("precompact runs git with an argument list, never through a shell")
+        ours = {**({"GIT_DIR": self.git_dir} if self.git_dir else {}), **(env or {})}
+        location = Path(self.git_dir or self._working_dir or os.getcwd())
+        variables = [f"{k}={v}" for k, v in git_env.environment(location, **ours).items()]
+        return super().execute(
+            ["env", "-i", *variables, *git_env.argv(*command[1:], executable=command[0])], *args, **kwargs
+        )
+
+
+class _IsolatedRepo(git.Repo):
+    GitCommandWrapperType = _IsolatedGit
+
+
+def open_repository(path: Path) -> git.Repo:
+    """The repository at `path` (a work tree, or a bare repository's directory); every git
+    process it starts runs isolated."""
+    try:
+        repo = _IsolatedRepo(path)
+        repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
+        return repo
+    except git.NoSuchPathError:
+        raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml") from None
+    except git.InvalidGitRepositoryError:
+        raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository") from None
+
+
+def commit_message(event: dict, keys: Keys = CLEAR) -> str:
+    if keys.encrypting:
+        # The instance name, hashes and token counts stay inside the encrypted index.
+        return f"PRECOMPACT: encrypted savepoint\n\nSequence: {event['sequence']}\n"
+    tokens = event.get("tokens_used_this_session")
+    remaining = event.get("tokens_remaining")
+    window = tokens + remaining if isinstance(tokens, int) and isinstance(remaining, int) else "?"
+    return (
+        f"[{event['instance']}] PRECOMPACT: Savepoint before context compaction\n\n"
+        f"Instance: {event['instance']}\n"
+        f"Sequence: {event['sequence']}\n"
+        f"Timestamp: {event['timestamp']}\n"
+        f"Snapshot hash: {event['snapshot_hash']}\n"
+        f"Tokens used: {tokens}/{window}\n"
+    )
+
+
+def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) -> str:
+    """Commits the snapshot named by `event` and the current index file onto the branch; returns
+    the commit id. Only a file named as Layer 1 names snapshots, read from logs/ without
+    following links, and holding the bytes whose hash the index recorded, is committed."""
+    name, sequence = event.get("snapshot_file"), event.get("sequence")
+    if not isinstance(name, str) or not isinstance(sequence, int) or not logs_dir.is_snapshot_name(name, sequence):
+        raise GitStoreError(
+            f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
+        )
+    index_name = f"logs/{savepoint_log.INDEX_NAME}"
+    sha256 = event["snapshot_hash"].removeprefix("sha256:")
+    files: dict[str, str | None] = {name: sha256}
+    files.update(_chunks_to_commit(repo, target, logs, _listed_chunks(logs, name, sha256)))
+    files[index_name] = None
+    blobs = tree_entries(repo, target, logs, files)
+    environment = _identity(repo)
+    for _ in range(REF_RETRIES):
+        parent = _resolve(repo, target.ref)
+        with _private_index(repo) as index:
+            env = {**environment, "GIT_INDEX_FILE": str(index)}
+            repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
+            tree = _write_tree(repo, blobs, env)
+        parents = ["-p", parent] if parent else []
+        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(event, target.keys), env=environment)
+        expected = parent or "0" * len(commit)
+        try:
+            repo.git.update_ref(target.ref, commit, expected)
+            return commit
+        except git.GitCommandError:
+            # Another precompact process moved the branch first (rebuild on its commit), or a
+            # killed one left the branch's lock behind (only precompact writes this branch).
+            if not _remove_stale_ref_lock(repo, target.ref):
+                time.sleep(REF_RETRY_SECONDS)
+    raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
+
+
+def _write_tree(repo: git.Repo, blobs: dict[str, str | None], env: dict) -> str:
+    """The tree of the private index in `env` with `blobs` applied (None: the path removed)."""
+    zero = "0" * (64 if object_format(repo) == "sha256" else 40)
+    # --index-info, not --force-remove, which wants a work tree (a bare repository has none).
+    lines = "".join(f"100644 {blob}\t{path}\n" if blob else f"0 {zero}\t{path}\n" for path, blob in blobs.items())
+    with tempfile.TemporaryFile() as f:
+        f.write(lines.encode())
+        f.seek(0)
+        repo.git.update_index("--index-info", istream=f, env=env)
+    return repo.git.write_tree(env=env)
+
+
+def tree_entries(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None]) -> dict[str, str | None]:
+    """The tree path and blob of each logs/ file (with the sha256 its bytes must have, when
+    known), and None for the path of its other form (clear or encrypted), which leaves the tree.
+    A chunk's keyed name needs the naming key, which travels with the chunks."""
+    keys = target.keys
+    naming_key = None
+    entries: dict[str, str | None] = {}
+    if keys.encrypting and any(name.startswith(CHUNKS_DIR) for name in files):
+        naming_key = _naming_key(repo, target, logs)
+        # Committed from the key itself: the file in logs/ also holds this machine's stamp.
+        entries[NAMING_KEY_NAME] = None
+        entries[sealed_path(NAMING_KEY_NAME)] = _sealed_blob(
+            repo, naming_key, hashlib.sha256(naming_key).hexdigest(), keys
+        )
+    for name, sha256 in files.items():
+        path, blob = _stored_blob(repo, logs, name, keys, sha256, naming_key)
+        if keys.encrypting:
+            entries[name] = None
+        elif not name.startswith(CHUNKS_DIR):  # a chunk's encrypted name needs the key: left as is
+            entries[name + remote_crypto.SUFFIX] = None
+        entries[path] = blob
+    return entries
+
+
+def _stored_blob(
+    repo: git.Repo, logs: Path, name: str, keys: Keys, sha256: str | None = None, naming_key: bytes | None = None
+) -> tuple[str, str]:
+    """Stores the file `name` (in logs/) as a blob, only if its bytes hash to `sha256` when
+    given: exactly its bytes (no filters), or with recipients their ciphertext. Returns the
+    tree path and the blob id."""
+    fd = logs_dir.open_file(logs, logs_dir.within(name), os.O_RDONLY)
+    with os.fdopen(fd, "rb") as f:
+        found = hashlib.file_digest(f, "sha256").hexdigest() if sha256 is not None or keys.encrypting else None
+        if sha256 is not None and found != sha256:
+            raise GitStoreError(
+                f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)"
+            )
+        f.seek(0)
+        if not keys.encrypting:
+            return name, repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
+        data = f.read()
+    if hashlib.sha256(data).hexdigest() != found:
+        raise GitStoreError(f"{name} changed while it was being committed; not committed")
+    return sealed_path(name, naming_key), _sealed_blob(repo, data, found, keys)
+
+
+def sealed_path(name: str, naming_key: bytes | None = None) -> str:
+    """Where the encrypted form of logs/ file `name` is in the tree: a chunk's is keyed by
+    `naming_key` (tree_entries always has it for chunks)."""
+    if name.startswith(CHUNKS_DIR) and naming_key is not None:
+        return CHUNKS_DIR + remote_crypto.keyed_name(naming_key, name.removeprefix(CHUNKS_DIR)) + remote_crypto.SUFFIX
+    return name + remote_crypto.SUFFIX
+
+
+def _sealed_blob(repo: git.Repo, data: bytes, sha256: str, keys: Keys) -> str:
+    """The blob of `data` encrypted to `keys`' recipients: the one made before for the same
+    plaintext and recipients when the repository still has it, else a new ciphertext."""
+    cached = _cached_ciphertext(repo, sha256, keys)
+    if cached is not None:
+        return cached
+    try:
+        ciphertext = remote_crypto.seal(data, keys)
+    except remote_crypto.CryptoError as e:
+        raise GitStoreError(str(e)) from None
+    with tempfile.TemporaryFile() as f:
+        f.write(ciphertext)
+        f.seek(0)
+        blob = repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f, env=_UNCOMPRESSED)
+    atomic_file.write(_ciphertext_cache(repo, sha256, keys), blob.encode(), 0o600)
+    return blob
+
+
+def _ciphertext_cache(repo: git.Repo, sha256: str, keys: Keys) -> Path:
+    return Path(repo.common_dir) / CIPHERTEXT_CACHE / f"{keys.fingerprint}-{sha256}"
+
+
+def _cached_ciphertext(repo: git.Repo, sha256: str, keys: Keys) -> str | None:
+    """The blob of the ciphertext made before for this plaintext and these recipients, if the
+    repository still has it."""
+    try:
+        cached = _ciphertext_cache(repo, sha256, keys).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return cached if _OBJECT_ID.fullmatch(cached) and _is_blob(repo, cached) else None
+
+
+def _is_blob(repo: git.Repo, object_id: str) -> bool:
+    try:
+        return repo.git.cat_file("-t", object_id).strip() == "blob"
+    except git.GitCommandError:
+        return False
+
+
+NAMING_KEY_PURPOSE = "chunk naming key"
+
+
+def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
+    """The project's chunk naming key: the one this machine keeps in logs/ (stamped as made
+    here: a key that came with the project could be known to whoever shipped it), else the one
+    the branch carries encrypted (another machine of the project's made it), else a new one. A
+    key in clear on any ref is never taken: a hostile origin could have planted it."""
+    local = logs_dir.within(NAMING_KEY_NAME)
+    try:
+        stored: bytes | None = logs_dir.read_bytes(logs, local, limit=NAMING_KEY_FILE_LIMIT)
+    except FileNotFoundError:
+        stored = None
+    if stored is not None:
+        key = provenance.made_here(NAMING_KEY_PURPOSE, stored)
+        if key is not None and len(key) == remote_crypto.NAMING_KEY_BYTES:
+            return key
+    tip = savepoint_tip(repo, target)
+    try:
+        carried = _naming_key_at(repo, tip, target.keys) if tip else None
+    except Undecryptable:  # malformed or broken on the branch: it names nothing usable
+        carried = None
+    if stored is not None and stored != carried:
+        raise GitStoreError(
+            f"{logs / local} was not made on this machine and is not the key branch {target.branch} carries encrypted; remove it (precompact then takes the branch's key or makes a new one)"
+        )
+    key = carried or remote_crypto.new_naming_key()
+    logs_dir.write_atomic(logs, local, provenance.stamped(NAMING_KEY_PURPOSE, key))
+    return key
+
+
+def _naming_key_at(repo: git.Repo, commit: str, keys: Keys) -> bytes | None:
+    """The naming key `commit` carries in its encrypted form (None: it has none). A clear
+    form is ignored: whoever can push to the remote could have put it there."""
+    [source] = _located(repo, [(commit, NAMING_KEY_NAME)], keys)
+    if isinstance(source, GitStoreError):
+        return None
+    blob, where = source
+    if where is None:
+        return None
+    [ciphertext] = _blobs(repo, [blob])
+    key = _opened(repo, blob, ciphertext, _identities(keys), keys, where)
+    if isinstance(key, Unopened):
+        raise key
+    if len(key) != remote_crypto.NAMING_KEY_BYTES:
+        raise Undecryptable(f"{NAMING_KEY_NAME} at commit {commit[:12]} is not a naming key", intact=True)
+    return key
+
+
+def _identities(keys: Keys) -> list | remote_crypto.CryptoError:
+    try:
+        return remote_crypto.load_identities(keys)
+    except remote_crypto.CryptoError as e:
+        return e
+
+
+def _opened(
+    repo: git.Repo, blob: str, ciphertext: bytes, identities: list | remote_crypto.CryptoError, keys: Keys, where: str
+) -> bytes | Unopened:
+    """The plaintext of the encrypted blob `blob`, else why not: Sealed when no identity here
+    opens it, Undecryptable when its ciphertext is broken."""
+    if isinstance(identities, remote_crypto.CryptoError):
+        return Sealed(f"{where} is encrypted and cannot be read here: {identities}", _hashes_to(repo, ciphertext, blob))
+    try:
+        return remote_crypto.open_sealed(ciphertext, identities)
+    except remote_crypto.NotForUs as e:
+        return Sealed(f"{where} cannot be read with {keys.identity}: {e}", _hashes_to(repo, ciphertext, blob))
+    except remote_crypto.CryptoError as e:
+        return Undecryptable(f"{where}: {e}", _hashes_to(repo, ciphertext, blob))
+
+
+def _hashes_to(repo: git.Repo, data: bytes, blob: str) -> bool:
+    return blob_id(repo, data) == blob
+
+
+def _blobs(repo: git.Repo, ids: list[str]) -> Iterator[bytes]:
+    """The content of each blob, in order, streamed from one `git cat-file --batch`."""
+    if not ids:
+        return
+    with tempfile.TemporaryFile() as names:
+        names.write("".join(f"{blob}\n" for blob in ids).encode())
+        names.seek(0)
+        process = repo.git.cat_file("--batch", istream=names, as_process=True)
+        for blob in ids:
+            header = process.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise GitStoreError(f"git cat-file could not read blob {blob} in {repo.common_dir}")
+            data = process.stdout.read(int(header[2]))
+            process.stdout.read(1)
+            yield data
+        process.wait()
+
+
+def _chunk_path(sha256: str) -> str:
+    """A chunk's name under logs/, its path in the branch's tree when in clear (sealed_path keys
+    it when encrypted)."""
+    return CHUNKS_DIR + sha256
+
+
+def _chunks_to_commit(repo: git.Repo, target: Target, logs: Path, listed: list[chunks.Ref]) -> dict[str, str]:
+    """The listed chunks the branch does not hold yet as the target's keys would commit them
+    (encrypted, to the current recipients), by logs/ name -> sha256 (checked when stored). A
+    chunk encrypted to earlier recipients is committed again, so those added since can read
+    every savepoint made after they were."""
+    tip = _resolve(repo, target.ref)
+    paths = _chunk_tree_paths(repo, target, logs, listed)
+    present = blob_ids_at(repo, [(tip, path) for path in paths]) if tip else [None] * len(listed)
+
+    def held(ref: chunks.Ref, blob: str | None) -> bool:
+        if not target.keys.encrypting:
+            return blob is not None
+        return blob is not None and blob == _cached_ciphertext(repo, ref.sha256, target.keys)
+
+    return {_chunk_path(ref.sha256): ref.sha256 for ref, blob in zip(listed, present) if not held(ref, blob)}
+
+
+def _chunk_tree_paths(repo: git.Repo, target: Target, logs: Path, listed: list[chunks.Ref]) -> list[str]:
+    """Where each chunk is in the branch's tree under the target's keys (keyed when encrypted)."""
+    names = [_chunk_path(ref.sha256) for ref in listed]
+    if not target.keys.encrypting or not names:
+        return names
+    naming_key = _naming_key(repo, target, logs)
+    return [sealed_path(name, naming_key) for name in names]
+
+
+def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
+    """The chunks the snapshot `name` lists, once its bytes hash to `sha256`."""
+    data = logs_dir.read_bytes(logs, logs_dir.within(name))
+    if hashlib.sha256(data).hexdigest() != sha256 or not chunks.is_chunked(data):
+        return []  # _stored_blob has refused an altered snapshot already; format 1 lists none
+    try:
+        return chunks.refs(orjson.loads(data))
+    except (orjson.JSONDecodeError, ValueError) as e:
+        raise GitStoreError(f"{name} lists no usable chunks ({e}); not committed (run `precompact verify`)") from None
+
+
+def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened:
+    """The plaintext of chunk `ref` at `commit` (unchecked): None when either is absent, the
+    Unopened error when it is encrypted and cannot be read here."""
+    try:
+        return file_at(repo, commit, _chunk_path(ref.sha256), keys)
+    except Unopened as e:
+        return e
+    except GitStoreError:
+        return None
+
+
+def chunk_blob_ids(
+    repo: git.Repo, wanted: list[tuple[str, chunks.Ref]], keys: Keys = CLEAR
+) -> list[str | None | Unopened]:
+    """The blob id of each (commit, chunk): its encrypted form's, under the name the commit's
+    naming key gives it, else its clear form's; None where neither is there, the Unopened error
+    where only the naming key could say and it cannot be read here."""
+    located = _located(repo, [(commit, _chunk_path(ref.sha256)) for commit, ref in wanted], keys)
+    return [s[0] if isinstance(s, tuple) else (s if isinstance(s, Unopened) else None) for s in located]
+
+
+@contextlib.contextmanager
+def _private_index(repo: git.Repo) -> Iterator[Path]:
+    """An index file of our own for building the tree, in the repository's git directory rather
+    than a temporary directory (a process killed mid-commit would leave that behind for good).
+    It is named after this process, so one left by a dead process is removed here."""
+    git_dir = Path(repo.git_dir)
+    for left in git_dir.glob(f"{PRIVATE_INDEX_PREFIX}*"):
+        owner = left.name.removeprefix(PRIVATE_INDEX_PREFIX).split(".")[0]  # also git's .lock
+        if owner.isdigit() and not _running(int(owner)):
+            left.unlink(missing_ok=True)
+    index = git_dir / f"{PRIVATE_INDEX_PREFIX}{os.getpid()}"
+    try:
+        yield index
+    finally:
+        index.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int]:
+    """A new commit on the branch whose tree holds every file encrypted to the current
+    recipients (clear ones too), so that their identities read every savepoint; the history
+    before it is left as it is (it was pushed). Returns the commit (None: nothing to change)
+    and the number of files re-encrypted."""
+    keys = target.keys
+    if not keys.encrypting:
+        raise GitStoreError("encryption.recipients is empty: there is nothing to re-encrypt to; add a recipient first")
+    environment = _identity(repo)
+    for _ in range(REF_RETRIES):
+        local = _resolve(repo, target.ref)
+        parent = local or savepoint_tip(repo, target)
+        if parent is None:
+            return None, 0
+        changes: dict[str, str | None] = {}
+        naming_key = None
+        files = _files(repo, parent)
+        identities = _identities(keys)
+        for (path, blob), stored in zip(files, _blobs(repo, [blob for _, blob in files])):
+            if path.endswith(remote_crypto.SUFFIX):
+                data = _opened(repo, blob, stored, identities, keys, f"{path} at commit {parent[:12]}")
+                if isinstance(data, GitStoreError):
+                    raise data
+                new_path = path
+            else:
+                data = stored
+                if path.startswith(CHUNKS_DIR) and naming_key is None:
+                    naming_key = _naming_key(repo, target, logs)
+                new_path = sealed_path(path, naming_key)
+                changes[path] = None
+            new = _sealed_blob(repo, data, hashlib.sha256(data).hexdigest(), keys)
+            if new != blob or new_path != path:
+                changes[new_path] = new
+        if naming_key is not None:
+            changes[sealed_path(NAMING_KEY_NAME)] = _sealed_blob(
+                repo, naming_key, hashlib.sha256(naming_key).hexdigest(), keys
+            )
+        if not changes:
+            return None, 0
+        with _private_index(repo) as index:
+            env = {**environment, "GIT_INDEX_FILE": str(index)}
+            repo.git.read_tree(parent, env=env)
+            tree = _write_tree(repo, changes, env)
+        message = f"PRECOMPACT: savepoints re-encrypted to {len(keys.recipients)} recipient(s)\n"
+        commit = repo.git.commit_tree(tree, "-p", parent, "-m", message, env=environment)
+        try:
+            repo.git.update_ref(target.ref, commit, local or "0" * len(commit))
+            return commit, sum(blob is not None for blob in changes.values())
+        except git.GitCommandError:
+            if not _remove_stale_ref_lock(repo, target.ref):
+                time.sleep(REF_RETRY_SECONDS)
+    raise GitStoreError(f"branch {target.branch} kept moving or stayed locked; another process is committing to it")
+
+
+def _files(repo: git.Repo, commit: str) -> list[tuple[str, str]]:
+    """(path, blob id) of every file in `commit`'s tree."""
+    listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, stdout_as_string=False).decode()
+    found = []
+    for entry in filter(None, listing.split("\0")):
+        info, _, path = entry.partition("\t")
+        _, kind, blob = info.split()
+        if kind == "blob":
+            found.append((path, blob))
+    return found
+
+
+def in_clear(repo: git.Repo, savepoints: list[tuple[str, str]]) -> list[bool]:
+    """For each (commit, snapshot file): whether the commit holds it in clear text."""
+    return [blob is not None for blob in blob_ids_at(repo, savepoints)]
+
+
+def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
+    lock = Path(repo.common_dir) / f"{ref}.lock"
+    try:
+        if time.time() - lock.stat().st_mtime < STALE_REF_LOCK_SECONDS:
+            return False
+        lock.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def push(repo: git.Repo, target: Target) -> None:
+    """Pushes the branch; raises GitStoreError with git's reason on failure."""
+    if target.remote not in [r.name for r in repo.remotes]:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    try:
+        repo.git.push(
+            "--quiet",
+            "--no-verify",
+            _transfer_option(repo, target, "receivepack"),
+            target.remote,
+            f"{target.ref}:{target.ref}",
+            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+            env=_UNCOMPRESSED if target.keys.encrypting else {},
+        )
+    except git.GitCommandError as e:
+        raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
+
+
+def _transfer_option(repo: git.Repo, target: Target, program: str) -> str:
+    git_dir = str(repo.git_dir)
+    url = repo.git.remote("get-url", *(["--push"] if program == "receivepack" else []), target.remote)
+    return git_env.transfer_option(Path(git_dir), target.remote, url.strip(), program, git_dir)
+
+
+def fetch(repo: git.Repo, target: Target) -> None:
+    """Fetches the savepoint branch into its remote-tracking ref; raises GitStoreError on failure."""
+    if target.remote not in [r.name for r in repo.remotes]:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    refspec = f"+{target.ref}:refs/remotes/{target.remote}/{target.branch}"
+    try:
+        repo.git.fetch(
+            "--quiet",
+            _transfer_option(repo, target, "uploadpack"),
+            target.remote,
+            refspec,
+            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+        )
+    except git.GitCommandError as e:
+        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
+
+
+def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
+    """The newest savepoint commit known here: the local branch, else its remote-tracking copy."""
+    return _resolve(repo, target.ref) or _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
+
+
+def pushed(repo: git.Repo, target: Target, commit: str) -> bool:
+    """Whether `commit` is in the branch as the remote last had it (its remote-tracking ref,
+    which a push or fetch updates)."""
+    try:
+        repo.git.merge_base("--is-ancestor", commit, f"refs/remotes/{target.remote}/{target.branch}")
+    except git.GitCommandError:
+        return False
+    return True
+
+
+def has_commit(repo: git.Repo, commit: str) -> bool:
+    return _resolve(repo, commit) is not None
+
+
+def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
+    """The first commit in `tip`'s history that added logs/ file `path`, clear or encrypted
+    (`rekey` adds the encrypted form of a clear one later)."""
+    found = repo.git.log("--diff-filter=A", "--format=%H", tip, "--", path, sealed_path(path)).split()
+    return found[-1] if found else None
+
+
+def blob_id(repo: git.Repo, data: bytes) -> str:
+    """The id `repo` gives a blob of these bytes."""
+    return hashlib.new(object_format(repo), f"blob {len(data)}\0".encode() + data).hexdigest()
+
+
+def object_format(repo: git.Repo) -> str:
+    """ "sha1" or "sha256"."""
+    return _object_format(str(repo.common_dir))
+
+
+@functools.cache
+def _object_format(common_dir: str) -> str:
+    return str(_IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1"))
+
+
+def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:
+    """The blob id of each (commit, path), None where either is missing, from one `git cat-file
+    --batch-check` (GitPython parses every tree on the way: over a branch of N savepoints, each
+    holding all earlier snapshots, that grows as N squared)."""
+    askable = [i for i, (commit, path) in enumerate(wanted) if "\n" not in commit + path]
+    ids: list[str | None] = [None] * len(wanted)
+    if not askable:
+        return ids
+    with tempfile.TemporaryFile() as names:
+        names.write("".join(f"{wanted[i][0]}:{wanted[i][1]}\n" for i in askable).encode())
+        names.seek(0)
+        answer = repo.git.cat_file("--batch-check=%(objectname) %(objecttype)", istream=names).splitlines()
+    if len(answer) != len(askable):
+        raise GitStoreError(f"git cat-file gave {len(answer)} answers to {len(askable)} questions in {repo.git_dir}")
+    for i, line in zip(askable, answer):
+        name, _, kind = line.rpartition(" ")
+        ids[i] = name if kind == "blob" else None
+    return ids
+
+
+def branch_commits(repo: git.Repo, branch: str) -> set[str]:
+    """Every commit in the history of `branch` (empty if it does not exist)."""
+    try:
+        return set(repo.git.rev_list(f"refs/heads/{branch}", "--").split())
+    except git.GitCommandError:
+        return set()
+
+
+def file_at(repo: git.Repo, commit: str, path: str, keys: Keys = CLEAR) -> bytes:
+    """The plaintext of logs/ file `path` as `commit` holds it: its encrypted form opened with
+    `keys`' identity, else its clear form. GitStoreError when either commit or file is absent,
+    Sealed when no identity here opens it, Undecryptable when its ciphertext is broken."""
+    [found] = files_at(repo, [(commit, path)], keys)
+    if isinstance(found, GitStoreError):
+        raise found
+    return found
+
+
+def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) -> Iterator[bytes | GitStoreError]:
+    """`file_at` of each (commit, path), in order, the error in place of the bytes, every blob
+    read through one git process (a process per file would cost `verify` seconds)."""
+    sources = _located(repo, wanted, keys)
+    identities = _identities(keys) if any(isinstance(s, tuple) and s[1] for s in sources) else []
+    contents = _blobs(repo, [s[0] for s in sources if isinstance(s, tuple)])
+    for source in sources:
+        if isinstance(source, GitStoreError):
+            yield source
+            continue
+        blob, where = source
+        data = next(contents)
+        yield data if where is None else _opened(repo, blob, data, identities, keys, where)
+
+
+def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[tuple[str, str | None] | GitStoreError]:
+    """Where each (commit, logs/ file) is: the blob of its encrypted form (a chunk's under the
+    name the commit's naming key gives it) and where that is, else the blob of its clear form and
+    None; the GitStoreError when neither is there (the Unopened one when only a naming key that
+    cannot be read here could say)."""
+    naming_keys: dict[str, bytes | None | GitStoreError] = {}
+    candidates = []
+    for commit, path in wanted:
+        sealed: str | None = sealed_path(path)
+        if path.startswith(CHUNKS_DIR):
+            if commit not in naming_keys:
+                try:
+                    naming_keys[commit] = _naming_key_at(repo, commit, keys)
+                except GitStoreError as e:
+                    naming_keys[commit] = e
+            key = naming_keys[commit]
+            sealed = sealed_path(path, key) if isinstance(key, bytes) else None
+        candidates.append((commit, path, sealed))
+    ids = blob_ids_at(
+        repo, [pair for commit, path, sealed in candidates for pair in ((commit, sealed or path), (commit, path))]
+    )
+    sources: list[tuple[str, str | None] | GitStoreError] = []
+    for i, (commit, path, sealed) in enumerate(candidates):
+        if sealed is not None and ids[2 * i] is not None:
+            sources.append((str(ids[2 * i]), f"{sealed} at commit {commit[:12]}"))
+        elif ids[2 * i + 1] is not None:
+            sources.append((str(ids[2 * i + 1]), None))
+        else:
+            key = naming_keys.get(commit) if path.startswith(CHUNKS_DIR) else None
+            absent = GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}")
+            sources.append(key if isinstance(key, GitStoreError) else absent)
+    return sources
+
+
+def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.Outcome]:
+    """Commits every savepoint not yet committed, in sequence order, then pushes once, yielding
+    each savepoint's outcome as it happens (the caller records it). Stops at the first savepoint
+    that cannot be committed: later ones must not be committed ahead of it."""
+    Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
+    savepoints = savepoint_log.savepoints(logs)
+    for savepoint in savepoints:
+        if savepoint.commit:
+            continue
+        try:
+            commit = commit_savepoint(repo, target, logs, savepoint.created)
+        except (GitStoreError, git.GitCommandError, OSError) as e:
+            reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": reason})
+            return
+        yield Outcome(savepoint, Event.LAYER_2_COMMITTED, {"commit": commit, "branch": target.branch})
+        savepoint.commit = commit
+    unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
+    if not unpushed:
+        return
+    try:
+        push(repo, target)
+    except GitStoreError as e:
+        for savepoint in unpushed:
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": str(e), "commit": savepoint.commit})
+        return
+    for savepoint in unpushed:
+        yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
+
+
+def _reason(error: git.GitCommandError) -> str:
+    """Git's own complaint: a lock left by a crashed git (whose fix is in the message), else the
+    last line."""
+    detail = [line.strip() for line in (error.stderr or "").strip().splitlines()]
+    for line in detail:
+        if "Unable to create" in line and ".lock" in line:
+            complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
+            return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
+    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {error.status}"
+
+
+def _resolve(repo: git.Repo, ref: str) -> str | None:
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+    except git.GitCommandError:
+        return None
+
+
+def _identity(repo: git.Repo) -> dict:
+    """The user's git identity when configured, else a neutral one, so commits never fail on it."""
+    reader = repo.config_reader()
+    if reader.has_option("user", "name") and reader.has_option("user", "email"):
+        return {}
+    return dict(FALLBACK_IDENTITY)
+
+
+def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
+    """Adds `pattern` to `.git/info/exclude` once; returns whether it was added."""
+    exclude = Path(repo.git_dir) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    existing = exclude.read_text().splitlines() if exclude.exists() else []
+    if pattern in existing:
+        return False
+    with exclude.open("a") as f:
+        if existing and not exclude.read_text().endswith("\n"):
+            f.write("\n")
+        f.write(pattern + "\n")
+    return True

@@ -1,0 +1,381 @@
+"""Reads a Claude Code transcript (JSONL) as a stream: one entry in memory at a time.
+
+The hook fires while the transcript may still be growing, and transcripts of hundreds of MB
+exist. Nothing here raises for a bad line: malformed JSON, invalid UTF-8 and a partial last line
+are counted, and a missing file is reported, so a snapshot is always made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from precompact.transcript import conversation
+
+# Tools whose input names a file the session read or changed.
+FILE_TOOLS = {
+    "Read": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+SETTLE_TIMEOUT_SECONDS = 1.0
+_SETTLE_STEP_SECONDS = 0.1
+# Large enough that per-block work (the redaction gate) costs next to no per-call overhead;
+# small enough that a block's memory is reused, not page-faulted afresh: with 4 MB blocks a new
+# process spent more time in page faults than the gate saved.
+BLOCK_BYTES = 128 << 10
+# How far back from the end last_said looks; past a longer run of entries that say nothing it is
+# unknown (None), and the PreCompact hook then saves rather than keep a savepoint.
+LAST_SAID_WINDOW = 256
+# A message's lines come one after another (one per content block): the last this many message
+# keys are enough to count each message once, and bound what a resumed read carries over.
+SEEN_MESSAGES_WINDOW = 1024
+# How deep a transcript line (or any JSON read) may nest: Claude Code's entries nest about ten
+# deep; orjson writes no more than 255 levels, and Python's recursion stops near 1000.
+MAX_DEPTH = 128
+# A line longer than this is kept as text, not parsed (a parsed line takes several times its
+# size in memory); of such a line, and of any line that is no entry, the first
+# UNPARSED_TEXT_BYTES are kept.
+MAX_LINE_BYTES = 16 << 20
+UNPARSED_TEXT_BYTES = 1 << 20
+# The key of an entry made of a line that is none (`unparsed_entry`).
+UNPARSED = "precompact_unparsed_line"
+
+
+@dataclass
+class TranscriptScan:
+    """What reading the transcript found, besides the entries themselves."""
+
+    path: str
+    found: bool = True
+    problem: str | None = None
+    bytes: int = 0
+    entries: int = 0
+    messages: int = 0
+    malformed_lines: int = 0
+    invalid_utf8_lines: int = 0
+    partial_last_line: bool = False
+    last_usage: dict | None = None
+    model: str | None = None  # of the last main-chain assistant turn
+    # Files the session read or changed (path -> tool), from file tool calls that succeeded.
+    files: dict[str, str] = field(default_factory=dict)
+    # The latest message keys seen, oldest first (SEEN_MESSAGES_WINDOW of them).
+    _seen_messages: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    # The latest user and assistant entries, newest last: last_said looks among them only at the
+    # end, instead of deciding for every entry whether it was said (a third of Layer 1's time).
+    _recent: deque = field(default_factory=lambda: deque(maxlen=LAST_SAID_WINDOW), repr=False)
+    # File tool calls not yet answered, by tool_use id: (path, tool).
+    _file_calls: dict = field(default_factory=dict, repr=False)
+    # Carried over from a resumed scan (`restored`): the last said before it, and how many
+    # user and assistant entries came after that one.
+    _prior_said: str | None = field(default=None, repr=False)
+    _prior_run: int = field(default=LAST_SAID_WINDOW, repr=False)
+
+    @property
+    def last_said(self) -> str | None:
+        """conversation.said_mark of the last entry said, among the last entries read."""
+        return self._said()[0]
+
+    def _said(self) -> tuple[str | None, int]:
+        """The last said mark in the window, and how many window entries follow it."""
+        for run, entry in enumerate(reversed(self._recent)):
+            if conversation.is_said(entry):
+                return conversation.said_mark(entry), run
+        run = len(self._recent) + self._prior_run
+        return (self._prior_said, run) if self._prior_said is not None and run < LAST_SAID_WINDOW else (None, run)
+
+    def state(self) -> dict:
+        """What reading so far has found, as JSON, for `restored` to go on from (a resumed read
+        then finds exactly what one read from the start finds)."""
+        said, run = self._said()
+        return {
+            "entries": self.entries,
+            "messages": self.messages,
+            "malformed_lines": self.malformed_lines,
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "last_usage": self.last_usage,
+            "model": self.model,
+            "files": dict(self.files),
+            "seen_messages": list(self._seen_messages),
+            "file_calls": {k: list(v) for k, v in self._file_calls.items()},
+            "said": said,
+            "run": min(run, LAST_SAID_WINDOW),
+        }
+
+    @classmethod
+    def restored(cls, path: str, state: dict) -> TranscriptScan:
+        """A scan that goes on from `state` (`state()`); ValueError when it is malformed."""
+        try:
+            scan = cls(
+                path=path,
+                entries=_count(state["entries"]),
+                messages=_count(state["messages"]),
+                malformed_lines=_count(state["malformed_lines"]),
+                invalid_utf8_lines=_count(state["invalid_utf8_lines"]),
+                last_usage=state["last_usage"] if isinstance(state["last_usage"], dict) else None,
+                model=state["model"] if isinstance(state["model"], str) else None,
+                files={str(k): str(v) for k, v in dict(state["files"]).items()},
+                _seen_messages=OrderedDict.fromkeys(map(str, state["seen_messages"])),
+                _file_calls={str(k): (str(v[0]), str(v[1])) for k, v in dict(state["file_calls"]).items()},
+                _prior_said=state["said"] if isinstance(state["said"], str) else None,
+                _prior_run=_count(state["run"]),
+            )
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            raise ValueError(f"not a transcript scan state: {e!r}") from None
+        return scan
+
+    def summary(self) -> dict:
+        return {
+            "path": self.path,
+            "found": self.found,
+            "problem": self.problem,
+            "bytes": self.bytes,
+            "entries": self.entries,
+            "messages": self.messages,
+            "malformed_lines": self.malformed_lines,
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "partial_last_line": self.partial_last_line,
+        }
+
+
+def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
+    """Waits (at most `timeout`) for a transcript that does not yet end with a newline, as long
+    as it keeps growing: a partial line nobody is writing is not worth waiting for."""
+    deadline = time.monotonic() + timeout
+    last_size = None
+    while time.monotonic() < deadline:
+        try:
+            size = path.stat().st_size
+            if size == 0 or size == last_size:
+                return
+            with path.open("rb") as f:
+                f.seek(size - 1)
+                if f.read(1) == b"\n":
+                    return
+        except OSError:
+            return
+        last_size = size
+        time.sleep(_SETTLE_STEP_SECONDS)
+
+
+def _count(value) -> int:
+    if not isinstance(value, int) or value < 0:
+        raise TypeError(f"{value!r} is not a count")
+    return value
+
+
+def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
+    """The transcript's complete lines, about `BLOCK_BYTES` at a time (a block always ends with a
+    newline; one longer line is a block of its own), so that per-line work can be done per block.
+    A partial last line is left out and flagged in `scan`."""
+    handle = open_transcript(path, scan)
+    if handle is None:
+        return
+    with handle:
+        yield from read_blocks(handle, scan)
+
+
+def open_transcript(path: Path, scan: TranscriptScan) -> BinaryIO | None:
+    """The transcript open for reading (its size noted in `scan`); None, with the problem noted
+    in `scan`, when it cannot be opened."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        scan.found, scan.problem = False, "transcript file not found"
+        return None
+    except OSError as e:
+        scan.found, scan.problem = False, f"transcript unreadable: {e.strerror or e}"
+        return None
+    try:
+        scan.bytes = os.fstat(handle.fileno()).st_size
+    except OSError:
+        pass
+    return handle
+
+
+def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes]:
+    """`blocks`, from where `handle` stands (the start of a line)."""
+    while block := handle.read(BLOCK_BYTES):
+        block += handle.readline()
+        if not block.endswith(b"\n"):
+            scan.partial_last_line = True
+            block = block[: block.rfind(b"\n") + 1]
+        if block:
+            yield block
+        if scan.partial_last_line:
+            return
+
+
+def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dict]]:
+    """Each entry among `lines` with its position there, updating `scan` as it goes. A line
+    that is no entry (malformed, not an object, nested deeper than MAX_DEPTH, longer than
+    MAX_LINE_BYTES) is counted and comes as an `unparsed_entry` of its text."""
+    for number, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        entry, problem = _parsed(raw, scan)
+        if entry is None:
+            scan.malformed_lines += 1
+            yield number, unparsed_entry(raw, problem or "")
+            continue
+        scan.entries += 1
+        _note(entry, scan)
+        yield number, entry
+
+
+def unparsed_entry(raw: bytes, problem: str) -> dict:
+    """A line kept as its text (the first UNPARSED_TEXT_BYTES of it), to be redacted as text."""
+    text = raw[:UNPARSED_TEXT_BYTES].decode("utf-8", errors="replace")
+    return {
+        UNPARSED: {"problem": problem, "bytes": len(raw), "truncated": len(raw) > UNPARSED_TEXT_BYTES, "text": text}
+    }
+
+
+def _parsed(raw: bytes, scan: TranscriptScan) -> tuple[dict, None] | tuple[None, str]:
+    """The line's entry, or why it is none."""
+    if len(raw) > MAX_LINE_BYTES:
+        return None, f"longer than {MAX_LINE_BYTES} bytes"
+    try:
+        entry = orjson.loads(raw)  # the common case: valid UTF-8 and plain JSON
+    except orjson.JSONDecodeError:
+        try:
+            entry = _parse_unusual(raw, scan)
+        except ValueError as e:
+            return None, str(e) if isinstance(e, TooDeep) else "malformed JSON"
+    else:
+        # Only a line with that many brackets can be nested that deep: most lines skip the walk.
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and not within_depth(entry):
+            return None, TooDeep.MESSAGE
+    if not isinstance(entry, dict):
+        return None, "not a JSON object"
+    return entry, None
+
+
+class TooDeep(ValueError):
+    MESSAGE = f"nested deeper than {MAX_DEPTH}"
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+def within_depth(value, limit: int = MAX_DEPTH) -> bool:
+    """Whether no list or object in `value` lies deeper than `limit` (iteratively: the point
+    is to refuse what recursion cannot take)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return False
+            pending.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
+def _parse_unusual(raw: bytes, scan: TranscriptScan):
+    """A line orjson refused: invalid UTF-8 (read with replacement characters, and counted),
+    or JSON only the standard library reads."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        scan.invalid_utf8_lines += 1
+        text = raw.decode("utf-8", errors="replace")
+    return parse_json(text)
+
+
+def parse_json(text: str | bytes):
+    """orjson for speed; the standard library for what orjson refuses but Python's JSON reads
+    (NaN, a lone surrogate escape such as JavaScript leaves when it cuts a string mid-emoji).
+    ValueError (TooDeep) for a value nested deeper than MAX_DEPTH: everything after parsing
+    may then walk it recursively."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            raise TooDeep from None
+        if not within_depth(value):
+            raise TooDeep from None
+        return _without_lone_surrogates(value)
+    brackets = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
+    if brackets > MAX_DEPTH and not within_depth(value):
+        raise TooDeep
+    return value
+
+
+def _without_lone_surrogates(value):
+    """Lone surrogates become U+FFFD: no UTF-8 encoder (so no snapshot) accepts them. Only
+    called on a value within MAX_DEPTH, so its recursion is bounded."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _note(entry: dict, scan: TranscriptScan) -> None:
+    kind = entry.get("type")
+    if kind not in ("user", "assistant"):
+        return
+    message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
+    # Assistant lines repeat once per content block: count a message once.
+    key = message.get("id") or entry.get("requestId") or entry.get("uuid")
+    if not isinstance(key, str):
+        scan.messages += 1
+    elif key not in scan._seen_messages:
+        scan._seen_messages[key] = None
+        if len(scan._seen_messages) > SEEN_MESSAGES_WINDOW:
+            scan._seen_messages.popitem(last=False)
+        scan.messages += 1
+    scan._recent.append(entry)
+    if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
+        scan.last_usage = message["usage"]
+        if isinstance(message.get("model"), str):
+            scan.model = message["model"]
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if kind == "assistant" and block.get("type") == "tool_use":
+            argument = FILE_TOOLS.get(block.get("name", ""))
+            file_path = (block.get("input") or {}).get(argument) if argument else None
+            if isinstance(file_path, str) and file_path and isinstance(block.get("id"), str):
+                scan._file_calls[block["id"]] = (file_path, block["name"])
+        elif kind == "user" and block.get("type") == "tool_result":
+            # A file is in play only once its call succeeded: a denied call (the user said no)
+            # or a failed one comes back as an error result.
+            call = (
+                scan._file_calls.pop(block.get("tool_use_id"), None)
+                if isinstance(block.get("tool_use_id"), str)
+                else None
+            )
+            if call is not None and block.get("is_error") is not True:
+                scan.files.setdefault(*call)
+
+
+def context_tokens(usage: dict | None) -> int:
+    """Context used: input plus cache-creation plus cache-read tokens of the last main-chain turn."""
+    if not usage:
+        return 0
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return sum(int(usage.get(k) or 0) for k in keys if isinstance(usage.get(k, 0), (int, float)))
+
+
+def project_folder(cwd: str) -> str:
+    """The folder under ~/.claude/projects/ where Claude Code keeps the sessions run in `cwd`."""
+    return re.sub(r"[^a-zA-Z0-9]", "-", cwd)

@@ -1,0 +1,1034 @@
+"""Secret redaction, applied to every string before anything is written.
+
+Each match becomes `[REDACTED:<kind>]` and is counted per kind. The patterns are our own rather
+than a detector library's: they must run over transcripts of hundreds of MB inside the hook's
+time budget, and substitute in place with a named kind (detect-secrets and friends scan and
+report, line by line, far slower).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import functools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Container
+from dataclasses import dataclass, field
+
+from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, MATCHKIND_LEFTMOST_LONGEST, BytesAhoCorasick
+
+from precompact.transcript import claude_code as transcript
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """True of any text the pattern matches: one of `literals` occurs, or one of `words` in the
+    lower-cased text, or (keypairs) enough commas. A substring test is far cheaper than a regex
+    scan, and most text passes no gate.
+
+    `at`: every match begins this many characters after an occurrence of a literal or word
+    (before it, if negative: an Azure secret's `Q~` comes 4 characters in), so the pattern is
+    tried only there (`regex.match`); None: anywhere (`regex.search`). Python's
+    regex engine cannot skip ahead to a pattern that starts with `\\b` or a lookbehind: it tries
+    every position, 10 to 50 MB/s, which on real code (where words such as "token" and literals
+    such as "://" open gates on most lines) was most of the hook's time."""
+
+    literals: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    min_commas: int = 0
+    at: int | None = 0
+
+    def open(self, text: str, lowered: str) -> bool:
+        if self.min_commas:
+            return "[" in text and text.count(",") >= self.min_commas
+        return any(literal in text for literal in self.literals) or any(word in lowered for word in self.words)
+
+
+_ALWAYS = _Gate(literals=("",), at=None)
+_USAGE_KEY_TAIL = b'_tokens":'
+_LITERALS_PER_AUTOMATON = 64
+# How many of a pattern's gate occurrences `_matching` tries before it applies the pattern.
+_TRIES_PER_PATTERN = 64
+# A string longer than this is not parsed as a JSON document (its text patterns still apply).
+_DOCUMENT_LIMIT = 4 << 20
+
+# A line of a file as the Read tool shows it starts with its number and an arrow: multi-line
+# formats must match across those too, and across a line break escaped in a JSON string.
+_NEXT_LINE = r"(?:\r?\n|\\r?\\n)(?:[ \t]*\d{1,6}\u2192)?"
+_GAP = rf"(?:[ \t]*{_NEXT_LINE}[ \t]*|[ \t]+)"
+_BASE58 = "1-9A-HJ-NP-Za-km-z"
+# Characters a password may hold that code identifiers, paths and URLs do not.
+_SPECIAL = frozenset("!#$%&()*+<=>?@[]^{|}~")
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _placeholder(value: str) -> bool:
+    """A reference, a template or a stand-in, not a value: $VAR, ${VAR}, $(cmd), {{ template }},
+    '{0}:{1}', '%(user)s', <your-key>, ******, xxxxxxxx."""
+    if value.startswith(("$", "%", "{{")) or "${" in value or re.fullmatch(r"<[^<>]*>|(.)\1+", value):
+        return True
+    fields = r"\{[\w.]*\}|%(?:\(\w+\))?[sdr]"
+    return re.search(r"\{[A-Za-z_][\w.]+\}|%\(\w+\)[sdr]", value) is not None or not re.sub(fields, "", value).strip(
+        ":/@._-"
+    )
+
+
+def _random_enough(value: str) -> bool:
+    """Six characters with a digit or a password-only character, or sixteen of anything: what
+    separates a value from a word (`token: bearer`, `password: required`)."""
+    return len(value) >= 16 or (len(value) >= 6 and any(c.isdigit() or c in _SPECIAL for c in value))
+
+
+# Regular expressions as strings: the re module compiles (and caches) them when first used, not
+# in every hook's start-up.
+_CODE_VALUE = (
+    # A call, subscript, generic type, path or arrow: getpass(), os.environ["X"], Option<String>, String::new, a->b.
+    r"[A-Za-z_][\w.]*(?:[(\[<]|::|->)"
+    # A reference, dereference or negation (&tokens[0], *p, !x), a tuple, list or block.
+    r"|[&*!(\[{]"
+    # A dotted name: token.ERRORTOKEN, self.passwd.
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
+)
+_STATEMENT_END = r"[)\]},;:.]*[ \t]*(?:$|\n|#|//|\\n)"
+
+
+def _trim_closers(value: str) -> str:
+    """`value` without the punctuation and the closing brackets at its end that it never opened:
+    in `connect(password=hunter22):` the `):` ends the call."""
+    while value and (
+        value[-1] in ".,;:" or (value[-1] in _CLOSING and value.count(value[-1]) > value.count(_CLOSING[value[-1]]))
+    ):
+        value = value[:-1]
+    return value
+
+
+def _value(m: re.Match) -> tuple[str, str, bool]:
+    """An assignment's value group, the value (without an escaping backslash before its closing
+    quote, or a bare value's trailing punctuation and unopened brackets), and whether it was
+    quoted."""
+    for group in ("dq", "sq", "bq"):
+        if m.group(group) is not None:
+            return group, m.group(group).rstrip("\\"), True
+    return "bare", _trim_closers(m.group("bare")), False
+
+
+def _assigned(m: re.Match) -> int | None:
+    """For a `name = value` match: where the secret value ends, or None if the value is code, a
+    reference or a word. A quoted value runs to its closing quote (which stays), a bare one to
+    the next space, whatever characters either holds. `NAME=value` with an upper-case name is a
+    shell or .env line, whose value is never code."""
+    text = m.string
+    shell = (
+        m.group("name").isupper()
+        and text.startswith("=", m.end("name"))
+        and m.group("sep") == "="
+        and m.start("sep") + 1 < len(text)
+        and not text[m.end("sep")].isspace()
+    )
+    group, value, quoted = _value(m)
+    end = m.start(group) + len(value)
+    if not value or _placeholder(value) or not _random_enough(value):
+        return None
+    if shell:
+        return end
+    if quoted:
+        return None if any(c.isspace() for c in value) else end
+    # In code, a bare value is an expression unless it is a literal; one holding operators is a
+    # literal only if nothing but a comment or the end of its statement follows it.
+    if re.match(_CODE_VALUE, value) or (
+        any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)
+    ):
+        return None
+    return end
+
+
+def _high_entropy(m: re.Match) -> int | None:
+    """For a value after an ambiguous name such as SIGNING_KEY or cache_key: only what looks
+    random (letters and digits, 3.2+ bits per character over 16+ characters) is a secret; not a
+    path (SSH_AUTH_SOCK=/tmp/ssh-…/agent.1234), nor words joined into a name
+    (sort_key = "created_at_desc_2024")."""
+    group, value, _ = _value(m)
+    if (
+        len(value) < 16
+        or re.match(_CODE_VALUE, value)
+        or _placeholder(value)
+        or any(c.isspace() for c in value)
+        or value.startswith(("/", "~", "."))
+    ):
+        return None
+    if sum(1 for part in re.split(r"[_.-]", value) if len(part) >= 3 and part.isalpha()) >= 2:
+        return None
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or _entropy(value) < 3.2:
+        return None
+    return m.start(group) + len(value)
+
+
+def _base64_credentials(m: re.Match) -> int | None:
+    """Docker's `auth`: base64 of user:password."""
+    try:
+        decoded = base64.b64decode(m.group("secret"), validate=True)
+    except ValueError:
+        return None
+    return m.end("secret") if b":" in decoded else None
+
+
+def _base64_private_key(m: re.Match) -> int | None:
+    """A PEM block, base64-encoded (Kubernetes secrets, kubeconfig): only a private key's."""
+    head = m.group(0)[:64]
+    return m.end() if b"PRIVATE KEY" in base64.b64decode(head[: len(head) // 4 * 4]) else None
+
+
+def _mnemonic(m: re.Match) -> int | None:
+    """BIP-39 phrases have 12, 15, 18, 21 or 24 words."""
+    return m.end("secret") if len(m.group("secret").split()) in (12, 15, 18, 21, 24) else None
+
+
+def _wallet_secret(m: re.Match) -> int | None:
+    """32 bytes in base58 after "keypair" or "seed" are as likely a public key."""
+    short = len(m.group("secret")) <= 44 and not m.group("secret").startswith("0x")
+    return None if short and m.group("name").lower() in ("keypair", "seed") else m.end("secret")
+
+
+def _cli_value(m: re.Match) -> int | None:
+    """A flag's value: `--password=x` is a password whatever x is; after a space (`--token x`) it
+    must look like one, since prose says `use --token instead`."""
+    value = m.group("secret").strip("\"'")
+    if not value or _placeholder(value) or value.startswith("-"):
+        return None
+    if m.group("flag_sep").isspace() and not _random_enough(value):
+        return None
+    return m.end("secret")
+
+
+_COOKIE_ATTRIBUTES = frozenset(
+    {
+        "expires",
+        "max-age",
+        "domain",
+        "path",
+        "samesite",
+        "secure",
+        "httponly",
+        "priority",
+        "partitioned",
+        "version",
+        "comment",
+    }
+)
+
+
+def _cookie(m: re.Match) -> int | None:
+    """A Cookie or Set-Cookie header with a cookie that looks like a session id (not counting
+    Set-Cookie's attributes: Expires=Thu, 21 Oct 2021 07:28:00 GMT is no secret)."""
+    pairs = [part.strip().partition("=") for part in m.group("secret").split(";")]
+    values = [value.strip() for name, _, value in pairs if value and name.lower() not in _COOKIE_ATTRIBUTES]
+    return (
+        m.end("secret") if any(len(v) >= 16 or (len(v) >= 8 and any(c.isdigit() for c in v)) for v in values) else None
+    )
+
+
+def _through(end: str) -> Callable[[re.Match], int | None]:
+    """For a block's header: where the block ends, at the end of the first `end` after the
+    header, or at the end of the text when it was cut off before one (a Read with a limit,
+    `head`). One search per header; `_Pattern.redact` skips headers inside a block already
+    redacted, so the text is scanned once however many headers it holds."""
+    closing = re.compile(end)
+
+    def check(m: re.Match) -> int:
+        found = closing.search(m.string, m.end())
+        return found.end() if found else len(m.string)
+
+    return check
+
+
+_URL_PASSWORD_WINDOW = 256
+_URL_PASSWORD_STOP = re.compile(r"[\s\"'<>]")
+_PORT_AND_PATH = re.compile(r"\d{1,5}(?:[/?#]|$)")
+
+
+def _url_password(m: re.Match) -> int | None:
+    """For `scheme://user:` in a URL: where the password ends, at the last `@` before a space
+    or a quote (within 256 characters), so a password holding `/`, `@`, `:` or %-escapes goes
+    whole. `host:8080/path/@name` is a port and a path, not a password."""
+    text, start = m.string, m.end()
+    if text.find("@", start, start + _URL_PASSWORD_WINDOW) == -1:
+        return None
+    window = text[start : start + _URL_PASSWORD_WINDOW]
+    stop = _URL_PASSWORD_STOP.search(window)
+    window = window[: stop.start()] if stop else window
+    at = window.rfind("@")
+    if at < 1 or _PORT_AND_PATH.match(window, 0, at):
+        return None
+    return start + at
+
+
+def _json_value(m: re.Match) -> int | None:
+    """A secret key's value in JSON text: any string but a placeholder, or a number."""
+    value = m.group("secret")
+    return None if _placeholder(value) else m.end("secret")
+
+
+def _assignment(names: str) -> str:
+    """`name = value` (or `:`, `:=`, `=>`) where `names` match from the keyword on: the match
+    starts at the keyword so that it can be tried where the keyword occurs, and
+    DATABASE_PASSWORD=... becomes DATABASE_[REDACTED:secret_assignment]."""
+    return (
+        # The rest of the name possessive and bounded: a long run of name characters is tried
+        # once from each start, not again at every shorter length (that was quadratic).
+        rf"(?i)(?P<name>(?:{names})[A-Z0-9_]{{0,64}}+)"
+        # Names that describe a secret rather than hold one: TOKEN_TYPE, PASSWORD_FILE, ...
+        r"(?<!_type)(?<!_kind)(?<!_name)(?<!_file)(?<!_path)(?<!_url)(?<!_env)(?<!_prompt)(?<!_field)(?<!_pattern)(?<!_re)(?<!_regex)(?<!_format)(?<!_fmt)"
+        r"\\?[\"']?[^\S\n]*(?P<sep>:=|=>|[:=](?![=>]))[^\S\n]*(?!\\?[\"'`]?\[REDACTED)"
+        # A quote may be escaped: the text may be JSON inside a JSON string.
+        r"(?:\\?\"(?P<dq>[^\"\n]{1,512})\"|\\?'(?P<sq>[^'\n]{1,512})'|`(?P<bq>[^`\n]{1,512})`|(?P<bare>[^\s\"'`\\]{0,511}[^\s\"'`,;\\]))"
+    )
+
+
+def _prefixed(*prefixes: str) -> _Gate:
+    return _Gate(literals=prefixes)
+
+
+# Order matters: specific token formats first, generic assignments last, so a GitHub token in
+# `token=ghp_...` is counted as github. A pattern with a `secret` group redacts only that group.
+# Prefixes and shapes of vendor tokens follow gitleaks' rule set (config/gitleaks.toml) and the
+# vendors' documentation.
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "privatekey",
+    "private_key",
+    "private-key",
+    "accesskey",
+    "access_key",
+    "access-key",
+    "credential",
+)
+# A JSON object key names a secret when its lower-cased name holds one of these words and,
+# without `_` and `-`, ends with one of the endings: `client_secret`, `apiKey`,
+# `aws_secret_access_key`, `Authorization`, `x-auth-token` (not `max_tokens`, `token_type`).
+# The words are gate words too, so a transcript line holding such a key is always redacted.
+_SECRET_KEY_WORDS = (*_SECRET_WORDS, "authorization", "cookie")
+_SECRET_KEY_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "secretkey",
+    "token",
+    "apikey",
+    "privatekey",
+    "accesskey",
+    "credential",
+    "credentials",
+    "authorization",
+    "cookie",
+)
+# The endings as they are written in text, for keys in JSON that does not parse as a whole.
+_SECRET_KEY_ENDINGS_TEXT = (
+    "password",
+    "passwd",
+    "passphrase",
+    r"secret(?:[_-]?key)?",
+    "token",
+    r"api[_-]?key",
+    r"private[_-]?key",
+    r"access[_-]?key",
+    "credentials?",
+    "authorization",
+    "cookie",
+)
+SECRET_FIELD = "secret_field"
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a JSON object key names a secret, so that its value is one whatever its shape."""
+    lowered = name.lower()
+    return lowered.replace("_", "").replace("-", "").endswith(_SECRET_KEY_ENDINGS) and any(
+        word in lowered for word in _SECRET_KEY_WORDS
+    )
+
+
+_BUILTIN_PATTERNS: list[tuple] = [
+    (
+        "kubeconfig_key",
+        r"client-key-data[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/]{16,}={0,2})",
+        _prefixed("client-key-data"),
+    ),
+    # A private key runs from its header to its END line or, cut short (a Read with a limit,
+    # `head`), to the end of the text. The end is looked for once per key (`_through`), never
+    # by a lazy `[\s\S]*?` that rescans the rest of the text from every header.
+    (
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----",
+        _prefixed("-----BEGIN "),
+        _through(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
+    ),
+    (
+        "private_key",
+        r"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----",
+        _prefixed("---- BEGIN SSH2 "),
+        _through(r"---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"),
+    ),
+    # A PuTTY key file, from its header to its MAC.
+    (
+        "private_key",
+        r"PuTTY-User-Key-File-\d{1,3}:",
+        _prefixed("PuTTY-User-Key-File-"),
+        _through(r"Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]+"),
+    ),
+    ("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", _prefixed("LS0tLS1CRUdJTi"), _base64_private_key),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", _prefixed("AKIA", "ASIA", "ABIA", "ACCA")),
+    (
+        "aws_secret_key",
+        r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b",
+        _Gate(words=("aws",)),
+    ),
+    ("aws_bedrock_key", r"\bABSK[A-Za-z0-9+/]{100,}={0,2}", _prefixed("ABSK")),
+    (
+        "github_token",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
+        _prefixed("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    (
+        "gitlab_token",
+        r"\b(?:glpat|glptt|glrt|gldt|glsoat|glcbt|glffct|glft|glimt|glagent|gloas)-[\w-]{20,}|\bGR1348941[\w-]{20,}",
+        _prefixed(
+            "glpat-",
+            "glptt-",
+            "glrt-",
+            "gldt-",
+            "glsoat-",
+            "glcbt-",
+            "glffct-",
+            "glft-",
+            "glimt-",
+            "glagent-",
+            "gloas-",
+            "GR1348941",
+        ),
+    ),
+    ("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b", _prefixed("xox")),
+    ("slack_app_token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+\b", _prefixed("xapp-")),
+    (
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        _prefixed("https://hooks.slack.com/"),
+    ),
+    (
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}",
+        _Gate(literals=("/api/webhooks/",), at=None),
+    ),
+    (
+        "teams_webhook",
+        r"https://[\w-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{40,}",
+        _Gate(literals=(".webhook.office.com/webhookb2/",), at=None),
+    ),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", _prefixed("sk-ant-")),
+    ("mapbox_secret_token", r"\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", _prefixed("sk.eyJ")),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", _prefixed("sk-")),
+    (
+        "stripe_key",
+        r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}\b",
+        _prefixed("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"),
+    ),
+    ("webhook_secret", r"\bwhsec_[A-Za-z0-9+/=]{24,}", _prefixed("whsec_")),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", _prefixed("AIza")),
+    (
+        "google_oauth_token",
+        r"\bya29\.[\w-]{30,}|\bGOCSPX-[\w-]{28}|\b1//0[\w-]{40,}",
+        _prefixed("ya29.", "GOCSPX-", "1//0"),
+    ),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", _prefixed("npm_")),
+    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", _prefixed("pypi-")),
+    (
+        "grafana_token",
+        r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}",
+        _prefixed("glsa_", "glc_", "eyJrIjoi"),
+    ),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", _prefixed("eyJ")),
+    ("twilio_key", r"\bSK[0-9a-f]{32}\b", _prefixed("SK")),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", _prefixed("SG.")),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{34,}\b|\bapi_org_[A-Za-z]{34}\b", _prefixed("hf_", "api_org_")),
+    ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", _prefixed("shp")),
+    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b", _prefixed("dop_v1_", "doo_v1_", "dor_v1_")),
+    ("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", _Gate(literals=(":AA",), at=None)),
+    (
+        "azure_storage_key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{40,}={0,2}",
+        _Gate(words=("accountkey=", "sharedaccesskey="), at=None),
+    ),
+    ("azure_sas_signature", r"(?<=[?&])sig=(?P<secret>[A-Za-z0-9%+/]{40,}(?:%3D|=){0,2})", _prefixed("sig=")),
+    ("azure_ad_client_secret", r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])", _Gate(literals=("Q~",), at=-4)),
+    ("vault_token", r"\bhv[sb]\.[A-Za-z0-9_\-]{24,}", _prefixed("hvs.", "hvb.")),
+    ("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", _prefixed("AGE-SECRET-KEY-")),
+    ("square_token", r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", _prefixed("sq0")),
+    ("docker_hub_token", r"\bdckr_(?:pat|oat)_[\w-]{20,}", _prefixed("dckr_")),
+    ("sentry_token", r"\bsntrys_eyJ[A-Za-z0-9+/=_]{50,}|\bsntryu_[a-f0-9]{64}\b", _prefixed("sntrys_", "sntryu_")),
+    ("linear_key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", _prefixed("lin_api_", "lin_oauth_")),
+    ("postman_key", r"\bPMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}\b", _prefixed("PMAK-")),
+    ("pulumi_token", r"\bpul-[a-f0-9]{40}\b", _prefixed("pul-")),
+    ("tailscale_key", r"\btskey-[A-Za-z0-9-]{20,}", _prefixed("tskey-")),
+    ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", _prefixed("dapi")),
+    (
+        "onepassword_token",
+        r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}|\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b",
+        _prefixed("ops_eyJ", "A3-"),
+    ),
+    ("artifactory_token", r"\bAKCp[A-Za-z0-9]{69}\b|\bcmVmd[A-Za-z0-9]{59}\b", _prefixed("AKCp", "cmVmd")),
+    ("alibaba_access_key", r"\bLTAI[A-Za-z0-9]{20}\b", _prefixed("LTAI")),
+    ("atlassian_token", r"\bATATT3[\w=-]{150,}", _prefixed("ATATT3")),
+    (
+        "doppler_token",
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
+        _prefixed("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+    ),
+    ("dynatrace_token", r"\bdt0c01\.[A-Z0-9]{24}\.[A-Za-z0-9]{64}\b", _prefixed("dt0c01.")),
+    (
+        "flyio_token",
+        r"\bfo1_[\w-]{43}|\bfm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}",
+        _prefixed("fo1_", "fm1a_", "fm1r_", "fm2_"),
+    ),
+    ("terraform_token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{60,70}", _Gate(literals=(".atlasv1.",), at=-14)),
+    ("heroku_key", r"\bHRKU-AA[\w-]{58}", _prefixed("HRKU-AA")),
+    (
+        "new_relic_key",
+        r"\bNRAK-[A-Z0-9]{27}\b|\bNRII-[\w-]{32}\b|\bNRJS-[a-f0-9]{19}\b",
+        _prefixed("NRAK-", "NRII-", "NRJS-"),
+    ),
+    ("notion_token", r"\bntn_\d{11}[A-Za-z0-9]{35}\b", _prefixed("ntn_")),
+    ("openshift_token", r"\bsha256~[\w-]{43}", _prefixed("sha256~")),
+    ("perplexity_key", r"\bpplx-[A-Za-z0-9]{48}\b", _prefixed("pplx-")),
+    ("groq_key", r"\bgsk_[A-Za-z0-9]{52}\b", _prefixed("gsk_")),
+    ("xai_key", r"\bxai-[A-Za-z0-9]{70,}", _prefixed("xai-")),
+    ("replicate_token", r"\br8_[A-Za-z0-9]{37}\b", _prefixed("r8_")),
+    ("planetscale_token", r"\bpscale_(?:tkn|oauth|pw)_[\w=.-]{32,64}", _prefixed("pscale_")),
+    ("prefect_key", r"\bpnu_[A-Za-z0-9]{36}\b", _prefixed("pnu_")),
+    ("readme_key", r"\brdme_[a-z0-9]{70}\b", _prefixed("rdme_")),
+    ("rubygems_key", r"\brubygems_[a-f0-9]{48}\b", _prefixed("rubygems_")),
+    ("scalingo_token", r"\btk-us-[\w-]{48}", _prefixed("tk-us-")),
+    ("brevo_key", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", _prefixed("xkeysib-")),
+    ("shippo_token", r"\bshippo_(?:live|test)_[a-f0-9]{40}\b", _prefixed("shippo_")),
+    ("clojars_token", r"\bCLOJARS_[a-z0-9]{60}\b", _prefixed("CLOJARS_")),
+    ("typeform_token", r"\btfp_[\w.=-]{59}", _prefixed("tfp_")),
+    ("supabase_key", r"\bsbp_[a-f0-9]{40}\b|\bsb_secret_[\w-]{20,}", _prefixed("sbp_", "sb_secret_")),
+    ("buildkite_token", r"\bbkua_[a-f0-9]{40}\b", _prefixed("bkua_")),
+    ("circleci_token", r"\bCCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}\b", _prefixed("CCIPAT_")),
+    ("figma_token", r"\bfigd_[\w-]{40,}", _prefixed("figd_")),
+    ("netlify_token", r"\bnfp_[A-Za-z0-9]{36}\b", _prefixed("nfp_")),
+    ("render_key", r"\brnd_[A-Za-z0-9]{32}\b", _prefixed("rnd_")),
+    ("mailchimp_key", r"\b[a-f0-9]{32}-us\d{1,2}\b", _Gate(literals=("-us",), at=-32)),
+    ("bip32_private_key", rf"\b[xt]prv[{_BASE58}]{{100,112}}", _prefixed("xprv", "tprv")),
+    # A BIP-39 seed phrase (what `solana-keygen new` prints after "Save this seed phrase"): 12 to
+    # 24 lower-case words of 3 to 8 letters, after such a name and a colon or equals sign.
+    (
+        "seed_phrase",
+        (
+            r"(?i:seed[ _-]?phrase|recovery[ _-]?phrase|secret[ _-]?phrase|mnemonic(?:[ _-]?phrase)?|seed[ _-]?words)[^\n]{0,120}?[:=]"
+            rf"[ \t\"'`]*(?:{_NEXT_LINE}[ \t\"'`]*)?(?P<secret>[a-z]{{3,8}}(?:[ \t]+[a-z]{{3,8}}){{11,23}})(?![ \t]*[a-z])"
+        ),
+        _Gate(
+            words=(
+                "seed phrase",
+                "seed_phrase",
+                "seed-phrase",
+                "seedphrase",
+                "recovery phrase",
+                "recovery_phrase",
+                "secret phrase",
+                "secret_phrase",
+                "mnemonic",
+                "seed words",
+            )
+        ),
+        _mnemonic,
+    ),
+    # Wallet secrets are shaped like public data (a 64-byte base58 string is also a transaction
+    # signature, 64 hex digits a SHA-256): only right after a name that says what they are.
+    (
+        "wallet_key",
+        (
+            r"(?P<name>(?i:private[ _-]?key|secret[ _-]?key|secret|priv[ _-]?key|seed|keypair))s?[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?"
+            rf"(?P<secret>(?:0x)?[0-9a-fA-F]{{64}}(?![0-9a-fA-F])|[{_BASE58}]{{85,88}}(?![{_BASE58}])|[{_BASE58}]{{43,44}}(?![{_BASE58}])|[5KL][{_BASE58}]{{50,51}}(?![{_BASE58}]))"
+        ),
+        _Gate(
+            words=(
+                "private key",
+                "private_key",
+                "privatekey",
+                "private-key",
+                "secret",
+                "privkey",
+                "priv_key",
+                "seed",
+                "keypair",
+            )
+        ),
+        _wallet_secret,
+    ),
+    # A Solana CLI keypair file: a JSON array of exactly 64 byte values.
+    (
+        "solana_keypair",
+        r"\[\s*(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*){63}(?:25[0-5]|2[0-4]\d|1?\d?\d)\s*\]",
+        _Gate(min_commas=63, at=None),
+    ),
+    (
+        "auth_header",
+        r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/\-]{8,}=*",
+        _Gate(words=("authorization",)),
+    ),
+    # user:password@ in a URL; the user may be empty (redis://:password@host), the password may
+    # hold any character but a space or a quote (`/`, `@`, `:`, %-escapes): `_url_password`.
+    (
+        "url_credentials",
+        r"(?<=://)(?P<secret>[^/\s:@\"'<>]{0,128}:)",
+        _Gate(literals=("://",), at=3),
+        _url_password,
+    ),
+    (
+        "cookie_header",
+        r"(?i)(?<![\w])cookie[ \t]*:[ \t]*(?P<secret>[^\r\n\"'\\]{8,})",
+        _Gate(words=("cookie",)),
+        _cookie,
+    ),
+    # Docker's config.json: "auths": {"registry": {"auth": "<base64 of user:password>"}}.
+    (
+        "docker_auth",
+        r"\\?\"auth\\?\"\s*:\s*\\?\"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})\\?\"",
+        _Gate(words=("auths", "dockercfg"), at=None),
+        _base64_credentials,
+    ),
+    # ~/.netrc: machine <host> login <user> password <password>, on one line or several.
+    (
+        "netrc_password",
+        rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\"[^\"\n]*\"|[^\s\"\\]+)",
+        _Gate(words=("machine",)),
+    ),
+    # ~/.pgpass: host:port:database:user:password, on PostgreSQL's usual ports or any (*).
+    (
+        "pgpass_password",
+        r"(?<=[\w.*\]-]):(?:5432|5433|6432|\*):[^:\s]+:[^:\s]+:(?P<secret>\S+)",
+        _prefixed(":5432:", ":5433:", ":6432:", ":*:"),
+    ),
+    # Passwords on command lines: mysql -pSECRET, sshpass -p SECRET, redis-cli -a SECRET,
+    # curl -u user:SECRET, --password SECRET, --token=SECRET, openssl's pass:SECRET.
+    (
+        "cli_password",
+        (
+            r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;]{0,200}?[ \t]-p|sshpass\b[^\n|;]{0,200}?[ \t]-p[ \t]*|redis-cli\b[^\n|;]{0,200}?[ \t]-a[ \t]+)"
+            r"(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)"
+        ),
+        _Gate(words=("mysql", "mariadb", "sshpass", "redis-cli")),
+        _cli_value,
+    ),
+    (
+        "cli_password",
+        r"\bcurl\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:(?P<flag_sep>)(?!\[REDACTED)(?P<secret>[^\s\"']+)",
+        _Gate(words=("curl",)),
+        _cli_value,
+    ),
+    (
+        "cli_password",
+        r"(?<=-)(?i:pass(?:word|wd|phrase)?|token|secret(?:-access)?(?:-key)?|api-?key|auth)(?P<flag_sep>=|[ \t]+)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
+        _Gate(words=("-pass", "-token", "-secret", "-api-key", "-apikey", "-auth"), at=1),
+        _cli_value,
+    ),
+    ("cli_password", r"(?<![\w-])pass:(?P<flag_sep>=?)(?P<secret>[^\s\"'`]+)", _prefixed("pass:"), _cli_value),
+    # `.env`-style lines and assignments whose name says it holds a secret.
+    (
+        "secret_assignment",
+        _assignment(r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|CREDENTIALS?"),
+        _Gate(words=_SECRET_WORDS),
+        _assigned,
+    ),
+    # DB_PASS=..., SMTP_PWD=...: short names after an underscore.
+    (
+        "secret_assignment",
+        _assignment(r"(?<=_)(?:PASS|PWD)(?![A-Za-z])"),
+        _Gate(words=("_pass", "_pwd"), at=1),
+        _assigned,
+    ),
+    # SIGNING_KEY=..., NPM_AUTH=..., "cache_key": ...: such a name says little (SERVER_AUTH is an
+    # OID, SORT_KEY a column), so the value must look random.
+    (
+        "secret_assignment",
+        _assignment(r"(?<=[_-])(?:KEY|AUTH)(?![A-Za-z])"),
+        _Gate(words=("_key", "-key", "_auth"), at=1),
+        _high_entropy,
+    ),
+    # `"password": "correct horse battery staple"` in JSON text that does not parse as a whole
+    # (a file as the Read tool shows it, a log line): a secret key's string or number value,
+    # whatever it holds. A JSON document that parses is walked instead (`Redactor.redact`).
+    (
+        SECRET_FIELD,
+        (
+            rf"(?i)(?:{'|'.join(_SECRET_KEY_ENDINGS_TEXT)})\"[ \t]*:[ \t]*\"?(?!\[REDACTED)"
+            r"(?P<secret>(?<=\")(?:[^\"\\\n]|\\[^\n]){1,4096}(?=\")|(?<!\")-?\d{1,64}(?:\.\d{1,64})?(?![\w.\"]))"
+        ),
+        _Gate(words=_SECRET_KEY_WORDS, at=0),
+        _json_value,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    kind: str
+    source: str
+    gate: _Gate
+    # Given a match, where its secret ends, or None if the match is no secret after all.
+    check: Callable[[re.Match], int | None] | None = None
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern:
+        # Compiled when a gate first opens: most hooks need few of the patterns, and compiling
+        # them all is a few milliseconds of every hook's start-up.
+        return re.compile(self.source)
+
+    def holds_secret(self, m: re.Match | None) -> bool:
+        return m is not None and (self.check is None or self.check(m) is not None)
+
+    def redact(self, text: str) -> tuple[str, int]:
+        """`text` with every secret this pattern finds replaced, and how many there were."""
+        mark = f"[REDACTED:{self.kind}]"
+        if self.check is None and "secret" not in self.regex.groupindex:
+            return self.regex.subn(mark, text)
+        pieces, done = [], 0
+        for m in self.regex.finditer(text):
+            if m.start() < done:
+                continue  # inside a secret already redacted (a private key's later headers)
+            end = self.check(m) if self.check else m.end()
+            if end is None:
+                continue
+            start = m.start("secret") if "secret" in self.regex.groupindex else m.start()
+            pieces += [text[done:start], mark]
+            done = end
+        if not pieces:
+            return text, 0
+        pieces.append(text[done:])
+        return "".join(pieces), len(pieces) // 2
+
+
+@dataclass
+class Redactor:
+    """Applies the built-in patterns plus `extra` ones (name -> regex) to strings."""
+
+    extra: dict[str, str] = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._patterns = [_Pattern(*pattern) for pattern in _BUILTIN_PATTERNS]
+        self._patterns += [_Pattern(kind, regex, _ALWAYS) for kind, regex in self.extra.items()]
+        self._always = any(p.gate is _ALWAYS for p in self._patterns)
+        literals = sorted({lit for p in self._patterns for lit in p.gate.literals if lit})
+        words = sorted({word for p in self._patterns for word in p.gate.words})
+        # For a value's text: where each literal and word occurs, so each pattern is tried only there.
+        self._literals = _Occurrences(literals)
+        self._words = _Occurrences(words)
+        self._tried_at: list[list[int]] = [[] for _ in literals]
+        self._tried_at_word: list[list[int]] = [[] for _ in words]
+        literal_index, word_index = (
+            {text: n for n, text in enumerate(literals)},
+            {text: n for n, text in enumerate(words)},
+        )
+        for i, pattern in enumerate(self._patterns):
+            for literal in filter(None, pattern.gate.literals):
+                self._tried_at[literal_index[literal]].append(i)
+            for word in pattern.gate.words:
+                self._tried_at_word[word_index[word]].append(i)
+        self._word_gated = [i for i, p in enumerate(self._patterns) if p.gate.words]
+        self._comma_gated = [i for i, p in enumerate(self._patterns) if p.gate.min_commas]
+        self._ungated = [i for i, p in enumerate(self._patterns) if p.gate is _ALWAYS]
+        # For transcript blocks: every gate's literals (and the escapes that could hide one) in
+        # a few Aho-Corasick automatons, every word in another over the lower-cased block, so a
+        # block costs a few passes however many patterns there are. Only whether a line has a
+        # hit matters, not every overlapping hit: leftmost matching lets the automaton skip
+        # ahead with its prefilter (about 4x faster than reporting every match).
+        self._line_literals = [
+            BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST)
+            for group in _groups(_shortest([lit.encode() for lit in literals] + [b"\\u", b"\\/"]))
+        ]
+        # Every assistant line has usage keys such as "input_tokens": a JSON key is never part
+        # of a string (its quotes would be escaped), so those are not the word "token": matched
+        # leftmost-longest, a usage key swallows the "token" inside it.
+        line_words = _shortest([word.encode() for word in words])
+        self._line_words = BytesAhoCorasick([*line_words, _USAGE_KEY_TAIL], matchkind=MATCHKIND_LEFTMOST_LONGEST)
+        self._usage_key = len(line_words)
+        self._min_commas = min((p.gate.min_commas for p in self._patterns if p.gate.min_commas), default=0)
+
+    def suspect_lines(self, block: bytes, lines: list[bytes]) -> Container[int]:
+        """The positions in `lines` (`block` split at its newlines: transcript lines, JSON as
+        UTF-8) of the lines that might hold a string some pattern matches; every other line
+        surely holds none. The automatons run over the whole block, not line by line: per-call
+        overhead, not the scan, dominated when they ran per line. JSON escapes only quotes,
+        backslashes and control characters, which no gate literal contains; `\\u` and `\\/`
+        escapes could hide one, so they count as hits."""
+        if self._always:
+            return range(len(lines))
+        # No literal or word contains a newline, so every hit lies inside one line.
+        hits = [start for automaton in self._line_literals for _, start, _ in automaton.find_matches_as_indexes(block)]
+        hits += [
+            start
+            for index, start, _ in self._line_words.find_matches_as_indexes(block.lower())
+            if index != self._usage_key
+        ]
+        suspects = set()
+        line, counted_to = 0, 0
+        for start in sorted(hits):
+            line += block.count(b"\n", counted_to, start)
+            counted_to = start
+            suspects.add(line)
+        if self._min_commas:
+            suspects.update(n for n, text in enumerate(lines) if text.count(b",") >= self._min_commas and b"[" in text)
+        return suspects
+
+    def redact(self, value):
+        """Redacts a JSON-like value: the value of every secret key (`is_secret_key`) whatever
+        its shape, a string that is a JSON document as a document, and every string (and dict
+        key) by the patterns. Patterns that match nowhere in it (one look over all its strings
+        at once) are not tried string by string. The walk is iterative: a value nested
+        hundreds deep costs no recursion."""
+        strings, structured = _strings(value)
+        # Joined by newlines, every match inside one string is still a match: a superset.
+        active = self._matching("\n".join(strings))
+        return self._walk(value, active) if active or structured else value
+
+    def _walk(self, value, patterns: list[_Pattern]):
+        holder = [value]
+        pending: list[tuple[list | dict, int | str]] = [(holder, 0)]
+        while pending:
+            container, place = pending.pop()
+            item = container[place]  # type: ignore[index]
+            if isinstance(item, str):
+                container[place] = self._text(self._document(item), patterns)  # type: ignore[index]
+            elif isinstance(item, list):
+                copied = list(item)
+                container[place] = copied  # type: ignore[index]
+                pending.extend((copied, i) for i in range(len(copied)))
+            elif isinstance(item, dict):
+                copied_dict: dict = {}
+                for key, inner in item.items():
+                    name = self._text(key, patterns) if isinstance(key, str) else key
+                    if isinstance(key, str) and is_secret_key(key) and _holds_value(inner):
+                        self.counts[SECRET_FIELD] += 1
+                        copied_dict[name] = f"[REDACTED:{SECRET_FIELD}]"
+                    else:
+                        copied_dict[name] = inner
+                        pending.append((copied_dict, name))
+                container[place] = copied_dict  # type: ignore[index]
+        return holder[0]
+
+    def _document(self, text: str) -> str:
+        """`text` with its secret keys' values redacted when it is a JSON document (a tool
+        result, an MCP response) that names one; else `text` as it is."""
+        start = text.lstrip()[:1]
+        if start not in ("{", "[") or len(text) > _DOCUMENT_LIMIT or not _names_secret_key(text):
+            return text
+        try:
+            document = transcript.parse_json(text)
+        except ValueError:
+            return text
+        if not isinstance(document, (dict, list)):
+            return text
+        before = self.counts[SECRET_FIELD]
+        redacted = self._walk(document, [])
+        if self.counts[SECRET_FIELD] == before:
+            return text
+        return json.dumps(redacted, ensure_ascii=False, indent=2 if "\n" in text.strip() else None)
+
+    def _matching(self, text: str) -> list[_Pattern]:
+        """The patterns that match somewhere in `text`, in order. Only the patterns whose gates
+        open are looked at: with a hundred patterns, even a loop over them all is most of the
+        cost of a short text."""
+        lowered = text.lower()
+        # Pattern index -> where its literals or words occur.
+        starts: dict[int, list[int]] = {}
+        for literal, start in self._literals.find(text):
+            for i in self._tried_at[literal]:
+                starts.setdefault(i, []).append(start)
+        # Lower-casing keeps every position unless the text holds a character that lower-cases
+        # to two ("İ"); then word-gated patterns are searched for everywhere.
+        aligned = len(lowered) == len(text)
+        if aligned:
+            for word, start in self._words.find(lowered):
+                for i in self._tried_at_word[word]:
+                    starts.setdefault(i, []).append(start)
+        else:
+            starts.update((i, []) for i in self._word_gated if self._patterns[i].gate.open(text, lowered))
+        starts.update((i, []) for i in self._comma_gated if self._patterns[i].gate.open(text, lowered))
+        starts.update((i, []) for i in self._ungated)
+        matching = []
+        for i in sorted(starts):
+            pattern = self._patterns[i]
+            at = pattern.gate.at
+            if at is None or (pattern.gate.words and not aligned):
+                found = any(pattern.holds_secret(m) for m in pattern.regex.finditer(text))
+            elif len(starts[i]) > _TRIES_PER_PATTERN:
+                # Trying every occurrence costs occurrences times the pattern's window (a value
+                # of up to 512 characters after each of 80,000 `private_key:`s took 14 s per
+                # MiB): past a few, the pattern is simply applied, in one pass (`redact`).
+                found = True
+            else:
+                found = any(
+                    pattern.holds_secret(pattern.regex.match(text, start + at))
+                    for start in starts[i]
+                    if start + at >= 0
+                )
+            if found:
+                matching.append(pattern)
+        return matching
+
+    def _text(self, value: str, patterns: list[_Pattern]) -> str:
+        lowered = value.lower()
+        for pattern in patterns:
+            if pattern.gate.open(value, lowered):
+                value, found = pattern.redact(value)
+                if found:
+                    self.counts[pattern.kind] += found
+                    lowered = value.lower()
+        return value
+
+    def summary(self) -> dict:
+        return {"enabled": True, "counts": dict(sorted(self.counts.items())), "total": sum(self.counts.values())}
+
+
+def _groups(needles: list[bytes]) -> list[list[bytes]]:
+    """`needles` in groups for automatons of their own. An automaton's prefilter (Teddy, SIMD) is
+    fast only over a few dozen needles that are not too short: the 125 gate literals in one
+    automaton scanned at 200 MB/s; the short ones apart and the rest in groups of 64, over
+    1 GB/s."""
+    short, long = [n for n in needles if len(n) <= 3], [n for n in needles if len(n) > 3]
+    return [
+        group
+        for group in [
+            short,
+            *(long[i : i + _LITERALS_PER_AUTOMATON] for i in range(0, len(long), _LITERALS_PER_AUTOMATON)),
+        ]
+        if group
+    ]
+
+
+class _Occurrences:
+    """Every occurrence of every one of `needles` (ASCII strings) in a text, overlapping ones too.
+    Reporting every overlapping match keeps an automaton from skipping ahead with its prefilter
+    (and the str automaton maps every offset back from UTF-8): a leftmost search over the bytes,
+    completed by checking, where a needle was found, the needles that could begin inside it, is
+    several times faster."""
+
+    def __init__(self, needles: list[str]) -> None:
+        encoded = [needle.encode("ascii") for needle in needles]
+        self._needles = encoded
+        self._index = {needle: i for i, needle in enumerate(encoded)}
+        self._automatons = [BytesAhoCorasick(group, matchkind=MATCHKIND_LEFTMOST_FIRST) for group in _groups(encoded)]
+        self._groups = [[self._index[needle] for needle in group] for group in _groups(encoded)]
+        self._ordered = sorted(encoded)
+        self._inside: dict[int, list[tuple[int, int]]] = {}
+
+    def _begin_inside(self, i: int) -> list[tuple[int, int]]:
+        """(other needle, offset) for every needle that can begin `offset` bytes into an
+        occurrence of needle `i`: a prefix of the rest of it, or one that starts with the rest.
+        Worked out the first time needle `i` is found (most never are)."""
+        if i not in self._inside:
+            needle, inside = self._needles[i], set[tuple[int, int]]()
+            for offset in range(len(needle)):
+                rest = needle[offset:]
+                inside.update(
+                    (self._index[rest[:n]], offset) for n in range(1, len(rest) + 1) if rest[:n] in self._index
+                )
+                following = self._ordered[bisect.bisect_left(self._ordered, rest) :]
+                for other in following:
+                    if not other.startswith(rest):
+                        break
+                    inside.add((self._index[other], offset))
+            inside.discard((i, 0))
+            self._inside[i] = sorted(inside)
+        return self._inside[i]
+
+    def find(self, text: str) -> set[tuple[int, int]]:
+        """(needle, character offset) of every occurrence in `text`."""
+        # A lone surrogate (from a JSON escape) is encoded and counted as one character.
+        data = text.encode("utf-8", "surrogatepass")
+        found = set()
+        for automaton, group in zip(self._automatons, self._groups):
+            for k, start, _ in automaton.find_matches_as_indexes(data):
+                i = group[k]
+                found.add((i, start))
+                found.update(
+                    (j, start + offset)
+                    for j, offset in self._begin_inside(i)
+                    if data.startswith(self._needles[j], start + offset)
+                )
+        if len(data) == len(text) or not found:
+            return found
+        # Every needle begins with an ASCII byte, which is a whole character: count the
+        # characters up to each occurrence.
+        chars, previous, offsets = 0, 0, {}
+        for start in sorted({start for _, start in found}):
+            chars += len(data[previous:start].decode("utf-8", "surrogatepass"))
+            previous, offsets[start] = start, chars
+        return {(i, offsets[start]) for i, start in found}
+
+
+def _shortest(strings: list[bytes]) -> list[bytes]:
+    """The strings that contain none of the others: a line holds one of `strings` if and only if
+    it holds one of these, and the fewer an automaton has, the faster its prefilter skips."""
+    unique = sorted(set(strings))
+    automaton = BytesAhoCorasick(unique)
+    return [
+        s
+        for i, s in enumerate(unique)
+        if all(j == i for j, _, _ in automaton.find_matches_as_indexes(s, overlapping=True))
+    ]
+
+
+def _strings(value) -> tuple[list[str], bool]:
+    """Every string (and dict key) inside a JSON-like value, and whether the value needs a
+    walk whatever the patterns find: a secret key holds a value, or a string is a JSON
+    document naming one."""
+    out: list[str] = []
+    structured = False
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            out.append(item)
+            structured = structured or (item.lstrip()[:1] in ("{", "[") and _names_secret_key(item))
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if isinstance(key, str):
+                    out.append(key)
+                    structured = structured or (is_secret_key(key) and _holds_value(inner))
+                pending.append(inner)
+    return out, structured
+
+
+def _holds_value(value) -> bool:
+    """Whether a secret key's value could hold a secret: not null, a flag, empty or a
+    placeholder (`"password": "${DB_PASSWORD}"`)."""
+    if value is None or isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        return bool(value) and not _placeholder(value)
+    return not isinstance(value, (list, dict)) or bool(value)
+
+
+def _names_secret_key(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _SECRET_KEY_WORDS)

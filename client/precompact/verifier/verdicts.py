@@ -1,0 +1,486 @@
+"""The one verifier: every rule that decides whether a savepoint is "verified" lives here, and
+`verify`, `resurrect` (so the SessionStart brief), `inspect`, `status` and Layer 3's
+confirmation all use it.
+
+Trust roots are only what the user set up: the configured authority public key, the instance
+name, the program id, and the hashes this machine recorded in its own index when it wrote each
+snapshot. Everything else (the RPC's answers, the git branch, the index copy on it, snapshot
+bytes from anywhere) is evidence, checked against a root before it counts:
+
+- **The chain root.** The account at the PDA of (program, authority, sha256(instance)), owned
+  by the program, whose decoded authority and instance are the configured ones and whose
+  signature verifies over the message rebuilt from its fields at that address. It vouches for
+  savepoint N (its snapshot hash, predecessor hash and commit).
+- **The walk back.** An older savepoint k is verified from N only through snapshot bytes: the
+  hash of snapshot k must equal the predecessor hash written inside the verified snapshot k+1,
+  and snapshot N's predecessor must equal the record's signed `prev_snapshot_hash`.
+- **The local root.** A snapshot whose bytes hash to what this machine's index recorded: a
+  SAVEPOINT_CREATED line carrying this machine's tag (local.provenance). The callers hold the
+  hash to it only for such lines; a `logs/` that came with the project states hashes nobody here
+  computed.
+
+An encrypted git copy (remote_crypto) is checked the same way once decrypted. Without an
+identity that opens it, the most git shows is that the ciphertext is the blob the commit names
+(so the one the signed record's commit holds): its content is NOT_VERIFIED, never VERIFIED.
+A ciphertext that does not decrypt or authenticate is FAILED.
+
+Verdicts mean the same everywhere: VERIFIED (a path from a root holds), NOT_VERIFIED (no root
+could be reached or the evidence is missing; says why), FAILED (evidence contradicts a root;
+says which savepoint, which layer and which field).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from precompact.errors import PrecompactError
+from precompact.local import chunks, snapshot
+from precompact.local.savepoint_log import Savepoint
+
+# The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
+# checks local snapshots through this module, and those imports would cost it ~100 ms.
+if TYPE_CHECKING:
+    import git
+    from solders.pubkey import Pubkey
+
+    from precompact.chain import record, rpc
+    from precompact.remote.encryption import Keys
+
+VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
+
+
+# How every verdict names the local root: the hash this machine recorded when it wrote a snapshot.
+LOCAL_ROOT = "this machine's index recorded"
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str
+    detail: str
+    sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
+
+
+class Broken(Exception):
+    """Evidence contradicts a root: `layer` and `sequence` say where, the message what."""
+
+    def __init__(self, layer: str, sequence: int | None, reason: str):
+        super().__init__(reason)
+        self.layer = layer
+        self.sequence = sequence
+
+
+class NoRoot(PrecompactError):
+    """The configuration names no authority to anchor the chain in."""
+
+
+@dataclass(frozen=True)
+class Roots:
+    program_id: Pubkey
+    authority: Pubkey
+    instance: str
+
+    @property
+    def instance_id(self) -> bytes:
+        from precompact.chain import wire as chain
+
+        return chain.instance_id(self.instance)
+
+    @property
+    def address(self) -> Pubkey:
+        from precompact.chain import wire as chain
+
+        return chain.record_address(self.authority, self.instance_id, self.program_id)[0]
+
+
+def roots(program_id: str, authority: str | None, keypair: Path, instance: str) -> Roots:
+    """The roots the configuration names: `chain.authority`, else the keypair's public key."""
+    from solders.pubkey import Pubkey
+
+    from precompact.chain import wire as chain
+
+    if authority is not None:
+        key = Pubkey.from_string(authority)
+    else:
+        try:
+            key = chain.load_keypair(keypair).pubkey()
+        except chain.KeypairError as e:
+            raise NoRoot(f"{e}; or set chain.authority to the public key that signs your savepoints") from None
+    return Roots(Pubkey.from_string(program_id), key, instance)
+
+
+# --- Layer 3: the record ----------------------------------------------------------------------
+
+
+def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
+    """The record at `roots.address` as the account holds it, once every rule of the chain root
+    holds; raises Broken naming the field that does not. A record not yet written to (sequence 0)
+    passes the owner, authority and instance checks only: it vouches for nothing."""
+    from solders.pubkey import Pubkey
+
+    from precompact.chain import record
+
+    where = f"the account at {roots.address}"
+    if owner != str(roots.program_id):
+        raise Broken("layer 3", None, f"{where} is owned by {owner}, not the precompact program {roots.program_id}")
+    try:
+        found = record.decode(data)
+    except record.RecordError as e:
+        raise Broken("layer 3", None, f"{where}: {e}") from None
+    n = found.sequence or None
+    if found.authority != bytes(roots.authority):
+        raise Broken(
+            "layer 3",
+            n,
+            f"the record's authority {Pubkey.from_bytes(found.authority)} is not the configured authority {roots.authority}",
+        )
+    if found.instance_id != roots.instance_id:
+        raise Broken(
+            "layer 3", n, f"the record's instance_id {found.instance_id.hex()[:16]}… is not sha256({roots.instance!r})"
+        )
+    if found.sequence == 0:
+        return found
+    if not signature_valid(found, roots):
+        raise Broken(
+            "layer 3",
+            n,
+            f"the record's signature does not verify: not the configured authority's over savepoint {n} at address {roots.address}",
+        )
+    return found
+
+
+def signature_valid(found: record.Record, roots: Roots) -> bool:
+    """Whether the configured authority signed the record's fields for this program and address."""
+    from solders.signature import Signature
+
+    try:
+        message = found.signed_fields().signed_message(roots.address, roots.program_id)
+    except ValueError:  # a git_commit that is not 40 ASCII characters
+        return False
+    return Signature.from_bytes(found.signature).verify(roots.authority, message)
+
+
+@dataclass(frozen=True)
+class ChainRead:
+    """What the cluster said about the instance: `record` is set only when the verdict is
+    VERIFIED; otherwise `status` and `detail` say why not."""
+
+    status: str
+    detail: str
+    record: record.Record | None = None
+    sequence: int | None = None  # the savepoint a failure is about, when known
+
+
+def record_at(roots: Roots, client: rpc.Cluster) -> record.Record | None:
+    """The record at the PDA once it passes check_record (else Broken; RpcError when the cluster
+    gives no usable answer); None before initialize, including when only lamports were sent to
+    the address (anyone can send them)."""
+    from precompact.chain import wire as chain
+
+    account = client.account(str(roots.address))
+    if account is None or account == (str(chain.SYSTEM_PROGRAM_ID), b""):
+        return None
+    return check_record(roots, *account)
+
+
+def history_reset(roots: Roots, held: int, confirmed: int) -> str | None:
+    """Why a record holding savepoint `held` cannot be the one this machine saw confirm savepoint
+    `confirmed` (None when it can): a record's sequence only ever grows, unless it was closed and
+    initialized again, or an endpoint replays an older state."""
+    if held >= confirmed:
+        return None
+    holds = f"holds savepoint {held}" if held else "holds no savepoint"
+    return f"the record at {roots.address} {holds}, but savepoint {confirmed} was confirmed there before: it was closed and re-initialized, or the cluster replays an older state (history reset)"
+
+
+def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainRead:
+    """The chain's verdict on the instance, given the highest savepoint this machine saw
+    confirmed on chain (0: none, or the index is not this machine's). Never raises for what the
+    cluster answers."""
+    from precompact.chain import rpc
+
+    try:
+        found = record_at(roots, client)
+    except rpc.RpcError as e:
+        return ChainRead(NOT_VERIFIED, str(e))
+    except Broken as e:
+        return ChainRead(FAILED, str(e), sequence=e.sequence)
+    if found is None and confirmed:
+        return ChainRead(
+            FAILED,
+            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.url}: it was closed, or this is not the cluster it was posted to",
+            sequence=confirmed,
+        )
+    if found is None:
+        return ChainRead(NOT_VERIFIED, f"no record of {roots.instance} at {roots.address} on {client.url}")
+    reset = history_reset(roots, found.sequence, confirmed)
+    if reset is not None:
+        return ChainRead(FAILED, reset, sequence=confirmed)
+    if found.sequence == 0:
+        return ChainRead(NOT_VERIFIED, f"the record at {roots.address} holds no savepoint yet")
+    return ChainRead(
+        VERIFIED, f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid", found
+    )
+
+
+def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:
+    """The record states exactly this savepoint: sequence, snapshot hash, predecessor, commit.
+    Raises Broken naming the first field that differs."""
+    from precompact.chain import wire as chain
+
+    n = savepoint.sequence
+    if found.sequence != n:
+        raise Broken("layer 3", n, f"the record holds sequence {found.sequence}, not {n}")
+    if found.snapshot_hash.hex() != savepoint.snapshot_hash:
+        raise Broken(
+            "layer 3",
+            n,
+            f"snapshot_hash on chain sha256:{found.snapshot_hash.hex()} differs from the savepoint's sha256:{savepoint.snapshot_hash}",
+        )
+    if found.prev_snapshot_hash.hex() != (savepoint.prev_snapshot_hash or "0" * 64):
+        raise Broken(
+            "layer 3",
+            n,
+            f"prev_snapshot_hash on chain sha256:{found.prev_snapshot_hash.hex()} differs from the savepoint's {savepoint.prev_snapshot_hash}",
+        )
+    if commit is not None and found.commit != commit[: chain.GIT_COMMIT_LEN]:
+        raise Broken(
+            "layer 3",
+            n,
+            f"git_commit on chain {found.commit} differs from the savepoint's commit {commit[: chain.GIT_COMMIT_LEN]}",
+        )
+
+
+# --- Layer 1 and the hash chain: snapshot bytes ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot's bytes say about themselves, and where they were read."""
+
+    sha256: str
+    sequence: object
+    instance: object
+    previous: str | None  # the predecessor hash written inside; None for an instance's first
+    where: str
+    data: bytes
+
+
+def read_snapshot(data: bytes, where: str) -> Snapshot:
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        fields = snapshot.SnapshotReader(data).fields
+    except ValueError:
+        fields = {}
+    previous = fields.get("previous")
+    inner_prev = previous.get("snapshot_hash") if isinstance(previous, dict) else None
+    return Snapshot(
+        digest,
+        fields.get("sequence"),
+        fields.get("instance_id"),
+        inner_prev if isinstance(inner_prev, str) else None,
+        where,
+        data,
+    )
+
+
+def contents(found: Snapshot, fetch: chunks.Fetch, where: str, layer: str = "layer 1") -> bytes:
+    """The full document `found` stands for (a format-1 snapshot is it; a chunked one is
+    rebuilt from chunks `fetch` gives, from `where`), each chunk checked against the hash the
+    snapshot lists for it. Raises Broken naming the first chunk missing or altered."""
+    try:
+        return chunks.document(found.data, fetch)
+    except chunks.ChunkError as e:
+        raise Broken(layer, _number(found.sequence), f"{e} in {where}; the snapshot lists it") from None
+    except ValueError as e:
+        raise Broken(layer, _number(found.sequence), f"snapshot in {found.where} lists no usable chunks: {e}") from None
+
+
+def chunk_problem(ref: chunks.Ref, data: bytes | None, where: str) -> str | None:
+    """Why `data` (from `where`) is not the chunk `ref` names; None when it is."""
+    try:
+        chunks.checked(ref, data)
+    except chunks.ChunkError as e:
+        return f"{e} in {where}; the snapshot lists it"
+    return None
+
+
+def chunk_refs(found: Snapshot) -> list[chunks.Ref]:
+    """The chunks `found` lists (none for a format-1 snapshot or one that does not parse)."""
+    if not chunks.is_chunked(found.data):
+        return []
+    try:
+        return chunks.refs(snapshot.SnapshotReader(found.data).fields)
+    except ValueError:
+        return []
+
+
+def _number(sequence: object) -> int | None:
+    return sequence if isinstance(sequence, int) else None
+
+
+def check_snapshot(
+    found: Snapshot, sequence: int, instance: str, expected: str, root: str, layer: str = "layer 1"
+) -> None:
+    """The bytes are savepoint `sequence` of `instance` and hash to `expected`, the value `root`
+    vouches for. Raises Broken naming what differs."""
+    if found.sha256 != expected:
+        raise Broken(
+            layer, sequence, f"snapshot in {found.where} hashes to sha256:{found.sha256}, but {root} sha256:{expected}"
+        )
+    if found.sequence != sequence or found.instance != instance:
+        raise Broken(
+            layer, sequence, f"snapshot in {found.where} says it is savepoint {found.sequence} of {found.instance!r}"
+        )
+
+
+def check_link(found: Snapshot, sequence: int, expected_previous: str | None, root: str) -> None:
+    """The predecessor hash written inside the snapshot is the one `root` gives for savepoint
+    `sequence - 1` (None for the first)."""
+    if found.previous != expected_previous:
+        raise Broken(
+            "hash chain",
+            sequence,
+            f"snapshot {sequence} names predecessor sha256:{found.previous}, but {root} sha256:{expected_previous}",
+        )
+
+
+class LocalSnapshots:
+    """The snapshot files this machine's logs/ holds, each read once: only under a name Layer 1
+    writes for that savepoint and never through a link (logs_dir)."""
+
+    def __init__(self, logs: Path):
+        self.logs = logs
+        self._read: dict[int, Snapshot | None] = {}
+
+    def get(self, savepoint: Savepoint) -> Snapshot | None:
+        from precompact.boundary import logs_dir
+
+        if savepoint.sequence not in self._read:
+            name = savepoint.snapshot_file
+            data = logs_dir.read_snapshot(self.logs, name, savepoint.sequence)
+            self._read[savepoint.sequence] = (
+                None if data is None else read_snapshot(data, f"local file {self.logs.parent / str(name)}")
+            )
+        return self._read[savepoint.sequence]
+
+
+Locate = Callable[[Savepoint, str | None], Snapshot | None]
+
+
+def walk_back(
+    found: record.Record, roots: Roots, by_sequence: dict[int, Savepoint], down_to: int, locate: Locate
+) -> dict[int, Check]:
+    """Chain verdicts for savepoints `down_to`..N, N being the record's: each snapshot's bytes
+    must hash to what the record (for N) or the verified snapshot after it names. `locate`
+    returns bytes for a savepoint (any source: they are checked here), given the hash wanted."""
+    verdicts: dict[int, Check] = {}
+    n = found.sequence
+    expected: str | None = found.snapshot_hash.hex()
+    expected_previous = found.prev_snapshot_hash.hex()
+    root = f"the signed record's snapshot_hash (savepoint {n}) is"
+    for k in range(n, down_to - 1, -1):
+        savepoint = by_sequence.get(k)
+        if expected is None:
+            # Savepoint k+1 verified as an instance's first: nothing comes before it.
+            verdicts[k] = Check(FAILED, f"savepoint {k + 1} is the first of its chain, yet savepoint {k} exists")
+            for j in range(k - 1, down_to - 1, -1):
+                verdicts[j] = Check(NOT_VERIFIED, f"the chain ends at savepoint {k + 1}, above savepoint {j}")
+            break
+        located = locate(savepoint, expected) if savepoint is not None else None
+        if located is None:
+            reason = "is not in the index" if savepoint is None else "has no snapshot bytes here or in git"
+            for j in range(k, down_to - 1, -1):
+                verdicts[j] = Check(
+                    NOT_VERIFIED,
+                    f"savepoint {k} {reason}, so savepoint {j} cannot be linked to the on-chain record {n}",
+                )
+            break
+        try:
+            check_snapshot(located, k, roots.instance, expected, root, layer="layer 3")
+            if k == n:
+                check_link(
+                    located,
+                    k,
+                    None if expected_previous == "0" * 64 else expected_previous,
+                    "the signed record's prev_snapshot_hash is",
+                )
+        except Broken as e:
+            verdicts[k] = Check(FAILED, str(e))
+            for j in range(k - 1, down_to - 1, -1):
+                verdicts[j] = Check(NOT_VERIFIED, f"the chain is broken at savepoint {k}, above savepoint {j}")
+            break
+        signed = f"record {roots.address}, savepoint {n}, slot {found.slot}, signature valid"
+        verdicts[k] = Check(
+            VERIFIED,
+            signed if k == n else f"{signed}; savepoint {k} links to it through the snapshots' own bytes",
+            located.sha256,
+        )
+        expected = located.previous
+        root = f"the verified snapshot {k} names as its predecessor"
+    return verdicts
+
+
+# --- Layer 2: the git copy --------------------------------------------------------------------
+
+
+def read_git_copy(
+    repo: git.Repo, commit: str, name: str, keys: Keys, sequence: int, rekeyed: str | None = None
+) -> tuple[bytes | None, Check | None]:
+    """The plaintext of savepoint `sequence`'s file `name` as `commit` holds it (to be checked
+    against a root by the caller), or no bytes and the verdict on why not (see read_git_copies).
+    GitStoreError when the commit or file is absent."""
+    [(found, verdict)] = read_git_copies(repo, [(commit, name, sequence)], keys, rekeyed)
+    if isinstance(found, Exception):
+        raise found
+    return found, verdict
+
+
+def read_git_copies(
+    repo: git.Repo, wanted: list[tuple[str, str, int]], keys: Keys, rekeyed: str | None = None
+) -> Iterator[tuple[bytes | None | Exception, Check | None]]:
+    """For each (commit, file, savepoint) in order: its plaintext, or none and the verdict on
+    why: NOT_VERIFIED when it is encrypted for identities that are not here and its ciphertext
+    is the blob the commit names; FAILED when that ciphertext is broken or is not the committed
+    one. `rekeyed` (the branch tip) may hold the file re-encrypted by `precompact rekey` for the
+    identity here. An absent commit or file gives its GitStoreError in place of the bytes."""
+    from precompact.remote import gitstore
+
+    found = gitstore.files_at(repo, [(commit, name) for commit, name, _ in wanted], keys)
+    for (commit, name, sequence), copy in zip(wanted, found):
+        if isinstance(copy, gitstore.Unopened) and not copy.intact:
+            yield (
+                None,
+                Check(
+                    FAILED,
+                    f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
+                ),
+            )
+        elif isinstance(copy, gitstore.Undecryptable):
+            yield None, Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {copy}")
+        elif isinstance(copy, gitstore.Sealed):
+            again = _rekeyed_copy(repo, rekeyed, name, keys) if rekeyed not in (None, commit) else None
+            if again is not None:
+                yield again, None
+                continue
+            yield (
+                None,
+                Check(
+                    NOT_VERIFIED,
+                    f"commit {commit[:12]} holds the ciphertext it committed for savepoint {sequence}; its content was not checked ({copy})",
+                ),
+            )
+        else:
+            yield copy, None
+
+
+def _rekeyed_copy(repo: git.Repo, tip: str | None, name: str, keys: Keys) -> bytes | None:
+    from precompact.remote import gitstore
+
+    try:
+        return gitstore.file_at(repo, str(tip), name, keys)
+    except gitstore.GitStoreError:
+        return None

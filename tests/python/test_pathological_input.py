@@ -1,0 +1,125 @@
+"""Pathological input through the real hook (`precompact hook` with a PreCompact JSON on stdin):
+a transcript line nested 900 deep, a huge line, invalid UTF-8 that is no JSON, a session-state
+file far over its cap, a large file in play. The savepoint is made every time; a line that is no
+entry is kept as its text, redacted."""
+
+from __future__ import annotations
+
+import json
+
+from precompact.local import savepoint_log
+from precompact.transcript import claude_code as transcript
+from support.commands import hook
+from support.projects import full_document, new_project
+from support.transcript_gen import payload
+
+SECRET = "ghp_" + "Zq8vT3nLw0" * 4  # a GitHub token's shape
+SAID = {"type": "user", "uuid": "u-1", "message": {"role": "user", "content": "fix the parser please"}}
+
+
+def saved_document(tmp_path, lines: list[bytes], files: dict[str, bytes] | None = None) -> dict:
+    """Runs PreCompact over a transcript of `lines` in a fresh project holding `files` (relative
+    path -> bytes); returns the snapshot's whole document."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    for name, data in (files or {}).items():
+        project.path.joinpath(name).write_bytes(data)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in [json.dumps(SAID).encode(), *lines]))
+    result = hook(payload("PreCompact", project.path, path), cwd=project.path)
+    assert result.returncode == 0, result.stderr
+    [savepoint] = savepoint_log.savepoints(project.logs)
+    document = json.loads(full_document(project.path / savepoint.created["snapshot_file"]))
+    return document
+
+
+def unparsed(document: dict) -> list[dict]:
+    return [e[transcript.UNPARSED] for e in document["conversation_history"] if transcript.UNPARSED in e]
+
+
+def test_a_line_nested_900_deep_is_kept_as_redacted_text_and_the_savepoint_is_made(tmp_path):
+    deep = b'{"type":"user","token":"' + SECRET.encode() + b'","x":' + b"[" * 900 + b"]" * 900 + b"}"
+    document = saved_document(tmp_path, [deep])
+    [kept] = unparsed(document)
+    assert kept["problem"] == f"nested deeper than {transcript.MAX_DEPTH}"
+    assert SECRET not in kept["text"] and "[REDACTED:" in kept["text"]
+    assert kept["text"].endswith("]" * 900 + "}")
+    assert document["transcript"]["malformed_lines"] == 1
+    assert document["conversation_history"][0]["uuid"] == "u-1"
+
+
+def test_a_line_nested_beyond_what_json_parsers_take_is_kept_too(tmp_path):
+    deep = b"[" * 5000 + b'"password=' + b"hunter22hunter" + b'"' + b"]" * 5000
+    document = saved_document(tmp_path, [deep])
+    [kept] = unparsed(document)
+    assert kept["problem"] == f"nested deeper than {transcript.MAX_DEPTH}"
+    assert "hunter22hunter" not in kept["text"]
+
+
+def test_invalid_utf8_that_is_no_json_is_kept_as_redacted_text(tmp_path):
+    line = b"\xff\xfe garbage " + SECRET.encode() + b" \xc3("
+    document = saved_document(tmp_path, [line])
+    [kept] = unparsed(document)
+    assert kept["problem"] == "malformed JSON"
+    assert SECRET not in kept["text"] and "garbage [REDACTED:github_token]" in kept["text"]
+    assert document["transcript"]["invalid_utf8_lines"] == 1
+
+
+def test_a_huge_line_is_kept_as_its_redacted_head(tmp_path):
+    filler = "x" * 1000 + "\\n"
+    body = (SECRET + " " + filler * (transcript.MAX_LINE_BYTES // len(filler) + 10)).encode()
+    huge = b'{"type":"user","message":{"content":"' + body + b'"}}'
+    document = saved_document(tmp_path, [huge])
+    [kept] = unparsed(document)
+    assert kept["problem"] == f"longer than {transcript.MAX_LINE_BYTES} bytes"
+    assert kept["bytes"] == len(huge) and kept["truncated"] is True
+    assert len(kept["text"].encode()) <= transcript.UNPARSED_TEXT_BYTES
+    assert SECRET not in kept["text"] and "[REDACTED:github_token]" in kept["text"]
+
+
+def test_a_session_state_file_over_its_cap_is_cut_and_said_to_be(tmp_path):
+    from precompact.local import snapshot
+
+    head = b'{"priorities": ["ship it"], "password": "correct horse battery staple", "log": "'
+    data = head + b"y" * (3 * snapshot.SESSION_STATE_CAP_BYTES) + b'"}'
+    document = saved_document(tmp_path, [], {"session_current.json": data})
+    state = document["session_state"]
+    assert state["truncated"] is True and state["size"] == len(data)
+    # The head is kept (then redacted, which made it shorter), not the whole file.
+    assert state["content"].count("y") == snapshot.SESSION_STATE_CAP_BYTES - len(head)
+    assert state["content"].startswith('{"priorities": ["ship it"], "password": "[REDACTED:secret_field]"')
+    assert "correct horse" not in state["content"]
+
+
+def test_a_session_state_document_has_its_secret_keys_redacted_whatever_their_shape(tmp_path):
+    state = {"priorities": ["ship"], "db": {"password": "sunshine", "api_key": 123456789, "pin": 1}}
+    document = saved_document(tmp_path, [], {"session_current.json": json.dumps(state).encode()})
+    assert document["session_state"]["content"] == {
+        "priorities": ["ship"],
+        "db": {"password": "[REDACTED:secret_field]", "api_key": "[REDACTED:secret_field]", "pin": 1},
+    }
+    assert document["session_state"]["truncated"] is False
+
+
+def test_a_file_in_play_is_hashed_over_what_is_kept_only(tmp_path):
+    import hashlib
+
+    project_file = tmp_path / "p" / "big.txt"
+    read = [
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(project_file)}}
+                ],
+            },
+        },
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}},
+    ]
+    document = saved_document(
+        tmp_path, [json.dumps(e).encode() for e in read], {"big.txt": b"a" * (256 << 10) + b"b" * (4 << 20)}
+    )
+    record = document["loaded_files"][str(project_file)]
+    assert record["truncated"] is True and record["size"] == (256 << 10) + (4 << 20)
+    assert record["hashed_bytes"] == 256 << 10
+    assert record["sha256"] == hashlib.sha256(b"a" * (256 << 10)).hexdigest()

@@ -1,0 +1,389 @@
+"""Proof bundles (`precompact prove`, `verify-bundle`, tools/verify_bundle.py) and the ledger walk
+(`precompact verify --ledger`), on precompact-localnet: honest lineages verify, every single
+changed field is rejected by both verifiers, and each way a record's history can go wrong is
+named."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from solders.hash import Hash
+from solders.keypair import Keypair
+from solders.transaction import Transaction
+
+from precompact.chain import rpc
+from precompact.chain import wire as chain
+from precompact.local import savepoint_log
+from precompact.proof import bundle, history, ledger, transaction
+from precompact.verifier import verdicts
+from support.commands import INSTANCE, invoke, statuses
+from support.localnet import REPO, LocalnetProcess
+from support.projects import fund
+
+REFERENCE = REPO / "tools" / "verify_bundle.py"
+_spec = importlib.util.spec_from_file_location("verify_bundle", REFERENCE)
+assert _spec is not None and _spec.loader is not None
+reference = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(reference)
+SAVEPOINTS = 3
+
+
+def start_project(
+    root: Path, monkeypatch, url: str, count: int = SAVEPOINTS, encrypted: bool = False
+) -> tuple[Path, Keypair]:
+    """A project (in clear text unless `encrypted`, so a bundle's embedded snapshot is
+    checkable) with `count` savepoints landed on the localnet."""
+    project, remote = root / "project", root / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    project.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=project, check=True)
+    monkeypatch.chdir(project)
+    keypair = root / "id.json"
+    clear = [] if encrypted else ["--no-encrypt"]
+    result = invoke("init", "--yes", *clear, "--instance", INSTANCE, "--cluster", url, "--keypair", str(keypair))
+    assert result.exit_code == 0, result.output
+    authority = Keypair.from_bytes(bytes(json.loads(keypair.read_text())))
+    fund(url, authority)
+    for _ in range(count):
+        assert invoke("savepoint", "--no-transcript").exit_code == 0
+    return project, authority
+
+
+def prove(*args: str) -> dict:
+    result = invoke("prove", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.fixture(scope="module")
+def lineage(tmp_path_factory):
+    """One lineage of three savepoints on a localnet, and its bundle for savepoint 3 with the
+    snapshot embedded, shared by the tests that only read them."""
+    root = tmp_path_factory.mktemp("lineage")
+    node = LocalnetProcess(root)
+    node.start()
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "xdg"))
+            project, _authority = start_project(root, monkeypatch, node.url)
+            written = prove(str(SAVEPOINTS), "--with-snapshot")
+            yield node, project, root / "xdg", written
+    finally:
+        node.stop()
+
+
+def enter(lineage, monkeypatch) -> Path:
+    """Works in the lineage's project, with the trust store that approved its configuration."""
+    _, project, xdg, _ = lineage
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    monkeypatch.chdir(project)
+    return project
+
+
+def verify_bundle(path: Path, *args: str):
+    return invoke("verify-bundle", str(path), *args)
+
+
+def run_reference(path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REFERENCE), str(path), *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_bundles_of_each_savepoint_verify_in_the_client_and_the_reference_verifier(lineage, monkeypatch, tmp_path):
+    project = enter(lineage, monkeypatch)
+    for n in range(1, SAVEPOINTS + 1):
+        path = tmp_path / f"bundle-{n}.json"
+        assert invoke("prove", str(n), "-o", str(path)).exit_code == 0
+        written = json.loads(path.read_text())
+        assert [link["sequence"] for link in written["chain"]] == list(range(1, n + 1))
+        assert written["snapshot_hash"] == statuses(project)[n - 1]["snapshot_hash"].removeprefix("sha256:")
+        result = verify_bundle(path)
+        assert result.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in result.output, result.output
+        assert "not verified: no snapshot given" in result.output
+        checked = run_reference(path)
+        assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
+        snapshot = project / statuses(project)[n - 1]["snapshot_file"]
+        assert verify_bundle(path, "--snapshot", str(snapshot)).exit_code == 0
+        assert run_reference(path, str(snapshot)).returncode == 0
+    other = project / statuses(project)[0]["snapshot_file"]
+    result = verify_bundle(tmp_path / f"bundle-{SAVEPOINTS}.json", "--snapshot", str(other))
+    assert result.exit_code == 1 and f"savepoint {SAVEPOINTS} [snapshot]" in result.output, result.output
+    assert run_reference(tmp_path / f"bundle-{SAVEPOINTS}.json", str(other)).returncode == 1
+
+
+def test_prove_refuses_a_savepoint_the_index_does_not_hold(lineage, monkeypatch):
+    enter(lineage, monkeypatch)
+    result = invoke("prove", "9")
+    assert result.exit_code == 1 and "savepoint 9 of 'Gabriel #215' is not in the index" in result.output
+
+
+def test_an_encrypted_snapshot_is_embedded_as_the_remote_holds_it_and_not_vouched_for(localnet, monkeypatch, tmp_path):
+    project, _ = start_project(tmp_path, monkeypatch, localnet.url, count=1, encrypted=True)
+    path = tmp_path / "bundle.json"
+    assert invoke("prove", "1", "--with-snapshot", "-o", str(path)).exit_code == 0
+    written = json.loads(path.read_text())
+    assert written["snapshot"]["encrypted"] is True
+    assert base64.b64decode(written["snapshot"]["base64"]).startswith(b"age-encryption.org/v1")
+    result = verify_bundle(path)
+    assert result.exit_code == 0 and "not verified: the embedded snapshot is encrypted" in result.output, result.output
+    plaintext = project / statuses(project)[0]["snapshot_file"]
+    result = verify_bundle(path, "--snapshot", str(plaintext))
+    assert result.exit_code == 0 and "not verified" not in result.output, result.output
+
+
+# --- every field, one change at a time ---------------------------------------------------------
+
+HEX = "0123456789abcdef"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# Offline, nothing signs when the cluster placed a transaction: these two are checked against a
+# cluster (test_the_cluster_confirms_each_transaction_and_its_slot_and_time).
+UNSIGNED = {("transaction", "slot"), ("transaction", "block_time")}
+
+
+def leaves(value, path=()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from leaves(item, (*path, i))
+    else:
+        yield path
+
+
+def changed(value, position: int, shift: int):
+    """`value` with one character (or the number, or the flag) changed, in its own alphabet."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + shift
+    if value is None:
+        return shift
+    text = str(value)
+    alphabet = next((a for a in (HEX, BASE58, BASE64) if set(text) <= set(a + "=")), None)
+    i = position % len(text)
+    if alphabet is None or text[i] not in alphabet:
+        return text[:i] + chr((ord(text[i]) - 32 + shift) % 95 + 32) + text[i + 1 :]
+    return text[:i] + alphabet[(alphabet.index(text[i]) + shift) % len(alphabet)] + text[i + 1 :]
+
+
+def at(document, path):
+    for key in path[:-1]:
+        document = document[key]
+    return document, path[-1]
+
+
+def rejected_by_reference(document) -> bool:
+    try:
+        reference.verify(document)
+    except (reference.Invalid, ValueError, KeyError, TypeError):
+        return True
+    return False
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 10_000), st.integers(1, 2**16))
+def test_every_single_changed_field_is_rejected_by_both_verifiers(lineage, position, shift):
+    written = lineage[3]
+    assert bundle.check(written).status == verdicts.VERIFIED and not rejected_by_reference(written)
+    for path in leaves(written):
+        if tuple(p for p in path if isinstance(p, str))[-2:] in UNSIGNED:
+            continue
+        document = copy.deepcopy(written)
+        holder, key = at(document, path)
+        holder[key] = changed(holder[key], position, shift)
+        if holder[key] == at(written, path)[0][key]:
+            continue  # a shift that went round its alphabet
+        if path == ("snapshot", "encrypted"):
+            # Marked encrypted, the snapshot can no longer be checked: neither verifier vouches for it.
+            assert bundle.check(document).notes and "snapshot: not checked" in reference.verify(document)
+            continue
+        assert bundle.check(document).status == verdicts.FAILED, path
+        assert rejected_by_reference(document), path
+    for path in leaves(written):
+        named = [i for i, p in enumerate(path) if isinstance(p, str)][-1]
+        document = copy.deepcopy(written)
+        holder, key = at(document, path[: named + 1])
+        renamed = changed(key, position, shift)
+        if renamed == key:
+            continue
+        holder[renamed] = holder.pop(key)
+        assert bundle.check(document).status == verdicts.FAILED, path
+        assert rejected_by_reference(document), path
+
+
+def test_a_transaction_that_is_not_the_savepoints_own_is_rejected(lineage):
+    """A valid transaction of another savepoint, re-labelled: every signature in it verifies,
+    but it does not hold this savepoint's signed message."""
+    written = copy.deepcopy(lineage[3])
+    written["chain"][1]["transaction"] = copy.deepcopy(written["chain"][0]["transaction"])
+    verdict = bundle.check(written)
+    assert verdict.status == verdicts.FAILED and (verdict.sequence, verdict.layer) == (2, "transaction"), verdict
+    assert rejected_by_reference(written)
+
+
+def test_the_cluster_confirms_each_transaction_and_its_slot_and_time(lineage, tmp_path):
+    node, _, _, written = lineage
+    deadline = time.monotonic() + 90
+    verdict = bundle.check(written, cluster=node.url)
+    while verdict.status == verdicts.NOT_VERIFIED and time.monotonic() < deadline:
+        time.sleep(1)  # a block is finalized 31 slots after it is confirmed
+        verdict = bundle.check(written, cluster=node.url)
+    assert verdict.status == verdicts.VERIFIED and f"finalized on {node.url}" in verdict.detail, verdict
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(written))
+    assert verify_bundle(path, "--cluster", node.url).exit_code == 0
+    for field in UNSIGNED:
+        document = copy.deepcopy(written)
+        document["chain"][1]["transaction"][field[1]] += 1
+        assert bundle.check(document).status == verdicts.VERIFIED, "not signed: offline cannot tell"
+        verdict = bundle.check(document, cluster=node.url)
+        assert verdict.status == verdicts.FAILED and (verdict.sequence, verdict.layer) == (2, "ledger"), verdict
+    result = verify_bundle(path, "--cluster", "http://127.0.0.1:9")
+    assert result.exit_code == 1 and "✗ not verified: ledger inclusion not checked" in result.output
+
+
+# --- the ledger's whole history ----------------------------------------------------------------
+
+
+def send(url: str, signer: Keypair, instructions) -> str:
+    client = rpc.Cluster(url, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    tx = Transaction.new_signed_with_payer(
+        instructions, signer.pubkey(), [signer], Hash.from_string(client.latest_blockhash())
+    )
+    signature = client.send_transaction(bytes(tx))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        status = client.signature_status(signature)
+        if status is not None and status.get("confirmationStatus") in ("confirmed", "finalized"):
+            assert status["err"] is None, status
+            return signature
+        time.sleep(0.05)
+    raise AssertionError(f"{signature} not confirmed")
+
+
+def verify_ledger():
+    return invoke("verify", "--ledger")
+
+
+def test_an_honest_history_verifies(localnet, monkeypatch, tmp_path):
+    start_project(tmp_path, monkeypatch, localnet.url)
+    result = verify_ledger()
+    assert result.exit_code == 0, result.output
+    assert f"✓ ledger verified: {INSTANCE}: 4 transaction(s) touched" in result.output
+    assert f"savepoints 1..{SAVEPOINTS} in order" in result.output
+    assert f"✓ {SAVEPOINTS} savepoint(s) verified" in result.output, "the three layers are checked too"
+
+
+def test_a_savepoint_posted_elsewhere_with_the_key_is_an_unknown_writer(localnet, monkeypatch, tmp_path):
+    _project, authority = start_project(tmp_path, monkeypatch, localnet.url)
+    roots = verdicts.Roots(chain.PROGRAM_ID, authority.pubkey(), INSTANCE)
+    held = verdicts.record_at(roots, rpc.Cluster(localnet.url, timeout=10))
+    assert held is not None
+    fields = chain.SavepointFields(
+        SAVEPOINTS + 1, held.timestamp, roots.instance_id, b"\x07" * 32, held.snapshot_hash, "ab" * 20
+    )
+    signature = send(localnet.url, authority, chain.savepoint_instructions(authority, fields, b"{}"))
+    result = verify_ledger()
+    assert result.exit_code == 1
+    assert f"✗ ledger: first broken link: {INSTANCE} savepoint {SAVEPOINTS + 1}, slot" in result.output
+    assert f"transaction {signature}: unknown writer: sha256:{'07' * 32} is no savepoint" in result.output
+
+
+def test_a_close_and_re_initialise_is_named_even_when_the_record_looks_the_same_again(localnet, monkeypatch, tmp_path):
+    """Closed, re-initialised, and savepoints 1..2 posted again with the key: the record ends as
+    it was, so `verify` (which reads its current state) passes; its history does not."""
+    project, authority = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    roots = verdicts.Roots(chain.PROGRAM_ID, authority.pubkey(), INSTANCE)
+    client = rpc.Cluster(localnet.url, timeout=10)
+    replayed = []
+    for savepoint in savepoint_log.savepoints(project / "logs", INSTANCE):
+        fetched = history.transaction(client, str(savepoint.chain_signature))
+        assert fetched is not None
+        [write] = transaction.parse(fetched.data, roots.program_id, roots.address).writes
+        replayed.append(write.fields)
+    closed = send(localnet.url, authority, [chain.close_instruction(authority.pubkey(), roots.address)])
+    again = send(
+        localnet.url,
+        authority,
+        [chain.initialize_instruction(authority.pubkey(), authority.pubkey(), roots.instance_id)],
+    )
+    for fields in replayed:
+        send(localnet.url, authority, chain.savepoint_instructions(authority, fields, b"{}"))
+    assert invoke("verify").exit_code == 0, "the record's current state is the one this machine confirmed"
+    result = verify_ledger()
+    assert result.exit_code == 1
+    assert (
+        f"✗ ledger: first broken link: {INSTANCE} savepoint 2, slot" in result.output
+        and f"transaction {closed}: the record was closed after savepoint 2" in result.output
+    ), result.output
+    assert f"transaction {again}: re-initialized after a close" in result.output
+    assert "(gap)" not in result.output
+
+
+class DroppingProxy:
+    """A JSON-RPC endpoint in front of the localnet whose history leaves out one signature, as
+    an endpoint that lost (or hides) a transaction would."""
+
+    def __init__(self, upstream: str, hidden: str):
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                answer = httpx.post(upstream, json=request, timeout=10).json()
+                if request["method"] == "getSignaturesForAddress":
+                    answer["result"] = [e for e in answer["result"] if e["signature"] != proxy.hidden]
+                body = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.hidden = hidden
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def test_a_gap_in_the_history_is_named(localnet, monkeypatch, tmp_path):
+    project, authority = start_project(tmp_path, monkeypatch, localnet.url)
+    mine = savepoint_log.savepoints(project / "logs", INSTANCE)
+    roots = verdicts.Roots(chain.PROGRAM_ID, authority.pubkey(), INSTANCE)
+    with DroppingProxy(localnet.url, str(mine[1].chain_signature)) as proxy:
+        verdict = ledger.check(roots, rpc.Cluster(proxy.url, timeout=10), mine)
+    assert verdict.status == verdicts.FAILED
+    assert str(verdict.findings[0]).startswith("savepoint 3, slot")
+    assert "follows savepoint 1: savepoint(s) 2..2 have no transaction in this history (gap)" in verdict.detail
+    with DroppingProxy(localnet.url, str(mine[2].chain_signature)) as proxy:
+        verdict = ledger.check(roots, rpc.Cluster(proxy.url, timeout=10), mine)
+    assert verdict.status == verdicts.FAILED and "wrote savepoints 3..3 (gap)" in verdict.detail, verdict
