@@ -51,10 +51,15 @@ def history(setup, event: dict) -> list[dict]:
     return json.loads(full_document(setup.project.path / event["snapshot_file"]))["conversation_history"]
 
 
-def before_boundary(entries: list[dict], nth: int = -1) -> list[str]:
-    """The uuids of the transcript's entries before its `nth` compact boundary."""
+def before_boundary(entries: list[dict], nth: int = -1, said_only: bool = False) -> list[str]:
+    """The uuids of the transcript's entries (`said_only`: user and assistant ones) before its
+    `nth` compact boundary."""
     marks = [i for i, e in enumerate(entries) if e.get("type") == "system" and e.get("subtype") == "compact_boundary"]
-    return [e["uuid"] for e in entries[: marks[nth]] if "uuid" in e]
+    return [
+        e["uuid"]
+        for e in entries[: marks[nth]]
+        if "uuid" in e and (not said_only or e.get("type") in ("user", "assistant"))
+    ]
 
 
 def briefs_in(request: dict) -> list[str]:
@@ -68,6 +73,10 @@ def test_a_compaction_without_precompact_is_recovered_and_briefed_as_this_sessio
     session, mock = plain.session, plain.session.mock
     session_id = session.run("Please build the header parser.")["session_id"]
     session.run("Keep the public API stable.", resume=session_id)
+    # Another session's savepoint, the project's newest when this one compacts: not its brief.
+    theirs = write_lines(tmp_path / "theirs.jsonl", [said("t1", "Their work on the Pangolin module.")])
+    saved = plain.precompact("savepoint", "--transcript", str(theirs), "--session-id", "theirs")
+    assert "savepoint 1 saved" in saved.stdout, saved.stderr
     session.run("/compact", resume=session_id, debug_file=tmp_path / "debug.log")
     assert len(compaction_requests(mock)) == 1
     wait_for_worker(plain.project)
@@ -75,15 +84,22 @@ def test_a_compaction_without_precompact_is_recovered_and_briefed_as_this_sessio
     assert recovered["recovered"] == "missed_precompact" and recovered["session_id"] == session_id
     held = {e.get("uuid") for e in history(plain, recovered)}
     entries = session.transcript(session_id)
-    assert set(before_boundary(entries)) <= held
+    # Everything said; the resume brief's attachments (of the other session's savepoint) Claude
+    # Code writes only with the compaction, after the hook that recovered.
+    assert set(before_boundary(entries, said_only=True)) <= held
     document = json.loads(full_document(plain.project.path / recovered["snapshot_file"]))
     assert document["recovered"]["reason"] == "missed_precompact"
+    # The compaction's brief: this session's recovered savepoint, not the project's newest.
+    debug = (tmp_path / "debug.log").read_text()
+    [compact_brief] = re.findall(r"Hook SessionStart:compact \(SessionStart\) success:.*", debug)
+    assert recovered["sequence"] == 2 and "Restored from savepoint 2 of Trial #1" in compact_brief, compact_brief
+    assert "Pangolin" not in compact_brief and "another session" not in compact_brief
     session.run("What next?", resume=session_id)
-    [brief] = briefs_in(mock.requests[-1])
-    assert (
-        f" {recovered['sequence']} of Trial #1: its snapshot holds the conversation before compaction, recovered"
-        in brief
-    )
+    *before, brief = briefs_in(mock.requests[-1])
+    assert brief.startswith(" 2 of Trial #1: its snapshot holds the conversation before compaction, recovered"), brief
+    # The resume that ran /compact was offered the project's newest, saying whose it is (a choice
+    # README documents); Claude Code keeps that context across the compaction.
+    assert [b.split(":")[0] for b in before] == [" 1 of Trial #1"] and "another session's savepoint" in before[0]
 
 
 CUT_SHORT = """
@@ -169,10 +185,56 @@ def test_two_compactions_in_a_row_store_and_recall_each_entry_once(plain):
     assert len(uuids) == len(set(uuids)), "no entry stored twice"
     entries = session.transcript(session_id)
     assert set(before_boundary(entries)) <= set(uuids)
-    for word in ("Zanzibar", "Quokka"):
-        found = plain.precompact("recall", word, "--role", "user")
+    recalled_once(plain, "Zanzibar", "Quokka")
+
+
+def recalled_once(setup, *words: str) -> None:
+    """Each word is found in exactly one saved entry, the user's prompt (Claude Code's own
+    bookkeeping lines repeat each prompt: they are not entries recall returns)."""
+    for word in words:
+        found = setup.precompact("recall", word)
         assert found.returncode == 0, found.stderr
-        assert len(re.findall(r"^\[\d+:\d+\] ", found.stdout, re.MULTILINE)) == 1, found.stdout
+        hits = re.findall(r"^\[\d+:\d+\] .*$", found.stdout, re.MULTILINE)
+        assert len(hits) == 1 and hits[0].endswith("· user"), found.stdout
+
+
+TOO_LONG = "[[too-long]]"
+
+
+class RefusedOnce(claude_code.Script):
+    """Refuses the prompt naming TOO_LONG as too long until the conversation is compacted:
+    Claude Code then compacts on its own, keeping the latest turns (a `preservedSegment`)."""
+
+    def __call__(self, body: dict):
+        messages = body.get("messages") or []
+        last = claude_code.texts(messages[-1]) if messages else ""
+        if (
+            TOO_LONG in last
+            and claude_code.COMPACTION_MARK not in last
+            and "being continued" not in json.dumps(messages)
+        ):
+            return claude_code.ApiError(
+                400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"
+            )
+        return super().__call__(body)
+
+
+def test_compactions_in_one_process_after_a_kept_segment_store_and_recall_each_entry_once(tmp_path, claude_binary):
+    """#92089's setting: a compaction that keeps a segment, then two /compact in one process."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    with claude_code.session_in(project, tmp_path / "home", claude_binary, script=RefusedOnce()) as setup:
+        prompts = ["Remember the Zanzibar ledger.", "Check the Okapi count.", f"Go on. {TOO_LONG}"]
+        session_id = setup.session.run_in_one_process([*prompts, "Now the Quokka report.", "/compact", "/compact"])
+        entries = setup.session.transcript(session_id)
+        kept = [e["compactMetadata"] for e in entries if e.get("subtype") == "compact_boundary"]
+        assert len(kept) == 2 and "preservedSegment" in kept[0], "an automatic compaction kept the latest turns"
+        wait_for_worker(setup.project)
+        events = created(setup)
+        held = [uuid for event in events for uuid in (e.get("uuid") for e in history(setup, event)) if uuid]
+        newest = [e["uuid"] for e in history(setup, events[-1]) if "uuid" in e]
+        assert len(newest) == len(set(newest)), "no entry stored twice"
+        assert set(before_boundary(entries)) <= set(held)
+        recalled_once(setup, "Zanzibar", "Okapi", "Quokka")
 
 
 def test_import_archives_existing_sessions_oldest_first_and_again_only_what_is_new(plain):
@@ -350,18 +412,38 @@ def test_doctor_names_each_fault_with_its_fix_and_passes_a_sound_setup(tmp_path,
     folder.mkdir(parents=True)
     old = write_lines(folder / "old-session.jsonl", [said("o1", "An old session nobody archived.")])
     os.utime(old, (time.time() - 25 * 86_400,) * 2)
-    found = doctor(faulty.path, home, claude_binary)
+    recent = write_lines(tmp_path / "recent.jsonl", [said("r1", "A session saved while the remote was gone.")])
+    saved = precompact(faulty.path, "savepoint", "--transcript", str(recent), home=home)
+    assert "savepoint 1 saved" in saved.stdout and saved.returncode == 1, (
+        "saved; its push failed, as the worker's would"
+    )
+    # A Claude Code release whose PreCompact skips auto-compactions, installed as its native installer does.
+    release = tmp_path / "claude-versions" / "2.1.110"
+    release.parent.mkdir()
+    release.write_text("#!/bin/sh\n")  # doctor reads the version from where it lies, never runs it
+    release.chmod(0o755)
+    (tmp_path / "old-claude").mkdir()
+    (tmp_path / "old-claude" / "claude").symlink_to(release)
+    found = doctor(faulty.path, home, tmp_path / "old-claude" / "claude")
     assert found.returncode == 1
     failed = {line.split(":", 1)[0][2:]: line for line in found.stdout.splitlines() if line.startswith("✗")}
-    assert set(failed) == {"hooks", "cluster and balance", "git remote", "encryption identity", "sessions"}, (
-        found.stdout
-    )
+    assert set(failed) == {
+        "hooks",
+        "Claude Code",
+        "cluster and balance",
+        "git remote",
+        "encryption identity",
+        "worker",
+        "sessions",
+    }, found.stdout
     assert "installed twice (project settings, user settings)" in failed["hooks"]
+    assert "2.1.110: PreCompact does not fire on auto-compaction" in failed["Claude Code"]
+    assert "1 savepoint(s) failed a layer (first: 1)" in failed["worker"]
     assert (
         "fix: precompact import" in failed["sessions"]
         and "fix: precompact key import FILE" in failed["encryption identity"]
     )
-    as_json = json.loads(doctor(faulty.path, home, claude_binary, "--json").stdout)
+    as_json = json.loads(doctor(faulty.path, home, tmp_path / "old-claude" / "claude", "--json").stdout)
     assert {c["check"] for c in as_json if not c["ok"]} == set(failed) and all(c["fix"] for c in as_json if not c["ok"])
 
 
@@ -387,3 +469,59 @@ def test_a_second_missed_compaction_is_recovered_past_the_first_ones_boundary(pr
     assert {"u2", "a2"} <= {
         e.get("uuid") for e in json.loads(full_document(project.path / second["snapshot_file"]))["conversation_history"]
     }
+
+
+def test_history_claude_code_appends_again_is_stored_once_and_recalled_once(project, tmp_path):
+    """A second /compact in one process (anthropics/claude-code #92089) appends a copy of the
+    history before the first compaction, each row with its own uuid, and parents what follows to
+    the copy. The 2.1.332 CLI does not (test_two_compactions_in_a_row_...), so the transcript is
+    written as that issue shows it."""
+
+    def row(uuid: str, text: str, kind: str = "user", parent: str | None = None) -> dict:
+        return {**said(uuid, text, kind), "parentUuid": parent, "timestamp": f"2026-12-02T06:00:0{len(uuid)}Z"}
+
+    def queued(text: str) -> dict:  # Claude Code's bookkeeping line that repeats each prompt
+        return {"type": "queue-operation", "operation": "enqueue", "content": text}
+
+    first = [
+        queued("Remember the Zanzibar ledger."),
+        row("u1", "Remember the Zanzibar ledger."),
+        row("a1", "Noted.", "assistant", "u1"),
+    ]
+    transcript = write_lines(tmp_path / "s.jsonl", first)
+    compacting = payload("PreCompact", project.path, transcript, session_id="s", trigger="manual")
+    assert hook(compacting, cwd=project.path).returncode == 0
+    kept = {"headUuid": "a1", "anchorUuid": "c1", "tailUuid": "a1"}
+    later = [
+        {**boundary("b1"), "compactMetadata": {"trigger": "manual", "preservedSegment": kept}},
+        {**row("c1", "Summary: a ledger.", parent="b1"), "isCompactSummary": True},
+        queued("Now the Quokka report."),
+        row("u2", "Now the Quokka report.", parent="a1"),
+        row("a2", "Noted.", "assistant", "u2"),
+        *(dict(e, parentUuid="replayed") for e in first[1:]),  # the copy
+        queued("Then the Okapi plan."),
+        row("u3", "Then the Okapi plan.", parent="a1"),
+        row("a3", "Noted.", "assistant", "u3"),
+    ]
+    with transcript.open("a") as f:
+        f.writelines(json.dumps(e) + "\n" for e in later)
+    assert hook(compacting, cwd=project.path).returncode == 0
+    events = [e for e in savepoint_log.read(project.logs).events if e["event"] == "SAVEPOINT_CREATED"]
+    assert [e["messages"] for e in events] == [2, 7]
+    document = json.loads(full_document(project.path / events[-1]["snapshot_file"]))
+    uuids = [e.get("uuid") for e in document["conversation_history"] if "uuid" in e]
+    assert uuids == ["u1", "a1", "b1", "c1", "u2", "a2", "u3", "a3"], "each entry once, the copy left out"
+    assert document["transcript"]["reappended_lines"] == 2
+    # The second savepoint went on from the first's read position: a read from the start agrees.
+    shutil.rmtree(project.logs / "precompact-resume")
+    with transcript.open("a") as f:
+        f.write(json.dumps(row("u4", "One more.", parent="a3")) + "\n")
+    assert hook(compacting, cwd=project.path).returncode == 0
+    newest = [e for e in savepoint_log.read(project.logs).events if e["event"] == "SAVEPOINT_CREATED"][-1]
+    again = json.loads(full_document(project.path / newest["snapshot_file"]))["conversation_history"]
+    assert [e.get("uuid") for e in again if "uuid" in e] == [*uuids, "u4"]
+    for word in ("Zanzibar", "Quokka", "Okapi"):
+        found = precompact(project.path, "recall", word)
+        assert found.returncode == 0, found.stderr
+        hits = re.findall(r"^\[\d+:\d+\] .*$", found.stdout, re.MULTILINE)
+        assert len(hits) == 1 and hits[0].endswith("· user"), found.stdout

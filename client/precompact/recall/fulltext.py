@@ -39,7 +39,7 @@ INDEX_NAME = "precompact-recall.sqlite"
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: bookkeeping lines no longer indexed
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -142,14 +142,21 @@ class Update:
 # --- what an entry says -------------------------------------------------------------------------
 
 
+# The text of Claude Code's entries that are no message: a summary's, a system line's. Its
+# bookkeeping lines (queue-operation, last-prompt, api-request-blob: the request as sent) repeat
+# what the user typed and the brief, which the conversation's entries already hold: indexed,
+# each prompt came back two or three times, as `meta`.
+_OWN_TEXT = {"summary": "summary", "system": "content"}
+
+
 def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | None, str]:
     """An entry's role, the tool it calls or answers, and its searchable text. `tool_names`
     maps tool_use ids to tool names; the entries seen so far fill it."""
     if not isinstance(entry, dict):
         return "meta", None, ""
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
     kind = entry.get("type")
+    message = entry.get("message") if kind in ("user", "assistant") else None
+    content = message.get("content") if isinstance(message, dict) else None
     texts: list[str] = []
     tools: list[str] = []
     answered = False
@@ -174,8 +181,8 @@ def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
                 if isinstance(tool_id, str) and tool_id in tool_names:
                     tools.append(tool_names[tool_id])
                 texts.append(_flat(block.get("content")))
-    if kind not in ("user", "assistant"):
-        texts.append(_flat({k: v for k, v in entry.items() if k in ("summary", "content")}))
+    if kind in _OWN_TEXT:
+        texts.append(_flat(entry.get(_OWN_TEXT[kind])))
     flagged = entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isSidechain")
     role = "meta" if flagged or kind not in ("user", "assistant") else "tool" if answered else kind
     return str(role), (tools[0] if tools else None), "\n".join(t for t in texts if t)

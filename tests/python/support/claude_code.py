@@ -134,6 +134,18 @@ def _works(binary: Path) -> bool:
     return out.returncode == 0 and VERSION in out.stdout
 
 
+@dataclass(frozen=True)
+class ApiError:
+    """What a responder returns to answer a request with an API error instead of a message."""
+
+    status: int
+    kind: str
+    message: str
+
+    def body(self) -> dict:
+        return {"type": "error", "error": {"type": self.kind, "message": self.message}}
+
+
 class MockAnthropic:
     """A Messages API on 127.0.0.1 that records every request and answers with `responder`."""
 
@@ -169,7 +181,11 @@ class MockAnthropic:
                 if not path.endswith("/v1/messages"):
                     self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
                     return
-                content, usage = mock.responder(body)
+                answer = mock.responder(body)
+                if isinstance(answer, ApiError):
+                    self._send_json(answer.status, answer.body())
+                    return
+                content, usage = answer
                 if body.get("stream"):
                     self._send_stream(body, content, usage)
                 else:
@@ -375,6 +391,27 @@ class Session:
                 f"claude -p {prompt!r} exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}"
             )
         return json.loads(done.stdout)
+
+    def run_in_one_process(self, prompts: list[str]) -> str:
+        """The prompts (slash commands included) fed to one `claude -p --input-format
+        stream-json` process, as one interactive session would take them; its session id."""
+        args = [str(self.binary), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+        lines = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": p}}) + "\n" for p in prompts)
+        done = subprocess.run(
+            [*args, "--allowedTools", "Read"],
+            input=lines,
+            cwd=self.project,
+            env=self.environment(),
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+            check=False,
+        )
+        said = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        ids = {m["session_id"] for m in said if isinstance(m.get("session_id"), str)}
+        if done.returncode != 0 or len(ids) != 1:
+            raise AssertionError(f"claude -p (stream-json) exited {done.returncode}: {done.stderr[-2000:]}")
+        return ids.pop()
 
     def transcript(self, session_id: str) -> list[dict]:
         [path] = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
