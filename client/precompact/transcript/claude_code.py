@@ -7,8 +7,8 @@ are counted, and a missing file is reported, so a snapshot is always made.
 
 from __future__ import annotations
 
+import array
 import base64
-import binascii
 import hashlib
 import json
 import os
@@ -54,9 +54,10 @@ MAX_LINE_BYTES = 16 << 20
 UNPARSED_TEXT_BYTES = 1 << 20
 # The key of an entry made of a line that is none (`unparsed_entry`).
 UNPARSED = "precompact_unparsed_line"
-# A line's uuid is remembered as this many bytes of its hash: a session of 100,000 lines carries
-# 800 kB of them in its read position, and two of them collide with odds near 1 in 10^9.
-UUID_DIGEST_BYTES = 8
+# A row is remembered as a 64-bit hash of its uuid, time and message id: a session of 100,000
+# lines carries 800 kB of them in its read position (restored in a few ms), and two of them
+# collide with odds near 1 in 10^9.
+_ROW_DIGEST = "Q"
 
 
 @dataclass
@@ -72,8 +73,8 @@ class TranscriptScan:
     malformed_lines: int = 0
     invalid_utf8_lines: int = 0
     partial_last_line: bool = False
-    # Lines whose uuid an earlier line of the transcript already had: copies of history Claude
-    # Code appended again (a second /compact in one process, anthropics/claude-code #92089).
+    # Lines that repeat a row read before (its uuid, time and message id): copies of history
+    # Claude Code appended again (a second /compact in one process, anthropics/claude-code #92089).
     reappended_lines: int = 0
     last_usage: dict | None = None
     model: str | None = None  # of the last main-chain assistant turn
@@ -81,8 +82,8 @@ class TranscriptScan:
     files: dict[str, str] = field(default_factory=dict)
     # The latest message keys seen, oldest first (SEEN_MESSAGES_WINDOW of them).
     _seen_messages: OrderedDict = field(default_factory=OrderedDict, repr=False)
-    # Every line uuid read so far (`_uuid_digest`): a copy of a line is stored once.
-    _seen_uuids: set = field(default_factory=set, repr=False)
+    # Every row read so far (`_row_digest`): a copy of a row is stored once.
+    _seen_rows: set[int] = field(default_factory=set, repr=False)
     # The latest user and assistant entries, newest last: last_said looks among them only at the
     # end, instead of deciding for every entry whether it was said (a third of Layer 1's time).
     _recent: deque = field(default_factory=lambda: deque(maxlen=LAST_SAID_WINDOW), repr=False)
@@ -116,7 +117,7 @@ class TranscriptScan:
             "malformed_lines": self.malformed_lines,
             "invalid_utf8_lines": self.invalid_utf8_lines,
             "reappended_lines": self.reappended_lines,
-            "seen_uuids": base64.b64encode(b"".join(self._seen_uuids)).decode(),
+            "seen_rows": base64.b64encode(array.array(_ROW_DIGEST, self._seen_rows).tobytes()).decode(),
             "last_usage": self.last_usage,
             "model": self.model,
             "files": dict(self.files),
@@ -137,7 +138,7 @@ class TranscriptScan:
                 malformed_lines=_count(state["malformed_lines"]),
                 invalid_utf8_lines=_count(state["invalid_utf8_lines"]),
                 reappended_lines=_count(state["reappended_lines"]),
-                _seen_uuids=_digests(state["seen_uuids"]),
+                _seen_rows=_digests(state["seen_rows"]),
                 last_usage=state["last_usage"] if isinstance(state["last_usage"], dict) else None,
                 model=state["model"] if isinstance(state["model"], str) else None,
                 files={str(k): str(v) for k, v in dict(state["files"]).items()},
@@ -146,7 +147,7 @@ class TranscriptScan:
                 _prior_said=state["said"] if isinstance(state["said"], str) else None,
                 _prior_run=_count(state["run"]),
             )
-        except (KeyError, TypeError, IndexError, AttributeError, binascii.Error) as e:
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
             raise ValueError(f"not a transcript scan state: {e!r}") from None
         return scan
 
@@ -191,18 +192,27 @@ def _count(value) -> int:
     return value
 
 
-def _digests(value) -> set[bytes]:
-    """The uuid digests `state()` wrote (TypeError, binascii.Error when malformed)."""
+def _digests(value) -> set[int]:
+    """The row digests `state()` wrote (TypeError when malformed)."""
     if not isinstance(value, str):
-        raise TypeError(f"{value!r} is not a list of uuid digests")
-    packed = base64.b64decode(value, validate=True)
-    if len(packed) % UUID_DIGEST_BYTES:
-        raise TypeError("uuid digests of the wrong length")
-    return {packed[i : i + UUID_DIGEST_BYTES] for i in range(0, len(packed), UUID_DIGEST_BYTES)}
+        raise TypeError(f"{value!r} is not a list of row digests")
+    digests = array.array(_ROW_DIGEST)
+    try:
+        digests.frombytes(base64.b64decode(value, validate=True))
+    except ValueError as e:  # not base64, or not a whole number of digests
+        raise TypeError(str(e)) from None
+    return set(digests)
 
 
-def _uuid_digest(uuid: str) -> bytes:
-    return hashlib.blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=UUID_DIGEST_BYTES).digest()
+def _row_digest(entry: dict, uuid: str) -> int:
+    """What identifies a row Claude Code wrote: its uuid, its time and its message's id (a copy
+    has all three; rows a generator numbered alike differ in one)."""
+    message = entry.get("message")
+    key = [uuid, entry.get("timestamp"), message.get("id") if isinstance(message, dict) else None]
+    # Only strings count (a hostile line's huge number or nested value must not stop the read).
+    text = "\0".join(part if isinstance(part, str) else "" for part in key)
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=array.array(_ROW_DIGEST).itemsize)
+    return int.from_bytes(digest.digest(), "little")
 
 
 def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
@@ -250,9 +260,9 @@ def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes]:
 def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dict]]:
     """Each entry among `lines` with its position there, updating `scan` as it goes. A line
     that is no entry (malformed, not an object, nested deeper than MAX_DEPTH, longer than
-    MAX_LINE_BYTES) is counted and comes as an `unparsed_entry` of its text. A line bearing the
-    uuid of a line read before is a copy Claude Code appended again (#92089): it is counted in
-    `reappended_lines`, not given, so a history holds each entry once."""
+    MAX_LINE_BYTES) is counted and comes as an `unparsed_entry` of its text. A line repeating a
+    row read before (`_row_digest`) is a copy Claude Code appended again (#92089): it is counted
+    in `reappended_lines`, not given, so a history holds each entry once."""
     for number, raw in enumerate(lines):
         if not raw.strip():
             continue
@@ -263,11 +273,11 @@ def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dic
             continue
         uuid = entry.get("uuid")
         if isinstance(uuid, str):
-            digest = _uuid_digest(uuid)
-            if digest in scan._seen_uuids:
+            digest = _row_digest(entry, uuid)
+            if digest in scan._seen_rows:
                 scan.reappended_lines += 1
                 continue
-            scan._seen_uuids.add(digest)
+            scan._seen_rows.add(digest)
         scan.entries += 1
         _note(entry, scan)
         yield number, entry
