@@ -526,3 +526,7 @@ def test_history_claude_code_appends_again_is_stored_once_and_recalled_once(proj
         assert found.returncode == 0, found.stderr
         hits = re.findall(r"^\[\d+:\d+\] .*$", found.stdout, re.MULTILINE)
         assert len(hits) == 1 and hits[0].endswith("· user"), found.stdout
+    shown = precompact(project.path, "show", "1:1")  # the bookkeeping line: kept, shown as stored
+    assert (
+        shown.returncode == 0 and '> {"content":"Remember the Zanzibar ledger.","operation":"enqueue"' in shown.stdout
+    )

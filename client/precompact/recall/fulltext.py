@@ -781,7 +781,10 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
                 f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`"
             )
         raw = reader.entry_at((start, stop))
-        shown.append(Entry(instance, sequence, position, role, tool, time, entry_facts(raw, {})[2], raw))
+        # An entry without text of its own (Claude Code's bookkeeping lines) is shown as it is
+        # stored: an empty block read as a lost entry.
+        text = entry_facts(raw, {})[2] or orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+        shown.append(Entry(instance, sequence, position, role, tool, time, text, raw))
     return shown
 
 
