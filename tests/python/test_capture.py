@@ -526,6 +526,14 @@ def test_history_claude_code_appends_again_is_stored_once_and_recalled_once(proj
         assert found.returncode == 0, found.stderr
         hits = re.findall(r"^\[\d+:\d+\] .*$", found.stdout, re.MULTILINE)
         assert len(hits) == 1 and hits[0].endswith("· user"), found.stdout
+    # A session whose transcript ends with copies: one savepoint at its end, not one at each end.
+    with transcript.open("a") as f:
+        f.writelines(json.dumps(dict(e, parentUuid="replayed")) + "\n" for e in first[1:])
+    ended = payload("SessionEnd", project.path, transcript, session_id="s", reason="other")
+    for _ in range(2):
+        assert hook(ended, cwd=project.path).returncode == 0
+    *_, before, last = [e for e in savepoint_log.read(project.logs).events if e["event"] == "SAVEPOINT_CREATED"]
+    assert (before["trigger"], last["trigger"], last["messages"]) == ("manual", "session_end", before["messages"])
     shown = precompact(project.path, "show", "1:1")  # the bookkeeping line: kept, shown as stored
     assert (
         shown.returncode == 0 and '> {"content":"Remember the Zanzibar ledger.","operation":"enqueue"' in shown.stdout

@@ -276,6 +276,10 @@ def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dic
             digest = _row_digest(entry, uuid)
             if digest in scan._seen_rows:
                 scan.reappended_lines += 1
+                if entry.get("type") in ("user", "assistant"):
+                    # Still the transcript's last line said, if last (`last_said` is what the
+                    # hooks compare with conversation.last_said): a copy is not new conversation.
+                    scan._recent.append(entry)
                 continue
             scan._seen_rows.add(digest)
         scan.entries += 1
