@@ -58,6 +58,7 @@ UNPARSED = "precompact_unparsed_line"
 # lines carries 800 kB of them in its read position (restored in a few ms), and two of them
 # collide with odds near 1 in 10^9.
 _ROW_DIGEST = "Q"
+_ROW_DIGEST_BYTES = 8
 
 
 @dataclass
@@ -206,13 +207,14 @@ def _digests(value) -> set[int]:
 
 def _row_digest(entry: dict, uuid: str) -> int:
     """What identifies a row Claude Code wrote: its uuid, its time and its message's id (a copy
-    has all three; rows a generator numbered alike differ in one)."""
+    has all three; rows a generator numbered alike differ in one). Only strings count (a hostile
+    line's huge number or nested value must not stop the read). About 1 us a line."""
+    stamp = entry.get("timestamp")
     message = entry.get("message")
-    key = [uuid, entry.get("timestamp"), message.get("id") if isinstance(message, dict) else None]
-    # Only strings count (a hostile line's huge number or nested value must not stop the read).
-    text = "\0".join(part if isinstance(part, str) else "" for part in key)
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=array.array(_ROW_DIGEST).itemsize)
-    return int.from_bytes(digest.digest(), "little")
+    message_id = message.get("id") if type(message) is dict else None
+    key = f"{uuid}\0{stamp if type(stamp) is str else ''}\0{message_id if type(message_id) is str else ''}"
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=_ROW_DIGEST_BYTES).digest()
+    return int.from_bytes(digest, "little")
 
 
 def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
