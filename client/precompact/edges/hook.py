@@ -213,7 +213,7 @@ def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
     from precompact.restore import resurrect
 
     try:
-        found = resurrect.resurrect(loaded, sequence=latest.sequence, offline=True)
+        found = resurrect.at_session_start(loaded, latest.sequence)
         context = restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
     except resurrect.ResurrectError as e:
         context = quoting.single_line(f"[precompact] Savepoint {latest.sequence} could not be restored: {e}")
@@ -247,13 +247,7 @@ def _session_end(payload: dict, loaded: configuration.Config) -> HookResult:
 
 
 def _delivered(loaded: configuration.Config, session_id: str, sequence: int) -> bool:
-    return any(
-        e.get("event") == savepoint_log.Event.BRIEF_DELIVERED
-        and e.get("instance") == loaded.instance
-        and e.get("sequence") == sequence
-        and e.get("session_id") == session_id
-        for e in savepoint_log.read(loaded.logs).events
-    )
+    return savepoint_log.read(loaded.logs).delivered(loaded.instance, sequence, session_id)
 
 
 def _text(payload: dict, key: str) -> str | None:
