@@ -86,7 +86,7 @@ def _flush(config: Config) -> FlushOutcome:
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     """Every savepoint with the state of its layers, and the index lines that do not parse."""
     index = savepoint_log.read(config.logs)
-    return savepoint_log.fold(index.events), index.bad_lines
+    return index.savepoints, index.bad_lines
 
 
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:

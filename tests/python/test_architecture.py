@@ -132,6 +132,54 @@ def opens_a_file_under_logs(tree: ast.Module) -> list[str]:
     return found
 
 
+# The index's owner: only it reads an index line by key. Its record is typed (Savepoint,
+# IndexRead); elsewhere a line is never a dict. Keys that only index lines have (no snapshot,
+# bundle, record or hook payload uses them), the raw line (`<savepoint>.created`) and the raw
+# event list (`<index>.events`) are what the rule looks for, so a read by any of these names
+# anywhere else is caught however the dict reached it.
+INDEX_OWNERS = ("local/savepoint_log.py",)
+INDEX_ONLY_KEYS = {
+    "event",
+    "snapshot_file",
+    "unix_timestamp",
+    "snapshot_size_bytes",
+    "tokens_used_this_session",
+    "tokens_remaining",
+    "context_utilization_percent",
+    "layer_1_status",
+    "layer_2_status",
+    "layer_3_status",
+    "from_instance",
+    "from_sequence",
+    "machine_tag",
+}
+
+
+def reads_the_index_by_key(tree: ast.Module) -> list[str]:
+    """An index line read by string key (`x["snapshot_file"]`, `x.get("event")`, any key of
+    `<savepoint>.created`), or the raw event list `<index>.events`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "events":
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+            continue
+        if isinstance(node, ast.Subscript):
+            owner, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            owner, key = node.func.value, node.args[0]
+        else:
+            continue
+        raw_line = isinstance(owner, ast.Attribute) and owner.attr == "created"
+        if raw_line or (isinstance(key, ast.Constant) and key.value in INDEX_ONLY_KEYS):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_subprocess": (imports_subprocess, (PROCESS_OWNER,), "import subprocess\n"),
@@ -149,6 +197,12 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         opens_a_file_under_logs,
         LOGS_OWNERS,
         "import os\ndef read(config):\n    return open(config.logs / 'precompact-savepoint.jsonl').read()\n",
+    ),
+    # provenance computes a line's tag over the line itself (by the names it lists, no literal key).
+    "reads_the_index_by_key": (
+        reads_the_index_by_key,
+        (*INDEX_OWNERS, "local/provenance.py"),
+        "def name(savepoint):\n    return savepoint.created.get('snapshot_file')\n",
     ),
 }
 
@@ -204,3 +258,18 @@ def test_the_logs_rule_sees_each_way_around_its_owner():
     )
     found = opens_a_file_under_logs(sample)
     assert [line.split(" in ")[1].split(":")[0] for line in found] == ["a", "b", "c", "d", "e"]
+
+
+def test_the_index_rule_sees_each_way_around_its_owner():
+    """Each form of a raw index read is reported; a typed property and another document's key
+    are not."""
+    sample = ast.parse(
+        "def a(s):\n    return s.created['trigger']\n"
+        "def b(s):\n    return s.created.get('anything')\n"
+        "def c(event):\n    return event.get('snapshot_file')\n"
+        "def d(e):\n    return e['event']\n"
+        "def e(index):\n    return [x for x in index.events]\n"
+        "def f(s, document, link):\n    return s.snapshot_file, document.get('lineage'), link['snapshot_hash']\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in reads_the_index_by_key(sample)]
+    assert found == [2, 4, 6, 8, 10]

@@ -72,6 +72,11 @@ class Broken(Exception):
         self.sequence = sequence
 
 
+class Unrooted(Exception):
+    """No root can vouch for a savepoint's local bytes: this machine did not write its index
+    line, or the bytes are not here. The message says which."""
+
+
 class NoRoot(PrecompactError):
     """The configuration names no authority to anchor the chain in."""
 
@@ -547,6 +552,20 @@ def check_local_root(found: Snapshot, savepoint: Savepoint, root: str = LOCAL_RO
     n = savepoint.sequence
     check_snapshot(found, n, savepoint.instance, savepoint.snapshot_hash, root)
     check_link(found, n, savepoint.prev_snapshot_hash, f"{root} for savepoint {n - 1}")
+
+
+def local_root_document(savepoint: Savepoint, found: Snapshot | None, fetch: chunks.Fetch, where: str) -> bytes:
+    """The full document of a savepoint whose local bytes the local root vouches for (its index
+    line is this machine's, and the bytes and every chunk they list hash as recorded). Raises
+    Unrooted when no root can vouch for them, Broken when they contradict it."""
+    if not savepoint.written_here:
+        raise Unrooted(
+            "this machine did not write it (its index line carries no tag of this machine's key): no root vouches for it"
+        )
+    if found is None:
+        raise Unrooted(f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/")
+    check_local_root(found, savepoint)
+    return contents(found, fetch, where)
 
 
 def integrity(
