@@ -529,14 +529,14 @@ def _utc(seconds: int) -> str:
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def verify(check_all, sequence, ledger, file) -> None:
     """Check savepoints across the three layers; exit 1 naming the first broken link."""
+    from precompact import api
     from precompact.remote.gitstore import GitStoreError
-    from precompact.verifier import verify as verification
 
     if sum(bool(x) for x in (check_all, sequence is not None, file)) > 1:
         raise click.UsageError("give one of --all, --sequence N or FILE")
     loaded = _load()
     try:
-        report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
+        report = api.verify_file(loaded, file) if file else api.verify(loaded, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     if report.ok and report.unvouched:
@@ -615,9 +615,8 @@ def _ledger_verified(loaded: configuration.Config) -> bool:
 )
 def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
+    from precompact import api
     from precompact.remote.gitstore import GitStoreError
-    from precompact.restore import brief as restore_brief
-    from precompact.restore import resurrect as resurrection
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
@@ -627,7 +626,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     loaded = _load()
     try:
-        found = resurrection.resurrect(
+        found = api.resurrect(
             loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance)
         )
         if sequence is None and at_time is None and found.later:
@@ -636,9 +635,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
                 err=True,
             )
         if uncompact:
-            from precompact.restore import uncompact as uncompaction
-
-            written = uncompaction.uncompact(found)
+            written = api.uncompact(found)
             click.echo(
                 f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}"
             )
@@ -647,10 +644,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
             return
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
-    if output == "json":
-        click.echo(json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False))
-    else:
-        click.echo(restore_brief.brief(found) if output == "brief" else restore_brief.report(found))
+    click.echo(api.render_resurrection(found, output))
     if not found.intact:
         sys.exit(1)
 
@@ -661,12 +655,12 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it to this file, not stdout.")
 def export(instance, sequence, output) -> None:
     """Write a savepoint's full snapshot document (JSON), rebuilt from its chunks and checked."""
+    from precompact import api
     from precompact.boundary import atomic_file
     from precompact.remote.gitstore import GitStoreError
-    from precompact.restore import resurrect as resurrection
 
     try:
-        data = resurrection.export(_load(), instance, sequence)
+        data = api.export(_load(), instance, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     if output is None:
@@ -727,9 +721,9 @@ def verify_bundle(file, snapshot, cluster) -> None:
 @click.option("--keep", type=int, required=True, help="Keep the local copies of each instance's newest N savepoints.")
 def prune(keep) -> None:
     """Remove the local copies of older savepoints that git holds, pushed and verified."""
-    from precompact.ops import prune as pruning
+    from precompact import api
 
-    outcome = pruning.prune(_load(), keep)
+    outcome = api.prune(_load(), keep)
     click.echo(
         f"pruned {len(outcome.savepoints)} savepoint(s) and {outcome.chunks} chunk(s): {outcome.freed_bytes} bytes freed; `precompact resurrect --sequence N` restores one from git"
     )
@@ -758,21 +752,19 @@ def prune(keep) -> None:
 def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
     that `precompact show` prints whole."""
-    from precompact.recall import fulltext as recollection
+    from precompact import api
 
     if query is None and not rebuild:
         raise click.UsageError("give a QUERY (or --rebuild)")
     loaded = _load()
     if rebuild:
-        outcome = recollection.update(loaded.logs, loaded.instance, rebuild=True)
+        outcome = api.rebuild_recall(loaded)
         for note in outcome.notes:
             click.echo(note, err=True)
-        click.echo(
-            f"rebuilt {recollection.index_path(loaded.logs)}: {len(outcome.indexed)} savepoint(s) indexed", err=True
-        )
+        click.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
         if query is None:
             return
-    found = recollection.search(loaded.logs, loaded.instance, query, sequence, since, role, tool)
+    found = api.recall(loaded, query, sequence, since, role, tool)
     click.echo(found.text(budget))
 
 
@@ -782,13 +774,11 @@ def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The entries as the snapshot holds them.")
 def show(ref, instance, as_json) -> None:
     """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
-    from precompact.recall import fulltext as recollection
+    from precompact import api
 
     loaded = _load()
-    entries = recollection.show(loaded.logs, instance or loaded.instance, ref)
-    click.echo(
-        json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else recollection.render(entries)
-    )
+    entries = api.show(loaded, ref, instance)
+    click.echo(json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else api.render(entries))
 
 
 @main.command()
