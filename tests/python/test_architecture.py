@@ -377,3 +377,88 @@ def test_the_facade_rule_sees_a_call_around_api():
         "precompact.verifier.verify": ["line 5: verify.verify(...)"],
         "precompact.recall.fulltext": ["line 8: search(...)"],
     }
+
+
+# --- Outside text reaches the model and the user only quoted -----------------------------------
+# The modules that write text for the model or the user from what a savepoint holds: the restore
+# brief and report, recall's results, the facade's SessionStart brief, the MCP tools and the hook.
+MODEL_TEXT = ("restore/brief.py", "recall/fulltext.py", "api.py", "edges/hook.py", "edges/mcp_server.py")
+# Fields that carry text precompact did not write (a transcript's entries and tool output, a
+# compaction summary, a session id, file names, a check's detail quoting any of them).
+OUTSIDE_TEXT = {
+    "compact_summary",
+    "summary",
+    "excerpt",
+    "text",
+    "raw",
+    "content",
+    "cwd",
+    "session_id",
+    "todos",
+    "edited",
+    "failure",
+    "requests",
+    "path",
+    "detail",
+}
+
+
+def _reads_outside_text(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in OUTSIDE_TEXT:
+            return True
+        key = None
+        if isinstance(n, ast.Subscript):
+            key = n.slice
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args:
+            key = n.args[0]
+        if isinstance(key, ast.Constant) and key.value in OUTSIDE_TEXT:
+            return True
+    return False
+
+
+def _calls_quoting(function: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _dotted(n.func).startswith("quoting.") for n in ast.walk(function))
+
+
+def renders_outside_text_unquoted(tree: ast.Module) -> list[str]:
+    """A function that puts outside text into an f-string and neither quotes it (a call of
+    boundary/quoting) nor is a helper whose every caller in the module does."""
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    callers: dict[str, set[str]] = {name: set() for name in functions}
+    for name, function in functions.items():
+        for n in ast.walk(function):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in callers and n.func.id != name:
+                callers[n.func.id].add(name)
+    found = []
+    for name, function in functions.items():
+        interpolated = [
+            v
+            for j in ast.walk(function)
+            if isinstance(j, ast.JoinedStr)
+            for v in j.values
+            if isinstance(v, ast.FormattedValue) and _reads_outside_text(v.value)
+        ]
+        if not interpolated or _calls_quoting(function):
+            continue
+        if callers[name] and all(_calls_quoting(functions[c]) for c in callers[name]):
+            continue
+        found.append(f"line {interpolated[0].lineno} in {name}: {ast.unparse(interpolated[0].value)[:60]}")
+    return found
+
+
+@pytest.mark.parametrize("name", MODEL_TEXT)
+def test_outside_text_reaches_the_model_only_quoted(name):
+    assert not renders_outside_text_unquoted(modules()[name]), name
+
+
+def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
+    sample = ast.parse(
+        "from precompact.boundary import quoting\n"
+        "def brief(s):\n    return f'Summary: {s.compact_summary}'\n"
+        "def quoted(s):\n    return f'Summary: {quoting.block(s.compact_summary)}'\n"
+        "def _line(entry):\n    return f'- {entry.text}'\n"
+        "def lines(entries):\n    return quoting.single_line('; '.join(_line(e) for e in entries))\n"
+        "def own(s):\n    return f'savepoint {s.sequence}'\n"
+    )
+    assert [line.split(" in ")[1].split(":")[0] for line in renders_outside_text_unquoted(sample)] == ["brief"]
