@@ -93,8 +93,6 @@ def resurrect(
     at: str | None = None,
     restore_state: bool = False,
     record_lineage: bool = False,
-    check_chain: bool = True,
-    rpc_timeout: float | None = None,
 ) -> Resurrection:
     """Loads and checks one savepoint of `instance` (default: the configured one): `sequence`,
     the newest at or before the ISO time `at`, or the newest. With `record_lineage`, the
@@ -107,9 +105,7 @@ def resurrect(
     _check_name(target)
     unrooted = None if source == LOCAL_INDEX and target.written_here else _unrooted(source)
     try:
-        checked = verification.check(
-            config, remote, remote_problem, savepoints, target, unrooted, check_chain, rpc_timeout
-        )
+        checked = verification.check(config, remote, remote_problem, savepoints, target, unrooted)
     except verification.Unusable as e:
         raise ResurrectError(str(e)) from None
     found = _kept(config, name, savepoints, target, source, checked)

@@ -172,9 +172,7 @@ class GitEvidence:
         return copies
 
 
-def chain_record(
-    config: Config, instance: str, confirmed: int, timeout: float | None = None
-) -> tuple[verdicts.Roots | None, verdicts.ChainRead]:
+def chain_record(config: Config, instance: str, confirmed: int) -> tuple[verdicts.Roots | None, verdicts.ChainRead]:
     """The configured roots for `instance` and the chain's verdict on its record, given the
     highest savepoint this machine saw confirmed (0: none, or the index is not this machine's)."""
     from precompact.chain import rpc
@@ -183,7 +181,7 @@ def chain_record(
         roots = verdicts.roots(config.program_id, config.authority, config.keypair, instance)
     except verdicts.NoRoot as e:
         return None, verdicts.ChainRead(verdicts.NOT_VERIFIED, str(e))
-    client = rpc.Cluster(config.cluster, timeout=timeout or rpc.DEFAULT_TIMEOUT_SECONDS)
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     return roots, verdicts.read_record(roots, client, confirmed)
 
 

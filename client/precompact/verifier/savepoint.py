@@ -43,15 +43,13 @@ def check(
     savepoints: list[Savepoint],
     target: Savepoint,
     unrooted: str | None,
-    check_chain: bool = True,
-    rpc_timeout: float | None = None,
 ) -> Checked:
     """`target` (one of `savepoints`, an instance's from one index) across the three layers.
     `unrooted` says which index no root vouches for (None: this machine's own line, the local
     root); then only the chain can make it VERIFIED."""
     locator = _Locator(config.logs, remote, {s.sequence: s for s in savepoints})
     local = locator.local(target)
-    checks = {"chain": _chain(config, target, locator, unrooted is None, check_chain, rpc_timeout)}
+    checks = {"chain": _chain(config, target, locator, unrooted is None)}
     rooted = unrooted is None or checks["chain"].status == VERIFIED
     # The hash to hold the bytes to: this machine's record, else what the chain verified.
     wanted = target.snapshot_hash if unrooted is None else (checks["chain"].sha256 or target.snapshot_hash)
@@ -141,24 +139,15 @@ class _Locator:
         return from_git if local is None or from_git.sha256 == expected else local
 
 
-def _chain(
-    config: Config,
-    target: Savepoint,
-    locator: _Locator,
-    local_root: bool,
-    check_chain: bool,
-    rpc_timeout: float | None,
-) -> Check:
+def _chain(config: Config, target: Savepoint, locator: _Locator, local_root: bool) -> Check:
     """The chain root's verdict on `target`: the record, then the walk back to it."""
     if not config.chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
-    if not check_chain:
-        return Check(NOT_VERIFIED, "not asked to read the chain")
     from precompact.local import savepoint_log
 
     # Only this machine's own index can say what was confirmed; a copy from git could lie.
     confirmed = savepoint_log.highest_confirmed(locator.by_sequence.values()) if local_root else 0
-    roots, read = chain_record(config, target.instance, confirmed, rpc_timeout)
+    roots, read = chain_record(config, target.instance, confirmed)
     if roots is None or read.record is None:
         return Check(read.status, read.detail)
     held = read.record
