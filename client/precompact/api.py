@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from precompact.chain import record
     from precompact.local import snapshot
     from precompact.ops.prune import Pruned
+    from precompact.proof.bundle import Verdict
+    from precompact.proof.ledger import Ledger
     from precompact.recall import fulltext
     from precompact.restore.resurrect import Resurrection
     from precompact.restore.uncompact import Uncompacted
@@ -244,6 +246,25 @@ def _inspection_verdict(
     )
 
 
+def record_json(found: Inspection) -> dict:
+    """The inspected record as JSON (bytes as lowercase hex), with the verifier's verdict."""
+    from solders.pubkey import Pubkey
+
+    from precompact.chain import record
+
+    out = record.to_json(found.record, Pubkey.from_string(found.address))
+    out.update(
+        {
+            "signature_valid": found.signature_valid,
+            "verdict": found.verdict.status,
+            "verdict_detail": found.verdict.detail,
+            "unsigned_fields": list(record.UNSIGNED_FIELDS),
+            "local_index": found.local_index,
+        }
+    )
+    return out
+
+
 # --- The verifier and bringing savepoints back --------------------------------------------------
 
 
@@ -260,6 +281,44 @@ def verify_file(config: Config, path: Path) -> Report:
     from precompact.verifier import verify as verification
 
     return verification.verify_file(config, path)
+
+
+def ledgers(config: Config) -> list[tuple[str, Ledger]]:
+    """Each instance's ledger verdict (the configured one first): the record's whole history is
+    exactly savepoints 1..N, written by no one else."""
+    from precompact.chain import rpc
+    from precompact.proof import ledger
+    from precompact.verifier import verdicts
+
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    folded = savepoint_log.savepoints(config.logs)
+    return [
+        (
+            instance,
+            ledger.check(
+                verdicts.roots(config.program_id, config.authority, config.keypair, instance),
+                client,
+                savepoint_log.of_instance(folded, instance),
+            ),
+        )
+        for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])
+    ]
+
+
+def prove(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
+    """The proof bundle of savepoint `sequence` (docs/proof-bundle.md), checked before it is
+    returned."""
+    from precompact.proof import bundle
+
+    return bundle.build(config, sequence, with_snapshot)
+
+
+def check_bundle(path: Path, snapshot: Path | None = None, cluster: str | None = None) -> Verdict:
+    """The verdict on the proof bundle in `path` (offline; with `snapshot`, that it is
+    savepoint N; with `cluster`, that each transaction is finalized there)."""
+    from precompact.proof import bundle
+
+    return bundle.check(bundle.read(path), snapshot.read_bytes() if snapshot else None, cluster)
 
 
 def resurrect(

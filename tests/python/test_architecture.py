@@ -286,18 +286,12 @@ EDGE_MAY_CALL = ("precompact.api", "precompact.errors", "precompact.config", "pr
 # around the facade fails; so does an entry routed since and still listed (delete it).
 NOT_YET_THROUGH_API = {
     "edges/cli.py": {
-        "precompact.chain.record",
-        "precompact.chain.rpc",
         "precompact.local.capture",
-        "precompact.local.savepoint_log",
         "precompact.local.snapshot",
         "precompact.ops.doctor",
         "precompact.ops.importer",
         "precompact.ops.project_init",
-        "precompact.proof.bundle",
-        "precompact.proof.ledger",
         "precompact.remote.encryption",
-        "precompact.verifier.verdicts",
     },
     "edges/hook.py": {
         "precompact.local.capture",

@@ -448,7 +448,6 @@ def inspect(instance, address, as_json) -> None:
     """Decode the on-chain record, verify it against the configured authority, instance and
     program (exit 1 if it fails) and compare it with the local index."""
     from precompact import api
-    from precompact.chain import record
     from precompact.verifier import verdicts
 
     if instance and address:
@@ -461,17 +460,7 @@ def inspect(instance, address, as_json) -> None:
     found = api.inspect(loaded, instance, address)
     held = found.record
     if as_json:
-        out = record.to_json(held, _pubkey(found.address))
-        out.update(
-            {
-                "signature_valid": found.signature_valid,
-                "verdict": found.verdict.status,
-                "verdict_detail": found.verdict.detail,
-                "unsigned_fields": list(record.UNSIGNED_FIELDS),
-                "local_index": found.local_index,
-            }
-        )
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps(api.record_json(found), indent=2))
     else:
         rows = [
             ("address", found.address),
@@ -566,17 +555,11 @@ def verify(check_all, sequence, ledger, file) -> None:
 
 def _ledger_verified(loaded: configuration.Config) -> bool:
     """Prints each instance's ledger verdict (`precompact verify --ledger`)."""
-    from precompact.chain import rpc
-    from precompact.local import savepoint_log
-    from precompact.proof import ledger
+    from precompact import api
     from precompact.verifier import verdicts
 
-    client = rpc.Cluster(loaded.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    folded = savepoint_log.savepoints(loaded.logs)
     verified = True
-    for instance in dict.fromkeys([loaded.instance, *(s.instance for s in folded)]):
-        roots = verdicts.roots(loaded.program_id, loaded.authority, loaded.keypair, instance)
-        verdict = ledger.check(roots, client, savepoint_log.of_instance(folded, instance))
+    for instance, verdict in api.ledgers(loaded):
         if verdict.status == verdicts.VERIFIED:
             click.echo(f"✓ ledger verified: {instance}: {verdict.detail}")
             continue
@@ -678,10 +661,10 @@ def export(instance, sequence, output) -> None:
 @click.option("--with-snapshot", is_flag=True, help="Embed the snapshot file, encrypted or not as the remote holds it.")
 def prove(sequence, output, with_snapshot) -> None:
     """Write a proof bundle for savepoint N (docs/proof-bundle.md): JSON anyone can verify offline."""
+    from precompact import api
     from precompact.boundary import atomic_file
-    from precompact.proof import bundle
 
-    written = bundle.build(_load(), sequence, with_snapshot)
+    written = api.prove(_load(), sequence, with_snapshot)
     data = (json.dumps(written, indent=1) + "\n").encode()
     if output is None:
         sys.stdout.buffer.write(data)
@@ -700,10 +683,10 @@ def prove(sequence, output, with_snapshot) -> None:
 @click.option("--cluster", metavar="URL", help="Also confirm each transaction is finalized in this cluster's ledger.")
 def verify_bundle(file, snapshot, cluster) -> None:
     """Check a proof bundle offline (no configuration needed); exit 1 naming the first broken link."""
-    from precompact.proof import bundle
+    from precompact import api
     from precompact.verifier import verdicts
 
-    verdict = bundle.check(bundle.read(file), snapshot.read_bytes() if snapshot else None, cluster)
+    verdict = api.check_bundle(file, snapshot, cluster)
     if verdict.status == verdicts.VERIFIED:
         click.echo(f"✓ bundle verified: {verdict.detail}")
         for note in verdict.notes:
