@@ -157,18 +157,19 @@ class GitEvidence:
             name = savepoint.snapshot_file
             if i not in reads:
                 same = clear is not None and local is not None and clear == self.blob_id(local.data)
-                copies.append(GitCopy(commit, name, clear is not None, sha256 if same else None, None, None, False))
+                present, found = clear is not None, sha256 if same else None
+                copies.append(GitCopy(savepoint.sequence, commit, name, present, found, None, None, False))
                 continue
             read = reads[i]
             if isinstance(read, gitstore.Unopened):
-                unread = verdicts.unread_copy(read, commit, name, savepoint.sequence)
-                copies.append(GitCopy(commit, name, True, None, unread, None, True))
+                copies.append(GitCopy(savepoint.sequence, commit, name, True, None, read, None, True))
                 continue
             if isinstance(read, Exception):
                 raise read  # the commit names the file, yet it cannot be read: the object store
             digest = hashlib.sha256(read).hexdigest()
             kept = None if _serves(local, digest) else read
-            copies.append(GitCopy(commit, name, True, digest, None, kept, sealed is not None and clear is None))
+            decrypted = sealed is not None and clear is None
+            copies.append(GitCopy(savepoint.sequence, commit, name, True, digest, None, kept, decrypted))
         return copies
 
 

@@ -433,13 +433,15 @@ def walk_back(
 
 @dataclass(frozen=True)
 class GitCopy:
-    """What git holds (evidence.py reads it) of a savepoint's snapshot at `commit`, read against the bytes `wanted`."""
+    """What git holds of savepoint `sequence`'s snapshot at `commit`, as evidence.py read it
+    against the hash wanted."""
 
+    sequence: int
     commit: str
     name: str
     present: bool  # the commit holds the file, in clear or encrypted
     sha256: str | None  # what git's copy hashes to (None: not the local bytes, or not read)
-    unread: Check | None  # why its content could not be read here
+    unopened: gitstore.Unopened | None  # encrypted, and it could not be read here
     data: bytes | None  # its plaintext, when the local bytes could not stand for it
     decrypted: bool  # an encrypted copy, decrypted here
 
@@ -471,8 +473,8 @@ def git_copy(copy: GitCopy, wanted: str, root: str) -> Check:
     where = f"commit {copy.commit[:12]}"
     if not copy.present:
         return Check(FAILED, f"{where} does not hold {copy.name}: history was rewritten")
-    if copy.unread is not None:
-        return copy.unread
+    if copy.unopened is not None:
+        return unread_copy(copy.unopened, copy.commit, copy.name, copy.sequence)
     if copy.sha256 != wanted:
         return Check(FAILED, f"{copy.name} at {where} does not hash to the sha256:{wanted} {root}")
     return Check(VERIFIED, f"{where} (encrypted copy decrypted and checked)" if copy.decrypted else where)
