@@ -65,67 +65,82 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     remote, problem = GitEvidence.of(config) if config.git_layer and any(s.commit for s in folded) else (None, None)
     if problem is not None:
         report.findings.append(Finding(None, "layer 2", problem))
-    local = verdicts.LocalSnapshots(config.logs)
+    run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if remote else []
-    copies = (
-        dict(
-            zip(
-                [(s.instance, s.sequence) for s in committed],
-                remote.snapshot_copies([(s, str(s.commit), local.get(s), s.snapshot_hash) for s in committed]),
-            )
-        )
-        if remote is not None and committed
-        else {}
-    )
+    if remote is not None and committed:
+        wanted = [(s, str(s.commit), run.local.get(s), s.snapshot_hash) for s in committed]
+        run.copies = dict(zip([(s.instance, s.sequence) for s in committed], remote.snapshot_copies(wanted)))
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
-    chunk_store = _Chunks(config.logs, remote)
-    chain_verdicts = []
-    for instance in instances:
-        savepoints = savepoint_log.of_instance(folded, instance)
-        findings = []
-        previous = None
-        for expected, savepoint in enumerate(savepoints, start=1):
-            if savepoint.sequence != expected:
-                findings.append(
-                    Finding(
-                        expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted"
-                    )
-                )
-            if sequence is None or savepoint.sequence == sequence:
-                report.checked.append(savepoint.sequence)
-                findings.extend(_check_local(local, savepoint, previous, chunk_store))
-                if savepoint.pruned and local.get(savepoint) is None and (remote is None or not savepoint.commit):
-                    findings.append(
-                        Finding(
-                            savepoint.sequence,
-                            "layer 2",
-                            "its local copy was pruned and git cannot be read to check it",
-                        )
-                    )
-                copy = copies.get((instance, savepoint.sequence))
-                if remote is not None and copy is not None:
-                    problems, unchecked = _check_git(
-                        remote, config.branch, savepoint, copy, local.get(savepoint), chunk_store
-                    )
-                    findings.extend(problems)
-                    report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
-            previous = savepoint
-        if sequence is not None and sequence not in report.checked:
-            findings.append(Finding(sequence, "index", "no such savepoint in the index"))
-        vouched_by_chain: set[int] = set()
-        if check_chain and config.chain_layer and savepoints:
-            chain_verdicts.append(
-                _check_chain(config, instance, savepoints, sequence or 1, local, findings, vouched_by_chain)
-            )
-        report.unvouched.extend(
-            Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
-            for s in savepoints
-            if s.sequence in report.checked and not s.written_here and s.sequence not in vouched_by_chain
-        )
-        report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
-    if chain_verdicts:
-        report.chain = "; ".join(chain_verdicts)
+    chain_verdicts = [
+        _check_instance(run, instance, savepoint_log.of_instance(folded, instance), sequence, check_chain)
+        for instance in instances
+    ]
+    if any(chain_verdicts):
+        report.chain = "; ".join(v for v in chain_verdicts if v)
     return report
+
+
+@dataclass
+class _Run:
+    """The evidence one `verify` gathers, each piece once, and the report it fills."""
+
+    config: Config
+    report: Report
+    local: verdicts.LocalSnapshots
+    remote: GitEvidence | None
+    chunk_store: _Chunks
+    copies: dict[tuple[str, int], verdicts.GitCopy] = field(default_factory=dict)
+
+
+def _check_instance(
+    run: _Run, instance: str, savepoints: list[savepoint_log.Savepoint], sequence: int | None, check_chain: bool
+) -> str | None:
+    """Adds an instance's findings to the report; returns the chain's verdict in words (None
+    when the chain was not read)."""
+    report, config = run.report, run.config
+    findings = []
+    previous = None
+    for expected, savepoint in enumerate(savepoints, start=1):
+        if savepoint.sequence != expected:
+            findings.append(
+                Finding(expected, "index", f"missing from the index (next is {savepoint.sequence}): a line was deleted")
+            )
+        if sequence is None or savepoint.sequence == sequence:
+            report.checked.append(savepoint.sequence)
+            findings.extend(_check_savepoint(run, instance, savepoint, previous))
+        previous = savepoint
+    if sequence is not None and sequence not in report.checked:
+        findings.append(Finding(sequence, "index", "no such savepoint in the index"))
+    vouched_by_chain: set[int] = set()
+    chain = None
+    if check_chain and config.chain_layer and savepoints:
+        chain = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, vouched_by_chain)
+    report.unvouched.extend(
+        Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
+        for s in savepoints
+        if s.sequence in report.checked and not s.written_here and s.sequence not in vouched_by_chain
+    )
+    report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
+    return chain
+
+
+def _check_savepoint(
+    run: _Run, instance: str, savepoint: savepoint_log.Savepoint, previous: savepoint_log.Savepoint | None
+) -> list[Finding]:
+    """One savepoint's local bytes and git copy; encrypted copies not checked go to the report."""
+    findings = _check_local(run.local, savepoint, previous, run.chunk_store)
+    if savepoint.pruned and run.local.get(savepoint) is None and (run.remote is None or not savepoint.commit):
+        findings.append(
+            Finding(savepoint.sequence, "layer 2", "its local copy was pruned and git cannot be read to check it")
+        )
+    copy = run.copies.get((instance, savepoint.sequence))
+    if run.remote is not None and copy is not None:
+        problems, unchecked = _check_git(
+            run.remote, run.config.branch, savepoint, copy, run.local.get(savepoint), run.chunk_store
+        )
+        findings.extend(problems)
+        run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
+    return findings
 
 
 def verify_file(config: Config, path: Path) -> Report:
