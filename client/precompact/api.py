@@ -379,7 +379,8 @@ def render_resurrection(found: Resurrection, output: str) -> str:
 
 def brief_delivered(config: Config, sequence: int, session_id: str) -> bool:
     """Whether `session_id` was already given the brief of savepoint `sequence`."""
-    return savepoint_log.read(config.logs).delivered(config.instance, sequence, session_id)
+    deliveries = savepoint_log.read(config.logs).deliveries(config.instance, session_id)
+    return any(delivery.sequence == sequence for delivery in deliveries)
 
 
 # --- Local copies and recall --------------------------------------------------------------------

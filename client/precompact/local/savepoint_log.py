@@ -218,15 +218,26 @@ class IndexRead:
     def lineage(self, instance: str) -> list[str]:
         return lineage(self.events, instance)
 
-    def delivered(self, instance: str, sequence: int, session_id: str) -> bool:
-        """Whether the session was given the brief of savepoint `sequence` of `instance`."""
-        return any(
-            event.get("event") == Event.BRIEF_DELIVERED
-            and event.get("instance") == instance
-            and event.get("sequence") == sequence
-            and event.get("session_id") == session_id
+    def deliveries(self, instance: str, session_id: str) -> list[Delivery]:
+        """The restore briefs of `instance`'s savepoints given to session `session_id`, oldest
+        first."""
+        return [
+            Delivery(event["sequence"], event.get("source") if isinstance(event.get("source"), str) else None)
             for event in self.events
-        )
+            if event.get("event") == Event.BRIEF_DELIVERED
+            and event.get("instance") == instance
+            and event.get("session_id") == session_id
+            and isinstance(event.get("sequence"), int)
+        ]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A BRIEF_DELIVERED line: which savepoint's brief a session was given, and at which
+    session start (`source`: compact, resume, ...)."""
+
+    sequence: int
+    source: str | None
 
 
 def read(logs: Path) -> IndexRead:
