@@ -79,11 +79,12 @@ class GitEvidence:
         return gitstore.branch_commits(self.repo, self.target.branch)
 
     def _rekeyed(self, commit: str, found: Read, read: Callable[[str], Read]) -> Read:
-        """`found`, read at `commit`; when it is sealed for identities that are not here, what
-        `read` gives at the branch tip instead, if that is bytes."""
+        """`found`, read at `commit`; when it is sealed for identities that are not here (and is
+        the ciphertext the commit names: an altered one is a finding, not a reason to look
+        elsewhere), what `read` gives at the branch tip instead, if that is bytes."""
         from precompact.remote import gitstore
 
-        if isinstance(found, gitstore.Sealed) and self.tip not in (None, commit):
+        if isinstance(found, gitstore.Sealed) and found.intact and self.tip not in (None, commit):
             again = read(str(self.tip))
             if isinstance(again, bytes):
                 return again
