@@ -39,6 +39,7 @@ class GitEvidence:
         self.repo = repo
         self.target = target
         self.keys = keys
+        self._at_tip: dict[str, bytes | None | gitstore.Unopened] = {}  # chunk sha256 -> as the tip holds it
 
     @classmethod
     def of(cls, config: Config) -> tuple[GitEvidence | None, str | None]:
@@ -66,6 +67,7 @@ class GitEvidence:
 
         gitstore.fetch(self.repo, self.target)
         self.__dict__.pop("tip", None)
+        self._at_tip.clear()
 
     def has_commit(self, commit: str) -> bool:
         from precompact.remote import gitstore
@@ -113,7 +115,12 @@ class GitEvidence:
         from precompact.remote import gitstore
 
         def read(at: str) -> bytes | None | gitstore.Unopened:
-            return gitstore.chunk_at(self.repo, at, ref, self.keys)
+            if at != self.tip:
+                return gitstore.chunk_at(self.repo, at, ref, self.keys)
+            # Every savepoint sealed at its commit reads its chunks here: each one once.
+            if ref.sha256 not in self._at_tip:
+                self._at_tip[ref.sha256] = gitstore.chunk_at(self.repo, at, ref, self.keys)
+            return self._at_tip[ref.sha256]
 
         return self._rekeyed(commit, read(commit), read)
 
