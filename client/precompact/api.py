@@ -408,11 +408,11 @@ def recall(
     return recollection.search(config.logs, config.instance, query, savepoint, since, role, tool)
 
 
-def rebuild_recall(config: Config) -> fulltext.Update:
-    """The recall index rebuilt from the snapshots."""
+def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
+    """The recall index brought up to date with the savepoints (`rebuild`: from scratch)."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.update(config.logs, config.instance, rebuild=True)
+    return recollection.update(config.logs, config.instance, rebuild=rebuild)
 
 
 def show(config: Config, ref: str, instance: str | None = None) -> list[fulltext.Entry]:

@@ -301,7 +301,7 @@ NOT_YET_THROUGH_API = {
         "precompact.transcript.conversation",
         "precompact.transcript.redact",
     },
-    "edges/worker.py": {"precompact.local.savepoint_log", "precompact.recall.fulltext", "precompact.transcript.redact"},
+    "edges/worker.py": {"precompact.local.savepoint_log", "precompact.transcript.redact"},
 }
 
 

@@ -741,7 +741,7 @@ def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
         raise click.UsageError("give a QUERY (or --rebuild)")
     loaded = _load()
     if rebuild:
-        outcome = api.rebuild_recall(loaded)
+        outcome = api.update_recall(loaded, rebuild=True)
         for note in outcome.notes:
             click.echo(note, err=True)
         click.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
