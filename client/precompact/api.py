@@ -111,10 +111,15 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
 
 
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
-    """Where a savepoint's on-chain record stands, as every report shows it."""
-    if not config.chain_layer and savepoint.layer_3 != savepoint_log.Layer3.CONFIRMED:
-        return CHAIN_OFF
-    return savepoint.layer_3
+    """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
+    verdict on Layer 3 as the index recorded it."""
+    from precompact.verifier import verdicts
+
+    return (
+        CHAIN_OFF
+        if verdicts.recorded_chain(config.chain_layer, savepoint).status == verdicts.OFF
+        else savepoint.layer_3
+    )
 
 
 def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:

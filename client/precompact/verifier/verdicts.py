@@ -526,11 +526,13 @@ def recorded_git(git_layer: bool, savepoint: Savepoint) -> Check:
 
 
 def recorded_chain(chain_layer: bool, savepoint: Savepoint) -> Check:
-    """The chain as the worker recorded it in the index (not "verified", as for git)."""
-    if not chain_layer:
-        return Check(OFF, "the chain layer is off in .precompact.toml")
+    """The chain as the worker recorded it in the index (not "verified", as for git). A
+    savepoint the chain anchored stays confirmed when the layer is turned off later; one it did
+    not is off, neither queued nor failed."""
     if savepoint.layer_3 == Layer3.CONFIRMED:
         return Check(NOT_VERIFIED, f"confirmed at slot {savepoint.chain_slot} per the index, not re-read")
+    if not chain_layer:
+        return Check(OFF, "the chain layer is off in .precompact.toml")
     return Check(NOT_VERIFIED, "Layer 3 queued")
 
 
