@@ -1,6 +1,7 @@
 """The evidence the verifier reads about savepoints, gathered once per run: git's copies of
-their snapshots and chunks at the recorded commits. Nothing here decides anything (the rules
-are in verdicts.py); nothing read here is trusted until a rule holds it to a root.
+their snapshots and chunks at the recorded commits, and the shapes the rules judge (Snapshot,
+GitCopy). Nothing here decides anything (the rules are in verdicts.py, which imports this
+module, never the other way); nothing read here is trusted until a rule holds it to a root.
 
 One rule of reading lives here and nowhere else: a copy sealed at its commit for identities
 that are not here is read again from the branch tip, where `precompact rekey` re-encrypts every
@@ -12,14 +13,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from precompact.config.settings import Config
 from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
-from precompact.verifier import verdicts
-from precompact.verifier.verdicts import GitCopy
 
 # GitPython is imported through gitstore where git is read: the SessionStart hook checks a
 # savepoint through this package and never reads git.
@@ -30,6 +30,34 @@ if TYPE_CHECKING:
     from precompact.remote.encryption import Keys
 
 Read = TypeVar("Read")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot's bytes say about themselves, and where they were read (verdicts.read_snapshot
+    reads them)."""
+
+    sha256: str
+    sequence: object
+    instance: object
+    previous: str | None  # the predecessor hash written inside; None for an instance's first
+    where: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class GitCopy:
+    """What git holds of savepoint `sequence`'s snapshot at `commit`, as evidence.py read it
+    against the hash wanted."""
+
+    sequence: int
+    commit: str
+    name: str
+    present: bool  # the commit holds the file, in clear or encrypted
+    sha256: str | None  # what git's copy hashes to (None: not the local bytes, or not read)
+    unopened: gitstore.Unopened | None  # encrypted, and it could not be read here
+    data: bytes | None  # its plaintext, when the local bytes could not stand for it
+    decrypted: bool  # an encrypted copy, decrypted here
 
 
 class GitEvidence:
@@ -141,7 +169,7 @@ class GitEvidence:
 
         return gitstore.commit_adding(self.repo, self.tip, name) if self.tip else None
 
-    def snapshot_copies(self, wanted: list[tuple[Savepoint, str, verdicts.Snapshot | None, str]]) -> list[GitCopy]:
+    def snapshot_copies(self, wanted: list[tuple[Savepoint, str, Snapshot | None, str]]) -> list[GitCopy]:
         """Git's copy of each (savepoint, commit, local bytes, hash wanted). Where the local
         bytes hash to the one wanted and git holds the file in clear, the blob ids compare them
         without reading git; otherwise git's copy is read (decrypted), one git process for all."""
@@ -181,18 +209,5 @@ class GitEvidence:
         return copies
 
 
-def chain_record(config: Config, instance: str, confirmed: int) -> tuple[verdicts.Roots | None, verdicts.ChainRead]:
-    """The configured roots for `instance` and the chain's verdict on its record, given the
-    highest savepoint this machine saw confirmed (0: none, or the index is not this machine's)."""
-    from precompact.chain import rpc
-
-    try:
-        roots = verdicts.roots(config.program_id, config.authority, config.keypair, instance)
-    except verdicts.NoRoot as e:
-        return None, verdicts.ChainRead(verdicts.NOT_VERIFIED, str(e))
-    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    return roots, verdicts.read_record(roots, client, confirmed)
-
-
-def _serves(local: verdicts.Snapshot | None, sha256: str) -> bool:
+def _serves(local: Snapshot | None, sha256: str) -> bool:
     return local is not None and local.sha256 == sha256

@@ -17,7 +17,7 @@ from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
 from precompact.verifier import verdicts
-from precompact.verifier.evidence import GitEvidence, chain_record
+from precompact.verifier.evidence import GitEvidence
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
 
 
@@ -147,7 +147,7 @@ def _chain(config: Config, target: Savepoint, locator: _Locator, local_root: boo
 
     # Only this machine's own index can say what was confirmed; a copy from git could lie.
     confirmed = savepoint_log.highest_confirmed(locator.by_sequence.values()) if local_root else 0
-    roots, read = chain_record(config, target.instance, confirmed)
+    roots, read = verdicts.chain_record(config, target.instance, confirmed)
     if roots is None or read.record is None:
         return Check(read.status, read.detail)
     held = read.record

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Layer2, Layer3, Savepoint
+from precompact.verifier.evidence import GitCopy, Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
 # checks local snapshots through this module, and those imports would cost it ~100 ms.
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from solders.pubkey import Pubkey
 
     from precompact.chain import record, rpc
+    from precompact.config.settings import Config
     from precompact.remote import gitstore
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
@@ -230,6 +232,19 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     )
 
 
+def chain_record(config: Config, instance: str, confirmed: int) -> tuple[Roots | None, ChainRead]:
+    """The configured roots for `instance` and the chain's verdict on its record, given the
+    highest savepoint this machine saw confirmed (0: none, or the index is not this machine's)."""
+    from precompact.chain import rpc
+
+    try:
+        configured = roots(config.program_id, config.authority, config.keypair, instance)
+    except NoRoot as e:
+        return None, ChainRead(NOT_VERIFIED, str(e))
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    return configured, read_record(configured, client, confirmed)
+
+
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:
     """The record states exactly this savepoint: sequence, snapshot hash, predecessor, commit.
     Raises Broken naming the first field that differs."""
@@ -259,18 +274,6 @@ def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str |
 
 
 # --- Layer 1 and the hash chain: snapshot bytes ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What a snapshot's bytes say about themselves, and where they were read."""
-
-    sha256: str
-    sequence: object
-    instance: object
-    previous: str | None  # the predecessor hash written inside; None for an instance's first
-    where: str
-    data: bytes
 
 
 def read_snapshot(data: bytes, where: str) -> Snapshot:
@@ -429,21 +432,6 @@ def walk_back(
 
 
 # --- Layer 2: the git copy (evidence.py reads it) ----------------------------------------------
-
-
-@dataclass(frozen=True)
-class GitCopy:
-    """What git holds of savepoint `sequence`'s snapshot at `commit`, as evidence.py read it
-    against the hash wanted."""
-
-    sequence: int
-    commit: str
-    name: str
-    present: bool  # the commit holds the file, in clear or encrypted
-    sha256: str | None  # what git's copy hashes to (None: not the local bytes, or not read)
-    unopened: gitstore.Unopened | None  # encrypted, and it could not be read here
-    data: bytes | None  # its plaintext, when the local bytes could not stand for it
-    decrypted: bool  # an encrypted copy, decrypted here
 
 
 def unread_copy(copy: gitstore.Unopened, commit: str, name: str, sequence: int) -> Check:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
 from precompact.verifier import verdicts
-from precompact.verifier.evidence import GitEvidence, chain_record
+from precompact.verifier.evidence import GitEvidence
 
 if TYPE_CHECKING:
     from precompact.remote import gitstore
@@ -291,7 +291,7 @@ def _check_chain(
     """The chain's verdict in words; the savepoints it verified are added to `vouched`."""
     # Only this machine's own lines can say what was confirmed; a copied index could claim anything.
     confirmed = savepoint_log.highest_confirmed(s for s in savepoints if s.written_here)
-    roots, read = chain_record(config, instance, confirmed)
+    roots, read = verdicts.chain_record(config, instance, confirmed)
     if read.status == verdicts.FAILED:
         findings.append(Finding(read.sequence, "layer 3", read.detail))
         return "failed"
