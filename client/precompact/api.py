@@ -1,16 +1,33 @@
-"""The library API: the three layers in order, behind `precompact savepoint`, `flush` and
-`status`. Layer 1 is synchronous; Layers 2 and 3 catch up on everything still queued."""
+"""The library facade: what the edges (the CLI, the hook, the MCP server) and the tests call.
+The three layers in order (save, flush), their state (status), the one verifier (verify,
+inspect), bringing a savepoint back (resurrect, export, uncompact, the SessionStart brief),
+prune and recall. Layer 1 is synchronous; Layers 2 and 3 catch up on everything still queued.
+
+The hook imports this module on every compaction and session start, so it imports the rest of
+the library only inside the functions that use it: GitPython and the Solana stack cost a hook
+more than its whole budget."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from precompact.chain import record
 from precompact.config.settings import Config, is_pubkey
 from precompact.errors import PrecompactError
-from precompact.local import savepoint_log, snapshot
-from precompact.remote import gitstore
-from precompact.verifier import verdicts
+from precompact.local import savepoint_log
+
+if TYPE_CHECKING:
+    from precompact.chain import record
+    from precompact.local import snapshot
+    from precompact.ops.prune import Pruned
+    from precompact.proof.bundle import Verdict
+    from precompact.proof.ledger import Ledger
+    from precompact.recall import fulltext
+    from precompact.restore.resurrect import Resurrection
+    from precompact.restore.uncompact import Uncompacted
+    from precompact.verifier import verdicts
+    from precompact.verifier.verify import Report
 
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
@@ -35,6 +52,8 @@ class FlushOutcome:
 
 def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
     """Layer 1 now, then whatever Layers 2 and 3 can do."""
+    from precompact.local import snapshot
+
     written = snapshot.create_savepoint(snapshot.Settings.of(config), session)
     return written, flush(config)
 
@@ -55,6 +74,8 @@ def flush(config: Config) -> FlushOutcome:
 
 
 def _flush(config: Config) -> FlushOutcome:
+    from precompact.remote import gitstore
+
     outcome = FlushOutcome()
     if config.git_layer:
         target = gitstore.Target.of(config)
@@ -86,19 +107,26 @@ def _flush(config: Config) -> FlushOutcome:
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     """Every savepoint with the state of its layers, and the index lines that do not parse."""
     index = savepoint_log.read(config.logs)
-    return savepoint_log.fold(index.events), index.bad_lines
+    return index.savepoints, index.bad_lines
 
 
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
-    """Where a savepoint's on-chain record stands, as every report shows it."""
-    if not config.chain_layer and savepoint.layer_3 != savepoint_log.Layer3.CONFIRMED:
-        return CHAIN_OFF
-    return savepoint.layer_3
+    """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
+    verdict on Layer 3 as the index recorded it."""
+    from precompact.verifier import verdicts
+
+    return (
+        CHAIN_OFF
+        if verdicts.recorded_chain(config.chain_layer, savepoint).status == verdicts.OFF
+        else savepoint.layer_3
+    )
 
 
 def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
     """The committed savepoints whose commit holds the snapshot in clear text (so the remote
     does, once pushed); none when git cannot be read."""
+    from precompact.remote import gitstore
+
     committed = [s for s in savepoints if s.commit]
     if not config.git_layer or not committed:
         return []
@@ -118,6 +146,8 @@ def rekey(config: Config) -> tuple[str | None, int]:
     """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
     it (under the flush lock, so no savepoint is committed meanwhile). Returns the commit (None:
     nothing to change) and the number of files re-encrypted."""
+    from precompact.remote import gitstore
+
     if not config.git_layer:
         raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
     target = gitstore.Target.of(config)
@@ -149,6 +179,8 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     compares it with the local index. Raises InspectError with a one-line reason."""
     from solders.pubkey import Pubkey
 
+    from precompact.verifier import verdicts
+
     try:
         roots = verdicts.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
     except verdicts.NoRoot as e:
@@ -165,7 +197,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
 
 
 def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, bytes, record.Record]:
-    from precompact.chain import rpc
+    from precompact.chain import record, rpc
 
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     try:
@@ -198,6 +230,8 @@ def _compared_with_index(found: record.Record, match: savepoint_log.Savepoint | 
 def _inspection_verdict(
     roots: verdicts.Roots, where, owner: str, data: bytes, found: record.Record, match: savepoint_log.Savepoint | None
 ) -> verdicts.Check:
+    from precompact.verifier import verdicts
+
     try:
         if where != roots.address:
             raise verdicts.Broken(
@@ -215,3 +249,199 @@ def _inspection_verdict(
         "address, owner, authority, instance and signature checked"
         + (", and it states the local savepoint" if match else ""),
     )
+
+
+def record_json(found: Inspection) -> dict:
+    """The inspected record as JSON (bytes as lowercase hex), with the verifier's verdict."""
+    from solders.pubkey import Pubkey
+
+    from precompact.chain import record
+
+    out = record.to_json(found.record, Pubkey.from_string(found.address))
+    out.update(
+        {
+            "signature_valid": found.signature_valid,
+            "verdict": found.verdict.status,
+            "verdict_detail": found.verdict.detail,
+            "unsigned_fields": list(record.UNSIGNED_FIELDS),
+            "local_index": found.local_index,
+        }
+    )
+    return out
+
+
+# --- The verifier and bringing savepoints back --------------------------------------------------
+
+
+def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
+    """Every savepoint (or the configured instance's savepoint `sequence`) across the three
+    layers, in chain order; the report names the first broken link first."""
+    from precompact.verifier import verify as verification
+
+    return verification.verify(config, sequence, check_chain)
+
+
+def verify_file(config: Config, path: Path) -> Report:
+    """One snapshot file, against the savepoint of the index that names its hash."""
+    from precompact.verifier import verify as verification
+
+    return verification.verify_file(config, path)
+
+
+def ledgers(config: Config) -> list[tuple[str, Ledger]]:
+    """Each instance's ledger verdict (the configured one first): the record's whole history is
+    exactly savepoints 1..N, written by no one else."""
+    from precompact.chain import rpc
+    from precompact.proof import ledger
+    from precompact.verifier import verdicts
+
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    folded = savepoint_log.savepoints(config.logs)
+    return [
+        (
+            instance,
+            ledger.check(
+                verdicts.roots(config.program_id, config.authority, config.keypair, instance),
+                client,
+                savepoint_log.of_instance(folded, instance),
+            ),
+        )
+        for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])
+    ]
+
+
+def prove(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
+    """The proof bundle of savepoint `sequence` (docs/proof-bundle.md), checked before it is
+    returned."""
+    from precompact.proof import bundle
+
+    return bundle.build(config, sequence, with_snapshot)
+
+
+def check_bundle(path: Path, snapshot: Path | None = None, cluster: str | None = None) -> Verdict:
+    """The verdict on the proof bundle in `path` (offline; with `snapshot`, that it is
+    savepoint N; with `cluster`, that each transaction is finalized there)."""
+    from precompact.proof import bundle
+
+    return bundle.check(bundle.read(path), snapshot.read_bytes() if snapshot else None, cluster)
+
+
+def resurrect(
+    config: Config,
+    instance: str | None = None,
+    sequence: int | None = None,
+    at: str | None = None,
+    restore_state: bool = False,
+    record_lineage: bool = False,
+) -> Resurrection:
+    """A savepoint chosen (`sequence`, the newest at or before `at`, or the newest with a
+    conversation), put through the verifier and brought back (restore.resurrect)."""
+    from precompact.restore import resurrect as resurrection
+
+    return resurrection.resurrect(config, instance, sequence, at, restore_state, record_lineage)
+
+
+def export(config: Config, instance: str | None = None, sequence: int | None = None) -> bytes:
+    """A savepoint's full document, rebuilt from its chunks and checked; refused if it fails."""
+    from precompact.restore import resurrect as resurrection
+
+    return resurrection.export(config, instance, sequence)
+
+
+def uncompact(found: Resurrection) -> Uncompacted:
+    """A verified savepoint's conversation written back as a new Claude Code session."""
+    from precompact.restore import uncompact as uncompaction
+
+    return uncompaction.uncompact(found)
+
+
+def session_start_brief(config: Config, sequence: int, session_id: str | None) -> str:
+    """The restore brief of savepoint `sequence` for a session that is starting (this machine's
+    bytes only: no network, no GitPython), or one line saying why it could not be restored."""
+    from precompact.boundary import quoting
+    from precompact.restore import brief as restore_brief
+    from precompact.restore import resurrect as resurrection
+
+    try:
+        found = resurrection.at_session_start(config, sequence)
+        context = restore_brief.brief(found, session_id=session_id, repository=config.repository)
+    except resurrection.ResurrectError as e:
+        context = quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
+    return context
+
+
+def render_resurrection(found: Resurrection, output: str) -> str:
+    """A resurrection as the "brief" a session starts from, the "report" of every check, or
+    "json"; every outside text in the first two quoted."""
+    import json
+
+    from precompact.restore import brief as restore_brief
+
+    if output == "json":
+        return json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False)
+    return restore_brief.brief(found) if output == "brief" else restore_brief.report(found)
+
+
+def brief_delivered(config: Config, sequence: int, session_id: str) -> bool:
+    """Whether `session_id` was already given the brief of savepoint `sequence`."""
+    deliveries = savepoint_log.read(config.logs).deliveries(config.instance, session_id)
+    return any(delivery.sequence == sequence for delivery in deliveries)
+
+
+# --- Local copies and recall --------------------------------------------------------------------
+
+
+def prune(config: Config, keep: int) -> Pruned:
+    """Removes the local copies of each instance's savepoints older than its newest `keep`,
+    once git holds them pushed and verified."""
+    from precompact.ops import prune as pruning
+
+    return pruning.prune(config, keep)
+
+
+def recall(
+    config: Config,
+    query: str,
+    savepoint: int | None = None,
+    since: str | None = None,
+    role: str | None = None,
+    tool: str | None = None,
+) -> fulltext.Results:
+    """Full-text search over the conversation the configured instance's verified savepoints hold."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.search(config.logs, config.instance, query, savepoint, since, role, tool)
+
+
+def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
+    """The recall index brought up to date with the savepoints (`rebuild`: from scratch)."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.update(config.logs, config.instance, rebuild=rebuild)
+
+
+def show(config: Config, ref: str, instance: str | None = None) -> list[fulltext.Entry]:
+    """The saved entries a recall reference (SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST) names."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.show(config.logs, instance or config.instance, ref)
+
+
+def render(entries: list[fulltext.Entry]) -> str:
+    """Saved entries as text for the model or the user, every line of them quoted."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.render(entries)
+
+
+def recall_index_path(config: Config) -> Path:
+    from precompact.recall import fulltext as recollection
+
+    return recollection.index_path(config.logs)
+
+
+def describe_savepoints(config: Config) -> str:
+    """The configured instance's savepoints, one line each, for the model."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.describe_savepoints(config.logs, config.instance)

@@ -132,6 +132,54 @@ def opens_a_file_under_logs(tree: ast.Module) -> list[str]:
     return found
 
 
+# The index's owner: only it reads an index line by key. Its record is typed (Savepoint,
+# IndexRead); elsewhere a line is never a dict. Keys that only index lines have (no snapshot,
+# bundle, record or hook payload uses them), the raw line (`<savepoint>.created`) and the raw
+# event list (`<index>.events`) are what the rule looks for, so a read by any of these names
+# anywhere else is caught however the dict reached it.
+INDEX_OWNERS = ("local/savepoint_log.py",)
+INDEX_ONLY_KEYS = {
+    "event",
+    "snapshot_file",
+    "unix_timestamp",
+    "snapshot_size_bytes",
+    "tokens_used_this_session",
+    "tokens_remaining",
+    "context_utilization_percent",
+    "layer_1_status",
+    "layer_2_status",
+    "layer_3_status",
+    "from_instance",
+    "from_sequence",
+    "machine_tag",
+}
+
+
+def reads_the_index_by_key(tree: ast.Module) -> list[str]:
+    """An index line read by string key (`x["snapshot_file"]`, `x.get("event")`, any key of
+    `<savepoint>.created`), or the raw event list `<index>.events`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "events":
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+            continue
+        if isinstance(node, ast.Subscript):
+            owner, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            owner, key = node.func.value, node.args[0]
+        else:
+            continue
+        raw_line = isinstance(owner, ast.Attribute) and owner.attr == "created"
+        if raw_line or (isinstance(key, ast.Constant) and key.value in INDEX_ONLY_KEYS):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_subprocess": (imports_subprocess, (PROCESS_OWNER,), "import subprocess\n"),
@@ -149,6 +197,12 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         opens_a_file_under_logs,
         LOGS_OWNERS,
         "import os\ndef read(config):\n    return open(config.logs / 'precompact-savepoint.jsonl').read()\n",
+    ),
+    # provenance computes a line's tag over the line itself (by the names it lists, no literal key).
+    "reads_the_index_by_key": (
+        reads_the_index_by_key,
+        (*INDEX_OWNERS, "local/provenance.py"),
+        "def name(savepoint):\n    return savepoint.created.get('snapshot_file')\n",
     ),
 }
 
@@ -204,3 +258,201 @@ def test_the_logs_rule_sees_each_way_around_its_owner():
     )
     found = opens_a_file_under_logs(sample)
     assert [line.split(" in ")[1].split(":")[0] for line in found] == ["a", "b", "c", "d", "e"]
+
+
+def test_the_index_rule_sees_each_way_around_its_owner():
+    """Each form of a raw index read is reported; a typed property and another document's key
+    are not."""
+    sample = ast.parse(
+        "def a(s):\n    return s.created['trigger']\n"
+        "def b(s):\n    return s.created.get('anything')\n"
+        "def c(event):\n    return event.get('snapshot_file')\n"
+        "def d(e):\n    return e['event']\n"
+        "def e(index):\n    return [x for x in index.events]\n"
+        "def f(s, document, link):\n    return s.snapshot_file, document.get('lineage'), link['snapshot_hash']\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in reads_the_index_by_key(sample)]
+    assert found == [2, 4, 6, 8, 10]
+
+
+# --- The facade -----------------------------------------------------------------------------------
+# What an edge (edges/: the CLI, the hook, the MCP server, the worker, the launcher) does with the
+# library, it does through `api`. An edge may call the facade, the settings it loads (config),
+# the boundary owners it prints and writes through (quoting, atomic_file, processes, logs_dir),
+# the error family and the other edges. Anything else of the library it may name (a constant for
+# a schema, a type, an exception to catch) but not call.
+EDGE_MAY_CALL = ("precompact.api", "precompact.errors", "precompact.config", "precompact.boundary", "precompact.edges")
+# The calls not yet routed through api, per edge, by the module they call: a ratchet. A new call
+# around the facade fails; so does an entry routed since and still listed (delete it).
+NOT_YET_THROUGH_API = {
+    "edges/cli.py": {
+        "precompact.local.capture",
+        "precompact.local.snapshot",
+        "precompact.ops.doctor",
+        "precompact.ops.importer",
+        "precompact.ops.project_init",
+        "precompact.remote.encryption",
+    },
+    "edges/hook.py": {
+        "precompact.local.capture",
+        "precompact.local.savepoint_log",
+        "precompact.local.snapshot",
+        "precompact.ops.background",
+        "precompact.transcript.conversation",
+        "precompact.transcript.redact",
+    },
+    "edges/worker.py": {"precompact.local.savepoint_log", "precompact.transcript.redact"},
+}
+
+
+def _library_imports(scope: ast.AST) -> dict[str, str]:
+    """Local name -> the library module (or name in it) an import in `scope` binds it to."""
+    bound = {}
+    for node in ast.walk(scope):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("precompact"):
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            bound |= {a.asname or a.name: a.name for a in node.names if a.name.startswith("precompact")}
+    return bound
+
+
+def calls_around_the_facade(tree: ast.Module) -> dict[str, list[str]]:
+    """The library modules an edge calls other than those it may (EDGE_MAY_CALL), each with
+    the calls. A name resolves to the imports of its module and of the function it is in (the
+    CLI imports where a command runs); a function's parameter of the same name shadows them."""
+    module_level = _library_imports(
+        ast.Module(body=[n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)], type_ignores=[])
+    )
+    found: dict[str, list[str]] = {}
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for function in functions:
+        names = module_level | _library_imports(function)
+        for argument in ast.walk(function.args):
+            if isinstance(argument, ast.arg):
+                names.pop(argument.arg, None)
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            called = _dotted(node.func)
+            source = names.get(called.split(".")[0])
+            if source is None or source.startswith(EDGE_MAY_CALL):
+                continue
+            module = source if called.count(".") else source.rsplit(".", 1)[0]
+            found.setdefault(module, []).append(f"line {node.lineno}: {called}(...)")
+    return found
+
+
+def test_edges_call_the_library_through_the_facade():
+    tree = modules()
+    edges = {name: calls_around_the_facade(t) for name, t in tree.items() if name.startswith("edges/")}
+    around = {name: set(found) for name, found in edges.items() if found}
+    new = {
+        name: {m: edges[name][m] for m in found - NOT_YET_THROUGH_API.get(name, set())}
+        for name, found in around.items()
+    }
+    assert not {k: v for k, v in new.items() if v}, f"edges calling the library around api (add an api function): {new}"
+    routed = {name: listed - around.get(name, set()) for name, listed in NOT_YET_THROUGH_API.items()}
+    assert not {k: v for k, v in routed.items() if v}, (
+        f"routed through api since: delete from NOT_YET_THROUGH_API: {routed}"
+    )
+
+
+def test_the_facade_rule_sees_a_call_around_api():
+    sample = ast.parse(
+        "from precompact import api\n"
+        "from precompact.boundary import quoting\n"
+        "def a(config):\n    from precompact.verifier import verify\n    return verify.verify(config)\n"
+        "def b(config):\n    from precompact.recall.fulltext import search\n    return search(config)\n"
+        "def c(config, verify):\n    return verify.verify(config), api.verify(config), quoting.inline('x')\n"
+        "def d(config):\n    from precompact.recall import fulltext\n    return fulltext.DEFAULT_BUDGET\n"
+    )
+    assert calls_around_the_facade(sample) == {
+        "precompact.verifier.verify": ["line 5: verify.verify(...)"],
+        "precompact.recall.fulltext": ["line 8: search(...)"],
+    }
+
+
+# --- Outside text reaches the model and the user only quoted -----------------------------------
+# The modules that write text for the model or the user from what a savepoint holds: the restore
+# brief and report, recall's results, the facade's SessionStart brief, the MCP tools and the hook.
+MODEL_TEXT = ("restore/brief.py", "recall/fulltext.py", "api.py", "edges/hook.py", "edges/mcp_server.py")
+# Fields that carry text precompact did not write (a transcript's entries and tool output, a
+# compaction summary, a session id, file names, a check's detail quoting any of them).
+OUTSIDE_TEXT = {
+    "compact_summary",
+    "summary",
+    "excerpt",
+    "text",
+    "raw",
+    "content",
+    "cwd",
+    "session_id",
+    "todos",
+    "edited",
+    "failure",
+    "requests",
+    "path",
+    "detail",
+}
+
+
+def _reads_outside_text(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in OUTSIDE_TEXT:
+            return True
+        key = None
+        if isinstance(n, ast.Subscript):
+            key = n.slice
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args:
+            key = n.args[0]
+        if isinstance(key, ast.Constant) and key.value in OUTSIDE_TEXT:
+            return True
+    return False
+
+
+def _calls_quoting(function: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _dotted(n.func).startswith("quoting.") for n in ast.walk(function))
+
+
+def renders_outside_text_unquoted(tree: ast.Module) -> list[str]:
+    """A function that puts outside text into an f-string and neither quotes it (a call of
+    boundary/quoting) nor is a helper whose every caller in the module does."""
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    callers: dict[str, set[str]] = {name: set() for name in functions}
+    for name, function in functions.items():
+        for n in ast.walk(function):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in callers and n.func.id != name:
+                callers[n.func.id].add(name)
+    found = []
+    for name, function in functions.items():
+        interpolated = [
+            v
+            for j in ast.walk(function)
+            if isinstance(j, ast.JoinedStr)
+            for v in j.values
+            if isinstance(v, ast.FormattedValue) and _reads_outside_text(v.value)
+        ]
+        if not interpolated or _calls_quoting(function):
+            continue
+        if callers[name] and all(_calls_quoting(functions[c]) for c in callers[name]):
+            continue
+        found.append(f"line {interpolated[0].lineno} in {name}: {ast.unparse(interpolated[0].value)[:60]}")
+    return found
+
+
+@pytest.mark.parametrize("name", MODEL_TEXT)
+def test_outside_text_reaches_the_model_only_quoted(name):
+    assert not renders_outside_text_unquoted(modules()[name]), name
+
+
+def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
+    sample = ast.parse(
+        "from precompact.boundary import quoting\n"
+        "def brief(s):\n    return f'Summary: {s.compact_summary}'\n"
+        "def quoted(s):\n    return f'Summary: {quoting.block(s.compact_summary)}'\n"
+        "def _line(entry):\n    return f'- {entry.text}'\n"
+        "def lines(entries):\n    return quoting.single_line('; '.join(_line(e) for e in entries))\n"
+        "def own(s):\n    return f'savepoint {s.sequence}'\n"
+    )
+    assert [line.split(" in ")[1].split(":")[0] for line in renders_outside_text_unquoted(sample)] == ["brief"]

@@ -214,3 +214,48 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
     assert "git – off" in text and "chain – off" in text
     assert "> xxxx" in text and "## More" in text  # the newest request is kept, cut, and the pointer survives
     assert "## Compaction summary\n> sssss" in text
+
+
+def test_a_session_start_takes_git_as_recorded_and_never_reads_git_or_the_network(tmp_path):
+    """SessionStart's own path (api.session_start_brief -> resurrect.at_session_start): the
+    brief says git's state as the worker recorded it, not verified; neither GitPython nor the
+    Solana stack is imported; and a snapshot missing from logs/ is said in one line, not
+    fetched from git (which a session start must not wait on)."""
+    import subprocess
+    import sys
+
+    from support.commands import precompact
+    from support.projects import new_project
+
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    transcript = generate(tmp_path / "session.jsonl", 20_000, project=project.path)
+    saved = precompact(project.path, "savepoint", "--transcript", str(transcript.path))
+    assert saved.returncode == 0, saved.stderr
+    [savepoint] = savepoint_log.savepoints(project.logs, "Trial #1")
+    commit = str(savepoint.commit)
+    assert savepoint.layer_2 == savepoint_log.Layer2.PUSHED
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from precompact import api\n"
+        "from precompact.config import settings\n"
+        f"print(api.session_start_brief(settings.load(Path({str(project.path)!r})), 1, 'another'))\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'git', 'solana', 'solders', 'httpx', 'pyrage'}))\n"
+    )
+
+    def start() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()
+
+    lines = start()
+    assert lines[-1] == "[]", "the session start imported GitPython or the Solana stack"
+    proof = next(line for line in lines if line.startswith("Proof: savepoint 1"))
+    assert f"git – not verified (pushed as commit {commit[:12]} per the index, not re-read)" in proof
+    assert "integrity ✓ verified" in proof and "chain – off" in proof
+
+    (project.path / savepoint.snapshot_file).unlink()
+    lines = start()
+    assert lines[-1] == "[]"
+    assert lines[0].startswith("[precompact] Savepoint 1 could not be restored: snapshot ") and "is missing" in lines[0]
+    assert not (project.path / savepoint.snapshot_file).exists(), "nothing was fetched from git"

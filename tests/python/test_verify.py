@@ -111,3 +111,48 @@ def test_chain_unreachable_is_reported_not_failed(workspace, localnet, monkeypat
     result = verify()
     assert result.exit_code == 0, result.output
     assert "chain: not verified (cluster" in result.output
+
+
+def test_verify_and_resurrect_give_one_verdict_on_a_git_copy_of_other_bytes(tmp_path):
+    """Layer 2's verdict is written once (verdicts.git_copy): a commit the index names that holds
+    other bytes under the snapshot's name fails both `verify` and `resurrect`, in the same words
+    but for the root each holds the bytes to."""
+    import os
+    import subprocess
+
+    from precompact.local import savepoint_log
+    from support.commands import precompact
+    from support.projects import new_project
+    from support.transcript_gen import generate
+
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False, encrypted=False)
+    transcript = generate(tmp_path / "session.jsonl", 20_000, project=project.path)
+    assert precompact(project.path, "savepoint", "--transcript", str(transcript.path)).returncode == 0
+    [savepoint] = savepoint_log.savepoints(project.logs)
+    branch = "refs/heads/precompact/savepoints"
+    other = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=project.path, input=b"{}", capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    index_file = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "forged-index")}
+    for args in (
+        ["read-tree", branch],
+        ["update-index", "--cacheinfo", f"100644,{other},{savepoint.snapshot_file}"],
+    ):
+        subprocess.run(["git", *args], cwd=project.path, env=index_file, check=True)
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=project.path, env=index_file, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    forged = run_git(project.path, "commit-tree", tree, "-p", branch, "-m", "forged").strip()
+    run_git(project.path, "update-ref", branch, forged)
+    savepoint_log.mark(project.logs, savepoint, savepoint_log.Event.LAYER_2_COMMITTED, commit=forged)
+
+    said = f"{savepoint.snapshot_file} at commit {forged[:12]} does not hash to the sha256:{savepoint.snapshot_hash}"
+    verified = precompact(project.path, "verify")
+    assert verified.returncode == 1 and f"{said} this machine's index recorded" in verified.stdout, verified.stdout
+    resurrected = precompact(project.path, "resurrect")
+    assert resurrected.returncode == 1, resurrected.stdout
+    assert "Git backup: ✗ FAILED" in resurrected.stdout and f"{said} a root vouches for" in resurrected.stdout

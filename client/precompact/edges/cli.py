@@ -448,7 +448,6 @@ def inspect(instance, address, as_json) -> None:
     """Decode the on-chain record, verify it against the configured authority, instance and
     program (exit 1 if it fails) and compare it with the local index."""
     from precompact import api
-    from precompact.chain import record
     from precompact.verifier import verdicts
 
     if instance and address:
@@ -461,17 +460,7 @@ def inspect(instance, address, as_json) -> None:
     found = api.inspect(loaded, instance, address)
     held = found.record
     if as_json:
-        out = record.to_json(held, _pubkey(found.address))
-        out.update(
-            {
-                "signature_valid": found.signature_valid,
-                "verdict": found.verdict.status,
-                "verdict_detail": found.verdict.detail,
-                "unsigned_fields": list(record.UNSIGNED_FIELDS),
-                "local_index": found.local_index,
-            }
-        )
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps(api.record_json(found), indent=2))
     else:
         rows = [
             ("address", found.address),
@@ -529,14 +518,14 @@ def _utc(seconds: int) -> str:
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def verify(check_all, sequence, ledger, file) -> None:
     """Check savepoints across the three layers; exit 1 naming the first broken link."""
+    from precompact import api
     from precompact.remote.gitstore import GitStoreError
-    from precompact.verifier import verify as verification
 
     if sum(bool(x) for x in (check_all, sequence is not None, file)) > 1:
         raise click.UsageError("give one of --all, --sequence N or FILE")
     loaded = _load()
     try:
-        report = verification.verify_file(loaded, file) if file else verification.verify(loaded, sequence)
+        report = api.verify_file(loaded, file) if file else api.verify(loaded, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     if report.ok and report.unvouched:
@@ -566,17 +555,11 @@ def verify(check_all, sequence, ledger, file) -> None:
 
 def _ledger_verified(loaded: configuration.Config) -> bool:
     """Prints each instance's ledger verdict (`precompact verify --ledger`)."""
-    from precompact.chain import rpc
-    from precompact.local import savepoint_log
-    from precompact.proof import ledger
+    from precompact import api
     from precompact.verifier import verdicts
 
-    client = rpc.Cluster(loaded.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    folded = savepoint_log.savepoints(loaded.logs)
     verified = True
-    for instance in dict.fromkeys([loaded.instance, *(s.instance for s in folded)]):
-        roots = verdicts.roots(loaded.program_id, loaded.authority, loaded.keypair, instance)
-        verdict = ledger.check(roots, client, savepoint_log.of_instance(folded, instance))
+    for instance, verdict in api.ledgers(loaded):
         if verdict.status == verdicts.VERIFIED:
             click.echo(f"✓ ledger verified: {instance}: {verdict.detail}")
             continue
@@ -615,9 +598,8 @@ def _ledger_verified(loaded: configuration.Config) -> bool:
 )
 def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
+    from precompact import api
     from precompact.remote.gitstore import GitStoreError
-    from precompact.restore import brief as restore_brief
-    from precompact.restore import resurrect as resurrection
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
@@ -627,7 +609,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     loaded = _load()
     try:
-        found = resurrection.resurrect(
+        found = api.resurrect(
             loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance)
         )
         if sequence is None and at_time is None and found.later:
@@ -636,9 +618,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
                 err=True,
             )
         if uncompact:
-            from precompact.restore import uncompact as uncompaction
-
-            written = uncompaction.uncompact(found)
+            written = api.uncompact(found)
             click.echo(
                 f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}"
             )
@@ -647,10 +627,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
             return
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
-    if output == "json":
-        click.echo(json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False))
-    else:
-        click.echo(restore_brief.brief(found) if output == "brief" else restore_brief.report(found))
+    click.echo(api.render_resurrection(found, output))
     if not found.intact:
         sys.exit(1)
 
@@ -661,12 +638,12 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it to this file, not stdout.")
 def export(instance, sequence, output) -> None:
     """Write a savepoint's full snapshot document (JSON), rebuilt from its chunks and checked."""
+    from precompact import api
     from precompact.boundary import atomic_file
     from precompact.remote.gitstore import GitStoreError
-    from precompact.restore import resurrect as resurrection
 
     try:
-        data = resurrection.export(_load(), instance, sequence)
+        data = api.export(_load(), instance, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     if output is None:
@@ -684,10 +661,10 @@ def export(instance, sequence, output) -> None:
 @click.option("--with-snapshot", is_flag=True, help="Embed the snapshot file, encrypted or not as the remote holds it.")
 def prove(sequence, output, with_snapshot) -> None:
     """Write a proof bundle for savepoint N (docs/proof-bundle.md): JSON anyone can verify offline."""
+    from precompact import api
     from precompact.boundary import atomic_file
-    from precompact.proof import bundle
 
-    written = bundle.build(_load(), sequence, with_snapshot)
+    written = api.prove(_load(), sequence, with_snapshot)
     data = (json.dumps(written, indent=1) + "\n").encode()
     if output is None:
         sys.stdout.buffer.write(data)
@@ -706,10 +683,10 @@ def prove(sequence, output, with_snapshot) -> None:
 @click.option("--cluster", metavar="URL", help="Also confirm each transaction is finalized in this cluster's ledger.")
 def verify_bundle(file, snapshot, cluster) -> None:
     """Check a proof bundle offline (no configuration needed); exit 1 naming the first broken link."""
-    from precompact.proof import bundle
+    from precompact import api
     from precompact.verifier import verdicts
 
-    verdict = bundle.check(bundle.read(file), snapshot.read_bytes() if snapshot else None, cluster)
+    verdict = api.check_bundle(file, snapshot, cluster)
     if verdict.status == verdicts.VERIFIED:
         click.echo(f"✓ bundle verified: {verdict.detail}")
         for note in verdict.notes:
@@ -727,9 +704,9 @@ def verify_bundle(file, snapshot, cluster) -> None:
 @click.option("--keep", type=int, required=True, help="Keep the local copies of each instance's newest N savepoints.")
 def prune(keep) -> None:
     """Remove the local copies of older savepoints that git holds, pushed and verified."""
-    from precompact.ops import prune as pruning
+    from precompact import api
 
-    outcome = pruning.prune(_load(), keep)
+    outcome = api.prune(_load(), keep)
     click.echo(
         f"pruned {len(outcome.savepoints)} savepoint(s) and {outcome.chunks} chunk(s): {outcome.freed_bytes} bytes freed; `precompact resurrect --sequence N` restores one from git"
     )
@@ -758,21 +735,19 @@ def prune(keep) -> None:
 def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
     that `precompact show` prints whole."""
-    from precompact.recall import fulltext as recollection
+    from precompact import api
 
     if query is None and not rebuild:
         raise click.UsageError("give a QUERY (or --rebuild)")
     loaded = _load()
     if rebuild:
-        outcome = recollection.update(loaded.logs, loaded.instance, rebuild=True)
+        outcome = api.update_recall(loaded, rebuild=True)
         for note in outcome.notes:
             click.echo(note, err=True)
-        click.echo(
-            f"rebuilt {recollection.index_path(loaded.logs)}: {len(outcome.indexed)} savepoint(s) indexed", err=True
-        )
+        click.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
         if query is None:
             return
-    found = recollection.search(loaded.logs, loaded.instance, query, sequence, since, role, tool)
+    found = api.recall(loaded, query, sequence, since, role, tool)
     click.echo(found.text(budget))
 
 
@@ -782,13 +757,11 @@ def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The entries as the snapshot holds them.")
 def show(ref, instance, as_json) -> None:
     """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
-    from precompact.recall import fulltext as recollection
+    from precompact import api
 
     loaded = _load()
-    entries = recollection.show(loaded.logs, instance or loaded.instance, ref)
-    click.echo(
-        json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else recollection.render(entries)
-    )
+    entries = api.show(loaded, ref, instance)
+    click.echo(json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else api.render(entries))
 
 
 @main.command()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from precompact import api
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log
 
@@ -206,17 +207,9 @@ def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
     if source not in loaded.session_start_sources:
         return HookResult()
     latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
-    if latest is None or (session_id and _delivered(loaded, session_id, latest.sequence)):
+    if latest is None or (session_id and api.brief_delivered(loaded, latest.sequence, session_id)):
         return HookResult()
-    from precompact.boundary import quoting
-    from precompact.restore import brief as restore_brief
-    from precompact.restore import resurrect
-
-    try:
-        found = resurrect.resurrect(loaded, sequence=latest.sequence, offline=True)
-        context = restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
-    except resurrect.ResurrectError as e:
-        context = quoting.single_line(f"[precompact] Savepoint {latest.sequence} could not be restored: {e}")
+    context = api.session_start_brief(loaded, latest.sequence, session_id)
     savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.BRIEF_DELIVERED, session_id=session_id, source=source)
     return HookResult(
         stdout=json.dumps(
@@ -244,16 +237,6 @@ def _session_end(payload: dict, loaded: configuration.Config) -> HookResult:
 
     background.spawn(loaded.root)
     return HookResult()
-
-
-def _delivered(loaded: configuration.Config, session_id: str, sequence: int) -> bool:
-    return any(
-        e.get("event") == savepoint_log.Event.BRIEF_DELIVERED
-        and e.get("instance") == loaded.instance
-        and e.get("sequence") == sequence
-        and e.get("session_id") == session_id
-        for e in savepoint_log.read(loaded.logs).events
-    )
 
 
 def _text(payload: dict, key: str) -> str | None:

@@ -14,6 +14,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from precompact import api
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.recall import fulltext as recall
@@ -80,15 +81,18 @@ TOOLS = [
 ]
 
 
+class ToolError(PrecompactError):
+    """A tool call with arguments the tool does not take; the message says which."""
+
+
 def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
-    """A tool's text answer; raises recall.RecallError for a request it cannot answer."""
+    """A tool's text answer; raises PrecompactError for a request it cannot answer."""
     if name == "recall":
         query = arguments.get("query")
         if not isinstance(query, str):
-            raise recall.RecallError("recall needs a `query` string")
-        found = recall.search(
-            config.logs,
-            config.instance,
+            raise ToolError("recall needs a `query` string")
+        found = api.recall(
+            config,
             query,
             _int(arguments, "savepoint"),
             _text(arguments, "since"),
@@ -99,11 +103,11 @@ def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
     if name == "show":
         ref = arguments.get("ref")
         if not isinstance(ref, str):
-            raise recall.RecallError("show needs a `ref` string such as 3:142")
-        return recall.render(recall.show(config.logs, _text(arguments, "instance") or config.instance, ref))
+            raise ToolError("show needs a `ref` string such as 3:142")
+        return api.render(api.show(config, ref, _text(arguments, "instance")))
     if name == "savepoints":
-        return recall.describe_savepoints(config.logs, config.instance)
-    raise recall.RecallError(f"no tool {name!r}; the tools are recall, show and savepoints")
+        return api.describe_savepoints(config)
+    raise ToolError(f"no tool {name!r}; the tools are recall, show and savepoints")
 
 
 def _int(arguments: dict[str, Any], key: str) -> int | None:
@@ -111,7 +115,7 @@ def _int(arguments: dict[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool):
-        raise recall.RecallError(f"`{key}` must be an integer")
+        raise ToolError(f"`{key}` must be an integer")
     return value
 
 
@@ -120,7 +124,7 @@ def _text(arguments: dict[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise recall.RecallError(f"`{key}` must be a string")
+        raise ToolError(f"`{key}` must be a string")
     return value
 
 

@@ -80,10 +80,10 @@ def run(root: Path) -> None:
 def _update_recall(loaded: configuration.Config) -> None:
     """Indexes the new savepoints' entries for recall, before Layers 2 and 3 (which may wait on
     the network). The index is derived data: a failure is logged and never stops the layers."""
-    from precompact.recall import fulltext as recall
+    from precompact import api
 
     try:
-        outcome = recall.update(loaded.logs, loaded.instance)
+        outcome = api.update_recall(loaded)
     except Exception as e:  # noqa: BLE001 - derived data: recall rebuilds the index from the snapshots when it next runs
         _log(f"recall index not updated: {e!r}")
         return

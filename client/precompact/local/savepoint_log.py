@@ -165,6 +165,34 @@ class Outcome:
         return self.event in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED)
 
 
+def record_pruned(logs: Path, savepoint: Savepoint) -> None:
+    """Records that `savepoint`'s local copy was removed on purpose. Call with the lock held."""
+    append(
+        logs,
+        {
+            "event": Event.LOCAL_COPY_PRUNED,
+            "timestamp": utc_timestamp(),
+            "instance": savepoint.instance,
+            "sequence": savepoint.sequence,
+            "commit": savepoint.commit,
+        },
+    )
+
+
+def record_lineage(logs: Path, instance: str, savepoint: Savepoint, lineage: list[str]) -> None:
+    """Records that `instance` continues `savepoint`'s instance, and the instances before it."""
+    record(
+        logs,
+        {
+            "event": Event.RESURRECTED,
+            "instance": instance,
+            "from_instance": savepoint.instance,
+            "from_sequence": savepoint.sequence,
+            "lineage": lineage,
+        },
+    )
+
+
 def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
     """Records each outcome as soon as the layer reports it (a crash loses none it already
     reported); returns the reasons of those that failed, each once (one failed push fails
@@ -181,6 +209,35 @@ def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
 class IndexRead:
     events: list[dict] = field(default_factory=list)
     bad_lines: list[int] = field(default_factory=list)
+
+    @property
+    def savepoints(self) -> list[Savepoint]:
+        """Every savepoint, folded (see `fold`)."""
+        return fold(self.events)
+
+    def lineage(self, instance: str) -> list[str]:
+        return lineage(self.events, instance)
+
+    def deliveries(self, instance: str, session_id: str) -> list[Delivery]:
+        """The restore briefs of `instance`'s savepoints given to session `session_id`, oldest
+        first."""
+        return [
+            Delivery(event["sequence"], event.get("source") if isinstance(event.get("source"), str) else None)
+            for event in self.events
+            if event.get("event") == Event.BRIEF_DELIVERED
+            and event.get("instance") == instance
+            and event.get("session_id") == session_id
+            and isinstance(event.get("sequence"), int)
+        ]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A BRIEF_DELIVERED line: which savepoint's brief a session was given, and at which
+    session start (`source`: compact, resume, ...)."""
+
+    sequence: int
+    source: str | None
 
 
 def read(logs: Path) -> IndexRead:

@@ -238,8 +238,8 @@ def create_savepoint(
 ) -> WrittenSnapshot:
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
     with savepoint_log.locked(settings.logs, INDEX_LOCK_TIMEOUT_SECONDS):
-        events = savepoint_log.read(settings.logs).events
-        mine = savepoint_log.of_instance(savepoint_log.fold(events), settings.instance)
+        index = savepoint_log.read(settings.logs)
+        mine = savepoint_log.of_instance(index.savepoints, settings.instance)
         previous = mine[-1] if mine else None
         # Read under the lock, and never earlier than the previous savepoint: the program
         # refuses a timestamp that goes backwards, which would leave this savepoint (and all
@@ -247,7 +247,7 @@ def create_savepoint(
         now = now or datetime.now(UTC)
         if previous is not None and int(now.timestamp()) < previous.unix_timestamp:
             now = datetime.fromtimestamp(previous.unix_timestamp, UTC)
-        lineage = savepoint_log.lineage(events, settings.instance)
+        lineage = index.lineage(settings.instance)
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None
         name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)

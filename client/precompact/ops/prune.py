@@ -46,7 +46,7 @@ def prune(config: Config, keep: int) -> Pruned:
     target = gitstore.Target.of(config)
     outcome = Pruned()
     with savepoint_log.locked(config.logs, snapshot.INDEX_LOCK_TIMEOUT_SECONDS):
-        folded = savepoint_log.fold(savepoint_log.read(config.logs).events)
+        folded = savepoint_log.read(config.logs).savepoints
         local = verdicts.LocalSnapshots(config.logs)
         removed: list[tuple[savepoint_log.Savepoint, verdicts.Snapshot]] = []
         for instance in dict.fromkeys(s.instance for s in folded):
@@ -63,16 +63,7 @@ def prune(config: Config, keep: int) -> Pruned:
             name = logs_dir.within(str(savepoint.snapshot_file))
             with logs_dir.directory(config.logs) as fd:
                 os.unlink(name, dir_fd=fd)
-            savepoint_log.append(
-                config.logs,
-                {
-                    "event": savepoint_log.Event.LOCAL_COPY_PRUNED,
-                    "timestamp": savepoint_log.utc_timestamp(),
-                    "instance": savepoint.instance,
-                    "sequence": savepoint.sequence,
-                    "commit": savepoint.commit,
-                },
-            )
+            savepoint_log.record_pruned(config.logs, savepoint)
             outcome.savepoints.append((savepoint.instance, savepoint.sequence))
             outcome.freed_bytes += len(found.data)
         if removed:

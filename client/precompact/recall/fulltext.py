@@ -259,26 +259,13 @@ class _Snapshots:
         return self._mapped_readers.get(key) or self.checked(savepoint)[0]
 
     def _check(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
-        if not savepoint.written_here:
-            return (
-                "this machine did not write it (its index line carries no tag of this machine's key): no root vouches for it",
-                None,
-            )
         before = self._stamp(savepoint)
-        found = self._local.get(savepoint)
-        if found is None:
-            return (
-                f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/",
-                None,
-            )
         try:
-            verdicts.check_snapshot(
-                found, savepoint.sequence, savepoint.instance, savepoint.snapshot_hash, verdicts.LOCAL_ROOT
+            document = verdicts.local_root_document(
+                savepoint, self._local.get(savepoint), chunks.local_fetch(self._logs), f"logs/{chunks.CHUNKS_DIR}/"
             )
-        except verdicts.Broken as e:
-            return f"it fails verification: {e}", None
-        try:
-            document = verdicts.contents(found, chunks.local_fetch(self._logs), f"logs/{chunks.CHUNKS_DIR}/")
+        except verdicts.Unrooted as e:
+            return str(e), None
         except verdicts.Broken as e:
             return f"it fails verification: {e}", None
         stamp = self._stamp(savepoint)
@@ -397,9 +384,9 @@ def _indexed(connection: sqlite3.Connection) -> dict[tuple[str, int], tuple[int,
 
 def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
     """The savepoints recall searches for `instance`: its own and those of its lineage."""
-    events = savepoint_log.read(logs).events
-    folded = savepoint_log.fold(events)
-    names = savepoint_log.lineage(events, instance)
+    index = savepoint_log.read(logs)
+    folded = index.savepoints
+    names = index.lineage(instance)
     # A pruned savepoint's local copy is gone (resurrect brings it back from git).
     return [
         s for name in dict.fromkeys([*names, instance]) for s in savepoint_log.of_instance(folded, name) if not s.pruned

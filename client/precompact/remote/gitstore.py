@@ -139,34 +139,33 @@ def open_repository(path: Path) -> git.Repo:
         raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository") from None
 
 
-def commit_message(event: dict, keys: Keys = CLEAR) -> str:
+def commit_message(savepoint: savepoint_log.Savepoint, keys: Keys = CLEAR) -> str:
     if keys.encrypting:
         # The instance name, hashes and token counts stay inside the encrypted index.
-        return f"PRECOMPACT: encrypted savepoint\n\nSequence: {event['sequence']}\n"
-    tokens = event.get("tokens_used_this_session")
-    remaining = event.get("tokens_remaining")
-    window = tokens + remaining if isinstance(tokens, int) and isinstance(remaining, int) else "?"
+        return f"PRECOMPACT: encrypted savepoint\n\nSequence: {savepoint.sequence}\n"
+    tokens, remaining = savepoint.tokens_used, savepoint.tokens_remaining
+    window = tokens + remaining if tokens is not None and remaining is not None else "?"
     return (
-        f"[{event['instance']}] PRECOMPACT: Savepoint before context compaction\n\n"
-        f"Instance: {event['instance']}\n"
-        f"Sequence: {event['sequence']}\n"
-        f"Timestamp: {event['timestamp']}\n"
-        f"Snapshot hash: {event['snapshot_hash']}\n"
+        f"[{savepoint.instance}] PRECOMPACT: Savepoint before context compaction\n\n"
+        f"Instance: {savepoint.instance}\n"
+        f"Sequence: {savepoint.sequence}\n"
+        f"Timestamp: {savepoint.timestamp}\n"
+        f"Snapshot hash: sha256:{savepoint.snapshot_hash}\n"
         f"Tokens used: {tokens}/{window}\n"
     )
 
 
-def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) -> str:
-    """Commits the snapshot named by `event` and the current index file onto the branch; returns
-    the commit id. Only a file named as Layer 1 names snapshots, read from logs/ without
-    following links, and holding the bytes whose hash the index recorded, is committed."""
-    name, sequence = event.get("snapshot_file"), event.get("sequence")
-    if not isinstance(name, str) or not isinstance(sequence, int) or not logs_dir.is_snapshot_name(name, sequence):
+def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: savepoint_log.Savepoint) -> str:
+    """Commits `savepoint`'s snapshot and the current index file onto the branch; returns the
+    commit id. Only a file named as Layer 1 names snapshots, read from logs/ without following
+    links, and holding the bytes whose hash the index recorded, is committed."""
+    name, sequence = savepoint.snapshot_file, savepoint.sequence
+    if not logs_dir.is_snapshot_name(name, sequence):
         raise GitStoreError(
             f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
         )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
-    sha256 = event["snapshot_hash"].removeprefix("sha256:")
+    sha256 = savepoint.snapshot_hash
     files: dict[str, str | None] = {name: sha256}
     files.update(_chunks_to_commit(repo, target, logs, _listed_chunks(logs, name, sha256)))
     files[index_name] = None
@@ -179,7 +178,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, event: dict) ->
             repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
             tree = _write_tree(repo, blobs, env)
         parents = ["-p", parent] if parent else []
-        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(event, target.keys), env=environment)
+        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(savepoint, target.keys), env=environment)
         expected = parent or "0" * len(commit)
         try:
             repo.git.update_ref(target.ref, commit, expected)
@@ -742,7 +741,7 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.O
         if savepoint.commit:
             continue
         try:
-            commit = commit_savepoint(repo, target, logs, savepoint.created)
+            commit = commit_savepoint(repo, target, logs, savepoint)
         except (GitStoreError, git.GitCommandError, OSError) as e:
             reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
             yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": reason})

@@ -32,23 +32,24 @@ says which savepoint, which layer and which field).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
-from precompact.local.savepoint_log import Savepoint
+from precompact.local.savepoint_log import Layer2, Layer3, Savepoint
+from precompact.verifier.evidence import GitCopy, Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
 # checks local snapshots through this module, and those imports would cost it ~100 ms.
 if TYPE_CHECKING:
-    import git
     from solders.pubkey import Pubkey
 
     from precompact.chain import record, rpc
-    from precompact.remote.encryption import Keys
+    from precompact.config.settings import Config
+    from precompact.remote import gitstore
 
 VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
 
@@ -71,6 +72,11 @@ class Broken(Exception):
         super().__init__(reason)
         self.layer = layer
         self.sequence = sequence
+
+
+class Unrooted(Exception):
+    """No root can vouch for a savepoint's local bytes: this machine did not write its index
+    line, or the bytes are not here. The message says which."""
 
 
 class NoRoot(PrecompactError):
@@ -226,6 +232,19 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     )
 
 
+def chain_record(config: Config, instance: str, confirmed: int) -> tuple[Roots | None, ChainRead]:
+    """The configured roots for `instance` and the chain's verdict on its record, given the
+    highest savepoint this machine saw confirmed (0: none, or the index is not this machine's)."""
+    from precompact.chain import rpc
+
+    try:
+        configured = roots(config.program_id, config.authority, config.keypair, instance)
+    except NoRoot as e:
+        return None, ChainRead(NOT_VERIFIED, str(e))
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+    return configured, read_record(configured, client, confirmed)
+
+
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:
     """The record states exactly this savepoint: sequence, snapshot hash, predecessor, commit.
     Raises Broken naming the first field that differs."""
@@ -255,18 +274,6 @@ def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str |
 
 
 # --- Layer 1 and the hash chain: snapshot bytes ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What a snapshot's bytes say about themselves, and where they were read."""
-
-    sha256: str
-    sequence: object
-    instance: object
-    previous: str | None  # the predecessor hash written inside; None for an instance's first
-    where: str
-    data: bytes
 
 
 def read_snapshot(data: bytes, where: str) -> Snapshot:
@@ -424,63 +431,157 @@ def walk_back(
     return verdicts
 
 
-# --- Layer 2: the git copy --------------------------------------------------------------------
+# --- Layer 2: the git copy (evidence.py reads it) ----------------------------------------------
 
 
-def read_git_copy(
-    repo: git.Repo, commit: str, name: str, keys: Keys, sequence: int, rekeyed: str | None = None
-) -> tuple[bytes | None, Check | None]:
-    """The plaintext of savepoint `sequence`'s file `name` as `commit` holds it (to be checked
-    against a root by the caller), or no bytes and the verdict on why not (see read_git_copies).
-    GitStoreError when the commit or file is absent."""
-    [(found, verdict)] = read_git_copies(repo, [(commit, name, sequence)], keys, rekeyed)
-    if isinstance(found, Exception):
-        raise found
-    return found, verdict
-
-
-def read_git_copies(
-    repo: git.Repo, wanted: list[tuple[str, str, int]], keys: Keys, rekeyed: str | None = None
-) -> Iterator[tuple[bytes | None | Exception, Check | None]]:
-    """For each (commit, file, savepoint) in order: its plaintext, or none and the verdict on
-    why: NOT_VERIFIED when it is encrypted for identities that are not here and its ciphertext
-    is the blob the commit names; FAILED when that ciphertext is broken or is not the committed
-    one. `rekeyed` (the branch tip) may hold the file re-encrypted by `precompact rekey` for the
-    identity here. An absent commit or file gives its GitStoreError in place of the bytes."""
+def unread_copy(copy: gitstore.Unopened, commit: str, name: str, sequence: int) -> Check:
+    """The verdict on a snapshot copy git holds encrypted and that cannot be read here:
+    NOT_VERIFIED when it is encrypted for identities that are not here and its ciphertext is the
+    blob the commit names; FAILED when that ciphertext is broken or is not the committed one."""
     from precompact.remote import gitstore
 
-    found = gitstore.files_at(repo, [(commit, name) for commit, name, _ in wanted], keys)
-    for (commit, name, sequence), copy in zip(wanted, found):
-        if isinstance(copy, gitstore.Unopened) and not copy.intact:
-            yield (
-                None,
-                Check(
-                    FAILED,
-                    f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
-                ),
-            )
-        elif isinstance(copy, gitstore.Undecryptable):
-            yield None, Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {copy}")
-        elif isinstance(copy, gitstore.Sealed):
-            again = _rekeyed_copy(repo, rekeyed, name, keys) if rekeyed not in (None, commit) else None
-            if again is not None:
-                yield again, None
-                continue
-            yield (
-                None,
-                Check(
-                    NOT_VERIFIED,
-                    f"commit {commit[:12]} holds the ciphertext it committed for savepoint {sequence}; its content was not checked ({copy})",
-                ),
-            )
-        else:
-            yield copy, None
+    if not copy.intact:
+        return Check(
+            FAILED,
+            f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
+        )
+    if isinstance(copy, gitstore.Undecryptable):
+        return Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {copy}")
+    return Check(
+        NOT_VERIFIED,
+        f"commit {commit[:12]} holds the ciphertext it committed for savepoint {sequence}; its content was not checked ({copy})",
+    )
 
 
-def _rekeyed_copy(repo: git.Repo, tip: str | None, name: str, keys: Keys) -> bytes | None:
-    from precompact.remote import gitstore
+def git_copy(copy: GitCopy, wanted: str, root: str) -> Check:
+    """Layer 2's verdict on a savepoint's snapshot at its commit: VERIFIED when git's copy hashes
+    to `wanted`, the hash `root` vouches for (git is no root of its own: a caller whose `wanted`
+    no root vouches for says so); NOT_VERIFIED when its content cannot be read here; FAILED when
+    the commit does not hold it or it is other bytes."""
+    where = f"commit {copy.commit[:12]}"
+    if not copy.present:
+        return Check(FAILED, f"{where} does not hold {copy.name}: history was rewritten")
+    if copy.unopened is not None:
+        return unread_copy(copy.unopened, copy.commit, copy.name, copy.sequence)
+    if copy.sha256 != wanted:
+        return Check(FAILED, f"{copy.name} at {where} does not hash to the sha256:{wanted} {root}")
+    return Check(VERIFIED, f"{where} (encrypted copy decrypted and checked)" if copy.decrypted else where)
 
-    try:
-        return gitstore.file_at(repo, str(tip), name, keys)
-    except gitstore.GitStoreError:
+
+def on_branch(commit: str, branch: str, commits: set[str]) -> Check | None:
+    """FAILED when the savepoint's commit is no longer on the savepoint branch."""
+    if commit in commits:
         return None
+    return Check(FAILED, f"commit {commit[:12]} is no longer on branch {branch}: history was rewritten")
+
+
+def chunk_unopened(error: gitstore.Unopened, about: str = "") -> Check:
+    """A chunk sealed for the identities that are not here: not checked, unless the object
+    store's ciphertext no longer hashes to the committed blob, which is an alteration either way."""
+    from precompact.remote import gitstore
+
+    if isinstance(error, gitstore.Sealed) and error.intact:
+        return Check(NOT_VERIFIED, str(error))
+    return Check(FAILED, f"{about}{error}")
+
+
+def chunk_in_git(ref: chunks.Ref, commit: str, data: bytes | None | gitstore.Unopened) -> Check | None:
+    """The verdict on chunk `ref`'s bytes as git gives them at `commit`; None when they are it."""
+    from precompact.remote import gitstore
+
+    if data is None:
+        return Check(FAILED, f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}")
+    if isinstance(data, gitstore.Unopened):
+        return chunk_unopened(data, f"chunk {ref.sha256}: ")
+    if chunk_problem(ref, data, f"commit {commit[:12]}") is not None:
+        return Check(
+            FAILED,
+            f"chunk {ref.sha256} ({ref.size} bytes) is altered in commit {commit[:12]}: its bytes do not hash to its name",
+        )
+    return None
+
+
+def recorded_git(git_layer: bool, savepoint: Savepoint) -> Check:
+    """Git as the worker recorded it in the index: never "verified", which takes reading git (a
+    session start reads neither git nor the chain)."""
+    if not git_layer:
+        return Check(OFF, "the git layer is off in .precompact.toml")
+    if savepoint.layer_2 in (Layer2.PUSHED, Layer2.COMMITTED) and savepoint.commit:
+        return Check(
+            NOT_VERIFIED, f"{savepoint.layer_2.lower()} as commit {savepoint.commit[:12]} per the index, not re-read"
+        )
+    return Check(NOT_VERIFIED, "Layer 2 queued")
+
+
+def recorded_chain(chain_layer: bool, savepoint: Savepoint) -> Check:
+    """The chain as the worker recorded it in the index (not "verified", as for git). A
+    savepoint the chain anchored stays confirmed when the layer is turned off later; one it did
+    not is off, neither queued nor failed."""
+    if savepoint.layer_3 == Layer3.CONFIRMED:
+        return Check(NOT_VERIFIED, f"confirmed at slot {savepoint.chain_slot} per the index, not re-read")
+    if not chain_layer:
+        return Check(OFF, "the chain layer is off in .precompact.toml")
+    return Check(NOT_VERIFIED, "Layer 3 queued")
+
+
+# --- The savepoint as a whole -------------------------------------------------------------------
+
+
+def intact(checks: dict[str, Check]) -> bool:
+    """No check of a savepoint failed."""
+    return all(c.status != FAILED for c in checks.values())
+
+
+def vouched(checks: dict[str, Check]) -> bool:
+    """Intact, and vouched for by a root: this machine's recorded hash (the integrity check) or
+    the chain."""
+    return intact(checks) and VERIFIED in (checks["integrity"].status, checks["chain"].status)
+
+
+def check_local_root(found: Snapshot, savepoint: Savepoint, root: str = LOCAL_ROOT) -> None:
+    """The bytes are `savepoint` as its index line states it (its hash, which `root` vouches
+    for, its sequence, instance and predecessor). Raises Broken naming what differs."""
+    n = savepoint.sequence
+    check_snapshot(found, n, savepoint.instance, savepoint.snapshot_hash, root)
+    check_link(found, n, savepoint.prev_snapshot_hash, f"{root} for savepoint {n - 1}")
+
+
+def local_root_document(savepoint: Savepoint, found: Snapshot | None, fetch: chunks.Fetch, where: str) -> bytes:
+    """The full document of a savepoint whose local bytes the local root vouches for (its index
+    line is this machine's, and the bytes and every chunk they list hash as recorded). Raises
+    Unrooted when no root can vouch for them, Broken when they contradict it."""
+    if not savepoint.written_here:
+        raise Unrooted(
+            "this machine did not write it (its index line carries no tag of this machine's key): no root vouches for it"
+        )
+    if found is None:
+        raise Unrooted(f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/")
+    check_local_root(found, savepoint)
+    return contents(found, fetch, where)
+
+
+def integrity(
+    found: Snapshot, savepoint: Savepoint, before: Savepoint | None, unrooted: str | None, chain_verified: bool
+) -> Check:
+    """The snapshot against its index line: this machine's recorded hash (a root; `unrooted` is
+    None), or an index this machine did not write (`unrooted` says which), which counts only
+    when the chain verified the same bytes."""
+    root = LOCAL_ROOT if unrooted is None else f"{unrooted} names"
+    try:
+        check_local_root(found, savepoint, root)
+    except Broken as e:
+        return Check(FAILED, str(e))
+    if before is not None and before.snapshot_hash != savepoint.prev_snapshot_hash:
+        return Check(
+            FAILED, f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence} in the index"
+        )
+    if unrooted is None:
+        return Check(VERIFIED, "hash matches the one this machine recorded; hash link to the previous savepoint holds")
+    if chain_verified:
+        return Check(
+            VERIFIED, f"hash is the one the on-chain record vouches for; {unrooted} agrees and its hash link holds"
+        )
+    return Check(
+        NOT_VERIFIED,
+        f"consistent with {unrooted}, which no root vouches for; only the on-chain record of the configured authority could",
+    )

@@ -1,0 +1,213 @@
+"""The evidence the verifier reads about savepoints, gathered once per run: git's copies of
+their snapshots and chunks at the recorded commits, and the shapes the rules judge (Snapshot,
+GitCopy). Nothing here decides anything (the rules are in verdicts.py, which imports this
+module, never the other way); nothing read here is trusted until a rule holds it to a root.
+
+One rule of reading lives here and nowhere else: a copy sealed at its commit for identities
+that are not here is read again from the branch tip, where `precompact rekey` re-encrypts every
+file for the identities added since. What the tip gives still has to hash to what a root
+vouches for, so the tip is a place to look, never a root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
+
+from precompact.config.settings import Config
+from precompact.local import chunks
+from precompact.local.savepoint_log import Savepoint
+
+# GitPython is imported through gitstore where git is read: the SessionStart hook checks a
+# savepoint through this package and never reads git.
+if TYPE_CHECKING:
+    import git
+
+    from precompact.remote import gitstore
+    from precompact.remote.encryption import Keys
+
+Read = TypeVar("Read")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot's bytes say about themselves, and where they were read (verdicts.read_snapshot
+    reads them)."""
+
+    sha256: str
+    sequence: object
+    instance: object
+    previous: str | None  # the predecessor hash written inside; None for an instance's first
+    where: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class GitCopy:
+    """What git holds of savepoint `sequence`'s snapshot at `commit`, as evidence.py read it
+    against the hash wanted."""
+
+    sequence: int
+    commit: str
+    name: str
+    present: bool  # the commit holds the file, in clear or encrypted
+    sha256: str | None  # what git's copy hashes to (None: not the local bytes, or not read)
+    unopened: gitstore.Unopened | None  # encrypted, and it could not be read here
+    data: bytes | None  # its plaintext, when the local bytes could not stand for it
+    decrypted: bool  # an encrypted copy, decrypted here
+
+
+class GitEvidence:
+    """One repository's savepoint branch as evidence: its commits, copies and chunks."""
+
+    def __init__(self, repo: git.Repo, target: gitstore.Target, keys: Keys):
+        self.repo = repo
+        self.target = target
+        self.keys = keys
+        self._at_tip: dict[str, bytes | None | gitstore.Unopened] = {}  # chunk sha256 -> as the tip holds it
+
+    @classmethod
+    def of(cls, config: Config) -> tuple[GitEvidence | None, str | None]:
+        """The configured repository, or None and why it cannot be read."""
+        from precompact.remote import encryption, gitstore
+
+        if not config.git_layer:
+            return None, "the git layer is off in .precompact.toml"
+        try:
+            repo = gitstore.open_repository(config.repository)
+        except gitstore.GitStoreError as e:
+            return None, str(e)
+        return cls(repo, gitstore.Target.of(config), encryption.Keys.of(config)), None
+
+    @cached_property
+    def tip(self) -> str | None:
+        """The savepoint branch's tip (local, else as last fetched), read once."""
+        from precompact.remote import gitstore
+
+        return gitstore.savepoint_tip(self.repo, self.target)
+
+    def fetch(self) -> None:
+        """Fetches the savepoint branch from the remote (GitStoreError when it cannot)."""
+        from precompact.remote import gitstore
+
+        gitstore.fetch(self.repo, self.target)
+        self.__dict__.pop("tip", None)
+        self._at_tip.clear()
+
+    def has_commit(self, commit: str) -> bool:
+        from precompact.remote import gitstore
+
+        return gitstore.has_commit(self.repo, commit)
+
+    @cached_property
+    def on_branch(self) -> set[str]:
+        from precompact.remote import gitstore
+
+        return gitstore.branch_commits(self.repo, self.target.branch)
+
+    def _rekeyed(self, commit: str, found: Read, read: Callable[[str], Read]) -> Read:
+        """`found`, read at `commit`; when it is sealed for identities that are not here (and is
+        the ciphertext the commit names: an altered one is a finding, not a reason to look
+        elsewhere), what `read` gives at the branch tip instead, if that is bytes."""
+        from precompact.remote import gitstore
+
+        if isinstance(found, gitstore.Sealed) and found.intact and self.tip not in (None, commit):
+            again = read(str(self.tip))
+            if isinstance(again, bytes):
+                return again
+        return found
+
+    def snapshot_reads(self, wanted: list[tuple[str, str]]) -> list[bytes | gitstore.GitStoreError]:
+        """For each (commit, file): its plaintext, else the GitStoreError saying why not (an
+        Unopened one when it is encrypted and cannot be read here); one git process for all."""
+        from precompact.remote import gitstore
+
+        def at(name: str) -> Callable[[str], bytes | gitstore.GitStoreError]:
+            def read(commit: str) -> bytes | gitstore.GitStoreError:
+                try:
+                    return gitstore.file_at(self.repo, commit, name, self.keys)
+                except gitstore.GitStoreError as e:
+                    return e
+
+            return read
+
+        found = gitstore.files_at(self.repo, wanted, self.keys)
+        return [self._rekeyed(commit, copy, at(name)) for (commit, name), copy in zip(wanted, found)]
+
+    def chunk(self, commit: str, ref: chunks.Ref) -> bytes | None | gitstore.Unopened:
+        """Chunk `ref`'s plaintext at `commit` (unchecked): None when absent, the Unopened error
+        when encrypted and unreadable here."""
+        from precompact.remote import gitstore
+
+        def read(at: str) -> bytes | None | gitstore.Unopened:
+            if at != self.tip:
+                return gitstore.chunk_at(self.repo, at, ref, self.keys)
+            # Every savepoint sealed at its commit reads its chunks here: each one once.
+            if ref.sha256 not in self._at_tip:
+                self._at_tip[ref.sha256] = gitstore.chunk_at(self.repo, at, ref, self.keys)
+            return self._at_tip[ref.sha256]
+
+        return self._rekeyed(commit, read(commit), read)
+
+    def chunk_blobs(self, commit: str, listed: list[chunks.Ref]) -> list[str | None | gitstore.Unopened]:
+        from precompact.remote import gitstore
+
+        return gitstore.chunk_blob_ids(self.repo, [(commit, ref) for ref in listed], self.keys)
+
+    def blob_id(self, data: bytes) -> str:
+        from precompact.remote import gitstore
+
+        return gitstore.blob_id(self.repo, data)
+
+    def commit_adding(self, name: str) -> str | None:
+        """The branch's commit that added file `name` (a savepoint the index copy names without
+        a commit)."""
+        from precompact.remote import gitstore
+
+        return gitstore.commit_adding(self.repo, self.tip, name) if self.tip else None
+
+    def snapshot_copies(self, wanted: list[tuple[Savepoint, str, Snapshot | None, str]]) -> list[GitCopy]:
+        """Git's copy of each (savepoint, commit, local bytes, hash wanted). Where the local
+        bytes hash to the one wanted and git holds the file in clear, the blob ids compare them
+        without reading git; otherwise git's copy is read (decrypted), one git process for all."""
+        from precompact.remote import gitstore
+
+        paths = [
+            (commit, path)
+            for savepoint, commit, _, _ in wanted
+            for path in (savepoint.snapshot_file, gitstore.sealed_path(savepoint.snapshot_file))
+        ]
+        blobs = gitstore.blob_ids_at(self.repo, paths)
+        to_read = [
+            i
+            for i, (_, _, local, sha256) in enumerate(wanted)
+            if (blobs[2 * i] or blobs[2 * i + 1]) and not (blobs[2 * i] and _serves(local, sha256))
+        ]
+        reads = dict(zip(to_read, self.snapshot_reads([(wanted[i][1], wanted[i][0].snapshot_file) for i in to_read])))
+        copies = []
+        for i, (savepoint, commit, local, sha256) in enumerate(wanted):
+            clear, sealed = blobs[2 * i], blobs[2 * i + 1]
+            name = savepoint.snapshot_file
+            if i not in reads:
+                same = clear is not None and local is not None and clear == self.blob_id(local.data)
+                present, found = clear is not None, sha256 if same else None
+                copies.append(GitCopy(savepoint.sequence, commit, name, present, found, None, None, False))
+                continue
+            read = reads[i]
+            if isinstance(read, gitstore.Unopened):
+                copies.append(GitCopy(savepoint.sequence, commit, name, True, None, read, None, True))
+                continue
+            if isinstance(read, Exception):
+                raise read  # the commit names the file, yet it cannot be read: the object store
+            digest = hashlib.sha256(read).hexdigest()
+            kept = None if _serves(local, digest) else read
+            decrypted = sealed is not None and clear is None
+            copies.append(GitCopy(savepoint.sequence, commit, name, True, digest, None, kept, decrypted))
+        return copies
+
+
+def _serves(local: Snapshot | None, sha256: str) -> bool:
+    return local is not None and local.sha256 == sha256

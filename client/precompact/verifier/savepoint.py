@@ -1,0 +1,238 @@
+"""One savepoint put through the verifier, for whoever brings it back (resurrect, export, the
+SessionStart brief): its evidence gathered once (the local bytes, git's copy at its commit, the
+on-chain record and the snapshots that link to it) and every verdict decided by verdicts.py.
+
+Nothing here writes: bytes only git had come back in `Checked`, and the caller decides whether
+to keep them. Two ways in: `check` reads git and the chain; `check_recorded` (a session start,
+which must not wait on the network or load GitPython) reads the local bytes only, and takes git
+and the chain as the worker recorded them in the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import chunks
+from precompact.local.savepoint_log import Savepoint
+from precompact.verifier import verdicts
+from precompact.verifier.evidence import GitEvidence
+from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
+
+
+class Unusable(PrecompactError):
+    """No bytes of the savepoint can be used: the message says why and what to do."""
+
+
+@dataclass
+class Checked:
+    """The verifier's checks on one savepoint, and the bytes they were made on."""
+
+    checks: dict[str, Check]
+    snapshot: verdicts.Snapshot  # the snapshot bytes that hash to the value wanted
+    document: bytes  # the full document those bytes stand for (a chunked one rebuilt)
+    from_git: bytes | None = None  # snapshot bytes only git had (the local file is missing or altered)
+    chunks_from_git: list[bytes] = field(default_factory=list)  # chunks logs/ did not have
+
+
+def check(
+    config: Config,
+    remote: GitEvidence | None,
+    remote_problem: str | None,
+    savepoints: list[Savepoint],
+    target: Savepoint,
+    unrooted: str | None,
+) -> Checked:
+    """`target` (one of `savepoints`, an instance's from one index) across the three layers.
+    `unrooted` says which index no root vouches for (None: this machine's own line, the local
+    root); then only the chain can make it VERIFIED."""
+    locator = _Locator(config.logs, remote, {s.sequence: s for s in savepoints})
+    local = locator.local(target)
+    checks = {"chain": _chain(config, target, locator, unrooted is None)}
+    rooted = unrooted is None or checks["chain"].status == VERIFIED
+    # The hash to hold the bytes to: this machine's record, else what the chain verified.
+    wanted = target.snapshot_hash if unrooted is None else (checks["chain"].sha256 or target.snapshot_hash)
+    commit = locator.commit_of(target) if remote is not None else None
+    checks["git"], git_bytes = _git(config, remote, remote_problem, target, commit, wanted, rooted, local)
+    return _checked(config, remote, target, locator.by_sequence, checks, local, wanted, git_bytes, commit, unrooted)
+
+
+def check_recorded(config: Config, savepoints: list[Savepoint], target: Savepoint) -> Checked:
+    """`target` from this machine's index, its local bytes only: no network, no git."""
+    checks = {
+        "chain": verdicts.recorded_chain(config.chain_layer, target),
+        "git": verdicts.recorded_git(config.git_layer, target),
+    }
+    local = verdicts.LocalSnapshots(config.logs).get(target)
+    unrooted = None if target.written_here else NOT_WRITTEN_HERE
+    by_sequence = {s.sequence: s for s in savepoints}
+    return _checked(config, None, target, by_sequence, checks, local, target.snapshot_hash, None, None, unrooted)
+
+
+NOT_WRITTEN_HERE = "the index in logs/ (not written by this machine: its line carries no tag of this machine's key)"
+
+
+def _checked(
+    config: Config,
+    remote: GitEvidence | None,
+    target: Savepoint,
+    by_sequence: dict[int, Savepoint],
+    checks: dict[str, Check],
+    local: verdicts.Snapshot | None,
+    wanted: str,
+    git_bytes: bytes | None,
+    commit: str | None,
+    unrooted: str | None,
+) -> Checked:
+    local_path = config.root / target.snapshot_file
+    if local is not None and local.sha256 != wanted:
+        checks["snapshot"] = Check(FAILED, f"{local_path} was altered (sha256 {local.sha256[:16]} != {wanted[:16]})")
+    if local is not None and local.sha256 == wanted:
+        usable, from_git = local, None
+    elif git_bytes is not None:
+        usable, from_git = verdicts.read_snapshot(git_bytes, f"git commit {str(commit)[:12]}"), git_bytes
+    else:
+        problem = "is altered" if local is not None else "is missing"
+        raise Unusable(
+            f"snapshot {local_path} {problem} and git has no usable copy ({checks['git'].detail}); run `precompact verify`"
+        )
+    document, fetched = _document(config.logs, remote, usable, target, commit, checks)
+    checks["integrity"] = verdicts.integrity(
+        usable, target, by_sequence.get(target.sequence - 1), unrooted, checks["chain"].status == VERIFIED
+    )
+    return Checked(checks, usable, document, from_git, fetched)
+
+
+class _Locator:
+    """Where each savepoint's snapshot bytes can be found: the local file, else git at its
+    commit. Nothing here is trusted: the verifier checks whatever bytes it is handed."""
+
+    def __init__(self, logs, remote: GitEvidence | None, by_sequence: dict[int, Savepoint]):
+        self.remote = remote
+        self.by_sequence = by_sequence
+        self.record_commits: dict[int, str] = {}  # named by the verified on-chain record
+        self.local = verdicts.LocalSnapshots(logs).get
+
+    def commit_of(self, savepoint: Savepoint) -> str | None:
+        """The signed record's commit first: the index (a copy from git, perhaps) only points."""
+        if self.remote is None:
+            return None
+        return (
+            self.record_commits.get(savepoint.sequence)
+            or savepoint.commit
+            or self.remote.commit_adding(savepoint.snapshot_file)
+        )
+
+    def locate(self, savepoint: Savepoint, expected: str | None) -> verdicts.Snapshot | None:
+        """The bytes that hash to `expected` if any source has them, else the first found."""
+        local = self.local(savepoint)
+        if local is not None and local.sha256 == expected:
+            return local
+        commit = self.commit_of(savepoint)
+        if self.remote is None or commit is None:
+            return local
+        [stored] = self.remote.snapshot_reads([(commit, savepoint.snapshot_file)])
+        if not isinstance(stored, bytes):  # absent, or encrypted for another identity: _git says which
+            return local
+        from_git = verdicts.read_snapshot(stored, f"git commit {commit[:12]}")
+        return from_git if local is None or from_git.sha256 == expected else local
+
+
+def _chain(config: Config, target: Savepoint, locator: _Locator, local_root: bool) -> Check:
+    """The chain root's verdict on `target`: the record, then the walk back to it."""
+    if not config.chain_layer:
+        return Check(OFF, "the chain layer is off in .precompact.toml")
+    from precompact.local import savepoint_log
+
+    # Only this machine's own index can say what was confirmed; a copy from git could lie.
+    confirmed = savepoint_log.highest_confirmed(locator.by_sequence.values()) if local_root else 0
+    roots, read = verdicts.chain_record(config, target.instance, confirmed)
+    if roots is None or read.record is None:
+        return Check(read.status, read.detail)
+    held = read.record
+    if held.sequence < target.sequence:
+        return Check(NOT_VERIFIED, f"the chain holds savepoint {held.sequence}; {target.sequence} is not posted yet")
+    if set(held.commit) != {"0"}:
+        locator.record_commits[held.sequence] = held.commit
+    return verdicts.walk_back(held, roots, locator.by_sequence, target.sequence, locator.locate)[target.sequence]
+
+
+def _git(
+    config: Config,
+    remote: GitEvidence | None,
+    remote_problem: str | None,
+    target: Savepoint,
+    commit: str | None,
+    wanted: str,
+    rooted: bool,
+    local: verdicts.Snapshot | None,
+) -> tuple[Check, bytes | None]:
+    """Git's verdict (its copy is the committed one, and matches what a root vouches for), and
+    the snapshot's bytes from git when the local copy cannot serve."""
+    from precompact.remote import gitstore
+
+    if remote is None:
+        return Check(OFF if not config.git_layer else NOT_VERIFIED, remote_problem or ""), None
+    if commit is None:
+        return Check(NOT_VERIFIED, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
+    if not remote.has_commit(commit):
+        try:
+            remote.fetch()
+        except gitstore.GitStoreError as e:
+            return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {e}"), None
+        if not remote.has_commit(commit):
+            return Check(
+                FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
+            ), None
+    [copy] = remote.snapshot_copies([(target, commit, local, wanted)])
+    root = "a root vouches for" if rooted else "the index copy from git names (no root vouches for it)"
+    verdict = verdicts.git_copy(copy, wanted, root)
+    if verdict.status != VERIFIED:
+        return verdict, None
+    if not rooted:
+        return Check(
+            NOT_VERIFIED, f"{verdict.detail} holds the snapshot the index copy names, but no root vouches for that hash"
+        ), copy.data
+    return Check(
+        VERIFIED, verdict.detail if copy.data is None else f"{verdict.detail} (copy restored from git)"
+    ), copy.data
+
+
+def _document(
+    logs, remote: GitEvidence | None, found: verdicts.Snapshot, target: Savepoint, commit: str | None, checks: dict
+) -> tuple[bytes, list[bytes]]:
+    """The full document: a chunked snapshot's chunks from logs/, else from git at `commit`,
+    each checked against the hash the snapshot lists; and the chunks only git had. An altered
+    local chunk fails the "chunks" check, as an altered snapshot file does."""
+    altered: list[chunks.Ref] = []
+    fetched: list[bytes] = []
+
+    def fetch(ref: chunks.Ref) -> bytes | None:
+        data = chunks.read_local(logs, ref)
+        if verdicts.chunk_problem(ref, data, "logs/") is None:
+            return data
+        if data is not None:
+            altered.append(ref)
+        if remote is None or commit is None:
+            return data
+        stored = remote.chunk(commit, ref)
+        if not isinstance(stored, bytes) or verdicts.chunk_problem(ref, stored, "git") is not None:
+            return data
+        if data is None:
+            fetched.append(stored)
+        return stored
+
+    where = f"logs/{chunks.CHUNKS_DIR}/" + (f" or commit {commit[:12]}" if commit else "")
+    try:
+        document = verdicts.contents(found, fetch, where)
+    except verdicts.Broken as e:
+        raise Unusable(
+            f"savepoint {target.sequence}'s conversation cannot be rebuilt: {e}; run `precompact verify`"
+        ) from None
+    if altered:
+        checks["chunks"] = Check(
+            FAILED,
+            f"{len(altered)} chunk(s) in logs/{chunks.CHUNKS_DIR}/ altered (first {altered[0].sha256}); git's copies were used",
+        )
+    return document, fetched
