@@ -31,8 +31,8 @@ Exit codes (the same for every command):
   {EXIT_DONE}  done
   {EXIT_FAILED}  failed: a check failed, or an error (its one line names the fix)
   {EXIT_USAGE}  usage: a wrong option or argument
-  {EXIT_LAYER_PENDING}  saved, but Layer 2 or 3 is queued for `precompact flush` or off
-     in .precompact.toml (savepoint, flush)
+  {EXIT_LAYER_PENDING}  saved, but not on every layer: Layer 2 or 3 is queued for
+     `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
 With --json, stdout is one JSON document, errors included (docs/cli.md)."""
 _JSON_KEY = "precompact.json"
 
@@ -290,11 +290,11 @@ def trust(repo, yes, as_json) -> None:
     previous = before.settings if before else {}
     shown = review.changes(previous, settings)
     sha = config_trust.digest(content)[:12]
-    result = {"config": str(path), "sha256": config_trust.digest(content), "settings": shown, "changed": True}
+    result = {"config": str(path), "sha256": config_trust.digest(content), "settings": shown, "approved": True}
     if before and previous and not shown and before.sha256 == config_trust.digest(content):
         _say(f"{path} (sha256:{sha}) is trusted as it is; nothing changed since you approved it")
         if as_json:
-            _emit({**result, "changed": False})
+            _emit({**result, "approved": False})
         return
     if previous:
         _say(f"{path} (sha256:{sha}) changed since you approved it:" if shown else f"{path} (sha256:{sha}):")
@@ -357,7 +357,8 @@ def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json)
             "path": str(written.path),
         }
         _emit({"instance": loaded.instance, "savepoint": saved, **layers})
-    sys.exit(_layers_exit(layers))
+    # The savepoint is on every layer, or not: one that is off counts as not.
+    sys.exit(EXIT_DONE if all(v["state"] == LAYER_DONE for v in layers.values()) else EXIT_LAYER_PENDING)
 
 
 def _session_transcript(session_id: str | None) -> tuple[str, str]:
@@ -426,15 +427,16 @@ def doctor(as_json) -> None:
 @_instance_option
 @_json_option("Each layer's state")
 def flush(instance, as_json) -> None:
-    """Retry everything queued: commits, pushes and on-chain posts, in order (exit 3 while a
-    layer is still queued or off)."""
+    """Retry everything queued: commits, pushes and on-chain posts, in order (exit 3 while
+    something is still queued)."""
     from precompact import api
 
     loaded = _load(instance)
     layers = _report(loaded, api.flush(loaded))
     if as_json:
         _emit({"instance": loaded.instance, **layers})
-    sys.exit(_layers_exit(layers))
+    # Nothing left to retry, or not: a layer that is off has nothing to retry.
+    sys.exit(EXIT_LAYER_PENDING if any(v["state"] == LAYER_QUEUED for v in layers.values()) else EXIT_DONE)
 
 
 LAYER_DONE, LAYER_QUEUED, LAYER_OFF = "done", "queued", "off"
@@ -458,10 +460,6 @@ def _report(loaded: configuration.Config, outcome) -> dict:
             state, problem = LAYER_DONE, None
         layers[f"layer_{layer}"] = {"state": state, "problem": problem}
     return layers
-
-
-def _layers_exit(layers: dict) -> int:
-    return EXIT_DONE if all(v["state"] == LAYER_DONE for v in layers.values()) else EXIT_LAYER_PENDING
 
 
 @main.command()
