@@ -117,13 +117,22 @@ def test_a_git_only_project_answers_every_command_in_json_with_the_documented_ex
 
 def test_errors_are_json_when_asked_and_one_line_otherwise(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for command in ("status", "verify", "flush", "savepoint", "recall x", "show 1:1", "key show", "uncompact"):
+    unconfigured = (
+        *("status", "verify", "flush", "savepoint", "import", "inspect", "resurrect", "uncompact", "export"),
+        *("recall x", "show 1:1", "prove 1", "prune --keep 1", "key show", "key import -", "key rekey"),
+    )
+    for command in unconfigured:
         failed = run("error", *command.split(), exit_code=FAILED)
         assert failed["exit_code"] == FAILED and "precompact init" in failed["error"], command
         plain = invoke(*command.split())
         assert plain.exit_code == FAILED and plain.output.count("\n") == 1 and plain.output.startswith("Error: ")
     for usage in ("verify --sequence 0", "status --no-such-option", "savepoint --transcript x --no-transcript"):
         assert run("error", *usage.split(), exit_code=USAGE)["exit_code"] == USAGE, usage
+    assert "precompact init" in run("error", "trust", "--yes", exit_code=FAILED)["error"]
+    checks = invoke("doctor", "--json")
+    assert checks.exit_code == FAILED and not list(schema("doctor").iter_errors(json.loads(checks.stdout)))
+    run("init", "init", "--chain", "off")
+    assert "already exists" in run("error", "init", "--chain", "off", exit_code=FAILED)["error"]
     bundle = tmp_path / "bundle.json"
     bundle.write_text("{}")
     assert run("verify-bundle", "verify-bundle", str(bundle), exit_code=FAILED)["status"] == "FAILED"
@@ -173,6 +182,7 @@ def test_instance_picks_whose_savepoints(git_only):
     other = run("verify", "verify", "--instance", "someone else", "--sequence", "1", exit_code=FAILED)
     assert other["findings"][0]["problem"] == "no such savepoint in the index"
     assert run("error", "verify", "--instance", INSTANCE, exit_code=USAGE)["exit_code"] == USAGE
+    assert "--instance is empty" in run("error", "status", "--instance", " ", exit_code=USAGE)["error"]
 
 
 def test_show_says_an_entry_has_no_text_instead_of_quoting_nothing(git_only, tmp_path):

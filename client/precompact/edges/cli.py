@@ -42,6 +42,8 @@ _JSON_KEY = "precompact.json"
 
 def _load(instance: str | None = None) -> configuration.Config:
     """This project's configuration, as `instance` when given (--instance)."""
+    if instance is not None and not instance.strip():
+        raise click.UsageError('--instance is empty; give an instance name, e.g. "Gabriel #215"')
     loaded = configuration.load(Path.cwd())
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
