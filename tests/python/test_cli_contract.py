@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 
 from precompact.edges import cli
 from support import transcript_gen
-from support.commands import INSTANCE, invoke, run_git
+from support.commands import INSTANCE, initialized_and_funded, invoke, run_git
 from support.localnet import REPO
 
 SCHEMAS = REPO / "docs" / "schemas"
@@ -113,6 +113,29 @@ def test_a_git_only_project_answers_every_command_in_json_with_the_documented_ex
     assert uncompacted["messages"] == restored["messages"] and uncompacted["entries"] >= uncompacted["messages"]
     # A proof needs the chain, which is off here: an error, as JSON.
     assert "chain" in run("error", "prove", "1", exit_code=FAILED)["error"]
+
+
+def test_key_import_reports_where_the_identity_went(git_only, tmp_path, monkeypatch):
+    exported = tmp_path / "identity.txt"
+    exported.write_text(invoke("key", "export").stdout)
+    monkeypatch.setenv("PRECOMPACT_IDENTITY", str(tmp_path / "elsewhere" / "identity.txt"))
+    imported = run("key-import", "key", "import", str(exported))
+    assert imported["identity"] == str(tmp_path / "elsewhere" / "identity.txt")
+    assert imported["public_keys"] == [run("key-show", "key", "show")["public_keys"][0]["public_key"]]
+
+
+def test_with_the_chain_on_every_layer_is_done_and_the_proof_commands_answer_in_json(workspace, monkeypatch, localnet):
+    project, _ = workspace
+    initialized_and_funded(project, monkeypatch, localnet.url)
+    saved = run("savepoint", "savepoint", "--no-transcript")  # exit 0: on all three layers
+    assert saved["layer_2"]["state"] == saved["layer_3"]["state"] == "done"
+    record = run("inspect", "inspect")
+    assert (record["sequence"], record["verdict"], record["signature_valid"]) == (1, "verified", True)
+    bundle = project.parent / "bundle.json"
+    assert run("prove", "prove", "1", "--output", str(bundle))["bytes"] == bundle.stat().st_size
+    assert run("verify-bundle", "verify-bundle", str(bundle))["status"] == "verified"
+    ledger = run("verify", "verify", "--ledger")["ledger"]
+    assert [(v["instance"], v["status"]) for v in ledger] == [(INSTANCE, "verified")]
 
 
 def test_errors_are_json_when_asked_and_one_line_otherwise(tmp_path, monkeypatch):
