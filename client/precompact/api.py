@@ -32,9 +32,10 @@ if TYPE_CHECKING:
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
 CHAIN_OFF = "OFF"
+# Whether a flush left anything queued (the worker retries then); the command line's exit
+# codes are edges/cli.py's.
 EXIT_ALL_DONE = 0
-EXIT_QUEUED = 1  # saved; Layer 2 or 3 still queued
-EXIT_ERROR = 2
+EXIT_QUEUED = 1
 FLUSH_LOCK_NAME = "precompact-flush.lock"
 # A pass pushes (20 s timeout) and posts each queued savepoint (10 s RPC timeout per call).
 FLUSH_LOCK_TIMEOUT_SECONDS = 300

@@ -181,7 +181,7 @@ def test_a_missing_or_malformed_keypair_queues_with_one_line(established, setup,
     project = chain_project(established, "http://127.0.0.1:9")
     setup(project)
     result = precompact(project.path, "flush")
-    assert result.returncode == 1
+    assert result.returncode == 3  # queued
     assert expected in layer_3_line(result)
     assert (
         saved_sequence(saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, None))))
@@ -194,7 +194,7 @@ def test_a_wrong_program_id_is_refused_before_any_rpc(established):
     _, intact = established
     project = chain_project(established, "http://127.0.0.1:9")
     result = precompact(project.path, "flush", env={"PRECOMPACT_PROGRAM_ID": "11111111111111111111111111111111"})
-    assert result.returncode == 1
+    assert result.returncode == 3  # queued
     assert "is not the program this client was built for" in layer_3_line(result)
     assert_nothing_lost(project, intact)
 
@@ -251,7 +251,7 @@ def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_sta
     try:
         project = chain_project(established, server.url)
         result = precompact(project.path, "flush")
-        assert result.returncode == 1
+        assert result.returncode == 3  # queued
         line = layer_3_line(result)
         assert "queued" in line and expected in line
         began = time.monotonic()
@@ -293,7 +293,7 @@ def test_a_record_address_owned_by_another_program_is_refused(established, tmp_p
     try:
         chain_project(established, node.url)
         result = precompact(project.path, "flush")
-        assert result.returncode == 1
+        assert result.returncode == 3  # queued
         assert f"is owned by {SYSTEM_PROGRAM}, not the precompact program" in layer_3_line(result)
         inspected = precompact(project.path, "inspect")
         assert inspected.returncode == 1 and "not the precompact program" in one_line(
@@ -342,7 +342,7 @@ def test_git_layer_in_a_directory_that_is_not_a_repository(established):
         lambda p: subprocess.run(["mv", str(p.path / ".git"), str(p.path.parent / "moved.git")], check=True),
     )
     result = precompact(project.path, "flush")
-    assert result.returncode == 1
+    assert result.returncode == 3  # queued
     [line] = [line for line in result.stdout.splitlines() if "Layer 2" in line]
     assert "not a git repository" in line
     assert (

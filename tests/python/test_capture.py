@@ -334,7 +334,7 @@ def test_savepoint_without_a_transcript_finds_the_sessions_or_refuses(project, t
         return precompact(project.path, "savepoint", *args, home=home)
 
     refused = savepoint()
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
     assert "no Claude Code transcript of any session run in" in refused.stderr and "--transcript PATH" in refused.stderr
     folder = home / ".claude" / "projects" / project_folder(str(project.path))
     folder.mkdir(parents=True)

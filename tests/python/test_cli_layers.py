@@ -50,7 +50,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     run_git(project, "remote", "set-url", "origin", str(project.parent / "offline.git"))
     for _ in range(3):
         result = invoke("savepoint", "--no-transcript")
-        assert result.exit_code == 1, result.output
+        assert result.exit_code == 3, result.output  # saved, Layers 2 and 3 queued
         assert "… Layer 3: queued: cluster" in result.output and "unreachable" in result.output
         assert "… Layer 2: queued: push to origin failed" in result.output
     rows = statuses(project)
@@ -88,12 +88,12 @@ def test_layer_3_problems_are_named_and_queued(workspace, localnet, monkeypatch)
     project, _ = workspace
     initialized(project, monkeypatch, localnet.url)  # never funded
     result = invoke("savepoint", "--no-transcript")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # queued
     assert "… Layer 3: queued: cluster" in result.output and "refused the transaction" in result.output
 
     (project.parent / "id.json").write_text("[1, 2, 3]")
     result = invoke("flush")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # queued
     assert "is not a Solana CLI keypair (a JSON array of 64 bytes)" in result.output
 
     result = invoke("flush", env={"PRECOMPACT_PROGRAM_ID": str(Pubkey.new_unique())})
@@ -103,7 +103,7 @@ def test_layer_3_problems_are_named_and_queued(workspace, localnet, monkeypatch)
 def test_commands_without_configuration_fail_with_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = invoke("savepoint", "--no-transcript")
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert result.output.strip().startswith("Error: no .precompact.toml")
     assert len(result.output.strip().splitlines()) == 1
     for command in ("flush", "status"):

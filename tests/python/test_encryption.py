@@ -46,8 +46,8 @@ def saved(project: Project, tmp_path: Path, planted: str = IN_TRANSCRIPT) -> Non
     transcript = generate(
         tmp_path / f"session-{random.random()}.jsonl", 20_000, project=project.path, planted=[planted]
     )
-    result = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--session-id", "s")
-    assert result.returncode == 0, out(result)
+    result = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--session-id", "s", "--json")
+    assert json.loads(result.stdout)["layer_2"]["state"] == "done", out(result)
 
 
 def remote_objects(remote: Path) -> bytes:
@@ -292,12 +292,14 @@ def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_read
     assert "content of encrypted" not in out(precompact(project.path, "verify"))
 
     old_tip = run_git(project.remote, "rev-parse", BRANCH).strip()
-    rekeyed = precompact(project.path, "rekey")
+    rekeyed = precompact(project.path, "key", "rekey")
     assert rekeyed.returncode == 0, out(rekeyed)
     assert "re-encrypted 1 file(s)" in out(rekeyed), "savepoint 1; savepoint 2 and the index already were"
     new_tip = run_git(project.remote, "rev-parse", BRANCH).strip()
     assert run_git(project.remote, "rev-parse", f"{new_tip}^").strip() == old_tip, "a new commit, history kept"
-    assert "nothing to do" in out(precompact(project.path, "rekey")), "each file is encrypted once per recipient set"
+    assert "nothing to do" in out(precompact(project.path, "key", "rekey")), (
+        "each file is encrypted once per recipient set"
+    )
 
     after = precompact(project.path, "verify", env=as_teammate)
     assert after.returncode == 0, out(after)
@@ -329,9 +331,11 @@ def test_a_clear_text_project_keeps_working_and_status_names_its_clear_savepoint
     verified = precompact(project.path, "verify")
     assert verified.returncode == 0 and "content of encrypted" not in out(verified), out(verified)
 
-    assert precompact(project.path, "rekey").returncode == 0
+    assert precompact(project.path, "key", "rekey").returncode == 0
     assert f"{first}.age" in tree(project.remote) and first not in tree(project.remote)
-    assert "Trial #1 #1; `precompact rekey`" in out(precompact(project.path, "status")), "its history still holds it"
+    assert "Trial #1 #1; `precompact key rekey`" in out(precompact(project.path, "status")), (
+        "its history still holds it"
+    )
     assert precompact(project.path, "verify").returncode == 0
 
 

@@ -168,7 +168,8 @@ def test_a_git_only_project_reads_off_everywhere(workspace, monkeypatch):
         monkeypatch.setenv("PRECOMPACT_CLUSTER", url)
         transcript = transcript_gen.generate(project.parent / "session.jsonl", project=project)
         saved = invoke("savepoint", "--transcript", str(transcript.path))
-        assert saved.exit_code == 0, saved.output
+        # Saved, with a layer off: the exit code a script tells from "done" and "failed".
+        assert saved.exit_code == 3, saved.output
         assert "- Layer 3: off in .precompact.toml" in saved.output
 
         [row] = statuses(project)
@@ -201,7 +202,7 @@ def test_turning_the_chain_on_later_anchors_the_pending_savepoints_in_order(work
     keypair = project.parent / "id.json"
     assert invoke("init", "--yes", "--instance", INSTANCE, "--chain", "off", "--keypair", str(keypair)).exit_code == 0
     for _ in range(2):
-        assert invoke("savepoint", "--no-transcript").exit_code == 0
+        assert invoke("savepoint", "--no-transcript").exit_code == 3
     assert [r["layer_3"] for r in statuses(project)] == ["OFF", "OFF"]
 
     on = invoke("init", "--yes", "--force", "--instance", INSTANCE, "--chain", localnet.url, "--keypair", str(keypair))

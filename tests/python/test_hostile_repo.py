@@ -172,7 +172,7 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
     assert trusted.returncode == 0, trusted.stderr
     assert "saved" in hook(project, "PreCompact", transcript=transcript).stdout.decode()
     assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
-    assert flush(project).returncode == 1, "committed; its push has no origin to go to"
+    assert flush(project).returncode == 3, "committed; its push has no origin to go to (queued)"
     assert b"LAYER_2_COMMITTED" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
     assert not victim.marker.exists(), victim.marker.read_text()
 
@@ -230,7 +230,7 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
     )
     (project / "logs" / "precompact-savepoint.jsonl").write_text(loot_index(name))
     flushed = flush(project)
-    assert flushed.returncode == 1
+    assert flushed.returncode == 3  # queued
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
     assert "LAYER_2_FAILED" in index and "LAYER_2_COMMITTED" not in index
     assert ("not a name precompact writes" if "loot" in name else "is a symbolic link") in index
@@ -250,7 +250,7 @@ def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     second.write_text(json.dumps({"stolen": SECRET}))
     config.write_text(config.read_text().replace("git = false", "git = true"))
     assert precompact(project, "trust", "--yes").returncode == 0
-    assert flush(project).returncode == 1
+    assert flush(project).returncode == 3  # queued
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
     assert index.count("LAYER_2_COMMITTED") == 1, "the first, intact snapshot is committed"
     assert "does not hash to the sha256 the index recorded" in index
@@ -412,7 +412,7 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
         config.read_text().replace("git = false", "git = true").replace("[git]\n", f'[git]\nremote = "x-{TOKEN}"\n')
     )
     assert precompact(project, "trust", "--yes").returncode == 0
-    assert flush(project).returncode == 1
+    assert flush(project).returncode == 3  # queued
     index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
     [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
     [reason] = [e["reason"] for e in index if e["event"] == "LAYER_2_FAILED"]

@@ -107,3 +107,14 @@ def test_readme_install_command_works_as_written_and_leaves_the_clone_clean(tmp_
         ["git", "status", "--porcelain", "--ignored"], cwd=clone, capture_output=True, text=True, check=True
     )
     assert left.stdout == "", f"`{line}` left this in the clone:\n{left.stdout}"
+
+
+def test_the_readme_is_short_and_links_only_files_of_the_repository():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.count("\n") <= 200, "the README is the newcomer's page; details go in docs/"
+    assert "OWNER/" not in readme and "://" not in readme, "no placeholder, no link out of the repository"
+    for document in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)]+)\)", document.read_text(encoding="utf-8")):
+            if "://" not in target:  # the pages under docs/ may cite the web
+                path = target.split("#", 1)[0]
+                assert path and (document.parent / path).exists(), f"{document.name} links {target}"

@@ -1,7 +1,11 @@
-"""`precompact`: a thin click layer over the library (config, layers)."""
+"""`precompact`: a thin click layer over the library (config, layers). Every command keeps one
+contract (docs/cli.md): with `--json`, stdout is one JSON document (its schema is in
+docs/schemas/) and what a person reads goes to stderr; errors are JSON too; the exit codes below
+mean the same for every command."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from datetime import UTC
@@ -18,26 +22,90 @@ from precompact.local.savepoint_log import Layer2, Layer3
 
 TURN_CHAIN_ON = "`precompact init --force --chain devnet` (or a cluster URL) turns it on"
 
+EXIT_DONE = 0
+EXIT_FAILED = 1  # a check failed, or an error whose message names the fix
+EXIT_USAGE = 2  # click's own code for a wrong option or argument
+EXIT_LAYER_PENDING = 3  # saved, but Layer 2 or 3 is queued (flush retries it) or off
+EXIT_CODES = f"""\b
+Exit codes (the same for every command):
+  {EXIT_DONE}  done
+  {EXIT_FAILED}  failed: a check failed, or an error (its one line names the fix)
+  {EXIT_USAGE}  usage: a wrong option or argument
+  {EXIT_LAYER_PENDING}  saved, but not on every layer: Layer 2 or 3 is queued for
+     `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
+With --json, stdout is one JSON document, errors included (docs/cli.md)."""
+_JSON_KEY = "precompact.json"
+
 # Commands import the rest of the library when they run: `precompact hook` is on Claude Code's
 # critical path and must not pay for GitPython or the Solana stack it does not use.
 
 
-def _load() -> configuration.Config:
+def _load(instance: str | None = None) -> configuration.Config:
+    """This project's configuration, as `instance` when given (--instance)."""
+    if instance is not None and not instance.strip():
+        raise click.UsageError('--instance is empty; give an instance name, e.g. "Gabriel #215"')
     loaded = configuration.load(Path.cwd())
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
         click.echo(warning, err=True)
-    return loaded
+    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+
+
+def _json_asked() -> bool:
+    context = click.get_current_context(silent=True)
+    return bool(context and context.meta.get(_JSON_KEY))
+
+
+def _say(text: str) -> None:
+    """A line for a person: stdout, or stderr when stdout holds the JSON document."""
+    click.echo(text, err=_json_asked())
+
+
+def _emit(document: object) -> None:
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def _json_option(what: str):
+    return click.option("--json", "as_json", is_flag=True, help=f"{what} as JSON on stdout (docs/cli.md).")
+
+
+_instance_option = click.option("--instance", help="Whose savepoints (default: the configured instance).")
+
+
+class _Command(click.Command):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("epilog", EXIT_CODES)
+        super().__init__(*args, **kwargs)
 
 
 class _Commands(click.Group):
+    command_class = _Command
+    group_class = type  # subgroups (`key`) are _Commands too
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("epilog", EXIT_CODES)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx, args):
+        # Known before any option is parsed, so that a usage error is JSON too when asked.
+        given = args[: args.index("--")] if "--" in args else args
+        if "--json" in given:
+            ctx.meta[_JSON_KEY] = True
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         # Every failure the user can cause or fix is a PrecompactError: one line, exit 1, here
-        # alone, whichever command met it.
+        # alone, whichever command met it; with --json, as a JSON document on stdout.
         try:
             return super().invoke(ctx)
         except PrecompactError as e:
-            raise click.ClickException(str(e)) from None
+            failure = click.ClickException(str(e))
+        except click.ClickException as e:
+            failure = e
+        if not ctx.meta.get(_JSON_KEY):
+            raise failure
+        _emit({"error": failure.format_message(), "exit_code": failure.exit_code})
+        raise click.exceptions.Exit(failure.exit_code)
 
 
 @click.group(cls=_Commands)
@@ -80,6 +148,7 @@ def main() -> None:
     is_flag=True,
     help="Fund the keypair from the cluster's faucet (local and test clusters): 1 SOL for rent and fees.",
 )
+@_json_option("What was written and created (implies --yes)")
 def init(
     instance,
     repo,
@@ -95,6 +164,7 @@ def init(
     recipients,
     no_encrypt,
     airdrop,
+    as_json,
 ) -> None:
     """Write .precompact.toml here, choose Layer 3's cluster (or off), create the signing key
     and the age identity if absent, keep logs out of git status."""
@@ -105,6 +175,7 @@ def init(
     if chain and cluster:
         raise click.UsageError("give --chain or --cluster, not both")
     path = project_init.config_path(root, force)
+    yes = yes or as_json  # a prompt would land in the JSON document
     if instance is None:
         default = f"{root.name} #1"
         instance = default if yes else click.prompt("Instance name", default=default)
@@ -119,6 +190,7 @@ def init(
             f"warning: signing with {keypair}; if it is a wallet that holds funds, precompact spends from it (rent and fees)",
             err=True,
         )
+    done: dict = {"config": str(path), "instance": instance, "chain": cluster or "off", "identity": None}
     values = {
         "instance": instance,
         "repository": repo,
@@ -137,29 +209,37 @@ def init(
         values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
         found = project_init.encryption_identity(Path(values["identity"]), recipients)
         values["recipients"] = found.recipients
+        done["identity"] = {"path": str(found.path), "created": found.created, "recipients": found.recipients}
         if found.created:
-            click.echo(
+            _say(
                 f"created age identity {found.path} (public key {found.recipients[0]}); back it up, only it (or another recipient's) reads your savepoints on the remote"
             )
         else:
-            click.echo(f"using age identity {found.path}")
+            _say(f"using age identity {found.path}")
     loaded = project_init.write_config(root, values, force)
-    click.echo(f"wrote {path}")
+    _say(f"wrote {path}")
     key = project_init.ensure_keypair(loaded.keypair)
+    done["keypair"] = {"path": str(key.path), "created": key.created, "pubkey": str(key.pubkey)}
     if key.created:
-        click.echo(f"created keypair {key.path} (public key {key.pubkey}); back it up, it signs your savepoints")
+        _say(f"created keypair {key.path} (public key {key.pubkey}); back it up, it signs your savepoints")
     else:
-        click.echo(f"using keypair {key.path}")
+        _say(f"using keypair {key.path}")
+    done["airdropped_lamports"] = 0
     if airdrop:
         project_init.airdrop(loaded, key.pubkey)
-        click.echo(f"airdropped {project_init.AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
+        done["airdropped_lamports"] = project_init.AIRDROP_LAMPORTS
+        _say(f"airdropped {project_init.AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
     if not loaded.chain_layer and (chain or interactive):
-        click.echo(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
+        _say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
+    done["logs_excluded"] = False
     try:
         if project_init.exclude_logs(loaded):
-            click.echo("added logs/precompact-* to .git/info/exclude")
+            done["logs_excluded"] = True
+            _say("added logs/precompact-* to .git/info/exclude")
     except gitstore.GitStoreError as e:
         click.echo(f"warning: {e}; Layer 2 stays queued until it is fixed", err=True)
+    if as_json:
+        _emit(done)
 
 
 def _chain_choice(given: str | None, interactive: bool) -> str | None:
@@ -172,9 +252,7 @@ def _chain_choice(given: str | None, interactive: bool) -> str | None:
     if not interactive:
         if project_init.answers(configuration.DEFAULT_CLUSTER):
             return configuration.DEFAULT_CLUSTER
-        click.echo(
-            f"Layer 3 (the chain) is off: no cluster answers at {configuration.DEFAULT_CLUSTER}; {TURN_CHAIN_ON}"
-        )
+        _say(f"Layer 3 (the chain) is off: no cluster answers at {configuration.DEFAULT_CLUSTER}; {TURN_CHAIN_ON}")
         return None
     click.echo(project_init.CHAIN_QUESTION)
     while True:
@@ -192,10 +270,13 @@ def _chain_choice(given: str | None, interactive: bool) -> str | None:
     help="Allow git.repository to be this repository, which is not the project's own.",
 )
 @click.option("--yes", is_flag=True, help="Approve without asking (for scripts): read the settings shown first.")
-def trust(repo, yes) -> None:
+@_json_option("The settings approved (needs --yes)")
+def trust(repo, yes, as_json) -> None:
     """Approve this project's .precompact.toml as it is now, after reading every setting it makes
     (or what changed since your last approval). Until then, and after any change to it,
     precompact does nothing in this project."""
+    if as_json and not yes:
+        raise click.UsageError("--json needs --yes: a prompt would land in the JSON document")
     root, worktree = configuration.discover(Path.cwd())
     path = root / configuration.CONFIG_NAME
     content = configuration.read_own(path)
@@ -211,15 +292,18 @@ def trust(repo, yes) -> None:
     previous = before.settings if before else {}
     shown = review.changes(previous, settings)
     sha = config_trust.digest(content)[:12]
+    result = {"config": str(path), "sha256": config_trust.digest(content), "settings": shown, "approved": True}
     if before and previous and not shown and before.sha256 == config_trust.digest(content):
-        click.echo(f"{path} (sha256:{sha}) is trusted as it is; nothing changed since you approved it")
+        _say(f"{path} (sha256:{sha}) is trusted as it is; nothing changed since you approved it")
+        if as_json:
+            _emit({**result, "approved": False})
         return
     if previous:
-        click.echo(f"{path} (sha256:{sha}) changed since you approved it:" if shown else f"{path} (sha256:{sha}):")
+        _say(f"{path} (sha256:{sha}) changed since you approved it:" if shown else f"{path} (sha256:{sha}):")
     else:
-        click.echo(f"{path} (sha256:{sha}) sets:")
+        _say(f"{path} (sha256:{sha}) sets:")
     for line in shown or ["  (the same settings as you approved; the file's bytes differ)"]:
-        click.echo(line)
+        _say(line)
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise click.ClickException(
@@ -228,7 +312,9 @@ def trust(repo, yes) -> None:
         if not click.confirm("Approve these settings?", default=False):
             raise click.ClickException(f"not approved; precompact still does nothing in {root}")
     config_trust.approve(path, content, Path(allowed) if allowed else None, settings)
-    click.echo(f"trusted {path} (sha256:{sha})")
+    _say(f"trusted {path} (sha256:{sha})")
+    if as_json:
+        _emit(result)
 
 
 @main.command()
@@ -242,45 +328,45 @@ def trust(repo, yes) -> None:
     "--no-transcript", is_flag=True, help="Save files and git state only (such a savepoint is never briefed)."
 )
 @click.option("--trigger", type=click.Choice(["manual", "auto"]), default="manual", show_default=True)
-def savepoint(transcript, session_id, no_transcript, trigger) -> None:
-    """Make a savepoint now: Layer 1, then Layers 2 and 3 as far as they can go.
-
-    Exit 0: all layers done; 1: saved, with Layer 2 or 3 queued for `precompact flush`; 2: error.
-    """
+@_instance_option
+@_json_option("The savepoint and each layer's state")
+def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json) -> None:
+    """Make a savepoint now: Layer 1, then Layers 2 and 3 as far as they can go (exit 3 when
+    one of them is queued or off)."""
     from precompact import api
     from precompact.local import savepoint_log, snapshot
 
-    try:
-        loaded = configuration.load(Path.cwd())
-    except ConfigError as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(api.EXIT_ERROR)
-    warning = configuration.insecure_cluster_warning(loaded)
-    if warning:
-        click.echo(warning, err=True)
     if transcript is not None and no_transcript:
         raise click.UsageError("give --transcript or --no-transcript, not both")
+    loaded = _load(instance)
     if transcript is None and not no_transcript:
         transcript, session_id = _session_transcript(session_id)
     session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
     try:
         written, outcome = api.save(loaded, session)
     except (OSError, savepoint_log.LockTimeout) as e:
-        click.echo(f"Error: savepoint not written: {e}", err=True)
-        sys.exit(api.EXIT_ERROR)
-    click.echo(f"✓ Layer 1: savepoint {written.sequence} saved locally")
-    click.echo(f"  Hash: sha256:{written.sha256}")
-    click.echo(f"  Size: {written.size} bytes")
-    click.echo(f"  Location: {written.path}")
-    _report(loaded, outcome)
-    sys.exit(outcome.exit_code)
+        raise click.ClickException(f"savepoint not written: {e}") from None
+    _say(f"✓ Layer 1: savepoint {written.sequence} saved locally")
+    _say(f"  Hash: sha256:{written.sha256}")
+    _say(f"  Size: {written.size} bytes")
+    _say(f"  Location: {written.path}")
+    layers = _report(loaded, outcome)
+    if as_json:
+        saved = {
+            "sequence": written.sequence,
+            "sha256": written.sha256,
+            "size": written.size,
+            "path": str(written.path),
+        }
+        _emit({"instance": loaded.instance, "savepoint": saved, **layers})
+    # The savepoint is on every layer, or not: one that is off counts as not.
+    sys.exit(EXIT_DONE if all(v["state"] == LAYER_DONE for v in layers.values()) else EXIT_LAYER_PENDING)
 
 
 def _session_transcript(session_id: str | None) -> tuple[str, str]:
     """The transcript of the session run here: `session_id`'s, else the newest Claude Code kept
-    for this directory. Exits with one line when there is none: a savepoint without a
+    for this directory. Fails with one line when there is none: a savepoint without a
     conversation restores nothing."""
-    from precompact import api
     from precompact.local import capture
 
     found = capture.transcripts(Path.cwd())
@@ -288,22 +374,21 @@ def _session_transcript(session_id: str | None) -> tuple[str, str]:
         found = [p for p in found if p.stem == session_id]
     if not found:
         whose = f"session {session_id}" if session_id else "any session"
-        click.echo(
-            f"Error: no Claude Code transcript of {whose} run in {Path.cwd()}; give it with --transcript PATH (or --no-transcript)",
-            err=True,
+        raise click.ClickException(
+            f"no Claude Code transcript of {whose} run in {Path.cwd()}; give it with --transcript PATH (or --no-transcript)"
         )
-        sys.exit(api.EXIT_ERROR)
     return str(found[-1]), session_id or found[-1].stem
 
 
 @main.command(name="import")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per session, then the summary, on stdout.")
-def import_sessions(as_json) -> None:
+@_instance_option
+@_json_option("Each session's outcome and the counts")
+def import_sessions(instance, as_json) -> None:
     """Archive this project's existing Claude Code sessions, oldest first (one savepoint each;
     again, only what is new)."""
     from precompact.ops import importer
 
-    loaded = _load()
+    loaded = _load(instance)
 
     def progress(number: int, total: int, result: importer.Imported) -> None:
         saved = f" as savepoint {result.sequence}" if result.outcome == importer.SAVED else ""
@@ -317,14 +402,14 @@ def import_sessions(as_json) -> None:
         f"{counts[importer.EMPTY]} without conversation, {counts[importer.FAILED]} failed"
     )
     if as_json:
-        click.echo(json.dumps({"sessions": [r.to_json() for r in done], "counts": counts}, ensure_ascii=False))
-    click.echo(summary, err=as_json)
+        _emit({"sessions": [r.to_json() for r in done], "counts": counts})
+    _say(summary)
     if counts[importer.FAILED]:
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="The checks as JSON.")
+@_json_option("The checks")
 def doctor(as_json) -> None:
     """Check what keeps sessions from being archived: one line per check with the fix; exit 1
     if any fails."""
@@ -332,47 +417,65 @@ def doctor(as_json) -> None:
 
     checks = checkup.run(Path.cwd())
     if as_json:
-        click.echo(json.dumps([c.to_json() for c in checks], ensure_ascii=False, indent=2))
+        _emit([c.to_json() for c in checks])
     else:
         for check in checks:
             click.echo(check.line())
     if not all(c.ok for c in checks):
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
-def flush() -> None:
-    """Retry everything queued: commits, pushes and on-chain posts, in order."""
+@_instance_option
+@_json_option("Each layer's state")
+def flush(instance, as_json) -> None:
+    """Retry everything queued: commits, pushes and on-chain posts, in order (exit 3 while
+    something is still queued)."""
     from precompact import api
 
-    loaded = _load()
-    outcome = api.flush(loaded)
-    _report(loaded, outcome)
-    sys.exit(outcome.exit_code)
+    loaded = _load(instance)
+    layers = _report(loaded, api.flush(loaded))
+    if as_json:
+        _emit({"instance": loaded.instance, **layers})
+    # Nothing left to retry, or not: a layer that is off has nothing to retry.
+    sys.exit(EXIT_LAYER_PENDING if any(v["state"] == LAYER_QUEUED for v in layers.values()) else EXIT_DONE)
 
 
-def _report(loaded: configuration.Config, outcome) -> None:
+LAYER_DONE, LAYER_QUEUED, LAYER_OFF = "done", "queued", "off"
+
+
+def _report(loaded: configuration.Config, outcome) -> dict:
+    """Says where Layers 2 and 3 stand after a flush; the same as JSON."""
+    layers = {}
     for layer, enabled, problems in (
         (2, loaded.git_layer, outcome.layer_2_problems),
         (3, loaded.chain_layer, outcome.layer_3_problems),
     ):
         if not enabled:
-            click.echo(f"- Layer {layer}: off in .precompact.toml")
+            _say(f"- Layer {layer}: off in .precompact.toml")
+            state, problem = LAYER_OFF, None
         elif problems:
-            click.echo(f"… Layer {layer}: queued: {problems[0]}")
+            _say(f"… Layer {layer}: queued: {problems[0]}")
+            state, problem = LAYER_QUEUED, problems[0]
         else:
-            click.echo(f"✓ Layer {layer}: up to date")
+            _say(f"✓ Layer {layer}: up to date")
+            state, problem = LAYER_DONE, None
+        layers[f"layer_{layer}"] = {"state": state, "problem": problem}
+    return layers
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def status(as_json) -> None:
+@click.option("--instance", "only", help="Only this instance's savepoints (default: every instance in the index).")
+@_json_option("The savepoints")
+def status(only, as_json) -> None:
     """Savepoints with the state of each layer."""
     from precompact import api
     from precompact.edges import worker
 
-    loaded = _load()
+    loaded = _load(only)
     savepoints, bad_lines = api.status(loaded)
+    if only:
+        savepoints = [s for s in savepoints if s.instance == only]
     retry = worker.next_retry(loaded.logs)
     retrying = f"retrying (next in {retry:.0f}s)" if retry is not None else None
 
@@ -397,15 +500,12 @@ def status(as_json) -> None:
                 "layer_3": chain_shown(s),
                 "chain_signature": s.chain_signature,
                 "in_clear_on_branch": s in clear if s.commit else None,
-                "failures": s.failures,
+                # Each retry of the same problem adds a line to the index: one is enough here.
+                "failures": list(dict.fromkeys(s.failures)),
             }
             for s in savepoints
         ]
-        click.echo(
-            json.dumps(
-                {"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines}, indent=2
-            )
-        )
+        _emit({"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines})
         return
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
     for instance in instances:
@@ -422,7 +522,7 @@ def status(as_json) -> None:
     if clear:
         listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
         advice = (
-            "`precompact rekey` encrypts the branch's copies; the clear ones stay in its history"
+            "`precompact key rekey` encrypts the branch's copies; the clear ones stay in its history"
             if loaded.recipients
             else "set encryption.recipients (see `precompact init --help`) to encrypt new ones"
         )
@@ -443,7 +543,7 @@ def _words(state: str) -> str:
 @main.command()
 @click.option("--instance", help="Instance name (default: the configured one).")
 @click.option("--address", help="Record address to read instead of deriving it.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output; bytes as lowercase hex.")
+@_json_option("The record (bytes as lowercase hex) and its verdict")
 def inspect(instance, address, as_json) -> None:
     """Decode the on-chain record, verify it against the configured authority, instance and
     program (exit 1 if it fails) and compare it with the local index."""
@@ -455,12 +555,15 @@ def inspect(instance, address, as_json) -> None:
     loaded = _load()
     if not loaded.chain_layer and address is None:
         off = f"Layer 3 (the chain) is off in .precompact.toml: no on-chain record to inspect; {TURN_CHAIN_ON}"
-        click.echo(json.dumps({"layer_3": api.CHAIN_OFF, "detail": off}, indent=2) if as_json else off)
+        if as_json:
+            _emit({"layer_3": api.CHAIN_OFF, "detail": off})
+        else:
+            click.echo(off)
         return
     found = api.inspect(loaded, instance, address)
     held = found.record
     if as_json:
-        click.echo(json.dumps(api.record_json(found), indent=2))
+        _emit(api.record_json(found))
     else:
         rows = [
             ("address", found.address),
@@ -489,7 +592,7 @@ def inspect(instance, address, as_json) -> None:
         for name, value in rows:
             click.echo(f"{name:>19}: {value}")
     if found.verdict.status == verdicts.FAILED:
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)
 
 
 def _damaged(error: Exception) -> str:
@@ -510,67 +613,85 @@ def _utc(seconds: int) -> str:
 
 
 @main.command()
-@click.option("--all", "check_all", is_flag=True, help="Every savepoint (the default).")
-@click.option("--sequence", type=int, help="Only this savepoint.")
+# `--all` is the default spelled out (every savepoint of every instance), kept out of --help.
+@click.option("--all", "check_all", is_flag=True, hidden=True)
+@click.option("--sequence", type=click.IntRange(min=1), help="Only this savepoint (of --instance).")
+@_instance_option
 @click.option(
     "--ledger", is_flag=True, help="Also read the record's whole history: exactly savepoints 1..N, no other writer."
 )
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def verify(check_all, sequence, ledger, file) -> None:
-    """Check savepoints across the three layers; exit 1 naming the first broken link."""
+@_json_option("The verdict and every finding")
+def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
+    """Check every savepoint (or one) across the three layers; exit 1 naming the first broken
+    link."""
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
+    from precompact.verifier import verdicts
 
     if sum(bool(x) for x in (check_all, sequence is not None, file)) > 1:
         raise click.UsageError("give one of --all, --sequence N or FILE")
-    loaded = _load()
+    if instance and sequence is None:
+        raise click.UsageError("--instance picks whose --sequence N to check; without it every savepoint is checked")
+    loaded = _load(instance)
     try:
         report = api.verify_file(loaded, file) if file else api.verify(loaded, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
+    chain = report.chain if loaded.chain_layer else "off"
     if report.ok and report.unvouched:
-        click.echo(f"✗ {len(report.unvouched)} savepoint(s) not verified: {report.unvouched[0]}")
+        _say(f"✗ {len(report.unvouched)} savepoint(s) not verified: {report.unvouched[0]}")
         for finding in report.unvouched[1:]:
-            click.echo(f"  also: {finding}")
-        sys.exit(1)
-    if report.ok:
+            _say(f"  also: {finding}")
+    elif report.ok:
         unchecked = sorted({f.sequence for f in report.unchecked if f.sequence is not None})
         git = (
             f"git (content of encrypted savepoint(s) {', '.join(map(str, unchecked))} not checked: only that the remote holds the committed ciphertext)"
             if unchecked
             else "git"
         )
-        click.echo(
-            f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {report.chain if loaded.chain_layer else 'off'}"
-        )
+        _say(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {chain}")
         for finding in report.unchecked:
-            click.echo(f"  not verified: {finding}")
+            _say(f"  not verified: {finding}")
     else:
-        click.echo(f"✗ first broken link: {report.findings[0]}")
+        _say(f"✗ first broken link: {report.findings[0]}")
         for finding in report.findings[1:]:
-            click.echo(f"  also: {finding}")
-    if not (_ledger_verified(loaded) if ledger else True) or not report.ok:
-        sys.exit(1)
+            _say(f"  also: {finding}")
+    vouched = report.ok and not report.unvouched
+    ledgers = _ledger_verdicts(loaded) if ledger and (vouched or not report.ok) else []
+    verified = vouched and all(v["status"] == verdicts.VERIFIED for v in ledgers)
+    if as_json:
+        findings = {
+            name: [dataclasses.asdict(f) for f in found]
+            for name, found in (
+                ("findings", report.findings),
+                ("unvouched", report.unvouched),
+                ("unchecked", report.unchecked),
+            )
+        }
+        _emit({"verified": verified, "checked": report.checked, "chain": chain, **findings, "ledger": ledgers})
+    if not verified:
+        sys.exit(EXIT_FAILED)
 
 
-def _ledger_verified(loaded: configuration.Config) -> bool:
-    """Prints each instance's ledger verdict (`precompact verify --ledger`)."""
+def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
+    """Each instance's ledger verdict (`precompact verify --ledger`), said and returned."""
     from precompact import api
     from precompact.verifier import verdicts
 
-    verified = True
+    found = []
     for instance, verdict in api.ledgers(loaded):
+        findings = [str(f) for f in verdict.findings]
+        found.append({"instance": instance, "status": verdict.status, "detail": verdict.detail, "findings": findings})
         if verdict.status == verdicts.VERIFIED:
-            click.echo(f"✓ ledger verified: {instance}: {verdict.detail}")
-            continue
-        verified = False
-        if verdict.status == verdicts.NOT_VERIFIED:
-            click.echo(f"✗ ledger not verified: {instance}: {verdict.detail}")
-            continue
-        click.echo(f"✗ ledger: first broken link: {instance} {verdict.findings[0]}")
-        for finding in verdict.findings[1:]:
-            click.echo(f"  also: {instance} {finding}")
-    return verified
+            _say(f"✓ ledger verified: {instance}: {verdict.detail}")
+        elif verdict.status == verdicts.NOT_VERIFIED:
+            _say(f"✗ ledger not verified: {instance}: {verdict.detail}")
+        else:
+            _say(f"✗ ledger: first broken link: {instance} {findings[0]}")
+            for finding in findings[1:]:
+                _say(f"  also: {instance} {finding}")
+    return found
 
 
 @main.command()
@@ -587,70 +708,132 @@ def _ledger_verified(loaded: configuration.Config) -> bool:
     metavar="ISO-TIME",
     help="The newest savepoint at or before this time (UTC unless a zone is given).",
 )
-@click.option("--format", "output", type=click.Choice(["brief", "report", "json"]), default="report", show_default=True)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["brief", "report", "json"]),
+    default="report",
+    show_default=True,
+    help="The report, or the brief the model gets at a session start (json: the same as --json).",
+)
 @click.option(
     "--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes)."
 )
-@click.option(
-    "--uncompact",
-    is_flag=True,
-    help="Write the savepoint's whole pre-compaction conversation as a new Claude Code session, and print the command that resumes it.",
-)
-def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact) -> None:
+@click.option("--uncompact", is_flag=True, help="The same as `precompact uncompact`.")
+@_json_option("The savepoint, its checks and what it holds")
+def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, as_json) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import api
-    from precompact.remote.gitstore import GitStoreError
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
-    if sequence is not None and at_time:
-        raise click.UsageError("give --sequence or --at, not both")
     if uncompact and (from_instance or restore_state):
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
-    loaded = _load()
+    if uncompact:
+        _uncompact(instance, sequence, at_time, as_json)
+        return
+    found = _resurrected(_load(), instance or from_instance, sequence, at_time, restore_state, bool(from_instance))
+    click.echo(api.render_resurrection(found, "json" if as_json else output))
+    if not found.intact:
+        sys.exit(EXIT_FAILED)
+
+
+def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False):
+    """The savepoint chosen, fetched and checked; says when newer ones were passed over."""
+    from precompact import api
+    from precompact.remote.gitstore import GitStoreError
+
+    if sequence is not None and at_time:
+        raise click.UsageError("give --sequence or --at, not both")
     try:
-        found = api.resurrect(
-            loaded, instance or from_instance, sequence, at_time, restore_state, record_lineage=bool(from_instance)
-        )
-        if sequence is None and at_time is None and found.later:
-            click.echo(
-                f"skipped the {found.later} newer savepoint(s) after {found.savepoint.sequence}: they hold no conversation",
-                err=True,
-            )
-        if uncompact:
-            written = api.uncompact(found)
-            click.echo(
-                f"wrote savepoint {found.savepoint.sequence}'s {written.entries} entries as a new session: {written.path}"
-            )
-            click.echo(f"resume it from {written.cwd} with:")
-            click.echo(written.command)
-            return
+        found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage=record_lineage)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
-    click.echo(api.render_resurrection(found, output))
-    if not found.intact:
-        sys.exit(1)
+    if sequence is None and at_time is None and found.later:
+        click.echo(
+            f"skipped the {found.later} newer savepoint(s) after {found.savepoint.sequence}: they hold no conversation",
+            err=True,
+        )
+    return found
+
+
+@main.command()
+@_instance_option
+@click.option("--sequence", type=click.IntRange(min=1), help="That savepoint instead of the newest.")
+@click.option(
+    "--at",
+    "at_time",
+    metavar="ISO-TIME",
+    help="The newest savepoint at or before this time (UTC unless a zone is given).",
+)
+@_json_option("The session written and the command that resumes it")
+def uncompact(instance, sequence, at_time, as_json) -> None:
+    """Write a verified savepoint's whole pre-compaction conversation as a new Claude Code
+    session, and print the command that resumes it."""
+    _uncompact(instance, sequence, at_time, as_json)
+
+
+def _uncompact(instance, sequence, at_time, as_json) -> None:
+    from precompact import api
+    from precompact.remote.gitstore import GitStoreError
+
+    found = _resurrected(_load(), instance, sequence, at_time)
+    try:
+        written = api.uncompact(found)
+    except GitStoreError as e:
+        raise click.ClickException(_damaged(e)) from None
+    # "messages" counts what the resurrect report counts (user and assistant turns); the
+    # session also holds the tool results and the rest of the transcript's entries.
+    messages = (found.document.get("transcript") or {}).get("messages", 0)
+    if as_json:
+        _emit(
+            {
+                "instance": found.instance,
+                "sequence": found.savepoint.sequence,
+                "messages": messages,
+                "entries": written.entries,
+                "session_id": written.session_id,
+                "path": str(written.path),
+                "cwd": written.cwd,
+                "command": written.command,
+            }
+        )
+        return
+    click.echo(
+        f"wrote savepoint {found.savepoint.sequence}'s conversation ({messages} messages, {written.entries} transcript entries) as a new session: {written.path}"
+    )
+    click.echo(f"resume it from {written.cwd} with:")
+    click.echo(written.command)
 
 
 @main.command()
 @click.option("--instance", help="Whose savepoint (default: the configured instance).")
 @click.option("--sequence", type=click.IntRange(min=1), help="That savepoint instead of the newest.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it to this file, not stdout.")
-def export(instance, sequence, output) -> None:
+@_json_option("With --output, the file written (without it, stdout is the document itself)")
+def export(instance, sequence, output, as_json) -> None:
     """Write a savepoint's full snapshot document (JSON), rebuilt from its chunks and checked."""
     from precompact import api
-    from precompact.boundary import atomic_file
     from precompact.remote.gitstore import GitStoreError
 
     try:
         data = api.export(_load(), instance, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
+    _write(data, output, 0o600, as_json)
+
+
+def _write(data: bytes, output: Path | None, mode: int, as_json: bool) -> None:
+    """A JSON document to stdout, or to `output` (then, with --json, what was written)."""
+    from precompact.boundary import atomic_file
+
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    else:
-        atomic_file.write(output, data, 0o600)
+        return
+    atomic_file.write(output, data, mode)
+    if as_json:
+        _emit({"path": str(output), "bytes": len(data)})
 
 
 @main.command()
@@ -659,18 +842,14 @@ def export(instance, sequence, output) -> None:
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it to this file, not stdout."
 )
 @click.option("--with-snapshot", is_flag=True, help="Embed the snapshot file, encrypted or not as the remote holds it.")
-def prove(sequence, output, with_snapshot) -> None:
+@_instance_option
+@_json_option("With --output, the file written (without it, stdout is the bundle itself)")
+def prove(sequence, output, with_snapshot, instance, as_json) -> None:
     """Write a proof bundle for savepoint N (docs/proof-bundle.md): JSON anyone can verify offline."""
     from precompact import api
-    from precompact.boundary import atomic_file
 
-    written = api.prove(_load(), sequence, with_snapshot)
-    data = (json.dumps(written, indent=1) + "\n").encode()
-    if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        atomic_file.write(output, data, 0o644)
+    written = api.prove(_load(instance), sequence, with_snapshot)
+    _write((json.dumps(written, indent=1) + "\n").encode(), output, 0o644, as_json)
 
 
 @main.command("verify-bundle")
@@ -681,37 +860,44 @@ def prove(sequence, output, with_snapshot) -> None:
     help="Check this snapshot file is savepoint N.",
 )
 @click.option("--cluster", metavar="URL", help="Also confirm each transaction is finalized in this cluster's ledger.")
-def verify_bundle(file, snapshot, cluster) -> None:
+@_json_option("The verdict")
+def verify_bundle(file, snapshot, cluster, as_json) -> None:
     """Check a proof bundle offline (no configuration needed); exit 1 naming the first broken link."""
     from precompact import api
     from precompact.verifier import verdicts
 
     verdict = api.check_bundle(file, snapshot, cluster)
     if verdict.status == verdicts.VERIFIED:
-        click.echo(f"✓ bundle verified: {verdict.detail}")
+        _say(f"✓ bundle verified: {verdict.detail}")
         for note in verdict.notes:
-            click.echo(f"  not verified: {note}")
-        return
-    if verdict.status == verdicts.FAILED:
+            _say(f"  not verified: {note}")
+    elif verdict.status == verdicts.FAILED:
         where = f"savepoint {verdict.sequence}" if verdict.sequence is not None else "bundle"
-        click.echo(f"✗ first broken link: {where} [{verdict.layer}]: {verdict.detail}")
+        _say(f"✗ first broken link: {where} [{verdict.layer}]: {verdict.detail}")
     else:
-        click.echo(f"✗ not verified: {verdict.detail}")
-    sys.exit(1)
+        _say(f"✗ not verified: {verdict.detail}")
+    if as_json:
+        _emit(dataclasses.asdict(verdict))
+    if verdict.status != verdicts.VERIFIED:
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
 @click.option("--keep", type=int, required=True, help="Keep the local copies of each instance's newest N savepoints.")
-def prune(keep) -> None:
+@_json_option("What was removed and what was kept")
+def prune(keep, as_json) -> None:
     """Remove the local copies of older savepoints that git holds, pushed and verified."""
     from precompact import api
 
     outcome = api.prune(_load(), keep)
-    click.echo(
+    _say(
         f"pruned {len(outcome.savepoints)} savepoint(s) and {outcome.chunks} chunk(s): {outcome.freed_bytes} bytes freed; `precompact resurrect --sequence N` restores one from git"
     )
     for why in outcome.kept:
-        click.echo(f"  kept {why}")
+        _say(f"  kept {why}")
+    if as_json:
+        pruned = [{"instance": instance, "sequence": sequence} for instance, sequence in outcome.savepoints]
+        _emit({"pruned": pruned, "chunks": outcome.chunks, "freed_bytes": outcome.freed_bytes, "kept": outcome.kept})
 
 
 @main.command()
@@ -732,36 +918,49 @@ def prune(keep) -> None:
 )
 @click.option("--tool", help="Only calls to, and results of, this tool (e.g. Bash).")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the snapshots first.")
-def recall(query, budget, sequence, since, role, tool, rebuild) -> None:
+@_instance_option
+@_json_option("Every hit (the budget bounds the text form only)")
+def recall(query, budget, sequence, since, role, tool, rebuild, instance, as_json) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
     that `precompact show` prints whole."""
     from precompact import api
 
     if query is None and not rebuild:
         raise click.UsageError("give a QUERY (or --rebuild)")
-    loaded = _load()
+    loaded = _load(instance)
+    rebuilt = None
     if rebuild:
         outcome = api.update_recall(loaded, rebuild=True)
         for note in outcome.notes:
             click.echo(note, err=True)
         click.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
-        if query is None:
-            return
+        rebuilt = {"indexed": outcome.indexed, "notes": outcome.notes}
+    if query is None:
+        if as_json:
+            _emit({"query": None, "matched": 0, "hits": [], "notes": [], "rebuilt": rebuilt})
+        return
     found = api.recall(loaded, query, sequence, since, role, tool)
-    click.echo(found.text(budget))
+    if as_json:
+        hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
+        _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})
+    else:
+        click.echo(found.text(budget))
 
 
 @main.command()
 @click.argument("ref")
 @click.option("--instance", help="Whose savepoint (default: the configured instance).")
-@click.option("--json", "as_json", is_flag=True, help="The entries as the snapshot holds them.")
+@_json_option("The entries as the snapshot holds them")
 def show(ref, instance, as_json) -> None:
     """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
     from precompact import api
 
-    loaded = _load()
-    entries = api.show(loaded, ref, instance)
-    click.echo(json.dumps([e.raw for e in entries], indent=2, ensure_ascii=False) if as_json else api.render(entries))
+    loaded = _load(instance)
+    entries = api.show(loaded, ref)
+    if as_json:
+        _emit([e.raw for e in entries])
+    else:
+        click.echo(api.render(entries))
 
 
 @main.command()
@@ -870,43 +1069,68 @@ def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:
     click.echo(done)
 
 
-@main.command()
-def rekey() -> None:
-    """Re-encrypt the savepoint branch to the current encryption.recipients, as a new commit
-    (pushed history is never rewritten), then push."""
-    from precompact import api
+_REKEY_OPTION = _json_option("The commit made")
 
-    loaded = _load()
-    commit, files = api.rekey(loaded)
-    if commit is None:
-        click.echo(f"{loaded.branch} is already encrypted to the {len(loaded.recipients)} recipient(s); nothing to do")
-        return
-    click.echo(
-        f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
-    )
+
+# The name before `key rekey`; it goes in the release after next.
+@main.command("rekey", hidden=True)
+@_REKEY_OPTION
+def rekey_alias(as_json) -> None:
+    """The same as `precompact key rekey`."""
+    _rekey(as_json)
 
 
 @main.group()
 def key() -> None:
-    """The age identity that reads encrypted savepoints: show, export, import."""
+    """The age identity that reads encrypted savepoints: show, export, import, rekey."""
+
+
+@key.command("rekey")
+@_REKEY_OPTION
+def key_rekey(as_json) -> None:
+    """Re-encrypt the savepoint branch to the current encryption.recipients, as a new commit
+    (pushed history is never rewritten), then push."""
+    _rekey(as_json)
+
+
+def _rekey(as_json: bool) -> None:
+    from precompact import api
+
+    loaded = _load()
+    commit, files = api.rekey(loaded)
+    if as_json:
+        _emit({"branch": loaded.branch, "commit": commit, "files": files, "recipients": loaded.recipients})
+    if commit is None:
+        _say(f"{loaded.branch} is already encrypted to the {len(loaded.recipients)} recipient(s); nothing to do")
+        return
+    _say(
+        f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
+    )
 
 
 @key.command("show")
-def key_show() -> None:
+@_json_option("The identity's public keys and the recipients")
+def key_show(as_json) -> None:
     """Print the identity's public key and the recipients savepoints are encrypted to."""
     from precompact.remote import encryption as remote_crypto
 
     loaded = _load()
+    problem = None
     try:
         data = remote_crypto.read_identity_file(loaded.identity) if loaded.identity else b""
         own = remote_crypto.public_keys(data, str(loaded.identity))
     except remote_crypto.CryptoError as e:
-        click.echo(f"identity: {e}")
+        problem = str(e)
+        _say(f"identity: {e}")
         own = []
     for public in own:
         listed = "a recipient" if public in loaded.recipients else "NOT a recipient: add it to encryption.recipients"
-        click.echo(f"identity {loaded.identity}: {public} ({listed})")
-    click.echo(f"recipients: {', '.join(loaded.recipients) or 'none (savepoints go in clear text)'}")
+        _say(f"identity {loaded.identity}: {public} ({listed})")
+    _say(f"recipients: {', '.join(loaded.recipients) or 'none (savepoints go in clear text)'}")
+    if as_json:
+        keys = [{"public_key": public, "recipient": public in loaded.recipients} for public in own]
+        identity = str(loaded.identity) if loaded.identity else None
+        _emit({"identity": identity, "public_keys": keys, "identity_problem": problem, "recipients": loaded.recipients})
 
 
 @key.command("export")
@@ -925,7 +1149,8 @@ def key_export() -> None:
 
 @key.command("import")
 @click.argument("source", type=click.File("rb"))
-def key_import(source) -> None:
+@_json_option("Where the identity went and its public keys")
+def key_import(source, as_json) -> None:
     """Install the identity in SOURCE ('-': stdin) as this project's encryption.identity (0600)."""
     from precompact.remote import encryption as remote_crypto
 
@@ -933,7 +1158,9 @@ def key_import(source) -> None:
     if loaded.identity is None:
         raise click.ClickException("encryption.identity is not set; set it to where the identity should go")
     own = remote_crypto.import_identity(source.read(), source.name, loaded.identity)
-    click.echo(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
+    _say(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
+    if as_json:
+        _emit({"identity": str(loaded.identity), "public_keys": own})
 
 
 @main.command()

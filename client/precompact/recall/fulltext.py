@@ -719,6 +719,7 @@ def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> 
 
 _REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?")
 MAX_SHOWN = 200
+NO_TEXT = "(no text in this entry; `precompact show {ref} --json` prints it as saved)"
 
 
 def show(logs: Path, instance: str, ref: str) -> list[Entry]:
@@ -779,7 +780,10 @@ def render(entries: Iterable[Entry]) -> str:
     blocks = []
     for entry in entries:
         hit = Hit(entry.instance, entry.sequence, entry.position, entry.role, entry.tool, entry.time, "")
-        blocks.append(f"{hit.header()}\n{quoting.block(entry.text)}")
+        # An entry with nothing to read (a thinking block kept only as its signature, an
+        # attachment) says so rather than quote nothing.
+        shown = quoting.block(entry.text) if entry.text.strip() else NO_TEXT.format(ref=hit.ref)
+        blocks.append(f"{hit.header()}\n{shown}")
     return "\n\n".join(blocks)
 
 

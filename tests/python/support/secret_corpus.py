@@ -560,7 +560,7 @@ def clean_corpus() -> list[tuple[str, str]]:
     """Real code and prose with no secrets (the standard library's sources and this project's
     documents) and generated look-alikes: transaction signatures, public keys, hashes, commit
     ids, base64 data and code that names secrets."""
-    files = stdlib_sources() + [REPO / "README.md", REPO / "docs" / "performance.md"]
+    files = stdlib_sources() + [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files if p.is_file()] + [
         ("look-alikes", look_alikes())
     ]
