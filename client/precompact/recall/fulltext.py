@@ -617,6 +617,7 @@ def search(
     role: str | None = None,
     tool: str | None = None,
     limit: int = MAX_HITS,
+    agent: str | None = None,
 ) -> Results:
     """The entries that best match `query` (BM25), best first, each with an excerpt read from
     its verified snapshot. The index is brought up to date first."""
@@ -633,7 +634,8 @@ def search(
             raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
     outcome = update(logs, instance)
     results = Results(notes=list(outcome.notes))
-    scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
+    # `agent`: only the savepoints of that agent's sessions (savepoint_log.Savepoint.agent).
+    scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance) if agent is None or s.agent == agent}
     with _damage_named(), _connect(logs, create=False) as connection:
         if connection is None:
             return results

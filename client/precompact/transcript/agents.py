@@ -1,0 +1,73 @@
+"""The agents whose sessions precompact saves, and the reader that turns each one's session file
+into the conversation document a snapshot stores.
+
+Claude Code's transcript is that document already (transcript/claude_code.py reads it as it
+is). Codex CLI's rollout (transcript/codex.py) and Gemini CLI's chat file (transcript/gemini.py)
+are read into it: the document is written under logs/precompact-agents/ (one file per session
+file, rewritten whole at each hook; it grows as the session file does), and the snapshot reads
+that file as it reads a Claude Code transcript. So snapshot, chunks, redaction, the three
+layers, verify, recall, show, export and the brief need to know nothing of the agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from precompact.boundary import logs_dir
+
+CLAUDE, CODEX = "claude", "codex"
+# config/install.py's AGENTS names the same (config cannot import this module).
+NAMES = (CLAUDE, CODEX)
+LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI"}
+DOCUMENTS_DIR = "precompact-agents"
+_VERSION_TAIL_BYTES = 64 << 10
+
+
+@dataclass(frozen=True)
+class Read:
+    """A session file read for a snapshot: the document's path, the agent's version, and the
+    latest compaction summary the session file holds (None where the agent keeps none there)."""
+
+    transcript_path: str
+    version: str | None = None
+    summary: str | None = None
+
+
+def read(agent: str, logs: Path, session_file: str) -> Read:
+    """The conversation document of `session_file`, the session file of `agent`. For Claude
+    Code that is the file itself; for the others it is written to logs/ first. OSError when the
+    session file cannot be read."""
+    if agent == CLAUDE:
+        return Read(session_file, claude_version(Path(session_file)))
+    if agent != CODEX:
+        raise ValueError(f"unknown agent {agent!r}")
+    from precompact.transcript import codex as reader
+
+    document = reader.read(Path(session_file))
+    name = f"{DOCUMENTS_DIR}/{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}.jsonl"
+    logs_dir.write_atomic(logs, name, document.data)
+    return Read(str(logs / name), document.version, document.summary)
+
+
+def claude_version(transcript: Path) -> str | None:
+    """The Claude Code version its last transcript lines name (each entry carries `version`)."""
+    try:
+        with transcript.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(size - _VERSION_TAIL_BYTES, 0))
+            tail = f.read()
+    except OSError:
+        return None
+    for line in reversed(tail.split(b"\n")):
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("version"), str):
+            return entry["version"]
+    return None
