@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support import claude_code, codex_cli
+from support import claude_code, codex_cli, gemini_cli
 from support.commands import run_git
 from support.localnet import LocalnetProcess
 
@@ -121,3 +121,11 @@ def codex_binary() -> Path:
         return codex_cli.codex_binary()
     except claude_code.Unavailable as e:
         pytest.skip(f"Codex CLI end-to-end tests skipped: {e}")
+
+
+@pytest.fixture(scope="module")
+def gemini_binary() -> Path:
+    try:
+        return gemini_cli.gemini_binary()
+    except claude_code.Unavailable as e:
+        pytest.skip(f"Gemini CLI end-to-end tests skipped: {e}")

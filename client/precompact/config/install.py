@@ -43,9 +43,10 @@ HOOKS = {
 CODEX_HOOKS = {"PreCompact": 60, "PostCompact": 15, "SessionStart": 30, "SessionEnd": 3}
 # Gemini CLI 0.61.0 (timeouts in milliseconds): PreCompress before a compression (and, as
 # observed, before every model round), BeforeAgent to hand the brief over after a compression
-# (it has no SessionStart source `compact`), SessionStart and SessionEnd as for Claude Code.
-GEMINI_HOOKS = {"PreCompress": 60_000, "BeforeAgent": 30_000, "SessionStart": 30_000, "SessionEnd": 5_000}
-AGENTS = ("claude", "codex")
+# (Gemini has no SessionStart source `compact`), SessionEnd as for Claude Code. No SessionStart:
+# Gemini puts its context before the prompt, and a resume then drops that prompt.
+GEMINI_HOOKS = {"PreCompress": 60_000, "BeforeAgent": 30_000, "SessionEnd": 5_000}
+AGENTS = ("claude", "codex", "gemini")
 
 
 class InstallError(PrecompactError):

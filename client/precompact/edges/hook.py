@@ -14,6 +14,12 @@ rollout file) in the order PreCompact, PostCompact, SessionStart (`resume`, then
 ignores PreCompact's output and gives the model SessionStart's `additionalContext`. Its
 PostCompact carries no summary: the rollout's `compacted` record holds it. docs/agents.md has
 what each agent sends and honours.
+
+Gemini CLI 0.61.0 has PreCompress (fired before every model round, compressing or not: the hook
+saves only when Gemini's own threshold says a compression comes, or on /compress), BeforeAgent
+(before each prompt; its `additionalContext` reaches the model after the prompt, so the brief
+goes there after a compression) and SessionEnd. Its SessionStart is left alone: its context is
+put before the prompt, and a resumed session then drops that prompt from its history.
 """
 
 from __future__ import annotations
@@ -65,12 +71,16 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         return HookResult(stderr='precompact hook: input has no "cwd" string; nothing saved')
-    handlers = {
-        "PreCompact": _pre_compact,
-        "PostCompact": _post_compact,
-        "SessionStart": _session_start,
-        "SessionEnd": _session_end,
-    }
+    handlers = (
+        {"PreCompress": _pre_compress, "BeforeAgent": _before_agent, "SessionEnd": _session_end}
+        if agent == agents.GEMINI
+        else {
+            "PreCompact": _pre_compact,
+            "PostCompact": _post_compact,
+            "SessionStart": _session_start,
+            "SessionEnd": _session_end,
+        }
+    )
     if event not in handlers:
         return HookResult(
             stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done"
@@ -174,6 +184,46 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str) -> s
     return loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
 
 
+def _pre_compress(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes."""
+    trigger = _text(payload, "trigger") or "auto"
+    transcript = _text(payload, "transcript_path")
+    if trigger != "manual":
+        from precompact.transcript import gemini
+
+        cwd = Path(_text(payload, "cwd") or loaded.root)
+        if not transcript or not gemini.compression_coming(Path(transcript), cwd, Path.home()):
+            return HookResult()
+    return _pre_compact(payload, loaded, agent)
+
+
+def _before_agent(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    """Gemini's BeforeAgent: after a compression, the session's brief, once per compression
+    (Gemini keeps BeforeAgent's context with the prompt it came with)."""
+    transcript, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
+    from precompact.transcript import gemini
+
+    if not transcript or not session_id or not gemini.compressed(Path(transcript)):
+        return HookResult()
+    compressions = gemini.read(Path(transcript)).compressions
+    briefed = sum(
+        1
+        for e in savepoint_log.read(loaded.logs).events
+        if e.get("event") == savepoint_log.Event.BRIEF_DELIVERED
+        and e.get("instance") == loaded.instance
+        and e.get("session_id") == session_id
+        and e.get("source") == "compact"
+    )
+    if briefed >= compressions:
+        return HookResult()
+    from precompact.local import capture
+
+    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, "compact")
+    if latest is None:
+        return HookResult()
+    return _brief(loaded, latest, session_id, "compact", "BeforeAgent")
+
+
 def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.Read | None:
     """After a compaction: the savepoint of what it dropped, if no savepoint holds it yet
     (PreCompact did not fire, or read a transcript that lagged). Layer 1 here, the rest in the
@@ -235,6 +285,17 @@ def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> H
     latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
     if latest is None or (session_id and _delivered(loaded, session_id, latest.sequence)):
         return HookResult()
+    return _brief(loaded, latest, session_id, source, "SessionStart")
+
+
+def _brief(
+    loaded: configuration.Config,
+    latest: savepoint_log.Savepoint,
+    session_id: str | None,
+    source: str | None,
+    event: str,
+) -> HookResult:
+    """The restore brief of `latest` as `event`'s additionalContext, recorded as delivered."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect
@@ -247,7 +308,7 @@ def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> H
     savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.BRIEF_DELIVERED, session_id=session_id, source=source)
     return HookResult(
         stdout=json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False
+            {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}, ensure_ascii=False
         )
     )
 

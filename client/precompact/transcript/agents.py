@@ -20,10 +20,10 @@ import orjson
 
 from precompact.boundary import logs_dir
 
-CLAUDE, CODEX = "claude", "codex"
+CLAUDE, CODEX, GEMINI = "claude", "codex", "gemini"
 # config/install.py's AGENTS names the same (config cannot import this module).
-NAMES = (CLAUDE, CODEX)
-LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI"}
+NAMES = (CLAUDE, CODEX, GEMINI)
+LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI"}
 DOCUMENTS_DIR = "precompact-agents"
 _VERSION_TAIL_BYTES = 64 << 10
 
@@ -44,10 +44,12 @@ def read(agent: str, logs: Path, session_file: str) -> Read:
     session file cannot be read."""
     if agent == CLAUDE:
         return Read(session_file, claude_version(Path(session_file)))
-    if agent != CODEX:
+    if agent == CODEX:
+        from precompact.transcript import codex as reader
+    elif agent == GEMINI:
+        from precompact.transcript import gemini as reader  # type: ignore[no-redef]
+    else:
         raise ValueError(f"unknown agent {agent!r}")
-    from precompact.transcript import codex as reader
-
     document = reader.read(Path(session_file))
     name = f"{DOCUMENTS_DIR}/{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}.jsonl"
     logs_dir.write_atomic(logs, name, document.data)
