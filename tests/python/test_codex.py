@@ -83,3 +83,27 @@ def test_a_mid_turn_compaction_is_saved_through_codexs_hooks_and_the_model_gets_
 
     snapshot = json.loads(setup.precompact("show", "2:1", "--json").stdout)
     assert snapshot, "show reads a Codex savepoint's entries"
+
+
+def test_resurrect_uncompact_writes_a_rollout_codex_resumes_whole(setup):
+    session, mock = setup.session, setup.session.mock
+    thread = session.run(FIRST)
+    session.run("Now parse the rest. [[run:more]]", resume=thread)
+    assert any(is_compaction(r) for r in mock.requests)
+    wait_for_worker(setup.project)
+    original = session.rollout(thread)
+    before = original.read_bytes()
+    done = setup.precompact("resurrect", "--uncompact")
+    assert done.returncode == 0, done.stderr
+    command = done.stdout.splitlines()[-1]
+    assert command.startswith("codex resume ")
+    new_thread = command.split()[-1]
+    assert new_thread != thread and session.rollout(new_thread).parent.parent.parent.parent == original.parents[3]
+
+    asked = len(mock.requests)
+    assert session.run("Carry on from before the compaction.", resume=new_thread) == new_thread
+    [request] = mock.requests[asked:]
+    text = json.dumps(request["body"])
+    assert PHRASE in text and "cat missing-header.txt" in text, "the tool calls compaction dropped are sent again"
+    assert setup.script.summary not in text, "not the compacted form"
+    assert original.read_bytes() == before, "the original thread is untouched"

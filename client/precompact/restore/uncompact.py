@@ -6,6 +6,12 @@ folder being the directory it ran in with every character other than a letter or
 into `-` (observed with the real CLI: /tmp/x/project -> -tmp-x-project). The new session gets a
 new id, so nothing of the original is overwritten; its entries are the snapshot's (redacted
 where the snapshot is) with the new id as their sessionId.
+
+A Codex CLI savepoint (transcript/codex.py keeps each rollout record whole) is written back as a
+new rollout, `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<new id>.jsonl`, without its
+`compacted` records and the compaction's answers, and its `session_meta` under the new id:
+Codex 0.171.0 reopens it with `codex resume <id>` (or `codex exec resume <id>`) and sends the
+model the whole history (observed with the real CLI).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -31,10 +38,11 @@ class Uncompacted:
     path: Path
     entries: int
     cwd: str
+    agent: str = "claude"
 
     @property
     def command(self) -> str:
-        return f"claude --resume {self.session_id}"
+        return f"codex resume {self.session_id}" if self.agent == "codex" else f"claude --resume {self.session_id}"
 
 
 def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
@@ -49,10 +57,18 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         raise ResurrectError(
             f"savepoint {s.sequence} of {found.instance} {state}; nothing was written. `precompact resurrect --format report` shows the checks"
         )
-    cwd = (found.document.get("session") or {}).get("cwd")
+    session = found.document.get("session") or {}
+    cwd = session.get("cwd")
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         raise ResurrectError(
             f"savepoint {s.sequence} does not say which directory its session ran in; nothing was written"
+        )
+    agent = session.get("agent") or "claude"
+    if agent == "codex":
+        return _codex(found, cwd, home)
+    if agent != "claude":
+        raise ResurrectError(
+            f"savepoint {s.sequence} is a {agent} session, which precompact cannot reopen (docs/agents.md); `precompact show` and `export` read it"
         )
     folder = project_folder(cwd)
     if len(folder) > FOLDER_NAME_LIMIT:
@@ -78,3 +94,36 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
     with os.fdopen(fd, "wb") as f:
         f.writelines(lines)
     return Uncompacted(session_id, path, len(entries), cwd)
+
+
+def _codex(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
+    """The savepoint's rollout records as a new Codex thread, uncompacted."""
+    s = found.savepoint
+    try:
+        entries = [entry for _, entry in recall.saved_entries(found.contents)]
+    except ValueError as e:
+        raise ResurrectError(f"savepoint {s.sequence}'s conversation cannot be read: {e}") from None
+    thread_id = str(uuid.uuid4())
+    lines = []
+    for entry in entries:
+        record = entry.get("agent_record") if isinstance(entry, dict) else None
+        if not isinstance(record, dict) or record.get("type") == "compacted":
+            continue
+        metadata = record.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("compaction_output") is True:
+            continue
+        payload = record.get("payload")
+        if record.get("type") == "session_meta" and isinstance(payload, dict):
+            record = {**record, "payload": {**payload, "id": thread_id, "session_id": thread_id}}
+        lines.append(orjson.dumps(record) + b"\n")
+    if not any(b'"type":"response_item"' in line for line in lines):
+        raise ResurrectError(f"savepoint {s.sequence} holds no Codex conversation; nothing was written")
+    now = datetime.now(UTC)
+    codex_home = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else (home or Path.home()) / ".codex"
+    directory = codex_home / "sessions" / now.strftime("%Y/%m/%d")
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{thread_id}.jsonl"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.writelines(lines)
+    return Uncompacted(thread_id, path, len(lines), cwd, "codex")
