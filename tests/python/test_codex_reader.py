@@ -4,6 +4,7 @@ codex` in its hooks.json, and the hook fed Codex's payloads (recorded from 0.171
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def test_each_rollout_record_becomes_one_entry_shaped_as_the_conversation(tmp_pa
     with rollout.open("ab") as f:
         f.write(b"".join(json.dumps(r).encode() + b"\n" for r in ROLLOUT[3:]) + b'{"timestamp": "still being wri')
     document = codex.read(rollout)
-    assert (document.version, document.thread_id) == ("0.171.0", SESSION)
+    assert (document.version, document.session_id) == ("0.171.0", SESSION)
     assert document.summary == "The user is building a parser.", "Codex's words for the next model are cut off"
     assert document.lines[3] == b"{not json\n", "a malformed line stays as it is (stored as an unparsed line)"
     entries = [json.loads(line) for n, line in enumerate(document.lines) if n != 3]
@@ -231,3 +232,35 @@ def test_codex_payloads_save_and_brief_and_a_missing_rollout_fails_open(tmp_path
     )
     assert gone.returncode == 0
     assert "PreCompact failed" in json.loads(gone.stdout)["systemMessage"], "shown to the user, never the model"
+
+
+def test_import_archives_the_projects_codex_threads_once(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    codex_home = tmp_path / "codex-home"
+    day = codex_home / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    mine = [{**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "cwd": str(project.path / "src")}}, *ROLLOUT[1:]]
+    write(day / f"rollout-2026-12-02T06-07-51-{SESSION}.jsonl", mine)
+    other = [{**ROLLOUT[0], "payload": {"id": "other", "cwd": str(tmp_path / "elsewhere")}}, *ROLLOUT[1:]]
+    write(day / "rollout-2026-12-02T06-08-00-other.jsonl", other)
+    env = {"CODEX_HOME": str(codex_home)}
+
+    def imported() -> dict:
+        done = subprocess.run(
+            [PRECOMPACT, "import", "--agent", "codex", "--json"],
+            cwd=project.path,
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first = imported()
+    assert [(s["session_id"], s["outcome"]) for s in first["sessions"]] == [(SESSION, "saved")], "only this project's"
+    assert [(s["session_id"], s["outcome"]) for s in imported()["sessions"]] == [(SESSION, "unchanged")]
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert (created["trigger"], created["agent"], created["agent_version"]) == ("import", "codex", "0.171.0")

@@ -201,3 +201,31 @@ def test_install_for_gemini_adds_its_hooks_to_settings_json_and_uninstall_restor
     assert "already installed" in invoke("install", "--agent", "gemini", "--scope", "user").output
     assert invoke("uninstall", "--agent", "gemini", "--scope", "user").exit_code == 0
     assert json.loads(settings.read_text()) == mine
+
+
+def test_import_archives_the_projects_gemini_sessions_once(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(
+        json.dumps({"projects": {str(project.path): "p", str(tmp_path / "elsewhere"): "elsewhere", "/x": "../escape"}})
+    )
+    for slug in ("p", "elsewhere"):
+        (home / ".gemini" / "tmp" / slug / "chats").mkdir(parents=True)
+        write(home / ".gemini" / "tmp" / slug / "chats" / f"session-2026-12-02T06-17-{slug}.jsonl", CHAT)
+
+    def imported() -> list[tuple[str, str]]:
+        done = subprocess.run(
+            [PRECOMPACT, "import", "--agent", "gemini", "--json"],
+            cwd=project.path,
+            env={**os.environ, "HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return [(s["session_id"], s["outcome"]) for s in json.loads(done.stdout)["sessions"]]
+
+    assert imported() == [(SESSION, "saved")]
+    assert imported() == [(SESSION, "unchanged")]

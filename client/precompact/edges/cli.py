@@ -299,9 +299,10 @@ def _session_transcript(session_id: str | None) -> tuple[str, str]:
 
 @main.command(name="import")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per session, then the summary, on stdout.")
-def import_sessions(as_json) -> None:
-    """Archive this project's existing Claude Code sessions, oldest first (one savepoint each;
-    again, only what is new)."""
+@click.option("--agent", type=click.Choice(agents.NAMES), default="claude", show_default=True, help="Whose sessions.")
+def import_sessions(as_json, agent) -> None:
+    """Archive this project's existing Claude Code (or Codex CLI, Gemini CLI) sessions, oldest
+    first (one savepoint each; again, only what is new)."""
     from precompact.ops import importer
 
     loaded = _load()
@@ -311,7 +312,7 @@ def import_sessions(as_json) -> None:
         why = f" ({result.reason})" if result.reason else ""
         click.echo(f"[{number}/{total}] {result.session_id}: {result.outcome}{saved}{why}", err=True)
 
-    done = importer.run(loaded, progress=progress)
+    done = importer.run(loaded, progress=progress, agent=agent)
     counts = {kind: sum(r.outcome == kind for r in done) for kind in importer.OUTCOMES}
     summary = (
         f"{len(done)} session(s) found: {counts[importer.SAVED]} saved, {counts[importer.UNCHANGED]} already archived, "

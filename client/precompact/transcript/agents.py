@@ -36,6 +36,7 @@ class Read:
     transcript_path: str
     version: str | None = None
     summary: str | None = None
+    session_id: str | None = None  # as the session file names it (Claude Code's names none)
 
 
 def read(agent: str, logs: Path, session_file: str) -> Read:
@@ -44,16 +45,30 @@ def read(agent: str, logs: Path, session_file: str) -> Read:
     session file cannot be read."""
     if agent == CLAUDE:
         return Read(session_file, claude_version(Path(session_file)))
-    if agent == CODEX:
-        from precompact.transcript import codex as reader
-    elif agent == GEMINI:
-        from precompact.transcript import gemini as reader  # type: ignore[no-redef]
-    else:
+    from precompact.transcript import codex, gemini
+
+    if agent not in (CODEX, GEMINI):
         raise ValueError(f"unknown agent {agent!r}")
-    document = reader.read(Path(session_file))
+    document: codex.Document | gemini.Document = (codex.read if agent == CODEX else gemini.read)(Path(session_file))
     name = f"{DOCUMENTS_DIR}/{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}.jsonl"
     logs_dir.write_atomic(logs, name, document.data)
-    return Read(str(logs / name), document.version, document.summary)
+    return Read(str(logs / name), document.version, document.summary, document.session_id)
+
+
+def session_files(agent: str, root: Path, home: Path | None = None) -> list[Path]:
+    """The session files of `agent` (Codex CLI or Gemini CLI) for sessions run in `root` or
+    below it, oldest first: what `precompact import --agent` archives."""
+    home = home or Path.home()
+    if agent == CODEX:
+        from precompact.transcript import codex
+
+        codex_home = os.environ.get("CODEX_HOME")
+        return codex.sessions_in(root, Path(codex_home) if codex_home else home / ".codex")
+    if agent == GEMINI:
+        from precompact.transcript import gemini
+
+        return gemini.sessions_in(root, home)
+    raise ValueError(f"no session files to list for agent {agent!r}")
 
 
 def claude_version(transcript: Path) -> str | None:

@@ -39,11 +39,12 @@ _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
 @dataclass(frozen=True)
 class Document:
     """A rollout read whole: its entries (one JSON line each, partial last line left out), the
-    Codex version and thread id its `session_meta` names, and the latest compaction's summary."""
+    Codex version and thread id (`session_id`) its `session_meta` names, and the latest
+    compaction's summary."""
 
     lines: list[bytes]
     version: str | None
-    thread_id: str | None
+    session_id: str | None
     summary: str | None
 
     @property
@@ -175,3 +176,22 @@ def _tool_result(payload: dict) -> dict:
 
 def _text(value) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def sessions_in(root: Path, codex_home: Path) -> list[Path]:
+    """The rollouts of threads Codex ran in `root` or below it (their `session_meta` says where),
+    oldest first."""
+    found = []
+    for rollout in (codex_home / "sessions").glob("*/*/*/rollout-*.jsonl"):
+        try:
+            if rollout.is_symlink() or not rollout.is_file():
+                continue
+            with rollout.open("rb") as f:
+                first = orjson.loads(f.readline())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        payload = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str) and Path(cwd).is_relative_to(root):
+            found.append(rollout)
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))

@@ -296,3 +296,26 @@ def compressed(path: Path) -> bool:
     except OSError:
         return False
     return False
+
+
+def sessions_in(root: Path, home: Path) -> list[Path]:
+    """The chat files of sessions Gemini CLI ran in `root` or below it (~/.gemini/projects.json
+    names each directory's folder under ~/.gemini/tmp/), oldest first."""
+    try:
+        projects = orjson.loads((home / ".gemini" / "projects.json").read_bytes()).get("projects")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return []
+    if not isinstance(projects, dict):
+        return []
+    found = []
+    for directory, slug in projects.items():
+        if (
+            not isinstance(slug, str)
+            or "/" in slug
+            or slug in ("", ".", "..")
+            or not Path(directory).is_relative_to(root)
+        ):
+            continue
+        chats = home / ".gemini" / "tmp" / slug / "chats"
+        found += [p for p in chats.glob("session-*.jsonl") if p.is_file() and not p.is_symlink()]
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
