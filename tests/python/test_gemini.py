@@ -65,3 +65,28 @@ def test_a_compression_is_saved_through_gemini_hooks_and_the_next_prompt_gets_th
     assert found.returncode == 0 and PHRASE in found.stdout, found.stdout + found.stderr
     verified = setup.precompact("verify", "--all")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_resurrect_uncompact_writes_a_chat_file_gemini_resumes_whole(setup):
+    session, mock = setup.session, setup.session.mock
+    session.run("Build the header parser. [[run:work]]")
+    session.run("Now parse the rest. [[run:more]]", resume=True)
+    assert any(is_compression(r) for r in mock.requests)
+    wait_for_worker(setup.project)
+    # A resumed run that starts in a later minute adds a stub file of the same session.
+    before = {path: path.read_bytes() for path in session.chat_files()}
+    done = setup.precompact("resurrect", "--uncompact")
+    assert done.returncode == 0, done.stderr
+    command = done.stdout.splitlines()[-1]
+    assert command.startswith("gemini --resume ")
+    new_id = command.split()[-1]
+    [written] = [p for p in session.chat_files() if p not in before]
+    assert written.name.endswith(f"-{new_id[:8]}.jsonl") and written.parent == next(iter(before)).parent
+
+    asked = len(mock.requests)
+    session.run("Carry on from before the compression.", resume=new_id)
+    [request] = [r for r in main_requests(mock) if mock.requests.index(r) >= asked]
+    text = json.dumps(request["body"])
+    assert PHRASE in text and "cat missing-header.txt" in text, "the tool calls compression dropped are sent again"
+    assert gemini_cli.SUMMARY_MARK not in text, "not the compressed form"
+    assert {path: path.read_bytes() for path in before} == before, "the original session is untouched"

@@ -238,9 +238,11 @@ class Session:
             "GOOGLE_GEMINI_BASE_URL": self.mock.url,
         }
 
-    def run(self, prompt: str, resume: bool = False) -> dict:
-        """One `gemini -p` turn (resuming the latest session); its JSON result."""
-        args = [str(self.binary), "-p", prompt, "-o", "json", "--yolo", *(["--resume", "latest"] if resume else [])]
+    def run(self, prompt: str, resume: bool | str = False) -> dict:
+        """One `gemini -p` turn (resuming the latest session, or the session of id `resume`);
+        its JSON result."""
+        resumed = ["--resume", resume if isinstance(resume, str) else "latest"] if resume else []
+        args = [str(self.binary), "-p", prompt, "-o", "json", "--yolo", *resumed]
         done = subprocess.run(
             args,
             cwd=self.project,
