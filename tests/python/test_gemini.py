@@ -11,7 +11,7 @@ import pytest
 from support import gemini_cli
 from support.claude_code import wait_for_worker
 from support.gemini_cli import is_compression, main_requests
-from support.projects import new_project
+from support.projects import new_project, trust
 
 PHRASE = "the flux capacitor misaligned at 88 mph"
 BRIEF_START = "[precompact] Restored from savepoint"
@@ -90,3 +90,21 @@ def test_resurrect_uncompact_writes_a_chat_file_gemini_resumes_whole(setup):
     assert PHRASE in text and "cat missing-header.txt" in text, "the tool calls compression dropped are sent again"
     assert gemini_cli.SUMMARY_MARK not in text, "not the compressed form"
     assert {path: path.read_bytes() for path in before} == before, "the original session is untouched"
+
+
+def test_the_compress_command_is_saved_through_precompress(tmp_path, gemini_binary):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    # Without SessionEnd's savepoint, the compaction's is the first.
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("session_end = true", "session_end = false"))
+    trust(project.path)
+    script = gemini_cli.Script(commands={"work": [f"echo 'error: {PHRASE}'"]})
+    with gemini_cli.session_in(project, tmp_path / "home", gemini_binary, script=script) as setup:
+        setup.session.run("Build the header parser. [[run:work]]")
+        setup.session.run("/compress", resume=True)
+        assert [r for r in setup.session.mock.requests if is_compression(r)], "Gemini compressed"
+        wait_for_worker(project)
+        created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
+        assert [(e["trigger"], e["agent"]) for e in created] == [("manual", "gemini")]
+        found = setup.precompact("recall", "flux capacitor")
+        assert PHRASE in found.stdout
