@@ -399,6 +399,12 @@ def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
     ]
 
 
+def _agent(savepoint: savepoint_log.Savepoint) -> str:
+    """Whose session, as a line about the savepoint names it ("codex 0.171.0")."""
+    version = savepoint.agent_version
+    return f"{savepoint.agent} {quoting.inline(version)}" if version else savepoint.agent
+
+
 def discard(logs: Path) -> None:
     """Removes the index (derived data: the next recall rebuilds it), as after a prune: its
     entries may point into savepoints whose local copies are gone."""
@@ -794,7 +800,7 @@ def describe_savepoints(logs: Path, instance: str) -> str:
     for s in in_scope(logs, instance):
         summary = f"; summary: {quoting.inline(s.compact_summary[:200])}" if s.compact_summary else ""
         lines.append(
-            f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, trigger {s.trigger}, "
+            f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, {_agent(s)}, trigger {s.trigger}, "
             f"sha256:{s.snapshot_hash[:12]}, git {s.layer_2}, chain {s.layer_3}{summary}"
         )
     return "\n".join(lines) or f"{instance} has no savepoints yet"
