@@ -5,7 +5,11 @@ tool calls, compacting mid-turn and resuming after it. Each installed hook comma
 time `precompact hook` itself (the wall time the agent waits for, process start included);
 Layers 2 and 3 run in the worker, after the hook has answered.
 
-Usage: .venv/bin/python scripts/bench_agents.py [--runs 3] [--agents codex,gemini]
+With --reading MB, instead: the time transcript/agents.py takes to read a made-up Codex rollout
+and Gemini chat file of about MB megabytes (tool calls with 4 KB outputs; user messages of 4 KB)
+into the document, which every saving hook does whole.
+
+Usage: .venv/bin/python scripts/bench_agents.py [--runs 3] [--agents codex,gemini] [--reading MB]
 """
 
 from __future__ import annotations
@@ -86,13 +90,61 @@ def gemini_run(root: Path, log: Path) -> None:
         wait_for_worker(project)
 
 
+def reading(megabytes: int, scratch: Path) -> dict:
+    """Milliseconds agents.read takes on a made-up session file of each agent."""
+    import time
+
+    from precompact.transcript import agents
+
+    output = "Process exited with code 0\nOutput:\n" + "x" * 4000
+    rollout = scratch / "rollout.jsonl"
+    with rollout.open("w") as f:
+        f.write(
+            json.dumps({"ordinal": 0, "type": "session_meta", "payload": {"id": "t", "cli_version": "0.171.0"}}) + "\n"
+        )
+        n = 0
+        while f.tell() < megabytes << 20:
+            n += 1
+            call = {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": f"cat {n}"}),
+                "call_id": f"c{n}",
+            }
+            result = {"type": "function_call_output", "call_id": f"c{n}", "output": output}
+            for item in (call, result):
+                f.write(json.dumps({"ordinal": n, "type": "response_item", "payload": item}) + "\n")
+    chat = scratch / "chat.jsonl"
+    with chat.open("w") as f:
+        f.write(json.dumps({"sessionId": "s", "startTime": "t", "kind": "main"}) + "\n")
+        n = 0
+        while f.tell() < megabytes << 20:
+            n += 1
+            f.write(
+                json.dumps({"id": f"u{n}", "timestamp": "t", "type": "user", "content": [{"text": "y" * 4000}]}) + "\n"
+            )
+    timed = {}
+    for agent, path in (("codex", rollout), ("gemini", chat)):
+        start = time.perf_counter()
+        agents.read(agent, scratch / "logs", str(path))
+        timed[agent] = {
+            "megabytes": round(path.stat().st_size / (1 << 20), 1),
+            "ms": round((time.perf_counter() - start) * 1000),
+        }
+    return timed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--agents", default="codex,gemini")
+    parser.add_argument("--reading", type=int, metavar="MB")
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory(prefix="precompact-bench-agents-") as scratch:
+        if args.reading:
+            print(json.dumps(reading(args.reading, Path(scratch)), indent=2))
+            return
         os.environ.setdefault("XDG_CONFIG_HOME", str(Path(scratch) / "xdg-config"))
         os.environ.setdefault("XDG_STATE_HOME", str(Path(scratch) / "xdg-state"))
         for agent in args.agents.split(","):
