@@ -7,7 +7,8 @@ Layers 2 and 3 run in the worker, after the hook has answered.
 
 With --reading MB, instead: the time transcript/agents.py takes to read a made-up Codex rollout
 and Gemini chat file of about MB megabytes (tool calls with 4 KB outputs; user messages of 4 KB)
-into the document, which every saving hook does whole.
+into the document (a Gemini one is read whole at every saving hook; a Codex one only the first
+time, then what the rollout appended, which is timed too).
 
 Usage: .venv/bin/python scripts/bench_agents.py [--runs 3] [--agents codex,gemini] [--reading MB]
 """
@@ -131,6 +132,16 @@ def reading(megabytes: int, scratch: Path) -> dict:
             "megabytes": round(path.stat().st_size / (1 << 20), 1),
             "ms": round((time.perf_counter() - start) * 1000),
         }
+    # A Codex document is appended to: the next read after 1 MB more hashes the rest.
+    with rollout.open("a") as f:
+        end = f.tell() + (1 << 20)
+        while f.tell() < end:
+            n += 1
+            item = {"type": "function_call_output", "call_id": f"c{n}", "output": output}
+            f.write(json.dumps({"ordinal": n, "type": "response_item", "payload": item}) + "\n")
+    start = time.perf_counter()
+    agents.read("codex", scratch / "logs", str(rollout))
+    timed["codex, again after 1 MB more"] = {"ms": round((time.perf_counter() - start) * 1000)}
     return timed
 
 

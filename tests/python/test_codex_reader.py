@@ -130,6 +130,27 @@ def test_the_document_grows_as_the_rollout_does(tmp_path):
     assert codex.read(rollout).data.startswith(before), "a resumed snapshot read relies on it"
 
 
+def test_a_grown_rollout_is_appended_to_its_document_and_a_rewritten_one_read_again(tmp_path):
+    logs = tmp_path / "logs"
+    rollout = write(tmp_path / "rollout.jsonl", ROLLOUT[:5], b'{"timestamp": "half a li')
+    first = agents.read(agents.CODEX, logs, str(rollout))
+    document = Path(first.transcript_path)
+    write(rollout, ROLLOUT)
+    grown = agents.read(agents.CODEX, logs, str(rollout))
+    assert document.read_bytes() == codex.read(rollout).data, "appended: the same as a whole read"
+    assert (grown.version, grown.session_id) == ("0.171.0", SESSION), "kept from the first read"
+    assert grown.summary == "The user is building a parser."
+    changed = [ROLLOUT[0], item(1, text_message("user", "Something else.", ["user.text"])), *ROLLOUT[2:]]
+    write(rollout, changed)
+    agents.read(agents.CODEX, logs, str(rollout))
+    assert document.read_bytes() == codex.read(rollout).data, "a rollout changed before the read point: read whole"
+    with document.open("ab") as f:
+        f.write(b"tampered\n")
+    write(rollout, [*changed, item(13, text_message("assistant", "More."))])
+    agents.read(agents.CODEX, logs, str(rollout))
+    assert document.read_bytes() == codex.read(rollout).data, "a document not as recorded: written whole"
+
+
 def test_agents_read_writes_the_document_under_logs_and_refuses_an_unknown_agent(tmp_path):
     logs = tmp_path / "logs"
     rollout = write(tmp_path / "rollout.jsonl", ROLLOUT)

@@ -38,11 +38,12 @@ _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
 
 @dataclass(frozen=True)
 class Document:
-    """A rollout read whole: its entries (one JSON line each, partial last line left out), the
-    Codex version and thread id (`session_id`) its `session_meta` names, and the latest
-    compaction's summary."""
+    """Rollout bytes read: their entries (one JSON line each), how many bytes that was (up to the
+    last whole line: a partial last line is left for later), the Codex version and thread id
+    (`session_id`) a `session_meta` among them names, and the latest compaction's summary."""
 
     lines: list[bytes]
+    consumed: int
     version: str | None
     session_id: str | None
     summary: str | None
@@ -54,10 +55,17 @@ class Document:
 
 def read(path: Path) -> Document:
     """The rollout at `path` as a document; OSError when it cannot be read."""
-    raw = path.read_bytes()
+    return read_from(path.read_bytes(), 0)
+
+
+def read_from(raw: bytes, start: int) -> Document:
+    """The whole lines of `raw`, the rollout's bytes from offset `start` (a line's start)."""
     lines = []
     version = thread_id = summary = None
-    for number, line in enumerate(raw.split(b"\n")[:-1]):  # the last piece: empty, or still being written
+    consumed = raw.rfind(b"\n") + 1
+    position = start
+    for line in raw[:consumed].split(b"\n")[:-1]:
+        at, position = position, position + len(line) + 1
         if not line.strip():
             continue
         try:
@@ -67,7 +75,7 @@ def read(path: Path) -> Document:
         if not isinstance(record, dict):
             lines.append(line + b"\n")  # kept as it is: the snapshot stores it as an unparsed line
             continue
-        entry = entry_of(record, number)
+        entry = entry_of(record, at)
         payload: dict = record["payload"] if isinstance(record.get("payload"), dict) else {}
         if record.get("type") == "session_meta":
             version = _text(payload.get("cli_version")) or version
@@ -77,15 +85,16 @@ def read(path: Path) -> Document:
             # started to solve this problem ... to assist with your own analysis:").
             summary = payload["message"].split(_SUMMARY_PREFIX_END, 1)[-1].strip()
         lines.append(orjson.dumps(entry) + b"\n")
-    return Document(lines, version, thread_id, summary)
+    return Document(lines, consumed, version, thread_id, summary)
 
 
-def entry_of(record: dict, number: int) -> dict:
-    """The entry one rollout record becomes (`number`: its line, for records without ordinal)."""
+def entry_of(record: dict, offset: int) -> dict:
+    """The entry one rollout record becomes (`offset`: where its line starts, which marks a
+    record without ordinal)."""
     kind = record.get("type")
     payload = record["payload"] if isinstance(record.get("payload"), dict) else {}
     ordinal = record.get("ordinal")
-    mark = f"codex:{ordinal if isinstance(ordinal, int) else f'line-{number}'}"
+    mark = f"codex:{ordinal if isinstance(ordinal, int) else f'@{offset}'}"
     base = {"uuid": mark, "timestamp": record.get("timestamp"), "agent_record": record}
     if kind == "compacted":
         return {"type": "system", "subtype": "compact_boundary", "content": _text(payload.get("message")) or "", **base}
