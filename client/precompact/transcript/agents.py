@@ -12,6 +12,7 @@ layers, verify, recall, show, export and the brief need to know nothing of the a
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 from dataclasses import dataclass
@@ -51,7 +52,13 @@ def read(agent: str, logs: Path, session_file: str) -> Read:
         raise ValueError(f"unknown agent {agent!r}")
     name = f"{DOCUMENTS_DIR}/{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}"
     if agent == CODEX:
-        return _codex(logs, name, Path(session_file))
+        # Two hooks of one thread at once (two codex processes on it) must not both append.
+        fd = logs_dir.open_file(logs, f"{name}.lock", os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return _codex(logs, name, Path(session_file))
+        finally:
+            os.close(fd)
     from precompact.transcript import gemini
 
     document = gemini.read(Path(session_file))
