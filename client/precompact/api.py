@@ -407,11 +407,13 @@ def recall(
     since: str | None = None,
     role: str | None = None,
     tool: str | None = None,
+    agent: str | None = None,
 ) -> fulltext.Results:
-    """Full-text search over the conversation the configured instance's verified savepoints hold."""
+    """Full-text search over the conversation the configured instance's verified savepoints hold
+    (`agent`: only that agent's sessions)."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.search(config.logs, config.instance, query, savepoint, since, role, tool)
+    return recollection.search(config.logs, config.instance, query, savepoint, since, role, tool, agent=agent)
 
 
 def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:

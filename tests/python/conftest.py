@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support import claude_code
+from support import claude_code, codex_cli, gemini_cli
 from support.commands import run_git
 from support.localnet import LocalnetProcess
 
@@ -18,6 +18,8 @@ MARKER_OF_FIXTURE = {
     "lineage": "localnet",  # test_proof_bundle's module-wide chain
     "history_root": "localnet",  # test_trust's module-wide chain
     "claude_binary": "e2e",
+    "codex_binary": "e2e",
+    "gemini_binary": "e2e",
     "pypi": "network",
 }
 _test_being_run: list[pytest.Item] = []
@@ -111,3 +113,19 @@ def claude_binary() -> Path:
         return claude_code.claude_binary()
     except claude_code.Unavailable as e:
         pytest.skip(f"Claude Code end-to-end tests skipped: {e}")
+
+
+@pytest.fixture(scope="module")
+def codex_binary() -> Path:
+    try:
+        return codex_cli.codex_binary()
+    except claude_code.Unavailable as e:
+        pytest.skip(f"Codex CLI end-to-end tests skipped: {e}")
+
+
+@pytest.fixture(scope="module")
+def gemini_binary() -> Path:
+    try:
+        return gemini_cli.gemini_binary()
+    except claude_code.Unavailable as e:
+        pytest.skip(f"Gemini CLI end-to-end tests skipped: {e}")

@@ -1,13 +1,17 @@
-"""`precompact install` / `uninstall`: our command hooks in Claude Code's settings.json.
+"""`precompact install` / `uninstall`: our command hooks in each agent's own hook file: Claude
+Code's settings.json, Codex CLI's hooks.json, Gemini CLI's settings.json. All three shape them
+alike (`{"hooks": {Event: [{matcher?, hooks: [{type: "command", command, timeout}]}]}}`).
 
 Only entries whose command runs `precompact hook` are ours; everything else in the file is kept
 as it was (same keys, values and order). A file that is not valid JSON, or whose `hooks` is not
-shaped as Claude Code expects, is refused and never overwritten.
+shaped as the agent expects, is refused and never overwritten. A file that uninstalling leaves
+empty is removed, not left as `{}`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -34,6 +38,15 @@ HOOKS = {
     "SessionStart": (None, 30),
     "SessionEnd": ("", 5),
 }
+# Codex CLI 0.171.0: the same events and fields; no matchers (the hook filters sources itself).
+# Codex caps SessionEnd at 3 s whatever the timeout says.
+CODEX_HOOKS = {"PreCompact": 60, "PostCompact": 15, "SessionStart": 30, "SessionEnd": 3}
+# Gemini CLI 0.61.0 (timeouts in milliseconds): PreCompress before a compression (and, as
+# observed, before every model round), BeforeAgent to hand the brief over after a compression
+# (Gemini has no SessionStart source `compact`), SessionEnd as for Claude Code. No SessionStart:
+# Gemini puts its context before the prompt, and a resume then drops that prompt.
+GEMINI_HOOKS = {"PreCompress": 60_000, "BeforeAgent": 30_000, "SessionEnd": 5_000}
+AGENTS = ("claude", "codex", "gemini")
 
 
 class InstallError(PrecompactError):
@@ -56,6 +69,19 @@ class Change:
 
 def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
     return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
+
+
+def hooks_path(agent: str, scope: str, project: Path, home: Path | None = None) -> Path:
+    """The file `agent` reads its hooks from: Claude Code's settings.json, Codex's hooks.json
+    (user scope under $CODEX_HOME, ~/.codex by default), Gemini's settings.json."""
+    if agent == "codex":
+        if scope == "project":
+            return project / ".codex" / "hooks.json"
+        codex_home = os.environ.get("CODEX_HOME")
+        return (Path(codex_home) if codex_home else (home or Path.home()) / ".codex") / "hooks.json"
+    if agent == "gemini":
+        return (project if scope == "project" else (home or Path.home())) / ".gemini" / "settings.json"
+    return settings_path(scope, project, home)
 
 
 # What the hooks run: found on PATH wherever Claude Code runs, so a settings.json committed to a
@@ -93,20 +119,35 @@ def is_ours(handler) -> bool:
         words = shlex.split(handler["command"])
     except ValueError:
         return False
-    return len(words) == 2 and Path(words[0]).name == "precompact" and words[1] == "hook"
+    if len(words) < 2 or Path(words[0]).name != "precompact" or words[1] != "hook":
+        return False
+    return words[2:] == [] or (len(words) == 4 and words[2] == "--agent" and words[3] in AGENTS)
 
 
-def plan_install(path: Path, command: str, session_start_sources: tuple[str, ...]) -> Change:
+def plan_install(path: Path, command: str, session_start_sources: tuple[str, ...], agent: str = "claude") -> Change:
     before = _read(path)
     after = _without_ours(before)
     hooks = after.setdefault("hooks", {})
-    for event, (matcher, timeout) in HOOKS.items():
+    run = f"{shlex.quote(command)} hook" + ("" if agent == "claude" else f" --agent {agent}")
+    for event, matcher, handler in _entries(agent, session_start_sources):
         entry = {
-            **({} if matcher == "" else {"matcher": matcher or "|".join(session_start_sources)}),
-            "hooks": [{"type": "command", "command": f"{shlex.quote(command)} hook", "timeout": timeout}],
+            **({} if matcher is None else {"matcher": matcher}),
+            "hooks": [{"type": "command", "command": run, **handler}],
         }
         hooks.setdefault(event, []).append(entry)
     return Change(path, before, after)
+
+
+def _entries(agent: str, session_start_sources: tuple[str, ...]) -> list[tuple[str, str | None, dict]]:
+    """(event, matcher, the handler's other fields) of each hook `agent` gets."""
+    if agent == "codex":
+        return [(event, None, {"timeout": timeout}) for event, timeout in CODEX_HOOKS.items()]
+    if agent == "gemini":
+        return [(event, None, {"name": PLUGIN_NAME, "timeout": timeout}) for event, timeout in GEMINI_HOOKS.items()]
+    return [
+        (event, None if matcher == "" else matcher or "|".join(session_start_sources), {"timeout": timeout})
+        for event, (matcher, timeout) in HOOKS.items()
+    ]
 
 
 def plan_uninstall(path: Path) -> Change:
@@ -115,7 +156,10 @@ def plan_uninstall(path: Path) -> Change:
 
 
 def apply(change: Change) -> None:
-    """Writes the new settings atomically, keeping the file's mode."""
+    """Writes the new settings atomically, keeping the file's mode; removes a file left empty."""
+    if not change.after and change.before:
+        change.path.unlink(missing_ok=True)
+        return
     mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
     atomic_file.write(change.path, change.text().encode("utf-8"), mode)
 
@@ -252,4 +296,6 @@ def plan_mcp_server_removal(path: Path) -> Change:
     servers = after.get("mcpServers")
     if isinstance(servers, dict) and MCP_SERVER in servers:
         del servers[MCP_SERVER]
+        if not servers:
+            del after["mcpServers"]
     return Change(path, before, after)

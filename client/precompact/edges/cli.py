@@ -19,6 +19,7 @@ from precompact.config import settings as configuration
 from precompact.config.settings import ConfigError
 from precompact.errors import PrecompactError
 from precompact.local.savepoint_log import Layer2, Layer3
+from precompact.transcript import agents
 
 TURN_CHAIN_ON = "`precompact init --force --chain devnet` (or a cluster URL) turns it on"
 
@@ -383,9 +384,10 @@ def _session_transcript(session_id: str | None) -> tuple[str, str]:
 @main.command(name="import")
 @_instance_option
 @_json_option("Each session's outcome and the counts")
-def import_sessions(instance, as_json) -> None:
-    """Archive this project's existing Claude Code sessions, oldest first (one savepoint each;
-    again, only what is new)."""
+@click.option("--agent", type=click.Choice(agents.NAMES), default="claude", show_default=True, help="Whose sessions.")
+def import_sessions(instance, as_json, agent) -> None:
+    """Archive this project's existing Claude Code (or Codex CLI, Gemini CLI) sessions, oldest
+    first (one savepoint each; again, only what is new)."""
     from precompact.ops import importer
 
     loaded = _load(instance)
@@ -395,7 +397,7 @@ def import_sessions(instance, as_json) -> None:
         why = f" ({result.reason})" if result.reason else ""
         click.echo(f"[{number}/{total}] {result.session_id}: {result.outcome}{saved}{why}", err=True)
 
-    done = importer.run(loaded, progress=progress)
+    done = importer.run(loaded, progress=progress, agent=agent)
     counts = {kind: sum(r.outcome == kind for r in done) for kind in importer.OUTCOMES}
     summary = (
         f"{len(done)} session(s) found: {counts[importer.SAVED]} saved, {counts[importer.UNCHANGED]} already archived, "
@@ -917,10 +919,11 @@ def prune(keep, as_json) -> None:
     help="Only entries of this role (tool: tool results).",
 )
 @click.option("--tool", help="Only calls to, and results of, this tool (e.g. Bash).")
+@click.option("--agent", type=click.Choice(agents.NAMES), help="Only the sessions of this agent.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the snapshots first.")
 @_instance_option
 @_json_option("Every hit (the budget bounds the text form only)")
-def recall(query, budget, sequence, since, role, tool, rebuild, instance, as_json) -> None:
+def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance, as_json) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
     that `precompact show` prints whole."""
     from precompact import api
@@ -939,7 +942,7 @@ def recall(query, budget, sequence, since, role, tool, rebuild, instance, as_jso
         if as_json:
             _emit({"query": None, "matched": 0, "hits": [], "notes": [], "rebuilt": rebuilt})
         return
-    found = api.recall(loaded, query, sequence, since, role, tool)
+    found = api.recall(loaded, query, sequence, since, role, tool, agent=agent)
     if as_json:
         hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
         _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})
@@ -994,9 +997,20 @@ def mcp() -> None:
     is_flag=True,
     help="Also register `precompact mcp` (recall, show, savepoints) in the project's .mcp.json and approve it in settings.json.",
 )
-def install(scope, dry_run, with_mcp) -> None:
-    """Add the PreCompact, PostCompact, SessionStart and SessionEnd hooks to Claude Code's settings.json."""
+@click.option(
+    "--agent",
+    type=click.Choice(agents.NAMES),
+    default="claude",
+    show_default=True,
+    help="Whose hooks: Claude Code (.claude/settings.json), Codex CLI (.codex/hooks.json), Gemini CLI (.gemini/settings.json).",
+)
+def install(scope, dry_run, with_mcp, agent) -> None:
+    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, or the agent's own) to the agent's hook file."""
     from precompact.config import install as installer
+
+    if agent != "claude":
+        _install_agent(agent, scope, dry_run, with_mcp)
+        return
 
     try:
         loaded = configuration.load(Path.cwd())
@@ -1036,13 +1050,60 @@ def install(scope, dry_run, with_mcp) -> None:
             click.echo(f"note: the {plugin} plugin's hooks stand down where these run, so a compaction is saved once")
 
 
+def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> None:
+    """`install --agent codex|gemini`: the hooks in that agent's own file (docs/agents.md)."""
+    from precompact.config import install as installer
+
+    try:
+        loaded = configuration.load(Path.cwd())
+        root, sources = loaded.root, loaded.session_start_sources
+    except configuration.UntrustedConfig:
+        raise
+    except ConfigError:
+        root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
+    change = installer.plan_install(installer.hooks_path(agent, scope, root), installer.COMMAND, sources, agent)
+    _apply(
+        change,
+        dry_run,
+        f"installed precompact's hooks in {change.path}",
+        f"already installed in {change.path}; nothing changed",
+    )
+    warning = installer.not_on_path_warning()
+    if warning:
+        click.echo(warning, err=True)
+    if dry_run:
+        return
+    if agent == "codex":
+        click.echo(
+            "note: Codex runs hooks only once they are trusted: review them with /hooks in codex (or run codex exec --dangerously-bypass-hook-trust)"
+        )
+    if with_mcp:
+        add = (
+            "codex mcp add precompact -- precompact mcp"
+            if agent == "codex"
+            else "gemini mcp add precompact precompact mcp"
+        )
+        click.echo(f"to give {agent} precompact's recall, show and savepoints tools, run: {add}")
+
+
 @main.command()
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
-def uninstall(scope, dry_run) -> None:
-    """Remove precompact's hooks and MCP server (and only those) from Claude Code's settings.json
-    and the project's .mcp.json."""
+@click.option("--agent", type=click.Choice(agents.NAMES), default="claude", show_default=True)
+def uninstall(scope, dry_run, agent) -> None:
+    """Remove precompact's hooks and MCP server (and only those) from the agent's hook file
+    (and, for Claude Code, the project's .mcp.json)."""
     from precompact.config import install as installer
+
+    if agent != "claude":
+        change = installer.plan_uninstall(installer.hooks_path(agent, scope, Path.cwd()))
+        _apply(
+            change,
+            dry_run,
+            f"removed precompact's hooks from {change.path}",
+            f"no precompact hooks in {change.path}; nothing changed",
+        )
+        return
 
     change = installer.without_mcp(installer.plan_uninstall(installer.settings_path(scope, Path.cwd())))
     server = installer.plan_mcp_server_removal(installer.mcp_json_path(Path.cwd()))
@@ -1164,8 +1225,15 @@ def key_import(source, as_json) -> None:
 
 
 @main.command()
-def hook() -> None:
-    """Claude Code hook handler: reads the hook JSON on stdin. Always exits 0."""
+@click.option(
+    "--agent",
+    type=click.Choice(agents.NAMES),
+    default="claude",
+    show_default=True,
+    help="Whose hook this is (`install --agent` writes it).",
+)
+def hook(agent) -> None:
+    """Hook handler of Claude Code, Codex CLI or Gemini CLI: reads the hook JSON on stdin. Always exits 0."""
     from precompact.edges import hook as hook_handler
 
-    hook_handler.run()
+    hook_handler.run(agent)

@@ -1,4 +1,5 @@
-"""`precompact hook`: the Claude Code hook handler. It must never slow or block the session:
+"""`precompact hook [--agent codex|gemini]`: the hook handler of Claude Code, Codex CLI and Gemini
+CLI. It must never slow or block the session:
 it always exits 0, never emits a block decision, and reports failures in its message and in
 `logs/precompact-errors.log` instead. PreCompact runs only Layer 1 here (the detached worker does
 the rest) and tells the summariser, in plain words, what is saved; PostCompact keeps the
@@ -7,6 +8,18 @@ summary; SessionStart hands the session the restore brief of the latest savepoin
 Claude Code 2.1.332 runs them in the order PreCompact, SessionStart (source `compact`),
 PostCompact; it appends PreCompact's stdout to the summariser's prompt as "Additional
 Instructions", and keeps SessionStart's `additionalContext` in the conversation.
+
+Codex CLI 0.171.0 sends the same events with the same fields (its `transcript_path` is the
+rollout file) in the order PreCompact, PostCompact, SessionStart (`resume`, then `compact`); it
+ignores PreCompact's output and gives the model SessionStart's `additionalContext`. Its
+PostCompact carries no summary: the rollout's `compacted` record holds it. docs/agents.md has
+what each agent sends and honours.
+
+Gemini CLI 0.61.0 has PreCompress (fired before every model round, compressing or not: the hook
+saves only when Gemini's own threshold says a compression comes, or on /compress), BeforeAgent
+(before each prompt; its `additionalContext` reaches the model after the prompt, so the brief
+goes there after a compression) and SessionEnd. Its SessionStart is left alone: its context is
+put before the prompt, and a resumed session then drops that prompt from its history.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ from typing import TYPE_CHECKING
 from precompact import api
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log
+from precompact.transcript import agents
 
 if TYPE_CHECKING:
     from precompact.local import snapshot
@@ -35,17 +49,17 @@ class HookResult:
     stderr: str = ""
 
 
-def run() -> None:
+def run(agent: str = agents.CLAUDE) -> None:
     """`precompact hook`: answers the invocation on stdin, on stdout and stderr. Never fails."""
-    result = handle(sys.stdin.buffer.read())
+    result = handle(sys.stdin.buffer.read(), agent)
     if result.stdout:
         print(result.stdout, flush=True)
     if result.stderr:
         print(result.stderr, file=sys.stderr, flush=True)
 
 
-def handle(raw: bytes) -> HookResult:
-    """Answers one hook invocation given its stdin bytes."""
+def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
+    """Answers one hook invocation of `agent` given its stdin bytes."""
     try:
         payload = json.loads(raw)
     except ValueError as e:
@@ -58,12 +72,16 @@ def handle(raw: bytes) -> HookResult:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         return HookResult(stderr='precompact hook: input has no "cwd" string; nothing saved')
-    handlers = {
-        "PreCompact": _pre_compact,
-        "PostCompact": _post_compact,
-        "SessionStart": _session_start,
-        "SessionEnd": _session_end,
-    }
+    handlers = (
+        {"PreCompress": _pre_compress, "BeforeAgent": _before_agent, "SessionEnd": _session_end}
+        if agent == agents.GEMINI
+        else {
+            "PreCompact": _pre_compact,
+            "PostCompact": _post_compact,
+            "SessionStart": _session_start,
+            "SessionEnd": _session_end,
+        }
+    )
     if event not in handlers:
         return HookResult(
             stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done"
@@ -75,9 +93,9 @@ def handle(raw: bytes) -> HookResult:
     except (configuration.ConfigError, OSError) as e:
         return HookResult(stderr=f"precompact hook: {e}")
     try:
-        return handlers[event](payload, configuration.load(root))
+        return handlers[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
-        return _untrusted(event, f"precompact did nothing: {e}")
+        return _untrusted(event, f"precompact did nothing: {e}", agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         from precompact.transcript.redact import Redactor
 
@@ -85,7 +103,7 @@ def handle(raw: bytes) -> HookResult:
             str(e) if isinstance(e, (configuration.ConfigError, OSError, savepoint_log.LockTimeout)) else repr(e)
         )
         details = f" (details in logs/{ERRORS_LOG})" if _log_error(root, event, reason) else ""
-        if event == "PreCompact":
+        if event == "PreCompact" and agent == agents.CLAUDE:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON.
             return HookResult(
                 stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops."
@@ -93,37 +111,54 @@ def handle(raw: bytes) -> HookResult:
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
-def _untrusted(event: str, line: str) -> HookResult:
+def _untrusted(event: str, line: str, agent: str) -> HookResult:
     """One line for the user, never the model (which could run `precompact trust` itself):
-    PreCompact's stdout goes to the summariser, so there plain words that leave the summary
-    as it would be; elsewhere `systemMessage`, which Claude Code shows the user and keeps out
-    of the conversation."""
-    if event == "PreCompact":
+    Claude Code's PreCompact stdout goes to the summariser, so there plain words that leave the
+    summary as it would be; elsewhere `systemMessage`, which Claude Code and Codex show the user
+    and keep out of the conversation."""
+    if event == "PreCompact" and agent == agents.CLAUDE:
         return HookResult(stdout=line)
     return HookResult(stdout=_message(line))
 
 
-def _session(payload: dict, loaded: configuration.Config, trigger: str) -> snapshot.Session:
+def _session(payload: dict, loaded: configuration.Config, trigger: str, agent: str) -> snapshot.Session:
+    return _read_session(payload, loaded, trigger, agent)[0]
+
+
+def _read_session(
+    payload: dict, loaded: configuration.Config, trigger: str, agent: str
+) -> tuple[snapshot.Session, agents.Read | None]:
+    """The session the payload names, its session file read into the document the snapshot
+    reads (agents.read; OSError when that file cannot be read)."""
     from precompact.local import snapshot
 
+    given = _text(payload, "transcript_path")
+    read = agents.read(agent, loaded.logs, given) if given else None
     return snapshot.Session(
         session_id=_text(payload, "session_id"),
-        transcript_path=_text(payload, "transcript_path"),
+        transcript_path=read.transcript_path if read else None,
         cwd=_text(payload, "cwd") or str(loaded.root),
         trigger=trigger,
         custom_instructions=_text(payload, "custom_instructions"),
-    )
+        agent=agent,
+        agent_version=read.version if read else None,
+        agent_transcript=given if agent != agents.CLAUDE else None,
+    ), read
 
 
-def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
+def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     from precompact.local import snapshot
 
-    session = _session(payload, loaded, _text(payload, "trigger") or "auto")
+    session = _session(payload, loaded, _text(payload, "trigger") or "auto", agent)
     kept = _unchanged_savepoint(loaded, session)
+    # Only Claude Code reads PreCompact's stdout (as the summariser's instructions).
+    speaks = agent == agents.CLAUDE
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return HookResult(
-            stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note else ""
+            stdout=note + _compact_note(loaded, kept.sequence, kept.snapshot_hash)
+            if loaded.compact_note and speaks
+            else ""
         )
     written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     # Imported late: spawning needs only the module, not the layers it will run. The worker
@@ -131,7 +166,7 @@ def _pre_compact(payload: dict, loaded: configuration.Config) -> HookResult:
     from precompact.ops import background
 
     background.spawn(loaded.root)
-    return HookResult(stdout=_compact_note(loaded, written.sequence, written.sha256))
+    return HookResult(stdout=_compact_note(loaded, written.sequence, written.sha256) if speaks else "")
 
 
 def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
@@ -150,28 +185,64 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str) -> s
     return loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
 
 
-def _recover(payload: dict, loaded: configuration.Config) -> None:
+def _pre_compress(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes."""
+    trigger = _text(payload, "trigger") or "auto"
+    transcript = _text(payload, "transcript_path")
+    if trigger != "manual":
+        from precompact.transcript import gemini
+
+        cwd = Path(_text(payload, "cwd") or loaded.root)
+        if not transcript or not gemini.compression_coming(Path(transcript), cwd, Path.home()):
+            return HookResult()
+    return _pre_compact(payload, loaded, agent)
+
+
+def _before_agent(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    """Gemini's BeforeAgent: after a compression, the session's brief, once per compression
+    (Gemini keeps BeforeAgent's context with the prompt it came with)."""
+    transcript, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
+    from precompact.transcript import gemini
+
+    if not transcript or not session_id or not gemini.compressed(Path(transcript)):
+        return HookResult()
+    compressions = gemini.read(Path(transcript)).compressions
+    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
+    briefed = sum(1 for delivery in deliveries if delivery.source == "compact")
+    if briefed >= compressions:
+        return HookResult()
+    from precompact.local import capture
+
+    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, "compact")
+    if latest is None:
+        return HookResult()
+    return _brief(loaded, latest, session_id, "compact", "BeforeAgent")
+
+
+def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.Read | None:
     """After a compaction: the savepoint of what it dropped, if no savepoint holds it yet
     (PreCompact did not fire, or read a transcript that lagged). Layer 1 here, the rest in the
-    worker."""
+    worker. Returns the session file as read."""
     from precompact.local import capture, snapshot
 
-    if capture.recover(snapshot.Settings.of(loaded), _session(payload, loaded, capture.RECOVERED_TRIGGER)) is not None:
+    session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
+    if capture.recover(snapshot.Settings.of(loaded), session) is not None:
         from precompact.ops import background
 
         background.spawn(loaded.root)
+    return read
 
 
-def _post_compact(payload: dict, loaded: configuration.Config) -> HookResult:
+def _post_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     from precompact.local import capture
 
-    _recover(payload, loaded)
+    read = _recover(payload, loaded, agent)
     # This session's savepoint only: another session's compaction summary is not its own.
     mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), _text(payload, "session_id"))
     latest = mine[-1] if mine else None
     if latest is None:
         return HookResult(stderr="precompact hook: this session has no savepoint to attach the compaction summary to")
-    summary = summary_part(_text(payload, "compact_summary") or "")
+    summary = summary_part(_text(payload, "compact_summary") or (read.summary if read else None) or "")
     if loaded.redaction:
         from precompact.transcript.redact import Redactor
 
@@ -191,7 +262,7 @@ def summary_part(text: str) -> str:
     return text.strip()
 
 
-def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
+def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     """The brief of a savepoint, once per session: silent when there is none, or when this
     session already has it (Claude Code keeps SessionStart context in the conversation, so a
     resume after a compaction would repeat it). After a compaction the savepoint is recovered
@@ -203,22 +274,33 @@ def _session_start(payload: dict, loaded: configuration.Config) -> HookResult:
     source = _text(payload, "source")
     session_id = _text(payload, "session_id")
     if source == "compact":
-        _recover(payload, loaded)
+        _recover(payload, loaded, agent)
     if source not in loaded.session_start_sources:
         return HookResult()
     latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
     if latest is None or (session_id and api.brief_delivered(loaded, latest.sequence, session_id)):
         return HookResult()
+    return _brief(loaded, latest, session_id, source, "SessionStart")
+
+
+def _brief(
+    loaded: configuration.Config,
+    latest: savepoint_log.Savepoint,
+    session_id: str | None,
+    source: str | None,
+    event: str,
+) -> HookResult:
+    """The restore brief of `latest` as `event`'s additionalContext, recorded as delivered."""
     context = api.session_start_brief(loaded, latest.sequence, session_id)
     savepoint_log.mark(loaded.logs, latest, savepoint_log.Event.BRIEF_DELIVERED, session_id=session_id, source=source)
     return HookResult(
         stdout=json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False
+            {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}, ensure_ascii=False
         )
     )
 
 
-def _session_end(payload: dict, loaded: configuration.Config) -> HookResult:
+def _session_end(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     """Archives what the session said since its last savepoint, so a session that never
     compacts is kept too: Layer 1 here (going on from the session's read position, well inside
     Claude Code's 1.5 s SessionEnd budget), Layers 2 and 3 in the worker."""
@@ -227,7 +309,7 @@ def _session_end(payload: dict, loaded: configuration.Config) -> HookResult:
     from precompact.local import snapshot
     from precompact.transcript import conversation
 
-    session = _session(payload, loaded, "session_end")
+    session = _session(payload, loaded, "session_end", agent)
     if not session.transcript_path or conversation.last_said(Path(session.transcript_path)) is None:
         return HookResult()  # nothing said: nothing to archive
     if _unchanged_savepoint(loaded, session) is not None:

@@ -18,6 +18,7 @@ from precompact import api
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.recall import fulltext as recall
+from precompact.transcript import agents
 
 SERVER_NAME = "precompact"
 INSTRUCTIONS = (
@@ -52,6 +53,11 @@ TOOLS = [
                     "description": "Only entries of this role (tool: tool results).",
                 },
                 "tool": {"type": "string", "description": "Only calls to, and results of, this tool (e.g. Bash)."},
+                "agent": {
+                    "type": "string",
+                    "enum": list(agents.NAMES),
+                    "description": "Only the sessions of this agent (Claude Code, Codex CLI, Gemini CLI).",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -98,6 +104,7 @@ def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
             _text(arguments, "since"),
             _text(arguments, "role"),
             _text(arguments, "tool"),
+            agent=_text(arguments, "agent"),
         )
         return found.text(_int(arguments, "budget") or recall.DEFAULT_BUDGET)
     if name == "show":

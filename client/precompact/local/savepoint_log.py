@@ -333,6 +333,16 @@ class Savepoint:
         return self._text("last_said")
 
     @property
+    def agent(self) -> str:
+        """The agent whose session this is; index lines from before agents were named are
+        Claude Code's."""
+        return self._text("agent") or "claude"
+
+    @property
+    def agent_version(self) -> str | None:
+        return self._text("agent_version")
+
+    @property
     def transcript_end(self) -> int | None:
         return self._number("transcript_end")
 

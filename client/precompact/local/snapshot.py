@@ -175,13 +175,18 @@ def instance_number(instance: str) -> int | None:
 
 @dataclass(frozen=True)
 class Session:
-    """What Claude Code tells the hook about the session."""
+    """What the agent tells the hook about the session. For an agent other than Claude Code,
+    `transcript_path` is the conversation document read from its session file
+    (transcript/agents.py), and `agent_transcript` that file."""
 
     session_id: str | None
     transcript_path: str | None
     cwd: str
     trigger: str = "manual"
     custom_instructions: str | None = None
+    agent: str = "claude"
+    agent_version: str | None = None
+    agent_transcript: str | None = None
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,8 @@ def create_savepoint(
             # finds a compaction no savepoint covers, and never briefs an empty one.
             "transcript_end": facts["transcript_end"],
             "messages": facts["messages"],
+            "agent": session.agent,
+            "agent_version": session.agent_version,
         }
         if recovery is not None:
             event["recovered"] = recovery.reason
@@ -538,6 +545,9 @@ def _fields(
                 "cwd": session.cwd,
                 "trigger": session.trigger,
                 "custom_instructions": session.custom_instructions,
+                "agent": session.agent,
+                "agent_version": session.agent_version,
+                "agent_transcript": session.agent_transcript,
             }
         ),
         "tokens": {

@@ -7,6 +7,9 @@ id>.jsonl` (uncompact.project_folder), and a session's subagents' sidechains as
 session with sidechains is saved from one file that holds its own entries, then each sidechain's
 (sorted by name), so the savepoint keeps them together. Running it again adds only what is new: a
 session whose last said entry its newest savepoint already has is left as it is.
+
+With `agent` codex or gemini, the sessions are that agent's that ran in the project (or below
+it), found and read by transcript/agents.py, one savepoint each in the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log, snapshot
-from precompact.transcript import conversation
+from precompact.transcript import agents, conversation
 
 IMPORT_TRIGGER = "import"
 SAVED, UNCHANGED, EMPTY, FAILED = "saved", "unchanged", "empty", "failed"
@@ -57,13 +60,17 @@ def sidechains(transcript: Path) -> list[Path]:
 
 
 def run(
-    loaded: configuration.Config, home: Path | None = None, progress: Callable[[int, int, Imported], None] | None = None
+    loaded: configuration.Config,
+    home: Path | None = None,
+    progress: Callable[[int, int, Imported], None] | None = None,
+    agent: str = agents.CLAUDE,
 ) -> list[Imported]:
-    """Archives each session run in the project's root that is not archived as it is now."""
-    found = capture.transcripts(loaded.root, home)
+    """Archives each session of `agent` run in the project's root that is not archived as it is now."""
+    claude = agent == agents.CLAUDE
+    found = capture.transcripts(loaded.root, home) if claude else agents.session_files(agent, loaded.root, home)
     done = []
     for number, transcript in enumerate(found, 1):
-        result = _one(loaded, transcript)
+        result = _one(loaded, transcript) if claude else _one_of(loaded, agent, transcript)
         done.append(result)
         if progress is not None:
             progress(number, len(found), result)
@@ -96,6 +103,35 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
         except (OSError, savepoint_log.LockTimeout) as e:
             return Imported(session_id, transcript, len(extra), FAILED, reason=str(e))
     return Imported(session_id, transcript, len(extra), SAVED, written.sequence)
+
+
+def _one_of(loaded: configuration.Config, agent: str, session_file: Path) -> Imported:
+    """`_one` for a Codex CLI or Gemini CLI session file."""
+    try:
+        read = agents.read(agent, loaded.logs, str(session_file))
+    except OSError as e:
+        return Imported(session_file.stem, session_file, 0, FAILED, reason=f"cannot read it: {e.strerror or e}")
+    session_id = read.session_id or session_file.stem
+    said = conversation.last_said(Path(read.transcript_path))
+    if said is None:
+        return Imported(session_id, session_file, 0, EMPTY)
+    mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id)
+    if any(s.last_said == said for s in mine):
+        return Imported(session_id, session_file, 0, UNCHANGED, mine[-1].sequence)
+    session = snapshot.Session(
+        session_id=session_id,
+        transcript_path=read.transcript_path,
+        cwd=str(loaded.root),
+        trigger=IMPORT_TRIGGER,
+        agent=agent,
+        agent_version=read.version,
+        agent_transcript=str(session_file),
+    )
+    try:
+        written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    except (OSError, savepoint_log.LockTimeout) as e:
+        return Imported(session_id, session_file, 0, FAILED, reason=str(e))
+    return Imported(session_id, session_file, 0, SAVED, written.sequence)
 
 
 def _with_sidechains(transcript: Path, extra: list[Path], scratch: Path) -> Path:

@@ -393,6 +393,12 @@ def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
     ]
 
 
+def _agent(savepoint: savepoint_log.Savepoint) -> str:
+    """Whose session, as a line about the savepoint names it ("codex 0.171.0")."""
+    version = savepoint.agent_version
+    return f"{savepoint.agent} {quoting.inline(version)}" if version else savepoint.agent
+
+
 def discard(logs: Path) -> None:
     """Removes the index (derived data: the next recall rebuilds it), as after a prune: its
     entries may point into savepoints whose local copies are gone."""
@@ -611,6 +617,7 @@ def search(
     role: str | None = None,
     tool: str | None = None,
     limit: int = MAX_HITS,
+    agent: str | None = None,
 ) -> Results:
     """The entries that best match `query` (BM25), best first, each with an excerpt read from
     its verified snapshot. The index is brought up to date first."""
@@ -627,7 +634,8 @@ def search(
             raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
     outcome = update(logs, instance)
     results = Results(notes=list(outcome.notes))
-    scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
+    # `agent`: only the savepoints of that agent's sessions (savepoint_log.Savepoint.agent).
+    scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance) if agent is None or s.agent == agent}
     with _damage_named(), _connect(logs, create=False) as connection:
         if connection is None:
             return results
@@ -793,7 +801,7 @@ def describe_savepoints(logs: Path, instance: str) -> str:
     for s in in_scope(logs, instance):
         summary = f"; summary: {quoting.inline(s.compact_summary[:200])}" if s.compact_summary else ""
         lines.append(
-            f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, trigger {s.trigger}, "
+            f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, {_agent(s)}, trigger {s.trigger}, "
             f"sha256:{s.snapshot_hash[:12]}, git {s.layer_2}, chain {s.layer_3}{summary}"
         )
     return "\n".join(lines) or f"{instance} has no savepoints yet"

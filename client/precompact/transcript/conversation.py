@@ -18,7 +18,26 @@ from pathlib import Path
 import orjson
 
 TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList")
-EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+EDIT_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+    # Gemini CLI's
+    "write_file": "file_path",
+    "replace": "file_path",
+}
+# Tools that run a shell command, and the argument naming it: Claude Code's Bash, Codex CLI's
+# exec_command and Gemini CLI's run_shell_command (transcript/agents.py).
+SHELL_TOOLS = {"Bash": "command", "exec_command": "cmd", "run_shell_command": "command"}
+# Tools that set the whole plan, the argument holding it, and each item's text: Codex CLI's
+# update_plan ({"plan": [{"step", "status"}]}) and Gemini CLI's write_todos
+# ({"todos": [{"description", "status"}]}), read as TodoWrite's list.
+PLAN_TOOLS = {
+    "TodoWrite": ("todos", "content"),
+    "update_plan": ("plan", "step"),
+    "write_todos": ("todos", "description"),
+}
 _META_PREFIXES = (
     "<command-name>",
     "<command-message>",
@@ -177,19 +196,22 @@ def _note_call(
         if not (task_calls and task_calls[-1][0] == "TaskList"):  # a TaskList holds all before it
             task_calls.append((name, arguments, result[1]))
     elif (
-        name == "TodoWrite"
+        name in PLAN_TOOLS
         and found.todos is None
         and not task_calls
         and not failed
-        and isinstance(arguments.get("todos"), list)
+        and isinstance(arguments.get(PLAN_TOOLS[name][0]), list)
     ):
-        found.todos = [t for t in arguments["todos"] if isinstance(t, dict)]
+        items, text = PLAN_TOOLS[name]
+        found.todos = [
+            t if text == "content" else {**t, "content": t.get(text)} for t in arguments[items] if isinstance(t, dict)
+        ]
     elif name in EDIT_TOOLS and not failed:
         path = arguments.get(EDIT_TOOLS[name])
         if isinstance(path, str) and path and path not in found.edited:
             found.edited.append(path)
-    elif name == "Bash" and isinstance(arguments.get("command"), str) and result is not None:
-        command = arguments["command"]
+    elif name in SHELL_TOOLS and isinstance(arguments.get(SHELL_TOOLS[name]), str) and result is not None:
+        command = arguments[SHELL_TOOLS[name]]
         if not failed:
             succeeded.add(command)
         elif found.failure is None and command not in succeeded:

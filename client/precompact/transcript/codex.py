@@ -1,0 +1,206 @@
+"""Reads an OpenAI Codex CLI rollout file as the conversation document precompact stores.
+
+Codex 0.171.0 keeps a thread as `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`,
+one `{timestamp, ordinal, type, payload[, metadata]}` record a line: `session_meta`,
+`turn_context`, `world_state`, `event_msg`, `token_usage_record`, `response_item` (what the
+model saw and said: messages, `reasoning`, `function_call` / `function_call_output`,
+`custom_tool_call` / `custom_tool_call_output`) and `compacted` (a compaction: its summary
+`message` and the `replacement_history` the next request starts from).
+
+Each record becomes exactly one entry, in order, so that a rollout that grows gives a document
+that grows (the snapshot's incremental read and the compaction recovery rely on that): the
+conversation as Claude Code's transcript shapes it (`type` user/assistant, `message.content`
+blocks text / thinking / tool_use / tool_result, `uuid`, `timestamp`), the rest as entries of
+type `codex.<record type>` that say nothing. Every entry keeps its record whole as
+`agent_record`, so nothing Codex wrote is lost and `resurrect --uncompact` can write the
+rollout back. Codex's own text around the conversation (the environment context, AGENTS.md,
+hook-injected context, the compaction's summary answer) is flagged `isMeta` or
+`isCompactSummary`, as Claude Code's own entries are; a `compacted` record becomes a
+`compact_boundary` system entry, which is how local/capture.py finds a compaction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from precompact.transcript import claude_code
+
+AGENT = "codex"
+# The text Codex puts in user messages that no user typed.
+_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md", "<turn_aborted>")
+_SUMMARY_PREFIX_END = "assist with your own analysis:\n"
+_EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Document:
+    """Rollout bytes read: their entries (one JSON line each), how many bytes that was (up to the
+    last whole line: a partial last line is left for later), the Codex version and thread id
+    (`session_id`) a `session_meta` among them names, and the latest compaction's summary."""
+
+    lines: list[bytes]
+    consumed: int
+    version: str | None
+    session_id: str | None
+    summary: str | None
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.lines)
+
+
+def read(path: Path) -> Document:
+    """The rollout at `path` as a document; OSError when it cannot be read."""
+    return read_from(path.read_bytes(), 0)
+
+
+def read_from(raw: bytes, start: int) -> Document:
+    """The whole lines of `raw`, the rollout's bytes from offset `start` (a line's start)."""
+    lines = []
+    version = thread_id = summary = None
+    consumed = raw.rfind(b"\n") + 1
+    position = start
+    for line in raw[:consumed].split(b"\n")[:-1]:
+        at, position = position, position + len(line) + 1
+        if not line.strip():
+            continue
+        try:
+            record = claude_code.parse_json(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            lines.append(line + b"\n")  # kept as it is: the snapshot stores it as an unparsed line
+            continue
+        entry = entry_of(record, at)
+        payload: dict = record["payload"] if isinstance(record.get("payload"), dict) else {}
+        if record.get("type") == "session_meta":
+            version = _text(payload.get("cli_version")) or version
+            thread_id = _text(payload.get("id")) or thread_id
+        elif record.get("type") == "compacted" and isinstance(payload.get("message"), str):
+            # Codex prefixes the summary with words for the next model ("Another language model
+            # started to solve this problem ... to assist with your own analysis:").
+            summary = payload["message"].split(_SUMMARY_PREFIX_END, 1)[-1].strip()
+        lines.append(orjson.dumps(entry) + b"\n")
+    return Document(lines, consumed, version, thread_id, summary)
+
+
+def entry_of(record: dict, offset: int) -> dict:
+    """The entry one rollout record becomes (`offset`: where its line starts, which marks a
+    record without ordinal)."""
+    kind = record.get("type")
+    payload = record["payload"] if isinstance(record.get("payload"), dict) else {}
+    ordinal = record.get("ordinal")
+    mark = f"codex:{ordinal if isinstance(ordinal, int) else f'@{offset}'}"
+    base = {"uuid": mark, "timestamp": record.get("timestamp"), "agent_record": record}
+    if kind == "compacted":
+        return {"type": "system", "subtype": "compact_boundary", "content": _text(payload.get("message")) or "", **base}
+    if kind != "response_item":
+        return {"type": f"codex.{kind}", **base}
+    item = payload.get("type")
+    metadata = record["metadata"] if isinstance(record.get("metadata"), dict) else {}
+    if item == "message":
+        return _message(payload, metadata, base)
+    if item == "reasoning":
+        summary = [s.get("text") for s in payload.get("summary") or [] if isinstance(s, dict)]
+        thinking = "\n".join(t for t in summary if isinstance(t, str))
+        return {
+            "type": "assistant",
+            "message": _said("assistant", [{"type": "thinking", "thinking": thinking}]),
+            **base,
+        }
+    if item in ("function_call", "custom_tool_call", "local_shell_call"):
+        return {"type": "assistant", "message": _said("assistant", [_tool_use(payload)]), **base}
+    if item in ("function_call_output", "custom_tool_call_output"):
+        return {"type": "user", "message": _said("user", [_tool_result(payload)]), **base}
+    return {"type": f"codex.{item}", **base}
+
+
+def _message(payload: dict, metadata: dict, base: dict) -> dict:
+    role = payload.get("role")
+    texts = [c.get("text") for c in payload.get("content") or [] if isinstance(c, dict)]
+    text = "\n".join(t for t in texts if isinstance(t, str))
+    if role == "assistant":
+        entry = {"type": "assistant", "message": _said("assistant", [{"type": "text", "text": text}]), **base}
+        if metadata.get("compaction_output") is True:
+            entry["isCompactSummary"] = True  # the compaction's answer: Codex's summary, not a turn
+        return entry
+    if role == "user":
+        entry = {"type": "user", "message": _said("user", [{"type": "text", "text": text}]), **base}
+        if _injected(payload, text):
+            entry["isMeta"] = True
+        return entry
+    # developer (the system prompt and its updates) and any other role: Codex's, not said.
+    return {"type": "system", "subtype": f"codex_{role}_message", "content": text, **base}
+
+
+def _injected(payload: dict, text: str) -> bool:
+    """Whether a user message is Codex's (environment, instructions, a hook's context)."""
+    passthrough = payload.get("internal_chat_message_metadata_passthrough")
+    kinds = passthrough.get("content_item_kinds") if isinstance(passthrough, dict) else None
+    if isinstance(kinds, list) and kinds and all(isinstance(k, str) and k != "user.text" for k in kinds):
+        return True
+    return text.lstrip().startswith(_CONTEXT_PREFIXES)
+
+
+def _said(role: str, content: list[dict]) -> dict:
+    return {"role": role, "content": content}
+
+
+def _tool_use(payload: dict) -> dict:
+    arguments = payload.get("arguments") if "arguments" in payload else payload.get("input")
+    parsed = arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = claude_code.parse_json(arguments)
+        except ValueError:
+            parsed = None
+    return {
+        "type": "tool_use",
+        "id": _text(payload.get("call_id")) or _text(payload.get("id")) or "",
+        "name": _text(payload.get("name")) or str(payload.get("type")),
+        "input": parsed if isinstance(parsed, dict) else {"input": arguments},
+    }
+
+
+def _tool_result(payload: dict) -> dict:
+    output = payload.get("output")
+    if isinstance(output, dict):  # an older shape: {"content": ..., "success": ...}
+        failed = output.get("success") is False
+        output = output.get("content")
+    else:
+        failed = False
+    text = output if isinstance(output, str) else orjson.dumps(output).decode()
+    code = _EXIT_CODE.search(text)
+    return {
+        "type": "tool_result",
+        "tool_use_id": _text(payload.get("call_id")) or "",
+        "content": text,
+        "is_error": failed or (code is not None and code.group(1) != "0"),
+    }
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def sessions_in(root: Path, codex_home: Path) -> list[Path]:
+    """The rollouts of threads Codex ran in `root` or below it (their `session_meta` says where),
+    oldest first."""
+    found = []
+    for rollout in (codex_home / "sessions").glob("*/*/*/rollout-*.jsonl"):
+        try:
+            if rollout.is_symlink() or not rollout.is_file():
+                continue
+            with rollout.open("rb") as f:
+                first = orjson.loads(f.readline())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        payload = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str) and Path(cwd).is_relative_to(root):
+            found.append(rollout)
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))

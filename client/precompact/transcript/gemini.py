@@ -1,0 +1,321 @@
+"""Reads a Gemini CLI chat file as the conversation document precompact stores.
+
+Gemini CLI 0.61.0 records a session as `~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl`,
+appended to and never rewritten: a header (`sessionId`, `projectHash`, `startTime`, `kind`;
+again at each resume), message records (`id`, `timestamp`, `type` user / gemini / info / error /
+warning, `content`; a gemini message carries `thoughts`, `tokens`, `model` and `toolCalls`, and
+is written again under the same id once its tool calls have run), and `{"$set": {...}}` updates,
+of which `$set.messages` replaces the whole history: at each resume (the same messages again)
+and at a compression (`[<session_context>, user "<state_snapshot>…", the model's ack, the
+recent messages]`; the lines before stay).
+
+Each message record becomes one entry, shaped as Claude Code's transcript (user text, tool
+results from `functionResponse` parts, the model's text, thoughts and tool calls as
+text / thinking / tool_use blocks, `tokens.input` as the usage); its `uuid` is the message id, so
+a message written twice is the same mark, and `message.id` makes the snapshot count it once. A
+`$set.messages` adds an entry for each message it holds that no record did before, after a
+`compact_boundary` entry when one of them is a new `<state_snapshot>` (the compression; that
+message is the compaction summary, the ack Gemini's own). Every entry keeps the record it came
+from as `agent_record`; a `$set.messages` keeps only the ids of messages already read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from precompact.transcript import claude_code
+
+AGENT = "gemini"
+SNAPSHOT_OPEN = "<state_snapshot>"
+_OWN_PREFIXES = ("<session_context>", "<hook_context>")
+# Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
+DEFAULT_COMPRESSION_THRESHOLD = 0.5
+TOKEN_LIMIT = 1_048_576
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
+_SNAPSHOT = re.compile(r"<state_snapshot>(.*?)(?:</state_snapshot>|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A chat file read whole: its entries (one JSON line each; a partial last line is left
+    out), the session id, and the latest compression's snapshot. The chat file names no CLI
+    version."""
+
+    lines: list[bytes]
+    version: str | None
+    session_id: str | None
+    summary: str | None
+    compressions: int
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.lines)
+
+
+def read(path: Path) -> Document:
+    """The chat file at `path` as a document; OSError when it cannot be read."""
+    raw = path.read_bytes()
+    reading = _Reading()
+    for line in raw.split(b"\n")[:-1]:  # the last piece: empty, or still being written
+        if not line.strip():
+            continue
+        try:
+            record = claude_code.parse_json(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            reading.lines.append(line + b"\n")  # kept as it is: stored as an unparsed line
+            continue
+        for entry in reading.entries(record):
+            reading.lines.append(orjson.dumps(entry) + b"\n")
+    return Document(reading.lines, None, reading.session_id, reading.summary, reading.compressions)
+
+
+class _Reading:
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.seen: set[str] = set()  # message ids
+        # What each message said: a resume's or compression's `$set.messages` holds copies of
+        # messages already read, some under new ids (the tool results).
+        self.said: set[bytes] = set()
+        self.session_id: str | None = None
+        self.summary: str | None = None
+        self.compressions = 0
+
+    def entries(self, record: dict) -> list[dict]:
+        update = record.get("$set")
+        if isinstance(update, dict):
+            return self._update(record, update)
+        if isinstance(record.get("sessionId"), str) and "type" not in record:
+            self.session_id = record["sessionId"]
+            return [{"type": "gemini.session", "timestamp": record.get("startTime"), "agent_record": record}]
+        if isinstance(record.get("id"), str):
+            self.seen.add(record["id"])
+        self.said.add(_said(record))
+        return [message_entry(record, record)]
+
+    def _update(self, record: dict, update: dict) -> list[dict]:
+        messages = update.get("messages")
+        if not isinstance(messages, list):
+            return [{"type": "gemini.set", "agent_record": record}]
+        new = [
+            m
+            for m in messages
+            if isinstance(m, dict)
+            and isinstance(m.get("id"), str)
+            and m["id"] not in self.seen
+            and _said(m) not in self.said
+        ]
+        fresh = {id(m) for m in new}
+        kept = {
+            "$set": {
+                **update,
+                "messages": [m if id(m) in fresh else m.get("id") if isinstance(m, dict) else m for m in messages],
+            }
+        }
+        entries: list[dict] = [{"type": "gemini.set", "agent_record": kept}]
+        snapshot = next((m for m in new if m.get("type") == "user" and _text(m).startswith(SNAPSHOT_OPEN)), None)
+        if snapshot is not None:
+            self.compressions += 1
+            found = _SNAPSHOT.search(_text(snapshot))
+            self.summary = found.group(1).strip() if found else _text(snapshot)
+            entries.append(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "content": self.summary,
+                    "timestamp": snapshot.get("timestamp"),
+                }
+            )
+        after_snapshot = False
+        for message in new:
+            self.seen.add(message["id"])
+            self.said.add(_said(message))
+            entry = message_entry(message, {"$set": {"messages": [message]}})
+            if message is snapshot:
+                entry["isCompactSummary"] = True
+            elif after_snapshot and message.get("type") == "gemini":
+                entry["isMeta"] = True  # Gemini's fixed acknowledgement of the snapshot, not a turn
+            after_snapshot = message is snapshot
+            entries.append(entry)
+        return entries
+
+
+def message_entry(message: dict, record: dict) -> dict:
+    """The entry of one chat message; `record` is the line it came from."""
+    kind = message.get("type")
+    mark = message.get("id")
+    base = {
+        "uuid": f"gemini:{mark}" if isinstance(mark, str) else None,
+        "timestamp": message.get("timestamp"),
+        "agent_record": record,
+    }
+    if kind == "user":
+        return _user(message, base)
+    if kind == "gemini":
+        return _model(message, base)
+    return {"type": f"gemini.{kind}", "content": _text(message), **base}
+
+
+def _said(message: dict) -> bytes:
+    """What a message says, whatever its id and time."""
+    return orjson.dumps([message.get("type"), message.get("content"), message.get("toolCalls")])
+
+
+def _user(message: dict, base: dict) -> dict:
+    parts = _parts(message)
+    results = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
+    if results:
+        blocks = [_tool_result(r) for r in results]
+        return {"type": "user", "message": {"role": "user", "content": blocks}, **base}
+    # A hook's context comes as a part of its own after the prompt (BeforeAgent): not the user's.
+    typed = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p["text"].startswith("<hook_context>")]
+    text = "\n".join(typed) if parts else _text(message)
+    entry = {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}, **base}
+    if not text.strip() or text.lstrip().startswith(_OWN_PREFIXES):
+        entry["isMeta"] = True
+    return entry
+
+
+def _model(message: dict, base: dict) -> dict:
+    blocks: list[dict] = []
+    for thought in message.get("thoughts") or []:
+        if isinstance(thought, dict):
+            words = [thought.get("subject"), thought.get("description")]
+            blocks.append({"type": "thinking", "thinking": "\n".join(w for w in words if isinstance(w, str))})
+    text = _text(message)
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for call in message.get("toolCalls") or []:
+        if isinstance(call, dict):
+            arguments = call.get("args")
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.get("id") if isinstance(call.get("id"), str) else "",
+                    "name": call.get("name") if isinstance(call.get("name"), str) else "?",
+                    "input": arguments if isinstance(arguments, dict) else {"input": arguments},
+                }
+            )
+    said = {"role": "assistant", "id": base["uuid"], "content": blocks}
+    tokens = message.get("tokens")
+    if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
+        said["usage"] = {"input_tokens": tokens["input"]}
+        if isinstance(message.get("model"), str):
+            said["model"] = message["model"]
+    return {"type": "assistant", "message": said, **base}
+
+
+def _tool_result(response: dict) -> dict:
+    inner = response.get("response")
+    output = inner.get("output") if isinstance(inner, dict) else None
+    failed = isinstance(inner, dict) and "error" in inner
+    text = output if isinstance(output, str) else orjson.dumps(inner).decode()
+    code = _EXIT_CODE.search(text)
+    return {
+        "type": "tool_result",
+        "tool_use_id": response.get("id") if isinstance(response.get("id"), str) else "",
+        "content": text,
+        "is_error": failed or (code is not None and code.group(1) != "0"),
+    }
+
+
+def _parts(message: dict) -> list[dict]:
+    content = message.get("content")
+    if isinstance(content, list):
+        return [p for p in content if isinstance(p, dict)]
+    return []
+
+
+def _text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(p["text"] for p in _parts(message) if isinstance(p.get("text"), str))
+
+
+def last_prompt_tokens(path: Path, tail_bytes: int = 1 << 20) -> int | None:
+    """The prompt tokens of the latest model answer the chat file records (what Gemini CLI
+    compares with its compression threshold), read from the file's end; None if none is there."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(size - tail_bytes, 0))
+            tail = f.read()
+    except OSError:
+        return None
+    for line in reversed(tail.split(b"\n")):
+        if b'"tokens"' not in line:
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        tokens = record.get("tokens") if isinstance(record, dict) else None
+        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
+            return tokens["input"]
+    return None
+
+
+def compression_threshold(cwd: Path, home: Path) -> float:
+    """The fraction of the model's window at which Gemini CLI compresses: `model.compressionThreshold`
+    of the project's .gemini/settings.json, else the user's, else Gemini's default."""
+    for settings in (cwd / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
+        try:
+            value = orjson.loads(settings.read_bytes()).get("model", {}).get("compressionThreshold")
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1:
+            return float(value)
+    return DEFAULT_COMPRESSION_THRESHOLD
+
+
+def compression_coming(path: Path, cwd: Path, home: Path) -> bool:
+    """Whether Gemini CLI, whose PreCompress fires before every model round, is about to compress:
+    the latest answer's prompt tokens reach its threshold (as Gemini 0.61.0 decides, with the
+    1,048,576-token window it gives every Gemini model)."""
+    tokens = last_prompt_tokens(path)
+    return tokens is not None and tokens >= compression_threshold(cwd, home) * TOKEN_LIMIT
+
+
+def compressed(path: Path) -> bool:
+    """Whether the chat file holds a compression's snapshot at all (cheap: no parsing)."""
+    marker = SNAPSHOT_OPEN.encode()
+    carry = b""
+    try:
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                if marker in carry + block:
+                    return True
+                carry = block[-len(marker) :]
+    except OSError:
+        return False
+    return False
+
+
+def sessions_in(root: Path, home: Path) -> list[Path]:
+    """The chat files of sessions Gemini CLI ran in `root` or below it (~/.gemini/projects.json
+    names each directory's folder under ~/.gemini/tmp/), oldest first."""
+    try:
+        projects = orjson.loads((home / ".gemini" / "projects.json").read_bytes()).get("projects")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return []
+    if not isinstance(projects, dict):
+        return []
+    found = []
+    for directory, slug in projects.items():
+        if (
+            not isinstance(slug, str)
+            or "/" in slug
+            or slug in ("", ".", "..")
+            or not Path(directory).is_relative_to(root)
+        ):
+            continue
+        chats = home / ".gemini" / "tmp" / slug / "chats"
+        found += [p for p in chats.glob("session-*.jsonl") if p.is_file() and not p.is_symlink()]
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))

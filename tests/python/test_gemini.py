@@ -1,0 +1,110 @@
+"""precompact under the real Google Gemini CLI (npm `@google/gemini-cli`, pinned in
+gemini_cli.py) talking to a mock Gemini API: a session with tool calls compresses mid-turn, its
+PreCompress hook saves it through the three layers, and the next prompt carries the brief."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support import gemini_cli
+from support.claude_code import wait_for_worker
+from support.gemini_cli import is_compression, main_requests
+from support.projects import new_project, trust
+
+PHRASE = "the flux capacitor misaligned at 88 mph"
+BRIEF_START = "[precompact] Restored from savepoint"
+
+
+@pytest.fixture
+def setup(tmp_path, localnet, gemini_binary):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=True, cluster=localnet.url, airdrop=True)
+    script = gemini_cli.Script(
+        commands={
+            "work": [f"echo 'error: {PHRASE}'", "cat missing-header.txt"],
+            "more": ["echo parsing line 3", "echo parsing line 4"],
+        },
+        heavy={"more": 900_000},
+    )
+    with gemini_cli.session_in(project, tmp_path / "home", gemini_binary, "--scope", "user", script=script) as started:
+        yield started
+
+
+def test_a_compression_is_saved_through_gemini_hooks_and_the_next_prompt_gets_the_brief(setup):
+    session, mock = setup.session, setup.session.mock
+    session.run("Build the header parser. [[run:work]]")
+    assert PHRASE in json.dumps(main_requests(mock)[-1]["body"])
+    session.run("Now parse the rest. [[run:more]]", resume=True)
+    compressions = [r for r in mock.requests if is_compression(r)]
+    assert len(compressions) == 2, "Gemini's summary request and its check"
+    after = [r for r in main_requests(mock) if mock.requests.index(r) > mock.requests.index(compressions[-1])]
+    assert after and PHRASE not in json.dumps(after[0]["body"]), "Gemini compressed the tool output away"
+    assert not any(BRIEF_START in json.dumps(r["body"]) for r in mock.requests), "no brief before it is due"
+
+    asked = len(mock.requests)
+    session.run("What next?", resume=True)
+    [request] = [r for r in main_requests(mock)[-1:] if mock.requests.index(r) >= asked]
+    [brief] = [
+        p["text"] for c in request["body"]["contents"] for p in c.get("parts", []) if BRIEF_START in p.get("text", "")
+    ]
+    assert brief.startswith(f"<hook_context>{BRIEF_START} 3 of Trial #1"), "after the prompt, in Gemini's hook_context"
+    assert "Build the header parser. [[run:work]]" in brief and "$ cat missing-header.txt" in brief
+    session.run("And then?", resume=True)
+    assert BRIEF_START not in json.dumps(main_requests(mock)[-1]["body"]["contents"][-1]), "once per compression"
+
+    wait_for_worker(setup.project)
+    index = setup.index()
+    created = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert [e["trigger"] for e in created][:3] == ["session_end", "auto", "session_end"]
+    assert {e["agent"] for e in created} == {"gemini"}
+    assert [(e["sequence"], e["source"]) for e in index if e["event"] == "BRIEF_DELIVERED"] == [(3, "compact")]
+    assert {"LAYER_2_PUSHED", "LAYER_3_CONFIRMED"} <= {e["event"] for e in index}
+
+    found = setup.precompact("recall", "--agent", "gemini", "flux capacitor")
+    assert found.returncode == 0 and PHRASE in found.stdout, found.stdout + found.stderr
+    verified = setup.precompact("verify", "--all")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_resurrect_uncompact_writes_a_chat_file_gemini_resumes_whole(setup):
+    session, mock = setup.session, setup.session.mock
+    session.run("Build the header parser. [[run:work]]")
+    session.run("Now parse the rest. [[run:more]]", resume=True)
+    assert any(is_compression(r) for r in mock.requests)
+    wait_for_worker(setup.project)
+    # A resumed run that starts in a later minute adds a stub file of the same session.
+    before = {path: path.read_bytes() for path in session.chat_files()}
+    done = setup.precompact("resurrect", "--uncompact")
+    assert done.returncode == 0, done.stderr
+    command = done.stdout.splitlines()[-1]
+    assert command.startswith("gemini --resume ")
+    new_id = command.split()[-1]
+    [written] = [p for p in session.chat_files() if p not in before]
+    assert written.name.endswith(f"-{new_id[:8]}.jsonl") and written.parent == next(iter(before)).parent
+
+    asked = len(mock.requests)
+    session.run("Carry on from before the compression.", resume=new_id)
+    [request] = [r for r in main_requests(mock) if mock.requests.index(r) >= asked]
+    text = json.dumps(request["body"])
+    assert PHRASE in text and "cat missing-header.txt" in text, "the tool calls compression dropped are sent again"
+    assert gemini_cli.SUMMARY_MARK not in text, "not the compressed form"
+    assert {path: path.read_bytes() for path in before} == before, "the original session is untouched"
+
+
+def test_the_compress_command_is_saved_through_precompress(tmp_path, gemini_binary):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    # Without SessionEnd's savepoint, the compaction's is the first.
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("session_end = true", "session_end = false"))
+    trust(project.path)
+    script = gemini_cli.Script(commands={"work": [f"echo 'error: {PHRASE}'"]})
+    with gemini_cli.session_in(project, tmp_path / "home", gemini_binary, script=script) as setup:
+        setup.session.run("Build the header parser. [[run:work]]")
+        setup.session.run("/compress", resume=True)
+        assert [r for r in setup.session.mock.requests if is_compression(r)], "Gemini compressed"
+        wait_for_worker(project)
+        created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
+        assert [(e["trigger"], e["agent"]) for e in created] == [("manual", "gemini")]
+        found = setup.precompact("recall", "flux capacitor")
+        assert PHRASE in found.stdout

@@ -1,0 +1,231 @@
+"""Gemini CLI without the CLI: its chat file read into the conversation document, `install
+--agent gemini` in its settings.json, and the hook fed Gemini's payloads (recorded from 0.61.0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from precompact.config import install as installer
+from precompact.transcript import conversation, gemini
+from support.commands import PRECOMPACT, invoke
+from support.projects import new_project
+
+SESSION = "6622917f-7d2e-4549-a940-a136e522980e"
+HEADER = {"sessionId": SESSION, "projectHash": "2e59", "startTime": "2026-12-02T06:17:10.112Z", "kind": "main"}
+CONTEXT = {
+    "id": "ctx",
+    "timestamp": "t0",
+    "type": "user",
+    "content": [{"text": "<session_context>\nThis is the Gemini CLI."}],
+}
+ASK = {"id": "u1", "timestamp": "t1", "type": "user", "content": [{"text": "Build the parser [[run]]"}]}
+CALL = {
+    "id": "g1",
+    "timestamp": "t2",
+    "type": "gemini",
+    "content": "",
+    "thoughts": [{"subject": "Plan", "description": "run it"}],
+    "tokens": {"input": 1000, "output": 10, "total": 1010},
+    "model": "gemini-3.8-flash",
+}
+CALLED = {
+    **CALL,
+    "toolCalls": [{"id": "r1", "name": "run_shell_command", "args": {"command": "cat nofile.txt"}, "status": "error"}],
+}
+RESULT = {
+    "id": "u2",
+    "timestamp": "t3",
+    "type": "user",
+    "content": [
+        {
+            "functionResponse": {
+                "id": "r1",
+                "name": "run_shell_command",
+                "response": {"output": "Output: cat: nofile.txt: No such file or directory\nExit Code: 1\n"},
+            }
+        }
+    ],
+}
+HEAVY = {**CALL, "id": "g2", "timestamp": "t4", "tokens": {"input": 900_000}, "content": "Looking."}
+SNAPSHOT = {
+    "id": "s1",
+    "timestamp": "t5",
+    "type": "user",
+    "content": [{"text": "<state_snapshot>Parser half done.</state_snapshot>"}],
+}
+ACK = {"id": "a1", "timestamp": "t5", "type": "gemini", "content": "Got it. Thanks for the additional context!"}
+BRIEFED = {
+    "id": "u3",
+    "timestamp": "t6",
+    "type": "user",
+    "content": [
+        {"text": "What next?"},
+        {"text": "<hook_context>[precompact] Restored from savepoint 3</hook_context>"},
+    ],
+}
+CHAT = [
+    HEADER,
+    {"$set": {"messages": [CONTEXT]}},
+    ASK,
+    {"$set": {"lastUpdated": "t1"}},
+    CALL,
+    CALLED,
+    RESULT,
+    HEAVY,
+    HEADER,  # a resume: the whole history again, the tool result under a new id
+    {"$set": {"messages": [CONTEXT, ASK, CALLED, {**RESULT, "id": "u2-again"}, HEAVY]}},
+    {"$set": {"messages": [CONTEXT, SNAPSHOT, ACK, {**HEAVY, "id": "g2-kept"}]}},
+    BRIEFED,
+]
+
+
+def write(path: Path, records: list) -> Path:
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    return path
+
+
+def said(document: gemini.Document) -> list[dict]:
+    return [e for e in map(json.loads, document.lines) if conversation.is_said(e)]
+
+
+def test_a_chat_file_is_read_once_per_message_with_the_compression_as_a_boundary(tmp_path):
+    document = gemini.read(write(tmp_path / "chat.jsonl", CHAT))
+    assert (document.session_id, document.version, document.compressions) == (SESSION, None, 1)
+    assert document.summary == "Parser half done."
+    entries = [json.loads(line) for line in document.lines]
+    assert [conversation.said_mark(e) for e in said(document)] == [
+        "gemini:u1",
+        "gemini:g1",
+        "gemini:g1",
+        "gemini:u2",
+        "gemini:g2",
+        "gemini:u3",
+    ], "what a resume or compression re-sets is not said again; the ack and snapshot are Gemini's"
+    [boundary] = [e for e in entries if e.get("subtype") == "compact_boundary"]
+    assert boundary["type"] == "system" and boundary["content"] == "Parser half done."
+    [snapshot] = [e for e in entries if e.get("isCompactSummary")]
+    assert conversation.user_text(snapshot) == ""
+    [call] = [
+        b for e in entries if e["type"] == "assistant" for b in e["message"]["content"] if b["type"] == "tool_use"
+    ]
+    assert call == {"type": "tool_use", "id": "r1", "name": "run_shell_command", "input": {"command": "cat nofile.txt"}}
+    heavy = next(e for e in entries if conversation.said_mark(e) == "gemini:g2")
+    assert heavy["message"]["usage"] == {"input_tokens": 900_000}, "the snapshot's token count"
+    assert conversation.user_text(said(document)[-1]) == "What next?", "the brief it was given is not a request"
+
+
+def test_the_brief_reads_geminis_requests_and_failing_command(tmp_path):
+    document = gemini.read(write(tmp_path / "chat.jsonl", CHAT))
+    found = conversation.recent(reversed([json.loads(line) for line in document.lines]))
+    assert found.requests == ["Build the parser [[run]]", "What next?"]
+    assert found.failure == ("cat nofile.txt", RESULT["content"][0]["functionResponse"]["response"]["output"])
+
+
+def test_a_compression_is_coming_only_past_geminis_threshold(tmp_path):
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    chat = write(tmp_path / "chat.jsonl", CHAT[:7])
+    assert gemini.last_prompt_tokens(chat) == 1000
+    assert not gemini.compression_coming(chat, cwd, home) and not gemini.compressed(chat)
+    (cwd / ".gemini").mkdir(parents=True)
+    (cwd / ".gemini" / "settings.json").write_text(json.dumps({"model": {"compressionThreshold": 0.0005}}))
+    assert gemini.compression_coming(chat, cwd, home), "the project's threshold counts"
+    assert gemini.compression_coming(write(chat, CHAT[:8]), tmp_path / "elsewhere", home), "900k of 1M is past 0.5"
+    assert gemini.compressed(write(chat, CHAT))
+
+
+def gemini_hook(payload: dict, cwd: Path, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PRECOMPACT, "hook", "--agent", "gemini"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=cwd,
+        timeout=60,
+        env={**os.environ, "HOME": str(home)},
+        check=False,
+    )
+
+
+def test_gemini_payloads_save_before_a_compression_and_brief_once_after_it(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    chat = write(tmp_path / "chat.jsonl", CHAT[:7])
+    base = {"session_id": SESSION, "transcript_path": str(chat), "cwd": str(project.path), "timestamp": "t"}
+
+    def created() -> list[dict]:
+        index = project.logs / "precompact-savepoint.jsonl"
+        lines = index.read_text().splitlines() if index.exists() else []
+        return [e for e in map(json.loads, lines) if e["event"] == "SAVEPOINT_CREATED"]
+
+    quiet = gemini_hook({**base, "hook_event_name": "PreCompress", "trigger": "auto"}, project.path, home)
+    assert quiet.returncode == 0 and quiet.stdout == b"" and created() == [], "no compression is coming: nothing"
+    assert gemini_hook({**base, "hook_event_name": "BeforeAgent", "prompt": "x"}, project.path, home).stdout == b""
+    write(chat, CHAT[:8])
+    saved = gemini_hook({**base, "hook_event_name": "PreCompress", "trigger": "auto"}, project.path, home)
+    assert saved.returncode == 0 and saved.stdout == b""
+    assert [(e["trigger"], e["agent"]) for e in created()] == [("auto", "gemini")]
+    write(chat, CHAT)
+    before = gemini_hook({**base, "hook_event_name": "BeforeAgent", "prompt": "What next?"}, project.path, home)
+    output = json.loads(before.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "BeforeAgent"
+    assert output["additionalContext"].startswith("[precompact] Restored from savepoint 1")
+    again = gemini_hook({**base, "hook_event_name": "BeforeAgent", "prompt": "And then?"}, project.path, home)
+    assert again.stdout == b"", "once per compression"
+    manual = gemini_hook({**base, "hook_event_name": "PreCompress", "trigger": "manual"}, project.path, home)
+    assert manual.returncode == 0 and [e["trigger"] for e in created()] == ["auto", "manual"]
+    ignored = gemini_hook({**base, "hook_event_name": "SessionStart", "source": "resume"}, project.path, home)
+    assert ignored.stdout == b"" and "not handled" in ignored.stderr.decode(), "Gemini's SessionStart is left alone"
+
+
+def test_install_for_gemini_adds_its_hooks_to_settings_json_and_uninstall_restores_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    settings = tmp_path / "home" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    mine = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    settings.write_text(json.dumps(mine))
+    assert invoke("install", "--agent", "gemini", "--scope", "user").exit_code == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert set(hooks) == {"PreCompress", "BeforeAgent", "SessionEnd"}
+    [handler] = hooks["PreCompress"][0]["hooks"]
+    assert handler == {
+        "type": "command",
+        "command": "precompact hook --agent gemini",
+        "name": "precompact",
+        "timeout": 60_000,
+    }
+    assert installer.is_ours(handler)
+    assert "already installed" in invoke("install", "--agent", "gemini", "--scope", "user").output
+    assert invoke("uninstall", "--agent", "gemini", "--scope", "user").exit_code == 0
+    assert json.loads(settings.read_text()) == mine
+
+
+def test_import_archives_the_projects_gemini_sessions_once(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(
+        json.dumps({"projects": {str(project.path): "p", str(tmp_path / "elsewhere"): "elsewhere", "/x": "../escape"}})
+    )
+    for slug in ("p", "elsewhere"):
+        (home / ".gemini" / "tmp" / slug / "chats").mkdir(parents=True)
+        write(home / ".gemini" / "tmp" / slug / "chats" / f"session-2026-12-02T06-17-{slug}.jsonl", CHAT)
+
+    def imported() -> list[tuple[str, str]]:
+        done = subprocess.run(
+            [PRECOMPACT, "import", "--agent", "gemini", "--json"],
+            cwd=project.path,
+            env={**os.environ, "HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return [(s["session_id"], s["outcome"]) for s in json.loads(done.stdout)["sessions"]]
+
+    assert imported() == [(SESSION, "saved")]
+    assert imported() == [(SESSION, "unchanged")]
