@@ -806,6 +806,16 @@ def dropped(sequence, instance, as_json) -> None:
 
 
 @main.command()
+@click.option("--no-open", is_flag=True, help="Print the address only; do not open a browser.")
+def view(no_open) -> None:
+    """Serve a read-only page of this project's sessions, savepoints, proofs and what compaction
+    dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it."""
+    from precompact.viewer import serve
+
+    serve.serve(_load(), open_browser=not no_open, announce=lambda line: click.echo(line, err=True))
+
+
+@main.command()
 def mcp() -> None:
     """Serve recall, show and savepoints to Claude Code as MCP tools (stdio); no tools where
     precompact is not set up (or not trusted), but never a failed server."""

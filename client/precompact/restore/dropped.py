@@ -295,7 +295,11 @@ NONE_RECORDED = "none recorded (PostCompact did not run, or this savepoint was n
 def of_savepoint(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:
     """What compaction dropped from savepoint `sequence` of `instance` (default: the newest of the
     configured instance), read from its snapshot on this machine after the verifier checked it."""
-    found = resurrection.resurrect(config, instance, sequence, offline=True)
+    return of_resurrection(config, resurrection.resurrect(config, instance, sequence, offline=True))
+
+
+def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped:
+    """What compaction dropped from a savepoint already loaded and checked; refused if it failed a check."""
     if not found.intact:
         failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == resurrection.FAILED)
         raise resurrection.ResurrectError(
