@@ -98,6 +98,10 @@ class Dropped:
         """The fact's entry as `precompact show` takes it."""
         return f"{self.sequence}:{fact.entry}"
 
+    def by_kind(self) -> list[tuple[str, list[Fact]]]:
+        """The facts grouped by kind, in the order of KINDS."""
+        return [(kind, mine) for kind in KINDS if (mine := [f for f in self.facts if f.kind == kind])]
+
     def to_json(self) -> dict:
         return {
             "instance": self.instance,
@@ -341,10 +345,7 @@ def render(report: Dropped) -> str:
             f"not in the compaction summary ({report.kept} in it); summary: {report.summary_source}"
         )
     ]
-    for kind in KINDS:
-        mine = [f for f in report.facts if f.kind == kind]
-        if not mine:
-            continue
+    for kind, mine in report.by_kind():
         lines.append(f"{kind} ({len(mine)}):")
         for fact in mine:
             detail = f" -> {quoting.inline(fact.detail)}" if fact.detail else ""
