@@ -22,6 +22,7 @@ def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((LOOPBACK, 0))
+    listener.listen()  # from now on a browser's connection waits in the backlog until uvicorn accepts it
     port = listener.getsockname()[1]
     url = f"http://{LOOPBACK}:{port}/{token}/"
     application = app.create(config, token, port, pages.Verdicts(config))
