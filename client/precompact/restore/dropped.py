@@ -58,14 +58,16 @@ CONSTRAINT_WORDS = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+")
-_PATH = re.compile(r"(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b")
-_FUNCTION = re.compile(r"\b([A-Za-z_][\w.]*)\(")
-_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-_CAMEL = re.compile(r"\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b")
-_PASCAL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b")
-_BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+# One scan finds every identifier, left to right, so what one kind takes (a URL, a path) is not
+# read again as another (the names and numbers inside it).
+_IDENTIFIER = re.compile(
+    r"(?P<url>\bhttps?://[^\s<>\"'`)\]]+)"
+    r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
+    r"|`(?P<ticked>[^`\n]{2,80})`"
+    r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
+    r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
+    r"|(?P<number>(?<![\w.])\d+(?:[.,]\d+)*(?!\w))"
+)
 _ERROR_LINE = re.compile(
     r"^\s*((?:[\w.]*(?:Error|Exception|Failure)|error(?:\[\w+\])?|fatal|FAILED|panicked at)\b[:\s].*)$",
     re.MULTILINE,
@@ -162,6 +164,14 @@ def facts(entries: Iterable[object]) -> list[Fact]:
         if key not in found:
             found[key] = Fact(kind, text[:FACT_CHARS], entry, detail)
 
+    scanned: set[tuple[str, bool]] = set()
+
+    def identifiers(text: str, position: int, numbers: bool) -> None:
+        # A text said again holds the same identifiers, each already kept at its first entry.
+        if (text, numbers) not in scanned:
+            scanned.add((text, numbers))
+            _identifiers(text, position, add, numbers)
+
     for position, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict) or _flagged(entry):
             continue
@@ -172,16 +182,16 @@ def facts(entries: Iterable[object]) -> list[Fact]:
             for sentence in _SENTENCE.findall(request):
                 if CONSTRAINT_WORDS.search(sentence) and len(_WORDS.findall(sentence)) >= 3:
                     add("constraint", sentence, position)
-            _identifiers(request, position, add, numbers=True)
+            identifiers(request, position, numbers=True)
         content = _content(entry)
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
             if kind == "text" and entry.get("type") == "assistant" and isinstance(block.get("text"), str):
-                _identifiers(block["text"], position, add, numbers=True)
+                identifiers(block["text"], position, numbers=True)
             elif kind == "tool_use":
-                _tool_use(block, position, add, commands)
+                _tool_use(block, position, add, identifiers, commands)
             elif kind == "tool_result":
                 _tool_result(block, position, add, commands, found)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
@@ -190,7 +200,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     return [f for f in ordered if not (f.kind == "path" and f.text in files)]
 
 
-def _tool_use(block: dict, position: int, add, commands: dict[str, tuple[str, int]]) -> None:
+def _tool_use(block: dict, position: int, add, identifiers, commands: dict[str, tuple[str, int]]) -> None:
     name = block.get("name")
     given = block.get("input")
     arguments: dict = given if isinstance(given, dict) else {}
@@ -205,7 +215,7 @@ def _tool_use(block: dict, position: int, add, commands: dict[str, tuple[str, in
             add("command", arguments["command"], position)
     else:
         for value in _strings(arguments):
-            _identifiers(value, position, add, numbers=False)
+            identifiers(value, position, numbers=False)
 
 
 def _tool_result(block: dict, position: int, add, commands: dict[str, tuple[str, int]], found: dict) -> None:
@@ -227,23 +237,22 @@ def _tool_result(block: dict, position: int, add, commands: dict[str, tuple[str,
 
 
 def _identifiers(text: str, position: int, add, numbers: bool) -> None:
-    for url in _URL.findall(text):
-        add("url", url.rstrip(".,;:!?"), position)
-    bare = _URL.sub(" ", text)
-    for path in _PATH.findall(bare):
-        path = path.rstrip(".,;:")
-        if path.casefold() not in _NOT_FILES and not path.replace(".", "").isdigit():
-            add("path", path, position)
-    bare = _PATH.sub(" ", bare)  # a path's parts are not names or numbers of their own
-    names = set(_FUNCTION.findall(bare)) | set(_SNAKE.findall(bare)) | set(_CAMEL.findall(bare))
-    names |= set(_PASCAL.findall(bare)) | {s for s in _BACKTICKED.findall(bare) if " " not in s.strip()}
-    for name in sorted(names):
-        if "/" not in name:
-            add("name", name, position)
-    if numbers:
-        for number in _NUMBER.findall(bare):
-            if sum(c.isdigit() for c in number) >= 3:
-                add("number", number, position)
+    for found in _IDENTIFIER.finditer(text):
+        kind, value = found.lastgroup, found.group(found.lastgroup or 0)
+        if kind == "url":
+            add("url", value.rstrip(".,;:!?"), position)
+        elif kind == "path":
+            path = value.rstrip(".,;:")
+            if path.casefold() not in _NOT_FILES and not path.replace(".", "").isdigit():
+                add("path", path, position)
+        elif kind == "ticked":
+            if " " not in value.strip() and "/" not in value:
+                add("name", value, position)
+            _identifiers(value, position, add, numbers)
+        elif kind in ("function", "name"):
+            add("name", value, position)
+        elif kind == "number" and numbers and sum(c.isdigit() for c in value) >= 3:
+            add("number", value, position)
 
 
 def _flagged(entry: dict) -> bool:

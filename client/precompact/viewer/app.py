@@ -103,6 +103,7 @@ def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | Non
     environment.globals.update(link=link, base=base, page_of=pages.page_of)
     checked = verdicts or pages.Verdicts(config)
     counts = pages.EntryCounts()
+    dropped = pages.DroppedCache()
 
     def render(name: str, status: int = 200, **values: object) -> Response:
         html = environment.get_template(name).render(**values)
@@ -141,7 +142,7 @@ def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | Non
 
     @failing
     def savepoint(request: Request) -> Response:
-        shown = pages.savepoint_page(config, instance_of(request), number(request, "sequence"))
+        shown = pages.savepoint_page(config, instance_of(request), number(request, "sequence"), dropped)
         return render("savepoint.html", page=shown, verdicts=checked.of(shown.savepoint))
 
     @failing

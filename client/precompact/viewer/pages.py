@@ -171,12 +171,27 @@ class SavepointPage:
     entries: int
 
 
-def savepoint_page(config: Config, instance: str, sequence: int) -> SavepointPage:
+class DroppedCache:
+    """What compaction dropped, per savepoint, once computed: it reads the whole history. A
+    savepoint's bytes never change once checked, so its list changes only with its summary."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int, str, str | None], dropping.Dropped] = {}
+
+    def of(self, config: Config, found: resurrection.Resurrection) -> dropping.Dropped:
+        s = found.savepoint
+        key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
+        if key not in self._known:
+            self._known[key] = dropping.of_resurrection(config, found)
+        return self._known[key]
+
+
+def savepoint_page(config: Config, instance: str, sequence: int, cache: DroppedCache) -> SavepointPage:
     """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only."""
     found = resurrection.resurrect(config, instance, sequence, offline=True)
     document = found.document
     try:
-        dropped: dropping.Dropped | None = dropping.of_resurrection(config, found)
+        dropped: dropping.Dropped | None = cache.of(config, found)
         refused = None
     except PrecompactError as e:
         dropped, refused = None, str(e)
