@@ -124,3 +124,37 @@ def test_the_command_names_a_missing_or_tampered_savepoint_in_one_line(tmp_path)
     written.path.write_bytes(data.replace(b"pytest", b"pytesX", 1))
     tampered = precompact(project.path, "dropped", "1")
     assert tampered.returncode == 1 and "Traceback" not in tampered.stderr, tampered.stderr
+
+
+def test_without_a_recorded_summary_the_one_a_later_savepoint_of_the_session_holds_is_used(tmp_path):
+    """PostCompact did not run: the summary entry Claude Code wrote after the compaction is in
+    the history the session's next savepoint saved."""
+    project, planted, _ = _saved(tmp_path, 4, summary=False)
+    transcript = tmp_path / "session.jsonl"
+    with transcript.open("a", encoding="utf-8") as f:
+        for line in (
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "b-1"},
+            {
+                "type": "user",
+                "uuid": "summary-1",
+                "isCompactSummary": True,
+                "message": {"role": "user", "content": planted.summary},
+            },
+            {
+                "type": "user",
+                "uuid": "after-1",
+                "message": {"role": "user", "content": "Carry on with the export work now."},
+            },
+        ):
+            f.write(json.dumps(line) + "\n")
+    loaded = configuration.load(project.path)
+    snapshot.create_savepoint(
+        snapshot.Settings.of(loaded), snapshot.Session("planted-4", str(transcript), str(project.path), "auto")
+    )
+    report = json.loads(precompact(project.path, "dropped", "1", "--json").stdout)
+    assert report["summary_source"] == dropped.LATER_SAVEPOINT.format(2)
+    shown = {(f["kind"], f["text"]) for f in report["dropped"]}
+    for fact in planted.planted:
+        assert ((fact.kind, fact.text) in shown) is not fact.kept, fact
+    alone = json.loads(precompact(project.path, "dropped", "2", "--json").stdout)
+    assert alone["summary"] is None and alone["summary_source"] == dropped.NONE_RECORDED
