@@ -185,3 +185,12 @@ def test_only_the_command_line_imports_the_viewer():
         if not module.startswith("precompact.viewer") and any(i.startswith("precompact.viewer") for i in imports)
     }
     assert importers == {"precompact.edges.cli"}
+
+
+def test_a_page_number_that_is_not_one_is_refused_with_a_page(served):
+    _, url = served
+    for params in ({"page": "x"}, {"page": "-1"}, {"at": "0"}):
+        answer = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, **params})
+        assert answer.status_code == 404 and "must be a savepoint or entry number" in answer.text
+    last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": 999})
+    assert last.status_code == 200 and "page 2 of 2" in last.text

@@ -149,7 +149,13 @@ def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | Non
     def conversation(request: Request) -> Response:
         instance, sequence = instance_of(request), number(request, "sequence")
         at = request.query_params.get("at")
-        page = pages.page_of(int(at)) if at and at.isdigit() else int(request.query_params.get("page", "1") or 1)
+        page = (
+            pages.page_of(number(request, "at"))
+            if at
+            else number(request, "page")
+            if "page" in request.query_params
+            else 1
+        )
         shown = pages.conversation_page(config, counts, instance, sequence, page)
         return render("conversation.html", page=shown)
 

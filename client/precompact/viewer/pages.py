@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -60,7 +61,8 @@ class Verdicts:
             self.report = verification.verify(self._config)
         except PrecompactError as e:
             self.error = str(e)
-        except Exception as e:  # noqa: BLE001 -- shown on the page; the viewer keeps serving
+        except Exception as e:  # noqa: BLE001 -- a bug: its traceback goes to the terminal, the page says so
+            traceback.print_exc()
             self.error = f"the verifier stopped: {type(e).__name__}: {e}"
         finally:
             self._done.set()
