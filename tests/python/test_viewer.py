@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import socket
+import time
 from urllib.parse import urlsplit
 
 import httpx
@@ -194,3 +195,20 @@ def test_a_page_number_that_is_not_one_is_refused_with_a_page(served):
         assert answer.status_code == 404 and "must be a savepoint or entry number" in answer.text
     last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": 999})
     assert last.status_code == 200 and "page 2 of 2" in last.text
+
+
+def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_path):
+    planted = planted_project(tmp_path)
+    first = min((planted.project.logs / "precompact-saves").glob("snapshot_*"))
+    first.write_bytes(first.read_bytes().replace(b'"', b"'", 1))
+    with viewer(planted.project.path, tmp_path / "view.log") as url:
+        for _ in range(100):
+            page = _get(url).text
+            if "checking…" not in page:
+                break
+            time.sleep(0.1)
+        rows = page.split('class="savepoint-link"')[1:]
+        assert len(rows) == 2
+        assert "local: FAILED" in rows[0] and "local: verified" in rows[1]
+        shown = _get(url + "savepoint", params={"instance": "Shop #1", "sequence": 1})
+        assert shown.status_code == 404 and "is altered" in shown.text and "precompact verify" in shown.text
