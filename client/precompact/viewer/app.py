@@ -38,6 +38,7 @@ SECURITY_HEADERS = [
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 ]
+FACTS_SHOWN = 200  # of each kind on a savepoint's page: a long session can drop tens of thousands
 _SAFE_NAME = re.compile(r"[^\w.-]+")
 
 
@@ -143,7 +144,7 @@ def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | Non
     @failing
     def savepoint(request: Request) -> Response:
         shown = pages.savepoint_page(config, instance_of(request), number(request, "sequence"), dropped)
-        return render("savepoint.html", page=shown, verdicts=checked.of(shown.savepoint))
+        return render("savepoint.html", page=shown, verdicts=checked.of(shown.savepoint), facts_shown=FACTS_SHOWN)
 
     @failing
     def conversation(request: Request) -> Response:
