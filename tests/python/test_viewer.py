@@ -14,9 +14,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from precompact.config import settings as configuration
+from precompact.local import snapshot
 from support.browser import HOSTILE, planted_project, viewer
 from support.commands import precompact
-from support.projects import trust
+from support.projects import new_project, trust
 from test_layout import SOURCE, graph
 
 THIRD_PARTY = {"jinja2", "markupsafe", "starlette", "uvicorn", "playwright"}
@@ -212,3 +214,20 @@ def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_pa
         assert "local: FAILED" in rows[0] and "local: verified" in rows[1]
         shown = _get(url + "savepoint", params={"instance": "Shop #1", "sequence": 1})
         assert shown.status_code == 404 and "is altered" in shown.text and "precompact verify" in shown.text
+
+
+def test_a_savepoint_page_shows_200_facts_of_a_kind_and_says_how_many_more(tmp_path):
+    project = new_project(tmp_path, "many", git_layer=False, chain_layer=False, instance="Many #1")
+    ports = " ".join(str(n) for n in range(10_000, 10_250))
+    entry = {"type": "user", "uuid": "u-1", "message": {"role": "user", "content": f"Open the ports {ports} now."}}
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps(entry) + "\n")
+    loaded = configuration.load(project.path)
+    snapshot.create_savepoint(
+        snapshot.Settings.of(loaded), snapshot.Session("many", str(transcript), str(project.path), "auto")
+    )
+    with viewer(project.path, tmp_path / "view.log") as url:
+        page = _get(url + "savepoint", params={"instance": "Many #1", "sequence": 1}).text
+    numbers = page.split("<h3>number", 1)[1].split("</ul>", 1)[0]
+    assert numbers.count('class="fact"') == 200
+    assert "and 50 more: <code>precompact dropped 1 --json</code>" in page
