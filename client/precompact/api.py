@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from precompact.proof.bundle import Verdict
     from precompact.proof.ledger import Ledger
     from precompact.recall import fulltext
+    from precompact.restore.dropped import Dropped
     from precompact.restore.resurrect import Resurrection
     from precompact.restore.uncompact import Uncompacted
     from precompact.verifier import verdicts
@@ -364,7 +365,7 @@ def session_start_brief(config: Config, sequence: int, session_id: str | None) -
     from precompact.restore import resurrect as resurrection
 
     try:
-        found = resurrection.at_session_start(config, sequence)
+        found = resurrection.from_this_machine(config, sequence=sequence)
         context = restore_brief.brief(found, session_id=session_id, repository=config.repository)
     except resurrection.ResurrectError as e:
         context = quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
@@ -381,6 +382,21 @@ def render_resurrection(found: Resurrection, output: str) -> str:
     if output == "json":
         return json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False)
     return restore_brief.brief(found) if output == "brief" else restore_brief.report(found)
+
+
+def dropped(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:
+    """What compaction dropped from savepoint `sequence` (default: the newest) of `instance`:
+    what its history holds and the compaction summary does not (restore.dropped)."""
+    from precompact.restore import dropped as dropping
+
+    return dropping.of_savepoint(config, instance, sequence)
+
+
+def render_dropped(found: Dropped) -> str:
+    """What compaction dropped, as text, every outside text quoted."""
+    from precompact.restore import dropped as dropping
+
+    return dropping.render(found)
 
 
 def brief_delivered(config: Config, sequence: int, session_id: str) -> bool:

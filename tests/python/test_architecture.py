@@ -281,7 +281,16 @@ def test_the_index_rule_sees_each_way_around_its_owner():
 # the boundary owners it prints and writes through (quoting, atomic_file, processes, logs_dir),
 # the error family and the other edges. Anything else of the library it may name (a constant for
 # a schema, a type, an exception to catch) but not call.
-EDGE_MAY_CALL = ("precompact.api", "precompact.errors", "precompact.config", "precompact.boundary", "precompact.edges")
+# The viewer is an edge too (a read-only web front over the library), kept in its own package so
+# that its web libraries stay off the hook's import path (test_viewer checks that).
+EDGE_MAY_CALL = (
+    "precompact.api",
+    "precompact.errors",
+    "precompact.config",
+    "precompact.boundary",
+    "precompact.edges",
+    "precompact.viewer",
+)
 # The calls not yet routed through api, per edge, by the module they call: a ratchet. A new call
 # around the facade fails; so does an entry routed since and still listed (delete it).
 NOT_YET_THROUGH_API = {

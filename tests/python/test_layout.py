@@ -31,7 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     "proof": LAYER_BASE | LAYERS | {"verifier"},
     "ops": LAYER_BASE | LAYERS | {"verifier", "recall", "restore", "proof"},
     "api": LAYER_BASE | LAYERS | {"verifier", "recall", "restore", "proof", "ops"},
-    "edges": LAYER_BASE | LAYERS | {"verifier", "recall", "restore", "proof", "ops", "api"},
+    "viewer": LAYER_BASE | LAYERS | {"verifier", "recall", "restore", "proof", "ops", "api"},
+    "edges": LAYER_BASE | LAYERS | {"verifier", "recall", "restore", "proof", "ops", "api", "viewer"},
 }
 
 

@@ -217,7 +217,7 @@ def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatc
 
 
 def test_a_session_start_takes_git_as_recorded_and_never_reads_git_or_the_network(tmp_path):
-    """SessionStart's own path (api.session_start_brief -> resurrect.at_session_start): the
+    """SessionStart's own path (api.session_start_brief -> resurrect.from_this_machine): the
     brief says git's state as the worker recorded it, not verified; neither GitPython nor the
     Solana stack is imported; and a snapshot missing from logs/ is said in one line, not
     fetched from git (which a session start must not wait on)."""

@@ -967,6 +967,30 @@ def show(ref, instance, as_json) -> None:
 
 
 @main.command()
+@click.argument("sequence", type=click.IntRange(min=1), required=False)
+@click.option("--instance", help="Whose savepoint (default: the configured instance).")
+@click.option("--json", "as_json", is_flag=True, help="The facts as JSON, each with its entry reference.")
+def dropped(sequence, instance, as_json) -> None:
+    """List what compaction dropped from savepoint N (default: the newest): requests, constraints,
+    files, commands, errors and identifiers its history holds and the compaction summary does
+    not, each with the reference `precompact show` takes (docs/viewer.md says how it matches)."""
+    from precompact import api
+
+    report = api.dropped(_load(), instance, sequence)
+    click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if as_json else api.render_dropped(report))
+
+
+@main.command()
+@click.option("--no-open", is_flag=True, help="Print the address only; do not open a browser.")
+def view(no_open) -> None:
+    """Serve a read-only page of this project's sessions, savepoints, proofs and what compaction
+    dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it."""
+    from precompact.viewer import serve
+
+    serve.serve(_load(), open_browser=not no_open, announce=lambda line: click.echo(line, err=True))
+
+
+@main.command()
 def mcp() -> None:
     """Serve recall, show and savepoints to Claude Code as MCP tools (stdio); no tools where
     precompact is not set up (or not trusted), but never a failed server."""

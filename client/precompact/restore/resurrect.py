@@ -14,6 +14,7 @@ committed one; it is no root of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,7 +37,7 @@ __all__ = [
     "Check",
     "ResurrectError",
     "Resurrection",
-    "at_session_start",
+    "from_this_machine",
     "resurrect",
 ]
 LOCAL_INDEX = "local index"
@@ -125,20 +126,24 @@ def resurrect(
     return found
 
 
-def at_session_start(config: Config, sequence: int) -> Resurrection:
-    """Savepoint `sequence` of the configured instance for a session that is starting: this
-    machine's index and bytes only, neither the network nor GitPython (whose import alone is
-    most of a hook's start-up); git and chain as the worker recorded them in the index."""
-    savepoints = savepoint_log.savepoints(config.logs, config.instance)
+def from_this_machine(config: Config, instance: str | None = None, sequence: int | None = None) -> Resurrection:
+    """Savepoint `sequence` of `instance` (default: the configured instance; its newest with a
+    conversation) from this machine's index and bytes only, neither the network nor GitPython
+    (whose import alone is most of a hook's start-up); git and chain as the worker recorded them
+    in the index. For a session that is starting, and for pages that read what is here."""
+    name = instance or config.instance
+    if name != config.instance:
+        config = dataclasses.replace(config, instance=name)
+    savepoints = savepoint_log.savepoints(config.logs, name)
     if not savepoints:
-        raise ResurrectError(f"no savepoint of {config.instance} in {savepoint_log.index_path(config.logs)}")
-    target = _choose(savepoints, config.instance, sequence, None)
+        raise ResurrectError(f"no savepoint of {name} in {savepoint_log.index_path(config.logs)}")
+    target = _choose(savepoints, name, sequence, None)
     _check_name(target)
     try:
         checked = verification.check_recorded(config, savepoints, target)
     except verification.Unusable as e:
         raise ResurrectError(str(e)) from None
-    return _kept(config, config.instance, savepoints, target, LOCAL_INDEX, checked)
+    return _kept(config, name, savepoints, target, LOCAL_INDEX, checked)
 
 
 def _check_name(target: savepoint_log.Savepoint) -> None:

@@ -1,0 +1,198 @@
+"""The viewer's web application: Starlette routes rendering Jinja2 templates (autoescape on for
+every template: transcripts are attacker-controlled text), behind `Guard`.
+
+Every response forbids script altogether (the pages have none) and framing, and sends no
+Referer; the stylesheet is the only resource, served from the same origin behind the same token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log
+from precompact.viewer import pages
+
+HERE = Path(__file__).parent
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+]
+FACTS_SHOWN = 200  # of each kind on a savepoint's page: a long session can drop tens of thousands
+_SAFE_NAME = re.compile(r"[^\w.-]+")
+
+
+class Guard:
+    """Lets through only a GET for a path under the token, addressed to this server by its
+    loopback name (a foreign Host is a DNS-rebinding page), and, when the browser says where
+    the request comes from, from this server's own origin; adds the security headers to every
+    answer, refusals included."""
+
+    def __init__(self, app: ASGIApp, token: str, port: int):
+        self._app = app
+        self._token = token
+        self._hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
+        self._origins = {b"http://" + host for host in self._hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self._app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await PlainTextResponse(refusal[1], status_code=refusal[0])(scope, receive, secured)
+            return
+        await self._app(scope, receive, secured)
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        headers: dict[bytes, list[bytes]] = {}
+        for name, value in scope["headers"]:
+            headers.setdefault(name.lower(), []).append(value)
+        if scope["method"] != "GET":
+            return 405, "read-only: only GET"
+        hosts = headers.get(b"host", [])
+        if len(hosts) != 1 or hosts[0] not in self._hosts:
+            return 403, "foreign Host"
+        if any(origin not in self._origins for origin in headers.get(b"origin", [])):
+            return 403, "foreign Origin"
+        given = scope["path"].split("/", 2)[1] if scope["path"].startswith("/") else ""
+        if not hmac.compare_digest(given.encode(), self._token.encode()):
+            return 404, "not found"
+        return None
+
+
+def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | None = None) -> ASGIApp:
+    """The guarded application for `config`'s project."""
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    base = f"/{token}"
+
+    def link(path: str, **query: object) -> str:
+        given = {k: v for k, v in query.items() if v is not None}
+        return f"{base}{path}" + (f"?{urlencode(given)}" if given else "")
+
+    environment.globals.update(link=link, base=base, page_of=pages.page_of)
+    checked = verdicts or pages.Verdicts(config)
+    counts = pages.EntryCounts()
+    dropped = pages.DroppedCache()
+
+    def render(name: str, status: int = 200, **values: object) -> Response:
+        html = environment.get_template(name).render(**values)
+        return Response(html, status_code=status, media_type="text/html; charset=utf-8")
+
+    def failing(handler):
+        def wrapped(request: Request) -> Response:
+            try:
+                return handler(request)
+            except PrecompactError as e:
+                return render("error.html", 404, message=str(e))
+
+        return wrapped
+
+    def number(request: Request, name: str) -> int:
+        value = request.query_params.get(name, "")
+        if not value.isdigit() or not 0 < int(value) < 1 << 63:
+            raise pages.ViewerError(f"{name} must be a savepoint or entry number")
+        return int(value)
+
+    def instance_of(request: Request) -> str:
+        return request.query_params.get("instance") or config.instance
+
+    @failing
+    def timeline(request: Request) -> Response:
+        sessions, bad_lines = pages.timeline(config)
+        return render(
+            "timeline.html",
+            sessions=sessions,
+            bad_lines=bad_lines,
+            verdicts=checked,
+            report=checked.report,
+            error=checked.error,
+            instance=config.instance,
+        )
+
+    @failing
+    def savepoint(request: Request) -> Response:
+        shown = pages.savepoint_page(config, instance_of(request), number(request, "sequence"), dropped)
+        return render("savepoint.html", page=shown, verdicts=checked.of(shown.savepoint), facts_shown=FACTS_SHOWN)
+
+    @failing
+    def conversation(request: Request) -> Response:
+        instance, sequence = instance_of(request), number(request, "sequence")
+        at = request.query_params.get("at")
+        page = (
+            pages.page_of(number(request, "at"))
+            if at
+            else number(request, "page")
+            if "page" in request.query_params
+            else 1
+        )
+        shown = pages.conversation_page(config, counts, instance, sequence, page)
+        return render("conversation.html", page=shown)
+
+    @failing
+    def search(request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        results = pages.search(config, query) if query else None
+        return render("search.html", query=query, results=results)
+
+    @failing
+    def diff(request: Request) -> Response:
+        instance = instance_of(request)
+        choices = savepoint_log.savepoints(config.logs, instance)
+        if "a" not in request.query_params:
+            return render("diff.html", instance=instance, choices=choices, diff=None)
+        found = pages.diff(config, instance, number(request, "a"), number(request, "b"))
+        return render("diff.html", instance=instance, choices=choices, diff=found)
+
+    @failing
+    def export(request: Request) -> Response:
+        instance, sequence = instance_of(request), number(request, "sequence")
+        data = pages.export(config, instance, sequence)
+        name = _SAFE_NAME.sub("_", f"{instance}-savepoint-{sequence}.json")
+        return Response(
+            data,
+            media_type="application/json",
+            headers={"content-disposition": f"attachment; filename=\"{name}\"; filename*=UTF-8''{quote(name)}"},
+        )
+
+    routes = [
+        Route("/", timeline),
+        Route("/savepoint", savepoint),
+        Route("/conversation", conversation),
+        Route("/search", search),
+        Route("/diff", diff),
+        Route("/export", export),
+        Mount("/static", StaticFiles(directory=HERE / "static")),
+    ]
+    return Guard(Starlette(routes=[Mount(base, routes=routes)]), token, port)

@@ -1,0 +1,387 @@
+"""What each page of the viewer shows, gathered from the library and nothing else: the index
+(savepoint_log), the verifier's report (verify), a savepoint loaded and checked as `resurrect`
+loads it, its entries as `show` prints them and search as `recall` runs it (recall.fulltext),
+and what compaction dropped (restore.dropped). No web library is imported here; `app` renders
+these values, and every text in them is rendered escaped."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import traceback
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log
+from precompact.local.savepoint_log import Layer3, Savepoint
+from precompact.recall import fulltext as recall
+from precompact.restore import brief as restore_brief
+from precompact.restore import dropped as dropping
+from precompact.restore import resurrect as resurrection
+from precompact.transcript import conversation
+from precompact.verifier import verdicts
+from precompact.verifier import verify as verification
+
+PAGE_ENTRIES = 50
+DIFF_SHOWN = 200
+EXCERPT_CHARS = 240
+_REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
+LAYERS = ("local", "git", "chain")
+
+
+class ViewerError(PrecompactError):
+    """A page asked for something the project does not hold; the message says what."""
+
+
+# --- verdicts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # verdicts.VERIFIED, NOT_VERIFIED, FAILED or OFF
+    detail: str
+
+
+class Verdicts:
+    """The verifier's report on every savepoint (`precompact verify`), computed once, in the
+    background, when the viewer starts: reading git and the chain takes longer than a page may."""
+
+    def __init__(self, config: Config):
+        self._config = config
+        self._done = threading.Event()
+        self.report: verification.Report | None = None
+        self.error: str | None = None
+        threading.Thread(target=self._run, name="precompact-view-verify", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self.report = verification.verify(self._config)
+        except PrecompactError as e:
+            self.error = str(e)
+        except Exception as e:  # noqa: BLE001 -- a bug: its traceback goes to the terminal, the page says so
+            traceback.print_exc()
+            self.error = f"the verifier stopped: {type(e).__name__}: {e}"
+        finally:
+            self._done.set()
+
+    def wait(self, seconds: float) -> bool:
+        return self._done.wait(seconds)
+
+    def of(self, s: Savepoint) -> dict[str, Verdict] | None:
+        """The savepoint's verdict per layer, as the report states them; None while it runs."""
+        if not self._done.is_set():
+            return None
+        if self.report is None:
+            failed = Verdict(verdicts.NOT_VERIFIED, self.error or "the verifier gave no report")
+            return dict.fromkeys(LAYERS, failed)
+        return layer_verdicts(self._config, self.report, s)
+
+
+def layer_verdicts(config: Config, report: verification.Report, s: Savepoint) -> dict[str, Verdict]:
+    """The verifier's findings about one savepoint, sorted by layer. The verifier decides; this
+    only says which of its findings concern which layer of this savepoint."""
+
+    def about(*layers: str, within: list[verification.Finding]) -> list[str]:
+        return [
+            f.problem
+            for f in within
+            if f.sequence == s.sequence and f.instance in (s.instance, None) and f.layer in layers
+        ]
+
+    checked = s.sequence in report.checked
+    local_failed = about("index", "layer 1", within=report.findings)
+    unvouched = about("layer 1", within=report.unvouched)
+    local = (
+        Verdict(verdicts.FAILED, "; ".join(local_failed))
+        if local_failed
+        else Verdict(verdicts.NOT_VERIFIED, "; ".join(unvouched))
+        if unvouched
+        else Verdict(verdicts.VERIFIED, f"snapshot matches the hash {verdicts.LOCAL_ROOT}")
+        if checked
+        else Verdict(verdicts.NOT_VERIFIED, "not checked")
+    )
+    git_failed = about("layer 2", within=report.findings)
+    git_unchecked = about("layer 2", within=report.unchecked)
+    if not config.git_layer:
+        git = Verdict(verdicts.OFF, "the git layer is off in .precompact.toml")
+    elif git_failed:
+        git = Verdict(verdicts.FAILED, "; ".join(git_failed))
+    elif not s.commit:
+        git = Verdict(verdicts.NOT_VERIFIED, f"not committed yet ({s.layer_2.value.lower()})")
+    elif git_unchecked:
+        git = Verdict(verdicts.NOT_VERIFIED, f"commit {s.commit}: " + "; ".join(git_unchecked))
+    else:
+        git = Verdict(verdicts.VERIFIED, f"commit {s.commit} ({s.layer_2.value.lower()})")
+    chain_failed = about("layer 3", within=report.findings)
+    if not config.chain_layer:
+        chain = Verdict(verdicts.OFF, "the chain layer is off in .precompact.toml")
+    elif chain_failed:
+        chain = Verdict(verdicts.FAILED, "; ".join(chain_failed))
+    elif s.layer_3 != Layer3.CONFIRMED:
+        chain = Verdict(verdicts.NOT_VERIFIED, f"not on chain yet ({s.layer_3.value.lower()}); {report.chain}")
+    else:
+        posted = f"transaction {s.chain_signature}, slot {s.chain_slot}"
+        covered = report.chain.startswith("record at") or "; record at" in report.chain
+        chain = Verdict(verdicts.VERIFIED if covered else verdicts.NOT_VERIFIED, f"{posted}; {report.chain}")
+    return {"local": local, "git": git, "chain": chain}
+
+
+# --- the timeline -----------------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    instance: str
+    session_id: str | None
+    savepoints: list[Savepoint] = field(default_factory=list)
+
+
+def timeline(config: Config) -> tuple[list[Session], list[int]]:
+    """The project's savepoints, by instance and session, in the order they were made; and the
+    index lines that do not parse."""
+    index = savepoint_log.read(config.logs)
+    sessions: dict[tuple[str, str | None], Session] = {}
+    for s in index.savepoints:
+        key = (s.instance, s.session_id)
+        sessions.setdefault(key, Session(s.instance, s.session_id)).savepoints.append(s)
+    return list(sessions.values()), index.bad_lines
+
+
+def savepoint(config: Config, instance: str, sequence: int) -> Savepoint:
+    found = next((s for s in savepoint_log.savepoints(config.logs, instance) if s.sequence == sequence), None)
+    if found is None:
+        raise ViewerError(f"{instance} has no savepoint {sequence}")
+    return found
+
+
+# --- a savepoint --------------------------------------------------------------------------------
+
+
+@dataclass
+class SavepointPage:
+    savepoint: Savepoint
+    checks: dict[str, verdicts.Check]
+    brief: str
+    summary: str | None
+    dropped: dropping.Dropped | None
+    refused: str | None  # why "dropped" is not shown
+    files: list[tuple[str, str]]  # files in play: name, what the snapshot holds of it
+    edited: list[str]
+    entries: int
+
+
+class DroppedCache:
+    """What compaction dropped, per savepoint, once computed: it reads the whole history. A
+    savepoint's bytes never change once checked, so its list changes only with its summary."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int, str, str | None], dropping.Dropped] = {}
+
+    def of(self, config: Config, found: resurrection.Resurrection) -> dropping.Dropped:
+        s = found.savepoint
+        key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
+        if key not in self._known:
+            self._known[key] = dropping.of_resurrection(config, found)
+        return self._known[key]
+
+
+def savepoint_page(config: Config, instance: str, sequence: int, cache: DroppedCache) -> SavepointPage:
+    """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only."""
+    found = resurrection.from_this_machine(config, instance, sequence)
+    document = found.document
+    try:
+        dropped: dropping.Dropped | None = cache.of(config, found)
+        refused = None
+    except PrecompactError as e:
+        dropped, refused = None, str(e)
+    files = sorted((name, _file_note(info)) for name, info in (document.get("loaded_files") or {}).items())
+    recent = conversation.recent(found.contents.newest_entries())
+    return SavepointPage(
+        found.savepoint,
+        found.checks,
+        restore_brief.brief(found),
+        dropped.summary if dropped else found.savepoint.compact_summary,
+        dropped,
+        refused,
+        files,
+        recent.edited,
+        dropped.entries if dropped else 0,
+    )
+
+
+def _file_note(info: object) -> str:
+    if not isinstance(info, dict):
+        return "?"
+    if info.get("excluded"):
+        return "excluded"
+    if "problem" in info:
+        return str(info["problem"])
+    return f"{info.get('size', 0)} bytes, {info.get('source', '?')}"
+
+
+# --- the conversation, paged ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    redacted: bool  # a `[REDACTED:kind]` mark, shown as such
+
+
+@dataclass
+class ShownEntry:
+    position: int
+    role: str
+    tool: str | None
+    time: str | None
+    pieces: list[Piece]
+
+
+@dataclass
+class ConversationPage:
+    instance: str
+    sequence: int
+    page: int
+    pages: int
+    entries: list[ShownEntry]
+
+
+class EntryCounts:
+    """How many entries each savepoint holds, found through `show` alone (a missing entry is an
+    error there) and remembered."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int], int] = {}
+
+    def of(self, config: Config, instance: str, sequence: int) -> int:
+        key = (instance, sequence)
+        if key not in self._known:
+            self._known[key] = self._count(config, instance, sequence)
+        return self._known[key]
+
+    @staticmethod
+    def _count(config: Config, instance: str, sequence: int) -> int:
+        def exists(position: int) -> bool:
+            try:
+                recall.show(config.logs, instance, f"{sequence}:{position}")
+            except recall.RecallError as e:
+                if "holds entries" in str(e):
+                    return False
+                raise
+            return True
+
+        if not exists(1):
+            return 0
+        low, high = 1, 2
+        while exists(high):
+            low, high = high, high * 2
+        while high - low > 1:  # exists(low), not exists(high)
+            middle = (low + high) // 2
+            low, high = (middle, high) if exists(middle) else (low, middle)
+        return low
+
+
+def conversation_page(config: Config, counts: EntryCounts, instance: str, sequence: int, page: int) -> ConversationPage:
+    """Page `page` (from 1) of a savepoint's entries, as `precompact show` prints them."""
+    total = counts.of(config, instance, sequence)
+    pages = max(1, -(-total // PAGE_ENTRIES))
+    page = min(max(page, 1), pages)
+    first = (page - 1) * PAGE_ENTRIES + 1
+    last = min(total, first + PAGE_ENTRIES - 1)
+    shown = recall.show(config.logs, instance, f"{sequence}:{first}-{last}") if total else []
+    return ConversationPage(
+        instance,
+        sequence,
+        page,
+        pages,
+        [ShownEntry(e.position, e.role, e.tool, _iso(e.time), pieces(e.text)) for e in shown],
+    )
+
+
+def _iso(unix: float | None) -> str | None:
+    return None if unix is None else datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def page_of(position: int) -> int:
+    return (max(position, 1) - 1) // PAGE_ENTRIES + 1
+
+
+def pieces(text: str) -> list[Piece]:
+    """`text` cut at its redaction marks, so the page can show each as a redaction."""
+    found, at = [], 0
+    for mark in _REDACTION.finditer(text):
+        if mark.start() > at:
+            found.append(Piece(text[at : mark.start()], False))
+        found.append(Piece(mark.group(), True))
+        at = mark.end()
+    if at < len(text) or not found:
+        found.append(Piece(text[at:], False))
+    return found
+
+
+# --- search, diff, export ---------------------------------------------------------------------
+
+
+def search(config: Config, query: str) -> recall.Results:
+    return recall.search(config.logs, config.instance, query)
+
+
+@dataclass
+class Diff:
+    instance: str
+    first: Savepoint
+    second: Savepoint
+    only_first: list[tuple[int, str]]  # entries (position, excerpt) the first holds and the second does not
+    only_second: list[tuple[int, str]]
+    counts: tuple[int, int]  # how many of each, all told
+    files_added: list[str]
+    files_gone: list[str]
+
+
+def diff(config: Config, instance: str, first: int, second: int) -> Diff:
+    """What two savepoints of an instance hold differently: entries (compared by their bytes)
+    and files in play."""
+    a = resurrection.from_this_machine(config, instance, first)
+    b = resurrection.from_this_machine(config, instance, second)
+    for found in (a, b):
+        if not found.intact:
+            raise ViewerError(
+                f"savepoint {found.savepoint.sequence} of {instance} failed a check; run `precompact verify`"
+            )
+
+    def digests(found: resurrection.Resurrection) -> list[tuple[bytes, int, object]]:
+        return [
+            (hashlib.blake2b(found.contents.entry_bytes(place), digest_size=16).digest(), position, entry)
+            for position, (place, entry) in enumerate(found.contents.located_entries(), start=1)
+        ]
+
+    left, right = digests(a), digests(b)
+    left_set, right_set = {d for d, _, _ in left}, {d for d, _, _ in right}
+    only_a = [(p, _excerpt(e)) for d, p, e in left if d not in right_set]
+    only_b = [(p, _excerpt(e)) for d, p, e in right if d not in left_set]
+    files_a, files_b = set(a.document.get("loaded_files") or {}), set(b.document.get("loaded_files") or {})
+    return Diff(
+        instance,
+        a.savepoint,
+        b.savepoint,
+        only_a[:DIFF_SHOWN],
+        only_b[:DIFF_SHOWN],
+        (len(only_a), len(only_b)),
+        sorted(files_b - files_a),
+        sorted(files_a - files_b),
+    )
+
+
+def _excerpt(entry: object) -> str:
+    role, tool, text = recall.entry_facts(entry, {})
+    flat = " ".join(text.split())
+    head = f"{role}{' · ' + tool if tool else ''}: "
+    return head + (flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…")
+
+
+def export(config: Config, instance: str, sequence: int) -> bytes:
+    """The savepoint's full document, as `precompact export` writes it."""
+    return resurrection.export(config, instance, sequence)

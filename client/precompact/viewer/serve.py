@@ -1,0 +1,36 @@
+"""Serving the viewer: 127.0.0.1 on a port the system picks, behind a token of 256 random bits
+that only the printed address carries; the browser is opened where one exists."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import webbrowser
+from collections.abc import Callable
+
+import uvicorn
+
+from precompact.config.settings import Config
+from precompact.viewer import app, pages
+
+LOOPBACK = "127.0.0.1"
+
+
+def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -> None:
+    """Serves until interrupted; `announce` is given the address (which holds the token)."""
+    token = secrets.token_urlsafe(32)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((LOOPBACK, 0))
+    listener.listen()  # from now on a browser's connection waits in the backlog until uvicorn accepts it
+    port = listener.getsockname()[1]
+    url = f"http://{LOOPBACK}:{port}/{token}/"
+    application = app.create(config, token, port, pages.Verdicts(config))
+    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False, lifespan="off"))
+    announce(f"precompact view: {url}")
+    announce("read-only; the address is the key (keep it to yourself); Ctrl-C stops it")
+    # The browser is started by the standard library's own lookup (BROWSER, xdg-open, ...); a
+    # machine without one just has the address.
+    if open_browser:
+        webbrowser.open(url)
+    server.run(sockets=[listener])

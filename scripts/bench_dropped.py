@@ -1,0 +1,72 @@
+"""How well "what compaction dropped" (restore/dropped.py) finds the facts a compaction summary
+left out, on generated sessions with planted facts (tests/python/support/planted.py): each
+session plants two facts of every kind, half of them kept by its summary in a form a summariser
+uses (verbatim, recased, reflowed, curly quotes, a relative path or a file name, backticks), the
+other half dropped, with near misses (the next number, a sibling file, a longer name or URL) in
+the summary. With `--paraphrase`, that share of the kept facts is kept in other words instead,
+which matching cannot see: those are counted as listed wrongly.
+
+recall = planted dropped facts listed / planted dropped facts
+precision = planted dropped facts listed / planted facts listed (dropped and kept)
+
+    .venv/bin/python scripts/bench_dropped.py [--sessions 200] [--paraphrase 0.25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from precompact.restore import dropped
+from support.planted import session
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--paraphrase", type=float, default=0.25, help="share of kept facts said in other words")
+    args = parser.parse_args()
+    found, wrong, missed = Counter(), Counter(), Counter()
+    planted_dropped = planted_kept = paraphrased = wrong_paraphrased = 0
+    started = time.perf_counter()
+    for seed in range(args.sessions):
+        made = session(seed, paraphrase=args.paraphrase)
+        listed, _ = dropped.dropped_facts(made.entries, dropped.Summary(made.summary, made.cwd))
+        shown = {(f.kind, f.text) for f in listed}
+        for fact in made.planted:
+            hit = (fact.kind, fact.text) in shown
+            if fact.kept:
+                planted_kept += 1
+                paraphrased += fact.paraphrased
+                wrong[fact.kind] += hit
+                wrong_paraphrased += hit and fact.paraphrased
+            else:
+                planted_dropped += 1
+                found[fact.kind] += hit
+                missed[fact.kind] += not hit
+    elapsed = time.perf_counter() - started
+    listed_right, listed_wrong = sum(found.values()), sum(wrong.values())
+    print(
+        f"{args.sessions} sessions, {planted_dropped} planted facts dropped by the summary, {planted_kept} kept "
+        f"({paraphrased} of them in other words); {elapsed:.2f} s"
+    )
+    print(f"recall    {listed_right / planted_dropped:.3f}  ({listed_right} of {planted_dropped} dropped facts listed)")
+    print(
+        f"precision {listed_right / max(listed_right + listed_wrong, 1):.3f}  "
+        f"({listed_wrong} kept facts listed wrongly, {wrong_paraphrased} of them kept in other words)"
+    )
+    print("by kind (dropped listed / dropped, kept listed wrongly):")
+    for kind in dropped.KINDS:
+        total = found[kind] + missed[kind]
+        if total:
+            print(f"  {kind:15} {found[kind]}/{total}, {wrong[kind]}")
+
+
+if __name__ == "__main__":
+    main()

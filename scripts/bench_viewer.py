@@ -1,0 +1,121 @@
+"""How fast `precompact view` answers, over HTTP as a browser asks it (the server started as a
+user starts it):
+- the timeline of a project with `--savepoints` savepoints (in sessions of 20), while the
+  verifier still runs in the background and once its verdicts are in, and how long the verifier
+  took;
+- pages of a `--mb` MB session's conversation: the first one asked (which brings the recall
+  index up to date and counts the entries, once per savepoint), then the first, middle and last
+  pages again; a search; and the savepoint's own page (brief, summary, what compaction dropped:
+  the whole history read, once).
+
+    .venv/bin/python scripts/bench_viewer.py [--savepoints 1000] [--mb 100] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from precompact.config import settings as configuration
+from precompact.local import snapshot
+from support.browser import viewer
+from support.projects import new_project
+from support.transcript_gen import generate
+
+MB = 1_000_000
+SESSION_SAVEPOINTS = 20
+
+
+def progress(text: str) -> None:
+    print(f"bench: {text}", file=sys.stderr, flush=True)
+
+
+def timed(client: httpx.Client, url: str, **params) -> tuple[float, httpx.Response]:
+    started = time.perf_counter()
+    answer = client.get(url, params=params)
+    elapsed = time.perf_counter() - started
+    assert answer.status_code == 200, (url, answer.status_code, answer.text[:300])
+    return elapsed, answer
+
+
+def median(client: httpx.Client, runs: int, url: str, **params) -> float:
+    return statistics.median(timed(client, url, **params)[0] for _ in range(runs))
+
+
+def timeline(root: Path, count: int, runs: int) -> None:
+    path = new_project(root, "many", git_layer=False, chain_layer=False, instance="Bench #1").path
+    loaded = configuration.load(path)
+    transcript = generate(root / "small.jsonl", 20_000, project=path)
+    for n in range(count):
+        if n % 100 == 0:
+            progress(f"timeline: making savepoint {n + 1}/{count}")
+        session = snapshot.Session(f"session-{n // SESSION_SAVEPOINTS}", str(transcript.path), str(path), "auto")
+        snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    with viewer(path, root / "many.log") as url, httpx.Client(timeout=600) as client:
+        started = time.perf_counter()
+        first, answer = timed(client, url)
+        checking = "checking…" in answer.text
+        while "checking…" in client.get(url).text:
+            time.sleep(0.2)
+        verified = time.perf_counter() - started
+        rows = client.get(url).text.count('class="savepoint-link"')
+        print(f"timeline of {rows} savepoints: first answer {first * 1000:.0f} ms (verifier still running: {checking})")
+        print(f"  with every verdict in: median {median(client, runs, url) * 1000:.0f} ms over {runs}")
+        print(f"  the verifier's report on all of them took about {verified:.1f} s (in the background)")
+
+
+def big_session(root: Path, mb: int, runs: int) -> None:
+    path = new_project(root, "big", git_layer=False, chain_layer=False, instance="Big #1").path
+    loaded = configuration.load(path)
+    progress(f"session: writing a {mb} MB transcript")
+    transcript = generate(root / "big.jsonl", mb * MB, project=path, planted=["the quokka ledger overflowed"])
+    progress("session: saving it")
+    started = time.perf_counter()
+    snapshot.create_savepoint(
+        snapshot.Settings.of(loaded), snapshot.Session("big", str(transcript.path), str(path), "auto")
+    )
+    progress(f"session: saved in {time.perf_counter() - started:.1f} s")
+    with viewer(path, root / "big.log") as url, httpx.Client(timeout=600) as client:
+        page = url + "conversation"
+        where = {"instance": "Big #1", "sequence": 1}
+        cold, answer = timed(client, page, **where, page=1)
+        pages = int(answer.text.split("page 1 of ", 1)[1].split("<", 1)[0])
+        print(
+            f"conversation of {transcript.bytes / MB:.0f} MB ({transcript.messages} messages, {pages} pages): "
+            f"first page asked first {cold * 1000:.0f} ms (recall index built, entries counted)"
+        )
+        for name, number in (("first", 1), ("middle", pages // 2), ("last", pages)):
+            print(f"  {name} page: median {median(client, runs, page, **where, page=number) * 1000:.0f} ms over {runs}")
+        print(f"  search: median {median(client, runs, url + 'search', q='quokka ledger') * 1000:.0f} ms over {runs}")
+        overview, _ = timed(client, url + "savepoint", **where)
+        print(
+            f"  the savepoint's page (brief, summary, dropped over the whole history) first: {overview * 1000:.0f} ms"
+        )
+        print(
+            f"    again (dropped remembered): median {median(client, runs, url + 'savepoint', **where) * 1000:.0f} ms"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--savepoints", type=int, default=1000)
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="precompact-bench-viewer-") as folder:
+        root = Path(folder)
+        timeline(root, args.savepoints, args.runs)
+        big_session(root, args.mb, args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""`precompact view` over plain HTTP: it listens on loopback only, serves the pages to a GET that
+carries its token and names it by its loopback address, and refuses everything else (no token,
+a wrong one, a foreign Host or Origin as a DNS-rebinding page sends, any method but GET), every
+answer under a Content-Security-Policy that allows no script; and the hook never imports it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import socket
+import time
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from precompact.config import settings as configuration
+from precompact.local import snapshot
+from support.browser import HOSTILE, planted_project, viewer
+from support.commands import precompact
+from support.projects import new_project, trust
+from test_layout import SOURCE, graph
+
+THIRD_PARTY = {"jinja2", "markupsafe", "starlette", "uvicorn", "playwright"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("viewer")
+    planted = planted_project(root)
+    with viewer(planted.project.path, root / "view.log") as url:
+        yield planted, url
+
+
+def _get(url: str, **kwargs) -> httpx.Response:
+    return httpx.get(url, timeout=30, **kwargs)
+
+
+def test_it_listens_on_loopback_only_with_a_long_random_token(served):
+    _, url = served
+    parts = urlsplit(url)
+    assert parts.hostname == "127.0.0.1"
+    token = parts.path.strip("/")
+    assert len(token) >= 40
+    other = socket.socket()
+    try:
+        other.settimeout(2)
+        try:
+            named = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+        except socket.gaierror:  # a host without a resolvable name has only loopback to try
+            named = []
+        addresses = {a[4][0] for a in named} - {"127.0.0.1"}
+        for address in addresses:
+            assert other.connect_ex((address, parts.port)) != 0, f"reachable on {address}"
+    finally:
+        other.close()
+
+
+def test_every_page_answers_a_get_with_the_token(served):
+    _, url = served
+    instance = "Shop #1"
+    for path, params in [
+        ("", {}),
+        ("savepoint", {"instance": instance, "sequence": 1}),
+        ("conversation", {"instance": instance, "sequence": 2, "page": 1}),
+        ("search", {"q": "migration"}),
+        ("diff", {"instance": instance, "a": 1, "b": 2}),
+        ("static/style.css", {}),
+    ]:
+        answer = _get(url + path, params=params)
+        assert answer.status_code == 200, (path, answer.text[:300])
+        assert "script-src" not in answer.headers["content-security-policy"]
+        assert "default-src 'none'" in answer.headers["content-security-policy"]
+    page = _get(url + "conversation", params={"instance": instance, "sequence": 2}).text
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert HOSTILE not in page
+
+
+def test_export_is_the_savepoint_document_precompact_export_writes(served):
+    planted, url = served
+    answer = _get(url + "export", params={"instance": "Shop #1", "sequence": 1})
+    assert answer.status_code == 200
+    assert answer.headers["content-disposition"].startswith("attachment;")
+    trust(planted.project.path)  # the trust store is each test's own; the server read the module's
+    exported = precompact(planted.project.path, "export", "--sequence", "1", text=False)
+    assert exported.returncode == 0
+    assert answer.content == exported.stdout
+    assert json.loads(answer.content)["conversation_history"]
+
+
+@pytest.mark.parametrize(
+    ("how", "status"),
+    [
+        ("no token", 404),
+        ("wrong token", 404),
+        ("token prefix", 404),
+        ("POST", 405),
+        ("PUT", 405),
+        ("DELETE", 405),
+        ("HEAD", 405),
+        ("foreign Host", 403),
+        ("no Host", 403),
+        ("foreign Origin", 403),
+        ("null Origin", 403),
+    ],
+)
+def test_requests_it_must_refuse_are_refused(served, how, status):
+    _, url = served
+    parts = urlsplit(url)
+    token = parts.path.strip("/")
+    root = f"{parts.scheme}://{parts.netloc}"
+    with httpx.Client(timeout=30) as client:
+        if how == "no token":
+            answer = client.get(root + "/")
+        elif how == "wrong token":
+            answer = client.get(f"{root}/{token[:-1]}{'A' if token[-1] != 'A' else 'B'}/")
+        elif how == "token prefix":
+            answer = client.get(f"{root}/{token[:20]}/")
+        elif how in ("POST", "PUT", "DELETE", "HEAD"):
+            answer = client.request(how, url + "search", params={"q": "migration"})
+        elif how == "foreign Host":
+            answer = client.get(url, headers={"Host": f"attacker.example:{parts.port}"})
+        elif how == "no Host":
+            answer = _raw(parts.port, f"GET /{token}/ HTTP/1.0\r\n\r\n")
+        elif how == "foreign Origin":
+            answer = client.get(url, headers={"Origin": "http://attacker.example"})
+        else:
+            answer = client.get(url, headers={"Origin": "null"})
+    assert answer.status_code == status, answer.text
+    assert "default-src 'none'" in answer.headers["content-security-policy"]
+    assert "Shop #1" not in answer.text
+
+
+def _raw(port: int, request: str) -> httpx.Response:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request.encode())
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return httpx.Response(int(lines[0].split()[1]), headers={k.lower(): v for k, v in headers.items()}, content=body)
+
+
+def test_its_own_origin_and_localhost_are_let_through(served):
+    _, url = served
+    parts = urlsplit(url)
+    assert _get(url, headers={"Origin": f"http://127.0.0.1:{parts.port}"}).status_code == 200
+    assert _get(url, headers={"Host": f"localhost:{parts.port}"}).status_code == 200
+
+
+def test_a_savepoint_it_does_not_hold_is_a_page_saying_so(served):
+    _, url = served
+    answer = _get(url + "savepoint", params={"instance": "Shop #1", "sequence": 9})
+    assert answer.status_code == 404 and "no savepoint 9" in answer.text
+    assert _get(url + "savepoint", params={"sequence": "x"}).status_code == 404
+
+
+def test_the_hooks_imports_never_reach_the_viewer_or_its_libraries():
+    """Every import the hook can make, late ones included (the import graph of test_layout),
+    stays clear of the viewer package and of the web libraries only it uses."""
+    edges = graph()
+    seen, todo = set(), ["precompact.edges.hook", "precompact.edges.command"]
+    while todo:
+        module = todo.pop()
+        if module in seen or module not in edges:
+            continue
+        seen.add(module)
+        todo.extend(edges[module] - ({"precompact.edges.cli"} if module == "precompact.edges.command" else set()))
+    assert not {m for m in seen if m.startswith("precompact.viewer")}
+    for module in seen:
+        path = SOURCE.parent.joinpath(*module.split(".")).with_suffix(".py")
+        if not path.exists():
+            path = path.with_suffix("") / "__init__.py"
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not {n.split(".")[0] for n in names} & THIRD_PARTY, f"{module} imports {names}"
+
+
+def test_only_the_command_line_imports_the_viewer():
+    importers = {
+        module
+        for module, imports in graph().items()
+        if not module.startswith("precompact.viewer") and any(i.startswith("precompact.viewer") for i in imports)
+    }
+    assert importers == {"precompact.edges.cli"}
+
+
+def test_a_page_number_that_is_not_one_is_refused_with_a_page(served):
+    _, url = served
+    for params in ({"page": "x"}, {"page": "-1"}, {"at": "0"}):
+        answer = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, **params})
+        assert answer.status_code == 404 and "must be a savepoint or entry number" in answer.text
+    last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": 999})
+    assert last.status_code == 200 and "page 2 of 2" in last.text
+
+
+def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_path):
+    planted = planted_project(tmp_path)
+    first = min((planted.project.logs / "precompact-saves").glob("snapshot_*"))
+    first.write_bytes(first.read_bytes().replace(b'"', b"'", 1))
+    with viewer(planted.project.path, tmp_path / "view.log") as url:
+        for _ in range(100):
+            page = _get(url).text
+            if "checking…" not in page:
+                break
+            time.sleep(0.1)
+        rows = page.split('class="savepoint-link"')[1:]
+        assert len(rows) == 2
+        assert "local: FAILED" in rows[0] and "local: verified" in rows[1]
+        shown = _get(url + "savepoint", params={"instance": "Shop #1", "sequence": 1})
+        assert shown.status_code == 404 and "is altered" in shown.text and "precompact verify" in shown.text
+
+
+def test_a_savepoint_page_shows_200_facts_of_a_kind_and_says_how_many_more(tmp_path):
+    project = new_project(tmp_path, "many", git_layer=False, chain_layer=False, instance="Many #1")
+    ports = " ".join(str(n) for n in range(10_000, 10_250))
+    entry = {"type": "user", "uuid": "u-1", "message": {"role": "user", "content": f"Open the ports {ports} now."}}
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps(entry) + "\n")
+    loaded = configuration.load(project.path)
+    snapshot.create_savepoint(
+        snapshot.Settings.of(loaded), snapshot.Session("many", str(transcript), str(project.path), "auto")
+    )
+    with viewer(project.path, tmp_path / "view.log") as url:
+        page = _get(url + "savepoint", params={"instance": "Many #1", "sequence": 1}).text
+    numbers = page.split("<h3>number", 1)[1].split("</ul>", 1)[0]
+    assert numbers.count('class="fact"') == 200
+    assert "and 50 more: <code>precompact dropped 1 --json</code>" in page
