@@ -1,7 +1,6 @@
 //! A localnet served in-process on a free loopback port, and a tiny JSON-RPC client for it.
 #![allow(dead_code)]
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use base64::Engine;
 use precompact_localnet::{serve, serve_pubsub, Chain, Options};
@@ -37,7 +36,6 @@ impl Localnet {
                 })
                 .await
                 .expect("chain starts");
-                let chain = Arc::new(chain);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let pubsub = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 ready_tx
