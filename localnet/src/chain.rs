@@ -647,8 +647,13 @@ impl Chain {
             .any(|pending| pending.signatures[0] == *signature)
     }
 
-    /// Commits `transaction` in the working slot and records what it did.
-    async fn land(&self, context: &ProgramTestContext, transaction: VersionedTransaction) {
+    /// Commits `transaction` in the working slot and notes the accounts it changed; what it
+    /// did is returned, for `publish` once the slot has ended.
+    async fn land(
+        &self,
+        context: &ProgramTestContext,
+        transaction: VersionedTransaction,
+    ) -> Option<CommittedTransaction> {
         let signature = transaction.signatures[0];
         let keys = transaction.message.static_account_keys().to_vec();
         let writable: Vec<Pubkey> = keys
@@ -665,7 +670,7 @@ impl Chain {
                 Ok(account) => before.push((*key, account)),
                 Err(e) => {
                     eprintln!("precompact-localnet: cannot read {key} before {signature}: {e}");
-                    return;
+                    return None;
                 }
             }
         }
@@ -680,12 +685,8 @@ impl Chain {
             .banks_client
             .process_transaction_with_metadata(transaction.clone())
             .await;
-        let Ok(outcome) = outcome else {
-            return;
-        };
-        let Some(metadata) = outcome.metadata else {
-            return;
-        };
+        let outcome = outcome.ok()?;
+        let metadata = outcome.metadata?;
         let committed = CommittedTransaction {
             post_balances: self.balances(&keys).await,
             transaction: transaction.clone(),
@@ -699,12 +700,6 @@ impl Chain {
         };
         {
             let mut history = self.history.lock().unwrap();
-            for key in &keys {
-                history.by_address.entry(*key).or_default().push(signature);
-                history.known_accounts.insert(*key);
-            }
-            history.by_slot.entry(slot).or_default().push(signature);
-            history.transactions.insert(signature, committed.clone());
             for (key, account) in before {
                 history.note_change(key, slot, account);
             }
@@ -720,12 +715,34 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
-        self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
-        // Nobody listening is no error.
-        let _ = self.events.send(ChainEvent::Committed {
-            signature,
-            transaction: Arc::new(committed),
-        });
+        Some(committed)
+    }
+
+    /// Makes what landed in the slot that just ended visible: its statuses, its place in the
+    /// address and block histories, and the events subscribers wait for. A client that sees its
+    /// transaction's status therefore also sees the next slot's blockhash.
+    fn publish(&self, landed: Vec<CommittedTransaction>) {
+        for committed in landed {
+            let signature = committed.transaction.signatures[0];
+            {
+                let mut history = self.history.lock().unwrap();
+                for key in committed.transaction.message.static_account_keys() {
+                    history.by_address.entry(*key).or_default().push(signature);
+                    history.known_accounts.insert(*key);
+                }
+                history
+                    .by_slot
+                    .entry(committed.slot)
+                    .or_default()
+                    .push(signature);
+                history.transactions.insert(signature, committed.clone());
+            }
+            // Nobody listening is no error.
+            let _ = self.events.send(ChainEvent::Committed {
+                signature,
+                transaction: Arc::new(committed),
+            });
+        }
     }
 
     /// Lands the transactions sent during the working slot in it, then begins the next slot.
@@ -733,8 +750,12 @@ impl Chain {
     async fn end_slot(&self) -> Result<(), String> {
         let mut context = self.context.lock().await;
         let arrived = std::mem::take(&mut *self.pending.lock().unwrap());
+        let mut landed = Vec::with_capacity(arrived.len());
         for transaction in arrived {
-            self.land(&context, transaction).await;
+            landed.extend(self.land(&context, transaction).await);
+        }
+        if !landed.is_empty() {
+            self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
         }
         let next = context
             .banks_client
@@ -744,10 +765,12 @@ impl Chain {
             + 1;
         if let Err(e) = context.warp_to_slot(next) {
             eprintln!("precompact-localnet: cannot advance to slot {next}: {e}");
+            self.publish(landed);
             return Ok(());
         }
         let (slot, start) = slot_start(&context).await?;
         self.slots.lock().unwrap().insert(slot, start);
+        self.publish(landed);
         let rooted = rooted_by(next - 1);
         if let Some(root) = rooted {
             self.history.lock().unwrap().rooted(root);

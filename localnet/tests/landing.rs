@@ -34,6 +34,15 @@ fn send_now(net: &Localnet, tx: &Transaction) -> Value {
     )
 }
 
+/// The working bank's blockhash, as solana-py's client (processed commitment) asks for it.
+fn processed_blockhash(net: &Localnet) -> Hash {
+    net.ok("getLatestBlockhash", json!([{"commitment": "processed"}]))["value"]["blockhash"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 fn status(net: &Localnet, signature: &Value) -> Value {
     net.ok(
         "getSignatureStatuses",
@@ -61,7 +70,10 @@ fn a_transaction_lands_when_its_slot_ends_not_when_it_is_sent() {
     let payer = Keypair::new();
     net.airdrop(&payer, 1_000_000_000);
     let sent_in = net.slot("processed");
-    let sent = send_now(&net, &transfer(&payer, &Pubkey::new_unique(), net.blockhash()));
+    let sent = send_now(
+        &net,
+        &transfer(&payer, &Pubkey::new_unique(), net.blockhash()),
+    );
     let signature = sent["result"].clone();
     assert!(signature.is_string(), "accepted: {sent}");
     assert_eq!(status(&net, &signature), Value::Null, "not landed yet");
@@ -91,18 +103,21 @@ fn the_same_transfer_after_waiting_for_the_first_is_a_new_transaction() {
     let receiver = Pubkey::new_unique();
     net.airdrop(&payer, 1_000_000_000);
 
-    let first_hash = net.blockhash();
+    let first_hash = processed_blockhash(&net);
     let first = send_now(&net, &transfer(&payer, &receiver, first_hash));
     wait_for_status(&net, &first["result"]);
 
-    let second_hash = net.blockhash();
+    let second_hash = processed_blockhash(&net);
     assert_ne!(first_hash, second_hash, "a new block, a new blockhash");
     let second = send_now(&net, &transfer(&payer, &receiver, second_hash));
     assert!(second["result"].is_string(), "accepted: {second}");
     assert_ne!(first["result"], second["result"]);
     assert_eq!(wait_for_status(&net, &second["result"])["err"], Value::Null);
     assert_eq!(
-        net.ok("getBalance", json!([receiver.to_string(), {"commitment": "processed"}]))["value"],
+        net.ok(
+            "getBalance",
+            json!([receiver.to_string(), {"commitment": "processed"}])
+        )["value"],
         2_000_000
     );
 }
@@ -117,7 +132,10 @@ fn a_copy_of_a_waiting_transaction_is_dropped_and_one_of_a_landed_one_refused() 
 
     let original = send_now(&net, &tx);
     let copy = send_now(&net, &tx);
-    assert_eq!(copy["result"], original["result"], "the copy is dropped: {copy}");
+    assert_eq!(
+        copy["result"], original["result"],
+        "the copy is dropped: {copy}"
+    );
     wait_for_status(&net, &original["result"]);
 
     let refused = send_now(&net, &tx);
@@ -128,7 +146,10 @@ fn a_copy_of_a_waiting_transaction_is_dropped_and_one_of_a_landed_one_refused() 
     );
     net.confirmed_through(net.slot("processed"));
     assert_eq!(
-        net.ok("getBalance", json!([receiver.to_string(), {"commitment": "confirmed"}]))["value"],
+        net.ok(
+            "getBalance",
+            json!([receiver.to_string(), {"commitment": "confirmed"}])
+        )["value"],
         1_000_000,
         "paid once"
     );

@@ -123,6 +123,23 @@ impl Localnet {
         response
     }
 
+    /// Waits until `signature` has landed (its slot ended) and returns its status, as a client
+    /// polls for it.
+    pub fn landed(&self, signature: &Value) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let status = self.ok("getSignatureStatuses", json!([[signature]]))["value"][0].clone();
+            if !status.is_null() {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{signature} did not land within 5 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// The slot `commitment` reads now.
     pub fn slot(&self, commitment: &str) -> u64 {
         self.ok("getSlot", json!([{ "commitment": commitment }]))
