@@ -156,7 +156,7 @@ struct SlotStart {
     previous_blockhash: Hash,
 }
 
-type Slots = Arc<std::sync::Mutex<BTreeMap<u64, SlotStart>>>;
+type Slots = std::sync::Mutex<BTreeMap<u64, SlotStart>>;
 
 /// One block as `getBlock` reports it; transactions in the order they were committed.
 pub struct Block {
@@ -180,7 +180,7 @@ pub struct Validator {
 }
 
 pub struct Chain {
-    context: Arc<Mutex<ProgramTestContext>>,
+    context: Mutex<ProgramTestContext>,
     banks: BanksClient,
     faucet: Keypair,
     genesis_hash: Hash,
@@ -188,12 +188,17 @@ pub struct Chain {
     inflation: Inflation,
     slots_per_year: f64,
     validator: Validator,
-    history: Arc<std::sync::Mutex<History>>,
+    history: std::sync::Mutex<History>,
     slots: Slots,
     state: Option<StateFile>,
     events: broadcast::Sender<ChainEvent>,
     /// Slots the clock may still advance without a commit or a blockhash handed out.
-    idle_slots_left: Arc<AtomicU64>,
+    idle_slots_left: AtomicU64,
+    /// Transactions accepted by `send` and not yet in a block, in arrival order. The clock lands
+    /// them in the slot it ends, as a leader puts what it receives into its current block: a
+    /// client sees its transaction's status only once that block is made, never in the same
+    /// instant it sent it.
+    pending: std::sync::Mutex<Vec<VersionedTransaction>>,
 }
 
 fn unix_now() -> i64 {
@@ -205,7 +210,7 @@ fn unix_now() -> i64 {
 
 impl Chain {
     /// Starts the runtime, reloading persisted accounts from the state file if there is one.
-    pub async fn start(options: Options) -> Result<Self, String> {
+    pub async fn start(options: Options) -> Result<Arc<Self>, String> {
         let state = options.state_file.map(StateFile::new);
         let persisted = match &state {
             Some(state) => state.load()?,
@@ -247,11 +252,11 @@ impl Chain {
         let genesis_accounts: Vec<Pubkey> = genesis.accounts.keys().copied().collect();
         let validator = genesis_validator(genesis)?;
         let first = slot_start(&context).await?;
-        let slots: Slots = Arc::new(std::sync::Mutex::new(BTreeMap::from([first])));
-        let context = Arc::new(Mutex::new(context));
+        let slots: Slots = std::sync::Mutex::new(BTreeMap::from([first]));
+        let context = Mutex::new(context);
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
-        let idle_slots_left = Arc::new(AtomicU64::new(IDLE_SLOTS));
-        let history = Arc::new(std::sync::Mutex::new(History {
+        let idle_slots_left = AtomicU64::new(IDLE_SLOTS);
+        let history = std::sync::Mutex::new(History {
             known_accounts: persisted
                 .keys()
                 .chain(&genesis_accounts)
@@ -259,15 +264,8 @@ impl Chain {
                 .copied()
                 .collect(),
             ..History::default()
-        }));
-        tokio::spawn(run_slot_clock(
-            Arc::downgrade(&context),
-            slots.clone(),
-            history.clone(),
-            events.clone(),
-            idle_slots_left.clone(),
-        ));
-        Ok(Self {
+        });
+        let chain = Arc::new(Self {
             banks,
             faucet,
             genesis_hash,
@@ -281,7 +279,10 @@ impl Chain {
             state,
             events,
             idle_slots_left,
-        })
+            pending: std::sync::Mutex::new(Vec::new()),
+        });
+        tokio::spawn(run_slot_clock(Arc::downgrade(&chain)));
+        Ok(chain)
     }
 
     /// Every event from now on.
@@ -590,9 +591,9 @@ impl Chain {
     }
 
     /// Accepts a transaction the way a validator's `sendTransaction` does: signatures checked,
-    /// optional preflight, duplicates refused in preflight and otherwise dropped. A transaction
-    /// that cannot be committed at all (e.g. an expired blockhash) is dropped after preflight is
-    /// skipped, as on a cluster.
+    /// optional preflight, duplicates refused in preflight and otherwise dropped. An accepted
+    /// transaction lands when the clock ends the working slot; one that cannot be committed then
+    /// (e.g. its blockhash expired) is dropped, as on a cluster.
     pub async fn send(
         &self,
         transaction: VersionedTransaction,
@@ -604,7 +605,13 @@ impl Chain {
             return Err(SendError::SignatureVerification);
         }
         let signature = transaction.signatures[0];
-        let context = self.context.lock().await;
+        // Held so the clock cannot land the queue between the duplicate check and the enqueue.
+        let _context = self.context.lock().await;
+        if self.is_pending(&signature) {
+            // A leader drops a copy of what it already holds; the bank has not seen it yet, so
+            // preflight has nothing to refuse.
+            return Ok(signature);
+        }
         if self.committed(&signature).is_some() {
             return if preflight {
                 Err(SendError::Preflight(Simulation {
@@ -626,6 +633,28 @@ impl Chain {
                 return Err(SendError::Preflight(simulation));
             }
         }
+        self.pending.lock().unwrap().push(transaction);
+        self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
+        Ok(signature)
+    }
+
+    /// Whether `signature` was accepted and waits to land.
+    fn is_pending(&self, signature: &Signature) -> bool {
+        self.pending
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|pending| pending.signatures[0] == *signature)
+    }
+
+    /// Commits `transaction` in the working slot and notes the accounts it changed; what it
+    /// did is returned, for `publish` once the slot has ended.
+    async fn land(
+        &self,
+        context: &ProgramTestContext,
+        transaction: VersionedTransaction,
+    ) -> Option<CommittedTransaction> {
+        let signature = transaction.signatures[0];
         let keys = transaction.message.static_account_keys().to_vec();
         let writable: Vec<Pubkey> = keys
             .iter()
@@ -633,12 +662,17 @@ impl Chain {
             .filter(|(i, _)| transaction.message.is_maybe_writable(*i, None))
             .map(|(_, key)| *key)
             .collect();
-        // The sending holds the context, so the clock cannot end the slot meanwhile.
+        // The clock holds the context while it lands, so the slot cannot end meanwhile.
         let slot = self.slot();
         let mut before = Vec::with_capacity(writable.len());
         for key in &writable {
-            let account = self.account(key).await.map_err(SendError::Internal)?;
-            before.push((*key, account));
+            match self.account(key).await {
+                Ok(account) => before.push((*key, account)),
+                Err(e) => {
+                    eprintln!("precompact-localnet: cannot read {key} before {signature}: {e}");
+                    return None;
+                }
+            }
         }
         let fee = self
             .fee_for_message(&transaction.message)
@@ -651,12 +685,8 @@ impl Chain {
             .banks_client
             .process_transaction_with_metadata(transaction.clone())
             .await;
-        let Ok(outcome) = outcome else {
-            return Ok(signature);
-        };
-        let Some(metadata) = outcome.metadata else {
-            return Ok(signature);
-        };
+        let outcome = outcome.ok()?;
+        let metadata = outcome.metadata?;
         let committed = CommittedTransaction {
             post_balances: self.balances(&keys).await,
             transaction: transaction.clone(),
@@ -670,12 +700,6 @@ impl Chain {
         };
         {
             let mut history = self.history.lock().unwrap();
-            for key in &keys {
-                history.by_address.entry(*key).or_default().push(signature);
-                history.known_accounts.insert(*key);
-            }
-            history.by_slot.entry(slot).or_default().push(signature);
-            history.transactions.insert(signature, committed.clone());
             for (key, account) in before {
                 history.note_change(key, slot, account);
             }
@@ -691,13 +715,72 @@ impl Chain {
                 eprintln!("precompact-localnet: cannot persist state: {e}");
             }
         }
-        self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
-        // Nobody listening is no error.
-        let _ = self.events.send(ChainEvent::Committed {
-            signature,
-            transaction: Arc::new(committed),
+        Some(committed)
+    }
+
+    /// Makes what landed in the slot that just ended visible: its statuses, its place in the
+    /// address and block histories, and the events subscribers wait for. A client that sees its
+    /// transaction's status therefore also sees the next slot's blockhash.
+    fn publish(&self, landed: Vec<CommittedTransaction>) {
+        for committed in landed {
+            let signature = committed.transaction.signatures[0];
+            {
+                let mut history = self.history.lock().unwrap();
+                for key in committed.transaction.message.static_account_keys() {
+                    history.by_address.entry(*key).or_default().push(signature);
+                    history.known_accounts.insert(*key);
+                }
+                history
+                    .by_slot
+                    .entry(committed.slot)
+                    .or_default()
+                    .push(signature);
+                history.transactions.insert(signature, committed.clone());
+            }
+            // Nobody listening is no error.
+            let _ = self.events.send(ChainEvent::Committed {
+                signature,
+                transaction: Arc::new(committed),
+            });
+        }
+    }
+
+    /// Lands the transactions sent during the working slot in it, then begins the next slot.
+    /// Errs when the bank is gone.
+    async fn end_slot(&self) -> Result<(), String> {
+        let mut context = self.context.lock().await;
+        let arrived = std::mem::take(&mut *self.pending.lock().unwrap());
+        let mut landed = Vec::with_capacity(arrived.len());
+        for transaction in arrived {
+            landed.extend(self.land(&context, transaction).await);
+        }
+        if !landed.is_empty() {
+            self.idle_slots_left.store(IDLE_SLOTS, Ordering::Release);
+        }
+        let next = context
+            .banks_client
+            .get_root_slot()
+            .await
+            .map_err(|e| e.to_string())?
+            + 1;
+        if let Err(e) = context.warp_to_slot(next) {
+            eprintln!("precompact-localnet: cannot advance to slot {next}: {e}");
+            self.publish(landed);
+            return Ok(());
+        }
+        let (slot, start) = slot_start(&context).await?;
+        self.slots.lock().unwrap().insert(slot, start);
+        self.publish(landed);
+        let rooted = rooted_by(next - 1);
+        if let Some(root) = rooted {
+            self.history.lock().unwrap().rooted(root);
+        }
+        let _ = self.events.send(ChainEvent::Slot {
+            slot,
+            parent: next - 1,
+            rooted,
         });
-        Ok(signature)
+        Ok(())
     }
 
     /// Sends `lamports` from the faucet to `to` through the normal send path, with the working
@@ -794,51 +877,25 @@ fn genesis_validator(genesis: &solana_genesis_config::GenesisConfig) -> Result<V
     })
 }
 
-/// Advances the bank one slot per `SLOT_DURATION` while idle slots are left, recording each
-/// slot as it begins and forgetting the states no level reads once the root moves past them;
-/// ends with the chain.
-async fn run_slot_clock(
-    context: Weak<Mutex<ProgramTestContext>>,
-    slots: Slots,
-    history: Arc<std::sync::Mutex<History>>,
-    events: broadcast::Sender<ChainEvent>,
-    idle_slots_left: Arc<AtomicU64>,
-) {
+/// Advances the bank one slot per `SLOT_DURATION` while idle slots are left: lands what was
+/// sent during the slot, then records the next slot as it begins and forgets the states no level
+/// reads once the root moves past them; ends with the chain.
+async fn run_slot_clock(chain: Weak<Chain>) {
     loop {
         tokio::time::sleep(SLOT_DURATION).await;
-        let Some(context) = context.upgrade() else {
+        let Some(chain) = chain.upgrade() else {
             return;
         };
         let spend = |left: u64| left.checked_sub(1);
-        if idle_slots_left
+        if chain
+            .idle_slots_left
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, spend)
             .is_err()
         {
             continue;
         }
-        let mut context = context.lock().await;
-        let next = match context.banks_client.get_root_slot().await {
-            Ok(slot) => slot + 1,
-            Err(_) => return,
-        };
-        if let Err(e) = context.warp_to_slot(next) {
-            eprintln!("precompact-localnet: cannot advance to slot {next}: {e}");
-            continue;
-        }
-        match slot_start(&context).await {
-            Ok((slot, start)) => {
-                slots.lock().unwrap().insert(slot, start);
-                let rooted = rooted_by(next - 1);
-                if let Some(root) = rooted {
-                    history.lock().unwrap().rooted(root);
-                }
-                let _ = events.send(ChainEvent::Slot {
-                    slot,
-                    parent: next - 1,
-                    rooted,
-                });
-            }
-            Err(_) => return,
+        if chain.end_slot().await.is_err() {
+            return;
         }
     }
 }

@@ -2,7 +2,6 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Parser;
 use precompact_localnet::{serve, serve_pubsub, Chain, Options};
@@ -44,7 +43,7 @@ async fn main() -> ExitCode {
     })
     .await
     {
-        Ok(chain) => Arc::new(chain),
+        Ok(chain) => chain,
         Err(e) => {
             eprintln!("precompact-localnet: {e}");
             return ExitCode::FAILURE;

@@ -69,6 +69,17 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
     panic!("localnet did not exit within 5 s of the signal");
 }
 
+/// Waits until `signature` has landed (its slot ended), as a client polls for it.
+fn landed(url: &str, signature: &Value) {
+    for _ in 0..100 {
+        if !call(url, "getSignatureStatuses", json!([[signature]]))["value"][0].is_null() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{signature} did not land within 5 s");
+}
+
 fn balance(url: &str, who: &str) -> u64 {
     call(url, "getBalance", json!([who, {"commitment": "processed"}]))["value"]
         .as_u64()
@@ -94,7 +105,10 @@ fn state_file_carries_accounts_across_a_restart() {
     let who = "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB";
 
     let mut first = start(&["--state", state_arg]);
-    call(&first.url, "requestAirdrop", json!([who, 42_000_000]));
+    landed(
+        &first.url,
+        &call(&first.url, "requestAirdrop", json!([who, 42_000_000])),
+    );
     signal(&first.child, "TERM");
     assert!(wait_exit(&mut first.child).success());
     assert!(
@@ -116,7 +130,10 @@ fn state_file_carries_accounts_across_a_restart() {
 fn faucet_lamports_bound_airdrops() {
     let net = start(&["--faucet-lamports", "2000000000"]);
     let who = "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB";
-    call(&net.url, "requestAirdrop", json!([who, 1_000_000_000]));
+    landed(
+        &net.url,
+        &call(&net.url, "requestAirdrop", json!([who, 1_000_000_000])),
+    );
     assert_eq!(balance(&net.url, who), 1_000_000_000);
     // Not the same request again: within a slot that is the same transfer, answered with its
     // signature.
@@ -232,6 +249,7 @@ fn the_programs_own_log_lines_on_stdout_never_stall_a_transaction() {
         json!([authority.pubkey().to_string(), 1_000_000_000]),
     );
     assert!(airdrop.is_string());
+    landed(&url, &airdrop);
     let blockhash = call(&url, "getLatestBlockhash", json!([]))["value"]["blockhash"]
         .as_str()
         .unwrap()

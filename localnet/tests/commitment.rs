@@ -25,9 +25,7 @@ fn a_transaction_is_processed_then_confirmed_then_finalized_and_each_level_reads
     let address = Keypair::new().pubkey().to_string();
     let committed = Instant::now();
     let signature = net.ok("requestAirdrop", json!([address, SOL]));
-    let tx_slot = net.ok("getSignatureStatuses", json!([[signature]]))["value"][0]["slot"]
-        .as_u64()
-        .unwrap();
+    let tx_slot = net.landed(&signature)["slot"].as_u64().unwrap();
 
     // Rooting takes 31 slots, so nothing finalized shows it yet.
     assert_eq!(net.ok("getTransaction", json!([signature])), Value::Null);

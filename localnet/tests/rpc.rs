@@ -170,6 +170,7 @@ fn airdrop_balance_and_signature_status() {
     let who = Keypair::new();
     let signature = net.ok("requestAirdrop", json!([who.pubkey().to_string(), 3 * SOL]));
     assert!(signature.is_string());
+    net.landed(&signature);
     let balance = net.ok(
         "getBalance",
         json!([who.pubkey().to_string(), {"commitment": "processed"}]),
@@ -190,6 +191,7 @@ fn signature_statuses_report_committed_and_unknown() {
     let net = Localnet::start();
     let who = Keypair::new();
     let signature = net.ok("requestAirdrop", json!([who.pubkey().to_string(), SOL]));
+    net.landed(&signature);
     let unknown = solana_signature::Signature::from([7u8; 64]).to_string();
     let statuses = net.ok("getSignatureStatuses", json!([[signature, unknown]]));
     let first = &statuses["value"][0];

@@ -9,9 +9,7 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
 fn slot_of(net: &Localnet, signature: &Value) -> u64 {
-    net.ok("getSignatureStatuses", json!([[signature]]))["value"][0]["slot"]
-        .as_u64()
-        .unwrap()
+    net.landed(signature)["slot"].as_u64().unwrap()
 }
 
 #[test]

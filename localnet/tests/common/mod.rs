@@ -1,7 +1,6 @@
 //! A localnet served in-process on a free loopback port, and a tiny JSON-RPC client for it.
 #![allow(dead_code)]
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use base64::Engine;
 use precompact_localnet::{serve, serve_pubsub, Chain, Options};
@@ -37,7 +36,6 @@ impl Localnet {
                 })
                 .await
                 .expect("chain starts");
-                let chain = Arc::new(chain);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let pubsub = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 ready_tx
@@ -123,6 +121,23 @@ impl Localnet {
             self.confirmed_through(self.slot("processed"));
         }
         response
+    }
+
+    /// Waits until `signature` has landed (its slot ended) and returns its status, as a client
+    /// polls for it.
+    pub fn landed(&self, signature: &Value) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let status = self.ok("getSignatureStatuses", json!([[signature]]))["value"][0].clone();
+            if !status.is_null() {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{signature} did not land within 5 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// The slot `commitment` reads now.
