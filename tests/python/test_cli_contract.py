@@ -21,7 +21,7 @@ SCHEMAS = REPO / "docs" / "schemas"
 DONE, FAILED, USAGE, LAYER_PENDING = 0, 1, 2, 3
 # Commands that neither report nor act on savepoints: servers and the hook (which always exits
 # 0), the hooks' own installers, and `key export`, whose output is the secret key itself.
-WITHOUT_JSON = {"hook", "mcp", "install", "uninstall", "key export"}
+WITHOUT_JSON = {"hook", "mcp", "install", "uninstall", "key export", "view"}
 
 
 def schema(name: str) -> Draft202012Validator:
@@ -208,7 +208,7 @@ def test_instance_picks_whose_savepoints(git_only):
     assert "--instance is empty" in run("error", "status", "--instance", " ", exit_code=USAGE)["error"]
 
 
-def test_show_says_an_entry_has_no_text_instead_of_quoting_nothing(git_only, tmp_path):
+def test_show_prints_an_entry_without_text_as_it_is_stored_instead_of_quoting_nothing(git_only, tmp_path):
     said = [
         {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "Which files hold the parser?"}},
         {
@@ -235,5 +235,6 @@ def test_show_says_an_entry_has_no_text_instead_of_quoting_nothing(git_only, tmp
     assert (
         len(blocks) == 3 and blocks[0].endswith("> Which files hold the parser?") and blocks[2].endswith("> parser.py")
     )
-    assert blocks[1].splitlines()[1] == "(no text in this entry; `precompact show 2:2 --json` prints it as saved)"
+    stored = blocks[1].splitlines()[1]
+    assert stored.startswith("> {") and '"type":"thinking"' in stored, blocks[1]
     assert run("show", "show", "2:2")[0]["message"]["content"][0]["type"] == "thinking"

@@ -5,8 +5,10 @@ normalised form) are not; the command prints them, and refuses a savepoint that 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log, snapshot
@@ -14,6 +16,8 @@ from precompact.restore import dropped
 from support.commands import precompact
 from support.planted import session, write_transcript
 from support.projects import new_project
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -99,6 +103,7 @@ def test_the_command_lists_a_saved_sessions_dropped_facts_with_references(tmp_pa
     done = precompact(project.path, "dropped", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    Draft202012Validator(json.loads((SCHEMAS / "dropped.schema.json").read_text())).validate(report)
     assert report["sequence"] == written.sequence
     assert report["summary_source"] == dropped.RECORDED
     shown = {(f["kind"], f["text"]) for f in report["dropped"]}

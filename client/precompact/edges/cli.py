@@ -969,7 +969,7 @@ def show(ref, instance, as_json) -> None:
 @main.command()
 @click.argument("sequence", type=click.IntRange(min=1), required=False)
 @click.option("--instance", help="Whose savepoint (default: the configured instance).")
-@click.option("--json", "as_json", is_flag=True, help="The facts as JSON, each with its entry reference.")
+@_json_option("The facts, each with its entry reference")
 def dropped(sequence, instance, as_json) -> None:
     """List what compaction dropped from savepoint N (default: the newest): requests, constraints,
     files, commands, errors and identifiers its history holds and the compaction summary does
@@ -977,7 +977,10 @@ def dropped(sequence, instance, as_json) -> None:
     from precompact import api
 
     report = api.dropped(_load(), instance, sequence)
-    click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if as_json else api.render_dropped(report))
+    if as_json:
+        _emit(report.to_json())
+    else:
+        click.echo(api.render_dropped(report))
 
 
 @main.command()

@@ -727,7 +727,6 @@ def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> 
 
 _REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?")
 MAX_SHOWN = 200
-NO_TEXT = "(no text in this entry; `precompact show {ref} --json` prints it as saved)"
 
 
 def show(logs: Path, instance: str, ref: str) -> list[Entry]:
@@ -788,10 +787,7 @@ def render(entries: Iterable[Entry]) -> str:
     blocks = []
     for entry in entries:
         hit = Hit(entry.instance, entry.sequence, entry.position, entry.role, entry.tool, entry.time, "")
-        # An entry with nothing to read (a thinking block kept only as its signature, an
-        # attachment) says so rather than quote nothing.
-        shown = quoting.block(entry.text) if entry.text.strip() else NO_TEXT.format(ref=hit.ref)
-        blocks.append(f"{hit.header()}\n{shown}")
+        blocks.append(f"{hit.header()}\n{quoting.block(entry.text)}")
     return "\n\n".join(blocks)
 
 

@@ -206,15 +206,22 @@ def _digests(value) -> set[int]:
 
 
 def _row_digest(entry: dict, uuid: str) -> int:
-    """What identifies a row Claude Code wrote: its uuid, its time and its message's id (a copy
-    has all three; rows a generator numbered alike differ in one). Only strings count (a hostile
-    line's huge number or nested value must not stop the read). About 1 us a line."""
+    """What identifies a row Claude Code wrote: its uuid, its time, its message's id and what
+    the message holds (a copy has all four; rows a generator numbered alike differ in one, and
+    so do the parts of one message another agent's reader writes as rows of their own). Only
+    strings count for the first three (a hostile line's huge number or nested value must not
+    stop the read)."""
     stamp = entry.get("timestamp")
     message = entry.get("message")
     message_id = message.get("id") if type(message) is dict else None
-    key = f"{uuid}\0{stamp if type(stamp) is str else ''}\0{message_id if type(message_id) is str else ''}"
-    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=_ROW_DIGEST_BYTES).digest()
-    return int.from_bytes(digest, "little")
+    key = f"{uuid}\0{stamp if type(stamp) is str else ''}\0{message_id if type(message_id) is str else ''}\0"
+    hashed = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=_ROW_DIGEST_BYTES)
+    if type(message) is dict:
+        try:
+            hashed.update(orjson.dumps(message.get("content"), option=orjson.OPT_SORT_KEYS))
+        except (TypeError, orjson.JSONEncodeError):  # an integer wider than 64 bits
+            hashed.update(repr(message.get("content")).encode("utf-8", "surrogatepass"))
+    return int.from_bytes(hashed.digest(), "little")
 
 
 def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
