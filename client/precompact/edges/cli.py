@@ -915,7 +915,7 @@ def rekey() -> None:
 
 @main.group()
 def key() -> None:
-    """The age identity that reads encrypted savepoints: show, export, import."""
+    """The age identity that reads encrypted savepoints (show, export, import), and the signing key's rotation."""
 
 
 @key.command("show")
@@ -961,6 +961,29 @@ def key_import(source) -> None:
         raise click.ClickException("encryption.identity is not set; set it to where the identity should go")
     own = remote_crypto.import_identity(source.read(), source.name, loaded.identity)
     click.echo(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
+
+
+@key.command("rotate")
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="The signing key is lost: the new key alone continues the lineage, marked as not signed by the old key.",
+)
+@click.option("--airdrop", is_flag=True, help="Fund the new key from the cluster's faucet (local and test clusters).")
+def key_rotate(recover: bool, airdrop: bool) -> None:
+    """Move the instance's on-chain lineage to a new signing key (both keys sign; the old record
+    freezes), switch chain.keypair to it, and record the rotation in the index."""
+    from precompact.ops import key_rotation
+
+    done = key_rotation.rotate(_load(), recover=recover, airdrop=airdrop)
+    rotation = done.rotation
+    how = "recovered without the old key's signature" if rotation.recovered else "rotated"
+    click.echo(
+        f"{how}: savepoint {rotation.sequence} of {rotation.instance!r} now continues under {rotation.new_authority} (was {rotation.old_authority}), transaction {rotation.signature}"
+    )
+    click.echo(
+        f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
+    )
 
 
 @main.command()
