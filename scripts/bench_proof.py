@@ -1,10 +1,11 @@
 """Proof bundle sizes and verify times for lineages of 1, 100 and 1,000 savepoints on
 precompact-localnet (run after scripts/setup):
 
-    .venv/bin/python scripts/bench_proof.py [1 100 1000]
+    .venv/bin/python scripts/bench_proof.py [--rotated] [1 100 1000]
 
 Savepoints are posted straight to the program (the transactions `precompact flush` sends, with
-256-byte metadata), then the bundle is built by the client (`prove`), checked by the client
+256-byte metadata; with `--rotated`, the key is rotated after half of them, so the bundle and the
+ledger walk cross a rotation), then the bundle is built by the client (`prove`), checked by the client
 offline (`verify-bundle`), by tools/verify_bundle.py, and by the client against the localnet
 (`verify-bundle --cluster`, once every block is finalized); `verify --ledger`'s walk is timed too.
 """
@@ -54,9 +55,9 @@ def start(workdir: Path) -> tuple[subprocess.Popen, str]:
         time.sleep(0.01)
 
 
-def send(client: rpc.Cluster, signer: Keypair, instructions) -> str:
+def send(client: rpc.Cluster, signer: Keypair, instructions, cosigners: tuple[Keypair, ...] = ()) -> str:
     tx = Transaction.new_signed_with_payer(
-        instructions, signer.pubkey(), [signer], Hash.from_string(client.latest_blockhash())
+        instructions, signer.pubkey(), [signer, *cosigners], Hash.from_string(client.latest_blockhash())
     )
     signature = client.send_transaction(bytes(tx))
     while (status := client.signature_status(signature)) is None or status.get("confirmationStatus") == "processed":
@@ -65,15 +66,30 @@ def send(client: rpc.Cluster, signer: Keypair, instructions) -> str:
     return signature
 
 
-def lineage(client: rpc.Cluster, count: int) -> tuple[verdicts.Roots, dict[int, savepoint_log.Savepoint]]:
-    """A fresh instance with `count` savepoints posted, and the index entries that name them."""
+def lineage(
+    client: rpc.Cluster, count: int, rotated: bool
+) -> tuple[verdicts.Roots, dict[int, savepoint_log.Savepoint], list[savepoint_log.Rotation]]:
+    """A fresh instance with `count` savepoints posted (the key rotated after half of them when
+    `rotated`), the index entries that name them, and the rotation."""
     signer = Keypair()
     client.call("requestAirdrop", [str(signer.pubkey()), 10**10])
     time.sleep(0.5)
     roots = verdicts.Roots(chain.PROGRAM_ID, signer.pubkey(), f"bench {count} {time.time_ns()}")
     send(client, signer, [chain.initialize_instruction(signer.pubkey(), signer.pubkey(), roots.instance_id)])
-    mine, previous = {}, bytes(32)
+    mine, previous, rotations = {}, bytes(32), []
     for k in range(1, count + 1):
+        if rotated and count > 1 and k == count // 2 + 1:
+            new = Keypair()
+            rotate = chain.rotate_authority_instruction(
+                signer.pubkey(), signer.pubkey(), new.pubkey(), roots.instance_id
+            )
+            signature = send(client, signer, [rotate], (new,))
+            rotations.append(
+                savepoint_log.Rotation(roots.instance, k - 1, str(signer.pubkey()), str(new.pubkey()), signature, False)
+            )
+            client.call("requestAirdrop", [str(new.pubkey()), 10**10])
+            time.sleep(0.5)
+            signer, roots = new, verdicts.Roots(chain.PROGRAM_ID, new.pubkey(), roots.instance)
         snapshot_hash = hashlib.sha256(f"{roots.instance} {k}".encode()).digest()
         fields = chain.SavepointFields(k, 1_800_000_000 + k, roots.instance_id, snapshot_hash, previous, "ab" * 20)
         signature = send(client, signer, chain.savepoint_instructions(signer, fields, b"x" * chain.METADATA_MAX_LEN))
@@ -86,7 +102,7 @@ def lineage(client: rpc.Cluster, count: int) -> tuple[verdicts.Roots, dict[int, 
             k, created, layer_3=savepoint_log.Layer3.CONFIRMED, commit="ab" * 20, chain_signature=signature
         )
         previous = snapshot_hash
-    return roots, mine
+    return roots, mine, rotations
 
 
 def timed(action) -> tuple[float, object]:
@@ -95,9 +111,9 @@ def timed(action) -> tuple[float, object]:
     return time.perf_counter() - began, result
 
 
-def measure(client: rpc.Cluster, url: str, count: int) -> tuple:
-    roots, mine = lineage(client, count)
-    built, written = timed(lambda: bundle.of_savepoints(roots, client, mine, count))
+def measure(client: rpc.Cluster, url: str, count: int, rotated: bool) -> tuple:
+    roots, mine, rotations = lineage(client, count, rotated)
+    built, written = timed(lambda: bundle.of_savepoints(roots, client, mine, count, rotations))
     size = len((json.dumps(written, indent=1) + "\n").encode())
     offline, verdict = timed(lambda: bundle.check(written))
     assert verdict.status == verdicts.VERIFIED, verdict
@@ -111,7 +127,7 @@ def measure(client: rpc.Cluster, url: str, count: int) -> tuple:
     return count, size, built, offline, by_reference, online, walked
 
 
-def main(counts: list[int]) -> None:
+def main(counts: list[int], rotated: bool) -> None:
     print(
         "| savepoints | bundle bytes | prove | verify-bundle offline | tools/verify_bundle.py | verify-bundle --cluster | verify --ledger walk |"
     )
@@ -121,7 +137,7 @@ def main(counts: list[int]) -> None:
         try:
             client = rpc.Cluster(url, timeout=30)
             for count in counts:
-                _, size, *seconds = measure(client, url, count)
+                _, size, *seconds = measure(client, url, count, rotated)
                 print(
                     f"| {count} | {size:,} | " + " | ".join(f"{s * 1000:,.0f} ms" for s in seconds) + " |", flush=True
                 )
@@ -131,4 +147,5 @@ def main(counts: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1, 100, 1000])
+    arguments = sys.argv[1:]
+    main([int(a) for a in arguments if a != "--rotated"] or [1, 100, 1000], "--rotated" in arguments)

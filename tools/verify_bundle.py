@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference verifier for precompact proof bundles, version 1, written from docs/proof-bundle.md
+"""Reference verifier for precompact proof bundles, version 2, written from docs/proof-bundle.md
 alone: standard library plus `cryptography` for ed25519. Offline checks only (no ledger, no
 snapshot document parsing). Usage: verify_bundle.py BUNDLE [SNAPSHOT]; exit 0 verified, 1 not."""
 
@@ -15,6 +15,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 ED25519_PROGRAM = "Ed25519SigVerify111111111111111111111111111"
 SAVEPOINT_IX = bytes.fromhex("9e1470282d3eca3b")
+ROTATE_IX = hashlib.sha256(b"global:rotate_authority").digest()[:8]
+RECOVER_IX = hashlib.sha256(b"global:recover_lineage").digest()[:8]
 
 
 class Invalid(Exception):
@@ -83,7 +85,10 @@ class Reader:
         raise Invalid("bad compact-u16")
 
 
-def check_transaction(tx, authority, program, record, signature, message):
+def read_transaction(tx):
+    """(account keys, required signatures, instructions), once every signature verifies."""
+    keys_exactly(tx, ["signature", "slot", "block_time", "base64"])
+    need(type(tx["slot"]) is int and tx["slot"] >= 0 and (tx["block_time"] is None or type(tx["block_time"]) is int), "slot")
     data = b64(tx["base64"])
     r = Reader(data)
     sigs = [r.take(64) for _ in range(r.compact())]
@@ -102,9 +107,18 @@ def check_transaction(tx, authority, program, record, signature, message):
     need(all(ed25519_ok(keys[i], sigs[i], body) for i in range(required)), "a transaction signature does not verify")
     need(b58decode(tx["signature"]) == sigs[0], "transaction.signature is not its id")
     need(all(i < len(keys) and all(a < len(keys) for a in acc) for i, acc, _ in ixs), "account index out of range")
+    return keys, required, ixs
+
+
+def the_instruction(keys, ixs, program, record):
     ours = [n for n, (i, acc, _) in enumerate(ixs) if keys[i] == program and any(keys[a] == record for a in acc)]
     need(len(ours) == 1, "not exactly one instruction of the program on the record")
-    n = ours[0]
+    return ours[0]
+
+
+def check_transaction(tx, authority, program, record, signature, message):
+    keys, required, ixs = read_transaction(tx)
+    n = the_instruction(keys, ixs, program, record)
     _, acc, ix_data = ixs[n]
     need(ix_data[:8] == SAVEPOINT_IX and len(acc) >= 2, "not the savepoint instruction")
     need(keys[acc[0]] == authority and acc[0] < required and keys[acc[1]] == record, "savepoint accounts")
@@ -113,25 +127,71 @@ def check_transaction(tx, authority, program, record, signature, message):
     need(ixs[n - 1][2] == b"\x01\x00" + offsets + authority + signature + message, "Ed25519 instruction data")
 
 
-def verify(bundle, snapshot=None):
-    keys_exactly(bundle, ["format", "version", "instance", "instance_id", "program_id", "authority", "record",
-                          "savepoint", "snapshot_hash", "chain"], ["snapshot"])  # fmt: skip
-    need(bundle["format"] == "precompact-proof-bundle" and bundle["version"] == 1, "format or version")
-    need(type(bundle["version"]) is int and isinstance(bundle["instance"], str), "version or instance type")
-    program, authority = key(bundle["program_id"]), key(bundle["authority"])
-    instance_id = hexbytes(bundle["instance_id"], 32)
-    need(instance_id == hashlib.sha256(bundle["instance"].encode()).digest(), "instance_id")
-    rec = bundle["record"]
+def check_continued(continued, program, instance_id, before, after):
+    """The rotation or recovery that created `after`'s record from `before`'s; its kind and slot."""
+    keys_exactly(continued, ["kind", "transaction"])
+    keys, required, ixs = read_transaction(continued["transaction"])
+    (old, old_record), (new, new_record) = before, after
+    _, acc, ix_data = ixs[the_instruction(keys, ixs, program, new_record)]
+    named = [keys[a] for a in acc]
+    signed = set(keys[:required]).__contains__
+    if continued["kind"] == "rotation":
+        need(ix_data == ROTATE_IX and named[:4] == [old, old_record, new, new_record], "not the rotation")
+        need(signed(old) and signed(new), "the rotation is not signed by both keys")
+    else:
+        need(continued["kind"] == "recovery", "continued.kind")
+        need(ix_data == RECOVER_IX + instance_id and named[:3] == [new, new_record, old_record], "not the recovery")
+        need(signed(new), "the recovery is not signed by the new key")
+    return continued["kind"], continued["transaction"]["slot"]
+
+
+def check_record(rec, authority, instance_id, program):
     keys_exactly(rec, ["address", "seeds", "bump"])
     record = key(rec["address"])
     need(rec["seeds"] == [b"savepoint".hex(), authority.hex(), instance_id.hex()], "record.seeds")
     need(type(rec["bump"]) is int and 0 <= rec["bump"] <= 255, "record.bump")
     pda = hashlib.sha256(b"savepoint" + authority + instance_id + bytes([rec["bump"]]) + program + b"ProgramDerivedAddress")
     need(pda.digest() == record, "record.address is not derived from its seeds")
+    return record
+
+
+def verify(bundle, snapshot=None):
+    keys_exactly(bundle, ["format", "version", "instance", "instance_id", "program_id", "authorities",
+                          "savepoint", "snapshot_hash", "chain"], ["snapshot"])  # fmt: skip
+    need(bundle["format"] == "precompact-proof-bundle" and bundle["version"] == 2, "format or version")
+    need(type(bundle["version"]) is int and isinstance(bundle["instance"], str), "version or instance type")
+    program = key(bundle["program_id"])
+    instance_id = hexbytes(bundle["instance_id"], 32)
+    need(instance_id == hashlib.sha256(bundle["instance"].encode()).digest(), "instance_id")
     chain = bundle["chain"]
     need(type(bundle["savepoint"]) is int and isinstance(chain, list) and len(chain) == bundle["savepoint"] >= 1, "chain length")
+    entries, signers, notes = bundle["authorities"], [], []
+    need(isinstance(entries, list) and entries, "authorities")
+    for i, entry in enumerate(entries):
+        keys_exactly(entry, ["authority", "record", "first", "continued"])
+        authority = key(entry["authority"])
+        record = check_record(entry["record"], authority, instance_id, program)
+        first = entry["first"]
+        need(type(first) is int and 1 <= first <= len(chain), f"authorities[{i}].first")
+        if i == 0:
+            need(first == 1 and entry["continued"] is None, "the first authority starts at savepoint 1")
+            signers.append((authority, record, first, None))
+            continue
+        need(first >= max(2, signers[-1][2]), f"authorities[{i}].first")
+        try:
+            kind, slot = check_continued(entry["continued"], program, instance_id, signers[-1][:2], (authority, record))
+        except Invalid as e:
+            raise Invalid(f"authorities[{i}]: {e}") from None
+        if kind == "recovery":
+            notes.append(f"savepoints from {first} continue without the old key's signature (recovery)")
+        signers.append((authority, record, first, slot))
     previous, last_time, last_slot = bytes(32), -(2**63), -1
     for k, link in enumerate(chain, start=1):
+        for _, _, first, slot in signers:
+            if first == k and slot is not None:
+                need(slot >= last_slot, f"savepoint {k}: the rotation before it goes back in slots")
+                last_slot = slot
+        authority, record = [s for s in signers if s[2] <= k][-1][:2]
         keys_exactly(link, ["sequence", "timestamp", "snapshot_hash", "prev_snapshot_hash", "git_commit", "signature", "transaction"])  # fmt: skip
         tx = link["transaction"]
         keys_exactly(tx, ["signature", "slot", "block_time", "base64"])
@@ -161,7 +221,8 @@ def verify(bundle, snapshot=None):
     if snapshot is not None:
         need(hashlib.sha256(snapshot).digest() == previous, "the snapshot does not hash to snapshot_hash")
     checked = "verified" if snapshot is not None else "not checked"
-    return f"savepoint {len(chain)} of {bundle['instance']!r}, {len(chain)} signature(s) and transaction(s); snapshot: {checked}"
+    said = "".join(f"; {note}" for note in notes)
+    return f"savepoint {len(chain)} of {bundle['instance']!r}, {len(chain)} signature(s) and transaction(s), {len(signers) - 1} key rotation(s); snapshot: {checked}{said}"
 
 
 if __name__ == "__main__":

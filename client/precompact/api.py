@@ -20,6 +20,7 @@ from precompact.local import savepoint_log
 if TYPE_CHECKING:
     from precompact.chain import record
     from precompact.local import snapshot
+    from precompact.ops.key_rotation import Rotated
     from precompact.ops.prune import Pruned
     from precompact.proof.bundle import Verdict
     from precompact.proof.ledger import Ledger
@@ -174,6 +175,14 @@ class Inspection:
     verdict: verdicts.Check  # the verifier's chain check on this record
     signature_valid: bool  # the configured authority's signature over it, at this address
     local_index: str
+
+
+def rotate_key(config: Config, recover: bool = False, airdrop: bool = False) -> Rotated:
+    """Moves the configured instance's on-chain lineage to a new signing key (ops.key_rotation):
+    signed by the old key and the new, or (`recover`) by the new key alone."""
+    from precompact.ops import key_rotation
+
+    return key_rotation.rotate(config, recover=recover, airdrop=airdrop)
 
 
 def inspect(config: Config, instance: str | None = None, address: str | None = None) -> Inspection:

@@ -20,7 +20,7 @@ def test_anchorpy_reads_the_converted_idl():
     assert [i.name for i in idl.instructions] == [i["name"] for i in chain.IDL["instructions"]]
     assert [a.name for a in idl.accounts] == ["SavepointRecord"]
     assert {e.code: e.name for e in idl.errors} == {e["code"]: e["name"] for e in chain.IDL["errors"]}
-    assert len(idl.errors) == 19
+    assert len(idl.errors) == 26
 
 
 @pytest.mark.parametrize("instruction", chain.IDL["instructions"], ids=lambda i: i["name"])

@@ -4,6 +4,7 @@ Everywhere else the record is a typed `Record`."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 
 from borsh_construct import I64, U8, U16, U64, CStruct
@@ -80,6 +81,47 @@ class Record:
             prev_snapshot_hash=self.prev_snapshot_hash,
             git_commit=self.commit,
         )
+
+    def continued_from(self) -> Pubkey | None:
+        """For a record that continues another authority's lineage (rotated or recovered, and no
+        savepoint of its own yet), that authority, as the program wrote it into the metadata:
+        the savepoint the record states was signed by it, at its own record's address."""
+        key = {chain.ENTRY_TYPE_ROTATED: "rotated_from", chain.ENTRY_TYPE_RECOVERED: "recovered_from"}
+        return self._named(key.get(self.entry_type))
+
+    def rotated_to(self) -> Pubkey | None:
+        """For a frozen record, the authority its lineage continues under."""
+        return self._named("rotated_to" if self.entry_type == chain.ENTRY_TYPE_ROTATED_OUT else None)
+
+    @property
+    def frozen(self) -> bool:
+        return self.entry_type == chain.ENTRY_TYPE_ROTATED_OUT
+
+    @property
+    def recovered(self) -> bool:
+        """Continued without the previous authority's signature (`recover_lineage`)."""
+        return self.entry_type == chain.ENTRY_TYPE_RECOVERED
+
+    def _named(self, key: str | None) -> Pubkey | None:
+        if key is None:
+            return None
+        try:
+            named = json.loads(self.metadata_text).get(key)
+            return Pubkey.from_string(named) if isinstance(named, str) else None
+        except (ValueError, AttributeError):
+            return None
+
+    def savepoint_signer(self, authority: Pubkey, program_id: Pubkey) -> tuple[Pubkey, Pubkey] | None:
+        """Who signed the savepoint this record (of `authority`) states, and for which record
+        address: the authority at its own address, or for a savepoint carried over by rotation
+        or recovery, the previous authority at its address. None when a carried record names no
+        previous authority."""
+        if self.entry_type not in (chain.ENTRY_TYPE_ROTATED, chain.ENTRY_TYPE_RECOVERED):
+            return authority, chain.record_address(authority, self.instance_id, program_id)[0]
+        previous = self.continued_from()
+        if previous is None:
+            return None
+        return previous, chain.record_address(previous, self.instance_id, program_id)[0]
 
 
 def decode(data: bytes) -> Record:

@@ -38,9 +38,18 @@ def _idl_constant(name: str) -> bytes:
     return bytes(json.loads(value))
 
 
+def _idl_number(name: str) -> int:
+    return int(next(c["value"] for c in IDL["constants"] if c["name"] == name))
+
+
 SAVEPOINT_SEED = _idl_constant("SAVEPOINT_SEED")
 SIGNED_MESSAGE_DOMAIN = _idl_constant("SIGNED_MESSAGE_DOMAIN")
-ENTRY_TYPE_SAVEPOINT = 0x01
+ENTRY_TYPE_SAVEPOINT = _idl_number("ENTRY_TYPE_SAVEPOINT")
+# A record continuing another authority's lineage, carried over with that key's signature on the
+# rotation (ROTATED) or without it (RECOVERED); a record whose lineage moved on (ROTATED_OUT).
+ENTRY_TYPE_ROTATED = _idl_number("ENTRY_TYPE_ROTATED")
+ENTRY_TYPE_RECOVERED = _idl_number("ENTRY_TYPE_RECOVERED")
+ENTRY_TYPE_ROTATED_OUT = _idl_number("ENTRY_TYPE_ROTATED_OUT")
 METADATA_MAX_LEN = 256
 GIT_COMMIT_LEN = 40
 # The Ed25519 instruction carries, in order: pubkey, signature, message, all inside itself.
@@ -172,3 +181,32 @@ def _context(accounts: dict):
     from anchorpy import Context
 
     return Context(accounts=accounts)
+
+
+def rotate_authority_instruction(
+    payer: Pubkey, authority: Pubkey, new_authority: Pubkey, instance: bytes
+) -> Instruction:
+    """`rotate_authority`: `authority`'s record of `instance` continues under `new_authority`
+    (both sign)."""
+    accounts = {
+        "authority": authority,
+        "record": record_address(authority, instance)[0],
+        "new_authority": new_authority,
+        "new_record": record_address(new_authority, instance)[0],
+        "payer": payer,
+        "system_program": SYSTEM_PROGRAM_ID,
+    }
+    return program().instruction["rotate_authority"](ctx=_context(accounts))
+
+
+def recover_lineage_instruction(payer: Pubkey, authority: Pubkey, previous: Pubkey, instance: bytes) -> Instruction:
+    """`recover_lineage`: `authority` alone starts its record of `instance` from the record at
+    `previous`."""
+    accounts = {
+        "authority": authority,
+        "record": record_address(authority, instance)[0],
+        "previous": previous,
+        "payer": payer,
+        "system_program": SYSTEM_PROGRAM_ID,
+    }
+    return program().instruction["recover_lineage"](list(instance), ctx=_context(accounts))

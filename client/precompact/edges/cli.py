@@ -1170,7 +1170,8 @@ def rekey_alias(as_json) -> None:
 
 @main.group()
 def key() -> None:
-    """The age identity that reads encrypted savepoints: show, export, import, rekey."""
+    """The age identity that reads encrypted savepoints (show, export, import, rekey), and the
+    signing key's rotation."""
 
 
 @key.command("rekey")
@@ -1249,6 +1250,32 @@ def key_import(source, as_json) -> None:
     _say(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
     if as_json:
         _emit({"identity": str(loaded.identity), "public_keys": own})
+
+
+@key.command("rotate")
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="The signing key is lost: the new key alone continues the lineage, marked as not signed by the old key.",
+)
+@click.option("--airdrop", is_flag=True, help="Fund the new key from the cluster's faucet (local and test clusters).")
+@_json_option("The rotation and the new key's file")
+def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
+    """Move the instance's on-chain lineage to a new signing key (both keys sign; the old record
+    freezes), switch chain.keypair to it, and record the rotation in the index."""
+    from precompact import api
+
+    done = api.rotate_key(_load(), recover=recover, airdrop=airdrop)
+    rotation = done.rotation
+    how = "recovered without the old key's signature" if rotation.recovered else "rotated"
+    _say(
+        f"{how}: savepoint {rotation.sequence} of {rotation.instance!r} now continues under {rotation.new_authority} (was {rotation.old_authority}), transaction {rotation.signature}"
+    )
+    _say(
+        f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
+    )
+    if as_json:
+        _emit({**dataclasses.asdict(rotation), "keypair": str(done.keypair), "config": str(done.config)})
 
 
 @main.command()

@@ -47,6 +47,8 @@ class Event(StrEnum):
     RESURRECTED = "RESURRECTED"
     # `precompact prune` removed the local copy (its git copy is pushed and verified).
     LOCAL_COPY_PRUNED = "LOCAL_COPY_PRUNED"
+    # `precompact key rotate` moved the instance's lineage to a new signing key.
+    AUTHORITY_ROTATED = "AUTHORITY_ROTATED"
 
 
 class Layer2(StrEnum):
@@ -217,6 +219,10 @@ class IndexRead:
 
     def lineage(self, instance: str) -> list[str]:
         return lineage(self.events, instance)
+
+    def rotations(self, instance: str) -> list[Rotation]:
+        """`instance`'s key rotations in the order they happened (`precompact key rotate`)."""
+        return rotations(self.events, instance)
 
     def deliveries(self, instance: str, session_id: str) -> list[Delivery]:
         """The restore briefs of `instance`'s savepoints given to session `session_id`, oldest
@@ -448,3 +454,52 @@ def highest_confirmed(savepoints: Iterable[Savepoint]) -> int:
 def latest(logs: Path, instance: str) -> Savepoint | None:
     mine = savepoints(logs, instance)
     return mine[-1] if mine else None
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """The instance's lineage moved from `old_authority`'s record to `new_authority`'s at
+    savepoint `sequence`, by the transaction `signature`; `recovered` when the old key did not
+    sign (`precompact key rotate --recover`)."""
+
+    instance: str
+    sequence: int
+    old_authority: str
+    new_authority: str
+    signature: str
+    recovered: bool
+
+
+def record_rotation(logs: Path, rotation: Rotation) -> None:
+    record(
+        logs,
+        {
+            "event": Event.AUTHORITY_ROTATED,
+            "instance": rotation.instance,
+            "sequence": rotation.sequence,
+            "old_authority": rotation.old_authority,
+            "new_authority": rotation.new_authority,
+            "signature": rotation.signature,
+            "recovered": rotation.recovered,
+        },
+    )
+
+
+def rotations(events: list[dict], instance: str) -> list[Rotation]:
+    """The instance's rotations in the order they happened; a line without every field counts
+    as none (the index is evidence, never a root)."""
+    found = []
+    for event in events:
+        if event.get("event") != Event.AUTHORITY_ROTATED or event.get("instance") != instance:
+            continue
+        sequence, recovered = event.get("sequence"), event.get("recovered")
+        old, new, signature = (event.get(k) for k in ("old_authority", "new_authority", "signature"))
+        if (
+            type(sequence) is int
+            and type(recovered) is bool
+            and isinstance(old, str)
+            and isinstance(new, str)
+            and isinstance(signature, str)
+        ):
+            found.append(Rotation(instance, sequence, old, new, signature, recovered))
+    return found

@@ -124,6 +124,10 @@ def _record_to_extend(client: rpc.Cluster, signer: Keypair, roots: verdicts.Root
         )
     if held is None:
         held = _initialize(client, signer, roots)
+    if held.frozen:
+        raise ChainError(
+            f"the record at {roots.address} was rotated to {held.rotated_to()} and takes no more savepoints; point chain.keypair at that key"
+        )
     reset = verdicts.history_reset(roots, held.sequence, confirmed)
     if reset is not None:
         raise ChainError(reset)
@@ -148,7 +152,7 @@ def _post(
         prev_snapshot_hash=held.snapshot_hash,
         git_commit=commit[: chain.GIT_COMMIT_LEN],
     )
-    signature = _send(client, signer, chain.savepoint_instructions(signer, fields, metadata(savepoint)))
+    signature = send(client, signer, chain.savepoint_instructions(signer, fields, metadata(savepoint)))
     after = verdicts.record_at(roots, client)
     if after is None:
         raise ChainError(f"transaction {signature} confirmed, but {roots.address} holds no record")
@@ -170,7 +174,7 @@ def _initialize(client: rpc.Cluster, signer: Keypair, roots: verdicts.Roots) -> 
     """Creates the instance's record (the program takes over an address someone sent lamports
     to); returns it as the chain then holds it."""
     try:
-        _send(client, signer, [chain.initialize_instruction(signer.pubkey(), signer.pubkey(), roots.instance_id)])
+        send(client, signer, [chain.initialize_instruction(signer.pubkey(), signer.pubkey(), roots.instance_id)])
     except rpc.RpcError:
         if verdicts.record_at(roots, client) is None:
             raise
@@ -180,14 +184,16 @@ def _initialize(client: rpc.Cluster, signer: Keypair, roots: verdicts.Roots) -> 
     return held
 
 
-def _send(client: rpc.Cluster, payer: Keypair, instructions) -> str:
+def send(client: rpc.Cluster, payer: Keypair, instructions, cosigners: tuple[Keypair, ...] = ()) -> str:
+    """Sends `instructions` paid by `payer` and signed by it and `cosigners`; returns the
+    signature once the cluster confirms it."""
     try:
         blockhash = Hash.from_string(client.latest_blockhash())
     except ValueError:
         raise rpc.RpcError(
             f"cluster {client.url} answered getLatestBlockhash with an invalid blockhash; check chain.cluster"
         ) from None
-    tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer], blockhash)
+    tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer, *cosigners], blockhash)
     signature = client.send_transaction(bytes(tx))
     deadline = time.monotonic() + rpc.DEFAULT_TIMEOUT_SECONDS
     while time.monotonic() < deadline:

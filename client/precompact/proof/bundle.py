@@ -29,7 +29,7 @@ from precompact.proof import history, transaction
 from precompact.verifier import verdicts
 
 FORMAT = "precompact-proof-bundle"
-VERSION = 1
+VERSION = 2
 ZERO_HASH = "0" * 64
 _HEX = re.compile(r"[0-9a-f]*")
 _TOP = {
@@ -38,14 +38,18 @@ _TOP = {
     "instance",
     "instance_id",
     "program_id",
-    "authority",
-    "record",
+    "authorities",
     "savepoint",
     "snapshot_hash",
     "chain",
 }
 _LINK = {"sequence", "timestamp", "snapshot_hash", "prev_snapshot_hash", "git_commit", "signature", "transaction"}
 _TX = {"signature", "slot", "block_time", "base64"}
+_AUTHORITY = {"authority", "record", "first", "continued"}
+_CONTINUED = {"kind", "transaction"}
+# How a record continues the one before it: rotate_authority (both keys signed) or
+# recover_lineage (the new key alone), as the transaction that created it states.
+_CONTINUED_BY = {"rotation": "rotated_in", "recovery": "recovered_in"}
 
 
 class ProofError(PrecompactError):
@@ -68,7 +72,8 @@ def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
             f"savepoint {sequence} of {config.instance!r} is not in the index; `precompact status` lists them"
         )
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    written = of_savepoints(roots, client, mine, sequence)
+    rotations = savepoint_log.read(config.logs).rotations(config.instance)
+    written = of_savepoints(roots, client, mine, sequence, rotations)
     if with_snapshot:
         written["snapshot"] = _snapshot(config, mine[sequence])
     verdict = check(written)
@@ -77,40 +82,108 @@ def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
     return written
 
 
+@dataclass(frozen=True)
+class _Segment:
+    """One authority of the lineage: it signed savepoints `first`.. (until the next one's first);
+    `rotation` moved the lineage to it (None for the first)."""
+
+    roots: verdicts.Roots
+    first: int
+    rotation: savepoint_log.Rotation | None
+
+
 def of_savepoints(
-    roots: verdicts.Roots, client: rpc.Cluster, mine: dict[int, savepoint_log.Savepoint], sequence: int
+    roots: verdicts.Roots,
+    client: rpc.Cluster,
+    mine: dict[int, savepoint_log.Savepoint],
+    sequence: int,
+    rotations: list[savepoint_log.Rotation] | None = None,
 ) -> dict:
     """The bundle of savepoints 1..`sequence` (`mine`: this machine's, by sequence), each from the
-    transaction that wrote it, as `client` returns it."""
+    transaction that wrote it, as `client` returns it, across the key rotations this machine
+    recorded (`rotations`, oldest first; the bundle is checked before anyone trusts it)."""
+    segments = _segments(roots, rotations or [], sequence)
     try:
-        signatures = _anchoring_signatures(client, roots, mine, sequence)
-        links = [_link(client, roots, mine[k], signatures[k]) for k in range(1, sequence + 1)]
+        signatures = _anchoring_signatures(client, segments, mine, sequence)
+        links = [_link(client, _signer_of(segments, k).roots, mine[k], signatures[k]) for k in range(1, sequence + 1)]
+        authorities = [_authority(client, segment) for segment in segments]
     except rpc.RpcError as e:
         raise ProofError(str(e)) from None
-    address, bump = chain.record_address(roots.authority, roots.instance_id, roots.program_id)
     return {
         "format": FORMAT,
         "version": VERSION,
         "instance": roots.instance,
         "instance_id": roots.instance_id.hex(),
         "program_id": str(roots.program_id),
-        "authority": str(roots.authority),
-        "record": {
-            "address": str(address),
-            "seeds": [chain.SAVEPOINT_SEED.hex(), bytes(roots.authority).hex(), roots.instance_id.hex()],
-            "bump": bump,
-        },
+        "authorities": authorities,
         "savepoint": sequence,
         "snapshot_hash": links[-1]["snapshot_hash"],
         "chain": links,
     }
 
 
+def _segments(roots: verdicts.Roots, rotations: list[savepoint_log.Rotation], sequence: int) -> list[_Segment]:
+    """The authorities that signed savepoints 1..`sequence`, oldest first."""
+    from solders.pubkey import Pubkey
+
+    if not rotations:
+        return [_Segment(roots, 1, None)]
+    first = verdicts.Roots(roots.program_id, Pubkey.from_string(rotations[0].old_authority), roots.instance)
+    segments = [_Segment(first, 1, None)]
+    for rotation in rotations:
+        key = Pubkey.from_string(rotation.new_authority)
+        segments.append(
+            _Segment(verdicts.Roots(roots.program_id, key, roots.instance), rotation.sequence + 1, rotation)
+        )
+    if segments[-1].roots.authority != roots.authority:
+        raise ProofError(
+            f"this machine's index records rotations ending at {segments[-1].roots.authority}, not the configured authority {roots.authority}"
+        )
+    return [s for s in segments if s.first <= sequence]
+
+
+def _signer_of(segments: list[_Segment], k: int) -> _Segment:
+    return [s for s in segments if s.first <= k][-1]
+
+
+def _authority(client: rpc.Cluster, segment: _Segment) -> dict:
+    roots = segment.roots
+    address, bump = chain.record_address(roots.authority, roots.instance_id, roots.program_id)
+    continued = None
+    if segment.rotation is not None:
+        signature = segment.rotation.signature
+        fetched = history.transaction(client, signature)
+        if fetched is None or fetched.failed:
+            state = "not found" if fetched is None else "failed on chain"
+            raise ProofError(f"the rotation transaction {signature} to {roots.authority} is {state} on {client.url}")
+        kind = "recovery" if segment.rotation.recovered else "rotation"
+        continued = {"kind": kind, "transaction": _transaction(fetched)}
+    return {
+        "authority": str(roots.authority),
+        "record": {
+            "address": str(address),
+            "seeds": [chain.SAVEPOINT_SEED.hex(), bytes(roots.authority).hex(), roots.instance_id.hex()],
+            "bump": bump,
+        },
+        "first": segment.first,
+        "continued": continued,
+    }
+
+
+def _transaction(fetched: history.Fetched) -> dict:
+    return {
+        "signature": fetched.signature,
+        "slot": fetched.slot,
+        "block_time": fetched.block_time,
+        "base64": base64.b64encode(fetched.data).decode(),
+    }
+
+
 def _anchoring_signatures(
-    client: rpc.Cluster, roots: verdicts.Roots, mine: dict[int, savepoint_log.Savepoint], sequence: int
+    client: rpc.Cluster, segments: list[_Segment], mine: dict[int, savepoint_log.Savepoint], sequence: int
 ) -> dict[int, str]:
     """The transaction that wrote each savepoint 1..`sequence`: as the index recorded it, else
-    (a confirmation recovered after a lost answer records none) found in the record's history."""
+    (a confirmation recovered after a lost answer records none) found in its record's history."""
     found = {k: s.chain_signature for k, s in mine.items() if k <= sequence and s.chain_signature}
     missing = [k for k in range(1, sequence + 1) if k not in found]
     unconfirmed = [k for k in missing if k not in mine or mine[k].layer_3 != savepoint_log.Layer3.CONFIRMED]
@@ -118,7 +191,7 @@ def _anchoring_signatures(
         raise ProofError(
             f"savepoint {unconfirmed[0]} is not confirmed on chain; run `precompact flush` and prove it once `precompact status` shows it confirmed"
         )
-    if missing:
+    for roots in dict.fromkeys(_signer_of(segments, k).roots for k in missing):
         for entry in history.signatures_for_address(client, str(roots.address)):
             if entry.get("err") is not None:
                 continue
@@ -135,7 +208,7 @@ def _anchoring_signatures(
     still = [k for k in missing if k not in found]
     if still:
         raise ProofError(
-            f"no transaction that wrote savepoint {still[0]} is in the history of {roots.address} on {client.url}"
+            f"no transaction that wrote savepoint {still[0]} is in the history of {_signer_of(segments, still[0]).roots.address} on {client.url}"
         )
     return found
 
@@ -164,12 +237,7 @@ def _link(client: rpc.Cluster, roots: verdicts.Roots, savepoint: savepoint_log.S
         "prev_snapshot_hash": fields.prev_snapshot_hash.hex(),
         "git_commit": fields.git_commit,
         "signature": write.signature.hex(),
-        "transaction": {
-            "signature": fetched.signature,
-            "slot": fetched.slot,
-            "block_time": fetched.block_time,
-            "base64": base64.b64encode(fetched.data).decode(),
-        },
+        "transaction": _transaction(fetched),
     }
 
 
@@ -217,10 +285,10 @@ def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = N
     anchoring transaction, offline; with `snapshot`, that those bytes are savepoint N; with
     `cluster`, that each transaction is finalized there at its slot."""
     try:
-        top = _check_offline(bundle)
-        notes = _check_snapshot(top, snapshot)
+        top, notes = _check_offline(bundle)
+        notes += _check_snapshot(top, snapshot)
         if cluster is not None:
-            _check_ledger(top["chain"], cluster)
+            _check_ledger(_transactions(top), cluster)
     except verdicts.Broken as e:
         return Verdict(verdicts.FAILED, str(e), e.sequence, e.layer)
     except rpc.RpcError as e:
@@ -233,9 +301,12 @@ def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = N
         if cluster
         else "not checked (offline; give --cluster URL)"
     )
+    authorities = top["authorities"]
+    records = ", ".join(a["record"]["address"] for a in authorities)
+    rotations = f", {len(authorities) - 1} key rotation(s)" if len(authorities) > 1 else ""
     detail = (
-        f"savepoint {n} of {top['instance']!r}: record {top['record']['address']} (address derivation), "
-        f"{n} signature(s), {n - 1} hash link(s), {n} anchoring transaction(s); ledger inclusion: {where}"
+        f"savepoint {n} of {top['instance']!r}: record {records} (address derivation), "
+        f"{n} signature(s), {n - 1} hash link(s), {n} anchoring transaction(s){rotations}; ledger inclusion: {where}"
     )
     return Verdict(verdicts.VERIFIED, detail, notes=notes)
 
@@ -283,37 +354,32 @@ def _pubkey(value: object, name: str) -> Pubkey:
     return key
 
 
-def _check_offline(bundle: object) -> dict:
-    """The bundle, once every offline rule holds."""
+def _check_offline(bundle: object) -> tuple[dict, list[str]]:
+    """The bundle, once every offline rule holds, and what it says was not signed by the key
+    before (a recovery)."""
     top = _keys(bundle, _TOP, "the bundle", None, optional=frozenset({"snapshot"}))
     if top["format"] != FORMAT or type(top["version"]) is not int or top["version"] != VERSION:
         raise _fail("bundle", None, f"not a {FORMAT} of version {VERSION} (this verifier reads version {VERSION} only)")
-    program_id, authority = _pubkey(top["program_id"], "program_id"), _pubkey(top["authority"], "authority")
+    program_id = _pubkey(top["program_id"], "program_id")
     if not isinstance(top["instance"], str):
         raise _fail("bundle", None, "instance is not a string")
     instance_id = _hex(top["instance_id"], 32, "instance_id", None)
     if instance_id != chain.instance_id(top["instance"]):
         raise _fail("address", None, f"instance_id is not sha256({top['instance']!r})")
-    record = _keys(top["record"], {"address", "seeds", "bump"}, "record", None)
-    address = _pubkey(record["address"], "record.address")
-    seeds = record["seeds"]
-    if not isinstance(seeds, list) or len(seeds) != 3:
-        raise _fail("address", None, "record.seeds is not three seeds")
-    expected_seeds = [chain.SAVEPOINT_SEED, bytes(authority), instance_id]
-    if [_hex(s, len(e), "a seed", None) for s, e in zip(seeds, expected_seeds)] != expected_seeds:
-        raise _fail("address", None, 'record.seeds are not ["savepoint", authority, instance_id]')
-    derived, bump = chain.record_address(authority, instance_id, program_id)
-    if (derived, bump) != (address, record["bump"]) or type(record["bump"]) is not int:
-        raise _fail(
-            "address", None, f"record.address is not the program address of those seeds (it is {derived}, bump {bump})"
-        )
     n = _int(top["savepoint"], "savepoint", None, 1, 2**64 - 1)
+    segments, notes = _check_authorities(top["authorities"], n, program_id, instance_id)
     links = top["chain"]
     if not isinstance(links, list) or len(links) != n:
         raise _fail("bundle", None, f"chain does not hold savepoints 1..{n}")
     previous = ZERO_HASH
     previous_timestamp, previous_slot = -(2**63), -1
     for k, link in enumerate(links, start=1):
+        for authority, _address, first, rotation_slot in segments:
+            if first == k and rotation_slot is not None:
+                if rotation_slot < previous_slot:
+                    raise _fail("rotation", k, f"the rotation to {authority} is before savepoint {k - 1}'s slot")
+                previous_slot = rotation_slot
+        authority, address, _first, _slot = [s for s in segments if s[2] <= k][-1]
         fields, slot, timestamp = _check_link(link, k, program_id, authority, address, instance_id)
         if fields.prev_snapshot_hash.hex() != previous:
             raise _fail(
@@ -328,7 +394,114 @@ def _check_offline(bundle: object) -> dict:
         raise _fail(
             "bundle", n, f"snapshot_hash {top['snapshot_hash']!r} is not savepoint {n}'s signed sha256:{previous}"
         )
-    return top
+    return top, notes
+
+
+def _check_record(value: object, authority: Pubkey, instance_id: bytes, program_id: Pubkey, where: str) -> Pubkey:
+    """The record address `value` states, once it is the program address of (authority, instance)."""
+    record = _keys(value, {"address", "seeds", "bump"}, where, None)
+    address = _pubkey(record["address"], f"{where}.address")
+    seeds = record["seeds"]
+    if not isinstance(seeds, list) or len(seeds) != 3:
+        raise _fail("address", None, f"{where}.seeds is not three seeds")
+    expected_seeds = [chain.SAVEPOINT_SEED, bytes(authority), instance_id]
+    if [_hex(s, len(e), "a seed", None) for s, e in zip(seeds, expected_seeds)] != expected_seeds:
+        raise _fail("address", None, f'{where}.seeds are not ["savepoint", authority, instance_id]')
+    derived, bump = chain.record_address(authority, instance_id, program_id)
+    if (derived, bump) != (address, record["bump"]) or type(record["bump"]) is not int:
+        raise _fail(
+            "address", None, f"{where}.address is not the program address of those seeds (it is {derived}, bump {bump})"
+        )
+    return address
+
+
+def _check_authorities(
+    value: object, n: int, program_id: Pubkey, instance_id: bytes
+) -> tuple[list[tuple[Pubkey, Pubkey, int, int | None]], list[str]]:
+    """Each authority's (key, record, first savepoint, slot of the rotation to it), oldest first,
+    once each record is derived from its key and each rotation is the transaction that created
+    that record from the one before; and a note for each recovery."""
+    if not isinstance(value, list) or not value:
+        raise _fail("bundle", None, "authorities is not a non-empty list")
+    segments: list[tuple[Pubkey, Pubkey, int, int | None]] = []
+    notes: list[tuple[int, str]] = []
+    for i, entry in enumerate(value):
+        where = f"authorities[{i}]"
+        entry = _keys(entry, _AUTHORITY, where, None)
+        authority = _pubkey(entry["authority"], f"{where}.authority")
+        address = _check_record(entry["record"], authority, instance_id, program_id, f"{where}.record")
+        first = _int(entry["first"], f"{where}.first", None, 1, n)
+        if not segments:
+            if first != 1 or entry["continued"] is not None:
+                raise _fail(
+                    "rotation", None, f"{where} is the first authority: it starts at savepoint 1, continuing none"
+                )
+            segments.append((authority, address, first, None))
+            continue
+        before, before_address, before_first, _ = segments[-1]
+        if first < max(2, before_first):
+            raise _fail("rotation", first, f"{where}.first {first} does not follow the authority before it")
+        kind, slot, signature = _check_continued(
+            entry["continued"], where, first, program_id, (before, before_address), (authority, address)
+        )
+        if kind == "recovery":
+            notes.append(
+                (len(segments), f"{authority} took over from {before} alone (recovery, transaction {signature})")
+            )
+        segments.append((authority, address, first, slot))
+    ends = [s[2] - 1 for s in segments[1:]] + [n]
+    said = [
+        f"savepoints {segments[i][2]}..{ends[i]} continue without the old key's signature: {how}" for i, how in notes
+    ]
+    return segments, said
+
+
+def _check_continued(
+    value: object,
+    where: str,
+    first: int,
+    program_id: Pubkey,
+    before: tuple[Pubkey, Pubkey],
+    after: tuple[Pubkey, Pubkey],
+) -> tuple[str, int, str]:
+    """The rotation (or recovery) transaction that created `after`'s record from `before`'s:
+    (kind, slot, signature)."""
+    continued = _keys(value, _CONTINUED, f"{where}.continued", first)
+    kind = continued["kind"]
+    if kind not in _CONTINUED_BY:
+        raise _fail("bundle", first, f"{where}.continued.kind is not one of {sorted(_CONTINUED_BY)}")
+    tx = _keys(continued["transaction"], _TX, f"{where}.continued.transaction", first)
+    slot = _int(tx["slot"], "transaction.slot", first, 0, 2**64 - 1)
+    if tx["block_time"] is not None:
+        _int(tx["block_time"], "transaction.block_time", first, -(2**63), 2**63 - 1)
+    try:
+        parsed = transaction.parse(_base64(tx["base64"], first), program_id, after[1])
+    except transaction.Unreadable as e:
+        raise _fail("rotation", first, f"the {kind} transaction: {e}") from None
+    if not parsed.legacy or parsed.signature != tx["signature"]:
+        raise _fail(
+            "rotation", first, f"the {kind} transaction is not a legacy transaction whose id is {tx['signature']!r}"
+        )
+    writes = parsed.writes
+    other = before[0] if kind == "rotation" else before[1]
+    if (
+        len(writes) != 1
+        or writes[0].kind != _CONTINUED_BY[kind]
+        or writes[0].problem is not None
+        or (writes[0].authority, writes[0].other) != (after[0], other)
+    ):
+        raise _fail(
+            "rotation",
+            first,
+            f"transaction {parsed.signature} is not the {kind} that created {after[1]} for {after[0]} from {before[0]}'s record",
+        )
+    return kind, slot, parsed.signature
+
+
+def _transactions(top: dict) -> list[tuple[int, dict]]:
+    """Every transaction the bundle holds, with the savepoint it is about."""
+    rotations = [(a["first"], a["continued"]["transaction"]) for a in top["authorities"] if a["continued"]]
+    return [(k, link["transaction"]) for k, link in enumerate(top["chain"], start=1)] + rotations
 
 
 def _check_link(
@@ -432,11 +605,10 @@ def _check_snapshot(bundle: dict, given: bytes | None) -> list[str]:
     return []
 
 
-def _check_ledger(links: list[dict], url: str) -> None:
+def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
     client = rpc.Cluster(url, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    signatures = [link["transaction"]["signature"] for link in links]
-    for k, (link, status) in enumerate(zip(links, history.statuses(client, signatures)), start=1):
-        tx = link["transaction"]
+    signatures = [tx["signature"] for _, tx in transactions]
+    for (k, tx), status in zip(transactions, history.statuses(client, signatures)):
         if status is None:
             raise _fail("ledger", k, f"transaction {tx['signature']} is not in the ledger of {url}")
         if status.get("err") is not None:

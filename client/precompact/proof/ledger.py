@@ -50,6 +50,11 @@ class _Walk:
     initialized: bool = False
     closed: bool = False
     ignored: int = 0  # failed, read-only or lamports-only: they changed nothing the record holds
+    transactions: int = 0  # read in this record's history and those of the records it continues
+    reached: bool = False  # the walk met the transaction it was to stop at
+    rotated_to: object = None  # the authority a rotation froze this record for
+    carried: int = 0  # the savepoint a rotation carried into this record from the one before
+    lineage: list[str] = field(default_factory=list)  # the records before this one, oldest first
 
     def savepoint(self, fields, slot: int, signature: str) -> None:
         k = fields.sequence
@@ -98,12 +103,10 @@ class _Walk:
 
 
 def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint_log.Savepoint]) -> Ledger:
-    """The verdict on the record's whole history against one instance's savepoints."""
+    """The verdict on the record's whole history against one instance's savepoints, following a
+    key rotation (or recovery) back through the records the lineage came from."""
     try:
-        entries = history.signatures_for_address(client, str(roots.address))
-        walk = _Walk({s.sequence: s for s in savepoints}, roots.authority)
-        for entry in entries:
-            _step(walk, roots, client, entry)
+        walk = _walk(roots, client, {s.sequence: s for s in savepoints})
     except rpc.RpcError as e:
         return Ledger(verdicts.NOT_VERIFIED, str(e))
     confirmed = savepoint_log.highest_confirmed(savepoints)
@@ -118,10 +121,84 @@ def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint
         )
     if walk.findings:
         return Ledger(verdicts.FAILED, str(walk.findings[0]), walk.findings)
+    start = "; ".join(walk.lineage) if walk.lineage else "one initialize"
+    frozen = f"; then frozen by a rotation to {walk.rotated_to}" if walk.rotated_to is not None else ""
     return Ledger(
         verdicts.VERIFIED,
-        f"{len(entries)} transaction(s) touched {roots.address} on {client.url}: one initialize, then savepoints 1..{walk.written} in order, each this machine's, by the authority ({walk.ignored} failed, read-only or lamports-only ignored)",
+        f"{walk.transactions} transaction(s) touched {roots.address} on {client.url}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored)",
     )
+
+
+def _walk(
+    roots: verdicts.Roots, client: rpc.Cluster, mine: dict[int, savepoint_log.Savepoint], until: str | None = None
+) -> _Walk:
+    """The record's history walked in order, up to and including the transaction `until`."""
+    walk = _Walk(mine, roots.authority)
+    for entry in history.signatures_for_address(client, str(roots.address)):
+        walk.transactions += 1
+        _step(walk, roots, client, entry)
+        if entry["signature"] == until:
+            walk.reached = True
+            break
+    return walk
+
+
+def _continue_from(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, write, slot: int, signature: str) -> None:
+    """The record starts from another authority's: that record's history, up to the rotation or
+    recovery transaction, must be this lineage's savepoints 1..N, and this record starts at N."""
+    from solders.pubkey import Pubkey
+
+    from precompact.chain import record
+    from precompact.chain import wire as chain
+
+    if walk.initialized or walk.written:
+        walk.findings.append(Finding(None, slot, signature, "a rotation onto a record that already had a history"))
+    authority = write.other if write.kind == "rotated_in" else None
+    if write.kind == "recovered_in":
+        account = client.account(str(write.other))
+        try:
+            held = record.decode(account[1]) if account and account[0] == str(roots.program_id) else None
+        except record.RecordError:
+            held = None
+        named = Pubkey.from_bytes(held.authority) if held is not None else None
+        if named is not None and chain.record_address(named, roots.instance_id, roots.program_id)[0] == write.other:
+            authority = named
+        else:
+            walk.findings.append(
+                Finding(None, slot, signature, f"recovered from {write.other}, which holds no record of this instance")
+            )
+            return
+    if authority is None:
+        walk.findings.append(Finding(None, slot, signature, "a rotation that names no previous authority"))
+        return
+    previous = verdicts.Roots(roots.program_id, authority, roots.instance)
+    before = _walk(previous, client, walk.mine, until=signature)
+    walk.transactions += before.transactions
+    walk.ignored += before.ignored
+    walk.findings.extend(
+        Finding(f.sequence, f.slot, f.signature, f"in the history of {previous.address}: {f.problem}")
+        for f in before.findings
+    )
+    if not before.reached:
+        walk.findings.append(
+            Finding(
+                None,
+                slot,
+                signature,
+                f"this transaction is not in the history of the record it continues, {previous.address}",
+            )
+        )
+    how = (
+        "continued without the old key's signature (recovery)"
+        if write.kind == "recovered_in"
+        else "rotated to this key, both keys signing"
+    )
+    walk.lineage.extend(before.lineage)
+    walk.lineage.append(
+        f"savepoints 1..{before.written} under {authority} at {previous.address}, {how} in transaction {signature} at slot {slot}"
+    )
+    walk.initialized, walk.written, walk.carried = True, before.written, before.written
+    walk.highest = max(walk.highest, before.highest)
 
 
 def _step(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict) -> None:
@@ -179,6 +256,10 @@ def _step(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict) 
                 )
             )
             walk.closed, walk.initialized = True, False
+        elif write.kind in ("rotated_in", "recovered_in"):
+            _continue_from(walk, roots, client, write, slot, signature)
+        elif write.kind == "rotated_out":
+            walk.rotated_to = write.other
         elif write.kind == "savepoint" and write.fields is not None:
             if not walk.initialized:
                 walk.findings.append(

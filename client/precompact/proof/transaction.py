@@ -28,7 +28,15 @@ def _discriminator(name: str) -> bytes:
 INITIALIZE = _discriminator("initialize")
 SAVEPOINT = _discriminator("savepoint")
 CLOSE = _discriminator("close")
-_KINDS = {INITIALIZE: "initialize", SAVEPOINT: "savepoint", CLOSE: "close"}
+ROTATE_AUTHORITY = _discriminator("rotate_authority")
+RECOVER_LINEAGE = _discriminator("recover_lineage")
+_KINDS = {
+    INITIALIZE: "initialize",
+    SAVEPOINT: "savepoint",
+    CLOSE: "close",
+    ROTATE_AUTHORITY: "rotate_authority",
+    RECOVER_LINEAGE: "recover_lineage",
+}
 # Programs whose instructions can move lamports to an address but never change its data or owner
 # unless that address signs, which a program address cannot.
 LAMPORTS_ONLY_PROGRAMS = {
@@ -49,11 +57,14 @@ class Write:
     For a savepoint, `fields` and `signature` are what the Ed25519 instruction before it
     verified (None when that instruction is not the one the program requires)."""
 
-    kind: str  # initialize | savepoint | close | unknown
+    kind: str  # initialize | savepoint | close | rotated_out | rotated_in | recovered_in | unknown
     authority: Pubkey | None
     fields: chain.SavepointFields | None = None
     signature: bytes | None = None
     problem: str | None = None
+    # The other side of a rotation: for rotated_out the new authority, for rotated_in the old
+    # authority (both signed), for recovered_in the address of the record continued (unsigned).
+    other: Pubkey | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,8 @@ def _write(
     data: bytes, accounts: list[Pubkey], instructions, keys, position: int, signers: int, record: Pubkey
 ) -> Write:
     kind = _KINDS.get(data[:8], "unknown")
+    if kind in ("rotate_authority", "recover_lineage"):
+        return _continuation(kind, data, accounts, keys, signers, record)
     # initialize: payer, authority, record; savepoint and close: authority, record.
     authority_at = 1 if kind == "initialize" else 0
     authority = accounts[authority_at] if len(accounts) > authority_at else None
@@ -158,6 +171,27 @@ def _write(
             kind, authority, problem=f"its signed message is for program {read.program_id} and record {read.record}"
         )
     return Write(kind, authority, read.fields, signature)
+
+
+def _continuation(kind: str, data: bytes, accounts: list[Pubkey], keys, signers: int, record: Pubkey) -> Write:
+    """A rotation on the old record (accounts: authority, record, new authority, new record, ...)
+    or on the new one, or a recovery on the new record (authority, record, previous, ...)."""
+    signed = [a for a in accounts[:3] if a in keys[:signers]]
+    if kind == "rotate_authority" and len(accounts) >= 4 and record in (accounts[1], accounts[3]):
+        old, new = accounts[0], accounts[2]
+        write = Write("rotated_out", old, other=new) if record == accounts[1] else Write("rotated_in", new, other=old)
+        if old not in signed or new not in signed:
+            return Write(write.kind, write.authority, problem="its old and new authorities did not both sign it")
+        return write
+    if kind == "recover_lineage" and len(accounts) >= 3 and record == accounts[1]:
+        if accounts[0] not in signed:
+            return Write(
+                "recovered_in", accounts[0], problem=f"its authority {accounts[0]} did not sign the transaction"
+            )
+        return Write("recovered_in", accounts[0], other=accounts[2])
+    return Write(
+        kind, accounts[0] if accounts else None, problem="the record is not the account the instruction writes"
+    )
 
 
 @dataclass(frozen=True)

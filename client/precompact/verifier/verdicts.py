@@ -159,14 +159,19 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
 
 
 def signature_valid(found: record.Record, roots: Roots) -> bool:
-    """Whether the configured authority signed the record's fields for this program and address."""
+    """Whether the configured authority signed the record's fields for this program and address
+    (for a savepoint carried over by a key rotation, the previous authority at its address)."""
     from solders.signature import Signature
 
+    signer = found.savepoint_signer(roots.authority, roots.program_id)
+    if signer is None:
+        return False
+    key, address = signer
     try:
-        message = found.signed_fields().signed_message(roots.address, roots.program_id)
+        message = found.signed_fields().signed_message(address, roots.program_id)
     except ValueError:  # a git_commit that is not 40 ASCII characters
         return False
-    return Signature.from_bytes(found.signature).verify(roots.authority, message)
+    return Signature.from_bytes(found.signature).verify(key, message)
 
 
 @dataclass(frozen=True)
@@ -228,7 +233,9 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     if found.sequence == 0:
         return ChainRead(NOT_VERIFIED, f"the record at {roots.address} holds no savepoint yet")
     return ChainRead(
-        VERIFIED, f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid", found
+        VERIFIED,
+        f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid{continuation(found)}",
+        found,
     )
 
 
@@ -243,6 +250,17 @@ def chain_record(config: Config, instance: str, confirmed: int) -> tuple[Roots |
         return None, ChainRead(NOT_VERIFIED, str(e))
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     return configured, read_record(configured, client, confirmed)
+
+
+def continuation(found: record.Record) -> str:
+    """What a record carried over from another authority's says about how (empty otherwise): a
+    recovery is never passed off as a rotation the old key signed."""
+    previous = found.continued_from()
+    if previous is None:
+        return ""
+    if found.recovered:
+        return f"; continued without the old key's signature: savepoint {found.sequence} was carried over from authority {previous}'s record by the new key alone (recovery)"
+    return f"; savepoint {found.sequence} was carried over from authority {previous}'s record by a rotation both keys signed"
 
 
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:

@@ -316,4 +316,21 @@ def _check_chain(
     )
     vouched.update(n for n, check in walked.items() if check.status == verdicts.VERIFIED)
     covered = sum(check.status == verdicts.VERIFIED for check in walked.values())
-    return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified"
+    return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}"
+
+
+def _rotations(config: Config, instance: str, held) -> str:
+    """The key rotations the lineage went through, as the record states it (while it still holds
+    the savepoint carried over) or this machine's index recorded them: a lineage continued
+    without the old key's signature is said, never passed over."""
+    said = verdicts.continuation(held)
+    for rotation in savepoint_log.read(config.logs).rotations(instance):
+        if rotation.sequence == held.sequence and said:
+            continue
+        how = (
+            "continued without the old key's signature (recovery)"
+            if rotation.recovered
+            else "rotated with both keys' signatures"
+        )
+        said += f"; after savepoint {rotation.sequence} the lineage moved from {rotation.old_authority} to {rotation.new_authority}: {how}"
+    return said

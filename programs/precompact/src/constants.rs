@@ -19,8 +19,24 @@ pub const SIGNED_MESSAGE_DOMAIN: &[u8] = b"precompact/savepoint/v1";
 pub const SIGNED_MESSAGE_LEN: usize =
     SIGNED_MESSAGE_DOMAIN.len() + 32 + 32 + 8 + 8 + 32 + 32 + 32 + GIT_COMMIT_LEN;
 
-/// The only entry type defined so far.
+/// A savepoint the record's authority signed and posted.
+#[constant]
 pub const ENTRY_TYPE_SAVEPOINT: u8 = 0x01;
+
+/// A new authority's record whose savepoint was carried over from the previous authority's record
+/// by `rotate_authority`, which both keys signed. Metadata names the previous authority.
+#[constant]
+pub const ENTRY_TYPE_ROTATED: u8 = 0x02;
+
+/// A new authority's record whose savepoint was carried over by `recover_lineage`, signed by the
+/// new authority alone: the previous key did not consent. Metadata names the previous authority.
+#[constant]
+pub const ENTRY_TYPE_RECOVERED: u8 = 0x03;
+
+/// A record whose authority was rotated: frozen at its last savepoint, which the record still
+/// states as written. Metadata names the authority the lineage continues under.
+#[constant]
+pub const ENTRY_TYPE_ROTATED_OUT: u8 = 0x04;
 
 /// Git commits are stored as 40 lowercase hex characters.
 pub const GIT_COMMIT_LEN: usize = 40;

@@ -40,4 +40,18 @@ pub enum PrecompactError {
     RecordAlreadyInitialized,
     #[msg("The record address holds data or belongs to another program")]
     RecordAddressInUse,
+    #[msg("This record's authority was rotated: it is frozen and takes no more savepoints; post under the new authority")]
+    RecordFrozen,
+    #[msg("This record was already rotated to another authority; continue from that authority's record")]
+    RecordAlreadyRotated,
+    #[msg("The new authority must differ from the record's authority")]
+    RotationToSameAuthority,
+    #[msg("The record to continue holds no savepoint yet")]
+    NothingToContinue,
+    #[msg("The record to continue does not exist or holds no data")]
+    ContinuedRecordUninitialized,
+    #[msg("The record to continue is not a savepoint record of this program")]
+    ContinuedRecordForeign,
+    #[msg("The record to continue belongs to another instance")]
+    ContinuedInstanceMismatch,
 }

@@ -2,7 +2,9 @@
 //!
 //! One account per (authority, instance) holds the latest savepoint: the snapshot's SHA-256,
 //! the git commit that stores it, and the authority's ed25519 signature, verified through the
-//! Ed25519 precompile. Each savepoint must extend the previous one by sequence and hash.
+//! Ed25519 precompile. Each savepoint must extend the previous one by sequence and hash. A
+//! lineage moves to a new authority's record by rotation (both keys sign) or, when the old key is
+//! lost, by recovery (the new key alone, marked as such).
 use anchor_lang::prelude::*;
 
 pub mod constants;
@@ -35,8 +37,24 @@ pub mod precompact {
         Savepoint::handler(ctx, args)
     }
 
-    /// Closes the record and returns its rent to the authority.
+    /// Closes the record and returns its rent to the authority. A frozen record cannot be closed.
     pub fn close(ctx: Context<Close>) -> Result<()> {
         Close::handler(ctx)
+    }
+
+    /// Continues the lineage under `new_authority`, with the current authority's consent (both
+    /// sign): creates the new authority's record for the same instance holding this record's
+    /// last savepoint (`ENTRY_TYPE_ROTATED`, metadata naming the old authority), so the next
+    /// savepoint under the new key extends it, and freezes this record (`ENTRY_TYPE_ROTATED_OUT`).
+    pub fn rotate_authority(ctx: Context<RotateAuthority>) -> Result<()> {
+        RotateAuthority::handler(ctx)
+    }
+
+    /// Continues a lineage whose authority's key is lost: the new authority alone creates its
+    /// record for `instance_id` holding `previous`'s last savepoint, marked
+    /// `ENTRY_TYPE_RECOVERED` (not signed by the old key) with metadata naming the old authority.
+    /// `previous` is left as it is: without its key nothing may change it.
+    pub fn recover_lineage(ctx: Context<RecoverLineage>, instance_id: [u8; 32]) -> Result<()> {
+        RecoverLineage::handler(ctx, instance_id)
     }
 }

@@ -1,6 +1,8 @@
 use anchor_lang::prelude::*;
 
-use crate::constants::{GIT_COMMIT_LEN, METADATA_MAX_LEN, RECORD_DISCRIMINATOR};
+use crate::constants::{
+    ENTRY_TYPE_ROTATED_OUT, GIT_COMMIT_LEN, METADATA_MAX_LEN, RECORD_DISCRIMINATOR,
+};
 use crate::error::PrecompactError;
 use crate::signed_message::SignedSavepoint;
 
@@ -11,7 +13,9 @@ use crate::signed_message::SignedSavepoint;
 pub struct SavepointRecord {
     /// Completes the specification's 32-byte header after the 4-byte discriminator.
     pub reserved: [u8; 28],
-    /// 0 until the first savepoint, then `ENTRY_TYPE_SAVEPOINT`.
+    /// 0 until the first savepoint, then `ENTRY_TYPE_SAVEPOINT`; a record that continues another
+    /// authority's lineage starts at `ENTRY_TYPE_ROTATED` or `ENTRY_TYPE_RECOVERED`, and a record
+    /// whose authority was rotated away is frozen at `ENTRY_TYPE_ROTATED_OUT`.
     pub entry_type: u8,
     /// Client-side unix seconds of the snapshot.
     pub timestamp: i64,
@@ -63,6 +67,61 @@ impl SavepointRecord {
         }
     }
 
+    /// The new `authority`'s record continuing this one's lineage: this record's last savepoint
+    /// exactly as it was written (signed by this record's authority at this record's address), so
+    /// the next savepoint under the new key extends it. `entry_type` says how it was carried over
+    /// and `metadata` names this record's authority.
+    pub fn continuation(
+        &self,
+        authority: Pubkey,
+        bump: u8,
+        entry_type: u8,
+        metadata: &str,
+    ) -> Self {
+        let mut next = Self::empty(authority, self.instance_id, bump);
+        next.entry_type = entry_type;
+        next.timestamp = self.timestamp;
+        next.snapshot_hash = self.snapshot_hash;
+        next.git_commit = self.git_commit;
+        next.signature = self.signature;
+        next.sequence = self.sequence;
+        next.prev_snapshot_hash = self.prev_snapshot_hash;
+        next.slot = self.slot;
+        next.chain_timestamp = self.chain_timestamp;
+        next.set_metadata(metadata.as_bytes());
+        next
+    }
+
+    /// Whether the lineage has moved to another authority's record.
+    pub fn is_frozen(&self) -> bool {
+        self.entry_type == ENTRY_TYPE_ROTATED_OUT
+    }
+
+    /// A record can be continued under `new_authority` once it holds a savepoint, while it is
+    /// not frozen, and only by another key.
+    pub fn check_continuable(&self, new_authority: &Pubkey) -> Result<()> {
+        require!(!self.is_frozen(), PrecompactError::RecordAlreadyRotated);
+        require!(self.sequence > 0, PrecompactError::NothingToContinue);
+        require_keys_neq!(
+            *new_authority,
+            self.authority,
+            PrecompactError::RotationToSameAuthority
+        );
+        Ok(())
+    }
+
+    /// Freezes the record at its last savepoint; metadata names where the lineage went.
+    pub fn freeze(&mut self, successor: &Pubkey) {
+        self.entry_type = ENTRY_TYPE_ROTATED_OUT;
+        self.set_metadata(format!(r#"{{"rotated_to":"{successor}"}}"#).as_bytes());
+    }
+
+    fn set_metadata(&mut self, metadata: &[u8]) {
+        self.metadata_len = metadata.len() as u16;
+        self.metadata = [0; METADATA_MAX_LEN];
+        self.metadata[..metadata.len()].copy_from_slice(metadata);
+    }
+
     /// Records `signed` as the next savepoint, with the authority's `signature` over it and the
     /// time the program writes it, once it extends the stored one.
     pub fn extend(
@@ -73,6 +132,7 @@ impl SavepointRecord {
         metadata: &[u8],
         clock: &Clock,
     ) -> Result<()> {
+        require!(!self.is_frozen(), PrecompactError::RecordFrozen);
         self.check_successor(signed)?;
         self.entry_type = entry_type;
         self.timestamp = signed.timestamp;
@@ -83,9 +143,7 @@ impl SavepointRecord {
         self.prev_snapshot_hash = signed.prev_snapshot_hash;
         self.slot = clock.slot;
         self.chain_timestamp = clock.unix_timestamp;
-        self.metadata_len = metadata.len() as u16;
-        self.metadata = [0; METADATA_MAX_LEN];
-        self.metadata[..metadata.len()].copy_from_slice(metadata);
+        self.set_metadata(metadata);
         Ok(())
     }
 
@@ -128,4 +186,28 @@ pub struct SavepointRecorded {
     pub snapshot_hash: [u8; 32],
     pub git_commit: [u8; GIT_COMMIT_LEN],
     pub slot: u64,
+}
+
+/// Emitted when `rotate_authority` moves a lineage to a new authority's record.
+#[event]
+pub struct AuthorityRotated {
+    pub instance_id: [u8; 32],
+    pub old_authority: Pubkey,
+    pub new_authority: Pubkey,
+    pub old_record: Pubkey,
+    pub new_record: Pubkey,
+    pub sequence: u64,
+    pub snapshot_hash: [u8; 32],
+}
+
+/// Emitted when `recover_lineage` continues a lineage without the previous authority's signature.
+#[event]
+pub struct LineageRecovered {
+    pub instance_id: [u8; 32],
+    pub old_authority: Pubkey,
+    pub new_authority: Pubkey,
+    pub old_record: Pubkey,
+    pub new_record: Pubkey,
+    pub sequence: u64,
+    pub snapshot_hash: [u8; 32],
 }

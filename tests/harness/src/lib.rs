@@ -209,3 +209,49 @@ pub fn close_instruction(authority: &Pubkey, record: &Pubkey) -> Instruction {
         data: precompact::instruction::Close {}.data(),
     }
 }
+
+/// `rotate_authority`: `authority`'s record of `instance_id` continues under `new_authority`.
+pub fn rotate_authority_instruction(
+    payer: &Pubkey,
+    authority: &Pubkey,
+    new_authority: &Pubkey,
+    instance_id: &[u8; 32],
+) -> Instruction {
+    let (record, _) = record_address(authority, instance_id);
+    let (new_record, _) = record_address(new_authority, instance_id);
+    Instruction {
+        program_id: precompact::ID,
+        accounts: precompact::accounts::RotateAuthority {
+            authority: *authority,
+            record,
+            new_authority: *new_authority,
+            new_record,
+            payer: *payer,
+            system_program: solana_sdk_ids::system_program::ID,
+        }
+        .to_account_metas(None),
+        data: precompact::instruction::RotateAuthority {}.data(),
+    }
+}
+
+/// `recover_lineage`: `authority` starts its record of `instance_id` from the record at `previous`.
+pub fn recover_lineage_instruction(
+    payer: &Pubkey,
+    authority: &Pubkey,
+    previous: &Pubkey,
+    instance_id: [u8; 32],
+) -> Instruction {
+    let (record, _) = record_address(authority, &instance_id);
+    Instruction {
+        program_id: precompact::ID,
+        accounts: precompact::accounts::RecoverLineage {
+            authority: *authority,
+            record,
+            previous: *previous,
+            payer: *payer,
+            system_program: solana_sdk_ids::system_program::ID,
+        }
+        .to_account_metas(None),
+        data: precompact::instruction::RecoverLineage { instance_id }.data(),
+    }
+}

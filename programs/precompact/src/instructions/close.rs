@@ -13,6 +13,8 @@ pub struct Close<'info> {
         mut,
         close = authority,
         has_one = authority @ PrecompactError::WrongAuthority,
+        // A frozen record stays: closing it would let the old key initialize the address again.
+        constraint = !record.is_frozen() @ PrecompactError::RecordFrozen,
         seeds = [SAVEPOINT_SEED, record.authority.as_ref(), record.instance_id.as_ref()],
         bump = record.bump,
     )]

@@ -1,0 +1,253 @@
+"""`precompact key rotate [--recover]` on precompact-localnet: the lineage continues under a new
+key without breaking the hash chain (more savepoints, `verify`), the old record freezes, a
+recovery says it was not signed by the old key, and each refusal names its fix."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+from solders.keypair import Keypair
+from solders.pubkey import Pubkey
+
+from precompact.chain import record, rpc
+from precompact.chain import wire as chain
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+from precompact.proof import bundle
+from precompact.verifier import verdicts
+from support.commands import INSTANCE, invoke, statuses
+from support.localnet import REPO
+from support.projects import fund
+
+REFERENCE = REPO / "tools" / "verify_bundle.py"
+_spec = importlib.util.spec_from_file_location("verify_bundle", REFERENCE)
+assert _spec is not None and _spec.loader is not None
+reference = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(reference)
+
+
+def start_project(root: Path, monkeypatch, url: str, count: int) -> Keypair:
+    """A project with `count` savepoints landed on the localnet; returns its signing key."""
+    project, remote = root / "project", root / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    project.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=project, check=True)
+    monkeypatch.chdir(project)
+    keypair = root / "id.json"
+    result = invoke(
+        "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", url, "--keypair", str(keypair)
+    )
+    assert result.exit_code == 0, result.output
+    authority = Keypair.from_bytes(bytes(json.loads(keypair.read_text())))
+    fund(url, authority)
+    for _ in range(count):
+        save()
+    return authority
+
+
+def save() -> None:
+    result = invoke("savepoint", "--no-transcript")
+    assert result.exit_code == 0, result.output
+
+
+def record_of(url: str, authority: Pubkey) -> record.Record:
+    address, _ = chain.record_address(authority, chain.instance_id(INSTANCE))
+    found = rpc.Cluster(url, timeout=10).account(str(address))
+    assert found is not None, f"no record at {address}"
+    return record.decode(found[1])
+
+
+def proved(tmp_path: Path, n: int) -> tuple[Path, dict]:
+    path = tmp_path / f"bundle-{n}.json"
+    result = invoke("prove", str(n), "-o", str(path))
+    assert result.exit_code == 0, result.output
+    return path, json.loads(path.read_text())
+
+
+def run_reference(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REFERENCE), str(path)], capture_output=True, text=True, check=False)
+
+
+def rejected_by_reference(document) -> bool:
+    try:
+        reference.verify(document)
+    except (reference.Invalid, ValueError, KeyError, TypeError):
+        return True
+    return False
+
+
+def configured_key() -> Pubkey:
+    loaded = configuration.load(Path.cwd())
+    return chain.load_keypair(loaded.keypair).pubkey()
+
+
+def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, monkeypatch, tmp_path):
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    result = invoke("key", "rotate", "--airdrop")
+    assert result.exit_code == 0, result.output
+    new = configured_key()
+    assert new != old.pubkey()
+    assert f"rotated: savepoint 2 of {INSTANCE!r} now continues under {new} (was {old.pubkey()})" in result.output
+
+    frozen = record_of(localnet.url, old.pubkey())
+    assert frozen.frozen and frozen.rotated_to() == new and frozen.sequence == 2
+    continued = record_of(localnet.url, new)
+    assert (continued.entry_type, continued.sequence) == (chain.ENTRY_TYPE_ROTATED, 2)
+    assert continued.continued_from() == old.pubkey() and not continued.recovered
+    assert continued.snapshot_hash == frozen.snapshot_hash
+    [rotation] = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotation.sequence, rotation.old_authority, rotation.new_authority) == (2, str(old.pubkey()), str(new))
+    assert not rotation.recovered
+
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "carried over from authority" in verified.output and "by a rotation both keys signed" in verified.output
+
+    save()
+    save()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 4
+    extended = record_of(localnet.url, new)
+    assert (extended.sequence, extended.entry_type) == (4, chain.ENTRY_TYPE_SAVEPOINT)
+    index = savepoint_log.savepoints(Path("logs"), INSTANCE)
+    assert index[2].prev_snapshot_hash == index[1].snapshot_hash  # the chain runs on across the rotation
+
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "✓ 4 savepoint(s) verified" in verified.output and "4 savepoint(s) linked to it" in verified.output
+    assert (
+        f"after savepoint 2 the lineage moved from {old.pubkey()} to {new}: rotated with both keys' signatures"
+        in verified.output
+    )
+
+    ledger = invoke("verify", "--ledger")
+    assert ledger.exit_code == 0, ledger.output
+    assert "rotated to this key, both keys signing" in ledger.output and "savepoints 1..2 under" in ledger.output
+
+    # Bundles carry each authority and the rotation; both verifiers follow the chain across it.
+    for n in (2, 4):
+        path, written = proved(tmp_path, n)
+        assert [a["authority"] for a in written["authorities"]] == [str(old.pubkey()), str(new)][: 1 + (n > 2)]
+        result = invoke("verify-bundle", str(path))
+        assert result.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in result.output, result.output
+        checked = run_reference(path)
+        assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
+    assert written["authorities"][1]["continued"]["kind"] == "rotation" and "1 key rotation(s)" in checked.stdout
+    for forged in ("recovery", "swap", "first", "signer"):
+        document = copy.deepcopy(written)
+        rotated = document["authorities"][1]
+        if forged == "recovery":
+            rotated["continued"]["kind"] = "recovery"
+        elif forged == "swap":
+            document["authorities"].reverse()
+        elif forged == "first":
+            rotated["first"] = 4
+        else:
+            rotated["authority"] = str(old.pubkey())
+        assert bundle.check(document).status == verdicts.FAILED, forged
+        assert rejected_by_reference(document), forged
+
+    # The old key is refused: by the client, and by the program when posted around it.
+    old_path = tmp_path / "id.json"
+    refused = invoke("key", "rotate", env={"PRECOMPACT_KEYPAIR": str(old_path)})
+    assert refused.exit_code == 1
+    assert f"was already rotated to {new}; point chain.keypair at that key" in refused.output
+    assert record_of(localnet.url, old.pubkey()).sequence == 2
+
+
+def test_the_program_refuses_a_savepoint_under_the_rotated_key(localnet, monkeypatch, tmp_path):
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=1)
+    assert invoke("key", "rotate", "--airdrop").exit_code == 0
+    held = record_of(localnet.url, old.pubkey())
+    fields = chain.SavepointFields(2, held.timestamp + 1, held.instance_id, b"\x07" * 32, held.snapshot_hash, "a" * 40)
+    client = rpc.Cluster(localnet.url, timeout=10)
+    from solders.hash import Hash
+    from solders.transaction import Transaction
+
+    blockhash = Hash.from_string(client.latest_blockhash())
+    tx = Transaction.new_signed_with_payer(
+        chain.savepoint_instructions(old, fields, b"{}"), old.pubkey(), [old], blockhash
+    )
+    try:
+        client.send_transaction(bytes(tx))
+    except rpc.RpcError as e:
+        frozen_code = 6000 + [e["name"] for e in chain.IDL["errors"]].index("RecordFrozen")
+        assert hex(frozen_code) in str(e) or str(frozen_code) in str(e), str(e)
+    else:
+        raise AssertionError("a savepoint under the rotated key was accepted")
+    assert record_of(localnet.url, old.pubkey()).sequence == 1
+
+
+def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypatch, tmp_path):
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    (tmp_path / "id.json").unlink()  # the key is lost
+
+    refused = invoke("key", "rotate")
+    assert refused.exit_code == 1
+    assert (
+        "does not exist" in refused.output
+        and "`precompact key rotate --recover` continues without it" in refused.output
+    )
+    refused = invoke("key", "rotate", "--recover")
+    assert (
+        refused.exit_code == 1 and "--recover needs chain.authority set to the lost key's public key" in refused.output
+    )
+
+    result = invoke(
+        "key", "rotate", "--recover", "--airdrop", "--json", env={"PRECOMPACT_AUTHORITY": str(old.pubkey())}
+    )
+    assert result.exit_code == 0, result.output
+    assert "recovered without the old key's signature: savepoint 2" in result.output
+    said = json.loads(result.stdout)
+    Draft202012Validator(json.loads((REPO / "docs" / "schemas" / "key-rotate.schema.json").read_text())).validate(said)
+    loaded = configuration.load(Path.cwd())
+    new = chain.load_keypair(loaded.keypair).pubkey()
+    assert (said["recovered"], said["sequence"], said["new_authority"]) == (True, 2, str(new))
+    assert loaded.authority == str(new)  # chain.authority follows the key it named
+
+    recovered = record_of(localnet.url, new)
+    assert (recovered.entry_type, recovered.sequence) == (chain.ENTRY_TYPE_RECOVERED, 2)
+    assert recovered.recovered and recovered.continued_from() == old.pubkey()
+    assert not record_of(localnet.url, old.pubkey()).frozen  # nothing may change it without its key
+
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "continued without the old key's signature" in verified.output
+    save()
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "✓ 3 savepoint(s) verified" in verified.output
+    assert "continued without the old key's signature (recovery)" in verified.output
+    ledger = invoke("verify", "--ledger")
+    assert ledger.exit_code == 0 and "continued without the old key's signature (recovery)" in ledger.output, (
+        ledger.output
+    )
+
+    path, written = proved(tmp_path, 3)
+    assert written["authorities"][1]["continued"]["kind"] == "recovery"
+    result = invoke("verify-bundle", str(path))
+    assert result.exit_code == 0, result.output
+    assert "not verified: savepoints 3..3 continue without the old key's signature" in result.output
+    checked = run_reference(path)
+    assert checked.returncode == 0 and "continue without the old key's signature (recovery)" in checked.stdout
+    document = copy.deepcopy(written)
+    document["authorities"][1]["continued"]["kind"] = "rotation"  # passing a recovery off as a rotation
+    assert bundle.check(document).status == verdicts.FAILED and rejected_by_reference(document)
+
+
+def test_refusals_name_their_fix(localnet, monkeypatch, tmp_path):
+    start_project(tmp_path, monkeypatch, localnet.url, count=0)
+    refused = invoke("key", "rotate")
+    assert refused.exit_code == 1
+    assert "holds no savepoint of 'Gabriel #215' yet: nothing to carry over" in refused.output
+    path = Path(configuration.CONFIG_NAME)
+    path.write_text(path.read_text().replace("chain = true", "chain = false"))
+    assert invoke("trust", "--yes").exit_code == 0
+    refused = invoke("key", "rotate")
+    assert refused.exit_code == 1 and "the chain layer is off" in refused.output
