@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support import claude_code, codex_cli, gemini_cli
+from support import claude_code, codex_cli, gemini_cli, npm_package
 from support.commands import run_git
 from support.localnet import LocalnetProcess
 
@@ -111,7 +111,7 @@ def pypi() -> None:
 def claude_binary() -> Path:
     try:
         return claude_code.claude_binary()
-    except claude_code.Unavailable as e:
+    except npm_package.Unavailable as e:
         pytest.skip(f"Claude Code end-to-end tests skipped: {e}")
 
 
@@ -119,7 +119,7 @@ def claude_binary() -> Path:
 def codex_binary() -> Path:
     try:
         return codex_cli.codex_binary()
-    except claude_code.Unavailable as e:
+    except npm_package.Unavailable as e:
         pytest.skip(f"Codex CLI end-to-end tests skipped: {e}")
 
 
@@ -127,5 +127,5 @@ def codex_binary() -> Path:
 def gemini_binary() -> Path:
     try:
         return gemini_cli.gemini_binary()
-    except claude_code.Unavailable as e:
+    except npm_package.Unavailable as e:
         pytest.skip(f"Gemini CLI end-to-end tests skipped: {e}")

@@ -64,7 +64,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -73,7 +72,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from support import commands
+from support import commands, npm_package
 from support.projects import Project
 
 VERSION = "2.1.332"
@@ -82,56 +81,13 @@ PACKAGE = "@anthropic-ai/claude-code"
 NPM_TIMEOUT_SECONDS = 600
 
 
-class Unavailable(Exception):
-    """Claude Code cannot be installed here (no npm, or the registry is unreachable)."""
-
-
 def claude_binary(version: str = VERSION) -> Path:
     """The `claude` executable of `version`, installed from npm into the cache on first use
     (outside the clone, shared by every clone and CI run on this machine)."""
     prefix = CACHE / version
-    binary = prefix / "node_modules" / ".bin" / "claude"
-    if _works(binary):
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise Unavailable("npm is not installed")
-    prefix.mkdir(parents=True, exist_ok=True)
-    with (prefix / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _works(binary):
-            return binary
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(prefix), f"{PACKAGE}@{version}"],
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT_SECONDS,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
-    if not _works(binary):
-        raise Unavailable(f"{binary} does not run after npm install")
-    return binary
-
-
-def _npm_reason(stderr: str) -> str:
-    """npm's own one-line reason ("FetchError: request to ... failed, reason: ..."), or its code."""
-    errors = [line.removeprefix("npm error").strip() for line in stderr.splitlines() if line.startswith("npm error")]
-    for line in errors:
-        if "Error:" in line or "reason:" in line:
-            return line
-    return next((line for line in errors if line.startswith("code ")), "no reason given")
-
-
-def _works(binary: Path) -> bool:
-    if not binary.exists():
-        return False
-    try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and VERSION in out.stdout
+    return npm_package.installed(
+        PACKAGE, version, prefix, prefix / "node_modules" / ".bin" / "claude", NPM_TIMEOUT_SECONDS
+    )
 
 
 @dataclass(frozen=True)

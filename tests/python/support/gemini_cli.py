@@ -19,7 +19,6 @@ What Gemini CLI 0.61.0 does, observed with this harness (docs/agents.md keeps th
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -30,8 +29,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from support import commands
-from support.claude_code import Unavailable, _npm_reason, wait_for_worker
+from support import commands, npm_package
+from support.claude_code import wait_for_worker
+from support.npm_package import Unavailable
 from support.projects import Project
 
 VERSION = "0.61.0"
@@ -47,38 +47,7 @@ def gemini_binary(version: str = VERSION) -> Path:
         raise Unavailable("Node.js is not installed (Gemini CLI needs Node.js 20 or later)")
     prefix = CACHE / version
     binary = prefix / "node_modules" / ".bin" / "gemini"
-    if _works(binary, version):
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise Unavailable("npm is not installed")
-    prefix.mkdir(parents=True, exist_ok=True)
-    with (prefix / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _works(binary, version):
-            return binary
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(prefix), f"{PACKAGE}@{version}"],
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT_SECONDS,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise Unavailable(f"npm install {PACKAGE}@{version} failed: {_npm_reason(done.stderr)}")
-    if not _works(binary, version):
-        raise Unavailable(f"{binary} does not run after npm install")
-    return binary
-
-
-def _works(binary: Path, version: str) -> bool:
-    if not binary.exists():
-        return False
-    try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and version in out.stdout
+    return npm_package.installed(PACKAGE, version, prefix, binary, NPM_TIMEOUT_SECONDS, probe_timeout=120)
 
 
 def texts(content: dict) -> str:
