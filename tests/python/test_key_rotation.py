@@ -9,6 +9,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -182,6 +183,38 @@ def test_the_program_refuses_a_savepoint_under_the_rotated_key(localnet, monkeyp
     else:
         raise AssertionError("a savepoint under the rotated key was accepted")
     assert record_of(localnet.url, old.pubkey()).sequence == 1
+
+
+def test_a_savepoint_the_old_key_posts_after_a_recovery_fails_the_ledger(localnet, monkeypatch, tmp_path):
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    (tmp_path / "id.json").unlink()  # "lost", but someone else holds it
+    recovered = invoke("key", "rotate", "--recover", "--airdrop", env={"PRECOMPACT_AUTHORITY": str(old.pubkey())})
+    assert recovered.exit_code == 0, recovered.output
+    assert invoke("verify", "--ledger").exit_code == 0
+
+    held = record_of(localnet.url, old.pubkey())
+    fields = chain.SavepointFields(3, held.timestamp + 1, held.instance_id, b"\x07" * 32, held.snapshot_hash, "a" * 40)
+    client = rpc.Cluster(localnet.url, timeout=10)
+    from solders.hash import Hash
+    from solders.transaction import Transaction
+
+    tx = Transaction.new_signed_with_payer(
+        chain.savepoint_instructions(old, fields, b"{}"),
+        old.pubkey(),
+        [old],
+        Hash.from_string(client.latest_blockhash()),
+    )
+    client.send_transaction(bytes(tx))
+    deadline = time.monotonic() + 10
+    while record_of(localnet.url, old.pubkey()).sequence != 3:
+        assert time.monotonic() < deadline, "the old record took the stolen key's savepoint"
+        time.sleep(0.1)
+
+    ledger = invoke("verify", "--ledger")
+    assert ledger.exit_code == 1, ledger.output
+    assert "after the lineage moved on from it" in ledger.output and "its key is still in use" in ledger.output, (
+        ledger.output
+    )
 
 
 def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypatch, tmp_path):

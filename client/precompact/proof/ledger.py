@@ -132,15 +132,37 @@ def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint
 def _walk(
     roots: verdicts.Roots, client: rpc.Cluster, mine: dict[int, savepoint_log.Savepoint], until: str | None = None
 ) -> _Walk:
-    """The record's history walked in order, up to and including the transaction `until`."""
+    """The record's history walked in order, up to and including the transaction `until` (a
+    rotation or recovery the lineage moved on with); what the record's key wrote after it is a
+    finding: the lineage left that key, so a write there is a key still in use (after a recovery,
+    the "lost" key was taken, not lost)."""
     walk = _Walk(mine, roots.authority)
     for entry in history.signatures_for_address(client, str(roots.address)):
         walk.transactions += 1
+        if walk.reached:
+            _after_leaving(walk, roots, client, entry, until)
+            continue
         _step(walk, roots, client, entry)
         if entry["signature"] == until:
             walk.reached = True
-            break
     return walk
+
+
+def _after_leaving(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict, left_in: str | None) -> None:
+    """A transaction in a record's history after the lineage left it: anything it wrote there
+    is named."""
+    later = _Walk(walk.mine, roots.authority, written=walk.written, initialized=True)
+    _step(later, roots, client, entry)
+    walk.ignored += later.ignored
+    if later.written != walk.written or later.closed or later.findings:
+        walk.findings.append(
+            Finding(
+                later.written if later.written != walk.written else None,
+                entry["slot"],
+                entry["signature"],
+                f"written to {roots.address} after the lineage moved on from it in transaction {left_in}: its key is still in use",
+            )
+        )
 
 
 def _continue_from(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, write, slot: int, signature: str) -> None:
