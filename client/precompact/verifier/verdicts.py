@@ -375,22 +375,24 @@ def check_link(found: Snapshot, sequence: int, expected_previous: str | None, ro
 
 class LocalSnapshots:
     """The snapshot files this machine's logs/ holds, each read once: only under a name Layer 1
-    writes for that savepoint and never through a link (logs_dir)."""
+    writes for that savepoint and never through a link (logs_dir). Kept by file and sequence:
+    the instances of one project number their savepoints from 1 each."""
 
     def __init__(self, logs: Path):
         self.logs = logs
-        self._read: dict[int, Snapshot | None] = {}
+        self._read: dict[tuple[str, int], Snapshot | None] = {}
 
     def get(self, savepoint: Savepoint) -> Snapshot | None:
         from precompact.boundary import logs_dir
 
-        if savepoint.sequence not in self._read:
-            name = savepoint.snapshot_file
+        name = savepoint.snapshot_file
+        key = (name, savepoint.sequence)
+        if key not in self._read:
             data = logs_dir.read_snapshot(self.logs, name, savepoint.sequence)
-            self._read[savepoint.sequence] = (
+            self._read[key] = (
                 None if data is None else read_snapshot(data, f"local file {self.logs.parent / str(name)}")
             )
-        return self._read[savepoint.sequence]
+        return self._read[key]
 
 
 Locate = Callable[[Savepoint, str | None], Snapshot | None]
