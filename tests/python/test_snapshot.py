@@ -183,6 +183,27 @@ def test_savepoints_chain_by_sequence_and_hash(project):
     assert [s.sequence for s in savepoint_log.fold(savepoint_log.read(project / "logs").events)] == [1, 2]
 
 
+def test_two_instances_saving_the_same_sequence_in_one_second_keep_both_files(project):
+    transcript = realistic(project)
+    first = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
+    other = snapshot.create_savepoint(settings(project, instance="Gabriel #216"), session(project, transcript), NOW)
+    assert (first.sequence, other.sequence) == (1, 1)
+    assert first.path != other.path and other.event["unix_timestamp"] == first.event["unix_timestamp"] + 1
+    assert hashlib.sha256(first.path.read_bytes()).hexdigest() == first.sha256
+    assert hashlib.sha256(other.path.read_bytes()).hexdigest() == other.sha256
+    # A file already there under the name (a copy from elsewhere) is not overwritten either.
+    stray = savepoint_1_file_later(other.path, 2)
+    stray.write_bytes(b"not ours")
+    third = snapshot.create_savepoint(settings(project, instance="Gabriel #217"), session(project, transcript), NOW)
+    assert third.path not in (first.path, other.path, stray) and stray.read_bytes() == b"not ours"
+
+
+def savepoint_1_file_later(beside: Path, seconds: int) -> Path:
+    """Where savepoint 1 of a snapshot `seconds` after NOW is written."""
+    stamp = datetime.fromtimestamp(NOW.timestamp() + seconds, UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
+    return beside.parent / f"snapshot_{stamp}_000001.json"
+
+
 def test_transcript_edge_cases_are_counted_not_fatal(project):
     transcript = write_transcript(
         project,

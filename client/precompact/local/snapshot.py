@@ -25,7 +25,7 @@ import stat
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -238,6 +238,21 @@ class WrittenSnapshot:
     event: dict
 
 
+def _second_with_a_free_name(now: datetime, sequence: int, named: set[str], saves: int) -> datetime:
+    """`now`, or the first second after it, whose snapshot name no savepoint of any instance
+    holds and no file in precompact-saves/ has: the instances of one project number their
+    savepoints from 1 each, and two saving savepoint N in one second would share a file (the
+    later overwriting the earlier, here and on the git branch)."""
+    while True:
+        name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
+        try:
+            os.stat(name.rsplit("/", 1)[1], dir_fd=saves, follow_symlinks=False)
+        except FileNotFoundError:
+            if name not in named:
+                return now
+        now += timedelta(seconds=1)
+
+
 def create_savepoint(
     settings: Settings, session: Session, now: datetime | None = None, recovery: Recovery | None = None
 ) -> WrittenSnapshot:
@@ -255,13 +270,14 @@ def create_savepoint(
         lineage = index.lineage(settings.instance)
         sequence = previous.sequence + 1 if previous else 1
         prev_hash = previous.snapshot_hash if previous else None
-        name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
-        path = settings.logs.parent / name
         with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
             # Snapshots are written only under this lock, so any temporary file seen now was
             # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
+            now = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
+            name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
+            path = settings.logs.parent / name
             digest, size, facts = _write_snapshot(
                 saves, path, settings, session, now, sequence, mine, lineage, recovery
             )
