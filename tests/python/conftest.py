@@ -4,6 +4,7 @@ test, a git project with a bare remote, a trust store of the test's own; and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -107,25 +108,24 @@ def pypi() -> None:
         pytest.skip("PyPI is unreachable: this test installs precompact's dependencies from it")
 
 
+def installed_or_skip(agent: str, install: Callable[[], Path]) -> Path:
+    """The agent's CLI from `install`; where it cannot be installed, the test skips saying why."""
+    try:
+        return install()
+    except npm_package.Unavailable as e:
+        pytest.skip(f"{agent} end-to-end tests skipped: {e}")
+
+
 @pytest.fixture(scope="module")
 def claude_binary() -> Path:
-    try:
-        return claude_code.claude_binary()
-    except npm_package.Unavailable as e:
-        pytest.skip(f"Claude Code end-to-end tests skipped: {e}")
+    return installed_or_skip("Claude Code", claude_code.claude_binary)
 
 
 @pytest.fixture(scope="module")
 def codex_binary() -> Path:
-    try:
-        return codex_cli.codex_binary()
-    except npm_package.Unavailable as e:
-        pytest.skip(f"Codex CLI end-to-end tests skipped: {e}")
+    return installed_or_skip("Codex CLI", codex_cli.codex_binary)
 
 
 @pytest.fixture(scope="module")
 def gemini_binary() -> Path:
-    try:
-        return gemini_cli.gemini_binary()
-    except npm_package.Unavailable as e:
-        pytest.skip(f"Gemini CLI end-to-end tests skipped: {e}")
+    return installed_or_skip("Gemini CLI", gemini_cli.gemini_binary)

@@ -28,19 +28,24 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-def imports_subprocess(tree: ast.Module) -> list[str]:
-    """Importing `subprocess` (or `multiprocessing`, `pty`): only the process owner starts processes."""
-    starters = {"subprocess", "multiprocessing", "pty"}
+# Modules whose business is starting processes: `webbrowser` starts the user's browser.
+PROCESS_MODULES = {"subprocess", "multiprocessing", "pty", "webbrowser"}
+
+
+def imports_a_process_module(tree: ast.Module) -> list[str]:
+    """Importing one of PROCESS_MODULES: only the process owner starts processes."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in starters]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in starters:
+            found += [
+                f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in PROCESS_MODULES
+            ]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PROCESS_MODULES:
             found.append(f"line {node.lineno}: from {node.module} import ...")
     return found
 
 
-OS_STARTERS = ("exec", "spawn", "posix_spawn", "fork", "system", "popen")
+OS_STARTERS = ("exec", "spawn", "posix_spawn", "fork", "system", "popen", "startfile")
 
 
 def starts_a_process_through_os(tree: ast.Module) -> list[str]:
@@ -53,6 +58,30 @@ def starts_a_process_through_os(tree: ast.Module) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module == "os":
             found += [
                 f"line {node.lineno}: from os import {a.name}" for a in node.names if a.name.startswith(OS_STARTERS)
+            ]
+    return found
+
+
+# Process starters reached through a module that may be imported anywhere: asyncio's functions
+# and event loop methods, and concurrent.futures' process pool.
+STARTER_NAMES = {
+    "create_subprocess_exec",
+    "create_subprocess_shell",
+    "subprocess_exec",
+    "subprocess_shell",
+    "ProcessPoolExecutor",
+}
+
+
+def starts_a_process_through_another_module(tree: ast.Module) -> list[str]:
+    """One of STARTER_NAMES, as an attribute of anything or imported by name."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in STARTER_NAMES:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom):
+            found += [
+                f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names if a.name in STARTER_NAMES
             ]
     return found
 
@@ -182,11 +211,16 @@ def reads_the_index_by_key(tree: ast.Module) -> list[str]:
 
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
-    "imports_subprocess": (imports_subprocess, (PROCESS_OWNER,), "import subprocess\n"),
+    "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
     "starts_a_process_through_os": (
         starts_a_process_through_os,
         (PROCESS_OWNER,),
         "import os\nos.execve('/bin/sh', ['sh'], {})\n",
+    ),
+    "starts_a_process_through_another_module": (
+        starts_a_process_through_another_module,
+        (PROCESS_OWNER,),
+        "import asyncio\nasyncio.run(asyncio.create_subprocess_exec('/bin/sh'))\n",
     ),
     "runs_git_around_its_owner": (
         runs_git_around_its_owner,
@@ -243,6 +277,38 @@ def test_every_git_process_goes_through_git_env_and_the_rest_through_processes()
     runner = next(n for n in ast.walk(gitstore) if isinstance(n, ast.ClassDef) and n.name == "_IsolatedGit")
     calls = {_dotted(n.func) for n in ast.walk(runner) if isinstance(n, ast.Call)}
     assert {"git_env.environment", "git_env.argv"} <= calls
+
+
+def test_the_process_rules_see_each_way_to_start_a_process():
+    """Each way to start a process outside the owner is reported by one of the process rules; a
+    module that starts none is not."""
+    rules = (imports_a_process_module, starts_a_process_through_os, starts_a_process_through_another_module)
+    starters = [
+        "import subprocess",
+        "from subprocess import run",
+        "import multiprocessing.pool",
+        "import pty",
+        "import webbrowser",
+        "from webbrowser import open as show",
+        "import os\nos.system('ls')",
+        "import os\nos.popen('ls')",
+        "import os\nos.execv('/bin/ls', ['ls'])",
+        "import os\nos.spawnlp(os.P_WAIT, 'ls', 'ls')",
+        "import os\nos.posix_spawnp('ls', ['ls'], {})",
+        "import os\nos.fork()",
+        "from os import system",
+        "import asyncio\nasyncio.create_subprocess_shell('ls')",
+        "from asyncio import create_subprocess_exec",
+        "import asyncio\nasyncio.get_event_loop().subprocess_exec(object, 'ls')",
+        "from concurrent.futures import ProcessPoolExecutor",
+        "import concurrent.futures\nconcurrent.futures.ProcessPoolExecutor()",
+    ]
+    missed = [sample for sample in starters if not any(rule(ast.parse(sample)) for rule in rules)]
+    assert not missed
+    harmless = ast.parse(
+        "import os, asyncio, threading\nos.getpid()\nasyncio.sleep(0)\nthreading.Thread(target=print)\n"
+    )
+    assert not any(rule(harmless) for rule in rules)
 
 
 def test_the_logs_rule_sees_each_way_around_its_owner():

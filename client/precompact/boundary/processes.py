@@ -11,6 +11,10 @@ from it:
   GitPython runner, which builds the same ones).
 - Other programs (an installed `precompact`) are started by absolute path; the caller picks
   the path (plugin_runtime never picks one from the project).
+- The user's browser is the one program looked up rather than named: the standard library's
+  lookup (BROWSER, xdg-open, known browsers on PATH) finds it as the user's shell would, since
+  only the user starts it (`precompact view`, from that shell; no hook or agent does), and all
+  it is given is an address precompact made.
 
 Standard library only: the hook and the plugin launcher import this before any dependency exists.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import webbrowser
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -116,6 +121,12 @@ def replace_with(command: Sequence[str], env: Mapping[str, str]) -> None:
     """Replaces this process with a program named by absolute path."""
     _require_absolute(command[0])
     os.execve(command[0], list(command), dict(env))
+
+
+def open_in_browser(url: str) -> None:
+    """Opens `url` in the user's browser, where one exists; a machine without one gets nothing
+    (the caller has printed the address)."""
+    webbrowser.open(url)
 
 
 def run_git(

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import secrets
 import socket
-import webbrowser
 from collections.abc import Callable
 
 import uvicorn
 
+from precompact.boundary import processes
 from precompact.config.settings import Config
 from precompact.viewer import app, pages
 
@@ -29,8 +29,6 @@ def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -
     server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False, lifespan="off"))
     announce(f"precompact view: {url}")
     announce("read-only; the address is the key (keep it to yourself); Ctrl-C stops it")
-    # The browser is started by the standard library's own lookup (BROWSER, xdg-open, ...); a
-    # machine without one just has the address.
     if open_browser:
-        webbrowser.open(url)
+        processes.open_in_browser(url)
     server.run(sockets=[listener])

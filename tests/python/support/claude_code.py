@@ -66,13 +66,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 from support import commands, npm_package
+from support.mock_http import Exchange, MockServer, sse
 from support.projects import Project
 
 VERSION = "2.1.332"
@@ -102,85 +102,31 @@ class ApiError:
         return {"type": "error", "error": {"type": self.kind, "message": self.message}}
 
 
-class MockAnthropic:
+class MockAnthropic(MockServer):
     """A Messages API on 127.0.0.1 that records every request and answers with `responder`."""
 
+    NOT_FOUND: ClassVar[dict] = {"type": "error", "error": {"type": "not_found_error", "message": "not here"}}
+
     def __init__(self, responder):
+        super().__init__()
         self.responder = responder
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        mock = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                mock._record(self, None)
-                self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
-
-            def do_HEAD(self):
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                mock._record(self, body)
-                path = self.path.split("?")[0]
-                if path.endswith("/count_tokens"):
-                    self._send_json(200, {"input_tokens": 1000})
-                    return
-                if not path.endswith("/v1/messages"):
-                    self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
-                    return
-                answer = mock.responder(body)
-                if isinstance(answer, ApiError):
-                    self._send_json(answer.status, answer.body())
-                    return
-                content, usage = answer
-                if body.get("stream"):
-                    self._send_stream(body, content, usage)
-                else:
-                    self._send_json(200, _message(body, content, usage))
-
-            def _send_json(self, status, value):
-                data = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _send_stream(self, body, content, usage):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for event in _stream_events(body, content, usage):
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                self.wfile.flush()
-                self.close_connection = True
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def _record(self, handler, body):
-        with self._lock:
-            self.requests.append({"method": handler.command, "path": handler.path, "body": body})
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, exchange: Exchange, body: dict) -> None:
+        if exchange.route.endswith("/count_tokens"):
+            exchange.send_json(200, {"input_tokens": 1000})
+            return
+        if not exchange.route.endswith("/v1/messages"):
+            exchange.send_json(404, self.NOT_FOUND)
+            return
+        answer = self.responder(body)
+        if isinstance(answer, ApiError):
+            exchange.send_json(answer.status, answer.body())
+            return
+        content, usage = answer
+        if body.get("stream"):
+            exchange.stream_events(sse(event, event["type"]) for event in _stream_events(body, content, usage))
+        else:
+            exchange.send_json(200, _message(body, content, usage))
 
 
 _counter = iter(range(1, 1 << 30))
@@ -418,12 +364,9 @@ def session_in(project: Project, home: Path, binary: Path, *install: str, script
     `precompact install *install` done; waits for the worker, then stops the mock."""
     home.mkdir()
     script = script or Script()
-    mock = MockAnthropic(script).start()
-    result = Setup(project, Session(binary, home, project.path, mock), script)
-    installed = result.precompact("install", *install)
-    assert installed.returncode == 0, installed.stderr
-    try:
+    with MockAnthropic(script) as mock:
+        result = Setup(project, Session(binary, home, project.path, mock), script)
+        installed = result.precompact("install", *install)
+        assert installed.returncode == 0, installed.stderr
         yield result
         wait_for_worker(project)
-    finally:
-        mock.stop()

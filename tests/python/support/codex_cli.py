@@ -24,13 +24,12 @@ import os
 import platform
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from support import commands, npm_package
 from support.claude_code import wait_for_worker
+from support.mock_http import Exchange, MockServer, sse
 from support.npm_package import Unavailable
 from support.projects import Project
 
@@ -54,56 +53,21 @@ def codex_binary(version: str = VERSION) -> Path:
     return npm_package.installed(PACKAGE, version, prefix, binary, NPM_TIMEOUT_SECONDS)
 
 
-class MockResponses:
+class MockResponses(MockServer):
     """The Responses API on 127.0.0.1: records every request, answers with `responder`
     (request body -> (output items, usage))."""
 
     def __init__(self, responder):
+        super().__init__()
         self.responder = responder
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
         self._ids = iter(range(1, 1 << 30))
-        mock = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                mock._record(self, None)
-                self._send(404, b'{"error":{"message":"not here"}}', "application/json")
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                mock._record(self, body)
-                if not self.path.split("?")[0].endswith("/responses"):
-                    self._send(404, b'{"error":{"message":"not here"}}', "application/json")
-                    return
-                items, usage = mock.responder(body)
-                events = b"".join(
-                    f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in mock._events(items, usage)
-                )
-                self._send(200, events, "text/event-stream")
-
-            def _send(self, status, data, kind):
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def _record(self, handler, body):
-        with self._lock:
-            self.requests.append(
-                {"method": handler.command, "path": handler.path, "headers": dict(handler.headers), "body": body}
-            )
+    def answer(self, exchange: Exchange, body: dict) -> None:
+        if not exchange.route.endswith("/responses"):
+            exchange.send_json(404, self.NOT_FOUND)
+            return
+        items, usage = self.responder(body)
+        exchange.send_events(sse(event, event["type"]) for event in self._events(items, usage))
 
     def _events(self, items: list[dict], usage: dict):
         response_id = f"resp_mock{next(self._ids):06d}"
@@ -123,14 +87,6 @@ class MockResponses:
                 }
             yield {"type": "response.output_item.done", "output_index": index, "item": item}
         yield {"type": "response.completed", "response": {**shell, "status": "completed", "usage": usage}}
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def message(text: str) -> dict:
@@ -224,7 +180,7 @@ check_for_update_on_startup = false
 
 [model_providers.mock]
 name = "mock"
-base_url = "{url}"
+base_url = "{url}/v1"
 wire_api = "responses"
 env_key = "MOCK_API_KEY"
 
@@ -329,14 +285,11 @@ def session_in(
     `precompact install --agent codex *install` done; waits for the worker, then stops the mock."""
     home.mkdir()
     script = script or Script()
-    mock = MockResponses(script).start()
-    session = Session(binary, home, project.path, mock, compact_limit)
-    session.configure()
-    result = Setup(project, session, script)
-    installed = result.precompact("install", "--agent", "codex", *install)
-    assert installed.returncode == 0, installed.stderr
-    try:
+    with MockResponses(script) as mock:
+        session = Session(binary, home, project.path, mock, compact_limit)
+        session.configure()
+        result = Setup(project, session, script)
+        installed = result.precompact("install", "--agent", "codex", *install)
+        assert installed.returncode == 0, installed.stderr
         yield result
         wait_for_worker(project)
-    finally:
-        mock.stop()

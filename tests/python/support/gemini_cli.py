@@ -24,13 +24,12 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from support import commands, npm_package
 from support.claude_code import wait_for_worker
+from support.mock_http import Exchange, MockServer, sse
 from support.npm_package import Unavailable
 from support.projects import Project
 
@@ -54,67 +53,29 @@ def texts(content: dict) -> str:
     return "\n".join(p.get("text", "") for p in content.get("parts") or [] if isinstance(p, dict))
 
 
-class MockGemini:
+class MockGemini(MockServer):
     """The Gemini API on 127.0.0.1: records every request, answers with `responder`
     (path, body -> (parts, prompt tokens))."""
 
     def __init__(self, responder):
+        super().__init__()
         self.responder = responder
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        mock = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                mock._record(self, None)
-                self._send(404, b'{"error":{"message":"not here"}}', "application/json")
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                mock._record(self, body)
-                parts, tokens = mock.responder(self.path, body)
-                answer = {
-                    "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-                    "usageMetadata": {
-                        "promptTokenCount": tokens,
-                        "candidatesTokenCount": 10,
-                        "totalTokenCount": tokens + 10,
-                    },
-                    "modelVersion": "gemini-mock",
-                }
-                if "streamGenerateContent" in self.path:
-                    self._send(200, f"data: {json.dumps(answer)}\n\n".encode(), "text/event-stream")
-                else:
-                    self._send(200, json.dumps(answer).encode(), "application/json")
-
-            def _send(self, status, data, kind):
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def _record(self, handler, body):
-        with self._lock:
-            self.requests.append({"method": handler.command, "path": handler.path, "body": body})
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, exchange: Exchange, body: dict) -> None:
+        parts, tokens = self.responder(exchange.path, body)
+        answer = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {
+                "promptTokenCount": tokens,
+                "candidatesTokenCount": 10,
+                "totalTokenCount": tokens + 10,
+            },
+            "modelVersion": "gemini-mock",
+        }
+        if "streamGenerateContent" in exchange.path:
+            exchange.send_events([sse(answer)])
+        else:
+            exchange.send_json(200, answer)
 
 
 def is_router(request: dict) -> bool:
@@ -251,14 +212,11 @@ def session_in(project: Project, home: Path, binary: Path, *install: str, script
     `precompact install --agent gemini *install` done; waits for the worker, then stops the mock."""
     home.mkdir()
     script = script or Script()
-    mock = MockGemini(script).start()
-    session = Session(binary, home, project.path, mock)
-    session.configure()
-    result = Setup(project, session, script)
-    installed = result.precompact("install", "--agent", "gemini", *install)
-    assert installed.returncode == 0, installed.stderr
-    try:
+    with MockGemini(script) as mock:
+        session = Session(binary, home, project.path, mock)
+        session.configure()
+        result = Setup(project, session, script)
+        installed = result.precompact("install", "--agent", "gemini", *install)
+        assert installed.returncode == 0, installed.stderr
         yield result
         wait_for_worker(project)
-    finally:
-        mock.stop()
