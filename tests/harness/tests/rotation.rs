@@ -66,6 +66,37 @@ async fn recover(
     env.send(&[ix], &[new]).await
 }
 
+/// Asserts that `new`'s record continues from `from`, the previous record's last savepoint, exactly
+/// as that was written and signed, marked `entry_type` and naming the previous key under
+/// `named_as` in its metadata; returns the new record's address.
+async fn assert_continues(
+    env: &mut Env,
+    new: &Keypair,
+    from: &SavepointRecord,
+    entry_type: u8,
+    named_as: &str,
+) -> anchor_lang::prelude::Pubkey {
+    let (address, bump) = record_address(&new.pubkey(), &env.instance_id);
+    let continued = record_at(env, address).await;
+    assert_eq!(
+        (continued.entry_type, continued.authority, continued.bump),
+        (entry_type, new.pubkey(), bump)
+    );
+    assert_eq!(
+        metadata(&continued),
+        format!(r#"{{"{named_as}":"{}"}}"#, from.authority)
+    );
+    let savepoint = |r: &SavepointRecord| {
+        (
+            (r.sequence, r.snapshot_hash, r.prev_snapshot_hash),
+            (r.timestamp, r.git_commit, r.signature),
+            (r.slot, r.chain_timestamp, r.instance_id),
+        )
+    };
+    assert_eq!(savepoint(&continued), savepoint(from));
+    address
+}
+
 /// From now on the env posts as `authority` to its record.
 fn switch_to(env: &mut Env, authority: &Keypair) {
     env.authority = authority.insecure_clone();
@@ -83,44 +114,8 @@ async fn rotation_continues_the_chain_under_the_new_key_and_freezes_the_old_reco
         .await
         .expect("both keys sign the rotation");
 
-    let (new_record, bump) = record_address(&new.pubkey(), &env.instance_id);
-    let continued = record_at(&mut env, new_record).await;
-    assert_eq!(continued.entry_type, ENTRY_TYPE_ROTATED);
-    assert_eq!(continued.authority, new.pubkey());
-    assert_eq!(continued.bump, bump);
-    assert_eq!(
-        metadata(&continued),
-        format!(r#"{{"rotated_from":"{}"}}"#, old.pubkey())
-    );
-    // The old record's last savepoint, exactly as it was written and signed.
-    assert_eq!(
-        (
-            continued.sequence,
-            continued.snapshot_hash,
-            continued.prev_snapshot_hash
-        ),
-        (
-            before.sequence,
-            before.snapshot_hash,
-            before.prev_snapshot_hash
-        )
-    );
-    assert_eq!(
-        (
-            continued.timestamp,
-            continued.git_commit,
-            continued.signature
-        ),
-        (before.timestamp, before.git_commit, before.signature)
-    );
-    assert_eq!(
-        (
-            continued.slot,
-            continued.chain_timestamp,
-            continued.instance_id
-        ),
-        (before.slot, before.chain_timestamp, before.instance_id)
-    );
+    let new_record =
+        assert_continues(&mut env, &new, &before, ENTRY_TYPE_ROTATED, "rotated_from").await;
     assert_eq!(env.lamports(new_record).await, env.record_rent().await);
 
     let frozen = env.record().await;
@@ -285,23 +280,14 @@ async fn recovery_continues_without_the_old_key_and_says_so() {
         .await
         .expect("the new key alone recovers the lineage");
 
-    let (new_record, bump) = record_address(&new.pubkey(), &env.instance_id);
-    let recovered = record_at(&mut env, new_record).await;
-    assert_eq!(recovered.entry_type, ENTRY_TYPE_RECOVERED);
-    assert_eq!(recovered.authority, new.pubkey());
-    assert_eq!(recovered.bump, bump);
-    assert_eq!(
-        metadata(&recovered),
-        format!(r#"{{"recovered_from":"{}"}}"#, old.pubkey())
-    );
-    assert_eq!(
-        (
-            recovered.sequence,
-            recovered.snapshot_hash,
-            recovered.signature
-        ),
-        (last.sequence, last.snapshot_hash, last.signature)
-    );
+    assert_continues(
+        &mut env,
+        &new,
+        &last,
+        ENTRY_TYPE_RECOVERED,
+        "recovered_from",
+    )
+    .await;
     // Without its key, nothing may change the old record.
     assert_eq!(env.record_data().await.unwrap(), before);
 
