@@ -294,14 +294,6 @@ EDGE_MAY_CALL = (
 # The calls not yet routed through api, per edge, by the module they call: a ratchet. A new call
 # around the facade fails; so does an entry routed since and still listed (delete it).
 NOT_YET_THROUGH_API = {
-    "edges/cli.py": {
-        "precompact.local.capture",
-        "precompact.local.snapshot",
-        "precompact.ops.doctor",
-        "precompact.ops.importer",
-        "precompact.ops.project_init",
-        "precompact.remote.encryption",
-    },
     "edges/hook.py": {
         "precompact.local.capture",
         "precompact.local.savepoint_log",
