@@ -135,6 +135,14 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return index.savepoints, index.bad_lines
 
 
+def log_line(message: str) -> str:
+    """A line of a log: the time, then `message` redacted (git's and the cluster's complaints can
+    carry a URL with credentials)."""
+    from precompact.transcript.redact import Redactor
+
+    return f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}"
+
+
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
     """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
     verdict on Layer 3 as the index recorded it."""

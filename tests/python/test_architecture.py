@@ -304,7 +304,6 @@ NOT_YET_THROUGH_API = {
         "precompact.transcript.gemini",
         "precompact.transcript.redact",
     },
-    "edges/worker.py": {"precompact.local.savepoint_log", "precompact.transcript.redact"},
 }
 
 
