@@ -21,6 +21,7 @@ from precompact.local import savepoint_log
 if TYPE_CHECKING:
     from precompact.chain import record
     from precompact.local import snapshot
+    from precompact.ops import compaction
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
@@ -465,10 +466,76 @@ def render_dropped(found: Dropped) -> str:
     return dropping.render(found)
 
 
-def brief_delivered(config: Config, sequence: int, session_id: str) -> bool:
-    """Whether `session_id` was already given the brief of savepoint `sequence`."""
-    deliveries = savepoint_log.read(config.logs).deliveries(config.instance, session_id)
-    return any(delivery.sequence == sequence for delivery in deliveries)
+# --- The hook's events (ops.compaction); `payload` is the event as the agent sent it ------------
+
+
+def on_pre_compact(config: Config, payload: dict, agent: str) -> str:
+    """PreCompact: Layer 1 of a savepoint (the worker does the rest); returns the note for
+    Claude Code's summariser ("" for none)."""
+    from precompact.ops import compaction
+
+    return compaction.pre_compact(config, payload, agent)
+
+
+def on_pre_compress(config: Config, payload: dict, agent: str) -> str:
+    """Gemini's PreCompress: PreCompact's savepoint, when a compression comes."""
+    from precompact.ops import compaction
+
+    return compaction.pre_compress(config, payload, agent)
+
+
+def on_post_compact(config: Config, payload: dict, agent: str) -> bool:
+    """PostCompact: the savepoint of what the compaction dropped if none holds it, and the
+    summary kept; False when the session has no savepoint to keep it with."""
+    from precompact.ops import compaction
+
+    return compaction.post_compact(config, payload, agent)
+
+
+def on_session_start(config: Config, payload: dict, agent: str) -> str | None:
+    """SessionStart: the restore brief the session gets, once (None: none), recorded as given."""
+    from precompact.ops import compaction
+
+    return _deliver(config, compaction.session_start(config, payload, agent))
+
+
+def on_before_agent(config: Config, payload: dict) -> str | None:
+    """Gemini's BeforeAgent: after a compression, the restore brief, once per compression."""
+    from precompact.ops import compaction
+
+    return _deliver(config, compaction.before_agent(config, payload))
+
+
+def _deliver(config: Config, briefing: compaction.Briefing | None) -> str | None:
+    from precompact.ops import compaction
+
+    if briefing is None:
+        return None
+    context = session_start_brief(config, briefing.savepoint.sequence, briefing.session_id)
+    compaction.record_delivery(config, briefing)
+    return context
+
+
+def on_session_end(config: Config, payload: dict, agent: str) -> None:
+    """SessionEnd: Layer 1 of what the session said since its last savepoint."""
+    from precompact.ops import compaction
+
+    compaction.session_end(config, payload, agent)
+
+
+def hook_failure_reason(error: Exception) -> str:
+    """A hook's failure in one line, redacted."""
+    from precompact.ops import compaction
+
+    return compaction.failure_reason(error)
+
+
+def log_hook_failure(root: Path, event: str, reason: str) -> bool:
+    """The failure being handled appended to the project's error log (ops.compaction.ERRORS_LOG);
+    False when nothing could be written there."""
+    from precompact.ops import compaction
+
+    return compaction.log_failure(root, event, reason)
 
 
 # --- Setting a project up ------------------------------------------------------------------------
