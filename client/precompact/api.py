@@ -9,6 +9,7 @@ more than its whole budget."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,9 @@ from precompact.local import savepoint_log
 if TYPE_CHECKING:
     from precompact.chain import record
     from precompact.local import snapshot
+    from precompact.ops import compaction
+    from precompact.ops.doctor import Check
+    from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
     from precompact.ops.prune import Pruned
     from precompact.proof.bundle import Verdict
@@ -53,12 +57,31 @@ class FlushOutcome:
         return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_QUEUED
 
 
-def save(config: Config, session: snapshot.Session) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
-    """Layer 1 now, then whatever Layers 2 and 3 can do."""
+def save(
+    config: Config, session_id: str | None, transcript_path: str | None, cwd: str, trigger: str
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
+    """A savepoint of the session run in `cwd` (its transcript, when given): Layer 1 now, then
+    whatever Layers 2 and 3 can do."""
     from precompact.local import snapshot
 
+    session = snapshot.Session(session_id=session_id, transcript_path=transcript_path, cwd=cwd, trigger=trigger)
     written = snapshot.create_savepoint(snapshot.Settings.of(config), session)
     return written, flush(config)
+
+
+def claude_code_transcripts(cwd: Path) -> list[Path]:
+    """The transcripts Claude Code keeps for the sessions run in `cwd`, oldest first."""
+    from precompact.local import capture
+
+    return capture.transcripts(cwd)
+
+
+def import_sessions(config: Config, progress: Callable[[int, int, Imported], None], agent: str) -> list[Imported]:
+    """Archives each session of `agent` run in the project that is not archived as it is now,
+    telling `progress` of each (ops.importer)."""
+    from precompact.ops import importer
+
+    return importer.run(config, progress=progress, agent=agent)
 
 
 def flush(config: Config) -> FlushOutcome:
@@ -113,6 +136,14 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return index.savepoints, index.bad_lines
 
 
+def log_line(message: str) -> str:
+    """A line of a log: the time, then `message` redacted (git's and the cluster's complaints can
+    carry a URL with credentials)."""
+    from precompact.transcript.redact import Redactor
+
+    return f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}"
+
+
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
     """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
     verdict on Layer 3 as the index recorded it."""
@@ -162,6 +193,33 @@ def rekey(config: Config) -> tuple[str | None, int]:
     except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
         raise RekeyError(str(e)) from None
     return commit, files
+
+
+def identity_public_keys(config: Config) -> list[str]:
+    """The public keys of the configured age identity (none for an SSH key); CryptoError when
+    it cannot be read."""
+    from precompact.remote import encryption
+
+    data = encryption.read_identity_file(config.identity) if config.identity else b""
+    return encryption.public_keys(data, str(config.identity))
+
+
+def read_identity(config: Config) -> bytes:
+    """The configured age identity's file, once it parses as one (a secret: it reads every
+    savepoint)."""
+    from precompact.remote import encryption
+
+    data = encryption.read_identity_file(config.identity) if config.identity else b""
+    encryption.parse_identities(data, str(config.identity))
+    return data
+
+
+def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
+    """Installs the identity `data` (read from `source`) at `destination` (0600, never over
+    another identity); returns its public keys."""
+    from precompact.remote import encryption
+
+    return encryption.import_identity(data, source, destination)
 
 
 class InspectError(PrecompactError):
@@ -408,10 +466,150 @@ def render_dropped(found: Dropped) -> str:
     return dropping.render(found)
 
 
-def brief_delivered(config: Config, sequence: int, session_id: str) -> bool:
-    """Whether `session_id` was already given the brief of savepoint `sequence`."""
-    deliveries = savepoint_log.read(config.logs).deliveries(config.instance, session_id)
-    return any(delivery.sequence == sequence for delivery in deliveries)
+# --- The hook's events (ops.compaction); `payload` is the event as the agent sent it ------------
+
+
+def on_pre_compact(config: Config, payload: dict, agent: str) -> str:
+    """PreCompact: Layer 1 of a savepoint (the worker does the rest); returns the note for
+    Claude Code's summariser ("" for none)."""
+    from precompact.ops import compaction
+
+    return compaction.pre_compact(config, payload, agent)
+
+
+def on_pre_compress(config: Config, payload: dict, agent: str) -> str:
+    """Gemini's PreCompress: PreCompact's savepoint, when a compression comes."""
+    from precompact.ops import compaction
+
+    return compaction.pre_compress(config, payload, agent)
+
+
+def on_post_compact(config: Config, payload: dict, agent: str) -> bool:
+    """PostCompact: the savepoint of what the compaction dropped if none holds it, and the
+    summary kept; False when the session has no savepoint to keep it with."""
+    from precompact.ops import compaction
+
+    return compaction.post_compact(config, payload, agent)
+
+
+def on_session_start(config: Config, payload: dict, agent: str) -> str | None:
+    """SessionStart: the restore brief the session gets, once (None: none), recorded as given."""
+    from precompact.ops import compaction
+
+    return _deliver(config, compaction.session_start(config, payload, agent))
+
+
+def on_before_agent(config: Config, payload: dict) -> str | None:
+    """Gemini's BeforeAgent: after a compression, the restore brief, once per compression."""
+    from precompact.ops import compaction
+
+    return _deliver(config, compaction.before_agent(config, payload))
+
+
+def _deliver(config: Config, briefing: compaction.Briefing | None) -> str | None:
+    from precompact.ops import compaction
+
+    if briefing is None:
+        return None
+    context = session_start_brief(config, briefing.savepoint.sequence, briefing.session_id)
+    compaction.record_delivery(config, briefing)
+    return context
+
+
+def on_session_end(config: Config, payload: dict, agent: str) -> None:
+    """SessionEnd: Layer 1 of what the session said since its last savepoint."""
+    from precompact.ops import compaction
+
+    compaction.session_end(config, payload, agent)
+
+
+def hook_failure_reason(error: Exception) -> str:
+    """A hook's failure in one line, redacted."""
+    from precompact.ops import compaction
+
+    return compaction.failure_reason(error)
+
+
+def log_hook_failure(root: Path, event: str, reason: str) -> bool:
+    """The failure being handled appended to the project's error log (ops.compaction.ERRORS_LOG);
+    False when nothing could be written there."""
+    from precompact.ops import compaction
+
+    return compaction.log_failure(root, event, reason)
+
+
+# --- Setting a project up ------------------------------------------------------------------------
+
+
+def init_config_path(root: Path, force: bool) -> Path:
+    """Where `init` writes root's configuration; InitError when one exists and not `force`."""
+    from precompact.ops import project_init
+
+    return project_init.config_path(root, force)
+
+
+def chain_cluster(answer: str) -> str | None:
+    """The cluster an answer to `init`'s chain question (or `--chain`) names; None for off."""
+    from precompact.ops import project_init
+
+    return project_init.chain_cluster(answer)
+
+
+def cluster_answers(cluster: str) -> bool:
+    """Whether a Solana JSON-RPC endpoint answers at `cluster`, within seconds."""
+    from precompact.ops import project_init
+
+    return project_init.answers(cluster)
+
+
+def init_project(
+    root: Path,
+    *,
+    instance: str,
+    repository: str,
+    remote: str,
+    branch: str,
+    cluster: str | None,
+    keypair: str | None,
+    program_id: str | None,
+    identity: str | None,
+    recipients: tuple[str, ...],
+    encrypt: bool,
+    airdrop_sol: bool,
+    force: bool,
+    say_chain_off: bool,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> dict:
+    """`init`: the configuration, the signing key, the age identity, the faucet and logs out of
+    git status (ops.project_init.init); returns what was written and created."""
+    from precompact.ops import project_init
+
+    return project_init.init(
+        root,
+        instance=instance,
+        repository=repository,
+        remote=remote,
+        branch=branch,
+        cluster=cluster,
+        keypair=keypair,
+        program_id=program_id,
+        identity=identity,
+        recipients=recipients,
+        encrypt=encrypt,
+        airdrop_sol=airdrop_sol,
+        force=force,
+        say_chain_off=say_chain_off,
+        say=say,
+        warn=warn,
+    )
+
+
+def doctor(cwd: Path) -> list[Check]:
+    """Every check of what keeps the sessions run in `cwd` from being archived (ops.doctor)."""
+    from precompact.ops import doctor as checkup
+
+    return checkup.run(cwd)
 
 
 # --- Local copies and recall --------------------------------------------------------------------

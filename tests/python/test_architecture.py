@@ -357,29 +357,6 @@ EDGE_MAY_CALL = (
     "precompact.edges",
     "precompact.viewer",
 )
-# The calls not yet routed through api, per edge, by the module they call: a ratchet. A new call
-# around the facade fails; so does an entry routed since and still listed (delete it).
-NOT_YET_THROUGH_API = {
-    "edges/cli.py": {
-        "precompact.local.capture",
-        "precompact.local.snapshot",
-        "precompact.ops.doctor",
-        "precompact.ops.importer",
-        "precompact.ops.project_init",
-        "precompact.remote.encryption",
-    },
-    "edges/hook.py": {
-        "precompact.local.capture",
-        "precompact.local.savepoint_log",
-        "precompact.local.snapshot",
-        "precompact.ops.background",
-        "precompact.transcript.agents",
-        "precompact.transcript.conversation",
-        "precompact.transcript.gemini",
-        "precompact.transcript.redact",
-    },
-    "edges/worker.py": {"precompact.local.savepoint_log", "precompact.transcript.redact"},
-}
 
 
 def _library_imports(scope: ast.AST) -> dict[str, str]:
@@ -421,18 +398,9 @@ def calls_around_the_facade(tree: ast.Module) -> dict[str, list[str]]:
 
 
 def test_edges_call_the_library_through_the_facade():
-    tree = modules()
-    edges = {name: calls_around_the_facade(t) for name, t in tree.items() if name.startswith("edges/")}
-    around = {name: set(found) for name, found in edges.items() if found}
-    new = {
-        name: {m: edges[name][m] for m in found - NOT_YET_THROUGH_API.get(name, set())}
-        for name, found in around.items()
-    }
-    assert not {k: v for k, v in new.items() if v}, f"edges calling the library around api (add an api function): {new}"
-    routed = {name: listed - around.get(name, set()) for name, listed in NOT_YET_THROUGH_API.items()}
-    assert not {k: v for k, v in routed.items() if v}, (
-        f"routed through api since: delete from NOT_YET_THROUGH_API: {routed}"
-    )
+    edges = {name: calls_around_the_facade(tree) for name, tree in modules().items() if name.startswith("edges/")}
+    around = {name: found for name, found in edges.items() if found}
+    assert not around, f"edges calling the library around api (add an api function): {around}"
 
 
 def test_the_facade_rule_sees_a_call_around_api():

@@ -19,9 +19,8 @@ from precompact.config import settings as configuration
 from precompact.config.settings import ConfigError
 from precompact.errors import PrecompactError
 from precompact.local.savepoint_log import Layer2, Layer3
+from precompact.ops.project_init import TURN_CHAIN_ON
 from precompact.transcript import agents
-
-TURN_CHAIN_ON = "`precompact init --force --chain devnet` (or a cluster URL) turns it on"
 
 EXIT_DONE = 0
 EXIT_FAILED = 1  # a check failed, or an error whose message names the fix
@@ -169,13 +168,12 @@ def init(
 ) -> None:
     """Write .precompact.toml here, choose Layer 3's cluster (or off), create the signing key
     and the age identity if absent, keep logs out of git status."""
-    from precompact.ops import project_init
-    from precompact.remote import gitstore
+    from precompact import api
 
     root = Path.cwd()
     if chain and cluster:
         raise click.UsageError("give --chain or --cluster, not both")
-    path = project_init.config_path(root, force)
+    api.init_config_path(root, force)  # refused before any question when one exists
     yes = yes or as_json  # a prompt would land in the JSON document
     if instance is None:
         default = f"{root.name} #1"
@@ -184,61 +182,31 @@ def init(
     cluster = cluster or _chain_choice(chain, interactive)
     if airdrop and cluster is None:
         raise click.UsageError("--airdrop needs a cluster: give --chain devnet, local or a URL")
-    if keypair is None:
-        keypair = project_init.own_keypair_path(instance)
-    else:
+    if keypair is not None:
         click.echo(
             f"warning: signing with {keypair}; if it is a wallet that holds funds, precompact spends from it (rent and fees)",
             err=True,
         )
-    done: dict = {"config": str(path), "instance": instance, "chain": cluster or "off", "identity": None}
-    values = {
-        "instance": instance,
-        "repository": repo,
-        "remote": remote,
-        "branch": branch,
-        "cluster": cluster or configuration.DEFAULT_CLUSTER,
-        "chain": cluster is not None,
-        "keypair": keypair,
-    }
-    if program_id:
-        values["program_id"] = program_id
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
-    if not no_encrypt:
-        # As given, or beside the keypair as given ("~/..." stays portable in the file).
-        values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
-        found = project_init.encryption_identity(Path(values["identity"]), recipients)
-        values["recipients"] = found.recipients
-        done["identity"] = {"path": str(found.path), "created": found.created, "recipients": found.recipients}
-        if found.created:
-            _say(
-                f"created age identity {found.path} (public key {found.recipients[0]}); back it up, only it (or another recipient's) reads your savepoints on the remote"
-            )
-        else:
-            _say(f"using age identity {found.path}")
-    loaded = project_init.write_config(root, values, force)
-    _say(f"wrote {path}")
-    key = project_init.ensure_keypair(loaded.keypair)
-    done["keypair"] = {"path": str(key.path), "created": key.created, "pubkey": str(key.pubkey)}
-    if key.created:
-        _say(f"created keypair {key.path} (public key {key.pubkey}); back it up, it signs your savepoints")
-    else:
-        _say(f"using keypair {key.path}")
-    done["airdropped_lamports"] = 0
-    if airdrop:
-        project_init.airdrop(loaded, key.pubkey)
-        done["airdropped_lamports"] = project_init.AIRDROP_LAMPORTS
-        _say(f"airdropped {project_init.AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
-    if not loaded.chain_layer and (chain or interactive):
-        _say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
-    done["logs_excluded"] = False
-    try:
-        if project_init.exclude_logs(loaded):
-            done["logs_excluded"] = True
-            _say("added logs/precompact-* to .git/info/exclude")
-    except gitstore.GitStoreError as e:
-        click.echo(f"warning: {e}; Layer 2 stays queued until it is fixed", err=True)
+    done = api.init_project(
+        root,
+        instance=instance,
+        repository=repo,
+        remote=remote,
+        branch=branch,
+        cluster=cluster,
+        keypair=keypair,
+        program_id=program_id,
+        identity=identity,
+        recipients=recipients,
+        encrypt=not no_encrypt,
+        airdrop_sol=airdrop,
+        force=force,
+        say_chain_off=bool(chain) or interactive,
+        say=_say,
+        warn=lambda line: click.echo(line, err=True),
+    )
     if as_json:
         _emit(done)
 
@@ -246,12 +214,13 @@ def init(
 def _chain_choice(given: str | None, interactive: bool) -> str | None:
     """The cluster for Layer 3 (None: off): as given, asked at a terminal, else the local cluster
     when it answers."""
+    from precompact import api
     from precompact.ops import project_init
 
     if given is not None:
-        return project_init.chain_cluster(given)
+        return api.chain_cluster(given)
     if not interactive:
-        if project_init.answers(configuration.DEFAULT_CLUSTER):
+        if api.cluster_answers(configuration.DEFAULT_CLUSTER):
             return configuration.DEFAULT_CLUSTER
         _say(f"Layer 3 (the chain) is off: no cluster answers at {configuration.DEFAULT_CLUSTER}; {TURN_CHAIN_ON}")
         return None
@@ -259,7 +228,7 @@ def _chain_choice(given: str | None, interactive: bool) -> str | None:
     while True:
         answer = click.prompt("Chain", default="off").strip()
         try:
-            return project_init.chain_cluster(answer)
+            return api.chain_cluster(answer)
         except project_init.InitError as e:
             click.echo(str(e))
 
@@ -335,16 +304,17 @@ def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json)
     """Make a savepoint now: Layer 1, then Layers 2 and 3 as far as they can go (exit 3 when
     one of them is queued or off)."""
     from precompact import api
-    from precompact.local import savepoint_log, snapshot
+    from precompact.local import savepoint_log
 
     if transcript is not None and no_transcript:
         raise click.UsageError("give --transcript or --no-transcript, not both")
     loaded = _load(instance)
     if transcript is None and not no_transcript:
         transcript, session_id = _session_transcript(session_id)
-    session = snapshot.Session(session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger)
     try:
-        written, outcome = api.save(loaded, session)
+        written, outcome = api.save(
+            loaded, session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger
+        )
     except (OSError, savepoint_log.LockTimeout) as e:
         raise click.ClickException(f"savepoint not written: {e}") from None
     _say(f"✓ Layer 1: savepoint {written.sequence} saved locally")
@@ -368,9 +338,9 @@ def _session_transcript(session_id: str | None) -> tuple[str, str]:
     """The transcript of the session run here: `session_id`'s, else the newest Claude Code kept
     for this directory. Fails with one line when there is none: a savepoint without a
     conversation restores nothing."""
-    from precompact.local import capture
+    from precompact import api
 
-    found = capture.transcripts(Path.cwd())
+    found = api.claude_code_transcripts(Path.cwd())
     if session_id is not None:
         found = [p for p in found if p.stem == session_id]
     if not found:
@@ -388,6 +358,7 @@ def _session_transcript(session_id: str | None) -> tuple[str, str]:
 def import_sessions(instance, as_json, agent) -> None:
     """Archive this project's existing Claude Code (or Codex CLI, Gemini CLI) sessions, oldest
     first (one savepoint each; again, only what is new)."""
+    from precompact import api
     from precompact.ops import importer
 
     loaded = _load(instance)
@@ -397,7 +368,7 @@ def import_sessions(instance, as_json, agent) -> None:
         why = f" ({result.reason})" if result.reason else ""
         click.echo(f"[{number}/{total}] {result.session_id}: {result.outcome}{saved}{why}", err=True)
 
-    done = importer.run(loaded, progress=progress, agent=agent)
+    done = api.import_sessions(loaded, progress=progress, agent=agent)
     counts = {kind: sum(r.outcome == kind for r in done) for kind in importer.OUTCOMES}
     summary = (
         f"{len(done)} session(s) found: {counts[importer.SAVED]} saved, {counts[importer.UNCHANGED]} already archived, "
@@ -415,9 +386,9 @@ def import_sessions(instance, as_json, agent) -> None:
 def doctor(as_json) -> None:
     """Check what keeps sessions from being archived: one line per check with the fix; exit 1
     if any fails."""
-    from precompact.ops import doctor as checkup
+    from precompact import api
 
-    checks = checkup.run(Path.cwd())
+    checks = api.doctor(Path.cwd())
     if as_json:
         _emit([c.to_json() for c in checks])
     else:
@@ -1201,13 +1172,13 @@ def _rekey(as_json: bool) -> None:
 @_json_option("The identity's public keys and the recipients")
 def key_show(as_json) -> None:
     """Print the identity's public key and the recipients savepoints are encrypted to."""
+    from precompact import api
     from precompact.remote import encryption as remote_crypto
 
     loaded = _load()
     problem = None
     try:
-        data = remote_crypto.read_identity_file(loaded.identity) if loaded.identity else b""
-        own = remote_crypto.public_keys(data, str(loaded.identity))
+        own = api.identity_public_keys(loaded)
     except remote_crypto.CryptoError as e:
         problem = str(e)
         _say(f"identity: {e}")
@@ -1225,11 +1196,9 @@ def key_show(as_json) -> None:
 @key.command("export")
 def key_export() -> None:
     """Print the identity (a secret: it reads every savepoint) for `key import` on another machine."""
-    from precompact.remote import encryption as remote_crypto
+    from precompact import api
 
-    loaded = _load()
-    data = remote_crypto.read_identity_file(loaded.identity) if loaded.identity else b""
-    remote_crypto.parse_identities(data, str(loaded.identity))
+    data = api.read_identity(_load())
     click.echo(
         "warning: this is your secret key; move it only over a channel you trust, then delete the copy", err=True
     )
@@ -1241,12 +1210,12 @@ def key_export() -> None:
 @_json_option("Where the identity went and its public keys")
 def key_import(source, as_json) -> None:
     """Install the identity in SOURCE ('-': stdin) as this project's encryption.identity (0600)."""
-    from precompact.remote import encryption as remote_crypto
+    from precompact import api
 
     loaded = _load()
     if loaded.identity is None:
         raise click.ClickException("encryption.identity is not set; set it to where the identity should go")
-    own = remote_crypto.import_identity(source.read(), source.name, loaded.identity)
+    own = api.import_identity(source.read(), source.name, loaded.identity)
     _say(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
     if as_json:
         _emit({"identity": str(loaded.identity), "public_keys": own})

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from precompact.boundary import logs_dir
 from precompact.config import settings as configuration
-from precompact.local import savepoint_log
 
 LOCK_NAME = "precompact-worker.lock"
 # While a worker waits to retry, this file holds the time of its next attempt.
@@ -42,8 +41,10 @@ def _exclusive(logs: Path):
         os.close(fd)
 
 
-def _savepoint_count(logs: Path) -> int:
-    return len(savepoint_log.savepoints(logs))
+def _savepoint_count(loaded: configuration.Config) -> int:
+    from precompact import api
+
+    return len(api.status(loaded)[0])
 
 
 def run(root: Path) -> None:
@@ -51,13 +52,13 @@ def run(root: Path) -> None:
     # Here, not at the top: the hook imports this module only to spawn the worker.
     from precompact import api
 
-    configuration.load(root)  # nothing runs on a configuration the user has not approved
+    approved = configuration.load(root)  # nothing runs on a configuration the user has not approved
     logs = root / "logs"
     while True:
         with _exclusive(logs) as mine:
             if not mine:
                 return
-            seen = _savepoint_count(logs)
+            seen = _savepoint_count(approved)
             _update_recall(configuration.load(root))
             try:
                 for pause in (*BACKOFF_SECONDS, None):
@@ -73,7 +74,7 @@ def run(root: Path) -> None:
                     time.sleep(pause)
             finally:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
-        if _savepoint_count(logs) == seen:
+        if _savepoint_count(approved) == seen:
             return
 
 
@@ -106,9 +107,9 @@ def next_retry(logs: Path) -> float | None:
 def _log(message: str) -> None:
     """A line of the worker's log (its stdout), redacted: git's and the cluster's complaints can
     carry a URL with credentials."""
-    from precompact.transcript.redact import Redactor
+    from precompact import api
 
-    print(f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}", flush=True)
+    print(api.log_line(message), flush=True)
 
 
 def main() -> None:

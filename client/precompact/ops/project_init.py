@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ AIRDROP_LAMPORTS = 1_000_000_000
 AIRDROP_WAIT_SECONDS = 30
 DEVNET = "https://api.devnet.solana.com"
 PROBE_SECONDS = 2
+TURN_CHAIN_ON = "`precompact init --force --chain devnet` (or a cluster URL) turns it on"
 # What `init` shows at a terminal before asking; `--chain` takes the same answers.
 CHAIN_QUESTION = f"""Layer 3, a signed proof of each savepoint on Solana, is a choice:
   off     git only (Layers 1 and 2); set [layers] chain = true later to anchor what is pending, in order
@@ -166,3 +168,81 @@ def exclude_logs(config: Config) -> bool:
     from precompact.remote import gitstore
 
     return gitstore.exclude_logs(gitstore.open_repository(config.repository))
+
+
+def init(
+    root: Path,
+    *,
+    instance: str,
+    repository: str,
+    remote: str,
+    branch: str,
+    cluster: str | None,
+    keypair: str | None,
+    program_id: str | None,
+    identity: str | None,
+    recipients: tuple[str, ...],
+    encrypt: bool,
+    airdrop_sol: bool,
+    force: bool,
+    say_chain_off: bool,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> dict:
+    """Writes root's .precompact.toml for `instance` (Layer 3 on `cluster`, off when None),
+    creates the signing keypair (precompact's own for the instance unless `keypair` names one)
+    and, with `encrypt`, the age identity, funds the key from the faucet with `airdrop_sol`, and
+    keeps logs out of git status. Tells the user each step through `say` (`warn` for what needs
+    their attention) as it is done; returns what was written and created."""
+    from precompact.remote import gitstore
+
+    path = config_path(root, force)
+    if keypair is None:
+        keypair = own_keypair_path(instance)
+    done: dict = {"config": str(path), "instance": instance, "chain": cluster or "off", "identity": None}
+    values: dict = {
+        "instance": instance,
+        "repository": repository,
+        "remote": remote,
+        "branch": branch,
+        "cluster": cluster or configuration.DEFAULT_CLUSTER,
+        "chain": cluster is not None,
+        "keypair": keypair,
+    }
+    if program_id:
+        values["program_id"] = program_id
+    if encrypt:
+        # As given, or beside the keypair as given ("~/..." stays portable in the file).
+        values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
+        found = encryption_identity(Path(values["identity"]), recipients)
+        values["recipients"] = found.recipients
+        done["identity"] = {"path": str(found.path), "created": found.created, "recipients": found.recipients}
+        if found.created:
+            say(
+                f"created age identity {found.path} (public key {found.recipients[0]}); back it up, only it (or another recipient's) reads your savepoints on the remote"
+            )
+        else:
+            say(f"using age identity {found.path}")
+    loaded = write_config(root, values, force)
+    say(f"wrote {path}")
+    key = ensure_keypair(loaded.keypair)
+    done["keypair"] = {"path": str(key.path), "created": key.created, "pubkey": str(key.pubkey)}
+    if key.created:
+        say(f"created keypair {key.path} (public key {key.pubkey}); back it up, it signs your savepoints")
+    else:
+        say(f"using keypair {key.path}")
+    done["airdropped_lamports"] = 0
+    if airdrop_sol:
+        airdrop(loaded, key.pubkey)
+        done["airdropped_lamports"] = AIRDROP_LAMPORTS
+        say(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
+    if not loaded.chain_layer and say_chain_off:
+        say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
+    done["logs_excluded"] = False
+    try:
+        if exclude_logs(loaded):
+            done["logs_excluded"] = True
+            say("added logs/precompact-* to .git/info/exclude")
+    except gitstore.GitStoreError as e:
+        warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
+    return done

@@ -1,0 +1,271 @@
+"""What the hook does at each event of an agent's session (edges/hook.py has when each agent sends
+which): before a compaction, Layer 1 of a savepoint (the worker does the rest) and the note for
+the summariser; after it, the savepoint of what it dropped if none holds it yet, and the
+compaction summary kept; at a session start (Gemini: before the prompt after a compression), the
+savepoint whose restore brief the session gets, once; at its end, what it said since its last
+savepoint. `payload` is the event as the agent sent it (its JSON object, with a "cwd").
+
+The hook runs on every compaction and session start: this module imports the rest of the library
+only inside the functions that use it."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+from precompact.transcript import agents
+
+if TYPE_CHECKING:
+    from precompact.local import snapshot
+
+ERRORS_LOG = "precompact-errors.log"
+
+
+@dataclass
+class Briefing:
+    """The savepoint whose restore brief a session is to be given, and at which start (`source`)."""
+
+    savepoint: savepoint_log.Savepoint
+    session_id: str | None
+    source: str | None
+
+
+def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
+    """A savepoint before the compaction (none when nothing was said since the session's last),
+    the worker started for Layers 2 and 3; returns the note for Claude Code's summariser ("" for
+    none, and for the agents that do not read it)."""
+    from precompact.local import snapshot
+
+    session = _session(payload, loaded, _text(payload, "trigger") or "auto", agent)
+    kept = _unchanged_savepoint(loaded, session)
+    # Only Claude Code reads PreCompact's stdout (as the summariser's instructions).
+    speaks = agent == agents.CLAUDE
+    if kept is not None:
+        note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
+        return note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note and speaks else ""
+    written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    # Imported late: spawning needs only the module, not the layers it will run. The worker
+    # runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
+    from precompact.ops import background
+
+    background.spawn(loaded.root)
+    return _compact_note(loaded, written.sequence, written.sha256) if speaks else ""
+
+
+def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:
+    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes."""
+    trigger = _text(payload, "trigger") or "auto"
+    transcript = _text(payload, "transcript_path")
+    if trigger != "manual":
+        from precompact.transcript import gemini
+
+        cwd = Path(_text(payload, "cwd") or loaded.root)
+        if not transcript or not gemini.compression_coming(Path(transcript), cwd, Path.home()):
+            return ""
+    return pre_compact(loaded, payload, agent)
+
+
+def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> bool:
+    """The savepoint of what the compaction dropped, if none holds it yet, then the compaction
+    summary kept with the session's latest savepoint; False when the session has none."""
+    from precompact.local import capture
+
+    read = _recover(payload, loaded, agent)
+    # This session's savepoint only: another session's compaction summary is not its own.
+    mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), _text(payload, "session_id"))
+    latest = mine[-1] if mine else None
+    if latest is None:
+        return False
+    summary = summary_part(_text(payload, "compact_summary") or (read.summary if read else None) or "")
+    if loaded.redaction:
+        from precompact.transcript.redact import Redactor
+
+        summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
+    savepoint_log.mark(
+        loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary
+    )
+    return True
+
+
+def summary_part(text: str) -> str:
+    """The `<summary>` of a compaction summary; its `<analysis>` is the model's working, not the
+    summary. Text without the tags is kept whole."""
+    start, end = text.find("<summary>"), text.rfind("</summary>")
+    if start != -1 and end > start:
+        return text[start + len("<summary>") : end].strip()
+    return text.strip()
+
+
+def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Briefing | None:
+    """The savepoint whose brief the session gets, once per session: none when there is none,
+    or when this session already has it (Claude Code keeps SessionStart context in the
+    conversation, so a resume after a compaction would repeat it). After a compaction the
+    savepoint is recovered from the transcript first if PreCompact left none; `capture.to_brief`
+    chooses which, and the brief says when it is another session's. Uses no network: git and
+    chain are taken as the worker recorded them, and the session never waits on them."""
+    from precompact.local import capture
+
+    source = _text(payload, "source")
+    session_id = _text(payload, "session_id")
+    if source == "compact":
+        _recover(payload, loaded, agent)
+    if source not in loaded.session_start_sources:
+        return None
+    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
+    if latest is None or (session_id and _brief_delivered(loaded, latest.sequence, session_id)):
+        return None
+    return Briefing(latest, session_id, source)
+
+
+def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None:
+    """Gemini's BeforeAgent: after a compression, the savepoint whose brief the session gets,
+    once per compression (Gemini keeps BeforeAgent's context with the prompt it came with)."""
+    transcript, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
+    from precompact.transcript import gemini
+
+    if not transcript or not session_id or not gemini.compressed(Path(transcript)):
+        return None
+    compressions = gemini.read(Path(transcript)).compressions
+    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
+    briefed = sum(1 for delivery in deliveries if delivery.source == "compact")
+    if briefed >= compressions:
+        return None
+    from precompact.local import capture
+
+    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, "compact")
+    if latest is None:
+        return None
+    return Briefing(latest, session_id, "compact")
+
+
+def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
+    """Records in the index that the session was given the brief."""
+    savepoint_log.mark(
+        loaded.logs,
+        briefing.savepoint,
+        savepoint_log.Event.BRIEF_DELIVERED,
+        session_id=briefing.session_id,
+        source=briefing.source,
+    )
+
+
+def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None:
+    """Archives what the session said since its last savepoint, so a session that never
+    compacts is kept too: Layer 1 here (going on from the session's read position, well inside
+    Claude Code's 1.5 s SessionEnd budget), Layers 2 and 3 in the worker."""
+    if not loaded.session_end:
+        return
+    from precompact.local import snapshot
+    from precompact.transcript import conversation
+
+    session = _session(payload, loaded, "session_end", agent)
+    if not session.transcript_path or conversation.last_said(Path(session.transcript_path)) is None:
+        return  # nothing said: nothing to archive
+    if _unchanged_savepoint(loaded, session) is not None:
+        return
+    snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    from precompact.ops import background
+
+    background.spawn(loaded.root)
+
+
+def failure_reason(error: Exception) -> str:
+    """A failure in one line, redacted: the message of an error that explains itself, else
+    its repr."""
+    from precompact.transcript.redact import Redactor
+
+    return Redactor().redact(
+        str(error)
+        if isinstance(error, (configuration.ConfigError, OSError, savepoint_log.LockTimeout))
+        else repr(error)
+    )
+
+
+def log_failure(root: Path, event, reason: str) -> bool:
+    """Appends the failure being handled to the project's error log; False when the user never
+    approved that project's configuration (a file in a shared directory, someone else's:
+    nothing is written there) or its logs/ is refused."""
+    from precompact.boundary import logs_dir
+    from precompact.config import approval as config_trust
+    from precompact.transcript.redact import Redactor
+
+    try:
+        if config_trust.approval(root / configuration.CONFIG_NAME) is None:
+            return False
+        fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        with os.fdopen(fd, "a") as f:
+            f.write(Redactor().redact(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
+    except (OSError, configuration.ConfigError):
+        return False
+    return True
+
+
+def _session(payload: dict, loaded: configuration.Config, trigger: str, agent: str) -> snapshot.Session:
+    return _read_session(payload, loaded, trigger, agent)[0]
+
+
+def _read_session(
+    payload: dict, loaded: configuration.Config, trigger: str, agent: str
+) -> tuple[snapshot.Session, agents.Read | None]:
+    """The session the payload names, its session file read into the document the snapshot
+    reads (agents.read; OSError when that file cannot be read)."""
+    from precompact.local import snapshot
+
+    given = _text(payload, "transcript_path")
+    read = agents.read(agent, loaded.logs, given) if given else None
+    return snapshot.Session(
+        session_id=_text(payload, "session_id"),
+        transcript_path=read.transcript_path if read else None,
+        cwd=_text(payload, "cwd") or str(loaded.root),
+        trigger=trigger,
+        custom_instructions=_text(payload, "custom_instructions"),
+        agent=agent,
+        agent_version=read.version if read else None,
+        agent_transcript=given if agent != agents.CLAUDE else None,
+    ), read
+
+
+def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
+    """The session's latest savepoint, if the transcript has said nothing since it was made."""
+    if not session.session_id or not session.transcript_path:
+        return None
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.session_id == session.session_id]
+    if not mine or not mine[-1].last_said:
+        return None
+    from precompact.transcript import conversation
+
+    return mine[-1] if conversation.last_said(Path(session.transcript_path)) == mine[-1].last_said else None
+
+
+def _compact_note(loaded: configuration.Config, sequence: int, sha256: str) -> str:
+    return loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
+
+
+def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.Read | None:
+    """After a compaction: the savepoint of what it dropped, if no savepoint holds it yet
+    (PreCompact did not fire, or read a transcript that lagged). Layer 1 here, the rest in the
+    worker. Returns the session file as read."""
+    from precompact.local import capture, snapshot
+
+    session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
+    if capture.recover(snapshot.Settings.of(loaded), session) is not None:
+        from precompact.ops import background
+
+        background.spawn(loaded.root)
+    return read
+
+
+def _brief_delivered(loaded: configuration.Config, sequence: int, session_id: str) -> bool:
+    """Whether `session_id` was already given the brief of savepoint `sequence`."""
+    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
+    return any(delivery.sequence == sequence for delivery in deliveries)
+
+
+def _text(payload: dict, key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
