@@ -270,7 +270,6 @@ async fn rejects_rotation_onto_a_record_the_new_key_already_has() {
 #[tokio::test]
 async fn recovery_continues_without_the_old_key_and_says_so() {
     let mut env = with_savepoints(2).await;
-    let old = env.authority.insecure_clone();
     let old_record = env.record;
     let before = env.record_data().await.unwrap();
     let last = env.record().await;
