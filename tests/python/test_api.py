@@ -44,8 +44,7 @@ def load(project: Project, instance: str | None = None) -> Config:
 
 
 def save(config: Config, transcript: Transcript, session_id: str = "session-1") -> snapshot.WrittenSnapshot:
-    session = snapshot.Session(session_id, str(transcript.path), str(config.root), "manual")
-    written, outcome = api.save(config, session)
+    written, outcome = api.save(config, session_id, str(transcript.path), str(config.root), "manual")
     assert outcome.exit_code == api.EXIT_ALL_DONE, outcome
     return written
 
@@ -79,8 +78,7 @@ def test_save_writes_snapshots_whose_hashes_the_index_states_and_pushes_them(pro
 def test_a_save_the_remote_cannot_take_is_queued_and_flush_pushes_it_later(project, transcript):
     config = load(project)
     away = project.remote.rename(project.remote.with_name("away.git"))
-    session = snapshot.Session("session-1", str(transcript.path), str(project.path), "manual")
-    written, outcome = api.save(config, session)
+    written, outcome = api.save(config, "session-1", str(transcript.path), str(project.path), "manual")
 
     assert written.sha256 == sha256(written.path), "Layer 1 does not wait for the remote"
     assert outcome.layer_2_problems and not outcome.layer_3_problems

@@ -421,7 +421,14 @@ def test_the_facade_rule_sees_a_call_around_api():
 # --- Outside text reaches the model and the user only quoted -----------------------------------
 # The modules that write text for the model or the user from what a savepoint holds: the restore
 # brief and report, recall's results, the facade's SessionStart brief, the MCP tools and the hook.
-MODEL_TEXT = ("restore/brief.py", "recall/fulltext.py", "api.py", "edges/hook.py", "edges/mcp_server.py")
+MODEL_TEXT = (
+    "restore/brief.py",
+    "recall/fulltext.py",
+    "api.py",
+    "edges/hook.py",
+    "edges/mcp_server.py",
+    "ops/compaction.py",
+)
 # Fields that carry text precompact did not write (a transcript's entries and tool output, a
 # compaction summary, a session id, file names, a check's detail quoting any of them).
 OUTSIDE_TEXT = {
