@@ -329,6 +329,7 @@ def record_json(found: Inspection) -> dict:
     out = record.to_json(found.record, Pubkey.from_string(found.address))
     out.update(
         {
+            "lineage": found.record.lineage(),
             "signature_valid": found.signature_valid,
             "verdict": found.verdict.status,
             "verdict_detail": found.verdict.detail,

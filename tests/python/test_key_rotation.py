@@ -110,6 +110,14 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     verified = invoke("verify", "--all")
     assert verified.exit_code == 0, verified.output
     assert "carried over from authority" in verified.output and "by a rotation both keys signed" in verified.output
+    inspected = invoke("inspect")
+    assert inspected.exit_code == 0, inspected.output
+    assert f"entry_type: 2: continues {old.pubkey()}'s lineage (rotation, both keys signed)" in inspected.output
+    old_record = chain.record_address(old.pubkey(), chain.instance_id(INSTANCE))[0]
+    inspected = invoke("inspect", "--address", str(old_record), "--json")
+    assert json.loads(inspected.stdout)["lineage"] == (
+        f"frozen: the lineage continues under {new} (rotation); it takes no more savepoints"
+    )
 
     save()
     save()
@@ -252,6 +260,10 @@ def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypat
     verified = invoke("verify", "--all")
     assert verified.exit_code == 0, verified.output
     assert "continued without the old key's signature" in verified.output
+    inspected = invoke("inspect", "--json")
+    assert json.loads(inspected.stdout)["lineage"].startswith(
+        f"continues {old.pubkey()}'s lineage WITHOUT that key's signature (recovery)"
+    )
     save()
     verified = invoke("verify", "--all")
     assert verified.exit_code == 0, verified.output

@@ -102,6 +102,22 @@ class Record:
         """Continued without the previous authority's signature (`recover_lineage`)."""
         return self.entry_type == chain.ENTRY_TYPE_RECOVERED
 
+    def lineage(self) -> str:
+        """What the record is in its lineage, as the program marked it (entry_type and the key
+        it wrote into the metadata)."""
+        if self.entry_type == chain.ENTRY_TYPE_ROTATED:
+            return f"continues {self.continued_from()}'s lineage (rotation, both keys signed); the savepoint shown is that key's"
+        if self.entry_type == chain.ENTRY_TYPE_RECOVERED:
+            return (
+                f"continues {self.continued_from()}'s lineage WITHOUT that key's signature (recovery); "
+                "the savepoint shown is that key's"
+            )
+        if self.frozen:
+            return f"frozen: the lineage continues under {self.rotated_to()} (rotation); it takes no more savepoints"
+        if self.entry_type == chain.ENTRY_TYPE_SAVEPOINT:
+            return "savepoints of this authority"
+        return f"unknown entry_type {self.entry_type}"
+
     def _named(self, key: str | None) -> Pubkey | None:
         if key is None:
             return None

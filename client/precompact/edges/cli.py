@@ -544,7 +544,7 @@ def inspect(instance, address, as_json) -> None:
             ("authority", str(_pubkey(held.authority))),
             ("instance_id", held.instance_id.hex()),
             ("sequence", held.sequence),
-            ("entry_type", held.entry_type),
+            ("entry_type", f"{held.entry_type}: {held.lineage()}"),
             ("timestamp", f"{held.timestamp} ({_utc(held.timestamp)})"),
             ("snapshot_hash", f"sha256:{held.snapshot_hash.hex()}"),
             ("prev_snapshot_hash", f"sha256:{held.prev_snapshot_hash.hex()}"),
