@@ -46,9 +46,7 @@ def decode(text: str, base: int, size: int | None = 32) -> bytes:
     return raw
 
 
-def transaction(
-    value, program: bytes, record: bytes
-) -> tuple:  # checks 1 and 2; the record's instruction, the one before
+def transaction(value, program: bytes, record: bytes) -> tuple:  # checks 1, 2; the record's call, the one before
     text, slot, _, wire = fields(value, "signature slot block_time base64")
     stream = io.BytesIO(raw := decode(wire, 64, None))
 
