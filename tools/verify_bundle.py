@@ -1,6 +1,7 @@
 """Proof-bundle verifier from docs/proof-bundle.md alone: every offline MUST check; skips the SHOULD off-curve check."""
 
 import base64
+import functools
 import hashlib
 import io
 import json
@@ -37,7 +38,7 @@ def fields(value, names: str) -> list:
 
 def decode(text: str, base: int, size: int | None = 32) -> bytes:
     if base == 58:
-        raw = sum(B58.index(char) * 58**i for i, char in enumerate(text[::-1])).to_bytes(size, "big")
+        raw = functools.reduce(lambda number, char: number * 58 + B58.index(char), text, 0).to_bytes(size, "big")
         again = "1" * (size - len(raw.lstrip(b"\0"))) + text.lstrip("1")
     else:
         raw = bytes.fromhex(text) if base == 16 else base64.b64decode(text)
@@ -59,14 +60,13 @@ def transaction(value, program: bytes, record: bytes) -> tuple:  # checks 1, 2; 
         return (byte & 0x7F) << shift | (compact(shift + 7) if byte & 0x80 else 0)
 
     signatures, message, (required, _, _) = [take(64) for _ in range(compact())], stream.tell(), take(3)
-    need(len(signatures) == required and 1 <= required < 0x80, "not a legacy message, or not its signatures")
     keys, _ = [take(32) for _ in range(compact())], take(32)
     instructions = [(keys[take(1)[0]], [keys[i] for i in take(compact())], take(compact())) for _ in range(compact())]
-    need(not stream.read() and decode(text, 58, 64) == signatures[0], "bytes left over, or not the first signature")
+    need(not stream.read() and len(signatures) == required and 1 <= required < 0x80, "not a legacy transaction's bytes")
     for signature, key in zip(signatures, keys[:required], strict=True):
         Ed25519PublicKey.from_public_bytes(key).verify(signature, raw[message:])
     found = [i for i, (called, accounts, _) in enumerate(instructions) if called == program and record in accounts]
-    need(len(found) == 1, f"{len(found)} instructions of the program list the record, not 1")
+    need(decode(text, 58, 64) == signatures[0] and len(found) == 1, f"not its first signature, or {len(found)} calls")
     return slot, set(keys[:required]), instructions[found[0]], instructions[found[0] - 1][::2] if found[0] else None
 
 
@@ -112,7 +112,7 @@ def verify(document: dict, snapshot: bytes | None = None) -> str:
         checked = [] if snapshot is None else [snapshot]
         for encrypted, data in (fields(held, "encrypted base64") for held in embedded):
             checked += [decode(data, 64, None)][encrypted:]  # an encrypted snapshot cannot be checked
-        need(last == previous and all(hashlib.sha256(raw).digest() == last for raw in checked), "snapshot_hash")
+        need(last == previous and all(hashlib.sha256(raw).digest() == last for raw in checked), "snapshot mismatch")
     except (Invalid, InvalidSignature, ValueError, LookupError, TypeError, OverflowError, struct.error) as error:
         where = f"savepoint {k}" if k else f"authorities[{i - 1}]" if i else "top level"
         raise Invalid(f"{where}: {str(error) or 'an ed25519 signature does not verify'}") from None
@@ -123,8 +123,8 @@ def verify(document: dict, snapshot: bytes | None = None) -> str:
 if __name__ == "__main__":
     try:
         need(len(sys.argv) in (2, 3), "usage: python tools/verify_bundle.py BUNDLE [SNAPSHOT_FILE]")
-        given = Path(sys.argv[2]).read_bytes() if len(sys.argv) == 3 else None
-        print(f"verified: {verify(json.loads(Path(sys.argv[1]).read_bytes()), given)}")
+        bundle, *given = (Path(path).read_bytes() for path in sys.argv[1:])
+        print("verified:", verify(json.loads(bundle), *given))
     except (Invalid, ValueError, OSError) as error:
         print(f"FAILED: {error}")
         sys.exit(1)
