@@ -39,7 +39,7 @@ def fields(value, names: str) -> list:
 def decode(text: str, base: int, size: int | None = 32) -> bytes:
     if base == 58:
         raw = functools.reduce(lambda number, char: number * 58 + B58.index(char), text, 0).to_bytes(size, "big")
-        again = "1" * (size - len(raw.lstrip(b"\0"))) + text.lstrip("1")
+        again = "1" * (size - len(raw.lstrip(b"\0"))) + str.lstrip(text, "1")
     else:
         raw = bytes.fromhex(text) if base == 16 else base64.b64decode(text)
         again = raw.hex() if base == 16 else base64.b64encode(raw).decode()
