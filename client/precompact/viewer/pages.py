@@ -10,8 +10,12 @@ import hashlib
 import re
 import threading
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+import orjson
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
@@ -26,6 +30,9 @@ from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
 
 PAGE_ENTRIES = 50
+# How long a savepoint's page waits for its list of what compaction dropped before it shows
+# itself without it: a small session's list is made well within it, a 100 MB one's is not.
+DROPPED_WAIT_SECONDS = 0.5
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
@@ -168,32 +175,46 @@ class SavepointPage:
     summary: str | None
     dropped: dropping.Dropped | None
     refused: str | None  # why "dropped" is not shown
+    listing: bool  # "dropped" is still being listed
     files: list[tuple[str, str]]  # files in play: name, what the snapshot holds of it
     edited: list[str]
-    entries: int
+    entries: int | None  # known once "dropped" is listed
 
 
-class DroppedCache:
-    """What compaction dropped, per savepoint, once computed: it reads the whole history. A
-    savepoint's bytes never change once checked, so its list changes only with its summary."""
+class DroppedLists:
+    """What compaction dropped, per savepoint, listed in the background the first time its page
+    asks (it reads the whole history: seconds for 100 MB, which the page does not wait for) and
+    remembered. A savepoint's bytes never change once checked, so its list changes only with its
+    summary."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, int, str, str | None], dropping.Dropped] = {}
+        self._lock = threading.Lock()
+        self._listing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precompact-view-dropped")
+        self._known: dict[tuple[str, int, str, str | None], Future[dropping.Dropped]] = {}
 
-    def of(self, config: Config, found: resurrection.Resurrection) -> dropping.Dropped:
+    def of(self, config: Config, found: resurrection.Resurrection, wait: float) -> dropping.Dropped | None:
+        """The list, once made (raising what making it raised); None if it takes longer than
+        `wait` seconds."""
         s = found.savepoint
         key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
-        if key not in self._known:
-            self._known[key] = dropping.of_resurrection(config, found)
-        return self._known[key]
+        with self._lock:
+            if key not in self._known:
+                self._known[key] = self._listing.submit(dropping.of_resurrection, config, found)
+            listed = self._known[key]
+        try:
+            return listed.result(timeout=wait)
+        except FutureTimeout:
+            return None
 
 
-def savepoint_page(config: Config, instance: str, sequence: int, cache: DroppedCache) -> SavepointPage:
+def savepoint_page(
+    config: Config, instance: str, sequence: int, lists: DroppedLists, wait: float = DROPPED_WAIT_SECONDS
+) -> SavepointPage:
     """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only."""
     found = resurrection.from_this_machine(config, instance, sequence)
     document = found.document
     try:
-        dropped: dropping.Dropped | None = cache.of(config, found)
+        dropped = lists.of(config, found, wait)
         refused = None
     except PrecompactError as e:
         dropped, refused = None, str(e)
@@ -206,9 +227,10 @@ def savepoint_page(config: Config, instance: str, sequence: int, cache: DroppedC
         dropped.summary if dropped else found.savepoint.compact_summary,
         dropped,
         refused,
+        dropped is None and refused is None,
         files,
         recent.edited,
-        dropped.entries if dropped else 0,
+        dropped.entries if dropped else None,
     )
 
 
@@ -249,56 +271,72 @@ class ConversationPage:
     entries: list[ShownEntry]
 
 
-class EntryCounts:
-    """How many entries each savepoint holds, found through `show` alone (a missing entry is an
-    error there) and remembered."""
+class Histories:
+    """Where each entry of a savepoint's history lies in its snapshot, found once per snapshot
+    hash: every page checks the bytes against that hash before reading them, and the same bytes
+    hold their entries at the same places. Numbered from 1, as `recall`, `show` and
+    restore.dropped number them."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+        self._known: dict[str, list[tuple[int, int]]] = {}
 
-    def of(self, config: Config, instance: str, sequence: int) -> int:
-        key = (instance, sequence)
-        if key not in self._known:
-            self._known[key] = self._count(config, instance, sequence)
-        return self._known[key]
-
-    @staticmethod
-    def _count(config: Config, instance: str, sequence: int) -> int:
-        def exists(position: int) -> bool:
-            try:
-                recall.show(config.logs, instance, f"{sequence}:{position}")
-            except recall.RecallError as e:
-                if "holds entries" in str(e):
-                    return False
-                raise
-            return True
-
-        if not exists(1):
-            return 0
-        low, high = 1, 2
-        while exists(high):
-            low, high = high, high * 2
-        while high - low > 1:  # exists(low), not exists(high)
-            middle = (low + high) // 2
-            low, high = (middle, high) if exists(middle) else (low, middle)
-        return low
+    def places(self, found: resurrection.Resurrection) -> list[tuple[int, int]]:
+        digest = found.savepoint.snapshot_hash
+        with self._lock:
+            if digest not in self._known:
+                try:
+                    self._known[digest] = [place for place, _ in found.contents.located_entries()]
+                except ValueError as e:
+                    raise ViewerError(f"savepoint {found.savepoint.sequence}'s history cannot be read: {e}") from None
+            return self._known[digest]
 
 
-def conversation_page(config: Config, counts: EntryCounts, instance: str, sequence: int, page: int) -> ConversationPage:
-    """Page `page` (from 1) of a savepoint's entries, as `precompact show` prints them."""
-    total = counts.of(config, instance, sequence)
-    pages = max(1, -(-total // PAGE_ENTRIES))
+def conversation_page(
+    config: Config, histories: Histories, instance: str, sequence: int, page: int
+) -> ConversationPage:
+    """Page `page` (from 1) of a savepoint's entries, as `precompact show` prints them, read
+    from its snapshot once the verifier has checked it (as `resurrect` loads it) and vouched for
+    it: a snapshot that fails or that no root vouches for is refused, as `show` refuses it."""
+    found = resurrection.from_this_machine(config, instance, sequence)
+    if not found.verified:
+        unvouched = "; ".join(
+            f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
+        )
+        raise ViewerError(f"savepoint {sequence} of {instance} is not verified ({unvouched}); run `precompact verify`")
+    places = histories.places(found)
+    pages = max(1, -(-len(places) // PAGE_ENTRIES))
     page = min(max(page, 1), pages)
     first = (page - 1) * PAGE_ENTRIES + 1
-    last = min(total, first + PAGE_ENTRIES - 1)
-    shown = recall.show(config.logs, instance, f"{sequence}:{first}-{last}") if total else []
-    return ConversationPage(
-        instance,
-        sequence,
-        page,
-        pages,
-        [ShownEntry(e.position, e.role, e.tool, _iso(e.time), pieces(e.text)) for e in shown],
-    )
+    last = min(len(places), first + PAGE_ENTRIES - 1)
+    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last))
+
+
+def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], first: int, last: int) -> list[ShownEntry]:
+    """Entries `first` to `last`, each with its role, tool and text as recall indexed them. A
+    tool result is named by its call, in the entries just before it: the page before is read
+    for them."""
+    tool_names: dict[str, str] = {}
+    shown = []
+    for position in range(max(1, first - PAGE_ENTRIES), last + 1):
+        raw = found.contents.entry_at(places[position - 1])
+        role, tool, text = recall.entry_facts(raw, tool_names)
+        if position >= first:
+            # As `show` prints it: an entry without text of its own is shown as it is stored.
+            text = text or orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+            shown.append(ShownEntry(position, role, tool, _time(raw), pieces(text)))
+    return shown
+
+
+def _time(entry: object) -> str | None:
+    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return _iso((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
 def _iso(unix: float | None) -> str | None:
