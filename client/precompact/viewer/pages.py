@@ -297,7 +297,7 @@ def conversation_page(
 ) -> ConversationPage:
     """Page `page` (from 1) of a savepoint's entries, as `precompact show` prints them, read
     from its snapshot once the verifier has checked it (as `resurrect` loads it) and vouched for
-    it: a snapshot that fails or that no root vouches for is refused, as `show` refuses it."""
+    it, on every page: a snapshot that fails a check or that no root vouches for is refused."""
     found = resurrection.from_this_machine(config, instance, sequence)
     if not found.verified:
         unvouched = "; ".join(
