@@ -277,7 +277,10 @@ def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_un
     gone = next(f.text for f in planted.sessions[0].planted if not f.kept and f.kind == "constraint")
     listing = client.get("/token/savepoint", params=where)
     assert listing.status_code == 200
-    assert 'class="listing"' in listing.text and '<meta http-equiv="refresh" content="3">' in listing.text
+    assert (
+        'class="listing"' in listing.text
+        and f'<meta http-equiv="refresh" content="{app.REFRESH_SECONDS}">' in listing.text
+    )
     assert "reload now" in listing.text and gone not in _dropped_section(listing.text)
     assert (
         "Checks on loading it" in listing.text

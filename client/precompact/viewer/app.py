@@ -40,7 +40,7 @@ SECURITY_HEADERS = [
     (b"cache-control", b"no-store"),
 ]
 FACTS_SHOWN = 200  # of each kind on a savepoint's page: a long session can drop tens of thousands
-REFRESH_SECONDS = 3  # a savepoint's page asks again this often while its dropped list is made
+REFRESH_SECONDS = 2  # a savepoint's page asks again this often while its dropped list is made
 _SAFE_NAME = re.compile(r"[^\w.-]+")
 
 

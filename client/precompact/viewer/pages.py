@@ -32,7 +32,7 @@ from precompact.verifier import verify as verification
 PAGE_ENTRIES = 50
 # How long a savepoint's page waits for its list of what compaction dropped before it shows
 # itself without it: a small session's list is made well within it, a 100 MB one's is not.
-DROPPED_WAIT_SECONDS = 0.5
+DROPPED_WAIT_SECONDS = 0.25
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
