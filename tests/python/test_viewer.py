@@ -202,11 +202,12 @@ def test_only_the_command_line_imports_the_viewer():
 
 def test_a_page_number_that_is_not_one_is_refused_with_a_page(served):
     _, url = served
-    for params in ({"page": "x"}, {"page": "-1"}, {"at": "0"}):
+    for params in ({"page": "x"}, {"page": "-1"}, {"page": "lastly"}, {"at": "0"}):
         answer = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, **params})
         assert answer.status_code == 404 and "must be a savepoint or entry number" in answer.text
-    last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": 999})
-    assert last.status_code == 200 and "page 2 of 2" in last.text
+    for beyond in (999, "last"):
+        last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": beyond})
+        assert last.status_code == 200 and "page 2 of 2" in last.text
 
 
 def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_path):
@@ -313,10 +314,13 @@ def test_the_conversation_is_paged_and_every_page_holds_what_show_prints(tmp_pat
     loaded, client = _in_process(planted)
     where = {"instance": "Shop #1", "sequence": 1}
     first = client.get("/token/conversation", params=where).text
-    assert first.count('<article class="entry') == pages.PAGE_ENTRIES and "page 1 of 2" in first
+    # The first page reads the history no further than itself and one entry more.
+    assert first.count('<article class="entry') == pages.PAGE_ENTRIES and "page 1, more follow" in first
     following = first.split('rel="next" href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
     second = client.get(following).text
     assert "page 2 of 2" in second and 'rel="next"' not in second
+    last = first.split('">last</a>', 1)[0].rsplit('href="', 1)[1].replace("&amp;", "&")
+    assert last.endswith("page=last") and client.get(last).text == second
     shown = [*pages.conversation_page(loaded, pages.Histories(), "Shop #1", 1, 1).entries]
     shown += pages.conversation_page(loaded, pages.Histories(), "Shop #1", 1, 2).entries
     printed = recall.show(loaded.logs, "Shop #1", f"1:1-{len(shown)}")

@@ -115,6 +115,8 @@ def _number(request: Request, name: str) -> int:
 def _page_asked(request: Request) -> int:
     if request.query_params.get("at"):
         return pages.page_of(_number(request, "at"))
+    if request.query_params.get("page") == "last":
+        return pages.LAST_PAGE
     return _number(request, "page") if "page" in request.query_params else 1
 
 

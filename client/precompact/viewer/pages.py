@@ -30,6 +30,7 @@ from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
 
 PAGE_ENTRIES = 50
+LAST_PAGE = 1 << 62  # asks for a conversation's last page, however many it has
 # How long a savepoint's page waits for its list of what compaction dropped before it shows
 # itself without it: a small session's list is made well within it, a 100 MB one's is not.
 DROPPED_WAIT_SECONDS = 0.25
@@ -267,46 +268,59 @@ class ConversationPage:
     instance: str
     sequence: int
     page: int
-    pages: int
+    pages: int | None  # None: more pages follow, how many is not counted yet
     entries: list[ShownEntry]
 
 
 class Histories:
-    """Where each entry of a savepoint's history lies in its snapshot, found once per snapshot
-    hash: every page checks the bytes against that hash before reading them, and the same bytes
-    hold their entries at the same places. Numbered from 1, as `recall`, `show` and
-    restore.dropped number them."""
+    """Where each entry of a savepoint's history lies in its snapshot, found as far as a page
+    needs and remembered per snapshot hash: every page checks the bytes against that hash before
+    reading them, and the same bytes hold their entries at the same places. Numbered from 1, as
+    `recall`, `show` and restore.dropped number them."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._known: dict[str, list[tuple[int, int]]] = {}
+        self._known: dict[str, tuple[list[tuple[int, int]], bool]] = {}
 
-    def places(self, found: resurrection.Resurrection) -> list[tuple[int, int]]:
+    def places(self, found: resurrection.Resurrection, wanted: int) -> tuple[list[tuple[int, int]], bool]:
+        """The places of the first `wanted` entries at least (all of them if fewer), and whether
+        they are all the history holds."""
         digest = found.savepoint.snapshot_hash
         with self._lock:
-            if digest not in self._known:
+            located, complete = self._known.get(digest, ([], False))
+            if not complete and len(located) < wanted:
+                after = located[-1][1] if located else None
                 try:
-                    self._known[digest] = [place for place, _ in found.contents.located_entries()]
+                    for place, _ in found.contents.located_entries(after):
+                        located.append(place)
+                        if len(located) >= wanted:
+                            break
+                    else:
+                        complete = True
                 except ValueError as e:
                     raise ViewerError(f"savepoint {found.savepoint.sequence}'s history cannot be read: {e}") from None
-            return self._known[digest]
+                self._known[digest] = (located, complete)
+            return located, complete
 
 
 def conversation_page(
     config: Config, histories: Histories, instance: str, sequence: int, page: int
 ) -> ConversationPage:
-    """Page `page` (from 1) of a savepoint's entries, as `precompact show` prints them, read
-    from its snapshot once the verifier has checked it (as `resurrect` loads it) and vouched for
-    it, on every page: a snapshot that fails a check or that no root vouches for is refused."""
+    """Page `page` (from 1; LAST_PAGE or beyond: the last) of a savepoint's entries, as
+    `precompact show` prints them, read from its snapshot once the verifier has checked it (as
+    `resurrect` loads it) and vouched for it, on every page: a snapshot that fails a check or
+    that no root vouches for is refused. The history is read only as far as the page (and one
+    entry more, to know whether another page follows)."""
     found = resurrection.from_this_machine(config, instance, sequence)
     if not found.verified:
         unvouched = "; ".join(
             f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
         )
         raise ViewerError(f"savepoint {sequence} of {instance} is not verified ({unvouched}); run `precompact verify`")
-    places = histories.places(found)
-    pages = max(1, -(-len(places) // PAGE_ENTRIES))
-    page = min(max(page, 1), pages)
+    page = max(page, 1)
+    places, complete = histories.places(found, page * PAGE_ENTRIES + 1)
+    pages = max(1, -(-len(places) // PAGE_ENTRIES)) if complete else None
+    page = min(page, pages or page)
     first = (page - 1) * PAGE_ENTRIES + 1
     last = min(len(places), first + PAGE_ENTRIES - 1)
     return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last))
