@@ -110,7 +110,7 @@ def big_session(root: Path, mb: int, runs: int) -> None:
             f"median {median(client, runs, savepoint, **where) * 1000:.0f} ms over {runs}"
         )
         to_the_end, answer = timed(client, page, **where, page="last")
-        pages = int(answer.text.split(" of ", 2)[2].split("<", 1)[0])
+        pages = int(answer.text.split("<span>page ", 1)[1].split(" of ", 1)[1].split("<", 1)[0])
         print(f"  the conversation's last page first: {to_the_end * 1000:.0f} ms (every entry located: {pages} pages)")
         for name, number in (("first", 1), ("middle", pages // 2), ("last", pages)):
             print(f"  {name} page: median {median(client, runs, page, **where, page=number) * 1000:.0f} ms over {runs}")
