@@ -258,6 +258,16 @@ def _in_process(planted) -> tuple[configuration.Config, TestClient]:
     return loaded, TestClient(application, base_url="http://127.0.0.1:8000")
 
 
+def _once_listed(client: TestClient, where: dict) -> str:
+    """The savepoint's page once its dropped list is made, asked again as the page itself does."""
+    for _ in range(100):
+        page = client.get("/token/savepoint", params=where).text
+        if 'class="listing"' not in page:
+            return page
+        time.sleep(0.1)
+    raise AssertionError("the dropped list was not made in 10 s")
+
+
 def _dropped_section(page: str) -> str:
     return page.split('id="dropped"', 1)[1].split("</section>", 1)[0]
 
@@ -288,25 +298,27 @@ def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_un
         and str(markupsafe.escape(planted.sessions[0].summary[:40])) in listing.text
     )
     release.set()
-    for _ in range(100):
-        listed = client.get("/token/savepoint", params=where).text
-        if 'class="listing"' not in listed:
-            break
-        time.sleep(0.1)
+    listed = _once_listed(client, where)
     assert gone in _dropped_section(listed) and "http-equiv" not in listed
     assert f"Conversation ({dropping.of_savepoint(loaded, 'Shop #1', 1).entries} entries)" in listed
 
 
-def test_a_dropped_list_that_is_refused_says_why_and_is_not_being_listed(served, monkeypatch):
+def test_a_dropped_list_refused_says_why_and_the_next_visit_lists_it_again(served, monkeypatch):
     planted, _ = served
+    making = dropping.of_resurrection
 
     def refused(config, found):
         raise pages.ViewerError("the history cannot be read")
 
     monkeypatch.setattr(dropping, "of_resurrection", refused)
     _, client = _in_process(planted)
-    page = client.get("/token/savepoint", params={"instance": "Shop #1", "sequence": 1}).text
+    where = {"instance": "Shop #1", "sequence": 1}
+    page = client.get("/token/savepoint", params=where).text
     assert "the history cannot be read" in page and 'class="listing"' not in page and "http-equiv" not in page
+    monkeypatch.setattr(dropping, "of_resurrection", making)
+    gone = next(f.text for f in planted.sessions[0].planted if not f.kept and f.kind == "constraint")
+    again = _once_listed(client, where)
+    assert "the history cannot be read" not in again and gone in _dropped_section(again)
 
 
 def test_the_conversation_is_paged_and_every_page_holds_what_show_prints(tmp_path):

@@ -194,8 +194,8 @@ class DroppedLists:
         self._known: dict[tuple[str, int, str, str | None], Future[dropping.Dropped]] = {}
 
     def of(self, config: Config, found: resurrection.Resurrection, wait: float) -> dropping.Dropped | None:
-        """The list, once made (raising what making it raised); None if it takes longer than
-        `wait` seconds."""
+        """The list, once made; None if it takes longer than `wait` seconds. A refusal (the
+        savepoint failed a check) is raised and not remembered: the next visit checks again."""
         s = found.savepoint
         key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
         with self._lock:
@@ -206,25 +206,29 @@ class DroppedLists:
             return listed.result(timeout=wait)
         except FutureTimeout:
             return None
+        except PrecompactError:
+            with self._lock:
+                if self._known.get(key) is listed:
+                    del self._known[key]
+            raise
 
 
-def savepoint_page(
-    config: Config, instance: str, sequence: int, lists: DroppedLists, wait: float = DROPPED_WAIT_SECONDS
-) -> SavepointPage:
-    """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only."""
+def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedLists) -> SavepointPage:
+    """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only;
+    what compaction dropped, if its list is made in time."""
     found = resurrection.from_this_machine(config, instance, sequence)
-    document = found.document
+    files = sorted((name, _file_note(info)) for name, info in (found.document.get("loaded_files") or {}).items())
+    recent = conversation.recent(found.contents.newest_entries())
+    brief = restore_brief.brief(found)
     try:
-        dropped = lists.of(config, found, wait)
+        dropped = lists.of(config, found, DROPPED_WAIT_SECONDS)
         refused = None
     except PrecompactError as e:
         dropped, refused = None, str(e)
-    files = sorted((name, _file_note(info)) for name, info in (document.get("loaded_files") or {}).items())
-    recent = conversation.recent(found.contents.newest_entries())
     return SavepointPage(
         found.savepoint,
         found.checks,
-        restore_brief.brief(found),
+        brief,
         dropped.summary if dropped else found.savepoint.compact_summary,
         dropped,
         refused,
