@@ -281,7 +281,7 @@ def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_un
         release.wait(30)
         return making(config, found)
 
-    monkeypatch.setattr(pages, "DROPPED_WAIT_SECONDS", 0)
+    monkeypatch.setattr(pages, "DROPPED_DEADLINE_SECONDS", 0)
     monkeypatch.setattr(dropping, "of_resurrection", held)
     loaded, client = _in_process(planted)
     where = {"instance": "Shop #1", "sequence": 1}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -31,9 +32,9 @@ from precompact.verifier import verify as verification
 
 PAGE_ENTRIES = 50
 LAST_PAGE = 1 << 62  # asks for a conversation's last page, however many it has
-# How long a savepoint's page waits for its list of what compaction dropped before it shows
-# itself without it: a small session's list is made well within it, a 100 MB one's is not.
-DROPPED_WAIT_SECONDS = 0.25
+# When a savepoint's page shows itself without its list of what compaction dropped, if the list
+# is not made by then (from the request's start): a few MB's list is, a 100 MB one's is not.
+DROPPED_DEADLINE_SECONDS = 0.8
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
@@ -216,12 +217,13 @@ class DroppedLists:
 def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedLists) -> SavepointPage:
     """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only;
     what compaction dropped, if its list is made in time."""
+    started = time.monotonic()
     found = resurrection.from_this_machine(config, instance, sequence)
     files = sorted((name, _file_note(info)) for name, info in (found.document.get("loaded_files") or {}).items())
     recent = conversation.recent(found.contents.newest_entries())
     brief = restore_brief.brief(found)
     try:
-        dropped = lists.of(config, found, DROPPED_WAIT_SECONDS)
+        dropped = lists.of(config, found, max(0.0, started + DROPPED_DEADLINE_SECONDS - time.monotonic()))
         refused = None
     except PrecompactError as e:
         dropped, refused = None, str(e)
