@@ -3,10 +3,13 @@ user starts it):
 - the timeline of a project with `--savepoints` savepoints (in sessions of 20), while the
   verifier still runs in the background and once its verdicts are in, and how long the verifier
   took;
-- pages of a `--mb` MB session's conversation: the first one asked (which brings the recall
-  index up to date and counts the entries, once per savepoint), then the first, middle and last
-  pages again; a search; and the savepoint's own page (brief, summary, what compaction dropped:
-  the whole history read, once).
+- a `--mb` MB session as a user first visits it: its savepoint's page (checks, brief, summary;
+  what compaction dropped is listed in the background, the whole history read once) and right
+  after, while that list is made, its conversation's first page (which reads the history only
+  as far as itself); how long until the list is in, and the savepoint's page then; the
+  conversation's last page (which locates every entry, once per snapshot), then the first,
+  middle and last pages again; a search (the first brings the recall index up to date) and
+  again. Pages' sizes in bytes.
 
     .venv/bin/python scripts/bench_viewer.py [--savepoints 1000] [--mb 100] [--runs 5]
 """
@@ -33,6 +36,7 @@ from support.transcript_gen import generate
 
 MB = 1_000_000
 SESSION_SAVEPOINTS = 20
+LISTING = 'class="listing"'  # a savepoint's page while its dropped list is being made
 
 
 def progress(text: str) -> None:
@@ -85,24 +89,34 @@ def big_session(root: Path, mb: int, runs: int) -> None:
     )
     progress(f"session: saved in {time.perf_counter() - started:.1f} s")
     with viewer(path, root / "big.log") as url, httpx.Client(timeout=600) as client:
-        page = url + "conversation"
         where = {"instance": "Big #1", "sequence": 1}
-        cold, answer = timed(client, page, **where, page=1)
-        pages = int(answer.text.split("page 1 of ", 1)[1].split("<", 1)[0])
+        savepoint, page = url + "savepoint", url + "conversation"
+        started = time.perf_counter()
+        first, answer = timed(client, savepoint, **where)
+        listing = LISTING in answer.text
         print(
-            f"conversation of {transcript.bytes / MB:.0f} MB ({transcript.messages} messages, {pages} pages): "
-            f"first page asked first {cold * 1000:.0f} ms (recall index built, entries counted)"
+            f"{transcript.bytes / MB:.0f} MB session ({transcript.messages} messages): its savepoint's page first "
+            f"{first * 1000:.0f} ms, {len(answer.content):,} B (what compaction dropped still being listed: {listing})"
         )
+        cold, answer = timed(client, page, **where, page=1)
+        print(f"  then its conversation's first page: {cold * 1000:.0f} ms, {len(answer.content):,} B")
+        answer = client.get(savepoint, params=where)
+        while LISTING in answer.text:
+            time.sleep(1)
+            answer = client.get(savepoint, params=where)
+        print(
+            f"  the dropped list in after {time.perf_counter() - started:.1f} s (in the background); "
+            f"the savepoint's page then {len(answer.content):,} B, "
+            f"median {median(client, runs, savepoint, **where) * 1000:.0f} ms over {runs}"
+        )
+        to_the_end, answer = timed(client, page, **where, page="last")
+        pages = int(answer.text.split("<span>page ", 1)[1].split(" of ", 1)[1].split("<", 1)[0])
+        print(f"  the conversation's last page first: {to_the_end * 1000:.0f} ms (every entry located: {pages} pages)")
         for name, number in (("first", 1), ("middle", pages // 2), ("last", pages)):
             print(f"  {name} page: median {median(client, runs, page, **where, page=number) * 1000:.0f} ms over {runs}")
-        print(f"  search: median {median(client, runs, url + 'search', q='quokka ledger') * 1000:.0f} ms over {runs}")
-        overview, _ = timed(client, url + "savepoint", **where)
-        print(
-            f"  the savepoint's page (brief, summary, dropped over the whole history) first: {overview * 1000:.0f} ms"
-        )
-        print(
-            f"    again (dropped remembered): median {median(client, runs, url + 'savepoint', **where) * 1000:.0f} ms"
-        )
+        first_search, _ = timed(client, url + "search", q="quokka ledger")
+        print(f"  search: first {first_search * 1000:.0f} ms (recall index built)", end="")
+        print(f", then median {median(client, runs, url + 'search', q='quokka ledger') * 1000:.0f} ms over {runs}")
 
 
 def main() -> None:

@@ -8,14 +8,20 @@ from __future__ import annotations
 import ast
 import json
 import socket
+import threading
 import time
 from urllib.parse import urlsplit
 
 import httpx
+import markupsafe
 import pytest
+from starlette.testclient import TestClient
 
 from precompact.config import settings as configuration
 from precompact.local import snapshot
+from precompact.recall import fulltext as recall
+from precompact.restore import dropped as dropping
+from precompact.viewer import app, pages
 from support.browser import HOSTILE, planted_project, viewer
 from support.commands import precompact
 from support.projects import new_project, trust
@@ -196,11 +202,12 @@ def test_only_the_command_line_imports_the_viewer():
 
 def test_a_page_number_that_is_not_one_is_refused_with_a_page(served):
     _, url = served
-    for params in ({"page": "x"}, {"page": "-1"}, {"at": "0"}):
+    for params in ({"page": "x"}, {"page": "-1"}, {"page": "lastly"}, {"at": "0"}):
         answer = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, **params})
         assert answer.status_code == 404 and "must be a savepoint or entry number" in answer.text
-    last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": 999})
-    assert last.status_code == 200 and "page 2 of 2" in last.text
+    for beyond in (999, "last"):
+        last = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, "page": beyond})
+        assert last.status_code == 200 and "page 2 of 2" in last.text
 
 
 def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_path):
@@ -218,6 +225,8 @@ def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_pa
         assert "local: FAILED" in rows[0] and "local: verified" in rows[1]
         shown = _get(url + "savepoint", params={"instance": "Shop #1", "sequence": 1})
         assert shown.status_code == 404 and "is altered" in shown.text and "precompact verify" in shown.text
+        read = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1})
+        assert read.status_code == 404 and "is altered" in read.text and "precompact verify" in read.text
 
 
 def test_a_savepoint_page_shows_200_facts_of_a_kind_and_says_how_many_more(tmp_path):
@@ -235,3 +244,107 @@ def test_a_savepoint_page_shows_200_facts_of_a_kind_and_says_how_many_more(tmp_p
     numbers = page.split("<h3>number", 1)[1].split("</ul>", 1)[0]
     assert numbers.count('class="fact"') == 200
     assert "and 50 more: <code>precompact dropped 1 --json</code>" in page
+
+
+# --- the first visit to a big savepoint: what it does not wait for, and what it still checks ----
+
+
+def _in_process(planted) -> tuple[configuration.Config, TestClient]:
+    """The viewer's application for the planted project, asked in this process (so a test can
+    hold what it makes in the background), through the same guard."""
+    trust(planted.project.path)
+    loaded = configuration.load(planted.project.path)
+    application = app.create(loaded, "token", 8000, pages.Verdicts(loaded))
+    return loaded, TestClient(application, base_url="http://127.0.0.1:8000")
+
+
+def _once_listed(client: TestClient, where: dict) -> str:
+    """The savepoint's page once its dropped list is made, asked again as the page itself does."""
+    for _ in range(100):
+        page = client.get("/token/savepoint", params=where).text
+        if 'class="listing"' not in page:
+            return page
+        time.sleep(0.1)
+    raise AssertionError("the dropped list was not made in 10 s")
+
+
+def _dropped_section(page: str) -> str:
+    return page.split('id="dropped"', 1)[1].split("</section>", 1)[0]
+
+
+def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_until_it_is(served, monkeypatch):
+    planted, _ = served
+    release = threading.Event()
+    making = dropping.of_resurrection
+
+    def held(config, found):
+        release.wait(30)
+        return making(config, found)
+
+    monkeypatch.setattr(pages, "DROPPED_DEADLINE_SECONDS", 0)
+    monkeypatch.setattr(dropping, "of_resurrection", held)
+    loaded, client = _in_process(planted)
+    where = {"instance": "Shop #1", "sequence": 1}
+    gone = next(f.text for f in planted.sessions[0].planted if not f.kept and f.kind == "constraint")
+    listing = client.get("/token/savepoint", params=where)
+    assert listing.status_code == 200
+    assert (
+        'class="listing"' in listing.text
+        and f'<meta http-equiv="refresh" content="{app.REFRESH_SECONDS}">' in listing.text
+    )
+    assert "reload now" in listing.text and gone not in _dropped_section(listing.text)
+    assert (
+        "Checks on loading it" in listing.text
+        and str(markupsafe.escape(planted.sessions[0].summary[:40])) in listing.text
+    )
+    release.set()
+    listed = _once_listed(client, where)
+    assert gone in _dropped_section(listed) and "http-equiv" not in listed
+    assert f"Conversation ({dropping.of_savepoint(loaded, 'Shop #1', 1).entries} entries)" in listed
+
+
+def test_a_dropped_list_refused_says_why_and_the_next_visit_lists_it_again(served, monkeypatch):
+    planted, _ = served
+    making = dropping.of_resurrection
+
+    def refused(config, found):
+        raise pages.ViewerError("the history cannot be read")
+
+    monkeypatch.setattr(dropping, "of_resurrection", refused)
+    _, client = _in_process(planted)
+    where = {"instance": "Shop #1", "sequence": 1}
+    page = client.get("/token/savepoint", params=where).text
+    assert "the history cannot be read" in page and 'class="listing"' not in page and "http-equiv" not in page
+    monkeypatch.setattr(dropping, "of_resurrection", making)
+    gone = next(f.text for f in planted.sessions[0].planted if not f.kept and f.kind == "constraint")
+    again = _once_listed(client, where)
+    assert "the history cannot be read" not in again and gone in _dropped_section(again)
+
+
+def test_the_conversation_is_paged_and_every_page_holds_what_show_prints(tmp_path):
+    planted = planted_project(tmp_path, seeds=(5,))  # made by this test's machine key, so vouched for here
+    loaded, client = _in_process(planted)
+    where = {"instance": "Shop #1", "sequence": 1}
+    first = client.get("/token/conversation", params=where).text
+    # The first page reads the history no further than itself and one entry more.
+    assert first.count('<article class="entry') == pages.PAGE_ENTRIES and "page 1, more follow" in first
+    following = first.split('rel="next" href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+    second = client.get(following).text
+    assert "page 2 of 2" in second and 'rel="next"' not in second
+    last = first.split('">last</a>', 1)[0].rsplit('href="', 1)[1].replace("&amp;", "&")
+    assert last.endswith("page=last") and client.get(last).text == second
+    shown = [*pages.conversation_page(loaded, pages.Histories(), "Shop #1", 1, 1).entries]
+    shown += pages.conversation_page(loaded, pages.Histories(), "Shop #1", 1, 2).entries
+    printed = recall.show(loaded.logs, "Shop #1", f"1:1-{len(shown)}")
+    assert [(e.position, e.role, e.tool, "".join(p.text for p in e.pieces)) for e in shown] == [
+        (e.position, e.role, e.tool, e.text) for e in printed
+    ]
+    assert second.count('<article class="entry') == len(printed) - pages.PAGE_ENTRIES
+    assert f'id="e{len(printed)}"' in second
+
+
+def test_a_conversation_no_root_vouches_for_is_refused(served):
+    planted, _ = served  # written under the module's machine key: this test's key never tagged it
+    _, client = _in_process(planted)
+    answer = client.get("/token/conversation", params={"instance": "Shop #1", "sequence": 1})
+    assert answer.status_code == 404 and "is not verified" in answer.text and "no root vouches for" in answer.text

@@ -73,6 +73,8 @@ def test_timeline_savepoint_search_and_conversation(served, page):
     gone = next(p for p in first.planted if not p.kept and p.kind == "constraint")
     kept = next(p for p in first.planted if p.kept and not p.paraphrased and p.kind == "number")
     dropped = page.locator("#dropped")
+    # A list still being made is in once the page has reloaded itself (no script: a meta refresh).
+    dropped.locator(".fact").first.wait_for(timeout=30_000)
     assert gone.text in dropped.inner_text()
     assert kept.text not in dropped.locator(".fact").all_inner_texts()
     assert "Claude Code's compaction summary" in page.content()
@@ -123,3 +125,21 @@ def test_hostile_transcript_text_runs_nothing(served, page):
         page.screenshot(path=shots / f"{where.split('?')[0].rsplit('/', 1)[-1] or 'timeline'}.png", full_page=True)
     assert not seen["dialogs"] and not seen["errors"], seen
     assert not [c for c in seen["console"] if c.startswith("error")], seen
+
+
+def test_the_conversation_shows_its_first_entries_and_the_next_page_shows_the_rest(served, page):
+    _, url = served
+    page.goto(f"{url}conversation?instance=Shop+%231&sequence=1")
+    assert page.locator("article.entry").count() == 50
+    # "of 2" once a page of the server's has read the history to its end, "more follow" before
+    assert page.locator("nav.pager span").first.inner_text() in ("page 1, more follow", "page 1 of 2")
+    page.locator("a[rel=next]").first.click()
+    page.wait_for_load_state()
+    assert page.locator("nav.pager span").first.inner_text() == "page 2 of 2"
+    assert 0 < page.locator("article.entry").count() <= 50
+    assert page.locator("article.entry").first.get_attribute("id") == "e51"
+    assert page.locator("a[rel=next]").count() == 0
+    page.go_back()
+    page.locator("nav.pager a", has_text="last").first.click()
+    page.wait_for_load_state()
+    assert page.locator("nav.pager span").first.inner_text() == "page 2 of 2"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -39,6 +40,7 @@ SECURITY_HEADERS = [
     (b"cache-control", b"no-store"),
 ]
 FACTS_SHOWN = 200  # of each kind on a savepoint's page: a long session can drop tens of thousands
+REFRESH_SECONDS = 2  # a savepoint's page asks again this often while its dropped list is made
 _SAFE_NAME = re.compile(r"[^\w.-]+")
 
 
@@ -90,109 +92,116 @@ class Guard:
 
 def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | None = None) -> ASGIApp:
     """The guarded application for `config`'s project."""
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    base = f"/{token}"
+    viewer = Viewer(config, f"/{token}", verdicts or pages.Verdicts(config))
+    routes = [
+        Route("/", viewer.answering(viewer.timeline)),
+        Route("/savepoint", viewer.answering(viewer.savepoint)),
+        Route("/conversation", viewer.answering(viewer.conversation)),
+        Route("/search", viewer.answering(viewer.search)),
+        Route("/diff", viewer.answering(viewer.diff)),
+        Route("/export", viewer.answering(viewer.export)),
+        Mount("/static", StaticFiles(directory=HERE / "static")),
+    ]
+    return Guard(Starlette(routes=[Mount(viewer.base, routes=routes)]), token, port)
 
-    def link(path: str, **query: object) -> str:
+
+def _number(request: Request, name: str) -> int:
+    value = request.query_params.get(name, "")
+    if not value.isdigit() or not 0 < int(value) < 1 << 63:
+        raise pages.ViewerError(f"{name} must be a savepoint or entry number")
+    return int(value)
+
+
+def _page_asked(request: Request) -> int:
+    if request.query_params.get("at"):
+        return pages.page_of(_number(request, "at"))
+    if request.query_params.get("page") == "last":
+        return pages.LAST_PAGE
+    return _number(request, "page") if "page" in request.query_params else 1
+
+
+class Viewer:
+    """The pages of one project: each route a method; what they remember (the verifier's
+    report, the lists of what compaction dropped, where each history's entries lie) lives as
+    long as the server."""
+
+    def __init__(self, config: Config, base: str, checked: pages.Verdicts):
+        self._config = config
+        self.base = base
+        self._checked = checked
+        self._dropped = pages.DroppedLists()
+        self._histories = pages.Histories()
+        self._templates = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        self._templates.globals.update(link=self.link, base=base, page_of=pages.page_of)
+
+    def link(self, path: str, **query: object) -> str:
         given = {k: v for k, v in query.items() if v is not None}
-        return f"{base}{path}" + (f"?{urlencode(given)}" if given else "")
+        return f"{self.base}{path}" + (f"?{urlencode(given)}" if given else "")
 
-    environment.globals.update(link=link, base=base, page_of=pages.page_of)
-    checked = verdicts or pages.Verdicts(config)
-    counts = pages.EntryCounts()
-    dropped = pages.DroppedCache()
-
-    def render(name: str, status: int = 200, **values: object) -> Response:
-        html = environment.get_template(name).render(**values)
+    def _render(self, name: str, status: int = 200, **values: object) -> Response:
+        html = self._templates.get_template(name).render(**values)
         return Response(html, status_code=status, media_type="text/html; charset=utf-8")
 
-    def failing(handler):
-        def wrapped(request: Request) -> Response:
+    def _instance(self, request: Request) -> str:
+        return request.query_params.get("instance") or self._config.instance
+
+    def answering(self, page: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        """`page` as a route: a user-caused error becomes a page saying it."""
+
+        def answer(request: Request) -> Response:
             try:
-                return handler(request)
+                return page(request)
             except PrecompactError as e:
-                return render("error.html", 404, message=str(e))
+                return self._render("error.html", 404, message=str(e))
 
-        return wrapped
+        return answer
 
-    def number(request: Request, name: str) -> int:
-        value = request.query_params.get(name, "")
-        if not value.isdigit() or not 0 < int(value) < 1 << 63:
-            raise pages.ViewerError(f"{name} must be a savepoint or entry number")
-        return int(value)
-
-    def instance_of(request: Request) -> str:
-        return request.query_params.get("instance") or config.instance
-
-    @failing
-    def timeline(request: Request) -> Response:
-        sessions, bad_lines = pages.timeline(config)
-        return render(
+    def timeline(self, request: Request) -> Response:
+        sessions, bad_lines = pages.timeline(self._config)
+        checked = self._checked
+        return self._render(
             "timeline.html",
             sessions=sessions,
             bad_lines=bad_lines,
             verdicts=checked,
             report=checked.report,
             error=checked.error,
-            instance=config.instance,
+            instance=self._config.instance,
         )
 
-    @failing
-    def savepoint(request: Request) -> Response:
-        shown = pages.savepoint_page(config, instance_of(request), number(request, "sequence"), dropped)
-        return render("savepoint.html", page=shown, verdicts=checked.of(shown.savepoint), facts_shown=FACTS_SHOWN)
-
-    @failing
-    def conversation(request: Request) -> Response:
-        instance, sequence = instance_of(request), number(request, "sequence")
-        at = request.query_params.get("at")
-        page = (
-            pages.page_of(number(request, "at"))
-            if at
-            else number(request, "page")
-            if "page" in request.query_params
-            else 1
+    def savepoint(self, request: Request) -> Response:
+        asked = (self._instance(request), _number(request, "sequence"))
+        shown = pages.savepoint_page(self._config, *asked, self._dropped)
+        verdicts = self._checked.of(shown.savepoint)
+        return self._render(
+            "savepoint.html", page=shown, verdicts=verdicts, facts_shown=FACTS_SHOWN, refresh_seconds=REFRESH_SECONDS
         )
-        shown = pages.conversation_page(config, counts, instance, sequence, page)
-        return render("conversation.html", page=shown)
 
-    @failing
-    def search(request: Request) -> Response:
+    def conversation(self, request: Request) -> Response:
+        asked = (self._instance(request), _number(request, "sequence"))
+        shown = pages.conversation_page(self._config, self._histories, *asked, _page_asked(request))
+        return self._render("conversation.html", page=shown)
+
+    def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
-        results = pages.search(config, query) if query else None
-        return render("search.html", query=query, results=results)
+        results = pages.search(self._config, query) if query else None
+        return self._render("search.html", query=query, results=results)
 
-    @failing
-    def diff(request: Request) -> Response:
-        instance = instance_of(request)
-        choices = savepoint_log.savepoints(config.logs, instance)
+    def diff(self, request: Request) -> Response:
+        instance = self._instance(request)
+        choices = savepoint_log.savepoints(self._config.logs, instance)
         if "a" not in request.query_params:
-            return render("diff.html", instance=instance, choices=choices, diff=None)
-        found = pages.diff(config, instance, number(request, "a"), number(request, "b"))
-        return render("diff.html", instance=instance, choices=choices, diff=found)
+            return self._render("diff.html", instance=instance, choices=choices, diff=None)
+        found = pages.diff(self._config, instance, _number(request, "a"), _number(request, "b"))
+        return self._render("diff.html", instance=instance, choices=choices, diff=found)
 
-    @failing
-    def export(request: Request) -> Response:
-        instance, sequence = instance_of(request), number(request, "sequence")
-        data = pages.export(config, instance, sequence)
+    def export(self, request: Request) -> Response:
+        instance, sequence = self._instance(request), _number(request, "sequence")
+        data = pages.export(self._config, instance, sequence)
         name = _SAFE_NAME.sub("_", f"{instance}-savepoint-{sequence}.json")
-        return Response(
-            data,
-            media_type="application/json",
-            headers={"content-disposition": f"attachment; filename=\"{name}\"; filename*=UTF-8''{quote(name)}"},
-        )
-
-    routes = [
-        Route("/", timeline),
-        Route("/savepoint", savepoint),
-        Route("/conversation", conversation),
-        Route("/search", search),
-        Route("/diff", diff),
-        Route("/export", export),
-        Mount("/static", StaticFiles(directory=HERE / "static")),
-    ]
-    return Guard(Starlette(routes=[Mount(base, routes=routes)]), token, port)
+        disposition = f"attachment; filename=\"{name}\"; filename*=UTF-8''{quote(name)}"
+        return Response(data, media_type="application/json", headers={"content-disposition": disposition})

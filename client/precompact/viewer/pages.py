@@ -9,9 +9,14 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+import orjson
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
@@ -26,6 +31,10 @@ from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
 
 PAGE_ENTRIES = 50
+LAST_PAGE = 1 << 62  # asks for a conversation's last page, however many it has
+# When a savepoint's page shows itself without its list of what compaction dropped, if the list
+# is not made by then (from the request's start): a few MB's list is, a 100 MB one's is not.
+DROPPED_DEADLINE_SECONDS = 0.8
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
@@ -168,47 +177,67 @@ class SavepointPage:
     summary: str | None
     dropped: dropping.Dropped | None
     refused: str | None  # why "dropped" is not shown
+    listing: bool  # "dropped" is still being listed
     files: list[tuple[str, str]]  # files in play: name, what the snapshot holds of it
     edited: list[str]
-    entries: int
+    entries: int | None  # known once "dropped" is listed
 
 
-class DroppedCache:
-    """What compaction dropped, per savepoint, once computed: it reads the whole history. A
-    savepoint's bytes never change once checked, so its list changes only with its summary."""
+class DroppedLists:
+    """What compaction dropped, per savepoint, listed in the background the first time its page
+    asks (it reads the whole history: seconds for 100 MB, which the page does not wait for) and
+    remembered. A savepoint's bytes never change once checked, so its list changes only with its
+    summary."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, int, str, str | None], dropping.Dropped] = {}
+        self._lock = threading.Lock()
+        self._listing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precompact-view-dropped")
+        self._known: dict[tuple[str, int, str, str | None], Future[dropping.Dropped]] = {}
 
-    def of(self, config: Config, found: resurrection.Resurrection) -> dropping.Dropped:
+    def of(self, config: Config, found: resurrection.Resurrection, wait: float) -> dropping.Dropped | None:
+        """The list, once made; None if it takes longer than `wait` seconds. A refusal (the
+        savepoint failed a check) is raised and not remembered: the next visit checks again."""
         s = found.savepoint
         key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
-        if key not in self._known:
-            self._known[key] = dropping.of_resurrection(config, found)
-        return self._known[key]
+        with self._lock:
+            if key not in self._known:
+                self._known[key] = self._listing.submit(dropping.of_resurrection, config, found)
+            listed = self._known[key]
+        try:
+            return listed.result(timeout=wait)
+        except FutureTimeout:
+            return None
+        except PrecompactError:
+            with self._lock:
+                if self._known.get(key) is listed:
+                    del self._known[key]
+            raise
 
 
-def savepoint_page(config: Config, instance: str, sequence: int, cache: DroppedCache) -> SavepointPage:
-    """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only."""
+def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedLists) -> SavepointPage:
+    """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only;
+    what compaction dropped, if its list is made in time."""
+    started = time.monotonic()
     found = resurrection.from_this_machine(config, instance, sequence)
-    document = found.document
+    files = sorted((name, _file_note(info)) for name, info in (found.document.get("loaded_files") or {}).items())
+    recent = conversation.recent(found.contents.newest_entries())
+    brief = restore_brief.brief(found)
     try:
-        dropped: dropping.Dropped | None = cache.of(config, found)
+        dropped = lists.of(config, found, max(0.0, started + DROPPED_DEADLINE_SECONDS - time.monotonic()))
         refused = None
     except PrecompactError as e:
         dropped, refused = None, str(e)
-    files = sorted((name, _file_note(info)) for name, info in (document.get("loaded_files") or {}).items())
-    recent = conversation.recent(found.contents.newest_entries())
     return SavepointPage(
         found.savepoint,
         found.checks,
-        restore_brief.brief(found),
+        brief,
         dropped.summary if dropped else found.savepoint.compact_summary,
         dropped,
         refused,
+        dropped is None and refused is None,
         files,
         recent.edited,
-        dropped.entries if dropped else 0,
+        dropped.entries if dropped else None,
     )
 
 
@@ -245,60 +274,89 @@ class ConversationPage:
     instance: str
     sequence: int
     page: int
-    pages: int
+    pages: int | None  # None: more pages follow, how many is not counted yet
     entries: list[ShownEntry]
 
 
-class EntryCounts:
-    """How many entries each savepoint holds, found through `show` alone (a missing entry is an
-    error there) and remembered."""
+class Histories:
+    """Where each entry of a savepoint's history lies in its snapshot, found as far as a page
+    needs and remembered per snapshot hash: every page checks the bytes against that hash before
+    reading them, and the same bytes hold their entries at the same places. Numbered from 1, as
+    `recall`, `show` and restore.dropped number them."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+        self._known: dict[str, tuple[list[tuple[int, int]], bool]] = {}
 
-    def of(self, config: Config, instance: str, sequence: int) -> int:
-        key = (instance, sequence)
-        if key not in self._known:
-            self._known[key] = self._count(config, instance, sequence)
-        return self._known[key]
-
-    @staticmethod
-    def _count(config: Config, instance: str, sequence: int) -> int:
-        def exists(position: int) -> bool:
-            try:
-                recall.show(config.logs, instance, f"{sequence}:{position}")
-            except recall.RecallError as e:
-                if "holds entries" in str(e):
-                    return False
-                raise
-            return True
-
-        if not exists(1):
-            return 0
-        low, high = 1, 2
-        while exists(high):
-            low, high = high, high * 2
-        while high - low > 1:  # exists(low), not exists(high)
-            middle = (low + high) // 2
-            low, high = (middle, high) if exists(middle) else (low, middle)
-        return low
+    def places(self, found: resurrection.Resurrection, wanted: int) -> tuple[list[tuple[int, int]], bool]:
+        """The places of the first `wanted` entries at least (all of them if fewer), and whether
+        they are all the history holds."""
+        digest = found.savepoint.snapshot_hash
+        with self._lock:
+            located, complete = self._known.get(digest, ([], False))
+            if not complete and len(located) < wanted:
+                after = located[-1][1] if located else None
+                try:
+                    for place, _ in found.contents.located_entries(after):
+                        located.append(place)
+                        if len(located) >= wanted:
+                            break
+                    else:
+                        complete = True
+                except ValueError as e:
+                    raise ViewerError(f"savepoint {found.savepoint.sequence}'s history cannot be read: {e}") from None
+                self._known[digest] = (located, complete)
+            return located, complete
 
 
-def conversation_page(config: Config, counts: EntryCounts, instance: str, sequence: int, page: int) -> ConversationPage:
-    """Page `page` (from 1) of a savepoint's entries, as `precompact show` prints them."""
-    total = counts.of(config, instance, sequence)
-    pages = max(1, -(-total // PAGE_ENTRIES))
-    page = min(max(page, 1), pages)
+def conversation_page(
+    config: Config, histories: Histories, instance: str, sequence: int, page: int
+) -> ConversationPage:
+    """Page `page` (from 1; LAST_PAGE or beyond: the last) of a savepoint's entries, as
+    `precompact show` prints them, read from its snapshot once the verifier has checked it (as
+    `resurrect` loads it) and vouched for it, on every page: a snapshot that fails a check or
+    that no root vouches for is refused. The history is read only as far as the page (and one
+    entry more, to know whether another page follows)."""
+    found = resurrection.from_this_machine(config, instance, sequence)
+    if not found.verified:
+        unvouched = "; ".join(
+            f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
+        )
+        raise ViewerError(f"savepoint {sequence} of {instance} is not verified ({unvouched}); run `precompact verify`")
+    page = max(page, 1)
+    places, complete = histories.places(found, page * PAGE_ENTRIES + 1)
+    pages = max(1, -(-len(places) // PAGE_ENTRIES)) if complete else None
+    page = min(page, pages or page)
     first = (page - 1) * PAGE_ENTRIES + 1
-    last = min(total, first + PAGE_ENTRIES - 1)
-    shown = recall.show(config.logs, instance, f"{sequence}:{first}-{last}") if total else []
-    return ConversationPage(
-        instance,
-        sequence,
-        page,
-        pages,
-        [ShownEntry(e.position, e.role, e.tool, _iso(e.time), pieces(e.text)) for e in shown],
-    )
+    last = min(len(places), first + PAGE_ENTRIES - 1)
+    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last))
+
+
+def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], first: int, last: int) -> list[ShownEntry]:
+    """Entries `first` to `last`, each with its role, tool and text as recall indexed them. A
+    tool result is named by its call, in the entries just before it: the page before is read
+    for them."""
+    tool_names: dict[str, str] = {}
+    shown = []
+    for position in range(max(1, first - PAGE_ENTRIES), last + 1):
+        raw = found.contents.entry_at(places[position - 1])
+        role, tool, text = recall.entry_facts(raw, tool_names)
+        if position >= first:
+            # As `show` prints it: an entry without text of its own is shown as it is stored.
+            text = text or orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+            shown.append(ShownEntry(position, role, tool, _time(raw), pieces(text)))
+    return shown
+
+
+def _time(entry: object) -> str | None:
+    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return _iso((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
 def _iso(unix: float | None) -> str | None:
