@@ -243,7 +243,12 @@ class MisbehavingRpc:
 
 @pytest.mark.parametrize(
     "mode, expected",
-    [("http_500", "500"), ("garbage", "cluster"), ("rpc_error", "Node is unhealthy"), ("silent", "timed out")],
+    [
+        ("http_500", "500"),
+        ("garbage", "cluster"),
+        ("rpc_error", "Node is unhealthy"),
+        pytest.param("silent", "timed out", marks=pytest.mark.slow),
+    ],
 )
 def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_start(established, mode, expected):
     _, intact = established

@@ -123,6 +123,7 @@ def preparer_stopped(tmp_path):
             continue
 
 
+@pytest.mark.slow
 def test_the_plugins_first_use_preparation_runs_no_venv_or_pip_from_the_project(
     tmp_path, planted, plugin, preparer_stopped
 ):
@@ -222,6 +223,7 @@ def test_a_remote_that_is_a_path_on_this_machine_runs_none_of_its_hooks(tmp_path
     assert run_git(project.remote, "rev-parse", f"refs/heads/{BRANCH}").strip()
 
 
+@pytest.mark.slow
 def test_the_push_runs_the_users_ssh_command_never_the_repositorys(tmp_path, planted):
     home = tmp_path / "home"
     home.mkdir()

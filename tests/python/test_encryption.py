@@ -226,6 +226,7 @@ def second_machine(tmp_path: Path, project: Project) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_resurrect_on_a_second_machine_needs_the_identity(tmp_path):
     project = encrypted_project(tmp_path)
     saved(project, tmp_path)
@@ -267,6 +268,7 @@ def test_resurrect_on_a_second_machine_needs_the_identity(tmp_path):
     assert "already holds another identity; move it away first" in out(refused)
 
 
+@pytest.mark.slow
 def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_readable(tmp_path):
     project = encrypted_project(tmp_path)
     saved(project, tmp_path)
@@ -309,6 +311,7 @@ def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_read
     assert precompact(project.path, "verify", env=as_teammate).returncode == 0, "later savepoints build on it"
 
 
+@pytest.mark.slow
 def test_a_clear_text_project_keeps_working_and_status_names_its_clear_savepoints(tmp_path):
     project = encrypted_project(tmp_path)
     config = project.path / ".precompact.toml"
@@ -436,6 +439,7 @@ def test_hostile_ciphertext_is_refused_not_inflated(tmp_path, monkeypatch):
     assert len(remote_crypto.open_sealed(remote_crypto.seal(bytes(10_000), keys), identities)) == 10_000
 
 
+@pytest.mark.slow
 def test_a_flush_killed_at_any_moment_loses_nothing_when_encrypted(tmp_path):
     tally = fault_trials.crash_layer_2(tmp_path, trials=6, rng=random.Random(22))
     assert tally.failures == [] and tally.lost == 0, (tally.lost, tally.failures)
@@ -480,6 +484,7 @@ def test_with_the_chain_verify_without_the_identity_ties_the_ciphertext_to_the_s
     assert "git_commit on chain" in out(moved)
 
 
+@pytest.mark.slow
 def test_init_options_for_encryption(tmp_path):
     def init(name: str, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
         path = tmp_path / name

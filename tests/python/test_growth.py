@@ -184,6 +184,7 @@ def committed(project: Project) -> list[chunks.Ref]:
     return listed(written)
 
 
+@pytest.mark.slow
 def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_path):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False, encrypted=False)
     refs = committed(project)
@@ -245,6 +246,7 @@ def test_a_chunk_missing_or_altered_in_git_is_named(tmp_path):
     assert "fails verification: chunk" in precompact(project.path, "recall", "Conclusion").stdout
 
 
+@pytest.mark.slow
 def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     transcript_file = tmp_path / "session.jsonl"
@@ -274,6 +276,7 @@ def test_prune_removes_only_old_local_copies_that_git_holds(tmp_path, source):
     assert precompact(project.path, "verify").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_path, source):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     transcript_file = tmp_path / "session.jsonl"
@@ -337,6 +340,7 @@ def test_a_resume_point_no_savepoint_vouches_for_is_not_used(tmp_path, source, r
     assert resumes[-1] is True, "the point the last savepoint recorded is used"
 
 
+@pytest.mark.slow
 def test_an_encrypted_chunk_altered_or_missing_in_git_is_named_and_without_the_identity_not_checked(tmp_path):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     refs = committed(project)

@@ -424,6 +424,7 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
 # 6. Configuration: untrusted, changed, in a parent directory, someone else's or writable by others.
 
 
+@pytest.mark.slow
 def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))

@@ -49,6 +49,7 @@ def test_canonical_bytes_parse_back_to_the_value_and_are_a_fixed_point(value):
     assert snapshot.canonical(parsed) == data, "re-serialising what was read must give the same bytes, so the same hash"
 
 
+@pytest.mark.slow
 @given(json_objects, st.randoms(use_true_random=False))
 def test_canonical_bytes_ignore_key_order(value, rng):
     shuffled = dict(rng.sample(list(value.items()), len(value)))
@@ -61,6 +62,7 @@ def read_transcript(path, scan):
     ]
 
 
+@pytest.mark.slow
 @given(
     st.lists(transcript_objects, max_size=8),
     st.booleans(),

@@ -97,6 +97,7 @@ def test_a_logs_made_on_another_machine_is_not_verified_anywhere(tmp_path):
     assert not (home / ".claude").exists(), "no session was written"
 
 
+@pytest.mark.slow
 def test_the_same_logs_made_on_this_machine_verifies_also_once_the_project_moved(tmp_path):
     source = saved_elsewhere(tmp_path, state=None)
     victim = copied_into_victim(tmp_path, source)

@@ -26,12 +26,14 @@ def test_twenty_hooks_at_once_make_twenty_chained_savepoints_all_landed(tmp_path
     assert_clean(fault_trials.concurrent_hooks(tmp_path, localnet.url, hooks=20))
 
 
+@pytest.mark.slow
 def test_a_hook_killed_at_any_moment_leaves_every_named_savepoint_intact(tmp_path):
     tally = fault_trials.crash_layer_1(tmp_path, trials=10, rng=random.Random(1))
     assert tally.trials == 10
     assert_clean(tally)
 
 
+@pytest.mark.slow
 def test_a_flush_killed_at_any_moment_loses_no_commit(tmp_path):
     tally = fault_trials.crash_layer_2(tmp_path, trials=10, rng=random.Random(2))
     assert tally.trials == 10
@@ -77,6 +79,7 @@ def test_a_branch_lock_left_by_a_killed_git_is_cleared(tmp_path):
     assert not lock.exists()
 
 
+@pytest.mark.slow
 def test_a_fresh_branch_lock_is_left_to_its_owner(tmp_path):
     project, lock = savepoint_then_lock(tmp_path, age_seconds=0)
     result = precompact(project.path, "flush")

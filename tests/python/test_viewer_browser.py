@@ -17,6 +17,7 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (scripts/setup installs it)", allow_module_level=True)
 
 sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.slow  # a real browser each time
 
 
 @pytest.fixture(scope="module")
