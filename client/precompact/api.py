@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.config.settings import Config, is_pubkey
+from precompact.config.settings import Config, InitChoices, is_pubkey
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
 
@@ -563,47 +563,12 @@ def cluster_answers(cluster: str) -> bool:
     return project_init.answers(cluster)
 
 
-def init_project(
-    root: Path,
-    *,
-    instance: str,
-    repository: str,
-    remote: str,
-    branch: str,
-    cluster: str | None,
-    keypair: str | None,
-    program_id: str | None,
-    identity: str | None,
-    recipients: tuple[str, ...],
-    encrypt: bool,
-    airdrop_sol: bool,
-    force: bool,
-    say_chain_off: bool,
-    say: Callable[[str], None],
-    warn: Callable[[str], None],
-) -> dict:
+def init_project(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Callable[[str], None]) -> dict:
     """`init`: the configuration, the signing key, the age identity, the faucet and logs out of
     git status (ops.project_init.init); returns what was written and created."""
     from precompact.ops import project_init
 
-    return project_init.init(
-        root,
-        instance=instance,
-        repository=repository,
-        remote=remote,
-        branch=branch,
-        cluster=cluster,
-        keypair=keypair,
-        program_id=program_id,
-        identity=identity,
-        recipients=recipients,
-        encrypt=encrypt,
-        airdrop_sol=airdrop_sol,
-        force=force,
-        say_chain_off=say_chain_off,
-        say=say,
-        warn=warn,
-    )
+    return project_init.init(root, choices, say, warn)
 
 
 def doctor(cwd: Path) -> list[Check]:

@@ -189,8 +189,7 @@ def init(
         )
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
-    done = api.init_project(
-        root,
+    choices = configuration.InitChoices(
         instance=instance,
         repository=repo,
         remote=remote,
@@ -201,12 +200,11 @@ def init(
         identity=identity,
         recipients=recipients,
         encrypt=not no_encrypt,
-        airdrop_sol=airdrop,
+        airdrop=airdrop,
         force=force,
         say_chain_off=bool(chain) or interactive,
-        say=_say,
-        warn=lambda line: click.echo(line, err=True),
     )
+    done = api.init_project(root, choices, _say, warn=lambda line: click.echo(line, err=True))
     if as_json:
         _emit(done)
 

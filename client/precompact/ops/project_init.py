@@ -171,50 +171,37 @@ def exclude_logs(config: Config) -> bool:
 
 
 def init(
-    root: Path,
-    *,
-    instance: str,
-    repository: str,
-    remote: str,
-    branch: str,
-    cluster: str | None,
-    keypair: str | None,
-    program_id: str | None,
-    identity: str | None,
-    recipients: tuple[str, ...],
-    encrypt: bool,
-    airdrop_sol: bool,
-    force: bool,
-    say_chain_off: bool,
-    say: Callable[[str], None],
-    warn: Callable[[str], None],
+    root: Path, choices: configuration.InitChoices, say: Callable[[str], None], warn: Callable[[str], None]
 ) -> dict:
-    """Writes root's .precompact.toml for `instance` (Layer 3 on `cluster`, off when None),
-    creates the signing keypair (precompact's own for the instance unless `keypair` names one)
-    and, with `encrypt`, the age identity, funds the key from the faucet with `airdrop_sol`, and
-    keeps logs out of git status. Tells the user each step through `say` (`warn` for what needs
-    their attention) as it is done; returns what was written and created."""
+    """Writes root's .precompact.toml as `choices` say, creates the signing keypair and, when
+    encrypting, the age identity, funds the key from the faucet when asked, and keeps logs out
+    of git status. Tells the user each step through `say` (`warn` for what needs their
+    attention) as it is done; returns what was written and created."""
     from precompact.remote import gitstore
 
-    path = config_path(root, force)
-    if keypair is None:
-        keypair = own_keypair_path(instance)
-    done: dict = {"config": str(path), "instance": instance, "chain": cluster or "off", "identity": None}
+    path = config_path(root, choices.force)
+    keypair = choices.keypair or own_keypair_path(choices.instance)
+    done: dict = {
+        "config": str(path),
+        "instance": choices.instance,
+        "chain": choices.cluster or "off",
+        "identity": None,
+    }
     values: dict = {
-        "instance": instance,
-        "repository": repository,
-        "remote": remote,
-        "branch": branch,
-        "cluster": cluster or configuration.DEFAULT_CLUSTER,
-        "chain": cluster is not None,
+        "instance": choices.instance,
+        "repository": choices.repository,
+        "remote": choices.remote,
+        "branch": choices.branch,
+        "cluster": choices.cluster or configuration.DEFAULT_CLUSTER,
+        "chain": choices.cluster is not None,
         "keypair": keypair,
     }
-    if program_id:
-        values["program_id"] = program_id
-    if encrypt:
+    if choices.program_id:
+        values["program_id"] = choices.program_id
+    if choices.encrypt:
         # As given, or beside the keypair as given ("~/..." stays portable in the file).
-        values["identity"] = identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
-        found = encryption_identity(Path(values["identity"]), recipients)
+        values["identity"] = choices.identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
+        found = encryption_identity(Path(values["identity"]), choices.recipients)
         values["recipients"] = found.recipients
         done["identity"] = {"path": str(found.path), "created": found.created, "recipients": found.recipients}
         if found.created:
@@ -223,7 +210,7 @@ def init(
             )
         else:
             say(f"using age identity {found.path}")
-    loaded = write_config(root, values, force)
+    loaded = write_config(root, values, choices.force)
     say(f"wrote {path}")
     key = ensure_keypair(loaded.keypair)
     done["keypair"] = {"path": str(key.path), "created": key.created, "pubkey": str(key.pubkey)}
@@ -232,11 +219,11 @@ def init(
     else:
         say(f"using keypair {key.path}")
     done["airdropped_lamports"] = 0
-    if airdrop_sol:
+    if choices.airdrop:
         airdrop(loaded, key.pubkey)
         done["airdropped_lamports"] = AIRDROP_LAMPORTS
         say(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
-    if not loaded.chain_layer and say_chain_off:
+    if not loaded.chain_layer and choices.say_chain_off:
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
     done["logs_excluded"] = False
     try:
