@@ -208,7 +208,8 @@ def saved_entries(
     return reader.located_entries(after)
 
 
-def _entry_time(entry: object) -> float | None:
+def entry_time(entry: object) -> float | None:
+    """When an entry says it was written (Unix seconds), None when it does not say."""
     stamp = entry.get("timestamp") if isinstance(entry, dict) else None
     if not isinstance(stamp, str):
         return None
@@ -529,7 +530,7 @@ def _index(
                     role, tool, text = entry_facts(entry, tool_names)
                     entry_id = ids[digest] = next_id
                     next_id += 1
-                    new_entries.append((entry_id, digest, holder, start, stop, role, tool, _entry_time(entry)))
+                    new_entries.append((entry_id, digest, holder, start, stop, role, tool, entry_time(entry)))
                     new_text.append((entry_id, text))
                 holds.append((holder, position, entry_id))
             connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
@@ -729,6 +730,13 @@ _REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?")
 MAX_SHOWN = 200
 
 
+def as_shown(entry: object, text: str) -> str:
+    """An entry's text (`entry_facts`) as `show` prints it. An entry without text of its own
+    (Claude Code's bookkeeping lines) is shown as it is stored: an empty block reads as a lost
+    entry."""
+    return text or orjson.dumps(entry, option=orjson.OPT_SORT_KEYS).decode()
+
+
 def show(logs: Path, instance: str, ref: str) -> list[Entry]:
     """The entries `ref` names (`S:N`, or `S:N-M` for a range) of savepoint S of `instance`,
     whole, from the verified snapshot."""
@@ -776,9 +784,7 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
                 f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`"
             )
         raw = reader.entry_at((start, stop))
-        # An entry without text of its own (Claude Code's bookkeeping lines) is shown as it is
-        # stored: an empty block read as a lost entry.
-        text = entry_facts(raw, {})[2] or orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+        text = as_shown(raw, entry_facts(raw, {})[2])
         shown.append(Entry(instance, sequence, position, role, tool, time, text, raw))
     return shown
 

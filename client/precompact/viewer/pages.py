@@ -16,8 +16,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import orjson
-
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -342,21 +340,10 @@ def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], firs
         raw = found.contents.entry_at(places[position - 1])
         role, tool, text = recall.entry_facts(raw, tool_names)
         if position >= first:
-            # As `show` prints it: an entry without text of its own is shown as it is stored.
-            text = text or orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
-            shown.append(ShownEntry(position, role, tool, _time(raw), pieces(text)))
+            shown.append(
+                ShownEntry(position, role, tool, _iso(recall.entry_time(raw)), pieces(recall.as_shown(raw, text)))
+            )
     return shown
-
-
-def _time(entry: object) -> str | None:
-    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
-    if not isinstance(stamp, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    return _iso((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
 def _iso(unix: float | None) -> str | None:
