@@ -200,8 +200,7 @@ def identity_public_keys(config: Config) -> list[str]:
     it cannot be read."""
     from precompact.remote import encryption
 
-    data = encryption.read_identity_file(config.identity) if config.identity else b""
-    return encryption.public_keys(data, str(config.identity))
+    return encryption.public_keys(_identity_file(config), str(config.identity))
 
 
 def read_identity(config: Config) -> bytes:
@@ -209,9 +208,15 @@ def read_identity(config: Config) -> bytes:
     savepoint)."""
     from precompact.remote import encryption
 
-    data = encryption.read_identity_file(config.identity) if config.identity else b""
+    data = _identity_file(config)
     encryption.parse_identities(data, str(config.identity))
     return data
+
+
+def _identity_file(config: Config) -> bytes:
+    from precompact.remote import encryption
+
+    return encryption.read_identity_file(config.identity) if config.identity else b""
 
 
 def import_identity(data: bytes, source: str, destination: Path) -> list[str]:

@@ -238,18 +238,18 @@ class WrittenSnapshot:
     event: dict
 
 
-def _second_with_a_free_name(now: datetime, sequence: int, named: set[str], saves: int) -> datetime:
+def _second_with_a_free_name(now: datetime, sequence: int, named: set[str], saves: int) -> tuple[datetime, str]:
     """`now`, or the first second after it, whose snapshot name no savepoint of any instance
-    holds and no file in precompact-saves/ has: the instances of one project number their
-    savepoints from 1 each, and two saving savepoint N in one second would share a file (the
-    later overwriting the earlier, here and on the git branch)."""
+    holds and no file in precompact-saves/ has, with that name: the instances of one project
+    number their savepoints from 1 each, and two saving savepoint N in one second would share a
+    file (the later overwriting the earlier, here and on the git branch)."""
     while True:
         name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
         try:
             os.stat(name.rsplit("/", 1)[1], dir_fd=saves, follow_symlinks=False)
         except FileNotFoundError:
             if name not in named:
-                return now
+                return now, name
         now += timedelta(seconds=1)
 
 
@@ -275,8 +275,7 @@ def create_savepoint(
             # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
-            now = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
-            name = logs_dir.snapshot_name(now.strftime("%Y-%m-%dT%H-%M-%SZ"), sequence)
+            now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
             path = settings.logs.parent / name
             digest, size, facts = _write_snapshot(
                 saves, path, settings, session, now, sequence, mine, lineage, recovery
