@@ -209,6 +209,66 @@ def reads_the_index_by_key(tree: ast.Module) -> list[str]:
     return found
 
 
+# The owner of private files: only boundary/private_file makes a file only this user may read
+# (0600 from its first instant, its new directories 0700, fsynced, never through a link, whole
+# or not at all, kept unless replaced on purpose). logs_dir makes logs/ and its files the same
+# way, atomic_file is what both write through. Elsewhere a file is not created by os.open, no
+# mode is set by chmod, no private mode is handed to any call, and no file named for a key is
+# opened for writing. An open relative to a directory descriptor is under logs/, whose owner
+# is logs_dir (the logs rule holds those opens to it).
+PRIVATE_OWNERS = ("boundary/private_file.py", "boundary/atomic_file.py", "boundary/logs_dir.py")
+PRIVATE_MODES = {0o600, 0o700}
+CHMODS = {"chmod", "fchmod", "lchmod"}
+SECRET_MARKERS = ("key", "identity", "secret", "token", "credential")
+WRITE_METHODS = {"write_text", "write_bytes"}
+
+
+def _writes(call: ast.Call, mode_at: int) -> bool:
+    """Whether the open's mode (positional `mode_at`, or `mode=`) writes."""
+    modes = [k.value for k in call.keywords if k.arg == "mode"]
+    if len(call.args) > mode_at:
+        modes.append(call.args[mode_at])
+    return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and set(m.value) & set("wax+") for m in modes)
+
+
+def _names_a_secret(node: ast.AST) -> bool:
+    for part in ast.walk(node):
+        text = part.id if isinstance(part, ast.Name) else part.attr if isinstance(part, ast.Attribute) else None
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            text = part.value
+        if text and any(marker in text.lower() for marker in SECRET_MARKERS):
+            return True
+    return False
+
+
+def makes_a_private_file_by_hand(tree: ast.Module) -> list[str]:
+    """`os.open` with O_CREAT, a chmod of any kind, a private mode (0o600, 0o700) given to any
+    call, or a path named for a key (key, identity, secret, token, credential) opened or written
+    for writing; calls relative to a directory descriptor (`dir_fd=`) excepted."""
+    found = []
+    for call in [n for n in ast.walk(tree) if isinstance(n, ast.Call)]:
+        if any(k.arg == "dir_fd" for k in call.keywords):
+            continue
+        called = _dotted(call.func)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else called
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        creates = called == "os.open" and any(
+            isinstance(n, ast.Attribute | ast.Name) and "O_CREAT" in (getattr(n, "attr", None), getattr(n, "id", None))
+            for a in call.args[1:2]
+            for n in ast.walk(a)
+        )
+        private_mode = any(isinstance(a, ast.Constant) and a.value in PRIVATE_MODES for a in arguments)
+        if called == "open":
+            secret_write = bool(call.args) and _writes(call, 1) and _names_a_secret(call.args[0])
+        elif isinstance(call.func, ast.Attribute) and method == "open":
+            secret_write = _writes(call, 0) and _names_a_secret(call.func.value)
+        else:
+            secret_write = method in WRITE_METHODS and _names_a_secret(call.func)
+        if creates or private_mode or method in CHMODS or secret_write:
+            found.append(f"line {call.lineno}: {ast.unparse(call)[:80]}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
@@ -237,6 +297,11 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         reads_the_index_by_key,
         (*INDEX_OWNERS, "local/provenance.py"),
         "def name(savepoint):\n    return savepoint.created.get('snapshot_file')\n",
+    ),
+    "makes_a_private_file_by_hand": (
+        makes_a_private_file_by_hand,
+        PRIVATE_OWNERS,
+        "import os\ndef store(path, key):\n    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n",
     ),
 }
 
@@ -344,7 +409,7 @@ def test_the_index_rule_sees_each_way_around_its_owner():
 # --- The facade -----------------------------------------------------------------------------------
 # What an edge (edges/: the CLI, the hook, the MCP server, the worker, the launcher) does with the
 # library, it does through `api`. An edge may call the facade, the settings it loads (config),
-# the boundary owners it prints and writes through (quoting, atomic_file, processes, logs_dir),
+# the boundary owners it prints and writes through (quoting, atomic_file, private_file, processes, logs_dir),
 # the error family and the other edges. Anything else of the library it may name (a constant for
 # a schema, a type, an exception to catch) but not call.
 # The viewer is an edge too (a read-only web front over the library), kept in its own package so
@@ -508,3 +573,26 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "def own(s):\n    return f'savepoint {s.sequence}'\n"
     )
     assert [line.split(" in ")[1].split(":")[0] for line in renders_outside_text_unquoted(sample)] == ["brief"]
+
+
+def test_the_private_file_rule_sees_each_way_around_its_owner():
+    """Each way of making a private file by hand is reported; reading a key, a descriptor-relative
+    open under logs/ and a file anyone may read are not."""
+    sample = ast.parse(
+        "import os\nfrom pathlib import Path\n"
+        "def a(path):\n    return os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "def b(path):\n    os.chmod(path, 0o600)\n"
+        "def c(fd):\n    os.fchmod(fd, 0o644)\n"
+        "def d(path):\n    path.chmod(0o600)\n"
+        "def e(path):\n    path.mkdir(mode=0o700, parents=True)\n"
+        "def f(path, data):\n    atomic_file.write(path, data, 0o600)\n"
+        "def g(keypair_path):\n    open(keypair_path, 'w').write('[]')\n"
+        "def h(identity):\n    identity.write_text('AGE-SECRET-KEY-1')\n"
+        "def i(config):\n    config.token_file.open(mode='x')\n"
+        "def j(key_path, fd, path, data):\n"
+        "    open(key_path).read(), os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW)\n"
+        "    os.open('chunk', os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)\n"
+        "    atomic_file.write(path, data, 0o644), open(path, 'w')\n"
+    )
+    found = sorted(int(line.split()[1].rstrip(":")) for line in makes_a_private_file_by_hand(sample))
+    assert found == [4, 6, 8, 10, 12, 14, 16, 18, 20]

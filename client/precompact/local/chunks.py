@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import atomic_file, logs_dir
+from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
 from precompact.local.canonical import canonical
 
@@ -214,8 +214,9 @@ def store(logs: Path, data: bytes) -> None:
     an altered one there is evidence, never overwritten."""
     name = hashlib.sha256(data).hexdigest()
     with logs_dir.directory(logs, CHUNKS_DIR) as fd:
-        if _present(fd, name) is None:
-            atomic_file.write_in(fd, name, data, 0o600)
+        present = _present(fd, name)
+    if present is None:
+        logs_dir.write_atomic(logs, f"{CHUNKS_DIR}/{name}", data)
 
 
 def _present(dir_fd: int, name: str) -> int | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from precompact.boundary import atomic_file, logs_dir
+from precompact.boundary import logs_dir, private_file
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log, snapshot
@@ -296,5 +296,5 @@ def _restore_state(config: Config, document: dict, target) -> Path:
         )
     content = saved["content"]
     text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False) + "\n"
-    atomic_file.write(config.session_state, text.encode("utf-8"), 0o600)
+    private_file.replace(config.session_state, text.encode("utf-8"))
     return config.session_state
