@@ -269,6 +269,56 @@ def makes_a_private_file_by_hand(tree: ast.Module) -> list[str]:
     return found
 
 
+# The snapshot document's reader: Layer 1 writes a snapshot and is the only code that reads one
+# by key; elsewhere it is local/snapshot.py's typed Document (`SnapshotReader.document`, and a
+# resurrection's `.document`), whose fields are checked for their type once. Keys only snapshot
+# documents have (no index line, bundle, record, setting, hook payload or transcript entry uses
+# them: `session_state` is a setting too, `tokens` a Gemini message's, `sequence` a bundle's),
+# and any key of a reader's raw `<x>.fields` or of `<x>.document`, are what the rule looks for.
+SNAPSHOT_READERS = tuple(f"local/{p.name}" for p in sorted((CLIENT / "local").glob("*.py")))
+SNAPSHOT_ONLY_KEYS = {
+    "conversation_history",
+    "conversation_chunks",
+    "loaded_files",
+    "git_state",
+    "lineage",
+    "previous",
+    "instance_id_sha256",
+    "instance_number",
+    "timestamp_iso8601",
+    "format_version",
+    "nonce",
+    "redaction",
+    "transcript",
+    "session",
+    "content_chunk",
+    "hashed_bytes",
+    "outside_project",
+}
+
+
+def reads_a_snapshot_by_key(tree: ast.Module) -> list[str]:
+    """A snapshot document read by string key: a key only snapshot documents have
+    (`x.get("loaded_files")`), or any key of `<x>.fields` or `<x>.document`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            owner, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            owner, key = node.func.value, node.args[0]
+        else:
+            continue
+        raw = isinstance(owner, ast.Attribute) and owner.attr in ("fields", "document")
+        if raw or (isinstance(key, ast.Constant) and key.value in SNAPSHOT_ONLY_KEYS):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
@@ -297,6 +347,11 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         reads_the_index_by_key,
         (*INDEX_OWNERS, "local/provenance.py"),
         "def name(savepoint):\n    return savepoint.created.get('snapshot_file')\n",
+    ),
+    "reads_a_snapshot_by_key": (
+        reads_a_snapshot_by_key,
+        SNAPSHOT_READERS,
+        "def files(found):\n    return found.document.get('loaded_files') or {}\n",
     ),
     "makes_a_private_file_by_hand": (
         makes_a_private_file_by_hand,
@@ -604,3 +659,19 @@ def test_the_private_file_rule_sees_each_way_around_its_owner():
     )
     found = sorted(int(line.split()[1].rstrip(":")) for line in makes_a_private_file_by_hand(sample))
     assert found == [4, 6, 8, 10, 12, 14, 16, 18, 20]
+
+
+def test_the_snapshot_rule_sees_each_way_around_its_owner():
+    """Each form of a raw snapshot read is reported; the typed view and another document's key
+    are not."""
+    sample = ast.parse(
+        "def a(found):\n    return found.document['session']\n"
+        "def b(reader):\n    return reader.fields.get('sequence')\n"
+        "def c(fields):\n    return fields.get('previous')\n"
+        "def d(document):\n    return document['loaded_files']\n"
+        "def e(fields):\n    return fields['conversation_chunks']\n"
+        "def f(found, bundle, config):\n"
+        "    return found.document.cwd, bundle['sequence'], config.get('session_state'), found.fields.sequence\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in reads_a_snapshot_by_key(sample)]
+    assert sorted(found) == [2, 4, 6, 8, 10]

@@ -755,7 +755,7 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
         raise click.ClickException(_damaged(e)) from None
     # "messages" counts what the resurrect report counts (user and assistant turns); the
     # session also holds the tool results and the rest of the transcript's entries.
-    messages = (found.document.get("transcript") or {}).get("messages", 0)
+    messages = found.document.messages
     if as_json:
         _emit(
             {

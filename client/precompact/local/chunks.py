@@ -71,13 +71,19 @@ def refs(fields: dict) -> list[Ref]:
     """Every chunk a chunked snapshot's fields list, once each: its history's, in order, then
     the one (or ones) holding its loaded files' contents. ValueError when a list or reference
     is malformed."""
-    listed = fields.get("conversation_chunks")
-    if not isinstance(listed, list):
-        raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
-    found = [parse_ref(item) for item in listed]
+    found = history_refs(fields)
     for record in _file_records(fields):
         found.append(file_range(record["content_chunk"])[0])
     return list(dict.fromkeys(found))
+
+
+def history_refs(fields: dict) -> list[Ref]:
+    """The chunks a chunked snapshot's history is made of, in order; ValueError when the list or
+    a reference is malformed."""
+    listed = fields.get("conversation_chunks")
+    if not isinstance(listed, list):
+        raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
+    return [parse_ref(item) for item in listed]
 
 
 def _file_records(fields: dict) -> list[dict]:

@@ -70,13 +70,12 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         raise ResurrectError(
             f"savepoint {s.sequence} of {found.instance} {state}; nothing was written. `precompact resurrect --format report` shows the checks"
         )
-    session = found.document.get("session") or {}
-    cwd = session.get("cwd")
-    if not isinstance(cwd, str) or not cwd.startswith("/"):
+    cwd = found.document.cwd
+    if cwd is None or not cwd.startswith("/"):
         raise ResurrectError(
             f"savepoint {s.sequence} does not say which directory its session ran in; nothing was written"
         )
-    agent = session.get("agent") or "claude"
+    agent = found.document.agent or "claude"
     if agent == "codex":
         return _codex(found, cwd, home)
     if agent == "gemini":

@@ -20,6 +20,7 @@ from precompact import api
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local.savepoint_log import Layer3, Savepoint
+from precompact.local.snapshot import LoadedFile
 from precompact.recall import fulltext as recall
 from precompact.restore import dropped as dropping
 from precompact.restore import resurrect as resurrection
@@ -215,7 +216,7 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
     what compaction dropped, if its list is made in time."""
     started = time.monotonic()
     found = api.from_this_machine(config, instance, sequence)
-    files = sorted((name, _file_note(info)) for name, info in (found.document.get("loaded_files") or {}).items())
+    files = sorted((name, _file_note(info)) for name, info in found.document.loaded_files.items())
     recent = api.recent(found)
     brief = api.render_resurrection(found, "brief")
     try:
@@ -237,14 +238,14 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
     )
 
 
-def _file_note(info: object) -> str:
-    if not isinstance(info, dict):
-        return "?"
-    if info.get("excluded"):
+def _file_note(info: LoadedFile) -> str:
+    if info.excluded:
         return "excluded"
-    if "problem" in info:
-        return str(info["problem"])
-    return f"{info.get('size', 0)} bytes, {info.get('source', '?')}"
+    if info.outside_project:
+        return "outside the project"
+    if info.problem is not None:
+        return info.problem
+    return "?" if info.size is None else f"{info.size} bytes, {info.source or '?'}"
 
 
 # --- the conversation, paged ----------------------------------------------------------------
@@ -403,7 +404,7 @@ def diff(config: Config, instance: str, first: int, second: int) -> Diff:
     left_set, right_set = {d for d, _, _ in left}, {d for d, _, _ in right}
     only_a = [(p, _excerpt(e)) for d, p, e in left if d not in right_set]
     only_b = [(p, _excerpt(e)) for d, p, e in right if d not in left_set]
-    files_a, files_b = set(a.document.get("loaded_files") or {}), set(b.document.get("loaded_files") or {})
+    files_a, files_b = set(a.document.loaded_files), set(b.document.loaded_files)
     return Diff(
         instance,
         a.savepoint,
