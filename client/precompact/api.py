@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from precompact.restore.dropped import Dropped
     from precompact.restore.resurrect import Resurrection
     from precompact.restore.uncompact import Uncompacted
+    from precompact.transcript.conversation import Recent
     from precompact.verifier import verdicts
     from precompact.verifier.verify import Report
 
@@ -642,3 +643,52 @@ def describe_savepoints(config: Config) -> str:
     from precompact.recall import fulltext as recollection
 
     return recollection.describe_savepoints(config.logs, config.instance)
+
+
+# --- The viewer's reads (viewer/pages.py): what its pages show beyond the calls above -----------
+
+
+def savepoints(config: Config, instance: str) -> list[savepoint_log.Savepoint]:
+    """`instance`'s savepoints in this machine's index, in sequence order."""
+    return savepoint_log.savepoints(config.logs, instance)
+
+
+def from_this_machine(config: Config, instance: str, sequence: int) -> Resurrection:
+    """Savepoint `sequence` of `instance` loaded and checked as `resurrect` does it, from this
+    machine's index and bytes only; nothing is written."""
+    from precompact.restore import resurrect as resurrection
+
+    return resurrection.from_this_machine(config, instance, sequence)
+
+
+def dropped_from(config: Config, found: Resurrection) -> Dropped:
+    """What compaction dropped from a savepoint already loaded and checked; refused if it failed
+    a check (restore.dropped)."""
+    from precompact.restore import dropped as dropping
+
+    return dropping.of_resurrection(config, found)
+
+
+def recent(found: Resurrection) -> Recent:
+    """The latest requests, the files edited and the task list of a loaded savepoint's
+    conversation, as its brief tells them."""
+    from precompact.transcript import conversation
+
+    return conversation.recent(found.contents.newest_entries())
+
+
+def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | None, str]:
+    """An entry's role, the tool it calls or answers, and its text, as recall indexes them;
+    `tool_names` maps tool_use ids to tool names, and the entries seen so far fill it."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.entry_facts(entry, tool_names)
+
+
+def shown_entry(entry: object, tool_names: dict[str, str]) -> tuple[str, str | None, float | None, str]:
+    """`entry_facts` as `show` prints an entry: its role, its tool, when it was written (Unix
+    seconds, None when it does not say) and its text (the entry as stored when it has none)."""
+    from precompact.recall import fulltext as recollection
+
+    role, tool, text = recollection.entry_facts(entry, tool_names)
+    return role, tool, recollection.entry_time(entry), recollection.as_shown(entry, text)

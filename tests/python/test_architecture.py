@@ -6,7 +6,7 @@ a rule that can no longer see anything fails too)."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -187,24 +187,127 @@ INDEX_ONLY_KEYS = {
 def reads_the_index_by_key(tree: ast.Module) -> list[str]:
     """An index line read by string key (`x["snapshot_file"]`, `x.get("event")`, any key of
     `<savepoint>.created`), or the raw event list `<index>.events`."""
-    found = []
+    found = [
+        f"line {node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "events"
+    ]
+    for node, owner, key in _keyed_reads(tree):
+        raw_line = isinstance(owner, ast.Attribute) and owner.attr == "created"
+        if raw_line or (isinstance(key, ast.Constant) and key.value in INDEX_ONLY_KEYS):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def _keyed_reads(tree: ast.AST) -> Iterator[tuple[ast.AST, ast.expr, ast.expr]]:
+    """Each read by key in `tree`, `x[key]` or `x.get(key, ...)`: (the read, x, key)."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "events":
-            found.append(f"line {node.lineno}: {ast.unparse(node)}")
-            continue
         if isinstance(node, ast.Subscript):
-            owner, key = node.value, node.slice
+            yield node, node.value, node.slice
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "get"
             and node.args
         ):
-            owner, key = node.func.value, node.args[0]
-        else:
+            yield node, node.func.value, node.args[0]
+
+
+# The owner of private files: only boundary/private_file makes a file only this user may read
+# (0600 from its first instant, its new directories 0700, fsynced, never through a link, whole
+# or not at all, kept unless replaced on purpose). logs_dir makes logs/ and its files the same
+# way, atomic_file is what both write through. Elsewhere a file is not created by os.open, no
+# mode is set by chmod, no private mode is handed to any call, and no file named for a key is
+# opened for writing. An open relative to a directory descriptor is under logs/, whose owner
+# is logs_dir (the logs rule holds those opens to it).
+PRIVATE_OWNERS = ("boundary/private_file.py", "boundary/atomic_file.py", "boundary/logs_dir.py")
+PRIVATE_MODES = {0o600, 0o700}
+CHMODS = {"chmod", "fchmod", "lchmod"}
+SECRET_MARKERS = ("key", "identity", "secret", "token", "credential")
+WRITE_METHODS = {"write_text", "write_bytes"}
+
+
+def _writes(call: ast.Call, mode_at: int) -> bool:
+    """Whether the open's mode (positional `mode_at`, or `mode=`) writes."""
+    modes = [k.value for k in call.keywords if k.arg == "mode"]
+    if len(call.args) > mode_at:
+        modes.append(call.args[mode_at])
+    return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and set(m.value) & set("wax+") for m in modes)
+
+
+def _names_a_secret(node: ast.AST) -> bool:
+    for part in ast.walk(node):
+        text = part.id if isinstance(part, ast.Name) else part.attr if isinstance(part, ast.Attribute) else None
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            text = part.value
+        if text and any(marker in text.lower() for marker in SECRET_MARKERS):
+            return True
+    return False
+
+
+def makes_a_private_file_by_hand(tree: ast.Module) -> list[str]:
+    """`os.open` with O_CREAT, a chmod of any kind, a private mode (0o600, 0o700) given to any
+    call, or a path named for a key (key, identity, secret, token, credential) opened or written
+    for writing; calls relative to a directory descriptor (`dir_fd=`) excepted."""
+    found = []
+    for call in [n for n in ast.walk(tree) if isinstance(n, ast.Call)]:
+        if any(k.arg == "dir_fd" for k in call.keywords):
             continue
-        raw_line = isinstance(owner, ast.Attribute) and owner.attr == "created"
-        if raw_line or (isinstance(key, ast.Constant) and key.value in INDEX_ONLY_KEYS):
+        called = _dotted(call.func)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else called
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        creates = called == "os.open" and any(
+            isinstance(n, ast.Attribute | ast.Name) and "O_CREAT" in (getattr(n, "attr", None), getattr(n, "id", None))
+            for a in call.args[1:2]
+            for n in ast.walk(a)
+        )
+        private_mode = any(isinstance(a, ast.Constant) and a.value in PRIVATE_MODES for a in arguments)
+        if called == "open":
+            secret_write = bool(call.args) and _writes(call, 1) and _names_a_secret(call.args[0])
+        elif isinstance(call.func, ast.Attribute) and method == "open":
+            secret_write = _writes(call, 0) and _names_a_secret(call.func.value)
+        else:
+            secret_write = method in WRITE_METHODS and _names_a_secret(call.func)
+        if creates or private_mode or method in CHMODS or secret_write:
+            found.append(f"line {call.lineno}: {ast.unparse(call)[:80]}")
+    return found
+
+
+# The snapshot document's reader: Layer 1 writes a snapshot and is the only code that reads one
+# by key; elsewhere it is local/snapshot.py's typed Document (`SnapshotReader.document`, and a
+# resurrection's `.document`), whose fields are checked for their type once. Keys only snapshot
+# documents have (no index line, bundle, record, setting, hook payload or transcript entry uses
+# them: `session_state` is a setting too, `tokens` a Gemini message's, `sequence` a bundle's),
+# and any key of a reader's raw `<x>.fields` or of `<x>.document`, are what the rule looks for.
+SNAPSHOT_READERS = tuple(f"local/{p.name}" for p in sorted((CLIENT / "local").glob("*.py")))
+SNAPSHOT_ONLY_KEYS = {
+    "conversation_history",
+    "conversation_chunks",
+    "loaded_files",
+    "git_state",
+    "lineage",
+    "previous",
+    "instance_id_sha256",
+    "instance_number",
+    "timestamp_iso8601",
+    "format_version",
+    "nonce",
+    "redaction",
+    "transcript",
+    "session",
+    "content_chunk",
+    "hashed_bytes",
+    "outside_project",
+}
+
+
+def reads_a_snapshot_by_key(tree: ast.Module) -> list[str]:
+    """A snapshot document read by string key: a key only snapshot documents have
+    (`x.get("loaded_files")`), or any key of `<x>.fields` or `<x>.document`."""
+    found = []
+    for node, owner, key in _keyed_reads(tree):
+        raw = isinstance(owner, ast.Attribute) and owner.attr in ("fields", "document")
+        if raw or (isinstance(key, ast.Constant) and key.value in SNAPSHOT_ONLY_KEYS):
             found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
     return found
 
@@ -237,6 +340,16 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         reads_the_index_by_key,
         (*INDEX_OWNERS, "local/provenance.py"),
         "def name(savepoint):\n    return savepoint.created.get('snapshot_file')\n",
+    ),
+    "reads_a_snapshot_by_key": (
+        reads_a_snapshot_by_key,
+        SNAPSHOT_READERS,
+        "def files(found):\n    return found.document.get('loaded_files') or {}\n",
+    ),
+    "makes_a_private_file_by_hand": (
+        makes_a_private_file_by_hand,
+        PRIVATE_OWNERS,
+        "import os\ndef store(path, key):\n    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n",
     ),
 }
 
@@ -337,18 +450,20 @@ def test_the_index_rule_sees_each_way_around_its_owner():
         "def e(index):\n    return [x for x in index.events]\n"
         "def f(s, document, link):\n    return s.snapshot_file, document.get('lineage'), link['snapshot_hash']\n"
     )
-    found = [int(line.split()[1].rstrip(":")) for line in reads_the_index_by_key(sample)]
+    found = sorted(int(line.split()[1].rstrip(":")) for line in reads_the_index_by_key(sample))
     assert found == [2, 4, 6, 8, 10]
 
 
 # --- The facade -----------------------------------------------------------------------------------
 # What an edge (edges/: the CLI, the hook, the MCP server, the worker, the launcher) does with the
 # library, it does through `api`. An edge may call the facade, the settings it loads (config),
-# the boundary owners it prints and writes through (quoting, atomic_file, processes, logs_dir),
+# the boundary owners it prints and writes through (quoting, atomic_file, private_file, processes, logs_dir),
 # the error family and the other edges. Anything else of the library it may name (a constant for
 # a schema, a type, an exception to catch) but not call.
 # The viewer is an edge too (a read-only web front over the library), kept in its own package so
-# that its web libraries stay off the hook's import path (test_viewer checks that).
+# that its web libraries stay off the hook's import path (test_viewer checks that); the same rule
+# holds it to the facade.
+EDGES = ("edges/", "viewer/")
 EDGE_MAY_CALL = (
     "precompact.api",
     "precompact.errors",
@@ -373,7 +488,8 @@ def _library_imports(scope: ast.AST) -> dict[str, str]:
 
 def calls_around_the_facade(tree: ast.Module) -> dict[str, list[str]]:
     """The library modules an edge calls other than those it may (EDGE_MAY_CALL), each with
-    the calls. A name resolves to the imports of its module and of the function it is in (the
+    the calls, a function handed to another call to run (a thread pool's `submit(f, ...)`)
+    included. A name resolves to the imports of its module and of the function it is in (the
     CLI imports where a command runs); a function's parameter of the same name shadows them."""
     module_level = _library_imports(
         ast.Module(body=[n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)], type_ignores=[])
@@ -388,17 +504,19 @@ def calls_around_the_facade(tree: ast.Module) -> dict[str, list[str]]:
         for node in ast.walk(function):
             if not isinstance(node, ast.Call):
                 continue
-            called = _dotted(node.func)
-            source = names.get(called.split(".")[0])
-            if source is None or source.startswith(EDGE_MAY_CALL):
-                continue
-            module = source if called.count(".") else source.rsplit(".", 1)[0]
-            found.setdefault(module, []).append(f"line {node.lineno}: {called}(...)")
+            # A function is named in lower case: a type or a constant handed on is only named.
+            handed = [a for a in node.args if _dotted(a).rsplit(".", 1)[-1][:1].islower()]
+            for called in [_dotted(node.func), *map(_dotted, handed)]:
+                source = names.get(called.split(".")[0])
+                if source is None or source.startswith(EDGE_MAY_CALL):
+                    continue
+                module = source if called.count(".") else source.rsplit(".", 1)[0]
+                found.setdefault(module, []).append(f"line {node.lineno}: {called}(...)")
     return found
 
 
 def test_edges_call_the_library_through_the_facade():
-    edges = {name: calls_around_the_facade(tree) for name, tree in modules().items() if name.startswith("edges/")}
+    edges = {name: calls_around_the_facade(tree) for name, tree in modules().items() if name.startswith(EDGES)}
     around = {name: found for name, found in edges.items() if found}
     assert not around, f"edges calling the library around api (add an api function): {around}"
 
@@ -411,10 +529,13 @@ def test_the_facade_rule_sees_a_call_around_api():
         "def b(config):\n    from precompact.recall.fulltext import search\n    return search(config)\n"
         "def c(config, verify):\n    return verify.verify(config), api.verify(config), quoting.inline('x')\n"
         "def d(config):\n    from precompact.recall import fulltext\n    return fulltext.DEFAULT_BUDGET\n"
+        "def e(pool, config, found):\n    from precompact.restore import dropped\n"
+        "    return pool.submit(dropped.of_resurrection, config, found), isinstance(found, dropped.Dropped)\n"
     )
     assert calls_around_the_facade(sample) == {
         "precompact.verifier.verify": ["line 5: verify.verify(...)"],
         "precompact.recall.fulltext": ["line 8: search(...)"],
+        "precompact.restore.dropped": ["line 16: dropped.of_resurrection(...)"],
     }
 
 
@@ -508,3 +629,42 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "def own(s):\n    return f'savepoint {s.sequence}'\n"
     )
     assert [line.split(" in ")[1].split(":")[0] for line in renders_outside_text_unquoted(sample)] == ["brief"]
+
+
+def test_the_private_file_rule_sees_each_way_around_its_owner():
+    """Each way of making a private file by hand is reported; reading a key, a descriptor-relative
+    open under logs/ and a file anyone may read are not."""
+    sample = ast.parse(
+        "import os\nfrom pathlib import Path\n"
+        "def a(path):\n    return os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "def b(path):\n    os.chmod(path, 0o600)\n"
+        "def c(fd):\n    os.fchmod(fd, 0o644)\n"
+        "def d(path):\n    path.chmod(0o600)\n"
+        "def e(path):\n    path.mkdir(mode=0o700, parents=True)\n"
+        "def f(path, data):\n    atomic_file.write(path, data, 0o600)\n"
+        "def g(keypair_path):\n    open(keypair_path, 'w').write('[]')\n"
+        "def h(identity):\n    identity.write_text('AGE-SECRET-KEY-1')\n"
+        "def i(config):\n    config.token_file.open(mode='x')\n"
+        "def j(key_path, fd, path, data):\n"
+        "    open(key_path).read(), os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW)\n"
+        "    os.open('chunk', os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)\n"
+        "    atomic_file.write(path, data, 0o644), open(path, 'w')\n"
+    )
+    found = sorted(int(line.split()[1].rstrip(":")) for line in makes_a_private_file_by_hand(sample))
+    assert found == [4, 6, 8, 10, 12, 14, 16, 18, 20]
+
+
+def test_the_snapshot_rule_sees_each_way_around_its_owner():
+    """Each form of a raw snapshot read is reported; the typed view and another document's key
+    are not."""
+    sample = ast.parse(
+        "def a(found):\n    return found.document['session']\n"
+        "def b(reader):\n    return reader.fields.get('sequence')\n"
+        "def c(fields):\n    return fields.get('previous')\n"
+        "def d(document):\n    return document['loaded_files']\n"
+        "def e(fields):\n    return fields['conversation_chunks']\n"
+        "def f(found, bundle, config):\n"
+        "    return found.document.cwd, bundle['sequence'], config.get('session_state'), found.fields.sequence\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in reads_a_snapshot_by_key(sample)]
+    assert sorted(found) == [2, 4, 6, 8, 10]

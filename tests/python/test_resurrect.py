@@ -186,7 +186,7 @@ def test_a_tampered_local_snapshot_is_named_and_git_supplies_the_copy(workspace,
     restored = local.with_name(local.stem + ".from-git.json")
     assert restored.is_file() and b"Confusion" in local.read_bytes() and b"Confusion" not in restored.read_bytes()
     found = resurrect.resurrect(configuration.load(project))
-    assert found.document["session"]["custom_instructions"] is None, "git's copy is the one used"
+    assert found.contents.fields["session"]["custom_instructions"] is None, "git's copy is the one used"
     assert "Confusion" not in restore_brief.brief(found)
 
 

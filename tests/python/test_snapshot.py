@@ -412,3 +412,57 @@ def test_lock_timeout_is_reported(project):
         savepoint_log.locked(logs, 0.05),
     ):
         pass
+
+
+def test_the_typed_document_reads_a_field_of_another_type_as_absent():
+    """A snapshot's fields come from outside (a repository, git, a transcript): the typed view
+    the code outside Layer 1 reads gives each field its type or nothing, never what a hostile
+    document put there instead (a bool is no sequence, a string no list of files)."""
+    hostile = snapshot.Document.of(
+        {
+            "sequence": True,
+            "instance_id": 7,
+            "previous": "sha256:00",
+            "lineage": "Mallory",
+            "session": {"cwd": ["/"], "agent": None},
+            "transcript": {"messages": "many"},
+            "loaded_files": {"a.py": "?", "b.py": {"size": "1", "excluded": "yes", "problem": 3}},
+            "session_state": {"problem": {"not": "text"}},
+        }
+    )
+    assert hostile == snapshot.Document(
+        None,
+        None,
+        None,
+        [],
+        None,
+        None,
+        0,
+        {
+            "a.py": snapshot.LoadedFile(None, None, False, False, None),
+            "b.py": snapshot.LoadedFile(None, None, False, False, None),
+        },
+        snapshot.SessionState(False, None, None),
+    )
+    kept = snapshot.Document.of(
+        {
+            "sequence": 3,
+            "previous": {"sequence": 2, "snapshot_hash": "ab" * 32},
+            "lineage": ["Gabriel #214"],
+            "session": {"cwd": "/work", "agent": "codex"},
+            "transcript": {"messages": 12},
+            "loaded_files": {"a.py": {"source": "read", "size": 10}, "x": {"source": "edit", "outside_project": True}},
+            "session_state": {"content": None},
+        }
+    )
+    assert (kept.sequence, kept.previous_hash, kept.lineage, kept.cwd, kept.agent, kept.messages) == (
+        3,
+        "ab" * 32,
+        ["Gabriel #214"],
+        "/work",
+        "codex",
+        12,
+    )
+    assert kept.loaded_files["a.py"] == snapshot.LoadedFile("read", 10, False, False, None)
+    assert kept.loaded_files["x"].outside_project
+    assert kept.session_state == snapshot.SessionState(True, None, None), "a JSON null is content kept"

@@ -1,5 +1,6 @@
 """Everything that touches the outside world, and nothing else: child processes (processes: Python
 children isolated from the project, git through git_env with the repository's own programs
 disarmed), the confined logs/ directory (logs_dir: opened by descriptor, links and non-regular
-files refused, reads capped), atomic writes, and the quoting of outside text given to the model or
-the terminal. Imports nothing of precompact."""
+files refused, reads capped), atomic writes, private files (private_file: 0600 from creation,
+never through a link), and the quoting of outside text given to the model or the terminal.
+Imports nothing of precompact."""

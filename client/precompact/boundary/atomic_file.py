@@ -20,6 +20,29 @@ def write(path: Path, data: bytes, mode: int) -> None:
 def write_in(directory: int, name: str, data: bytes, mode: int) -> None:
     """`write` for the file `name` in the directory open as `directory`; neither the temporary
     file nor the target is ever reached through a symbolic link (the rename replaces a link)."""
+    tmp = _write_aside(directory, name, data, mode)
+    try:
+        os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=directory)
+        raise
+    os.fsync(directory)
+
+
+def create_in(directory: int, name: str, data: bytes, mode: int) -> None:
+    """`write_in` for a file that must not exist yet: linked into place, which fails with
+    FileExistsError when anything (a file, a link, a directory) holds `name`, left untouched."""
+    tmp = _write_aside(directory, name, data, mode)
+    try:
+        os.link(tmp, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False)
+    finally:
+        os.unlink(tmp, dir_fd=directory)
+    os.fsync(directory)
+
+
+def _write_aside(directory: int, name: str, data: bytes, mode: int) -> str:
+    """A new file holding `data`, fsynced, under a temporary name beside `name`; that name."""
     # Not `.snapshot_*.tmp`: those are Layer 1's own and removed as stale under the index lock,
     # which this writer does not hold.
     tmp = f".precompact-{name}.{os.getpid()}.tmp"
@@ -33,9 +56,8 @@ def write_in(directory: int, name: str, data: bytes, mode: int) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
-        os.fsync(directory)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=directory)
         raise
+    return tmp

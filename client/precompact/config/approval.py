@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import atomic_file
+from precompact.boundary import private_file
 
 
 @dataclass(frozen=True)
@@ -47,15 +47,13 @@ def digest(content: bytes) -> str:
 
 def approve(path: Path, content: bytes, repository: Path | None = None, settings: dict[str, str] | None = None) -> None:
     """Records that this user trusts `path` while it holds exactly `content`, shown as `settings`."""
-    directory = store()
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     record = {
         "path": str(path),
         "sha256": digest(content),
         "repository": str(repository) if repository else None,
         "settings": settings or {},
     }
-    atomic_file.write(_record(path), json.dumps(record, sort_keys=True).encode(), 0o600)
+    private_file.replace(_record(path), json.dumps(record, sort_keys=True).encode())
 
 
 def approval(path: Path) -> Approval | None:

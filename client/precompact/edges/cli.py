@@ -755,7 +755,7 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
         raise click.ClickException(_damaged(e)) from None
     # "messages" counts what the resurrect report counts (user and assistant turns); the
     # session also holds the tool results and the rest of the transcript's entries.
-    messages = (found.document.get("transcript") or {}).get("messages", 0)
+    messages = found.document.messages
     if as_json:
         _emit(
             {
@@ -791,18 +791,22 @@ def export(instance, sequence, output, as_json) -> None:
         data = api.export(_load(), instance, sequence)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
-    _write(data, output, 0o600, as_json)
+    _write(data, output, as_json, private=True)
 
 
-def _write(data: bytes, output: Path | None, mode: int, as_json: bool) -> None:
-    """A JSON document to stdout, or to `output` (then, with --json, what was written)."""
-    from precompact.boundary import atomic_file
+def _write(data: bytes, output: Path | None, as_json: bool, private: bool) -> None:
+    """A JSON document to stdout, or to `output` (then, with --json, what was written): only this
+    user may read it when it is `private` (a snapshot's content), anyone may otherwise."""
+    from precompact.boundary import atomic_file, private_file
 
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    atomic_file.write(output, data, mode)
+    if private:
+        private_file.replace(output, data)
+    else:
+        atomic_file.write(output, data, 0o644)
     if as_json:
         _emit({"path": str(output), "bytes": len(data)})
 
@@ -820,7 +824,7 @@ def prove(sequence, output, with_snapshot, instance, as_json) -> None:
     from precompact import api
 
     written = api.prove(_load(instance), sequence, with_snapshot)
-    _write((json.dumps(written, indent=1) + "\n").encode(), output, 0o644, as_json)
+    _write((json.dumps(written, indent=1) + "\n").encode(), output, as_json, private=False)
 
 
 @main.command("verify-bundle")

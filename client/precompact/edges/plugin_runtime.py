@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from precompact import __version__
-from precompact.boundary import processes
+from precompact.boundary import private_file, processes
 from precompact.errors import PrecompactError
 
 # The plugin's options (Claude Code exports them to its hooks) and the variables that override
@@ -190,7 +190,7 @@ class Launcher:
     def queue(self, payload: dict) -> Path:
         """Keeps a hook's input for later, with a copy of the transcript as it is now (the session
         goes on writing to it)."""
-        self.queue_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_file.make_directory(self.queue_dir())
         entry = Path(tempfile.mkdtemp(prefix=f"{time.time():.6f}-", dir=self.queue_dir()))
         transcript = payload.get("transcript_path")
         if isinstance(transcript, str) and payload["hook_event_name"] == "PreCompact":
@@ -200,9 +200,7 @@ class Launcher:
                 payload = {**payload, "transcript_path": str(copy)}
             except OSError:
                 pass  # the savepoint is made without it, and says so
-        descriptor = os.open(entry / "payload.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as f:
-            json.dump(payload, f)
+        private_file.create(entry / "payload.json", json.dumps(payload).encode())
         return entry
 
     # -- preparation ---------------------------------------------------------------------------

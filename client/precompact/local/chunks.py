@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import atomic_file, logs_dir
+from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
 from precompact.local.canonical import canonical
 
@@ -71,13 +71,19 @@ def refs(fields: dict) -> list[Ref]:
     """Every chunk a chunked snapshot's fields list, once each: its history's, in order, then
     the one (or ones) holding its loaded files' contents. ValueError when a list or reference
     is malformed."""
-    listed = fields.get("conversation_chunks")
-    if not isinstance(listed, list):
-        raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
-    found = [parse_ref(item) for item in listed]
+    found = history_refs(fields)
     for record in _file_records(fields):
         found.append(file_range(record["content_chunk"])[0])
     return list(dict.fromkeys(found))
+
+
+def history_refs(fields: dict) -> list[Ref]:
+    """The chunks a chunked snapshot's history is made of, in order; ValueError when the list or
+    a reference is malformed."""
+    listed = fields.get("conversation_chunks")
+    if not isinstance(listed, list):
+        raise ValueError("the snapshot lists no conversation_chunks")  # noqa: TRY004 -- bad input, handled as ValueError
+    return [parse_ref(item) for item in listed]
 
 
 def _file_records(fields: dict) -> list[dict]:
@@ -214,8 +220,9 @@ def store(logs: Path, data: bytes) -> None:
     an altered one there is evidence, never overwritten."""
     name = hashlib.sha256(data).hexdigest()
     with logs_dir.directory(logs, CHUNKS_DIR) as fd:
-        if _present(fd, name) is None:
-            atomic_file.write_in(fd, name, data, 0o600)
+        present = _present(fd, name)
+    if present is None:
+        logs_dir.write_atomic(logs, f"{CHUNKS_DIR}/{name}", data)
 
 
 def _present(dir_fd: int, name: str) -> int | None:

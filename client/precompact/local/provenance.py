@@ -36,6 +36,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from precompact.boundary import private_file
 from precompact.errors import PrecompactError
 
 KEY_NAME = "machine.key"
@@ -132,18 +133,8 @@ def _key(create: bool) -> bytes:
 def _create_key(path: Path) -> bytes:
     """A new key at `path`, whole before any reader can see it (written aside, then linked into
     place); the one another process made first when it won."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    aside = path.with_name(f".{KEY_NAME}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(KEY_BYTES))
-            f.flush()
-            os.fsync(f.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(aside, path)
-    finally:
-        os.unlink(aside)
+    with contextlib.suppress(FileExistsError):
+        private_file.create(path, secrets.token_bytes(KEY_BYTES))
     return _read_key(path)
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
@@ -54,6 +54,7 @@ _HISTORY_OPEN = b'{"conversation_history":['
 # The history ends where the first of the other fields (sorted) begins.
 _HISTORY_CLOSE = b'],"format_version":'
 _TAIL_WINDOW_BYTES = 1 << 18
+_Kind = TypeVar("_Kind", int, str)
 
 
 class SnapshotReader:
@@ -102,6 +103,11 @@ class SnapshotReader:
                 continue  # one entry is longer than the window
             yield from reversed(entries)
             end = boundary + 1
+
+    @functools.cached_property
+    def document(self) -> Document:
+        """Every field but the history, typed: how the code outside Layer 1 reads them."""
+        return Document.of(self.fields)
 
     @property
     def data(self) -> bytes:
@@ -165,6 +171,85 @@ class SnapshotReader:
             except orjson.JSONDecodeError:
                 candidate = self._data.find(b'},{"', candidate + 1, end)
         return None, end
+
+
+# --- the document read back, typed ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """A file the session had in play, as the snapshot records it."""
+
+    source: str | None  # how it came into play: read, edit, include...
+    size: int | None  # its size when saved; None when it was not read
+    excluded: bool  # it matched snapshot.exclude, and was not read
+    outside_project: bool  # its real path is outside the project, and it was not read
+    problem: str | None  # why it could not be read
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """The session-state file as the snapshot kept it."""
+
+    kept: bool  # the snapshot holds its content (any JSON value, or its text when not JSON)
+    content: object
+    problem: str | None  # why it was not kept, when the snapshot says
+
+
+@dataclass(frozen=True)
+class Document:
+    """A snapshot document's fields but its history, typed: the code outside Layer 1 reads a
+    snapshot only through this (an architecture test holds it to that). The bytes are outside
+    input until a root vouches for them, and hold outside text even then, so a field that is
+    missing or of another type reads as absent (None, 0, empty), never as an error."""
+
+    sequence: int | None
+    instance_id: str | None
+    previous_hash: str | None  # the predecessor's snapshot hash it names; None for a first
+    lineage: list[str]  # the instances it descends from, oldest first
+    cwd: str | None  # where the session ran
+    agent: str | None  # whose session (None in snapshots written before other agents: Claude Code's)
+    messages: int  # the user and assistant turns in its history
+    loaded_files: dict[str, LoadedFile]
+    session_state: SessionState
+
+    @classmethod
+    def of(cls, fields: dict) -> Document:
+        session, previous = _table(fields, "session"), _table(fields, "previous")
+        state, files = _table(fields, "session_state"), _table(fields, "loaded_files")
+        lineage = fields.get("lineage")
+        return cls(
+            _typed(fields.get("sequence"), int),
+            _typed(fields.get("instance_id"), str),
+            _typed(previous.get("snapshot_hash"), str),
+            [str(n) for n in lineage] if isinstance(lineage, list) else [],
+            _typed(session.get("cwd"), str),
+            _typed(session.get("agent"), str),
+            _typed(_table(fields, "transcript").get("messages"), int) or 0,
+            {str(name): _loaded_file(record) for name, record in files.items()},
+            SessionState("content" in state, state.get("content"), _typed(state.get("problem"), str)),
+        )
+
+
+def _loaded_file(record: object) -> LoadedFile:
+    found = record if isinstance(record, dict) else {}
+    return LoadedFile(
+        _typed(found.get("source"), str),
+        _typed(found.get("size"), int),
+        found.get("excluded") is True,
+        found.get("outside_project") is True,
+        _typed(found.get("problem"), str),
+    )
+
+
+def _table(fields: dict, key: str) -> dict:
+    value = fields.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _typed(value: object, kind: type[_Kind]) -> _Kind | None:
+    """`value` if it is a `kind` (a bool is no int here), else None."""
+    return value if isinstance(value, kind) and not isinstance(value, bool) else None
 
 
 def instance_number(instance: str) -> int | None:

@@ -12,7 +12,6 @@ configuration switched to the new key and re-approved, and the rotation recorded
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from precompact.boundary import atomic_file
+from precompact.boundary import private_file
 from precompact.chain import record, rpc
 from precompact.chain import wire as chain
 from precompact.config import approval as config_trust
@@ -143,10 +142,7 @@ def _store_keypair(instance: str, key: Keypair) -> Path:
     """The new key's file beside init's (0600, never over an existing file)."""
     own = Path(project_init.own_keypair_path(instance)).expanduser()
     path = own.with_name(f"{own.stem}-{str(key.pubkey())[:8]}.json")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(list(bytes(key)), f)
+    private_file.create(path, json.dumps(list(bytes(key))).encode())
     return path
 
 
@@ -183,7 +179,7 @@ def _switch_config(config: Config, keypair: Path, authority: str) -> Path:
         raise RotationError(f"{path} could not be updated ({e}); set chain.keypair = {shown!r} yourself") from None
     if parsed.keypair != keypair.expanduser():
         raise RotationError(f"{path} could not be updated; set chain.keypair = {shown!r} yourself")
-    atomic_file.write(path, updated, 0o600)
+    private_file.replace(path, updated)
     repository = Path(approved.repository) if approved.repository else None
     config_trust.approve(path.resolve(), updated, repository, approved.settings)
     return path

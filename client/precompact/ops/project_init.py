@@ -5,13 +5,13 @@ test clusters, and logs kept out of git status."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from precompact.boundary import private_file
 from precompact.config import approval as config_trust
 from precompact.config import settings as configuration
 from precompact.config.settings import Config, ConfigError
@@ -79,8 +79,12 @@ def config_path(root: Path, force: bool) -> Path:
     """Where init writes the configuration; refuses to overwrite one unless forced."""
     path = root / configuration.CONFIG_NAME
     if path.exists() and not force:
-        raise InitError(f"{path} already exists; edit it, or pass --force to overwrite it")
+        raise _config_exists(path)
     return path
+
+
+def _config_exists(path: Path) -> InitError:
+    return InitError(f"{path} already exists; edit it, or pass --force to overwrite it")
 
 
 def write_config(root: Path, values: dict, force: bool) -> Config:
@@ -89,10 +93,10 @@ def write_config(root: Path, values: dict, force: bool) -> Config:
     configuration behind."""
     path = config_path(root, force)
     content = configuration.render(values).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        os.fchmod(f.fileno(), 0o600)
-        f.write(content)
+    try:
+        (private_file.replace if force else private_file.create)(path, content)
+    except FileExistsError:
+        raise _config_exists(path) from None
     repository = values["repository"]
     # What init writes is trusted, and so is a repository named here.
     config_trust.approve(path.resolve(), content, Path(repository).resolve() if repository != "." else None)
@@ -115,10 +119,12 @@ def ensure_keypair(path: Path) -> Keypair:
         except chain.KeypairError as e:
             raise InitError(str(e)) from None
     keypair = SoldersKeypair()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(list(bytes(keypair)), f)
+    try:
+        private_file.create(path, json.dumps(list(bytes(keypair))).encode())
+    except FileExistsError:
+        raise InitError(
+            f"{path} is taken (by a link to nothing?); a new key is written only where nothing is: remove it, or pass another --keypair"
+        ) from None
     return Keypair(path, str(keypair.pubkey()), created=True)
 
 

@@ -299,7 +299,7 @@ class _Snapshots:
         try:
             with os.fdopen(os.dup(fd), "rb") as f:
                 fields = orjson.loads(f.read())
-            listed, history = chunks.refs(fields), [chunks.parse_ref(i) for i in fields["conversation_chunks"]]
+            listed, history = chunks.refs(fields), chunks.history_refs(fields)
         except (ValueError, KeyError, TypeError):
             return None, []
         covered = chunks.stamps(self._logs, listed)

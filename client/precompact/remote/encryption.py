@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import pyrage  # type: ignore[import-untyped]  # ships no type information
 
+from precompact.boundary import private_file
 from precompact.errors import PrecompactError
 
 SUFFIX = ".age"
@@ -137,10 +138,7 @@ def generate_identity(path: Path) -> str:
     its public key."""
     identity = pyrage.x25519.Identity.generate()
     public = str(identity.to_public())
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(f"# precompact age identity; public key: {public}\n{identity}\n")
+    private_file.create(path, f"# precompact age identity; public key: {public}\n{identity}\n".encode())
     return public
 
 
@@ -225,8 +223,5 @@ def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
         raise CryptoError(
             f"{destination} already holds another identity; move it away first (it may read older savepoints)"
         )
-    destination.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+    private_file.create(destination, data)
     return own

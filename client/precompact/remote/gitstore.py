@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import git
 import orjson
 
-from precompact.boundary import atomic_file, git_env, logs_dir
+from precompact.boundary import git_env, logs_dir, private_file
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.remote import encryption
@@ -271,7 +271,7 @@ def _sealed_blob(repo: git.Repo, data: bytes, sha256: str, keys: Keys) -> str:
         f.write(ciphertext)
         f.seek(0)
         blob = repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f, env=_UNCOMPRESSED)
-    atomic_file.write(_ciphertext_cache(repo, sha256, keys), blob.encode(), 0o600)
+    private_file.replace(_ciphertext_cache(repo, sha256, keys), blob.encode())
     return blob
 
 

@@ -43,8 +43,6 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
     """The "Instance Resurrection Report"."""
     s = found.savepoint
     document = found.document
-    transcript = document.get("transcript") or {}
-    files = document.get("loaded_files") or {}
     previous = f"{found.instance}" if found.instance != found.into else f"{found.instance} (same instance)"
     gap = "0 later savepoints (continuous)" if found.later == 0 else f"{found.later} later savepoint(s) not restored"
     lines = [
@@ -52,7 +50,7 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
         f"Previous instance: {previous}",
         f"Lineage: {' → '.join(found.lineage)}",
         f"Last savepoint: #{s.sequence} at {s.timestamp} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
-        f"Context recovered: {_size(found.conversation_size)} ({transcript.get('messages', 0)} messages, {len(files)} files)",
+        f"Context recovered: {_size(found.conversation_size)} ({document.messages} messages, {len(document.loaded_files)} files)",
         f"Gap: {gap}",
         f"Blockchain proof: {_verdict(found.checks['chain'])}",
         f"Git backup: {_verdict(found.checks['git'])}",
@@ -103,7 +101,7 @@ def brief(
         todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
         sections.append(("## Todo list (as the session last set it)", quoting.block(todos, TODOS_LIMIT)))
     if recent.edited:
-        root = repository or Path((document.get("session") or {}).get("cwd") or ".")
+        root = repository or Path(document.cwd or ".")
         changed = uncommitted(repository, recent.edited) if repository is not None else None
         lines = [f"- {quoting.inline(_shown(name, root))}{_commit_note(name, root, changed)}" for name in recent.edited]
         sections.append(("## Files edited", _lines_within("\n".join(lines), FILES_LIMIT)))
@@ -113,7 +111,7 @@ def brief(
     summary = s.compact_summary
     if summary and (session_id is None or session_id != s.session_id):
         sections.append(("## Compaction summary", quoting.block(summary, SUMMARY_LIMIT)))
-    state = (document.get("session_state") or {}).get("content")
+    state = document.session_state.content
     if state:
         text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
         sections.append(("## Session-state priorities", quoting.block(text, STATE_LIMIT)))
@@ -176,8 +174,8 @@ def to_json(found: Resurrection) -> dict:
         "snapshot_hash": f"sha256:{s.snapshot_hash}",
         "snapshot_path": str(found.path),
         "snapshot_size_bytes": found.size,
-        "messages": (document.get("transcript") or {}).get("messages", 0),
-        "files": sorted(document.get("loaded_files") or {}),
+        "messages": document.messages,
+        "files": sorted(document.loaded_files),
         "later_savepoints": found.later,
         "source": found.source,
         "checks": {name: {"status": c.status, "detail": c.detail} for name, c in found.checks.items()},

@@ -320,8 +320,7 @@ def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped
         )
     entries = [entry for _, entry in found.contents.located_entries()]
     text, source = _summary(config, found, len(entries))
-    cwd = (found.document.get("session") or {}).get("cwd")
-    summary = Summary(text, cwd if isinstance(cwd, str) else None) if text else None
+    summary = Summary(text, found.document.cwd) if text else None
     missing, kept = dropped_facts(entries, summary)
     return Dropped(found.instance, found.savepoint.sequence, text, source, missing, kept, len(entries))
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from precompact.boundary import atomic_file, logs_dir
+from precompact.boundary import logs_dir, private_file
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log, snapshot
@@ -61,9 +61,9 @@ class Resurrection:
     restored_state: Path | None = None
 
     @property
-    def document(self) -> dict:
+    def document(self) -> snapshot.Document:
         """Every field of the snapshot but its history (`contents.newest_entries()`)."""
-        return self.contents.fields
+        return self.contents.document
 
     @property
     def intact(self) -> bool:
@@ -185,7 +185,7 @@ def _kept(
         reader,
         checked.checks,
         source,
-        _lineage(reader.fields, name, config.instance),
+        _lineage(reader.document, name, config.instance),
     )
 
 
@@ -277,8 +277,8 @@ def parse_time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _lineage(document: dict, name: str, into: str) -> list[str]:
-    lineage = [str(n) for n in document.get("lineage") or []] or [name]
+def _lineage(document: snapshot.Document, name: str, into: str) -> list[str]:
+    lineage = list(document.lineage) or [name]
     if lineage[-1] != name:
         lineage.append(name)
     if into != name:
@@ -286,15 +286,15 @@ def _lineage(document: dict, name: str, into: str) -> list[str]:
     return lineage
 
 
-def _restore_state(config: Config, document: dict, target) -> Path:
+def _restore_state(config: Config, document: snapshot.Document, target) -> Path:
     if config.session_state is None:
         raise ResurrectError("snapshot.session_state is not set in .precompact.toml; set it to the file to restore")
-    saved = document.get("session_state") or {}
-    if "content" not in saved:
+    saved = document.session_state
+    if not saved.kept:
         raise ResurrectError(
-            f"savepoint {target.sequence} holds no session state ({saved.get('problem', 'none was configured')})"
+            f"savepoint {target.sequence} holds no session state ({saved.problem or 'none was configured'})"
         )
-    content = saved["content"]
+    content = saved.content
     text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False) + "\n"
-    atomic_file.write(config.session_state, text.encode("utf-8"), 0o600)
+    private_file.replace(config.session_state, text.encode("utf-8"))
     return config.session_state

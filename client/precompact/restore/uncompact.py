@@ -30,6 +30,7 @@ from pathlib import Path
 
 import orjson
 
+from precompact.boundary import private_file
 from precompact.recall import fulltext as recall
 from precompact.restore.resurrect import ResurrectError, Resurrection
 from precompact.transcript.claude_code import project_folder
@@ -69,13 +70,12 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         raise ResurrectError(
             f"savepoint {s.sequence} of {found.instance} {state}; nothing was written. `precompact resurrect --format report` shows the checks"
         )
-    session = found.document.get("session") or {}
-    cwd = session.get("cwd")
-    if not isinstance(cwd, str) or not cwd.startswith("/"):
+    cwd = found.document.cwd
+    if cwd is None or not cwd.startswith("/"):
         raise ResurrectError(
             f"savepoint {s.sequence} does not say which directory its session ran in; nothing was written"
         )
-    agent = session.get("agent") or "claude"
+    agent = found.document.agent or "claude"
     if agent == "codex":
         return _codex(found, cwd, home)
     if agent == "gemini":
@@ -101,12 +101,8 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         + b"\n"
         for entry in entries
     ]
-    directory = (home or Path.home()) / ".claude" / "projects" / folder
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = directory / f"{session_id}.jsonl"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.writelines(lines)
+    path = (home or Path.home()) / ".claude" / "projects" / folder / f"{session_id}.jsonl"
+    _write_new(path, lines)
     return Uncompacted(session_id, path, len(entries), cwd)
 
 
@@ -118,10 +114,7 @@ def _entries(found: Resurrection) -> list:
 
 
 def _write_new(path: Path, lines: list[bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.writelines(lines)
+    private_file.create(path, b"".join(lines))
 
 
 def _codex(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:

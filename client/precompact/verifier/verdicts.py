@@ -297,19 +297,10 @@ def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str |
 def read_snapshot(data: bytes, where: str) -> Snapshot:
     digest = hashlib.sha256(data).hexdigest()
     try:
-        fields = snapshot.SnapshotReader(data).fields
+        document = snapshot.SnapshotReader(data).document
     except ValueError:
-        fields = {}
-    previous = fields.get("previous")
-    inner_prev = previous.get("snapshot_hash") if isinstance(previous, dict) else None
-    return Snapshot(
-        digest,
-        fields.get("sequence"),
-        fields.get("instance_id"),
-        inner_prev if isinstance(inner_prev, str) else None,
-        where,
-        data,
-    )
+        document = snapshot.Document.of({})
+    return Snapshot(digest, document.sequence, document.instance_id, document.previous_hash, where, data)
 
 
 def contents(found: Snapshot, fetch: chunks.Fetch, where: str, layer: str = "layer 1") -> bytes:

@@ -21,9 +21,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from precompact import api
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
-from precompact.local import savepoint_log
 from precompact.viewer import pages
 
 HERE = Path(__file__).parent
@@ -193,7 +193,7 @@ class Viewer:
 
     def diff(self, request: Request) -> Response:
         instance = self._instance(request)
-        choices = savepoint_log.savepoints(self._config.logs, instance)
+        choices = api.savepoints(self._config, instance)
         if "a" not in request.query_params:
             return self._render("diff.html", instance=instance, choices=choices, diff=None)
         found = pages.diff(self._config, instance, _number(request, "a"), _number(request, "b"))

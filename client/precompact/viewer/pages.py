@@ -1,8 +1,8 @@
-"""What each page of the viewer shows, gathered from the library and nothing else: the index
-(savepoint_log), the verifier's report (verify), a savepoint loaded and checked as `resurrect`
-loads it, its entries as `show` prints them and search as `recall` runs it (recall.fulltext),
-and what compaction dropped (restore.dropped). No web library is imported here; `app` renders
-these values, and every text in them is rendered escaped."""
+"""What each page of the viewer shows, gathered from the library through its facade (`api`) and
+nothing else: the index, the verifier's report (verify), a savepoint loaded and checked as
+`resurrect` loads it, its entries as `show` prints them and search as `recall` runs it, and what
+compaction dropped. No web library is imported here; `app` renders these values, and every text
+in them is rendered escaped."""
 
 from __future__ import annotations
 
@@ -16,15 +16,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from precompact import api
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
-from precompact.local import savepoint_log
 from precompact.local.savepoint_log import Layer3, Savepoint
+from precompact.local.snapshot import LoadedFile
 from precompact.recall import fulltext as recall
-from precompact.restore import brief as restore_brief
 from precompact.restore import dropped as dropping
 from precompact.restore import resurrect as resurrection
-from precompact.transcript import conversation
 from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
 
@@ -65,7 +64,7 @@ class Verdicts:
 
     def _run(self) -> None:
         try:
-            self.report = verification.verify(self._config)
+            self.report = api.verify(self._config)
         except PrecompactError as e:
             self.error = str(e)
         except Exception as e:  # noqa: BLE001 -- a bug: its traceback goes to the terminal, the page says so
@@ -149,16 +148,16 @@ class Session:
 def timeline(config: Config) -> tuple[list[Session], list[int]]:
     """The project's savepoints, by instance and session, in the order they were made; and the
     index lines that do not parse."""
-    index = savepoint_log.read(config.logs)
+    savepoints, bad_lines = api.status(config)
     sessions: dict[tuple[str, str | None], Session] = {}
-    for s in index.savepoints:
+    for s in savepoints:
         key = (s.instance, s.session_id)
         sessions.setdefault(key, Session(s.instance, s.session_id)).savepoints.append(s)
-    return list(sessions.values()), index.bad_lines
+    return list(sessions.values()), bad_lines
 
 
 def savepoint(config: Config, instance: str, sequence: int) -> Savepoint:
-    found = next((s for s in savepoint_log.savepoints(config.logs, instance) if s.sequence == sequence), None)
+    found = next((s for s in api.savepoints(config, instance) if s.sequence == sequence), None)
     if found is None:
         raise ViewerError(f"{instance} has no savepoint {sequence}")
     return found
@@ -199,7 +198,7 @@ class DroppedLists:
         key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
         with self._lock:
             if key not in self._known:
-                self._known[key] = self._listing.submit(dropping.of_resurrection, config, found)
+                self._known[key] = self._listing.submit(api.dropped_from, config, found)
             listed = self._known[key]
         try:
             return listed.result(timeout=wait)
@@ -216,10 +215,10 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
     """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only;
     what compaction dropped, if its list is made in time."""
     started = time.monotonic()
-    found = resurrection.from_this_machine(config, instance, sequence)
-    files = sorted((name, _file_note(info)) for name, info in (found.document.get("loaded_files") or {}).items())
-    recent = conversation.recent(found.contents.newest_entries())
-    brief = restore_brief.brief(found)
+    found = api.from_this_machine(config, instance, sequence)
+    files = sorted((name, _file_note(info)) for name, info in found.document.loaded_files.items())
+    recent = api.recent(found)
+    brief = api.render_resurrection(found, "brief")
     try:
         dropped = lists.of(config, found, max(0.0, started + DROPPED_DEADLINE_SECONDS - time.monotonic()))
         refused = None
@@ -239,14 +238,14 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
     )
 
 
-def _file_note(info: object) -> str:
-    if not isinstance(info, dict):
-        return "?"
-    if info.get("excluded"):
+def _file_note(info: LoadedFile) -> str:
+    if info.excluded:
         return "excluded"
-    if "problem" in info:
-        return str(info["problem"])
-    return f"{info.get('size', 0)} bytes, {info.get('source', '?')}"
+    if info.outside_project:
+        return "outside the project"
+    if info.problem is not None:
+        return info.problem
+    return "?" if info.size is None else f"{info.size} bytes, {info.source or '?'}"
 
 
 # --- the conversation, paged ----------------------------------------------------------------
@@ -315,7 +314,7 @@ def conversation_page(
     `resurrect` loads it) and vouched for it, on every page: a snapshot that fails a check or
     that no root vouches for is refused. The history is read only as far as the page (and one
     entry more, to know whether another page follows)."""
-    found = resurrection.from_this_machine(config, instance, sequence)
+    found = api.from_this_machine(config, instance, sequence)
     if not found.verified:
         unvouched = "; ".join(
             f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
@@ -338,11 +337,9 @@ def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], firs
     shown = []
     for position in range(max(1, first - PAGE_ENTRIES), last + 1):
         raw = found.contents.entry_at(places[position - 1])
-        role, tool, text = recall.entry_facts(raw, tool_names)
+        role, tool, time, text = api.shown_entry(raw, tool_names)
         if position >= first:
-            shown.append(
-                ShownEntry(position, role, tool, _iso(recall.entry_time(raw)), pieces(recall.as_shown(raw, text)))
-            )
+            shown.append(ShownEntry(position, role, tool, _iso(time), pieces(text)))
     return shown
 
 
@@ -371,7 +368,7 @@ def pieces(text: str) -> list[Piece]:
 
 
 def search(config: Config, query: str) -> recall.Results:
-    return recall.search(config.logs, config.instance, query)
+    return api.recall(config, query)
 
 
 @dataclass
@@ -389,8 +386,8 @@ class Diff:
 def diff(config: Config, instance: str, first: int, second: int) -> Diff:
     """What two savepoints of an instance hold differently: entries (compared by their bytes)
     and files in play."""
-    a = resurrection.from_this_machine(config, instance, first)
-    b = resurrection.from_this_machine(config, instance, second)
+    a = api.from_this_machine(config, instance, first)
+    b = api.from_this_machine(config, instance, second)
     for found in (a, b):
         if not found.intact:
             raise ViewerError(
@@ -407,7 +404,7 @@ def diff(config: Config, instance: str, first: int, second: int) -> Diff:
     left_set, right_set = {d for d, _, _ in left}, {d for d, _, _ in right}
     only_a = [(p, _excerpt(e)) for d, p, e in left if d not in right_set]
     only_b = [(p, _excerpt(e)) for d, p, e in right if d not in left_set]
-    files_a, files_b = set(a.document.get("loaded_files") or {}), set(b.document.get("loaded_files") or {})
+    files_a, files_b = set(a.document.loaded_files), set(b.document.loaded_files)
     return Diff(
         instance,
         a.savepoint,
@@ -421,7 +418,7 @@ def diff(config: Config, instance: str, first: int, second: int) -> Diff:
 
 
 def _excerpt(entry: object) -> str:
-    role, tool, text = recall.entry_facts(entry, {})
+    role, tool, text = api.entry_facts(entry, {})
     flat = " ".join(text.split())
     head = f"{role}{' · ' + tool if tool else ''}: "
     return head + (flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…")
@@ -429,4 +426,4 @@ def _excerpt(entry: object) -> str:
 
 def export(config: Config, instance: str, sequence: int) -> bytes:
     """The savepoint's full document, as `precompact export` writes it."""
-    return resurrection.export(config, instance, sequence)
+    return api.export(config, instance, sequence)
