@@ -748,9 +748,12 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
 
-    found = _resurrected(_load(), instance, sequence, at_time)
+    if sequence is not None and at_time:
+        raise click.UsageError("give --sequence or --at, not both")
+    loaded = _load()
     try:
-        written = api.uncompact(found)
+        found = api.to_uncompact(loaded, instance, sequence, at_time)
+        written = api.uncompact(loaded, found)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     # "messages" counts what the resurrect report counts (user and assistant turns); the

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import orjson
 
+from precompact.local import capture, savepoint_log
 from precompact.recall import fulltext as recall
 from precompact.restore.resurrect import ResurrectError, Resurrection
-from precompact.transcript.claude_code import project_folder
+from precompact.transcript.claude_code import is_compact_boundary, project_folder
 
 # Gemini CLI's message records that are neither the user's nor the model's (transcript/gemini.py).
 GEMINI_NOTES = ("gemini.info", "gemini.error", "gemini.warning")
@@ -89,10 +90,7 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         raise ResurrectError(
             f"the session ran in {cwd}, whose Claude Code folder name is longer than {FOLDER_NAME_LIMIT} characters; nothing was written"
         )
-    try:
-        entries = [entry for _, entry in recall.saved_entries(found.contents)]
-    except ValueError as e:
-        raise ResurrectError(f"savepoint {s.sequence}'s conversation cannot be read: {e}") from None
+    entries = _before_compaction(s, _entries(found))
     if not entries:
         raise ResurrectError(f"savepoint {s.sequence} holds no conversation; nothing was written")
     session_id = str(uuid.uuid4())
@@ -108,6 +106,25 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
     with os.fdopen(fd, "wb") as f:
         f.writelines(lines)
     return Uncompacted(session_id, path, len(entries), cwd)
+
+
+def _before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> list:
+    """The history before the savepoint's compaction (capture.before_compaction), without the
+    boundary and summary entries of earlier compactions: each entry that followed one is linked
+    to what that one followed, so Claude Code, which walks `parentUuid` back from the last entry
+    (and stops at a boundary), reopens it all."""
+    kept, replaced = [], {}
+    for entry in entries[: capture.before_compaction(savepoint, entries)]:
+        if isinstance(entry, dict) and (is_compact_boundary(entry) or entry.get("isCompactSummary")):
+            if isinstance(entry.get("uuid"), str):
+                parent = entry.get("logicalParentUuid") or entry.get("parentUuid")
+                replaced[entry["uuid"]] = replaced.get(parent, parent) if isinstance(parent, str) else None
+            continue
+        parent = entry.get("parentUuid") if isinstance(entry, dict) else None
+        kept.append(
+            {**entry, "parentUuid": replaced[parent]} if isinstance(parent, str) and parent in replaced else entry
+        )
+    return kept
 
 
 def _entries(found: Resurrection) -> list:
