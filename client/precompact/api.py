@@ -136,6 +136,14 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return index.savepoints, index.bad_lines
 
 
+def compaction(savepoint: savepoint_log.Savepoint) -> str | None:
+    """ "at" a compaction (holds the history up to it), "after" one (made later in the compacted
+    session), or None (capture.compaction)."""
+    from precompact.local import capture
+
+    return capture.compaction(savepoint)
+
+
 def log_line(message: str) -> str:
     """A line of a log: the time, then `message` redacted (git's and the cluster's complaints can
     carry a URL with credentials)."""
