@@ -136,9 +136,9 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return index.savepoints, index.bad_lines
 
 
-def compaction(savepoint: savepoint_log.Savepoint) -> str | None:
-    """ "at" a compaction (holds the history up to it), "after" one (made later in the compacted
-    session), or None (capture.compaction)."""
+def compaction_mark(savepoint: savepoint_log.Savepoint) -> str | None:
+    """How the savepoint is a compaction's, as `status` marks it: "at" one (it holds the history
+    up to it), "after" one (made later in the compacted session), or None (capture.compaction)."""
     from precompact.local import capture
 
     return capture.compaction(savepoint)

@@ -408,3 +408,11 @@ def test_prove_names_the_savepoint_asked_for_and_the_fix_that_works(tmp_path, ch
         "`precompact init --force --chain devnet` (or a cluster URL), then run `precompact flush`"
     )
     assert done.stderr.strip() == f"Error: {expected}"
+    if chain_layer:  # 4 recorded confirmed (the index says so), 1 not: the bundle of 4 needs 1 too
+        with (project.logs / "precompact-savepoint.jsonl").open("a") as index:
+            index.write(json.dumps({"event": "LAYER_3_CONFIRMED", "instance": "Trial #1", "sequence": 4}) + "\n")
+        again = precompact(project.path, "prove", "4")
+        assert again.returncode == 1 and again.stderr.strip() == (
+            "Error: savepoint 1 (the bundle of 4 holds 1 to 4) is not confirmed on chain; "
+            "run `precompact flush` and prove 4 once `precompact status` shows it confirmed"
+        )

@@ -471,7 +471,7 @@ def status(only, as_json) -> None:
                 "layer_3": chain_shown(s),
                 "chain_signature": s.chain_signature,
                 "in_clear_on_branch": s in clear if s.commit else None,
-                "compaction": api.compaction(s),
+                "compaction": api.compaction_mark(s),
                 # Each retry of the same problem adds a line to the index: one is enough here.
                 "failures": list(dict.fromkeys(s.failures)),
             }
@@ -486,7 +486,7 @@ def status(only, as_json) -> None:
         click.echo(f"{instance}: {len(mine)} savepoint(s){current}")
         for s in mine:
             commit = (s.commit or "-")[:10]
-            compaction = f"  {made} compaction" if (made := api.compaction(s)) else ""
+            compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
             click.echo(
                 f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )

@@ -14,10 +14,11 @@ way. A path also counts as contained when the summary names it relative to the s
 directory, or by its file name. A fact the summary says in other words is listed: the list errs
 towards showing too much.
 
-The entries are the savepoint's as its snapshot holds them, redacted when they were saved; the
+The entries are the savepoint's as its snapshot holds them, redacted when they were saved (for a
+savepoint made after its compaction, local/capture.py, those before its last boundary); the
 summary is the one PostCompact recorded (redacted too), or, when none was recorded, the summary
-entry Claude Code wrote after the compaction into the history a later savepoint of the same
-session holds.
+entry Claude Code wrote after the compaction: after that boundary, or in the history a later
+savepoint of the same session holds.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ Claude Code 2.1.332 keeps a session as `~/.claude/projects/<folder>/<session id>
 folder being the directory it ran in with every character other than a letter or digit turned
 into `-` (observed with the real CLI: /tmp/x/project -> -tmp-x-project). The new session gets a
 new id, so nothing of the original is overwritten; its entries are the snapshot's (redacted
-where the snapshot is) with the new id as their sessionId.
+where the snapshot is) with the new id as their sessionId, from before the savepoint's compaction
+(local/capture.py: a savepoint made after one is cut at its last boundary) and without the
+boundary and summary entries of earlier compactions.
 
 A Codex CLI savepoint (transcript/codex.py keeps each rollout record whole) is written back as a
 new rollout, `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<new id>.jsonl`, without its
@@ -113,7 +115,8 @@ def _before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> lis
     boundary and summary entries of earlier compactions: each entry that followed one is linked
     to what that one followed, so Claude Code, which walks `parentUuid` back from the last entry
     (and stops at a boundary), reopens it all."""
-    kept, replaced = [], {}
+    kept: list = []
+    replaced: dict[str, str | None] = {}
     for entry in entries[: capture.before_compaction(savepoint, entries)]:
         if isinstance(entry, dict) and (is_compact_boundary(entry) or entry.get("isCompactSummary")):
             if isinstance(entry.get("uuid"), str):
