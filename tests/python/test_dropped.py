@@ -178,6 +178,7 @@ def test_without_a_number_it_takes_the_compaction_a_later_session_end_savepoint_
                 "type": "user",
                 "uuid": "s-1",
                 "isCompactSummary": True,
+                "isVisibleInTranscriptOnly": True,  # as Claude Code 2.1.332 writes it
                 "message": {"role": "user", "content": planted.summary},
             },
             {

@@ -152,7 +152,9 @@ def test_a_session_compacted_twice_is_written_before_its_last_boundary_without_b
     rows = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
     assert [(r["sequence"], r["compaction"]) for r in rows] == [(1, "at"), (2, "after")]
 
-    taken = written_entries(project, home, precompact(project.path, "uncompact", home=home))
+    done = precompact(project.path, "uncompact", home=home)
+    assert "wrote savepoint 2's conversation (4 messages, 4 transcript entries)" in done.stdout, "what it wrote"
+    taken = written_entries(project, home, done)
     assert [e["uuid"] for e in taken] == ["u1", "a1", "u2", "a2"], "no boundary, no summary, nothing after"
     assert [e["parentUuid"] for e in taken] == [None, "u1", "a1", "u2"], "the chain goes back to the first entry"
     assert "SUMMARY" not in json.dumps(taken)

@@ -758,9 +758,9 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
         written = api.uncompact(loaded, found)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
-    # "messages" counts what the resurrect report counts (user and assistant turns); the
+    # "messages" counts as the resurrect report counts (user and assistant turns); the
     # session also holds the tool results and the rest of the transcript's entries.
-    messages = (found.document.get("transcript") or {}).get("messages", 0)
+    messages = written.messages
     if as_json:
         _emit(
             {

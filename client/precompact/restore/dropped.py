@@ -357,7 +357,8 @@ def _summary_entry(entries: list) -> str | None:
     """The text of the first compaction summary entry among `entries`."""
     for entry in entries:
         if isinstance(entry, dict) and entry.get("isCompactSummary"):
-            text = conversation.user_text({**entry, "isCompactSummary": False})
+            # Claude Code marks it both ways; read as a user entry, it is the summary's text.
+            text = conversation.user_text({**entry, "isCompactSummary": False, "isVisibleInTranscriptOnly": False})
             if text:
                 return text
     return None

@@ -35,7 +35,8 @@ import orjson
 from precompact.local import capture, savepoint_log
 from precompact.recall import fulltext as recall
 from precompact.restore.resurrect import ResurrectError, Resurrection
-from precompact.transcript.claude_code import is_compact_boundary, project_folder
+from precompact.transcript.claude_code import TranscriptScan, is_compact_boundary, project_folder
+from precompact.transcript.claude_code import entries as transcript_entries
 
 # Gemini CLI's message records that are neither the user's nor the model's (transcript/gemini.py).
 GEMINI_NOTES = ("gemini.info", "gemini.error", "gemini.warning")
@@ -48,6 +49,8 @@ class Uncompacted:
     session_id: str
     path: Path
     entries: int
+    # The user's and the assistant's turns written, counted as the resurrect report counts them.
+    messages: int
     cwd: str
     agent: str = "claude"
 
@@ -107,7 +110,11 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.writelines(lines)
-    return Uncompacted(session_id, path, len(entries), cwd)
+    # The written entries counted by the rule that counted the savepoint's (transcript.messages).
+    scan = TranscriptScan(path=str(path))
+    for _ in transcript_entries([line.rstrip(b"\n") for line in lines], scan):
+        pass
+    return Uncompacted(session_id, path, len(entries), scan.messages, cwd)
 
 
 def _before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> list:
@@ -135,6 +142,12 @@ def _entries(found: Resurrection) -> list:
         return [entry for _, entry in recall.saved_entries(found.contents)]
     except ValueError as e:
         raise ResurrectError(f"savepoint {found.savepoint.sequence}'s conversation cannot be read: {e}") from None
+
+
+def _messages(found: Resurrection) -> int:
+    """The savepoint's messages as its snapshot counted them (Codex and Gemini get them all back)."""
+    counted = (found.document.get("transcript") or {}).get("messages")
+    return counted if isinstance(counted, int) and not isinstance(counted, bool) else 0
 
 
 def _write_new(path: Path, lines: list[bytes]) -> None:
@@ -172,7 +185,7 @@ def _codex(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
         / f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{thread_id}.jsonl"
     )
     _write_new(path, lines)
-    return Uncompacted(thread_id, path, len(lines), cwd, "codex")
+    return Uncompacted(thread_id, path, len(lines), _messages(found), cwd, "codex")
 
 
 def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
@@ -213,4 +226,4 @@ def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
     lines += [orjson.dumps(m) + b"\n" for m in messages]
     path = gemini_home / "tmp" / folder / "chats" / f"session-{now.strftime('%Y-%m-%dT%H-%M')}-{session_id[:8]}.jsonl"
     _write_new(path, lines)
-    return Uncompacted(session_id, path, len(messages), cwd, "gemini")
+    return Uncompacted(session_id, path, len(messages), _messages(found), cwd, "gemini")
