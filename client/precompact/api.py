@@ -137,6 +137,14 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return index.savepoints, index.bad_lines
 
 
+def compaction_mark(savepoint: savepoint_log.Savepoint) -> str | None:
+    """How the savepoint is a compaction's, as `status` marks it: "at" one (it holds the history
+    up to it), "after" one (made later in the compacted session), or None (capture.compaction)."""
+    from precompact.local import capture
+
+    return capture.compaction(savepoint)
+
+
 def log_line(message: str) -> str:
     """A line of a log: the time, then `message` redacted (git's and the cluster's complaints can
     carry a URL with credentials)."""
@@ -424,11 +432,24 @@ def export(config: Config, instance: str | None = None, sequence: int | None = N
     return resurrection.export(config, instance, sequence)
 
 
-def uncompact(found: Resurrection) -> Uncompacted:
-    """A verified savepoint's conversation written back as a new Claude Code session."""
+def to_uncompact(
+    config: Config, instance: str | None = None, sequence: int | None = None, at: str | None = None
+) -> Resurrection:
+    """The savepoint `uncompact` writes, checked: `sequence`, the newest at or before `at`, or the
+    latest made at or for a compaction of the newest session (capture.latest_compaction)."""
+    from precompact.restore import resurrect as resurrection
+
+    return resurrection.resurrect(config, instance, sequence, at, of_compaction=True)
+
+
+def uncompact(config: Config, found: Resurrection) -> Uncompacted:
+    """A verified savepoint's conversation before its compaction written back as a new session,
+    recorded in the index so that the session is given no brief of another savepoint."""
     from precompact.restore import uncompact as uncompaction
 
-    return uncompaction.uncompact(found)
+    written = uncompaction.uncompact(found)
+    savepoint_log.mark(config.logs, found.savepoint, savepoint_log.Event.UNCOMPACTED, session_id=written.session_id)
+    return written
 
 
 def session_start_brief(config: Config, sequence: int, session_id: str | None) -> str:

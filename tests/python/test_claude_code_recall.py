@@ -105,3 +105,26 @@ def test_resurrect_uncompact_reopens_the_whole_conversation(setup):
         "not the compacted form (the summary may come only in the brief)"
     )
     assert original.read_bytes() == before, "the original session is untouched"
+
+
+def test_uncompact_after_the_session_went_on_takes_the_compaction_and_the_resume_gets_no_brief(setup):
+    session, mock = setup.session, setup.session.mock
+    session_id = compacted_session(setup)
+    session.run("What next after the compaction?", resume=session_id)
+    wait_for_worker(setup.project)
+    created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
+    assert created[-1]["trigger"] == "session_end" and created[-1]["compact_boundaries"] == 1, (
+        "SessionEnd after the compaction saved a newer savepoint that holds the boundary"
+    )
+    done = setup.precompact("uncompact")
+    assert done.returncode == 0, done.stderr
+    assert f"savepoint {created[-1]['sequence']}'s conversation" in done.stdout
+    new_id = done.stdout.splitlines()[-1].split()[-1]
+    asked = len(mock.requests)
+    session.run("Carry on from before the compaction.", resume=new_id)
+    request = next(r for r in mock.requests[asked:] if r["body"] and r["body"].get("messages"))
+    text = messages_text(request)
+    assert REQUEST in text and PHRASE in text and "Keep going." in text, "the whole pre-compaction history"
+    assert setup.script.summary not in text and "This session is being continued" not in text, "no compaction summary"
+    assert "What next after the compaction?" not in text, "only the history before the boundary"
+    assert "[precompact]" not in text, "no brief of another savepoint beside the full history"

@@ -163,3 +163,49 @@ def test_without_a_recorded_summary_the_one_a_later_savepoint_of_the_session_hol
         assert ((fact.kind, fact.text) in shown) is not fact.kept, fact
     alone = json.loads(precompact(project.path, "dropped", "2", "--json").stdout)
     assert alone["summary"] is None and alone["summary_source"] == dropped.NONE_RECORDED
+
+
+def test_without_a_number_it_takes_the_compaction_a_later_session_end_savepoint_holds(tmp_path):
+    """SessionEnd saved the session after its compaction (savepoint 2: the boundary, the summary,
+    a request after): `dropped` takes it, compares the history before the boundary with the
+    summary entry after it, and leaves out what was said after."""
+    project, planted, first = _saved(tmp_path, 4, summary=False)
+    transcript = tmp_path / "session.jsonl"
+    with transcript.open("a", encoding="utf-8") as f:
+        for line in (
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "b-1"},
+            {
+                "type": "user",
+                "uuid": "s-1",
+                "isCompactSummary": True,
+                "isVisibleInTranscriptOnly": True,  # as Claude Code 2.1.332 writes it
+                "message": {"role": "user", "content": planted.summary},
+            },
+            {
+                "type": "user",
+                "uuid": "after-1",
+                "message": {"role": "user", "content": "Carry on with the export work now."},
+            },
+        ):
+            f.write(json.dumps(line) + "\n")
+    end = precompact(
+        project.path,
+        "hook",
+        stdin={
+            "hook_event_name": "SessionEnd",
+            "session_id": "planted-4",
+            "transcript_path": str(transcript),
+            "cwd": str(project.path),
+        },
+    )
+    assert end.returncode == 0, end.stderr
+    report = json.loads(precompact(project.path, "dropped", "--json").stdout)
+    assert report["sequence"] == first.sequence + 1
+    assert report["summary_source"] == dropped.AFTER_BOUNDARY.format(first.sequence + 1)
+    assert report["entries"] == len(planted.entries), "the history before the boundary"
+    shown = {(f["kind"], f["text"]) for f in report["dropped"]}
+    for fact in planted.planted:
+        assert ((fact.kind, fact.text) in shown) is not fact.kept, fact
+    assert not any("Carry on with the export" in f["text"] for f in report["dropped"])
+    text = precompact(project.path, "dropped")
+    assert text.returncode == 0 and f"savepoint {first.sequence + 1} of" in text.stdout

@@ -387,3 +387,32 @@ def test_a_gap_in_the_history_is_named(localnet, monkeypatch, tmp_path):
     with DroppingProxy(localnet.url, str(mine[2].chain_signature)) as proxy:
         verdict = ledger.check(roots, rpc.Cluster(proxy.url, timeout=10), mine)
     assert verdict.status == verdicts.FAILED and "wrote savepoints 3..3 (gap)" in verdict.detail, verdict
+
+
+@pytest.mark.parametrize("chain_layer", [False, True])
+def test_prove_names_the_savepoint_asked_for_and_the_fix_that_works(tmp_path, chain_layer):
+    """Nothing confirmed on chain: `prove 4` names savepoint 4, and with the chain layer off says
+    so and how to turn it on; with it on (the cluster unreachable), `precompact flush`."""
+    from support.commands import precompact
+    from support.projects import new_project
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=chain_layer)
+    for _ in range(4):
+        assert precompact(project.path, "savepoint", "--no-transcript").returncode in (0, 3)
+    done = precompact(project.path, "prove", "4")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    expected = (
+        "savepoint 4 is not confirmed on chain; run `precompact flush` and prove 4 once `precompact status` shows it confirmed"
+        if chain_layer
+        else "savepoint 4 is not on chain: the chain layer is off in .precompact.toml; turn it on with "
+        "`precompact init --force --chain devnet` (or a cluster URL), then run `precompact flush`"
+    )
+    assert done.stderr.strip() == f"Error: {expected}"
+    if chain_layer:  # 4 recorded confirmed (the index says so), 1 not: the bundle of 4 needs 1 too
+        with (project.logs / "precompact-savepoint.jsonl").open("a") as index:
+            index.write(json.dumps({"event": "LAYER_3_CONFIRMED", "instance": "Trial #1", "sequence": 4}) + "\n")
+        again = precompact(project.path, "prove", "4")
+        assert again.returncode == 1 and again.stderr.strip() == (
+            "Error: savepoint 1 (the bundle of 4 holds 1 to 4) is not confirmed on chain; "
+            "run `precompact flush` and prove 4 once `precompact status` shows it confirmed"
+        )

@@ -13,6 +13,7 @@ from precompact.restore import uncompact
 from support.commands import precompact
 from support.conversations import START, Conversation, save
 from support.projects import new_project, tamper_history
+from support.transcript_gen import payload
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -97,3 +98,77 @@ def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_onl
         "mcpServers": {"other": {"command": "other-server"}}
     }
     assert not (project.path / ".claude" / "settings.json").exists(), "a settings.json left empty is removed, not {}"
+
+
+def compacted_twice(path, session_id: str) -> tuple[list[dict], int]:
+    """A Claude Code transcript compacted twice, linked as Claude Code links it: each boundary
+    starts a new chain (`parentUuid` null, `logicalParentUuid` the entry before), its summary and
+    what follows hang from it."""
+    lines = []
+
+    def entry(uuid: str, parent: str | None, kind: str, content, **extra) -> None:
+        role = {"type": kind, "message": {"role": kind, "content": content}} if kind != "system" else {"type": kind}
+        lines.append({**role, "uuid": uuid, "parentUuid": parent, "sessionId": session_id, "cwd": "", **extra})
+
+    entry("u1", None, "user", "Build the header parser with strict colons.")
+    entry("a1", "u1", "assistant", [{"type": "text", "text": "Parser built."}])
+    entry("b1", None, "system", None, subtype="compact_boundary", logicalParentUuid="a1")
+    entry("s1", "b1", "user", "SUMMARY-ONE of the parser work.", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    entry("u2", "s1", "user", "Now add the tests for header line 3.")
+    entry("a2", "u2", "assistant", [{"type": "text", "text": "Tests added."}])
+    before_second = len(lines)
+    entry("b2", None, "system", None, subtype="compact_boundary", logicalParentUuid="a2")
+    entry("s2", "b2", "user", "SUMMARY-TWO of the tests.", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    entry("u3", "s2", "user", "After the second compaction, rename the module.")
+    entry("a3", "u3", "assistant", [{"type": "text", "text": "Renamed."}])
+    return lines, before_second
+
+
+def written_entries(project, home, done) -> list[dict]:
+    assert done.returncode == 0, done.stderr
+    new_id = done.stdout.splitlines()[-1].removeprefix("claude --resume ")
+    folder = home / ".claude" / "projects" / uncompact.project_folder(str(project.path))
+    return [json.loads(line) for line in (folder / f"{new_id}.jsonl").read_text().splitlines()]
+
+
+def test_a_session_compacted_twice_is_written_before_its_last_boundary_without_boundaries_or_summaries(tmp_path):
+    """PreCompact saved before the second compaction (savepoint 1); SessionEnd after it saved the
+    transcript with both boundaries (savepoint 2).
+    `uncompact` takes savepoint 2, the newest compaction's, and writes what came before the second
+    boundary; Claude Code walks the relinked `parentUuid`s back to the first entry."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    transcript = tmp_path / "session.jsonl"
+    lines, before_second = compacted_twice(transcript, "s-twice")
+    for entry in lines:
+        entry["cwd"] = str(project.path)
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines[:before_second]))
+    pre = payload("PreCompact", project.path, transcript, session_id="s-twice")
+    assert precompact(project.path, "hook", stdin=pre).returncode == 0
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    end = payload("SessionEnd", project.path, transcript, session_id="s-twice")
+    assert precompact(project.path, "hook", stdin=end).returncode == 0
+    rows = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert [(r["sequence"], r["compaction"]) for r in rows] == [(1, "at"), (2, "after")]
+
+    done = precompact(project.path, "uncompact", home=home)
+    assert "wrote savepoint 2's conversation (4 messages, 4 transcript entries)" in done.stdout, "what it wrote"
+    taken = written_entries(project, home, done)
+    assert [e["uuid"] for e in taken] == ["u1", "a1", "u2", "a2"], "no boundary, no summary, nothing after"
+    assert [e["parentUuid"] for e in taken] == [None, "u1", "a1", "u2"], "the chain goes back to the first entry"
+    assert "SUMMARY" not in json.dumps(taken)
+    at = written_entries(project, home, precompact(project.path, "uncompact", "--sequence", "1", home=home))
+    assert [(e["uuid"], e["parentUuid"]) for e in at] == [(e["uuid"], e["parentUuid"]) for e in taken], (
+        "PreCompact's savepoint of the second compaction holds the same history"
+    )
+
+
+def test_the_session_uncompact_wrote_gets_no_brief_of_another_savepoint_at_its_start(saved):
+    project, home, _ = saved
+    done = precompact(project.path, "uncompact", home=home)
+    new_id = done.stdout.splitlines()[-1].removeprefix("claude --resume ")
+    resumed = precompact(project.path, "hook", stdin=payload("SessionStart", project.path, session_id=new_id))
+    assert resumed.returncode == 0 and resumed.stdout == "", "it holds the whole history: no brief beside it"
+    other = precompact(project.path, "hook", stdin=payload("SessionStart", project.path, session_id="s-other"))
+    assert "[precompact] Restored from savepoint 2" in other.stdout, "any other session still gets it"

@@ -471,6 +471,7 @@ def status(only, as_json) -> None:
                 "layer_3": chain_shown(s),
                 "chain_signature": s.chain_signature,
                 "in_clear_on_branch": s in clear if s.commit else None,
+                "compaction": api.compaction_mark(s),
                 # Each retry of the same problem adds a line to the index: one is enough here.
                 "failures": list(dict.fromkeys(s.failures)),
             }
@@ -485,8 +486,9 @@ def status(only, as_json) -> None:
         click.echo(f"{instance}: {len(mine)} savepoint(s){current}")
         for s in mine:
             commit = (s.commit or "-")[:10]
+            compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
             click.echo(
-                f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}"
+                f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
             if (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
@@ -748,14 +750,17 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
 
-    found = _resurrected(_load(), instance, sequence, at_time)
+    if sequence is not None and at_time:
+        raise click.UsageError("give --sequence or --at, not both")
+    loaded = _load()
     try:
-        written = api.uncompact(found)
+        found = api.to_uncompact(loaded, instance, sequence, at_time)
+        written = api.uncompact(loaded, found)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
-    # "messages" counts what the resurrect report counts (user and assistant turns); the
+    # "messages" counts as the resurrect report counts (user and assistant turns); the
     # session also holds the tool results and the rest of the transcript's entries.
-    messages = found.document.messages
+    messages = written.messages
     if as_json:
         _emit(
             {

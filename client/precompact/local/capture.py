@@ -178,6 +178,41 @@ def latest_of_session(saved: list[savepoint_log.Savepoint], session_id: str | No
     return mine[-1] if mine else None
 
 
+# How a savepoint is a compaction's (`compaction`): AT holds the history up to the compaction
+# (made by PreCompact, recovered after it, or the session's savepoint PreCompact kept, whose
+# summary PostCompact recorded); AFTER was made later in the compacted session (SessionEnd): the
+# history before its last compaction boundary is that compaction's.
+AT = "at"
+AFTER = "after"
+
+
+def compaction(savepoint: savepoint_log.Savepoint) -> str | None:
+    """AT or AFTER a compaction, or None for a savepoint of no compaction."""
+    if savepoint.trigger in COMPACTED or savepoint.compact_summary is not None:
+        return AT
+    return AFTER if savepoint.compact_boundaries else None
+
+
+def latest_compaction(saved: list[savepoint_log.Savepoint]) -> savepoint_log.Savepoint | None:
+    """The latest savepoint made at or for a compaction of the newest session (the session of the
+    newest savepoint holding a conversation); None when that session has none."""
+    newest = latest_with_conversation(saved)
+    if newest is None:
+        return None
+    mine = [s for s in of_session(saved, newest.session_id) if not is_empty(s) and compaction(s)]
+    return mine[-1] if mine else None
+
+
+def before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> int:
+    """How many of the savepoint's history `entries` come before its compaction: all of them,
+    except for a savepoint made AFTER one, whose history is cut at its last boundary."""
+    from precompact.transcript.claude_code import is_compact_boundary
+
+    if compaction(savepoint) != AFTER:
+        return len(entries)
+    return max((i for i, entry in enumerate(entries) if is_compact_boundary(entry)), default=len(entries))
+
+
 def latest_with_conversation(saved: list[savepoint_log.Savepoint]) -> savepoint_log.Savepoint | None:
     held = [s for s in saved if not is_empty(s)]
     return held[-1] if held else None

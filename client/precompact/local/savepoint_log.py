@@ -45,6 +45,9 @@ class Event(StrEnum):
     # A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
     BRIEF_DELIVERED = "BRIEF_DELIVERED"
     RESURRECTED = "RESURRECTED"
+    # `precompact uncompact` wrote a savepoint's history as a new session (its id): that session
+    # is not given the brief of another savepoint at its start.
+    UNCOMPACTED = "UNCOMPACTED"
     # `precompact prune` removed the local copy (its git copy is pushed and verified).
     LOCAL_COPY_PRUNED = "LOCAL_COPY_PRUNED"
     # `precompact key rotate` moved the instance's lineage to a new signing key.
@@ -236,6 +239,12 @@ class IndexRead:
             and isinstance(event.get("sequence"), int)
         ]
 
+    def written_by_uncompact(self, session_id: str) -> bool:
+        """Whether `precompact uncompact` wrote session `session_id` (an UNCOMPACTED line names it)."""
+        return any(
+            event.get("event") == Event.UNCOMPACTED and event.get("session_id") == session_id for event in self.events
+        )
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -355,6 +364,11 @@ class Savepoint:
     @property
     def messages(self) -> int | None:
         return self._number("messages")
+
+    @property
+    def compact_boundaries(self) -> int:
+        """How many compaction boundaries the history it read holds (0 when the line does not say)."""
+        return self._number("compact_boundaries") or 0
 
     @property
     def recovered(self) -> str | None:

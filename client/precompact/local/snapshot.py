@@ -390,6 +390,9 @@ def create_savepoint(
             # finds a compaction no savepoint covers, and never briefs an empty one.
             "transcript_end": facts["transcript_end"],
             "messages": facts["messages"],
+            # The compactions its history holds: one made after a compaction is that compaction's
+            # (capture.compaction), which `uncompact` and `dropped` take by default.
+            "compact_boundaries": facts["compact_boundaries"],
             "agent": session.agent,
             "agent_version": session.agent_version,
         }
@@ -461,6 +464,7 @@ def _write_snapshot(
             "last_said": scan.last_said,
             "transcript_end": reading.end,
             "messages": scan.messages,
+            "compact_boundaries": scan.compact_boundaries,
         },
     )
 

@@ -103,8 +103,9 @@ def summary_part(text: str) -> str:
 
 def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Briefing | None:
     """The savepoint whose brief the session gets, once per session: none when there is none,
-    or when this session already has it (Claude Code keeps SessionStart context in the
-    conversation, so a resume after a compaction would repeat it). After a compaction the
+    when this session already has it (Claude Code keeps SessionStart context in the
+    conversation, so a resume after a compaction would repeat it), or when `precompact uncompact`
+    wrote this session and the savepoint is another session's. After a compaction the
     savepoint is recovered from the transcript first if PreCompact left none; `capture.to_brief`
     chooses which, and the brief says when it is another session's. Uses no network: git and
     chain are taken as the worker recorded them, and the session never waits on them."""
@@ -119,6 +120,12 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
     if latest is None or (session_id and _brief_delivered(loaded, latest.sequence, session_id)):
         return None
+    if (
+        session_id
+        and latest.session_id != session_id
+        and savepoint_log.read(loaded.logs).written_by_uncompact(session_id)
+    ):
+        return None  # `uncompact` wrote this session: it holds the whole history, another brief is noise
     return Briefing(latest, session_id, source)
 
 

@@ -71,6 +71,10 @@ def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
         raise ProofError(
             f"savepoint {sequence} of {config.instance!r} is not in the index; `precompact status` lists them"
         )
+    unconfirmed = [k for k in range(1, sequence + 1) if not _anchored(mine.get(k))]
+    if unconfirmed:
+        # The savepoint asked for, when it is among them: its number is the one the user knows.
+        raise ProofError(_not_on_chain(config, sequence, sequence if sequence in unconfirmed else unconfirmed[0]))
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     rotations = savepoint_log.read(config.logs).rotations(config.instance)
     written = of_savepoints(roots, client, mine, sequence, rotations)
@@ -80,6 +84,29 @@ def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
     if verdict.status == verdicts.FAILED:
         raise ProofError(f"the bundle built from {config.cluster} does not verify: {verdict.detail}")
     return written
+
+
+def _anchored(savepoint: savepoint_log.Savepoint | None) -> bool:
+    """Whether the index records the savepoint confirmed on chain (as `_anchoring_signatures` reads it)."""
+    return savepoint is not None and (
+        bool(savepoint.chain_signature) or savepoint.layer_3 == savepoint_log.Layer3.CONFIRMED
+    )
+
+
+def _not_on_chain(config: Config, sequence: int, first: int) -> str:
+    """Why savepoint `sequence` cannot be proven: savepoint `first` (the first of 1..`sequence`,
+    all of which the bundle holds, not confirmed on chain) is not; names the fix that works now."""
+    missing = (
+        f"savepoint {sequence}"
+        if first == sequence
+        else f"savepoint {first} (the bundle of {sequence} holds 1 to {sequence})"
+    )
+    if not config.chain_layer:
+        return (
+            f"{missing} is not on chain: the chain layer is off in .precompact.toml; turn it on with "
+            "`precompact init --force --chain devnet` (or a cluster URL), then run `precompact flush`"
+        )
+    return f"{missing} is not confirmed on chain; run `precompact flush` and prove {sequence} once `precompact status` shows it confirmed"
 
 
 @dataclass(frozen=True)
@@ -186,11 +213,6 @@ def _anchoring_signatures(
     (a confirmation recovered after a lost answer records none) found in its record's history."""
     found = {k: s.chain_signature for k, s in mine.items() if k <= sequence and s.chain_signature}
     missing = [k for k in range(1, sequence + 1) if k not in found]
-    unconfirmed = [k for k in missing if k not in mine or mine[k].layer_3 != savepoint_log.Layer3.CONFIRMED]
-    if unconfirmed:
-        raise ProofError(
-            f"savepoint {unconfirmed[0]} is not confirmed on chain; run `precompact flush` and prove it once `precompact status` shows it confirmed"
-        )
     for roots in dict.fromkeys(_signer_of(segments, k).roots for k in missing):
         for entry in history.signatures_for_address(client, str(roots.address)):
             if entry.get("err") is not None:

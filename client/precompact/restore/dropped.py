@@ -14,10 +14,11 @@ way. A path also counts as contained when the summary names it relative to the s
 directory, or by its file name. A fact the summary says in other words is listed: the list errs
 towards showing too much.
 
-The entries are the savepoint's as its snapshot holds them, redacted when they were saved; the
+The entries are the savepoint's as its snapshot holds them, redacted when they were saved (for a
+savepoint made after its compaction, local/capture.py, those before its last boundary); the
 summary is the one PostCompact recorded (redacted too), or, when none was recorded, the summary
-entry Claude Code wrote after the compaction into the history a later savepoint of the same
-session holds.
+entry Claude Code wrote after the compaction: after that boundary, or in the history a later
+savepoint of the same session holds.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
 from precompact.config.settings import Config
-from precompact.local import savepoint_log
+from precompact.local import capture, savepoint_log
 from precompact.restore import resurrect as resurrection
 from precompact.transcript import conversation
 
@@ -302,13 +303,16 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
 
 RECORDED = "recorded by the PostCompact hook"
 LATER_SAVEPOINT = "the summary entry in savepoint {} of the same session"
+AFTER_BOUNDARY = "the summary entry after the compaction boundary in savepoint {}"
 NONE_RECORDED = "none recorded (PostCompact did not run, or this savepoint was not a compaction)"
 
 
 def of_savepoint(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:
     """What compaction dropped from savepoint `sequence` of `instance` (default: the newest of the
     configured instance), read from its snapshot on this machine after the verifier checked it."""
-    return of_resurrection(config, resurrection.from_this_machine(config, instance, sequence))
+    return of_resurrection(
+        config, resurrection.from_this_machine(config, instance, sequence, of_compaction=sequence is None)
+    )
 
 
 def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped:
@@ -318,17 +322,22 @@ def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped
         raise resurrection.ResurrectError(
             f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); run `precompact verify`"
         )
-    entries = [entry for _, entry in found.contents.located_entries()]
-    text, source = _summary(config, found, len(entries))
+    history = [entry for _, entry in found.contents.located_entries()]
+    entries = history[: capture.before_compaction(found.savepoint, history)]
+    text, source = _summary(config, found, history, len(entries))
     summary = Summary(text, found.document.cwd) if text else None
     missing, kept = dropped_facts(entries, summary)
     return Dropped(found.instance, found.savepoint.sequence, text, source, missing, kept, len(entries))
 
 
-def _summary(config: Config, found: resurrection.Resurrection, entries: int) -> tuple[str | None, str]:
+def _summary(config: Config, found: resurrection.Resurrection, history: list, entries: int) -> tuple[str | None, str]:
     s = found.savepoint
     if s.compact_summary:
         return s.compact_summary, RECORDED
+    if entries < len(history):  # made after the compaction: its summary entry follows the boundary
+        text = _summary_entry(history[entries:])
+        if text:
+            return text, AFTER_BOUNDARY.format(s.sequence)
     later = [
         other
         for other in savepoint_log.savepoints(config.logs, found.instance)
@@ -337,12 +346,21 @@ def _summary(config: Config, found: resurrection.Resurrection, entries: int) -> 
     if later:
         after = resurrection.from_this_machine(config, found.instance, later[0].sequence)
         if after.intact:
-            for position, (_, entry) in enumerate(after.contents.located_entries(), start=1):
-                if position > entries and isinstance(entry, dict) and entry.get("isCompactSummary"):
-                    text = conversation.user_text({**entry, "isCompactSummary": False})
-                    if text:
-                        return text, LATER_SAVEPOINT.format(later[0].sequence)
+            text = _summary_entry([entry for _, entry in after.contents.located_entries()][entries:])
+            if text:
+                return text, LATER_SAVEPOINT.format(later[0].sequence)
     return None, NONE_RECORDED
+
+
+def _summary_entry(entries: list) -> str | None:
+    """The text of the first compaction summary entry among `entries`."""
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("isCompactSummary"):
+            # Claude Code marks it both ways; read as a user entry, it is the summary's text.
+            text = conversation.user_text({**entry, "isCompactSummary": False, "isVisibleInTranscriptOnly": False})
+            if text:
+                return text
+    return None
 
 
 def render(report: Dropped) -> str:

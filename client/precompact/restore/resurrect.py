@@ -94,15 +94,17 @@ def resurrect(
     at: str | None = None,
     restore_state: bool = False,
     record_lineage: bool = False,
+    of_compaction: bool = False,
 ) -> Resurrection:
     """Loads and checks one savepoint of `instance` (default: the configured one): `sequence`,
-    the newest at or before the ISO time `at`, or the newest. With `record_lineage`, the
+    the newest at or before the ISO time `at`, or the newest (with `of_compaction`, the latest
+    made at or for a compaction of the newest session, capture.latest_compaction). With `record_lineage`, the
     configured instance records that it continues `instance`; with `restore_state`, the saved
     session-state file is written back."""
     name = instance or config.instance
     remote, remote_problem = GitEvidence.of(config)
     savepoints, source = _savepoints(config, remote, remote_problem, name)
-    target = _choose(savepoints, name, sequence, at)
+    target = _choose(savepoints, name, sequence, at, of_compaction)
     _check_name(target)
     unrooted = None if source == LOCAL_INDEX and target.written_here else _unrooted(source)
     try:
@@ -126,9 +128,11 @@ def resurrect(
     return found
 
 
-def from_this_machine(config: Config, instance: str | None = None, sequence: int | None = None) -> Resurrection:
+def from_this_machine(
+    config: Config, instance: str | None = None, sequence: int | None = None, of_compaction: bool = False
+) -> Resurrection:
     """Savepoint `sequence` of `instance` (default: the configured instance; its newest with a
-    conversation) from this machine's index and bytes only, neither the network nor GitPython
+    conversation, or with `of_compaction` its latest compaction's as `resurrect` chooses) from this machine's index and bytes only, neither the network nor GitPython
     (whose import alone is most of a hook's start-up); git and chain as the worker recorded them
     in the index. For a session that is starting, and for pages that read what is here."""
     name = instance or config.instance
@@ -137,7 +141,7 @@ def from_this_machine(config: Config, instance: str | None = None, sequence: int
     savepoints = savepoint_log.savepoints(config.logs, name)
     if not savepoints:
         raise ResurrectError(f"no savepoint of {name} in {savepoint_log.index_path(config.logs)}")
-    target = _choose(savepoints, name, sequence, None)
+    target = _choose(savepoints, name, sequence, None, of_compaction)
     _check_name(target)
     try:
         checked = verification.check_recorded(config, savepoints, target)
@@ -241,7 +245,7 @@ def _savepoints(
     return savepoints, f"branch {config.branch} of {config.repository}"
 
 
-def _choose(savepoints: list, name: str, sequence: int | None, at: str | None):
+def _choose(savepoints: list, name: str, sequence: int | None, at: str | None, of_compaction: bool = False):
     if sequence is not None:
         for savepoint in savepoints:
             if savepoint.sequence == sequence:
@@ -257,6 +261,10 @@ def _choose(savepoints: list, name: str, sequence: int | None, at: str | None):
                 f"{name} has no savepoint at or before {at}; the first is from {savepoints[0].timestamp}"
             )
         return _with_conversation(earlier)
+    if of_compaction:
+        from precompact.local import capture
+
+        return capture.latest_compaction(savepoints) or _with_conversation(savepoints)
     return _with_conversation(savepoints)
 
 

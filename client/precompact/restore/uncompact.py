@@ -5,7 +5,9 @@ Claude Code 2.1.332 keeps a session as `~/.claude/projects/<folder>/<session id>
 folder being the directory it ran in with every character other than a letter or digit turned
 into `-` (observed with the real CLI: /tmp/x/project -> -tmp-x-project). The new session gets a
 new id, so nothing of the original is overwritten; its entries are the snapshot's (redacted
-where the snapshot is) with the new id as their sessionId.
+where the snapshot is) with the new id as their sessionId, from before the savepoint's compaction
+(local/capture.py: a savepoint made after one is cut at its last boundary) and without the
+boundary and summary entries of earlier compactions.
 
 A Codex CLI savepoint (transcript/codex.py keeps each rollout record whole) is written back as a
 new rollout, `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<new id>.jsonl`, without its
@@ -31,9 +33,11 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import private_file
+from precompact.local import capture, savepoint_log
 from precompact.recall import fulltext as recall
 from precompact.restore.resurrect import ResurrectError, Resurrection
-from precompact.transcript.claude_code import project_folder
+from precompact.transcript.claude_code import TranscriptScan, is_compact_boundary, project_folder
+from precompact.transcript.claude_code import entries as transcript_entries
 
 # Gemini CLI's message records that are neither the user's nor the model's (transcript/gemini.py).
 GEMINI_NOTES = ("gemini.info", "gemini.error", "gemini.warning")
@@ -46,6 +50,8 @@ class Uncompacted:
     session_id: str
     path: Path
     entries: int
+    # The user's and the assistant's turns written, counted as the resurrect report counts them.
+    messages: int
     cwd: str
     agent: str = "claude"
 
@@ -89,10 +95,7 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         raise ResurrectError(
             f"the session ran in {cwd}, whose Claude Code folder name is longer than {FOLDER_NAME_LIMIT} characters; nothing was written"
         )
-    try:
-        entries = [entry for _, entry in recall.saved_entries(found.contents)]
-    except ValueError as e:
-        raise ResurrectError(f"savepoint {s.sequence}'s conversation cannot be read: {e}") from None
+    entries = _before_compaction(s, _entries(found))
     if not entries:
         raise ResurrectError(f"savepoint {s.sequence} holds no conversation; nothing was written")
     session_id = str(uuid.uuid4())
@@ -103,7 +106,31 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
     ]
     path = (home or Path.home()) / ".claude" / "projects" / folder / f"{session_id}.jsonl"
     _write_new(path, lines)
-    return Uncompacted(session_id, path, len(entries), cwd)
+    # The written entries counted by the rule that counted the savepoint's (transcript.messages).
+    scan = TranscriptScan(path=str(path))
+    for _ in transcript_entries([line.rstrip(b"\n") for line in lines], scan):
+        pass
+    return Uncompacted(session_id, path, len(entries), scan.messages, cwd)
+
+
+def _before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> list:
+    """The history before the savepoint's compaction (capture.before_compaction), without the
+    boundary and summary entries of earlier compactions: each entry that followed one is linked
+    to what that one followed, so Claude Code, which walks `parentUuid` back from the last entry
+    (and stops at a boundary), reopens it all."""
+    kept: list = []
+    replaced: dict[str, str | None] = {}
+    for entry in entries[: capture.before_compaction(savepoint, entries)]:
+        if isinstance(entry, dict) and (is_compact_boundary(entry) or entry.get("isCompactSummary")):
+            if isinstance(entry.get("uuid"), str):
+                parent = entry.get("logicalParentUuid") or entry.get("parentUuid")
+                replaced[entry["uuid"]] = replaced.get(parent, parent) if isinstance(parent, str) else None
+            continue
+        parent = entry.get("parentUuid") if isinstance(entry, dict) else None
+        kept.append(
+            {**entry, "parentUuid": replaced[parent]} if isinstance(parent, str) and parent in replaced else entry
+        )
+    return kept
 
 
 def _entries(found: Resurrection) -> list:
@@ -111,6 +138,11 @@ def _entries(found: Resurrection) -> list:
         return [entry for _, entry in recall.saved_entries(found.contents)]
     except ValueError as e:
         raise ResurrectError(f"savepoint {found.savepoint.sequence}'s conversation cannot be read: {e}") from None
+
+
+def _messages(found: Resurrection) -> int:
+    """The savepoint's messages as its snapshot counted them (Codex and Gemini get them all back)."""
+    return found.document.messages or 0
 
 
 def _write_new(path: Path, lines: list[bytes]) -> None:
@@ -145,7 +177,7 @@ def _codex(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
         / f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{thread_id}.jsonl"
     )
     _write_new(path, lines)
-    return Uncompacted(thread_id, path, len(lines), cwd, "codex")
+    return Uncompacted(thread_id, path, len(lines), _messages(found), cwd, "codex")
 
 
 def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
@@ -186,4 +218,4 @@ def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
     lines += [orjson.dumps(m) + b"\n" for m in messages]
     path = gemini_home / "tmp" / folder / "chats" / f"session-{now.strftime('%Y-%m-%dT%H-%M')}-{session_id[:8]}.jsonl"
     _write_new(path, lines)
-    return Uncompacted(session_id, path, len(messages), cwd, "gemini")
+    return Uncompacted(session_id, path, len(messages), _messages(found), cwd, "gemini")

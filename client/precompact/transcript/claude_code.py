@@ -77,6 +77,8 @@ class TranscriptScan:
     # Lines that repeat a row read before (its uuid, time and message id): copies of history
     # Claude Code appended again (a second /compact in one process, anthropics/claude-code #92089).
     reappended_lines: int = 0
+    # Claude Code's `compact_boundary` entries read: the history holds that many compactions.
+    compact_boundaries: int = 0
     last_usage: dict | None = None
     model: str | None = None  # of the last main-chain assistant turn
     # Files the session read or changed (path -> tool), from file tool calls that succeeded.
@@ -118,6 +120,7 @@ class TranscriptScan:
             "malformed_lines": self.malformed_lines,
             "invalid_utf8_lines": self.invalid_utf8_lines,
             "reappended_lines": self.reappended_lines,
+            "compact_boundaries": self.compact_boundaries,
             "seen_rows": base64.b64encode(array.array(_ROW_DIGEST, self._seen_rows).tobytes()).decode(),
             "last_usage": self.last_usage,
             "model": self.model,
@@ -139,6 +142,7 @@ class TranscriptScan:
                 malformed_lines=_count(state["malformed_lines"]),
                 invalid_utf8_lines=_count(state["invalid_utf8_lines"]),
                 reappended_lines=_count(state["reappended_lines"]),
+                compact_boundaries=_count(state["compact_boundaries"]),
                 _seen_rows=_digests(state["seen_rows"]),
                 last_usage=state["last_usage"] if isinstance(state["last_usage"], dict) else None,
                 model=state["model"] if isinstance(state["model"], str) else None,
@@ -390,6 +394,8 @@ def _without_lone_surrogates(value):
 
 def _note(entry: dict, scan: TranscriptScan) -> None:
     kind = entry.get("type")
+    if is_compact_boundary(entry):
+        scan.compact_boundaries += 1
     if kind not in ("user", "assistant"):
         return
     message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
@@ -428,6 +434,12 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
             )
             if call is not None and block.get("is_error") is not True:
                 scan.files.setdefault(*call)
+
+
+def is_compact_boundary(entry: object) -> bool:
+    """Whether `entry` is the `system` entry Claude Code writes where a compaction cut the
+    conversation (transcript/codex.py and gemini.py write their compactions as the same)."""
+    return isinstance(entry, dict) and entry.get("type") == "system" and entry.get("subtype") == "compact_boundary"
 
 
 def context_tokens(usage: dict | None) -> int:
