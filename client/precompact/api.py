@@ -265,7 +265,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     owner, data, found = _fetch_record(config.cluster, roots, where)
     local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
     match = local.get(found.sequence)
-    verdict = _inspection_verdict(roots, where, owner, data, found, match)
+    verdict = verdicts.inspected_record(roots, where, owner, data, found, match)
     signed = where == roots.address and verdicts.signature_valid(found, roots)
     return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
 
@@ -299,30 +299,6 @@ def _compared_with_index(found: record.Record, match: savepoint_log.Savepoint | 
     if match.snapshot_hash == found.snapshot_hash.hex():
         return f"matches local savepoint {match.sequence}"
     return f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
-
-
-def _inspection_verdict(
-    roots: verdicts.Roots, where, owner: str, data: bytes, found: record.Record, match: savepoint_log.Savepoint | None
-) -> verdicts.Check:
-    from precompact.verifier import verdicts
-
-    try:
-        if where != roots.address:
-            raise verdicts.Broken(
-                "layer 3",
-                None,
-                f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})",
-            )
-        verdicts.check_record(roots, owner, data)
-        if match is not None:
-            verdicts.check_record_holds(found, match, match.commit)
-    except verdicts.Broken as e:
-        return verdicts.Check(verdicts.FAILED, str(e))
-    return verdicts.Check(
-        verdicts.VERIFIED,
-        "address, owner, authority, instance and signature checked"
-        + (", and it states the local savepoint" if match else ""),
-    )
 
 
 def record_json(found: Inspection) -> dict:

@@ -603,6 +603,25 @@ def fetch(repo: git.Repo, target: Target) -> None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
 
 
+def remote_has_branch(repo: git.Repo, target: Target) -> bool:
+    """Whether the remote states it has the savepoint branch now (`git ls-remote`); raises
+    GitStoreError with git's reason when the remote cannot be read. The remote is input: what it
+    states here is only ever a reason to withhold a verdict, never one to give it."""
+    if target.remote not in [r.name for r in repo.remotes]:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    try:
+        listed = repo.git.ls_remote(
+            _transfer_option(repo, target, "uploadpack"),
+            target.remote,
+            target.ref,
+            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+        )
+    except git.GitCommandError as e:
+        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_reason(e)}") from None
+    # ls-remote matches a pattern by its tail: only the branch itself counts.
+    return any(line.partition("\t")[2] == target.ref for line in listed.splitlines())
+
+
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
     """The newest savepoint commit known here: the local branch, else its remote-tracking copy."""
     return _resolve(repo, target.ref) or _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
