@@ -656,8 +656,6 @@ def snapshot_verdict(savepoint: Savepoint, unvouched: str | None, present: bool,
     return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
 
 
-
-
 def intact(checks: dict[str, Check]) -> bool:
     """No check of a savepoint failed."""
     return all(c.status != FAILED for c in checks.values())
@@ -729,7 +727,9 @@ def headline(savepoints: dict[str, dict[str, Check]], contradicted: str | None =
     NOT_VERIFIED otherwise, naming each savepoint and layer that is not."""
     if contradicted is not None:
         return Check(FAILED, contradicted)
-    failed = [(name, layer, c) for name, layers in savepoints.items() for layer, c in layers.items() if c.status == FAILED]
+    failed = [
+        (name, layer, c) for name, layers in savepoints.items() for layer, c in layers.items() if c.status == FAILED
+    ]
     if failed:
         name, layer, check = failed[0]
         return Check(FAILED, f"{name} [{layer}]: {check.detail}")

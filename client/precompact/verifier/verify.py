@@ -135,7 +135,9 @@ def _check_instance(
     report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
     for s in savepoints:
         if sequence is None or s.sequence == sequence:
-            report.layers[(instance, s.sequence)] = _layers(run, instance, s, findings, unvouched, chain_checks, check_chain)
+            report.layers[(instance, s.sequence)] = _layers(
+                run, instance, s, findings, unvouched, chain_checks, check_chain
+            )
     return chain
 
 
@@ -314,7 +316,9 @@ def _check_git(
     moved = verdicts.on_branch(copy.commit, branch, remote.on_branch)
     if moved is not None:
         return found(moved), [], moved
-    held = verdicts.on_remote(copy.commit, remote.on_remote(copy.commit), remote.remote_branch, savepoint.layer_2_failure)
+    held = verdicts.on_remote(
+        copy.commit, remote.on_remote(copy.commit), remote.remote_branch, savepoint.layer_2_failure
+    )
     layer_2 = verdicts.git_verdict(verdict, None, held, remote.remote_branch)
     if verdict.status == verdicts.NOT_VERIFIED:  # its content could not be read here, nor the chunks it lists
         return [], found(verdict), layer_2
