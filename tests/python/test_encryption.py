@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from precompact.config import settings as configuration
+from precompact.edges.cli import EXIT_NOT_VERIFIED
 from precompact.local import savepoint_log
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
@@ -153,19 +154,23 @@ def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
     saved(project, tmp_path)
     with_identity = precompact(project.path, "verify")
     assert with_identity.returncode == 0, out(with_identity)
-    assert "2 savepoint(s) verified: snapshots, index, hash chain, git;" in out(with_identity)
-    assert "content of encrypted" not in out(with_identity)
+    assert "✓ 2 savepoint(s) verified: snapshots, index, hash chain, git (held by origin);" in out(with_identity)
+    assert "content was not checked" not in out(with_identity)
 
+    # Without the identity the copies cannot be read: no ✓ over savepoints whose git layer is
+    # not checked, and the exit code says so (issue #38, case 3).
     identity = identity_of(project)
     identity.rename(tmp_path / "away.txt")
     without = precompact(project.path, "verify")
-    assert without.returncode == 0, out(without)
-    assert (
-        "content of encrypted savepoint(s) 1, 2 not checked: only that the remote holds the committed ciphertext"
-        in out(without)
-    )
-    assert "not verified: Trial #1 savepoint 1 [layer 2]: commit" in out(without)
-    assert f"no age identity at {identity}" in out(without)
+    assert without.returncode == EXIT_NOT_VERIFIED, out(without)
+    assert "✓" not in out(without)
+    assert out(without).startswith("✗ 2 of 2 savepoint(s) not verified: Trial #1 savepoint 1 [git]: not verified (commit")
+    assert "also: Trial #1 savepoint 2 [git]: not verified (commit" in out(without)
+    assert "its content was not checked" in out(without) and f"no age identity at {identity}" in out(without)
+    as_json = json.loads(precompact(project.path, "verify", "--json").stdout)
+    assert as_json["verified"] is False and as_json["verdict"]["status"] == "not verified"
+    assert [s["layers"]["git"]["status"] for s in as_json["savepoints"]] == ["not verified", "not verified"]
+    assert [s["layers"]["snapshot"]["status"] for s in as_json["savepoints"]] == ["verified", "verified"]
 
     # Without the identity, a ciphertext the object store altered is still caught: it no longer
     # hashes to the blob id the commit names.

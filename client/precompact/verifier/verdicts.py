@@ -594,7 +594,7 @@ def recorded_git(git_layer: bool, savepoint: Savepoint, remote: str) -> Check:
     if savepoint.layer_2 == Layer2.PUSHED and savepoint.commit:
         return Check(
             NOT_VERIFIED,
-            f"pushed to {remote} as commit {savepoint.commit[:12]} per the index; not re-read at a session start (`precompact resurrect` checks it against {remote})",
+            f"pushed to {remote} as commit {savepoint.commit[:12]} per the index, not re-read",
         )
     if savepoint.layer_2 == Layer2.COMMITTED and savepoint.commit:
         return Check(PENDING, f"committed here as {savepoint.commit[:12]}, not pushed to {remote} yet")
