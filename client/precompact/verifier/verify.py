@@ -54,12 +54,21 @@ class Report:
     def ok(self) -> bool:
         return not self.findings
 
+    def verdicts_of(self, instance: str, sequence: int) -> dict[str, verdicts.Check]:
+        """The verdict on each layer of one savepoint (not verified when this run did not check it)."""
+        return self.layers.get((instance, sequence)) or not_run(f"savepoint {sequence} was not checked in this run")
+
     @property
     def verdict(self) -> verdicts.Check:
         """The one verdict on the run: FAILED at the first broken link, VERIFIED only when every
         layer the configuration asks for holds every savepoint checked."""
         named = {f"{instance} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
         return verdicts.headline(named, str(self.findings[0]) if self.findings else None)
+
+
+def not_run(why: str) -> dict[str, verdicts.Check]:
+    """Each layer's verdict when the verifier did not check a savepoint: not verified, and why."""
+    return dict.fromkeys((verdicts.SNAPSHOT, verdicts.GIT, verdicts.CHAIN), verdicts.Check(verdicts.NOT_VERIFIED, why))
 
 
 def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
