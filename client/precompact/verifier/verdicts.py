@@ -86,6 +86,8 @@ class Check:
     status: str
     detail: str
     sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
+    sequence: int | None = None  # the savepoint a FAILED or NOT_VERIFIED check is about, when known
+    layer: str | None = None  # and the layer, when known
 
 
 class Broken(Exception):
@@ -95,6 +97,28 @@ class Broken(Exception):
         super().__init__(reason)
         self.layer = layer
         self.sequence = sequence
+
+
+class Unreached(Exception):
+    """A source a check needs did not answer, or does not hold the savepoint yet: nothing is
+    contradicted, nothing is verified. `sequence` says which savepoint, when known."""
+
+    def __init__(self, reason: str, sequence: int | None = None):
+        super().__init__(reason)
+        self.sequence = sequence
+
+
+def judged(check: Callable[[], str]) -> Check:
+    """The verdict of a check run end to end (a proof bundle, the ledger's history): VERIFIED
+    with what `check` says it checked, FAILED where it raised Broken, NOT_VERIFIED where it
+    raised Unreached."""
+    try:
+        detail = check()
+    except Broken as e:
+        return Check(FAILED, str(e), sequence=e.sequence, layer=e.layer)
+    except Unreached as e:
+        return Check(NOT_VERIFIED, str(e), sequence=e.sequence)
+    return Check(VERIFIED, detail)
 
 
 class Unrooted(Exception):
