@@ -164,7 +164,9 @@ def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
     without = precompact(project.path, "verify")
     assert without.returncode == EXIT_NOT_VERIFIED, out(without)
     assert "✓" not in out(without)
-    assert out(without).startswith("✗ 2 of 2 savepoint(s) not verified: Trial #1 savepoint 1 [git]: not verified (commit")
+    assert out(without).startswith(
+        "✗ 2 of 2 savepoint(s) not verified: Trial #1 savepoint 1 [git]: not verified (commit"
+    )
     assert "also: Trial #1 savepoint 2 [git]: not verified (commit" in out(without)
     assert "its content was not checked" in out(without) and f"no age identity at {identity}" in out(without)
     as_json = json.loads(precompact(project.path, "verify", "--json").stdout)

@@ -108,7 +108,7 @@ class _Run:
     remote: GitEvidence | None
     chunk_store: _Chunks
     copies: dict[tuple[str, int], verdicts.GitCopy] = field(default_factory=dict)
-    git: dict[tuple[str, int], verdicts.Check] = field(default_factory=dict)  # Layer 2's verdict per savepoint
+    layer_2: dict[tuple[str, int], verdicts.Check] = field(default_factory=dict)  # git's verdict per savepoint
 
 
 def _check_instance(
@@ -174,7 +174,7 @@ def _layers(
         chain_checks.get(n),
     )
     git = failed("layer 2") or verdicts.unread_git(
-        config.git_layer, savepoint, run.git.get((instance, n)), run.remote is not None
+        config.git_layer, savepoint, run.layer_2.get((instance, n)), run.remote is not None
     )
     if not config.chain_layer:
         chain = verdicts.Check(verdicts.OFF, "the chain layer is off in .precompact.toml")
@@ -201,7 +201,7 @@ def _check_savepoint(
         )
         findings.extend(problems)
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
-        run.git[(instance, savepoint.sequence)] = verdict
+        run.layer_2[(instance, savepoint.sequence)] = verdict
     return findings
 
 
