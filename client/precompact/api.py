@@ -144,6 +144,17 @@ def log_line(message: str) -> str:
     return f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}"
 
 
+def recorded_verdicts(config: Config, savepoint: savepoint_log.Savepoint) -> dict[str, verdicts.Check]:
+    """The verifier's verdicts on Layers 2 and 3 as the worker recorded them in the index (no
+    git or chain read: `verify` reads them)."""
+    from precompact.verifier import verdicts
+
+    return {
+        verdicts.GIT: verdicts.recorded_git(config.git_layer, savepoint, config.remote),
+        verdicts.CHAIN: verdicts.recorded_chain(config.chain_layer, savepoint),
+    }
+
+
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
     """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
     verdict on Layer 3 as the index recorded it."""

@@ -445,6 +445,7 @@ def status(only, as_json) -> None:
     """Savepoints with the state of each layer."""
     from precompact import api
     from precompact.edges import worker
+    from precompact.verifier import verdicts
 
     loaded = _load(only)
     savepoints, bad_lines = api.status(loaded)
@@ -491,7 +492,10 @@ def status(only, as_json) -> None:
             click.echo(
                 f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}"
             )
-            if (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
+            git = api.recorded_verdicts(loaded, s)[verdicts.GIT]
+            if git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
+                click.echo(f"        git: {git.detail}")
+            elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
     if clear:
         listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)

@@ -575,7 +575,7 @@ def git_verdict(copy: Check, moved: Check | None, remote: Check | None, held_by:
             return found
     if copy.status != VERIFIED:
         return copy
-    return Check(VERIFIED, f"{copy.detail}, held by {held_by.remote}'s {held_by.branch}", copy.sha256)
+    return Check(VERIFIED, f"{copy.detail}, on {held_by.remote}'s {held_by.branch}", copy.sha256)
 
 
 def chunk_unopened(error: gitstore.Unopened, about: str = "") -> Check:
