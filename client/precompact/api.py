@@ -628,4 +628,4 @@ def describe_savepoints(config: Config) -> str:
     """The configured instance's savepoints, one line each, for the model."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.describe_savepoints(config.logs, config.instance)
+    return recollection.describe_savepoints(config, config.instance)

@@ -622,7 +622,7 @@ def remote_has_branch(repo: git.Repo, target: Target) -> bool:
     except git.GitCommandError as e:
         raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_reason(e)}") from None
     # ls-remote matches a pattern by its tail: only the branch itself counts.
-    return any(line.partition("\t")[2] == target.ref for line in listed.splitlines())
+    return any(line.partition("\t")[2] == target.ref for line in str(listed).splitlines())
 
 
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
