@@ -798,6 +798,8 @@ def _refusal(error: git.GitCommandError) -> str:
     """Why a push was refused, as the remote said it (its `remote:` lines: a hook's message, a
     size limit, a full disk) and the ref it rejected; else git's own complaint. The last line
     alone ("failed to push some refs") names no reason."""
+    if "Unable to create" in (error.stderr or "") and ".lock" in (error.stderr or ""):
+        return _reason(error)  # a lock a crashed git left, and its fix
     lines = [line.strip().removeprefix("stderr: '").rstrip("'").strip() for line in (error.stderr or "").splitlines()]
     said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
     rejected = [line.lstrip("! ").strip() for line in lines if "[remote rejected]" in line or "[rejected]" in line]
