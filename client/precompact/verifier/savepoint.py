@@ -197,7 +197,7 @@ def _git(
     if copy.data is not None:
         verdict = Check(VERIFIED, f"{verdict.detail} (copy restored from git)", verdict.sha256)
     held = verdicts.on_remote(commit, on_remote, remote.remote_branch, target.layer_2_failure)
-    return verdicts.git_verdict(verdict, None, held, remote.remote_branch), copy.data
+    return verdicts.git_verdict(verdict, held, remote.remote_branch), copy.data
 
 
 def _document(

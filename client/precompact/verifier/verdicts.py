@@ -563,16 +563,15 @@ def on_remote(commit: str, held: bool | None, remote: RemoteBranch, failure: str
     return Check(NOT_ON_REMOTE, f"committed here as {commit[:12]}, not on {remote.remote}: {why}")
 
 
-def git_verdict(copy: Check, moved: Check | None, remote: Check | None, held_by: RemoteBranch) -> Check:
-    """Layer 2's verdict on a savepoint from its copy at its commit (git_copy), the commit's
-    place on the branch (on_branch) and on the remote (on_remote): a contradiction first, then
-    what keeps the remote from holding it, then what keeps its content from being checked;
-    VERIFIED only when the remote holds the commit and its bytes checked."""
+def git_verdict(copy: Check, remote: Check | None, held_by: RemoteBranch) -> Check:
+    """Layer 2's verdict on a savepoint from its copy at its commit (git_copy) and the commit's
+    place on the remote (on_remote): a contradiction first, then what keeps the remote from
+    holding it, then what keeps its content from being checked; VERIFIED only when the remote
+    holds the commit and its bytes checked."""
     if copy.status == FAILED:
         return copy
-    for found in (moved, remote):
-        if found is not None:
-            return found
+    if remote is not None:
+        return remote
     if copy.status != VERIFIED:
         return copy
     return Check(VERIFIED, f"{copy.detail}, on {held_by.remote}'s {held_by.branch}", copy.sha256)

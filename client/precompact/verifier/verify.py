@@ -328,7 +328,7 @@ def _check_git(
     held = verdicts.on_remote(
         copy.commit, remote.on_remote(copy.commit), remote.remote_branch, savepoint.layer_2_failure
     )
-    layer_2 = verdicts.git_verdict(verdict, None, held, remote.remote_branch)
+    layer_2 = verdicts.git_verdict(verdict, held, remote.remote_branch)
     if verdict.status == verdicts.NOT_VERIFIED:  # its content could not be read here, nor the chunks it lists
         return [], found(verdict), layer_2
     committed = verdicts.read_snapshot(copy.data, "git") if copy.data is not None else local
@@ -362,36 +362,49 @@ def _check_chain(
     # Only this machine's own lines can say what was confirmed; a copied index could claim anything.
     confirmed = savepoint_log.highest_confirmed(s for s in savepoints if s.written_here)
     roots, read = verdicts.chain_record(config, instance, confirmed)
-    walked: dict[int, verdicts.Check] = {}
+    said, walked = _walk_chain(config, instance, savepoints, down_to, local, findings, roots, read)
+    checks.update({s.sequence: verdicts.chain_verdict(read, walked, s.sequence) for s in savepoints})
+    return said
+
+
+def _walk_chain(
+    config: Config,
+    instance: str,
+    savepoints: list,
+    down_to: int,
+    local: verdicts.LocalSnapshots,
+    findings: list[Finding],
+    roots: verdicts.Roots | None,
+    read: verdicts.ChainRead,
+) -> tuple[str, dict[int, verdicts.Check]]:
+    """The record read, in words, and the walk back from it (empty when there is none to walk)."""
+    if read.status == verdicts.FAILED:
+        findings.append(Finding(read.sequence, "layer 3", read.detail))
+        return "failed", {}
+    if roots is None or read.record is None:
+        return f"{read.status} ({read.detail})", {}
+    held = read.record
+    by_sequence = {s.sequence: s for s in savepoints}
+    newest = by_sequence.get(held.sequence)
+    if newest is None:
+        findings.append(Finding(held.sequence, "layer 3", "the chain holds a savepoint the local index does not have"))
+        return "failed", {}
     try:
-        if read.status == verdicts.FAILED:
-            findings.append(Finding(read.sequence, "layer 3", read.detail))
-            return "failed"
-        if roots is None or read.record is None:
-            return f"{read.status} ({read.detail})"
-        held = read.record
-        by_sequence = {s.sequence: s for s in savepoints}
-        newest = by_sequence.get(held.sequence)
-        if newest is None:
-            findings.append(
-                Finding(held.sequence, "layer 3", "the chain holds a savepoint the local index does not have")
-            )
-            return "failed"
-        try:
-            verdicts.check_record_holds(held, newest, newest.commit)
-        except verdicts.Broken as e:
-            findings.append(Finding(e.sequence, e.layer, str(e)))
-            return "failed"
-        walked = verdicts.walk_back(
-            held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint)
-        )
-    finally:
-        checks.update({s.sequence: verdicts.chain_verdict(read, walked, s.sequence) for s in savepoints})
+        verdicts.check_record_holds(held, newest, newest.commit)
+    except verdicts.Broken as e:
+        findings.append(Finding(e.sequence, e.layer, str(e)))
+        return "failed", {}
+    walked = verdicts.walk_back(
+        held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint)
+    )
     findings.extend(
         Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == verdicts.FAILED
     )
     covered = sum(check.status == verdicts.VERIFIED for check in walked.values())
-    return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}"
+    return (
+        f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}",
+        walked,
+    )
 
 
 def _rotations(config: Config, instance: str, held) -> str:
