@@ -408,6 +408,13 @@ def test_the_verdict_rule_sees_each_way_around_the_verifier():
     assert sorted(set(found)) == [5, 7, 9, 11, 13]
 
 
+def test_the_verdict_rule_knows_every_status_of_the_verifier():
+    from precompact.verifier import verdicts
+
+    assert {getattr(verdicts, name) for name in VERDICT_STATUSES} == set(verdicts.STATUSES)
+    assert VERDICT_WORDS <= set(verdicts.STATUSES)
+
+
 def test_the_index_rule_sees_each_way_around_its_owner():
     """Each form of a raw index read is reported; a typed property and another document's key
     are not."""

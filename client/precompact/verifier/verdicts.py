@@ -64,6 +64,7 @@ VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF = (
     "FAILED",
     "off",
 )
+# Every status a verdict can have (the architecture rule that keeps verdicts here lists them too).
 STATUSES = (VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF)
 # How a verdict is marked wherever it is shown: only a check is ✓, only a contradiction ✗.
 MARKS = {VERIFIED: "✓", FAILED: "✗"}
