@@ -62,7 +62,7 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
     for fact in (
         "[precompact] Restored from savepoint 1 of Gabriel #215",
         "integrity ✓ verified",
-        "git – not verified (pushed as commit",  # as the worker recorded them: no network, no GitPython at session start
+        "git – not verified (pushed to origin as commit",  # as the worker recorded them: no network, no GitPython at session start
         "chain – not verified (confirmed at slot",
         "## Compaction summary\n> We made the flaky test deterministic.",  # another session: it has no summary yet
         f"> {transcript.requests[-1]}",
