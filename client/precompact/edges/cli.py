@@ -601,8 +601,9 @@ def _utc(seconds: int) -> str:
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_json_option("The verdict and every finding")
 def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
-    """Check every savepoint (or one) across the three layers; exit 1 naming the first broken
-    link."""
+    """Check every savepoint (or one) across the three layers: ✓ and exit 0 only when every layer
+    the configuration asks for holds every savepoint (git: the remote holds the commit); exit 1
+    naming the first broken link; exit 4 naming what is not held or not checked."""
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
     from precompact.verifier import verdicts
