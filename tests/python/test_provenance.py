@@ -291,5 +291,5 @@ def test_savepoints_from_before_this_record_are_verified_by_the_chain_only(tmp_p
 
     project.set_cluster("http://127.0.0.1:9")
     unreachable = run(project.path, "verify")
-    assert unreachable.returncode == 1 and "✓" not in unreachable.stdout
+    assert unreachable.returncode == EXIT_NOT_VERIFIED and "✓" not in unreachable.stdout
     assert "not written by this machine" in unreachable.stdout
