@@ -153,6 +153,17 @@ def log_line(message: str) -> str:
     return f"{savepoint_log.utc_timestamp()} {Redactor().redact(message)}"
 
 
+def recorded_verdicts(config: Config, savepoint: savepoint_log.Savepoint) -> dict[str, verdicts.Check]:
+    """The verifier's verdicts on Layers 2 and 3 as the worker recorded them in the index (no
+    git or chain read: `verify` reads them)."""
+    from precompact.verifier import verdicts
+
+    return {
+        verdicts.GIT: verdicts.recorded_git(config.git_layer, savepoint, config.remote),
+        verdicts.CHAIN: verdicts.recorded_chain(config.chain_layer, savepoint),
+    }
+
+
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
     """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
     verdict on Layer 3 as the index recorded it."""
@@ -274,7 +285,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     owner, data, found = _fetch_record(config.cluster, roots, where)
     local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
     match = local.get(found.sequence)
-    verdict = _inspection_verdict(roots, where, owner, data, found, match)
+    verdict = verdicts.inspected_record(roots, where, owner, data, found, match)
     signed = where == roots.address and verdicts.signature_valid(found, roots)
     return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
 
@@ -308,30 +319,6 @@ def _compared_with_index(found: record.Record, match: savepoint_log.Savepoint | 
     if match.snapshot_hash == found.snapshot_hash.hex():
         return f"matches local savepoint {match.sequence}"
     return f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
-
-
-def _inspection_verdict(
-    roots: verdicts.Roots, where, owner: str, data: bytes, found: record.Record, match: savepoint_log.Savepoint | None
-) -> verdicts.Check:
-    from precompact.verifier import verdicts
-
-    try:
-        if where != roots.address:
-            raise verdicts.Broken(
-                "layer 3",
-                None,
-                f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})",
-            )
-        verdicts.check_record(roots, owner, data)
-        if match is not None:
-            verdicts.check_record_holds(found, match, match.commit)
-    except verdicts.Broken as e:
-        return verdicts.Check(verdicts.FAILED, str(e))
-    return verdicts.Check(
-        verdicts.VERIFIED,
-        "address, owner, authority, instance and signature checked"
-        + (", and it states the local savepoint" if match else ""),
-    )
 
 
 def record_json(found: Inspection) -> dict:
@@ -663,7 +650,7 @@ def describe_savepoints(config: Config) -> str:
     """The configured instance's savepoints, one line each, for the model."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.describe_savepoints(config.logs, config.instance)
+    return recollection.describe_savepoints(config, config.instance)
 
 
 # --- The viewer's reads (viewer/pages.py): what its pages show beyond the calls above -----------
@@ -713,3 +700,10 @@ def shown_entry(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
 
     role, tool, text = recollection.entry_facts(entry, tool_names)
     return role, tool, recollection.entry_time(entry), recollection.as_shown(entry, text)
+
+
+def verdicts_not_run(why: str) -> dict[str, verdicts.Check]:
+    """Each layer's verdict on a savepoint the verifier did not check: not verified, and why."""
+    from precompact.verifier import verify as verification
+
+    return verification.not_run(why)

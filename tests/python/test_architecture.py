@@ -312,6 +312,65 @@ def reads_a_snapshot_by_key(tree: ast.Module) -> list[str]:
     return found
 
 
+# --- Verdicts ----------------------------------------------------------------------------------
+# A verdict (verified, not verified, pending, not on the remote, failed, off) is decided in
+# verifier/ and only rendered elsewhere: outside it a verdict's status may be compared with, never
+# given to anything, and no verdict type is constructed.
+VERDICT_OWNERS = ("verifier/verdicts.py", "verifier/verify.py", "verifier/savepoint.py")
+VERDICT_MODULES = {"precompact.verifier.verdicts", "precompact.restore.resurrect"}
+VERDICT_STATUSES = {"VERIFIED", "NOT_VERIFIED", "PENDING", "NOT_ON_REMOTE", "FAILED", "OFF"}
+VERDICT_TYPES = {"Check", "ChainRead"}
+VERDICT_WORDS = {"verified", "not verified", "pending", "not on the remote"}
+
+
+def produces_a_verdict(tree: ast.Module) -> list[str]:
+    """A verdict type constructed, a status constant of the verifier's used other than in a
+    comparison, or a status word handed to a call, in a module that is not the verifier's."""
+    modules, names = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name in VERDICT_MODULES}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                if f"{node.module}.{a.name}" in VERDICT_MODULES:
+                    modules.add(a.asname or a.name)
+                elif node.module in VERDICT_MODULES and a.name in VERDICT_STATUSES | VERDICT_TYPES:
+                    names.add(a.asname or a.name)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def compared(node: ast.AST) -> bool:
+        while node in parents:
+            node = parents[node]
+            if isinstance(node, ast.Compare):
+                return True
+        return False
+
+    def verdict_name(node: ast.AST, kinds: set[str]) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in names and node.id in kinds
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr in kinds
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        )
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and verdict_name(node.func, VERDICT_TYPES):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+        elif isinstance(node, ast.Name | ast.Attribute) and verdict_name(node, VERDICT_STATUSES) and not compared(node):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call):
+            given = [*node.args, *(k.value for k in node.keywords)]
+            found += [
+                f"line {node.lineno}: {a.value!r}"
+                for a in given
+                if isinstance(a, ast.Constant) and a.value in VERDICT_WORDS
+            ]
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
@@ -350,6 +409,11 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         makes_a_private_file_by_hand,
         PRIVATE_OWNERS,
         "import os\ndef store(path, key):\n    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n",
+    ),
+    "produces_a_verdict": (
+        produces_a_verdict,
+        VERDICT_OWNERS,
+        "from precompact.verifier import verdicts\ndef git(s):\n    return verdicts.Check(verdicts.VERIFIED, 'commit made here')\n",
     ),
 }
 
@@ -437,6 +501,31 @@ def test_the_logs_rule_sees_each_way_around_its_owner():
     )
     found = opens_a_file_under_logs(sample)
     assert [line.split(" in ")[1].split(":")[0] for line in found] == ["a", "b", "c", "d", "e"]
+
+
+def test_the_verdict_rule_sees_each_way_around_the_verifier():
+    """A verdict made outside verifier/ is reported however it is spelled; comparing with one
+    (rendering it) is not."""
+    sample = ast.parse(
+        "from precompact.verifier import verdicts\n"
+        "from precompact.verifier.verdicts import FAILED, VERIFIED, Check\n"
+        "from precompact.restore import resurrect as resurrection\n"
+        "def a(s):\n    return Check(FAILED, 'no')\n"
+        "def b(s):\n    return Verdict(verdicts.NOT_ON_REMOTE, 'x')\n"
+        "def c(s):\n    return {'git': VERIFIED}\n"
+        "def d(s):\n    return Verdict('verified', s)\n"
+        "def e(s):\n    return dict(status=resurrection.PENDING)\n"
+        "def f(check):\n    return 'ok' if check.status == verdicts.VERIFIED else check.status in (FAILED, verdicts.OFF)\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in produces_a_verdict(sample)]
+    assert sorted(set(found)) == [5, 7, 9, 11, 13]
+
+
+def test_the_verdict_rule_knows_every_status_of_the_verifier():
+    from precompact.verifier import verdicts
+
+    assert {getattr(verdicts, name) for name in VERDICT_STATUSES} == set(verdicts.STATUSES)
+    assert VERDICT_WORDS <= set(verdicts.STATUSES)
 
 
 def test_the_index_rule_sees_each_way_around_its_owner():

@@ -264,7 +264,7 @@ def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_sta
         assert time.monotonic() - began < 15
         assert started.returncode == 0 and started.stderr == b""
         context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
-        assert "not verified" in context and "Traceback" not in context
+        assert "chain – pending (Layer 3 queued" in context and "Traceback" not in context
     finally:
         server.stop()
     assert_nothing_lost(project, intact)

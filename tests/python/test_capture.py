@@ -508,7 +508,8 @@ def test_history_claude_code_appends_again_is_stored_once_and_recalled_once(proj
         f.writelines(json.dumps(e) + "\n" for e in later)
     assert hook(compacting, cwd=project.path).returncode == 0
     events = [e for e in savepoint_log.read(project.logs).events if e["event"] == "SAVEPOINT_CREATED"]
-    assert [e["messages"] for e in events] == [2, 7]
+    # The user's and the model's turns: the compaction summary (c1) and the copy are not messages.
+    assert [e["messages"] for e in events] == [2, 6]
     document = json.loads(full_document(project.path / events[-1]["snapshot_file"]))
     uuids = [e.get("uuid") for e in document["conversation_history"] if "uuid" in e]
     assert uuids == ["u1", "a1", "b1", "c1", "u2", "a2", "u3", "a3"], "each entry once, the copy left out"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from precompact.config import settings as configuration
+from precompact.edges.cli import EXIT_NOT_VERIFIED
 from precompact.local import savepoint_log
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
@@ -153,19 +154,25 @@ def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
     saved(project, tmp_path)
     with_identity = precompact(project.path, "verify")
     assert with_identity.returncode == 0, out(with_identity)
-    assert "2 savepoint(s) verified: snapshots, index, hash chain, git;" in out(with_identity)
-    assert "content of encrypted" not in out(with_identity)
+    assert "✓ 2 savepoint(s) verified: snapshots, index, hash chain, git (held by origin);" in out(with_identity)
+    assert "content was not checked" not in out(with_identity)
 
+    # Without the identity the copies cannot be read: no ✓ over savepoints whose git layer is
+    # not checked, and the exit code says so (issue #38, case 3).
     identity = identity_of(project)
     identity.rename(tmp_path / "away.txt")
     without = precompact(project.path, "verify")
-    assert without.returncode == 0, out(without)
-    assert (
-        "content of encrypted savepoint(s) 1, 2 not checked: only that the remote holds the committed ciphertext"
-        in out(without)
+    assert without.returncode == EXIT_NOT_VERIFIED, out(without)
+    assert "✓" not in out(without)
+    assert out(without).startswith(
+        "✗ 2 of 2 savepoint(s) not verified: Trial #1 savepoint 1 [git]: not verified (commit"
     )
-    assert "not verified: Trial #1 savepoint 1 [layer 2]: commit" in out(without)
-    assert f"no age identity at {identity}" in out(without)
+    assert "also: Trial #1 savepoint 2 [git]: not verified (commit" in out(without)
+    assert "its content was not checked" in out(without) and f"no age identity at {identity}" in out(without)
+    as_json = json.loads(precompact(project.path, "verify", "--json").stdout)
+    assert as_json["verified"] is False and as_json["verdict"]["status"] == "not verified"
+    assert [s["layers"]["git"]["status"] for s in as_json["savepoints"]] == ["not verified", "not verified"]
+    assert [s["layers"]["snapshot"]["status"] for s in as_json["savepoints"]] == ["verified", "verified"]
 
     # Without the identity, a ciphertext the object store altered is still caught: it no longer
     # hashes to the blob id the commit names.
@@ -288,10 +295,12 @@ def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_read
     assert f"{teammates_key} (a recipient)" in out(precompact(project.path, "key", "show", env=as_teammate))
 
     before = precompact(project.path, "verify", env=as_teammate)
-    assert before.returncode == 0, out(before)
-    assert "content of encrypted savepoint(s) 1 not checked" in out(before), "encrypted before the teammate was added"
+    assert before.returncode == EXIT_NOT_VERIFIED, out(
+        before
+    )  # savepoint 1 was encrypted before the teammate was added
+    assert out(before).startswith("✗ 1 of 2 savepoint(s) not verified: Trial #1 savepoint 1 [git]: not verified (")
     assert "it is encrypted to other recipients than this identity" in out(before)
-    assert "content of encrypted" not in out(precompact(project.path, "verify"))
+    assert precompact(project.path, "verify").returncode == 0
 
     old_tip = run_git(project.remote, "rev-parse", BRANCH).strip()
     rekeyed = precompact(project.path, "key", "rekey")
@@ -304,9 +313,8 @@ def test_recipient_change_applies_to_new_savepoints_and_rekey_makes_history_read
     )
 
     after = precompact(project.path, "verify", env=as_teammate)
-    assert after.returncode == 0, out(after)
-    assert "content of encrypted" not in out(after), "the teammate now reads savepoint 1 from the rekeyed copy"
-    assert "content of encrypted" not in out(precompact(project.path, "verify"))
+    assert after.returncode == 0, out(after)  # the teammate now reads savepoint 1 from the rekeyed copy
+    assert precompact(project.path, "verify").returncode == 0
     saved(project, tmp_path)
     assert precompact(project.path, "verify", env=as_teammate).returncode == 0, "later savepoints build on it"
 
@@ -454,13 +462,14 @@ def test_with_the_chain_verify_without_the_identity_ties_the_ciphertext_to_the_s
     [_, second] = savepoint_log.savepoints(project.logs)
     assert second.layer_3 == "CONFIRMED"
     identity_of(project).rename(tmp_path / "away.txt")
-    checked = precompact(project.path, "verify")
-    assert checked.returncode == 0, out(checked)
-    assert (
-        "chain: record at sequence 2 verified (authority, instance, address, signature), 2 savepoint(s) linked"
-        in out(checked)
+    checked = precompact(project.path, "verify", "--json")
+    assert checked.returncode == EXIT_NOT_VERIFIED, out(checked)  # the git copies' content is not checked
+    found = json.loads(checked.stdout)
+    assert found["chain"].startswith(
+        "record at sequence 2 verified (authority, instance, address, signature), 2 savepoint(s) linked"
     )
-    assert "content of encrypted savepoint(s) 1, 2 not checked" in out(checked)
+    layers = [{name: check["status"] for name, check in s["layers"].items()} for s in found["savepoints"]]
+    assert layers == [{"snapshot": "verified", "git": "not verified", "chain": "verified"}] * 2
     report = json.loads(precompact(project.path, "resurrect", "--format", "json").stdout)
     checks = {name: check["status"] for name, check in report["checks"].items()}
     assert checks == {"chain": "verified", "git": "not verified", "integrity": "verified"}, report["checks"]

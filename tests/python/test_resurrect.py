@@ -62,7 +62,7 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
     for fact in (
         "[precompact] Restored from savepoint 1 of Gabriel #215",
         "integrity ✓ verified",
-        "git – not verified (pushed as commit",  # as the worker recorded them: no network, no GitPython at session start
+        "git – not verified (pushed to origin as commit",  # as the worker recorded them: no network, no GitPython at session start
         "chain – not verified (confirmed at slot",
         "## Compaction summary\n> We made the flaky test deterministic.",  # another session: it has no summary yet
         f"> {transcript.requests[-1]}",
@@ -251,7 +251,7 @@ def test_a_session_start_takes_git_as_recorded_and_never_reads_git_or_the_networ
     lines = start()
     assert lines[-1] == "[]", "the session start imported GitPython or the Solana stack"
     proof = next(line for line in lines if line.startswith("Proof: savepoint 1"))
-    assert f"git – not verified (pushed as commit {commit[:12]} per the index, not re-read)" in proof
+    assert f"git – not verified (pushed to origin as commit {commit[:12]} per the index, not re-read)" in proof
     assert "integrity ✓ verified" in proof and "chain – off" in proof
 
     (project.path / savepoint.snapshot_file).unlink()

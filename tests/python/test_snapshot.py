@@ -143,7 +143,9 @@ def test_snapshot_is_canonical_hashed_private_and_indexed(project):
     assert doc["instance_id"] == "Gabriel #215" and doc["instance_number"] == 215
     assert doc["instance_id_sha256"] == hashlib.sha256(b"Gabriel #215").hexdigest()
     assert len(doc["conversation_history"]) == 9, "every transcript entry"
-    assert doc["transcript"]["messages"] == 6, "assistant blocks of one message count once"
+    # The user's and the model's turns: a message's blocks count once; a tool result and a
+    # sidechain are no message (conversation.is_message).
+    assert doc["transcript"]["messages"] == 3
     assert doc["tokens"] == {
         "model": None,
         "used": 153020,

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from precompact.edges.cli import main
+from precompact.edges.cli import EXIT_NOT_VERIFIED, main
 from support.commands import INSTANCE, initialized_and_funded, invoke, run_git, statuses
 
 
@@ -105,12 +105,15 @@ def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, loca
     )
 
 
-def test_chain_unreachable_is_reported_not_failed(workspace, localnet, monkeypatch):
+def test_chain_unreachable_is_reported_not_failed_and_not_verified(workspace, localnet, monkeypatch):
+    """The chain is a layer the configuration asks for: while it cannot be read, no savepoint is
+    held on every layer, so no ✓ and exit 4, not a failure (1)."""
     setup_three(workspace, localnet, monkeypatch)
     localnet.stop()
     result = verify()
-    assert result.exit_code == 0, result.output
-    assert "chain: not verified (cluster" in result.output
+    assert result.exit_code == EXIT_NOT_VERIFIED, result.output
+    assert "✓" not in result.output and "[chain]: not verified (cluster" in result.output
+    assert result.output.startswith("✗ 3 of 3 savepoint(s) not verified: ")
 
 
 def test_verify_and_resurrect_give_one_verdict_on_a_git_copy_of_other_bytes(tmp_path):

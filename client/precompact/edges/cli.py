@@ -26,6 +26,7 @@ EXIT_DONE = 0
 EXIT_FAILED = 1  # a check failed, or an error whose message names the fix
 EXIT_USAGE = 2  # click's own code for a wrong option or argument
 EXIT_LAYER_PENDING = 3  # saved, but Layer 2 or 3 is queued (flush retries it) or off
+EXIT_NOT_VERIFIED = 4  # nothing contradicts a root, but a layer asked for does not hold every savepoint checked
 EXIT_CODES = f"""\b
 Exit codes (the same for every command):
   {EXIT_DONE}  done
@@ -33,6 +34,8 @@ Exit codes (the same for every command):
   {EXIT_USAGE}  usage: a wrong option or argument
   {EXIT_LAYER_PENDING}  saved, but not on every layer: Layer 2 or 3 is queued for
      `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
+  {EXIT_NOT_VERIFIED}  not verified: nothing failed, but a layer the configuration asks for
+     does not hold every savepoint, or it could not be checked (verify)
 With --json, stdout is one JSON document, errors included (docs/cli.md)."""
 _JSON_KEY = "precompact.json"
 
@@ -442,6 +445,7 @@ def status(only, as_json) -> None:
     """Savepoints with the state of each layer."""
     from precompact import api
     from precompact.edges import worker
+    from precompact.verifier import verdicts
 
     loaded = _load(only)
     savepoints, bad_lines = api.status(loaded)
@@ -490,7 +494,10 @@ def status(only, as_json) -> None:
             click.echo(
                 f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
-            if (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
+            git = api.recorded_verdicts(loaded, s)[verdicts.GIT]
+            if git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
+                click.echo(f"        git: {git.detail}")
+            elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
                 click.echo(f"        last problem: {s.failures[-1]}")
     if clear:
         listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
@@ -596,8 +603,9 @@ def _utc(seconds: int) -> str:
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_json_option("The verdict and every finding")
 def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
-    """Check every savepoint (or one) across the three layers; exit 1 naming the first broken
-    link."""
+    """Check every savepoint (or one) across the three layers: ✓ and exit 0 only when every layer
+    the configuration asks for holds every savepoint (git: the remote holds the commit); exit 1
+    naming the first broken link; exit 4 naming what is not held or not checked."""
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
     from precompact.verifier import verdicts
@@ -612,27 +620,32 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     chain = report.chain if loaded.chain_layer else "off"
-    if report.ok and report.unvouched:
-        _say(f"✗ {len(report.unvouched)} savepoint(s) not verified: {report.unvouched[0]}")
-        for finding in report.unvouched[1:]:
-            _say(f"  also: {finding}")
-    elif report.ok:
-        unchecked = sorted({f.sequence for f in report.unchecked if f.sequence is not None})
-        git = (
-            f"git (content of encrypted savepoint(s) {', '.join(map(str, unchecked))} not checked: only that the remote holds the committed ciphertext)"
-            if unchecked
-            else "git"
-        )
+    verdict = report.verdict
+    if verdict.status == verdicts.VERIFIED:
+        git = f"git (held by {loaded.remote})" if loaded.git_layer else "git off"
         _say(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {chain}")
-        for finding in report.unchecked:
-            _say(f"  not verified: {finding}")
-    else:
+    elif verdict.status == verdicts.FAILED:
         _say(f"✗ first broken link: {report.findings[0]}")
         for finding in report.findings[1:]:
             _say(f"  also: {finding}")
-    vouched = report.ok and not report.unvouched
-    ledgers = _ledger_verdicts(loaded) if ledger and (vouched or not report.ok) else []
-    verified = vouched and all(v["status"] == verdicts.VERIFIED for v in ledgers)
+    else:
+        short = [
+            (instance, n, layer, check)
+            for (instance, n), layers in report.layers.items()
+            for layer, check in layers.items()
+            if check.status not in (verdicts.VERIFIED, verdicts.OFF)
+        ]
+        savepoints = len({(instance, n) for instance, n, _, _ in short})
+        said = [
+            f"{instance} savepoint {n} [{layer}]: {check.status} ({check.detail})"
+            for instance, n, layer, check in short
+        ]
+        _say(f"✗ {savepoints} of {len(report.checked)} savepoint(s) not verified: {said[0]}")
+        for line in said[1:]:
+            _say(f"  also: {line}")
+    # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.
+    ledgers = _ledger_verdicts(loaded) if ledger and not (report.ok and report.unvouched) else []
+    verified = verdict.status == verdicts.VERIFIED and all(v["status"] == verdicts.VERIFIED for v in ledgers)
     if as_json:
         findings = {
             name: [dataclasses.asdict(f) for f in found]
@@ -642,9 +655,29 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
                 ("unchecked", report.unchecked),
             )
         }
-        _emit({"verified": verified, "checked": report.checked, "chain": chain, **findings, "ledger": ledgers})
-    if not verified:
+        layers = [
+            {
+                "instance": instance,
+                "sequence": n,
+                "layers": {layer: {"status": c.status, "detail": c.detail} for layer, c in checks.items()},
+            }
+            for (instance, n), checks in report.layers.items()
+        ]
+        _emit(
+            {
+                "verified": verified,
+                "verdict": {"status": verdict.status, "detail": verdict.detail},
+                "checked": report.checked,
+                "chain": chain,
+                "savepoints": layers,
+                **findings,
+                "ledger": ledgers,
+            }
+        )
+    if verdict.status == verdicts.FAILED or any(v["status"] == verdicts.FAILED for v in ledgers):
         sys.exit(EXIT_FAILED)
+    if not verified:
+        sys.exit(EXIT_NOT_VERIFIED)
 
 
 def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:

@@ -295,6 +295,8 @@ class Savepoint:
     chain_signature: str | None = None
     chain_slot: int | None = None
     failures: list[str] = field(default_factory=list)
+    # Git's reason, when the worker's last Layer 2 attempt failed (a rejected push, a full disk).
+    layer_2_failure: str | None = None
     compact_summary: str | None = None
     pruned: bool = False  # the local copy was removed on purpose; git holds it
 
@@ -417,6 +419,8 @@ def fold(events: list[dict]) -> list[Savepoint]:
             continue
         if kind in _LAYER_2_EVENTS:
             savepoint.layer_2 = _LAYER_2_EVENTS[kind]
+            reason = event.get("reason")
+            savepoint.layer_2_failure = str(reason) if kind == Event.LAYER_2_FAILED and reason else None
             if kind == Event.LAYER_2_COMMITTED:
                 savepoint.commit = event.get("commit")
         elif kind in _LAYER_3_EVENTS:

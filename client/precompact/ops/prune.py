@@ -88,8 +88,9 @@ def _why_kept(config: Config, repo, target: gitstore.Target, savepoint: savepoin
     report = verify.verify(replace(config, instance=savepoint.instance), savepoint.sequence, check_chain=False)
     if not report.ok:
         return f"it does not verify ({report.findings[0]})"
-    if report.unchecked:
-        return f"its git copy cannot be read here to check it ({report.unchecked[0]})"
+    git = report.verdicts_of(savepoint.instance, savepoint.sequence)[verdicts.GIT]
+    if git.status != verdicts.VERIFIED:  # the remote does not hold it, or its copy cannot be read here
+        return f"its git copy is {git.status} ({git.detail})"
     return None
 
 

@@ -295,7 +295,7 @@ def _snapshot(config: Config, savepoint: savepoint_log.Savepoint) -> dict:
 
 @dataclass
 class Verdict:
-    status: str  # verdicts.VERIFIED / NOT_VERIFIED / FAILED
+    status: str  # the verifier's (verdicts.judged)
     detail: str
     sequence: int | None = None
     layer: str | None = None
@@ -305,38 +305,40 @@ class Verdict:
 def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = None) -> Verdict:
     """The verdict on a bundle: every signature, hash link, the address derivation and each
     anchoring transaction, offline; with `snapshot`, that those bytes are savepoint N; with
-    `cluster`, that each transaction is finalized there at its slot."""
-    try:
-        top, notes = _check_offline(bundle)
-        notes += _check_snapshot(top, snapshot)
+    `cluster`, that each transaction is finalized there at its slot. The verifier turns what the
+    checks found into the verdict (verdicts.judged)."""
+    notes: list[str] = []
+
+    def checked() -> str:
+        top, found = _check_offline(bundle)
+        notes.extend(found + _check_snapshot(top, snapshot))
         if cluster is not None:
-            _check_ledger(_transactions(top), cluster)
-    except verdicts.Broken as e:
-        return Verdict(verdicts.FAILED, str(e), e.sequence, e.layer)
-    except rpc.RpcError as e:
-        return Verdict(verdicts.NOT_VERIFIED, f"ledger inclusion not checked: {e}")
-    except _NotYet as e:
-        return Verdict(verdicts.NOT_VERIFIED, str(e), e.sequence)
-    n = top["savepoint"]
-    where = (
-        f"finalized on {cluster} at the slots the bundle names"
-        if cluster
-        else "not checked (offline; give --cluster URL)"
-    )
-    authorities = top["authorities"]
-    records = ", ".join(a["record"]["address"] for a in authorities)
-    rotations = f", {len(authorities) - 1} key rotation(s)" if len(authorities) > 1 else ""
-    detail = (
-        f"savepoint {n} of {top['instance']!r}: record {records} (address derivation), "
-        f"{n} signature(s), {n - 1} hash link(s), {n} anchoring transaction(s){rotations}; ledger inclusion: {where}"
-    )
-    return Verdict(verdicts.VERIFIED, detail, notes=notes)
+            try:
+                _check_ledger(_transactions(top), cluster)
+            except rpc.RpcError as e:
+                raise verdicts.Unreached(f"ledger inclusion not checked: {e}") from None
+        n = top["savepoint"]
+        where = (
+            f"finalized on {cluster} at the slots the bundle names"
+            if cluster
+            else "not checked (offline; give --cluster URL)"
+        )
+        authorities = top["authorities"]
+        records = ", ".join(a["record"]["address"] for a in authorities)
+        rotations = f", {len(authorities) - 1} key rotation(s)" if len(authorities) > 1 else ""
+        return (
+            f"savepoint {n} of {top['instance']!r}: record {records} (address derivation), "
+            f"{n} signature(s), {n - 1} hash link(s), {n} anchoring transaction(s){rotations}; ledger inclusion: {where}"
+        )
 
-
-class _NotYet(Exception):
-    def __init__(self, sequence: int, reason: str):
-        super().__init__(reason)
-        self.sequence = sequence
+    verdict = verdicts.judged(checked)
+    return Verdict(
+        verdict.status,
+        verdict.detail,
+        verdict.sequence,
+        verdict.layer,
+        notes if verdict.status == verdicts.VERIFIED else [],
+    )
 
 
 def _fail(layer: str, sequence: int | None, reason: str) -> verdicts.Broken:
@@ -642,9 +644,9 @@ def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
                 f"transaction {tx['signature']} is at slot {status.get('slot')!r} on {url}, not {tx['slot']}",
             )
         if status.get("confirmationStatus") != "finalized":
-            raise _NotYet(
-                k,
+            raise verdicts.Unreached(
                 f"transaction {tx['signature']} at slot {tx['slot']} is {status.get('confirmationStatus')!r}, not yet finalized on {url}",
+                k,
             )
         fetched = history.transaction(client, tx["signature"], commitment="finalized")
         if fetched is None:

@@ -33,7 +33,7 @@ class Finding:
 
 @dataclass
 class Ledger:
-    status: str  # verdicts.VERIFIED / NOT_VERIFIED / FAILED
+    status: str  # the verifier's (verdicts.judged)
     detail: str
     findings: list[Finding] = field(default_factory=list)
 
@@ -104,29 +104,34 @@ class _Walk:
 
 def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint_log.Savepoint]) -> Ledger:
     """The verdict on the record's whole history against one instance's savepoints, following a
-    key rotation (or recovery) back through the records the lineage came from."""
-    try:
-        walk = _walk(roots, client, {s.sequence: s for s in savepoints})
-    except rpc.RpcError as e:
-        return Ledger(verdicts.NOT_VERIFIED, str(e))
-    confirmed = savepoint_log.highest_confirmed(savepoints)
-    if walk.highest < confirmed:
-        walk.findings.append(
-            Finding(
-                walk.highest + 1,
-                None,
-                None,
-                f"confirmed on chain per this machine's index, but no transaction in the history of {roots.address} wrote savepoints {walk.highest + 1}..{confirmed} (gap)",
+    key rotation (or recovery) back through the records the lineage came from. The verifier
+    turns what the walk found into the verdict (verdicts.judged)."""
+    findings: list[Finding] = []
+
+    def checked() -> str:
+        try:
+            walk = _walk(roots, client, {s.sequence: s for s in savepoints})
+        except rpc.RpcError as e:
+            raise verdicts.Unreached(str(e)) from None
+        confirmed = savepoint_log.highest_confirmed(savepoints)
+        if walk.highest < confirmed:
+            walk.findings.append(
+                Finding(
+                    walk.highest + 1,
+                    None,
+                    None,
+                    f"confirmed on chain per this machine's index, but no transaction in the history of {roots.address} wrote savepoints {walk.highest + 1}..{confirmed} (gap)",
+                )
             )
-        )
-    if walk.findings:
-        return Ledger(verdicts.FAILED, str(walk.findings[0]), walk.findings)
-    start = "; ".join(walk.lineage) if walk.lineage else "one initialize"
-    frozen = f"; then frozen by a rotation to {walk.rotated_to}" if walk.rotated_to is not None else ""
-    return Ledger(
-        verdicts.VERIFIED,
-        f"{walk.transactions} transaction(s) touched {roots.address} on {client.url}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored)",
-    )
+        if walk.findings:
+            findings.extend(walk.findings)
+            raise verdicts.Broken("layer 3", walk.findings[0].sequence, str(walk.findings[0]))
+        start = "; ".join(walk.lineage) if walk.lineage else "one initialize"
+        frozen = f"; then frozen by a rotation to {walk.rotated_to}" if walk.rotated_to is not None else ""
+        return f"{walk.transactions} transaction(s) touched {roots.address} on {client.url}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored)"
+
+    verdict = verdicts.judged(checked)
+    return Ledger(verdict.status, verdict.detail, findings)
 
 
 def _walk(

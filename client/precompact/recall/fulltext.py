@@ -31,6 +31,7 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import logs_dir, quoting
+from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import verdicts
@@ -797,13 +798,17 @@ def render(entries: Iterable[Entry]) -> str:
     return "\n\n".join(blocks)
 
 
-def describe_savepoints(logs: Path, instance: str) -> str:
-    """The savepoints recall searches, one line each, newest last."""
+def describe_savepoints(config: Config, instance: str) -> str:
+    """The savepoints recall searches, one line each, newest last, with the verifier's verdict
+    on git and the chain as the worker recorded them (no git or chain is read here)."""
     lines = []
-    for s in in_scope(logs, instance):
+    for s in in_scope(config.logs, instance):
         summary = f"; summary: {quoting.inline(s.compact_summary[:200])}" if s.compact_summary else ""
+        git = verdicts.recorded_git(config.git_layer, s, config.remote)
+        chain = verdicts.recorded_chain(config.chain_layer, s)
         lines.append(
             f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, {_agent(s)}, trigger {s.trigger}, "
-            f"sha256:{s.snapshot_hash[:12]}, git {s.layer_2}, chain {s.layer_3}{summary}"
+            f"sha256:{s.snapshot_hash[:12]}, git {git.status} ({quoting.inline(git.detail)}), "
+            f"chain {chain.status} ({quoting.inline(chain.detail)}){summary}"
         )
     return "\n".join(lines) or f"{instance} has no savepoints yet"

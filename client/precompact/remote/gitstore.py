@@ -577,7 +577,7 @@ def push(repo: git.Repo, target: Target) -> None:
             env=_UNCOMPRESSED if target.keys.encrypting else {},
         )
     except git.GitCommandError as e:
-        raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
+        raise GitStoreError(f"push to {target.remote} failed: {_refusal(e)}") from None
 
 
 def _transfer_option(repo: git.Repo, target: Target, program: str) -> str:
@@ -601,6 +601,28 @@ def fetch(repo: git.Repo, target: Target) -> None:
         )
     except git.GitCommandError as e:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
+
+
+def remote_has_branch(repo: git.Repo, target: Target) -> bool:
+    """Whether the remote states it has the savepoint branch now (`git ls-remote`); raises
+    GitStoreError with git's reason when the remote cannot be read. The remote is input: what it
+    states here is only ever a reason to withhold a verdict, never one to give it."""
+    if target.remote not in [r.name for r in repo.remotes]:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    try:
+        listed = repo.git.ls_remote(
+            _transfer_option(repo, target, "uploadpack"),
+            target.remote,
+            target.ref,
+            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+            # The --upload-pack= option is our own, the guarded one git_env classified; protocols
+            # stay checked.
+            allow_unsafe_options=True,
+        )
+    except git.GitCommandError as e:
+        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_reason(e)}") from None
+    # ls-remote matches a pattern by its tail: only the branch itself counts.
+    return any(line.partition("\t")[2] == target.ref for line in str(listed).splitlines())
 
 
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
@@ -770,6 +792,19 @@ def _reason(error: git.GitCommandError) -> str:
             complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
             return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
     return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {error.status}"
+
+
+def _refusal(error: git.GitCommandError) -> str:
+    """Why a push was refused, as the remote said it (its `remote:` lines: a hook's message, a
+    size limit, a full disk) and the ref it rejected; else git's own complaint. The last line
+    alone ("failed to push some refs") names no reason."""
+    if "Unable to create" in (error.stderr or "") and ".lock" in (error.stderr or ""):
+        return _reason(error)  # a lock a crashed git left, and its fix
+    lines = [line.strip().removeprefix("stderr: '").rstrip("'").strip() for line in (error.stderr or "").splitlines()]
+    said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
+    rejected = [line.lstrip("! ").strip() for line in lines if "[remote rejected]" in line or "[rejected]" in line]
+    reasons = [line for line in said if line][-2:] + rejected[:1]
+    return "; ".join(reasons) if reasons else _reason(error)
 
 
 def _resolve(repo: git.Repo, ref: str) -> str | None:

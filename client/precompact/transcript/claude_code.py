@@ -392,15 +392,8 @@ def _without_lone_surrogates(value):
     return value
 
 
-def _note(entry: dict, scan: TranscriptScan) -> None:
-    kind = entry.get("type")
-    if is_compact_boundary(entry):
-        scan.compact_boundaries += 1
-    if kind not in ("user", "assistant"):
-        return
-    message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
-    # Assistant lines repeat once per content block: count a message once.
-    key = message.get("id") or entry.get("requestId") or entry.get("uuid")
+def _count_message(scan: TranscriptScan, key: object) -> None:
+    """Counts a message once: an assistant's repeats on a line per content block."""
     if not isinstance(key, str):
         scan.messages += 1
     elif key not in scan._seen_messages:
@@ -408,6 +401,17 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
         if len(scan._seen_messages) > SEEN_MESSAGES_WINDOW:
             scan._seen_messages.popitem(last=False)
         scan.messages += 1
+
+
+def _note(entry: dict, scan: TranscriptScan) -> None:
+    kind = entry.get("type")
+    if is_compact_boundary(entry):
+        scan.compact_boundaries += 1
+    if kind not in ("user", "assistant"):
+        return
+    message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
+    if conversation.is_message(entry):
+        _count_message(scan, message.get("id") or entry.get("requestId") or entry.get("uuid"))
     scan._recent.append(entry)
     if kind == "assistant" and not entry.get("isSidechain") and isinstance(message.get("usage"), dict):
         scan.last_usage = message["usage"]

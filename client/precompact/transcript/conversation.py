@@ -92,6 +92,17 @@ def is_said(entry) -> bool:
     return bool(user_text(entry))
 
 
+def is_message(entry) -> bool:
+    """Whether a transcript entry is one of a session's messages, as every count of them counts
+    (the snapshot's `messages`, the resurrect report, uncompact): the user's own turn (what they
+    typed) or the model's, on the main chain. A tool result, Claude Code's own entries and a
+    subagent's are not; an assistant message written over several lines is one (its caller
+    counts it once by its id)."""
+    if not isinstance(entry, dict) or _flagged(entry):
+        return False
+    return entry.get("type") == "assistant" or bool(user_text(entry))
+
+
 def said_mark(entry: dict) -> str | None:
     """What identifies an entry that was said (Claude Code gives each line a `uuid`)."""
     mark = entry.get("uuid")

@@ -60,6 +60,17 @@ class GitCopy:
     decrypted: bool  # an encrypted copy, decrypted here
 
 
+@dataclass(frozen=True)
+class RemoteBranch:
+    """The savepoint branch as the remote stated it in this run. The remote is input: what it
+    states only ever takes a verdict away (a commit it holds is still judged by its bytes)."""
+
+    remote: str
+    branch: str
+    exists: bool
+    problem: str | None  # why the remote could not be read
+
+
 class GitEvidence:
     """One repository's savepoint branch as evidence: its commits, copies and chunks."""
 
@@ -96,6 +107,30 @@ class GitEvidence:
         gitstore.fetch(self.repo, self.target)
         self.__dict__.pop("tip", None)
         self._at_tip.clear()
+
+    @cached_property
+    def remote_branch(self) -> RemoteBranch:
+        """The savepoint branch as the remote states it now, read once (and fetched into its
+        remote-tracking ref when the remote has it)."""
+        from precompact.remote import gitstore
+
+        try:
+            exists = gitstore.remote_has_branch(self.repo, self.target)
+            if exists:
+                self.fetch()
+        except gitstore.GitStoreError as e:
+            return RemoteBranch(self.target.remote, self.target.branch, False, str(e))
+        return RemoteBranch(self.target.remote, self.target.branch, exists, None)
+
+    def on_remote(self, commit: str) -> bool | None:
+        """Whether the remote's savepoint branch holds `commit` (None: the remote could not be
+        read; `remote_branch.problem` says why)."""
+        from precompact.remote import gitstore
+
+        branch = self.remote_branch
+        if branch.problem is not None:
+            return None
+        return branch.exists and gitstore.pushed(self.repo, self.target, commit)
 
     def has_commit(self, commit: str) -> bool:
         from precompact.remote import gitstore

@@ -18,7 +18,7 @@ from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
 from precompact.verifier import verdicts
 from precompact.verifier.evidence import GitEvidence
-from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
+from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
 
 
 class Unusable(PrecompactError):
@@ -62,7 +62,7 @@ def check_recorded(config: Config, savepoints: list[Savepoint], target: Savepoin
     """`target` from this machine's index, its local bytes only: no network, no git."""
     checks = {
         "chain": verdicts.recorded_chain(config.chain_layer, target),
-        "git": verdicts.recorded_git(config.git_layer, target),
+        "git": verdicts.recorded_git(config.git_layer, target, config.remote),
     }
     local = verdicts.LocalSnapshots(config.logs).get(target)
     unrooted = None if target.written_here else NOT_WRITTEN_HERE
@@ -151,11 +151,14 @@ def _chain(config: Config, target: Savepoint, locator: _Locator, local_root: boo
     if roots is None or read.record is None:
         return Check(read.status, read.detail)
     held = read.record
-    if held.sequence < target.sequence:
-        return Check(NOT_VERIFIED, f"the chain holds savepoint {held.sequence}; {target.sequence} is not posted yet")
     if set(held.commit) != {"0"}:
         locator.record_commits[held.sequence] = held.commit
-    return verdicts.walk_back(held, roots, locator.by_sequence, target.sequence, locator.locate)[target.sequence]
+    walked = (
+        verdicts.walk_back(held, roots, locator.by_sequence, target.sequence, locator.locate)
+        if held.sequence >= target.sequence
+        else {}
+    )
+    return verdicts.chain_verdict(read, walked, target.sequence)
 
 
 def _git(
@@ -170,21 +173,18 @@ def _git(
 ) -> tuple[Check, bytes | None]:
     """Git's verdict (its copy is the committed one, and matches what a root vouches for), and
     the snapshot's bytes from git when the local copy cannot serve."""
-    from precompact.remote import gitstore
 
     if remote is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, remote_problem or ""), None
     if commit is None:
-        return Check(NOT_VERIFIED, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
+        return Check(PENDING, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
+    on_remote = remote.on_remote(commit)  # reads the remote's branch, fetching it
     if not remote.has_commit(commit):
-        try:
-            remote.fetch()
-        except gitstore.GitStoreError as e:
-            return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {e}"), None
-        if not remote.has_commit(commit):
-            return Check(
-                FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
-            ), None
+        if remote.remote_branch.problem is not None:
+            return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {remote.remote_branch.problem}"), None
+        return Check(
+            FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
+        ), None
     [copy] = remote.snapshot_copies([(target, commit, local, wanted)])
     root = "a root vouches for" if rooted else "the index copy from git names (no root vouches for it)"
     verdict = verdicts.git_copy(copy, wanted, root)
@@ -194,9 +194,10 @@ def _git(
         return Check(
             NOT_VERIFIED, f"{verdict.detail} holds the snapshot the index copy names, but no root vouches for that hash"
         ), copy.data
-    return Check(
-        VERIFIED, verdict.detail if copy.data is None else f"{verdict.detail} (copy restored from git)"
-    ), copy.data
+    if copy.data is not None:
+        verdict = Check(VERIFIED, f"{verdict.detail} (copy restored from git)", verdict.sha256)
+    held = verdicts.on_remote(commit, on_remote, remote.remote_branch, target.layer_2_failure)
+    return verdicts.git_verdict(verdict, held, remote.remote_branch), copy.data
 
 
 def _document(

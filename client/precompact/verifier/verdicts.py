@@ -24,9 +24,14 @@ identity that opens it, the most git shows is that the ciphertext is the blob th
 (so the one the signed record's commit holds): its content is NOT_VERIFIED, never VERIFIED.
 A ciphertext that does not decrypt or authenticate is FAILED.
 
-Verdicts mean the same everywhere: VERIFIED (a path from a root holds), NOT_VERIFIED (no root
-could be reached or the evidence is missing; says why), FAILED (evidence contradicts a root;
-says which savepoint, which layer and which field).
+Verdicts mean the same everywhere, per savepoint and per layer, and only this module decides
+one (tests/python/test_architecture.py keeps it so): VERIFIED (held, and checked against a root;
+for git, the remote's savepoint branch holds the commit), NOT_VERIFIED (held, or maybe held, but
+not checked; says why), PENDING (the layer has not taken it yet), NOT_ON_REMOTE (committed here,
+but the remote does not hold it; says git's reason), FAILED (evidence contradicts a root; says
+which savepoint, which layer and which field), OFF (the configuration does not ask for the
+layer). `headline` turns them into the one verdict on a run: VERIFIED only when every layer the
+configuration asks for holds every savepoint.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from typing import TYPE_CHECKING
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Layer2, Layer3, Savepoint
-from precompact.verifier.evidence import GitCopy, Snapshot
+from precompact.verifier.evidence import GitCopy, RemoteBranch, Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
 # checks local snapshots through this module, and those imports would cost it ~100 ms.
@@ -51,7 +56,26 @@ if TYPE_CHECKING:
     from precompact.config.settings import Config
     from precompact.remote import gitstore
 
-VERIFIED, NOT_VERIFIED, FAILED, OFF = "verified", "not verified", "FAILED", "off"
+VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF = (
+    "verified",
+    "not verified",
+    "pending",
+    "not on the remote",
+    "FAILED",
+    "off",
+)
+# Every status a verdict can have (the architecture rule that keeps verdicts here lists them too).
+STATUSES = (VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF)
+# How a verdict is marked wherever it is shown: only a check is ✓, only a contradiction ✗.
+MARKS = {VERIFIED: "✓", FAILED: "✗"}
+UNMARKED = "–"
+
+# The layers of a savepoint, as every verdict names them.
+SNAPSHOT, GIT, CHAIN = "snapshot", "git", "chain"
+
+
+def mark(status: str) -> str:
+    return MARKS.get(status, UNMARKED)
 
 
 # How every verdict names the local root: the hash this machine recorded when it wrote a snapshot.
@@ -63,6 +87,8 @@ class Check:
     status: str
     detail: str
     sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
+    sequence: int | None = None  # the savepoint a FAILED or NOT_VERIFIED check is about, when known
+    layer: str | None = None  # and the layer, when known
 
 
 class Broken(Exception):
@@ -72,6 +98,28 @@ class Broken(Exception):
         super().__init__(reason)
         self.layer = layer
         self.sequence = sequence
+
+
+class Unreached(Exception):
+    """A source a check needs did not answer, or does not hold the savepoint yet: nothing is
+    contradicted, nothing is verified. `sequence` says which savepoint, when known."""
+
+    def __init__(self, reason: str, sequence: int | None = None):
+        super().__init__(reason)
+        self.sequence = sequence
+
+
+def judged(check: Callable[[], str]) -> Check:
+    """The verdict of a check run end to end (a proof bundle, the ledger's history): VERIFIED
+    with what `check` says it checked, FAILED where it raised Broken, NOT_VERIFIED where it
+    raised Unreached."""
+    try:
+        detail = check()
+    except Broken as e:
+        return Check(FAILED, str(e), sequence=e.sequence, layer=e.layer)
+    except Unreached as e:
+        return Check(NOT_VERIFIED, str(e), sequence=e.sequence)
+    return Check(VERIFIED, detail)
 
 
 class Unrooted(Exception):
@@ -226,12 +274,12 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
             sequence=confirmed,
         )
     if found is None:
-        return ChainRead(NOT_VERIFIED, f"no record of {roots.instance} at {roots.address} on {client.url}")
+        return ChainRead(PENDING, f"no record of {roots.instance} at {roots.address} on {client.url} yet")
     reset = history_reset(roots, found.sequence, confirmed)
     if reset is not None:
         return ChainRead(FAILED, reset, sequence=confirmed)
     if found.sequence == 0:
-        return ChainRead(NOT_VERIFIED, f"the record at {roots.address} holds no savepoint yet")
+        return ChainRead(PENDING, f"the record at {roots.address} holds no savepoint yet")
     return ChainRead(
         VERIFIED,
         f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid{continuation(found)}",
@@ -486,6 +534,41 @@ def on_branch(commit: str, branch: str, commits: set[str]) -> Check | None:
     return Check(FAILED, f"commit {commit[:12]} is no longer on branch {branch}: history was rewritten")
 
 
+def on_remote(commit: str, held: bool | None, remote: RemoteBranch, failure: str | None) -> Check | None:
+    """Whether the remote holds the savepoint's commit (`held`: reachable from the remote's
+    savepoint branch as just fetched; None when the remote could not be read): None when it
+    does, NOT_VERIFIED when it could not be read, NOT_ON_REMOTE when it does not, with git's
+    reason (`failure`, the worker's last failed push) when the index recorded one. A commit
+    made here is never "git ✓" on the strength of the local branch."""
+    if held:
+        return None
+    if held is None:
+        return Check(
+            NOT_VERIFIED,
+            f"commit {commit[:12]} is here, but {remote.remote} could not be read to check that it holds it: {remote.problem}",
+        )
+    why = failure or (
+        f"{remote.remote} has no branch {remote.branch}"
+        if not remote.exists
+        else f"{remote.remote}'s {remote.branch} does not hold it"
+    )
+    return Check(NOT_ON_REMOTE, f"committed here as {commit[:12]}, not on {remote.remote}: {why}")
+
+
+def git_verdict(copy: Check, remote: Check | None, held_by: RemoteBranch) -> Check:
+    """Layer 2's verdict on a savepoint from its copy at its commit (git_copy) and the commit's
+    place on the remote (on_remote): a contradiction first, then what keeps the remote from
+    holding it, then what keeps its content from being checked; VERIFIED only when the remote
+    holds the commit and its bytes checked."""
+    if copy.status == FAILED:
+        return copy
+    if remote is not None:
+        return remote
+    if copy.status != VERIFIED:
+        return copy
+    return Check(VERIFIED, f"{copy.detail}, on {held_by.remote}'s {held_by.branch}", copy.sha256)
+
+
 def chunk_unopened(error: gitstore.Unopened, about: str = "") -> Check:
     """A chunk sealed for the identities that are not here: not checked, unless the object
     store's ciphertext no longer hashes to the committed blob, which is an alteration either way."""
@@ -512,16 +595,25 @@ def chunk_in_git(ref: chunks.Ref, commit: str, data: bytes | None | gitstore.Uno
     return None
 
 
-def recorded_git(git_layer: bool, savepoint: Savepoint) -> Check:
-    """Git as the worker recorded it in the index: never "verified", which takes reading git (a
-    session start reads neither git nor the chain)."""
+def recorded_git(git_layer: bool, savepoint: Savepoint, remote: str) -> Check:
+    """Git as the worker recorded it in the index: never "verified", which takes reading the
+    remote (a session start reads neither git nor the chain); a commit whose push failed is not
+    on the remote, whatever the local branch holds."""
     if not git_layer:
         return Check(OFF, "the git layer is off in .precompact.toml")
-    if savepoint.layer_2 in (Layer2.PUSHED, Layer2.COMMITTED) and savepoint.commit:
+    if savepoint.commit and savepoint.layer_2 == Layer2.FAILED:
         return Check(
-            NOT_VERIFIED, f"{savepoint.layer_2.lower()} as commit {savepoint.commit[:12]} per the index, not re-read"
+            NOT_ON_REMOTE,
+            f"committed here as {savepoint.commit[:12]}, not on {remote}: {savepoint.layer_2_failure or 'its push failed'}",
         )
-    return Check(NOT_VERIFIED, "Layer 2 queued")
+    if savepoint.layer_2 == Layer2.PUSHED and savepoint.commit:
+        return Check(
+            NOT_VERIFIED,
+            f"pushed to {remote} as commit {savepoint.commit[:12]} per the index, not re-read",
+        )
+    if savepoint.layer_2 == Layer2.COMMITTED and savepoint.commit:
+        return Check(PENDING, f"committed here as {savepoint.commit[:12]}, not pushed to {remote} yet")
+    return Check(PENDING, "Layer 2 queued: not committed yet")
 
 
 def recorded_chain(chain_layer: bool, savepoint: Savepoint) -> Check:
@@ -532,10 +624,51 @@ def recorded_chain(chain_layer: bool, savepoint: Savepoint) -> Check:
         return Check(NOT_VERIFIED, f"confirmed at slot {savepoint.chain_slot} per the index, not re-read")
     if not chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
-    return Check(NOT_VERIFIED, "Layer 3 queued")
+    return Check(PENDING, "Layer 3 queued: not on chain yet")
+
+
+def unread_git(git_layer: bool, savepoint: Savepoint, checked: Check | None, readable: bool) -> Check:
+    """Layer 2's verdict in a `verify` run: what its checks found (`checked`), else why git's
+    copy was not judged."""
+    if not git_layer:
+        return Check(OFF, "the git layer is off in .precompact.toml")
+    if checked is not None:
+        return checked
+    if not savepoint.commit:
+        return Check(PENDING, "not committed yet (Layer 2 queued)")
+    if not readable:
+        return Check(NOT_VERIFIED, "the repository could not be read")
+    return Check(NOT_VERIFIED, f"git's copy at commit {savepoint.commit[:12]} was not read")
+
+
+def chain_verdict(read: ChainRead, walked: dict[int, Check], sequence: int) -> Check:
+    """The chain's verdict on savepoint `sequence`, from the record read (`read`) and the walk
+    back from it (`walked`)."""
+    if sequence in walked:
+        return walked[sequence]
+    if read.record is not None and read.record.sequence < sequence:
+        return Check(PENDING, f"the chain holds savepoint {read.record.sequence}; {sequence} is not posted yet")
+    if read.record is not None:
+        return Check(NOT_VERIFIED, f"the on-chain record of savepoint {read.record.sequence} does not vouch for it")
+    if read.status == FAILED and read.sequence != sequence:
+        return Check(NOT_VERIFIED, f"the on-chain record failed its checks: {read.detail}")
+    return Check(read.status, read.detail)
 
 
 # --- The savepoint as a whole -------------------------------------------------------------------
+
+
+def snapshot_verdict(savepoint: Savepoint, unvouched: str | None, present: bool, chain: Check | None) -> Check:
+    """Layer 1's verdict on a savepoint whose local checks found nothing wrong: VERIFIED when a
+    root vouches for its bytes (this machine's recorded hash, or the chain's), NOT_VERIFIED when
+    none does (`unvouched` says why), OFF when `precompact prune` removed it on purpose."""
+    if unvouched is not None:
+        return Check(NOT_VERIFIED, unvouched)
+    if not present and savepoint.pruned:
+        return Check(OFF, "its local copy was pruned on purpose (`precompact prune`); git's copy is checked instead")
+    if savepoint.written_here:
+        return Check(VERIFIED, f"hash matches the one {LOCAL_ROOT}; hash link to the previous savepoint holds")
+    return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
 
 
 def intact(checks: dict[str, Check]) -> bool:
@@ -595,4 +728,65 @@ def integrity(
     return Check(
         NOT_VERIFIED,
         f"consistent with {unrooted}, which no root vouches for; only the on-chain record of the configured authority could",
+    )
+
+
+# --- The verdict on a run ----------------------------------------------------------------------
+
+
+def headline(savepoints: dict[str, dict[str, Check]], contradicted: str | None = None) -> Check:
+    """The one verdict over `savepoints` (a savepoint's name -> its layer -> its check): FAILED
+    when a check failed, or when `contradicted` names evidence outside any savepoint's layers
+    that contradicts a root (an index line); VERIFIED only when every layer the configuration
+    asks for holds every savepoint, checked against a root (a layer it does not ask for is OFF);
+    NOT_VERIFIED otherwise, naming each savepoint and layer that is not."""
+    if contradicted is not None:
+        return Check(FAILED, contradicted)
+    failed = [
+        (name, layer, c) for name, layers in savepoints.items() for layer, c in layers.items() if c.status == FAILED
+    ]
+    if failed:
+        name, layer, check = failed[0]
+        return Check(FAILED, f"{name} [{layer}]: {check.detail}")
+    short = [
+        f"{name} [{layer}]: {c.status} ({c.detail})"
+        for name, layers in savepoints.items()
+        for layer, c in layers.items()
+        if c.status not in (VERIFIED, OFF)
+    ]
+    if short:
+        held = sum(all(c.status in (VERIFIED, OFF) for c in layers.values()) for layers in savepoints.values())
+        return Check(
+            NOT_VERIFIED,
+            f"{len(savepoints) - held} of {len(savepoints)} savepoint(s) not held and checked on every layer the configuration asks for: "
+            + "; ".join(short),
+        )
+    return Check(VERIFIED, f"{len(savepoints)} savepoint(s) held and checked on every layer the configuration asks for")
+
+
+# --- One record, as `inspect` reads it ----------------------------------------------------------
+
+
+def inspected_record(
+    roots: Roots, where: Pubkey, owner: str, data: bytes, found: record.Record, match: Savepoint | None
+) -> Check:
+    """The verdict on the record `inspect` read at `where`: the chain root's rules, the address
+    being the configured instance's, and (when the local index has its savepoint) that it
+    states that savepoint."""
+    try:
+        if where != roots.address:
+            raise Broken(
+                "layer 3",
+                None,
+                f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})",
+            )
+        check_record(roots, owner, data)
+        if match is not None:
+            check_record_holds(found, match, match.commit)
+    except Broken as e:
+        return Check(FAILED, str(e))
+    return Check(
+        VERIFIED,
+        "address, owner, authority, instance and signature checked"
+        + (", and it states the local savepoint" if match else ""),
     )

@@ -47,10 +47,28 @@ class Report:
     unchecked: list[Finding] = field(default_factory=list)
     # Savepoints no root vouches for: not written here, and not covered by the chain.
     unvouched: list[Finding] = field(default_factory=list)
+    # Each savepoint checked, by (instance, sequence): the verifier's verdict per layer.
+    layers: dict[tuple[str, int], dict[str, verdicts.Check]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    def verdicts_of(self, instance: str, sequence: int) -> dict[str, verdicts.Check]:
+        """The verdict on each layer of one savepoint (not verified when this run did not check it)."""
+        return self.layers.get((instance, sequence)) or not_run(f"savepoint {sequence} was not checked in this run")
+
+    @property
+    def verdict(self) -> verdicts.Check:
+        """The one verdict on the run: FAILED at the first broken link, VERIFIED only when every
+        layer the configuration asks for holds every savepoint checked."""
+        named = {f"{instance} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
+        return verdicts.headline(named, str(self.findings[0]) if self.findings else None)
+
+
+def not_run(why: str) -> dict[str, verdicts.Check]:
+    """Each layer's verdict when the verifier did not check a savepoint: not verified, and why."""
+    return dict.fromkeys((verdicts.SNAPSHOT, verdicts.GIT, verdicts.CHAIN), verdicts.Check(verdicts.NOT_VERIFIED, why))
 
 
 def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
@@ -90,6 +108,7 @@ class _Run:
     remote: GitEvidence | None
     chunk_store: _Chunks
     copies: dict[tuple[str, int], verdicts.GitCopy] = field(default_factory=dict)
+    layer_2: dict[tuple[str, int], verdicts.Check] = field(default_factory=dict)  # git's verdict per savepoint
 
 
 def _check_instance(
@@ -111,17 +130,59 @@ def _check_instance(
         previous = savepoint
     if sequence is not None and sequence not in report.checked:
         findings.append(Finding(sequence, "index", "no such savepoint in the index"))
-    vouched_by_chain: set[int] = set()
+    chain_checks: dict[int, verdicts.Check] = {}
     chain = None
     if check_chain and config.chain_layer and savepoints:
-        chain = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, vouched_by_chain)
-    report.unvouched.extend(
+        chain = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, chain_checks)
+    vouched_by_chain = {n for n, check in chain_checks.items() if check.status == verdicts.VERIFIED}
+    unvouched = [
         Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
         for s in savepoints
         if s.sequence in report.checked and not s.written_here and s.sequence not in vouched_by_chain
-    )
+    ]
+    report.unvouched.extend(unvouched)
     report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
+    for s in savepoints:
+        if sequence is None or s.sequence == sequence:
+            report.layers[(instance, s.sequence)] = _layers(
+                run, instance, s, findings, unvouched, chain_checks, check_chain
+            )
     return chain
+
+
+def _layers(
+    run: _Run,
+    instance: str,
+    savepoint: savepoint_log.Savepoint,
+    findings: list[Finding],
+    unvouched: list[Finding],
+    chain_checks: dict[int, verdicts.Check],
+    check_chain: bool,
+) -> dict[str, verdicts.Check]:
+    """The verifier's verdict on each layer of one savepoint checked: the first finding about it
+    on that layer, else what its checks found."""
+    config, n = run.config, savepoint.sequence
+
+    def failed(*layers: str) -> verdicts.Check | None:
+        found = next((f for f in findings if f.sequence == n and f.layer in layers), None)
+        return None if found is None else verdicts.Check(verdicts.FAILED, found.problem)
+
+    snapshot = failed("index", "layer 1", "hash chain") or verdicts.snapshot_verdict(
+        savepoint,
+        next((f.problem for f in unvouched if f.sequence == n), None),
+        run.local.get(savepoint) is not None,
+        chain_checks.get(n),
+    )
+    git = failed("layer 2") or verdicts.unread_git(
+        config.git_layer, savepoint, run.layer_2.get((instance, n)), run.remote is not None
+    )
+    if not config.chain_layer:
+        chain = verdicts.Check(verdicts.OFF, "the chain layer is off in .precompact.toml")
+    elif not check_chain:
+        chain = verdicts.Check(verdicts.NOT_VERIFIED, "the on-chain record was not read")
+    else:
+        chain = failed("layer 3") or chain_checks[n]
+    return {verdicts.SNAPSHOT: snapshot, verdicts.GIT: git, verdicts.CHAIN: chain}
 
 
 def _check_savepoint(
@@ -135,11 +196,12 @@ def _check_savepoint(
         )
     copy = run.copies.get((instance, savepoint.sequence))
     if run.remote is not None and copy is not None:
-        problems, unchecked = _check_git(
+        problems, unchecked, verdict = _check_git(
             run.remote, run.config.branch, savepoint, copy, run.local.get(savepoint), run.chunk_store
         )
         findings.extend(problems)
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
+        run.layer_2[(instance, savepoint.sequence)] = verdict
     return findings
 
 
@@ -248,9 +310,10 @@ def _check_git(
     copy: verdicts.GitCopy,
     local: verdicts.Snapshot | None,
     chunk_store: _Chunks,
-) -> tuple[list[Finding], list[Finding]]:
-    """Problems, and encrypted copies whose content was not checked: the verifier's verdict on
-    git's copy, the commit's place on the branch, and the chunks the committed snapshot lists."""
+) -> tuple[list[Finding], list[Finding], verdicts.Check]:
+    """Problems, encrypted copies whose content was not checked, and Layer 2's verdict: the
+    verifier's verdict on git's copy, the commit's place on the branch and on the remote, and
+    the chunks the committed snapshot lists."""
     n = savepoint.sequence
 
     def found(check: verdicts.Check) -> list[Finding]:
@@ -258,17 +321,24 @@ def _check_git(
 
     verdict = verdicts.git_copy(copy, savepoint.snapshot_hash, verdicts.LOCAL_ROOT)
     if verdict.status == verdicts.FAILED:
-        return found(verdict), []
+        return found(verdict), [], verdict
     moved = verdicts.on_branch(copy.commit, branch, remote.on_branch)
     if moved is not None:
-        return found(moved), []
+        return found(moved), [], moved
+    held = verdicts.on_remote(
+        copy.commit, remote.on_remote(copy.commit), remote.remote_branch, savepoint.layer_2_failure
+    )
+    layer_2 = verdicts.git_verdict(verdict, held, remote.remote_branch)
     if verdict.status == verdicts.NOT_VERIFIED:  # its content could not be read here, nor the chunks it lists
-        return [], found(verdict)
+        return [], found(verdict), layer_2
     committed = verdicts.read_snapshot(copy.data, "git") if copy.data is not None else local
     if committed is None:
-        return found(verdicts.Check(verdicts.FAILED, f"{copy.name} at commit {copy.commit[:12]} could not be read")), []
+        unread = verdicts.Check(verdicts.FAILED, f"{copy.name} at commit {copy.commit[:12]} could not be read")
+        return found(unread), [], unread
     problems, unchecked = chunk_store.git_problems(remote, committed, copy.commit)
-    return [Finding(n, "layer 2", p) for p in problems], [Finding(n, "layer 2", u) for u in unchecked]
+    if unchecked and layer_2.status == verdicts.VERIFIED:
+        layer_2 = verdicts.Check(verdicts.NOT_VERIFIED, f"{len(unchecked)} chunk(s) not checked: {unchecked[0]}")
+    return [Finding(n, "layer 2", p) for p in problems], [Finding(n, "layer 2", u) for u in unchecked], layer_2
 
 
 def _only_chain(config: Config, check_chain: bool) -> str:
@@ -286,37 +356,55 @@ def _check_chain(
     down_to: int,
     local: verdicts.LocalSnapshots,
     findings: list[Finding],
-    vouched: set[int],
+    checks: dict[int, verdicts.Check],
 ) -> str:
-    """The chain's verdict in words; the savepoints it verified are added to `vouched`."""
+    """The chain's verdict in words; its verdict on each savepoint goes into `checks`."""
     # Only this machine's own lines can say what was confirmed; a copied index could claim anything.
     confirmed = savepoint_log.highest_confirmed(s for s in savepoints if s.written_here)
     roots, read = verdicts.chain_record(config, instance, confirmed)
+    said, walked = _walk_chain(config, instance, savepoints, down_to, local, findings, roots, read)
+    checks.update({s.sequence: verdicts.chain_verdict(read, walked, s.sequence) for s in savepoints})
+    return said
+
+
+def _walk_chain(
+    config: Config,
+    instance: str,
+    savepoints: list,
+    down_to: int,
+    local: verdicts.LocalSnapshots,
+    findings: list[Finding],
+    roots: verdicts.Roots | None,
+    read: verdicts.ChainRead,
+) -> tuple[str, dict[int, verdicts.Check]]:
+    """The record read, in words, and the walk back from it (empty when there is none to walk)."""
     if read.status == verdicts.FAILED:
         findings.append(Finding(read.sequence, "layer 3", read.detail))
-        return "failed"
+        return "failed", {}
     if roots is None or read.record is None:
-        return f"not verified ({read.detail})"
+        return f"{read.status} ({read.detail})", {}
     held = read.record
     by_sequence = {s.sequence: s for s in savepoints}
     newest = by_sequence.get(held.sequence)
     if newest is None:
         findings.append(Finding(held.sequence, "layer 3", "the chain holds a savepoint the local index does not have"))
-        return "failed"
+        return "failed", {}
     try:
         verdicts.check_record_holds(held, newest, newest.commit)
     except verdicts.Broken as e:
         findings.append(Finding(e.sequence, e.layer, str(e)))
-        return "failed"
+        return "failed", {}
     walked = verdicts.walk_back(
         held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint)
     )
     findings.extend(
         Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == verdicts.FAILED
     )
-    vouched.update(n for n, check in walked.items() if check.status == verdicts.VERIFIED)
     covered = sum(check.status == verdicts.VERIFIED for check in walked.values())
-    return f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}"
+    return (
+        f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}",
+        walked,
+    )
 
 
 def _rotations(config: Config, instance: str, held) -> str:

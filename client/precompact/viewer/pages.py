@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from precompact import api
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
-from precompact.local.savepoint_log import Layer3, Savepoint
+from precompact.local.savepoint_log import Savepoint
 from precompact.local.snapshot import LoadedFile
 from precompact.recall import fulltext as recall
 from precompact.restore import dropped as dropping
@@ -35,7 +35,8 @@ DROPPED_DEADLINE_SECONDS = 0.8
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
-LAYERS = ("local", "git", "chain")
+# The layers as the page names them, and as the verifier does.
+LAYERS = {"local": verdicts.SNAPSHOT, "git": verdicts.GIT, "chain": verdicts.CHAIN}
 
 
 class ViewerError(PrecompactError):
@@ -43,12 +44,6 @@ class ViewerError(PrecompactError):
 
 
 # --- verdicts ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: str  # verdicts.VERIFIED, NOT_VERIFIED, FAILED or OFF
-    detail: str
 
 
 class Verdicts:
@@ -76,63 +71,17 @@ class Verdicts:
     def wait(self, seconds: float) -> bool:
         return self._done.wait(seconds)
 
-    def of(self, s: Savepoint) -> dict[str, Verdict] | None:
-        """The savepoint's verdict per layer, as the report states them; None while it runs."""
+    def of(self, s: Savepoint) -> dict[str, verdicts.Check] | None:
+        """The verifier's verdict on each layer of the savepoint, by the name the page gives the
+        layer; None while it runs."""
         if not self._done.is_set():
             return None
-        if self.report is None:
-            failed = Verdict(verdicts.NOT_VERIFIED, self.error or "the verifier gave no report")
-            return dict.fromkeys(LAYERS, failed)
-        return layer_verdicts(self._config, self.report, s)
-
-
-def layer_verdicts(config: Config, report: verification.Report, s: Savepoint) -> dict[str, Verdict]:
-    """The verifier's findings about one savepoint, sorted by layer. The verifier decides; this
-    only says which of its findings concern which layer of this savepoint."""
-
-    def about(*layers: str, within: list[verification.Finding]) -> list[str]:
-        return [
-            f.problem
-            for f in within
-            if f.sequence == s.sequence and f.instance in (s.instance, None) and f.layer in layers
-        ]
-
-    checked = s.sequence in report.checked
-    local_failed = about("index", "layer 1", within=report.findings)
-    unvouched = about("layer 1", within=report.unvouched)
-    local = (
-        Verdict(verdicts.FAILED, "; ".join(local_failed))
-        if local_failed
-        else Verdict(verdicts.NOT_VERIFIED, "; ".join(unvouched))
-        if unvouched
-        else Verdict(verdicts.VERIFIED, f"snapshot matches the hash {verdicts.LOCAL_ROOT}")
-        if checked
-        else Verdict(verdicts.NOT_VERIFIED, "not checked")
-    )
-    git_failed = about("layer 2", within=report.findings)
-    git_unchecked = about("layer 2", within=report.unchecked)
-    if not config.git_layer:
-        git = Verdict(verdicts.OFF, "the git layer is off in .precompact.toml")
-    elif git_failed:
-        git = Verdict(verdicts.FAILED, "; ".join(git_failed))
-    elif not s.commit:
-        git = Verdict(verdicts.NOT_VERIFIED, f"not committed yet ({s.layer_2.value.lower()})")
-    elif git_unchecked:
-        git = Verdict(verdicts.NOT_VERIFIED, f"commit {s.commit}: " + "; ".join(git_unchecked))
-    else:
-        git = Verdict(verdicts.VERIFIED, f"commit {s.commit} ({s.layer_2.value.lower()})")
-    chain_failed = about("layer 3", within=report.findings)
-    if not config.chain_layer:
-        chain = Verdict(verdicts.OFF, "the chain layer is off in .precompact.toml")
-    elif chain_failed:
-        chain = Verdict(verdicts.FAILED, "; ".join(chain_failed))
-    elif s.layer_3 != Layer3.CONFIRMED:
-        chain = Verdict(verdicts.NOT_VERIFIED, f"not on chain yet ({s.layer_3.value.lower()}); {report.chain}")
-    else:
-        posted = f"transaction {s.chain_signature}, slot {s.chain_slot}"
-        covered = report.chain.startswith("record at") or "; record at" in report.chain
-        chain = Verdict(verdicts.VERIFIED if covered else verdicts.NOT_VERIFIED, f"{posted}; {report.chain}")
-    return {"local": local, "git": git, "chain": chain}
+        found = (
+            self.report.verdicts_of(s.instance, s.sequence)
+            if self.report is not None
+            else api.verdicts_not_run(self.error or "the verifier gave no report")
+        )
+        return {name: found[layer] for name, layer in LAYERS.items()}
 
 
 # --- the timeline -----------------------------------------------------------------------------
