@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
+    from precompact.ops.logs_restore import Restored
     from precompact.ops.prune import Pruned
     from precompact.proof.bundle import Verdict
     from precompact.proof.ledger import Ledger
@@ -104,6 +105,7 @@ def _flush(config: Config) -> FlushOutcome:
 
     outcome = FlushOutcome()
     if config.git_layer:
+        _sign_lines(config)
         target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(config.repository)
@@ -130,10 +132,54 @@ def _flush(config: Config) -> FlushOutcome:
     return outcome
 
 
+def _sign_lines(config: Config) -> None:
+    """Signs, with the user's signing key, every line this machine wrote that the key has not
+    signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
+    verifies on any machine with the public key. Without the keypair here (or with
+    chain.authority naming another key) nothing is signed: what it would sign could not verify."""
+    from precompact.verifier import signed
+
+    try:
+        signer = signed.Signer.load(config.keypair)
+    except signed.SigningKeyError:
+        return
+    if config.authority not in (None, signer.public_key):
+        return
+    todo = signed.unsigned(savepoint_log.savepoints(config.logs), signer)
+    if todo:
+        savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in todo])
+
+
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     """Every savepoint with the state of its layers, and the index lines that do not parse."""
     index = savepoint_log.read(config.logs)
     return index.savepoints, index.bad_lines
+
+
+def restore(config: Config, progress: Callable[[int, int], None]) -> Restored:
+    """logs/ rebuilt from the git remote: every savepoint on the savepoint branch that a root
+    vouches for (the user's signature, or this machine's tag) checked, then written
+    (ops.logs_restore); RestoreError, with nothing written, on any contradiction."""
+    from precompact.ops import logs_restore
+
+    return logs_restore.restore(config, progress)
+
+
+def lacking(config: Config) -> list[str]:
+    """The snapshots the savepoint branch holds (here, or as last fetched: no network) that
+    logs/ lacks; `precompact restore` brings them back."""
+    from precompact.verifier import verify as verification
+
+    return verification.lacking(config, savepoint_log.savepoints(config.logs))
+
+
+def lacking_notice(config: Config) -> str | None:
+    """What `status`, `recall`, `resurrect` and `uncompact` say when logs/ lacks savepoints the
+    remote holds (None when it lacks none)."""
+    missing = lacking(config)
+    if not missing:
+        return None
+    return f"the remote holds {len(missing)} savepoint(s) that logs/ lacks: run `precompact restore`"
 
 
 def log_line(message: str) -> str:

@@ -476,8 +476,18 @@ def status(only, as_json) -> None:
             }
             for s in savepoints
         ]
-        _emit({"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines})
+        _emit(
+            {
+                "instance": loaded.instance,
+                "savepoints": rows,
+                "unparseable_index_lines": bad_lines,
+                "lacking_from_logs": len(api.lacking(loaded)),
+            }
+        )
         return
+    lacking = api.lacking_notice(loaded)
+    if lacking:
+        click.echo(lacking)
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
     for instance in instances:
         mine = [s for s in savepoints if s.instance == instance]
@@ -716,6 +726,9 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
 
     if sequence is not None and at_time:
         raise click.UsageError("give --sequence or --at, not both")
+    lacking = api.lacking_notice(loaded)
+    if lacking:
+        click.echo(lacking, err=True)
     try:
         found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage=record_lineage)
     except GitStoreError as e:
@@ -872,6 +885,53 @@ def prune(keep, as_json) -> None:
 
 
 @main.command()
+@_json_option("What was restored, what logs/ already held, and what was kept or left out")
+def restore(as_json) -> None:
+    """Rebuild logs/ from the git remote: every savepoint on the savepoint branch is checked (its
+    index line's signature by your signing key, its snapshot's hash, its chunks, the links
+    between savepoints) before anything is written; any mismatch refuses the whole restore."""
+    from precompact import api
+
+    loaded = _load()
+    step = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal step
+        if done == total or done * 10 // total > step:
+            step = done * 10 // total
+            click.echo(f"checked {done}/{total} savepoint(s)", err=True)
+
+    found = api.restore(loaded, progress)
+    if as_json:
+        _emit(
+            {
+                "restored": [{"instance": s.instance, "sequence": s.sequence} for s in found.restored],
+                "present": found.present,
+                "differing": found.differing,
+                "unvouched": found.unvouched,
+                "chunks": found.chunks,
+                "signer": found.signer,
+                "commit": found.commit,
+                "complete": found.complete,
+            }
+        )
+    else:
+        click.echo(
+            f"restored {len(found.restored)} savepoint(s) and {found.chunks} chunk(s) from {loaded.remote}/{loaded.branch} at {found.commit[:12]}, each checked against the signature of {found.signer} (or this machine's record); {found.present} were in logs/ already"
+        )
+        if found.differing:
+            click.echo(
+                f"✗ kept {len(found.differing)} savepoint(s) logs/ holds with other content than the remote's (not overwritten): {', '.join(found.differing)}"
+            )
+        if found.unvouched:
+            click.echo(
+                f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
+            )
+    if not found.complete:
+        sys.exit(EXIT_FAILED)
+
+
+@main.command()
 @click.argument("query", required=False)
 @click.option(
     "--budget",
@@ -912,6 +972,9 @@ def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance,
             _emit({"query": None, "matched": 0, "hits": [], "notes": [], "rebuilt": rebuilt})
         return
     found = api.recall(loaded, query, sequence, since, role, tool, agent=agent)
+    lacking = api.lacking_notice(loaded)
+    if lacking:
+        found.notes.append(lacking)
     if as_json:
         hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
         _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})

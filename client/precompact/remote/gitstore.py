@@ -799,3 +799,55 @@ def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
             f.write("\n")
         f.write(pattern + "\n")
     return True
+
+
+SAVES_PREFIX = f"logs/{logs_dir.SAVES_DIR}/"
+
+
+def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
+    """The snapshot files (as the index names them: the encrypted form's suffix removed) that the
+    savepoint branch holds here or as last fetched from the remote: refs only, no network."""
+    names: set[str] = set()
+    for ref in (target.ref, f"refs/remotes/{target.remote}/{target.branch}"):
+        tip = _resolve(repo, ref)
+        if tip is None:
+            continue
+        try:
+            listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
+        except git.GitCommandError as e:
+            raise GitStoreError(f"branch {target.branch} cannot be listed: {_reason(e)}") from None
+        names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
+    return names
+
+
+def remote_tip(repo: git.Repo, target: Target) -> str | None:
+    """The savepoint branch as last fetched from the remote (its remote-tracking ref)."""
+    return _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
+
+
+def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
+    """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
+    added it, clear or encrypted, from one `git log`."""
+    listing = repo.git.log("--diff-filter=A", "--format=%x00%H", "--name-only", "-z", tip, "--", SAVES_PREFIX)
+    added: dict[str, str] = {}
+    commit = None
+    for field in listing.split("\0"):
+        field = field.strip("\n")
+        if _OBJECT_ID.fullmatch(field):
+            commit = field
+        elif field and commit is not None:
+            added[field.removesuffix(remote_crypto.SUFFIX)] = commit  # newest first: the oldest stays
+    return added
+
+
+def adopt_remote_branch(repo: git.Repo, target: Target, tip: str) -> bool:
+    """Starts the local savepoint branch at the remote's `tip` when there is none here (a fresh
+    clone), so that Layer 2 commits the next savepoint on top of the remote's history; returns
+    whether it did. A local branch that exists is left as it is."""
+    if _resolve(repo, target.ref) is not None:
+        return False
+    try:
+        repo.git.update_ref(target.ref, tip, "0" * len(tip))
+    except git.GitCommandError:
+        return False  # made meanwhile by another precompact process
+    return True

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 from precompact.verifier.evidence import GitEvidence
 
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     if problem is not None:
         report.findings.append(Finding(None, "layer 2", problem))
     run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
+    run.signer = signed.configured_key(config)
+    report.unvouched.extend(_lacking(config, folded))
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if remote else []
     if remote is not None and committed:
         wanted = [(s, str(s.commit), run.local.get(s), s.snapshot_hash) for s in committed]
@@ -90,6 +92,7 @@ class _Run:
     remote: GitEvidence | None
     chunk_store: _Chunks
     copies: dict[tuple[str, int], verdicts.GitCopy] = field(default_factory=dict)
+    signer: str | None = None  # the public key whose signatures are a root (verifier.signed)
 
 
 def _check_instance(
@@ -118,7 +121,15 @@ def _check_instance(
     report.unvouched.extend(
         Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
         for s in savepoints
-        if s.sequence in report.checked and not s.written_here and s.sequence not in vouched_by_chain
+        if s.sequence in report.checked
+        and not s.written_here
+        and s.sequence not in vouched_by_chain
+        and not signed.signed_by(s, run.signer)
+    )
+    findings.extend(
+        Finding(s.sequence, "index", f"its signature by {run.signer} does not verify: the index line or the signature was altered")
+        for s in savepoints
+        if s.sequence in report.checked and run.signer is not None and signed.refuted(s, run.signer)
     )
     report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
     return chain
@@ -141,6 +152,30 @@ def _check_savepoint(
         findings.extend(problems)
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
     return findings
+
+
+def _lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> list[Finding]:
+    """A finding for each savepoint the savepoint branch holds (here, or as last fetched) that
+    logs/ lacks: a verify of logs/ alone would pass over them."""
+    return [
+        Finding(None, "layer 2", f"{name} is on branch {config.branch} but not in logs/: run `precompact restore`")
+        for name in lacking(config, folded)
+    ]
+
+
+def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> list[str]:
+    """The snapshot files the savepoint branch holds, here or as last fetched from the remote
+    (refs only: no network), that the index in logs/ does not name."""
+    from precompact.remote import gitstore
+
+    if not config.git_layer:
+        return []
+    try:
+        repo = gitstore.open_repository(config.repository)
+        names = gitstore.snapshot_names(repo, gitstore.Target.of(config))
+    except gitstore.GitStoreError:
+        return []
+    return sorted(names - {s.snapshot_file for s in folded})
 
 
 def verify_file(config: Config, path: Path) -> Report:
