@@ -652,22 +652,37 @@ def recall(
     """Full-text search over the conversation the configured instance's verified savepoints hold
     (`agent`: only that agent's sessions)."""
     from precompact.recall import fulltext as recollection
+    from precompact.verifier import signed
 
-    return recollection.search(config.logs, config.instance, query, savepoint, since, role, tool, agent=agent)
+    return recollection.search(
+        config.logs,
+        config.instance,
+        query,
+        savepoint,
+        since,
+        role,
+        tool,
+        agent=agent,
+        signer=signed.configured_key(config),
+    )
 
 
 def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
     """The recall index brought up to date with the savepoints (`rebuild`: from scratch)."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.update(config.logs, config.instance, rebuild=rebuild)
+    from precompact.verifier import signed
+
+    return recollection.update(config.logs, config.instance, rebuild=rebuild, signer=signed.configured_key(config))
 
 
 def show(config: Config, ref: str, instance: str | None = None) -> list[fulltext.Entry]:
     """The saved entries a recall reference (SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST) names."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.show(config.logs, instance or config.instance, ref)
+    from precompact.verifier import signed
+
+    return recollection.show(config.logs, instance or config.instance, ref, signer=signed.configured_key(config))
 
 
 def render(entries: list[fulltext.Entry]) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
+from precompact.local import chunks
 from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
 from precompact.verifier import verdicts
 
@@ -88,6 +89,22 @@ def integrity(found: verdicts.Snapshot, savepoint: Savepoint, before: Savepoint 
     return verdicts.Check(
         verdicts.VERIFIED, f"hash matches {root(signer)}; hash link to the previous savepoint holds", found.sha256
     )
+
+
+def local_document(
+    savepoint: Savepoint, found: verdicts.Snapshot | None, fetch: chunks.Fetch, where: str, signer: str | None
+) -> bytes:
+    """verdicts.local_root_document, with `signer`'s signature over the index line as a root
+    beside this machine's record: the full document of a savepoint whose local bytes either
+    vouches for. Raises Unrooted when neither does, Broken when the bytes contradict it."""
+    if savepoint.written_here or not signed_by(savepoint, signer):
+        return verdicts.local_root_document(savepoint, found, fetch, where)
+    if found is None:
+        raise verdicts.Unrooted(
+            f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/"
+        )
+    verdicts.check_local_root(found, savepoint, root(str(signer)))
+    return verdicts.contents(found, fetch, where)
 
 
 @dataclass(frozen=True)
