@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from support import transcript_gen
@@ -224,7 +224,7 @@ def _blobs(remote: Path) -> list[str]:
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_single_changed_byte_on_the_remote_verifies_after_restore(clear_remote, tmp_path_factory, data):
     """Any single byte of any file on the branch (the index copy, a snapshot, a chunk) changed
@@ -248,6 +248,7 @@ def test_no_single_changed_byte_on_the_remote_verifies_after_restore(clear_remot
     shutil.move(logs, kept)
     try:
         done = precompact(project.path, "restore", "--json", env=home)
+        event(f"{name.split('/')[1].split('_')[0]}: {'refused' if 'error' in json.loads(done.stdout) else 'restored'}")
         if done.returncode == 1 and "error" in json.loads(done.stdout):
             assert not logs.exists() or not any(logs.rglob("*.json*")), "a refused restore wrote nothing"
             return

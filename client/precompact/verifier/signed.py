@@ -156,7 +156,7 @@ def _valid(key: str, signature: str, data: bytes) -> bool:
 
     try:
         public = Ed25519PublicKey.from_public_bytes(b58decode(key))
-        Ed25519PublicKey.verify(public, bytes.fromhex(signature), data)
+        public.verify(bytes.fromhex(signature), data)
     except (ValueError, InvalidSignature):
         return False
     return True
