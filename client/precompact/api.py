@@ -670,7 +670,6 @@ def recall(
 def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
     """The recall index brought up to date with the savepoints (`rebuild`: from scratch)."""
     from precompact.recall import fulltext as recollection
-
     from precompact.verifier import signed
 
     return recollection.update(config.logs, config.instance, rebuild=rebuild, signer=signed.configured_key(config))
@@ -679,7 +678,6 @@ def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
 def show(config: Config, ref: str, instance: str | None = None) -> list[fulltext.Entry]:
     """The saved entries a recall reference (SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST) names."""
     from precompact.recall import fulltext as recollection
-
     from precompact.verifier import signed
 
     return recollection.show(config.logs, instance or config.instance, ref, signer=signed.configured_key(config))

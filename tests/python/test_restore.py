@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from support import transcript_gen
 from support.commands import precompact, run_git
-from support.projects import Project, new_project, trust
+from support.projects import Project, new_project
 
 LACKING = "the remote holds 3 savepoint(s) that logs/ lacks: run `precompact restore`"
 

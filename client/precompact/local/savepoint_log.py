@@ -424,7 +424,9 @@ def signed_content(savepoint: Savepoint) -> bytes:
     return json.dumps(savepoint.created, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def restored_lines(savepoint: Savepoint, signatures: list[LineSignature], commit: str, branch: str, remote: str) -> list[dict]:
+def restored_lines(
+    savepoint: Savepoint, signatures: list[LineSignature], commit: str, branch: str, remote: str
+) -> list[dict]:
     """The index lines `precompact restore` writes for a savepoint it checked on the remote: its
     SAVEPOINT_CREATED line exactly as the remote holds it (its machine tag stays the one it was
     written with, so it checks only on the machine that wrote it), the signatures that checked,

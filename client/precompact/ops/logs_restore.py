@@ -130,7 +130,9 @@ def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log
     return read.savepoints
 
 
-def _vouched(remote: list[savepoint_log.Savepoint], key: str, found: Restored) -> list[tuple[savepoint_log.Savepoint, str]]:
+def _vouched(
+    remote: list[savepoint_log.Savepoint], key: str, found: Restored
+) -> list[tuple[savepoint_log.Savepoint, str]]:
     """The remote's savepoints a root vouches for, with the root's name; refuses a signature that
     claims the key and does not verify, a name Layer 1 does not write and a broken link."""
     vouched = []
@@ -148,7 +150,9 @@ def _vouched(remote: list[savepoint_log.Savepoint], key: str, found: Restored) -
             found.unvouched.append(f"{savepoint.instance} #{savepoint.sequence}")
             continue
         if not logs_dir.is_snapshot_name(savepoint.snapshot_file, savepoint.sequence):
-            raise RestoreError(f"{where} names {savepoint.snapshot_file!r}, not a name precompact writes; nothing restored")
+            raise RestoreError(
+                f"{where} names {savepoint.snapshot_file!r}, not a name precompact writes; nothing restored"
+            )
         vouched.append((savepoint, root))
     by_key = {(s.instance, s.sequence): s for s, _ in vouched}
     for savepoint, _ in vouched:
@@ -162,7 +166,12 @@ def _vouched(remote: list[savepoint_log.Savepoint], key: str, found: Restored) -
 
 
 def _checked_bytes(
-    repo, target: gitstore.Target, tip: str, config: Config, wanted: list[tuple[savepoint_log.Savepoint, str]], progress: Progress
+    repo,
+    target: gitstore.Target,
+    tip: str,
+    config: Config,
+    wanted: list[tuple[savepoint_log.Savepoint, str]],
+    progress: Progress,
 ) -> tuple[list[bytes], list[bytes]]:
     """Each wanted savepoint's snapshot at the tip, checked against what its root vouches for,
     and the chunks they list that logs/ lacks, each checked against its name."""
@@ -181,12 +190,16 @@ def _checked_bytes(
         for ref in verdicts.chunk_refs(found):
             refs.setdefault(ref.sha256, ref)
         progress(done, len(wanted))
-    missing = [ref for ref in refs.values() if verdicts.chunk_problem(ref, chunks.read_local(config.logs, ref), "logs/")]
+    missing = [
+        ref for ref in refs.values() if verdicts.chunk_problem(ref, chunks.read_local(config.logs, ref), "logs/")
+    ]
     fetched = []
     paths = [(tip, f"{gitstore.CHUNKS_DIR}{ref.sha256}") for ref in missing]
     for ref, data in zip(missing, gitstore.files_at(repo, paths, target.keys)):
+        if isinstance(data, gitstore.Unopened):
+            raise RestoreError(f"{data}; nothing restored")
         problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {tip[:12]}")
-        if problem is not None:
-            raise RestoreError(f"{data if isinstance(data, gitstore.Unopened) else problem}; nothing restored")
+        if problem is not None or not isinstance(data, bytes):
+            raise RestoreError(f"{problem}; nothing restored")
         fetched.append(data)
     return snapshots, fetched

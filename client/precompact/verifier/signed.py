@@ -122,7 +122,9 @@ class Signer:
         try:
             values = json.loads(path.read_text())
         except FileNotFoundError:
-            raise SigningKeyError(f"keypair {path} does not exist; run `precompact init` or set chain.keypair") from None
+            raise SigningKeyError(
+                f"keypair {path} does not exist; run `precompact init` or set chain.keypair"
+            ) from None
         except (OSError, ValueError) as e:
             raise SigningKeyError(f"keypair {path} is unreadable or not JSON ({e})") from None
         if not (

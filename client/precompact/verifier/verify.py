@@ -127,7 +127,11 @@ def _check_instance(
         and not signed.signed_by(s, run.signer)
     )
     findings.extend(
-        Finding(s.sequence, "index", f"its signature by {run.signer} does not verify: the index line or the signature was altered")
+        Finding(
+            s.sequence,
+            "index",
+            f"its signature by {run.signer} does not verify: the index line or the signature was altered",
+        )
         for s in savepoints
         if s.sequence in report.checked and run.signer is not None and signed.refuted(s, run.signer)
     )
