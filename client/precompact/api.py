@@ -105,7 +105,7 @@ def _flush(config: Config) -> FlushOutcome:
 
     outcome = FlushOutcome()
     if config.git_layer:
-        _sign_lines(config)
+        newly_signed = _sign_lines(config)
         target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(config.repository)
@@ -113,7 +113,7 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = [str(e)]
         else:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs)
+                config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
             )
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
@@ -132,22 +132,24 @@ def _flush(config: Config) -> FlushOutcome:
     return outcome
 
 
-def _sign_lines(config: Config) -> None:
+def _sign_lines(config: Config) -> bool:
     """Signs, with the user's signing key, every line this machine wrote that the key has not
     signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
     verifies on any machine with the public key. Without the keypair here (or with
-    chain.authority naming another key) nothing is signed: what it would sign could not verify."""
+    chain.authority naming another key) nothing is signed: what it would sign could not verify.
+    Returns whether it signed anything."""
     from precompact.verifier import signed
 
     try:
         signer = signed.Signer.load(config.keypair)
     except signed.SigningKeyError:
-        return
+        return False
     if config.authority not in (None, signer.public_key):
-        return
+        return False
     todo = signed.unsigned(savepoint_log.savepoints(config.logs), signer)
     if todo:
         savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in todo])
+    return bool(todo)
 
 
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:

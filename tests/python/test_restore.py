@@ -264,3 +264,23 @@ def test_no_single_changed_byte_on_the_remote_verifies_after_restore(clear_remot
         if logs.exists():
             shutil.rmtree(logs)
         shutil.move(kept, logs)
+
+
+def test_savepoints_pushed_before_signing_are_signed_and_pushed_at_the_next_flush(tmp_path):
+    """An archive from before signing (here: made while the keypair was away): the next flush
+    signs this machine's lines and commits the index alone, so a second machine restores it."""
+    made = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    away = tmp_path / "away.json"
+    made.keypair_file.rename(away)
+    _saved(made, tmp_path, 3)
+    assert not [e for e in _index(made.logs) if e["event"] == "SAVEPOINT_SIGNED"]
+    away.rename(made.keypair_file)
+
+    assert precompact(made.path, "flush").returncode == 0
+    assert [e["sequence"] for e in _index(made.logs) if e["event"] == "SAVEPOINT_SIGNED"] == [1, 2, 3]
+    assert run_git(made.remote, "log", "-1", "--format=%s", "precompact/savepoints").strip() == (
+        "PRECOMPACT: savepoint index signed"
+    )
+    clone, env = _second_machine(made, tmp_path)
+    restored = precompact(clone, "restore", env=env)
+    assert restored.returncode == 0 and restored.stdout.startswith("restored 3 savepoint(s)"), restored.stdout

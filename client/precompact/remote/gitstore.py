@@ -169,6 +169,19 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: save
     files: dict[str, str | None] = {name: sha256}
     files.update(_chunks_to_commit(repo, target, logs, _listed_chunks(logs, name, sha256)))
     files[index_name] = None
+    return _commit_files(repo, target, logs, files, commit_message(savepoint, target.keys))
+
+
+def commit_index(repo: git.Repo, target: Target, logs: Path) -> str:
+    """Commits the current index file alone onto the branch (the signatures of savepoints
+    committed before they were signed); returns the commit id."""
+    message = "PRECOMPACT: savepoint index signed\n"
+    return _commit_files(repo, target, logs, {f"logs/{savepoint_log.INDEX_NAME}": None}, message)
+
+
+def _commit_files(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None], message: str) -> str:
+    """A commit on the branch of `files` (logs/ names, with the sha256 their bytes must have
+    when known) over its tip, the branch moved to it by compare-and-swap."""
     blobs = tree_entries(repo, target, logs, files)
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
@@ -178,7 +191,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: save
             repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
             tree = _write_tree(repo, blobs, env)
         parents = ["-p", parent] if parent else []
-        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(savepoint, target.keys), env=environment)
+        commit = repo.git.commit_tree(tree, *parents, "-m", message, env=environment)
         expected = parent or "0" * len(commit)
         try:
             repo.git.update_ref(target.ref, commit, expected)
@@ -731,12 +744,20 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
     return sources
 
 
-def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.Outcome]:
+def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False) -> Iterator[savepoint_log.Outcome]:
     """Commits every savepoint not yet committed, in sequence order, then pushes once, yielding
     each savepoint's outcome as it happens (the caller records it). Stops at the first savepoint
-    that cannot be committed: later ones must not be committed ahead of it."""
+    that cannot be committed: later ones must not be committed ahead of it. With `newly_signed`
+    (signatures were added to the index) and no savepoint to commit, the index is committed
+    alone, so that the remote's copy carries them; the branch is pushed whenever it is ahead of
+    the remote's."""
     Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
     savepoints = savepoint_log.savepoints(logs)
+    if newly_signed and all(s.commit for s in savepoints) and _resolve(repo, target.ref):
+        try:
+            commit_index(repo, target, logs)
+        except (GitStoreError, git.GitCommandError, OSError):
+            pass  # the next savepoint's commit carries the index, signatures included
     for savepoint in savepoints:
         if savepoint.commit:
             continue
@@ -750,6 +771,9 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.O
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
+        if _resolve(repo, target.ref) not in (None, remote_tip(repo, target)):
+            with contextlib.suppress(GitStoreError):
+                push(repo, target)  # an index-only commit: the next flush tries again
         return
     try:
         push(repo, target)
