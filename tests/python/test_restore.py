@@ -284,3 +284,21 @@ def test_savepoints_pushed_before_signing_are_signed_and_pushed_at_the_next_flus
     clone, env = _second_machine(made, tmp_path)
     restored = precompact(clone, "restore", env=env)
     assert restored.returncode == 0 and restored.stdout.startswith("restored 3 savepoint(s)"), restored.stdout
+
+
+def test_a_savepoint_written_into_an_empty_logs_is_never_overwritten_nor_hides_the_remotes(project, tmp_path):
+    """logs/ lost, then a compaction writes savepoint 1 again before `restore`: Layer 2 does not
+    commit it (its index copy would no longer name the remote's three), and restore keeps it and
+    leaves that instance's savepoints of the remote out, saying so."""
+    shutil.rmtree(project.logs)
+    transcript = transcript_gen.generate(tmp_path / "other.jsonl", project=project.path, seed=11)
+    done = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--json")
+    assert done.returncode == 3
+    layer_2 = json.loads(done.stdout)["layer_2"]
+    assert layer_2["state"] == "queued" and "holds 3 savepoint(s) that logs/ lacks" in layer_2["problem"], layer_2
+    mine = (project.logs / "precompact-savepoint.jsonl").read_bytes()
+
+    restored = precompact(project.path, "restore")
+    assert restored.returncode == 1, restored.stdout
+    assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's (not overwritten)" in restored.stdout
+    assert (project.logs / "precompact-savepoint.jsonl").read_bytes() == mine

@@ -77,6 +77,7 @@ def restore(config: Config, progress: Progress) -> Restored:
     local = {(s.instance, s.sequence): s for s in savepoint_log.savepoints(config.logs)}
     vouched = _vouched(remote, key, found)
     wanted: list[tuple[savepoint_log.Savepoint, str]] = []
+    forked: set[str] = set()
     for savepoint, root in vouched:
         held = local.get((savepoint.instance, savepoint.sequence))
         if held is None:
@@ -84,9 +85,18 @@ def restore(config: Config, progress: Progress) -> Restored:
         elif held.snapshot_hash == savepoint.snapshot_hash:
             found.present += 1
         else:
+            forked.add(savepoint.instance)
             found.differing.append(
                 f"{savepoint.instance} #{savepoint.sequence} (logs/ holds sha256:{held.snapshot_hash[:16]}, the remote sha256:{savepoint.snapshot_hash[:16]})"
             )
+    # An instance logs/ numbers differently (savepoints written after logs/ was lost) keeps its
+    # own chain: the remote's would not link to it.
+    for savepoint, _ in wanted:
+        if savepoint.instance in forked:
+            found.differing.append(
+                f"{savepoint.instance} #{savepoint.sequence} (its instance's chain in logs/ differs)"
+            )
+    wanted = [(s, root) for s, root in wanted if s.instance not in forked]
     snapshots, fetched = _checked_bytes(repo, target, tip, config, wanted, progress)
     added = gitstore.commits_adding_snapshots(repo, tip)
     lines = []

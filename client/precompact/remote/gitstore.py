@@ -753,6 +753,13 @@ def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False)
     the remote's."""
     Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
     savepoints = savepoint_log.savepoints(logs)
+    uncommitted = [s for s in savepoints if not s.commit]
+    hidden = _not_in_logs(repo, target, savepoints) if uncommitted else 0
+    if hidden:
+        # The commit's index copy, which `precompact restore` reads, would no longer name them.
+        reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"
+        yield Outcome(uncommitted[0], Event.LAYER_2_FAILED, {"reason": reason})
+        return
     if newly_signed and all(s.commit for s in savepoints) and _resolve(repo, target.ref):
         try:
             commit_index(repo, target, logs)
@@ -842,6 +849,14 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
             raise GitStoreError(f"branch {target.branch} cannot be listed: {_reason(e)}") from None
         names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
     return names
+
+
+def _not_in_logs(repo: git.Repo, target: Target, savepoints: list[savepoint_log.Savepoint]) -> int:
+    """How many snapshots the branch holds (here, or as last fetched) that the index does not name."""
+    try:
+        return len(snapshot_names(repo, target) - {s.snapshot_file for s in savepoints})
+    except GitStoreError:
+        return 0  # an unreadable branch: committing to it will say why
 
 
 def remote_tip(repo: git.Repo, target: Target) -> str | None:
