@@ -302,3 +302,17 @@ def test_a_savepoint_written_into_an_empty_logs_is_never_overwritten_nor_hides_t
     assert restored.returncode == 1, restored.stdout
     assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's (not overwritten)" in restored.stdout
     assert (project.logs / "precompact-savepoint.jsonl").read_bytes() == mine
+
+
+def test_a_snapshot_altered_on_the_remote_refuses_the_whole_restore(project, tmp_path):
+    name = _status(project.path)["savepoints"][1]["snapshot_file"]
+    altered = bytearray((project.path / name).read_bytes())
+    altered[100] ^= 0x01
+    _rewrite_remote(project, tmp_path, {name: bytes(altered)})
+    shutil.rmtree(project.logs)
+    refused = precompact(project.path, "restore")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
+    [line] = refused.stderr.splitlines()[-1:]
+    assert line.startswith("Error: snapshot in git commit ") and line.endswith("; nothing restored"), line
+    assert f"but the index line signed by {project.authority().pubkey()} states sha256:" in line
+    assert not any(project.logs.rglob("*.json*")), "a refused restore writes nothing"

@@ -42,8 +42,9 @@ class SigningKeyError(PrecompactError):
 
 
 def root(signer: str) -> str:
-    """How verdicts name this root."""
-    return f"the index line signed by {signer}"
+    """How a verdict that holds bytes to this root names it (as verdicts.LOCAL_ROOT names the
+    local one: "…, but {root} sha256:…")."""
+    return f"the index line signed by {signer} states"
 
 
 def message(savepoint: Savepoint) -> bytes:
@@ -87,7 +88,9 @@ def integrity(found: verdicts.Snapshot, savepoint: Savepoint, before: Savepoint 
             verdicts.FAILED, f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence} in the index"
         )
     return verdicts.Check(
-        verdicts.VERIFIED, f"hash matches {root(signer)}; hash link to the previous savepoint holds", found.sha256
+        verdicts.VERIFIED,
+        f"hash matches the index line signed by {signer}; hash link to the previous savepoint holds",
+        found.sha256,
     )
 
 
