@@ -78,7 +78,7 @@ def test_lost_logs_every_command_says_so_and_restore_brings_them_back(project):
     recall = precompact(project.path, "recall", "marker1")
     assert LACKING in recall.stdout, recall.stdout
     uncompact = precompact(project.path, "uncompact", "--sequence", "2", home=project.path.parent / "home")
-    assert LACKING in uncompact.stderr, uncompact.stderr
+    assert uncompact.returncode == 0 and LACKING in uncompact.stderr, uncompact.stderr
 
     restored = precompact(project.path, "restore", "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
