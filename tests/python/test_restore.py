@@ -127,7 +127,7 @@ def _second_machine(project: Project, tmp_path: Path) -> tuple[Path, dict]:
     return clone, env
 
 
-def test_a_second_machine_with_only_the_remote_and_the_key_restores_and_verifies(project, tmp_path):
+def test_a_second_machine_with_only_the_remote_and_the_key_restores_and_verifies(project, tmp_path, monkeypatch):
     clone, env = _second_machine(project, tmp_path)
     status = precompact(clone, "status", env=env)
     assert LACKING in status.stdout, status.stdout
@@ -142,6 +142,15 @@ def test_a_second_machine_with_only_the_remote_and_the_key_restores_and_verifies
     assert "marker2" in precompact(clone, "recall", "marker2", env=env).stdout
     # The restored lines keep the first machine's tag: this machine does not claim it wrote them.
     assert all(e.get("machine_tag") for e in _index(clone / "logs") if e["event"] == "SAVEPOINT_CREATED")
+    # A session starting there is briefed from the restored logs/ alone (no git, no network).
+    from precompact import api
+    from precompact.config import settings
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    brief = api.session_start_brief(settings.load(clone), 3, None)
+    [proof] = [line for line in brief.splitlines() if line.startswith("Proof: savepoint 3")]
+    assert "integrity ✓ verified" in proof, proof
 
 
 def test_without_the_signing_key_a_second_machine_verifies_nothing(project, tmp_path):
