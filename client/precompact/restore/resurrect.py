@@ -122,7 +122,7 @@ def resurrect(
             )
         if not found.verified:
             raise ResurrectError(
-                f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash or the chain); the session state was not restored"
+                f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the session state was not restored"
             )
         found.restored_state = _restore_state(config, found.document, target)
     return found
