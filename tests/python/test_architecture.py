@@ -181,6 +181,7 @@ INDEX_ONLY_KEYS = {
     "from_instance",
     "from_sequence",
     "machine_tag",
+    "line_signature",
 }
 
 
@@ -206,6 +207,24 @@ def reads_the_index_by_key(tree: ast.Module) -> list[str]:
         raw_line = isinstance(owner, ast.Attribute) and owner.attr == "created"
         if raw_line or (isinstance(key, ast.Constant) and key.value in INDEX_ONLY_KEYS):
             found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+# The user's signature over an index line (the root that travels) is made and checked in one
+# place: a second signer or checker could sign another message or accept another key.
+SIGNATURE_OWNER = "verifier/signed.py"
+ED25519_MODULE = "cryptography.hazmat.primitives.asymmetric.ed25519"
+
+
+def uses_ed25519_around_its_owner(tree: ast.Module) -> list[str]:
+    """An import of cryptography's ed25519 (the index-line signature's primitive)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ED25519_MODULE.rsplit(".", 1)[0]):
+            if node.module == ED25519_MODULE or any(alias.name == "ed25519" for alias in node.names):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Import) and any(alias.name.startswith(ED25519_MODULE) for alias in node.names):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
     return found
 
 
@@ -237,6 +256,15 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         reads_the_index_by_key,
         (*INDEX_OWNERS, "local/provenance.py"),
         "def name(savepoint):\n    return savepoint.created.get('snapshot_file')\n",
+    ),
+    "uses_ed25519_around_its_owner": (
+        uses_ed25519_around_its_owner,
+        (SIGNATURE_OWNER,),
+        (
+            "def check(key, signature, data):\n"
+            "    from cryptography.hazmat.primitives.asymmetric import ed25519\n"
+            "    ed25519.Ed25519PublicKey.from_public_bytes(key).verify(signature, data)\n"
+        ),
     ),
 }
 
