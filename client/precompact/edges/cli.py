@@ -713,26 +713,37 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
     if uncompact:
         _uncompact(instance, sequence, at_time, as_json)
         return
-    found = _resurrected(_load(), instance or from_instance, sequence, at_time, restore_state, bool(from_instance))
+    found = _resurrected(
+        _load(),
+        instance or from_instance,
+        sequence,
+        at_time,
+        restore_state,
+        bool(from_instance),
+        not as_json and output != "json",
+    )
     click.echo(api.render_resurrection(found, "json" if as_json else output))
     if not found.intact:
         sys.exit(EXIT_FAILED)
 
 
-def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False):
-    """The savepoint chosen, fetched and checked; says when newer ones were passed over."""
+def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False, say_lacking=True):
+    """The savepoint chosen, fetched and checked; says when newer ones were passed over and
+    (`say_lacking`: not for JSON, whose readers ask `status --json`) when logs/ lacks savepoints
+    the remote holds."""
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
 
     if sequence is not None and at_time:
         raise click.UsageError("give --sequence or --at, not both")
-    lacking = api.lacking_notice(loaded)
-    if lacking:
-        click.echo(lacking, err=True)
     try:
         found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage=record_lineage)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
+    # After it, so that a failure stays one line.
+    lacking = api.lacking_notice(loaded) if say_lacking else None
+    if lacking:
+        click.echo(lacking, err=True)
     if sequence is None and at_time is None and found.later:
         click.echo(
             f"skipped the {found.later} newer savepoint(s) after {found.savepoint.sequence}: they hold no conversation",
@@ -761,7 +772,7 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
 
-    found = _resurrected(_load(), instance, sequence, at_time)
+    found = _resurrected(_load(), instance, sequence, at_time, say_lacking=not as_json)
     try:
         written = api.uncompact(found)
     except GitStoreError as e:
