@@ -325,3 +325,23 @@ def test_a_snapshot_altered_on_the_remote_refuses_the_whole_restore(project, tmp
     assert line.startswith("Error: snapshot in git commit ") and line.endswith("; nothing restored"), line
     assert f"but the index line signed by {project.authority().pubkey()} states sha256:" in line
     assert not any(project.logs.rglob("*.json*")), "a refused restore writes nothing"
+
+
+def test_with_the_chain_on_layer_3_takes_up_a_restored_logs_and_goes_on(tmp_path, localnet):
+    """Three savepoints anchored; logs/ lost and restored: the next flush confirms them from the
+    record (the walk back through their bytes), posts nothing twice, and the next savepoint
+    follows the record."""
+    made = new_project(tmp_path, "project", git_layer=True, chain_layer=True, cluster=localnet.url, airdrop=True)
+    for _ in range(3):
+        done = precompact(made.path, "savepoint", "--no-transcript")
+        assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(made.logs)
+    assert precompact(made.path, "restore").returncode == 0
+    flushed = precompact(made.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout
+    assert [r["layer_3"] for r in _status(made.path)["savepoints"]] == ["CONFIRMED"] * 3
+    done = precompact(made.path, "savepoint", "--no-transcript", "--json")
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["savepoint"]["sequence"] == 4
+    verify = precompact(made.path, "verify")
+    assert verify.returncode == 0 and verify.stdout.startswith("✓ 4 savepoint(s) verified"), verify.stdout
