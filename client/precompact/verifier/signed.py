@@ -17,8 +17,9 @@ The background worker signs only the lines this machine wrote (their machine tag
 local.provenance), each once per key, before Layer 2 commits the index: every index copy pushed
 carries the signatures of the savepoints it holds.
 
-Verification uses `cryptography` (already loaded by age), never the Solana stack, so that the
-SessionStart hook can take this root without paying for solders.
+Verification uses `cryptography` (a dependency already), never the Solana stack, so that the
+SessionStart hook can take this root without paying for solders (and pays for cryptography only for
+a line this machine did not write).
 """
 
 from __future__ import annotations
