@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
+    from precompact.ops.logs_restore import Restored
     from precompact.ops.prune import Pruned
     from precompact.proof.bundle import Verdict
     from precompact.proof.ledger import Ledger
@@ -105,6 +106,7 @@ def _flush(config: Config) -> FlushOutcome:
 
     outcome = FlushOutcome()
     if config.git_layer:
+        newly_signed = _sign_lines(config)
         target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(config.repository)
@@ -112,7 +114,7 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = [str(e)]
         else:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs)
+                config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
             )
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
@@ -131,6 +133,26 @@ def _flush(config: Config) -> FlushOutcome:
     return outcome
 
 
+def _sign_lines(config: Config) -> bool:
+    """Signs, with the user's signing key, every line this machine wrote that the key has not
+    signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
+    verifies on any machine with the public key. Without the keypair here (or with
+    chain.authority naming another key) nothing is signed: what it would sign could not verify.
+    Returns whether it signed anything."""
+    from precompact.verifier import signed
+
+    try:
+        signer = signed.Signer.load(config.keypair)
+    except signed.SigningKeyError:
+        return False
+    if config.authority not in (None, signer.public_key):
+        return False
+    todo = signed.unsigned(savepoint_log.savepoints(config.logs), signer)
+    if todo:
+        savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in todo])
+    return bool(todo)
+
+
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     """Every savepoint with the state of its layers, and the index lines that do not parse."""
     index = savepoint_log.read(config.logs)
@@ -143,6 +165,32 @@ def compaction_mark(savepoint: savepoint_log.Savepoint) -> str | None:
     from precompact.local import capture
 
     return capture.compaction(savepoint)
+
+
+def restore(config: Config, progress: Callable[[int, int], None]) -> Restored:
+    """logs/ rebuilt from the git remote: every savepoint on the savepoint branch that a root
+    vouches for (the user's signature, or this machine's tag) checked, then written
+    (ops.logs_restore); RestoreError, with nothing written, on any contradiction."""
+    from precompact.ops import logs_restore
+
+    return logs_restore.restore(config, progress)
+
+
+def lacking(config: Config) -> list[str]:
+    """The snapshots the savepoint branch holds (here, or as last fetched: no network) that
+    logs/ lacks; `precompact restore` brings them back."""
+    from precompact.verifier import verify as verification
+
+    return verification.lacking(config, savepoint_log.savepoints(config.logs))
+
+
+def lacking_notice(config: Config) -> str | None:
+    """What `status`, `recall`, `resurrect` and `uncompact` say when logs/ lacks savepoints the
+    remote holds (None when it lacks none)."""
+    from precompact.verifier import verify as verification
+
+    missing = lacking(config)
+    return verification.lacking_notice(len(missing)) if missing else None
 
 
 def log_line(message: str) -> str:
@@ -615,22 +663,35 @@ def recall(
     """Full-text search over the conversation the configured instance's verified savepoints hold
     (`agent`: only that agent's sessions)."""
     from precompact.recall import fulltext as recollection
+    from precompact.verifier import signed
 
-    return recollection.search(config.logs, config.instance, query, savepoint, since, role, tool, agent=agent)
+    return recollection.search(
+        config.logs,
+        config.instance,
+        query,
+        savepoint,
+        since,
+        role,
+        tool,
+        agent=agent,
+        signer=signed.configured_key(config),
+    )
 
 
 def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
     """The recall index brought up to date with the savepoints (`rebuild`: from scratch)."""
     from precompact.recall import fulltext as recollection
+    from precompact.verifier import signed
 
-    return recollection.update(config.logs, config.instance, rebuild=rebuild)
+    return recollection.update(config.logs, config.instance, rebuild=rebuild, signer=signed.configured_key(config))
 
 
 def show(config: Config, ref: str, instance: str | None = None) -> list[fulltext.Entry]:
     """The saved entries a recall reference (SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST) names."""
     from precompact.recall import fulltext as recollection
+    from precompact.verifier import signed
 
-    return recollection.show(config.logs, instance or config.instance, ref)
+    return recollection.show(config.logs, instance or config.instance, ref, signer=signed.configured_key(config))
 
 
 def render(entries: list[fulltext.Entry]) -> str:

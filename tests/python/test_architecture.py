@@ -181,6 +181,7 @@ INDEX_ONLY_KEYS = {
     "from_instance",
     "from_sequence",
     "machine_tag",
+    "line_signature",
 }
 
 
@@ -316,7 +317,7 @@ def reads_a_snapshot_by_key(tree: ast.Module) -> list[str]:
 # A verdict (verified, not verified, pending, not on the remote, failed, off) is decided in
 # verifier/ and only rendered elsewhere: outside it a verdict's status may be compared with, never
 # given to anything, and no verdict type is constructed.
-VERDICT_OWNERS = ("verifier/verdicts.py", "verifier/verify.py", "verifier/savepoint.py")
+VERDICT_OWNERS = ("verifier/verdicts.py", "verifier/verify.py", "verifier/savepoint.py", "verifier/signed.py")
 VERDICT_MODULES = {"precompact.verifier.verdicts", "precompact.restore.resurrect"}
 VERDICT_STATUSES = {"VERIFIED", "NOT_VERIFIED", "PENDING", "NOT_ON_REMOTE", "FAILED", "OFF"}
 VERDICT_TYPES = {"Check", "ChainRead"}
@@ -371,6 +372,24 @@ def produces_a_verdict(tree: ast.Module) -> list[str]:
     return found
 
 
+# The user's signature over an index line (the root that travels) is made and checked in one
+# place: a second signer or checker could sign another message or accept another key.
+SIGNATURE_OWNER = "verifier/signed.py"
+ED25519_MODULE = "cryptography.hazmat.primitives.asymmetric.ed25519"
+
+
+def uses_ed25519_around_its_owner(tree: ast.Module) -> list[str]:
+    """An import of cryptography's ed25519 (the index-line signature's primitive)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ED25519_MODULE.rsplit(".", 1)[0]):
+            if node.module == ED25519_MODULE or any(alias.name == "ed25519" for alias in node.names):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Import) and any(alias.name.startswith(ED25519_MODULE) for alias in node.names):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
@@ -414,6 +433,15 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         produces_a_verdict,
         VERDICT_OWNERS,
         "from precompact.verifier import verdicts\ndef git(s):\n    return verdicts.Check(verdicts.VERIFIED, 'commit made here')\n",
+    ),
+    "uses_ed25519_around_its_owner": (
+        uses_ed25519_around_its_owner,
+        (SIGNATURE_OWNER,),
+        (
+            "def check(key, signature, data):\n"
+            "    from cryptography.hazmat.primitives.asymmetric import ed25519\n"
+            "    ed25519.Ed25519PublicKey.from_public_bytes(key).verify(signature, data)\n"
+        ),
     ),
 }
 

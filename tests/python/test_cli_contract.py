@@ -94,6 +94,7 @@ def test_a_git_only_project_answers_every_command_in_json_with_the_documented_ex
     verified = run("verify", "verify")
     assert (verified["verified"], verified["checked"], verified["chain"]) == (True, [1], "off")
     assert run("verify", "verify", "--all")["checked"] == [1], "--all: every savepoint, spelled out"
+    assert run("restore", "restore")["present"] == 1, "logs/ holds what the remote holds"
     restored = run("resurrect", "resurrect")
     assert restored["verified"] and restored["messages"] > 0
     assert json.loads(invoke("resurrect", "--format", "json").stdout) == restored, "the older spelling still works"
@@ -142,7 +143,7 @@ def test_errors_are_json_when_asked_and_one_line_otherwise(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     unconfigured = (
         *("status", "verify", "flush", "savepoint", "import", "inspect", "resurrect", "uncompact", "export"),
-        *("recall x", "show 1:1", "prove 1", "prune --keep 1", "key show", "key import -", "key rekey"),
+        *("recall x", "show 1:1", "prove 1", "prune --keep 1", "key show", "key import -", "key rekey", "restore"),
     )
     for command in unconfigured:
         failed = run("error", *command.split(), exit_code=FAILED)

@@ -481,8 +481,18 @@ def status(only, as_json) -> None:
             }
             for s in savepoints
         ]
-        _emit({"instance": loaded.instance, "savepoints": rows, "unparseable_index_lines": bad_lines})
+        _emit(
+            {
+                "instance": loaded.instance,
+                "savepoints": rows,
+                "unparseable_index_lines": bad_lines,
+                "lacking_from_logs": len(api.lacking(loaded)),
+            }
+        )
         return
+    lacking = api.lacking_notice(loaded)
+    if lacking:
+        click.echo(lacking)
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
     for instance in instances:
         mine = [s for s in savepoints if s.instance == instance]
@@ -640,7 +650,13 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
             f"{instance} savepoint {n} [{layer}]: {check.status} ({check.detail})"
             for instance, n, layer, check in short
         ]
-        _say(f"✗ {savepoints} of {len(report.checked)} savepoint(s) not verified: {said[0]}")
+        if report.lacking:
+            _say(f"✗ {api.lacking_notice(loaded)}")
+            for finding in report.unvouched:
+                if finding.sequence is None:
+                    _say(f"  also: {finding}")
+        if said:
+            _say(f"✗ {savepoints} of {len(report.checked)} savepoint(s) not verified: {said[0]}")
         for line in said[1:]:
             _say(f"  also: {line}")
     # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.
@@ -738,14 +754,24 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
     if uncompact:
         _uncompact(instance, sequence, at_time, as_json)
         return
-    found = _resurrected(_load(), instance or from_instance, sequence, at_time, restore_state, bool(from_instance))
+    found = _resurrected(
+        _load(),
+        instance or from_instance,
+        sequence,
+        at_time,
+        restore_state,
+        bool(from_instance),
+        not as_json and output != "json",
+    )
     click.echo(api.render_resurrection(found, "json" if as_json else output))
     if not found.intact:
         sys.exit(EXIT_FAILED)
 
 
-def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False):
-    """The savepoint chosen, fetched and checked; says when newer ones were passed over."""
+def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False, say_lacking=True):
+    """The savepoint chosen, fetched and checked; says when newer ones were passed over and
+    (`say_lacking`: not for JSON, whose readers ask `status --json`) when logs/ lacks savepoints
+    the remote holds."""
     from precompact import api
     from precompact.remote.gitstore import GitStoreError
 
@@ -755,6 +781,10 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
         found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage=record_lineage)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
+    # After it, so that a failure stays one line.
+    lacking = api.lacking_notice(loaded) if say_lacking else None
+    if lacking:
+        click.echo(lacking, err=True)
     if sequence is None and at_time is None and found.later:
         click.echo(
             f"skipped the {found.later} newer savepoint(s) after {found.savepoint.sequence}: they hold no conversation",
@@ -791,6 +821,10 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
         written = api.uncompact(loaded, found)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
+    # After it, so that a failure stays one line.
+    lacking = None if as_json else api.lacking_notice(loaded)
+    if lacking:
+        click.echo(lacking, err=True)
     # "messages" counts as the resurrect report counts (user and assistant turns); the
     # session also holds the tool results and the rest of the transcript's entries.
     messages = written.messages
@@ -914,6 +948,53 @@ def prune(keep, as_json) -> None:
 
 
 @main.command()
+@_json_option("What was restored, what logs/ already held, and what was kept or left out")
+def restore(as_json) -> None:
+    """Rebuild logs/ from the git remote: every savepoint on the savepoint branch is checked (its
+    index line's signature by your signing key, its snapshot's hash, its chunks, the links
+    between savepoints) before anything is written; any mismatch refuses the whole restore."""
+    from precompact import api
+
+    loaded = _load()
+    step = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal step
+        if done == total or done * 10 // total > step:
+            step = done * 10 // total
+            click.echo(f"checked {done}/{total} savepoint(s)", err=True)
+
+    found = api.restore(loaded, progress)
+    if as_json:
+        _emit(
+            {
+                "restored": [{"instance": s.instance, "sequence": s.sequence} for s in found.restored],
+                "present": found.present,
+                "differing": found.differing,
+                "unvouched": found.unvouched,
+                "chunks": found.chunks,
+                "signer": found.signer,
+                "commit": found.commit,
+                "complete": found.complete,
+            }
+        )
+    else:
+        click.echo(
+            f"restored {len(found.restored)} savepoint(s) and {found.chunks} chunk(s) from {loaded.remote}/{loaded.branch} at {found.commit[:12]}, each checked against the signature of {found.signer} (or this machine's record); {found.present} were in logs/ already"
+        )
+        if found.differing:
+            click.echo(
+                f"✗ kept {len(found.differing)} savepoint(s) logs/ holds with other content than the remote's (not overwritten): {', '.join(found.differing)}"
+            )
+        if found.unvouched:
+            click.echo(
+                f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
+            )
+    if not found.complete:
+        sys.exit(EXIT_FAILED)
+
+
+@main.command()
 @click.argument("query", required=False)
 @click.option(
     "--budget",
@@ -954,6 +1035,9 @@ def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance,
             _emit({"query": None, "matched": 0, "hits": [], "notes": [], "rebuilt": rebuilt})
         return
     found = api.recall(loaded, query, sequence, since, role, tool, agent=agent)
+    lacking = api.lacking_notice(loaded)
+    if lacking:
+        found.notes.append(lacking)
     if as_json:
         hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
         _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})

@@ -52,6 +52,9 @@ class Event(StrEnum):
     LOCAL_COPY_PRUNED = "LOCAL_COPY_PRUNED"
     # `precompact key rotate` moved the instance's lineage to a new signing key.
     AUTHORITY_ROTATED = "AUTHORITY_ROTATED"
+    # The user's signing key signed a SAVEPOINT_CREATED line (verifier.signed): the root that
+    # travels with the index copy on the git remote.
+    SAVEPOINT_SIGNED = "SAVEPOINT_SIGNED"
 
 
 class Layer2(StrEnum):
@@ -299,6 +302,8 @@ class Savepoint:
     layer_2_failure: str | None = None
     compact_summary: str | None = None
     pruned: bool = False  # the local copy was removed on purpose; git holds it
+    # The SAVEPOINT_SIGNED lines about it, unchecked (verifier.signed checks them).
+    signatures: list[LineSignature] = field(default_factory=list)
 
     @property
     def written_here(self) -> bool:
@@ -402,6 +407,86 @@ class Savepoint:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+@dataclass(frozen=True)
+class LineSignature:
+    """A SAVEPOINT_SIGNED line as it states itself: who says they signed the savepoint's
+    SAVEPOINT_CREATED line, and the signature (hex). Nothing here is checked."""
+
+    signer: str
+    signature: str
+
+
+def record_signatures(logs: Path, signed: Iterable[tuple[Savepoint, LineSignature]]) -> None:
+    """Records each savepoint's signature by the user's signing key, under one lock."""
+    with locked(logs, 10.0):
+        for savepoint, signature in signed:
+            append(
+                logs,
+                {
+                    "event": Event.SAVEPOINT_SIGNED,
+                    "timestamp": utc_timestamp(),
+                    "instance": savepoint.instance,
+                    "sequence": savepoint.sequence,
+                    "snapshot_hash": savepoint.created.get("snapshot_hash"),
+                    "signer": signature.signer,
+                    "line_signature": signature.signature,
+                },
+            )
+
+
+def signed_content(savepoint: Savepoint) -> bytes:
+    """What a signature of `savepoint` covers: its SAVEPOINT_CREATED line, every field of it, as
+    canonical JSON (sorted keys, no spaces), so no field of the line can change unseen."""
+    return json.dumps(savepoint.created, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def restored_lines(
+    savepoint: Savepoint, signatures: list[LineSignature], commit: str, branch: str, remote: str
+) -> list[dict]:
+    """The index lines `precompact restore` writes for a savepoint it checked on the remote: its
+    SAVEPOINT_CREATED line exactly as the remote holds it (its machine tag stays the one it was
+    written with, so it checks only on the machine that wrote it), the signatures that checked,
+    and the commit that added it, pushed."""
+    stamp = utc_timestamp()
+    about = {"instance": savepoint.instance, "sequence": savepoint.sequence}
+    return [
+        savepoint.created,
+        *(
+            {
+                "event": Event.SAVEPOINT_SIGNED,
+                "timestamp": stamp,
+                **about,
+                "snapshot_hash": savepoint.created.get("snapshot_hash"),
+                "signer": s.signer,
+                "line_signature": s.signature,
+            }
+            for s in signatures
+        ),
+        {"event": Event.LAYER_2_COMMITTED, "timestamp": stamp, **about, "commit": commit, "branch": branch},
+        {"event": Event.LAYER_2_PUSHED, "timestamp": stamp, **about, "commit": commit, "remote": remote},
+    ]
+
+
+def append_restored(logs: Path, lines: Iterable[dict]) -> None:
+    """Appends lines `precompact restore` checked, as they are: a SAVEPOINT_CREATED line keeps
+    the tag it came with instead of getting this machine's (this machine did not write it).
+    One lock and one fsync for all."""
+    data = b"".join(
+        (json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        for line in lines
+    )
+    with locked(logs, 10.0):
+        fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            size = os.fstat(fd).st_size
+            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def fold(events: list[dict]) -> list[Savepoint]:
     """Savepoints in the order they were created (sequence order within an instance), each
     with the latest state of its layers."""
@@ -433,6 +518,11 @@ def fold(events: list[dict]) -> list[Savepoint]:
             continue
         elif kind == Event.LOCAL_COPY_PRUNED:
             savepoint.pruned = True
+            continue
+        elif kind == Event.SAVEPOINT_SIGNED:
+            signer, signature = event.get("signer"), event.get("line_signature")
+            if isinstance(signer, str) and isinstance(signature, str):
+                savepoint.signatures.append(LineSignature(signer, signature))
             continue
         if kind in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED):
             layer = "layer_2" if kind == Event.LAYER_2_FAILED else "layer_3"

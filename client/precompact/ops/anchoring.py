@@ -2,7 +2,9 @@
 
 Each savepoint is posted only after its git commit exists (the record names it), and only as
 the direct successor of what the chain holds; a savepoint the chain already holds (say, a post
-whose confirmation was lost) is recognised by its hash and recorded, never posted twice.
+whose confirmation was lost) is recognised by its hash and recorded, never posted twice. Older
+savepoints the index shows unconfirmed (a logs/ rebuilt by `precompact restore`) are confirmed
+only when the walk back from the record through their own snapshot bytes verifies them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from precompact.chain import record, rpc
 from precompact.chain import wire as chain
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 
 CONFIRM_POLL_SECONDS = 0.05
 NO_COMMIT = "0" * 40
@@ -47,20 +49,28 @@ def post_pending(
     pending = [s for s in mine if s.layer_3 != savepoint_log.Layer3.CONFIRMED]
     if not pending:
         return
-    if not pending[0].written_here:
-        yield _not_written_here(pending[0])
-        return
     try:
         signer = _signer(program_id, keypair_path, authority)
     except ChainError as e:
         yield _failed(pending[0], str(e))
+        return
+    # A line the user's key signed is the user's own (restored from the remote): the chain may
+    # confirm it; only one this machine wrote is ever posted.
+    if not (pending[0].written_here or signed.signed_by(pending[0], str(signer.pubkey()))):
+        yield _not_written_here(pending[0])
         return
     roots = verdicts.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     current = pending[0]
     try:
         held = _record_to_extend(client, signer, roots, savepoint_log.highest_confirmed(mine))
-        for savepoint in pending:
+        below = [s for s in pending if s.sequence < held.sequence]
+        for outcome in _walked_back(held, roots, mine, below, logs):
+            current = outcome.savepoint
+            yield outcome
+            if outcome.failed:
+                return
+        for savepoint in pending[len(below) :]:
             current = savepoint
             commit = savepoint.commit or (None if git_layer else NO_COMMIT)
             if commit is None:
@@ -86,6 +96,30 @@ def post_pending(
         yield _failed(current, str(e))
     except verdicts.Broken as e:
         yield _failed(current, f"the record read back is not trustworthy: {e}")
+
+
+def _walked_back(
+    held: record.Record,
+    roots: verdicts.Roots,
+    mine: list[savepoint_log.Savepoint],
+    below: list[savepoint_log.Savepoint],
+    logs: Path,
+) -> Iterator[savepoint_log.Outcome]:
+    """Each savepoint under the record's that the index shows unconfirmed, confirmed once the
+    walk back from the record through the snapshots' own bytes verifies it as its index line
+    states it; the first that does not fails, and the rest wait."""
+    if not below:
+        return
+    local = verdicts.LocalSnapshots(logs)
+    by_sequence = {s.sequence: s for s in mine}
+    walked = verdicts.walk_back(held, roots, by_sequence, below[0].sequence, lambda s, _: local.get(s))
+    for savepoint in below:
+        check = walked.get(savepoint.sequence)
+        if check is None or check.status != verdicts.VERIFIED or check.sha256 != savepoint.snapshot_hash:
+            why = check.detail if check is not None else "it is not linked to the record"
+            yield _failed(savepoint, f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence}: {why}")
+            return
+        yield _confirmed(savepoint, signature=None, slot=None, recovered=True)
 
 
 def _not_written_here(savepoint: savepoint_log.Savepoint) -> savepoint_log.Outcome:

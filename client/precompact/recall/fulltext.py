@@ -34,7 +34,7 @@ from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log, snapshot
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 
 INDEX_NAME = "precompact-recall.sqlite"
 WRITING_MARK = "precompact-recall.writing"
@@ -238,8 +238,9 @@ class _Snapshots:
     re-hashing it only while its file is the one checked then: same inode, size, modification
     and change times (no tool can set a file's change time back); otherwise it is checked again."""
 
-    def __init__(self, logs: Path):
+    def __init__(self, logs: Path, signer: str | None):
         self._logs = logs
+        self._signer = signer
         self._local = verdicts.LocalSnapshots(logs)
         self._checked: dict[tuple[str, int], tuple[snapshot.SnapshotReader | str, str | None]] = {}
         self._mapped_readers: dict[tuple[str, int], _Reader] = {}
@@ -263,8 +264,12 @@ class _Snapshots:
     def _check(self, savepoint: savepoint_log.Savepoint) -> tuple[snapshot.SnapshotReader | str, str | None]:
         before = self._stamp(savepoint)
         try:
-            document = verdicts.local_root_document(
-                savepoint, self._local.get(savepoint), chunks.local_fetch(self._logs), f"logs/{chunks.CHUNKS_DIR}/"
+            document = signed.local_document(
+                savepoint,
+                self._local.get(savepoint),
+                chunks.local_fetch(self._logs),
+                f"logs/{chunks.CHUNKS_DIR}/",
+                self._signer,
             )
         except verdicts.Unrooted as e:
             return str(e), None
@@ -408,9 +413,10 @@ def discard(logs: Path) -> None:
         _remove(logs, INDEX_NAME)
 
 
-def update(logs: Path, instance: str, rebuild: bool = False) -> Update:
+def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None = None) -> Update:
     """Indexes the savepoints in scope that the index lacks (all of them, with `rebuild` or when
-    the index is missing, torn or of another schema), each only once its snapshot verifies."""
+    the index is missing, torn or of another schema), each only once its snapshot verifies (from
+    this machine's record, or `signer`'s signature over its index line: verifier.signed)."""
     wanted = in_scope(logs, instance)
     outcome = Update()
     if not wanted:
@@ -434,7 +440,7 @@ def update(logs: Path, instance: str, rebuild: bool = False) -> Update:
             if not _schema_ok(connection):
                 connection.executescript(_SCHEMA)
                 connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            snapshots = _Snapshots(logs)
+            snapshots = _Snapshots(logs, signer)
             have = _indexed(connection)
             for savepoint in wanted:
                 if (savepoint.instance, savepoint.sequence) in have:
@@ -620,6 +626,7 @@ def search(
     tool: str | None = None,
     limit: int = MAX_HITS,
     agent: str | None = None,
+    signer: str | None = None,
 ) -> Results:
     """The entries that best match `query` (BM25), best first, each with an excerpt read from
     its verified snapshot. The index is brought up to date first."""
@@ -634,7 +641,7 @@ def search(
             since_unix = _parse_time(since).timestamp()
         except ValueError:
             raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
-    outcome = update(logs, instance)
+    outcome = update(logs, instance, signer=signer)
     results = Results(notes=list(outcome.notes))
     # `agent`: only the savepoints of that agent's sessions (savepoint_log.Savepoint.agent).
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance) if agent is None or s.agent == agent}
@@ -658,7 +665,7 @@ def search(
             if rows or len(phrases) == 1:
                 break
             results.notes.append("no entry holds every word; these hold some of them")
-        snapshots = _Snapshots(logs)
+        snapshots = _Snapshots(logs, signer)
         withheld: set[int] = set()
         for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
             savepoint = scope[ids[holder]]
@@ -738,7 +745,7 @@ def as_shown(entry: object, text: str) -> str:
     return text or orjson.dumps(entry, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def show(logs: Path, instance: str, ref: str) -> list[Entry]:
+def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list[Entry]:
     """The entries `ref` names (`S:N`, or `S:N-M` for a range) of savepoint S of `instance`,
     whole, from the verified snapshot."""
     parsed = _REF.fullmatch(ref.strip())
@@ -750,7 +757,7 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
     last = int(parsed.group(3) or first)
     if not 1 <= first <= last or last - first >= MAX_SHOWN:
         raise RecallError(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
-    outcome = update(logs, instance)
+    outcome = update(logs, instance, signer=signer)
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
     if (instance, sequence) not in scope:
         raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
@@ -776,7 +783,7 @@ def show(logs: Path, instance: str, ref: str) -> list[Entry]:
             f"JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint IN {_in(_chain(connection, savepoint_id))} AND h.position BETWEEN ? AND ? ORDER BY h.position",
             (first, last),
         ).fetchall()
-    snapshots = _Snapshots(logs)
+    snapshots = _Snapshots(logs, signer)
     shown = []
     for position, stamp, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
         reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)

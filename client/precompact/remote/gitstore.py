@@ -169,6 +169,19 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: save
     files: dict[str, str | None] = {name: sha256}
     files.update(_chunks_to_commit(repo, target, logs, _listed_chunks(logs, name, sha256)))
     files[index_name] = None
+    return _commit_files(repo, target, logs, files, commit_message(savepoint, target.keys))
+
+
+def commit_index(repo: git.Repo, target: Target, logs: Path) -> str:
+    """Commits the current index file alone onto the branch (the signatures of savepoints
+    committed before they were signed); returns the commit id."""
+    message = "PRECOMPACT: savepoint index signed\n"
+    return _commit_files(repo, target, logs, {f"logs/{savepoint_log.INDEX_NAME}": None}, message)
+
+
+def _commit_files(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None], message: str) -> str:
+    """A commit on the branch of `files` (logs/ names, with the sha256 their bytes must have
+    when known) over its tip, the branch moved to it by compare-and-swap."""
     blobs = tree_entries(repo, target, logs, files)
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
@@ -178,7 +191,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: save
             repo.git.read_tree(*([parent] if parent else ["--empty"]), env=env)
             tree = _write_tree(repo, blobs, env)
         parents = ["-p", parent] if parent else []
-        commit = repo.git.commit_tree(tree, *parents, "-m", commit_message(savepoint, target.keys), env=environment)
+        commit = repo.git.commit_tree(tree, *parents, "-m", message, env=environment)
         expected = parent or "0" * len(commit)
         try:
             repo.git.update_ref(target.ref, commit, expected)
@@ -753,12 +766,27 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
     return sources
 
 
-def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.Outcome]:
+def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False) -> Iterator[savepoint_log.Outcome]:
     """Commits every savepoint not yet committed, in sequence order, then pushes once, yielding
     each savepoint's outcome as it happens (the caller records it). Stops at the first savepoint
-    that cannot be committed: later ones must not be committed ahead of it."""
+    that cannot be committed: later ones must not be committed ahead of it. With `newly_signed`
+    (signatures were added to the index) and no savepoint to commit, the index is committed
+    alone, so that the remote's copy carries them; the branch is pushed whenever it is ahead of
+    the remote's."""
     Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
     savepoints = savepoint_log.savepoints(logs)
+    uncommitted = [s for s in savepoints if not s.commit]
+    hidden = _not_in_logs(repo, target, savepoints) if uncommitted else 0
+    if hidden:
+        # The commit's index copy, which `precompact restore` reads, would no longer name them.
+        reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"
+        yield Outcome(uncommitted[0], Event.LAYER_2_FAILED, {"reason": reason})
+        return
+    if newly_signed and all(s.commit for s in savepoints) and _resolve(repo, target.ref):
+        try:
+            commit_index(repo, target, logs)
+        except (GitStoreError, git.GitCommandError, OSError):
+            pass  # the next savepoint's commit carries the index, signatures included
     for savepoint in savepoints:
         if savepoint.commit:
             continue
@@ -772,6 +800,9 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.O
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
+        if _resolve(repo, target.ref) not in (None, remote_tip(repo, target)):
+            with contextlib.suppress(GitStoreError):
+                push(repo, target)  # an index-only commit: the next flush tries again
         return
     try:
         push(repo, target)
@@ -833,4 +864,64 @@ def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
         if existing and not exclude.read_text().endswith("\n"):
             f.write("\n")
         f.write(pattern + "\n")
+    return True
+
+
+SAVES_PREFIX = f"logs/{logs_dir.SAVES_DIR}/"
+
+
+def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
+    """The snapshot files (as the index names them: the encrypted form's suffix removed) that the
+    savepoint branch holds here or as last fetched from the remote: refs only, no network."""
+    names: set[str] = set()
+    for ref in (target.ref, f"refs/remotes/{target.remote}/{target.branch}"):
+        tip = _resolve(repo, ref)
+        if tip is None:
+            continue
+        try:
+            listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
+        except git.GitCommandError as e:
+            raise GitStoreError(f"branch {target.branch} cannot be listed: {_reason(e)}") from None
+        names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
+    return names
+
+
+def _not_in_logs(repo: git.Repo, target: Target, savepoints: list[savepoint_log.Savepoint]) -> int:
+    """How many snapshots the branch holds (here, or as last fetched) that the index does not name."""
+    try:
+        return len(snapshot_names(repo, target) - {s.snapshot_file for s in savepoints})
+    except GitStoreError:
+        return 0  # an unreadable branch: committing to it will say why
+
+
+def remote_tip(repo: git.Repo, target: Target) -> str | None:
+    """The savepoint branch as last fetched from the remote (its remote-tracking ref)."""
+    return _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
+
+
+def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
+    """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
+    added it, clear or encrypted, from one `git log`."""
+    listing = repo.git.log("--diff-filter=A", "--format=%x00%H", "--name-only", "-z", tip, "--", SAVES_PREFIX)
+    added: dict[str, str] = {}
+    commit = None
+    for field in listing.split("\0"):
+        field = field.strip("\n")
+        if _OBJECT_ID.fullmatch(field):
+            commit = field
+        elif field and commit is not None:
+            added[field.removesuffix(remote_crypto.SUFFIX)] = commit  # newest first: the oldest stays
+    return added
+
+
+def adopt_remote_branch(repo: git.Repo, target: Target, tip: str) -> bool:
+    """Starts the local savepoint branch at the remote's `tip` when there is none here (a fresh
+    clone), so that Layer 2 commits the next savepoint on top of the remote's history; returns
+    whether it did. A local branch that exists is left as it is."""
+    if _resolve(repo, target.ref) is not None:
+        return False
+    try:
+        repo.git.update_ref(target.ref, tip, "0" * len(tip))
+    except git.GitCommandError:
+        return False  # made meanwhile by another precompact process
     return True

@@ -66,7 +66,7 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
         lines.append("Ready to resume work.")
     elif found.intact:
         lines.append(
-            "NOT VERIFIED: no root (this machine's recorded hash, or the on-chain record) vouches for this savepoint yet; use it with care."
+            "NOT VERIFIED: no root (this machine's recorded hash, your signing key's signature, or the on-chain record) vouches for this savepoint yet; use it with care."
         )
     else:
         lines.append("NOT INTACT: do not trust this savepoint; run `precompact verify`.")

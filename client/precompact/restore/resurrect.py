@@ -25,7 +25,7 @@ from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import savepoint as verification
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 from precompact.verifier.evidence import GitEvidence
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
 
@@ -108,7 +108,9 @@ def resurrect(
     _check_name(target)
     unrooted = None if source == LOCAL_INDEX and target.written_here else _unrooted(source)
     try:
-        checked = verification.check(config, remote, remote_problem, savepoints, target, unrooted)
+        checked = verification.check(
+            config, remote, remote_problem, savepoints, target, unrooted, signed.configured_key(config)
+        )
     except verification.Unusable as e:
         raise ResurrectError(str(e)) from None
     found = _kept(config, name, savepoints, target, source, checked)
@@ -122,7 +124,7 @@ def resurrect(
             )
         if not found.verified:
             raise ResurrectError(
-                f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash or the chain); the session state was not restored"
+                f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the session state was not restored"
             )
         found.restored_state = _restore_state(config, found.document, target)
     return found

@@ -71,7 +71,7 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         state = (
             "failed verification"
             if not found.intact
-            else "is not verified from a root (this machine's recorded hash or the chain)"
+            else "is not verified from a root (this machine's recorded hash, your signing key's signature or the chain)"
         )
         raise ResurrectError(
             f"savepoint {s.sequence} of {found.instance} {state}; nothing was written. `precompact resurrect --format report` shows the checks"

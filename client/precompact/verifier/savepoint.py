@@ -16,7 +16,7 @@ from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 from precompact.verifier.evidence import GitEvidence
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
 
@@ -43,19 +43,27 @@ def check(
     savepoints: list[Savepoint],
     target: Savepoint,
     unrooted: str | None,
+    signer: str | None = None,
 ) -> Checked:
     """`target` (one of `savepoints`, an instance's from one index) across the three layers.
     `unrooted` says which index no root vouches for (None: this machine's own line, the local
-    root); then only the chain can make it VERIFIED."""
+    root); then only the chain, or `signer`'s signature over the line (verifier.signed), can
+    make it VERIFIED."""
     locator = _Locator(config.logs, remote, {s.sequence: s for s in savepoints})
     local = locator.local(target)
     checks = {"chain": _chain(config, target, locator, unrooted is None)}
-    rooted = unrooted is None or checks["chain"].status == VERIFIED
-    # The hash to hold the bytes to: this machine's record, else what the chain verified.
-    wanted = target.snapshot_hash if unrooted is None else (checks["chain"].sha256 or target.snapshot_hash)
+    signed_root = unrooted is not None and signed.signed_by(target, signer)
+    rooted = unrooted is None or signed_root or checks["chain"].status == VERIFIED
+    # The hash to hold the bytes to: this machine's record or the signed line, else what the
+    # chain verified.
+    own = unrooted is None or signed_root
+    wanted = target.snapshot_hash if own else (checks["chain"].sha256 or target.snapshot_hash)
     commit = locator.commit_of(target) if remote is not None else None
     checks["git"], git_bytes = _git(config, remote, remote_problem, target, commit, wanted, rooted, local)
-    return _checked(config, remote, target, locator.by_sequence, checks, local, wanted, git_bytes, commit, unrooted)
+    signed_by = signer if signed_root else None
+    return _checked(
+        config, remote, target, locator.by_sequence, checks, local, wanted, git_bytes, commit, unrooted, signed_by
+    )
 
 
 def check_recorded(config: Config, savepoints: list[Savepoint], target: Savepoint) -> Checked:
@@ -66,8 +74,12 @@ def check_recorded(config: Config, savepoints: list[Savepoint], target: Savepoin
     }
     local = verdicts.LocalSnapshots(config.logs).get(target)
     unrooted = None if target.written_here else NOT_WRITTEN_HERE
+    key = signed.configured_key(config) if unrooted is not None else None
+    signer = key if signed.signed_by(target, key) else None
     by_sequence = {s.sequence: s for s in savepoints}
-    return _checked(config, None, target, by_sequence, checks, local, target.snapshot_hash, None, None, unrooted)
+    return _checked(
+        config, None, target, by_sequence, checks, local, target.snapshot_hash, None, None, unrooted, signer
+    )
 
 
 NOT_WRITTEN_HERE = "the index in logs/ (not written by this machine: its line carries no tag of this machine's key)"
@@ -84,6 +96,7 @@ def _checked(
     git_bytes: bytes | None,
     commit: str | None,
     unrooted: str | None,
+    signer: str | None = None,
 ) -> Checked:
     local_path = config.root / target.snapshot_file
     if local is not None and local.sha256 != wanted:
@@ -98,8 +111,11 @@ def _checked(
             f"snapshot {local_path} {problem} and git has no usable copy ({checks['git'].detail}); run `precompact verify`"
         )
     document, fetched = _document(config.logs, remote, usable, target, commit, checks)
-    checks["integrity"] = verdicts.integrity(
-        usable, target, by_sequence.get(target.sequence - 1), unrooted, checks["chain"].status == VERIFIED
+    before = by_sequence.get(target.sequence - 1)
+    checks["integrity"] = (
+        signed.integrity(usable, target, before, signer)
+        if signer is not None
+        else verdicts.integrity(usable, target, before, unrooted, checks["chain"].status == VERIFIED)
     )
     return Checked(checks, usable, document, from_git, fetched)
 

@@ -658,16 +658,21 @@ def chain_verdict(read: ChainRead, walked: dict[int, Check], sequence: int) -> C
 # --- The savepoint as a whole -------------------------------------------------------------------
 
 
-def snapshot_verdict(savepoint: Savepoint, unvouched: str | None, present: bool, chain: Check | None) -> Check:
+def snapshot_verdict(
+    savepoint: Savepoint, unvouched: str | None, present: bool, chain: Check | None, signed_root: str | None
+) -> Check:
     """Layer 1's verdict on a savepoint whose local checks found nothing wrong: VERIFIED when a
-    root vouches for its bytes (this machine's recorded hash, or the chain's), NOT_VERIFIED when
-    none does (`unvouched` says why), OFF when `precompact prune` removed it on purpose."""
+    root vouches for its bytes (this machine's recorded hash, the user's signature over its index
+    line, named by `signed_root`, or the chain's), NOT_VERIFIED when none does (`unvouched` says
+    why), OFF when `precompact prune` removed it on purpose."""
     if unvouched is not None:
         return Check(NOT_VERIFIED, unvouched)
     if not present and savepoint.pruned:
         return Check(OFF, "its local copy was pruned on purpose (`precompact prune`); git's copy is checked instead")
     if savepoint.written_here:
         return Check(VERIFIED, f"hash matches the one {LOCAL_ROOT}; hash link to the previous savepoint holds")
+    if signed_root is not None:
+        return Check(VERIFIED, f"hash matches the one {signed_root}; hash link to the previous savepoint holds")
     return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 from precompact.verifier.evidence import GitEvidence
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class Report:
     unvouched: list[Finding] = field(default_factory=list)
     # Each savepoint checked, by (instance, sequence): the verifier's verdict per layer.
     layers: dict[tuple[str, int], dict[str, verdicts.Check]] = field(default_factory=dict)
+    # The snapshots the savepoint branch holds that logs/ lacks (`precompact restore`).
+    lacking: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -63,7 +65,15 @@ class Report:
         """The one verdict on the run: FAILED at the first broken link, VERIFIED only when every
         layer the configuration asks for holds every savepoint checked."""
         named = {f"{instance} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
-        return verdicts.headline(named, str(self.findings[0]) if self.findings else None)
+        found = verdicts.headline(named, str(self.findings[0]) if self.findings else None)
+        if found.status == verdicts.FAILED or not self.lacking:
+            return found
+        return verdicts.Check(verdicts.NOT_VERIFIED, f"{lacking_notice(len(self.lacking))}; {found.detail}")
+
+
+def lacking_notice(count: int) -> str:
+    """What every command says when logs/ lacks `count` savepoints the remote holds."""
+    return f"the remote holds {count} savepoint(s) that logs/ lacks: run `precompact restore`"
 
 
 def not_run(why: str) -> dict[str, verdicts.Check]:
@@ -84,6 +94,9 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     if problem is not None:
         report.findings.append(Finding(None, "layer 2", problem))
     run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
+    run.signer = signed.configured_key(config)
+    report.lacking = lacking(config, folded)
+    report.unvouched.extend(_lacking(config, report.lacking))
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if remote else []
     if remote is not None and committed:
         wanted = [(s, str(s.commit), run.local.get(s), s.snapshot_hash) for s in committed]
@@ -109,6 +122,7 @@ class _Run:
     chunk_store: _Chunks
     copies: dict[tuple[str, int], verdicts.GitCopy] = field(default_factory=dict)
     layer_2: dict[tuple[str, int], verdicts.Check] = field(default_factory=dict)  # git's verdict per savepoint
+    signer: str | None = None  # the public key whose signatures are a root (verifier.signed)
 
 
 def _check_instance(
@@ -138,9 +152,21 @@ def _check_instance(
     unvouched = [
         Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
         for s in savepoints
-        if s.sequence in report.checked and not s.written_here and s.sequence not in vouched_by_chain
+        if s.sequence in report.checked
+        and not s.written_here
+        and s.sequence not in vouched_by_chain
+        and not signed.signed_by(s, run.signer)
     ]
     report.unvouched.extend(unvouched)
+    findings.extend(
+        Finding(
+            s.sequence,
+            "index",
+            f"its signature by {run.signer} does not verify: the index line or the signature was altered",
+        )
+        for s in savepoints
+        if s.sequence in report.checked and run.signer is not None and signed.refuted(s, run.signer)
+    )
     report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
     for s in savepoints:
         if sequence is None or s.sequence == sequence:
@@ -172,6 +198,7 @@ def _layers(
         next((f.problem for f in unvouched if f.sequence == n), None),
         run.local.get(savepoint) is not None,
         chain_checks.get(n),
+        signed.root(run.signer) if run.signer is not None and signed.signed_by(savepoint, run.signer) else None,
     )
     git = failed("layer 2") or verdicts.unread_git(
         config.git_layer, savepoint, run.layer_2.get((instance, n)), run.remote is not None
@@ -203,6 +230,30 @@ def _check_savepoint(
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
         run.layer_2[(instance, savepoint.sequence)] = verdict
     return findings
+
+
+def _lacking(config: Config, names: list[str]) -> list[Finding]:
+    """A finding for each savepoint the savepoint branch holds (here, or as last fetched) that
+    logs/ lacks: a verify of logs/ alone would pass over them."""
+    return [
+        Finding(None, "layer 2", f"{name} is on branch {config.branch} but not in logs/: run `precompact restore`")
+        for name in names
+    ]
+
+
+def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> list[str]:
+    """The snapshot files the savepoint branch holds, here or as last fetched from the remote
+    (refs only: no network), that the index in logs/ does not name."""
+    from precompact.remote import gitstore
+
+    if not config.git_layer:
+        return []
+    try:
+        repo = gitstore.open_repository(config.repository)
+        names = gitstore.snapshot_names(repo, gitstore.Target.of(config))
+    except gitstore.GitStoreError:
+        return []
+    return sorted(names - {s.snapshot_file for s in folded})
 
 
 def verify_file(config: Config, path: Path) -> Report:
@@ -342,11 +393,12 @@ def _check_git(
 
 
 def _only_chain(config: Config, check_chain: bool) -> str:
+    unsigned = "the configured key did not sign its index line"
     if not config.chain_layer:
-        return "only the on-chain record could vouch for it, and the chain layer is off in .precompact.toml"
+        return f"{unsigned}, and the chain layer is off in .precompact.toml"
     if not check_chain:
-        return "only the on-chain record could vouch for it, and it was not read"
-    return "only the on-chain record could vouch for it, and it does not cover it"
+        return f"{unsigned}, and the on-chain record was not read"
+    return f"{unsigned}, and the on-chain record does not cover it"
 
 
 def _check_chain(

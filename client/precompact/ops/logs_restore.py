@@ -1,0 +1,215 @@
+"""`precompact restore`: logs/ rebuilt from the git remote, once every savepoint it brings back
+is checked from a root (a new clone, a second machine, a `git clean -fdx`, a deleted logs/).
+
+The remote is hostile input: the savepoint branch is fetched, its index copy read (decrypted
+with the age identity), and a savepoint counts only through a root: the user's signature over
+its index line (verifier.signed, the configured public key) or, on the machine that wrote it,
+this machine's tag (local.provenance). Then its snapshot must hash to the hash that line states
+and name the predecessor it states, the predecessor hashes must link the instance's savepoints,
+and every chunk the snapshot lists must hash to its name. Any contradiction refuses the whole
+restore before anything is written. A savepoint no root vouches for (another key's, or from
+before signing, on another machine) is left out and named.
+
+A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
+from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its
+machine tag stays the one it was written with: this machine does not claim to have written
+it), its signatures, the commit that added it (pushed), its snapshot and its chunks. A savepoint
+logs/ already has is left as it is; one logs/ has with other content is never overwritten, and
+said. Lines the root does not cover (compaction summaries, briefs given, chain confirmations)
+are not restored: nothing vouches for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from precompact.boundary import logs_dir
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import chunks, savepoint_log
+from precompact.remote import gitstore
+from precompact.verifier import signed, verdicts
+
+Progress = Callable[[int, int], None]
+
+
+class RestoreError(PrecompactError):
+    """Nothing was restored; the message says why and what to do."""
+
+
+@dataclass
+class Restored:
+    signer: str  # the public key whose signatures counted
+    commit: str  # the remote's branch tip restored from
+    restored: list[savepoint_log.Savepoint] = field(default_factory=list)
+    present: int = 0  # savepoints logs/ already held, the same
+    differing: list[str] = field(default_factory=list)  # held in logs/ with other content: kept
+    unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
+    chunks: int = 0  # chunks written
+
+    @property
+    def complete(self) -> bool:
+        """Whether logs/ now holds every savepoint the remote holds."""
+        return not (self.differing or self.unvouched)
+
+
+def restore(config: Config, progress: Progress) -> Restored:
+    """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks."""
+    if not config.git_layer:
+        raise RestoreError("the git layer is off in .precompact.toml: there is no remote to restore from")
+    key = signed.configured_key(config)
+    if key is None:
+        raise RestoreError(
+            f"no signing key here: copy your keypair to {config.keypair} (or set chain.authority to its public key)"
+        )
+    try:
+        repo = gitstore.open_repository(config.repository)
+        target = gitstore.Target.of(config)
+        gitstore.fetch(repo, target)
+    except gitstore.GitStoreError as e:
+        raise RestoreError(f"{e}; nothing restored") from None
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None:
+        raise RestoreError(f"{config.remote} holds no branch {config.branch}: nothing to restore")
+    remote = _remote_index(repo, target, tip)
+    found = Restored(signer=key, commit=tip)
+    local = {(s.instance, s.sequence): s for s in savepoint_log.savepoints(config.logs)}
+    vouched = _vouched(remote, key, found)
+    wanted: list[tuple[savepoint_log.Savepoint, str]] = []
+    forked: set[str] = set()
+    for savepoint, root in vouched:
+        held = local.get((savepoint.instance, savepoint.sequence))
+        if held is None:
+            wanted.append((savepoint, root))
+        elif held.snapshot_hash == savepoint.snapshot_hash:
+            found.present += 1
+        else:
+            forked.add(savepoint.instance)
+            found.differing.append(
+                f"{savepoint.instance} #{savepoint.sequence} (logs/ holds sha256:{held.snapshot_hash[:16]}, the remote sha256:{savepoint.snapshot_hash[:16]})"
+            )
+    # An instance logs/ numbers differently (savepoints written after logs/ was lost) keeps its
+    # own chain: the remote's would not link to it.
+    for savepoint, _ in wanted:
+        if savepoint.instance in forked:
+            found.differing.append(
+                f"{savepoint.instance} #{savepoint.sequence} (its instance's chain in logs/ differs)"
+            )
+    wanted = [(s, root) for s, root in wanted if s.instance not in forked]
+    snapshots, fetched = _checked_bytes(repo, target, tip, config, wanted, progress)
+    added = gitstore.commits_adding_snapshots(repo, tip)
+    lines = []
+    for (savepoint, _), data in zip(wanted, snapshots):
+        existing = logs_dir.read_snapshot(config.logs, savepoint.snapshot_file, savepoint.sequence)
+        if existing is not None and existing != data:
+            found.differing.append(f"{savepoint.instance} #{savepoint.sequence} ({savepoint.snapshot_file} differs)")
+            continue
+        if existing is None:
+            logs_dir.write_atomic(config.logs, logs_dir.within(savepoint.snapshot_file), data)
+        commit = added.get(savepoint.snapshot_file, tip)
+        good = [s for s in savepoint.signatures if s.signer == key and signed.signed_by(_only(savepoint, s), key)]
+        lines += savepoint_log.restored_lines(savepoint, good, commit, config.branch, config.remote)
+        found.restored.append(savepoint)
+    for data in fetched:
+        chunks.store(config.logs, data)
+    found.chunks = len(fetched)
+    if lines:
+        savepoint_log.append_restored(config.logs, lines)
+    gitstore.adopt_remote_branch(repo, target, tip)
+    return found
+
+
+def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSignature) -> savepoint_log.Savepoint:
+    """`savepoint` with `signature` alone, to keep only the signatures that check."""
+    return savepoint_log.Savepoint(savepoint.sequence, savepoint.created, signatures=[signature])
+
+
+def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log.Savepoint]:
+    name = f"logs/{savepoint_log.INDEX_NAME}"
+    [copy] = gitstore.files_at(repo, [(tip, name)], target.keys)
+    if isinstance(copy, gitstore.Unopened):
+        raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
+    if isinstance(copy, gitstore.GitStoreError):
+        raise RestoreError(f"branch {target.branch} at {tip[:12]} holds no {name}: not a precompact savepoint branch")
+    read = savepoint_log.parse(copy.splitlines(keepends=True))
+    if read.bad_lines:
+        raise RestoreError(
+            f"line {read.bad_lines[0]} of the index copy on {target.branch} at {tip[:12]} does not parse: altered; nothing restored"
+        )
+    return read.savepoints
+
+
+def _vouched(
+    remote: list[savepoint_log.Savepoint], key: str, found: Restored
+) -> list[tuple[savepoint_log.Savepoint, str]]:
+    """The remote's savepoints a root vouches for, with the root's name; refuses a signature that
+    claims the key and does not verify, a name Layer 1 does not write and a broken link."""
+    vouched = []
+    for savepoint in remote:
+        where = f"savepoint {savepoint.sequence} of {savepoint.instance!r} on the remote"
+        if signed.refuted(savepoint, key):
+            raise RestoreError(
+                f"{where}: its signature by {key} does not verify: the index copy was altered; nothing restored"
+            )
+        if signed.signed_by(savepoint, key):
+            root = signed.root(key)
+        elif savepoint.written_here:
+            root = verdicts.LOCAL_ROOT
+        else:
+            found.unvouched.append(f"{savepoint.instance} #{savepoint.sequence}")
+            continue
+        if not logs_dir.is_snapshot_name(savepoint.snapshot_file, savepoint.sequence):
+            raise RestoreError(
+                f"{where} names {savepoint.snapshot_file!r}, not a name precompact writes; nothing restored"
+            )
+        vouched.append((savepoint, root))
+    by_key = {(s.instance, s.sequence): s for s, _ in vouched}
+    for savepoint, _ in vouched:
+        before = by_key.get((savepoint.instance, savepoint.sequence - 1))
+        first = savepoint.sequence == 1 and savepoint.prev_snapshot_hash is not None
+        if first or (before is not None and before.snapshot_hash != savepoint.prev_snapshot_hash):
+            raise RestoreError(
+                f"savepoint {savepoint.sequence} of {savepoint.instance!r} on the remote does not link to savepoint {savepoint.sequence - 1}; nothing restored"
+            )
+    return vouched
+
+
+def _checked_bytes(
+    repo,
+    target: gitstore.Target,
+    tip: str,
+    config: Config,
+    wanted: list[tuple[savepoint_log.Savepoint, str]],
+    progress: Progress,
+) -> tuple[list[bytes], list[bytes]]:
+    """Each wanted savepoint's snapshot at the tip, checked against what its root vouches for,
+    and the chunks they list that logs/ lacks, each checked against its name."""
+    reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys)
+    snapshots: list[bytes] = []
+    refs: dict[str, chunks.Ref] = {}
+    for done, ((savepoint, root), data) in enumerate(zip(wanted, reads), start=1):
+        if isinstance(data, gitstore.GitStoreError):
+            raise RestoreError(f"savepoint {savepoint.sequence} of {savepoint.instance!r}: {data}; nothing restored")
+        found = verdicts.read_snapshot(data, f"git commit {tip[:12]}")
+        try:
+            verdicts.check_local_root(found, savepoint, root)
+        except verdicts.Broken as e:
+            raise RestoreError(f"{e}; nothing restored") from None
+        snapshots.append(data)
+        for ref in verdicts.chunk_refs(found):
+            refs.setdefault(ref.sha256, ref)
+        progress(done, len(wanted))
+    missing = [
+        ref for ref in refs.values() if verdicts.chunk_problem(ref, chunks.read_local(config.logs, ref), "logs/")
+    ]
+    fetched = []
+    paths = [(tip, f"{gitstore.CHUNKS_DIR}{ref.sha256}") for ref in missing]
+    for ref, data in zip(missing, gitstore.files_at(repo, paths, target.keys)):
+        if isinstance(data, gitstore.Unopened):
+            raise RestoreError(f"{data}; nothing restored")
+        problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {tip[:12]}")
+        if problem is not None or not isinstance(data, bytes):
+            raise RestoreError(f"{problem}; nothing restored")
+        fetched.append(data)
+    return snapshots, fetched

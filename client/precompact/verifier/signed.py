@@ -1,0 +1,191 @@
+"""The root that travels with the user: each savepoint's SAVEPOINT_CREATED line signed with the
+user's signing key (the ed25519 keypair `precompact init` creates, `chain.keypair`), so that a
+savepoint read back from the git remote verifies on any machine that has the public key, chain
+on or off.
+
+What is signed: the domain `precompact/index-line/v1`, a zero byte, then the whole
+SAVEPOINT_CREATED line as canonical JSON (savepoint_log.signed_content): instance, sequence,
+snapshot hash, predecessor hash, snapshot file, times, everything the line says. The line is the
+savepoint's description, and the snapshot's hash in it commits to the bytes; the predecessor
+hash, written inside each snapshot too, links the savepoints into a chain.
+
+Whose signature counts: only the configured public key's (`chain.authority`, else the
+keypair's), a root the user approved with `precompact trust`. A SAVEPOINT_SIGNED line names its
+signer, but that name is evidence: a line signed by any other key vouches for nothing.
+
+The background worker signs only the lines this machine wrote (their machine tag checks,
+local.provenance), each once per key, before Layer 2 commits the index: every index copy pushed
+carries the signatures of the savepoints it holds.
+
+Verification uses `cryptography` (a dependency already), never the Solana stack, so that the
+SessionStart hook can take this root without paying for solders (and pays for cryptography only for
+a line this machine did not write).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import chunks
+from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
+from precompact.verifier import verdicts
+
+DOMAIN = b"precompact/index-line/v1\0"
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+class SigningKeyError(PrecompactError):
+    """The signing key cannot be read; the message names the file and the fix."""
+
+
+def root(signer: str) -> str:
+    """How a verdict that holds bytes to this root names it (as verdicts.LOCAL_ROOT names the
+    local one: "…, but {root} sha256:…")."""
+    return f"the index line signed by {signer} states"
+
+
+def message(savepoint: Savepoint) -> bytes:
+    return DOMAIN + signed_content(savepoint)
+
+
+def configured_key(config: Config) -> str | None:
+    """The public key whose signatures count (base58): `chain.authority`, else the keypair's;
+    None when neither is there (no root of this kind on this machine)."""
+    if config.authority is not None:
+        return config.authority
+    try:
+        return Signer.load(config.keypair).public_key
+    except SigningKeyError:
+        return None
+
+
+def signed_by(savepoint: Savepoint, key: str | None) -> bool:
+    """Whether one of the savepoint's signatures is `key`'s over its SAVEPOINT_CREATED line."""
+    if key is None:
+        return False
+    wanted = [s for s in savepoint.signatures if s.signer == key]
+    return bool(wanted) and any(_valid(key, s.signature, message(savepoint)) for s in wanted)
+
+
+def refuted(savepoint: Savepoint, key: str) -> bool:
+    """Whether a line claims `key`'s signature over the savepoint and it does not verify: an
+    altered line or an altered signature (another key's claims are not this root's to judge)."""
+    return any(s.signer == key for s in savepoint.signatures) and not signed_by(savepoint, key)
+
+
+def integrity(found: verdicts.Snapshot, savepoint: Savepoint, before: Savepoint | None, signer: str) -> verdicts.Check:
+    """The snapshot against its index line, which `signer`'s signature vouches for: its hash,
+    sequence, instance and predecessor, and the link to the savepoint before it in the index."""
+    try:
+        verdicts.check_local_root(found, savepoint, root(signer))
+    except verdicts.Broken as e:
+        return verdicts.Check(verdicts.FAILED, str(e))
+    if before is not None and before.snapshot_hash != savepoint.prev_snapshot_hash:
+        return verdicts.Check(
+            verdicts.FAILED, f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence} in the index"
+        )
+    return verdicts.Check(
+        verdicts.VERIFIED,
+        f"hash matches the index line signed by {signer}; hash link to the previous savepoint holds",
+        found.sha256,
+    )
+
+
+def local_document(
+    savepoint: Savepoint, found: verdicts.Snapshot | None, fetch: chunks.Fetch, where: str, signer: str | None
+) -> bytes:
+    """verdicts.local_root_document, with `signer`'s signature over the index line as a root
+    beside this machine's record: the full document of a savepoint whose local bytes either
+    vouches for. Raises Unrooted when neither does, Broken when the bytes contradict it."""
+    if savepoint.written_here or not signed_by(savepoint, signer):
+        return verdicts.local_root_document(savepoint, found, fetch, where)
+    if found is None:
+        raise verdicts.Unrooted(
+            f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/"
+        )
+    verdicts.check_local_root(found, savepoint, root(str(signer)))
+    return verdicts.contents(found, fetch, where)
+
+
+@dataclass(frozen=True)
+class Signer:
+    """The user's signing key, read from a Solana CLI keypair file (64 bytes: seed, public key)."""
+
+    seed: bytes
+    public_key: str
+
+    @classmethod
+    def load(cls, path: Path) -> Signer:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+        try:
+            values = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise SigningKeyError(
+                f"keypair {path} does not exist; run `precompact init` or set chain.keypair"
+            ) from None
+        except (OSError, ValueError) as e:
+            raise SigningKeyError(f"keypair {path} is unreadable or not JSON ({e})") from None
+        if not (
+            isinstance(values, list)
+            and len(values) == 64
+            and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 256 for v in values)
+        ):
+            raise SigningKeyError(f"keypair {path} is not a Solana CLI keypair (a JSON array of 64 bytes)")
+        seed, public = bytes(values[:32]), bytes(values[32:])
+        derived = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        if derived != public:
+            raise SigningKeyError(f"keypair {path} is not a valid ed25519 keypair (its public key is not its seed's)")
+        return cls(seed, b58encode(public))
+
+    def sign(self, savepoint: Savepoint) -> LineSignature:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        signature = Ed25519PrivateKey.from_private_bytes(self.seed).sign(message(savepoint))
+        return LineSignature(self.public_key, signature.hex())
+
+
+def unsigned(savepoints: list[Savepoint], signer: Signer) -> list[Savepoint]:
+    """This machine's savepoints (their machine tag checks) that `signer` has not signed yet:
+    signing a line another machine wrote would vouch for a logs/ that came with the project."""
+    return [s for s in savepoints if s.written_here and not signed_by(s, signer.public_key)]
+
+
+def _valid(key: str, signature: str, data: bytes) -> bool:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        public = Ed25519PublicKey.from_public_bytes(b58decode(key))
+        public.verify(bytes.fromhex(signature), data)
+    except (ValueError, InvalidSignature):
+        return False
+    return True
+
+
+def b58encode(data: bytes) -> str:
+    number = int.from_bytes(data, "big")
+    digits = ""
+    while number:
+        number, digit = divmod(number, 58)
+        digits = _BASE58[digit] + digits
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + digits
+
+
+def b58decode(text: str) -> bytes:
+    """The 32 bytes `text` spells in base58; ValueError for anything else."""
+    if not text or any(c not in _BASE58 for c in text):
+        raise ValueError(f"{text!r} is not base58")
+    number = 0
+    for c in text:
+        number = number * 58 + _BASE58.index(c)
+    body = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    data = b"\0" * (len(text) - len(text.lstrip("1"))) + body
+    if len(data) != 32:
+        raise ValueError(f"{text!r} is not a 32-byte public key")
+    return data

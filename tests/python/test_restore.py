@@ -1,0 +1,351 @@
+"""A root that travels with the user (issue #38): each savepoint's index line is signed with the
+user's signing key before Layer 2 commits it, so that the savepoints on the git remote verify on
+any machine that has the public key, chain off; `precompact restore` rebuilds logs/ from the
+remote, checking every signature, hash, chunk and link; and no command says `✓ 0 savepoint(s)`
+while the remote holds savepoints logs/ lacks. Everything through the installed binary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from support import transcript_gen
+from support.commands import precompact, run_git
+from support.projects import Project, new_project
+
+LACKING = "the remote holds 3 savepoint(s) that logs/ lacks: run `precompact restore`"
+
+
+def _saved(project: Project, tmp_path: Path, count: int, name: str = "session.jsonl") -> list[dict]:
+    """`count` savepoints of one growing session, each committed, signed and pushed."""
+    for n in range(count):
+        transcript = transcript_gen.generate(
+            tmp_path / name, target_bytes=20_000 * (n + 1), project=project.path, planted=[f"marker{n}"]
+        )
+        done = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--json")
+        assert done.returncode == 3, done.stderr  # saved, the chain layer off
+        assert json.loads(done.stdout)["layer_2"]["state"] == "done", done.stdout
+    return _status(project.path)["savepoints"]
+
+
+def _status(cwd: Path, home: dict | None = None) -> dict:
+    done = precompact(cwd, "status", "--json", env=home)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _index(logs: Path) -> list[dict]:
+    return [json.loads(line) for line in (logs / "precompact-savepoint.jsonl").read_text().splitlines() if line]
+
+
+@pytest.fixture
+def project(tmp_path) -> Project:
+    """A git-only project (chain off, encrypted remote) with three pushed savepoints."""
+    made = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    _saved(made, tmp_path, 3)
+    return made
+
+
+def test_the_worker_signs_each_line_before_it_is_committed_and_the_remote_copy_carries_it(project):
+    signed = [e for e in _index(project.logs) if e["event"] == "SAVEPOINT_SIGNED"]
+    assert [e["sequence"] for e in signed] == [1, 2, 3]
+    assert {e["signer"] for e in signed} == {str(project.authority().pubkey())}
+    # The third savepoint's commit holds an index copy that already signs it.
+    shutil.rmtree(project.logs)
+    done = precompact(project.path, "resurrect", "--sequence", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    checks = json.loads(done.stdout)["checks"]
+    assert checks["integrity"]["status"] == "verified", checks
+    assert f"signed by {project.authority().pubkey()}" in checks["integrity"]["detail"]
+
+
+def test_lost_logs_every_command_says_so_and_restore_brings_them_back(project):
+    before = (project.logs / "precompact-savepoint.jsonl").read_bytes()
+    shutil.rmtree(project.logs)
+
+    status = precompact(project.path, "status")
+    assert status.returncode == 0 and LACKING in status.stdout, status.stdout
+    assert _status(project.path)["lacking_from_logs"] == 3
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 4, verify.stdout  # not verified: nothing contradicts a root
+    assert (
+        "✓" not in verify.stdout
+        and LACKING in verify.stdout
+        and "not in logs/: run `precompact restore`" in verify.stdout
+    )
+    recall = precompact(project.path, "recall", "marker1")
+    assert LACKING in recall.stdout, recall.stdout
+    uncompact = precompact(project.path, "uncompact", "--sequence", "2", home=project.path.parent / "home")
+    assert uncompact.returncode == 0 and LACKING in uncompact.stderr, uncompact.stderr
+
+    restored = precompact(project.path, "restore", "--json")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3]
+    assert document["complete"] and document["signer"] == str(project.authority().pubkey())
+    assert "checked 3/3 savepoint(s)" in restored.stderr
+
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 0 and verify.stdout.startswith("✓ 3 savepoint(s) verified"), verify.stdout
+    assert LACKING not in precompact(project.path, "status").stdout
+    assert "marker1" in precompact(project.path, "recall", "marker1").stdout
+    # Idempotent: a second restore writes nothing.
+    again = json.loads(precompact(project.path, "restore", "--json").stdout)
+    assert (again["restored"], again["present"], again["complete"]) == ([], 3, True)
+    # Layer 2 does not commit the restored savepoints again.
+    assert precompact(project.path, "flush").returncode == 0
+    commits = run_git(project.remote, "rev-list", "--count", "precompact/savepoints").strip()
+    assert commits == "3"
+    created = [line for line in before.splitlines() if b'"SAVEPOINT_CREATED"' in line]
+    assert created == [
+        line for line in (project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines() if b"CREATED" in line
+    ]
+
+
+def _second_machine(project: Project, tmp_path: Path) -> tuple[Path, dict]:
+    """A fresh clone of the remote and a HOME of its own that holds only the keypair and the age
+    identity (copied): the configuration comes with the project, approved there."""
+    home = tmp_path / "home2"
+    keys = home / ".config" / "solana"
+    keys.mkdir(parents=True)
+    shutil.copy(project.keypair_file, keys / "id.json")
+    shutil.copy(project.keypair_file.parent / "precompact-age-identity.txt", keys / "precompact-age-identity.txt")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(clone)], check=True, capture_output=True)
+    shutil.copy(project.path / ".precompact.toml", clone / ".precompact.toml")
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "PRECOMPACT_KEYPAIR": str(keys / "id.json"),
+        "PRECOMPACT_IDENTITY": str(keys / "precompact-age-identity.txt"),
+    }
+    done = precompact(clone, "trust", "--yes", env=env)
+    assert done.returncode == 0, done.stderr
+    return clone, env
+
+
+def test_a_second_machine_with_only_the_remote_and_the_key_restores_and_verifies(project, tmp_path, monkeypatch):
+    clone, env = _second_machine(project, tmp_path)
+    status = precompact(clone, "status", env=env)
+    assert LACKING in status.stdout, status.stdout
+    found = precompact(clone, "uncompact", "--sequence", "2", "--json", env=env)
+    assert found.returncode == 0, found.stdout + found.stderr  # verified by the signature alone
+
+    restored = precompact(clone, "restore", env=env)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert restored.stdout.startswith("restored 3 savepoint(s)"), restored.stdout
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 0 and verify.stdout.startswith("✓ 3 savepoint(s) verified"), verify.stdout
+    assert "marker2" in precompact(clone, "recall", "marker2", env=env).stdout
+    # The restored lines keep the first machine's tag: this machine does not claim it wrote them.
+    assert all(e.get("machine_tag") for e in _index(clone / "logs") if e["event"] == "SAVEPOINT_CREATED")
+    # A session starting there is briefed from the restored logs/ alone (no git, no network).
+    from precompact import api
+    from precompact.config import settings
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    brief = api.session_start_brief(settings.load(clone), 3, None)
+    [proof] = [line for line in brief.splitlines() if line.startswith("Proof: savepoint 3")]
+    assert "integrity ✓ verified" in proof, proof
+
+
+def test_without_the_signing_key_a_second_machine_verifies_nothing(project, tmp_path):
+    clone, env = _second_machine(project, tmp_path)
+    Path(env["PRECOMPACT_KEYPAIR"]).unlink()
+    refused = precompact(clone, "restore", env=env)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith("(or set chain.authority to its public key)"), refused.stderr
+    assert not (clone / "logs" / "precompact-savepoint.jsonl").exists()
+
+
+def test_a_foreign_signers_lines_are_not_verified(project, tmp_path):
+    """The remote rewritten by someone with their own key: each line re-signed by it, and the
+    signatures of the user's key removed. Nothing is restored; resurrect does not verify."""
+    from solders.keypair import Keypair
+
+    from precompact.local import savepoint_log
+    from precompact.verifier import signed
+
+    foreign = Keypair()
+    signer = signed.Signer(bytes(foreign)[:32], str(foreign.pubkey()))
+    read = savepoint_log.parse((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines(keepends=True))
+    lines = [json.dumps(e) for e in read.events if e["event"] == "SAVEPOINT_CREATED"]
+    for savepoint in read.savepoints:
+        line = signer.sign(savepoint)
+        lines.append(
+            json.dumps(
+                {
+                    "event": "SAVEPOINT_SIGNED",
+                    "instance": savepoint.instance,
+                    "sequence": savepoint.sequence,
+                    "signer": line.signer,
+                    "line_signature": line.signature,
+                }
+            )
+        )
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": ("\n".join(lines) + "\n").encode()})
+    clone, env = _second_machine(project, tmp_path)
+    restored = precompact(clone, "restore", "--json", env=env)
+    assert restored.returncode == 1
+    document = json.loads(restored.stdout)
+    assert (document["restored"], document["unvouched"]) == ([], ["Trial #1 #1", "Trial #1 #2", "Trial #1 #3"])
+    found = precompact(clone, "resurrect", "--sequence", "2", "--json", env=env)
+    checks = json.loads(found.stdout)["checks"]
+    assert checks["integrity"]["status"] == "not verified", checks
+
+
+def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes]) -> None:
+    """A new commit on the remote's savepoint branch whose tree holds `files` (logs/ names, in
+    clear) instead of what it held: someone who can push rewrote it."""
+    work = tmp_path / "rewrite"
+    if work.exists():
+        shutil.rmtree(work)
+    subprocess.run(["git", "clone", "-q", "-b", "precompact/savepoints", str(project.remote), str(work)], check=True)
+    for name, data in files.items():
+        for stale in (work / name, work / (name + ".age")):
+            stale.unlink(missing_ok=True)
+        (work / name).write_bytes(data)
+    run_git(work, "add", "-A")
+    run_git(work, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "rewritten")
+    run_git(work, "push", "-q", "--force", "origin", "precompact/savepoints")
+
+
+@pytest.fixture
+def clear_remote(tmp_path) -> tuple[Project, Path]:
+    """A clear-text remote with three savepoints, and its pristine copy (made once for all the
+    property's examples)."""
+    root = tmp_path / "clear"
+    root.mkdir()
+    made = new_project(root, "project", git_layer=True, chain_layer=False, encrypted=False)
+    _saved(made, root, 3)
+    pristine = root / "pristine.git"
+    shutil.copytree(made.remote, pristine)
+    return made, pristine
+
+
+def _blobs(remote: Path) -> list[str]:
+    listing = run_git(remote, "ls-tree", "-r", "--name-only", "precompact/savepoints")
+    return [name for name in listing.splitlines() if name.startswith("logs/")]
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_no_single_changed_byte_on_the_remote_verifies_after_restore(clear_remote, tmp_path_factory, data):
+    """Any single byte of any file on the branch (the index copy, a snapshot, a chunk) changed
+    by a new commit: restore refuses, or what it wrote is exactly the original bytes (the change
+    was in something it does not take, or left out unvouched)."""
+    project, pristine = clear_remote
+    shutil.rmtree(project.remote)
+    shutil.copytree(pristine, project.remote)
+    name = data.draw(st.sampled_from(_blobs(project.remote)))
+    original = subprocess.run(
+        ["git", "show", f"precompact/savepoints:{name}"], cwd=project.remote, check=True, capture_output=True
+    ).stdout
+    at = data.draw(st.integers(0, len(original) - 1))
+    flip = data.draw(st.integers(1, 255))
+    changed = original[:at] + bytes([original[at] ^ flip]) + original[at + 1 :]
+    tmp = tmp_path_factory.mktemp("flip")
+    _rewrite_remote(project, tmp, {name: changed})
+    home = {"XDG_STATE_HOME": str(tmp / "other-machine")}  # not the machine that wrote them
+    logs = project.logs
+    kept = tmp / "logs"
+    shutil.move(logs, kept)
+    try:
+        done = precompact(project.path, "restore", "--json", env=home)
+        event(f"{name.split('/')[1].split('_')[0]}: {'refused' if 'error' in json.loads(done.stdout) else 'restored'}")
+        if done.returncode == 1 and "error" in json.loads(done.stdout):
+            assert not logs.exists() or not any(logs.rglob("*.json*")), "a refused restore wrote nothing"
+            return
+        for restored in (p for p in logs.rglob("*") if p.is_file() and not p.name.endswith(".lock")):
+            relative = restored.relative_to(logs)
+            if relative.name == "precompact-savepoint.jsonl":
+                theirs = {json.dumps(e, sort_keys=True) for e in _index(kept) if e["event"] == "SAVEPOINT_CREATED"}
+                ours = {json.dumps(e, sort_keys=True) for e in _index(logs) if e["event"] == "SAVEPOINT_CREATED"}
+                assert ours <= theirs, (name, at)
+            else:
+                assert restored.read_bytes() == (kept / relative).read_bytes(), (name, at, relative)
+    finally:
+        if logs.exists():
+            shutil.rmtree(logs)
+        shutil.move(kept, logs)
+
+
+def test_savepoints_pushed_before_signing_are_signed_and_pushed_at_the_next_flush(tmp_path):
+    """An archive from before signing (here: made while the keypair was away): the next flush
+    signs this machine's lines and commits the index alone, so a second machine restores it."""
+    made = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    away = tmp_path / "away.json"
+    made.keypair_file.rename(away)
+    _saved(made, tmp_path, 3)
+    assert not [e for e in _index(made.logs) if e["event"] == "SAVEPOINT_SIGNED"]
+    away.rename(made.keypair_file)
+
+    assert precompact(made.path, "flush").returncode == 0
+    assert [e["sequence"] for e in _index(made.logs) if e["event"] == "SAVEPOINT_SIGNED"] == [1, 2, 3]
+    assert run_git(made.remote, "log", "-1", "--format=%s", "precompact/savepoints").strip() == (
+        "PRECOMPACT: savepoint index signed"
+    )
+    clone, env = _second_machine(made, tmp_path)
+    restored = precompact(clone, "restore", env=env)
+    assert restored.returncode == 0 and restored.stdout.startswith("restored 3 savepoint(s)"), restored.stdout
+
+
+def test_a_savepoint_written_into_an_empty_logs_is_never_overwritten_nor_hides_the_remotes(project, tmp_path):
+    """logs/ lost, then a compaction writes savepoint 1 again before `restore`: Layer 2 does not
+    commit it (its index copy would no longer name the remote's three), and restore keeps it and
+    leaves that instance's savepoints of the remote out, saying so."""
+    shutil.rmtree(project.logs)
+    transcript = transcript_gen.generate(tmp_path / "other.jsonl", project=project.path, seed=11)
+    done = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--json")
+    assert done.returncode == 3
+    layer_2 = json.loads(done.stdout)["layer_2"]
+    assert layer_2["state"] == "queued" and "holds 3 savepoint(s) that logs/ lacks" in layer_2["problem"], layer_2
+    mine = (project.logs / "precompact-savepoint.jsonl").read_bytes()
+
+    restored = precompact(project.path, "restore")
+    assert restored.returncode == 1, restored.stdout
+    assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's (not overwritten)" in restored.stdout
+    assert (project.logs / "precompact-savepoint.jsonl").read_bytes() == mine
+
+
+def test_a_snapshot_altered_on_the_remote_refuses_the_whole_restore(project, tmp_path):
+    name = _status(project.path)["savepoints"][1]["snapshot_file"]
+    altered = bytearray((project.path / name).read_bytes())
+    altered[100] ^= 0x01
+    _rewrite_remote(project, tmp_path, {name: bytes(altered)})
+    shutil.rmtree(project.logs)
+    refused = precompact(project.path, "restore")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
+    [line] = refused.stderr.splitlines()[-1:]
+    assert line.startswith("Error: snapshot in git commit ") and line.endswith("; nothing restored"), line
+    assert f"but the index line signed by {project.authority().pubkey()} states sha256:" in line
+    assert not any(project.logs.rglob("*.json*")), "a refused restore writes nothing"
+
+
+def test_with_the_chain_on_layer_3_takes_up_a_restored_logs_and_goes_on(tmp_path, localnet):
+    """Three savepoints anchored; logs/ lost and restored: the next flush confirms them from the
+    record (the walk back through their bytes), posts nothing twice, and the next savepoint
+    follows the record."""
+    made = new_project(tmp_path, "project", git_layer=True, chain_layer=True, cluster=localnet.url, airdrop=True)
+    for _ in range(3):
+        done = precompact(made.path, "savepoint", "--no-transcript")
+        assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(made.logs)
+    assert precompact(made.path, "restore").returncode == 0
+    flushed = precompact(made.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout
+    assert [r["layer_3"] for r in _status(made.path)["savepoints"]] == ["CONFIRMED"] * 3
+    done = precompact(made.path, "savepoint", "--no-transcript", "--json")
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["savepoint"]["sequence"] == 4
+    verify = precompact(made.path, "verify")
+    assert verify.returncode == 0 and verify.stdout.startswith("✓ 4 savepoint(s) verified"), verify.stdout
