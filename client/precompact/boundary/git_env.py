@@ -20,9 +20,7 @@ they include, wherever it is); each one that names a program (PROGRAM_KEYS: ssh 
 askpass, editor, pager, diff/merge/filter drivers and textconv, gpg programs, alternate refs
 command, a disabled TLS check) is set again, after all files, to the user's global or system
 value for the same key, or a neutral one. Credential helper lists are emptied and refilled with
-the user's global and system helpers. `remote.<name>.receivepack`/`uploadpack` are lists whose
-FIRST value wins, so `transfer_option` names the program on push's and fetch's command line.
-These go through GIT_CONFIG_COUNT/KEY/VALUE, not `-c`, so that no subsection name can smuggle
+the user's global and system helpers. These go through GIT_CONFIG_COUNT/KEY/VALUE, not `-c`, so that no subsection name can smuggle
 an `=` into them. A driver named in `.gitattributes` whose commands are then empty does nothing.
 Only the repository's own configuration is read, not a submodule's: so `git status` is run with
 `--ignore-submodules=dirty` (git would start a `git status` inside each submodule).
@@ -34,13 +32,27 @@ Kept on purpose, so pushing to a real remote works as it does for the user: HOME
 and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's socket, the desktop session
 bus (keyring credential helpers), proxies and CA bundles.
 
+Talking to a remote (push, fetch, ls-remote, doctor's dry run: `transport`) reads no
+configuration from the project's repository at all: it runs in precompact's own git directory
+(`transport_directory`, under the user's state directory, its config written by `git init`
+alone), objects read from and written to the project's object store (GIT_OBJECT_DIRECTORY), to
+one URL given on the command line (`remote_url`: the remote's first `pushurl`, else its first
+`url`, read as data). So the project's `pushurl` list, `url.*.insteadOf`, `http.*` (cookie
+files, proxies, TLS), `remote.*.receivepack`/`uploadpack`, `credential.*` and every other key
+can neither add a destination nor name a file or a program for it; the user's global and
+system configuration (credentials, ssh, their own insteadOf) still applies.
+
 Left to the remote: a remote reached over the network runs its own hooks on its side, as a
-server does; a remote that is a path on this machine runs none (transfer_option).
+server does; a remote that is a path on this machine is run here by git's own receive-pack or
+upload-pack with its hooks, alternate refs command and fsmonitor off and no work-tree update
+(`TRANSFER_GUARD`): its configuration file is still read by git, and git has no switch to stop
+that, so only keys that run a program or write outside the remote are overridden.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -66,6 +78,9 @@ FIXED = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_PROXY_COMMAND": "",
+    # A partial clone's missing object is fetched from its promisor remote, which the
+    # repository's configuration names: never.
+    "GIT_NO_LAZY_FETCH": "1",
 }
 # Settings (git's lower-case spelling; subsections kept) that name a program, or let one be
 # impersonated, and the neutral value that replaces the repository's when the user has none.
@@ -82,7 +97,17 @@ PROGRAM_KEYS = (
     (re.compile(r"http\.(.+\.)?sslverify"), "true"),
 )
 HELPER_LISTS = re.compile(r"credential\.(.+\.)?helper")
-TRANSFER_PROGRAMS = {"receivepack": "git-receive-pack", "uploadpack": "git-upload-pack"}
+# What git's own receive-pack or upload-pack, serving a remote that is a path on this machine,
+# is told over that repository's configuration: no hooks (pre-receive, proc-receive, ...), no
+# alternate refs command, no fsmonitor, no work-tree update (whose filters the remote's
+# configuration names), no automatic gc.
+TRANSFER_GUARD = (
+    "core.hooksPath=" + os.devnull,
+    "core.alternateRefsCommand=true",
+    "core.fsmonitor=false",
+    "receive.denyCurrentBranch=refuse",
+    "receive.autogc=false",
+)
 USER_SCOPES = ("system", "global")
 LISTING_TIMEOUT_SECONDS = 10
 
@@ -105,20 +130,90 @@ def argv(*args: str, executable: str = "git") -> list[str]:
     return [executable, *overrides, *args]
 
 
-def transfer_option(location: Path, remote: str, url: str, program: str, git_dir: str | None = None) -> str:
-    """`--receive-pack=` (program "receivepack", for push) or `--upload-pack=` ("uploadpack",
-    for fetch) to `remote` at `url`: the user's global or system program for it, else git's own
-    (the repository's first value would win over any later one). For a remote on this machine
-    (a path), git's own runs here without the remote repository's hooks or alternate refs
-    command: those are the repository's programs too, since its .git/config names the path."""
-    values = _user_values(str(location), git_dir).get(f"remote.{remote}.{program}")
-    option = {"receivepack": "--receive-pack", "uploadpack": "--upload-pack"}[program]
-    if values:
-        return f"{option}={values[-1]}"
-    if _local(url):
-        guarded = f"git -c core.hooksPath={os.devnull} -c core.alternateRefsCommand=true"
-        return f"{option}={guarded} {TRANSFER_PROGRAMS[program].removeprefix('git-')}"
-    return f"{option}={TRANSFER_PROGRAMS[program]}"
+def transport_directory(objects: Path, object_format: str) -> Path:
+    """precompact's own git directory for talking to remotes on behalf of the object store
+    `objects`: $XDG_STATE_HOME/precompact/transport/<digest>.git (default ~/.local/state), made by
+    `git init` with no template, so its config holds nothing but what git writes there."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    name = hashlib.sha256(os.fsencode(objects.resolve()) + b"\0" + object_format.encode()).hexdigest()[:32]
+    return Path(base) / "precompact" / "transport" / f"{name}.git"
+
+
+def transport(
+    objects: Path,
+    object_format: str,
+    command: str,
+    url: str,
+    *args: str,
+    options: tuple[str, ...] = (),
+    timeout: float,
+) -> processes.CompletedProcess:
+    """`git command options... url args...` (push, fetch or ls-remote) in precompact's own git
+    directory, with `objects` (the store's object directory) as its object store: no setting of
+    the project's repository is read, and the only destination is `url`. A remote that is a path
+    on this machine is served by git's own programs under TRANSFER_GUARD."""
+    env = _transport_environment(objects, object_format, timeout)
+    if not isinstance(env, dict):
+        return env
+    program = {"push": "receive-pack"}.get(command, "upload-pack")
+    guarded = (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if _local(url) else ()
+    return processes.run_git(
+        argv(command, *options, *guarded, url, *args), cwd=Path(env["GIT_DIR"]), env=env, timeout=timeout
+    )
+
+
+def transport_ref(objects: Path, object_format: str, ref: str, timeout: float) -> str | None:
+    """The commit `ref` names in the transport directory of `objects` (where `transport`'s fetch
+    put it), None when it names none."""
+    env = _transport_environment(objects, object_format, timeout)
+    if not isinstance(env, dict):
+        return None
+    found = processes.run_git(
+        argv("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"),
+        cwd=Path(env["GIT_DIR"]),
+        env=env,
+        timeout=timeout,
+    )
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
+def _transport_environment(
+    objects: Path, object_format: str, timeout: float
+) -> dict[str, str] | processes.CompletedProcess:
+    """The environment of a git process in the transport directory of `objects` (made first when
+    absent), or why it could not be made."""
+    directory = transport_directory(objects, object_format)
+    base = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
+    if not (directory / "HEAD").is_file():
+        made = processes.run_git(
+            argv("init", "--quiet", "--bare", "--template=", f"--object-format={object_format}", str(directory)),
+            cwd=Path("/"),
+            env=base,
+            timeout=timeout,
+        )
+        if made.returncode != 0:
+            return made
+    return {**base, "GIT_DIR": str(directory), "GIT_OBJECT_DIRECTORY": str(objects)}
+
+
+def object_store(repository: Path, timeout: float) -> tuple[Path, str]:
+    """The object directory of the repository at `repository` (its common git directory's) and
+    its object format (sha1 or sha256)."""
+    found = run(repository, "rev-parse", "--git-common-dir", "--show-object-format", timeout=timeout)
+    common, object_format = [*found.stdout.splitlines(), "", ""][:2]
+    return (repository / common).resolve() / "objects", object_format or "sha1"
+
+
+def remote_url(repository: Path, remote: str) -> str | None:
+    """The one URL precompact talks to for `remote` of `repository`: its first `pushurl`, else
+    its first `url`, as written (no insteadOf of the project's applied); None when it has none.
+    Read as data (`git config --get-all`), never through git's remote machinery."""
+    for key in ("pushurl", "url"):
+        done = run(repository, "config", "--get-all", f"remote.{remote}.{key}", timeout=LISTING_TIMEOUT_SECONDS)
+        values = done.stdout.splitlines() if done.returncode == 0 else []
+        if values and values[0]:
+            return values[0]
+    return None
 
 
 def _local(url: str) -> bool:
@@ -151,13 +246,6 @@ def _replacements(location: str, git_dir: str | None) -> list[tuple[str, str]]:
         pairs += [(key, "") for key in dict.fromkeys(k for k, _ in helpers)]
         pairs += helpers
     return pairs
-
-
-def _user_values(location: str, git_dir: str | None) -> dict[str, list[str]]:
-    values: dict[str, list[str]] = {}
-    for key, value in _listing(location, git_dir)[1]:
-        values.setdefault(key, []).append(value)
-    return values
 
 
 @functools.cache

@@ -563,44 +563,65 @@ def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
 
 
 def push(repo: git.Repo, target: Target) -> None:
-    """Pushes the branch; raises GitStoreError with git's reason on failure."""
-    if target.remote not in [r.name for r in repo.remotes]:
-        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
-    try:
-        repo.git.push(
-            "--quiet",
-            "--no-verify",
-            _transfer_option(repo, target, "receivepack"),
-            target.remote,
-            f"{target.ref}:{target.ref}",
-            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
-            env=_UNCOMPRESSED if target.keys.encrypting else {},
-        )
-    except git.GitCommandError as e:
-        raise GitStoreError(f"push to {target.remote} failed: {_reason(e)}") from None
-
-
-def _transfer_option(repo: git.Repo, target: Target, program: str) -> str:
-    git_dir = str(repo.git_dir)
-    url = repo.git.remote("get-url", *(["--push"] if program == "receivepack" else []), target.remote)
-    return git_env.transfer_option(Path(git_dir), target.remote, url.strip(), program, git_dir)
+    """Pushes the branch to the remote's one URL (git_env.transport: none of the repository's
+    configuration is read) and moves the remote-tracking ref to what the remote now holds;
+    raises GitStoreError with git's reason on failure."""
+    url = remote_url(repo, target)
+    commit = _resolve(repo, target.ref)
+    if commit is None:
+        raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
+    done = git_env.transport(
+        _objects(repo),
+        object_format(repo),
+        "push",
+        url,
+        f"{commit}:{target.ref}",
+        options=("--quiet", "--no-verify"),
+        timeout=PUSH_TIMEOUT_SECONDS,
+    )
+    if done.returncode != 0:
+        raise GitStoreError(f"push to {target.remote} failed: {_said(done.stderr, done.returncode)}")
+    repo.git.update_ref(_tracking(target), commit)
 
 
 def fetch(repo: git.Repo, target: Target) -> None:
-    """Fetches the savepoint branch into its remote-tracking ref; raises GitStoreError on failure."""
-    if target.remote not in [r.name for r in repo.remotes]:
-        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
-    refspec = f"+{target.ref}:refs/remotes/{target.remote}/{target.branch}"
-    try:
-        repo.git.fetch(
-            "--quiet",
-            _transfer_option(repo, target, "uploadpack"),
-            target.remote,
-            refspec,
-            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+    """Fetches the savepoint branch from the remote's one URL (git_env.transport) into its
+    remote-tracking ref; raises GitStoreError on failure."""
+    url = remote_url(repo, target)
+    fetched = "refs/precompact/fetched"
+    done = git_env.transport(
+        _objects(repo),
+        object_format(repo),
+        "fetch",
+        url,
+        f"+{target.ref}:{fetched}",
+        options=("--quiet", "--no-write-fetch-head"),
+        timeout=PUSH_TIMEOUT_SECONDS,
+    )
+    if done.returncode != 0:
+        raise GitStoreError(
+            f"fetching {target.branch} from {target.remote} failed: {_said(done.stderr, done.returncode)}"
         )
-    except git.GitCommandError as e:
-        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
+    tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
+    if tip is None or _resolve(repo, tip) is None:
+        raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
+    repo.git.update_ref(_tracking(target), tip)
+
+
+def remote_url(repo: git.Repo, target: Target) -> str:
+    """The one URL the branch is pushed to and fetched from (git_env.remote_url)."""
+    url = git_env.remote_url(Path(repo.git_dir), target.remote)
+    if url is None:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    return url
+
+
+def _objects(repo: git.Repo) -> Path:
+    return Path(repo.common_dir) / "objects"
+
+
+def _tracking(target: Target) -> str:
+    return f"refs/remotes/{target.remote}/{target.branch}"
 
 
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
@@ -761,15 +782,15 @@ def sync(repo: git.Repo, target: Target, logs: Path) -> Iterator[savepoint_log.O
         yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
 
 
-def _reason(error: git.GitCommandError) -> str:
+def _said(stderr: str, status: object) -> str:
     """Git's own complaint: a lock left by a crashed git (whose fix is in the message), else the
     last line."""
-    detail = [line.strip() for line in (error.stderr or "").strip().splitlines()]
+    detail = [line.strip() for line in stderr.strip().splitlines()]
     for line in detail:
         if "Unable to create" in line and ".lock" in line:
             complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
             return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
-    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {error.status}"
+    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {status}"
 
 
 def _resolve(repo: git.Repo, ref: str) -> str | None:
