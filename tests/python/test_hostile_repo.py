@@ -620,11 +620,11 @@ def test_a_second_pushurl_never_receives_a_push_and_trust_shows_the_one_url(tmp_
         shipped_git_config(project, ("remote.origin.pushurl", url), ("remote.origin.pushurl", str(trap)))
         trusted = precompact(project, "trust", "--yes")
         assert trusted.returncode == 0, trusted.stderr
-        assert f'git.remote URL = "{url}"'.encode() in trusted.stdout and str(trap).encode() not in trusted.stdout
         flushed = saved_and_flushed(project)
-    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     assert not victim.marker.exists(), victim.marker.read_text()
     assert run_git(trap, "for-each-ref") == "", "nothing was pushed to the second pushurl"
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert f'git.remote URL = "{url}"'.encode() in trusted.stdout and str(trap).encode() not in trusted.stdout
     assert run_git(backup, "rev-parse", "refs/heads/precompact/savepoints").strip()
 
 
@@ -662,8 +662,9 @@ def test_doctor_runs_no_receivepack_or_uploadpack_the_project_names(tmp_path, vi
     )
     assert precompact(project, "trust", "--yes").returncode == 0
     before = precompact(project, "doctor")  # no branch yet: doctor asks the remote for its refs
+    assert not victim.marker.exists(), victim.marker.read_text()
     assert b"\xe2\x9c\x93 git remote:" in before.stdout, before.stdout
     assert saved_and_flushed(project).returncode == 0
     after = precompact(project, "doctor")  # a dry-run push of the branch
-    assert b"accepts a dry-run push" in after.stdout, after.stdout
     assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"accepts a dry-run push" in after.stdout, after.stdout
