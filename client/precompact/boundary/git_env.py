@@ -71,7 +71,11 @@ OVERRIDES = (
     "log.showSignature=false",
     "safe.bareRepository=explicit",
     "protocol.ext.allow=never",
+    "core.sharedRepository=false",
 )
+# A transport command works in precompact's own git directory over the project's objects: an
+# automatic gc there would take the project's objects for unreachable ones.
+TRANSPORT_OVERRIDES = ("gc.auto=0", "maintenance.auto=false")
 FIXED = {
     "LC_ALL": "C",
     "LANGUAGE": "C",
@@ -81,6 +85,8 @@ FIXED = {
     # A partial clone's missing object is fetched from its promisor remote, which the
     # repository's configuration names: never.
     "GIT_NO_LAZY_FETCH": "1",
+    # refs/replace/ (the project's) would make an object id read as other bytes.
+    "GIT_NO_REPLACE_OBJECTS": "1",
 }
 # Settings (git's lower-case spelling; subsections kept) that name a program, or let one be
 # impersonated, and the neutral value that replaces the repository's when the user has none.
@@ -97,6 +103,45 @@ PROGRAM_KEYS = (
     (re.compile(r"http\.(.+\.)?sslverify"), "true"),
 )
 HELPER_LISTS = re.compile(r"credential\.(.+\.)?helper")
+
+NEUTRALISED, HARMLESS, NOT_READ = "neutralised", "harmless", "not read"
+# Every key git knows (`git help --config`), as the project's repository configuration could set
+# it, for the commands precompact runs in that repository (status, rev-parse, ls-files, config,
+# log, rev-list, merge-base, cat-file, ls-tree, hash-object, read-tree, update-index,
+# write-tree, commit-tree, update-ref): NEUTRALISED (OVERRIDES, PROGRAM_KEYS, HELPER_LISTS or
+# FIXED's variables set it, which `neutralises` checks), HARMLESS (why it can run no program and
+# write no file outside the repository's git directory), or NOT_READ (a transport key: push,
+# fetch and ls-remote run in precompact's own git directory). The first pattern that matches a
+# key (lower case, `<name>` as git prints it) decides; tests/python/test_git_keys.py fails on a
+# key git knows that none matches, so a new git's keys fail CI until they are classified here.
+CLASSIFIED: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(pattern), kind, why)
+    for pattern, kind, why in (
+        (r"core\.(hookspath|fsmonitor|sharedrepository)|commit\.gpgsign|push\.gpgsign|log\.showsignature", NEUTRALISED, "set on every command line"),
+        (r"safe\.barerepository|protocol\.ext\.allow", NEUTRALISED, "set on every command line"),
+        (r"core\.(sshcommand|askpass|editor|pager|alternaterefscommand)|sequence\.editor|pager\..+", NEUTRALISED, "a program: PROGRAM_KEYS"),
+        (r"diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process|required)", NEUTRALISED, "a program: PROGRAM_KEYS"),
+        (r"gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand|http\.(.+\.)?sslverify", NEUTRALISED, "a program: PROGRAM_KEYS"),
+        (r"credential\.(.+\.)?helper", NEUTRALISED, "a program: HELPER_LISTS"),
+        (r"core\.gitproxy", NEUTRALISED, "GIT_PROXY_COMMAND is empty"),
+        (r"core\.usereplacerefs", NEUTRALISED, "GIT_NO_REPLACE_OBJECTS"),
+        (r"remote\..+\.(promisor|partialclonefilter)|promisor\..+", NEUTRALISED, "GIT_NO_LAZY_FETCH: no object is fetched"),
+        (r"(remote|remotes|url|http|ssh|protocol|transfer|fetch|push|credential|credentialcache|credentialstore|bundle)\..+", NOT_READ, "transport: run in precompact's own git directory"),
+        (r"(receive|uploadpack|uploadpackfilter|uploadarchive|lsrefs)\..+", HARMLESS, "read when serving the repository to a client, which precompact never does"),
+        (r"trace2\..+", HARMLESS, "git reads trace2 keys only from system and global configuration"),
+        (r"safe\.directory", HARMLESS, "git reads it only from protected (system, global, command line) configuration"),
+        (r"include\.path|includeif\..+\.path", HARMLESS, "brings in other keys, listed and classified under the including file's scope"),
+        (r"alias\..+", HARMLESS, "an alias never replaces a built-in command, and precompact runs only built-ins"),
+        (r"(fsck|sendemail|imap|instaweb|web|browser|man|help|gitweb|gui|guitool|gitcvs|mergetool|difftool|rerere|am|apply|mailinfo|mailmap|interactive|rebase|stash|notes|tag|clean|revert|add|checkout|branch|pull|worktree|submodule|format|tar|fastimport|maintenance|gc|repack|pack|commitgraph|bitmappseudomerge|sequence|completion)\..+", HARMLESS, "read only by commands precompact never runs"),
+        (r"(merge|diff|blame|grep|log|pretty|column|color|advice|i18n|status|showbranch|versionsort|commit)\..+", HARMLESS, "output format or another command's behaviour: no program, no file outside"),
+        (r"gpg\..+", HARMLESS, "read when signing or verifying, which is off (commit.gpgSign, log.showSignature)"),
+        (r"(user|author|committer)\..+", HARMLESS, "the identity on a savepoint commit"),
+        (r"(index|splitindex|sparse|reftable|extensions|feature|attr|fsmonitor)\..+", HARMLESS, "repository format and index layout"),
+        (r"core\.(attributesfile|excludesfile)", HARMLESS, "read as attributes (drivers neutralised) or ignore patterns"),
+        (r"core\.(worktree|bare)", HARMLESS, "which work tree `git status` lists: file names, redacted in the snapshot"),
+        (r"core\..+", HARMLESS, "format, performance, locking and checks inside the repository's git directory"),
+    )
+)  # fmt: skip
 # What git's own receive-pack or upload-pack, serving a remote that is a path on this machine,
 # is told over that repository's configuration: no hooks (pre-receive, proc-receive, ...), no
 # alternate refs command, no fsmonitor, no work-tree update (whose filters the remote's
@@ -110,6 +155,27 @@ TRANSFER_GUARD = (
 )
 USER_SCOPES = ("system", "global")
 LISTING_TIMEOUT_SECONDS = 10
+
+
+def classification(key: str) -> tuple[str, str] | None:
+    """(kind, why) of a git configuration key in the project's repository: CLASSIFIED's first match."""
+    return next(((kind, why) for pattern, kind, why in CLASSIFIED if pattern.fullmatch(key.lower())), None)
+
+
+def neutralises(key: str) -> bool:
+    """Whether every value the project's configuration gives `key` is overridden or unused."""
+    key = key.lower()
+    fixed = {"core.gitproxy": "GIT_PROXY_COMMAND", "core.usereplacerefs": "GIT_NO_REPLACE_OBJECTS"}
+    return (
+        key in {pair.partition("=")[0].lower() for pair in OVERRIDES}
+        or any(pattern.fullmatch(key) for pattern, _ in PROGRAM_KEYS)
+        or bool(HELPER_LISTS.fullmatch(key))
+        or (key in fixed and fixed[key] in FIXED)
+        or (
+            bool(re.fullmatch(r"remote\..+\.(promisor|partialclonefilter)|promisor\..+", key))
+            and FIXED.get("GIT_NO_LAZY_FETCH") == "1"
+        )
+    )
 
 
 def environment(location: Path, **ours: str) -> dict[str, str]:
@@ -157,8 +223,9 @@ def transport(
         return env
     program = {"push": "receive-pack"}.get(command, "upload-pack")
     guarded = (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if _local(url) else ()
+    overrides = [option for pair in TRANSPORT_OVERRIDES for option in ("-c", pair)]
     return processes.run_git(
-        argv(command, *options, *guarded, url, *args), cwd=Path(env["GIT_DIR"]), env=env, timeout=timeout
+        argv(*overrides, command, *options, *guarded, url, *args), cwd=Path(env["GIT_DIR"]), env=env, timeout=timeout
     )
 
 
