@@ -668,3 +668,25 @@ def test_doctor_runs_no_receivepack_or_uploadpack_the_project_names(tmp_path, vi
     after = precompact(project, "doctor")  # a dry-run push of the branch
     assert not victim.marker.exists(), victim.marker.read_text()
     assert b"accepts a dry-run push" in after.stdout, after.stdout
+
+
+def test_a_remote_on_this_machine_runs_none_of_its_programs_on_push_or_doctor(tmp_path, victim):
+    """A remote that is a path here is served by git's own receive-pack and upload-pack, run as
+    the user: its hooks and its alternate refs command (its objects borrowed from another
+    repository) must not run, on the worker's push or on doctor's dry run."""
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    (remote / "objects" / "info" / "alternates").write_text(f"{source / '.git' / 'objects'}\n")
+    run_git(remote, "config", "core.alternateRefsCommand", str(victim.script))
+    for name in ("pre-receive", "update", "post-receive", "reference-transaction"):
+        (remote / "hooks" / name).write_text(victim.script.read_text())
+        (remote / "hooks" / name).chmod(0o755)
+    run_git(project, "remote", "set-url", "origin", str(remote))
+    assert precompact(project, "trust", "--yes").returncode == 0
+    assert saved_and_flushed(project).returncode == 0
+    doctor = precompact(project, "doctor")
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"accepts a dry-run push" in doctor.stdout, doctor.stdout
+    assert run_git(remote, "rev-parse", "refs/heads/precompact/savepoints").strip()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import git
 import orjson
 
-from precompact.boundary import git_env, logs_dir, private_file
+from precompact.boundary import git_env, logs_dir, private_file, processes
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.remote import encryption
@@ -570,15 +570,18 @@ def push(repo: git.Repo, target: Target) -> None:
     commit = _resolve(repo, target.ref)
     if commit is None:
         raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
-    done = git_env.transport(
-        _objects(repo),
-        object_format(repo),
-        "push",
-        url,
-        f"{commit}:{target.ref}",
-        options=("--quiet", "--no-verify"),
-        timeout=PUSH_TIMEOUT_SECONDS,
-    )
+    try:
+        done = git_env.transport(
+            _objects(repo),
+            object_format(repo),
+            "push",
+            url,
+            f"{commit}:{target.ref}",
+            options=("--quiet", "--no-verify"),
+            timeout=PUSH_TIMEOUT_SECONDS,
+        )
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"push to {target.remote} failed: {_failed(e)}") from None
     if done.returncode != 0:
         raise GitStoreError(f"push to {target.remote} failed: {_said(done.stderr, done.returncode)}")
     repo.git.update_ref(_tracking(target), commit)
@@ -589,20 +592,26 @@ def fetch(repo: git.Repo, target: Target) -> None:
     remote-tracking ref; raises GitStoreError on failure."""
     url = remote_url(repo, target)
     fetched = "refs/precompact/fetched"
-    done = git_env.transport(
-        _objects(repo),
-        object_format(repo),
-        "fetch",
-        url,
-        f"+{target.ref}:{fetched}",
-        options=("--quiet", "--no-write-fetch-head"),
-        timeout=PUSH_TIMEOUT_SECONDS,
-    )
+    try:
+        done = git_env.transport(
+            _objects(repo),
+            object_format(repo),
+            "fetch",
+            url,
+            f"+{target.ref}:{fetched}",
+            options=("--quiet", "--no-write-fetch-head"),
+            timeout=PUSH_TIMEOUT_SECONDS,
+        )
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_failed(e)}") from None
     if done.returncode != 0:
         raise GitStoreError(
             f"fetching {target.branch} from {target.remote} failed: {_said(done.stderr, done.returncode)}"
         )
-    tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
+    try:
+        tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
+    except (OSError, processes.TimeoutExpired):
+        tip = None
     if tip is None or _resolve(repo, tip) is None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
     repo.git.update_ref(_tracking(target), tip)
@@ -614,6 +623,12 @@ def remote_url(repo: git.Repo, target: Target) -> str:
     if url is None:
         raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
     return url
+
+
+def _failed(error: OSError | processes.TimeoutExpired) -> str:
+    if isinstance(error, processes.TimeoutExpired):
+        return f"no answer within {PUSH_TIMEOUT_SECONDS} s"
+    return error.strerror or str(error)
 
 
 def _objects(repo: git.Repo) -> Path:
