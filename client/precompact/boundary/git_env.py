@@ -12,7 +12,15 @@ Fixed overrides, on every command line (`-c` beats every configuration file):
 - `safe.bareRepository=explicit`: a bare repository committed inside a project is never found
   by directory search (precompact names its own repository explicitly);
 - `protocol.ext.allow=never`: no remote URL of the form `ext::<command>`;
-- GIT_PROXY_COMMAND is empty: no `core.gitProxy` (git:// only, which nobody pushes over).
+- `core.sharedRepository=false`: what git writes in the repository is never group- or
+  world-writable because its configuration says so;
+- GIT_PROXY_COMMAND is empty: no `core.gitProxy` (git:// only, which nobody pushes over);
+- GIT_NO_REPLACE_OBJECTS and GIT_NO_LAZY_FETCH: no refs/replace/ substitutes an object's bytes,
+  and no missing object of a partial clone is fetched from the remote its configuration names.
+
+Every key git knows is classified in CLASSIFIED for the commands precompact runs in a project's
+repository (neutralised, harmless, or not read); tests/python/test_git_keys.py fails on a key
+`git help --config` lists that it does not classify.
 
 The repository's own values: `git config --list --show-scope` (once per repository and process)
 says which settings come from the repository (`.git/config`, `config.worktree`, and every file
