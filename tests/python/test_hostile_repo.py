@@ -690,3 +690,16 @@ def test_a_remote_on_this_machine_runs_none_of_its_programs_on_push_or_doctor(tm
     assert not victim.marker.exists(), victim.marker.read_text()
     assert b"accepts a dry-run push" in doctor.stdout, doctor.stdout
     assert run_git(remote, "rev-parse", "refs/heads/precompact/savepoints").strip()
+
+
+def test_a_remote_url_that_looks_like_an_option_is_never_one(tmp_path, victim):
+    """precompact names the URL on git's command line: `--upload-pack=<program>` as a URL must
+    stay a (refused) URL."""
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    shipped_git_config(project, ("remote.origin.pushurl", f"--upload-pack={victim.script}"))
+    assert precompact(project, "trust", "--yes").returncode == 0
+    doctor = precompact(project, "doctor")
+    flushed = saved_and_flushed(project)
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"\xe2\x9c\x97 git remote:" in doctor.stdout and flushed.returncode != 0

@@ -225,7 +225,8 @@ def transport(
     """`git command options... url args...` (push, fetch or ls-remote) in precompact's own git
     directory, with `objects` (the store's object directory) as its object store: no setting of
     the project's repository is read, and the only destination is `url`. A remote that is a path
-    on this machine is served by git's own programs under TRANSFER_GUARD."""
+    on this machine is served by git's own programs under TRANSFER_GUARD. (`--` before the URL:
+    a URL the configuration gives as `--upload-pack=...` is never an option.)"""
     env = _transport_environment(objects, object_format, timeout)
     if not isinstance(env, dict):
         return env
@@ -233,7 +234,10 @@ def transport(
     guarded = (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if _local(url) else ()
     overrides = [option for pair in TRANSPORT_OVERRIDES for option in ("-c", pair)]
     return processes.run_git(
-        argv(*overrides, command, *options, *guarded, url, *args), cwd=Path(env["GIT_DIR"]), env=env, timeout=timeout
+        argv(*overrides, command, *options, *guarded, "--", url, *args),
+        cwd=Path(env["GIT_DIR"]),
+        env=env,
+        timeout=timeout,
     )
 
 

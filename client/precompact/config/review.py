@@ -62,7 +62,7 @@ def remote_url(config: Config) -> str:
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """What `trust` shows: every setting when nothing was approved before (or the approval kept no
     settings), else each changed one as `- old` / `+ new` lines."""
-    meaning = {name: what for name, what in SHOWN.values()} | {"git.remote URL": "where that remote is"}
+    meaning = {name: what for name, what in SHOWN.values()} | {"git.remote URL": "the one URL they are pushed to"}
     if not before:
         return [f"  {name} = {value}    # {meaning.get(name, '')}" for name, value in after.items()]
     lines = []
