@@ -619,7 +619,12 @@ def fetch(repo: git.Repo, target: Target) -> None:
 
 def remote_url(repo: git.Repo, target: Target) -> str:
     """The one URL the branch is pushed to and fetched from (git_env.remote_url)."""
-    url = git_env.remote_url(Path(repo.git_dir), target.remote)
+    try:
+        url = git_env.remote_url(Path(repo.git_dir), target.remote)
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(
+            f"cannot read remote {target.remote!r}'s URL in {target.repository}: {_failed(e)}"
+        ) from None
     if url is None:
         raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
     return url
@@ -627,7 +632,7 @@ def remote_url(repo: git.Repo, target: Target) -> str:
 
 def _failed(error: OSError | processes.TimeoutExpired) -> str:
     if isinstance(error, processes.TimeoutExpired):
-        return f"no answer within {PUSH_TIMEOUT_SECONDS} s"
+        return f"git gave no answer within {error.timeout:g} s"
     return error.strerror or str(error)
 
 
