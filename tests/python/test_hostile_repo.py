@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from support import commands
+from support import commands, git_http
 from support.commands import run_git, wait_until, worker_finished
 from support.projects import full_document
 from support.transcript_gen import payload
@@ -580,3 +580,126 @@ def test_a_repository_the_user_names_is_allowed(tmp_path):
     )
     assert precompact(project, "trust", "--yes", "--repo", str(tmp_path / "other.git")).returncode == 0
     assert precompact(project, "status").returncode == 0
+
+
+# 9. A project's git configuration (shipped with an archive of it, .git included) steers no
+#    push, fetch or dry run (issue 39): precompact talks to the one URL `trust` shows, from its
+#    own git directory.
+
+
+def shipped_git_config(project: Path, *settings: tuple[str, str]) -> None:
+    """What an archive's .git/config holds besides the user's own: `--add`, so lists grow."""
+    for key, value in settings:
+        run_git(project, "config", "--add", key, value)
+
+
+def saved_and_flushed(project: Path) -> subprocess.CompletedProcess:
+    pre = precompact(project, "hook", stdin=payload("PreCompact", project))
+    assert b"saved" in pre.stdout, pre.stdout + pre.stderr
+    worker_done(project)
+    return flush(project)
+
+
+def served_remote(root: Path) -> Path:
+    backup = root / "served" / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(backup)], check=True)
+    return backup
+
+
+def test_a_second_pushurl_never_receives_a_push_and_trust_shows_the_one_url(tmp_path, victim):
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    backup = served_remote(tmp_path)
+    # A bare repository inside the project whose pre-receive hook runs whatever it likes.
+    trap = project / "vendor" / "trap.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(trap)], check=True)
+    (trap / "hooks" / "pre-receive").write_text(victim.script.read_text())
+    (trap / "hooks" / "pre-receive").chmod(0o755)
+    with git_http.GitHttp(backup.parent) as server:
+        url = server.url("backup.git")
+        shipped_git_config(project, ("remote.origin.pushurl", url), ("remote.origin.pushurl", str(trap)))
+        trusted = precompact(project, "trust", "--yes")
+        assert trusted.returncode == 0, trusted.stderr
+        flushed = saved_and_flushed(project)
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert run_git(trap, "for-each-ref") == "", "nothing was pushed to the second pushurl"
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert f'git.remote URL = "{url}"'.encode() in trusted.stdout and str(trap).encode() not in trusted.stdout
+    assert run_git(backup, "rev-parse", "refs/heads/precompact/savepoints").strip()
+
+
+@pytest.mark.parametrize("how", ["in .git/config", "through include.path"])
+def test_an_http_cookie_file_never_overwrites_the_index(tmp_path, how):
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    backup = served_remote(tmp_path)
+    settings = [("http.cookieFile", "logs/precompact-savepoint.jsonl"), ("http.saveCookies", "true")]
+    if how == "through include.path":
+        included = project / "vendor" / "git.inc"
+        included.parent.mkdir()
+        included.write_text("".join(f"[http]\n\t{key.split('.')[1]} = {value}\n" for key, value in settings))
+        settings = [("include.path", str(included))]
+    with git_http.GitHttp(backup.parent) as server:
+        run_git(project, "remote", "set-url", "origin", server.url("backup.git"))
+        shipped_git_config(project, *settings)
+        assert precompact(project, "trust", "--yes").returncode == 0
+        flushed = saved_and_flushed(project)
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    index = (project / "logs" / "precompact-savepoint.jsonl").read_bytes()
+    assert b"Cookie File" not in index and b"from-the-remote" not in index
+    status = json.loads(precompact(project, "status", "--json").stdout)
+    assert [s["sequence"] for s in status["savepoints"]] == [1], status
+
+
+def test_doctor_runs_no_receivepack_or_uploadpack_the_project_names(tmp_path, victim):
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    run_git(project, "remote", "set-url", "origin", str(remote))
+    shipped_git_config(
+        project, ("remote.origin.receivepack", str(victim.script)), ("remote.origin.uploadpack", str(victim.script))
+    )
+    assert precompact(project, "trust", "--yes").returncode == 0
+    before = precompact(project, "doctor")  # no branch yet: doctor asks the remote for its refs
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"\xe2\x9c\x93 git remote:" in before.stdout, before.stdout
+    assert saved_and_flushed(project).returncode == 0
+    after = precompact(project, "doctor")  # a dry-run push of the branch
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"accepts a dry-run push" in after.stdout, after.stdout
+
+
+def test_a_remote_on_this_machine_runs_none_of_its_programs_on_push_or_doctor(tmp_path, victim):
+    """A remote that is a path here is served by git's own receive-pack and upload-pack, run as
+    the user: its hooks and its alternate refs command (its objects borrowed from another
+    repository) must not run, on the worker's push or on doctor's dry run."""
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    (remote / "objects" / "info" / "alternates").write_text(f"{source / '.git' / 'objects'}\n")
+    run_git(remote, "config", "core.alternateRefsCommand", str(victim.script))
+    for name in ("pre-receive", "update", "post-receive", "reference-transaction"):
+        (remote / "hooks" / name).write_text(victim.script.read_text())
+        (remote / "hooks" / name).chmod(0o755)
+    run_git(project, "remote", "set-url", "origin", str(remote))
+    assert precompact(project, "trust", "--yes").returncode == 0
+    assert saved_and_flushed(project).returncode == 0
+    doctor = precompact(project, "doctor")
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"accepts a dry-run push" in doctor.stdout, doctor.stdout
+    assert run_git(remote, "rev-parse", "refs/heads/precompact/savepoints").strip()
+
+
+def test_a_remote_url_that_looks_like_an_option_is_never_one(tmp_path, victim):
+    """precompact names the URL on git's command line: `--upload-pack=<program>` as a URL must
+    stay a (refused) URL."""
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    shipped_git_config(project, ("remote.origin.pushurl", f"--upload-pack={victim.script}"))
+    assert precompact(project, "trust", "--yes").returncode == 0
+    doctor = precompact(project, "doctor")
+    flushed = saved_and_flushed(project)
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"\xe2\x9c\x97 git remote:" in doctor.stdout and flushed.returncode != 0

@@ -12,7 +12,15 @@ Fixed overrides, on every command line (`-c` beats every configuration file):
 - `safe.bareRepository=explicit`: a bare repository committed inside a project is never found
   by directory search (precompact names its own repository explicitly);
 - `protocol.ext.allow=never`: no remote URL of the form `ext::<command>`;
-- GIT_PROXY_COMMAND is empty: no `core.gitProxy` (git:// only, which nobody pushes over).
+- `core.sharedRepository=false`: what git writes in the repository is never group- or
+  world-writable because its configuration says so;
+- GIT_PROXY_COMMAND is empty: no `core.gitProxy` (git:// only, which nobody pushes over);
+- GIT_NO_REPLACE_OBJECTS and GIT_NO_LAZY_FETCH: no refs/replace/ substitutes an object's bytes,
+  and no missing object of a partial clone is fetched from the remote its configuration names.
+
+Every key git knows is classified in CLASSIFIED for the commands precompact runs in a project's
+repository (neutralised, harmless, or not read); tests/python/test_git_keys.py fails on a key
+`git help --config` lists that it does not classify.
 
 The repository's own values: `git config --list --show-scope` (once per repository and process)
 says which settings come from the repository (`.git/config`, `config.worktree`, and every file
@@ -20,9 +28,7 @@ they include, wherever it is); each one that names a program (PROGRAM_KEYS: ssh 
 askpass, editor, pager, diff/merge/filter drivers and textconv, gpg programs, alternate refs
 command, a disabled TLS check) is set again, after all files, to the user's global or system
 value for the same key, or a neutral one. Credential helper lists are emptied and refilled with
-the user's global and system helpers. `remote.<name>.receivepack`/`uploadpack` are lists whose
-FIRST value wins, so `transfer_option` names the program on push's and fetch's command line.
-These go through GIT_CONFIG_COUNT/KEY/VALUE, not `-c`, so that no subsection name can smuggle
+the user's global and system helpers. These go through GIT_CONFIG_COUNT/KEY/VALUE, not `-c`, so that no subsection name can smuggle
 an `=` into them. A driver named in `.gitattributes` whose commands are then empty does nothing.
 Only the repository's own configuration is read, not a submodule's: so `git status` is run with
 `--ignore-submodules=dirty` (git would start a `git status` inside each submodule).
@@ -34,13 +40,27 @@ Kept on purpose, so pushing to a real remote works as it does for the user: HOME
 and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's socket, the desktop session
 bus (keyring credential helpers), proxies and CA bundles.
 
+Talking to a remote (push, fetch, ls-remote, doctor's dry run: `transport`) reads no
+configuration from the project's repository at all: it runs in precompact's own git directory
+(`transport_directory`, under the user's state directory, its config written by `git init`
+alone), objects read from and written to the project's object store (GIT_OBJECT_DIRECTORY), to
+one URL given on the command line (`remote_url`: the remote's first `pushurl`, else its first
+`url`, read as data). So the project's `pushurl` list, `url.*.insteadOf`, `http.*` (cookie
+files, proxies, TLS), `remote.*.receivepack`/`uploadpack`, `credential.*` and every other key
+can neither add a destination nor name a file or a program for it; the user's global and
+system configuration (credentials, ssh, their own insteadOf) still applies.
+
 Left to the remote: a remote reached over the network runs its own hooks on its side, as a
-server does; a remote that is a path on this machine runs none (transfer_option).
+server does; a remote that is a path on this machine is run here by git's own receive-pack or
+upload-pack with its hooks, alternate refs command and fsmonitor off and no work-tree update
+(`TRANSFER_GUARD`): its configuration file is still read by git, and git has no switch to stop
+that, so only keys that run a program or write outside the remote are overridden.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -59,13 +79,22 @@ OVERRIDES = (
     "log.showSignature=false",
     "safe.bareRepository=explicit",
     "protocol.ext.allow=never",
+    "core.sharedRepository=false",
 )
+# A transport command works in precompact's own git directory over the project's objects: an
+# automatic gc there would take the project's objects for unreachable ones.
+TRANSPORT_OVERRIDES = ("gc.auto=0", "maintenance.auto=false")
 FIXED = {
     "LC_ALL": "C",
     "LANGUAGE": "C",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_PROXY_COMMAND": "",
+    # A partial clone's missing object is fetched from its promisor remote, which the
+    # repository's configuration names: never.
+    "GIT_NO_LAZY_FETCH": "1",
+    # refs/replace/ (the project's) would make an object id read as other bytes.
+    "GIT_NO_REPLACE_OBJECTS": "1",
 }
 # Settings (git's lower-case spelling; subsections kept) that name a program, or let one be
 # impersonated, and the neutral value that replaces the repository's when the user has none.
@@ -82,9 +111,79 @@ PROGRAM_KEYS = (
     (re.compile(r"http\.(.+\.)?sslverify"), "true"),
 )
 HELPER_LISTS = re.compile(r"credential\.(.+\.)?helper")
-TRANSFER_PROGRAMS = {"receivepack": "git-receive-pack", "uploadpack": "git-upload-pack"}
+
+NEUTRALISED, HARMLESS, NOT_READ = "neutralised", "harmless", "not read"
+# Every key git knows (`git help --config`), as the project's repository configuration could set
+# it, for the commands precompact runs in that repository (status, rev-parse, ls-files, config,
+# log, rev-list, merge-base, cat-file, ls-tree, hash-object, read-tree, update-index,
+# write-tree, commit-tree, update-ref): NEUTRALISED (OVERRIDES, PROGRAM_KEYS, HELPER_LISTS or
+# FIXED's variables set it, which `neutralises` checks), HARMLESS (why it can run no program and
+# write no file outside the repository's git directory), or NOT_READ (a transport key: push,
+# fetch and ls-remote run in precompact's own git directory). The first pattern that matches a
+# key (lower case, `<name>` as git prints it) decides; tests/python/test_git_keys.py fails on a
+# key git knows that none matches, so a new git's keys fail CI until they are classified here.
+CLASSIFIED: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(pattern), kind, why)
+    for pattern, kind, why in (
+        (r"core\.(hookspath|fsmonitor|sharedrepository)|commit\.gpgsign|push\.gpgsign|log\.showsignature", NEUTRALISED, "set on every command line"),
+        (r"safe\.barerepository|protocol\.ext\.allow", NEUTRALISED, "set on every command line"),
+        (r"core\.(sshcommand|askpass|editor|pager|alternaterefscommand)|sequence\.editor|pager\..+", NEUTRALISED, "a program: PROGRAM_KEYS"),
+        (r"diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process|required)", NEUTRALISED, "a program: PROGRAM_KEYS"),
+        (r"gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand|http\.(.+\.)?sslverify", NEUTRALISED, "a program: PROGRAM_KEYS"),
+        (r"credential\.(.+\.)?helper", NEUTRALISED, "a program: HELPER_LISTS"),
+        (r"core\.gitproxy", NEUTRALISED, "GIT_PROXY_COMMAND is empty"),
+        (r"core\.usereplacerefs", NEUTRALISED, "GIT_NO_REPLACE_OBJECTS"),
+        (r"remote\..+\.(promisor|partialclonefilter)|promisor\..+", NEUTRALISED, "GIT_NO_LAZY_FETCH: no object is fetched"),
+        (r"(remote|remotes|url|http|ssh|protocol|transfer|fetch|push|credential|credentialcache|credentialstore|bundle)\..+", NOT_READ, "transport: run in precompact's own git directory"),
+        (r"(receive|uploadpack|uploadpackfilter|uploadarchive|lsrefs)\..+", HARMLESS, "read when serving the repository to a client, which precompact never does"),
+        (r"trace2\..+", HARMLESS, "git reads trace2 keys only from system and global configuration"),
+        (r"safe\.directory", HARMLESS, "git reads it only from protected (system, global, command line) configuration"),
+        (r"include\.path|includeif\..+\.path", HARMLESS, "brings in other keys, listed and classified under the including file's scope"),
+        (r"alias\..+", HARMLESS, "an alias never replaces a built-in command, and precompact runs only built-ins"),
+        (r"(fsck|sendemail|imap|instaweb|web|browser|man|help|gitweb|gui|guitool|gitcvs|mergetool|difftool|rerere|am|apply|mailinfo|mailmap|interactive|rebase|stash|notes|tag|clean|revert|add|checkout|branch|pull|worktree|submodule|format|tar|fastimport|maintenance|gc|repack|pack|commitgraph|bitmappseudomerge|sequence|completion)\..+", HARMLESS, "read only by commands precompact never runs"),
+        (r"(merge|diff|blame|grep|log|pretty|column|color|advice|i18n|status|showbranch|versionsort|commit)\..+", HARMLESS, "output format or another command's behaviour: no program, no file outside"),
+        (r"gpg\..+", HARMLESS, "read when signing or verifying, which is off (commit.gpgSign, log.showSignature)"),
+        (r"(user|author|committer)\..+", HARMLESS, "the identity on a savepoint commit"),
+        (r"(index|splitindex|sparse|reftable|extensions|feature|attr|fsmonitor)\..+", HARMLESS, "repository format and index layout"),
+        (r"core\.(attributesfile|excludesfile)", HARMLESS, "read as attributes (drivers neutralised) or ignore patterns"),
+        (r"core\.(worktree|bare)", HARMLESS, "which work tree `git status` lists: file names, redacted in the snapshot"),
+        (r"core\..+", HARMLESS, "format, performance, locking and checks inside the repository's git directory"),
+    )
+)  # fmt: skip
+# What git's own receive-pack or upload-pack, serving a remote that is a path on this machine,
+# is told over that repository's configuration: no hooks (pre-receive, proc-receive, ...), no
+# alternate refs command, no fsmonitor, no work-tree update (whose filters the remote's
+# configuration names), no automatic gc.
+TRANSFER_GUARD = (
+    "core.hooksPath=" + os.devnull,
+    "core.alternateRefsCommand=true",
+    "core.fsmonitor=false",
+    "receive.denyCurrentBranch=refuse",
+    "receive.autogc=false",
+)
 USER_SCOPES = ("system", "global")
 LISTING_TIMEOUT_SECONDS = 10
+
+
+def classification(key: str) -> tuple[str, str] | None:
+    """(kind, why) of a git configuration key in the project's repository: CLASSIFIED's first match."""
+    return next(((kind, why) for pattern, kind, why in CLASSIFIED if pattern.fullmatch(key.lower())), None)
+
+
+def neutralises(key: str) -> bool:
+    """Whether every value the project's configuration gives `key` is overridden or unused."""
+    key = key.lower()
+    fixed = {"core.gitproxy": "GIT_PROXY_COMMAND", "core.usereplacerefs": "GIT_NO_REPLACE_OBJECTS"}
+    return (
+        key in {pair.partition("=")[0].lower() for pair in OVERRIDES}
+        or any(pattern.fullmatch(key) for pattern, _ in PROGRAM_KEYS)
+        or bool(HELPER_LISTS.fullmatch(key))
+        or (key in fixed and fixed[key] in FIXED)
+        or (
+            bool(re.fullmatch(r"remote\..+\.(promisor|partialclonefilter)|promisor\..+", key))
+            and FIXED.get("GIT_NO_LAZY_FETCH") == "1"
+        )
+    )
 
 
 def environment(location: Path, **ours: str) -> dict[str, str]:
@@ -105,20 +204,95 @@ def argv(*args: str, executable: str = "git") -> list[str]:
     return [executable, *overrides, *args]
 
 
-def transfer_option(location: Path, remote: str, url: str, program: str, git_dir: str | None = None) -> str:
-    """`--receive-pack=` (program "receivepack", for push) or `--upload-pack=` ("uploadpack",
-    for fetch) to `remote` at `url`: the user's global or system program for it, else git's own
-    (the repository's first value would win over any later one). For a remote on this machine
-    (a path), git's own runs here without the remote repository's hooks or alternate refs
-    command: those are the repository's programs too, since its .git/config names the path."""
-    values = _user_values(str(location), git_dir).get(f"remote.{remote}.{program}")
-    option = {"receivepack": "--receive-pack", "uploadpack": "--upload-pack"}[program]
-    if values:
-        return f"{option}={values[-1]}"
-    if _local(url):
-        guarded = f"git -c core.hooksPath={os.devnull} -c core.alternateRefsCommand=true"
-        return f"{option}={guarded} {TRANSFER_PROGRAMS[program].removeprefix('git-')}"
-    return f"{option}={TRANSFER_PROGRAMS[program]}"
+def transport_directory(objects: Path, object_format: str) -> Path:
+    """precompact's own git directory for talking to remotes on behalf of the object store
+    `objects`: $XDG_STATE_HOME/precompact/transport/<digest>.git (default ~/.local/state), made by
+    `git init` with no template, so its config holds nothing but what git writes there."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    name = hashlib.sha256(os.fsencode(objects.resolve()) + b"\0" + object_format.encode()).hexdigest()[:32]
+    return Path(base) / "precompact" / "transport" / f"{name}.git"
+
+
+def transport(
+    objects: Path,
+    object_format: str,
+    command: str,
+    url: str,
+    *args: str,
+    options: tuple[str, ...] = (),
+    timeout: float,
+) -> processes.CompletedProcess:
+    """`git command options... url args...` (push, fetch or ls-remote) in precompact's own git
+    directory, with `objects` (the store's object directory) as its object store: no setting of
+    the project's repository is read, and the only destination is `url`. A remote that is a path
+    on this machine is served by git's own programs under TRANSFER_GUARD. (`--` before the URL:
+    a URL the configuration gives as `--upload-pack=...` is never an option.)"""
+    env = _transport_environment(objects, object_format, timeout)
+    if not isinstance(env, dict):
+        return env
+    program = {"push": "receive-pack"}.get(command, "upload-pack")
+    guarded = (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if _local(url) else ()
+    overrides = [option for pair in TRANSPORT_OVERRIDES for option in ("-c", pair)]
+    return processes.run_git(
+        argv(*overrides, command, *options, *guarded, "--", url, *args),
+        cwd=Path(env["GIT_DIR"]),
+        env=env,
+        timeout=timeout,
+    )
+
+
+def transport_ref(objects: Path, object_format: str, ref: str, timeout: float) -> str | None:
+    """The commit `ref` names in the transport directory of `objects` (where `transport`'s fetch
+    put it), None when it names none."""
+    env = _transport_environment(objects, object_format, timeout)
+    if not isinstance(env, dict):
+        return None
+    found = processes.run_git(
+        argv("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"),
+        cwd=Path(env["GIT_DIR"]),
+        env=env,
+        timeout=timeout,
+    )
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
+def _transport_environment(
+    objects: Path, object_format: str, timeout: float
+) -> dict[str, str] | processes.CompletedProcess:
+    """The environment of a git process in the transport directory of `objects` (made first when
+    absent), or why it could not be made."""
+    directory = transport_directory(objects, object_format)
+    base = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
+    if not (directory / "HEAD").is_file():
+        made = processes.run_git(
+            argv("init", "--quiet", "--bare", "--template=", f"--object-format={object_format}", str(directory)),
+            cwd=Path("/"),
+            env=base,
+            timeout=timeout,
+        )
+        if made.returncode != 0:
+            return made
+    return {**base, "GIT_DIR": str(directory), "GIT_OBJECT_DIRECTORY": str(objects)}
+
+
+def object_store(repository: Path, timeout: float) -> tuple[Path, str]:
+    """The object directory of the repository at `repository` (its common git directory's) and
+    its object format (sha1 or sha256)."""
+    found = run(repository, "rev-parse", "--git-common-dir", "--show-object-format", timeout=timeout)
+    common, object_format = [*found.stdout.splitlines(), "", ""][:2]
+    return (repository / common).resolve() / "objects", object_format or "sha1"
+
+
+def remote_url(repository: Path, remote: str) -> str | None:
+    """The one URL precompact talks to for `remote` of `repository`: its first `pushurl`, else
+    its first `url`, as written (no insteadOf of the project's applied); None when it has none.
+    Read as data (`git config --get-all`), never through git's remote machinery."""
+    for key in ("pushurl", "url"):
+        done = run(repository, "config", "--get-all", f"remote.{remote}.{key}", timeout=LISTING_TIMEOUT_SECONDS)
+        values = done.stdout.splitlines() if done.returncode == 0 else []
+        if values and values[0]:
+            return values[0]
+    return None
 
 
 def _local(url: str) -> bool:
@@ -151,13 +325,6 @@ def _replacements(location: str, git_dir: str | None) -> list[tuple[str, str]]:
         pairs += [(key, "") for key in dict.fromkeys(k for k, _ in helpers)]
         pairs += helpers
     return pairs
-
-
-def _user_values(location: str, git_dir: str | None) -> dict[str, list[str]]:
-    values: dict[str, list[str]] = {}
-    for key, value in _listing(location, git_dir)[1]:
-        values.setdefault(key, []).append(value)
-    return values
 
 
 @functools.cache

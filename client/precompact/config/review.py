@@ -7,7 +7,6 @@ from __future__ import annotations
 from precompact.boundary import git_env, processes, quoting
 from precompact.config.settings import Config
 
-GIT_TIMEOUT_SECONDS = 5
 # Every setting of a configuration, as `trust` shows it: where data goes (remote, cluster,
 # recipients), what is kept of it (redaction, includes, session state), and what is said to the
 # model (the compact note). Config field -> (name in the file, what it decides).
@@ -49,20 +48,21 @@ def settings(config: Config) -> dict[str, str]:
 
 
 def remote_url(config: Config) -> str:
-    """Where `git.remote` points in `git.repository`, as git would push (url.insteadOf applied)."""
+    """The one URL savepoints are pushed to (git_env.remote_url: `git.remote`'s first pushurl,
+    else its first url, with no rewriting of the project's; precompact pushes nowhere else)."""
     try:
-        done = git_env.run(config.repository, "remote", "get-url", config.remote, timeout=GIT_TIMEOUT_SECONDS)
+        url = git_env.remote_url(config.repository, config.remote)
     except (OSError, processes.TimeoutExpired) as e:
         return f"(git cannot tell: {quoting.single_line(str(e))})"
-    if done.returncode != 0:
+    if url is None:
         return f"(no remote {quoting.inline(config.remote)} in {quoting.inline(str(config.repository))})"
-    return quoting.inline(done.stdout.strip())
+    return quoting.inline(url)
 
 
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """What `trust` shows: every setting when nothing was approved before (or the approval kept no
     settings), else each changed one as `- old` / `+ new` lines."""
-    meaning = {name: what for name, what in SHOWN.values()} | {"git.remote URL": "where that remote is"}
+    meaning = {name: what for name, what in SHOWN.values()} | {"git.remote URL": "the one URL they are pushed to"}
     if not before:
         return [f"  {name} = {value}    # {meaning.get(name, '')}" for name, value in after.items()]
     lines = []

@@ -172,22 +172,27 @@ def _remote(loaded: configuration.Config) -> Check | None:
     from precompact.boundary import git_env
 
     branch = f"refs/heads/{loaded.branch}"
-    exists = git_env.run(loaded.repository, "rev-parse", "--verify", "--quiet", branch, timeout=GIT_TIMEOUT_SECONDS)
-    args = (
-        ("push", "--dry-run", "--porcelain", loaded.remote, f"{branch}:{branch}")
-        if exists.returncode == 0
-        else ("ls-remote", "--heads", loaded.remote)
+    url = git_env.remote_url(loaded.repository, loaded.remote)
+    if url is None:
+        return Check("git remote", False, f"no remote {loaded.remote} in {loaded.repository}", "check git.remote")
+    objects, object_format = git_env.object_store(loaded.repository, timeout=GIT_TIMEOUT_SECONDS)
+    tip = git_env.run(loaded.repository, "rev-parse", "--verify", "--quiet", branch, timeout=GIT_TIMEOUT_SECONDS)
+    # Through git_env.transport, as the worker's push: the one URL, none of the project's settings.
+    command, args, options = (
+        ("push", (f"{tip.stdout.strip()}:{branch}",), ("--dry-run", "--porcelain"))
+        if tip.returncode == 0
+        else ("ls-remote", ("refs/heads/*",), ("--heads",))
     )
-    done = git_env.run(loaded.repository, *args, timeout=GIT_TIMEOUT_SECONDS)
+    done = git_env.transport(objects, object_format, command, url, *args, options=options, timeout=GIT_TIMEOUT_SECONDS)
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["refused"])[-1]
         return Check(
-            "git remote", False, f"{args[0]} to {loaded.remote} failed: {reason}", "check git.remote and its access"
+            "git remote", False, f"{command} to {loaded.remote} failed: {reason}", "check git.remote and its access"
         )
     return Check(
         "git remote",
         True,
-        f"{loaded.remote} accepts a dry-run push" if args[0] == "push" else f"{loaded.remote} answers",
+        f"{loaded.remote} ({url}) accepts a dry-run push" if command == "push" else f"{loaded.remote} ({url}) answers",
     )
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import git
 import orjson
 
-from precompact.boundary import git_env, logs_dir, private_file
+from precompact.boundary import git_env, logs_dir, private_file, processes
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.remote import encryption
@@ -576,64 +576,101 @@ def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
 
 
 def push(repo: git.Repo, target: Target) -> None:
-    """Pushes the branch; raises GitStoreError with git's reason on failure."""
-    if target.remote not in [r.name for r in repo.remotes]:
-        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    """Pushes the branch to the remote's one URL (git_env.transport: none of the repository's
+    configuration is read) and moves the remote-tracking ref to what the remote now holds;
+    raises GitStoreError with git's reason on failure."""
+    url = remote_url(repo, target)
+    commit = _resolve(repo, target.ref)
+    if commit is None:
+        raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
     try:
-        repo.git.push(
-            "--quiet",
-            "--no-verify",
-            _transfer_option(repo, target, "receivepack"),
-            target.remote,
-            f"{target.ref}:{target.ref}",
-            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
-            env=_UNCOMPRESSED if target.keys.encrypting else {},
+        done = git_env.transport(
+            _objects(repo),
+            object_format(repo),
+            "push",
+            url,
+            f"{commit}:{target.ref}",
+            options=("--quiet", "--no-verify"),
+            timeout=PUSH_TIMEOUT_SECONDS,
         )
-    except git.GitCommandError as e:
-        raise GitStoreError(f"push to {target.remote} failed: {_refusal(e)}") from None
-
-
-def _transfer_option(repo: git.Repo, target: Target, program: str) -> str:
-    git_dir = str(repo.git_dir)
-    url = repo.git.remote("get-url", *(["--push"] if program == "receivepack" else []), target.remote)
-    return git_env.transfer_option(Path(git_dir), target.remote, url.strip(), program, git_dir)
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"push to {target.remote} failed: {_failed(e)}") from None
+    if done.returncode != 0:
+        raise GitStoreError(f"push to {target.remote} failed: {_refused(done.stderr, done.returncode)}")
+    repo.git.update_ref(_tracking(target), commit)
 
 
 def fetch(repo: git.Repo, target: Target) -> None:
-    """Fetches the savepoint branch into its remote-tracking ref; raises GitStoreError on failure."""
-    if target.remote not in [r.name for r in repo.remotes]:
-        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
-    refspec = f"+{target.ref}:refs/remotes/{target.remote}/{target.branch}"
+    """Fetches the savepoint branch from the remote's one URL (git_env.transport) into its
+    remote-tracking ref; raises GitStoreError on failure."""
+    url = remote_url(repo, target)
+    fetched = "refs/precompact/fetched"
     try:
-        repo.git.fetch(
-            "--quiet",
-            _transfer_option(repo, target, "uploadpack"),
-            target.remote,
-            refspec,
-            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
+        done = git_env.transport(
+            _objects(repo),
+            object_format(repo),
+            "fetch",
+            url,
+            f"+{target.ref}:{fetched}",
+            options=("--quiet", "--no-write-fetch-head"),
+            timeout=PUSH_TIMEOUT_SECONDS,
         )
-    except git.GitCommandError as e:
-        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_reason(e)}") from None
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_failed(e)}") from None
+    if done.returncode != 0:
+        raise GitStoreError(
+            f"fetching {target.branch} from {target.remote} failed: {_said(done.stderr, done.returncode)}"
+        )
+    try:
+        tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
+    except (OSError, processes.TimeoutExpired):
+        tip = None
+    if tip is None or _resolve(repo, tip) is None:
+        raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
+    repo.git.update_ref(_tracking(target), tip)
+
+
+def remote_url(repo: git.Repo, target: Target) -> str:
+    """The one URL the branch is pushed to and fetched from (git_env.remote_url)."""
+    try:
+        url = git_env.remote_url(Path(repo.git_dir), target.remote)
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(
+            f"cannot read remote {target.remote!r}'s URL in {target.repository}: {_failed(e)}"
+        ) from None
+    if url is None:
+        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    return url
+
+
+def _failed(error: OSError | processes.TimeoutExpired) -> str:
+    if isinstance(error, processes.TimeoutExpired):
+        return f"git gave no answer within {error.timeout:g} s"
+    return error.strerror or str(error)
+
+
+def _objects(repo: git.Repo) -> Path:
+    return Path(repo.common_dir) / "objects"
+
+
+def _tracking(target: Target) -> str:
+    return f"refs/remotes/{target.remote}/{target.branch}"
 
 
 def remote_has_branch(repo: git.Repo, target: Target) -> bool:
     """Whether the remote states it has the savepoint branch now (`git ls-remote`); raises
     GitStoreError with git's reason when the remote cannot be read. The remote is input: what it
     states here is only ever a reason to withhold a verdict, never one to give it."""
-    if target.remote not in [r.name for r in repo.remotes]:
-        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+    url = remote_url(repo, target)
     try:
-        listed = repo.git.ls_remote(
-            _transfer_option(repo, target, "uploadpack"),
-            target.remote,
-            target.ref,
-            kill_after_timeout=PUSH_TIMEOUT_SECONDS,
-            # The --upload-pack= option is our own, the guarded one git_env classified; protocols
-            # stay checked.
-            allow_unsafe_options=True,
+        done = git_env.transport(
+            _objects(repo), object_format(repo), "ls-remote", url, target.ref, timeout=PUSH_TIMEOUT_SECONDS
         )
-    except git.GitCommandError as e:
-        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_reason(e)}") from None
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_failed(e)}") from None
+    if done.returncode != 0:
+        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_said(done.stderr, done.returncode)}")
+    listed = done.stdout
     # ls-remote matches a pattern by its tail: only the branch itself counts.
     return any(line.partition("\t")[2] == target.ref for line in str(listed).splitlines())
 
@@ -814,28 +851,28 @@ def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False)
         yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
 
 
-def _reason(error: git.GitCommandError) -> str:
+def _said(stderr: str, status: object) -> str:
     """Git's own complaint: a lock left by a crashed git (whose fix is in the message), else the
     last line."""
-    detail = [line.strip() for line in (error.stderr or "").strip().splitlines()]
+    detail = [line.strip() for line in stderr.strip().splitlines()]
     for line in detail:
         if "Unable to create" in line and ".lock" in line:
             complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
             return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
-    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {error.status}"
+    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {status}"
 
 
-def _refusal(error: git.GitCommandError) -> str:
+def _refused(stderr: str, status: int) -> str:
     """Why a push was refused, as the remote said it (its `remote:` lines: a hook's message, a
     size limit, a full disk) and the ref it rejected; else git's own complaint. The last line
     alone ("failed to push some refs") names no reason."""
-    if "Unable to create" in (error.stderr or "") and ".lock" in (error.stderr or ""):
-        return _reason(error)  # a lock a crashed git left, and its fix
-    lines = [line.strip().removeprefix("stderr: '").rstrip("'").strip() for line in (error.stderr or "").splitlines()]
+    if "Unable to create" in stderr and ".lock" in stderr:
+        return _said(stderr, status)  # a lock a crashed git left, and its fix
+    lines = [line.strip() for line in stderr.splitlines()]
     said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
     rejected = [line.lstrip("! ").strip() for line in lines if "[remote rejected]" in line or "[rejected]" in line]
     reasons = [line for line in said if line][-2:] + rejected[:1]
-    return "; ".join(reasons) if reasons else _reason(error)
+    return "; ".join(reasons) if reasons else _said(stderr, status)
 
 
 def _resolve(repo: git.Repo, ref: str) -> str | None:
@@ -881,7 +918,9 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
         try:
             listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
         except git.GitCommandError as e:
-            raise GitStoreError(f"branch {target.branch} cannot be listed: {_reason(e)}") from None
+            raise GitStoreError(
+                f"branch {target.branch} cannot be listed: {_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1)}"
+            ) from None
         names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
     return names
 

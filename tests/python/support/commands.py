@@ -126,7 +126,12 @@ def worker_finished(project: Path) -> bool:
     import sqlite3
 
     index = project / "logs" / "precompact-recall.sqlite"
-    if not index.exists() or sqlite3.connect(index).execute("SELECT count(*) FROM savepoints").fetchone()[0] == 0:
+    if not index.exists():
+        return False
+    try:
+        if sqlite3.connect(index).execute("SELECT count(*) FROM savepoints").fetchone()[0] == 0:
+            return False
+    except sqlite3.OperationalError:  # the worker has created the file, not yet its table
         return False
     with (project / "logs" / "precompact-worker.lock").open("a") as lock:
         try:
