@@ -388,7 +388,12 @@ def _viewed_with_a_browser(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, s
     env.pop("WAYLAND_DISPLAY", None)
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [PRECOMPACT, "view"], cwd=project.path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [PRECOMPACT, "view"],
+            cwd=project.path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         assert wait_until(lambda: seen.exists() and b"precompact view: " in log.read_bytes()), log.read_text()

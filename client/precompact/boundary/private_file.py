@@ -29,7 +29,11 @@ def runtime_directory() -> Path:
     """Where a file that lives only while a command runs goes: $XDG_RUNTIME_DIR/precompact (the
     user's own tmpfs, emptied at logout), else the state directory."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    return Path(runtime) / "precompact" if runtime and os.path.isabs(runtime) and os.path.isdir(runtime) else state_directory()
+    return (
+        Path(runtime) / "precompact"
+        if runtime and os.path.isabs(runtime) and os.path.isdir(runtime)
+        else state_directory()
+    )
 
 
 def create(path: Path, data: bytes) -> None:
