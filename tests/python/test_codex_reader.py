@@ -14,7 +14,7 @@ import pytest
 from precompact.config import install as installer
 from precompact.recall import fulltext
 from precompact.transcript import agents, codex, conversation
-from support.commands import PRECOMPACT, invoke
+from support.commands import PRECOMPACT, invoke, precompact
 from support.projects import new_project
 
 SESSION = "01a2355d-d3df-7661-851d-76b764947144"
@@ -290,7 +290,7 @@ def test_a_sessions_copy_is_kept_outside_the_project_and_prune_removes_it(tmp_pa
     assert SECRET.encode() in document.read_bytes(), "the copy outside the project is the rollout's reading, whole"
     assert stat.S_IMODE(document.stat().st_mode) == 0o600
 
-    pruned = subprocess.run([PRECOMPACT, "prune", "--keep", "1"], cwd=project.path, capture_output=True, timeout=120)
+    pruned = precompact(project.path, "prune", "--keep", "1")
     assert pruned.returncode == 0, pruned.stderr
     assert not document.exists() and not list(agents.documents_dir(project.logs).glob("*.json*"))
 
