@@ -368,13 +368,18 @@ while [ ! -e "$RELEASE" ]; do sleep 0.05; done
 
 
 @contextmanager
-def _viewed_with_a_browser(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, str, Path, Path]]:
+def _viewed_with_a_browser(
+    tmp_path: Path, runtime_blocked: bool = False
+) -> Iterator[tuple[subprocess.Popen, str, Path, Path]]:
     """`precompact view` as a user starts it, opening the browser BROWSER names (FAKE_BROWSER,
     a child of view's); yields the process, the address it prints, what the browser was given,
-    and the user's runtime directory. The browser is released and view stopped at the end."""
+    and the user's runtime directory (with `runtime_blocked`, a file holds the name of
+    precompact's folder there). The browser is released and view stopped at the end."""
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     runtime, browser, seen, release, log = (tmp_path / name for name in ("run", "browser", "seen", "release", "log"))
     runtime.mkdir(mode=0o700)
+    if runtime_blocked:
+        (runtime / "precompact").write_text("")
     browser.write_text(FAKE_BROWSER)
     browser.chmod(0o755)
     env = {
@@ -396,7 +401,8 @@ def _viewed_with_a_browser(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, s
             start_new_session=True,
         )
     try:
-        assert wait_until(lambda: seen.exists() and b"precompact view: " in log.read_bytes()), log.read_text()
+        opened = (lambda: True) if runtime_blocked else seen.exists
+        assert wait_until(lambda: opened() and b"precompact view: " in log.read_bytes()), log.read_text()
         url = re.search(rb"precompact view: (http://\S+)", log.read_bytes()).group(1).decode()
         yield process, url, seen, runtime
     finally:
@@ -441,3 +447,12 @@ def test_the_page_for_the_browser_is_removed_when_view_stops(tmp_path):
         assert page.exists()
     assert process.returncode == 128 + signal.SIGTERM and not page.exists()
     assert list((runtime / "precompact").iterdir()) == []
+
+
+def test_a_page_that_cannot_be_written_opens_no_browser_and_view_still_serves(tmp_path):
+    with _viewed_with_a_browser(tmp_path, runtime_blocked=True) as (_, url, seen, runtime):
+        assert _get(url).status_code == 200
+        log = (tmp_path / "log").read_text()
+        [said] = [line for line in log.splitlines() if line.startswith("no browser opened")]
+        assert "open the address below" in said and str(runtime / "precompact") in said
+        assert not seen.exists(), "no browser was started"

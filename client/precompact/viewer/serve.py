@@ -39,7 +39,12 @@ def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -
     listener.listen()  # from now on a browser's connection waits in the backlog until uvicorn accepts it
     port = listener.getsockname()[1]
     url = f"http://{LOOPBACK}:{port}/{token}/"
-    page = _redirect_page(url) if open_browser else None
+    page = None
+    if open_browser:
+        try:
+            page = _redirect_page(url)
+        except OSError as e:
+            announce(f"no browser opened (its page could not be written: {e}); open the address below")
 
     def admitted() -> None:
         if page is not None:
