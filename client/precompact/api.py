@@ -489,17 +489,19 @@ def uncompact(config: Config, found: Resurrection) -> Uncompacted:
 
 def session_start_brief(config: Config, sequence: int, session_id: str | None) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
-    bytes only: no network, no GitPython), or one line saying why it could not be restored."""
+    bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
+    savepoint no root vouches for, one line that says so and quotes nothing of it."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
 
     try:
         found = resurrection.from_this_machine(config, sequence=sequence)
-        context = restore_brief.brief(found, session_id=session_id, repository=config.repository)
     except resurrection.ResurrectError as e:
-        context = quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
-    return context
+        return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
+    if not found.verified:
+        return restore_brief.unvouched(found)
+    return restore_brief.brief(found, session_id=session_id, repository=config.repository)
 
 
 def render_resurrection(found: Resurrection, output: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from precompact.config import install as installer
 from precompact.config import settings as configuration
 from precompact.recall import fulltext
 from precompact.transcript import agents, codex, conversation
-from support.commands import PRECOMPACT, invoke
+from support.commands import PRECOMPACT, invoke, precompact
 from support.projects import new_project
 
 SESSION = "01a2355d-d3df-7661-851d-76b764947144"
@@ -152,11 +153,13 @@ def test_a_grown_rollout_is_appended_to_its_document_and_a_rewritten_one_read_ag
     assert document.read_bytes() == codex.read(rollout).data, "a document not as recorded: written whole"
 
 
-def test_agents_read_writes_the_document_under_logs_and_refuses_an_unknown_agent(tmp_path):
+def test_agents_read_writes_the_document_outside_the_project_and_refuses_an_unknown_agent(tmp_path):
     logs = tmp_path / "logs"
     rollout = write(tmp_path / "rollout.jsonl", ROLLOUT)
     read = agents.read(agents.CODEX, logs, str(rollout))
-    assert Path(read.transcript_path).parent == logs / agents.DOCUMENTS_DIR
+    document = Path(read.transcript_path)
+    assert document.parent == agents.documents_dir(logs) and not document.is_relative_to(tmp_path)
+    assert stat.S_IMODE(document.stat().st_mode) == 0o600 and stat.S_IMODE(document.parent.stat().st_mode) == 0o700
     assert Path(read.transcript_path).read_bytes() == codex.read(rollout).data
     assert read.version == "0.171.0"
     with pytest.raises(ValueError, match="unknown agent"):
@@ -257,6 +260,47 @@ def test_codex_payloads_save_and_brief_and_a_missing_rollout_fails_open(tmp_path
     )
     assert gone.returncode == 0
     assert "PreCompact failed" in json.loads(gone.stdout)["systemMessage"], "shown to the user, never the model"
+
+
+SECRET = "AKIA" + "Q7ZK3M9XW2PL5RTB"  # an AWS access key id, as a tool's output may show one
+
+
+def test_a_sessions_copy_is_kept_outside_the_project_and_prune_removes_it(tmp_path):
+    """Issue 39: the Codex session's document is not redacted, so it stays out of the project (an
+    archive or sync of the project would carry it): in the state directory, 0600. A copy an
+    earlier version left in logs/ goes at the next save, the state directory's at `prune`, and
+    the next save rebuilds it from the rollout."""
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    legacy = project.logs / "precompact-agents"
+    legacy.mkdir(parents=True)
+    (legacy / "codex-0123.jsonl").write_text(f'{{"said": "{SECRET}"}}\n')
+    said = item(10, {"type": "function_call_output", "call_id": "c1", "output": f"export AWS_ACCESS_KEY_ID={SECRET}"})
+    rollout = write(tmp_path / "rollout.jsonl", [*ROLLOUT[:10], said])
+    base = {"session_id": SESSION, "transcript_path": str(rollout), "cwd": str(project.path), "model": "gpt-mock"}
+    saved = codex_hook({**base, "hook_event_name": "PreCompact", "trigger": "manual", "turn_id": "t1"}, project.path)
+    assert saved.returncode == 0 and saved.stdout == b"", saved.stderr
+
+    holding = [
+        p
+        for p in project.path.rglob("*")
+        if p.is_file() and ".git" not in p.parts and SECRET.encode() in p.read_bytes()
+    ]
+    assert holding == [], "nothing in the project holds the secret"
+    assert not legacy.exists(), "the copy an earlier version kept in logs/ is removed at the save"
+    [document] = agents.documents_dir(project.logs).glob("codex-*.jsonl")
+    assert SECRET.encode() in document.read_bytes(), "the copy outside the project is the rollout's reading, whole"
+    assert stat.S_IMODE(document.stat().st_mode) == 0o600
+
+    pruned = precompact(project.path, "prune", "--keep", "1")
+    assert pruned.returncode == 0, pruned.stderr
+    assert not document.exists() and not list(agents.documents_dir(project.logs).glob("*.json*"))
+
+    write(rollout, [*ROLLOUT[:10], said, item(11, text_message("user", "Now the lexer.", ["user.text"]))])
+    again = codex_hook({**base, "hook_event_name": "PreCompact", "trigger": "manual", "turn_id": "t2"}, project.path)
+    assert again.returncode == 0, again.stderr
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in index].count("SAVEPOINT_CREATED") == 2
+    assert document.read_bytes() == codex.read(rollout).data, "rebuilt from the rollout"
 
 
 def test_import_archives_the_projects_codex_threads_once(tmp_path):

@@ -7,9 +7,17 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import re
+import signal
 import socket
+import stat
+import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -23,7 +31,7 @@ from precompact.recall import fulltext as recall
 from precompact.restore import dropped as dropping
 from precompact.viewer import app, pages
 from support.browser import HOSTILE, planted_project, viewer
-from support.commands import precompact
+from support.commands import PRECOMPACT, precompact, wait_until
 from support.projects import new_project, trust
 from test_layout import SOURCE, graph
 
@@ -348,3 +356,103 @@ def test_a_conversation_no_root_vouches_for_is_refused(served):
     _, client = _in_process(planted)
     answer = client.get("/token/conversation", params={"instance": "Shop #1", "sequence": 1})
     assert answer.status_code == 404 and "is not verified" in answer.text and "no root vouches for" in answer.text
+
+
+# --- The browser is given a private page, never the address (issue 39) ------------------------
+
+FAKE_BROWSER = """#!/bin/sh
+# A browser as `webbrowser` starts one from BROWSER: what it was given, then alive until released.
+printf '%s' "$1" > "$SEEN.tmp" && mv "$SEEN.tmp" "$SEEN"
+while [ ! -e "$RELEASE" ]; do sleep 0.05; done
+"""
+
+
+@contextmanager
+def _viewed_with_a_browser(
+    tmp_path: Path, runtime_blocked: bool = False
+) -> Iterator[tuple[subprocess.Popen, str, Path, Path]]:
+    """`precompact view` as a user starts it, opening the browser BROWSER names (FAKE_BROWSER,
+    a child of view's); yields the process, the address it prints, what the browser was given,
+    and the user's runtime directory (with `runtime_blocked`, a file holds the name of
+    precompact's folder there). The browser is released and view stopped at the end."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    runtime, browser, seen, release, log = (tmp_path / name for name in ("run", "browser", "seen", "release", "log"))
+    runtime.mkdir(mode=0o700)
+    if runtime_blocked:
+        (runtime / "precompact").write_text("")
+    browser.write_text(FAKE_BROWSER)
+    browser.chmod(0o755)
+    env = {
+        **os.environ,
+        "BROWSER": str(browser),
+        "SEEN": str(seen),
+        "RELEASE": str(release),
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [PRECOMPACT, "view"],
+            cwd=project.path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        opened = (lambda: True) if runtime_blocked else seen.exists
+        assert wait_until(lambda: opened() and b"precompact view: " in log.read_bytes()), log.read_text()
+        url = re.search(rb"precompact view: (http://\S+)", log.read_bytes()).group(1).decode()
+        yield process, url, seen, runtime
+    finally:
+        release.touch()
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(30)
+
+
+def _command_lines() -> dict[int, tuple[int, bytes]]:
+    """Every process this user can see: its parent and its command line."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                found[int(entry.name)] = (parent, (entry / "cmdline").read_bytes())
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+    return found
+
+
+def test_the_browser_gets_a_private_page_and_no_command_line_holds_the_address(tmp_path):
+    with _viewed_with_a_browser(tmp_path) as (process, url, seen, runtime):
+        token = urlsplit(url).path.strip("/")
+        lines = _command_lines()
+        children = {pid: line for pid, (parent, line) in lines.items() if parent == process.pid}
+        assert any(b"browser" in line for line in children.values()), children  # the browser, alive
+        assert not [line for _, line in lines.values() if token.encode() in line]
+        given = seen.read_text()
+        assert given.startswith("file://") and token not in given
+        page = Path(urlsplit(given).path)
+        assert page.parent == runtime / "precompact"
+        assert stat.S_IMODE(page.stat().st_mode) == 0o600 and stat.S_IMODE(page.parent.stat().st_mode) == 0o700
+        assert f'<meta http-equiv="refresh" content="0; url={url}">' in page.read_text()
+        assert _get(url).status_code == 200  # where the page sends the browser
+        assert not page.exists(), "the page is removed once the browser reached the viewer"
+
+
+def test_the_page_for_the_browser_is_removed_when_view_stops(tmp_path):
+    with _viewed_with_a_browser(tmp_path) as (process, _, seen, runtime):
+        page = Path(urlsplit(seen.read_text()).path)
+        assert page.exists()
+    assert process.returncode == 128 + signal.SIGTERM and not page.exists()
+    assert list((runtime / "precompact").iterdir()) == []
+
+
+def test_a_page_that_cannot_be_written_opens_no_browser_and_view_still_serves(tmp_path):
+    with _viewed_with_a_browser(tmp_path, runtime_blocked=True) as (_, url, seen, runtime):
+        assert _get(url).status_code == 200
+        log = (tmp_path / "log").read_text()
+        [said] = [line for line in log.splitlines() if line.startswith("no browser opened")]
+        assert "open the address below" in said and str(runtime / "precompact") in said
+        assert not seen.exists(), "no browser was started"

@@ -18,6 +18,24 @@ FILE_MODE = 0o600
 DIRECTORY_MODE = 0o700
 
 
+def state_directory() -> Path:
+    """precompact's own files outside every project: $XDG_STATE_HOME/precompact, else
+    ~/.local/state/precompact."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "precompact"
+
+
+def runtime_directory() -> Path:
+    """Where a file that lives only while a command runs goes: $XDG_RUNTIME_DIR/precompact (the
+    user's own tmpfs, emptied at logout), else the state directory."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return (
+        Path(runtime) / "precompact"
+        if runtime and os.path.isabs(runtime) and os.path.isdir(runtime)
+        else state_directory()
+    )
+
+
 def create(path: Path, data: bytes) -> None:
     """A new file at `path` holding `data`. FileExistsError when anything (a file, a link, a
     directory) is already there; it is left as it was."""

@@ -14,7 +14,7 @@ from it:
 - The user's browser is the one program looked up rather than named: the standard library's
   lookup (BROWSER, xdg-open, known browsers on PATH) finds it as the user's shell would, since
   only the user starts it (`precompact view`, from that shell; no hook or agent does), and all
-  it is given is an address precompact made.
+  it is given is a file precompact made (never the viewer's secret address).
 
 Standard library only: the hook and the plugin launcher import this before any dependency exists.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import webbrowser
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -123,10 +124,13 @@ def replace_with(command: Sequence[str], env: Mapping[str, str]) -> None:
     os.execve(command[0], list(command), dict(env))
 
 
-def open_in_browser(url: str) -> None:
-    """Opens `url` in the user's browser, where one exists; a machine without one gets nothing
-    (the caller has printed the address)."""
-    webbrowser.open(url)
+def open_in_browser(page: Path) -> None:
+    """Opens the local file `page` in the user's browser, where one exists; a machine without
+    one gets nothing (the caller has printed the address). A file, never an address: the
+    browser's command line, which every local user can read, names only the file. Returns at
+    once: a browser command that stays until its window closes (as one BROWSER names may) must
+    not hold up the server the page leads to."""
+    threading.Thread(target=webbrowser.open, args=(page.as_uri(),), daemon=True).start()
 
 
 def run_git(

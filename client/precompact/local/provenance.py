@@ -56,8 +56,7 @@ class ProvenanceError(PrecompactError, OSError):
 
 def state_dir() -> Path:
     """$XDG_STATE_HOME/precompact, else ~/.local/state/precompact."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "precompact"
+    return private_file.state_directory()
 
 
 def key_path() -> Path:

@@ -6,6 +6,9 @@ its commit is in the branch as the remote last had it, and the verifier finds gi
 the bytes this machine recorded, chunks included. Each removal is recorded in the index
 (LOCAL_COPY_PRUNED), so verify checks git's copy instead, and `resurrect --sequence N` brings
 it back. Runs under the index lock: the hook writes and re-uses chunks under it too.
+
+It also removes the project's copies of Codex and Gemini sessions (`agents.forget`): a cache of
+the agent's own session file, rebuilt from it at the next save, that no savepoint needs.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.recall import fulltext as recall
 from precompact.remote import gitstore
+from precompact.transcript import agents
 from precompact.verifier import verdicts, verify
 
 
@@ -72,6 +76,7 @@ def prune(config: Config, keep: int) -> Pruned:
             outcome.chunks = count
     if removed:
         recall.discard(config.logs)
+    agents.forget(config.logs)
     return outcome
 
 

@@ -73,6 +73,17 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
     return "\n".join(quoting.single_line(line) for line in lines)
 
 
+def unvouched(found: Resurrection) -> str:
+    """What a starting session is told of a savepoint no root vouches for (a `logs/` that came
+    with the project, or bytes that fail their checks): one line saying that one was found and
+    how to inspect it. Nothing of it is quoted: what it says is nobody's word."""
+    why = "that no root vouches for" if found.intact else "that fails its checks"
+    return quoting.single_line(
+        f"[precompact] A savepoint was found {why} (savepoint {found.savepoint.sequence} of {found.instance}), "
+        "so nothing of it is given here; inspect it with `precompact verify` / `precompact resurrect --format report`."
+    )
+
+
 def brief(
     found: Resurrection, now: datetime | None = None, session_id: str | None = None, repository: Path | None = None
 ) -> str:

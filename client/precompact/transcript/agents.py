@@ -3,32 +3,43 @@ into the conversation document a snapshot stores.
 
 Claude Code's transcript is that document already (transcript/claude_code.py reads it as it
 is). Codex CLI's rollout (transcript/codex.py) and Gemini CLI's chat file (transcript/gemini.py)
-are read into it: the document is written under logs/precompact-agents/ (one file per session
-file, growing as the session file does; a Codex document is appended to with what the rollout
-appended, a Gemini one rewritten whole), and the snapshot reads that file as it reads a Claude
-Code transcript. So snapshot, chunks, redaction, the three
-layers, verify, recall, show, export and the brief need to know nothing of the agent.
+are read into it: the document is written outside the project, in precompact's state directory
+(`documents_dir`: one file per session file, 0600 in 0700 directories, growing as the session
+file does; a Codex document is appended to with what the rollout appended, a Gemini one rewritten
+whole), and the snapshot reads that file as it reads a Claude Code transcript. So snapshot,
+chunks, redaction, the three layers, verify, recall, show, export and the brief need to know
+nothing of the agent.
+
+The document is not redacted (the snapshot made from it is), as the agent's own session file
+beside it in the user's home is not: kept out of the project, no archive, backup or sync of the
+project carries it. It is a cache of that session file, rebuilt from it at the next read, so
+`prune` removes it (`forget`) and nothing a savepoint needs is lost. Documents written by
+earlier versions under logs/precompact-agents/ are removed at the next read and by `prune`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, private_file
 
 CLAUDE, CODEX, GEMINI = "claude", "codex", "gemini"
 # config/install.py's AGENTS names the same (config cannot import this module).
 NAMES = (CLAUDE, CODEX, GEMINI)
 LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI"}
-DOCUMENTS_DIR = "precompact-agents"
+LEGACY_DOCUMENTS_DIR = "precompact-agents"  # under logs/, where versions before issue 39 wrote them
 _VERSION_TAIL_BYTES = 64 << 10
 _HASH_BLOCK_BYTES = 1 << 20
+_STATE_MAX_BYTES = 1 << 20  # a state record is a few hundred bytes; a summary may be long
 
 
 @dataclass(frozen=True)
@@ -44,35 +55,93 @@ class Read:
 
 def read(agent: str, logs: Path, session_file: str) -> Read:
     """The conversation document of `session_file`, the session file of `agent`. For Claude
-    Code that is the file itself; for the others it is written to logs/ first. OSError when the
-    session file cannot be read."""
+    Code that is the file itself; for the others it is written to `documents_dir(logs)` first.
+    OSError when the session file cannot be read."""
     if agent == CLAUDE:
         return Read(session_file, claude_version(Path(session_file)))
     if agent not in (CODEX, GEMINI):
         raise ValueError(f"unknown agent {agent!r}")
-    name = f"{DOCUMENTS_DIR}/{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}"
+    _remove_legacy(logs)
+    directory = documents_dir(logs)
+    private_file.make_directory(directory)
+    name = directory / f"{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}"
     if agent == CODEX:
         # Two hooks of one thread at once (two codex processes on it) must not both append.
-        fd = logs_dir.open_file(logs, f"{name}.lock", os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            return _codex(logs, name, Path(session_file))
-        finally:
-            os.close(fd)
+        with _locked(name):
+            return _codex(name, Path(session_file))
     from precompact.transcript import gemini
 
     document = gemini.read(Path(session_file))
-    logs_dir.write_atomic(logs, f"{name}.jsonl", document.data)
-    return Read(str(logs / f"{name}.jsonl"), document.version, document.summary, document.session_id)
+    private_file.replace(_with_suffix(name, ".jsonl"), document.data)
+    return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
 
 
-def _codex(logs: Path, name: str, rollout: Path) -> Read:
+def documents_dir(logs: Path) -> Path:
+    """Where the documents of the project whose logs/ is `logs` are kept: precompact's state
+    directory, never the project."""
+    project = hashlib.sha256(os.path.realpath(logs).encode()).hexdigest()[:32]
+    return private_file.state_directory() / "agent-documents" / project
+
+
+def forget(logs: Path) -> None:
+    """Removes the project's documents (each rebuilt from its session file at the next read) and
+    any an earlier version left under logs/. A Codex document goes under its lock, so a hook
+    appending to it finishes first; the empty lock files stay."""
+    _remove_legacy(logs)
+    directory = documents_dir(logs)
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return
+    for leaf in names:
+        if leaf.endswith(".lock"):
+            name = directory / leaf.removesuffix(".lock")
+            with _locked(name):
+                for suffix in (".jsonl", ".state.json"):
+                    _with_suffix(name, suffix).unlink(missing_ok=True)
+        elif leaf.startswith(f"{GEMINI}-") and leaf.endswith(".jsonl"):
+            (directory / leaf).unlink(missing_ok=True)
+
+
+def _remove_legacy(logs: Path) -> None:
+    """Removes logs/precompact-agents/ and the files in it (documents an earlier version kept
+    in the project, unredacted)."""
+    try:
+        with logs_dir.directory(logs, LEGACY_DOCUMENTS_DIR, create=False) as fd:
+            for leaf in os.listdir(fd):
+                with contextlib.suppress(OSError):  # not a file precompact wrote there: left as it is
+                    os.unlink(leaf, dir_fd=fd)
+    except FileNotFoundError:
+        return
+    with logs_dir.directory(logs) as fd, contextlib.suppress(OSError):
+        os.rmdir(LEGACY_DOCUMENTS_DIR, dir_fd=fd)
+
+
+@contextlib.contextmanager
+def _locked(name: Path) -> Iterator[None]:
+    lock = _with_suffix(name, ".lock")
+    with contextlib.suppress(FileExistsError):
+        private_file.create(lock, b"")
+    fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _with_suffix(name: Path, suffix: str) -> Path:
+    return name.with_name(name.name + suffix)
+
+
+def _codex(name: Path, rollout: Path) -> Read:
     """A rollout's document, appended to with what the rollout appended since the last read
     when the rollout's bytes read then are unchanged (their SHA-256 and the document's size,
     recorded in `<name>.state.json`, say so); else read and written whole."""
     from precompact.transcript import codex
 
-    state = _state(logs, f"{name}.state.json")
+    document_path, state_path = _with_suffix(name, ".jsonl"), _with_suffix(name, ".state.json")
+    state = _state(state_path)
     with rollout.open("rb") as f:
         size = os.fstat(f.fileno()).st_size
         prefix = hashlib.sha256()
@@ -89,7 +158,7 @@ def _codex(logs: Path, name: str, rollout: Path) -> Read:
             and left == 0
             and state is not None
             and prefix.hexdigest() == state["source_sha256"]
-            and _size(logs, f"{name}.jsonl") == state["document_size"]
+            and _size(document_path) == state["document_size"]
         )
         if not kept:
             f.seek(0)
@@ -98,9 +167,9 @@ def _codex(logs: Path, name: str, rollout: Path) -> Read:
     document = codex.read_from(raw, start)
     prefix.update(raw[: document.consumed])
     if kept:
-        _append(logs, f"{name}.jsonl", document.data)
+        _append(document_path, document.data)
     else:
-        logs_dir.write_atomic(logs, f"{name}.jsonl", document.data)
+        private_file.replace(document_path, document.data)
     before = state or {}
     version: str | None = document.version or before.get("version")
     session_id: str | None = document.session_id or before.get("session_id")
@@ -113,14 +182,16 @@ def _codex(logs: Path, name: str, rollout: Path) -> Read:
         "session_id": session_id,
         "summary": summary,
     }
-    logs_dir.write_atomic(logs, f"{name}.state.json", orjson.dumps(after))
-    return Read(str(logs / f"{name}.jsonl"), version, summary, session_id)
+    private_file.replace(state_path, orjson.dumps(after))
+    return Read(str(document_path), version, summary, session_id)
 
 
-def _state(logs: Path, name: str) -> dict | None:
+def _state(path: Path) -> dict | None:
     """What the last read of a rollout recorded; None when there is none or it is not one."""
     try:
-        state = orjson.loads(logs_dir.read_bytes(logs, name))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            state = orjson.loads(f.read(_STATE_MAX_BYTES))
     except (OSError, orjson.JSONDecodeError):
         return None
     if not isinstance(state, dict):
@@ -130,23 +201,18 @@ def _state(logs: Path, name: str) -> dict | None:
     return state if counts_ok and texts_ok and isinstance(state.get("source_sha256"), str) else None
 
 
-def _size(logs: Path, name: str) -> int | None:
+def _size(path: Path) -> int | None:
     try:
-        fd = logs_dir.open_file(logs, name, os.O_RDONLY)
+        found = os.stat(path, follow_symlinks=False)
     except OSError:
         return None
-    try:
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
+    return found.st_size if stat.S_ISREG(found.st_mode) else None
 
 
-def _append(logs: Path, name: str, data: bytes) -> None:
-    fd = logs_dir.open_file(logs, name, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+def _append(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "ab") as f:
+        f.write(data)
 
 
 def session_files(agent: str, root: Path, home: Path | None = None) -> list[Path]:

@@ -50,9 +50,10 @@ class Guard:
     the request comes from, from this server's own origin; adds the security headers to every
     answer, refusals included."""
 
-    def __init__(self, app: ASGIApp, token: str, port: int):
+    def __init__(self, app: ASGIApp, token: str, port: int, admitted: Callable[[], None] | None = None):
         self._app = app
         self._token = token
+        self._admitted = admitted
         self._hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
         self._origins = {b"http://" + host for host in self._hosts}
 
@@ -71,6 +72,8 @@ class Guard:
         if refusal is not None:
             await PlainTextResponse(refusal[1], status_code=refusal[0])(scope, receive, secured)
             return
+        if self._admitted is not None:
+            self._admitted()
         await self._app(scope, receive, secured)
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
@@ -90,8 +93,15 @@ class Guard:
         return None
 
 
-def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | None = None) -> ASGIApp:
-    """The guarded application for `config`'s project."""
+def create(
+    config: Config,
+    token: str,
+    port: int,
+    verdicts: pages.Verdicts | None = None,
+    admitted: Callable[[], None] | None = None,
+) -> ASGIApp:
+    """The guarded application for `config`'s project; `admitted` is called at each request the
+    guard lets through."""
     viewer = Viewer(config, f"/{token}", verdicts or pages.Verdicts(config))
     routes = [
         Route("/", viewer.answering(viewer.timeline)),
@@ -102,7 +112,7 @@ def create(config: Config, token: str, port: int, verdicts: pages.Verdicts | Non
         Route("/export", viewer.answering(viewer.export)),
         Mount("/static", StaticFiles(directory=HERE / "static")),
     ]
-    return Guard(Starlette(routes=[Mount(viewer.base, routes=routes)]), token, port)
+    return Guard(Starlette(routes=[Mount(viewer.base, routes=routes)]), token, port, admitted)
 
 
 def _number(request: Request, name: str) -> int:

@@ -1,16 +1,24 @@
 """Serving the viewer: 127.0.0.1 on a port the system picks, behind a token of 256 random bits
-that only the printed address carries; the browser is opened where one exists."""
+that only the printed address carries; the browser is opened where one exists.
+
+The browser is never given the address on its command line, which every local user can read
+(/proc/<pid>/cmdline) and then use from 127.0.0.1: it opens a page only this user may read
+(0600, in the user's runtime directory) that sends it on to the address, removed as soon as the
+server admits a request (the browser got there) and in any case when the server stops."""
 
 from __future__ import annotations
 
+import html
 import secrets
+import signal
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import uvicorn
 
-from precompact.boundary import processes
+from precompact.boundary import private_file, processes
 from precompact.config.settings import Config
 from precompact.viewer import app, pages
 
@@ -31,10 +39,48 @@ def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -
     listener.listen()  # from now on a browser's connection waits in the backlog until uvicorn accepts it
     port = listener.getsockname()[1]
     url = f"http://{LOOPBACK}:{port}/{token}/"
-    application = app.create(config, token, port, pages.Verdicts(config))
+    page = None
+    if open_browser:
+        try:
+            page = _redirect_page(url)
+        except OSError as e:
+            announce(f"no browser opened (its page could not be written: {e}); open the address below")
+
+    def admitted() -> None:
+        if page is not None:
+            page.unlink(missing_ok=True)
+
+    application = app.create(config, token, port, pages.Verdicts(config), admitted)
     server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False, lifespan="off"))
     announce(f"precompact view: {url}")
     announce("read-only; the address is the key (keep it to yourself); Ctrl-C stops it")
-    if open_browser:
-        processes.open_in_browser(url)
-    server.run(sockets=[listener])
+    # A terminal closed or a `kill` ends the command as Ctrl-C does, through `finally` (uvicorn
+    # stops on either, then raises it again to this handler).
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _exit)
+    try:
+        if page is not None:
+            processes.open_in_browser(page)
+        server.run(sockets=[listener])
+    finally:
+        admitted()
+
+
+def _exit(number: int, _frame: object) -> None:
+    raise SystemExit(128 + number)
+
+
+def _redirect_page(url: str) -> Path:
+    """A new page only this user may read that sends the browser on to `url` (no script: the
+    viewer's pages allow none either)."""
+    page = private_file.runtime_directory() / f"view-{secrets.token_hex(16)}.html"
+    target = html.escape(url, quote=True)
+    private_file.create(
+        page,
+        (
+            '<!doctype html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n'
+            f'<meta http-equiv="refresh" content="0; url={target}">\n<title>precompact view</title>\n'
+            f'<p><a href="{target}">precompact view</a></p>\n'
+        ).encode(),
+    )
+    return page
