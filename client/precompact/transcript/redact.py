@@ -328,11 +328,13 @@ def _decoded_secret(m: re.Match) -> int | None:
     return m.end("secret")
 
 
+_SECURE_STRING_WINDOW = 256  # how far after the value -AsPlainText is looked for, on its line
+
+
 def _secure_string(m: re.Match) -> int | None:
     """PowerShell's `ConvertTo-SecureString <value> -AsPlainText`: the value is a password in
     clear, unless it is a variable or a command's output."""
-    line_end = m.string.find("\n", m.end())
-    line = m.string[m.start() : line_end if line_end != -1 else len(m.string)]
+    line = m.string[m.start() : m.end() + _SECURE_STRING_WINDOW].split("\n", 1)[0]
     value = m.group("secret").strip("\"'")
     if "-asplaintext" not in line.lower() or not value or value.startswith(("$", "(")) or _placeholder(value):
         return None
