@@ -5,8 +5,10 @@ import functools
 import hashlib
 import io
 import json
+import math
 import struct
 import sys
+from itertools import accumulate
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -19,6 +21,9 @@ LINK = "sequence timestamp snapshot_hash prev_snapshot_hash git_commit signature
 TAG = {n: hashlib.sha256(b"global:" + n).digest()[:8] for n in (b"savepoint", b"rotate_authority", b"recover_lineage")}
 TYPES = dict.fromkeys(["version", "savepoint", "bump", "first", "sequence", "timestamp", "slot"], (int,))
 TYPES |= {"block_time": (int, type(None)), "encrypted": (bool,)}  # the JSON type of each value that is not a string
+MAX_BYTES, MAX_DEPTH = 1 << 30, 128  # checked before decoding ("Encoding")
+STEP = tuple(1 if byte in b"[{" else -1 for byte in range(256))
+NOT_A_BRACKET = bytes(byte for byte in range(256) if byte not in b"[]{}")
 
 
 class Invalid(Exception):
@@ -36,8 +41,19 @@ def fields(value, names: str) -> list:
     return [value[name] for name in names.split()]
 
 
+def load(data: bytes) -> dict:
+    """The bundle's JSON, once its size and depth are within the limits (the depth is read on the
+    text, strings skipped: json decodes recursively)."""
+    need(len(data) <= MAX_BYTES, f"larger than {MAX_BYTES} bytes")
+    outside = b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
+    depth = max(accumulate(map(STEP.__getitem__, outside.translate(None, NOT_A_BRACKET))), default=0)
+    need(depth <= MAX_DEPTH, f"nested deeper than {MAX_DEPTH}")
+    return json.loads(data)
+
+
 def decode(text: str, base: int, size: int | None = 32) -> bytes:
     if base == 58:
+        need(len(text) <= math.ceil(size * 8 / math.log2(58)), f"longer than base58 of {size} bytes")  # before the quadratic decoding
         raw = functools.reduce(lambda number, char: number * 58 + B58.index(char), text, 0).to_bytes(size, "big")
         again = "1" * (size - len(raw.lstrip(b"\0"))) + str.lstrip(text, "1")
     else:
@@ -123,8 +139,9 @@ def verify(document: dict, snapshot: bytes | None = None) -> str:
 if __name__ == "__main__":
     try:
         need(len(sys.argv) in (2, 3), "usage: python tools/verify_bundle.py BUNDLE [SNAPSHOT_FILE]")
-        bundle, *given = (Path(path).read_bytes() for path in sys.argv[1:])
-        print("verified:", verify(json.loads(bundle), *given))
+        with open(sys.argv[1], "rb") as f:
+            bundle = load(f.read(MAX_BYTES + 1))
+        print("verified:", verify(bundle, *(Path(path).read_bytes() for path in sys.argv[2:])))
     except (Invalid, ValueError, OSError) as error:
         print(f"FAILED: {error}")
         sys.exit(1)

@@ -375,6 +375,9 @@ def produces_a_verdict(tree: ast.Module) -> list[str]:
 # The user's signature over an index line (the root that travels) is made and checked in one
 # place: a second signer or checker could sign another message or accept another key.
 SIGNATURE_OWNER = "verifier/signed.py"
+# Redaction derives a public key from 32 bytes to recognise a Solana secret key in tool output;
+# it neither signs nor checks a signature.
+ED25519_USERS = (SIGNATURE_OWNER, "transcript/redact.py")
 ED25519_MODULE = "cryptography.hazmat.primitives.asymmetric.ed25519"
 
 
@@ -388,6 +391,48 @@ def uses_ed25519_around_its_owner(tree: ast.Module) -> list[str]:
         elif isinstance(node, ast.Import) and any(alias.name.startswith(ED25519_MODULE) for alias in node.names):
             found.append(f"line {node.lineno}: {ast.unparse(node)}")
     return found
+
+
+TERMINAL_OWNER = "boundary/terminal.py"
+# What writes to stdout or stderr other than through the terminal's owner.
+_CLICK_WRITERS = {"echo", "secho", "get_text_stream", "get_binary_stream", "echo_via_pager"}
+_STANDARD_STREAMS = {"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"}
+_STREAM_WRITES = {"write", "writelines", "buffer"}
+
+
+def writes_to_the_terminal_around_its_owner(tree: ast.Module) -> list[str]:
+    """`print`, click's echo, secho or streams, a write on `sys.stdout`/`sys.stderr` (or their
+    buffers), `os.write` to descriptor 1 or 2, or the streams imported by name: outside text would
+    reach the terminal unsanitised (boundary/terminal.py)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            fd = node.args[0] if node.args else None
+            if name == "print" or (name.startswith("click.") and name.split(".", 1)[1] in _CLICK_WRITERS):
+                found.append(f"line {node.lineno}: {name}(...)")
+            elif name == "os.write" and isinstance(fd, ast.Constant) and fd.value in (1, 2):
+                found.append(f"line {node.lineno}: os.write({fd.value}, ...)")
+        elif isinstance(node, ast.Attribute) and node.attr in _STREAM_WRITES:
+            if _dotted(node.value) in _STANDARD_STREAMS:
+                found.append(f"line {node.lineno}: {_dotted(node)}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("click", "sys"):
+            taken = _CLICK_WRITERS if node.module == "click" else {"stdout", "stderr", "__stdout__", "__stderr__"}
+            found += [f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names if a.name in taken]
+    return found
+
+
+# `terminal.answer` writes as given: only for the hook's reply to the agent program that ran it.
+AGENT_ANSWERERS = ("edges/hook.py", "edges/launcher.py")
+
+
+def answers_an_agent_outside_the_hook(tree: ast.Module) -> list[str]:
+    """`terminal.answer(...)` (the unsanitised write) outside the hook's reply."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith("terminal.answer")
+    ]
 
 
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
@@ -424,6 +469,16 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         SNAPSHOT_READERS,
         "def files(found):\n    return found.document.get('loaded_files') or {}\n",
     ),
+    "writes_to_the_terminal_around_its_owner": (
+        writes_to_the_terminal_around_its_owner,
+        (TERMINAL_OWNER,),
+        "import click\ndef show(found):\n    click.echo(found.text())\n",
+    ),
+    "answers_an_agent_outside_the_hook": (
+        answers_an_agent_outside_the_hook,
+        AGENT_ANSWERERS,
+        "from precompact.boundary import terminal\ndef show(found):\n    terminal.answer(found.text())\n",
+    ),
     "makes_a_private_file_by_hand": (
         makes_a_private_file_by_hand,
         PRIVATE_OWNERS,
@@ -436,7 +491,7 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     ),
     "uses_ed25519_around_its_owner": (
         uses_ed25519_around_its_owner,
-        (SIGNATURE_OWNER,),
+        ED25519_USERS,
         (
             "def check(key, signature, data):\n"
             "    from cryptography.hazmat.primitives.asymmetric import ed25519\n"
@@ -471,6 +526,29 @@ def test_the_owners_exist():
     for _, owners, _ in RULES.values():
         for owner in owners:
             assert (CLIENT / owner).is_file(), owner
+
+
+def test_the_terminal_rule_sees_each_way_around_its_owner():
+    """Each way of writing to stdout or stderr by hand is reported; sanitised writes are not."""
+    sample = ast.parse(
+        "import sys, os, click\n"
+        "from click import secho\n"
+        "from sys import stderr\n"
+        "print(text)\n"
+        "click.echo(text, err=True)\n"
+        "click.secho(text)\n"
+        "click.get_text_stream('stdout').write(text)\n"
+        "sys.stdout.write(text)\n"
+        "sys.stderr.buffer.write(data)\n"
+        "sys.__stdout__.writelines([text])\n"
+        "os.write(1, data)\n"
+        "terminal.echo(text)\n"
+        "terminal.echo_json(document)\n"
+        "os.write(fd, data)\n"
+        "sys.stdout.isatty()\n"
+    )
+    lines = {int(line.split(":")[0].removeprefix("line ")) for line in writes_to_the_terminal_around_its_owner(sample)}
+    assert lines == set(range(2, 12))
 
 
 def test_every_git_process_goes_through_git_env_and_the_rest_through_processes():

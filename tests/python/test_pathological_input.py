@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from precompact.local import savepoint_log
 from precompact.transcript import claude_code as transcript
 from support.commands import hook
@@ -123,3 +125,17 @@ def test_a_file_in_play_is_hashed_over_what_is_kept_only(tmp_path):
     assert record["truncated"] is True and record["size"] == (256 << 10) + (4 << 20)
     assert record["hashed_bytes"] == 256 << 10
     assert record["sha256"] == hashlib.sha256(b"a" * (256 << 10)).hexdigest()
+
+
+@pytest.mark.parametrize("reader", ["codex", "gemini"])
+@pytest.mark.parametrize("depth", [200, 1_000, 100_000])
+def test_the_other_agents_readers_keep_a_line_nested_too_deep_as_its_text(tmp_path, reader, depth):
+    """Deeper than outside_json.MAX_DEPTH, than orjson's own limit, than Python's recursion: the
+    line is kept as it is (stored as an unparsed line), never a RecursionError."""
+    from precompact.transcript import codex, gemini
+
+    deep = b'{"type":"x","payload":' + b"[" * depth + b"]" * depth + b"}"
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(deep + b"\n")
+    document = codex.read(path) if reader == "codex" else gemini.read(path)
+    assert document.lines == [deep + b"\n"]

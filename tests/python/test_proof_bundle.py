@@ -416,3 +416,48 @@ def test_prove_names_the_savepoint_asked_for_and_the_fix_that_works(tmp_path, ch
             "Error: savepoint 1 (the bundle of 4 holds 1 to 4) is not confirmed on chain; "
             "run `precompact flush` and prove 4 once `precompact status` shows it confirmed"
         )
+
+
+HUGE_BASE58 = "2" * 200_000  # quadratic to decode as a base58 number: minutes, before a length check
+WELL_TYPED = {
+    "format": "precompact-proof-bundle",
+    "version": 2,
+    "instance": INSTANCE,
+    "instance_id": "00" * 32,
+    "program_id": HUGE_BASE58,
+    "authorities": [],
+    "savepoint": 1,
+    "snapshot_hash": "00" * 32,
+    "chain": [],
+}
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"[" * 100_000, "nested deeper than"),
+        (b'{"a":' * 200 + b"1" + b"}" * 200, "nested deeper than 128"),
+        (json.dumps(WELL_TYPED).encode(), "base58"),
+    ],
+    ids=["brackets", "objects", "huge-base58"],
+)
+def test_a_hostile_bundle_gets_one_line_from_both_verifiers(tmp_path, content, said):
+    """Nested past what json's recursion takes, or a base58 field the reference verifier would
+    decode in quadratic time: a one-line verdict, exit 1, no traceback, in seconds."""
+    path = tmp_path / "bundle.json"
+    path.write_bytes(content)
+    began = time.monotonic()
+    client = subprocess.run(
+        [str(Path(sys.executable).with_name("precompact")), "verify-bundle", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    reference = run_reference(path)
+    assert time.monotonic() - began < 10
+    assert client.returncode == 1 and "Traceback" not in client.stderr
+    assert len((client.stdout + client.stderr).strip().splitlines()) == 1
+    assert reference.returncode == 1 and reference.stderr == "", reference.stderr
+    [reported] = reference.stdout.strip().splitlines()
+    assert reported.startswith("FAILED:") and said in reported, reported

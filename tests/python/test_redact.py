@@ -134,6 +134,91 @@ SECRETS = [
 ]
 
 
+def _solana_secret_key() -> str:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    seed = bytes(range(7, 39))
+    public = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    number, text = int.from_bytes(seed + public, "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        text = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"[digit] + text
+    return text
+
+
+_WRAPPED = base64.b64encode(b"sk-proj-Q7vX2mTn9LpR4sWk8YbJ3hFd").decode()
+_SPACED_PAYLOAD = base64.urlsafe_b64encode(b'{ "sub": "1234567890", "iat": 1716239022 }').decode().rstrip("=")
+SOLANA_SECRET = _solana_secret_key()
+# The nine shapes issue #39 found in clear: (kind, text as it is met, the secret in it).
+ONCE_IN_CLEAR = [
+    ("base64_decoded_secret", f'export OPENAI_API_KEY=$(echo "{_WRAPPED}" | base64 -d)', _WRAPPED),
+    ("base64_decoded_secret", f'key = base64.b64decode("{_WRAPPED}").decode()', _WRAPPED),
+    ("base64_decoded_secret", f"token=$(base64 --decode <<< '{_WRAPPED}')", _WRAPPED),
+    (
+        "powershell_secure_string",
+        '$pw = ConvertTo-SecureString "Winter2024!Deploy" -AsPlainText -Force',
+        "Winter2024!Deploy",
+    ),
+    ("powershell_secure_string", "ConvertTo-SecureString -AsPlainText -Force -String 'Tr0ub4dor&3x'", "Tr0ub4dor&3x"),
+    (
+        "hex_private_key",
+        'const deployerKey = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";',
+        "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+    ),
+    (
+        "hex_private_key",
+        'signer = new ethers.Wallet("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a")',
+        "5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+    ),
+    ("solana_secret_key", SOLANA_SECRET, SOLANA_SECRET),
+    ("cli_password", "docker login -u deploy -p Xk9#mPq2vL registry.example.com", "Xk9#mPq2vL"),
+    ("cli_password", "podman login quay.io --username bot -p=glrt9fKq2mZ8", "glrt9fKq2mZ8"),
+    ("cli_password", "htpasswd -bc /etc/nginx/.htpasswd admin S3cure!Pass", "S3cure!Pass"),
+    ("cli_password", "htpasswd -nbB admin 'R3d-Fox-91' >> .htpasswd", "R3d-Fox-91"),
+    ("vault_token", "vault login s.Q0l7XbgjjA0tqE0XUVSGnHx2", "Q0l7XbgjjA0tqE0XUVSGnHx2"),
+    ("vault_token", "X-Vault-Token: s.7hPqW2mZk9LrT4vXn8BcJd3F", "7hPqW2mZk9LrT4vXn8BcJd3F"),
+    ("secret_assignment", "ADMIN_PW=Hunter2!Blue", "Hunter2!Blue"),
+    ("secret_assignment", "SMTP_PW='k8sPw0rd'", "k8sPw0rd"),
+    ("jwt", f"eyJhbGciOiJIUzI1NiJ9.{_SPACED_PAYLOAD}.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", _SPACED_PAYLOAD),
+]
+# The same words with no secret: each stays as it is.
+NEAR_MISSES = [
+    'echo "aGVsbG8gd29ybGQgZnJvbSBjaQ==" | base64 -d',  # "hello world from ci": prose
+    "echo L2V0Yy9uZ2lueC9uZ2lueC5jb25m | base64 --decode",  # a path
+    "data = base64.b64decode(payload)",
+    "$pw = ConvertTo-SecureString $env:DEPLOY_PASSWORD -AsPlainText -Force",
+    "$secure = ConvertTo-SecureString $encrypted -Key $aesKey",
+    'const txHash = "0x886ea5938187c05455f48ed601e6492157d692452841572f65366920fca32af1";',
+    'publicKey = "0x886ea5938187c05455f48ed601e6492157d692452841572f65366920fca32af1"',
+    SIGNATURE,
+    f"solana confirm {SIGNATURE}",
+    "docker run -p 8080:80 nginx",
+    'docker login -u ci -p "$CI_REGISTRY_PASSWORD" "$CI_REGISTRY"',
+    "htpasswd -c /etc/nginx/.htpasswd admin",
+    "vault token lookup -format=json",
+    "token = s.AuthenticateRequestAsync1(ctx)",
+    "ADMIN_PW_FILE=/run/secrets/admin_pw",
+    "eyJwYWdlIjoyfQ.cursorToken12.nextPage99",
+]
+
+
+@pytest.mark.parametrize("kind,text,secret", ONCE_IN_CLEAR)
+def test_the_shapes_once_in_clear_are_redacted_and_counted(kind, text, secret):
+    redactor = Redactor()
+    out = redactor.redact(text)
+    assert secret not in out and redactor.counts[kind] == 1, out
+    entry = {"type": "user", "message": {"content": [{"type": "tool_result", "content": f"$ {text}\nok"}]}}
+    line = json.dumps(entry).encode()
+    assert suspects(Redactor(), [*ORDINARY, line, *ORDINARY]) == [len(ORDINARY)]
+    assert secret not in json.dumps(Redactor().redact(entry))
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_their_near_misses_are_untouched(text):
+    assert Redactor().redact(text) == text
+
+
 @pytest.mark.parametrize("kind,secret", SECRETS)
 def test_each_kind_is_redacted_and_counted(kind, secret):
     redactor = Redactor()
@@ -511,6 +596,16 @@ ADVERSARIAL = {
     "wallet_key": (_repeated("private_key:"), 11.0),
     "solana_keypair": ("[" + _repeated("1,"), 1.0),
     "vendor token (a long run)": ("AKIA" + "A" * MiB, 1.0),
+    "base64_decoded_secret (a run, no pipe)": ("echo " + "A" * MiB + " base64 -d", 1.0),
+    "base64_decoded_secret (decode calls)": (_repeated('atob("' + "QUJD" * 8), 10.0),
+    "hex_private_key": (_repeated("key = 0x" + "a" * 64 + ";"), 10.0),
+    "solana_secret_key (runs of 88)": (_repeated(SOLANA_SECRET[:-1] + "2 "), 10.0),
+    "solana_secret_key (one long run)": ("2" * MiB, 1.0),
+    "cli_password (docker without login)": (_repeated("docker "), 29.0),
+    "cli_password (htpasswd flags)": (_repeated("htpasswd -b "), 10.0),
+    "powershell_secure_string": (_repeated("ConvertTo-SecureString "), 10.0),
+    "vault_token": ("token " + _repeated("s.aB3"), 5.0),
+    "jwt (no payload end)": (_repeated("eyJhbGciOiJIUzI1NiJ9." + "a" * 30), 10.0),
 }
 
 

@@ -2,5 +2,6 @@
 children isolated from the project, git through git_env with the repository's own programs
 disarmed), the confined logs/ directory (logs_dir: opened by descriptor, links and non-regular
 files refused, reads capped), atomic writes, private files (private_file: 0600 from creation,
-never through a link), and the quoting of outside text given to the model or the terminal.
-Imports nothing of precompact."""
+never through a link), the quoting of outside text given to the model (quoting), what reaches a
+terminal (terminal: the only writer to stdout and stderr, controls made visible), and the limits
+on JSON from outside (outside_json). Imports nothing of precompact."""

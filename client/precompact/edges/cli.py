@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from precompact.boundary import terminal
 from precompact.config import approval as config_trust
 from precompact.config import review
 from precompact.config import settings as configuration
@@ -50,7 +51,7 @@ def _load(instance: str | None = None) -> configuration.Config:
     loaded = configuration.load(Path.cwd())
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
-        click.echo(warning, err=True)
+        terminal.echo(warning, err=True)
     return dataclasses.replace(loaded, instance=instance) if instance else loaded
 
 
@@ -61,11 +62,11 @@ def _json_asked() -> bool:
 
 def _say(text: str) -> None:
     """A line for a person: stdout, or stderr when stdout holds the JSON document."""
-    click.echo(text, err=_json_asked())
+    terminal.echo(text, err=_json_asked())
 
 
 def _emit(document: object) -> None:
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    terminal.echo_json(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def _json_option(what: str):
@@ -106,6 +107,8 @@ class _Commands(click.Group):
         except click.ClickException as e:
             failure = e
         if not ctx.meta.get(_JSON_KEY):
+            # click prints the message itself (`Error: ...`): it carries outside text too.
+            failure.message = terminal.sanitise(failure.message)
             raise failure
         _emit({"error": failure.format_message(), "exit_code": failure.exit_code})
         raise click.exceptions.Exit(failure.exit_code)
@@ -186,7 +189,7 @@ def init(
     if airdrop and cluster is None:
         raise click.UsageError("--airdrop needs a cluster: give --chain devnet, local or a URL")
     if keypair is not None:
-        click.echo(
+        terminal.echo(
             f"warning: signing with {keypair}; if it is a wallet that holds funds, precompact spends from it (rent and fees)",
             err=True,
         )
@@ -207,7 +210,7 @@ def init(
         force=force,
         say_chain_off=bool(chain) or interactive,
     )
-    done = api.init_project(root, choices, _say, warn=lambda line: click.echo(line, err=True))
+    done = api.init_project(root, choices, _say, warn=lambda line: terminal.echo(line, err=True))
     if as_json:
         _emit(done)
 
@@ -225,13 +228,13 @@ def _chain_choice(given: str | None, interactive: bool) -> str | None:
             return configuration.DEFAULT_CLUSTER
         _say(f"Layer 3 (the chain) is off: no cluster answers at {configuration.DEFAULT_CLUSTER}; {TURN_CHAIN_ON}")
         return None
-    click.echo(project_init.CHAIN_QUESTION)
+    terminal.echo(project_init.CHAIN_QUESTION)
     while True:
         answer = click.prompt("Chain", default="off").strip()
         try:
             return api.chain_cluster(answer)
         except project_init.InitError as e:
-            click.echo(str(e))
+            terminal.echo(str(e))
 
 
 @main.command()
@@ -367,7 +370,7 @@ def import_sessions(instance, as_json, agent) -> None:
     def progress(number: int, total: int, result: importer.Imported) -> None:
         saved = f" as savepoint {result.sequence}" if result.outcome == importer.SAVED else ""
         why = f" ({result.reason})" if result.reason else ""
-        click.echo(f"[{number}/{total}] {result.session_id}: {result.outcome}{saved}{why}", err=True)
+        terminal.echo(f"[{number}/{total}] {result.session_id}: {result.outcome}{saved}{why}", err=True)
 
     done = api.import_sessions(loaded, progress=progress, agent=agent)
     counts = {kind: sum(r.outcome == kind for r in done) for kind in importer.OUTCOMES}
@@ -394,7 +397,7 @@ def doctor(as_json) -> None:
         _emit([c.to_json() for c in checks])
     else:
         for check in checks:
-            click.echo(check.line())
+            terminal.echo(check.line())
     if not all(c.ok for c in checks):
         sys.exit(EXIT_FAILED)
 
@@ -492,23 +495,23 @@ def status(only, as_json) -> None:
         return
     lacking = api.lacking_notice(loaded)
     if lacking:
-        click.echo(lacking)
+        terminal.echo(lacking)
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
     for instance in instances:
         mine = [s for s in savepoints if s.instance == instance]
         current = " (this project's instance)" if instance == loaded.instance and len(instances) > 1 else ""
-        click.echo(f"{instance}: {len(mine)} savepoint(s){current}")
+        terminal.echo(f"{instance}: {len(mine)} savepoint(s){current}")
         for s in mine:
             commit = (s.commit or "-")[:10]
             compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
-            click.echo(
+            terminal.echo(
                 f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
             git = api.recorded_verdicts(loaded, s)[verdicts.GIT]
             if git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
-                click.echo(f"        git: {git.detail}")
+                terminal.echo(f"        git: {git.detail}")
             elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
-                click.echo(f"        last problem: {s.failures[-1]}")
+                terminal.echo(f"        last problem: {s.failures[-1]}")
     if clear:
         listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
         advice = (
@@ -516,9 +519,9 @@ def status(only, as_json) -> None:
             if loaded.recipients
             else "set encryption.recipients (see `precompact init --help`) to encrypt new ones"
         )
-        click.echo(f"in clear text on {loaded.branch} (and its remote once pushed): {listed}; {advice}")
+        terminal.echo(f"in clear text on {loaded.branch} (and its remote once pushed): {listed}; {advice}")
     if bad_lines:
-        click.echo(
+        terminal.echo(
             f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True
         )
 
@@ -548,7 +551,7 @@ def inspect(instance, address, as_json) -> None:
         if as_json:
             _emit({"layer_3": api.CHAIN_OFF, "detail": off})
         else:
-            click.echo(off)
+            terminal.echo(off)
         return
     found = api.inspect(loaded, instance, address)
     held = found.record
@@ -580,7 +583,7 @@ def inspect(instance, address, as_json) -> None:
             ("local index", found.local_index),
         ]
         for name, value in rows:
-            click.echo(f"{name:>19}: {value}")
+            terminal.echo(f"{name:>19}: {value}")
     if found.verdict.status == verdicts.FAILED:
         sys.exit(EXIT_FAILED)
 
@@ -763,7 +766,10 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         bool(from_instance),
         not as_json and output != "json",
     )
-    click.echo(api.render_resurrection(found, "json" if as_json else output))
+    if as_json or output == "json":
+        terminal.echo_json(api.render_resurrection(found, "json"))
+    else:
+        terminal.echo(api.render_resurrection(found, output))
     if not found.intact:
         sys.exit(EXIT_FAILED)
 
@@ -784,9 +790,9 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
     # After it, so that a failure stays one line.
     lacking = api.lacking_notice(loaded) if say_lacking else None
     if lacking:
-        click.echo(lacking, err=True)
+        terminal.echo(lacking, err=True)
     if sequence is None and at_time is None and found.later:
-        click.echo(
+        terminal.echo(
             f"skipped the {found.later} newer savepoint(s) after {found.savepoint.sequence}: they hold no conversation",
             err=True,
         )
@@ -824,7 +830,7 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
     # After it, so that a failure stays one line.
     lacking = None if as_json else api.lacking_notice(loaded)
     if lacking:
-        click.echo(lacking, err=True)
+        terminal.echo(lacking, err=True)
     # "messages" counts as the resurrect report counts (user and assistant turns); the
     # session also holds the tool results and the rest of the transcript's entries.
     messages = written.messages
@@ -842,11 +848,11 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
             }
         )
         return
-    click.echo(
+    terminal.echo(
         f"wrote savepoint {found.savepoint.sequence}'s conversation ({messages} messages, {written.entries} transcript entries) as a new session: {written.path}"
     )
-    click.echo(f"resume it from {written.cwd} with:")
-    click.echo(written.command)
+    terminal.echo(f"resume it from {written.cwd} with:")
+    terminal.echo(written.command)
 
 
 @main.command()
@@ -872,8 +878,7 @@ def _write(data: bytes, output: Path | None, as_json: bool, private: bool) -> No
     from precompact.boundary import atomic_file, private_file
 
     if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        terminal.echo_document(data)
         return
     if private:
         private_file.replace(output, data)
@@ -962,7 +967,7 @@ def restore(as_json) -> None:
         nonlocal step
         if done == total or done * 10 // total > step:
             step = done * 10 // total
-            click.echo(f"checked {done}/{total} savepoint(s)", err=True)
+            terminal.echo(f"checked {done}/{total} savepoint(s)", err=True)
 
     found = api.restore(loaded, progress)
     if as_json:
@@ -979,15 +984,15 @@ def restore(as_json) -> None:
             }
         )
     else:
-        click.echo(
+        terminal.echo(
             f"restored {len(found.restored)} savepoint(s) and {found.chunks} chunk(s) from {loaded.remote}/{loaded.branch} at {found.commit[:12]}, each checked against the signature of {found.signer} (or this machine's record); {found.present} were in logs/ already"
         )
         if found.differing:
-            click.echo(
+            terminal.echo(
                 f"✗ kept {len(found.differing)} savepoint(s) logs/ holds with other content than the remote's (not overwritten): {', '.join(found.differing)}"
             )
         if found.unvouched:
-            click.echo(
+            terminal.echo(
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
             )
     if not found.complete:
@@ -1027,8 +1032,8 @@ def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance,
     if rebuild:
         outcome = api.update_recall(loaded, rebuild=True)
         for note in outcome.notes:
-            click.echo(note, err=True)
-        click.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
+            terminal.echo(note, err=True)
+        terminal.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
         rebuilt = {"indexed": outcome.indexed, "notes": outcome.notes}
     if query is None:
         if as_json:
@@ -1042,7 +1047,7 @@ def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance,
         hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
         _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})
     else:
-        click.echo(found.text(budget))
+        terminal.echo(found.text(budget))
 
 
 @main.command()
@@ -1058,7 +1063,7 @@ def show(ref, instance, as_json) -> None:
     if as_json:
         _emit([e.raw for e in entries])
     else:
-        click.echo(api.render(entries))
+        terminal.echo(api.render(entries))
 
 
 @main.command()
@@ -1075,7 +1080,7 @@ def dropped(sequence, instance, as_json) -> None:
     if as_json:
         _emit(report.to_json())
     else:
-        click.echo(api.render_dropped(report))
+        terminal.echo(api.render_dropped(report))
 
 
 @main.command()
@@ -1085,7 +1090,7 @@ def view(no_open) -> None:
     dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it."""
     from precompact.viewer import serve
 
-    serve.serve(_load(), open_browser=not no_open, announce=lambda line: click.echo(line, err=True))
+    serve.serve(_load(), open_browser=not no_open, announce=lambda line: terminal.echo(line, err=True))
 
 
 @main.command()
@@ -1165,11 +1170,13 @@ def install(scope, dry_run, with_mcp, agent) -> None:
     )
     warning = installer.not_on_path_warning()
     if warning:
-        click.echo(warning, err=True)
+        terminal.echo(warning, err=True)
     if scope == "project" and not dry_run:
-        click.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
+        terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
         if plugin:
-            click.echo(f"note: the {plugin} plugin's hooks stand down where these run, so a compaction is saved once")
+            terminal.echo(
+                f"note: the {plugin} plugin's hooks stand down where these run, so a compaction is saved once"
+            )
 
 
 def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> None:
@@ -1192,11 +1199,11 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> Non
     )
     warning = installer.not_on_path_warning()
     if warning:
-        click.echo(warning, err=True)
+        terminal.echo(warning, err=True)
     if dry_run:
         return
     if agent == "codex":
-        click.echo(
+        terminal.echo(
             "note: Codex runs hooks only once they are trusted: review them with /hooks in codex (or run codex exec --dangerously-bypass-hook-trust)"
         )
     if with_mcp:
@@ -1205,7 +1212,7 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> Non
             if agent == "codex"
             else "gemini mcp add precompact precompact mcp"
         )
-        click.echo(f"to give {agent} precompact's recall, show and savepoints tools, run: {add}")
+        terminal.echo(f"to give {agent} precompact's recall, show and savepoints tools, run: {add}")
 
 
 @main.command()
@@ -1243,13 +1250,13 @@ def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:
     from precompact.config import install as installer
 
     if dry_run:
-        click.echo(change.text(), nl=False)
+        terminal.echo(change.text(), nl=False)
         return
     if not change.changed:
-        click.echo(unchanged)
+        terminal.echo(unchanged)
         return
     installer.apply(change)
-    click.echo(done)
+    terminal.echo(done)
 
 
 _REKEY_OPTION = _json_option("The commit made")
@@ -1323,10 +1330,10 @@ def key_export() -> None:
     from precompact import api
 
     data = api.read_identity(_load())
-    click.echo(
+    terminal.echo(
         "warning: this is your secret key; move it only over a channel you trust, then delete the copy", err=True
     )
-    click.echo(data.decode(), nl=False)
+    terminal.echo(data.decode(), nl=False)
 
 
 @key.command("import")

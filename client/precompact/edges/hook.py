@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precompact import api
+from precompact.boundary import terminal
 from precompact.config import settings as configuration
 from precompact.ops.compaction import ERRORS_LOG
 from precompact.transcript import agents
@@ -45,9 +46,9 @@ def run(agent: str = agents.CLAUDE) -> None:
     """`precompact hook`: answers the invocation on stdin, on stdout and stderr. Never fails."""
     result = handle(sys.stdin.buffer.read(), agent)
     if result.stdout:
-        print(result.stdout, flush=True)
+        terminal.answer(result.stdout)
     if result.stderr:
-        print(result.stderr, file=sys.stderr, flush=True)
+        terminal.echo(result.stderr, err=True)
 
 
 def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:

@@ -14,9 +14,11 @@ MINIMUM_PYTHON = (3, 11)
 
 def main(argv: list[str], plugin_root: str) -> int:
     if sys.version_info < MINIMUM_PYTHON:
-        print(
+        from precompact.boundary import terminal
+
+        terminal.echo(
             f"precompact needs Python {'.'.join(map(str, MINIMUM_PYTHON))} or newer as `python3` (this one is {sys.version.split()[0]}); install it, or install precompact with pipx (see its README)",
-            file=sys.stderr,
+            err=True,
         )
         return 0 if argv[:1] == ["plugin-hook"] else 1
     raw = b""
@@ -30,6 +32,7 @@ def main(argv: list[str], plugin_root: str) -> int:
             return 0
     from pathlib import Path
 
+    from precompact.boundary import terminal
     from precompact.edges.plugin_runtime import Launcher, LauncherError
 
     launcher = Launcher(Path(plugin_root), os.environ)
@@ -37,9 +40,9 @@ def main(argv: list[str], plugin_root: str) -> int:
         if argv == ["plugin-hook"]:
             stdout, stderr = launcher.hook(raw)
             if stdout:
-                print(stdout, flush=True)
+                terminal.answer(stdout)
             if stderr:
-                print(stderr, file=sys.stderr, flush=True)
+                terminal.echo(stderr, err=True)
             return 0
         if argv == ["plugin-prepare"]:
             launcher.prepare_and_replay()
@@ -48,7 +51,7 @@ def main(argv: list[str], plugin_root: str) -> int:
             return launcher.mcp()
         return launcher.run(argv)
     except LauncherError as e:
-        print(f"precompact: {e}", file=sys.stderr)
+        terminal.echo(f"precompact: {e}", err=True)
         return 0 if argv == ["plugin-hook"] else 1
 
 

@@ -29,13 +29,12 @@ import fcntl
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from precompact import __version__
-from precompact.boundary import private_file, processes
+from precompact.boundary import private_file, processes, terminal
 from precompact.errors import PrecompactError
 
 # The plugin's options (Claude Code exports them to its hooks) and the variables that override
@@ -243,7 +242,7 @@ class Launcher:
         venv = self.venv()
         shutil.rmtree(venv, ignore_errors=True)
         venv.parent.mkdir(parents=True, exist_ok=True)
-        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} preparing {venv}", file=sys.stderr, flush=True)
+        terminal.echo(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} preparing {venv}", err=True)
         _run([*processes.isolated_python(), "-m", "venv", str(venv)], "python3 -m venv", self.environ)
         # pip builds a source folder in place: build from a copy, never in the plugin's folder.
         with tempfile.TemporaryDirectory(dir=venv.parent) as build:
@@ -269,7 +268,7 @@ class Launcher:
         for other in venv.parent.iterdir():
             if other != venv and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
-        print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ready", file=sys.stderr, flush=True)
+        terminal.echo(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ready", err=True)
 
     def replay(self) -> None:
         """Runs the queued hooks, oldest first, through the prepared precompact."""
@@ -290,9 +289,8 @@ class Launcher:
                     env=env,
                     timeout=REPLAY_TIMEOUT_SECONDS,
                 )
-                print(
-                    f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} replayed {payload['hook_event_name']} in {cwd}: {done.stderr.decode(errors='replace').strip() or 'done'}",
-                    flush=True,
+                terminal.echo(
+                    f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} replayed {payload['hook_event_name']} in {cwd}: {done.stderr.decode(errors='replace').strip() or 'done'}"
                 )
             shutil.rmtree(entry, ignore_errors=True)
 
@@ -316,10 +314,8 @@ class Launcher:
         environment is prepared here and now if it must be, saying so on stderr."""
         command = self.precompact(Path.cwd())
         if command is None:
-            print(
-                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute)",
-                file=sys.stderr,
-                flush=True,
+            terminal.echo(
+                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute)", err=True
             )
             self.prepare_and_replay(wait=True)
             command = self.prepared()
@@ -392,6 +388,6 @@ def _run(args: list[str], what: str, environ: dict[str, str]) -> None:
     except (OSError, processes.TimeoutExpired) as e:
         raise LauncherError(f"{what} failed: {e}") from None
     if done.returncode != 0:
-        print(done.stdout, done.stderr, sep="\n", file=sys.stderr, flush=True)
+        terminal.echo(f"{done.stdout}\n{done.stderr}", err=True)
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise LauncherError(f"{what} failed: {last}")

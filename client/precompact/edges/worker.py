@@ -17,7 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, terminal
 from precompact.config import settings as configuration
 
 LOCK_NAME = "precompact-worker.lock"
@@ -109,7 +109,7 @@ def _log(message: str) -> None:
     carry a URL with credentials."""
     from precompact import api
 
-    print(api.log_line(message), flush=True)
+    terminal.echo(api.log_line(message))
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from solders.pubkey import Pubkey
 from solders.signature import Signature
 
+from precompact.boundary import outside_json
 from precompact.chain import rpc
 from precompact.chain import wire as chain
 from precompact.config.settings import Config
@@ -666,7 +667,17 @@ def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
 
 
 def read(path: Path) -> object:
+    """The bundle in `path`, within outside_json's limits: its size is checked before it is read,
+    its depth as it is decoded; one line naming the file otherwise."""
+    advice = "give a bundle written by `precompact prove`"
     try:
-        return json.loads(path.read_bytes())
+        with path.open("rb") as f:
+            data = f.read(outside_json.MAX_BUNDLE_BYTES + 1)
+    except OSError as e:
+        raise ProofError(f"{path} cannot be read ({e.strerror or e}); {advice}") from None
+    if len(data) > outside_json.MAX_BUNDLE_BYTES:
+        raise ProofError(f"{path} is larger than {outside_json.MAX_BUNDLE_BYTES >> 30} GiB; {advice}")
+    try:
+        return outside_json.loads(data)
     except ValueError as e:
-        raise ProofError(f"{path} is not JSON ({e}); give a bundle written by `precompact prove`") from None
+        raise ProofError(f"{path} is not JSON ({e}); {advice}") from None

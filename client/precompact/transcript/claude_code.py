@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import orjson
 
+from precompact.boundary.outside_json import MAX_DEPTH, TooDeep, within_depth
 from precompact.transcript import conversation
 
 # Tools whose input names a file the session read or changed.
@@ -44,9 +45,6 @@ LAST_SAID_WINDOW = 256
 # A message's lines come one after another (one per content block): the last this many message
 # keys are enough to count each message once, and bound what a resumed read carries over.
 SEEN_MESSAGES_WINDOW = 1024
-# How deep a transcript line (or any JSON read) may nest: Claude Code's entries nest about ten
-# deep; orjson writes no more than 255 levels, and Python's recursion stops near 1000.
-MAX_DEPTH = 128
 # A line longer than this is kept as text, not parsed (a parsed line takes several times its
 # size in memory); of such a line, and of any line that is no entry, the first
 # UNPARSED_TEXT_BYTES are kept.
@@ -326,26 +324,6 @@ def _parsed(raw: bytes, scan: TranscriptScan) -> tuple[dict, None] | tuple[None,
     if not isinstance(entry, dict):
         return None, "not a JSON object"
     return entry, None
-
-
-class TooDeep(ValueError):
-    MESSAGE = f"nested deeper than {MAX_DEPTH}"
-
-    def __init__(self) -> None:
-        super().__init__(self.MESSAGE)
-
-
-def within_depth(value, limit: int = MAX_DEPTH) -> bool:
-    """Whether no list or object in `value` lies deeper than `limit` (iteratively: the point
-    is to refuse what recursion cannot take)."""
-    pending = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return False
-            pending.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
-    return True
 
 
 def _parse_unusual(raw: bytes, scan: TranscriptScan):

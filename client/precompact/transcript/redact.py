@@ -31,7 +31,9 @@ class _Gate:
 
     `at`: every match begins this many characters after an occurrence of a literal or word
     (before it, if negative: an Azure secret's `Q~` comes 4 characters in), so the pattern is
-    tried only there (`regex.match`); None: anywhere (`regex.search`). Python's
+    tried only there (`regex.match`); None: anywhere (`regex.search`). `base58_run`: a run of
+    that many base58 characters (found by a byte translation and a substring search, not a
+    regex: a wallet's secret key has no literal to look for). Python's
     regex engine cannot skip ahead to a pattern that starts with `\\b` or a lookbehind: it tries
     every position, 10 to 50 MB/s, which on real code (where words such as "token" and literals
     such as "://" open gates on most lines) was most of the hook's time."""
@@ -39,12 +41,34 @@ class _Gate:
     literals: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
     min_commas: int = 0
+    base58_run: int = 0
     at: int | None = 0
 
     def open(self, text: str, lowered: str) -> bool:
         if self.min_commas:
             return "[" in text and text.count(",") >= self.min_commas
+        if self.base58_run:
+            return base58_runs(text.encode("utf-8", "surrogatepass"), self.base58_run, first_only=True) != []
         return any(literal in text for literal in self.literals) or any(word in lowered for word in self.words)
+
+
+# Every base58 character as `a`, every other byte as a space: a run of base58 is a run of `a`.
+_BASE58_RUN_TABLE = bytes(
+    0x61 if chr(b) in "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz" else 0x20 for b in range(256)
+)
+
+
+def base58_runs(data: bytes, length: int, first_only: bool = False) -> list[int]:
+    """Where runs of at least `length` base58 characters start in `data` (each run once)."""
+    translated, needle, found, at = data.translate(_BASE58_RUN_TABLE), b"a" * length, [], 0
+    while (at := translated.find(needle, at)) != -1:
+        found.append(at)
+        if first_only:
+            break
+        at = translated.find(b" ", at)
+        if at == -1:
+            break
+    return found
 
 
 _ALWAYS = _Gate(literals=("",), at=None)
@@ -277,6 +301,112 @@ def _json_value(m: re.Match) -> int | None:
     return None if _placeholder(value) else m.end("secret")
 
 
+_MIN_DECODED_SECRET = 12
+
+
+def _decoded_secret(m: re.Match) -> int | None:
+    """Base64 a command decodes (`echo … | base64 -d`, `b64decode("…")`): a secret when what
+    it decodes to is key material (bytes that are no text) or one random-looking word, not
+    prose, a path or a placeholder."""
+    encoded = m.group("secret")
+    try:
+        decoded = base64.b64decode(
+            encoded + "=" * (-len(encoded) % 4),
+            altchars=b"-_" if "-" in encoded or "_" in encoded else None,
+            validate=True,
+        )
+    except ValueError:
+        return None
+    try:
+        text = decoded.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return m.end("secret") if len(decoded) >= 16 else None
+    if len(text) < _MIN_DECODED_SECRET or any(c.isspace() for c in text) or _placeholder(text):
+        return None
+    if text.startswith(("/", "~", "http://", "https://")) or not _random_enough(text):
+        return None
+    return m.end("secret")
+
+
+_SECURE_STRING_WINDOW = 256  # how far after the value -AsPlainText is looked for, on its line
+
+
+def _secure_string(m: re.Match) -> int | None:
+    """PowerShell's `ConvertTo-SecureString <value> -AsPlainText`: the value is a password in
+    clear, unless it is a variable or a command's output."""
+    line = m.string[m.start() : m.end() + _SECURE_STRING_WINDOW].split("\n", 1)[0]
+    value = m.group("secret").strip("\"'")
+    if "-asplaintext" not in line.lower() or not value or value.startswith(("$", "(")) or _placeholder(value):
+        return None
+    return m.end("secret")
+
+
+# A 0x-hex 32-byte value is a private key only in a name that says so: not a hash, an address, a
+# public key, a storage slot or topic.
+_HEX_KEY_NAME = re.compile(
+    r"(?i)(?:\b(?P<name>[A-Za-z_$][\w$]{0,63})\\?[\"']?[ \t]*(?::=|=>|[:=])|(?P<call>Wallet|privateKeyToAccount|fromPrivateKey|SigningKey|PrivateKey)[ \t]*\()[ \t]*\\?[\"'`]?$"
+)
+_KEY_NAME_ENDINGS = ("key", "pk", "priv", "privkey", "secret", "signer", "deployer", "wallet")
+_NOT_KEY_NAMES = ("pub", "hash", "addr", "slot", "topic", "salt", "nonce", "storage")
+
+
+def _hex_private_key(m: re.Match) -> int | None:
+    before = _HEX_KEY_NAME.search(m.string, max(0, m.start() - 96), m.start())
+    if before is None:
+        return None
+    if before.group("call"):
+        return m.end()
+    name = before.group("name").lower().replace("_", "").replace("-", "")
+    return m.end() if name.endswith(_KEY_NAME_ENDINGS) and not any(word in name for word in _NOT_KEY_NAMES) else None
+
+
+_BASE58_DIGITS = {c: i for i, c in enumerate("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")}
+_KEYPAIR_BYTES = 64
+
+
+def _solana_secret_key(m: re.Match) -> int | None:
+    """64 bytes in base58 are a Solana keypair's secret key when the last 32 are the public key
+    of the first 32: never true of a transaction signature, whose shape it shares."""
+    number = 0
+    for c in m.group():
+        number = number * 58 + _BASE58_DIGITS[c]
+    if number.bit_length() > 8 * _KEYPAIR_BYTES:
+        return None
+    raw = number.to_bytes(_KEYPAIR_BYTES, "big")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    public = Ed25519PrivateKey.from_private_bytes(raw[:32]).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return m.end() if public == raw[32:] else None
+
+
+def _htpasswd(without_file: bool) -> Callable[[re.Match], int | None]:
+    """`htpasswd -b [file] user password`: the password is given in clear in batch mode (`b`);
+    with `n` there is no file argument."""
+
+    def check(m: re.Match) -> int | None:
+        letters = "".join(flag.lstrip("-") for flag in m.group("flags").split() if flag.startswith("-"))
+        if "b" not in letters or ("n" in letters) != without_file:
+            return None
+        return _cli_value(m)
+
+    return check
+
+
+def _jwt_payload(m: re.Match) -> int | None:
+    """A JWT whose payload is not `{"` in base64 (`eyJ`): `{ "sub"`, a pretty-printed payload.
+    Its header must name an `alg` and its payload decode to a JSON object's text."""
+
+    def decoded(part: str) -> bytes:
+        try:
+            return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        except ValueError:
+            return b""
+
+    header, payload = decoded(m.group("header")), decoded(m.group("payload"))
+    return m.end() if b'"alg"' in header and payload.lstrip().startswith(b"{") else None
+
+
 def _assignment(names: str) -> str:
     """`name = value` (or `:`, `:=`, `=>`) where `names` match from the keyword on: the match
     starts at the keyword so that it can be tried where the keyword occurs, and
@@ -462,6 +592,17 @@ _BUILTIN_PATTERNS: list[tuple] = [
         _prefixed("glsa_", "glc_", "eyJrIjoi"),
     ),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", _prefixed("eyJ")),
+    (
+        "jwt",
+        r"\b(?P<header>eyJ[A-Za-z0-9_\-]{8,1024}+)\.(?P<payload>(?!eyJ)[A-Za-z0-9_\-]{8,}+)\.[A-Za-z0-9_\-]{8,}",
+        _prefixed("eyJ"),
+        _jwt_payload,
+    ),
+    (
+        "vault_token",
+        r"(?<![\w.$@/-])s\.(?=[a-z0-9]{0,23}[A-Z])(?=[A-Za-z]{0,23}[0-9])[A-Za-z0-9]{24}(?![\w.(-])",
+        _Gate(words=("vault", "token"), at=None),
+    ),
     ("twilio_key", r"\bSK[0-9a-f]{32}\b", _prefixed("SK")),
     ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", _prefixed("SG.")),
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{34,}\b|\bapi_org_[A-Za-z]{34}\b", _prefixed("hf_", "api_org_")),
@@ -581,6 +722,22 @@ _BUILTIN_PATTERNS: list[tuple] = [
         ),
         _wallet_secret,
     ),
+    # A 0x-hex private key (Ethereum and the like) in a variable whose name says it is a key, or
+    # given to a wallet's constructor: the same shape is every transaction hash.
+    (
+        "hex_private_key",
+        r"0x[0-9a-fA-F]{64}(?![0-9a-fA-F])",
+        _prefixed("0x"),
+        _hex_private_key,
+    ),
+    # A Solana secret key alone in base58 (what wallets export): 64 bytes whose second half is
+    # the public key of the first, so a transaction signature, of the same shape, is never one.
+    (
+        "solana_secret_key",
+        rf"(?<![{_BASE58}])[{_BASE58}]{{86,88}}+(?![{_BASE58}])",
+        _Gate(base58_run=86, at=None),
+        _solana_secret_key,
+    ),
     # A Solana CLI keypair file: a JSON array of exactly 64 byte values.
     (
         "solana_keypair",
@@ -636,6 +793,47 @@ _BUILTIN_PATTERNS: list[tuple] = [
         _Gate(words=("mysql", "mariadb", "sshpass", "redis-cli")),
         _cli_value,
     ),
+    # docker login -p SECRET (and the other registries' clients).
+    (
+        "cli_password",
+        r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry)\b[^\n|;]{0,200}?\blogin\b[^\n|;]{0,200}?[ \t]-p(?:=|[ \t]+)(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
+        _Gate(words=("docker", "podman", "nerdctl", "buildah", "skopeo", "helm")),
+        _cli_value,
+    ),
+    # htpasswd -b[c] FILE USER PASSWORD, htpasswd -nb USER PASSWORD.
+    (
+        "cli_password",
+        r"\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)+)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&>]+)",
+        _Gate(words=("htpasswd",)),
+        _htpasswd(without_file=False),
+    ),
+    (
+        "cli_password",
+        r"\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)+)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&>]+)",
+        _Gate(words=("htpasswd",)),
+        _htpasswd(without_file=True),
+    ),
+    # PowerShell: ConvertTo-SecureString "SECRET" -AsPlainText -Force (flags in any order).
+    (
+        "powershell_secure_string",
+        r"(?i)ConvertTo-SecureString(?:[ \t]+-(?:AsPlainText|Force))*[ \t]+(?:-String[ \t]+)?(?!-)(?P<secret>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'`|;)]{1,512})",
+        _Gate(words=("convertto-securestring",)),
+        _secure_string,
+    ),
+    # A key wrapped in base64 and decoded in the command: `echo … | base64 -d`, `base64 -d <<< …`,
+    # b64decode("…"), atob("…"), Buffer.from("…", "base64").
+    (
+        "base64_decoded_secret",
+        r"(?<![A-Za-z0-9+/=_-])(?P<secret>[A-Za-z0-9+/_-]{16,4096}+={0,2})[\"']?[ \t]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b",
+        _Gate(words=("base64 -d", "base64 --decode"), at=None),
+        _decoded_secret,
+    ),
+    (
+        "base64_decoded_secret",
+        r"(?i:base64[ \t]+(?:-d|--decode|-D)[ \t]*<<<[ \t]*|b64decode\([ \t]*b?|atob\([ \t]*|base64_decode\([ \t]*|Buffer\.from\([ \t]*)[\"'`](?P<secret>[A-Za-z0-9+/_-]{16,4096}+={0,2})[\"'`]",
+        _Gate(words=("base64 -d", "base64 --decode", "b64decode(", "atob(", "base64_decode(", "buffer.from("), at=0),
+        _decoded_secret,
+    ),
     (
         "cli_password",
         r"\bcurl\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:(?P<flag_sep>)(?!\[REDACTED)(?P<secret>[^\s\"']+)",
@@ -656,11 +854,11 @@ _BUILTIN_PATTERNS: list[tuple] = [
         _Gate(words=_SECRET_WORDS),
         _assigned,
     ),
-    # DB_PASS=..., SMTP_PWD=...: short names after an underscore.
+    # DB_PASS=..., SMTP_PWD=..., ADMIN_PW=...: short names after an underscore.
     (
         "secret_assignment",
-        _assignment(r"(?<=_)(?:PASS|PWD)(?![A-Za-z])"),
-        _Gate(words=("_pass", "_pwd"), at=1),
+        _assignment(r"(?<=_)(?:PASS|PWD|PW)(?![A-Za-z])"),
+        _Gate(words=("_pass", "_pwd", "_pw"), at=1),
         _assigned,
     ),
     # SIGNING_KEY=..., NPM_AUTH=..., "cache_key": ...: such a name says little (SERVER_AUTH is an
@@ -753,6 +951,7 @@ class Redactor:
                 self._tried_at_word[word_index[word]].append(i)
         self._word_gated = [i for i, p in enumerate(self._patterns) if p.gate.words]
         self._comma_gated = [i for i, p in enumerate(self._patterns) if p.gate.min_commas]
+        self._run_gated = [i for i, p in enumerate(self._patterns) if p.gate.base58_run]
         self._ungated = [i for i, p in enumerate(self._patterns) if p.gate is _ALWAYS]
         # For transcript blocks: every gate's literals (and the escapes that could hide one) in
         # a few Aho-Corasick automatons, every word in another over the lower-cased block, so a
@@ -770,6 +969,7 @@ class Redactor:
         self._line_words = BytesAhoCorasick([*line_words, _USAGE_KEY_TAIL], matchkind=MATCHKIND_LEFTMOST_LONGEST)
         self._usage_key = len(line_words)
         self._min_commas = min((p.gate.min_commas for p in self._patterns if p.gate.min_commas), default=0)
+        self._min_base58_run = min((p.gate.base58_run for p in self._patterns if p.gate.base58_run), default=0)
 
     def suspect_lines(self, block: bytes, lines: list[bytes]) -> Container[int]:
         """The positions in `lines` (`block` split at its newlines: transcript lines, JSON as
@@ -780,8 +980,10 @@ class Redactor:
         escapes could hide one, so they count as hits."""
         if self._always:
             return range(len(lines))
-        # No literal or word contains a newline, so every hit lies inside one line.
+        # No literal, word or base58 run contains a newline, so every hit lies inside one line.
         hits = [start for automaton in self._line_literals for _, start, _ in automaton.find_matches_as_indexes(block)]
+        if self._min_base58_run:
+            hits += base58_runs(block, self._min_base58_run)
         hits += [
             start
             for index, start, _ in self._line_words.find_matches_as_indexes(block.lower())
@@ -871,6 +1073,7 @@ class Redactor:
         else:
             starts.update((i, []) for i in self._word_gated if self._patterns[i].gate.open(text, lowered))
         starts.update((i, []) for i in self._comma_gated if self._patterns[i].gate.open(text, lowered))
+        starts.update((i, []) for i in self._run_gated if self._patterns[i].gate.open(text, lowered))
         starts.update((i, []) for i in self._ungated)
         matching = []
         for i in sorted(starts):

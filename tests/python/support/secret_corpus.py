@@ -453,6 +453,51 @@ SECRETS: list[Planted] = [
     ),
     _plant("URL password ending in @", _pick(ALNUM, 8) + "@", "https://deploy:", "@git.example.com/repo.git"),
 ]
+
+
+def _solana_secret_key() -> str:
+    """A Solana keypair's secret key as wallets export it: base58 of the seed and its public key."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    seed = _bytes(32)
+    public = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return _base58(seed + public)
+
+
+def _jwt_spaced_payload() -> str:
+    """A JWT whose payload JSON starts with a space or a newline, so its base64 is not `eyJ`."""
+    header = _b64json({"alg": "HS256", "typ": "JWT"}, urlsafe=True)
+    body = '{\n  "sub": "' + _pick(string.digits, 10) + '",\n  "role": "admin",\n  "iat": 1764547200\n}'
+    payload = base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
+    return f"{header}.{payload}.{_pick(URLSAFE, 43)}"
+
+
+# Nine shapes that once went through in clear (issue #39), each in a realistic setting.
+_WRAPPED_KEY = base64.b64encode(("sk-proj-" + _pick(ALNUM, 40)).encode()).decode()
+SECRETS += [
+    _plant(
+        "Key wrapped in base64, decoded in the command",
+        _WRAPPED_KEY,
+        'export OPENAI_API_KEY="$(echo ',
+        ' | base64 -d)"',
+    ),
+    _plant(
+        "PowerShell ConvertTo-SecureString -AsPlainText",
+        _password(),
+        '$cred = New-Object PSCredential("svc", (ConvertTo-SecureString "',
+        '" -AsPlainText -Force))',
+    ),
+    _plant("0x hex private key in a variable", "0x" + _pick(HEX, 64), 'const deployerKey = "', '";'),
+    _plant("Bare base58 Solana secret key", _solana_secret_key(), "Exported: "),
+    _plant(
+        "docker login -p", _pick(ALNUM, 10) + "#" + _pick(ALNUM, 5), "docker login -u ci -p ", " registry.example.com"
+    ),
+    _plant("htpasswd -b", _pick(ALNUM, 8) + "!" + _pick(string.digits, 2), "htpasswd -bc /etc/nginx/.htpasswd admin "),
+    _plant("Legacy Vault s. token", "s." + _pick(ALNUM, 21) + "Q7x", "vault login "),
+    _plant(".env password with a short name", _pick(ALNUM, 9) + "!" + _pick(string.digits, 3), "ADMIN_PW="),
+    _plant("JWT whose payload is not eyJ", _jwt_spaced_payload(), "Authorization header was "),
+]
 # A private key cut off before its END line (a Read with a limit, `head`): at an even place, so
 # that it is planted in the transcript (in one tool result, whose rest it takes with it), not in
 # a file that other planted secrets follow.
@@ -547,6 +592,25 @@ def _look_alike_lines(rng: random.Random) -> list[str]:
         f"SSH_AUTH_SOCK=/tmp/ssh-{pick(ALNUM, 10)}/agent.{rng.randrange(10**5)}",
         f'"sort_key": "created_at_desc_{rng.randrange(2000, 2030)}_index"',
         "const [token, setToken] = useState(null);",
+        # Near misses of the nine shapes above (issue #39): the same words, no secret.
+        f'echo "{base64.b64encode(f"build {rng.randrange(10**4)} passed on main".encode()).decode()}" | base64 -d',
+        f"echo {base64.b64encode(f'/etc/nginx/sites-{rng.randrange(99)}.conf'.encode()).decode()} | base64 --decode",
+        "$cred = ConvertTo-SecureString $env:DEPLOY_PASSWORD -AsPlainText -Force",
+        "$secure = ConvertTo-SecureString $encrypted -Key $aesKey",
+        f'const txHash = "0x{pick(HEX, 64)}";',
+        f'publicKey = "0x{pick(HEX, 64)}"',
+        f"storageSlotKey = 0x{pick(HEX, 64)}",
+        signature,
+        f"{signature}  finalized  slot {rng.randrange(10**9)}",
+        "docker run -p 8080:80 -p 8443:443 nginx:1.27",
+        'docker login -u ci -p "$CI_REGISTRY_PASSWORD" "$CI_REGISTRY"',
+        "htpasswd -c /etc/nginx/.htpasswd admin",
+        "htpasswd -v .htpasswd admin",
+        f"for s in sessions: s.{pick(string.ascii_lowercase, 10)}()",
+        "vault token lookup -format=json",
+        "ADMIN_PW_FILE=/run/secrets/admin_pw",
+        "DB_PW=${DB_PW:?set it}",
+        f"cursor: {_b64json({'page': rng.randrange(99)}, urlsafe=True)}.{pick(ALNUM, 12)}.{pick(ALNUM, 12)}",
     ]
 
 

@@ -1,0 +1,52 @@
+"""The limits on JSON precompact did not write (transcripts of the three agents, session state,
+proof bundles), in one place, and the checks made before and after decoding it.
+
+Python's `json` decodes recursively: a document nested a few thousand levels deep raises
+RecursionError, which no reader expects, and whatever walks a decoded value recursively (the
+redactor, canonical JSON) fails the same way on a value orjson's own limit (1024) lets through.
+So: a size checked before the bytes are read, decoding by orjson (its depth limit is checked in
+C as it decodes: nothing recurses), then the depth of the value (`within_depth`, iterative),
+each refused as a ValueError whose message is one line. (tools/verify_bundle.py, standard
+library only, measures the depth on the text before decoding; docs/proof-bundle.md states the
+same limits.)
+"""
+
+from __future__ import annotations
+
+import orjson
+
+# Deeper than any agent's transcript line, session state or bundle nests (a bundle: 5 levels),
+# shallow enough that every recursive walk after decoding has room under Python's limit.
+MAX_DEPTH = 128
+# A proof bundle: about 1.8 KB a savepoint (docs/proof-bundle.md), plus an embedded snapshot.
+MAX_BUNDLE_BYTES = 1 << 30
+
+
+class TooDeep(ValueError):
+    MESSAGE = f"nested deeper than {MAX_DEPTH}"
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+def loads(data: bytes) -> object:
+    """`data` decoded by orjson, whose own depth limit (1024) is checked as it decodes, in C, so
+    nothing recurses in Python; then refused (TooDeep) when nested deeper than MAX_DEPTH.
+    ValueError, one line, for anything that is not such a JSON document."""
+    value = orjson.loads(data)
+    if not within_depth(value):
+        raise TooDeep
+    return value
+
+
+def within_depth(value, limit: int = MAX_DEPTH) -> bool:
+    """Whether no list or object in `value` lies deeper than `limit` (iteratively: the point
+    is to refuse what recursion cannot take)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return False
+            pending.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return True
