@@ -256,6 +256,17 @@ def transport_ref(objects: Path, object_format: str, ref: str, timeout: float) -
     return found.stdout.strip() if found.returncode == 0 else None
 
 
+def set_transport_ref(objects: Path, object_format: str, ref: str, commit: str, timeout: float) -> bool:
+    """Points `ref` of the transport directory of `objects` at `commit` (whether it could), so a
+    fetch there offers it to the remote as a commit it has: the transport directory holds no refs
+    of the project's, and without one a fetch would take the whole branch again."""
+    env = _transport_environment(objects, object_format, timeout)
+    if not isinstance(env, dict):
+        return False
+    done = processes.run_git(argv("update-ref", ref, commit), cwd=Path(env["GIT_DIR"]), env=env, timeout=timeout)
+    return done.returncode == 0
+
+
 def _transport_environment(
     objects: Path, object_format: str, timeout: float
 ) -> dict[str, str] | processes.CompletedProcess:

@@ -605,7 +605,10 @@ def fetch(repo: git.Repo, target: Target) -> None:
     remote-tracking ref; raises GitStoreError on failure."""
     url = remote_url(repo, target)
     fetched = "refs/precompact/fetched"
+    known = savepoint_tip(repo, target)
     try:
+        if known is not None:
+            git_env.set_transport_ref(_objects(repo), object_format(repo), fetched, known, PUSH_TIMEOUT_SECONDS)
         done = git_env.transport(
             _objects(repo),
             object_format(repo),
