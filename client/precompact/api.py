@@ -10,18 +10,18 @@ more than its whole budget."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.config.settings import Config, InitChoices, is_pubkey
-from precompact.errors import PrecompactError
+from precompact.config.settings import Config, InitChoices
 from precompact.local import savepoint_log
 
+# ops.layers and ops.inspection import neither GitPython nor the Solana stack until a function
+# of theirs runs: the hook may load them.
+from precompact.ops import inspection, layers
+
 if TYPE_CHECKING:
-    from precompact.chain import record
     from precompact.local import snapshot
-    from precompact.ops import compaction
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
@@ -40,23 +40,13 @@ if TYPE_CHECKING:
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
 CHAIN_OFF = "OFF"
-# Whether a flush left anything queued (the worker retries then); the command line's exit
-# codes are edges/cli.py's.
-EXIT_ALL_DONE = 0
-EXIT_QUEUED = 1
-FLUSH_LOCK_NAME = "precompact-flush.lock"
-# A pass pushes (20 s timeout) and posts each queued savepoint (10 s RPC timeout per call).
-FLUSH_LOCK_TIMEOUT_SECONDS = 300
-
-
-@dataclass
-class FlushOutcome:
-    layer_2_problems: list[str] = field(default_factory=list)
-    layer_3_problems: list[str] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_QUEUED
+# What the edges and the tests name through the facade.
+EXIT_ALL_DONE = layers.EXIT_ALL_DONE
+EXIT_QUEUED = layers.EXIT_QUEUED
+FlushOutcome = layers.FlushOutcome
+RekeyError = layers.RekeyError
+Inspection = inspection.Inspection
+InspectError = inspection.InspectError
 
 
 def save(
@@ -87,70 +77,9 @@ def import_sessions(config: Config, progress: Callable[[int, int, Imported], Non
 
 
 def flush(config: Config) -> FlushOutcome:
-    """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order.
-    One pass at a time per project: a `precompact flush` run while the background worker posts
-    would otherwise send the same sequence twice (one refused) and report a false failure."""
-    try:
-        with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
-            return _flush(config)
-    except savepoint_log.LockTimeout as e:
-        problems = [f"{e}; run `precompact flush` again later"]
-        return FlushOutcome(
-            layer_2_problems=problems if config.git_layer else [],
-            layer_3_problems=problems if config.chain_layer else [],
-        )
-
-
-def _flush(config: Config) -> FlushOutcome:
-    from precompact.remote import gitstore
-
-    outcome = FlushOutcome()
-    if config.git_layer:
-        newly_signed = _sign_lines(config)
-        target = gitstore.Target.of(config)
-        try:
-            repo = gitstore.open_repository(config.repository)
-        except gitstore.GitStoreError as e:
-            outcome.layer_2_problems = [str(e)]
-        else:
-            outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
-            )
-    if config.chain_layer:
-        # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
-        from precompact.ops import anchoring as chain_post
-
-        posts = chain_post.post_pending(
-            config.cluster,
-            config.keypair,
-            config.program_id,
-            config.instance,
-            config.logs,
-            git_layer=config.git_layer,
-            authority=config.authority,
-        )
-        outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
-    return outcome
-
-
-def _sign_lines(config: Config) -> bool:
-    """Signs, with the user's signing key, every line this machine wrote that the key has not
-    signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
-    verifies on any machine with the public key. Without the keypair here (or with
-    chain.authority naming another key) nothing is signed: what it would sign could not verify.
-    Returns whether it signed anything."""
-    from precompact.verifier import signed
-
-    try:
-        signer = signed.Signer.load(config.keypair)
-    except signed.SigningKeyError:
-        return False
-    if config.authority not in (None, signer.public_key):
-        return False
-    todo = signed.unsigned(savepoint_log.savepoints(config.logs), signer)
-    if todo:
-        savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in todo])
-    return bool(todo)
+    """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order,
+    one pass at a time per project (ops.layers)."""
+    return layers.flush(config)
 
 
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
@@ -226,41 +155,15 @@ def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
 
 def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
     """The committed savepoints whose commit holds the snapshot in clear text (so the remote
-    does, once pushed); none when git cannot be read."""
-    from precompact.remote import gitstore
-
-    committed = [s for s in savepoints if s.commit]
-    if not config.git_layer or not committed:
-        return []
-    try:
-        repo = gitstore.open_repository(config.repository)
-    except gitstore.GitStoreError:
-        return []
-    wanted = [(str(s.commit), str(s.snapshot_file)) for s in committed]
-    return [s for s, clear in zip(committed, gitstore.in_clear(repo, wanted)) if clear]
-
-
-class RekeyError(PrecompactError):
-    """The branch could not be re-encrypted; the message says why."""
+    does, once pushed); none when git cannot be read (ops.layers)."""
+    return layers.in_clear(config, savepoints)
 
 
 def rekey(config: Config) -> tuple[str | None, int]:
     """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
-    it (under the flush lock, so no savepoint is committed meanwhile). Returns the commit (None:
-    nothing to change) and the number of files re-encrypted."""
-    from precompact.remote import gitstore
-
-    if not config.git_layer:
-        raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
-    target = gitstore.Target.of(config)
-    try:
-        with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
-            repo = gitstore.open_repository(config.repository)
-            commit, files = gitstore.rekey(repo, target, config.logs)
-            gitstore.push(repo, target)
-    except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
-        raise RekeyError(str(e)) from None
-    return commit, files
+    it, under the flush lock (ops.layers). Returns the commit (None: nothing to change) and the
+    number of files re-encrypted; RekeyError says why it could not."""
+    return layers.rekey(config)
 
 
 def identity_public_keys(config: Config) -> list[str]:
@@ -295,19 +198,6 @@ def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
     return encryption.import_identity(data, source, destination)
 
 
-class InspectError(PrecompactError):
-    """No record could be read; the message says why and what to do."""
-
-
-@dataclass
-class Inspection:
-    address: str
-    record: record.Record
-    verdict: verdicts.Check  # the verifier's chain check on this record
-    signature_valid: bool  # the configured authority's signature over it, at this address
-    local_index: str
-
-
 def rotate_key(config: Config, recover: bool = False, airdrop: bool = False) -> Rotated:
     """Moves the configured instance's on-chain lineage to a new signing key (ops.key_rotation):
     signed by the old key and the new, or (`recover`) by the new key alone."""
@@ -318,75 +208,14 @@ def rotate_key(config: Config, recover: bool = False, airdrop: bool = False) -> 
 
 def inspect(config: Config, instance: str | None = None, address: str | None = None) -> Inspection:
     """Fetches and decodes the on-chain record, puts it through the verifier's chain check and
-    compares it with the local index. Raises InspectError with a one-line reason."""
-    from solders.pubkey import Pubkey
-
-    from precompact.verifier import verdicts
-
-    try:
-        roots = verdicts.roots(config.program_id, config.authority, config.keypair, instance or config.instance)
-    except verdicts.NoRoot as e:
-        raise InspectError(str(e)) from None
-    if address is not None and not is_pubkey(address):
-        raise InspectError(f"--address {address!r} is not a base58 public key")
-    where = Pubkey.from_string(address) if address is not None else roots.address
-    owner, data, found = _fetch_record(config.cluster, roots, where)
-    local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
-    match = local.get(found.sequence)
-    verdict = verdicts.inspected_record(roots, where, owner, data, found, match)
-    signed = where == roots.address and verdicts.signature_valid(found, roots)
-    return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
-
-
-def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, bytes, record.Record]:
-    from precompact.chain import record, rpc
-
-    client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    try:
-        account = client.account(str(where))
-    except rpc.RpcError as e:
-        raise InspectError(str(e)) from None
-    if account is None:
-        raise InspectError(
-            f"no savepoint record at {where} on {cluster}; run `precompact flush` to post queued savepoints"
-        )
-    owner, data = account
-    try:
-        return owner, data, record.decode(data)
-    except record.RecordError as e:
-        if owner != str(roots.program_id):
-            raise InspectError(
-                f"account {where} is owned by {owner}, not the precompact program {roots.program_id}"
-            ) from None
-        raise InspectError(f"account {where}: {e}") from None
-
-
-def _compared_with_index(found: record.Record, match: savepoint_log.Savepoint | None) -> str:
-    if match is None:
-        return f"sequence {found.sequence} is not in the local index"
-    if match.snapshot_hash == found.snapshot_hash.hex():
-        return f"matches local savepoint {match.sequence}"
-    return f"DIFFERS from local savepoint {match.sequence} (local sha256:{match.snapshot_hash})"
+    compares it with the local index (ops.inspection). Raises InspectError with a one-line
+    reason."""
+    return inspection.inspect(config, instance, address)
 
 
 def record_json(found: Inspection) -> dict:
     """The inspected record as JSON (bytes as lowercase hex), with the verifier's verdict."""
-    from solders.pubkey import Pubkey
-
-    from precompact.chain import record
-
-    out = record.to_json(found.record, Pubkey.from_string(found.address))
-    out.update(
-        {
-            "lineage": found.record.lineage(),
-            "signature_valid": found.signature_valid,
-            "verdict": found.verdict.status,
-            "verdict_detail": found.verdict.detail,
-            "unsigned_fields": list(record.UNSIGNED_FIELDS),
-            "local_index": found.local_index,
-        }
-    )
-    return out
+    return inspection.record_json(found)
 
 
 # --- The verifier and bringing savepoints back --------------------------------------------------
@@ -409,24 +238,8 @@ def verify_file(config: Config, path: Path) -> Report:
 
 def ledgers(config: Config) -> list[tuple[str, Ledger]]:
     """Each instance's ledger verdict (the configured one first): the record's whole history is
-    exactly savepoints 1..N, written by no one else."""
-    from precompact.chain import rpc
-    from precompact.proof import ledger
-    from precompact.verifier import verdicts
-
-    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    folded = savepoint_log.savepoints(config.logs)
-    return [
-        (
-            instance,
-            ledger.check(
-                verdicts.roots(config.program_id, config.authority, config.keypair, instance),
-                client,
-                savepoint_log.of_instance(folded, instance),
-            ),
-        )
-        for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])
-    ]
+    exactly savepoints 1..N, written by no one else (ops.inspection)."""
+    return inspection.ledgers(config)
 
 
 def prove(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
@@ -489,31 +302,19 @@ def uncompact(config: Config, found: Resurrection) -> Uncompacted:
 
 def session_start_brief(config: Config, sequence: int, session_id: str | None) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
-    bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
-    savepoint no root vouches for, one line that says so and quotes nothing of it."""
-    from precompact.boundary import quoting
-    from precompact.restore import brief as restore_brief
-    from precompact.restore import resurrect as resurrection
+    bytes only: no network, no GitPython), or one line saying why it could not be restored
+    (ops.compaction)."""
+    from precompact.ops import compaction
 
-    try:
-        found = resurrection.from_this_machine(config, sequence=sequence)
-    except resurrection.ResurrectError as e:
-        return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
-    if not found.verified:
-        return restore_brief.unvouched(found)
-    return restore_brief.brief(found, session_id=session_id, repository=config.repository)
+    return compaction.session_start_brief(config, sequence, session_id)
 
 
 def render_resurrection(found: Resurrection, output: str) -> str:
     """A resurrection as the "brief" a session starts from, the "report" of every check, or
-    "json"; every outside text in the first two quoted."""
-    import json
-
+    "json"; every outside text in the first two quoted (restore.brief)."""
     from precompact.restore import brief as restore_brief
 
-    if output == "json":
-        return json.dumps(restore_brief.to_json(found), indent=2, ensure_ascii=False)
-    return restore_brief.brief(found) if output == "brief" else restore_brief.report(found)
+    return restore_brief.render(found, output)
 
 
 def dropped(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:
@@ -561,24 +362,14 @@ def on_session_start(config: Config, payload: dict, agent: str) -> str | None:
     """SessionStart: the restore brief the session gets, once (None: none), recorded as given."""
     from precompact.ops import compaction
 
-    return _deliver(config, compaction.session_start(config, payload, agent))
+    return compaction.deliver(config, compaction.session_start(config, payload, agent))
 
 
 def on_before_agent(config: Config, payload: dict) -> str | None:
     """Gemini's BeforeAgent: after a compression, the restore brief, once per compression."""
     from precompact.ops import compaction
 
-    return _deliver(config, compaction.before_agent(config, payload))
-
-
-def _deliver(config: Config, briefing: compaction.Briefing | None) -> str | None:
-    from precompact.ops import compaction
-
-    if briefing is None:
-        return None
-    context = session_start_brief(config, briefing.savepoint.sequence, briefing.session_id)
-    compaction.record_delivery(config, briefing)
-    return context
+    return compaction.deliver(config, compaction.before_agent(config, payload))
 
 
 def on_session_end(config: Config, payload: dict, agent: str) -> None:

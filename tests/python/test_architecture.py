@@ -734,9 +734,81 @@ def test_the_facade_rule_sees_a_call_around_api():
     }
 
 
+# --- The facade only delegates ------------------------------------------------------------------
+# api.py is what the edges call; what it does belongs to the package that owns it (ops/ for what
+# spans the layers). A facade function is a docstring, lazy imports and a call of the owner,
+# with its arguments shaped in at most FACADE_STATEMENTS simple statements.
+FACADE = "api.py"
+FACADE_STATEMENTS = 3
+SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)
+# Expressions that loop or make a function: a conditional expression shapes an argument, these
+# compute an answer.
+LOGIC_EXPRESSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def facade_does_more_than_delegate(tree: ast.Module) -> list[str]:
+    """A class the facade defines (a type belongs to its owner), or a function of it whose body
+    after its docstring and imports holds a statement other than an assignment, an expression or
+    a return (a branch, a loop, a try, a with, a raise...), more than FACADE_STATEMENTS of them,
+    or a comprehension or a lambda."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found.append(f"line {node.lineno}: class {node.name}")
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        statements = [s for s in body if not isinstance(s, ast.Import | ast.ImportFrom)]
+        if len(statements) > FACADE_STATEMENTS:
+            found.append(f"line {node.lineno} in {node.name}: {len(statements)} statements")
+        complex_statements = [s for s in statements if not isinstance(s, SIMPLE_STATEMENTS)]
+        logic = [n for s in statements for n in ast.walk(s) if isinstance(n, LOGIC_EXPRESSIONS)]
+        found += [f"line {s.lineno} in {node.name}: {type(s).__name__}" for s in complex_statements + logic]
+    return found
+
+
+def test_the_facade_only_delegates():
+    assert not facade_does_more_than_delegate(modules()[FACADE]), "move the logic into the package that owns it"
+
+
+def test_the_delegation_rule_sees_a_facade_that_computes():
+    """The shapes api.py had before ops/layers, ops/inspection and ops/compaction owned them are
+    each reported; a function like `save` (imports, two statements and a return, an argument
+    shaped by a conditional expression) is not."""
+    sample = ast.parse(
+        "from dataclasses import dataclass\n"
+        "@dataclass\nclass Outcome:\n    problems: list\n"
+        "def flush(config):\n    try:\n        return _flush(config)\n    except OSError as e:\n"
+        "        return Outcome([str(e)])\n"
+        "def _deliver(config, briefing):\n    from precompact.ops import compaction\n\n"
+        "    if briefing is None:\n        return None\n    return compaction.brief(config, briefing)\n"
+        "def inspect(config):\n    local = {s.sequence: s for s in config.savepoints}\n    return local\n"
+        "def rekey(config):\n    with config.lock():\n        return config.rekey()\n"
+        "def many(config):\n    a = config.a\n    b = config.b\n    c = config.c\n    return a, b, c\n"
+        "def later(config):\n    return lambda: config\n"
+        "def save(config, found):\n"
+        '    """A savepoint."""\n'
+        "    from precompact.local import snapshot\n\n"
+        "    written = snapshot.create(config, found.read() if found else None)\n"
+        "    snapshot.mark(config, written)\n"
+        "    return written\n"
+    )
+    assert [line.split(": ")[-1] for line in facade_does_more_than_delegate(sample)] == [
+        "class Outcome",
+        "Try",
+        "If",
+        "DictComp",
+        "With",
+        "4 statements",
+        "Lambda",
+    ]
+
+
 # --- Outside text reaches the model and the user only quoted -----------------------------------
 # The modules that write text for the model or the user from what a savepoint holds: the restore
-# brief and report, recall's results, the facade's SessionStart brief, the MCP tools and the hook.
+# brief and report, recall's results, the SessionStart brief (ops/compaction), the MCP tools and the hook.
 MODEL_TEXT = (
     "restore/brief.py",
     "recall/fulltext.py",

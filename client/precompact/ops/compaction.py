@@ -161,6 +161,32 @@ def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
     )
 
 
+def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | None:
+    """The restore brief `briefing` names (None: no brief), recorded in the index as given."""
+    if briefing is None:
+        return None
+    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id)
+    record_delivery(loaded, briefing)
+    return context
+
+
+def session_start_brief(loaded: configuration.Config, sequence: int, session_id: str | None) -> str:
+    """The restore brief of savepoint `sequence` for a session that is starting (this machine's
+    bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
+    savepoint no root vouches for, one line that says so and quotes nothing of it."""
+    from precompact.boundary import quoting
+    from precompact.restore import brief as restore_brief
+    from precompact.restore import resurrect as resurrection
+
+    try:
+        found = resurrection.from_this_machine(loaded, sequence=sequence)
+    except resurrection.ResurrectError as e:
+        return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
+    if not found.verified:
+        return restore_brief.unvouched(found)
+    return restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
+
+
 def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None:
     """Archives what the session said since its last savepoint, so a session that never
     compacts is kept too: Layer 1 here (going on from the session's read position, well inside

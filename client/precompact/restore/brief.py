@@ -40,6 +40,14 @@ QUOTE_NOTE = (
 )
 
 
+def render(found: Resurrection, output: str) -> str:
+    """A resurrection as the "brief" a session starts from, the "report" of every check, or
+    "json"; every outside text in the first two quoted."""
+    if output == "json":
+        return json.dumps(to_json(found), indent=2, ensure_ascii=False)
+    return brief(found) if output == "brief" else report(found)
+
+
 def report(found: Resurrection, now: datetime | None = None) -> str:
     """The "Instance Resurrection Report"."""
     s = found.savepoint

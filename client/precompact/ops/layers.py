@@ -1,0 +1,139 @@
+"""Layers 2 and 3 as a whole: flushing (commit and push what is not yet in git, then post what is
+not yet on chain, in order, one pass at a time per project), re-encrypting the savepoint branch
+under the same lock, and which committed snapshots git holds in clear text.
+
+The facade imports this module when it is imported (for FlushOutcome and the exit codes), so
+the hook loads it on every event: it imports GitPython and the Solana stack only inside the
+functions that use them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from precompact.config.settings import Config
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log
+
+# Whether a flush left anything queued (the worker retries then); the command line's exit
+# codes are edges/cli.py's.
+EXIT_ALL_DONE = 0
+EXIT_QUEUED = 1
+FLUSH_LOCK_NAME = "precompact-flush.lock"
+# A pass pushes (20 s timeout) and posts each queued savepoint (10 s RPC timeout per call).
+FLUSH_LOCK_TIMEOUT_SECONDS = 300
+
+
+@dataclass
+class FlushOutcome:
+    layer_2_problems: list[str] = field(default_factory=list)
+    layer_3_problems: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_QUEUED
+
+
+def flush(config: Config) -> FlushOutcome:
+    """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order.
+    One pass at a time per project: a `precompact flush` run while the background worker posts
+    would otherwise send the same sequence twice (one refused) and report a false failure."""
+    try:
+        with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
+            return _flush(config)
+    except savepoint_log.LockTimeout as e:
+        problems = [f"{e}; run `precompact flush` again later"]
+        return FlushOutcome(
+            layer_2_problems=problems if config.git_layer else [],
+            layer_3_problems=problems if config.chain_layer else [],
+        )
+
+
+def _flush(config: Config) -> FlushOutcome:
+    from precompact.remote import gitstore
+
+    outcome = FlushOutcome()
+    if config.git_layer:
+        newly_signed = _sign_lines(config)
+        target = gitstore.Target.of(config)
+        try:
+            repo = gitstore.open_repository(config.repository)
+        except gitstore.GitStoreError as e:
+            outcome.layer_2_problems = [str(e)]
+        else:
+            outcome.layer_2_problems = savepoint_log.record_outcomes(
+                config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
+            )
+    if config.chain_layer:
+        # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
+        from precompact.ops import anchoring as chain_post
+
+        posts = chain_post.post_pending(
+            config.cluster,
+            config.keypair,
+            config.program_id,
+            config.instance,
+            config.logs,
+            git_layer=config.git_layer,
+            authority=config.authority,
+        )
+        outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
+    return outcome
+
+
+def _sign_lines(config: Config) -> bool:
+    """Signs, with the user's signing key, every line this machine wrote that the key has not
+    signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
+    verifies on any machine with the public key. Without the keypair here (or with
+    chain.authority naming another key) nothing is signed: what it would sign could not verify.
+    Returns whether it signed anything."""
+    from precompact.verifier import signed
+
+    try:
+        signer = signed.Signer.load(config.keypair)
+    except signed.SigningKeyError:
+        return False
+    if config.authority not in (None, signer.public_key):
+        return False
+    todo = signed.unsigned(savepoint_log.savepoints(config.logs), signer)
+    if todo:
+        savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in todo])
+    return bool(todo)
+
+
+class RekeyError(PrecompactError):
+    """The branch could not be re-encrypted; the message says why."""
+
+
+def rekey(config: Config) -> tuple[str | None, int]:
+    """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
+    it (under the flush lock, so no savepoint is committed meanwhile). Returns the commit (None:
+    nothing to change) and the number of files re-encrypted."""
+    from precompact.remote import gitstore
+
+    if not config.git_layer:
+        raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
+    target = gitstore.Target.of(config)
+    try:
+        with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
+            repo = gitstore.open_repository(config.repository)
+            commit, files = gitstore.rekey(repo, target, config.logs)
+            gitstore.push(repo, target)
+    except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
+        raise RekeyError(str(e)) from None
+    return commit, files
+
+
+def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
+    """The committed savepoints whose commit holds the snapshot in clear text (so the remote
+    does, once pushed); none when git cannot be read."""
+    from precompact.remote import gitstore
+
+    committed = [s for s in savepoints if s.commit]
+    if not config.git_layer or not committed:
+        return []
+    try:
+        repo = gitstore.open_repository(config.repository)
+    except gitstore.GitStoreError:
+        return []
+    wanted = [(str(s.commit), str(s.snapshot_file)) for s in committed]
+    return [s for s, clear in zip(committed, gitstore.in_clear(repo, wanted)) if clear]
