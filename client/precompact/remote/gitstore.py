@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -583,20 +583,15 @@ def push(repo: git.Repo, target: Target) -> None:
     commit = _resolve(repo, target.ref)
     if commit is None:
         raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
-    try:
-        done = git_env.transport(
-            _objects(repo),
-            object_format(repo),
-            "push",
-            url,
-            f"{commit}:{target.ref}",
-            options=("--quiet", "--no-verify"),
-            timeout=PUSH_TIMEOUT_SECONDS,
-        )
-    except (OSError, processes.TimeoutExpired) as e:
-        raise GitStoreError(f"push to {target.remote} failed: {_failed(e)}") from None
-    if done.returncode != 0:
-        raise GitStoreError(f"push to {target.remote} failed: {_refused(done.stderr, done.returncode)}")
+    _transfer(
+        repo,
+        "push",
+        url,
+        f"push to {target.remote}",
+        f"{commit}:{target.ref}",
+        options=("--quiet", "--no-verify"),
+        reason=_refused,
+    )
     repo.git.update_ref(_tracking(target), commit)
 
 
@@ -606,24 +601,18 @@ def fetch(repo: git.Repo, target: Target) -> None:
     url = remote_url(repo, target)
     fetched = "refs/precompact/fetched"
     known = savepoint_tip(repo, target)
-    try:
-        if known is not None:
+    if known is not None:
+        # Without it the fetch takes the whole branch again; failing, it only costs that.
+        with contextlib.suppress(OSError, processes.TimeoutExpired):
             git_env.set_transport_ref(_objects(repo), object_format(repo), fetched, known, PUSH_TIMEOUT_SECONDS)
-        done = git_env.transport(
-            _objects(repo),
-            object_format(repo),
-            "fetch",
-            url,
-            f"+{target.ref}:{fetched}",
-            options=("--quiet", "--no-write-fetch-head"),
-            timeout=PUSH_TIMEOUT_SECONDS,
-        )
-    except (OSError, processes.TimeoutExpired) as e:
-        raise GitStoreError(f"fetching {target.branch} from {target.remote} failed: {_failed(e)}") from None
-    if done.returncode != 0:
-        raise GitStoreError(
-            f"fetching {target.branch} from {target.remote} failed: {_said(done.stderr, done.returncode)}"
-        )
+    _transfer(
+        repo,
+        "fetch",
+        url,
+        f"fetching {target.branch} from {target.remote}",
+        f"+{target.ref}:{fetched}",
+        options=("--quiet", "--no-write-fetch-head"),
+    )
     try:
         tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
     except (OSError, processes.TimeoutExpired):
@@ -631,6 +620,28 @@ def fetch(repo: git.Repo, target: Target) -> None:
     if tip is None or _resolve(repo, tip) is None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
     repo.git.update_ref(_tracking(target), tip)
+
+
+def _transfer(
+    repo: git.Repo,
+    command: str,
+    url: str,
+    doing: str,
+    *args: str,
+    options: tuple[str, ...] = (),
+    reason: Callable[[str, int], str] | None = None,
+) -> processes.CompletedProcess:
+    """`git command` to or from the remote's one URL (git_env.transport); GitStoreError naming
+    `doing` and git's reason when it fails."""
+    try:
+        done = git_env.transport(
+            _objects(repo), object_format(repo), command, url, *args, options=options, timeout=PUSH_TIMEOUT_SECONDS
+        )
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"{doing} failed: {_failed(e)}") from None
+    if done.returncode != 0:
+        raise GitStoreError(f"{doing} failed: {(reason or _said)(done.stderr, done.returncode)}")
+    return done
 
 
 def remote_url(repo: git.Repo, target: Target) -> str:
@@ -665,15 +676,7 @@ def remote_has_branch(repo: git.Repo, target: Target) -> bool:
     GitStoreError with git's reason when the remote cannot be read. The remote is input: what it
     states here is only ever a reason to withhold a verdict, never one to give it."""
     url = remote_url(repo, target)
-    try:
-        done = git_env.transport(
-            _objects(repo), object_format(repo), "ls-remote", url, target.ref, timeout=PUSH_TIMEOUT_SECONDS
-        )
-    except (OSError, processes.TimeoutExpired) as e:
-        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_failed(e)}") from None
-    if done.returncode != 0:
-        raise GitStoreError(f"reading {target.branch} on {target.remote} failed: {_said(done.stderr, done.returncode)}")
-    listed = done.stdout
+    listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", target.ref).stdout
     # ls-remote matches a pattern by its tail: only the branch itself counts.
     return any(line.partition("\t")[2] == target.ref for line in str(listed).splitlines())
 
