@@ -232,7 +232,9 @@ def transport(
     if not isinstance(env, dict):
         return env
     program = {"push": "receive-pack"}.get(command, "upload-pack")
-    guarded = (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if is_local_url(url) else ()
+    guarded = (
+        (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if is_local_url(url) else ()
+    )
     overrides = [option for pair in TRANSPORT_OVERRIDES for option in ("-c", pair)]
     return processes.run_git(
         argv(*overrides, command, *options, *guarded, "--", url, *args),

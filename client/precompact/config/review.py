@@ -14,6 +14,7 @@ SHOWN = {
     "instance": ("instance", "whose savepoints these are"),
     "repository": ("git.repository", "the repository the savepoint branch is committed in"),
     "remote": ("git.remote", "the remote savepoints are pushed to"),
+    "url": ("git.url", "the one URL they are pushed to and fetched from"),
     "branch": ("git.branch", "the branch they are committed on"),
     "git_layer": ("layers.git", "push savepoints to the remote"),
     "chain_layer": ("layers.chain", "post their hashes on chain"),
@@ -43,12 +44,10 @@ def settings(config: Config) -> dict[str, str]:
     repository's git configuration gives the remote now."""
     shown = {}
     for attribute, (name, _) in SHOWN.items():
-        shown[name] = _shown(getattr(config, attribute))
-        if attribute == "remote":
-            if config.url is not None:
-                shown["git.url"] = quoting.inline(config.url)
-            else:
-                shown["git.remote URL"] = remote_url(config)
+        if attribute == "url" and config.url is None:
+            shown["git.remote URL"] = remote_url(config)
+        else:
+            shown[name] = _shown(getattr(config, attribute))
     return shown
 
 
@@ -68,10 +67,7 @@ def remote_url(config: Config) -> str:
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """What `trust` shows: every setting when nothing was approved before (or the approval kept no
     settings), else each changed one as `- old` / `+ new` lines."""
-    meaning = {name: what for name, what in SHOWN.values()} | {
-        "git.url": "the one URL they are pushed to and fetched from",
-        "git.remote URL": "the one URL they are pushed to",
-    }
+    meaning = {name: what for name, what in SHOWN.values()} | {"git.remote URL": "the one URL they are pushed to"}
     if not before:
         return [f"  {name} = {value}    # {meaning.get(name, '')}" for name, value in after.items()]
     lines = []

@@ -340,7 +340,7 @@ def url_unrecorded_warning(config: Config) -> str | None:
         return None
     return (
         f"warning: git.url is not recorded in {CONFIG_NAME}: savepoints go to whatever URL remote {quoting.inline(config.remote)} "
-        "has in the repository's git configuration at each push; add `url = \"<that URL>\"` under [git], then run "
+        'has in the repository\'s git configuration at each push; add `url = "<that URL>"` under [git], then run '
         "`precompact trust` (or `precompact init --force`, which records it)"
     )
 
