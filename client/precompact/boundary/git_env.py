@@ -64,6 +64,7 @@ import functools
 import hashlib
 import os
 import re
+import urllib.parse
 from pathlib import Path
 
 from precompact.boundary import processes
@@ -316,7 +317,8 @@ def url_problem(url: str) -> str | None:
     """Why git must not be given `url` as the one remote precompact pushes to, None when it may:
     https, http, ssh, git and file URLs, scp-like `[user@]host:path`, and absolute paths. Never a
     remote helper (`ext::<command>`, `<name>::…`, which start programs), an option (`-…`), or a
-    line break or control character (which could hide the rest of it from whoever reads it)."""
+    line break or control character (which could hide the rest of it from whoever reads it), nor
+    a password (`.precompact.toml` is shared; a credential helper keeps it)."""
     if not url:
         return "is empty"
     if any(c < " " or c == "\x7f" for c in url):
@@ -328,6 +330,12 @@ def url_problem(url: str) -> str | None:
     if "://" in url:
         if not url.startswith(URL_SCHEMES):
             return f"uses a scheme other than {', '.join(s[:-3] for s in URL_SCHEMES)}"
+        try:
+            password = urllib.parse.urlsplit(url).password
+        except ValueError:
+            return "is not a URL git can parse"
+        if password is not None:
+            return "holds a password (user:password@), which .precompact.toml must not keep: leave it to a credential helper"
         return None
     if is_local_url(url) and not url.startswith("/"):
         return "is a relative path; give the remote repository's absolute path"

@@ -328,8 +328,9 @@ def check_git_url(url: str, name: str) -> None:
     """Refuses a URL git must not be given as the remote (git_env.url_problem says why)."""
     problem = git_env.url_problem(url)
     if problem:
+        shown = "" if "password" in problem else f" {quoting.inline(url[:80])}"
         raise ConfigError(
-            f"{name} {quoting.inline(url[:80])} {problem}; give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
+            f"{name}{shown} {problem}; give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
         )
 
 
