@@ -435,6 +435,40 @@ def answers_an_agent_outside_the_hook(tree: ast.Module) -> list[str]:
     ]
 
 
+# Talking to a remote (push, fetch, ls-remote) goes to the one URL Layer 2 was given: git.url,
+# or gitstore.remote_url's fallback for a configuration without it. The project's own URL for the
+# remote is read only there, by doctor (to name a difference), by trust (where git.url is not
+# recorded) and by init (which records it).
+TRANSPORT_CALLERS = ("boundary/git_env.py", "remote/gitstore.py", "ops/doctor.py")
+PROJECT_URL_READERS = (*TRANSPORT_CALLERS, "config/review.py", "ops/project_init.py")
+
+
+def _calls_git_env(tree: ast.Module, function: str) -> list[str]:
+    found = [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith(f"git_env.{function}")
+    ]
+    found += [
+        f"line {node.lineno}: from {node.module} import {function}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").endswith("git_env")
+        and any(a.name == function for a in node.names)
+    ]
+    return found
+
+
+def talks_to_a_remote_around_its_owner(tree: ast.Module) -> list[str]:
+    """`git_env.transport(...)`: a push, fetch or ls-remote whose URL did not come from git.url."""
+    return _calls_git_env(tree, "transport")
+
+
+def reads_the_projects_remote_url(tree: ast.Module) -> list[str]:
+    """`git_env.remote_url(...)`: the URL the project's .git/config gives, which nobody approved."""
+    return _calls_git_env(tree, "remote_url")
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
@@ -488,6 +522,16 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         produces_a_verdict,
         VERDICT_OWNERS,
         "from precompact.verifier import verdicts\ndef git(s):\n    return verdicts.Check(verdicts.VERIFIED, 'commit made here')\n",
+    ),
+    "talks_to_a_remote_around_its_owner": (
+        talks_to_a_remote_around_its_owner,
+        TRANSPORT_CALLERS,
+        "from precompact.boundary import git_env\ndef push(objects, url):\n    git_env.transport(objects, 'sha1', 'push', url, timeout=5)\n",
+    ),
+    "reads_the_projects_remote_url": (
+        reads_the_projects_remote_url,
+        PROJECT_URL_READERS,
+        "from precompact.boundary.git_env import remote_url\ndef where(config):\n    return remote_url(config.repository, config.remote)\n",
     ),
     "uses_ed25519_around_its_owner": (
         uses_ed25519_around_its_owner,

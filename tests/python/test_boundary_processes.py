@@ -232,7 +232,7 @@ def test_the_push_runs_the_users_ssh_command_never_the_repositorys(tmp_path, pla
     users.chmod(0o755)
     (home / ".gitconfig").write_text(f"[core]\n\tsshCommand = {users}\n")
     project = git_layer_project(tmp_path, git_layer=True)
-    run_git(project.path, "remote", "set-url", "origin", "ssh://git@127.0.0.1/backup.git")
+    project.set_git_url("ssh://git@127.0.0.1/backup.git")
     run_git(project.path, "config", "core.sshCommand", str(planted.script))
     assert "saved" in hook(project.path, "PreCompact", env={"HOME": str(home)}).stdout.decode()
     worker_done(project.path, planted)

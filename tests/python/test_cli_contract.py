@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 
 from precompact.edges import cli
 from support import transcript_gen
-from support.commands import INSTANCE, initialized_and_funded, invoke, run_git
+from support.commands import INSTANCE, initialized_and_funded, invoke
 from support.localnet import REPO
 
 SCHEMAS = REPO / "docs" / "schemas"
@@ -163,7 +163,8 @@ def test_errors_are_json_when_asked_and_one_line_otherwise(tmp_path, monkeypatch
 
 
 def test_a_queued_layer_exits_3_and_names_each_distinct_problem_once(git_only):
-    run_git(git_only, "remote", "set-url", "origin", str(git_only.parent / "gone.git"))
+    # The remote git.url names is gone.
+    (git_only.parent / "remote.git").rename(git_only.parent / "gone.git")
     for _ in range(3):
         saved = run("savepoint", "savepoint", "--no-transcript", exit_code=LAYER_PENDING)
         assert saved["layer_2"]["state"] == "queued" and "push" in saved["layer_2"]["problem"]

@@ -47,7 +47,8 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     down = f"http://127.0.0.1:{free_port()}"
     authority = initialized(project, monkeypatch, down)
     fund(localnet.url, authority)
-    run_git(project, "remote", "set-url", "origin", str(project.parent / "offline.git"))
+    # The remote git.url names is offline until it is moved back.
+    (project.parent / "remote.git").rename(project.parent / "offline.git")
     for _ in range(3):
         result = invoke("savepoint", "--no-transcript")
         assert result.exit_code == 3, result.output  # saved, Layers 2 and 3 queued
@@ -59,7 +60,7 @@ def test_offline_savepoints_queue_then_flush_lands_them_in_order(workspace, loca
     # Posting stops at the first savepoint that cannot go: the others wait behind it.
     assert [r["layer_3"] for r in rows] == ["FAILED", "QUEUED_FOR_BLOCKCHAIN", "QUEUED_FOR_BLOCKCHAIN"]
 
-    run_git(project, "remote", "set-url", "origin", str(project.parent / "remote.git"))
+    (project.parent / "offline.git").rename(project.parent / "remote.git")
     result = invoke("flush", env={"PRECOMPACT_CLUSTER": localnet.url})
     assert result.exit_code == 0, result.output
     rows = statuses(project)

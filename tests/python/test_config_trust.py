@@ -159,9 +159,11 @@ def test_after_an_edit_trust_shows_only_what_changed(cloned):
     assert approved(cloned).settings["redaction.enabled"] == "true"
 
 
-def test_the_remote_url_is_read_from_the_repository_git_pushes_to(cloned):
+def test_without_git_url_the_remote_url_is_read_from_the_repository_git_pushes_to(cloned):
     subprocess.run(["git", "remote", "set-url", "origin", "https://elsewhere.invalid/x.git"], cwd=cloned, check=True)
     loaded = configuration.parse(cloned, (cloned / configuration.CONFIG_NAME).read_bytes(), environ={})
-    assert review.settings(loaded)["git.remote URL"] == '"https://elsewhere.invalid/x.git"'
+    assert review.settings(loaded)["git.remote URL"] == (
+        '"https://elsewhere.invalid/x.git" (read from the repository at each push: git.url is not recorded)'
+    )
     subprocess.run(["git", "remote", "remove", "origin"], cwd=cloned, check=True)
     assert review.settings(loaded)["git.remote URL"].startswith('(no remote "origin" in ')

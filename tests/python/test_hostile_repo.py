@@ -21,7 +21,7 @@ import pytest
 
 from support import commands, git_http
 from support.commands import run_git, wait_until, worker_finished
-from support.projects import full_document
+from support.projects import full_document, new_project
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -703,3 +703,89 @@ def test_a_remote_url_that_looks_like_an_option_is_never_one(tmp_path, victim):
     flushed = saved_and_flushed(project)
     assert not victim.marker.exists(), victim.marker.read_text()
     assert b"\xe2\x9c\x97 git remote:" in doctor.stdout and flushed.returncode != 0
+
+
+#    The one URL is recorded (issue 39): `init` writes it as git.url, `trust` approves it, and
+#    nothing the repository's .git/config says afterwards moves the savepoints elsewhere.
+
+
+def test_savepoints_go_only_to_the_recorded_url_whatever_git_config_says_later(tmp_path):
+    project = new_project(tmp_path, "pinned", git_layer=True, chain_layer=False)
+    assert f'url = "{project.remote}"' in (project.path / ".precompact.toml").read_text()
+    elsewhere = served_remote(tmp_path)
+    run_git(project.path, "config", "remote.origin.url", str(elsewhere))
+    run_git(project.path, "config", "remote.origin.pushurl", str(elsewhere))
+    flushed = saved_and_flushed(project.path)
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert run_git(elsewhere, "for-each-ref") == "", "nothing was pushed to the URL .git/config names now"
+    assert run_git(project.remote, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    verified = precompact(project.path, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    doctor = precompact(project.path, "doctor").stdout.decode()
+    [line] = [line for line in doctor.splitlines() if line.startswith("✗ git url:")]
+    assert f'"{elsewhere}"' in line and f'not git.url "{project.remote}"' in line and "precompact trust" in line
+    assert f"✓ git remote: origin ({project.remote})" in doctor
+
+
+def test_a_changed_git_url_does_nothing_until_trust_shows_it(tmp_path):
+    project = new_project(tmp_path, "moved", git_layer=True, chain_layer=False)
+    elsewhere = served_remote(tmp_path)
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace(f'url = "{project.remote}"', f'url = "{elsewhere}"'))
+    pre = hook(project.path, "PreCompact", transcript=None)
+    assert pre.returncode == 0 and b"changed since you trusted it" in pre.stdout, pre.stdout
+    refused = precompact(project.path, "savepoint")
+    assert refused.returncode != 0 and b"precompact trust" in refused.stderr
+    assert not (project.path / "logs" / "precompact-saves").exists()
+    trusted = precompact(project.path, "trust", "--yes")
+    assert trusted.returncode == 0, trusted.stderr
+    assert f'- git.url = "{project.remote}"'.encode() in trusted.stdout
+    assert f'+ git.url = "{elsewhere}"'.encode() in trusted.stdout
+    assert saved_and_flushed(project.path).returncode == 0
+    assert run_git(elsewhere, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    assert run_git(project.remote, "for-each-ref") == ""
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("ext::sh -c touch% /tmp/precompact-ext", "names a remote helper"),
+        ("-oProxyCommand=touch /tmp/precompact-option", "starts with '-'"),
+        ("https://a.invalid/x.git\\nhttps://b.invalid/y.git", "line break"),
+        ("relative/remote.git", "relative path"),
+        ("gopher://a.invalid/x.git", "scheme"),
+        ("https://me:s3cretpass@a.invalid/x.git", "holds a password"),
+    ],
+)
+def test_an_invalid_git_url_is_refused_in_one_line_naming_the_fix(tmp_path, url, why):
+    project = new_project(tmp_path, "bad", git_layer=True, chain_layer=False)
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace(f'url = "{project.remote}"', f'url = "{url}"'))
+    refused = precompact(project.path, "trust", "--yes")
+    assert refused.returncode == 1 and refused.stdout == b"" and refused.stderr.decode().count("\n") == 1
+    assert "git.url" in refused.stderr.decode() and why in refused.stderr.decode(), refused.stderr
+    assert b"give an https://, ssh:// or file:// URL" in refused.stderr and b"s3cretpass" not in refused.stderr
+    given = precompact(project.path, "init", "--force", "--yes", "--url", url.replace("\\n", "\n"))
+    assert given.returncode == 1 and given.stderr.decode().count("\n") == 1, given.stderr
+    assert why in given.stderr.decode() and b"--url" in given.stderr
+
+
+def test_a_configuration_without_git_url_still_pushes_and_says_how_to_record_it(tmp_path):
+    project = clone(
+        tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    )
+    backup = served_remote(tmp_path)
+    run_git(project, "remote", "set-url", "origin", str(backup))
+    trusted = precompact(project, "trust", "--yes")
+    assert (
+        f'git.remote URL = "{backup}" (read from the repository at each push: git.url is not recorded)'.encode()
+        in trusted.stdout
+    )
+    assert saved_and_flushed(project).returncode == 0
+    assert run_git(backup, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    status = precompact(project, "status")
+    assert status.returncode == 0 and b"git.url is not recorded" in status.stderr
+    assert b"precompact trust" in status.stderr and b"precompact init --force" in status.stderr
+    doctor = precompact(project, "doctor").stdout.decode()
+    [line] = [line for line in doctor.splitlines() if line.startswith("✗ git url:")]
+    assert f'add url = "{backup}" under [git]' in line

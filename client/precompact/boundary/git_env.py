@@ -44,8 +44,9 @@ Talking to a remote (push, fetch, ls-remote, doctor's dry run: `transport`) read
 configuration from the project's repository at all: it runs in precompact's own git directory
 (`transport_directory`, under the user's state directory, its config written by `git init`
 alone), objects read from and written to the project's object store (GIT_OBJECT_DIRECTORY), to
-one URL given on the command line (`remote_url`: the remote's first `pushurl`, else its first
-`url`, read as data). So the project's `pushurl` list, `url.*.insteadOf`, `http.*` (cookie
+one URL given on the command line (`git.url` in `.precompact.toml`, approved by `trust` and
+checked by `url_problem`; for a project configured before `git.url` existed, `remote_url`: the
+remote's first `pushurl`, else its first `url`, read as data). So the project's `pushurl` list, `url.*.insteadOf`, `http.*` (cookie
 files, proxies, TLS), `remote.*.receivepack`/`uploadpack`, `credential.*` and every other key
 can neither add a destination nor name a file or a program for it; the user's global and
 system configuration (credentials, ssh, their own insteadOf) still applies.
@@ -63,6 +64,7 @@ import functools
 import hashlib
 import os
 import re
+import urllib.parse
 from pathlib import Path
 
 from precompact.boundary import processes
@@ -231,7 +233,9 @@ def transport(
     if not isinstance(env, dict):
         return env
     program = {"push": "receive-pack"}.get(command, "upload-pack")
-    guarded = (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if _local(url) else ()
+    guarded = (
+        (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if is_local_url(url) else ()
+    )
     overrides = [option for pair in TRANSPORT_OVERRIDES for option in ("-c", pair)]
     return processes.run_git(
         argv(*overrides, command, *options, *guarded, "--", url, *args),
@@ -306,7 +310,39 @@ def remote_url(repository: Path, remote: str) -> str | None:
     return None
 
 
-def _local(url: str) -> bool:
+URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
+
+
+def url_problem(url: str) -> str | None:
+    """Why git must not be given `url` as the one remote precompact pushes to, None when it may:
+    https, http, ssh, git and file URLs, scp-like `[user@]host:path`, and absolute paths. Never a
+    remote helper (`ext::<command>`, `<name>::…`, which start programs), an option (`-…`), or a
+    line break or control character (which could hide the rest of it from whoever reads it), nor
+    a password (`.precompact.toml` is shared; a credential helper keeps it)."""
+    if not url:
+        return "is empty"
+    if any(c < " " or c == "\x7f" for c in url):
+        return "holds a line break or control character"
+    if url.startswith("-"):
+        return "starts with '-', which git would read as an option"
+    if "::" in url.split("/", 1)[0] and not url.startswith(URL_SCHEMES):
+        return "names a remote helper (`ext::`, `<name>::`), which runs a program"
+    if "://" in url:
+        if not url.startswith(URL_SCHEMES):
+            return f"uses a scheme other than {', '.join(s[:-3] for s in URL_SCHEMES)}"
+        try:
+            password = urllib.parse.urlsplit(url).password
+        except ValueError:
+            return "is not a URL git can parse"
+        if password is not None:
+            return "holds a password (user:password@), which .precompact.toml must not keep: leave it to a credential helper"
+        return None
+    if is_local_url(url) and not url.startswith("/"):
+        return "is a relative path; give the remote repository's absolute path"
+    return None
+
+
+def is_local_url(url: str) -> bool:
     """Whether git reaches `url` as a path on this machine (git's own rule: no scheme, and no
     colon before the first slash, which would make it `host:path`)."""
     if url.startswith("file://"):

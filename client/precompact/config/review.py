@@ -14,6 +14,7 @@ SHOWN = {
     "instance": ("instance", "whose savepoints these are"),
     "repository": ("git.repository", "the repository the savepoint branch is committed in"),
     "remote": ("git.remote", "the remote savepoints are pushed to"),
+    "url": ("git.url", "the one URL they are pushed to and fetched from"),
     "branch": ("git.branch", "the branch they are committed on"),
     "git_layer": ("layers.git", "push savepoints to the remote"),
     "chain_layer": ("layers.chain", "post their hashes on chain"),
@@ -38,25 +39,29 @@ SHOWN = {
 
 def settings(config: Config) -> dict[str, str]:
     """Every setting of `config` as the user reads it (strings quoted and escaped, so that a value
-    cannot hide itself or another one from a terminal), with the remote's URL after its name."""
+    cannot hide itself or another one from a terminal), with the one URL savepoints are pushed to
+    after the remote's name: `git.url`, or in a configuration that does not record it, the URL the
+    repository's git configuration gives the remote now."""
     shown = {}
     for attribute, (name, _) in SHOWN.items():
-        shown[name] = _shown(getattr(config, attribute))
-        if attribute == "remote":
+        if attribute == "url" and config.url is None:
             shown["git.remote URL"] = remote_url(config)
+        else:
+            shown[name] = _shown(getattr(config, attribute))
     return shown
 
 
 def remote_url(config: Config) -> str:
-    """The one URL savepoints are pushed to (git_env.remote_url: `git.remote`'s first pushurl,
-    else its first url, with no rewriting of the project's; precompact pushes nowhere else)."""
+    """The URL savepoints are pushed to when `git.url` is not recorded (git_env.remote_url:
+    `git.remote`'s first pushurl, else its first url, with no rewriting of the project's), and
+    that it is not recorded."""
     try:
         url = git_env.remote_url(config.repository, config.remote)
     except (OSError, processes.TimeoutExpired) as e:
         return f"(git cannot tell: {quoting.single_line(str(e))})"
     if url is None:
         return f"(no remote {quoting.inline(config.remote)} in {quoting.inline(str(config.repository))})"
-    return quoting.inline(url)
+    return f"{quoting.inline(url)} (read from the repository at each push: git.url is not recorded)"
 
 
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -17,6 +17,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from precompact.boundary import git_env, quoting
 from precompact.config import approval as config_trust
 from precompact.errors import PrecompactError
 
@@ -91,6 +92,8 @@ class InitChoices:
     instance: str
     repository: str
     remote: str
+    # The URL savepoints are pushed to; None: the remote's URL as the repository gives it now.
+    url: str | None
     branch: str
     cluster: str | None
     keypair: str | None
@@ -133,6 +136,10 @@ class Config:
     identity: Path | None = None
     # SessionEnd archives what was said since the last savepoint (one more savepoint per session).
     session_end: bool = True
+    # The one URL Layer 2 pushes to and fetches from (`git.url`, approved with the rest); None in a
+    # configuration written before it was recorded: then `git.remote`'s URL in the repository's
+    # own git configuration, read on every push (url_unrecorded_warning says how to record it).
+    url: str | None = None
 
     @property
     def logs(self) -> Path:
@@ -285,6 +292,10 @@ def _validate(root: Path, raw: dict) -> Config:
         raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
     keypair = Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
     identity = r.string("encryption", "identity", "")
+    git_table = raw.get("git")
+    url = r.string("git", "url", "") if isinstance(git_table, dict) and "url" in git_table else None
+    if url is not None:
+        check_git_url(url, "git.url")
     return Config(
         root=root,
         instance=instance,
@@ -309,6 +320,29 @@ def _validate(root: Path, raw: dict) -> Config:
         insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
         recipients=tuple(recipients),
         identity=_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
+        url=url,
+    )
+
+
+def check_git_url(url: str, name: str) -> None:
+    """Refuses a URL git must not be given as the remote (git_env.url_problem says why)."""
+    problem = git_env.url_problem(url)
+    if problem:
+        shown = "" if "password" in problem else f" {quoting.inline(url[:80])}"
+        raise ConfigError(
+            f"{name}{shown} {problem}; give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
+        )
+
+
+def url_unrecorded_warning(config: Config) -> str | None:
+    """What a project configured before `git.url` existed is told: its pushes follow whatever the
+    repository's git configuration names, which nobody approved."""
+    if not config.git_layer or config.url is not None:
+        return None
+    return (
+        f"warning: git.url is not recorded in {CONFIG_NAME}: savepoints go to whatever URL remote {quoting.inline(config.remote)} "
+        'has in the repository\'s git configuration at each push; add `url = "<that URL>"` under [git], then run '
+        "`precompact trust` (or `precompact init --force`, which records it)"
     )
 
 
@@ -426,6 +460,9 @@ def render(values: dict) -> str:
         "[git]",
         f"repository = {q(values.get('repository', '.'))}",
         f"remote = {q(values.get('remote', DEFAULT_REMOTE))}",
+        f"url = {q(values['url'])}  # the one URL savepoints are pushed to and fetched from"
+        if values.get("url")
+        else '# url = "<URL>"  # the one URL savepoints are pushed to (none: the remote\'s URL in the repository)',
         f"branch = {q(values.get('branch', DEFAULT_BRANCH))}",
         "",
         "[chain]",

@@ -124,6 +124,7 @@ def main() -> None:
 @click.option("--instance", help='Instance name, e.g. "Gabriel #215".')
 @click.option("--repo", default=".", show_default=True, help="Git repository that receives the savepoint branch.")
 @click.option("--remote", default=configuration.DEFAULT_REMOTE, show_default=True)
+@click.option("--url", help="The one URL savepoints are pushed to (default: the remote's URL now).")
 @click.option("--branch", default=configuration.DEFAULT_BRANCH, show_default=True)
 @click.option(
     "--chain",
@@ -159,6 +160,7 @@ def init(
     instance,
     repo,
     remote,
+    url,
     branch,
     chain,
     cluster,
@@ -195,10 +197,13 @@ def init(
         )
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
+    if url is not None:
+        configuration.check_git_url(url, "--url")
     choices = configuration.InitChoices(
         instance=instance,
         repository=repo,
         remote=remote,
+        url=url,
         branch=branch,
         cluster=cluster,
         keypair=keypair,
@@ -451,6 +456,9 @@ def status(only, as_json) -> None:
     from precompact.verifier import verdicts
 
     loaded = _load(only)
+    unrecorded = configuration.url_unrecorded_warning(loaded)
+    if unrecorded:
+        terminal.echo(unrecorded, err=True)
     savepoints, bad_lines = api.status(loaded)
     if only:
         savepoints = [s for s in savepoints if s.instance == only]

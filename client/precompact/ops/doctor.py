@@ -51,6 +51,7 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
     checks += [_hooks(loaded, home), _claude_version()]
     steps: list[tuple[str, Callable[[configuration.Config], Check | None]]] = [
         ("cluster and balance", _keypair_and_balance),
+        ("git url", _recorded_url),
         ("git remote", _remote),
         ("encryption identity", _identity),
         ("worker", _worker),
@@ -164,6 +165,33 @@ def _keypair_and_balance(loaded: configuration.Config) -> Check | None:
     return Check("cluster and balance", True, f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {loaded.cluster}")
 
 
+def _recorded_url(loaded: configuration.Config) -> Check | None:
+    """Whether pushes go to a URL the user approved (`git.url`), and whether the repository's own
+    configuration now names another one for `git.remote` (read as data, never pushed to)."""
+    if not loaded.git_layer:
+        return None
+    from precompact.boundary import git_env, quoting
+
+    in_repository = git_env.remote_url(loaded.repository, loaded.remote)
+    remote = quoting.inline(loaded.remote)
+    if loaded.url is None:
+        named = quoting.inline(in_repository) if in_repository else "<URL>"
+        return Check(
+            "git url",
+            False,
+            f"git.url is not recorded in {configuration.CONFIG_NAME}: pushes go to whatever remote {remote} names in the repository's git configuration",
+            f"add url = {named} under [git] in {configuration.CONFIG_NAME}, then `precompact trust` (or `precompact init --force`)",
+        )
+    if in_repository is not None and in_repository != loaded.url:
+        return Check(
+            "git url",
+            False,
+            f"remote {remote} in the repository's git configuration is {quoting.inline(in_repository)}, not git.url {quoting.inline(loaded.url)}; savepoints go only to git.url",
+            f"if savepoints should go to the new URL, set git.url to it in {configuration.CONFIG_NAME} and run `precompact trust`",
+        )
+    return Check("git url", True, f"savepoints go only to git.url {quoting.inline(loaded.url)}, as approved")
+
+
 def _remote(loaded: configuration.Config) -> Check | None:
     """A dry-run push of the savepoint branch (its remote refuses, or cannot be reached); before
     the first savepoint there is no branch to push, and the remote is only asked for its refs."""
@@ -172,7 +200,7 @@ def _remote(loaded: configuration.Config) -> Check | None:
     from precompact.boundary import git_env
 
     branch = f"refs/heads/{loaded.branch}"
-    url = git_env.remote_url(loaded.repository, loaded.remote)
+    url = loaded.url or git_env.remote_url(loaded.repository, loaded.remote)
     if url is None:
         return Check("git remote", False, f"no remote {loaded.remote} in {loaded.repository}", "check git.remote")
     objects, object_format = git_env.object_store(loaded.repository, timeout=GIT_TIMEOUT_SECONDS)

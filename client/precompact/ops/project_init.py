@@ -176,6 +176,26 @@ def exclude_logs(config: Config) -> bool:
     return gitstore.exclude_logs(gitstore.open_repository(config.repository))
 
 
+def remote_url(root: Path, choices: configuration.InitChoices) -> str | None:
+    """The URL `init` records as git.url when none is given: the remote's, as the repository
+    gives it now (a relative path made absolute from the work tree, where git would read it)."""
+    from precompact.boundary import git_env, processes
+
+    repository = (root / choices.repository).resolve()
+    try:
+        url = git_env.remote_url(repository, choices.remote)
+    except (OSError, processes.TimeoutExpired):
+        return None
+    if url and git_env.is_local_url(url) and not url.startswith(("/", "file://")):
+        url = str((repository / url).resolve())
+    if url is not None:
+        try:
+            configuration.check_git_url(url, f"remote {choices.remote!r}'s URL")
+        except ConfigError as e:
+            raise InitError(f"{e}; or pass --url") from None
+    return url
+
+
 def init(
     root: Path, choices: configuration.InitChoices, say: Callable[[str], None], warn: Callable[[str], None]
 ) -> dict:
@@ -193,10 +213,16 @@ def init(
         "chain": choices.cluster or "off",
         "identity": None,
     }
+    url = choices.url or remote_url(root, choices)
+    if url is None:
+        warn(
+            f"warning: remote {choices.remote!r} has no URL yet, so git.url is not recorded; once it has one, run `precompact init --force --url URL`"
+        )
     values: dict = {
         "instance": choices.instance,
         "repository": choices.repository,
         "remote": choices.remote,
+        "url": url,
         "branch": choices.branch,
         "cluster": choices.cluster or configuration.DEFAULT_CLUSTER,
         "chain": choices.cluster is not None,

@@ -93,11 +93,13 @@ class Target:
     remote: str
     branch: str
     keys: Keys = CLEAR
+    # The one URL pushed to and fetched from (`git.url`); None: the remote's in the repository.
+    url: str | None = None
 
     @classmethod
     def of(cls, config: Config) -> Target:
-        """The configured branch, remote and keys (never a Target that forgets the keys)."""
-        return cls(config.repository, config.remote, config.branch, encryption.Keys.of(config))
+        """The configured branch, remote, URL and keys (never a Target that forgets the keys)."""
+        return cls(config.repository, config.remote, config.branch, encryption.Keys.of(config), config.url)
 
     @property
     def ref(self) -> str:
@@ -645,7 +647,11 @@ def _transfer(
 
 
 def remote_url(repo: git.Repo, target: Target) -> str:
-    """The one URL the branch is pushed to and fetched from (git_env.remote_url)."""
+    """The one URL the branch is pushed to and fetched from: `git.url` as approved; the
+    repository's own configuration is not read for it. Only a configuration written before
+    `git.url` existed falls back to the remote's URL there (git_env.remote_url)."""
+    if target.url is not None:
+        return target.url
     try:
         url = git_env.remote_url(Path(repo.git_dir), target.remote)
     except (OSError, processes.TimeoutExpired) as e:

@@ -320,7 +320,8 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     project = new_project(root, "offline", git_layer=True, chain_layer=True, cluster=url)
-    subprocess.run(["git", "remote", "set-url", "origin", str(root / "unreachable.git")], cwd=project.path, check=True)
+    # The remote git.url names is unreachable until it is moved back.
+    project.remote.rename(root / "unreachable.git")
     transcript = generate(root / "offline.jsonl", 200_000, project=project.path)
     problems, slowest = [], 0.0
     for _ in range(savepoints):
@@ -333,7 +334,7 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     states = savepoint_log.savepoints(project.logs, project.instance)
     if any(s.layer_2 == "PUSHED" or s.layer_3 == "CONFIRMED" for s in states):
         problems.append("a savepoint claims to have landed while everything was down")
-    subprocess.run(["git", "remote", "set-url", "origin", str(project.remote)], cwd=project.path, check=True)
+    (root / "unreachable.git").rename(project.remote)
     node = LocalnetProcess(root, port=port)
     node.start()
     try:

@@ -39,6 +39,13 @@ class Project:
         config.write_text("".join(f'cluster = "{url}"\n' if line.startswith("cluster = ") else line for line in lines))
         trust(self.path)
 
+    def set_git_url(self, url: str) -> None:
+        """Points git.url (the one URL savepoints are pushed to) at `url`, approved."""
+        config = self.path / ".precompact.toml"
+        lines = config.read_text().splitlines(keepends=True)
+        config.write_text("".join(f'url = "{url}"\n' if line.startswith("url = ") else line for line in lines))
+        trust(self.path)
+
 
 def new_project(
     root: Path,
