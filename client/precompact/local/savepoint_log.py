@@ -130,14 +130,22 @@ def append(logs: Path, event: dict) -> None:
     event = {k: _redacted(v) if k in FREE_TEXT_FIELDS else v for k, v in event.items()}
     if event.get("event") == Event.SAVEPOINT_CREATED:
         event[provenance.TAG_FIELD] = provenance.tag(event)
-    line = (json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    _append_durably(logs, _line(event))
+
+
+def _line(event: dict) -> bytes:
+    return (json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _append_durably(logs: Path, data: bytes) -> None:
+    """Appends whole lines to the index and fsyncs them. Call with the lock held."""
     fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         # A crash can leave a torn last line; start on a fresh line so it stays one bad line.
         size = os.fstat(fd).st_size
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
-        os.write(fd, line)
+            data = b"\n" + data
+        os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -471,20 +479,9 @@ def append_restored(logs: Path, lines: Iterable[dict]) -> None:
     """Appends lines `precompact restore` checked, as they are: a SAVEPOINT_CREATED line keeps
     the tag it came with instead of getting this machine's (this machine did not write it).
     One lock and one fsync for all."""
-    data = b"".join(
-        (json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
-        for line in lines
-    )
+    data = b"".join(_line(line) for line in lines)
     with locked(logs, 10.0):
-        fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-        try:
-            size = os.fstat(fd).st_size
-            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _append_durably(logs, data)
 
 
 def fold(events: list[dict]) -> list[Savepoint]:
