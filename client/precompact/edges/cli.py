@@ -661,8 +661,8 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
             f"{instance} savepoint {n} [{layer}]: {check.status} ({check.detail})"
             for instance, n, layer, check in short
         ]
-        if report.lacking:
-            _say(f"✗ {api.lacking_notice(loaded)}")
+        if report.lacking_said is not None:
+            _say(f"✗ {report.lacking_said}")
             for finding in report.unvouched:
                 if finding.sequence is None:
                     _say(f"  also: {finding}")

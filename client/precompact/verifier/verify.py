@@ -66,9 +66,14 @@ class Report:
         layer the configuration asks for holds every savepoint checked."""
         named = {f"{instance} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
         found = verdicts.headline(named, str(self.findings[0]) if self.findings else None)
-        if found.status == verdicts.FAILED or not self.lacking:
+        if found.status == verdicts.FAILED or self.lacking_said is None:
             return found
-        return verdicts.Check(verdicts.NOT_VERIFIED, f"{lacking_notice(len(self.lacking))}; {found.detail}")
+        return verdicts.Check(verdicts.NOT_VERIFIED, f"{self.lacking_said}; {found.detail}")
+
+    @property
+    def lacking_said(self) -> str | None:
+        """What to say of the savepoints the remote holds that logs/ lacks (None: it lacks none)."""
+        return lacking_notice(len(self.lacking)) if self.lacking else None
 
 
 def lacking_notice(count: int) -> str:
