@@ -231,7 +231,14 @@ def plugin(tmp_path) -> Path:
     return repository_copy(tmp_path / "plugin")
 
 
-def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env: str) -> subprocess.CompletedProcess:
+def launch(
+    plugin: Path,
+    payload: dict,
+    data: Path,
+    path: str = BARE_PATH,
+    python: tuple[str, ...] = (sys.executable,),
+    **env: str,
+) -> subprocess.CompletedProcess:
     environment = {
         "PATH": path,
         "HOME": os.environ["HOME"],
@@ -241,7 +248,7 @@ def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env
         **env,
     }
     return subprocess.run(
-        [sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"],
+        [*python, str(plugin / "bin" / "precompact"), "plugin-hook"],
         input=json.dumps(payload),
         env=environment,
         capture_output=True,
@@ -281,6 +288,31 @@ def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_pa
         and "additionalContext" not in start.stdout
     )
     assert not data.exists() and index(project.path) == []
+
+
+def test_a_clone_that_ships_a_configuration_gets_the_trust_line_from_a_bare_python(tmp_path, plugin):
+    """Plugin only, nothing of precompact's dependencies installed (`python3 -S`: no site-packages),
+    in a clone whose `.precompact.toml` came with it: every hook answers the one line naming
+    `precompact trust`, exit 0, and nothing is prepared."""
+    shipped = new_project(tmp_path, "upstream", git_layer=False, chain_layer=False)
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
+    (clone / ".precompact.toml").write_bytes((shipped.path / ".precompact.toml").read_bytes())
+    data = tmp_path / "data"
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    for event in ("SessionStart", "PreCompact", "PostCompact", "SessionEnd"):
+        done = launch(
+            plugin,
+            transcript_gen.payload(event, clone, transcript, source="startup"),
+            data,
+            python=(sys.executable, "-S"),
+        )
+        assert done.returncode == 0 and done.stderr == "", f"{event}: {done.stderr}"
+        line = done.stdout if event == "PreCompact" else json.loads(done.stdout)["systemMessage"]
+        assert line.startswith(f"precompact did nothing: {clone / '.precompact.toml'} is not trusted"), line
+        assert f"run `precompact trust` in {clone}" in line and "\n" not in line.strip()
+    assert not data.exists() and not (clone / "logs").exists()
 
 
 def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, plugin):

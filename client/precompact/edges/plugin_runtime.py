@@ -2,8 +2,8 @@
 in a project that has a `.precompact.toml`: runs the `precompact` this machine has, or prepares
 one in the plugin's data folder on first use.
 
-Standard library only, and nothing but `config`, `config_trust`, `install` and `hook`'s
-untrusted-configuration reply imported from the package: it runs from the plugin's folder before
+Standard library only, and nothing but `config`, `config_trust`, `install` and
+`untrusted_reply` imported from the package: it runs from the plugin's folder before
 any of precompact's dependencies exist. It never writes into that folder (Claude Code's copy, or
 a directory marketplace's own clone); what it keeps is under ${CLAUDE_PLUGIN_DATA}.
 
@@ -35,6 +35,7 @@ from pathlib import Path
 
 from precompact import __version__
 from precompact.boundary import private_file, processes, terminal
+from precompact.edges import untrusted_reply
 from precompact.errors import PrecompactError
 
 # The plugin's options (Claude Code exports them to its hooks) and the variables that override
@@ -149,11 +150,8 @@ class Launcher:
         state = project_state(cwd, env)
         if state is None:
             return "", ""
-        if state == "untrusted":
-            from precompact.edges import hook
-
-            answer = hook.handle(raw)
-            return answer.stdout, answer.stderr
+        if state != "trusted":  # answered here: precompact's dependencies are not installed yet
+            return untrusted_reply.reply(event, state, summariser_reads_stdout=True), ""
         return self._first_use(event, payload)
 
     def _first_use(self, event: str, payload: dict) -> tuple[str, str]:
@@ -326,8 +324,9 @@ class Launcher:
 
 
 def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
-    """None: no `.precompact.toml` here or above (in this repository); "untrusted": one this user
-    has not approved; "trusted": an approved one (precompact reports anything else wrong with it)."""
+    """None: no `.precompact.toml` here or above (in this repository); "trusted": an approved one
+    (precompact reports anything else wrong with it); otherwise why this user has not approved
+    it, naming `precompact trust`."""
     from precompact.config import settings as configuration
 
     try:
@@ -336,8 +335,8 @@ def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
         return None
     try:
         configuration.load(cwd, environ)
-    except configuration.UntrustedConfig:
-        return "untrusted"
+    except configuration.UntrustedConfig as e:
+        return str(e)
     except (configuration.ConfigError, OSError):
         pass
     return "trusted"
