@@ -21,11 +21,14 @@ What Claude Code 2.1.332 does with a plugin, observed with this harness:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,6 +43,25 @@ from support.projects import full_document, new_project, repository_copy, tree_d
 VENV_BIN = str(Path(sys.executable).parent)
 # PATH without any precompact (nor cargo): what a machine with only the plugin has.
 BARE_PATH = "/usr/bin:/bin"
+WHEEL_CACHE = Path.home() / ".cache" / "precompact" / "wheels"
+# pip with no package index at all, and any network it tried going to a closed port.
+OFFLINE = {
+    "PIP_NO_INDEX": "1",
+    "https_proxy": "http://127.0.0.1:9",
+    "http_proxy": "http://127.0.0.1:9",
+    "no_proxy": "127.0.0.1",  # the mock Anthropic API
+}
+
+
+def preparing(data: Path, mirror: Path) -> str:
+    """What the first use says it does, offline with `mirror` as PIP_FIND_LINKS."""
+    lock = (REPO / "requirements.hashes.lock").read_text().splitlines()
+    pins = sum(1 for line in lock if "==" in line and not line.startswith((" ", "#")))
+    return (
+        f"preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute:"
+        f" {pins} wheels pinned by hash in requirements.hashes.lock, fetched by pip from no package index"
+        f" (PIP_NO_INDEX) and {mirror})"
+    )
 
 
 def claude(session: claude_code.Session, *args: str) -> str:
@@ -168,11 +190,12 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
 
 
 def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompact_and_compact_saves(
-    tmp_path, pypi, claude_binary, preparer_stopped
+    tmp_path, wheel_mirror, claude_binary, preparer_stopped
 ):
     """What a new user does: no precompact installed (PATH without it, nor Rust), the plugin from
     its marketplace, `precompact init` through Claude Code's Bash tool (the plugin's bin/ is on
-    its PATH; the environment is prepared there and then), then `/compact`."""
+    its PATH; the environment is prepared there and then, with no package index, from a folder
+    of wheels), then `/compact`."""
     marketplace = repository_copy(tmp_path / "marketplace")
     plugin_files = tree_digest(marketplace)
     home = tmp_path / "home"
@@ -193,7 +216,8 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
     )
     mock = claude_code.MockAnthropic(script).start()
     try:
-        session = claude_code.Session(claude_binary, home, project, mock, env={"PATH": BARE_PATH}, timeout=900)
+        offline = {"PATH": BARE_PATH, "PIP_FIND_LINKS": str(wheel_mirror), **OFFLINE}
+        session = claude_code.Session(claude_binary, home, project, mock, env=offline, timeout=900)
         claude(session, "plugin", "marketplace", "add", str(marketplace))
         claude(session, "plugin", "install", "precompact@precompact")
         session_id = session.run("Set precompact up here. [[plan:setup]]")["session_id"]
@@ -203,10 +227,7 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
             if e.get("type") == "user" and isinstance(e.get("toolUseResult"), dict)
         ]
         data = home / ".claude" / "plugins" / "data" / "precompact-precompact"
-        assert (
-            f"precompact: preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)"
-            in result["stdout"]  # the Bash tool's output holds stderr too
-        )
+        assert f"precompact: {preparing(data, wheel_mirror)}\n" in result["stdout"]  # the Bash tool's, stderr too
         assert f"wrote {project / '.precompact.toml'}" in result["stdout"]
         assert (data / "venv" / precompact.__version__ / "ready").is_file()
         session.run("Keep the public API stable.", resume=session_id)
@@ -221,6 +242,126 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
     finally:
         mock.stop()
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
+
+
+@pytest.fixture
+def wheel_mirror(pypi) -> Path:
+    """A folder of every wheel requirements.hashes.lock pins (construct's from the plugin's
+    wheels/), and construct's source beside it: what a user's local mirror holds. Downloaded
+    once per lock into ~/.cache/precompact/wheels, outside the clone."""
+    lock = REPO / "requirements.hashes.lock"
+    mirror = WHEEL_CACHE / hashlib.sha256(lock.read_bytes()).hexdigest()[:16]
+    if not mirror.is_dir():
+        partial = Path(tempfile.mkdtemp(dir=WHEEL_CACHE.mkdir(parents=True, exist_ok=True) or WHEEL_CACHE))
+        pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(partial)]
+        for args in (
+            ["--only-binary", ":all:", "--require-hashes", "--find-links", str(REPO / "wheels"), "-r", str(lock)],
+            ["--no-binary", ":all:", "construct==2.10.68"],
+        ):
+            subprocess.run([*pip, *args], check=True, capture_output=True, timeout=900)
+        partial.rename(mirror)
+    return mirror
+
+
+def launch_command(plugin: Path, data: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`precompact ARGS` through the plugin's launcher, as Claude Code's Bash tool runs it."""
+    environment = {"PATH": BARE_PATH, "HOME": os.environ["HOME"], "CLAUDE_PLUGIN_DATA": str(data), **env}
+    return subprocess.run(
+        [sys.executable, "-S", str(plugin / "bin" / "precompact"), *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_first_use_with_no_package_index_installs_wheels_only_from_a_local_mirror(tmp_path, wheel_mirror):
+    """No index (PIP_NO_INDEX, every connection to a closed port) and a folder of wheels
+    (PIP_FIND_LINKS): the first use says what it fetches, installs, and the environment it made
+    runs without the plugin's folder."""
+    plugin = repository_copy(tmp_path / "plugin")
+    data = tmp_path / "data"
+    began = time.monotonic()
+    first = launch_command(plugin, data, "--version", PIP_FIND_LINKS=str(wheel_mirror), **OFFLINE)
+    first_use = time.monotonic() - began
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"precompact, version {precompact.__version__}\n"
+    assert first.stderr == f"precompact: {preparing(data, wheel_mirror)}\n"
+    began = time.monotonic()
+    later = launch_command(plugin, data, "--version", **OFFLINE)
+    later_use = time.monotonic() - began
+    assert (later.returncode, later.stderr) == (0, ""), later.stderr
+    prepared = data / "venv" / precompact.__version__ / "bin" / "precompact"
+    shutil.rmtree(plugin)
+    alone = subprocess.run([str(prepared), "--version"], capture_output=True, text=True, check=False)
+    assert alone.stdout == f"precompact, version {precompact.__version__}\n", "the environment outlives the folder"
+    print(f"first use (prepare from the mirror, then --version): {first_use:.1f} s; later use: {later_use:.2f} s")
+
+
+def test_a_dependency_the_mirror_has_only_as_source_is_refused_in_one_line(tmp_path, wheel_mirror):
+    plugin = repository_copy(tmp_path / "plugin")
+    (plugin / "wheels" / "construct-2.10.68-py3-none-any.whl").unlink()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for found in wheel_mirror.iterdir():  # construct's source, not its wheel
+        if found.name != "construct-2.10.68-py3-none-any.whl":
+            (mirror / found.name).symlink_to(found)
+    data = tmp_path / "data"
+    done = launch_command(plugin, data, "--version", PIP_FIND_LINKS=str(mirror), **OFFLINE)
+    assert done.returncode == 1 and done.stdout == ""
+    announced, refused = done.stderr.splitlines()
+    assert announced.startswith("precompact: preparing its Python environment in ")
+    assert refused == (
+        f"precompact: no wheel of construct==2.10.68 where pip looked (no package index (PIP_NO_INDEX) and {mirror});"
+        " precompact installs wheels only, never builds one from source: add that wheel to your mirror, or install"
+        " precompact with pipx (see its README)"
+    )
+    assert "construct" in (data / "prepare.log").read_text(), "pip's own words are kept in prepare.log"
+    assert not (data / "venv" / precompact.__version__ / "ready").exists()
+
+
+def test_the_plugins_own_wheel_holds_what_hatchling_packages(tmp_path):
+    """plugin_wheel's wheel: every tracked file of client/precompact, pyproject.toml's name,
+    version, requirements and console script; pip installs it with no index."""
+    import tomllib
+    import zipfile
+
+    from precompact.edges import plugin_wheel
+
+    wheel = plugin_wheel.build(REPO, tmp_path)
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "client/precompact"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    members = zipfile.ZipFile(wheel).namelist()
+    dist_info = f"precompact-{precompact.__version__}.dist-info"
+    assert sorted(m for m in members if not m.startswith(dist_info)) == sorted(
+        t.removeprefix("client/") for t in tracked
+    )
+    target = tmp_path / "installed"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+    )
+    [found] = importlib.metadata.distributions(path=[str(target)])
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert found.version == precompact.__version__ and found.requires == project["dependencies"]
+    assert [(e.name, e.value) for e in found.entry_points] == [("precompact", "precompact.edges.command:main")]
 
 
 # -- the launcher on its own ----------------------------------------------------------------------
@@ -374,18 +515,19 @@ def preparer_stopped(tmp_path):
 
 
 def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(
-    tmp_path, pypi, plugin, preparer_stopped
+    tmp_path, wheel_mirror, plugin, preparer_stopped
 ):
     plugin_files = tree_digest(plugin)
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     data = tmp_path / "data"
+    offline = {"PIP_FIND_LINKS": str(wheel_mirror), **OFFLINE}
     transcript = transcript_gen.generate(tmp_path / "t.jsonl", planted=["the first compaction's words"]).path
     began = time.monotonic()
-    start = launch(plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="startup"), data)
-    assert json.loads(start.stdout) == {
-        "systemMessage": f"precompact is preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)."
-    }
-    pre = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
+    start = launch(
+        plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="startup"), data, **offline
+    )
+    assert json.loads(start.stdout) == {"systemMessage": f"precompact is {preparing(data, wheel_mirror)}."}
+    pre = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data, **offline)
     assert pre.stdout.rstrip().endswith(
         "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready."
     )
@@ -404,7 +546,7 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     ).decode()
     assert "the first compaction's words" in snapshot
     wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 120, "Layer 2's push")
-    again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
+    again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data, **offline)
     assert transcript_gen.saved_sequence(again.stdout) == 2, "once prepared, the hook saves at once"
     assert tree_digest(plugin) == plugin_files, "nothing written into the plugin's folder"
     print(f"first-use preparation and replay: {prepared_in:.1f} s")
