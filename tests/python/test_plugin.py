@@ -189,6 +189,69 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
 
 
+def test_a_moved_clone_turns_the_plugin_off_and_doctor_says_so_with_the_fix(tmp_path, claude_binary):
+    """What Claude Code 2.1.332 does when the folder added as a marketplace moves: it loads
+    nothing of the plugin (its cache copy is not used), so no hook runs and nothing is said in
+    the session; `precompact doctor` names the folder and the fix, and the fix works."""
+    clone = repository_copy(tmp_path / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    mock = claude_code.MockAnthropic(claude_code.Script()).start()
+
+    def savepoints() -> int:
+        return [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED")
+
+    def doctor_line() -> tuple[int, str]:
+        done = commands.precompact(project.path, "doctor", home=home)
+        [line] = [line for line in done.stdout.splitlines() if "plugin folder" in line]
+        return done.returncode, line
+
+    try:
+        session = claude_code.Session(claude_binary, home, project.path, mock)
+        claude(session, "plugin", "marketplace", "add", str(clone))
+        claude(session, "plugin", "install", "precompact@precompact")
+        session.run("Please build the header parser.")
+        wait_until(lambda: savepoints() == 1, 30, "the plugin's SessionEnd saving the session")
+        assert doctor_line()[1] == (
+            f"✓ plugin folder: Claude Code runs precompact@precompact's hooks and MCP server from {clone}, which holds"
+            " it (keep it there)"
+        )
+
+        moved = tmp_path / "moved"
+        clone.rename(moved)
+        session.run("Keep the public API stable.", debug_file=tmp_path / "debug.txt")
+        assert (
+            "Plugin loading errors: Marketplace precompact failed to load: cache-miss"
+            in (tmp_path / "debug.txt").read_text()
+        )
+        assert savepoints() == 1, "no hook ran"
+        [listed] = [
+            p for p in json.loads(claude(session, "plugin", "list", "--json")) if p["id"] == "precompact@precompact"
+        ]
+        assert listed["errors"] == ["Marketplace precompact failed to load: cache-miss"], listed
+        code, line = doctor_line()
+        assert code == 1 and line == (
+            f"✗ plugin folder: {clone}, the folder Claude Code runs precompact@precompact's hooks and MCP server from,"
+            " no longer holds it (moved or deleted): Claude Code runs none of them, so nothing is saved; fix: put the"
+            f" clone back at {clone}, or from where it is now: claude plugin marketplace remove precompact &&"
+            ' claude plugin marketplace add "$PWD" && claude plugin install precompact@precompact'
+        )
+
+        fix = line.split(" or from where it is now: ", 1)[1]
+        with_claude = {**session.environment(), "PATH": f"{claude_binary.parent}:{session.environment()['PATH']}"}
+        done = subprocess.run(fix, shell=True, cwd=moved, env=with_claude, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        session.run("Add the footer parser.")
+        wait_until(lambda: savepoints() == 2, 30, "the hooks running again, from the new place")
+        assert doctor_line()[1] == (
+            f"✓ plugin folder: Claude Code runs precompact@precompact's hooks and MCP server from {moved}, which holds"
+            " it (keep it there)"
+        )
+    finally:
+        mock.stop()
+
+
 def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompact_and_compact_saves(
     tmp_path, wheel_mirror, claude_binary, preparer_stopped
 ):
