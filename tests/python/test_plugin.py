@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -517,6 +518,57 @@ def test_a_clone_that_ships_a_configuration_gets_the_trust_line_from_a_bare_pyth
         assert line.startswith(f"precompact did nothing: {clone / '.precompact.toml'} is not trusted"), line
         assert f"run `precompact trust` in {clone}" in line and "\n" not in line.strip()
     assert not data.exists() and not (clone / "logs").exists()
+
+
+# What bin/precompact runs before precompact's dependencies are installed: these modules and every
+# module of precompact they import (at the top or in a function) use the standard library alone.
+LAUNCHER_MODULES = ("precompact.edges.launcher", "precompact.edges.plugin_runtime")
+
+
+def third_party_imports(sources: Callable[[str], str | None]) -> dict[str, str]:
+    """Each import outside the standard library and precompact in the launcher's import closure,
+    with the module that makes it; `sources` gives a precompact module's text (None: no such module)."""
+    import ast
+
+    found, seen, todo = {}, set(), list(LAUNCHER_MODULES)
+    while todo:
+        module = todo.pop()
+        text = sources(module)
+        if module in seen or text is None:
+            continue
+        seen.add(module)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top == "precompact":
+                    todo.append(name)
+                elif top not in sys.stdlib_module_names and top != "__future__":
+                    found.setdefault(name, module)
+    return found
+
+
+def client_source(module: str) -> str | None:
+    path = REPO / "client" / Path(*module.split("."))
+    for candidate in (path / "__init__.py", path.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate.read_text()
+    return None
+
+
+def test_the_launcher_imports_the_standard_library_alone():
+    assert third_party_imports(client_source) == {}
+    breaking = {
+        "precompact.edges.launcher": "def main():\n    from precompact.edges import hook\n",
+        "precompact.edges.hook": "from precompact.transcript import agents\n",
+        "precompact.transcript.agents": "import orjson\n",
+    }
+    assert third_party_imports(breaking.get) == {"orjson": "precompact.transcript.agents"}
 
 
 def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, plugin):
