@@ -102,7 +102,8 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
 
 
 def _untrusted(event: str, why: str, agent: str) -> HookResult:
-    return HookResult(stdout=untrusted_reply.reply(event, why, summariser_reads_stdout=agent == agents.CLAUDE))
+    stdout, stderr = untrusted_reply.reply(event, why, summariser_reads_stdout=agent == agents.CLAUDE)
+    return HookResult(stdout=stdout, stderr=stderr)
 
 
 def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 
-def reply(event: str, why: str, summariser_reads_stdout: bool) -> str:
-    """The hook's stdout for `event`, `why` being config's reason (naming `precompact trust`);
-    `summariser_reads_stdout`: the agent is Claude Code."""
+def reply(event: str, why: str, summariser_reads_stdout: bool) -> tuple[str, str]:
+    """The hook's stdout and stderr for `event`, `why` being config's reason (naming `precompact
+    trust`); `summariser_reads_stdout`: the agent is Claude Code."""
     line = f"precompact did nothing: {why}"
     if event == "PreCompact" and summariser_reads_stdout:
-        return line
-    return json.dumps({"systemMessage": line})
+        return line, ""
+    return json.dumps({"systemMessage": line}), ""
