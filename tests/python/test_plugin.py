@@ -25,6 +25,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -383,6 +384,25 @@ def test_a_dependency_the_mirror_has_only_as_source_is_refused_in_one_line(tmp_p
     )
     assert "construct" in (data / "prepare.log").read_text(), "pip's own words are kept in prepare.log"
     assert not (data / "venv" / precompact.__version__ / "ready").exists()
+
+
+@pytest.mark.slow
+def test_an_index_that_cannot_be_reached_is_named_in_one_line_without_its_password(tmp_path):
+    plugin = repository_copy(tmp_path / "plugin")
+    data = tmp_path / "data"
+    done = launch_command(
+        plugin, data, "status", PIP_INDEX_URL="http://mirror:s3cret@127.0.0.1:9/simple", PIP_RETRIES="1"
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    announced, refused = done.stderr.splitlines()
+    assert announced.endswith("fetched by pip from the package index http://mirror:***@127.0.0.1:9/simple)")
+    assert re.fullmatch(
+        r"precompact: pip could not reach the package index http://mirror:\*\*\*@127\.0\.0\.1:9/simple for \S+==\S+;"
+        r" name a mirror \(PIP_INDEX_URL\) or a proxy \(PIP_PROXY\), or set them in pip\.conf"
+        r' \(see the README\'s "Install"\)',
+        refused,
+    ), refused
+    assert "s3cret" not in (data / "prepare.log").read_text()
 
 
 def test_the_plugins_own_wheel_holds_what_hatchling_packages(tmp_path):
