@@ -11,7 +11,8 @@ Which `precompact` runs, in order: one on PATH other than this launcher (pip, pi
 then the virtual environment prepared under ${CLAUDE_PLUGIN_DATA}/venv/<version> from wheels
 only: those requirements.hashes.lock pins (every file checked by its hash), fetched by pip as
 the user set it up (index, mirror, proxy), and precompact's own, made from the plugin's source.
-That environment does not need the plugin's folder once made; Claude Code does (see prepare).
+That environment does not need the plugin's folder once made; Claude Code itself does, for a
+marketplace added as a folder (doctor's plugin folder check).
 Nothing is ever run from the project: a PATH entry that is relative or inside it is skipped, and
 the preparation runs isolated (boundary.processes) outside it.
 
