@@ -9,8 +9,11 @@ What Claude Code 2.1.332 does with a plugin, observed with this harness:
 - `claude plugin marketplace add <folder>` declares a "directory" marketplace in user settings;
   `claude plugin install precompact@precompact` copies the whole folder (ignored files and all)
   to ~/.claude/plugins/cache/<marketplace>/<plugin>/<version>, yet hooks and MCP servers run from
-  the folder itself: ${CLAUDE_PLUGIN_ROOT} is the marketplace's folder. A git URL must be https
-  or owner/repo; a local path is taken as a folder.
+  the folder itself: ${CLAUDE_PLUGIN_ROOT} is the marketplace's folder. Once that folder is
+  moved or deleted Claude Code loads none of the plugin (its debug log: "Marketplace precompact
+  failed to load: cache-miss"; `plugin list` shows that error), silently in the session; a
+  plugin cannot outlive it, since its hooks.json is read from there. A git URL must be https
+  (or user@host:path) or owner/repo; a local path is taken as a folder.
 - ${CLAUDE_PLUGIN_DATA} is ~/.claude/plugins/data/<plugin>-<marketplace>, made at install.
 - Hooks get CLAUDE_PLUGIN_ROOT, CLAUDE_PLUGIN_DATA and each set option as
   CLAUDE_PLUGIN_OPTION_<KEY> (sensitive ones too); the MCP server gets the first two only; the
