@@ -9,8 +9,11 @@ What Claude Code 2.1.332 does with a plugin, observed with this harness:
 - `claude plugin marketplace add <folder>` declares a "directory" marketplace in user settings;
   `claude plugin install precompact@precompact` copies the whole folder (ignored files and all)
   to ~/.claude/plugins/cache/<marketplace>/<plugin>/<version>, yet hooks and MCP servers run from
-  the folder itself: ${CLAUDE_PLUGIN_ROOT} is the marketplace's folder. A git URL must be https
-  or owner/repo; a local path is taken as a folder.
+  the folder itself: ${CLAUDE_PLUGIN_ROOT} is the marketplace's folder. Once that folder is
+  moved or deleted Claude Code loads none of the plugin (its debug log: "Marketplace precompact
+  failed to load: cache-miss"; `plugin list` shows that error), silently in the session; a
+  plugin cannot outlive it, since its hooks.json is read from there. A git URL must be https
+  (or user@host:path) or owner/repo; a local path is taken as a folder.
 - ${CLAUDE_PLUGIN_DATA} is ~/.claude/plugins/data/<plugin>-<marketplace>, made at install.
 - Hooks get CLAUDE_PLUGIN_ROOT, CLAUDE_PLUGIN_DATA and each set option as
   CLAUDE_PLUGIN_OPTION_<KEY> (sensitive ones too); the MCP server gets the first two only; the
@@ -21,12 +24,17 @@ What Claude Code 2.1.332 does with a plugin, observed with this harness:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,6 +48,25 @@ from support.projects import full_document, new_project, repository_copy, tree_d
 VENV_BIN = str(Path(sys.executable).parent)
 # PATH without any precompact (nor cargo): what a machine with only the plugin has.
 BARE_PATH = "/usr/bin:/bin"
+WHEEL_CACHE = Path.home() / ".cache" / "precompact" / "wheels"
+# pip with no package index at all, and any network it tried going to a closed port.
+OFFLINE = {
+    "PIP_NO_INDEX": "1",
+    "https_proxy": "http://127.0.0.1:9",
+    "http_proxy": "http://127.0.0.1:9",
+    "no_proxy": "127.0.0.1",  # the mock Anthropic API
+}
+
+
+def preparing(data: Path, mirror: Path) -> str:
+    """What the first use says it does, offline with `mirror` as PIP_FIND_LINKS."""
+    lock = (REPO / "requirements.hashes.lock").read_text().splitlines()
+    pins = sum(1 for line in lock if "==" in line and not line.startswith((" ", "#")))
+    return (
+        f"preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute:"
+        f" {pins} wheels pinned by hash in requirements.hashes.lock, fetched by pip from no package index"
+        f" (PIP_NO_INDEX) and {mirror})"
+    )
 
 
 def claude(session: claude_code.Session, *args: str) -> str:
@@ -167,12 +194,76 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
 
 
+def test_a_moved_clone_turns_the_plugin_off_and_doctor_says_so_with_the_fix(tmp_path, claude_binary):
+    """What Claude Code 2.1.332 does when the folder added as a marketplace moves: it loads
+    nothing of the plugin (its cache copy is not used), so no hook runs and nothing is said in
+    the session; `precompact doctor` names the folder and the fix, and the fix works."""
+    clone = repository_copy(tmp_path / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    mock = claude_code.MockAnthropic(claude_code.Script()).start()
+
+    def savepoints() -> int:
+        return [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED")
+
+    def doctor_line() -> tuple[int, str]:
+        done = commands.precompact(project.path, "doctor", home=home)
+        [line] = [line for line in done.stdout.splitlines() if "plugin folder" in line]
+        return done.returncode, line
+
+    try:
+        session = claude_code.Session(claude_binary, home, project.path, mock)
+        claude(session, "plugin", "marketplace", "add", str(clone))
+        claude(session, "plugin", "install", "precompact@precompact")
+        session.run("Please build the header parser.")
+        wait_until(lambda: savepoints() == 1, 30, "the plugin's SessionEnd saving the session")
+        assert doctor_line()[1] == (
+            f"✓ plugin folder: Claude Code runs precompact@precompact's hooks and MCP server from {clone}, which holds"
+            " it (keep it there)"
+        )
+
+        moved = tmp_path / "moved"
+        clone.rename(moved)
+        session.run("Keep the public API stable.", debug_file=tmp_path / "debug.txt")
+        assert (
+            "Plugin loading errors: Marketplace precompact failed to load: cache-miss"
+            in (tmp_path / "debug.txt").read_text()
+        )
+        assert savepoints() == 1, "no hook ran"
+        [listed] = [
+            p for p in json.loads(claude(session, "plugin", "list", "--json")) if p["id"] == "precompact@precompact"
+        ]
+        assert listed["errors"] == ["Marketplace precompact failed to load: cache-miss"], listed
+        code, line = doctor_line()
+        assert code == 1 and line == (
+            f"✗ plugin folder: {clone}, the folder Claude Code runs precompact@precompact's hooks and MCP server from,"
+            " no longer holds it (moved or deleted): Claude Code runs none of them, so nothing is saved; fix: put the"
+            f" clone back at {clone}, or from where it is now: claude plugin marketplace remove precompact &&"
+            ' claude plugin marketplace add "$PWD" && claude plugin install precompact@precompact'
+        )
+
+        fix = line.split(" or from where it is now: ", 1)[1]
+        with_claude = {**session.environment(), "PATH": f"{claude_binary.parent}:{session.environment()['PATH']}"}
+        done = subprocess.run(fix, shell=True, cwd=moved, env=with_claude, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        session.run("Add the footer parser.")
+        wait_until(lambda: savepoints() == 2, 30, "the hooks running again, from the new place")
+        assert doctor_line()[1] == (
+            f"✓ plugin folder: Claude Code runs precompact@precompact's hooks and MCP server from {moved}, which holds"
+            " it (keep it there)"
+        )
+    finally:
+        mock.stop()
+
+
 def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompact_and_compact_saves(
-    tmp_path, pypi, claude_binary, preparer_stopped
+    tmp_path, wheel_mirror, claude_binary, preparer_stopped
 ):
     """What a new user does: no precompact installed (PATH without it, nor Rust), the plugin from
     its marketplace, `precompact init` through Claude Code's Bash tool (the plugin's bin/ is on
-    its PATH; the environment is prepared there and then), then `/compact`."""
+    its PATH; the environment is prepared there and then, with no package index, from a folder
+    of wheels), then `/compact`."""
     marketplace = repository_copy(tmp_path / "marketplace")
     plugin_files = tree_digest(marketplace)
     home = tmp_path / "home"
@@ -193,7 +284,8 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
     )
     mock = claude_code.MockAnthropic(script).start()
     try:
-        session = claude_code.Session(claude_binary, home, project, mock, env={"PATH": BARE_PATH}, timeout=900)
+        offline = {"PATH": BARE_PATH, "PIP_FIND_LINKS": str(wheel_mirror), **OFFLINE}
+        session = claude_code.Session(claude_binary, home, project, mock, env=offline, timeout=900)
         claude(session, "plugin", "marketplace", "add", str(marketplace))
         claude(session, "plugin", "install", "precompact@precompact")
         session_id = session.run("Set precompact up here. [[plan:setup]]")["session_id"]
@@ -203,10 +295,7 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
             if e.get("type") == "user" and isinstance(e.get("toolUseResult"), dict)
         ]
         data = home / ".claude" / "plugins" / "data" / "precompact-precompact"
-        assert (
-            f"precompact: preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)"
-            in result["stdout"]  # the Bash tool's output holds stderr too
-        )
+        assert f"precompact: {preparing(data, wheel_mirror)}\n" in result["stdout"]  # the Bash tool's, stderr too
         assert f"wrote {project / '.precompact.toml'}" in result["stdout"]
         assert (data / "venv" / precompact.__version__ / "ready").is_file()
         session.run("Keep the public API stable.", resume=session_id)
@@ -223,6 +312,145 @@ def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompa
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
 
 
+@pytest.fixture
+def wheel_mirror(pypi) -> Path:
+    """A folder of every wheel requirements.hashes.lock pins (construct's from the plugin's
+    wheels/), and construct's source beside it: what a user's local mirror holds. Downloaded
+    once per lock into ~/.cache/precompact/wheels, outside the clone."""
+    lock = REPO / "requirements.hashes.lock"
+    mirror = WHEEL_CACHE / hashlib.sha256(lock.read_bytes()).hexdigest()[:16]
+    if not mirror.is_dir():
+        partial = Path(tempfile.mkdtemp(dir=WHEEL_CACHE.mkdir(parents=True, exist_ok=True) or WHEEL_CACHE))
+        pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(partial)]
+        for args in (
+            ["--only-binary", ":all:", "--require-hashes", "--find-links", str(REPO / "wheels"), "-r", str(lock)],
+            ["--no-binary", ":all:", "construct==2.10.68"],
+        ):
+            subprocess.run([*pip, *args], check=True, capture_output=True, timeout=900)
+        partial.rename(mirror)
+    return mirror
+
+
+def launch_command(plugin: Path, data: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`precompact ARGS` through the plugin's launcher, as Claude Code's Bash tool runs it."""
+    environment = {"PATH": BARE_PATH, "HOME": os.environ["HOME"], "CLAUDE_PLUGIN_DATA": str(data), **env}
+    return subprocess.run(
+        [sys.executable, "-S", str(plugin / "bin" / "precompact"), *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_first_use_with_no_package_index_installs_wheels_only_from_a_local_mirror(tmp_path, wheel_mirror):
+    """No index (PIP_NO_INDEX, every connection to a closed port) and a folder of wheels
+    (PIP_FIND_LINKS): the first use says what it fetches, installs, and the environment it made
+    runs without the plugin's folder."""
+    plugin = repository_copy(tmp_path / "plugin")
+    data = tmp_path / "data"
+    began = time.monotonic()
+    first = launch_command(plugin, data, "--version", PIP_FIND_LINKS=str(wheel_mirror), **OFFLINE)
+    first_use = time.monotonic() - began
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"precompact, version {precompact.__version__}\n"
+    assert first.stderr == f"precompact: {preparing(data, wheel_mirror)}\n"
+    began = time.monotonic()
+    later = launch_command(plugin, data, "--version", **OFFLINE)
+    later_use = time.monotonic() - began
+    assert (later.returncode, later.stderr) == (0, ""), later.stderr
+    prepared = data / "venv" / precompact.__version__ / "bin" / "precompact"
+    shutil.rmtree(plugin)
+    alone = subprocess.run([str(prepared), "--version"], capture_output=True, text=True, check=False)
+    assert alone.stdout == f"precompact, version {precompact.__version__}\n", "the environment outlives the folder"
+    print(f"first use (prepare from the mirror, then --version): {first_use:.1f} s; later use: {later_use:.2f} s")
+
+
+def test_a_dependency_the_mirror_has_only_as_source_is_refused_in_one_line(tmp_path, wheel_mirror):
+    plugin = repository_copy(tmp_path / "plugin")
+    (plugin / "wheels" / "construct-2.10.68-py3-none-any.whl").unlink()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for found in wheel_mirror.iterdir():  # construct's source, not its wheel
+        if found.name != "construct-2.10.68-py3-none-any.whl":
+            (mirror / found.name).symlink_to(found)
+    data = tmp_path / "data"
+    done = launch_command(plugin, data, "--version", PIP_FIND_LINKS=str(mirror), **OFFLINE)
+    assert done.returncode == 1 and done.stdout == ""
+    announced, refused = done.stderr.splitlines()
+    assert announced.startswith("precompact: preparing its Python environment in ")
+    assert refused == (
+        f"precompact: no wheel of construct==2.10.68 where pip looked (no package index (PIP_NO_INDEX) and {mirror});"
+        " precompact installs wheels only, never builds one from source: add that wheel to your mirror, or install"
+        " precompact with pipx (see its README)"
+    )
+    assert "construct" in (data / "prepare.log").read_text(), "pip's own words are kept in prepare.log"
+    assert not (data / "venv" / precompact.__version__ / "ready").exists()
+
+
+@pytest.mark.slow
+def test_an_index_that_cannot_be_reached_is_named_in_one_line_without_its_password(tmp_path):
+    plugin = repository_copy(tmp_path / "plugin")
+    data = tmp_path / "data"
+    done = launch_command(
+        plugin, data, "status", PIP_INDEX_URL="http://mirror:s3cret@127.0.0.1:9/simple", PIP_RETRIES="1"
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    announced, refused = done.stderr.splitlines()
+    assert announced.endswith("fetched by pip from the package index http://mirror:***@127.0.0.1:9/simple)")
+    assert re.fullmatch(
+        r"precompact: pip could not reach the package index http://mirror:\*\*\*@127\.0\.0\.1:9/simple for \S+==\S+;"
+        r" name a mirror \(PIP_INDEX_URL\) or a proxy \(PIP_PROXY\), or set them in pip\.conf"
+        r' \(see the README\'s "Install"\)',
+        refused,
+    ), refused
+    assert "s3cret" not in (data / "prepare.log").read_text()
+
+
+def test_the_plugins_own_wheel_holds_what_hatchling_packages(tmp_path):
+    """plugin_wheel's wheel: every tracked file of client/precompact, pyproject.toml's name,
+    version, requirements and console script; pip installs it with no index."""
+    import tomllib
+    import zipfile
+
+    from precompact.edges import plugin_wheel
+
+    wheel = plugin_wheel.build(REPO, tmp_path)
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "client/precompact"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    members = zipfile.ZipFile(wheel).namelist()
+    dist_info = f"precompact-{precompact.__version__}.dist-info"
+    assert sorted(m for m in members if not m.startswith(dist_info)) == sorted(
+        t.removeprefix("client/") for t in tracked
+    )
+    target = tmp_path / "installed"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+    )
+    [found] = importlib.metadata.distributions(path=[str(target)])
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert found.version == precompact.__version__ and found.requires == project["dependencies"]
+    assert [(e.name, e.value) for e in found.entry_points] == [("precompact", "precompact.edges.command:main")]
+
+
 # -- the launcher on its own ----------------------------------------------------------------------
 
 
@@ -231,7 +459,14 @@ def plugin(tmp_path) -> Path:
     return repository_copy(tmp_path / "plugin")
 
 
-def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env: str) -> subprocess.CompletedProcess:
+def launch(
+    plugin: Path,
+    payload: dict,
+    data: Path,
+    path: str = BARE_PATH,
+    python: tuple[str, ...] = (sys.executable,),
+    **env: str,
+) -> subprocess.CompletedProcess:
     environment = {
         "PATH": path,
         "HOME": os.environ["HOME"],
@@ -241,7 +476,7 @@ def launch(plugin: Path, payload: dict, data: Path, path: str = BARE_PATH, **env
         **env,
     }
     return subprocess.run(
-        [sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"],
+        [*python, str(plugin / "bin" / "precompact"), "plugin-hook"],
         input=json.dumps(payload),
         env=environment,
         capture_output=True,
@@ -281,6 +516,83 @@ def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_pa
         and "additionalContext" not in start.stdout
     )
     assert not data.exists() and index(project.path) == []
+
+
+def test_a_clone_that_ships_a_configuration_gets_the_trust_line_from_a_bare_python(tmp_path, plugin):
+    """Plugin only, nothing of precompact's dependencies installed (`python3 -S`: no site-packages),
+    in a clone whose `.precompact.toml` came with it: every hook answers the one line naming
+    `precompact trust`, exit 0, and nothing is prepared."""
+    shipped = new_project(tmp_path, "upstream", git_layer=False, chain_layer=False)
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
+    (clone / ".precompact.toml").write_bytes((shipped.path / ".precompact.toml").read_bytes())
+    data = tmp_path / "data"
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    for event in ("SessionStart", "PreCompact", "PostCompact", "SessionEnd"):
+        done = launch(
+            plugin,
+            transcript_gen.payload(event, clone, transcript, source="startup"),
+            data,
+            python=(sys.executable, "-S"),
+        )
+        assert done.returncode == 0 and "Traceback" not in done.stderr, f"{event}: {done.stderr}"
+        # One line, for the user: a systemMessage, or plain words where Claude Code reads stdout otherwise.
+        line = json.loads(done.stdout)["systemMessage"] if done.stdout.startswith("{") else done.stdout + done.stderr
+        assert line.startswith(f"precompact did nothing: {clone / '.precompact.toml'} is not trusted"), line
+        assert f"run `precompact trust` in {clone}" in line and "\n" not in line.strip()
+    assert not data.exists() and not (clone / "logs").exists()
+
+
+# What bin/precompact runs before precompact's dependencies are installed: these modules and every
+# module of precompact they import (at the top or in a function) use the standard library alone.
+LAUNCHER_MODULES = ("precompact.edges.launcher", "precompact.edges.plugin_runtime")
+
+
+def third_party_imports(sources: Callable[[str], str | None]) -> dict[str, str]:
+    """Each import outside the standard library and precompact in the launcher's import closure,
+    with the module that makes it; `sources` gives a precompact module's text (None: no such module)."""
+    import ast
+
+    found, seen, todo = {}, set(), list(LAUNCHER_MODULES)
+    while todo:
+        module = todo.pop()
+        text = sources(module)
+        if module in seen or text is None:
+            continue
+        seen.add(module)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top == "precompact":
+                    todo.append(name)
+                elif top not in sys.stdlib_module_names and top != "__future__":
+                    found.setdefault(name, module)
+    return found
+
+
+def client_source(module: str) -> str | None:
+    path = REPO / "client" / Path(*module.split("."))
+    for candidate in (path / "__init__.py", path.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate.read_text()
+    return None
+
+
+def test_the_launcher_imports_the_standard_library_alone():
+    assert third_party_imports(client_source) == {}
+    breaking = {
+        "precompact.edges.launcher": "def main():\n    from precompact.edges import hook\n",
+        "precompact.edges.hook": "from precompact.transcript import agents\n",
+        "precompact.transcript.agents": "import orjson\n",
+    }
+    assert third_party_imports(breaking.get) == {"orjson": "precompact.transcript.agents"}
 
 
 def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, plugin):
@@ -342,18 +654,19 @@ def preparer_stopped(tmp_path):
 
 
 def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(
-    tmp_path, pypi, plugin, preparer_stopped
+    tmp_path, wheel_mirror, plugin, preparer_stopped
 ):
     plugin_files = tree_digest(plugin)
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     data = tmp_path / "data"
+    offline = {"PIP_FIND_LINKS": str(wheel_mirror), **OFFLINE}
     transcript = transcript_gen.generate(tmp_path / "t.jsonl", planted=["the first compaction's words"]).path
     began = time.monotonic()
-    start = launch(plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="startup"), data)
-    assert json.loads(start.stdout) == {
-        "systemMessage": f"precompact is preparing its Python environment in {data / 'venv' / precompact.__version__} (first use, about a minute)."
-    }
-    pre = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
+    start = launch(
+        plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="startup"), data, **offline
+    )
+    assert json.loads(start.stdout) == {"systemMessage": f"precompact is {preparing(data, wheel_mirror)}."}
+    pre = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data, **offline)
     assert pre.stdout.rstrip().endswith(
         "; this compaction's transcript is kept and saved as a savepoint as soon as it is ready."
     )
@@ -372,7 +685,7 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     ).decode()
     assert "the first compaction's words" in snapshot
     wait_until(lambda: any(e["event"] == "LAYER_2_PUSHED" for e in index(project.path)), 120, "Layer 2's push")
-    again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data)
+    again = launch(plugin, transcript_gen.payload("PreCompact", project.path, transcript), data, **offline)
     assert transcript_gen.saved_sequence(again.stdout) == 2, "once prepared, the hook saves at once"
     assert tree_digest(plugin) == plugin_files, "nothing written into the plugin's folder"
     print(f"first-use preparation and replay: {prepared_in:.1f} s")

@@ -112,6 +112,38 @@ def enabled_plugin(home: Path | None = None) -> str | None:
     return next((plugin for plugin, on in enabled.items() if on is True and plugin.split("@")[0] == PLUGIN_NAME), None)
 
 
+def plugin_folder(plugin: str, home: Path | None = None) -> Path | None:
+    """The folder Claude Code loads `plugin` ("precompact@<marketplace>") from when its
+    marketplace was added as a folder (`claude plugin marketplace add <path>`): Claude Code
+    2.1.332 runs the plugin's hooks and MCP server from that folder itself, not from its cache
+    copy, and loads none of them once it is gone. None for a marketplace of another kind."""
+    marketplace = plugin.split("@", 1)[1] if "@" in plugin else ""
+    registry = (home or Path.home()) / ".claude" / "plugins" / "known_marketplaces.json"
+    try:
+        source = json.loads(registry.read_text(encoding="utf-8"))[marketplace]["source"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(source, dict) or source.get("source") != "directory" or not isinstance(source.get("path"), str):
+        return None
+    return Path(source["path"])
+
+
+def loadable_plugin(home: Path | None = None) -> str | None:
+    """The enabled precompact plugin, unless the folder it is loaded from no longer holds it."""
+    plugin = enabled_plugin(home)
+    folder = plugin_folder(plugin, home) if plugin else None
+    return plugin if folder is None or holds_plugin(folder) else None
+
+
+def holds_plugin(folder: Path) -> bool:
+    """Whether `folder` is a marketplace that lists the precompact plugin."""
+    try:
+        listed = json.loads((folder / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))["plugins"]
+        return any(isinstance(p, dict) and p.get("name") == PLUGIN_NAME for p in listed)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def is_ours(handler) -> bool:
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False

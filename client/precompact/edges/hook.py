@@ -32,6 +32,7 @@ from pathlib import Path
 from precompact import api
 from precompact.boundary import terminal
 from precompact.config import settings as configuration
+from precompact.edges import untrusted_reply
 from precompact.ops.compaction import ERRORS_LOG
 from precompact.transcript import agents
 
@@ -88,7 +89,7 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
     try:
         return handlers[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
-        return _untrusted(event, f"precompact did nothing: {e}", agent)
+        return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         reason = api.hook_failure_reason(e)
         details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
@@ -100,14 +101,9 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
-def _untrusted(event: str, line: str, agent: str) -> HookResult:
-    """One line for the user, never the model (which could run `precompact trust` itself):
-    Claude Code's PreCompact stdout goes to the summariser, so there plain words that leave the
-    summary as it would be; elsewhere `systemMessage`, which Claude Code and Codex show the user
-    and keep out of the conversation."""
-    if event == "PreCompact" and agent == agents.CLAUDE:
-        return HookResult(stdout=line)
-    return HookResult(stdout=_message(line))
+def _untrusted(event: str, why: str, agent: str) -> HookResult:
+    stdout, stderr = untrusted_reply.reply(event, why, summariser_reads_stdout=agent == agents.CLAUDE)
+    return HookResult(stdout=stdout, stderr=stderr)
 
 
 def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:

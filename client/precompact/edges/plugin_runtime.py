@@ -2,15 +2,17 @@
 in a project that has a `.precompact.toml`: runs the `precompact` this machine has, or prepares
 one in the plugin's data folder on first use.
 
-Standard library only, and nothing but `config`, `config_trust`, `install` and `hook`'s
-untrusted-configuration reply imported from the package: it runs from the plugin's folder before
+Standard library only, and nothing but `config`, `config_trust`, `install`, `untrusted_reply`
+and `plugin_wheel` imported from the package: it runs from the plugin's folder before
 any of precompact's dependencies exist. It never writes into that folder (Claude Code's copy, or
 a directory marketplace's own clone); what it keeps is under ${CLAUDE_PLUGIN_DATA}.
 
 Which `precompact` runs, in order: one on PATH other than this launcher (pip, pipx, uv tool),
-then the virtual environment prepared under ${CLAUDE_PLUGIN_DATA}/venv/<version> from the plugin's
-own source, requirements.hashes.lock and requirements-build.hashes.lock (every file pinned by its
-hash, the build backend too).
+then the virtual environment prepared under ${CLAUDE_PLUGIN_DATA}/venv/<version> from wheels
+only: those requirements.hashes.lock pins (every file checked by its hash), fetched by pip as
+the user set it up (index, mirror, proxy), and precompact's own, made from the plugin's source.
+That environment does not need the plugin's folder once made; Claude Code itself does, for a
+marketplace added as a folder (doctor's plugin folder check).
 Nothing is ever run from the project: a PATH entry that is relative or inside it is skipped, and
 the preparation runs isolated (boundary.processes) outside it.
 
@@ -28,13 +30,17 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
+import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 from precompact import __version__
 from precompact.boundary import private_file, processes, terminal
+from precompact.edges import plugin_wheel, untrusted_reply
 from precompact.errors import PrecompactError
 
 # The plugin's options (Claude Code exports them to its hooks) and the variables that override
@@ -49,6 +55,8 @@ QUEUED_EVENTS = ("PreCompact", "PostCompact")
 RETRY_AFTER_SECONDS = 3600
 REPLAY_TIMEOUT_SECONDS = 300
 PIP_TIMEOUT_SECONDS = 900
+# Wheels the plugin ships of what the index has only as source (construct 2.10.68; wheels/README.md).
+VENDORED_WHEELS = "wheels"
 
 
 class LauncherError(PrecompactError):
@@ -149,11 +157,8 @@ class Launcher:
         state = project_state(cwd, env)
         if state is None:
             return "", ""
-        if state == "untrusted":
-            from precompact.edges import hook
-
-            answer = hook.handle(raw)
-            return answer.stdout, answer.stderr
+        if state != "trusted":  # answered here: precompact's dependencies are not installed yet
+            return untrusted_reply.reply(event, state, summariser_reads_stdout=True)
         return self._first_use(event, payload)
 
     def _first_use(self, event: str, payload: dict) -> tuple[str, str]:
@@ -163,7 +168,7 @@ class Launcher:
             line = f"precompact could not prepare its Python environment ({reason}); see {self.data() / 'prepare.log'}, or install precompact with pipx (see its README)"
         else:
             self.spawn_preparation()
-            line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute)"
+            line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})"
         if event in QUEUED_EVENTS:
             self.queue(payload)
             line += (
@@ -236,39 +241,80 @@ class Launcher:
             self.replay()
 
     def prepare(self) -> None:
-        """A virtual environment with precompact built from the plugin's own source: first its
-        dependencies and build backend, each file checked against requirements.hashes.lock,
-        then precompact itself, built with that backend and nothing downloaded."""
+        """A virtual environment with precompact installed from wheels only, nothing built from
+        source: its dependencies as requirements.hashes.lock pins them, each file checked by its
+        hash, fetched by pip from wherever pip is configured to look (construct, which has no
+        wheel on the index, from the plugin's own wheels/), then precompact's own wheel, made
+        from the plugin's source (plugin_wheel) and installed with no index at all."""
         venv = self.venv()
         shutil.rmtree(venv, ignore_errors=True)
         venv.parent.mkdir(parents=True, exist_ok=True)
-        terminal.echo(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} preparing {venv}", err=True)
-        _run([*processes.isolated_python(), "-m", "venv", str(venv)], "python3 -m venv", self.environ)
-        # pip builds a source folder in place: build from a copy, never in the plugin's folder.
+        self.log(f"preparing {venv}: {self.fetching()}")
+        self.run_python([*processes.isolated_python(), "-m", "venv", str(venv)], "python3 -m venv")
+        pip = [
+            *processes.isolated_python(venv / "bin" / "python"),
+            *("-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"),
+            *("--no-deps", "--only-binary", ":all:"),
+        ]
+        locked = ["--require-hashes", "--find-links", str(self.plugin_root / VENDORED_WHEELS), "-r", str(self.lock())]
+        self.run_python([*pip, *locked], "pip install", explain=self.pip_failure)
         with tempfile.TemporaryDirectory(dir=venv.parent) as build:
-            source = Path(build) / "precompact"
-            shutil.copytree(
-                self.plugin_root / "client",
-                source / "client",
-                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
-            )
-            shutil.copy2(self.plugin_root / "pyproject.toml", source / "pyproject.toml")
-            pip = [
-                *processes.isolated_python(venv / "bin" / "python"),
-                *("-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--no-deps"),
-            ]
-            # The backend first, so that nothing is built with one pip would fetch unchecked.
-            for lock, only_wheels in (("requirements-build.hashes.lock", True), ("requirements.hashes.lock", False)):
-                checked = ["--require-hashes", "--no-build-isolation", "-r", str(self.plugin_root / lock)]
-                _run(
-                    [*pip, *checked, *(["--only-binary", ":all:"] if only_wheels else [])], "pip install", self.environ
-                )
-            _run([*pip, "--no-index", "--no-build-isolation", str(source)], "pip install precompact", self.environ)
+            wheel = plugin_wheel.build(self.plugin_root, Path(build))
+            self.run_python([*pip, "--no-index", str(wheel)], "pip install precompact")
         (venv / "ready").write_text(f"{__version__} {self.plugin_root}\n")
         for other in venv.parent.iterdir():
             if other != venv and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
-        terminal.echo(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ready", err=True)
+        self.log("ready")
+
+    def log(self, text: str) -> None:
+        """Appends to prepare.log, which the one-line messages name (pip's whole output is there)."""
+        with open(self.data() / "prepare.log", "a", encoding="utf-8") as log:
+            log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {text}\n")
+
+    def run_python(self, args: list[str], what: str, explain: Callable[[str], str | None] = lambda _: None) -> None:
+        """Runs a step of the preparation; its failure is one line (`explain`'s, or pip's last),
+        its output goes to prepare.log."""
+        try:
+            done = processes.run_python(args, environ=self.environ, timeout=PIP_TIMEOUT_SECONDS)
+        except (OSError, processes.TimeoutExpired) as e:
+            raise LauncherError(f"{what} failed: {e}") from None
+        if done.returncode != 0:
+            self.log(f"{what} failed:\n{done.stdout}\n{done.stderr}")
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise LauncherError(explain(done.stderr) or f"{what} failed: {last}")
+
+    def lock(self) -> Path:
+        return self.plugin_root / "requirements.hashes.lock"
+
+    def fetching(self) -> str:
+        """What the first use fetches, and from where."""
+        pins = sum(
+            1 for line in self.lock().read_text().splitlines() if "==" in line and not line.startswith((" ", "#"))
+        )
+        return f"{pins} wheels pinned by hash in requirements.hashes.lock, fetched by pip from {self.pip_source()}"
+
+    def pip_source(self) -> str:
+        """Where pip looks, as its own settings say (PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX,
+        pip.conf), a URL's password not shown."""
+        if self.environ.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on"):
+            source = "no package index (PIP_NO_INDEX)"
+        elif self.environ.get("PIP_INDEX_URL"):
+            source = f"the package index {without_password(self.environ['PIP_INDEX_URL'])}"
+        else:
+            source = "the package index pip is set to (https://pypi.org/simple unless pip.conf names another)"
+        links = self.environ.get("PIP_FIND_LINKS")
+        return f"{source} and {' '.join(map(without_password, links.split()))}" if links else source
+
+    def pip_failure(self, stderr: str) -> str | None:
+        """pip's failure to fetch a pinned wheel, in one line naming the fix."""
+        unreachable = any(line.startswith("WARNING: Retrying") for line in stderr.splitlines())
+        missing = re.search(r"No matching distribution found for (\S+)", stderr)
+        if missing and unreachable:
+            return f'pip could not reach {self.pip_source()} for {missing[1]}; name a mirror (PIP_INDEX_URL) or a proxy (PIP_PROXY), or set them in pip.conf (see the README\'s "Install")'
+        if missing:
+            return f"no wheel of {missing[1]} where pip looked ({self.pip_source()}); precompact installs wheels only, never builds one from source: add that wheel to your mirror, or install precompact with pipx (see its README)"
+        return None
 
     def replay(self) -> None:
         """Runs the queued hooks, oldest first, through the prepared precompact."""
@@ -315,7 +361,8 @@ class Launcher:
         command = self.precompact(Path.cwd())
         if command is None:
             terminal.echo(
-                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute)", err=True
+                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})",
+                err=True,
             )
             self.prepare_and_replay(wait=True)
             command = self.prepared()
@@ -326,8 +373,9 @@ class Launcher:
 
 
 def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
-    """None: no `.precompact.toml` here or above (in this repository); "untrusted": one this user
-    has not approved; "trusted": an approved one (precompact reports anything else wrong with it)."""
+    """None: no `.precompact.toml` here or above (in this repository); "trusted": an approved one
+    (precompact reports anything else wrong with it); otherwise why this user has not approved
+    it, naming `precompact trust`."""
     from precompact.config import settings as configuration
 
     try:
@@ -336,8 +384,8 @@ def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
         return None
     try:
         configuration.load(cwd, environ)
-    except configuration.UntrustedConfig:
-        return "untrusted"
+    except configuration.UntrustedConfig as e:
+        return str(e)
     except (configuration.ConfigError, OSError):
         pass
     return "trusted"
@@ -382,12 +430,9 @@ def project_root(cwd: Path) -> Path:
     return start
 
 
-def _run(args: list[str], what: str, environ: dict[str, str]) -> None:
-    try:
-        done = processes.run_python(args, environ=environ, timeout=PIP_TIMEOUT_SECONDS)
-    except (OSError, processes.TimeoutExpired) as e:
-        raise LauncherError(f"{what} failed: {e}") from None
-    if done.returncode != 0:
-        terminal.echo(f"{done.stdout}\n{done.stderr}", err=True)
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise LauncherError(f"{what} failed: {last}")
+def without_password(url: str) -> str:
+    """`url` with its password (a mirror's token) replaced by `***`."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=f"{parts.username}:***@{parts.netloc.rsplit('@', 1)[1]}").geturl()

@@ -41,7 +41,7 @@ class Check:
 def run(cwd: Path, home: Path | None = None) -> list[Check]:
     """Every check that applies; without a trusted configuration, only those that need none."""
     home = home or Path.home()
-    checks = [_on_path()]
+    checks = [_on_path(), *_plugin_folder(home)]
     try:
         loaded = configuration.load(cwd)
     except configuration.ConfigError as e:
@@ -74,6 +74,32 @@ def _on_path() -> Check:
     return Check("precompact on PATH", warning is None, detail)
 
 
+def _plugin_folder(home: Path) -> list[Check]:
+    """The folder Claude Code loads the plugin from, where it is one the user added: moved or
+    deleted, Claude Code silently runs none of the plugin's hooks."""
+    plugin = install.enabled_plugin(home)
+    folder = install.plugin_folder(plugin, home) if plugin else None
+    if plugin is None or folder is None:
+        return []
+    if install.holds_plugin(folder):
+        return [
+            Check(
+                "plugin folder",
+                True,
+                f"Claude Code runs {plugin}'s hooks and MCP server from {folder}, which holds it (keep it there)",
+            )
+        ]
+    marketplace = plugin.split("@", 1)[1]
+    return [
+        Check(
+            "plugin folder",
+            False,
+            f"{folder}, the folder Claude Code runs {plugin}'s hooks and MCP server from, no longer holds it (moved or deleted): Claude Code runs none of them, so nothing is saved",
+            f'put the clone back at {folder}, or from where it is now: claude plugin marketplace remove {marketplace} && claude plugin marketplace add "$PWD" && claude plugin install {plugin}',
+        )
+    ]
+
+
 def _ours(path: Path) -> set[str]:
     try:
         hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks") or {}
@@ -86,7 +112,7 @@ def _ours(path: Path) -> set[str]:
 
 def _hooks(loaded: configuration.Config, home: Path) -> Check:
     places = {scope: _ours(install.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
-    plugin = install.enabled_plugin(home)
+    plugin = install.loadable_plugin(home)  # one Claude Code cannot load is said by the plugin folder check
     where = [f"{scope} settings" for scope, events in places.items() if events] + (
         [f"plugin {plugin}"] if plugin else []
     )
