@@ -219,7 +219,7 @@ def test_an_older_claude_hook_and_a_codex_one_are_both_ours_and_nothing_else_is(
 
 def test_removing_the_mcp_server_leaves_no_empty_mcp_servers(tmp_path):
     path = installer.mcp_json_path(tmp_path)
-    installer.apply(installer.plan_mcp_server(path, "precompact"))
+    installer.apply(installer.plan_mcp_server(path, Path("/opt/precompact/bin/precompact")))
     installer.apply(installer.plan_mcp_server_removal(path))
     assert not path.exists()
 
