@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import atomic_file, outside_json, private_file
+from precompact.boundary import atomic_file, private_file
 from precompact.errors import PrecompactError
 
 # Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
@@ -126,13 +127,16 @@ def hook_command(entry: Path, agent: str = "claude", event: str = "") -> str:
     return f"{run} || {{ s=$?; [ $s -lt 126 ] && exit $s; printf '%s\\n' {said}; }}"
 
 
-def runs_through_path(command: str) -> bool:
-    """Whether our hook command names `precompact` bare, to be found on whatever PATH the agent
-    has (what `install` wrote before it wrote an absolute path)."""
+def can_start(command: str, path: str | None) -> bool:
+    """Whether the program `command` starts with is there to run: by its path, or found on `path`
+    when it is a bare name."""
     try:
-        return "/" not in shlex.split(command)[0]
+        program = shlex.split(command)[0]
     except (ValueError, IndexError):
         return False
+    if "/" not in program:
+        return shutil.which(program, path=path) is not None
+    return os.path.isfile(program) and os.access(program, os.X_OK)
 
 
 def enabled_plugin(home: Path | None = None) -> str | None:
@@ -333,6 +337,9 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
 def _outside_object(path: Path) -> dict:
     """The JSON object in `path` (a project's file is outside input: outside_json's limits), or
     {} when there is none to read."""
+    # Imported here: the plugin's launcher imports this module before any dependency exists.
+    from precompact.boundary import outside_json
+
     try:
         document = outside_json.loads(path.read_bytes())
     except (OSError, ValueError):
