@@ -275,3 +275,68 @@ def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope
     )
     user_settings.write_text(json.dumps({"enabledPlugins": {"precompact@precompact": False}}))
     assert invoke("install", "--scope", "user").exit_code == 0
+
+
+def doctor_lines(project: Path, check: str) -> list[str]:
+    done = precompact(project, "doctor", home=project / "home")
+    return [line for line in done.stdout.splitlines() if line[2:].startswith(f"{check}: ")]
+
+
+def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(project):
+    (project / "home").mkdir()
+    planted = project / "planted" / "precompact"
+    planted.parent.mkdir()
+    ran = project / "ran"
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\necho 'precompact, version 9'\n")
+    planted.chmod(0o755)
+    settings_file(project).parent.mkdir()
+    hooks = {"PreCompact": [{"matcher": "auto|manual", "hooks": [{"type": "command", "command": f"{planted} hook"}]}]}
+    settings_file(project).write_text(json.dumps({"hooks": hooks}))
+    user_settings = project / "home" / ".claude" / "settings.json"
+    user_settings.parent.mkdir()
+    bare = {"SessionEnd": [{"hooks": [{"type": "command", "command": "precompact hook"}]}]}
+    user_settings.write_text(json.dumps({"hooks": bare}))
+    [project_line] = doctor_lines(project, "claude hook command")[:1]
+    assert project_line == (
+        f'✗ claude hook command: {settings_file(project)} runs "{planted}", not this precompact ({ENTRY}); not started; '
+        "fix: precompact install --scope project"
+    )
+    assert not ran.exists(), "a repository's settings are outside input: its program is not run"
+    [user_line] = doctor_lines(project, "claude hook command")[1:]
+    assert user_line.startswith(
+        f'✗ claude hook command: {user_settings} runs a bare "precompact", which depends on the PATH the agent starts with ('
+    ) and user_line.endswith("fix: precompact install --scope user (it writes the absolute path)")
+    assert "precompact on PATH" not in precompact(project, "doctor", home=project / "home").stdout
+    assert precompact(project, "install", "--scope", "user", home=project / "home").returncode == 0
+    [user_line] = doctor_lines(project, "claude hook command")[1:]
+    assert user_line.startswith(f'✓ claude hook command: {user_settings} runs "{ENTRY}", which starts with your PATH')
+
+
+def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_server(project, monkeypatch):
+    from precompact.config import install
+
+    home = project / "home"
+    (home / ".claude").mkdir(parents=True)
+    server = {"mcpServers": {"precompact": {"command": ENTRY, "args": ["mcp"]}}}
+    for agent in install.AGENTS:
+        assert not install.mcp_installed(agent, project, home)
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): server}}))
+    assert install.mcp_installed("claude", project, home), "local scope: ~/.claude.json for this project"
+    assert not install.mcp_installed("claude", project / "other", home)
+    (home / ".claude.json").write_text(json.dumps(server))
+    assert install.mcp_installed("claude", project / "other", home), "user scope: every project"
+    (home / ".claude.json").unlink()
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"precompact@precompact": True}}))
+    assert install.mcp_installed("claude", project, home), "the plugin brings its server"
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
+    (home / "codex").mkdir()
+    (home / "codex" / "config.toml").write_text(f'[mcp_servers.precompact]\ncommand = "{ENTRY}"\nargs = ["mcp"]\n')
+    assert install.mcp_installed("codex", project, home)
+    (project / ".gemini").mkdir()
+    (project / ".gemini" / "settings.json").write_text(json.dumps(server))
+    assert install.mcp_installed("gemini", project, home)
+    (home / ".claude" / "settings.json").unlink()
+    (project / ".mcp.json").write_text("[" * 10_000)
+    assert not install.mcp_installed("claude", project, home), "a hostile .mcp.json is read as nothing, not a crash"
+    (project / ".mcp.json").write_text(json.dumps(server))
+    assert install.mcp_installed("claude", project, home), "the project's .mcp.json"
