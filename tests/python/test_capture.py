@@ -148,7 +148,7 @@ def test_a_session_that_ends_without_compacting_is_archived_by_session_end(plain
     said = [e["uuid"] for e in session.transcript(session_id) if e.get("type") in ("user", "assistant")]
     assert set(said) <= {e.get("uuid") for e in history(plain, saved)}
     # Claude Code cancels SessionEnd hooks past their 1.5 s budget; this one completed.
-    assert "SessionEnd:other [precompact hook] completed with status 0" in debug.read_text()
+    assert f"SessionEnd:other [{Path(PRECOMPACT).resolve()} hook] completed with status 0" in debug.read_text()
     session.run("And the backoff?", resume=session_id)
     wait_for_worker(plain.project)
     first, second = created(plain)

@@ -189,7 +189,7 @@ def test_install_for_codex_writes_its_hooks_json_once_and_uninstall_leaves_no_li
     result = invoke("install", "--agent", "codex", "--scope", "user")
     assert result.exit_code == 0 and str(hooks_file) in result.output
     assert "/hooks" in result.output, "Codex skips hooks nobody trusted: the user is told"
-    command = "precompact hook --agent codex"
+    command = f"{Path(PRECOMPACT).resolve()} hook --agent codex"
     assert ours(hooks_file) == {
         event: [command] for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd")
     }
@@ -211,7 +211,12 @@ def test_uninstall_for_codex_keeps_other_hooks_and_the_project_scope_is_dot_code
 
 
 def test_an_older_claude_hook_and_a_codex_one_are_both_ours_and_nothing_else_is():
-    for command in ("precompact hook", "/usr/bin/precompact hook --agent codex", "precompact hook --agent claude"):
+    for command in (
+        "precompact hook",
+        "/usr/bin/precompact hook --agent codex",
+        "precompact hook --agent claude",
+        "'/opt/my venv/bin/precompact' hook || { s=$?; [ $s -lt 126 ] && exit $s; printf x; }",
+    ):
         assert installer.is_ours({"command": command})
     for command in ("precompact hook --agent vim", "precompact hook --agent", "precompact hooks", "notify.sh"):
         assert not installer.is_ours({"command": command})
@@ -219,7 +224,7 @@ def test_an_older_claude_hook_and_a_codex_one_are_both_ours_and_nothing_else_is(
 
 def test_removing_the_mcp_server_leaves_no_empty_mcp_servers(tmp_path):
     path = installer.mcp_json_path(tmp_path)
-    installer.apply(installer.plan_mcp_server(path, "precompact"))
+    installer.apply(installer.plan_mcp_server(path, Path("/opt/precompact/bin/precompact")))
     installer.apply(installer.plan_mcp_server_removal(path))
     assert not path.exists()
 

@@ -193,7 +193,7 @@ def test_install_for_gemini_adds_its_hooks_to_settings_json_and_uninstall_restor
     [handler] = hooks["PreCompress"][0]["hooks"]
     assert handler == {
         "type": "command",
-        "command": "precompact hook --agent gemini",
+        "command": f"{Path(PRECOMPACT).resolve()} hook --agent gemini",
         "name": "precompact",
         "timeout": 60_000,
     }

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from support.commands import invoke
+from support.commands import PRECOMPACT, invoke, precompact
 from support.projects import trust
+
+# What the hooks run: this precompact by absolute path, whatever PATH the agent has.
+ENTRY = str(Path(PRECOMPACT).resolve())
+# The PATH of an agent started where precompact's virtual environment is not active.
+AGENT_PATH = "/usr/bin:/bin"
 
 OTHERS = {
     "permissions": {"allow": ["Bash(npm test:*)"]},
@@ -42,10 +45,10 @@ def ours(settings: dict) -> dict:
             (g.get("matcher"), h["timeout"])
             for g in groups
             for h in g["hooks"]
-            if h["command"].endswith("precompact hook")
+            if h["command"].startswith(f"{ENTRY} hook")
         ]
         for event, groups in settings["hooks"].items()
-        if any(h["command"].endswith("precompact hook") for g in groups for h in g["hooks"])
+        if any(h["command"].startswith(f"{ENTRY} hook") for g in groups for h in g["hooks"])
     }
 
 
@@ -62,24 +65,67 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
         "SessionStart": [("compact|resume", 30)],
         "SessionEnd": [(None, 5)],
     }
-    assert {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]} == {
-        "precompact hook"
-    }, "found on PATH, no path into one machine's venv"
+    commands = {event: h["command"] for event, groups in settings["hooks"].items() for g in groups for h in g["hooks"]}
+    assert {event: command for event, command in commands.items() if event != "SessionStart"} == {
+        "PreCompact": f"{ENTRY} hook",
+        "PostCompact": f"{ENTRY} hook",
+        "SessionEnd": f"{ENTRY} hook",
+    }, "by absolute path: nothing depends on the PATH Claude Code starts with"
+    assert commands["SessionStart"].startswith(f"{ENTRY} hook || "), "with the fallback that says it cannot start"
     before = settings_file(project).read_bytes()
     again = invoke("install")
     assert again.exit_code == 0 and "already installed" in again.output
     assert settings_file(project).read_bytes() == before
 
 
-def test_the_installed_command_runs_the_hook(project):
+def sh(command: str, stdin: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`command` as Claude Code 2.1.332 runs a hook's: /bin/sh -c, with the agent's PATH."""
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=cwd,
+        env={**os.environ, "PATH": AGENT_PATH},
+        check=False,
+    )
+
+
+def test_the_installed_command_runs_the_hook_with_a_path_that_lacks_precompact(project):
     invoke("install")
     command = json.loads(settings_file(project).read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    stdin = json.dumps({"hook_event_name": "Notification", "cwd": str(project)})
-    on_path = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(
-        shlex.split(command), input=stdin, capture_output=True, text=True, timeout=30, env=on_path, check=False
-    )
+    result = sh(command, json.dumps({"hook_event_name": "Notification", "cwd": str(project)}), project)
     assert result.returncode == 0 and "event 'Notification' is not handled" in result.stderr
+    assert result.stdout == "", "the fallback stays quiet when precompact started"
+
+
+def test_when_the_installed_precompact_cannot_start_session_start_tells_the_user(project):
+    moved = project / "bin" / "precompact"
+    moved.parent.mkdir()
+    moved.write_bytes(Path(PRECOMPACT).read_bytes())
+    moved.chmod(0o755)
+    installed = subprocess.run(
+        [str(moved), "install"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": AGENT_PATH},
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert f"running {moved}" in installed.stdout
+    hooks = json.loads(settings_file(project).read_text())["hooks"]
+    moved.unlink()
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(project)})
+    said = sh(hooks["SessionStart"][0]["hooks"][0]["command"], event, project)
+    assert said.returncode == 0, "exit 0: Claude Code shows a systemMessage only then"
+    assert json.loads(said.stdout) == {
+        "systemMessage": f"precompact: its hook could not start ({moved} is missing or broken), so this session is not being saved; run `precompact install` again with the precompact you use"
+    }
+    assert sh(hooks["PreCompact"][0]["hooks"][0]["command"], event, project).returncode == 127, (
+        "PreCompact's stdout would go to the summariser: no fallback there"
+    )
 
 
 def test_other_settings_and_hooks_are_preserved_and_uninstall_restores_them(project):
@@ -133,10 +179,19 @@ def test_unusable_settings_are_refused_and_left_alone(project, content):
     assert settings_file(project).read_text() == content
 
 
-def test_dry_run_prints_and_writes_nothing(project):
-    result = invoke("install", "--dry-run")
-    assert result.exit_code == 0 and '"PreCompact"' in result.output
-    assert not settings_file(project).exists()
+def test_dry_run_names_each_file_and_writes_nothing(project):
+    result = precompact(project, "install", "--dry-run", "--mcp")
+    assert result.returncode == 0, result.stderr
+    mcp_json = project / ".mcp.json"
+    first, rest = result.stdout.split("\n", 1)
+    assert first == f"{mcp_json}:"
+    server, settings = rest.split(f"\n{settings_file(project)}:\n")
+    assert json.loads(server)["mcpServers"]["precompact"] == {"type": "stdio", "command": ENTRY, "args": ["mcp"]}
+    assert '"PreCompact"' in settings and json.loads(settings)["enabledMcpjsonServers"] == ["precompact"]
+    assert not settings_file(project).exists() and not mcp_json.exists()
+    user = precompact(project, "install", "--dry-run", "--mcp", "--scope", "user", home=project / "home")
+    assert user.stdout.startswith(f"{project / 'home' / '.claude.json'}:\n")
+    assert f"\n{project / 'home' / '.claude' / 'settings.json'}:\n" in user.stdout
 
 
 def test_user_scope_and_configured_session_start_sources(project):
@@ -167,15 +222,38 @@ def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_sco
     ]
 
 
-def test_a_precompact_that_path_does_not_find_is_named_with_the_fix(project):
-    result = invoke("install", env={"PATH": "/usr/bin:/bin"})
-    assert result.exit_code == 0
-    assert (
-        f"warning: `precompact` is not on PATH, so Claude Code cannot run these hooks (this one is {Path(sys.executable).with_name('precompact')}: add {Path(sys.executable).parent} to PATH)"
-        in result.output
+def test_a_bare_precompact_from_an_older_install_is_upgraded_by_installing_again(project):
+    bare = {"type": "command", "command": "precompact hook", "timeout": 60}
+    settings_file(project).parent.mkdir()
+    settings_file(project).write_text(
+        json.dumps({"hooks": {"PreCompact": [{"matcher": "auto|manual", "hooks": [bare]}]}})
     )
-    found = invoke("install", "--scope", "user", env={"PATH": str(Path(sys.executable).parent)})
-    assert found.exit_code == 0 and "warning" not in found.output
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"precompact": {"command": "precompact", "args": ["mcp"]}}})
+    )
+    assert invoke("install", "--mcp").exit_code == 0
+    settings = json.loads(settings_file(project).read_text())
+    assert ours(settings)["PreCompact"] == [("auto|manual", 60)]
+    assert "precompact hook" not in {h["command"] for g in settings["hooks"]["PreCompact"] for h in g["hooks"]}
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["precompact"]["command"] == ENTRY
+
+
+def test_user_scope_mcp_goes_where_claude_code_reads_user_servers_and_uninstall_takes_it_back(project):
+    state = project / "home" / ".claude.json"
+    state.parent.mkdir()
+    state.write_text(json.dumps({"numStartups": 3, "mcpServers": {"other": {"command": "/bin/other"}}}))
+    state.chmod(0o600)
+    assert invoke("install", "--scope", "user", "--mcp").exit_code == 0
+    written = json.loads(state.read_text())
+    assert written["numStartups"] == 3 and written["mcpServers"]["other"] == {"command": "/bin/other"}
+    assert written["mcpServers"]["precompact"] == {"type": "stdio", "command": ENTRY, "args": ["mcp"]}
+    assert state.stat().st_mode & 0o777 == 0o600
+    assert not (project / ".mcp.json").exists(), "not the project's file"
+    user_settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
+    assert "enabledMcpjsonServers" not in user_settings, "no project server to approve"
+    assert "mcp__precompact__recall" in user_settings["permissions"]["allow"]
+    assert invoke("uninstall", "--scope", "user").exit_code == 0
+    assert json.loads(state.read_text()) == {"numStartups": 3, "mcpServers": {"other": {"command": "/bin/other"}}}
 
 
 def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope_says_the_plugin_stands_down(project):
@@ -197,3 +275,68 @@ def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope
     )
     user_settings.write_text(json.dumps({"enabledPlugins": {"precompact@precompact": False}}))
     assert invoke("install", "--scope", "user").exit_code == 0
+
+
+def doctor_lines(project: Path, check: str) -> list[str]:
+    done = precompact(project, "doctor", home=project / "home")
+    return [line for line in done.stdout.splitlines() if line[2:].startswith(f"{check}: ")]
+
+
+def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(project):
+    (project / "home").mkdir()
+    planted = project / "planted" / "precompact"
+    planted.parent.mkdir()
+    ran = project / "ran"
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\necho 'precompact, version 9'\n")
+    planted.chmod(0o755)
+    settings_file(project).parent.mkdir()
+    hooks = {"PreCompact": [{"matcher": "auto|manual", "hooks": [{"type": "command", "command": f"{planted} hook"}]}]}
+    settings_file(project).write_text(json.dumps({"hooks": hooks}))
+    user_settings = project / "home" / ".claude" / "settings.json"
+    user_settings.parent.mkdir()
+    bare = {"SessionEnd": [{"hooks": [{"type": "command", "command": "precompact hook"}]}]}
+    user_settings.write_text(json.dumps({"hooks": bare}))
+    [project_line] = doctor_lines(project, "claude hook command")[:1]
+    assert project_line == (
+        f'✗ claude hook command: {settings_file(project)} runs "{planted}", not this precompact ({ENTRY}); not started; '
+        "fix: precompact install --scope project"
+    )
+    assert not ran.exists(), "a repository's settings are outside input: its program is not run"
+    [user_line] = doctor_lines(project, "claude hook command")[1:]
+    assert user_line.startswith(
+        f'✗ claude hook command: {user_settings} runs a bare "precompact", which depends on the PATH the agent starts with ('
+    ) and user_line.endswith("fix: precompact install --scope user (it writes the absolute path)")
+    assert "precompact on PATH" not in precompact(project, "doctor", home=project / "home").stdout
+    assert precompact(project, "install", "--scope", "user", home=project / "home").returncode == 0
+    [user_line] = doctor_lines(project, "claude hook command")[1:]
+    assert user_line.startswith(f'✓ claude hook command: {user_settings} runs "{ENTRY}", which starts with your PATH')
+
+
+def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_server(project, monkeypatch):
+    from precompact.config import install
+
+    home = project / "home"
+    (home / ".claude").mkdir(parents=True)
+    server = {"mcpServers": {"precompact": {"command": ENTRY, "args": ["mcp"]}}}
+    for agent in install.AGENTS:
+        assert not install.mcp_installed(agent, project, home)
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): server}}))
+    assert install.mcp_installed("claude", project, home), "local scope: ~/.claude.json for this project"
+    assert not install.mcp_installed("claude", project / "other", home)
+    (home / ".claude.json").write_text(json.dumps(server))
+    assert install.mcp_installed("claude", project / "other", home), "user scope: every project"
+    (home / ".claude.json").unlink()
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"precompact@precompact": True}}))
+    assert install.mcp_installed("claude", project, home), "the plugin brings its server"
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
+    (home / "codex").mkdir()
+    (home / "codex" / "config.toml").write_text(f'[mcp_servers.precompact]\ncommand = "{ENTRY}"\nargs = ["mcp"]\n')
+    assert install.mcp_installed("codex", project, home)
+    (project / ".gemini").mkdir()
+    (project / ".gemini" / "settings.json").write_text(json.dumps(server))
+    assert install.mcp_installed("gemini", project, home)
+    (home / ".claude" / "settings.json").unlink()
+    (project / ".mcp.json").write_text("[" * 10_000)
+    assert not install.mcp_installed("claude", project, home), "a hostile .mcp.json is read as nothing, not a crash"
+    (project / ".mcp.json").write_text(json.dumps(server))
+    assert install.mcp_installed("claude", project, home), "the project's .mcp.json"

@@ -602,18 +602,20 @@ def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, pl
     assert installed.returncode == 0, installed.stderr
     transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
 
-    def pre_compact(home: Path) -> subprocess.CompletedProcess:
+    def pre_compact(home: Path, path: str = f"{VENV_BIN}:{BARE_PATH}") -> subprocess.CompletedProcess:
         return launch(
             plugin,
             transcript_gen.payload("PreCompact", project.path, transcript),
             tmp_path / "data",
-            path=f"{VENV_BIN}:{BARE_PATH}",
+            path=path,
             HOME=str(home),
         )
 
     stood_down = pre_compact(home)
     assert stood_down.returncode == 0 and stood_down.stdout == ""
     assert "precompact's hooks in settings.json run here; the plugin's stand down" in stood_down.stderr
+    # settings.json names precompact by its absolute path: it runs whatever PATH Claude Code has.
+    assert pre_compact(home, path=BARE_PATH).stdout == "", "stands down without precompact on PATH too"
     assert index(project.path) == []
     assert transcript_gen.saved_sequence(pre_compact(elsewhere).stdout) == 1, "with no such settings, the plugin saves"
     installed = commands.precompact(project.path, "install", home=elsewhere)

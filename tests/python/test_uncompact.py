@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
 from precompact.config import install
 from precompact.restore import uncompact
-from support.commands import precompact
+from support.commands import PRECOMPACT, precompact
 from support.conversations import START, Conversation, save
 from support.projects import new_project, tamper_history
 from support.transcript_gen import payload
@@ -77,8 +78,8 @@ def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_onl
     assert done.returncode == 0, done.stderr
     servers = json.loads((project.path / ".mcp.json").read_text())["mcpServers"]
     assert servers["other"] == {"command": "other-server"}
-    assert servers["precompact"] == {"type": "stdio", "command": "precompact", "args": ["mcp"]}, (
-        "found on PATH, no path into one machine's venv"
+    assert servers["precompact"] == {"type": "stdio", "command": str(Path(PRECOMPACT).resolve()), "args": ["mcp"]}, (
+        "by absolute path: it starts whatever PATH Claude Code has"
     )
     settings = json.loads((project.path / ".claude" / "settings.json").read_text())
     assert settings["enabledMcpjsonServers"] == ["precompact"] and settings["permissions"]["allow"] == list(

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import atomic_file
+from precompact.boundary import atomic_file, private_file
 from precompact.errors import PrecompactError
 
 # Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
@@ -58,6 +58,8 @@ class Change:
     path: Path
     before: dict
     after: dict
+    # ~/.claude.json (Claude Code's own state, credentials among it) stays readable by its owner only.
+    private: bool = False
 
     @property
     def changed(self) -> bool:
@@ -84,19 +86,57 @@ def hooks_path(agent: str, scope: str, project: Path, home: Path | None = None) 
     return settings_path(scope, project, home)
 
 
-# What the hooks run: found on PATH wherever Claude Code runs, so a settings.json committed to a
-# repository works on every machine that has precompact installed (pip, pipx, uv tool).
 COMMAND = "precompact"
 PLUGIN_NAME = "precompact"
+# Claude Code 2.1.332 runs a hook's command with /bin/sh -c, and shows a `systemMessage` on its
+# stdout to the user (exit 0 only). SessionStart's command ends in this fallback: when the shell
+# cannot start precompact (126: not executable, 127: not found), the user is told in the session
+# instead of the hook vanishing; any other exit status passes through as it was.
+NOT_STARTED = (
+    "precompact: its hook could not start ({command} is missing or broken), so this session is not being saved; "
+    "run `precompact install` again with the precompact you use"
+)
 
 
-def not_on_path_warning(path: str | None = None) -> str | None:
-    """A line for when Claude Code, with this PATH, would not find the hooks' command."""
-    if shutil.which(COMMAND, path=path) is not None:
-        return None
-    beside = Path(sys.executable).with_name(COMMAND)
-    where = f" (this one is {beside}: add {beside.parent} to PATH)" if beside.is_file() else ""
-    return f"warning: `{COMMAND}` is not on PATH, so Claude Code cannot run these hooks{where}; install precompact with pipx or pip where PATH finds it"
+class NotInstalled(PrecompactError):
+    """The running precompact is not an installed command whose path the hooks could name."""
+
+
+def entry_point() -> Path:
+    """The installed `precompact` that is running, by absolute path with links resolved: what the
+    hooks and the MCP server run, so they never depend on the PATH the agent was started with."""
+    started = Path(sys.argv[0])
+    candidates = [started] if started.name == COMMAND else []
+    candidates.append(Path(sys.executable).with_name(COMMAND))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate.absolute().resolve()
+    raise NotInstalled(
+        f"cannot tell where this precompact is installed (no executable {COMMAND} beside {sys.executable}); "
+        "install it with pip, pipx or uv tool and run that `precompact install`"
+    )
+
+
+def hook_command(entry: Path, agent: str = "claude", event: str = "") -> str:
+    """The command line a hook of `agent` runs for `event`: `entry` quoted for a POSIX shell, and
+    for Claude Code's SessionStart the fallback that says so when the shell cannot start it."""
+    run = f"{shlex.quote(str(entry))} hook" + ("" if agent == "claude" else f" --agent {agent}")
+    if agent != "claude" or event != "SessionStart":
+        return run
+    said = shlex.quote(json.dumps({"systemMessage": NOT_STARTED.format(command=entry)}))
+    return f"{run} || {{ s=$?; [ $s -lt 126 ] && exit $s; printf '%s\\n' {said}; }}"
+
+
+def can_start(command: str, path: str | None) -> bool:
+    """Whether the program `command` starts with is there to run: by its path, or found on `path`
+    when it is a bare name."""
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    if "/" not in program:
+        return shutil.which(program, path=path) is not None
+    return os.path.isfile(program) and os.access(program, os.X_OK)
 
 
 def enabled_plugin(home: Path | None = None) -> str | None:
@@ -145,28 +185,33 @@ def holds_plugin(folder: Path) -> bool:
 
 
 def is_ours(handler) -> bool:
+    """Whether a hook handler runs `precompact hook [--agent A]` (bare or by path), with or
+    without the fallback `hook_command` adds after `||`."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
     try:
         words = shlex.split(handler["command"])
     except ValueError:
         return False
+    if "||" in words:
+        words = words[: words.index("||")]
     if len(words) < 2 or Path(words[0]).name != "precompact" or words[1] != "hook":
         return False
     return words[2:] == [] or (len(words) == 4 and words[2] == "--agent" and words[3] in AGENTS)
 
 
-def plan_install(path: Path, command: str, session_start_sources: tuple[str, ...], agent: str = "claude") -> Change:
+def plan_install(path: Path, entry: Path, session_start_sources: tuple[str, ...], agent: str = "claude") -> Change:
+    """`path` with our hooks (any older ones of ours replaced), each running `entry`."""
     before = _read(path)
     after = _without_ours(before)
     hooks = after.setdefault("hooks", {})
-    run = f"{shlex.quote(command)} hook" + ("" if agent == "claude" else f" --agent {agent}")
     for event, matcher, handler in _entries(agent, session_start_sources):
-        entry = {
+        run = hook_command(entry, agent, event)
+        group = {
             **({} if matcher is None else {"matcher": matcher}),
             "hooks": [{"type": "command", "command": run, **handler}],
         }
-        hooks.setdefault(event, []).append(entry)
+        hooks.setdefault(event, []).append(group)
     return Change(path, before, after)
 
 
@@ -191,6 +236,9 @@ def apply(change: Change) -> None:
     """Writes the new settings atomically, keeping the file's mode; removes a file left empty."""
     if not change.after and change.before:
         change.path.unlink(missing_ok=True)
+        return
+    if change.private:
+        private_file.replace(change.path, change.text().encode("utf-8"))
         return
     mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
     atomic_file.write(change.path, change.text().encode("utf-8"), mode)
@@ -249,6 +297,7 @@ def _without_ours(settings: dict) -> dict:
 # --- the MCP server (`precompact install --mcp`) ----------------------------------------------
 
 MCP_SERVER = "precompact"
+CLAUDE_STATE = ".claude.json"
 MCP_TOOLS = tuple(f"mcp__{MCP_SERVER}__{tool}" for tool in ("recall", "show", "savepoints"))
 
 
@@ -256,29 +305,93 @@ def mcp_json_path(project: Path) -> Path:
     return project / ".mcp.json"
 
 
-def plan_mcp_server(path: Path, command: str) -> Change:
-    """The project's `.mcp.json` with the server `precompact mcp` (other servers kept)."""
+def user_mcp_path(home: Path | None = None) -> Path:
+    """Where Claude Code 2.1.332 keeps user-scope MCP servers (`claude mcp add --scope user`
+    writes `mcpServers` there): ~/.claude.json, not ~/.claude/settings.json."""
+    return (home or Path.home()) / CLAUDE_STATE
+
+
+def mcp_path(scope: str, project: Path, home: Path | None = None) -> Path:
+    return mcp_json_path(project) if scope == "project" else user_mcp_path(home)
+
+
+def plan_mcp_server(path: Path, entry: Path) -> Change:
+    """`path` (the project's `.mcp.json`, or ~/.claude.json) with the server `<entry> mcp`, other
+    servers and keys kept."""
     before = _read_object(path)
     after = json.loads(json.dumps(before))
     servers = after.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InstallError(f'{path}: "mcpServers" must be an object; fix it by hand, precompact will not overwrite it')
-    servers[MCP_SERVER] = {"type": "stdio", "command": command, "args": ["mcp"]}
-    return Change(path, before, after)
+    servers[MCP_SERVER] = {"type": "stdio", "command": str(entry), "args": ["mcp"]}
+    return Change(path, before, after, private=path.name == CLAUDE_STATE)
 
 
-def with_mcp_approval(change: Change) -> Change:
-    """The settings change, also approving the project's `.mcp.json` server (Claude Code asks
-    before starting a project server otherwise) and allowing its read-only tools."""
+def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, str]:
+    """The command of each `precompact` MCP server Claude Code would start in `project`: the
+    project's `.mcp.json`, ~/.claude.json's user scope and its local scope for `project`."""
+    found = {}
+    for path in (mcp_json_path(project), user_mcp_path(home)):
+        document = _outside_object(path)
+        projects = document.get("projects") if path.name == CLAUDE_STATE else None
+        local = projects.get(str(project)) if isinstance(projects, dict) else None
+        for scope in (document, local if isinstance(local, dict) else {}):
+            servers = scope.get("mcpServers")
+            server = servers.get(MCP_SERVER) if isinstance(servers, dict) else None
+            if isinstance(server, dict) and isinstance(server.get("command"), str):
+                found[path] = server["command"]
+    return found
+
+
+def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
+    """Whether `agent` offers precompact's MCP tools in `project`: a server named `precompact`
+    where the agent reads its servers (for Claude Code also the plugin, which brings its own)."""
+    home = home or Path.home()
+    if agent == "codex":
+        import tomllib
+
+        codex_home = os.environ.get("CODEX_HOME")
+        config = (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
+        try:
+            servers = tomllib.loads(config.read_text(encoding="utf-8")).get("mcp_servers")
+        except (OSError, ValueError):
+            return False
+        return isinstance(servers, dict) and MCP_SERVER in servers
+    if agent == "gemini":
+        for path in (project / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
+            servers = _outside_object(path).get("mcpServers")
+            if isinstance(servers, dict) and MCP_SERVER in servers:
+                return True
+        return False
+    return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
+
+
+def _outside_object(path: Path) -> dict:
+    """The JSON object in `path` (a project's file is outside input: outside_json's limits), or
+    {} when there is none to read."""
+    # Imported here: the plugin's launcher imports this module before any dependency exists.
+    from precompact.boundary import outside_json
+
+    try:
+        document = outside_json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def with_mcp_approval(change: Change, project_server: bool) -> Change:
+    """The settings change, also allowing the server's read-only tools and, for a `project_server`
+    (in `.mcp.json`), approving it: Claude Code asks before starting a project server otherwise."""
     after = json.loads(json.dumps(change.after))
-    enabled = after.setdefault("enabledMcpjsonServers", [])
+    enabled = after.setdefault("enabledMcpjsonServers", []) if project_server else []
     permissions = after.setdefault("permissions", {})
     allowed = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
     if not isinstance(enabled, list) or not isinstance(allowed, list):
         raise InstallError(
             f'{change.path}: "enabledMcpjsonServers" and "permissions.allow" must be lists; fix it by hand, precompact will not overwrite it'
         )
-    for value, into in ((MCP_SERVER, enabled), *((tool, allowed) for tool in MCP_TOOLS)):
+    approvals = ((MCP_SERVER, enabled),) if project_server else ()
+    for value, into in (*approvals, *((tool, allowed) for tool in MCP_TOOLS)):
         if value not in into:
             into.append(value)
     return Change(change.path, change.before, after)
@@ -322,7 +435,8 @@ def without_mcp(change: Change) -> Change:
 
 
 def plan_mcp_server_removal(path: Path) -> Change:
-    """The project's `.mcp.json` without the server `install --mcp` added."""
+    """`path` (the project's `.mcp.json`, or ~/.claude.json) without the server `install --mcp`
+    added."""
     before = _read_object(path)
     after = json.loads(json.dumps(before))
     servers = after.get("mcpServers")
@@ -330,4 +444,4 @@ def plan_mcp_server_removal(path: Path) -> Change:
         del servers[MCP_SERVER]
         if not servers:
             del after["mcpServers"]
-    return Change(path, before, after)
+    return Change(path, before, after, private=path.name == CLAUDE_STATE)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
 from datetime import UTC
 from pathlib import Path
@@ -1125,12 +1126,16 @@ def mcp() -> None:
     show_default=True,
     help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).",
 )
-@click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print each file it would write (its path, then its new JSON) instead of writing it.",
+)
 @click.option(
     "--mcp",
     "with_mcp",
     is_flag=True,
-    help="Also register `precompact mcp` (recall, show, savepoints) in the project's .mcp.json and approve it in settings.json.",
+    help="Also register `precompact mcp` (recall, show, savepoints): in the project's .mcp.json, or with --scope user in ~/.claude.json; its tools are allowed in the settings file.",
 )
 @click.option(
     "--agent",
@@ -1140,11 +1145,13 @@ def mcp() -> None:
     help="Whose hooks: Claude Code (.claude/settings.json), Codex CLI (.codex/hooks.json), Gemini CLI (.gemini/settings.json).",
 )
 def install(scope, dry_run, with_mcp, agent) -> None:
-    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, or the agent's own) to the agent's hook file."""
+    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, or the agent's own) to the agent's hook file.
+    They run this precompact by its absolute path, whatever PATH the agent has; run it again after moving precompact."""
     from precompact.config import install as installer
 
+    entry = installer.entry_point()
     if agent != "claude":
-        _install_agent(agent, scope, dry_run, with_mcp)
+        _install_agent(agent, scope, dry_run, with_mcp, entry)
         return
 
     try:
@@ -1159,26 +1166,22 @@ def install(scope, dry_run, with_mcp, agent) -> None:
         raise click.ClickException(
             f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)"
         )
-    change = installer.plan_install(installer.settings_path(scope, root), installer.COMMAND, sources)
-    server = installer.plan_mcp_server(installer.mcp_json_path(root), installer.COMMAND) if with_mcp else None
+    change = installer.plan_install(installer.settings_path(scope, root), entry, sources)
+    server = installer.plan_mcp_server(installer.mcp_path(scope, root), entry) if with_mcp else None
     if server is not None:
-        change = installer.with_mcp_approval(change)
-    if server is not None:
+        change = installer.with_mcp_approval(change, project_server=scope == "project")
         _apply(
             server,
             dry_run,
-            f"registered the MCP server `precompact mcp` in {server.path}",
+            f"registered the MCP server `{entry} mcp` in {server.path}",
             f"MCP server already registered in {server.path}",
         )
     _apply(
         change,
         dry_run,
-        f"installed the PreCompact, PostCompact, SessionStart and SessionEnd hooks in {change.path}",
+        f"installed the PreCompact, PostCompact, SessionStart and SessionEnd hooks in {change.path}, running {entry}",
         f"already installed in {change.path}; nothing changed",
     )
-    warning = installer.not_on_path_warning()
-    if warning:
-        terminal.echo(warning, err=True)
     if scope == "project" and not dry_run:
         terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
         if plugin:
@@ -1187,7 +1190,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
             )
 
 
-def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> None:
+def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry: Path) -> None:
     """`install --agent codex|gemini`: the hooks in that agent's own file (docs/agents.md)."""
     from precompact.config import install as installer
 
@@ -1198,16 +1201,13 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> Non
         raise
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
-    change = installer.plan_install(installer.hooks_path(agent, scope, root), installer.COMMAND, sources, agent)
+    change = installer.plan_install(installer.hooks_path(agent, scope, root), entry, sources, agent)
     _apply(
         change,
         dry_run,
-        f"installed precompact's hooks in {change.path}",
+        f"installed precompact's hooks in {change.path}, running {entry}",
         f"already installed in {change.path}; nothing changed",
     )
-    warning = installer.not_on_path_warning()
-    if warning:
-        terminal.echo(warning, err=True)
     if dry_run:
         return
     if agent == "codex":
@@ -1215,21 +1215,26 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> Non
             "note: Codex runs hooks only once they are trusted: review them with /hooks in codex (or run codex exec --dangerously-bypass-hook-trust)"
         )
     if with_mcp:
+        command = shlex.quote(str(entry))
         add = (
-            "codex mcp add precompact -- precompact mcp"
+            f"codex mcp add precompact -- {command} mcp"
             if agent == "codex"
-            else "gemini mcp add precompact precompact mcp"
+            else f"gemini mcp add precompact {command} mcp"
         )
         terminal.echo(f"to give {agent} precompact's recall, show and savepoints tools, run: {add}")
 
 
 @main.command()
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True)
-@click.option("--dry-run", is_flag=True, help="Print the resulting settings.json instead of writing it.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print each file it would write (its path, then its new JSON) instead of writing it.",
+)
 @click.option("--agent", type=click.Choice(agents.NAMES), default="claude", show_default=True)
 def uninstall(scope, dry_run, agent) -> None:
     """Remove precompact's hooks and MCP server (and only those) from the agent's hook file
-    (and, for Claude Code, the project's .mcp.json)."""
+    (and, for Claude Code, the MCP server from the project's .mcp.json, or with --scope user from ~/.claude.json)."""
     from precompact.config import install as installer
 
     if agent != "claude":
@@ -1243,7 +1248,7 @@ def uninstall(scope, dry_run, agent) -> None:
         return
 
     change = installer.without_mcp(installer.plan_uninstall(installer.settings_path(scope, Path.cwd())))
-    server = installer.plan_mcp_server_removal(installer.mcp_json_path(Path.cwd()))
+    server = installer.plan_mcp_server_removal(installer.mcp_path(scope, Path.cwd()))
     if server.changed:
         _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
     _apply(
@@ -1258,6 +1263,7 @@ def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:
     from precompact.config import install as installer
 
     if dry_run:
+        terminal.echo(f"{change.path}:")
         terminal.echo(change.text(), nl=False)
         return
     if not change.changed:

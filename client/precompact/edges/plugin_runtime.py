@@ -393,12 +393,10 @@ def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
 
 def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> bool:
     """Whether Claude Code's user settings, or the project's (read only from the directory Claude
-    Code starts in), run `precompact hook` for `event` with a `precompact` it can find. A file
-    that does not parse runs nothing."""
+    Code starts in), run `precompact hook` for `event` with a `precompact` that is there (by its
+    path, or found on PATH when named bare). A file that does not parse runs nothing."""
     from precompact.config import install
 
-    if shutil.which("precompact", path=environ.get("PATH")) is None:
-        return False
     home = Path(environ.get("HOME") or Path.home())
     for scope in ("user", "project"):
         try:
@@ -411,7 +409,7 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
             if isinstance(groups, list)
             else []
         )
-        if any(install.is_ours(handler) for handler in handlers):
+        if any(install.is_ours(h) and install.can_start(h["command"], environ.get("PATH")) for h in handlers):
             return True
     return False
 

@@ -28,11 +28,13 @@ ERRORS_LOG = "precompact-errors.log"
 
 @dataclass
 class Briefing:
-    """The savepoint whose restore brief a session is to be given, and at which start (`source`)."""
+    """The savepoint whose restore brief a session is to be given, at which start (`source`), by
+    which agent (whose MCP configuration says whether the brief names the MCP tools)."""
 
     savepoint: savepoint_log.Savepoint
     session_id: str | None
     source: str | None
+    agent: str
 
 
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -126,7 +128,7 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
         and savepoint_log.read(loaded.logs).written_by_uncompact(session_id)
     ):
         return None  # `uncompact` wrote this session: it holds the whole history, another brief is noise
-    return Briefing(latest, session_id, source)
+    return Briefing(latest, session_id, source, agent)
 
 
 def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None:
@@ -147,7 +149,7 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, "compact")
     if latest is None:
         return None
-    return Briefing(latest, session_id, "compact")
+    return Briefing(latest, session_id, "compact", agents.GEMINI)
 
 
 def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
@@ -165,15 +167,21 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
     """The restore brief `briefing` names (None: no brief), recorded in the index as given."""
     if briefing is None:
         return None
-    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id)
+    from precompact.config import install
+
+    mcp_tools = install.mcp_installed(briefing.agent, loaded.root)
+    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools)
     record_delivery(loaded, briefing)
     return context
 
 
-def session_start_brief(loaded: configuration.Config, sequence: int, session_id: str | None) -> str:
+def session_start_brief(
+    loaded: configuration.Config, sequence: int, session_id: str | None, mcp_tools: bool = False
+) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
     bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
-    savepoint no root vouches for, one line that says so and quotes nothing of it."""
+    savepoint no root vouches for, one line that says so and quotes nothing of it. It names the
+    MCP tools only with `mcp_tools` (the session's agent offers them)."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
@@ -184,7 +192,7 @@ def session_start_brief(loaded: configuration.Config, sequence: int, session_id:
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
         return restore_brief.unvouched(found)
-    return restore_brief.brief(found, session_id=session_id, repository=loaded.repository)
+    return restore_brief.brief(found, session_id=session_id, repository=loaded.repository, mcp_tools=mcp_tools)
 
 
 def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None:

@@ -4,19 +4,24 @@ line with what fixes it. Nothing here changes anything."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from precompact.boundary import processes, quoting
 from precompact.config import install
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log
 
 RPC_TIMEOUT_SECONDS = 5.0
 GIT_TIMEOUT_SECONDS = 10.0
+PROBE_SECONDS = 20.0
 # Claude Code releases whose PreCompact does not fire on auto-compaction (#50467).
 PRECOMPACT_MISSED = ((2, 1, 105), (2, 1, 114))
 CLEANUP_PERIOD_DAYS = 30  # Claude Code's default cleanupPeriodDays
@@ -41,14 +46,13 @@ class Check:
 def run(cwd: Path, home: Path | None = None) -> list[Check]:
     """Every check that applies; without a trusted configuration, only those that need none."""
     home = home or Path.home()
-    checks = [_on_path(), *_plugin_folder(home)]
     try:
         loaded = configuration.load(cwd)
     except configuration.ConfigError as e:
         # Its message names the fix (precompact init, trust, or the setting to change).
-        return [*checks, Check("configuration", False, str(e)), _claude_version()]
-    checks.append(Check("configuration", True, f"{loaded.root / configuration.CONFIG_NAME} trusted"))
-    checks += [_hooks(loaded, home), _claude_version()]
+        return [*_plugin_folder(home), Check("configuration", False, str(e)), *_commands(cwd, home), _claude_version()]
+    checks = [*_plugin_folder(home), Check("configuration", True, f"{loaded.root / configuration.CONFIG_NAME} trusted")]
+    checks += [_hooks(loaded, home), *_commands(loaded.root, home), _claude_version()]
     steps: list[tuple[str, Callable[[configuration.Config], Check | None]]] = [
         ("cluster and balance", _keypair_and_balance),
         ("git url", _recorded_url),
@@ -67,11 +71,17 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
     return checks
 
 
-def _on_path() -> Check:
-    warning = install.not_on_path_warning()
-    # The warning names its own fix.
-    detail = warning.removeprefix("warning: ") if warning else str(shutil.which(install.COMMAND))
-    return Check("precompact on PATH", warning is None, detail)
+def agent_path() -> tuple[str, str]:
+    """The PATH an agent has when it was started outside precompact's virtual environment (this
+    PATH without the environment's `bin`: VIRTUAL_ENV's, and the one this Python runs from), and
+    how to say which PATH that is."""
+    environments = {os.environ.get("VIRTUAL_ENV", "")} | ({sys.prefix} if sys.prefix != sys.base_prefix else set())
+    left_out = {os.path.realpath(Path(e) / "bin") for e in environments if e}
+    directories = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    kept = [d for d in directories if os.path.realpath(d) not in left_out]
+    dropped = sorted({d for d in directories if d not in kept})
+    said = f"your PATH without {', '.join(dropped)}" if dropped else "your PATH"
+    return os.pathsep.join(kept), said
 
 
 def _plugin_folder(home: Path) -> list[Check]:
@@ -100,14 +110,93 @@ def _plugin_folder(home: Path) -> list[Check]:
     ]
 
 
-def _ours(path: Path) -> set[str]:
+def _commands(root: Path, home: Path) -> list[Check]:
+    """Each program an installed hook (every agent, both scopes) or MCP server runs, started as
+    the agent would start it."""
+    checks = []
+    for agent in install.AGENTS:
+        for scope in ("project", "user"):
+            hooks = install.hooks_path(agent, scope, root, home)
+            programs = {_first_word(command) for command in _ours(hooks).values()}
+            checks += [
+                _starts(f"{agent} hook command", program, hooks, scope, home) for program in sorted(programs, key=str)
+            ]
+    for settings, command in install.mcp_commands(root, home).items():
+        scope = "project" if settings == install.mcp_json_path(root) else "user"
+        checks.append(_starts("MCP server command", _first_word(command), settings, scope, home))
+    return checks
+
+
+def _starts(name: str, program: str | None, where: Path, scope: str, home: Path) -> Check:
+    """Whether `program` (the first word of an installed command) starts, asked for `--version`
+    with the agent's PATH and nothing else of this environment. A program a project's file names
+    is run only if it is this very precompact: a repository's settings are outside input."""
+    fix = f"precompact install --scope {scope}" + (" --mcp" if name.startswith("MCP") else "")
+    if not program:
+        return Check(name, False, f"{where}: cannot read its command", fix)
+    path, said_path = agent_path()
+    shown = quoting.inline(program)
+    if "/" not in program:
+        found = shutil.which(program, path=path)
+        result = f"with {said_path} it finds {found}" if found else f"with {said_path} it is not found"
+        return Check(
+            name,
+            False,
+            f"{where} runs a bare {shown}, which depends on the PATH the agent starts with ({result})",
+            f"{fix} (it writes the absolute path)",
+        )
+    if not os.path.exists(program):
+        return Check(name, False, f"{where} runs {shown}, which does not exist (moved or removed)", fix)
+    if scope == "project" and not _is_this_precompact(program):
+        return Check(name, False, f"{where} runs {shown}, not this precompact ({_this_precompact()}); not started", fix)
+    try:
+        done = processes.run_program(
+            [program, "--version"], cwd=None, env={"PATH": path, "HOME": str(home)}, timeout=PROBE_SECONDS
+        )
+    except (OSError, ValueError, processes.TimeoutExpired) as e:
+        return Check(name, False, f"{where} runs {shown}, which cannot start: {e}", fix)
+    answer = done.stdout.decode(errors="replace").strip()
+    if done.returncode != 0 or not answer.startswith(install.COMMAND):
+        reason = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        return Check(name, False, f"{where} runs {shown}, which fails to start: {quoting.inline(reason)}", fix)
+    return Check(name, True, f"{where} runs {shown}, which starts with {said_path} ({quoting.inline(answer)})")
+
+
+def _first_word(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def _this_precompact() -> str:
+    try:
+        return str(install.entry_point())
+    except install.NotInstalled:
+        return "not an installed command"
+
+
+def _is_this_precompact(program: str) -> bool:
+    try:
+        return os.path.samefile(program, install.entry_point())
+    except (OSError, install.NotInstalled):
+        return False
+
+
+def _ours(path: Path) -> dict[str, str]:
+    """Event -> the command of our handler for it, in the hook file at `path`."""
     try:
         hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks") or {}
         return {
-            event for event, groups in hooks.items() for g in groups for h in g.get("hooks", []) if install.is_ours(h)
+            event: h["command"]
+            for event, groups in hooks.items()
+            for g in groups
+            for h in g.get("hooks", [])
+            if install.is_ours(h)
         }
     except (OSError, ValueError, AttributeError, TypeError):
-        return set()
+        return {}
 
 
 def _hooks(loaded: configuration.Config, home: Path) -> Check:
@@ -125,7 +214,7 @@ def _hooks(loaded: configuration.Config, home: Path) -> Check:
             f"installed twice ({', '.join(where)}): each compaction would be saved twice",
             "keep one: precompact uninstall --scope project|user, or claude plugin uninstall",
         )
-    events = next((e for e in places.values() if e), set(install.HOOKS))
+    events = next((set(e) for e in places.values() if e), set(install.HOOKS))
     missing = sorted(set(install.HOOKS) - events)
     if missing:
         return Check("hooks", False, f"{where[0]} lacks {', '.join(missing)}", "precompact install (again)")

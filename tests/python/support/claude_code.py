@@ -51,6 +51,13 @@ What Claude Code 2.1.332 does, observed with this harness (the tests rely on the
   ("Dropped 3 project-scoped permissions.allow entries — workspace not yet trusted"); the same
   entries in ~/.claude/settings.json apply. An MCP tool not allowed answers "Claude requested
   permissions to use <tool>, but you haven't granted it yet."
+- A hook's command runs under /bin/sh -c (whatever SHELL says), with Claude Code's own PATH. A
+  `systemMessage` on a hook's stdout (exit 0) is stored in the transcript as an `attachment` of
+  type `hook_system_message` (what the user is shown) and is not sent to the model.
+- User-scope MCP servers are read from `mcpServers` in ~/.claude.json (where `claude mcp add
+  --scope user` writes them; a local-scope one goes under `projects.<dir>.mcpServers` there), not
+  from ~/.claude/settings.json; `claude mcp list` starts each and prints "<name>: <command> -
+  ✔ Connected".
 - Sessions live in ~/.claude/projects/<folder>/<session id>.jsonl, <folder> being the directory
   Claude Code started in with every character but letters and digits turned into `-`;
   `--resume <id>` reopens any session file there, and sends the model its entries after the

@@ -1,0 +1,140 @@
+"""precompact's hooks and MCP server under the real Claude Code (claude_code.py) started where the
+virtual environment precompact was installed into is not active: its PATH lacks precompact, as
+when `claude` is started from another terminal, a desktop launcher or an IDE (#40, cases 1 and 4).
+`install` ran with that environment active, as the README's pip walkthrough has it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from support import claude_code
+from support.claude_code import MockAnthropic, Script, Session, compaction_requests, messages_text, wait_for_worker
+from support.commands import PRECOMPACT, precompact
+from support.projects import new_project
+
+# The PATH Claude Code has when started outside the virtual environment.
+AGENT_PATH = "/usr/bin:/bin"
+ENTRY = str(Path(PRECOMPACT).resolve())
+BRIEF_START = "[precompact] Restored from savepoint "
+MCP_HINT = "the precompact MCP tools `recall`"
+COMMANDS_HINT = "`precompact recall QUERY` (words -> excerpts with references)"
+
+
+@pytest.fixture
+def project(tmp_path):
+    return new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+
+
+def compacted(session: Session) -> str:
+    session_id = session.run("Start the parser.")["session_id"]
+    session.run("Keep going.", resume=session_id)
+    session.run("/compact", resume=session_id)
+    assert len(compaction_requests(session.mock)) == 1
+    return session_id
+
+
+def brief_after_compaction(session: Session, session_id: str) -> str:
+    """The restore brief in the first request after the compaction."""
+    asked = len(session.mock.requests)
+    session.run("Where were we?", resume=session_id)
+    text = messages_text(next(r for r in session.mock.requests[asked:] if r["body"] and r["body"].get("messages")))
+    assert BRIEF_START in text, "the SessionStart hook ran and gave the brief"
+    return text[text.index(BRIEF_START) :]
+
+
+def doctor_line(home: Path, cwd: Path, check: str) -> str:
+    done = precompact(cwd, "doctor", home=home)
+    [line] = [line for line in done.stdout.splitlines() if line[2:].startswith(f"{check}: ")]
+    return line
+
+
+def test_hooks_installed_from_an_active_venv_run_when_claude_starts_without_it(project, tmp_path, claude_binary):
+    home = tmp_path / "home"
+    with claude_code.session_in(project, home, claude_binary, "--scope", "user") as setup:
+        setup.session.env["PATH"] = AGENT_PATH
+        session_id = compacted(setup.session)
+        wait_for_worker(project)
+        assert any(e["event"] == "SAVEPOINT_CREATED" for e in setup.index()), "SessionEnd saved the session"
+        [compaction] = compaction_requests(setup.session.mock)
+        assert "precompact savepoint" in claude_code.texts(compaction["body"]["messages"][-1]), (
+            "PreCompact ran: its note reached the summariser"
+        )
+        brief = brief_after_compaction(setup.session, session_id)
+        assert COMMANDS_HINT in brief and MCP_HINT not in brief, "no MCP server installed: only the commands named"
+    assert doctor_line(home, project.path, "claude hook command").startswith(
+        f'✓ claude hook command: {home / ".claude" / "settings.json"} runs "{ENTRY}", which starts with your PATH'
+    )
+
+
+def test_a_hook_that_cannot_start_says_so_in_the_session_and_doctor_names_the_fix(project, tmp_path, claude_binary):
+    """precompact installed, then moved away (a venv deleted or rebuilt elsewhere): the user sees
+    it at the next session start, not only in a debug log."""
+    home = tmp_path / "home"
+    home.mkdir()
+    moved = tmp_path / "old-venv" / "bin" / "precompact"
+    moved.parent.mkdir(parents=True)
+    shutil.copy2(PRECOMPACT, moved)
+    installed = subprocess.run(
+        [str(moved), "install", "--scope", "user"],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(home), "PATH": AGENT_PATH},
+        check=False,
+    )
+    assert installed.returncode == 0 and f"running {moved}" in installed.stdout, installed.stderr
+    moved.unlink()
+    with MockAnthropic(Script()) as mock:
+        session = Session(claude_binary, home, project.path, mock, env={"PATH": AGENT_PATH})
+        session_id = session.run("Start the parser.")["session_id"]
+        session.run("Keep going.", resume=session_id)
+        shown = [
+            entry["attachment"]["content"]
+            for entry in session.transcript(session_id)
+            if entry.get("type") == "attachment" and entry["attachment"].get("type") == "hook_system_message"
+        ]
+        assert shown == [
+            f"precompact: its hook could not start ({moved} is missing or broken), so this session is not being saved; run `precompact install` again with the precompact you use"
+        ], "SessionStart(resume) showed the user one line"
+        assert all("could not start" not in messages_text(r) for r in mock.requests if r["body"]), (
+            "a message for the user, not the model"
+        )
+    assert doctor_line(home, project.path, "claude hook command") == (
+        f'✗ claude hook command: {home / ".claude" / "settings.json"} runs "{moved}", which does not exist (moved or removed); '
+        "fix: precompact install --scope user"
+    )
+
+
+def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, tmp_path, claude_binary):
+    home = tmp_path / "home"
+    with claude_code.session_in(project, home, claude_binary, "--scope", "user", "--mcp") as setup:
+        setup.session.env["PATH"] = AGENT_PATH
+        assert not (project.path / ".mcp.json").exists(), "user scope: not the project's file"
+        assert json.loads((home / ".claude.json").read_text())["mcpServers"]["precompact"] == {
+            "type": "stdio",
+            "command": ENTRY,
+            "args": ["mcp"],
+        }
+        listed = subprocess.run(
+            [str(claude_binary), "mcp", "list"],
+            cwd=project.path,
+            env=setup.session.environment(),
+            capture_output=True,
+            text=True,
+            timeout=setup.session.timeout,
+            check=False,
+        )
+        assert f"precompact: {ENTRY} mcp - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
+        session_id = compacted(setup.session)
+        wait_for_worker(project)
+        brief = brief_after_compaction(setup.session, session_id)
+        assert MCP_HINT in brief, "the MCP server is installed: the brief names its tools"
+    assert doctor_line(home, project.path, "MCP server command").startswith(
+        f'✓ MCP server command: {home / ".claude.json"} runs "{ENTRY}", which starts with your PATH'
+    )
