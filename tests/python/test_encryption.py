@@ -24,14 +24,14 @@ from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import commands, fault_trials
 from support.commands import run_git
-from support.projects import Project, new_project, trust
+from support.projects import Project, new_project, savepoint_branch, trust
 from support.transcript_gen import generate, payload
 
 IN_TRANSCRIPT = "quokka-marker-7781"
 IN_INSTANCE = "okapi-marker-5512"
 IN_SUMMARY = "narwhal-marker-4410"
 IN_CHUNK = "axolotl-marker-9903"
-BRANCH = "precompact/savepoints"
+BRANCH = savepoint_branch()
 
 
 # These tests read what precompact printed as bytes, as they read the files it wrote.
@@ -330,7 +330,7 @@ def test_a_clear_text_project_keeps_working_and_status_names_its_clear_savepoint
     first = savepoint_log.savepoints(project.logs)[0].created["snapshot_file"]
     assert first in tree(project.remote), "clear text, as before encryption existed"
     status = precompact(project.path, "status")
-    assert "in clear text on precompact/savepoints (and its remote once pushed): Trial #1 #1" in out(status)
+    assert f"in clear text on {BRANCH} (and its remote once pushed): Trial #1 #1" in out(status)
 
     config.write_text(config.read_text().replace("recipients = []", f'recipients = ["{mine}"]'))
     trust(project.path)

@@ -728,6 +728,46 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
     repo.git.update_ref(_tracking(target), tip)
 
 
+def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
+    """Every savepoint branch the remote holds (each instance's, `<base>-<id>`, and the shared
+    branch of older versions), fetched in one go: branch name -> its tip commit, now in the
+    project's object store (no ref of the project's is moved). GitStoreError when the remote
+    cannot be read."""
+    base = target.legacy or target.branch.rpartition("-")[0]
+    listed = remote_refs(repo, target)
+    wanted = {
+        name.removeprefix("refs/heads/"): commit
+        for name, commit in listed.items()
+        if name == f"refs/heads/{base}"
+        or re.fullmatch(rf"refs/heads/{re.escape(base)}-[0-9a-f]{{{INSTANCE_ID_DIGITS}}}", name)
+    }
+    if not wanted:
+        return {}
+    done = _transfer(
+        repo,
+        "fetch",
+        remote_url(repo, target),
+        f"fetching the savepoint branches from {target.remote}",
+        *(f"+refs/heads/{branch}:refs/precompact/team/{branch}" for branch in wanted),
+        options=("--quiet", "--no-write-fetch-head"),
+    )
+    if done.returncode != 0:
+        raise GitStoreError(
+            f"fetching the savepoint branches from {target.remote} failed: {refusal(done.stderr, done.returncode)}"
+        )
+    fetched = {}
+    for branch in wanted:
+        try:
+            tip = git_env.transport_ref(
+                _objects(repo), object_format(repo), f"refs/precompact/team/{branch}", PUSH_TIMEOUT_SECONDS
+            )
+        except (OSError, processes.TimeoutExpired):
+            tip = None
+        if tip is not None and _resolve(repo, tip) is not None:
+            fetched[branch] = tip
+    return fetched
+
+
 def _transfer(
     repo: git.Repo, command: str, url: str, doing: str, *args: str, options: tuple[str, ...] = ()
 ) -> processes.CompletedProcess:
