@@ -136,13 +136,13 @@ def test_no_planted_marker_reaches_any_object_or_ref_on_the_remote(tmp_path):
     assert all(marker.encode() in local for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY)), "planted"
     run_git(project.remote, "gc", "--quiet")  # packed objects and refs too
     on_remote = remote_objects(project.remote)
-    files = tree(project.remote)
+    files = tree(project.remote, project.branch)
     assert all(f.endswith(".age") for f in files) and any(f.startswith(gitstore.CHUNKS_DIR) for f in files)
     for chunk in (project.logs / "precompact-chunks").iterdir():
         assert chunk.name.encode() not in on_remote, "no chunk is named by its plaintext's hash"
     for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY):
         assert marker.encode() not in on_remote
-    messages = run_git(project.remote, "log", "--format=%B", BRANCH)
+    messages = run_git(project.remote, "log", "--format=%B", project.branch)
     assert "Sequence: 2" in messages and "Snapshot hash" not in messages
     for savepoint in savepoint_log.savepoints(project.logs):
         assert savepoint.snapshot_hash.encode() not in on_remote, "nothing names the plaintext's hash"
@@ -375,12 +375,15 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     with pytest.raises(gitstore.Sealed, match="no age identity"):
         gitstore.file_at(repo, commit, name, remote_crypto.Keys(loaded.recipients, tmp_path / "none"))
 
-    # Another machine (no naming key in its logs/) takes the key the branch carries: the same
-    # chunk gets the same name.
+    # Another machine (no naming key in its logs/) makes a key of its own, never the one the
+    # branch carries (#48: anyone can encrypt a key to the user's recipient): the chunk gets a
+    # new name, its ciphertext still made once.
     (project.logs / "precompact-chunk-names.key").unlink()
     again = gitstore.tree_entries(repo, target, project.logs, {name: digest})
-    assert chunk_path in again and (project.logs / "precompact-chunk-names.key").read_bytes()[:32] == naming_key
-    assert again[chunk_path] == entries[chunk_path], "the ciphertext cache: encrypted once"
+    new_key = (project.logs / "precompact-chunk-names.key").read_bytes()[:32]
+    assert new_key != naming_key and chunk_path not in again
+    renamed = f"{gitstore.CHUNKS_DIR}{remote_crypto.keyed_name(new_key, digest)}.age"
+    assert again[renamed] == entries[chunk_path], "the ciphertext cache: encrypted once"
 
     # A chunk whose bytes are not the ones its name promises is not committed.
     (project.logs / "precompact-chunks" / digest).write_bytes(b"other bytes")

@@ -577,7 +577,7 @@ def _remote_status(loaded: configuration.Config, as_json: bool) -> None:
         if not found:
             terminal.echo(f"{loaded.remote} holds no savepoint branch")
         for r in found:
-            mark = {verdicts.VERIFIED: "✓", verdicts.FAILED: "✗"}.get(r.check.status, "–")
+            mark = "✓" if r.check.status == verdicts.VERIFIED else "✗" if r.check.status == verdicts.FAILED else "–"
             name = r.instance if r.instance is not None else "(an instance whose index is not for you)"
             last = f"#{r.last.sequence} {r.last.timestamp or '?'}" if r.last else "-"
             this = " (this project's instance)" if r.yours else ""

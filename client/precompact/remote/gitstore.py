@@ -16,6 +16,7 @@ plaintext: both forms are handled there and nowhere else.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
@@ -121,6 +122,13 @@ class Target:
             config.url,
             config.branch,
         )
+
+    def of_instance(self, instance: str) -> Target:
+        """The same remote and keys, for `instance`'s own branch (a logs/ can hold several
+        instances: a renamed one's successor, PRECOMPACT_INSTANCE)."""
+        if self.legacy is None:
+            return self
+        return dataclasses.replace(self, branch=instance_branch(self.legacy, instance))
 
     @property
     def ref(self) -> str:
@@ -949,17 +957,36 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
 
 
 def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False) -> Iterator[savepoint_log.Outcome]:
-    """Commits every savepoint not yet committed, in sequence order, then pushes once, yielding
-    each savepoint's outcome as it happens (the caller records it). Stops at the first savepoint
-    that cannot be committed: later ones must not be committed ahead of it. With `newly_signed`
-    (signatures were added to the index) and no savepoint to commit, the index is committed
-    alone, so that the remote's copy carries them; the branch is pushed whenever it is ahead of
-    the remote's."""
-    Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
+    """Commits and pushes each instance's savepoints onto its own branch (`_sync_branch`): the
+    configured instance's first (started from the shared branch of older versions when it has
+    none here), then any other instance logs/ holds (a renamed instance's predecessor, one named
+    by PRECOMPACT_INSTANCE), so that no instance's savepoints land on another's branch."""
     _migrate(repo, target)
     savepoints = savepoint_log.savepoints(logs)
+    branches: dict[Target, list[savepoint_log.Savepoint]] = {target: []}
+    for savepoint in savepoints:
+        branches.setdefault(target.of_instance(savepoint.instance), []).append(savepoint)
+    for own, mine in branches.items():
+        yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target)
+
+
+def _sync_branch(
+    repo: git.Repo,
+    target: Target,
+    logs: Path,
+    every: list[savepoint_log.Savepoint],
+    savepoints: list[savepoint_log.Savepoint],
+    newly_signed: bool,
+) -> Iterator[savepoint_log.Outcome]:
+    """Commits every savepoint of `savepoints` (one instance's) not yet committed, in sequence
+    order, then pushes once, yielding each savepoint's outcome as it happens (the caller records
+    it). Stops at the first savepoint that cannot be committed: later ones must not be committed
+    ahead of it. With `newly_signed` (signatures were added to the index) and no savepoint to
+    commit, the index is committed alone, so that the remote's copy carries them; with nothing
+    to push, the remote is asked whether it still holds the branch (`_pushed_again`)."""
+    Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
     uncommitted = [s for s in savepoints if not s.commit]
-    hidden = _not_in_logs(repo, target, savepoints) if uncommitted else 0
+    hidden = _not_in_logs(repo, target, every) if uncommitted else 0
     if hidden:
         # The commit's index copy, which `precompact restore` reads, would no longer name them.
         reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"

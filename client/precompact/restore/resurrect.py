@@ -230,7 +230,7 @@ def _savepoints(
         fetched = f"; {e}"
     if remote.tip is None:
         raise ResurrectError(
-            f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}"
+            f"no savepoint of {name} in {index}, and branch {remote.target.branch} is not in {config.repository}{fetched}"
         )
     [committed] = remote.snapshot_reads([(remote.tip, str(index.relative_to(config.root)))])
     if isinstance(committed, gitstore.Unopened):

@@ -65,13 +65,17 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
     names = sorted({s.instance for s in read.savepoints})
     if not names:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, "its index copy holds no savepoint"))
-    named = branch == gitstore.instance_branch(str(target.legacy), names[0])
-    if len(names) > 1 or not (named or branch == target.legacy):
-        why = f"its index copy holds instance(s) {', '.join(names)}, not the one its name says"
+    # A logs/ may hold several instances (a renamed one's predecessor): the branch is the one
+    # whose id its name carries; the shared branch of older versions, its one instance.
+    owner = [n for n in names if branch == gitstore.instance_branch(str(target.legacy), n)]
+    if branch == target.legacy and len(names) == 1:
+        owner = names
+    if not owner:
+        why = f"its index copy holds instance(s) {', '.join(names)}, none of them the one its name says"
         return listed(verdicts.Check(verdicts.FAILED, why))
-    savepoints = sorted(read.savepoints, key=lambda s: s.sequence)
+    savepoints = sorted((s for s in read.savepoints if s.instance == owner[0]), key=lambda s: s.sequence)
     signer = next((s.signatures[0].signer for s in savepoints if s.signatures), None)
-    found = {"instance": names[0], "last": savepoints[-1], "signer": signer}
+    found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
     broken = _broken_chain(savepoints)
     if broken:
         return listed(verdicts.Check(verdicts.FAILED, broken), **found)
