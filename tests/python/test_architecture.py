@@ -317,7 +317,13 @@ def reads_a_snapshot_by_key(tree: ast.Module) -> list[str]:
 # A verdict (verified, not verified, pending, not on the remote, failed, off) is decided in
 # verifier/ and only rendered elsewhere: outside it a verdict's status may be compared with, never
 # given to anything, and no verdict type is constructed.
-VERDICT_OWNERS = ("verifier/verdicts.py", "verifier/verify.py", "verifier/savepoint.py", "verifier/signed.py", "verifier/team.py")
+VERDICT_OWNERS = (
+    "verifier/verdicts.py",
+    "verifier/verify.py",
+    "verifier/savepoint.py",
+    "verifier/signed.py",
+    "verifier/team.py",
+)
 VERDICT_MODULES = {"precompact.verifier.verdicts", "precompact.restore.resurrect"}
 VERDICT_STATUSES = {"VERIFIED", "NOT_VERIFIED", "PENDING", "NOT_ON_REMOTE", "FAILED", "OFF"}
 VERDICT_TYPES = {"Check", "ChainRead"}
