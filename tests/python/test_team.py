@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from jsonschema import Draft202012Validator
+
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
@@ -164,7 +166,10 @@ def test_one_person_on_two_machines_pushes_from_both_and_sees_both(tmp_path):
 
     listed = desktop.run("status", "--remote", "--json")
     assert listed.returncode == 0, listed.stdout + listed.stderr
-    found = {i["instance"]: i for i in json.loads(listed.stdout)["instances"]}
+    document = json.loads(listed.stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "status.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(document))
+    found = {i["instance"]: i for i in document["instances"]}
     assert set(found) == {"gabriel laptop", "gabriel desktop"}
     assert [found[n]["status"] for n in sorted(found)] == ["verified", "verified"]
     assert found["gabriel laptop"]["last_sequence"] == 2 and not found["gabriel laptop"]["this_project"]
