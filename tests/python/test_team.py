@@ -348,3 +348,23 @@ def _recipients(who: Person) -> list[str]:
     shown = who.run("key", "show", "--json")
     assert shown.returncode == 0, shown.stderr
     return json.loads(shown.stdout)["recipients"]
+
+
+def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_recipient(tmp_path):
+    remote = bare_remote(tmp_path)
+    bob, carol = (person(tmp_path, name, str(remote)) for name in ("bob", "carol"))
+    alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
+    assert alice.save().returncode == SAVED
+
+    reached = bob.run("resurrect", "--from", "alice", "--json")
+    assert reached.returncode == 0, reached.stdout + reached.stderr
+    found = json.loads(reached.stdout)
+    assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
+    # Read with bob's identity, but vouched for by no root of bob's: said, never shown as ✓.
+    assert found["checks"]["integrity"]["status"] == "not verified", found["checks"]
+
+    refused = carol.run("resurrect", "--from", "alice")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr
+    assert "encryption.recipients" in refused.stderr
