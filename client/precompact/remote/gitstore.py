@@ -1,6 +1,12 @@
 """Layer 2: savepoints committed onto a dedicated branch and pushed, never touching the user's
 index, working tree or current branch.
 
+Each instance has a branch of its own, here and on the remote (`instance_branch`:
+`<git.branch>-<instance id>`), so that teammates and machines sharing one remote never push the
+same ref; the single branch every instance shared before (`git.branch` itself) is read where an
+instance has no branch yet and migrated from, never written. A push is never forced and never
+deletes: one that lost a race is fetched, merged on top and pushed again (`push`).
+
 Everything goes through git plumbing (GitPython's command layer): blobs are hashed straight
 from the files, the tree is built in a private index file, the commit is made with
 `commit-tree`, and the branch moves with a compare-and-swap `update-ref`, so a git command the

@@ -3,9 +3,9 @@
 whether it verifies against its own key. Read-only: nothing is written, here or there.
 
 The remote is hostile input, and so is a teammate's branch. What is checked, from the branch's
-tip alone: its index copy parses; it names one instance, and that instance's id is the one the
-branch's name carries (a copy of another's savepoints under a name of its own is not theirs);
-the savepoints run 1, 2, 3 … with each naming its predecessor's hash (none removed from the
+tip alone: its index copy parses and holds the instance whose id the branch's name carries (a
+copy of another's savepoints under a name of its own is not theirs; a logs/ may hold several
+instances, and only that one's savepoints are judged); they run 1, 2, 3 … with each naming its predecessor's hash (none removed from the
 middle or reordered); every line is signed by one key (the instance's own: the key of its first
 signed line) and each signature checks; the last savepoint's snapshot at the tip hashes to what
 its signed line states. Which key is the instance's own is the branch's claim: it is named, and
