@@ -666,8 +666,13 @@ def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str
     into the tree, and nothing of theirs is rewritten or dropped from history."""
     tree = repo.git.rev_parse(f"{ours}^{{tree}}")
     message = "PRECOMPACT: savepoints put on top of the remote's branch\n"
-    merged = repo.git.commit_tree(tree, "-p", ours, "-p", theirs, "-m", message, env=_identity(repo))
-    repo.git.update_ref(target.ref, merged, ours)
+    try:
+        merged = repo.git.commit_tree(tree, "-p", ours, "-p", theirs, "-m", message, env=_identity(repo))
+        repo.git.update_ref(target.ref, merged, ours)
+    except git.GitCommandError as e:
+        raise GitStoreError(
+            f"branch {target.branch} could not be put on top of the remote's: {_said(str(e.stderr), e.status)}"
+        ) from None
     return merged
 
 
