@@ -131,7 +131,7 @@ def stored_bytes(*roots: Path) -> int:
 
 def remote_tip(project) -> str | None:
     found = subprocess.run(
-        ["git", "-C", str(project.remote), "rev-parse", "--verify", "-q", "refs/heads/precompact/savepoints"],
+        ["git", "-C", str(project.remote), "rev-parse", "--verify", "-q", f"refs/heads/{project.branch}"],
         check=False,
         capture_output=True,
         text=True,

@@ -22,6 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
+from precompact.remote import gitstore
 from support.transcript_gen import generate, payload
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
@@ -176,10 +177,9 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
         f"  the planted secret is in the snapshot: {planted in snapshot}; redactions: {json.loads(snapshot)['redaction']['counts']}"
     )
 
-    step("5. Layer 2: the savepoint commit, pushed to the remote's precompact/savepoints branch")
-    print(
-        "  " + git(remote, "log", "-1", "--format=%H%n%s%n%n%b", "precompact/savepoints").strip().replace("\n", "\n  ")
-    )
+    branch = gitstore.instance_branch("precompact/savepoints", INSTANCE)
+    step(f"5. Layer 2: the savepoint commit, pushed to the remote's {branch} branch (the instance's own)")
+    print("  " + git(remote, "log", "-1", "--format=%H%n%s%n%n%b", branch).strip().replace("\n", "\n  "))
     print(f"  the user's branch and index are untouched: {git(project, 'status', '--short', '--branch').strip()}")
 
     step("6. Layer 3: the on-chain transaction and the account, decoded")

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from precompact.restore.resurrect import Resurrection
     from precompact.restore.uncompact import Uncompacted
     from precompact.transcript.conversation import Recent
-    from precompact.verifier import verdicts
+    from precompact.verifier import team, verdicts
     from precompact.verifier.verify import Report
 
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
@@ -103,6 +103,21 @@ def restore(config: Config, progress: Callable[[int, int], None]) -> Restored:
     from precompact.ops import logs_restore
 
     return logs_restore.restore(config, progress)
+
+
+def remote_instances(config: Config) -> list[team.RemoteInstance]:
+    """`status --remote`: every instance the git remote holds, its last savepoint and whether
+    it verifies against its own key, read-only (verifier/team.py judges each branch)."""
+    from precompact.verifier import team as team_verifier
+
+    return team_verifier.instances(config)
+
+
+def savepoint_branch(config: Config) -> str:
+    """The instance's own savepoint branch (here and on the remote)."""
+    from precompact.remote import gitstore
+
+    return gitstore.instance_branch(config.branch, config.instance)
 
 
 def lacking(config: Config) -> list[str]:

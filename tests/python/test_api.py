@@ -19,10 +19,10 @@ from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import snapshot
 from support.commands import run_git
-from support.projects import Project, new_project
+from support.projects import Project, new_project, savepoint_branch
 from support.transcript_gen import Transcript, generate
 
-BRANCH = "precompact/savepoints"
+BRANCH = savepoint_branch()
 SUCCESSOR = "Next #2"
 
 

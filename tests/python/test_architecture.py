@@ -317,7 +317,13 @@ def reads_a_snapshot_by_key(tree: ast.Module) -> list[str]:
 # A verdict (verified, not verified, pending, not on the remote, failed, off) is decided in
 # verifier/ and only rendered elsewhere: outside it a verdict's status may be compared with, never
 # given to anything, and no verdict type is constructed.
-VERDICT_OWNERS = ("verifier/verdicts.py", "verifier/verify.py", "verifier/savepoint.py", "verifier/signed.py")
+VERDICT_OWNERS = (
+    "verifier/verdicts.py",
+    "verifier/verify.py",
+    "verifier/savepoint.py",
+    "verifier/signed.py",
+    "verifier/team.py",
+)
 VERDICT_MODULES = {"precompact.verifier.verdicts", "precompact.restore.resurrect"}
 VERDICT_STATUSES = {"VERIFIED", "NOT_VERIFIED", "PENDING", "NOT_ON_REMOTE", "FAILED", "OFF"}
 VERDICT_TYPES = {"Check", "ChainRead"}
@@ -459,6 +465,34 @@ def _calls_git_env(tree: ast.Module, function: str) -> list[str]:
     return found
 
 
+# A push never overwrites or deletes a ref on the remote (#47: a teammate's branch, or one's own
+# history that a savepoint's commit names): no module may pass git an option that forces or
+# deletes, nor push a refspec that does (`+src:dst`, `:dst`). A lost race is merged on top.
+FORCING_OPTIONS = {"--force", "--force-with-lease", "--force-if-includes", "--mirror", "--prune", "--delete"}
+
+
+def forces_a_push(tree: ast.Module) -> list[str]:
+    """In a call that pushes (a "push" among its arguments): a forcing or deleting option, or a
+    `+`/`:` refspec."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if not any(isinstance(a, ast.Constant) and a.value == "push" for a in arguments):
+            continue
+        for a in arguments:
+            found += [
+                f"line {node.lineno}: {c.value}"
+                for c in ast.walk(a)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.split("=")[0] in FORCING_OPTIONS
+            ]
+            first = a.values[0] if isinstance(a, ast.JoinedStr) and a.values else a
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value[:1] in ("+", ":"):
+                found.append(f"line {node.lineno}: {ast.unparse(a)[:60]}")
+    return found
+
+
 def talks_to_a_remote_around_its_owner(tree: ast.Module) -> list[str]:
     """`git_env.transport(...)`: a push, fetch or ls-remote whose URL did not come from git.url."""
     return _calls_git_env(tree, "transport")
@@ -527,6 +561,15 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         talks_to_a_remote_around_its_owner,
         TRANSPORT_CALLERS,
         "from precompact.boundary import git_env\ndef push(objects, url):\n    git_env.transport(objects, 'sha1', 'push', url, timeout=5)\n",
+    ),
+    "forces_a_push": (
+        forces_a_push,
+        (),
+        (
+            "from precompact.boundary import git_env\ndef push(objects, url, commit, ref):\n"
+            "    git_env.transport(objects, 'sha1', 'push', url, f'+{commit}:{ref}', timeout=5)\n"
+            "    git_env.transport(objects, 'sha1', 'push', url, f'{commit}:{ref}', options=('--force',), timeout=5)\n"
+        ),
     ),
     "reads_the_projects_remote_url": (
         reads_the_projects_remote_url,

@@ -19,10 +19,10 @@ import pytest
 from precompact.boundary import git_env
 from support import commands, transcript_gen
 from support.commands import precompact, run_git, wait_until, worker_finished
-from support.projects import Project, new_project, repository_copy
+from support.projects import Project, new_project, repository_copy, savepoint_branch
 
 BARE_PATH = "/usr/bin:/bin"
-BRANCH = "precompact/savepoints"
+BRANCH = savepoint_branch()
 
 
 class Planted:

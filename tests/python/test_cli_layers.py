@@ -13,7 +13,7 @@ from solders.pubkey import Pubkey
 from precompact.chain import wire as chain
 from support.commands import INSTANCE, initialized, initialized_and_funded, invoke, run_git, statuses
 from support.localnet import free_port
-from support.projects import fund
+from support.projects import fund, pushed_branch
 
 
 def chain_record(url: str, authority: Keypair) -> bytes:
@@ -34,7 +34,7 @@ def test_savepoint_reaches_git_and_chain(workspace, localnet, monkeypatch):
 
     [row] = statuses(project)
     assert (row["layer_2"], row["layer_3"]) == ("PUSHED", "CONFIRMED")
-    assert run_git(remote, "rev-parse", "refs/heads/precompact/savepoints").strip() == row["commit"]
+    assert run_git(remote, "rev-parse", pushed_branch(remote)).strip() == row["commit"]
     data = chain_record(localnet.url, authority)
     assert int.from_bytes(data[241:249], "little") == 1
     assert data[73:105].hex() == row["snapshot_hash"]

@@ -24,14 +24,14 @@ from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import commands, fault_trials
 from support.commands import run_git
-from support.projects import Project, new_project, trust
+from support.projects import Project, new_project, savepoint_branch, trust
 from support.transcript_gen import generate, payload
 
 IN_TRANSCRIPT = "quokka-marker-7781"
 IN_INSTANCE = "okapi-marker-5512"
 IN_SUMMARY = "narwhal-marker-4410"
 IN_CHUNK = "axolotl-marker-9903"
-BRANCH = "precompact/savepoints"
+BRANCH = savepoint_branch()
 
 
 # These tests read what precompact printed as bytes, as they read the files it wrote.
@@ -136,13 +136,13 @@ def test_no_planted_marker_reaches_any_object_or_ref_on_the_remote(tmp_path):
     assert all(marker.encode() in local for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY)), "planted"
     run_git(project.remote, "gc", "--quiet")  # packed objects and refs too
     on_remote = remote_objects(project.remote)
-    files = tree(project.remote)
+    files = tree(project.remote, project.branch)
     assert all(f.endswith(".age") for f in files) and any(f.startswith(gitstore.CHUNKS_DIR) for f in files)
     for chunk in (project.logs / "precompact-chunks").iterdir():
         assert chunk.name.encode() not in on_remote, "no chunk is named by its plaintext's hash"
     for marker in (IN_TRANSCRIPT, IN_INSTANCE, IN_SUMMARY):
         assert marker.encode() not in on_remote
-    messages = run_git(project.remote, "log", "--format=%B", BRANCH)
+    messages = run_git(project.remote, "log", "--format=%B", project.branch)
     assert "Sequence: 2" in messages and "Snapshot hash" not in messages
     for savepoint in savepoint_log.savepoints(project.logs):
         assert savepoint.snapshot_hash.encode() not in on_remote, "nothing names the plaintext's hash"
@@ -330,7 +330,7 @@ def test_a_clear_text_project_keeps_working_and_status_names_its_clear_savepoint
     first = savepoint_log.savepoints(project.logs)[0].created["snapshot_file"]
     assert first in tree(project.remote), "clear text, as before encryption existed"
     status = precompact(project.path, "status")
-    assert "in clear text on precompact/savepoints (and its remote once pushed): Trial #1 #1" in out(status)
+    assert f"in clear text on {BRANCH} (and its remote once pushed): Trial #1 #1" in out(status)
 
     config.write_text(config.read_text().replace("recipients = []", f'recipients = ["{mine}"]'))
     trust(project.path)
@@ -375,12 +375,15 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     with pytest.raises(gitstore.Sealed, match="no age identity"):
         gitstore.file_at(repo, commit, name, remote_crypto.Keys(loaded.recipients, tmp_path / "none"))
 
-    # Another machine (no naming key in its logs/) takes the key the branch carries: the same
-    # chunk gets the same name.
+    # Another machine (no naming key in its logs/) makes a key of its own, never the one the
+    # branch carries (#48: anyone can encrypt a key to the user's recipient): the chunk gets a
+    # new name, its ciphertext still made once.
     (project.logs / "precompact-chunk-names.key").unlink()
     again = gitstore.tree_entries(repo, target, project.logs, {name: digest})
-    assert chunk_path in again and (project.logs / "precompact-chunk-names.key").read_bytes()[:32] == naming_key
-    assert again[chunk_path] == entries[chunk_path], "the ciphertext cache: encrypted once"
+    new_key = (project.logs / "precompact-chunk-names.key").read_bytes()[:32]
+    assert new_key != naming_key and chunk_path not in again
+    renamed = f"{gitstore.CHUNKS_DIR}{remote_crypto.keyed_name(new_key, digest)}.age"
+    assert again[renamed] == entries[chunk_path], "the ciphertext cache: encrypted once"
 
     # A chunk whose bytes are not the ones its name promises is not committed.
     (project.logs / "precompact-chunks" / digest).write_bytes(b"other bytes")

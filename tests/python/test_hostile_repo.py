@@ -21,7 +21,7 @@ import pytest
 
 from support import commands, git_http
 from support.commands import run_git, wait_until, worker_finished
-from support.projects import full_document, new_project
+from support.projects import full_document, new_project, pushed_branch
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -545,7 +545,7 @@ def test_git_runs_without_hooks_fsmonitor_filters_or_outside_git_variables(tmp_p
     [snapshot] = list((project / "logs" / "precompact-saves").iterdir())
     name = str(snapshot.relative_to(project))
     committed = subprocess.run(
-        ["git", "show", f"precompact/savepoints:{name}"], cwd=bare_remote, capture_output=True, check=True
+        ["git", "show", f"{pushed_branch(bare_remote)}:{name}"], cwd=bare_remote, capture_output=True, check=True
     ).stdout
     assert committed == snapshot.read_bytes(), "the blob is the file's exact bytes: no filter ran"
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "idx").exists()
@@ -625,7 +625,7 @@ def test_a_second_pushurl_never_receives_a_push_and_trust_shows_the_one_url(tmp_
     assert run_git(trap, "for-each-ref") == "", "nothing was pushed to the second pushurl"
     assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     assert f'git.remote URL = "{url}"'.encode() in trusted.stdout and str(trap).encode() not in trusted.stdout
-    assert run_git(backup, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    assert run_git(backup, "rev-parse", pushed_branch(backup)).strip()
 
 
 @pytest.mark.parametrize("how", ["in .git/config", "through include.path"])
@@ -689,7 +689,7 @@ def test_a_remote_on_this_machine_runs_none_of_its_programs_on_push_or_doctor(tm
     doctor = precompact(project, "doctor")
     assert not victim.marker.exists(), victim.marker.read_text()
     assert b"accepts a dry-run push" in doctor.stdout, doctor.stdout
-    assert run_git(remote, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    assert run_git(remote, "rev-parse", pushed_branch(remote)).strip()
 
 
 def test_a_remote_url_that_looks_like_an_option_is_never_one(tmp_path, victim):
@@ -718,7 +718,7 @@ def test_savepoints_go_only_to_the_recorded_url_whatever_git_config_says_later(t
     flushed = saved_and_flushed(project.path)
     assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     assert run_git(elsewhere, "for-each-ref") == "", "nothing was pushed to the URL .git/config names now"
-    assert run_git(project.remote, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    assert run_git(project.remote, "rev-parse", pushed_branch(project.remote)).strip()
     verified = precompact(project.path, "verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     doctor = precompact(project.path, "doctor").stdout.decode()
@@ -742,7 +742,7 @@ def test_a_changed_git_url_does_nothing_until_trust_shows_it(tmp_path):
     assert f'- git.url = "{project.remote}"'.encode() in trusted.stdout
     assert f'+ git.url = "{elsewhere}"'.encode() in trusted.stdout
     assert saved_and_flushed(project.path).returncode == 0
-    assert run_git(elsewhere, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    assert run_git(elsewhere, "rev-parse", pushed_branch(elsewhere)).strip()
     assert run_git(project.remote, "for-each-ref") == ""
 
 
@@ -782,7 +782,7 @@ def test_a_configuration_without_git_url_still_pushes_and_says_how_to_record_it(
         in trusted.stdout
     )
     assert saved_and_flushed(project).returncode == 0
-    assert run_git(backup, "rev-parse", "refs/heads/precompact/savepoints").strip()
+    assert run_git(backup, "rev-parse", pushed_branch(backup)).strip()
     status = precompact(project, "status")
     assert status.returncode == 0 and b"git.url is not recorded" in status.stderr
     assert b"precompact trust" in status.stderr and b"precompact init --force" in status.stderr

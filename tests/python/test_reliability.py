@@ -65,7 +65,7 @@ def saved_once(tmp_path):
 
 def savepoint_then_lock(tmp_path, age_seconds: float):
     project = saved_once(tmp_path)
-    lock = project.path / ".git" / "refs" / "heads" / "precompact" / "savepoints.lock"
+    lock = project.path / ".git" / "refs" / "heads" / f"{project.branch}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
     os.utime(lock, (time.time() - age_seconds,) * 2)
@@ -90,10 +90,10 @@ def test_a_fresh_branch_lock_is_left_to_its_owner(tmp_path):
 
 def test_a_lock_left_on_the_remote_is_named_with_its_fix(tmp_path):
     project = saved_once(tmp_path)
-    lock = project.remote / "refs" / "heads" / "precompact" / "savepoints.lock"
+    lock = project.remote / "refs" / "heads" / f"{project.branch}.lock"
     lock.parent.mkdir(parents=True)
     lock.write_text("")
     result = precompact(project.path, "flush")
     assert result.returncode == 3  # queued
     [line] = [line for line in result.stdout.splitlines() if "Layer 2" in line]
-    assert "savepoints.lock" in line and "delete that file" in line
+    assert f"{project.branch}.lock" in line and "delete that file" in line

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from support import transcript_gen
 from support.commands import precompact, run_git
-from support.projects import Project, new_project
+from support.projects import Project, new_project, pushed_branch
 
 LACKING = "the remote holds 3 savepoint(s) that logs/ lacks: run `precompact restore`"
 
@@ -100,7 +100,7 @@ def test_lost_logs_every_command_says_so_and_restore_brings_them_back(project):
     assert (again["restored"], again["present"], again["complete"]) == ([], 3, True)
     # Layer 2 does not commit the restored savepoints again.
     assert precompact(project.path, "flush").returncode == 0
-    commits = run_git(project.remote, "rev-list", "--count", "precompact/savepoints").strip()
+    commits = run_git(project.remote, "rev-list", "--count", project.branch).strip()
     assert commits == "3"
     created = [line for line in before.splitlines() if b'"SAVEPOINT_CREATED"' in line]
     assert created == [
@@ -208,14 +208,14 @@ def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes]) -
     work = tmp_path / "rewrite"
     if work.exists():
         shutil.rmtree(work)
-    subprocess.run(["git", "clone", "-q", "-b", "precompact/savepoints", str(project.remote), str(work)], check=True)
+    subprocess.run(["git", "clone", "-q", "-b", project.branch, str(project.remote), str(work)], check=True)
     for name, data in files.items():
         for stale in (work / name, work / (name + ".age")):
             stale.unlink(missing_ok=True)
         (work / name).write_bytes(data)
     run_git(work, "add", "-A")
     run_git(work, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "rewritten")
-    run_git(work, "push", "-q", "--force", "origin", "precompact/savepoints")
+    run_git(work, "push", "-q", "--force", "origin", project.branch)
 
 
 @pytest.fixture
@@ -232,7 +232,7 @@ def clear_remote(tmp_path) -> tuple[Project, Path]:
 
 
 def _blobs(remote: Path) -> list[str]:
-    listing = run_git(remote, "ls-tree", "-r", "--name-only", "precompact/savepoints")
+    listing = run_git(remote, "ls-tree", "-r", "--name-only", pushed_branch(remote))
     return [name for name in listing.splitlines() if name.startswith("logs/")]
 
 
@@ -248,7 +248,7 @@ def test_no_single_changed_byte_on_the_remote_verifies_after_restore(clear_remot
     shutil.copytree(pristine, project.remote)
     name = data.draw(st.sampled_from(_blobs(project.remote)))
     original = subprocess.run(
-        ["git", "show", f"precompact/savepoints:{name}"], cwd=project.remote, check=True, capture_output=True
+        ["git", "show", f"{project.branch}:{name}"], cwd=project.remote, check=True, capture_output=True
     ).stdout
     at = data.draw(st.integers(0, len(original) - 1))
     flip = data.draw(st.integers(1, 255))
@@ -291,7 +291,7 @@ def test_savepoints_pushed_before_signing_are_signed_and_pushed_at_the_next_flus
 
     assert precompact(made.path, "flush").returncode == 0
     assert [e["sequence"] for e in _index(made.logs) if e["event"] == "SAVEPOINT_SIGNED"] == [1, 2, 3]
-    assert run_git(made.remote, "log", "-1", "--format=%s", "precompact/savepoints").strip() == (
+    assert run_git(made.remote, "log", "-1", "--format=%s", made.branch).strip() == (
         "PRECOMPACT: savepoint index signed"
     )
     clone, env = _second_machine(made, tmp_path)

@@ -115,7 +115,7 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     result = invoke("resurrect", "--format", "json")
     assert result.exit_code == 0, result.output
     found = json.loads(result.output)
-    assert found["sequence"] == 2 and found["intact"] and found["source"].startswith("branch precompact/savepoints")
+    assert found["sequence"] == 2 and found["intact"] and found["source"].startswith("branch precompact/savepoints-")
     assert {c["status"] for c in found["checks"].values()} == {"verified"}
     assert Path(found["snapshot_path"]).is_file()
     assert invoke("resurrect", "--format", "brief").output.count(transcript.requests[-1]) == 1

@@ -32,7 +32,7 @@ from precompact.remote import encryption as remote_crypto
 from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
 from support.commands import precompact, run_git
-from support.projects import fund
+from support.projects import fund, savepoint_branch
 from support.projects import trust as approve
 
 INSTANCE = "Gabriel #215"
@@ -185,7 +185,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
         return remote_crypto.seal(data, remote_crypto.Keys(keys.recipients))
 
     forger = project.parent / "forger"
-    run_git(project.parent, "clone", "-q", "-b", "precompact/savepoints", str(remote), str(forger))
+    run_git(project.parent, "clone", "-q", "-b", savepoint_branch(INSTANCE), str(remote), str(forger))
     for who in (["user.name", "Mallory"], ["user.email", "m@example.invalid"]):
         run_git(forger, "config", *who)
     snapshot_1 = forger / f"{first.created['snapshot_file']}.age"
@@ -207,7 +207,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
         lines.append(json.dumps(event, sort_keys=True, separators=(",", ":")))
     index.write_bytes(forged_ciphertext(("\n".join(lines) + "\n").encode()))
     run_git(forger, "commit", "-qam", "forged index")
-    run_git(forger, "push", "-q", "--force", "origin", "precompact/savepoints")
+    run_git(forger, "push", "-q", "--force", "origin", savepoint_branch(INSTANCE))
 
     elsewhere = project.parent / "elsewhere"
     run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))

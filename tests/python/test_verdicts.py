@@ -54,9 +54,9 @@ def test_a_commit_the_remote_refused_is_not_on_the_remote_in_verify_resurrect_an
     refuse_pushes(project)
     second = saved(project, tmp_path, "second")
     assert second.layer_2 == savepoint_log.Layer2.FAILED and second.commit
-    local_tip = run_git(project.path, "rev-parse", "precompact/savepoints").strip()
+    local_tip = run_git(project.path, "rev-parse", project.branch).strip()
     assert local_tip == second.commit, "the commit exists on the local branch"
-    assert run_git(project.remote, "rev-parse", "precompact/savepoints").strip() == first.commit
+    assert run_git(project.remote, "rev-parse", project.branch).strip() == first.commit
 
     verified = precompact(project.path, "verify")
     assert verified.returncode == EXIT_NOT_VERIFIED, out(verified)
@@ -65,14 +65,14 @@ def test_a_commit_the_remote_refused_is_not_on_the_remote_in_verify_resurrect_an
     assert out(verified).startswith(f"✗ 1 of 2 savepoint(s) not verified: Trial #1 savepoint 2 [git]: {not_on_remote}")
 
     [one, two] = git_layers(project)
-    assert one["status"] == "verified" and one["detail"].endswith("checked), on origin's precompact/savepoints")
+    assert one["status"] == "verified" and one["detail"].endswith(f"checked), on origin's {project.branch}")
     assert two["status"] == "not on the remote" and REFUSED in two["detail"]
 
     resurrected = precompact(project.path, "resurrect", "--sequence", "2")
     assert resurrected.returncode == 0, out(resurrected)
     assert f"Git backup: – {not_on_remote}" in resurrected.stdout
     assert (
-        f"Git backup: ✓ verified (commit {first.commit[:12]} (encrypted copy decrypted and checked), on origin's precompact/savepoints)"
+        f"Git backup: ✓ verified (commit {first.commit[:12]} (encrypted copy decrypted and checked), on origin's {project.branch})"
         in precompact(project.path, "resurrect", "--sequence", "1").stdout
     )
 

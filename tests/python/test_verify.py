@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from precompact.edges.cli import EXIT_NOT_VERIFIED, main
 from support.commands import INSTANCE, initialized_and_funded, invoke, run_git, statuses
+from support.projects import savepoint_branch
 
 
 def setup_three(workspace, localnet, monkeypatch):
@@ -76,10 +77,13 @@ def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypat
 def test_rewritten_git_history_is_named(workspace, localnet, monkeypatch):
     project = setup_three(workspace, localnet, monkeypatch)
     first_commit = statuses(project)[0]["commit"]
-    run_git(project, "update-ref", "refs/heads/precompact/savepoints", first_commit)
+    run_git(project, "update-ref", f"refs/heads/{savepoint_branch(INSTANCE)}", first_commit)
     result = verify()
     assert result.exit_code == 1
-    assert "savepoint 2 [layer 2]" in result.output and "is no longer on branch precompact/savepoints" in result.output
+    assert (
+        "savepoint 2 [layer 2]" in result.output
+        and f"is no longer on branch {savepoint_branch(INSTANCE)}" in result.output
+    )
 
 
 def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, localnet, monkeypatch):
@@ -134,7 +138,7 @@ def test_verify_and_resurrect_give_one_verdict_on_a_git_copy_of_other_bytes(tmp_
         precompact(project.path, "savepoint", "--transcript", str(transcript.path)).returncode == 3
     )  # saved; the chain is off
     [savepoint] = savepoint_log.savepoints(project.logs)
-    branch = "refs/heads/precompact/savepoints"
+    branch = f"refs/heads/{project.branch}"
     other = (
         subprocess.run(
             ["git", "hash-object", "-w", "--stdin"], cwd=project.path, input=b"{}", capture_output=True, check=True

@@ -449,14 +449,23 @@ def _report(loaded: configuration.Config, outcome) -> dict:
 
 @main.command()
 @click.option("--instance", "only", help="Only this instance's savepoints (default: every instance in the index).")
+@click.option(
+    "--remote",
+    "remote",
+    is_flag=True,
+    help="Every instance the git remote holds (teammates' too): its last savepoint and whether it verifies against its own key. Read-only.",
+)
 @_json_option("The savepoints")
-def status(only, as_json) -> None:
+def status(only, remote, as_json) -> None:
     """Savepoints with the state of each layer."""
     from precompact import api
     from precompact.edges import worker
     from precompact.verifier import verdicts
 
     loaded = _load(only)
+    if remote:
+        _remote_status(loaded, as_json)
+        return
     unrecorded = configuration.url_unrecorded_warning(loaded)
     if unrecorded:
         terminal.echo(unrecorded, err=True)
@@ -528,11 +537,55 @@ def status(only, as_json) -> None:
             if loaded.recipients
             else "set encryption.recipients (see `precompact init --help`) to encrypt new ones"
         )
-        terminal.echo(f"in clear text on {loaded.branch} (and its remote once pushed): {listed}; {advice}")
+        terminal.echo(
+            f"in clear text on {api.savepoint_branch(loaded)} (and its remote once pushed): {listed}; {advice}"
+        )
     if bad_lines:
         terminal.echo(
             f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True
         )
+
+
+def _remote_status(loaded: configuration.Config, as_json: bool) -> None:
+    """`status --remote`: each instance the remote holds, as verifier/team.py judged it; exit
+    EXIT_FAILED when one contradicts its own key or index (one encrypted to identities not here
+    is listed as not verified, which is no failure)."""
+    from precompact import api
+    from precompact.verifier import verdicts
+
+    found = api.remote_instances(loaded)
+    if as_json:
+        _emit(
+            {
+                "remote": loaded.remote,
+                "instances": [
+                    {
+                        "branch": r.branch,
+                        "commit": r.commit,
+                        "instance": r.instance,
+                        "this_project": r.yours,
+                        "last_sequence": r.last.sequence if r.last else None,
+                        "last_timestamp": r.last.timestamp if r.last else None,
+                        "signer": r.signer,
+                        "status": r.check.status,
+                        "detail": r.check.detail,
+                    }
+                    for r in found
+                ],
+            }
+        )
+    else:
+        if not found:
+            terminal.echo(f"{loaded.remote} holds no savepoint branch")
+        for r in found:
+            mark = "✓" if r.check.status == verdicts.VERIFIED else "✗" if r.check.status == verdicts.FAILED else "–"
+            name = r.instance if r.instance is not None else "(an instance whose index is not for you)"
+            last = f"#{r.last.sequence} {r.last.timestamp or '?'}" if r.last else "-"
+            this = " (this project's instance)" if r.yours else ""
+            terminal.echo(f"{mark} {name}{this}: branch {r.branch}, last savepoint {last}, commit {r.commit[:10]}")
+            terminal.echo(f"    {r.check.status}: {r.check.detail}")
+    if any(r.check.status == verdicts.FAILED for r in found):
+        raise SystemExit(EXIT_FAILED)
 
 
 def _words(state: str) -> str:

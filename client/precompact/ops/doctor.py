@@ -313,8 +313,9 @@ def _remote(loaded: configuration.Config) -> Check | None:
     if not loaded.git_layer:
         return None
     from precompact.boundary import git_env
+    from precompact.remote import gitstore
 
-    branch = f"refs/heads/{loaded.branch}"
+    branch = f"refs/heads/{gitstore.instance_branch(loaded.branch, loaded.instance)}"
     url = loaded.url or git_env.remote_url(loaded.repository, loaded.remote)
     if url is None:
         return Check("git remote", False, f"no remote {loaded.remote} in {loaded.repository}", "check git.remote")
@@ -328,7 +329,7 @@ def _remote(loaded: configuration.Config) -> Check | None:
     )
     done = git_env.transport(objects, object_format, command, url, *args, options=options, timeout=GIT_TIMEOUT_SECONDS)
     if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["refused"])[-1]
+        reason = gitstore.refusal(done.stdout + done.stderr, done.returncode)
         return Check(
             "git remote", False, f"{command} to {loaded.remote} failed: {reason}", "check git.remote and its access"
         )

@@ -1,6 +1,12 @@
 """Layer 2: savepoints committed onto a dedicated branch and pushed, never touching the user's
 index, working tree or current branch.
 
+Each instance has a branch of its own, here and on the remote (`instance_branch`:
+`<git.branch>-<instance id>`), so that teammates and machines sharing one remote never push the
+same ref; the single branch every instance shared before (`git.branch` itself) is read where an
+instance has no branch yet and migrated from, never written. A push is never forced and never
+deletes: one that lost a race is fetched, merged on top and pushed again (`push`).
+
 Everything goes through git plumbing (GitPython's command layer): blobs are hashed straight
 from the files, the tree is built in a private index file, the commit is made with
 `commit-tree`, and the branch moves with a compare-and-swap `update-ref`, so a git command the
@@ -16,13 +22,15 @@ plaintext: both forms are handled there and nowhere else.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
+import random
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +49,13 @@ if TYPE_CHECKING:
     from precompact.config.settings import Config
 
 PUSH_TIMEOUT_SECONDS = 20
+# A push the remote refused because its ref moved meanwhile (a race) is tried again this many
+# times, each after a random pause of up to RACE_PAUSE_SECONDS * 2**attempt (so that writers
+# who collided do not collide again in step).
+RACE_RETRIES = 3
+RACE_PAUSE_SECONDS = 0.2
+# How git says a push lost a race: the ref moved since it was read, or another push held its lock.
+_RACE = re.compile(r"\((fetch first|non-fast-forward)\)|cannot lock ref|failed to lock|incorrect old value")
 REF_RETRIES = 20
 REF_RETRY_SECONDS = 0.05
 # git holds a ref's lock file for milliseconds; one this old was left by a killed git process.
@@ -89,21 +104,59 @@ class Undecryptable(Unopened):
 
 @dataclass(frozen=True)
 class Target:
+    """Where one instance's savepoints go: `branch` is the instance's own (no other instance
+    writes it: `instance_branch`), `legacy` the single branch every instance shared before
+    (read for savepoints pushed there, migrated from, never written)."""
+
     repository: Path
     remote: str
     branch: str
     keys: Keys = CLEAR
     # The one URL pushed to and fetched from (`git.url`); None: the remote's in the repository.
     url: str | None = None
+    legacy: str | None = None
 
     @classmethod
     def of(cls, config: Config) -> Target:
-        """The configured branch, remote, URL and keys (never a Target that forgets the keys)."""
-        return cls(config.repository, config.remote, config.branch, encryption.Keys.of(config), config.url)
+        """The configured instance's branch, remote, URL and keys (never a Target that forgets
+        the keys)."""
+        return cls(
+            config.repository,
+            config.remote,
+            instance_branch(config.branch, config.instance),
+            encryption.Keys.of(config),
+            config.url,
+            config.branch,
+        )
+
+    def of_instance(self, instance: str) -> Target:
+        """The same remote and keys, for `instance`'s own branch (a logs/ can hold several
+        instances: a renamed one's successor, PRECOMPACT_INSTANCE)."""
+        if self.legacy is None:
+            return self
+        return dataclasses.replace(self, branch=instance_branch(self.legacy, instance))
 
     @property
     def ref(self) -> str:
         return f"refs/heads/{self.branch}"
+
+    @property
+    def legacy_ref(self) -> str | None:
+        return f"refs/heads/{self.legacy}" if self.legacy and self.legacy != self.branch else None
+
+
+INSTANCE_ID_DIGITS = 16
+
+
+def instance_branch(base: str, instance: str) -> str:
+    """The branch of one instance: `<git.branch>-<instance id>`, the id being the first hex
+    digits of SHA-256 of the instance name (the instance_id the on-chain record is seeded with,
+    public there already), so the name says nothing the chain does not and needs no escaping."""
+    return f"{base}-{instance_hash(instance)[:INSTANCE_ID_DIGITS]}"
+
+
+def instance_hash(instance: str) -> str:
+    return hashlib.sha256(instance.encode()).hexdigest()
 
 
 class _IsolatedGit(git.Git):
@@ -315,10 +368,12 @@ NAMING_KEY_PURPOSE = "chunk naming key"
 
 
 def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
-    """The project's chunk naming key: the one this machine keeps in logs/ (stamped as made
-    here: a key that came with the project could be known to whoever shipped it), else the one
-    the branch carries encrypted (another machine of the project's made it), else a new one. A
-    key in clear on any ref is never taken: a hostile origin could have planted it."""
+    """The instance's chunk naming key: the one this machine keeps in logs/, stamped as made
+    here, else a new one made here. A key is never taken from the remote, in clear or encrypted:
+    anyone can encrypt a key to the user's public recipient, and a remote that planted one could
+    map chunk names to the hashes of guessed contents. (Another machine, or a logs/ restored from
+    the remote, makes its own: its chunks are committed again under their new names; the
+    commits made before keep the key that names theirs, which reading takes from each commit.)"""
     local = logs_dir.within(NAMING_KEY_NAME)
     try:
         stored: bytes | None = logs_dir.read_bytes(logs, local, limit=NAMING_KEY_FILE_LIMIT)
@@ -328,16 +383,10 @@ def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
         key = provenance.made_here(NAMING_KEY_PURPOSE, stored)
         if key is not None and len(key) == remote_crypto.NAMING_KEY_BYTES:
             return key
-    tip = savepoint_tip(repo, target)
-    try:
-        carried = _naming_key_at(repo, tip, target.keys) if tip else None
-    except Undecryptable:  # malformed or broken on the branch: it names nothing usable
-        carried = None
-    if stored is not None and stored != carried:
         raise GitStoreError(
-            f"{logs / local} was not made on this machine and is not the key branch {target.branch} carries encrypted; remove it (precompact then takes the branch's key or makes a new one)"
+            f"{logs / local} was not made on this machine (a key that came with the project could be known to whoever shipped it); remove it and precompact makes a new one"
         )
-    key = carried or remote_crypto.new_naming_key()
+    key = remote_crypto.new_naming_key()
     logs_dir.write_atomic(logs, local, provenance.stamped(NAMING_KEY_PURPOSE, key))
     return key
 
@@ -577,44 +626,118 @@ def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
     return True
 
 
-def push(repo: git.Repo, target: Target) -> None:
-    """Pushes the branch to the remote's one URL (git_env.transport: none of the repository's
-    configuration is read) and moves the remote-tracking ref to what the remote now holds;
-    raises GitStoreError with git's reason on failure."""
+def push(repo: git.Repo, target: Target) -> int:
+    """Pushes the instance's branch to the remote's one URL (git_env.transport: none of the
+    repository's configuration is read), never forced, and moves the remote-tracking ref to what
+    the remote now holds; returns how many retries it took. When the remote's branch moved since
+    (a race, or another machine of this instance): fetch it, put this branch on top of it with a
+    merge commit that keeps every commit of both (none rewritten, so every commit a savepoint
+    recorded stays on the remote), and push again, up to RACE_RETRIES times after a random pause.
+    Raises GitStoreError with git's whole reason (redacted) on any other refusal."""
     url = remote_url(repo, target)
-    commit = _resolve(repo, target.ref)
-    if commit is None:
-        raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
-    _transfer(
-        repo,
-        "push",
-        url,
-        f"push to {target.remote}",
-        f"{commit}:{target.ref}",
-        options=("--quiet", "--no-verify"),
-        reason=_refused,
-    )
-    repo.git.update_ref(_tracking(target), commit)
+    for attempt in range(RACE_RETRIES + 1):
+        commit = _resolve(repo, target.ref)
+        if commit is None:
+            raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
+        done = _transfer(
+            repo, "push", url, f"push to {target.remote}", f"{commit}:{target.ref}", options=("--quiet", "--no-verify")
+        )
+        if done.returncode == 0:
+            repo.git.update_ref(_tracking(target), commit)
+            return attempt
+        if not _RACE.search(done.stderr + done.stdout) or attempt == RACE_RETRIES:
+            break
+        time.sleep(random.uniform(0, RACE_PAUSE_SECONDS * 2**attempt))
+        try:
+            fetch(repo, target, exact=True)
+        except GitStoreError:
+            continue  # deleted meanwhile, or unreadable: the next push says which
+        theirs = remote_tip(repo, target)
+        if theirs is not None and _is_ancestor(repo, commit, theirs):
+            return attempt + 1  # the remote holds this branch's commits already
+        if theirs is not None:
+            _merge_on_top(repo, target, commit, theirs)
+    raise GitStoreError(f"push to {target.remote} failed: {refusal(done.stdout + done.stderr, done.returncode)}")
 
 
-def fetch(repo: git.Repo, target: Target) -> None:
-    """Fetches the savepoint branch from the remote's one URL (git_env.transport) into its
-    remote-tracking ref; raises GitStoreError on failure."""
+def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str:
+    """A commit over both `ours` (this branch's tip) and `theirs` (what the remote holds) whose
+    tree is ours: the instance's namespace is this branch alone, so nothing of theirs is taken
+    into the tree, and nothing of theirs is rewritten or dropped from history."""
+    tree = repo.git.rev_parse(f"{ours}^{{tree}}")
+    message = "PRECOMPACT: savepoints put on top of the remote's branch\n"
+    try:
+        merged = repo.git.commit_tree(tree, "-p", ours, "-p", theirs, "-m", message, env=_identity(repo))
+        repo.git.update_ref(target.ref, merged, ours)
+    except git.GitCommandError as e:
+        raise GitStoreError(
+            f"branch {target.branch} could not be put on top of the remote's: {_said(str(e.stderr), e.status)}"
+        ) from None
+    return merged
+
+
+def _is_ancestor(repo: git.Repo, commit: str, of: str) -> bool:
+    try:
+        repo.git.merge_base("--is-ancestor", commit, of)
+    except git.GitCommandError:
+        return False
+    return True
+
+
+def remote_refs(repo: git.Repo, target: Target, *patterns: str) -> dict[str, str]:
+    """The refs the remote states it has now (`git ls-remote`), by name, of those `patterns`
+    name exactly (all of them without patterns); GitStoreError with git's reason when the remote
+    cannot be read. The remote is input: what it states is a reason to withhold a verdict or to
+    push again, never one to give a verdict."""
     url = remote_url(repo, target)
+    listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", *patterns)
+    if listed.returncode != 0:
+        raise GitStoreError(
+            f"reading {target.branch} on {target.remote} failed: {refusal(listed.stderr, listed.returncode)}"
+        )
+    found = {}
+    for line in str(listed.stdout).splitlines():
+        commit, _, name = line.partition("\t")
+        # ls-remote matches a pattern by its tail: only the refs named count.
+        if _OBJECT_ID.fullmatch(commit) and (not patterns or name in patterns):
+            found[name] = commit
+    return found
+
+
+def _archive_ref(listed: dict[str, str], target: Target) -> str | None:
+    """Which remote ref holds the instance's savepoints: its own branch, else (savepoints pushed
+    before branches were per instance, not migrated yet) the shared branch."""
+    if target.ref in listed:
+        return target.ref
+    return target.legacy_ref if target.legacy_ref in listed else None
+
+
+def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
+    """Fetches the instance's savepoints from the remote's one URL (git_env.transport) into its
+    remote-tracking ref: its branch, else the shared branch of older versions (not with `exact`);
+    raises GitStoreError on failure."""
+    url = remote_url(repo, target)
+    ref = target.ref
+    if not exact and target.legacy_ref is not None:
+        ref = _archive_ref(remote_refs(repo, target, target.ref, target.legacy_ref), target) or ref
     fetched = "refs/precompact/fetched"
     known = savepoint_tip(repo, target)
     if known is not None:
         # Without it the fetch takes the whole branch again; failing, it only costs that.
         with contextlib.suppress(OSError, processes.TimeoutExpired):
             git_env.set_transport_ref(_objects(repo), object_format(repo), fetched, known, PUSH_TIMEOUT_SECONDS)
-    _transfer(
+    done = _transfer(
         repo,
         "fetch",
         url,
         f"fetching {target.branch} from {target.remote}",
-        f"+{target.ref}:{fetched}",
+        f"+{ref}:{fetched}",
         options=("--quiet", "--no-write-fetch-head"),
     )
+    if done.returncode != 0:
+        raise GitStoreError(
+            f"fetching {target.branch} from {target.remote} failed: {refusal(done.stderr, done.returncode)}"
+        )
     try:
         tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
     except (OSError, processes.TimeoutExpired):
@@ -624,26 +747,57 @@ def fetch(repo: git.Repo, target: Target) -> None:
     repo.git.update_ref(_tracking(target), tip)
 
 
+def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
+    """Every savepoint branch the remote holds (each instance's, `<base>-<id>`, and the shared
+    branch of older versions), fetched in one go: branch name -> its tip commit, now in the
+    project's object store (no ref of the project's is moved). GitStoreError when the remote
+    cannot be read."""
+    base = target.legacy or target.branch.rpartition("-")[0]
+    listed = remote_refs(repo, target)
+    wanted = {
+        name.removeprefix("refs/heads/"): commit
+        for name, commit in listed.items()
+        if name == f"refs/heads/{base}"
+        or re.fullmatch(rf"refs/heads/{re.escape(base)}-[0-9a-f]{{{INSTANCE_ID_DIGITS}}}", name)
+    }
+    if not wanted:
+        return {}
+    done = _transfer(
+        repo,
+        "fetch",
+        remote_url(repo, target),
+        f"fetching the savepoint branches from {target.remote}",
+        *(f"+refs/heads/{branch}:refs/precompact/team/{branch}" for branch in wanted),
+        options=("--quiet", "--no-write-fetch-head"),
+    )
+    if done.returncode != 0:
+        raise GitStoreError(
+            f"fetching the savepoint branches from {target.remote} failed: {refusal(done.stderr, done.returncode)}"
+        )
+    fetched = {}
+    for branch in wanted:
+        try:
+            tip = git_env.transport_ref(
+                _objects(repo), object_format(repo), f"refs/precompact/team/{branch}", PUSH_TIMEOUT_SECONDS
+            )
+        except (OSError, processes.TimeoutExpired):
+            tip = None
+        if tip is not None and _resolve(repo, tip) is not None:
+            fetched[branch] = tip
+    return fetched
+
+
 def _transfer(
-    repo: git.Repo,
-    command: str,
-    url: str,
-    doing: str,
-    *args: str,
-    options: tuple[str, ...] = (),
-    reason: Callable[[str, int], str] | None = None,
+    repo: git.Repo, command: str, url: str, doing: str, *args: str, options: tuple[str, ...] = ()
 ) -> processes.CompletedProcess:
     """`git command` to or from the remote's one URL (git_env.transport); GitStoreError naming
-    `doing` and git's reason when it fails."""
+    `doing` when git cannot be run or gives no answer in time (a refusal is the caller's to read)."""
     try:
-        done = git_env.transport(
+        return git_env.transport(
             _objects(repo), object_format(repo), command, url, *args, options=options, timeout=PUSH_TIMEOUT_SECONDS
         )
     except (OSError, processes.TimeoutExpired) as e:
         raise GitStoreError(f"{doing} failed: {_failed(e)}") from None
-    if done.returncode != 0:
-        raise GitStoreError(f"{doing} failed: {(reason or _said)(done.stderr, done.returncode)}")
-    return done
 
 
 def remote_url(repo: git.Repo, target: Target) -> str:
@@ -678,13 +832,11 @@ def _tracking(target: Target) -> str:
 
 
 def remote_has_branch(repo: git.Repo, target: Target) -> bool:
-    """Whether the remote states it has the savepoint branch now (`git ls-remote`); raises
-    GitStoreError with git's reason when the remote cannot be read. The remote is input: what it
-    states here is only ever a reason to withhold a verdict, never one to give it."""
-    url = remote_url(repo, target)
-    listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", target.ref).stdout
-    # ls-remote matches a pattern by its tail: only the branch itself counts.
-    return any(line.partition("\t")[2] == target.ref for line in str(listed).splitlines())
+    """Whether the remote states it has the instance's savepoints now (its branch, else the
+    shared branch of older versions: `git ls-remote`); raises GitStoreError with git's reason
+    when the remote cannot be read."""
+    patterns = [target.ref, *([target.legacy_ref] if target.legacy_ref else [])]
+    return _archive_ref(remote_refs(repo, target, *patterns), target) is not None
 
 
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
@@ -816,16 +968,36 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
 
 
 def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False) -> Iterator[savepoint_log.Outcome]:
-    """Commits every savepoint not yet committed, in sequence order, then pushes once, yielding
-    each savepoint's outcome as it happens (the caller records it). Stops at the first savepoint
-    that cannot be committed: later ones must not be committed ahead of it. With `newly_signed`
-    (signatures were added to the index) and no savepoint to commit, the index is committed
-    alone, so that the remote's copy carries them; the branch is pushed whenever it is ahead of
-    the remote's."""
-    Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
+    """Commits and pushes each instance's savepoints onto its own branch (`_sync_branch`): the
+    configured instance's first (started from the shared branch of older versions when it has
+    none here), then any other instance logs/ holds (a renamed instance's predecessor, one named
+    by PRECOMPACT_INSTANCE), so that no instance's savepoints land on another's branch."""
+    _migrate(repo, target)
     savepoints = savepoint_log.savepoints(logs)
+    branches: dict[Target, list[savepoint_log.Savepoint]] = {target: []}
+    for savepoint in savepoints:
+        branches.setdefault(target.of_instance(savepoint.instance), []).append(savepoint)
+    for own, mine in branches.items():
+        yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target)
+
+
+def _sync_branch(
+    repo: git.Repo,
+    target: Target,
+    logs: Path,
+    every: list[savepoint_log.Savepoint],
+    savepoints: list[savepoint_log.Savepoint],
+    newly_signed: bool,
+) -> Iterator[savepoint_log.Outcome]:
+    """Commits every savepoint of `savepoints` (one instance's) not yet committed, in sequence
+    order, then pushes once, yielding each savepoint's outcome as it happens (the caller records
+    it). Stops at the first savepoint that cannot be committed: later ones must not be committed
+    ahead of it. With `newly_signed` (signatures were added to the index) and no savepoint to
+    commit, the index is committed alone, so that the remote's copy carries them; with nothing
+    to push, the remote is asked whether it still holds the branch (`_pushed_again`)."""
+    Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
     uncommitted = [s for s in savepoints if not s.commit]
-    hidden = _not_in_logs(repo, target, savepoints) if uncommitted else 0
+    hidden = _not_in_logs(repo, target, every) if uncommitted else 0
     if hidden:
         # The commit's index copy, which `precompact restore` reads, would no longer name them.
         reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"
@@ -849,9 +1021,7 @@ def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False)
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
-        if _resolve(repo, target.ref) not in (None, remote_tip(repo, target)):
-            with contextlib.suppress(GitStoreError):
-                push(repo, target)  # an index-only commit: the next flush tries again
+        yield from _pushed_again(repo, target, [s for s in savepoints if s.commit])
         return
     try:
         push(repo, target)
@@ -863,28 +1033,93 @@ def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False)
         yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
 
 
+def _pushed_again(
+    repo: git.Repo, target: Target, committed: list[savepoint_log.Savepoint]
+) -> Iterator[savepoint_log.Outcome]:
+    """With every savepoint recorded as pushed, asks the remote what its branch holds now and
+    pushes again when that is not this branch's tip: an index-only commit not pushed yet, a
+    branch migrated from the shared one, or a branch the remote lost or rewound (a force-push,
+    a deletion). A push that then fails records, for each savepoint the remote no longer holds,
+    that it is not backed up, with git's reason. A remote that cannot be read changes nothing."""
+    tip = _resolve(repo, target.ref)
+    if tip is None:
+        return
+    try:
+        held = remote_refs(repo, target, target.ref).get(target.ref)
+    except GitStoreError:
+        return  # nothing is known to be missing; the next flush asks again
+    if held == tip:
+        repo.git.update_ref(_tracking(target), tip)
+        return
+    try:
+        push(repo, target)
+    except GitStoreError as e:
+        kept = held if held is not None and _resolve(repo, held) is not None else None
+        for savepoint in committed:
+            if kept is None or not _is_ancestor(repo, str(savepoint.commit), kept):
+                yield savepoint_log.Outcome(
+                    savepoint,
+                    savepoint_log.Event.LAYER_2_FAILED,
+                    {"reason": f"the remote no longer holds it: {e}", "commit": savepoint.commit},
+                )
+
+
+def _migrate(repo: git.Repo, target: Target) -> None:
+    """An archive from before branches were per instance: the instance's branch starts where the
+    shared branch is here, its commits (which the index and the chain recorded) kept as they
+    are; the shared branch is left as it is, here and on the remote (never forced, never
+    deleted), and the next push creates the instance's branch there."""
+    legacy = target.legacy_ref
+    if legacy is None or _resolve(repo, target.ref) is not None:
+        return
+    tip = _resolve(repo, legacy)
+    if tip is not None:
+        with contextlib.suppress(git.GitCommandError):  # made meanwhile by another precompact process
+            repo.git.update_ref(target.ref, tip, "0" * len(tip))
+
+
 def _said(stderr: str, status: object) -> str:
     """Git's own complaint: a lock left by a crashed git (whose fix is in the message), else the
-    last line."""
+    last line (GitPython's quotes around its captured stderr removed, a quote of git's kept)."""
     detail = [line.strip() for line in stderr.strip().splitlines()]
     for line in detail:
         if "Unable to create" in line and ".lock" in line:
             complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
             return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
-    return detail[-1].removeprefix("stderr: ").strip(" '") if detail else f"git exited {status}"
+    if not detail:
+        return f"git exited {status}"
+    last = detail[-1].removeprefix("stderr: ").strip()
+    if len(detail) == 1 and stderr.strip().startswith("stderr: '"):
+        last = last.removeprefix("'").removesuffix("'")
+    return _redacted(last)
 
 
-def _refused(stderr: str, status: int) -> str:
-    """Why a push was refused, as the remote said it (its `remote:` lines: a hook's message, a
-    size limit, a full disk) and the ref it rejected; else git's own complaint. The last line
-    alone ("failed to push some refs") names no reason."""
-    if "Unable to create" in stderr and ".lock" in stderr:
-        return _said(stderr, status)  # a lock a crashed git left, and its fix
-    lines = [line.strip() for line in stderr.splitlines()]
-    said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
-    rejected = [line.lstrip("! ").strip() for line in lines if "[remote rejected]" in line or "[rejected]" in line]
-    reasons = [line for line in said if line][-2:] + rejected[:1]
-    return "; ".join(reasons) if reasons else _said(stderr, status)
+# Lines of git's that name no reason: its advice, and the close of every failed push.
+_NO_REASON = ("hint:", "To ", "Please make sure you have the correct access rights", "and the repository exists")
+
+
+def refusal(output: str, status: int) -> str:
+    """Why git failed to talk to the remote, whole, as git and the remote said it: every
+    `remote:` line (a hook's message, a size limit, a full disk, a protected branch), each ref
+    rejected and why, and git's own errors, without git's advice (`hint:`, "Please make sure you
+    have the correct access rights and the repository exists"), its `To <url>` line and its
+    closing "failed to push some refs", which name no reason; redacted (a URL's password, a
+    token a hook echoed)."""
+    if "Unable to create" in output and ".lock" in output:
+        return _said(output, status)  # a lock a crashed git left, and its fix
+    kept = []
+    for line in (line.strip() for line in output.splitlines()):
+        text = line.removeprefix("remote:").strip()
+        if not text or text.startswith(_NO_REASON) or "failed to push some refs" in line:
+            continue
+        kept.append(text)
+    return _redacted("; ".join(dict.fromkeys(kept))) if kept else _said(output, status)
+
+
+def _redacted(text: str) -> str:
+    from precompact.transcript.redact import Redactor
+
+    return Redactor().redact(text)
 
 
 def _resolve(repo: git.Repo, ref: str) -> str | None:

@@ -103,6 +103,8 @@ def resurrect(
     session-state file is written back."""
     name = instance or config.instance
     remote, remote_problem = GitEvidence.of(config)
+    if remote is not None:
+        remote = remote.of_instance(name)  # its own branch: a teammate's, for `--from NAME`
     savepoints, source = _savepoints(config, remote, remote_problem, name)
     target = _choose(savepoints, name, sequence, at, of_compaction)
     _check_name(target)
@@ -230,21 +232,26 @@ def _savepoints(
         fetched = f"; {e}"
     if remote.tip is None:
         raise ResurrectError(
-            f"no savepoint of {name} in {index}, and branch {config.branch} is not in {config.repository}{fetched}"
+            f"no savepoint of {name} in {index}, and branch {remote.target.branch} is not in {config.repository}{fetched}"
         )
     [committed] = remote.snapshot_reads([(remote.tip, str(index.relative_to(config.root)))])
+    branch = remote.target.branch
+    if isinstance(committed, gitstore.Sealed):
+        raise ResurrectError(
+            f"{name}'s savepoints on branch {branch} are not encrypted to you ({committed}); ask {name}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
+        )
     if isinstance(committed, gitstore.Unopened):
-        raise ResurrectError(f"the savepoints on branch {config.branch} cannot be read: {committed}")
+        raise ResurrectError(f"the savepoints on branch {branch} cannot be read: {committed}")
     if not isinstance(committed, bytes):
         raise ResurrectError(
-            f"branch {config.branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch"
+            f"branch {branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch"
         )
     savepoints = savepoint_log.of_instance(savepoint_log.parse(committed.splitlines(keepends=True)).savepoints, name)
     if not savepoints:
         raise ResurrectError(
-            f"no savepoint of {name} in {index} or on branch {config.branch}; check the instance name (see `precompact status`)"
+            f"no savepoint of {name} in {index} or on branch {branch}; check the instance name (see `precompact status --remote`)"
         )
-    return savepoints, f"branch {config.branch} of {config.repository}"
+    return savepoints, f"branch {branch} of {config.repository}"
 
 
 def _choose(savepoints: list, name: str, sequence: int | None, at: str | None, of_compaction: bool = False):

@@ -79,6 +79,17 @@ class GitEvidence:
         self.target = target
         self.keys = keys
         self._at_tip: dict[str, bytes | None | gitstore.Unopened] = {}  # chunk sha256 -> as the tip holds it
+        self._instances: dict[gitstore.Target, GitEvidence] = {}
+
+    def of_instance(self, instance: str) -> GitEvidence:
+        """The same repository as evidence for `instance`'s own branch (where Layer 2 commits
+        its savepoints), each read once per run."""
+        target = self.target.of_instance(instance)
+        if target == self.target:
+            return self
+        if target not in self._instances:
+            self._instances[target] = GitEvidence(self.repo, target, self.keys)
+        return self._instances[target]
 
     @classmethod
     def of(cls, config: Config) -> tuple[GitEvidence | None, str | None]:
@@ -141,7 +152,10 @@ class GitEvidence:
     def on_branch(self) -> set[str]:
         from precompact.remote import gitstore
 
-        return gitstore.branch_commits(self.repo, self.target.branch)
+        # An archive not migrated yet holds its commits on the shared branch of older versions.
+        shared = self.target.legacy if self.target.legacy_ref else None
+        legacy = gitstore.branch_commits(self.repo, shared) if shared else set()
+        return gitstore.branch_commits(self.repo, self.target.branch) | legacy
 
     def _rekeyed(self, commit: str, found: Read, read: Callable[[str], Read]) -> Read:
         """`found`, read at `commit`; when it is sealed for identities that are not here (and is

@@ -194,6 +194,7 @@ def _git(
         return Check(OFF if not config.git_layer else NOT_VERIFIED, remote_problem or ""), None
     if commit is None:
         return Check(PENDING, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
+    remote = remote.of_instance(target.instance)  # the branch Layer 2 commits its savepoints to
     on_remote = remote.on_remote(commit)  # reads the remote's branch, fetching it
     if not remote.has_commit(commit):
         if remote.remote_branch.problem is not None:

@@ -228,8 +228,9 @@ def _check_savepoint(
         )
     copy = run.copies.get((instance, savepoint.sequence))
     if run.remote is not None and copy is not None:
+        own = run.remote.of_instance(instance)
         problems, unchecked, verdict = _check_git(
-            run.remote, run.config.branch, savepoint, copy, run.local.get(savepoint), run.chunk_store
+            own, own.target.branch, savepoint, copy, run.local.get(savepoint), run.chunk_store
         )
         findings.extend(problems)
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)

@@ -158,7 +158,10 @@ def remote_savepoint_hashes(project: Project) -> set[str]:
     remote = gitstore.open_repository(project.remote)
     try:  # encrypted (the default) or clear
         shown = gitstore.file_at(
-            remote, f"refs/heads/{config.branch}", f"logs/{savepoint_log.INDEX_NAME}", encryption.Keys.of(config)
+            remote,
+            f"refs/heads/{gitstore.instance_branch(config.branch, config.instance)}",
+            f"logs/{savepoint_log.INDEX_NAME}",
+            encryption.Keys.of(config),
         )
     except gitstore.GitStoreError:
         return set()
@@ -296,7 +299,12 @@ def concurrent_hooks(root: Path, url: str, hooks: int) -> Tally:
     problems += landing_problems(project, url, hooks)
     remote_log = set(
         subprocess.run(
-            ["git", "log", "--format=%H", configuration.load(project.path).branch],
+            [
+                "git",
+                "log",
+                "--format=%H",
+                gitstore.instance_branch(configuration.load(project.path).branch, project.instance),
+            ],
             cwd=project.remote,
             capture_output=True,
             text=True,

@@ -19,6 +19,26 @@ CLOSED_PORT_URL = "http://127.0.0.1:9"
 SOL = 1_000_000_000
 
 
+def savepoint_branch(instance: str = "Trial #1") -> str:
+    """The branch an instance's savepoints go to (its own, on the remote and here)."""
+    from precompact.remote import gitstore
+
+    return gitstore.instance_branch("precompact/savepoints", instance)
+
+
+def pushed_branch(repository: Path) -> str:
+    """The one instance branch (`refs/heads/precompact/savepoints-<id>`) `repository` holds."""
+    listed = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname)", "refs/heads/precompact/"],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    [branch] = [ref for ref in listed if ref.startswith("refs/heads/precompact/savepoints-")]
+    return branch
+
+
 @dataclass(frozen=True)
 class Project:
     path: Path
@@ -29,6 +49,10 @@ class Project:
     @property
     def logs(self) -> Path:
         return self.path / "logs"
+
+    @property
+    def branch(self) -> str:
+        return savepoint_branch(self.instance)
 
     def authority(self) -> Keypair:
         return Keypair.from_bytes(bytes(json.loads(self.keypair_file.read_text())))

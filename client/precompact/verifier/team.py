@@ -1,0 +1,120 @@
+"""`precompact status --remote`: every instance the git remote holds (a branch each,
+`<git.branch>-<instance id>`, and the shared branch of older versions), its last savepoint, and
+whether it verifies against its own key. Read-only: nothing is written, here or there.
+
+The remote is hostile input, and so is a teammate's branch. What is checked, from the branch's
+tip alone: its index copy parses and holds the instance whose id the branch's name carries (a
+copy of another's savepoints under a name of its own is not theirs; a logs/ may hold several
+instances, and only that one's savepoints are judged); they run 1, 2, 3 … with each naming its predecessor's hash (none removed from the
+middle or reordered); every line is signed by one key (the instance's own: the key of its first
+signed line) and each signature checks; the last savepoint's snapshot at the tip hashes to what
+its signed line states. Which key is the instance's own is the branch's claim: it is named, and
+said to be yours when it is your configured key (the root `verify` uses); whose key another is,
+only its owner can tell you. A branch whose index is encrypted to identities not here cannot be
+read: it is listed, not verified. A branch rewound to an older state of its own verifies here
+(its owner's `verify` says what it lacks)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from precompact.config.settings import Config
+from precompact.local import savepoint_log
+from precompact.verifier import signed, verdicts
+
+
+@dataclass(frozen=True)
+class RemoteInstance:
+    branch: str
+    commit: str
+    instance: str | None  # None: the index copy cannot be read here
+    last: savepoint_log.Savepoint | None
+    signer: str | None  # the key its lines are signed with
+    yours: bool  # the instance is this project's own
+    check: verdicts.Check
+
+
+def instances(config: Config) -> list[RemoteInstance]:
+    """Every savepoint branch the remote holds, in name order, each judged from its tip."""
+    from precompact.remote import gitstore
+
+    repo = gitstore.open_repository(config.repository)
+    target = gitstore.Target.of(config)
+    tips = gitstore.fetch_savepoint_branches(repo, target)
+    mine = signed.configured_key(config)
+    return [_judged(repo, target, branch, commit, config.instance, mine) for branch, commit in sorted(tips.items())]
+
+
+def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str | None) -> RemoteInstance:
+    from precompact.remote import gitstore
+
+    def listed(check: verdicts.Check, **found) -> RemoteInstance:
+        values = {"instance": None, "last": None, "signer": None, **found}
+        return RemoteInstance(branch, commit, yours=values["instance"] == own_instance, check=check, **values)
+
+    name = f"logs/{savepoint_log.INDEX_NAME}"
+    [copy] = gitstore.files_at(repo, [(commit, name)], target.keys)
+    if isinstance(copy, gitstore.Sealed):
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, "its index is encrypted to identities not here: not read"))
+    if isinstance(copy, gitstore.GitStoreError):
+        return listed(verdicts.Check(verdicts.FAILED, f"its index copy cannot be read: {copy}"))
+    read = savepoint_log.parse(copy.splitlines(keepends=True))
+    if read.bad_lines:
+        return listed(verdicts.Check(verdicts.FAILED, f"line {read.bad_lines[0]} of its index copy does not parse"))
+    names = sorted({s.instance for s in read.savepoints})
+    if not names:
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, "its index copy holds no savepoint"))
+    # A logs/ may hold several instances (a renamed one's predecessor): the branch is the one
+    # whose id its name carries; the shared branch of older versions, its one instance.
+    owner = [n for n in names if branch == gitstore.instance_branch(str(target.legacy), n)]
+    if branch == target.legacy and len(names) == 1:
+        owner = names
+    if not owner:
+        why = f"its index copy holds instance(s) {', '.join(names)}, none of them the one its name says"
+        return listed(verdicts.Check(verdicts.FAILED, why))
+    savepoints = sorted((s for s in read.savepoints if s.instance == owner[0]), key=lambda s: s.sequence)
+    signer = next((s.signatures[0].signer for s in savepoints if s.signatures), None)
+    found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
+    broken = _broken_chain(savepoints)
+    if broken:
+        return listed(verdicts.Check(verdicts.FAILED, broken), **found)
+    if signer is None:
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, "no line of its index is signed"), **found)
+    for savepoint in savepoints:
+        if not signed.signed_by(savepoint, signer):
+            how = "is not signed" if not savepoint.signatures else "does not verify"
+            return listed(
+                verdicts.Check(verdicts.FAILED, f"savepoint {savepoint.sequence}'s line {how} with its key {signer}"),
+                **found,
+            )
+    last = savepoints[-1]
+    try:
+        data = gitstore.file_at(repo, commit, str(last.snapshot_file), target.keys)
+    except gitstore.Sealed:
+        return listed(
+            verdicts.Check(
+                verdicts.NOT_VERIFIED,
+                f"{len(savepoints)} line(s) signed by {signer}; its snapshots are encrypted to identities not here",
+            ),
+            **found,
+        )
+    except gitstore.GitStoreError as e:
+        return listed(verdicts.Check(verdicts.FAILED, f"savepoint {last.sequence}'s snapshot: {e}"), **found)
+    if hashlib.sha256(data).hexdigest() != last.snapshot_hash:
+        why = f"savepoint {last.sequence}'s snapshot does not hash to what its signed line states"
+        return listed(verdicts.Check(verdicts.FAILED, why), **found)
+    detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
+    return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
+
+
+def _broken_chain(savepoints: list[savepoint_log.Savepoint]) -> str | None:
+    """Why the savepoints do not run 1, 2, 3 … each linking to its predecessor's hash."""
+    before = None
+    for expected, savepoint in enumerate(savepoints, start=1):
+        if savepoint.sequence != expected:
+            return f"savepoint {expected} is missing (the index goes on with {savepoint.sequence})"
+        if before is not None and savepoint.prev_snapshot_hash != before.snapshot_hash:
+            return f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence}"
+        before = savepoint
+    return None

@@ -1,0 +1,370 @@
+"""One git remote for a whole team (issue #47): each instance pushes its own branch
+(`precompact/savepoints-<instance id>`), never forced; a push that lost a race is fetched, merged
+on top and pushed again; a refusal that is not a race is shown with git's whole reason and stays
+queued; `status --remote` lists every instance with its verdict; a teammate who rewinds, deletes
+or rewrites another's branch is caught, and the owner's next flush pushes it back; a single
+shared branch from before is migrated without a force-push; a chunk-naming key planted on the
+remote is never adopted (#48). A bare remote and several clones, each with a HOME of its own,
+through the installed binary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+
+from precompact.remote import encryption as remote_crypto
+from precompact.remote import gitstore
+from support import git_http, transcript_gen
+from support.commands import precompact, run_git
+from support.projects import savepoint_branch
+
+SAVED = 3  # `savepoint`'s exit code with the chain off (EXIT_LAYER_PENDING)
+ZERO = "0" * 40
+
+
+@dataclass
+class Person:
+    name: str
+    path: Path
+    home: Path
+    saves: int = 0
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+        }
+
+    @property
+    def branch(self) -> str:
+        return savepoint_branch(self.name)
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return precompact(self.path, *args, env=self.env)
+
+    def save(self) -> subprocess.CompletedProcess:
+        """A savepoint of a session that grew since the last one."""
+        self.saves += 1
+        transcript = transcript_gen.generate(
+            self.path.parent / f"{self.path.name}-session.jsonl",
+            target_bytes=5_000 * self.saves,
+            project=self.path,
+            planted=[f"{self.name}-marker-{self.saves}"],
+        )
+        return self.run("savepoint", "--transcript", str(transcript.path))
+
+    def statuses(self) -> list[dict]:
+        done = self.run("status", "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["savepoints"]
+
+
+def bare_remote(root: Path) -> Path:
+    """A bare remote that logs every ref update, so a forced one would show in its reflog."""
+    remote = root / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    run_git(remote, "config", "core.logAllRefUpdates", "always")
+    return remote
+
+
+def person(root: Path, name: str, url: str, *init_args: str) -> Person:
+    """A clone of its own, a HOME of its own, and `precompact init` with instance `name`."""
+    path, home = root / name, root / f"{name}-home"
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    for args in (("remote", "add", "origin", url), ("config", "user.name", name), ("config", "user.email", "t@x")):
+        run_git(path, *args)
+    made = Person(name, path, home)
+    done = made.run("init", "--yes", "--instance", name, "--chain", "off", "--url", url, *init_args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return made
+
+
+def forced_updates(remote: Path) -> list[str]:
+    """Every update in the remote's reflogs whose new value does not contain the old one."""
+    forced = []
+    for log in (remote / "logs" / "refs").rglob("*"):
+        if not log.is_file():
+            continue
+        for line in log.read_text().splitlines():
+            old, new = line.split()[:2]
+            if old == ZERO or new == ZERO:
+                continue
+            ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=remote, check=False)
+            if ancestor.returncode != 0:
+                forced.append(f"{log.relative_to(remote)}: {old[:10]} -> {new[:10]}")
+    return forced
+
+
+def on_remote(remote: Path, branch: str, commit: str) -> bool:
+    done = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", commit, f"refs/heads/{branch}"], check=False, cwd=remote
+    )
+    return done.returncode == 0
+
+
+def all_pushed_and_verified(who: Person, remote: Path, count: int) -> None:
+    rows = who.statuses()
+    assert [r["layer_2"] for r in rows] == ["PUSHED"] * count, rows
+    assert all(on_remote(remote, who.branch, r["commit"]) for r in rows)
+    verified = who.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith(f"✓ {count} savepoint(s) verified"), verified.stdout
+
+
+def test_two_people_in_turn_each_reach_the_remote_on_a_branch_of_their_own(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice, bob = (person(tmp_path, name, str(remote)) for name in ("alice", "bob"))
+    for who in (alice, bob, alice, bob):
+        assert who.save().returncode == SAVED
+    for who in (alice, bob):
+        all_pushed_and_verified(who, remote, 2)
+    heads = run_git(remote, "for-each-ref", "--format=%(refname)").split()
+    assert sorted(heads) == sorted(f"refs/heads/{who.branch}" for who in (alice, bob))
+    assert forced_updates(remote) == []
+
+
+def test_five_people_saving_three_times_at_once_lose_nothing(tmp_path):
+    remote = bare_remote(tmp_path)
+    people = [person(tmp_path, f"dev{n}", str(remote)) for n in range(5)]
+    codes: dict[str, list[int]] = {}
+
+    def three(who: Person) -> None:
+        codes[who.name] = [who.save().returncode for _ in range(3)]
+
+    threads = [threading.Thread(target=three, args=(who,)) for who in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert codes == {who.name: [SAVED] * 3 for who in people}
+    for who in people:
+        who.run("flush")  # whatever the worker had not finished yet
+        all_pushed_and_verified(who, remote, 3)
+    assert forced_updates(remote) == []
+
+
+def test_one_person_on_two_machines_pushes_from_both_and_sees_both(tmp_path):
+    remote = bare_remote(tmp_path)
+    laptop = person(tmp_path, "gabriel laptop", str(remote))
+    # The second machine uses the same signing key and age identity, copied over.
+    keys = laptop.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    desktop = person(tmp_path, "gabriel desktop", str(remote), "--keypair", str(keypair), "--identity", str(identity))
+    for who in (laptop, desktop, laptop):
+        assert who.save().returncode == SAVED
+    all_pushed_and_verified(laptop, remote, 2)
+    all_pushed_and_verified(desktop, remote, 1)
+
+    listed = desktop.run("status", "--remote", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    document = json.loads(listed.stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "status.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(document))
+    found = {i["instance"]: i for i in document["instances"]}
+    assert set(found) == {"gabriel laptop", "gabriel desktop"}
+    assert [found[n]["status"] for n in sorted(found)] == ["verified", "verified"]
+    assert found["gabriel laptop"]["last_sequence"] == 2 and not found["gabriel laptop"]["this_project"]
+    assert found["gabriel desktop"]["this_project"] and "(your key)" in found["gabriel laptop"]["detail"]
+
+
+def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_altered_one(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    bob = person(tmp_path, "bob", str(remote))
+    for who in (alice, alice, alice, bob):
+        assert who.save().returncode == SAVED
+
+    listed = bob.run("status", "--remote")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    lines = listed.stdout.splitlines()
+    assert any(line.startswith("✓ alice: branch ") and "last savepoint #3" in line for line in lines), lines
+    assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+
+    # bob rewrites alice's index copy: her savepoint 2 disappears from it (signed lines kept).
+    work = tmp_path / "rewrite"
+    run_git(tmp_path, "clone", "-q", "-b", alice.branch, str(remote), str(work))
+    index = work / "logs" / "precompact-savepoint.jsonl"
+    kept = [line for line in index.read_text().splitlines() if json.loads(line).get("sequence") != 2]
+    index.write_text("\n".join(kept) + "\n")
+    run_git(work, "-c", "user.name=bob", "-c", "user.email=b@x", "commit", "-qam", "tidy")
+    run_git(work, "push", "-q", "origin", alice.branch)  # on top: no force needed to alter the tip
+    altered = bob.run("status", "--remote")
+    assert altered.returncode == 1, altered.stdout + altered.stderr
+    assert "✗ alice: branch" in altered.stdout and "savepoint 2 is missing" in altered.stdout, altered.stdout
+
+    # Swapping two signed lines (reordering) fails too.
+    lines_now = index.read_text().splitlines()
+    index.write_text("\n".join(reversed(lines_now)) + "\n")
+    run_git(work, "-c", "user.name=bob", "-c", "user.email=b@x", "commit", "-qam", "reorder")
+    run_git(work, "push", "-q", "origin", alice.branch)
+    assert bob.run("status", "--remote").returncode == 1
+
+
+def test_a_teammate_who_rewinds_or_deletes_anothers_branch_is_caught_and_nothing_is_lost(tmp_path):
+    """Also #48: the remote's branch rewound by a force-push; status, verify and flush must not
+    keep saying it is pushed."""
+    remote = bare_remote(tmp_path)
+    alice, bob = (person(tmp_path, name, str(remote)) for name in ("alice", "bob"))
+    for who in (alice, alice, bob):
+        assert who.save().returncode == SAVED
+    first, second = (r["commit"] for r in alice.statuses())
+
+    # bob, who can push, force-pushes alice's branch back to her first savepoint.
+    run_git(bob.path, "fetch", "-q", str(remote), alice.branch)
+    run_git(bob.path, "push", "-q", "--force", str(remote), f"{first}:refs/heads/{alice.branch}")
+    verify = alice.run("verify")
+    assert verify.returncode != 0 and "✓" not in verify.stdout.splitlines()[0], verify.stdout
+    assert "savepoint 2 [git]" in verify.stdout and "not on the remote" in verify.stdout, verify.stdout
+    flushed = alice.run("flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip() == second
+    all_pushed_and_verified(alice, remote, 2)
+    # Only bob forced anything: alice's push back was a fast-forward.
+    assert forced_updates(remote) == [f"logs/refs/heads/{alice.branch}: {second[:10]} -> {first[:10]}"]
+
+    # bob deletes alice's branch.
+    run_git(bob.path, "push", "-q", str(remote), f":refs/heads/{alice.branch}")
+    assert alice.run("verify").returncode != 0
+    assert alice.run("flush").returncode == 0
+    all_pushed_and_verified(alice, remote, 2)
+    all_pushed_and_verified(bob, remote, 1)
+    assert forced_updates(remote) == []  # the deletion took bob's rewind with the branch's reflog
+
+
+def test_a_push_that_lost_a_race_is_merged_on_top_never_forced(tmp_path):
+    """Someone else's commit on the instance's branch (another machine of the same instance, a
+    teammate): the next push fetches it, puts the savepoint on top with both kept, and pushes."""
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote))
+    assert alice.save().returncode == SAVED
+    [row] = alice.statuses()
+    work = tmp_path / "other"
+    run_git(tmp_path, "clone", "-q", "-b", alice.branch, str(remote), str(work))
+    (work / "note.txt").write_text("someone else's commit\n")
+    run_git(work, "add", "note.txt")
+    run_git(work, "-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qm", "other")
+    run_git(work, "push", "-q", "origin", alice.branch)
+    theirs = run_git(work, "rev-parse", "HEAD").strip()
+
+    assert alice.save().returncode == SAVED
+    all_pushed_and_verified(alice, remote, 2)
+    assert on_remote(remote, alice.branch, theirs), "the other commit is kept"
+    assert on_remote(remote, alice.branch, row["commit"])
+    assert forced_updates(remote) == []
+
+
+def test_a_refusal_that_is_not_a_race_is_shown_with_gits_whole_reason_redacted_and_stays_queued(tmp_path):
+    """A protected branch: the remote's pre-receive hook refuses, over HTTP as a server would.
+    Also #40 case 6: the remote's reason was lost ("failed to push some refs to '/path")."""
+    served = tmp_path / "served"
+    served.mkdir()
+    remote = bare_remote(served)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "echo 'GL-HOOK-ERR: refs/heads/precompact/* is a protected branch' >&2\n"
+        "echo 'ask an admin (token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB)' >&2\n"
+        "exit 1\n"
+    )
+    hook.chmod(0o755)
+    with git_http.GitHttp(served) as server:
+        alice = person(tmp_path, "alice", server.url("remote.git"))
+        saved = alice.save()
+        assert saved.returncode == SAVED
+        status = alice.run("status")
+        flushed = alice.run("flush")
+    assert flushed.returncode != 0
+    for out in (saved.stdout, status.stdout, flushed.stdout):
+        assert "GL-HOOK-ERR: refs/heads/precompact/* is a protected branch" in out, out
+        assert "ask an admin" in out and "pre-receive hook declined" in out, out
+        assert "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB" not in out, out
+    [row] = alice.statuses()
+    assert row["layer_2"] == "FAILED" and row["commit"]
+    assert run_git(remote, "for-each-ref") == ""
+
+
+def test_a_single_shared_branch_from_before_is_migrated_without_a_force_push(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote))
+    for _ in range(2):
+        assert alice.save().returncode == SAVED
+    before = [r["commit"] for r in alice.statuses()]
+    # As an older precompact left it: the shared branch here and on the remote, no branch of the
+    # instance's own anywhere.
+    legacy = "refs/heads/precompact/savepoints"
+    for where in (alice.path, remote):
+        tip = run_git(where, "rev-parse", f"refs/heads/{alice.branch}").strip()
+        run_git(where, "update-ref", legacy, tip)
+        run_git(where, "update-ref", "-d", f"refs/heads/{alice.branch}")
+    run_git(alice.path, "update-ref", "-d", f"refs/remotes/origin/{alice.branch}")
+    legacy_tip = run_git(remote, "rev-parse", legacy).strip()
+
+    verified = alice.run("verify")  # keeps working before any new savepoint
+    assert verified.returncode == 0 and verified.stdout.startswith("✓ 2 savepoint(s) verified"), verified.stdout
+    assert alice.save().returncode == SAVED
+    all_pushed_and_verified(alice, remote, 3)
+    assert [r["commit"] for r in alice.statuses()][:2] == before, "the recorded commits are the same"
+    assert run_git(remote, "rev-parse", legacy).strip() == legacy_tip, "the shared branch is left as it was"
+    assert forced_updates(remote) == []
+
+
+def test_a_chunk_naming_key_planted_on_the_remote_encrypted_to_the_victim_is_never_adopted(tmp_path):
+    """#48: a hostile origin writes a naming key of its choosing, encrypted to the victim's public
+    recipient, onto the victim's branch before the victim's first savepoint."""
+    remote = bare_remote(tmp_path)
+    victim = person(tmp_path, "victim", str(remote))
+    planted = b"P" * remote_crypto.NAMING_KEY_BYTES
+    loaded_keys = remote_crypto.Keys(tuple(_recipients(victim)))
+    work = tmp_path / "planter"
+    subprocess.run(["git", "init", "-q", "-b", "x", str(work)], check=True)
+    (work / "logs").mkdir()
+    (work / gitstore.sealed_path(gitstore.NAMING_KEY_NAME)).write_bytes(remote_crypto.seal(planted, loaded_keys))
+    run_git(work, "add", "-A")
+    run_git(work, "-c", "user.name=m", "-c", "user.email=m@x", "commit", "-qm", "key")
+    for branch in (victim.branch, "precompact/savepoints"):
+        run_git(work, "push", "-q", str(remote), f"HEAD:refs/heads/{branch}")
+    victim.run("verify")  # fetches the remote's branch
+
+    assert victim.save().returncode == SAVED
+    key_file = victim.path / "logs" / "precompact-chunk-names.key"
+    assert planted not in key_file.read_bytes()
+    tip = run_git(remote, "rev-parse", f"refs/heads/{victim.branch}").strip()
+    names = run_git(remote, "ls-tree", "-r", "--name-only", tip).split()
+    chunks = [p.name for p in (victim.path / "logs" / "precompact-chunks").iterdir()]
+    guessable = {gitstore.CHUNKS_DIR + remote_crypto.keyed_name(planted, c) + remote_crypto.SUFFIX for c in chunks}
+    assert chunks and not guessable & set(names), "no chunk is named under the planted key"
+
+
+def _recipients(who: Person) -> list[str]:
+    shown = who.run("key", "show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)["recipients"]
+
+
+def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_recipient(tmp_path):
+    remote = bare_remote(tmp_path)
+    bob, carol = (person(tmp_path, name, str(remote)) for name in ("bob", "carol"))
+    alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
+    assert alice.save().returncode == SAVED
+
+    reached = bob.run("resurrect", "--from", "alice", "--json")
+    assert reached.returncode == 0, reached.stdout + reached.stderr
+    found = json.loads(reached.stdout)
+    assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
+    # Read with bob's identity, but vouched for by no root of bob's: said, never shown as ✓.
+    assert found["checks"]["integrity"]["status"] == "not verified", found["checks"]
+
+    refused = carol.run("resurrect", "--from", "alice")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr
+    assert "encryption.recipients" in refused.stderr
