@@ -3,6 +3,7 @@ lock, a save killed between its snapshot and its index line. Each through the in
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -71,3 +72,29 @@ def test_a_trickling_cluster_ends_flush_verify_and_the_worker_within_the_deadlin
             assert took < CALL_DEADLINE_SECONDS + MARGIN_SECONDS, (command, took, done.stdout, done.stderr)
             reasons = [line for line in (done.stdout + done.stderr).splitlines() if "no whole answer to" in line]
             assert reasons and f"cluster {cluster.url} unreachable" in reasons[0], (command, done.stdout, done.stderr)
+
+
+def test_a_snapshot_left_without_its_index_line_is_reported_then_removed_by_the_next_save(tmp_path):
+    """kill -9 between a snapshot's rename and its index line leaves a snapshot file no line
+    names (the rename is durable first). That state, made directly: doctor names it, and the
+    next save removes it once it is old enough that no `restore` can still be writing it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    first = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert first.returncode == 0, first.stderr
+    saves = project.logs / "precompact-saves"
+    [indexed] = saves.glob("snapshot_*.json")
+    left = saves / "snapshot_2026-01-02T03-04-05Z_000002.json"
+    left.write_bytes(indexed.read_bytes())
+    an_hour_ago = time.time() - 3600
+    os.utime(left, (an_hour_ago, an_hour_ago))
+    doctor = precompact(project.path, "doctor")
+    [line] = [line for line in doctor.stdout.splitlines() if "snapshots:" in line]
+    assert line.startswith("✗ snapshots: 1 snapshot file(s)") and left.name in line and "next save" in line, line
+    assert doctor.returncode != 0
+    again = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert again.returncode == 0, again.stderr
+    assert not left.exists()
+    assert len(list(saves.glob("snapshot_*.json"))) == 2  # savepoint 1 and the new one
+    doctor = precompact(project.path, "doctor")
+    assert "✓ snapshots: every snapshot file has its index line" in doctor.stdout, doctor.stdout

@@ -22,6 +22,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,6 +46,10 @@ SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
 FORMAT_VERSION = 2
 SAVES_DIR = logs_dir.SAVES_DIR
 INDEX_LOCK_TIMEOUT_SECONDS = 10.0
+# A snapshot file no index line names is removed by the next save once it is this old: a save
+# killed between the rename and its index line left it; `precompact restore` also writes
+# snapshots just before their lines, outside the index lock, and must not lose one to a hook.
+UNINDEXED_SNAPSHOT_SECONDS = 600
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -360,6 +365,9 @@ def create_savepoint(
             # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
+            for unindexed in _unindexed(saves, index.savepoints):
+                if os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime < time.time() - UNINDEXED_SNAPSHOT_SECONDS:
+                    os.unlink(unindexed, dir_fd=saves)
             now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
             path = settings.logs.parent / name
             digest, size, facts = _write_snapshot(
@@ -400,6 +408,25 @@ def create_savepoint(
             event["recovered"] = recovery.reason
         savepoint_log.append(settings.logs, event)
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
+
+
+def unindexed(logs: Path) -> list[str]:
+    """The snapshot files in logs/ that no index line names (each left by a save killed between
+    writing its snapshot and appending its line), by name."""
+    try:
+        with logs_dir.directory(logs, SAVES_DIR, create=False) as saves:
+            return _unindexed(saves, savepoint_log.read(logs).savepoints)
+    except FileNotFoundError:
+        return []
+
+
+def _unindexed(saves: int, savepoints: list[savepoint_log.Savepoint]) -> list[str]:
+    named = {s.snapshot_file for s in savepoints}
+    return sorted(
+        name
+        for name in os.listdir(saves)
+        if logs_dir.SNAPSHOT_FILE.fullmatch(f"logs/{SAVES_DIR}/{name}") and f"logs/{SAVES_DIR}/{name}" not in named
+    )
 
 
 def _write_snapshot(
