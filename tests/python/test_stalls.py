@@ -3,6 +3,8 @@ lock, a save killed between its snapshot and its index line. Each through the in
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import threading
 import time
@@ -10,7 +12,7 @@ import time
 import pytest
 from support.commands import precompact, wait_until
 from support.mock_http import Exchange, MockServer
-from support.projects import new_project
+from support.projects import full_document, new_project
 from support.transcript_gen import generate, payload
 
 TRICKLE_SECONDS = 5
@@ -98,3 +100,50 @@ def test_a_snapshot_left_without_its_index_line_is_reported_then_removed_by_the_
     assert len(list(saves.glob("snapshot_*.json"))) == 2  # savepoint 1 and the new one
     doctor = precompact(project.path, "doctor")
     assert "✓ snapshots: every snapshot file has its index line" in doctor.stdout, doctor.stdout
+
+
+def test_a_hook_that_waits_past_the_lock_timeout_queues_its_savepoint_for_the_worker(tmp_path):
+    """Concurrent hooks on large transcripts hold the index lock longer than a hook may wait
+    (10 s): the one that gives up must not lose its savepoint. Held here by the test itself."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path)
+    event = payload("PreCompact", project.path, transcript.path)
+    project.logs.mkdir(exist_ok=True)
+    with (project.logs / "precompact-savepoint.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        began = time.monotonic()
+        waited = precompact(project.path, "hook", stdin=event)
+        assert time.monotonic() - began < 10 + MARGIN_SECONDS
+        # Still held: the worker the hook started waits for it, and nothing is written yet.
+        assert list(project.logs.glob("precompact-saves/snapshot_*.json")) == []
+        assert len(list((project.logs / "precompact-queue").iterdir())) == 1
+    assert waited.returncode == 0, waited.stderr
+    assert "saving the full pre-compaction transcript in the background" in waited.stdout, waited.stdout
+    assert wait_until(lambda: len(list(project.logs.glob("precompact-saves/snapshot_*.json"))) == 1, 30)
+    assert wait_until(lambda: not list((project.logs / "precompact-queue").iterdir()), 10)
+    listed = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert [s["sequence"] for s in listed] == [1], listed
+    [written] = project.logs.glob("precompact-saves/snapshot_*.json")
+    document = full_document(written)
+    assert event["session_id"].encode() in document and transcript.conclusions[-1].encode() in document
+
+
+def test_a_queue_entry_this_machine_did_not_make_is_never_read(tmp_path):
+    """A queue entry names a transcript to read: one that came with the project (not stamped by
+    this machine's key) could name any file. It is removed unread."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    secret = tmp_path / "elsewhere.txt"
+    secret.write_text('{"type":"user","message":{"role":"user","content":"private-zebracorn"}}\n')
+    queue = project.logs / "precompact-queue"
+    queue.mkdir(parents=True)
+    session = {"session_id": "planted", "transcript_path": str(secret), "cwd": str(project.path), "trigger": "auto",
+               "custom_instructions": None, "agent": "claude", "agent_version": None, "agent_transcript": None}
+    (queue / f"{time.time_ns():020d}-1.json").write_text(json.dumps({"session": session, "end": None}))
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    saved = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert saved.returncode == 0, saved.stderr
+    assert wait_until(lambda: not list(queue.iterdir()), 30)
+    listed = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert len(listed) == 1, listed
+    [written] = project.logs.glob("precompact-saves/snapshot_*.json")
+    assert b"zebracorn" not in full_document(written) and b"planted" not in full_document(written)
