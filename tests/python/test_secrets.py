@@ -149,12 +149,20 @@ def test_every_dot_env_file_is_kept_out_of_the_snapshot(tmp_path):
     for turn, name in enumerate(names):
         (project.path / name).parent.mkdir(parents=True, exist_ok=True)
         (project.path / name).write_text(f"export GREETING=in-clear-{turn}-zebracorn\n")
-        use = {"type": "tool_use", "id": f"toolu_{turn}", "name": "Read", "input": {"file_path": str(project.path / name)}}
+        use = {
+            "type": "tool_use",
+            "id": f"toolu_{turn}",
+            "name": "Read",
+            "input": {"file_path": str(project.path / name)},
+        }
         entries += [
             {"type": "assistant", "message": {"id": f"msg_{turn}", "role": "assistant", "content": [use]}},
             {
                 "type": "user",
-                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": "(read)"}]},
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": "(read)"}],
+                },
             },
         ]
     transcript = tmp_path / "t.jsonl"
@@ -166,4 +174,4 @@ def test_every_dot_env_file_is_kept_out_of_the_snapshot(tmp_path):
     assert b"zebracorn" not in document
     loaded = json.loads(document)["loaded_files"]
     read = [str(project.path / name) for name in names]
-    assert {name: loaded[name] for name in read} == dict.fromkeys(read, {"source": "Read", "excluded": True}), loaded
+    assert {name: loaded[name] for name in read} == {key: {"source": "Read", "excluded": True} for key in read}, loaded

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+
 from support.commands import precompact, wait_until
 from support.mock_http import Exchange, MockServer
 from support.projects import full_document, new_project
@@ -64,7 +65,7 @@ def test_a_trickling_cluster_ends_flush_verify_and_the_worker_within_the_deadlin
             lambda: worker_log.exists() and "unreachable" in worker_log.read_text(),
             CALL_DEADLINE_SECONDS + MARGIN_SECONDS,
         ), worker_log.read_text() if worker_log.exists() else "no worker log"
-        said = [line for line in worker_log.read_text().splitlines() if "unreachable" in line][0]
+        said = next(line for line in worker_log.read_text().splitlines() if "unreachable" in line)
         assert "no whole answer to" in said and f"within {CALL_DEADLINE_SECONDS} s" in said, said
         for command in ("flush", "verify"):
             began = time.monotonic()
@@ -136,8 +137,16 @@ def test_a_queue_entry_this_machine_did_not_make_is_never_read(tmp_path):
     secret.write_text('{"type":"user","message":{"role":"user","content":"private-zebracorn"}}\n')
     queue = project.logs / "precompact-queue"
     queue.mkdir(parents=True)
-    session = {"session_id": "planted", "transcript_path": str(secret), "cwd": str(project.path), "trigger": "auto",
-               "custom_instructions": None, "agent": "claude", "agent_version": None, "agent_transcript": None}
+    session = {
+        "session_id": "planted",
+        "transcript_path": str(secret),
+        "cwd": str(project.path),
+        "trigger": "auto",
+        "custom_instructions": None,
+        "agent": "claude",
+        "agent_version": None,
+        "agent_transcript": None,
+    }
     (queue / f"{time.time_ns():020d}-1.json").write_text(json.dumps({"session": session, "end": None}))
     transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
     saved = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))

@@ -380,7 +380,10 @@ def create_savepoint(
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
             for unindexed in _unindexed(saves, index.savepoints):
-                if os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime < time.time() - UNINDEXED_SNAPSHOT_SECONDS:
+                if (
+                    os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
+                    < time.time() - UNINDEXED_SNAPSHOT_SECONDS
+                ):
                     os.unlink(unindexed, dir_fd=saves)
             now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
             path = settings.logs.parent / name

@@ -167,7 +167,7 @@ def _assigned(m: re.Match) -> int | None:
     # .env line any value of six characters or more (MYSQL_ROOT_PASSWORD=rootpassxyz), and a
     # quoted passphrase of words (password = "correct horse battery staple"; as a JSON key's
     # value, `"password": ...`, it is SECRET_FIELD's).
-    key = text[m.end("name") : m.end("name") + 1] in ("\"", "'", "\\")
+    key = text[m.end("name") : m.end("name") + 1] in ('"', "'", "\\")
     if holds and ((shell and len(value) >= 6) or (quoted and not key and _passphrase(value))):
         return end
     if not _random_enough(value):
@@ -192,8 +192,44 @@ _HOLDS_A_SECRET = re.compile(
 )
 # Words of a message rather than a passphrase: `password = "must be at least eight characters"`.
 _MESSAGE_WORDS = frozenset(
-    "the and for your you not must with are was this that please enter least from into will can has have "
-    "should here then when what which only more than does set see use new old".split()
+    [
+        "the",
+        "and",
+        "for",
+        "your",
+        "you",
+        "not",
+        "must",
+        "with",
+        "are",
+        "was",
+        "this",
+        "that",
+        "please",
+        "enter",
+        "least",
+        "from",
+        "into",
+        "will",
+        "can",
+        "has",
+        "have",
+        "should",
+        "here",
+        "then",
+        "when",
+        "what",
+        "which",
+        "only",
+        "more",
+        "than",
+        "does",
+        "set",
+        "see",
+        "use",
+        "new",
+        "old",
+    ]
 )
 
 
