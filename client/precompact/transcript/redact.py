@@ -191,46 +191,10 @@ _HOLDS_A_SECRET = re.compile(
     r"(?i)pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credentials?"
 )
 # Words of a message rather than a passphrase: `password = "must be at least eight characters"`.
-_MESSAGE_WORDS = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "your",
-        "you",
-        "not",
-        "must",
-        "with",
-        "are",
-        "was",
-        "this",
-        "that",
-        "please",
-        "enter",
-        "least",
-        "from",
-        "into",
-        "will",
-        "can",
-        "has",
-        "have",
-        "should",
-        "here",
-        "then",
-        "when",
-        "what",
-        "which",
-        "only",
-        "more",
-        "than",
-        "does",
-        "set",
-        "see",
-        "use",
-        "new",
-        "old",
-    ]
-)
+_MESSAGE_WORDS = frozenset((
+    "the", "and", "for", "your", "you", "not", "must", "with", "are", "was", "this", "that", "please", "enter", "least", "from", "into", "will",
+    "can", "has", "have", "should", "here", "then", "when", "what", "which", "only", "more", "than", "does", "set", "see", "use", "new", "old",
+))  # fmt: skip
 
 
 def _passphrase(value: str) -> bool:
