@@ -139,7 +139,9 @@ def starts_git_another_way(tree: ast.Module) -> list[str]:
             found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] == "git"]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith("git_env"):
             found += [
-                f"line {node.lineno}: from git_env import {a.name}" for a in node.names if a.name in ("argv", "environment")
+                f"line {node.lineno}: from git_env import {a.name}"
+                for a in node.names
+                if a.name in ("argv", "environment")
             ]
         elif isinstance(node, ast.Call):
             called = _dotted(node.func)
@@ -164,7 +166,9 @@ def talks_to_a_remote_outside_transport(tree: ast.Module) -> list[str]:
     held: dict[str, set[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
-            strings = {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            strings = {
+                c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
             for target in node.targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
@@ -571,16 +575,20 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     "starts_git_another_way": (
         starts_git_another_way,
         GIT_OWNERS,
-        "from precompact.boundary import processes\n"
-        "def remote_heads(url, env):\n"
-        "    return processes.run_program(['/usr/bin/git', 'ls-remote', url], cwd=None, env=env)\n",
+        (
+            "from precompact.boundary import processes\n"
+            "def remote_heads(url, env):\n"
+            "    return processes.run_program(['/usr/bin/git', 'ls-remote', url], cwd=None, env=env)\n"
+        ),
     ),
     "talks_to_a_remote_outside_transport": (
         talks_to_a_remote_outside_transport,
         ("boundary/git_env.py",),
-        "from precompact.boundary import git_env\n"
-        "def remote(loaded):\n"
-        "    return git_env.run(loaded.repository, 'ls-remote', '--heads', loaded.remote, timeout=10)\n",
+        (
+            "from precompact.boundary import git_env\n"
+            "def remote(loaded):\n"
+            "    return git_env.run(loaded.repository, 'ls-remote', '--heads', loaded.remote, timeout=10)\n"
+        ),
     ),
     "opens_a_file_under_logs": (
         opens_a_file_under_logs,

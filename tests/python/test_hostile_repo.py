@@ -721,7 +721,9 @@ def test_a_non_bare_remote_on_this_machine_updates_no_work_tree_and_runs_none_of
     after = precompact(project, "doctor")
     assert not victim.marker.exists(), victim.marker.read_text()
     assert b"\xe2\x9c\x93 git remote:" in before.stdout, before.stdout
-    assert flushed.returncode != 0 and b"checked out" in flushed.stdout + flushed.stderr, flushed.stdout + flushed.stderr
+    assert flushed.returncode != 0 and b"checked out" in flushed.stdout + flushed.stderr, (
+        flushed.stdout + flushed.stderr
+    )
     assert b"git remote:" in after.stdout, after.stdout  # a dry run sends nothing: git does not refuse it
     # The same push without precompact's guard runs them: the test would see it.
     pushed = subprocess.run(
