@@ -226,7 +226,10 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
         return  # nothing said: nothing to archive
     if _unchanged_savepoint(loaded, session) is not None:
         return
-    snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    try:
+        snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    except savepoint_log.LockTimeout:
+        snapshot.queue(snapshot.Settings.of(loaded), session)  # as at PreCompact: the worker writes it
     from precompact.ops import background
 
     background.spawn(loaded.root)
