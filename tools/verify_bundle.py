@@ -41,14 +41,20 @@ def fields(value, names: str) -> list:
     return [value[name] for name in names.split()]
 
 
+def unique(pairs: list) -> dict:
+    keys = [key for key, _ in pairs]
+    need(len(set(keys)) == len(keys), f"an object names the key {json.dumps(max(keys, key=keys.count))[:80]} twice")
+    return dict(pairs)
+
+
 def load(data: bytes) -> dict:
     """The bundle's JSON, once its size and depth are within the limits (the depth is read on the
-    text, strings skipped: json decodes recursively)."""
+    text, strings skipped: json decodes recursively), each object naming each key once."""
     need(len(data) <= MAX_BYTES, f"larger than {MAX_BYTES} bytes")
     outside = b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
     depth = max(accumulate(map(STEP.__getitem__, outside.translate(None, NOT_A_BRACKET))), default=0)
     need(depth <= MAX_DEPTH, f"nested deeper than {MAX_DEPTH}")
-    return json.loads(data)
+    return json.loads(data, object_pairs_hook=unique)
 
 
 def decode(text: str, base: int, size: int | None = 32) -> bytes:

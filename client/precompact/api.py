@@ -82,6 +82,21 @@ def flush(config: Config) -> FlushOutcome:
     return layers.flush(config)
 
 
+def write_queued(config: Config) -> int:
+    """Writes the savepoints hooks left queued while the index lock was busy; how many
+    (ops.compaction)."""
+    from precompact.ops import compaction
+
+    return compaction.write_queued(config)
+
+
+def savepoints_queued(config: Config) -> bool:
+    """Whether a hook left a savepoint queued that is not written yet (ops.compaction)."""
+    from precompact.ops import compaction
+
+    return compaction.savepoints_queued(config)
+
+
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     """Every savepoint with the state of its layers, and the index lines that do not parse."""
     index = savepoint_log.read(config.logs)

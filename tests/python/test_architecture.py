@@ -107,6 +107,91 @@ def runs_git_around_its_owner(tree: ast.Module) -> list[str]:
     return found
 
 
+# processes' starters other than run_git: each runs whatever program it is given.
+OTHER_STARTERS = ("run_program", "replace_with", "spawn_python", "run_python", "Popen", "run")
+
+
+def _names_git(node: ast.AST) -> bool:
+    """A string that names the git program ("git", ".../git") or `which("git")`, anywhere in
+    `node`."""
+    return any(
+        (isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value.rsplit("/", 1)[-1] == "git")
+        for inner in ast.walk(node)
+    )
+
+
+def starts_git_another_way(tree: ast.Module) -> list[str]:
+    """git started without git_env's guard (issue #48: doctor's ls-remote and dry-run push once
+    ran git with the project's `receivepack`): a process starter given a command that names git,
+    git_env's command line or environment (`argv`, `environment`) taken to run it elsewhere, or
+    GitPython imported (its import runs `git version`, and every Repo it makes runs git with
+    os.environ unless gitstore's isolated runner is its command wrapper; a type-only import,
+    under `if TYPE_CHECKING:`, runs nothing)."""
+    type_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _dotted(node.test).endswith("TYPE_CHECKING")
+        for inner in ast.walk(node)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and id(node) not in type_only:
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] == "git"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith("git_env"):
+            found += [
+                f"line {node.lineno}: from git_env import {a.name}"
+                for a in node.names
+                if a.name in ("argv", "environment")
+            ]
+        elif isinstance(node, ast.Call):
+            called = _dotted(node.func)
+            if called.endswith(("git_env.argv", "git_env.environment")):
+                found.append(f"line {node.lineno}: {called}(...)")
+            elif called.split(".")[-1] in OTHER_STARTERS and node.args and _names_git(node.args[0]):
+                found.append(f"line {node.lineno}: {called}(<a command naming git>)")
+    return found
+
+
+# git commands that talk to a remote: the remote's URL, and the project's settings for it
+# (`remote.<name>.receivepack`/`uploadpack`, `url.*.insteadOf`, `http.*`), are git_env.transport's.
+REMOTE_COMMANDS = {"push", "fetch", "ls-remote", "ls_remote", "pull", "clone", "archive", "remote"}
+
+
+def talks_to_a_remote_outside_transport(tree: ast.Module) -> list[str]:
+    """A git command that reaches a remote run any way but `git_env.transport`: `git_env.run`
+    with `ls-remote` or `push --dry-run` (how doctor once ran them, reading the project's
+    `receivepack`), or GitPython's `repo.git.push(...)`, `repo.remote().fetch()`."""
+    # The strings each name may hold, from its assignments (`args = ("push", ...) if ... else
+    # ("ls-remote", ...)`, then `git_env.run(repository, *args)`).
+    held: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            strings = {
+                c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        held.setdefault(name.id, set()).update(strings)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = _dotted(node.func)
+        if called.endswith("transport"):
+            continue
+        method = called.split(".")[-1]
+        words = {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        for argument in node.args:
+            if isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name):
+                words |= held.get(argument.value.id, set())
+        if (method in ("run", "run_git", "execute") and words & REMOTE_COMMANDS) or (
+            ".git." in f".{called}" and method in REMOTE_COMMANDS
+        ):
+            found.append(f"line {node.lineno}: {called}(...)")
+    return found
+
+
 # Calls that open a file by path: builtin open, os.open, and Path's open/read/write methods.
 PATH_METHODS = {"open", "read_text", "read_bytes", "write_text", "write_bytes"}
 # Names that stand for a place under logs/: the directory itself, the index's name for a
@@ -521,6 +606,24 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         (*GIT_OWNERS, PROCESS_OWNER),
         "import git\ngit.Repo('.').git.status()\n",
     ),
+    "starts_git_another_way": (
+        starts_git_another_way,
+        GIT_OWNERS,
+        (
+            "from precompact.boundary import processes\n"
+            "def remote_heads(url, env):\n"
+            "    return processes.run_program(['/usr/bin/git', 'ls-remote', url], cwd=None, env=env)\n"
+        ),
+    ),
+    "talks_to_a_remote_outside_transport": (
+        talks_to_a_remote_outside_transport,
+        ("boundary/git_env.py",),
+        (
+            "from precompact.boundary import git_env\n"
+            "def remote(loaded):\n"
+            "    return git_env.run(loaded.repository, 'ls-remote', '--heads', loaded.remote, timeout=10)\n"
+        ),
+    ),
     "opens_a_file_under_logs": (
         opens_a_file_under_logs,
         LOGS_OWNERS,
@@ -636,6 +739,24 @@ def test_the_terminal_rule_sees_each_way_around_its_owner():
     )
     lines = {int(line.split(":")[0].removeprefix("line ")) for line in writes_to_the_terminal_around_its_owner(sample)}
     assert lines == set(range(2, 12))
+
+
+def test_the_git_rule_sees_each_way_around_the_guard():
+    """Each way of starting git that skips git_env's command line and environment is reported:
+    the one doctor used (a plain git command line), through any starter, a `which`, git_env's
+    pieces reused, GitPython imported; git_env.run and gitstore's repository are not."""
+    sample = ast.parse(
+        "import git\n"
+        "from precompact.boundary.git_env import argv\n"
+        "processes.run_program(['/usr/bin/git', 'push', '--dry-run', url], cwd=None, env=os.environ)\n"
+        "processes.replace_with([shutil.which('git'), 'ls-remote', url], os.environ)\n"
+        "processes.run_git(git_env.argv('ls-remote', url), cwd=root, env=git_env.environment(root), timeout=5)\n"
+        "git_env.run(root, 'status', timeout=5)\n"
+        "gitstore.open_repository(root)\n"
+        "processes.run_program([str(command), 'hook'], cwd=None, env=env)\n"
+    )
+    lines = {int(line.split(":")[0].removeprefix("line ")) for line in starts_git_another_way(sample)}
+    assert lines == {1, 2, 3, 4, 5}
 
 
 def test_every_git_process_goes_through_git_env_and_the_rest_through_processes():

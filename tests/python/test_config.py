@@ -34,7 +34,7 @@ def test_rendered_configuration_loads_with_defaults(tmp_path):
     assert loaded.keypair == Path("~/.config/solana/id.json").expanduser()
     assert loaded.session_state == tmp_path.resolve() / "session_current.json"
     assert loaded.git_layer and loaded.chain_layer and loaded.redaction
-    assert ".env" in loaded.exclude
+    assert ".env*" in loaded.exclude
     assert loaded.logs == tmp_path.resolve() / "logs"
     assert snapshot.Settings.of(loaded).instance == 'Gabriel "G" #215'
 

@@ -11,7 +11,7 @@ from pathlib import Path
 CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # Exceptions that never reach an edge: each is caught inside the module that raises it (the
 # verifier's Broken, Unreached and Unrooted, by the callers that turn them into verdicts).
-INTERNAL = {"Broken", "TooDeep", "Unreached", "Unreadable", "Unrooted"}
+INTERNAL = {"Broken", "RepeatedKey", "TooDeep", "Unreached", "Unreadable", "Unrooted"}
 
 
 def exception_classes() -> dict[str, list[str]]:

@@ -692,6 +692,50 @@ def test_a_remote_on_this_machine_runs_none_of_its_programs_on_push_or_doctor(tm
     assert run_git(remote, "rev-parse", pushed_branch(remote)).strip()
 
 
+@pytest.mark.slow
+def test_a_non_bare_remote_on_this_machine_updates_no_work_tree_and_runs_none_of_its_programs(tmp_path, victim):
+    """A remote that is a path here, not bare, with `receive.denyCurrentBranch=updateInstead`
+    and the savepoint branch checked out: a push would update its work tree, running its
+    fsmonitor and the filters its attributes name. precompact's push is refused there instead
+    (git's own reason, in one line), and doctor's ls-remote and dry run run none of them either."""
+    source = attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
+    project = clone(tmp_path, source)
+    remote = tmp_path / "checkout"
+    run_git(tmp_path, "init", "-q", "-b", "main", str(remote))
+    (remote / ".gitattributes").write_text("* filter=evil\n")
+    run_git(remote, "-c", "user.name=o", "-c", "user.email=o@example.invalid", "add", ".gitattributes")
+    run_git(remote, "-c", "user.name=o", "-c", "user.email=o@example.invalid", "commit", "-q", "-m", "attributes")
+    run_git(remote, "symbolic-ref", "HEAD", "refs/heads/precompact/savepoints")  # checked out, unborn
+    for key, value in (
+        ("receive.denyCurrentBranch", "updateInstead"),
+        ("core.fsmonitor", str(victim.script)),
+        ("filter.evil.clean", str(victim.script)),
+        ("filter.evil.smudge", str(victim.script)),
+        ("core.alternateRefsCommand", str(victim.script)),
+    ):
+        run_git(remote, "config", key, value)
+    run_git(project, "remote", "set-url", "origin", str(remote))
+    assert precompact(project, "trust", "--yes").returncode == 0
+    before = precompact(project, "doctor")
+    flushed = saved_and_flushed(project)
+    after = precompact(project, "doctor")
+    assert not victim.marker.exists(), victim.marker.read_text()
+    assert b"\xe2\x9c\x93 git remote:" in before.stdout, before.stdout
+    assert flushed.returncode != 0 and b"checked out" in flushed.stdout + flushed.stderr, (
+        flushed.stdout + flushed.stderr
+    )
+    assert b"git remote:" in after.stdout, after.stdout  # a dry run sends nothing: git does not refuse it
+    # The same push without precompact's guard runs them: the test would see it.
+    pushed = subprocess.run(
+        ["git", "push", "-q", str(remote), "refs/heads/precompact/savepoints:refs/heads/precompact/savepoints"],
+        cwd=project,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert victim.marker.exists(), pushed.stderr
+
+
 def test_a_remote_url_that_looks_like_an_option_is_never_one(tmp_path, victim):
     """precompact names the URL on git's command line: `--upload-pack=<program>` as a URL must
     stay a (refused) URL."""

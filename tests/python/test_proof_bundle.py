@@ -461,3 +461,34 @@ def test_a_hostile_bundle_gets_one_line_from_both_verifiers(tmp_path, content, s
     assert reference.returncode == 1 and reference.stderr == "", reference.stderr
     [reported] = reference.stdout.strip().splitlines()
     assert reported.startswith("FAILED:") and said in reported, reported
+
+
+def test_a_repeated_key_is_refused_by_both_verifiers_in_one_line(lineage, tmp_path):
+    """Every object has exactly the listed keys (docs/proof-bundle.md, "Encoding"): a key given
+    twice, the last value the valid one, would show a reader of the text one value while the
+    verifier checks the other."""
+    written = lineage[3]
+    text = json.dumps(written)
+    assert text.startswith('{"format"')
+    path = tmp_path / "repeated.json"
+    path.write_text('{"version": 1, ' + text[1:])
+    client = subprocess.run(
+        [str(Path(sys.executable).with_name("precompact")), "verify-bundle", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert client.returncode == 1 and "Traceback" not in client.stderr, client.stdout + client.stderr
+    [said] = (client.stdout + client.stderr).strip().splitlines()
+    assert 'names the key "version" twice' in said and "precompact prove" in said, said
+    reference = run_reference(path)
+    assert reference.returncode == 1 and reference.stderr == "", reference.stderr
+    [reported] = reference.stdout.strip().splitlines()
+    assert reported == 'FAILED: an object names the key "version" twice', reported
+    # Nested as well: inside a savepoint of the chain.
+    path.write_text(text.replace('"sequence": 2,', '"sequence": 2, "sequence": 2,', 1))
+    assert run_reference(path).stdout.strip() == 'FAILED: an object names the key "sequence" twice'
+    # The same bundle without the repeat verifies in both (the test changes only the repeat).
+    path.write_text(text)
+    assert run_reference(path).returncode == 0

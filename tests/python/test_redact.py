@@ -180,6 +180,11 @@ ONCE_IN_CLEAR = [
     ("vault_token", "X-Vault-Token: s.7hPqW2mZk9LrT4vXn8BcJd3F", "7hPqW2mZk9LrT4vXn8BcJd3F"),
     ("secret_assignment", "ADMIN_PW=Hunter2!Blue", "Hunter2!Blue"),
     ("secret_assignment", "SMTP_PW='k8sPw0rd'", "k8sPw0rd"),
+    # Issue #48: letters only and under 16 characters in a .env line, a quoted passphrase of words.
+    ("secret_assignment", "MYSQL_ROOT_PASSWORD=rootpassxyz", "rootpassxyz"),
+    ("secret_assignment", "export DB_PASSWORD=changeme", "changeme"),
+    ("secret_assignment", 'password = "correct horse battery staple"', "correct horse battery staple"),
+    ("secret_assignment", "passphrase: 'tiger maple orbit canyon'", "tiger maple orbit canyon"),
     ("jwt", f"eyJhbGciOiJIUzI1NiJ9.{_SPACED_PAYLOAD}.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", _SPACED_PAYLOAD),
 ]
 # The same words with no secret: each stays as it is.
@@ -200,6 +205,12 @@ NEAR_MISSES = [
     "token = s.AuthenticateRequestAsync1(ctx)",
     "ADMIN_PW_FILE=/run/secrets/admin_pw",
     "eyJwYWdlIjoyfQ.cursorToken12.nextPage99",
+    "PASSWORD_MIN_LENGTH=12",
+    "TOKEN_TYPE=bearer",
+    'password = "must be at least eight characters"',
+    'password = "Enter your password"',
+    'token: "open the door"',
+    'label = "password reset link sent"',
 ]
 
 

@@ -138,3 +138,40 @@ def test_false_positives_on_real_code_and_prose_stay_rare():
     measured = false_positives()
     assert measured.lines > 100_000
     assert measured.rate < 0.0001, measured.changed
+
+
+def test_every_dot_env_file_is_kept_out_of_the_snapshot(tmp_path):
+    """`.env*` files (`.envrc`, `.env_local`, `.env-prod` in a folder, not only `.env` and
+    `.env.<x>`) are never read into a snapshot, by the configuration `init` writes."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    names = [".envrc", ".env_local", "deploy/.env-prod", ".env", ".env.local"]
+    entries = [{"type": "user", "message": {"role": "user", "content": "Check the environment files."}}]
+    for turn, name in enumerate(names):
+        (project.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (project.path / name).write_text(f"export GREETING=in-clear-{turn}-zebracorn\n")
+        use = {
+            "type": "tool_use",
+            "id": f"toolu_{turn}",
+            "name": "Read",
+            "input": {"file_path": str(project.path / name)},
+        }
+        entries += [
+            {"type": "assistant", "message": {"id": f"msg_{turn}", "role": "assistant", "content": [use]}},
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": "(read)"}],
+                },
+            },
+        ]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    done = hook(payload("PreCompact", project.path, transcript), cwd=project.path)
+    assert done.returncode == 0, done.stderr
+    [written] = (project.logs / "precompact-saves").glob("*.json")
+    document = full_document(written)
+    assert b"zebracorn" not in document
+    loaded = json.loads(document)["loaded_files"]
+    read = [str(project.path / name) for name in names]
+    assert {name: loaded[name] for name in read} == {key: {"source": "Read", "excluded": True} for key in read}, loaded

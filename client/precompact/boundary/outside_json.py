@@ -6,12 +6,16 @@ RecursionError, which no reader expects, and whatever walks a decoded value recu
 redactor, canonical JSON) fails the same way on a value orjson's own limit (1024) lets through.
 So: a size checked before the bytes are read, decoding by orjson (its depth limit is checked in
 C as it decodes: nothing recurses), then the depth of the value (`within_depth`, iterative),
-each refused as a ValueError whose message is one line. (tools/verify_bundle.py, standard
-library only, measures the depth on the text before decoding; docs/proof-bundle.md states the
-same limits.)
+each refused as a ValueError whose message is one line. A proof bundle (`loads_unique`) must
+also name each key of an object once: a decoder keeps one of two values for the same key (the
+last, for orjson and json), so a second `"version"` would hide what a reader of the text sees
+first. (tools/verify_bundle.py, standard library only, measures the depth on the text before
+decoding and refuses a repeated key as it decodes; docs/proof-bundle.md states the same limits.)
 """
 
 from __future__ import annotations
+
+import json
 
 import orjson
 
@@ -37,6 +41,29 @@ def loads(data: bytes) -> object:
     if not within_depth(value):
         raise TooDeep
     return value
+
+
+class RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"an object names the key {json.dumps(key)[:80]} twice")
+
+
+def loads_unique(data: bytes) -> object:
+    """`loads(data)`, and refused (RepeatedKey) when an object names a key twice. orjson keeps
+    no record of repeats, so the text is decoded a second time by json, whose recursion the
+    depth `loads` checked first keeps within Python's limit."""
+    value = loads(data)
+    json.loads(data, object_pairs_hook=_unique_keys)
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise RepeatedKey(key)
+        seen.add(key)
+    return dict(pairs)
 
 
 def within_depth(value, limit: int = MAX_DEPTH) -> bool:

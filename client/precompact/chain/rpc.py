@@ -4,12 +4,19 @@ Not solana-py's client: on an answer it cannot parse (an error without the `data
 expects, an HTML error page) solders raises a Rust panic that no `except Exception` catches, so a
 misbehaving cluster or proxy would end in a traceback. Here every failure is an `RpcError` whose
 message is one line naming the cluster and what it did.
+
+Every call has a total deadline (the cluster's `timeout`): httpx's timeouts bound each read
+alone, so an endpoint that sends one byte every few seconds would hold a call, and the worker,
+`verify` and `flush` behind it, for ever. The exchange runs in a daemon thread that the call
+stops waiting for at the deadline; the cluster is then taken as stalled, and every later call to
+it fails at once with the same reason (its connection is left to that thread, never reused).
 """
 
 from __future__ import annotations
 
 import base64
 import itertools
+import threading
 
 import httpx
 
@@ -34,12 +41,29 @@ class Cluster:
         self.timeout = timeout
         # One connection for all the calls of a flush (a post is four calls).
         self._http = httpx.Client(timeout=timeout)
+        # Why the cluster is taken as stalled: a call that got no whole answer in time.
+        self._stalled: str | None = None
 
     def call(self, method: str, params: list):
-        """The `result` of one JSON-RPC call."""
+        """The `result` of one JSON-RPC call, within `timeout` seconds in all."""
         request = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
+        if self._stalled is not None:
+            raise Unreachable(self._stalled)
+        outcome: list = []
+        exchange = threading.Thread(target=self._post, args=(request, outcome), daemon=True)
+        exchange.start()
+        exchange.join(self.timeout)
+        if not outcome:
+            self._stalled = (
+                f"cluster {self.url} unreachable (no whole answer to {method} within {self.timeout:g} s); "
+                "savepoints stay queued for `precompact flush`"
+            )
+            raise Unreachable(self._stalled)
+        [answered] = outcome
         try:
-            response = self._http.post(self.url, json=request)
+            if isinstance(answered, BaseException):
+                raise answered
+            response = answered
         except httpx.TimeoutException:
             raise Unreachable(
                 f"cluster {self.url} unreachable (timed out after {self.timeout:g} s); savepoints stay queued for `precompact flush`"
@@ -65,6 +89,13 @@ class Cluster:
         if "result" not in answer:
             raise self._malformed(method, "neither result nor error")
         return answer["result"]
+
+    def _post(self, request: dict, outcome: list) -> None:
+        """The response to `request`, read whole, or what it raised, put in `outcome`."""
+        try:
+            outcome.append(self._http.post(self.url, json=request))
+        except Exception as e:  # noqa: BLE001 -- handed to the caller's thread, which sorts it
+            outcome.append(e)
 
     def account(self, address: str) -> tuple[str, bytes] | None:
         """(owner, data) of the account at `address`, None when it does not exist."""

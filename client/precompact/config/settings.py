@@ -34,7 +34,7 @@ DEFAULT_REMOTE = "origin"
 # Ethereum keystores, Bitcoin wallets).
 _SECRET_DIRECTORIES = (".docker", ".aws", ".kube", ".gnupg", ".ssh", ".config/solana", ".config/gcloud", "keystore")
 DEFAULT_EXCLUDE = [
-    ".env", ".env.*", "*/.env", "*/.env.*", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*",
+    ".env*", "*/.env*", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*",
     ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
     *(pattern for directory in _SECRET_DIRECTORIES for pattern in (f"{directory}/*", f"*/{directory}/*")),
     "id_*", "*.ppk", "*.p12", "*.pfx", "*.keystore", "*.jks", "master.key", "credentials*.json", "service-account*.json",

@@ -58,6 +58,7 @@ def run(root: Path) -> None:
         with _exclusive(logs) as mine:
             if not mine:
                 return
+            stuck = not _write_queued(root)
             seen = _savepoint_count(approved)
             _update_recall(configuration.load(root))
             try:
@@ -74,8 +75,23 @@ def run(root: Path) -> None:
                     time.sleep(pause)
             finally:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
-        if _savepoint_count(approved) == seen:
+        if _savepoint_count(approved) == seen and (stuck or not api.savepoints_queued(approved)):
             return
+
+
+def _write_queued(root: Path) -> bool:
+    """Writes the savepoints hooks queued (the index lock busy), first: this worker may wait for
+    the lock, which a hook may not. Whether it could; a failure is logged, and the entries stay
+    queued for the next worker."""
+    from precompact import api
+    from precompact.errors import PrecompactError
+
+    try:
+        api.write_queued(configuration.load(root))
+    except (PrecompactError, OSError) as e:
+        _log(f"queued savepoints not written yet: {e}")
+        return False
+    return True
 
 
 def _update_recall(loaded: configuration.Config) -> None:

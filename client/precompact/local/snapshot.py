@@ -14,6 +14,7 @@ sequence number, so concurrent hooks form one chain.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import functools
 import hashlib
@@ -22,6 +23,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 import orjson
 
 from precompact.boundary import git_env, logs_dir, processes
-from precompact.local import chunks, savepoint_log
+from precompact.local import chunks, provenance, savepoint_log
 from precompact.local import read_position as resume
 from precompact.local.canonical import canonical
 from precompact.transcript import claude_code as transcript
@@ -45,6 +47,17 @@ SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
 FORMAT_VERSION = 2
 SAVES_DIR = logs_dir.SAVES_DIR
 INDEX_LOCK_TIMEOUT_SECONDS = 10.0
+# A snapshot file no index line names is removed by the next save once it is this old: a save
+# killed between the rename and its index line left it; `precompact restore` also writes
+# snapshots just before their lines, outside the index lock, and must not lose one to a hook.
+UNINDEXED_SNAPSHOT_SECONDS = 600
+# Savepoints a hook could not write (the index lock busy past INDEX_LOCK_TIMEOUT_SECONDS), left
+# for the worker, which waits up to QUEUED_LOCK_TIMEOUT_SECONDS: it answers nobody.
+QUEUE_DIR = "precompact-queue"
+QUEUE_ENTRY = re.compile(r"\d{20}-\d+\.json")
+QUEUE_PURPOSE = "queued savepoint"
+QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
+QUEUED_REASON = "queued: the index was busy at the hook"
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -339,10 +352,16 @@ def _second_with_a_free_name(now: datetime, sequence: int, named: set[str], save
 
 
 def create_savepoint(
-    settings: Settings, session: Session, now: datetime | None = None, recovery: Recovery | None = None
+    settings: Settings,
+    session: Session,
+    now: datetime | None = None,
+    recovery: Recovery | None = None,
+    lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS,
+    queued: str | None = None,
 ) -> WrittenSnapshot:
-    """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
-    with savepoint_log.locked(settings.logs, INDEX_LOCK_TIMEOUT_SECONDS):
+    """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
+    entry it is made from, removed under the same lock once the event is appended."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
         index = savepoint_log.read(settings.logs)
         mine = savepoint_log.of_instance(index.savepoints, settings.instance)
         previous = mine[-1] if mine else None
@@ -360,6 +379,12 @@ def create_savepoint(
             # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
+            for unindexed in _unindexed(saves, index.savepoints):
+                if (
+                    os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
+                    < time.time() - UNINDEXED_SNAPSHOT_SECONDS
+                ):
+                    os.unlink(unindexed, dir_fd=saves)
             now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
             path = settings.logs.parent / name
             digest, size, facts = _write_snapshot(
@@ -399,7 +424,86 @@ def create_savepoint(
         if recovery is not None:
             event["recovered"] = recovery.reason
         savepoint_log.append(settings.logs, event)
+        if queued is not None:
+            with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
+                os.unlink(queued, dir_fd=waiting)
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
+
+
+def queue(settings: Settings, session: Session) -> None:
+    """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
+    past what a hook may wait (other saves of large transcripts), and a hook that gave up would
+    lose the savepoint. The transcript's size now bounds what the worker reads, so the savepoint
+    holds what PreCompact would have saved. Stamped with this machine's key: a queue entry that
+    came with the project is never read (it could name any file as a transcript)."""
+    try:
+        end = os.stat(session.transcript_path).st_size if session.transcript_path else None
+    except OSError:
+        end = None
+    entry = orjson.dumps({"session": dataclasses.asdict(session), "end": end})
+    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
+    logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
+
+
+def queued(logs: Path) -> list[str]:
+    """The queue entries waiting for the worker, oldest first."""
+    try:
+        with logs_dir.directory(logs, QUEUE_DIR, create=False) as waiting:
+            return sorted(name for name in os.listdir(waiting) if QUEUE_ENTRY.fullmatch(name))
+    except FileNotFoundError:
+        return []
+
+
+def write_queued(settings: Settings) -> int:
+    """Writes the savepoint of each queue entry (waiting as long as a save of a large transcript
+    can take for the index lock), oldest first; returns how many. An entry this machine did not
+    make, or that does not read as one, is removed unread."""
+    written = 0
+    for name in queued(settings.logs):
+        entry = provenance.made_here(QUEUE_PURPOSE, logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}"))
+        session, end = _queued_session(entry)
+        if session is None:
+            with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
+                os.unlink(name, dir_fd=waiting)
+            continue
+        recovery = Recovery(QUEUED_REASON, end) if end is not None else None
+        create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
+        written += 1
+    return written
+
+
+def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None]:
+    try:
+        found = orjson.loads(entry) if entry is not None else None
+    except orjson.JSONDecodeError:
+        return None, None
+    fields = found.get("session") if isinstance(found, dict) else None
+    end = found.get("end") if isinstance(found, dict) else None
+    names = {f.name for f in dataclasses.fields(Session)}
+    if not isinstance(fields, dict) or set(fields) != names or not isinstance(end, (int, type(None))):
+        return None, None
+    if not isinstance(fields["cwd"], str) or not all(isinstance(v, (str, type(None))) for v in fields.values()):
+        return None, None
+    return Session(**fields), end
+
+
+def unindexed(logs: Path) -> list[str]:
+    """The snapshot files in logs/ that no index line names (each left by a save killed between
+    writing its snapshot and appending its line), by name."""
+    try:
+        with logs_dir.directory(logs, SAVES_DIR, create=False) as saves:
+            return _unindexed(saves, savepoint_log.read(logs).savepoints)
+    except FileNotFoundError:
+        return []
+
+
+def _unindexed(saves: int, savepoints: list[savepoint_log.Savepoint]) -> list[str]:
+    named = {s.snapshot_file for s in savepoints}
+    return sorted(
+        name
+        for name in os.listdir(saves)
+        if logs_dir.SNAPSHOT_FILE.fullmatch(f"logs/{SAVES_DIR}/{name}") and f"logs/{SAVES_DIR}/{name}" not in named
+    )
 
 
 def _write_snapshot(

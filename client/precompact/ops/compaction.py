@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from precompact.local import snapshot
 
 ERRORS_LOG = "precompact-errors.log"
+QUEUED_NOTE = (
+    "precompact is saving the full pre-compaction transcript in the background (other saves "
+    "held its index); the savepoint's number is in `precompact status` once written."
+)
 
 
 @dataclass
@@ -50,13 +54,34 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note and speaks else ""
-    written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     # Imported late: spawning needs only the module, not the layers it will run. The worker
     # runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
     from precompact.ops import background
 
+    try:
+        written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    except savepoint_log.LockTimeout:
+        # Other saves (large transcripts) held the index past what a hook may wait: the worker
+        # writes this one, from the transcript as it stands now.
+        snapshot.queue(snapshot.Settings.of(loaded), session)
+        background.spawn(loaded.root)
+        return QUEUED_NOTE if speaks else ""
     background.spawn(loaded.root)
     return _compact_note(loaded, written.sequence, written.sha256) if speaks else ""
+
+
+def write_queued(loaded: configuration.Config) -> int:
+    """The savepoints hooks left queued (the index lock busy), written; how many."""
+    from precompact.local import snapshot
+
+    return snapshot.write_queued(snapshot.Settings.of(loaded))
+
+
+def savepoints_queued(loaded: configuration.Config) -> bool:
+    """Whether a hook left a savepoint queued that is not written yet."""
+    from precompact.local import snapshot
+
+    return bool(snapshot.queued(loaded.logs))
 
 
 def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -209,7 +234,10 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
         return  # nothing said: nothing to archive
     if _unchanged_savepoint(loaded, session) is not None:
         return
-    snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    try:
+        snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    except savepoint_log.LockTimeout:
+        snapshot.queue(snapshot.Settings.of(loaded), session)  # as at PreCompact: the worker writes it
     from precompact.ops import background
 
     background.spawn(loaded.root)

@@ -59,6 +59,7 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
         ("git remote", _remote),
         ("encryption identity", _identity),
         ("worker", _worker),
+        ("snapshots", _unindexed),
         ("sessions", lambda loaded: _expiring(loaded, home)),
     ]
     for name, step in steps:
@@ -369,6 +370,22 @@ def _worker(loaded: configuration.Config) -> Check:
             "precompact status, then precompact flush",
         )
     return Check("worker", True, f"{len(saved)} savepoint(s), none failed")
+
+
+def _unindexed(loaded: configuration.Config) -> Check:
+    """Snapshot files no index line names: a save killed between its snapshot and its line."""
+    from precompact.local import snapshot
+
+    found = snapshot.unindexed(loaded.logs)
+    if found:
+        return Check(
+            "snapshots",
+            False,
+            f"{len(found)} snapshot file(s) in logs/{snapshot.SAVES_DIR}/ that no index line names "
+            f"(a save killed before its index line; first: {found[0]})",
+            f"the next save removes them once {snapshot.UNINDEXED_SNAPSHOT_SECONDS // 60} minutes old, or delete them",
+        )
+    return Check("snapshots", True, "every snapshot file has its index line")
 
 
 def _expiring(loaded: configuration.Config, home: Path) -> Check:

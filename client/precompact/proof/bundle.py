@@ -668,7 +668,8 @@ def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
 
 def read(path: Path) -> object:
     """The bundle in `path`, within outside_json's limits: its size is checked before it is read,
-    its depth as it is decoded; one line naming the file otherwise."""
+    its depth and that no object repeats a key as it is decoded; one line naming the file
+    otherwise."""
     advice = "give a bundle written by `precompact prove`"
     try:
         with path.open("rb") as f:
@@ -678,6 +679,8 @@ def read(path: Path) -> object:
     if len(data) > outside_json.MAX_BUNDLE_BYTES:
         raise ProofError(f"{path} is larger than {outside_json.MAX_BUNDLE_BYTES >> 30} GiB; {advice}")
     try:
-        return outside_json.loads(data)
+        return outside_json.loads_unique(data)
+    except outside_json.RepeatedKey as e:
+        raise ProofError(f"{path} is not a bundle: {e}; {advice}") from None
     except ValueError as e:
         raise ProofError(f"{path} is not JSON ({e}); {advice}") from None

@@ -160,7 +160,17 @@ def _assigned(m: re.Match) -> int | None:
     )
     group, value, quoted = _value(m)
     end = m.start(group) + len(value)
-    if not value or _placeholder(value) or not _random_enough(value):
+    if not value or _placeholder(value):
+        return None
+    holds = _HOLDS_A_SECRET.fullmatch(m.group("name")) is not None
+    # A name that ends in the secret's word holds one whatever its value's shape: in a shell or
+    # .env line any value of six characters or more (MYSQL_ROOT_PASSWORD=rootpassxyz), and a
+    # quoted passphrase of words (password = "correct horse battery staple"; as a JSON key's
+    # value, `"password": ...`, it is SECRET_FIELD's).
+    key = text[m.end("name") : m.end("name") + 1] in ('"', "'", "\\")
+    if holds and ((shell and len(value) >= 6) or (quoted and not key and _passphrase(value))):
+        return end
+    if not _random_enough(value):
         return None
     if shell:
         return end
@@ -173,6 +183,29 @@ def _assigned(m: re.Match) -> int | None:
     ):
         return None
     return end
+
+
+# An assignment's name, from its keyword on, that ends in that keyword: PASSWORD in
+# MYSQL_ROOT_PASSWORD, not PASSWORD_MIN_LENGTH.
+_HOLDS_A_SECRET = re.compile(
+    r"(?i)pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credentials?"
+)
+# Words of a message rather than a passphrase: `password = "must be at least eight characters"`.
+_MESSAGE_WORDS = frozenset((
+    "the", "and", "for", "your", "you", "not", "must", "with", "are", "was", "this", "that", "please", "enter", "least", "from", "into", "will",
+    "can", "has", "have", "should", "here", "then", "when", "what", "which", "only", "more", "than", "does", "set", "see", "use", "new", "old",
+))  # fmt: skip
+
+
+def _passphrase(value: str) -> bool:
+    """Three to eight lower-case words of three letters or more, none a message's word nor one
+    that names a secret: `correct horse battery staple`."""
+    words = value.split(" ")
+    return (
+        3 <= len(words) <= 8
+        and all(len(word) >= 3 and word.isascii() and word.isalpha() and word.islower() for word in words)
+        and not any(word in _MESSAGE_WORDS or _HOLDS_A_SECRET.search(word) for word in words)
+    )
 
 
 def _high_entropy(m: re.Match) -> int | None:

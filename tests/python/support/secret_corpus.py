@@ -497,6 +497,14 @@ SECRETS += [
     _plant("Legacy Vault s. token", "s." + _pick(ALNUM, 21) + "Q7x", "vault login "),
     _plant(".env password with a short name", _pick(ALNUM, 9) + "!" + _pick(string.digits, 3), "ADMIN_PW="),
     _plant("JWT whose payload is not eyJ", _jwt_spaced_payload(), "Authorization header was "),
+    # Issue #48: letters only, under 16 characters, in a .env line; a passphrase of words.
+    _plant(".env password of letters only", _pick(string.ascii_lowercase, 11), "MYSQL_ROOT_PASSWORD="),
+    _plant(
+        "Quoted passphrase of words",
+        " ".join(_pick(string.ascii_lowercase, 5) for _ in range(4)),
+        'password = "',
+        '"',
+    ),
 ]
 # A private key cut off before its END line (a Read with a limit, `head`): at an even place, so
 # that it is planted in the transcript (in one tool result, whose rest it takes with it), not in
@@ -610,6 +618,10 @@ def _look_alike_lines(rng: random.Random) -> list[str]:
         "vault token lookup -format=json",
         "ADMIN_PW_FILE=/run/secrets/admin_pw",
         "DB_PW=${DB_PW:?set it}",
+        # Near misses of the two shapes of issue #48.
+        f"PASSWORD_MIN_LENGTH={rng.randrange(8, 64)}",
+        'password = "must be at least eight characters"',
+        'token: "open the door"',
         f"cursor: {_b64json({'page': rng.randrange(99)}, urlsafe=True)}.{pick(ALNUM, 12)}.{pick(ALNUM, 12)}",
     ]
 
