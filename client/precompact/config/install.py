@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import atomic_file
+from precompact.boundary import atomic_file, private_file
 from precompact.errors import PrecompactError
 
 # Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
@@ -156,12 +156,18 @@ def plan_uninstall(path: Path) -> Change:
 
 
 def apply(change: Change) -> None:
-    """Writes the new settings atomically, keeping the file's mode; removes a file left empty."""
+    """Writes the new settings atomically, keeping the file's mode (a new file is this user's
+    only, 0600, in directories made 0700: its hooks run commands); removes a file left empty."""
     if not change.after and change.before:
         change.path.unlink(missing_ok=True)
         return
-    mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
-    atomic_file.write(change.path, change.text().encode("utf-8"), mode)
+    if change.path.exists():
+        atomic_file.write(change.path, change.text().encode("utf-8"), change.path.stat().st_mode & 0o777)
+    else:
+        try:
+            private_file.create(change.path, change.text().encode("utf-8"))
+        except FileExistsError:
+            raise InstallError(f"{change.path} is taken (by a link to nothing?); remove it, then run this again") from None
 
 
 def _read(path: Path) -> dict:
