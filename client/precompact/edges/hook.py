@@ -101,12 +101,14 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
 
 
 def _untrusted(event: str, line: str, agent: str) -> HookResult:
-    """One line for the user, never the model (which could run `precompact trust` itself):
-    Claude Code's PreCompact stdout goes to the summariser, so there plain words that leave the
-    summary as it would be; elsewhere `systemMessage`, which Claude Code and Codex show the user
-    and keep out of the conversation."""
-    if event == "PreCompact" and agent == agents.CLAUDE:
-        return HookResult(stdout=line)
+    """One line for the user, never the model (which could run `precompact trust` itself).
+    Claude Code hands PreCompact's stdout to the summariser and quotes PreCompact's and
+    PostCompact's stdout in the `<local-command-stdout>` entry the model reads after the
+    compaction, so those two say it on stderr only; SessionStart, which fires in the same
+    compaction, says it as a `systemMessage`, which Claude Code (and Codex) shows the user and
+    keeps out of the conversation."""
+    if event in ("PreCompact", "PostCompact") and agent == agents.CLAUDE:
+        return HookResult(stderr=line)
     return HookResult(stdout=_message(line))
 
 
