@@ -42,3 +42,34 @@ def test_an_untrusted_configuration_at_compaction_is_told_the_user_never_the_mod
         assert "changed since you trusted it" in said.stderr and said.stderr.count("\n") == 1, event
     start = precompact(project.path, "hook", stdin={"hook_event_name": "SessionStart", "cwd": str(project.path)})
     assert "changed since you trusted it" in json.loads(start.stdout)["systemMessage"]
+
+
+def test_a_pre_compact_without_a_transcript_saves_nothing_and_says_so(tmp_path):
+    """A transcript that is missing, a directory or not named: no savepoint, no "is saved as
+    precompact savepoint N" to the summariser, one line in the errors log and one for the user."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    cases = {
+        "missing": {"transcript_path": str(tmp_path / "gone.jsonl")},
+        "a directory": {"transcript_path": str(tmp_path)},
+        "not named": {},
+    }
+    for number, (case, named) in enumerate(cases.items(), start=1):
+        event = {"hook_event_name": "PreCompact", "cwd": str(project.path), "session_id": "s1", "trigger": "auto"}
+        said = precompact(project.path, "hook", stdin={**event, **named})
+        assert said.returncode == 0, case
+        assert "is saved as precompact savepoint" not in said.stdout, case
+        assert said.stdout.startswith("precompact could not save the transcript before this compaction"), case
+        assert said.stderr.startswith("precompact: nothing saved before this compaction: "), case
+        assert said.stderr.count("\n") == 1, case
+        assert not (project.logs / "precompact-saves").exists() or not any(
+            (project.logs / "precompact-saves").iterdir()
+        ), case
+        lines = (project.logs / "precompact-errors.log").read_text().splitlines()
+        assert len(lines) == number and " PreCompact: " in lines[-1], (case, lines)
+    log = (project.logs / "precompact-errors.log").read_text()
+    assert "gone.jsonl" in log and "is not a file" in log and "names no transcript_path" in log
+    assert "SAVEPOINT_CREATED" not in (
+        (project.logs / "precompact-savepoint.jsonl").read_text()
+        if (project.logs / "precompact-savepoint.jsonl").exists()
+        else ""
+    )
