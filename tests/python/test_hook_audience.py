@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 
+from precompact.config import settings as configuration
 from support import claude_code
 from support.commands import precompact
 from support.projects import new_project
-
-from precompact.config import settings as configuration
 
 
 def test_an_untrusted_configuration_at_compaction_is_told_the_user_never_the_model(tmp_path, claude_binary):

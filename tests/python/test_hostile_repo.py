@@ -501,7 +501,7 @@ def test_a_configuration_in_a_parent_directory_never_applies(tmp_path, victim, h
     plain.mkdir()
     pre = hook(plain, "PreCompact", transcript=None)
     expected = "belongs to uid 65534" if how == "another user's" else "can be changed by other users"
-    assert expected in pre.stdout.decode()
+    assert expected in pre.stderr.decode() and pre.stdout == b"", "for the user, not the summariser"
     status = precompact(plain, "status")
     assert status.returncode != 0 and expected in status.stderr.decode()
     assert not (project / "logs").exists() and not (plain / "logs").exists() and not (config.parent / "logs").exists()

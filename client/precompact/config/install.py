@@ -167,7 +167,9 @@ def apply(change: Change) -> None:
         try:
             private_file.create(change.path, change.text().encode("utf-8"))
         except FileExistsError:
-            raise InstallError(f"{change.path} is taken (by a link to nothing?); remove it, then run this again") from None
+            raise InstallError(
+                f"{change.path} is taken (by a link to nothing?); remove it, then run this again"
+            ) from None
 
 
 def _read(path: Path) -> dict:

@@ -138,7 +138,11 @@ def main() -> None:
 )
 @click.option("--program-id", help="Address of the deployed precompact program (default: this client's).")
 @click.option("--yes", is_flag=True, help="Do not prompt; use the options and defaults.")
-@click.option("--force", is_flag=True, help="Overwrite an existing .precompact.toml.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Change an existing .precompact.toml: only the settings named here change (all, if you have not approved it as it is).",
+)
 @click.option(
     "--identity",
     help="age identity file that reads the savepoints (default: created beside the keypair if absent).",
@@ -181,13 +185,31 @@ def init(
     root = Path.cwd()
     if chain and cluster:
         raise click.UsageError("give --chain or --cluster, not both")
-    api.init_config_path(root, force)  # refused before any question when one exists
+    config = api.init_config_path(root, force)  # refused before any question when one exists
+    if url is not None:
+        configuration.check_git_url(url, "--url")
     yes = yes or as_json  # a prompt would land in the JSON document
-    if instance is None:
-        default = f"{root.name} #1"
-        instance = default if yes else click.prompt("Instance name", default=default)
     interactive = not yes and sys.stdin.isatty()
-    cluster = cluster or _chain_choice(chain, interactive)
+    # --force over an approved configuration changes only what the command line names.
+    kept = configuration.approved_tables(root) if force else None
+    if force and kept is None and config.exists():
+        terminal.echo(
+            f"warning: {config} is not approved as it is (or is not TOML), so none of its settings are kept; run `precompact trust` first to keep them",
+            err=True,
+        )
+    context = click.get_current_context()
+    named = frozenset(
+        name for name in context.params if context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    )
+    kept_instance = kept.get("instance") if kept else None
+    if instance is None:
+        default = kept_instance if isinstance(kept_instance, str) else f"{root.name} #1"
+        # Off a terminal a kept configuration keeps its instance; a new one is asked for.
+        asked = not yes and (interactive or not isinstance(kept_instance, str))
+        instance = click.prompt("Instance name", default=default) if asked else default
+    cluster = cluster or (
+        None if kept is not None and not named & {"chain", "cluster"} else _chain_choice(chain, interactive)
+    )
     if airdrop and cluster is None:
         raise click.UsageError("--airdrop needs a cluster: give --chain devnet, local or a URL")
     if keypair is not None:
@@ -197,8 +219,6 @@ def init(
         )
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
-    if url is not None:
-        configuration.check_git_url(url, "--url")
     choices = configuration.InitChoices(
         instance=instance,
         repository=repo,
@@ -213,7 +233,9 @@ def init(
         encrypt=not no_encrypt,
         airdrop=airdrop,
         force=force,
-        say_chain_off=bool(chain) or interactive,
+        say_chain_off=bool(chain) or (interactive and kept is None),
+        kept=kept,
+        named=named,
     )
     done = api.init_project(root, choices, _say, warn=lambda line: terminal.echo(line, err=True))
     if as_json:

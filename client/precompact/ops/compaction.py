@@ -236,9 +236,7 @@ def failure_reason(error: Exception) -> str:
     from precompact.transcript.redact import Redactor
 
     return Redactor().redact(
-        str(error)
-        if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout))
-        else repr(error)
+        str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
     )
 
 
