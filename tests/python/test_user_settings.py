@@ -5,12 +5,15 @@ docs/cli.md, docs/security.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
 import tomllib
 from pathlib import Path
 
+from precompact.config import settings as configuration
+from precompact.remote import encryption as remote_crypto
 from support.commands import PRECOMPACT, precompact
 
 
@@ -123,3 +126,75 @@ def test_init_force_changes_only_what_its_command_line_names(tmp_path):
     assert fresh.returncode == 0, fresh.stderr
     assert "is not approved as it is" in fresh.stderr and "none of its settings are kept" in fresh.stderr
     assert configured(project)["instance"] == "project #1"
+
+
+def public_key_of(identity: Path) -> str:
+    [key] = [line.split("public key: ")[1] for line in identity.read_text().splitlines() if "public key: " in line]
+    return key
+
+
+def test_key_import_on_a_second_machine_makes_the_imported_identity_the_one_used(tmp_path):
+    """docs/setup.md, "On another machine": `key import` there is not refused because `init`
+    made an identity no savepoint uses yet; the imported one becomes the recipient, in place of
+    the one it replaced. Where savepoints use the identity there, the refusal names a fix that
+    works (the imported file holding both keys)."""
+    from test_encryption import encrypted_project, saved, second_machine
+
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    there = second_machine(tmp_path, project)
+    made_by_init = configuration.load(there).identity
+    unused_key = public_key_of(made_by_init)
+    exported = precompact(project.path, "key", "export")
+    mine = configuration.load(project.path).recipients[0]
+
+    imported = precompact(there, "key", "import", "-", stdin=exported.stdout)
+    assert imported.returncode == 0, imported.stderr
+    assert "is kept at" in imported.stdout
+    assert configuration.load(there).recipients == (mine,), "the imported key, never the one put away"
+    assert unused_key not in (there / ".precompact.toml").read_text()
+    shown = precompact(there, "key", "show")
+    assert f"{mine} (a recipient)" in shown.stdout
+    [aside] = made_by_init.parent.glob(f"{made_by_init.name}.replaced-*")
+    assert public_key_of(aside) == unused_key and stat.S_IMODE(aside.stat().st_mode) == 0o600
+
+    # Here savepoints are encrypted to the identity: another one is refused, and the fix works.
+    other = tmp_path / "other-identity.txt"
+    remote_crypto.generate_identity(other)
+    refused = precompact(project.path, "key", "import", str(other))
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    mine_file = configuration.load(project.path).identity
+    assert f"`cat {mine_file} >> FILE`" in refused.stderr
+    both = tmp_path / "both.txt"
+    both.write_bytes(other.read_bytes() + mine_file.read_bytes())
+    taken = precompact(project.path, "key", "import", str(both))
+    assert taken.returncode == 0, taken.stderr
+    assert set(configuration.load(project.path).recipients) == {mine, public_key_of(other)}
+    saved(project, tmp_path)
+    assert precompact(project.path, "verify").returncode == 0, "both savepoints read with the imported file"
+
+
+def test_key_rekey_after_the_identity_changed(tmp_path):
+    """docs/security.md: `key rekey` re-encrypts the branch to the current recipients. After
+    the identity changed, it re-encrypts what the current identity reads, leaves what only the
+    old one reads and says how to finish (exit 1); run with the old identity it finishes."""
+    from test_encryption import encrypted_project, saved
+
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    old = configuration.load(project.path).identity
+    new = tmp_path / "new-identity.txt"
+    switched = precompact(project.path, "init", "--force", "--identity", str(new))
+    assert switched.returncode == 0, switched.stderr
+    assert configuration.load(project.path).recipients == (public_key_of(new),)
+    saved(project, tmp_path)
+
+    first = precompact(project.path, "key", "rekey")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "were left as they are" in first.stderr and "PRECOMPACT_IDENTITY=" in first.stderr
+    assert first.stderr.count("\n") == 1
+    finished = precompact(project.path, "key", "rekey", "--json", env={"PRECOMPACT_IDENTITY": str(old)})
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    done = json.loads(finished.stdout)
+    assert done["left"] == 0 and done["files"] > 0 and done["commit"]
+    assert precompact(project.path, "verify").returncode == 0, "the new identity reads every savepoint"

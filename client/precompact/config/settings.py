@@ -549,6 +549,22 @@ def render_kept(tables: dict, values: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def with_recipients(content: bytes, recipients: list[str]) -> bytes:
+    """The configuration `content` with encryption.recipients set to `recipients`: its one
+    `recipients = [...]` line replaced (every comment kept) when that says it, else the whole
+    file written out again."""
+    tables = tomllib.loads(content.decode("utf-8"))
+    encryption = tables.setdefault("encryption", {})
+    encryption["recipients"] = recipients
+    line = "recipients = [" + ", ".join(_toml_string(r) for r in recipients) + "]"
+    text, count = re.subn(r"(?m)^recipients = \[[^\n]*\]$", lambda _: line, content.decode("utf-8"))
+    if count == 1 and tomllib.loads(text) == tables:
+        return text.encode("utf-8")
+    lines = ["# precompact configuration (encryption.recipients set by `precompact key import`)."]
+    _render_table(lines, (), tables)
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def _render_table(lines: list[str], name: tuple[str, ...], table: dict) -> None:
     if name:
         lines += ["", "[" + ".".join(_toml_key(part) for part in name) + "]"]

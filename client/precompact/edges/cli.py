@@ -1318,15 +1318,23 @@ def _rekey(as_json: bool) -> None:
     from precompact import api
 
     loaded = _load()
-    commit, files = api.rekey(loaded)
+    commit, files, left = api.rekey(loaded)
     if as_json:
-        _emit({"branch": loaded.branch, "commit": commit, "files": files, "recipients": loaded.recipients})
-    if commit is None:
+        _emit(
+            {"branch": loaded.branch, "commit": commit, "files": files, "left": left, "recipients": loaded.recipients}
+        )
+        raise click.exceptions.Exit(1 if left else 0)
+    if commit is None and not left:
         _say(f"{loaded.branch} is already encrypted to the {len(loaded.recipients)} recipient(s); nothing to do")
         return
-    _say(
-        f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
-    )
+    if commit is not None:
+        _say(
+            f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
+        )
+    if left:
+        raise click.ClickException(
+            f"{left} file(s) on {loaded.branch} are encrypted only to keys {loaded.identity} does not hold and were left as they are; to re-encrypt them too, run `PRECOMPACT_IDENTITY=<the identity they were encrypted to> precompact key rekey`"
+        )
 
 
 @key.command("show")
@@ -1374,12 +1382,19 @@ def key_import(source, as_json) -> None:
     from precompact import api
 
     loaded = _load()
-    if loaded.identity is None:
-        raise click.ClickException("encryption.identity is not set; set it to where the identity should go")
-    own = api.import_identity(source.read(), source.name, loaded.identity)
-    _say(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
+    done = api.import_identity(loaded, source.read(), source.name)
+    _say(f"installed the age identity at {loaded.identity} ({', '.join(done.public_keys) or 'an SSH key'}); back it up")
+    if done.kept_aside is not None:
+        _say(f"the identity that was there (no savepoint here was encrypted to it) is kept at {done.kept_aside}")
+    if done.public_keys and done.recipients != list(loaded.recipients):
+        _say(f"new savepoints are encrypted to {', '.join(done.recipients)} (encryption.recipients, approved)")
+    if done.others:
+        terminal.echo(
+            f"note: encryption.recipients also lists {', '.join(done.others)}; if one is a key you moved away, remove it from .precompact.toml and run `precompact trust`",
+            err=True,
+        )
     if as_json:
-        _emit({"identity": str(loaded.identity), "public_keys": own})
+        _emit({"identity": str(loaded.identity), "public_keys": done.public_keys})
 
 
 @key.command("rotate")

@@ -382,3 +382,48 @@ def _public_keys(identity: object) -> list[str]:
         return remote_crypto.public_keys(remote_crypto.read_identity_file(path), str(path))
     except remote_crypto.CryptoError:
         return []
+
+
+@dataclass
+class IdentityImported:
+    public_keys: list[str]
+    kept_aside: Path | None  # where the identity it replaced went (None: none, or held in the new file)
+    recipients: list[str]  # encryption.recipients now
+    others: list[str]  # recipients besides the imported keys
+
+
+def import_identity(config: Config, data: bytes, source: str) -> IdentityImported:
+    """Installs the identity `data` at encryption.identity (remote.encryption.import_identity:
+    another one there is replaced only when no savepoint here is encrypted to it, or the new
+    file holds it) and makes it the one savepoints are encrypted to: its keys replace the
+    replaced identity's among encryption.recipients, in .precompact.toml and its approval."""
+    from precompact.local import savepoint_log
+    from precompact.remote import encryption as remote_crypto
+
+    if config.identity is None:
+        raise InitError("encryption.identity is not set; set it to where the identity should go")
+    in_use = bool(savepoint_log.savepoints(config.logs))
+    try:
+        own, replaced, aside = remote_crypto.import_identity(data, source, config.identity, in_use)
+    except remote_crypto.CryptoError as e:
+        raise InitError(str(e)) from None
+    recipients = list(config.recipients)
+    if own and recipients:
+        recipients = list(dict.fromkeys([*own, *(r for r in recipients if r not in replaced)]))
+        if recipients != list(config.recipients):
+            _write_recipients(config.root, recipients)
+    return IdentityImported(own, aside, recipients, [r for r in recipients if r not in own])
+
+
+def _write_recipients(root: Path, recipients: list[str]) -> None:
+    """encryption.recipients in root's approved configuration set to `recipients`, and those
+    bytes approved as the rest was."""
+    path = root.resolve() / configuration.CONFIG_NAME
+    content = configuration.read_own(path)
+    approved = config_trust.approval(path)
+    if approved is None or approved.sha256 != config_trust.digest(content):
+        raise InitError(f"{path} changed since you trusted it; read it, then run `precompact trust`")
+    changed = configuration.with_recipients(content, recipients)
+    private_file.replace(path, changed)
+    repository = Path(approved.repository) if approved.repository else None
+    config_trust.approve(path, changed, repository, approved.settings)
