@@ -733,7 +733,7 @@ def test_a_changed_git_url_does_nothing_until_trust_shows_it(tmp_path):
     config = project.path / ".precompact.toml"
     config.write_text(config.read_text().replace(f'url = "{project.remote}"', f'url = "{elsewhere}"'))
     pre = hook(project.path, "PreCompact", transcript=None)
-    assert pre.returncode == 0 and b"changed since you trusted it" in pre.stdout, pre.stdout
+    assert pre.returncode == 0 and b"changed since you trusted it" in pre.stderr and pre.stdout == b"", pre.stdout
     refused = precompact(project.path, "savepoint")
     assert refused.returncode != 0 and b"precompact trust" in refused.stderr
     assert not (project.path / "logs" / "precompact-saves").exists()
