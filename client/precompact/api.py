@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
     from precompact.ops.logs_restore import Restored
+    from precompact.ops.project_init import IdentityImported
     from precompact.ops.prune import Pruned
     from precompact.proof.bundle import Verdict
     from precompact.proof.ledger import Ledger
@@ -189,10 +190,11 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     return layers.in_clear(config, savepoints)
 
 
-def rekey(config: Config) -> tuple[str | None, int]:
+def rekey(config: Config) -> tuple[str | None, int, int]:
     """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
-    it, under the flush lock (ops.layers). Returns the commit (None: nothing to change) and the
-    number of files re-encrypted; RekeyError says why it could not."""
+    it, under the flush lock (ops.layers). Returns the commit (None: nothing to change), the
+    number of files re-encrypted and the number left for want of their identity; RekeyError
+    says why it could not."""
     return layers.rekey(config)
 
 
@@ -220,12 +222,12 @@ def _identity_file(config: Config) -> bytes:
     return encryption.read_identity_file(config.identity) if config.identity else b""
 
 
-def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
-    """Installs the identity `data` (read from `source`) at `destination` (0600, never over
-    another identity); returns its public keys."""
-    from precompact.remote import encryption
+def import_identity(config: Config, data: bytes, source: str) -> IdentityImported:
+    """Installs the identity `data` (read from `source`) at encryption.identity and makes it
+    the one new savepoints are encrypted to (ops.project_init.import_identity)."""
+    from precompact.ops import project_init
 
-    return encryption.import_identity(data, source, destination)
+    return project_init.import_identity(config, data, source)
 
 
 def rotate_key(config: Config, recover: bool = False, airdrop: bool = False) -> Rotated:

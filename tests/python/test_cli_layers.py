@@ -121,9 +121,10 @@ def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
     assert (tmp_path / ".precompact.toml").read_text().count("instance = ") == 1
     second = invoke(*args)
     assert second.exit_code == 1 and "already exists" in second.output
+    before = (tmp_path / ".precompact.toml").read_bytes()
     bad = invoke(*args, "--force", "--cluster", "ftp://nope")
     assert bad.exit_code == 1 and "chain.cluster" in bad.output
-    assert not (tmp_path / ".precompact.toml").exists(), "an invalid configuration is not left behind"
+    assert (tmp_path / ".precompact.toml").read_bytes() == before, "an invalid configuration is never written"
 
 
 def test_init_airdrop_funds_the_key_or_names_the_cluster_without_a_faucet(tmp_path, monkeypatch, localnet):

@@ -267,12 +267,14 @@ def test_resurrect_on_a_second_machine_needs_the_identity(tmp_path):
     assert checks["git"]["status"] == "not verified", "no root on this machine vouches for the hash yet"
     assert checks["integrity"]["status"] == "not verified"
 
-    # Importing over another identity is refused: it may be the only key to older savepoints.
+    # Importing over another identity keeps it beside (no savepoint here is encrypted to it; where
+    # one is, the import is refused: test_user_settings.py).
     other = tmp_path / "other.txt"
     remote_crypto.generate_identity(other)
-    refused = precompact(there, "key", "import", str(other))
-    assert refused.returncode == 1
-    assert "already holds another identity; move it away first" in out(refused)
+    replaced = precompact(there, "key", "import", str(other))
+    assert replaced.returncode == 0 and "is kept at" in out(replaced)
+    [aside] = identity_there.parent.glob(f"{identity_there.name}.replaced-*")
+    assert aside.read_bytes() == exported.stdout
 
 
 @pytest.mark.slow

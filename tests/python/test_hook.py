@@ -99,9 +99,12 @@ def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
 def test_the_pre_compact_path_never_imports_click_git_age_or_the_solana_stack(workspace, monkeypatch):
     project, _ = workspace
     initialized(project, monkeypatch, "http://127.0.0.1:9")
+    transcript = project.parent / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "message": {"content": "hi"}}) + "\n")
+    event = {"hook_event_name": "PreCompact", "cwd": str(project), "transcript_path": str(transcript)}
     probe = (
         "import io, json, sys\n"
-        f"sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({{'hook_event_name': 'PreCompact', 'cwd': {str(project)!r}}}).encode()))\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({event!r}).encode()))\n"
         "sys.argv = ['precompact', 'hook']\n"
         "from precompact.edges.command import main\n"
         "main()\n"

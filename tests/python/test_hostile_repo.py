@@ -154,9 +154,9 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
 
     # Untrusted: every hook and command does nothing but say so.
     pre = hook(project, "PreCompact", transcript=transcript)
-    assert pre.returncode == 0 and pre.stdout.decode().count("\n") == 1
-    assert "is not trusted" in pre.stdout.decode() and "precompact trust" in pre.stdout.decode()
-    assert not pre.stdout.startswith(b"{"), "PreCompact's stdout goes to the summariser: plain text"
+    assert pre.returncode == 0 and pre.stderr.decode().count("\n") == 1
+    assert "is not trusted" in pre.stderr.decode() and "precompact trust" in pre.stderr.decode()
+    assert pre.stdout == b"", "PreCompact's stdout goes to the summariser: the line is for the user"
     assert not (project / "logs").exists()
 
     # Trusting the file does not allow the repository it names...
@@ -166,7 +166,7 @@ def test_a_committed_bare_repository_with_hooks_never_runs(tmp_path, victim):
         and b"is not this project's own repository" in refused.stderr
         and b"precompact trust --repo" in refused.stderr
     )
-    assert hook(project, "PreCompact", transcript=transcript).stdout.decode().startswith("precompact did nothing:")
+    assert hook(project, "PreCompact", transcript=transcript).stderr.decode().startswith("precompact did nothing:")
     # ...until the user names it; even then none of its hooks, fsmonitor or gpg program runs.
     trusted = precompact(project, "trust", "--yes", "--repo", "vendor/evil.git")
     assert trusted.returncode == 0, trusted.stderr
@@ -435,8 +435,8 @@ def test_an_untrusted_or_changed_configuration_does_nothing_but_say_so(tmp_path)
             hook(project, event, transcript=None) for event in ("PreCompact", "PostCompact", "SessionStart")
         )
         assert all(r.returncode == 0 for r in (pre, post, start))
-        assert expected in pre.stdout.decode() and pre.stdout.decode().count("\n") == 1
-        assert expected in json.loads(post.stdout)["systemMessage"]
+        assert expected in pre.stderr.decode() and pre.stderr.decode().count("\n") == 1 and pre.stdout == b""
+        assert expected in post.stderr.decode() and post.stdout == b""
         assert expected in json.loads(start.stdout)["systemMessage"] and b"additionalContext" not in start.stdout
         for command in (
             ["status"],
@@ -501,7 +501,7 @@ def test_a_configuration_in_a_parent_directory_never_applies(tmp_path, victim, h
     plain.mkdir()
     pre = hook(plain, "PreCompact", transcript=None)
     expected = "belongs to uid 65534" if how == "another user's" else "can be changed by other users"
-    assert expected in pre.stdout.decode()
+    assert expected in pre.stderr.decode() and pre.stdout == b"", "for the user, not the summariser"
     status = precompact(plain, "status")
     assert status.returncode != 0 and expected in status.stderr.decode()
     assert not (project / "logs").exists() and not (plain / "logs").exists() and not (config.parent / "logs").exists()
@@ -777,7 +777,7 @@ def test_a_changed_git_url_does_nothing_until_trust_shows_it(tmp_path):
     config = project.path / ".precompact.toml"
     config.write_text(config.read_text().replace(f'url = "{project.remote}"', f'url = "{elsewhere}"'))
     pre = hook(project.path, "PreCompact", transcript=None)
-    assert pre.returncode == 0 and b"changed since you trusted it" in pre.stdout, pre.stdout
+    assert pre.returncode == 0 and b"changed since you trusted it" in pre.stderr and pre.stdout == b"", pre.stdout
     refused = precompact(project.path, "savepoint")
     assert refused.returncode != 0 and b"precompact trust" in refused.stderr
     assert not (project.path / "logs" / "precompact-saves").exists()

@@ -506,10 +506,10 @@ def test_an_untrusted_configuration_gets_one_line_and_nothing_is_prepared(tmp_pa
     pre = launch(plugin, transcript_gen.payload("PreCompact", project.path), data)
     assert (
         pre.returncode == 0
-        and pre.stdout.startswith("precompact did nothing: ")
-        and "changed since you trusted it" in pre.stdout
+        and pre.stderr.startswith("precompact did nothing: ")
+        and "changed since you trusted it" in pre.stderr
     )
-    assert len(pre.stdout.strip().splitlines()) == 1
+    assert len(pre.stderr.strip().splitlines()) == 1 and pre.stdout == "", "PreCompact's stdout is the summariser's"
     start = launch(plugin, transcript_gen.payload("SessionStart", project.path, source="startup"), data)
     assert (
         "run `precompact trust`" in json.loads(start.stdout)["systemMessage"]

@@ -233,15 +233,22 @@ def plan_uninstall(path: Path) -> Change:
 
 
 def apply(change: Change) -> None:
-    """Writes the new settings atomically, keeping the file's mode; removes a file left empty."""
+    """Writes the new settings atomically, keeping the file's mode (a new file is this user's
+    only, 0600, in directories made 0700: its hooks run commands); removes a file left empty."""
     if not change.after and change.before:
         change.path.unlink(missing_ok=True)
         return
     if change.private:
         private_file.replace(change.path, change.text().encode("utf-8"))
-        return
-    mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o644
-    atomic_file.write(change.path, change.text().encode("utf-8"), mode)
+    elif change.path.exists():
+        atomic_file.write(change.path, change.text().encode("utf-8"), change.path.stat().st_mode & 0o777)
+    else:
+        try:
+            private_file.create(change.path, change.text().encode("utf-8"))
+        except FileExistsError:
+            raise InstallError(
+                f"{change.path} is taken (by a link to nothing?); remove it, then run this again"
+            ) from None
 
 
 def _read(path: Path) -> dict:

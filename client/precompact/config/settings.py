@@ -104,6 +104,10 @@ class InitChoices:
     airdrop: bool
     force: bool
     say_chain_off: bool  # whether to say that Layer 3 is off, when it is
+    # With --force over an approved configuration: its settings (approved_tables), of which only
+    # those `named` on the command line (option names: "instance", "repo", "chain", ...) change.
+    kept: dict | None = None
+    named: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,24 @@ def load(start: Path, environ: dict | None = None) -> Config:
     if not (os.environ if environ is None else environ).get("PRECOMPACT_REPO"):
         check_repository(config, worktree, approved.repository)
     return config
+
+
+def approved_tables(root: Path) -> dict | None:
+    """The settings of root's configuration as TOML tables, when this user approved exactly its
+    bytes; None when there is none, or it is not approved as it is, or it is not TOML (what
+    nobody approved is never carried into a file `init` approves)."""
+    path = root.resolve() / CONFIG_NAME
+    try:
+        content = read_own(path)
+    except ConfigError:
+        return None
+    approved = config_trust.approval(path)
+    if approved is None or approved.sha256 != config_trust.digest(content):
+        return None
+    try:
+        return tomllib.loads(content.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
 
 
 def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
@@ -509,6 +531,67 @@ def render(values: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def render_kept(tables: dict, values: dict) -> str:
+    """TOML for `tables` (a configuration's settings, with those in `values` already set in
+    them): `render(values)`, with its comments, when that holds exactly these settings; else
+    every setting written out, so that none the user added is lost."""
+    template = render(values)
+    if tomllib.loads(template) == tables:
+        return template
+    lines = [
+        "# precompact configuration, rewritten by `precompact init --force`, which changed only the",
+        "# settings its command line named. Environment variables PRECOMPACT_INSTANCE, _REPO,",
+        "# _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
+    ]
+    _render_table(lines, (), tables)
+    return "\n".join(lines) + "\n"
+
+
+def with_recipients(content: bytes, recipients: list[str]) -> bytes:
+    """The configuration `content` with encryption.recipients set to `recipients`: its one
+    `recipients = [...]` line replaced (every comment kept) when that says it, else the whole
+    file written out again."""
+    tables = tomllib.loads(content.decode("utf-8"))
+    encryption = tables.setdefault("encryption", {})
+    encryption["recipients"] = recipients
+    line = "recipients = [" + ", ".join(_toml_string(r) for r in recipients) + "]"
+    text, count = re.subn(r"(?m)^recipients = \[[^\n]*\]$", lambda _: line, content.decode("utf-8"))
+    if count == 1 and tomllib.loads(text) == tables:
+        return text.encode("utf-8")
+    lines = ["# precompact configuration (encryption.recipients set by `precompact key import`)."]
+    _render_table(lines, (), tables)
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _render_table(lines: list[str], name: tuple[str, ...], table: dict) -> None:
+    if name:
+        lines += ["", "[" + ".".join(_toml_key(part) for part in name) + "]"]
+    for key, value in table.items():
+        if not isinstance(value, dict):
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    for key, value in table.items():
+        if isinstance(value, dict):
+            _render_table(lines, (*name, key), value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_string(key)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)  # TOML spells numbers as Python does, inf and nan included
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return value.isoformat()  # type: ignore[attr-defined]  # TOML's dates and times
 
 
 def _toml_string(value: str) -> str:

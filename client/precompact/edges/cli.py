@@ -139,7 +139,11 @@ def main() -> None:
 )
 @click.option("--program-id", help="Address of the deployed precompact program (default: this client's).")
 @click.option("--yes", is_flag=True, help="Do not prompt; use the options and defaults.")
-@click.option("--force", is_flag=True, help="Overwrite an existing .precompact.toml.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Change an existing .precompact.toml: only the settings named here change (all, if you have not approved it as it is).",
+)
 @click.option(
     "--identity",
     help="age identity file that reads the savepoints (default: created beside the keypair if absent).",
@@ -182,13 +186,31 @@ def init(
     root = Path.cwd()
     if chain and cluster:
         raise click.UsageError("give --chain or --cluster, not both")
-    api.init_config_path(root, force)  # refused before any question when one exists
+    config = api.init_config_path(root, force)  # refused before any question when one exists
+    if url is not None:
+        configuration.check_git_url(url, "--url")
     yes = yes or as_json  # a prompt would land in the JSON document
-    if instance is None:
-        default = f"{root.name} #1"
-        instance = default if yes else click.prompt("Instance name", default=default)
     interactive = not yes and sys.stdin.isatty()
-    cluster = cluster or _chain_choice(chain, interactive)
+    # --force over an approved configuration changes only what the command line names.
+    kept = configuration.approved_tables(root) if force else None
+    if force and kept is None and config.exists():
+        terminal.echo(
+            f"warning: {config} is not approved as it is (or is not TOML), so none of its settings are kept; run `precompact trust` first to keep them",
+            err=True,
+        )
+    context = click.get_current_context()
+    named = frozenset(
+        name for name in context.params if context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    )
+    kept_instance = kept.get("instance") if kept else None
+    if instance is None:
+        default = kept_instance if isinstance(kept_instance, str) else f"{root.name} #1"
+        # Off a terminal a kept configuration keeps its instance; a new one is asked for.
+        asked = not yes and (interactive or not isinstance(kept_instance, str))
+        instance = click.prompt("Instance name", default=default) if asked else default
+    cluster = cluster or (
+        None if kept is not None and not named & {"chain", "cluster"} else _chain_choice(chain, interactive)
+    )
     if airdrop and cluster is None:
         raise click.UsageError("--airdrop needs a cluster: give --chain devnet, local or a URL")
     if keypair is not None:
@@ -198,8 +220,6 @@ def init(
         )
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
-    if url is not None:
-        configuration.check_git_url(url, "--url")
     choices = configuration.InitChoices(
         instance=instance,
         repository=repo,
@@ -214,7 +234,9 @@ def init(
         encrypt=not no_encrypt,
         airdrop=airdrop,
         force=force,
-        say_chain_off=bool(chain) or interactive,
+        say_chain_off=bool(chain) or (interactive and kept is None),
+        kept=kept,
+        named=named,
     )
     done = api.init_project(root, choices, _say, warn=lambda line: terminal.echo(line, err=True))
     if as_json:
@@ -1355,15 +1377,23 @@ def _rekey(as_json: bool) -> None:
     from precompact import api
 
     loaded = _load()
-    commit, files = api.rekey(loaded)
+    commit, files, left = api.rekey(loaded)
     if as_json:
-        _emit({"branch": loaded.branch, "commit": commit, "files": files, "recipients": loaded.recipients})
-    if commit is None:
+        _emit(
+            {"branch": loaded.branch, "commit": commit, "files": files, "left": left, "recipients": loaded.recipients}
+        )
+        raise click.exceptions.Exit(1 if left else 0)
+    if commit is None and not left:
         _say(f"{loaded.branch} is already encrypted to the {len(loaded.recipients)} recipient(s); nothing to do")
         return
-    _say(
-        f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
-    )
+    if commit is not None:
+        _say(
+            f"re-encrypted {files} file(s) on {loaded.branch} to {len(loaded.recipients)} recipient(s) in commit {commit[:12]}, pushed to {loaded.remote}; earlier commits still hold the old copies"
+        )
+    if left:
+        raise click.ClickException(
+            f"{left} file(s) on {loaded.branch} are encrypted only to keys {loaded.identity} does not hold and were left as they are; to re-encrypt them too, run `PRECOMPACT_IDENTITY=<the identity they were encrypted to> precompact key rekey`"
+        )
 
 
 @key.command("show")
@@ -1411,12 +1441,19 @@ def key_import(source, as_json) -> None:
     from precompact import api
 
     loaded = _load()
-    if loaded.identity is None:
-        raise click.ClickException("encryption.identity is not set; set it to where the identity should go")
-    own = api.import_identity(source.read(), source.name, loaded.identity)
-    _say(f"installed the age identity at {loaded.identity} ({', '.join(own) or 'an SSH key'}); back it up")
+    done = api.import_identity(loaded, source.read(), source.name)
+    _say(f"installed the age identity at {loaded.identity} ({', '.join(done.public_keys) or 'an SSH key'}); back it up")
+    if done.kept_aside is not None:
+        _say(f"the identity that was there (no savepoint here was encrypted to it) is kept at {done.kept_aside}")
+    if done.public_keys and done.recipients != list(loaded.recipients):
+        _say(f"new savepoints are encrypted to {', '.join(done.recipients)} (encryption.recipients, approved)")
+    if done.others:
+        terminal.echo(
+            f"note: encryption.recipients also lists {', '.join(done.others)}; if one is a key you moved away, remove it from .precompact.toml and run `precompact trust`",
+            err=True,
+        )
     if as_json:
-        _emit({"identity": str(loaded.identity), "public_keys": own})
+        _emit({"identity": str(loaded.identity), "public_keys": done.public_keys})
 
 
 @key.command("rotate")

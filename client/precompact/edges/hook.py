@@ -94,15 +94,17 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
         reason = api.hook_failure_reason(e)
         details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
         if event == "PreCompact" and agent == agents.CLAUDE:
-            # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON.
+            # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
+            # the user's line goes to stderr.
             return HookResult(
-                stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops."
+                stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops.",
+                stderr=f"precompact: nothing saved before this compaction: {reason}{details}",
             )
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
 def _untrusted(event: str, why: str, agent: str) -> HookResult:
-    stdout, stderr = untrusted_reply.reply(event, why, summariser_reads_stdout=agent == agents.CLAUDE)
+    stdout, stderr = untrusted_reply.reply(event, why, claude_code=agent == agents.CLAUDE)
     return HookResult(stdout=stdout, stderr=stderr)
 
 

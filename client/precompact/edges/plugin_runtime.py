@@ -158,7 +158,7 @@ class Launcher:
         if state is None:
             return "", ""
         if state != "trusted":  # answered here: precompact's dependencies are not installed yet
-            return untrusted_reply.reply(event, state, summariser_reads_stdout=True)
+            return untrusted_reply.reply(event, state, claude_code=True)
         return self._first_use(event, payload)
 
     def _first_use(self, event: str, payload: dict) -> tuple[str, str]:

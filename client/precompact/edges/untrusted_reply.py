@@ -1,8 +1,9 @@
 """What a hook answers where the project's `.precompact.toml` is not approved: one line for the
-user, never the model (which could run `precompact trust` itself). Claude Code's PreCompact
-stdout goes to the summariser, so there plain words that leave the summary as it would be;
-elsewhere `systemMessage`, which Claude Code and Codex show the user and keep out of the
-conversation.
+user, never the model (which could run `precompact trust` itself). Claude Code hands
+PreCompact's stdout to the summariser and quotes PreCompact's and PostCompact's stdout in the
+`<local-command-stdout>` entry the model reads after the compaction, so those two say it on
+stderr only; SessionStart, which fires in the same compaction, and every other event say it as
+a `systemMessage`, which Claude Code and Codex show the user and keep out of the conversation.
 
 Standard library only: the plugin's launcher answers with it before any of precompact's
 dependencies is installed (a clone that ships a `.precompact.toml`)."""
@@ -12,10 +13,10 @@ from __future__ import annotations
 import json
 
 
-def reply(event: str, why: str, summariser_reads_stdout: bool) -> tuple[str, str]:
+def reply(event: str, why: str, claude_code: bool) -> tuple[str, str]:
     """The hook's stdout and stderr for `event`, `why` being config's reason (naming `precompact
-    trust`); `summariser_reads_stdout`: the agent is Claude Code."""
+    trust`); `claude_code`: the agent is Claude Code."""
     line = f"precompact did nothing: {why}"
-    if event == "PreCompact" and summariser_reads_stdout:
-        return line, ""
+    if event in ("PreCompact", "PostCompact") and claude_code:
+        return "", line
     return json.dumps({"systemMessage": line}), ""

@@ -11,12 +11,16 @@ only inside the functions that use it."""
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from precompact.boundary import quoting
 from precompact.config import settings as configuration
+from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
 from precompact.transcript import agents
 
@@ -28,6 +32,10 @@ QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
 )
+
+
+class NoTranscript(PrecompactError):
+    """The event names no transcript that can be read: a savepoint of it would hold nothing."""
 
 
 @dataclass
@@ -47,6 +55,7 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     none, and for the agents that do not read it)."""
     from precompact.local import snapshot
 
+    _check_transcript(payload)
     session = _session(payload, loaded, _text(payload, "trigger") or "auto", agent)
     kept = _unchanged_savepoint(loaded, session)
     # Only Claude Code reads PreCompact's stdout (as the summariser's instructions).
@@ -82,6 +91,20 @@ def savepoints_queued(loaded: configuration.Config) -> bool:
     from precompact.local import snapshot
 
     return bool(snapshot.queued(loaded.logs))
+
+
+def _check_transcript(payload: dict) -> None:
+    """NoTranscript unless the event names a transcript that is a file: a savepoint made
+    without one would be empty, and the summariser would be told the transcript is saved."""
+    given = _text(payload, "transcript_path")
+    if not given:
+        raise NoTranscript("the event names no transcript_path")
+    try:
+        info = os.stat(given)
+    except OSError as e:
+        raise NoTranscript(f"the transcript {quoting.inline(given)} cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise NoTranscript(f"the transcript {quoting.inline(given)} is not a file")
 
 
 def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -249,9 +272,7 @@ def failure_reason(error: Exception) -> str:
     from precompact.transcript.redact import Redactor
 
     return Redactor().redact(
-        str(error)
-        if isinstance(error, (configuration.ConfigError, OSError, savepoint_log.LockTimeout))
-        else repr(error)
+        str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
     )
 
 
@@ -268,7 +289,10 @@ def log_failure(root: Path, event, reason: str) -> bool:
             return False
         fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            f.write(Redactor().redact(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{traceback.format_exc()}\n"))
+            # A PrecompactError's line says what to fix; anything else keeps its traceback.
+            explained = isinstance(sys.exc_info()[1], PrecompactError)
+            details = "" if explained else f"{traceback.format_exc()}\n"
+            f.write(Redactor().redact(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{details}"))
     except (OSError, configuration.ConfigError):
         return False
     return True

@@ -104,10 +104,11 @@ class RekeyError(PrecompactError):
     """The branch could not be re-encrypted; the message says why."""
 
 
-def rekey(config: Config) -> tuple[str | None, int]:
+def rekey(config: Config) -> tuple[str | None, int, int]:
     """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
     it (under the flush lock, so no savepoint is committed meanwhile). Returns the commit (None:
-    nothing to change) and the number of files re-encrypted."""
+    nothing to change), the number of files re-encrypted and the number left as they were,
+    encrypted only to keys the configured identity does not hold."""
     from precompact.remote import gitstore
 
     if not config.git_layer:
@@ -116,11 +117,11 @@ def rekey(config: Config) -> tuple[str | None, int]:
     try:
         with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
             repo = gitstore.open_repository(config.repository)
-            commit, files = gitstore.rekey(repo, target, config.logs)
+            commit, files, left = gitstore.rekey(repo, target, config.logs)
             gitstore.push(repo, target)
     except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
         raise RekeyError(str(e)) from None
-    return commit, files
+    return commit, files, left
 
 
 def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:

@@ -4,6 +4,8 @@ test clusters, and logs kept out of git status."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import re
 import time
@@ -87,12 +89,18 @@ def _config_exists(path: Path) -> InitError:
     return InitError(f"{path} already exists; edit it, or pass --force to overwrite it")
 
 
-def write_config(root: Path, values: dict, force: bool) -> Config:
-    """Writes `values` as root's .precompact.toml (mode 0600, never through a link) and approves
-    exactly those bytes; a file that does not load is removed again, so a failed init leaves no
-    configuration behind."""
+def write_config(root: Path, values: dict, force: bool, kept: dict | None = None) -> Config:
+    """Writes `values` as root's .precompact.toml (mode 0600, never through a link), over the
+    settings `kept` from the one there when given, and approves exactly those bytes. What does
+    not parse is refused before anything is written; a file that does not load is removed again,
+    so a failed init leaves no configuration behind."""
     path = config_path(root, force)
-    content = configuration.render(values).encode("utf-8")
+    text = configuration.render(values) if kept is None else configuration.render_kept(_over(kept, values), values)
+    content = text.encode("utf-8")
+    try:
+        configuration.parse(root, content, environ={})
+    except ConfigError as e:
+        raise InitError(str(e)) from None
     try:
         (private_file.replace if force else private_file.create)(path, content)
     except FileExistsError:
@@ -103,8 +111,40 @@ def write_config(root: Path, values: dict, force: bool) -> Config:
     try:
         return configuration.load(root)
     except ConfigError as e:
-        path.unlink()
+        if kept is None:
+            path.unlink()
         raise InitError(str(e)) from None
+
+
+def _over(kept: dict, values: dict) -> dict:
+    """`kept` (a configuration's TOML tables) with the settings in `values` set in it."""
+    tables = copy.deepcopy(kept)
+
+    def table(name: str) -> dict:
+        if not isinstance(tables.get(name), dict):
+            tables[name] = {}
+        return tables[name]
+
+    tables["instance"] = values["instance"]
+    git = table("git")
+    for key in ("repository", "remote", "branch"):
+        git[key] = values[key]
+    if values.get("url"):
+        git["url"] = values["url"]
+    else:
+        git.pop("url", None)
+    chain = table("chain")
+    chain["cluster"], chain["keypair"] = values["cluster"], values["keypair"]
+    if values.get("program_id"):
+        chain["program_id"] = values["program_id"]
+    table("layers")["chain"] = values["chain"]
+    encryption = table("encryption")
+    encryption["recipients"] = values.get("recipients", [])
+    if values.get("identity"):
+        encryption["identity"] = values["identity"]
+    else:
+        encryption.pop("identity", None)
+    return tables
 
 
 def ensure_keypair(path: Path) -> Keypair:
@@ -199,41 +239,28 @@ def remote_url(root: Path, choices: configuration.InitChoices) -> str | None:
 def init(
     root: Path, choices: configuration.InitChoices, say: Callable[[str], None], warn: Callable[[str], None]
 ) -> dict:
-    """Writes root's .precompact.toml as `choices` say, creates the signing keypair and, when
+    """Writes root's .precompact.toml as `choices` say (with --force over an approved one, only
+    the settings named on the command line change), creates the signing keypair and, when
     encrypting, the age identity, funds the key from the faucet when asked, and keeps logs out
     of git status. Tells the user each step through `say` (`warn` for what needs their
     attention) as it is done; returns what was written and created."""
     from precompact.remote import gitstore
 
     path = config_path(root, choices.force)
-    keypair = choices.keypair or own_keypair_path(choices.instance)
+    kept = choices.kept
+    values = _settings(root, choices)
     done: dict = {
         "config": str(path),
-        "instance": choices.instance,
-        "chain": choices.cluster or "off",
+        "instance": values["instance"],
+        "chain": values["cluster"] if values["chain"] else "off",
         "identity": None,
     }
-    url = choices.url or remote_url(root, choices)
-    if url is None:
+    if values["url"] is None:
         warn(
-            f"warning: remote {choices.remote!r} has no URL yet, so git.url is not recorded; once it has one, run `precompact init --force --url URL`"
+            f"warning: remote {values['remote']!r} has no URL yet, so git.url is not recorded; once it has one, run `precompact init --force --url URL`"
         )
-    values: dict = {
-        "instance": choices.instance,
-        "repository": choices.repository,
-        "remote": choices.remote,
-        "url": url,
-        "branch": choices.branch,
-        "cluster": choices.cluster or configuration.DEFAULT_CLUSTER,
-        "chain": choices.cluster is not None,
-        "keypair": keypair,
-    }
-    if choices.program_id:
-        values["program_id"] = choices.program_id
-    if choices.encrypt:
-        # As given, or beside the keypair as given ("~/..." stays portable in the file).
-        values["identity"] = choices.identity or str(Path(keypair).parent / configuration.IDENTITY_NAME)
-        found = encryption_identity(Path(values["identity"]), choices.recipients)
+    if values.get("identity"):
+        found = _identity(values, choices)
         values["recipients"] = found.recipients
         done["identity"] = {"path": str(found.path), "created": found.created, "recipients": found.recipients}
         if found.created:
@@ -242,8 +269,8 @@ def init(
             )
         else:
             say(f"using age identity {found.path}")
-    loaded = write_config(root, values, choices.force)
-    say(f"wrote {path}")
+    loaded = write_config(root, values, choices.force, kept)
+    say(f"wrote {path}" if kept is None else f"wrote {path}, keeping every setting not named on the command line")
     key = ensure_keypair(loaded.keypair)
     done["keypair"] = {"path": str(key.path), "created": key.created, "pubkey": str(key.pubkey)}
     if key.created:
@@ -265,3 +292,138 @@ def init(
     except gitstore.GitStoreError as e:
         warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
     return done
+
+
+def _settings(root: Path, choices: configuration.InitChoices) -> dict:
+    """The settings `init` writes: as `choices` say; over a kept configuration, its own for
+    every setting the command line did not name."""
+    kept, named = choices.kept, choices.named
+    git = _table(kept, "git")
+    chain = _table(kept, "chain")
+    encryption = _table(kept, "encryption")
+
+    def setting(option: str, given: object, table: dict, key: str, default: object) -> object:
+        return given if kept is None or option in named else table.get(key, default)
+
+    values: dict = {
+        "instance": choices.instance,
+        "repository": setting("repo", choices.repository, git, "repository", "."),
+        "remote": setting("remote", choices.remote, git, "remote", configuration.DEFAULT_REMOTE),
+        "branch": setting("branch", choices.branch, git, "branch", configuration.DEFAULT_BRANCH),
+    }
+    if kept is None or named & {"chain", "cluster"}:
+        values["cluster"] = choices.cluster or configuration.DEFAULT_CLUSTER
+        values["chain"] = choices.cluster is not None
+    else:
+        values["cluster"] = chain.get("cluster", configuration.DEFAULT_CLUSTER)
+        values["chain"] = _table(kept, "layers").get("chain", True)
+    if kept is None or "keypair" in named:
+        values["keypair"] = choices.keypair or own_keypair_path(choices.instance)
+    else:
+        values["keypair"] = chain.get("keypair", configuration.DEFAULT_KEYPAIR)
+    program_id = setting("program_id", choices.program_id, chain, "program_id", None)
+    if program_id:
+        values["program_id"] = program_id
+    if choices.url is not None:
+        values["url"] = choices.url
+    elif kept is not None and "remote" not in named and git.get("url"):
+        values["url"] = git["url"]
+    else:
+        values["url"] = remote_url(
+            root, dataclasses.replace(choices, repository=values["repository"], remote=values["remote"])
+        )
+    beside_keypair = str(Path(values["keypair"]).parent / configuration.IDENTITY_NAME)
+    if kept is None or named & {"identity", "no_encrypt"}:
+        # As given, or beside the keypair as given ("~/..." stays portable in the file).
+        values["identity"] = (choices.identity or beside_keypair) if choices.encrypt else None
+    elif encryption.get("recipients") or choices.recipients:
+        values["identity"] = encryption.get("identity", beside_keypair)
+    else:
+        values["identity"] = None  # encryption was off and nothing here turns it on
+    values["recipients"] = []
+    return values
+
+
+def _table(kept: dict | None, name: str) -> dict:
+    table = (kept or {}).get(name)
+    return table if isinstance(table, dict) else {}
+
+
+def _identity(values: dict, choices: configuration.InitChoices) -> Identity:
+    """The age identity `values` names and the recipients: for a new configuration (or a new
+    --identity) its public key and the --recipient keys; over a kept one, the recipients it had
+    (the old identity's own key replaced by a new --identity's) and the --recipient keys. An
+    identity the kept configuration encrypts to is never replaced by a new one unasked."""
+    kept = choices.kept
+    recipients = _table(kept, "encryption").get("recipients", [])
+    if kept is None or not recipients or "identity" in choices.named:
+        found = encryption_identity(Path(values["identity"]), choices.recipients)
+        if kept is not None and "identity" in choices.named:
+            gone = set(_public_keys(_table(kept, "encryption").get("identity")))
+            others = [r for r in recipients if r not in gone]
+            found.recipients = list(dict.fromkeys([*found.recipients, *others]))
+        return found
+    path = Path(values["identity"]).expanduser()
+    if not path.exists():
+        raise InitError(
+            f"the age identity {path} that .precompact.toml names is missing, and savepoints are encrypted to it: put your copy back (`precompact key import FILE`), or pass --identity FILE"
+        )
+    return Identity(path, list(dict.fromkeys([*recipients, *choices.recipients])), created=False)
+
+
+def _public_keys(identity: object) -> list[str]:
+    """The public keys of the identity file at `identity`; none when it cannot be read."""
+    from precompact.remote import encryption as remote_crypto
+
+    if not isinstance(identity, str):
+        return []
+    path = Path(identity).expanduser()
+    try:
+        return remote_crypto.public_keys(remote_crypto.read_identity_file(path), str(path))
+    except remote_crypto.CryptoError:
+        return []
+
+
+@dataclass
+class IdentityImported:
+    public_keys: list[str]
+    kept_aside: Path | None  # where the identity it replaced went (None: none, or held in the new file)
+    recipients: list[str]  # encryption.recipients now
+    others: list[str]  # recipients besides the imported keys
+
+
+def import_identity(config: Config, data: bytes, source: str) -> IdentityImported:
+    """Installs the identity `data` at encryption.identity (remote.encryption.import_identity:
+    another one there is replaced only when no savepoint here is encrypted to it, or the new
+    file holds it) and makes it the one savepoints are encrypted to: its keys replace the
+    replaced identity's among encryption.recipients, in .precompact.toml and its approval."""
+    from precompact.local import savepoint_log
+    from precompact.remote import encryption as remote_crypto
+
+    if config.identity is None:
+        raise InitError("encryption.identity is not set; set it to where the identity should go")
+    in_use = bool(savepoint_log.savepoints(config.logs))
+    try:
+        own, replaced, aside = remote_crypto.import_identity(data, source, config.identity, in_use)
+    except remote_crypto.CryptoError as e:
+        raise InitError(str(e)) from None
+    recipients = list(config.recipients)
+    if own and recipients:
+        recipients = list(dict.fromkeys([*own, *(r for r in recipients if r not in replaced)]))
+        if recipients != list(config.recipients):
+            _write_recipients(config.root, recipients)
+    return IdentityImported(own, aside, recipients, [r for r in recipients if r not in own])
+
+
+def _write_recipients(root: Path, recipients: list[str]) -> None:
+    """encryption.recipients in root's approved configuration set to `recipients`, and those
+    bytes approved as the rest was."""
+    path = root.resolve() / configuration.CONFIG_NAME
+    content = configuration.read_own(path)
+    approved = config_trust.approval(path)
+    if approved is None or approved.sha256 != config_trust.digest(content):
+        raise InitError(f"{path} changed since you trusted it; read it, then run `precompact trust`")
+    changed = configuration.with_recipients(content, recipients)
+    private_file.replace(path, changed)
+    repository = Path(approved.repository) if approved.repository else None
+    config_trust.approve(path, changed, repository, approved.settings)

@@ -400,6 +400,23 @@ def in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
     ]
 
 
+def pruned_in_scope(logs: Path, instance: str) -> list[savepoint_log.Savepoint]:
+    """The savepoints recall would search for `instance` but whose local copy `prune` removed
+    (git keeps them)."""
+    index = savepoint_log.read(logs)
+    names = dict.fromkeys([*index.lineage(instance), instance])
+    return [s for name in names for s in savepoint_log.of_instance(index.savepoints, name) if s.pruned]
+
+
+def pruned_note(pruned: list[savepoint_log.Savepoint]) -> str:
+    """What recall says of savepoints it does not search because `prune` removed their copy."""
+    numbers = ", ".join(str(s.sequence) for s in pruned[:10]) + (", …" if len(pruned) > 10 else "")
+    return (
+        f"{len(pruned)} savepoint(s) pruned from logs/ ({numbers}) are not searched; git keeps them: "
+        "`precompact resurrect --sequence N` brings one back"
+    )
+
+
 def _agent(savepoint: savepoint_log.Savepoint) -> str:
     """Whose session, as a line about the savepoint names it ("codex 0.171.0")."""
     version = savepoint.agent_version
@@ -643,6 +660,9 @@ def search(
             raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
     outcome = update(logs, instance, signer=signer)
     results = Results(notes=list(outcome.notes))
+    pruned = pruned_in_scope(logs, instance)
+    if pruned:
+        results.notes.append(pruned_note(pruned))
     # `agent`: only the savepoints of that agent's sessions (savepoint_log.Savepoint.agent).
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance) if agent is None or s.agent == agent}
     with _damage_named(), _connect(logs, create=False) as connection:
@@ -760,6 +780,10 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
     outcome = update(logs, instance, signer=signer)
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
     if (instance, sequence) not in scope:
+        if any(s.instance == instance and s.sequence == sequence for s in pruned_in_scope(logs, instance)):
+            raise RecallError(
+                f"savepoint {sequence} of {instance} was pruned locally; git keeps it: `precompact resurrect --sequence {sequence}` brings it back"
+            )
         raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
     with _damage_named(), _connect(logs, create=False) as connection:
         saved = (

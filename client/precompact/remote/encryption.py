@@ -22,6 +22,7 @@ import hmac
 import os
 import re
 import stat
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,15 +214,34 @@ def ensure_identity(path: Path) -> tuple[list[str], bool]:
     return public_keys(read_identity_file(path), str(path)), False
 
 
-def import_identity(data: bytes, source: str, destination: Path) -> list[str]:
-    """Writes the identity `data` (read from `source`) to `destination`, mode 0600, never over
-    another identity; returns its public keys."""
+def import_identity(
+    data: bytes, source: str, destination: Path, in_use: bool
+) -> tuple[list[str], list[str], Path | None]:
+    """Writes the identity `data` (read from `source`) to `destination`, mode 0600. Another
+    identity there is replaced only when nothing can be lost: the imported file holds every key
+    of it, or no savepoint here is encrypted to it (`in_use` false; it is then kept beside, as
+    `<name>.replaced-<UTC time>`). Returns the imported public keys, those of the identity it
+    replaced, and where that one was kept (None: nowhere, the imported file holds it)."""
     own = public_keys(data, source)
-    if os.path.lexists(destination):
-        if read_identity_file(destination) == data:
-            return own
+    if not os.path.lexists(destination):
+        private_file.create(destination, data)
+        return own, [], None
+    existing = read_identity_file(destination)
+    if existing == data:
+        return own, [], None
+    replaced = public_keys(existing, str(destination))
+    if _secret_lines(existing) and _secret_lines(existing) <= _secret_lines(data):
+        private_file.replace(destination, data)
+        return own, replaced, None
+    if in_use:
         raise CryptoError(
-            f"{destination} already holds another identity; move it away first (it may read older savepoints)"
+            f"{destination} holds another identity ({', '.join(replaced) or 'an SSH key'}) that savepoints here are encrypted to; to keep reading them, add its AGE-SECRET-KEY line to the file you import (`cat {destination} >> FILE`), then import that"
         )
+    aside = destination.with_name(f"{destination.name}.replaced-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    os.rename(destination, aside)
     private_file.create(destination, data)
-    return own
+    return own, replaced, aside
+
+
+def _secret_lines(data: bytes) -> set[bytes]:
+    return {line.strip() for line in data.splitlines() if line.strip().startswith(b"AGE-SECRET-KEY-")}

@@ -347,6 +347,23 @@ def _ciphertext_cache(repo: git.Repo, sha256: str, keys: Keys) -> Path:
     return Path(repo.common_dir) / CIPHERTEXT_CACHE / f"{keys.fingerprint}-{sha256}"
 
 
+def _sealed_here(repo: git.Repo, keys: Keys) -> set[str]:
+    """The blobs this repository encrypted to `keys`' recipients (its ciphertext cache)."""
+    found: set[str] = set()
+    try:
+        entries = list((Path(repo.common_dir) / CIPHERTEXT_CACHE).glob(f"{keys.fingerprint}-*"))
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            blob = entry.read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if _OBJECT_ID.fullmatch(blob):
+            found.add(blob)
+    return found
+
+
 def _cached_ciphertext(repo: git.Repo, sha256: str, keys: Keys) -> str | None:
     """The blob of the ciphertext made before for this plaintext and these recipients, if the
     repository still has it."""
@@ -544,27 +561,38 @@ def _running(pid: int) -> bool:
     return True
 
 
-def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int]:
+def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int, int]:
     """A new commit on the branch whose tree holds every file encrypted to the current
-    recipients (clear ones too), so that their identities read every savepoint; the history
-    before it is left as it is (it was pushed). Returns the commit (None: nothing to change)
-    and the number of files re-encrypted."""
+    recipients (clear ones too) that the identity here reads, so that their identities read
+    every savepoint; the history before it is left as it is (it was pushed). A file encrypted
+    only to other keys (an identity used before this one) is left as it is: no key here opens
+    it. Returns the commit (None: nothing to change), the number of files re-encrypted and the
+    number left for want of their identity."""
     keys = target.keys
     if not keys.encrypting:
         raise GitStoreError("encryption.recipients is empty: there is nothing to re-encrypt to; add a recipient first")
     environment = _identity(repo)
+    identities = _identities(keys)
+    if isinstance(identities, remote_crypto.CryptoError):
+        raise GitStoreError(str(identities))
     for _ in range(REF_RETRIES):
         local = _resolve(repo, target.ref)
         parent = local or savepoint_tip(repo, target)
         if parent is None:
-            return None, 0
+            return None, 0, 0
         changes: dict[str, str | None] = {}
         naming_key = None
+        left = 0
         files = _files(repo, parent)
-        identities = _identities(keys)
+        current = _sealed_here(repo, keys)
         for (path, blob), stored in zip(files, _blobs(repo, [blob for _, blob in files])):
+            if blob in current:
+                continue  # encrypted here to these very recipients
             if path.endswith(remote_crypto.SUFFIX):
                 data = _opened(repo, blob, stored, identities, keys, f"{path} at commit {parent[:12]}")
+                if isinstance(data, Sealed):
+                    left += 1
+                    continue
                 if isinstance(data, GitStoreError):
                     raise data
                 new_path = path
@@ -582,7 +610,7 @@ def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int]:
                 repo, naming_key, hashlib.sha256(naming_key).hexdigest(), keys
             )
         if not changes:
-            return None, 0
+            return None, 0, left
         with _private_index(repo) as index:
             env = {**environment, "GIT_INDEX_FILE": str(index)}
             repo.git.read_tree(parent, env=env)
@@ -591,7 +619,7 @@ def rekey(repo: git.Repo, target: Target, logs: Path) -> tuple[str | None, int]:
         commit = repo.git.commit_tree(tree, "-p", parent, "-m", message, env=environment)
         try:
             repo.git.update_ref(target.ref, commit, local or "0" * len(commit))
-            return commit, sum(blob is not None for blob in changes.values())
+            return commit, sum(blob is not None for blob in changes.values()), left
         except git.GitCommandError:
             if not _remove_stale_ref_lock(repo, target.ref):
                 time.sleep(REF_RETRY_SECONDS)

@@ -105,6 +105,11 @@ def _checked(
         usable, from_git = local, None
     elif git_bytes is not None:
         usable, from_git = verdicts.read_snapshot(git_bytes, f"git commit {str(commit)[:12]}"), git_bytes
+    elif local is None and target.pruned:
+        where = f" as commit {str(target.commit)[:12]}" if target.commit else ""
+        raise Unusable(
+            f"savepoint {target.sequence} of {target.instance} was pruned locally (`precompact prune`); it is in git{where}: `precompact resurrect --sequence {target.sequence}` brings it back"
+        )
     else:
         problem = "is altered" if local is not None else "is missing"
         raise Unusable(

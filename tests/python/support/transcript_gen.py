@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,10 +160,23 @@ def _assistant(turn: int, message_id: str, usage: dict, block: dict) -> dict:
     }
 
 
+_EMPTY_TRANSCRIPTS = tempfile.TemporaryDirectory(prefix="precompact-test-transcripts-")
+
+
+def empty_transcript() -> Path:
+    """A transcript file that holds nothing yet (a PreCompact naming no transcript saves nothing)."""
+    path = Path(_EMPTY_TRANSCRIPTS.name) / f"{uuid.uuid4().hex}.jsonl"
+    path.touch()
+    return path
+
+
 def payload(event: str, cwd: Path, transcript: Path | None = None, **extra) -> dict:
     """A hook's stdin for `event` (PreCompact, PostCompact, SessionStart), from a session of its
     own unless `session_id` is given: a session's PreCompact with nothing said since its last
-    savepoint keeps that savepoint, and a session gets a savepoint's brief once."""
+    savepoint keeps that savepoint, and a session gets a savepoint's brief once. A PreCompact
+    without `transcript` names an empty transcript file."""
+    if transcript is None and event == "PreCompact":
+        transcript = empty_transcript()
     base = {
         "session_id": f"s-{uuid.uuid4().hex[:12]}",
         "transcript_path": str(transcript) if transcript else "",

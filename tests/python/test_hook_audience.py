@@ -1,0 +1,74 @@
+"""Who hears what the hook says: a line for the user never reaches the model, and a PreCompact
+that saved nothing never tells the summariser that something was saved (docs/cli.md, "precompact
+hook"; docs/agents.md)."""
+
+from __future__ import annotations
+
+import json
+
+from precompact.config import settings as configuration
+from support import claude_code
+from support.commands import precompact
+from support.projects import new_project
+
+
+def test_an_untrusted_configuration_at_compaction_is_told_the_user_never_the_model(tmp_path, claude_binary):
+    """With the real Claude Code: PreCompact's stdout goes into the summariser's prompt and
+    PreCompact's and PostCompact's stdout into the `<local-command-stdout>` entry the model reads
+    after the compaction; the "not trusted" line reaches neither, and the user sees it once, as
+    SessionStart's `systemMessage`."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    with claude_code.session_in(project, tmp_path / "home", claude_binary) as setup:
+        session_id = setup.session.run("hello")["session_id"]
+        config = project.path / configuration.CONFIG_NAME
+        config.write_text(config.read_text() + "\n# edited by someone else\n")
+        setup.session.run("/compact", resume=session_id)
+        setup.session.run("what next?", resume=session_id)
+        for request in setup.session.mock.requests:
+            assert "changed since you trusted it" not in claude_code.messages_text(request)
+        shown = [
+            entry["attachment"]["content"]
+            for entry in setup.session.transcript(session_id)
+            if entry.get("type") == "attachment" and entry["attachment"].get("type") == "hook_system_message"
+        ]
+        assert shown and all("changed since you trusted it" in line for line in shown), shown
+        assert "run `precompact trust`" in shown[0]
+
+    # The hook itself: PreCompact and PostCompact say it on stderr, exit 0, nothing on stdout.
+    for event in ("PreCompact", "PostCompact"):
+        said = precompact(project.path, "hook", stdin={"hook_event_name": event, "cwd": str(project.path)})
+        assert said.returncode == 0 and said.stdout == "", (event, said.stdout)
+        assert "changed since you trusted it" in said.stderr and said.stderr.count("\n") == 1, event
+    start = precompact(project.path, "hook", stdin={"hook_event_name": "SessionStart", "cwd": str(project.path)})
+    assert "changed since you trusted it" in json.loads(start.stdout)["systemMessage"]
+
+
+def test_a_pre_compact_without_a_transcript_saves_nothing_and_says_so(tmp_path):
+    """A transcript that is missing, a directory or not named: no savepoint, no "is saved as
+    precompact savepoint N" to the summariser, one line in the errors log and one for the user."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    cases = {
+        "missing": {"transcript_path": str(tmp_path / "gone.jsonl")},
+        "a directory": {"transcript_path": str(tmp_path)},
+        "not named": {},
+    }
+    for number, (case, named) in enumerate(cases.items(), start=1):
+        event = {"hook_event_name": "PreCompact", "cwd": str(project.path), "session_id": "s1", "trigger": "auto"}
+        said = precompact(project.path, "hook", stdin={**event, **named})
+        assert said.returncode == 0, case
+        assert "is saved as precompact savepoint" not in said.stdout, case
+        assert said.stdout.startswith("precompact could not save the transcript before this compaction"), case
+        assert said.stderr.startswith("precompact: nothing saved before this compaction: "), case
+        assert said.stderr.count("\n") == 1, case
+        assert not (project.logs / "precompact-saves").exists() or not any(
+            (project.logs / "precompact-saves").iterdir()
+        ), case
+        lines = (project.logs / "precompact-errors.log").read_text().splitlines()
+        assert len(lines) == number and " PreCompact: " in lines[-1], (case, lines)
+    log = (project.logs / "precompact-errors.log").read_text()
+    assert "gone.jsonl" in log and "is not a file" in log and "names no transcript_path" in log
+    assert "SAVEPOINT_CREATED" not in (
+        (project.logs / "precompact-savepoint.jsonl").read_text()
+        if (project.logs / "precompact-savepoint.jsonl").exists()
+        else ""
+    )
