@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import private_file
+from precompact.boundary import git_exclude, private_file
 from precompact.config import approval as config_trust
 from precompact.config import settings as configuration
 from precompact.config.settings import Config, ConfigError
@@ -169,11 +169,37 @@ def airdrop(config: Config, pubkey: str) -> None:
         raise InitError(f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself") from None
 
 
-def exclude_logs(config: Config) -> bool:
-    """Keeps logs/precompact-* out of the repository's `git status`; True if the pattern was added."""
-    from precompact.remote import gitstore
+# What init leaves in a project that is this user's alone (docs/setup.md, "Should
+# `.precompact.toml` be committed?": no), kept out of `git status` so that no `git add -A`
+# publishes the conversation, and no agent is shown `?? .precompact.toml` in every session.
+LOGS = git_exclude.Kept("logs/precompact-*", "logs/precompact-savepoint.jsonl")
+OWN_CONFIG = git_exclude.Kept(configuration.CONFIG_NAME, configuration.CONFIG_NAME)
 
-    return gitstore.exclude_logs(gitstore.open_repository(config.repository))
+
+def keep_out_of_git(root: Path, say: Callable[[str], None], warn: Callable[[str], None]) -> bool:
+    """Keeps logs/precompact-* and .precompact.toml out of `git status` of the work tree `root`
+    is in (git's own exclude file for it: a linked worktree's main repository, a submodule's own
+    directory; anchored at root's place in it), says what git confirmed, and returns whether git
+    now ignores the logs."""
+    kept = git_exclude.keep_out(root, (LOGS, OWN_CONFIG))
+    if kept.exclude_file is None and kept.problem is None:
+        return False  # not in a git work tree: git status shows nothing of it
+    if kept.problem is not None:
+        warn(f"warning: {kept.problem}; add logs/precompact-* and .precompact.toml to git's exclude file yourself, and never commit logs/")
+    elif kept.added:
+        say(f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows them (checked)")
+    elif not kept.shown:
+        say(f"{kept.exclude_file} already keeps logs/precompact-* and .precompact.toml out of git status (checked)")
+    for shown in kept.shown if kept.problem is None else ():
+        if shown is LOGS:
+            warn(
+                f"warning: git does not ignore {root / 'logs'} although {kept.exclude_file} lists it (a `!` pattern in a .gitignore?): never commit logs/, it holds the whole conversation"
+            )
+        else:
+            warn(
+                f"warning: git status still shows {root / shown.probe} (tracked, or un-ignored by a `!` pattern): it is your own setup, keep it out of your commits"
+            )
+    return LOGS in kept.ignored
 
 
 def remote_url(root: Path, choices: configuration.InitChoices) -> str | None:
@@ -203,8 +229,6 @@ def init(
     encrypting, the age identity, funds the key from the faucet when asked, and keeps logs out
     of git status. Tells the user each step through `say` (`warn` for what needs their
     attention) as it is done; returns what was written and created."""
-    from precompact.remote import gitstore
-
     path = config_path(root, choices.force)
     keypair = choices.keypair or own_keypair_path(choices.instance)
     done: dict = {
@@ -257,11 +281,5 @@ def init(
         say(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
     if not loaded.chain_layer and choices.say_chain_off:
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
-    done["logs_excluded"] = False
-    try:
-        if exclude_logs(loaded):
-            done["logs_excluded"] = True
-            say("added logs/precompact-* to .git/info/exclude")
-    except gitstore.GitStoreError as e:
-        warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
+    done["logs_excluded"] = keep_out_of_git(root, say, warn)
     return done
