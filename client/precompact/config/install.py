@@ -224,6 +224,17 @@ def mcp_json_path(project: Path) -> Path:
     return project / ".mcp.json"
 
 
+# Whose is each file install writes in a project. `.mcp.json` names this machine's precompact by
+# absolute path (docs/sessions.md): this user's, so install keeps it out of git status. A hook
+# file runs `precompact` from PATH, the same on every teammate's machine (docs/setup.md), so the
+# user decides: install says, once, that it is not in git.
+PER_USER = (".mcp.json",)
+
+
+def shared_file_note(path: str) -> str:
+    return f"note: {path} is untracked: commit it to give your team these hooks, or add it to .git/info/exclude to keep them yours"
+
+
 def plan_mcp_server(path: Path, command: str) -> Change:
     """The project's `.mcp.json` with the server `precompact mcp` (other servers kept)."""
     before = _read_object(path)

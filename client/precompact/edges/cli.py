@@ -1180,6 +1180,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
     if warning:
         terminal.echo(warning, err=True)
     if scope == "project" and not dry_run:
+        _settle_in_git(root, [change.path, *([server.path] if server else [])])
         terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
         if plugin:
             terminal.echo(
@@ -1210,6 +1211,8 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool) -> Non
         terminal.echo(warning, err=True)
     if dry_run:
         return
+    if scope == "project":
+        _settle_in_git(root, [change.path])
     if agent == "codex":
         terminal.echo(
             "note: Codex runs hooks only once they are trusted: review them with /hooks in codex (or run codex exec --dangerously-bypass-hook-trust)"
@@ -1252,6 +1255,25 @@ def uninstall(scope, dry_run, agent) -> None:
         f"removed precompact's hooks from {change.path}",
         f"no precompact hooks in {change.path}; nothing changed",
     )
+
+
+def _settle_in_git(root: Path, written: list[Path]) -> None:
+    """What `install` wrote in the project, settled with git: this user's files kept out of git
+    status (checked), a shared one that git does not know yet named once (commit or exclude)."""
+    from precompact.boundary import git_exclude
+    from precompact.config import install as installer
+
+    relative = [str(path.relative_to(root)) for path in written]
+    own = tuple(git_exclude.Kept(path, path) for path in relative if path in installer.PER_USER)
+    kept = git_exclude.keep_out(root, own) if own else None
+    if kept and kept.problem:
+        terminal.echo(f"warning: {kept.problem}; keep {' and '.join(k.pattern for k in own)} out of your commits", err=True)
+    elif kept and kept.added and not kept.shown:
+        terminal.echo(f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows it (checked)")
+    for shown in kept.shown if kept and not kept.problem else ():
+        terminal.echo(f"warning: git status still shows {shown.pattern} (tracked, or un-ignored by a `!` pattern): it names this machine's precompact, keep it out of your commits", err=True)
+    for path in git_exclude.untracked(root, tuple(path for path in relative if path not in installer.PER_USER)):
+        terminal.echo(installer.shared_file_note(path))
 
 
 def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:

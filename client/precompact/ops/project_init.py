@@ -187,7 +187,8 @@ def keep_out_of_git(root: Path, say: Callable[[str], None], warn: Callable[[str]
     if kept.problem is not None:
         warn(f"warning: {kept.problem}; add logs/precompact-* and .precompact.toml to git's exclude file yourself, and never commit logs/")
     elif kept.added:
-        say(f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows them (checked)")
+        checked = "" if kept.shown else ": git status no longer shows them (checked)"
+        say(f"added {' and '.join(kept.added)} to {kept.exclude_file}{checked}")
     elif not kept.shown:
         say(f"{kept.exclude_file} already keeps logs/precompact-* and .precompact.toml out of git status (checked)")
     for shown in kept.shown if kept.problem is None else ():
