@@ -116,3 +116,22 @@ def test_init_never_writes_the_exclude_file_through_a_link(tmp_path):
     assert elsewhere.read_text() == "# the user's own file\n"
     assert json.loads(done.stdout)["logs_excluded"] is False
     assert f"warning: {exclude} cannot be written (it is a symbolic link)" in done.stderr
+
+
+def test_the_first_trust_after_init_shows_only_what_changed_since_init(tmp_path):
+    """#48: the first `trust` after `init` listed every setting, as for a stranger's file."""
+    project = repository(tmp_path / "project")
+    assert init(project).returncode == 0
+    unchanged = precompact(project, "trust", "--yes")
+    assert unchanged.returncode == 0, unchanged.stderr
+    assert unchanged.stdout.endswith("is trusted as it is; nothing changed since you approved it\n")
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace("session_end = true", "session_end = false"))
+    edited = precompact(project, "trust", "--yes")
+    assert edited.returncode == 0, edited.stderr
+    assert edited.stdout.splitlines()[1:] == [
+        "- hooks.session_end = true",
+        "+ hooks.session_end = false    # each session is saved when it ends",
+        edited.stdout.splitlines()[-1],
+    ]
+    assert edited.stdout.splitlines()[-1].startswith("trusted ")

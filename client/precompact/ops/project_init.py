@@ -13,6 +13,7 @@ from pathlib import Path
 
 from precompact.boundary import git_exclude, private_file
 from precompact.config import approval as config_trust
+from precompact.config import review as config_review
 from precompact.config import settings as configuration
 from precompact.config.settings import Config, ConfigError
 from precompact.errors import PrecompactError
@@ -98,9 +99,11 @@ def write_config(root: Path, values: dict, force: bool) -> Config:
     except FileExistsError:
         raise _config_exists(path) from None
     repository = values["repository"]
-    # What init writes is trusted, and so is a repository named here.
-    config_trust.approve(path.resolve(), content, Path(repository).resolve() if repository != "." else None)
     try:
+        # As `trust` shows them, so that the first `trust` after init shows what changed since.
+        shown = config_review.settings(configuration.parse(root, content, environ={}))
+        # What init writes is trusted, and so is a repository named here.
+        config_trust.approve(path.resolve(), content, Path(repository).resolve() if repository != "." else None, shown)
         return configuration.load(root)
     except ConfigError as e:
         path.unlink()
