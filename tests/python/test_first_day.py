@@ -6,12 +6,17 @@ after git confirms it; the exit codes docs/cli.md's table gives; what `init` and
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from support.commands import INSTANCE, precompact, run_git
+from precompact.config import settings as configuration
+from precompact.ops.project_init import TURN_CHAIN_ON
+from support.commands import INSTANCE, invoke, precompact, run_git
+from support.mock_http import MockServer
 
 
 def repository(path: Path) -> Path:
@@ -135,3 +140,72 @@ def test_the_first_trust_after_init_shows_only_what_changed_since_init(tmp_path)
         edited.stdout.splitlines()[-1],
     ]
     assert edited.stdout.splitlines()[-1].startswith("trusted ")
+
+
+def test_init_off_a_terminal_without_an_instance_names_the_option(tmp_path):
+    """#40.7: `! precompact init` inside Claude Code (no terminal, no --instance) ended in a bare
+    "Aborted!"."""
+    project = repository(tmp_path / "project")
+    done = precompact(project, "init", "--chain", "off")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        'Error: not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "project #1"), or --yes for that one'
+    ]
+    assert not (project / ".precompact.toml").exists()
+
+
+def nothing_at_the_local_cluster() -> None:
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8899)) == 0:
+            pytest.skip("something listens at 127.0.0.1:8899, where init looks for the local cluster")
+
+
+def test_init_chain_local_with_nothing_listening_says_so(tmp_path):
+    """#40.7: `init --chain local` with no cluster at 127.0.0.1:8899 was silent."""
+    nothing_at_the_local_cluster()
+    project = repository(tmp_path / "project")
+    done = precompact(project, "init", "--instance", INSTANCE, "--chain", "local", "--no-encrypt")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "warning: no cluster answers at http://127.0.0.1:8899 yet: savepoints stay queued for Layer 3 until one does"
+        in done.stderr
+    )
+
+
+def test_with_the_chain_off_the_config_names_no_cluster(tmp_path):
+    """#40.7: with the chain off the file still read `cluster = "http://127.0.0.1:8899"`."""
+    project = repository(tmp_path / "project")
+    assert init(project).returncode == 0
+    written = (project / ".precompact.toml").read_text()
+    assert "127.0.0.1" not in written and "\ncluster =" not in written
+    assert tomllib.loads(written)["layers"]["chain"] is False
+
+
+class Answering(MockServer):
+    """Whatever answers at the local cluster's address: `result` to every JSON-RPC call."""
+
+    def __init__(self, result: object):
+        super().__init__()
+        self.result = result
+
+    def answer(self, exchange, body):
+        exchange.send_json(200, {"jsonrpc": "2.0", "id": body.get("id"), "result": self.result})
+
+
+@pytest.mark.parametrize(("health", "on"), [("ok", True), ({"hello": "a web app"}, False)])
+def test_init_says_it_turned_the_chain_on_because_a_cluster_answered(tmp_path, monkeypatch, health, on):
+    """#48: `init` turned the chain on without saying so when anything answered at
+    127.0.0.1:8899; now only a healthy node's "ok" does, and init says so in one line."""
+    monkeypatch.chdir(repository(tmp_path / "project"))
+    with Answering(health) as server:
+        monkeypatch.setattr(configuration, "DEFAULT_CLUSTER", server.url)
+        result = invoke("init", "--yes", "--instance", INSTANCE, "--no-encrypt")
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.output.splitlines() if line.startswith("Layer 3")]
+    if on:
+        assert said == [
+            f"Layer 3 (the chain) is on: a Solana cluster answers at {server.url}, so savepoints are anchored there; `precompact init --force --chain off` turns it off"
+        ]
+    else:
+        assert said == [f"Layer 3 (the chain) is off: no cluster answers at {server.url}; {TURN_CHAIN_ON}"]
+    assert tomllib.loads((tmp_path / "project" / ".precompact.toml").read_text())["layers"]["chain"] is on

@@ -60,6 +60,12 @@ def _json_asked() -> bool:
     return bool(context and context.meta.get(_JSON_KEY))
 
 
+class _UsageLine(click.ClickException):
+    """A usage error in one line (click's UsageError adds the usage and a hint): exit 2."""
+
+    exit_code = 2
+
+
 def _say(text: str) -> None:
     """A line for a person: stdout, or stderr when stdout holds the JSON document."""
     terminal.echo(text, err=_json_asked())
@@ -183,10 +189,13 @@ def init(
         raise click.UsageError("give --chain or --cluster, not both")
     api.init_config_path(root, force)  # refused before any question when one exists
     yes = yes or as_json  # a prompt would land in the JSON document
+    interactive = not yes and sys.stdin.isatty()
     if instance is None:
         default = f"{root.name} #1"
+        if not (yes or interactive):
+            # click's prompt would read the end of stdin and end in a bare "Aborted!".
+            raise _UsageLine(f'not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "{default}"), or --yes for that one')
         instance = default if yes else click.prompt("Instance name", default=default)
-    interactive = not yes and sys.stdin.isatty()
     cluster = cluster or _chain_choice(chain, interactive)
     if airdrop and cluster is None:
         raise click.UsageError("--airdrop needs a cluster: give --chain devnet, local or a URL")
@@ -227,9 +236,18 @@ def _chain_choice(given: str | None, interactive: bool) -> str | None:
     from precompact.ops import project_init
 
     if given is not None:
-        return api.chain_cluster(given)
+        chosen = api.chain_cluster(given)
+        if given == "local" and not api.cluster_answers(configuration.DEFAULT_CLUSTER):
+            terminal.echo(
+                f"warning: no cluster answers at {configuration.DEFAULT_CLUSTER} yet: savepoints stay queued for Layer 3 until one does (`scripts/localnet` from a clone serves it), or `precompact init --force --chain off` turns the chain off",
+                err=True,
+            )
+        return chosen
     if not interactive:
         if api.cluster_answers(configuration.DEFAULT_CLUSTER):
+            _say(
+                f"Layer 3 (the chain) is on: a Solana cluster answers at {configuration.DEFAULT_CLUSTER}, so savepoints are anchored there; `precompact init --force --chain off` turns it off"
+            )
             return configuration.DEFAULT_CLUSTER
         _say(f"Layer 3 (the chain) is off: no cluster answers at {configuration.DEFAULT_CLUSTER}; {TURN_CHAIN_ON}")
         return None

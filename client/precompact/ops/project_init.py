@@ -56,14 +56,14 @@ def chain_cluster(answer: str) -> str | None:
 
 
 def answers(cluster: str) -> bool:
-    """Whether a Solana JSON-RPC endpoint answers at `cluster` within PROBE_SECONDS."""
+    """Whether a Solana JSON-RPC endpoint answers at `cluster` within PROBE_SECONDS: a healthy
+    node's "ok" to getHealth, not any JSON that happens to be served there."""
     from precompact.chain import rpc
 
     try:
-        rpc.Cluster(cluster, timeout=PROBE_SECONDS).call("getHealth", [])
+        return rpc.Cluster(cluster, timeout=PROBE_SECONDS).call("getHealth", []) == "ok"
     except rpc.RpcError:
         return False
-    return True
 
 
 def own_keypair_path(instance: str) -> str:
