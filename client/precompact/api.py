@@ -258,6 +258,15 @@ def check_bundle(path: Path, snapshot: Path | None = None, cluster: str | None =
     return bundle.check(bundle.read(path), snapshot.read_bytes() if snapshot else None, cluster)
 
 
+def checked_time(text: str) -> str:
+    """`text` when it is an ISO 8601 time (`--at`), else restore.resurrect.WrongTime: checked
+    before any savepoint is looked for, as a usage error."""
+    from precompact.restore import resurrect as resurrection
+
+    resurrection.parse_time(text)
+    return text
+
+
 def resurrect(
     config: Config,
     instance: str | None = None,

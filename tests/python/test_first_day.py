@@ -209,3 +209,25 @@ def test_init_says_it_turned_the_chain_on_because_a_cluster_answered(tmp_path, m
     else:
         assert said == [f"Layer 3 (the chain) is off: no cluster answers at {server.url}; {TURN_CHAIN_ON}"]
     assert tomllib.loads((tmp_path / "project" / ".precompact.toml").read_text())["layers"]["chain"] is on
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("show", "abc"), "'abc' is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST"),
+        (("show", "3:0"), "'3:0': give entries from 1 up"),
+        (("resurrect", "--at", "yesterday"), "--at 'yesterday' is not an ISO 8601 time"),
+        (("uncompact", "--at", "yesterday"), "--at 'yesterday' is not an ISO 8601 time"),
+        (("recall", "tests", "--since", "yesterday"), "since 'yesterday' is not an ISO 8601 time"),
+    ],
+)
+def test_a_value_not_of_its_form_exits_2_as_the_exit_code_table_says(tmp_path, args, said):
+    """#48: these exited 1, where docs/cli.md gives 2 to a wrong option or argument."""
+    project = repository(tmp_path / "project")
+    assert init(project).returncode == 0
+    done = precompact(project, *args)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(f"Error: {said}")
+    as_json = precompact(project, *args, "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["exit_code"] == 2

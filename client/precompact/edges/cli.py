@@ -18,7 +18,7 @@ from precompact.config import approval as config_trust
 from precompact.config import review
 from precompact.config import settings as configuration
 from precompact.config.settings import ConfigError
-from precompact.errors import PrecompactError
+from precompact.errors import PrecompactError, WrongValue
 from precompact.local.savepoint_log import Layer2, Layer3
 from precompact.ops.project_init import TURN_CHAIN_ON
 from precompact.transcript import agents
@@ -58,6 +58,13 @@ def _load(instance: str | None = None) -> configuration.Config:
 def _json_asked() -> bool:
     context = click.get_current_context(silent=True)
     return bool(context and context.meta.get(_JSON_KEY))
+
+
+def _checked_time(_ctx, _param, value: str | None) -> str | None:
+    """An --at checked before the command looks for any savepoint (a wrong one exits 2)."""
+    from precompact import api
+
+    return None if value is None else api.checked_time(value)
 
 
 class _UsageLine(click.ClickException):
@@ -108,6 +115,8 @@ class _Commands(click.Group):
         # alone, whichever command met it; with --json, as a JSON document on stdout.
         try:
             return super().invoke(ctx)
+        except WrongValue as e:
+            failure = _UsageLine(str(e))
         except PrecompactError as e:
             failure = click.ClickException(str(e))
         except click.ClickException as e:
@@ -757,6 +766,7 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     "--at",
     "at_time",
     metavar="ISO-TIME",
+    callback=_checked_time,
     help="The newest savepoint at or before this time (UTC unless a zone is given).",
 )
 @click.option(
@@ -832,6 +842,7 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
     "--at",
     "at_time",
     metavar="ISO-TIME",
+    callback=_checked_time,
     help="The newest savepoint at or before this time (UTC unless a zone is given).",
 )
 @_json_option("The session written and the command that resumes it")

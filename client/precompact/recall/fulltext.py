@@ -32,7 +32,7 @@ import orjson
 
 from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
-from precompact.errors import PrecompactError
+from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import signed, verdicts
 
@@ -66,6 +66,10 @@ CREATE VIRTUAL TABLE entry_text USING fts5(text, content='', tokenize='unicode61
 
 class RecallError(PrecompactError):
     """A request recall cannot answer; the message says why and what to do."""
+
+
+class WrongRequest(RecallError, WrongValue):
+    """A query, time or entry reference not of the form recall and show take."""
 
 
 @dataclass(frozen=True)
@@ -632,7 +636,7 @@ def search(
     its verified snapshot. The index is brought up to date first."""
     phrases = _phrases(query)
     if not phrases:
-        raise RecallError("the query has no words to search for")
+        raise WrongRequest("the query has no words to search for")
     if role is not None and role not in ROLES:
         raise RecallError(f"role {role!r} is not one of {', '.join(ROLES)}")
     since_unix = None
@@ -640,7 +644,7 @@ def search(
         try:
             since_unix = _parse_time(since).timestamp()
         except ValueError:
-            raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
+            raise WrongRequest(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
     outcome = update(logs, instance, signer=signer)
     results = Results(notes=list(outcome.notes))
     # `agent`: only the savepoints of that agent's sessions (savepoint_log.Savepoint.agent).
@@ -750,13 +754,13 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
     whole, from the verified snapshot."""
     parsed = _REF.fullmatch(ref.strip())
     if parsed is None:
-        raise RecallError(
+        raise WrongRequest(
             f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them)"
         )
     sequence, first = int(parsed.group(1)), int(parsed.group(2))
     last = int(parsed.group(3) or first)
     if not 1 <= first <= last or last - first >= MAX_SHOWN:
-        raise RecallError(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
+        raise WrongRequest(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
     outcome = update(logs, instance, signer=signer)
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
     if (instance, sequence) not in scope:
