@@ -50,15 +50,21 @@ InspectError = inspection.InspectError
 
 
 def save(
-    config: Config, session_id: str | None, transcript_path: str | None, cwd: str, trigger: str
-) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
+    config: Config,
+    session_id: str | None,
+    transcript_path: str | None,
+    cwd: str,
+    trigger: str,
+    skip_unchanged: bool = False,
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | tuple[savepoint_log.Savepoint, None]:
     """A savepoint of the session run in `cwd` (its transcript, when given): Layer 1 now, then
-    whatever Layers 2 and 3 can do."""
+    whatever Layers 2 and 3 can do; with `skip_unchanged`, the session's latest savepoint and no
+    flush when it has said nothing since (ops.compaction)."""
     from precompact.local import snapshot
+    from precompact.ops import compaction
 
     session = snapshot.Session(session_id=session_id, transcript_path=transcript_path, cwd=cwd, trigger=trigger)
-    written = snapshot.create_savepoint(snapshot.Settings.of(config), session)
-    return written, flush(config)
+    return compaction.on_request(config, session, skip_unchanged)
 
 
 def claude_code_transcripts(cwd: Path) -> list[Path]:

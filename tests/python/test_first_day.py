@@ -12,18 +12,33 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from precompact.config import settings as configuration
+from precompact.local import savepoint_log
 from precompact.ops.project_init import TURN_CHAIN_ON
 from support.commands import INSTANCE, invoke, precompact, run_git
+from support.conversations import START, Conversation
 from support.mock_http import MockServer
+from support.projects import new_project
 
 
 def repository(path: Path) -> Path:
     """A git repository at `path` with one commit."""
     path.mkdir(parents=True)
     run_git(path, "init", "-q", "-b", "main")
-    run_git(path, "-c", "user.name=Dev", "-c", "user.email=dev@example.invalid", "commit", "-q", "--allow-empty", "-m", "initial")
+    run_git(
+        path,
+        "-c",
+        "user.name=Dev",
+        "-c",
+        "user.email=dev@example.invalid",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "initial",
+    )
     return path
 
 
@@ -231,3 +246,29 @@ def test_a_value_not_of_its_form_exits_2_as_the_exit_code_table_says(tmp_path, a
     as_json = precompact(project, *args, "--json")
     assert as_json.returncode == 2
     assert json.loads(as_json.stdout)["exit_code"] == 2
+
+
+def test_a_manual_savepoint_with_nothing_new_makes_none_and_exits_5(tmp_path):
+    """#40.9: `precompact savepoint` with nothing said since the last savepoint made another one
+    (the hook already skipped that case)."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "talk.jsonl", "s-talk", START)
+    talk.turn_with("Run the tests.", "pytest -q", "3 passed", "The tests pass.")
+    again = ("savepoint", "--transcript", str(talk.path), "--session-id", talk.session_id)
+    assert precompact(project.path, *again).returncode == 3  # saved; Layers 2 and 3 are off
+    unchanged = precompact(project.path, *again)
+    assert unchanged.returncode == 5, unchanged.stderr
+    assert unchanged.stdout == (
+        "nothing new since savepoint 1: the session has said nothing since it, so no savepoint was made (`precompact savepoint --force` makes one anyway)\n"
+    )
+    as_json = precompact(project.path, *again, "--json")
+    assert as_json.returncode == 5
+    assert json.loads(as_json.stdout) == {"instance": project.instance, "savepoint": None, "unchanged_since": 1}
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "savepoint.schema.json").read_text())
+    Draft202012Validator(schema).validate(json.loads(as_json.stdout))
+    assert len(savepoint_log.savepoints(project.path / "logs", project.instance)) == 1
+    forced = precompact(project.path, *again, "--force")
+    assert forced.returncode == 3, forced.stderr
+    talk.turn_with("And the linter.", "ruff check", "All checks passed!", "Clean.")
+    assert precompact(project.path, *again).returncode == 3
+    assert [s.sequence for s in savepoint_log.savepoints(project.path / "logs", project.instance)] == [1, 2, 3]

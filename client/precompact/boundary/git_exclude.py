@@ -60,7 +60,13 @@ def keep_out(directory: Path, wanted: tuple[Kept, ...]) -> Outcome:
     exclude_file, prefix = where
     anchored = [_anchored(prefix, kept.pattern) for kept in wanted]
     if any(line is None for line in anchored):
-        return Outcome(exclude_file, (), (), wanted, f"{directory} has a line break in its path, which git's exclude file cannot hold")
+        return Outcome(
+            exclude_file,
+            (),
+            (),
+            wanted,
+            f"{directory} has a line break in its path, which git's exclude file cannot hold",
+        )
     try:
         added = _append(exclude_file, [line for line in anchored if line is not None])
     except OSError as e:
@@ -82,7 +88,15 @@ def untracked(directory: Path, paths: tuple[str, ...]) -> tuple[str, ...]:
     files a user has to decide about, commit or exclude."""
     try:
         done = git_env.run(
-            directory, "status", "--porcelain=v1", "-z", "--ignore-submodules=dirty", "--untracked-files=all", "--", *paths, timeout=GIT_SECONDS
+            directory,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--ignore-submodules=dirty",
+            "--untracked-files=all",
+            "--",
+            *paths,
+            timeout=GIT_SECONDS,
         )
     except (OSError, processes.TimeoutExpired):
         return ()
@@ -98,7 +112,13 @@ def _exclude_file(directory: Path) -> tuple[Path, str] | str | None:
     None outside a work tree; a string saying why git could not tell."""
     try:
         done = git_env.run(
-            directory, "rev-parse", "--is-inside-work-tree", "--show-prefix", "--path-format=absolute", "--git-path", "info/exclude", timeout=GIT_SECONDS
+            directory,
+            "rev-parse",
+            "--is-inside-work-tree",
+            "--show-prefix",
+            "--git-path",
+            "info/exclude",
+            timeout=GIT_SECONDS,
         )
     except (OSError, processes.TimeoutExpired) as e:
         return f"git could not be asked where its exclude file is ({e})"
@@ -106,9 +126,9 @@ def _exclude_file(directory: Path) -> tuple[Path, str] | str | None:
     if done.returncode != 0 or len(lines) < 3 or lines[0] != "true":
         return None
     prefix, path = "\n".join(lines[1:-2]), lines[-2]
-    if not os.path.isabs(path):
-        return f"git did not give its exclude file as an absolute path ({path!r}): git 2.31 or newer does"
-    return Path(path), prefix
+    # Relative to `directory` as git gives it, never resolved: --path-format=absolute would give
+    # the real path, past a link the file itself may be.
+    return Path(os.path.normpath(directory / path)), prefix
 
 
 def _prefix(directory: Path) -> str | None:
@@ -158,7 +178,15 @@ def _ignored(directory: Path, wanted: tuple[Kept, ...]) -> set[str] | str:
     """The probes git ignores now, as git's own rules say (check-ignore reads the index too: a
     tracked file is not ignored, whatever the patterns)."""
     try:
-        done = git_env.run(directory, "-c", "core.quotePath=false", "check-ignore", "--", *(k.probe for k in wanted), timeout=GIT_SECONDS)
+        done = git_env.run(
+            directory,
+            "-c",
+            "core.quotePath=false",
+            "check-ignore",
+            "--",
+            *(k.probe for k in wanted),
+            timeout=GIT_SECONDS,
+        )
     except (OSError, processes.TimeoutExpired) as e:
         return f"git could not check what it ignores ({e})"
     if done.returncode not in (0, 1):

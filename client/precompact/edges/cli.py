@@ -28,6 +28,7 @@ EXIT_FAILED = 1  # a check failed, or an error whose message names the fix
 EXIT_USAGE = 2  # click's own code for a wrong option or argument
 EXIT_LAYER_PENDING = 3  # saved, but Layer 2 or 3 is queued (flush retries it) or off
 EXIT_NOT_VERIFIED = 4  # nothing contradicts a root, but a layer asked for does not hold every savepoint checked
+EXIT_NOTHING_NEW = 5  # `savepoint`: the session said nothing since its latest savepoint, so none was made
 EXIT_CODES = f"""\b
 Exit codes (the same for every command):
   {EXIT_DONE}  done
@@ -37,6 +38,8 @@ Exit codes (the same for every command):
      `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
   {EXIT_NOT_VERIFIED}  not verified: nothing failed, but a layer the configuration asks for
      does not hold every savepoint, or it could not be checked (verify)
+  {EXIT_NOTHING_NEW}  nothing new: the session said nothing since its latest savepoint, so
+     none was made (savepoint; --force makes one)
 With --json, stdout is one JSON document, errors included (docs/cli.md)."""
 _JSON_KEY = "precompact.json"
 
@@ -203,7 +206,9 @@ def init(
         default = f"{root.name} #1"
         if not (yes or interactive):
             # click's prompt would read the end of stdin and end in a bare "Aborted!".
-            raise _UsageLine(f'not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "{default}"), or --yes for that one')
+            raise _UsageLine(
+                f'not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "{default}"), or --yes for that one'
+            )
         instance = default if yes else click.prompt("Instance name", default=default)
     cluster = cluster or _chain_choice(chain, interactive)
     if airdrop and cluster is None:
@@ -334,11 +339,13 @@ def trust(repo, yes, as_json) -> None:
     "--no-transcript", is_flag=True, help="Save files and git state only (such a savepoint is never briefed)."
 )
 @click.option("--trigger", type=click.Choice(["manual", "auto"]), default="manual", show_default=True)
+@click.option("--force", is_flag=True, help="Make a savepoint even when the session said nothing since its last.")
 @_instance_option
 @_json_option("The savepoint and each layer's state")
-def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json) -> None:
+def savepoint(transcript, session_id, no_transcript, trigger, force, instance, as_json) -> None:
     """Make a savepoint now: Layer 1, then Layers 2 and 3 as far as they can go (exit 3 when
-    one of them is queued or off)."""
+    one of them is queued or off; 5, and no savepoint, when the session said nothing since its
+    last)."""
     from precompact import api
     from precompact.local import savepoint_log
 
@@ -349,10 +356,22 @@ def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json)
         transcript, session_id = _session_transcript(session_id)
     try:
         written, outcome = api.save(
-            loaded, session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger
+            loaded,
+            session_id=session_id,
+            transcript_path=transcript,
+            cwd=str(Path.cwd()),
+            trigger=trigger,
+            skip_unchanged=not force,
         )
     except (OSError, savepoint_log.LockTimeout) as e:
         raise click.ClickException(f"savepoint not written: {e}") from None
+    if outcome is None:
+        _say(
+            f"nothing new since savepoint {written.sequence}: the session has said nothing since it, so no savepoint was made (`precompact savepoint --force` makes one anyway)"
+        )
+        if as_json:
+            _emit({"instance": loaded.instance, "savepoint": None, "unchanged_since": written.sequence})
+        sys.exit(EXIT_NOTHING_NEW)
     _say(f"✓ Layer 1: savepoint {written.sequence} saved locally")
     _say(f"  Hash: sha256:{written.sha256}")
     _say(f"  Size: {written.size} bytes")
@@ -1296,11 +1315,18 @@ def _settle_in_git(root: Path, written: list[Path]) -> None:
     own = tuple(git_exclude.Kept(path, path) for path in relative if path in installer.PER_USER)
     kept = git_exclude.keep_out(root, own) if own else None
     if kept and kept.problem:
-        terminal.echo(f"warning: {kept.problem}; keep {' and '.join(k.pattern for k in own)} out of your commits", err=True)
+        terminal.echo(
+            f"warning: {kept.problem}; keep {' and '.join(k.pattern for k in own)} out of your commits", err=True
+        )
     elif kept and kept.added and not kept.shown:
-        terminal.echo(f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows it (checked)")
+        terminal.echo(
+            f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows it (checked)"
+        )
     for shown in kept.shown if kept and not kept.problem else ():
-        terminal.echo(f"warning: git status still shows {shown.pattern} (tracked, or un-ignored by a `!` pattern): it names this machine's precompact, keep it out of your commits", err=True)
+        terminal.echo(
+            f"warning: git status still shows {shown.pattern} (tracked, or un-ignored by a `!` pattern): it names this machine's precompact, keep it out of your commits",
+            err=True,
+        )
     for path in git_exclude.untracked(root, tuple(path for path in relative if path not in installer.PER_USER)):
         terminal.echo(installer.shared_file_note(path))
 

@@ -22,6 +22,7 @@ from precompact.transcript import agents
 
 if TYPE_CHECKING:
     from precompact.local import snapshot
+    from precompact.ops.layers import FlushOutcome
 
 ERRORS_LOG = "precompact-errors.log"
 
@@ -55,6 +56,22 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
 
     background.spawn(loaded.root)
     return _compact_note(loaded, written.sequence, written.sha256) if speaks else ""
+
+
+def on_request(
+    loaded: configuration.Config, session: snapshot.Session, skip_unchanged: bool
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | tuple[savepoint_log.Savepoint, None]:
+    """`precompact savepoint`: Layer 1 of a savepoint of `session`, then whatever Layers 2 and 3
+    can do; or, with `skip_unchanged` as PreCompact does, no savepoint when the session has said
+    nothing since its latest, which is returned instead (with no flush)."""
+    from precompact.local import snapshot
+    from precompact.ops import layers
+
+    kept = _unchanged_savepoint(loaded, session) if skip_unchanged else None
+    if kept is not None:
+        return kept, None
+    written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    return written, layers.flush(loaded)
 
 
 def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:

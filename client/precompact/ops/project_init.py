@@ -188,7 +188,9 @@ def keep_out_of_git(root: Path, say: Callable[[str], None], warn: Callable[[str]
     if kept.exclude_file is None and kept.problem is None:
         return False  # not in a git work tree: git status shows nothing of it
     if kept.problem is not None:
-        warn(f"warning: {kept.problem}; add logs/precompact-* and .precompact.toml to git's exclude file yourself, and never commit logs/")
+        warn(
+            f"warning: {kept.problem}; add logs/precompact-* and .precompact.toml to git's exclude file yourself, and never commit logs/"
+        )
     elif kept.added:
         checked = "" if kept.shown else ": git status no longer shows them (checked)"
         say(f"added {' and '.join(kept.added)} to {kept.exclude_file}{checked}")
