@@ -18,7 +18,7 @@ from precompact.config import settings as configuration
 from precompact.local import savepoint_log
 from precompact.ops.project_init import TURN_CHAIN_ON
 from support.commands import INSTANCE, invoke, precompact, run_git
-from support.conversations import START, Conversation
+from support.conversations import START, Conversation, save
 from support.mock_http import MockServer
 from support.projects import new_project
 
@@ -272,3 +272,25 @@ def test_a_manual_savepoint_with_nothing_new_makes_none_and_exits_5(tmp_path):
     talk.turn_with("And the linter.", "ruff check", "All checks passed!", "Clean.")
     assert precompact(project.path, *again).returncode == 3
     assert [s.sequence for s in savepoint_log.savepoints(project.path / "logs", project.instance)] == [1, 2, 3]
+
+
+def test_recall_shows_an_entry_saved_in_several_copies_once_naming_the_others(tmp_path):
+    """#40.8: recall returned the same entry once per copy (the original session and each
+    uncompacted copy saved again): 6 hits for 2 lines."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    for copy in ("s-original", "s-uncompacted-1", "s-uncompacted-2"):
+        talk = Conversation(tmp_path / f"{copy}.jsonl", copy, START)
+        talk.turn_with("Deploy the frobnicator.", "deploy frobnicator", "frobnicator deployed", "Done.")
+        save(project, talk)
+    found = precompact(project.path, "recall", "frobnicator", "--json")
+    assert found.returncode == 0, found.stderr
+    document = json.loads(found.stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "recall.schema.json").read_text())
+    Draft202012Validator(schema).validate(document)
+    hits = document["hits"]
+    assert len(hits) == 3 and document["matched"] == 3, "three entries say it: the request, the command, the result"
+    assert [len(hit["also"]) for hit in hits] == [2, 2, 2]
+    assert len({hit["ref"] for hit in hits} | {ref for hit in hits for ref in hit["also"]}) == 9
+    text = precompact(project.path, "recall", "frobnicator")
+    headers = [line for line in text.stdout.splitlines() if line.startswith("[")]
+    assert len(headers) == 3 and all(" · also in " in line for line in headers)

@@ -16,6 +16,7 @@ next writer rebuilds the index from the snapshots.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import itertools
@@ -81,6 +82,9 @@ class Hit:
     tool: str | None
     time: float | None
     excerpt: str
+    # The other places the same entry (same role, tool and text) is saved: a later savepoint of a
+    # session saved twice, an uncompacted or imported copy; one hit stands for all of them.
+    also: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -89,8 +93,9 @@ class Hit:
     def header(self) -> str:
         when = _iso(self.time) if self.time is not None else "no time"
         tool = f" · {self.tool}" if self.tool else ""
+        also = f" · also in {', '.join(self.also)}" if self.also else ""
         return quoting.single_line(
-            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}"
+            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}{also}"
         )
 
 
@@ -671,6 +676,7 @@ def search(
             results.notes.append("no entry holds every word; these hold some of them")
         snapshots = _Snapshots(logs, signer)
         withheld: set[int] = set()
+        first_of: dict[tuple[str, str | None, str], int] = {}  # an entry's content -> its hit
         for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
             savepoint = scope[ids[holder]]
             reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
@@ -689,7 +695,16 @@ def search(
             ).fetchone()
             _, _, text = entry_facts(reader.entry_at((start, stop)), {})
             at = ids[shown_in]
-            results.hits.append(Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases)))
+            hit = Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases))
+            kept = first_of.setdefault((entry_role, entry_tool, text), len(results.hits))
+            if kept == len(results.hits):
+                results.hits.append(hit)
+                continue
+            # The same entry again: named on the better-ranked hit, not shown a second time.
+            first = results.hits[kept]
+            where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {hit.instance}"
+            results.hits[kept] = dataclasses.replace(first, also=(*first.also, where))
+            results.matched -= 1
     return results
 
 
