@@ -571,6 +571,14 @@ def shown_entry(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
     return role, tool, recollection.entry_time(entry), recollection.as_shown(entry, text)
 
 
+def bookkeeping_kind(entry: object) -> str | None:
+    """The kind of the agent's own record-keeping a saved entry is, None for the conversation
+    (recall.fulltext): the viewer folds those."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.bookkeeping_kind(entry)
+
+
 def verdicts_not_run(why: str) -> dict[str, verdicts.Check]:
     """Each layer's verdict on a savepoint the verifier did not check: not verified, and why."""
     from precompact.verifier import verify as verification

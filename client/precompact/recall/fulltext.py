@@ -198,6 +198,21 @@ def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
     return str(role), (tools[0] if tools else None), "\n".join(t for t in texts if t)
 
 
+def bookkeeping_kind(entry: object) -> str | None:
+    """What kind of the agent's own record-keeping a saved entry is (Claude Code's attachments,
+    which carry tool listings and hook context, system lines, file-history snapshots, user lines
+    it marks isMeta...), None when it is the conversation: a user or assistant turn, a tool call
+    or result, a compaction summary or boundary, a subagent's turn."""
+    if not isinstance(entry, dict):
+        return "unreadable record"
+    kind = entry.get("type")
+    if kind in ("user", "assistant"):
+        return "meta line" if entry.get("isMeta") and not entry.get("isCompactSummary") else None
+    if kind == "summary" or (kind == "system" and entry.get("subtype") == "compact_boundary"):
+        return None
+    return kind[:40] if isinstance(kind, str) and kind else "untyped record"
+
+
 def _flat(value: object) -> str:
     """The strings inside a JSON value, one per line."""
     if isinstance(value, str):
