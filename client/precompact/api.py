@@ -56,7 +56,7 @@ def save(
     cwd: str,
     trigger: str,
     skip_unchanged: bool = False,
-) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | tuple[savepoint_log.Savepoint, None]:
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | savepoint_log.Savepoint:
     """A savepoint of the session run in `cwd` (its transcript, when given): Layer 1 now, then
     whatever Layers 2 and 3 can do; with `skip_unchanged`, the session's latest savepoint and no
     flush when it has said nothing since (ops.compaction)."""

@@ -355,7 +355,7 @@ def savepoint(transcript, session_id, no_transcript, trigger, force, instance, a
     if transcript is None and not no_transcript:
         transcript, session_id = _session_transcript(session_id)
     try:
-        written, outcome = api.save(
+        made = api.save(
             loaded,
             session_id=session_id,
             transcript_path=transcript,
@@ -365,13 +365,14 @@ def savepoint(transcript, session_id, no_transcript, trigger, force, instance, a
         )
     except (OSError, savepoint_log.LockTimeout) as e:
         raise click.ClickException(f"savepoint not written: {e}") from None
-    if outcome is None:
+    if isinstance(made, savepoint_log.Savepoint):
         _say(
-            f"nothing new since savepoint {written.sequence}: the session has said nothing since it, so no savepoint was made (`precompact savepoint --force` makes one anyway)"
+            f"nothing new since savepoint {made.sequence}: the session has said nothing since it, so no savepoint was made (`precompact savepoint --force` makes one anyway)"
         )
         if as_json:
-            _emit({"instance": loaded.instance, "savepoint": None, "unchanged_since": written.sequence})
+            _emit({"instance": loaded.instance, "savepoint": None, "unchanged_since": made.sequence})
         sys.exit(EXIT_NOTHING_NEW)
+    written, outcome = made
     _say(f"✓ Layer 1: savepoint {written.sequence} saved locally")
     _say(f"  Hash: sha256:{written.sha256}")
     _say(f"  Size: {written.size} bytes")

@@ -60,7 +60,7 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
 
 def on_request(
     loaded: configuration.Config, session: snapshot.Session, skip_unchanged: bool
-) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | tuple[savepoint_log.Savepoint, None]:
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | savepoint_log.Savepoint:
     """`precompact savepoint`: Layer 1 of a savepoint of `session`, then whatever Layers 2 and 3
     can do; or, with `skip_unchanged` as PreCompact does, no savepoint when the session has said
     nothing since its latest, which is returned instead (with no flush)."""
@@ -69,7 +69,7 @@ def on_request(
 
     kept = _unchanged_savepoint(loaded, session) if skip_unchanged else None
     if kept is not None:
-        return kept, None
+        return kept
     written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     return written, layers.flush(loaded)
 
