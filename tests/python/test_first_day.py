@@ -294,3 +294,25 @@ def test_recall_shows_an_entry_saved_in_several_copies_once_naming_the_others(tm
     text = precompact(project.path, "recall", "frobnicator")
     headers = [line for line in text.stdout.splitlines() if line.startswith("[")]
     assert len(headers) == 3 and all(" · also in " in line for line in headers)
+
+
+def test_install_keeps_mcp_json_out_of_git_status_and_names_an_untracked_shared_hook_file(tmp_path):
+    """#40.5: `install --mcp` and `install --agent codex` left `?? .mcp.json` and `?? .codex/`
+    for the agent to see in every session. `.mcp.json` names this machine's precompact
+    (docs/sessions.md): excluded, checked. A hook file runs `precompact` from PATH for every
+    teammate (docs/setup.md): the user decides, told once in one line."""
+    project = repository(tmp_path / "project")
+    assert init(project).returncode == 0
+    home = tmp_path / "home"
+    home.mkdir()
+    claude = precompact(project, "install", "--mcp", home=home)
+    assert claude.returncode == 0, claude.stderr
+    assert "added /.mcp.json to " in claude.stdout and "git status no longer shows it (checked)" in claude.stdout
+    assert (
+        "note: .claude/settings.json is untracked: commit it to give your team these hooks, or add it to .git/info/exclude to keep them yours"
+        in claude.stdout.splitlines()
+    )
+    codex = precompact(project, "install", "--agent", "codex", home=home)
+    assert codex.returncode == 0, codex.stderr
+    assert "note: .codex/hooks.json is untracked: commit it" in codex.stdout
+    assert git_status(project) == "?? .claude/settings.json\n?? .codex/hooks.json\n"

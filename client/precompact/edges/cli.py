@@ -70,12 +70,6 @@ def _checked_time(_ctx, _param, value: str | None) -> str | None:
     return None if value is None else api.checked_time(value)
 
 
-class _UsageLine(click.ClickException):
-    """A usage error in one line (click's UsageError adds the usage and a hint): exit 2."""
-
-    exit_code = 2
-
-
 def _say(text: str) -> None:
     """A line for a person: stdout, or stderr when stdout holds the JSON document."""
     terminal.echo(text, err=_json_asked())
@@ -119,7 +113,9 @@ class _Commands(click.Group):
         try:
             return super().invoke(ctx)
         except WrongValue as e:
-            failure = _UsageLine(str(e))
+            # A usage error in one line (click's UsageError adds the usage and a hint).
+            failure = click.ClickException(str(e))
+            failure.exit_code = EXIT_USAGE
         except PrecompactError as e:
             failure = click.ClickException(str(e))
         except click.ClickException as e:
@@ -206,7 +202,7 @@ def init(
         default = f"{root.name} #1"
         if not (yes or interactive):
             # click's prompt would read the end of stdin and end in a bare "Aborted!".
-            raise _UsageLine(
+            raise WrongValue(
                 f'not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "{default}"), or --yes for that one'
             )
         instance = default if yes else click.prompt("Instance name", default=default)

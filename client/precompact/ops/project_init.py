@@ -235,6 +235,8 @@ def init(
     encrypting, the age identity, funds the key from the faucet when asked, and keeps logs out
     of git status. Tells the user each step through `say` (`warn` for what needs their
     attention) as it is done; returns what was written and created."""
+    from precompact.remote import gitstore
+
     path = config_path(root, choices.force)
     keypair = choices.keypair or own_keypair_path(choices.instance)
     done: dict = {
@@ -288,4 +290,8 @@ def init(
     if not loaded.chain_layer and choices.say_chain_off:
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
     done["logs_excluded"] = keep_out_of_git(root, say, warn)
+    try:
+        gitstore.open_repository(loaded.repository)
+    except gitstore.GitStoreError as e:
+        warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
     return done
