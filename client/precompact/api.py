@@ -51,15 +51,21 @@ InspectError = inspection.InspectError
 
 
 def save(
-    config: Config, session_id: str | None, transcript_path: str | None, cwd: str, trigger: str
-) -> tuple[snapshot.WrittenSnapshot, FlushOutcome]:
+    config: Config,
+    session_id: str | None,
+    transcript_path: str | None,
+    cwd: str,
+    trigger: str,
+    skip_unchanged: bool = False,
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | savepoint_log.Savepoint:
     """A savepoint of the session run in `cwd` (its transcript, when given): Layer 1 now, then
-    whatever Layers 2 and 3 can do."""
+    whatever Layers 2 and 3 can do; with `skip_unchanged`, the session's latest savepoint and no
+    flush when it has said nothing since (ops.compaction)."""
     from precompact.local import snapshot
+    from precompact.ops import compaction
 
     session = snapshot.Session(session_id=session_id, transcript_path=transcript_path, cwd=cwd, trigger=trigger)
-    written = snapshot.create_savepoint(snapshot.Settings.of(config), session)
-    return written, flush(config)
+    return compaction.on_request(config, session, skip_unchanged)
 
 
 def claude_code_transcripts(cwd: Path) -> list[Path]:
@@ -288,6 +294,15 @@ def check_bundle(path: Path, snapshot: Path | None = None, cluster: str | None =
     from precompact.proof import bundle
 
     return bundle.check(bundle.read(path), snapshot.read_bytes() if snapshot else None, cluster)
+
+
+def checked_time(text: str) -> str:
+    """`text` when it is an ISO 8601 time (`--at`), else restore.resurrect.WrongTime: checked
+    before any savepoint is looked for, as a usage error."""
+    from precompact.restore import resurrect as resurrection
+
+    resurrection.parse_time(text)
+    return text
 
 
 def resurrect(
@@ -586,6 +601,14 @@ def shown_entry(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
 
     role, tool, text = recollection.entry_facts(entry, tool_names)
     return role, tool, recollection.entry_time(entry), recollection.as_shown(entry, text)
+
+
+def bookkeeping_kind(entry: object) -> str | None:
+    """The kind of the agent's own record-keeping a saved entry is, None for the conversation
+    (recall.fulltext): the viewer folds those."""
+    from precompact.recall import fulltext as recollection
+
+    return recollection.bookkeeping_kind(entry)
 
 
 def verdicts_not_run(why: str) -> dict[str, verdicts.Check]:

@@ -1,6 +1,6 @@
 """The one error family. A `PrecompactError` is a failure the user can cause or fix, and its
 message is one line that names the fix. It is rendered in one place per edge: the command line
-prints the line and exits 1 (`edges/cli.py`), the MCP server answers it as the tool's error
+prints the line and exits 1, 2 for a `WrongValue` (`edges/cli.py`), the MCP server answers it as the tool's error
 (`edges/mcp_server.py`), the hook logs it and exits 0. Any other exception is a bug and keeps its
 traceback. Standard library only: everything, the plugin launcher included, may import it."""
 
@@ -9,3 +9,9 @@ from __future__ import annotations
 
 class PrecompactError(Exception):
     """A failure the user can cause or fix, in one line naming the fix."""
+
+
+class WrongValue(PrecompactError):
+    """A value the user gave is not of the form the command takes (a time that is not ISO 8601,
+    an entry reference that is not SAVEPOINT:ENTRY): a usage error, exit 2 on the command line
+    as click's own are, whichever layer read the value."""

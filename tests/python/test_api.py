@@ -256,7 +256,7 @@ REFUSED: dict[str, tuple[Callable[[Config], object], bool, str, str]] = {
     "resurrect at a time that is not ISO 8601": (
         lambda c: api.resurrect(c, at="yesterday"),
         True,
-        "ResurrectError",
+        "WrongTime",
         "e.g. 2026-11-30T14:05:00Z",
     ),
     "resurrect before the first savepoint": (
@@ -280,7 +280,7 @@ REFUSED: dict[str, tuple[Callable[[Config], object], bool, str, str]] = {
         "has no savepoint 9",
     ),
     "prune keeping none": (lambda c: api.prune(c, keep=0), False, "PruneError", "--keep must be at least 1"),
-    "recall without words": (lambda c: api.recall(c, " ... "), False, "RecallError", "no words to search for"),
+    "recall without words": (lambda c: api.recall(c, " ... "), False, "WrongRequest", "no words to search for"),
     "recall by a role that does not exist": (
         lambda c: api.recall(c, "parser", role="wizard"),
         False,
@@ -290,7 +290,7 @@ REFUSED: dict[str, tuple[Callable[[Config], object], bool, str, str]] = {
     "recall since a time that is not ISO 8601": (
         lambda c: api.recall(c, "parser", since="soon"),
         False,
-        "RecallError",
+        "WrongRequest",
         "e.g. 2026-11-30T14:05:00Z",
     ),
     "recall in a savepoint that does not exist": (
@@ -302,7 +302,7 @@ REFUSED: dict[str, tuple[Callable[[Config], object], bool, str, str]] = {
     "show a reference that is not one": (
         lambda c: api.show(c, "three"),
         False,
-        "RecallError",
+        "WrongRequest",
         "give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST",
     ),
     "inspect an address that is not a key": (

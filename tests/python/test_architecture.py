@@ -588,8 +588,44 @@ def reads_the_projects_remote_url(tree: ast.Module) -> list[str]:
     return _calls_git_env(tree, "remote_url")
 
 
+# Which file git reads to ignore a project's files depends on where git keeps it (a linked
+# worktree's main repository, a submodule's directory under .git/modules): only git_exclude asks
+# git and writes it, then checks what git ignores.
+EXCLUDE_OWNER = "boundary/git_exclude.py"
+
+
+def names_git_exclude_file(tree: ast.Module) -> list[str]:
+    """A path to git's exclude file built by hand, which is wrong in a linked worktree and writes
+    what nobody checks: the string "info/exclude" (or one ending in it), `... / "info" /
+    "exclude"`, or "info", "exclude" among a call's arguments (os.path.join)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith("info/exclude"):
+            found.append(f"line {node.lineno}: {node.value!r}")
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Div)
+            and isinstance(node.right, ast.Constant)
+            and node.right.value == "exclude"
+            and isinstance(node.left, ast.BinOp)
+            and isinstance(node.left.right, ast.Constant)
+            and node.left.right.value == "info"
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+        elif isinstance(node, ast.Call):
+            words = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if any(words[i : i + 2] == ["info", "exclude"] for i in range(len(words))):
+                found.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
+    "names_git_exclude_file": (
+        names_git_exclude_file,
+        (EXCLUDE_OWNER,),
+        "from pathlib import Path\ndef exclude(repo):\n    (Path(repo.git_dir) / 'info' / 'exclude').open('a').write('logs/')\n",
+    ),
     "imports_a_process_module": (imports_a_process_module, (PROCESS_OWNER,), "import subprocess\n"),
     "starts_a_process_through_os": (
         starts_a_process_through_os,
@@ -800,6 +836,16 @@ def test_the_process_rules_see_each_way_to_start_a_process():
         "import os, asyncio, threading\nos.getpid()\nasyncio.sleep(0)\nthreading.Thread(target=print)\n"
     )
     assert not any(rule(harmless) for rule in rules)
+
+
+def test_the_exclude_rule_sees_each_way_to_name_gits_exclude_file():
+    for sample in (
+        "def f(git_dir):\n    return git_dir + '/info/exclude'\n",
+        "import os\ndef f(git_dir):\n    return os.path.join(git_dir, 'info', 'exclude')\n",
+        "def f(repo):\n    return repo.common_dir / 'info' / 'exclude'\n",
+    ):
+        assert names_git_exclude_file(ast.parse(sample)), sample
+    assert not names_git_exclude_file(ast.parse("note = 'or add it to .git/info/exclude to keep it yours'\n"))
 
 
 def test_the_logs_rule_sees_each_way_around_its_owner():

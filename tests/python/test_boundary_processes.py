@@ -189,6 +189,7 @@ def test_pre_compacts_git_status_runs_no_clean_filter_of_the_repository(tmp_path
     run_git(project, "config", "filter.evil.clean", str(planted.script))
     run_git(project, "config", "filter.evil.required", "true")
     os.utime(project / "tracked.json", (1_000_000_000, 1_000_000_000))
+    (project / "draft.txt").write_text("work in progress\n")  # the tree is dirty: status read it all
     pre = hook(project, "PreCompact")
     assert "saved" in pre.stdout.decode(), pre.stderr
     worker_done(project, planted)

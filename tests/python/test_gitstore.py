@@ -11,6 +11,7 @@ from pathlib import Path
 import git
 import pytest
 
+from precompact.boundary import git_exclude
 from precompact.local import savepoint_log, snapshot
 from precompact.local.snapshot import Session, Settings
 from precompact.remote import gitstore
@@ -45,8 +46,9 @@ def synced(repo, target: gitstore.Target, logs: Path) -> list[str]:
 def test_commits_and_pushes_without_touching_the_users_work(workspace):
     project, remote = workspace
     repo = gitstore.open_repository(project)
-    assert gitstore.exclude_logs(repo) is True
-    assert gitstore.exclude_logs(repo) is False, "idempotent"
+    logs_kept = git_exclude.Kept("logs/precompact-*", "logs/precompact-savepoint.jsonl")
+    assert git_exclude.keep_out(project, (logs_kept,)).added == ("/logs/precompact-*",)
+    assert git_exclude.keep_out(project, (logs_kept,)).added == (), "idempotent"
     before = user_view(project)
 
     first = savepoint(project)

@@ -7,11 +7,14 @@ DOM holds no element or attribute from it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from support.browser import CHROMIUM, artefacts, planted_project, viewer
+from support.commands import precompact
+from support.projects import new_project
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (scripts/setup installs it)", allow_module_level=True)
@@ -144,3 +147,49 @@ def test_the_conversation_shows_its_first_entries_and_the_next_page_shows_the_re
     page.locator("nav.pager a", has_text="last").first.click()
     page.wait_for_load_state()
     assert page.locator("nav.pager span").first.inner_text() == "page 2 of 2"
+
+
+def test_the_conversation_folds_the_agents_bookkeeping_so_the_second_turn_is_near_the_top(tmp_path, page):
+    """#40.10: the conversation page opened with kilobytes of escaped JSON of Claude Code's
+    bookkeeping records (attachments, tool listings) before the second user turn."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    tools = [{"name": f"mcp__server__tool_{n}", "description": "does one thing " * 12} for n in range(60)]
+    entries = [
+        {"type": "user", "message": {"role": "user", "content": "First, read the parser."}},
+        {"type": "attachment", "attachment": {"type": "deferred_tools_delta", "addedTools": tools}},
+        {"type": "attachment", "attachment": {"type": "skill_listing", "content": "skill " * 1500}},
+        {"type": "system", "subtype": "informational", "content": "hook output " * 600},
+        {"type": "file-history-snapshot", "snapshot": {"trackedFileBackups": {"a.py": "x" * 3000}}},
+        {
+            "type": "assistant",
+            "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Read it."}]},
+        },
+        {"type": "user", "message": {"role": "user", "content": "Second turn: now fix the tokenizer."}},
+    ]
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(
+        "".join(
+            json.dumps({"sessionId": "s-book", "uuid": f"u{n}", "timestamp": f"2026-12-01T10:00:{n:02d}Z", **e}) + "\n"
+            for n, e in enumerate(entries)
+        )
+    )
+    saved = precompact(project.path, "savepoint", "--transcript", str(transcript), "--session-id", "s-book")
+    assert saved.returncode == 3, saved.stderr
+    shots = artefacts("viewer-bookkeeping")
+    with viewer(project.path, tmp_path / "view.log") as url:
+        page.goto(f"{url}conversation?instance=Trial+%231&sequence=1")
+        second = page.locator("article.entry", has_text="Second turn: now fix the tokenizer.")
+        box = second.bounding_box()
+        assert box is not None and box["y"] < 600, f"the second user turn starts at {box}"
+        folded = page.locator("details.bookkeeping")
+        assert folded.count() == 1
+        summary = folded.locator("summary").inner_text()
+        assert summary.startswith(
+            "4 bookkeeping records of the agent's (attachment, system, file-history-snapshot), entries 2–5"
+        )
+        assert not page.locator("article.entry", has_text="deferred_tools_delta").is_visible()
+        page.screenshot(path=shots / "folded.png", full_page=True)
+        folded.locator("summary").click()
+        assert page.locator("article.entry", has_text="deferred_tools_delta").is_visible()
+        assert page.locator("article.entry").count() == 7
+        page.screenshot(path=shots / "unfolded.png", full_page=True)

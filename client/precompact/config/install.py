@@ -312,6 +312,19 @@ def mcp_json_path(project: Path) -> Path:
     return project / ".mcp.json"
 
 
+# Whose is each file install writes in a project. `.mcp.json` is this user's (kept out of git
+# status). A hook file may hold the team's other settings: install says, once, that it is not in
+# git, and that its command is this machine's path (docs/setup.md recommends --scope user).
+PER_USER = (".mcp.json",)
+
+
+def shared_file_note(path: str) -> str:
+    return (
+        f"note: {path} is untracked: it runs precompact by this machine's path, so commit it only if every teammate "
+        "has precompact there, or add it to .git/info/exclude (or install with --scope user)"
+    )
+
+
 def user_mcp_path(home: Path | None = None) -> Path:
     """Where Claude Code 2.1.332 keeps user-scope MCP servers (`claude mcp add --scope user`
     writes `mcpServers` there): ~/.claude.json, not ~/.claude/settings.json."""

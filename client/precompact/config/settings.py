@@ -488,7 +488,9 @@ def render(values: dict) -> str:
         f"branch = {q(values.get('branch', DEFAULT_BRANCH))}",
         "",
         "[chain]",
-        f"cluster = {q(values.get('cluster', DEFAULT_CLUSTER))}",
+        f"cluster = {q(values.get('cluster', DEFAULT_CLUSTER))}"
+        if values.get("chain", True)
+        else '# cluster = "<URL>"  # Layer 3 is off: a cluster here, with [layers] chain = true, turns it on',
         f"keypair = {q(values.get('keypair', DEFAULT_KEYPAIR))}",
         f"program_id = {q(values.get('program_id', _default_program_id()))}",
         "",

@@ -19,7 +19,7 @@ from precompact.config import approval as config_trust
 from precompact.config import review
 from precompact.config import settings as configuration
 from precompact.config.settings import ConfigError
-from precompact.errors import PrecompactError
+from precompact.errors import PrecompactError, WrongValue
 from precompact.local.savepoint_log import Layer2, Layer3
 from precompact.ops.project_init import TURN_CHAIN_ON
 from precompact.transcript import agents
@@ -29,6 +29,7 @@ EXIT_FAILED = 1  # a check failed, or an error whose message names the fix
 EXIT_USAGE = 2  # click's own code for a wrong option or argument
 EXIT_LAYER_PENDING = 3  # saved, but Layer 2 or 3 is queued (flush retries it) or off
 EXIT_NOT_VERIFIED = 4  # nothing contradicts a root, but a layer asked for does not hold every savepoint checked
+EXIT_NOTHING_NEW = 5  # `savepoint`: the session said nothing since its latest savepoint, so none was made
 EXIT_CODES = f"""\b
 Exit codes (the same for every command):
   {EXIT_DONE}  done
@@ -38,6 +39,8 @@ Exit codes (the same for every command):
      `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
   {EXIT_NOT_VERIFIED}  not verified: nothing failed, but a layer the configuration asks for
      does not hold every savepoint, or it could not be checked (verify)
+  {EXIT_NOTHING_NEW}  nothing new: the session said nothing since its latest savepoint, so
+     none was made (savepoint; --force makes one)
 With --json, stdout is one JSON document, errors included (docs/cli.md)."""
 _JSON_KEY = "precompact.json"
 
@@ -59,6 +62,13 @@ def _load(instance: str | None = None) -> configuration.Config:
 def _json_asked() -> bool:
     context = click.get_current_context(silent=True)
     return bool(context and context.meta.get(_JSON_KEY))
+
+
+def _checked_time(_ctx, _param, value: str | None) -> str | None:
+    """An --at checked before the command looks for any savepoint (a wrong one exits 2)."""
+    from precompact import api
+
+    return None if value is None else api.checked_time(value)
 
 
 def _say(text: str) -> None:
@@ -103,6 +113,10 @@ class _Commands(click.Group):
         # alone, whichever command met it; with --json, as a JSON document on stdout.
         try:
             return super().invoke(ctx)
+        except WrongValue as e:
+            # A usage error in one line (click's UsageError adds the usage and a hint).
+            failure = click.ClickException(str(e))
+            failure.exit_code = EXIT_USAGE
         except PrecompactError as e:
             failure = click.ClickException(str(e))
         except click.ClickException as e:
@@ -207,6 +221,11 @@ def init(
         default = kept_instance if isinstance(kept_instance, str) else f"{root.name} #1"
         # Off a terminal a kept configuration keeps its instance; a new one is asked for.
         asked = not yes and (interactive or not isinstance(kept_instance, str))
+        if asked and not interactive:
+            # click's prompt would read the end of stdin and end in a bare "Aborted!".
+            raise WrongValue(
+                f'not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "{default}"), or --yes for that one'
+            )
         instance = click.prompt("Instance name", default=default) if asked else default
     cluster = cluster or (
         None if kept is not None and not named & {"chain", "cluster"} else _chain_choice(chain, interactive)
@@ -250,9 +269,18 @@ def _chain_choice(given: str | None, interactive: bool) -> str | None:
     from precompact.ops import project_init
 
     if given is not None:
-        return api.chain_cluster(given)
+        chosen = api.chain_cluster(given)
+        if given == "local" and not api.cluster_answers(configuration.DEFAULT_CLUSTER):
+            terminal.echo(
+                f"warning: no cluster answers at {configuration.DEFAULT_CLUSTER} yet: savepoints stay queued for Layer 3 until one does (`scripts/localnet` from a clone serves it), or `precompact init --force --chain off` turns the chain off",
+                err=True,
+            )
+        return chosen
     if not interactive:
         if api.cluster_answers(configuration.DEFAULT_CLUSTER):
+            _say(
+                f"Layer 3 (the chain) is on: a Solana cluster answers at {configuration.DEFAULT_CLUSTER}, so savepoints are anchored there; `precompact init --force --chain off` turns it off"
+            )
             return configuration.DEFAULT_CLUSTER
         _say(f"Layer 3 (the chain) is off: no cluster answers at {configuration.DEFAULT_CLUSTER}; {TURN_CHAIN_ON}")
         return None
@@ -330,11 +358,13 @@ def trust(repo, yes, as_json) -> None:
     "--no-transcript", is_flag=True, help="Save files and git state only (such a savepoint is never briefed)."
 )
 @click.option("--trigger", type=click.Choice(["manual", "auto"]), default="manual", show_default=True)
+@click.option("--force", is_flag=True, help="Make a savepoint even when the session said nothing since its last.")
 @_instance_option
 @_json_option("The savepoint and each layer's state")
-def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json) -> None:
+def savepoint(transcript, session_id, no_transcript, trigger, force, instance, as_json) -> None:
     """Make a savepoint now: Layer 1, then Layers 2 and 3 as far as they can go (exit 3 when
-    one of them is queued or off)."""
+    one of them is queued or off; 5, and no savepoint, when the session said nothing since its
+    last)."""
     from precompact import api
     from precompact.local import savepoint_log
 
@@ -344,11 +374,24 @@ def savepoint(transcript, session_id, no_transcript, trigger, instance, as_json)
     if transcript is None and not no_transcript:
         transcript, session_id = _session_transcript(session_id)
     try:
-        written, outcome = api.save(
-            loaded, session_id=session_id, transcript_path=transcript, cwd=str(Path.cwd()), trigger=trigger
+        made = api.save(
+            loaded,
+            session_id=session_id,
+            transcript_path=transcript,
+            cwd=str(Path.cwd()),
+            trigger=trigger,
+            skip_unchanged=not force,
         )
     except (OSError, savepoint_log.LockTimeout) as e:
         raise click.ClickException(f"savepoint not written: {e}") from None
+    if isinstance(made, savepoint_log.Savepoint):
+        _say(
+            f"nothing new since savepoint {made.sequence}: the session has said nothing since it, so no savepoint was made (`precompact savepoint --force` makes one anyway)"
+        )
+        if as_json:
+            _emit({"instance": loaded.instance, "savepoint": None, "unchanged_since": made.sequence})
+        sys.exit(EXIT_NOTHING_NEW)
+    written, outcome = made
     _say(f"✓ Layer 1: savepoint {written.sequence} saved locally")
     _say(f"  Hash: sha256:{written.sha256}")
     _say(f"  Size: {written.size} bytes")
@@ -815,6 +858,7 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     "--at",
     "at_time",
     metavar="ISO-TIME",
+    callback=_checked_time,
     help="The newest savepoint at or before this time (UTC unless a zone is given).",
 )
 @click.option(
@@ -890,6 +934,7 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
     "--at",
     "at_time",
     metavar="ISO-TIME",
+    callback=_checked_time,
     help="The newest savepoint at or before this time (UTC unless a zone is given).",
 )
 @_json_option("The session written and the command that resumes it")
@@ -1258,6 +1303,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
         f"already installed in {change.path}; nothing changed",
     )
     if scope == "project" and not dry_run:
+        _settle_in_git(root, [change.path, *([server.path] if server else [])])
         terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
         if plugin:
             terminal.echo(
@@ -1285,6 +1331,8 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry:
     )
     if dry_run:
         return
+    if scope == "project":
+        _settle_in_git(root, [change.path])
     if agent == "codex":
         terminal.echo(
             "note: Codex runs hooks only once they are trusted: review them with /hooks in codex (or run codex exec --dangerously-bypass-hook-trust)"
@@ -1332,6 +1380,32 @@ def uninstall(scope, dry_run, agent) -> None:
         f"removed precompact's hooks from {change.path}",
         f"no precompact hooks in {change.path}; nothing changed",
     )
+
+
+def _settle_in_git(root: Path, written: list[Path]) -> None:
+    """What `install` wrote in the project, settled with git: this user's files kept out of git
+    status (checked), a shared one that git does not know yet named once (commit or exclude)."""
+    from precompact.boundary import git_exclude
+    from precompact.config import install as installer
+
+    relative = [str(path.relative_to(root)) for path in written]
+    own = tuple(git_exclude.Kept(path, path) for path in relative if path in installer.PER_USER)
+    kept = git_exclude.keep_out(root, own) if own else None
+    if kept and kept.problem:
+        terminal.echo(
+            f"warning: {kept.problem}; keep {' and '.join(k.pattern for k in own)} out of your commits", err=True
+        )
+    elif kept and kept.added and not kept.shown:
+        terminal.echo(
+            f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows it (checked)"
+        )
+    for shown in kept.shown if kept and not kept.problem else ():
+        terminal.echo(
+            f"warning: git status still shows {shown.pattern} (tracked, or un-ignored by a `!` pattern): it names this machine's precompact, keep it out of your commits",
+            err=True,
+        )
+    for path in git_exclude.untracked(root, tuple(path for path in relative if path not in installer.PER_USER)):
+        terminal.echo(installer.shared_file_note(path))
 
 
 def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:

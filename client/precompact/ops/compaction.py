@@ -26,6 +26,7 @@ from precompact.transcript import agents
 
 if TYPE_CHECKING:
     from precompact.local import snapshot
+    from precompact.ops.layers import FlushOutcome
 
 ERRORS_LOG = "precompact-errors.log"
 QUEUED_NOTE = (
@@ -105,6 +106,22 @@ def _check_transcript(payload: dict) -> None:
         raise NoTranscript(f"the transcript {quoting.inline(given)} cannot be read ({e.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
         raise NoTranscript(f"the transcript {quoting.inline(given)} is not a file")
+
+
+def on_request(
+    loaded: configuration.Config, session: snapshot.Session, skip_unchanged: bool
+) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | savepoint_log.Savepoint:
+    """`precompact savepoint`: Layer 1 of a savepoint of `session`, then whatever Layers 2 and 3
+    can do; or, with `skip_unchanged` as PreCompact does, no savepoint when the session has said
+    nothing since its latest, which is returned instead (with no flush)."""
+    from precompact.local import snapshot
+    from precompact.ops import layers
+
+    kept = _unchanged_savepoint(loaded, session) if skip_unchanged else None
+    if kept is not None:
+        return kept
+    written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    return written, layers.flush(loaded)
 
 
 def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:

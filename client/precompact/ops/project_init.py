@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import private_file
+from precompact.boundary import git_exclude, private_file
 from precompact.config import approval as config_trust
+from precompact.config import review as config_review
 from precompact.config import settings as configuration
 from precompact.config.settings import Config, ConfigError
 from precompact.errors import PrecompactError
@@ -57,14 +58,14 @@ def chain_cluster(answer: str) -> str | None:
 
 
 def answers(cluster: str) -> bool:
-    """Whether a Solana JSON-RPC endpoint answers at `cluster` within PROBE_SECONDS."""
+    """Whether a Solana JSON-RPC endpoint answers at `cluster` within PROBE_SECONDS: a healthy
+    node's "ok" to getHealth, not any JSON that happens to be served there."""
     from precompact.chain import rpc
 
     try:
-        rpc.Cluster(cluster, timeout=PROBE_SECONDS).call("getHealth", [])
+        return rpc.Cluster(cluster, timeout=PROBE_SECONDS).call("getHealth", []) == "ok"
     except rpc.RpcError:
         return False
-    return True
 
 
 def own_keypair_path(instance: str) -> str:
@@ -106,9 +107,11 @@ def write_config(root: Path, values: dict, force: bool, kept: dict | None = None
     except FileExistsError:
         raise _config_exists(path) from None
     repository = values["repository"]
-    # What init writes is trusted, and so is a repository named here.
-    config_trust.approve(path.resolve(), content, Path(repository).resolve() if repository != "." else None)
     try:
+        # As `trust` shows them, so that the first `trust` after init shows what changed since.
+        shown = config_review.settings(configuration.parse(root, content, environ={}))
+        # What init writes is trusted, and so is a repository named here.
+        config_trust.approve(path.resolve(), content, Path(repository).resolve() if repository != "." else None, shown)
         return configuration.load(root)
     except ConfigError as e:
         if kept is None:
@@ -209,11 +212,40 @@ def airdrop(config: Config, pubkey: str) -> None:
         raise InitError(f"airdrop failed: {e}; on a cluster without a faucet, fund {pubkey} yourself") from None
 
 
-def exclude_logs(config: Config) -> bool:
-    """Keeps logs/precompact-* out of the repository's `git status`; True if the pattern was added."""
-    from precompact.remote import gitstore
+# What init leaves in a project that is this user's alone (docs/setup.md, "Should
+# `.precompact.toml` be committed?": no), kept out of `git status` so that no `git add -A`
+# publishes the conversation, and no agent is shown `?? .precompact.toml` in every session.
+LOGS = git_exclude.Kept("logs/precompact-*", "logs/precompact-savepoint.jsonl")
+OWN_CONFIG = git_exclude.Kept(configuration.CONFIG_NAME, configuration.CONFIG_NAME)
 
-    return gitstore.exclude_logs(gitstore.open_repository(config.repository))
+
+def keep_out_of_git(root: Path, say: Callable[[str], None], warn: Callable[[str], None]) -> bool:
+    """Keeps logs/precompact-* and .precompact.toml out of `git status` of the work tree `root`
+    is in (git's own exclude file for it: a linked worktree's main repository, a submodule's own
+    directory; anchored at root's place in it), says what git confirmed, and returns whether git
+    now ignores the logs."""
+    kept = git_exclude.keep_out(root, (LOGS, OWN_CONFIG))
+    if kept.exclude_file is None and kept.problem is None:
+        return False  # not in a git work tree: git status shows nothing of it
+    if kept.problem is not None:
+        warn(
+            f"warning: {kept.problem}; add logs/precompact-* and .precompact.toml to git's exclude file yourself, and never commit logs/"
+        )
+    elif kept.added:
+        checked = "" if kept.shown else ": git status no longer shows them (checked)"
+        say(f"added {' and '.join(kept.added)} to {kept.exclude_file}{checked}")
+    elif not kept.shown:
+        say(f"{kept.exclude_file} already keeps logs/precompact-* and .precompact.toml out of git status (checked)")
+    for shown in kept.shown if kept.problem is None else ():
+        if shown is LOGS:
+            warn(
+                f"warning: git does not ignore {root / 'logs'} although {kept.exclude_file} lists it (a `!` pattern in a .gitignore?): never commit logs/, it holds the whole conversation"
+            )
+        else:
+            warn(
+                f"warning: git status still shows {root / shown.probe} (tracked, or un-ignored by a `!` pattern): it is your own setup, keep it out of your commits"
+            )
+    return LOGS in kept.ignored
 
 
 def remote_url(root: Path, choices: configuration.InitChoices) -> str | None:
@@ -284,11 +316,9 @@ def init(
         say(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
     if not loaded.chain_layer and choices.say_chain_off:
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
-    done["logs_excluded"] = False
+    done["logs_excluded"] = keep_out_of_git(root, say, warn)
     try:
-        if exclude_logs(loaded):
-            done["logs_excluded"] = True
-            say("added logs/precompact-* to .git/info/exclude")
+        gitstore.open_repository(loaded.repository)
     except gitstore.GitStoreError as e:
         warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
     return done

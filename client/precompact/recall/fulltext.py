@@ -16,6 +16,7 @@ next writer rebuilds the index from the snapshots.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import itertools
@@ -32,7 +33,7 @@ import orjson
 
 from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
-from precompact.errors import PrecompactError
+from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import signed, verdicts
 
@@ -68,6 +69,10 @@ class RecallError(PrecompactError):
     """A request recall cannot answer; the message says why and what to do."""
 
 
+class WrongRequest(RecallError, WrongValue):
+    """A query, time or entry reference not of the form recall and show take."""
+
+
 @dataclass(frozen=True)
 class Hit:
     instance: str
@@ -77,6 +82,9 @@ class Hit:
     tool: str | None
     time: float | None
     excerpt: str
+    # The other places the same entry (same role, tool and text) is saved: a later savepoint of a
+    # session saved twice, an uncompacted or imported copy; one hit stands for all of them.
+    also: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -85,8 +93,9 @@ class Hit:
     def header(self) -> str:
         when = _iso(self.time) if self.time is not None else "no time"
         tool = f" · {self.tool}" if self.tool else ""
+        also = f" · also in {', '.join(self.also)}" if self.also else ""
         return quoting.single_line(
-            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}"
+            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}{also}"
         )
 
 
@@ -187,6 +196,21 @@ def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
     flagged = entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isSidechain")
     role = "meta" if flagged or kind not in ("user", "assistant") else "tool" if answered else kind
     return str(role), (tools[0] if tools else None), "\n".join(t for t in texts if t)
+
+
+def bookkeeping_kind(entry: object) -> str | None:
+    """What kind of the agent's own record-keeping a saved entry is (Claude Code's attachments,
+    which carry tool listings and hook context, system lines, file-history snapshots, user lines
+    it marks isMeta...), None when it is the conversation: a user or assistant turn, a tool call
+    or result, a compaction summary or boundary, a subagent's turn."""
+    if not isinstance(entry, dict):
+        return "unreadable record"
+    kind = entry.get("type")
+    if kind in ("user", "assistant"):
+        return "meta line" if entry.get("isMeta") and not entry.get("isCompactSummary") else None
+    if kind == "summary" or (kind == "system" and entry.get("subtype") == "compact_boundary"):
+        return None
+    return kind[:40] if isinstance(kind, str) and kind else "untyped record"
 
 
 def _flat(value: object) -> str:
@@ -649,7 +673,7 @@ def search(
     its verified snapshot. The index is brought up to date first."""
     phrases = _phrases(query)
     if not phrases:
-        raise RecallError("the query has no words to search for")
+        raise WrongRequest("the query has no words to search for")
     if role is not None and role not in ROLES:
         raise RecallError(f"role {role!r} is not one of {', '.join(ROLES)}")
     since_unix = None
@@ -657,7 +681,7 @@ def search(
         try:
             since_unix = _parse_time(since).timestamp()
         except ValueError:
-            raise RecallError(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
+            raise WrongRequest(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
     outcome = update(logs, instance, signer=signer)
     results = Results(notes=list(outcome.notes))
     pruned = pruned_in_scope(logs, instance)
@@ -687,6 +711,7 @@ def search(
             results.notes.append("no entry holds every word; these hold some of them")
         snapshots = _Snapshots(logs, signer)
         withheld: set[int] = set()
+        first_of: dict[tuple[str, str | None, str], int] = {}  # an entry's content -> its hit
         for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
             savepoint = scope[ids[holder]]
             reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
@@ -705,7 +730,16 @@ def search(
             ).fetchone()
             _, _, text = entry_facts(reader.entry_at((start, stop)), {})
             at = ids[shown_in]
-            results.hits.append(Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases)))
+            hit = Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases))
+            kept = first_of.setdefault((entry_role, entry_tool, text), len(results.hits))
+            if kept == len(results.hits):
+                results.hits.append(hit)
+                continue
+            # The same entry again: named on the better-ranked hit, not shown a second time.
+            first = results.hits[kept]
+            where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {hit.instance}"
+            results.hits[kept] = dataclasses.replace(first, also=(*first.also, where))
+            results.matched -= 1
     return results
 
 
@@ -770,13 +804,13 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
     whole, from the verified snapshot."""
     parsed = _REF.fullmatch(ref.strip())
     if parsed is None:
-        raise RecallError(
+        raise WrongRequest(
             f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them)"
         )
     sequence, first = int(parsed.group(1)), int(parsed.group(2))
     last = int(parsed.group(3) or first)
     if not 1 <= first <= last or last - first >= MAX_SHOWN:
-        raise RecallError(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
+        raise WrongRequest(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
     outcome = update(logs, instance, signer=signer)
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
     if (instance, sequence) not in scope:

@@ -1165,20 +1165,6 @@ def _identity(repo: git.Repo) -> dict:
     return dict(FALLBACK_IDENTITY)
 
 
-def exclude_logs(repo: git.Repo, pattern: str = "logs/precompact-*") -> bool:
-    """Adds `pattern` to `.git/info/exclude` once; returns whether it was added."""
-    exclude = Path(repo.git_dir) / "info" / "exclude"
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    existing = exclude.read_text().splitlines() if exclude.exists() else []
-    if pattern in existing:
-        return False
-    with exclude.open("a") as f:
-        if existing and not exclude.read_text().endswith("\n"):
-            f.write("\n")
-        f.write(pattern + "\n")
-    return True
-
-
 SAVES_PREFIX = f"logs/{logs_dir.SAVES_DIR}/"
 
 

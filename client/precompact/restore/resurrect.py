@@ -22,7 +22,7 @@ from pathlib import Path
 
 from precompact.boundary import logs_dir, private_file
 from precompact.config.settings import Config
-from precompact.errors import PrecompactError
+from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import savepoint as verification
 from precompact.verifier import signed, verdicts
@@ -45,6 +45,10 @@ LOCAL_INDEX = "local index"
 
 class ResurrectError(PrecompactError):
     """Nothing trustworthy to resurrect; the message says why and what to do."""
+
+
+class WrongTime(ResurrectError, WrongValue):
+    """An --at that is not an ISO 8601 time."""
 
 
 @dataclass
@@ -290,7 +294,7 @@ def parse_time(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ResurrectError(f"--at {text!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
+        raise WrongTime(f"--at {text!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

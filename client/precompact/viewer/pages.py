@@ -213,6 +213,19 @@ class ShownEntry:
     tool: str | None
     time: str | None
     pieces: list[Piece]
+    bookkeeping: str | None = None  # the kind of the agent's own record it is; None: conversation
+
+
+@dataclass(frozen=True)
+class Run:
+    """Entries next to each other that are all bookkeeping (folded behind a toggle), or none."""
+
+    bookkeeping: bool
+    entries: list[ShownEntry]
+
+    @property
+    def kinds(self) -> str:
+        return ", ".join(dict.fromkeys(e.bookkeeping for e in self.entries if e.bookkeeping))
 
 
 @dataclass
@@ -222,6 +235,19 @@ class ConversationPage:
     page: int
     pages: int | None  # None: more pages follow, how many is not counted yet
     entries: list[ShownEntry]
+
+    @property
+    def runs(self) -> list[Run]:
+        """The entries in runs, so the page folds the agent's record-keeping (kilobytes of
+        attachments and tool listings) and the conversation's turns stay near each other."""
+        runs: list[Run] = []
+        for entry in self.entries:
+            folded = entry.bookkeeping is not None
+            if runs and runs[-1].bookkeeping == folded:
+                runs[-1].entries.append(entry)
+            else:
+                runs.append(Run(folded, [entry]))
+        return runs
 
 
 class Histories:
@@ -288,7 +314,7 @@ def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], firs
         raw = found.contents.entry_at(places[position - 1])
         role, tool, time, text = api.shown_entry(raw, tool_names)
         if position >= first:
-            shown.append(ShownEntry(position, role, tool, _iso(time), pieces(text)))
+            shown.append(ShownEntry(position, role, tool, _iso(time), pieces(text), api.bookkeeping_kind(raw)))
     return shown
 
 
