@@ -38,6 +38,9 @@ with atheris.instrument_imports(include=["precompact", "verify_bundle"]):
 
 from support.secret_corpus import SECRETS
 
+# One redactor for every input, as one serves a whole savepoint (it keeps only counts): making
+# one costs more than most inputs.
+REDACTOR = Redactor()
 # A key whose signatures no fuzzed line can hold: signed_by must say no, and never crash.
 SIGNER = "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM"
 
@@ -46,7 +49,7 @@ def _history(block: bytes) -> list:
     """The block through the hook's path into the history (redacted), read back: it must be the
     canonical JSON of a list of objects."""
     scan = claude_code.TranscriptScan(path="fuzzed")
-    written = snapshot.history_part(block, scan, Redactor())
+    written = snapshot.history_part(block, scan, REDACTOR)
     history = json.loads(b"[" + written[:-1] + b"]")
     assert all(isinstance(entry, dict) for entry in history), "a history entry that is not an object"
     return history
@@ -88,7 +91,7 @@ def redaction(data: bytes) -> None:
     before = given.ConsumeUnicodeNoSurrogates(given.ConsumeIntInRange(0, 400))
     after = given.ConsumeUnicodeNoSurrogates(given.remaining_bytes())
     text = f"{before}\n{planted.text}\n{after}"
-    as_file = Redactor().redact(text)
+    as_file = REDACTOR.redact(text)
     kept = [part for part in planted.sensitive if part in as_file]
     assert not kept, f"{planted.format}: kept in a file's text: {kept}"
     line = {"type": "user", "uuid": "u-1", "message": {"role": "user", "content": text}}
