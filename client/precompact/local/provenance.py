@@ -78,7 +78,8 @@ def written_here(created: dict) -> bool:
         key = _key(create=False)
     except (FileNotFoundError, ProvenanceError):
         return False
-    return hmac.compare_digest(found, _tag(key, created))
+    # As bytes: compare_digest refuses a str with non-ASCII characters, which a line may hold.
+    return hmac.compare_digest(found.encode(errors="surrogateescape"), _tag(key, created).encode())
 
 
 def stamped(purpose: str, data: bytes) -> bytes:

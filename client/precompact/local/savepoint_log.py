@@ -321,12 +321,13 @@ class Savepoint:
 
     @property
     def snapshot_hash(self) -> str:
-        return self.created["snapshot_hash"].removeprefix("sha256:")
+        """The hash the line states ("" when it states none: no snapshot's hash matches that)."""
+        return (self._text("snapshot_hash") or "").removeprefix("sha256:")
 
     @property
     def prev_snapshot_hash(self) -> str | None:
         """The hash this savepoint links back to; None for an instance's first."""
-        return (self.created.get("prev_snapshot_hash") or "").removeprefix("sha256:") or None
+        return (self._text("prev_snapshot_hash") or "").removeprefix("sha256:") or None
 
     @property
     def instance(self) -> str:

@@ -671,16 +671,7 @@ def _write_history(
                 break
             prefix.update(block)
             offset += len(block)
-            lines = block.split(b"\n")
-            # Most lines hold nothing a secret pattern could match: those skip redaction.
-            suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-            clean = redactor.redact if redactor is not None else None
-            writer.add(
-                b"".join(
-                    canonical(clean(entry) if clean is not None and number in suspects else entry) + b","
-                    for number, entry in transcript.entries(lines, scan)
-                )
-            )
+            writer.add(history_part(block, scan, redactor))
             if writer.full:
                 writer.cut()
         if end is not None and offset == end:
@@ -693,6 +684,18 @@ def _write_history(
             counts = dict(redactor.counts) if redactor is not None else {}
             point = resume.Point(offset, prefix.hexdigest(), list(writer.refs), scan.state(), counts, known_files)
     return _Reading(scan, point, name, mark, offset)
+
+
+def history_part(block: bytes, scan: transcript.TranscriptScan, redactor) -> bytes:
+    """The entries of `block` (whole transcript lines) as the history stores them: each canonical
+    and followed by a comma, redacted unless `redactor` is None."""
+    lines = block.split(b"\n")
+    # Most lines hold nothing a secret pattern could match: those skip redaction.
+    suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
+    return b"".join(
+        canonical(redactor.redact(entry) if redactor is not None and number in suspects else entry) + b","
+        for number, entry in transcript.entries(lines, scan)
+    )
 
 
 # Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it

@@ -58,7 +58,11 @@ class Document:
 
 def read(path: Path) -> Document:
     """The chat file at `path` as a document; OSError when it cannot be read."""
-    raw = path.read_bytes()
+    return parse(path.read_bytes())
+
+
+def parse(raw: bytes) -> Document:
+    """A chat file's bytes as a document."""
     reading = _Reading()
     for line in raw.split(b"\n")[:-1]:  # the last piece: empty, or still being written
         if not line.strip():
