@@ -316,6 +316,8 @@ def mcp_json_path(project: Path) -> Path:
 # status). A hook file may hold the team's other settings: install says, once, that it is not in
 # git, and that its command is this machine's path (docs/setup.md recommends --scope user).
 PER_USER = (".mcp.json",)
+# An agent's settings or MCP file is a few kilobytes; one larger is not read.
+MAX_SETTINGS_BYTES = 1 << 20
 
 
 def shared_file_note(path: str) -> str:
@@ -387,14 +389,20 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
 
 
 def _outside_object(path: Path) -> dict:
-    """The JSON object in `path` (a project's file is outside input: outside_json's limits), or
-    {} when there is none to read."""
-    # Imported here: the plugin's launcher imports this module before any dependency exists.
-    from precompact.boundary import outside_json
-
+    """The JSON object in `path` (a project's file is outside input), or {} when there is none to
+    read: no larger than MAX_SETTINGS_BYTES, nested no deeper than json's recursion takes. The
+    standard library's json: the plugin's launcher imports this module before any dependency
+    (outside_json's orjson) exists."""
     try:
-        document = outside_json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        with path.open("rb") as f:
+            data = f.read(MAX_SETTINGS_BYTES + 1)
+    except OSError:
+        return {}
+    if len(data) > MAX_SETTINGS_BYTES:
+        return {}
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
         return {}
     return document if isinstance(document, dict) else {}
 
