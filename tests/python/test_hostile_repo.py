@@ -21,7 +21,7 @@ import pytest
 
 from support import commands, git_http
 from support.commands import run_git, wait_until, worker_finished
-from support.projects import full_document, new_project, pushed_branch
+from support.projects import full_document, new_project, pushed_branch, savepoint_branch
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -705,7 +705,9 @@ def test_a_non_bare_remote_on_this_machine_updates_no_work_tree_and_runs_none_of
     (remote / ".gitattributes").write_text("* filter=evil\n")
     run_git(remote, "-c", "user.name=o", "-c", "user.email=o@example.invalid", "add", ".gitattributes")
     run_git(remote, "-c", "user.name=o", "-c", "user.email=o@example.invalid", "commit", "-q", "-m", "attributes")
-    run_git(remote, "symbolic-ref", "HEAD", "refs/heads/precompact/savepoints")  # checked out, unborn
+    # The instance's own branch checked out, unborn.
+    branch = savepoint_branch("Clone #1")
+    run_git(remote, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
     for key, value in (
         ("receive.denyCurrentBranch", "updateInstead"),
         ("core.fsmonitor", str(victim.script)),
@@ -727,7 +729,7 @@ def test_a_non_bare_remote_on_this_machine_updates_no_work_tree_and_runs_none_of
     assert b"git remote:" in after.stdout, after.stdout  # a dry run sends nothing: git does not refuse it
     # The same push without precompact's guard runs them: the test would see it.
     pushed = subprocess.run(
-        ["git", "push", "-q", str(remote), "refs/heads/precompact/savepoints:refs/heads/precompact/savepoints"],
+        ["git", "push", "-q", str(remote), f"refs/heads/{branch}:refs/heads/{branch}"],
         cwd=project,
         capture_output=True,
         check=False,
