@@ -151,8 +151,10 @@ def test_a_compaction_with_nothing_new_keeps_the_savepoint(setup):
     )
     assert hook.stdout.startswith("Nothing was said since precompact savepoint 1, so no new savepoint was made.")
     assert [e["event"] for e in setup.index()].count("SAVEPOINT_CREATED") == 1
-    saved = setup.precompact("savepoint", "--transcript", str(transcript), "--session-id", session_id)
-    assert saved.returncode in (0, 3) and "savepoint 2 saved" in saved.stdout, "by hand it always saves"
+    unchanged = setup.precompact("savepoint", "--transcript", str(transcript), "--session-id", session_id)
+    assert unchanged.returncode == 5 and "nothing new since savepoint 1" in unchanged.stdout, unchanged.stdout
+    saved = setup.precompact("savepoint", "--force", "--transcript", str(transcript), "--session-id", session_id)
+    assert saved.returncode in (0, 3) and "savepoint 2 saved" in saved.stdout, "--force saves by hand anyway"
 
 
 def test_auto_compaction_saves_with_the_models_window_and_briefs_once(setup):
