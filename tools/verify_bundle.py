@@ -70,7 +70,8 @@ def decode(text: str, base: int, size: int | None = 32) -> bytes:
 
 
 def transaction(value, program: bytes, record: bytes) -> tuple:  # checks 1, 2; the record's call, the one before
-    text, slot, _, wire = fields(value, "signature slot block_time base64")
+    text, slot, block_time, wire = fields(value, "signature slot block_time base64")
+    need(0 <= slot < 2**64 and (block_time is None or -(2**63) <= block_time < 2**63), "a slot or block time beyond 64 bits")
     stream = io.BytesIO(raw := decode(wire, 64, None))
 
     def take(size: int) -> bytes:
