@@ -217,7 +217,7 @@ def saved_once(project: Project, tmp_path: Path) -> subprocess.CompletedProcess:
     stamp = time.monotonic_ns()
     conversation = Conversation(tmp_path / f"{project.path.name}-{stamp}.jsonl", "s-key", START)
     conversation.turn_with(f"Build it ({stamp}).", "make", "built", "Built.")
-    return run(project.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-key")
+    return run(project.path, "savepoint", "--force", "--transcript", str(conversation.path), "--session-id", "s-key")
 
 
 def plant_on_origin(tmp_path: Path, project: Project, key: bytes) -> None:
