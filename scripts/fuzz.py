@@ -101,6 +101,8 @@ def merge(target: str, logs: Path) -> None:
         )
         if code != 0:
             raise SystemExit(f"fuzz: merging {target}'s corpus failed (exit {code}); see {logs}/{target}.merge.log")
+        if any(corpus.iterdir()) and not any(Path(kept).iterdir()):
+            raise SystemExit(f"fuzz: merging {target}'s corpus kept nothing; see {logs}/{target}.merge.log")
         seeded = {p.read_bytes() for p in seeds.iterdir()} if seeds.is_dir() else set()
         shutil.rmtree(corpus)
         corpus.mkdir()
