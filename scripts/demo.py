@@ -85,19 +85,24 @@ def fund(url: str, keypair_file: Path) -> None:
     print(f"  airdropped 2 SOL to {authority.pubkey()} (pays rent and fees)")
 
 
-def installed_hooks(project: Path) -> dict[str, list[str]]:
+def installed_hooks(project: Path) -> dict[str, str]:
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    return {event: shlex.split(groups[-1]["hooks"][0]["command"]) for event, groups in settings["hooks"].items()}
+    return {event: groups[-1]["hooks"][0]["command"] for event, groups in settings["hooks"].items()}
 
 
-def run_hook(command: list[str], event_payload: dict, project: Path) -> str:
-    """What Claude Code does: the hook's command with the event JSON on stdin."""
-    print(
-        f'$ echo \'{{"hook_event_name":"{event_payload["hook_event_name"]}",...}}\' | {" ".join(command)}', flush=True
-    )
+def run_hook(command: str, event_payload: dict, project: Path) -> str:
+    """What Claude Code does: the hook's command under `/bin/sh -c` (as 2.1.332 runs it), the
+    event JSON on stdin."""
+    print(f'$ echo \'{{"hook_event_name":"{event_payload["hook_event_name"]}",...}}\' | {command}', flush=True)
     began = time.monotonic()
     result = subprocess.run(
-        command, input=json.dumps(event_payload), capture_output=True, text=True, cwd=project, timeout=120, check=False
+        ["/bin/sh", "-c", command],
+        input=json.dumps(event_payload),
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=120,
+        check=False,
     )
     elapsed = time.monotonic() - began
     print(f"  exit {result.returncode} in {elapsed * 1000:.0f} ms")
