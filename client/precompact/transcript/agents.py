@@ -249,6 +249,15 @@ def session_files(agent: str, root: Path, home: Path | None = None) -> list[Path
     raise ValueError(f"no session files to list for agent {agent!r}")
 
 
+def opencode_sessions(root: Path, home: Path | None = None) -> tuple[Path, list[str]]:
+    """OpenCode's database (for this process's environment) and the ids of the sessions it ran
+    in `root` or below it, oldest first: what `precompact import --agent opencode` archives."""
+    from precompact.transcript import opencode
+
+    database = opencode.database(home=home)
+    return database, opencode.sessions_in(root, database)
+
+
 def claude_version(transcript: Path) -> str | None:
     """The Claude Code version its last transcript lines name (each entry carries `version`)."""
     try:
