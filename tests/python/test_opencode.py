@@ -72,3 +72,23 @@ def test_import_archives_the_sessions_opencode_holds_once(setup):
     assert all(s["outcome"] == "unchanged" for s in json.loads(again.stdout)["sessions"]), again.stdout
     found = setup.precompact("recall", "heliotrope", "--json")
     assert json.loads(found.stdout)["hits"], found.stdout
+
+
+def test_uncompact_writes_a_session_opencode_imports_and_resumes_with_the_whole_history(setup):
+    session, mock = setup.session, setup.session.mock
+    session.run(FIRST)
+    wait_for_worker(setup.project)
+    written = setup.precompact("resurrect", "--uncompact", "--json")
+    assert written.returncode == 0, written.stdout + written.stderr
+    result = json.loads(written.stdout)
+    assert result["command"] == f"opencode import {result['path']} && opencode --session {result['session_id']}"
+    imported = session.opencode("import", result["path"])
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+
+    asked = len(mock.requests)
+    assert session.run("What did the echo say?", session=result["session_id"]) == result["session_id"]
+    [resumed] = [r for r in mock.requests[asked:] if not is_title(r) and not is_compaction(r)][:1]
+    sent = json.dumps(resumed["body"], ensure_ascii=False)
+    assert PHRASE in sent, "the tool output from before the compaction is sent again"
+    assert "Build the header parser. [[run:work]]" in sent
+    assert setup.script.summary not in sent and BRIEF_START not in sent, "no summary, no brief: the whole history"

@@ -78,11 +78,10 @@ def read(path: Path, session_id: str) -> Document:
     database cannot be read, FileNotFoundError when it is not there, LookupError when it holds
     no such session."""
     with _opened(path) as db:
-        row = _one(db, "SELECT directory, version FROM session WHERE id = ?", (session_id,))
+        row = _one(db, f"SELECT {', '.join(_SESSION_COLUMNS)} FROM session WHERE id = ?", (session_id,))
         if row is None:
             raise LookupError(f"OpenCode's database holds no session {session_id}")
-        directory, version = (value if isinstance(value, str) else None for value in row)
-        return _document(db, session_id, version, directory)
+        return _document(db, _session_info(dict(zip(_SESSION_COLUMNS, row, strict=True))))
 
 
 def sessions_in(root: Path, path: Path) -> list[str]:
@@ -152,7 +151,53 @@ def _rows(db: sqlite3.Connection, query: str, args: tuple) -> Iterator[tuple]:
         raise Unreadable(f"OpenCode's database cannot be read ({e})") from None
 
 
-def _document(db: sqlite3.Connection, session_id: str, version: str | None, directory: str | None) -> Document:
+# The session row's columns `opencode export` puts in its `info` (as `projectID`, `time`, ...).
+_SESSION_COLUMNS = (
+    "id",
+    "slug",
+    "project_id",
+    "directory",
+    "path",
+    "title",
+    "version",
+    "agent",
+    "model",
+    "permission",
+    "time_created",
+    "time_updated",
+)
+
+
+def _session_info(row: dict) -> dict:
+    """The session as `opencode export` writes its `info` (what `opencode import` reads back)."""
+    info: dict = {"id": row["id"]}
+    for column, key in (("slug", "slug"), ("project_id", "projectID"), ("directory", "directory"), ("path", "path")):
+        if isinstance(row[column], str):
+            info[key] = row[column]
+    for column in ("title", "version", "agent"):
+        if isinstance(row[column], str):
+            info[column] = row[column]
+    for column in ("model", "permission"):
+        value = _object(row[column]) if column == "model" else _list(row[column])
+        if value is not None:
+            info[column] = value
+    info["time"] = {k: row[f"time_{k}"] for k in ("created", "updated") if isinstance(row[f"time_{k}"], int)}
+    return info
+
+
+def _list(data: object) -> list | None:
+    if not isinstance(data, str | bytes):
+        return None
+    try:
+        value = claude_code.parse_json(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _document(db: sqlite3.Connection, info: dict) -> Document:
+    session_id = info["id"]
+    version, directory = info.get("version"), info.get("directory")
     messages: dict[str, dict] = {}
     for message_id, data, size in _rows(
         db,
@@ -160,7 +205,11 @@ def _document(db: sqlite3.Connection, session_id: str, version: str | None, dire
         (MAX_ROW_BYTES, session_id),
     ):
         messages[message_id] = _object(data) or {"unreadable": True, "bytes": size}
-    lines: list[bytes] = []
+    # The session itself first: an entry that says nothing, kept for `resurrect --uncompact`.
+    lines: list[bytes] = [
+        orjson.dumps({"type": "opencode.session", "uuid": f"opencode:{session_id}", "agent_record": {"session": info}})
+        + b"\n"
+    ]
     summary: str | None = None
     count = 0
     for part_id, message_id, data, size in _rows(
