@@ -84,7 +84,7 @@ def test_each_part_becomes_entries_shaped_as_claude_codes_and_the_session_record
         "content": "bash: erl: command not found",
         "is_error": True,
     }
-    assert entries[0]["agent_record"]["session"]["directory"] == "/work/project"
+    assert entries[0]["agent_record"]["opencode_session"]["directory"] == "/work/project"
     assert (document.version, document.session_id, document.compactions) == ("1.18.33", SESSION, 0)
 
 

@@ -252,8 +252,8 @@ def _opencode(found: Resurrection, cwd: str) -> Uncompacted:
         record = entry.get("agent_record") if isinstance(entry, dict) else None
         if not isinstance(record, dict):
             continue
-        if entry.get("type") == "opencode.session" and isinstance(record.get("session"), dict):
-            session = record["session"]
+        if entry.get("type") == "opencode.session" and isinstance(record.get("opencode_session"), dict):
+            session = record["opencode_session"]
             continue
         message_id, message, part_id, part = (record.get(k) for k in ("message_id", "message", "part_id", "part"))
         if isinstance(message_id, str) and isinstance(message, dict) and isinstance(part_id, str):

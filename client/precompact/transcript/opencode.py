@@ -207,7 +207,9 @@ def _document(db: sqlite3.Connection, info: dict) -> Document:
         messages[message_id] = _object(data) or {"unreadable": True, "bytes": size}
     # The session itself first: an entry that says nothing, kept for `resurrect --uncompact`.
     lines: list[bytes] = [
-        orjson.dumps({"type": "opencode.session", "uuid": f"opencode:{session_id}", "agent_record": {"session": info}})
+        orjson.dumps(
+            {"type": "opencode.session", "uuid": f"opencode:{session_id}", "agent_record": {"opencode_session": info}}
+        )
         + b"\n"
     ]
     summary: str | None = None
