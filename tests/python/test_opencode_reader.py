@@ -173,3 +173,37 @@ def test_the_hook_names_a_session_its_database_does_not_hold_and_still_exits_0(t
     assert not (project.logs / "precompact-saves").exists() or not list(
         (project.logs / "precompact-saves").glob("snapshot_*")
     )
+
+
+def test_a_compaction_the_plugin_missed_is_recovered_after_it_with_opencodes_summary(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    summary = json.dumps({"type": "text", "text": "## Objective\n- Deploy the service"})
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", json.dumps({"type": "text", "text": "Deploy it with the blue-green script"})),
+            ("msg_2", "prt_2", tool("./deploy.sh", "deployed 3 pods")),
+            ("msg_3", "prt_3", json.dumps({"type": "compaction", "auto": True})),
+            ("msg_4", "prt_4", summary),
+        ],
+        directory=str(project.path),
+    )
+    db = sqlite3.connect(path)
+    db.execute("UPDATE message SET data = ? WHERE id = 'msg_4'", (json.dumps({"role": "assistant", "summary": True}),))
+    db.commit()
+    db.close()
+    payload = {
+        "hook_event_name": "PostCompact",
+        "session_id": SESSION,
+        "transcript_path": str(path),
+        "cwd": str(project.path),
+    }
+    done = precompact(project.path, "hook", "--agent", "opencode", stdin=payload)
+    assert done.returncode == 0, done.stderr
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert created["trigger"] == "recovered" and created["agent"] == "opencode"
+    [kept] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
+    assert kept == "## Objective\n- Deploy the service"
+    found = precompact(project.path, "recall", "blue-green")
+    assert "blue-green script" in found.stdout
