@@ -67,8 +67,7 @@ class Document:
 def database(environ: dict[str, str] | None = None, home: Path | None = None) -> Path:
     """Where OpenCode keeps its database for a process with `environ` (XDG_DATA_HOME, else
     ~/.local/share)."""
-    environ = os.environ if environ is None else environ
-    data_home = environ.get("XDG_DATA_HOME")
+    data_home = (os.environ if environ is None else environ).get("XDG_DATA_HOME")
     base = Path(data_home) if data_home and os.path.isabs(data_home) else (home or Path.home()) / ".local" / "share"
     return base / DATABASE
 
@@ -277,7 +276,8 @@ def _entry(message: dict, part: dict, role: object, kind: object, base: dict) ->
 def _tool(part: dict, base: dict) -> list[dict]:
     """A tool part: its call (assistant), then its result (user) once it ran, as Claude Code's
     transcript has them."""
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    given = part.get("state")
+    state: dict = given if isinstance(given, dict) else {}
     call_id = _text(part.get("callID")) or ""
     arguments = state.get("input")
     use = {
