@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support import claude_code, codex_cli, gemini_cli, npm_package
+from support import claude_code, codex_cli, gemini_cli, npm_package, opencode_cli
 from support.commands import run_git
 from support.localnet import LocalnetProcess
 
@@ -21,6 +21,7 @@ MARKER_OF_FIXTURE = {
     "claude_binary": "e2e",
     "codex_binary": "e2e",
     "gemini_binary": "e2e",
+    "opencode_binary": "e2e",
     "pypi": "network",
 }
 _test_being_run: list[pytest.Item] = []
@@ -129,3 +130,8 @@ def codex_binary() -> Path:
 @pytest.fixture(scope="module")
 def gemini_binary() -> Path:
     return installed_or_skip("Gemini CLI", gemini_cli.gemini_binary)
+
+
+@pytest.fixture(scope="module")
+def opencode_binary() -> Path:
+    return installed_or_skip("OpenCode", opencode_cli.opencode_binary)

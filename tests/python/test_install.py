@@ -340,3 +340,44 @@ def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_serv
     assert not install.mcp_installed("claude", project, home), "a hostile .mcp.json is read as nothing, not a crash"
     (project / ".mcp.json").write_text(json.dumps(server))
     assert install.mcp_installed("claude", project, home), "the project's .mcp.json"
+
+
+def opencode_plugin(project: Path) -> Path:
+    return project / ".opencode" / "plugin" / "precompact.js"
+
+
+def test_opencode_gets_precompacts_plugin_running_this_precompact_and_uninstall_takes_it_back(project):
+    done = invoke("install", "--agent", "opencode")
+    assert done.exit_code == 0, done.output
+    plugin = opencode_plugin(project)
+    text = plugin.read_text()
+    assert f"const PRECOMPACT = {json.dumps(ENTRY)};" in text and '["hook", "--agent", "opencode"]' in text
+    assert plugin.stat().st_mode & 0o777 == 0o600
+    assert "already installed" in invoke("install", "--agent", "opencode").output
+    [line] = doctor_lines(project, "opencode hook command")
+    assert line.startswith(f'✓ opencode hook command: {plugin} runs "{ENTRY}", which starts with your PATH')
+    removed = invoke("uninstall", "--agent", "opencode")
+    assert removed.exit_code == 0 and not plugin.exists(), removed.output
+    assert "nothing changed" in invoke("uninstall", "--agent", "opencode").output
+
+
+def test_a_file_in_opencodes_plugin_place_that_is_not_ours_is_never_overwritten_or_removed(project):
+    plugin = opencode_plugin(project)
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("export const Mine = async () => ({})\n")
+    for command in (("install", "--agent", "opencode"), ("uninstall", "--agent", "opencode")):
+        done = invoke(*command)
+        assert done.exit_code == 1
+        assert done.output.strip().endswith(
+            f"{plugin} is not precompact's plugin; move it away, precompact will not overwrite it"
+        )
+    assert plugin.read_text() == "export const Mine = async () => ({})\n"
+
+
+def test_opencode_user_scope_goes_to_its_config_directory_and_dry_run_writes_nothing(project, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(project / "config"))
+    dry = invoke("install", "--agent", "opencode", "--scope", "user", "--dry-run")
+    target = project / "config" / "opencode" / "plugin" / "precompact.js"
+    assert dry.exit_code == 0 and dry.output.startswith(f"{target}:\n// precompact's plugin for OpenCode")
+    assert not target.exists()
+    assert invoke("install", "--agent", "opencode", "--scope", "user").exit_code == 0 and target.exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -46,7 +47,13 @@ CODEX_HOOKS = {"PreCompact": 60, "PostCompact": 15, "SessionStart": 30, "Session
 # (Gemini has no SessionStart source `compact`), SessionEnd as for Claude Code. No SessionStart:
 # Gemini puts its context before the prompt, and a resume then drops that prompt.
 GEMINI_HOOKS = {"PreCompress": 60_000, "BeforeAgent": 30_000, "SessionEnd": 5_000}
-AGENTS = ("claude", "codex", "gemini")
+AGENTS = ("claude", "codex", "gemini", "opencode")
+# OpenCode 1.18.33 has no command hooks: precompact's own plugin (config/opencode_plugin.js, one
+# file) runs `precompact hook --agent opencode` by the path written into it.
+OPENCODE_PLUGIN = "precompact.js"
+_OPENCODE_TEMPLATE = Path(__file__).with_name("opencode_plugin.js")
+_OPENCODE_MARK = "// precompact's plugin for OpenCode"
+_OPENCODE_COMMAND = re.compile(r'^const PRECOMPACT = ("(?:[^"\\\n]|\\.)*");$', re.MULTILINE)
 
 
 class InstallError(PrecompactError):
@@ -83,7 +90,77 @@ def hooks_path(agent: str, scope: str, project: Path, home: Path | None = None) 
         return (Path(codex_home) if codex_home else (home or Path.home()) / ".codex") / "hooks.json"
     if agent == "gemini":
         return (project if scope == "project" else (home or Path.home())) / ".gemini" / "settings.json"
+    if agent == "opencode":
+        return opencode_plugin_path(scope, project, home)
     return settings_path(scope, project, home)
+
+
+def opencode_plugin_path(scope: str, project: Path, home: Path | None = None) -> Path:
+    """Where OpenCode loads precompact's plugin from: the project's .opencode/plugin/, or the
+    user's $XDG_CONFIG_HOME/opencode/plugin/ (~/.config by default)."""
+    if scope == "project":
+        return project / ".opencode" / "plugin" / OPENCODE_PLUGIN
+    config_home = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(config_home) if config_home and os.path.isabs(config_home) else (home or Path.home()) / ".config"
+    return base / "opencode" / "plugin" / OPENCODE_PLUGIN
+
+
+@dataclass(frozen=True)
+class PluginFile:
+    """OpenCode's plugin file as it is (None: no file) and as it is to be (None: removed)."""
+
+    path: Path
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def text(self) -> str:
+        return self.after or ""
+
+
+def plan_opencode_install(path: Path, entry: Path) -> PluginFile:
+    """precompact's plugin at `path`, running `entry`; a file there that is not ours is refused."""
+    before = _our_plugin(path)
+    plugin = _OPENCODE_TEMPLATE.read_text(encoding="utf-8").replace('"__PRECOMPACT__"', json.dumps(str(entry)), 1)
+    return PluginFile(path, before, plugin)
+
+
+def plan_opencode_uninstall(path: Path) -> PluginFile:
+    before = _our_plugin(path)
+    return PluginFile(path, before, None)
+
+
+def opencode_command(path: Path) -> str | None:
+    """The program precompact's plugin at `path` runs (None: no plugin of ours there)."""
+    try:
+        text = _our_plugin(path)
+    except InstallError:
+        return None
+    found = _OPENCODE_COMMAND.search(text or "")
+    try:
+        command = json.loads(found.group(1)) if found else None
+    except ValueError:
+        return None
+    return command if isinstance(command, str) else None
+
+
+def _our_plugin(path: Path) -> str | None:
+    """The text of precompact's plugin at `path`, None when there is no file; InstallError for a
+    file that is not ours (never overwritten or removed)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_SETTINGS_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InstallError(f"cannot read {path}: {e}") from None
+    text = data.decode("utf-8", errors="replace")
+    if len(data) > MAX_SETTINGS_BYTES or not text.startswith(_OPENCODE_MARK):
+        raise InstallError(f"{path} is not precompact's plugin; move it away, precompact will not overwrite it")
+    return text
 
 
 COMMAND = "precompact"
@@ -232,9 +309,15 @@ def plan_uninstall(path: Path) -> Change:
     return Change(path, before, _without_ours(before))
 
 
-def apply(change: Change) -> None:
+def apply(change: Change | PluginFile) -> None:
     """Writes the new settings atomically, keeping the file's mode (a new file is this user's
     only, 0600, in directories made 0700: its hooks run commands); removes a file left empty."""
+    if isinstance(change, PluginFile):
+        if change.after is None:
+            change.path.unlink(missing_ok=True)
+        else:
+            private_file.replace(change.path, change.after.encode("utf-8"))
+        return
     if not change.after and change.before:
         change.path.unlink(missing_ok=True)
         return

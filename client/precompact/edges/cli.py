@@ -1262,7 +1262,7 @@ def mcp() -> None:
     type=click.Choice(agents.NAMES),
     default="claude",
     show_default=True,
-    help="Whose hooks: Claude Code (.claude/settings.json), Codex CLI (.codex/hooks.json), Gemini CLI (.gemini/settings.json).",
+    help="Whose hooks: Claude Code (.claude/settings.json), Codex CLI (.codex/hooks.json), Gemini CLI (.gemini/settings.json), OpenCode (precompact's plugin in .opencode/plugin/).",
 )
 def install(scope, dry_run, with_mcp, agent) -> None:
     """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, or the agent's own) to the agent's hook file.
@@ -1311,6 +1311,28 @@ def install(scope, dry_run, with_mcp, agent) -> None:
             )
 
 
+def _install_opencode(scope: str, dry_run: bool, with_mcp: bool, entry: Path, root: Path) -> None:
+    """`install --agent opencode`: precompact's plugin, one file OpenCode loads (docs/agents.md)."""
+    from precompact.config import install as installer
+
+    change = installer.plan_opencode_install(installer.opencode_plugin_path(scope, root), entry)
+    _apply(
+        change,
+        dry_run,
+        f"installed precompact's OpenCode plugin at {change.path}, running {entry}",
+        f"already installed at {change.path}; nothing changed",
+    )
+    if dry_run:
+        return
+    if scope == "project":
+        _settle_in_git(root, [change.path])
+    if with_mcp:
+        terminal.echo(
+            "to give OpenCode precompact's recall, show and savepoints tools, add to its opencode.json: "
+            + json.dumps({"mcp": {"precompact": {"type": "local", "command": [str(entry), "mcp"]}}})
+        )
+
+
 def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry: Path) -> None:
     """`install --agent codex|gemini`: the hooks in that agent's own file (docs/agents.md)."""
     from precompact.config import install as installer
@@ -1322,6 +1344,9 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry:
         raise
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
+    if agent == "opencode":
+        _install_opencode(scope, dry_run, with_mcp, entry, root)
+        return
     change = installer.plan_install(installer.hooks_path(agent, scope, root), entry, sources, agent)
     _apply(
         change,
@@ -1360,6 +1385,15 @@ def uninstall(scope, dry_run, agent) -> None:
     (and, for Claude Code, the MCP server from the project's .mcp.json, or with --scope user from ~/.claude.json)."""
     from precompact.config import install as installer
 
+    if agent == "opencode":
+        plugin = installer.plan_opencode_uninstall(installer.opencode_plugin_path(scope, Path.cwd()))
+        _apply(
+            plugin,
+            dry_run,
+            f"removed precompact's OpenCode plugin {plugin.path}",
+            f"no precompact plugin at {plugin.path}; nothing changed",
+        )
+        return
     if agent != "claude":
         change = installer.plan_uninstall(installer.hooks_path(agent, scope, Path.cwd()))
         _apply(

@@ -59,8 +59,9 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     _check_transcript(payload)
     session = _session(payload, loaded, _text(payload, "trigger") or "auto", agent)
     kept = _unchanged_savepoint(loaded, session)
-    # Only Claude Code reads PreCompact's stdout (as the summariser's instructions).
-    speaks = agent == agents.CLAUDE
+    # Only Claude Code and OpenCode (precompact's plugin adds it to the compaction prompt's
+    # context) give PreCompact's stdout to the summariser.
+    speaks = agent in (agents.CLAUDE, agents.OPENCODE)
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note and speaks else ""
@@ -185,7 +186,10 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     if source not in loaded.session_start_sources:
         return None
     latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
-    if latest is None or (session_id and _brief_delivered(loaded, latest.sequence, session_id)):
+    # OpenCode keeps none of the text precompact's plugin adds: each OpenCode process asks once
+    # per compaction, and is given the brief again.
+    once = agent != agents.OPENCODE
+    if latest is None or (once and session_id and _brief_delivered(loaded, latest.sequence, session_id)):
         return None
     if (
         session_id
@@ -327,7 +331,7 @@ def _read_session(
     from precompact.local import snapshot
 
     given = _text(payload, "transcript_path")
-    read = agents.read(agent, loaded.logs, given) if given else None
+    read = agents.read(agent, loaded.logs, given, _text(payload, "session_id")) if given else None
     return snapshot.Session(
         session_id=_text(payload, "session_id"),
         transcript_path=read.transcript_path if read else None,

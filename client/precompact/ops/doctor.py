@@ -186,7 +186,11 @@ def _is_this_precompact(program: str) -> bool:
 
 
 def _ours(path: Path) -> dict[str, str]:
-    """Event -> the command of our handler for it, in the hook file at `path`."""
+    """Event -> the command of our handler for it, in the hook file at `path` (OpenCode's plugin
+    file: every event, one command)."""
+    if path.name == install.OPENCODE_PLUGIN:
+        command = install.opencode_command(path)
+        return {"plugin": shlex.quote(command)} if command else {}
     try:
         hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks") or {}
         return {

@@ -8,8 +8,9 @@ session with sidechains is saved from one file that holds its own entries, then 
 (sorted by name), so the savepoint keeps them together. Running it again adds only what is new: a
 session whose last said entry its newest savepoint already has is left as it is.
 
-With `agent` codex or gemini, the sessions are that agent's that ran in the project (or below
-it), found and read by transcript/agents.py, one savepoint each in the same way.
+With `agent` codex, gemini or opencode, the sessions are that agent's that ran in the project (or
+below it), found and read by transcript/agents.py, one savepoint each in the same way (OpenCode's
+from its database, opened read-only).
 """
 
 from __future__ import annotations
@@ -67,10 +68,19 @@ def run(
 ) -> list[Imported]:
     """Archives each session of `agent` run in the project's root that is not archived as it is now."""
     claude = agent == agents.CLAUDE
-    found = capture.transcripts(loaded.root, home) if claude else agents.session_files(agent, loaded.root, home)
+    if agent == agents.OPENCODE:
+        database, ids = agents.opencode_sessions(loaded.root, home)
+        found: list = [(database, session_id) for session_id in ids]
+    else:
+        found = capture.transcripts(loaded.root, home) if claude else agents.session_files(agent, loaded.root, home)
     done = []
     for number, transcript in enumerate(found, 1):
-        result = _one(loaded, transcript) if claude else _one_of(loaded, agent, transcript)
+        if claude:
+            result = _one(loaded, transcript)
+        elif agent == agents.OPENCODE:
+            result = _one_of(loaded, agent, *transcript)
+        else:
+            result = _one_of(loaded, agent, transcript)
         done.append(result)
         if progress is not None:
             progress(number, len(found), result)
@@ -105,13 +115,15 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
     return Imported(session_id, transcript, len(extra), SAVED, written.sequence)
 
 
-def _one_of(loaded: configuration.Config, agent: str, session_file: Path) -> Imported:
-    """`_one` for a Codex CLI or Gemini CLI session file."""
+def _one_of(loaded: configuration.Config, agent: str, session_file: Path, named: str | None = None) -> Imported:
+    """`_one` for a Codex CLI or Gemini CLI session file, or session `named` of OpenCode's
+    database `session_file`."""
     try:
-        read = agents.read(agent, loaded.logs, str(session_file))
+        read = agents.read(agent, loaded.logs, str(session_file), named)
     except OSError as e:
-        return Imported(session_file.stem, session_file, 0, FAILED, reason=f"cannot read it: {e.strerror or e}")
-    session_id = read.session_id or session_file.stem
+        reason = f"cannot read it: {e.strerror or e}"
+        return Imported(named or session_file.stem, session_file, 0, FAILED, reason=reason)
+    session_id = read.session_id or named or session_file.stem
     said = conversation.last_said(Path(read.transcript_path))
     if said is None:
         return Imported(session_id, session_file, 0, EMPTY)

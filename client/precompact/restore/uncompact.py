@@ -20,11 +20,22 @@ A Gemini CLI savepoint is written back as a new chat file,
 header under the new id, then every message record, without the compression's snapshot and
 acknowledgement; Gemini 0.61.0 reopens it with `gemini --resume <id>` in the session's directory
 (the folder is the one ~/.gemini/projects.json gives that directory).
+
+An OpenCode savepoint (transcript/opencode.py keeps the session's record and each message and
+part whole) is written as a file `opencode import` reads (the shape `opencode export` writes:
+`{info, messages: [{info, parts}]}`), in precompact's state directory: a new session id and new
+message and part ids (OpenCode skips ids it already holds), the history before the savepoint's
+compaction without the messages of earlier compactions (the compaction request, the summary,
+the synthetic "Continue"). OpenCode 1.18.33 reopens it with `opencode --session <id>` after
+`opencode import <file>`, and sends the model the whole history.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import secrets
+import shlex
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,6 +72,8 @@ class Uncompacted:
             return f"codex resume {self.session_id}"
         if self.agent == "gemini":
             return f"gemini --resume {self.session_id}"
+        if self.agent == "opencode":
+            return f"opencode import {shlex.quote(str(self.path))} && opencode --session {self.session_id}"
         return f"claude --resume {self.session_id}"
 
 
@@ -86,6 +99,8 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         return _codex(found, cwd, home)
     if agent == "gemini":
         return _gemini(found, cwd, home)
+    if agent == "opencode":
+        return _opencode(found, cwd)
     if agent != "claude":
         raise ResurrectError(
             f"savepoint {s.sequence} is a {agent} session, which precompact cannot reopen (docs/agents.md); `precompact show` and `export` read it"
@@ -219,3 +234,98 @@ def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
     path = gemini_home / "tmp" / folder / "chats" / f"session-{now.strftime('%Y-%m-%dT%H-%M')}-{session_id[:8]}.jsonl"
     _write_new(path, lines)
     return Uncompacted(session_id, path, len(messages), _messages(found), cwd, "gemini")
+
+
+# OpenCode's ids: a prefix, 12 hex digits of time, 14 base-62 characters.
+_OPENCODE_ID = re.compile(r"^(?:ses|msg|prt)_([0-9a-f]{12})[0-9A-Za-z]{14}$")
+_NO_TOKENS = {"total": 0, "input": 0, "output": 0, "reasoning": 0, "cache": {"write": 0, "read": 0}}
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _opencode(found: Resurrection, cwd: str) -> Uncompacted:
+    """The savepoint's OpenCode messages as a new session file for `opencode import`, uncompacted."""
+    s = found.savepoint
+    entries = _entries(found)
+    session: dict | None = None
+    messages: dict[str, tuple[dict, dict[str, dict]]] = {}
+    for entry in entries[: capture.before_compaction(s, entries)]:
+        record = entry.get("agent_record") if isinstance(entry, dict) else None
+        if not isinstance(record, dict):
+            continue
+        if entry.get("type") == "opencode.session" and isinstance(record.get("opencode_session"), dict):
+            session = record["opencode_session"]
+            continue
+        message_id, message, part_id, part = (record.get(k) for k in ("message_id", "message", "part_id", "part"))
+        if isinstance(message_id, str) and isinstance(message, dict) and isinstance(part_id, str):
+            parts = messages.setdefault(message_id, (message, {}))[1]
+            if isinstance(part, dict):
+                parts.setdefault(part_id, part)
+    kept = {mid: held for mid, held in messages.items() if not _of_a_compaction(*held)}
+    if session is None or not any(message.get("role") == "user" for message, _ in kept.values()):
+        raise ResurrectError(f"savepoint {s.sequence} holds no OpenCode conversation; nothing was written")
+    session_id = _opencode_id("ses", session.get("id"), secrets.token_hex(7))
+    renamed: dict[str, str] = {}
+    written = []
+    last_user: str | None = None
+    for number, (old, (message, parts)) in enumerate(kept.items()):
+        new = renamed[old] = _opencode_id("msg", old, f"{number:014d}")
+        info = {**message, "id": new, "sessionID": session_id}
+        if isinstance(message.get("tokens"), dict):
+            # OpenCode compacts before the next request when the last reply's usage fills the
+            # window: a usage from before the compaction would compact the session again at once.
+            info["tokens"] = _NO_TOKENS
+        if message.get("role") == "user":
+            last_user = new
+        elif "parentID" in message:
+            # A reply to a message left out (an earlier compaction's "Continue") answers the last request.
+            info["parentID"] = renamed.get(message["parentID"], last_user)
+        written.append(
+            {
+                "info": info,
+                "parts": [
+                    {
+                        **part,
+                        **({"tokens": _NO_TOKENS} if isinstance(part.get("tokens"), dict) else {}),
+                        "id": _opencode_id("prt", part_id, f"{number:07d}{index:07d}"),
+                        "sessionID": session_id,
+                        "messageID": new,
+                    }
+                    for index, (part_id, part) in enumerate(parts.items())
+                ],
+            }
+        )
+    now = int(datetime.now(UTC).timestamp() * 1000)
+    title = session.get("title") if isinstance(session.get("title"), str) else "session"
+    info = {
+        **session,
+        "id": session_id,
+        "title": f"{title} (uncompacted by precompact)",
+        "time": {"created": now, "updated": now},
+    }
+    path = private_file.state_directory() / "uncompacted" / f"{session_id}.json"
+    _write_new(path, [orjson.dumps({"info": info, "messages": written})])
+    return Uncompacted(session_id, path, sum(len(m["parts"]) for m in written), _messages(found), cwd, "opencode")
+
+
+def _of_a_compaction(message: dict, parts: dict[str, dict]) -> bool:
+    """Whether an OpenCode message is a compaction's own: its request, its summary, or the
+    synthetic "Continue" OpenCode adds after an automatic one."""
+    if message.get("summary") is True:
+        return True
+    for part in parts.values():
+        if part.get("type") == "compaction":
+            return True
+        metadata = part.get("metadata")
+        if part.get("synthetic") is True and isinstance(metadata, dict) and metadata.get("compaction_continue"):
+            return True
+    return False
+
+
+def _opencode_id(prefix: str, old: object, tail: str) -> str:
+    """A new OpenCode id that sorts where `old` did: its time digits kept, `tail` (14 base-62
+    characters, ordered as the originals are) after them."""
+    found = _OPENCODE_ID.match(old) if isinstance(old, str) else None
+    time = found.group(1) if found else "0" * 12
+    if not all(c in _BASE62 for c in tail):
+        raise ValueError(tail)
+    return f"{prefix}_{time}{tail[-14:].rjust(14, '0')}"

@@ -32,10 +32,10 @@ import orjson
 
 from precompact.boundary import logs_dir, private_file
 
-CLAUDE, CODEX, GEMINI = "claude", "codex", "gemini"
+CLAUDE, CODEX, GEMINI, OPENCODE = "claude", "codex", "gemini", "opencode"
 # config/install.py's AGENTS names the same (config cannot import this module).
-NAMES = (CLAUDE, CODEX, GEMINI)
-LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI"}
+NAMES = (CLAUDE, CODEX, GEMINI, OPENCODE)
+LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI", OPENCODE: "OpenCode"}
 LEGACY_DOCUMENTS_DIR = "precompact-agents"  # under logs/, where versions before issue 39 wrote them
 _VERSION_TAIL_BYTES = 64 << 10
 _HASH_BLOCK_BYTES = 1 << 20
@@ -53,25 +53,43 @@ class Read:
     session_id: str | None = None  # as the session file names it (Claude Code's names none)
 
 
-def read(agent: str, logs: Path, session_file: str) -> Read:
-    """The conversation document of `session_file`, the session file of `agent`. For Claude
-    Code that is the file itself; for the others it is written to `documents_dir(logs)` first.
-    OSError when the session file cannot be read."""
+def read(agent: str, logs: Path, session_file: str, session_id: str | None = None) -> Read:
+    """The conversation document of `session_file`, the session file of `agent` (for OpenCode,
+    its database, which holds session `session_id` among others). For Claude Code that is the
+    file itself; for the others it is written to `documents_dir(logs)` first. OSError when the
+    session file cannot be read (or holds no such OpenCode session)."""
     if agent == CLAUDE:
         return Read(session_file, claude_version(Path(session_file)))
-    if agent not in (CODEX, GEMINI):
+    if agent not in (CODEX, GEMINI, OPENCODE):
         raise ValueError(f"unknown agent {agent!r}")
     _remove_legacy(logs)
     directory = documents_dir(logs)
     private_file.make_directory(directory)
-    name = directory / f"{agent}-{hashlib.sha256(session_file.encode()).hexdigest()[:32]}"
+    source = session_file if agent != OPENCODE else f"{session_file}\0{session_id}"
+    name = directory / f"{agent}-{hashlib.sha256(source.encode()).hexdigest()[:32]}"
     if agent == CODEX:
         # Two hooks of one thread at once (two codex processes on it) must not both append.
         with _locked(name):
             return _codex(name, Path(session_file))
+    if agent == OPENCODE:
+        return _opencode(name, Path(session_file), session_id)
     from precompact.transcript import gemini
 
     document = gemini.read(Path(session_file))
+    private_file.replace(_with_suffix(name, ".jsonl"), document.data)
+    return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
+
+
+def _opencode(name: Path, database: Path, session_id: str | None) -> Read:
+    """An OpenCode session's document, written whole (OpenCode rewrites its parts in place)."""
+    from precompact.transcript import opencode
+
+    if not session_id:
+        raise FileNotFoundError(f"no OpenCode session named to read from {database}")
+    try:
+        document = opencode.read(database, session_id)
+    except LookupError as e:
+        raise FileNotFoundError(str(e)) from None
     private_file.replace(_with_suffix(name, ".jsonl"), document.data)
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
 
@@ -99,7 +117,7 @@ def forget(logs: Path) -> None:
             with _locked(name):
                 for suffix in (".jsonl", ".state.json"):
                     _with_suffix(name, suffix).unlink(missing_ok=True)
-        elif leaf.startswith(f"{GEMINI}-") and leaf.endswith(".jsonl"):
+        elif leaf.startswith((f"{GEMINI}-", f"{OPENCODE}-")) and leaf.endswith(".jsonl"):
             (directory / leaf).unlink(missing_ok=True)
 
 
@@ -229,6 +247,15 @@ def session_files(agent: str, root: Path, home: Path | None = None) -> list[Path
 
         return gemini.sessions_in(root, home)
     raise ValueError(f"no session files to list for agent {agent!r}")
+
+
+def opencode_sessions(root: Path, home: Path | None = None) -> tuple[Path, list[str]]:
+    """OpenCode's database (for this process's environment) and the ids of the sessions it ran
+    in `root` or below it, oldest first: what `precompact import --agent opencode` archives."""
+    from precompact.transcript import opencode
+
+    database = opencode.database(home=home)
+    return database, opencode.sessions_in(root, database)
 
 
 def claude_version(transcript: Path) -> str | None:

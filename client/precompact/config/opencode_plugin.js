@@ -1,0 +1,110 @@
+// precompact's plugin for OpenCode, written by `precompact install --agent opencode`.
+//
+// It hands each compaction to `precompact hook --agent opencode`, run by the absolute path below
+// (never a command from the project or from PATH), and gives the model precompact's brief after
+// a compaction. It never blocks OpenCode longer than the hook's budget for that event, ignores
+// every failure (precompact logs its own in the project's logs/precompact-errors.log), and reads
+// nothing from the project. `precompact uninstall --agent opencode` removes this file.
+import { spawn } from "node:child_process";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+
+const PRECOMPACT = "__PRECOMPACT__";
+// Milliseconds each event may take before the hook is stopped and OpenCode goes on.
+const BUDGET_MS = { PreCompact: 60000, PostCompact: 15000, SessionStart: 30000 };
+const MAX_ANSWER_CHARS = 1 << 20;
+
+// Where OpenCode keeps its sessions (what it reads itself: $XDG_DATA_HOME, else ~/.local/share).
+function database() {
+  const dataHome = process.env.XDG_DATA_HOME;
+  const base = dataHome && isAbsolute(dataHome) ? dataHome : join(homedir(), ".local", "share");
+  return join(base, "opencode", "opencode.db");
+}
+
+// Runs the hook for `event` with the event's fields on stdin; resolves to its stdout ("" on any
+// failure or when the budget runs out).
+function hook(event, fields, cwd) {
+  return new Promise((resolve) => {
+    let out = "";
+    let done = false;
+    let timer;
+    const finish = (value) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(value);
+    };
+    let child;
+    try {
+      child = spawn(PRECOMPACT, ["hook", "--agent", "opencode"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+    } catch {
+      finish("");
+      return;
+    }
+    timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      finish("");
+    }, BUDGET_MS[event]);
+    child.on("error", () => finish(""));
+    child.stdout.on("data", (data) => {
+      if (out.length < MAX_ANSWER_CHARS) out += data;
+    });
+    child.on("close", () => finish(out));
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify({ hook_event_name: event, cwd, transcript_path: database(), ...fields }));
+  });
+}
+
+// The brief in the hook's answer to SessionStart ("" when there is none).
+function briefOf(answer) {
+  try {
+    const context = JSON.parse(answer).hookSpecificOutput.additionalContext;
+    return typeof context === "string" ? context : "";
+  } catch {
+    return "";
+  }
+}
+
+export const Precompact = async ({ directory }) => {
+  // The brief of each compaction (by its part's id), asked for once per OpenCode process.
+  const briefs = new Map();
+  return {
+    // Awaited by OpenCode before the summary request: the full history is saved first, and
+    // the summariser is told where it is.
+    "experimental.session.compacting": async (input, output) => {
+      const note = (await hook("PreCompact", { session_id: input.sessionID }, directory)).trim();
+      if (note && Array.isArray(output.context)) output.context.push(note);
+    },
+    event: async ({ event }) => {
+      if (event.type === "session.compacted" && event.properties && typeof event.properties.sessionID === "string") {
+        await hook("PostCompact", { session_id: event.properties.sessionID }, directory);
+      }
+    },
+    // After a compaction the history OpenCode sends starts with the compaction's message: the
+    // brief goes there, on every request until the next compaction (OpenCode does not keep
+    // text added here), in the same place each time.
+    "experimental.chat.messages.transform": async (_input, output) => {
+      const messages = output && Array.isArray(output.messages) ? output.messages : [];
+      const first = messages[0];
+      const last = messages[messages.length - 1];
+      const boundary = first && Array.isArray(first.parts) ? first.parts.find((p) => p.type === "compaction") : undefined;
+      // The summary request itself ends with the new compaction: nothing to add there.
+      if (!boundary || (last && Array.isArray(last.parts) && last.parts.some((p) => p.type === "compaction"))) return;
+      if (!briefs.has(boundary.id)) {
+        const answer = await hook("SessionStart", { session_id: first.info.sessionID, source: "compact" }, directory);
+        briefs.set(boundary.id, briefOf(answer));
+      }
+      const brief = briefs.get(boundary.id);
+      if (brief) {
+        first.parts.push({
+          id: `${boundary.id}-precompact`,
+          sessionID: first.info.sessionID,
+          messageID: first.info.id,
+          type: "text",
+          text: brief,
+          synthetic: true,
+        });
+      }
+    },
+  };
+};

@@ -1,0 +1,94 @@
+"""precompact under the real OpenCode (npm `opencode-ai`, pinned in opencode_cli.py) talking to a
+mock Chat Completions API: precompact's plugin saves the full history when OpenCode compacts in
+the middle of a run, the summariser is told where it is, the model is handed the brief after it,
+and the savepoint verifies, is found by recall and is imported once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support import opencode_cli
+from support.claude_code import wait_for_worker
+from support.opencode_cli import is_compaction, is_title
+from support.projects import new_project
+
+PHRASE = "the flux capacitor misaligned at 88 mph"
+BRIEF_START = "[precompact] Restored from savepoint"
+FIRST = "Build the header parser. [[run:work]]"
+
+
+@pytest.fixture
+def setup(tmp_path, opencode_binary):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    script = opencode_cli.Script(
+        commands={"work": [f"echo 'error: {PHRASE}'"]},
+        heavy={"work": 50_000},
+    )
+    with opencode_cli.session_in(project, tmp_path / "home", opencode_binary, script=script) as started:
+        yield started
+
+
+def test_a_compaction_mid_run_is_saved_by_the_plugin_and_the_model_gets_the_brief_once(setup):
+    session, mock = setup.session, setup.session.mock
+    session_id = session.run(FIRST)
+
+    model_requests = [r for r in mock.requests if not is_title(r)]
+    [compaction] = [r for r in model_requests if is_compaction(r)]
+    after = model_requests[model_requests.index(compaction) + 1 :]
+    assert PHRASE in json.dumps(compaction["body"]), "OpenCode compacted after the tool ran"
+    assert "precompact savepoint 1 (sha256:" in json.dumps(compaction["body"]), "the summariser is told"
+    assert after, "OpenCode went on after the compaction"
+    sent = json.dumps(after[0]["body"], ensure_ascii=False)
+    assert sent.count(BRIEF_START) == 1, sent[:3000]
+    assert f"{BRIEF_START} 1 of Trial #1" in sent
+    # `opencode run` 1.18.33 stores a message that holds spaces between double quotes.
+    assert '> \\"Build the header parser. [[run:work]]\\"' in sent, "the request, verbatim"
+
+    wait_for_worker(setup.project)
+    index = setup.index()
+    [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert (created["agent"], created["agent_version"], created["session_id"]) == ("opencode", "1.18.33", session_id)
+    [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
+    assert summary == setup.script.summary, "PostCompact kept OpenCode's summary"
+    found = setup.precompact("recall", "flux capacitor", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert any(PHRASE in json.dumps(hit) for hit in hits), found.stdout
+    verified = setup.precompact("verify", "--all")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_import_archives_the_sessions_opencode_holds_once(setup):
+    session = setup.session
+    session.run("Remember the word heliotrope.")
+    first = setup.precompact("import", "--agent", "opencode", "--json")
+    assert first.returncode == 0, first.stderr
+    again = setup.precompact("import", "--agent", "opencode", "--json")
+    assert again.returncode == 0, again.stderr
+    saved = [s for s in json.loads(first.stdout)["sessions"] if s["outcome"] == "saved"]
+    assert len(saved) == 1, first.stdout
+    assert all(s["outcome"] == "unchanged" for s in json.loads(again.stdout)["sessions"]), again.stdout
+    found = setup.precompact("recall", "heliotrope", "--json")
+    assert json.loads(found.stdout)["hits"], found.stdout
+
+
+def test_uncompact_writes_a_session_opencode_imports_and_resumes_with_the_whole_history(setup):
+    session, mock = setup.session, setup.session.mock
+    session.run(FIRST)
+    wait_for_worker(setup.project)
+    written = setup.precompact("resurrect", "--uncompact", "--json")
+    assert written.returncode == 0, written.stdout + written.stderr
+    result = json.loads(written.stdout)
+    assert result["command"] == f"opencode import {result['path']} && opencode --session {result['session_id']}"
+    imported = session.opencode("import", result["path"])
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+
+    asked = len(mock.requests)
+    assert session.run("What did the echo say?", session=result["session_id"]) == result["session_id"]
+    [resumed] = [r for r in mock.requests[asked:] if not is_title(r) and not is_compaction(r)][:1]
+    sent = json.dumps(resumed["body"], ensure_ascii=False)
+    assert PHRASE in sent, "the tool output from before the compaction is sent again"
+    assert "Build the header parser. [[run:work]]" in sent
+    assert setup.script.summary not in sent and BRIEF_START not in sent, "no summary, no brief: the whole history"

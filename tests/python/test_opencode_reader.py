@@ -1,0 +1,209 @@
+"""transcript/opencode.py reads OpenCode's database as outside input, and the hook of `--agent
+opencode` saves what it reads redacted. The database here has the tables and columns OpenCode
+1.18.33 reads and writes (seen in a real one: tests/python/test_opencode.py makes those); its rows
+are hostile: JSON that is not JSON or not an object, a part past the size read, a session that
+is not there, a file that is not a database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from precompact.transcript import opencode
+from support.commands import precompact
+from support.projects import new_project
+
+SESSION = "ses_dc3ad8270ffeW7m2ovoi6cyTDd"
+SECRET = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def database(path: Path, parts: list[tuple[str, str, str]], directory: str = "/work/project") -> Path:
+    """A database holding one session whose messages are user/assistant pairs and whose parts are
+    `(message id, part id, part JSON text)`."""
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT,
+            path TEXT, title TEXT, version TEXT, agent TEXT, model TEXT, permission TEXT,
+            time_created INTEGER, time_updated INTEGER);
+        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT);
+        CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER,
+            time_updated INTEGER, data TEXT);
+        """
+    )
+    db.execute(
+        "INSERT INTO session VALUES (?, 'global', NULL, 'calm-tiger', ?, '', 'A title', '1.18.33', 'build', "
+        "'{\"id\":\"mock-model\"}', '[]', 1796308368783, 1796308402000)",
+        (SESSION, directory),
+    )
+    messages = {m for m, _, _ in parts}
+    for number, message in enumerate(sorted(messages)):
+        role = "user" if number % 2 == 0 else "assistant"
+        data = json.dumps({"role": role, "time": {"created": 1796308370172 + number}})
+        db.execute("INSERT INTO message VALUES (?, ?, 0, 0, ?)", (message, SESSION, data))
+    for message, part, data in parts:
+        db.execute("INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)", (part, message, SESSION, data))
+    db.commit()
+    db.close()
+    return path
+
+
+def tool(command: str, output: str, status: str = "completed") -> str:
+    state = {"status": status, "input": {"command": command}, "output" if status == "completed" else "error": output}
+    return json.dumps({"type": "tool", "tool": "bash", "callID": "call_1", "state": state})
+
+
+def test_each_part_becomes_entries_shaped_as_claude_codes_and_the_session_record_comes_first(tmp_path):
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", json.dumps({"type": "text", "text": "Fix the parser"})),
+            ("msg_2", "prt_2", json.dumps({"type": "step-start"})),
+            ("msg_2", "prt_3", tool("make test", "1 failed")),
+            ("msg_2", "prt_4", tool("erl", "bash: erl: command not found", status="error")),
+        ],
+    )
+    document = opencode.read(path, SESSION)
+    entries = [json.loads(line) for line in document.lines]
+    assert [(e["type"], e.get("message", {}).get("content", [{}])[0].get("type")) for e in entries] == [
+        ("opencode.session", None),
+        ("user", "text"),
+        ("opencode.step-start", None),
+        ("assistant", "tool_use"),
+        ("user", "tool_result"),
+        ("assistant", "tool_use"),
+        ("user", "tool_result"),
+    ]
+    failed = entries[-1]["message"]["content"][0]
+    assert failed == {
+        "type": "tool_result",
+        "tool_use_id": "call_1",
+        "content": "bash: erl: command not found",
+        "is_error": True,
+    }
+    assert entries[0]["agent_record"]["opencode_session"]["directory"] == "/work/project"
+    assert (document.version, document.session_id, document.compactions) == ("1.18.33", SESSION, 0)
+
+
+def test_rows_that_are_not_json_objects_or_too_large_are_kept_as_notes_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(opencode, "MAX_ROW_BYTES", 1000)
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", "{not json"),
+            ("msg_1", "prt_2", "[1, 2]"),
+            ("msg_1", "prt_3", json.dumps({"type": "text", "text": "x" * 5000})),
+            ("msg_1", "prt_4", "[" * 100_000),
+            ("msg_1", "prt_5", json.dumps({"type": "text", "text": "kept"})),
+        ],
+    )
+    entries = [json.loads(line) for line in opencode.read(path, SESSION).lines]
+    kinds = [e["type"] for e in entries[1:]]
+    assert kinds == ["opencode.unreadable"] * 4 + ["user"]
+    too_large = len(json.dumps({"type": "text", "text": "x" * 5000}))
+    assert entries[3]["agent_record"]["part"] == {"type": "unreadable", "bytes": too_large}
+    assert entries[-1]["message"]["content"][0]["text"] == "kept"
+
+
+def test_a_missing_session_a_missing_database_and_a_file_that_is_not_one_are_refused_in_one_line(tmp_path):
+    path = database(tmp_path / "opencode.db", [("msg_1", "prt_1", json.dumps({"type": "text", "text": "hi"}))])
+    with pytest.raises(LookupError, match="holds no session ses_other"):
+        opencode.read(path, "ses_other")
+    with pytest.raises(FileNotFoundError):
+        opencode.read(tmp_path / "nothing.db", SESSION)
+    (tmp_path / "text.db").write_text("not a database\n" * 100)
+    with pytest.raises(opencode.Unreadable) as refused:
+        opencode.read(tmp_path / "text.db", SESSION)
+    assert "\n" not in str(refused.value) and "cannot be read" in str(refused.value)
+    assert opencode.sessions_in(tmp_path, tmp_path / "text.db") == []
+
+
+def test_the_database_is_only_read(tmp_path):
+    path = database(tmp_path / "opencode.db", [("msg_1", "prt_1", json.dumps({"type": "text", "text": "hi"}))])
+    before = path.read_bytes()
+    opencode.read(path, SESSION)
+    opencode.sessions_in(tmp_path, path)
+    assert path.read_bytes() == before
+
+
+def test_the_hook_saves_an_opencode_session_redacted(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", json.dumps({"type": "text", "text": "Deploy it"})),
+            ("msg_2", "prt_2", tool("env", f"GITHUB_TOKEN={SECRET}")),
+            ("msg_3", "prt_3", json.dumps({"type": "compaction", "auto": True})),
+        ],
+        directory=str(project.path),
+    )
+    payload = {
+        "hook_event_name": "PreCompact",
+        "session_id": SESSION,
+        "transcript_path": str(path),
+        "cwd": str(project.path),
+    }
+    done = precompact(project.path, "hook", "--agent", "opencode", stdin=payload)
+    assert done.returncode == 0, done.stderr
+    assert "precompact savepoint 1 (sha256:" in done.stdout, "OpenCode's summariser is told (the plugin adds it)"
+    written = [p for p in project.logs.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if SECRET.encode() in p.read_bytes()]
+    exported = precompact(project.path, "export", "--sequence", "1")
+    assert "Deploy it" in exported.stdout and "GITHUB_TOKEN=" in exported.stdout and SECRET not in exported.stdout
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert (created["agent"], created["agent_version"], created["session_id"]) == ("opencode", "1.18.33", SESSION)
+
+
+def test_the_hook_names_a_session_its_database_does_not_hold_and_still_exits_0(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    path = database(tmp_path / "opencode.db", [("msg_1", "prt_1", json.dumps({"type": "text", "text": "hi"}))])
+    payload = {
+        "hook_event_name": "PreCompact",
+        "session_id": "ses_gone",
+        "transcript_path": str(path),
+        "cwd": str(project.path),
+    }
+    done = precompact(project.path, "hook", "--agent", "opencode", stdin=payload)
+    assert done.returncode == 0
+    assert "holds no session ses_gone" in done.stderr + done.stdout
+    assert not (project.logs / "precompact-saves").exists() or not list(
+        (project.logs / "precompact-saves").glob("snapshot_*")
+    )
+
+
+def test_a_compaction_the_plugin_missed_is_recovered_after_it_with_opencodes_summary(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    summary = json.dumps({"type": "text", "text": "## Objective\n- Deploy the service"})
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", json.dumps({"type": "text", "text": "Deploy it with the blue-green script"})),
+            ("msg_2", "prt_2", tool("./deploy.sh", "deployed 3 pods")),
+            ("msg_3", "prt_3", json.dumps({"type": "compaction", "auto": True})),
+            ("msg_4", "prt_4", summary),
+        ],
+        directory=str(project.path),
+    )
+    db = sqlite3.connect(path)
+    db.execute("UPDATE message SET data = ? WHERE id = 'msg_4'", (json.dumps({"role": "assistant", "summary": True}),))
+    db.commit()
+    db.close()
+    payload = {
+        "hook_event_name": "PostCompact",
+        "session_id": SESSION,
+        "transcript_path": str(path),
+        "cwd": str(project.path),
+    }
+    done = precompact(project.path, "hook", "--agent", "opencode", stdin=payload)
+    assert done.returncode == 0, done.stderr
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert created["trigger"] == "recovered" and created["agent"] == "opencode"
+    [kept] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
+    assert kept == "## Objective\n- Deploy the service"
+    found = precompact(project.path, "recall", "blue-green")
+    assert "blue-green script" in found.stdout
