@@ -56,6 +56,9 @@ def test_a_compaction_mid_run_is_saved_by_the_plugin_and_the_model_gets_the_brie
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["hits"]
     assert any(PHRASE in json.dumps(hit) for hit in hits), found.stdout
+    dropped = setup.precompact("dropped", "--json")
+    assert dropped.returncode == 0, dropped.stderr
+    assert json.loads(dropped.stdout)["summary"] == setup.script.summary, "compared against OpenCode's own summary"
     verified = setup.precompact("verify", "--all")
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
