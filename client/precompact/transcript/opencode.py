@@ -177,21 +177,11 @@ def _session_info(row: dict) -> dict:
         if isinstance(row[column], str):
             info[column] = row[column]
     for column in ("model", "permission"):
-        value = _object(row[column]) if column == "model" else _list(row[column])
-        if value is not None:
+        value = _parsed(row[column])
+        if isinstance(value, dict if column == "model" else list):
             info[column] = value
     info["time"] = {k: row[f"time_{k}"] for k in ("created", "updated") if isinstance(row[f"time_{k}"], int)}
     return info
-
-
-def _list(data: object) -> list | None:
-    if not isinstance(data, str | bytes):
-        return None
-    try:
-        value = claude_code.parse_json(data)
-    except ValueError:
-        return None
-    return value if isinstance(value, list) else None
 
 
 def _document(db: sqlite3.Connection, info: dict) -> Document:
@@ -296,13 +286,18 @@ def _tool(part: dict, base: dict) -> list[dict]:
     return entries
 
 
-def _object(data: object) -> dict | None:
+def _parsed(data: object) -> object:
+    """A column's JSON text parsed (None when it is not text or not JSON)."""
     if not isinstance(data, str | bytes):
         return None
     try:
-        value = claude_code.parse_json(data)
+        return claude_code.parse_json(data)
     except ValueError:
         return None
+
+
+def _object(data: object) -> dict | None:
+    value = _parsed(data)
     return value if isinstance(value, dict) else None
 
 

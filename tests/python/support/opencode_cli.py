@@ -231,16 +231,7 @@ class Session:
 
     def run(self, prompt: str, session: str | None = None) -> str:
         """One `opencode run` turn (continuing session `session`); the session id."""
-        args = [str(self.binary), "run", "--format", "json", *(["--session", session] if session else []), prompt]
-        done = subprocess.run(
-            args,
-            cwd=self.project,
-            env=self.environment(),
-            capture_output=True,
-            text=True,
-            timeout=self.timeout,
-            check=False,
-        )
+        done = self.opencode("run", "--format", "json", *(["--session", session] if session else []), prompt)
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         ids = [e["sessionID"] for e in events if isinstance(e.get("sessionID"), str)]
         if done.returncode != 0 or not ids:
@@ -250,7 +241,7 @@ class Session:
         return ids[0]
 
     def opencode(self, *args: str) -> subprocess.CompletedProcess:
-        """Another `opencode` subcommand (export, import, session delete), run in the project."""
+        """`opencode *args` (run, export, import, session delete), run in the project."""
         return subprocess.run(
             [str(self.binary), *args],
             cwd=self.project,
