@@ -83,12 +83,12 @@ class Session:
 
 
 def parse(path: Path) -> Session:
-    head, *chunks = re.split(rf"^{MARK}(?!{EDIT_ARROW}$)", path.read_text(encoding="utf-8"), flags=re.M)
+    head, *chunks = re.split(rf"^{MARK}(?!{EDIT_ARROW}$)", path.read_text(encoding="utf-8"), flags=re.MULTILINE)
     meta = dict(line.split(": ", 1) for line in head.splitlines() if line.strip())
     session = Session(
         path.parent.name,
         meta["cwd"],
-        datetime.fromisoformat(meta["start"].replace("Z", "+00:00")),
+        datetime.fromisoformat(meta["start"]),
         meta.get("branch", "main"),
     )
     for chunk in chunks:
@@ -346,11 +346,10 @@ def report(score: Score) -> dict:
             }
             for k, n in sorted(score.listed.items())
         },
-        "noise_items": [
-            {"session": s, "kind": k, "entry": e, "text": t[:200]} for s, k, e, t in score.noise_items
-        ],
+        "noise_items": [{"session": s, "kind": k, "entry": e, "text": t[:200]} for s, k, e, t in score.noise_items],
         "wrong_kept_items": [
-            {"session": s, "kind": k, "entry": e, "text": t[:200], "facts": ids} for s, k, e, t, ids in score.wrong_items
+            {"session": s, "kind": k, "entry": e, "text": t[:200], "facts": ids}
+            for s, k, e, t, ids in score.wrong_items
         ],
         "missed": [{"session": s, "class": c, "id": i, "note": n} for s, c, i, n in score.missed],
     }
@@ -358,10 +357,14 @@ def report(score: Score) -> dict:
 
 def render(result: dict) -> str:
     lines = [
-        f"{result['sessions']} sessions, {result['dropped_facts']} dropped facts and {result['kept_facts']} kept "
-        f"facts labelled; the rule took {result['seconds']:.2f} s in all",
-        f"precision {result['precision']}  ({result['right']} right of {result['listed']} listed: "
-        f"{result['wrong_kept']} kept facts listed, {result['noise']} noise)",
+        (
+            f"{result['sessions']} sessions, {result['dropped_facts']} dropped facts and {result['kept_facts']} "
+            f"kept facts labelled; the rule took {result['seconds']:.2f} s in all"
+        ),
+        (
+            f"precision {result['precision']}  ({result['right']} right of {result['listed']} listed: "
+            f"{result['wrong_kept']} kept facts listed, {result['noise']} noise)"
+        ),
         f"recall    {result['recall']}  ({result['dropped_found']} of {result['dropped_facts']} dropped facts listed)",
         "recall by fact class (found / dropped):",
         *(f"  {c:12} {v['found']:3}/{v['dropped']:<3} {v['recall']}" for c, v in result["recall_by_class"].items()),

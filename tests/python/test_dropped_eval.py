@@ -37,11 +37,11 @@ SECTIONS = (
     "8. Current Work",
     "9. Optional Next Step",
 )
-# A regression floor: main's rule as measured on this set when it was made (precision 0.xxx,
-# recall 0.xxx, `scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets are 0.85 and
-# 0.85: the lead raises these to them once the new rule (restore/dropped.py) lands.
-PRECISION_FLOOR = 0.0
-RECALL_FLOOR = 0.0
+# A regression floor: main's rule as measured on this set when it was made (precision 0.149,
+# recall 0.250: `.venv/bin/python scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets
+# are 0.85 and 0.85: the lead raises these to them once the new rule (restore/dropped.py) lands.
+PRECISION_FLOOR = 0.129
+RECALL_FLOOR = 0.23
 
 
 def entry_text(entry: dict) -> str:
@@ -73,9 +73,7 @@ def test_a_session_builds_into_a_transcript_precompact_reads_without_loss(folder
 
     scan = claude_code.TranscriptScan(path=str(path))
     read = [
-        entry
-        for block in claude_code.blocks(path, scan)
-        for _, entry in claude_code.entries(block.split(b"\n"), scan)
+        entry for block in claude_code.blocks(path, scan) for _, entry in claude_code.entries(block.split(b"\n"), scan)
     ]
 
     assert read == built
@@ -138,7 +136,9 @@ def test_the_set_labels_every_class_dropped_and_kept():
 
 @pytest.mark.slow
 def test_the_rule_stays_above_its_floor_on_the_held_out_set():
-    done = subprocess.run([sys.executable, str(SCORER), "--json"], capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, str(SCORER), "--json"], check=False, capture_output=True, text=True, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["sessions"] == len(SESSIONS)
