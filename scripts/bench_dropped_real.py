@@ -55,7 +55,9 @@ EDIT_ARROW = "->"
 #   %% user                  the user's message (the lines that follow)
 #   %% assistant             the model's prose
 #   %% Bash: COMMAND         a shell command; the lines that follow are its output
-#   %% Bash!: COMMAND        a command that failed (is_error); its output starts "Exit code N"
+#   %% Bash!: COMMAND        a command that failed (is_error): its output starts "Exit code N", as
+#                            Claude Code writes it (a pipeline ending in `| tail` exits with tail's
+#                            status: that is a plain `%% Bash:`, whatever it printed)
 #   %% Read: PATH            a file read; the lines that follow are the file (numbered as Read does)
 #   %% Edit: PATH            the old text, a line "%% ->", then the new text
 #   %% Write: PATH           the file's whole content
@@ -121,6 +123,8 @@ def _tool_input(block: Block, cwd: str) -> dict:
 def _tool_output(block: Block, tool_input: dict) -> tuple[str, dict]:
     """The tool_result's text and the toolUseResult Claude Code records beside it."""
     if block.kind == "Bash":
+        if block.failed and not re.match(r"Exit code \d+\n", block.body):
+            raise ValueError(f"a failed command's output starts with its exit code: {block.arg!r}")
         return block.body or "(Bash completed with no output)", {
             "stdout": "" if block.failed else block.body,
             "stderr": block.body if block.failed else "",

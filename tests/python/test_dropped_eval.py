@@ -37,11 +37,11 @@ SECTIONS = (
     "8. Current Work",
     "9. Optional Next Step",
 )
-# A regression floor: main's rule as measured on this set when it was made (precision 0.149,
-# recall 0.238: `.venv/bin/python scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets
+# A regression floor: main's rule as measured on this set when it was made (precision 0.147,
+# recall 0.229: `.venv/bin/python scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets
 # are 0.85 and 0.85: the lead raises these to them once the new rule (restore/dropped.py) lands.
-PRECISION_FLOOR = 0.129
-RECALL_FLOOR = 0.218
+PRECISION_FLOOR = 0.127
+RECALL_FLOOR = 0.209
 
 
 def entry_text(entry: dict) -> str:
