@@ -28,7 +28,12 @@ def codex_rollout(path: Path, cwd: Path, request: str, answer: str) -> None:
     """A Codex CLI rollout of one exchange run in `cwd`."""
 
     def record(ordinal: int, kind: str, payload: dict) -> dict:
-        return {"timestamp": f"2026-12-02T06:07:{ordinal:02d}.000Z", "ordinal": ordinal, "type": kind, "payload": payload}
+        return {
+            "timestamp": f"2026-12-02T06:07:{ordinal:02d}.000Z",
+            "ordinal": ordinal,
+            "type": kind,
+            "payload": payload,
+        }
 
     def said(ordinal: int, role: str, text: str) -> dict:
         kind = "output_text" if role == "assistant" else "input_text"
@@ -129,7 +134,9 @@ def test_projects_lists_every_archive_of_this_machine(machine):
     assert registry.is_file() and registry.stat().st_mode & 0o777 == 0o600
     assert str(registry).startswith(os.environ["XDG_DATA_HOME"])
     text = machine.run(machine.root, "projects")
-    assert text.returncode == 0 and f"{machine.projects['alpha'].path}  \"Trial #1\"  1 savepoint(s), last " in text.stdout
+    assert (
+        text.returncode == 0 and f'{machine.projects["alpha"].path}  "Trial #1"  1 savepoint(s), last ' in text.stdout
+    )
 
 
 def test_recall_outside_a_project_searches_every_project_and_inside_stays_in_it(machine):
@@ -186,7 +193,10 @@ def test_a_moved_project_is_reported_never_fatal(machine):
     delta.path.rename(moved)
     listed = machine.run(machine.root, "projects")
     assert listed.returncode == 0, listed.stderr
-    assert f"{delta.path}  \"Trial #1\"  ✗ not there any more (moved or deleted); `precompact projects --forget {delta.path}` removes it" in listed.stdout
+    assert (
+        f'{delta.path}  "Trial #1"  ✗ not there any more (moved or deleted); `precompact projects --forget {delta.path}` removes it'
+        in listed.stdout
+    )
     found = machine.run(machine.root, "recall", "kestrel")
     assert found.returncode == 0 and hit_lines(found.stdout)
     assert f'project "{delta.path}" is not there any more (moved or deleted): not searched' in found.stdout
@@ -215,7 +225,7 @@ def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine):
 
 
 def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
-    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "projects.json"
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
     registry.write_text('{"format": "precompact-projects/1", "projects": [{"path": "relative"')
     for args in (("projects",), ("recall", "kestrel")):
         refused = machine.run(machine.root, *args)
@@ -225,7 +235,13 @@ def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
         assert "run `precompact projects --rescan DIR`" in line
     rebuilt = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert {Path(p).name for p in json.loads(rebuilt.stdout)["rescanned"]} == {"alpha", "beta", "gamma", "delta", "epsilon"}
+    assert {Path(p).name for p in json.loads(rebuilt.stdout)["rescanned"]} == {
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+    }
     assert hit_lines(machine.run(machine.root, "recall", "kestrel").stdout)
 
 
@@ -279,7 +295,9 @@ def test_savepoints_in_two_projects_while_a_search_runs(machine):
     for process in started:
         process.wait(timeout=120)
         assert process.returncode in (0, 3), process.stderr.read() if process.stderr else ""
-    listed = {Path(p["path"]).name: p for p in json.loads(machine.run(machine.root, "projects", "--json").stdout)["projects"]}
+    listed = {
+        Path(p["path"]).name: p for p in json.loads(machine.run(machine.root, "projects", "--json").stdout)["projects"]
+    }
     assert listed["alpha"]["savepoints"] == listed["beta"]["savepoints"] == 2
     for phrase, name in (("ocelot hotfix", "alpha"), ("quetzal rollout", "beta")):
         found = machine.run(machine.root, "recall", phrase)

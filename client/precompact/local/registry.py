@@ -1,5 +1,5 @@
 """This machine's registry of the projects precompact archives: the one owner of
-`$XDG_DATA_HOME/precompact/projects.json` (default `~/.local/share/precompact/`).
+`$XDG_DATA_HOME/precompact/registry.json` (default `~/.local/share/precompact/`).
 
 A project is registered when precompact writes a savepoint in it (Layer 1, the hook's and
 `savepoint`'s and `import`'s), and on `init`. The file names only where each project is and its
@@ -28,8 +28,8 @@ from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
 
-REGISTRY_NAME = "projects.json"
-LOCK_NAME = "projects.lock"
+REGISTRY_NAME = "registry.json"
+LOCK_NAME = "registry.lock"
 FORMAT = "precompact-projects/1"
 MAX_BYTES = 16 << 20  # a registry of many thousand projects is far below this
 RESCAN_SKIPPED = frozenset({".git", "node_modules", ".venv", "__pycache__", "logs"})
