@@ -815,35 +815,60 @@ def pool(
     (and their lineage) this machine wrote and verified, the index brought up to date first."""
     notes: list[str] = []
     scope: dict[tuple[str, int], savepoint_log.Savepoint] = {}
+    wanted: dict[str, list[savepoint_log.Savepoint]] = {}
     for instance in instances:
-        notes.extend(update(logs, instance).notes)
-        scope.update(
-            {(s.instance, s.sequence): s for s in in_scope(logs, instance) if agent is None or s.agent == agent}
-        )
+        if held := in_scope(logs, instance):
+            wanted[instance] = held
+            scope.update({(s.instance, s.sequence): s for s in held if agent is None or s.agent == agent})
     empty = Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
-    with _damage_named(), _connect(logs, create=False) as connection:
-        if connection is None:
+    every = {(s.instance, s.sequence) for held in wanted.values() for s in held}
+    for updated in (False, True):
+        with _damage_named(), _connect(logs, create=False) as connection:
+            current = connection is not None and _schema_ok(connection) and not _exists(logs, WRITING_MARK)
+            indexed = _indexed(connection) if connection is not None and current else {}
+            if connection is not None and (updated or every <= indexed.keys()):
+                return _pooled(connection, logs, phrases, any_phrase, since, role, tool, limit, notes, scope, indexed)
+        if not wanted:
             return empty
-        ids = {n: key for key, (n, _) in _indexed(connection).items() if key in scope}
-        if not ids:
-            return empty
-        rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, limit)
-        (entries,) = connection.execute("SELECT count(*) FROM entries").fetchone()
-        having = tuple(
-            connection.execute(
-                "SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", (_match([p], False),)
-            ).fetchone()[0]
-            for p in phrases
-        )
-        weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
-        for n, phrase in enumerate(phrases):
-            # BM25 of this phrase alone, over the same rows: its term weight times this index's IDF.
-            local = idf(entries, having[n])
-            for entry_id, score in connection.execute(
-                f"SELECT rowid, bm25(entry_text) FROM entry_text WHERE entry_text MATCH ? AND rowid IN {_in(list(weights))}",
-                (_match([phrase], False),),
-            ):
-                weights[entry_id][n] = -score / local
+        # The index lacks a savepoint, or is torn or of another version: brought up to date, once.
+        for instance in wanted:
+            notes.extend(update(logs, instance).notes)
+    return empty
+
+
+def _pooled(
+    connection: sqlite3.Connection,
+    logs: Path,
+    phrases: list[list[str]],
+    any_phrase: bool,
+    since: float | None,
+    role: str | None,
+    tool: str | None,
+    limit: int,
+    notes: list[str],
+    scope: dict[tuple[str, int], savepoint_log.Savepoint],
+    indexed: dict[tuple[str, int], tuple[int, str | None]],
+) -> Pool:
+    ids = {n: key for key, (n, _) in indexed.items() if key in scope}
+    if not ids:
+        return Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
+    rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, limit)
+    (entries,) = connection.execute("SELECT count(*) FROM entries").fetchone()
+    having = tuple(
+        connection.execute(
+            "SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", (_match([p], False),)
+        ).fetchone()[0]
+        for p in phrases
+    )
+    weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
+    for n, phrase in enumerate(phrases):
+        # BM25 of this phrase alone, over the same rows: its term weight times this index's IDF.
+        local = idf(entries, having[n])
+        for entry_id, score in connection.execute(
+            f"SELECT rowid, bm25(entry_text) FROM entry_text WHERE entry_text MATCH ? AND rowid IN {_in(list(weights))}",
+            (_match([phrase], False),),
+        ):
+            weights[entry_id][n] = -score / local
     return Pool(logs, rows, [tuple(weights[row[0]]) for row in rows], entries, having, matched, notes, scope)
 
 
