@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
+from precompact.config import approval
 from precompact.config import settings as configuration
 from precompact.local import registry, snapshot
 from precompact.recall import everywhere
@@ -47,9 +49,10 @@ def archive(root: Path, count: int, size_mb: float) -> tuple[list[Path], list[di
     """`count` projects, each with one savepoint of its own `size_mb` MB session (the rare phrase
     planted in the last one), registered by Layer 1 and indexed as the worker does."""
     projects, rows = [], []
+    template = new_project(root, "template", git_layer=False, chain_layer=False, instance="Bench #template").path
     for n in range(count):
         progress(f"project {n + 1}/{count}")
-        project = new_project(root, f"p{n:03d}", git_layer=False, chain_layer=False, instance=f"Bench #{n}").path
+        project = copied(template, root / f"p{n:03d}", f"Bench #{n}")
         transcript = generate(
             root / f"s{n}.jsonl", int(size_mb * MB), project=project, seed=n, planted=[RARE] if n == count - 1 else []
         )
@@ -72,6 +75,17 @@ def archive(root: Path, count: int, size_mb: float) -> tuple[list[Path], list[di
     return projects, rows
 
 
+def copied(template: Path, project: Path, instance: str) -> Path:
+    """A new project made as `init` made the template (its git repository, its configuration,
+    approved here), under its own instance name: a hundred `init`s would cost minutes of process
+    starts and measure nothing the search does."""
+    shutil.copytree(template, project, symlinks=True, ignore=shutil.ignore_patterns("logs"))
+    config = project / configuration.CONFIG_NAME
+    config.write_text(config.read_text().replace('"Bench #template"', json.dumps(instance)))
+    approval.approve(config.resolve(), config.read_bytes())
+    return project
+
+
 def first_registration(root: Path, runs: int) -> dict:
     """A new project's first registration (the registry holding every bench project): read, lock,
     write whole and fsync, 0600."""
@@ -89,7 +103,7 @@ def first_registration(root: Path, runs: int) -> dict:
 def machine_wide(root: Path, count: int, size_mb: float) -> Path:
     """The one index a machine-wide design keeps: every project's session in one index (here, one
     project holding them all as sessions of its own), to search as one."""
-    project = new_project(root, "all", git_layer=False, chain_layer=False, instance="All #1").path
+    project = copied(root / "template", root / "all", "All #1")
     loaded = configuration.load(project)
     for n in range(count):
         progress(f"machine-wide index: session {n + 1}/{count}")

@@ -306,3 +306,23 @@ def test_savepoints_in_two_projects_while_a_search_runs(machine):
 
 def schema(name: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads((REPO / "docs" / "schemas" / f"{name}.schema.json").read_text()))
+
+
+def test_the_viewers_home_page_lists_the_projects_and_searches_them_all(machine):
+    from starlette.testclient import TestClient
+
+    from precompact.viewer import app
+
+    machine.projects["delta"].path.rename(machine.projects["delta"].path.with_name("delta-moved"))
+    client = TestClient(app.create_home("token", 8000), base_url="http://127.0.0.1:8000")
+    home = client.get("/token/")
+    assert home.status_code == 200
+    for name in ("alpha", "beta", "gamma", "epsilon"):
+        assert f"<code>{machine.projects[name].path}</code>" in home.text
+    assert "not there any more (moved or deleted)" in home.text
+    found = client.get("/token/search", params={"q": "rhubarb pipeline"})
+    assert found.status_code == 200
+    beta = machine.projects["beta"].path
+    assert "<code>precompact show 1:" in found.text and f"--project {beta}</code>" in found.text
+    assert "The rhubarb pipeline is the bottleneck." in found.text
+    assert client.get("/elsewhere/").status_code == 404, "behind the token, as every page of the viewer"

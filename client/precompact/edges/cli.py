@@ -1335,12 +1335,19 @@ def dropped(sequence, instance, as_json) -> None:
 
 @main.command()
 @click.option("--no-open", is_flag=True, help="Print the address only; do not open a browser.")
-def view(no_open) -> None:
+@click.option(
+    "--everywhere",
+    is_flag=True,
+    help="The home page of every project this machine archived, with one search over them all (the default outside a project).",
+)
+def view(no_open, everywhere) -> None:
     """Serve a read-only page of this project's sessions, savepoints, proofs and what compaction
-    dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it."""
+    dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it. Outside a project
+    (or with --everywhere), this machine's projects and one search over all of them."""
     from precompact.viewer import serve
 
-    serve.serve(_load(), open_browser=not no_open, announce=lambda line: terminal.echo(line, err=True))
+    loaded = None if everywhere or not _in_a_project() else _load()
+    serve.serve(loaded, open_browser=not no_open, announce=lambda line: terminal.echo(line, err=True))
 
 
 @main.command()
