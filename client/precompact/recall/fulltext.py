@@ -861,7 +861,10 @@ def _pooled(
         for p in phrases
     )
     weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
-    for n, phrase in enumerate(phrases):
+    if len(phrases) == 1:  # the query's own score is the phrase's
+        for row in rows:
+            weights[row[0]][0] = -row[-1] / idf(entries, having[0])
+    for n, phrase in enumerate(phrases if len(phrases) > 1 else []):
         # BM25 of this phrase alone, over the same rows: its term weight times this index's IDF.
         local = idf(entries, having[n])
         for entry_id, score in connection.execute(
@@ -895,7 +898,7 @@ def _query(
     tool: str | None,
     limit: int,
 ) -> tuple[list[tuple], int]:
-    """The best `limit` matches, and how many entries match in all."""
+    """The best `limit` matches (each with its BM25 score last), and how many entries match in all."""
     where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
     values: list[object] = [match, *holders]
     for clause, value in (("e.role = ?", role), ("e.tool = ?", tool), ("e.time >= ?", since)):
@@ -906,7 +909,7 @@ def _query(
         where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
     source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
     rows = connection.execute(
-        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?",
+        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time, bm25(entry_text) AS rank {source} ORDER BY rank LIMIT ?",
         (*values, limit),
     ).fetchall()
     count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]
