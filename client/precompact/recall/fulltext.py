@@ -25,6 +25,7 @@ import mmap
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -400,6 +401,34 @@ def _connect(logs: Path, create: bool) -> Iterator[sqlite3.Connection | None]:
         yield connection
     finally:
         connection.close()
+
+
+_KEPT = threading.local()  # per thread (the viewer answers in several): logs/ -> (file, its connection)
+
+
+@contextlib.contextmanager
+def _kept_open(logs: Path) -> Iterator[sqlite3.Connection | None]:
+    """`_connect`, kept open for the next search over every project in this process (the MCP
+    server's, the viewer's) while logs/ holds the same index file (device and inode): an idle
+    connection holds no lock, and a replaced or removed index is opened again, as `_connect`
+    opens it."""
+    kept: dict[Path, tuple[tuple[int, int], contextlib.ExitStack, sqlite3.Connection]]
+    kept = _KEPT.__dict__.setdefault("indexes", {})
+    try:
+        info = os.stat(index_path(logs), follow_symlinks=False)
+        identity = (info.st_dev, info.st_ino)
+    except FileNotFoundError:
+        identity = None
+    if logs in kept and kept[logs][0] != identity:
+        kept.pop(logs)[1].close()
+    if identity is not None and logs not in kept:
+        opened = contextlib.ExitStack()
+        connection = opened.enter_context(_connect(logs, create=False))
+        if connection is None:
+            opened.close()
+        else:
+            kept[logs] = (identity, opened, connection)
+    yield kept[logs][2] if logs in kept else None
 
 
 def _schema_ok(connection: sqlite3.Connection) -> bool:
@@ -823,7 +852,7 @@ def pool(
     empty = Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
     every = {(s.instance, s.sequence) for held in wanted.values() for s in held}
     for updated in (False, True):
-        with _damage_named(), _connect(logs, create=False) as connection:
+        with _damage_named(), _kept_open(logs) as connection:
             current = connection is not None and _schema_ok(connection) and not _exists(logs, WRITING_MARK)
             indexed = _indexed(connection) if connection is not None and current else {}
             if connection is not None and (updated or every <= indexed.keys()):
