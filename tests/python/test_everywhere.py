@@ -232,7 +232,7 @@ def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
         assert refused.returncode == 1, refused.stdout
         [line] = refused.stderr.splitlines()
         assert f"the project registry {registry} is damaged" in line
-        assert "run `precompact projects --rescan DIR`" in line
+        assert "rebuild it with `precompact projects --rescan DIR`" in line
     rebuilt = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert {Path(p).name for p in json.loads(rebuilt.stdout)["rescanned"]} == {

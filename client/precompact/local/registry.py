@@ -66,8 +66,8 @@ def registry_path() -> Path:
 
 def _rebuild_hint() -> str:
     return (
-        f"remove {registry_path()} and run `precompact projects --rescan DIR` (DIR: the directory your projects are "
-        "under, e.g. ~) to register again every project there this machine archived"
+        "rebuild it with `precompact projects --rescan DIR` (DIR: the directory your projects are under, e.g. ~): "
+        "it registers again every project there this machine archived"
     )
 
 

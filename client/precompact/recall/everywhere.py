@@ -117,7 +117,7 @@ def search(
             if not any_phrase:
                 notes.extend(pool.notes)
             pools.append((found, pool))
-        if any(pool.rows for _, pool in pools) or len(phrases) == 1:
+        if any(pool.rows for _, pool in pools) or len(phrases) == 1 or any_phrase:
             break
         notes.append("no entry holds every word; these hold some of them")
     entries = sum(pool.entries for _, pool in pools)
