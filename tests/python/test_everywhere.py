@@ -203,24 +203,35 @@ def test_a_moved_project_is_reported_never_fatal(machine):
     assert hit_lines(machine.run(machine.root, "recall", "narwhal").stdout) == []
 
 
-def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine):
-    epsilon = machine.projects["epsilon"]
-    before = machine.run(machine.root, "recall", "zanzibar")
-    assert project_of(hit_lines(before.stdout)[0]) == str(epsilon.path)
-    forgot = machine.run(machine.root, "projects", "--forget", str(epsilon.path))
-    assert forgot.returncode == 0, forgot.stderr
-    assert forgot.stdout.startswith(f"forgot {epsilon.path}: it is no longer listed")
-    assert hit_lines(machine.run(machine.root, "recall", "zanzibar").stdout) == []
+@pytest.mark.parametrize(("name", "word"), [("epsilon", "zanzibar"), ("gamma", "marmoset")])
+def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine, name, word):
+    """Claude Code's project, and Codex's, whose sessions precompact keeps a document of under
+    its state directory."""
+    forgotten = machine.projects[name]
+    before = machine.run(machine.root, "recall", word)
+    assert project_of(hit_lines(before.stdout)[0]) == str(forgotten.path)
     user_level = [Path(os.environ[v]) for v in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")]
-    holding = [
-        path
-        for top in [*user_level, machine.home]
-        for path in top.rglob("*")
-        if path.is_file() and (b"zanzibar" in path.read_bytes() or str(epsilon.path).encode() in path.read_bytes())
-    ]
-    # The approval of epsilon's .precompact.toml names the project; it is the user's trust, not a copy of its text.
-    assert [p for p in holding if "trusted" not in p.parts] == []
-    again = machine.run(machine.root, "projects", "--forget", str(epsilon.path))
+
+    def holding() -> list[Path]:
+        found = [
+            path
+            for top in [*user_level, machine.home]
+            for path in top.rglob("*")
+            if path.is_file()
+            and (word.encode() in path.read_bytes() or str(forgotten.path).encode() in path.read_bytes())
+        ]
+        # The approval of its .precompact.toml names the project: the user's trust, not a copy of its text.
+        return [p for p in found if "trusted" not in p.parts]
+
+    kept = holding()
+    assert any(p.name == "registry.json" for p in kept)
+    assert name != "gamma" or any("agent-documents" in p.parts for p in kept), "the Codex session's document"
+    forgot = machine.run(machine.root, "projects", "--forget", str(forgotten.path))
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.startswith(f"forgot {forgotten.path}: it is no longer listed")
+    assert hit_lines(machine.run(machine.root, "recall", word).stdout) == []
+    assert holding() == []
+    again = machine.run(machine.root, "projects", "--forget", str(forgotten.path))
     assert again.returncode == 1 and "is not a registered project; `precompact projects` lists them" in again.stderr
 
 

@@ -164,13 +164,22 @@ def _holds(found: list[Registered], where: Path, instance: str) -> bool:
     return any(p.path == where and instance in p.instances for p in found)
 
 
+def registered(root: Path) -> Registered | None:
+    """The project registered at `root` (as given, or with its links resolved, so a project no
+    longer there can be named), None when there is none."""
+    return _named(projects(), root)
+
+
+def _named(found: list[Registered], root: Path) -> Registered | None:
+    return next((p for p in found if p.path in (Path(os.path.abspath(root)), _where(root))), None)
+
+
 def forget(root: Path) -> Registered | None:
-    """Removes the project registered at `root` (as given, or with its links resolved, so a
-    project no longer there can be named); the entry removed, None when none was."""
-    given = Path(os.path.abspath(root))
+    """Removes the project registered at `root` (named as `registered` takes it); the entry
+    removed, None when none was."""
     with _locked():
         found = projects()
-        gone = next((p for p in found if p.path in (given, _where(root))), None)
+        gone = _named(found, root)
         if gone is None:
             return None
         private_file.replace(registry_path(), _document(p for p in found if p is not gone))

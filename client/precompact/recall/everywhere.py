@@ -25,6 +25,7 @@ from precompact.boundary import quoting
 from precompact.errors import PrecompactError
 from precompact.local import registry, savepoint_log
 from precompact.recall import fulltext
+from precompact.transcript import agents
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,17 @@ def projects() -> list[Project]:
 
 
 def forget(path: Path) -> registry.Registered:
-    """Removes the project from the registry, the only user-level file that names it (each
-    project's recall index is in its own logs/). RegistryError when it is not registered."""
-    gone = registry.forget(path)
-    if gone is None:
+    """Removes every copy precompact keeps of the project's text outside it (the documents it
+    made of its Codex and Gemini sessions, under the state directory; each project's recall
+    index is in its own logs/), then the project from the registry, the one user-level file that
+    names it. RegistryError when it is not registered."""
+    known = registry.registered(path)
+    if known is None:
         raise registry.RegistryError(
             f"{quoting.inline(os.path.abspath(path))} is not a registered project; `precompact projects` lists them"
         )
-    return gone
+    agents.forget(known.logs)
+    return registry.forget(known.path) or known
 
 
 @dataclass
