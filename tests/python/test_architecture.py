@@ -1115,6 +1115,7 @@ def test_the_delegation_rule_sees_a_facade_that_computes():
 MODEL_TEXT = (
     "restore/brief.py",
     "recall/fulltext.py",
+    "recall/everywhere.py",
     "api.py",
     "edges/hook.py",
     "edges/mcp_server.py",
