@@ -21,7 +21,7 @@ from precompact.local import savepoint_log
 from precompact.ops import inspection, layers
 
 if TYPE_CHECKING:
-    from precompact.local import snapshot
+    from precompact.local import registry, snapshot
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from precompact.ops.prune import Pruned
     from precompact.proof.bundle import Verdict
     from precompact.proof.ledger import Ledger
-    from precompact.recall import fulltext
+    from precompact.recall import everywhere, fulltext
     from precompact.restore.dropped import Dropped
     from precompact.restore.resurrect import Resurrection
     from precompact.restore.uncompact import Uncompacted
@@ -539,6 +539,48 @@ def render(entries: list[fulltext.Entry]) -> str:
     from precompact.recall import fulltext as recollection
 
     return recollection.render(entries)
+
+
+def recall_everywhere(
+    query: str,
+    since: str | None = None,
+    role: str | None = None,
+    tool: str | None = None,
+    agent: str | None = None,
+) -> everywhere.Searched:
+    """Full-text search over every project this machine archived, one BM25 ranking across them,
+    each hit naming its project (recall.everywhere)."""
+    from precompact.recall import everywhere as across
+
+    return across.search(query, since, role, tool, agent)
+
+
+def projects() -> list[everywhere.Project]:
+    """The projects in this machine's registry, each with its savepoints, or why not (moved)."""
+    from precompact.recall import everywhere as across
+
+    return across.projects()
+
+
+def forget_project(path: Path) -> registry.Registered:
+    """Removes a project from this machine's registry (recall.everywhere.forget)."""
+    from precompact.recall import everywhere as across
+
+    return across.forget(path)
+
+
+def rescan_projects(directory: Path) -> list[registry.Registered]:
+    """Registers every project under `directory` whose logs/ holds a savepoint this machine
+    wrote: the registry rebuilt (local.registry)."""
+    from precompact.local import registry as machine_registry
+
+    return machine_registry.rescan(directory)
+
+
+def registry_path() -> Path:
+    from precompact.local import registry as machine_registry
+
+    return machine_registry.registry_path()
 
 
 def recall_index_path(config: Config) -> Path:

@@ -68,6 +68,8 @@ def own_trust_store(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
     # This machine's record of the savepoints it wrote (local.provenance), the test's own too.
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+    # This machine's registry of the projects it archived (local.registry), the test's own too.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
 @pytest.fixture

@@ -619,8 +619,45 @@ def names_git_exclude_file(tree: ast.Module) -> list[str]:
     return found
 
 
+# This machine's registry of the projects it archived (`precompact projects`, recall --everywhere)
+# is read and written by one module: it alone knows the file's shape, its lock and that it is
+# outside input, and `projects --forget` removes a project from the one place that names it.
+REGISTRY_OWNER = "local/registry.py"
+REGISTRY_FILES = ("registry.json", "registry.lock")
+
+
+def names_the_project_registry(tree: ast.Module) -> list[str]:
+    """The registry's file (its name, its lock's) or the user's data directory it is in (`.local
+    / share`, XDG_DATA_HOME read from the environment) named outside its owner."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.endswith(REGISTRY_FILES):
+                found.append(f"line {node.lineno}: {node.value[:60]!r}")
+        elif isinstance(node, ast.Call | ast.Subscript):
+            given = [*node.args] if isinstance(node, ast.Call) else [node.slice]
+            if any(isinstance(a, ast.Constant) and a.value == "XDG_DATA_HOME" for a in given):
+                found.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Div)
+            and isinstance(node.right, ast.Constant)
+            and node.right.value == "share"
+            and isinstance(node.left, ast.BinOp)
+            and isinstance(node.left.right, ast.Constant)
+            and node.left.right.value == ".local"
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
+    "names_the_project_registry": (
+        names_the_project_registry,
+        (REGISTRY_OWNER,),
+        "import json, os\ndef listed():\n    return json.load(open(os.environ['XDG_DATA_HOME'] + '/precompact/registry.json'))\n",
+    ),
     "names_git_exclude_file": (
         names_git_exclude_file,
         (EXCLUDE_OWNER,),
@@ -848,6 +885,18 @@ def test_the_exclude_rule_sees_each_way_to_name_gits_exclude_file():
     assert not names_git_exclude_file(ast.parse("note = 'or add it to .git/info/exclude to keep it yours'\n"))
 
 
+def test_the_registry_rule_sees_each_way_to_name_the_registry():
+    for sample in (
+        "from pathlib import Path\ndef where():\n    return Path.home() / '.local' / 'share' / 'precompact'\n",
+        "import os\ndef where():\n    return os.environ.get('XDG_DATA_HOME')\n",
+        "import os\ndef where():\n    return os.getenv('XDG_DATA_HOME', '~/.local/share')\n",
+        "def lock(directory):\n    return directory / 'registry.lock'\n",
+    ):
+        assert names_the_project_registry(ast.parse(sample)), sample
+    # Passing the variable on to a child process names no file.
+    assert not names_the_project_registry(ast.parse("KEPT = ('XDG_STATE_HOME', 'XDG_DATA_HOME')\n"))
+
+
 def test_the_logs_rule_sees_each_way_around_its_owner():
     """Each kind of open the logs rule forbids is reported, and an open of another path is not."""
     sample = ast.parse(
@@ -1066,6 +1115,7 @@ def test_the_delegation_rule_sees_a_facade_that_computes():
 MODEL_TEXT = (
     "restore/brief.py",
     "recall/fulltext.py",
+    "recall/everywhere.py",
     "api.py",
     "edges/hook.py",
     "edges/mcp_server.py",

@@ -143,13 +143,15 @@ def test_errors_are_json_when_asked_and_one_line_otherwise(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     unconfigured = (
         *("status", "verify", "flush", "savepoint", "import", "inspect", "resurrect", "uncompact", "export"),
-        *("recall x", "show 1:1", "prove 1", "prune --keep 1", "key show", "key import -", "key rekey", "restore"),
+        *("show 1:1", "prove 1", "prune --keep 1", "key show", "key import -", "key rekey", "restore"),
     )
     for command in unconfigured:
         failed = run("error", *command.split(), exit_code=FAILED)
         assert failed["exit_code"] == FAILED and "precompact init" in failed["error"], command
         plain = invoke(*command.split())
         assert plain.exit_code == FAILED and plain.output.count("\n") == 1 and plain.output.startswith("Error: ")
+    # Outside a project, recall searches every project this machine archived (none here).
+    assert run("recall", "recall", "x")["projects"] == 0
     for usage in ("verify --sequence 0", "status --no-such-option", "savepoint --transcript x --no-transcript"):
         assert run("error", *usage.split(), exit_code=USAGE)["exit_code"] == USAGE, usage
     assert "precompact init" in run("error", "trust", "--yes", exit_code=FAILED)["error"]

@@ -237,6 +237,7 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
         "role",
         "tool",
         "agent",
+        "everywhere",
     }
     assert schema["show"]["required"] == ["ref"]
     text = [a.content[0].text for a in answers]

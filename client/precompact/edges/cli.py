@@ -59,6 +59,15 @@ def _load(instance: str | None = None) -> configuration.Config:
     return dataclasses.replace(loaded, instance=instance) if instance else loaded
 
 
+def _load_project(project: Path, instance: str | None) -> configuration.Config:
+    """The configuration of the project at `project` (`show --project`), approved by this user
+    as every project's must be; as `instance` when given."""
+    if not project.is_dir():
+        raise ConfigError(f"{project} is not a directory; `precompact projects` lists where each project is")
+    loaded = configuration.load(project)
+    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+
+
 def _json_asked() -> bool:
     context = click.get_current_context(silent=True)
     return bool(context and context.meta.get(_JSON_KEY))
@@ -1147,15 +1156,29 @@ def restore(as_json) -> None:
 @click.option("--tool", help="Only calls to, and results of, this tool (e.g. Bash).")
 @click.option("--agent", type=click.Choice(agents.NAMES), help="Only the sessions of this agent.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the snapshots first.")
+@click.option(
+    "--everywhere",
+    is_flag=True,
+    help="Search every project this machine archived (`precompact projects`), one ranking; the default outside a project.",
+)
 @_instance_option
 @_json_option("Every hit (the budget bounds the text form only)")
-def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance, as_json) -> None:
+def recall(query, budget, sequence, since, role, tool, agent, rebuild, everywhere, instance, as_json) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
-    that `precompact show` prints whole."""
+    that `precompact show` prints whole. Outside a project, or with --everywhere, every project
+    this machine archived."""
     from precompact import api
 
     if query is None and not rebuild:
         raise click.UsageError("give a QUERY (or --rebuild)")
+    if everywhere or not _in_a_project():
+        for given, option in ((sequence, "--savepoint"), (rebuild or None, "--rebuild"), (instance, "--instance")):
+            if given is not None:
+                raise click.UsageError(
+                    f"{option} names one project's savepoints; run it in that project without --everywhere"
+                )
+        _recall_everywhere(query, budget, since, role, tool, agent, as_json)
+        return
     loaded = _load(instance)
     rebuilt = None
     if rebuild:
@@ -1179,20 +1202,118 @@ def recall(query, budget, sequence, since, role, tool, agent, rebuild, instance,
         terminal.echo(found.text(budget))
 
 
+def _in_a_project() -> bool:
+    """Whether the current directory is in a project (a .precompact.toml at or above it, within
+    its git work tree), trusted or not: only outside every project does recall search them all."""
+    try:
+        configuration.find_root(Path.cwd())
+    except ConfigError:
+        return False
+    return True
+
+
+def _recall_everywhere(query, budget, since, role, tool, agent, as_json) -> None:
+    from precompact import api
+
+    searched = api.recall_everywhere(query, since, role, tool, agent)
+    found = searched.results
+    if as_json:
+        hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
+        _emit(
+            {
+                "query": query,
+                "matched": found.matched,
+                "hits": hits,
+                "notes": found.notes,
+                "rebuilt": None,
+                "projects": searched.projects,
+            }
+        )
+    else:
+        terminal.echo(found.text(budget))
+
+
 @main.command()
 @click.argument("ref")
 @click.option("--instance", help="Whose savepoint (default: the configured instance).")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The project the savepoint is in, when recall --everywhere named another one.",
+)
 @_json_option("The entries as the snapshot holds them")
-def show(ref, instance, as_json) -> None:
+def show(ref, instance, project, as_json) -> None:
     """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
     from precompact import api
 
-    loaded = _load(instance)
+    loaded = _load(instance) if project is None else _load_project(project, instance)
     entries = api.show(loaded, ref)
     if as_json:
         _emit([e.raw for e in entries])
     else:
         terminal.echo(api.render(entries))
+
+
+@main.command()
+@click.option(
+    "--forget",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="Remove this project from the registry, and with it every copy of its words precompact keeps outside it.",
+)
+@click.option(
+    "--rescan",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Register every project under DIR whose logs/ holds a savepoint this machine wrote (rebuilds a damaged registry).",
+)
+@_json_option("The projects")
+def projects(forget, rescan, as_json) -> None:
+    """List the projects this machine archived (registered on `init` and on each savepoint): path,
+    instances, savepoints, the last one's time, and whether the project is still there."""
+    from precompact import api
+
+    forgotten = rescanned = None
+    if forget is not None:
+        gone = api.forget_project(forget)
+        forgotten = str(gone.path)
+        _say(f"forgot {forgotten}: it is no longer listed or searched by recall --everywhere")
+    if rescan is not None:
+        rescanned = [str(p.path) for p in api.rescan_projects(rescan)]
+        _say(f"registered {len(rescanned)} project(s) under {rescan}")
+    listed = api.projects()
+    if as_json:
+        _emit(
+            {
+                "registry": str(api.registry_path()),
+                "projects": [
+                    {
+                        "path": str(p.path),
+                        "instances": list(p.instances),
+                        "registered": p.registered,
+                        "present": p.present,
+                        "savepoints": p.savepoints,
+                        "last_savepoint": p.last_savepoint,
+                        "problem": p.problem,
+                    }
+                    for p in listed
+                ],
+                "forgotten": forgotten,
+                "rescanned": rescanned,
+            }
+        )
+        return
+    if not listed:
+        terminal.echo("no project registered yet: `precompact init` or a savepoint registers one")
+    for p in listed:
+        names = ", ".join(json.dumps(i, ensure_ascii=False) for i in p.instances)
+        if not p.present:
+            state = f"✗ not there any more (moved or deleted); `precompact projects --forget {shlex.quote(str(p.path))}` removes it"
+        elif p.problem is not None:
+            state = f"✗ its index cannot be read: {p.problem}"
+        else:
+            state = f"{p.savepoints} savepoint(s), last {p.last_savepoint or 'never'}"
+        terminal.echo(f"{p.path}  {names}  {state}")
 
 
 @main.command()
@@ -1214,12 +1335,19 @@ def dropped(sequence, instance, as_json) -> None:
 
 @main.command()
 @click.option("--no-open", is_flag=True, help="Print the address only; do not open a browser.")
-def view(no_open) -> None:
+@click.option(
+    "--everywhere",
+    is_flag=True,
+    help="The home page of every project this machine archived, with one search over them all (the default outside a project).",
+)
+def view(no_open, everywhere) -> None:
     """Serve a read-only page of this project's sessions, savepoints, proofs and what compaction
-    dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it."""
+    dropped, on 127.0.0.1 behind a secret address it prints; Ctrl-C stops it. Outside a project
+    (or with --everywhere), this machine's projects and one search over all of them."""
     from precompact.viewer import serve
 
-    serve.serve(_load(), open_browser=not no_open, announce=lambda line: terminal.echo(line, err=True))
+    loaded = None if everywhere or not _in_a_project() else _load()
+    serve.serve(loaded, open_browser=not no_open, announce=lambda line: terminal.echo(line, err=True))
 
 
 @main.command()

@@ -7,6 +7,7 @@ answer comes back as a tool error the model can read.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from precompact import api
+from precompact.config import settings as configuration
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.recall import fulltext as recall
@@ -58,6 +60,11 @@ TOOLS = [
                     "enum": list(agents.NAMES),
                     "description": "Only the sessions of this agent (Claude Code, Codex CLI, Gemini CLI).",
                 },
+                "everywhere": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Search every project this machine archived, not only this one; each hit names its project.",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -72,6 +79,10 @@ TOOLS = [
             "properties": {
                 "ref": {"type": "string", "pattern": r"^\d+:\d+(-\d+)?$", "description": "e.g. 3:142 or 3:140-145"},
                 "instance": {"type": "string", "description": "Whose savepoint, when recall named another instance."},
+                "project": {
+                    "type": "string",
+                    "description": "The project's path, when an `everywhere` recall named another project.",
+                },
             },
             "required": ["ref"],
             "additionalProperties": False,
@@ -97,6 +108,17 @@ def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
         query = arguments.get("query")
         if not isinstance(query, str):
             raise ToolError("recall needs a `query` string")
+        if _flag(arguments, "everywhere"):
+            if arguments.get("savepoint") is not None:
+                raise ToolError("`savepoint` names one project's savepoint; leave it out with `everywhere`")
+            searched = api.recall_everywhere(
+                query,
+                _text(arguments, "since"),
+                _text(arguments, "role"),
+                _text(arguments, "tool"),
+                _text(arguments, "agent"),
+            )
+            return searched.results.text(_int(arguments, "budget") or recall.DEFAULT_BUDGET)
         found = api.recall(
             config,
             query,
@@ -111,7 +133,9 @@ def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
         ref = arguments.get("ref")
         if not isinstance(ref, str):
             raise ToolError("show needs a `ref` string such as 3:142")
-        return api.render(api.show(config, ref, _text(arguments, "instance")))
+        project = _text(arguments, "project")
+        where = config if project is None else configuration.load(Path(project))
+        return api.render(api.show(where, ref, _text(arguments, "instance")))
     if name == "savepoints":
         return api.describe_savepoints(config)
     raise ToolError(f"no tool {name!r}; the tools are recall, show and savepoints")
@@ -123,6 +147,13 @@ def _int(arguments: dict[str, Any], key: str) -> int | None:
         return None
     if not isinstance(value, int) or isinstance(value, bool):
         raise ToolError(f"`{key}` must be an integer")
+    return value
+
+
+def _flag(arguments: dict[str, Any], key: str) -> bool:
+    value = arguments.get(key, False)
+    if not isinstance(value, bool):
+        raise ToolError(f"`{key}` must be true or false")
     return value
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 import orjson
 
 from precompact.boundary import git_env, logs_dir, processes
+from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.local import read_position as resume
 from precompact.local.canonical import canonical
@@ -427,7 +428,18 @@ def create_savepoint(
         if queued is not None:
             with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
                 os.unlink(queued, dir_fd=waiting)
+    _register(settings)
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
+
+
+def _register(settings: Settings) -> None:
+    """The project in this machine's registry (`precompact projects`, `recall --everywhere`),
+    after the savepoint is written: a registry that cannot be written (damaged, a read-only home)
+    never costs a savepoint; `precompact projects` names what is wrong with it."""
+    from precompact.local import registry
+
+    with contextlib.suppress(OSError, PrecompactError):
+        registry.register(settings.logs.parent, settings.instance)
 
 
 def queue(settings: Settings, session: Session) -> None:

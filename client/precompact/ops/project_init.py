@@ -317,11 +317,23 @@ def init(
     if not loaded.chain_layer and choices.say_chain_off:
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
     done["logs_excluded"] = keep_out_of_git(root, say, warn)
+    _register(loaded, warn)
     try:
         gitstore.open_repository(loaded.repository)
     except gitstore.GitStoreError as e:
         warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
     return done
+
+
+def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None:
+    """The project in this machine's registry (`precompact projects`); a registry that cannot be
+    written costs the project nothing but a warning naming the fix."""
+    from precompact.local import registry
+
+    try:
+        registry.register(loaded.root, loaded.instance)
+    except (OSError, PrecompactError) as e:
+        warn(f"warning: this project is not in the machine's registry: {e}")
 
 
 def _settings(root: Path, choices: configuration.InitChoices) -> dict:

@@ -20,10 +20,12 @@ import dataclasses
 import errno
 import hashlib
 import itertools
+import math
 import mmap
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -85,6 +87,9 @@ class Hit:
     # The other places the same entry (same role, tool and text) is saved: a later savepoint of a
     # session saved twice, an uncompacted or imported copy; one hit stands for all of them.
     also: tuple[str, ...] = ()
+    # The project's root, for a hit of a search over every project (recall.everywhere); `show
+    # --project` takes it with the reference.
+    project: str | None = None
 
     @property
     def ref(self) -> str:
@@ -94,8 +99,9 @@ class Hit:
         when = _iso(self.time) if self.time is not None else "no time"
         tool = f" · {self.tool}" if self.tool else ""
         also = f" · also in {', '.join(self.also)}" if self.also else ""
+        where = f" · project {quoting.inline(self.project)}" if self.project is not None else ""
         return quoting.single_line(
-            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}{also}"
+            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}{also}{where}"
         )
 
 
@@ -397,6 +403,34 @@ def _connect(logs: Path, create: bool) -> Iterator[sqlite3.Connection | None]:
         connection.close()
 
 
+_KEPT = threading.local()  # per thread (the viewer answers in several): logs/ -> (file, its connection)
+
+
+@contextlib.contextmanager
+def _kept_open(logs: Path) -> Iterator[sqlite3.Connection | None]:
+    """`_connect`, kept open for the next search over every project in this process (the MCP
+    server's, the viewer's) while logs/ holds the same index file (device and inode): an idle
+    connection holds no lock, and a replaced or removed index is opened again, as `_connect`
+    opens it."""
+    kept: dict[Path, tuple[tuple[int, int], contextlib.ExitStack, sqlite3.Connection]]
+    kept = _KEPT.__dict__.setdefault("indexes", {})
+    try:
+        info = os.stat(index_path(logs), follow_symlinks=False)
+        identity = (info.st_dev, info.st_ino)
+    except FileNotFoundError:
+        identity = None
+    if logs in kept and kept[logs][0] != identity:
+        kept.pop(logs)[1].close()
+    if identity is not None and logs not in kept:
+        opened = contextlib.ExitStack()
+        connection = opened.enter_context(_connect(logs, create=False))
+        if connection is None:
+            opened.close()
+        else:
+            kept[logs] = (identity, opened, connection)
+    yield kept[logs][2] if logs in kept else None
+
+
 def _schema_ok(connection: sqlite3.Connection) -> bool:
     try:
         row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -671,17 +705,7 @@ def search(
 ) -> Results:
     """The entries that best match `query` (BM25), best first, each with an excerpt read from
     its verified snapshot. The index is brought up to date first."""
-    phrases = _phrases(query)
-    if not phrases:
-        raise WrongRequest("the query has no words to search for")
-    if role is not None and role not in ROLES:
-        raise RecallError(f"role {role!r} is not one of {', '.join(ROLES)}")
-    since_unix = None
-    if since is not None:
-        try:
-            since_unix = _parse_time(since).timestamp()
-        except ValueError:
-            raise WrongRequest(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
+    phrases, since_unix = request(query, role, since)
     outcome = update(logs, instance, signer=signer)
     results = Results(notes=list(outcome.notes))
     pruned = pruned_in_scope(logs, instance)
@@ -709,38 +733,188 @@ def search(
             if rows or len(phrases) == 1:
                 break
             results.notes.append("no entry holds every word; these hold some of them")
-        snapshots = _Snapshots(logs, signer)
-        withheld: set[int] = set()
-        first_of: dict[tuple[str, str | None, str], int] = {}  # an entry's content -> its hit
-        for entry_id, holder, start, stop, entry_role, entry_tool, time in rows:
-            savepoint = scope[ids[holder]]
-            reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
-            if isinstance(reader, str):
-                if holder not in withheld:
-                    withheld.add(holder)
-                    results.notes.append(
-                        f"savepoint {savepoint.sequence} of {savepoint.instance}: entries withheld, {reader}; run `precompact verify`"
-                    )
-                results.matched -= 1
-                continue
-            shown_in = within or holder
-            (position,) = connection.execute(
-                f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}",
-                (entry_id,),
-            ).fetchone()
-            _, _, text = entry_facts(reader.entry_at((start, stop)), {})
-            at = ids[shown_in]
-            hit = Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases))
-            kept = first_of.setdefault((entry_role, entry_tool, text), len(results.hits))
-            if kept == len(results.hits):
-                results.hits.append(hit)
-                continue
-            # The same entry again: named on the better-ranked hit, not shown a second time.
-            first = results.hits[kept]
-            where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {hit.instance}"
-            results.hits[kept] = dataclasses.replace(first, also=(*first.also, where))
-            results.matched -= 1
+        _hits(connection, _Snapshots(logs, signer), rows, phrases, scope, indexed, ids, within, results)
     return results
+
+
+def request(query: str, role: str | None, since: str | None) -> tuple[list[list[str]], float | None]:
+    """A search's phrases and its `since` as Unix seconds, or WrongRequest/RecallError saying
+    what is wrong with them."""
+    phrases = _phrases(query)
+    if not phrases:
+        raise WrongRequest("the query has no words to search for")
+    if role is not None and role not in ROLES:
+        raise RecallError(f"role {role!r} is not one of {', '.join(ROLES)}")
+    if since is None:
+        return phrases, None
+    try:
+        return phrases, _parse_time(since).timestamp()
+    except ValueError:
+        raise WrongRequest(f"since {since!r} is not an ISO 8601 time; e.g. 2026-11-30T14:05:00Z") from None
+
+
+def _hits(
+    connection: sqlite3.Connection,
+    snapshots: _Snapshots,
+    rows: list[tuple],
+    phrases: list[list[str]],
+    scope: dict[tuple[str, int], savepoint_log.Savepoint],
+    indexed: dict[tuple[str, int], tuple[int, str | None]],
+    ids: dict[int, tuple[str, int]],
+    within: int | None,
+    results: Results,
+    project: str | None = None,
+) -> list[int]:
+    """Appends to `results` a hit for each row (best first), its excerpt read from its verified
+    snapshot; an entry saved again (same role, tool and text) is named on its first hit. Which
+    rows made the hits appended, in order."""
+    made: list[int] = []
+    withheld: set[int] = set()
+    first_of: dict[tuple[str, str | None, str], int] = {}  # an entry's content -> its hit
+    for number, (entry_id, holder, start, stop, entry_role, entry_tool, time, *_) in enumerate(rows):
+        savepoint = scope[ids[holder]]
+        reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
+        if isinstance(reader, str):
+            if holder not in withheld:
+                withheld.add(holder)
+                results.notes.append(
+                    f"savepoint {savepoint.sequence} of {savepoint.instance}: entries withheld, {reader}; run `precompact verify`"
+                )
+            results.matched -= 1
+            continue
+        shown_in = within or holder
+        (position,) = connection.execute(
+            f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}",
+            (entry_id,),
+        ).fetchone()
+        _, _, text = entry_facts(reader.entry_at((start, stop)), {})
+        at = ids[shown_in]
+        hit = Hit(at[0], at[1], position, entry_role, entry_tool, time, excerpt(text, phrases), project=project)
+        kept = first_of.setdefault((entry_role, entry_tool, text), len(results.hits))
+        if kept == len(results.hits):
+            results.hits.append(hit)
+            made.append(number)
+            continue
+        # The same entry again: named on the better-ranked hit, not shown a second time.
+        first = results.hits[kept]
+        where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {hit.instance}"
+        results.hits[kept] = dataclasses.replace(first, also=(*first.also, where))
+        results.matched -= 1
+    return made
+
+
+# --- one index's share of a search over several (recall.everywhere) ----------------------------
+
+
+@dataclass
+class Pool:
+    """One project's index's share of a search over several: its best matches, each with
+    BM25's weight of each phrase in it before IDF, and the counts an IDF over every index needs
+    (FTS5's own: log((N - n + 0.5) / (n + 0.5)), N the entries indexed, n those holding the
+    phrase). Its excerpts are read only for the matches chosen (`pool_hits`)."""
+
+    logs: Path
+    rows: list[tuple]  # (entry id, holder, start, stop, role, tool, time)
+    weights: list[tuple[float, ...]]  # per row, per phrase: BM25's term weight, IDF left out
+    entries: int
+    having: tuple[int, ...]  # per phrase, the entries that hold it
+    matched: int
+    notes: list[str]
+    scope: dict[tuple[str, int], savepoint_log.Savepoint]
+
+
+def idf(entries: int, having: int) -> float:
+    """FTS5's BM25 IDF of a phrase `having` of `entries` hold (never below its floor, 1e-6)."""
+    value = math.log((entries - having + 0.5) / (having + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def pool(
+    logs: Path,
+    instances: Iterable[str],
+    phrases: list[list[str]],
+    any_phrase: bool,
+    since: float | None = None,
+    role: str | None = None,
+    tool: str | None = None,
+    agent: str | None = None,
+    limit: int = MAX_HITS,
+) -> Pool:
+    """The project's best `limit` matches by its own BM25, among the savepoints of `instances`
+    (and their lineage) this machine wrote and verified, the index brought up to date first."""
+    notes: list[str] = []
+    scope: dict[tuple[str, int], savepoint_log.Savepoint] = {}
+    wanted: dict[str, list[savepoint_log.Savepoint]] = {}
+    for instance in instances:
+        if held := in_scope(logs, instance):
+            wanted[instance] = held
+            scope.update({(s.instance, s.sequence): s for s in held if agent is None or s.agent == agent})
+    empty = Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
+    every = {(s.instance, s.sequence) for held in wanted.values() for s in held}
+    for updated in (False, True):
+        with _damage_named(), _kept_open(logs) as connection:
+            current = connection is not None and _schema_ok(connection) and not _exists(logs, WRITING_MARK)
+            indexed = _indexed(connection) if connection is not None and current else {}
+            if connection is not None and (updated or every <= indexed.keys()):
+                return _pooled(connection, logs, phrases, any_phrase, since, role, tool, limit, notes, scope, indexed)
+        if not wanted:
+            return empty
+        # The index lacks a savepoint, or is torn or of another version: brought up to date, once.
+        for instance in wanted:
+            notes.extend(update(logs, instance).notes)
+    return empty
+
+
+def _pooled(
+    connection: sqlite3.Connection,
+    logs: Path,
+    phrases: list[list[str]],
+    any_phrase: bool,
+    since: float | None,
+    role: str | None,
+    tool: str | None,
+    limit: int,
+    notes: list[str],
+    scope: dict[tuple[str, int], savepoint_log.Savepoint],
+    indexed: dict[tuple[str, int], tuple[int, str | None]],
+) -> Pool:
+    ids = {n: key for key, (n, _) in indexed.items() if key in scope}
+    if not ids:
+        return Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
+    rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, limit)
+    (entries,) = connection.execute("SELECT count(*) FROM entries").fetchone()
+    having = tuple(
+        connection.execute(
+            "SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", (_match([p], False),)
+        ).fetchone()[0]
+        for p in phrases
+    )
+    weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
+    if len(phrases) == 1:  # the query's own score is the phrase's
+        for row in rows:
+            weights[row[0]][0] = -row[-1] / idf(entries, having[0])
+    for n, phrase in enumerate(phrases if len(phrases) > 1 else []):
+        # BM25 of this phrase alone, over the same rows: its term weight times this index's IDF.
+        local = idf(entries, having[n])
+        for entry_id, score in connection.execute(
+            f"SELECT rowid, bm25(entry_text) FROM entry_text WHERE entry_text MATCH ? AND rowid IN {_in(list(weights))}",
+            (_match([phrase], False),),
+        ):
+            weights[entry_id][n] = -score / local
+    return Pool(logs, rows, [tuple(weights[row[0]]) for row in rows], entries, having, matched, notes, scope)
+
+
+def pool_hits(found: Pool, rows: list[tuple], phrases: list[list[str]], project: str, results: Results) -> list[int]:
+    """Appends to `results` the hits of `rows` (some of `found.rows`, best first), each naming
+    `project`, their excerpts read from their verified snapshots; which rows made them."""
+    with _damage_named(), _connect(found.logs, create=False) as connection:
+        if connection is None:
+            return []
+        indexed = _indexed(connection)
+        ids = {n: key for key, (n, _) in indexed.items() if key in found.scope}
+        return _hits(
+            connection, _Snapshots(found.logs, None), rows, phrases, found.scope, indexed, ids, None, results, project
+        )
 
 
 def _query(
@@ -753,7 +927,7 @@ def _query(
     tool: str | None,
     limit: int,
 ) -> tuple[list[tuple], int]:
-    """The best `limit` matches, and how many entries match in all."""
+    """The best `limit` matches (each with its BM25 score last), and how many entries match in all."""
     where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
     values: list[object] = [match, *holders]
     for clause, value in (("e.role = ?", role), ("e.tool = ?", tool), ("e.time >= ?", since)):
@@ -764,7 +938,7 @@ def _query(
         where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
     source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
     rows = connection.execute(
-        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source} ORDER BY bm25(entry_text) LIMIT ?",
+        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time, bm25(entry_text) AS rank {source} ORDER BY rank LIMIT ?",
         (*values, limit),
     ).fetchall()
     count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]

@@ -115,6 +115,55 @@ def create(
     return Guard(Starlette(routes=[Mount(viewer.base, routes=routes)]), token, port, admitted)
 
 
+def create_home(token: str, port: int, admitted: Callable[[], None] | None = None) -> ASGIApp:
+    """The guarded home page of this machine's projects (outside a project, or `view
+    --everywhere`): the projects the registry lists and one search over all of them."""
+    home = Home(f"/{token}")
+    routes = [
+        Route("/", home.answering(home.projects)),
+        Route("/search", home.answering(home.search)),
+        Mount("/static", StaticFiles(directory=HERE / "static")),
+    ]
+    return Guard(Starlette(routes=[Mount(home.base, routes=routes)]), token, port, admitted)
+
+
+class Home:
+    """The machine's page: every registered project, and recall across them. A hit names its
+    project and the command that shows it whole; each project's own pages are its own `precompact
+    view`."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self._templates = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
+        )
+        self._templates.globals.update(base=base)
+
+    def answering(self, page: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        def answer(request: Request) -> Response:
+            try:
+                return page(request)
+            except PrecompactError as e:
+                html = self._templates.get_template("home.html").render(
+                    projects=[], query="", results=None, error=str(e)
+                )
+                return Response(html, status_code=404, media_type="text/html; charset=utf-8")
+
+        return answer
+
+    def _render(self, **values: object) -> Response:
+        html = self._templates.get_template("home.html").render(error=None, **values)
+        return Response(html, media_type="text/html; charset=utf-8")
+
+    def projects(self, request: Request) -> Response:
+        return self._render(projects=api.projects(), query="", results=None)
+
+    def search(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        results = api.recall_everywhere(query).results if query else None
+        return self._render(projects=api.projects(), query=query, results=results)
+
+
 def _number(request: Request, name: str) -> int:
     value = request.query_params.get(name, "")
     if not value.isdigit() or not 0 < int(value) < 1 << 63:

@@ -29,8 +29,9 @@ LOOPBACK = "127.0.0.1"
 SWITCH_SECONDS = 0.0005
 
 
-def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -> None:
-    """Serves until interrupted; `announce` is given the address (which holds the token)."""
+def serve(config: Config | None, open_browser: bool, announce: Callable[[str], None]) -> None:
+    """Serves until interrupted; `announce` is given the address (which holds the token). Without
+    a project's `config`, the machine's home page: every project and one search over them."""
     sys.setswitchinterval(SWITCH_SECONDS)
     token = secrets.token_urlsafe(32)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -50,7 +51,11 @@ def serve(config: Config, open_browser: bool, announce: Callable[[str], None]) -
         if page is not None:
             page.unlink(missing_ok=True)
 
-    application = app.create(config, token, port, pages.Verdicts(config), admitted)
+    application = (
+        app.create_home(token, port, admitted)
+        if config is None
+        else app.create(config, token, port, pages.Verdicts(config), admitted)
+    )
     server = uvicorn.Server(uvicorn.Config(application, log_level="warning", access_log=False, lifespan="off"))
     announce(f"precompact view: {url}")
     announce("read-only; the address is the key (keep it to yourself); Ctrl-C stops it")

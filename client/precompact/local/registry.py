@@ -1,0 +1,215 @@
+"""This machine's registry of the projects precompact archives: the one owner of
+`$XDG_DATA_HOME/precompact/registry.json` (default `~/.local/share/precompact/`).
+
+A project is registered when precompact writes a savepoint in it (Layer 1, the hook's and
+`savepoint`'s and `import`'s), and on `init`. The file names only where each project is and its
+instance names: no conversation text, and nothing a search trusts (each project's savepoints are
+still checked against this machine's record before a word of them is quoted). It is written whole
+or not at all, 0600, through `boundary/private_file`; a new project is added under a short lock
+on the registry alone, never on any project. Read back, it is outside input: a file that is not
+the registry's shape is refused in one line naming how to rebuild it (`precompact projects
+--rescan DIR`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from precompact.boundary import outside_json, private_file
+from precompact.config import settings as configuration
+from precompact.errors import PrecompactError
+from precompact.local import savepoint_log
+
+REGISTRY_NAME = "registry.json"
+LOCK_NAME = "registry.lock"
+FORMAT = "precompact-projects/1"
+MAX_BYTES = 16 << 20  # a registry of many thousand projects is far below this
+RESCAN_SKIPPED = frozenset({".git", "node_modules", ".venv", "__pycache__", "logs"})
+
+
+class RegistryError(PrecompactError):
+    """The registry cannot be read as precompact writes it; the message names the rebuild."""
+
+
+@dataclass(frozen=True)
+class Registered:
+    path: Path  # the project's root, where its .precompact.toml is
+    instances: tuple[str, ...]
+    registered: str  # when this machine first registered it (UTC, ISO 8601)
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    def present(self) -> bool:
+        """Whether the project is still where it was registered (its configuration there)."""
+        return os.path.lexists(self.path / configuration.CONFIG_NAME)
+
+
+def data_directory() -> Path:
+    """precompact's user-level data: $XDG_DATA_HOME/precompact, else ~/.local/share/precompact."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "precompact"
+
+
+def registry_path() -> Path:
+    return data_directory() / REGISTRY_NAME
+
+
+def _rebuild_hint() -> str:
+    return (
+        "rebuild it with `precompact projects --rescan DIR` (DIR: the directory your projects are under, e.g. ~): "
+        "it registers again every project there this machine archived"
+    )
+
+
+def projects() -> list[Registered]:
+    """Every registered project, in the order registered (none when there is no registry yet).
+    RegistryError when the file is not the registry's shape."""
+    path = registry_path()
+    try:
+        with open(path, "rb", opener=_no_follow) as f:
+            data = f.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise RegistryError(f"the project registry {path} cannot be read ({e.strerror}); {_rebuild_hint()}") from None
+    try:
+        if len(data) > MAX_BYTES:
+            raise ValueError(f"over {MAX_BYTES} bytes")
+        return _parsed(outside_json.loads(data))
+    except (ValueError, TypeError, KeyError) as e:
+        raise RegistryError(f"the project registry {path} is damaged ({e}); {_rebuild_hint()}") from None
+
+
+def _no_follow(name: str, flags: int) -> int:
+    return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def _parsed(document: object) -> list[Registered]:
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValueError(f"not a {FORMAT} document")
+    listed = document.get("projects")
+    if not isinstance(listed, list):
+        raise TypeError("no list of projects")
+    found = []
+    for item in listed:
+        if not isinstance(item, dict):
+            raise TypeError("a project that is not an object")
+        path, instances, registered = item["path"], item["instances"], item["registered"]
+        if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+            raise ValueError("a project path that is not absolute")
+        if not isinstance(instances, list) or not all(isinstance(i, str) and i.strip() for i in instances):
+            raise ValueError("instances that are not names")
+        if not isinstance(registered, str):
+            raise TypeError("a registration time that is not text")
+        found.append(Registered(Path(path), tuple(instances), registered))
+    return found
+
+
+def _document(found: Iterable[Registered]) -> bytes:
+    listed = [{"path": str(p.path), "instances": list(p.instances), "registered": p.registered} for p in found]
+    return orjson.dumps({"format": FORMAT, "projects": listed}, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """The registry's own lock, held only while a change is read, made and written."""
+    lock = data_directory() / LOCK_NAME
+    with contextlib.suppress(FileExistsError):
+        private_file.create(lock, b"")
+    fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _where(root: Path) -> Path:
+    """A project's path as the registry keeps it: absolute, its links resolved."""
+    return Path(os.path.realpath(root))
+
+
+def register(root: Path, instance: str) -> bool:
+    """Adds the project at `root` with `instance` unless it is there already; whether it added.
+    Reading is all it costs once registered: the file is written only for a new project or
+    instance."""
+    where = _where(root)
+    if _holds(projects(), where, instance):
+        return False
+    with _locked():
+        found = projects()
+        if _holds(found, where, instance):
+            return False
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        known = next((p for p in found if p.path == where), None)
+        if known is None:
+            found.append(Registered(where, (instance,), now))
+        else:
+            found = [Registered(p.path, (*p.instances, instance), p.registered) if p is known else p for p in found]
+        private_file.replace(registry_path(), _document(found))
+    return True
+
+
+def _holds(found: list[Registered], where: Path, instance: str) -> bool:
+    return any(p.path == where and instance in p.instances for p in found)
+
+
+def registered(root: Path) -> Registered | None:
+    """The project registered at `root` (as given, or with its links resolved, so a project no
+    longer there can be named), None when there is none."""
+    return _named(projects(), root)
+
+
+def _named(found: list[Registered], root: Path) -> Registered | None:
+    return next((p for p in found if p.path in (Path(os.path.abspath(root)), _where(root))), None)
+
+
+def forget(root: Path) -> Registered | None:
+    """Removes the project registered at `root` (named as `registered` takes it); the entry
+    removed, None when none was."""
+    with _locked():
+        found = projects()
+        gone = _named(found, root)
+        if gone is None:
+            return None
+        private_file.replace(registry_path(), _document(p for p in found if p is not gone))
+    return gone
+
+
+def rescan(directory: Path) -> list[Registered]:
+    """Registers every project under `directory` whose logs/ holds a savepoint this machine
+    wrote (its index line carries this machine's tag): the registry rebuilt after damage. A
+    damaged registry is replaced. Returns the projects added."""
+    with contextlib.suppress(RegistryError):
+        projects()
+        return _rescan(directory)
+    with _locked():
+        private_file.replace(registry_path(), _document([]))
+    return _rescan(directory)
+
+
+def _rescan(directory: Path) -> list[Registered]:
+    added = []
+    for top, directories, files in os.walk(directory):
+        directories[:] = sorted(d for d in directories if d not in RESCAN_SKIPPED and not d.startswith("."))
+        if configuration.CONFIG_NAME not in files:
+            continue
+        root = Path(top)
+        try:
+            mine = {s.instance for s in savepoint_log.read(root / "logs").savepoints if s.written_here}
+        except (OSError, PrecompactError):  # a logs/ precompact may not read (a link out): not this machine's
+            continue
+        for instance in sorted(mine):
+            if register(root, instance):
+                added.append(Registered(_where(root), (instance,), ""))
+    return added

@@ -1,0 +1,339 @@
+"""Recall across every project this machine archived (#45), through the installed command: the
+registry (`precompact projects`), `recall --everywhere` and plain `recall` outside a project, one
+BM25 ranking over every project, `show --project`, the MCP tool's `everywhere`, a moved project,
+`--forget`, a damaged registry, and savepoints in two projects while a search runs. Each test has
+its own machine: HOME and the XDG directories (the registry included) are the test's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+
+from support.commands import PRECOMPACT, precompact
+from support.conversations import START, Conversation, save
+from support.localnet import REPO
+from support.projects import Project, new_project
+
+CODEX_SESSION = "01a2355d-d3df-7661-851d-76b764947144"
+
+
+def codex_rollout(path: Path, cwd: Path, request: str, answer: str) -> None:
+    """A Codex CLI rollout of one exchange run in `cwd`."""
+
+    def record(ordinal: int, kind: str, payload: dict) -> dict:
+        return {
+            "timestamp": f"2026-12-02T06:07:{ordinal:02d}.000Z",
+            "ordinal": ordinal,
+            "type": kind,
+            "payload": payload,
+        }
+
+    def said(ordinal: int, role: str, text: str) -> dict:
+        kind = "output_text" if role == "assistant" else "input_text"
+        message = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+        return {**record(ordinal, "response_item", message), "metadata": {}}
+
+    records = [
+        record(0, "session_meta", {"id": CODEX_SESSION, "cwd": str(cwd), "cli_version": "0.171.0"}),
+        said(1, "user", request),
+        said(2, "assistant", answer),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+class Machine:
+    """Five archived projects: alpha (Claude Code, many short `ledger` entries), beta (Claude
+    Code, encrypted git layer, one long entry with `ledger` among many others), gamma (Codex CLI,
+    imported), delta (later moved), epsilon (later forgotten)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir()
+        self.projects: dict[str, Project] = {}
+
+    def project(self, name: str, **layers) -> Project:
+        made = new_project(self.root, name, **{"git_layer": False, "chain_layer": False, **layers})
+        self.projects[name] = made
+        return made
+
+    def run(self, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+        return precompact(cwd, *args, home=self.home)
+
+
+@pytest.fixture
+def machine(tmp_path) -> Machine:
+    machine = Machine(tmp_path)
+    alpha = machine.project("alpha")
+    talk = Conversation(tmp_path / "alpha.jsonl", "s-alpha", START)
+    for n in range(12):
+        talk.turn_with(f"ledger {n}", f"ledger-check {n}", f"ledger {n} ok", f"ledger {n} fine")
+    talk.turn_with("Deploy the kestrel service.", "deploy kestrel", "kestrel deployed", "The kestrel is live.")
+    save(alpha, talk)
+
+    beta = machine.project("beta", git_layer=True, encrypted=True)
+    talk = Conversation(tmp_path / "beta.jsonl", "s-beta", START)
+    for n in range(60):
+        talk.turn_with(f"Tune the cache, step {n}.", f"tune --step {n}", f"step {n} applied", f"Step {n} done.")
+    filler = " ".join(f"word{n}" for n in range(120))
+    talk.turn_with(
+        "Why is the build slow?",
+        "profile build",
+        f"{filler} the ledger module dominates {filler}",
+        "The rhubarb pipeline is the bottleneck.",
+    )
+    save(beta, talk)
+
+    gamma = machine.project("gamma")
+    codex_home = tmp_path / "codex-home"
+    day = codex_home / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    codex_rollout(
+        day / f"rollout-2026-12-02T06-07-51-{CODEX_SESSION}.jsonl",
+        gamma.path,
+        "Name the queue after a marmoset.",
+        "The marmoset queue is set up.",
+    )
+    imported = precompact(gamma.path, "import", "--agent", "codex", env={"CODEX_HOME": str(codex_home)})
+    assert imported.returncode == 0, imported.stderr
+
+    for name, phrase in (("delta", "the narwhal migration"), ("epsilon", "the zanzibar credentials rotation")):
+        made = machine.project(name)
+        talk = Conversation(tmp_path / f"{name}.jsonl", f"s-{name}", START)
+        talk.turn_with(f"Plan {phrase}.", "plan", f"{phrase}: planned", f"{phrase.capitalize()} is planned.")
+        save(made, talk)
+    return machine
+
+
+def hit_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("[")]
+
+
+def project_of(line: str) -> str:
+    return json.loads(line[line.index(" · project ") + len(" · project ") :])
+
+
+def test_projects_lists_every_archive_of_this_machine(machine):
+    listed = machine.run(machine.root, "projects", "--json")
+    assert listed.returncode == 0, listed.stderr
+    document = json.loads(listed.stdout)
+    errors = [e.message for e in schema("projects").iter_errors(document)]
+    assert not errors, errors
+    by_path = {Path(p["path"]).name: p for p in document["projects"]}
+    assert set(by_path) == {"alpha", "beta", "gamma", "delta", "epsilon"}
+    assert all(p["present"] and p["instances"] == ["Trial #1"] for p in by_path.values())
+    assert by_path["alpha"]["savepoints"] == 1 and by_path["alpha"]["last_savepoint"].endswith("Z")
+    registry = Path(document["registry"])
+    assert registry.is_file() and registry.stat().st_mode & 0o777 == 0o600
+    assert str(registry).startswith(os.environ["XDG_DATA_HOME"])
+    text = machine.run(machine.root, "projects")
+    assert (
+        text.returncode == 0 and f'{machine.projects["alpha"].path}  "Trial #1"  1 savepoint(s), last ' in text.stdout
+    )
+
+
+def test_recall_outside_a_project_searches_every_project_and_inside_stays_in_it(machine):
+    outside = machine.run(machine.root, "recall", "rhubarb pipeline")
+    assert outside.returncode == 0, outside.stderr
+    [first, *_] = hit_lines(outside.stdout)
+    assert project_of(first) == str(machine.projects["beta"].path)
+    assert "rhubarb pipeline" in outside.stdout.splitlines()[outside.stdout.splitlines().index(first) + 1]
+    codex = machine.run(machine.root, "recall", "marmoset", "--agent", "codex")
+    assert [project_of(line) for line in hit_lines(codex.stdout)] == [str(machine.projects["gamma"].path)] * 2
+    assert hit_lines(machine.run(machine.root, "recall", "marmoset", "--agent", "claude").stdout) == []
+
+    inside = machine.run(machine.projects["alpha"].path, "recall", "rhubarb pipeline")
+    assert inside.returncode == 0 and hit_lines(inside.stdout) == [], "inside a project, recall stays in it"
+    asked = machine.run(machine.projects["alpha"].path, "recall", "rhubarb pipeline", "--everywhere")
+    assert project_of(hit_lines(asked.stdout)[0]) == str(machine.projects["beta"].path)
+
+    ref = hit_lines(outside.stdout)[0][1 : hit_lines(outside.stdout)[0].index("]")]
+    shown = machine.run(machine.root, "show", ref, "--project", str(machine.projects["beta"].path))
+    assert shown.returncode == 0, shown.stderr
+    assert "rhubarb pipeline" in shown.stdout and shown.stdout.startswith(f"[{ref}] savepoint 1 of Trial #1")
+
+
+def test_one_ranking_across_projects_with_idf_over_all_of_them(machine):
+    """`ledger` is in nearly every entry of alpha (its own IDF is nil) and in one long entry of
+    beta (its own IDF is high): ranked by each project's own BM25 and merged, beta's entry would
+    come first; with one IDF over both, alpha's short entries do."""
+    found = machine.run(machine.root, "recall", "ledger", "--budget", "50000")
+    assert found.returncode == 0, found.stderr
+    ranked = [project_of(line) for line in hit_lines(found.stdout)]
+    alpha, beta = str(machine.projects["alpha"].path), str(machine.projects["beta"].path)
+    assert ranked[0] == alpha and beta in ranked and ranked.index(beta) > 5
+    rare = machine.run(machine.root, "recall", "kestrel rhubarb")  # no entry holds both
+    assert "no entry holds every word; these hold some of them" in rare.stdout
+
+
+def test_the_json_names_the_project_of_every_hit(machine):
+    found = machine.run(machine.root, "recall", "narwhal OR kestrel", "--everywhere", "--json")
+    assert found.returncode == 0, found.stderr
+    document = json.loads(found.stdout)
+    errors = [e.message for e in schema("recall").iter_errors(document)]
+    assert not errors, errors
+    assert document["projects"] == 5 and document["hits"]
+    assert all(hit["project"] in {str(p.path) for p in machine.projects.values()} for hit in document["hits"])
+    one = machine.run(machine.projects["alpha"].path, "recall", "kestrel", "--json")
+    assert all(hit["project"] is None for hit in json.loads(one.stdout)["hits"])
+    wrong = machine.run(machine.root, "recall", "kestrel", "--savepoint", "1")
+    assert wrong.returncode == 2 and "--savepoint names one project's savepoints" in wrong.stderr
+
+
+def test_a_moved_project_is_reported_never_fatal(machine):
+    delta = machine.projects["delta"]
+    moved = delta.path.with_name("delta-moved")
+    delta.path.rename(moved)
+    listed = machine.run(machine.root, "projects")
+    assert listed.returncode == 0, listed.stderr
+    assert (
+        f'{delta.path}  "Trial #1"  ✗ not there any more (moved or deleted); `precompact projects --forget {delta.path}` removes it'
+        in listed.stdout
+    )
+    found = machine.run(machine.root, "recall", "kestrel")
+    assert found.returncode == 0 and hit_lines(found.stdout)
+    assert f'project "{delta.path}" is not there any more (moved or deleted): not searched' in found.stdout
+    assert hit_lines(machine.run(machine.root, "recall", "narwhal").stdout) == []
+
+
+@pytest.mark.parametrize(("name", "word"), [("epsilon", "zanzibar"), ("gamma", "marmoset")])
+def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine, name, word):
+    """Claude Code's project, and Codex's, whose sessions precompact keeps a document of under
+    its state directory."""
+    forgotten = machine.projects[name]
+    before = machine.run(machine.root, "recall", word)
+    assert project_of(hit_lines(before.stdout)[0]) == str(forgotten.path)
+    user_level = [Path(os.environ[v]) for v in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")]
+
+    def holding() -> list[Path]:
+        found = [
+            path
+            for top in [*user_level, machine.home]
+            for path in top.rglob("*")
+            if path.is_file()
+            and (word.encode() in path.read_bytes() or str(forgotten.path).encode() in path.read_bytes())
+        ]
+        # The approval of its .precompact.toml names the project: the user's trust, not a copy of its text.
+        return [p for p in found if "trusted" not in p.parts]
+
+    kept = holding()
+    assert any(p.name == "registry.json" for p in kept)
+    assert name != "gamma" or any("agent-documents" in p.parts for p in kept), "the Codex session's document"
+    forgot = machine.run(machine.root, "projects", "--forget", str(forgotten.path))
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.startswith(f"forgot {forgotten.path}: it is no longer listed")
+    assert hit_lines(machine.run(machine.root, "recall", word).stdout) == []
+    assert holding() == []
+    again = machine.run(machine.root, "projects", "--forget", str(forgotten.path))
+    assert again.returncode == 1 and "is not a registered project; `precompact projects` lists them" in again.stderr
+
+
+def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
+    registry.write_text('{"format": "precompact-projects/1", "projects": [{"path": "relative"')
+    for args in (("projects",), ("recall", "kestrel")):
+        refused = machine.run(machine.root, *args)
+        assert refused.returncode == 1, refused.stdout
+        [line] = refused.stderr.splitlines()
+        assert f"the project registry {registry} is damaged" in line
+        assert "rebuild it with `precompact projects --rescan DIR`" in line
+    rebuilt = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert {Path(p).name for p in json.loads(rebuilt.stdout)["rescanned"]} == {
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+    }
+    assert hit_lines(machine.run(machine.root, "recall", "kestrel").stdout)
+
+
+def test_the_mcp_tool_searches_everywhere_only_when_asked(machine):
+    calls = [
+        ("recall", {"query": "rhubarb pipeline"}),
+        ("recall", {"query": "rhubarb pipeline", "everywhere": True}),
+        ("recall", {"query": "rhubarb", "everywhere": True, "savepoint": 1}),
+    ]
+    answers = anyio.run(mcp_calls, machine.projects["alpha"], calls)
+    assert [a.is_error for a in answers] == [False, False, True]
+    text = [a.content[0].text for a in answers]
+    assert "no saved entry matches" in text[0]
+    assert f'· project "{machine.projects["beta"].path}"' in text[1] and "> " in text[1], "quoted, like every recall"
+    assert "leave it out with `everywhere`" in text[2]
+
+
+async def mcp_calls(project: Project, calls: list[tuple[str, dict]]):
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    names = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
+    server = StdioServerParameters(
+        command=PRECOMPACT,
+        args=["mcp"],
+        cwd=str(project.path),
+        env={k: v for k, v in os.environ.items() if k in names},
+    )
+    async with stdio_client(server, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+
+def test_savepoints_in_two_projects_while_a_search_runs(machine):
+    """Nothing is lost and nothing waits on another project: two savepoints, each in its own
+    project, and a search over all of them, at once."""
+    started = []
+    for name, phrase in (("alpha", "the ocelot hotfix"), ("beta", "the quetzal rollout")):
+        talk = Conversation(machine.root / f"{name}-2.jsonl", f"s-{name}-2", START)
+        talk.turn_with(f"Ship {phrase}.", "ship", f"{phrase}: shipped", "Shipped.")
+        started.append(
+            subprocess.Popen(
+                [PRECOMPACT, "savepoint", "--transcript", str(talk.path), "--session-id", talk.session_id],
+                cwd=machine.projects[name].path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
+    searches = [machine.run(machine.root, "recall", "ledger") for _ in range(3)]
+    assert all(s.returncode == 0 and hit_lines(s.stdout) for s in searches)
+    for process in started:
+        process.wait(timeout=120)
+        assert process.returncode in (0, 3), process.stderr.read() if process.stderr else ""
+    listed = {
+        Path(p["path"]).name: p for p in json.loads(machine.run(machine.root, "projects", "--json").stdout)["projects"]
+    }
+    assert listed["alpha"]["savepoints"] == listed["beta"]["savepoints"] == 2
+    for phrase, name in (("ocelot hotfix", "alpha"), ("quetzal rollout", "beta")):
+        found = machine.run(machine.root, "recall", phrase)
+        assert project_of(hit_lines(found.stdout)[0]) == str(machine.projects[name].path)
+
+
+def schema(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((REPO / "docs" / "schemas" / f"{name}.schema.json").read_text()))
+
+
+def test_the_viewers_home_page_lists_the_projects_and_searches_them_all(machine):
+    from starlette.testclient import TestClient
+
+    from precompact.viewer import app
+
+    machine.projects["delta"].path.rename(machine.projects["delta"].path.with_name("delta-moved"))
+    client = TestClient(app.create_home("token", 8000), base_url="http://127.0.0.1:8000")
+    home = client.get("/token/")
+    assert home.status_code == 200
+    for name in ("alpha", "beta", "gamma", "epsilon"):
+        assert f"<code>{machine.projects[name].path}</code>" in home.text
+    assert "not there any more (moved or deleted)" in home.text
+    found = client.get("/token/search", params={"q": "rhubarb pipeline"})
+    assert found.status_code == 200
+    beta = machine.projects["beta"].path
+    assert "<code>precompact show 1:" in found.text and f"--project {beta}</code>" in found.text
+    assert "The rhubarb pipeline is the bottleneck." in found.text
+    assert client.get("/elsewhere/").status_code == 404, "behind the token, as every page of the viewer"
