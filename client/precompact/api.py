@@ -564,10 +564,19 @@ def savepoints(config: Config, instance: str) -> list[savepoint_log.Savepoint]:
 
 def from_this_machine(config: Config, instance: str, sequence: int) -> Resurrection:
     """Savepoint `sequence` of `instance` loaded and checked as `resurrect` does it, from this
-    machine's index and bytes only; nothing is written."""
+    machine's index and bytes; when they cannot serve (altered, missing), from git's copy as
+    `resurrect` takes it, keeping it beside the altered one (`copy_note` says so)."""
     from precompact.restore import resurrect as resurrection
 
-    return resurrection.from_this_machine(config, instance, sequence)
+    return resurrection.from_this_machine(config, instance, sequence, git_when_altered=True)
+
+
+def copy_note(found: Resurrection) -> str | None:
+    """What a reader is told when git's copy of a savepoint is read in place of an altered local
+    one (restore.resurrect)."""
+    from precompact.restore import resurrect as resurrection
+
+    return resurrection.copy_note(found)
 
 
 def dropped_from(config: Config, found: Resurrection) -> Dropped:

@@ -1206,6 +1206,8 @@ def dropped(sequence, instance, as_json) -> None:
     from precompact import api
 
     report = api.dropped(_load(), instance, sequence)
+    if report.copy_note:
+        terminal.echo(f"note: {report.copy_note}", err=True)
     if as_json:
         _emit(report.to_json())
     else:

@@ -681,10 +681,32 @@ def intact(checks: dict[str, Check]) -> bool:
     return all(c.status != FAILED for c in checks.values())
 
 
+# The checks of this machine's own copies (the snapshot file, its chunks in logs/): when one of
+# them fails, the copy in use is git's, checked against the same root in their place.
+LOCAL_COPIES = ("snapshot", "chunks")
+
+
+def replaced_from_git(checks: dict[str, Check]) -> bool:
+    """Only a local copy failed: git's copy, which every other check passed, stands in for it
+    (verifier/savepoint.py decides which copy is used; a local copy fails only when git's can
+    serve instead)."""
+    failed = {name for name, c in checks.items() if c.status == FAILED}
+    return bool(failed) and failed <= set(LOCAL_COPIES)
+
+
 def vouched(checks: dict[str, Check]) -> bool:
     """Intact, and vouched for by a root: this machine's recorded hash (the integrity check) or
     the chain."""
     return intact(checks) and VERIFIED in (checks["integrity"].status, checks["chain"].status)
+
+
+def copy_vouched(checks: dict[str, Check]) -> bool:
+    """The copy in use is vouched for by a root: the savepoint is, or only this machine's copy
+    failed and git's, which every other check passed, stands in for it."""
+    return (intact(checks) or replaced_from_git(checks)) and VERIFIED in (
+        checks["integrity"].status,
+        checks["chain"].status,
+    )
 
 
 def check_local_root(found: Snapshot, savepoint: Savepoint, root: str = LOCAL_ROOT) -> None:

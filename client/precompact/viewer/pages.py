@@ -127,6 +127,7 @@ class SavepointPage:
     files: list[tuple[str, str]]  # files in play: name, what the snapshot holds of it
     edited: list[str]
     entries: int | None  # known once "dropped" is listed
+    copy_note: str | None  # git's copy is shown in place of an altered local one
 
 
 class DroppedLists:
@@ -184,6 +185,7 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
         files,
         recent.edited,
         dropped.entries if dropped else None,
+        api.copy_note(found),
     )
 
 
@@ -235,6 +237,7 @@ class ConversationPage:
     page: int
     pages: int | None  # None: more pages follow, how many is not counted yet
     entries: list[ShownEntry]
+    copy_note: str | None = None  # git's copy is shown in place of an altered local one
 
     @property
     def runs(self) -> list[Run]:
@@ -290,7 +293,7 @@ def conversation_page(
     that no root vouches for is refused. The history is read only as far as the page (and one
     entry more, to know whether another page follows)."""
     found = api.from_this_machine(config, instance, sequence)
-    if not found.verified:
+    if not found.copy_verified:
         unvouched = "; ".join(
             f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
         )
@@ -301,7 +304,7 @@ def conversation_page(
     page = min(page, pages or page)
     first = (page - 1) * PAGE_ENTRIES + 1
     last = min(len(places), first + PAGE_ENTRIES - 1)
-    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last))
+    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last), api.copy_note(found))
 
 
 def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], first: int, last: int) -> list[ShownEntry]:
