@@ -98,5 +98,5 @@ async def test_initialize_savepoint_decode_reject_and_survive_restart(localnet):
 def test_an_unreachable_cluster_is_named_and_savepoints_stay_queued(localnet):
     url = localnet.url
     localnet.stop()
-    with pytest.raises(rpc.Unreachable, match=f"cluster {url} unreachable .*precompact flush"):
+    with pytest.raises(rpc.Unreachable, match=f"cluster {url} unreachable \\("):
         rpc.Cluster(url, timeout=2).call("getSlot", [])

@@ -837,6 +837,8 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
         found.append({"instance": instance, "status": verdict.status, "detail": verdict.detail, "findings": findings})
         if verdict.status == verdicts.VERIFIED:
             _say(f"✓ ledger verified: {instance}: {verdict.detail}")
+        elif verdict.status == verdicts.OFF:
+            _say(f"– ledger of {instance} {verdict.detail}; {TURN_CHAIN_ON}")
         elif verdict.status == verdicts.NOT_VERIFIED:
             _say(f"✗ ledger not verified: {instance}: {verdict.detail}")
         else:

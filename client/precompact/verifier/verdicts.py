@@ -122,6 +122,14 @@ def judged(check: Callable[[], str]) -> Check:
     return Check(VERIFIED, detail)
 
 
+def ledger_unread_chain_off() -> Check:
+    """The ledger's verdict when the chain layer is off: not read (no cluster is called)."""
+    return Check(
+        OFF,
+        "not checked: the ledger is the on-chain record's history, and the chain layer is off in .precompact.toml",
+    )
+
+
 class Unrooted(Exception):
     """No root can vouch for a savepoint's local bytes: this machine did not write its index
     line, or the bytes are not here. The message says which."""
