@@ -684,6 +684,14 @@ def snapshot_verdict(
     return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
 
 
+def not_backed_up(git: Check, savepoint: Savepoint) -> bool:
+    """The savepoint is not backed up to git: git's verdict says the remote does not hold its
+    commit (its push failed, or the remote's branch no longer holds it), or this machine's index
+    records that its push failed and nothing since showed the remote holding it. A savepoint
+    not pushed yet (the worker is on it) is not said to be."""
+    return git.status == NOT_ON_REMOTE or (savepoint.layer_2 == Layer2.FAILED and git.status != VERIFIED)
+
+
 def intact(checks: dict[str, Check]) -> bool:
     """No check of a savepoint failed."""
     return all(c.status != FAILED for c in checks.values())

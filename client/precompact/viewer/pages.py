@@ -83,6 +83,11 @@ class Verdicts:
         )
         return {name: found[layer] for name, layer in LAYERS.items()}
 
+    def not_backed_up(self, s: Savepoint) -> bool:
+        """Whether the verifier found that the git remote does not hold the savepoint."""
+        found = self.of(s)
+        return found is not None and verdicts.not_backed_up(found["git"], s)
+
 
 # --- the timeline -----------------------------------------------------------------------------
 
