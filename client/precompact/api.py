@@ -196,6 +196,12 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     return layers.in_clear(config, savepoints)
 
 
+def no_longer_on_remote(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
+    """The savepoints recorded as pushed whose commit the remote's branch, as last read here, no
+    longer holds (rewound or deleted since); no network (ops.layers)."""
+    return layers.no_longer_on_remote(config, savepoints)
+
+
 def rekey(config: Config) -> tuple[str | None, int, int]:
     """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
     it, under the flush lock (ops.layers). Returns the commit (None: nothing to change), the
