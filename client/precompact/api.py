@@ -577,6 +577,14 @@ def from_this_machine(config: Config, instance: str, sequence: int) -> Resurrect
     return resurrection.from_this_machine(config, instance, sequence, git_when_altered=True)
 
 
+def not_backed_up(git: verdicts.Check, savepoint: savepoint_log.Savepoint) -> bool:
+    """Whether git's verdict, or a push that failed since, says the remote does not hold the
+    savepoint (verifier.verdicts)."""
+    from precompact.verifier import verdicts
+
+    return verdicts.not_backed_up(git, savepoint)
+
+
 def copy_note(found: Resurrection) -> str | None:
     """What a reader is told when git's copy of a savepoint is read in place of an altered local
     one (restore.resurrect)."""

@@ -86,7 +86,7 @@ class Verdicts:
     def not_backed_up(self, s: Savepoint) -> bool:
         """Whether the verifier found that the git remote does not hold the savepoint."""
         found = self.of(s)
-        return found is not None and verdicts.not_backed_up(found["git"], s)
+        return found is not None and api.not_backed_up(found["git"], s)
 
 
 # --- the timeline -----------------------------------------------------------------------------
