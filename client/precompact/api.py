@@ -196,6 +196,12 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     return layers.in_clear(config, savepoints)
 
 
+def no_longer_on_remote(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
+    """The savepoints recorded as pushed whose commit the remote's branch, as last read here, no
+    longer holds (rewound or deleted since); no network (ops.layers)."""
+    return layers.no_longer_on_remote(config, savepoints)
+
+
 def rekey(config: Config) -> tuple[str | None, int, int]:
     """Re-encrypts the savepoint branch to the current recipients as a new commit and pushes
     it, under the flush lock (ops.layers). Returns the commit (None: nothing to change), the
@@ -606,10 +612,27 @@ def savepoints(config: Config, instance: str) -> list[savepoint_log.Savepoint]:
 
 def from_this_machine(config: Config, instance: str, sequence: int) -> Resurrection:
     """Savepoint `sequence` of `instance` loaded and checked as `resurrect` does it, from this
-    machine's index and bytes only; nothing is written."""
+    machine's index and bytes; when they cannot serve (altered, missing), from git's copy as
+    `resurrect` takes it, keeping it beside the altered one (`copy_note` says so)."""
     from precompact.restore import resurrect as resurrection
 
-    return resurrection.from_this_machine(config, instance, sequence)
+    return resurrection.from_this_machine(config, instance, sequence, git_when_altered=True)
+
+
+def not_backed_up(git: verdicts.Check, savepoint: savepoint_log.Savepoint) -> bool:
+    """Whether git's verdict, or a push that failed since, says the remote does not hold the
+    savepoint (verifier.verdicts)."""
+    from precompact.verifier import verdicts
+
+    return verdicts.not_backed_up(git, savepoint)
+
+
+def copy_note(found: Resurrection) -> str | None:
+    """What a reader is told when git's copy of a savepoint is read in place of an altered local
+    one (restore.resurrect)."""
+    from precompact.restore import resurrect as resurrection
+
+    return resurrection.copy_note(found)
 
 
 def dropped_from(config: Config, found: Resurrection) -> Dropped:

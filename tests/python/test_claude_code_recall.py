@@ -129,3 +129,27 @@ def test_uncompact_after_the_session_went_on_takes_the_compaction_and_the_resume
     assert setup.script.summary not in text and "This session is being continued" not in text, "no compaction summary"
     assert "What next after the compaction?" not in text, "only the history before the boundary"
     assert "[precompact]" not in text, "no brief of another savepoint beside the full history"
+
+
+def test_uncompact_of_a_session_compacted_twice_sends_the_whole_history_and_no_summary(setup):
+    session, mock = setup.session, setup.session.mock
+    session_id = compacted_session(setup)
+    session.run("Now the second part of the work.", resume=session_id)
+    session.run("/compact", resume=session_id)
+    assert len(compaction_requests(mock)) == 2
+    wait_for_worker(setup.project)
+    done = setup.precompact("uncompact")
+    assert done.returncode == 0, done.stderr
+    new_id = done.stdout.splitlines()[-1].split()[-1]
+    [written] = (session.home / ".claude" / "projects").glob(f"*/{new_id}.jsonl")
+    entries = [json.loads(line) for line in written.read_text().splitlines()]
+    assert not [e for e in entries if e.get("subtype") == "compact_boundary" or e.get("isCompactSummary")], (
+        "no boundary or summary of either compaction is written into the new session"
+    )
+    asked = len(mock.requests)
+    session.run("Carry on from before the compactions.", resume=new_id)
+    request = next(r for r in mock.requests[asked:] if r["body"] and r["body"].get("messages"))
+    text = messages_text(request)
+    assert REQUEST in text and PHRASE in text and "Keep going." in text, "the history before the first compaction"
+    assert "Now the second part of the work." in text, "and between the two"
+    assert setup.script.summary not in text and "This session is being continued" not in text, "no compaction summary"

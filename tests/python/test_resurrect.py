@@ -182,7 +182,8 @@ def test_a_tampered_local_snapshot_is_named_and_git_supplies_the_copy(workspace,
     assert result.exit_code != 0 and "failed verification; the session state was not restored" in result.output
     result = invoke("resurrect")
     assert result.exit_code == 1
-    assert "Local copy: ✗ FAILED" in result.output and "NOT INTACT" in result.output
+    assert "Local copy: ✗ FAILED" in result.output
+    assert "LOCAL COPY ALTERED: Local copy failed; what was restored is git's copy" in result.output
     restored = local.with_name(local.stem + ".from-git.json")
     assert restored.is_file() and b"Confusion" in local.read_bytes() and b"Confusion" not in restored.read_bytes()
     found = resurrect.resurrect(configuration.load(project))

@@ -224,6 +224,13 @@ def test_a_teammate_who_rewinds_or_deletes_anothers_branch_is_caught_and_nothing
     verify = alice.run("verify")
     assert verify.returncode != 0 and "✓" not in verify.stdout.splitlines()[0], verify.stdout
     assert "savepoint 2 [git]" in verify.stdout and "not on the remote" in verify.stdout, verify.stdout
+    # status reads no network: the branch as verify last read it no longer holds savepoint 2.
+    assert [r["layer_2"] for r in alice.statuses()] == ["PUSHED", "FAILED"]
+    said = alice.run("status").stdout
+    assert (
+        "but its branch there, as last read, no longer holds it (rewound or deleted); `precompact flush` pushes it again"
+        in said
+    )
     flushed = alice.run("flush")
     assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     assert run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip() == second

@@ -173,3 +173,22 @@ def test_the_session_uncompact_wrote_gets_no_brief_of_another_savepoint_at_its_s
     assert resumed.returncode == 0 and resumed.stdout == "", "it holds the whole history: no brief beside it"
     other = precompact(project.path, "hook", stdin=payload("SessionStart", project.path, session_id="s-other"))
     assert "[precompact] Restored from savepoint 2" in other.stdout, "any other session still gets it"
+
+
+def test_a_boundary_that_names_a_parent_never_written_still_links_back_to_the_first_entry(tmp_path):
+    """Claude Code 2.1.332, after `/compact` in print mode, writes a boundary whose
+    `logicalParentUuid` is no entry of the transcript (seen with the real CLI,
+    test_claude_code_recall.py): what followed it is linked to the entry written before it."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    transcript = tmp_path / "session.jsonl"
+    lines, before_second = compacted_twice(transcript, "s-unwritten")
+    for entry in lines:
+        entry["cwd"] = str(project.path)
+    lines[2]["logicalParentUuid"] = "an-entry-never-written"
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines[:before_second]))
+    pre = payload("PreCompact", project.path, transcript, session_id="s-unwritten")
+    assert precompact(project.path, "hook", stdin=pre).returncode == 0
+    taken = written_entries(project, home, precompact(project.path, "uncompact", home=home))
+    assert [(e["uuid"], e["parentUuid"]) for e in taken] == [("u1", None), ("a1", "u1"), ("u2", "a1"), ("a2", "u2")]

@@ -54,10 +54,7 @@ class Cluster:
         exchange.start()
         exchange.join(self.timeout)
         if not outcome:
-            self._stalled = (
-                f"cluster {self.url} unreachable (no whole answer to {method} within {self.timeout:g} s); "
-                "savepoints stay queued for `precompact flush`"
-            )
+            self._stalled = f"cluster {self.url} unreachable (no whole answer to {method} within {self.timeout:g} s)"
             raise Unreachable(self._stalled)
         [answered] = outcome
         try:
@@ -65,17 +62,11 @@ class Cluster:
                 raise answered
             response = answered
         except httpx.TimeoutException:
-            raise Unreachable(
-                f"cluster {self.url} unreachable (timed out after {self.timeout:g} s); savepoints stay queued for `precompact flush`"
-            ) from None
+            raise Unreachable(f"cluster {self.url} unreachable (timed out after {self.timeout:g} s)") from None
         except httpx.HTTPError as e:
-            raise Unreachable(
-                f"cluster {self.url} unreachable ({e}); savepoints stay queued for `precompact flush`"
-            ) from None
+            raise Unreachable(f"cluster {self.url} unreachable ({e})") from None
         if response.status_code != 200:
-            raise Unreachable(
-                f"cluster {self.url} unreachable (HTTP {response.status_code} to {method}); savepoints stay queued for `precompact flush`"
-            )
+            raise Unreachable(f"cluster {self.url} unreachable (HTTP {response.status_code} to {method})")
         try:
             answer = response.json()
         except ValueError:

@@ -552,6 +552,12 @@ def status(only, remote, as_json) -> None:
     def shown(state: str) -> str:  # a failed layer the worker is about to retry is not FAILED yet
         return retrying if state in (Layer2.FAILED, Layer3.FAILED) and retrying else state
 
+    # Pushed once, but the remote's branch as last read here no longer holds them (rewound).
+    rewound = {(s.instance, s.sequence) for s in api.no_longer_on_remote(loaded, savepoints)}
+
+    def git_shown(s) -> str:
+        return shown(Layer2.FAILED if (s.instance, s.sequence) in rewound else s.layer_2)
+
     def chain_shown(s) -> str:
         return shown(api.layer_3_state(loaded, s))
 
@@ -565,7 +571,7 @@ def status(only, remote, as_json) -> None:
                 "snapshot_hash": s.snapshot_hash,
                 "snapshot_file": s.snapshot_file,
                 "layer_1": s.layer_1_status,
-                "layer_2": shown(s.layer_2),
+                "layer_2": git_shown(s),
                 "commit": s.commit,
                 "layer_3": chain_shown(s),
                 "chain_signature": s.chain_signature,
@@ -597,10 +603,14 @@ def status(only, remote, as_json) -> None:
             commit = (s.commit or "-")[:10]
             compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
             terminal.echo(
-                f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {shown(s.layer_2):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
+                f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {git_shown(s):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
             git = api.recorded_verdicts(loaded, s)[verdicts.GIT]
-            if git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
+            if (s.instance, s.sequence) in rewound:
+                terminal.echo(
+                    f"        git: pushed to {loaded.remote} as commit {commit}, but its branch there, as last read, no longer holds it (rewound or deleted); `precompact flush` pushes it again"
+                )
+            elif git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
                 terminal.echo(f"        git: {git.detail}")
             elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
                 terminal.echo(f"        last problem: {s.failures[-1]}")
@@ -846,6 +856,8 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
         found.append({"instance": instance, "status": verdict.status, "detail": verdict.detail, "findings": findings})
         if verdict.status == verdicts.VERIFIED:
             _say(f"✓ ledger verified: {instance}: {verdict.detail}")
+        elif verdict.status == verdicts.OFF:
+            _say(f"– ledger of {instance} {verdict.detail}; {TURN_CHAIN_ON}")
         elif verdict.status == verdicts.NOT_VERIFIED:
             _say(f"✗ ledger not verified: {instance}: {verdict.detail}")
         else:
@@ -1327,6 +1339,8 @@ def dropped(sequence, instance, as_json) -> None:
     from precompact import api
 
     report = api.dropped(_load(), instance, sequence)
+    if report.copy_note:
+        terminal.echo(f"note: {report.copy_note}", err=True)
     if as_json:
         _emit(report.to_json())
     else:

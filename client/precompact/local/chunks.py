@@ -19,6 +19,7 @@ import bisect
 import contextlib
 import errno
 import hashlib
+import json
 import mmap
 import os
 import re
@@ -40,6 +41,7 @@ TARGET_BYTES = 1 << 20
 CHUNKED_OPEN = b'{"conversation_chunks":['
 HISTORY_OPEN = b'{"conversation_history":['
 _NAME = re.compile(r"[0-9a-f]{64}")
+_WIDE_NUMBER = b"e+"  # how canonical JSON spells a number of 1e16 or more
 _STALE = re.compile(r"\.[0-9a-f]{64}\.\d+\.tmp")
 
 
@@ -125,6 +127,8 @@ def document(data: bytes, fetch: Fetch) -> bytes:
     if not is_chunked(data):
         return data
     fields = orjson.loads(data)
+    if _WIDE_NUMBER in canonical(fields):  # perhaps an integer beyond 64 bits, which orjson reads as a float
+        fields = json.loads(data)
     history = [parse_ref(item) for item in fields.pop("conversation_chunks")]
     read: dict[Ref, bytes] = {}
     for record in _file_records(fields):

@@ -704,10 +704,16 @@ def history_part(block: bytes, scan: transcript.TranscriptScan, redactor) -> byt
     lines = block.split(b"\n")
     # Most lines hold nothing a secret pattern could match: those skip redaction.
     suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
-    return b"".join(
-        canonical(redactor.redact(entry) if redactor is not None and number in suspects else entry) + b","
-        for number, entry in transcript.entries(lines, scan)
-    )
+
+    def stored(number: int, entry) -> bytes:
+        data = canonical(redactor.redact(entry) if redactor is not None and number in suspects else entry)
+        if transcript.WIDE_NUMBER in data:
+            # Perhaps an integer beyond 64 bits, which orjson read as a float: kept exact.
+            exact = transcript.exact_numbers(lines[number], entry)
+            data = canonical(redactor.redact(exact) if redactor is not None and number in suspects else exact)
+        return data + b","
+
+    return b"".join(stored(number, entry) for number, entry in transcript.entries(lines, scan))
 
 
 # Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it
@@ -815,6 +821,9 @@ def _session_state(settings: Settings, clean) -> dict | None:
         content = transcript.parse_json(raw)
     except ValueError:
         content = raw.decode("utf-8", errors="replace")
+    else:
+        if transcript.WIDE_NUMBER in canonical(content):
+            content = transcript.exact_numbers(raw, content)
     return {**kept, "truncated": False, "content": clean(content)}
 
 

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from precompact.ops.layers import FlushOutcome
 
 ERRORS_LOG = "precompact-errors.log"
+# An unexpected error's traceback, for a bug report: kept apart so that the errors log stays one
+# line per error.
+DEBUG_LOG = "precompact-debug.log"
 QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
@@ -308,15 +311,25 @@ def log_failure(root: Path, event, reason: str) -> bool:
     try:
         if config_trust.approval(root / configuration.CONFIG_NAME) is None:
             return False
-        fd = logs_dir.open_file(root / "logs", ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        logs = root / "logs"
+        line = f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}"
+        # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
+        if not isinstance(sys.exc_info()[1], PrecompactError):
+            fd = logs_dir.open_file(logs, DEBUG_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            with os.fdopen(fd, "a") as f:
+                f.write(Redactor().redact(f"{line}\n{traceback.format_exc()}\n"))
+            line += f" (traceback in logs/{DEBUG_LOG})"
+        fd = logs_dir.open_file(logs, ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            # A PrecompactError's line says what to fix; anything else keeps its traceback.
-            explained = isinstance(sys.exc_info()[1], PrecompactError)
-            details = "" if explained else f"{traceback.format_exc()}\n"
-            f.write(Redactor().redact(f"{savepoint_log.utc_timestamp()} {event}: {reason}\n{details}"))
+            f.write(Redactor().redact(line) + "\n")
     except (OSError, configuration.ConfigError):
         return False
     return True
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: its lines joined by " | " (an error's message may hold several)."""
+    return " | ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 def _session(payload: dict, loaded: configuration.Config, trigger: str, agent: str) -> snapshot.Session:

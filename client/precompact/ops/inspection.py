@@ -111,8 +111,13 @@ def ledgers(config: Config) -> list[tuple[str, Ledger]]:
     from precompact.proof import ledger
     from precompact.verifier import verdicts
 
-    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     folded = savepoint_log.savepoints(config.logs)
+    if not config.chain_layer:
+        return [
+            (instance, ledger.chain_off())
+            for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])
+        ]
+    client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     return [
         (
             instance,

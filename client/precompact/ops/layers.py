@@ -138,3 +138,25 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
         return []
     wanted = [(str(s.commit), str(s.snapshot_file)) for s in committed]
     return [s for s, clear in zip(committed, gitstore.in_clear(repo, wanted)) if clear]
+
+
+def no_longer_on_remote(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
+    """The configured instance's savepoints this machine's index records as pushed whose commit
+    the remote's branch, as last read here (by a push, `flush` or `verify`), no longer holds: it
+    was rewound or deleted since (the next flush pushes them again). No network: what the
+    remote holds now is `verify`'s to read. None when git cannot be read."""
+    from precompact.remote import gitstore
+
+    pushed = [
+        s for s in savepoints if s.instance == config.instance and s.layer_2 == savepoint_log.Layer2.PUSHED and s.commit
+    ]
+    if not config.git_layer or not pushed:
+        return []
+    try:
+        repo = gitstore.open_repository(config.repository)
+    except gitstore.GitStoreError:
+        return []
+    target = gitstore.Target.of(config)
+    if gitstore.remote_tip(repo, target) is None or gitstore.pushed(repo, target, str(pushed[-1].commit)):
+        return []  # never read here, or it holds the newest (so every older one: history only grows)
+    return [s for s in pushed if not gitstore.pushed(repo, target, str(s.commit))]

@@ -102,6 +102,12 @@ class _Walk:
             )
 
 
+def chain_off() -> Ledger:
+    """The ledger with the chain layer off: not read, and no cluster called."""
+    verdict = verdicts.ledger_unread_chain_off()
+    return Ledger(verdict.status, verdict.detail)
+
+
 def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint_log.Savepoint]) -> Ledger:
     """The verdict on the record's whole history against one instance's savepoints, following a
     key rotation (or recovery) back through the records the lineage came from. The verifier

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from precompact.boundary import git_env, processes, quoting
-from precompact.restore.resurrect import VERIFIED, Resurrection
+from precompact.restore.resurrect import FAILED, VERIFIED, Resurrection
 from precompact.transcript import conversation
 from precompact.verifier import verdicts
 
@@ -38,6 +38,11 @@ RECALL_HINT = (
 RECALL_COMMANDS_HINT = (
     "Anything said before compaction (requests, tool output, errors, files read) can be searched: "
     "`precompact recall QUERY` (words -> excerpts with references) and `precompact show REF` (a reference -> the entry whole)."
+)
+# Said in the brief of a savepoint whose push failed (git's verdict as the worker recorded it):
+# only then, since a savepoint just made is pushed in the background while the session starts.
+NOT_BACKED_UP = (
+    "Not backed up to git: this savepoint's push failed; `precompact status` shows why and `precompact flush` retries."
 )
 QUOTE_NOTE = (
     'Lines starting with ">" and names in double quotes are quoted from the saved session, the repository and '
@@ -66,12 +71,8 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
         f"Last savepoint: #{s.sequence} at {s.timestamp} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
         f"Context recovered: {_size(found.conversation_size)} ({document.messages} messages, {len(document.loaded_files)} files)",
         f"Gap: {gap}",
-        f"Blockchain proof: {_verdict(found.checks['chain'])}",
-        f"Git backup: {_verdict(found.checks['git'])}",
-        f"Integrity: {_verdict(found.checks['integrity'])}",
     ]
-    if "snapshot" in found.checks:
-        lines.append(f"Local copy: {_verdict(found.checks['snapshot'])}")
+    lines += [f"{label}: {_verdict(found.checks[name])}" for name, label in REPORT_LINES if name in found.checks]
     if found.restored_state is not None:
         lines.append(f"Session state restored to {found.restored_state}")
     lines.append(f"Snapshot: {found.path} (from the {found.source})")
@@ -81,9 +82,31 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
         lines.append(
             "NOT VERIFIED: no root (this machine's recorded hash, your signing key's signature, or the on-chain record) vouches for this savepoint yet; use it with care."
         )
+    elif found.replaced_from_git:
+        lines.append(
+            f"LOCAL COPY ALTERED: {_failed(found)} failed; what was restored is git's copy, which passed every other "
+            "check (the altered file stays as evidence); run `precompact verify`."
+        )
     else:
-        lines.append("NOT INTACT: do not trust this savepoint; run `precompact verify`.")
+        lines.append(f"NOT INTACT: {_failed(found)} failed; do not trust this savepoint; run `precompact verify`.")
     return "\n".join(quoting.single_line(line) for line in lines)
+
+
+# Each check the report shows, in its order, by the name a person reads.
+REPORT_LINES = (
+    ("chain", "Blockchain proof"),
+    ("git", "Git backup"),
+    ("integrity", "Integrity"),
+    ("snapshot", "Local copy"),
+    ("chunks", "Local chunks"),
+)
+
+
+def _failed(found: Resurrection) -> str:
+    """The checks that failed, by the names their report lines carry."""
+    return " and ".join(
+        label for name, label in REPORT_LINES if name in found.checks and found.checks[name].status == FAILED
+    )
 
 
 def unvouched(found: Resurrection) -> str:
@@ -124,7 +147,13 @@ def brief(
         proof(found, now),
         QUOTE_NOTE,
     ]
-    if not found.intact:
+    if verdicts.not_backed_up(found.checks["git"], s):
+        head.append(NOT_BACKED_UP)
+    if found.replaced_from_git:
+        head.append(
+            "LOCAL COPY ALTERED: this machine's copy failed its check; this brief is from git's copy, which passed every other check; run `precompact verify`."
+        )
+    elif not found.intact:
         head.append("NOT INTACT: do not rely on this savepoint; run `precompact verify`.")
     sections = []
     if recent.todos:

@@ -96,6 +96,7 @@ class Dropped:
     facts: list[Fact] = field(default_factory=list)  # the facts the summary does not contain
     kept: int = 0  # facts the summary contains
     entries: int = 0
+    copy_note: str | None = None  # resurrect.copy_note: git's copy read in place of an altered local one
 
     def ref(self, fact: Fact) -> str:
         """The fact's entry as `precompact show` takes it."""
@@ -311,13 +312,17 @@ def of_savepoint(config: Config, instance: str | None = None, sequence: int | No
     """What compaction dropped from savepoint `sequence` of `instance` (default: the newest of the
     configured instance), read from its snapshot on this machine after the verifier checked it."""
     return of_resurrection(
-        config, resurrection.from_this_machine(config, instance, sequence, of_compaction=sequence is None)
+        config,
+        resurrection.from_this_machine(
+            config, instance, sequence, of_compaction=sequence is None, git_when_altered=True
+        ),
     )
 
 
 def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped:
-    """What compaction dropped from a savepoint already loaded and checked; refused if it failed a check."""
-    if not found.intact:
+    """What compaction dropped from a savepoint already loaded and checked; refused if it failed a
+    check, unless only this machine's copy did and git's stood in for it (its `copy_note` says so)."""
+    if not found.intact and not found.replaced_from_git:
         failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == resurrection.FAILED)
         raise resurrection.ResurrectError(
             f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); run `precompact verify`"
@@ -327,7 +332,16 @@ def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped
     text, source = _summary(config, found, history, len(entries))
     summary = Summary(text, found.document.cwd) if text else None
     missing, kept = dropped_facts(entries, summary)
-    return Dropped(found.instance, found.savepoint.sequence, text, source, missing, kept, len(entries))
+    return Dropped(
+        found.instance,
+        found.savepoint.sequence,
+        text,
+        source,
+        missing,
+        kept,
+        len(entries),
+        resurrection.copy_note(found),
+    )
 
 
 def _summary(config: Config, found: resurrection.Resurrection, history: list, entries: int) -> tuple[str | None, str]:

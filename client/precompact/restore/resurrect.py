@@ -78,6 +78,16 @@ class Resurrection:
         return verdicts.vouched(self.checks)
 
     @property
+    def copy_verified(self) -> bool:
+        """The bytes in use are vouched for by a root (git's, when only this machine's copy failed)."""
+        return verdicts.copy_vouched(self.checks)
+
+    @property
+    def replaced_from_git(self) -> bool:
+        """Only this machine's copy failed; the bytes in use are git's, which passed every other check."""
+        return verdicts.replaced_from_git(self.checks)
+
+    @property
     def size(self) -> int:
         return self.savepoint.snapshot_size_bytes or 0
 
@@ -137,12 +147,19 @@ def resurrect(
 
 
 def from_this_machine(
-    config: Config, instance: str | None = None, sequence: int | None = None, of_compaction: bool = False
+    config: Config,
+    instance: str | None = None,
+    sequence: int | None = None,
+    of_compaction: bool = False,
+    git_when_altered: bool = False,
 ) -> Resurrection:
     """Savepoint `sequence` of `instance` (default: the configured instance; its newest with a
     conversation, or with `of_compaction` its latest compaction's as `resurrect` chooses) from this machine's index and bytes only, neither the network nor GitPython
     (whose import alone is most of a hook's start-up); git and chain as the worker recorded them
-    in the index. For a session that is starting, and for pages that read what is here."""
+    in the index. For a session that is starting, and for pages that read what is here. With
+    `git_when_altered` (`dropped`, the viewer), a local copy that cannot serve (altered, missing)
+    is replaced as `resurrect` replaces it: by git's copy, checked against the same root
+    (`copy_note` says so)."""
     name = instance or config.instance
     if name != config.instance:
         config = dataclasses.replace(config, instance=name)
@@ -154,8 +171,22 @@ def from_this_machine(
     try:
         checked = verification.check_recorded(config, savepoints, target)
     except verification.Unusable as e:
+        if git_when_altered and e.git_unread and config.git_layer:
+            return resurrect(config, name, target.sequence)
         raise ResurrectError(str(e)) from None
     return _kept(config, name, savepoints, target, LOCAL_INDEX, checked)
+
+
+def copy_note(found: Resurrection) -> str | None:
+    """What a reader is told when this machine's copy of the savepoint failed its check and
+    git's copy is read in its place; None when the copy read is this machine's."""
+    if not found.replaced_from_git:
+        return None
+    failed = "; ".join(found.checks[name].detail for name in verdicts.LOCAL_COPIES if name in found.checks)
+    return (
+        f"this machine's copy of savepoint {found.savepoint.sequence} of {found.instance} failed its check ({failed}); "
+        "git's copy, which passed every other check, is read instead"
+    )
 
 
 def _check_name(target: savepoint_log.Savepoint) -> None:

@@ -132,19 +132,29 @@ def _before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> lis
     """The history before the savepoint's compaction (capture.before_compaction), without the
     boundary and summary entries of earlier compactions: each entry that followed one is linked
     to what that one followed, so Claude Code, which walks `parentUuid` back from the last entry
-    (and stops at a boundary), reopens it all."""
+    (and stops at a boundary or at a parent it does not hold), reopens it all. What a boundary
+    says it followed (`logicalParentUuid`) may be no entry of the transcript (Claude Code 2.1.332
+    names one it never writes after a `/compact` in print mode): then it follows the last entry
+    written before it."""
     kept: list = []
+    written: set[str] = set()
+    last: str | None = None
     replaced: dict[str, str | None] = {}
     for entry in entries[: capture.before_compaction(savepoint, entries)]:
+        uuid_ = entry.get("uuid") if isinstance(entry, dict) else None
         if isinstance(entry, dict) and (is_compact_boundary(entry) or entry.get("isCompactSummary")):
-            if isinstance(entry.get("uuid"), str):
+            if isinstance(uuid_, str):
                 parent = entry.get("logicalParentUuid") or entry.get("parentUuid")
-                replaced[entry["uuid"]] = replaced.get(parent, parent) if isinstance(parent, str) else None
+                followed = replaced.get(parent, parent) if isinstance(parent, str) else None
+                replaced[uuid_] = followed if followed in written else last
             continue
         parent = entry.get("parentUuid") if isinstance(entry, dict) else None
         kept.append(
             {**entry, "parentUuid": replaced[parent]} if isinstance(parent, str) and parent in replaced else entry
         )
+        if isinstance(uuid_, str):
+            written.add(uuid_)
+            last = uuid_
     return kept
 
 

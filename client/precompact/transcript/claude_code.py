@@ -358,6 +358,24 @@ def parse_json(text: str | bytes):
     return value
 
 
+# How orjson spells a number of 1e16 or more: what an integer beyond 64 bits, which orjson reads
+# as a float, becomes when written again.
+WIDE_NUMBER = b"e+"
+
+
+def exact_numbers(raw: bytes | str, value):
+    """`value` (read from `raw` by orjson) with every integer beyond 64 bits as the integer `raw`
+    spells, not the float orjson reads it as; `value` itself when re-reading cannot tell. Called
+    only where the value's canonical bytes hold WIDE_NUMBER, so the common line pays nothing."""
+    try:
+        exact = json.loads(raw)
+    except (ValueError, RecursionError):
+        return value
+    if type(exact) is not type(value) or not within_depth(exact):  # a line kept as its text, say
+        return value
+    return _without_lone_surrogates(exact)
+
+
 def _without_lone_surrogates(value):
     """Lone surrogates become U+FFFD: no UTF-8 encoder (so no snapshot) accepts them. Only
     called on a value within MAX_DEPTH, so its recursion is bounded."""

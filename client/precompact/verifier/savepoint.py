@@ -22,7 +22,13 @@ from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VER
 
 
 class Unusable(PrecompactError):
-    """No bytes of the savepoint can be used: the message says why and what to do."""
+    """No bytes of the savepoint can be used: the message says why and what to do.
+    `git_unread`: git was not asked (a check of this machine's bytes only), so git's copy may
+    still serve."""
+
+    def __init__(self, message: str, git_unread: bool = False):
+        super().__init__(message)
+        self.git_unread = git_unread
 
 
 @dataclass
@@ -100,7 +106,10 @@ def _checked(
 ) -> Checked:
     local_path = config.root / target.snapshot_file
     if local is not None and local.sha256 != wanted:
-        checks["snapshot"] = Check(FAILED, f"{local_path} was altered (sha256 {local.sha256[:16]} != {wanted[:16]})")
+        root = _root(unrooted, signer, checks["chain"].status == VERIFIED)
+        checks["snapshot"] = Check(
+            FAILED, f"{local_path} was altered: sha256 {local.sha256[:16]}…, not {wanted[:16]}… as {root}"
+        )
     if local is not None and local.sha256 == wanted:
         usable, from_git = local, None
     elif git_bytes is not None:
@@ -113,7 +122,8 @@ def _checked(
     else:
         problem = "is altered" if local is not None else "is missing"
         raise Unusable(
-            f"snapshot {local_path} {problem} and git has no usable copy ({checks['git'].detail}); run `precompact verify`"
+            f"snapshot {local_path} {problem} and git has no usable copy ({checks['git'].detail}); run `precompact verify`",
+            git_unread=remote is None,
         )
     document, fetched = _document(config.logs, remote, usable, target, commit, checks)
     before = by_sequence.get(target.sequence - 1)
@@ -123,6 +133,15 @@ def _checked(
         else verdicts.integrity(usable, target, before, unrooted, checks["chain"].status == VERIFIED)
     )
     return Checked(checks, usable, document, from_git, fetched)
+
+
+def _root(unrooted: str | None, signer: str | None, chain_verified: bool) -> str:
+    """The root the bytes were held to, as a failed local copy's verdict names it."""
+    if unrooted is None:
+        return verdicts.LOCAL_ROOT
+    if signer is not None:
+        return "your signing key signed in the index line"
+    return "the on-chain record holds" if chain_verified else f"{unrooted} names (no root vouches for it)"
 
 
 class _Locator:
@@ -251,11 +270,13 @@ def _document(
         document = verdicts.contents(found, fetch, where)
     except verdicts.Broken as e:
         raise Unusable(
-            f"savepoint {target.sequence}'s conversation cannot be rebuilt: {e}; run `precompact verify`"
+            f"savepoint {target.sequence}'s conversation cannot be rebuilt: {e}; run `precompact verify`",
+            git_unread=remote is None,
         ) from None
     if altered:
         checks["chunks"] = Check(
             FAILED,
-            f"{len(altered)} chunk(s) in logs/{chunks.CHUNKS_DIR}/ altered (first {altered[0].sha256}); git's copies were used",
+            f"{len(altered)} chunk(s) in logs/{chunks.CHUNKS_DIR}/ altered (first {altered[0].sha256}): they do not hash "
+            "to the names the checked snapshot lists; git's copies, which do, were used",
         )
     return document, fetched

@@ -122,6 +122,14 @@ def judged(check: Callable[[], str]) -> Check:
     return Check(VERIFIED, detail)
 
 
+def ledger_unread_chain_off() -> Check:
+    """The ledger's verdict when the chain layer is off: not read (no cluster is called)."""
+    return Check(
+        OFF,
+        "not checked: the ledger is the on-chain record's history, and the chain layer is off in .precompact.toml",
+    )
+
+
 class Unrooted(Exception):
     """No root can vouch for a savepoint's local bytes: this machine did not write its index
     line, or the bytes are not here. The message says which."""
@@ -676,15 +684,45 @@ def snapshot_verdict(
     return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
 
 
+def not_backed_up(git: Check, savepoint: Savepoint) -> bool:
+    """The savepoint is not backed up to git: git's verdict says the remote does not hold its
+    commit (its push failed, or the remote's branch no longer holds it), or this machine's index
+    records that its push failed and nothing since showed the remote holding it. A savepoint
+    not pushed yet (the worker is on it) is not said to be."""
+    return git.status == NOT_ON_REMOTE or (savepoint.layer_2 == Layer2.FAILED and git.status != VERIFIED)
+
+
 def intact(checks: dict[str, Check]) -> bool:
     """No check of a savepoint failed."""
     return all(c.status != FAILED for c in checks.values())
+
+
+# The checks of this machine's own copies (the snapshot file, its chunks in logs/): when one of
+# them fails, the copy in use is git's, checked against the same root in their place.
+LOCAL_COPIES = ("snapshot", "chunks")
+
+
+def replaced_from_git(checks: dict[str, Check]) -> bool:
+    """Only a local copy failed: git's copy, which every other check passed, stands in for it
+    (verifier/savepoint.py decides which copy is used; a local copy fails only when git's can
+    serve instead)."""
+    failed = {name for name, c in checks.items() if c.status == FAILED}
+    return bool(failed) and failed <= set(LOCAL_COPIES)
 
 
 def vouched(checks: dict[str, Check]) -> bool:
     """Intact, and vouched for by a root: this machine's recorded hash (the integrity check) or
     the chain."""
     return intact(checks) and VERIFIED in (checks["integrity"].status, checks["chain"].status)
+
+
+def copy_vouched(checks: dict[str, Check]) -> bool:
+    """The copy in use is vouched for by a root: the savepoint is, or only this machine's copy
+    failed and git's, which every other check passed, stands in for it."""
+    return (intact(checks) or replaced_from_git(checks)) and VERIFIED in (
+        checks["integrity"].status,
+        checks["chain"].status,
+    )
 
 
 def check_local_root(found: Snapshot, savepoint: Savepoint, root: str = LOCAL_ROOT) -> None:

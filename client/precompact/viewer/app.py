@@ -237,7 +237,12 @@ class Viewer:
         shown = pages.savepoint_page(self._config, *asked, self._dropped)
         verdicts = self._checked.of(shown.savepoint)
         return self._render(
-            "savepoint.html", page=shown, verdicts=verdicts, facts_shown=FACTS_SHOWN, refresh_seconds=REFRESH_SECONDS
+            "savepoint.html",
+            page=shown,
+            verdicts=verdicts,
+            not_backed_up=self._checked.not_backed_up(shown.savepoint),
+            facts_shown=FACTS_SHOWN,
+            refresh_seconds=REFRESH_SECONDS,
         )
 
     def conversation(self, request: Request) -> Response:

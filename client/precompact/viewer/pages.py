@@ -83,6 +83,11 @@ class Verdicts:
         )
         return {name: found[layer] for name, layer in LAYERS.items()}
 
+    def not_backed_up(self, s: Savepoint) -> bool:
+        """Whether the verifier found that the git remote does not hold the savepoint."""
+        found = self.of(s)
+        return found is not None and api.not_backed_up(found["git"], s)
+
 
 # --- the timeline -----------------------------------------------------------------------------
 
@@ -127,6 +132,7 @@ class SavepointPage:
     files: list[tuple[str, str]]  # files in play: name, what the snapshot holds of it
     edited: list[str]
     entries: int | None  # known once "dropped" is listed
+    copy_note: str | None  # git's copy is shown in place of an altered local one
 
 
 class DroppedLists:
@@ -184,6 +190,7 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
         files,
         recent.edited,
         dropped.entries if dropped else None,
+        api.copy_note(found),
     )
 
 
@@ -235,6 +242,7 @@ class ConversationPage:
     page: int
     pages: int | None  # None: more pages follow, how many is not counted yet
     entries: list[ShownEntry]
+    copy_note: str | None = None  # git's copy is shown in place of an altered local one
 
     @property
     def runs(self) -> list[Run]:
@@ -290,7 +298,7 @@ def conversation_page(
     that no root vouches for is refused. The history is read only as far as the page (and one
     entry more, to know whether another page follows)."""
     found = api.from_this_machine(config, instance, sequence)
-    if not found.verified:
+    if not found.copy_verified:
         unvouched = "; ".join(
             f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
         )
@@ -301,7 +309,7 @@ def conversation_page(
     page = min(page, pages or page)
     first = (page - 1) * PAGE_ENTRIES + 1
     last = min(len(places), first + PAGE_ENTRIES - 1)
-    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last))
+    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last), api.copy_note(found))
 
 
 def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], first: int, last: int) -> list[ShownEntry]:
@@ -364,7 +372,7 @@ def diff(config: Config, instance: str, first: int, second: int) -> Diff:
     a = api.from_this_machine(config, instance, first)
     b = api.from_this_machine(config, instance, second)
     for found in (a, b):
-        if not found.intact:
+        if not found.intact and not found.replaced_from_git:
             raise ViewerError(
                 f"savepoint {found.savepoint.sequence} of {instance} failed a check; run `precompact verify`"
             )
