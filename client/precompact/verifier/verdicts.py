@@ -306,9 +306,11 @@ def continuation(found: record.Record) -> str:
     previous = found.continued_from()
     if previous is None:
         return ""
+    signer = found.signed_by()
+    signed = "" if signer is None else f" (its signature is {signer}'s, a key before {previous})"
     if found.recovered:
-        return f"; continued without the old key's signature: savepoint {found.sequence} was carried over from authority {previous}'s record by the new key alone (recovery)"
-    return f"; savepoint {found.sequence} was carried over from authority {previous}'s record by a rotation both keys signed"
+        return f"; continued without the old key's signature: savepoint {found.sequence} was carried over from authority {previous}'s record by the new key alone (recovery){signed}"
+    return f"; savepoint {found.sequence} was carried over from authority {previous}'s record by a rotation both keys signed{signed}"
 
 
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:
