@@ -834,7 +834,16 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     found = []
     for instance, verdict in api.ledgers(loaded):
         findings = [str(f) for f in verdict.findings]
-        found.append({"instance": instance, "status": verdict.status, "detail": verdict.detail, "findings": findings})
+        warnings = [str(w) for w in verdict.warnings]
+        found.append(
+            {
+                "instance": instance,
+                "status": verdict.status,
+                "detail": verdict.detail,
+                "findings": findings,
+                "warnings": warnings,
+            }
+        )
         if verdict.status == verdicts.VERIFIED:
             _say(f"✓ ledger verified: {instance}: {verdict.detail}")
         elif verdict.status == verdicts.NOT_VERIFIED:
@@ -843,6 +852,8 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
             _say(f"✗ ledger: first broken link: {instance} {findings[0]}")
             for finding in findings[1:]:
                 _say(f"  also: {instance} {finding}")
+        for warning in warnings:
+            _say(f"  warning: {instance} {warning}")
     return found
 
 

@@ -112,7 +112,8 @@ def ledgers(config: Config) -> list[tuple[str, Ledger]]:
     from precompact.verifier import verdicts
 
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    folded = savepoint_log.savepoints(config.logs)
+    index = savepoint_log.read(config.logs)
+    folded = index.savepoints
     return [
         (
             instance,
@@ -120,6 +121,7 @@ def ledgers(config: Config) -> list[tuple[str, Ledger]]:
                 verdicts.roots(config.program_id, config.authority, config.keypair, instance),
                 client,
                 savepoint_log.of_instance(folded, instance),
+                index.rotations(instance),
             ),
         )
         for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])
