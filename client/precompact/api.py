@@ -22,6 +22,8 @@ from precompact.ops import inspection, layers
 
 if TYPE_CHECKING:
     from precompact.local import registry, snapshot
+    from precompact.local.savepoint_log import Closing
+    from precompact.ops.closing import Plan
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.key_rotation import Rotated
@@ -248,6 +250,22 @@ def rotate_key(config: Config, recover: bool = False, airdrop: bool = False) -> 
     from precompact.ops import key_rotation
 
     return key_rotation.rotate(config, recover=recover, airdrop=airdrop)
+
+
+def closing_plan(config: Config) -> Plan:
+    """What `precompact close` would close: the configured instance's record, checked, and the
+    savepoints still queued for it (ops.closing)."""
+    from precompact.ops import closing
+
+    return closing.plan(config)
+
+
+def close_record(config: Config, force: bool = False) -> Closing:
+    """Closes the configured instance's on-chain record, its rent back to the authority, and
+    records the closing (ops.closing); refuses while savepoints are queued unless `force`."""
+    from precompact.ops import closing
+
+    return closing.close(config, force)
 
 
 def inspect(config: Config, instance: str | None = None, address: str | None = None) -> Inspection:

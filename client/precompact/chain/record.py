@@ -105,12 +105,14 @@ class Record:
     def lineage(self) -> str:
         """What the record is in its lineage, as the program marked it (entry_type and the key
         it wrote into the metadata)."""
+        signer = self.signed_by()
+        shown = "that key's" if signer is None else f"{signer}'s, a key before it"
         if self.entry_type == chain.ENTRY_TYPE_ROTATED:
-            return f"continues {self.continued_from()}'s lineage (rotation, both keys signed); the savepoint shown is that key's"
+            return f"continues {self.continued_from()}'s lineage (rotation, both keys signed); the savepoint shown is {shown}"
         if self.entry_type == chain.ENTRY_TYPE_RECOVERED:
             return (
                 f"continues {self.continued_from()}'s lineage WITHOUT that key's signature (recovery); "
-                "the savepoint shown is that key's"
+                f"the savepoint shown is {shown}"
             )
         if self.frozen:
             return f"frozen: the lineage continues under {self.rotated_to()} (rotation); it takes no more savepoints"
@@ -127,17 +129,26 @@ class Record:
         except (ValueError, AttributeError):
             return None
 
+    def signed_by(self) -> Pubkey | None:
+        """For a record the program wrote by carrying over (or freezing) a savepoint that is not
+        the previous authority's own (the lineage moved again before its next savepoint), the key
+        that signed it, as the program wrote it into the metadata; None otherwise."""
+        program_written = (chain.ENTRY_TYPE_ROTATED, chain.ENTRY_TYPE_RECOVERED, chain.ENTRY_TYPE_ROTATED_OUT)
+        return self._named("signed_by" if self.entry_type in program_written else None)
+
     def savepoint_signer(self, authority: Pubkey, program_id: Pubkey) -> tuple[Pubkey, Pubkey] | None:
         """Who signed the savepoint this record (of `authority`) states, and for which record
-        address: the authority at its own address, or for a savepoint carried over by rotation
-        or recovery, the previous authority at its address. None when a carried record names no
-        previous authority."""
-        if self.entry_type not in (chain.ENTRY_TYPE_ROTATED, chain.ENTRY_TYPE_RECOVERED):
-            return authority, chain.record_address(authority, self.instance_id, program_id)[0]
-        previous = self.continued_from()
-        if previous is None:
-            return None
-        return previous, chain.record_address(previous, self.instance_id, program_id)[0]
+        address: the key the program names `signed_by` (a savepoint carried over more than once,
+        or frozen after it was carried over), else for a savepoint carried over by rotation or
+        recovery the previous authority, else the authority itself; each at its own record's
+        address. None when a carried record names no previous authority."""
+        signer = self.signed_by()
+        if signer is None and self.entry_type in (chain.ENTRY_TYPE_ROTATED, chain.ENTRY_TYPE_RECOVERED):
+            signer = self.continued_from()
+            if signer is None:
+                return None
+        key = authority if signer is None else signer
+        return key, chain.record_address(key, self.instance_id, program_id)[0]
 
 
 def decode(data: bytes) -> Record:

@@ -123,6 +123,13 @@ class Cluster:
             raise self._malformed("requestAirdrop", "no signature")
         return result
 
+    def balance(self, address: str) -> int:
+        """The lamports the account at `address` holds (0 when it does not exist)."""
+        value = self._value("getBalance", [address, {"commitment": COMMITMENT}])
+        if type(value) is not int or value < 0:
+            raise self._malformed("getBalance", "not a number of lamports")
+        return value
+
     def signature_status(self, signature: str) -> dict | None:
         """The status of one signature ({slot, err, confirmationStatus}), None while unknown."""
         value = self._value("getSignatureStatuses", [[signature]])

@@ -853,7 +853,16 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     found = []
     for instance, verdict in api.ledgers(loaded):
         findings = [str(f) for f in verdict.findings]
-        found.append({"instance": instance, "status": verdict.status, "detail": verdict.detail, "findings": findings})
+        warnings = [str(w) for w in verdict.warnings]
+        found.append(
+            {
+                "instance": instance,
+                "status": verdict.status,
+                "detail": verdict.detail,
+                "findings": findings,
+                "warnings": warnings,
+            }
+        )
         if verdict.status == verdicts.VERIFIED:
             _say(f"✓ ledger verified: {instance}: {verdict.detail}")
         elif verdict.status == verdicts.OFF:
@@ -864,6 +873,8 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
             _say(f"✗ ledger: first broken link: {instance} {findings[0]}")
             for finding in findings[1:]:
                 _say(f"  also: {instance} {finding}")
+        for warning in warnings:
+            _say(f"  warning: {instance} {warning}")
     return found
 
 
@@ -1704,6 +1715,36 @@ def key_import(source, as_json) -> None:
         )
     if as_json:
         _emit({"identity": str(loaded.identity), "public_keys": done.public_keys})
+
+
+@main.command()
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--force", is_flag=True, help="Close even while savepoints are queued for the chain (they are never anchored)."
+)
+@_json_option("The record closed and the lamports returned (implies --yes)")
+def close(yes: bool, force: bool, as_json: bool) -> None:
+    """Close the instance's on-chain record and take its rent back: no savepoint of the instance
+    is anchored on chain after it (git and this machine keep them); `verify` then says the chain
+    can no longer vouch for them."""
+    from precompact import api
+
+    loaded = _load()
+    plan = api.closing_plan(loaded)
+    _say(
+        f"the record of {plan.instance!r} at {plan.address} holds savepoint {plan.sequence} and {plan.lamports} lamports; closing it returns them to {plan.authority}, and the chain can no longer vouch for any savepoint of {plan.instance!r}"
+    )
+    if not (yes or as_json):
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise click.ClickException("not at a terminal: run `precompact close --yes` to close the record")
+        if not click.confirm("Close it?", default=False):
+            raise click.ClickException("not closed; nothing changed")
+    closed = api.close_record(loaded, force=force)
+    _say(
+        f"closed the record of {closed.instance!r} at {closed.address} (after savepoint {closed.sequence}): {closed.lamports} lamports returned to {closed.authority}, transaction {closed.signature}"
+    )
+    if as_json:
+        _emit(dataclasses.asdict(closed))
 
 
 @key.command("rotate")

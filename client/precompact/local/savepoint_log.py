@@ -14,6 +14,7 @@ This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -52,6 +53,9 @@ class Event(StrEnum):
     LOCAL_COPY_PRUNED = "LOCAL_COPY_PRUNED"
     # `precompact key rotate` moved the instance's lineage to a new signing key.
     AUTHORITY_ROTATED = "AUTHORITY_ROTATED"
+    # `precompact close` closed the instance's on-chain record (its rent returned): no savepoint
+    # of this instance is anchored on chain any more.
+    RECORD_CLOSED = "RECORD_CLOSED"
     # The user's signing key signed a SAVEPOINT_CREATED line (verifier.signed): the root that
     # travels with the index copy on the git remote.
     SAVEPOINT_SIGNED = "SAVEPOINT_SIGNED"
@@ -237,6 +241,10 @@ class IndexRead:
     def rotations(self, instance: str) -> list[Rotation]:
         """`instance`'s key rotations in the order they happened (`precompact key rotate`)."""
         return rotations(self.events, instance)
+
+    def closing(self, instance: str) -> Closing | None:
+        """`instance`'s record closing (`precompact close`), when this machine recorded one."""
+        return closing(self.events, instance)
 
     def deliveries(self, instance: str, session_id: str) -> list[Delivery]:
         """The restore briefs of `instance`'s savepoints given to session `session_id`, oldest
@@ -609,3 +617,56 @@ def rotations(events: list[dict], instance: str) -> list[Rotation]:
         ):
             found.append(Rotation(instance, sequence, old, new, signature, recovered))
     return found
+
+
+@dataclass(frozen=True)
+class Closing:
+    """`precompact close` closed `instance`'s record at `address` (of `authority`), which held
+    savepoint `sequence`, in transaction `signature`; `lamports` went back to the authority."""
+
+    instance: str
+    address: str
+    authority: str
+    sequence: int
+    lamports: int
+    signature: str
+
+    def _sealed(self) -> bytes:
+        return json.dumps(dataclasses.astuple(self), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+_CLOSING_PURPOSE = "record-closed"
+_SEAL_HEX = 64
+
+
+def record_closing(logs: Path, closing: Closing) -> None:
+    """Records the closing, sealed with this machine's key: a copied logs/ cannot claim one."""
+    seal = provenance.stamped(_CLOSING_PURPOSE, closing._sealed())[-_SEAL_HEX // 2 :].hex()
+    record(logs, {"event": Event.RECORD_CLOSED, **dataclasses.asdict(closing), "seal": seal})
+
+
+def closing(events: list[dict], instance: str) -> Closing | None:
+    """The last closing of `instance`'s record this machine recorded; a line without every field,
+    or whose seal is not this machine's, counts as none. (Nothing reopens it: a new record for
+    the instance would have to start at savepoint 1 again, so the chain is done with it.)"""
+    found = None
+    for event in events:
+        if event.get("event") == Event.RECORD_CLOSED and event.get("instance") == instance:
+            found = _closing_line(event) or found
+    return found
+
+
+def _closing_line(event: dict) -> Closing | None:
+    values = {name: event.get(name) for name in ("instance", "address", "authority", "signature")}
+    numbers = {name: event.get(name) for name in ("sequence", "lamports")}
+    seal = event.get("seal")
+    if not all(isinstance(v, str) for v in values.values()) or not all(type(n) is int for n in numbers.values()):
+        return None
+    found = Closing(**values, **numbers)  # type: ignore[arg-type]
+    if not isinstance(seal, str) or len(seal) != _SEAL_HEX:
+        return None
+    try:
+        stored = found._sealed() + bytes.fromhex(seal)
+    except ValueError:
+        return None
+    return found if provenance.made_here(_CLOSING_PURPOSE, stored) is not None else None

@@ -45,12 +45,17 @@ def post_pending(
     happens (the caller records it). Stops at the first savepoint that cannot go.
     Without the git layer the record names no commit (40 zeros). A savepoint is confirmed only
     once the record read back from its address passes the verifier's chain check and states it."""
-    mine = savepoint_log.savepoints(logs, instance)
+    index = savepoint_log.read(logs)
+    mine = savepoint_log.of_instance(index.savepoints, instance)
     pending = [s for s in mine if s.layer_3 != savepoint_log.Layer3.CONFIRMED]
     if not pending:
         return
+    closed = index.closing(instance)
+    if closed is not None:
+        yield _failed(pending[0], closed_note(closed))
+        return
     try:
-        signer = _signer(program_id, keypair_path, authority)
+        signer = key_of(program_id, keypair_path, authority)
     except ChainError as e:
         yield _failed(pending[0], str(e))
         return
@@ -122,6 +127,17 @@ def _walked_back(
         yield _confirmed(savepoint, signature=None, slot=None, recovered=True)
 
 
+def closed_note(closing: savepoint_log.Closing) -> str:
+    """What Layer 3 says of an instance whose record `precompact close` closed: nothing more is
+    anchored (a new record would start at savepoint 1), and what to do, if anything."""
+    return (
+        f"the on-chain record of {closing.instance!r} at {closing.address} was closed by `precompact close` "
+        f"(transaction {closing.signature}): no savepoint of it is anchored on chain any more. For on-chain "
+        "proof of new savepoints start a new instance (`precompact init --force --chain <cluster> --instance "
+        "<new name>`); otherwise nothing to do: git and this machine still keep and check them"
+    )
+
+
 def _not_written_here(savepoint: savepoint_log.Savepoint) -> savepoint_log.Outcome:
     """Signing a savepoint this machine did not write would make the chain vouch for a logs/
     that came with the project."""
@@ -131,7 +147,7 @@ def _not_written_here(savepoint: savepoint_log.Savepoint) -> savepoint_log.Outco
     )
 
 
-def _signer(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
+def key_of(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
     """The configured key, once the program and the authority are the ones this client serves."""
     if program_id != str(chain.PROGRAM_ID):
         raise ChainError(

@@ -111,7 +111,8 @@ def ledgers(config: Config) -> list[tuple[str, Ledger]]:
     from precompact.proof import ledger
     from precompact.verifier import verdicts
 
-    folded = savepoint_log.savepoints(config.logs)
+    index = savepoint_log.read(config.logs)
+    folded = index.savepoints
     if not config.chain_layer:
         return [
             (instance, ledger.chain_off())
@@ -125,6 +126,7 @@ def ledgers(config: Config) -> list[tuple[str, Ledger]]:
                 verdicts.roots(config.program_id, config.authority, config.keypair, instance),
                 client,
                 savepoint_log.of_instance(folded, instance),
+                index.rotations(instance),
             ),
         )
         for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])

@@ -3,10 +3,16 @@ from the cluster's history, must together be exactly this machine's savepoints 1
 one initialize, then each savepoint as the index recorded it, nothing written by anyone else,
 no close. The record's current state can look right after a stolen key posted, or after a close
 and re-initialise replayed the same savepoints; its history cannot.
+
+A recovery (`key rotate --recover`) leaves the old record as it was: the program cannot change it
+without the old key, so whoever holds that key can still write there. Those writes are not the
+lineage's, which left that record; they are warnings (the revoked key is in someone's hands),
+never a broken link the key's holder could keep red.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from precompact.chain import rpc
@@ -36,6 +42,8 @@ class Ledger:
     status: str  # the verifier's (verdicts.judged)
     detail: str
     findings: list[Finding] = field(default_factory=list)
+    # Writes by a revoked key to the record a recovery left: outside the lineage, said, not failed.
+    warnings: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -44,7 +52,11 @@ class _Walk:
 
     mine: dict[int, savepoint_log.Savepoint]
     authority: object
+    # Keys this machine's index says the lineage left (its rotations): a recovery names only the
+    # record it continued, which the old key may since have closed.
+    left: tuple[str, ...] = ()
     findings: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
     written: int = 0  # the last savepoint written to the record as it stands
     highest: int = 0  # the highest savepoint ever written, whatever closes came between
     initialized: bool = False
@@ -108,17 +120,26 @@ def chain_off() -> Ledger:
     return Ledger(verdict.status, verdict.detail)
 
 
-def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint_log.Savepoint]) -> Ledger:
+def check(
+    roots: verdicts.Roots,
+    client: rpc.Cluster,
+    savepoints: list[savepoint_log.Savepoint],
+    rotations: Sequence[savepoint_log.Rotation] = (),
+) -> Ledger:
     """The verdict on the record's whole history against one instance's savepoints, following a
-    key rotation (or recovery) back through the records the lineage came from. The verifier
-    turns what the walk found into the verdict (verdicts.judged)."""
+    key rotation (or recovery) back through the records the lineage came from (`rotations`, as
+    this machine's index recorded them, name the keys a recovered record may no longer show).
+    The verifier turns what the walk found into the verdict (verdicts.judged)."""
     findings: list[Finding] = []
+    warnings: list[Finding] = []
 
     def checked() -> str:
         try:
-            walk = _walk(roots, client, {s.sequence: s for s in savepoints})
+            left = tuple(r.old_authority for r in rotations)
+            walk = _walk(roots, client, {s.sequence: s for s in savepoints}, left=left)
         except rpc.RpcError as e:
             raise verdicts.Unreached(str(e)) from None
+        warnings.extend(walk.warnings)
         confirmed = savepoint_log.highest_confirmed(savepoints)
         if walk.highest < confirmed:
             walk.findings.append(
@@ -134,24 +155,35 @@ def check(roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint
             raise verdicts.Broken("layer 3", walk.findings[0].sequence, str(walk.findings[0]))
         start = "; ".join(walk.lineage) if walk.lineage else "one initialize"
         frozen = f"; then frozen by a rotation to {walk.rotated_to}" if walk.rotated_to is not None else ""
-        return f"{walk.transactions} transaction(s) touched {roots.address} on {client.url}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored)"
+        abandoned = (
+            f"; {len(walk.warnings)} write(s) by a revoked key to a record a recovery left (warnings below)"
+            if walk.warnings
+            else ""
+        )
+        return f"{walk.transactions} transaction(s) touched {roots.address} on {client.url}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
 
     verdict = verdicts.judged(checked)
-    return Ledger(verdict.status, verdict.detail, findings)
+    return Ledger(verdict.status, verdict.detail, findings, warnings)
 
 
 def _walk(
-    roots: verdicts.Roots, client: rpc.Cluster, mine: dict[int, savepoint_log.Savepoint], until: str | None = None
+    roots: verdicts.Roots,
+    client: rpc.Cluster,
+    mine: dict[int, savepoint_log.Savepoint],
+    until: str | None = None,
+    recovered: bool = False,
+    left: tuple[str, ...] = (),
 ) -> _Walk:
     """The record's history walked in order, up to and including the transaction `until` (a
-    rotation or recovery the lineage moved on with); what the record's key wrote after it is a
-    finding: the lineage left that key, so a write there is a key still in use (after a recovery,
-    the "lost" key was taken, not lost)."""
-    walk = _Walk(mine, roots.authority)
+    rotation or recovery the lineage moved on with). What the record's key wrote after a rotation
+    is a finding (the program froze the record: a write there means it did not). After a
+    recovery (`recovered`) it is a warning: the record was abandoned, not frozen, and its key,
+    revoked, is in someone's hands (the "lost" key was taken, not lost)."""
+    walk = _Walk(mine, roots.authority, left)
     for entry in history.signatures_for_address(client, str(roots.address)):
         walk.transactions += 1
         if walk.reached:
-            _after_leaving(walk, roots, client, entry, until)
+            _after_leaving(walk, roots, client, entry, until, recovered)
             continue
         _step(walk, roots, client, entry)
         if entry["signature"] == until:
@@ -159,21 +191,37 @@ def _walk(
     return walk
 
 
-def _after_leaving(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict, left_in: str | None) -> None:
+def _after_leaving(
+    walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict, left_in: str | None, recovered: bool
+) -> None:
     """A transaction in a record's history after the lineage left it: anything it wrote there
-    is named."""
-    later = _Walk(walk.mine, roots.authority, written=walk.written, initialized=True)
+    is named (a finding after a rotation, a warning after a recovery)."""
+    later = _Walk(walk.mine, roots.authority, walk.left, written=walk.written, initialized=True)
     _step(later, roots, client, entry)
     walk.ignored += later.ignored
-    if later.written != walk.written or later.closed or later.findings:
-        walk.findings.append(
+    if later.written == walk.written and not later.closed and not later.findings:
+        return
+    sequence = later.written if later.written != walk.written else None
+    if recovered:
+        posted = later.written if later.written != walk.written and later.written else None
+        what = "a close" if later.closed else f"savepoint {posted}" if posted is not None else "a write"
+        walk.warnings.append(
             Finding(
-                later.written if later.written != walk.written else None,
+                posted,
                 entry["slot"],
                 entry["signature"],
-                f"written to {roots.address} after the lineage moved on from it in transaction {left_in}: its key is still in use",
+                f"{what} by {roots.authority}, the key revoked by the recovery in transaction {left_in}, on its abandoned record {roots.address}: not part of this lineage; if you did not write it, someone else holds that key",
             )
         )
+        return
+    walk.findings.append(
+        Finding(
+            sequence,
+            entry["slot"],
+            entry["signature"],
+            f"written to {roots.address} after the lineage moved on from it in transaction {left_in}: its key is still in use",
+        )
+    )
 
 
 def _continue_from(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, write, slot: int, signature: str) -> None:
@@ -188,14 +236,22 @@ def _continue_from(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, writ
         walk.findings.append(Finding(None, slot, signature, "a rotation onto a record that already had a history"))
     authority = write.other if write.kind == "rotated_in" else None
     if write.kind == "recovered_in":
+        # The recovery names the record it continued, not its key: the key is the one whose
+        # address that is, among what the record holds now and the keys the index says were left.
         account = client.account(str(write.other))
         try:
             held = record.decode(account[1]) if account and account[0] == str(roots.program_id) else None
         except record.RecordError:
             held = None
-        named = Pubkey.from_bytes(held.authority) if held is not None else None
-        if named is not None and chain.record_address(named, roots.instance_id, roots.program_id)[0] == write.other:
-            authority = named
+        candidates = [Pubkey.from_bytes(held.authority)] if held is not None else []
+        candidates += [Pubkey.from_string(key) for key in walk.left]
+        named = [
+            key
+            for key in candidates
+            if chain.record_address(key, roots.instance_id, roots.program_id)[0] == write.other
+        ]
+        if named:
+            authority = named[0]
         else:
             walk.findings.append(
                 Finding(None, slot, signature, f"recovered from {write.other}, which holds no record of this instance")
@@ -205,8 +261,9 @@ def _continue_from(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, writ
         walk.findings.append(Finding(None, slot, signature, "a rotation that names no previous authority"))
         return
     previous = verdicts.Roots(roots.program_id, authority, roots.instance)
-    before = _walk(previous, client, walk.mine, until=signature)
+    before = _walk(previous, client, walk.mine, signature, write.kind == "recovered_in", walk.left)
     walk.transactions += before.transactions
+    walk.warnings.extend(before.warnings)
     walk.ignored += before.ignored
     walk.findings.extend(
         Finding(f.sequence, f.slot, f.signature, f"in the history of {previous.address}: {f.problem}")

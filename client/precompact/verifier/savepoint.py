@@ -187,7 +187,8 @@ def _chain(config: Config, target: Savepoint, locator: _Locator, local_root: boo
 
     # Only this machine's own index can say what was confirmed; a copy from git could lie.
     confirmed = savepoint_log.highest_confirmed(locator.by_sequence.values()) if local_root else 0
-    roots, read = verdicts.chain_record(config, target.instance, confirmed)
+    closed = savepoint_log.read(config.logs).closing(target.instance)  # sealed by this machine's key
+    roots, read = verdicts.chain_record(config, target.instance, confirmed, closed)
     if roots is None or read.record is None:
         return Check(read.status, read.detail)
     held = read.record

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
-from precompact.local.savepoint_log import Layer2, Layer3, Savepoint
+from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
 from precompact.verifier.evidence import GitCopy, RemoteBranch, Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
@@ -263,9 +263,10 @@ def history_reset(roots: Roots, held: int, confirmed: int) -> str | None:
     return f"the record at {roots.address} {holds}, but savepoint {confirmed} was confirmed there before: it was closed and re-initialized, or the cluster replays an older state (history reset)"
 
 
-def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainRead:
+def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0, closed: Closing | None = None) -> ChainRead:
     """The chain's verdict on the instance, given the highest savepoint this machine saw
-    confirmed on chain (0: none, or the index is not this machine's). Never raises for what the
+    confirmed on chain (0: none, or the index is not this machine's) and the closing of its
+    record this machine recorded (`precompact close`), if any. Never raises for what the
     cluster answers."""
     from precompact.chain import rpc
 
@@ -275,6 +276,11 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
         return ChainRead(NOT_VERIFIED, str(e))
     except Broken as e:
         return ChainRead(FAILED, str(e), sequence=e.sequence)
+    if found is None and closed is not None and closed.address == str(roots.address):
+        return ChainRead(
+            NOT_VERIFIED,
+            f"the record of {roots.instance} at {roots.address} was closed by `precompact close` after savepoint {closed.sequence} (transaction {closed.signature}, as this machine recorded it): the chain can no longer vouch for any savepoint of it; git and this machine's own record are checked as before",
+        )
     if found is None and confirmed:
         return ChainRead(
             FAILED,
@@ -295,9 +301,12 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0) -> ChainR
     )
 
 
-def chain_record(config: Config, instance: str, confirmed: int) -> tuple[Roots | None, ChainRead]:
+def chain_record(
+    config: Config, instance: str, confirmed: int, closed: Closing | None = None
+) -> tuple[Roots | None, ChainRead]:
     """The configured roots for `instance` and the chain's verdict on its record, given the
-    highest savepoint this machine saw confirmed (0: none, or the index is not this machine's)."""
+    highest savepoint this machine saw confirmed (0: none, or the index is not this machine's)
+    and the record's closing this machine recorded, if any."""
     from precompact.chain import rpc
 
     try:
@@ -305,7 +314,7 @@ def chain_record(config: Config, instance: str, confirmed: int) -> tuple[Roots |
     except NoRoot as e:
         return None, ChainRead(NOT_VERIFIED, str(e))
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    return configured, read_record(configured, client, confirmed)
+    return configured, read_record(configured, client, confirmed, closed)
 
 
 def continuation(found: record.Record) -> str:
@@ -314,9 +323,11 @@ def continuation(found: record.Record) -> str:
     previous = found.continued_from()
     if previous is None:
         return ""
+    signer = found.signed_by()
+    signed = "" if signer is None else f" (its signature is {signer}'s, a key before {previous})"
     if found.recovered:
-        return f"; continued without the old key's signature: savepoint {found.sequence} was carried over from authority {previous}'s record by the new key alone (recovery)"
-    return f"; savepoint {found.sequence} was carried over from authority {previous}'s record by a rotation both keys signed"
+        return f"; continued without the old key's signature: savepoint {found.sequence} was carried over from authority {previous}'s record by the new key alone (recovery){signed}"
+    return f"; savepoint {found.sequence} was carried over from authority {previous}'s record by a rotation both keys signed{signed}"
 
 
 def check_record_holds(found: record.Record, savepoint: Savepoint, commit: str | None) -> None:

@@ -419,7 +419,8 @@ def _check_chain(
     """The chain's verdict in words; its verdict on each savepoint goes into `checks`."""
     # Only this machine's own lines can say what was confirmed; a copied index could claim anything.
     confirmed = savepoint_log.highest_confirmed(s for s in savepoints if s.written_here)
-    roots, read = verdicts.chain_record(config, instance, confirmed)
+    closed = savepoint_log.read(config.logs).closing(instance)
+    roots, read = verdicts.chain_record(config, instance, confirmed, closed)
     said, walked = _walk_chain(config, instance, savepoints, down_to, local, findings, roots, read)
     checks.update({s.sequence: verdicts.chain_verdict(read, walked, s.sequence) for s in savepoints})
     return said

@@ -1,10 +1,15 @@
 use anchor_lang::prelude::*;
 
 use crate::constants::{
-    ENTRY_TYPE_ROTATED_OUT, GIT_COMMIT_LEN, METADATA_MAX_LEN, RECORD_DISCRIMINATOR,
+    ENTRY_TYPE_RECOVERED, ENTRY_TYPE_ROTATED, ENTRY_TYPE_ROTATED_OUT, GIT_COMMIT_LEN,
+    METADATA_MAX_LEN, RECORD_DISCRIMINATOR,
 };
 use crate::error::PrecompactError;
 use crate::signed_message::SignedSavepoint;
+
+/// The metadata key naming the key whose signature a carried-over savepoint is, when that is not
+/// the key the record continues from (the lineage moved twice before its next savepoint).
+const SIGNED_BY: &str = "signed_by";
 
 /// The latest savepoint of one (authority, instance) pair. Borsh lays the fields out in this
 /// order with no padding; `tests/vectors/` pins every offset.
@@ -68,15 +73,17 @@ impl SavepointRecord {
     }
 
     /// The new `authority`'s record continuing this one's lineage: this record's last savepoint
-    /// exactly as it was written (signed by this record's authority at this record's address), so
-    /// the next savepoint under the new key extends it. `entry_type` says how it was carried over
-    /// and `metadata` names this record's authority.
+    /// exactly as it was written (signed by the key that posted it, at that key's record address),
+    /// so the next savepoint under the new key extends it. `entry_type` says how it was carried
+    /// over; the metadata names this record's authority under `named_as` and, when the savepoint
+    /// was not this authority's own (a lineage continued again before its next savepoint), the
+    /// key that signed it under `signed_by`.
     pub fn continuation(
         &self,
         authority: Pubkey,
         bump: u8,
         entry_type: u8,
-        metadata: &str,
+        named_as: &str,
     ) -> Self {
         let mut next = Self::empty(authority, self.instance_id, bump);
         next.entry_type = entry_type;
@@ -88,7 +95,10 @@ impl SavepointRecord {
         next.prev_snapshot_hash = self.prev_snapshot_hash;
         next.slot = self.slot;
         next.chain_timestamp = self.chain_timestamp;
-        next.set_metadata(metadata.as_bytes());
+        next.set_metadata(
+            self.naming(named_as, &self.authority.to_string())
+                .as_bytes(),
+        );
         next
     }
 
@@ -110,10 +120,46 @@ impl SavepointRecord {
         Ok(())
     }
 
-    /// Freezes the record at its last savepoint; metadata names where the lineage went.
+    /// Freezes the record at its last savepoint; metadata names where the lineage went (and the
+    /// key that signed the savepoint, when it is not this record's authority).
     pub fn freeze(&mut self, successor: &Pubkey) {
+        let metadata = self.naming("rotated_to", &successor.to_string());
         self.entry_type = ENTRY_TYPE_ROTATED_OUT;
-        self.set_metadata(format!(r#"{{"rotated_to":"{successor}"}}"#).as_bytes());
+        self.set_metadata(metadata.as_bytes());
+    }
+
+    /// `{"<key>":"<value>"}`, with `"signed_by":"<signer>"` after it when the savepoint this
+    /// record states was signed by another key than its authority.
+    fn naming(&self, key: &str, value: &str) -> String {
+        let signer = self.savepoint_signer();
+        if signer == self.authority.to_string() {
+            format!(r#"{{"{key}":"{value}"}}"#)
+        } else {
+            format!(r#"{{"{key}":"{value}","{SIGNED_BY}":"{signer}"}}"#)
+        }
+    }
+
+    /// The key that signed the savepoint this record states (base58): the authority for one it
+    /// posted; for one the program carried over, the `signed_by` it wrote, else the previous
+    /// authority it named (a record carried over once).
+    pub fn savepoint_signer(&self) -> String {
+        let named = |key: &str| self.metadata_value(key);
+        match self.entry_type {
+            ENTRY_TYPE_ROTATED => named(SIGNED_BY).or_else(|| named("rotated_from")),
+            ENTRY_TYPE_RECOVERED => named(SIGNED_BY).or_else(|| named("recovered_from")),
+            ENTRY_TYPE_ROTATED_OUT => named(SIGNED_BY),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.authority.to_string())
+    }
+
+    /// The string value of `key` in metadata this program wrote (a record it carried over or froze).
+    fn metadata_value(&self, key: &str) -> Option<String> {
+        let text = std::str::from_utf8(&self.metadata[..self.metadata_len as usize]).ok()?;
+        let opening = format!(r#""{key}":""#);
+        let start = text.find(&opening)? + opening.len();
+        let end = start + text[start..].find('"')?;
+        Some(text[start..end].to_string())
     }
 
     fn set_metadata(&mut self, metadata: &[u8]) {

@@ -173,6 +173,83 @@ async fn rotation_continues_the_chain_under_the_new_key_and_freezes_the_old_reco
     assert_eq!((again.sequence, again.entry_type), (3, ENTRY_TYPE_ROTATED));
 }
 
+/// The savepoint fields a record states, as its authority wrote them.
+fn carried(r: &SavepointRecord) -> impl PartialEq + std::fmt::Debug {
+    (
+        (r.sequence, r.snapshot_hash, r.prev_snapshot_hash),
+        (r.timestamp, r.git_commit, r.signature),
+        (r.slot, r.chain_timestamp, r.instance_id),
+    )
+}
+
+#[tokio::test]
+async fn rotations_in_a_row_name_the_key_that_signed_the_carried_savepoint() {
+    // Savepoint 2 is the first key's; the lineage then moves twice (and a third time, by
+    // recovery) before any savepoint: every record carrying it names that key as its signer.
+    let mut env = with_savepoints(2).await;
+    let first = env.authority.pubkey();
+    let before = env.record().await;
+    let second = Keypair::new();
+    rotate(&mut env, &second).await.expect("first rotation");
+    switch_to(&mut env, &second);
+    let third = Keypair::new();
+    rotate(&mut env, &third)
+        .await
+        .expect("a second rotation before any savepoint");
+
+    let frozen = env.record().await;
+    assert_eq!(frozen.entry_type, ENTRY_TYPE_ROTATED_OUT);
+    assert_eq!(
+        metadata(&frozen),
+        format!(
+            r#"{{"rotated_to":"{}","signed_by":"{first}"}}"#,
+            third.pubkey()
+        )
+    );
+    assert_eq!(frozen.savepoint_signer(), first.to_string());
+    let (third_record, _) = record_address(&third.pubkey(), &env.instance_id);
+    let continued = record_at(&mut env, third_record).await;
+    assert_eq!(continued.entry_type, ENTRY_TYPE_ROTATED);
+    assert_eq!(
+        metadata(&continued),
+        format!(
+            r#"{{"rotated_from":"{}","signed_by":"{first}"}}"#,
+            second.pubkey()
+        )
+    );
+    assert_eq!(carried(&continued), carried(&before));
+
+    let fourth = Keypair::new();
+    let instance = env.instance_id;
+    recover(&mut env, &fourth, third_record, instance)
+        .await
+        .expect("a recovery of a record that holds a carried savepoint");
+    let (fourth_record, _) = record_address(&fourth.pubkey(), &env.instance_id);
+    let recovered = record_at(&mut env, fourth_record).await;
+    assert_eq!(
+        metadata(&recovered),
+        format!(
+            r#"{{"recovered_from":"{}","signed_by":"{first}"}}"#,
+            third.pubkey()
+        )
+    );
+    assert_eq!(carried(&recovered), carried(&before));
+
+    // The newest key extends the chain from the carried savepoint.
+    switch_to(&mut env, &fourth);
+    let next = env.next_fields(3).await;
+    assert_eq!(next.prev_snapshot_hash, before.snapshot_hash);
+    env.savepoint(&next, METADATA)
+        .await
+        .expect("savepoint 3 under the fourth key");
+    let extended = env.record().await;
+    assert_eq!(
+        (extended.sequence, extended.entry_type),
+        (3, ENTRY_TYPE_SAVEPOINT)
+    );
+    assert_eq!(extended.savepoint_signer(), fourth.pubkey().to_string());
+}
+
 #[tokio::test]
 async fn rejects_rotation_not_signed_by_the_records_authority() {
     let mut env = with_savepoints(1).await;

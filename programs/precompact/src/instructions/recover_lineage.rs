@@ -48,8 +48,7 @@ impl RecoverLineage<'_> {
                 &[bump],
             ],
         )?;
-        let metadata = format!(r#"{{"recovered_from":"{}"}}"#, previous.authority);
-        let next = previous.continuation(authority, bump, ENTRY_TYPE_RECOVERED, &metadata);
+        let next = previous.continuation(authority, bump, ENTRY_TYPE_RECOVERED, "recovered_from");
         write_record(&accounts.record, &next)?;
 
         emit!(LineageRecovered {

@@ -50,8 +50,7 @@ impl RotateAuthority<'_> {
             ],
         )?;
         let old = &mut accounts.record;
-        let metadata = format!(r#"{{"rotated_from":"{}"}}"#, old.authority);
-        let next = old.continuation(new_authority, bump, ENTRY_TYPE_ROTATED, &metadata);
+        let next = old.continuation(new_authority, bump, ENTRY_TYPE_ROTATED, "rotated_from");
         write_record(&accounts.new_record, &next)?;
         old.freeze(&new_authority);
 
