@@ -31,10 +31,11 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import logs_dir, private_file
+from precompact.transcript.agent_names import CLAUDE as CLAUDE
+from precompact.transcript.agent_names import CODEX as CODEX
+from precompact.transcript.agent_names import GEMINI as GEMINI
+from precompact.transcript.agent_names import NAMES as NAMES
 
-CLAUDE, CODEX, GEMINI = "claude", "codex", "gemini"
-# config/install.py's AGENTS names the same (config cannot import this module).
-NAMES = (CLAUDE, CODEX, GEMINI)
 LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI"}
 LEGACY_DOCUMENTS_DIR = "precompact-agents"  # under logs/, where versions before issue 39 wrote them
 _VERSION_TAIL_BYTES = 64 << 10
