@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import sys
+
 from precompact.config import discovery
 from precompact.transcript.agent_names import CLAUDE, GEMINI
 
@@ -75,9 +76,7 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
         return HookResult(stderr='precompact hook: input has no "cwd" string; nothing saved')
     events = GEMINI_EVENTS if agent == GEMINI else CLAUDE_EVENTS
     if event not in events:
-        return HookResult(
-            stderr=f"precompact hook: event {event!r} is not handled ({', '.join(events)}); nothing done"
-        )
+        return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(events)}); nothing done")
     # Installed for every directory (user scope), the hook fires in projects without precompact:
     # there it has nothing to do and says so only on stderr, which Claude Code does not show.
     try:

@@ -31,10 +31,7 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import logs_dir, private_file
-from precompact.transcript.agent_names import CLAUDE as CLAUDE
-from precompact.transcript.agent_names import CODEX as CODEX
-from precompact.transcript.agent_names import GEMINI as GEMINI
-from precompact.transcript.agent_names import NAMES as NAMES
+from precompact.transcript.agent_names import CLAUDE, CODEX, GEMINI, NAMES  # noqa: F401 -- agents.NAMES, as the readers name them
 
 LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI"}
 LEGACY_DOCUMENTS_DIR = "precompact-agents"  # under logs/, where versions before issue 39 wrote them
