@@ -223,20 +223,21 @@ def main() -> None:
     parser.add_argument("--precompact", default=PRECOMPACT, help="the `precompact` command to time")
     parser.add_argument("--json", action="store_true", help="JSON instead of a Markdown table")
     args = parser.parse_args()
+    command = os.path.abspath(args.precompact)  # the hooks run in the projects' directories
     root = Path(tempfile.mkdtemp(prefix="precompact-bench-hooks-"))
     os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the projects' approvals go with them
     results: dict = {}
     try:
         if args.only in (None, "noop"):
-            results |= no_op_events(root, args.precompact, args.runs)
+            results |= no_op_events(root, command, args.runs)
         if args.only in (None, "precompact"):
             for real_code in (False, True):
                 label = (
                     f"PreCompact, first savepoint of {args.mb} MB{' of real code' if real_code else ''} (vs I/O floor)"
                 )
-                results[label] = pre_compact(root, args.precompact, args.mb, args.runs, real_code)
+                results[label] = pre_compact(root, command, args.mb, args.runs, real_code)
         if args.only in (None, "session"):
-            results |= session_events(root, args.precompact, args.mb, args.runs)
+            results |= session_events(root, command, args.mb, args.runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(results, indent=2) if args.json else markdown(results))
