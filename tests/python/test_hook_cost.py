@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -99,3 +100,40 @@ def test_pre_compact_of_10_mb_stays_within_a_ratio_of_the_io_floor(tmp_path):
     # Measured 10-11.5x the floor's CPU on generated text (a loaded 2-core machine, where the
     # hook's CPU time grows more than cp's and sha256sum's).
     assert sorted(ratios)[1] < 16, ratios
+
+
+@pytest.mark.slow
+def test_the_hook_benchmark_runs():
+    """scripts/bench_hooks.py, small, so that the command docs/performance.md cites cannot rot."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_hooks.py"), "--runs", "1", "--mb", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert "PreCompact, first savepoint of 1 MB of real code (vs I/O floor)" in found
+    assert all(figures["cpu_ratio"] > 0 for figures in found.values())
+
+
+@pytest.mark.slow
+@pytest.mark.localnet
+def test_the_benchmark_runs():
+    """scripts/bench.py, small: `scripts/bench --runs 5` crashed on its first run (issue 48)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "bench.py"),
+            *("--json", "--sizes", "1", "--real-code-sizes", "1", "--runs", "2", "--savepoints", "3"),
+            *("--encryption-mb", "1", "--chain-savepoints", "2", "--claude-code-runs", "0", "--growth", "2,1"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert set(found["by_size"]) == {"1 MB", "1 MB, real code"}
