@@ -270,7 +270,9 @@ def verify_thousand(root: Path, count: int) -> dict:
         snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     progress(f"verify: committing {count} savepoints")
     repo, target = gitstore.open_repository(path), gitstore.Target.of(loaded)
-    assert not savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
+    problems = savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
+    if problems:
+        raise SystemExit(f"bench: Layer 2 of {count} savepoints failed: {problems[0]}")
     progress("verify: verify --all")
     wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)
     return {"savepoints": count, "verify_all_s": wall}
