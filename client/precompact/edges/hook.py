@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 # Every agent runs this on every event of every session (Gemini CLI before every model round),
 # in every directory of a user-scope install: whether there is anything to do is decided with
 # json, sys and os alone, and the rest of precompact is imported only where there is.
-CLAUDE_EVENTS = ("PreCompact", "PostCompact", "SessionStart", "SessionEnd")
-GEMINI_EVENTS = ("PreCompress", "BeforeAgent", "SessionEnd")
 
 
 class HookResult:
@@ -74,7 +72,7 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         return HookResult(stderr='precompact hook: input has no "cwd" string; nothing saved')
-    events = GEMINI_EVENTS if agent == GEMINI else CLAUDE_EVENTS
+    events = _handlers(agent)
     if event not in events:
         return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(events)}); nothing done")
     # Installed for every directory (user scope), the hook fires in projects without precompact:
@@ -97,19 +95,9 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
     from precompact.config import settings as configuration
     from precompact.ops.compaction import ERRORS_LOG
 
-    handlers = (
-        {"PreCompress": _pre_compress, "BeforeAgent": _before_agent, "SessionEnd": _session_end}
-        if agent == GEMINI
-        else {
-            "PreCompact": _pre_compact,
-            "PostCompact": _post_compact,
-            "SessionStart": _session_start,
-            "SessionEnd": _session_end,
-        }
-    )
     root = Path(root_found)
     try:
-        return handlers[event](payload, configuration.load(root), agent)
+        return _handlers(agent)[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
@@ -123,6 +111,18 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
                 stderr=f"precompact: nothing saved before this compaction: {reason}{details}",
             )
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
+
+
+def _handlers(agent: str) -> dict:
+    """`agent`'s events, each with its handler."""
+    if agent == GEMINI:
+        return {"PreCompress": _pre_compress, "BeforeAgent": _before_agent, "SessionEnd": _session_end}
+    return {
+        "PreCompact": _pre_compact,
+        "PostCompact": _post_compact,
+        "SessionStart": _session_start,
+        "SessionEnd": _session_end,
+    }
 
 
 def _untrusted(event: str, why: str, agent: str) -> HookResult:
