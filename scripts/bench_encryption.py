@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from precompact.config import settings as configuration
-from precompact.local import snapshot
+from precompact.local import savepoint_log, snapshot
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support.projects import new_project
@@ -38,6 +38,7 @@ def measure(root: Path, size_mb: int, runs: int) -> dict:
         snapshot.Settings.of(loaded), snapshot.Session("bench", str(transcript.path), str(path), "auto")
     )
     data = written.path.read_bytes()
+    saved = next(s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == written.sequence)
     identities = remote_crypto.load_identities(remote_crypto.Keys.of(loaded))
     repo = gitstore.open_repository(path)
     seal, unseal, clear_commit, sealed_commit = [], [], [], []
@@ -53,7 +54,7 @@ def measure(root: Path, size_mb: int, runs: int) -> dict:
             shutil.rmtree(Path(repo.common_dir) / gitstore.CIPHERTEXT_CACHE, ignore_errors=True)
             target = gitstore.Target(path, "origin", f"bench/{len(times)}-{keys.encrypting}-{run}", keys)
             began = time.perf_counter()
-            gitstore.commit_savepoint(repo, target, loaded.logs, written.event)
+            gitstore.commit_savepoint(repo, target, loaded.logs, saved)
             times.append(time.perf_counter() - began)
     return {
         "snapshot_bytes": len(data),

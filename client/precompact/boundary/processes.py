@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import threading
-import webbrowser
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -130,6 +129,8 @@ def open_in_browser(page: Path) -> None:
     browser's command line, which every local user can read, names only the file. Returns at
     once: a browser command that stays until its window closes (as one BROWSER names may) must
     not hold up the server the page leads to."""
+    import webbrowser  # here: every hook imports this module, and webbrowser costs it about 10 ms
+
     threading.Thread(target=webbrowser.open, args=(page.as_uri(),), daemon=True).start()
 
 

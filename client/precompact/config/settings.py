@@ -19,9 +19,10 @@ from pathlib import Path
 
 from precompact.boundary import git_env, quoting
 from precompact.config import approval as config_trust
+from precompact.config import discovery
 from precompact.errors import PrecompactError
 
-CONFIG_NAME = ".precompact.toml"
+CONFIG_NAME = discovery.CONFIG_NAME
 # The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
 # 5 ms of imports).
 IDL_FILE = Path(__file__).parent.parent / "idl" / "precompact.json"
@@ -157,19 +158,13 @@ def find_root(start: Path) -> Path:
 
 def discover(start: Path) -> tuple[Path, Path | None]:
     """The directory holding the configuration, and the git work tree it belongs to (None
-    outside one). The search stops at the work tree's root: a `.precompact.toml` in a parent
-    directory (a shared one, someone else's) never applies to a repository."""
-    start = start.resolve()
-    worktree = None
-    for directory in (start, *start.parents):
-        if worktree is None and os.path.lexists(directory / ".git"):
-            worktree = directory
-    for directory in (start, *start.parents):
-        if os.path.lexists(directory / CONFIG_NAME):
-            return directory, worktree
-        if directory == worktree:
-            break
-    raise ConfigError(f"no {CONFIG_NAME} in {start} or its parents; run `precompact init` in your project")
+    outside one): `discovery.discover`'s walk, which the hook's entry takes before importing
+    this module."""
+    found = discovery.discover(str(start))
+    if found is None:
+        raise ConfigError(discovery.missing(str(start)))
+    root, worktree = found
+    return Path(root), None if worktree is None else Path(worktree)
 
 
 def read_own(path: Path) -> bytes:

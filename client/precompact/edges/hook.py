@@ -1,5 +1,5 @@
-"""`precompact hook [--agent codex|gemini]`: the hook handler of Claude Code, Codex CLI and Gemini
-CLI. It must never slow or block the session:
+"""`precompact hook [--agent codex|gemini|opencode]`: the hook handler of Claude Code, Codex CLI, Gemini
+CLI and OpenCode (through precompact's plugin). It must never slow or block the session:
 it always exits 0, never emits a block decision, and reports failures in its message and in
 `logs/precompact-errors.log` instead. PreCompact runs only Layer 1 here (the detached worker does
 the rest) and tells the summariser, in plain words, what is saved; PostCompact keeps the
@@ -26,33 +26,39 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-from precompact import api
-from precompact.boundary import terminal
-from precompact.config import settings as configuration
-from precompact.edges import untrusted_reply
-from precompact.ops.compaction import ERRORS_LOG
-from precompact.transcript import agents
+from precompact.config import discovery
+from precompact.transcript.agent_names import CLAUDE, GEMINI
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a few ms)
+if TYPE_CHECKING:
+    from precompact.config import settings as configuration
+
+# Every agent runs this on every event of every session (Gemini CLI before every model round),
+# in every directory of a user-scope install: whether there is anything to do is decided with
+# json, sys and os alone, and the rest of precompact is imported only where there is.
 
 
-@dataclass
 class HookResult:
-    stdout: str = ""
-    stderr: str = ""
+    """The hook's answer: stdout for the agent, stderr for the user."""
+
+    def __init__(self, stdout: str = "", stderr: str = "") -> None:
+        self.stdout = stdout
+        self.stderr = stderr
 
 
-def run(agent: str = agents.CLAUDE) -> None:
+def run(agent: str = CLAUDE) -> None:
     """`precompact hook`: answers the invocation on stdin, on stdout and stderr. Never fails."""
     result = handle(sys.stdin.buffer.read(), agent)
+    from precompact.boundary import terminal
+
     if result.stdout:
         terminal.answer(result.stdout)
     if result.stderr:
         terminal.echo(result.stderr, err=True)
 
 
-def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
+def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     """Answers one hook invocation of `agent` given its stdin bytes."""
     try:
         payload = json.loads(raw)
@@ -66,34 +72,38 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         return HookResult(stderr='precompact hook: input has no "cwd" string; nothing saved')
-    handlers = (
-        {"PreCompress": _pre_compress, "BeforeAgent": _before_agent, "SessionEnd": _session_end}
-        if agent == agents.GEMINI
-        else {
-            "PreCompact": _pre_compact,
-            "PostCompact": _post_compact,
-            "SessionStart": _session_start,
-            "SessionEnd": _session_end,
-        }
-    )
-    if event not in handlers:
-        return HookResult(
-            stderr=f"precompact hook: event {event!r} is not handled ({', '.join(handlers)}); nothing done"
-        )
+    events = _handlers(agent)
+    if event not in events:
+        return HookResult(stderr=f"precompact hook: event {event!r} is not handled ({', '.join(events)}); nothing done")
     # Installed for every directory (user scope), the hook fires in projects without precompact:
     # there it has nothing to do and says so only on stderr, which Claude Code does not show.
     try:
-        root = configuration.find_root(Path(cwd))
-    except (configuration.ConfigError, OSError) as e:
+        found = discovery.discover(cwd)
+    except (OSError, ValueError) as e:  # a cwd the system cannot resolve (a NUL in it)
         return HookResult(stderr=f"precompact hook: {e}")
+    if found is None:
+        return HookResult(stderr=f"precompact hook: {discovery.missing(cwd)}")
+    return _in_project(found[0], event, payload, agent)
+
+
+def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookResult:
+    """The event in a directory of a precompact project: its configuration loaded and checked,
+    the handler of `event` run, any failure logged and said, never raised."""
+    from pathlib import Path
+
+    from precompact import api
+    from precompact.config import settings as configuration
+    from precompact.ops.compaction import ERRORS_LOG
+
+    root = Path(root_found)
     try:
-        return handlers[event](payload, configuration.load(root), agent)
+        return _handlers(agent)[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         reason = api.hook_failure_reason(e)
         details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
-        if event == "PreCompact" and agent == agents.CLAUDE:
+        if event == "PreCompact" and agent == CLAUDE:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
             # the user's line goes to stderr.
             return HookResult(
@@ -103,34 +113,60 @@ def handle(raw: bytes, agent: str = agents.CLAUDE) -> HookResult:
         return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
 
 
+def _handlers(agent: str) -> dict:
+    """`agent`'s events, each with its handler."""
+    if agent == GEMINI:
+        return {"PreCompress": _pre_compress, "BeforeAgent": _before_agent, "SessionEnd": _session_end}
+    return {
+        "PreCompact": _pre_compact,
+        "PostCompact": _post_compact,
+        "SessionStart": _session_start,
+        "SessionEnd": _session_end,
+    }
+
+
 def _untrusted(event: str, why: str, agent: str) -> HookResult:
-    stdout, stderr = untrusted_reply.reply(event, why, claude_code=agent == agents.CLAUDE)
+    from precompact.edges import untrusted_reply
+
+    stdout, stderr = untrusted_reply.reply(event, why, claude_code=agent == CLAUDE)
     return HookResult(stdout=stdout, stderr=stderr)
 
 
 def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
     return HookResult(stdout=api.on_pre_compact(loaded, payload, agent))
 
 
 def _pre_compress(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
     return HookResult(stdout=api.on_pre_compress(loaded, payload, agent))
 
 
 def _post_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
     if api.on_post_compact(loaded, payload, agent):
         return HookResult()
     return HookResult(stderr="precompact hook: this session has no savepoint to attach the compaction summary to")
 
 
 def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
     return _context("SessionStart", api.on_session_start(loaded, payload, agent))
 
 
 def _before_agent(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
     return _context("BeforeAgent", api.on_before_agent(loaded, payload))
 
 
 def _session_end(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
     api.on_session_end(loaded, payload, agent)
     return HookResult()
 

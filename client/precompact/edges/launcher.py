@@ -57,15 +57,7 @@ def main(argv: list[str], plugin_root: str) -> int:
 
 def configuration_above(cwd: str) -> bool:
     """Whether `config.discover` would find a `.precompact.toml` from `cwd`: in it or a directory
-    above, not past the git work tree's root (the same walk, in os.path alone)."""
-    start = os.path.realpath(cwd)
-    chain = [start]
-    while os.path.dirname(chain[-1]) != chain[-1]:
-        chain.append(os.path.dirname(chain[-1]))
-    worktree = next((d for d in chain if os.path.lexists(os.path.join(d, ".git"))), None)
-    for directory in chain:
-        if os.path.lexists(os.path.join(directory, ".precompact.toml")):
-            return True
-        if directory == worktree:
-            return False
-    return False
+    above, not past the git work tree's root (config/discovery.py, standard library only)."""
+    from precompact.config import discovery
+
+    return discovery.discover(cwd) is not None

@@ -31,10 +31,8 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import logs_dir, private_file
+from precompact.transcript.agent_names import CLAUDE, CODEX, GEMINI, NAMES, OPENCODE  # noqa: F401 -- agents.NAMES, as the readers name them
 
-CLAUDE, CODEX, GEMINI, OPENCODE = "claude", "codex", "gemini", "opencode"
-# config/install.py's AGENTS names the same (config cannot import this module).
-NAMES = (CLAUDE, CODEX, GEMINI, OPENCODE)
 LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI", OPENCODE: "OpenCode"}
 LEGACY_DOCUMENTS_DIR = "precompact-agents"  # under logs/, where versions before issue 39 wrote them
 _VERSION_TAIL_BYTES = 64 << 10

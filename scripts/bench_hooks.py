@@ -1,0 +1,247 @@
+"""What each hook event costs as a whole process, against the two yardsticks it is judged by (issue
+42): a bare `python -c pass` of the same interpreter for an event with nothing to do, and the
+I/O floor (`cp` + `sha256sum` of the same bytes) for PreCompact. Every pair runs in turn (hook,
+yardstick, hook, yardstick, ...) and the ratio is taken pair by pair, so it holds while a shared
+machine's speed drifts. CPU is user + system time as the kernel accounts the finished process
+(`os.wait4`), wall is start to exit.
+
+Every PreCompact run is a first run: a new project and a new session, so nothing a previous run
+saved (chunks, the read position) is reused; the worker it starts is waited for before the next
+pair. SessionStart is timed delivering a brief (a new session resuming after a savepoint);
+SessionEnd archiving what a session said since its savepoint (1 MB more).
+
+Usage: .venv/bin/python scripts/bench_hooks.py [--runs 10] [--mb 10] [--only noop|precompact|session]
+                                               [--precompact PATH] [--json]
+`--precompact` times another build's command (its interpreter is the yardstick's)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from support.commands import PRECOMPACT, worker_finished
+from support.process_cost import Cost, io_floor, paired, run
+from support.projects import new_project
+from support.secret_corpus import stdlib_sources
+from support.transcript_gen import generate, payload
+
+MB = 1_000_000
+PLUGIN_LAUNCHER = REPO / "bin" / "precompact"
+
+
+def figures(costs: list[Cost], yardsticks: list[Cost]) -> dict:
+    """Medians (and max) of each side, and the medians of the pair-by-pair ratio and difference."""
+
+    def ms(values: list[float]) -> dict:
+        return {"median": round(statistics.median(values) * 1000, 1), "max": round(max(values) * 1000, 1)}
+
+    return {
+        "cpu_ms": ms([c.cpu for c in costs]),
+        "wall_ms": ms([c.wall for c in costs]),
+        "yardstick_cpu_ms": ms([y.cpu for y in yardsticks]),
+        "yardstick_wall_ms": ms([y.wall for y in yardsticks]),
+        "cpu_over_yardstick_ms": round(statistics.median(c.cpu - y.cpu for c, y in zip(costs, yardsticks)) * 1000, 1),
+        "wall_over_yardstick_ms": round(
+            statistics.median(c.wall - y.wall for c, y in zip(costs, yardsticks)) * 1000, 1
+        ),
+        "cpu_ratio": round(statistics.median(c.cpu / max(y.cpu, 1e-3) for c, y in zip(costs, yardsticks)), 2),
+        "wall_ratio": round(statistics.median(c.wall / y.wall for c, y in zip(costs, yardsticks)), 2),
+    }
+
+
+def bare_interpreter(command: str) -> list[str]:
+    """`python -c pass` of the interpreter that runs `command` (its #! line)."""
+    first = Path(command).read_text(errors="replace").splitlines()[0]
+    interpreter = first.removeprefix("#!").split()
+    if interpreter[0] == "/usr/bin/env":
+        interpreter = [shutil.which(interpreter[1]) or interpreter[1]]
+    return [*interpreter, "-c", "pass"]
+
+
+def launcher_interpreter() -> list[str]:
+    """The plugin launcher's `python3` resolved to the interpreter itself (a version manager's
+    shim on PATH is a shell script that costs more than the interpreter)."""
+    found = subprocess.run(
+        ["python3", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True
+    )
+    return [found.stdout.strip()]
+
+
+def gemini_chat(path: Path, prompt_tokens: int) -> Path:
+    """A Gemini CLI chat file whose latest answer used `prompt_tokens`: far below Gemini's
+    compression threshold, PreCompress has nothing to do."""
+    path.write_text(
+        json.dumps({"type": "user", "content": "hello"})
+        + "\n"
+        + json.dumps({"type": "gemini", "content": "hi", "tokens": {"input": prompt_tokens}})
+        + "\n"
+    )
+    return path
+
+
+def no_op_events(root: Path, command: str, runs: int) -> dict:
+    """Events with nothing to do, for each agent's entry: outside a precompact project, and in
+    one (a start that is not resumed, a resume with no savepoint, a PreCompress with no
+    compression coming)."""
+    outside = root / "outside"
+    outside.mkdir()
+    project = new_project(root, "noop", git_layer=False, chain_layer=False).path
+    chat = gemini_chat(root / "chat.jsonl", 1200)
+    bare = bare_interpreter(command)
+    launcher = launcher_interpreter()
+    cases = {}
+    for where, cwd in (("outside a project", outside), ("in a project", project)):
+        for entry, args, event in (
+            ("precompact hook", [command, "hook"], payload("SessionStart", cwd, source="startup")),
+            (
+                "precompact hook --agent codex",
+                [command, "hook", "--agent", "codex"],
+                payload("SessionStart", cwd, source="startup"),
+            ),
+            (
+                "precompact hook --agent gemini",
+                [command, "hook", "--agent", "gemini"],
+                {**payload("PreCompress", cwd, chat), "trigger": "auto"},
+            ),
+            (
+                "plugin launcher (bin/precompact plugin-hook)",
+                [*launcher, str(PLUGIN_LAUNCHER), "plugin-hook"],
+                payload("SessionStart", cwd, source="startup"),
+            ),
+        ):
+            if entry.startswith("plugin") and where == "in a project":
+                continue  # in a project the launcher runs the installed `precompact hook`: the rows above
+            yardstick = [*launcher, "-c", "pass"] if entry.startswith("plugin") else bare
+            name = f"{entry}, {event['hook_event_name']}{':' + event['source'] if 'source' in event else ''}, {where}"
+            cases[name] = figures(*paired(args, json.dumps(event).encode(), cwd, yardstick, runs))
+        name = f"precompact hook, SessionStart:resume with no savepoint, {where}"
+        event = payload("SessionStart", cwd, source="resume")
+        cases[name] = figures(*paired([command, "hook"], json.dumps(event).encode(), cwd, bare, runs))
+    return cases
+
+
+def wait_for_worker(project: Path) -> None:
+    deadline = time.monotonic() + 300
+    while not worker_finished(project):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench_hooks: the worker did not finish in {project}")
+        time.sleep(0.05)
+
+
+def pre_compact(root: Path, command: str, megabytes: int, runs: int, real_code: bool) -> dict:
+    """PreCompact's first savepoint of a `megabytes` transcript (made-up code, or a session
+    reading the standard library's sources), against the I/O floor of the same bytes."""
+    name = f"pre-{megabytes}{'-real' if real_code else ''}"
+    costs, floors = [], []
+    transcript = None
+    for number in range(runs + 1):  # the first pair warms the page cache and is not counted
+        project = new_project(root, f"{name}-{number}", git_layer=True, chain_layer=False).path
+        if transcript is None:
+            transcript = generate(
+                root / f"{name}.jsonl", megabytes * MB, project=project, sources=stdlib_sources() if real_code else ()
+            ).path
+        elif real_code:  # the session read files of its project: each new project gets them too
+            generate(root / "scratch.jsonl", megabytes * MB, project=project, sources=stdlib_sources())
+        event = json.dumps(payload("PreCompact", project, transcript)).encode()
+        cost = run([command, "hook"], event, project)
+        wait_for_worker(project)
+        floor = run(io_floor(transcript, root))
+        if number:
+            costs.append(cost)
+            floors.append(floor)
+        shutil.rmtree(project / "logs", ignore_errors=True)
+    return figures(costs, floors)
+
+
+def session_events(root: Path, command: str, megabytes: int, runs: int) -> dict:
+    """SessionStart delivering a brief of a `megabytes` savepoint, and SessionEnd archiving 1 MB
+    said since it, each against the bare interpreter."""
+    project = new_project(root, "session", git_layer=True, chain_layer=False).path
+    transcript = generate(root / "session.jsonl", megabytes * MB, project=project).path
+    event = payload("PreCompact", project, transcript)
+    run([command, "hook"], json.dumps(event).encode(), project)
+    wait_for_worker(project)
+    bare = bare_interpreter(command)
+    starts, ends, yardsticks_start, yardsticks_end = [], [], [], []
+    for number in range(runs + 1):
+        start = payload("SessionStart", project, transcript, source="resume")
+        cost = run([command, "hook"], json.dumps(start).encode(), project)
+        yardstick = run(bare)
+        if number:
+            starts.append(cost)
+            yardsticks_start.append(yardstick)
+        more = root / f"end-{number}.jsonl"
+        shutil.copyfile(transcript, more)
+        generate(root / "said.jsonl", MB, project=project, seed=100 + number)
+        with more.open("ab") as f:
+            f.write((root / "said.jsonl").read_bytes())
+        end = payload("SessionEnd", project, more, session_id=event["session_id"], reason="exit")
+        cost = run([command, "hook"], json.dumps(end).encode(), project)
+        yardstick = run(bare)
+        wait_for_worker(project)
+        more.unlink()
+        if number:
+            ends.append(cost)
+            yardsticks_end.append(yardstick)
+    return {
+        f"SessionStart:resume with the brief of a {megabytes} MB savepoint": figures(starts, yardsticks_start),
+        f"SessionEnd, 1 MB said since a {megabytes} MB savepoint": figures(ends, yardsticks_end),
+    }
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        "| event | CPU median (max) | bare / floor CPU | CPU over it | wall median (max) | bare / floor wall | wall ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, f in results.items():
+        lines.append(
+            f"| {name} | {f['cpu_ms']['median']:.0f} ({f['cpu_ms']['max']:.0f}) ms "
+            f"| {f['yardstick_cpu_ms']['median']:.0f} ms | +{f['cpu_over_yardstick_ms']:.0f} ms ({f['cpu_ratio']}×) "
+            f"| {f['wall_ms']['median']:.0f} ({f['wall_ms']['max']:.0f}) ms | {f['yardstick_wall_ms']['median']:.0f} ms "
+            f"| {f['wall_ratio']}× |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10, help="counted pairs per event")
+    parser.add_argument("--mb", type=int, default=10, help="transcript size for PreCompact and the session events")
+    parser.add_argument("--only", choices=("noop", "precompact", "session"), help="one group of events")
+    parser.add_argument("--precompact", default=PRECOMPACT, help="the `precompact` command to time")
+    parser.add_argument("--json", action="store_true", help="JSON instead of a Markdown table")
+    args = parser.parse_args()
+    command = os.path.abspath(args.precompact)  # the hooks run in the projects' directories
+    root = Path(tempfile.mkdtemp(prefix="precompact-bench-hooks-"))
+    os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the projects' approvals go with them
+    results: dict = {}
+    try:
+        if args.only in (None, "noop"):
+            results |= no_op_events(root, command, args.runs)
+        if args.only in (None, "precompact"):
+            for real_code in (False, True):
+                label = (
+                    f"PreCompact, first savepoint of {args.mb} MB{' of real code' if real_code else ''} (vs I/O floor)"
+                )
+                results[label] = pre_compact(root, command, args.mb, args.runs, real_code)
+        if args.only in (None, "session"):
+            results |= session_events(root, command, args.mb, args.runs)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(json.dumps(results, indent=2) if args.json else markdown(results))
+
+
+if __name__ == "__main__":
+    main()
