@@ -3,8 +3,12 @@ each doc line these check), through the installed command as a user runs it."""
 
 from __future__ import annotations
 
+import re
+
 from support.commands import precompact
+from support.localnet import REPO
 from support.projects import new_project
+from support.secret_corpus import SECRETS
 
 
 def test_a_value_not_of_the_form_it_takes_exits_2_naming_the_form(tmp_path):
@@ -20,3 +24,26 @@ def test_a_value_not_of_the_form_it_takes_exits_2_naming_the_form(tmp_path):
         result = precompact(project.path, *args)
         assert result.returncode == 2, (args, result.stdout + result.stderr)
         assert result.stderr.count("\n") == 1 and says in result.stderr, (args, result.stderr)
+
+
+def test_a_configuration_other_users_can_change_is_refused_in_one_line_naming_the_fix(tmp_path):
+    """docs/security.md, "Another user on the machine": a `.precompact.toml` "writable by group
+    or others, is refused (one line naming the fix)"."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    config = project.path / ".precompact.toml"
+    for mode in (0o620, 0o602):
+        config.chmod(mode)
+        result = precompact(project.path, "status")
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert result.stderr.count("\n") == 1 and "can be changed by other users" in result.stderr, result.stderr
+        assert f"`chmod 600 {config}`, then `precompact trust`" in result.stderr, result.stderr
+    config.chmod(0o600)
+    assert precompact(project.path, "status").returncode == 0
+
+
+def test_the_secret_corpus_holds_as_many_formats_as_security_md_says():
+    """docs/security.md: test_secrets.py "plants N secret formats" and "N of N formats
+    redacted": the figure is the corpus's size, so it cannot go stale."""
+    stated = re.findall(r"plants (\d+) secret formats|(\d+) of (\d+) formats", (REPO / "docs" / "security.md").read_text())
+    figures = {int(number) for match in stated for number in match if number}
+    assert figures == {len(SECRETS)}, (figures, len(SECRETS))
