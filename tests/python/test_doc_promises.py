@@ -11,21 +11,6 @@ from support.projects import new_project
 from support.secret_corpus import SECRETS
 
 
-def test_a_value_not_of_the_form_it_takes_exits_2_naming_the_form(tmp_path):
-    """docs/cli.md's exit-code table: 2 for "a value not of the form it takes (`show abc`,
-    `--at yesterday`, `--since yesterday`)", not 1, with one line naming the form."""
-    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    for args, says in [
-        (("show", "abc"), "'abc' is not an entry reference; give SAVEPOINT:ENTRY"),
-        (("resurrect", "--at", "yesterday"), "--at 'yesterday' is not an ISO 8601 time"),
-        (("uncompact", "--at", "yesterday"), "--at 'yesterday' is not an ISO 8601 time"),
-        (("recall", "x", "--since", "yesterday"), "'yesterday' is not an ISO 8601 time"),
-    ]:
-        result = precompact(project.path, *args)
-        assert result.returncode == 2, (args, result.stdout + result.stderr)
-        assert result.stderr.count("\n") == 1 and says in result.stderr, (args, result.stderr)
-
-
 def test_a_configuration_other_users_can_change_is_refused_in_one_line_naming_the_fix(tmp_path):
     """docs/security.md, "Another user on the machine": a `.precompact.toml` "writable by group
     or others, is refused (one line naming the fix)"."""
