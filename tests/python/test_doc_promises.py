@@ -4,8 +4,10 @@ each doc line these check), through the installed command as a user runs it."""
 from __future__ import annotations
 
 import re
+import shlex
+from pathlib import Path
 
-from support.commands import precompact
+from support.commands import PRECOMPACT, precompact
 from support.localnet import REPO
 from support.projects import new_project
 from support.secret_corpus import SECRETS
@@ -32,3 +34,18 @@ def test_the_secret_corpus_holds_as_many_formats_as_security_md_says():
     stated = re.findall(r"plants (\d+) secret formats|(\d+) of (\d+) formats", (REPO / "docs" / "security.md").read_text())
     figures = {int(number) for match in stated for number in match if number}
     assert figures == {len(SECRETS)}, (figures, len(SECRETS))
+
+
+def test_install_mcp_for_codex_or_gemini_prints_the_agents_own_command_by_absolute_path(tmp_path):
+    """docs/agents.md: "`--mcp` with these agents prints the agent's own command that registers
+    `precompact mcp`" (`codex mcp add precompact -- <abs>/precompact mcp`, `gemini mcp add
+    precompact <abs>/precompact mcp`)."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    absolute = shlex.quote(str(Path(PRECOMPACT).resolve()))
+    for agent, command in [
+        ("codex", f"codex mcp add precompact -- {absolute} mcp"),
+        ("gemini", f"gemini mcp add precompact {absolute} mcp"),
+    ]:
+        done = precompact(project.path, "install", "--agent", agent, "--mcp", home=tmp_path / "home")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"to give {agent} precompact's recall, show and savepoints tools, run: {command}" in done.stdout
