@@ -32,7 +32,9 @@ def test_a_configuration_other_users_can_change_is_refused_in_one_line_naming_th
 def test_the_secret_corpus_holds_as_many_formats_as_security_md_says():
     """docs/security.md: test_secrets.py "plants N secret formats" and "N of N formats
     redacted": the figure is the corpus's size, so it cannot go stale."""
-    stated = re.findall(r"plants (\d+) secret formats|(\d+) of (\d+) formats", (REPO / "docs" / "security.md").read_text())
+    stated = re.findall(
+        r"plants (\d+) secret formats|(\d+) of (\d+) formats", (REPO / "docs" / "security.md").read_text()
+    )
     figures = {int(number) for match in stated for number in match if number}
     assert figures == {len(SECRETS)}, (figures, len(SECRETS))
 

@@ -14,7 +14,7 @@ import pytest
 from support import promises
 from support.localnet import REPO
 
-SAMPLE_TEST = '''
+SAMPLE_TEST = """
 import pytest
 
 def test_exit_code_two():
@@ -27,7 +27,7 @@ class TestInit:
 @pytest.mark.parametrize("value", ["a"])
 def test_each(value):
     pass
-'''
+"""
 
 
 def test_every_promise_in_the_map_is_in_its_doc_and_names_tests_that_exist():
@@ -87,8 +87,10 @@ def test_a_sample_whose_entries_hold_has_no_problem(tmp_path):
         (
             DOC.replace("code 2", "code 1"),
             entry("exits with code 2", '["tests/python/test_sample.py::test_exit_code_two"]'),
-            "the entry (docs/cli.md: 'exits with code 2'): these words are no longer in docs/cli.md: "
-            "the doc changed; quote the promise's new words in `says`",
+            (
+                "the entry (docs/cli.md: 'exits with code 2'): these words are no longer in docs/cli.md: "
+                "the doc changed; quote the promise's new words in `says`"
+            ),
         ),
         (
             DOC,
@@ -123,7 +125,7 @@ def test_a_sample_whose_entries_hold_has_no_problem(tmp_path):
         (
             DOC,
             entry("closed on the mainnet only", untested="the mainnet costs money"),
-            "`untested` must quote the doc's own \"Not tested here: why\" sentence",
+            '`untested` must quote the doc\'s own "Not tested here: why" sentence',
         ),
         (
             DOC,
@@ -138,7 +140,18 @@ def test_a_sample_whose_entries_hold_has_no_problem(tmp_path):
             "has unknown keys ['test']",
         ),
     ],
-    ids=["doc-changed", "no-such-test", "no-such-method", "no-such-file", "neither", "marker", "excuse", "why", "twice", "typo"],
+    ids=[
+        "doc-changed",
+        "no-such-test",
+        "no-such-method",
+        "no-such-file",
+        "neither",
+        "marker",
+        "excuse",
+        "why",
+        "twice",
+        "typo",
+    ],
 )
 def test_a_sample_that_breaks_a_rule_is_named(tmp_path, doc, entries, message):
     found = promises.problems(sample(tmp_path, doc, entries))
@@ -153,12 +166,14 @@ def test_a_parametrised_test_id_names_its_function(tmp_path):
 
 def test_the_script_counts_the_promises_per_doc_and_lists_the_untested(tmp_path):
     script = REPO / "scripts" / "promises.py"
-    listed = subprocess.run([sys.executable, str(script), "--json"], capture_output=True, text=True, cwd=tmp_path)
+    listed = subprocess.run(
+        [sys.executable, str(script), "--json"], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
     assert listed.returncode == 0, listed.stderr
     counts = json.loads(listed.stdout)
     assert counts["promises"] == counts["tested"] + counts["untested"]
     assert counts["problems"] == []
-    table = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    table = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, check=False)
     assert table.returncode == 0, table.stderr
     assert "total" in table.stdout and "docs/cli.md" in table.stdout
     if counts["untested"]:
