@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 from support.commands import PRECOMPACT, precompact
+from support.conversations import START, Conversation, save
 from support.localnet import REPO
 from support.projects import new_project
 from support.secret_corpus import SECRETS
@@ -65,3 +66,21 @@ def test_the_rent_the_docs_state_is_the_records_pinned_rent():
         text = " ".join((REPO / doc).read_text().split())
         [stated] = re.findall(r"about ([0-9.]+) SOL (?:of rent )?per instance", text)
         assert float(stated) == round(rent_in_sol, len(stated.split(".")[1])), (doc, stated, rent_in_sol)
+
+
+def test_the_recall_budget_bounds_the_text_form_only(tmp_path):
+    """docs/cli.md, `recall`'s JSON: "`--budget` bounds the text form only": with `--json` every
+    hit is there, whatever the budget."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    session = Conversation(tmp_path / "session.jsonl", "s-budget", START)
+    for n in range(20):
+        session.turn_with(
+            f"Check the ledger, batch {n}.", f"ledger --batch {n}", f"ledger {n} agrees", f"Ledger {n} is fine."
+        )
+    save(project, session)
+    text = precompact(project.path, "recall", "ledger", "--budget", "300")
+    assert text.returncode == 0 and len(text.stdout.rstrip("\n")) <= 300, text.stdout
+    whole = json.loads(precompact(project.path, "recall", "ledger", "--json").stdout)
+    bounded = json.loads(precompact(project.path, "recall", "ledger", "--budget", "300", "--json").stdout)
+    assert len(whole["hits"]) > 20 and bounded["hits"] == whole["hits"]
+    assert len(json.dumps([hit["excerpt"] for hit in bounded["hits"]])) > 300
