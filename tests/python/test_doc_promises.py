@@ -8,6 +8,7 @@ import re
 import shlex
 from pathlib import Path
 
+from precompact.config import approval
 from support.commands import PRECOMPACT, precompact
 from support.conversations import START, Conversation, save
 from support.localnet import REPO
@@ -15,9 +16,10 @@ from support.projects import new_project
 from support.secret_corpus import SECRETS
 
 
-def test_a_configuration_other_users_can_change_is_refused_in_one_line_naming_the_fix(tmp_path):
+def test_a_configuration_or_an_approval_other_users_can_change_counts_for_nothing(tmp_path):
     """docs/security.md, "Another user on the machine": a `.precompact.toml` "writable by group
-    or others, is refused (one line naming the fix)"."""
+    or others, is refused (one line naming the fix), and so is an approval record that is not
+    yours or is writable by others"."""
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     config = project.path / ".precompact.toml"
     for mode in (0o620, 0o602):
@@ -27,6 +29,13 @@ def test_a_configuration_other_users_can_change_is_refused_in_one_line_naming_th
         assert result.stderr.count("\n") == 1 and "can be changed by other users" in result.stderr, result.stderr
         assert f"`chmod 600 {config}`, then `precompact trust`" in result.stderr, result.stderr
     config.chmod(0o600)
+    assert precompact(project.path, "status").returncode == 0
+    [record] = approval.store().iterdir()
+    record.chmod(0o606)
+    untrusted = precompact(project.path, "status")
+    assert untrusted.returncode == 1 and untrusted.stderr.count("\n") == 1, untrusted.stderr
+    assert "precompact trust" in untrusted.stderr, untrusted.stderr
+    record.chmod(0o600)
     assert precompact(project.path, "status").returncode == 0
 
 
@@ -84,3 +93,17 @@ def test_the_recall_budget_bounds_the_text_form_only(tmp_path):
     bounded = json.loads(precompact(project.path, "recall", "ledger", "--budget", "300", "--json").stdout)
     assert len(whole["hits"]) > 20 and bounded["hits"] == whole["hits"]
     assert len(json.dumps([hit["excerpt"] for hit in bounded["hits"]])) > 300
+
+
+def test_export_without_output_writes_the_snapshots_bytes_unchanged_into_a_pipe(tmp_path):
+    """docs/cli.md: "`export` without `--output` writes the snapshot's bytes unchanged into a file
+    or a pipe": what a pipe gets is what `--output` writes, byte for byte, escape included."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    session = Conversation(tmp_path / "session.jsonl", "s-export", START)
+    session.turn_with("Print the banner.", "cat banner", "\x1b[31mred\x1b[0m \u202eevil", "Printed.")
+    save(project, session)
+    written = tmp_path / "export.json"
+    assert precompact(project.path, "export", "--output", str(written)).returncode == 0
+    piped = precompact(project.path, "export", text=False)
+    assert piped.returncode == 0 and piped.stdout == written.read_bytes()
+    assert b"\\u001b[31mred" in piped.stdout and b"<U+202E>" not in piped.stdout
