@@ -9,10 +9,11 @@ import shlex
 from pathlib import Path
 
 from precompact.config import approval
-from support.commands import PRECOMPACT, precompact
+from precompact.local import savepoint_log
+from support.commands import PRECOMPACT, hook, precompact
 from support.conversations import START, Conversation, save
 from support.localnet import REPO
-from support.projects import new_project
+from support.projects import new_project, trust
 from support.secret_corpus import SECRETS
 
 
@@ -107,3 +108,26 @@ def test_export_without_output_writes_the_snapshots_bytes_unchanged_into_a_pipe(
     piped = precompact(project.path, "export", text=False)
     assert piped.returncode == 0 and piped.stdout == written.read_bytes()
     assert b"\\u001b[31mred" in piped.stdout and b"<U+202E>" not in piped.stdout
+
+
+def test_the_compact_note_is_the_configured_text_with_the_savepoint_named(tmp_path):
+    """docs/sessions.md: "`hooks.compact_note` changes the text (`{savepoint}` names it)": what the
+    PreCompact hook prints to Claude Code's summariser is that text, the savepoint filled in."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("[hooks]\n", '[hooks]\ncompact_note = "Kept as {savepoint}."\n', 1))
+    trust(project.path)
+    session = Conversation(tmp_path / "session.jsonl", "s-note", START)
+    session.turn_with("Build the parser.", "make parser", "built", "Built.")
+    event = {
+        "hook_event_name": "PreCompact",
+        "session_id": "s-note",
+        "cwd": str(project.path),
+        "transcript_path": str(session.path),
+        "trigger": "manual",
+    }
+    done = hook(event, cwd=project.path)
+    assert done.returncode == 0, done.stderr
+    [created] = savepoint_log.savepoints(project.logs)
+    said = done.stdout.decode().rstrip("\n")
+    assert said == f"Kept as savepoint 1 (sha256:{created.snapshot_hash.removeprefix('sha256:')[:12]}).", said
