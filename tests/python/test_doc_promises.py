@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
+
+from solders.keypair import Keypair
 
 from precompact.config import approval
 from precompact.local import savepoint_log
@@ -131,3 +134,30 @@ def test_the_compact_note_is_the_configured_text_with_the_savepoint_named(tmp_pa
     [created] = savepoint_log.savepoints(project.logs)
     said = done.stdout.decode().rstrip("\n")
     assert said == f"Kept as savepoint 1 (sha256:{created.snapshot_hash.removeprefix('sha256:')[:12]}).", said
+
+
+def test_after_the_keypair_changes_the_worker_signs_this_machines_savepoints_again_with_the_new_key(tmp_path):
+    """docs/security.md, "Rotation": with the chain off, point `chain.keypair` at a new keypair
+    and run `precompact trust`; "The worker re-signs, with the new key, every savepoint whose line
+    this machine wrote", so the remote verifies under the new public key."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    saved = precompact(project.path, "savepoint", "--no-transcript", "--force")
+    assert saved.returncode == 3, saved.stderr  # the chain layer is off
+    old = str(project.authority().pubkey())
+    new = Keypair()
+    new_file = tmp_path / "new-id.json"
+    new_file.write_text(json.dumps(list(bytes(new))))
+    new_file.chmod(0o600)
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace(str(project.keypair_file), str(new_file)))
+    trust(project.path)
+    assert precompact(project.path, "flush").returncode == 0
+    lines = (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()
+    signed = [event for event in map(json.loads, lines) if event["event"] == "SAVEPOINT_SIGNED"]
+    assert [(event["sequence"], event["signer"]) for event in signed] == [(1, old), (1, str(new.pubkey()))]
+    # The index copy on the remote carries it: with logs/ gone, git's copy verifies under the new key.
+    shutil.rmtree(project.logs)
+    done = precompact(project.path, "resurrect", "--json")
+    assert done.returncode == 0, done.stderr
+    integrity = json.loads(done.stdout)["checks"]["integrity"]
+    assert integrity["status"] == "verified" and f"signed by {new.pubkey()}" in integrity["detail"], integrity
