@@ -655,7 +655,8 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "names_the_project_registry": (
         names_the_project_registry,
-        (REGISTRY_OWNER,),
+        # transcript/opencode.py names the data directory for OpenCode's own database, not ours.
+        (REGISTRY_OWNER, "transcript/opencode.py"),
         "import json, os\ndef listed():\n    return json.load(open(os.environ['XDG_DATA_HOME'] + '/precompact/registry.json'))\n",
     ),
     "names_git_exclude_file": (

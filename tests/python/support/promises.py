@@ -1,0 +1,175 @@
+"""The map of the docs' promises (tests/promises.toml) against the docs and the tests it names:
+what tests/python/test_promises.py checks and scripts/promises.py counts. A promise is quoted,
+not numbered, so the map survives edits around it and fails, naming the entry, when its words
+change."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+MAP = Path("tests/promises.toml")
+# The sentence a doc uses to say a promise cannot be checked here; each one is a marker the map
+# must hold, as an entry's `untested`, so a doc cannot excuse a promise the map does not know.
+UNTESTED_MARKER = "not tested here:"
+ENTRY_KEYS = {"doc", "says", "tests", "untested"}
+
+
+@dataclass(frozen=True)
+class Promise:
+    doc: str
+    says: str
+    tests: tuple[str, ...]
+    untested: str
+
+
+@dataclass(frozen=True)
+class PromiseMap:
+    promises: tuple[Promise, ...]
+    excluded: dict[str, str]
+
+
+def normalised(text: str) -> str:
+    """`text` with every run of white space as one space: a doc's line wrapping is not its words."""
+    return " ".join(text.split())
+
+
+def documents(root: Path) -> list[str]:
+    """README.md and every Markdown page in docs/, as paths relative to `root`."""
+    return ["README.md", *sorted(str(p.relative_to(root)) for p in (root / "docs").glob("*.md"))]
+
+
+def load(root: Path) -> tuple[PromiseMap, list[str]]:
+    """The map at `root`, and what in it is malformed (one line each)."""
+    data = tomllib.loads((root / MAP).read_text(encoding="utf-8"))
+    problems: list[str] = []
+    excluded = data.get("excluded", {})
+    promises: list[Promise] = []
+    for raw in data.get("promise", []):
+        label = f"the entry ({raw.get('doc', '?')}: {raw.get('says', '?')!r})"
+        unknown = sorted(set(raw) - ENTRY_KEYS)
+        if unknown:
+            problems.append(f"{MAP}: {label} has unknown keys {unknown}: use only {sorted(ENTRY_KEYS)}")
+        if not isinstance(raw.get("doc"), str) or not isinstance(raw.get("says"), str) or not raw["says"].strip():
+            problems.append(f"{MAP}: {label} needs `doc` and a non-empty `says` (the promise's exact words)")
+            continue
+        tests = raw.get("tests", [])
+        untested = raw.get("untested", "")
+        if not tests and not untested:
+            problems.append(
+                f"{MAP}: {label} has neither `tests` nor `untested`: name the test that checks it, "
+                f'or add a "Not tested here: why" sentence to {raw["doc"]} and quote it as `untested`'
+            )
+        if tests and untested:
+            problems.append(f"{MAP}: {label} has both `tests` and `untested`: keep the one that is true")
+        promises.append(Promise(raw["doc"], normalised(raw["says"]), tuple(tests), normalised(untested)))
+    return PromiseMap(tuple(promises), excluded), problems
+
+
+def names_a_test(root: Path, node_id: str) -> bool:
+    """Whether `node_id` (`path::test`, `path::Class::test`, a parametrised `[id]` allowed; Rust:
+    `path.rs::name`) names a test function defined in that file."""
+    path, _, name = node_id.partition("::")
+    file = root / path
+    if not name or not file.is_file():
+        return False
+    parts = re.sub(r"\[.*\]$", "", name).split("::")
+    if path.endswith(".rs"):
+        return len(parts) == 1 and re.search(rf"\bfn {re.escape(parts[0])}\s*\(", file.read_text()) is not None
+    scope: list[ast.stmt] = ast.parse(file.read_text(encoding="utf-8")).body
+    for part in parts[:-1]:
+        classes = [node for node in scope if isinstance(node, ast.ClassDef) and node.name == part]
+        if not classes:
+            return False
+        scope = classes[0].body
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    return any(isinstance(node, functions) and node.name == parts[-1] for node in scope)
+
+
+def problems(root: Path) -> list[str]:
+    """Every way the map at `root` and its docs and tests disagree, one line each naming the
+    entry and what to do."""
+    promise_map, found = load(root)
+    docs = documents(root)
+    texts = {doc: normalised((root / doc).read_text(encoding="utf-8")) for doc in docs}
+    for doc in promise_map.excluded:
+        if doc not in texts:
+            found.append(f"{MAP}: [excluded] names {doc}, which is not a doc here: remove it")
+    seen: set[tuple[str, str]] = set()
+    for promise in promise_map.promises:
+        label = f"{MAP}: the entry ({promise.doc}: {promise.says!r})"
+        if promise.doc not in texts:
+            found.append(f"{label} names a doc that does not exist: fix `doc` or remove the entry")
+            continue
+        if promise.doc in promise_map.excluded:
+            found.append(f"{label} is in a doc the map excludes: remove the entry or the exclusion")
+        if (promise.doc, promise.says) in seen:
+            found.append(f"{label} is in the map twice: merge the two entries' tests")
+        seen.add((promise.doc, promise.says))
+        text = texts[promise.doc]
+        count = text.count(promise.says)
+        if count == 0:
+            found.append(
+                f"{label}: these words are no longer in {promise.doc}: the doc changed; quote the "
+                "promise's new words in `says` (check its tests still check it), or remove the entry "
+                "if the doc no longer promises it"
+            )
+        elif count > 1:
+            found.append(f"{label}: these words are in {promise.doc} {count} times: quote more of the sentence")
+        for node_id in promise.tests:
+            if not names_a_test(root, node_id):
+                found.append(
+                    f"{label} names the test {node_id}, which does not exist: the test was renamed or "
+                    "removed; name the test that now checks this promise, or mark the entry `untested`"
+                )
+        if promise.untested:
+            if UNTESTED_MARKER not in promise.untested.lower():
+                found.append(f'{label}: `untested` must quote the doc\'s own "Not tested here: why" sentence')
+            elif promise.untested not in text:
+                found.append(
+                    f"{label}: its `untested` sentence is not in {promise.doc}: the doc must say, in these "
+                    "words, that the promise is not tested here (add the sentence, or fix `untested`)"
+                )
+    for doc, text in texts.items():
+        covered = [promise.untested for promise in promise_map.promises if promise.doc == doc and promise.untested]
+        for marker in re.finditer(re.escape(UNTESTED_MARKER), text, flags=re.IGNORECASE):
+            if not any(_covers(text, sentence, marker.start()) for sentence in covered):
+                excerpt = text[marker.start() : marker.start() + 80]
+                found.append(
+                    f"{doc} says {excerpt!r}... but no entry of {MAP} quotes that sentence as `untested`: "
+                    "add an entry for the promise it excuses"
+                )
+    return found
+
+
+def _covers(text: str, sentence: str, position: int) -> bool:
+    """Whether an occurrence of `sentence` in `text` spans `position`."""
+    start = text.find(sentence)
+    while start != -1:
+        if start <= position < start + len(sentence):
+            return True
+        start = text.find(sentence, start + 1)
+    return False
+
+
+def summary(root: Path) -> dict:
+    """Per doc: its promises, how many have a test, and those left untested with why."""
+    promise_map, _ = load(root)
+    per_doc = {}
+    for doc in documents(root):
+        mine = [promise for promise in promise_map.promises if promise.doc == doc]
+        per_doc[doc] = {
+            "promises": len(mine),
+            "tested": sum(1 for promise in mine if promise.tests),
+            "untested": [{"says": promise.says, "why": promise.untested} for promise in mine if not promise.tests],
+            **({"excluded": promise_map.excluded[doc]} if doc in promise_map.excluded else {}),
+        }
+    return {
+        "promises": sum(entry["promises"] for entry in per_doc.values()),
+        "tested": sum(entry["tested"] for entry in per_doc.values()),
+        "untested": sum(len(entry["untested"]) for entry in per_doc.values()),
+        "docs": per_doc,
+    }
