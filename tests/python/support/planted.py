@@ -197,3 +197,11 @@ def write_transcript(planted: Session, path: Path) -> Path:
         for line in planted.entries:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
     return path
+
+
+def shown(listed) -> set[tuple[str, str]]:
+    """The (kind, text) pairs a list of `restore.dropped` facts shows: a failed command is one
+    fact with its error line, so that line is shown as the error it is."""
+    listed = list(listed)
+    pairs = {(f.kind, f.text) for f in listed}
+    return pairs | {("error", f.detail) for f in listed if f.kind == "failed command" and f.detail}
