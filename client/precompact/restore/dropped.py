@@ -123,7 +123,7 @@ _NOT_NUMBERS = re.compile(
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?,?\s+\d{4}\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
-    r"|\b(?:lines?|ln|L)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
+    r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
@@ -149,6 +149,7 @@ _ROUTINE = re.compile(
     r"^(?:ls|ll|pwd|cat|head|tail|less|wc|echo|which|type|file|stat|tree|find|grep|rg|ag|fd|sleep|date|env|"
     r"whoami|true|clear|history|du|df|ps|top|"
     r"git (?:status|diff|log|show|branch|remote|fetch|stash list|rev-parse|ls-files|blame)|"
+    r"alembic (?:heads|current|history|show)|"
     r"docker(?:-compose| compose)? (?:ps|logs|images|inspect|top)|kubectl (?:get|logs|describe)|"
     r"\S+ (?:--version|-V|--help))\b"
 )
@@ -306,6 +307,7 @@ class Session:
 
 _PATH_KINDS = ("file read", "file edited", "path")
 _SAID_KINDS = ("request", "constraint", "decision")
+_INSIDE_SENTENCES = ("path", "url", "name", "number", "identifier")
 
 
 class Summary:
@@ -737,19 +739,20 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         return
     if errors:
         add("error", errors[0][:300], position, command[:300])
-    if not routine(command):
+    # A commit made is one fact: its id, the output line saying it; not the command as well.
+    if not _output_facts(command, text, position, add) and not routine(command):
         add("command", command, at)
-    _output_facts(command, text, position, add)
 
 
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip() and not _EXIT_CODE.match(line)), "")
 
 
-def _output_facts(command: str, text: str, position: int, add: Add) -> None:
-    """The identifiers and measurements a command's output states."""
+def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
+    """The identifiers and measurements a command's output states; whether it made a commit or a
+    migration (an id the output marks)."""
+    marked: list[tuple[str, str]] = []
     if _VERSIONED.search(command):
-        marked = []
         for line in text.splitlines():
             m = _MARKED_ID.search(line)
             if m:
@@ -768,6 +771,7 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> None:
         ):
             add("measurement", line, position, command[:200], newest=True)
             measured += 1
+    return bool(marked)
 
 
 def _identifiers(text: str, position: int, add: Add, numbers: bool) -> None:
@@ -856,6 +860,14 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         judged = summary.judge(fact, session)
         if judged != KEPT:
             missing.append(replace(fact, confidence=judged))
+    # An identifier inside a listed sentence of the same entry is that sentence's, not a fact of its own.
+    sentences_listed = [(f.entry, f.text) for f in missing if f.kind in _SAID_KINDS]
+    missing = [
+        f
+        for f in missing
+        if f.kind not in _INSIDE_SENTENCES
+        or not any(at == f.entry and _whole(said, f.text) for at, said in sentences_listed)
+    ]
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
     return missing, len(every) - len(missing)
@@ -905,12 +917,14 @@ def _summary(config: Config, found: resurrection.Resurrection, history: list, en
         for other in savepoint_log.savepoints(config.logs, found.instance)
         if other.sequence > s.sequence and s.session_id and other.session_id == s.session_id
     ]
-    if later:
-        after = resurrection.from_this_machine(config, found.instance, later[0].sequence)
+    # The first later savepoint may have been made before Claude Code wrote its summary entry
+    # (SessionStart and PostCompact run before it does): the next ones are read until one holds it.
+    for other in later:
+        after = resurrection.from_this_machine(config, found.instance, other.sequence)
         if after.intact:
             text = _summary_entry([entry for _, entry in after.contents.located_entries()][entries:])
             if text:
-                return text, LATER_SAVEPOINT.format(later[0].sequence)
+                return text, LATER_SAVEPOINT.format(other.sequence)
     return None, NONE_RECORDED
 
 
@@ -926,17 +940,21 @@ def _summary_entry(entries: list) -> str | None:
 
 
 def render(report: Dropped) -> str:
-    """The list as text, by kind; every fact quoted on one line, with its entry reference."""
+    """The list as text, by kind; every fact quoted on one line, with its entry reference, those
+    the rule is unsure of marked "possibly dropped"."""
+    possibly = report.possibly()
     lines = [
         (
             f"savepoint {report.sequence} of {report.instance}: {len(report.facts)} fact(s) of {report.entries} entries "
-            f"not in the compaction summary ({report.kept} in it); summary: {report.summary_source}"
+            f"not in the compaction summary ({possibly} of them possibly dropped: it holds something like them; "
+            f"{report.kept} in it); summary: {report.summary_source}"
         )
     ]
     for kind, mine in report.by_kind():
         lines.append(f"{kind} ({len(mine)}):")
         for fact in mine:
             detail = f" -> {quoting.inline(fact.detail)}" if fact.detail else ""
-            lines.append(f"  [{report.ref(fact)}] {quoting.inline(fact.text)}{detail}")
+            unsure = f" ({POSSIBLY_DROPPED})" if fact.confidence == POSSIBLY_DROPPED else ""
+            lines.append(f"  [{report.ref(fact)}]{unsure} {quoting.inline(fact.text)}{detail}")
     lines.append("`precompact show REF` prints an entry whole.")
     return "\n".join(lines)
