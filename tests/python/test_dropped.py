@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -219,3 +221,76 @@ def test_without_a_number_it_takes_the_compaction_a_later_session_end_savepoint_
     assert not any("Carry on with the export" in f["text"] for f in report["dropped"])
     text = precompact(project.path, "dropped")
     assert text.returncode == 0 and f"savepoint {first.sequence + 1} of" in text.stdout
+
+
+def test_without_a_recorded_summary_later_savepoints_without_one_are_passed_over(tmp_path):
+    """SessionStart and PostCompact save before Claude Code writes its summary entry: the first
+    later savepoint of the session may not hold it; the next one that does is used."""
+    project, planted, _ = _saved(tmp_path, 4, summary=False)
+    transcript = tmp_path / "session.jsonl"
+    loaded = configuration.load(project.path)
+
+    def append_and_save(*lines: dict) -> None:
+        with transcript.open("a", encoding="utf-8") as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+        snapshot.create_savepoint(
+            snapshot.Settings.of(loaded), snapshot.Session("planted-4", str(transcript), str(project.path), "auto")
+        )
+
+    append_and_save({"type": "user", "uuid": "more-1", "message": {"role": "user", "content": "One more thing."}})
+    append_and_save(
+        {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "b-1"},
+        {
+            "type": "user",
+            "uuid": "summary-1",
+            "isCompactSummary": True,
+            "isVisibleInTranscriptOnly": True,
+            "message": {"role": "user", "content": [{"type": "text", "text": planted.summary}]},
+        },
+    )
+    report = json.loads(precompact(project.path, "dropped", "1", "--json").stdout)
+    assert report["summary_source"] == dropped.LATER_SAVEPOINT.format(3)
+    listed_pairs = _shown(report)
+    for fact in planted.planted:
+        assert ((fact.kind, fact.text) in listed_pairs) is not fact.kept, fact
+
+
+def test_the_command_and_the_viewer_say_possibly_dropped_where_the_rule_is_unsure(tmp_path):
+    """A fact the summary holds something like is "possibly dropped" in the text, the JSON and
+    the viewer; one it holds nothing like is "dropped"."""
+    from support.browser import viewer
+    from support.dropped_dev import rounding
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    dev = rounding()
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in dev.conversation.entries), encoding="utf-8")
+    loaded = configuration.load(project.path)
+    snapshot.create_savepoint(
+        snapshot.Settings.of(loaded), snapshot.Session("dev", str(transcript), str(project.path), "auto")
+    )
+    saved = savepoint_log.latest(loaded.logs, loaded.instance)
+    assert saved is not None
+    savepoint_log.mark(loaded.logs, saved, savepoint_log.Event.COMPACT_SUMMARY, trigger="auto", summary=dev.summary)
+    done = precompact(project.path, "dropped", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    Draft202012Validator(json.loads((SCHEMAS / "dropped.schema.json").read_text())).validate(report)
+    confidence = {f["text"]: f["confidence"] for f in report["dropped"]}
+    unsure = "Never change the rounding of the VAT lines in billing/vat.py."
+    assert confidence[unsure] == dropped.POSSIBLY_DROPPED
+    assert confidence["4f5e6d7"] == dropped.DROPPED
+    text = precompact(project.path, "dropped").stdout
+    assert f'(possibly dropped) "{unsure}"' in text
+    assert '] "4f5e6d7" -> ' in text
+    assert "1 of them possibly dropped" in text.splitlines()[0]
+    with viewer(project.path, tmp_path / "view.log") as url:
+        for _ in range(100):
+            page = httpx.get(url + "savepoint", params={"instance": loaded.instance, "sequence": 1}).text
+            if 'class="listing"' not in page:
+                break
+            time.sleep(0.1)
+    section = page.split('id="dropped"', 1)[1]
+    assert section.count('<span class="possibly">possibly dropped</span>') == 1
+    assert 'possibly dropped</span> <span class="fact">Never change the rounding' in section
