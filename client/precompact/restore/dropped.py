@@ -76,6 +76,7 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 MEASUREMENTS_PER_OUTPUT = 3
+NUMBER_CONTEXT = 40  # characters on each side of a number that may make it a date, a line number…
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
 KEPT_COVERAGE = 0.5
 POSSIBLE_COVERAGE = 0.3
@@ -129,12 +130,15 @@ _NOT_NUMBERS = re.compile(
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
 )
 _ERROR_LINE = re.compile(
-    r"^\s*(?:E\s+)?("
-    r"(?:[\w.]*(?:Error|Exception|Failure)|error(?:\[\w+\])?|ERROR|fatal|FATAL|FAILED|panicked at|npm ERR!)\b[:!\s].*"
-    r"|\S.*\b(?:command not found|No such file or directory|Permission denied|is not recognized as|"
-    r"Cannot find module|Segmentation fault|Killed)\b.*"
-    r")$",
+    r"^[ \t]*(?:E[ \t]+)?((?:[\w.]*(?:Error|Exception|Failure)|error(?:\[\w+\])?|ERROR|fatal|FATAL|FAILED|panicked at|npm ERR!)"
+    r"\b[:! \t].*)$",
     re.MULTILINE,
+)
+_ERROR_HINTS = ("rror", "xception", "ailure", "atal", "FAILED", "panicked", "ERR!")  # one is in every _ERROR_LINE
+# A line that says a command could not run, wherever the words stand in it.
+_FAILURE_WORDS = re.compile(
+    r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
+    r"Segmentation fault|Killed\b"
 )
 _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
@@ -599,7 +603,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 continue
             kind = block.get("type")
             if kind == "text" and entry.get("type") == "assistant" and isinstance(block.get("text"), str):
-                for sentence in sentences(block["text"]):
+                for sentence in sentences(block["text"]) if REASON_WORDS.search(block["text"]) else ():
                     if (
                         len(sentence) <= SENTENCE_CHARS
                         and REASON_WORDS.search(sentence)
@@ -722,12 +726,14 @@ def _cut(side: str, other: str) -> str:
 
 def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
     text = _result_text(block.get("content"))
-    if len(text) > 2 * OUTPUT_CHARS:
+    if len(text) > 2 * OUTPUT_CHARS:  # a huge output says its facts at its start and its end
         text = text[:OUTPUT_CHARS] + "\n" + text[-OUTPUT_CHARS:]
     use = block.get("tool_use_id")
     called = commands.pop(use, None) if isinstance(use, str) else None
     failed = block.get("is_error") is True
-    errors = [m.group(1).strip() for m in _ERROR_LINE.finditer(text)]
+    if called is None and not failed:
+        return  # a file read, a listing: what it holds is not something said in the session
+    errors = _error_lines(text)
     if called is None:
         if failed:  # another tool refused (an Edit whose old text is not there…): its first line
             add("error", (errors[0] if errors else _first_line(text))[:300], position)
@@ -742,6 +748,22 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
     # A commit made is one fact: its id, the output line saying it; not the command as well.
     if not _output_facts(command, text, position, add) and not routine(command):
         add("command", command, at)
+
+
+def _error_lines(text: str) -> list[str]:
+    """The lines of `text` that say an error, in order."""
+    found = (
+        [(m.start(), m.group(1).strip()) for m in _ERROR_LINE.finditer(text)]
+        if any(word in text for word in _ERROR_HINTS)
+        else []
+    )
+    for m in _FAILURE_WORDS.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        line = text[start : end if end >= 0 else len(text)].strip()
+        if line and all(at != start for at, _ in found):
+            found.append((start, line))
+    return [line for _, line in sorted(found)]
 
 
 def _first_line(text: str) -> str:
@@ -794,7 +816,7 @@ def _identifiers(text: str, position: int, add: Add, numbers: bool) -> None:
         elif (
             kind == "number"
             and numbers
-            and sum(c.isdigit() for c in value) >= 3
+            and len(value) - value.count(",") - value.count(".") >= 3
             and not _not_a_number(text, found.start())
         ):
             add("number", value, position)
@@ -804,15 +826,13 @@ def _is_path(path: str) -> bool:
     """A path has a folder or a file extension: `src/app`, `app.py`; not `os.path` or `r.text`."""
     if "/" in path.strip("/"):
         return not re.fullmatch(r"[\d/.-]+", path)
-    return PurePosixPath(path).suffix[1:].casefold() in FILE_EXTENSIONS
+    return path.rpartition(".")[2].casefold() in FILE_EXTENSIONS
 
 
 def _not_a_number(text: str, at: int) -> bool:
     """A date, a time, a line number, hand arithmetic or an escape sequence holds the number at `at`."""
-    for m in _NOT_NUMBERS.finditer(text, max(0, at - 60), min(len(text), at + 60)):
-        if m.start() <= at < m.end():
-            return True
-    return False
+    start = max(0, at - NUMBER_CONTEXT)
+    return any(m.start() <= at - start < m.end() for m in _NOT_NUMBERS.finditer(text[start : at + NUMBER_CONTEXT]))
 
 
 def _flagged(entry: dict) -> bool:
