@@ -329,7 +329,7 @@ class Summary:
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
         ]
-        self._tokens = [m.group(0) for m in re.finditer(r"[\w.@+/-]+", self._plain)]
+        self._rivals: tuple[Session, list[list[tuple[float, set[str]]]]] | None = None
 
     def contains(self, fact: Fact, session: Session | None = None) -> bool:
         return self.judge(fact, session) == KEPT
@@ -386,18 +386,36 @@ class Summary:
             return DROPPED
         missing = [n for n, _, _ in numbers(text) if len(n.replace(".", "")) >= 2 and not self._has_number(n)]
         best = 0.0
-        for sentence in self._sentences:
+        for i, sentence in enumerate(self._sentences):
             cover = len(words & sentence) / len(words)
             if cover <= best:
                 continue
             # A summary sentence another fact matches better restates that one.
-            rival = max(
-                (len(other & sentence) / len(other) for other in session.said if other and other != words), default=0.0
-            )
+            rival = next((c for c, other in self._best_matched(session)[i] if other != words), 0.0)
             best = cover if rival <= cover else min(cover, KEPT_COVERAGE - 0.01)
         if best >= KEPT_COVERAGE and len(words & self._all) >= min(2, len(words)) and not missing:
             return KEPT
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
+
+    def _best_matched(self, session: Session) -> list[list[tuple[float, set[str]]]]:
+        """For each summary sentence, the two sentence facts of `session` it matches best (their
+        share of content words it holds), computed once per session."""
+        if self._rivals is None or self._rivals[0] is not session:
+            table = []
+            for sentence in self._sentences:
+                matched = sorted(
+                    ((len(other & sentence) / len(other), other) for other in session.said if other & sentence),
+                    key=lambda pair: -pair[0],
+                )
+                unique: list[tuple[float, set[str]]] = []
+                for cover, other in matched:
+                    if all(other != seen for _, seen in unique):
+                        unique.append((cover, other))
+                    if len(unique) == 2:
+                        break
+                table.append(unique)
+            self._rivals = (session, table)
+        return self._rivals[1]
 
     def _elision(self, text: str) -> bool:
         """The summary quotes the fact with a part left out: its start and end, in order."""
