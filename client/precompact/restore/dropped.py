@@ -88,7 +88,7 @@ CONSTRAINT_WORDS = re.compile(
     re.IGNORECASE,
 )
 REASON_WORDS = re.compile(
-    r"\b(because|since|so that|due to|in order to|rather than|decided|decide|chose|choose|going with|"
+    r"\b(because|so that|due to|in order to|rather than|decided|decide|chose|choose|going with|"
     r"went with|opted|root cause|caused by|the culprit|the reason)\b",
     re.IGNORECASE,
 )
