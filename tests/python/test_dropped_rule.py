@@ -96,8 +96,12 @@ def test_a_reason_in_plain_prose_is_a_decision_and_one_sentence_is_one_fact():
     c = Conversation("/p", "reason")
     c.user("Round per step because finance's spreadsheet does it that way.")
     c.user("Never use floats for money.")
+    c.say("The loader reads the file because it must. The root cause is the cache filled before the lock.")
     listed = _listed(c, NOTHING)
-    assert _texts(listed, "decision") == ["Round per step because finance's spreadsheet does it that way."]
+    assert _texts(listed, "decision") == [
+        "Round per step because finance's spreadsheet does it that way.",
+        "The root cause is the cache filled before the lock.",
+    ], "the model's explanations are not decisions; what it found the cause to be is"
     assert _texts(listed, "constraint") == ["Never use floats for money."]
     assert not _texts(listed, "request"), "a constraint or a reason is not listed again as a request"
 

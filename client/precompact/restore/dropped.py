@@ -92,6 +92,11 @@ REASON_WORDS = re.compile(
     r"went with|opted|root cause|caused by|the culprit|the reason)\b",
     re.IGNORECASE,
 )
+# The model explains much; what it decided, or found the cause to be, is what a reader wants back.
+DECISION_WORDS = re.compile(
+    r"\b(decided|decide|chose|choose|going with|went with|opted|root cause|caused by|the culprit)\b",
+    re.IGNORECASE,
+)
 # A sentence ends at . ! ? followed by space and a capital (not at "84.15", "reports.py and", "e.g. the").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[`*])|\n+\s*(?:[-*•]\s+|\d+\.\s+)?")
 # Files have one of these extensions; `os.path`, `request.user`, `r.text` do not.
@@ -621,10 +626,10 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 continue
             kind = block.get("type")
             if kind == "text" and entry.get("type") == "assistant" and isinstance(block.get("text"), str):
-                for sentence in sentences(block["text"]) if REASON_WORDS.search(block["text"]) else ():
+                for sentence in sentences(block["text"]) if DECISION_WORDS.search(block["text"]) else ():
                     if (
                         len(sentence) <= SENTENCE_CHARS
-                        and REASON_WORDS.search(sentence)
+                        and DECISION_WORDS.search(sentence)
                         and len(_WORDS.findall(sentence)) >= 5
                     ):
                         add("decision", sentence, position)
@@ -801,7 +806,7 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
         chosen = marked or ([(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else [])
         for hexid, line in chosen:
             add("identifier", hexid, position, line[:200])
-    measured = 0
+    measured = MEASUREMENTS_PER_OUTPUT if marked else 0  # a commit's "1 file changed" is the commit's
     for line in text.splitlines():
         line = line.strip()
         if (
