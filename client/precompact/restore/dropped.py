@@ -302,6 +302,7 @@ class Session:
 
     paths: dict[str, set[str]] = field(default_factory=dict)  # file name -> the session's paths of that name
     said: list[set[str]] = field(default_factory=list)  # content words of each request, constraint, decision
+    saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
@@ -310,7 +311,10 @@ class Session:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
-                session.said.append(content_words(fact.text))
+                words = content_words(fact.text)
+                for word in words:
+                    session.saying.setdefault(word, []).append(len(session.said))
+                session.said.append(words)
         return session
 
 
@@ -329,12 +333,14 @@ class Summary:
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
         self._sentences = [content_words(sentence) for sentence in sentences(text)] or [set()]
         self._all = set().union(*self._sentences)
-        self._numbers = numbers(text)
+        said = numbers(text)
+        self._exact = {n for n, _, _ in said}
+        self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
         ]
-        self._rivals: tuple[Session, list[list[tuple[float, set[str]]]]] | None = None
+        self._rivals: tuple[Session, dict[int, list[tuple[float, set[str]]]]] | None = None
 
     def contains(self, fact: Fact, session: Session | None = None) -> bool:
         return self.judge(fact, session) == KEPT
@@ -381,7 +387,18 @@ class Summary:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
 
     def _has_number(self, value: str) -> bool:
-        return any(_same_number(value, said, approximate, cut) for said, approximate, cut in self._numbers)
+        if value in self._exact:
+            return True
+        if "." in value:  # rounded to fewer decimals
+            decimals = value.partition(".")[2]
+            try:
+                number = float(value)
+            except ValueError:
+                return False
+            for places in range(len(decimals)):
+                if f"{round(number, places):.{places}f}" in self._exact:
+                    return True
+        return any(_same_number(value, said, approximate, cut) for said, approximate, cut in self._loose)
 
     def _sentence(self, text: str, session: Session) -> str:
         if self._elision(text):
@@ -396,31 +413,35 @@ class Summary:
             if cover <= best:
                 continue
             # A summary sentence another fact matches better restates that one.
-            rival = next((c for c, other in self._best_matched(session)[i] if other != words), 0.0)
+            rival = (
+                next((c for c, other in self._best_matched(session, i) if other != words), 0.0)
+                if cover >= KEPT_COVERAGE
+                else 0.0
+            )
             best = cover if rival <= cover else min(cover, KEPT_COVERAGE - 0.01)
         if best >= KEPT_COVERAGE and len(words & self._all) >= min(2, len(words)) and not missing:
             return KEPT
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
 
-    def _best_matched(self, session: Session) -> list[list[tuple[float, set[str]]]]:
-        """For each summary sentence, the two sentence facts of `session` it matches best (their
-        share of content words it holds), computed once per session."""
+    def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
+        """The two sentence facts of `session` that summary sentence `at` matches best (their
+        share of content words it holds), computed once per sentence and session."""
         if self._rivals is None or self._rivals[0] is not session:
-            table = []
-            for sentence in self._sentences:
-                matched = sorted(
-                    ((len(other & sentence) / len(other), other) for other in session.said if other & sentence),
-                    key=lambda pair: -pair[0],
-                )
-                unique: list[tuple[float, set[str]]] = []
-                for cover, other in matched:
-                    if all(other != seen for _, seen in unique):
-                        unique.append((cover, other))
-                    if len(unique) == 2:
-                        break
-                table.append(unique)
-            self._rivals = (session, table)
-        return self._rivals[1]
+            self._rivals = (session, {})
+        known = self._rivals[1]
+        if at not in known:
+            shared: dict[int, int] = {}
+            for word in self._sentences[at]:
+                for index in session.saying.get(word, ()):
+                    shared[index] = shared.get(index, 0) + 1
+            best: list[tuple[float, set[str]]] = []
+            for cover, index in sorted(((n / len(session.said[i]), i) for i, n in shared.items()), reverse=True):
+                if all(session.said[index] != other for _, other in best):
+                    best.append((cover, session.said[index]))
+                if len(best) == 2:
+                    break
+            known[at] = best
+        return known[at]
 
     def _elision(self, text: str) -> bool:
         """The summary quotes the fact with a part left out: its start and end, in order."""
