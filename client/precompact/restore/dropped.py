@@ -925,12 +925,14 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         if judged != KEPT:
             missing.append(replace(fact, confidence=judged))
     # An identifier inside a listed sentence of the same entry is that sentence's, not a fact of its own.
-    sentences_listed = [(f.entry, f.text) for f in missing if f.kind in _SAID_KINDS]
+    listed_at: dict[int, list[str]] = {}
+    for f in missing:
+        if f.kind in _SAID_KINDS:
+            listed_at.setdefault(f.entry, []).append(f.text)
     missing = [
         f
         for f in missing
-        if f.kind not in _INSIDE_SENTENCES
-        or not any(at == f.entry and _whole(said, f.text) for at, said in sentences_listed)
+        if f.kind not in _INSIDE_SENTENCES or not any(_whole(said, f.text) for said in listed_at.get(f.entry, ()))
     ]
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
