@@ -167,6 +167,14 @@ def test_dates_line_numbers_arithmetic_escapes_and_code_fragments_are_not_facts(
     assert _texts(listed, "path") == ["money.py"]
 
 
+def test_a_number_inside_a_listed_request_is_shown_there_and_not_counted_as_kept():
+    c = Conversation("/p", "inside")
+    c.user("Open port 5433 on the replica for the reporting job.")
+    listed, kept = dropped.dropped_facts(c.entries, dropped.Summary(NOTHING, c.cwd))
+    assert [(f.kind, f.text) for f in listed] == [("request", "Open port 5433 on the replica for the reporting job.")]
+    assert kept == 0
+
+
 def test_routine_commands_are_not_facts():
     c = Conversation("/p", "routine")
     for command in ("ls -l", "docker compose ps", "docker compose logs web", "docker compose logs web", "git status"):

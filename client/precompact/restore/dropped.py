@@ -924,6 +924,7 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         judged = summary.judge(fact, session)
         if judged != KEPT:
             missing.append(replace(fact, confidence=judged))
+    kept = len(every) - len(missing)
     # An identifier inside a listed sentence of the same entry is that sentence's, not a fact of its own.
     listed_at: dict[int, list[str]] = {}
     for f in missing:
@@ -936,7 +937,7 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
     ]
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
-    return missing, len(every) - len(missing)
+    return missing, kept
 
 
 # --- a savepoint --------------------------------------------------------------------------------
