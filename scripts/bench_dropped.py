@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from precompact.restore import dropped
-from support.planted import session
+from support.planted import session, shown
 
 
 def main() -> None:
@@ -38,9 +38,9 @@ def main() -> None:
     for seed in range(args.sessions):
         made = session(seed, paraphrase=args.paraphrase)
         listed, _ = dropped.dropped_facts(made.entries, dropped.Summary(made.summary, made.cwd))
-        shown = {(f.kind, f.text) for f in listed}
+        listed_pairs = shown(listed)
         for fact in made.planted:
-            hit = (fact.kind, fact.text) in shown
+            hit = (fact.kind, fact.text) in listed_pairs
             if fact.kept:
                 planted_kept += 1
                 paraphrased += fact.paraphrased

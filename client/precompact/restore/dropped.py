@@ -1,32 +1,43 @@
 """What compaction dropped: the facts of a savepoint's history before the compaction that Claude
-Code's compaction summary does not contain, each with the entry it comes from.
+Code's compaction summary does not contain, each with the entry it comes from and a confidence.
 
-The facts are the user's requests and the constraints among them (verbatim), the files read and
-edited, the commands run and the failed ones, the error messages the tools returned, and the
-identifiers said in the conversation: paths, URLs, code names (`snake_case`, `camelCase`,
-`PascalCase`, `name(`, a `backticked` span) and numbers of three digits or more.
+The facts are read where they live (docs/viewer.md has the table): what the user asked, split
+into its constraints (sentences with *must, never, only, instead of*…), its reasons and decisions
+(*because, so that, decided*…) and the rest of the request; the model's stated decisions; the
+failed commands, each one fact with its error line (a `command not found` under "Exit code 127"
+included); error lines of other tool output; identifiers from tool output (the commit `git
+commit` made, a migration head, the one commit `git log -1` shows); measurements from tool
+output (counts and timings: "1,284 rows flagged", "Execution Time: 412.3 ms"), the newest of
+each shape; what each edit changed ("path: old → new"); files edited and read; commands that are
+not routine inspection (`ls`, `cat`, `git status`, `docker compose ps`…); and identifiers said in
+the conversation (paths with a file extension, URLs, code names, hexadecimal ids, numbers of
+three digits or more outside dates, line numbers, escape sequences and hand arithmetic). One
+thing is one fact, under its most telling kind, at the entry that first says it.
 
-"Contains" is decided by matching alone, never by a model (docs/viewer.md): the summary contains
-a fact when it holds the fact's text exactly (not as part of a longer word), or when the fact's words, normalised (Unicode NFKC,
-case-folded, curly quotes and dashes made plain, every run of characters that are not letters,
-digits or `_` made one space), appear as a run of whole words in the summary normalised the same
-way. A path also counts as contained when the summary names it relative to the session's working
-directory, or by its file name. A fact the summary says in other words is listed: the list errs
-towards showing too much.
+"Contains" is decided by matching alone, never by a model (docs/viewer.md): exactly or after
+normalising (Unicode NFKC, case-folded, plain quotes and dashes, words joined by single spaces);
+sentences (requests, constraints, decisions) by their content words against the summary's
+sentences, an elision ("…") in a quote matching the fact's start and end, and not when another
+fact of the session matches that summary sentence better (it is that fact's restatement);
+numbers with tolerance (rounded, cut off with "…", or within 2% after "about"); paths by a
+suffix the summary names, and by file name only where the session has one path of that name or
+the summary names the folder that tells them apart ("en/de/fr reports.json"). A fact that
+matches in part is listed as "possibly dropped"; one with nothing like it in the summary,
+"dropped".
 
 The entries are the savepoint's as its snapshot holds them, redacted when they were saved (for a
 savepoint made after its compaction, local/capture.py, those before its last boundary); the
 summary is the one PostCompact recorded (redacted too), or, when none was recorded, the summary
-entry Claude Code wrote after the compaction: after that boundary, or in the history a later
-savepoint of the same session holds.
+entry Claude Code wrote after the compaction: after that boundary, or in the history the first
+later savepoint of the same session that holds one.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -35,30 +46,70 @@ from precompact.local import capture, savepoint_log
 from precompact.restore import resurrect as resurrection
 from precompact.transcript import conversation
 
-# What a fact is, in the order a reader wants them.
+# What a fact is, in the order a reader wants them: what the user asked and why first, then what
+# went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
-    "request",
     "constraint",
+    "request",
+    "decision",
+    "failed command",
+    "error",
+    "identifier",
+    "measurement",
+    "edit",
     "file edited",
     "file read",
-    "failed command",
     "command",
-    "error",
     "path",
     "url",
     "name",
     "number",
 )
+DROPPED = "dropped"
+POSSIBLY_DROPPED = "possibly dropped"
+KEPT = "kept"
 READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path"}
 # A request this short ("yes", "go on") carries no fact of its own.
 MIN_REQUEST_WORDS = 4
 FACT_CHARS = 2_000  # a fact's text beyond this is cut: a request pasted with a whole log is still one fact
+SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint or a reason
+EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
+OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
+MEASUREMENTS_PER_OUTPUT = 3
+NUMBER_CONTEXT = 40  # characters on each side of a number that may make it a date, a line number…
+# Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
+KEPT_COVERAGE = 0.5
+POSSIBLE_COVERAGE = 0.3
+APPROXIMATE_SHARE = 0.02  # "about 640" is 641 within this share
+
 CONSTRAINT_WORDS = re.compile(
     r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|without|avoid|keep|"
     r"make sure|no more than|at most|at least|instead of|not allowed|forbidden|required?)\b",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+REASON_WORDS = re.compile(
+    r"\b(because|so that|due to|in order to|rather than|decided|decide|chose|choose|going with|"
+    r"went with|opted|root cause|caused by|the culprit|the reason)\b",
+    re.IGNORECASE,
+)
+# The model explains much; what it decided, or found the cause to be, is what a reader wants back.
+DECISION_WORDS = re.compile(
+    r"\b(decided|decide|chose|choose|going with|went with|opted|root cause|caused by|the culprit)\b",
+    re.IGNORECASE,
+)
+# A sentence ends at . ! ? followed by space and a capital (not at "84.15", "reports.py and", "e.g. the").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[`*])|\n+\s*(?:[-*•]\s+|\d+\.\s+)?")
+# Files have one of these extensions; `os.path`, `request.user`, `r.text` do not.
+FILE_EXTENSIONS = frozenset(
+    re.findall(
+        r"\S+",
+        "py pyi ipynb js mjs cjs ts tsx jsx json jsonl md rst txt toml yaml yml ini cfg conf env lock sql "
+        "html htm css scss less vue svelte rs go java kt kts scala rb php pl sh bash zsh fish c h cc cpp hpp "
+        "cs swift m mm ex exs erl hrl hs ml clj lua r dart zig nim tf hcl proto graphql gql xml csv tsv log "
+        "svg png jpg jpeg gif webp ico pdf gradle mk cmake dockerfile properties tmpl j2 jinja po mo sqlite "
+        "db bak patch diff whl tar gz zip",
+    )
+)
 # One scan finds every identifier, left to right, so what one kind takes (a URL, a path) is not
 # read again as another (the names and numbers inside it).
 _IDENTIFIER = re.compile(
@@ -66,25 +117,86 @@ _IDENTIFIER = re.compile(
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
+    r"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b(?!-))"
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
-    r"|(?P<number>(?<![\w.])\d+(?:[.,]\d+)*(?!\w))"
+    r"|(?P<number>(?<![\w.\\])\d+(?:[.,]\d+)*(?!\w))"
+)
+# What is not a fact among the numbers of prose: dates and times, line numbers (`line 42`,
+# `app.py:42:7`), hand arithmetic (`12 * 34 = 408`), escape sequences (`\x1b[0m`, `\033`).
+_NOT_NUMBERS = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+    r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?,?\s+\d{4}\b"
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
+    r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
+    r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
+    r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
+    r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
 )
 _ERROR_LINE = re.compile(
-    r"^\s*((?:[\w.]*(?:Error|Exception|Failure)|error(?:\[\w+\])?|fatal|FAILED|panicked at)\b[:\s].*)$",
+    r"^[ \t]*(?:E[ \t]+)?((?:[\w.]*(?:Error|Exception|Failure)|error(?:\[\w+\])?|ERROR|fatal|FATAL|FAILED|panicked at|npm ERR!)"
+    r"\b[:! \t].*)$",
     re.MULTILINE,
 )
-_PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-"})
+_ERROR_HINTS = ("rror", "xception", "ailure", "atal", "FAILED", "panicked", "ERR!")  # one is in every _ERROR_LINE
+# A line that says a command could not run, wherever the words stand in it.
+_FAILURE_WORDS = re.compile(
+    r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
+    r"Segmentation fault|Killed\b"
+)
+_EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
+# A count or a timing in a tool's output: a number with its unit or what it counts.
+_MEASUREMENT = re.compile(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
+    r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
+    r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?)\b"
+    r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
+)
+# Commands that only look (their output is read where it matters; the command itself is no fact).
+_ROUTINE = re.compile(
+    r"^(?:ls|ll|pwd|cat|head|tail|less|wc|echo|which|type|file|stat|tree|find|grep|rg|ag|fd|sleep|date|env|"
+    r"whoami|true|clear|history|du|df|ps|top|"
+    r"git (?:status|diff|log|show|branch|remote|fetch|stash list|rev-parse|ls-files|blame)|"
+    r"alembic (?:heads|current|history|show)|"
+    r"docker(?:-compose| compose)? (?:ps|logs|images|inspect|top)|kubectl (?:get|logs|describe)|"
+    r"\S+ (?:--version|-V|--help))\b"
+)
+# Tools whose output names the commits and migrations a session turns on.
+_VERSIONED = re.compile(r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b")
+_HEX = re.compile(r"(?<![\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+_MARKED_ID = re.compile(
+    r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
+)
+_PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
+_NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)(\.\.\.|…)?(?![\w])")
+_APPROXIMATE = re.compile(r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|under|~|≈)\s*$")
 # Word-like file extensions a sentence ends with are not paths ("e.g", "i.e").
 _NOT_FILES = {"e.g", "i.e", "etc.", "vs."}
+_NEGATIONS = {"never", "not", "dont", "don", "avoid", "without", "no", "forbid", "forbidden", "mustn", "shouldn"}
+_STOPWORDS = frozenset(
+    re.findall(
+        r"\S+",
+        "a an the and or but if then else of to in on at by for with from into onto as is are was were be "
+        "been being it its this that these those there here i you we he she they me us him them my your our "
+        "their his her do does did doing done have has had having can could will would shall should may "
+        "might must also just so such than too very what which who whom whose when where why how all any "
+        "each both few more most other some own same s t ll re ve d m please ok okay yes let lets now then "
+        "again up down out off over under about after before while once only very still even well really "
+        "thing things get got make made use used using user asked asks wants want wanted said says told tell "
+        "telling like need needs needed go going",
+    )
+)
 
 
 @dataclass(frozen=True)
 class Fact:
     kind: str
-    text: str  # verbatim, as the entry holds it (cut to FACT_CHARS)
+    text: str  # verbatim, as the entry holds it (cut to FACT_CHARS); an edit's "path: old → new"
     entry: int  # the entry's place in the savepoint's history, from 1 (recall's and show's numbering)
-    detail: str | None = None  # a failed command's first error line
+    detail: str | None = None  # a failed command's error line; the output line an identifier or measurement is on
+    confidence: str = DROPPED  # DROPPED, or POSSIBLY_DROPPED where the summary holds something like it
 
 
 @dataclass
@@ -103,8 +215,11 @@ class Dropped:
         return f"{self.sequence}:{fact.entry}"
 
     def by_kind(self) -> list[tuple[str, list[Fact]]]:
-        """The facts grouped by kind, in the order of KINDS."""
+        """The facts grouped by kind, in the order of KINDS (within a kind, the surer first)."""
         return [(kind, mine) for kind in KINDS if (mine := [f for f in self.facts if f.kind == kind])]
+
+    def possibly(self) -> int:
+        return sum(f.confidence == POSSIBLY_DROPPED for f in self.facts)
 
     def to_json(self) -> dict:
         return {
@@ -127,43 +242,387 @@ def normalised(text: str) -> str:
     return " ".join(_WORDS.findall(unicodedata.normalize("NFKC", text).translate(_PLAIN).casefold()))
 
 
+def content_words(text: str) -> set[str]:
+    """The words of `text` that carry its meaning, stemmed, negations made one word ("not")."""
+    found = set()
+    for word in normalised(text).split():
+        if word in _NEGATIONS:
+            found.add("not")
+        elif word not in _STOPWORDS and not word.isdigit():
+            found.add(_stem(word))
+    return found
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ingly", "edly", "ing", "ies", "ed", "es", "ly", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences and list items; never at a decimal point or a file extension."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def numbers(text: str) -> list[tuple[str, bool, bool]]:
+    """The numbers of `text`: (digits without thousands separators, said approximately, cut off with "…")."""
+    plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
+    return [
+        (
+            m.group(2).replace(",", ""),
+            bool(m.group(1)) or bool(_APPROXIMATE.search(plain[max(0, m.start() - 16) : m.start()])),
+            bool(m.group(3)),
+        )
+        for m in _NUMBER.finditer(plain)
+    ]
+
+
+def _same_number(fact: str, said: str, approximate: bool, cut: bool) -> bool:
+    """Whether the summary's `said` number is the fact's: equal, rounded to fewer decimals, cut off
+    ("84.14999…" for 84.1499999), or within APPROXIMATE_SHARE when said approximately."""
+    if fact == said:
+        return True
+    try:
+        value, given = float(fact), float(said)
+    except ValueError:
+        return False
+    if cut and len(said.replace(".", "")) >= 3 and fact.startswith(said):
+        return True
+    decimals = len(said.split(".")[1]) if "." in said else 0
+    if "." in fact and decimals < len(fact.split(".")[1]) and round(value, decimals) == given:
+        return True
+    return approximate and value != 0 and abs(value - given) <= APPROXIMATE_SHARE * abs(value)
+
+
+@dataclass
+class Session:
+    """What the rule knows of the whole session when it judges one fact: the paths it names, by
+    file name, and every sentence-like fact (a summary sentence another fact matches clearly
+    better is that fact's)."""
+
+    paths: dict[str, set[str]] = field(default_factory=dict)  # file name -> the session's paths of that name
+    said: list[set[str]] = field(default_factory=list)  # content words of each request, constraint, decision
+    saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
+
+    @classmethod
+    def of(cls, found: Iterable[Fact]) -> Session:
+        session = cls()
+        for fact in found:
+            if fact.kind in _PATH_KINDS:
+                session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
+            elif fact.kind in _SAID_KINDS:
+                words = content_words(fact.text)
+                for word in words:
+                    session.saying.setdefault(word, []).append(len(session.said))
+                session.said.append(words)
+        return session
+
+
+_PATH_KINDS = ("file read", "file edited", "path")
+_SAID_KINDS = ("request", "constraint", "decision")
+_INSIDE_SENTENCES = ("path", "url", "name", "number", "identifier")
+
+
 class Summary:
     """A compaction summary, ready to be asked whether it contains a fact."""
 
     def __init__(self, text: str, cwd: str | None = None):
         self.text = text
+        self._plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
         self._words = f" {normalised(text)} "
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
+        self._sentences = [content_words(sentence) for sentence in sentences(text)] or [set()]
+        self._all = set().union(*self._sentences)
+        said = numbers(text)
+        self._exact = {n for n, _, _ in said}
+        self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
+        self._elided = [
+            [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
+            for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
+        ]
+        self._rivals: tuple[Session, dict[int, list[tuple[float, set[str]]]]] | None = None
 
-    def contains(self, fact: Fact) -> bool:
-        forms = [fact.text]
-        if fact.kind in ("file read", "file edited", "path"):
-            if self._cwd and fact.text.startswith(self._cwd):
-                forms.append(fact.text[len(self._cwd) :])
-            forms.append(PurePosixPath(fact.text).name)
-        return any(self._holds(form) for form in forms if form)
+    def contains(self, fact: Fact, session: Session | None = None) -> bool:
+        return self.judge(fact, session) == KEPT
+
+    def judge(self, fact: Fact, session: Session | None = None) -> str:
+        """KEPT, POSSIBLY_DROPPED or DROPPED: how much of `fact` the summary holds."""
+        session = session or Session()
+        if fact.kind in _PATH_KINDS:
+            return self._path(fact.text, session)
+        if self._holds(fact.text):
+            return KEPT
+        if fact.kind in _SAID_KINDS:
+            return self._sentence(fact.text, session)
+        if fact.kind == "number":
+            return KEPT if self._has_number(fact.text.replace(",", "")) else DROPPED
+        if fact.kind == "identifier":
+            return (
+                KEPT
+                if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
+                else DROPPED
+            )
+        if fact.kind == "measurement":
+            return self._measurement(fact.text)
+        if fact.kind in ("command", "failed command"):
+            judged = self._command(fact.text, session)
+            if judged != KEPT and fact.kind == "failed command" and fact.detail and self._error(fact.detail):
+                return KEPT
+            return judged
+        if fact.kind == "error":
+            return KEPT if self._error(fact.text) else DROPPED
+        if fact.kind == "edit":
+            return self._edit(fact.text)
+        return DROPPED
+
+    # -- the forms -----------------------------------------------------------------------------
 
     def _holds(self, form: str) -> bool:
-        if re.search(rf"(?<!\w){re.escape(form)}(?!\w)", self.text):
+        if _whole(self.text, form):
             return True
         words = normalised(form)
         return bool(words) and f" {words} " in self._words
+
+    def _hexes(self) -> list[str]:
+        return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
+
+    def _has_number(self, value: str) -> bool:
+        if value in self._exact:
+            return True
+        if "." in value:  # rounded to fewer decimals
+            decimals = value.partition(".")[2]
+            try:
+                number = float(value)
+            except ValueError:
+                return False
+            for places in range(len(decimals)):
+                if f"{round(number, places):.{places}f}" in self._exact:
+                    return True
+        return any(_same_number(value, said, approximate, cut) for said, approximate, cut in self._loose)
+
+    def _sentence(self, text: str, session: Session) -> str:
+        if self._elision(text):
+            return KEPT
+        words = content_words(text)
+        if not words:
+            return DROPPED
+        missing = [n for n, _, _ in numbers(text) if len(n.replace(".", "")) >= 2 and not self._has_number(n)]
+        best = 0.0
+        for i, sentence in enumerate(self._sentences):
+            cover = len(words & sentence) / len(words)
+            if cover <= best:
+                continue
+            # A summary sentence another fact matches better restates that one.
+            rival = (
+                next((c for c, other in self._best_matched(session, i) if other != words), 0.0)
+                if cover >= KEPT_COVERAGE
+                else 0.0
+            )
+            best = cover if rival <= cover else min(cover, KEPT_COVERAGE - 0.01)
+        if best >= KEPT_COVERAGE and len(words & self._all) >= min(2, len(words)) and not missing:
+            return KEPT
+        return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
+
+    def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
+        """The two sentence facts of `session` that summary sentence `at` matches best (their
+        share of content words it holds), computed once per sentence and session."""
+        if self._rivals is None or self._rivals[0] is not session:
+            self._rivals = (session, {})
+        known = self._rivals[1]
+        if at not in known:
+            shared: dict[int, int] = {}
+            for word in self._sentences[at]:
+                for index in session.saying.get(word, ()):
+                    shared[index] = shared.get(index, 0) + 1
+            best: list[tuple[float, set[str]]] = []
+            for cover, index in sorted(((n / len(session.said[i]), i) for i, n in shared.items()), reverse=True):
+                if all(session.said[index] != other for _, other in best):
+                    best.append((cover, session.said[index]))
+                if len(best) == 2:
+                    break
+            known[at] = best
+        return known[at]
+
+    def _elision(self, text: str) -> bool:
+        """The summary quotes the fact with a part left out: its start and end, in order."""
+        said = normalised(text)
+        for pieces in self._elided:
+            if sum(len(p.split()) for p in pieces) >= 3 and said.startswith(pieces[0]) and said.endswith(pieces[-1]):
+                at = 0
+                for piece in pieces:
+                    at = said.find(piece, at)
+                    if at < 0:
+                        break
+                    at += len(piece)
+                else:
+                    return True
+        return False
+
+    def _measurement(self, line: str) -> str:
+        values = [n for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", line)) if n.strip("0.")]
+        if not values:
+            return KEPT if self._holds(line) else DROPPED
+        found = sum(self._has_number(n) for n in values)
+        if found * 2 >= len(values):
+            return KEPT
+        return POSSIBLY_DROPPED if found else DROPPED
+
+    def _error(self, line: str) -> bool:
+        if self._holds(line):
+            return True
+        message = line.split(":", 1)[1] if ":" in line else ""
+        return len(normalised(message).split()) >= 3 and self._holds(message.strip())
+
+    def _command(self, command: str, session: Session) -> str:
+        core = command_core(command)
+        if core != command and self._holds(core):
+            return KEPT
+        words = core.split()
+        if not words:
+            return DROPPED
+        program = PurePosixPath(words[0]).name
+        arguments = [a.split("=", 1)[-1] for a in words[1:] if not re.fullmatch(r"-{1,2}[\w-]+", a)]
+        arguments = [a.strip("'\"") for a in arguments if len(a.strip("'\"")) >= 2]
+        if f" {normalised(program)} " not in self._words:
+            return DROPPED
+        if not arguments:
+            return POSSIBLY_DROPPED
+        found = sum(self._argument(a, session) for a in arguments)
+        if found == len(arguments):
+            return KEPT
+        return POSSIBLY_DROPPED if found * 2 >= len(arguments) else DROPPED
+
+    def _argument(self, argument: str, session: Session) -> bool:
+        if re.fullmatch(r"\d+(?:\.\d+)?", argument):
+            return self._has_number(argument)
+        if "/" in argument or PurePosixPath(argument).suffix[1:].casefold() in FILE_EXTENSIONS:
+            return self._path(argument, session) == KEPT
+        return self._holds(argument)
+
+    def _edit(self, text: str) -> str:
+        _, _, change = text.partition(": ")
+        old, _, new = change.partition(" → ")
+        added = content_words(new) - content_words(old) or content_words(old) - content_words(new)
+        figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
+        if not added and not figures:
+            return POSSIBLY_DROPPED
+        found = len(added & self._all) + sum(self._has_number(n) for n in figures)
+        share = found / (len(added) + len(figures))
+        if share >= 0.6 and all(self._has_number(n) for n in figures):
+            return KEPT
+        return POSSIBLY_DROPPED if share >= POSSIBLE_COVERAGE else DROPPED
+
+    def _path(self, path: str, session: Session) -> str:
+        """A path is kept when the summary names it whole, relative to the working directory, by
+        a suffix of whole folders, or by its file name where that name is unambiguous."""
+        if self._holds(path):
+            return KEPT
+        if self._cwd and path.startswith(self._cwd) and self._holds(path[len(self._cwd) :]):
+            return KEPT
+        name = PurePosixPath(path).name
+        if not name:
+            return DROPPED
+        others = session.paths.get(name, set()) - {path.lstrip("./")}
+        others = {o for o in others if not (path.endswith("/" + o) or o.endswith("/" + path.lstrip("./")))}
+        named_elsewhere = False
+        for at in (m.start() for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", self._plain)):
+            start = at
+            while start > 0 and (self._plain[start - 1].isalnum() or self._plain[start - 1] in "_.@+-/~"):
+                start -= 1
+            said = self._plain[start : at + len(name)].lstrip("./")
+            if said != name:
+                if path.endswith("/" + said) or path == said:
+                    return KEPT
+                if not _alternatives(said, path):
+                    named_elsewhere = True  # `api/reports.py` is not `services/reports.py`
+                    continue
+                return KEPT
+            if not others:
+                return KEPT
+            # Several session paths have this name: the summary must name the folder that tells them apart.
+            window = normalised(self._plain[max(0, at - 40) : at + len(name) + 40]).split()
+            if any(part.casefold() in window for part in _distinct_parts(path, others)):
+                return KEPT
+        return POSSIBLY_DROPPED if named_elsewhere or others else DROPPED
+
+
+def _whole(text: str, form: str) -> bool:
+    """Whether `text` holds `form`, not as part of a longer word."""
+    at = text.find(form)
+    while at >= 0:
+        end = at + len(form)
+        if not (at > 0 and _word_char(text[at - 1]) and _word_char(form[0])) and not (
+            end < len(text) and _word_char(text[end]) and _word_char(form[-1])
+        ):
+            return True
+        at = text.find(form, at + 1)
+    return False
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _alternatives(said: str, path: str) -> bool:
+    """`en/de/fr/reports.json`-like: folders given as alternatives, one of them the path's."""
+    *folders, _ = said.split("/")
+    parts = PurePosixPath(path).parts[:-1]
+    return len(folders) > 1 and bool(parts) and parts[-1] in folders
+
+
+def _distinct_parts(path: str, others: set[str]) -> set[str]:
+    mine = set(PurePosixPath(path).parts[:-1])
+    theirs = set().union(*(PurePosixPath(o).parts[:-1] for o in others)) if others else set()
+    return {p for p in mine - theirs if p not in ("/", "")}
+
+
+def command_core(command: str) -> str:
+    """A command without what no summary repeats: `cd X &&`, variable assignments, `2>&1`, and
+    a pipe into head/tail/grep/less/tee."""
+    parts = [p.strip() for p in re.split(r"\s*(?:&&|;)\s*", command.strip()) if p.strip()]
+    parts = [p for p in parts if not re.match(r"^(?:cd|source|\.|export|set)\s", p)] or parts
+    cores = []
+    for part in parts:
+        piped = [p.strip() for p in part.split("|")]
+        kept = [piped[0]] + [
+            p for p in piped[1:] if not re.match(r"^(?:head|tail|grep|less|more|tee|sort|uniq|wc|cat)\b", p)
+        ]
+        text = " | ".join(kept)
+        text = re.sub(r"\s*\d?>+&?\s*\S+", "", text)
+        text = re.sub(r"^(?:\w+=\S+\s+)+", "", text)
+        text = re.sub(r"^(?:python3?|uv run|poetry run)\s+-m\s+", "", text)
+        cores.append(text.strip())
+    return " && ".join(c for c in cores if c)
+
+
+def routine(command: str) -> bool:
+    """Whether every part of `command` only looks (ls, cat, git status, docker compose ps…)."""
+    parts = [p for p in re.split(r"\s*(?:&&|;|\|\|?)\s*", command.strip()) if p.strip()]
+    parts = [p for p in parts if not re.match(r"^(?:cd|export)\s", p.strip())]
+    return bool(parts) and all(_ROUTINE.match(p.strip()) for p in parts)
 
 
 # --- the facts --------------------------------------------------------------------------------
 
 
+Add = Callable[..., None]
+
+
 def facts(entries: Iterable[object]) -> list[Fact]:
-    """Every fact of a history (oldest first), each once, at the entry that first says it."""
+    """Every fact of a history (oldest first), each once, at the entry that first says it, under
+    its most telling kind; ranked: by kind (KINDS), then by entry."""
     found: dict[tuple[str, str], Fact] = {}
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
+    cwd: list[str] = []
 
-    def add(kind: str, text: str, entry: int, detail: str | None = None) -> None:
+    def add(kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False) -> None:
         text = text.strip()
-        if not text or len(text) < 2:
+        if len(text) < 2:
             return
-        key = (kind, normalised(text) or text)
-        if key not in found:
+        key = _key(kind, text, cwd[-1] if cwd else None)
+        held = found.get(key)
+        if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
             found[key] = Fact(kind, text[:FACT_CHARS], entry, detail)
 
     scanned: set[tuple[str, bool]] = set()
@@ -177,13 +636,11 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     for position, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict) or _flagged(entry):
             continue
+        if isinstance(entry.get("cwd"), str) and (not cwd or cwd[-1] != entry["cwd"]):
+            cwd.append(entry["cwd"])
         request = conversation.user_text(entry)
         if request:
-            if len(_WORDS.findall(request)) >= MIN_REQUEST_WORDS:
-                add("request", request, position)
-            for sentence in _SENTENCE.findall(request):
-                if CONSTRAINT_WORDS.search(sentence) and len(_WORDS.findall(sentence)) >= 3:
-                    add("constraint", sentence, position)
+            _request(request, position, add)
             identifiers(request, position, numbers=True)
         content = _content(entry)
         for block in content if isinstance(content, list) else []:
@@ -191,70 +648,236 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 continue
             kind = block.get("type")
             if kind == "text" and entry.get("type") == "assistant" and isinstance(block.get("text"), str):
+                for sentence in sentences(block["text"]) if DECISION_WORDS.search(block["text"]) else ():
+                    if (
+                        len(sentence) <= SENTENCE_CHARS
+                        and DECISION_WORDS.search(sentence)
+                        and len(_WORDS.findall(sentence)) >= 5
+                    ):
+                        add("decision", sentence, position)
                 identifiers(block["text"], position, numbers=True)
             elif kind == "tool_use":
-                _tool_use(block, position, add, identifiers, commands)
+                _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
             elif kind == "tool_result":
-                _tool_result(block, position, add, commands, found)
+                _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     # A path named as a file read or edited is not listed again as a path.
-    files = {f.text for f in ordered if f.kind in ("file read", "file edited")}
-    return [f for f in ordered if not (f.kind == "path" and f.text in files)]
+    files = {_resolved(f.text, cwd[-1] if cwd else None) for f in ordered if f.kind in ("file read", "file edited")}
+    return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
 
 
-def _tool_use(block: dict, position: int, add, identifiers, commands: dict[str, tuple[str, int]]) -> None:
+def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
+    """One thing, whatever kinds it fits: a sentence is one fact however the user's words read; a
+    file one fact whether read, edited or named; a command one whether it failed or not."""
+    if kind in _SAID_KINDS:
+        return ("said", normalised(text) or text)
+    if kind in _PATH_KINDS:
+        return ("path", _resolved(text, cwd))
+    if kind in ("command", "failed command"):
+        return ("command", normalised(text) or text)
+    if kind == "measurement":
+        return ("measurement", re.sub(r"\d[\d,.]*", "#", normalised(text)))
+    return (kind, normalised(text) or text)
+
+
+def _resolved(path: str, cwd: str | None) -> str:
+    if cwd and not path.startswith(("/", "~")):
+        return str(PurePosixPath(cwd) / path.removeprefix("./"))
+    return path
+
+
+def _names_one_of(path: str, files: set[str], cwd: str | None) -> bool:
+    resolved = _resolved(path, cwd)
+    return resolved in files or any(f.endswith("/" + path.lstrip("./")) for f in files)
+
+
+def _request(request: str, position: int, add: Add) -> None:
+    """A user's message: its constraints and reasons, each a fact, and the rest as the request
+    (" … " where a sentence was taken out)."""
+    rest, cut = [], False
+    for sentence in sentences(request):
+        short = len(sentence) <= SENTENCE_CHARS
+        if short and CONSTRAINT_WORDS.search(sentence) and len(_WORDS.findall(sentence)) >= 3:
+            add("constraint", sentence, position)
+            cut = True
+        elif short and REASON_WORDS.search(sentence) and len(_WORDS.findall(sentence)) >= 4:
+            add("decision", sentence, position)
+            cut = True
+        else:
+            rest.append(sentence)
+    said = " … ".join(rest) if cut else request
+    if len(_WORDS.findall(said)) >= MIN_REQUEST_WORDS:
+        add("request", said, position)
+
+
+def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict, cwd: str | None) -> None:
     name = block.get("name")
     given = block.get("input")
     arguments: dict = given if isinstance(given, dict) else {}
     if name in conversation.EDIT_TOOLS and isinstance(arguments.get(conversation.EDIT_TOOLS[name]), str):
-        add("file edited", arguments[conversation.EDIT_TOOLS[name]], position)
+        path = arguments[conversation.EDIT_TOOLS[name]]
+        add("file edited", path, position)
+        edits = arguments.get("edits")
+        changes: list = edits if isinstance(edits, list) else [arguments]
+        for change in changes:
+            if (
+                isinstance(change, dict)
+                and isinstance(change.get("old_string"), str)
+                and isinstance(change.get("new_string"), str)
+            ):
+                described = _edit(path, change["old_string"], change["new_string"], cwd)
+                if described:
+                    add("edit", described, position)
     elif name in READ_TOOLS and isinstance(arguments.get(READ_TOOLS[name]), str):
         add("file read", arguments[READ_TOOLS[name]], position)
-    elif name == "Bash" and isinstance(arguments.get("command"), str):
+    elif name in conversation.SHELL_TOOLS and isinstance(arguments.get(conversation.SHELL_TOOLS[name]), str):
+        command = arguments[conversation.SHELL_TOOLS[name]]
         if isinstance(block.get("id"), str):
-            commands[block["id"]] = (arguments["command"], position)
-        else:
-            add("command", arguments["command"], position)
+            commands[block["id"]] = (command, position)
+        elif not routine(command):
+            add("command", command, position)
     else:
         for value in _strings(arguments):
             identifiers(value, position, numbers=False)
 
 
-def _tool_result(block: dict, position: int, add, commands: dict[str, tuple[str, int]], found: dict) -> None:
+def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
+    """ "path: old → new", each side the lines that changed (at most EDIT_SIDE_CHARS, cut around
+    the change)."""
+    before, after = old.splitlines(), new.splitlines()
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < min(len(before), len(after)) - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    removed = " ".join(" ".join(before[start : len(before) - end]).split())
+    added = " ".join(" ".join(after[start : len(after) - end]).split())
+    if not removed and not added:
+        return None
+    shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+    return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
+
+
+def _cut(side: str, other: str) -> str:
+    """`side` whole if short, else EDIT_SIDE_CHARS of it from a little before where it differs from `other`."""
+    if len(side) <= EDIT_SIDE_CHARS:
+        return side
+    differs = next((i for i, (a, b) in enumerate(zip(side, other)) if a != b), min(len(side), len(other)))
+    start = max(0, differs - EDIT_SIDE_CHARS // 4)
+    cut = side[start : start + EDIT_SIDE_CHARS - 2].strip()
+    return ("…" if start else "") + cut + ("…" if start + EDIT_SIDE_CHARS - 2 < len(side) else "")
+
+
+def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
     text = _result_text(block.get("content"))
-    errors = [m.group(1).strip() for m in _ERROR_LINE.finditer(text)]
+    if len(text) > 2 * OUTPUT_CHARS:  # a huge output says its facts at its start and its end
+        text = text[:OUTPUT_CHARS] + "\n" + text[-OUTPUT_CHARS:]
     use = block.get("tool_use_id")
     called = commands.pop(use, None) if isinstance(use, str) else None
     failed = block.get("is_error") is True
-    if called is not None:
-        command, at = called
-        first = errors[0] if errors else next((line.strip() for line in text.splitlines() if line.strip()), "")
-        if failed:
-            add("failed command", command, at, first[:300] or None)
-            found.pop(("command", normalised(command) or command), None)
-        elif ("failed command", normalised(command) or command) not in found:
-            add("command", command, at)
-    for error in errors if failed or called is not None else errors[:3]:
-        add("error", error[:300], position)
+    if called is None and not failed:
+        return  # a file read, a listing: what it holds is not something said in the session
+    errors = _error_lines(text)
+    if called is None:
+        if failed:  # another tool refused (an Edit whose old text is not there…): its first line
+            add("error", (errors[0] if errors else _first_line(text))[:300], position)
+        return
+    command, at = called
+    if failed:
+        # One failure, one fact: the command, with the line that says why.
+        add("failed command", command, at, (errors[0] if errors else _first_line(text))[:300] or None)
+        return
+    if errors:
+        add("error", errors[0][:300], position, command[:300])
+    # A commit made is one fact: its id, the output line saying it; not the command as well.
+    if not _output_facts(command, text, position, add) and not routine(command):
+        add("command", command, at)
 
 
-def _identifiers(text: str, position: int, add, numbers: bool) -> None:
+def _error_lines(text: str) -> list[str]:
+    """The lines of `text` that say an error, in order."""
+    found = (
+        [(m.start(), m.group(1).strip()) for m in _ERROR_LINE.finditer(text)]
+        if any(word in text for word in _ERROR_HINTS)
+        else []
+    )
+    for m in _FAILURE_WORDS.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        line = text[start : end if end >= 0 else len(text)].strip()
+        if line and all(at != start for at, _ in found):
+            found.append((start, line))
+    return [line for _, line in sorted(found)]
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip() and not _EXIT_CODE.match(line)), "")
+
+
+def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
+    """The identifiers and measurements a command's output states; whether it made a commit or a
+    migration (an id the output marks)."""
+    marked: list[tuple[str, str]] = []
+    if _VERSIONED.search(command):
+        for line in text.splitlines():
+            m = _MARKED_ID.search(line)
+            if m:
+                marked.append((next(g for g in m.groups() if g), line.strip()))
+        listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
+        chosen = marked or ([(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else [])
+        for hexid, line in chosen:
+            add("identifier", hexid, position, line[:200])
+    measured = MEASUREMENTS_PER_OUTPUT if marked else 0  # a commit's "1 file changed" is the commit's
+    for line in text.splitlines():
+        line = line.strip()
+        if (
+            measured < MEASUREMENTS_PER_OUTPUT
+            and 0 < len(line) <= 200
+            and _MEASUREMENT.search(_NOT_NUMBERS.sub(" ", line))
+        ):
+            add("measurement", line, position, command[:200], newest=True)
+            measured += 1
+    return bool(marked)
+
+
+def _identifiers(text: str, position: int, add: Add, numbers: bool) -> None:
     for found in _IDENTIFIER.finditer(text):
         kind, value = found.lastgroup, found.group(found.lastgroup or 0)
         if kind == "url":
             add("url", value.rstrip(".,;:!?"), position)
         elif kind == "path":
             path = value.rstrip(".,;:")
-            if path.casefold() not in _NOT_FILES and not path.replace(".", "").isdigit():
+            if path.casefold() not in _NOT_FILES and not path.replace(".", "").isdigit() and _is_path(path):
                 add("path", path, position)
         elif kind == "ticked":
-            if " " not in value.strip() and "/" not in value:
+            if " " not in value.strip() and "/" not in value and not value.startswith("\\"):
                 add("name", value, position)
             _identifiers(value, position, add, numbers)
+        elif kind == "hex":
+            add("identifier", value, position)
         elif kind in ("function", "name"):
             add("name", value, position)
-        elif kind == "number" and numbers and sum(c.isdigit() for c in value) >= 3:
+        elif (
+            kind == "number"
+            and numbers
+            and len(value) - value.count(",") - value.count(".") >= 3
+            and not _not_a_number(text, found.start())
+        ):
             add("number", value, position)
+
+
+def _is_path(path: str) -> bool:
+    """A path has a folder or a file extension: `src/app`, `app.py`; not `os.path` or `r.text`."""
+    if "/" in path.strip("/"):
+        return not re.fullmatch(r"[\d/.-]+", path)
+    return path.rpartition(".")[2].casefold() in FILE_EXTENSIONS
+
+
+def _not_a_number(text: str, at: int) -> bool:
+    """A date, a time, a line number, hand arithmetic or an escape sequence holds the number at `at`."""
+    start = max(0, at - NUMBER_CONTEXT)
+    return any(m.start() <= at - start < m.end() for m in _NOT_NUMBERS.finditer(text[start : at + NUMBER_CONTEXT]))
 
 
 def _flagged(entry: dict) -> bool:
@@ -292,12 +915,30 @@ def _strings(value: object) -> Iterable[str]:
 
 def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[list[Fact], int]:
     """The facts of `entries` that `summary` does not contain (all of them without a summary),
-    and how many it contains."""
+    each with its confidence, and how many it contains."""
     every = facts(entries)
     if summary is None:
         return every, 0
-    missing = [f for f in every if not summary.contains(f)]
-    return missing, len(every) - len(missing)
+    session = Session.of(every)
+    missing = []
+    for fact in every:
+        judged = summary.judge(fact, session)
+        if judged != KEPT:
+            missing.append(replace(fact, confidence=judged))
+    kept = len(every) - len(missing)
+    # An identifier inside a listed sentence of the same entry is that sentence's, not a fact of its own.
+    listed_at: dict[int, list[str]] = {}
+    for f in missing:
+        if f.kind in _SAID_KINDS:
+            listed_at.setdefault(f.entry, []).append(f.text)
+    missing = [
+        f
+        for f in missing
+        if f.kind not in _INSIDE_SENTENCES or not any(_whole(said, f.text) for said in listed_at.get(f.entry, ()))
+    ]
+    # Within a kind, the surer first.
+    missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
+    return missing, kept
 
 
 # --- a savepoint --------------------------------------------------------------------------------
@@ -357,12 +998,14 @@ def _summary(config: Config, found: resurrection.Resurrection, history: list, en
         for other in savepoint_log.savepoints(config.logs, found.instance)
         if other.sequence > s.sequence and s.session_id and other.session_id == s.session_id
     ]
-    if later:
-        after = resurrection.from_this_machine(config, found.instance, later[0].sequence)
+    # The first later savepoint may have been made before Claude Code wrote its summary entry
+    # (SessionStart and PostCompact run before it does): the next ones are read until one holds it.
+    for other in later:
+        after = resurrection.from_this_machine(config, found.instance, other.sequence)
         if after.intact:
             text = _summary_entry([entry for _, entry in after.contents.located_entries()][entries:])
             if text:
-                return text, LATER_SAVEPOINT.format(later[0].sequence)
+                return text, LATER_SAVEPOINT.format(other.sequence)
     return None, NONE_RECORDED
 
 
@@ -378,17 +1021,21 @@ def _summary_entry(entries: list) -> str | None:
 
 
 def render(report: Dropped) -> str:
-    """The list as text, by kind; every fact quoted on one line, with its entry reference."""
+    """The list as text, by kind; every fact quoted on one line, with its entry reference, those
+    the rule is unsure of marked "possibly dropped"."""
+    possibly = report.possibly()
     lines = [
         (
             f"savepoint {report.sequence} of {report.instance}: {len(report.facts)} fact(s) of {report.entries} entries "
-            f"not in the compaction summary ({report.kept} in it); summary: {report.summary_source}"
+            f"not in the compaction summary ({possibly} of them possibly dropped: it holds something like them; "
+            f"{report.kept} in it); summary: {report.summary_source}"
         )
     ]
     for kind, mine in report.by_kind():
         lines.append(f"{kind} ({len(mine)}):")
         for fact in mine:
             detail = f" -> {quoting.inline(fact.detail)}" if fact.detail else ""
-            lines.append(f"  [{report.ref(fact)}] {quoting.inline(fact.text)}{detail}")
+            unsure = f" ({POSSIBLY_DROPPED})" if fact.confidence == POSSIBLY_DROPPED else ""
+            lines.append(f"  [{report.ref(fact)}]{unsure} {quoting.inline(fact.text)}{detail}")
     lines.append("`precompact show REF` prints an entry whole.")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,3 +198,26 @@ def write_transcript(planted: Session, path: Path) -> Path:
         for line in planted.entries:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
     return path
+
+
+def shown(listed) -> set[tuple[str, str]]:
+    """The (kind, text) pairs a list of `restore.dropped` facts shows: a failed command is one
+    fact with its error line, so that line is shown as the error it is; an identifier said in a
+    listed sentence (a request, a constraint) is shown in it, not again on its own."""
+    listed = list(listed)
+    pairs = {(f.kind, f.text) for f in listed}
+    pairs |= {("error", f.detail) for f in listed if f.kind == "failed command" and f.detail}
+    said = [f.text for f in listed if f.kind in ("request", "constraint", "decision")]
+    for text in said:
+        for kind, pattern in _INSIDE:
+            pairs |= {(kind, m) for m in re.findall(pattern, text)}
+    return pairs
+
+
+# The planted identifiers as they appear inside a sentence (planted texts only: made-up words).
+_INSIDE = (
+    ("url", r"https://[\w./-]+\w"),
+    ("number", r"(?<![\w.])\d{3,}(?![\w.])"),
+    ("name", r"\b[a-z]+(?:_[a-z0-9]+)+\b"),
+    ("path", r"\bsrc/[\w/]+\.py\b"),
+)
