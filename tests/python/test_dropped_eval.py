@@ -37,11 +37,12 @@ SECTIONS = (
     "8. Current Work",
     "9. Optional Next Step",
 )
-# A regression floor: main's rule as measured on this set when it was made (precision 0.147,
-# recall 0.229: `.venv/bin/python scripts/bench_dropped_real.py`) minus 0.02. Issue #41's targets
-# are 0.85 and 0.85: the lead raises these to them once the new rule (restore/dropped.py) lands.
-PRECISION_FLOOR = 0.127
-RECALL_FLOOR = 0.209
+# A regression floor, not the target: the rule as measured on this held-out set (`.venv/bin/python
+# scripts/bench_dropped_real.py`: precision 0.147 / recall 0.229 when the set was made, 0.233 /
+# 0.414 with the rule of 2026-12-03) minus 0.02. Issue #41's targets are 0.85 and 0.85; it stays
+# open until the rule reaches them, and these floors follow the rule up.
+PRECISION_FLOOR = 0.213
+RECALL_FLOOR = 0.394
 
 
 def entry_text(entry: dict) -> str:
