@@ -56,7 +56,7 @@ def _flush(config: Config) -> FlushOutcome:
         newly_signed = _sign_lines(config)
         target = gitstore.Target.of(config)
         try:
-            repo = gitstore.open_repository(config.repository)
+            repo = gitstore.open_repository(target)
         except gitstore.GitStoreError as e:
             outcome.layer_2_problems = [str(e)]
         else:
@@ -116,7 +116,7 @@ def rekey(config: Config) -> tuple[str | None, int, int]:
     target = gitstore.Target.of(config)
     try:
         with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
-            repo = gitstore.open_repository(config.repository)
+            repo = gitstore.open_repository(target)
             commit, files, left = gitstore.rekey(repo, target, config.logs)
             gitstore.push(repo, target)
     except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
@@ -133,7 +133,7 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     if not config.git_layer or not committed:
         return []
     try:
-        repo = gitstore.open_repository(config.repository)
+        repo = gitstore.open_repository(gitstore.Target.of(config))
     except gitstore.GitStoreError:
         return []
     wanted = [(str(s.commit), str(s.snapshot_file)) for s in committed]

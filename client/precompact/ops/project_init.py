@@ -318,7 +318,7 @@ def init(
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
     done["logs_excluded"] = keep_out_of_git(root, say, warn)
     try:
-        gitstore.open_repository(loaded.repository)
+        gitstore.open_repository(gitstore.Target.of(loaded))
     except gitstore.GitStoreError as e:
         warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
     return done
