@@ -78,8 +78,8 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
     )
     floor, hook, rss, layer_1, layer_2, brief, start = [], [], [], [], [], [], []
     loaded = configuration.load(path)
-    repo = gitstore.open_repository(path)
     scratch = gitstore.Target(path, "origin", "bench/scratch", encryption.Keys.of(loaded))  # encrypted, init's default
+    repo = gitstore.open_repository(scratch)
     for run in range(runs):
         progress(f"{name} MB: run {run + 1}/{runs}")
         copy = root / "floor-copy"
@@ -253,7 +253,8 @@ def verify_thousand(root: Path, count: int) -> dict:
             progress(f"verify: making savepoint {n + 1}/{count}")
         snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     progress(f"verify: committing {count} savepoints")
-    repo, target = gitstore.open_repository(path), gitstore.Target.of(loaded)
+    target = gitstore.Target.of(loaded)
+    repo = gitstore.open_repository(target)
     assert not savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
     progress("verify: verify --all")
     wall, _ = timed_process([PRECOMPACT, "verify", "--all"], cwd=path)

@@ -24,7 +24,7 @@ from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import commands, fault_trials
 from support.commands import run_git
-from support.projects import Project, new_project, savepoint_branch, trust
+from support.projects import Project, new_project, savepoint_branch, store, trust
 from support.transcript_gen import generate, payload
 
 IN_TRANSCRIPT = "quokka-marker-7781"
@@ -180,8 +180,8 @@ def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
     # Without the identity, a ciphertext the object store altered is still caught: it no longer
     # hashes to the blob id the commit names.
     [savepoint, _] = savepoint_log.savepoints(project.logs)
-    blob = run_git(project.path, "rev-parse", f"{savepoint.commit}:{savepoint.created['snapshot_file']}.age").strip()
-    loose = project.path / ".git" / "objects" / blob[:2] / blob[2:]
+    blob = project.git("rev-parse", f"{savepoint.commit}:{savepoint.created['snapshot_file']}.age").strip()
+    loose = store(project.path) / "objects" / blob[:2] / blob[2:]
     data = zlib.decompress(loose.read_bytes())
     loose.chmod(0o644)
     loose.write_bytes(zlib.compress(data[:-1] + bytes([data[-1] ^ 1])))
@@ -366,8 +366,8 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     name = f"{gitstore.CHUNKS_DIR}{digest}"
     (project.logs / "precompact-chunks").mkdir(exist_ok=True)
     (project.logs / "precompact-chunks" / digest).write_bytes(content)
-    repo = gitstore.open_repository(project.path)
     target = gitstore.Target(project.path, "origin", BRANCH, remote_crypto.Keys.of(loaded))
+    repo = gitstore.open_repository(target)
 
     entries = gitstore.tree_entries(repo, target, project.logs, {name: digest})
     [chunk_path] = [p for p, blob in entries.items() if blob and p.startswith(gitstore.CHUNKS_DIR)]

@@ -217,7 +217,7 @@ def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_pat
 def blob_of(project: Project, ref: chunks.Ref) -> str:
     from precompact.remote import gitstore
 
-    repo = gitstore.open_repository(project.path)
+    repo = gitstore.open_repository(gitstore.Target.of(configuration.load(project.path)))
     [savepoint] = savepoint_log.savepoints(project.logs)
     [blob] = gitstore.chunk_blob_ids(
         repo, [(savepoint.commit, ref)], encryption.Keys.of(configuration.load(project.path))
@@ -383,7 +383,7 @@ def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for
     refs = listed(save(project, transcript, "s-1"))
     a, b = refs[0], refs[1]
     loaded = configuration.load(project.path)
-    repo = gitstore.open_repository(project.path)
+    repo = gitstore.open_repository(gitstore.Target.of(loaded))
     sealed_a = gitstore._sealed_blob(repo, chunk_file(project, a).read_bytes(), a.sha256, encryption.Keys.of(loaded))
     gitstore._ciphertext_cache(repo, b.sha256, encryption.Keys.of(loaded)).write_text(sealed_a)
     assert precompact(project.path, "flush").returncode == 0

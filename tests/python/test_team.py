@@ -9,6 +9,7 @@ through the installed binary."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import threading
@@ -21,7 +22,7 @@ from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
 from support.commands import precompact, run_git
-from support.projects import savepoint_branch
+from support.projects import savepoint_branch, store_git
 
 SAVED = 3  # `savepoint`'s exit code with the chain off (EXIT_LAYER_PENDING)
 ZERO = "0" * 40
@@ -301,11 +302,11 @@ def test_a_single_shared_branch_from_before_is_migrated_without_a_force_push(tmp
     # As an older precompact left it: the shared branch here and on the remote, no branch of the
     # instance's own anywhere.
     legacy = "refs/heads/precompact/savepoints"
-    for where in (alice.path, remote):
-        tip = run_git(where, "rev-parse", f"refs/heads/{alice.branch}").strip()
-        run_git(where, "update-ref", legacy, tip)
-        run_git(where, "update-ref", "-d", f"refs/heads/{alice.branch}")
-    run_git(alice.path, "update-ref", "-d", f"refs/remotes/origin/{alice.branch}")
+    for git in (functools.partial(store_git, alice.path), functools.partial(run_git, remote)):
+        tip = git("rev-parse", f"refs/heads/{alice.branch}").strip()
+        git("update-ref", legacy, tip)
+        git("update-ref", "-d", f"refs/heads/{alice.branch}")
+    store_git(alice.path, "update-ref", "-d", f"refs/remotes/origin/{alice.branch}")
     legacy_tip = run_git(remote, "rev-parse", legacy).strip()
 
     verified = alice.run("verify")  # keeps working before any new savepoint
