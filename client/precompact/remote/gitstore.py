@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import os
 import random
@@ -982,14 +981,18 @@ def blob_id(repo: git.Repo, data: bytes) -> str:
     return hashlib.new(object_format(repo), f"blob {len(data)}\0".encode() + data).hexdigest()
 
 
+# By git directory: a store's object format never changes.
+_OBJECT_FORMATS: dict[str, str] = {}
+
+
 def object_format(repo: git.Repo) -> str:
     """ "sha1" or "sha256"."""
-    return _object_format(str(repo.common_dir))
-
-
-@functools.cache
-def _object_format(common_dir: str) -> str:
-    return str(_IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1"))
+    git_dir = str(repo.git_dir)
+    found = _OBJECT_FORMATS.get(git_dir)
+    if found is None:
+        found = str(repo.config_reader("repository").get_value("extensions", "objectformat", "sha1"))
+        _OBJECT_FORMATS[git_dir] = found
+    return found
 
 
 def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:
