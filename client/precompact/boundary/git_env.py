@@ -1,7 +1,7 @@
 """How precompact runs git. Every git process it starts, through GitPython (Layer 2, see
 gitstore.open_repository) or its own (the snapshot's git state, the brief's `git status`, the
 logs/ check through `run`), gets the command line and the environment built here, so no program
-the repository's own configuration names can run, while the user's global and system
+a repository's own configuration names can run, while the user's global and system
 configuration still applies (their credential helpers and `core.sshCommand` push as they do for
 the user). (No GitPython here: the hook imports this module.)
 
@@ -40,14 +40,17 @@ Kept on purpose, so pushing to a real remote works as it does for the user: HOME
 and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's socket, the desktop session
 bus (keyring credential helpers), proxies and CA bundles.
 
-Talking to a remote (push, fetch, ls-remote, doctor's dry run: `transport`) reads no
-configuration from the project's repository at all: it runs in precompact's own git directory
-(`transport_directory`, under the user's state directory, its config written by `git init`
-alone), objects read from and written to the project's object store (GIT_OBJECT_DIRECTORY), to
-one URL given on the command line (`git.url` in `.precompact.toml`, approved by `trust` and
-checked by `url_problem`; for a project configured before `git.url` existed, `remote_url`: the
-remote's first `pushurl`, else its first `url`, read as data). So the project's `pushurl` list, `url.*.insteadOf`, `http.*` (cookie
-files, proxies, TLS), `remote.*.receivepack`/`uploadpack`, `credential.*` and every other key
+Layer 2 reads no configuration from the project's repository at all: its savepoint branches and
+their objects live in precompact's own git directory for the project (`store`: a bare repository
+under the user's state directory, keyed by the project's common git directory, which
+`common_directory` finds by reading files, its config written by `git init` alone), the
+GIT_DIR of every Layer 2 process, plumbing and transport alike. Talking to a remote (push,
+fetch, ls-remote, doctor's dry run: `transport`) goes to one URL given on the command line
+(`git.url` in `.precompact.toml`, approved by `trust` and checked by `url_problem`; for a project
+configured before `git.url` existed, `remote_url`: the remote's first `pushurl`, else its first
+`url`, read as data from the project's config file, no include followed). So the project's
+`pushurl` list, `url.*.insteadOf`, `http.*` (cookie files, proxies, TLS),
+`remote.*.receivepack`/`uploadpack`, `credential.*`, hooks, filters, `gc.*` and every other key
 can neither add a destination nor name a file or a program for it; the user's global and
 system configuration (credentials, ssh, their own insteadOf) still applies.
 
@@ -113,9 +116,8 @@ HELPER_LISTS = re.compile(r"credential\.(.+\.)?helper")
 
 NEUTRALISED, HARMLESS, NOT_READ = "neutralised", "harmless", "not read"
 # Every key git knows (`git help --config`), as the project's repository configuration could set
-# it, for the commands precompact runs in that repository (status, rev-parse, ls-files, config,
-# log, rev-list, merge-base, cat-file, ls-tree, hash-object, read-tree, update-index,
-# write-tree, commit-tree, update-ref): NEUTRALISED (OVERRIDES, PROGRAM_KEYS, HELPER_LISTS or
+# it, for the read-only commands precompact runs in that repository (`run`: status, rev-parse,
+# ls-files, check-ignore, config; Layer 2 runs none there): NEUTRALISED (OVERRIDES, PROGRAM_KEYS, HELPER_LISTS or
 # FIXED's variables set it, which `neutralises` checks), HARMLESS (why it can run no program and
 # write no file outside the repository's git directory), or NOT_READ (a transport key: push,
 # fetch and ls-remote run in precompact's own git directory). The first pattern that matches a
