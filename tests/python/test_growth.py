@@ -17,7 +17,7 @@ from precompact.local import read_position as resume
 from precompact.remote import encryption
 from precompact.transcript import claude_code as transcript
 from support.commands import precompact, run_git
-from support.projects import Project, full_document, new_project
+from support.projects import Project, full_document, new_project, store
 from support.transcript_gen import generate
 
 # Small chunks, so that a transcript of a few hundred KB spans many.
@@ -171,7 +171,7 @@ def test_two_sessions_in_one_project_each_go_on_from_their_own_point(tmp_path, s
 
 
 def git_object(project: Project, blob: str) -> Path:
-    return project.path / ".git" / "objects" / blob[:2] / blob[2:]
+    return store(project.path) / "objects" / blob[:2] / blob[2:]
 
 
 def committed(project: Project) -> list[chunks.Ref]:

@@ -256,24 +256,27 @@ def project_setting(common: Path, key: str) -> list[str]:
     return done.stdout.splitlines() if done.returncode == 0 else []
 
 
-def store_directory(common: Path) -> Path:
-    """precompact's own git directory for the project whose common git directory is `common`:
-    $XDG_STATE_HOME/precompact/git/<digest>.git (default ~/.local/state), the digest that of the
-    common directory's resolved path, so every work tree of one repository shares it."""
-    name = hashlib.sha256(os.fsencode(common.resolve())).hexdigest()[:32]
-    return private_file.state_directory() / "git" / f"{name}.git"
+def store_directory(common: Path) -> tuple[Path, str]:
+    """precompact's own git directory for the project whose common git directory is `common`,
+    and the object format it has: $XDG_STATE_HOME/precompact/git/<digest>.git (default
+    ~/.local/state), the digest that of the common directory's resolved path and the project's
+    object format (`extensions.objectFormat`, sha1 or sha256), so every work tree of one
+    repository shares it and a repository made again in the same place with the other format
+    gets its own (the commits a store holds keep their ids)."""
+    object_format = [*project_setting(common, "extensions.objectformat"), "sha1"][0].lower()
+    key = os.fsencode(common.resolve()) + b"\0" + object_format.encode()
+    name = hashlib.sha256(key).hexdigest()[:32]
+    return private_file.state_directory() / "git" / f"{name}.git", object_format
 
 
 def store(common: Path, timeout: float) -> Path | processes.CompletedProcess:
     """The store of the project at `common` (`store_directory`), made when absent: a bare
-    repository in a 0700 directory, `git init` with no template and the project's object format
-    (so the commits it already recorded keep their ids), its config holding nothing but what git
-    writes there; or why git could not make it."""
-    directory = store_directory(common)
+    repository in a 0700 directory, `git init` with no template and the project's object format,
+    its config holding nothing but what git writes there; or why git could not make it."""
+    directory, object_format = store_directory(common)
     if (directory / "HEAD").is_file():
         return directory
     private_file.make_directory(directory.parent)
-    object_format = [*project_setting(common, "extensions.objectformat"), "sha1"][0].lower()
     made = processes.run_git(
         argv("init", "--quiet", "--bare", "--template=", f"--object-format={object_format}", str(directory)),
         cwd=Path("/"),

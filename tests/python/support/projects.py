@@ -33,7 +33,7 @@ def store(repository: Path) -> Path:
 
     common = git_env.common_directory(repository)
     assert common is not None, f"{repository} is not a git repository"
-    return git_env.store_directory(common)
+    return git_env.store_directory(common)[0]
 
 
 def store_git(repository: Path, *args: str) -> str:
