@@ -16,7 +16,7 @@ from precompact.local import chunks, provenance, savepoint_log, snapshot
 from precompact.local import read_position as resume
 from precompact.remote import encryption
 from precompact.transcript import claude_code as transcript
-from support.commands import precompact, run_git
+from support.commands import precompact
 from support.projects import Project, full_document, new_project, store
 from support.transcript_gen import generate
 
@@ -345,7 +345,7 @@ def test_an_encrypted_chunk_altered_or_missing_in_git_is_named_and_without_the_i
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     refs = committed(project)
     [savepoint] = savepoint_log.savepoints(project.logs)
-    tree = run_git(project.path, "ls-tree", "-r", "--name-only", savepoint.commit)
+    tree = project.git("ls-tree", "-r", "--name-only", savepoint.commit)
     assert tree.count(".age") > len(refs) and not any(ref.sha256 in tree for ref in refs), "keyed names"
     altered, missing = refs[0], refs[1]
     for ref in (altered, missing):
