@@ -113,10 +113,10 @@ def by_size(root: Path, size_mb: int, runs: int, real_code: bool = False) -> dic
         saved = next(
             s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == written.sequence
         )
-        repo = gitstore.open_repository(alone)
         scratch = gitstore.Target(
             alone, "origin", "bench/scratch", encryption.Keys.of(loaded)
         )  # encrypted, init's default
+        repo = gitstore.open_repository(scratch)
         began = time.perf_counter()
         gitstore.commit_savepoint(repo, scratch, loaded.logs, saved)
         layer_2.append(time.perf_counter() - began)
@@ -269,7 +269,8 @@ def verify_thousand(root: Path, count: int) -> dict:
             progress(f"verify: making savepoint {n + 1}/{count}")
         snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     progress(f"verify: committing {count} savepoints")
-    repo, target = gitstore.open_repository(path), gitstore.Target.of(loaded)
+    target = gitstore.Target.of(loaded)
+    repo = gitstore.open_repository(target)
     problems = savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
     if problems:
         raise SystemExit(f"bench: Layer 2 of {count} savepoints failed: {problems[0]}")

@@ -40,7 +40,7 @@ def measure(root: Path, size_mb: int, runs: int) -> dict:
     data = written.path.read_bytes()
     saved = next(s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == written.sequence)
     identities = remote_crypto.load_identities(remote_crypto.Keys.of(loaded))
-    repo = gitstore.open_repository(path)
+    repo = gitstore.open_repository(gitstore.Target.of(loaded))
     seal, unseal, clear_commit, sealed_commit = [], [], [], []
     for run in range(runs):
         began = time.perf_counter()

@@ -844,6 +844,100 @@ def test_every_git_process_goes_through_git_env_and_the_rest_through_processes()
     assert {"git_env.environment", "git_env.argv"} <= calls
 
 
+# git in the project's own work tree (`git_env.run`: the snapshot's git state, the brief's
+# `git status`, logs/ tracked or ignored), read-only and with the project's program keys
+# neutralised; Layer 2 never: its git processes run on precompact's own git directory alone.
+PROJECT_STATE_READERS = (
+    "boundary/git_env.py",
+    "boundary/logs_dir.py",
+    "boundary/git_exclude.py",
+    "local/snapshot.py",
+    "restore/brief.py",
+)
+STORE_OPENER = ("remote/gitstore.py", "open_repository")
+
+
+def runs_git_on_the_project_repository(tree: ast.Module, module: str) -> list[str]:
+    """A git process whose repository may be the project's: `git_env.run` outside the project
+    state readers; a GitPython repository (`git.Repo`, `_IsolatedRepo`, `Repo.init`...) made
+    anywhere but in gitstore.open_repository, or there from anything but what `git_env.store`
+    returned; `git_env.transport` given anything but a repository's own git directory
+    (`repo.git_dir`: precompact's store)."""
+    found = []
+    for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] + [tree]:
+        stored = {
+            name.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign)
+            and _dotted(getattr(node.value, "func", None) or node.value).endswith("git_env.store")
+            for target in node.targets
+            for name in ast.walk(target)
+            if isinstance(name, ast.Name)
+        }
+        body = function.body if isinstance(function, ast.Module) else [function]
+        calls = [n for part in body for n in ast.walk(part) if isinstance(n, ast.Call)]
+        if isinstance(function, ast.Module):
+            # Module level only: calls inside functions are each function's.
+            inner = {
+                id(n)
+                for f in ast.walk(tree)
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                for n in ast.walk(f)
+            }
+            calls = [c for c in calls if id(c) not in inner]
+        name = getattr(function, "name", "<module>")
+        for call in calls:
+            called = _dotted(call.func)
+            first = call.args[0] if call.args else None
+            if called.endswith("git_env.run") and module not in PROJECT_STATE_READERS:
+                found.append(f"line {call.lineno}: {ast.unparse(call)[:60]}")
+            elif called.split(".")[-1].endswith("Repo") or ".Repo." in f".{called}.":
+                opener = (module, name) == STORE_OPENER
+                if not (opener and isinstance(first, ast.Name) and first.id in stored):
+                    found.append(f"line {call.lineno}: {ast.unparse(call)[:60]}")
+            elif called.endswith("git_env.transport") and not (
+                first is not None and "git_dir" in {n.attr for n in ast.walk(first) if isinstance(n, ast.Attribute)}
+            ):
+                found.append(f"line {call.lineno}: {ast.unparse(call)[:60]}")
+    return found
+
+
+def test_layer_2_runs_git_on_precompacts_own_directory_only():
+    """No git process of Layer 2 (gitstore, the verifier, ops, doctor) gets the project's
+    repository as its own: only the project state readers run git there; gitstore opens
+    precompact's store alone; every transport runs in it."""
+    found = {
+        module: problems
+        for module, tree in modules().items()
+        if (problems := runs_git_on_the_project_repository(tree, module))
+    }
+    assert found == {}
+
+
+def test_the_project_repository_rule_sees_each_way_to_it():
+    sample = ast.parse(
+        "import git\n"
+        "def open_repository(target):\n"
+        "    made = git_env.store(common, 5)\n"
+        "    good = _IsolatedRepo(made)\n"
+        "    return _IsolatedRepo(target.repository)\n"
+        "def status(config):\n"
+        "    git_env.run(config.repository, 'rev-parse', 'refs/heads/x', timeout=5)\n"
+        "    git.Repo(config.repository)\n"
+        "    git_env.transport(config.repository, 'push', url, timeout=5)\n"
+        "    git_env.transport(Path(repo.git_dir), 'push', url, timeout=5)\n"
+    )
+    lines = {
+        int(line.split(":")[0].removeprefix("line "))
+        for line in runs_git_on_the_project_repository(sample, "remote/gitstore.py")
+    }
+    assert lines == {5, 7, 8, 9}
+    in_snapshot = runs_git_on_the_project_repository(
+        ast.parse("git_env.run(cwd, 'status', timeout=5)\n"), "local/snapshot.py"
+    )
+    assert in_snapshot == []
+
+
 def test_the_process_rules_see_each_way_to_start_a_process():
     """Each way to start a process outside the owner is reported by one of the process rules; a
     module that starts none is not."""

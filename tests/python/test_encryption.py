@@ -24,7 +24,7 @@ from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import commands, fault_trials
 from support.commands import run_git
-from support.projects import Project, new_project, savepoint_branch, trust
+from support.projects import Project, new_project, savepoint_branch, store, trust
 from support.transcript_gen import generate, payload
 
 IN_TRANSCRIPT = "quokka-marker-7781"
@@ -64,8 +64,18 @@ def remote_objects(remote: Path) -> bytes:
     return objects + refs + packed
 
 
+def git_dir(repository: Path) -> Path:
+    """Where the savepoint branch is in `repository`: a bare remote itself; for a project,
+    precompact's own git directory."""
+    return store(repository) if (repository / ".git").exists() else repository
+
+
+def git(repository: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "--git-dir", str(git_dir(repository)), *args], check=True, **kwargs)
+
+
 def tree(repository: Path, rev: str = BRANCH) -> list[str]:
-    return run_git(repository, "ls-tree", "-r", "--name-only", rev).split()
+    return git(repository, "ls-tree", "-r", "--name-only", rev, capture_output=True, text=True).stdout.split()
 
 
 def identity_of(project: Project) -> Path:
@@ -77,31 +87,21 @@ def encrypted_project(tmp_path: Path, name: str = "p", instance: str = "Trial #1
 
 
 def blob_of(repository: Path, data: bytes) -> str:
-    return (
-        subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"], cwd=repository, input=data, capture_output=True, check=True
-        )
-        .stdout.decode()
-        .strip()
-    )
+    return git(repository, "hash-object", "-w", "--stdin", input=data, capture_output=True).stdout.decode().strip()
 
 
 def commit_on_branch(repository: Path, entries: dict[str, str]) -> str:
     """A new commit on the savepoint branch with these (path: blob) entries changed (as an
     attacker with push access, or a broken disk, would leave it); returns its id."""
-    index = repository / ".git" / "test-index"
+    index = git_dir(repository) / "test-index"
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
-    subprocess.run(["git", "read-tree", BRANCH], cwd=repository, env=env, check=True)
+    git(repository, "read-tree", BRANCH, env=env)
     for path, blob in entries.items():
-        subprocess.run(
-            ["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"],
-            cwd=repository,
-            env=env,
-            check=True,
-        )
-    tree_id = subprocess.run(["git", "write-tree"], cwd=repository, env=env, capture_output=True, check=True)
-    commit = run_git(repository, "commit-tree", tree_id.stdout.decode().strip(), "-p", BRANCH, "-m", "x").strip()
-    run_git(repository, "update-ref", f"refs/heads/{BRANCH}", commit)
+        git(repository, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    tree_id = git(repository, "write-tree", env=env, capture_output=True)
+    made = git(repository, "commit-tree", tree_id.stdout.decode().strip(), "-p", BRANCH, "-m", "x", capture_output=True)
+    commit = made.stdout.decode().strip()
+    git(repository, "update-ref", f"refs/heads/{BRANCH}", commit)
     index.unlink()
     return commit
 
@@ -180,8 +180,8 @@ def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
     # Without the identity, a ciphertext the object store altered is still caught: it no longer
     # hashes to the blob id the commit names.
     [savepoint, _] = savepoint_log.savepoints(project.logs)
-    blob = run_git(project.path, "rev-parse", f"{savepoint.commit}:{savepoint.created['snapshot_file']}.age").strip()
-    loose = project.path / ".git" / "objects" / blob[:2] / blob[2:]
+    blob = project.git("rev-parse", f"{savepoint.commit}:{savepoint.created['snapshot_file']}.age").strip()
+    loose = store(project.path) / "objects" / blob[:2] / blob[2:]
     data = zlib.decompress(loose.read_bytes())
     loose.chmod(0o644)
     loose.write_bytes(zlib.compress(data[:-1] + bytes([data[-1] ^ 1])))
@@ -198,9 +198,7 @@ def test_a_ciphertext_that_does_not_decrypt_fails_naming_the_savepoint(tmp_path,
     saved(project, tmp_path)
     [first, _] = savepoint_log.savepoints(project.logs)
     name = first.created["snapshot_file"] + ".age"
-    ciphertext = subprocess.run(
-        ["git", "show", f"{first.commit}:{name}"], cwd=project.path, capture_output=True, check=True
-    ).stdout
+    ciphertext = git(project.path, "show", f"{first.commit}:{name}", capture_output=True).stdout
     broken = (
         ciphertext[:-40]
         if damage == "truncated"
@@ -366,8 +364,8 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     name = f"{gitstore.CHUNKS_DIR}{digest}"
     (project.logs / "precompact-chunks").mkdir(exist_ok=True)
     (project.logs / "precompact-chunks" / digest).write_bytes(content)
-    repo = gitstore.open_repository(project.path)
     target = gitstore.Target(project.path, "origin", BRANCH, remote_crypto.Keys.of(loaded))
+    repo = gitstore.open_repository(target)
 
     entries = gitstore.tree_entries(repo, target, project.logs, {name: digest})
     [chunk_path] = [p for p, blob in entries.items() if blob and p.startswith(gitstore.CHUNKS_DIR)]

@@ -8,7 +8,6 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
 import pytest
 
 from precompact.boundary import git_exclude
@@ -16,6 +15,7 @@ from precompact.local import savepoint_log, snapshot
 from precompact.local.snapshot import Session, Settings
 from precompact.remote import gitstore
 from support.commands import run_git
+from support.projects import store_git
 
 BRANCH = "precompact/savepoints"
 
@@ -45,7 +45,7 @@ def synced(repo, target: gitstore.Target, logs: Path) -> list[str]:
 
 def test_commits_and_pushes_without_touching_the_users_work(workspace):
     project, remote = workspace
-    repo = gitstore.open_repository(project)
+    repo = gitstore.open_repository(target(project))
     logs_kept = git_exclude.Kept("logs/precompact-*", "logs/precompact-savepoint.jsonl")
     assert git_exclude.keep_out(project, (logs_kept,)).added == ("/logs/precompact-*",)
     assert git_exclude.keep_out(project, (logs_kept,)).added == (), "idempotent"
@@ -60,14 +60,18 @@ def test_commits_and_pushes_without_touching_the_users_work(workspace):
     states = savepoint_log.fold(savepoint_log.read(project / "logs").events)
     assert [s.layer_2 for s in states] == ["PUSHED", "PUSHED"]
     first_commit, second_commit = states[0].commit, states[1].commit
-    assert run_git(project, "rev-parse", f"{second_commit}^").strip() == first_commit
+    assert store_git(project, "rev-parse", f"{second_commit}^").strip() == first_commit
     assert run_git(remote, "rev-parse", f"refs/heads/{BRANCH}").strip() == second_commit
+    # The branch and its objects are precompact's own: the project's repository holds neither.
+    assert run_git(project, "for-each-ref", "refs/heads/precompact", "refs/remotes/origin") == ""
+    absent = subprocess.run(["git", "cat-file", "-e", second_commit], cwd=project, capture_output=True, check=False)
+    assert absent.returncode != 0, "the savepoint commit is not in the project's object store"
 
     stored = gitstore.file_at(repo, first_commit, first.event["snapshot_file"])
     assert hashlib.sha256(stored).hexdigest() == first.sha256
     index_in_commit = gitstore.file_at(repo, second_commit, "logs/precompact-savepoint.jsonl")
     assert f"sha256:{second.sha256}".encode() in index_in_commit
-    message = run_git(project, "log", "-1", "--format=%B", second_commit)
+    message = store_git(project, "log", "-1", "--format=%B", second_commit)
     assert message.startswith("[Gabriel #215] PRECOMPACT: Savepoint before context compaction\n")
     assert f"Snapshot hash: sha256:{second.sha256}" in message
     assert "Tokens used: 0/200000" in message
@@ -78,7 +82,7 @@ def test_commits_and_pushes_without_touching_the_users_work(workspace):
 
 def test_a_private_index_left_by_a_killed_process_is_removed(workspace):
     project, _ = workspace
-    repo = gitstore.open_repository(project)
+    repo = gitstore.open_repository(target(project))
     git_dir = Path(repo.git_dir)
     finished = subprocess.Popen(["true"])
     finished.wait()
@@ -93,7 +97,7 @@ def test_a_private_index_left_by_a_killed_process_is_removed(workspace):
 
 def test_failed_push_is_recorded_then_retried(workspace, tmp_path):
     project, remote = workspace
-    repo = gitstore.open_repository(project)
+    repo = gitstore.open_repository(target(project))
     run_git(project, "remote", "set-url", "origin", str(tmp_path / "missing.git"))
     savepoint(project)
     problems = synced(repo, target(project), project / "logs")
@@ -110,14 +114,14 @@ def test_failed_push_is_recorded_then_retried(workspace, tmp_path):
 
 def test_unknown_remote_and_non_repository_are_named(workspace, tmp_path):
     project, _ = workspace
-    repo = gitstore.open_repository(project)
+    repo = gitstore.open_repository(target(project))
     savepoint(project)
     problems = synced(repo, target(project, remote="nowhere"), project / "logs")
     assert problems == [f"remote 'nowhere' does not exist in {project}; add it or set git.remote"]
     with pytest.raises(gitstore.GitStoreError, match="is not a git repository"):
-        gitstore.open_repository(tmp_path)
+        gitstore.open_repository(target(tmp_path))
     with pytest.raises(gitstore.GitStoreError, match="does not exist"):
-        gitstore.open_repository(tmp_path / "nope")
+        gitstore.open_repository(target(tmp_path / "nope"))
 
 
 def test_works_on_a_detached_head_and_without_a_git_identity(workspace, monkeypatch):
@@ -127,10 +131,10 @@ def test_works_on_a_detached_head_and_without_a_git_identity(workspace, monkeypa
     monkeypatch.setenv("HOME", str(project.parent))  # no global identity either
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     run_git(project, "checkout", "-q", "--detach", "HEAD")
-    repo = git.Repo(project)
+    repo = gitstore.open_repository(target(project))
     savepoint(project)
     assert synced(repo, target(project), project / "logs") == []
-    assert run_git(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
+    assert store_git(project, "log", "-1", "--format=%an", BRANCH).strip() == "precompact"
     assert run_git(project, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD", "still detached"
 
 
@@ -141,7 +145,7 @@ def test_sha256_object_format_repository(tmp_path):
     remote = tmp_path / "remote256.git"
     run_git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(remote))
     run_git(project, "remote", "add", "origin", str(remote))
-    repo = gitstore.open_repository(project)
+    repo = gitstore.open_repository(target(project))
     written = savepoint(project)
     assert synced(repo, target(project), project / "logs") == []
     [state] = savepoint_log.fold(savepoint_log.read(project / "logs").events)
@@ -152,12 +156,12 @@ def test_sha256_object_format_repository(tmp_path):
 
 def test_blob_ids_of_many_commits_and_paths_in_one_question(workspace):
     project, _ = workspace
-    repo = gitstore.open_repository(project)
+    repo = gitstore.open_repository(target(project))
     first, second = savepoint(project), savepoint(project)
     assert synced(repo, target(project), project / "logs") == []
     c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
     name1, name2 = first.event["snapshot_file"], second.event["snapshot_file"]
     wanted = [(c1, name1), (c2, name1), (c2, name2), (c1, name2), ("0" * 40, name1), (c2, "logs\nx"), (c2, "logs")]
-    blob1, blob2 = (run_git(project, "rev-parse", f"{c2}:{name}").strip() for name in (name1, name2))
+    blob1, blob2 = (store_git(project, "rev-parse", f"{c2}:{name}").strip() for name in (name1, name2))
     assert gitstore.blob_ids_at(repo, wanted) == [blob1, blob1, blob2, None, None, None, None]
     assert gitstore.blob_ids_at(repo, []) == []

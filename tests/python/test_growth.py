@@ -16,8 +16,8 @@ from precompact.local import chunks, provenance, savepoint_log, snapshot
 from precompact.local import read_position as resume
 from precompact.remote import encryption
 from precompact.transcript import claude_code as transcript
-from support.commands import precompact, run_git
-from support.projects import Project, full_document, new_project
+from support.commands import precompact
+from support.projects import Project, full_document, new_project, store
 from support.transcript_gen import generate
 
 # Small chunks, so that a transcript of a few hundred KB spans many.
@@ -171,7 +171,7 @@ def test_two_sessions_in_one_project_each_go_on_from_their_own_point(tmp_path, s
 
 
 def git_object(project: Project, blob: str) -> Path:
-    return project.path / ".git" / "objects" / blob[:2] / blob[2:]
+    return store(project.path) / "objects" / blob[:2] / blob[2:]
 
 
 def committed(project: Project) -> list[chunks.Ref]:
@@ -217,7 +217,7 @@ def test_a_chunk_missing_or_altered_locally_is_named_and_git_supplies_it(tmp_pat
 def blob_of(project: Project, ref: chunks.Ref) -> str:
     from precompact.remote import gitstore
 
-    repo = gitstore.open_repository(project.path)
+    repo = gitstore.open_repository(gitstore.Target.of(configuration.load(project.path)))
     [savepoint] = savepoint_log.savepoints(project.logs)
     [blob] = gitstore.chunk_blob_ids(
         repo, [(savepoint.commit, ref)], encryption.Keys.of(configuration.load(project.path))
@@ -345,7 +345,7 @@ def test_an_encrypted_chunk_altered_or_missing_in_git_is_named_and_without_the_i
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     refs = committed(project)
     [savepoint] = savepoint_log.savepoints(project.logs)
-    tree = run_git(project.path, "ls-tree", "-r", "--name-only", savepoint.commit)
+    tree = project.git("ls-tree", "-r", "--name-only", savepoint.commit)
     assert tree.count(".age") > len(refs) and not any(ref.sha256 in tree for ref in refs), "keyed names"
     altered, missing = refs[0], refs[1]
     for ref in (altered, missing):
@@ -383,7 +383,7 @@ def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for
     refs = listed(save(project, transcript, "s-1"))
     a, b = refs[0], refs[1]
     loaded = configuration.load(project.path)
-    repo = gitstore.open_repository(project.path)
+    repo = gitstore.open_repository(gitstore.Target.of(loaded))
     sealed_a = gitstore._sealed_blob(repo, chunk_file(project, a).read_bytes(), a.sha256, encryption.Keys.of(loaded))
     gitstore._ciphertext_cache(repo, b.sha256, encryption.Keys.of(loaded)).write_text(sealed_a)
     assert precompact(project.path, "flush").returncode == 0

@@ -21,7 +21,7 @@ import pytest
 
 from support import commands, git_http
 from support.commands import run_git, wait_until, worker_finished
-from support.projects import full_document, new_project, pushed_branch, savepoint_branch
+from support.projects import full_document, new_project, pushed_branch, savepoint_branch, store
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -87,9 +87,11 @@ def innocent_config(instance: str = "Clone #1", repository: str = ".") -> str:
 
 
 def all_git_bytes(*repositories: Path) -> bytes:
-    """Every object in these repositories, uncompressed."""
+    """Every object in these repositories, uncompressed; for a project, in precompact's own git
+    directory for it too (where Layer 2 commits)."""
     out = b""
-    for repository in repositories:
+    stores = [store(r) for r in repositories if (r / ".git").exists() and store(r).is_dir()]
+    for repository in [*repositories, *stores]:
         listed = subprocess.run(
             ["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
             cwd=repository,

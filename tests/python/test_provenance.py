@@ -235,8 +235,10 @@ def plant_on_origin(tmp_path: Path, project: Project, key: bytes) -> None:
 
 
 def chunk_names_on_branch(project: Project, where: Path | None = None) -> list[str]:
-    """The chunk names on the savepoint branch in `where` (default: the project's own)."""
-    listed = run_git(where or project.path, "ls-tree", "-r", "--name-only", BRANCH).split()
+    """The chunk names on the savepoint branch in `where` (default: precompact's git directory
+    for the project)."""
+    git_args = ("ls-tree", "-r", "--name-only", BRANCH)
+    listed = (run_git(where, *git_args) if where else project.git(*git_args)).split()
     return [name.removeprefix(gitstore.CHUNKS_DIR) for name in listed if name.startswith(gitstore.CHUNKS_DIR)]
 
 

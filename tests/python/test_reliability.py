@@ -15,7 +15,7 @@ from precompact.local import snapshot
 from precompact.remote import gitstore
 from support import fault_trials
 from support.commands import precompact
-from support.projects import new_project
+from support.projects import new_project, store
 
 
 def assert_clean(tally: fault_trials.Tally) -> None:
@@ -65,7 +65,7 @@ def saved_once(tmp_path):
 
 def savepoint_then_lock(tmp_path, age_seconds: float):
     project = saved_once(tmp_path)
-    lock = project.path / ".git" / "refs" / "heads" / f"{project.branch}.lock"
+    lock = store(project.path) / "refs" / "heads" / f"{project.branch}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
     os.utime(lock, (time.time() - age_seconds,) * 2)

@@ -9,19 +9,21 @@ through the installed binary."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from jsonschema import Draft202012Validator
 
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
 from support.commands import precompact, run_git
-from support.projects import savepoint_branch
+from support.projects import savepoint_branch, store_git
 
 SAVED = 3  # `savepoint`'s exit code with the chain off (EXIT_LAYER_PENDING)
 ZERO = "0" * 40
@@ -48,6 +50,12 @@ class Person:
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
         return precompact(self.path, *args, env=self.env)
+
+    def git(self, *args: str) -> str:
+        """git on precompact's own git directory for this person's project (in their HOME)."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("XDG_STATE_HOME", self.env["XDG_STATE_HOME"])
+            return store_git(self.path, *args)
 
     def save(self) -> subprocess.CompletedProcess:
         """A savepoint of a session that grew since the last one."""
@@ -308,11 +316,11 @@ def test_a_single_shared_branch_from_before_is_migrated_without_a_force_push(tmp
     # As an older precompact left it: the shared branch here and on the remote, no branch of the
     # instance's own anywhere.
     legacy = "refs/heads/precompact/savepoints"
-    for where in (alice.path, remote):
-        tip = run_git(where, "rev-parse", f"refs/heads/{alice.branch}").strip()
-        run_git(where, "update-ref", legacy, tip)
-        run_git(where, "update-ref", "-d", f"refs/heads/{alice.branch}")
-    run_git(alice.path, "update-ref", "-d", f"refs/remotes/origin/{alice.branch}")
+    for git in (alice.git, functools.partial(run_git, remote)):
+        tip = git("rev-parse", f"refs/heads/{alice.branch}").strip()
+        git("update-ref", legacy, tip)
+        git("update-ref", "-d", f"refs/heads/{alice.branch}")
+    alice.git("update-ref", "-d", f"refs/remotes/origin/{alice.branch}")
     legacy_tip = run_git(remote, "rev-parse", legacy).strip()
 
     verified = alice.run("verify")  # keeps working before any new savepoint

@@ -15,6 +15,7 @@ from pathlib import Path
 from precompact.config import settings as configuration
 from precompact.remote import encryption as remote_crypto
 from support.commands import PRECOMPACT, precompact
+from support.projects import store
 
 
 def mode(path: Path) -> int:
@@ -48,7 +49,8 @@ def test_what_precompact_creates_only_this_user_reads(tmp_path):
     for directory in (
         home / ".config" / "precompact",
         home / ".config" / "precompact" / "keys",
-        project / ".git" / "precompact-ciphertexts",
+        store(project).parent,  # precompact's own git directories
+        store(project) / "precompact-ciphertexts",
         project / ".claude",
     ):
         assert mode(directory) == 0o700, f"{directory} is {mode(directory):o}"

@@ -54,7 +54,7 @@ def test_a_commit_the_remote_refused_is_not_on_the_remote_in_verify_resurrect_an
     refuse_pushes(project)
     second = saved(project, tmp_path, "second")
     assert second.layer_2 == savepoint_log.Layer2.FAILED and second.commit
-    local_tip = run_git(project.path, "rev-parse", project.branch).strip()
+    local_tip = project.git("rev-parse", project.branch).strip()
     assert local_tip == second.commit, "the commit exists on the local branch"
     assert run_git(project.remote, "rev-parse", project.branch).strip() == first.commit
 

@@ -7,8 +7,8 @@ import json
 from click.testing import CliRunner
 
 from precompact.edges.cli import EXIT_NOT_VERIFIED, main
-from support.commands import INSTANCE, initialized_and_funded, invoke, run_git, statuses
-from support.projects import savepoint_branch
+from support.commands import INSTANCE, initialized_and_funded, invoke, statuses
+from support.projects import savepoint_branch, store, store_git
 
 
 def setup_three(workspace, localnet, monkeypatch):
@@ -77,7 +77,7 @@ def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypat
 def test_rewritten_git_history_is_named(workspace, localnet, monkeypatch):
     project = setup_three(workspace, localnet, monkeypatch)
     first_commit = statuses(project)[0]["commit"]
-    run_git(project, "update-ref", f"refs/heads/{savepoint_branch(INSTANCE)}", first_commit)
+    store_git(project, "update-ref", f"refs/heads/{savepoint_branch(INSTANCE)}", first_commit)
     result = verify()
     assert result.exit_code == 1
     assert (
@@ -141,7 +141,10 @@ def test_verify_and_resurrect_give_one_verdict_on_a_git_copy_of_other_bytes(tmp_
     branch = f"refs/heads/{project.branch}"
     other = (
         subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"], cwd=project.path, input=b"{}", capture_output=True, check=True
+            ["git", "--git-dir", str(store(project.path)), "hash-object", "-w", "--stdin"],
+            input=b"{}",
+            capture_output=True,
+            check=True,
         )
         .stdout.decode()
         .strip()
@@ -151,12 +154,16 @@ def test_verify_and_resurrect_give_one_verdict_on_a_git_copy_of_other_bytes(tmp_
         ["read-tree", branch],
         ["update-index", "--cacheinfo", f"100644,{other},{savepoint.snapshot_file}"],
     ):
-        subprocess.run(["git", *args], cwd=project.path, env=index_file, check=True)
+        subprocess.run(["git", "--git-dir", str(store(project.path)), *args], env=index_file, check=True)
     tree = subprocess.run(
-        ["git", "write-tree"], cwd=project.path, env=index_file, capture_output=True, text=True, check=True
+        ["git", "--git-dir", str(store(project.path)), "write-tree"],
+        env=index_file,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
-    forged = run_git(project.path, "commit-tree", tree, "-p", branch, "-m", "forged").strip()
-    run_git(project.path, "update-ref", branch, forged)
+    forged = store_git(project.path, "commit-tree", tree, "-p", branch, "-m", "forged").strip()
+    store_git(project.path, "update-ref", branch, forged)
     savepoint_log.mark(project.logs, savepoint, savepoint_log.Event.LAYER_2_COMMITTED, commit=forged)
 
     said = f"{savepoint.snapshot_file} at commit {forged[:12]} does not hash to the sha256:{savepoint.snapshot_hash}"

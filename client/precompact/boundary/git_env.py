@@ -1,7 +1,7 @@
 """How precompact runs git. Every git process it starts, through GitPython (Layer 2, see
 gitstore.open_repository) or its own (the snapshot's git state, the brief's `git status`, the
 logs/ check through `run`), gets the command line and the environment built here, so no program
-the repository's own configuration names can run, while the user's global and system
+a repository's own configuration names can run, while the user's global and system
 configuration still applies (their credential helpers and `core.sshCommand` push as they do for
 the user). (No GitPython here: the hook imports this module.)
 
@@ -40,14 +40,17 @@ Kept on purpose, so pushing to a real remote works as it does for the user: HOME
 and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's socket, the desktop session
 bus (keyring credential helpers), proxies and CA bundles.
 
-Talking to a remote (push, fetch, ls-remote, doctor's dry run: `transport`) reads no
-configuration from the project's repository at all: it runs in precompact's own git directory
-(`transport_directory`, under the user's state directory, its config written by `git init`
-alone), objects read from and written to the project's object store (GIT_OBJECT_DIRECTORY), to
-one URL given on the command line (`git.url` in `.precompact.toml`, approved by `trust` and
-checked by `url_problem`; for a project configured before `git.url` existed, `remote_url`: the
-remote's first `pushurl`, else its first `url`, read as data). So the project's `pushurl` list, `url.*.insteadOf`, `http.*` (cookie
-files, proxies, TLS), `remote.*.receivepack`/`uploadpack`, `credential.*` and every other key
+Layer 2 reads no configuration from the project's repository at all: its savepoint branches and
+their objects live in precompact's own git directory for the project (`store`: a bare repository
+under the user's state directory, keyed by the project's common git directory, which
+`common_directory` finds by reading files, its config written by `git init` alone), the
+GIT_DIR of every Layer 2 process, plumbing and transport alike. Talking to a remote (push,
+fetch, ls-remote, doctor's dry run: `transport`) goes to one URL given on the command line
+(`git.url` in `.precompact.toml`, approved by `trust` and checked by `url_problem`; for a project
+configured before `git.url` existed, `remote_url`: the remote's first `pushurl`, else its first
+`url`, read as data from the project's config file, no include followed). So the project's
+`pushurl` list, `url.*.insteadOf`, `http.*` (cookie files, proxies, TLS),
+`remote.*.receivepack`/`uploadpack`, `credential.*`, hooks, filters, `gc.*` and every other key
 can neither add a destination nor name a file or a program for it; the user's global and
 system configuration (credentials, ssh, their own insteadOf) still applies.
 
@@ -67,7 +70,7 @@ import re
 import urllib.parse
 from pathlib import Path
 
-from precompact.boundary import processes
+from precompact.boundary import private_file, processes
 
 KEPT = (
     "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
@@ -83,9 +86,6 @@ OVERRIDES = (
     "protocol.ext.allow=never",
     "core.sharedRepository=false",
 )
-# A transport command works in precompact's own git directory over the project's objects: an
-# automatic gc there would take the project's objects for unreachable ones.
-TRANSPORT_OVERRIDES = ("gc.auto=0", "maintenance.auto=false")
 FIXED = {
     "LC_ALL": "C",
     "LANGUAGE": "C",
@@ -116,9 +116,8 @@ HELPER_LISTS = re.compile(r"credential\.(.+\.)?helper")
 
 NEUTRALISED, HARMLESS, NOT_READ = "neutralised", "harmless", "not read"
 # Every key git knows (`git help --config`), as the project's repository configuration could set
-# it, for the commands precompact runs in that repository (status, rev-parse, ls-files, config,
-# log, rev-list, merge-base, cat-file, ls-tree, hash-object, read-tree, update-index,
-# write-tree, commit-tree, update-ref): NEUTRALISED (OVERRIDES, PROGRAM_KEYS, HELPER_LISTS or
+# it, for the read-only commands precompact runs in that repository (`run`: status, rev-parse,
+# ls-files, check-ignore, config; Layer 2 runs none there): NEUTRALISED (OVERRIDES, PROGRAM_KEYS, HELPER_LISTS or
 # FIXED's variables set it, which `neutralises` checks), HARMLESS (why it can run no program and
 # write no file outside the repository's git directory), or NOT_READ (a transport key: push,
 # fetch and ls-remote run in precompact's own git directory). The first pattern that matches a
@@ -206,18 +205,89 @@ def argv(*args: str, executable: str = "git") -> list[str]:
     return [executable, *overrides, *args]
 
 
-def transport_directory(objects: Path, object_format: str) -> Path:
-    """precompact's own git directory for talking to remotes on behalf of the object store
-    `objects`: $XDG_STATE_HOME/precompact/transport/<digest>.git (default ~/.local/state), made by
-    `git init` with no template, so its config holds nothing but what git writes there."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    name = hashlib.sha256(os.fsencode(objects.resolve()) + b"\0" + object_format.encode()).hexdigest()[:32]
-    return Path(base) / "precompact" / "transport" / f"{name}.git"
+def common_directory(repository: Path) -> Path | None:
+    """The common git directory of the repository at `repository` (a work tree, or a git
+    directory), found by reading its files at that one place as git's discovery would, with no
+    process and no configuration read: `.git` (a directory, or a file `gitdir: <path>` as a linked
+    work tree or a submodule has), else `repository` itself when it holds HEAD; then a linked
+    work tree's `commondir`. None when it is none of those."""
+    dot_git = repository / ".git"
+    if dot_git.is_dir():
+        git_dir = dot_git
+    elif dot_git.is_file():
+        named = _small_text(dot_git)
+        if named is None or not named.startswith("gitdir: "):
+            return None
+        git_dir = repository / named.removeprefix("gitdir: ").strip()
+    elif (repository / "HEAD").is_file():
+        git_dir = repository
+    else:
+        return None
+    common = git_dir
+    if (git_dir / "commondir").is_file():
+        named = _small_text(git_dir / "commondir")
+        if named is None:
+            return None
+        common = git_dir / named.strip()
+    if not (git_dir / "HEAD").is_file() or not (common / "objects").is_dir():
+        return None
+    return common.resolve()
+
+
+def _small_text(path: Path) -> str | None:
+    """A pointer file's text (`.git` as a file, `commondir`): a line, not a file of any size."""
+    try:
+        with path.open("rb") as f:
+            return f.read(4096).decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+
+
+def project_setting(common: Path, key: str) -> list[str]:
+    """Every value `key` has in the project's own configuration file (`config` in its common git
+    directory `common`), read as data: `git config --file` follows no include and reads no other
+    file, outside any repository (GIT_DIR names none)."""
+    done = processes.run_git(
+        argv("config", "--file", str(common / "config"), "--get-all", key),
+        cwd=Path("/"),
+        env={**_kept(), "GIT_DIR": os.devnull},
+        timeout=LISTING_TIMEOUT_SECONDS,
+    )
+    return done.stdout.splitlines() if done.returncode == 0 else []
+
+
+def store_directory(common: Path) -> tuple[Path, str]:
+    """precompact's own git directory for the project whose common git directory is `common`,
+    and the object format it has: $XDG_STATE_HOME/precompact/git/<digest>.git (default
+    ~/.local/state), the digest that of the common directory's resolved path and the project's
+    object format (`extensions.objectFormat`, sha1 or sha256), so every work tree of one
+    repository shares it and a repository made again in the same place with the other format
+    gets its own (the commits a store holds keep their ids)."""
+    object_format = [*project_setting(common, "extensions.objectformat"), "sha1"][0].lower()
+    key = os.fsencode(common.resolve()) + b"\0" + object_format.encode()
+    name = hashlib.sha256(key).hexdigest()[:32]
+    return private_file.state_directory() / "git" / f"{name}.git", object_format
+
+
+def store(common: Path, timeout: float) -> Path | processes.CompletedProcess:
+    """The store of the project at `common` (`store_directory`), made when absent: a bare
+    repository in a 0700 directory, `git init` with no template and the project's object format,
+    its config holding nothing but what git writes there; or why git could not make it."""
+    directory, object_format = store_directory(common)
+    if (directory / "HEAD").is_file():
+        return directory
+    private_file.make_directory(directory.parent)
+    made = processes.run_git(
+        argv("init", "--quiet", "--bare", "--template=", f"--object-format={object_format}", str(directory)),
+        cwd=Path("/"),
+        env=_kept(),
+        timeout=timeout,
+    )
+    return directory if made.returncode == 0 else made
 
 
 def transport(
-    objects: Path,
-    object_format: str,
+    store: Path,
     command: str,
     url: str,
     *args: str,
@@ -225,86 +295,36 @@ def transport(
     timeout: float,
 ) -> processes.CompletedProcess:
     """`git command options... url args...` (push, fetch or ls-remote) in precompact's own git
-    directory, with `objects` (the store's object directory) as its object store: no setting of
-    the project's repository is read, and the only destination is `url`. A remote that is a path
-    on this machine is served by git's own programs under TRANSFER_GUARD. (`--` before the URL:
-    a URL the configuration gives as `--upload-pack=...` is never an option.)"""
-    env = _transport_environment(objects, object_format, timeout)
-    if not isinstance(env, dict):
-        return env
+    directory `store`: no setting of the project's repository is read, and the only destination
+    is `url`. A remote that is a path on this machine is served by git's own programs under
+    TRANSFER_GUARD. (`--` before the URL: a URL the configuration gives as `--upload-pack=...` is
+    never an option.)"""
     program = {"push": "receive-pack"}.get(command, "upload-pack")
     guarded = (
         (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if is_local_url(url) else ()
     )
-    overrides = [option for pair in TRANSPORT_OVERRIDES for option in ("-c", pair)]
     return processes.run_git(
-        argv(*overrides, command, *options, *guarded, "--", url, *args),
-        cwd=Path(env["GIT_DIR"]),
-        env=env,
+        argv(command, *options, *guarded, "--", url, *args),
+        cwd=store,
+        env={**_kept(), "GIT_DIR": str(store)},
         timeout=timeout,
     )
 
 
-def transport_ref(objects: Path, object_format: str, ref: str, timeout: float) -> str | None:
-    """The commit `ref` names in the transport directory of `objects` (where `transport`'s fetch
-    put it), None when it names none."""
-    env = _transport_environment(objects, object_format, timeout)
-    if not isinstance(env, dict):
-        return None
-    found = processes.run_git(
-        argv("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"),
-        cwd=Path(env["GIT_DIR"]),
-        env=env,
-        timeout=timeout,
-    )
-    return found.stdout.strip() if found.returncode == 0 else None
-
-
-def set_transport_ref(objects: Path, object_format: str, ref: str, commit: str, timeout: float) -> bool:
-    """Points `ref` of the transport directory of `objects` at `commit` (whether it could), so a
-    fetch there offers it to the remote as a commit it has: the transport directory holds no refs
-    of the project's, and without one a fetch would take the whole branch again."""
-    env = _transport_environment(objects, object_format, timeout)
-    if not isinstance(env, dict):
-        return False
-    done = processes.run_git(argv("update-ref", ref, commit), cwd=Path(env["GIT_DIR"]), env=env, timeout=timeout)
-    return done.returncode == 0
-
-
-def _transport_environment(
-    objects: Path, object_format: str, timeout: float
-) -> dict[str, str] | processes.CompletedProcess:
-    """The environment of a git process in the transport directory of `objects` (made first when
-    absent), or why it could not be made."""
-    directory = transport_directory(objects, object_format)
-    base = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
-    if not (directory / "HEAD").is_file():
-        made = processes.run_git(
-            argv("init", "--quiet", "--bare", "--template=", f"--object-format={object_format}", str(directory)),
-            cwd=Path("/"),
-            env=base,
-            timeout=timeout,
-        )
-        if made.returncode != 0:
-            return made
-    return {**base, "GIT_DIR": str(directory), "GIT_OBJECT_DIRECTORY": str(objects)}
-
-
-def object_store(repository: Path, timeout: float) -> tuple[Path, str]:
-    """The object directory of the repository at `repository` (its common git directory's) and
-    its object format (sha1 or sha256)."""
-    found = run(repository, "rev-parse", "--git-common-dir", "--show-object-format", timeout=timeout)
-    common, object_format = [*found.stdout.splitlines(), "", ""][:2]
-    return (repository / common).resolve() / "objects", object_format or "sha1"
+def _kept() -> dict[str, str]:
+    return {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
 
 
 def remote_url(repository: Path, remote: str) -> str | None:
     """The one URL precompact talks to for `remote` of `repository`: its first `pushurl`, else
-    its first `url`, as written (no insteadOf of the project's applied); None when it has none.
-    Read as data (`git config --get-all`), never through git's remote machinery."""
+    its first `url`, as written in the repository's own config file (no insteadOf of the
+    project's applied, no include followed); None when it has none. Read as data
+    (`project_setting`), never through git's remote machinery."""
+    common = common_directory(repository)
+    if common is None:
+        return None
     for key in ("pushurl", "url"):
-        done = run(repository, "config", "--get-all", f"remote.{remote}.{key}", timeout=LISTING_TIMEOUT_SECONDS)
-        values = done.stdout.splitlines() if done.returncode == 0 else []
+        values = project_setting(common, f"remote.{remote}.{key}")
         if values and values[0]:
             return values[0]
     return None

@@ -320,19 +320,22 @@ def _remote(loaded: configuration.Config) -> Check | None:
     from precompact.boundary import git_env
     from precompact.remote import gitstore
 
-    branch = f"refs/heads/{gitstore.instance_branch(loaded.branch, loaded.instance)}"
+    target = gitstore.Target.of(loaded)
     url = loaded.url or git_env.remote_url(loaded.repository, loaded.remote)
     if url is None:
         return Check("git remote", False, f"no remote {loaded.remote} in {loaded.repository}", "check git.remote")
-    objects, object_format = git_env.object_store(loaded.repository, timeout=GIT_TIMEOUT_SECONDS)
-    tip = git_env.run(loaded.repository, "rev-parse", "--verify", "--quiet", branch, timeout=GIT_TIMEOUT_SECONDS)
+    try:
+        repo = gitstore.open_repository(target)
+    except gitstore.GitStoreError as e:
+        return Check("git remote", False, str(e), "check git.repository")
+    tip = gitstore.branch_tip(repo, target)
     # Through git_env.transport, as the worker's push: the one URL, none of the project's settings.
     command, args, options = (
-        ("push", (f"{tip.stdout.strip()}:{branch}",), ("--dry-run", "--porcelain"))
-        if tip.returncode == 0
+        ("push", (f"{tip}:{target.ref}",), ("--dry-run", "--porcelain"))
+        if tip is not None
         else ("ls-remote", ("refs/heads/*",), ("--heads",))
     )
-    done = git_env.transport(objects, object_format, command, url, *args, options=options, timeout=GIT_TIMEOUT_SECONDS)
+    done = git_env.transport(Path(repo.git_dir), command, url, *args, options=options, timeout=GIT_TIMEOUT_SECONDS)
     if done.returncode != 0:
         reason = gitstore.refusal(done.stdout + done.stderr, done.returncode)
         return Check(

@@ -56,7 +56,7 @@ def _flush(config: Config) -> FlushOutcome:
         newly_signed = _sign_lines(config)
         target = gitstore.Target.of(config)
         try:
-            repo = gitstore.open_repository(config.repository)
+            repo = gitstore.open_repository(target)
         except gitstore.GitStoreError as e:
             outcome.layer_2_problems = [str(e)]
         else:
@@ -116,7 +116,7 @@ def rekey(config: Config) -> tuple[str | None, int, int]:
     target = gitstore.Target.of(config)
     try:
         with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
-            repo = gitstore.open_repository(config.repository)
+            repo = gitstore.open_repository(target)
             commit, files, left = gitstore.rekey(repo, target, config.logs)
             gitstore.push(repo, target)
     except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
@@ -133,7 +133,7 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     if not config.git_layer or not committed:
         return []
     try:
-        repo = gitstore.open_repository(config.repository)
+        repo = gitstore.open_repository(gitstore.Target.of(config))
     except gitstore.GitStoreError:
         return []
     wanted = [(str(s.commit), str(s.snapshot_file)) for s in committed]
@@ -152,11 +152,11 @@ def no_longer_on_remote(config: Config, savepoints: list[savepoint_log.Savepoint
     ]
     if not config.git_layer or not pushed:
         return []
+    target = gitstore.Target.of(config)
     try:
-        repo = gitstore.open_repository(config.repository)
+        repo = gitstore.open_repository(target)
     except gitstore.GitStoreError:
         return []
-    target = gitstore.Target.of(config)
     if gitstore.remote_tip(repo, target) is None or gitstore.pushed(repo, target, str(pushed[-1].commit)):
         return []  # never read here, or it holds the newest (so every older one: history only grows)
     return [s for s in pushed if not gitstore.pushed(repo, target, str(s.commit))]

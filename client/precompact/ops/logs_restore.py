@@ -64,7 +64,7 @@ def restore(config: Config, progress: Progress) -> Restored:
             f"no signing key here: copy your keypair to {config.keypair} (or set chain.authority to its public key)"
         )
     try:
-        repo = gitstore.open_repository(config.repository)
+        repo = gitstore.open_repository(gitstore.Target.of(config))
         target = gitstore.Target.of(config)
         gitstore.fetch(repo, target)
     except gitstore.GitStoreError as e:

@@ -319,7 +319,7 @@ def init(
     done["logs_excluded"] = keep_out_of_git(root, say, warn)
     _register(loaded, warn)
     try:
-        gitstore.open_repository(loaded.repository)
+        gitstore.open_repository(gitstore.Target.of(loaded))
     except gitstore.GitStoreError as e:
         warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
     return done

@@ -44,7 +44,7 @@ def prune(config: Config, keep: int) -> Pruned:
     if not config.git_layer:
         raise PruneError("prune removes only what git holds, and the git layer is off in .precompact.toml")
     try:
-        repo = gitstore.open_repository(config.repository)
+        repo = gitstore.open_repository(gitstore.Target.of(config))
     except gitstore.GitStoreError as e:
         raise PruneError(str(e)) from None
     target = gitstore.Target.of(config)

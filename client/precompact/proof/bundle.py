@@ -273,7 +273,7 @@ def _snapshot(config: Config, savepoint: savepoint_log.Savepoint) -> dict:
     name = str(savepoint.snapshot_file)
     if config.git_layer and savepoint.commit:
         try:
-            repo = gitstore.open_repository(config.repository)
+            repo = gitstore.open_repository(gitstore.Target.of(config))
         except gitstore.GitStoreError as e:
             raise ProofError(str(e)) from None
         sealed, clear = gitstore.blob_ids_at(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import os
 import random
@@ -72,7 +71,7 @@ CHUNKS_DIR = f"logs/{chunks.CHUNKS_DIR}/"
 NAMING_KEY_NAME = "logs/precompact-chunk-names.key"
 # The key and this machine's stamp over it, with room to spare; more is not a key file.
 NAMING_KEY_FILE_LIMIT = 1024
-# In the repository's git directory: plaintext sha256 + recipient set -> the blob of its
+# In precompact's git directory: plaintext sha256 + recipient set -> the blob of its
 # ciphertext, so a file is encrypted (and pushed) once per recipient set.
 CIPHERTEXT_CACHE = "precompact-ciphertexts"
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -181,17 +180,115 @@ class _IsolatedRepo(git.Repo):
     GitCommandWrapperType = _IsolatedGit
 
 
-def open_repository(path: Path) -> git.Repo:
-    """The repository at `path` (a work tree, or a bare repository's directory); every git
-    process it starts runs isolated."""
+def open_repository(target: Target) -> git.Repo:
+    """precompact's own git directory for the project repository `target.repository`
+    (git_env.store: outside the project, made on first use), where the savepoint branches and
+    their objects live, with the project's savepoint branches of older versions copied in
+    (`_adopt_project_branches`); every git process it starts runs isolated, on that directory
+    alone: none reads the project's repository or its configuration."""
+    path = target.repository
+    if not path.exists():
+        raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml")
+    common = git_env.common_directory(path)
+    if common is None:
+        raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository")
     try:
-        repo = _IsolatedRepo(path)
-        repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
-        return repo
-    except git.NoSuchPathError:
-        raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml") from None
-    except git.InvalidGitRepositoryError:
-        raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository") from None
+        made = git_env.store(common, PUSH_TIMEOUT_SECONDS)
+    except (OSError, processes.TimeoutExpired) as e:
+        raise GitStoreError(f"precompact's git directory for {path} cannot be made: {_failed(e)}") from None
+    if not isinstance(made, Path):
+        reason = _said(made.stderr, made.returncode)
+        raise GitStoreError(f"precompact's git directory for {path} cannot be made: {reason}")
+    repo = _IsolatedRepo(made)
+    repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
+    _adopt_project_branches(repo, target, common)
+    return repo
+
+
+# In the store: one empty file per (git.branch, remote) whose branches were copied from the
+# project's repository (`_adopt_project_branches`), written once the copy is whole.
+ADOPTED_DIR = "precompact-adopted"
+_STAGED = "refs/precompact/adopting/"
+
+
+def _adopt_project_branches(repo: git.Repo, target: Target, common: Path) -> None:
+    """Savepoint branches made before precompact had a git directory of its own are in the
+    project's repository (`common`): on first use each one (every instance's `<git.branch>-<id>`,
+    the shared `git.branch`, and their remote-tracking copies) is copied here with every object it
+    reaches, by a fetch from that path under git_env's TRANSFER_GUARD, with the ciphertext cache.
+    A ref is only created, never moved (one the store has is newer); nothing is pushed; the
+    project's refs are left as they are. Interrupted, it is done again whole the next time (the
+    marker is written last); a project without such refs (found by reading its ref files) costs
+    no git process at all."""
+    base = target.legacy or target.branch
+    marker = Path(repo.git_dir) / ADOPTED_DIR / hashlib.sha256(f"{base}\0{target.remote}".encode()).hexdigest()[:32]
+    if marker.exists():
+        return
+    prefixes = {"heads": f"refs/heads/{base}", "remotes": f"refs/remotes/{target.remote}/{base}"}
+    if _may_hold_refs(common, tuple(prefixes.values())):
+        done = _transfer(
+            repo,
+            "fetch",
+            str(common),
+            f"copying the savepoint branches of {target.repository}",
+            *(f"+{prefix}*:{_STAGED}{kind}/{base}*" for kind, prefix in prefixes.items()),
+            options=("--quiet", "--no-write-fetch-head", "--no-tags"),
+        )
+        if done.returncode != 0:
+            raise GitStoreError(
+                f"the savepoint branches in {target.repository} could not be copied into precompact's git directory: {refusal(done.stderr, done.returncode)}"
+            )
+        named = re.compile(rf"{re.escape(base)}(-[0-9a-f]{{{INSTANCE_ID_DIGITS}}})?")
+        listing = repo.git.for_each_ref("--format=%(objectname) %(refname)", _STAGED)
+        for line in listing.splitlines():
+            commit, _, staged = line.partition(" ")
+            kind, _, name = staged.removeprefix(_STAGED).partition("/")
+            if named.fullmatch(name) and _resolve(repo, staged) is not None:
+                final = f"refs/heads/{name}" if kind == "heads" else f"refs/remotes/{target.remote}/{name}"
+                with contextlib.suppress(git.GitCommandError):  # the store has it already: kept
+                    repo.git.update_ref(final, commit, "0" * len(commit))
+            repo.git.update_ref("-d", staged)
+        _adopt_ciphertext_cache(repo, common)
+    private_file.replace(marker, b"")
+
+
+def _may_hold_refs(common: Path, wanted: tuple[str, ...]) -> bool:
+    """Whether the project's repository may hold a ref starting with one of `wanted`, read from
+    its ref files as data (loose refs, packed-refs); a reftable repository may."""
+    if (common / "reftable").is_dir():
+        return True
+    with contextlib.suppress(OSError), (common / "packed-refs").open("rb") as packed:
+        for line in packed:
+            ref = line.rstrip(b"\n").partition(b" ")[2].decode("utf-8", "replace")
+            if ref.startswith(wanted):
+                return True
+    for prefix in wanted:
+        folder = (common / prefix).parent
+        for root, _, names in os.walk(folder):
+            for name in names:
+                ref = Path(root, name).relative_to(common).as_posix()
+                if ref.startswith(prefix) and not ref.endswith(".lock"):
+                    return True
+    return False
+
+
+def _adopt_ciphertext_cache(repo: git.Repo, common: Path) -> None:
+    """The project's ciphertext cache of older versions, copied: without it every file would be
+    encrypted and committed again once."""
+    ours = Path(repo.git_dir) / CIPHERTEXT_CACHE
+    try:
+        entries = list((common / CIPHERTEXT_CACHE).iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if not re.fullmatch(r"[0-9a-f]{16}-[0-9a-f]{64}", entry.name) or (ours / entry.name).exists():
+            continue
+        try:
+            blob = entry.read_bytes()[:100].strip()
+        except OSError:
+            continue
+        if _OBJECT_ID.fullmatch(blob.decode("ascii", "replace")):
+            private_file.replace(ours / entry.name, blob)
 
 
 def commit_message(savepoint: savepoint_log.Savepoint, keys: Keys = CLEAR) -> str:
@@ -536,7 +633,7 @@ def chunk_blob_ids(
 
 @contextlib.contextmanager
 def _private_index(repo: git.Repo) -> Iterator[Path]:
-    """An index file of our own for building the tree, in the repository's git directory rather
+    """An index file of our own for building the tree, in precompact's git directory rather
     than a temporary directory (a process killed mid-commit would leave that behind for good).
     It is named after this process, so one left by a dead process is removed here."""
     git_dir = Path(repo.git_dir)
@@ -749,11 +846,6 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
     if not exact and target.legacy_ref is not None:
         ref = _archive_ref(remote_refs(repo, target, target.ref, target.legacy_ref), target) or ref
     fetched = "refs/precompact/fetched"
-    known = savepoint_tip(repo, target)
-    if known is not None:
-        # Without it the fetch takes the whole branch again; failing, it only costs that.
-        with contextlib.suppress(OSError, processes.TimeoutExpired):
-            git_env.set_transport_ref(_objects(repo), object_format(repo), fetched, known, PUSH_TIMEOUT_SECONDS)
     done = _transfer(
         repo,
         "fetch",
@@ -766,19 +858,16 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
         raise GitStoreError(
             f"fetching {target.branch} from {target.remote} failed: {refusal(done.stderr, done.returncode)}"
         )
-    try:
-        tip = git_env.transport_ref(_objects(repo), object_format(repo), fetched, PUSH_TIMEOUT_SECONDS)
-    except (OSError, processes.TimeoutExpired):
-        tip = None
-    if tip is None or _resolve(repo, tip) is None:
+    tip = _resolve(repo, fetched)
+    if tip is None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
     repo.git.update_ref(_tracking(target), tip)
 
 
 def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
     """Every savepoint branch the remote holds (each instance's, `<base>-<id>`, and the shared
-    branch of older versions), fetched in one go: branch name -> its tip commit, now in the
-    project's object store (no ref of the project's is moved). GitStoreError when the remote
+    branch of older versions), fetched in one go: branch name -> its tip commit, now in
+    precompact's git directory (no branch there is moved). GitStoreError when the remote
     cannot be read."""
     base = target.legacy or target.branch.rpartition("-")[0]
     listed = remote_refs(repo, target)
@@ -804,13 +893,8 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
         )
     fetched = {}
     for branch in wanted:
-        try:
-            tip = git_env.transport_ref(
-                _objects(repo), object_format(repo), f"refs/precompact/team/{branch}", PUSH_TIMEOUT_SECONDS
-            )
-        except (OSError, processes.TimeoutExpired):
-            tip = None
-        if tip is not None and _resolve(repo, tip) is not None:
+        tip = _resolve(repo, f"refs/precompact/team/{branch}")
+        if tip is not None:
             fetched[branch] = tip
     return fetched
 
@@ -821,9 +905,7 @@ def _transfer(
     """`git command` to or from the remote's one URL (git_env.transport); GitStoreError naming
     `doing` when git cannot be run or gives no answer in time (a refusal is the caller's to read)."""
     try:
-        return git_env.transport(
-            _objects(repo), object_format(repo), command, url, *args, options=options, timeout=PUSH_TIMEOUT_SECONDS
-        )
+        return git_env.transport(Path(repo.git_dir), command, url, *args, options=options, timeout=PUSH_TIMEOUT_SECONDS)
     except (OSError, processes.TimeoutExpired) as e:
         raise GitStoreError(f"{doing} failed: {_failed(e)}") from None
 
@@ -835,7 +917,7 @@ def remote_url(repo: git.Repo, target: Target) -> str:
     if target.url is not None:
         return target.url
     try:
-        url = git_env.remote_url(Path(repo.git_dir), target.remote)
+        url = git_env.remote_url(target.repository, target.remote)
     except (OSError, processes.TimeoutExpired) as e:
         raise GitStoreError(
             f"cannot read remote {target.remote!r}'s URL in {target.repository}: {_failed(e)}"
@@ -851,10 +933,6 @@ def _failed(error: OSError | processes.TimeoutExpired) -> str:
     return error.strerror or str(error)
 
 
-def _objects(repo: git.Repo) -> Path:
-    return Path(repo.common_dir) / "objects"
-
-
 def _tracking(target: Target) -> str:
     return f"refs/remotes/{target.remote}/{target.branch}"
 
@@ -865,6 +943,11 @@ def remote_has_branch(repo: git.Repo, target: Target) -> bool:
     when the remote cannot be read."""
     patterns = [target.ref, *([target.legacy_ref] if target.legacy_ref else [])]
     return _archive_ref(remote_refs(repo, target, *patterns), target) is not None
+
+
+def branch_tip(repo: git.Repo, target: Target) -> str | None:
+    """The instance's branch here (not its remote-tracking copy)."""
+    return _resolve(repo, target.ref)
 
 
 def savepoint_tip(repo: git.Repo, target: Target) -> str | None:
@@ -898,14 +981,18 @@ def blob_id(repo: git.Repo, data: bytes) -> str:
     return hashlib.new(object_format(repo), f"blob {len(data)}\0".encode() + data).hexdigest()
 
 
+# By git directory: a store's object format never changes.
+_OBJECT_FORMATS: dict[str, str] = {}
+
+
 def object_format(repo: git.Repo) -> str:
     """ "sha1" or "sha256"."""
-    return _object_format(str(repo.common_dir))
-
-
-@functools.cache
-def _object_format(common_dir: str) -> str:
-    return str(_IsolatedRepo(common_dir).config_reader("repository").get_value("extensions", "objectformat", "sha1"))
+    git_dir = str(repo.git_dir)
+    found = _OBJECT_FORMATS.get(git_dir)
+    if found is None:
+        found = str(repo.config_reader("repository").get_value("extensions", "objectformat", "sha1"))
+        _OBJECT_FORMATS[git_dir] = found
+    return found
 
 
 def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:

@@ -99,7 +99,7 @@ class GitEvidence:
         if not config.git_layer:
             return None, "the git layer is off in .precompact.toml"
         try:
-            repo = gitstore.open_repository(config.repository)
+            repo = gitstore.open_repository(gitstore.Target.of(config))
         except gitstore.GitStoreError as e:
             return None, str(e)
         return cls(repo, gitstore.Target.of(config), encryption.Keys.of(config)), None

@@ -39,7 +39,7 @@ def instances(config: Config) -> list[RemoteInstance]:
     """Every savepoint branch the remote holds, in name order, each judged from its tip."""
     from precompact.remote import gitstore
 
-    repo = gitstore.open_repository(config.repository)
+    repo = gitstore.open_repository(gitstore.Target.of(config))
     target = gitstore.Target.of(config)
     tips = gitstore.fetch_savepoint_branches(repo, target)
     mine = signed.configured_key(config)

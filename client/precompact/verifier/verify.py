@@ -255,7 +255,7 @@ def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> list[str]:
     if not config.git_layer:
         return []
     try:
-        repo = gitstore.open_repository(config.repository)
+        repo = gitstore.open_repository(gitstore.Target.of(config))
         names = gitstore.snapshot_names(repo, gitstore.Target.of(config))
     except gitstore.GitStoreError:
         return []

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import git
+
 from precompact.config import settings as configuration
 from precompact.edges import worker
 from precompact.local import chunks, savepoint_log, snapshot
@@ -155,7 +157,7 @@ def check_layer_2(project: Project) -> list[str]:
 def remote_savepoint_hashes(project: Project) -> set[str]:
     """The snapshot hashes named by the index as it stands on the remote's savepoint branch."""
     config = configuration.load(project.path)
-    remote = gitstore.open_repository(project.remote)
+    remote = git.Repo(project.remote)  # the remote itself, as its owner reads it
     try:  # encrypted (the default) or clear
         shown = gitstore.file_at(
             remote,

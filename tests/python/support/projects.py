@@ -26,15 +26,38 @@ def savepoint_branch(instance: str = "Trial #1") -> str:
     return gitstore.instance_branch("precompact/savepoints", instance)
 
 
+def store(repository: Path) -> Path:
+    """precompact's own git directory for the project repository at `repository`, where its
+    savepoint branches and their objects live (never the project's `.git`)."""
+    from precompact.boundary import git_env
+
+    common = git_env.common_directory(repository)
+    assert common is not None, f"{repository} is not a git repository"
+    return git_env.store_directory(common)[0]
+
+
+def store_git(repository: Path, *args: str) -> str:
+    """git run on precompact's own git directory for the project at `repository` (`store`),
+    failing the test on error: what the project's savepoint branches hold here."""
+    directory = store(repository)
+    return subprocess.run(
+        ["git", "--git-dir", str(directory), *args], cwd=directory, check=True, capture_output=True, text=True
+    ).stdout
+
+
 def pushed_branch(repository: Path) -> str:
-    """The one instance branch (`refs/heads/precompact/savepoints-<id>`) `repository` holds."""
-    listed = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname)", "refs/heads/precompact/"],
-        cwd=repository,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    """The one instance branch (`refs/heads/precompact/savepoints-<id>`) `repository` holds: a
+    bare remote, or a project (its savepoint branches are in precompact's own git directory)."""
+    if (repository / ".git").exists():
+        listed = store_git(repository, "for-each-ref", "--format=%(refname)", "refs/heads/precompact/").split()
+    else:
+        listed = subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname)", "refs/heads/precompact/"],
+            cwd=repository,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
     [branch] = [ref for ref in listed if ref.startswith("refs/heads/precompact/savepoints-")]
     return branch
 
@@ -53,6 +76,10 @@ class Project:
     @property
     def branch(self) -> str:
         return savepoint_branch(self.instance)
+
+    def git(self, *args: str) -> str:
+        """git on precompact's own git directory for this project (`store_git`)."""
+        return store_git(self.path, *args)
 
     def authority(self) -> Keypair:
         return Keypair.from_bytes(bytes(json.loads(self.keypair_file.read_text())))
