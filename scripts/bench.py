@@ -26,7 +26,7 @@ from precompact.local import savepoint_log, snapshot
 from precompact.remote import encryption, gitstore
 from support.commands import PRECOMPACT
 from support.localnet import LocalnetProcess
-from support.projects import fund, new_project
+from support.projects import fund, new_project, store
 from support.secret_corpus import stdlib_sources
 from support.transcript_gen import generate, payload
 
@@ -157,10 +157,11 @@ def remote_tip(project) -> str | None:
 
 def pushed_bytes(path: Path, before: str | None, after: str | None) -> int:
     """The size of the pack a push from `before` to `after` sends: what `git push` runs
-    (pack-objects, thin, deltas against what the remote has), without the network."""
+    (pack-objects, thin, deltas against what the remote has), without the network, in
+    precompact's own git directory for the project at `path`, where the commits are."""
     wanted = f"{after}\n" + (f"^{before}\n" if before else "")
     pack = subprocess.run(
-        ["git", "-C", str(path), "pack-objects", "--stdout", "--thin", "--revs", "-q"],
+        ["git", "--git-dir", str(store(path)), "pack-objects", "--stdout", "--thin", "--revs", "-q"],
         input=wanted.encode(),
         capture_output=True,
         check=True,
