@@ -270,6 +270,23 @@ def test_the_mcp_tool_searches_everywhere_only_when_asked(machine):
     assert "leave it out with `everywhere`" in text[2]
 
 
+def test_the_mcp_show_prints_an_entry_of_the_project_recall_named_if_trusted(machine):
+    """docs/cli.md: "`show` with `"project": PATH` prints an entry of that project (its
+    configuration must be one you trusted)"."""
+    beta = machine.projects["beta"]
+    [hit, *_] = hit_lines(machine.run(machine.root, "recall", "rhubarb pipeline").stdout)
+    ref = hit[1 : hit.index("]")]
+    call = ("show", {"ref": ref, "project": str(beta.path)})
+    [shown] = anyio.run(mcp_calls, machine.projects["alpha"], [call])
+    assert not shown.is_error and "The rhubarb pipeline is the bottleneck." in shown.content[0].text
+
+    config = beta.path / ".precompact.toml"
+    config.write_text(config.read_text() + "# changed after it was trusted\n")
+    [refused] = anyio.run(mcp_calls, machine.projects["alpha"], [call])
+    said = refused.content[0].text
+    assert refused.is_error and "changed since you trusted it" in said and "rhubarb" not in said, said
+
+
 async def mcp_calls(project: Project, calls: list[tuple[str, dict]]):
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
