@@ -185,6 +185,9 @@ def test_the_json_names_the_project_of_every_hit(machine):
     assert all(hit["project"] is None for hit in json.loads(one.stdout)["hits"])
     wrong = machine.run(machine.root, "recall", "kestrel", "--savepoint", "1")
     assert wrong.returncode == 2 and "--savepoint names one project's savepoints" in wrong.stderr
+    for option in (["--savepoint", "1"], ["--instance", "Trial #1"], ["--rebuild"]):
+        wrong = machine.run(machine.projects["alpha"].path, "recall", "kestrel", "--everywhere", *option)
+        assert wrong.returncode == 2 and f"{option[0]} names one project's savepoints" in wrong.stderr, wrong.stderr
 
 
 def test_a_moved_project_is_reported_never_fatal(machine):
