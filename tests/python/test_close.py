@@ -105,3 +105,34 @@ def test_close_refuses_when_there_is_no_record(localnet, tmp_path):
     refused = precompact(project, "close", "--yes")
     assert refused.returncode == FAILED and "nothing to close" in refused.stderr, refused.stderr
     assert Path(project / "logs").exists() is False or "RECORD_CLOSED" not in (project / "logs" / "precompact-savepoint.jsonl").read_text(errors="replace")  # fmt: skip
+
+
+def test_close_with_force_closes_and_a_queued_savepoint_is_never_anchored(localnet, tmp_path):
+    """docs/cli.md: "`--force` closes anyway, and they are never anchored"."""
+    remote, project = tmp_path / "remote.git", tmp_path / "project"
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    project.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        run_git(project, *args)
+    keypair = tmp_path / "id.json"
+    made = precompact(project, "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    authority = Keypair.from_bytes(bytes(json.loads(keypair.read_text())))
+    fund(localnet.url, authority)
+    saved = precompact(project, "savepoint", "--no-transcript")
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    queued = precompact(project, "savepoint", "--no-transcript", "--force", cluster=f"http://127.0.0.1:{free_port()}")
+    assert queued.returncode == LAYER_PENDING, queued.stdout + queued.stderr
+    address = str(chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))[0])
+
+    closed = precompact(project, "close", "--yes", "--force")
+    assert closed.returncode == 0, closed.stdout + closed.stderr
+    assert f"closed the record of {INSTANCE!r} at {address} (after savepoint 1)" in closed.stdout, closed.stdout
+    client = rpc.Cluster(localnet.url, timeout=10)
+    assert client.account(address) is None
+
+    flushed = precompact(project, "flush")
+    assert flushed.returncode == LAYER_PENDING and "was closed by `precompact close`" in flushed.stdout + flushed.stderr
+    assert client.account(address) is None, "savepoint 2 was not posted: nothing initialized the record again"
+    status = precompact(project, "status", "--json")
+    assert [s["layer_3"] for s in json.loads(status.stdout)["savepoints"]][1] != "CONFIRMED", status.stdout

@@ -185,6 +185,9 @@ def test_the_json_names_the_project_of_every_hit(machine):
     assert all(hit["project"] is None for hit in json.loads(one.stdout)["hits"])
     wrong = machine.run(machine.root, "recall", "kestrel", "--savepoint", "1")
     assert wrong.returncode == 2 and "--savepoint names one project's savepoints" in wrong.stderr
+    for option in (["--savepoint", "1"], ["--instance", "Trial #1"], ["--rebuild"]):
+        wrong = machine.run(machine.projects["alpha"].path, "recall", "kestrel", "--everywhere", *option)
+        assert wrong.returncode == 2 and f"{option[0]} names one project's savepoints" in wrong.stderr, wrong.stderr
 
 
 def test_a_moved_project_is_reported_never_fatal(machine):
@@ -268,6 +271,23 @@ def test_the_mcp_tool_searches_everywhere_only_when_asked(machine):
     assert "no saved entry matches" in text[0]
     assert f'· project "{machine.projects["beta"].path}"' in text[1] and "> " in text[1], "quoted, like every recall"
     assert "leave it out with `everywhere`" in text[2]
+
+
+def test_the_mcp_show_prints_an_entry_of_the_project_recall_named_if_trusted(machine):
+    """docs/cli.md: "`show` with `"project": PATH` prints an entry of that project (its
+    configuration must be one you trusted)"."""
+    beta = machine.projects["beta"]
+    [hit, *_] = hit_lines(machine.run(machine.root, "recall", "rhubarb pipeline").stdout)
+    ref = hit[1 : hit.index("]")]
+    call = ("show", {"ref": ref, "project": str(beta.path)})
+    [shown] = anyio.run(mcp_calls, machine.projects["alpha"], [call])
+    assert not shown.is_error and "The rhubarb pipeline is the bottleneck." in shown.content[0].text
+
+    config = beta.path / ".precompact.toml"
+    config.write_text(config.read_text() + "# changed after it was trusted\n")
+    [refused] = anyio.run(mcp_calls, machine.projects["alpha"], [call])
+    said = refused.content[0].text
+    assert refused.is_error and "changed since you trusted it" in said and "rhubarb" not in said, said
 
 
 async def mcp_calls(project: Project, calls: list[tuple[str, dict]]):

@@ -221,7 +221,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
         "Blockchain proof: ✗ FAILED",
         f"hashes to sha256:{forged_hash}",
         f"predecessor sha256:{first.snapshot_hash}",
-        "NOT INTACT",
+        "NOT INTACT: Blockchain proof failed; do not trust this savepoint",
     )
     assert "Ready to resume work" not in result.stdout
     # The untouched newest savepoint is still verified from the chain, but the forged link shows.
