@@ -729,9 +729,18 @@ def test_a_non_bare_remote_on_this_machine_updates_no_work_tree_and_runs_none_of
         flushed.stdout + flushed.stderr
     )
     assert b"git remote:" in after.stdout, after.stdout  # a dry run sends nothing: git does not refuse it
-    # The same push without precompact's guard runs them: the test would see it.
+    # The same push without precompact's guard (from precompact's git directory, where the
+    # branch is) runs them: the test would see it.
     pushed = subprocess.run(
-        ["git", "push", "-q", str(remote), f"refs/heads/{branch}:refs/heads/{branch}"],
+        [
+            "git",
+            "--git-dir",
+            str(store(project)),
+            "push",
+            "-q",
+            str(remote),
+            f"refs/heads/{branch}:refs/heads/{branch}",
+        ],
         cwd=project,
         capture_output=True,
         check=False,
