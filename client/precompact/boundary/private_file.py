@@ -8,6 +8,7 @@ replaces it on purpose."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,5 +79,19 @@ def _fsync_directory(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(lock: Path) -> Iterator[None]:
+    """Holds an exclusive lock on the file `lock` (made private and empty when absent, never
+    followed through a link), waiting for whoever holds it; released on leaving."""
+    with contextlib.suppress(FileExistsError):
+        create(lock, b"")
+    fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
     finally:
         os.close(fd)

@@ -14,7 +14,6 @@ the registry's shape is refused in one line naming how to rebuild it (`precompac
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -123,15 +122,8 @@ def _document(found: Iterable[Registered]) -> bytes:
 @contextlib.contextmanager
 def _locked() -> Iterator[None]:
     """The registry's own lock, held only while a change is read, made and written."""
-    lock = data_directory() / LOCK_NAME
-    with contextlib.suppress(FileExistsError):
-        private_file.create(lock, b"")
-    fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with private_file.locked(data_directory() / LOCK_NAME):
         yield
-    finally:
-        os.close(fd)
 
 
 def _where(root: Path) -> Path:

@@ -20,7 +20,6 @@ earlier versions under logs/precompact-agents/ are removed at the next read and 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import stat
@@ -135,15 +134,8 @@ def _remove_legacy(logs: Path) -> None:
 
 @contextlib.contextmanager
 def _locked(name: Path) -> Iterator[None]:
-    lock = _with_suffix(name, ".lock")
-    with contextlib.suppress(FileExistsError):
-        private_file.create(lock, b"")
-    fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with private_file.locked(_with_suffix(name, ".lock")):
         yield
-    finally:
-        os.close(fd)
 
 
 def _with_suffix(name: Path, suffix: str) -> Path:
