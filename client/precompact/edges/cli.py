@@ -1377,11 +1377,21 @@ def view(no_open, everywhere) -> None:
 
 @main.command()
 def mcp() -> None:
-    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio); no tools where
-    precompact is not set up (or not trusted), but never a failed server."""
-    try:
-        loaded = configuration.load(Path.cwd())
-    except ConfigError:
+    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio). Outside every
+    project, recall over every project this machine archived, and show; in a project whose
+    configuration is not trusted (or damaged), or outside every project on a machine that has
+    archived none, no tools, but never a failed server."""
+    from precompact import api
+
+    loaded, idle = None, False
+    if _in_a_project():
+        try:
+            loaded = configuration.load(Path.cwd())
+        except ConfigError:
+            idle = True
+    else:
+        idle = not api.registry_path().exists()
+    if idle:
         from precompact.edges import mcp_idle
 
         mcp_idle.serve()
