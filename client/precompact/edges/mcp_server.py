@@ -104,7 +104,6 @@ TOOLS = [
 ]
 
 
-
 def _outside_a_project(tool: types.Tool) -> types.Tool:
     """`tool` as served outside every project: recall always searches everywhere (no
     `savepoint`, which names one project's, and no `everywhere` switch), show needs `project`."""
@@ -172,7 +171,7 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
         else:
             raise ToolError("outside a project, `show` needs the `project` its recall hit named")
         return api.render(api.show(where, ref, _text(arguments, "instance")))
-    if name == "savepoints":
+    if name == "savepoints" and config is not None:
         return api.describe_savepoints(config)
     raise ToolError(f"no tool {name!r}; the tools are recall, show and savepoints")
 
