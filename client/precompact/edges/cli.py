@@ -1296,11 +1296,17 @@ def projects(forget, rescan, as_json) -> None:
     instances, savepoints, the last one's time, and whether the project is still there."""
     from precompact import api
 
-    forgotten = rescanned = None
+    forgotten = rescanned = removed = kept = None
     if forget is not None:
         gone = api.forget_project(forget)
-        forgotten = str(gone.path)
+        forgotten = str(gone.project.path)
+        removed = [str(store) for store in gone.removed]
+        kept = [{"git_directory": str(store), "used_by": str(other)} for store, other in gone.kept]
         _say(f"forgot {forgotten}: it is no longer listed or searched by recall --everywhere")
+        for store in gone.removed:
+            _say(f"removed its git directory {store}")
+        for store, other in gone.kept:
+            _say(f"kept its git directory {store}: {other} uses it too")
     if rescan is not None:
         rescanned = [str(p.path) for p in api.rescan_projects(rescan)]
         _say(f"registered {len(rescanned)} project(s) under {rescan}")
@@ -1322,6 +1328,8 @@ def projects(forget, rescan, as_json) -> None:
                     for p in listed
                 ],
                 "forgotten": forgotten,
+                "removed_git_directories": removed,
+                "kept_git_directories": kept,
                 "rescanned": rescanned,
             }
         )
