@@ -586,8 +586,9 @@ def projects() -> list[everywhere.Project]:
     return across.projects()
 
 
-def forget_project(path: Path) -> registry.Registered:
-    """Removes a project from this machine's registry (recall.everywhere.forget)."""
+def forget_project(path: Path) -> everywhere.Forgotten:
+    """Removes a project from this machine's registry, with every copy of its text outside it
+    (recall.everywhere.forget)."""
     from precompact.recall import everywhere as across
 
     return across.forget(path)

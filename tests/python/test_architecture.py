@@ -854,7 +854,9 @@ PROJECT_STATE_READERS = (
     "local/snapshot.py",
     "restore/brief.py",
 )
-STORE_OPENER = ("remote/gitstore.py", "open_repository")
+# Where gitstore opens a store: a path git_env.store made (open_repository), or one of the
+# existing stores git_env.stores_of found (unpushed, for `projects --forget`).
+STORE_OPENERS = {("remote/gitstore.py", "open_repository"), ("remote/gitstore.py", "unpushed")}
 
 
 def runs_git_on_the_project_repository(tree: ast.Module, module: str) -> list[str]:
@@ -872,6 +874,13 @@ def runs_git_on_the_project_repository(tree: ast.Module, module: str) -> list[st
             and _dotted(getattr(node.value, "func", None) or node.value).endswith("git_env.store")
             for target in node.targets
             for name in ast.walk(target)
+            if isinstance(name, ast.Name)
+        } | {
+            name.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.For)
+            and _dotted(getattr(node.iter, "func", None) or node.iter).endswith("git_env.stores_of")
+            for name in ast.walk(node.target)
             if isinstance(name, ast.Name)
         }
         body = function.body if isinstance(function, ast.Module) else [function]
@@ -892,7 +901,7 @@ def runs_git_on_the_project_repository(tree: ast.Module, module: str) -> list[st
             if called.endswith("git_env.run") and module not in PROJECT_STATE_READERS:
                 found.append(f"line {call.lineno}: {ast.unparse(call)[:60]}")
             elif called.split(".")[-1].endswith("Repo") or ".Repo." in f".{called}.":
-                opener = (module, name) == STORE_OPENER
+                opener = (module, name) in STORE_OPENERS
                 if not (opener and isinstance(first, ast.Name) and first.id in stored):
                     found.append(f"line {call.lineno}: {ast.unparse(call)[:60]}")
             elif called.endswith("git_env.transport") and not (
@@ -926,12 +935,17 @@ def test_the_project_repository_rule_sees_each_way_to_it():
         "    git.Repo(config.repository)\n"
         "    git_env.transport(config.repository, 'push', url, timeout=5)\n"
         "    git_env.transport(Path(repo.git_dir), 'push', url, timeout=5)\n"
+        "def unpushed(project):\n"
+        "    for store in git_env.stores_of(project):\n"
+        "        _IsolatedRepo(store)\n"
+        "    for other in project.parents:\n"
+        "        _IsolatedRepo(other)\n"
     )
     lines = {
         int(line.split(":")[0].removeprefix("line "))
         for line in runs_git_on_the_project_repository(sample, "remote/gitstore.py")
     }
-    assert lines == {5, 7, 8, 9}
+    assert lines == {5, 7, 8, 9, 15}
     in_snapshot = runs_git_on_the_project_repository(
         ast.parse("git_env.run(cwd, 'status', timeout=5)\n"), "local/snapshot.py"
     )

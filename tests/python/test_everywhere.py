@@ -265,7 +265,7 @@ def test_the_mcp_tool_searches_everywhere_only_when_asked(machine):
         ("recall", {"query": "rhubarb pipeline", "everywhere": True}),
         ("recall", {"query": "rhubarb", "everywhere": True, "savepoint": 1}),
     ]
-    answers = anyio.run(mcp_calls, machine.projects["alpha"], calls)
+    answers = anyio.run(mcp_calls, machine.projects["alpha"].path, calls)
     assert [a.is_error for a in answers] == [False, False, True]
     text = [a.content[0].text for a in answers]
     assert "no saved entry matches" in text[0]
@@ -280,17 +280,51 @@ def test_the_mcp_show_prints_an_entry_of_the_project_recall_named_if_trusted(mac
     [hit, *_] = hit_lines(machine.run(machine.root, "recall", "rhubarb pipeline").stdout)
     ref = hit[1 : hit.index("]")]
     call = ("show", {"ref": ref, "project": str(beta.path)})
-    [shown] = anyio.run(mcp_calls, machine.projects["alpha"], [call])
+    [shown] = anyio.run(mcp_calls, machine.projects["alpha"].path, [call])
     assert not shown.is_error and "The rhubarb pipeline is the bottleneck." in shown.content[0].text
 
     config = beta.path / ".precompact.toml"
     config.write_text(config.read_text() + "# changed after it was trusted\n")
-    [refused] = anyio.run(mcp_calls, machine.projects["alpha"], [call])
+    [refused] = anyio.run(mcp_calls, machine.projects["alpha"].path, [call])
     said = refused.content[0].text
     assert refused.is_error and "changed since you trusted it" in said and "rhubarb" not in said, said
 
 
-async def mcp_calls(project: Project, calls: list[tuple[str, dict]]):
+def test_outside_a_project_the_mcp_server_offers_recall_over_every_project_and_show(machine):
+    """docs/cli.md: outside every project on a machine that has archives, the server "offers
+    `recall` over every project this machine archived ... and `show`, whose `project` is then
+    required; no `savepoints`"."""
+    beta = machine.projects["beta"]
+    calls = [
+        ("recall", {"query": "rhubarb pipeline"}),
+        ("show", {"ref": "1:1"}),
+        ("savepoints", {}),
+        ("recall", {"query": "rhubarb", "savepoint": 1}),
+    ]
+    tools, answers = anyio.run(mcp_tools_and_calls, machine.root, calls)
+    assert [t.name for t in tools] == ["recall", "show"]
+    assert "savepoint" not in tools[0].input_schema["properties"]
+    assert tools[1].input_schema["required"] == ["ref", "project"]
+    assert [a.is_error for a in answers] == [False, True, True, True]
+    found, no_project, no_savepoints, no_savepoint = (a.content[0].text for a in answers)
+    assert f'· project "{beta.path}"' in found and "> " in found, "quoted, like every recall"
+    assert "needs the `project` its recall hit named" in no_project
+    assert "no tool 'savepoints' outside a project" in no_savepoints
+    assert "savepoint" in no_savepoint, no_savepoint
+
+    [hit, *_] = hit_lines(machine.run(machine.root, "recall", "rhubarb pipeline").stdout)
+    ref = hit[1 : hit.index("]")]
+    _, [shown] = anyio.run(mcp_tools_and_calls, machine.root, [("show", {"ref": ref, "project": str(beta.path)})])
+    assert not shown.is_error and "The rhubarb pipeline is the bottleneck." in shown.content[0].text
+
+
+async def mcp_calls(cwd: Path, calls: list[tuple[str, dict]]):
+    _, answers = await mcp_tools_and_calls(cwd, calls)
+    return answers
+
+
+async def mcp_tools_and_calls(cwd: Path, calls: list[tuple[str, dict]]):
+    """The tools `precompact mcp` started in `cwd` lists, and its answers to `calls`."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -298,12 +332,13 @@ async def mcp_calls(project: Project, calls: list[tuple[str, dict]]):
     server = StdioServerParameters(
         command=PRECOMPACT,
         args=["mcp"],
-        cwd=str(project.path),
+        cwd=str(cwd),
         env={k: v for k, v in os.environ.items() if k in names},
     )
     async with stdio_client(server, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        return [await session.call_tool(name, arguments) for name, arguments in calls]
+        tools = (await session.list_tools()).tools
+        return tools, [await session.call_tool(name, arguments) for name, arguments in calls]
 
 
 def test_savepoints_in_two_projects_while_a_search_runs(machine):

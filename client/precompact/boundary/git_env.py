@@ -264,9 +264,33 @@ def store_directory(common: Path) -> tuple[Path, str]:
     repository shares it and a repository made again in the same place with the other format
     gets its own (the commits a store holds keep their ids)."""
     object_format = [*project_setting(common, "extensions.objectformat"), "sha1"][0].lower()
-    key = os.fsencode(common.resolve()) + b"\0" + object_format.encode()
+    return _store_named(common.resolve(), object_format), object_format
+
+
+def _store_named(common: Path, object_format: str) -> Path:
+    key = os.fsencode(common) + b"\0" + object_format.encode()
     name = hashlib.sha256(key).hexdigest()[:32]
-    return private_file.state_directory() / "git" / f"{name}.git", object_format
+    return private_file.state_directory() / "git" / f"{name}.git"
+
+
+def stores_of(project: Path) -> list[Path]:
+    """precompact's git directories that may hold the savepoint branches of the project at
+    `project` and exist: the store of the repository it is in (its own, or one above it, as git
+    finds it); for a project no longer there, the stores that a `.git` in it or above it would
+    have had, in either object format. (A linked work tree that is gone cannot be traced back to
+    its repository: none.)"""
+    for place in (project, *project.parents):
+        common = common_directory(place)
+        if common is not None:
+            found = [store_directory(common)[0]]
+            break
+    else:
+        found = [
+            _store_named((place / ".git").resolve(), object_format)
+            for place in (project, *project.parents)
+            for object_format in ("sha1", "sha256")
+        ]
+    return [store for store in found if (store / "HEAD").is_file()]
 
 
 def store(common: Path, timeout: float) -> Path | processes.CompletedProcess:

@@ -1296,11 +1296,17 @@ def projects(forget, rescan, as_json) -> None:
     instances, savepoints, the last one's time, and whether the project is still there."""
     from precompact import api
 
-    forgotten = rescanned = None
+    forgotten = rescanned = removed = kept = None
     if forget is not None:
         gone = api.forget_project(forget)
-        forgotten = str(gone.path)
+        forgotten = str(gone.project.path)
+        removed = [str(store) for store in gone.removed]
+        kept = [{"git_directory": str(store), "used_by": str(other)} for store, other in gone.kept]
         _say(f"forgot {forgotten}: it is no longer listed or searched by recall --everywhere")
+        for store in gone.removed:
+            _say(f"removed its git directory {store}")
+        for store, other in gone.kept:
+            _say(f"kept its git directory {store}: {other} uses it too")
     if rescan is not None:
         rescanned = [str(p.path) for p in api.rescan_projects(rescan)]
         _say(f"registered {len(rescanned)} project(s) under {rescan}")
@@ -1322,6 +1328,8 @@ def projects(forget, rescan, as_json) -> None:
                     for p in listed
                 ],
                 "forgotten": forgotten,
+                "removed_git_directories": removed,
+                "kept_git_directories": kept,
                 "rescanned": rescanned,
             }
         )
@@ -1377,11 +1385,21 @@ def view(no_open, everywhere) -> None:
 
 @main.command()
 def mcp() -> None:
-    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio); no tools where
-    precompact is not set up (or not trusted), but never a failed server."""
-    try:
-        loaded = configuration.load(Path.cwd())
-    except ConfigError:
+    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio). Outside every
+    project, recall over every project this machine archived, and show; in a project whose
+    configuration is not trusted (or damaged), or outside every project on a machine that has
+    archived none, no tools, but never a failed server."""
+    from precompact import api
+
+    loaded, idle = None, False
+    if _in_a_project():
+        try:
+            loaded = configuration.load(Path.cwd())
+        except ConfigError:
+            idle = True
+    else:
+        idle = not api.registry_path().exists()
+    if idle:
         from precompact.edges import mcp_idle
 
         mcp_idle.serve()

@@ -1,6 +1,7 @@
-"""The MCP server where precompact has nothing to serve: a project without `precompact init`
-(the plugin starts its server in every project), one whose configuration is not trusted, or
-before the plugin has prepared its environment. It connects and offers no tools, so Claude Code
+"""The MCP server where precompact has nothing to serve: outside every project on a machine that
+has archived none (the plugin starts its server in every directory; where this machine has
+archives, `precompact mcp` serves recall over all of them instead), a project whose
+configuration is not trusted, or before the plugin has prepared its environment. It connects and offers no tools, so Claude Code
 shows it connected instead of failed (and caching the failure), and the model is told nothing.
 
 Standard library only: the plugin's launcher runs it before any dependency is installed. MCP

@@ -2,7 +2,9 @@
 
 The MCP SDK takes about a second to import, so only this module imports it, and only the `mcp`
 command imports this module. The tools are read-only views of `recall`; a request recall cannot
-answer comes back as a tool error the model can read.
+answer comes back as a tool error the model can read. Outside every project (a user-scope server
+started in the home directory, say) there is no project to default to: `recall` searches every
+project this machine archived and `show` takes the project a hit named, as the CLI does there.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ SERVER_NAME = "precompact"
 INSTRUCTIONS = (
     "Search the full conversation saved before each compaction of this project (precompact savepoints): "
     "`recall` finds entries by words and prints references, `show` prints an entry whole, `savepoints` lists them."
+)
+INSTRUCTIONS_EVERYWHERE = (
+    "Search the full conversations saved before each compaction in every project this machine archived (precompact "
+    "savepoints): `recall` finds entries by words, each hit naming its project; `show` prints an entry of that project whole."
 )
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 TOOLS = [
@@ -98,17 +104,41 @@ TOOLS = [
 ]
 
 
+def _outside_a_project(tool: types.Tool) -> types.Tool:
+    """`tool` as served outside every project: recall always searches everywhere (no
+    `savepoint`, which names one project's, and no `everywhere` switch), show needs `project`."""
+    schema = dict(tool.input_schema)
+    properties = dict(schema["properties"])
+    if tool.name == "recall":
+        del properties["savepoint"], properties["everywhere"]
+        description = (
+            "Full-text search (BM25) over the conversations saved in every project this machine archived (precompact "
+            "savepoints), including what compaction dropped. Returns excerpts, best first, each headed by a reference "
+            "[SAVEPOINT:ENTRY] and the project it is from, for `show`. Quote a phrase to match it exactly."
+        )
+    else:
+        schema["required"] = [*schema["required"], "project"]
+        description = "Prints saved conversation entries whole, by the reference and the project a recall hit named."
+    return tool.model_copy(update={"description": description, "input_schema": {**schema, "properties": properties}})
+
+
+TOOLS_OUTSIDE_A_PROJECT = [_outside_a_project(tool) for tool in TOOLS if tool.name in ("recall", "show")]
+
+
 class ToolError(PrecompactError):
     """A tool call with arguments the tool does not take; the message says which."""
 
 
-def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
-    """A tool's text answer; raises PrecompactError for a request it cannot answer."""
+def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
+    """A tool's text answer (`config` None: outside every project); raises PrecompactError for a
+    request it cannot answer."""
+    if config is None and name not in ("recall", "show"):
+        raise ToolError(f"no tool {name!r} outside a project; the tools are recall and show")
     if name == "recall":
         query = arguments.get("query")
         if not isinstance(query, str):
             raise ToolError("recall needs a `query` string")
-        if _flag(arguments, "everywhere"):
+        if config is None or _flag(arguments, "everywhere"):
             if arguments.get("savepoint") is not None:
                 raise ToolError("`savepoint` names one project's savepoint; leave it out with `everywhere`")
             searched = api.recall_everywhere(
@@ -134,9 +164,14 @@ def answer(config: Config, name: str, arguments: dict[str, Any]) -> str:
         if not isinstance(ref, str):
             raise ToolError("show needs a `ref` string such as 3:142")
         project = _text(arguments, "project")
-        where = config if project is None else configuration.load(Path(project))
+        if project is not None:
+            where = configuration.load(Path(project))
+        elif config is not None:
+            where = config
+        else:
+            raise ToolError("outside a project, `show` needs the `project` its recall hit named")
         return api.render(api.show(where, ref, _text(arguments, "instance")))
-    if name == "savepoints":
+    if name == "savepoints" and config is not None:
         return api.describe_savepoints(config)
     raise ToolError(f"no tool {name!r}; the tools are recall, show and savepoints")
 
@@ -166,9 +201,9 @@ def _text(arguments: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def server(config: Config) -> Server[Any]:
+def server(config: Config | None) -> Server[Any]:
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=TOOLS)
+        return types.ListToolsResult(tools=TOOLS if config is not None else TOOLS_OUTSIDE_A_PROJECT)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
@@ -182,14 +217,15 @@ def server(config: Config) -> Server[Any]:
     return Server(
         SERVER_NAME,
         version=version("precompact"),
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS if config is not None else INSTRUCTIONS_EVERYWHERE,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
 
 
-def serve(config: Config) -> None:
-    """Answers on stdin and stdout until the client closes stdin."""
+def serve(config: Config | None) -> None:
+    """Answers on stdin and stdout until the client closes stdin (`config` None: outside every
+    project)."""
     app = server(config)
 
     async def run() -> None:

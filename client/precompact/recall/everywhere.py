@@ -3,7 +3,8 @@ outside a project, the MCP tool's `everywhere`, the viewer's home page).
 
 Federated: each registered project keeps its own index (recall/fulltext.py) and they are opened
 together, in this process, one after the other; no machine-wide copy of any project's words
-exists, so `projects --forget` has nothing to purge but the registry's line, and no lock is held
+exists, so `projects --forget` purges the registry's line, the documents made of other agents'
+sessions and the project's Layer 2 git directory, and no lock is held
 on more than one project at a time. The ranking is one BM25 over all of them, not a list per
 project: each index gives its best matches with BM25's weight of each phrase in them, and the
 IDF of each phrase is computed over the entries of every project together. (Each entry's length
@@ -21,10 +22,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import quoting
+from precompact.boundary import git_env, quoting
 from precompact.errors import PrecompactError
 from precompact.local import registry, savepoint_log
 from precompact.recall import fulltext
+from precompact.remote import gitstore
 from precompact.transcript import agents
 
 
@@ -58,18 +60,51 @@ def projects() -> list[Project]:
     return listed
 
 
-def forget(path: Path) -> registry.Registered:
+@dataclass(frozen=True)
+class Forgotten:
+    project: registry.Registered
+    removed: tuple[Path, ...]  # precompact's git directories removed with it
+    kept: tuple[tuple[Path, Path], ...]  # (git directory, the other registered project that uses it)
+
+
+def forget(path: Path) -> Forgotten:
     """Removes every copy precompact keeps of the project's text outside it (the documents it
-    made of its Codex and Gemini sessions, under the state directory; each project's recall
-    index is in its own logs/), then the project from the registry, the one user-level file that
-    names it. RegistryError when it is not registered."""
+    made of its Codex and Gemini sessions, and its Layer 2 git directory, under the state
+    directory; each project's recall index is in its own logs/), then the project from the
+    registry, the one user-level file that names it. A git directory another registered project
+    uses is kept; one holding savepoints the remote never got refuses the whole forget, before
+    anything is removed (they may be the only copy). RegistryError when it is not registered."""
     known = registry.registered(path)
     if known is None:
         raise registry.RegistryError(
             f"{quoting.inline(os.path.abspath(path))} is not a registered project; `precompact projects` lists them"
         )
+    others = {
+        store: other.path
+        for other in registry.projects()
+        if other.path != known.path
+        for store in git_env.stores_of(other.path)
+    }
+    removed, kept = [], []
+    for store, unpushed in gitstore.unpushed(known.path).items():
+        if store in others:
+            kept.append((store, others[store]))
+        elif unpushed:
+            fix = "`precompact flush` there pushes them" if known.present() else "they may be the only copy"
+            raise ForgetRefused(
+                f"not forgotten: its git directory {store} holds savepoints the remote never got "
+                f"({', '.join(quoting.inline(b) for b in unpushed)}); {fix}, or remove that directory by hand first"
+            )
+        else:
+            removed.append(store)
     agents.forget(known.logs)
-    return registry.forget(known.path) or known
+    for store in removed:
+        gitstore.remove_store(store)
+    return Forgotten(registry.forget(known.path) or known, tuple(removed), tuple(kept))
+
+
+class ForgetRefused(PrecompactError):
+    """`projects --forget` would remove savepoints that exist nowhere else."""
 
 
 @dataclass

@@ -27,6 +27,7 @@ import hashlib
 import os
 import random
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -1312,3 +1313,27 @@ def adopt_remote_branch(repo: git.Repo, target: Target, tip: str) -> bool:
     except git.GitCommandError:
         return False  # made meanwhile by another precompact process
     return True
+
+
+def unpushed(project: Path) -> dict[Path, list[str]]:
+    """Each of precompact's git directories that may hold the savepoints of the project at
+    `project` (git_env.stores_of), with its branches whose tip no remote-tracking ref there
+    holds: savepoints that, as far as this machine knows, never reached the remote."""
+    found = {}
+    for store in git_env.stores_of(project):
+        repo = _IsolatedRepo(store)
+        repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
+        refs = [line.split(" ", 1) for line in repo.git.for_each_ref("--format=%(objectname) %(refname)").splitlines()]
+        tracked = [tip for tip, name in refs if name.startswith("refs/remotes/")]
+        found[store] = [
+            name.removeprefix("refs/heads/")
+            for tip, name in refs
+            if name.startswith("refs/heads/") and not any(_is_ancestor(repo, tip, held) for held in tracked)
+        ]
+    return found
+
+
+def remove_store(store: Path) -> None:
+    """Deletes precompact's git directory `store` (`projects --forget`, once nothing in it is
+    unpushed and no other registered project uses it)."""
+    shutil.rmtree(store)
