@@ -10,6 +10,7 @@ through the installed binary."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import subprocess
 import threading
@@ -375,11 +376,98 @@ def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_
     assert reached.returncode == 0, reached.stdout + reached.stderr
     found = json.loads(reached.stdout)
     assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
-    # Read with bob's identity, but vouched for by no root of bob's: said, never shown as ✓.
-    assert found["checks"]["integrity"]["status"] == "not verified", found["checks"]
+    # Read with bob's identity, held to alice's own key (the one her index is signed with).
+    integrity = found["checks"]["integrity"]
+    assert integrity["status"] == "verified" and _signing_key(alice) in integrity["detail"], found["checks"]
 
     refused = carol.run("resurrect", "--from", "alice")
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr
     assert "encryption.recipients" in refused.stderr
+
+
+def _signing_key(who: Person) -> str:
+    """The public key `who`'s index lines are signed with (their keypair's)."""
+    from precompact.verifier import signed
+
+    [keypair] = [k for k in (who.home / ".config" / "precompact" / "keys").iterdir() if k.suffix == ".json"]
+    return signed.Signer.load(keypair).public_key
+
+
+def _rewritten(tmp_path: Path, remote: Path, branch: str, change) -> None:
+    """Someone who can push commits `change(work tree)` on top of `branch` (no force needed)."""
+    work = tmp_path / f"rewrite-{branch.rpartition('-')[2]}"
+    if not work.exists():
+        run_git(tmp_path, "clone", "-q", "-b", branch, str(remote), str(work))
+    run_git(work, "pull", "-q", "origin", branch)
+    change(work)
+    run_git(work, "-c", "user.name=bob", "-c", "user.email=b@x", "commit", "-qam", "tidy")
+    run_git(work, "push", "-q", "origin", branch)
+
+
+def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fails_an_altered_one(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    bob = person(tmp_path, "bob", str(remote))
+    for _ in range(2):
+        assert alice.save().returncode == SAVED
+    theirs, yours = _signing_key(alice), _signing_key(bob)
+
+    reached = bob.run("resurrect", "--from", "alice", "--json")
+    assert reached.returncode == 0, reached.stdout + reached.stderr
+    integrity = json.loads(reached.stdout)["checks"]["integrity"]
+    assert integrity["status"] == "verified", integrity
+    assert f"signed by {theirs}" in integrity["detail"] and yours not in integrity["detail"], integrity
+
+    # bob swaps alice's savepoint 2 for bytes of his own and restates its hash in her line.
+    def swapped(work: Path) -> None:
+        index = work / "logs" / "precompact-savepoint.jsonl"
+        lines = [json.loads(line) for line in index.read_text().splitlines()]
+        [line] = [x for x in lines if x.get("sequence") == 2 and "snapshot_file" in x]
+        snapshot = work / line["snapshot_file"]
+        snapshot.write_bytes(snapshot.read_bytes() + b" ")
+        line["snapshot_hash"] = hashlib.sha256(snapshot.read_bytes()).hexdigest()
+        index.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    _rewritten(tmp_path, remote, alice.branch, swapped)
+    refused = bob.run("resurrect", "--from", "alice")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"alice's index on branch {alice.branch}" in refused.stderr, refused.stderr
+    assert f"is altered: savepoint 2's line does not verify with its key {theirs}" in refused.stderr, refused.stderr
+
+
+def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_key_or_says_why_not(tmp_path):
+    remote = bare_remote(tmp_path)
+    bob, carol = (person(tmp_path, name, str(remote)) for name in ("bob", "carol"))
+    alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
+    assert alice.save().returncode == SAVED
+    key = _signing_key(alice)
+
+    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--json")
+    assert found.returncode == 0, found.stdout + found.stderr
+    document = json.loads(found.stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "recall.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(document))
+    assert document["hits"] and all(hit["instance"] == "alice" for hit in document["hits"]), document
+    assert "alice-marker-1" in document["hits"][0]["excerpt"]
+    assert (
+        document["notes"][0]
+        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}"
+    )
+    shown = bob.run("recall", "alice-marker-1", "--from", "alice")
+    assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
+    # Nothing of alice's lands in bob's project: his own recall, and his logs/, know only his.
+    assert not any(
+        "alice-marker" in p.read_bytes().decode("latin-1") for p in (bob.path / "logs").rglob("*") if p.is_file()
+    )
+
+    refused = carol.run("recall", "alice-marker-1", "--from", "alice")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr, refused.stderr
+    assert "encryption.recipients" in refused.stderr
+
+    both = bob.run("recall", "x", "--from", "alice", "--everywhere")
+    assert both.returncode == 2 and "give --everywhere or --from, not both" in both.stderr, both.stderr

@@ -837,10 +837,10 @@ def _archive_ref(listed: dict[str, str], target: Target) -> str | None:
     return target.legacy_ref if target.legacy_ref in listed else None
 
 
-def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
+def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     """Fetches the instance's savepoints from the remote's one URL (git_env.transport) into its
     remote-tracking ref: its branch, else the shared branch of older versions (not with `exact`);
-    raises GitStoreError on failure."""
+    returns which of the two it fetched; raises GitStoreError on failure."""
     url = remote_url(repo, target)
     ref = target.ref
     if not exact and target.legacy_ref is not None:
@@ -862,6 +862,18 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
     if tip is None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
     repo.git.update_ref(_tracking(target), tip)
+    return ref.removeprefix("refs/heads/")
+
+
+# In precompact's git directory: a teammate's savepoints `recall --from` checked, one logs/ each.
+TEAMMATE_PREFIX = "precompact-teammate-"
+
+
+def teammate_logs(repo: git.Repo, instance: str) -> Path:
+    """Where `recall --from` keeps `instance`'s savepoints once checked against its own key: a
+    logs/ of its own in precompact's git directory, outside the project (whose logs/ holds
+    only its own instances' savepoints, which Layer 2 pushes)."""
+    return Path(repo.git_dir) / f"{TEAMMATE_PREFIX}{instance_hash(instance)[:INSTANCE_ID_DIGITS]}"
 
 
 def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
