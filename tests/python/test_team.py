@@ -471,3 +471,39 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
 
     both = bob.run("recall", "x", "--from", "alice", "--everywhere")
     assert both.returncode == 2 and "give --everywhere or --from, not both" in both.stderr, both.stderr
+
+
+def test_prune_judges_each_instance_on_its_own_branch_and_touches_no_teammates_ref(tmp_path):
+    """A logs/ with two instances of its own (a renamed one's predecessor, here through
+    PRECOMPACT_INSTANCE) beside a teammate's branch on the same remote: prune removes the old
+    copies of both, each verified on its own branch, and no ref of anyone's moves."""
+    remote = bare_remote(tmp_path)
+    alice, bob = (person(tmp_path, name, str(remote)) for name in ("alice", "bob"))
+    old = {**alice.env, "PRECOMPACT_INSTANCE": "alice old"}
+    for n in range(2):
+        assert alice.save().returncode == SAVED
+        transcript = transcript_gen.generate(
+            tmp_path / f"old-{n}.jsonl", target_bytes=4_000 * (n + 1), project=alice.path
+        )
+        assert precompact(alice.path, "savepoint", "--transcript", str(transcript.path), env=old).returncode == SAVED
+    assert bob.save().returncode == SAVED
+    assert alice.run("flush").returncode == 0
+    assert alice.run("status", "--remote").returncode == 0  # bob's branch fetched into alice's store
+    theirs = [
+        line
+        for line in alice.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+        if bob.branch in line
+    ]
+    remote_refs = run_git(remote, "for-each-ref")
+    assert theirs and bob.branch in remote_refs
+
+    pruned = alice.run("prune", "--keep", "1", "--json")
+    assert pruned.returncode == 0, pruned.stdout + pruned.stderr
+    document = json.loads(pruned.stdout)
+    assert document["kept"] == [], document["kept"]
+    assert sorted((p["instance"], p["sequence"]) for p in document["pruned"]) == [("alice", 1), ("alice old", 1)]
+    assert run_git(remote, "for-each-ref") == remote_refs
+    after = alice.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    assert [line for line in after if bob.branch in line] == theirs
+    assert alice.run("flush").returncode == 0
+    assert run_git(remote, "for-each-ref") == remote_refs and forced_updates(remote) == []

@@ -68,7 +68,11 @@ def recall_from(
 
 
 class Sealed(RestoreError):
-    """The index copy is encrypted to identities not here."""
+    """The index copy is encrypted to identities not here (`why`: git's store says so)."""
+
+    def __init__(self, message: str, why: str):
+        super().__init__(message)
+        self.why = why
 
 
 @dataclass
@@ -150,7 +154,7 @@ def teammate(config: Config, instance: str) -> Teammate:
         remote = savepoint_log.of_instance(_remote_index(repo, target, tip), instance)
     except Sealed as e:
         raise RestoreError(
-            f"{instance}'s savepoints on branch {branch} are not encrypted to you ({e}); ask {instance}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
+            f"{instance}'s savepoints on branch {branch} are not encrypted to you ({e.why}); ask {instance}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
         ) from None
     key = team.own_key(remote)
     if key is None:
@@ -232,7 +236,7 @@ def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log
     name = f"logs/{savepoint_log.INDEX_NAME}"
     [copy] = gitstore.files_at(repo, [(tip, name)], target.keys)
     if isinstance(copy, gitstore.Sealed):
-        raise Sealed(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
+        raise Sealed(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored", str(copy))
     if isinstance(copy, gitstore.Unopened):
         raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
     if isinstance(copy, gitstore.GitStoreError):
