@@ -83,9 +83,10 @@ def bare_remote(root: Path) -> Path:
     return remote
 
 
-def person(root: Path, name: str, url: str, *init_args: str) -> Person:
-    """A clone of its own, a HOME of its own, and `precompact init` with instance `name`."""
-    path, home = root / name, root / f"{name}-home"
+def person(root: Path, name: str, url: str, *init_args: str, folder: str | None = None) -> Person:
+    """A clone of its own (in `folder`, default `name`), a HOME of its own, and `precompact init`
+    with instance `name`."""
+    path, home = root / (folder or name), root / f"{folder or name}-home"
     home.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     for args in (("remote", "add", "origin", url), ("config", "user.name", name), ("config", "user.email", "t@x")):
@@ -507,3 +508,48 @@ def test_prune_judges_each_instance_on_its_own_branch_and_touches_no_teammates_r
     assert [line for line in after if bob.branch in line] == theirs
     assert alice.run("flush").returncode == 0
     assert run_git(remote, "for-each-ref") == remote_refs and forced_updates(remote) == []
+
+
+def _second_machine(tmp_path: Path, who: Person, url: str) -> Person:
+    """`who`'s instance on a new machine: their signing key and age identity copied over."""
+    keys = who.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    return person(
+        tmp_path, who.name, url, "--keypair", str(keypair), "--identity", str(identity), folder=f"{who.name}-new"
+    )
+
+
+def test_restore_reads_the_shared_branch_of_an_archive_not_migrated_and_the_instances_own_once_it_is(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote))
+    for _ in range(2):
+        assert alice.save().returncode == SAVED
+    legacy = "precompact/savepoints"
+    # As an older precompact left the remote: the shared branch only.
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+    run_git(remote, "update-ref", f"refs/heads/{legacy}", tip)
+    run_git(remote, "update-ref", "-d", f"refs/heads/{alice.branch}")
+
+    laptop = _second_machine(tmp_path, alice, str(remote))
+    restored = laptop.run("restore")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert restored.stdout.startswith("restored 2 savepoint(s) and "), restored.stdout
+    assert f" from origin/{legacy} at {tip[:12]}," in restored.stdout, restored.stdout
+    assert laptop.run("verify").stdout.startswith("✓ 2 savepoint(s) verified")
+    assert laptop.save().returncode == SAVED  # the instance's own branch starts where the shared one is
+    all_pushed_and_verified(laptop, remote, 3)
+    assert run_git(remote, "rev-parse", f"refs/heads/{legacy}").strip() == tip, "the shared branch is left as it was"
+    own = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+
+    # Migrated: the remote holds both; a third machine restores from the instance's own branch.
+    desktop = (
+        _second_machine(tmp_path / "desktop", alice, str(remote)) if (tmp_path / "desktop").mkdir() is None else None
+    )
+    assert desktop is not None
+    again = desktop.run("restore")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("restored 3 savepoint(s) and "), again.stdout
+    assert f" from origin/{alice.branch} at {own[:12]}," in again.stdout, again.stdout
+    assert desktop.run("verify").stdout.startswith("✓ 3 savepoint(s) verified")
+    assert forced_updates(remote) == []

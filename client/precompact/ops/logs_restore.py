@@ -205,7 +205,7 @@ def _restored_into(
             )
     wanted = [(s, root) for s, root in wanted if s.instance not in forked]
     snapshots, fetched = _checked_bytes(repo, target, tip, logs, wanted, progress)
-    added = gitstore.commits_adding_snapshots(repo, tip)
+    added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
     lines = []
     for (savepoint, _), data in zip(wanted, snapshots):
         existing = logs_dir.read_snapshot(logs, savepoint.snapshot_file, savepoint.sequence)
@@ -293,10 +293,15 @@ def _checked_bytes(
     progress: Progress,
 ) -> tuple[list[bytes], list[bytes]]:
     """Each wanted savepoint's snapshot at the tip, checked against what its root vouches for,
-    and the chunks they list that logs/ lacks, each checked against its name."""
+    and the chunks they list that logs/ lacks, each checked against its name. A chunk is read
+    where the first savepoint listing it was committed, else at the tip: each machine names the
+    chunks it commits with a naming key of its own, so the tip's key names only the chunks its
+    own machine committed (another machine's savepoints keep theirs under their commit's key)."""
     reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys)
+    added = gitstore.commits_adding_snapshots(repo, tip)
     snapshots: list[bytes] = []
     refs: dict[str, chunks.Ref] = {}
+    read_at: dict[str, str] = {}
     for done, ((savepoint, root), data) in enumerate(zip(wanted, reads), start=1):
         if isinstance(data, gitstore.GitStoreError):
             raise RestoreError(f"savepoint {savepoint.sequence} of {savepoint.instance!r}: {data}; nothing restored")
@@ -308,14 +313,22 @@ def _checked_bytes(
         snapshots.append(data)
         for ref in verdicts.chunk_refs(found):
             refs.setdefault(ref.sha256, ref)
+            read_at.setdefault(ref.sha256, added.get(savepoint.snapshot_file, tip))
         progress(done, len(wanted))
     missing = [ref for ref in refs.values() if verdicts.chunk_problem(ref, chunks.read_local(logs, ref), "logs/")]
+    paths = [(read_at[ref.sha256], f"{gitstore.CHUNKS_DIR}{ref.sha256}") for ref in missing]
+    first = list(gitstore.files_at(repo, paths, target.keys))
+    # Not there, or sealed for identities not here (rekey re-encrypts at the tip): the tip's copy.
+    again = [i for i, data in enumerate(first) if not isinstance(data, bytes) and paths[i][0] != tip]
+    retried = gitstore.files_at(repo, [(tip, paths[i][1]) for i in again], target.keys)
+    for i, data in zip(again, retried):
+        if isinstance(data, bytes) or not isinstance(first[i], gitstore.Unopened):
+            first[i], paths[i] = data, (tip, paths[i][1])
     fetched = []
-    paths = [(tip, f"{gitstore.CHUNKS_DIR}{ref.sha256}") for ref in missing]
-    for ref, data in zip(missing, gitstore.files_at(repo, paths, target.keys)):
+    for ref, (commit, _), data in zip(missing, paths, first):
         if isinstance(data, gitstore.Unopened):
             raise RestoreError(f"{data}; nothing restored")
-        problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {tip[:12]}")
+        problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {commit[:12]}")
         if problem is not None or not isinstance(data, bytes):
             raise RestoreError(f"{problem}; nothing restored")
         fetched.append(data)
