@@ -470,6 +470,12 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr, refused.stderr
     assert "encryption.recipients" in refused.stderr
 
+    # status --remote lists her branch, "not verified", and reads nothing of it.
+    listed = carol.run("status", "--remote")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert f"– (an instance whose index is not for you): branch {alice.branch}" in listed.stdout, listed.stdout
+    assert "not verified: its index is encrypted to identities not here: not read" in listed.stdout, listed.stdout
+
     both = bob.run("recall", "x", "--from", "alice", "--everywhere")
     assert both.returncode == 2 and "give --everywhere or --from, not both" in both.stderr, both.stderr
 
@@ -543,10 +549,8 @@ def test_restore_reads_the_shared_branch_of_an_archive_not_migrated_and_the_inst
     own = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
 
     # Migrated: the remote holds both; a third machine restores from the instance's own branch.
-    desktop = (
-        _second_machine(tmp_path / "desktop", alice, str(remote)) if (tmp_path / "desktop").mkdir() is None else None
-    )
-    assert desktop is not None
+    (tmp_path / "desktop").mkdir()
+    desktop = _second_machine(tmp_path / "desktop", alice, str(remote))
     again = desktop.run("restore")
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.startswith("restored 3 savepoint(s) and "), again.stdout
