@@ -557,3 +557,29 @@ def test_restore_reads_the_shared_branch_of_an_archive_not_migrated_and_the_inst
     assert f" from origin/{alice.branch} at {own[:12]}," in again.stdout, again.stdout
     assert desktop.run("verify").stdout.startswith("✓ 3 savepoint(s) verified")
     assert forced_updates(remote) == []
+
+
+def test_a_teammates_shared_branch_from_before_never_blocks_your_own_migration(tmp_path):
+    """The team of the issue, upgraded: alice's savepoints reached the shared branch first, bob's
+    stayed on his machine. Reading the remote (`verify`) before bob's first push finds only
+    alice's shared branch; bob's next savepoint must still start his own branch and reach the
+    remote, not be held back as if his logs/ lacked her savepoints."""
+    remote = bare_remote(tmp_path)
+    alice, bob = (person(tmp_path, name, str(remote)) for name in ("alice", "bob"))
+    for who in (alice, bob):
+        assert who.save().returncode == SAVED
+    legacy = "refs/heads/precompact/savepoints"
+    run_git(remote, "update-ref", legacy, run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip())
+    for who in (alice, bob):
+        run_git(remote, "update-ref", "-d", f"refs/heads/{who.branch}")
+        who.git("update-ref", legacy, who.git("rev-parse", f"refs/heads/{who.branch}").strip())
+        who.git("update-ref", "-d", f"refs/heads/{who.branch}")
+        who.git("update-ref", "-d", f"refs/remotes/origin/{who.branch}")
+
+    bob.run("verify")  # reads the remote: only alice's shared branch is there
+    assert bob.save().returncode == SAVED
+    bob.run("flush")
+    all_pushed_and_verified(bob, remote, 2)
+    assert alice.save().returncode == SAVED
+    all_pushed_and_verified(alice, remote, 2)
+    assert forced_updates(remote) == []

@@ -801,6 +801,15 @@ def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str
     return merged
 
 
+def _related(repo: git.Repo, one: str, other: str) -> bool:
+    """Whether two commits share any history (a common ancestor)."""
+    try:
+        repo.git.merge_base(one, other)
+    except git.GitCommandError:
+        return False
+    return True
+
+
 def _is_ancestor(repo: git.Repo, commit: str, of: str) -> bool:
     try:
         repo.git.merge_base("--is-ancestor", commit, of)
@@ -1269,11 +1278,16 @@ SAVES_PREFIX = f"logs/{logs_dir.SAVES_DIR}/"
 
 def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
     """The snapshot files (as the index names them: the encrypted form's suffix removed) that the
-    savepoint branch holds here or as last fetched from the remote: refs only, no network."""
+    savepoint branch holds here or as last fetched from the remote: refs only, no network. What
+    was last fetched counts only when it shares history with the branch here (or, before the
+    migration, with the shared branch here): the shared branch of older versions, fetched where
+    the instance has no branch on the remote yet, may be a teammate's, and Layer 2 only ever adds
+    on top of its own history (a race is merged, never replaced)."""
     names: set[str] = set()
+    here = _resolve(repo, target.ref) or (_resolve(repo, target.legacy_ref) if target.legacy_ref else None)
     for ref in (target.ref, f"refs/remotes/{target.remote}/{target.branch}"):
         tip = _resolve(repo, ref)
-        if tip is None:
+        if tip is None or (ref != target.ref and here is not None and not _related(repo, here, tip)):
             continue
         try:
             listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
