@@ -438,6 +438,17 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
     assert f"alice's index on branch {alice.branch}" in refused.stderr, refused.stderr
     assert f"is altered: savepoint 2's line does not verify with its key {theirs}" in refused.stderr, refused.stderr
 
+    # bob removes her savepoint 1 from the index copy.
+    def removed(work: Path) -> None:
+        index = work / "logs" / "precompact-savepoint.jsonl"
+        kept = [line for line in index.read_text().splitlines() if json.loads(line).get("sequence") != 1]
+        index.write_text("\n".join(kept) + "\n")
+
+    _rewritten(tmp_path, remote, alice.branch, removed)
+    gone = bob.run("resurrect", "--from", "alice")
+    assert gone.returncode == 1 and gone.stderr.count("\n") == 1, gone.stdout + gone.stderr
+    assert "is altered: savepoint 1 is missing (the index goes on with 2)" in gone.stderr, gone.stderr
+
 
 def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_key_or_says_why_not(tmp_path):
     remote = bare_remote(tmp_path)
