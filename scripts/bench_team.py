@@ -3,8 +3,9 @@ HOME and an instance of its own, against one bare remote. Each round, every clon
 savepoint while the remote is away (so only Layer 1 runs and the commit is made), then the remote
 comes back and every clone runs `precompact flush` (the push): first one clone after another
 (alone), then all at once (contention). Reports, for the pushes at once, the extra time over the
-same clone's push alone (median and worst), the retries (merge commits a lost race leaves), that
-every savepoint is on the remote, and that the remote's reflog holds no forced update.
+same clone's push alone (median and worst), the retries (merge commits a lost race leaves; a push
+gives up after 3, and its flush then fails the run), that every savepoint is on the remote, that
+the remote's reflog holds no forced update, and the load average before and after.
 Not a timed test: `.venv/bin/python scripts/bench_team.py [--clones 20]`."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
+from precompact.remote.gitstore import RACE_RETRIES
 from support import transcript_gen
 from support.commands import PRECOMPACT
 from support.projects import savepoint_branch
@@ -111,11 +113,17 @@ def forced_updates(remote: Path) -> int:
     return forced
 
 
+def _load() -> str:
+    """The 1-minute load average: the machine's other work shows in every figure."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clones", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    load_before = _load()
     root = Path(tempfile.mkdtemp(prefix="precompact-team-"))
     try:
         remote = root / "remote.git"
@@ -134,10 +142,12 @@ def main() -> None:
             for name, seconds in at_once(clones).items():
                 together[name].append(seconds)
         extra = [t - a for c in clones for t, a in zip(together[c.name], alone[c.name])]
-        retries = sum(
+        # A lost race leaves one merge commit on the branch it was pushed to: a branch's count is
+        # the retries its pushes took, all rounds together (the worst push took at most that).
+        retries = [
             git(remote, "log", "--format=%s", f"refs/heads/{savepoint_branch(c.name)}").count(MERGE_SUBJECT)
             for c in clones
-        )
+        ]
         missing = 0
         for clone in clones:
             rows = clone.run("status", "--json").stdout
@@ -158,7 +168,10 @@ def main() -> None:
         saved = sum(c.saves for c in clones)
         flat_alone = [t for ts in alone.values() for t in ts]
         flat_together = [t for ts in together.values() for t in ts]
-        print(f"{args.clones} clones, {args.rounds} round(s), {saved} savepoints; on {os.cpu_count()} CPU(s)")
+        print(
+            f"{args.clones} clones, {args.rounds} round(s), {saved} savepoints; on {os.cpu_count()} CPU(s), "
+            f"load average {load_before} before, {_load()} after"
+        )
         print(f"push (flush) alone:    median {statistics.median(flat_alone):.3f} s, worst {max(flat_alone):.3f} s")
         print(
             f"push (flush) at once:  median {statistics.median(flat_together):.3f} s, worst {max(flat_together):.3f} s"
@@ -166,7 +179,10 @@ def main() -> None:
         print(
             f"extra time per push under contention: median {statistics.median(extra):.3f} s, worst {max(extra):.3f} s"
         )
-        print(f"retries (merge commits after a lost race): {retries}; savepoints not on the remote: {missing}")
+        print(
+            f"retries (merge commits after a lost race): {sum(retries)} in all, at most {max(retries)} on one branch "
+            f"(the limit is {RACE_RETRIES} per push); savepoints not on the remote: {missing}"
+        )
         print(f"forced updates in the remote's reflog: {forced_updates(remote)}")
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -565,6 +565,23 @@ def render(entries: list[fulltext.Entry]) -> str:
     return recollection.render(entries)
 
 
+def recall_from(
+    config: Config,
+    instance: str,
+    query: str,
+    savepoint: int | None = None,
+    since: str | None = None,
+    role: str | None = None,
+    tool: str | None = None,
+    agent: str | None = None,
+) -> fulltext.Results:
+    """Full-text search over a teammate's savepoints (`recall --from`), read from their branch and
+    checked against their own key, never yours (ops.logs_restore.recall_from)."""
+    from precompact.ops import logs_restore
+
+    return logs_restore.recall_from(config, instance, query, savepoint, since, role, tool, agent)
+
+
 def recall_everywhere(
     query: str,
     since: str | None = None,

@@ -578,6 +578,34 @@ def forces_a_push(tree: ast.Module) -> list[str]:
     return found
 
 
+# Which key is an instance's own (#47: a teammate's savepoints are held to their key, never
+# yours) is decided in one place, verifier/team.py (`own_key`), from the signers of its index
+# lines; local/savepoint_log.py reads and writes those lines, verifier/signed.py checks one
+# signature against a key it is given. Elsewhere a signer may be compared with a key, never taken
+# as one.
+KEY_CHOOSERS = ("verifier/team.py", "verifier/signed.py", "local/savepoint_log.py")
+
+
+def chooses_an_instances_key(tree: ast.Module) -> list[str]:
+    """A signer taken from an index line's signatures as a key: `x.signatures[i].signer`, or a
+    comprehension over `*.signatures` that yields `<element>.signer`."""
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "signer"
+            and isinstance(node.value, ast.Subscript)
+            and isinstance(node.value.value, ast.Attribute)
+            and node.value.value.attr == "signatures"
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            over = [g for g in node.generators if isinstance(g.iter, ast.Attribute) and g.iter.attr == "signatures"]
+            if over and isinstance(node.elt, ast.Attribute) and node.elt.attr == "signer":
+                found.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return found
+
+
 def talks_to_a_remote_around_its_owner(tree: ast.Module) -> list[str]:
     """`git_env.transport(...)`: a push, fetch or ls-remote whose URL did not come from git.url."""
     return _calls_git_env(tree, "transport")
@@ -746,6 +774,15 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
             "from precompact.boundary import git_env\ndef push(objects, url, commit, ref):\n"
             "    git_env.transport(objects, 'sha1', 'push', url, f'+{commit}:{ref}', timeout=5)\n"
             "    git_env.transport(objects, 'sha1', 'push', url, f'{commit}:{ref}', options=('--force',), timeout=5)\n"
+        ),
+    ),
+    "chooses_an_instances_key": (
+        chooses_an_instances_key,
+        KEY_CHOOSERS,
+        (
+            "def key_of(savepoints):\n"
+            "    first = savepoints[0].signatures[0].signer\n"
+            "    return next(s.signer for s in savepoints[-1].signatures) or first\n"
         ),
     ),
     "reads_the_projects_remote_url": (

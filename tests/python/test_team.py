@@ -10,6 +10,7 @@ through the installed binary."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import subprocess
 import threading
@@ -82,9 +83,10 @@ def bare_remote(root: Path) -> Path:
     return remote
 
 
-def person(root: Path, name: str, url: str, *init_args: str) -> Person:
-    """A clone of its own, a HOME of its own, and `precompact init` with instance `name`."""
-    path, home = root / name, root / f"{name}-home"
+def person(root: Path, name: str, url: str, *init_args: str, folder: str | None = None) -> Person:
+    """A clone of its own (in `folder`, default `name`), a HOME of its own, and `precompact init`
+    with instance `name`."""
+    path, home = root / (folder or name), root / f"{folder or name}-home"
     home.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     for args in (("remote", "add", "origin", url), ("config", "user.name", name), ("config", "user.email", "t@x")):
@@ -375,11 +377,220 @@ def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_
     assert reached.returncode == 0, reached.stdout + reached.stderr
     found = json.loads(reached.stdout)
     assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
-    # Read with bob's identity, but vouched for by no root of bob's: said, never shown as ✓.
-    assert found["checks"]["integrity"]["status"] == "not verified", found["checks"]
+    # Read with bob's identity, held to alice's own key (the one her index is signed with).
+    integrity = found["checks"]["integrity"]
+    assert integrity["status"] == "verified" and _signing_key(alice) in integrity["detail"], found["checks"]
 
     refused = carol.run("resurrect", "--from", "alice")
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr
     assert "encryption.recipients" in refused.stderr
+
+
+def _signing_key(who: Person) -> str:
+    """The public key `who`'s index lines are signed with (their keypair's)."""
+    from precompact.verifier import signed
+
+    [keypair] = [k for k in (who.home / ".config" / "precompact" / "keys").iterdir() if k.suffix == ".json"]
+    return signed.Signer.load(keypair).public_key
+
+
+def _rewritten(tmp_path: Path, remote: Path, branch: str, change) -> None:
+    """Someone who can push commits `change(work tree)` on top of `branch` (no force needed)."""
+    work = tmp_path / f"rewrite-{branch.rpartition('-')[2]}"
+    if not work.exists():
+        run_git(tmp_path, "clone", "-q", "-b", branch, str(remote), str(work))
+    run_git(work, "pull", "-q", "origin", branch)
+    change(work)
+    run_git(work, "-c", "user.name=bob", "-c", "user.email=b@x", "commit", "-qam", "tidy")
+    run_git(work, "push", "-q", "origin", branch)
+
+
+def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fails_an_altered_one(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    bob = person(tmp_path, "bob", str(remote))
+    for _ in range(2):
+        assert alice.save().returncode == SAVED
+    theirs, yours = _signing_key(alice), _signing_key(bob)
+
+    reached = bob.run("resurrect", "--from", "alice", "--json")
+    assert reached.returncode == 0, reached.stdout + reached.stderr
+    integrity = json.loads(reached.stdout)["checks"]["integrity"]
+    assert integrity["status"] == "verified", integrity
+    assert f"signed by {theirs}" in integrity["detail"] and yours not in integrity["detail"], integrity
+
+    # bob swaps alice's savepoint 2 for bytes of his own and restates its hash in her line.
+    def swapped(work: Path) -> None:
+        index = work / "logs" / "precompact-savepoint.jsonl"
+        lines = [json.loads(line) for line in index.read_text().splitlines()]
+        [line] = [x for x in lines if x.get("sequence") == 2 and "snapshot_file" in x]
+        snapshot = work / line["snapshot_file"]
+        snapshot.write_bytes(snapshot.read_bytes() + b" ")
+        line["snapshot_hash"] = hashlib.sha256(snapshot.read_bytes()).hexdigest()
+        index.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    _rewritten(tmp_path, remote, alice.branch, swapped)
+    refused = bob.run("resurrect", "--from", "alice")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"alice's index on branch {alice.branch}" in refused.stderr, refused.stderr
+    assert f"is altered: savepoint 2's line does not verify with its key {theirs}" in refused.stderr, refused.stderr
+
+    # bob removes her savepoint 1 from the index copy.
+    def removed(work: Path) -> None:
+        index = work / "logs" / "precompact-savepoint.jsonl"
+        kept = [line for line in index.read_text().splitlines() if json.loads(line).get("sequence") != 1]
+        index.write_text("\n".join(kept) + "\n")
+
+    _rewritten(tmp_path, remote, alice.branch, removed)
+    gone = bob.run("resurrect", "--from", "alice")
+    assert gone.returncode == 1 and gone.stderr.count("\n") == 1, gone.stdout + gone.stderr
+    assert "is altered: savepoint 1 is missing (the index goes on with 2)" in gone.stderr, gone.stderr
+
+
+def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_key_or_says_why_not(tmp_path):
+    remote = bare_remote(tmp_path)
+    bob, carol = (person(tmp_path, name, str(remote)) for name in ("bob", "carol"))
+    alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
+    assert alice.save().returncode == SAVED
+    key = _signing_key(alice)
+
+    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--json")
+    assert found.returncode == 0, found.stdout + found.stderr
+    document = json.loads(found.stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "recall.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(document))
+    assert document["hits"] and all(hit["instance"] == "alice" for hit in document["hits"]), document
+    assert "alice-marker-1" in document["hits"][0]["excerpt"]
+    assert (
+        document["notes"][0]
+        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}"
+    )
+    shown = bob.run("recall", "alice-marker-1", "--from", "alice")
+    assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
+    # Nothing of alice's lands in bob's project: his own recall, and his logs/, know only his.
+    assert not any(
+        "alice-marker" in p.read_bytes().decode("latin-1") for p in (bob.path / "logs").rglob("*") if p.is_file()
+    )
+
+    refused = carol.run("recall", "alice-marker-1", "--from", "alice")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr, refused.stderr
+    assert "encryption.recipients" in refused.stderr
+
+    # status --remote lists her branch, "not verified", and reads nothing of it.
+    listed = carol.run("status", "--remote")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert f"– (an instance whose index is not for you): branch {alice.branch}" in listed.stdout, listed.stdout
+    assert "not verified: its index is encrypted to identities not here: not read" in listed.stdout, listed.stdout
+
+    both = bob.run("recall", "x", "--from", "alice", "--everywhere")
+    assert both.returncode == 2 and "give --everywhere or --from, not both" in both.stderr, both.stderr
+
+
+def test_prune_judges_each_instance_on_its_own_branch_and_touches_no_teammates_ref(tmp_path):
+    """A logs/ with two instances of its own (a renamed one's predecessor, here through
+    PRECOMPACT_INSTANCE) beside a teammate's branch on the same remote: prune removes the old
+    copies of both, each verified on its own branch, and no ref of anyone's moves."""
+    remote = bare_remote(tmp_path)
+    alice, bob = (person(tmp_path, name, str(remote)) for name in ("alice", "bob"))
+    old = {**alice.env, "PRECOMPACT_INSTANCE": "alice old"}
+    for n in range(2):
+        assert alice.save().returncode == SAVED
+        transcript = transcript_gen.generate(
+            tmp_path / f"old-{n}.jsonl", target_bytes=4_000 * (n + 1), project=alice.path
+        )
+        assert precompact(alice.path, "savepoint", "--transcript", str(transcript.path), env=old).returncode == SAVED
+    assert bob.save().returncode == SAVED
+    assert alice.run("flush").returncode == 0
+    assert alice.run("status", "--remote").returncode == 0  # bob's branch fetched into alice's store
+    theirs = [
+        line
+        for line in alice.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+        if bob.branch in line
+    ]
+    remote_refs = run_git(remote, "for-each-ref")
+    assert theirs and bob.branch in remote_refs
+
+    pruned = alice.run("prune", "--keep", "1", "--json")
+    assert pruned.returncode == 0, pruned.stdout + pruned.stderr
+    document = json.loads(pruned.stdout)
+    assert document["kept"] == [], document["kept"]
+    assert sorted((p["instance"], p["sequence"]) for p in document["pruned"]) == [("alice", 1), ("alice old", 1)]
+    assert run_git(remote, "for-each-ref") == remote_refs
+    after = alice.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    assert [line for line in after if bob.branch in line] == theirs
+    assert alice.run("flush").returncode == 0
+    assert run_git(remote, "for-each-ref") == remote_refs and forced_updates(remote) == []
+
+
+def _second_machine(tmp_path: Path, who: Person, url: str) -> Person:
+    """`who`'s instance on a new machine: their signing key and age identity copied over."""
+    keys = who.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    return person(
+        tmp_path, who.name, url, "--keypair", str(keypair), "--identity", str(identity), folder=f"{who.name}-new"
+    )
+
+
+def test_restore_reads_the_shared_branch_of_an_archive_not_migrated_and_the_instances_own_once_it_is(tmp_path):
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote))
+    for _ in range(2):
+        assert alice.save().returncode == SAVED
+    legacy = "precompact/savepoints"
+    # As an older precompact left the remote: the shared branch only.
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+    run_git(remote, "update-ref", f"refs/heads/{legacy}", tip)
+    run_git(remote, "update-ref", "-d", f"refs/heads/{alice.branch}")
+
+    laptop = _second_machine(tmp_path, alice, str(remote))
+    restored = laptop.run("restore")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert restored.stdout.startswith("restored 2 savepoint(s) and "), restored.stdout
+    assert f" from origin/{legacy} at {tip[:12]}," in restored.stdout, restored.stdout
+    assert laptop.run("verify").stdout.startswith("✓ 2 savepoint(s) verified")
+    assert laptop.save().returncode == SAVED  # the instance's own branch starts where the shared one is
+    all_pushed_and_verified(laptop, remote, 3)
+    assert run_git(remote, "rev-parse", f"refs/heads/{legacy}").strip() == tip, "the shared branch is left as it was"
+    own = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+
+    # Migrated: the remote holds both; a third machine restores from the instance's own branch.
+    (tmp_path / "desktop").mkdir()
+    desktop = _second_machine(tmp_path / "desktop", alice, str(remote))
+    again = desktop.run("restore")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("restored 3 savepoint(s) and "), again.stdout
+    assert f" from origin/{alice.branch} at {own[:12]}," in again.stdout, again.stdout
+    assert desktop.run("verify").stdout.startswith("✓ 3 savepoint(s) verified")
+    assert forced_updates(remote) == []
+
+
+def test_a_teammates_shared_branch_from_before_never_blocks_your_own_migration(tmp_path):
+    """The team of the issue, upgraded: alice's savepoints reached the shared branch first, bob's
+    stayed on his machine. Reading the remote (`verify`) before bob's first push finds only
+    alice's shared branch; bob's next savepoint must still start his own branch and reach the
+    remote, not be held back as if his logs/ lacked her savepoints."""
+    remote = bare_remote(tmp_path)
+    alice, bob = (person(tmp_path, name, str(remote)) for name in ("alice", "bob"))
+    for who in (alice, bob):
+        assert who.save().returncode == SAVED
+    legacy = "refs/heads/precompact/savepoints"
+    run_git(remote, "update-ref", legacy, run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip())
+    for who in (alice, bob):
+        run_git(remote, "update-ref", "-d", f"refs/heads/{who.branch}")
+        who.git("update-ref", legacy, who.git("rev-parse", f"refs/heads/{who.branch}").strip())
+        who.git("update-ref", "-d", f"refs/heads/{who.branch}")
+        who.git("update-ref", "-d", f"refs/remotes/origin/{who.branch}")
+
+    bob.run("verify")  # reads the remote: only alice's shared branch is there
+    assert bob.save().returncode == SAVED
+    bob.run("flush")
+    all_pushed_and_verified(bob, remote, 2)
+    assert alice.save().returncode == SAVED
+    all_pushed_and_verified(alice, remote, 2)
+    assert forced_updates(remote) == []

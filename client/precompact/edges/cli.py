@@ -1146,7 +1146,7 @@ def restore(as_json) -> None:
         )
     else:
         terminal.echo(
-            f"restored {len(found.restored)} savepoint(s) and {found.chunks} chunk(s) from {loaded.remote}/{loaded.branch} at {found.commit[:12]}, each checked against the signature of {found.signer} (or this machine's record); {found.present} were in logs/ already"
+            f"restored {len(found.restored)} savepoint(s) and {found.chunks} chunk(s) from {loaded.remote}/{found.branch} at {found.commit[:12]}, each checked against the signature of {found.signer} (or this machine's record); {found.present} were in logs/ already"
         )
         if found.differing:
             terminal.echo(
@@ -1184,16 +1184,37 @@ def restore(as_json) -> None:
     is_flag=True,
     help="Search every project this machine archived (`precompact projects`), one ranking; the default outside a project.",
 )
+@click.option(
+    "--from",
+    "from_instance",
+    metavar="NAME",
+    help="Search a teammate's savepoints on the git remote (their instance NAME), checked against their own key; they must be encrypted to you.",
+)
 @_instance_option
 @_json_option("Every hit (the budget bounds the text form only)")
-def recall(query, budget, sequence, since, role, tool, agent, rebuild, everywhere, instance, as_json) -> None:
+def recall(
+    query, budget, sequence, since, role, tool, agent, rebuild, everywhere, from_instance, instance, as_json
+) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
     that `precompact show` prints whole. Outside a project, or with --everywhere, every project
-    this machine archived."""
+    this machine archived; with --from, a teammate's savepoints on the remote."""
     from precompact import api
 
     if query is None and not rebuild:
         raise click.UsageError("give a QUERY (or --rebuild)")
+    if from_instance is not None:
+        for given, option in (
+            (everywhere or None, "--everywhere"),
+            (rebuild or None, "--rebuild"),
+            (instance, "--instance"),
+        ):
+            if given is not None:
+                raise click.UsageError(
+                    f"give {option} or --from, not both: --from searches a teammate's savepoints alone"
+                )
+        found = api.recall_from(_load(), from_instance, query, sequence, since, role, tool, agent=agent)
+        _recalled(query, found, None, budget, as_json)
+        return
     if everywhere or not _in_a_project():
         for given, option in ((sequence, "--savepoint"), (rebuild or None, "--rebuild"), (instance, "--instance")):
             if given is not None:
@@ -1218,6 +1239,10 @@ def recall(query, budget, sequence, since, role, tool, agent, rebuild, everywher
     lacking = api.lacking_notice(loaded)
     if lacking:
         found.notes.append(lacking)
+    _recalled(query, found, rebuilt, budget, as_json)
+
+
+def _recalled(query, found, rebuilt, budget, as_json) -> None:
     if as_json:
         hits = [{"ref": hit.ref, **dataclasses.asdict(hit)} for hit in found.hits]
         _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})

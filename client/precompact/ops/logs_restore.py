@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from precompact.boundary import logs_dir
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log
+from precompact.recall import fulltext
 from precompact.remote import gitstore
 from precompact.verifier import signed, verdicts
 
@@ -38,10 +40,46 @@ class RestoreError(PrecompactError):
     """Nothing was restored; the message says why and what to do."""
 
 
+def recall_from(
+    config: Config,
+    instance: str,
+    query: str,
+    sequence: int | None,
+    since: str | None,
+    role: str | None,
+    tool: str | None,
+    agent: str | None,
+) -> fulltext.Results:
+    """recall over `instance`'s savepoints (`teammate`): each hit's text read from a snapshot that
+    hashes to the line its own key signed, quoted as every recalled text is."""
+    if instance == config.instance:
+        raise RestoreError(f"{instance} is this project's own instance: `precompact recall QUERY` searches it")
+    found = teammate(config, instance)
+    results = fulltext.search(
+        found.logs, instance, query, sequence, since, role, tool, agent=agent, signer=found.signer
+    )
+    left = [*found.restored.differing, *found.restored.unvouched]
+    results.notes.insert(
+        0,
+        f"{instance}'s savepoints on branch {found.branch} of {config.remote}, each checked against its own key {found.signer}"
+        + (f"; not searched: {', '.join(left)}" if left else ""),
+    )
+    return results
+
+
+class Sealed(RestoreError):
+    """The index copy is encrypted to identities not here (`why`: git's store says so)."""
+
+    def __init__(self, message: str, why: str):
+        super().__init__(message)
+        self.why = why
+
+
 @dataclass
 class Restored:
     signer: str  # the public key whose signatures counted
     commit: str  # the remote's branch tip restored from
+    branch: str  # that branch: the instance's own, else the shared one of older versions
     restored: list[savepoint_log.Savepoint] = field(default_factory=list)
     present: int = 0  # savepoints logs/ already held, the same
     differing: list[str] = field(default_factory=list)  # held in logs/ with other content: kept
@@ -66,15 +104,84 @@ def restore(config: Config, progress: Progress) -> Restored:
     try:
         repo = gitstore.open_repository(gitstore.Target.of(config))
         target = gitstore.Target.of(config)
-        gitstore.fetch(repo, target)
+        # The instance's own branch; an archive not migrated yet, the shared one of older versions.
+        branch = gitstore.fetch(repo, target)
     except gitstore.GitStoreError as e:
         raise RestoreError(f"{e}; nothing restored") from None
     tip = gitstore.remote_tip(repo, target)
     if tip is None:
-        raise RestoreError(f"{config.remote} holds no branch {config.branch}: nothing to restore")
+        raise RestoreError(f"{config.remote} holds no branch {target.branch}: nothing to restore")
     remote = _remote_index(repo, target, tip)
-    found = Restored(signer=key, commit=tip)
-    local = {(s.instance, s.sequence): s for s in savepoint_log.savepoints(config.logs)}
+    found = _restored_into(repo, target, tip, branch, config.logs, key, remote, progress, config.remote)
+    if branch == target.branch or any(s.instance == config.instance for s in remote):
+        # Layer 2 goes on from there; a shared branch of another instance's is not this one's history.
+        gitstore.adopt_remote_branch(repo, target, tip)
+    return found
+
+
+@dataclass(frozen=True)
+class Teammate:
+    """A teammate's instance as `recall --from` reads it: its savepoints, checked against its
+    own key, copied out of its branch into a logs/ of their own in precompact's git directory
+    (never the project's logs/)."""
+
+    instance: str
+    logs: Path
+    signer: str  # the key its index is signed with: its own, as its branch claims it
+    branch: str
+    restored: Restored
+
+
+def teammate(config: Config, instance: str) -> Teammate:
+    """`instance`'s savepoints from its own branch on the remote, every signature (by the key its
+    index is signed with, never yours), snapshot, chunk and link checked before any is kept."""
+    from precompact.verifier import team
+
+    if not config.git_layer:
+        raise RestoreError(
+            "the git layer is off in .precompact.toml: there is no remote to read a teammate's savepoints from"
+        )
+    try:
+        repo = gitstore.open_repository(gitstore.Target.of(config))
+        target = gitstore.Target.of(config).of_instance(instance)
+        branch = gitstore.fetch(repo, target)
+    except gitstore.GitStoreError as e:
+        raise RestoreError(f"{instance}'s savepoints cannot be read from {config.remote}: {e}") from None
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None:
+        raise RestoreError(f"{config.remote} holds no branch {target.branch} of {instance}")
+    try:
+        remote = savepoint_log.of_instance(_remote_index(repo, target, tip), instance)
+    except Sealed as e:
+        raise RestoreError(
+            f"{instance}'s savepoints on branch {branch} are not encrypted to you ({e.why}); ask {instance}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
+        ) from None
+    key = team.own_key(remote)
+    if key is None:
+        raise RestoreError(f"no savepoint of {instance} on branch {branch} is signed: nothing of it can be checked")
+    problem = team.index_problem(remote, key)
+    if problem is not None:
+        raise RestoreError(f"{instance}'s index on branch {branch} is altered: {problem}")
+    logs = gitstore.teammate_logs(repo, instance)
+    restored = _restored_into(repo, target, tip, branch, logs, key, remote, lambda done, total: None, config.remote)
+    return Teammate(instance, logs, key, branch, restored)
+
+
+def _restored_into(
+    repo,
+    target: gitstore.Target,
+    tip: str,
+    branch: str,
+    logs: Path,
+    key: str,
+    remote: list[savepoint_log.Savepoint],
+    progress: Progress,
+    remote_name: str,
+) -> Restored:
+    """Checks every savepoint of `remote` (the index copy at `tip`) `key` or this machine's tag
+    vouches for, then writes into `logs` what it lacks."""
+    found = Restored(signer=key, commit=tip, branch=branch)
+    local = {(s.instance, s.sequence): s for s in savepoint_log.savepoints(logs)}
     vouched = _vouched(remote, key, found)
     wanted: list[tuple[savepoint_log.Savepoint, str]] = []
     forked: set[str] = set()
@@ -97,26 +204,26 @@ def restore(config: Config, progress: Progress) -> Restored:
                 f"{savepoint.instance} #{savepoint.sequence} (its instance's chain in logs/ differs)"
             )
     wanted = [(s, root) for s, root in wanted if s.instance not in forked]
-    snapshots, fetched = _checked_bytes(repo, target, tip, config, wanted, progress)
-    added = gitstore.commits_adding_snapshots(repo, tip)
+    snapshots, fetched = _checked_bytes(repo, target, tip, logs, wanted, progress)
+    added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
     lines = []
     for (savepoint, _), data in zip(wanted, snapshots):
-        existing = logs_dir.read_snapshot(config.logs, savepoint.snapshot_file, savepoint.sequence)
+        existing = logs_dir.read_snapshot(logs, savepoint.snapshot_file, savepoint.sequence)
         if existing is not None and existing != data:
             found.differing.append(f"{savepoint.instance} #{savepoint.sequence} ({savepoint.snapshot_file} differs)")
             continue
         if existing is None:
-            logs_dir.write_atomic(config.logs, logs_dir.within(savepoint.snapshot_file), data)
+            logs_dir.write_atomic(logs, logs_dir.within(savepoint.snapshot_file), data)
         commit = added.get(savepoint.snapshot_file, tip)
         good = [s for s in savepoint.signatures if s.signer == key and signed.signed_by(_only(savepoint, s), key)]
-        lines += savepoint_log.restored_lines(savepoint, good, commit, config.branch, config.remote)
+        # The branch Layer 2 commits the instance's next savepoints to, on top of this commit.
+        lines += savepoint_log.restored_lines(savepoint, good, commit, target.branch, remote_name)
         found.restored.append(savepoint)
     for data in fetched:
-        chunks.store(config.logs, data)
+        chunks.store(logs, data)
     found.chunks = len(fetched)
     if lines:
-        savepoint_log.append_restored(config.logs, lines)
-    gitstore.adopt_remote_branch(repo, target, tip)
+        savepoint_log.append_restored(logs, lines)
     return found
 
 
@@ -128,6 +235,8 @@ def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSigna
 def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log.Savepoint]:
     name = f"logs/{savepoint_log.INDEX_NAME}"
     [copy] = gitstore.files_at(repo, [(tip, name)], target.keys)
+    if isinstance(copy, gitstore.Sealed):
+        raise Sealed(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored", str(copy))
     if isinstance(copy, gitstore.Unopened):
         raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
     if isinstance(copy, gitstore.GitStoreError):
@@ -179,15 +288,20 @@ def _checked_bytes(
     repo,
     target: gitstore.Target,
     tip: str,
-    config: Config,
+    logs: Path,
     wanted: list[tuple[savepoint_log.Savepoint, str]],
     progress: Progress,
 ) -> tuple[list[bytes], list[bytes]]:
     """Each wanted savepoint's snapshot at the tip, checked against what its root vouches for,
-    and the chunks they list that logs/ lacks, each checked against its name."""
+    and the chunks they list that logs/ lacks, each checked against its name. A chunk is read
+    where the first savepoint listing it was committed, else at the tip: each machine names the
+    chunks it commits with a naming key of its own, so the tip's key names only the chunks its
+    own machine committed (another machine's savepoints keep theirs under their commit's key)."""
     reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys)
+    added = gitstore.commits_adding_snapshots(repo, tip)
     snapshots: list[bytes] = []
     refs: dict[str, chunks.Ref] = {}
+    read_at: dict[str, str] = {}
     for done, ((savepoint, root), data) in enumerate(zip(wanted, reads), start=1):
         if isinstance(data, gitstore.GitStoreError):
             raise RestoreError(f"savepoint {savepoint.sequence} of {savepoint.instance!r}: {data}; nothing restored")
@@ -199,16 +313,22 @@ def _checked_bytes(
         snapshots.append(data)
         for ref in verdicts.chunk_refs(found):
             refs.setdefault(ref.sha256, ref)
+            read_at.setdefault(ref.sha256, added.get(savepoint.snapshot_file, tip))
         progress(done, len(wanted))
-    missing = [
-        ref for ref in refs.values() if verdicts.chunk_problem(ref, chunks.read_local(config.logs, ref), "logs/")
-    ]
+    missing = [ref for ref in refs.values() if verdicts.chunk_problem(ref, chunks.read_local(logs, ref), "logs/")]
+    paths = [(read_at[ref.sha256], f"{gitstore.CHUNKS_DIR}{ref.sha256}") for ref in missing]
+    first = list(gitstore.files_at(repo, paths, target.keys))
+    # Not there, or sealed for identities not here (rekey re-encrypts at the tip): the tip's copy.
+    again = [i for i, data in enumerate(first) if not isinstance(data, bytes) and paths[i][0] != tip]
+    retried = gitstore.files_at(repo, [(tip, paths[i][1]) for i in again], target.keys)
+    for i, data in zip(again, retried):
+        if isinstance(data, bytes) or not isinstance(first[i], gitstore.Unopened):
+            first[i], paths[i] = data, (tip, paths[i][1])
     fetched = []
-    paths = [(tip, f"{gitstore.CHUNKS_DIR}{ref.sha256}") for ref in missing]
-    for ref, data in zip(missing, gitstore.files_at(repo, paths, target.keys)):
+    for ref, (commit, _), data in zip(missing, paths, first):
         if isinstance(data, gitstore.Unopened):
             raise RestoreError(f"{data}; nothing restored")
-        problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {tip[:12]}")
+        problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {commit[:12]}")
         if problem is not None or not isinstance(data, bytes):
             raise RestoreError(f"{problem}; nothing restored")
         fetched.append(data)

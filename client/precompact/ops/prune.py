@@ -81,15 +81,18 @@ def prune(config: Config, keep: int) -> Pruned:
 
 
 def _why_kept(config: Config, repo, target: gitstore.Target, savepoint: savepoint_log.Savepoint) -> str | None:
-    """Why the savepoint's local copy must stay (None: git holds it, pushed and verified)."""
+    """Why the savepoint's local copy must stay (None: git holds it, pushed and verified), judged
+    on its own instance's branch alone (a logs/ may hold several of this project's instances: a
+    renamed one's predecessor), which only Layer 2 of this project pushes; no ref is written."""
     if savepoint.layer_2 != savepoint_log.Layer2.PUSHED or not savepoint.commit:
         return f"not pushed yet (Layer 2 {savepoint.layer_2})"
-    if not gitstore.pushed(repo, target, savepoint.commit):
-        return f"commit {savepoint.commit[:12]} is not on {config.remote}/{config.branch} as last pushed or fetched"
-    tip = gitstore.savepoint_tip(repo, target)
-    if tip is not None and not gitstore.pushed(repo, target, tip):
+    own = target.of_instance(savepoint.instance)
+    if not gitstore.pushed(repo, own, savepoint.commit):
+        return f"commit {savepoint.commit[:12]} is not on {config.remote}/{own.branch} as last pushed or fetched"
+    tip = gitstore.savepoint_tip(repo, own)
+    if tip is not None and not gitstore.pushed(repo, own, tip):
         # verify may have read chunks at the tip (re-encrypted by rekey): it must be on the remote too.
-        return f"the branch tip {tip[:12]} is not on {config.remote}/{config.branch} yet (run `precompact flush`)"
+        return f"the branch tip {tip[:12]} is not on {config.remote}/{own.branch} yet (run `precompact flush`)"
     report = verify.verify(replace(config, instance=savepoint.instance), savepoint.sequence, check_chain=False)
     if not report.ok:
         return f"it does not verify ({report.findings[0]})"

@@ -802,6 +802,15 @@ def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str
     return merged
 
 
+def _related(repo: git.Repo, one: str, other: str) -> bool:
+    """Whether two commits share any history (a common ancestor)."""
+    try:
+        repo.git.merge_base(one, other)
+    except git.GitCommandError:
+        return False
+    return True
+
+
 def _is_ancestor(repo: git.Repo, commit: str, of: str) -> bool:
     try:
         repo.git.merge_base("--is-ancestor", commit, of)
@@ -838,10 +847,10 @@ def _archive_ref(listed: dict[str, str], target: Target) -> str | None:
     return target.legacy_ref if target.legacy_ref in listed else None
 
 
-def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
+def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     """Fetches the instance's savepoints from the remote's one URL (git_env.transport) into its
     remote-tracking ref: its branch, else the shared branch of older versions (not with `exact`);
-    raises GitStoreError on failure."""
+    returns which of the two it fetched; raises GitStoreError on failure."""
     url = remote_url(repo, target)
     ref = target.ref
     if not exact and target.legacy_ref is not None:
@@ -863,6 +872,18 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> None:
     if tip is None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
     repo.git.update_ref(_tracking(target), tip)
+    return ref.removeprefix("refs/heads/")
+
+
+# In precompact's git directory: a teammate's savepoints `recall --from` checked, one logs/ each.
+TEAMMATE_PREFIX = "precompact-teammate-"
+
+
+def teammate_logs(repo: git.Repo, instance: str) -> Path:
+    """Where `recall --from` keeps `instance`'s savepoints once checked against its own key: a
+    logs/ of its own in precompact's git directory, outside the project (whose logs/ holds
+    only its own instances' savepoints, which Layer 2 pushes)."""
+    return Path(repo.git_dir) / f"{TEAMMATE_PREFIX}{instance_hash(instance)[:INSTANCE_ID_DIGITS]}"
 
 
 def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
@@ -1258,11 +1279,16 @@ SAVES_PREFIX = f"logs/{logs_dir.SAVES_DIR}/"
 
 def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
     """The snapshot files (as the index names them: the encrypted form's suffix removed) that the
-    savepoint branch holds here or as last fetched from the remote: refs only, no network."""
+    savepoint branch holds here or as last fetched from the remote: refs only, no network. What
+    was last fetched counts only when it shares history with the branch here (or, before the
+    migration, with the shared branch here): the shared branch of older versions, fetched where
+    the instance has no branch on the remote yet, may be a teammate's, and Layer 2 only ever adds
+    on top of its own history (a race is merged, never replaced)."""
     names: set[str] = set()
+    here = _resolve(repo, target.ref) or (_resolve(repo, target.legacy_ref) if target.legacy_ref else None)
     for ref in (target.ref, f"refs/remotes/{target.remote}/{target.branch}"):
         tip = _resolve(repo, ref)
-        if tip is None:
+        if tip is None or (ref != target.ref and here is not None and not _related(repo, here, tip)):
             continue
         try:
             listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)

@@ -123,9 +123,14 @@ def resurrect(
     target = _choose(savepoints, name, sequence, at, of_compaction)
     _check_name(target)
     unrooted = None if source == LOCAL_INDEX and target.written_here else _unrooted(source)
+    roots = config
+    if source != LOCAL_INDEX and name != config.instance:
+        # A teammate's (or another machine's) instance, read from its branch: held to its own
+        # key, the one its index is signed with, and to that key's on-chain record; never yours.
+        roots = dataclasses.replace(config, authority=_own_key(savepoints, name, source))
     try:
         checked = verification.check(
-            config, remote, remote_problem, savepoints, target, unrooted, signed.configured_key(config)
+            roots, remote, remote_problem, savepoints, target, unrooted, signed.configured_key(roots)
         )
     except verification.Unusable as e:
         raise ResurrectError(str(e)) from None
@@ -287,6 +292,22 @@ def _savepoints(
             f"no savepoint of {name} in {index} or on branch {branch}; check the instance name (see `precompact status --remote`)"
         )
     return savepoints, f"branch {branch} of {config.repository}"
+
+
+def _own_key(savepoints: list[savepoint_log.Savepoint], name: str, source: str) -> str:
+    """The key `name`'s index on its branch is signed with, once every line of it checks under
+    that key and the savepoints link 1, 2, 3 … (verifier.team, as `status --remote` judges it)."""
+    from precompact.verifier import team
+
+    key = team.own_key(savepoints)
+    if key is None:
+        raise ResurrectError(
+            f"no line of {name}'s index on {source} is signed: there is no key of {name}'s to check its savepoints against"
+        )
+    problem = team.index_problem(savepoints, key)
+    if problem is not None:
+        raise ResurrectError(f"{name}'s index on {source} is altered: {problem}")
+    return key
 
 
 def _choose(savepoints: list, name: str, sequence: int | None, at: str | None, of_compaction: bool = False):

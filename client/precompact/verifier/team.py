@@ -74,20 +74,13 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
         why = f"its index copy holds instance(s) {', '.join(names)}, none of them the one its name says"
         return listed(verdicts.Check(verdicts.FAILED, why))
     savepoints = sorted((s for s in read.savepoints if s.instance == owner[0]), key=lambda s: s.sequence)
-    signer = next((s.signatures[0].signer for s in savepoints if s.signatures), None)
+    signer = own_key(savepoints)
     found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
-    broken = _broken_chain(savepoints)
+    if signer is None and _broken_chain(savepoints) is None:
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, "no line of its index is signed"), **found)
+    broken = index_problem(savepoints, signer)
     if broken:
         return listed(verdicts.Check(verdicts.FAILED, broken), **found)
-    if signer is None:
-        return listed(verdicts.Check(verdicts.NOT_VERIFIED, "no line of its index is signed"), **found)
-    for savepoint in savepoints:
-        if not signed.signed_by(savepoint, signer):
-            how = "is not signed" if not savepoint.signatures else "does not verify"
-            return listed(
-                verdicts.Check(verdicts.FAILED, f"savepoint {savepoint.sequence}'s line {how} with its key {signer}"),
-                **found,
-            )
     last = savepoints[-1]
     try:
         data = gitstore.file_at(repo, commit, str(last.snapshot_file), target.keys)
@@ -106,6 +99,26 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
+
+
+def own_key(savepoints: list[savepoint_log.Savepoint]) -> str | None:
+    """The instance's own key, as its index claims it: the signer of its first signed line (the
+    key `resurrect --from` and `recall --from` hold a teammate's savepoints to, never yours)."""
+    return next((s.signatures[0].signer for s in sorted(savepoints, key=lambda s: s.sequence) if s.signatures), None)
+
+
+def index_problem(savepoints: list[savepoint_log.Savepoint], signer: str | None) -> str | None:
+    """Why one instance's index (`savepoints`, from its branch) is not whole under `signer`, its
+    own key: a savepoint missing from the middle or reordered, a broken hash link, a line
+    not signed by it or whose signature does not verify (an altered line); None when whole."""
+    broken = _broken_chain(sorted(savepoints, key=lambda s: s.sequence))
+    if broken:
+        return broken
+    for savepoint in savepoints:
+        if not signed.signed_by(savepoint, signer):
+            how = "is not signed" if not savepoint.signatures or signer is None else "does not verify"
+            return f"savepoint {savepoint.sequence}'s line {how} with its key {signer}"
+    return None
 
 
 def _broken_chain(savepoints: list[savepoint_log.Savepoint]) -> str | None:
