@@ -139,7 +139,6 @@ class GitEvidence:
     def on_remote(self, commit: str) -> bool | None:
         """Whether the remote's savepoint branch holds `commit` (None: the remote could not be
         read; `remote_branch.problem` says why)."""
-        from precompact.remote import gitstore
 
         branch = self.remote_branch
         if branch.problem is not None:
