@@ -136,3 +136,37 @@ def test_close_with_force_closes_and_a_queued_savepoint_is_never_anchored(localn
     assert client.account(address) is None, "savepoint 2 was not posted: nothing initialized the record again"
     status = precompact(project, "status", "--json")
     assert [s["layer_3"] for s in json.loads(status.stdout)["savepoints"]][1] != "CONFIRMED", status.stdout
+
+
+def test_the_closing_is_recorded_in_the_index_sealed_and_an_altered_line_claims_nothing(localnet, tmp_path):
+    """docs/cli.md: `close` "records the closing in the index (sealed with this machine's key)":
+    `verify` reads the closing from that line only while its seal holds."""
+    remote, project = tmp_path / "remote.git", tmp_path / "project"
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    project.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        run_git(project, *args)
+    keypair = tmp_path / "id.json"
+    made = precompact(project, "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    fund(localnet.url, Keypair.from_bytes(bytes(json.loads(keypair.read_text()))))
+    assert precompact(project, "savepoint", "--no-transcript").returncode == 0
+    closed = precompact(project, "close", "--yes", "--json")
+    assert closed.returncode == 0, closed.stdout + closed.stderr
+    said = json.loads(closed.stdout)
+    index = project / "logs" / "precompact-savepoint.jsonl"
+    lines = index.read_text().splitlines()
+    [line] = [json.loads(x) for x in lines if '"event":"RECORD_CLOSED"' in x]
+    assert {k: line[k] for k in ("instance", "address", "sequence", "lamports", "signature")} == {
+        k: said[k] for k in ("instance", "address", "sequence", "lamports", "signature")
+    }
+    assert len(line["seal"]) == 64
+    note = f"was closed by `precompact close` after savepoint 1 (transaction {said['signature']}"
+    assert note in precompact(project, "verify").stdout
+
+    altered = [x.replace(f'"lamports":{said["lamports"]},', f'"lamports":{said["lamports"] + 1},') for x in lines]
+    assert altered != lines
+    index.write_text("".join(x + "\n" for x in altered))
+    verified = precompact(project, "verify")
+    assert verified.returncode != 0 and "✓" not in verified.stdout.splitlines()[0]
+    assert "closed by `precompact close`" not in verified.stdout, verified.stdout

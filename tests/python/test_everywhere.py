@@ -160,6 +160,16 @@ def test_recall_outside_a_project_searches_every_project_and_inside_stays_in_it(
     assert "rhubarb pipeline" in shown.stdout and shown.stdout.startswith(f"[{ref}] savepoint 1 of Trial #1")
 
 
+def test_the_readmes_recall_from_home_searches_every_project_archived_here(machine):
+    """README.md: `cd ~ && precompact recall orders_archive`, outside a project: every project
+    archived here, one ranking."""
+    found = machine.run(machine.home, "recall", "planned")
+    assert found.returncode == 0, found.stderr
+    projects = [project_of(line) for line in hit_lines(found.stdout)]
+    assert {str(machine.projects["delta"].path), str(machine.projects["epsilon"].path)} <= set(projects)
+    assert "is not a precompact project" not in found.stdout + found.stderr
+
+
 def test_one_ranking_across_projects_with_idf_over_all_of_them(machine):
     """`ledger` is in nearly every entry of alpha (its own IDF is nil) and in one long entry of
     beta (its own IDF is high): ranked by each project's own BM25 and merged, beta's entry would
@@ -236,6 +246,63 @@ def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine, name, wo
     assert holding() == []
     again = machine.run(machine.root, "projects", "--forget", str(forgotten.path))
     assert again.returncode == 1 and "is not a registered project; `precompact projects` lists them" in again.stderr
+
+
+def test_only_archives_this_machine_wrote_or_imported_are_searched(machine, monkeypatch):
+    """docs/sessions.md: only projects in the registry (precompact wrote or imported a savepoint
+    there) are searched; a `logs/` that came with a repository (here: written by another
+    machine, under its own machine key and registry) is never registered, not even by a rescan,
+    and its savepoints do not verify here."""
+    with monkeypatch.context() as elsewhere:
+        for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+            elsewhere.setenv(name, str(machine.root / "other-machine" / name.lower()))
+        foreign = new_project(machine.root, "foreign", git_layer=False, chain_layer=False)
+        talk = Conversation(machine.root / "foreign.jsonl", "s-foreign", START)
+        talk.turn_with("Feed the quokka.", "feed quokka", "quokka fed", "The quokka is fed.")
+        save(foreign, talk)
+        assert hit_lines(precompact(foreign.path, "recall", "quokka").stdout), "its own machine finds it"
+
+    def listed() -> set[str]:
+        found = machine.run(machine.root, "projects", "--json")
+        assert found.returncode == 0, found.stderr
+        return {p["path"] for p in json.loads(found.stdout)["projects"]}
+
+    assert str(foreign.path) not in listed()
+    assert hit_lines(machine.run(machine.root, "recall", "quokka").stdout) == []
+    rescanned = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
+    assert rescanned.returncode == 0, rescanned.stderr
+    assert str(foreign.path) not in json.loads(rescanned.stdout)["rescanned"]
+    assert str(foreign.path) not in listed()
+    assert hit_lines(machine.run(machine.root, "recall", "quokka").stdout) == []
+    assert machine.run(foreign.path, "trust", "--yes").returncode == 0
+    verified = machine.run(foreign.path, "verify")
+    assert verified.returncode == 4, verified.stdout + verified.stderr
+    assert "not written by this machine" in verified.stdout
+
+
+def test_forget_leaves_the_layer_2_git_directory(machine):
+    """docs/cli.md and docs/sessions.md: `projects --forget` leaves the project's Layer 2 git
+    directory (under $XDG_STATE_HOME/precompact/git/), which may hold commits not pushed yet."""
+    beta = machine.projects["beta"]
+    assert machine.run(beta.path, "flush").returncode == 0, "its savepoint committed and pushed"
+    git_dirs = Path(os.environ["XDG_STATE_HOME"]) / "precompact" / "git"
+
+    def branches() -> dict[str, str]:
+        return {
+            directory.name: subprocess.run(
+                ["git", "--git-dir", str(directory), "for-each-ref", "--format=%(refname) %(objectname)"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for directory in sorted(git_dirs.iterdir())
+        }
+
+    before = branches()
+    assert any("refs/heads/" in refs for refs in before.values()), "beta's savepoint branch"
+    forgot = machine.run(machine.root, "projects", "--forget", str(beta.path))
+    assert forgot.returncode == 0, forgot.stderr
+    assert branches() == before
 
 
 def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):

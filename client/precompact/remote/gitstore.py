@@ -506,22 +506,39 @@ def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
     return key
 
 
-def _naming_key_at(repo: git.Repo, commit: str, keys: Keys) -> bytes | None:
-    """The naming key `commit` carries in its encrypted form (None: it has none). A clear
-    form is ignored: whoever can push to the remote could have put it there."""
-    [source] = _located(repo, [(commit, NAMING_KEY_NAME)], keys)
-    if isinstance(source, GitStoreError):
-        return None
-    blob, where = source
-    if where is None:
-        return None
-    [ciphertext] = _blobs(repo, [blob])
-    key = _opened(repo, blob, ciphertext, _identities(keys), keys, where)
-    if isinstance(key, Unopened):
-        raise key
-    if len(key) != remote_crypto.NAMING_KEY_BYTES:
-        raise Undecryptable(f"{NAMING_KEY_NAME} at commit {commit[:12]} is not a naming key", intact=True)
-    return key
+def _naming_keys_at(repo: git.Repo, commits: list[str], keys: Keys) -> dict[str, bytes | None | GitStoreError]:
+    """The naming key each commit carries in its encrypted form (None: it has none), or the
+    Unopened error when it cannot be read here. A clear form is ignored: whoever can push to the
+    remote could have put it there. Located for every commit by one `git cat-file
+    --batch-check`; each distinct ciphertext is read once and opened once (the commits of a
+    branch share one blob until the key changes), so `verify` costs no process per savepoint."""
+    wanted = list(dict.fromkeys(commits))
+    blobs = blob_ids_at(repo, [(commit, sealed_path(NAMING_KEY_NAME)) for commit in wanted])
+    distinct = [blob for blob in dict.fromkeys(blobs) if blob is not None]
+    try:
+        ciphertexts = dict(zip(distinct, list(_blobs(repo, distinct))))
+    except GitStoreError as e:
+        return {commit: None if blob is None else e for commit, blob in zip(wanted, blobs)}
+    identities = _identities(keys) if distinct else []
+    opened: dict[str, bytes] = {}
+    found: dict[str, bytes | None | GitStoreError] = {}
+    for commit, blob in zip(wanted, blobs):
+        if blob is None:
+            found[commit] = None
+            continue
+        key = opened.get(blob)
+        if key is None:
+            where = f"{sealed_path(NAMING_KEY_NAME)} at commit {commit[:12]}"
+            tried = _opened(repo, blob, ciphertexts[blob], identities, keys, where)
+            if isinstance(tried, Unopened):
+                found[commit] = tried
+                continue
+            key = opened[blob] = tried
+        if len(key) != remote_crypto.NAMING_KEY_BYTES:
+            found[commit] = Undecryptable(f"{NAMING_KEY_NAME} at commit {commit[:12]} is not a naming key", intact=True)
+            continue
+        found[commit] = key
+    return found
 
 
 def _identities(keys: Keys) -> list | remote_crypto.CryptoError:
@@ -987,6 +1004,15 @@ def pushed(repo: git.Repo, target: Target, commit: str) -> bool:
     return True
 
 
+def remote_branch_commits(repo: git.Repo, target: Target) -> set[str]:
+    """Every commit in the branch as the remote last had it (its remote-tracking ref): `pushed`
+    of many commits at once, from one `git rev-list`."""
+    try:
+        return set(repo.git.rev_list(f"refs/remotes/{target.remote}/{target.branch}", "--").split())
+    except git.GitCommandError:
+        return set()
+
+
 def has_commit(repo: git.Repo, commit: str) -> bool:
     return _resolve(repo, commit) is not None
 
@@ -1075,16 +1101,11 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
     name the commit's naming key gives it) and where that is, else the blob of its clear form and
     None; the GitStoreError when neither is there (the Unopened one when only a naming key that
     cannot be read here could say)."""
-    naming_keys: dict[str, bytes | None | GitStoreError] = {}
+    naming_keys = _naming_keys_at(repo, [commit for commit, path in wanted if path.startswith(CHUNKS_DIR)], keys)
     candidates = []
     for commit, path in wanted:
         sealed: str | None = sealed_path(path)
         if path.startswith(CHUNKS_DIR):
-            if commit not in naming_keys:
-                try:
-                    naming_keys[commit] = _naming_key_at(repo, commit, keys)
-                except GitStoreError as e:
-                    naming_keys[commit] = e
             key = naming_keys[commit]
             sealed = sealed_path(path, key) if isinstance(key, bytes) else None
         candidates.append((commit, path, sealed))

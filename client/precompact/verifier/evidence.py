@@ -80,6 +80,8 @@ class GitEvidence:
         self.keys = keys
         self._at_tip: dict[str, bytes | None | gitstore.Unopened] = {}  # chunk sha256 -> as the tip holds it
         self._instances: dict[gitstore.Target, GitEvidence] = {}
+        # (commit, chunk sha256) -> its blob at that commit, as `locate_chunks` found it
+        self._chunk_blobs: dict[tuple[str, str], str | None | gitstore.Unopened] = {}
 
     def of_instance(self, instance: str) -> GitEvidence:
         """The same repository as evidence for `instance`'s own branch (where Layer 2 commits
@@ -117,6 +119,7 @@ class GitEvidence:
 
         gitstore.fetch(self.repo, self.target)
         self.__dict__.pop("tip", None)
+        self.__dict__.pop("_remote_commits", None)
         self._at_tip.clear()
 
     @cached_property
@@ -136,12 +139,19 @@ class GitEvidence:
     def on_remote(self, commit: str) -> bool | None:
         """Whether the remote's savepoint branch holds `commit` (None: the remote could not be
         read; `remote_branch.problem` says why)."""
-        from precompact.remote import gitstore
 
         branch = self.remote_branch
         if branch.problem is not None:
             return None
-        return branch.exists and gitstore.pushed(self.repo, self.target, commit)
+        return branch.exists and commit in self._remote_commits
+
+    @cached_property
+    def _remote_commits(self) -> set[str]:
+        """The commits of the branch as the remote last had it, read once the remote was asked
+        (`remote_branch` fetches it into its remote-tracking ref)."""
+        from precompact.remote import gitstore
+
+        return gitstore.remote_branch_commits(self.repo, self.target)
 
     def has_commit(self, commit: str) -> bool:
         from precompact.remote import gitstore
@@ -202,9 +212,22 @@ class GitEvidence:
         return self._rekeyed(commit, read(commit), read)
 
     def chunk_blobs(self, commit: str, listed: list[chunks.Ref]) -> list[str | None | gitstore.Unopened]:
+        """The blob of each chunk `listed` at `commit` (gitstore.chunk_blob_ids), as `locate_chunks`
+        found them for the whole run, else asked now."""
         from precompact.remote import gitstore
 
+        if all((commit, ref.sha256) in self._chunk_blobs for ref in listed):
+            return [self._chunk_blobs[(commit, ref.sha256)] for ref in listed]
         return gitstore.chunk_blob_ids(self.repo, [(commit, ref) for ref in listed], self.keys)
+
+    def locate_chunks(self, wanted: list[tuple[str, chunks.Ref]]) -> None:
+        """Finds the blob of every (commit, chunk) a run will check in one batch (one process for
+        all of them, not one per savepoint); `chunk_blobs` answers from it. Only where each
+        blob is: whether its bytes are the chunk is still checked, per savepoint."""
+        from precompact.remote import gitstore
+
+        found = gitstore.chunk_blob_ids(self.repo, wanted, self.keys)
+        self._chunk_blobs.update({(commit, ref.sha256): blob for (commit, ref), blob in zip(wanted, found)})
 
     def blob_id(self, data: bytes) -> str:
         from precompact.remote import gitstore

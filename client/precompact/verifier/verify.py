@@ -106,6 +106,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     if remote is not None and committed:
         wanted = [(s, str(s.commit), run.local.get(s), s.snapshot_hash) for s in committed]
         run.copies = dict(zip([(s.instance, s.sequence) for s in committed], remote.snapshot_copies(wanted)))
+        _locate_chunks(run, committed)
     instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
     chain_verdicts = [
         _check_instance(run, instance, savepoint_log.of_instance(folded, instance), sequence, check_chain)
@@ -236,6 +237,20 @@ def _check_savepoint(
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
         run.layer_2[(instance, savepoint.sequence)] = verdict
     return findings
+
+
+def _locate_chunks(run: _Run, committed: list[savepoint_log.Savepoint]) -> None:
+    """Where git holds the chunks each committed snapshot lists, found for every savepoint at
+    once (`_check_git` then checks each chunk per savepoint). Only for copies the local bytes
+    stand for: any other is read from git's own copy when it is checked."""
+    assert run.remote is not None
+    wanted: dict[str, list] = {}
+    for s in committed:
+        copy, local = run.copies.get((s.instance, s.sequence)), run.local.get(s)
+        if copy is not None and copy.data is None and local is not None:
+            wanted.setdefault(s.instance, []).extend((copy.commit, ref) for ref in verdicts.chunk_refs(local))
+    for instance, pairs in wanted.items():
+        run.remote.of_instance(instance).locate_chunks(pairs)
 
 
 def _lacking(config: Config, names: list[str]) -> list[Finding]:

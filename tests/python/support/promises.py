@@ -6,6 +6,7 @@ change."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -173,3 +174,103 @@ def summary(root: Path) -> dict:
         "untested": sum(len(entry["untested"]) for entry in per_doc.values()),
         "docs": per_doc,
     }
+
+
+# ---- Sentences that look like promises, and which of them the map does not hold
+#
+# A doc sentence looks like a checkable promise when it names a command in backticks, gives a
+# number with a unit, or says "never", "always" or "every". Each such sentence of README.md and
+# docs/ must be held by the map (an entry's `says` inside it, or it inside one), stand in a
+# section whose own "Not tested here:" sentence the map quotes (that section's figures are said
+# to be untested) or under a "## History:" heading (past measurements), or be in CANDIDATES_BASELINE: the sentences flagged when this check came in
+# (#48), kept so that it fails on a NEW unmapped promise. The baseline only shrinks: map a
+# sentence, or reword it, and remove its line (`scripts/promises.py --candidates` lists them).
+
+CANDIDATES_BASELINE = Path("tests/promise_candidates.txt")
+# A section headed so holds past measurements of older code: not promises about this one.
+HISTORY = "## History:"
+_UNIT = re.compile(
+    r"\d[\d,.]*\s?(?:ms|s|MB|KB|GB|MiB|KiB|GiB|%|×|lamports|SOL|bytes|characters|seconds|minutes|hours|days)\b|\d×"
+)
+_ALWAYS = re.compile(r"\b(?:never|always|every)\b", re.IGNORECASE)
+_COMMAND = re.compile(
+    r"`(?:precompact [a-z-]+|init|verify|flush|status|savepoint|resurrect|recall|show|dropped|uncompact|restore"
+    r"|prune|close|trust|install|doctor|key [a-z]+|projects|import|view|mcp|hook|rekey)\b[^`]*`"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"(])")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    doc: str
+    sentence: str
+    section: str
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(f"{self.doc}\0{self.sentence}".encode()).hexdigest()[:16]
+
+
+def looks_like_a_promise(sentence: str) -> bool:
+    return bool(_UNIT.search(sentence) or _ALWAYS.search(sentence) or _COMMAND.search(sentence))
+
+
+def sections(root: Path, doc: str) -> dict[str, tuple[str, list[Candidate]]]:
+    """Per heading of `doc`: its text (normalised), and its sentences (a table row counts as
+    one) that look like promises."""
+    found: dict[str, tuple[str, list[Candidate]]] = {"": ("", [])}
+    section = ""
+    for paragraph in re.split(r"\n\s*\n", (root / doc).read_text(encoding="utf-8")):
+        lines = paragraph.strip().splitlines()
+        if lines and lines[0].startswith("#"):
+            heading = normalised(lines[0])
+            # A subsection of a history section (`## History: ...`) is history too.
+            within_history = section.startswith(HISTORY) and heading.startswith("###")
+            section = f"{section.split(' / ')[0]} / {heading}" if within_history else heading
+            found.setdefault(section, ("", []))
+            lines = lines[1:]
+        if lines and all(line.lstrip().startswith("|") for line in lines):
+            units = [normalised(line) for line in lines]
+        else:
+            units = _SENTENCE_END.split(normalised(" ".join(lines)))
+        text, listed = found[section]
+        listed.extend(Candidate(doc, unit, section) for unit in units if looks_like_a_promise(unit))
+        found[section] = (f"{text} {normalised(' '.join(lines))}", listed)
+    return found
+
+
+def unmapped(root: Path) -> tuple[list[Candidate], dict[str, int]]:
+    """The candidates the map does not hold and no section's "Not tested here:" excuses, and
+    the counts: `flagged` (every candidate), `mapped`, `excused`, `unmapped`."""
+    promise_map, _ = load(root)
+    left, counts = [], {"flagged": 0, "mapped": 0, "excused": 0, "unmapped": 0}
+    for doc in documents(root):
+        if doc in promise_map.excluded:
+            continue
+        said = [p.says for p in promise_map.promises if p.doc == doc]
+        excuses = {p.untested for p in promise_map.promises if p.doc == doc and p.untested}
+        for heading, (text, found) in sections(root, doc).items():
+            excused = heading.startswith(HISTORY) or any(excuse in text for excuse in excuses)
+            for candidate in found:
+                counts["flagged"] += 1
+                if any(s in candidate.sentence or candidate.sentence in s for s in said):
+                    counts["mapped"] += 1
+                elif excused:
+                    counts["excused"] += 1
+                else:
+                    counts["unmapped"] += 1
+                    left.append(candidate)
+    return left, counts
+
+
+def baseline(root: Path) -> set[str]:
+    path = root / CANDIDATES_BASELINE
+    if not path.is_file():
+        return set()
+    return {line.split("\t", 1)[0] for line in path.read_text(encoding="utf-8").splitlines() if line and line[0] != "#"}
+
+
+def new_unmapped(root: Path) -> list[Candidate]:
+    """Sentences that look like promises, held by no entry and not in the baseline."""
+    known = baseline(root)
+    return [c for c in unmapped(root)[0] if c.fingerprint not in known]
