@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from precompact.local import savepoint_log
+from precompact.local import chunks, savepoint_log
 from precompact.recall import fulltext as recall
 from support.commands import PRECOMPACT, hook, precompact, wait_until
 from support.conversations import START, Conversation, save
@@ -145,6 +145,60 @@ def test_a_tampered_snapshot_is_not_indexed_nor_quoted(history):
     assert "savepoint 1 of Trial #1: entries withheld, it fails verification" in withheld.stdout
     assert PHRASE.upper() not in withheld.stdout and PHRASE not in withheld.stdout
     assert precompact(history.path, "show", "1:1").returncode != 0
+
+
+def grown_session(tmp_path: Path) -> tuple[Project, list[chunks.Ref]]:
+    """One session saved at 2 MB and again at 3 MB, the first savepoint indexed before the
+    second was written; the chunks the first savepoint's history lists."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    whole = generate(tmp_path / "whole.jsonl", 3_000_000, project=project.path, planted=[PHRASE])
+    lines = whole.path.read_bytes().splitlines(keepends=True)
+    transcript = tmp_path / "session.jsonl"
+    for share in (2, 3):
+        transcript.write_bytes(b"".join(lines[: len(lines) * share // 3]))
+        saved = precompact(project.path, "savepoint", "--transcript", str(transcript), "--session-id", "s-grown")
+        assert saved.returncode in (0, 3), saved.stderr
+        if share == 2:
+            assert precompact(project.path, "recall", "ledger").returncode == 0
+    return project, chunks.history_refs(json.loads(snapshot_file(project, 1).read_bytes()))
+
+
+def test_a_grown_savepoint_is_indexed_from_the_chunks_it_adds(tmp_path, monkeypatch):
+    project, first = grown_session(tmp_path)
+    assert len(first) >= 2, "the first savepoint's history fills a chunk and starts another"
+    read: list[chunks.Ref] = []
+    reading = chunks.read_local
+    with monkeypatch.context() as patched:
+        patched.setattr(chunks, "read_local", lambda logs, ref: read.append(ref) or reading(logs, ref))
+        outcome = recall.update(project.logs, "Trial #1")
+    assert outcome.indexed == [2] and not outcome.notes
+    # Only its last chunk, which the second savepoint's history starts with, and what is new.
+    assert not set(read) & set(first[:-1]), "the chunks both savepoints list were checked when 1 was indexed"
+    queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["handler", "--role", "tool"]]
+    grown = [precompact(project.path, "recall", *q).stdout for q in queries]
+    rebuilt = precompact(project.path, "recall", "--rebuild")
+    assert rebuilt.returncode == 0 and "2 savepoint(s) indexed" in rebuilt.stderr
+    assert [precompact(project.path, "recall", *q).stdout for q in queries] == grown
+
+
+def test_a_grown_savepoint_over_altered_chunks_is_not_indexed(tmp_path):
+    # A chunk only the second savepoint lists, altered before it is indexed.
+    project, first = grown_session(tmp_path)
+    [added] = [r for r in chunks.history_refs(json.loads(snapshot_file(project, 2).read_bytes())) if r not in first][
+        -1:
+    ]
+    path = project.logs / chunks.CHUNKS_DIR / added.sha256
+    path.write_bytes(path.read_bytes().replace(b"handler", b"HANDLER"))
+    found = precompact(project.path, "recall", "HANDLER")
+    assert "savepoint 2 of Trial #1 is not indexed: it fails verification: chunk " in found.stdout
+    assert "HANDLER" not in found.stdout.split("not indexed")[0]
+
+    # A chunk both list, altered after the first was indexed: the second is checked whole.
+    project, first = grown_session(tmp_path / "shared")
+    path = project.logs / chunks.CHUNKS_DIR / first[0].sha256
+    path.write_bytes(path.read_bytes().replace(b"handler", b"HANDLER"))
+    found = precompact(project.path, "recall", "HANDLER")
+    assert "savepoint 2 of Trial #1 is not indexed: it fails verification: chunk " in found.stdout
 
 
 def test_rebuild_reproduces_the_results(history):

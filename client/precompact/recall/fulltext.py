@@ -43,7 +43,7 @@ INDEX_NAME = "precompact-recall.sqlite"
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "2"  # 2: bookkeeping lines no longer indexed
+SCHEMA_VERSION = "3"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint)
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -56,7 +56,7 @@ _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence INTEGER NOT NULL,
     sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
-    history_end INTEGER NOT NULL, history_digest BLOB NOT NULL, continues INTEGER, UNIQUE(instance, sequence));
+    history_end INTEGER NOT NULL, history_digest BLOB, continues INTEGER, UNIQUE(instance, sequence));
 CREATE TABLE tool_uses(id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entries(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, holder INTEGER NOT NULL,
     start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
@@ -231,7 +231,7 @@ def _flat(value: object) -> str:
 
 
 def saved_entries(
-    reader: snapshot.SnapshotReader, after: int | None = None
+    reader: snapshot.SnapshotReader | _Grown, after: int | None = None
 ) -> Iterator[tuple[tuple[int, int], object]]:
     """A snapshot's conversation entries, oldest first (after the entry ending at `after`), each
     with its place in the snapshot: the one place recall and un-compaction read a history
@@ -327,26 +327,27 @@ class _Snapshots:
         finally:
             os.close(fd)
 
-    def _stamp_of(self, fd: int) -> tuple[str | None, list[chunks.Ref]]:
-        """The stamp of the open snapshot file, and the history chunks a chunked one lists."""
+    def _stamp_of(self, fd: int) -> tuple[str | None, list[chunks.Ref], list[chunks.Ref]]:
+        """The stamp of the open snapshot file, and every chunk and the history chunks a chunked
+        one lists."""
         stamp = _file_stamp(os.fstat(fd))
         if not chunks.is_chunked(os.pread(fd, len(chunks.CHUNKED_OPEN), 0)):
-            return stamp, []
+            return stamp, [], []
         try:
             with os.fdopen(os.dup(fd), "rb") as f:
                 fields = orjson.loads(f.read())
             listed, history = chunks.refs(fields), chunks.history_refs(fields)
         except (ValueError, KeyError, TypeError):
-            return None, []
+            return None, [], []
         covered = chunks.stamps(self._logs, listed)
-        return (f"{stamp}+{covered}" if covered else None), history
+        return (f"{stamp}+{covered}" if covered else None), listed, history
 
     def _mapped(self, savepoint: savepoint_log.Savepoint, stamp: str) -> _Reader | None:
         fd = self._open(savepoint)
         if fd is None:
             return None
         try:
-            found, history = self._stamp_of(fd)
+            found, _, history = self._stamp_of(fd)
             if found != stamp or os.fstat(fd).st_size == 0:
                 return None
             if history:
@@ -356,6 +357,93 @@ class _Snapshots:
             return None
         finally:
             os.close(fd)
+
+    def grown(self, savepoint: savepoint_log.Savepoint, previous: _Previous) -> tuple[_Grown, str | None] | None:
+        """What `savepoint`'s history adds to `previous`'s (the instance's latest indexed
+        savepoint), and its files' stamp, checked without reading what the two share; None when
+        that cannot be shown (the caller then checks the whole snapshot). Shown when: the
+        previous snapshot and every chunk it lists are the files checked when it was indexed
+        (its stamp); the local root vouches for this snapshot's bytes (`signed.locally_rooted`),
+        which list its chunks by SHA-256; its history lists the previous one's chunks but the
+        last, then a chunk that starts with the bytes of that last one (the session grew); and
+        every chunk it lists that the previous one did not, and every chunk read here, hashes to
+        its name."""
+        if previous.stamp is None or not previous.entries:
+            return None
+        fd = self._open(previous.savepoint)
+        if fd is None:
+            return None
+        try:
+            stamp, checked_then, history = self._stamp_of(fd)
+        finally:
+            os.close(fd)
+        if stamp != previous.stamp or not history:
+            return None
+        before = self._stamp(savepoint)
+        try:
+            found = signed.locally_rooted(savepoint, self._local.get(savepoint), self._signer)
+        except (verdicts.Unrooted, verdicts.Broken):
+            return None
+        if not chunks.is_chunked(found.data):
+            return None
+        try:
+            fields = orjson.loads(found.data)
+            listed, grown = chunks.refs(fields), chunks.history_refs(fields)
+        except (ValueError, KeyError, TypeError):
+            return None
+        shared, last = len(history) - 1, history[-1]
+        if len(grown) < len(history) or grown[:shared] != history[:shared]:
+            return None
+        fetch, read = chunks.local_fetch(self._logs), dict[chunks.Ref, bytes]()
+        for ref in [*grown[shared:], *(ref for ref in listed if ref not in checked_then)]:
+            if ref not in read:
+                try:
+                    read[ref] = chunks.checked(ref, fetch(ref))
+                except chunks.ChunkError:
+                    return None
+        first = read[grown[shared]]
+        if hashlib.sha256(first[: last.size]).hexdigest() != last.sha256:
+            return None
+        start = len(chunks.HISTORY_OPEN) + sum(ref.size for ref in history)
+        if start - 1 != previous.history_end:
+            return None
+        added = b"".join([first[last.size :], *(read[ref] for ref in grown[shared + 1 :])])
+        after = self._stamp(savepoint)
+        return _Grown(start, added), after if after is not None and after == before else None
+
+
+@dataclass(frozen=True)
+class _Previous:
+    """The instance's latest savepoint in the index before the one being indexed."""
+
+    id: int
+    savepoint: savepoint_log.Savepoint
+    entries: int
+    history_end: int
+    history_digest: bytes | None
+    stamp: str | None
+
+
+class _Grown:
+    """The entries a savepoint's history adds to the one it continues: `added`, the history's
+    bytes from `start` (a place in the full document) to its end, each entry followed by a
+    comma, read by `SnapshotReader`'s parser; places are the full document's."""
+
+    def __init__(self, start: int, added: bytes):
+        self._start = start
+        self._shift = start - len(chunks.HISTORY_OPEN)
+        self._reader = snapshot.SnapshotReader(chunks.HISTORY_OPEN + added[:-1] + b'],"format_version":0}')
+        self.history_end = start - 1 + len(added)
+
+    def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
+        if after != self._start - 1:
+            raise ValueError(f"no entry of this snapshot ends at byte {after}")
+        for (start, stop), entry in self._reader.located_entries():
+            yield (start + self._shift, stop + self._shift), entry
+
+    def entry_bytes(self, place: tuple[int, int]) -> bytes:
+        start, stop = place
+        return self._reader.entry_bytes((start - self._shift, stop - self._shift))
 
 
 # What reads an indexed entry: the snapshot whole, or a chunked one's history in place.
@@ -517,15 +605,23 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
                 connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             snapshots = _Snapshots(logs, signer)
             have = _indexed(connection)
+            by_key = {(s.instance, s.sequence): s for s in wanted}
             for savepoint in wanted:
                 if (savepoint.instance, savepoint.sequence) in have:
                     continue
-                reader, stamp = snapshots.checked(savepoint)
+                previous = _previous(connection, savepoint, by_key)
+                grown = snapshots.grown(savepoint, previous) if previous is not None else None
+                reader: snapshot.SnapshotReader | _Grown | str
+                if grown is not None:
+                    reader, stamp = grown
+                else:
+                    reader, stamp = snapshots.checked(savepoint)
+                    previous = None
                 if isinstance(reader, str):
                     outcome.notes.append(_not_indexed(savepoint, reader))
                     continue
                 try:
-                    _index(connection, savepoint, reader, stamp)
+                    _index(connection, savepoint, reader, stamp, previous)
                 except ValueError as e:
                     outcome.notes.append(_not_indexed(savepoint, str(e)))
                     continue
@@ -564,18 +660,28 @@ def _remove(logs: Path, name: str) -> None:
 def _index(
     connection: sqlite3.Connection,
     savepoint: savepoint_log.Savepoint,
-    reader: snapshot.SnapshotReader,
+    reader: snapshot.SnapshotReader | _Grown,
     stamp: str | None,
+    grown_from: _Previous | None = None,
 ) -> None:
     """One savepoint in one transaction: its new entries' words and places, and which entries
     it holds. When it starts with the history of the instance's latest indexed savepoint (a
-    session saved again as it grew), it is recorded as continuing that one and only the entries
-    after are read. Raises ValueError (nothing written) when its history cannot be read entry by
-    entry."""
+    session saved again as it grew: `grown_from`, shown by its chunks, or `_continued`, by the
+    history's digest), it is recorded as continuing that one and only the entries after are
+    read. Raises ValueError (nothing written) when its history cannot be read entry by entry."""
     history_end = reader.history_end
     connection.execute("BEGIN IMMEDIATE")
     try:
-        continues, position, after, history_digest = _continued(connection, savepoint, reader)
+        continued: tuple[int | None, int, int | None, bytes | None]
+        if grown_from is not None:
+            # No digest of a history that was not read whole: a later savepoint shows it
+            # continues this one by its chunks, or is indexed from its first entry.
+            continued = (grown_from.id, grown_from.entries, grown_from.history_end, None)
+        elif isinstance(reader, snapshot.SnapshotReader):
+            continued = _continued(connection, savepoint, reader)
+        else:
+            raise ValueError("a grown history is indexed only after the savepoint it continues")
+        continues, position, after, history_digest = continued
         cursor = connection.execute(
             "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest, continues) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
             (
@@ -626,6 +732,21 @@ def _index(
         raise
 
 
+def _previous(
+    connection: sqlite3.Connection,
+    savepoint: savepoint_log.Savepoint,
+    by_key: dict[tuple[str, int], savepoint_log.Savepoint],
+) -> _Previous | None:
+    """The instance's latest savepoint in the index before `savepoint` (one in scope)."""
+    row = connection.execute(
+        "SELECT id, sequence, entries, history_end, history_digest, stamp FROM savepoints WHERE instance = ? AND sequence < ? ORDER BY sequence DESC LIMIT 1",
+        (savepoint.instance, savepoint.sequence),
+    ).fetchone()
+    if row is None or (savepoint.instance, row[1]) not in by_key:
+        return None
+    return _Previous(row[0], by_key[(savepoint.instance, row[1])], row[2], row[3], row[4], row[5])
+
+
 def _continued(
     connection: sqlite3.Connection, savepoint: savepoint_log.Savepoint, reader: snapshot.SnapshotReader
 ) -> tuple[int | None, int, int | None, bytes]:
@@ -639,7 +760,7 @@ def _continued(
         (savepoint.instance, savepoint.sequence),
     ).fetchone()
     running = hashlib.sha256()
-    if latest is None or not latest[1] or latest[2] > history_end:
+    if latest is None or not latest[1] or latest[2] > history_end or latest[3] is None:
         running.update(reader.prefix(history_end))
         return None, 0, None, running.digest()
     previous, count, end, digest = latest

@@ -101,14 +101,20 @@ def local_document(
     """verdicts.local_root_document, with `signer`'s signature over the index line as a root
     beside this machine's record: the full document of a savepoint whose local bytes either
     vouches for. Raises Unrooted when neither does, Broken when the bytes contradict it."""
+    return verdicts.contents(locally_rooted(savepoint, found, signer), fetch, where)
+
+
+def locally_rooted(savepoint: Savepoint, found: verdicts.Snapshot | None, signer: str | None) -> verdicts.Snapshot:
+    """`found`, once this machine's record or `signer`'s signature vouches for its bytes (not
+    yet for the chunks they list, which the caller checks). Raises as `local_document` does."""
     if savepoint.written_here or not signed_by(savepoint, signer):
-        return verdicts.local_root_document(savepoint, found, fetch, where)
+        return verdicts.locally_rooted(savepoint, found)
     if found is None:
         raise verdicts.Unrooted(
             f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/"
         )
     verdicts.check_local_root(found, savepoint, root(str(signer)))
-    return verdicts.contents(found, fetch, where)
+    return found
 
 
 @dataclass(frozen=True)

@@ -748,6 +748,13 @@ def local_root_document(savepoint: Savepoint, found: Snapshot | None, fetch: chu
     """The full document of a savepoint whose local bytes the local root vouches for (its index
     line is this machine's, and the bytes and every chunk they list hash as recorded). Raises
     Unrooted when no root can vouch for them, Broken when they contradict it."""
+    return contents(locally_rooted(savepoint, found), fetch, where)
+
+
+def locally_rooted(savepoint: Savepoint, found: Snapshot | None) -> Snapshot:
+    """`found`, once the local root vouches for its bytes (not yet for the chunks they list,
+    which the caller checks: `contents`, `chunk_problem`). Raises Unrooted or Broken as
+    `local_root_document` does."""
     if not savepoint.written_here:
         raise Unrooted(
             "this machine did not write it (its index line carries no tag of this machine's key): no root vouches for it"
@@ -755,7 +762,7 @@ def local_root_document(savepoint: Savepoint, found: Snapshot | None, fetch: chu
     if found is None:
         raise Unrooted(f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/")
     check_local_root(found, savepoint)
-    return contents(found, fetch, where)
+    return found
 
 
 def integrity(
