@@ -310,7 +310,8 @@ def test_without_a_recorded_summary_the_list_is_keyed_by_the_later_savepoints_of
     assert 1 in [s.sequence for s in dropped_store.due(loaded)]
 
 
-def test_the_worker_stops_between_two_lists_when_a_savepoint_arrives(tmp_path):
+def test_the_worker_lists_nothing_more_once_a_savepoint_arrived(tmp_path):
+    """A savepoint that arrives is flushed first: the worker asks before each list."""
     loaded, project = _kept_in_process(tmp_path)
     for path in _kept_files(project):
         path.unlink()

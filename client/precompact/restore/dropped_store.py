@@ -114,7 +114,7 @@ def keep_due(config: Config, interrupted: Callable[[], bool]) -> list[str]:
         started = time.monotonic()
         try:
             listed = dropping.of_resurrection(config, resurrection.from_this_machine(config, s.instance, s.sequence))
-        except PrecompactError as e:
+        except (PrecompactError, ValueError) as e:  # refused, or a history that does not parse: `dropped` says so
             notes.append(f"what compaction dropped from savepoint {s.sequence} not listed: {e}")
             continue
         took = time.monotonic() - started
