@@ -390,10 +390,11 @@ def render_resurrection(found: Resurrection, output: str) -> str:
 
 def dropped(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:
     """What compaction dropped from savepoint `sequence` (default: the newest) of `instance`:
-    what its history holds and the compaction summary does not (restore.dropped)."""
-    from precompact.restore import dropped as dropping
+    what its history holds and the compaction summary does not (restore.dropped), the list the
+    worker kept for it when its key holds (restore.dropped_store)."""
+    from precompact.restore import dropped_store
 
-    return dropping.of_savepoint(config, instance, sequence)
+    return dropped_store.of_savepoint(config, instance, sequence)
 
 
 def render_dropped(found: Dropped) -> str:
@@ -672,11 +673,27 @@ def copy_note(found: Resurrection) -> str | None:
 
 
 def dropped_from(config: Config, found: Resurrection) -> Dropped:
-    """What compaction dropped from a savepoint already loaded and checked; refused if it failed
-    a check (restore.dropped)."""
-    from precompact.restore import dropped as dropping
+    """What compaction dropped from a savepoint already loaded and checked, the list kept for it
+    when its key holds, else made now; refused if it failed a check (restore.dropped_store)."""
+    from precompact.restore import dropped_store
 
-    return dropping.of_resurrection(config, found)
+    return dropped_store.of_resurrection(config, found)
+
+
+def kept_dropped(config: Config, found: Resurrection) -> Dropped | None:
+    """The list of what compaction dropped the worker kept for a loaded savepoint, if its key
+    holds; None otherwise (restore.dropped_store)."""
+    from precompact.restore import dropped_store
+
+    return dropped_store.kept(config, found)
+
+
+def keep_dropped_lists(config: Config, interrupted: Callable[[], bool]) -> list[str]:
+    """The worker's job: what compaction dropped, listed and kept for each savepoint whose
+    summary is known and whose list is not kept yet (restore.dropped_store); lines for its log."""
+    from precompact.restore import dropped_store
+
+    return dropped_store.keep_due(config, interrupted)
 
 
 def recent(found: Resurrection) -> Recent:

@@ -679,8 +679,34 @@ def names_the_project_registry(tree: ast.Module) -> list[str]:
     return found
 
 
+# The lists of what compaction dropped the worker keeps (#41) are read and written by one module:
+# it alone checks a kept list's stamp, its key against the savepoint now and its shape before
+# anything shows it.
+KEPT_DROPPED_OWNER = "restore/dropped_store.py"
+KEPT_DROPPED_NAMES = ("precompact-dropped", "dropped-list")  # their folder in logs/, their stamp's purpose
+
+
+def names_the_kept_dropped_lists(tree: ast.Module) -> list[str]:
+    """The kept lists' folder or their stamp's purpose named outside their owner."""
+    return [
+        f"line {node.lineno}: {node.value[:60]!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and any(name in node.value for name in KEPT_DROPPED_NAMES)
+    ]
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
+    "names_the_kept_dropped_lists": (
+        names_the_kept_dropped_lists,
+        (KEPT_DROPPED_OWNER,),
+        (
+            "import json\nfrom precompact.boundary import logs_dir\n"
+            "def listed(logs):\n    return json.loads(logs_dir.read_bytes(logs, 'precompact-dropped/1.json'))\n"
+        ),
+    ),
     "names_the_project_registry": (
         names_the_project_registry,
         # transcript/opencode.py names the data directory for OpenCode's own database, not ours.

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from precompact.boundary import logs_dir, terminal
@@ -41,10 +42,13 @@ def _exclusive(logs: Path):
         os.close(fd)
 
 
-def _savepoint_count(loaded: configuration.Config) -> int:
+def _index_state(loaded: configuration.Config) -> tuple[int, int]:
+    """How many savepoints the index holds, and how many compaction summaries were recorded: a
+    change is a savepoint to flush, or a list of what compaction dropped to make."""
     from precompact import api
 
-    return len(api.status(loaded)[0])
+    savepoints = api.status(loaded)[0]
+    return len(savepoints), sum(s.compact_summary is not None for s in savepoints)
 
 
 def run(root: Path) -> None:
@@ -59,7 +63,7 @@ def run(root: Path) -> None:
             if not mine:
                 return
             stuck = not _write_queued(root)
-            seen = _savepoint_count(approved)
+            seen = _index_state(approved)
             _update_recall(configuration.load(root))
             try:
                 for pause in (*BACKOFF_SECONDS, None):
@@ -75,7 +79,8 @@ def run(root: Path) -> None:
                     time.sleep(pause)
             finally:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
-        if _savepoint_count(approved) == seen and (stuck or not api.savepoints_queued(approved)):
+            _keep_dropped_lists(configuration.load(root), _arrival(approved, seen[0]))
+        if _index_state(approved) == seen and (stuck or not api.savepoints_queued(approved)):
             return
 
 
@@ -105,6 +110,27 @@ def _update_recall(loaded: configuration.Config) -> None:
         _log(f"recall index not updated: {e!r}")
         return
     for note in outcome.notes:
+        _log(note)
+
+
+def _arrival(loaded: configuration.Config, count: int) -> Callable[[], bool]:
+    """Whether a savepoint arrived since the index held `count`."""
+    return lambda: _index_state(loaded)[0] != count
+
+
+def _keep_dropped_lists(loaded: configuration.Config, arrived: Callable[[], bool]) -> None:
+    """Lists and keeps what compaction dropped from each savepoint whose summary is now known,
+    after Layers 2 and 3 (the backup first), stopping between two lists when a savepoint
+    `arrived` (this worker goes round and flushes it first). Derived data: a failure is logged and
+    `dropped` and the viewer make the list themselves."""
+    from precompact import api
+
+    try:
+        notes = api.keep_dropped_lists(loaded, arrived)
+    except Exception as e:  # noqa: BLE001 - derived data: made again where it is asked for
+        _log(f"what compaction dropped not kept: {e!r}")
+        return
+    for note in notes:
         _log(note)
 
 

@@ -160,6 +160,11 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     savepoint_log.mark(
         loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary
     )
+    # With its summary known, the worker lists what the compaction dropped and keeps the list
+    # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history.
+    from precompact.ops import background
+
+    background.spawn(loaded.root)
     return True
 
 

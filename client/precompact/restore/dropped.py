@@ -34,10 +34,12 @@ later savepoint of the same session that holds one.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -46,6 +48,9 @@ from precompact.local import capture, savepoint_log
 from precompact.restore import resurrect as resurrection
 from precompact.transcript import conversation
 
+# The rule's version: raised with every change to what it lists or how it judges, so that a list
+# kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
+RULE_VERSION = 1
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -229,7 +234,8 @@ class Dropped:
             "summary": self.summary,
             "entries": self.entries,
             "kept": self.kept,
-            "dropped": [{**asdict(f), "ref": self.ref(f)} for f in self.facts],
+            # vars, not asdict: a fact's fields are flat, and asdict's deep copy was 0.3 s of 32,000 facts
+            "dropped": [{**vars(f), "ref": self.ref(f)} for f in self.facts],
         }
 
 
@@ -963,16 +969,13 @@ def of_savepoint(config: Config, instance: str | None = None, sequence: int | No
 def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped:
     """What compaction dropped from a savepoint already loaded and checked; refused if it failed a
     check, unless only this machine's copy did and git's stood in for it (its `copy_note` says so)."""
-    if not found.intact and not found.replaced_from_git:
-        failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == resurrection.FAILED)
-        raise resurrection.ResurrectError(
-            f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); run `precompact verify`"
-        )
-    history = [entry for _, entry in found.contents.located_entries()]
-    entries = history[: capture.before_compaction(found.savepoint, history)]
-    text, source = _summary(config, found, history, len(entries))
-    summary = Summary(text, found.document.cwd) if text else None
-    missing, kept = dropped_facts(entries, summary)
+    refuse_failed(found)
+    with _collector_paused():
+        history = [entry for _, entry in found.contents.located_entries()]
+        entries = history[: capture.before_compaction(found.savepoint, history)]
+        text, source = _summary(config, found, history, len(entries))
+        summary = Summary(text, found.document.cwd) if text else None
+        missing, kept = dropped_facts(entries, summary)
     return Dropped(
         found.instance,
         found.savepoint.sequence,
@@ -983,6 +986,31 @@ def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped
         len(entries),
         resurrection.copy_note(found),
     )
+
+
+def refuse_failed(found: resurrection.Resurrection) -> None:
+    """Raises ResurrectError when the savepoint failed a check, unless only this machine's copy
+    did and git's stood in for it."""
+    if not found.intact and not found.replaced_from_git:
+        failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == resurrection.FAILED)
+        raise resurrection.ResurrectError(
+            f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); run `precompact verify`"
+        )
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a history is parsed and listed: its collections walk
+    every object alive, and a 100 MB history is millions of them, walked again and again as the
+    rule allocates (they took 0.8 of the 1.2 s its parsing cost, and 1 s of the rule's 8). The
+    entries and facts hold no cycles: reference counting frees them."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _summary(config: Config, found: resurrection.Resurrection, history: list, entries: int) -> tuple[str | None, str]:

@@ -136,10 +136,11 @@ class SavepointPage:
 
 
 class DroppedLists:
-    """What compaction dropped, per savepoint, listed in the background the first time its page
-    asks (it reads the whole history: seconds for 100 MB, which the page does not wait for) and
-    remembered. A savepoint's bytes never change once checked, so its list changes only with its
-    summary."""
+    """What compaction dropped, per savepoint, the first time its page asks: the list the worker
+    kept for it, read at once when its key holds (restore.dropped_store), else listed in the
+    background (it reads the whole history: seconds for 100 MB, which the page does not wait
+    for); remembered. A savepoint's bytes never change once checked, so its list changes only
+    with its summary."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -152,9 +153,17 @@ class DroppedLists:
         s = found.savepoint
         key = (s.instance, s.sequence, s.snapshot_hash, s.compact_summary)
         with self._lock:
-            if key not in self._known:
-                self._known[key] = self._listing.submit(api.dropped_from, config, found)
-            listed = self._known[key]
+            listed = self._known.get(key)
+        if listed is None:
+            kept = api.kept_dropped(config, found)
+            with self._lock:
+                if key not in self._known:
+                    if kept is not None:
+                        self._known[key] = Future()
+                        self._known[key].set_result(kept)
+                    else:
+                        self._known[key] = self._listing.submit(api.dropped_from, config, found)
+                listed = self._known[key]
         try:
             return listed.result(timeout=wait)
         except FutureTimeout:
