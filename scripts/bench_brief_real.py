@@ -119,9 +119,9 @@ def replay(folder: Path, root: Path) -> Replay:
                 timeout=WAIT_SECONDS,
                 check=False,
             )
-            answer, problem = _context(event, ran)
+            answer, problems = _context(event, ran)
             given += [answer] if answer else []
-            done.problems += [problem] if problem else []
+            done.problems += problems
         return "\n".join(given)
 
     fire("PreCompact", "auto", trigger="auto", custom_instructions=None)
@@ -158,27 +158,27 @@ def _commands(hooks: dict, event: str, subject: str | None) -> list[str]:
     return found
 
 
-def _context(event: str, ran: subprocess.CompletedProcess) -> tuple[str, str | None]:
-    """A hook's additionalContext for the model, and what went wrong ("" and None: it gave
-    nothing, which is no problem: the hook says why on stderr, which Claude Code does not show)."""
+def _context(event: str, ran: subprocess.CompletedProcess) -> tuple[str, list[str]]:
+    """A hook's additionalContext for the model ("" for none), and what went wrong: a hook that
+    had its work to do says nothing on stderr (it says there what it could not do)."""
+    said = ran.stderr.decode(errors="replace").strip()
+    problems = [f"{event}: the hook said on stderr: {said[:300]}"] if said else []
     if ran.returncode != 0:
-        return "", f"{event}: the hook exited {ran.returncode}: {ran.stderr.decode(errors='replace').strip()[:300]}"
-    out = ran.stdout.decode()
-    if not out.strip():
-        return "", None
-    if event == "PreCompact":  # plain words for the summariser, never the model
-        return "", None
+        return "", [*problems, f"{event}: the hook exited {ran.returncode}"]
+    out = ran.stdout.decode(errors="replace")
+    if event == "PreCompact" or not out.strip():  # PreCompact's words go to the summariser, never the model
+        return "", problems
     try:
         answer = json.loads(out)
     except ValueError:
         answer = None
+    if isinstance(answer, dict) and "systemMessage" in answer:
+        return "", [*problems, f"{event}: {answer['systemMessage']}"]
     specific = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
     context = specific.get("additionalContext") if isinstance(specific, dict) else None
-    if isinstance(answer, dict) and "systemMessage" in answer:
-        return "", f"{event}: {answer['systemMessage']}"
     if not isinstance(context, str):
-        return "", f"{event}: not a hook answer with an additionalContext string: {out[:300]!r}"
-    return context, None
+        return "", [*problems, f"{event}: not a hook answer with an additionalContext string: {out[:300]!r}"]
+    return context, problems
 
 
 def _compaction_entries(last: dict, summary: str) -> list[dict]:
