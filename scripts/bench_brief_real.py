@@ -70,6 +70,8 @@ TARGET_CHARACTERS = 4_000
 PARALLEL = 2
 MODEL = "claude-opus-5-5"
 PROMPT = "Thanks. Carry on from where you were."
+# The events of the replay, in order: a session's replay fires each where an installed hook takes it.
+EVENTS = ("PreCompact", "SessionStart", "PostCompact", "UserPromptSubmit", "PostToolUse")
 # A hook or a detached job that outlives this is stuck, not slow.
 WAIT_SECONDS = 120
 
@@ -94,7 +96,7 @@ def replay(folder: Path, root: Path) -> Replay:
     if installed.returncode != 0:
         done.problems.append(f"precompact install exited {installed.returncode}: {installed.stderr.strip()}")
         return done
-    hooks = json.loads((project.path / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"]
+    hooks = _installed_hooks(project.path)
 
     session = labelled.parse(folder / "session.txt")
     session.cwd = str(project.path)
@@ -146,7 +148,22 @@ def replay(folder: Path, root: Path) -> Replay:
     return done
 
 
-def _commands(hooks: dict, event: str, subject: str | None) -> list[str]:
+def _installed_hooks(project: Path) -> dict[str, list[dict]]:
+    """The hook groups of each event in every settings file Claude Code reads for `project`, read
+    once after `precompact install`, as a session started then finds them."""
+    hooks: dict[str, list[dict]] = {}
+    for settings in (
+        Path(os.environ["HOME"]) / ".claude" / "settings.json",
+        project / ".claude" / "settings.json",
+        project / ".claude" / "settings.local.json",
+    ):
+        if settings.is_file():
+            for event, groups in json.loads(settings.read_text(encoding="utf-8")).get("hooks", {}).items():
+                hooks.setdefault(event, []).extend(groups)
+    return hooks
+
+
+def _commands(hooks: dict[str, list[dict]], event: str, subject: str | None) -> list[str]:
     """The precompact hook commands installed for `event` whose matcher takes `subject` (the
     trigger, the source, the tool's name; a group without a matcher takes every one)."""
     found = []
@@ -337,6 +354,7 @@ def report(replays: list[Replay], scored: list[Scored], seconds: float) -> dict:
             }
             for r, s in zip(replays, scored, strict=True)
         ],
+        "events_run": [e for e in EVENTS if any(e in r.events for r in replays)],
         "problems": [f"{r.session}: {p}" for r in replays for p in r.problems],
     }
 
@@ -369,6 +387,10 @@ def render(result: dict) -> str:
             f"          of it SessionStart median {result['session_start_characters']['median']:.0f}, "
             f"UserPromptSubmit median {result['prompt_characters']['median']:.0f}; "
             f"a PostToolUse after them: max {result['after_characters']['max']} (not scored)"
+        ),
+        (
+            f"hooks installed and run: {', '.join(result['events_run'])}; not installed: "
+            f"{', '.join(e for e in EVENTS if e not in result['events_run']) or 'none'}"
         ),
         "by class          back (given / dropped)   repeated (given / kept)",
         *(

@@ -72,6 +72,7 @@ def test_one_session_replayed_through_the_installed_hooks_is_scored_on_its_sessi
     # The brief quotes the latest requests verbatim: the request the summary kept is repeated.
     assert "find-change" in session["repeated_ids"], session["repeated_ids"]
     assert session["dropped"] + session["kept"] == len(bench.labelled.labels(bench.labelled.SESSIONS / SESSION))
+    assert session["after_characters"] == 0, "nothing is given twice: a PostToolUse after the prompt adds nothing"
 
 
 @pytest.mark.slow
@@ -83,3 +84,4 @@ def test_what_the_model_is_given_stays_within_its_bounds_on_the_held_out_set():
     assert result["back"] >= BACK_FLOOR, result["by_class"]
     assert result["repeated"] <= REPEATED_CEILING, result["by_class"]
     assert result["characters"]["max"] <= bench.TARGET_CHARACTERS, result["characters"]
+    assert result["after_characters"]["max"] == 0, "nothing is given twice"
