@@ -91,7 +91,15 @@ class Replay:
 def replay(folder: Path, root: Path) -> Replay:
     """`folder`'s session compacted as Claude Code compacts it, in a new project under `root`."""
     done = Replay(folder.name)
-    project = new_project(root, folder.name, git_layer=False, chain_layer=False)
+    # A folder of its own: `init` makes the age identity beside the keypair, and two inits
+    # making one there at once fail.
+    (root / folder.name).mkdir()
+    try:
+        project = new_project(root / folder.name, "project", git_layer=False, chain_layer=False)
+    except subprocess.CalledProcessError as e:
+        said = (e.stderr or b"").decode(errors="replace").strip()
+        done.problems.append(f"the project could not be made: {e.cmd[:2]} exited {e.returncode}: {said[-300:]}")
+        return done
     installed = precompact(project.path, "install")
     if installed.returncode != 0:
         done.problems.append(f"precompact install exited {installed.returncode}: {installed.stderr.strip()}")
