@@ -165,6 +165,10 @@ _ERROR_LINE = re.compile(
     re.MULTILINE,
 )
 _ERROR_HINTS = ("rror", "xception", "ailure", "atal", "FAIL", "panicked", "ERR!")  # one is in every _ERROR_LINE
+# A test's assertion: what it wanted and what it got, the most telling line of a failed test run.
+_ASSERTION_LINE = re.compile(
+    r"^[ \t]*(\S.*\b(?:want|wanted|expected|got|received)\b[:=\s]+[\w\"'-].*)$", re.MULTILINE | re.IGNORECASE
+)
 # What a failed command also says why with (`clippy -D warnings`, the race detector).
 _WARNING_LINE = re.compile(r"^[ \t]*((?:warning|WARNING)\b[:!].*)$", re.MULTILINE)
 # Error lines that say only that something failed, not why: a failure's detail is another line where there is one.
@@ -513,10 +517,10 @@ class Summary:
 
     def _failure_told(self, fact: Fact) -> bool:
         """The summary tells the failure in its own words: one sentence holds FAILURE_COVERAGE of
-        the words of the command and its error line, and every number they give."""
+        the words of the command and its error line, and the summary every number that line gives."""
         said = f"{command_core(fact.text)} {fact.detail or ''}"
         words = content_words(said)
-        if not words or self._missing_numbers(_RUN_DURATION.sub(" ", said)):
+        if not words or self._missing_numbers(_RUN_DURATION.sub(" ", fact.detail or "")):
             return False
         return any(
             len(words & sentence) >= 2 and len(words & sentence) >= FAILURE_COVERAGE * len(words)
@@ -919,10 +923,12 @@ def _error_lines(text: str) -> list[str]:
 
 
 def _why(text: str, errors: list[str]) -> str:
-    """The line of a failed command's output that says why: its first error or warning line that
-    is not only "it failed" (`could not compile … due to 1 previous error`), else its first line."""
+    """The line of a failed command's output that says why: a test's assertion (`want 500`,
+    `Expected: …`), else its first error or warning line that is not only "it failed" (`could not
+    compile … due to 1 previous error`), else its first line."""
+    asserted = [m.group(1).strip() for m in _ASSERTION_LINE.finditer(text) if len(m.group(1)) <= 300]
     warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "arning" in text else []
-    telling = [line for line in errors + warned if not _GENERIC_ERROR.search(line)]
+    telling = [line for line in asserted + errors + warned if not _GENERIC_ERROR.search(line)]
     return (telling or errors or [_first_line(text)])[0]
 
 
