@@ -92,8 +92,12 @@ def development() -> None:
         f"precision {scored.precision:.3f}  ({scored.right} right of {listed} listed: "
         f"{scored.wrong} kept facts listed, {scored.noise} noise)"
     )
-    print(f"recall    {scored.recall:.3f}  ({sum(scored.found.values())} of {sum(scored.dropped.values())} dropped facts listed)")
-    print("recall by class: " + ", ".join(f"{c} {scored.found.get(c, 0)}/{n}" for c, n in sorted(scored.dropped.items())))
+    print(
+        f"recall    {scored.recall:.3f}  ({sum(scored.found.values())} of {sum(scored.dropped.values())} dropped facts listed)"
+    )
+    print(
+        "recall by class: " + ", ".join(f"{c} {scored.found.get(c, 0)}/{n}" for c, n in sorted(scored.dropped.items()))
+    )
     print("precision by listed kind: " + ", ".join(f"{k} {r}/{n}" for k, (r, n) in sorted(scored.by_kind.items())))
     for name, label in scored.missed:
         print(f"  missed  {name}: {label.kind}: {label.says}")

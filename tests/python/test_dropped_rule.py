@@ -5,8 +5,6 @@ development sessions (support/dropped_dev.py) as a whole."""
 
 from __future__ import annotations
 
-import pytest
-
 from precompact.restore import dropped
 from support.dropped_dev import Conversation, score
 
@@ -116,7 +114,12 @@ def test_a_decision_whose_choice_the_summary_keeps_but_not_its_reason_is_listed(
         "I'll rename our bucket to acme-ci-cache-eu1 rather than importing the old one, "
         "because importing would put another team's bucket under our state."
     )
-    assert _texts(_listed(c, "5. Problem Solving:\n   Renamed the bucket to acme-ci-cache-eu1 instead of importing the old one.\n"), "decision")
+    assert _texts(
+        _listed(
+            c, "5. Problem Solving:\n   Renamed the bucket to acme-ci-cache-eu1 instead of importing the old one.\n"
+        ),
+        "decision",
+    )
     kept = "5. Problem Solving:\n   Renamed the bucket to acme-ci-cache-eu1; importing would have put the other team's bucket under our state.\n"
     assert not _listed(c, kept)
 
@@ -148,7 +151,9 @@ def test_numbers_are_matched_with_tolerance_but_a_neighbour_is_not_the_number():
     failed.bash("pytest -q tests/test_pool.py --count=50", "pool_test.go:88: drained 499 jobs, want 500", error=True)
     told = "4. Errors and fixes:\n   - The pool test failed: drained 499 jobs, want 500.\n"
     assert not _listed(failed, told)
-    assert _texts(_listed(failed, told.replace("499", "498")), "failed command"), "a number the failure gives is not kept"
+    assert _texts(_listed(failed, told.replace("499", "498")), "failed command"), (
+        "a number the failure gives is not kept"
+    )
 
 
 def test_a_file_name_matches_only_the_one_session_path_it_can_mean():

@@ -3,27 +3,32 @@ Code's compaction summary does not contain, each with the entry it comes from an
 
 The facts are read where they live (docs/viewer.md has the table): what the user asked, split
 into its constraints (sentences with *must, never, only, instead of*…), its reasons and decisions
-(*because, so that, decided*…) and the rest of the request; the model's stated decisions; the
-failed commands, each one fact with its error line (a `command not found` under "Exit code 127"
-included); error lines of other tool output; identifiers from tool output (the commit `git
-commit` made, a migration head, the one commit `git log -1` shows); measurements from tool
-output (counts and timings: "1,284 rows flagged", "Execution Time: 412.3 ms"), the newest of
-each shape; what each edit changed ("path: old → new"); files edited and read; commands that are
-not routine inspection (`ls`, `cat`, `git status`, `docker compose ps`…); and identifiers said in
-the conversation (paths with a file extension, URLs, code names, hexadecimal ids, numbers of
-three digits or more outside dates, line numbers, escape sequences and hand arithmetic). One
-thing is one fact, under its most telling kind, at the entry that first says it.
+(*because, since, so that, rather than, I'd rather*…) and the rest of the request; the model's
+decisions: a sentence that makes a choice or names a cause (*I'll, rather than, instead of, root
+cause, because*…) and gives a reason, not its narration ("X, so Y"); the failed commands, each
+one fact with the line that says why (a test's assertion, an error line that is more than "could
+not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
+identifiers from tool output (the commit `git commit` made, a migration head, the one commit
+`git log -1` shows); the result line of a command's output (its last line with a count or a
+measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s"); what
+each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
+the conversation, and paths the user names. A command that ran is a fact only through what its
+output says; code names and numbers said in passing are none. One thing is one fact, under its
+most telling kind, at the entry that first says it.
 
 "Contains" is decided by matching alone, never by a model (docs/viewer.md): exactly or after
 normalising (Unicode NFKC, case-folded, plain quotes and dashes, words joined by single spaces);
-sentences (requests, constraints, decisions) by their content words against the summary's
-sentences, an elision ("…") in a quote matching the fact's start and end, and not when another
-fact of the session matches that summary sentence better (it is that fact's restatement);
-numbers with tolerance (rounded, cut off with "…", or within 2% after "about"); paths by a
-suffix the summary names, and by file name only where the session has one path of that name or
-the summary names the folder that tells them apart ("en/de/fr reports.json"). A fact that
-matches in part is listed as "possibly dropped"; one with nothing like it in the summary,
-"dropped".
+sentences (requests, constraints, decisions) by their content words (lightly stemmed, a small
+fixed list of synonyms made one word) against the summary's sentences, an elision ("…") in a
+quote matching the fact's start and end, and not when a near-identical fact of the session
+matches that summary sentence better (it is that fact's restatement); a decision only when the
+summary also holds its reason; a failed command when a summary sentence tells it in its own
+words, with every number of its error line; numbers with tolerance (rounded, cut off with "…",
+or within 2% after "about"); paths by a suffix the summary names, and by file name only where the
+session has one path of that name or the summary names the folder that tells them apart
+("en/de/fr reports.json"). A fact that matches in part is listed as "possibly dropped"; one with
+nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
+rule is not sure enough of to say more than "possibly dropped".
 
 The entries are the savepoint's as its snapshot holds them, redacted when they were saved (for a
 savepoint made after its compaction, local/capture.py, those before its last boundary); the
@@ -80,8 +85,6 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
-MEASUREMENTS_PER_OUTPUT = 3
-NUMBER_CONTEXT = 40  # characters on each side of a number that may make it a date, a line number…
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
 KEPT_COVERAGE = 0.5
 POSSIBLE_COVERAGE = 0.3
@@ -173,7 +176,7 @@ _ASSERTION_LINE = re.compile(
 _WARNING_LINE = re.compile(r"^[ \t]*((?:warning|WARNING)\b[:!].*)$", re.MULTILINE)
 # Error lines that say only that something failed, not why: a failure's detail is another line where there is one.
 _GENERIC_ERROR = re.compile(
-    r"could not compile|due to \d+ previous errors?|^FAIL(?:ED)?\b\s*(?:\S+\s+[\d.]+s)?$|^npm ERR! (?:code|errno|A complete log)|"
+    r"could not compile|due to \d+ previous errors?|^FAIL(?:ED)?\b\s*(?:\S+\s+[\d.]+s)?$|^FAIL:\s+\S+\s+\([\d.]+m?s\)$|^npm ERR! (?:code|errno|A complete log)|"
     r"^error: (?:Recipe|process|command)\b.*failed|^ERROR: (?:Job failed|Command errored)"
 )
 # How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"): no measurement of the work.
@@ -319,7 +322,17 @@ def content_words(text: str) -> set[str]:
 def _stem(word: str) -> str:
     """`word` without its inflection, and a final "e" (`ignore`, `ignored`, `ignoring`: `ignor`),
     then as the synonyms' group says it."""
-    for suffix, instead in (("ingly", ""), ("edly", ""), ("ing", ""), ("ies", "y"), ("ied", "y"), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
+    for suffix, instead in (
+        ("ingly", ""),
+        ("edly", ""),
+        ("ing", ""),
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ed", ""),
+        ("es", ""),
+        ("ly", ""),
+        ("s", ""),
+    ):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             word = word[: -len(suffix)] + instead
             break
@@ -372,6 +385,7 @@ class Session:
     paths: dict[str, set[str]] = field(default_factory=dict)  # file name -> the session's paths of that name
     said: list[set[str]] = field(default_factory=list)  # content words of each request, constraint, decision
     saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
+    failures: dict[str, int] = field(default_factory=dict)  # a content word -> how many failed commands say it
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
@@ -384,6 +398,9 @@ class Session:
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
                 session.said.append(words)
+            elif fact.kind == "failed command":
+                for word in _failure_words(fact):
+                    session.failures[word] = session.failures.get(word, 0) + 1
         return session
 
 
@@ -435,7 +452,7 @@ class Summary:
             judged = self._command(fact.text, session)
             if judged != KEPT and fact.detail and self._error(fact.detail):
                 return KEPT
-            return KEPT if self._failure_told(fact) else judged
+            return KEPT if self._failure_told(fact, session) else judged
         if fact.kind == "error":
             return KEPT if self._error(fact.text) else DROPPED
         if fact.kind == "edit":
@@ -515,15 +532,18 @@ class Summary:
             if len(n.replace(".", "")) >= 2 and not self._has_number(n)
         ]
 
-    def _failure_told(self, fact: Fact) -> bool:
+    def _failure_told(self, fact: Fact, session: Session) -> bool:
         """The summary tells the failure in its own words: one sentence holds FAILURE_COVERAGE of
-        the words of the command and its error line, and the summary every number that line gives."""
-        said = f"{command_core(fact.text)} {fact.detail or ''}"
-        words = content_words(said)
+        the words of the command and its error line, one of them a word no other failed command of
+        the session says (`pytest` is every test run's), and the summary every number the line gives."""
+        words = _failure_words(fact)
         if not words or self._missing_numbers(_RUN_DURATION.sub(" ", fact.detail or "")):
             return False
+        own = {word for word in words if session.failures.get(word, 0) <= 1}
         return any(
-            len(words & sentence) >= 2 and len(words & sentence) >= FAILURE_COVERAGE * len(words)
+            len(words & sentence) >= 2
+            and len(words & sentence) >= FAILURE_COVERAGE * len(words)
+            and (own & sentence or not own)
             for sentence in self._sentences
         )
 
@@ -654,6 +674,10 @@ class Summary:
             if any(part.casefold() in window for part in _distinct_parts(path, others)):
                 return KEPT
         return POSSIBLY_DROPPED if named_elsewhere or others else DROPPED
+
+
+def _failure_words(fact: Fact) -> set[str]:
+    return content_words(f"{command_core(fact.text)} {_RUN_DURATION.sub(' ', fact.detail or '')}")
 
 
 def _reason(sentence: str) -> set[str]:
@@ -927,7 +951,7 @@ def _why(text: str, errors: list[str]) -> str:
     `Expected: …`), else its first error or warning line that is not only "it failed" (`could not
     compile … due to 1 previous error`), else its first line."""
     asserted = [m.group(1).strip() for m in _ASSERTION_LINE.finditer(text) if len(m.group(1)) <= 300]
-    warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "arning" in text else []
+    warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "ARNING" in text.upper() else []
     telling = [line for line in asserted + errors + warned if not _GENERIC_ERROR.search(line)]
     return (telling or errors or [_first_line(text)])[0]
 

@@ -314,8 +314,6 @@ def slow_query() -> DevSession:
     return DevSession(c, summary, labels)
 
 
-
-
 # --- round 2 (#41): five more sessions, labelled before the rule ran on them ------------------
 
 
@@ -445,7 +443,7 @@ def date_picker() -> DevSession:
         "The bug is in `toDay` in src/lib/dates.ts: it calls `toISOString().slice(0, 10)`, which "
         "converts to UTC first, so any zone ahead of UTC gets the previous day before midday."
     )
-    c.bash("grep -rn \"toISOString().slice\" src | wc -l", "7")
+    c.bash('grep -rn "toISOString().slice" src | wc -l', "7")
     c.bash("cat package.json | grep -A3 date-fns", '    "date-fns": "^2.30.0",\n    "date-fns-tz": "^2.0.0",')
     c.say(
         "date-fns-tz is already a dependency and in the bundle, so I'll use its `formatInTimeZone` "
@@ -473,7 +471,7 @@ def date_picker() -> DevSession:
         "npx jest src/lib",
         _lines(" PASS  src/lib/format{i}.test.ts", 30)
         + "\n FAIL  src/lib/dates.test.ts\n  ● toDay keeps the local day\n\n"
-        "    expect(received).toBe(expected)\n\n    Expected: \"2026-03-14\"\n    Received: \"2026-03-13\"\n\n"
+        '    expect(received).toBe(expected)\n\n    Expected: "2026-03-14"\n    Received: "2026-03-13"\n\n'
         "Tests:       1 failed, 211 passed, 212 total\nTime:        9.84 s",
         error=True,
     )
@@ -491,7 +489,9 @@ def date_picker() -> DevSession:
         "The file /Users/mia/web/src/lib/dates.test.ts has been updated.",
     )
     c.bash("npx jest src/lib", "Tests:       212 passed, 212 total\nTime:        9.12 s")
-    c.bash("npm run build 2>&1 | tail -4", "dist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB\n✓ built in 6.31s")
+    c.bash(
+        "npm run build 2>&1 | tail -4", "dist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB\n✓ built in 6.31s"
+    )
     summary = """This session is being continued from a previous conversation that ran out of context.
 
 1. Primary Request and Intent:
@@ -566,7 +566,7 @@ def borrow_checker() -> DevSession:
         "   Compiling dedupe v0.4.2 (/home/ola/dedupe)\nerror[E0502]: cannot borrow `seen` as mutable because "
         "it is also borrowed as immutable\n   --> src/scan.rs:57:13\n    |\n55  |         let first = seen.get(&key);\n"
         "    |                     ---- immutable borrow occurs here\n57  |             seen.insert(key, path);\n"
-        "error: could not compile `dedupe` (bin \"dedupe\") due to 1 previous error",
+        'error: could not compile `dedupe` (bin "dedupe") due to 1 previous error',
         error=True,
     )
     c.say(
@@ -583,7 +583,10 @@ def borrow_checker() -> DevSession:
         },
         "The file /home/ola/dedupe/src/scan.rs has been updated.",
     )
-    c.bash("cargo build 2>&1 | tail -2", "   Compiling dedupe v0.4.2 (/home/ola/dedupe)\n    Finished dev [unoptimized + debuginfo] target(s) in 4.21s")
+    c.bash(
+        "cargo build 2>&1 | tail -2",
+        "   Compiling dedupe v0.4.2 (/home/ola/dedupe)\n    Finished dev [unoptimized + debuginfo] target(s) in 4.21s",
+    )
     c.bash(
         "cargo clippy -- -D warnings",
         "warning: this `if` has identical blocks\n  --> src/scan.rs:71:9\nerror: could not compile `dedupe` due to 1 previous error",
@@ -599,7 +602,10 @@ def borrow_checker() -> DevSession:
         },
         "The file /home/ola/dedupe/src/scan.rs has been updated.",
     )
-    c.bash("cargo +1.70 check", "    Checking dedupe v0.4.2 (/home/ola/dedupe)\n    Finished dev [unoptimized + debuginfo] target(s) in 7.88s")
+    c.bash(
+        "cargo +1.70 check",
+        "    Checking dedupe v0.4.2 (/home/ola/dedupe)\n    Finished dev [unoptimized + debuginfo] target(s) in 7.88s",
+    )
     c.bash(
         "cargo bench --bench scan -- --save-baseline symlinks",
         "scan/10k_files          time:   [18.214 ms 18.390 ms 18.571 ms]\n"
@@ -692,11 +698,14 @@ def region_column() -> DevSession:
     c.bash(
         "python manage.py migrate customers --database staging",
         "Operations to perform:\n  Target specific migration: 0042_customer_region, from customers\nRunning migrations:\n"
-        "Traceback (most recent call last):\n  File \"/srv/app/.venv/lib/python3.12/site-packages/django/db/backends/utils.py\", line 105, in _execute\n"
-        "django.db.utils.ProgrammingError: relation \"customers_customer\" does not exist",
+        'Traceback (most recent call last):\n  File "/srv/app/.venv/lib/python3.12/site-packages/django/db/backends/utils.py", line 105, in _execute\n'
+        'django.db.utils.ProgrammingError: relation "customers_customer" does not exist',
         error=True,
     )
-    c.bash("python manage.py showmigrations customers | tail -3", " [X] 0040_customer_vat_id\n [X] 0041_auto_20261102\n [ ] 0042_customer_region")
+    c.bash(
+        "python manage.py showmigrations customers | tail -3",
+        " [X] 0040_customer_vat_id\n [X] 0041_auto_20261102\n [ ] 0042_customer_region",
+    )
     c.say("Staging's search_path points at the old schema; the settings for staging set `OPTIONS` wrongly.")
     c.user("Ignore staging, Priya is rebuilding it this week. Test against the local copy.")
     c.bash("python manage.py migrate customers", "Applying customers.0042_customer_region... OK")
@@ -786,7 +795,10 @@ def ci_cache() -> DevSession:
         },
         "The file /home/dev/infra/modules/ci/main.tf has been updated.",
     )
-    c.bash("cd envs/prod && terraform init -upgrade", "Initializing the backend...\nTerraform has been successfully initialized!")
+    c.bash(
+        "cd envs/prod && terraform init -upgrade",
+        "Initializing the backend...\nTerraform has been successfully initialized!",
+    )
     c.bash(
         "cd envs/prod && terraform plan -out plan.bin",
         _lines("  # module.ci.aws_s3_bucket_policy.p{i} will be read during apply", 20)
@@ -953,6 +965,8 @@ def score(sessions=None) -> Score:
     result = Score()
     for make in sessions or SESSIONS:
         made = make()
-        listed, _ = dropped.dropped_facts(made.conversation.entries, dropped.Summary(made.summary, made.conversation.cwd))
+        listed, _ = dropped.dropped_facts(
+            made.conversation.entries, dropped.Summary(made.summary, made.conversation.cwd)
+        )
         result.add(make.__name__, listed, made.labels)
     return result
