@@ -69,6 +69,37 @@ def test_a_command_not_found_is_the_error_of_its_failed_command_and_one_failure_
     assert not _texts(listed, "error"), "the error line is the failure's detail, not a second fact"
 
 
+def test_a_failures_detail_is_the_line_that_says_why_not_the_one_that_says_it_failed():
+    c = Conversation("/p", "why")
+    c.bash(
+        "cargo build",
+        "error[E0502]: cannot borrow `seen` as mutable\nerror: could not compile `dedupe` due to 1 previous error",
+        error=True,
+    )
+    c.bash(
+        "cargo clippy -- -D warnings",
+        "warning: this `if` has identical blocks\nerror: could not compile `dedupe` due to 1 previous error",
+        error=True,
+    )
+    c.bash("go test -race ./pool", "WARNING: DATA RACE\n--- FAIL: TestDrain (0.31s)\nFAIL", error=True)
+    c.bash(
+        "go test ./pool",
+        "--- FAIL: TestDrain (0.04s)\n    pool_test.go:88: drained 499 jobs, want 500\nFAIL",
+        error=True,
+    )
+    listed = _listed(c, NOTHING)
+    assert [f.detail for f in listed] == [
+        "error[E0502]: cannot borrow `seen` as mutable",
+        "warning: this `if` has identical blocks",
+        "WARNING: DATA RACE",
+        "pool_test.go:88: drained 499 jobs, want 500",
+    ]
+    told = "4. Errors and fixes:\n   - E0502 borrow error in the scan loop.\n   - The race detector found a data race in the pool.\n"
+    assert [f.text for f in _listed(c, told)] == ["cargo clippy -- -D warnings", "go test ./pool"], (
+        "a failure the summary tells in its own words is kept; `pool`, which both go runs say, does not keep the second"
+    )
+
+
 def test_what_an_edit_changed_is_one_fact_old_to_new():
     c = Conversation("/home/ana/billing", "edit")
     c.tool(
