@@ -6,10 +6,16 @@ other half dropped, with near misses (the next number, a sibling file, a longer 
 the summary. With `--paraphrase`, that share of the kept facts is kept in other words instead,
 which matching cannot see: those are counted as listed wrongly.
 
+With `--dev`, it scores the hand-labelled development sessions instead
+(tests/python/support/dropped_dev.py): an item is right when it names a dropped fact, wrong when it
+names only kept ones, noise when it names none; recall per class, precision per listed kind, then
+every missed fact and every item that is not right.
+
 recall = planted dropped facts listed / planted dropped facts
 precision = planted dropped facts listed / planted facts listed (dropped and kept)
 
     .venv/bin/python scripts/bench_dropped.py [--sessions 200] [--paraphrase 0.25]
+    .venv/bin/python scripts/bench_dropped.py --dev
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from precompact.restore import dropped
+from support import dropped_dev
 from support.planted import session, shown
 
 
@@ -31,7 +38,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--paraphrase", type=float, default=0.25, help="share of kept facts said in other words")
+    parser.add_argument("--dev", action="store_true", help="score the hand-labelled development sessions")
     args = parser.parse_args()
+    if args.dev:
+        development()
+        return
     found, wrong, missed = Counter(), Counter(), Counter()
     planted_dropped = planted_kept = paraphrased = wrong_paraphrased = 0
     started = time.perf_counter()
@@ -66,6 +77,32 @@ def main() -> None:
         total = found[kind] + missed[kind]
         if total:
             print(f"  {kind:15} {found[kind]}/{total}, {wrong[kind]}")
+
+
+def development() -> None:
+    started = time.perf_counter()
+    scored = dropped_dev.score()
+    elapsed = time.perf_counter() - started
+    listed = scored.right + scored.wrong + scored.noise
+    print(
+        f"{len(dropped_dev.SESSIONS)} sessions, {sum(scored.dropped.values())} dropped facts labelled; "
+        f"rule and scoring took {elapsed:.2f} s"
+    )
+    print(
+        f"precision {scored.precision:.3f}  ({scored.right} right of {listed} listed: "
+        f"{scored.wrong} kept facts listed, {scored.noise} noise)"
+    )
+    print(
+        f"recall    {scored.recall:.3f}  ({sum(scored.found.values())} of {sum(scored.dropped.values())} dropped facts listed)"
+    )
+    print(
+        "recall by class: " + ", ".join(f"{c} {scored.found.get(c, 0)}/{n}" for c, n in sorted(scored.dropped.items()))
+    )
+    print("precision by listed kind: " + ", ".join(f"{k} {r}/{n}" for k, (r, n) in sorted(scored.by_kind.items())))
+    for name, label in scored.missed:
+        print(f"  missed  {name}: {label.kind}: {label.says}")
+    for name, fact in scored.unwanted:
+        print(f"  not right  {name}: {fact.kind} [{fact.confidence}]: {fact.text[:110]!r}")
 
 
 if __name__ == "__main__":

@@ -57,10 +57,10 @@ def test_the_rule_matches_whole_words_after_normalising_and_nothing_looser():
     def has(kind: str, text: str) -> bool:
         return summary.contains(dropped.Fact(kind, text, 1))
 
-    assert has("command", "pytest -k walnut")  # case and punctuation
+    assert has("failed command", "pytest -k walnut")  # case and punctuation
     assert has("constraint", "don't touch the ledger")  # curly quote, spaces, case
-    assert not has("number", "843")  # part of a longer number
-    assert not has("number", "8437")
+    assert not has("measurement", "843 rows")  # part of a longer number
+    assert not has("measurement", "8437 rows")
     assert not has("url", "https://a.example.com/docs/v2")  # part of a longer URL
     assert has("file edited", "/home/dev/shop/src/a.py") is False
     assert dropped.Summary("edited src/a.py", "/home/dev/shop").contains(
@@ -83,9 +83,9 @@ def test_claude_codes_own_entries_are_not_facts():
         {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted 7777"},
         {"type": "user", "message": {"content": "Now please run the importer on batch 4242 today."}},
     ]
-    texts = {f.text for f in dropped.facts(entries)}
+    texts = " ".join(f.text for f in dropped.facts(entries))
     assert "4242" in texts
-    assert not {"9911", "5555", "7777"} & texts
+    assert not any(n in texts for n in ("9911", "5555", "7777"))
 
 
 def _shown(report: dict) -> set[tuple[str, str]]:
@@ -284,7 +284,7 @@ def test_the_command_and_the_viewer_say_possibly_dropped_where_the_rule_is_unsur
     text = precompact(project.path, "dropped").stdout
     assert f'(possibly dropped) "{unsure}"' in text
     assert '] "4f5e6d7" -> ' in text
-    assert "1 of them possibly dropped" in text.splitlines()[0]
+    assert "2 of them possibly dropped" in text.splitlines()[0]  # the constraint, and the edit (an unsure kind)
     with viewer(project.path, tmp_path / "view.log") as url:
         for _ in range(100):
             page = httpx.get(url + "savepoint", params={"instance": loaded.instance, "sequence": 1}).text
@@ -292,5 +292,5 @@ def test_the_command_and_the_viewer_say_possibly_dropped_where_the_rule_is_unsur
                 break
             time.sleep(0.1)
     section = page.split('id="dropped"', 1)[1]
-    assert section.count('<span class="possibly">possibly dropped</span>') == 1
+    assert section.count('<span class="possibly">possibly dropped</span>') == 2
     assert 'possibly dropped</span> <span class="fact">Never change the rounding' in section

@@ -5,10 +5,8 @@ development sessions (support/dropped_dev.py) as a whole."""
 
 from __future__ import annotations
 
-import pytest
-
 from precompact.restore import dropped
-from support.dropped_dev import SESSIONS, Conversation
+from support.dropped_dev import Conversation, score
 
 
 def _listed(conversation: Conversation, summary: str) -> list[dropped.Fact]:
@@ -23,16 +21,14 @@ def _texts(listed: list[dropped.Fact], kind: str) -> list[str]:
 NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 
 
-@pytest.mark.parametrize("make", SESSIONS, ids=lambda m: m.__name__)
-def test_the_hand_labelled_sessions_dropped_facts_are_listed_and_the_kept_ones_and_noise_are_not(make):
-    session = make()
-    listed = _listed(session.conversation, session.summary)
-    wrong = [
-        label
-        for label in session.labels
-        if any(f.kind == label.kind and label.says in f.text for f in listed) is not label.dropped
-    ]
-    assert not wrong, wrong
+def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
+    """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
+    misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
+    recall 0.652 on it."""
+    scored = score()
+    assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.80, (scored.recall, scored.missed)
+    assert scored.found.get("decision") == scored.dropped["decision"], "every reason in prose the summary lost"
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -73,6 +69,37 @@ def test_a_command_not_found_is_the_error_of_its_failed_command_and_one_failure_
     assert not _texts(listed, "error"), "the error line is the failure's detail, not a second fact"
 
 
+def test_a_failures_detail_is_the_line_that_says_why_not_the_one_that_says_it_failed():
+    c = Conversation("/p", "why")
+    c.bash(
+        "cargo build",
+        "error[E0502]: cannot borrow `seen` as mutable\nerror: could not compile `dedupe` due to 1 previous error",
+        error=True,
+    )
+    c.bash(
+        "cargo clippy -- -D warnings",
+        "warning: this `if` has identical blocks\nerror: could not compile `dedupe` due to 1 previous error",
+        error=True,
+    )
+    c.bash("go test -race ./pool", "WARNING: DATA RACE\n--- FAIL: TestDrain (0.31s)\nFAIL", error=True)
+    c.bash(
+        "go test ./pool",
+        "--- FAIL: TestDrain (0.04s)\n    pool_test.go:88: drained 499 jobs, want 500\nFAIL",
+        error=True,
+    )
+    listed = _listed(c, NOTHING)
+    assert [f.detail for f in listed] == [
+        "error[E0502]: cannot borrow `seen` as mutable",
+        "warning: this `if` has identical blocks",
+        "WARNING: DATA RACE",
+        "pool_test.go:88: drained 499 jobs, want 500",
+    ]
+    told = "4. Errors and fixes:\n   - E0502 borrow error in the scan loop.\n   - The race detector found a data race in the pool.\n"
+    assert [f.text for f in _listed(c, told)] == ["cargo clippy -- -D warnings", "go test ./pool"], (
+        "a failure the summary tells in its own words is kept; `pool`, which both go runs say, does not keep the second"
+    )
+
+
 def test_what_an_edit_changed_is_one_fact_old_to_new():
     c = Conversation("/home/ana/billing", "edit")
     c.tool(
@@ -96,14 +123,36 @@ def test_a_reason_in_plain_prose_is_a_decision_and_one_sentence_is_one_fact():
     c = Conversation("/p", "reason")
     c.user("Round per step because finance's spreadsheet does it that way.")
     c.user("Never use floats for money.")
-    c.say("The loader reads the file because it must. The root cause is the cache filled before the lock.")
+    c.say(
+        "The loader reads the file at start, so the cache is warm. "
+        "I'll guard the counter with the existing mutex rather than a channel, since Drain runs once per shutdown. "
+        "The root cause is the cache filled before the lock."
+    )
     listed = _listed(c, NOTHING)
     assert _texts(listed, "decision") == [
         "Round per step because finance's spreadsheet does it that way.",
+        "I'll guard the counter with the existing mutex rather than a channel, since Drain runs once per shutdown.",
         "The root cause is the cache filled before the lock.",
-    ], "the model's explanations are not decisions; what it found the cause to be is"
+    ], "the model's narration ('X, so Y') is no decision; a choice with its reason, or a cause, is"
     assert _texts(listed, "constraint") == ["Never use floats for money."]
     assert not _texts(listed, "request"), "a constraint or a reason is not listed again as a request"
+    assert {f.confidence for f in listed if f.kind == "decision"} == {dropped.POSSIBLY_DROPPED}
+
+
+def test_a_decision_whose_choice_the_summary_keeps_but_not_its_reason_is_listed():
+    c = Conversation("/p", "why")
+    c.say(
+        "I'll rename our bucket to acme-ci-cache-eu1 rather than importing the old one, "
+        "because importing would put another team's bucket under our state."
+    )
+    assert _texts(
+        _listed(
+            c, "5. Problem Solving:\n   Renamed the bucket to acme-ci-cache-eu1 instead of importing the old one.\n"
+        ),
+        "decision",
+    )
+    kept = "5. Problem Solving:\n   Renamed the bucket to acme-ci-cache-eu1; importing would have put the other team's bucket under our state.\n"
+    assert not _listed(c, kept)
 
 
 # --- matching that sees a paraphrase ----------------------------------------------------------
@@ -123,11 +172,19 @@ def test_a_request_restated_or_quoted_with_an_elision_is_kept():
 
 def test_numbers_are_matched_with_tolerance_but_a_neighbour_is_not_the_number():
     c = Conversation("/p", "numbers")
-    c.bash("wc -l reports/orders.py", "641 reports/orders.py")
-    c.say("The sum is 84.1499999 and 1,284 rows moved; port 5433 is the replica.")
-    summary = "reports/orders.py is about 640 lines; the sum 84.14999… and 1284 rows; port 5434 is the primary."
-    numbers = _texts(_listed(c, summary), "number")
-    assert numbers == ["5433"]
+    c.bash("python scripts/count.py", "641 lines read")
+    c.bash("python scripts/sum.py", "total 84.1499999 ms")
+    c.bash("python scripts/move.py", "1,284 rows moved")
+    c.bash("python scripts/port.py", "5433 requests served")
+    summary = "The script read about 640 lines; the sum took 84.14999… ms and 1284 rows moved; 5434 requests."
+    assert _texts(_listed(c, summary), "measurement") == ["5433 requests served"]
+    failed = Conversation("/p", "failed")
+    failed.bash("pytest -q tests/test_pool.py --count=50", "pool_test.go:88: drained 499 jobs, want 500", error=True)
+    told = "4. Errors and fixes:\n   - The pool test failed: drained 499 jobs, want 500.\n"
+    assert not _listed(failed, told)
+    assert _texts(_listed(failed, told.replace("499", "498")), "failed command"), (
+        "a number the failure gives is not kept"
+    )
 
 
 def test_a_file_name_matches_only_the_one_session_path_it_can_mean():
@@ -156,15 +213,18 @@ def test_a_sentence_another_fact_matches_better_is_that_facts_restatement():
 # --- noise ------------------------------------------------------------------------------------
 
 
-def test_dates_line_numbers_arithmetic_escapes_and_code_fragments_are_not_facts():
+def test_numbers_names_and_paths_the_model_says_in_passing_are_not_facts():
     c = Conversation("/p", "noise")
     c.say(
         "Deployed on 2026-11-23 at 10:42; line 214 and money.py:1234 raise it; 1284 / 12000 = 10.7% of lines. "
-        "The codes \\x1b[0m and \\033[1m come from the bar; os.path, request.user and r.text are fine."
+        "The codes \\x1b[0m and \\033[1m come from the bar; os.path, request.user and r.text are fine; "
+        "`make_cache_key` builds it from port 8443 in settings/base.py."
     )
-    listed = _listed(c, NOTHING)
-    assert _texts(listed, "number") == []
-    assert _texts(listed, "path") == ["money.py"]
+    assert not _listed(c, NOTHING)
+    c.user("The settings live in settings/base.py and the docs at https://example.com/cache are right.")
+    assert {(f.kind, f.text) for f in _listed(c, NOTHING)} == {
+        ("request", "The settings live in settings/base.py and the docs at https://example.com/cache are right.")
+    }, "what the user names is shown in the request"
 
 
 def test_a_number_inside_a_listed_request_is_shown_there_and_not_counted_as_kept():
@@ -175,13 +235,18 @@ def test_a_number_inside_a_listed_request_is_shown_there_and_not_counted_as_kept
     assert kept == 0
 
 
-def test_routine_commands_are_not_facts():
-    c = Conversation("/p", "routine")
-    for command in ("ls -l", "docker compose ps", "docker compose logs web", "docker compose logs web", "git status"):
+def test_a_command_that_ran_is_a_fact_only_through_the_result_its_output_gives():
+    c = Conversation("/p", "ran")
+    for command in ("ls -l", "docker compose ps", "docker compose logs web", "git status", "make deploy"):
         c.bash(command, "ok")
-    c.bash("cd /p && make deploy 2>&1 | tail -5", "done")
-    assert _texts(_listed(c, NOTHING), "command") == ["cd /p && make deploy 2>&1 | tail -5"]
-    assert not _listed(c, "Ran `make deploy`.")
+    c.bash("npx jest src", " PASS  src/a.test.ts\nTests:       212 passed, 212 total\nTime:        9.12 s")
+    c.bash("python manage.py backfill", "batch 0: 10000 rows\nbatch 1: 10000 rows\nupdated 20,000 rows in 184.2 s")
+    c.bash("cargo build 2>&1 | tail -2", "    Finished dev [unoptimized + debuginfo] target(s) in 4.21s")
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text, f.detail) for f in listed] == [
+        ("measurement", "Tests:       212 passed, 212 total", "npx jest src"),
+        ("measurement", "updated 20,000 rows in 184.2 s", "python manage.py backfill"),
+    ], "the result line (the last), not the time the command took"
 
 
 def test_the_constraint_splitter_cuts_at_no_decimal_point_and_no_file_extension():
@@ -198,11 +263,12 @@ def test_the_constraint_splitter_cuts_at_no_decimal_point_and_no_file_extension(
 
 def test_the_likely_important_come_first_and_the_surer_first_within_a_kind():
     c = Conversation("/p", "rank")
-    c.say("The cache key is built in make_cache_key from port 8443.")
+    c.bash("git commit -am 'Cache key'", "[main 4f5e6d7] Cache key\n 1 file changed")
     c.user("Please add the report for the regional managers next.")
     c.user("Never log the customer email address anywhere.")
     c.user("Never log the customer phone number anywhere.")
+    c.bash("python scripts/recheck.py", "flagged 1,284 rows")
     listed = _listed(c, "Never log the customer email address.")
     kinds = [f.kind for f in listed]
-    assert kinds.index("constraint") < kinds.index("request") < kinds.index("name") < kinds.index("number")
+    assert kinds == ["constraint", "request", "identifier", "measurement"]
     assert [f.confidence for f in listed if f.kind == "constraint"] == [dropped.POSSIBLY_DROPPED]

@@ -33,7 +33,11 @@ def hostile(tmp_path):
     project = new_project(root, "project", git_layer=False, chain_layer=False)
     conversation = Conversation(root / "hostile.jsonl", "s-hostile", START)
     conversation.turn_with(
-        "Build it.", f"make all {CLEAR}{BIDI}", HOSTILE_OUTPUT, f"It built. quokka {TITLE}{C1_CSI} /srv/app{BIDI}"
+        # The request carries hostile text too: a command that ran is no fact of `dropped`'s (#41), a request is.
+        f"Build it and keep {BIDI} out of the log.",
+        f"make all {CLEAR}{BIDI}",
+        HOSTILE_OUTPUT,
+        f"It built. quokka {TITLE}{C1_CSI} /srv/app{BIDI}",
     )
     save(project, conversation)
     return project

@@ -239,8 +239,9 @@ def test_the_timeline_shows_the_verifiers_verdict_on_a_tampered_savepoint(tmp_pa
 
 def test_a_savepoint_page_shows_200_facts_of_a_kind_and_says_how_many_more(tmp_path):
     project = new_project(tmp_path, "many", git_layer=False, chain_layer=False, instance="Many #1")
-    ports = " ".join(str(n) for n in range(10_000, 10_250))
-    entry = {"type": "user", "uuid": "u-1", "message": {"role": "user", "content": f"Open the ports {ports} now."}}
+    commits = " ".join(f"abc{n}" for n in range(10_000, 10_250))  # ids: numbers said in passing are no facts (#41)
+    said = {"role": "assistant", "content": [{"type": "text", "text": f"The commits to check: {commits}."}]}
+    entry = {"type": "assistant", "uuid": "a-1", "message": said}
     transcript = tmp_path / "session.jsonl"
     transcript.write_text(json.dumps(entry) + "\n")
     loaded = configuration.load(project.path)
@@ -249,8 +250,8 @@ def test_a_savepoint_page_shows_200_facts_of_a_kind_and_says_how_many_more(tmp_p
     )
     with viewer(project.path, tmp_path / "view.log") as url:
         page = _get(url + "savepoint", params={"instance": "Many #1", "sequence": 1}).text
-    numbers = page.split("<h3>number", 1)[1].split("</ul>", 1)[0]
-    assert numbers.count('class="fact"') == 200
+    identifiers = page.split("<h3>identifier", 1)[1].split("</ul>", 1)[0]
+    assert identifiers.count('class="fact"') == 200
     assert "and 50 more: <code>precompact dropped 1 --json</code>" in page
 
 

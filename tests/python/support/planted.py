@@ -2,12 +2,12 @@
 of them and drops the others: the ground truth "what compaction dropped" is measured against
 (tests/python/test_dropped.py, scripts/bench_dropped.py, the viewer's tests).
 
-Each planted fact is one of `restore/dropped.py`'s kinds, with a made-up text unique to its
-session. A kept fact is written into the summary in one of the forms a summariser uses: verbatim,
-reflowed or recased, with curly quotes, a path relative to the project or by its file name, a
-name in backticks; or, for `paraphrased` ones, in other words, which no matching rule can see.
+Each planted fact is one of `restore/dropped.py`'s kinds (or a number the user says, which the
+list shows inside the request), with a made-up text unique to its session. A kept fact is written
+into the summary in one of the forms a summariser uses: verbatim, reflowed or recased, with curly
+quotes, a path relative to the project or by its file name; or, for `paraphrased` ones, in other words, which no matching rule can see.
 A dropped fact is absent, with a near miss in the summary where one is natural (the next
-number, a sibling file, a longer name), so a rule that matches too loosely shows up as a miss."""
+number, a sibling file, a longer URL), so a rule that matches too loosely shows up as a miss."""
 
 from __future__ import annotations
 
@@ -31,14 +31,14 @@ _FILLER = [
 KINDS = (
     "request",
     "constraint",
+    "decision",
     "file edited",
     "file read",
     "failed command",
-    "command",
     "error",
+    "measurement",
     "path",
     "url",
-    "name",
     "number",
 )
 
@@ -131,6 +131,11 @@ def session(seed: int, facts: int = 22, paraphrase: float = 0.0, cwd: str = "/ho
             user(f"Go ahead with the cleanup. {text} Tell me when it is done.")
             keep = text.replace("Never", "never").replace("'", "’")
             para = "The user forbade changes to one table during the migration."
+        elif kind == "decision":
+            text = f"I'll keep the {w()} cache in memory rather than on disk, because the {w()} job reads it {n} times a second."
+            say(text)
+            keep = text.replace("I'll keep", "Kept")
+            para = "The cache stays in memory for speed."
         elif kind in ("file edited", "file read", "path"):
             relative = f"src/{w()}/{w()}_{w()}{number}.py"
             text = f"{cwd}/{relative}" if kind != "path" else relative
@@ -139,20 +144,23 @@ def session(seed: int, facts: int = 22, paraphrase: float = 0.0, cwd: str = "/ho
             elif kind == "file read":
                 tool("Read", {"file_path": text}, "     1\u2192import os\n     2\u2192print(os.getcwd())\n")
             else:
-                say(f"The settings live in {text}, which the loader reads at start.")
+                user(f"The settings live in {text}, which the loader reads at start.")
             keep = rng.choice([text, relative, f"`{Path(text).name}`"])
+            if kind == "path":  # the user's sentence that names it, kept with it
+                keep = f"The settings live in {keep}, which the loader reads at start."
             para = "Changed the module that holds the settings."
             near.append(text.replace(".py", "_test.py"))
-        elif kind in ("failed command", "command"):
+        elif kind == "failed command":
             text = f"pytest tests/test_{w()}.py -k {w()} --randomly-seed={n}"
-            tool(
-                "Bash",
-                {"command": text},
-                "E   AssertionError: 3 != 4\nFAILED" if kind == "failed command" else "12 passed in 0.41s",
-                error=kind == "failed command",
-            )
+            tool("Bash", {"command": text}, "E   AssertionError: 3 != 4\nFAILED", error=True)
             keep = f"Ran `{text}`"
             para = "Ran the focused tests."
+        elif kind == "measurement":
+            text = f"flagged {n} rows in the {w()} table"
+            tool("Bash", {"command": f"python scripts/recheck_{w()}.py"}, f"checked every row\n{text}")
+            keep = f"The recheck flagged {n:,} rows."
+            para = "The recheck flagged some rows."
+            near.append(str(n + 1))
         elif kind == "error":
             text = f"{w().capitalize()}Error: {w()} quota exceeded after {n} retries"
             tool(
@@ -168,12 +176,6 @@ def session(seed: int, facts: int = 22, paraphrase: float = 0.0, cwd: str = "/ho
             user(f"The vendor documents the endpoint at {text} and we should follow it.")
             keep = f"Endpoint: {text}."
             para = "The vendor's documented endpoint is to be followed."
-            near.append(text + "s")
-        elif kind == "name":
-            text = f"compute_{w()}_{w()}_total{number}"
-            say(f"The rounding bug is in {text}(), which sums before converting.")
-            keep = f"Fixed the rounding in `{text}`"
-            para = "Fixed the rounding in the totals function."
             near.append(text + "s")
         else:  # number
             text = str(n)
@@ -218,6 +220,5 @@ def shown(listed) -> set[tuple[str, str]]:
 _INSIDE = (
     ("url", r"https://[\w./-]+\w"),
     ("number", r"(?<![\w.])\d{3,}(?![\w.])"),
-    ("name", r"\b[a-z]+(?:_[a-z0-9]+)+\b"),
     ("path", r"\bsrc/[\w/]+\.py\b"),
 )
