@@ -55,7 +55,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 1
+RULE_VERSION = 2
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -72,9 +72,6 @@ KINDS = (
     "path",
     "url",
 )
-# Stored lists (the worker's) were made by one version of this rule: a change to what it takes or
-# how it matches bumps this, and a list of another version is computed again.
-RULE_VERSION = 2
 DROPPED = "dropped"
 POSSIBLY_DROPPED = "possibly dropped"
 # Kinds whose "dropped" the development set (tests/python/support/dropped_dev.py) shows wrong as
