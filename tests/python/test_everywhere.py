@@ -280,31 +280,6 @@ def test_only_archives_this_machine_wrote_or_imported_are_searched(machine, monk
     assert "not written by this machine" in verified.stdout
 
 
-def test_forget_leaves_the_layer_2_git_directory(machine):
-    """docs/cli.md and docs/sessions.md: `projects --forget` leaves the project's Layer 2 git
-    directory (under $XDG_STATE_HOME/precompact/git/), which may hold commits not pushed yet."""
-    beta = machine.projects["beta"]
-    assert machine.run(beta.path, "flush").returncode == 0, "its savepoint committed and pushed"
-    git_dirs = Path(os.environ["XDG_STATE_HOME"]) / "precompact" / "git"
-
-    def branches() -> dict[str, str]:
-        return {
-            directory.name: subprocess.run(
-                ["git", "--git-dir", str(directory), "for-each-ref", "--format=%(refname) %(objectname)"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-            for directory in sorted(git_dirs.iterdir())
-        }
-
-    before = branches()
-    assert any("refs/heads/" in refs for refs in before.values()), "beta's savepoint branch"
-    forgot = machine.run(machine.root, "projects", "--forget", str(beta.path))
-    assert forgot.returncode == 0, forgot.stderr
-    assert branches() == before
-
-
 def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
     registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
     registry.write_text('{"format": "precompact-projects/1", "projects": [{"path": "relative"')

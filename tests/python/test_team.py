@@ -470,6 +470,10 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     )
     shown = bob.run("recall", "alice-marker-1", "--from", "alice")
     assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
+    # `show` reads bob's project only: the reference recall --from gave is not his.
+    ref = shown.stdout.split("[", 1)[1].split("]", 1)[0]
+    own = bob.run("show", ref)
+    assert own.returncode != 0 and "alice-marker" not in own.stdout + own.stderr, own.stdout + own.stderr
     # Nothing of alice's lands in bob's project: his own recall, and his logs/, know only his.
     assert not any(
         "alice-marker" in p.read_bytes().decode("latin-1") for p in (bob.path / "logs").rglob("*") if p.is_file()
