@@ -133,10 +133,10 @@ def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str
     trigger = _text(payload, "trigger") or "auto"
     transcript = _text(payload, "transcript_path")
     if trigger != "manual":
-        from precompact.transcript import gemini
+        from precompact.config import gemini_compression
 
-        cwd = Path(_text(payload, "cwd") or loaded.root)
-        if not transcript or not gemini.compression_coming(Path(transcript), cwd, Path.home()):
+        cwd = _text(payload, "cwd") or str(loaded.root)
+        if not transcript or not gemini_compression.compression_coming(transcript, cwd, Path.home()):
             return ""
     return pre_compact(loaded, payload, agent)
 
@@ -207,9 +207,10 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     """Gemini's BeforeAgent: after a compression, the savepoint whose brief the session gets,
     once per compression (Gemini keeps BeforeAgent's context with the prompt it came with)."""
     transcript, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
+    from precompact.config import gemini_compression
     from precompact.transcript import gemini
 
-    if not transcript or not session_id or not gemini.compressed(Path(transcript)):
+    if not transcript or not session_id or not gemini_compression.compressed(transcript):
         return None
     compressions = gemini.read(Path(transcript)).compressions
     deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
