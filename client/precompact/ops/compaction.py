@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -305,6 +304,8 @@ def log_failure(root: Path, event, reason: str) -> bool:
     """Appends the failure being handled to the project's error log; False when the user never
     approved that project's configuration (a file in a shared directory, someone else's:
     nothing is written there) or its logs/ is refused."""
+    import traceback
+
     from precompact.boundary import logs_dir
     from precompact.config import approval as config_trust
     from precompact.transcript.redact import Redactor
