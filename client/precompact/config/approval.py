@@ -9,16 +9,23 @@ settings as the user saw them (so that the next approval shows what changed sinc
 Any change to the file's bytes withdraws the approval.
 
 The hook asks `approved_as_is` on every event of every agent before importing anything else
-(edges/hook.py): this module imports `os`, `stat`, `json` and `hashlib` alone at its top.
+(edges/hook.py): this module imports `os`, `stat`, `json` and CPython's built-in SHA-256 alone at its top.
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import stat
+
+try:  # CPython's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
+    from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+except ImportError:
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12 and later
+    except ImportError:
+        from hashlib import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a few ms)
 if TYPE_CHECKING:
@@ -65,11 +72,11 @@ def _store() -> str:
 
 
 def _record(path: Path | str) -> str:
-    return os.path.join(_store(), f"{hashlib.sha256(str(path).encode()).hexdigest()}.json")
+    return os.path.join(_store(), f"{sha256(str(path).encode()).hexdigest()}.json")
 
 
 def digest(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()
+    return sha256(content).hexdigest()
 
 
 def read_own(path: Path | str) -> bytes:

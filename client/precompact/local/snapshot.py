@@ -530,7 +530,8 @@ def _write_snapshot(
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
     the index line says of it. `saved`: the instance's savepoints so far."""
     previous = saved[-1] if saved else None
-    from precompact.transcript.redact import Redactor  # its patterns compile at import: only where a snapshot is written
+    # Imported here: its patterns compile at import, which only writing a snapshot needs.
+    from precompact.transcript.redact import Redactor
 
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.redact if redactor else (lambda v: v)
