@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 class Approval:
     """An approval record as read: the path approved, the SHA-256 of its bytes, a repository
     other than the project's own that the user allowed as `git.repository` (None: none), and
-    the settings as shown when approved (empty in records older than that field)."""
+    the settings as shown when approved (empty in records older than that field). A plain
+    class: `dataclasses` imports `inspect`, milliseconds of every hook event in a project."""
 
     __slots__ = ("path", "repository", "settings", "sha256")
 
@@ -44,9 +45,6 @@ class Approval:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Approval) and self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash((self.path, self.sha256, self.repository))
 
     def __repr__(self) -> str:
         return f"Approval(path={self.path!r}, sha256={self.sha256!r}, repository={self.repository!r}, settings={self.settings!r})"
