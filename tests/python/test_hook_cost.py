@@ -66,6 +66,7 @@ QUIET_IN_A_PROJECT = {
     "precompact.config.discovery",
     "precompact.config.approval",
     "precompact.config.gemini_compression",
+    "precompact.errors",
     "precompact.transcript",
     "precompact.transcript.agent_names",
     "precompact.boundary",

@@ -19,6 +19,8 @@ import json
 import os
 import stat
 
+from precompact.errors import PrecompactError
+
 try:  # CPython's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
     from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
 except ImportError:
@@ -53,7 +55,7 @@ class Approval:
         return (self.path, self.sha256, self.repository, self.settings)
 
 
-class NotOwn(ValueError):
+class NotOwn(PrecompactError):
     """The configuration file may not be read as this user's: the message says why and the fix."""
 
 
