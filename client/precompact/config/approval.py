@@ -21,13 +21,10 @@ import stat
 
 from precompact.errors import PrecompactError
 
-try:  # CPython's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
-    from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
-except ImportError:
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12 and later
-    except ImportError:
-        from hashlib import sha256
+try:  # CPython 3.11's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # elsewhere (3.12 renamed it `_sha2`, which the plugin's launcher test sees as not stdlib)
+    from hashlib import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a few ms)
 if TYPE_CHECKING:
