@@ -8,7 +8,8 @@ machine's speed drifts. CPU is user + system time as the kernel accounts the fin
 Every PreCompact run is a first run: a new project and a new session, so nothing a previous run
 saved (chunks, the read position) is reused; the worker it starts is waited for before the next
 pair. SessionStart is timed delivering a brief (a new session resuming after a savepoint);
-SessionEnd archiving what a session said since its savepoint (1 MB more).
+SessionEnd archiving what a session said since its last savepoint (1 MB more, appended to its
+transcript, which grows by 1 MB a run).
 
 Usage: .venv/bin/python scripts/bench_hooks.py [--runs 10] [--mb 10] [--only noop|precompact|session]
                                                [--precompact PATH] [--json]
@@ -166,7 +167,7 @@ def pre_compact(root: Path, command: str, megabytes: int, runs: int, real_code: 
 
 def session_events(root: Path, command: str, megabytes: int, runs: int) -> dict:
     """SessionStart delivering a brief of a `megabytes` savepoint, and SessionEnd archiving 1 MB
-    said since it, each against the bare interpreter."""
+    said since the session's last savepoint, each against the bare interpreter."""
     project = new_project(root, "session", git_layer=True, chain_layer=False).path
     transcript = generate(root / "session.jsonl", megabytes * MB, project=project).path
     event = payload("PreCompact", project, transcript)
@@ -181,22 +182,23 @@ def session_events(root: Path, command: str, megabytes: int, runs: int) -> dict:
         if number:
             starts.append(cost)
             yardsticks_start.append(yardstick)
-        more = root / f"end-{number}.jsonl"
-        shutil.copyfile(transcript, more)
+        # The session goes on in its own transcript, as a session does: its SessionEnd reads on
+        # from where its last savepoint's reading ended (a copy at another path is read whole).
         generate(root / "said.jsonl", MB, project=project, seed=100 + number)
-        with more.open("ab") as f:
+        with transcript.open("ab") as f:
             f.write((root / "said.jsonl").read_bytes())
-        end = payload("SessionEnd", project, more, session_id=event["session_id"], reason="exit")
+        end = payload("SessionEnd", project, transcript, session_id=event["session_id"], reason="exit")
         cost = run([command, "hook"], json.dumps(end).encode(), project)
         yardstick = run(bare)
         wait_for_worker(project)
-        more.unlink()
         if number:
             ends.append(cost)
             yardsticks_end.append(yardstick)
     return {
         f"SessionStart:resume with the brief of a {megabytes} MB savepoint": figures(starts, yardsticks_start),
-        f"SessionEnd, 1 MB said since a {megabytes} MB savepoint": figures(ends, yardsticks_end),
+        f"SessionEnd, 1 MB said since the session's last savepoint (a {megabytes} MB transcript before)": figures(
+            ends, yardsticks_end
+        ),
     }
 
 

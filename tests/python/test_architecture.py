@@ -1411,3 +1411,74 @@ def test_the_snapshot_rule_sees_each_way_around_its_owner():
     )
     found = [int(line.split()[1].rstrip(":")) for line in reads_a_snapshot_by_key(sample)]
     assert sorted(found) == [2, 4, 6, 8, 10]
+
+
+# --- The hook's quiet answer in a project ---------------------------------------------------------
+# Inside a precompact project the hook answers without loading the configuration only where
+# edges/hook.py's NOTHING_TO_DO says the event has nothing to do, and only once
+# config/approval.approved_as_is vouches for the configuration's bytes: an untrusted or changed
+# configuration is said by the handler (`_in_project`), on every event. So every answer `handle`
+# returns after finding the project is `_in_project`'s, the one for no project found, or one
+# under the approval's check.
+def answers_a_project_around_the_approval(tree: ast.Module) -> list[str]:
+    """The returns of the hook's `handle` after `discovery.discover` that are neither
+    `_in_project(...)`, nor under a test that no project was found, nor under
+    `approved_as_is(...)`."""
+    [handle] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "handle"]
+    found = []
+    discovered = False
+
+    def allowed(test: ast.AST) -> bool:
+        calls = {_dotted(n.func).rsplit(".", 1)[-1] for n in ast.walk(test) if isinstance(n, ast.Call)}
+        no_project = any(
+            isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)
+            for n in ast.walk(test)
+        )
+        return "approved_as_is" in calls or no_project
+
+    def visit(statements: list[ast.stmt], guarded: bool) -> None:
+        nonlocal discovered
+        for statement in statements:
+            if any(isinstance(n, ast.Call) and _dotted(n.func).endswith("discover") for n in ast.walk(statement)):
+                discovered = True
+                continue  # its own except clause answers a cwd that cannot be resolved
+            if not discovered:
+                continue
+            if isinstance(statement, ast.Return):
+                value = statement.value
+                if not guarded and not (isinstance(value, ast.Call) and _dotted(value.func) == "_in_project"):
+                    found.append(f"line {statement.lineno}: return {ast.unparse(value) if value else ''}")
+            elif isinstance(statement, ast.If):
+                visit(statement.body, guarded or allowed(statement.test))
+                visit(statement.orelse, guarded)
+            elif isinstance(statement, (ast.With, ast.For, ast.While, ast.Try)):
+                visit(statement.body, guarded)
+
+    visit(handle.body, False)
+    return found
+
+
+def test_the_hook_answers_a_project_quietly_only_once_the_approval_vouches():
+    hook = modules()["edges/hook.py"]
+    assert not answers_a_project_around_the_approval(hook)
+
+
+def test_the_quiet_answer_rule_sees_an_answer_around_the_approval():
+    sample = ast.parse(
+        "def handle(raw, agent):\n"
+        "    try:\n"
+        "        found = discovery.discover(cwd)\n"
+        "    except OSError as e:\n"
+        "        return HookResult(stderr=str(e))\n"
+        "    if found is None:\n"
+        "        return HookResult(stderr='none')\n"
+        "    if event == 'SessionStart' and payload.get('source') == 'startup':\n"
+        "        return HookResult()\n"
+        "    if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, found[0]):\n"
+        "        if approval.approved_as_is(path):\n"
+        "            return HookResult()\n"
+        "        return HookResult(stderr='not approved')\n"
+        "    return _in_project(found[0], event, payload, agent)\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in answers_a_project_around_the_approval(sample)]
+    assert found == [9, 13]

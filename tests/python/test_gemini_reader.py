@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from precompact.config import gemini_compression
 from precompact.config import install as installer
 from precompact.transcript import conversation, gemini
 from support.commands import PRECOMPACT, invoke
@@ -127,13 +128,15 @@ def test_the_brief_reads_geminis_requests_and_failing_command(tmp_path):
 def test_a_compression_is_coming_only_past_geminis_threshold(tmp_path):
     home, cwd = tmp_path / "home", tmp_path / "project"
     chat = write(tmp_path / "chat.jsonl", CHAT[:7])
-    assert gemini.last_prompt_tokens(chat) == 1000
-    assert not gemini.compression_coming(chat, cwd, home) and not gemini.compressed(chat)
+    assert gemini_compression.last_prompt_tokens(chat) == 1000
+    assert not gemini_compression.compression_coming(chat, cwd, home) and not gemini_compression.compressed(chat)
     (cwd / ".gemini").mkdir(parents=True)
     (cwd / ".gemini" / "settings.json").write_text(json.dumps({"model": {"compressionThreshold": 0.0005}}))
-    assert gemini.compression_coming(chat, cwd, home), "the project's threshold counts"
-    assert gemini.compression_coming(write(chat, CHAT[:8]), tmp_path / "elsewhere", home), "900k of 1M is past 0.5"
-    assert gemini.compressed(write(chat, CHAT))
+    assert gemini_compression.compression_coming(chat, cwd, home), "the project's threshold counts"
+    assert gemini_compression.compression_coming(write(chat, CHAT[:8]), tmp_path / "elsewhere", home), (
+        "900k of 1M is past 0.5"
+    )
+    assert gemini_compression.compressed(write(chat, CHAT))
 
 
 def gemini_hook(payload: dict, cwd: Path, home: Path) -> subprocess.CompletedProcess:

@@ -1,4 +1,5 @@
 """The project's settings (.precompact.toml, settings), the user's approval of them (approval:
 direnv-style trust) and what the user reviews before approving (review: every setting, as a diff
-against the last approval), and the installation of hooks into Claude Code's settings (install).
-Imports only boundary."""
+against the last approval), the installation of hooks into Claude Code's settings (install), and
+Gemini CLI's own compression threshold (gemini_compression), which the hook reads before
+anything else. Imports only boundary."""

@@ -7,56 +7,129 @@ project), one file per approved path, mode 0600, holding the path, the SHA-256 o
 bytes approved, when the user named one, the git repository the savepoints may go to, and the
 settings as the user saw them (so that the next approval shows what changed since).
 Any change to the file's bytes withdraws the approval.
+
+The hook asks `approved_as_is` on every event of every agent before importing anything else
+(edges/hook.py): this module imports `os`, `stat`, `json` and CPython's built-in SHA-256 alone at its top.
 """
 
 from __future__ import annotations
 
-import hashlib
+import errno
 import json
 import os
 import stat
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from precompact.boundary import private_file
+from precompact.errors import PrecompactError
+
+try:  # CPython 3.11's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # elsewhere (3.12 renamed it `_sha2`, which the plugin's launcher test sees as not stdlib)
+    from hashlib import sha256
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a few ms)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-@dataclass(frozen=True)
 class Approval:
-    path: str
-    sha256: str
-    # A repository other than the project's own that the user allowed as `git.repository`.
-    repository: str | None
-    # The settings as shown when approved (empty in records older than this field).
-    settings: dict[str, str] = field(default_factory=dict)
+    """An approval record as read: the path approved, the SHA-256 of its bytes, a repository
+    other than the project's own that the user allowed as `git.repository` (None: none), and
+    the settings as shown when approved (empty in records older than that field). A plain
+    class: `dataclasses` imports `inspect`, milliseconds of every hook event in a project."""
+
+    __slots__ = ("path", "repository", "settings", "sha256")
+
+    def __init__(self, path: str, sha256: str, repository: str | None, settings: dict[str, str]) -> None:
+        self.path, self.sha256, self.repository, self.settings = path, sha256, repository, settings
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Approval) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return f"Approval(path={self.path!r}, sha256={self.sha256!r}, repository={self.repository!r}, settings={self.settings!r})"
+
+    def _fields(self) -> tuple:
+        return (self.path, self.sha256, self.repository, self.settings)
+
+
+class NotOwn(PrecompactError):
+    """The configuration file may not be read as this user's: the message says why and the fix."""
 
 
 def store() -> Path:
     """The directory of approvals: $XDG_CONFIG_HOME/precompact/trusted, else ~/.config/..."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "precompact" / "trusted"
+    from pathlib import Path
+
+    return Path(_store())
 
 
-def _record(path: Path) -> Path:
-    return store() / f"{hashlib.sha256(str(path).encode()).hexdigest()}.json"
+def _store() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "precompact", "trusted")
+
+
+def _record(path: Path | str) -> str:
+    return os.path.join(_store(), f"{sha256(str(path).encode()).hexdigest()}.json")
 
 
 def digest(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()
+    return sha256(content).hexdigest()
+
+
+def read_own(path: Path | str) -> bytes:
+    """The bytes of a configuration file this user owns and only this user can change; NotOwn
+    (its message naming the fix) for any other."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # the name is a symbolic link
+            raise NotOwn(
+                f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file"
+            ) from None
+        raise NotOwn(f"cannot read {path}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotOwn(f"{path} is not a regular file; precompact ignores it: remove it")
+        if info.st_uid != os.geteuid():
+            raise NotOwn(
+                f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own"
+            )
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise NotOwn(
+                f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`"
+            )
+        return f.read()
+
+
+def approved_as_is(path: str) -> bool:
+    """Whether `path` is this user's own configuration file and they approved exactly its bytes:
+    the first checks `settings.load` makes, answered without its imports. False where anything
+    is in doubt; `settings.load` then says what."""
+    try:
+        content = read_own(path)
+    except NotOwn:
+        return False
+    approved = approval(path)
+    return approved is not None and approved.sha256 == digest(content)
 
 
 def approve(path: Path, content: bytes, repository: Path | None = None, settings: dict[str, str] | None = None) -> None:
     """Records that this user trusts `path` while it holds exactly `content`, shown as `settings`."""
+    from pathlib import Path
+
+    from precompact.boundary import private_file
+
     record = {
         "path": str(path),
         "sha256": digest(content),
         "repository": str(repository) if repository else None,
         "settings": settings or {},
     }
-    private_file.replace(_record(path), json.dumps(record, sort_keys=True).encode())
+    private_file.replace(Path(_record(path)), json.dumps(record, sort_keys=True).encode())
 
 
-def approval(path: Path) -> Approval | None:
+def approval(path: Path | str) -> Approval | None:
     """This user's approval of `path`, if any. A record another user could have written (not
     ours, or writable by others) counts as none."""
     try:
@@ -69,7 +142,7 @@ def approval(path: Path) -> Approval | None:
             return None
         try:
             record = json.loads(f.read())
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     if not isinstance(record, dict) or record.get("path") != str(path) or not isinstance(record.get("sha256"), str):
         return None

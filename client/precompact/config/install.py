@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,6 +211,8 @@ def can_start(command: str, path: str | None) -> bool:
     except (ValueError, IndexError):
         return False
     if "/" not in program:
+        import shutil  # and with it bz2 and lzma: not for the hook
+
         return shutil.which(program, path=path) is not None
     return os.path.isfile(program) and os.access(program, os.X_OK)
 

@@ -6,12 +6,10 @@ module stays free of the Solana stack: the hook imports it.
 
 from __future__ import annotations
 
-import errno
 import ipaddress
 import json
 import os
 import re
-import stat
 import tomllib
 import urllib.parse
 from dataclasses import dataclass
@@ -170,26 +168,9 @@ def discover(start: Path) -> tuple[Path, Path | None]:
 def read_own(path: Path) -> bytes:
     """The bytes of a configuration file this user owns and only this user can change."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as e:
-        if e.errno == errno.ELOOP:  # the name is a symbolic link
-            raise UntrustedConfig(
-                f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file"
-            ) from None
-        raise UntrustedConfig(f"cannot read {path}: {e.strerror or e}") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise UntrustedConfig(f"{path} is not a regular file; precompact ignores it: remove it")
-        if info.st_uid != os.geteuid():
-            raise UntrustedConfig(
-                f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own"
-            )
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise UntrustedConfig(
-                f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`"
-            )
-        return f.read()
+        return config_trust.read_own(path)
+    except config_trust.NotOwn as e:
+        raise UntrustedConfig(str(e)) from None
 
 
 def load(start: Path, environ: dict | None = None) -> Config:

@@ -25,6 +25,7 @@ put before the prompt, and a resumed session then drops that prompt from its his
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from precompact.config import discovery
@@ -36,7 +37,51 @@ if TYPE_CHECKING:
 
 # Every agent runs this on every event of every session (Gemini CLI before every model round),
 # in every directory of a user-scope install: whether there is anything to do is decided with
-# json, sys and os alone, and the rest of precompact is imported only where there is.
+# json, sys and os alone (and hashlib in a project), and the rest of precompact is imported only
+# where there is.
+
+
+def _no_brief_to_give(payload: dict, root: str) -> bool:
+    """A session start, not after a compaction (which may recover a savepoint from the
+    transcript), in a project where precompact never wrote anything (no logs/): no savepoint
+    to brief."""
+    return payload.get("source") != "compact" and not os.path.lexists(os.path.join(root, "logs"))
+
+
+def _no_compression_coming(payload: dict, root: str) -> bool:
+    """Gemini's PreCompress, fired before every model round: not /compress, and the chat file's
+    latest prompt below Gemini's threshold (what ops/compaction.pre_compress checks first)."""
+    from precompact.config import gemini_compression
+
+    transcript, cwd = payload.get("transcript_path"), payload["cwd"]
+    if payload.get("trigger") == "manual":
+        return False
+    return not (isinstance(transcript, str) and transcript) or not gemini_compression.compression_coming(
+        transcript, cwd, os.path.expanduser("~")
+    )
+
+
+def _no_compression_to_brief(payload: dict, root: str) -> bool:
+    """Gemini's BeforeAgent, fired before every prompt: a chat file that holds no compression
+    has no brief to give (what ops/compaction.before_agent checks first)."""
+    from precompact.config import gemini_compression
+
+    transcript, session_id = payload.get("transcript_path"), payload.get("session_id")
+    if not (isinstance(transcript, str) and transcript and isinstance(session_id, str) and session_id):
+        return True
+    return not gemini_compression.compressed(transcript)
+
+
+# The events that can have nothing to do, each with the predicate (the event's JSON, the
+# project's root) that says so from the event and cheap file facts: asked in a project whose
+# configuration this user approved as it is, before anything else of precompact is imported.
+# An event not here, or whose predicate is false, goes to its handler, which loads and checks
+# the configuration in full (an untrusted one is said there, as on every event).
+NOTHING_TO_DO = {
+    "SessionStart": _no_brief_to_give,
+    "PreCompress": _no_compression_coming,
+    "BeforeAgent": _no_compression_to_brief,
+}
 
 
 class HookResult:
@@ -83,6 +128,11 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
         return HookResult(stderr=f"precompact hook: {e}")
     if found is None:
         return HookResult(stderr=f"precompact hook: {discovery.missing(cwd)}")
+    if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, found[0]):
+        from precompact.config import approval
+
+        if approval.approved_as_is(os.path.join(found[0], discovery.CONFIG_NAME)):
+            return HookResult()
     return _in_project(found[0], event, payload, agent)
 
 

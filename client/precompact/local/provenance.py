@@ -32,7 +32,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -134,7 +133,7 @@ def _create_key(path: Path) -> bytes:
     """A new key at `path`, whole before any reader can see it (written aside, then linked into
     place); the one another process made first when it won."""
     with contextlib.suppress(FileExistsError):
-        private_file.create(path, secrets.token_bytes(KEY_BYTES))
+        private_file.create(path, os.urandom(KEY_BYTES))
     return _read_key(path)
 
 

@@ -21,7 +21,6 @@ import hashlib
 import mmap
 import os
 import re
-import secrets
 import stat
 import time
 from collections import Counter
@@ -42,7 +41,6 @@ from precompact.transcript import claude_code as transcript
 
 if TYPE_CHECKING:
     from precompact.config.settings import Config
-from precompact.transcript.redact import Redactor
 
 SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
 FORMAT_VERSION = 2
@@ -532,6 +530,9 @@ def _write_snapshot(
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
     the index line says of it. `saved`: the instance's savepoints so far."""
     previous = saved[-1] if saved else None
+    # Imported here: its patterns compile at import, which only writing a snapshot needs.
+    from precompact.transcript.redact import Redactor
+
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
     clean = redactor.redact if redactor else (lambda v: v)
     scan = transcript.TranscriptScan(path=session.transcript_path or "")
@@ -792,7 +793,7 @@ def _fields(
         "git_state": clean(git_state(Path(session.cwd))),
         "previous": {"sequence": previous.sequence, "snapshot_hash": previous.snapshot_hash} if previous else None,
         # Random bytes make the public hash useless for guessing a snapshot's content.
-        "nonce": secrets.token_hex(16),
+        "nonce": os.urandom(16).hex(),
     }
     fields["redaction"] = redactor.summary() if redactor else {"enabled": False, "counts": {}, "total": 0}
     return fields

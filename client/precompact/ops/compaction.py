@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -133,10 +132,10 @@ def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str
     trigger = _text(payload, "trigger") or "auto"
     transcript = _text(payload, "transcript_path")
     if trigger != "manual":
-        from precompact.transcript import gemini
+        from precompact.config import gemini_compression
 
-        cwd = Path(_text(payload, "cwd") or loaded.root)
-        if not transcript or not gemini.compression_coming(Path(transcript), cwd, Path.home()):
+        cwd = _text(payload, "cwd") or str(loaded.root)
+        if not transcript or not gemini_compression.compression_coming(transcript, cwd, Path.home()):
             return ""
     return pre_compact(loaded, payload, agent)
 
@@ -212,9 +211,10 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     """Gemini's BeforeAgent: after a compression, the savepoint whose brief the session gets,
     once per compression (Gemini keeps BeforeAgent's context with the prompt it came with)."""
     transcript, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
+    from precompact.config import gemini_compression
     from precompact.transcript import gemini
 
-    if not transcript or not session_id or not gemini.compressed(Path(transcript)):
+    if not transcript or not session_id or not gemini_compression.compressed(transcript):
         return None
     compressions = gemini.read(Path(transcript)).compressions
     deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
@@ -309,6 +309,8 @@ def log_failure(root: Path, event, reason: str) -> bool:
     """Appends the failure being handled to the project's error log; False when the user never
     approved that project's configuration (a file in a shared directory, someone else's:
     nothing is written there) or its logs/ is refused."""
+    import traceback
+
     from precompact.boundary import logs_dir
     from precompact.config import approval as config_trust
     from precompact.transcript.redact import Redactor

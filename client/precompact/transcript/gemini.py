@@ -27,14 +27,11 @@ from pathlib import Path
 
 import orjson
 
+from precompact.config.gemini_compression import SNAPSHOT_OPEN
 from precompact.transcript import claude_code
 
 AGENT = "gemini"
-SNAPSHOT_OPEN = "<state_snapshot>"
 _OWN_PREFIXES = ("<session_context>", "<hook_context>")
-# Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
-DEFAULT_COMPRESSION_THRESHOLD = 0.5
-TOKEN_LIMIT = 1_048_576
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _SNAPSHOT = re.compile(r"<state_snapshot>(.*?)(?:</state_snapshot>|\Z)", re.DOTALL)
 
@@ -240,66 +237,6 @@ def _text(message: dict) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(p["text"] for p in _parts(message) if isinstance(p.get("text"), str))
-
-
-def last_prompt_tokens(path: Path, tail_bytes: int = 1 << 20) -> int | None:
-    """The prompt tokens of the latest model answer the chat file records (what Gemini CLI
-    compares with its compression threshold), read from the file's end; None if none is there."""
-    try:
-        with path.open("rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(size - tail_bytes, 0))
-            tail = f.read()
-    except OSError:
-        return None
-    for line in reversed(tail.split(b"\n")):
-        if b'"tokens"' not in line:
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        tokens = record.get("tokens") if isinstance(record, dict) else None
-        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
-            return tokens["input"]
-    return None
-
-
-def compression_threshold(cwd: Path, home: Path) -> float:
-    """The fraction of the model's window at which Gemini CLI compresses: `model.compressionThreshold`
-    of the project's .gemini/settings.json, else the user's, else Gemini's default."""
-    for settings in (cwd / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
-        try:
-            value = orjson.loads(settings.read_bytes()).get("model", {}).get("compressionThreshold")
-        except (OSError, orjson.JSONDecodeError, AttributeError):
-            continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1:
-            return float(value)
-    return DEFAULT_COMPRESSION_THRESHOLD
-
-
-def compression_coming(path: Path, cwd: Path, home: Path) -> bool:
-    """Whether Gemini CLI, whose PreCompress fires before every model round, is about to compress:
-    the latest answer's prompt tokens reach its threshold (as Gemini 0.61.0 decides, with the
-    1,048,576-token window it gives every Gemini model)."""
-    tokens = last_prompt_tokens(path)
-    return tokens is not None and tokens >= compression_threshold(cwd, home) * TOKEN_LIMIT
-
-
-def compressed(path: Path) -> bool:
-    """Whether the chat file holds a compression's snapshot at all (cheap: no parsing)."""
-    marker = SNAPSHOT_OPEN.encode()
-    carry = b""
-    try:
-        with path.open("rb") as f:
-            while block := f.read(1 << 20):
-                if marker in carry + block:
-                    return True
-                carry = block[-len(marker) :]
-    except OSError:
-        return False
-    return False
 
 
 def sessions_in(root: Path, home: Path) -> list[Path]:

@@ -1,0 +1,86 @@
+"""Whether Gemini CLI is about to compress its conversation (its threshold, from its own
+settings.json, against the prompt tokens of the chat file's latest answer), and whether it ever
+did. Gemini CLI fires PreCompress before every model round, compressing or not, and BeforeAgent
+before every prompt; the hook asks these before importing anything else (edges/hook.py), so
+they use `os` and `json` alone. The files are outside input: anything unreadable or not of their
+shape counts as nothing said."""
+
+from __future__ import annotations
+
+import json
+import os
+
+# Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
+DEFAULT_COMPRESSION_THRESHOLD = 0.5
+TOKEN_LIMIT = 1_048_576
+# What opens the summary Gemini CLI writes at a compression (transcript/gemini.py reads it).
+SNAPSHOT_OPEN = "<state_snapshot>"
+
+
+def last_prompt_tokens(path: str | os.PathLike, tail_bytes: int = 1 << 20) -> int | None:
+    """The prompt tokens of the latest model answer the chat file records (what Gemini CLI
+    compares with its compression threshold), read from the file's end; None if none is there."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(size - tail_bytes, 0))
+            tail = f.read()
+    except OSError:
+        return None
+    for line in reversed(tail.split(b"\n")):
+        if b'"tokens"' not in line:
+            continue
+        record = _json(line)
+        tokens = record.get("tokens") if isinstance(record, dict) else None
+        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
+            return tokens["input"]
+    return None
+
+
+def compression_threshold(cwd: str | os.PathLike, home: str | os.PathLike) -> float:
+    """The fraction of the model's window at which Gemini CLI compresses: `model.compressionThreshold`
+    of the project's .gemini/settings.json, else the user's, else Gemini's default."""
+    for directory in (cwd, home):
+        try:
+            with open(os.path.join(directory, ".gemini", "settings.json"), "rb") as f:
+                settings = _json(f.read())
+        except OSError:
+            continue
+        model = settings.get("model") if isinstance(settings, dict) else None
+        value = model.get("compressionThreshold") if isinstance(model, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1:
+            return float(value)
+    return DEFAULT_COMPRESSION_THRESHOLD
+
+
+def compression_coming(path: str | os.PathLike, cwd: str | os.PathLike, home: str | os.PathLike) -> bool:
+    """Whether Gemini CLI, whose PreCompress fires before every model round, is about to compress:
+    the latest answer's prompt tokens reach its threshold (as Gemini 0.61.0 decides, with the
+    1,048,576-token window it gives every Gemini model)."""
+    tokens = last_prompt_tokens(path)
+    return tokens is not None and tokens >= compression_threshold(cwd, home) * TOKEN_LIMIT
+
+
+def compressed(path: str | os.PathLike) -> bool:
+    """Whether the chat file holds a compression's snapshot at all (cheap: no parsing)."""
+    marker = SNAPSHOT_OPEN.encode()
+    carry = b""
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                if marker in carry + block:
+                    return True
+                carry = block[-len(marker) :]
+    except OSError:
+        return False
+    return False
+
+
+def _json(data: bytes) -> object:
+    """`data` decoded, None when it is not JSON (json recurses: a line nested thousands deep is
+    not JSON here either)."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
