@@ -899,7 +899,7 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     type=click.Choice(["brief", "report", "json"]),
     default="report",
     show_default=True,
-    help="The report, or the brief the model gets at a session start (json: the same as --json).",
+    help="The report, or the brief a compacted session is given, both parts (json: the same as --json).",
 )
 @click.option(
     "--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes)."
@@ -928,6 +928,8 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
     )
     if as_json or output == "json":
         terminal.echo_json(api.render_resurrection(found, "json"))
+    elif output == "brief":
+        terminal.echo(api.compacted_brief(_load(), found))
     else:
         terminal.echo(api.render_resurrection(found, output))
     if not found.intact:

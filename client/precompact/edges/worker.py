@@ -1,5 +1,6 @@
-"""The detached background worker: updates the recall index and runs Layers 2 and 3 for a
-project, so the hook never waits.
+"""The detached background worker: updates the recall index, computes what a compaction summary
+left out for the session to be given (ops/addendum.py), and runs Layers 2 and 3 for a project, so
+the hook never waits.
 
 One worker per project at a time (a non-blocking lock); a worker that finds the lock held
 leaves, since the holder will see the new savepoint: before exiting, the holder checks whether
@@ -61,6 +62,7 @@ def run(root: Path) -> None:
             stuck = not _write_queued(root)
             seen = _savepoint_count(approved)
             _update_recall(configuration.load(root))
+            _prepare_addenda(configuration.load(root))
             try:
                 for pause in (*BACKOFF_SECONDS, None):
                     loaded = configuration.load(root)
@@ -75,7 +77,11 @@ def run(root: Path) -> None:
                     time.sleep(pause)
             finally:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
-        if _savepoint_count(approved) == seen and (stuck or not api.savepoints_queued(approved)):
+        if (
+            _savepoint_count(approved) == seen
+            and (stuck or not api.savepoints_queued(approved))
+            and not api.addenda_requested(approved)
+        ):
             return
 
 
@@ -105,6 +111,20 @@ def _update_recall(loaded: configuration.Config) -> None:
         _log(f"recall index not updated: {e!r}")
         return
     for note in outcome.notes:
+        _log(note)
+
+
+def _prepare_addenda(loaded: configuration.Config) -> None:
+    """Computes what each compaction summary asked for left out (ops/addendum.py), before Layers
+    2 and 3: the session is waiting for it. A failure is logged; the session then has none."""
+    from precompact import api
+
+    try:
+        notes = api.prepare_addenda(loaded)
+    except Exception as e:  # noqa: BLE001 - the addendum is a convenience: the layers go on without it
+        _log(f"addenda not computed: {e!r}")
+        return
+    for note in notes:
         _log(note)
 
 

@@ -32,6 +32,11 @@ ERRORS_LOG = "precompact-errors.log"
 # An unexpected error's traceback, for a bug report: kept apart so that the errors log stays one
 # line per error.
 DEBUG_LOG = "precompact-debug.log"
+# The agents whose compacted session gets the brief in two parts: SessionStart(`compact`), then
+# what the summary left out at the next UserPromptSubmit or PostToolUse (both carry
+# additionalContext to the model there). Gemini's BeforeAgent and OpenCode's plugin give the
+# whole brief after the compaction instead (docs/agents.md).
+TWO_PARTS = (agents.CLAUDE, agents.CODEX)
 QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
@@ -152,15 +157,31 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     latest = mine[-1] if mine else None
     if latest is None:
         return False
-    summary = summary_part(_text(payload, "compact_summary") or (read.summary if read else None) or "")
+    summary = keep_summary(
+        loaded,
+        latest,
+        _text(payload, "compact_summary") or (read.summary if read else None) or "",
+        _text(payload, "trigger"),
+    )
+    if summary and agent in TWO_PARTS:
+        from precompact.ops import addendum, background
+
+        if addendum.request(loaded, _text(payload, "session_id"), latest.sequence, agent):
+            background.spawn(loaded.root)  # what the summary left out is computed there, never here
+    return True
+
+
+def keep_summary(
+    loaded: configuration.Config, savepoint: savepoint_log.Savepoint, text: str, trigger: str | None
+) -> str:
+    """The compaction summary in `text` (its `<summary>`), redacted, recorded with `savepoint`."""
+    summary = summary_part(text)
     if loaded.redaction:
         from precompact.transcript.redact import Redactor
 
         summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
-    savepoint_log.mark(
-        loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary
-    )
-    return True
+    savepoint_log.mark(loaded.logs, savepoint, savepoint_log.Event.COMPACT_SUMMARY, trigger=trigger, summary=summary)
+    return summary
 
 
 def summary_part(text: str) -> str:
@@ -242,18 +263,44 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
     from precompact.config import install
 
     mcp_tools = install.mcp_installed(briefing.agent, loaded.root)
-    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools)
+    # The session that was just compacted: the first part now, the second once its summary is known.
+    two_parts = (
+        briefing.source == "compact"
+        and briefing.agent in TWO_PARTS
+        and briefing.session_id is not None
+        and briefing.savepoint.session_id == briefing.session_id
+    )
+    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts)
+    if two_parts:
+        from precompact.ops import addendum
+
+        addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence)
     record_delivery(loaded, briefing)
     return context
 
 
+def after_compaction(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
+    """UserPromptSubmit or PostToolUse of a session with something pending (the hook's entry
+    checked that): what the summary left out, once (ops/addendum.py)."""
+    if agent not in TWO_PARTS:
+        return None
+    from precompact.ops import addendum
+
+    return addendum.take(loaded, payload, agent)
+
+
 def session_start_brief(
-    loaded: configuration.Config, sequence: int, session_id: str | None, mcp_tools: bool = False
+    loaded: configuration.Config,
+    sequence: int,
+    session_id: str | None,
+    mcp_tools: bool = False,
+    first_part: bool = False,
 ) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
     bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
     savepoint no root vouches for, one line that says so and quotes nothing of it. It names the
-    MCP tools only with `mcp_tools` (the session's agent offers them)."""
+    MCP tools only with `mcp_tools` (the session's agent offers them). With `first_part`, the
+    short brief of a session that was just compacted (the rest comes after, ops/addendum.py)."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
@@ -264,6 +311,8 @@ def session_start_brief(
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
         return restore_brief.unvouched(found)
+    if first_part:
+        return restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
     return restore_brief.brief(found, session_id=session_id, repository=loaded.repository, mcp_tools=mcp_tools)
 
 

@@ -1,0 +1,244 @@
+"""The second part of what a compacted session is given: what the compaction summary left out,
+computed by the worker once the summary is known, kept pending for the session, and given once,
+at its next prompt or tool call (docs/sessions.md).
+
+Claude Code writes the summary only after SessionStart(`compact`), so the brief given there
+cannot know it; PostCompact has it but cannot add context, and comparing a large savepoint with
+it takes the worker tens of seconds. So each compaction leaves files in
+`logs/precompact-pending/`, named by the session (config/discovery.py names them; the hook's
+entry looks for the two it acts on with two stats, before importing anything):
+
+- `<session>.awaiting`: SessionStart(`compact`) saw a compaction whose summary is not recorded
+  yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
+  the summary from the session file, records it, and replaces it.
+- `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
+  the file first, renamed `.computing`).
+- `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
+  (local/provenance.py: a file that came with the project is never given to the model); the
+  first prompt or tool call claims it by renaming it, so two events racing give it once, and
+  removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from precompact.boundary import logs_dir
+from precompact.config import discovery
+from precompact.config import settings as configuration
+from precompact.local import provenance, savepoint_log
+from precompact.transcript import agents
+
+if TYPE_CHECKING:
+    from precompact.restore.resurrect import Resurrection
+
+REQUEST_SUFFIX = ".request"
+COMPUTING_SUFFIX = ".computing"
+DELIVERING_SUFFIX = ".delivering"
+STAMP_PURPOSE = "precompact/addendum/v1"
+MAX_PENDING_BYTES = 64 << 10  # an addendum is at most the budget (under 10,000 characters)
+
+
+def _name(stem: str, suffix: str) -> str:
+    return f"{discovery.PENDING_DIR}/{stem}{suffix}"
+
+
+def _read(logs: Path, name: str) -> dict | None:
+    """A pending file's JSON object; None when it is absent, refused or not of that shape."""
+    try:
+        found = json.loads(logs_dir.read_bytes(logs, name, limit=MAX_PENDING_BYTES))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _sequence(logs: Path, name: str) -> int | None:
+    found = _read(logs, name)
+    sequence = found.get("sequence") if found else None
+    return sequence if isinstance(sequence, int) else None
+
+
+def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
+    """SessionStart(`compact`) of savepoint `sequence`: unless its summary is already recorded
+    (Codex runs PostCompact first), the session waits for it; an addendum of an earlier
+    compaction not yet given is dropped."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return
+    logs = loaded.logs
+    ready = _ready_sequence(logs, stem)
+    if ready is not None and ready < sequence:
+        logs_dir.remove(logs, _name(stem, discovery.READY_SUFFIX))
+    if sequence in (
+        ready,
+        _sequence(logs, _name(stem, REQUEST_SUFFIX)),
+        _sequence(logs, _name(stem, COMPUTING_SUFFIX)),
+    ):
+        return
+    logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
+
+
+def request(loaded: configuration.Config, session_id: str | None, sequence: int, agent: str) -> bool:
+    """The summary of savepoint `sequence` is recorded: the worker is asked for the addendum
+    (the caller starts it). False for a session id no pending file can be named by."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return False
+    record = {"session_id": session_id, "sequence": sequence, "agent": agent}
+    logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
+    logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
+    return True
+
+
+def requested(loaded: configuration.Config) -> bool:
+    """Whether an addendum is asked for and not being computed."""
+    return any(name.endswith(REQUEST_SUFFIX) for name in logs_dir.names_in(loaded.logs, discovery.PENDING_DIR))
+
+
+def prepare(loaded: configuration.Config) -> list[str]:
+    """The worker: every addendum asked for, computed and kept pending; what it has to say of
+    those it could not make (one line each)."""
+    notes = []
+    for name in sorted(logs_dir.names_in(loaded.logs, discovery.PENDING_DIR)):
+        stem = name.removesuffix(REQUEST_SUFFIX)
+        if not name.endswith(REQUEST_SUFFIX) or discovery.pending_name(stem) is None:
+            continue
+        computing = _name(stem, COMPUTING_SUFFIX)
+        if not logs_dir.claim(loaded.logs, _name(stem, REQUEST_SUFFIX), computing):
+            continue
+        try:
+            asked = _read(loaded.logs, computing) or {}
+            sequence, agent = asked.get("sequence"), asked.get("agent")
+            if not isinstance(sequence, int) or asked.get("session_id") != stem or agent not in agents.NAMES:
+                notes.append(f"addendum request {stem} is not one precompact wrote; removed")
+                continue
+            text = _compute(loaded, stem, sequence, agent)
+            if text is None:
+                continue
+            record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
+            logs_dir.write_atomic(
+                loaded.logs, _name(stem, discovery.READY_SUFFIX), provenance.stamped(STAMP_PURPOSE, record.encode())
+            )
+        except Exception as e:  # noqa: BLE001 -- one session's addendum never stops the others or the layers
+            notes.append(f"addendum for session {stem} not computed: {e!r}")
+        finally:
+            logs_dir.remove(loaded.logs, computing)
+    return notes
+
+
+def _compute(loaded: configuration.Config, session_id: str, sequence: int, agent: str) -> str | None:
+    """The addendum of savepoint `sequence` for `session_id`; None when there is nothing to add
+    or no root vouches for the savepoint."""
+    from precompact.config import install
+    from precompact.restore import resurrect as resurrection
+
+    found = resurrection.from_this_machine(loaded, sequence=sequence)
+    if not found.verified:
+        return None
+    return parts(loaded, found, session_id, install.mcp_installed(agent, loaded.root))[1]
+
+
+def parts(
+    loaded: configuration.Config, found: Resurrection, session_id: str | None, mcp_tools: bool
+) -> tuple[str, str | None]:
+    """Both parts a compacted session of the savepoint `found` (checked, vouched for) is given:
+    the SessionStart brief, and what the summary left out within what the budget leaves after it
+    (None: nothing to add)."""
+    from precompact.restore import brief as restore_brief
+    from precompact.restore import dropped as dropping
+    from precompact.restore import resurrect as resurrection
+    from precompact.transcript import conversation
+
+    first = restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
+    newest = conversation.recent(found.contents.newest_entries(), max_requests=1).requests
+    try:
+        report = dropping.of_resurrection(loaded, found)
+    except resurrection.ResurrectError:  # it failed a check: nothing of it is compared or listed
+        return first, None
+    second = restore_brief.addendum(
+        report,
+        loaded.brief_budget - len(first) - restore_brief.AGE_SLACK,
+        newest[-1] if newest else None,
+        mcp_tools,
+    )
+    return first, second
+
+
+def as_given(loaded: configuration.Config, found: Resurrection) -> str:
+    """`resurrect --format brief`: both parts as the savepoint's compacted session is given them,
+    one after the other (the second computed here, as the worker computes it; none of a
+    savepoint that failed its checks)."""
+    from precompact.config import install
+
+    first, second = parts(loaded, found, found.savepoint.session_id, install.mcp_installed("claude", loaded.root))
+    return first if second is None else f"{first}\n\n{second}"
+
+
+def take(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
+    """UserPromptSubmit or PostToolUse: the session's addendum if one is ready, claimed so that
+    it is given once (None: nothing to give). A compaction still waiting for its summary gets it
+    from the session file if it is there by now, and the worker is started; its addendum comes
+    with a later event."""
+    session_id = payload.get("session_id")
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return None
+    logs = loaded.logs
+    delivering = _name(stem, f"{DELIVERING_SUFFIX}-{os.getpid()}")
+    if logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
+        try:
+            stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
+        finally:
+            logs_dir.remove(logs, delivering)
+        record = provenance.made_here(STAMP_PURPOSE, stored)
+        with contextlib.suppress(ValueError):
+            found = json.loads(record) if record is not None else None
+            if isinstance(found, dict) and found.get("session_id") == stem and isinstance(found.get("text"), str):
+                return found["text"]
+        return None
+    waiting = _sequence(logs, _name(stem, discovery.AWAITING_SUFFIX))
+    if waiting is not None and _summary_arrived(loaded, payload, stem, waiting, agent):
+        from precompact.ops import background
+
+        background.spawn(loaded.root)
+    return None
+
+
+def _summary_arrived(loaded: configuration.Config, payload: dict, session_id: str, sequence: int, agent: str) -> bool:
+    """Whether the summary of the compaction after savepoint `sequence` is now in the session
+    file (PostCompact did not bring it): then it is recorded with the savepoint, redacted, and
+    the addendum asked for."""
+    from precompact.ops import compaction
+
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == sequence]
+    given = payload.get("transcript_path")
+    if not mine or mine[0].session_id != session_id or not isinstance(given, str) or not given:
+        return False
+    if agent == agents.CLAUDE:
+        from precompact.transcript import conversation
+
+        summary = conversation.summary_since(Path(given), mine[0].unix_timestamp or 0)
+    else:
+        summary = agents.read(agent, loaded.logs, given, session_id).summary
+    if not summary:
+        return False
+    compaction.keep_summary(loaded, mine[0], summary, payload.get("trigger"))
+    return request(loaded, session_id, sequence, agent)
+
+
+def _ready_sequence(logs: Path, stem: str) -> int | None:
+    """The savepoint of the addendum ready for the session (its stamp is checked when given)."""
+    try:
+        stored = logs_dir.read_bytes(logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+    except OSError:
+        return None
+    record = provenance.made_here(STAMP_PURPOSE, stored)
+    with contextlib.suppress(ValueError):
+        found = json.loads(record) if record is not None else None
+        sequence = found.get("sequence") if isinstance(found, dict) else None
+        return sequence if isinstance(sequence, int) else None
+    return None
