@@ -1420,7 +1420,7 @@ def mcp() -> None:
     help="Whose hooks: Claude Code (.claude/settings.json), Codex CLI (.codex/hooks.json), Gemini CLI (.gemini/settings.json), OpenCode (precompact's plugin in .opencode/plugin/).",
 )
 def install(scope, dry_run, with_mcp, agent) -> None:
-    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, or the agent's own) to the agent's hook file.
+    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit, PostToolUse, or the agent's own) to the agent's hook file.
     They run this precompact by its absolute path, whatever PATH the agent has; run it again after moving precompact."""
     from precompact.config import install as installer
 
@@ -1454,7 +1454,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
     _apply(
         change,
         dry_run,
-        f"installed the PreCompact, PostCompact, SessionStart and SessionEnd hooks in {change.path}, running {entry}",
+        f"installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks in {change.path}, running {entry}",
         f"already installed in {change.path}; nothing changed",
     )
     if scope == "project" and not dry_run:

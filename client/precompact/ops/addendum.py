@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from precompact.boundary import logs_dir
 from precompact.config import discovery
 from precompact.config import settings as configuration
-from precompact.local import provenance, savepoint_log
+from precompact.local import provenance
 from precompact.transcript import agents
 
 if TYPE_CHECKING:
@@ -178,56 +178,32 @@ def as_given(loaded: configuration.Config, found: Resurrection) -> str:
     return first if second is None else f"{first}\n\n{second}"
 
 
-def take(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
-    """UserPromptSubmit or PostToolUse: the session's addendum if one is ready, claimed so that
-    it is given once (None: nothing to give). A compaction still waiting for its summary gets it
-    from the session file if it is there by now, and the worker is started; its addendum comes
-    with a later event."""
-    session_id = payload.get("session_id")
+def take(loaded: configuration.Config, session_id: object) -> str | None:
+    """The session's addendum if one is ready, claimed so that it is given once (None: none
+    ready, or one this machine did not write)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return None
     logs = loaded.logs
     delivering = _name(stem, f"{DELIVERING_SUFFIX}-{os.getpid()}")
-    if logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
-        try:
-            stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
-        finally:
-            logs_dir.remove(logs, delivering)
-        record = provenance.made_here(STAMP_PURPOSE, stored)
-        with contextlib.suppress(ValueError):
-            found = json.loads(record) if record is not None else None
-            if isinstance(found, dict) and found.get("session_id") == stem and isinstance(found.get("text"), str):
-                return found["text"]
+    if not logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
         return None
-    waiting = _sequence(logs, _name(stem, discovery.AWAITING_SUFFIX))
-    if waiting is not None and _summary_arrived(loaded, payload, stem, waiting, agent):
-        from precompact.ops import background
-
-        background.spawn(loaded.root)
+    try:
+        stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
+    finally:
+        logs_dir.remove(logs, delivering)
+    record = provenance.made_here(STAMP_PURPOSE, stored)
+    with contextlib.suppress(ValueError):
+        found = json.loads(record) if record is not None else None
+        if isinstance(found, dict) and found.get("session_id") == stem and isinstance(found.get("text"), str):
+            return found["text"]
     return None
 
 
-def _summary_arrived(loaded: configuration.Config, payload: dict, session_id: str, sequence: int, agent: str) -> bool:
-    """Whether the summary of the compaction after savepoint `sequence` is now in the session
-    file (PostCompact did not bring it): then it is recorded with the savepoint, redacted, and
-    the addendum asked for."""
-    from precompact.ops import compaction
-
-    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == sequence]
-    given = payload.get("transcript_path")
-    if not mine or mine[0].session_id != session_id or not isinstance(given, str) or not given:
-        return False
-    if agent == agents.CLAUDE:
-        from precompact.transcript import conversation
-
-        summary = conversation.summary_since(Path(given), mine[0].unix_timestamp or 0)
-    else:
-        summary = agents.read(agent, loaded.logs, given, session_id).summary
-    if not summary:
-        return False
-    compaction.keep_summary(loaded, mine[0], summary, payload.get("trigger"))
-    return request(loaded, session_id, sequence, agent)
+def awaiting(loaded: configuration.Config, session_id: object) -> int | None:
+    """The savepoint of the session's compaction whose summary is not recorded yet, if any."""
+    stem = discovery.pending_name(session_id)
+    return None if stem is None else _sequence(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
 
 
 def _ready_sequence(logs: Path, stem: str) -> int | None:

@@ -286,7 +286,38 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
         return None
     from precompact.ops import addendum
 
-    return addendum.take(loaded, payload, agent)
+    session_id = _text(payload, "session_id")
+    given = addendum.take(loaded, session_id)
+    if given is not None:
+        return given
+    waiting = addendum.awaiting(loaded, session_id)
+    if waiting is not None and _summary_arrived(loaded, payload, waiting, agent):
+        from precompact.ops import background
+
+        background.spawn(loaded.root)  # its addendum comes with a later prompt or tool call
+    return None
+
+
+def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int, agent: str) -> bool:
+    """Whether the summary of the compaction after savepoint `sequence` is in the session file
+    by now (PostCompact did not bring it): then it is recorded with the savepoint, and its
+    addendum asked for."""
+    from precompact.ops import addendum
+
+    session_id, given = _text(payload, "session_id"), _text(payload, "transcript_path")
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == sequence]
+    if not mine or mine[0].session_id != session_id or not given:
+        return False
+    if agent == agents.CLAUDE:
+        from precompact.transcript import conversation
+
+        summary = conversation.summary_since(Path(given), mine[0].unix_timestamp or 0)
+    else:
+        summary = agents.read(agent, loaded.logs, given, session_id).summary
+    if not summary:
+        return False
+    keep_summary(loaded, mine[0], summary, None)
+    return addendum.request(loaded, session_id, sequence, agent)
 
 
 def session_start_brief(
