@@ -25,10 +25,11 @@ ADDENDUM_START = "[precompact] What the compaction summary left out of savepoint
 
 
 def hook(project: Path, event: str, transcript: Path, session_id: str = SESSION, **extra) -> dict | None:
-    """The hook's JSON answer to `event` (None for an empty stdout); it must exit 0 quietly."""
+    """The hook's JSON answer to `event` (None for an empty stdout; PreCompact's plain words for
+    the summariser are not looked at); it must exit 0."""
     done = precompact(project, "hook", stdin=payload(event, project, transcript, session_id=session_id, **extra))
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout) if done.stdout else None
+    return json.loads(done.stdout) if done.stdout and event != "PreCompact" else None
 
 
 def context(answer: dict | None, event: str) -> str:
@@ -187,6 +188,8 @@ def test_with_nothing_pending_the_events_import_nothing_of_the_library(tmp_path)
             "precompact.config.discovery",
             "precompact.transcript",
             "precompact.transcript.agent_names",
+            "precompact.boundary",
+            "precompact.boundary.terminal",
         }, event
         assert not {m for m in modules if m.split(".")[0] in ("click", "orjson", "typing")}
 
@@ -202,16 +205,16 @@ def test_with_nothing_pending_the_events_import_nothing_of_the_library(tmp_path)
 def test_a_budget_out_of_range_is_refused_in_one_line(tmp_path, value, said):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     config = project.path / ".precompact.toml"
-    config.write_text(config.read_text().replace("[hooks]\n", f"[hooks]\nbrief_budget = {value}\n"))
-    trust(project.path)
-    done = precompact(project.path, "status")
-    assert done.returncode != 0 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    config.write_text(config.read_text().replace("brief_budget = 4000", f"brief_budget = {value}"))
+    done = precompact(project.path, "trust", "--yes")  # the configuration is checked before it is approved
+    assert done.returncode == 1 and said in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_the_budget_set_holds_for_both_parts_and_resurrect_shows_them_as_given(tmp_path):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     config = project.path / ".precompact.toml"
-    config.write_text(config.read_text().replace("[hooks]\n", "[hooks]\nbrief_budget = 2000\n"))
+    config.write_text(config.read_text().replace("brief_budget = 4000", "brief_budget = 2000"))
     trust(project.path)
     planted = session(5, cwd=str(project.path))
     transcript = write_transcript(planted, tmp_path / "session.jsonl")
