@@ -651,8 +651,31 @@ def names_the_project_registry(tree: ast.Module) -> list[str]:
     return found
 
 
+# What a compacted session is still to be given (logs/precompact-pending/) is written, claimed and
+# removed by one module, so an addendum is given once and only when this machine stamped it; the
+# hook's entry only asks `discovery.something_pending`, with two stats.
+PENDING_OWNERS = ("ops/addendum.py", "config/discovery.py")
+PENDING_NAMES = ("PENDING_DIR", "READY_SUFFIX", "AWAITING_SUFFIX")
+
+
+def names_the_pending_addenda(tree: ast.Module) -> list[str]:
+    """The pending files' folder or suffixes named outside their owners."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and "precompact-pending" in node.value)
+        or (isinstance(node, ast.Attribute) and node.attr in PENDING_NAMES)
+        or (isinstance(node, ast.Name) and node.id in PENDING_NAMES)
+    ]
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
+    "names_the_pending_addenda": (
+        names_the_pending_addenda,
+        PENDING_OWNERS,
+        "from pathlib import Path\ndef forget(root, sid):\n    (Path(root) / 'logs/precompact-pending' / f'{sid}.json').unlink()\n",
+    ),
     "names_the_project_registry": (
         names_the_project_registry,
         # transcript/opencode.py names the data directory for OpenCode's own database, not ours.
