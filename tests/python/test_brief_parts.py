@@ -55,7 +55,7 @@ def ready(project: Path, session_id: str = SESSION) -> bool:
 
 
 def test_the_session_start_brief_does_not_wait_for_the_summary(compacted):
-    project, _, planted, first = compacted
+    project, _, _, first = compacted
     newest = "Go ahead with the cleanup. Never touch the cobalt yarrow table while the migration runs. Tell me when it is done."
     assert f"## Newest user request (verbatim)\n> {newest}" in first
     assert first.count("## ") == 2, "the newest request and where the rest comes from; no todo list in this session"
@@ -73,8 +73,8 @@ def test_post_compact_has_the_worker_compute_what_the_summary_left_out_given_onc
     assert second.startswith(f'{ADDENDUM_START} 1 of "Trial #1"')
     assert len(first) + len(second) <= 4_000
     listed, _ = dropped.dropped_facts(planted.entries, dropped.Summary(planted.summary, planted.cwd))
-    constraints = [f for f in listed if f.kind == "failed command"]
-    assert constraints and all(f'[1:{f.entry}]: "{f.text}"' in second for f in constraints)
+    failures = [f for f in listed if f.kind == "failed command"]
+    assert failures and all(f'[1:{f.entry}]: "{f.text}"' in second for f in failures)
     # Most important first: failures before edits, edits before bare names.
     assert second.index("- failed command") < second.index("- edit") < second.index("- name")
     for fact in planted.planted:

@@ -13,6 +13,7 @@ from support.projects import new_project
 FAILURE = "boom: header line 3 has no colon"
 ADDENDUM_START = "[precompact] What the compaction summary left out of savepoint"
 
+
 @pytest.fixture
 def setup(tmp_path, claude_binary):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
@@ -23,6 +24,7 @@ def setup(tmp_path, claude_binary):
     ]
     with claude_code.session_in(project, tmp_path / "home", claude_binary, script=script) as started:
         yield started
+
 
 def test_after_a_real_compact_the_next_prompt_carries_what_the_summary_left_out_once(setup):
     session, mock = setup.session, setup.session.mock
