@@ -134,12 +134,8 @@ def test_without_post_compact_the_summary_entry_in_the_transcript_is_read(compac
     assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
     second = context(hook(project, "PostToolUse", transcript, tool_name="Read"), "PostToolUse")
     assert second.startswith(ADDENDUM_START) and "- failed command [1:" in second
-    summaries = [
-        json.loads(line)
-        for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()
-        if '"COMPACT_SUMMARY"' in line
-    ]
-    assert [s["summary"] for s in summaries] == [planted.summary.strip()]
+    index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
+    assert '"COMPACT_SUMMARY"' not in index, "not recorded as PostCompact's: `dropped` finds it in a later savepoint"
 
 
 def test_with_no_summary_at_all_the_session_start_brief_is_all(compacted):

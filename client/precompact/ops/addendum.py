@@ -10,7 +10,7 @@ entry looks for the two it acts on with two stats, before importing anything):
 
 - `<session>.awaiting`: SessionStart(`compact`) saw a compaction whose summary is not recorded
   yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
-  the summary from the session file, records it, and replaces it.
+  the summary from the session file and replaces it (ops/compaction.py).
 - `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
   the file first, renamed `.computing`).
 - `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
@@ -40,6 +40,7 @@ REQUEST_SUFFIX = ".request"
 COMPUTING_SUFFIX = ".computing"
 DELIVERING_SUFFIX = ".delivering"
 STAMP_PURPOSE = "precompact/addendum/v1"
+SESSION_FILE = "the summary entry in the session file, read after the compaction (PostCompact did not run)"
 MAX_PENDING_BYTES = 64 << 10  # an addendum is at most the budget (under 10,000 characters)
 
 
@@ -82,13 +83,16 @@ def await_summary(loaded: configuration.Config, session_id: str | None, sequence
     logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
 
 
-def request(loaded: configuration.Config, session_id: str | None, sequence: int, agent: str) -> bool:
-    """The summary of savepoint `sequence` is recorded: the worker is asked for the addendum
-    (the caller starts it). False for a session id no pending file can be named by."""
+def request(
+    loaded: configuration.Config, session_id: str | None, sequence: int, agent: str, summary: str | None = None
+) -> bool:
+    """The summary of savepoint `sequence` is known: the worker is asked for the addendum (the
+    caller starts it). `summary` is the one read from the session file where PostCompact did not
+    record one (None: the recorded one). False for a session id no pending file can be named by."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return False
-    record = {"session_id": session_id, "sequence": sequence, "agent": agent}
+    record = {"session_id": session_id, "sequence": sequence, "agent": agent, "summary": summary}
     logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
     logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
     return True
@@ -112,11 +116,16 @@ def prepare(loaded: configuration.Config) -> list[str]:
             continue
         try:
             asked = _read(loaded.logs, computing) or {}
-            sequence, agent = asked.get("sequence"), asked.get("agent")
-            if not isinstance(sequence, int) or asked.get("session_id") != stem or agent not in agents.NAMES:
+            sequence, agent, summary = asked.get("sequence"), asked.get("agent"), asked.get("summary")
+            if (
+                not isinstance(sequence, int)
+                or asked.get("session_id") != stem
+                or agent not in agents.NAMES
+                or not isinstance(summary, str | None)
+            ):
                 notes.append(f"addendum request {stem} is not one precompact wrote; removed")
                 continue
-            text = _compute(loaded, stem, sequence, agent)
+            text = _compute(loaded, stem, sequence, agent, summary)
             if text is None:
                 continue
             record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
@@ -130,24 +139,32 @@ def prepare(loaded: configuration.Config) -> list[str]:
     return notes
 
 
-def _compute(loaded: configuration.Config, session_id: str, sequence: int, agent: str) -> str | None:
-    """The addendum of savepoint `sequence` for `session_id`; None when there is nothing to add
-    or no root vouches for the savepoint."""
+def _compute(
+    loaded: configuration.Config, session_id: str, sequence: int, agent: str, summary: str | None
+) -> str | None:
+    """The addendum of savepoint `sequence` for `session_id`, compared with `summary` (None: the
+    one recorded); None when there is nothing to add, no root vouches for the savepoint, or it is
+    another session's."""
     from precompact.config import install
     from precompact.restore import resurrect as resurrection
 
     found = resurrection.from_this_machine(loaded, sequence=sequence)
-    if not found.verified:
+    if not found.verified or found.savepoint.session_id != session_id:
         return None
-    return parts(loaded, found, session_id, install.mcp_installed(agent, loaded.root))[1]
+    return parts(loaded, found, session_id, install.mcp_installed(agent, loaded.root), summary)[1]
 
 
 def parts(
-    loaded: configuration.Config, found: Resurrection, session_id: str | None, mcp_tools: bool
+    loaded: configuration.Config,
+    found: Resurrection,
+    session_id: str | None,
+    mcp_tools: bool,
+    summary: str | None = None,
 ) -> tuple[str, str | None]:
     """Both parts a compacted session of the savepoint `found` (checked, vouched for) is given:
-    the SessionStart brief, and what the summary left out within what the budget leaves after it
-    (None: nothing to add)."""
+    the SessionStart brief, and what the summary (`summary`, else the one `precompact dropped`
+    finds) left out, within what the budget leaves after the first (None: nothing to add)."""
+    from precompact.local import capture
     from precompact.restore import brief as restore_brief
     from precompact.restore import dropped as dropping
     from precompact.restore import resurrect as resurrection
@@ -159,6 +176,13 @@ def parts(
         report = dropping.of_resurrection(loaded, found)
     except resurrection.ResurrectError:  # it failed a check: nothing of it is compared or listed
         return first, None
+    if summary is not None:  # read from the session file: compared with the same history
+        history = [entry for _, entry in found.contents.located_entries()]
+        entries = history[: capture.before_compaction(found.savepoint, history)]
+        facts, kept = dropping.dropped_facts(entries, dropping.Summary(summary, found.document.cwd))
+        report = dropping.Dropped(
+            found.instance, found.savepoint.sequence, summary, SESSION_FILE, facts, kept, len(entries)
+        )
     second = restore_brief.addendum(
         report,
         loaded.brief_budget - len(first) - restore_brief.AGE_SLACK,

@@ -175,12 +175,18 @@ def keep_summary(
     loaded: configuration.Config, savepoint: savepoint_log.Savepoint, text: str, trigger: str | None
 ) -> str:
     """The compaction summary in `text` (its `<summary>`), redacted, recorded with `savepoint`."""
+    summary = _redacted_summary(loaded, text)
+    savepoint_log.mark(loaded.logs, savepoint, savepoint_log.Event.COMPACT_SUMMARY, trigger=trigger, summary=summary)
+    return summary
+
+
+def _redacted_summary(loaded: configuration.Config, text: str) -> str:
+    """The `<summary>` of a compaction summary, redacted as a snapshot is."""
     summary = summary_part(text)
     if loaded.redaction:
         from precompact.transcript.redact import Redactor
 
         summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
-    savepoint_log.mark(loaded.logs, savepoint, savepoint_log.Event.COMPACT_SUMMARY, trigger=trigger, summary=summary)
     return summary
 
 
@@ -300,8 +306,9 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
 
 def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int, agent: str) -> bool:
     """Whether the summary of the compaction after savepoint `sequence` is in the session file
-    by now (PostCompact did not bring it): then it is recorded with the savepoint, and its
-    addendum asked for."""
+    by now (PostCompact did not bring it): then the addendum is asked for with it, redacted. It
+    is not recorded as COMPACT_SUMMARY, which says PostCompact brought it; `precompact dropped`
+    finds it in the next savepoint of the session, as it does without this hook."""
     from precompact.ops import addendum
 
     session_id, given = _text(payload, "session_id"), _text(payload, "transcript_path")
@@ -316,8 +323,7 @@ def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int,
         summary = agents.read(agent, loaded.logs, given, session_id).summary
     if not summary:
         return False
-    keep_summary(loaded, mine[0], summary, None)
-    return addendum.request(loaded, session_id, sequence, agent)
+    return addendum.request(loaded, session_id, sequence, agent, _redacted_summary(loaded, summary))
 
 
 def session_start_brief(
