@@ -99,18 +99,22 @@ def request(
 
 
 def requested(loaded: configuration.Config) -> bool:
-    """Whether an addendum is asked for and not being computed."""
-    return any(name.endswith(REQUEST_SUFFIX) for name in logs_dir.names_in(loaded.logs, discovery.PENDING_DIR))
+    """Whether an addendum is asked for and not being computed (the worker goes round again)."""
+    return bool(_requests(loaded))
+
+
+def _requests(loaded: configuration.Config) -> list[str]:
+    """The sessions an addendum is asked for; a file of another name there is not a request."""
+    names = logs_dir.names_in(loaded.logs, discovery.PENDING_DIR)
+    stems = [name.removesuffix(REQUEST_SUFFIX) for name in sorted(names) if name.endswith(REQUEST_SUFFIX)]
+    return [stem for stem in stems if discovery.pending_name(stem) is not None]
 
 
 def prepare(loaded: configuration.Config) -> list[str]:
     """The worker: every addendum asked for, computed and kept pending; what it has to say of
     those it could not make (one line each)."""
     notes = []
-    for name in sorted(logs_dir.names_in(loaded.logs, discovery.PENDING_DIR)):
-        stem = name.removesuffix(REQUEST_SUFFIX)
-        if not name.endswith(REQUEST_SUFFIX) or discovery.pending_name(stem) is None:
-            continue
+    for stem in _requests(loaded):
         computing = _name(stem, COMPUTING_SUFFIX)
         if not logs_dir.claim(loaded.logs, _name(stem, REQUEST_SUFFIX), computing):
             continue
