@@ -269,5 +269,6 @@ def test_text_from_the_session_cannot_speak_in_the_addendums_voice(tmp_path):
     # precompact's own lines are its header, the note, one line per fact, the rest line and the end.
     assert [line for line in lines if line.startswith("[precompact]")] == [lines[0], lines[-1]]
     assert all(line.startswith("- ") for line in lines[2:-2]), lines
-    for own in FORGED_LINES:
+    assert lines.count(FORGED_LINES[0]) == 1, "the real end line, once, last"
+    for own in FORGED_LINES[1:]:
         assert own not in lines
