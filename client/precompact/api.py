@@ -444,6 +444,36 @@ def on_before_agent(config: Config, payload: dict) -> str | None:
     return compaction.deliver(config, compaction.before_agent(config, payload))
 
 
+def on_prompt_or_tool(config: Config, payload: dict, agent: str) -> str | None:
+    """UserPromptSubmit or PostToolUse of a session with something pending: what the compaction
+    summary left out, once (None: nothing to give yet) (ops.addendum)."""
+    from precompact.ops import compaction
+
+    return compaction.after_compaction(config, payload, agent)
+
+
+def prepare_addenda(config: Config) -> list[str]:
+    """The worker: each addendum asked for, computed and kept pending; a line for each it could
+    not make (ops.addendum)."""
+    from precompact.ops import addendum
+
+    return addendum.prepare(config)
+
+
+def addenda_requested(config: Config) -> bool:
+    """Whether an addendum is asked for that no worker is computing (ops.addendum)."""
+    from precompact.ops import addendum
+
+    return addendum.requested(config)
+
+
+def compacted_brief(config: Config, found: Resurrection) -> str:
+    """`resurrect --format brief`: both parts as a compacted session is given them (ops.addendum)."""
+    from precompact.ops import addendum
+
+    return addendum.as_given(config, found)
+
+
 def on_session_end(config: Config, payload: dict, agent: str) -> None:
     """SessionEnd: Layer 1 of what the session said since its last savepoint."""
     from precompact.ops import compaction

@@ -697,6 +697,24 @@ def names_the_kept_dropped_lists(tree: ast.Module) -> list[str]:
     ]
 
 
+# What a compacted session is still to be given (logs/precompact-pending/) is written, claimed and
+# removed by one module, so an addendum is given once and only when this machine stamped it; the
+# hook's entry only asks `discovery.something_pending`, with two stats.
+PENDING_OWNERS = ("ops/addendum.py", "config/discovery.py")
+PENDING_NAMES = ("PENDING_DIR", "READY_SUFFIX", "AWAITING_SUFFIX")
+
+
+def names_the_pending_addenda(tree: ast.Module) -> list[str]:
+    """The pending files' folder or suffixes named outside their owners."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and "precompact-pending" in node.value)
+        or (isinstance(node, ast.Attribute) and node.attr in PENDING_NAMES)
+        or (isinstance(node, ast.Name) and node.id in PENDING_NAMES)
+    ]
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "names_the_kept_dropped_lists": (
@@ -706,6 +724,11 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
             "import json\nfrom precompact.boundary import logs_dir\n"
             "def listed(logs):\n    return json.loads(logs_dir.read_bytes(logs, 'precompact-dropped/1.json'))\n"
         ),
+    ),
+    "names_the_pending_addenda": (
+        names_the_pending_addenda,
+        PENDING_OWNERS,
+        "from pathlib import Path\ndef forget(root, sid):\n    (Path(root) / 'logs/precompact-pending' / f'{sid}.json').unlink()\n",
     ),
     "names_the_project_registry": (
         names_the_project_registry,
@@ -1417,9 +1440,11 @@ def test_the_snapshot_rule_sees_each_way_around_its_owner():
 # Inside a precompact project the hook answers without loading the configuration only where
 # edges/hook.py's NOTHING_TO_DO says the event has nothing to do, and only once
 # config/approval.approved_as_is vouches for the configuration's bytes: an untrusted or changed
-# configuration is said by the handler (`_in_project`), on every event. So every answer `handle`
-# returns after finding the project is `_in_project`'s, the one for no project found, or one
-# under the approval's check.
+# configuration is said by the handler (`_in_project`), on every event but the two that fire on
+# every prompt and tool call (UserPromptSubmit, PostToolUse), which have nothing to do or say
+# until a compaction left an addendum pending. So every answer `handle` returns after finding the
+# project is `_in_project`'s, the one for no project found, or one under the approval's check or
+# the pending check.
 def answers_a_project_around_the_approval(tree: ast.Module) -> list[str]:
     """The returns of the hook's `handle` after `discovery.discover` that are neither
     `_in_project(...)`, nor under a test that no project was found, nor under
@@ -1434,7 +1459,9 @@ def answers_a_project_around_the_approval(tree: ast.Module) -> list[str]:
             isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)
             for n in ast.walk(test)
         )
-        return "approved_as_is" in calls or no_project
+        # UserPromptSubmit and PostToolUse with no pending addendum: nothing to do or say on
+        # every prompt and tool call (ops/addendum.py; the configuration is said elsewhere).
+        return "approved_as_is" in calls or "something_pending" in calls or no_project
 
     def visit(statements: list[ast.stmt], guarded: bool) -> None:
         nonlocal discovered

@@ -21,7 +21,8 @@ def setup(tmp_path, localnet, claude_binary):
 
 
 BRIEF_START = "[precompact] Restored from savepoint"
-BRIEF_END = "shows the last entries."
+BRIEF_END = 'its proof is the one line starting "Proof:" at the top.'
+ADDENDUM_START = "[precompact] What the compaction summary left out of savepoint"
 
 
 def briefs(request: dict) -> list[str]:
@@ -103,16 +104,19 @@ def test_compaction_gives_the_summariser_plain_words_and_the_session_one_brief(s
     )
     assert "{" not in note and "systemMessage" not in note, "plain words for the summariser, no JSON"
 
+    wait_for_worker(setup.project)  # PostCompact's worker: what the summary left out is pending
     asked = len(mock.requests)
     session.run("What next?", resume=session_id)
     [brief] = briefs(mock.requests[-1])
-    assert len(brief) < 10_000 and brief.startswith(f"{BRIEF_START} 2 of Trial #1")
-    assert "> Keep the public API stable and never touch app.py." in brief
-    assert "> Please build the header parser. [[plan:work]]" in brief
+    # The first part, given before the summary exists: the proof, the newest request, the todo list.
+    assert len(brief) < 4_000 and brief.startswith(f"{BRIEF_START} 2 of Trial #1")
+    assert "## Newest user request (verbatim)\n> Keep the public API stable and never touch app.py." in brief
     assert "> - [in_progress] Parse headers\n> - [pending] Write the parser tests" in brief
-    assert '- "parser.py" (uncommitted)' in brief
-    assert "boom: header line 3 has no colon" in brief and "$ python3 -c" in brief
     assert "Proof: savepoint 2, sha256:" in brief and "integrity ✓ verified" in brief
+    # The second, with this prompt: what the summary ("building a parser") left out.
+    [left_out] = [t for t in messages_text(mock.requests[-1]).split(ADDENDUM_START)[1:]]
+    assert "boom: header line 3 has no colon" in left_out and "python3 -c" in left_out
+    assert "parser.py" in left_out
     for own in ("<command-name>", "<local-command-stdout>", "This session is being continued", "<system-reminder>"):
         assert own not in brief, f"Claude Code's own {own} entries are not quoted as requests"
     assert all(len(briefs(r)) == 1 for r in mock.requests[asked:])

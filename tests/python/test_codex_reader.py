@@ -15,7 +15,7 @@ from precompact.config import install as installer
 from precompact.config import settings as configuration
 from precompact.recall import fulltext
 from precompact.transcript import agents, codex, conversation
-from support.commands import PRECOMPACT, invoke, precompact
+from support.commands import PRECOMPACT, invoke, precompact, wait_until
 from support.projects import new_project
 
 SESSION = "01a2355d-d3df-7661-851d-76b764947144"
@@ -191,7 +191,8 @@ def test_install_for_codex_writes_its_hooks_json_once_and_uninstall_leaves_no_li
     assert "/hooks" in result.output, "Codex skips hooks nobody trusted: the user is told"
     command = f"{Path(PRECOMPACT).resolve()} hook --agent codex"
     assert ours(hooks_file) == {
-        event: [command] for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd")
+        event: [command]
+        for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse")
     }
     assert "already installed" in invoke("install", "--agent", "codex", "--scope", "user").output
     assert not (home / ".claude").exists(), "Claude Code's settings are not touched"
@@ -205,7 +206,10 @@ def test_uninstall_for_codex_keeps_other_hooks_and_the_project_scope_is_dot_code
     project_hooks.parent.mkdir()
     project_hooks.write_text(json.dumps(other))
     assert invoke("install", "--agent", "codex").exit_code == 0
-    assert set(ours(project_hooks)) == {"PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Stop"}
+    assert set(ours(project_hooks)) == {
+        *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse"),
+        "Stop",
+    }
     assert invoke("uninstall", "--agent", "codex").exit_code == 0
     assert json.loads(project_hooks.read_text()) == other
 
@@ -255,9 +259,21 @@ def test_codex_payloads_save_and_brief_and_a_missing_rollout_fails_open(tmp_path
     assert codex_hook({**base, "hook_event_name": "PostCompact", "trigger": "manual"}, project.path).returncode == 0
     started = codex_hook({**base, "hook_event_name": "SessionStart", "source": "compact"}, project.path)
     context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("[precompact] Restored from savepoint 1") and "$ cat nofile.txt" in context
+    # The first part: Codex ran PostCompact first, and its worker compares the summary with the savepoint.
+    assert context.startswith("[precompact] Restored from savepoint 1") and "> Build the parser." in context
     index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
     assert [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"] == ["The user is building a parser."]
+    # The second, with the next prompt (a `developer` message in Codex), once: the failure the summary left out.
+    assert wait_until(lambda: (project.logs / "precompact-pending" / f"{SESSION}.json").exists(), 60)
+    prompt = codex_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}, project.path)
+    left_out = json.loads(prompt.stdout)["hookSpecificOutput"]
+    assert left_out["hookEventName"] == "UserPromptSubmit"
+    assert (
+        "- failed command [1:" in left_out["additionalContext"] and '"cat nofile.txt"' in left_out["additionalContext"]
+    )
+    assert (
+        codex_hook({**base, "hook_event_name": "PostToolUse", "tool_name": "exec_command"}, project.path).stdout == b""
+    )
     assert [e["event"] for e in index].count("SAVEPOINT_CREATED") == 1, "the compaction's own records say nothing"
 
     gone = codex_hook(

@@ -56,7 +56,8 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
     result = invoke("install")
     assert (
         result.exit_code == 0
-        and "installed the PreCompact, PostCompact, SessionStart and SessionEnd hooks" in result.output
+        and "installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks"
+        in result.output
     )
     settings = json.loads(settings_file(project).read_text())
     assert ours(settings) == {
@@ -64,12 +65,18 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
         "PostCompact": [("auto|manual", 15)],
         "SessionStart": [("compact|resume", 30)],
         "SessionEnd": [(None, 5)],
+        # Every prompt and tool call, with no matcher: Claude Code cannot register a hook only while
+        # something is pending; with nothing pending the hook answers after two stats.
+        "UserPromptSubmit": [(None, 10)],
+        "PostToolUse": [(None, 10)],
     }
     commands = {event: h["command"] for event, groups in settings["hooks"].items() for g in groups for h in g["hooks"]}
     assert {event: command for event, command in commands.items() if event != "SessionStart"} == {
         "PreCompact": f"{ENTRY} hook",
         "PostCompact": f"{ENTRY} hook",
         "SessionEnd": f"{ENTRY} hook",
+        "UserPromptSubmit": f"{ENTRY} hook",
+        "PostToolUse": f"{ENTRY} hook",
     }, "by absolute path: nothing depends on the PATH Claude Code starts with"
     assert commands["SessionStart"].startswith(f"{ENTRY} hook || "), "with the fallback that says it cannot start"
     before = settings_file(project).read_bytes()
@@ -135,7 +142,9 @@ def test_other_settings_and_hooks_are_preserved_and_uninstall_restores_them(proj
     merged = json.loads(settings_file(project).read_text())
     assert merged["hooks"]["PreCompact"][0] == OTHERS["hooks"]["PreCompact"][0]
     assert {k: v for k, v in merged.items() if k != "hooks"} == {k: v for k, v in OTHERS.items() if k != "hooks"}
-    assert merged["hooks"]["PostToolUse"] == OTHERS["hooks"]["PostToolUse"] and merged["hooks"]["Stop"] == []
+    # The user's own PostToolUse group stays first, as it was; precompact's is added after it.
+    assert merged["hooks"]["PostToolUse"][:-1] == OTHERS["hooks"]["PostToolUse"] and merged["hooks"]["Stop"] == []
+    assert ours(merged)["PostToolUse"] == [(None, 10)]
     assert list(merged) == list(OTHERS)
     result = invoke("uninstall")
     assert result.exit_code == 0 and "removed precompact's hooks" in result.output

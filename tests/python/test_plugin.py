@@ -139,7 +139,7 @@ def test_claude_plugin_validate_passes_strict(tmp_path, claude_binary):
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
     assert hooks == {
         (event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook')
-        for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd")
+        for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse")
     }
     assert [(s["name"], s["args"]) for s in report["provides"]["mcpServers"]] == [("precompact", ["mcp"])]
 

@@ -152,6 +152,39 @@ def write_atomic(logs: Path, name: str, data: bytes) -> None:
         atomic_file.write_in(dir_fd, leaf, data, 0o600)
 
 
+def names_in(logs: Path, sub: str) -> list[str]:
+    """The names in the subdirectory `sub` of logs/ ([] when there is none)."""
+    try:
+        with directory(logs, sub, create=False) as fd:
+            return os.listdir(fd)
+    except FileNotFoundError:
+        return []
+
+
+def claim(logs: Path, name: str, to: str) -> bool:
+    """Renames `name` to `to` in its directory of logs/ (a link is moved, never followed), so
+    that of processes racing for it exactly one has it; False when `name` is not there (any more)."""
+    sub, leaf = _split(name)
+    if _split(to)[0] != sub:
+        raise ConfinementError(errno.EPERM, f"logs/{to} is not in the directory of logs/{name}")
+    try:
+        with directory(logs, sub, create=False) as fd:
+            os.rename(leaf, _split(to)[1], src_dir_fd=fd, dst_dir_fd=fd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def remove(logs: Path, name: str) -> None:
+    """Removes `name` from logs/ if it is there (a link itself, never what it points to)."""
+    sub, leaf = _split(name)
+    try:
+        with directory(logs, sub, create=False) as fd:
+            os.unlink(leaf, dir_fd=fd)
+    except FileNotFoundError:
+        pass
+
+
 def _open_dir(logs: Path, create: bool) -> int:
     _check_untracked(logs)
     try:

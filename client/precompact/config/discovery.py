@@ -29,3 +29,30 @@ def discover(start: str) -> tuple[str, str | None] | None:
 def missing(start: str) -> str:
     """What to say where `discover(start)` found no configuration."""
     return f"no {CONFIG_NAME} in {os.path.realpath(start)} or its parents; run `precompact init` in your project"
+
+
+# What a compacted session is still to be given (ops/addendum.py writes them in logs/ under
+# PENDING_DIR): the addendum ready for its next prompt or tool call, or a compaction whose summary
+# has not been read yet. UserPromptSubmit and PostToolUse fire on every prompt and tool call:
+# without one of these files they are answered here, with two stats.
+PENDING_DIR = "precompact-pending"
+READY_SUFFIX = ".json"
+AWAITING_SUFFIX = ".awaiting"
+MAX_SESSION_ID = 128
+
+
+def pending_name(session_id: object) -> str | None:
+    """The file name stem of `session_id`'s pending files; None for an id that is not a plain
+    name (letters, digits, '-', '_'), which never has any."""
+    if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID:
+        return None
+    return session_id if all(c.isascii() and (c.isalnum() or c in "-_") for c in session_id) else None
+
+
+def something_pending(root: str, session_id: object) -> bool:
+    """Whether the session has an addendum to be given, or a compaction to read the summary of."""
+    name = pending_name(session_id)
+    if name is None:
+        return False
+    folder = os.path.join(root, "logs", PENDING_DIR, name)
+    return os.path.lexists(folder + READY_SUFFIX) or os.path.lexists(folder + AWAITING_SUFFIX)

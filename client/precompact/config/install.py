@@ -31,16 +31,28 @@ PROJECT_SCOPE_ADVICE = (
 
 # Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration;
 # SessionEnd has none (every reason a session ends), and Claude Code gives all its SessionEnd hooks
-# 1.5 s together whatever the timeout says.
+# 1.5 s together whatever the timeout says. UserPromptSubmit and PostToolUse (every prompt, every
+# tool) give a compacted session what its summary left out; Claude Code has no way to register a
+# hook only while something is pending, so they are always registered, and the hook answers at
+# once when nothing is (edges/hook.py).
 HOOKS = {
     "PreCompact": ("auto|manual", 60),
     "PostCompact": ("auto|manual", 15),
     "SessionStart": (None, 30),
     "SessionEnd": ("", 5),
+    "UserPromptSubmit": ("", 10),
+    "PostToolUse": ("", 10),
 }
 # Codex CLI 0.171.0: the same events and fields; no matchers (the hook filters sources itself).
 # Codex caps SessionEnd at 3 s whatever the timeout says.
-CODEX_HOOKS = {"PreCompact": 60, "PostCompact": 15, "SessionStart": 30, "SessionEnd": 3}
+CODEX_HOOKS = {
+    "PreCompact": 60,
+    "PostCompact": 15,
+    "SessionStart": 30,
+    "SessionEnd": 3,
+    "UserPromptSubmit": 10,
+    "PostToolUse": 10,
+}
 # Gemini CLI 0.61.0 (timeouts in milliseconds): PreCompress before a compression (and, as
 # observed, before every model round), BeforeAgent to hand the brief over after a compression
 # (Gemini has no SessionStart source `compact`), SessionEnd as for Claude Code. No SessionStart:

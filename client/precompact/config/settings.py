@@ -62,11 +62,15 @@ SSH_ED25519_RECIPIENT = re.compile(r"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+
 IDENTITY_NAME = "precompact-age-identity.txt"
 SESSION_START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
+# What a compacted session is given in all: the SessionStart brief and, at the next prompt or tool
+# call, what the summary left out (docs/sessions.md). Claude Code cuts a hook's text at 10,000.
+DEFAULT_BRIEF_BUDGET = 4_000
+BRIEF_BUDGET_RANGE = (1_500, 9_500)
 # What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
 # "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)".
 DEFAULT_COMPACT_NOTE = (
     "The full pre-compaction transcript is saved as precompact {savepoint}; after compaction the session gets "
-    "precompact's brief with the user's latest requests, the todo list, the files edited and the last failing command. "
+    "precompact's brief with the user's newest request and the todo list, then, with its next prompt, what this summary leaves out. "
     "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
     "for approaches that were rejected."
 )
@@ -139,6 +143,8 @@ class Config:
     identity: Path | None = None
     # SessionEnd archives what was said since the last savepoint (one more savepoint per session).
     session_end: bool = True
+    # Characters a compacted session is given in all: the SessionStart brief and the addendum.
+    brief_budget: int = DEFAULT_BRIEF_BUDGET
     # The one URL Layer 2 pushes to and fetches from (`git.url`, approved with the rest); None in a
     # configuration written before it was recorded: then `git.remote`'s URL in the repository's
     # own git configuration, read on every push (url_unrecorded_warning says how to record it).
@@ -268,6 +274,12 @@ def _validate(root: Path, raw: dict) -> Config:
         raise ConfigError(
             f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}; use any of {', '.join(SESSION_START_SOURCES)}"
         )
+    budget = r.integer("hooks", "brief_budget", DEFAULT_BRIEF_BUDGET)
+    if not BRIEF_BUDGET_RANGE[0] <= budget <= BRIEF_BUDGET_RANGE[1]:
+        low, high = BRIEF_BUDGET_RANGE
+        raise ConfigError(
+            f"hooks.brief_budget must be between {low} and {high} characters, got {budget}; set e.g. brief_budget = {DEFAULT_BRIEF_BUDGET} under [hooks] in .precompact.toml"
+        )
     window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW)
     if window <= 0:
         raise ConfigError("snapshot.context_window must be a positive number of tokens")
@@ -315,6 +327,7 @@ def _validate(root: Path, raw: dict) -> Config:
         session_start_sources=tuple(sources),
         compact_note=r.string("hooks", "compact_note", DEFAULT_COMPACT_NOTE),
         session_end=r.boolean("hooks", "session_end", True),
+        brief_budget=budget,
         insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
         recipients=tuple(recipients),
         identity=_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
@@ -500,6 +513,8 @@ def render(values: dict) -> str:
         '# compact_note = "..."',
         "# Archive each session when it ends (one savepoint, so one transaction, per session)",
         "session_end = true",
+        "# Characters a compacted session is given in all: the brief, then what the summary left out",
+        f"brief_budget = {DEFAULT_BRIEF_BUDGET}",
         "",
         "[redaction]",
         "enabled = true",

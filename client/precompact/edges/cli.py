@@ -899,7 +899,7 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     type=click.Choice(["brief", "report", "json"]),
     default="report",
     show_default=True,
-    help="The report, or the brief the model gets at a session start (json: the same as --json).",
+    help="The report, or the brief a compacted session is given, both parts (json: the same as --json).",
 )
 @click.option(
     "--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes)."
@@ -928,6 +928,8 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
     )
     if as_json or output == "json":
         terminal.echo_json(api.render_resurrection(found, "json"))
+    elif output == "brief":
+        terminal.echo(api.compacted_brief(_load(), found))
     else:
         terminal.echo(api.render_resurrection(found, output))
     if not found.intact:
@@ -1461,7 +1463,7 @@ def mcp() -> None:
     help="Whose hooks: Claude Code (.claude/settings.json), Codex CLI (.codex/hooks.json), Gemini CLI (.gemini/settings.json), OpenCode (precompact's plugin in .opencode/plugin/).",
 )
 def install(scope, dry_run, with_mcp, agent) -> None:
-    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, or the agent's own) to the agent's hook file.
+    """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit, PostToolUse, or the agent's own) to the agent's hook file.
     They run this precompact by its absolute path, whatever PATH the agent has; run it again after moving precompact."""
     from precompact.config import install as installer
 
@@ -1495,7 +1497,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
     _apply(
         change,
         dry_run,
-        f"installed the PreCompact, PostCompact, SessionStart and SessionEnd hooks in {change.path}, running {entry}",
+        f"installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks in {change.path}, running {entry}",
         f"already installed in {change.path}; nothing changed",
     )
     if scope == "project" and not dry_run:

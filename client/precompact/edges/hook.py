@@ -3,7 +3,11 @@ CLI and OpenCode (through precompact's plugin). It must never slow or block the 
 it always exits 0, never emits a block decision, and reports failures in its message and in
 `logs/precompact-errors.log` instead. PreCompact runs only Layer 1 here (the detached worker does
 the rest) and tells the summariser, in plain words, what is saved; PostCompact keeps the
-summary; SessionStart hands the session the restore brief of the latest savepoint, once.
+summary and has the worker compute what it left out; SessionStart hands the session the restore
+brief of the latest savepoint, once (after a compaction, its first part); the next
+UserPromptSubmit or PostToolUse gives what the summary left out, once (ops/addendum.py). Those two
+fire on every prompt and tool call: with nothing pending for the session they are answered after
+two stats, before anything of precompact's library is imported.
 
 Claude Code 2.1.332 runs them in the order PreCompact, SessionStart (source `compact`),
 PostCompact; it appends PreCompact's stdout to the summariser's prompt as "Additional
@@ -84,6 +88,10 @@ NOTHING_TO_DO = {
 }
 
 
+# The events that give a compacted session what its summary left out (ops/addendum.py).
+AFTER_COMPACTION = ("UserPromptSubmit", "PostToolUse")
+
+
 class HookResult:
     """The hook's answer: stdout for the agent, stderr for the user."""
 
@@ -128,6 +136,11 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
         return HookResult(stderr=f"precompact hook: {e}")
     if found is None:
         return HookResult(stderr=f"precompact hook: {discovery.missing(cwd)}")
+    # These two fire on every prompt and tool call: only a compaction's pending addendum is work,
+    # and with none there is nothing to do and nothing to say (a configuration not approved as it
+    # is, is said at session start and compaction, not on every tool call).
+    if event in AFTER_COMPACTION and not discovery.something_pending(found[0], payload.get("session_id")):
+        return HookResult()
     if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, found[0]):
         from precompact.config import approval
 
@@ -172,6 +185,8 @@ def _handlers(agent: str) -> dict:
         "PostCompact": _post_compact,
         "SessionStart": _session_start,
         "SessionEnd": _session_end,
+        "UserPromptSubmit": _after_compaction,
+        "PostToolUse": _after_compaction,
     }
 
 
@@ -206,6 +221,12 @@ def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> H
     from precompact import api
 
     return _context("SessionStart", api.on_session_start(loaded, payload, agent))
+
+
+def _after_compaction(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
+    from precompact import api
+
+    return _context(payload["hook_event_name"], api.on_prompt_or_tool(loaded, payload, agent))
 
 
 def _before_agent(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:

@@ -25,10 +25,11 @@ def main(argv: list[str], plugin_root: str) -> int:
     if argv == ["plugin-hook"]:
         raw = sys.stdin.buffer.read()
         try:
-            cwd = json.loads(raw).get("cwd")
+            event = json.loads(raw)
+            cwd = event.get("cwd")
         except (ValueError, AttributeError):
-            cwd = None
-        if isinstance(cwd, str) and not configuration_above(cwd):
+            event, cwd = None, None
+        if isinstance(cwd, str) and (not configuration_above(cwd) or nothing_pending(event, cwd)):
             return 0
     from pathlib import Path
 
@@ -53,6 +54,17 @@ def main(argv: list[str], plugin_root: str) -> int:
     except LauncherError as e:
         terminal.echo(f"precompact: {e}", err=True)
         return 0 if argv == ["plugin-hook"] else 1
+
+
+def nothing_pending(event: dict, cwd: str) -> bool:
+    """Whether `event` is a prompt or a tool call (every one fires the hook) of a session with no
+    addendum pending (edges/hook.py answers those the same way)."""
+    from precompact.config import discovery
+
+    if event.get("hook_event_name") not in ("UserPromptSubmit", "PostToolUse"):
+        return False
+    found = discovery.discover(cwd)
+    return found is None or not discovery.something_pending(found[0], event.get("session_id"))
 
 
 def configuration_above(cwd: str) -> bool:

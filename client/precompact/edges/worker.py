@@ -1,5 +1,6 @@
-"""The detached background worker: updates the recall index and runs Layers 2 and 3 for a
-project, so the hook never waits.
+"""The detached background worker: updates the recall index, computes what a compaction summary
+left out for the session to be given (ops/addendum.py), and runs Layers 2 and 3 for a project, so
+the hook never waits.
 
 One worker per project at a time (a non-blocking lock); a worker that finds the lock held
 leaves, since the holder will see the new savepoint: before exiting, the holder checks whether
@@ -65,6 +66,7 @@ def run(root: Path) -> None:
             stuck = not _write_queued(root)
             seen = _index_state(approved)
             _update_recall(configuration.load(root))
+            _prepare_addenda(configuration.load(root))
             try:
                 for pause in (*BACKOFF_SECONDS, None):
                     loaded = configuration.load(root)
@@ -80,7 +82,11 @@ def run(root: Path) -> None:
             finally:
                 (logs / RETRY_NAME).unlink(missing_ok=True)
             _keep_dropped_lists(configuration.load(root), _arrival(approved, seen[0]))
-        if _index_state(approved) == seen and (stuck or not api.savepoints_queued(approved)):
+        if (
+            _index_state(approved) == seen
+            and (stuck or not api.savepoints_queued(approved))
+            and not api.addenda_requested(approved)
+        ):
             return
 
 
@@ -129,6 +135,20 @@ def _keep_dropped_lists(loaded: configuration.Config, arrived: Callable[[], bool
         notes = api.keep_dropped_lists(loaded, arrived)
     except Exception as e:  # noqa: BLE001 - derived data: made again where it is asked for
         _log(f"what compaction dropped not kept: {e!r}")
+        return
+    for note in notes:
+        _log(note)
+
+
+def _prepare_addenda(loaded: configuration.Config) -> None:
+    """Computes what each compaction summary asked for left out (ops/addendum.py), before Layers
+    2 and 3: the session is waiting for it. A failure is logged; the session then has none."""
+    from precompact import api
+
+    try:
+        notes = api.prepare_addenda(loaded)
+    except Exception as e:  # noqa: BLE001 - the addendum is a convenience: the layers go on without it
+        _log(f"addenda not computed: {e!r}")
         return
     for note in notes:
         _log(note)

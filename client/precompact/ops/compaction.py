@@ -31,6 +31,11 @@ ERRORS_LOG = "precompact-errors.log"
 # An unexpected error's traceback, for a bug report: kept apart so that the errors log stays one
 # line per error.
 DEBUG_LOG = "precompact-debug.log"
+# The agents whose compacted session gets the brief in two parts: SessionStart(`compact`), then
+# what the summary left out at the next UserPromptSubmit or PostToolUse (both carry
+# additionalContext to the model there). Gemini's BeforeAgent and OpenCode's plugin give the
+# whole brief after the compaction instead (docs/agents.md).
+TWO_PARTS = (agents.CLAUDE, agents.CODEX)
 QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
@@ -151,20 +156,43 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     latest = mine[-1] if mine else None
     if latest is None:
         return False
-    summary = summary_part(_text(payload, "compact_summary") or (read.summary if read else None) or "")
-    if loaded.redaction:
-        from precompact.transcript.redact import Redactor
-
-        summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
-    savepoint_log.mark(
-        loaded.logs, latest, savepoint_log.Event.COMPACT_SUMMARY, trigger=_text(payload, "trigger"), summary=summary
+    summary = keep_summary(
+        loaded,
+        latest,
+        _text(payload, "compact_summary") or (read.summary if read else None) or "",
+        _text(payload, "trigger"),
     )
-    # With its summary known, the worker lists what the compaction dropped and keeps the list
-    # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history.
+    if summary and agent in TWO_PARTS:
+        from precompact.ops import addendum
+
+        addendum.request(loaded, _text(payload, "session_id"), latest.sequence, agent)
+    # With its summary known, the worker computes what the summary left out for the session (the
+    # addendum above) and lists what the compaction dropped and keeps the list
+    # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history:
+    # there, never here.
     from precompact.ops import background
 
     background.spawn(loaded.root)
     return True
+
+
+def keep_summary(
+    loaded: configuration.Config, savepoint: savepoint_log.Savepoint, text: str, trigger: str | None
+) -> str:
+    """The compaction summary in `text` (its `<summary>`), redacted, recorded with `savepoint`."""
+    summary = _redacted_summary(loaded, text)
+    savepoint_log.mark(loaded.logs, savepoint, savepoint_log.Event.COMPACT_SUMMARY, trigger=trigger, summary=summary)
+    return summary
+
+
+def _redacted_summary(loaded: configuration.Config, text: str) -> str:
+    """The `<summary>` of a compaction summary, redacted as a snapshot is."""
+    summary = summary_part(text)
+    if loaded.redaction:
+        from precompact.transcript.redact import Redactor
+
+        summary = Redactor(extra=dict(loaded.redaction_patterns)).redact(summary)
+    return summary
 
 
 def summary_part(text: str) -> str:
@@ -247,18 +275,75 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
     from precompact.config import install
 
     mcp_tools = install.mcp_installed(briefing.agent, loaded.root)
-    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools)
+    # The session that was just compacted: the first part now, the second once its summary is known.
+    two_parts = (
+        briefing.source == "compact"
+        and briefing.agent in TWO_PARTS
+        and briefing.session_id is not None
+        and briefing.savepoint.session_id == briefing.session_id
+    )
+    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts)
+    if two_parts:
+        from precompact.ops import addendum
+
+        addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence)
     record_delivery(loaded, briefing)
     return context
 
 
+def after_compaction(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
+    """UserPromptSubmit or PostToolUse of a session with something pending (the hook's entry
+    checked that): what the summary left out, once (ops/addendum.py)."""
+    if agent not in TWO_PARTS:
+        return None
+    from precompact.ops import addendum
+
+    session_id = _text(payload, "session_id")
+    given = addendum.take(loaded, session_id)
+    if given is not None:
+        return given
+    waiting = addendum.awaiting(loaded, session_id)
+    if waiting is not None and _summary_arrived(loaded, payload, waiting, agent):
+        from precompact.ops import background
+
+        background.spawn(loaded.root)  # its addendum comes with a later prompt or tool call
+    return None
+
+
+def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int, agent: str) -> bool:
+    """Whether the summary of the compaction after savepoint `sequence` is in the session file
+    by now (PostCompact did not bring it): then the addendum is asked for with it, redacted. It
+    is not recorded as COMPACT_SUMMARY, which says PostCompact brought it; `precompact dropped`
+    finds it in the next savepoint of the session, as it does without this hook."""
+    from precompact.ops import addendum
+
+    session_id, given = _text(payload, "session_id"), _text(payload, "transcript_path")
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == sequence]
+    if not mine or mine[0].session_id != session_id or not given:
+        return False
+    if agent == agents.CLAUDE:
+        from precompact.transcript import conversation
+
+        summary = conversation.summary_since(Path(given), mine[0].unix_timestamp or 0)
+    else:
+        summary = agents.read(agent, loaded.logs, given, session_id).summary
+    if not summary:
+        return False
+    return addendum.request(loaded, session_id, sequence, agent, _redacted_summary(loaded, summary))
+
+
 def session_start_brief(
-    loaded: configuration.Config, sequence: int, session_id: str | None, mcp_tools: bool = False
+    loaded: configuration.Config,
+    sequence: int,
+    session_id: str | None,
+    mcp_tools: bool = False,
+    first_part: bool = False,
 ) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
     bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
     savepoint no root vouches for, one line that says so and quotes nothing of it. It names the
-    MCP tools only with `mcp_tools` (the session's agent offers them)."""
+    MCP tools only with `mcp_tools` (the session's agent offers them). With `first_part`, the
+    short brief of a session that was just compacted (the rest comes after, ops/addendum.py)."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
@@ -269,6 +354,8 @@ def session_start_brief(
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
         return restore_brief.unvouched(found)
+    if first_part:
+        return restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
     return restore_brief.brief(found, session_id=session_id, repository=loaded.repository, mcp_tools=mcp_tools)
 
 

@@ -7,6 +7,12 @@ cuts SessionStart context above 10,000 characters to a preview, so it is built t
 the proof in one line, the todo list, the files edited, the last failing command (and, for
 another session, the summary and session-state priorities), then as many of the user's latest
 requests, verbatim, as still fit; it ends with where the full snapshot is and how to see more.
+
+A session that was just compacted gets two parts instead, within one budget (`hooks.brief_budget`,
+docs/sessions.md): at SessionStart(`compact`), when the summary does not exist yet, `compact_brief`
+(the proof, the newest request verbatim, the todo list); at its next prompt or tool call, once the
+worker compared the savepoint with the summary, `addendum`: what the summary left out, the most
+important first, each fact quoted with its reference for `show`.
 """
 
 from __future__ import annotations
@@ -15,11 +21,15 @@ import json
 from collections.abc import Container
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from precompact.boundary import git_env, processes, quoting
 from precompact.restore.resurrect import FAILED, VERIFIED, Resurrection
 from precompact.transcript import conversation
 from precompact.verifier import verdicts
+
+if TYPE_CHECKING:  # the SessionStart hook renders the first part without loading the rule
+    from precompact.restore.dropped import Dropped
 
 BRIEF_LIMIT = 9_500
 SUMMARY_LIMIT = 2_500
@@ -149,12 +159,7 @@ def brief(
     ]
     if verdicts.not_backed_up(found.checks["git"], s):
         head.append(NOT_BACKED_UP)
-    if found.replaced_from_git:
-        head.append(
-            "LOCAL COPY ALTERED: this machine's copy failed its check; this brief is from git's copy, which passed every other check; run `precompact verify`."
-        )
-    elif not found.intact:
-        head.append("NOT INTACT: do not rely on this savepoint; run `precompact verify`.")
+    head += _integrity_lines(found)
     sections = []
     if recent.todos:
         todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
@@ -188,6 +193,146 @@ def brief(
     if requests:
         sections.insert(0, (title, requests))
     return "\n\n".join(head + [f"{title}\n{body}" for title, body in sections] + [tail])
+
+
+# The second part's kinds of fact, the most important first (restore/dropped.py's KINDS): what the
+# user required and why, what tool output identified, what failed and why, what edits changed,
+# what files read said; requests and bare names last, where the summary most often has their gist.
+ADDENDUM_ORDER = (
+    "constraint",
+    "decision",
+    "identifier",
+    "failed command",
+    "error",
+    "measurement",
+    "edit",
+    "file read",
+    "request",
+    "file edited",
+    "command",
+    "path",
+    "url",
+    "name",
+    "number",
+)
+# The age in the proof line ("saved 3 minutes ago") may grow by a few characters between the
+# part the worker measured and the one the session is given.
+AGE_SLACK = 16
+COMPACT_TODOS_SHARE = 4  # the todo list takes at most this fraction of the budget
+NEXT_PART = "What the compaction summary left out of this savepoint comes with your next prompt or tool call."
+
+
+def compact_brief(
+    found: Resurrection,
+    budget: int,
+    now: datetime | None = None,
+    session_id: str | None = None,
+    mcp_tools: bool = False,
+) -> str:
+    """The first part of what a compacted session is given, at SessionStart(`compact`), before
+    the compaction summary exists: the proof, the newest request verbatim and the todo list, and
+    where the rest will come from; at most half of `budget`. Everything from the savepoint is
+    quoted, as in `brief`."""
+    s = found.savepoint
+    recent = conversation.recent(found.contents.newest_entries(), max_requests=1)
+    parts = [
+        quoting.single_line(
+            f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: {_whose(s, session_id, now)}"
+        ),
+        proof(found, now),
+        QUOTE_NOTE,
+    ]
+    if verdicts.not_backed_up(found.checks["git"], s):
+        parts.append(NOT_BACKED_UP)
+    parts += _integrity_lines(found)
+    if recent.requests:
+        parts.append(
+            f"## Newest user request (verbatim)\n{quoting.block(recent.requests[-1], min(MESSAGE_LIMIT, budget // 4))}"
+        )
+    if recent.todos:
+        todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
+        parts.append(
+            f"## In progress (the todo list as the session last set it)\n{quoting.block(todos, budget // COMPACT_TODOS_SHARE)}"
+        )
+    parts.append(
+        f"## More\n{NEXT_PART} {RECALL_HINT if mcp_tools else RECALL_COMMANDS_HINT}\n"
+        f'[precompact] End of the brief of savepoint {s.sequence}; its proof is the one line starting "Proof:" at the top.'
+    )
+    return "\n\n".join(parts)
+
+
+def addendum(report: Dropped, budget: int, newest_request: str | None = None, mcp_tools: bool = False) -> str | None:
+    """The second part: the facts of `report` (what the summary does not contain), the most
+    important first (ADDENDUM_ORDER, the surer before the possibly dropped), each quoted on one
+    line with its reference, within `budget` characters, then one line on how to see the rest.
+    None when the summary left nothing out, or without a summary to compare with (then every
+    fact would be listed, the summary's included). A request the first part quotes already is
+    left out."""
+    from precompact.restore import dropped as dropping
+
+    if report.summary is None:
+        return None
+    facts = [f for f in report.facts if not (newest_request and _quoted_in(f, newest_request))]
+    if not facts:
+        return None
+    facts.sort(
+        key=lambda f: (
+            ADDENDUM_ORDER.index(f.kind) if f.kind in ADDENDUM_ORDER else len(ADDENDUM_ORDER),
+            f.confidence != dropping.DROPPED,
+        )
+    )
+    head = (
+        f"[precompact] What the compaction summary left out of savepoint {report.sequence} of {quoting.inline(report.instance)} "
+        "(the most important first; [N:E] is the entry's reference for `show`):\n" + QUOTE_NOTE
+    )
+    tools = "the MCP tool `show` or `precompact show REF`" if mcp_tools else "`precompact show REF`"
+    end = f"[precompact] End of what the summary left out of savepoint {report.sequence}."
+    lines: list[str] = []
+    used = len(head) + len(end) + 2
+    shown = 0
+    for fact in facts:
+        detail = f" -> {quoting.inline(_cut(fact.detail, EDIT_DETAIL_LIMIT))}" if fact.detail else ""
+        unsure = " (possibly dropped)" if fact.confidence != dropping.DROPPED else ""
+        line = f"- {fact.kind} [{report.ref(fact)}]{unsure}: {quoting.inline(_cut(fact.text, FACT_LIMIT))}{detail}"
+        rest = _rest_line(len(facts) - shown - 1, report.sequence, tools)
+        if used + len(line) + 1 + len(rest) + 1 > budget:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        shown += 1
+    if not lines:
+        return None
+    lines.append(_rest_line(len(facts) - shown, report.sequence, tools))
+    return "\n".join([head, *lines, end])
+
+
+FACT_LIMIT = 400
+EDIT_DETAIL_LIMIT = 200
+
+
+def _quoted_in(fact, request: str) -> bool:
+    """Whether `fact` is something the user said that the first part quotes already in `request`
+    (a request is listed with its constraint sentences elided: each piece is in it)."""
+    return fact.kind in ("request", "constraint", "decision") and all(
+        piece in request for piece in fact.text.split(" … ")
+    )
+
+
+def _rest_line(left: int, sequence: int, tools: str) -> str:
+    """The line after the facts: how many were left out and how to read them."""
+    more = f"{left} more fact(s) not shown: `precompact dropped {sequence}` lists them all; " if left else ""
+    return f"{more}{tools} prints an entry whole, `precompact recall QUERY` searches everything said before compaction."
+
+
+def _integrity_lines(found: Resurrection) -> list[str]:
+    """What the brief says first of a savepoint whose local copy or bytes failed a check."""
+    if found.replaced_from_git:
+        return [
+            "LOCAL COPY ALTERED: this machine's copy failed its check; this brief is from git's copy, which passed every other check; run `precompact verify`."
+        ]
+    if not found.intact:
+        return ["NOT INTACT: do not rely on this savepoint; run `precompact verify`."]
+    return []
 
 
 def _whose(s, session_id: str | None, now: datetime | None) -> str:

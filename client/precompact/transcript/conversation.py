@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,10 +113,37 @@ def last_said(path: Path, limit: int = TAIL_LIMIT_BYTES) -> str | None:
     """The mark of the last entry said in the transcript at `path`, read from its end (a partial
     last line is ignored, as a snapshot ignores it); None if there is none in its last `limit`
     bytes or the file cannot be read."""
+    return next((said_mark(entry) for entry in newest_entries(path, limit) if is_said(entry)), None)
+
+
+def summary_since(path: Path, unix_time: int, limit: int = TAIL_LIMIT_BYTES) -> str | None:
+    """The text of the newest compaction summary entry in the last `limit` bytes of the
+    transcript at `path`, if Claude Code wrote it at or after `unix_time` (an older one is the
+    summary of an earlier compaction); None otherwise."""
+    from datetime import datetime
+
+    for entry in newest_entries(path, limit):
+        if not entry.get("isCompactSummary"):
+            continue
+        stamp = entry.get("timestamp")
+        try:
+            written = datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str) else None
+        except ValueError:
+            written = None
+        if written is None or written < unix_time:
+            return None
+        # Claude Code marks it both ways; read as a user entry, it is the summary's text.
+        return user_text({**entry, "isCompactSummary": False, "isVisibleInTranscriptOnly": False}) or None
+    return None
+
+
+def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
+    """The JSON object entries of the transcript at `path`, newest first, from its last `limit`
+    bytes (a partial last line is ignored; nothing when the file cannot be read)."""
     try:
         f = path.open("rb")
     except OSError:
-        return None
+        return
     with f:
         end = os.fstat(f.fileno()).st_size
         floor = max(end - limit, 0)
@@ -137,10 +164,9 @@ def last_said(path: Path, limit: int = TAIL_LIMIT_BYTES) -> str | None:
                     entry = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
-                if is_said(entry):
-                    return said_mark(entry)
+                if isinstance(entry, dict):
+                    yield entry
             end = start
-    return None
 
 
 @dataclass

@@ -1,0 +1,248 @@
+"""The second part of what a compacted session is given: what the compaction summary left out,
+computed by the worker once the summary is known, kept pending for the session, and given once,
+at its next prompt or tool call (docs/sessions.md).
+
+Claude Code writes the summary only after SessionStart(`compact`), so the brief given there
+cannot know it; PostCompact has it but cannot add context, and comparing a large savepoint with
+it takes the worker tens of seconds. So each compaction leaves files in
+`logs/precompact-pending/`, named by the session (config/discovery.py names them; the hook's
+entry looks for the two it acts on with two stats, before importing anything):
+
+- `<session>.awaiting`: SessionStart(`compact`) saw a compaction whose summary is not recorded
+  yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
+  the summary from the session file and replaces it (ops/compaction.py).
+- `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
+  the file first, renamed `.computing`).
+- `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
+  (local/provenance.py: a file that came with the project is never given to the model); the
+  first prompt or tool call claims it by renaming it, so two events racing give it once, and
+  removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from precompact.boundary import logs_dir
+from precompact.config import discovery
+from precompact.config import settings as configuration
+from precompact.local import provenance
+from precompact.transcript import agents
+
+if TYPE_CHECKING:
+    from precompact.restore.resurrect import Resurrection
+
+REQUEST_SUFFIX = ".request"
+COMPUTING_SUFFIX = ".computing"
+DELIVERING_SUFFIX = ".delivering"
+STAMP_PURPOSE = "precompact/addendum/v1"
+SESSION_FILE = "the summary entry in the session file, read after the compaction (PostCompact did not run)"
+MAX_PENDING_BYTES = 64 << 10  # an addendum is at most the budget (under 10,000 characters)
+
+
+def _name(stem: str, suffix: str) -> str:
+    return f"{discovery.PENDING_DIR}/{stem}{suffix}"
+
+
+def _read(logs: Path, name: str) -> dict | None:
+    """A pending file's JSON object; None when it is absent, refused or not of that shape."""
+    try:
+        found = json.loads(logs_dir.read_bytes(logs, name, limit=MAX_PENDING_BYTES))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _sequence(logs: Path, name: str) -> int | None:
+    found = _read(logs, name)
+    sequence = found.get("sequence") if found else None
+    return sequence if isinstance(sequence, int) else None
+
+
+def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
+    """SessionStart(`compact`) of savepoint `sequence`: unless its summary is already recorded
+    (Codex runs PostCompact first), the session waits for it; an addendum of an earlier
+    compaction not yet given is dropped."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return
+    logs = loaded.logs
+    ready = _ready_sequence(logs, stem)
+    if ready is not None and ready < sequence:
+        logs_dir.remove(logs, _name(stem, discovery.READY_SUFFIX))
+    if sequence in (
+        ready,
+        _sequence(logs, _name(stem, REQUEST_SUFFIX)),
+        _sequence(logs, _name(stem, COMPUTING_SUFFIX)),
+    ):
+        return
+    logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
+
+
+def request(
+    loaded: configuration.Config, session_id: str | None, sequence: int, agent: str, summary: str | None = None
+) -> bool:
+    """The summary of savepoint `sequence` is known: the worker is asked for the addendum (the
+    caller starts it). `summary` is the one read from the session file where PostCompact did not
+    record one (None: the recorded one). False for a session id no pending file can be named by."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return False
+    record = {"session_id": session_id, "sequence": sequence, "agent": agent, "summary": summary}
+    logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
+    logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
+    return True
+
+
+def requested(loaded: configuration.Config) -> bool:
+    """Whether an addendum is asked for and not being computed (the worker goes round again)."""
+    return bool(_requests(loaded))
+
+
+def _requests(loaded: configuration.Config) -> list[str]:
+    """The sessions an addendum is asked for; a file of another name there is not a request."""
+    names = logs_dir.names_in(loaded.logs, discovery.PENDING_DIR)
+    stems = [name.removesuffix(REQUEST_SUFFIX) for name in sorted(names) if name.endswith(REQUEST_SUFFIX)]
+    return [stem for stem in stems if discovery.pending_name(stem) is not None]
+
+
+def prepare(loaded: configuration.Config) -> list[str]:
+    """The worker: every addendum asked for, computed and kept pending; what it has to say of
+    those it could not make (one line each)."""
+    notes = []
+    for stem in _requests(loaded):
+        computing = _name(stem, COMPUTING_SUFFIX)
+        if not logs_dir.claim(loaded.logs, _name(stem, REQUEST_SUFFIX), computing):
+            continue
+        try:
+            asked = _read(loaded.logs, computing) or {}
+            sequence, agent, summary = asked.get("sequence"), asked.get("agent"), asked.get("summary")
+            if (
+                not isinstance(sequence, int)
+                or asked.get("session_id") != stem
+                or agent not in agents.NAMES
+                or not isinstance(summary, str | None)
+            ):
+                notes.append(f"addendum request {stem} is not one precompact wrote; removed")
+                continue
+            text = _compute(loaded, stem, sequence, agent, summary)
+            if text is None:
+                continue
+            record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
+            logs_dir.write_atomic(
+                loaded.logs, _name(stem, discovery.READY_SUFFIX), provenance.stamped(STAMP_PURPOSE, record.encode())
+            )
+        except Exception as e:  # noqa: BLE001 -- one session's addendum never stops the others or the layers
+            notes.append(f"addendum for session {stem} not computed: {e!r}")
+        finally:
+            logs_dir.remove(loaded.logs, computing)
+    return notes
+
+
+def _compute(
+    loaded: configuration.Config, session_id: str, sequence: int, agent: str, summary: str | None
+) -> str | None:
+    """The addendum of savepoint `sequence` for `session_id`, compared with `summary` (None: the
+    one recorded); None when there is nothing to add, no root vouches for the savepoint, or it is
+    another session's."""
+    from precompact.config import install
+    from precompact.restore import resurrect as resurrection
+
+    found = resurrection.from_this_machine(loaded, sequence=sequence)
+    if not found.verified or found.savepoint.session_id != session_id:
+        return None
+    return parts(loaded, found, session_id, install.mcp_installed(agent, loaded.root), summary)[1]
+
+
+def parts(
+    loaded: configuration.Config,
+    found: Resurrection,
+    session_id: str | None,
+    mcp_tools: bool,
+    summary: str | None = None,
+) -> tuple[str, str | None]:
+    """Both parts a compacted session of the savepoint `found` (checked, vouched for) is given:
+    the SessionStart brief, and what the summary (`summary`, else the one `precompact dropped`
+    finds) left out, within what the budget leaves after the first (None: nothing to add)."""
+    from precompact.local import capture
+    from precompact.restore import brief as restore_brief
+    from precompact.restore import dropped as dropping
+    from precompact.restore import resurrect as resurrection
+    from precompact.transcript import conversation
+
+    first = restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
+    newest = conversation.recent(found.contents.newest_entries(), max_requests=1).requests
+    try:
+        report = dropping.of_resurrection(loaded, found)
+    except resurrection.ResurrectError:  # it failed a check: nothing of it is compared or listed
+        return first, None
+    if summary is not None:  # read from the session file: compared with the same history
+        history = [entry for _, entry in found.contents.located_entries()]
+        entries = history[: capture.before_compaction(found.savepoint, history)]
+        facts, kept = dropping.dropped_facts(entries, dropping.Summary(summary, found.document.cwd))
+        report = dropping.Dropped(
+            found.instance, found.savepoint.sequence, summary, SESSION_FILE, facts, kept, len(entries)
+        )
+    second = restore_brief.addendum(
+        report,
+        loaded.brief_budget - len(first) - restore_brief.AGE_SLACK,
+        newest[-1] if newest else None,
+        mcp_tools,
+    )
+    return first, second
+
+
+def as_given(loaded: configuration.Config, found: Resurrection) -> str:
+    """`resurrect --format brief`: both parts as the savepoint's compacted session is given them,
+    one after the other (the second computed here, as the worker computes it; none of a
+    savepoint that failed its checks)."""
+    from precompact.config import install
+
+    first, second = parts(loaded, found, found.savepoint.session_id, install.mcp_installed("claude", loaded.root))
+    return first if second is None else f"{first}\n\n{second}"
+
+
+def take(loaded: configuration.Config, session_id: object) -> str | None:
+    """The session's addendum if one is ready, claimed so that it is given once (None: none
+    ready, or one this machine did not write)."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return None
+    logs = loaded.logs
+    delivering = _name(stem, f"{DELIVERING_SUFFIX}-{os.getpid()}")
+    if not logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
+        return None
+    try:
+        stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
+    finally:
+        logs_dir.remove(logs, delivering)
+    record = provenance.made_here(STAMP_PURPOSE, stored)
+    with contextlib.suppress(ValueError):
+        found = json.loads(record) if record is not None else None
+        if isinstance(found, dict) and found.get("session_id") == stem and isinstance(found.get("text"), str):
+            return found["text"]
+    return None
+
+
+def awaiting(loaded: configuration.Config, session_id: object) -> int | None:
+    """The savepoint of the session's compaction whose summary is not recorded yet, if any."""
+    stem = discovery.pending_name(session_id)
+    return None if stem is None else _sequence(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
+
+
+def _ready_sequence(logs: Path, stem: str) -> int | None:
+    """The savepoint of the addendum ready for the session (its stamp is checked when given)."""
+    try:
+        stored = logs_dir.read_bytes(logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+    except OSError:
+        return None
+    record = provenance.made_here(STAMP_PURPOSE, stored)
+    with contextlib.suppress(ValueError):
+        found = json.loads(record) if record is not None else None
+        sequence = found.get("sequence") if isinstance(found, dict) else None
+        return sequence if isinstance(sequence, int) else None
+    return None

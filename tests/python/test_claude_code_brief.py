@@ -1,0 +1,51 @@
+"""The brief in two parts under the real Claude Code CLI (claude_code.py) and a mock Messages API
+(issue 46): after a real `/compact` whose summary leaves a failure out, the request that follows
+the next prompt carries that failure, quoted with its reference, and it is not added again."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import claude_code
+from support.claude_code import compaction_requests, messages_text, wait_for_worker
+from support.projects import new_project
+
+FAILURE = "boom: header line 3 has no colon"
+ADDENDUM_START = "[precompact] What the compaction summary left out of savepoint"
+
+
+@pytest.fixture
+def setup(tmp_path, claude_binary):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    script = claude_code.Script(summary="The user is building a header parser; the parser module exists.")
+    script.plans["work"] = [
+        [("Write", {"file_path": str(project.path / "parser.py"), "content": "def parse(t):\n    return t\n"})],
+        [("Bash", {"command": f"python3 -c 'import sys; sys.exit(\"{FAILURE}\")'", "description": "Run it"})],
+    ]
+    with claude_code.session_in(project, tmp_path / "home", claude_binary, script=script) as started:
+        yield started
+
+
+def test_after_a_real_compact_the_next_prompt_carries_what_the_summary_left_out_once(setup):
+    session, mock = setup.session, setup.session.mock
+    session_id = session.run("Please build the header parser. [[plan:work]]")["session_id"]
+    session.run("/compact", resume=session_id)
+    assert len(compaction_requests(mock)) == 1
+    assert FAILURE not in setup.script.summary
+    wait_for_worker(setup.project)  # the worker PostCompact started has computed the addendum
+    pending = setup.project.logs / "precompact-pending" / f"{session_id}.json"
+    assert pending.exists(), (setup.project.logs / "precompact-worker.log").read_text()
+
+    asked = len(mock.requests)
+    session.run("What next?", resume=session_id)
+    after = mock.requests[asked:]
+    first = messages_text(after[0])
+    assert first.count(ADDENDUM_START) == 1, first[-3000:]
+    assert FAILURE in first.split(ADDENDUM_START, 1)[1] and "- failed command [" in first
+    assert not pending.exists(), "claimed and removed: given once"
+    session.run("And after that?", resume=session_id)
+    # Claude Code keeps hook context in the conversation: the later request carries that one copy,
+    # and no second.
+    assert messages_text(mock.requests[-1]).count(ADDENDUM_START) == 1
+    index = setup.index()
+    assert [e["event"] for e in index].count("COMPACT_SUMMARY") == 1
