@@ -22,12 +22,14 @@ sys.modules[_spec.name] = bench  # dataclasses look their module up by name
 _spec.loader.exec_module(bench)
 
 SESSION = "01-invoice-rounding-regression"
-# Regression bounds, not the targets: what main gave the model on 2026-12-03 (`.venv/bin/python
-# scripts/bench_brief_real.py`: back 0.100, 21 of 210 dropped facts; repeated 0.526, 152 of 289
-# kept facts; 2,264 characters median, 3,447 max, all of it at SessionStart) with a margin of 0.02.
+# Regression bounds, not the targets: what the model is given (`.venv/bin/python
+# scripts/bench_brief_real.py`), with a margin of 0.02. Before the brief in two parts (main on
+# 2026-12-03): back 0.100, 21 of 210 dropped facts; repeated 0.526, 152 of 289 kept facts; 2,264
+# characters median, 3,447 max, all of it at SessionStart. With the two parts and the second round
+# of the dropped rule: back 0.314 (66 of 210), repeated 0.159 (46 of 289), 2,706 median, 3,883 max.
 # Issue #46's targets are back >= 0.80 and repeated <= 0.30; these bounds follow the brief up.
-BACK_FLOOR = 0.08
-REPEATED_CEILING = 0.55
+BACK_FLOOR = 0.294
+REPEATED_CEILING = 0.179
 
 
 def scorer(*args: str) -> dict:
