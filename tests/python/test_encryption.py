@@ -532,3 +532,14 @@ def test_init_options_for_encryption(tmp_path):
     given, path = init("given", "--identity", str(loose))
     assert given.returncode == 0 and f"using age identity {loose}" in out(given)
     assert configuration.load(path).identity == loose
+
+
+def test_an_identity_made_at_the_same_moment_by_another_init_is_used_not_a_traceback(tmp_path, monkeypatch):
+    """Two `precompact init`s whose keypairs share a folder both find no identity there and both
+    make one: the second finds the first's file in place (FileExistsError, which was a traceback
+    out of `init`) and uses it."""
+    path = tmp_path / "identity.txt"
+    [theirs], made = remote_crypto.ensure_identity(path)
+    assert made
+    monkeypatch.setattr(os.path, "lexists", lambda _: False)  # it looked before the other one wrote
+    assert remote_crypto.ensure_identity(path) == ([theirs], False)

@@ -210,7 +210,10 @@ def ensure_identity(path: Path) -> tuple[list[str], bool]:
     """The public keys of the identity at `path`, creating one there if there is none; and
     whether it was created."""
     if not os.path.lexists(path):
-        return [generate_identity(path)], True
+        try:
+            return [generate_identity(path)], True
+        except FileExistsError:
+            pass  # made at this moment by another precompact (two inits sharing a folder): that one
     return public_keys(read_identity_file(path), str(path)), False
 
 
