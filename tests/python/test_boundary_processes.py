@@ -173,7 +173,7 @@ def test_session_starts_brief_runs_no_fsmonitor_of_the_repository(tmp_path, plan
     (project / "src").mkdir()
     (project / "src" / "module_1.py").write_text("# edited, not committed\n")
     run_git(project, "config", "core.fsmonitor", str(planted.script))
-    start = hook(project, "SessionStart", source="compact")
+    start = hook(project, "SessionStart", source="resume")
     context = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
     assert '- "src/module_1.py" (uncommitted)' in context, context
     assert planted.ran() == ""

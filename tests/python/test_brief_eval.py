@@ -71,8 +71,10 @@ def test_one_session_replayed_through_the_installed_hooks_is_scored_on_its_sessi
     assert given["session_start"].startswith("[precompact] Restored from savepoint 1 of Trial #1:")
     assert session["session_start_characters"] == len(given["session_start"])
     assert session["characters"] == len(given["session_start"]) + len(given["prompt"])
-    # The brief quotes the latest requests verbatim: the request the summary kept is repeated.
-    assert "find-change" in session["repeated_ids"], session["repeated_ids"]
+    # The first part quotes the newest request verbatim (entry 47): the summary kept it, so it is
+    # repeated; the first request (entry 1), which only a whole brief would quote, is not.
+    assert "export-request" in session["repeated_ids"], session["repeated_ids"]
+    assert "find-change" not in session["repeated_ids"], session["repeated_ids"]
     assert session["dropped"] + session["kept"] == len(bench.labelled.labels(bench.labelled.SESSIONS / SESSION))
     assert session["after_characters"] == 0, "nothing is given twice: a PostToolUse after the prompt adds nothing"
 

@@ -30,6 +30,7 @@ SHOWN = {
     "compact_note": ("hooks.compact_note", "what PreCompact tells Claude Code's summariser"),
     "session_start_sources": ("hooks.session_start_sources", "when a session gets the brief"),
     "session_end": ("hooks.session_end", "each session is saved when it ends"),
+    "brief_budget": ("hooks.brief_budget", "the characters a compacted session is given back, both parts together"),
     "session_state": ("snapshot.session_state", "the session-state file saved"),
     "include": ("snapshot.include", "files always saved"),
     "exclude": ("snapshot.exclude", "files never saved"),
