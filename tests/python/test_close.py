@@ -10,30 +10,21 @@ import json
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
-from solders.keypair import Keypair
 
 from precompact.chain import rpc
 from precompact.chain import wire as chain
 from precompact.config import settings as configuration
 from support.commands import INSTANCE, precompact, run_git
 from support.localnet import REPO, free_port
-from support.projects import fund
+from support.projects import funded_project
 
 FAILED, LAYER_PENDING, NOT_VERIFIED = 1, 3, 4
 FEE = 5000  # lamports: one signature
 
 
 def test_close_returns_the_rent_and_every_command_after_it_says_the_record_is_closed(localnet, tmp_path):
-    remote, project = tmp_path / "remote.git", tmp_path / "project"
-    run_git(tmp_path, "init", "-q", "--bare", str(remote))
-    project.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
-        run_git(project, *args)
-    keypair = tmp_path / "id.json"
-    made = precompact(project, "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair))  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    authority = Keypair.from_bytes(bytes(json.loads(keypair.read_text())))
-    fund(localnet.url, authority)
+    made = funded_project(tmp_path, localnet.url, INSTANCE)
+    project, authority = made.path, made.authority()
     for _ in range(2):
         saved = precompact(project, "savepoint", "--no-transcript")
         assert saved.returncode == 0, saved.stdout + saved.stderr
@@ -109,16 +100,8 @@ def test_close_refuses_when_there_is_no_record(localnet, tmp_path):
 
 def test_close_with_force_closes_and_a_queued_savepoint_is_never_anchored(localnet, tmp_path):
     """docs/cli.md: "`--force` closes anyway, and they are never anchored"."""
-    remote, project = tmp_path / "remote.git", tmp_path / "project"
-    run_git(tmp_path, "init", "-q", "--bare", str(remote))
-    project.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
-        run_git(project, *args)
-    keypair = tmp_path / "id.json"
-    made = precompact(project, "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair))  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    authority = Keypair.from_bytes(bytes(json.loads(keypair.read_text())))
-    fund(localnet.url, authority)
+    made = funded_project(tmp_path, localnet.url, INSTANCE)
+    project, authority = made.path, made.authority()
     saved = precompact(project, "savepoint", "--no-transcript")
     assert saved.returncode == 0, saved.stdout + saved.stderr
     queued = precompact(project, "savepoint", "--no-transcript", "--force", cluster=f"http://127.0.0.1:{free_port()}")
@@ -141,15 +124,7 @@ def test_close_with_force_closes_and_a_queued_savepoint_is_never_anchored(localn
 def test_the_closing_is_recorded_in_the_index_sealed_and_an_altered_line_claims_nothing(localnet, tmp_path):
     """docs/cli.md: `close` "records the closing in the index (sealed with this machine's key)":
     `verify` reads the closing from that line only while its seal holds."""
-    remote, project = tmp_path / "remote.git", tmp_path / "project"
-    run_git(tmp_path, "init", "-q", "--bare", str(remote))
-    project.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
-        run_git(project, *args)
-    keypair = tmp_path / "id.json"
-    made = precompact(project, "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair))  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    fund(localnet.url, Keypair.from_bytes(bytes(json.loads(keypair.read_text()))))
+    project = funded_project(tmp_path, localnet.url, INSTANCE).path
     assert precompact(project, "savepoint", "--no-transcript").returncode == 0
     closed = precompact(project, "close", "--yes", "--json")
     assert closed.returncode == 0, closed.stdout + closed.stderr

@@ -6,15 +6,11 @@ the installed binary; and every doc that states the fee states this number."""
 
 from __future__ import annotations
 
-import json
-
-from solders.keypair import Keypair
-
 from precompact.chain import rpc
 from precompact.chain import wire as chain
-from support.commands import INSTANCE, precompact, run_git
+from support.commands import INSTANCE, precompact
 from support.localnet import REPO
-from support.projects import fund
+from support.projects import funded_project
 
 LAMPORTS_PER_SIGNATURE = 5_000
 SIGNATURES_PER_SAVEPOINT = 2  # the payer's, and the Ed25519 instruction's
@@ -23,16 +19,8 @@ LAMPORTS_PER_SOL = 1_000_000_000
 
 
 def test_a_savepoint_costs_its_two_signatures_and_the_record_keeps_its_rent(localnet, tmp_path):
-    remote, project = tmp_path / "remote.git", tmp_path / "project"
-    run_git(tmp_path, "init", "-q", "--bare", str(remote))
-    project.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
-        run_git(project, *args)
-    keypair = tmp_path / "id.json"
-    made = precompact(project, "init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(keypair))  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    authority = Keypair.from_bytes(bytes(json.loads(keypair.read_text())))
-    fund(localnet.url, authority)
+    made = funded_project(tmp_path, localnet.url, INSTANCE)
+    project, authority = made.path, made.authority()
     client = rpc.Cluster(localnet.url, timeout=10)
     record = str(chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))[0])
 

@@ -166,6 +166,14 @@ def approve_as_is(path: Path) -> None:
     config_trust.approve(file, file.read_bytes())
 
 
+def funded_project(root: Path, cluster: str, instance: str) -> Project:
+    """`root`/project with both layers on against `cluster` (its remote copy in clear), its
+    signing key funded there for rent and fees."""
+    made = new_project(root, "project", True, True, cluster=cluster, instance=instance, encrypted=False)
+    fund(cluster, made.authority())
+    return made
+
+
 def fund(url: str, who: Keypair, lamports: int = 2 * SOL) -> None:
     """Airdrops `who` enough for rent and fees, and waits for it."""
     from solana.rpc.api import Client
