@@ -171,13 +171,14 @@ def parts(
     from precompact.local import capture
     from precompact.restore import brief as restore_brief
     from precompact.restore import dropped as dropping
+    from precompact.restore import dropped_store
     from precompact.restore import resurrect as resurrection
     from precompact.transcript import conversation
 
     first = restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
     newest = conversation.recent(found.contents.newest_entries(), max_requests=1).requests
     try:
-        report = dropping.of_resurrection(loaded, found)
+        dropping.refuse_failed(found)
     except resurrection.ResurrectError:  # it failed a check: nothing of it is compared or listed
         return first, None
     if summary is not None:  # read from the session file: compared with the same history
@@ -187,6 +188,8 @@ def parts(
         report = dropping.Dropped(
             found.instance, found.savepoint.sequence, summary, SESSION_FILE, facts, kept, len(entries)
         )
+    else:  # the list the worker kept for this savepoint when its key holds, else made now
+        report = dropped_store.of_resurrection(loaded, found)
     second = restore_brief.addendum(
         report,
         loaded.brief_budget - len(first) - restore_brief.AGE_SLACK,
