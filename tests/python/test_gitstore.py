@@ -165,3 +165,22 @@ def test_blob_ids_of_many_commits_and_paths_in_one_question(workspace):
     blob1, blob2 = (store_git(project, "rev-parse", f"{c2}:{name}").strip() for name in (name1, name2))
     assert gitstore.blob_ids_at(repo, wanted) == [blob1, blob1, blob2, None, None, None, None]
     assert gitstore.blob_ids_at(repo, []) == []
+
+
+def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_one_line_then_removed_when_stale(workspace):
+    # A flush killed mid-fetch (its git child with it) leaves refs/remotes/…/<branch>.lock in
+    # precompact's git directory; the next fetch (verify's, flush's) said a GitCommandError traceback.
+    project, _ = workspace
+    repo = gitstore.open_repository(target(project))
+    savepoint(project)
+    assert synced(repo, target(project), project / "logs") == []
+    lock = Path(repo.common_dir) / f"refs/remotes/origin/{target(project).branch}.lock"
+    lock.write_bytes(b"")
+    with pytest.raises(gitstore.GitStoreError) as refused:
+        gitstore.fetch(repo, target(project))
+    assert "stayed locked" in str(refused.value) and "\n" not in str(refused.value)
+    assert lock.exists(), "a fresh lock may be another precompact's: left alone"
+    old = lock.stat().st_mtime - gitstore.STALE_REF_LOCK_SECONDS - 1
+    os.utime(lock, (old, old))
+    assert gitstore.fetch(repo, target(project)) == target(project).branch
+    assert not lock.exists()

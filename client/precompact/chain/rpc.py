@@ -53,7 +53,9 @@ class Cluster:
         exchange = threading.Thread(target=self._post, args=(request, outcome), daemon=True)
         exchange.start()
         exchange.join(self.timeout)
-        if not outcome:
+        # httpx's own read timeout and this deadline are the same length, so either may end a
+        # silent exchange first: both are the one stall, said the one way.
+        if not outcome or isinstance(outcome[0], httpx.TimeoutException):
             self._stalled = f"cluster {self.url} unreachable (no whole answer to {method} within {self.timeout:g} s)"
             raise Unreachable(self._stalled)
         [answered] = outcome
@@ -61,8 +63,6 @@ class Cluster:
             if isinstance(answered, BaseException):
                 raise answered
             response = answered
-        except httpx.TimeoutException:
-            raise Unreachable(f"cluster {self.url} unreachable (timed out after {self.timeout:g} s)") from None
         except httpx.HTTPError as e:
             raise Unreachable(f"cluster {self.url} unreachable ({e})") from None
         if response.status_code != 200:

@@ -786,7 +786,10 @@ def push(repo: git.Repo, target: Target) -> int:
             repo, "push", url, f"push to {target.remote}", f"{commit}:{target.ref}", options=("--quiet", "--no-verify")
         )
         if done.returncode == 0:
-            repo.git.update_ref(_tracking(target), commit)
+            # The remote holds the commit now: a tracking ref left locked by a killed process
+            # does not undo the push (the next fetch moves it).
+            with contextlib.suppress(GitStoreError):
+                _set_tracking_ref(repo, target, commit)
             return attempt
         if not _RACE.search(done.stderr + done.stdout) or attempt == RACE_RETRIES:
             break
@@ -888,8 +891,27 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     tip = _resolve(repo, fetched)
     if tip is None:
         raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
-    repo.git.update_ref(_tracking(target), tip)
+    _set_tracking_ref(repo, target, tip)
     return ref.removeprefix("refs/heads/")
+
+
+def _set_tracking_ref(repo: git.Repo, target: Target, tip: str) -> None:
+    """Moves the remote-tracking ref to `tip`. Only precompact writes it, in its own git
+    directory; a lock on it that outlives the retries was left by a killed git process (a flush
+    killed mid-fetch): removed once it is old enough, else said in one line, never a traceback."""
+    tracking = _tracking(target)
+    for _ in range(REF_RETRIES):
+        try:
+            repo.git.update_ref(tracking, tip)
+            return
+        except git.GitCommandError:
+            if not _remove_stale_ref_lock(repo, tracking):
+                time.sleep(REF_RETRY_SECONDS)
+    lock = Path(repo.common_dir) / f"{tracking}.lock"
+    raise GitStoreError(
+        f"{tracking} stayed locked ({lock}); another precompact is fetching, or a killed one left the lock:"
+        f" it is removed once {STALE_REF_LOCK_SECONDS} s old, try again then"
+    )
 
 
 # In precompact's git directory: a teammate's savepoints `recall --from` checked, one logs/ each.
@@ -1207,7 +1229,7 @@ def _pushed_again(
     except GitStoreError:
         return  # nothing is known to be missing; the next flush asks again
     if held == tip:
-        repo.git.update_ref(_tracking(target), tip)
+        _set_tracking_ref(repo, target, tip)
         return
     try:
         push(repo, target)
