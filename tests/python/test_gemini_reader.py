@@ -11,7 +11,7 @@ from pathlib import Path
 from precompact.config import gemini_compression
 from precompact.config import install as installer
 from precompact.transcript import conversation, gemini
-from support.commands import PRECOMPACT, invoke
+from support.commands import PRECOMPACT, invoke, precompact
 from support.projects import new_project
 
 SESSION = "6622917f-7d2e-4549-a940-a136e522980e"
@@ -232,3 +232,27 @@ def test_import_archives_the_projects_gemini_sessions_once(tmp_path):
 
     assert imported() == [(SESSION, "saved")]
     assert imported() == [(SESSION, "unchanged")]
+
+
+def test_a_chat_file_geminis_retention_deleted_is_written_again_from_the_savepoint(tmp_path):
+    """docs/agents.md: Gemini's own session retention can delete chat files; precompact's
+    savepoint is unaffected, and `resurrect --uncompact` writes the session again."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(project.path): "proj"}}))
+    chat = write(chats / f"session-2026-12-02T06-17-{SESSION[:8]}.jsonl", CHAT[:7])
+    base = {"session_id": SESSION, "transcript_path": str(chat), "cwd": str(project.path), "timestamp": "t"}
+    saved = gemini_hook({**base, "hook_event_name": "PreCompress", "trigger": "manual"}, project.path, home)
+    assert saved.returncode == 0, saved.stderr
+    chat.unlink()  # what Gemini's retention does
+
+    done = precompact(project.path, "resurrect", "--uncompact", home=home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    new_id = done.stdout.splitlines()[-1].split()[-1]
+    assert done.stdout.splitlines()[-1] == f"gemini --resume {new_id}"
+    [written] = list(chats.iterdir())
+    assert written.name.endswith(f"-{new_id[:8]}.jsonl")
+    text = written.read_text()
+    assert "Build the parser [[run]]" in text and "cat: nofile.txt: No such file or directory" in text

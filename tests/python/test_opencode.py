@@ -62,6 +62,13 @@ def test_a_compaction_mid_run_is_saved_by_the_plugin_and_the_model_gets_the_brie
     verified = setup.precompact("verify", "--all")
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
+    # README.md and docs/agents.md: on every request until the next compaction (OpenCode keeps no
+    # text a plugin adds): the next prompt, in a new OpenCode process, carries it again.
+    asked = len(mock.requests)
+    session.run("Carry on with the parser.", session=session_id)
+    later = [r for r in mock.requests[asked:] if not is_title(r)]
+    assert later and all(json.dumps(r["body"]).count(BRIEF_START) == 1 for r in later), len(later)
+
 
 def test_import_archives_the_sessions_opencode_holds_once(setup):
     session = setup.session
