@@ -55,7 +55,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 2
+RULE_VERSION = 3
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -63,7 +63,6 @@ KINDS = (
     "request",
     "decision",
     "failed command",
-    "error",
     "identifier",
     "measurement",
     "edit",
@@ -86,6 +85,9 @@ FACT_CHARS = 2_000  # a fact's text beyond this is cut: a request pasted with a 
 SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint or a reason
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
+MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
+SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
 KEPT_COVERAGE = 0.5
@@ -104,7 +106,7 @@ CONSTRAINT_WORDS = re.compile(
 # A decision is a sentence that gives a choice with its reason, or a cause: what it says after
 # *because*, *since*, *so that*… (or before *, so*) is the reason a reader wants back.
 REASON_WORDS = re.compile(
-    r"\b(because|since(?!\s+(?:\d|yesterday|today|this|last|then|when|monday|tuesday|wednesday|thursday|friday))|"
+    r"\b(because|since(?!\s+(?:v?\d|yesterday|today|this|last|then|when|monday|tuesday|wednesday|thursday|friday))|"
     r"so that|due to|in order to|otherwise|rather than|rather not|instead of|prefer|we'll keep|we keep|"
     r"would also work|trade-?off|decided|decide|chose|choose|going with|went with|opted|root cause|"
     r"caused by|the culprit|the reason|comes? from|came with)\b|, so\b",
@@ -114,7 +116,7 @@ REASON_WORDS = re.compile(
 # makes a choice or names a cause, and gives a reason.
 _CHOICE_OR_CAUSE = re.compile(
     r"\b(?:I'll|I will|we'll|we will|let's|I'm going to|decided|chose|going with|went with|opted|rather than|"
-    r"instead of|prefer|would also work|trade-?off|root cause|caused by|the culprit|came with|comes from|"
+    r"instead of(?!\s+(?:about\s+|~)?\d)|prefer|would also work|trade-?off|root cause|caused by|the culprit|came with|comes from|"
     r"the cause|the reason|because)\b",
     re.IGNORECASE,
 )
@@ -146,6 +148,7 @@ _IDENTIFIER = re.compile(
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
+    r"|(?P<ticket>\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC)-)[A-Z][A-Z0-9]{1,9}-\d{2,6}\b)"
     r"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b(?!-))"
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
     r"|(?P<number>(?<![\w.\\])\d+(?:[.,]\d+)*(?!\w))"
@@ -159,6 +162,7 @@ _NOT_NUMBERS = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?,?\s+\d{4}\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
+    r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
@@ -196,6 +200,10 @@ _FAILURE_WORDS = re.compile(
     r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
     r"Segmentation fault|Killed\b"
 )
+_PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
+# A compiler's or type checker's diagnostic: `checkout.go:62:5: undefined: errors`,
+# `src/retry.ts(12,26): error TS6133: …`; its message is what a summary quotes.
+_DIAGNOSTIC = re.compile(r"^[ \t]*[\w./-]+\.[A-Za-z]\w{0,7}(?::\d+(?::\d+)?:|\(\d+,\d+\):)[ \t]*(\S.*)$", re.MULTILINE)
 _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
@@ -205,13 +213,28 @@ _MEASUREMENT = re.compile(
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
 )
 # Tools whose output names the commits and migrations a session turns on.
+# Commands that print files (their file arguments are read) and that search them (the files
+# their output lines name are where a fact was found).
+_PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
+_SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
+# git commands whose output names commits in passing.
+_GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
+# A migration's name as Django and Rails print it (`0041_auto_20261102`).
+_MIGRATION = re.compile(r"(?<![\w.])\d{4,14}_[a-z]\w*(?![\w.])")
 _VERSIONED = re.compile(r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b")
 _HEX = re.compile(r"(?<![\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+_COMMAND_ID = re.compile(
+    r"(?<![\w/.=:-])(?:\d{6,}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}|[A-Z][A-Z0-9]{1,9}-\d{2,6})(?![\w/.-])"
+)
 _MARKED_ID = re.compile(
     r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
+    r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+# Files whose edits are prose: their words are the fact.
+PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)(\.\.\.|…)?(?![\w])")
 _APPROXIMATE = re.compile(r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|under|~|≈)\s*$")
 # Word-like file extensions a sentence ends with are not paths ("e.g", "i.e").
@@ -632,6 +655,8 @@ class Summary:
         (a plural, quotes, spacing) says no more than its file."""
         path, _, change = text.partition(": ")
         old, _, new = change.partition(" → ")
+        if _is_prose(path):
+            return self._sentence(new, session)
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
         if any(_whole(self._plain, name) for name in brought):
             return KEPT
@@ -874,6 +899,9 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         command = arguments[conversation.SHELL_TOOLS[name]]
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
+        # The ids a command is given (`gh run watch 8812345678`, `git show 9f8e7d6`) name what it worked on.
+        for found in _COMMAND_ID.finditer(command_core(command)):
+            add("identifier", found.group(0), position, command[:200])
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
@@ -881,7 +909,10 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
 
 def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
     """ "path: old → new", each side the lines that changed (at most EDIT_SIDE_CHARS, cut around
-    the change)."""
+    the change); None for an edit of code that is not a value changed (`ROUND_HALF_UP` →
+    `ROUND_HALF_EVEN`, a bucket's name): code added, removed or rewritten is told by its file,
+    and a summary describes it in words of its own. An edit of prose (a changelog's line) is its
+    words."""
     before, after = old.splitlines(), new.splitlines()
     start = 0
     while start < min(len(before), len(after)) and before[start] == after[start]:
@@ -891,10 +922,29 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         end += 1
     removed = " ".join(" ".join(before[start : len(before) - end]).split())
     added = " ".join(" ".join(after[start : len(after) - end]).split())
-    if not removed and not added:
+    if not added if _is_prose(path) else not _value_changed(before[start : len(before) - end], after[start : len(after) - end]):
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
+
+
+def _is_prose(path: str) -> bool:
+    return PurePosixPath(path).suffix[1:].casefold() in PROSE_EXTENSIONS
+
+
+def _value_changed(removed: list[str], added: list[str]) -> bool:
+    """Whether lines of code `removed` became `added` by a change of a few tokens: both sides
+    there, at most two lines, and what differs between them at most SWAP_TOKENS tokens a side."""
+    if not removed or not added or len(removed) > 2 or len(added) > 2:
+        return False
+    old, new = _TOKENS.findall(" ".join(removed)), _TOKENS.findall(" ".join(added))
+    same = 0
+    while same < min(len(old), len(new)) and old[same] == new[same]:
+        same += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - same and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return max(len(old), len(new)) - same - tail <= SWAP_TOKENS
 
 
 def _cut(side: str, other: str) -> str:
@@ -913,23 +963,21 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         text = text[:OUTPUT_CHARS] + "\n" + text[-OUTPUT_CHARS:]
     use = block.get("tool_use_id")
     called = commands.pop(use, None) if isinstance(use, str) else None
-    failed = block.get("is_error") is True
-    if called is None and not failed:
-        return  # a file read, a listing: what it holds is not something said in the session
-    errors = _error_lines(text)
+    # Another tool's answer (a file read, an Edit refused because its old text is not there) says
+    # nothing of the session's own: the tool's mistake is undone by the next call.
     if called is None:
-        if failed:  # another tool refused (an Edit whose old text is not there…): its first line
-            add("error", (errors[0] if errors else _first_line(text))[:300], position)
         return
     command, at = called
-    if failed:
+    errors = _error_lines(text)
+    # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the same.
+    if block.get("is_error") is True or (_PIPED.search(command) and any(not _GENERIC_ERROR.search(e) for e in errors)):
         # One failure, one fact: the command, with the line that says why.
         add("failed command", command, at, _why(text, errors)[:300] or None)
         return
-    if errors:
-        add("error", errors[0][:300], position, command[:300])
-    # A command that ran is a fact through what its output says (a commit's id, a count), shown
-    # with the command; the command alone is not: a summary rarely repeats one, nor a user miss it.
+    # A command that ran is a fact through what its output says (a commit's id, a count, the
+    # files a search found), shown with the command; the command alone is not: a summary rarely
+    # repeats one, nor a user miss it. Error lines in the output of a command that succeeded (a
+    # log, a bisect's failing steps, a test that was meant to fail) are what it read, not a failure.
     _output_facts(command, text, position, add)
 
 
@@ -955,7 +1003,8 @@ def _why(text: str, errors: list[str]) -> str:
     compile … due to 1 previous error`), else its first line."""
     asserted = [m.group(1).strip() for m in _ASSERTION_LINE.finditer(text) if len(m.group(1)) <= 300]
     warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "ARNING" in text.upper() else []
-    telling = [line for line in asserted + errors + warned if not _GENERIC_ERROR.search(line)]
+    diagnosed = [m.group(1).strip() for m in _DIAGNOSTIC.finditer(text)]
+    telling = [line for line in asserted + errors + warned + diagnosed if not _GENERIC_ERROR.search(line)]
     return (telling or errors or [_first_line(text)])[0]
 
 
@@ -972,20 +1021,53 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
             m = _MARKED_ID.search(line)
             if m:
                 marked.append((next(g for g in m.groups() if g), line.strip()))
-        listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
-        chosen = marked or ([(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else [])
-        for hexid, line in chosen:
+        # Unmarked ids are the fact only of a command that asks for them (`git log -1`, `alembic
+        # heads`, `showmigrations`), not of one that mentions them (`Previous HEAD position was…`).
+        if not marked and not _GIT_CHATTER.search(command):
+            listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
+            listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
+            marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
+        for hexid, line in marked:
             add("identifier", hexid, position, line[:200])
-    if marked:  # a commit's "1 file changed" is the commit's
-        return True
-    # An output's result is said last (after progress lines, per-batch counts): its last line
-    # with a count or a measure of the work, not of how long the command took.
+        if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
+            return True
+    _found_files(command, text, position, add)
+    # An output's result is said last (after progress lines, per-batch counts): its last lines
+    # with a count or a measure of the work (MEASURED_LINES of them, one per shape), not of how
+    # long the command took.
+    shapes: set[str] = set()
     for line in reversed(text.splitlines()):
         line = line.strip()
         if 0 < len(line) <= 200 and _MEASUREMENT.search(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))):
-            add("measurement", line, position, command[:200], newest=True)
-            break
+            shape = re.sub(r"\d[\d,.]*", "#", normalised(line))
+            if shape not in shapes:
+                shapes.add(shape)
+                add("measurement", line, position, command[:200], newest=True)
+                if len(shapes) == MEASURED_LINES:
+                    break
     return False
+
+
+def _found_files(command: str, text: str, position: int, add: Add) -> None:
+    """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
+    FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
+    from a file is read where it stands."""
+    core = command_core(command)
+    if _SEARCH.match(core):
+        found: dict[str, str] = {}
+        for line in text.splitlines():
+            m = re.match(r"^([\w./@+-]+\.[A-Za-z]\w{0,7}):\d+[:-]", line)
+            if m and m.group(1) not in found:
+                found[m.group(1)] = line.strip()[:200]
+        if len(found) <= FOUND_FILES:
+            for path, line in found.items():
+                add("file read", path, position, line)
+    elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
+        for word in core.split()[1:]:
+            if "|" in word:
+                break
+            if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
+                add("file read", word, position)
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
@@ -1002,7 +1084,7 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
                 add("path", path, position)
         elif kind == "ticked":
             _identifiers(value, position, add, paths)
-        elif kind == "hex":
+        elif kind in ("hex", "ticket"):
             add("identifier", value, position)
 
 
