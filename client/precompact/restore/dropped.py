@@ -209,7 +209,9 @@ _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 _MEASUREMENT = re.compile(
     r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
-    r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?)\b"
+    r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
+    # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
+    r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
 )
 # Tools whose output names the commits and migrations a session turns on.
@@ -287,7 +289,9 @@ class Fact:
     text: str  # verbatim, as the entry holds it (cut to FACT_CHARS); an edit's "path: old → new"
     entry: int  # the entry's place in the savepoint's history, from 1 (recall's and show's numbering)
     detail: str | None = None  # a failed command's error line; the output line an identifier or measurement is on
-    confidence: str = DROPPED  # DROPPED, or POSSIBLY_DROPPED where the summary holds something like it
+    # DROPPED, or POSSIBLY_DROPPED where the summary holds something like it, or the fact is a
+    # guess (a file a search found, a measurement before an output's result, a decision, an edit)
+    confidence: str = DROPPED
 
 
 @dataclass
@@ -780,14 +784,16 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
     cwd: list[str] = []
 
-    def add(kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False) -> None:
+    def add(
+        kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
+    ) -> None:
         text = text.strip()
         if len(text) < 2:
             return
         key = _key(kind, text, cwd[-1] if cwd else None)
         held = found.get(key)
         if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
-            found[key] = Fact(kind, text[:FACT_CHARS], entry, detail)
+            found[key] = Fact(kind, text[:FACT_CHARS], entry, detail, POSSIBLY_DROPPED if guessed else DROPPED)
 
     scanned: set[tuple[str, bool]] = set()
 
@@ -1028,7 +1034,7 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
         for hexid, line in marked:
-            add("identifier", hexid, position, line[:200])
+            add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             return True
     _found_files(command, text, position, add)
@@ -1042,7 +1048,8 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
             shape = re.sub(r"\d[\d,.]*", "#", normalised(line))
             if shape not in shapes:
                 shapes.add(shape)
-                add("measurement", line, position, command[:200], newest=True)
+                # the result is the last; the line before it may be a step's
+                add("measurement", line, position, command[:200], newest=True, guessed=len(shapes) > 1)
                 if len(shapes) == MEASURED_LINES:
                     break
     return False
@@ -1061,7 +1068,7 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
                 found[m.group(1)] = line.strip()[:200]
         if len(found) <= FOUND_FILES:
             for path, line in found.items():
-                add("file read", path, position, line)
+                add("file read", path, position, line, guessed=True)
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
         for word in core.split()[1:]:
             if "|" in word:
@@ -1139,7 +1146,8 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
     for fact in every:
         judged = summary.judge(fact, session)
         if judged != KEPT:
-            missing.append(replace(fact, confidence=judged if fact.kind not in UNSURE_KINDS else POSSIBLY_DROPPED))
+            sure = fact.kind not in UNSURE_KINDS and fact.confidence == DROPPED
+            missing.append(replace(fact, confidence=judged if sure else POSSIBLY_DROPPED))
     kept = len(every) - len(missing)
     # An identifier inside a listed sentence of the same entry is that sentence's, not a fact of its own.
     listed_at: dict[int, list[str]] = {}
