@@ -482,4 +482,492 @@ Summary:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (empty_cart, flaky_retry)
+def axum_upgrade() -> DevSession:
+    """Rust: a dependency upgrade (axum 0.6 to 0.7) with the changelog read for a changed default,
+    compile errors fixed across files, and the user's reason for not going to 0.8."""
+    c = Conversation("/home/jo/tilehub", "fresh-axum-upgrade")
+    c.user(
+        "Upgrade axum to 0.7 (and hyper 1) in tilehub-server. Stay on 0.7.x, not 0.8, because "
+        "tower-sessions 0.12 doesn't support 0.8 yet and we need it for the admin UI."
+    )
+    c.bash(
+        "cargo tree -i axum --depth 1",
+        "axum v0.6.20\n\u251c\u2500\u2500 tilehub-server v0.9.3 (/home/jo/tilehub/server)\n"
+        "\u2514\u2500\u2500 tower-sessions-core v0.9.1",
+    )
+    c.bash(
+        "cargo upgrade -p axum@0.7 -p hyper@1",
+        "error: no such command: `upgrade`\n\n\tView all installed commands with `cargo --list`",
+        error=True,
+    )
+    c.say("cargo-edit is not installed; I'll edit Cargo.toml directly.")
+    c.tool(
+        "Read",
+        {"file_path": "/home/jo/tilehub/server/Cargo.toml"},
+        '[package]\nname = "tilehub-server"\nversion = "0.9.3"\nedition = "2021"\n\n[dependencies]\n'
+        'axum = { version = "0.6.20", features = ["multipart", "macros"] }\nhyper = { version = "0.14", features = ["full"] }\n'
+        'tower-http = { version = "0.4", features = ["trace", "cors"] }\ntower-sessions = "0.9"\n'
+        'tower-sessions-memory-store = "0.9"\ntokio = { version = "1.38", features = ["full"] }\n',
+    )
+    c.bash(
+        "curl -s https://raw.githubusercontent.com/tokio-rs/axum/axum-v0.7.5/axum/CHANGELOG.md | sed -n '/# 0.7.0/,/# 0.6.20/p' | head -80",
+        "# 0.7.0 (27. November, 2023)\n\n"
+        "- **breaking:** Update public dependencies. axum now requires hyper 1.0, http 1.0, http-body 1.0\n"
+        "- **breaking:** `axum::Server` has been removed. Use `axum::serve(listener, router)` instead\n"
+        "- **breaking:** `axum::body::Body` is now its own type, `hyper::Body` is gone\n"
+        "- **breaking:** `DefaultBodyLimit` now applies to `Bytes`, `String`, `Json` and `Form` as well; "
+        "the default limit is 2 MB\n"
+        "- **breaking:** Removed `axum::extract::BodyStream`, use `Body::into_data_stream`\n"
+        "- **breaking:** `RequestExt` and `RequestPartsExt` no longer take `&mut self` for state\n"
+        "- **added:** `axum::serve` supports graceful shutdown via `with_graceful_shutdown`\n"
+        + _lines("- **fixed:** minor fix {i}", 25)
+        + "\n# 0.6.20 (03. August, 2023)",
+    )
+    c.say(
+        "Relevant for us: `axum::Server` is gone (we use it in main.rs), `hyper::Body` is gone, "
+        "`BodyStream` is gone, and the 2 MB `DefaultBodyLimit` now also applies to `Bytes`. Our "
+        "tile upload handler takes `Bytes`, and tiles can be up to 8 MB, so uploads would start "
+        "failing with 413 without an explicit limit."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/Cargo.toml",
+            "old_string": 'axum = { version = "0.6.20", features = ["multipart", "macros"] }\nhyper = { version = "0.14", features = ["full"] }\n'
+            'tower-http = { version = "0.4", features = ["trace", "cors"] }\ntower-sessions = "0.9"',
+            "new_string": 'axum = { version = "0.7.5", features = ["multipart", "macros"] }\nhyper = { version = "1", features = ["full"] }\n'
+            'tower-http = { version = "0.5", features = ["trace", "cors"] }\ntower-sessions = "0.12"',
+        },
+        "The file /home/jo/tilehub/server/Cargo.toml has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | grep -E '^(error|warning: unused)' -A4 | head -60",
+        "error[E0433]: failed to resolve: could not find `Server` in `axum`\n"
+        "  --> server/src/main.rs:41:11\n   |\n41 |     axum::Server::bind(&addr)\n   |           ^^^^^^ could not find `Server` in `axum`\n"
+        "error[E0412]: cannot find type `Body` in crate `hyper`\n"
+        "  --> server/src/routes/tiles.rs:12:35\n   |\n12 | async fn proxy(req: Request<hyper::Body>) -> Response {\n"
+        "error[E0432]: unresolved import `axum::extract::BodyStream`\n"
+        "  --> server/src/routes/export.rs:3:5\n   |\n3 | use axum::extract::BodyStream;\n"
+        "error[E0599]: no method named `into_make_service_with_connect_info` found for struct `Router<AppState>`\n"
+        "  --> server/src/main.rs:43:20\n"
+        'error: could not compile `tilehub-server` (bin "tilehub-server") due to 4 previous errors',
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jo/tilehub/server/src/main.rs"},
+        _lines("{i:>4}\t// setup", 38, 1)
+        + '\n  39\tlet addr = SocketAddr::from(([0, 0, 0, 0], config.port));\n  40\ttracing::info!(%addr, "listening");\n  41\taxum::Server::bind(&addr)\n  42\t    .serve(app\n  43\t        .into_make_service_with_connect_info::<SocketAddr>())\n  44\t    .with_graceful_shutdown(shutdown_signal())\n  45\t    .await?;\n',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/main.rs",
+            "old_string": "axum::Server::bind(&addr)\n    .serve(app\n        .into_make_service_with_connect_info::<SocketAddr>())\n"
+            "    .with_graceful_shutdown(shutdown_signal())\n    .await?;",
+            "new_string": "let listener = tokio::net::TcpListener::bind(addr).await?;\naxum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())\n"
+            "    .with_graceful_shutdown(shutdown_signal())\n    .await?;",
+        },
+        "The file /home/jo/tilehub/server/src/main.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/tiles.rs",
+            "old_string": "async fn proxy(req: Request<hyper::Body>) -> Response {",
+            "new_string": "async fn proxy(req: Request<axum::body::Body>) -> Response {",
+        },
+        "The file /home/jo/tilehub/server/src/routes/tiles.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/export.rs",
+            "old_string": "use axum::extract::BodyStream;",
+            "new_string": "use axum::body::Body;",
+        },
+        "The file /home/jo/tilehub/server/src/routes/export.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/export.rs",
+            "old_string": "async fn import(mut stream: BodyStream) -> Result<StatusCode, AppError> {\n    while let Some(chunk) = stream.next().await {",
+            "new_string": "async fn import(body: Body) -> Result<StatusCode, AppError> {\n    let mut stream = body.into_data_stream();\n    while let Some(chunk) = stream.next().await {",
+        },
+        "The file /home/jo/tilehub/server/src/routes/export.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | tail -15",
+        "error[E0277]: the trait bound `fn(State<AppState>, Session) -> impl Future<Output = Html<String>> {admin_index}: Handler<_, _>` is not satisfied\n"
+        '  --> server/src/routes/admin.rs:22:30\n   |\n22 |         .route("/admin", get(admin_index))\n'
+        "   = help: the trait `Handler<T, S>` is implemented for `Layered<L, H, T, S>`\n"
+        "note: required by a bound in `axum::routing::get`\n"
+        'error: could not compile `tilehub-server` (bin "tilehub-server") due to 1 previous error',
+        error=True,
+    )
+    c.bash(
+        "cargo tree -i tower-sessions-core | head -5",
+        "tower-sessions-core v0.12.3\n\u251c\u2500\u2500 tower-sessions v0.12.3\n\u2502   \u2514\u2500\u2500 tilehub-server v0.9.3\n"
+        "\u2514\u2500\u2500 tower-sessions-memory-store v0.9.1\n    \u2514\u2500\u2500 tilehub-server v0.9.3",
+    )
+    c.say(
+        "Two versions of tower-sessions-core are in the tree: tower-sessions-memory-store is still on "
+        "0.9.1, so `Session` in admin.rs comes from the old core and does not implement the 0.7 "
+        "extractor traits. The memory store moved into tower-sessions itself in 0.12."
+    )
+    c.bash(
+        "grep -rn memory_store server/src",
+        "server/src/main.rs:18:use tower_sessions_memory_store::MemoryStore;\nserver/src/main.rs:57:    let store = MemoryStore::default();",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/main.rs",
+            "old_string": "use tower_sessions_memory_store::MemoryStore;",
+            "new_string": "use tower_sessions::MemoryStore;",
+        },
+        "The file /home/jo/tilehub/server/src/main.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/Cargo.toml",
+            "old_string": 'tower-sessions-memory-store = "0.9"\n',
+            "new_string": "",
+        },
+        "The file /home/jo/tilehub/server/Cargo.toml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/tiles.rs",
+            "old_string": '        .route("/tiles/:z/:x/:y", put(upload_tile))',
+            "new_string": '        .route("/tiles/:z/:x/:y", put(upload_tile))\n        .layer(DefaultBodyLimit::max(8 * 1024 * 1024))',
+        },
+        "The file /home/jo/tilehub/server/src/routes/tiles.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | tail -3",
+        "   Compiling tilehub-server v0.9.3 (/home/jo/tilehub/server)\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in 48.71s",
+    )
+    c.bash(
+        "cargo test 2>&1 | grep -E '^test result|FAILED|panicked'",
+        "test result: ok. 64 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.31s\n"
+        "test result: ok. 11 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.88s",
+    )
+    c.bash(
+        "head -c 7000000 /dev/urandom > /tmp/t.bin && curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data-binary @/tmp/t.bin localhost:3000/tiles/12/2048/1361",
+        "201",
+    )
+    c.bash("cargo tree -d | grep -c '^[a-z]'", "9")
+    c.say("A 7 MB tile upload is accepted (201). Duplicate crates in the tree went from 14 before the upgrade to 9.")
+    c.bash("cargo audit", "error: no such command: `audit`", error=True)
+    c.user("fine, skip audit, CI runs it. commit it")
+    c.bash(
+        "git add -A && git commit -qm 'server: axum 0.7, hyper 1, tower-sessions 0.12' && git log --oneline -1",
+        "e8a41d2 server: axum 0.7, hyper 1, tower-sessions 0.12",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Chronologically: the user asked for an axum upgrade, I read the changelog, fixed compile errors, resolved a tower-sessions version conflict, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Upgrade tilehub-server from axum 0.6 to axum 0.7 together with hyper 1, staying on the 0.7.x line rather than 0.8 (tower-sessions compatibility).
+
+2. Key Technical Concepts:
+   - axum 0.7 breaking changes: axum::serve replaces axum::Server, axum::body::Body replaces hyper::Body, BodyStream removed in favour of Body::into_data_stream
+   - DefaultBodyLimit now also applies to Bytes extractors
+   - Duplicate crate versions in the dependency graph (cargo tree)
+
+3. Files and Code Sections:
+   - server/Cargo.toml: axum 0.7.5, hyper 1, tower-http 0.5, tower-sessions 0.12; removed tower-sessions-memory-store.
+   - server/src/main.rs: switched to a tokio TcpListener with axum::serve and graceful shutdown; MemoryStore now imported from tower_sessions.
+   - server/src/routes/tiles.rs: proxy takes Request<axum::body::Body>; tile upload route has an explicit DefaultBodyLimit.
+   - server/src/routes/export.rs: import handler takes Body and uses into_data_stream().
+
+4. Errors and fixes:
+   - cargo upgrade unavailable (cargo-edit not installed): edited Cargo.toml by hand.
+   - E0433/E0412/E0432/E0599 after the bump: fixed per the changelog.
+   - E0277 Handler trait not satisfied for admin_index: caused by two versions of tower-sessions-core; fixed by using the MemoryStore built into tower-sessions 0.12.
+
+5. Problem Solving:
+   The build and all tests pass (64 and 11 tests). A large tile upload is accepted after setting the body limit. Fewer duplicate crates remain in the tree.
+
+6. All user messages:
+   - The user asked to upgrade axum to 0.7 and hyper 1, staying on 0.7.x because tower-sessions 0.12 does not support 0.8 and the admin UI needs it.
+   - "fine, skip audit, CI runs it. commit it"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the upgrade on the current branch.
+
+9. Optional Next Step:
+   None; wait for CI.
+"""
+    labels = [
+        Label("request", "Upgrade axum to 0.7 (and hyper 1) in tilehub-server", dropped=False),
+        Label("constraint", "Stay on 0.7.x, not 0.8", dropped=False),
+        Label("decision", "because tower-sessions 0.12 doesn't support 0.8 yet", dropped=False),
+        Label("decision", "skip audit, CI runs it", dropped=False),  # quoted in the messages
+        Label("number", "the default limit is 2 MB", dropped=True),  # the changelog's default, read
+        Label("decision", "tiles can be up to 8 MB", dropped=True),  # why the explicit limit
+        Label("edit", "DefaultBodyLimit::max(8 * 1024 * 1024)", dropped=True),  # "an explicit DefaultBodyLimit"
+        Label("edit", "axum::serve(listener", dropped=False),
+        Label("edit", "tower_sessions_memory_store::MemoryStore", dropped=False),
+        Label("identifier", "e8a41d2", dropped=True),
+        Label("measurement", "14 before the upgrade to 9", dropped=True),  # "fewer duplicate crates"
+        Label("measurement", "64 passed", dropped=False),
+        Label("measurement", "48.71s", dropped=True),  # the build's time
+        Label("failed command", "cargo audit", dropped=True),  # not installed, left to CI
+        Label("failed command", "cargo upgrade", dropped=False),
+        Label("error", "E0277", dropped=False),
+        Label("error", "tower-sessions-memory-store is still on 0.9.1", dropped=False),  # "two versions of core"
+        Label("file edited", "server/src/routes/export.rs", dropped=False),
+        # noise
+        Label("number", "3000", dropped=False),  # a port
+        Label("number", "2048", dropped=False),  # a tile coordinate
+        Label("number", "2023", dropped=False),
+        Label("url", "https://raw.githubusercontent.com/tokio-rs/axum/axum-v0.7.5/axum/CHANGELOG.md", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def orders_latency() -> DevSession:
+    """Kotlin/Spring: a slow endpoint timed, an N+1 query found in Hibernate's SQL log, fixed with
+    a fetch join; the user's reason against a cache in prose."""
+    c = Conversation("/home/priya/orders-service", "fresh-orders-latency")
+    c.user(
+        "GET /api/customers/{id}/orders got slow, p95 is around 1.8 s in Grafana since we added "
+        "line items to the response. Can you find where the time goes and get it under 200 ms?"
+    )
+    c.bash("./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 &", "")
+    c.bash(
+        "sleep 25; tail -3 /tmp/boot.log",
+        "2026-12-01 10:14:02.331  INFO 48211 --- [main] o.s.b.w.e.tomcat.TomcatWebServer : Tomcat started on port 8081 (http)\n2026-12-01 10:14:02.349  INFO 48211 --- [main] c.a.orders.OrdersApplicationKt : Started OrdersApplicationKt in 21.604 seconds",
+    )
+    c.bash(
+        "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\\n' localhost:8081/api/customers/C-10442/orders; done",
+        "2.114503\n1.702118\n1.688930\n1.731402\n1.699875",
+    )
+    c.say(
+        "Locally about 1.7 s per call once warm (the first is 2.1 s). Customer C-10442 has 200 orders. Let me turn on SQL logging."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/resources/application-local.yml",
+            "old_string": "  jpa:\n    show-sql: false",
+            "new_string": "  jpa:\n    show-sql: true\n    properties:\n      hibernate.generate_statistics: true",
+        },
+        "The file /home/priya/orders-service/src/main/resources/application-local.yml has been updated successfully.",
+    )
+    c.bash(
+        "kill %1; ./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 & sleep 25; curl -s -o /dev/null localhost:8081/api/customers/C-10442/orders; grep -c 'select' /tmp/boot.log",
+        "201",
+    )
+    c.bash(
+        "grep -A12 'Session Metrics' /tmp/boot.log | tail -12",
+        "    1204331 nanoseconds spent acquiring 1 JDBC connections;\n    0 nanoseconds spent releasing 0 JDBC connections;\n"
+        "    8810022 nanoseconds spent preparing 201 JDBC statements;\n    1493877105 nanoseconds spent executing 201 JDBC statements;\n"
+        "    0 nanoseconds spent executing 0 JDBC batches;\n    0 nanoseconds spent performing 0 L2C puts;",
+    )
+    c.bash(
+        "grep 'select' /tmp/boot.log | sort | uniq -c | sort -rn | head -3",
+        "    200 Hibernate: select li1_0.order_id,li1_0.id,li1_0.sku,li1_0.quantity,li1_0.unit_price from line_item li1_0 where li1_0.order_id=?\n"
+        "      1 Hibernate: select o1_0.id,o1_0.customer_id,o1_0.created_at,o1_0.status from orders o1_0 where o1_0.customer_id=? order by o1_0.created_at desc",
+    )
+    c.say(
+        "Classic N+1: one query for the orders, then 200 separate `line_item` queries, about 1.49 s of the time in JDBC."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt"},
+        "package com.acme.orders\n\ninterface OrderRepository : JpaRepository<Order, UUID> {\n"
+        "    fun findByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>\n}\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/Order.kt"},
+        '@Entity\n@Table(name = "orders")\nclass Order(\n    @Id val id: UUID,\n    val customerId: String,\n'
+        '    @OneToMany(mappedBy = "order", fetch = FetchType.LAZY)\n    val lineItems: MutableList<LineItem> = mutableListOf(),\n'
+        '    @Column(name = "status") @Enumerated(EnumType.STRING) val status: OrderStatus = OrderStatus.OPEN,\n)\n',
+    )
+    c.say(
+        "I could add a Caffeine cache in front of this endpoint, or fix the query with a fetch join. "
+        "The fetch join fixes the cause; a cache would only hide it."
+    )
+    c.user(
+        "No cache. Last year a cached price list served stale prices for a day because invalidation "
+        "missed a code path, and finance made us take it out. Fix the query."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt",
+            "old_string": "    fun findByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>",
+            "new_string": '    @Query("select distinct o from Order o left join fetch o.lineItems where o.customerId = :customerId order by o.createdAt desc")\n'
+            "    fun findWithLineItems(customerId: String): List<Order>",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt has been updated successfully.",
+    )
+    c.bash(
+        "grep -rn 'findByCustomerIdOrderByCreatedAtDesc' src/",
+        "src/main/kotlin/com/acme/orders/OrderService.kt:31:        val orders = repository.findByCustomerIdOrderByCreatedAtDesc(customerId)\n"
+        "src/main/kotlin/com/acme/orders/export/CsvExport.kt:58:        repository.findByCustomerIdOrderByCreatedAtDesc(id).forEach { write(it) }\n"
+        'src/test/kotlin/com/acme/orders/OrderServiceTest.kt:77:        every { repository.findByCustomerIdOrderByCreatedAtDesc("C-1") } returns listOf(order)',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderService.kt",
+            "old_string": "        val orders = repository.findByCustomerIdOrderByCreatedAtDesc(customerId)",
+            "new_string": "        val orders = repository.findWithLineItems(customerId)",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderService.kt has been updated successfully.",
+    )
+    c.say(
+        "CsvExport.kt also calls the old finder; it only writes order headers, so it does not touch lineItems and has no N+1. I'll leave it, and keep the old finder for it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/test/kotlin/com/acme/orders/OrderServiceTest.kt",
+            "old_string": 'every { repository.findByCustomerIdOrderByCreatedAtDesc("C-1") } returns listOf(order)',
+            "new_string": 'every { repository.findWithLineItems("C-1") } returns listOf(order)',
+        },
+        "The file /home/priya/orders-service/src/test/kotlin/com/acme/orders/OrderServiceTest.kt has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew test 2>&1 | tail -8",
+        "> Task :test\n\nOrderRepositoryIT > findWithLineItems returns orders newest first FAILED\n"
+        "    org.opentest4j.AssertionFailedError: expected: <[O-3, O-2, O-1]> but was: <[O-3, O-3, O-2, O-1, O-1]>\n\n"
+        "47 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.",
+        error=True,
+    )
+    c.say(
+        "The integration test shows duplicated orders: with Hibernate 6 `distinct` in JPQL no longer "
+        "deduplicates the root entities when the query also has `order by` on a joined fetch in this "
+        "version. I'll return a `Set` projection... actually simpler: use an @EntityGraph on the "
+        "derived query, which Hibernate deduplicates itself."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt",
+            "old_string": '    @Query("select distinct o from Order o left join fetch o.lineItems where o.customerId = :customerId order by o.createdAt desc")\n'
+            "    fun findWithLineItems(customerId: String): List<Order>",
+            "new_string": '    @EntityGraph(attributePaths = ["lineItems"])\n'
+            "    fun findWithLineItemsByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt has been updated successfully.",
+    )
+    c.bash(
+        "sed -i 's/findWithLineItems(/findWithLineItemsByCustomerIdOrderByCreatedAtDesc(/' src/main/kotlin/com/acme/orders/OrderService.kt src/test/kotlin/com/acme/orders/OrderServiceTest.kt src/test/kotlin/com/acme/orders/OrderRepositoryIT.kt",
+        "",
+    )
+    c.bash("./gradlew test 2>&1 | tail -3", "BUILD SUCCESSFUL in 1m 12s\n9 actionable tasks: 3 executed, 6 up-to-date")
+    c.bash(
+        "kill %1; ./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 & sleep 25; "
+        "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\\n' localhost:8081/api/customers/C-10442/orders; done; grep -c 'select' /tmp/boot.log",
+        "0.311207\n0.094412\n0.088163\n0.091730\n0.087554\n5",
+    )
+    c.say("Now 1 query per request (5 for 5 calls), and about 90 ms warm instead of 1.7 s.")
+    c.bash(
+        "which async-profiler || ls ~/tools",
+        "ls: cannot access '/home/priya/tools': No such file or directory",
+        error=True,
+    )
+    c.user("good enough, no need to profile further. revert the show-sql change and commit")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/resources/application-local.yml",
+            "old_string": "  jpa:\n    show-sql: true\n    properties:\n      hibernate.generate_statistics: true",
+            "new_string": "  jpa:\n    show-sql: false",
+        },
+        "The file /home/priya/orders-service/src/main/resources/application-local.yml has been updated successfully.",
+    )
+    c.bash(
+        "git status --short",
+        " M src/main/kotlin/com/acme/orders/OrderRepository.kt\n M src/main/kotlin/com/acme/orders/OrderService.kt\n M src/test/kotlin/com/acme/orders/OrderRepositoryIT.kt\n M src/test/kotlin/com/acme/orders/OrderServiceTest.kt",
+    )
+    c.bash(
+        "git commit -qam 'orders: fetch line items with an entity graph (N+1, 1.7 s -> 90 ms)' && git rev-parse --short HEAD",
+        "5d1c0fa",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to investigate a slow orders endpoint. I measured it, found an N+1 query, fixed it without caching per the user's instruction, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that GET /api/customers/{id}/orders became slow (p95 about 1.8 s) after line items were added to the response and asked to find the cause and bring it under 200 ms.
+
+2. Key Technical Concepts:
+   - N+1 queries with lazy @OneToMany in Hibernate/JPA
+   - Fetch joins vs @EntityGraph; duplicate root entities with join fetch in Hibernate 6
+   - Hibernate statistics and show-sql for diagnosis
+
+3. Files and Code Sections:
+   - OrderRepository.kt: added an @EntityGraph(attributePaths = ["lineItems"]) finder, findWithLineItemsByCustomerIdOrderByCreatedAtDesc; the old finder stays for the CSV export.
+   - OrderService.kt: uses the new finder.
+   - OrderServiceTest.kt, OrderRepositoryIT.kt: updated to the new finder name.
+   - application-local.yml: show-sql and statistics were enabled temporarily and then reverted.
+
+4. Errors and fixes:
+   - The first fix (JPQL "select distinct … left join fetch") returned duplicated orders in OrderRepositoryIT; replaced with an entity graph.
+
+5. Problem Solving:
+   Hibernate logged about 200 line_item queries per request (one per order) on top of the orders query; JDBC execution took most of the ~1.7 s. With the entity graph there is a single query and the endpoint takes about 90 ms warm locally.
+
+6. All user messages:
+   - "GET /api/customers/{id}/orders got slow, p95 is around 1.8 s … Can you find where the time goes and get it under 200 ms?"
+   - The user rejected adding a cache and asked to fix the query instead.
+   - "good enough, no need to profile further. revert the show-sql change and commit"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Reverted the logging config and committed the fix.
+
+9. Optional Next Step:
+   Check p95 in Grafana after the next deploy.
+"""
+    labels = [
+        Label("request", "get it under 200 ms", dropped=False),
+        Label("constraint", "No cache", dropped=False),
+        Label("decision", "invalidation missed a code path", dropped=True),  # the reason against a cache
+        Label("request", "revert the show-sql change and commit", dropped=False),
+        Label("measurement", "1.702118", dropped=False),  # "~1.7 s"
+        Label("measurement", "201", dropped=False),  # "about 200 line_item queries … on top of the orders query"
+        Label("measurement", "1493877105 nanoseconds", dropped=False),  # "most of the ~1.7 s"
+        Label("measurement", "0.088163", dropped=False),  # "about 90 ms"
+        Label("measurement", "Started OrdersApplicationKt in 21.604 seconds", dropped=True),
+        Label("identifier", "5d1c0fa", dropped=True),
+        Label("identifier", "C-10442", dropped=True),  # the customer used to reproduce
+        Label("error", "expected: <[O-3, O-2, O-1]> but was: <[O-3, O-3, O-2, O-1, O-1]>", dropped=False),
+        Label("measurement", "47 tests completed, 1 failed", dropped=True),
+        Label("edit", '@EntityGraph(attributePaths = ["lineItems"])', dropped=False),
+        Label(
+            "file read", "src/main/kotlin/com/acme/orders/Order.kt", dropped=True
+        ),  # lineItems is LAZY, status defaults to OPEN
+        Label("decision", "it only writes order headers", dropped=True),  # why CsvExport keeps the old finder
+        Label("file edited", "src/main/kotlin/com/acme/orders/OrderRepository.kt", dropped=False),
+        Label("failed command", "which async-profiler", dropped=True),
+        # noise
+        Label("number", "8081", dropped=False),
+        Label("number", "48211", dropped=False),  # a pid
+        Label("command", "git status --short", dropped=False),
+        Label("path", "/tmp/boot.log", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency)
