@@ -970,4 +970,479 @@ Summary:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency)
+def email_backfill() -> DevSession:
+    """SQL/Postgres: a data migration with counts (emails lower-cased, duplicates found), batched
+    because of replica lag, the duplicates left for support, a failed tool and the previous
+    migration version read from the history table."""
+    c = Conversation("/home/olu/accounts-db", "fresh-email-backfill")
+    c.user(
+        "We need a unique index on lower(email) in the users table so people can't sign up twice "
+        "with different casing. Write the Flyway migration and check it against staging first."
+    )
+    c.bash(
+        "ls db/migration | tail -4",
+        "V38__add_marketing_opt_in.sql\nV39__drop_legacy_tokens.sql\nV40__orgs_soft_delete.sql\nV41__users_last_seen_idx.sql",
+    )
+    c.bash("flyway -configFiles=conf/staging.conf info", "bash: flyway: command not found", error=True)
+    c.bash(
+        "psql \"$STAGING_URL\" -c 'select version, description, installed_on, success from flyway_schema_history order by installed_rank desc limit 3'",
+        " version |      description       |        installed_on        | success \n"
+        "---------+------------------------+----------------------------+---------\n"
+        " 41      | users last seen idx    | 2026-11-24 16:02:51.90412  | t\n"
+        " 40      | orgs soft delete       | 2026-11-10 09:44:13.118734 | t\n"
+        " 39      | drop legacy tokens     | 2026-10-29 11:20:40.55201  | t\n(3 rows)",
+    )
+    c.say("Staging is at V41, so the new migration is V42. Let me count what the index would hit.")
+    c.bash(
+        'psql "$STAGING_URL" -c "select count(*) as users, count(*) filter (where email <> lower(email)) as mixed_case from users"',
+        " users  | mixed_case \n--------+------------\n 48213  |       3112\n(1 row)",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -c "select lower(email), count(*) from users group by 1 having count(*) > 1 order by 2 desc limit 10"',
+        "           lower            | count \n----------------------------+-------\n"
+        " m.schmidt@web.example      |     3\n"
+        " anna.k@mail.example        |     2\n" + _lines(" user{i}@corp.example          |     2", 8) + "\n(10 rows)",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select count(*) from (select lower(email) from users group by 1 having count(*) > 1) d"',
+        "37",
+    )
+    c.say(
+        "3112 of 48213 users have mixed-case emails, and 37 lower-cased emails belong to more than one "
+        "account (one of them to three). A unique index would fail on those 37. Options: merge the "
+        "accounts automatically, or leave them and create the index only after they are resolved."
+    )
+    c.user(
+        "Don't merge anything automatically. Support has to contact those people first, some of them "
+        "are different people sharing a family address. Export the duplicates to a CSV for support, "
+        "and make the migration fail loudly if duplicates exist rather than skipping them."
+    )
+    c.bash(
+        'psql "$STAGING_URL" -c "\\copy (select u.id, u.email, u.created_at, u.last_seen_at from users u '
+        "where lower(u.email) in (select lower(email) from users group by 1 having count(*) > 1) order by lower(u.email), u.created_at) "
+        "to 'reports/duplicate_emails_staging.csv' csv header\"",
+        "COPY 75",
+    )
+    c.say("75 accounts across the 37 addresses, written to reports/duplicate_emails_staging.csv.")
+    c.user(
+        "Also the backfill of lower-case emails must run in batches of 5000, since the replica lags "
+        "and the reporting dashboards read from it. Last time a single UPDATE put it 40 minutes behind."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql",
+            "content": "-- Fails on purpose if two accounts share an email up to case: support resolves them first.\n"
+            "DO $$\nBEGIN\n  IF EXISTS (SELECT 1 FROM users GROUP BY lower(email) HAVING count(*) > 1) THEN\n"
+            "    RAISE EXCEPTION 'duplicate emails up to case: resolve them before V42';\n  END IF;\nEND $$;\n\n"
+            "CREATE UNIQUE INDEX CONCURRENTLY users_email_lower_key ON users (lower(email));\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "content": "-- Run with psql; commits after each batch of 5000 so the replica keeps up.\n"
+            "UPDATE users SET email = lower(email)\nWHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);\n\\watch 2\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/scripts/backfill_email_lower.sql",
+    )
+    c.bash(
+        "docker run --rm -v $PWD/db:/flyway/sql flyway/flyway:10 -url=$STAGING_JDBC -user=migrator -password=*** migrate",
+        "Flyway OSS Edition 10.21.0 by Redgate\nDatabase: jdbc:postgresql://staging-db:5432/accounts (PostgreSQL 15.6)\n"
+        'Successfully validated 42 migrations (execution time 00:00.061s)\nCurrent version of schema "public": 41\n'
+        'Migrating schema "public" to version "42 - users email lower unique"\n'
+        "ERROR: Migration V42__users_email_lower_unique.sql failed\n------------------------------------------------\n"
+        "SQL State  : 25001\nError Code : 0\nMessage    : ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block\n"
+        "Location   : db/migration/V42__users_email_lower_unique.sql (/flyway/sql/migration/V42__users_email_lower_unique.sql)\n"
+        "Line       : 9",
+        error=True,
+    )
+    c.say(
+        "Flyway runs each migration in a transaction by default, and CONCURRENTLY is not allowed in one. "
+        "Flyway 10 supports a per-script config file to turn that off, so I'll add "
+        "V42__users_email_lower_unique.sql.conf with executeInTransaction=false."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql.conf",
+            "content": "executeInTransaction=false\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql.conf",
+    )
+    c.bash(
+        "docker run --rm -v $PWD/db:/flyway/sql flyway/flyway:10 -url=$STAGING_JDBC -user=migrator -password=*** migrate 2>&1 | tail -4",
+        'Migrating schema "public" to version "42 - users email lower unique"\n'
+        "ERROR: Migration V42__users_email_lower_unique.sql failed\n"
+        "Message    : ERROR: duplicate emails up to case: resolve them before V42\n  Where: PL/pgSQL function inline_code_block line 4 at RAISE",
+        error=True,
+    )
+    c.say("Good: with the 37 duplicates still on staging it refuses, as you asked. Now the backfill.")
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select now() - pg_last_xact_replay_timestamp()" -h staging-replica',
+        "00:00:02.418",
+    )
+    c.bash(
+        "timeout 300 psql \"$STAGING_URL\" -f scripts/backfill_email_lower.sql | grep -c 'UPDATE 5000'; "
+        'psql "$STAGING_URL" -Atc "select count(*) from users where email <> lower(email)"',
+        "0\n3112",
+    )
+    c.say(
+        "The batch loop did nothing: `\\watch` re-runs the last query, which after `\\watch` is empty in a -f script. I'll use a DO loop with COMMIT instead."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "content": "-- Commits after each batch of 5000 so the replica keeps up (reporting reads from it).\n"
+            "DO $$\nDECLARE n integer;\nBEGIN\n  LOOP\n    UPDATE users SET email = lower(email)\n"
+            "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);\n"
+            "    GET DIAGNOSTICS n = ROW_COUNT;\n    EXIT WHEN n = 0;\n    COMMIT;\n    PERFORM pg_sleep(1);\n  END LOOP;\nEND $$;\n",
+        },
+        "The file /home/olu/accounts-db/scripts/backfill_email_lower.sql has been overwritten successfully.",
+    )
+    c.bash(
+        'time psql "$STAGING_URL" -f scripts/backfill_email_lower.sql',
+        'ERROR:  duplicate key value violates unique constraint "users_email_key"\n'
+        'DETAIL:  Key (email)=(anna.k@mail.example) already exists.\nCONTEXT:  SQL statement "UPDATE users SET email = lower(email) ..."\n\n'
+        "real\t0m3.914s",
+        error=True,
+    )
+    c.say(
+        "The existing case-sensitive unique constraint users_email_key blocks lower-casing a duplicate "
+        "(Anna.K@ vs anna.k@). The backfill has to skip the 75 duplicate accounts until support resolves them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "old_string": "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);",
+            "new_string": "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email)\n"
+            "                 AND lower(email) NOT IN (SELECT lower(email) FROM users GROUP BY 1 HAVING count(*) > 1)\n"
+            "                 LIMIT 5000);",
+        },
+        "The file /home/olu/accounts-db/scripts/backfill_email_lower.sql has been updated successfully.",
+    )
+    c.bash(
+        'time psql "$STAGING_URL" -f scripts/backfill_email_lower.sql && psql "$STAGING_URL" -Atc "select count(*) from users where email <> lower(email)"',
+        "DO\n\nreal\t0m6.102s\n41",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select now() - pg_last_xact_replay_timestamp()" -h staging-replica', "00:00:03.051"
+    )
+    c.say(
+        "3071 rows lower-cased in about 6 s; 41 mixed-case rows remain, all among the duplicate accounts. Replica lag stayed around 3 s."
+    )
+    c.bash(
+        "git status --short",
+        "?? db/migration/V42__users_email_lower_unique.sql\n?? db/migration/V42__users_email_lower_unique.sql.conf\n?? reports/\n?? scripts/backfill_email_lower.sql",
+    )
+    c.user("Don't commit the CSV, it has personal data. Commit the rest.")
+    c.bash(
+        "echo 'reports/' >> .gitignore && git add .gitignore db scripts && git commit -qm 'V42: unique lower(email), batched backfill' && git log --oneline -1",
+        "a09be3f V42: unique lower(email), batched backfill",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted a case-insensitive unique index on users.email via a Flyway migration, verified on staging. Duplicates were found, handled per the user's instructions, and a batched backfill was written.
+
+Summary:
+1. Primary Request and Intent:
+   Add a unique index on lower(email) to the users table so the same person cannot sign up twice with different casing, as a Flyway migration checked against staging first. The user does not want automatic merging of duplicate accounts (support must contact them; some are different people sharing an address), wants the duplicates exported to a CSV for support, and wants the migration to fail loudly when duplicates exist. The lower-case backfill must run in batches of 5000 because of replica lag. The CSV must not be committed.
+
+2. Key Technical Concepts:
+   - Functional unique index on lower(email), CREATE INDEX CONCURRENTLY
+   - Flyway per-script configuration (executeInTransaction=false)
+   - Batched updates with COMMIT inside a DO block (PostgreSQL 11+ procedures/DO)
+   - Replica lag via pg_last_xact_replay_timestamp()
+
+3. Files and Code Sections:
+   - db/migration/V42__users_email_lower_unique.sql: raises an exception if duplicate emails up to case exist, then creates users_email_lower_key concurrently.
+   - db/migration/V42__users_email_lower_unique.sql.conf: executeInTransaction=false.
+   - scripts/backfill_email_lower.sql: DO loop lower-casing emails 5000 rows at a time with COMMIT and a 1 s sleep, skipping emails that are duplicates up to case.
+   - reports/duplicate_emails_staging.csv: export of the duplicate accounts for support (gitignored).
+
+4. Errors and fixes:
+   - flyway CLI not installed: used the flyway/flyway:10 Docker image.
+   - "CREATE INDEX CONCURRENTLY cannot run inside a transaction block": added the .conf file.
+   - The first backfill using \\watch did nothing; replaced with a DO loop.
+   - Backfill hit the existing case-sensitive unique constraint users_email_key on a duplicate; the backfill now skips duplicate emails.
+
+5. Problem Solving:
+   On staging there are about 48k users, roughly 3.1k with mixed-case emails, and 37 emails shared by more than one account (75 accounts). The migration correctly refuses while duplicates remain. The backfill updated about 3,070 rows in ~6 seconds; the remaining mixed-case rows are all duplicates. Replica lag stayed at a few seconds.
+
+6. All user messages:
+   - "We need a unique index on lower(email) in the users table so people can't sign up twice with different casing. Write the Flyway migration and check it against staging first."
+   - "Don't merge anything automatically. Support has to contact those people first, … Export the duplicates to a CSV for support, and make the migration fail loudly if duplicates exist rather than skipping them."
+   - The user asked that the backfill run in batches of 5000 since the replica lags and reporting dashboards read from it.
+   - "Don't commit the CSV, it has personal data. Commit the rest."
+
+7. Pending Tasks:
+   - Support to resolve the duplicate accounts before V42 can be applied.
+
+8. Current Work:
+   Committed the migration, its .conf, the backfill script and the .gitignore entry.
+
+9. Optional Next Step:
+   Share the CSV with support.
+"""
+    labels = [
+        Label("request", "unique index on lower(email) in the users table", dropped=False),
+        Label("constraint", "Don't merge anything automatically", dropped=False),
+        Label("constraint", "batches of 5000", dropped=False),
+        Label("decision", "since the replica lags and the reporting dashboards read from it", dropped=False),
+        Label("measurement", "a single UPDATE put it 40 minutes behind", dropped=True),
+        Label("constraint", "Don't commit the CSV", dropped=False),
+        Label("identifier", "V41", dropped=True),  # the previous migration, read on staging
+        Label("identifier", "a09be3f", dropped=True),
+        Label("measurement", "3112", dropped=False),  # "roughly 3.1k"
+        Label("measurement", "37", dropped=False),
+        Label("measurement", "COPY 75", dropped=False),
+        Label("measurement", "41 mixed-case rows remain", dropped=True),  # the summary says "the remaining"
+        Label("measurement", "00:00:03.051", dropped=False),  # "a few seconds"
+        Label("failed command", "flyway -configFiles=conf/staging.conf info", dropped=False),
+        Label("error", "CREATE INDEX CONCURRENTLY cannot run inside a transaction block", dropped=False),
+        Label("error", "Key (email)=(anna.k@mail.example) already exists", dropped=True),  # which account
+        Label("identifier", "m.schmidt@web.example", dropped=True),  # the address on three accounts
+        Label("edit", "executeInTransaction=false", dropped=False),
+        Label("file edited", "scripts/backfill_email_lower.sql", dropped=False),
+        Label("edit", "pg_sleep(1)", dropped=False),
+        # noise
+        Label("number", "2026", dropped=False),
+        Label("number", "5432", dropped=False),
+        Label("command", "git status --short", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def invoice_idor() -> DevSession:
+    """Ruby/Rails: a security fix (an IDOR on invoice downloads from a pentest ticket), other
+    controllers found with grep, a 404-not-403 decision with its reason, Brakeman before and after,
+    and a part of the code the user rules out."""
+    c = Conversation("/home/kat/billing-portal", "fresh-invoice-idor")
+    c.user(
+        "Pentest finding SEC-219: any logged-in user can download any invoice PDF by changing the id "
+        "in /invoices/:id/pdf. Fix it, and check whether other controllers have the same problem. "
+        "Don't touch app/controllers/api/v1, partners pin that API and it goes away on Jan 31."
+    )
+    c.bash("git status", "On branch main\nnothing to commit, working tree clean")
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/invoices_controller.rb"},
+        "     1\tclass InvoicesController < ApplicationController\n     2\t  before_action :authenticate_user!\n\n"
+        "     4\t  def show\n     5\t    @invoice = current_account.invoices.find(params[:id])\n     6\t  end\n\n"
+        "     8\t  def pdf\n     9\t    invoice = Invoice.find(params[:id])\n"
+        '    10\t    send_data InvoicePdf.new(invoice).render, filename: "#{invoice.number}.pdf"\n    11\t  end\nend\n',
+    )
+    c.say("`show` scopes to `current_account.invoices`, but `pdf` uses a bare `Invoice.find`, so any id works.")
+    c.bash(
+        "grep -rn '\\.find(params\\[:id\\])\\|find_by(id: params' app/controllers | grep -v 'current_account\\.'",
+        "app/controllers/invoices_controller.rb:9:    invoice = Invoice.find(params[:id])\n"
+        "app/controllers/credit_notes_controller.rb:14:    @note = CreditNote.find(params[:id])\n"
+        "app/controllers/payments_controller.rb:22:    payment = Payment.find_by(id: params[:payment_id])\n"
+        "app/controllers/admin/accounts_controller.rb:8:    @account = Account.find(params[:id])\n"
+        "app/controllers/api/v1/invoices_controller.rb:17:    @invoice = Invoice.find(params[:id])\n"
+        "app/controllers/api/v1/receipts_controller.rb:11:    @receipt = Receipt.find(params[:id])",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/admin/accounts_controller.rb"},
+        "class Admin::AccountsController < Admin::BaseController\n  # Admin::BaseController requires role :staff\n  def show\n    @account = Account.find(params[:id])\n  end\nend\n",
+    )
+    c.say(
+        "Six hits. Admin::AccountsController is behind Admin::BaseController (staff only), so that is "
+        "intended. The two api/v1 ones are out of scope as you said. That leaves invoices#pdf, "
+        "credit_notes#show and payments (payment_id)."
+    )
+    c.bash(
+        "bundle exec brakeman -q --no-pager -w2 2>&1 | tail -30",
+        "== Brakeman Report ==\n\nApplication Path: /home/kat/billing-portal\nRails Version: 7.1.3.4\nBrakeman Version: 6.2.1\n"
+        "Scan Date: 2026-12-02 15:31:07 +0100\nDuration: 4.82 seconds\nChecks Run: 77\n\n== Overview ==\n\nControllers: 31\nModels: 44\nTemplates: 96\n"
+        "Errors: 0\nSecurity Warnings: 5\n\n== Warning Types ==\n\nUnscoped Find: 5\n\n== Warnings ==\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nCheck: UnscopedFind\nMessage: Unscoped call to `Invoice#find`\n"
+        "Code: Invoice.find(params[:id])\nFile: app/controllers/invoices_controller.rb\nLine: 9\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nMessage: Unscoped call to `CreditNote#find`\nFile: app/controllers/credit_notes_controller.rb\nLine: 14\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nMessage: Unscoped call to `Payment#find_by`\nFile: app/controllers/payments_controller.rb\nLine: 22\n"
+        "...(2 more in app/controllers/api/v1)",
+    )
+    c.say("Brakeman agrees: 5 Unscoped Find warnings, 2 of them in api/v1.")
+    c.say(
+        "For the fix: `current_account.invoices.find` raises RecordNotFound, which Rails turns into a "
+        "404. Alternatively we could check ownership and return 403. Which do you prefer?"
+    )
+    c.user("404. A 403 tells an attacker the invoice id exists, and invoice numbers are sequential.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/invoices_controller.rb",
+            "old_string": "    invoice = Invoice.find(params[:id])",
+            "new_string": "    invoice = current_account.invoices.find(params[:id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/invoices_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/credit_notes_controller.rb",
+            "old_string": "    @note = CreditNote.find(params[:id])",
+            "new_string": "    @note = current_account.credit_notes.find(params[:id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/credit_notes_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/models/account.rb"},
+        "class Account < ApplicationRecord\n  has_many :invoices\n  has_many :credit_notes\n  has_many :subscriptions\n"
+        "  has_many :payments, through: :invoices\nend\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb",
+            "old_string": "    payment = Payment.find_by(id: params[:payment_id])",
+            "new_string": "    payment = current_account.payments.find_by(id: params[:payment_id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/payments_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kat/billing-portal/spec/requests/cross_account_access_spec.rb",
+            "content": 'require "rails_helper"\n\nRSpec.describe "cross-account access", type: :request do\n'
+            "  let(:mine) { create(:account) }\n  let(:theirs) { create(:account) }\n  before { sign_in create(:user, account: mine) }\n\n"
+            '  it "returns 404 for another account\'s invoice pdf" do\n    get "/invoices/#{create(:invoice, account: theirs).id}/pdf"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\n\n"
+            '  it "returns 404 for another account\'s credit note" do\n    get "/credit_notes/#{create(:credit_note, account: theirs).id}"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\n\n"
+            '  it "returns 404 for another account\'s payment receipt" do\n    get "/payments/receipt?payment_id=#{create(:payment, account: theirs).id}"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\nend\n",
+        },
+        "File created successfully at: /home/kat/billing-portal/spec/requests/cross_account_access_spec.rb",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/cross_account_access_spec.rb",
+        "..F\n\nFailures:\n\n  1) cross-account access returns 404 for another account's payment receipt\n"
+        "     Failure/Error: expect(response).to have_http_status(:not_found)\n"
+        "       expected the response to have status code :not_found (404) but it was :ok (200)\n"
+        "     # ./spec/requests/cross_account_access_spec.rb:21:in `block (2 levels) in <top (required)>'\n\n"
+        "Finished in 1.93 seconds (files took 3.41 seconds to load)\n3 examples, 1 failure",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb"},
+        "    20\t  def receipt\n    21\t    payment = current_account.payments.find_by(id: params[:payment_id])\n"
+        "    22\t    payment ||= Payment.new(amount: 0)\n    23\t    render :receipt, locals: { payment: payment }\n    24\t  end\n",
+    )
+    c.say(
+        "`find_by` returns nil instead of raising, and line 22 then renders an empty receipt with 200. "
+        "Switching to `find` so a foreign id gets a 404 like the others; the empty-receipt fallback "
+        "only existed for the nil case."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb",
+            "old_string": "    payment = current_account.payments.find_by(id: params[:payment_id])\n    payment ||= Payment.new(amount: 0)",
+            "new_string": "    payment = current_account.payments.find(params[:payment_id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/payments_controller.rb has been updated successfully.",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/cross_account_access_spec.rb",
+        "...\n\nFinished in 1.71 seconds (files took 3.2 seconds to load)\n3 examples, 0 failures",
+    )
+    c.bash(
+        "bundle exec rspec 2>&1 | tail -4",
+        "Finished in 2 minutes 3.4 seconds (files took 3.3 seconds to load)\n1412 examples, 0 failures, 6 pending\n\n"
+        "Randomized with seed 40917",
+    )
+    c.bash(
+        "bundle exec brakeman -q --no-pager -w2 2>&1 | grep -A3 'Warning Types'",
+        "== Warning Types ==\n\nUnscoped Find: 2",
+    )
+    c.bash(
+        "bundle exec bundle-audit check --update",
+        "bundler: command not found: bundle-audit\nInstall missing gem executables with `bundle install`",
+        error=True,
+    )
+    c.user("leave bundle-audit, commit with the ticket id in the message")
+    c.bash(
+        "git add -A && git commit -qm 'SEC-219: scope invoice pdf, credit notes and payment receipts to the current account' && git log --oneline -1",
+        "7c2d9e0 SEC-219: scope invoice pdf, credit notes and payment receipts to the current account",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix a pentest finding (an insecure direct object reference on invoice PDFs) and to look for the same issue elsewhere, excluding the legacy API controllers.
+
+Summary:
+1. Primary Request and Intent:
+   Fix pentest finding SEC-219 (any logged-in user could download any invoice PDF by changing the id) and check other controllers for the same problem, without touching app/controllers/api/v1 (pinned by partners, being removed at the end of January). Commit with the ticket id in the message.
+
+2. Key Technical Concepts:
+   - Insecure direct object reference (IDOR); scoping finds through current_account associations
+   - Brakeman UnscopedFind check
+   - find vs find_by (RecordNotFound → 404 vs nil)
+
+3. Files and Code Sections:
+   - app/controllers/invoices_controller.rb: pdf now uses current_account.invoices.find.
+   - app/controllers/credit_notes_controller.rb: show uses current_account.credit_notes.find.
+   - app/controllers/payments_controller.rb: receipt uses current_account.payments.find (previously find_by with a fallback to an empty Payment, which returned 200).
+   - spec/requests/cross_account_access_spec.rb: new request specs asserting 404 for another account's invoice pdf, credit note and payment receipt.
+
+4. Errors and fixes:
+   - The payment receipt spec got 200 instead of 404 because find_by returned nil and the action rendered an empty receipt; switched to find.
+   - bundle-audit is not installed; the user said to leave it.
+
+5. Problem Solving:
+   A grep for unscoped finds found six occurrences; the admin accounts controller is staff-only and api/v1 is out of scope, leaving three to fix. Brakeman's Unscoped Find warnings dropped to the two in api/v1. The full RSpec suite passes. The user chose 404 over 403 so as not to reveal which invoice ids exist.
+
+6. All user messages:
+   - "Pentest finding SEC-219: any logged-in user can download any invoice PDF by changing the id in /invoices/:id/pdf. Fix it, and check whether other controllers have the same problem. Don't touch app/controllers/api/v1, …"
+   - "404. A 403 tells an attacker the invoice id exists, …"
+   - "leave bundle-audit, commit with the ticket id in the message"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with SEC-219 in the message.
+
+9. Optional Next Step:
+   None unless the user wants the api/v1 controllers addressed after January.
+"""
+    labels = [
+        Label("request", "Pentest finding SEC-219", dropped=False),
+        Label("constraint", "Don't touch app/controllers/api/v1", dropped=False),
+        Label("decision", "partners pin that API and it goes away on Jan 31", dropped=False),  # "end of January"
+        Label("decision", "A 403 tells an attacker the invoice id exists", dropped=False),
+        Label("decision", "invoice numbers are sequential", dropped=True),  # cut by the elision
+        Label("decision", "Admin::BaseController (staff only)", dropped=False),
+        Label("request", "commit with the ticket id in the message", dropped=False),
+        Label("identifier", "7c2d9e0", dropped=True),
+        Label("measurement", "Security Warnings: 5", dropped=True),  # the summary gives only the after
+        Label("measurement", "Unscoped Find: 2", dropped=False),
+        Label("measurement", "1412 examples, 0 failures, 6 pending", dropped=True),  # "the full suite passes"
+        Label(
+            "error", "expected the response to have status code :not_found (404) but it was :ok (200)", dropped=False
+        ),
+        Label("failed command", "bundle-audit", dropped=False),
+        Label("file read", "app/models/account.rb", dropped=True),  # payments come through invoices
+        Label("file edited", "app/controllers/payments_controller.rb", dropped=False),
+        Label("edit", "Payment.new(amount: 0)", dropped=False),  # "a fallback to an empty Payment"
+        Label("file edited", "spec/requests/cross_account_access_spec.rb", dropped=False),
+        Label("path", "app/controllers/api/v1/receipts_controller.rb", dropped=True),  # left unscoped, for after Jan 31
+        # noise
+        Label("command", "git status", dropped=False),
+        Label("number", "40917", dropped=False),  # the random seed
+        Label("number", "4.82 seconds", dropped=False),
+        Label("path", "spec/requests/cross_account_access_spec.rb:21", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency, email_backfill, invoice_idor)
