@@ -482,4 +482,967 @@ Summary:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (empty_cart, flaky_retry)
+def axum_upgrade() -> DevSession:
+    """Rust: a dependency upgrade (axum 0.6 to 0.7) with the changelog read for a changed default,
+    compile errors fixed across files, and the user's reason for not going to 0.8."""
+    c = Conversation("/home/jo/tilehub", "fresh-axum-upgrade")
+    c.user(
+        "Upgrade axum to 0.7 (and hyper 1) in tilehub-server. Stay on 0.7.x, not 0.8, because "
+        "tower-sessions 0.12 doesn't support 0.8 yet and we need it for the admin UI."
+    )
+    c.bash(
+        "cargo tree -i axum --depth 1",
+        "axum v0.6.20\n\u251c\u2500\u2500 tilehub-server v0.9.3 (/home/jo/tilehub/server)\n"
+        "\u2514\u2500\u2500 tower-sessions-core v0.9.1",
+    )
+    c.bash(
+        "cargo upgrade -p axum@0.7 -p hyper@1",
+        "error: no such command: `upgrade`\n\n\tView all installed commands with `cargo --list`",
+        error=True,
+    )
+    c.say("cargo-edit is not installed; I'll edit Cargo.toml directly.")
+    c.tool(
+        "Read",
+        {"file_path": "/home/jo/tilehub/server/Cargo.toml"},
+        '[package]\nname = "tilehub-server"\nversion = "0.9.3"\nedition = "2021"\n\n[dependencies]\n'
+        'axum = { version = "0.6.20", features = ["multipart", "macros"] }\nhyper = { version = "0.14", features = ["full"] }\n'
+        'tower-http = { version = "0.4", features = ["trace", "cors"] }\ntower-sessions = "0.9"\n'
+        'tower-sessions-memory-store = "0.9"\ntokio = { version = "1.38", features = ["full"] }\n',
+    )
+    c.bash(
+        "curl -s https://raw.githubusercontent.com/tokio-rs/axum/axum-v0.7.5/axum/CHANGELOG.md | sed -n '/# 0.7.0/,/# 0.6.20/p' | head -80",
+        "# 0.7.0 (27. November, 2023)\n\n"
+        "- **breaking:** Update public dependencies. axum now requires hyper 1.0, http 1.0, http-body 1.0\n"
+        "- **breaking:** `axum::Server` has been removed. Use `axum::serve(listener, router)` instead\n"
+        "- **breaking:** `axum::body::Body` is now its own type, `hyper::Body` is gone\n"
+        "- **breaking:** `DefaultBodyLimit` now applies to `Bytes`, `String`, `Json` and `Form` as well; "
+        "the default limit is 2 MB\n"
+        "- **breaking:** Removed `axum::extract::BodyStream`, use `Body::into_data_stream`\n"
+        "- **breaking:** `RequestExt` and `RequestPartsExt` no longer take `&mut self` for state\n"
+        "- **added:** `axum::serve` supports graceful shutdown via `with_graceful_shutdown`\n"
+        + _lines("- **fixed:** minor fix {i}", 25)
+        + "\n# 0.6.20 (03. August, 2023)",
+    )
+    c.say(
+        "Relevant for us: `axum::Server` is gone (we use it in main.rs), `hyper::Body` is gone, "
+        "`BodyStream` is gone, and the 2 MB `DefaultBodyLimit` now also applies to `Bytes`. Our "
+        "tile upload handler takes `Bytes`, and tiles can be up to 8 MB, so uploads would start "
+        "failing with 413 without an explicit limit."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/Cargo.toml",
+            "old_string": 'axum = { version = "0.6.20", features = ["multipart", "macros"] }\nhyper = { version = "0.14", features = ["full"] }\n'
+            'tower-http = { version = "0.4", features = ["trace", "cors"] }\ntower-sessions = "0.9"',
+            "new_string": 'axum = { version = "0.7.5", features = ["multipart", "macros"] }\nhyper = { version = "1", features = ["full"] }\n'
+            'tower-http = { version = "0.5", features = ["trace", "cors"] }\ntower-sessions = "0.12"',
+        },
+        "The file /home/jo/tilehub/server/Cargo.toml has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | grep -E '^(error|warning: unused)' -A4 | head -60",
+        "error[E0433]: failed to resolve: could not find `Server` in `axum`\n"
+        "  --> server/src/main.rs:41:11\n   |\n41 |     axum::Server::bind(&addr)\n   |           ^^^^^^ could not find `Server` in `axum`\n"
+        "error[E0412]: cannot find type `Body` in crate `hyper`\n"
+        "  --> server/src/routes/tiles.rs:12:35\n   |\n12 | async fn proxy(req: Request<hyper::Body>) -> Response {\n"
+        "error[E0432]: unresolved import `axum::extract::BodyStream`\n"
+        "  --> server/src/routes/export.rs:3:5\n   |\n3 | use axum::extract::BodyStream;\n"
+        "error[E0599]: no method named `into_make_service_with_connect_info` found for struct `Router<AppState>`\n"
+        "  --> server/src/main.rs:43:20\n"
+        'error: could not compile `tilehub-server` (bin "tilehub-server") due to 4 previous errors',
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jo/tilehub/server/src/main.rs"},
+        _lines("{i:>4}\t// setup", 38, 1)
+        + '\n  39\tlet addr = SocketAddr::from(([0, 0, 0, 0], config.port));\n  40\ttracing::info!(%addr, "listening");\n  41\taxum::Server::bind(&addr)\n  42\t    .serve(app\n  43\t        .into_make_service_with_connect_info::<SocketAddr>())\n  44\t    .with_graceful_shutdown(shutdown_signal())\n  45\t    .await?;\n',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/main.rs",
+            "old_string": "axum::Server::bind(&addr)\n    .serve(app\n        .into_make_service_with_connect_info::<SocketAddr>())\n"
+            "    .with_graceful_shutdown(shutdown_signal())\n    .await?;",
+            "new_string": "let listener = tokio::net::TcpListener::bind(addr).await?;\naxum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())\n"
+            "    .with_graceful_shutdown(shutdown_signal())\n    .await?;",
+        },
+        "The file /home/jo/tilehub/server/src/main.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/tiles.rs",
+            "old_string": "async fn proxy(req: Request<hyper::Body>) -> Response {",
+            "new_string": "async fn proxy(req: Request<axum::body::Body>) -> Response {",
+        },
+        "The file /home/jo/tilehub/server/src/routes/tiles.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/export.rs",
+            "old_string": "use axum::extract::BodyStream;",
+            "new_string": "use axum::body::Body;",
+        },
+        "The file /home/jo/tilehub/server/src/routes/export.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/export.rs",
+            "old_string": "async fn import(mut stream: BodyStream) -> Result<StatusCode, AppError> {\n    while let Some(chunk) = stream.next().await {",
+            "new_string": "async fn import(body: Body) -> Result<StatusCode, AppError> {\n    let mut stream = body.into_data_stream();\n    while let Some(chunk) = stream.next().await {",
+        },
+        "The file /home/jo/tilehub/server/src/routes/export.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | tail -15",
+        "error[E0277]: the trait bound `fn(State<AppState>, Session) -> impl Future<Output = Html<String>> {admin_index}: Handler<_, _>` is not satisfied\n"
+        '  --> server/src/routes/admin.rs:22:30\n   |\n22 |         .route("/admin", get(admin_index))\n'
+        "   = help: the trait `Handler<T, S>` is implemented for `Layered<L, H, T, S>`\n"
+        "note: required by a bound in `axum::routing::get`\n"
+        'error: could not compile `tilehub-server` (bin "tilehub-server") due to 1 previous error',
+        error=True,
+    )
+    c.bash(
+        "cargo tree -i tower-sessions-core | head -5",
+        "tower-sessions-core v0.12.3\n\u251c\u2500\u2500 tower-sessions v0.12.3\n\u2502   \u2514\u2500\u2500 tilehub-server v0.9.3\n"
+        "\u2514\u2500\u2500 tower-sessions-memory-store v0.9.1\n    \u2514\u2500\u2500 tilehub-server v0.9.3",
+    )
+    c.say(
+        "Two versions of tower-sessions-core are in the tree: tower-sessions-memory-store is still on "
+        "0.9.1, so `Session` in admin.rs comes from the old core and does not implement the 0.7 "
+        "extractor traits. The memory store moved into tower-sessions itself in 0.12."
+    )
+    c.bash(
+        "grep -rn memory_store server/src",
+        "server/src/main.rs:18:use tower_sessions_memory_store::MemoryStore;\nserver/src/main.rs:57:    let store = MemoryStore::default();",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/main.rs",
+            "old_string": "use tower_sessions_memory_store::MemoryStore;",
+            "new_string": "use tower_sessions::MemoryStore;",
+        },
+        "The file /home/jo/tilehub/server/src/main.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/Cargo.toml",
+            "old_string": 'tower-sessions-memory-store = "0.9"\n',
+            "new_string": "",
+        },
+        "The file /home/jo/tilehub/server/Cargo.toml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/tiles.rs",
+            "old_string": '        .route("/tiles/:z/:x/:y", put(upload_tile))',
+            "new_string": '        .route("/tiles/:z/:x/:y", put(upload_tile))\n        .layer(DefaultBodyLimit::max(8 * 1024 * 1024))',
+        },
+        "The file /home/jo/tilehub/server/src/routes/tiles.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | tail -3",
+        "   Compiling tilehub-server v0.9.3 (/home/jo/tilehub/server)\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in 48.71s",
+    )
+    c.bash(
+        "cargo test 2>&1 | grep -E '^test result|FAILED|panicked'",
+        "test result: ok. 64 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.31s\n"
+        "test result: ok. 11 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.88s",
+    )
+    c.bash(
+        "head -c 7000000 /dev/urandom > /tmp/t.bin && curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data-binary @/tmp/t.bin localhost:3000/tiles/12/2048/1361",
+        "201",
+    )
+    c.bash("cargo tree -d | grep -c '^[a-z]'", "9")
+    c.say("A 7 MB tile upload is accepted (201). Duplicate crates in the tree went from 14 before the upgrade to 9.")
+    c.bash("cargo audit", "error: no such command: `audit`", error=True)
+    c.user("fine, skip audit, CI runs it. commit it")
+    c.bash(
+        "git add -A && git commit -qm 'server: axum 0.7, hyper 1, tower-sessions 0.12' && git log --oneline -1",
+        "e8a41d2 server: axum 0.7, hyper 1, tower-sessions 0.12",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Chronologically: the user asked for an axum upgrade, I read the changelog, fixed compile errors, resolved a tower-sessions version conflict, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Upgrade tilehub-server from axum 0.6 to axum 0.7 together with hyper 1, staying on the 0.7.x line rather than 0.8 (tower-sessions compatibility).
+
+2. Key Technical Concepts:
+   - axum 0.7 breaking changes: axum::serve replaces axum::Server, axum::body::Body replaces hyper::Body, BodyStream removed in favour of Body::into_data_stream
+   - DefaultBodyLimit now also applies to Bytes extractors
+   - Duplicate crate versions in the dependency graph (cargo tree)
+
+3. Files and Code Sections:
+   - server/Cargo.toml: axum 0.7.5, hyper 1, tower-http 0.5, tower-sessions 0.12; removed tower-sessions-memory-store.
+   - server/src/main.rs: switched to a tokio TcpListener with axum::serve and graceful shutdown; MemoryStore now imported from tower_sessions.
+   - server/src/routes/tiles.rs: proxy takes Request<axum::body::Body>; tile upload route has an explicit DefaultBodyLimit.
+   - server/src/routes/export.rs: import handler takes Body and uses into_data_stream().
+
+4. Errors and fixes:
+   - cargo upgrade unavailable (cargo-edit not installed): edited Cargo.toml by hand.
+   - E0433/E0412/E0432/E0599 after the bump: fixed per the changelog.
+   - E0277 Handler trait not satisfied for admin_index: caused by two versions of tower-sessions-core; fixed by using the MemoryStore built into tower-sessions 0.12.
+
+5. Problem Solving:
+   The build and all tests pass (64 and 11 tests). A large tile upload is accepted after setting the body limit. Fewer duplicate crates remain in the tree.
+
+6. All user messages:
+   - The user asked to upgrade axum to 0.7 and hyper 1, staying on 0.7.x because tower-sessions 0.12 does not support 0.8 and the admin UI needs it.
+   - "fine, skip audit, CI runs it. commit it"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the upgrade on the current branch.
+
+9. Optional Next Step:
+   None; wait for CI.
+"""
+    labels = [
+        Label("request", "Upgrade axum to 0.7 (and hyper 1) in tilehub-server", dropped=False),
+        Label("constraint", "Stay on 0.7.x, not 0.8", dropped=False),
+        Label("decision", "because tower-sessions 0.12 doesn't support 0.8 yet", dropped=False),
+        Label("decision", "skip audit, CI runs it", dropped=False),  # quoted in the messages
+        Label("number", "the default limit is 2 MB", dropped=True),  # the changelog's default, read
+        Label("decision", "tiles can be up to 8 MB", dropped=True),  # why the explicit limit
+        Label("edit", "DefaultBodyLimit::max(8 * 1024 * 1024)", dropped=True),  # "an explicit DefaultBodyLimit"
+        Label("edit", "axum::serve(listener", dropped=False),
+        Label("edit", "tower_sessions_memory_store::MemoryStore", dropped=False),
+        Label("identifier", "e8a41d2", dropped=True),
+        Label("measurement", "14 before the upgrade to 9", dropped=True),  # "fewer duplicate crates"
+        Label("measurement", "64 passed", dropped=False),
+        Label("measurement", "48.71s", dropped=True),  # the build's time
+        Label("failed command", "cargo audit", dropped=True),  # not installed, left to CI
+        Label("failed command", "cargo upgrade", dropped=False),
+        Label("error", "E0277", dropped=False),
+        Label("error", "tower-sessions-memory-store is still on 0.9.1", dropped=False),  # "two versions of core"
+        Label("file edited", "server/src/routes/export.rs", dropped=False),
+        # noise
+        Label("number", "3000", dropped=False),  # a port
+        Label("number", "2048", dropped=False),  # a tile coordinate
+        Label("number", "2023", dropped=False),
+        Label("url", "https://raw.githubusercontent.com/tokio-rs/axum/axum-v0.7.5/axum/CHANGELOG.md", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def orders_latency() -> DevSession:
+    """Kotlin/Spring: a slow endpoint timed, an N+1 query found in Hibernate's SQL log, fixed with
+    a fetch join; the user's reason against a cache in prose."""
+    c = Conversation("/home/priya/orders-service", "fresh-orders-latency")
+    c.user(
+        "GET /api/customers/{id}/orders got slow, p95 is around 1.8 s in Grafana since we added "
+        "line items to the response. Can you find where the time goes and get it under 200 ms?"
+    )
+    c.bash("./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 &", "")
+    c.bash(
+        "sleep 25; tail -3 /tmp/boot.log",
+        "2026-12-01 10:14:02.331  INFO 48211 --- [main] o.s.b.w.e.tomcat.TomcatWebServer : Tomcat started on port 8081 (http)\n2026-12-01 10:14:02.349  INFO 48211 --- [main] c.a.orders.OrdersApplicationKt : Started OrdersApplicationKt in 21.604 seconds",
+    )
+    c.bash(
+        "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\\n' localhost:8081/api/customers/C-10442/orders; done",
+        "2.114503\n1.702118\n1.688930\n1.731402\n1.699875",
+    )
+    c.say(
+        "Locally about 1.7 s per call once warm (the first is 2.1 s). Customer C-10442 has 200 orders. Let me turn on SQL logging."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/resources/application-local.yml",
+            "old_string": "  jpa:\n    show-sql: false",
+            "new_string": "  jpa:\n    show-sql: true\n    properties:\n      hibernate.generate_statistics: true",
+        },
+        "The file /home/priya/orders-service/src/main/resources/application-local.yml has been updated successfully.",
+    )
+    c.bash(
+        "kill %1; ./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 & sleep 25; curl -s -o /dev/null localhost:8081/api/customers/C-10442/orders; grep -c 'select' /tmp/boot.log",
+        "201",
+    )
+    c.bash(
+        "grep -A12 'Session Metrics' /tmp/boot.log | tail -12",
+        "    1204331 nanoseconds spent acquiring 1 JDBC connections;\n    0 nanoseconds spent releasing 0 JDBC connections;\n"
+        "    8810022 nanoseconds spent preparing 201 JDBC statements;\n    1493877105 nanoseconds spent executing 201 JDBC statements;\n"
+        "    0 nanoseconds spent executing 0 JDBC batches;\n    0 nanoseconds spent performing 0 L2C puts;",
+    )
+    c.bash(
+        "grep 'select' /tmp/boot.log | sort | uniq -c | sort -rn | head -3",
+        "    200 Hibernate: select li1_0.order_id,li1_0.id,li1_0.sku,li1_0.quantity,li1_0.unit_price from line_item li1_0 where li1_0.order_id=?\n"
+        "      1 Hibernate: select o1_0.id,o1_0.customer_id,o1_0.created_at,o1_0.status from orders o1_0 where o1_0.customer_id=? order by o1_0.created_at desc",
+    )
+    c.say(
+        "Classic N+1: one query for the orders, then 200 separate `line_item` queries, about 1.49 s of the time in JDBC."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt"},
+        "package com.acme.orders\n\ninterface OrderRepository : JpaRepository<Order, UUID> {\n"
+        "    fun findByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>\n}\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/Order.kt"},
+        '@Entity\n@Table(name = "orders")\nclass Order(\n    @Id val id: UUID,\n    val customerId: String,\n'
+        '    @OneToMany(mappedBy = "order", fetch = FetchType.LAZY)\n    val lineItems: MutableList<LineItem> = mutableListOf(),\n'
+        '    @Column(name = "status") @Enumerated(EnumType.STRING) val status: OrderStatus = OrderStatus.OPEN,\n)\n',
+    )
+    c.say(
+        "I could add a Caffeine cache in front of this endpoint, or fix the query with a fetch join. "
+        "The fetch join fixes the cause; a cache would only hide it."
+    )
+    c.user(
+        "No cache. Last year a cached price list served stale prices for a day because invalidation "
+        "missed a code path, and finance made us take it out. Fix the query."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt",
+            "old_string": "    fun findByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>",
+            "new_string": '    @Query("select distinct o from Order o left join fetch o.lineItems where o.customerId = :customerId order by o.createdAt desc")\n'
+            "    fun findWithLineItems(customerId: String): List<Order>",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt has been updated successfully.",
+    )
+    c.bash(
+        "grep -rn 'findByCustomerIdOrderByCreatedAtDesc' src/",
+        "src/main/kotlin/com/acme/orders/OrderService.kt:31:        val orders = repository.findByCustomerIdOrderByCreatedAtDesc(customerId)\n"
+        "src/main/kotlin/com/acme/orders/export/CsvExport.kt:58:        repository.findByCustomerIdOrderByCreatedAtDesc(id).forEach { write(it) }\n"
+        'src/test/kotlin/com/acme/orders/OrderServiceTest.kt:77:        every { repository.findByCustomerIdOrderByCreatedAtDesc("C-1") } returns listOf(order)',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderService.kt",
+            "old_string": "        val orders = repository.findByCustomerIdOrderByCreatedAtDesc(customerId)",
+            "new_string": "        val orders = repository.findWithLineItems(customerId)",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderService.kt has been updated successfully.",
+    )
+    c.say(
+        "CsvExport.kt also calls the old finder; it only writes order headers, so it does not touch lineItems and has no N+1. I'll leave it, and keep the old finder for it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/test/kotlin/com/acme/orders/OrderServiceTest.kt",
+            "old_string": 'every { repository.findByCustomerIdOrderByCreatedAtDesc("C-1") } returns listOf(order)',
+            "new_string": 'every { repository.findWithLineItems("C-1") } returns listOf(order)',
+        },
+        "The file /home/priya/orders-service/src/test/kotlin/com/acme/orders/OrderServiceTest.kt has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew test 2>&1 | tail -8",
+        "> Task :test\n\nOrderRepositoryIT > findWithLineItems returns orders newest first FAILED\n"
+        "    org.opentest4j.AssertionFailedError: expected: <[O-3, O-2, O-1]> but was: <[O-3, O-3, O-2, O-1, O-1]>\n\n"
+        "47 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.",
+        error=True,
+    )
+    c.say(
+        "The integration test shows duplicated orders: with Hibernate 6 `distinct` in JPQL no longer "
+        "deduplicates the root entities when the query also has `order by` on a joined fetch in this "
+        "version. I'll return a `Set` projection... actually simpler: use an @EntityGraph on the "
+        "derived query, which Hibernate deduplicates itself."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt",
+            "old_string": '    @Query("select distinct o from Order o left join fetch o.lineItems where o.customerId = :customerId order by o.createdAt desc")\n'
+            "    fun findWithLineItems(customerId: String): List<Order>",
+            "new_string": '    @EntityGraph(attributePaths = ["lineItems"])\n'
+            "    fun findWithLineItemsByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt has been updated successfully.",
+    )
+    c.bash(
+        "sed -i 's/findWithLineItems(/findWithLineItemsByCustomerIdOrderByCreatedAtDesc(/' src/main/kotlin/com/acme/orders/OrderService.kt src/test/kotlin/com/acme/orders/OrderServiceTest.kt src/test/kotlin/com/acme/orders/OrderRepositoryIT.kt",
+        "",
+    )
+    c.bash("./gradlew test 2>&1 | tail -3", "BUILD SUCCESSFUL in 1m 12s\n9 actionable tasks: 3 executed, 6 up-to-date")
+    c.bash(
+        "kill %1; ./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 & sleep 25; "
+        "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\\n' localhost:8081/api/customers/C-10442/orders; done; grep -c 'select' /tmp/boot.log",
+        "0.311207\n0.094412\n0.088163\n0.091730\n0.087554\n5",
+    )
+    c.say("Now 1 query per request (5 for 5 calls), and about 90 ms warm instead of 1.7 s.")
+    c.bash(
+        "which async-profiler || ls ~/tools",
+        "ls: cannot access '/home/priya/tools': No such file or directory",
+        error=True,
+    )
+    c.user("good enough, no need to profile further. revert the show-sql change and commit")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/resources/application-local.yml",
+            "old_string": "  jpa:\n    show-sql: true\n    properties:\n      hibernate.generate_statistics: true",
+            "new_string": "  jpa:\n    show-sql: false",
+        },
+        "The file /home/priya/orders-service/src/main/resources/application-local.yml has been updated successfully.",
+    )
+    c.bash(
+        "git status --short",
+        " M src/main/kotlin/com/acme/orders/OrderRepository.kt\n M src/main/kotlin/com/acme/orders/OrderService.kt\n M src/test/kotlin/com/acme/orders/OrderRepositoryIT.kt\n M src/test/kotlin/com/acme/orders/OrderServiceTest.kt",
+    )
+    c.bash(
+        "git commit -qam 'orders: fetch line items with an entity graph (N+1, 1.7 s -> 90 ms)' && git rev-parse --short HEAD",
+        "5d1c0fa",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to investigate a slow orders endpoint. I measured it, found an N+1 query, fixed it without caching per the user's instruction, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that GET /api/customers/{id}/orders became slow (p95 about 1.8 s) after line items were added to the response and asked to find the cause and bring it under 200 ms.
+
+2. Key Technical Concepts:
+   - N+1 queries with lazy @OneToMany in Hibernate/JPA
+   - Fetch joins vs @EntityGraph; duplicate root entities with join fetch in Hibernate 6
+   - Hibernate statistics and show-sql for diagnosis
+
+3. Files and Code Sections:
+   - OrderRepository.kt: added an @EntityGraph(attributePaths = ["lineItems"]) finder, findWithLineItemsByCustomerIdOrderByCreatedAtDesc; the old finder stays for the CSV export.
+   - OrderService.kt: uses the new finder.
+   - OrderServiceTest.kt, OrderRepositoryIT.kt: updated to the new finder name.
+   - application-local.yml: show-sql and statistics were enabled temporarily and then reverted.
+
+4. Errors and fixes:
+   - The first fix (JPQL "select distinct … left join fetch") returned duplicated orders in OrderRepositoryIT; replaced with an entity graph.
+
+5. Problem Solving:
+   Hibernate logged about 200 line_item queries per request (one per order) on top of the orders query; JDBC execution took most of the ~1.7 s. With the entity graph there is a single query and the endpoint takes about 90 ms warm locally.
+
+6. All user messages:
+   - "GET /api/customers/{id}/orders got slow, p95 is around 1.8 s … Can you find where the time goes and get it under 200 ms?"
+   - The user rejected adding a cache and asked to fix the query instead.
+   - "good enough, no need to profile further. revert the show-sql change and commit"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Reverted the logging config and committed the fix.
+
+9. Optional Next Step:
+   Check p95 in Grafana after the next deploy.
+"""
+    labels = [
+        Label("request", "get it under 200 ms", dropped=False),
+        Label("constraint", "No cache", dropped=False),
+        Label("decision", "invalidation missed a code path", dropped=True),  # the reason against a cache
+        Label("request", "revert the show-sql change and commit", dropped=False),
+        Label("measurement", "1.702118", dropped=False),  # "~1.7 s"
+        Label("measurement", "201", dropped=False),  # "about 200 line_item queries … on top of the orders query"
+        Label("measurement", "1493877105 nanoseconds", dropped=False),  # "most of the ~1.7 s"
+        Label("measurement", "0.088163", dropped=False),  # "about 90 ms"
+        Label("measurement", "Started OrdersApplicationKt in 21.604 seconds", dropped=True),
+        Label("identifier", "5d1c0fa", dropped=True),
+        Label("identifier", "C-10442", dropped=True),  # the customer used to reproduce
+        Label("error", "expected: <[O-3, O-2, O-1]> but was: <[O-3, O-3, O-2, O-1, O-1]>", dropped=False),
+        Label("measurement", "47 tests completed, 1 failed", dropped=True),
+        Label("edit", '@EntityGraph(attributePaths = ["lineItems"])', dropped=False),
+        Label(
+            "file read", "src/main/kotlin/com/acme/orders/Order.kt", dropped=True
+        ),  # lineItems is LAZY, status defaults to OPEN
+        Label("decision", "it only writes order headers", dropped=True),  # why CsvExport keeps the old finder
+        Label("file edited", "src/main/kotlin/com/acme/orders/OrderRepository.kt", dropped=False),
+        Label("failed command", "which async-profiler", dropped=True),
+        # noise
+        Label("number", "8081", dropped=False),
+        Label("number", "48211", dropped=False),  # a pid
+        Label("command", "git status --short", dropped=False),
+        Label("path", "/tmp/boot.log", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def email_backfill() -> DevSession:
+    """SQL/Postgres: a data migration with counts (emails lower-cased, duplicates found), batched
+    because of replica lag, the duplicates left for support, a failed tool and the previous
+    migration version read from the history table."""
+    c = Conversation("/home/olu/accounts-db", "fresh-email-backfill")
+    c.user(
+        "We need a unique index on lower(email) in the users table so people can't sign up twice "
+        "with different casing. Write the Flyway migration and check it against staging first."
+    )
+    c.bash(
+        "ls db/migration | tail -4",
+        "V38__add_marketing_opt_in.sql\nV39__drop_legacy_tokens.sql\nV40__orgs_soft_delete.sql\nV41__users_last_seen_idx.sql",
+    )
+    c.bash("flyway -configFiles=conf/staging.conf info", "bash: flyway: command not found", error=True)
+    c.bash(
+        "psql \"$STAGING_URL\" -c 'select version, description, installed_on, success from flyway_schema_history order by installed_rank desc limit 3'",
+        " version |      description       |        installed_on        | success \n"
+        "---------+------------------------+----------------------------+---------\n"
+        " 41      | users last seen idx    | 2026-11-24 16:02:51.90412  | t\n"
+        " 40      | orgs soft delete       | 2026-11-10 09:44:13.118734 | t\n"
+        " 39      | drop legacy tokens     | 2026-10-29 11:20:40.55201  | t\n(3 rows)",
+    )
+    c.say("Staging is at V41, so the new migration is V42. Let me count what the index would hit.")
+    c.bash(
+        'psql "$STAGING_URL" -c "select count(*) as users, count(*) filter (where email <> lower(email)) as mixed_case from users"',
+        " users  | mixed_case \n--------+------------\n 48213  |       3112\n(1 row)",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -c "select lower(email), count(*) from users group by 1 having count(*) > 1 order by 2 desc limit 10"',
+        "           lower            | count \n----------------------------+-------\n"
+        " m.schmidt@web.example      |     3\n"
+        " anna.k@mail.example        |     2\n" + _lines(" user{i}@corp.example          |     2", 8) + "\n(10 rows)",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select count(*) from (select lower(email) from users group by 1 having count(*) > 1) d"',
+        "37",
+    )
+    c.say(
+        "3112 of 48213 users have mixed-case emails, and 37 lower-cased emails belong to more than one "
+        "account (one of them to three). A unique index would fail on those 37. Options: merge the "
+        "accounts automatically, or leave them and create the index only after they are resolved."
+    )
+    c.user(
+        "Don't merge anything automatically. Support has to contact those people first, some of them "
+        "are different people sharing a family address. Export the duplicates to a CSV for support, "
+        "and make the migration fail loudly if duplicates exist rather than skipping them."
+    )
+    c.bash(
+        'psql "$STAGING_URL" -c "\\copy (select u.id, u.email, u.created_at, u.last_seen_at from users u '
+        "where lower(u.email) in (select lower(email) from users group by 1 having count(*) > 1) order by lower(u.email), u.created_at) "
+        "to 'reports/duplicate_emails_staging.csv' csv header\"",
+        "COPY 75",
+    )
+    c.say("75 accounts across the 37 addresses, written to reports/duplicate_emails_staging.csv.")
+    c.user(
+        "Also the backfill of lower-case emails must run in batches of 5000, since the replica lags "
+        "and the reporting dashboards read from it. Last time a single UPDATE put it 40 minutes behind."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql",
+            "content": "-- Fails on purpose if two accounts share an email up to case: support resolves them first.\n"
+            "DO $$\nBEGIN\n  IF EXISTS (SELECT 1 FROM users GROUP BY lower(email) HAVING count(*) > 1) THEN\n"
+            "    RAISE EXCEPTION 'duplicate emails up to case: resolve them before V42';\n  END IF;\nEND $$;\n\n"
+            "CREATE UNIQUE INDEX CONCURRENTLY users_email_lower_key ON users (lower(email));\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "content": "-- Run with psql; commits after each batch of 5000 so the replica keeps up.\n"
+            "UPDATE users SET email = lower(email)\nWHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);\n\\watch 2\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/scripts/backfill_email_lower.sql",
+    )
+    c.bash(
+        "docker run --rm -v $PWD/db:/flyway/sql flyway/flyway:10 -url=$STAGING_JDBC -user=migrator -password=*** migrate",
+        "Flyway OSS Edition 10.21.0 by Redgate\nDatabase: jdbc:postgresql://staging-db:5432/accounts (PostgreSQL 15.6)\n"
+        'Successfully validated 42 migrations (execution time 00:00.061s)\nCurrent version of schema "public": 41\n'
+        'Migrating schema "public" to version "42 - users email lower unique"\n'
+        "ERROR: Migration V42__users_email_lower_unique.sql failed\n------------------------------------------------\n"
+        "SQL State  : 25001\nError Code : 0\nMessage    : ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block\n"
+        "Location   : db/migration/V42__users_email_lower_unique.sql (/flyway/sql/migration/V42__users_email_lower_unique.sql)\n"
+        "Line       : 9",
+        error=True,
+    )
+    c.say(
+        "Flyway runs each migration in a transaction by default, and CONCURRENTLY is not allowed in one. "
+        "Flyway 10 supports a per-script config file to turn that off, so I'll add "
+        "V42__users_email_lower_unique.sql.conf with executeInTransaction=false."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql.conf",
+            "content": "executeInTransaction=false\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql.conf",
+    )
+    c.bash(
+        "docker run --rm -v $PWD/db:/flyway/sql flyway/flyway:10 -url=$STAGING_JDBC -user=migrator -password=*** migrate 2>&1 | tail -4",
+        'Migrating schema "public" to version "42 - users email lower unique"\n'
+        "ERROR: Migration V42__users_email_lower_unique.sql failed\n"
+        "Message    : ERROR: duplicate emails up to case: resolve them before V42\n  Where: PL/pgSQL function inline_code_block line 4 at RAISE",
+        error=True,
+    )
+    c.say("Good: with the 37 duplicates still on staging it refuses, as you asked. Now the backfill.")
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select now() - pg_last_xact_replay_timestamp()" -h staging-replica',
+        "00:00:02.418",
+    )
+    c.bash(
+        "timeout 300 psql \"$STAGING_URL\" -f scripts/backfill_email_lower.sql | grep -c 'UPDATE 5000'; "
+        'psql "$STAGING_URL" -Atc "select count(*) from users where email <> lower(email)"',
+        "0\n3112",
+    )
+    c.say(
+        "The batch loop did nothing: `\\watch` re-runs the last query, which after `\\watch` is empty in a -f script. I'll use a DO loop with COMMIT instead."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "content": "-- Commits after each batch of 5000 so the replica keeps up (reporting reads from it).\n"
+            "DO $$\nDECLARE n integer;\nBEGIN\n  LOOP\n    UPDATE users SET email = lower(email)\n"
+            "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);\n"
+            "    GET DIAGNOSTICS n = ROW_COUNT;\n    EXIT WHEN n = 0;\n    COMMIT;\n    PERFORM pg_sleep(1);\n  END LOOP;\nEND $$;\n",
+        },
+        "The file /home/olu/accounts-db/scripts/backfill_email_lower.sql has been overwritten successfully.",
+    )
+    c.bash(
+        'time psql "$STAGING_URL" -f scripts/backfill_email_lower.sql',
+        'ERROR:  duplicate key value violates unique constraint "users_email_key"\n'
+        'DETAIL:  Key (email)=(anna.k@mail.example) already exists.\nCONTEXT:  SQL statement "UPDATE users SET email = lower(email) ..."\n\n'
+        "real\t0m3.914s",
+        error=True,
+    )
+    c.say(
+        "The existing case-sensitive unique constraint users_email_key blocks lower-casing a duplicate "
+        "(Anna.K@ vs anna.k@). The backfill has to skip the 75 duplicate accounts until support resolves them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "old_string": "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);",
+            "new_string": "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email)\n"
+            "                 AND lower(email) NOT IN (SELECT lower(email) FROM users GROUP BY 1 HAVING count(*) > 1)\n"
+            "                 LIMIT 5000);",
+        },
+        "The file /home/olu/accounts-db/scripts/backfill_email_lower.sql has been updated successfully.",
+    )
+    c.bash(
+        'time psql "$STAGING_URL" -f scripts/backfill_email_lower.sql && psql "$STAGING_URL" -Atc "select count(*) from users where email <> lower(email)"',
+        "DO\n\nreal\t0m6.102s\n41",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select now() - pg_last_xact_replay_timestamp()" -h staging-replica', "00:00:03.051"
+    )
+    c.say(
+        "3071 rows lower-cased in about 6 s; 41 mixed-case rows remain, all among the duplicate accounts. Replica lag stayed around 3 s."
+    )
+    c.bash(
+        "git status --short",
+        "?? db/migration/V42__users_email_lower_unique.sql\n?? db/migration/V42__users_email_lower_unique.sql.conf\n?? reports/\n?? scripts/backfill_email_lower.sql",
+    )
+    c.user("Don't commit the CSV, it has personal data. Commit the rest.")
+    c.bash(
+        "echo 'reports/' >> .gitignore && git add .gitignore db scripts && git commit -qm 'V42: unique lower(email), batched backfill' && git log --oneline -1",
+        "a09be3f V42: unique lower(email), batched backfill",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted a case-insensitive unique index on users.email via a Flyway migration, verified on staging. Duplicates were found, handled per the user's instructions, and a batched backfill was written.
+
+Summary:
+1. Primary Request and Intent:
+   Add a unique index on lower(email) to the users table so the same person cannot sign up twice with different casing, as a Flyway migration checked against staging first. The user does not want automatic merging of duplicate accounts (support must contact them; some are different people sharing an address), wants the duplicates exported to a CSV for support, and wants the migration to fail loudly when duplicates exist. The lower-case backfill must run in batches of 5000 because of replica lag. The CSV must not be committed.
+
+2. Key Technical Concepts:
+   - Functional unique index on lower(email), CREATE INDEX CONCURRENTLY
+   - Flyway per-script configuration (executeInTransaction=false)
+   - Batched updates with COMMIT inside a DO block (PostgreSQL 11+ procedures/DO)
+   - Replica lag via pg_last_xact_replay_timestamp()
+
+3. Files and Code Sections:
+   - db/migration/V42__users_email_lower_unique.sql: raises an exception if duplicate emails up to case exist, then creates users_email_lower_key concurrently.
+   - db/migration/V42__users_email_lower_unique.sql.conf: executeInTransaction=false.
+   - scripts/backfill_email_lower.sql: DO loop lower-casing emails 5000 rows at a time with COMMIT and a 1 s sleep, skipping emails that are duplicates up to case.
+   - reports/duplicate_emails_staging.csv: export of the duplicate accounts for support (gitignored).
+
+4. Errors and fixes:
+   - flyway CLI not installed: used the flyway/flyway:10 Docker image.
+   - "CREATE INDEX CONCURRENTLY cannot run inside a transaction block": added the .conf file.
+   - The first backfill using \\watch did nothing; replaced with a DO loop.
+   - Backfill hit the existing case-sensitive unique constraint users_email_key on a duplicate; the backfill now skips duplicate emails.
+
+5. Problem Solving:
+   On staging there are about 48k users, roughly 3.1k with mixed-case emails, and 37 emails shared by more than one account (75 accounts). The migration correctly refuses while duplicates remain. The backfill updated about 3,070 rows in ~6 seconds; the remaining mixed-case rows are all duplicates. Replica lag stayed at a few seconds.
+
+6. All user messages:
+   - "We need a unique index on lower(email) in the users table so people can't sign up twice with different casing. Write the Flyway migration and check it against staging first."
+   - "Don't merge anything automatically. Support has to contact those people first, … Export the duplicates to a CSV for support, and make the migration fail loudly if duplicates exist rather than skipping them."
+   - The user asked that the backfill run in batches of 5000 since the replica lags and reporting dashboards read from it.
+   - "Don't commit the CSV, it has personal data. Commit the rest."
+
+7. Pending Tasks:
+   - Support to resolve the duplicate accounts before V42 can be applied.
+
+8. Current Work:
+   Committed the migration, its .conf, the backfill script and the .gitignore entry.
+
+9. Optional Next Step:
+   Share the CSV with support.
+"""
+    labels = [
+        Label("request", "unique index on lower(email) in the users table", dropped=False),
+        Label("constraint", "Don't merge anything automatically", dropped=False),
+        Label("constraint", "batches of 5000", dropped=False),
+        Label("decision", "since the replica lags and the reporting dashboards read from it", dropped=False),
+        Label("measurement", "a single UPDATE put it 40 minutes behind", dropped=True),
+        Label("constraint", "Don't commit the CSV", dropped=False),
+        Label("identifier", "V41", dropped=True),  # the previous migration, read on staging
+        Label("identifier", "a09be3f", dropped=True),
+        Label("measurement", "3112", dropped=False),  # "roughly 3.1k"
+        Label("measurement", "37", dropped=False),
+        Label("measurement", "COPY 75", dropped=False),
+        Label("measurement", "41 mixed-case rows remain", dropped=True),  # the summary says "the remaining"
+        Label("measurement", "00:00:03.051", dropped=False),  # "a few seconds"
+        Label("failed command", "flyway -configFiles=conf/staging.conf info", dropped=False),
+        Label("error", "CREATE INDEX CONCURRENTLY cannot run inside a transaction block", dropped=False),
+        Label("error", "Key (email)=(anna.k@mail.example) already exists", dropped=True),  # which account
+        Label("identifier", "m.schmidt@web.example", dropped=True),  # the address on three accounts
+        Label("edit", "executeInTransaction=false", dropped=False),
+        Label("file edited", "scripts/backfill_email_lower.sql", dropped=False),
+        Label("edit", "pg_sleep(1)", dropped=False),
+        # noise
+        Label("number", "2026", dropped=False),
+        Label("number", "5432", dropped=False),
+        Label("command", "git status --short", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def invoice_idor() -> DevSession:
+    """Ruby/Rails: a security fix (an IDOR on invoice downloads from a pentest ticket), other
+    controllers found with grep, a 404-not-403 decision with its reason, Brakeman before and after,
+    and a part of the code the user rules out."""
+    c = Conversation("/home/kat/billing-portal", "fresh-invoice-idor")
+    c.user(
+        "Pentest finding SEC-219: any logged-in user can download any invoice PDF by changing the id "
+        "in /invoices/:id/pdf. Fix it, and check whether other controllers have the same problem. "
+        "Don't touch app/controllers/api/v1, partners pin that API and it goes away on Jan 31."
+    )
+    c.bash("git status", "On branch main\nnothing to commit, working tree clean")
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/invoices_controller.rb"},
+        "     1\tclass InvoicesController < ApplicationController\n     2\t  before_action :authenticate_user!\n\n"
+        "     4\t  def show\n     5\t    @invoice = current_account.invoices.find(params[:id])\n     6\t  end\n\n"
+        "     8\t  def pdf\n     9\t    invoice = Invoice.find(params[:id])\n"
+        '    10\t    send_data InvoicePdf.new(invoice).render, filename: "#{invoice.number}.pdf"\n    11\t  end\nend\n',
+    )
+    c.say("`show` scopes to `current_account.invoices`, but `pdf` uses a bare `Invoice.find`, so any id works.")
+    c.bash(
+        "grep -rn '\\.find(params\\[:id\\])\\|find_by(id: params' app/controllers | grep -v 'current_account\\.'",
+        "app/controllers/invoices_controller.rb:9:    invoice = Invoice.find(params[:id])\n"
+        "app/controllers/credit_notes_controller.rb:14:    @note = CreditNote.find(params[:id])\n"
+        "app/controllers/payments_controller.rb:22:    payment = Payment.find_by(id: params[:payment_id])\n"
+        "app/controllers/admin/accounts_controller.rb:8:    @account = Account.find(params[:id])\n"
+        "app/controllers/api/v1/invoices_controller.rb:17:    @invoice = Invoice.find(params[:id])\n"
+        "app/controllers/api/v1/receipts_controller.rb:11:    @receipt = Receipt.find(params[:id])",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/admin/accounts_controller.rb"},
+        "class Admin::AccountsController < Admin::BaseController\n  # Admin::BaseController requires role :staff\n  def show\n    @account = Account.find(params[:id])\n  end\nend\n",
+    )
+    c.say(
+        "Six hits. Admin::AccountsController is behind Admin::BaseController (staff only), so that is "
+        "intended. The two api/v1 ones are out of scope as you said. That leaves invoices#pdf, "
+        "credit_notes#show and payments (payment_id)."
+    )
+    c.bash(
+        "bundle exec brakeman -q --no-pager -w2 2>&1 | tail -30",
+        "== Brakeman Report ==\n\nApplication Path: /home/kat/billing-portal\nRails Version: 7.1.3.4\nBrakeman Version: 6.2.1\n"
+        "Scan Date: 2026-12-02 15:31:07 +0100\nDuration: 4.82 seconds\nChecks Run: 77\n\n== Overview ==\n\nControllers: 31\nModels: 44\nTemplates: 96\n"
+        "Errors: 0\nSecurity Warnings: 5\n\n== Warning Types ==\n\nUnscoped Find: 5\n\n== Warnings ==\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nCheck: UnscopedFind\nMessage: Unscoped call to `Invoice#find`\n"
+        "Code: Invoice.find(params[:id])\nFile: app/controllers/invoices_controller.rb\nLine: 9\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nMessage: Unscoped call to `CreditNote#find`\nFile: app/controllers/credit_notes_controller.rb\nLine: 14\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nMessage: Unscoped call to `Payment#find_by`\nFile: app/controllers/payments_controller.rb\nLine: 22\n"
+        "...(2 more in app/controllers/api/v1)",
+    )
+    c.say("Brakeman agrees: 5 Unscoped Find warnings, 2 of them in api/v1.")
+    c.say(
+        "For the fix: `current_account.invoices.find` raises RecordNotFound, which Rails turns into a "
+        "404. Alternatively we could check ownership and return 403. Which do you prefer?"
+    )
+    c.user("404. A 403 tells an attacker the invoice id exists, and invoice numbers are sequential.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/invoices_controller.rb",
+            "old_string": "    invoice = Invoice.find(params[:id])",
+            "new_string": "    invoice = current_account.invoices.find(params[:id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/invoices_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/credit_notes_controller.rb",
+            "old_string": "    @note = CreditNote.find(params[:id])",
+            "new_string": "    @note = current_account.credit_notes.find(params[:id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/credit_notes_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/models/account.rb"},
+        "class Account < ApplicationRecord\n  has_many :invoices\n  has_many :credit_notes\n  has_many :subscriptions\n"
+        "  has_many :payments, through: :invoices\nend\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb",
+            "old_string": "    payment = Payment.find_by(id: params[:payment_id])",
+            "new_string": "    payment = current_account.payments.find_by(id: params[:payment_id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/payments_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kat/billing-portal/spec/requests/cross_account_access_spec.rb",
+            "content": 'require "rails_helper"\n\nRSpec.describe "cross-account access", type: :request do\n'
+            "  let(:mine) { create(:account) }\n  let(:theirs) { create(:account) }\n  before { sign_in create(:user, account: mine) }\n\n"
+            '  it "returns 404 for another account\'s invoice pdf" do\n    get "/invoices/#{create(:invoice, account: theirs).id}/pdf"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\n\n"
+            '  it "returns 404 for another account\'s credit note" do\n    get "/credit_notes/#{create(:credit_note, account: theirs).id}"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\n\n"
+            '  it "returns 404 for another account\'s payment receipt" do\n    get "/payments/receipt?payment_id=#{create(:payment, account: theirs).id}"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\nend\n",
+        },
+        "File created successfully at: /home/kat/billing-portal/spec/requests/cross_account_access_spec.rb",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/cross_account_access_spec.rb",
+        "..F\n\nFailures:\n\n  1) cross-account access returns 404 for another account's payment receipt\n"
+        "     Failure/Error: expect(response).to have_http_status(:not_found)\n"
+        "       expected the response to have status code :not_found (404) but it was :ok (200)\n"
+        "     # ./spec/requests/cross_account_access_spec.rb:21:in `block (2 levels) in <top (required)>'\n\n"
+        "Finished in 1.93 seconds (files took 3.41 seconds to load)\n3 examples, 1 failure",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb"},
+        "    20\t  def receipt\n    21\t    payment = current_account.payments.find_by(id: params[:payment_id])\n"
+        "    22\t    payment ||= Payment.new(amount: 0)\n    23\t    render :receipt, locals: { payment: payment }\n    24\t  end\n",
+    )
+    c.say(
+        "`find_by` returns nil instead of raising, and line 22 then renders an empty receipt with 200. "
+        "Switching to `find` so a foreign id gets a 404 like the others; the empty-receipt fallback "
+        "only existed for the nil case."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb",
+            "old_string": "    payment = current_account.payments.find_by(id: params[:payment_id])\n    payment ||= Payment.new(amount: 0)",
+            "new_string": "    payment = current_account.payments.find(params[:payment_id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/payments_controller.rb has been updated successfully.",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/cross_account_access_spec.rb",
+        "...\n\nFinished in 1.71 seconds (files took 3.2 seconds to load)\n3 examples, 0 failures",
+    )
+    c.bash(
+        "bundle exec rspec 2>&1 | tail -4",
+        "Finished in 2 minutes 3.4 seconds (files took 3.3 seconds to load)\n1412 examples, 0 failures, 6 pending\n\n"
+        "Randomized with seed 40917",
+    )
+    c.bash(
+        "bundle exec brakeman -q --no-pager -w2 2>&1 | grep -A3 'Warning Types'",
+        "== Warning Types ==\n\nUnscoped Find: 2",
+    )
+    c.bash(
+        "bundle exec bundle-audit check --update",
+        "bundler: command not found: bundle-audit\nInstall missing gem executables with `bundle install`",
+        error=True,
+    )
+    c.user("leave bundle-audit, commit with the ticket id in the message")
+    c.bash(
+        "git add -A && git commit -qm 'SEC-219: scope invoice pdf, credit notes and payment receipts to the current account' && git log --oneline -1",
+        "7c2d9e0 SEC-219: scope invoice pdf, credit notes and payment receipts to the current account",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix a pentest finding (an insecure direct object reference on invoice PDFs) and to look for the same issue elsewhere, excluding the legacy API controllers.
+
+Summary:
+1. Primary Request and Intent:
+   Fix pentest finding SEC-219 (any logged-in user could download any invoice PDF by changing the id) and check other controllers for the same problem, without touching app/controllers/api/v1 (pinned by partners, being removed at the end of January). Commit with the ticket id in the message.
+
+2. Key Technical Concepts:
+   - Insecure direct object reference (IDOR); scoping finds through current_account associations
+   - Brakeman UnscopedFind check
+   - find vs find_by (RecordNotFound → 404 vs nil)
+
+3. Files and Code Sections:
+   - app/controllers/invoices_controller.rb: pdf now uses current_account.invoices.find.
+   - app/controllers/credit_notes_controller.rb: show uses current_account.credit_notes.find.
+   - app/controllers/payments_controller.rb: receipt uses current_account.payments.find (previously find_by with a fallback to an empty Payment, which returned 200).
+   - spec/requests/cross_account_access_spec.rb: new request specs asserting 404 for another account's invoice pdf, credit note and payment receipt.
+
+4. Errors and fixes:
+   - The payment receipt spec got 200 instead of 404 because find_by returned nil and the action rendered an empty receipt; switched to find.
+   - bundle-audit is not installed; the user said to leave it.
+
+5. Problem Solving:
+   A grep for unscoped finds found six occurrences; the admin accounts controller is staff-only and api/v1 is out of scope, leaving three to fix. Brakeman's Unscoped Find warnings dropped to the two in api/v1. The full RSpec suite passes. The user chose 404 over 403 so as not to reveal which invoice ids exist.
+
+6. All user messages:
+   - "Pentest finding SEC-219: any logged-in user can download any invoice PDF by changing the id in /invoices/:id/pdf. Fix it, and check whether other controllers have the same problem. Don't touch app/controllers/api/v1, …"
+   - "404. A 403 tells an attacker the invoice id exists, …"
+   - "leave bundle-audit, commit with the ticket id in the message"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with SEC-219 in the message.
+
+9. Optional Next Step:
+   None unless the user wants the api/v1 controllers addressed after January.
+"""
+    labels = [
+        Label("request", "Pentest finding SEC-219", dropped=False),
+        Label("constraint", "Don't touch app/controllers/api/v1", dropped=False),
+        Label("decision", "partners pin that API and it goes away on Jan 31", dropped=False),  # "end of January"
+        Label("decision", "A 403 tells an attacker the invoice id exists", dropped=False),
+        Label("decision", "invoice numbers are sequential", dropped=True),  # cut by the elision
+        Label("decision", "Admin::BaseController (staff only)", dropped=False),
+        Label("request", "commit with the ticket id in the message", dropped=False),
+        Label("identifier", "7c2d9e0", dropped=True),
+        Label("measurement", "Security Warnings: 5", dropped=True),  # the summary gives only the after
+        Label("measurement", "Unscoped Find: 2", dropped=False),
+        Label("measurement", "1412 examples, 0 failures, 6 pending", dropped=True),  # "the full suite passes"
+        Label(
+            "error", "expected the response to have status code :not_found (404) but it was :ok (200)", dropped=False
+        ),
+        Label("failed command", "bundle-audit", dropped=False),
+        Label("file read", "app/models/account.rb", dropped=True),  # payments come through invoices
+        Label("file edited", "app/controllers/payments_controller.rb", dropped=False),
+        Label("edit", "Payment.new(amount: 0)", dropped=False),  # "a fallback to an empty Payment"
+        Label("file edited", "spec/requests/cross_account_access_spec.rb", dropped=False),
+        Label("path", "app/controllers/api/v1/receipts_controller.rb", dropped=True),  # left unscoped, for after Jan 31
+        # noise
+        Label("command", "git status", dropped=False),
+        Label("number", "40917", dropped=False),  # the random seed
+        Label("number", "4.82 seconds", dropped=False),
+        Label("path", "spec/requests/cross_account_access_spec.rb:21", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency, email_backfill, invoice_idor)
