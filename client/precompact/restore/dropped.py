@@ -148,7 +148,7 @@ _IDENTIFIER = re.compile(
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
-    r"|(?P<ticket>\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC)-)[A-Z][A-Z0-9]{1,9}-\d{2,6}\b)"
+    r"|(?P<ticket>\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC)-)[A-Z](?:[A-Z0-9]{1,9}-\d{2,6}|-\d{3,6})\b)"
     r"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b(?!-))"
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
     r"|(?P<number>(?<![\w.\\])\d+(?:[.,]\d+)*(?!\w))"
@@ -163,6 +163,7 @@ _NOT_NUMBERS = re.compile(
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
     r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
+    r"|^\(\d+ rows?\)$"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
@@ -213,6 +214,7 @@ _MEASUREMENT = re.compile(
     # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
     r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
+    r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
 )
 # Tools whose output names the commits and migrations a session turns on.
 # Commands that print files (their file arguments are read) and that search them (the files
@@ -613,7 +615,11 @@ class Summary:
         return False
 
     def _measurement(self, line: str) -> str:
+        """Kept when the summary gives half the line's telling numbers: those of two digits or
+        more where it has any (a summary says a "6" or a "1" of something else any day: "1412
+        examples, 0 failures, 6 pending" is not kept by it)."""
         values = [n for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", line)) if n.strip("0.")]
+        values = [n for n in values if len(n.replace(".", "").lstrip("0")) >= 2] or values
         if not values:
             return KEPT if self._holds(line) else DROPPED
         found = sum(self._has_number(n) for n in values)
@@ -977,8 +983,11 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
     errors = _error_lines(text)
     # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the same.
     if block.get("is_error") is True or (_PIPED.search(command) and any(not _GENERIC_ERROR.search(e) for e in errors)):
-        # One failure, one fact: the command, with the line that says why.
-        add("failed command", command, at, _why(text, errors)[:300] or None)
+        # One failure, one fact: the command, with the line that says why; and what its output
+        # measured ("47 tests completed, 1 failed").
+        why = _why(text, errors)
+        add("failed command", command, at, why[:300] or None)
+        _measurements(command, text, position, add, besides=why)
         return
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
@@ -1038,13 +1047,22 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             return True
     _found_files(command, text, position, add)
-    # An output's result is said last (after progress lines, per-batch counts): its last lines
-    # with a count or a measure of the work (MEASURED_LINES of them, one per shape), not of how
-    # long the command took.
+    _measurements(command, text, position, add)
+    return False
+
+
+def _measurements(command: str, text: str, position: int, add: Add, besides: str | None = None) -> None:
+    """An output's result is said last (after progress lines, per-batch counts): its last lines
+    with a count or a measure of the work (MEASURED_LINES of them, one per shape), not of how long
+    the command took; `besides` is a failure's line, already its fact's."""
     shapes: set[str] = set()
     for line in reversed(text.splitlines()):
         line = line.strip()
-        if 0 < len(line) <= 200 and _MEASUREMENT.search(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))):
+        if line == besides:
+            continue
+        measured = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
+        # a line whose every number is 0 says nothing happened ("0 nanoseconds spent on 0 batches")
+        if 0 < len(line) <= 200 and _MEASUREMENT.search(measured) and any(n.strip("0.") for n, _, _ in numbers(measured)):
             shape = re.sub(r"\d[\d,.]*", "#", normalised(line))
             if shape not in shapes:
                 shapes.add(shape)
@@ -1052,7 +1070,6 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
                 add("measurement", line, position, command[:200], newest=True, guessed=len(shapes) > 1)
                 if len(shapes) == MEASURED_LINES:
                     break
-    return False
 
 
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
