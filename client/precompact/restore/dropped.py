@@ -43,6 +43,7 @@ import contextlib
 import gc
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
@@ -912,8 +913,10 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
         # The ids a command is given (`gh run watch 8812345678`, `git show 9f8e7d6`) name what it worked on.
-        for found in _COMMAND_ID.finditer(command_core(command)):
-            add("identifier", found.group(0), position, command[:200])
+        core = command_core(command)
+        for found in _COMMAND_ID.finditer(core):
+            if not core[: found.start()].split()[-1:] or not core[: found.start()].split()[-1].startswith("-"):
+                add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
@@ -1052,24 +1055,22 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
 
 
 def _measurements(command: str, text: str, position: int, add: Add, besides: str | None = None) -> None:
-    """An output's result is said last (after progress lines, per-batch counts): its last lines
-    with a count or a measure of the work (MEASURED_LINES of them, one per shape), not of how long
-    the command took; `besides` is a failure's line, already its fact's."""
-    shapes: set[str] = set()
+    """An output's result is said last: its last lines with a count or a measure of the work
+    (MEASURED_LINES of them, the one before the last "possibly dropped" at most), not of how long
+    the command took, nor a progress line (its shape said again: "batch 3: 10000 rows"), nor one
+    whose every number is 0 ("0 nanoseconds spent on 0 batches": nothing happened); `besides` is
+    a failure's line, already its fact's."""
+    measured: list[tuple[str, str]] = []  # (line, shape), last first
     for line in reversed(text.splitlines()):
         line = line.strip()
-        if line == besides:
-            continue
-        measured = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
-        # a line whose every number is 0 says nothing happened ("0 nanoseconds spent on 0 batches")
-        if 0 < len(line) <= 200 and _MEASUREMENT.search(measured) and any(n.strip("0.") for n, _, _ in numbers(measured)):
-            shape = re.sub(r"\d[\d,.]*", "#", normalised(line))
-            if shape not in shapes:
-                shapes.add(shape)
-                # the result is the last; the line before it may be a step's
-                add("measurement", line, position, command[:200], newest=True, guessed=len(shapes) > 1)
-                if len(shapes) == MEASURED_LINES:
-                    break
+        said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
+        if line != besides and 0 < len(line) <= 200 and _MEASUREMENT.search(said):
+            if any(n.strip("0.") for n, _, _ in numbers(said)):
+                measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
+    shapes = Counter(shape for _, shape in measured)
+    results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
+    for at, line in enumerate(results):
+        add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
 
 
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
@@ -1087,9 +1088,7 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
             for path, line in found.items():
                 add("file read", path, position, line, guessed=True)
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
-        for word in core.split()[1:]:
-            if "|" in word:
-                break
+        for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 add("file read", word, position)
 
