@@ -237,6 +237,7 @@ _MARKED_ID = re.compile(
 )
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
+_LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
@@ -452,7 +453,7 @@ class Summary:
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
         self._sentences = [content_words(sentence) for sentence in sentences(text)] or [set()]
         self._all = set().union(*self._sentences)
-        said = numbers(text)
+        said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._elided = [
@@ -990,13 +991,13 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         # measured ("47 tests completed, 1 failed").
         why = _why(text, errors)
         add("failed command", command, at, why[:300] or None)
-        _measurements(command, text, position, add, besides=why)
+        _measurements(command, text, position, add, besides=[why, *errors])
         return
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
     # repeats one, nor a user miss it. Error lines in the output of a command that succeeded (a
     # log, a bisect's failing steps, a test that was meant to fail) are what it read, not a failure.
-    _output_facts(command, text, position, add)
+    _output_facts(command, text, position, add, errors)
 
 
 def _error_lines(text: str) -> list[str]:
@@ -1030,7 +1031,7 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip() and not _EXIT_CODE.match(line)), "")
 
 
-def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
+def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
     """The identifiers and measurements a command's output states; whether it made a commit or a
     migration (an id the output marks)."""
     marked: list[tuple[str, str]] = []
@@ -1050,21 +1051,22 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             return True
     _found_files(command, text, position, add)
-    _measurements(command, text, position, add)
+    _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     return False
 
 
-def _measurements(command: str, text: str, position: int, add: Add, besides: str | None = None) -> None:
+def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
     """An output's result is said last: its last lines with a count or a measure of the work
     (MEASURED_LINES of them, the one before the last "possibly dropped" at most), not of how long
     the command took, nor a progress line (its shape said again: "batch 3: 10000 rows"), nor one
-    whose every number is 0 ("0 nanoseconds spent on 0 batches": nothing happened); `besides` is
-    a failure's line, already its fact's."""
+    whose every number is 0 ("0 nanoseconds spent on 0 batches": nothing happened); `besides` are
+    a failure's error lines, its fact's."""
+    besides = set(besides)
     measured: list[tuple[str, str]] = []  # (line, shape), last first
     for line in reversed(text.splitlines()):
         line = line.strip()
         said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
-        if line != besides and 0 < len(line) <= 200 and _MEASUREMENT.search(said):
+        if line not in besides and 0 < len(line) <= 200 and _MEASUREMENT.search(said):
             if any(n.strip("0.") for n, _, _ in numbers(said)):
                 measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
