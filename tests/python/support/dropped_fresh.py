@@ -1445,4 +1445,452 @@ Summary:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency, email_backfill, invoice_idor)
+def split_utils() -> DevSession:
+    """Python: a refactor across files (a 900-line utils module split in three), imports rewritten
+    from a long `grep -n`, a circular import on the way, and the user's reason for a shim."""
+    c = Conversation("/home/nils/ledgerly", "fresh-split-utils")
+    c.user(
+        "ledgerly/utils.py has become a dumping ground. Split it into ledgerly/text.py, "
+        "ledgerly/dates.py and ledgerly/money.py and update all imports. Keep the function names "
+        "exactly as they are."
+    )
+    c.bash("wc -l ledgerly/utils.py && grep -c '^def ' ledgerly/utils.py", "911 ledgerly/utils.py\n58")
+    c.bash(
+        "grep -n '^def ' ledgerly/utils.py",
+        "\n".join(
+            f"{line}:def {name}("
+            for line, name in (
+                (14, "slugify"),
+                (31, "strip_accents"),
+                (48, "truncate_words"),
+                (77, "parse_iso_date"),
+                (102, "month_bounds"),
+                (131, "business_days_between"),
+                (170, "to_cents"),
+                (188, "from_cents"),
+                (205, "format_money"),
+                (241, "split_evenly"),
+                (276, "normalise_iban"),
+                (301, "quarter_of"),
+            )
+        )
+        + "\n"
+        + _lines("{i}:def helper_{i}(", 46, 320),
+    )
+    c.bash(
+        "grep -rn 'from ledgerly.utils import\\|from ledgerly import utils\\|import ledgerly.utils' --include=*.py . | wc -l",
+        "64",
+    )
+    c.bash(
+        "grep -rln 'ledgerly.utils\\|from ledgerly import utils' --include=*.py . | grep -v '^./ledgerly/utils.py'",
+        "\n".join(
+            f"./{path}"
+            for path in (
+                "ledgerly/invoices.py",
+                "ledgerly/reports/monthly.py",
+                "ledgerly/reports/vat.py",
+                "ledgerly/api/views.py",
+                "ledgerly/api/serializers.py",
+                "ledgerly/importers/csv_bank.py",
+                "ledgerly/importers/camt053.py",
+                "ledgerly/payouts.py",
+                "ledgerly/cli.py",
+                "tests/test_utils.py",
+                "tests/test_invoices.py",
+                "tests/test_reports.py",
+                "notebooks/helpers.py",
+            )
+        ),
+    )
+    c.say("911 lines, 58 functions, imported in 64 places across 13 files. Note notebooks/helpers.py imports it too.")
+    c.user(
+        "Yes, the data team's notebooks import from ledgerly.utils directly and I can't update those. "
+        "So leave ledgerly/utils.py as a thin re-export that warns, until we cut 3.0. Don't edit the "
+        "notebooks folder."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/money.py",
+            "content": '"""Amounts in cents and their formatting."""\n\nfrom decimal import Decimal\n\n'
+            "def to_cents(amount): ...\ndef from_cents(cents): ...\ndef format_money(cents, currency='EUR', locale='de_DE'): ...\n"
+            "def split_evenly(cents, parts): ...\ndef normalise_iban(iban): ...\n",
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/money.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/dates.py",
+            "content": '"""Calendar helpers."""\n\nfrom ledgerly.money import to_cents\n\n'
+            "def parse_iso_date(text): ...\ndef month_bounds(day): ...\ndef business_days_between(a, b): ...\ndef quarter_of(day): ...\n",
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/dates.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/text.py",
+            "content": '"""Text helpers."""\n\nimport unicodedata\n\ndef slugify(text): ...\ndef strip_accents(text): ...\ndef truncate_words(text, n): ...\n',
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/text.py",
+    )
+    c.bash("python -c 'import ledgerly.invoices'", "")
+    c.bash(
+        "python scripts/rewrite_imports.py --from ledgerly.utils --map scripts/utils_map.json --exclude notebooks",
+        "python: can't open file '/home/nils/ledgerly/scripts/rewrite_imports.py': [Errno 2] No such file or directory",
+        error=True,
+    )
+    c.say(
+        "There is no rewrite script in this repo; I'll use a small libcst codemod instead of sed, since several files import five or more names on one line."
+    )
+    c.bash("python -m libcst.tool --help | head -2", "/usr/bin/python: No module named libcst", error=True)
+    c.bash(
+        "pip install -q libcst==1.5.0 && python -m libcst.tool --help | head -1",
+        "usage: libcst.tool [-h] [--version] {print,codemod,list,initialize} ...",
+    )
+    c.bash(
+        "python -m libcst.tool codemod rename_utils.RenameUtilsImports ledgerly tests 2>&1 | tail -4",
+        "Finished codemodding 61 files!\n - Transformed 12 files successfully.\n - Skipped 49 files.\n - Failed to codemod 0 files.\n - 0 warnings were generated.",
+    )
+    c.bash(
+        "python -m pytest -q -x 2>&1 | tail -15",
+        "ImportError while loading conftest '/home/nils/ledgerly/tests/conftest.py'.\n"
+        "tests/conftest.py:4: in <module>\n    from ledgerly.invoices import Invoice\n"
+        "ledgerly/invoices.py:3: in <module>\n    from ledgerly.dates import month_bounds\n"
+        "ledgerly/dates.py:3: in <module>\n    from ledgerly.money import to_cents\n"
+        "ledgerly/money.py:5: in <module>\n    from ledgerly.invoices import Invoice\n"
+        "E   ImportError: cannot import name 'Invoice' from partially initialized module 'ledgerly.invoices' "
+        "(most likely due to a circular import) (/home/nils/ledgerly/ledgerly/invoices.py)",
+        error=True,
+    )
+    c.say(
+        "Circular import: money.py picked up `from ledgerly.invoices import Invoice` (split_evenly used it "
+        "only in a type annotation), and dates.py imports money for nothing: the to_cents import in my "
+        "dates.py is a leftover. Removing both; the annotation goes under TYPE_CHECKING."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/money.py",
+            "old_string": "from ledgerly.invoices import Invoice\n",
+            "new_string": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ledgerly.invoices import Invoice\n",
+        },
+        "The file /home/nils/ledgerly/ledgerly/money.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/dates.py",
+            "old_string": "from ledgerly.money import to_cents\n\n",
+            "new_string": "",
+        },
+        "The file /home/nils/ledgerly/ledgerly/dates.py has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/utils.py",
+            "content": '"""Deprecated: import from ledgerly.text, ledgerly.dates or ledgerly.money. Kept until 3.0 for the notebooks."""\n\n'
+            "import warnings\n\nfrom ledgerly.dates import *  # noqa: F403\nfrom ledgerly.money import *  # noqa: F403\nfrom ledgerly.text import *  # noqa: F403\n\n"
+            'warnings.warn("ledgerly.utils is deprecated; it goes away in 3.0", DeprecationWarning, stacklevel=2)\n',
+        },
+        "The file /home/nils/ledgerly/ledgerly/utils.py has been overwritten successfully.",
+    )
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -6",
+        "FAILED tests/test_utils.py::test_helpers_are_private - AssertionError: assert 'helper_331' not in dir(ledgerly.utils)\n"
+        "=================== 1 failed, 611 passed, 3 warnings in 38.42s ===================",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/nils/ledgerly/tests/test_utils.py"},
+        "def test_helpers_are_private():\n    # helpers starting with helper_ are internal and must not be re-exported\n"
+        "    assert 'helper_331' not in dir(ledgerly.utils)\n",
+    )
+    c.say(
+        "The star imports re-export everything. I'll give each new module an `__all__` with only the 12 public names."
+    )
+    for module, names in (
+        ("text", '"slugify", "strip_accents", "truncate_words"'),
+        ("dates", '"parse_iso_date", "month_bounds", "business_days_between", "quarter_of"'),
+        ("money", '"to_cents", "from_cents", "format_money", "split_evenly", "normalise_iban"'),
+    ):
+        c.tool(
+            "Edit",
+            {
+                "file_path": f"/home/nils/ledgerly/ledgerly/{module}.py",
+                "old_string": '"""\n\n',
+                "new_string": f'"""\n\n__all__ = [{names}]\n\n',
+            },
+            f"The file /home/nils/ledgerly/ledgerly/{module}.py has been updated successfully.",
+        )
+    c.bash(
+        "python - <<'EOF'\nfor m in ('text', 'dates', 'money'):\n    print(m, len(__import__('ledgerly.' + m, fromlist=['x']).__all__))\nEOF",
+        "text 3\ndates 4\nmoney 5",
+    )
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -2 && ruff check ledgerly tests && mypy ledgerly | tail -1",
+        "612 passed, 3 warnings in 37.90s\nAll checks passed!\nSuccess: no issues found in 41 source files",
+    )
+    c.bash("git diff --stat | tail -1", " 17 files changed, 402 insertions(+), 871 deletions(-)")
+    c.bash("git status --short notebooks/", "")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to split a large utils module into three modules and update all imports while keeping function names; they later asked for a deprecation shim and not to touch the notebooks.
+
+Summary:
+1. Primary Request and Intent:
+   Split ledgerly/utils.py into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py, update all imports, and keep every function name unchanged. ledgerly/utils.py stays as a thin re-export that emits a DeprecationWarning until 3.0, because the data team's notebooks import it; the notebooks folder must not be edited.
+
+2. Key Technical Concepts:
+   - Module split with a backwards-compatible re-export shim
+   - libcst codemod for rewriting imports
+   - Circular imports and TYPE_CHECKING-only imports
+   - __all__ to control star re-exports
+
+3. Files and Code Sections:
+   - ledgerly/text.py: slugify, strip_accents, truncate_words.
+   - ledgerly/dates.py: parse_iso_date, month_bounds, business_days_between, quarter_of.
+   - ledgerly/money.py: to_cents, from_cents, format_money, split_evenly, normalise_iban; the Invoice import is under TYPE_CHECKING.
+   - ledgerly/utils.py: now only star-imports the three modules and warns.
+   - Importers across ledgerly/ and tests/ rewritten by the codemod.
+
+4. Errors and fixes:
+   - Circular import between invoices, dates and money: moved the Invoice import under TYPE_CHECKING and removed an unused import in dates.py.
+   - tests/test_utils.py::test_helpers_are_private failed because the star imports re-exported internal helpers; added __all__ to each new module.
+   - libcst was not installed; installed it.
+
+5. Problem Solving:
+   The original module had about 900 lines and 58 functions, imported in around 60 places. After the split the full test suite passes (612 tests), ruff and mypy are clean, and notebooks/ is untouched.
+
+6. All user messages:
+   - "ledgerly/utils.py has become a dumping ground. Split it into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py and update all imports. Keep the function names exactly as they are."
+   - The user explained that the data team's notebooks import ledgerly.utils directly, asked to keep it as a warning re-export until 3.0, and not to edit the notebooks folder.
+
+7. Pending Tasks:
+   - Commit the refactor (not yet committed).
+
+8. Current Work:
+   Verified tests, lint and types after adding __all__ to the new modules.
+
+9. Optional Next Step:
+   Ask whether to commit.
+"""
+    labels = [
+        Label("request", "Split it into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py", dropped=False),
+        Label("constraint", "Keep the function names exactly as they are", dropped=False),
+        Label("constraint", "Don't edit the notebooks folder", dropped=False),
+        Label("decision", "the data team's notebooks import from ledgerly.utils directly", dropped=False),
+        Label("decision", "several files import five or more names on one line", dropped=True),  # why libcst over sed
+        Label("measurement", "911", dropped=False),  # "about 900 lines"
+        Label("measurement", "64", dropped=False),  # "around 60 places"
+        Label("measurement", "Transformed 12 files successfully", dropped=True),
+        Label("measurement", "17 files changed, 402 insertions(+), 871 deletions(-)", dropped=True),
+        Label("measurement", "612 passed", dropped=False),
+        Label("failed command", "python scripts/rewrite_imports.py", dropped=True),  # no such script
+        Label("error", "No module named libcst", dropped=False),
+        Label("number", "libcst==1.5.0", dropped=True),  # the version installed
+        Label("error", "most likely due to a circular import", dropped=False),
+        Label("error", "split_evenly used it only in a type annotation", dropped=True),  # the cycle's cause
+        Label("file read", "tests/test_utils.py", dropped=False),
+        Label("edit", "__all__ = [", dropped=False),
+        Label("file edited", "ledgerly/utils.py", dropped=False),
+        Label("path", "notebooks/helpers.py", dropped=True),  # the notebook module that imports utils (grep)
+        # noise
+        Label("number", "helper_331", dropped=False),
+        Label("number", "38.42s", dropped=False),
+        Label("command", "git status --short notebooks/", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gcc14_ci() -> DevSession:
+    """C++/CMake: a CI failure after the runner image moved to GCC 14 (-Werror on a new warning),
+    read from the job log, reproduced in a container, fixed at the cause; the user's rule on
+    -Werror and the runner's release note read for the key fact."""
+    c = Conversation("/home/ada/quill", "fresh-gcc14-ci")
+    c.user("The Linux CI job has been red since Monday and nobody changed the code. Can you take a look?")
+    c.bash(
+        "gh run list --workflow ci.yml --limit 6",
+        "STATUS  TITLE                                  WORKFLOW  BRANCH  EVENT  ID           ELAPSED  AGE\n"
+        "X       docs: fix typo in CONTRIBUTING         ci        main    push   11923847561  4m12s    3h\n"
+        "X       Merge pull request #412 from ada/lz    ci        main    push   11921004398  4m30s    1d\n"
+        "X       bench: add 4 KiB block case            ci        main    push   11913377120  4m02s    3d\n"
+        "\u2713       huffman: table-driven decode           ci        main    push   11898812004  6m55s    5d\n"
+        "\u2713       ci: pin actions by sha                 ci        main    push   11897650233  7m10s    5d\n"
+        "\u2713       release 1.8.0                          ci        main    push   11880091245  7m01s    8d",
+    )
+    c.bash(
+        "gh run view 11923847561 --log-failed | tail -40",
+        "build (ubuntu-24.04)\tBuild\t-- The CXX compiler identification is GNU 14.2.0\n"
+        "build (ubuntu-24.04)\tBuild\t-- Detecting CXX compiler ABI info - done\n"
+        + "\n".join(
+            f"build (ubuntu-24.04)\tBuild\t[ {p:>2}%] Building CXX object src/CMakeFiles/quill.dir/{f}.cpp.o"
+            for p, f in ((12, "io/file"), (18, "io/mmap"), (25, "codec/lz"), (31, "codec/crc32"))
+        )
+        + "\nbuild (ubuntu-24.04)\tBuild\t[ 37%] Building CXX object src/CMakeFiles/quill.dir/codec/huffman.cpp.o\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp: In member function 'size_t quill::HuffmanDecoder::decode(std::span<const uint8_t>, std::span<uint8_t>)':\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp:212:24: error: 'symbol' may be used uninitialized [-Werror=maybe-uninitialized]\n"
+        "build (ubuntu-24.04)\tBuild\t  212 |         out[written++] = symbol;\n"
+        "build (ubuntu-24.04)\tBuild\t      |                        ^~~~~~\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp:188:17: note: 'symbol' was declared here\n"
+        "build (ubuntu-24.04)\tBuild\tcc1plus: all warnings being treated as errors\n"
+        "build (ubuntu-24.04)\tBuild\tgmake[2]: *** [src/CMakeFiles/quill.dir/build.make:132: src/CMakeFiles/quill.dir/codec/huffman.cpp.o] Error 1\n"
+        "build (ubuntu-24.04)\tBuild\tgmake: *** [Makefile:146: all] Error 2\n"
+        "build (ubuntu-24.04)\tBuild\t##[error]Process completed with exit code 2.",
+    )
+    c.bash(
+        "gh run view 11898812004 --log | grep 'compiler identification'",
+        "build (ubuntu-24.04)\tBuild\t-- The CXX compiler identification is GNU 13.2.0",
+    )
+    c.say(
+        "The last green run used GCC 13.2, the failing ones GCC 14.2: the ubuntu-24.04 runner image "
+        "changed its default compiler, and GCC 14 warns about `symbol` in huffman.cpp:212, which "
+        "-Werror turns into an error."
+    )
+    c.bash(
+        'curl -s https://api.github.com/repos/actions/runner-images/releases | jq -r \'.[] | select(.tag_name | startswith("ubuntu24")) | .tag_name + "  " + (.body | split("\\n") | map(select(test("gcc|GNU C"; "i"))) | join(" | "))\' | head -3',
+        "ubuntu24/20261130.1  - Default GCC changed from 13 to 14 (gcc-14 14.2.0); gcc-13 remains installed | GNU C++ 14.2.0\n"
+        "ubuntu24/20261123.2  GNU C++ 13.2.0\nubuntu24/20261116.1  GNU C++ 13.2.0",
+    )
+    c.bash("g++-14 --version", "bash: g++-14: command not found", error=True)
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:14.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -E \"error|warning\"'",
+        "/src/src/codec/huffman.cpp:212:24: error: 'symbol' may be used uninitialized [-Werror=maybe-uninitialized]\ncc1plus: all warnings being treated as errors",
+        error=True,
+    )
+    c.say(
+        "Reproduced locally in gcc:14.2. The quick fixes would be pinning CC=gcc-13 in the workflow or adding -Wno-maybe-uninitialized."
+    )
+    c.user(
+        "Neither. We keep -Werror on everywhere and we build with whatever the runner's default is, "
+        "because that's what our downstream packagers use. Fix the code if the warning is real."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ada/quill/src/codec/huffman.cpp"},
+        "   184\tsize_t HuffmanDecoder::decode(std::span<const uint8_t> in, std::span<uint8_t> out) {\n"
+        "   185\t  BitReader bits(in);\n   186\t  size_t written = 0;\n   187\t  while (written < out.size() && bits.remaining() > 0) {\n"
+        "   188\t    uint8_t symbol;\n   189\t    uint32_t code = bits.peek(table_.max_length);\n"
+        "   190\t    const Entry& e = table_.lookup(code);\n   191\t    switch (e.kind) {\n"
+        "   192\t      case Entry::Kind::Literal:\n   193\t        symbol = e.symbol;\n   194\t        bits.skip(e.length);\n   195\t        break;\n"
+        "   196\t      case Entry::Kind::Subtable:\n   197\t        symbol = decode_subtable(bits, e);\n   198\t        break;\n"
+        '   199\t      case Entry::Kind::Invalid:\n   200\t        throw DecodeError("invalid prefix", bits.position());\n'
+        "   201\t    }\n" + _lines("   {i}\t    // stats", 10, 202) + "\n   212\t        out[written++] = symbol;\n",
+    )
+    c.say(
+        "The warning is real in a narrow sense: `e.kind` is an enum class with three values and every "
+        "case either sets `symbol` or throws, but a corrupted table could hold a value outside the enum, "
+        "and then `symbol` is read uninitialised. Adding a default that throws makes that explicit, "
+        "rather than initialising `symbol` to 0, which would silently emit zero bytes."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ada/quill/src/codec/huffman.cpp",
+            "old_string": '      case Entry::Kind::Invalid:\n        throw DecodeError("invalid prefix", bits.position());\n    }',
+            "new_string": '      case Entry::Kind::Invalid:\n      default:\n        throw DecodeError("invalid prefix", bits.position());\n    }',
+        },
+        "The file /home/ada/quill/src/codec/huffman.cpp has been updated successfully.",
+    )
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:14.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -cE \"error|warning\"; ctest --test-dir /tmp/b 2>&1 | tail -3'",
+        "0\n100% tests passed, 0 tests failed out of 143\n\nTotal Test time (real) =  18.27 sec",
+    )
+    c.bash("clang-tidy -p build src/codec/huffman.cpp", "bash: clang-tidy: command not found", error=True)
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:13.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -cE \"error|warning\"'",
+        "0",
+    )
+    c.say("Clean on GCC 13.2 and 14.2 with -Werror, 143/143 tests pass on 14.2.")
+    c.bash(
+        "./build/bench/quill_bench --filter huffman_decode --repetitions 5 2>&1 | tail -3",
+        "huffman_decode/64KiB_mean     41.2 us   41.1 us   5  1.52 GB/s\n"
+        "huffman_decode/64KiB_stddev   0.31 us   0.30 us   5\nhuffman_decode/4KiB_mean      2.71 us   2.70 us   5  1.45 GB/s",
+    )
+    c.user("Is that slower than before?")
+    c.bash(
+        "git stash -q && cmake --build build -j4 >/dev/null && ./build/bench/quill_bench --filter huffman_decode/64KiB --repetitions 5 2>&1 | grep mean; git stash pop -q",
+        "huffman_decode/64KiB_mean     41.0 us   40.9 us   5  1.53 GB/s",
+    )
+    c.say("No: 41.0 us before and 41.2 us after on 64 KiB, within the noise (stddev 0.31 us).")
+    c.user("Great, commit it. Mention the runner image change in the message.")
+    c.bash(
+        "git commit -qam 'huffman: throw on an out-of-range entry kind (GCC 14 maybe-uninitialized; runner image ubuntu24/20261130.1 switched to GCC 14)' && git log --oneline -1",
+        "3e7f1a2 huffman: throw on an out-of-range entry kind (GCC 14 maybe-uninitialized; runner image ubuntu24/20261130.1 switched to GCC 14)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked why Linux CI had been failing since Monday without code changes. The cause was a compiler change on the runner; the code was fixed instead of relaxing warnings.
+
+Summary:
+1. Primary Request and Intent:
+   Find out why the Linux CI job has been failing since Monday even though nobody changed the code, and fix it. The user does not want to pin the compiler or disable the warning: -Werror stays on everywhere and builds use the runner's default compiler (what downstream packagers use); fix the code if the warning is real. Then commit, mentioning the runner image change.
+
+2. Key Technical Concepts:
+   - GitHub Actions runner image updates changing the default GCC (13 → 14)
+   - -Werror=maybe-uninitialized in GCC 14
+   - enum class switch without a default and out-of-range values
+
+3. Files and Code Sections:
+   - src/codec/huffman.cpp: in HuffmanDecoder::decode, the Invalid case now shares a `default:` that throws DecodeError, so `symbol` is always set or the function throws:
+     ```cpp
+     case Entry::Kind::Invalid:
+     default:
+       throw DecodeError("invalid prefix", bits.position());
+     ```
+
+4. Errors and fixes:
+   - CI: "'symbol' may be used uninitialized [-Werror=maybe-uninitialized]" at huffman.cpp:212 with GCC 14.2; fixed with the throwing default.
+   - g++-14 and clang-tidy are not installed locally; reproduced and verified in gcc:14.2 and gcc:13.2 Docker images.
+
+5. Problem Solving:
+   The last green run used GCC 13.2 and the failing runs GCC 14.2, after a runner image update changed the default GCC. The fix builds cleanly with both compilers with -Werror and all tests pass on 14.2. A benchmark showed no measurable change in huffman decode speed.
+
+6. All user messages:
+   - "The Linux CI job has been red since Monday and nobody changed the code. Can you take a look?"
+   - The user rejected pinning gcc-13 or disabling the warning: keep -Werror everywhere and build with the runner's default compiler, because downstream packagers do; fix the code if the warning is real.
+   - "Is that slower than before?"
+   - "Great, commit it. Mention the runner image change in the message."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with a message mentioning the runner image change.
+
+9. Optional Next Step:
+   Push and confirm that CI is green.
+"""
+    labels = [
+        Label("request", "The Linux CI job has been red since Monday", dropped=False),
+        Label("constraint", "We keep -Werror on everywhere", dropped=False),
+        Label("decision", "because that's what our downstream packagers use", dropped=False),
+        Label("request", "Mention the runner image change in the message", dropped=False),
+        Label("decision", "rather than initialising `symbol` to 0, which would silently emit zero bytes", dropped=True),
+        Label("identifier", "11923847561", dropped=True),  # the failing run
+        Label("identifier", "11898812004", dropped=True),  # the last green run
+        Label("identifier", "ubuntu24/20261130.1", dropped=True),  # the image that switched to GCC 14
+        Label("identifier", "3e7f1a2", dropped=True),
+        Label("error", "'symbol' may be used uninitialized", dropped=False),
+        Label("failed command", "clang-tidy", dropped=False),
+        Label("failed command", "g++-14", dropped=False),
+        Label("measurement", "100% tests passed, 0 tests failed out of 143", dropped=True),  # "all tests pass"
+        Label("measurement", "41.0 us before and 41.2 us after", dropped=True),  # "no measurable change"
+        Label("file edited", "src/codec/huffman.cpp", dropped=False),
+        Label("edit", "default:", dropped=False),
+        Label("identifier", "GNU 13.2.0", dropped=False),  # the last green run's compiler
+        # noise
+        Label("number", "212", dropped=False),
+        Label("number", "188", dropped=False),
+        Label("number", "1.52 GB/s", dropped=False),
+        Label("command", "gh run list --workflow ci.yml --limit 6", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency, email_backfill, invoice_idor, split_utils, gcc14_ci)
