@@ -1893,4 +1893,442 @@ Summary:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency, email_backfill, invoice_idor, split_utils, gcc14_ci)
+def installer_docs() -> DevSession:
+    """Shell/docs: documenting an installer's options from the script itself (defaults read in
+    it), the user's style preferences with their reasons, a missing linter, broken links found."""
+    c = Conversation("/home/tove/kiln", "fresh-installer-docs")
+    c.user(
+        "The README's install section is out of date. Please document every option of "
+        "scripts/install.sh properly, in docs/install.md, and link it from the README."
+    )
+    c.bash(
+        "ls docs scripts",
+        "docs:\narchitecture.md\nconfiguration.md\nfaq.md\n\nscripts:\ninstall.sh\nrelease.sh\nuninstall.sh",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/scripts/install.sh"},
+        "     1\t#!/bin/sh\n     2\t# kiln installer. POSIX sh: it must run under dash.\n     3\tset -eu\n\n"
+        '     5\tPREFIX="${KILN_PREFIX:-$HOME/.local}"\n     6\tCHANNEL="${KILN_CHANNEL:-stable}"\n'
+        '     7\tVERIFY=1\n     8\tMODIFY_PATH="${KILN_NO_MODIFY_PATH:+0}"\n     9\tMODIFY_PATH="${MODIFY_PATH:-1}"\n\n'
+        '    11\twhile [ $# -gt 0 ]; do\n    12\t  case "$1" in\n'
+        '    13\t    --prefix) PREFIX="$2"; shift 2 ;;\n    14\t    --channel) CHANNEL="$2"; shift 2 ;;  # stable | beta | nightly\n'
+        '    15\t    --version) VERSION="$2"; shift 2 ;;\n    16\t    --no-verify) VERIFY=0; shift ;;\n'
+        "    17\t    --no-modify-path) MODIFY_PATH=0; shift ;;\n    18\t    -y|--yes) ASSUME_YES=1; shift ;;\n"
+        '    19\t    *) echo "install.sh: unknown option $1" >&2; exit 64 ;;\n    20\t  esac\n    21\tdone\n'
+        + _lines("    {i}\t", 30, 22)
+        + "\n    52\t# checksums are signed with the release key; --no-verify skips minisign, not the sha256\n"
+        '    53\tif [ "$VERIFY" = 1 ]; then minisign -Vm "$archive" -P "$KILN_PUBKEY"; fi\n'
+        '    54\tsha256sum -c "$archive.sha256"\n',
+    )
+    c.say(
+        "Six options (--prefix, --channel, --version, --no-verify, --no-modify-path, -y/--yes) and three "
+        "environment variables (KILN_PREFIX, KILN_CHANNEL, KILN_NO_MODIFY_PATH). The default prefix is "
+        "$HOME/.local, not /usr/local as the README says. Unknown options exit with 64. Note that "
+        "--no-verify skips only the minisign signature check; the sha256 check always runs."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/README.md"},
+        "# kiln\n\n"
+        + _lines("line {i}", 20, 3)
+        + "\n## Install\n\n```bash\ncurl -fsSL https://get.kiln.dev | sudo bash\n```\n\n"
+        "Installs to /usr/local/bin. See [configuration](docs/configuration.md) and the [FAQ](docs/FAQ.md).\n",
+    )
+    c.user(
+        "Two things about style. Use sh, not bash, in every example, because the installer has to "
+        "work under dash on Debian and people copy the examples. And never pipe into sudo: show "
+        "download, inspect, then run."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/tove/kiln/docs/install.md",
+            "content": "# Installing kiln\n\n```sh\ncurl -fsSLo install.sh https://get.kiln.dev\nless install.sh   # read it first\nsh install.sh\n```\n\n"
+            "By default kiln goes to `$HOME/.local/bin`; no root needed.\n\n## Options\n\n"
+            "| Option | Environment | Default | Meaning |\n|---|---|---|---|\n"
+            "| `--prefix DIR` | `KILN_PREFIX` | `$HOME/.local` | install under DIR/bin |\n"
+            "| `--channel NAME` | `KILN_CHANNEL` | `stable` | `stable`, `beta` or `nightly` |\n"
+            "| `--version X.Y.Z` | | latest on the channel | a fixed version |\n"
+            "| `--no-verify` | | off | skip the minisign signature check (the sha256 check always runs) |\n"
+            "| `--no-modify-path` | `KILN_NO_MODIFY_PATH` | off | do not add the bin directory to PATH |\n"
+            "| `-y`, `--yes` | | off | do not ask for confirmation |\n\n"
+            "An unknown option stops the installer with exit code 64.\n",
+        },
+        "File created successfully at: /home/tove/kiln/docs/install.md",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/README.md",
+            "old_string": "```bash\ncurl -fsSL https://get.kiln.dev | sudo bash\n```\n\nInstalls to /usr/local/bin.",
+            "new_string": "```sh\ncurl -fsSLo install.sh https://get.kiln.dev\nless install.sh\nsh install.sh\n```\n\n"
+            "Installs to `$HOME/.local/bin`; every option is in [docs/install.md](docs/install.md).",
+        },
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.bash("markdownlint docs/install.md README.md", "bash: markdownlint: command not found", error=True)
+    c.bash(
+        "npx --yes markdownlint-cli@0.42.0 docs/install.md README.md",
+        "README.md:24 MD040/fenced-code-language Fenced code blocks should have a language specified\n"
+        "docs/install.md:12:81 MD013/line-length Line length [Expected: 80; Actual: 96]",
+        error=True,
+    )
+    c.bash(
+        "grep -n 'line_length\\|MD013' .markdownlint.json",
+        '.markdownlint.json:3:  "MD013": { "line_length": 100, "tables": false }',
+    )
+    c.say(
+        "The repo config allows 100 columns and exempts tables, but npx ran from the docs folder's "
+        "parent without picking it up? No: it did pick README.md up from the root. The table line is "
+        "exempt; MD013 fired on line 12 which is the long prose line. Wrapping it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/docs/install.md",
+            "old_string": "By default kiln goes to `$HOME/.local/bin`; no root needed.",
+            "new_string": "By default kiln goes to `$HOME/.local/bin`;\nno root needed.",
+        },
+        "The file /home/tove/kiln/docs/install.md has been updated successfully.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/README.md"},
+        "    22\t## Building from source\n    23\t\n    24\t```\n    25\tmake && make install\n    26\t```\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/README.md",
+            "old_string": "```\nmake && make install\n```",
+            "new_string": "```sh\nmake && make install\n```",
+        },
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.bash("npx --yes markdownlint-cli@0.42.0 docs/install.md README.md && echo clean", "clean")
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md docs/*.md 2>&1 | tail -6",
+        "\u2717 [ERR] file:///home/tove/kiln/docs/FAQ.md | Cannot find file\n"
+        "\u2717 [ERR] file:///home/tove/kiln/docs/upgrading.md | Cannot find file\n\n"
+        "\U0001f50d 31 Total \u2705 29 OK \U0001f6ab 2 Errors",
+        error=True,
+    )
+    c.bash(
+        "grep -rn 'upgrading.md' docs README.md",
+        "docs/configuration.md:88:See [upgrading](upgrading.md) before moving between channels.",
+    )
+    c.say(
+        "Two broken links: README points at docs/FAQ.md but the file is docs/faq.md (case matters on Linux), and docs/configuration.md links upgrading.md, which does not exist."
+    )
+    c.user("Fix the FAQ case. For upgrading.md, just drop the sentence, we never wrote that page.")
+    c.tool(
+        "Edit",
+        {"file_path": "/home/tove/kiln/README.md", "old_string": "(docs/FAQ.md)", "new_string": "(docs/faq.md)"},
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/docs/configuration.md",
+            "old_string": "See [upgrading](upgrading.md) before moving between channels.\n",
+            "new_string": "",
+        },
+        "The file /home/tove/kiln/docs/configuration.md has been updated successfully.",
+    )
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md docs/*.md 2>&1 | tail -1",
+        "\U0001f50d 30 Total \u2705 30 OK \U0001f6ab 0 Errors",
+    )
+    c.bash("sh -n scripts/install.sh && dash -n scripts/install.sh && echo ok", "ok")
+    c.bash(
+        "git diff --stat",
+        " README.md             | 10 +++++++---\n docs/configuration.md |  2 --\n docs/install.md       | 25 +++++++++++++++++++++++++\n 3 files changed, 32 insertions(+), 5 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Documentation work: the user asked for full documentation of the installer's options and gave style rules; I wrote docs/install.md, updated the README, linted and fixed links.
+
+Summary:
+1. Primary Request and Intent:
+   Document every option of scripts/install.sh in a new docs/install.md and link it from the README, whose install section was out of date. Style: examples use sh rather than bash (the installer must work under dash), and never pipe into sudo; show download, inspect, run.
+
+2. Key Technical Concepts:
+   - POSIX sh / dash compatibility
+   - markdownlint rules MD040 and MD013; lychee offline link checking
+
+3. Files and Code Sections:
+   - scripts/install.sh (read): options --prefix, --channel (stable/beta/nightly), --version, --no-verify, --no-modify-path, -y/--yes; environment variables KILN_PREFIX, KILN_CHANNEL, KILN_NO_MODIFY_PATH.
+   - docs/install.md (new): download/inspect/run example and an options table with defaults.
+   - README.md: new install snippet, link to docs/install.md, a language on the build code block, FAQ link fixed.
+   - docs/configuration.md: removed the sentence linking the nonexistent upgrading page.
+
+4. Errors and fixes:
+   - markdownlint not installed; ran it via npx. It flagged a code block without a language in the README and a long line in docs/install.md; both fixed.
+   - lychee found two broken links (the FAQ link's case and upgrading.md); fixed as the user asked.
+
+5. Problem Solving:
+   The README claimed /usr/local/bin; the actual default prefix is under the user's home directory. Lint and link checks are now clean, and install.sh parses under sh and dash.
+
+6. All user messages:
+   - "The README's install section is out of date. Please document every option of scripts/install.sh properly, in docs/install.md, and link it from the README."
+   - Style: "Use sh, not bash, in every example, because the installer has to work under dash on Debian and people copy the examples. And never pipe into sudo: show download, inspect, then run."
+   - "Fix the FAQ case. For upgrading.md, just drop the sentence, we never wrote that page."
+
+7. Pending Tasks:
+   - Changes are not committed yet.
+
+8. Current Work:
+   Verified the docs with markdownlint and lychee; git diff shows README.md, docs/configuration.md and docs/install.md changed.
+
+9. Optional Next Step:
+   Ask the user to review and whether to commit.
+"""
+    labels = [
+        Label("request", "document every option of scripts/install.sh properly", dropped=False),
+        Label("constraint", "Use sh, not bash, in every example", dropped=False),
+        Label("decision", "because the installer has to work under dash on Debian", dropped=False),
+        Label("constraint", "never pipe into sudo", dropped=False),
+        Label("request", "just drop the sentence, we never wrote that page", dropped=False),
+        Label("number", "$HOME/.local", dropped=True),  # the default prefix: "under the user's home"
+        Label("number", "exit 64", dropped=True),  # an unknown option's exit code, read in the script
+        Label("file read", "--no-verify skips minisign, not the sha256", dropped=True),  # the script's key fact
+        Label("name", "MD013", dropped=False),
+        Label("number", '"line_length": 100', dropped=True),  # the repo's limit, read in its config
+        Label("failed command", "markdownlint docs/install.md README.md", dropped=False),
+        Label("error", "docs/FAQ.md | Cannot find file", dropped=False),
+        Label("measurement", "30 Total", dropped=True),  # links checked, all OK: "now clean"
+        Label("file edited", "docs/configuration.md", dropped=False),
+        Label("file edited", "docs/install.md", dropped=False),
+        Label("edit", "(docs/faq.md)", dropped=True),  # "FAQ link fixed": not which way
+        Label("name", "markdownlint-cli@0.42.0", dropped=True),  # the pinned version used through npx
+        # noise
+        Label("command", "ls docs scripts", dropped=False),
+        Label("command", "git diff --stat", dropped=False),
+        Label("number", "88", dropped=False),
+        Label("url", "https://get.kiln.dev", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def oom_incident() -> DevSession:
+    """Node/Kubernetes: an incident read from logs (502s, pods OOMKilled), the cause in an
+    unbounded cache from a release, a hotfix with limits, the user's reason against a rollback."""
+    c = Conversation("/home/mo/checkout-api", "fresh-oom-incident")
+    c.user(
+        "INCIDENT: checkout-api in prod is throwing 502s since about 14:05 UTC. I'm incident "
+        "commander, you're on investigation. Read-only on prod unless I say so."
+    )
+    c.bash(
+        "kubectl -n checkout get pods -l app=checkout-api -o wide",
+        "NAME                            READY   STATUS             RESTARTS      AGE   IP            NODE\n"
+        "checkout-api-7f9c6d5b8-2xkqp    0/1     CrashLoopBackOff   7 (41s ago)   52m   10.42.3.17    pool-b-3\n"
+        "checkout-api-7f9c6d5b8-8mzlw    1/1     Running            6 (3m ago)    52m   10.42.1.88    pool-b-1\n"
+        "checkout-api-7f9c6d5b8-kq4rt    1/1     Running            7 (9m ago)    52m   10.42.2.40    pool-b-2\n"
+        "checkout-api-7f9c6d5b8-w7d2n    0/1     Running            5 (12s ago)   52m   10.42.3.21    pool-b-3",
+    )
+    c.bash(
+        "kubectl -n checkout describe pod checkout-api-7f9c6d5b8-2xkqp | sed -n '/Last State/,/Ready/p;/Limits/,/Requests/p'",
+        "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+        "      Started:      Wed, 02 Dec 2026 14:47:03 +0000\n      Finished:     Wed, 02 Dec 2026 14:53:12 +0000\n    Ready:          False\n"
+        "    Limits:\n      cpu:     1\n      memory:  512Mi\n    Requests:",
+    )
+    c.bash(
+        "kubectl -n checkout logs checkout-api-7f9c6d5b8-2xkqp --previous | tail -25",
+        _lines('{{"level":"info","msg":"POST /v2/quote 200","ms":{i}}}', 12, 30)
+        + "\n\n<--- Last few GCs --->\n\n[1:0x6a3c2b0]   368921 ms: Mark-Compact 251.8 (259.6) -> 250.9 (260.1) MB, 412.33 / 0.00 ms  (average mu = 0.141, current mu = 0.032) allocation failure\n\n"
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
+        " 1: 0xb8d0a3 node::Abort() [node]\n 2: 0xa9a7b8  [node]\n 3: 0xd6b5f0 v8::Utils::ReportOOMFailure(v8::internal::Isolate*, char const*, v8::OOMDetails const&) [node]",
+    )
+    c.say(
+        "The pods are OOMKilled about every 6 minutes (14:47 to 14:53) and V8 dies at ~250 MB of heap "
+        "with a 512Mi container limit. While a pod restarts, the ingress has fewer backends and "
+        "returns 502s."
+    )
+    c.bash(
+        "kubectl -n ingress logs deploy/ingress-nginx-controller --since=2h | grep 'checkout-api' | awk '$9==502' | wc -l",
+        "2314",
+    )
+    c.bash(
+        "helm -n checkout history checkout-api | tail -4",
+        "REVISION  UPDATED                   STATUS      CHART               APP VERSION  DESCRIPTION\n"
+        "55        Thu Nov 26 10:02:44 2026  superseded  checkout-api-4.2.0  3.8.0        Upgrade complete\n"
+        "56        Mon Nov 30 16:20:11 2026  superseded  checkout-api-4.2.1  3.8.1        Upgrade complete\n"
+        "57        Wed Dec  2 13:51:37 2026  deployed    checkout-api-4.3.0  3.8.2        Upgrade complete",
+    )
+    c.say("3.8.2 went out at 13:51 UTC, 14 minutes before the 502s started. Let me diff 3.8.1..3.8.2.")
+    c.bash(
+        "git log --oneline v3.8.1..v3.8.2",
+        "d41e5b2 release 3.8.2\n6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)\n"
+        "b93e4f7 pricing: memoise quotes per (sku, region, currency)\n0c7d2a8 deps: bump undici to 6.21.0",
+    )
+    c.bash(
+        "git show b93e4f7 --stat && git show b93e4f7 -- src/pricing/client.ts | head -30",
+        " src/pricing/client.ts | 14 ++++++++++++--\n 1 file changed, 12 insertions(+), 2 deletions(-)\n"
+        "+const quoteCache = new Map<string, Quote>();\n+\n export async function quote(sku: string, region: string, currency: string): Promise<Quote> {\n"
+        "+  const key = `${sku}:${region}:${currency}`;\n+  const hit = quoteCache.get(key);\n+  if (hit) return hit;\n"
+        "   const q = await pricing.post('/quote', { sku, region, currency });\n+  quoteCache.set(key, q);\n   return q;\n",
+    )
+    c.say(
+        "b93e4f7 adds a module-level Map with no eviction and no TTL. With ~180k SKUs times regions "
+        "times currencies it grows until the heap limit. That matches a crash every few minutes under "
+        "peak traffic. Two options: roll back to 3.8.1 (helm rollback to revision 56), or hotfix."
+    )
+    c.user(
+        "No rollback. 3.8.2 has the e-book VAT fix that legal needs live by Friday, rolling back "
+        "re-breaks invoices. Do a hotfix: bound the cache. And as a stopgap I approve raising the "
+        "memory limit to 1Gi in prod, you can apply that one change."
+    )
+    c.bash(
+        "kubectl -n checkout set resources deploy/checkout-api --limits=memory=1Gi && kubectl -n checkout rollout status deploy/checkout-api --timeout=180s",
+        'deployment.apps/checkout-api resource requirements updated\nWaiting for deployment "checkout-api" rollout to finish: 2 of 4 updated replicas are available...\n'
+        'deployment "checkout-api" successfully rolled out',
+    )
+    c.bash("grep -n 'max-old-space-size\\|NODE_OPTIONS' Dockerfile deploy/values.yaml", "", error=True)
+    c.say(
+        "No --max-old-space-size is set, so Node 20 picks its heap limit from the container: about "
+        "250 MB at 512Mi. With 1Gi it gets ~500 MB, which buys time but the Map still grows."
+    )
+    c.bash(
+        "npm ls lru-cache",
+        "checkout-api@3.8.2 /home/mo/checkout-api\n\u2514\u2500\u252c @aws-sdk/client-s3@3.637.0\n  \u2514\u2500\u2500 lru-cache@10.4.3 deduped",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mo/checkout-api/src/pricing/client.ts",
+            "old_string": "const quoteCache = new Map<string, Quote>();",
+            "new_string": "// Bounded: an unbounded Map took the pods down (incident 2026-12-02).\n"
+            "const quoteCache = new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 });",
+        },
+        "The file /home/mo/checkout-api/src/pricing/client.ts has been updated successfully.",
+    )
+    c.bash(
+        "npm install --save lru-cache@10.4.3",
+        "changed 1 package, and audited 612 packages in 3s\n\nfound 0 vulnerabilities",
+    )
+    c.bash(
+        "npx tsc --noEmit",
+        "src/pricing/client.ts(4,25): error TS2304: Cannot find name 'LRUCache'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mo/checkout-api/src/pricing/client.ts",
+            "old_string": "import { pricing } from './http';",
+            "new_string": "import { LRUCache } from 'lru-cache';\nimport { pricing } from './http';",
+        },
+        "The file /home/mo/checkout-api/src/pricing/client.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npm test -- --silent 2>&1 | tail -3",
+        "Test Suites: 38 passed, 38 total\nTests:       402 passed, 402 total\nTime:        21.7 s",
+    )
+    c.bash(
+        "node scripts/load-quote.js --requests 300000 --distinct-skus 180000 --report-heap",
+        "before (Map): heap 31 MB -> 611 MB after 300000 requests\nafter (LRU 20000): heap 31 MB -> 74 MB after 300000 requests, hit rate 0.62",
+    )
+    c.say(
+        "With the bounded cache the heap stays at 74 MB in the load script instead of growing past 600 MB; hit rate 62%."
+    )
+    c.bash(
+        "kubectl -n checkout get pods -l app=checkout-api",
+        "NAME                           READY   STATUS    RESTARTS   AGE\ncheckout-api-5c8b7d9f4-4jxnm   1/1     Running   0          11m\n"
+        "checkout-api-5c8b7d9f4-9vqcs   1/1     Running   0          11m\ncheckout-api-5c8b7d9f4-hh2rk   1/1     Running   0          10m\ncheckout-api-5c8b7d9f4-z8plt   1/1     Running   0          10m",
+    )
+    c.user(
+        "Good, the 1Gi stopgap holds. Commit the hotfix on a branch hotfix/quote-cache, I'll get it reviewed. And write me three lines for the incident channel."
+    )
+    c.bash(
+        "git switch -c hotfix/quote-cache && git commit -qam 'pricing: bound the quote cache (LRU 20k, 5 min TTL); fixes OOM from b93e4f7' && git log --oneline -1",
+        "Switched to a new branch 'hotfix/quote-cache'\n91f0c3e pricing: bound the quote cache (LRU 20k, 5 min TTL); fixes OOM from b93e4f7",
+    )
+    c.say(
+        "For the channel:\n1. Cause: 3.8.2 (b93e4f7) added an unbounded in-memory quote cache; pods hit the heap limit and were OOMKilled every ~6 min, giving 502s from 14:05 UTC.\n"
+        "2. Mitigation: memory limit raised to 1Gi at ~15:10 UTC, no restarts since.\n"
+        "3. Fix: hotfix/quote-cache bounds the cache (LRU 20k, 5 min TTL); no rollback, to keep the e-book VAT fix."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A production incident on checkout-api (502s). The user is incident commander; I investigated read-only, then applied the one approved change and prepared a hotfix.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate 502s from checkout-api in production starting around 14:05 UTC, read-only on prod unless told otherwise. Later: no rollback (3.8.2 contains the e-book VAT fix legal needs by Friday); bound the cache in a hotfix; the user approved raising the memory limit to 1Gi in prod as a stopgap. Commit the hotfix on branch hotfix/quote-cache and write three lines for the incident channel.
+
+2. Key Technical Concepts:
+   - Kubernetes OOMKilled (exit 137), CrashLoopBackOff, memory limits
+   - Node/V8 heap limit derived from the container memory when --max-old-space-size is unset
+   - Unbounded in-memory memoisation vs an LRU cache with TTL
+
+3. Files and Code Sections:
+   - src/pricing/client.ts: the module-level Map added in the pricing memoisation commit replaced by `new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 })`, with the import from lru-cache.
+   - package.json: lru-cache added as a direct dependency.
+
+4. Errors and fixes:
+   - Pods OOMKilled with "JavaScript heap out of memory" at roughly 250 MB heap under a 512Mi limit.
+   - tsc "Cannot find name 'LRUCache'": added the import.
+
+5. Problem Solving:
+   Helm history shows 3.8.2 deployed shortly before the errors started. Among its commits, the quote memoisation introduced an unbounded Map. The ingress logged a couple of thousand 502s. A load script showed the heap growing past 600 MB with the Map but staying around 75 MB with the LRU. After raising the limit to 1Gi the new pods have had no restarts. Unit tests pass.
+
+6. All user messages:
+   - "INCIDENT: checkout-api in prod is throwing 502s since about 14:05 UTC. … Read-only on prod unless I say so."
+   - "No rollback. 3.8.2 has the e-book VAT fix that legal needs live by Friday, … Do a hotfix: bound the cache. And as a stopgap I approve raising the memory limit to 1Gi in prod, you can apply that one change."
+   - "Good, the 1Gi stopgap holds. Commit the hotfix on a branch hotfix/quote-cache, I'll get it reviewed. And write me three lines for the incident channel."
+
+7. Pending Tasks:
+   - Review and deploy of the hotfix (user).
+   - The 1Gi limit should probably be reverted once the hotfix is out.
+
+8. Current Work:
+   Committed the hotfix on hotfix/quote-cache and wrote the three-line incident update (cause, mitigation, fix).
+
+9. Optional Next Step:
+   Wait for the user; after the hotfix is deployed, consider setting --max-old-space-size explicitly.
+"""
+    labels = [
+        Label("request", "checkout-api in prod is throwing 502s since about 14:05 UTC", dropped=False),
+        Label("constraint", "Read-only on prod unless I say so", dropped=False),
+        Label("constraint", "No rollback", dropped=False),
+        Label("decision", "3.8.2 has the e-book VAT fix that legal needs live by Friday", dropped=False),
+        Label("decision", "rolling back re-breaks invoices", dropped=True),  # cut by the elision
+        Label("request", "Commit the hotfix on a branch hotfix/quote-cache", dropped=False),
+        Label("identifier", "b93e4f7", dropped=True),  # "the quote memoisation commit", no id
+        Label("identifier", "91f0c3e", dropped=True),
+        Label("identifier", "LEGAL-88", dropped=True),  # the VAT fix's ticket
+        Label("measurement", "2314", dropped=False),  # "a couple of thousand"
+        Label("measurement", "180k SKUs", dropped=True),  # why the Map grows
+        Label("identifier", "lru-cache@10.4.3", dropped=True),  # the version already in the tree
+        Label("measurement", "611 MB", dropped=False),  # "past 600 MB"
+        Label("measurement", "74 MB", dropped=False),  # "around 75 MB"
+        Label("measurement", "hit rate 0.62", dropped=True),
+        Label("error", "Reason:       OOMKilled", dropped=False),
+        Label("error", "JavaScript heap out of memory", dropped=False),
+        Label("error", "Cannot find name 'LRUCache'", dropped=False),
+        Label("edit", "new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 })", dropped=False),
+        Label("file edited", "src/pricing/client.ts", dropped=False),
+        # noise
+        Label("number", "10.42.3.17", dropped=False),
+        Label("number", "0xb8d0a3", dropped=False),
+        Label("number", "137", dropped=False),
+        Label("command", "kubectl -n checkout get pods -l app=checkout-api", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (
+    empty_cart,
+    flaky_retry,
+    axum_upgrade,
+    orders_latency,
+    email_backfill,
+    invoice_idor,
+    split_utils,
+    gcc14_ci,
+    installer_docs,
+    oom_incident,
+)
