@@ -1445,4 +1445,890 @@ Summary:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (empty_cart, flaky_retry, axum_upgrade, orders_latency, email_backfill, invoice_idor)
+def split_utils() -> DevSession:
+    """Python: a refactor across files (a 900-line utils module split in three), imports rewritten
+    from a long `grep -n`, a circular import on the way, and the user's reason for a shim."""
+    c = Conversation("/home/nils/ledgerly", "fresh-split-utils")
+    c.user(
+        "ledgerly/utils.py has become a dumping ground. Split it into ledgerly/text.py, "
+        "ledgerly/dates.py and ledgerly/money.py and update all imports. Keep the function names "
+        "exactly as they are."
+    )
+    c.bash("wc -l ledgerly/utils.py && grep -c '^def ' ledgerly/utils.py", "911 ledgerly/utils.py\n58")
+    c.bash(
+        "grep -n '^def ' ledgerly/utils.py",
+        "\n".join(
+            f"{line}:def {name}("
+            for line, name in (
+                (14, "slugify"),
+                (31, "strip_accents"),
+                (48, "truncate_words"),
+                (77, "parse_iso_date"),
+                (102, "month_bounds"),
+                (131, "business_days_between"),
+                (170, "to_cents"),
+                (188, "from_cents"),
+                (205, "format_money"),
+                (241, "split_evenly"),
+                (276, "normalise_iban"),
+                (301, "quarter_of"),
+            )
+        )
+        + "\n"
+        + _lines("{i}:def helper_{i}(", 46, 320),
+    )
+    c.bash(
+        "grep -rn 'from ledgerly.utils import\\|from ledgerly import utils\\|import ledgerly.utils' --include=*.py . | wc -l",
+        "64",
+    )
+    c.bash(
+        "grep -rln 'ledgerly.utils\\|from ledgerly import utils' --include=*.py . | grep -v '^./ledgerly/utils.py'",
+        "\n".join(
+            f"./{path}"
+            for path in (
+                "ledgerly/invoices.py",
+                "ledgerly/reports/monthly.py",
+                "ledgerly/reports/vat.py",
+                "ledgerly/api/views.py",
+                "ledgerly/api/serializers.py",
+                "ledgerly/importers/csv_bank.py",
+                "ledgerly/importers/camt053.py",
+                "ledgerly/payouts.py",
+                "ledgerly/cli.py",
+                "tests/test_utils.py",
+                "tests/test_invoices.py",
+                "tests/test_reports.py",
+                "notebooks/helpers.py",
+            )
+        ),
+    )
+    c.say("911 lines, 58 functions, imported in 64 places across 13 files. Note notebooks/helpers.py imports it too.")
+    c.user(
+        "Yes, the data team's notebooks import from ledgerly.utils directly and I can't update those. "
+        "So leave ledgerly/utils.py as a thin re-export that warns, until we cut 3.0. Don't edit the "
+        "notebooks folder."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/money.py",
+            "content": '"""Amounts in cents and their formatting."""\n\nfrom decimal import Decimal\n\n'
+            "def to_cents(amount): ...\ndef from_cents(cents): ...\ndef format_money(cents, currency='EUR', locale='de_DE'): ...\n"
+            "def split_evenly(cents, parts): ...\ndef normalise_iban(iban): ...\n",
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/money.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/dates.py",
+            "content": '"""Calendar helpers."""\n\nfrom ledgerly.money import to_cents\n\n'
+            "def parse_iso_date(text): ...\ndef month_bounds(day): ...\ndef business_days_between(a, b): ...\ndef quarter_of(day): ...\n",
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/dates.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/text.py",
+            "content": '"""Text helpers."""\n\nimport unicodedata\n\ndef slugify(text): ...\ndef strip_accents(text): ...\ndef truncate_words(text, n): ...\n',
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/text.py",
+    )
+    c.bash("python -c 'import ledgerly.invoices'", "")
+    c.bash(
+        "python scripts/rewrite_imports.py --from ledgerly.utils --map scripts/utils_map.json --exclude notebooks",
+        "python: can't open file '/home/nils/ledgerly/scripts/rewrite_imports.py': [Errno 2] No such file or directory",
+        error=True,
+    )
+    c.say(
+        "There is no rewrite script in this repo; I'll use a small libcst codemod instead of sed, since several files import five or more names on one line."
+    )
+    c.bash("python -m libcst.tool --help | head -2", "/usr/bin/python: No module named libcst", error=True)
+    c.bash(
+        "pip install -q libcst==1.5.0 && python -m libcst.tool --help | head -1",
+        "usage: libcst.tool [-h] [--version] {print,codemod,list,initialize} ...",
+    )
+    c.bash(
+        "python -m libcst.tool codemod rename_utils.RenameUtilsImports ledgerly tests 2>&1 | tail -4",
+        "Finished codemodding 61 files!\n - Transformed 12 files successfully.\n - Skipped 49 files.\n - Failed to codemod 0 files.\n - 0 warnings were generated.",
+    )
+    c.bash(
+        "python -m pytest -q -x 2>&1 | tail -15",
+        "ImportError while loading conftest '/home/nils/ledgerly/tests/conftest.py'.\n"
+        "tests/conftest.py:4: in <module>\n    from ledgerly.invoices import Invoice\n"
+        "ledgerly/invoices.py:3: in <module>\n    from ledgerly.dates import month_bounds\n"
+        "ledgerly/dates.py:3: in <module>\n    from ledgerly.money import to_cents\n"
+        "ledgerly/money.py:5: in <module>\n    from ledgerly.invoices import Invoice\n"
+        "E   ImportError: cannot import name 'Invoice' from partially initialized module 'ledgerly.invoices' "
+        "(most likely due to a circular import) (/home/nils/ledgerly/ledgerly/invoices.py)",
+        error=True,
+    )
+    c.say(
+        "Circular import: money.py picked up `from ledgerly.invoices import Invoice` (split_evenly used it "
+        "only in a type annotation), and dates.py imports money for nothing: the to_cents import in my "
+        "dates.py is a leftover. Removing both; the annotation goes under TYPE_CHECKING."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/money.py",
+            "old_string": "from ledgerly.invoices import Invoice\n",
+            "new_string": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ledgerly.invoices import Invoice\n",
+        },
+        "The file /home/nils/ledgerly/ledgerly/money.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/dates.py",
+            "old_string": "from ledgerly.money import to_cents\n\n",
+            "new_string": "",
+        },
+        "The file /home/nils/ledgerly/ledgerly/dates.py has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/utils.py",
+            "content": '"""Deprecated: import from ledgerly.text, ledgerly.dates or ledgerly.money. Kept until 3.0 for the notebooks."""\n\n'
+            "import warnings\n\nfrom ledgerly.dates import *  # noqa: F403\nfrom ledgerly.money import *  # noqa: F403\nfrom ledgerly.text import *  # noqa: F403\n\n"
+            'warnings.warn("ledgerly.utils is deprecated; it goes away in 3.0", DeprecationWarning, stacklevel=2)\n',
+        },
+        "The file /home/nils/ledgerly/ledgerly/utils.py has been overwritten successfully.",
+    )
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -6",
+        "FAILED tests/test_utils.py::test_helpers_are_private - AssertionError: assert 'helper_331' not in dir(ledgerly.utils)\n"
+        "=================== 1 failed, 611 passed, 3 warnings in 38.42s ===================",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/nils/ledgerly/tests/test_utils.py"},
+        "def test_helpers_are_private():\n    # helpers starting with helper_ are internal and must not be re-exported\n"
+        "    assert 'helper_331' not in dir(ledgerly.utils)\n",
+    )
+    c.say(
+        "The star imports re-export everything. I'll give each new module an `__all__` with only the 12 public names."
+    )
+    for module, names in (
+        ("text", '"slugify", "strip_accents", "truncate_words"'),
+        ("dates", '"parse_iso_date", "month_bounds", "business_days_between", "quarter_of"'),
+        ("money", '"to_cents", "from_cents", "format_money", "split_evenly", "normalise_iban"'),
+    ):
+        c.tool(
+            "Edit",
+            {
+                "file_path": f"/home/nils/ledgerly/ledgerly/{module}.py",
+                "old_string": '"""\n\n',
+                "new_string": f'"""\n\n__all__ = [{names}]\n\n',
+            },
+            f"The file /home/nils/ledgerly/ledgerly/{module}.py has been updated successfully.",
+        )
+    c.bash(
+        "python - <<'EOF'\nfor m in ('text', 'dates', 'money'):\n    print(m, len(__import__('ledgerly.' + m, fromlist=['x']).__all__))\nEOF",
+        "text 3\ndates 4\nmoney 5",
+    )
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -2 && ruff check ledgerly tests && mypy ledgerly | tail -1",
+        "612 passed, 3 warnings in 37.90s\nAll checks passed!\nSuccess: no issues found in 41 source files",
+    )
+    c.bash("git diff --stat | tail -1", " 17 files changed, 402 insertions(+), 871 deletions(-)")
+    c.bash("git status --short notebooks/", "")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to split a large utils module into three modules and update all imports while keeping function names; they later asked for a deprecation shim and not to touch the notebooks.
+
+Summary:
+1. Primary Request and Intent:
+   Split ledgerly/utils.py into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py, update all imports, and keep every function name unchanged. ledgerly/utils.py stays as a thin re-export that emits a DeprecationWarning until 3.0, because the data team's notebooks import it; the notebooks folder must not be edited.
+
+2. Key Technical Concepts:
+   - Module split with a backwards-compatible re-export shim
+   - libcst codemod for rewriting imports
+   - Circular imports and TYPE_CHECKING-only imports
+   - __all__ to control star re-exports
+
+3. Files and Code Sections:
+   - ledgerly/text.py: slugify, strip_accents, truncate_words.
+   - ledgerly/dates.py: parse_iso_date, month_bounds, business_days_between, quarter_of.
+   - ledgerly/money.py: to_cents, from_cents, format_money, split_evenly, normalise_iban; the Invoice import is under TYPE_CHECKING.
+   - ledgerly/utils.py: now only star-imports the three modules and warns.
+   - Importers across ledgerly/ and tests/ rewritten by the codemod.
+
+4. Errors and fixes:
+   - Circular import between invoices, dates and money: moved the Invoice import under TYPE_CHECKING and removed an unused import in dates.py.
+   - tests/test_utils.py::test_helpers_are_private failed because the star imports re-exported internal helpers; added __all__ to each new module.
+   - libcst was not installed; installed it.
+
+5. Problem Solving:
+   The original module had about 900 lines and 58 functions, imported in around 60 places. After the split the full test suite passes (612 tests), ruff and mypy are clean, and notebooks/ is untouched.
+
+6. All user messages:
+   - "ledgerly/utils.py has become a dumping ground. Split it into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py and update all imports. Keep the function names exactly as they are."
+   - The user explained that the data team's notebooks import ledgerly.utils directly, asked to keep it as a warning re-export until 3.0, and not to edit the notebooks folder.
+
+7. Pending Tasks:
+   - Commit the refactor (not yet committed).
+
+8. Current Work:
+   Verified tests, lint and types after adding __all__ to the new modules.
+
+9. Optional Next Step:
+   Ask whether to commit.
+"""
+    labels = [
+        Label("request", "Split it into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py", dropped=False),
+        Label("constraint", "Keep the function names exactly as they are", dropped=False),
+        Label("constraint", "Don't edit the notebooks folder", dropped=False),
+        Label("decision", "the data team's notebooks import from ledgerly.utils directly", dropped=False),
+        Label("decision", "several files import five or more names on one line", dropped=True),  # why libcst over sed
+        Label("measurement", "911", dropped=False),  # "about 900 lines"
+        Label("measurement", "64", dropped=False),  # "around 60 places"
+        Label("measurement", "Transformed 12 files successfully", dropped=True),
+        Label("measurement", "17 files changed, 402 insertions(+), 871 deletions(-)", dropped=True),
+        Label("measurement", "612 passed", dropped=False),
+        Label("failed command", "python scripts/rewrite_imports.py", dropped=True),  # no such script
+        Label("error", "No module named libcst", dropped=False),
+        Label("number", "libcst==1.5.0", dropped=True),  # the version installed
+        Label("error", "most likely due to a circular import", dropped=False),
+        Label("error", "split_evenly used it only in a type annotation", dropped=True),  # the cycle's cause
+        Label("file read", "tests/test_utils.py", dropped=False),
+        Label("edit", "__all__ = [", dropped=False),
+        Label("file edited", "ledgerly/utils.py", dropped=False),
+        Label("path", "notebooks/helpers.py", dropped=True),  # the notebook module that imports utils (grep)
+        # noise
+        Label("number", "helper_331", dropped=False),
+        Label("number", "38.42s", dropped=False),
+        Label("command", "git status --short notebooks/", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gcc14_ci() -> DevSession:
+    """C++/CMake: a CI failure after the runner image moved to GCC 14 (-Werror on a new warning),
+    read from the job log, reproduced in a container, fixed at the cause; the user's rule on
+    -Werror and the runner's release note read for the key fact."""
+    c = Conversation("/home/ada/quill", "fresh-gcc14-ci")
+    c.user("The Linux CI job has been red since Monday and nobody changed the code. Can you take a look?")
+    c.bash(
+        "gh run list --workflow ci.yml --limit 6",
+        "STATUS  TITLE                                  WORKFLOW  BRANCH  EVENT  ID           ELAPSED  AGE\n"
+        "X       docs: fix typo in CONTRIBUTING         ci        main    push   11923847561  4m12s    3h\n"
+        "X       Merge pull request #412 from ada/lz    ci        main    push   11921004398  4m30s    1d\n"
+        "X       bench: add 4 KiB block case            ci        main    push   11913377120  4m02s    3d\n"
+        "\u2713       huffman: table-driven decode           ci        main    push   11898812004  6m55s    5d\n"
+        "\u2713       ci: pin actions by sha                 ci        main    push   11897650233  7m10s    5d\n"
+        "\u2713       release 1.8.0                          ci        main    push   11880091245  7m01s    8d",
+    )
+    c.bash(
+        "gh run view 11923847561 --log-failed | tail -40",
+        "build (ubuntu-24.04)\tBuild\t-- The CXX compiler identification is GNU 14.2.0\n"
+        "build (ubuntu-24.04)\tBuild\t-- Detecting CXX compiler ABI info - done\n"
+        + "\n".join(
+            f"build (ubuntu-24.04)\tBuild\t[ {p:>2}%] Building CXX object src/CMakeFiles/quill.dir/{f}.cpp.o"
+            for p, f in ((12, "io/file"), (18, "io/mmap"), (25, "codec/lz"), (31, "codec/crc32"))
+        )
+        + "\nbuild (ubuntu-24.04)\tBuild\t[ 37%] Building CXX object src/CMakeFiles/quill.dir/codec/huffman.cpp.o\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp: In member function 'size_t quill::HuffmanDecoder::decode(std::span<const uint8_t>, std::span<uint8_t>)':\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp:212:24: error: 'symbol' may be used uninitialized [-Werror=maybe-uninitialized]\n"
+        "build (ubuntu-24.04)\tBuild\t  212 |         out[written++] = symbol;\n"
+        "build (ubuntu-24.04)\tBuild\t      |                        ^~~~~~\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp:188:17: note: 'symbol' was declared here\n"
+        "build (ubuntu-24.04)\tBuild\tcc1plus: all warnings being treated as errors\n"
+        "build (ubuntu-24.04)\tBuild\tgmake[2]: *** [src/CMakeFiles/quill.dir/build.make:132: src/CMakeFiles/quill.dir/codec/huffman.cpp.o] Error 1\n"
+        "build (ubuntu-24.04)\tBuild\tgmake: *** [Makefile:146: all] Error 2\n"
+        "build (ubuntu-24.04)\tBuild\t##[error]Process completed with exit code 2.",
+    )
+    c.bash(
+        "gh run view 11898812004 --log | grep 'compiler identification'",
+        "build (ubuntu-24.04)\tBuild\t-- The CXX compiler identification is GNU 13.2.0",
+    )
+    c.say(
+        "The last green run used GCC 13.2, the failing ones GCC 14.2: the ubuntu-24.04 runner image "
+        "changed its default compiler, and GCC 14 warns about `symbol` in huffman.cpp:212, which "
+        "-Werror turns into an error."
+    )
+    c.bash(
+        'curl -s https://api.github.com/repos/actions/runner-images/releases | jq -r \'.[] | select(.tag_name | startswith("ubuntu24")) | .tag_name + "  " + (.body | split("\\n") | map(select(test("gcc|GNU C"; "i"))) | join(" | "))\' | head -3',
+        "ubuntu24/20261130.1  - Default GCC changed from 13 to 14 (gcc-14 14.2.0); gcc-13 remains installed | GNU C++ 14.2.0\n"
+        "ubuntu24/20261123.2  GNU C++ 13.2.0\nubuntu24/20261116.1  GNU C++ 13.2.0",
+    )
+    c.bash("g++-14 --version", "bash: g++-14: command not found", error=True)
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:14.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -E \"error|warning\"'",
+        "/src/src/codec/huffman.cpp:212:24: error: 'symbol' may be used uninitialized [-Werror=maybe-uninitialized]\ncc1plus: all warnings being treated as errors",
+        error=True,
+    )
+    c.say(
+        "Reproduced locally in gcc:14.2. The quick fixes would be pinning CC=gcc-13 in the workflow or adding -Wno-maybe-uninitialized."
+    )
+    c.user(
+        "Neither. We keep -Werror on everywhere and we build with whatever the runner's default is, "
+        "because that's what our downstream packagers use. Fix the code if the warning is real."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ada/quill/src/codec/huffman.cpp"},
+        "   184\tsize_t HuffmanDecoder::decode(std::span<const uint8_t> in, std::span<uint8_t> out) {\n"
+        "   185\t  BitReader bits(in);\n   186\t  size_t written = 0;\n   187\t  while (written < out.size() && bits.remaining() > 0) {\n"
+        "   188\t    uint8_t symbol;\n   189\t    uint32_t code = bits.peek(table_.max_length);\n"
+        "   190\t    const Entry& e = table_.lookup(code);\n   191\t    switch (e.kind) {\n"
+        "   192\t      case Entry::Kind::Literal:\n   193\t        symbol = e.symbol;\n   194\t        bits.skip(e.length);\n   195\t        break;\n"
+        "   196\t      case Entry::Kind::Subtable:\n   197\t        symbol = decode_subtable(bits, e);\n   198\t        break;\n"
+        '   199\t      case Entry::Kind::Invalid:\n   200\t        throw DecodeError("invalid prefix", bits.position());\n'
+        "   201\t    }\n" + _lines("   {i}\t    // stats", 10, 202) + "\n   212\t        out[written++] = symbol;\n",
+    )
+    c.say(
+        "The warning is real in a narrow sense: `e.kind` is an enum class with three values and every "
+        "case either sets `symbol` or throws, but a corrupted table could hold a value outside the enum, "
+        "and then `symbol` is read uninitialised. Adding a default that throws makes that explicit, "
+        "rather than initialising `symbol` to 0, which would silently emit zero bytes."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ada/quill/src/codec/huffman.cpp",
+            "old_string": '      case Entry::Kind::Invalid:\n        throw DecodeError("invalid prefix", bits.position());\n    }',
+            "new_string": '      case Entry::Kind::Invalid:\n      default:\n        throw DecodeError("invalid prefix", bits.position());\n    }',
+        },
+        "The file /home/ada/quill/src/codec/huffman.cpp has been updated successfully.",
+    )
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:14.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -cE \"error|warning\"; ctest --test-dir /tmp/b 2>&1 | tail -3'",
+        "0\n100% tests passed, 0 tests failed out of 143\n\nTotal Test time (real) =  18.27 sec",
+    )
+    c.bash("clang-tidy -p build src/codec/huffman.cpp", "bash: clang-tidy: command not found", error=True)
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:13.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -cE \"error|warning\"'",
+        "0",
+    )
+    c.say("Clean on GCC 13.2 and 14.2 with -Werror, 143/143 tests pass on 14.2.")
+    c.bash(
+        "./build/bench/quill_bench --filter huffman_decode --repetitions 5 2>&1 | tail -3",
+        "huffman_decode/64KiB_mean     41.2 us   41.1 us   5  1.52 GB/s\n"
+        "huffman_decode/64KiB_stddev   0.31 us   0.30 us   5\nhuffman_decode/4KiB_mean      2.71 us   2.70 us   5  1.45 GB/s",
+    )
+    c.user("Is that slower than before?")
+    c.bash(
+        "git stash -q && cmake --build build -j4 >/dev/null && ./build/bench/quill_bench --filter huffman_decode/64KiB --repetitions 5 2>&1 | grep mean; git stash pop -q",
+        "huffman_decode/64KiB_mean     41.0 us   40.9 us   5  1.53 GB/s",
+    )
+    c.say("No: 41.0 us before and 41.2 us after on 64 KiB, within the noise (stddev 0.31 us).")
+    c.user("Great, commit it. Mention the runner image change in the message.")
+    c.bash(
+        "git commit -qam 'huffman: throw on an out-of-range entry kind (GCC 14 maybe-uninitialized; runner image ubuntu24/20261130.1 switched to GCC 14)' && git log --oneline -1",
+        "3e7f1a2 huffman: throw on an out-of-range entry kind (GCC 14 maybe-uninitialized; runner image ubuntu24/20261130.1 switched to GCC 14)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked why Linux CI had been failing since Monday without code changes. The cause was a compiler change on the runner; the code was fixed instead of relaxing warnings.
+
+Summary:
+1. Primary Request and Intent:
+   Find out why the Linux CI job has been failing since Monday even though nobody changed the code, and fix it. The user does not want to pin the compiler or disable the warning: -Werror stays on everywhere and builds use the runner's default compiler (what downstream packagers use); fix the code if the warning is real. Then commit, mentioning the runner image change.
+
+2. Key Technical Concepts:
+   - GitHub Actions runner image updates changing the default GCC (13 → 14)
+   - -Werror=maybe-uninitialized in GCC 14
+   - enum class switch without a default and out-of-range values
+
+3. Files and Code Sections:
+   - src/codec/huffman.cpp: in HuffmanDecoder::decode, the Invalid case now shares a `default:` that throws DecodeError, so `symbol` is always set or the function throws:
+     ```cpp
+     case Entry::Kind::Invalid:
+     default:
+       throw DecodeError("invalid prefix", bits.position());
+     ```
+
+4. Errors and fixes:
+   - CI: "'symbol' may be used uninitialized [-Werror=maybe-uninitialized]" at huffman.cpp:212 with GCC 14.2; fixed with the throwing default.
+   - g++-14 and clang-tidy are not installed locally; reproduced and verified in gcc:14.2 and gcc:13.2 Docker images.
+
+5. Problem Solving:
+   The last green run used GCC 13.2 and the failing runs GCC 14.2, after a runner image update changed the default GCC. The fix builds cleanly with both compilers with -Werror and all tests pass on 14.2. A benchmark showed no measurable change in huffman decode speed.
+
+6. All user messages:
+   - "The Linux CI job has been red since Monday and nobody changed the code. Can you take a look?"
+   - The user rejected pinning gcc-13 or disabling the warning: keep -Werror everywhere and build with the runner's default compiler, because downstream packagers do; fix the code if the warning is real.
+   - "Is that slower than before?"
+   - "Great, commit it. Mention the runner image change in the message."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with a message mentioning the runner image change.
+
+9. Optional Next Step:
+   Push and confirm that CI is green.
+"""
+    labels = [
+        Label("request", "The Linux CI job has been red since Monday", dropped=False),
+        Label("constraint", "We keep -Werror on everywhere", dropped=False),
+        Label("decision", "because that's what our downstream packagers use", dropped=False),
+        Label("request", "Mention the runner image change in the message", dropped=False),
+        Label("decision", "rather than initialising `symbol` to 0, which would silently emit zero bytes", dropped=True),
+        Label("identifier", "11923847561", dropped=True),  # the failing run
+        Label("identifier", "11898812004", dropped=True),  # the last green run
+        Label("identifier", "ubuntu24/20261130.1", dropped=True),  # the image that switched to GCC 14
+        Label("identifier", "3e7f1a2", dropped=True),
+        Label("error", "'symbol' may be used uninitialized", dropped=False),
+        Label("failed command", "clang-tidy", dropped=False),
+        Label("failed command", "g++-14", dropped=False),
+        Label("measurement", "100% tests passed, 0 tests failed out of 143", dropped=True),  # "all tests pass"
+        Label("measurement", "41.0 us before and 41.2 us after", dropped=True),  # "no measurable change"
+        Label("file edited", "src/codec/huffman.cpp", dropped=False),
+        Label("edit", "default:", dropped=False),
+        Label("identifier", "GNU 13.2.0", dropped=False),  # the last green run's compiler
+        # noise
+        Label("number", "212", dropped=False),
+        Label("number", "188", dropped=False),
+        Label("number", "1.52 GB/s", dropped=False),
+        Label("command", "gh run list --workflow ci.yml --limit 6", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def installer_docs() -> DevSession:
+    """Shell/docs: documenting an installer's options from the script itself (defaults read in
+    it), the user's style preferences with their reasons, a missing linter, broken links found."""
+    c = Conversation("/home/tove/kiln", "fresh-installer-docs")
+    c.user(
+        "The README's install section is out of date. Please document every option of "
+        "scripts/install.sh properly, in docs/install.md, and link it from the README."
+    )
+    c.bash(
+        "ls docs scripts",
+        "docs:\narchitecture.md\nconfiguration.md\nfaq.md\n\nscripts:\ninstall.sh\nrelease.sh\nuninstall.sh",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/scripts/install.sh"},
+        "     1\t#!/bin/sh\n     2\t# kiln installer. POSIX sh: it must run under dash.\n     3\tset -eu\n\n"
+        '     5\tPREFIX="${KILN_PREFIX:-$HOME/.local}"\n     6\tCHANNEL="${KILN_CHANNEL:-stable}"\n'
+        '     7\tVERIFY=1\n     8\tMODIFY_PATH="${KILN_NO_MODIFY_PATH:+0}"\n     9\tMODIFY_PATH="${MODIFY_PATH:-1}"\n\n'
+        '    11\twhile [ $# -gt 0 ]; do\n    12\t  case "$1" in\n'
+        '    13\t    --prefix) PREFIX="$2"; shift 2 ;;\n    14\t    --channel) CHANNEL="$2"; shift 2 ;;  # stable | beta | nightly\n'
+        '    15\t    --version) VERSION="$2"; shift 2 ;;\n    16\t    --no-verify) VERIFY=0; shift ;;\n'
+        "    17\t    --no-modify-path) MODIFY_PATH=0; shift ;;\n    18\t    -y|--yes) ASSUME_YES=1; shift ;;\n"
+        '    19\t    *) echo "install.sh: unknown option $1" >&2; exit 64 ;;\n    20\t  esac\n    21\tdone\n'
+        + _lines("    {i}\t", 30, 22)
+        + "\n    52\t# checksums are signed with the release key; --no-verify skips minisign, not the sha256\n"
+        '    53\tif [ "$VERIFY" = 1 ]; then minisign -Vm "$archive" -P "$KILN_PUBKEY"; fi\n'
+        '    54\tsha256sum -c "$archive.sha256"\n',
+    )
+    c.say(
+        "Six options (--prefix, --channel, --version, --no-verify, --no-modify-path, -y/--yes) and three "
+        "environment variables (KILN_PREFIX, KILN_CHANNEL, KILN_NO_MODIFY_PATH). The default prefix is "
+        "$HOME/.local, not /usr/local as the README says. Unknown options exit with 64. Note that "
+        "--no-verify skips only the minisign signature check; the sha256 check always runs."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/README.md"},
+        "# kiln\n\n"
+        + _lines("line {i}", 20, 3)
+        + "\n## Install\n\n```bash\ncurl -fsSL https://get.kiln.dev | sudo bash\n```\n\n"
+        "Installs to /usr/local/bin. See [configuration](docs/configuration.md) and the [FAQ](docs/FAQ.md).\n",
+    )
+    c.user(
+        "Two things about style. Use sh, not bash, in every example, because the installer has to "
+        "work under dash on Debian and people copy the examples. And never pipe into sudo: show "
+        "download, inspect, then run."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/tove/kiln/docs/install.md",
+            "content": "# Installing kiln\n\n```sh\ncurl -fsSLo install.sh https://get.kiln.dev\nless install.sh   # read it first\nsh install.sh\n```\n\n"
+            "By default kiln goes to `$HOME/.local/bin`; no root needed.\n\n## Options\n\n"
+            "| Option | Environment | Default | Meaning |\n|---|---|---|---|\n"
+            "| `--prefix DIR` | `KILN_PREFIX` | `$HOME/.local` | install under DIR/bin |\n"
+            "| `--channel NAME` | `KILN_CHANNEL` | `stable` | `stable`, `beta` or `nightly` |\n"
+            "| `--version X.Y.Z` | | latest on the channel | a fixed version |\n"
+            "| `--no-verify` | | off | skip the minisign signature check (the sha256 check always runs) |\n"
+            "| `--no-modify-path` | `KILN_NO_MODIFY_PATH` | off | do not add the bin directory to PATH |\n"
+            "| `-y`, `--yes` | | off | do not ask for confirmation |\n\n"
+            "An unknown option stops the installer with exit code 64.\n",
+        },
+        "File created successfully at: /home/tove/kiln/docs/install.md",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/README.md",
+            "old_string": "```bash\ncurl -fsSL https://get.kiln.dev | sudo bash\n```\n\nInstalls to /usr/local/bin.",
+            "new_string": "```sh\ncurl -fsSLo install.sh https://get.kiln.dev\nless install.sh\nsh install.sh\n```\n\n"
+            "Installs to `$HOME/.local/bin`; every option is in [docs/install.md](docs/install.md).",
+        },
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.bash("markdownlint docs/install.md README.md", "bash: markdownlint: command not found", error=True)
+    c.bash(
+        "npx --yes markdownlint-cli@0.42.0 docs/install.md README.md",
+        "README.md:24 MD040/fenced-code-language Fenced code blocks should have a language specified\n"
+        "docs/install.md:12:81 MD013/line-length Line length [Expected: 80; Actual: 96]",
+        error=True,
+    )
+    c.bash(
+        "grep -n 'line_length\\|MD013' .markdownlint.json",
+        '.markdownlint.json:3:  "MD013": { "line_length": 100, "tables": false }',
+    )
+    c.say(
+        "The repo config allows 100 columns and exempts tables, but npx ran from the docs folder's "
+        "parent without picking it up? No: it did pick README.md up from the root. The table line is "
+        "exempt; MD013 fired on line 12 which is the long prose line. Wrapping it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/docs/install.md",
+            "old_string": "By default kiln goes to `$HOME/.local/bin`; no root needed.",
+            "new_string": "By default kiln goes to `$HOME/.local/bin`;\nno root needed.",
+        },
+        "The file /home/tove/kiln/docs/install.md has been updated successfully.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/README.md"},
+        "    22\t## Building from source\n    23\t\n    24\t```\n    25\tmake && make install\n    26\t```\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/README.md",
+            "old_string": "```\nmake && make install\n```",
+            "new_string": "```sh\nmake && make install\n```",
+        },
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.bash("npx --yes markdownlint-cli@0.42.0 docs/install.md README.md && echo clean", "clean")
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md docs/*.md 2>&1 | tail -6",
+        "\u2717 [ERR] file:///home/tove/kiln/docs/FAQ.md | Cannot find file\n"
+        "\u2717 [ERR] file:///home/tove/kiln/docs/upgrading.md | Cannot find file\n\n"
+        "\U0001f50d 31 Total \u2705 29 OK \U0001f6ab 2 Errors",
+        error=True,
+    )
+    c.bash(
+        "grep -rn 'upgrading.md' docs README.md",
+        "docs/configuration.md:88:See [upgrading](upgrading.md) before moving between channels.",
+    )
+    c.say(
+        "Two broken links: README points at docs/FAQ.md but the file is docs/faq.md (case matters on Linux), and docs/configuration.md links upgrading.md, which does not exist."
+    )
+    c.user("Fix the FAQ case. For upgrading.md, just drop the sentence, we never wrote that page.")
+    c.tool(
+        "Edit",
+        {"file_path": "/home/tove/kiln/README.md", "old_string": "(docs/FAQ.md)", "new_string": "(docs/faq.md)"},
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/docs/configuration.md",
+            "old_string": "See [upgrading](upgrading.md) before moving between channels.\n",
+            "new_string": "",
+        },
+        "The file /home/tove/kiln/docs/configuration.md has been updated successfully.",
+    )
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md docs/*.md 2>&1 | tail -1",
+        "\U0001f50d 30 Total \u2705 30 OK \U0001f6ab 0 Errors",
+    )
+    c.bash("sh -n scripts/install.sh && dash -n scripts/install.sh && echo ok", "ok")
+    c.bash(
+        "git diff --stat",
+        " README.md             | 10 +++++++---\n docs/configuration.md |  2 --\n docs/install.md       | 25 +++++++++++++++++++++++++\n 3 files changed, 32 insertions(+), 5 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Documentation work: the user asked for full documentation of the installer's options and gave style rules; I wrote docs/install.md, updated the README, linted and fixed links.
+
+Summary:
+1. Primary Request and Intent:
+   Document every option of scripts/install.sh in a new docs/install.md and link it from the README, whose install section was out of date. Style: examples use sh rather than bash (the installer must work under dash), and never pipe into sudo; show download, inspect, run.
+
+2. Key Technical Concepts:
+   - POSIX sh / dash compatibility
+   - markdownlint rules MD040 and MD013; lychee offline link checking
+
+3. Files and Code Sections:
+   - scripts/install.sh (read): options --prefix, --channel (stable/beta/nightly), --version, --no-verify, --no-modify-path, -y/--yes; environment variables KILN_PREFIX, KILN_CHANNEL, KILN_NO_MODIFY_PATH.
+   - docs/install.md (new): download/inspect/run example and an options table with defaults.
+   - README.md: new install snippet, link to docs/install.md, a language on the build code block, FAQ link fixed.
+   - docs/configuration.md: removed the sentence linking the nonexistent upgrading page.
+
+4. Errors and fixes:
+   - markdownlint not installed; ran it via npx. It flagged a code block without a language in the README and a long line in docs/install.md; both fixed.
+   - lychee found two broken links (the FAQ link's case and upgrading.md); fixed as the user asked.
+
+5. Problem Solving:
+   The README claimed /usr/local/bin; the actual default prefix is under the user's home directory. Lint and link checks are now clean, and install.sh parses under sh and dash.
+
+6. All user messages:
+   - "The README's install section is out of date. Please document every option of scripts/install.sh properly, in docs/install.md, and link it from the README."
+   - Style: "Use sh, not bash, in every example, because the installer has to work under dash on Debian and people copy the examples. And never pipe into sudo: show download, inspect, then run."
+   - "Fix the FAQ case. For upgrading.md, just drop the sentence, we never wrote that page."
+
+7. Pending Tasks:
+   - Changes are not committed yet.
+
+8. Current Work:
+   Verified the docs with markdownlint and lychee; git diff shows README.md, docs/configuration.md and docs/install.md changed.
+
+9. Optional Next Step:
+   Ask the user to review and whether to commit.
+"""
+    labels = [
+        Label("request", "document every option of scripts/install.sh properly", dropped=False),
+        Label("constraint", "Use sh, not bash, in every example", dropped=False),
+        Label("decision", "because the installer has to work under dash on Debian", dropped=False),
+        Label("constraint", "never pipe into sudo", dropped=False),
+        Label("request", "just drop the sentence, we never wrote that page", dropped=False),
+        Label("number", "$HOME/.local", dropped=True),  # the default prefix: "under the user's home"
+        Label("number", "exit 64", dropped=True),  # an unknown option's exit code, read in the script
+        Label("file read", "--no-verify skips minisign, not the sha256", dropped=True),  # the script's key fact
+        Label("name", "MD013", dropped=False),
+        Label("number", '"line_length": 100', dropped=True),  # the repo's limit, read in its config
+        Label("failed command", "markdownlint docs/install.md README.md", dropped=False),
+        Label("error", "docs/FAQ.md | Cannot find file", dropped=False),
+        Label("measurement", "30 Total", dropped=True),  # links checked, all OK: "now clean"
+        Label("file edited", "docs/configuration.md", dropped=False),
+        Label("file edited", "docs/install.md", dropped=False),
+        Label("edit", "(docs/faq.md)", dropped=True),  # "FAQ link fixed": not which way
+        Label("name", "markdownlint-cli@0.42.0", dropped=True),  # the pinned version used through npx
+        # noise
+        Label("command", "ls docs scripts", dropped=False),
+        Label("command", "git diff --stat", dropped=False),
+        Label("number", "88", dropped=False),
+        Label("url", "https://get.kiln.dev", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def oom_incident() -> DevSession:
+    """Node/Kubernetes: an incident read from logs (502s, pods OOMKilled), the cause in an
+    unbounded cache from a release, a hotfix with limits, the user's reason against a rollback."""
+    c = Conversation("/home/mo/checkout-api", "fresh-oom-incident")
+    c.user(
+        "INCIDENT: checkout-api in prod is throwing 502s since about 14:05 UTC. I'm incident "
+        "commander, you're on investigation. Read-only on prod unless I say so."
+    )
+    c.bash(
+        "kubectl -n checkout get pods -l app=checkout-api -o wide",
+        "NAME                            READY   STATUS             RESTARTS      AGE   IP            NODE\n"
+        "checkout-api-7f9c6d5b8-2xkqp    0/1     CrashLoopBackOff   7 (41s ago)   52m   10.42.3.17    pool-b-3\n"
+        "checkout-api-7f9c6d5b8-8mzlw    1/1     Running            6 (3m ago)    52m   10.42.1.88    pool-b-1\n"
+        "checkout-api-7f9c6d5b8-kq4rt    1/1     Running            7 (9m ago)    52m   10.42.2.40    pool-b-2\n"
+        "checkout-api-7f9c6d5b8-w7d2n    0/1     Running            5 (12s ago)   52m   10.42.3.21    pool-b-3",
+    )
+    c.bash(
+        "kubectl -n checkout describe pod checkout-api-7f9c6d5b8-2xkqp | sed -n '/Last State/,/Ready/p;/Limits/,/Requests/p'",
+        "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+        "      Started:      Wed, 02 Dec 2026 14:47:03 +0000\n      Finished:     Wed, 02 Dec 2026 14:53:12 +0000\n    Ready:          False\n"
+        "    Limits:\n      cpu:     1\n      memory:  512Mi\n    Requests:",
+    )
+    c.bash(
+        "kubectl -n checkout logs checkout-api-7f9c6d5b8-2xkqp --previous | tail -25",
+        _lines('{{"level":"info","msg":"POST /v2/quote 200","ms":{i}}}', 12, 30)
+        + "\n\n<--- Last few GCs --->\n\n[1:0x6a3c2b0]   368921 ms: Mark-Compact 251.8 (259.6) -> 250.9 (260.1) MB, 412.33 / 0.00 ms  (average mu = 0.141, current mu = 0.032) allocation failure\n\n"
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
+        " 1: 0xb8d0a3 node::Abort() [node]\n 2: 0xa9a7b8  [node]\n 3: 0xd6b5f0 v8::Utils::ReportOOMFailure(v8::internal::Isolate*, char const*, v8::OOMDetails const&) [node]",
+    )
+    c.say(
+        "The pods are OOMKilled about every 6 minutes (14:47 to 14:53) and V8 dies at ~250 MB of heap "
+        "with a 512Mi container limit. While a pod restarts, the ingress has fewer backends and "
+        "returns 502s."
+    )
+    c.bash(
+        "kubectl -n ingress logs deploy/ingress-nginx-controller --since=2h | grep 'checkout-api' | awk '$9==502' | wc -l",
+        "2314",
+    )
+    c.bash(
+        "helm -n checkout history checkout-api | tail -4",
+        "REVISION  UPDATED                   STATUS      CHART               APP VERSION  DESCRIPTION\n"
+        "55        Thu Nov 26 10:02:44 2026  superseded  checkout-api-4.2.0  3.8.0        Upgrade complete\n"
+        "56        Mon Nov 30 16:20:11 2026  superseded  checkout-api-4.2.1  3.8.1        Upgrade complete\n"
+        "57        Wed Dec  2 13:51:37 2026  deployed    checkout-api-4.3.0  3.8.2        Upgrade complete",
+    )
+    c.say("3.8.2 went out at 13:51 UTC, 14 minutes before the 502s started. Let me diff 3.8.1..3.8.2.")
+    c.bash(
+        "git log --oneline v3.8.1..v3.8.2",
+        "d41e5b2 release 3.8.2\n6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)\n"
+        "b93e4f7 pricing: memoise quotes per (sku, region, currency)\n0c7d2a8 deps: bump undici to 6.21.0",
+    )
+    c.bash(
+        "git show b93e4f7 --stat && git show b93e4f7 -- src/pricing/client.ts | head -30",
+        " src/pricing/client.ts | 14 ++++++++++++--\n 1 file changed, 12 insertions(+), 2 deletions(-)\n"
+        "+const quoteCache = new Map<string, Quote>();\n+\n export async function quote(sku: string, region: string, currency: string): Promise<Quote> {\n"
+        "+  const key = `${sku}:${region}:${currency}`;\n+  const hit = quoteCache.get(key);\n+  if (hit) return hit;\n"
+        "   const q = await pricing.post('/quote', { sku, region, currency });\n+  quoteCache.set(key, q);\n   return q;\n",
+    )
+    c.say(
+        "b93e4f7 adds a module-level Map with no eviction and no TTL. With ~180k SKUs times regions "
+        "times currencies it grows until the heap limit. That matches a crash every few minutes under "
+        "peak traffic. Two options: roll back to 3.8.1 (helm rollback to revision 56), or hotfix."
+    )
+    c.user(
+        "No rollback. 3.8.2 has the e-book VAT fix that legal needs live by Friday, rolling back "
+        "re-breaks invoices. Do a hotfix: bound the cache. And as a stopgap I approve raising the "
+        "memory limit to 1Gi in prod, you can apply that one change."
+    )
+    c.bash(
+        "kubectl -n checkout set resources deploy/checkout-api --limits=memory=1Gi && kubectl -n checkout rollout status deploy/checkout-api --timeout=180s",
+        'deployment.apps/checkout-api resource requirements updated\nWaiting for deployment "checkout-api" rollout to finish: 2 of 4 updated replicas are available...\n'
+        'deployment "checkout-api" successfully rolled out',
+    )
+    c.bash("grep -n 'max-old-space-size\\|NODE_OPTIONS' Dockerfile deploy/values.yaml", "", error=True)
+    c.say(
+        "No --max-old-space-size is set, so Node 20 picks its heap limit from the container: about "
+        "250 MB at 512Mi. With 1Gi it gets ~500 MB, which buys time but the Map still grows."
+    )
+    c.bash(
+        "npm ls lru-cache",
+        "checkout-api@3.8.2 /home/mo/checkout-api\n\u2514\u2500\u252c @aws-sdk/client-s3@3.637.0\n  \u2514\u2500\u2500 lru-cache@10.4.3 deduped",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mo/checkout-api/src/pricing/client.ts",
+            "old_string": "const quoteCache = new Map<string, Quote>();",
+            "new_string": "// Bounded: an unbounded Map took the pods down (incident 2026-12-02).\n"
+            "const quoteCache = new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 });",
+        },
+        "The file /home/mo/checkout-api/src/pricing/client.ts has been updated successfully.",
+    )
+    c.bash(
+        "npm install --save lru-cache@10.4.3",
+        "changed 1 package, and audited 612 packages in 3s\n\nfound 0 vulnerabilities",
+    )
+    c.bash(
+        "npx tsc --noEmit",
+        "src/pricing/client.ts(4,25): error TS2304: Cannot find name 'LRUCache'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mo/checkout-api/src/pricing/client.ts",
+            "old_string": "import { pricing } from './http';",
+            "new_string": "import { LRUCache } from 'lru-cache';\nimport { pricing } from './http';",
+        },
+        "The file /home/mo/checkout-api/src/pricing/client.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npm test -- --silent 2>&1 | tail -3",
+        "Test Suites: 38 passed, 38 total\nTests:       402 passed, 402 total\nTime:        21.7 s",
+    )
+    c.bash(
+        "node scripts/load-quote.js --requests 300000 --distinct-skus 180000 --report-heap",
+        "before (Map): heap 31 MB -> 611 MB after 300000 requests\nafter (LRU 20000): heap 31 MB -> 74 MB after 300000 requests, hit rate 0.62",
+    )
+    c.say(
+        "With the bounded cache the heap stays at 74 MB in the load script instead of growing past 600 MB; hit rate 62%."
+    )
+    c.bash(
+        "kubectl -n checkout get pods -l app=checkout-api",
+        "NAME                           READY   STATUS    RESTARTS   AGE\ncheckout-api-5c8b7d9f4-4jxnm   1/1     Running   0          11m\n"
+        "checkout-api-5c8b7d9f4-9vqcs   1/1     Running   0          11m\ncheckout-api-5c8b7d9f4-hh2rk   1/1     Running   0          10m\ncheckout-api-5c8b7d9f4-z8plt   1/1     Running   0          10m",
+    )
+    c.user(
+        "Good, the 1Gi stopgap holds. Commit the hotfix on a branch hotfix/quote-cache, I'll get it reviewed. And write me three lines for the incident channel."
+    )
+    c.bash(
+        "git switch -c hotfix/quote-cache && git commit -qam 'pricing: bound the quote cache (LRU 20k, 5 min TTL); fixes OOM from b93e4f7' && git log --oneline -1",
+        "Switched to a new branch 'hotfix/quote-cache'\n91f0c3e pricing: bound the quote cache (LRU 20k, 5 min TTL); fixes OOM from b93e4f7",
+    )
+    c.say(
+        "For the channel:\n1. Cause: 3.8.2 (b93e4f7) added an unbounded in-memory quote cache; pods hit the heap limit and were OOMKilled every ~6 min, giving 502s from 14:05 UTC.\n"
+        "2. Mitigation: memory limit raised to 1Gi at ~15:10 UTC, no restarts since.\n"
+        "3. Fix: hotfix/quote-cache bounds the cache (LRU 20k, 5 min TTL); no rollback, to keep the e-book VAT fix."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A production incident on checkout-api (502s). The user is incident commander; I investigated read-only, then applied the one approved change and prepared a hotfix.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate 502s from checkout-api in production starting around 14:05 UTC, read-only on prod unless told otherwise. Later: no rollback (3.8.2 contains the e-book VAT fix legal needs by Friday); bound the cache in a hotfix; the user approved raising the memory limit to 1Gi in prod as a stopgap. Commit the hotfix on branch hotfix/quote-cache and write three lines for the incident channel.
+
+2. Key Technical Concepts:
+   - Kubernetes OOMKilled (exit 137), CrashLoopBackOff, memory limits
+   - Node/V8 heap limit derived from the container memory when --max-old-space-size is unset
+   - Unbounded in-memory memoisation vs an LRU cache with TTL
+
+3. Files and Code Sections:
+   - src/pricing/client.ts: the module-level Map added in the pricing memoisation commit replaced by `new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 })`, with the import from lru-cache.
+   - package.json: lru-cache added as a direct dependency.
+
+4. Errors and fixes:
+   - Pods OOMKilled with "JavaScript heap out of memory" at roughly 250 MB heap under a 512Mi limit.
+   - tsc "Cannot find name 'LRUCache'": added the import.
+
+5. Problem Solving:
+   Helm history shows 3.8.2 deployed shortly before the errors started. Among its commits, the quote memoisation introduced an unbounded Map. The ingress logged a couple of thousand 502s. A load script showed the heap growing past 600 MB with the Map but staying around 75 MB with the LRU. After raising the limit to 1Gi the new pods have had no restarts. Unit tests pass.
+
+6. All user messages:
+   - "INCIDENT: checkout-api in prod is throwing 502s since about 14:05 UTC. … Read-only on prod unless I say so."
+   - "No rollback. 3.8.2 has the e-book VAT fix that legal needs live by Friday, … Do a hotfix: bound the cache. And as a stopgap I approve raising the memory limit to 1Gi in prod, you can apply that one change."
+   - "Good, the 1Gi stopgap holds. Commit the hotfix on a branch hotfix/quote-cache, I'll get it reviewed. And write me three lines for the incident channel."
+
+7. Pending Tasks:
+   - Review and deploy of the hotfix (user).
+   - The 1Gi limit should probably be reverted once the hotfix is out.
+
+8. Current Work:
+   Committed the hotfix on hotfix/quote-cache and wrote the three-line incident update (cause, mitigation, fix).
+
+9. Optional Next Step:
+   Wait for the user; after the hotfix is deployed, consider setting --max-old-space-size explicitly.
+"""
+    labels = [
+        Label("request", "checkout-api in prod is throwing 502s since about 14:05 UTC", dropped=False),
+        Label("constraint", "Read-only on prod unless I say so", dropped=False),
+        Label("constraint", "No rollback", dropped=False),
+        Label("decision", "3.8.2 has the e-book VAT fix that legal needs live by Friday", dropped=False),
+        Label("decision", "rolling back re-breaks invoices", dropped=True),  # cut by the elision
+        Label("request", "Commit the hotfix on a branch hotfix/quote-cache", dropped=False),
+        Label("identifier", "b93e4f7", dropped=True),  # "the quote memoisation commit", no id
+        Label("identifier", "91f0c3e", dropped=True),
+        Label("identifier", "LEGAL-88", dropped=True),  # the VAT fix's ticket
+        Label("measurement", "2314", dropped=False),  # "a couple of thousand"
+        Label("measurement", "180k SKUs", dropped=True),  # why the Map grows
+        Label("identifier", "lru-cache@10.4.3", dropped=True),  # the version already in the tree
+        Label("measurement", "611 MB", dropped=False),  # "past 600 MB"
+        Label("measurement", "74 MB", dropped=False),  # "around 75 MB"
+        Label("measurement", "hit rate 0.62", dropped=True),
+        Label("error", "Reason:       OOMKilled", dropped=False),
+        Label("error", "JavaScript heap out of memory", dropped=False),
+        Label("error", "Cannot find name 'LRUCache'", dropped=False),
+        Label("edit", "new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 })", dropped=False),
+        Label("file edited", "src/pricing/client.ts", dropped=False),
+        # noise
+        Label("number", "10.42.3.17", dropped=False),
+        Label("number", "0xb8d0a3", dropped=False),
+        Label("number", "137", dropped=False),
+        Label("command", "kubectl -n checkout get pods -l app=checkout-api", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (
+    empty_cart,
+    flaky_retry,
+    axum_upgrade,
+    orders_latency,
+    email_backfill,
+    invoice_idor,
+    split_utils,
+    gcc14_ci,
+    installer_docs,
+    oom_incident,
+)
