@@ -202,6 +202,7 @@ _FAILURE_WORDS = re.compile(
     r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
     r"Segmentation fault|Killed\b"
 )
+_READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
 # A compiler's or type checker's diagnostic: `checkout.go:62:5: undefined: errors`,
 # `src/retry.ts(12,26): error TS6133: …`; its message is what a summary quotes.
@@ -985,8 +986,10 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         return
     command, at = called
     errors = _error_lines(text)
-    # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the same.
-    if block.get("is_error") is True or (_PIPED.search(command) and any(not _GENERIC_ERROR.search(e) for e in errors)):
+    # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the
+    # same, unless what it piped was a log (`kubectl logs`, `journalctl`: the errors it read).
+    hidden = _PIPED.search(command) and not _READS_LOG.search(command.split("|")[0])
+    if block.get("is_error") is True or (hidden and any(not _GENERIC_ERROR.search(e) for e in errors)):
         # One failure, one fact: the command, with the line that says why; and what its output
         # measured ("47 tests completed, 1 failed").
         why = _why(text, errors)
