@@ -24,10 +24,10 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957."""
     scored = score()
     assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.80, (scored.recall, scored.missed)
+    assert scored.recall >= 0.95, (scored.recall, scored.missed)
     assert scored.found.get("decision") == scored.dropped["decision"], "every reason in prose the summary lost"
 
 
@@ -284,9 +284,15 @@ def test_an_error_line_is_a_failure_only_of_a_command_that_failed_or_whose_pipe_
         "[9f8e7d6] cart: lazy-load line items\n--- FAIL: TestCheckoutEmptyCart (0.01s)\n"
         "9f8e7d6 is the first bad commit",
     )
-    c.tool("Edit", {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}, "String to replace not found in file.", error=True)
+    c.tool(
+        "Edit",
+        {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"},
+        "String to replace not found in file.",
+        error=True,
+    )
     c.bash("cargo build 2>&1 | tail -3", "error[E0433]: failed to resolve: could not find `Server` in `axum`")
     c.bash("cargo test 2>&1 | tail -1", "error: could not compile `tiles` due to 1 previous error")
+    c.bash("kubectl logs checkout-api-7f9c --previous | tail -2", "FATAL ERROR: JavaScript heap out of memory")
     listed = _listed(c, NOTHING)
     assert [(f.kind, f.text, f.detail) for f in listed if f.kind in ("failed command", "measurement")] == [
         (
@@ -294,7 +300,9 @@ def test_an_error_line_is_a_failure_only_of_a_command_that_failed_or_whose_pipe_
             "cargo build 2>&1 | tail -3",
             "error[E0433]: failed to resolve: could not find `Server` in `axum`",
         )
-    ], "a bisect's failing step is what it read; an Edit refused is the tool's; `could not compile` alone says no why"
+    ], (
+        "a bisect's failing step and a log are what they read; an Edit refused is the tool's; `could not compile` alone says no why"
+    )
     assert _texts(listed, "identifier") == ["9f8e7d6"]
 
 
@@ -341,7 +349,11 @@ def test_a_file_a_search_found_a_fact_in_or_a_command_printed_is_a_file_read():
     assert [(f.text, f.confidence, f.detail) for f in listed if f.kind == "file read"] == [
         ("config/limits.yaml", dropped.DROPPED, None),
         ("src/backoff.test.ts", dropped.POSSIBLY_DROPPED, "src/backoff.test.ts:7:  vi.useFakeTimers();"),
-        ("src/poll.test.ts", dropped.POSSIBLY_DROPPED, "src/poll.test.ts:12:  vi.useFakeTimers({ toFake: ['setTimeout'] });"),
+        (
+            "src/poll.test.ts",
+            dropped.POSSIBLY_DROPPED,
+            "src/poll.test.ts:12:  vi.useFakeTimers({ toFake: ['setTimeout'] });",
+        ),
     ], "a search naming five files is a survey; `cat X | grep Y` looks a value up"
     kept = _listed(c, "3. Files and Code Sections:\n   - config/limits.yaml, src/poll.test.ts (fake timers)\n")
     assert [f.text for f in kept if f.kind == "file read"] == ["src/backoff.test.ts"]
@@ -363,7 +375,9 @@ def test_an_outputs_last_two_results_are_measurements_judged_by_their_telling_nu
         "go test -bench=Submit -run=^$",
         "BenchmarkSubmit-8   1843210   651.2 ns/op   48 B/op\nPASS\nok  \tacme/pool\t2.071s",
     )
-    c.bash("bundle exec rspec 2>&1 | tail -3", "Finished in 2 minutes 3.4 seconds\n1412 examples, 0 failures, 6 pending\n")
+    c.bash(
+        "bundle exec rspec 2>&1 | tail -3", "Finished in 2 minutes 3.4 seconds\n1412 examples, 0 failures, 6 pending\n"
+    )
     listed = _listed(c, "5. Problem Solving:\n   6 specs are pending; 1 failure fixed.\n")
     assert [(f.text, f.confidence) for f in listed if f.kind == "measurement"] == [
         ("Security Warnings: 5", dropped.DROPPED),
@@ -377,7 +391,11 @@ def test_an_edit_of_code_is_a_fact_when_it_changed_a_value_and_an_edit_of_prose_
     c = Conversation("/home/rui/shop", "edits3")
     c.tool(
         "Edit",
-        {"file_path": "/home/rui/shop/infra/main.tf", "old_string": '  bucket = "acme-ci-cache"', "new_string": '  bucket = "acme-ci-cache-eu1"'},
+        {
+            "file_path": "/home/rui/shop/infra/main.tf",
+            "old_string": '  bucket = "acme-ci-cache"',
+            "new_string": '  bucket = "acme-ci-cache-eu1"',
+        },
         "updated",
     )
     c.tool(
@@ -412,7 +430,9 @@ def test_an_edit_of_code_is_a_fact_when_it_changed_a_value_and_an_edit_of_prose_
         "CHANGELOG.md:  → - exports: the CSV keeps leading zeros of postcodes",
     ], "code rewritten or added is told by its file"
     told = "3. Files and Code Sections:\n   - CHANGELOG.md: the CSV export now keeps the leading zeros of postcodes.\n"
-    assert _texts(_listed(c, told), "edit") == ['infra/main.tf: bucket = "acme-ci-cache" → bucket = "acme-ci-cache-eu1"']
+    assert _texts(_listed(c, told), "edit") == [
+        'infra/main.tf: bucket = "acme-ci-cache" → bucket = "acme-ci-cache-eu1"'
+    ]
 
 
 def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice():

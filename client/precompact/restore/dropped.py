@@ -939,7 +939,11 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         end += 1
     removed = " ".join(" ".join(before[start : len(before) - end]).split())
     added = " ".join(" ".join(after[start : len(after) - end]).split())
-    if not added if _is_prose(path) else not _value_changed(before[start : len(before) - end], after[start : len(after) - end]):
+    if (
+        not added
+        if _is_prose(path)
+        else not _value_changed(before[start : len(before) - end], after[start : len(after) - end])
+    ):
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
@@ -1069,9 +1073,13 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     for line in reversed(text.splitlines()):
         line = line.strip()
         said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
-        if line not in besides and 0 < len(line) <= 200 and _MEASUREMENT.search(said):
-            if any(n.strip("0.") for n, _, _ in numbers(said)):
-                measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
+        if (
+            line not in besides
+            and 0 < len(line) <= 200
+            and _MEASUREMENT.search(said)
+            and any(n.strip("0.") for n, _, _ in numbers(said))
+        ):
+            measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
     for at, line in enumerate(results):
