@@ -2320,6 +2320,428 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def log_lifecycle() -> DevSession:
+    """Terraform/AWS: a config change (S3 lifecycle for logs) with the user's stated preferences
+    and reasons, a plan with an unexpected drift, a state lock the user rules on, a default read
+    in a module's variables."""
+    c = Conversation("/home/eli/infra", "fresh-log-lifecycle")
+    c.user(
+        "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 "
+        "days and delete them after 400 days. 400, not 365, because the auditors look back 13 months. "
+        "Everything stays in eu-west-1, our DPA says the data stays in Ireland."
+    )
+    c.bash("git status && git branch --show-current", "On branch main\nnothing to commit, working tree clean\nmain")
+    c.bash(
+        "grep -rn 'access_logs\\|access-logs' --include=*.tf . | head -20",
+        './envs/prod/main.tf:41:module "access_logs" {\n./envs/prod/main.tf:42:  source      = "../../modules/log_bucket"\n'
+        './envs/prod/main.tf:43:  name        = "acme-prod-access-logs"\n./envs/prod/main.tf:44:  region      = "eu-west-1"\n'
+        './envs/staging/main.tf:38:module "access_logs" {\n./envs/staging/main.tf:40:  name        = "acme-staging-access-logs"\n'
+        './modules/log_bucket/main.tf:1:resource "aws_s3_bucket" "this" {\n./modules/log_bucket/main.tf:12:resource "aws_s3_bucket_policy" "this" {',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/eli/infra/modules/log_bucket/variables.tf"},
+        'variable "name" { type = string }\nvariable "region" { type = string }\n'
+        'variable "retention_days" {\n  type    = number\n  default = 30\n  description = "CloudWatch retention for the bucket\'s metrics log group"\n}\n'
+        'variable "force_destroy" {\n  type    = bool\n  default = false\n}\n',
+    )
+    c.say(
+        "The module has no lifecycle configuration yet. Its only retention-like variable, "
+        "retention_days (default 30), is for the CloudWatch log group, not the objects, so I'll add "
+        "separate variables rather than reuse it."
+    )
+    c.bash(
+        "aws s3api get-bucket-lifecycle-configuration --bucket acme-prod-access-logs --region eu-west-1",
+        "An error occurred (NoSuchLifecycleConfiguration) when calling the GetBucketLifecycleConfiguration operation: The lifecycle configuration does not exist",
+        error=True,
+    )
+    c.bash(
+        "aws s3 ls s3://acme-prod-access-logs --recursive --summarize | tail -2",
+        "Total Objects: 18421977\n   Total Size: 9734106220544",
+    )
+    c.say("About 18.4 million objects, 9.7 TB, none of them ever expired.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/variables.tf",
+            "old_string": 'variable "force_destroy" {',
+            "new_string": 'variable "glacier_after_days" {\n  type    = number\n  default = null\n}\n\n'
+            'variable "expire_after_days" {\n  type    = number\n  default = null\n}\n\nvariable "force_destroy" {',
+        },
+        "The file /home/eli/infra/modules/log_bucket/variables.tf has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket_policy" "this" {',
+            "new_string": 'resource "aws_s3_bucket_lifecycle_configuration" "this" {\n'
+            "  count  = var.expire_after_days == null ? 0 : 1\n  bucket = aws_s3_bucket.this.id\n\n  rule {\n"
+            '    id     = "archive-then-expire"\n    status = "Enabled"\n\n'
+            '    transition {\n      days          = var.glacier_after_days\n      storage_class = "GLACIER"\n    }\n\n'
+            "    expiration {\n      days = var.expire_after_days\n    }\n  }\n}\n\n"
+            'resource "aws_s3_bucket_policy" "this" {',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/envs/prod/main.tf",
+            "old_string": '  name        = "acme-prod-access-logs"\n  region      = "eu-west-1"',
+            "new_string": '  name              = "acme-prod-access-logs"\n  region            = "eu-west-1"\n'
+            "  glacier_after_days = 90\n  expire_after_days  = 400 # auditors look back 13 months",
+        },
+        "The file /home/eli/infra/envs/prod/main.tf has been updated successfully.",
+    )
+    c.bash("tflint --recursive", "bash: tflint: command not found", error=True)
+    c.bash(
+        "cd envs/prod && terraform init -input=false >/dev/null && terraform validate",
+        "\u2577\n\u2502 Warning: Invalid Attribute Combination\n\u2502 \n\u2502   with module.access_logs.aws_s3_bucket_lifecycle_configuration.this,\n"
+        '\u2502   on ../../modules/log_bucket/main.tf line 16, in resource "aws_s3_bucket_lifecycle_configuration" "this":\n'
+        "\u2502   16:   rule {\n\u2502 \n\u2502 No attribute specified when one (and only one) of [rule[0].filter,rule[0].prefix] is required\n"
+        "\u2502 \n\u2502 This will be an error in a future version of the provider\n\u2575\nSuccess! The configuration is valid, but there were some warnings.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": '    id     = "archive-then-expire"\n    status = "Enabled"\n',
+            "new_string": '    id     = "archive-then-expire"\n    status = "Enabled"\n\n    filter {}\n',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "cd envs/prod && terraform plan -input=false -out=lifecycle.plan",
+        "Acquiring state lock. This may take a few moments...\n\u2577\n\u2502 Error: Error acquiring the state lock\n\u2502 \n"
+        "\u2502 Error message: ConditionalCheckFailedException: The conditional request failed\n\u2502 Lock Info:\n"
+        "\u2502   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31\n\u2502   Path:      acme-tfstate/prod/terraform.tfstate\n"
+        "\u2502   Operation: OperationTypePlan\n\u2502   Who:       jenkins@ci-runner-04\n\u2502   Version:   1.9.8\n"
+        "\u2502   Created:   2026-12-03 11:02:17.443 +0000 UTC\n\u2577",
+        error=True,
+    )
+    c.say("The state is locked by jenkins@ci-runner-04 since 11:02 UTC. I could `terraform force-unlock` it.")
+    c.user("Don't force-unlock, that's the nightly drift check and it takes about 20 minutes. Wait for it.")
+    c.bash(
+        "sleep 600; cd envs/prod && terraform plan -input=false -lock-timeout=15m -out=lifecycle.plan 2>&1 | tail -40",
+        '  # module.access_logs.aws_s3_bucket.this will be updated in-place\n  ~ resource "aws_s3_bucket" "this" {\n'
+        '        id   = "acme-prod-access-logs"\n      ~ tags = {\n          - "owner" = "platform-old" -> null\n            # (2 unchanged elements hidden)\n        }\n'
+        '      ~ tags_all = {\n          - "owner" = "platform-old" -> null\n        }\n    }\n\n'
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\n"
+        '  + resource "aws_s3_bucket_lifecycle_configuration" "this" {\n      + bucket = "acme-prod-access-logs"\n'
+        '      + rule {\n          + id     = "archive-then-expire"\n          + status = "Enabled"\n'
+        "          + expiration {\n              + days = 400\n            }\n          + transition {\n"
+        '              + days          = 90\n              + storage_class = "GLACIER"\n            }\n        }\n    }\n\n'
+        "Plan: 1 to add, 1 to change, 0 to destroy.",
+    )
+    c.say(
+        "The plan adds the lifecycle rule as intended, but also wants to remove an `owner = platform-old` "
+        "tag from the bucket: someone added it in the console, outside Terraform. That is drift, not "
+        "part of this change."
+    )
+    c.user(
+        "Leave the tag alone, the FinOps team uses it for cost allocation. Add ignore_changes for tags on that bucket."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket" "this" {\n  bucket        = var.name\n  force_destroy = var.force_destroy\n',
+            "new_string": 'resource "aws_s3_bucket" "this" {\n  bucket        = var.name\n  force_destroy = var.force_destroy\n\n'
+            '  lifecycle {\n    ignore_changes = [tags["owner"], tags_all["owner"]]\n  }\n',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "cd envs/prod && terraform plan -input=false -out=lifecycle.plan 2>&1 | grep -E '^Plan|will be'",
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\nPlan: 1 to add, 0 to change, 0 to destroy.",
+    )
+    c.bash(
+        "cd envs/staging && terraform plan -input=false 2>&1 | grep -E '^Plan|No changes'",
+        "No changes. Your infrastructure matches the configuration.",
+    )
+    c.say(
+        "Prod: 1 to add, 0 to change. Staging: no changes, since its module call sets no "
+        "expire_after_days and the rule's count is 0 there. A rough saving: 9.7 TB moving to Glacier "
+        "Flexible Retrieval is about $223/month at S3 Standard price, down to about $35/month."
+    )
+    c.user("Good. Open a PR, don't apply, the change board applies on Thursdays.")
+    c.bash(
+        "git switch -c logs-lifecycle && git add -A && git commit -qm 'log_bucket: archive after 90 days, expire after 400 (prod access logs)' && "
+        "git push -u origin logs-lifecycle 2>&1 | tail -1 && gh pr create --fill --base main 2>&1 | tail -1",
+        "branch 'logs-lifecycle' set up to track 'origin/logs-lifecycle'.\nhttps://github.com/acme/infra/pull/1187",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Infrastructure change in Terraform: a lifecycle rule for the production access-log bucket, with the user's constraints on timing and region.
+
+Summary:
+1. Primary Request and Intent:
+   Add an S3 lifecycle rule to the access-log bucket: transition objects to Glacier after 90 days and expire them after 400 days (the auditors look back 13 months). Everything must stay in eu-west-1 per the DPA. The user later asked not to force-unlock the state, to keep the console-added owner tag (used by FinOps), and to open a PR without applying.
+
+2. Key Technical Concepts:
+   - aws_s3_bucket_lifecycle_configuration with transition and expiration
+   - Terraform state locking in DynamoDB; lifecycle ignore_changes for drifted tags
+   - Module variables with null defaults and count to enable a resource per environment
+
+3. Files and Code Sections:
+   - modules/log_bucket/variables.tf: new glacier_after_days and expire_after_days (default null).
+   - modules/log_bucket/main.tf: new lifecycle configuration resource (rule "archive-then-expire", empty filter, GLACIER transition, expiration), created only when expire_after_days is set; ignore_changes for the owner tag on the bucket.
+   - envs/prod/main.tf: the access_logs module sets glacier_after_days = 90 and expire_after_days = 400.
+
+4. Errors and fixes:
+   - tflint not installed.
+   - validate warned that rule needs a filter or prefix: added filter {}.
+   - The state was locked by the nightly Jenkins drift check; waited instead of force-unlocking, as the user asked.
+   - The plan wanted to remove a console-added owner tag: ignored via lifecycle.
+
+5. Problem Solving:
+   The bucket had no lifecycle configuration and holds about 18 million objects (roughly 9.7 TB). The final prod plan only adds the lifecycle configuration; staging shows no changes. The estimated storage cost drops substantially once objects move to Glacier.
+
+6. All user messages:
+   - "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days and delete them after 400 days. 400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1, our DPA says the data stays in Ireland."
+   - "Don't force-unlock, that's the nightly drift check and it takes about 20 minutes. Wait for it."
+   - "Leave the tag alone, the FinOps team uses it for cost allocation. Add ignore_changes for tags on that bucket."
+   - "Good. Open a PR, don't apply, the change board applies on Thursdays."
+
+7. Pending Tasks:
+   - The change board applies the PR (not us).
+
+8. Current Work:
+   Pushed branch logs-lifecycle and opened the PR.
+
+9. Optional Next Step:
+   None until the PR is reviewed.
+"""
+    labels = [
+        Label("request", "Add a lifecycle rule", dropped=False),
+        Label("constraint", "400, not 365", dropped=False),
+        Label("decision", "because the auditors look back 13 months", dropped=False),
+        Label("constraint", "Everything stays in eu-west-1", dropped=False),
+        Label("constraint", "Don't force-unlock", dropped=False),
+        Label("decision", "the FinOps team uses it for cost allocation", dropped=False),
+        Label("constraint", "don't apply, the change board applies on Thursdays", dropped=False),
+        Label("number", "default = 30", dropped=True),  # retention_days, and why it is not reused
+        Label("decision", "rather than reuse it", dropped=True),
+        Label("identifier", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31", dropped=True),  # the lock's id
+        Label("name", "jenkins@ci-runner-04", dropped=True),  # who held the lock
+        Label("measurement", "Total Objects: 18421977", dropped=False),  # "about 18 million"
+        Label("measurement", "$223/month", dropped=True),  # "drops substantially"
+        Label("measurement", "Plan: 1 to add, 0 to change, 0 to destroy", dropped=False),
+        Label("url", "https://github.com/acme/infra/pull/1187", dropped=True),
+        Label("failed command", "tflint --recursive", dropped=False),
+        Label("error", "Error acquiring the state lock", dropped=False),
+        Label("edit", 'ignore_changes = [tags["owner"], tags_all["owner"]]', dropped=False),
+        Label("file read", "modules/log_bucket/variables.tf", dropped=False),
+        # noise
+        Label("command", "git status && git branch --show-current", dropped=False),
+        Label("number", "1.9.8", dropped=False),
+        Label("path", "acme-tfstate/prod/terraform.tfstate", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ratelimit_review() -> DevSession:
+    """Python/FastAPI: a review of a colleague's PR (a rate limiter), its failing check read, a
+    per-process limit found by running it, the user's wishes on tone with their reasons."""
+    c = Conversation("/home/ben/gateway", "fresh-ratelimit-review")
+    c.user(
+        "Can you review Lena's PR #231 (rate limiting middleware)? Be kind, it's her first PR here, "
+        "and phrase things as suggestions rather than demands. Don't push to her branch."
+    )
+    c.bash(
+        "gh pr view 231",
+        "Add per-client rate limiting middleware #231\nOpen \u2022 lena-h wants to merge 4 commits into main from lena-h/rate-limit\n"
+        "+214 \u221212\n\nLimits each API key to RATE_LIMIT_PER_MINUTE requests (default 100) with a token bucket.\n"
+        "Returns 429 with Retry-After when exceeded.\n\nCloses #198",
+    )
+    c.bash(
+        "gh pr checks 231",
+        "lint     pass  41s  https://github.com/acme/gateway/actions/runs/12001934822/job/33451209917\n"
+        "mypy     fail  52s  https://github.com/acme/gateway/actions/runs/12001934822/job/33451209951\n"
+        "tests    pass  3m8s https://github.com/acme/gateway/actions/runs/12001934822/job/33451210004",
+    )
+    c.bash(
+        "gh run view 12001934822 --log-failed | grep error",
+        'mypy\tRun mypy\tgateway/ratelimit.py:27: error: Need type annotation for "_buckets" (hint: "_buckets: dict[<type>, <type>] = ...")  [var-annotated]\n'
+        'mypy\tRun mypy\tgateway/ratelimit.py:58: error: Argument 1 to "int" has incompatible type "float | None"; expected "str | Buffer | SupportsInt | SupportsIndex | SupportsTrunc"  [arg-type]\n'
+        "mypy\tRun mypy\tFound 2 errors in 1 file (checked 48 source files)",
+    )
+    c.bash("gh pr checkout 231", "Switched to a new branch 'lena-h/rate-limit'")
+    c.bash(
+        "git log --oneline main..",
+        "a4c91e0 address lint\n77d3b2a add tests for rate limit\n1e8f5c4 add RATE_LIMIT_PER_MINUTE setting\n0b2d6a9 add rate limit middleware",
+    )
+    c.bash("gh pr view 231 --comments | tail -3", "--\nNo comments yet")
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/tests/test_ratelimit.py"},
+        "     1\tfrom fastapi.testclient import TestClient\n     2\tfrom gateway.app import app\n\n"
+        "     4\tclient = TestClient(app)\n\n"
+        "     6\tdef test_over_limit_returns_429(monkeypatch):\n"
+        '     7\t    monkeypatch.setattr("gateway.settings.settings.rate_limit_per_minute", 3)\n'
+        '     8\t    codes = [client.get("/v1/ping", headers={"x-api-key": "k1"}).status_code for _ in range(4)]\n'
+        "     9\t    assert codes == [200, 200, 200, 429]\n\n"
+        "    11\tdef test_under_limit_passes():\n"
+        '    12\t    assert client.get("/v1/ping", headers={"x-api-key": "k1"}).status_code == 200\n',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/gateway/settings.py"},
+        "    10\tclass Settings(BaseSettings):\n    11\t    database_url: str\n    12\t    session_ttl_seconds: int = 86400\n"
+        '    13\t    rate_limit_per_minute: int = 100\n    14\t    redis_url: str = "redis://localhost:6379/0"\n',
+    )
+    c.bash(
+        "gh pr diff 231 -- gateway/ratelimit.py | head -80",
+        "+import time\n+from dataclasses import dataclass\n+\n+from starlette.middleware.base import BaseHTTPMiddleware\n"
+        "+from starlette.responses import JSONResponse\n+\n+from gateway.settings import settings\n+\n+\n"
+        "+@dataclass\n+class Bucket:\n+    tokens: float\n+    updated: float\n+\n+\n"
+        "+_buckets = {}\n+\n+\n+class RateLimitMiddleware(BaseHTTPMiddleware):\n+    async def dispatch(self, request, call_next):\n"
+        '+        key = request.headers.get("x-api-key", request.client.host)\n+        now = time.time()\n'
+        "+        bucket = _buckets.setdefault(key, Bucket(settings.rate_limit_per_minute, now))\n"
+        "+        bucket.tokens = min(settings.rate_limit_per_minute, bucket.tokens + (now - bucket.updated) * settings.rate_limit_per_minute / 60)\n"
+        "+        bucket.updated = now\n+        if bucket.tokens < 1:\n"
+        "+            retry = (1 - bucket.tokens) * 60 / settings.rate_limit_per_minute\n"
+        '+            return JSONResponse({"detail": "rate limited"}, status_code=429, headers={"Retry-After": str(int(retry))})\n'
+        "+        bucket.tokens -= 1\n+        return await call_next(request)\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/gunicorn.conf.py"},
+        'bind = "0.0.0.0:8000"\nworkers = 4\nworker_class = "uvicorn.workers.UvicornWorker"\ntimeout = 30\n',
+    )
+    c.say(
+        "`_buckets` is a module-level dict, so each gunicorn worker has its own buckets. With "
+        "workers = 4 in gunicorn.conf.py a client can get up to 4 \u00d7 100 requests a minute, depending on "
+        "which worker the connection lands on. Let me confirm by running it."
+    )
+    c.bash(
+        "gunicorn -c gunicorn.conf.py gateway.app:app --daemon && sleep 3 && "
+        "for i in $(seq 1 400); do curl -s -o /dev/null -w '%{http_code}\\n' -H 'x-api-key: k-test' localhost:8000/v1/ping; done | sort | uniq -c",
+        "    312 200\n     88 429",
+    )
+    c.say(
+        "312 of 400 requests in well under a minute were accepted with a limit of 100/min: the limit "
+        "is per worker. Also `Retry-After: str(int(retry))` can be 0 when less than a second remains, "
+        "which some clients treat as retry immediately."
+    )
+    c.bash("pkill -f 'gunicorn -c gunicorn.conf.py'", "")
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p no:randomly 2>&1 | tail -3",
+        "....\n4 passed in 0.61s",
+    )
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p randomly 2>&1 | tail -8",
+        "FAILED tests/test_ratelimit.py::test_under_limit_passes - assert 429 == 200\n"
+        "1 failed, 3 passed in 0.58s\nUsing --randomly-seed=2218634011",
+        error=True,
+    )
+    c.say(
+        "The tests share `_buckets` across test functions: in a random order, test_under_limit_passes "
+        "runs after test_over_limit_returns_429 has drained the same key, so it fails. CI runs without "
+        "randomisation, which is why `tests` is green. A fixture that clears `_buckets` would fix it."
+    )
+    c.bash(
+        "grep -n 'redis' gateway/settings.py pyproject.toml",
+        'gateway/settings.py:14:    redis_url: str = "redis://localhost:6379/0"\npyproject.toml:22:    "redis>=5.0",',
+    )
+    c.user(
+        "We already run Redis for sessions, so suggest a Redis-backed bucket (a Lua script or INCR "
+        "with expiry), but say it's fine as a follow-up PR, she shouldn't have to redo everything."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/tmp/review-231.md",
+            "content": "Thanks Lena, this is a really clean first PR: the token bucket is easy to follow and the 429 with Retry-After is exactly what #198 asked for.\n\n"
+            "A few suggestions:\n\n"
+            "1. **Limit per worker.** `_buckets` lives in each process, and we run 4 gunicorn workers, so a key can get up to ~4\u00d7 the limit "
+            "(I saw 312 of 400 requests accepted at 100/min locally). Since we already have Redis for sessions, a Redis-backed counter "
+            "(INCR + EXPIRE, or a small Lua script) would share the limit. Totally fine as a follow-up PR.\n"
+            "2. **Retry-After can be 0.** `int(retry)` rounds down; `math.ceil` would avoid telling clients to retry immediately.\n"
+            "3. **Tests share state.** With pytest-randomly, `test_under_limit_passes` fails after the 429 test drains the same key. "
+            "An autouse fixture that clears `_buckets` would make them independent.\n"
+            "4. **mypy** (the failing check): `_buckets: dict[str, Bucket] = {}`, and `request.client` can be None.\n",
+        },
+        "File created successfully at: /tmp/review-231.md",
+    )
+    c.user("Looks good. Post it as a comment review, not request-changes.")
+    c.bash(
+        "gh pr review 231 --comment --body-file /tmp/review-231.md",
+        "- Reviewed pull request acme/gateway#231",
+    )
+    c.bash("git switch main", "Switched to branch 'main'\nYour branch is up to date with 'origin/main'.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A code review of a colleague's first PR adding rate limiting; the user wanted a kind tone and suggestions, no pushes to her branch.
+
+Summary:
+1. Primary Request and Intent:
+   Review PR #231 by Lena (rate limiting middleware), kindly and as suggestions since it is her first PR, without pushing to her branch. The user asked to suggest a Redis-backed bucket as an optional follow-up, and to post the review as a comment rather than requesting changes.
+
+2. Key Technical Concepts:
+   - Token bucket rate limiting as Starlette middleware
+   - Per-process state under multiple gunicorn workers
+   - Test isolation with pytest-randomly
+   - Redis INCR/EXPIRE or Lua scripts for a shared limit
+
+3. Files and Code Sections:
+   - gateway/ratelimit.py (PR): module-level `_buckets` dict, RateLimitMiddleware returning 429 with Retry-After.
+   - gunicorn.conf.py: multiple workers, which makes the limit per worker.
+   - tests/test_ratelimit.py (PR): tests share `_buckets`.
+   - /tmp/review-231.md: the review text.
+
+4. Errors and fixes:
+   - The PR's mypy check fails: missing annotation for _buckets and a float | None passed to int().
+   - test_under_limit_passes fails under random test order (429 instead of 200).
+
+5. Problem Solving:
+   Running the app locally showed far more requests accepted than the limit allows because each worker keeps its own buckets. Retry-After can be 0 due to rounding down. CI's tests pass only because they run in a fixed order.
+
+6. All user messages:
+   - "Can you review Lena's PR #231 (rate limiting middleware)? Be kind, it's her first PR here, and phrase things as suggestions rather than demands. Don't push to her branch."
+   - The user asked to suggest a Redis-backed bucket since Redis is already used for sessions, but as a follow-up PR so she doesn't have to redo everything.
+   - "Looks good. Post it as a comment review, not request-changes."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Posted the review as a comment on #231 with four suggestions (per-worker limit with Redis as follow-up, Retry-After rounding, test isolation, mypy fixes), then switched back to main.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "review Lena's PR #231", dropped=False),
+        Label("constraint", "phrase things as suggestions rather than demands", dropped=False),
+        Label("constraint", "Don't push to her branch", dropped=False),
+        Label("decision", "it's fine as a follow-up PR", dropped=False),
+        Label("request", "Post it as a comment review, not request-changes", dropped=False),
+        Label("number", "default 100", dropped=True),  # the PR's limit, read in its description
+        Label("number", "workers = 4", dropped=True),  # "multiple workers"
+        Label("measurement", "312 of 400", dropped=True),  # accepted at 100/min: "far more requests"
+        Label("identifier", "12001934822", dropped=True),  # the failing mypy run
+        Label("identifier", "--randomly-seed=2218634011", dropped=True),  # the seed that reproduces it
+        Label("identifier", "Closes #198", dropped=True),  # the issue the PR closes
+        Label("error", 'Need type annotation for "_buckets"', dropped=False),
+        Label("error", "assert 429 == 200", dropped=False),
+        Label("failed command", "python -m pytest tests/test_ratelimit.py -q -p randomly", dropped=False),
+        Label("decision", "CI runs without randomisation", dropped=False),
+        Label("file read", "gunicorn.conf.py", dropped=False),
+        Label("file edited", "/tmp/review-231.md", dropped=False),
+        Label("decision", "math.ceil", dropped=True),  # the suggested fix for Retry-After 0
+        # noise
+        Label("command", "git switch main", dropped=False),
+        Label("command", "gh pr checkout 231", dropped=False),
+        Label("number", "6379", dropped=False),
+        Label("path", "gateway/settings.py:14", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -2331,4 +2753,6 @@ SESSIONS = (
     gcc14_ci,
     installer_docs,
     oom_incident,
+    log_lifecycle,
+    ratelimit_review,
 )
