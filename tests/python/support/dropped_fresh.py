@@ -2742,6 +2742,414 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def backup_prune() -> DevSession:
+    """Shell: a bug hunt in a backup-pruning script that deleted the wrong archives, counted with
+    `find`, a shellcheck warning that was the bug, a dry-run the user asked for, a cron line read."""
+    c = Conversation("/home/ines/ops-scripts", "fresh-backup-prune")
+    c.user(
+        "prune-backups.sh deleted last Sunday's weekly backups on db-backup-01. It should keep 14 "
+        "daily and 8 weekly archives. Find out why and fix it, but run nothing destructive on the "
+        "server: dry runs only."
+    )
+    c.bash(
+        "cat -n prune-backups.sh | sed -n '1,40p'",
+        "     1\t#!/usr/bin/env bash\n     2\tset -euo pipefail\n     3\tDIR=${BACKUP_DIR:-/srv/backups}\n"
+        "     4\tKEEP_DAILY=${KEEP_DAILY:-14}\n     5\tKEEP_WEEKLY=${KEEP_WEEKLY:-8}\n     6\t\n"
+        "     7\t# weekly archives are taken on Sundays and named pg-YYYYMMDD-weekly.tar.zst\n"
+        "     8\tweekly=$(ls -1t $DIR/*-weekly.tar.zst | tail -n +$((KEEP_WEEKLY + 1)))\n"
+        "     9\tdaily=$(ls -1t $DIR/pg-*.tar.zst | tail -n +$((KEEP_DAILY + 1)))\n"
+        '    10\tfor f in $weekly $daily; do\n    11\t  rm -v "$f"\n    12\tdone\n',
+    )
+    c.say(
+        "Line 9's glob `pg-*.tar.zst` also matches the weekly archives (pg-YYYYMMDD-weekly.tar.zst), so "
+        "weeklies older than the 14 newest files of either kind are deleted as dailies."
+    )
+    c.bash("shellcheck prune-backups.sh", "bash: shellcheck: command not found", error=True)
+    c.bash(
+        'docker run --rm -v "$PWD:/mnt" koalaman/shellcheck:v0.10.0 prune-backups.sh',
+        "\nIn prune-backups.sh line 8:\nweekly=$(ls -1t $DIR/*-weekly.tar.zst | tail -n +$((KEEP_WEEKLY + 1)))\n"
+        "                ^-- SC2012 (info): Use find instead of ls to better handle non-alphanumeric filenames.\n"
+        "                 ^--^ SC2086 (info): Double quote to prevent globbing and word splitting.\n\n"
+        "In prune-backups.sh line 10:\nfor f in $weekly $daily; do\n         ^-----^ SC2086 (info): Double quote to prevent globbing and word splitting.\n\n"
+        "For more information:\n  https://www.shellcheck.net/wiki/SC2012 -- Use find instead of ls to better ...",
+        error=True,
+    )
+    c.bash(
+        "ssh db-backup-01 'ls -1t /srv/backups | head -30'",
+        "\n".join(
+            [f"pg-202612{d:02d}.tar.zst" for d in (3, 2, 1)]
+            + [f"pg-202611{d:02d}.tar.zst" for d in range(30, 16, -1)]
+            + ["pg-20261115-weekly.tar.zst", "pg-20261108-weekly.tar.zst"]
+        ),
+    )
+    c.bash("ssh db-backup-01 'ls /srv/backups | grep -c weekly; ls /srv/backups | grep -vc weekly'", "2\n17")
+    c.say(
+        "Only 2 weeklies left (15 and 8 Nov) where there should be 8, and 17 dailies. The 29 Nov "
+        "weekly is gone, as you said. 6 weeklies are missing."
+    )
+    c.bash(
+        "ssh db-backup-01 'grep -h prune /etc/cron.d/* ; journalctl -t prune-backups --since 2026-11-29 | grep weekly'",
+        "15 3 * * * backup /opt/ops-scripts/prune-backups.sh 2>&1 | logger -t prune-backups\n"
+        "Nov 30 03:15:02 db-backup-01 prune-backups[88412]: removed '/srv/backups/pg-20261129-weekly.tar.zst'\n"
+        "Nov 30 03:15:02 db-backup-01 prune-backups[88412]: removed '/srv/backups/pg-20261122-weekly.tar.zst'\n"
+        "Dec 01 03:15:01 db-backup-01 prune-backups[90117]: removed '/srv/backups/pg-20261101-weekly.tar.zst'",
+    )
+    c.say(
+        "The cron job at 03:15 removed the 29 Nov and 22 Nov weeklies on 30 Nov: they had fallen past the "
+        "14 newest `pg-*` files. The older ones went the same way on earlier nights."
+    )
+    c.user(
+        "Ugh. OK. Use find with -name patterns that can't overlap, rather than ls, because we had "
+        "filenames with spaces from the manual dumps before. And add a --dry-run flag, default off."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/ines/ops-scripts/prune-backups.sh",
+            "content": "#!/usr/bin/env bash\n# Keeps the newest KEEP_DAILY daily and KEEP_WEEKLY weekly archives in BACKUP_DIR.\n"
+            "set -euo pipefail\nDIR=${BACKUP_DIR:-/srv/backups}\nKEEP_DAILY=${KEEP_DAILY:-14}\nKEEP_WEEKLY=${KEEP_WEEKLY:-8}\n"
+            'DRY_RUN=0\n[ "${1:-}" = "--dry-run" ] && DRY_RUN=1\n\n'
+            "prune() { # $1: find -name pattern, $2: how many to keep\n"
+            '  find "$DIR" -maxdepth 1 -type f -name "$1" -printf \'%T@ %p\\0\' | sort -z -rn | tail -z -n +$(($2 + 1)) |\n'
+            "    cut -z -d' ' -f2- | while IFS= read -r -d '' f; do\n"
+            '      if [ "$DRY_RUN" = 1 ]; then echo "would remove $f"; else rm -v -- "$f"; fi\n    done\n}\n\n'
+            "prune 'pg-????????-weekly.tar.zst' \"$KEEP_WEEKLY\"\nprune 'pg-????????.tar.zst' \"$KEEP_DAILY\"\n",
+        },
+        "The file /home/ines/ops-scripts/prune-backups.sh has been overwritten successfully.",
+    )
+    c.bash(
+        'mkdir -p /tmp/bk && cd /tmp/bk && for d in $(seq 1 40); do touch -d "2026-10-$(( (d % 30) + 1 )) 03:00" pg-202610$(printf %02d $(( (d % 30) + 1 ))).tar.zst; done; for w in 04 11 18 25; do touch -d "2026-10-$w 04:00" pg-202610$w-weekly.tar.zst; done; touch \'pg-manual dump.tar.zst\'; ls | wc -l',
+        "35",
+    )
+    c.bash(
+        "BACKUP_DIR=/tmp/bk KEEP_WEEKLY=2 bash prune-backups.sh --dry-run | sort | head -20",
+        "would remove /tmp/bk/pg-20261001.tar.zst\n"
+        + _lines("would remove /tmp/bk/pg-202610{i:02d}.tar.zst", 15, 2)
+        + "\nwould remove /tmp/bk/pg-20261004-weekly.tar.zst\nwould remove /tmp/bk/pg-20261011-weekly.tar.zst",
+    )
+    c.say(
+        "In the fixture (30 dailies, 4 weeklies, one manual dump with a space): 16 dailies and the 2 "
+        "oldest weeklies would go, the manual dump is never matched. Weeklies are no longer counted as dailies."
+    )
+    c.bash('docker run --rm -v "$PWD:/mnt" koalaman/shellcheck:v0.10.0 prune-backups.sh && echo clean', "clean")
+    c.bash(
+        "scp prune-backups.sh db-backup-01:/tmp/prune-backups.sh && ssh db-backup-01 'bash /tmp/prune-backups.sh --dry-run | wc -l'",
+        "3",
+    )
+    c.bash(
+        "ssh db-backup-01 'bash /tmp/prune-backups.sh --dry-run'",
+        "would remove /srv/backups/pg-20261116.tar.zst\nwould remove /srv/backups/pg-20261117.tar.zst\nwould remove /srv/backups/pg-20261118.tar.zst",
+    )
+    c.say(
+        "On the server the dry run would remove only 3 dailies (16 to 18 Nov), the 17 newest minus 14, and no weekly."
+    )
+    c.user("Good. Can the lost weeklies come back from S3?")
+    c.bash(
+        "aws s3 ls s3://acme-db-offsite/weekly/ | tail -6",
+        "2026-11-01 05:12:44 48213377210 pg-20261101-weekly.tar.zst\n2026-11-08 05:11:09 48390021733 pg-20261108-weekly.tar.zst\n"
+        "2026-11-15 05:13:51 48455102948 pg-20261115-weekly.tar.zst\n2026-11-22 05:12:02 48502778411 pg-20261122-weekly.tar.zst\n"
+        "2026-11-29 05:12:37 48611094102 pg-20261129-weekly.tar.zst",
+    )
+    c.say(
+        "Yes: the offsite copy in s3://acme-db-offsite/weekly/ has every weekly up to 29 Nov, about 48 GB each. Only October's are missing there too; the bucket's lifecycle keeps 5."
+    )
+    c.user("Fine, no need to restore them locally. Commit the script, I'll deploy it with the next ansible run.")
+    c.bash(
+        "git add prune-backups.sh && git commit -qm 'prune-backups: weeklies no longer pruned as dailies; find instead of ls; --dry-run' && git log --oneline -1",
+        "f04b9d3 prune-backups: weeklies no longer pruned as dailies; find instead of ls; --dry-run",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A shell script bug: the backup pruning script on db-backup-01 deleted weekly archives. I found the cause, rewrote the pruning, tested with dry runs only, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Find why prune-backups.sh deleted last Sunday's weekly backups on db-backup-01 (it should keep 14 daily and 8 weekly archives) and fix it, running nothing destructive on the server (dry runs only). The user asked to use find with non-overlapping -name patterns instead of ls (filenames with spaces existed), and to add a --dry-run flag, off by default. Then commit; the user deploys via Ansible.
+
+2. Key Technical Concepts:
+   - Overlapping shell globs (pg-*.tar.zst matching weekly archives)
+   - find -printf with NUL separators, sort -z, safe deletion with rm --
+   - shellcheck SC2012/SC2086
+
+3. Files and Code Sections:
+   - prune-backups.sh: rewritten with a prune() function using find, the patterns 'pg-????????-weekly.tar.zst' and 'pg-????????.tar.zst', and a --dry-run flag.
+
+4. Errors and fixes:
+   - The daily glob on line 9 also matched weeklies, so weeklies beyond the 14 newest files were deleted as dailies. Fixed with non-overlapping patterns.
+   - shellcheck not installed locally; ran it in Docker. Clean after the rewrite.
+
+5. Problem Solving:
+   On the server only two weeklies remained. The cron job's log showed the recent weeklies being removed. A local fixture confirmed the new script removes only the expected files and never the manual dump with a space in its name. On the server, the dry run would remove only three old dailies and no weeklies. The lost weeklies still exist in the offsite S3 bucket.
+
+6. All user messages:
+   - "prune-backups.sh deleted last Sunday's weekly backups on db-backup-01. It should keep 14 daily and 8 weekly archives. Find out why and fix it, but run nothing destructive on the server: dry runs only."
+   - The user asked to use find with non-overlapping -name patterns instead of ls, and to add a --dry-run flag defaulting to off.
+   - "Good. Can the lost weeklies come back from S3?"
+   - "Fine, no need to restore them locally. Commit the script, I'll deploy it with the next ansible run."
+
+7. Pending Tasks:
+   - The user deploys the script with Ansible.
+
+8. Current Work:
+   Committed the fixed script.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "prune-backups.sh deleted last Sunday's weekly backups", dropped=False),
+        Label("constraint", "run nothing destructive on the server", dropped=False),
+        Label("constraint", "Use find with -name patterns that can't overlap", dropped=False),
+        Label("decision", "because we had filenames with spaces from the manual dumps", dropped=False),
+        Label("request", "add a --dry-run flag, default off", dropped=False),
+        Label("error", "also matches the weekly archives", dropped=False),
+        Label("measurement", "Only 2 weeklies left", dropped=False),  # "only two weeklies remained"
+        Label("measurement", "16 dailies and the 2 oldest weeklies would go", dropped=True),  # in the fixture
+        Label("number", "15 3 * * *", dropped=True),  # the cron line read on the server
+        Label("identifier", "pg-20261129-weekly.tar.zst", dropped=True),  # the weekly lost on 30 Nov
+        Label("identifier", "f04b9d3", dropped=True),
+        Label("url", "s3://acme-db-offsite/weekly/", dropped=True),  # where the lost weeklies are
+        Label("decision", "the bucket's lifecycle keeps 5", dropped=True),
+        Label("failed command", "shellcheck prune-backups.sh", dropped=False),
+        Label("edit", "pg-????????-weekly.tar.zst", dropped=False),
+        Label("file edited", "prune-backups.sh", dropped=False),
+        Label("measurement", "would remove only 3 dailies", dropped=False),
+        # noise
+        Label("number", "88412", dropped=False),
+        Label("number", "48213377210", dropped=False),
+        Label("command", "ls | wc -l", dropped=False),
+        Label("path", "/tmp/bk", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ini_leak() -> DevSession:
+    """C: a memory leak hunted with valgrind and ASan in a small parsing library, the leak's
+    cause in an error path, a fix that keeps the ABI as the user requires, with their reason."""
+    c = Conversation("/home/viktor/libtini", "fresh-ini-leak")
+    c.user(
+        "Someone reported that libtini leaks memory when a config file has a syntax error (issue "
+        "#57). Please confirm and fix it. The public header tini.h must not change: Debian and "
+        "Fedora ship this as a shared library and we promised ABI stability for 2.x."
+    )
+    c.bash("ls", "CMakeLists.txt\nLICENSE\nREADME.md\nfuzz\ninclude\nsrc\ntests")
+    c.bash(
+        "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build -j4 2>&1 | tail -2",
+        "[ 92%] Linking C executable tests/tini_tests\n[100%] Built target tini_tests",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/viktor/libtini/tests/data/broken.ini",
+            "content": '[server]\nport = 8080\nname = "unterminated\n[db]\nhost = x\n',
+        },
+        "File created successfully at: /home/viktor/libtini/tests/data/broken.ini",
+    )
+    c.bash(
+        "valgrind --leak-check=full --error-exitcode=3 ./build/examples/tini_dump tests/data/broken.ini",
+        "==41877== Memcheck, a memory error detector\n==41877== Command: ./build/examples/tini_dump tests/data/broken.ini\n==41877== \n"
+        "tini_dump: tests/data/broken.ini:3: unterminated string\n==41877== \n==41877== HEAP SUMMARY:\n"
+        "==41877==     in use at exit: 1,184 bytes in 7 blocks\n==41877==   total heap usage: 19 allocs, 12 frees, 6,528 bytes allocated\n==41877== \n"
+        "==41877== 1,184 (64 direct, 1,120 indirect) bytes in 1 blocks are definitely lost in loss record 7 of 7\n"
+        "==41877==    at 0x4848899: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)\n"
+        "==41877==    by 0x109C41: tini_section_new (section.c:22)\n==41877==    by 0x10A3B7: parse_line (parser.c:141)\n"
+        "==41877==    by 0x10A812: tini_parse_file (parser.c:208)\n==41877==    by 0x1093A0: main (tini_dump.c:31)\n==41877== \n"
+        "==41877== LEAK SUMMARY:\n==41877==    definitely lost: 64 bytes in 1 blocks\n==41877==    indirectly lost: 1,120 bytes in 6 blocks\n"
+        "==41877==      possibly lost: 0 bytes in 0 blocks\n==41877==    still reachable: 0 bytes in 0 blocks\n==41877== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)",
+        error=True,
+    )
+    c.say("Confirmed: 1,184 bytes lost per failed parse, all from the section allocated in parse_line.")
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/src/parser.c"},
+        _lines("{i:>6}\t", 8, 195)
+        + '\n   203\ttini_doc *tini_parse_file(const char *path, tini_error *err) {\n   204\t    FILE *f = fopen(path, "r");\n'
+        "   205\t    if (!f) return set_errno(err, path);\n   206\t    tini_doc *doc = tini_doc_new();\n   207\t    char line[TINI_MAX_LINE];\n"
+        "   208\t    while (fgets(line, sizeof line, f)) {\n   209\t        if (parse_line(doc, line, err) != 0) {\n"
+        "   210\t            fclose(f);\n   211\t            free(doc);\n   212\t            return NULL;\n   213\t        }\n   214\t    }\n",
+    )
+    c.say(
+        "The error path at line 211 calls `free(doc)` instead of `tini_doc_free(doc)`, so the sections "
+        "and their entries hanging off the document are never freed. The success path is fine: the "
+        "caller frees with tini_doc_free."
+    )
+    c.bash(
+        "grep -rn 'free(doc)' src/",
+        "src/parser.c:211:            free(doc);\nsrc/parser.c:247:            free(doc);\nsrc/doc.c:58:    free(doc);",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/src/parser.c"},
+        "   240\ttini_doc *tini_parse_string(const char *text, size_t len, tini_error *err) {\n   241\t    tini_doc *doc = tini_doc_new();\n"
+        "   242\t    const char *end = text + len;\n   243\t    while (text < end) {\n   244\t        char line[TINI_MAX_LINE];\n"
+        "   245\t        text = next_line(text, end, line);\n   246\t        if (parse_line(doc, line, err) != 0) {\n   247\t            free(doc);\n"
+        "   248\t            return NULL;\n   249\t        }\n",
+    )
+    c.say("Same bug in tini_parse_string at line 247. doc.c:58 is inside tini_doc_free itself, which is correct.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "            fclose(f);\n            free(doc);",
+            "new_string": "            fclose(f);\n            tini_doc_free(doc);",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "        if (parse_line(doc, line, err) != 0) {\n            free(doc);\n            return NULL;",
+            "new_string": "        if (parse_line(doc, line, err) != 0) {\n            tini_doc_free(doc);\n            return NULL;",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.bash(
+        "cmake --build build -j4 2>&1 | grep -E 'warning|error' ; valgrind --leak-check=full --error-exitcode=3 ./build/examples/tini_dump tests/data/broken.ini 2>&1 | grep -E 'in use at exit|ERROR SUMMARY'",
+        "==42310==     in use at exit: 0 bytes in 0 blocks\n==42310== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+    )
+    c.bash(
+        "cmake -S . -B build-asan -DCMAKE_C_FLAGS='-fsanitize=address,undefined -g' >/dev/null && cmake --build build-asan -j4 >/dev/null && ctest --test-dir build-asan 2>&1 | tail -4",
+        "\n96% tests passed, 1 tests failed out of 27\n\nThe following tests FAILED:\n\t  19 - parse_string_error (Failed)",
+    )
+    c.bash(
+        "ctest --test-dir build-asan -R parse_string_error --output-on-failure 2>&1 | sed -n '1,20p'",
+        "=================================================================\n==42577==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0 at pc 0x55d0c4a1e9f2 bp 0x7ffd0f1c2a30 sp 0x7ffd0f1c2a28\n"
+        "READ of size 8 at 0x6020000001b0 thread T0\n    #0 0x55d0c4a1e9f1 in test_parse_string_error tests/test_parser.c:188\n"
+        "    #1 0x55d0c4a21c07 in main tests/main.c:44\n\n0x6020000001b0 is located 0 bytes inside of 16-byte region [0x6020000001b0,0x6020000001c0)\n"
+        "freed by thread T0 here:\n    #0 0x7f2b8c4b4f08 in __interceptor_free\n    #1 0x55d0c4a1b5c3 in tini_doc_free src/doc.c:58\n"
+        "    #2 0x55d0c4a1c90e in tini_parse_string src/parser.c:247",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/tests/test_parser.c"},
+        '   180\tstatic void test_parse_string_error(void) {\n   181\t    tini_error err = {0};\n   182\t    tini_doc *doc = tini_parse_string("[a\\nb", 4, &err);\n'
+        "   183\t    CHECK(doc == NULL);\n   184\t    CHECK(err.line == 1);\n   185\t    /* the error names the section being parsed */\n"
+        "   186\t    CHECK(strcmp(err.section, \"a\") == 0);\n   187\t    CHECK(err.section != NULL);\n   188\t    CHECK(err.section[0] == 'a');\n   189\t}\n",
+    )
+    c.say(
+        "The error struct keeps a pointer (err.section) into the section's name, which belonged to the "
+        "document. Freeing the document properly now frees that name, so err.section dangles. The old "
+        "leak was hiding it. tini_error is in the public header, so I can't change its field to an "
+        "array; instead parse_line can strdup the name into err, and tini_error_clear (already public) frees it."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/include/tini.h"},
+        "    41\ttypedef struct tini_error {\n    42\t    int line;\n    43\t    const char *section; /* owned by the error since 2.1; free with tini_error_clear */\n"
+        "    44\t    char message[128];\n    45\t} tini_error;\n    46\t\n    47\tvoid tini_error_clear(tini_error *err);\n",
+    )
+    c.say(
+        "The header even documents that since 2.1 the error owns `section`; parse_line simply never copied it. Fixing that in parser.c only."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "        err->section = current->name;",
+            "new_string": "        err->section = strdup(current->name);",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.bash(
+        "cmake --build build-asan -j4 >/dev/null && ctest --test-dir build-asan 2>&1 | tail -2 && git diff --stat include/",
+        "100% tests passed, 0 tests failed out of 27\n\nTotal Test time (real) =   1.84 sec",
+    )
+    c.bash(
+        "abidiff build/libtini.so.2.3.0.orig build/libtini.so.2.3.0 && echo 'ABI unchanged'",
+        "abidiff: command not found",
+        error=True,
+    )
+    c.bash(
+        "docker run --rm -v $PWD:/w -w /w ghcr.io/lvc/abi-compliance-checker abi-compliance-checker -l tini -old build/abi-old.dump -new build/abi-new.dump 2>&1 | tail -3",
+        "Binary compatibility: 100%\nSource compatibility: 100%\nTotal binary compatibility problems: 0, warnings: 0",
+    )
+    c.user("Nice. Add a line to NEWS and commit with 'Fixes #57'.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/NEWS",
+            "old_string": "2.3.1 (unreleased)\n",
+            "new_string": "2.3.1 (unreleased)\n- Fix a leak of the whole document when parsing fails, and copy the section name into tini_error as documented (#57).\n",
+        },
+        "The file /home/viktor/libtini/NEWS has been updated successfully.",
+    )
+    c.bash(
+        "git add -A && git commit -qm 'parser: free the document on parse errors; tini_error owns section (Fixes #57)' && git log --oneline -1",
+        "c5a8e14 parser: free the document on parse errors; tini_error owns section (Fixes #57)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to confirm and fix a memory leak on parse errors in libtini (issue #57) without changing the public header.
+
+Summary:
+1. Primary Request and Intent:
+   Confirm and fix the leak reported in issue #57: libtini leaks memory when a config file has a syntax error. The public header tini.h must not change because distributions ship libtini as a shared library and ABI stability was promised for 2.x. Then add a NEWS line and commit with "Fixes #57".
+
+2. Key Technical Concepts:
+   - valgrind leak checking; AddressSanitizer heap-use-after-free
+   - Ownership of strings referenced from an error struct
+   - ABI compatibility checking (abi-compliance-checker)
+
+3. Files and Code Sections:
+   - src/parser.c: tini_parse_file and tini_parse_string now call tini_doc_free(doc) instead of free(doc) on a parse error; parse_line now copies the section name into the error with strdup.
+   - include/tini.h (read only): tini_error.section is documented as owned by the error since 2.1 and freed with tini_error_clear.
+   - tests/data/broken.ini: new file with an unterminated string.
+   - NEWS: entry under 2.3.1.
+
+4. Errors and fixes:
+   - valgrind showed the document's sections and entries definitely/indirectly lost on a failed parse.
+   - After the fix, ASan reported a heap-use-after-free in test_parse_string_error because err.section pointed into the freed document; fixed by copying the name.
+   - abidiff is not installed; used abi-compliance-checker in Docker.
+
+5. Problem Solving:
+   Both error paths leaked; fixing them exposed a dangling pointer that the leak had hidden. valgrind is clean, all ASan tests pass, and the ABI check reports full compatibility.
+
+6. All user messages:
+   - "Someone reported that libtini leaks memory when a config file has a syntax error (issue #57). Please confirm and fix it. The public header tini.h must not change: …"
+   - "Nice. Add a line to NEWS and commit with 'Fixes #57'."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with the NEWS entry.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "libtini leaks memory when a config file has a syntax error", dropped=False),
+        Label("constraint", "The public header tini.h must not change", dropped=False),
+        Label("decision", "Debian and Fedora ship this as a shared library", dropped=False),  # "distributions ship"
+        Label("request", "Add a line to NEWS and commit with 'Fixes #57'", dropped=False),
+        Label("measurement", "1,184 bytes", dropped=True),  # lost per failed parse
+        Label("error", "heap-use-after-free", dropped=False),
+        Label("edit", "strdup(current->name)", dropped=False),
+        Label("edit", "tini_doc_free(doc)", dropped=False),
+        Label("identifier", "c5a8e14", dropped=True),
+        Label("measurement", "100% tests passed, 0 tests failed out of 27", dropped=True),  # "all ASan tests pass"
+        Label("measurement", "Binary compatibility: 100%", dropped=False),
+        Label("error", "parse_string_error", dropped=False),
+        Label("path", "src/parser.c:211", dropped=True),  # where the bug was (and 247)
+        Label("file read", "tests/test_parser.c", dropped=True),  # what the test asserts of err.section
+        Label("name", "tini_error_clear", dropped=False),
+        Label("failed command", "abidiff", dropped=False),
+        Label("decision", "The old leak was hiding it", dropped=False),
+        Label("path", "src/doc.c:58", dropped=True),  # the free(doc) that is correct, inside tini_doc_free
+        Label("error", "unterminated string", dropped=False),  # the fixture's content
+        # noise
+        Label("command", "ls", dropped=False),
+        Label("number", "0x6020000001b0", dropped=False),
+        Label("number", "41877", dropped=False),
+        Label("number", "128", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -2755,4 +3163,6 @@ SESSIONS = (
     oom_incident,
     log_lifecycle,
     ratelimit_review,
+    backup_prune,
+    ini_leak,
 )
