@@ -2320,6 +2320,836 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def log_lifecycle() -> DevSession:
+    """Terraform/AWS: a config change (S3 lifecycle for logs) with the user's stated preferences
+    and reasons, a plan with an unexpected drift, a state lock the user rules on, a default read
+    in a module's variables."""
+    c = Conversation("/home/eli/infra", "fresh-log-lifecycle")
+    c.user(
+        "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 "
+        "days and delete them after 400 days. 400, not 365, because the auditors look back 13 months. "
+        "Everything stays in eu-west-1, our DPA says the data stays in Ireland."
+    )
+    c.bash("git status && git branch --show-current", "On branch main\nnothing to commit, working tree clean\nmain")
+    c.bash(
+        "grep -rn 'access_logs\\|access-logs' --include=*.tf . | head -20",
+        './envs/prod/main.tf:41:module "access_logs" {\n./envs/prod/main.tf:42:  source      = "../../modules/log_bucket"\n'
+        './envs/prod/main.tf:43:  name        = "acme-prod-access-logs"\n./envs/prod/main.tf:44:  region      = "eu-west-1"\n'
+        './envs/staging/main.tf:38:module "access_logs" {\n./envs/staging/main.tf:40:  name        = "acme-staging-access-logs"\n'
+        './modules/log_bucket/main.tf:1:resource "aws_s3_bucket" "this" {\n./modules/log_bucket/main.tf:12:resource "aws_s3_bucket_policy" "this" {',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/eli/infra/modules/log_bucket/variables.tf"},
+        'variable "name" { type = string }\nvariable "region" { type = string }\n'
+        'variable "retention_days" {\n  type    = number\n  default = 30\n  description = "CloudWatch retention for the bucket\'s metrics log group"\n}\n'
+        'variable "force_destroy" {\n  type    = bool\n  default = false\n}\n',
+    )
+    c.say(
+        "The module has no lifecycle configuration yet. Its only retention-like variable, "
+        "retention_days (default 30), is for the CloudWatch log group, not the objects, so I'll add "
+        "separate variables rather than reuse it."
+    )
+    c.bash(
+        "aws s3api get-bucket-lifecycle-configuration --bucket acme-prod-access-logs --region eu-west-1",
+        "An error occurred (NoSuchLifecycleConfiguration) when calling the GetBucketLifecycleConfiguration operation: The lifecycle configuration does not exist",
+        error=True,
+    )
+    c.bash(
+        "aws s3 ls s3://acme-prod-access-logs --recursive --summarize | tail -2",
+        "Total Objects: 18421977\n   Total Size: 9734106220544",
+    )
+    c.say("About 18.4 million objects, 9.7 TB, none of them ever expired.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/variables.tf",
+            "old_string": 'variable "force_destroy" {',
+            "new_string": 'variable "glacier_after_days" {\n  type    = number\n  default = null\n}\n\n'
+            'variable "expire_after_days" {\n  type    = number\n  default = null\n}\n\nvariable "force_destroy" {',
+        },
+        "The file /home/eli/infra/modules/log_bucket/variables.tf has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket_policy" "this" {',
+            "new_string": 'resource "aws_s3_bucket_lifecycle_configuration" "this" {\n'
+            "  count  = var.expire_after_days == null ? 0 : 1\n  bucket = aws_s3_bucket.this.id\n\n  rule {\n"
+            '    id     = "archive-then-expire"\n    status = "Enabled"\n\n'
+            '    transition {\n      days          = var.glacier_after_days\n      storage_class = "GLACIER"\n    }\n\n'
+            "    expiration {\n      days = var.expire_after_days\n    }\n  }\n}\n\n"
+            'resource "aws_s3_bucket_policy" "this" {',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/envs/prod/main.tf",
+            "old_string": '  name        = "acme-prod-access-logs"\n  region      = "eu-west-1"',
+            "new_string": '  name              = "acme-prod-access-logs"\n  region            = "eu-west-1"\n'
+            "  glacier_after_days = 90\n  expire_after_days  = 400 # auditors look back 13 months",
+        },
+        "The file /home/eli/infra/envs/prod/main.tf has been updated successfully.",
+    )
+    c.bash("tflint --recursive", "bash: tflint: command not found", error=True)
+    c.bash(
+        "cd envs/prod && terraform init -input=false >/dev/null && terraform validate",
+        "\u2577\n\u2502 Warning: Invalid Attribute Combination\n\u2502 \n\u2502   with module.access_logs.aws_s3_bucket_lifecycle_configuration.this,\n"
+        '\u2502   on ../../modules/log_bucket/main.tf line 16, in resource "aws_s3_bucket_lifecycle_configuration" "this":\n'
+        "\u2502   16:   rule {\n\u2502 \n\u2502 No attribute specified when one (and only one) of [rule[0].filter,rule[0].prefix] is required\n"
+        "\u2502 \n\u2502 This will be an error in a future version of the provider\n\u2575\nSuccess! The configuration is valid, but there were some warnings.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": '    id     = "archive-then-expire"\n    status = "Enabled"\n',
+            "new_string": '    id     = "archive-then-expire"\n    status = "Enabled"\n\n    filter {}\n',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "cd envs/prod && terraform plan -input=false -out=lifecycle.plan",
+        "Acquiring state lock. This may take a few moments...\n\u2577\n\u2502 Error: Error acquiring the state lock\n\u2502 \n"
+        "\u2502 Error message: ConditionalCheckFailedException: The conditional request failed\n\u2502 Lock Info:\n"
+        "\u2502   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31\n\u2502   Path:      acme-tfstate/prod/terraform.tfstate\n"
+        "\u2502   Operation: OperationTypePlan\n\u2502   Who:       jenkins@ci-runner-04\n\u2502   Version:   1.9.8\n"
+        "\u2502   Created:   2026-12-03 11:02:17.443 +0000 UTC\n\u2577",
+        error=True,
+    )
+    c.say("The state is locked by jenkins@ci-runner-04 since 11:02 UTC. I could `terraform force-unlock` it.")
+    c.user("Don't force-unlock, that's the nightly drift check and it takes about 20 minutes. Wait for it.")
+    c.bash(
+        "sleep 600; cd envs/prod && terraform plan -input=false -lock-timeout=15m -out=lifecycle.plan 2>&1 | tail -40",
+        '  # module.access_logs.aws_s3_bucket.this will be updated in-place\n  ~ resource "aws_s3_bucket" "this" {\n'
+        '        id   = "acme-prod-access-logs"\n      ~ tags = {\n          - "owner" = "platform-old" -> null\n            # (2 unchanged elements hidden)\n        }\n'
+        '      ~ tags_all = {\n          - "owner" = "platform-old" -> null\n        }\n    }\n\n'
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\n"
+        '  + resource "aws_s3_bucket_lifecycle_configuration" "this" {\n      + bucket = "acme-prod-access-logs"\n'
+        '      + rule {\n          + id     = "archive-then-expire"\n          + status = "Enabled"\n'
+        "          + expiration {\n              + days = 400\n            }\n          + transition {\n"
+        '              + days          = 90\n              + storage_class = "GLACIER"\n            }\n        }\n    }\n\n'
+        "Plan: 1 to add, 1 to change, 0 to destroy.",
+    )
+    c.say(
+        "The plan adds the lifecycle rule as intended, but also wants to remove an `owner = platform-old` "
+        "tag from the bucket: someone added it in the console, outside Terraform. That is drift, not "
+        "part of this change."
+    )
+    c.user(
+        "Leave the tag alone, the FinOps team uses it for cost allocation. Add ignore_changes for tags on that bucket."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket" "this" {\n  bucket        = var.name\n  force_destroy = var.force_destroy\n',
+            "new_string": 'resource "aws_s3_bucket" "this" {\n  bucket        = var.name\n  force_destroy = var.force_destroy\n\n'
+            '  lifecycle {\n    ignore_changes = [tags["owner"], tags_all["owner"]]\n  }\n',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "cd envs/prod && terraform plan -input=false -out=lifecycle.plan 2>&1 | grep -E '^Plan|will be'",
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\nPlan: 1 to add, 0 to change, 0 to destroy.",
+    )
+    c.bash(
+        "cd envs/staging && terraform plan -input=false 2>&1 | grep -E '^Plan|No changes'",
+        "No changes. Your infrastructure matches the configuration.",
+    )
+    c.say(
+        "Prod: 1 to add, 0 to change. Staging: no changes, since its module call sets no "
+        "expire_after_days and the rule's count is 0 there. A rough saving: 9.7 TB moving to Glacier "
+        "Flexible Retrieval is about $223/month at S3 Standard price, down to about $35/month."
+    )
+    c.user("Good. Open a PR, don't apply, the change board applies on Thursdays.")
+    c.bash(
+        "git switch -c logs-lifecycle && git add -A && git commit -qm 'log_bucket: archive after 90 days, expire after 400 (prod access logs)' && "
+        "git push -u origin logs-lifecycle 2>&1 | tail -1 && gh pr create --fill --base main 2>&1 | tail -1",
+        "branch 'logs-lifecycle' set up to track 'origin/logs-lifecycle'.\nhttps://github.com/acme/infra/pull/1187",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Infrastructure change in Terraform: a lifecycle rule for the production access-log bucket, with the user's constraints on timing and region.
+
+Summary:
+1. Primary Request and Intent:
+   Add an S3 lifecycle rule to the access-log bucket: transition objects to Glacier after 90 days and expire them after 400 days (the auditors look back 13 months). Everything must stay in eu-west-1 per the DPA. The user later asked not to force-unlock the state, to keep the console-added owner tag (used by FinOps), and to open a PR without applying.
+
+2. Key Technical Concepts:
+   - aws_s3_bucket_lifecycle_configuration with transition and expiration
+   - Terraform state locking in DynamoDB; lifecycle ignore_changes for drifted tags
+   - Module variables with null defaults and count to enable a resource per environment
+
+3. Files and Code Sections:
+   - modules/log_bucket/variables.tf: new glacier_after_days and expire_after_days (default null).
+   - modules/log_bucket/main.tf: new lifecycle configuration resource (rule "archive-then-expire", empty filter, GLACIER transition, expiration), created only when expire_after_days is set; ignore_changes for the owner tag on the bucket.
+   - envs/prod/main.tf: the access_logs module sets glacier_after_days = 90 and expire_after_days = 400.
+
+4. Errors and fixes:
+   - tflint not installed.
+   - validate warned that rule needs a filter or prefix: added filter {}.
+   - The state was locked by the nightly Jenkins drift check; waited instead of force-unlocking, as the user asked.
+   - The plan wanted to remove a console-added owner tag: ignored via lifecycle.
+
+5. Problem Solving:
+   The bucket had no lifecycle configuration and holds about 18 million objects (roughly 9.7 TB). The final prod plan only adds the lifecycle configuration; staging shows no changes. The estimated storage cost drops substantially once objects move to Glacier.
+
+6. All user messages:
+   - "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days and delete them after 400 days. 400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1, our DPA says the data stays in Ireland."
+   - "Don't force-unlock, that's the nightly drift check and it takes about 20 minutes. Wait for it."
+   - "Leave the tag alone, the FinOps team uses it for cost allocation. Add ignore_changes for tags on that bucket."
+   - "Good. Open a PR, don't apply, the change board applies on Thursdays."
+
+7. Pending Tasks:
+   - The change board applies the PR (not us).
+
+8. Current Work:
+   Pushed branch logs-lifecycle and opened the PR.
+
+9. Optional Next Step:
+   None until the PR is reviewed.
+"""
+    labels = [
+        Label("request", "Add a lifecycle rule", dropped=False),
+        Label("constraint", "400, not 365", dropped=False),
+        Label("decision", "because the auditors look back 13 months", dropped=False),
+        Label("constraint", "Everything stays in eu-west-1", dropped=False),
+        Label("constraint", "Don't force-unlock", dropped=False),
+        Label("decision", "the FinOps team uses it for cost allocation", dropped=False),
+        Label("constraint", "don't apply, the change board applies on Thursdays", dropped=False),
+        Label("number", "default = 30", dropped=True),  # retention_days, and why it is not reused
+        Label("decision", "rather than reuse it", dropped=True),
+        Label("identifier", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31", dropped=True),  # the lock's id
+        Label("name", "jenkins@ci-runner-04", dropped=True),  # who held the lock
+        Label("measurement", "Total Objects: 18421977", dropped=False),  # "about 18 million"
+        Label("measurement", "$223/month", dropped=True),  # "drops substantially"
+        Label("measurement", "Plan: 1 to add, 0 to change, 0 to destroy", dropped=False),
+        Label("url", "https://github.com/acme/infra/pull/1187", dropped=True),
+        Label("failed command", "tflint --recursive", dropped=False),
+        Label("error", "Error acquiring the state lock", dropped=False),
+        Label("edit", 'ignore_changes = [tags["owner"], tags_all["owner"]]', dropped=False),
+        Label("file read", "modules/log_bucket/variables.tf", dropped=False),
+        # noise
+        Label("command", "git status && git branch --show-current", dropped=False),
+        Label("number", "1.9.8", dropped=False),
+        Label("path", "acme-tfstate/prod/terraform.tfstate", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ratelimit_review() -> DevSession:
+    """Python/FastAPI: a review of a colleague's PR (a rate limiter), its failing check read, a
+    per-process limit found by running it, the user's wishes on tone with their reasons."""
+    c = Conversation("/home/ben/gateway", "fresh-ratelimit-review")
+    c.user(
+        "Can you review Lena's PR #231 (rate limiting middleware)? Be kind, it's her first PR here, "
+        "and phrase things as suggestions rather than demands. Don't push to her branch."
+    )
+    c.bash(
+        "gh pr view 231",
+        "Add per-client rate limiting middleware #231\nOpen \u2022 lena-h wants to merge 4 commits into main from lena-h/rate-limit\n"
+        "+214 \u221212\n\nLimits each API key to RATE_LIMIT_PER_MINUTE requests (default 100) with a token bucket.\n"
+        "Returns 429 with Retry-After when exceeded.\n\nCloses #198",
+    )
+    c.bash(
+        "gh pr checks 231",
+        "lint     pass  41s  https://github.com/acme/gateway/actions/runs/12001934822/job/33451209917\n"
+        "mypy     fail  52s  https://github.com/acme/gateway/actions/runs/12001934822/job/33451209951\n"
+        "tests    pass  3m8s https://github.com/acme/gateway/actions/runs/12001934822/job/33451210004",
+    )
+    c.bash(
+        "gh run view 12001934822 --log-failed | grep error",
+        'mypy\tRun mypy\tgateway/ratelimit.py:27: error: Need type annotation for "_buckets" (hint: "_buckets: dict[<type>, <type>] = ...")  [var-annotated]\n'
+        'mypy\tRun mypy\tgateway/ratelimit.py:58: error: Argument 1 to "int" has incompatible type "float | None"; expected "str | Buffer | SupportsInt | SupportsIndex | SupportsTrunc"  [arg-type]\n'
+        "mypy\tRun mypy\tFound 2 errors in 1 file (checked 48 source files)",
+    )
+    c.bash("gh pr checkout 231", "Switched to a new branch 'lena-h/rate-limit'")
+    c.bash(
+        "git log --oneline main..",
+        "a4c91e0 address lint\n77d3b2a add tests for rate limit\n1e8f5c4 add RATE_LIMIT_PER_MINUTE setting\n0b2d6a9 add rate limit middleware",
+    )
+    c.bash("gh pr view 231 --comments | tail -3", "--\nNo comments yet")
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/tests/test_ratelimit.py"},
+        "     1\tfrom fastapi.testclient import TestClient\n     2\tfrom gateway.app import app\n\n"
+        "     4\tclient = TestClient(app)\n\n"
+        "     6\tdef test_over_limit_returns_429(monkeypatch):\n"
+        '     7\t    monkeypatch.setattr("gateway.settings.settings.rate_limit_per_minute", 3)\n'
+        '     8\t    codes = [client.get("/v1/ping", headers={"x-api-key": "k1"}).status_code for _ in range(4)]\n'
+        "     9\t    assert codes == [200, 200, 200, 429]\n\n"
+        "    11\tdef test_under_limit_passes():\n"
+        '    12\t    assert client.get("/v1/ping", headers={"x-api-key": "k1"}).status_code == 200\n',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/gateway/settings.py"},
+        "    10\tclass Settings(BaseSettings):\n    11\t    database_url: str\n    12\t    session_ttl_seconds: int = 86400\n"
+        '    13\t    rate_limit_per_minute: int = 100\n    14\t    redis_url: str = "redis://localhost:6379/0"\n',
+    )
+    c.bash(
+        "gh pr diff 231 -- gateway/ratelimit.py | head -80",
+        "+import time\n+from dataclasses import dataclass\n+\n+from starlette.middleware.base import BaseHTTPMiddleware\n"
+        "+from starlette.responses import JSONResponse\n+\n+from gateway.settings import settings\n+\n+\n"
+        "+@dataclass\n+class Bucket:\n+    tokens: float\n+    updated: float\n+\n+\n"
+        "+_buckets = {}\n+\n+\n+class RateLimitMiddleware(BaseHTTPMiddleware):\n+    async def dispatch(self, request, call_next):\n"
+        '+        key = request.headers.get("x-api-key", request.client.host)\n+        now = time.time()\n'
+        "+        bucket = _buckets.setdefault(key, Bucket(settings.rate_limit_per_minute, now))\n"
+        "+        bucket.tokens = min(settings.rate_limit_per_minute, bucket.tokens + (now - bucket.updated) * settings.rate_limit_per_minute / 60)\n"
+        "+        bucket.updated = now\n+        if bucket.tokens < 1:\n"
+        "+            retry = (1 - bucket.tokens) * 60 / settings.rate_limit_per_minute\n"
+        '+            return JSONResponse({"detail": "rate limited"}, status_code=429, headers={"Retry-After": str(int(retry))})\n'
+        "+        bucket.tokens -= 1\n+        return await call_next(request)\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/gunicorn.conf.py"},
+        'bind = "0.0.0.0:8000"\nworkers = 4\nworker_class = "uvicorn.workers.UvicornWorker"\ntimeout = 30\n',
+    )
+    c.say(
+        "`_buckets` is a module-level dict, so each gunicorn worker has its own buckets. With "
+        "workers = 4 in gunicorn.conf.py a client can get up to 4 \u00d7 100 requests a minute, depending on "
+        "which worker the connection lands on. Let me confirm by running it."
+    )
+    c.bash(
+        "gunicorn -c gunicorn.conf.py gateway.app:app --daemon && sleep 3 && "
+        "for i in $(seq 1 400); do curl -s -o /dev/null -w '%{http_code}\\n' -H 'x-api-key: k-test' localhost:8000/v1/ping; done | sort | uniq -c",
+        "    312 200\n     88 429",
+    )
+    c.say(
+        "312 of 400 requests in well under a minute were accepted with a limit of 100/min: the limit "
+        "is per worker. Also `Retry-After: str(int(retry))` can be 0 when less than a second remains, "
+        "which some clients treat as retry immediately."
+    )
+    c.bash("pkill -f 'gunicorn -c gunicorn.conf.py'", "")
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p no:randomly 2>&1 | tail -3",
+        "....\n4 passed in 0.61s",
+    )
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p randomly 2>&1 | tail -8",
+        "FAILED tests/test_ratelimit.py::test_under_limit_passes - assert 429 == 200\n"
+        "1 failed, 3 passed in 0.58s\nUsing --randomly-seed=2218634011",
+        error=True,
+    )
+    c.say(
+        "The tests share `_buckets` across test functions: in a random order, test_under_limit_passes "
+        "runs after test_over_limit_returns_429 has drained the same key, so it fails. CI runs without "
+        "randomisation, which is why `tests` is green. A fixture that clears `_buckets` would fix it."
+    )
+    c.bash(
+        "grep -n 'redis' gateway/settings.py pyproject.toml",
+        'gateway/settings.py:14:    redis_url: str = "redis://localhost:6379/0"\npyproject.toml:22:    "redis>=5.0",',
+    )
+    c.user(
+        "We already run Redis for sessions, so suggest a Redis-backed bucket (a Lua script or INCR "
+        "with expiry), but say it's fine as a follow-up PR, she shouldn't have to redo everything."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/tmp/review-231.md",
+            "content": "Thanks Lena, this is a really clean first PR: the token bucket is easy to follow and the 429 with Retry-After is exactly what #198 asked for.\n\n"
+            "A few suggestions:\n\n"
+            "1. **Limit per worker.** `_buckets` lives in each process, and we run 4 gunicorn workers, so a key can get up to ~4\u00d7 the limit "
+            "(I saw 312 of 400 requests accepted at 100/min locally). Since we already have Redis for sessions, a Redis-backed counter "
+            "(INCR + EXPIRE, or a small Lua script) would share the limit. Totally fine as a follow-up PR.\n"
+            "2. **Retry-After can be 0.** `int(retry)` rounds down; `math.ceil` would avoid telling clients to retry immediately.\n"
+            "3. **Tests share state.** With pytest-randomly, `test_under_limit_passes` fails after the 429 test drains the same key. "
+            "An autouse fixture that clears `_buckets` would make them independent.\n"
+            "4. **mypy** (the failing check): `_buckets: dict[str, Bucket] = {}`, and `request.client` can be None.\n",
+        },
+        "File created successfully at: /tmp/review-231.md",
+    )
+    c.user("Looks good. Post it as a comment review, not request-changes.")
+    c.bash(
+        "gh pr review 231 --comment --body-file /tmp/review-231.md",
+        "- Reviewed pull request acme/gateway#231",
+    )
+    c.bash("git switch main", "Switched to branch 'main'\nYour branch is up to date with 'origin/main'.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A code review of a colleague's first PR adding rate limiting; the user wanted a kind tone and suggestions, no pushes to her branch.
+
+Summary:
+1. Primary Request and Intent:
+   Review PR #231 by Lena (rate limiting middleware), kindly and as suggestions since it is her first PR, without pushing to her branch. The user asked to suggest a Redis-backed bucket as an optional follow-up, and to post the review as a comment rather than requesting changes.
+
+2. Key Technical Concepts:
+   - Token bucket rate limiting as Starlette middleware
+   - Per-process state under multiple gunicorn workers
+   - Test isolation with pytest-randomly
+   - Redis INCR/EXPIRE or Lua scripts for a shared limit
+
+3. Files and Code Sections:
+   - gateway/ratelimit.py (PR): module-level `_buckets` dict, RateLimitMiddleware returning 429 with Retry-After.
+   - gunicorn.conf.py: multiple workers, which makes the limit per worker.
+   - tests/test_ratelimit.py (PR): tests share `_buckets`.
+   - /tmp/review-231.md: the review text.
+
+4. Errors and fixes:
+   - The PR's mypy check fails: missing annotation for _buckets and a float | None passed to int().
+   - test_under_limit_passes fails under random test order (429 instead of 200).
+
+5. Problem Solving:
+   Running the app locally showed far more requests accepted than the limit allows because each worker keeps its own buckets. Retry-After can be 0 due to rounding down. CI's tests pass only because they run in a fixed order.
+
+6. All user messages:
+   - "Can you review Lena's PR #231 (rate limiting middleware)? Be kind, it's her first PR here, and phrase things as suggestions rather than demands. Don't push to her branch."
+   - The user asked to suggest a Redis-backed bucket since Redis is already used for sessions, but as a follow-up PR so she doesn't have to redo everything.
+   - "Looks good. Post it as a comment review, not request-changes."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Posted the review as a comment on #231 with four suggestions (per-worker limit with Redis as follow-up, Retry-After rounding, test isolation, mypy fixes), then switched back to main.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "review Lena's PR #231", dropped=False),
+        Label("constraint", "phrase things as suggestions rather than demands", dropped=False),
+        Label("constraint", "Don't push to her branch", dropped=False),
+        Label("decision", "it's fine as a follow-up PR", dropped=False),
+        Label("request", "Post it as a comment review, not request-changes", dropped=False),
+        Label("number", "default 100", dropped=True),  # the PR's limit, read in its description
+        Label("number", "workers = 4", dropped=True),  # "multiple workers"
+        Label("measurement", "312 of 400", dropped=True),  # accepted at 100/min: "far more requests"
+        Label("identifier", "12001934822", dropped=True),  # the failing mypy run
+        Label("identifier", "--randomly-seed=2218634011", dropped=True),  # the seed that reproduces it
+        Label("identifier", "Closes #198", dropped=True),  # the issue the PR closes
+        Label("error", 'Need type annotation for "_buckets"', dropped=False),
+        Label("error", "assert 429 == 200", dropped=False),
+        Label("failed command", "python -m pytest tests/test_ratelimit.py -q -p randomly", dropped=False),
+        Label("decision", "CI runs without randomisation", dropped=False),
+        Label("file read", "gunicorn.conf.py", dropped=False),
+        Label("file edited", "/tmp/review-231.md", dropped=False),
+        Label("decision", "math.ceil", dropped=True),  # the suggested fix for Retry-After 0
+        # noise
+        Label("command", "git switch main", dropped=False),
+        Label("command", "gh pr checkout 231", dropped=False),
+        Label("number", "6379", dropped=False),
+        Label("path", "gateway/settings.py:14", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def backup_prune() -> DevSession:
+    """Shell: a bug hunt in a backup-pruning script that deleted the wrong archives, counted with
+    `find`, a shellcheck warning that was the bug, a dry-run the user asked for, a cron line read."""
+    c = Conversation("/home/ines/ops-scripts", "fresh-backup-prune")
+    c.user(
+        "prune-backups.sh deleted last Sunday's weekly backups on db-backup-01. It should keep 14 "
+        "daily and 8 weekly archives. Find out why and fix it, but run nothing destructive on the "
+        "server: dry runs only."
+    )
+    c.bash(
+        "cat -n prune-backups.sh | sed -n '1,40p'",
+        "     1\t#!/usr/bin/env bash\n     2\tset -euo pipefail\n     3\tDIR=${BACKUP_DIR:-/srv/backups}\n"
+        "     4\tKEEP_DAILY=${KEEP_DAILY:-14}\n     5\tKEEP_WEEKLY=${KEEP_WEEKLY:-8}\n     6\t\n"
+        "     7\t# weekly archives are taken on Sundays and named pg-YYYYMMDD-weekly.tar.zst\n"
+        "     8\tweekly=$(ls -1t $DIR/*-weekly.tar.zst | tail -n +$((KEEP_WEEKLY + 1)))\n"
+        "     9\tdaily=$(ls -1t $DIR/pg-*.tar.zst | tail -n +$((KEEP_DAILY + 1)))\n"
+        '    10\tfor f in $weekly $daily; do\n    11\t  rm -v "$f"\n    12\tdone\n',
+    )
+    c.say(
+        "Line 9's glob `pg-*.tar.zst` also matches the weekly archives (pg-YYYYMMDD-weekly.tar.zst), so "
+        "weeklies older than the 14 newest files of either kind are deleted as dailies."
+    )
+    c.bash("shellcheck prune-backups.sh", "bash: shellcheck: command not found", error=True)
+    c.bash(
+        'docker run --rm -v "$PWD:/mnt" koalaman/shellcheck:v0.10.0 prune-backups.sh',
+        "\nIn prune-backups.sh line 8:\nweekly=$(ls -1t $DIR/*-weekly.tar.zst | tail -n +$((KEEP_WEEKLY + 1)))\n"
+        "                ^-- SC2012 (info): Use find instead of ls to better handle non-alphanumeric filenames.\n"
+        "                 ^--^ SC2086 (info): Double quote to prevent globbing and word splitting.\n\n"
+        "In prune-backups.sh line 10:\nfor f in $weekly $daily; do\n         ^-----^ SC2086 (info): Double quote to prevent globbing and word splitting.\n\n"
+        "For more information:\n  https://www.shellcheck.net/wiki/SC2012 -- Use find instead of ls to better ...",
+        error=True,
+    )
+    c.bash(
+        "ssh db-backup-01 'ls -1t /srv/backups | head -30'",
+        "\n".join(
+            [f"pg-202612{d:02d}.tar.zst" for d in (3, 2, 1)]
+            + [f"pg-202611{d:02d}.tar.zst" for d in range(30, 16, -1)]
+            + ["pg-20261115-weekly.tar.zst", "pg-20261108-weekly.tar.zst"]
+        ),
+    )
+    c.bash("ssh db-backup-01 'ls /srv/backups | grep -c weekly; ls /srv/backups | grep -vc weekly'", "2\n17")
+    c.say(
+        "Only 2 weeklies left (15 and 8 Nov) where there should be 8, and 17 dailies. The 29 Nov "
+        "weekly is gone, as you said. 6 weeklies are missing."
+    )
+    c.bash(
+        "ssh db-backup-01 'grep -h prune /etc/cron.d/* ; journalctl -t prune-backups --since 2026-11-29 | grep weekly'",
+        "15 3 * * * backup /opt/ops-scripts/prune-backups.sh 2>&1 | logger -t prune-backups\n"
+        "Nov 30 03:15:02 db-backup-01 prune-backups[88412]: removed '/srv/backups/pg-20261129-weekly.tar.zst'\n"
+        "Nov 30 03:15:02 db-backup-01 prune-backups[88412]: removed '/srv/backups/pg-20261122-weekly.tar.zst'\n"
+        "Dec 01 03:15:01 db-backup-01 prune-backups[90117]: removed '/srv/backups/pg-20261101-weekly.tar.zst'",
+    )
+    c.say(
+        "The cron job at 03:15 removed the 29 Nov and 22 Nov weeklies on 30 Nov: they had fallen past the "
+        "14 newest `pg-*` files. The older ones went the same way on earlier nights."
+    )
+    c.user(
+        "Ugh. OK. Use find with -name patterns that can't overlap, rather than ls, because we had "
+        "filenames with spaces from the manual dumps before. And add a --dry-run flag, default off."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/ines/ops-scripts/prune-backups.sh",
+            "content": "#!/usr/bin/env bash\n# Keeps the newest KEEP_DAILY daily and KEEP_WEEKLY weekly archives in BACKUP_DIR.\n"
+            "set -euo pipefail\nDIR=${BACKUP_DIR:-/srv/backups}\nKEEP_DAILY=${KEEP_DAILY:-14}\nKEEP_WEEKLY=${KEEP_WEEKLY:-8}\n"
+            'DRY_RUN=0\n[ "${1:-}" = "--dry-run" ] && DRY_RUN=1\n\n'
+            "prune() { # $1: find -name pattern, $2: how many to keep\n"
+            '  find "$DIR" -maxdepth 1 -type f -name "$1" -printf \'%T@ %p\\0\' | sort -z -rn | tail -z -n +$(($2 + 1)) |\n'
+            "    cut -z -d' ' -f2- | while IFS= read -r -d '' f; do\n"
+            '      if [ "$DRY_RUN" = 1 ]; then echo "would remove $f"; else rm -v -- "$f"; fi\n    done\n}\n\n'
+            "prune 'pg-????????-weekly.tar.zst' \"$KEEP_WEEKLY\"\nprune 'pg-????????.tar.zst' \"$KEEP_DAILY\"\n",
+        },
+        "The file /home/ines/ops-scripts/prune-backups.sh has been overwritten successfully.",
+    )
+    c.bash(
+        'mkdir -p /tmp/bk && cd /tmp/bk && for d in $(seq 1 40); do touch -d "2026-10-$(( (d % 30) + 1 )) 03:00" pg-202610$(printf %02d $(( (d % 30) + 1 ))).tar.zst; done; for w in 04 11 18 25; do touch -d "2026-10-$w 04:00" pg-202610$w-weekly.tar.zst; done; touch \'pg-manual dump.tar.zst\'; ls | wc -l',
+        "35",
+    )
+    c.bash(
+        "BACKUP_DIR=/tmp/bk KEEP_WEEKLY=2 bash prune-backups.sh --dry-run | sort | head -20",
+        "would remove /tmp/bk/pg-20261001.tar.zst\n"
+        + _lines("would remove /tmp/bk/pg-202610{i:02d}.tar.zst", 15, 2)
+        + "\nwould remove /tmp/bk/pg-20261004-weekly.tar.zst\nwould remove /tmp/bk/pg-20261011-weekly.tar.zst",
+    )
+    c.say(
+        "In the fixture (30 dailies, 4 weeklies, one manual dump with a space): 16 dailies and the 2 "
+        "oldest weeklies would go, the manual dump is never matched. Weeklies are no longer counted as dailies."
+    )
+    c.bash('docker run --rm -v "$PWD:/mnt" koalaman/shellcheck:v0.10.0 prune-backups.sh && echo clean', "clean")
+    c.bash(
+        "scp prune-backups.sh db-backup-01:/tmp/prune-backups.sh && ssh db-backup-01 'bash /tmp/prune-backups.sh --dry-run | wc -l'",
+        "3",
+    )
+    c.bash(
+        "ssh db-backup-01 'bash /tmp/prune-backups.sh --dry-run'",
+        "would remove /srv/backups/pg-20261116.tar.zst\nwould remove /srv/backups/pg-20261117.tar.zst\nwould remove /srv/backups/pg-20261118.tar.zst",
+    )
+    c.say(
+        "On the server the dry run would remove only 3 dailies (16 to 18 Nov), the 17 newest minus 14, and no weekly."
+    )
+    c.user("Good. Can the lost weeklies come back from S3?")
+    c.bash(
+        "aws s3 ls s3://acme-db-offsite/weekly/ | tail -6",
+        "2026-11-01 05:12:44 48213377210 pg-20261101-weekly.tar.zst\n2026-11-08 05:11:09 48390021733 pg-20261108-weekly.tar.zst\n"
+        "2026-11-15 05:13:51 48455102948 pg-20261115-weekly.tar.zst\n2026-11-22 05:12:02 48502778411 pg-20261122-weekly.tar.zst\n"
+        "2026-11-29 05:12:37 48611094102 pg-20261129-weekly.tar.zst",
+    )
+    c.say(
+        "Yes: the offsite copy in s3://acme-db-offsite/weekly/ has every weekly up to 29 Nov, about 48 GB each. Only October's are missing there too; the bucket's lifecycle keeps 5."
+    )
+    c.user("Fine, no need to restore them locally. Commit the script, I'll deploy it with the next ansible run.")
+    c.bash(
+        "git add prune-backups.sh && git commit -qm 'prune-backups: weeklies no longer pruned as dailies; find instead of ls; --dry-run' && git log --oneline -1",
+        "f04b9d3 prune-backups: weeklies no longer pruned as dailies; find instead of ls; --dry-run",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A shell script bug: the backup pruning script on db-backup-01 deleted weekly archives. I found the cause, rewrote the pruning, tested with dry runs only, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Find why prune-backups.sh deleted last Sunday's weekly backups on db-backup-01 (it should keep 14 daily and 8 weekly archives) and fix it, running nothing destructive on the server (dry runs only). The user asked to use find with non-overlapping -name patterns instead of ls (filenames with spaces existed), and to add a --dry-run flag, off by default. Then commit; the user deploys via Ansible.
+
+2. Key Technical Concepts:
+   - Overlapping shell globs (pg-*.tar.zst matching weekly archives)
+   - find -printf with NUL separators, sort -z, safe deletion with rm --
+   - shellcheck SC2012/SC2086
+
+3. Files and Code Sections:
+   - prune-backups.sh: rewritten with a prune() function using find, the patterns 'pg-????????-weekly.tar.zst' and 'pg-????????.tar.zst', and a --dry-run flag.
+
+4. Errors and fixes:
+   - The daily glob on line 9 also matched weeklies, so weeklies beyond the 14 newest files were deleted as dailies. Fixed with non-overlapping patterns.
+   - shellcheck not installed locally; ran it in Docker. Clean after the rewrite.
+
+5. Problem Solving:
+   On the server only two weeklies remained. The cron job's log showed the recent weeklies being removed. A local fixture confirmed the new script removes only the expected files and never the manual dump with a space in its name. On the server, the dry run would remove only three old dailies and no weeklies. The lost weeklies still exist in the offsite S3 bucket.
+
+6. All user messages:
+   - "prune-backups.sh deleted last Sunday's weekly backups on db-backup-01. It should keep 14 daily and 8 weekly archives. Find out why and fix it, but run nothing destructive on the server: dry runs only."
+   - The user asked to use find with non-overlapping -name patterns instead of ls, and to add a --dry-run flag defaulting to off.
+   - "Good. Can the lost weeklies come back from S3?"
+   - "Fine, no need to restore them locally. Commit the script, I'll deploy it with the next ansible run."
+
+7. Pending Tasks:
+   - The user deploys the script with Ansible.
+
+8. Current Work:
+   Committed the fixed script.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "prune-backups.sh deleted last Sunday's weekly backups", dropped=False),
+        Label("constraint", "run nothing destructive on the server", dropped=False),
+        Label("constraint", "Use find with -name patterns that can't overlap", dropped=False),
+        Label("decision", "because we had filenames with spaces from the manual dumps", dropped=False),
+        Label("request", "add a --dry-run flag, default off", dropped=False),
+        Label("error", "also matches the weekly archives", dropped=False),
+        Label("measurement", "Only 2 weeklies left", dropped=False),  # "only two weeklies remained"
+        Label("measurement", "16 dailies and the 2 oldest weeklies would go", dropped=True),  # in the fixture
+        Label("number", "15 3 * * *", dropped=True),  # the cron line read on the server
+        Label("identifier", "pg-20261129-weekly.tar.zst", dropped=True),  # the weekly lost on 30 Nov
+        Label("identifier", "f04b9d3", dropped=True),
+        Label("url", "s3://acme-db-offsite/weekly/", dropped=True),  # where the lost weeklies are
+        Label("decision", "the bucket's lifecycle keeps 5", dropped=True),
+        Label("failed command", "shellcheck prune-backups.sh", dropped=False),
+        Label("edit", "pg-????????-weekly.tar.zst", dropped=False),
+        Label("file edited", "prune-backups.sh", dropped=False),
+        Label("measurement", "would remove only 3 dailies", dropped=False),
+        # noise
+        Label("number", "88412", dropped=False),
+        Label("number", "48213377210", dropped=False),
+        Label("command", "ls | wc -l", dropped=False),
+        Label("path", "/tmp/bk", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ini_leak() -> DevSession:
+    """C: a memory leak hunted with valgrind and ASan in a small parsing library, the leak's
+    cause in an error path, a fix that keeps the ABI as the user requires, with their reason."""
+    c = Conversation("/home/viktor/libtini", "fresh-ini-leak")
+    c.user(
+        "Someone reported that libtini leaks memory when a config file has a syntax error (issue "
+        "#57). Please confirm and fix it. The public header tini.h must not change: Debian and "
+        "Fedora ship this as a shared library and we promised ABI stability for 2.x."
+    )
+    c.bash("ls", "CMakeLists.txt\nLICENSE\nREADME.md\nfuzz\ninclude\nsrc\ntests")
+    c.bash(
+        "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build -j4 2>&1 | tail -2",
+        "[ 92%] Linking C executable tests/tini_tests\n[100%] Built target tini_tests",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/viktor/libtini/tests/data/broken.ini",
+            "content": '[server]\nport = 8080\nname = "unterminated\n[db]\nhost = x\n',
+        },
+        "File created successfully at: /home/viktor/libtini/tests/data/broken.ini",
+    )
+    c.bash(
+        "valgrind --leak-check=full --error-exitcode=3 ./build/examples/tini_dump tests/data/broken.ini",
+        "==41877== Memcheck, a memory error detector\n==41877== Command: ./build/examples/tini_dump tests/data/broken.ini\n==41877== \n"
+        "tini_dump: tests/data/broken.ini:3: unterminated string\n==41877== \n==41877== HEAP SUMMARY:\n"
+        "==41877==     in use at exit: 1,184 bytes in 7 blocks\n==41877==   total heap usage: 19 allocs, 12 frees, 6,528 bytes allocated\n==41877== \n"
+        "==41877== 1,184 (64 direct, 1,120 indirect) bytes in 1 blocks are definitely lost in loss record 7 of 7\n"
+        "==41877==    at 0x4848899: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)\n"
+        "==41877==    by 0x109C41: tini_section_new (section.c:22)\n==41877==    by 0x10A3B7: parse_line (parser.c:141)\n"
+        "==41877==    by 0x10A812: tini_parse_file (parser.c:208)\n==41877==    by 0x1093A0: main (tini_dump.c:31)\n==41877== \n"
+        "==41877== LEAK SUMMARY:\n==41877==    definitely lost: 64 bytes in 1 blocks\n==41877==    indirectly lost: 1,120 bytes in 6 blocks\n"
+        "==41877==      possibly lost: 0 bytes in 0 blocks\n==41877==    still reachable: 0 bytes in 0 blocks\n==41877== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)",
+        error=True,
+    )
+    c.say("Confirmed: 1,184 bytes lost per failed parse, all from the section allocated in parse_line.")
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/src/parser.c"},
+        _lines("{i:>6}\t", 8, 195)
+        + '\n   203\ttini_doc *tini_parse_file(const char *path, tini_error *err) {\n   204\t    FILE *f = fopen(path, "r");\n'
+        "   205\t    if (!f) return set_errno(err, path);\n   206\t    tini_doc *doc = tini_doc_new();\n   207\t    char line[TINI_MAX_LINE];\n"
+        "   208\t    while (fgets(line, sizeof line, f)) {\n   209\t        if (parse_line(doc, line, err) != 0) {\n"
+        "   210\t            fclose(f);\n   211\t            free(doc);\n   212\t            return NULL;\n   213\t        }\n   214\t    }\n",
+    )
+    c.say(
+        "The error path at line 211 calls `free(doc)` instead of `tini_doc_free(doc)`, so the sections "
+        "and their entries hanging off the document are never freed. The success path is fine: the "
+        "caller frees with tini_doc_free."
+    )
+    c.bash(
+        "grep -rn 'free(doc)' src/",
+        "src/parser.c:211:            free(doc);\nsrc/parser.c:247:            free(doc);\nsrc/doc.c:58:    free(doc);",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/src/parser.c"},
+        "   240\ttini_doc *tini_parse_string(const char *text, size_t len, tini_error *err) {\n   241\t    tini_doc *doc = tini_doc_new();\n"
+        "   242\t    const char *end = text + len;\n   243\t    while (text < end) {\n   244\t        char line[TINI_MAX_LINE];\n"
+        "   245\t        text = next_line(text, end, line);\n   246\t        if (parse_line(doc, line, err) != 0) {\n   247\t            free(doc);\n"
+        "   248\t            return NULL;\n   249\t        }\n",
+    )
+    c.say("Same bug in tini_parse_string at line 247. doc.c:58 is inside tini_doc_free itself, which is correct.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "            fclose(f);\n            free(doc);",
+            "new_string": "            fclose(f);\n            tini_doc_free(doc);",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "        if (parse_line(doc, line, err) != 0) {\n            free(doc);\n            return NULL;",
+            "new_string": "        if (parse_line(doc, line, err) != 0) {\n            tini_doc_free(doc);\n            return NULL;",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.bash(
+        "cmake --build build -j4 2>&1 | grep -E 'warning|error' ; valgrind --leak-check=full --error-exitcode=3 ./build/examples/tini_dump tests/data/broken.ini 2>&1 | grep -E 'in use at exit|ERROR SUMMARY'",
+        "==42310==     in use at exit: 0 bytes in 0 blocks\n==42310== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+    )
+    c.bash(
+        "cmake -S . -B build-asan -DCMAKE_C_FLAGS='-fsanitize=address,undefined -g' >/dev/null && cmake --build build-asan -j4 >/dev/null && ctest --test-dir build-asan 2>&1 | tail -4",
+        "\n96% tests passed, 1 tests failed out of 27\n\nThe following tests FAILED:\n\t  19 - parse_string_error (Failed)",
+    )
+    c.bash(
+        "ctest --test-dir build-asan -R parse_string_error --output-on-failure 2>&1 | sed -n '1,20p'",
+        "=================================================================\n==42577==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0 at pc 0x55d0c4a1e9f2 bp 0x7ffd0f1c2a30 sp 0x7ffd0f1c2a28\n"
+        "READ of size 8 at 0x6020000001b0 thread T0\n    #0 0x55d0c4a1e9f1 in test_parse_string_error tests/test_parser.c:188\n"
+        "    #1 0x55d0c4a21c07 in main tests/main.c:44\n\n0x6020000001b0 is located 0 bytes inside of 16-byte region [0x6020000001b0,0x6020000001c0)\n"
+        "freed by thread T0 here:\n    #0 0x7f2b8c4b4f08 in __interceptor_free\n    #1 0x55d0c4a1b5c3 in tini_doc_free src/doc.c:58\n"
+        "    #2 0x55d0c4a1c90e in tini_parse_string src/parser.c:247",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/tests/test_parser.c"},
+        '   180\tstatic void test_parse_string_error(void) {\n   181\t    tini_error err = {0};\n   182\t    tini_doc *doc = tini_parse_string("[a\\nb", 4, &err);\n'
+        "   183\t    CHECK(doc == NULL);\n   184\t    CHECK(err.line == 1);\n   185\t    /* the error names the section being parsed */\n"
+        "   186\t    CHECK(strcmp(err.section, \"a\") == 0);\n   187\t    CHECK(err.section != NULL);\n   188\t    CHECK(err.section[0] == 'a');\n   189\t}\n",
+    )
+    c.say(
+        "The error struct keeps a pointer (err.section) into the section's name, which belonged to the "
+        "document. Freeing the document properly now frees that name, so err.section dangles. The old "
+        "leak was hiding it. tini_error is in the public header, so I can't change its field to an "
+        "array; instead parse_line can strdup the name into err, and tini_error_clear (already public) frees it."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/include/tini.h"},
+        "    41\ttypedef struct tini_error {\n    42\t    int line;\n    43\t    const char *section; /* owned by the error since 2.1; free with tini_error_clear */\n"
+        "    44\t    char message[128];\n    45\t} tini_error;\n    46\t\n    47\tvoid tini_error_clear(tini_error *err);\n",
+    )
+    c.say(
+        "The header even documents that since 2.1 the error owns `section`; parse_line simply never copied it. Fixing that in parser.c only."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "        err->section = current->name;",
+            "new_string": "        err->section = strdup(current->name);",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.bash(
+        "cmake --build build-asan -j4 >/dev/null && ctest --test-dir build-asan 2>&1 | tail -2 && git diff --stat include/",
+        "100% tests passed, 0 tests failed out of 27\n\nTotal Test time (real) =   1.84 sec",
+    )
+    c.bash(
+        "abidiff build/libtini.so.2.3.0.orig build/libtini.so.2.3.0 && echo 'ABI unchanged'",
+        "abidiff: command not found",
+        error=True,
+    )
+    c.bash(
+        "docker run --rm -v $PWD:/w -w /w ghcr.io/lvc/abi-compliance-checker abi-compliance-checker -l tini -old build/abi-old.dump -new build/abi-new.dump 2>&1 | tail -3",
+        "Binary compatibility: 100%\nSource compatibility: 100%\nTotal binary compatibility problems: 0, warnings: 0",
+    )
+    c.user("Nice. Add a line to NEWS and commit with 'Fixes #57'.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/NEWS",
+            "old_string": "2.3.1 (unreleased)\n",
+            "new_string": "2.3.1 (unreleased)\n- Fix a leak of the whole document when parsing fails, and copy the section name into tini_error as documented (#57).\n",
+        },
+        "The file /home/viktor/libtini/NEWS has been updated successfully.",
+    )
+    c.bash(
+        "git add -A && git commit -qm 'parser: free the document on parse errors; tini_error owns section (Fixes #57)' && git log --oneline -1",
+        "c5a8e14 parser: free the document on parse errors; tini_error owns section (Fixes #57)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to confirm and fix a memory leak on parse errors in libtini (issue #57) without changing the public header.
+
+Summary:
+1. Primary Request and Intent:
+   Confirm and fix the leak reported in issue #57: libtini leaks memory when a config file has a syntax error. The public header tini.h must not change because distributions ship libtini as a shared library and ABI stability was promised for 2.x. Then add a NEWS line and commit with "Fixes #57".
+
+2. Key Technical Concepts:
+   - valgrind leak checking; AddressSanitizer heap-use-after-free
+   - Ownership of strings referenced from an error struct
+   - ABI compatibility checking (abi-compliance-checker)
+
+3. Files and Code Sections:
+   - src/parser.c: tini_parse_file and tini_parse_string now call tini_doc_free(doc) instead of free(doc) on a parse error; parse_line now copies the section name into the error with strdup.
+   - include/tini.h (read only): tini_error.section is documented as owned by the error since 2.1 and freed with tini_error_clear.
+   - tests/data/broken.ini: new file with an unterminated string.
+   - NEWS: entry under 2.3.1.
+
+4. Errors and fixes:
+   - valgrind showed the document's sections and entries definitely/indirectly lost on a failed parse.
+   - After the fix, ASan reported a heap-use-after-free in test_parse_string_error because err.section pointed into the freed document; fixed by copying the name.
+   - abidiff is not installed; used abi-compliance-checker in Docker.
+
+5. Problem Solving:
+   Both error paths leaked; fixing them exposed a dangling pointer that the leak had hidden. valgrind is clean, all ASan tests pass, and the ABI check reports full compatibility.
+
+6. All user messages:
+   - "Someone reported that libtini leaks memory when a config file has a syntax error (issue #57). Please confirm and fix it. The public header tini.h must not change: …"
+   - "Nice. Add a line to NEWS and commit with 'Fixes #57'."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with the NEWS entry.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "libtini leaks memory when a config file has a syntax error", dropped=False),
+        Label("constraint", "The public header tini.h must not change", dropped=False),
+        Label("decision", "Debian and Fedora ship this as a shared library", dropped=False),  # "distributions ship"
+        Label("request", "Add a line to NEWS and commit with 'Fixes #57'", dropped=False),
+        Label("measurement", "1,184 bytes", dropped=True),  # lost per failed parse
+        Label("error", "heap-use-after-free", dropped=False),
+        Label("edit", "strdup(current->name)", dropped=False),
+        Label("edit", "tini_doc_free(doc)", dropped=False),
+        Label("identifier", "c5a8e14", dropped=True),
+        Label("measurement", "100% tests passed, 0 tests failed out of 27", dropped=True),  # "all ASan tests pass"
+        Label("measurement", "Binary compatibility: 100%", dropped=False),
+        Label("error", "parse_string_error", dropped=False),
+        Label("path", "src/parser.c:211", dropped=True),  # where the bug was (and 247)
+        Label("file read", "tests/test_parser.c", dropped=True),  # what the test asserts of err.section
+        Label("name", "tini_error_clear", dropped=False),
+        Label("failed command", "abidiff", dropped=False),
+        Label("decision", "The old leak was hiding it", dropped=False),
+        Label("path", "src/doc.c:58", dropped=True),  # the free(doc) that is correct, inside tini_doc_free
+        Label("error", "unterminated string", dropped=False),  # the fixture's content
+        # noise
+        Label("command", "ls", dropped=False),
+        Label("number", "0x6020000001b0", dropped=False),
+        Label("number", "41877", dropped=False),
+        Label("number", "128", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -2331,4 +3161,8 @@ SESSIONS = (
     gcc14_ci,
     installer_docs,
     oom_incident,
+    log_lifecycle,
+    ratelimit_review,
+    backup_prune,
+    ini_leak,
 )
