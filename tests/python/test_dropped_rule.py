@@ -371,6 +371,8 @@ def test_an_outputs_last_two_results_are_measurements_judged_by_their_telling_nu
         error=True,
     )
     c.bash("grep -A2 'Session Metrics' /tmp/boot.log", "0 nanoseconds spent executing 0 JDBC batches;")
+    c.bash("valgrind ./tini_dump ok.ini", "==42310== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)")
+    c.bash("kubectl get pods", "NAME  READY  STATUS  RESTARTS  AGE\napi-7f9c   0/1   Running   5 (12s ago)   52m")
     c.bash(
         "go test -bench=Submit -run=^$",
         "BenchmarkSubmit-8   1843210   651.2 ns/op   48 B/op\nPASS\nok  \tacme/pool\t2.071s",
@@ -384,7 +386,9 @@ def test_an_outputs_last_two_results_are_measurements_judged_by_their_telling_nu
         ("47 tests completed, 1 failed", dropped.DROPPED),
         ("BenchmarkSubmit-8   1843210   651.2 ns/op   48 B/op", dropped.DROPPED),
         ("1412 examples, 0 failures, 6 pending", dropped.DROPPED),
-    ], "not a line of zeros; a summary's '6' and '1' do not keep '1412 examples'"
+    ], (
+        "not a line of zeros (a process id, an address, an age aside); a summary's '6' and '1' do not keep '1412 examples'"
+    )
 
 
 def test_an_edit_of_code_is_a_fact_when_it_changed_a_value_and_an_edit_of_prose_by_its_words():

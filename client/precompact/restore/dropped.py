@@ -165,6 +165,8 @@ _NOT_NUMBERS = re.compile(
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
     r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
     r"|^\(\d+ rows?\)$"
+    # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`)
+    r"|==\d+==|\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?[smhd]\s+ago\b"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
