@@ -445,3 +445,27 @@ def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice()
     c.say("0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s.")
     listed = _listed(c, NOTHING)
     assert [(f.kind, f.text) for f in listed] == [("request", "Since v2.14 the checkout returns 500 on an empty cart.")]
+
+
+def test_what_a_command_made_and_printed_the_address_of_and_other_schemes_addresses_are_facts():
+    c = Conversation("/p", "made")
+    c.bash(
+        "gh pr create --fill", "branch 'logs' set up to track 'origin/logs'.\nhttps://github.com/acme/infra/pull/1187"
+    )
+    c.bash(
+        "terraform plan", "│ Error: Error acquiring the state lock\n│   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"
+    )
+    c.bash("git checkout -b hotfix && git cherry-pick 6aa0c1f", "[hotfix 91f0c3e] tax: reduced VAT\n 1 file changed")
+    c.bash(
+        "curl -s https://api.example.com/v1/status", "ok, see https://status.example.com and https://docs.example.com"
+    )
+    c.say("The offsite copy in s3://acme-db-offsite/weekly/ has every weekly; this PR closes #198.")
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text) for f in listed if f.kind in ("identifier", "url")] == [
+        ("identifier", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"),
+        ("identifier", "6aa0c1f"),
+        ("identifier", "91f0c3e"),
+        ("identifier", "closes #198"),
+        ("url", "https://github.com/acme/infra/pull/1187"),
+        ("url", "s3://acme-db-offsite/weekly/"),
+    ], "one address an output prints is what the command made; two are what it read"

@@ -145,7 +145,9 @@ FILE_EXTENSIONS = frozenset(
 # One scan finds every identifier, left to right, so what one kind takes (a URL, a path) is not
 # read again as another (the names and numbers inside it).
 _IDENTIFIER = re.compile(
-    r"(?P<url>\bhttps?://[^\s<>\"'`)\]]+)"
+    r"(?P<url>\b(?:https?|s3|gs|az|ftp|sftp|ssh)://[^\s<>\"'`)\]]+)"
+    r"|(?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
+    r"|(?P<issue>\b(?i:closes|fixes|resolves|PR|pull request|issue)\s+#\d+)"
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
@@ -226,6 +228,9 @@ _MEASUREMENT = re.compile(
 _PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
 _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # git commands whose output names commits in passing.
+_OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+_GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
 _GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
 # A migration's name as Django and Rails print it (`0041_auto_20261102`).
 _MIGRATION = re.compile(r"(?<![\w.])\d{4,14}_[a-z]\w*(?![\w.])")
@@ -1051,7 +1056,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
                 marked.append((next(g for g in m.groups() if g), line.strip()))
         # Unmarked ids are the fact only of a command that asks for them (`git log -1`, `alembic
         # heads`, `showmigrations`), not of one that mentions them (`Previous HEAD position was…`).
-        if not marked and not _GIT_CHATTER.search(command):
+        chatter = all(_GIT_CHATTER.match(m.group(0)) for m in _GIT_SUBCOMMAND.finditer(command))
+        if not marked and not (chatter and "git" in command):
             listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
@@ -1060,6 +1066,12 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             return True
     _found_files(command, text, position, add)
+    # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
+    # the one such thing in its output.
+    for kind, pattern in (("url", _OUTPUT_URL), ("identifier", _UUID)):
+        made = set(pattern.findall(text)) - set(pattern.findall(command))
+        if len(made) == 1:
+            add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     return False
 
@@ -1122,7 +1134,7 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
                 add("path", path, position)
         elif kind == "ticked":
             _identifiers(value, position, add, paths)
-        elif kind in ("hex", "ticket"):
+        elif kind in ("hex", "ticket", "uuid", "issue"):
             add("identifier", value, position)
 
 
