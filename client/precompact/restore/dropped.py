@@ -87,6 +87,7 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
@@ -1084,15 +1085,12 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     a failure's error lines, its fact's."""
     besides = set(besides)
     measured: list[tuple[str, str]] = []  # (line, shape), last first
-    for line in reversed(text.splitlines()):
+    for line in reversed(text.splitlines()[-MEASURED_TAIL:]):
         line = line.strip()
+        if not 0 < len(line) <= 200 or not _MEASUREMENT.search(line):  # what the cleaning below keeps is in it
+            continue
         said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
-        if (
-            line not in besides
-            and 0 < len(line) <= 200
-            and _MEASUREMENT.search(said)
-            and any(n.strip("0.") for n, _, _ in numbers(said))
-        ):
+        if line not in besides and _MEASUREMENT.search(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
