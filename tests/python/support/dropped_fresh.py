@@ -3150,6 +3150,386 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def revenue_mismatch() -> DevSession:
+    """Python/pandas: a monthly revenue report that disagrees with finance's, counts and sums
+    compared, the cause in a join that duplicated rows, the user's reason for the rate source."""
+    c = Conversation("/home/hana/analytics", "fresh-revenue-mismatch")
+    c.user(
+        "The November revenue report says EUR 1,284,377.12 but finance's close says EUR 1,261,904.50. "
+        "Please find the difference. The report is reports/monthly_revenue.py."
+    )
+    c.bash(
+        "git log --oneline -4 -- reports/monthly_revenue.py",
+        "4aa1d02 revenue: convert to EUR with daily rates\n91b7e33 revenue: exclude test accounts\n0ce9f4d revenue: add refunds\n5d6e7f8 revenue: first version",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/hana/analytics/reports/monthly_revenue.py"},
+        "    1\timport pandas as pd\n    2\t\n    3\tfrom analytics.db import read_sql\n"
+        + _lines("{i:>5}\t", 20, 4)
+        + "\n   24\tdef revenue(month: str) -> pd.DataFrame:\n   25\t    orders = read_sql('select * from orders where month = %(m)s', m=month)\n"
+        "   26\t    rates = read_sql('select day, currency, rate from fx_rates where month = %(m)s', m=month)\n"
+        "   27\t    df = orders.merge(rates, left_on=['paid_on', 'currency'], right_on=['day', 'currency'], how='left')\n"
+        "   28\t    df['amount_eur'] = df['amount'] / df['rate']\n   29\t    return df\n",
+    )
+    c.bash(
+        "python -m reports.monthly_revenue --month 2026-11 --debug-counts",
+        "orders rows: 48,902\nafter fx merge: 49,377\namount_eur sum: 1,284,377.12\nrows without rate: 0",
+    )
+    c.say(
+        "The merge turns 48,902 orders into 49,377 rows: 475 extra rows, so some (day, currency) pairs have more than one rate."
+    )
+    c.bash(
+        "psql analytics -c \"select day, currency, count(*), array_agg(source) from fx_rates where month = '2026-11' group by 1, 2 having count(*) > 1 order by 1\"",
+        "    day     | currency | count |     array_agg      \n------------+----------+-------+--------------------\n"
+        " 2026-11-12 | USD      |     2 | {ecb,openexchange}\n 2026-11-12 | GBP      |     2 | {ecb,openexchange}\n"
+        " 2026-11-13 | USD      |     2 | {ecb,openexchange}\n 2026-11-13 | GBP      |     2 | {ecb,openexchange}\n(4 rows)",
+    )
+    c.bash(
+        "git log --oneline -3 -- etl/fx_rates.py",
+        "e21c9b0 fx: backfill from openexchange when ECB is late\n7f0a1c3 fx: store source column\n2b3c4d5 fx: daily ECB import",
+    )
+    c.say(
+        "On 12 and 13 Nov the ECB feed was late and e21c9b0 backfilled from openexchange; when ECB then "
+        "arrived both rates stayed. Every USD and GBP order on those two days is counted twice."
+    )
+    c.bash(
+        "python - <<'EOF'\nfrom reports.monthly_revenue import revenue\ndf = revenue('2026-11')\nd = df[df.duplicated('order_id', keep='first')]\nprint(len(d), round(d.amount_eur.sum(), 2))\nEOF",
+        "475 22472.62",
+    )
+    c.say("The 475 duplicated rows add EUR 22,472.62, exactly the gap: 1,284,377.12 - 1,261,904.50 = 22,472.62.")
+    c.user(
+        "Good catch. Use the ECB rate when there are two, because finance's close uses ECB reference "
+        "rates. Don't delete the openexchange rows from fx_rates, the pricing team uses them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    rates = read_sql('select day, currency, rate from fx_rates where month = %(m)s', m=month)",
+            "new_string": "    rates = read_sql(\n        'select distinct on (day, currency) day, currency, rate from fx_rates '\n"
+            "        \"where month = %(m)s order by day, currency, (source = 'ecb') desc\",\n        m=month,\n    )",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m reports.monthly_revenue --month 2026-11 --debug-counts",
+        "orders rows: 48,902\nafter fx merge: 48,902\namount_eur sum: 1,261,904.50\nrows without rate: 0",
+    )
+    c.say("Now 48,902 rows and EUR 1,261,904.50, matching finance to the cent.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    df['amount_eur'] = df['amount'] / df['rate']",
+            "new_string": "    assert len(df) == len(orders), 'fx merge duplicated orders'\n    df['amount_eur'] = df['amount'] / df['rate']",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/reports -q 2>&1 | tail -3",
+        "F.......\nFAILED tests/reports/test_monthly_revenue.py::test_converts_with_daily_rate - AssertionError: fx merge duplicated orders\n1 failed, 7 passed in 2.14s",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/hana/analytics/tests/reports/test_monthly_revenue.py"},
+        "    12\tdef test_converts_with_daily_rate(fake_db):\n    13\t    fake_db.add_orders([(1, '2026-11-02', 'USD', 110.0)])\n"
+        "    14\t    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'ecb')])\n",
+    )
+    c.say(
+        "The fixture itself has two ECB rows for the same day, which is not something the real feed does. `distinct on` only works in Postgres, and fake_db is SQLite, so the dedupe never runs in the test."
+    )
+    c.bash(
+        "grep -n 'sqlite\\|postgres' tests/conftest.py",
+        "tests/conftest.py:9:    engine = create_engine('sqlite:///:memory:')",
+    )
+    c.user("Hmm. Do the dedupe in pandas then, not SQL, so the test exercises it. And fix the fixture.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    rates = read_sql(\n        'select distinct on (day, currency) day, currency, rate from fx_rates '\n"
+            "        \"where month = %(m)s order by day, currency, (source = 'ecb') desc\",\n        m=month,\n    )",
+            "new_string": "    rates = read_sql('select day, currency, rate, source from fx_rates where month = %(m)s', m=month)\n"
+            "    # finance closes on ECB reference rates: prefer them when a day has two\n"
+            "    rates = rates.sort_values('source', key=lambda s: s != 'ecb').drop_duplicates(['day', 'currency'])",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/tests/reports/test_monthly_revenue.py",
+            "old_string": "    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'ecb')])",
+            "new_string": "    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'openexchange')])",
+        },
+        "The file /home/hana/analytics/tests/reports/test_monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/reports -q 2>&1 | tail -1 && python -m reports.monthly_revenue --month 2026-11 --debug-counts | tail -2",
+        "8 passed in 1.98s\namount_eur sum: 1,261,904.50\nrows without rate: 0",
+    )
+    c.bash(
+        "for m in 2026-08 2026-09 2026-10; do python -m reports.monthly_revenue --month $m --debug-counts | grep -E 'orders rows|after fx'; done",
+        "orders rows: 45,118\nafter fx merge: 45,118\norders rows: 46,730\nafter fx merge: 46,730\norders rows: 47,551\nafter fx merge: 47,551",
+    )
+    c.say("August to October had no duplicates, so only November's report was affected; e21c9b0 landed on 12 Nov.")
+    c.bash(
+        "git diff --stat",
+        " reports/monthly_revenue.py                | 5 ++++-\n tests/reports/test_monthly_revenue.py     | 2 +-\n 2 files changed, 6 insertions(+), 2 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to explain why the November revenue report disagrees with finance's close. I traced it to duplicated FX rates and fixed the report.
+
+Summary:
+1. Primary Request and Intent:
+   Find why the November revenue report (reports/monthly_revenue.py) shows about EUR 1.284M while finance's close shows about EUR 1.262M. The user then asked to prefer the ECB rate when two rates exist, since finance closes on ECB reference rates, without deleting the openexchange rows from fx_rates (used by pricing), and to do the dedupe in pandas rather than SQL so the test exercises it, fixing the test fixture.
+
+2. Key Technical Concepts:
+   - pandas merge row multiplication on non-unique keys
+   - FX rates from two sources (ECB and openexchange backfill)
+   - Postgres DISTINCT ON vs SQLite in tests
+
+3. Files and Code Sections:
+   - reports/monthly_revenue.py: rates are deduplicated per (day, currency) preferring source 'ecb'; an assertion checks the merge does not change the number of orders.
+   - tests/reports/test_monthly_revenue.py: the fixture's second rate is now an openexchange rate.
+
+4. Errors and fixes:
+   - The first fix used Postgres DISTINCT ON, which the SQLite test database does not support, so the new assertion failed in test_converts_with_daily_rate; moved the dedupe to pandas.
+
+5. Problem Solving:
+   On two days in November, the ECB feed was late and the openexchange backfill left two rates per currency for USD and GBP, so those orders were counted twice. The duplicated rows account exactly for the difference of about EUR 22.5k. After the fix the report matches finance to the cent. Earlier months were not affected.
+
+6. All user messages:
+   - "The November revenue report says EUR 1,284,377.12 but finance's close says EUR 1,261,904.50. Please find the difference. …"
+   - "Good catch. Use the ECB rate when there are two, because finance's close uses ECB reference rates. Don't delete the openexchange rows from fx_rates, the pricing team uses them."
+   - "Hmm. Do the dedupe in pandas then, not SQL, so the test exercises it. And fix the fixture."
+
+7. Pending Tasks:
+   - Commit (not done yet).
+
+8. Current Work:
+   Tests pass and the November report matches finance; the diff touches the report and its test.
+
+9. Optional Next Step:
+   Ask whether to commit and whether the FX backfill job should stop leaving duplicate rates.
+"""
+    labels = [
+        Label("request", "Please find the difference", dropped=False),
+        Label("decision", "because finance's close uses ECB reference rates", dropped=False),
+        Label("constraint", "Don't delete the openexchange rows from fx_rates", dropped=False),
+        Label("request", "Do the dedupe in pandas then, not SQL", dropped=False),
+        Label("identifier", "e21c9b0", dropped=True),  # the backfill commit behind the duplicates
+        Label("measurement", "after fx merge: 49,377", dropped=True),
+        Label("measurement", "475", dropped=True),  # duplicated rows
+        Label("measurement", "22,472.62", dropped=False),  # "about EUR 22.5k"
+        Label("measurement", "1,261,904.50", dropped=False),
+        Label("measurement", "48,902", dropped=True),  # November's orders
+        Label("number", "2026-11-12", dropped=True),  # the days with two rates ("two days")
+        Label("error", "fx merge duplicated orders", dropped=False),
+        Label("file read", "tests/conftest.py", dropped=True),  # the test database is SQLite
+        Label("edit", "drop_duplicates(['day', 'currency'])", dropped=False),
+        Label("file edited", "tests/reports/test_monthly_revenue.py", dropped=False),
+        Label("decision", "only November's report was affected", dropped=False),
+        # noise
+        Label("number", "1.10", dropped=False),
+        Label("number", "2.14s", dropped=False),
+        Label("command", "git diff --stat", dropped=False),
+        Label("name", "read_sql", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def double_emails() -> DevSession:
+    """PHP/Laravel: customers getting every invoice email twice, traced through queue logs to a
+    job timeout longer than the queue's retry_after; the user's preference on the fix in prose."""
+    c = Conversation("/home/dario/shopfront", "fresh-double-emails")
+    c.user("Customers say they get the invoice email twice, sometimes three times, since Tuesday. Look into it.")
+    c.bash("php artisan --version", "Laravel Framework 11.31.0")
+    c.bash(
+        "grep -c 'InvoiceMailed' storage/logs/laravel-2026-12-02.log && grep 'InvoiceMailed' storage/logs/laravel-2026-12-02.log | awk '{print $NF}' | sort | uniq -d | wc -l",
+        "3911\n1207",
+    )
+    c.say("3911 InvoiceMailed events yesterday, and 1207 invoice ids appear more than once.")
+    c.bash(
+        "grep 'inv_88121' storage/logs/laravel-2026-12-02.log",
+        '[2026-12-02 10:14:03] production.INFO: SendInvoiceEmail started {"invoice":"inv_88121","attempt":1}\n'
+        '[2026-12-02 10:15:33] production.INFO: SendInvoiceEmail started {"invoice":"inv_88121","attempt":2}\n'
+        '[2026-12-02 10:15:51] production.INFO: InvoiceMailed {"invoice":"inv_88121"} inv_88121\n'
+        '[2026-12-02 10:16:58] production.INFO: InvoiceMailed {"invoice":"inv_88121"} inv_88121',
+    )
+    c.say(
+        "Attempt 2 starts exactly 90 s after attempt 1, while attempt 1 is still running (it finishes at 10:16:58). The queue hands the job out again after 90 s."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dario/shopfront/config/queue.php"},
+        "    'redis' => [\n        'driver' => 'redis',\n        'connection' => 'default',\n        'queue' => env('REDIS_QUEUE', 'default'),\n"
+        "        'retry_after' => 90,\n        'block_for' => null,\n        'after_commit' => false,\n    ],\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php"},
+        "class SendInvoiceEmail implements ShouldQueue\n{\n    use Dispatchable, InteractsWithQueue, Queueable, SerializesModels;\n\n"
+        "    public $timeout = 180;\n    public $tries = 3;\n\n    public function handle(PdfRenderer $pdf): void\n    {\n"
+        "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));\n    }\n}\n",
+    )
+    c.bash(
+        "git log --oneline --since=2026-11-28 -- app/Jobs/SendInvoiceEmail.php resources/views/pdf",
+        "b6d1e2f jobs: allow 180 s for invoice rendering\n3f9a0c4 pdf: new invoice template with embedded fonts",
+    )
+    c.say(
+        "3f9a0c4 (new template, Tuesday) made rendering take up to 170 s, and b6d1e2f raised the job "
+        "timeout to 180 s, but the Redis queue's retry_after is still 90 s. Laravel's docs say "
+        "retry_after must be longer than the longest job timeout; otherwise a second worker picks "
+        "the job up while the first is still running. Hence the duplicates."
+    )
+    c.bash(
+        'php artisan tinker --execute=\'echo App\\Models\\Invoice::whereDate("created_at", ">=", "2026-12-01")->count();\'',
+        "6204",
+    )
+    c.user(
+        "Set retry_after to 240 then. But don't make the job itself slower to fail: keep timeout at "
+        "180 and tries at 3, ops tuned those. And make the send idempotent, I don't want to rely on "
+        "timing alone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/config/queue.php",
+            "old_string": "        'retry_after' => 90,",
+            "new_string": "        // must exceed the longest job timeout (SendInvoiceEmail: 180 s)\n        'retry_after' => 240,",
+        },
+        "The file /home/dario/shopfront/config/queue.php has been updated successfully.",
+    )
+    c.bash(
+        "php artisan make:migration add_emailed_at_to_invoices --table=invoices",
+        "   INFO  Migration [database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php] created successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php",
+            "old_string": "        Schema::table('invoices', function (Blueprint $table) {\n            //",
+            "new_string": "        Schema::table('invoices', function (Blueprint $table) {\n            $table->timestamp('emailed_at')->nullable();",
+        },
+        "The file /home/dario/shopfront/database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php",
+            "old_string": "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+            "new_string": "        $claimed = Invoice::whereKey($this->invoice->id)->whereNull('emailed_at')->update(['emailed_at' => now()]);\n"
+            "        if ($claimed === 0) {\n            return; // another attempt already sent it\n        }\n"
+            "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+        },
+        "The file /home/dario/shopfront/app/Jobs/SendInvoiceEmail.php has been updated successfully.",
+    )
+    c.bash(
+        "php artisan test --filter=SendInvoiceEmail",
+        "   FAIL  Tests\\Feature\\SendInvoiceEmailTest\n  \u2717 it retries when the mailer fails\n"
+        "  Failed asserting that 1 matches expected 2.\n  at tests/Feature/SendInvoiceEmailTest.php:48\n\n  Tests:    1 failed, 3 passed (7 assertions)",
+        error=True,
+    )
+    c.say(
+        "Claiming before sending breaks retries: if the mailer throws, emailed_at is already set and "
+        "the retry returns early, so the email is never sent. I'll clear the claim when sending fails."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php",
+            "old_string": "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+            "new_string": "        try {\n            $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n"
+            "            Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));\n        } catch (\\Throwable $e) {\n"
+            "            Invoice::whereKey($this->invoice->id)->update(['emailed_at' => null]);\n            throw $e;\n        }",
+        },
+        "The file /home/dario/shopfront/app/Jobs/SendInvoiceEmail.php has been updated successfully.",
+    )
+    c.bash("php artisan test 2>&1 | tail -3", "  Tests:    214 passed (633 assertions)\n  Duration: 19.42s")
+    c.bash(
+        "composer phpstan",
+        "sh: 1: phpstan: not found\nScript phpstan handling the phpstan event returned with error code 127",
+        error=True,
+    )
+    c.bash("vendor/bin/phpstan analyse --memory-limit=1G 2>&1 | tail -2", " [OK] No errors")
+    c.user("Good. How many customers got duplicates so far? I need the number for the apology email.")
+    c.bash(
+        'grep -h \'InvoiceMailed\' storage/logs/laravel-2026-12-0[1-3].log | awk \'{print $NF}\' | sort | uniq -d > /tmp/dup_invoices.txt; wc -l < /tmp/dup_invoices.txt; php artisan tinker --execute=\'echo App\\Models\\Invoice::whereIn("number", file("/tmp/dup_invoices.txt", FILE_IGNORE_NEW_LINES))->distinct("customer_id")->count("customer_id");\'',
+        "2388\n2291",
+    )
+    c.say("2,388 invoices were mailed more than once between 1 and 3 December, to 2,291 distinct customers.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Customers receive invoice emails two or three times since Tuesday. I traced it to the queue re-dispatching long-running jobs and fixed the config and the job.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate duplicate invoice emails since Tuesday and fix them. The user asked to set retry_after to 240, keep the job's timeout (180) and tries (3) as ops tuned them, and make sending idempotent rather than relying on timing. Finally they asked how many customers received duplicates, for an apology email.
+
+2. Key Technical Concepts:
+   - Laravel queue retry_after vs job $timeout (retry_after must exceed the longest timeout)
+   - Idempotent jobs via an atomic claim (conditional UPDATE on emailed_at)
+
+3. Files and Code Sections:
+   - config/queue.php: redis retry_after 90 → 240, with a comment.
+   - database/migrations/…_add_emailed_at_to_invoices.php: nullable emailed_at timestamp.
+   - app/Jobs/SendInvoiceEmail.php: claims the invoice by setting emailed_at where null, returns if already claimed, and clears the claim if rendering or sending throws.
+
+4. Errors and fixes:
+   - The first idempotency version broke the retry test (the claim blocked the retry after a mailer failure); fixed by clearing emailed_at on exceptions.
+   - composer phpstan failed (binary not found); ran vendor/bin/phpstan directly: no errors.
+
+5. Problem Solving:
+   Logs show a second attempt starting 90 s after the first while the first is still running. The new PDF template made rendering take up to about 170 s and the job timeout had been raised to 180 s, but retry_after stayed at 90 s. All tests pass after the fix. Roughly 2,400 invoices were mailed more than once from 1 to 3 December, to about 2,300 customers.
+
+6. All user messages:
+   - "Customers say they get the invoice email twice, sometimes three times, since Tuesday. Look into it."
+   - "Set retry_after to 240 then. But don't make the job itself slower to fail: keep timeout at 180 and tries at 3, ops tuned those. And make the send idempotent, I don't want to rely on timing alone."
+   - "Good. How many customers got duplicates so far? I need the number for the apology email."
+
+7. Pending Tasks:
+   - Run the migration and deploy (not done).
+
+8. Current Work:
+   Counted affected invoices and customers for the apology email.
+
+9. Optional Next Step:
+   Give the user the exact figures and ask whether to commit.
+"""
+    labels = [
+        Label("request", "they get the invoice email twice", dropped=False),
+        Label("request", "Set retry_after to 240", dropped=False),
+        Label("constraint", "keep timeout at 180 and tries at 3", dropped=False),
+        Label("decision", "ops tuned those", dropped=False),
+        Label("request", "make the send idempotent", dropped=False),
+        Label("measurement", "2291", dropped=False),  # "about 2,300 customers"
+        Label("measurement", "2388", dropped=False),  # "roughly 2,400 invoices"
+        Label("measurement", "1207", dropped=True),  # duplicated ids on 2 Dec alone
+        Label("identifier", "3f9a0c4", dropped=True),  # the template commit that slowed rendering
+        Label("identifier", "b6d1e2f", dropped=True),  # the commit that raised the timeout
+        Label("identifier", "inv_88121", dropped=True),  # the invoice traced in the log
+        Label("file edited", "config/queue.php", dropped=False),
+        Label("edit", "'retry_after' => 90,", dropped=False),
+        Label("identifier", "2026_12_03_101544_add_emailed_at_to_invoices", dropped=True),  # the migration's name
+        Label("error", "Failed asserting that 1 matches expected 2", dropped=False),
+        Label("failed command", "composer phpstan", dropped=False),
+        Label("measurement", "214 passed", dropped=True),
+        Label("number", "Laravel Framework 11.31.0", dropped=True),
+        # noise
+        Label("number", "6204", dropped=False),  # invoices since 1 Dec, asked of tinker on the way
+        Label("number", "19.42s", dropped=False),
+        Label("path", "/tmp/dup_invoices.txt", dropped=False),
+        Label("command", "php artisan --version", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -3165,4 +3545,6 @@ SESSIONS = (
     ratelimit_review,
     backup_prune,
     ini_leak,
+    revenue_mismatch,
+    double_emails,
 )
