@@ -3530,6 +3530,466 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def invite_links() -> DevSession:
+    """TypeScript/Next.js: a feature across files (expiring invite links: API route, component,
+    strings, test) under the user's constraints and their reasons; a browser missing for the e2e
+    run; a bundle size measured."""
+    c = Conversation("/home/yuki/teamspace", "fresh-invite-links")
+    c.user(
+        "Add a 'Copy invite link' button to the members page. Links must expire after 7 days, not 30 "
+        "like the old email invites, because security asked for it after the audit. No new npm "
+        "dependencies please, the bundle is already too big."
+    )
+    c.bash(
+        "ls app/(dashboard)/members app/api/invites lib",
+        "app/(dashboard)/members:\nMembersTable.tsx\npage.tsx\n\napp/api/invites:\nroute.ts\n\nlib:\ndb.ts\nmail.ts\ntokens.ts",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/yuki/teamspace/lib/tokens.ts"},
+        "import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';\n\n"
+        "export const INVITE_TTL_DAYS = 30;\n\n"
+        "export function signInvite(teamId: string, expires: number): string {\n"
+        "  const body = `${teamId}.${expires}.${randomBytes(9).toString('base64url')}`;\n"
+        "  return `${body}.${createHmac('sha256', process.env.INVITE_SECRET!).update(body).digest('base64url')}`;\n}\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/yuki/teamspace/app/api/invites/route.ts"},
+        "import { signInvite, INVITE_TTL_DAYS } from '@/lib/tokens';\nimport { sendInviteMail } from '@/lib/mail';\n\n"
+        "export async function POST(req: Request) {\n  const { teamId, email } = await req.json();\n"
+        "  const expires = Date.now() + INVITE_TTL_DAYS * 86_400_000;\n  await sendInviteMail(email, signInvite(teamId, expires));\n"
+        "  return Response.json({ ok: true });\n}\n",
+    )
+    c.say(
+        "Email invites use INVITE_TTL_DAYS = 30 from lib/tokens.ts. I'll add a separate LINK_INVITE_TTL_DAYS "
+        "= 7 rather than change the shared constant, so email invites keep 30 days unless you want both at 7."
+    )
+    c.user("Keep email invites at 30 for now, that's a separate ticket (SEC-41).")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/lib/tokens.ts",
+            "old_string": "export const INVITE_TTL_DAYS = 30;",
+            "new_string": "export const INVITE_TTL_DAYS = 30;\n// Copyable links leak more easily than emails: security asked for 7 days.\nexport const LINK_INVITE_TTL_DAYS = 7;",
+        },
+        "The file /home/yuki/teamspace/lib/tokens.ts has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/app/api/invites/link/route.ts",
+            "content": "import { LINK_INVITE_TTL_DAYS, signInvite } from '@/lib/tokens';\nimport { requireTeamAdmin } from '@/lib/auth';\n\n"
+            "export async function POST(req: Request) {\n  const { teamId } = await req.json();\n  await requireTeamAdmin(req, teamId);\n"
+            "  const expires = Date.now() + LINK_INVITE_TTL_DAYS * 86_400_000;\n  const token = signInvite(teamId, expires);\n"
+            "  return Response.json({ url: `${process.env.APP_URL}/join/${token}`, expires });\n}\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/app/api/invites/link/route.ts",
+    )
+    c.bash(
+        "grep -rn 'requireTeamAdmin' lib/auth.ts",
+        "lib/auth.ts:31:export async function requireTeamAdmin(req: Request, teamId: string): Promise<User> {",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/CopyInviteLink.tsx",
+            "content": "'use client';\nimport { useState } from 'react';\nimport { t } from '@/lib/i18n';\n\n"
+            "export function CopyInviteLink({ teamId }: { teamId: string }) {\n  const [copied, setCopied] = useState(false);\n"
+            "  async function copy() {\n    const res = await fetch('/api/invites/link', { method: 'POST', body: JSON.stringify({ teamId }) });\n"
+            "    const { url } = await res.json();\n    await navigator.clipboard.writeText(url);\n    setCopied(true);\n  }\n"
+            "  return <button onClick={copy}>{copied ? t('members.invite.copied') : t('members.invite.copy')}</button>;\n}\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/app/(dashboard)/members/CopyInviteLink.tsx",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/page.tsx",
+            "old_string": "      <MembersTable members={members} />",
+            "new_string": "      <CopyInviteLink teamId={team.id} />\n      <MembersTable members={members} />",
+        },
+        "The file /home/yuki/teamspace/app/(dashboard)/members/page.tsx has been updated successfully.",
+    )
+    c.bash("ls locales", "de.json\nen.json\nja.json")
+    for lang, copy, copied in (
+        ("en", "Copy invite link", "Link copied"),
+        ("de", "Einladungslink kopieren", "Link kopiert"),
+        ("ja", "\u62db\u5f85\u30ea\u30f3\u30af\u3092\u30b3\u30d4\u30fc", "\u30b3\u30d4\u30fc\u3057\u307e\u3057\u305f"),
+    ):
+        c.tool(
+            "Edit",
+            {
+                "file_path": f"/home/yuki/teamspace/locales/{lang}.json",
+                "old_string": '  "members.title":',
+                "new_string": f'  "members.invite.copy": "{copy}",\n  "members.invite.copied": "{copied}",\n  "members.title":',
+            },
+            f"The file /home/yuki/teamspace/locales/{lang}.json has been updated successfully.",
+        )
+    c.bash(
+        "npx tsc --noEmit",
+        "app/(dashboard)/members/page.tsx(14,8): error TS2304: Cannot find name 'CopyInviteLink'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/page.tsx",
+            "old_string": "import { MembersTable } from './MembersTable';",
+            "new_string": "import { CopyInviteLink } from './CopyInviteLink';\nimport { MembersTable } from './MembersTable';",
+        },
+        "The file /home/yuki/teamspace/app/(dashboard)/members/page.tsx has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npx vitest run lib 2>&1 | tail -3",
+        " Test Files  9 passed (9)\n      Tests  61 passed (61)\n   Duration  3.12s",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/e2e/invite-link.spec.ts",
+            "content": "import { test, expect } from '@playwright/test';\n\ntest('admin copies an invite link that expires in 7 days', async ({ page, context }) => {\n"
+            "  await context.grantPermissions(['clipboard-read', 'clipboard-write']);\n  await page.goto('/members');\n"
+            "  await page.getByRole('button', { name: 'Copy invite link' }).click();\n  await expect(page.getByRole('button', { name: 'Link copied' })).toBeVisible();\n"
+            "  const url = await page.evaluate(() => navigator.clipboard.readText());\n  expect(url).toMatch(/\\/join\\//);\n});\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/e2e/invite-link.spec.ts",
+    )
+    c.bash(
+        "npx playwright test e2e/invite-link.spec.ts",
+        "Running 1 test using 1 worker\n\n  \u2718  1 [chromium] \u203a invite-link.spec.ts:3:5 \u203a admin copies an invite link that expires in 7 days (12ms)\n\n"
+        "  1) [chromium] \u203a invite-link.spec.ts:3:5 \u203a admin copies an invite link\n\n"
+        "    Error: browserType.launch: Executable doesn't exist at /home/yuki/.cache/ms-playwright/chromium-1140/chrome-linux/chrome\n"
+        "    \u2554\u2550\u2550\u2550\u2550\u2557\n    \u2551 Looks like Playwright was just installed or updated. \u2551\n    \u2551 Please run the following command to download new browsers: \u2551\n"
+        "    \u2551     npx playwright install                            \u2551\n\n  1 failed",
+        error=True,
+    )
+    c.bash(
+        "npx playwright install chromium 2>&1 | tail -1 && npx playwright test e2e/invite-link.spec.ts 2>&1 | tail -2",
+        "Chromium 129.0.6668.29 (playwright build v1140) downloaded to /home/yuki/.cache/ms-playwright/chromium-1140\n  1 passed (6.4s)",
+    )
+    c.bash(
+        "npx next build 2>&1 | grep -E 'members|First Load JS shared'",
+        "\u251c \u25cb /members                              3.41 kB         128 kB\n+ First Load JS shared by all             87.6 kB",
+    )
+    c.bash(
+        "git stash -q && npx next build 2>&1 | grep -E ' /members'; git stash pop -q",
+        "\u251c \u25cb /members                              2.87 kB         127 kB",
+    )
+    c.say("The members page grows from 2.87 kB to 3.41 kB (0.54 kB) and no dependency was added.")
+    c.user("Does the link check the expiry on join?")
+    c.bash(
+        "grep -n 'expires' app/join/\\[token\\]/page.tsx lib/tokens.ts",
+        "lib/tokens.ts:8:export function signInvite(teamId: string, expires: number): string {\n"
+        "app/join/[token]/page.tsx:12:  const [teamId, expires] = verifyInvite(params.token);\napp/join/[token]/page.tsx:13:  if (Number(expires) < Date.now()) return <Expired />;",
+    )
+    c.say(
+        "Yes: app/join/[token]/page.tsx line 13 rejects an expired token with the Expired page, after verifyInvite checks the HMAC."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Feature work in a Next.js app: a copyable invite link on the members page with a shorter expiry, under constraints about dependencies.
+
+Summary:
+1. Primary Request and Intent:
+   Add a "Copy invite link" button to the members page. Links expire after 7 days rather than 30 (security's request after the audit). No new npm dependencies because of bundle size. Email invites stay at 30 days for now (separate ticket).
+
+2. Key Technical Concepts:
+   - HMAC-signed invite tokens with an expiry timestamp
+   - Next.js route handlers and client components
+   - Clipboard API and Playwright clipboard permissions
+
+3. Files and Code Sections:
+   - lib/tokens.ts: added LINK_INVITE_TTL_DAYS = 7 next to INVITE_TTL_DAYS = 30.
+   - app/api/invites/link/route.ts (new): admin-only POST returning a signed join URL and its expiry.
+   - app/(dashboard)/members/CopyInviteLink.tsx (new): button that fetches the link and copies it.
+   - app/(dashboard)/members/page.tsx: renders CopyInviteLink (import added).
+   - locales (en/de/ja): strings for the button.
+   - e2e/invite-link.spec.ts (new): Playwright test for copying the link.
+
+4. Errors and fixes:
+   - tsc: CopyInviteLink not found in page.tsx; added the import.
+   - Playwright's Chromium was missing; installed it, then the e2e test passed.
+
+5. Problem Solving:
+   Unit tests pass. The members page bundle grew only slightly and no dependency was added. The join page already rejects expired tokens after verifying the HMAC.
+
+6. All user messages:
+   - "Add a 'Copy invite link' button to the members page. Links must expire after 7 days, not 30 like the old email invites, because security asked for it after the audit. No new npm dependencies please, the bundle is already too big."
+   - "Keep email invites at 30 for now, that's a separate ticket …"
+   - "Does the link check the expiry on join?"
+
+7. Pending Tasks:
+   - None; not committed yet.
+
+8. Current Work:
+   Answered that the join page checks the expiry.
+
+9. Optional Next Step:
+   Ask whether to commit and open a PR.
+"""
+    labels = [
+        Label("request", "Add a 'Copy invite link' button to the members page", dropped=False),
+        Label("constraint", "Links must expire after 7 days, not 30", dropped=False),
+        Label("decision", "because security asked for it after the audit", dropped=False),
+        Label("constraint", "No new npm dependencies", dropped=False),
+        Label("constraint", "Keep email invites at 30 for now", dropped=False),
+        Label("identifier", "SEC-41", dropped=True),  # cut by the elision
+        Label("decision", "rather than change the shared constant", dropped=False),  # INVITE_TTL_DAYS kept at 30
+        Label("file edited", "locales/de.json", dropped=False),  # "locales (en/de/ja)"
+        Label("edit", "Einladungslink kopieren", dropped=True),
+        Label("measurement", "2.87 kB to 3.41 kB", dropped=True),  # "grew only slightly"
+        Label("measurement", "61 passed", dropped=True),
+        Label("error", "Executable doesn't exist", dropped=False),
+        Label("failed command", "npx playwright test e2e/invite-link.spec.ts", dropped=False),
+        Label("error", "Cannot find name 'CopyInviteLink'", dropped=False),
+        Label("file read", "lib/tokens.ts", dropped=False),
+        Label("path", "app/join/[token]/page.tsx", dropped=True),  # where the expiry is checked
+        Label("name", "requireTeamAdmin", dropped=False),  # "admin-only"
+        Label("name", "APP_URL", dropped=True),  # the join URL is built from it: a deployment needs it set
+        # noise
+        Label("number", "86_400_000", dropped=False),
+        Label("number", "129.0.6668.29", dropped=False),
+        Label("command", "ls locales", dropped=False),
+        Label("number", "87.6 kB", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gradle_build_time() -> DevSession:
+    """Java/Gradle: a performance investigation of CI build time with timings (a build scan's
+    task list, the configuration cache, a test fork setting), the user's limit on the runners'
+    memory with its reason."""
+    c = Conversation("/home/felix/payments-core", "fresh-gradle-build-time")
+    c.user(
+        "Our CI build went from about 9 minutes to 21 in the last month. Can you find out where the "
+        "time goes and bring it back down? Don't ask for bigger runners: we're on the 8 GB ones "
+        "because the org-wide budget is fixed until April."
+    )
+    c.bash("mvn -v", "bash: mvn: command not found", error=True)
+    c.bash(
+        "ls; cat gradle/wrapper/gradle-wrapper.properties | grep distributionUrl",
+        "build.gradle.kts\ngradle\ngradlew\nsettings.gradle.kts\nledger\napi\nreconciler\nshared\n"
+        "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.10.2-bin.zip",
+    )
+    c.bash(
+        "gh run list --workflow build.yml --limit 40 --json createdAt,conclusion,databaseId,updatedAt --jq '.[] | [.databaseId, .createdAt[:10], .conclusion] | @tsv' | awk 'NR%8==1'",
+        "12044871230\t2026-12-02\tsuccess\n12011905512\t2026-11-25\tsuccess\n11980032277\t2026-11-17\tsuccess\n11951187409\t2026-11-10\tsuccess\n11920446013\t2026-11-03\tsuccess",
+    )
+    c.bash(
+        'for id in 12044871230 11920446013; do gh run view $id --json jobs --jq \'.jobs[] | .name + " " + .startedAt + " " + .completedAt\'; done',
+        "build 2026-12-02T09:01:12Z 2026-12-02T09:22:40Z\nbuild 2026-11-03T08:58:03Z 2026-11-03T09:07:21Z",
+    )
+    c.say(
+        "21 min 28 s on 2 Dec against 9 min 18 s on 3 Nov. Let me get a build profile locally with the same command CI runs."
+    )
+    c.bash(
+        "./gradlew clean build --profile --offline 2>&1 | tail -4",
+        "BUILD SUCCESSFUL in 17m 52s\n214 actionable tasks: 214 executed\n\nSee the profiling report at: file:///home/felix/payments-core/build/reports/profile/profile-2026-12-03-10-02-11.html",
+    )
+    c.bash(
+        "python3 scripts/profile_top.py build/reports/profile/profile-2026-12-03-10-02-11.html | head -12",
+        "task                                   duration\n:reconciler:test                       11m 04s\n:ledger:test                            2m 41s\n"
+        ":api:test                               1m 12s\n:ledger:compileJava                     0m 38s\n:shared:compileJava                     0m 21s\n"
+        ":api:bootJar                            0m 17s\n:reconciler:compileJava                 0m 16s\nconfiguration                           0m 44s",
+    )
+    c.say(
+        ":reconciler:test alone takes 11 min. It was under 2 min in the old runs' logs, so something in its tests changed."
+    )
+    c.bash(
+        "git log --oneline --since=2026-11-01 -- reconciler/src/test reconciler/build.gradle.kts",
+        "8e3b7f1 reconciler: run each test class in a fresh JVM to avoid static leaks\n2c4d6e8 reconciler: testcontainers for postgres in ReconcileIT\n"
+        "71aa9c3 reconciler: more fixtures for SEPA returns",
+    )
+    c.bash(
+        "git show 8e3b7f1 -- reconciler/build.gradle.kts",
+        " tasks.test {\n     useJUnitPlatform()\n+    forkEvery = 1\n+    maxParallelForks = 1\n }\n",
+    )
+    c.bash("find reconciler/src/test -name '*Test.java' -o -name '*IT.java' | wc -l", "187")
+    c.say(
+        "8e3b7f1 set forkEvery = 1: a new JVM for each of the 187 test classes, one at a time. At about "
+        "3.5 s of JVM and Spring context start each, that alone is roughly 11 minutes."
+    )
+    c.bash(
+        "git show 8e3b7f1 --format='%an%n%b' -s",
+        "Tom Becker\nReconcilerCacheTest leaked a static Caffeine cache into MatchingTest; forking per class hides it.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java"},
+        "public final class MatchCache {\n    static final Cache<String, Match> CACHE = Caffeine.newBuilder().maximumSize(50_000).build();\n\n"
+        "    static Match get(String key) { return CACHE.getIfPresent(key); }\n    static void put(String key, Match m) { CACHE.put(key, m); }\n}\n",
+    )
+    c.say(
+        "The root cause is the static CACHE in MatchCache. Rather than fork per class, I'll add a "
+        "package-private reset for tests and clear it in a JUnit extension, then drop forkEvery."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java",
+            "old_string": "    static void put(String key, Match m) { CACHE.put(key, m); }",
+            "new_string": "    static void put(String key, Match m) { CACHE.put(key, m); }\n\n    /** For tests: the cache is process-wide. */\n    static void clear() { CACHE.invalidateAll(); }",
+        },
+        "The file /home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+            "content": "package com.acme.reconciler;\n\nimport org.junit.jupiter.api.extension.*;\n\n"
+            "/** Registered for every test class (junit-platform.properties): the static cache must not leak between classes. */\n"
+            "public class ClearMatchCache implements BeforeAllCallback {\n    @Override public void beforeAll(ExtensionContext c) { MatchCache.clear(); }\n}\n",
+        },
+        "File created successfully at: /home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/resources/junit-platform.properties",
+            "content": "junit.jupiter.extensions.autodetection.enabled=true\n",
+        },
+        "File created successfully at: /home/felix/payments-core/reconciler/src/test/resources/junit-platform.properties",
+    )
+    c.bash(
+        "mkdir -p reconciler/src/test/resources/META-INF/services && echo com.acme.reconciler.ClearMatchCache > reconciler/src/test/resources/META-INF/services/org.junit.jupiter.api.extension.Extension",
+        "",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/build.gradle.kts",
+            "old_string": "    useJUnitPlatform()\n    forkEvery = 1\n    maxParallelForks = 1\n",
+            "new_string": "    useJUnitPlatform()\n    maxParallelForks = 2\n",
+        },
+        "The file /home/felix/payments-core/reconciler/build.gradle.kts has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew :reconciler:test --offline 2>&1 | tail -6",
+        "> Task :reconciler:test\n\nMatchingTest > matchesReturnToOriginal() FAILED\n    org.opentest4j.AssertionFailedError: expected: <M-7781> but was: <null>\n\n"
+        "187 tests completed, 1 failed\n\nBUILD FAILED in 1m 58s",
+        error=True,
+    )
+    c.say(
+        "With two parallel forks, a class in the other fork can clear... no: forks are separate JVMs. The "
+        "failure is inside one JVM: MatchingTest relied on a Match put by a @BeforeAll in a nested class "
+        "that runs before the outer class's extension. Clearing in BeforeAll of the nested class wipes it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+            "old_string": "    @Override public void beforeAll(ExtensionContext c) { MatchCache.clear(); }",
+            "new_string": "    @Override public void beforeAll(ExtensionContext c) {\n        if (c.getTestClass().map(k -> k.getEnclosingClass() == null).orElse(true)) MatchCache.clear();\n    }",
+        },
+        "The file /home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew :reconciler:test --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 1m 47s\n5 actionable tasks: 2 executed, 3 up-to-date",
+    )
+    c.bash(
+        "for i in 1 2 3; do ./gradlew :reconciler:test --offline --rerun-tasks -q 2>&1 | tail -1 || echo fail; done; echo ok",
+        "ok",
+    )
+    c.bash(
+        "free -g | head -2 && grep -n 'jvmargs' gradle.properties",
+        "               total        used        free      shared  buff/cache   available\nMem:              15          6           7           0           2           9\n"
+        "gradle.properties:2:org.gradle.jvmargs=-Xmx2g -XX:MaxMetaspaceSize=512m",
+    )
+    c.say(
+        "Memory on the 8 GB runner: the Gradle daemon has 2 GB, each test fork uses up to 512 MB (the "
+        "default maxHeapSize), so two forks fit. I won't raise it to 4 forks: with Testcontainers' "
+        "Postgres (about 1 GB) that would be tight on 8 GB."
+    )
+    c.bash(
+        "./gradlew clean build --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 6m 31s\n214 actionable tasks: 214 executed",
+    )
+    c.user("Great. Configuration takes 44 s too, is the configuration cache worth it?")
+    c.bash(
+        "./gradlew build --configuration-cache --offline 2>&1 | grep -E 'problem|Configuration cache|BUILD' | head -5",
+        "Configuration cache entry stored with 3 problems.\n3 problems were found storing the configuration cache.\n"
+        "- Task `:api:bootJar` of type `org.springframework.boot.gradle.tasks.bundling.BootJar`: invocation of 'Task.project' at execution time is unsupported.\nBUILD SUCCESSFUL in 5m 02s",
+    )
+    c.say(
+        "It works with 3 warnings from a custom doLast in api/build.gradle.kts using `project` at execution time; on CI the cache would only help if it were persisted between runs, which our workflow doesn't do. I'd leave it for a separate change."
+    )
+    c.user("Agreed, leave it. Commit what you have.")
+    c.bash(
+        "git add -A && git commit -qm 'reconciler: clear MatchCache per test class instead of a JVM per class (CI 21 -> ~7 min)' && git log --oneline -1",
+        "0a4f6d2 reconciler: clear MatchCache per test class instead of a JVM per class (CI 21 -> ~7 min)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+CI build time doubled over a month; the user asked to find and fix the cause without bigger runners.
+
+Summary:
+1. Primary Request and Intent:
+   Find why the CI build went from about 9 to about 21 minutes over the last month and bring it back down, without asking for bigger runners (8 GB runners; the org budget is fixed until April). Later: leave the configuration cache for a separate change and commit.
+
+2. Key Technical Concepts:
+   - Gradle --profile, test forking (forkEvery, maxParallelForks)
+   - JUnit 5 extension autodetection (BeforeAllCallback)
+   - Static caches leaking between test classes
+   - Gradle configuration cache problems (Task.project at execution time)
+
+3. Files and Code Sections:
+   - reconciler/build.gradle.kts: removed forkEvery = 1; maxParallelForks = 2.
+   - reconciler/src/main/java/.../MatchCache.java: added a package-private clear() for tests.
+   - reconciler/src/test/java/.../ClearMatchCache.java (new): clears the cache before each top-level test class (not nested classes), registered via autodetection (junit-platform.properties and META-INF/services).
+
+4. Errors and fixes:
+   - mvn not found: the project uses Gradle.
+   - MatchingTest failed after the first version because the extension also cleared the cache for nested classes; now only top-level classes clear it.
+
+5. Problem Solving:
+   The profile showed :reconciler:test taking about 11 minutes, caused by a recent commit that forked a new JVM for each of the ~190 test classes to hide a static cache leak. Fixing the leak and dropping per-class forks brings the local full build to about 6.5 minutes; reconciler tests are stable over repeated runs. Two forks fit in memory on the 8 GB runner alongside the Gradle daemon and the Postgres container.
+
+6. All user messages:
+   - "Our CI build went from about 9 minutes to 21 in the last month. Can you find out where the time goes and bring it back down? Don't ask for bigger runners: …"
+   - "Great. Configuration takes 44 s too, is the configuration cache worth it?"
+   - "Agreed, leave it. Commit what you have."
+
+7. Pending Tasks:
+   - Possibly a separate change for the configuration cache.
+
+8. Current Work:
+   Committed the fix.
+
+9. Optional Next Step:
+   Watch the next CI run's duration.
+"""
+    labels = [
+        Label("request", "Our CI build went from about 9 minutes to 21", dropped=False),
+        Label("constraint", "Don't ask for bigger runners", dropped=False),
+        Label("decision", "because the org-wide budget is fixed until April", dropped=False),
+        Label("request", "leave it. Commit what you have", dropped=False),
+        Label("identifier", "8e3b7f1", dropped=True),  # "a recent commit"
+        Label("name", "Tom Becker", dropped=True),  # who added forkEvery, and why
+        Label("measurement", "11m 04s", dropped=False),  # "about 11 minutes"
+        Label("measurement", "187", dropped=False),  # "~190 test classes"
+        Label("measurement", "BUILD SUCCESSFUL in 6m 31s", dropped=False),  # "about 6.5 minutes"
+        Label("measurement", "17m 52s", dropped=True),  # the local build before
+        Label("measurement", "BUILD SUCCESSFUL in 5m 02s", dropped=True),  # with the configuration cache
+        Label("identifier", "0a4f6d2", dropped=True),
+        Label("error", "expected: <M-7781> but was: <null>", dropped=False),
+        Label("failed command", "mvn -v", dropped=False),
+        Label("edit", "forkEvery = 1", dropped=False),
+        Label("number", "-Xmx2g", dropped=True),  # the daemon's heap, read in gradle.properties
+        Label("decision", "I won't raise it to 4 forks", dropped=True),  # and why: Postgres' 1 GB on 8 GB
+        Label("file read", "reconciler/src/main/java/com/acme/reconciler/MatchCache.java", dropped=False),
+        # noise
+        Label("identifier", "12044871230", dropped=True),  # the 21-minute run measured
+        Label("number", "2026-11-03", dropped=False),
+        Label("number", "50_000", dropped=False),
+        Label("command", "free -g | head -2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -3547,4 +4007,6 @@ SESSIONS = (
     ini_leak,
     revenue_mismatch,
     double_emails,
+    invite_links,
+    gradle_build_time,
 )
