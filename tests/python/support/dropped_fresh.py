@@ -3150,6 +3150,846 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def revenue_mismatch() -> DevSession:
+    """Python/pandas: a monthly revenue report that disagrees with finance's, counts and sums
+    compared, the cause in a join that duplicated rows, the user's reason for the rate source."""
+    c = Conversation("/home/hana/analytics", "fresh-revenue-mismatch")
+    c.user(
+        "The November revenue report says EUR 1,284,377.12 but finance's close says EUR 1,261,904.50. "
+        "Please find the difference. The report is reports/monthly_revenue.py."
+    )
+    c.bash(
+        "git log --oneline -4 -- reports/monthly_revenue.py",
+        "4aa1d02 revenue: convert to EUR with daily rates\n91b7e33 revenue: exclude test accounts\n0ce9f4d revenue: add refunds\n5d6e7f8 revenue: first version",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/hana/analytics/reports/monthly_revenue.py"},
+        "    1\timport pandas as pd\n    2\t\n    3\tfrom analytics.db import read_sql\n"
+        + _lines("{i:>5}\t", 20, 4)
+        + "\n   24\tdef revenue(month: str) -> pd.DataFrame:\n   25\t    orders = read_sql('select * from orders where month = %(m)s', m=month)\n"
+        "   26\t    rates = read_sql('select day, currency, rate from fx_rates where month = %(m)s', m=month)\n"
+        "   27\t    df = orders.merge(rates, left_on=['paid_on', 'currency'], right_on=['day', 'currency'], how='left')\n"
+        "   28\t    df['amount_eur'] = df['amount'] / df['rate']\n   29\t    return df\n",
+    )
+    c.bash(
+        "python -m reports.monthly_revenue --month 2026-11 --debug-counts",
+        "orders rows: 48,902\nafter fx merge: 49,377\namount_eur sum: 1,284,377.12\nrows without rate: 0",
+    )
+    c.say(
+        "The merge turns 48,902 orders into 49,377 rows: 475 extra rows, so some (day, currency) pairs have more than one rate."
+    )
+    c.bash(
+        "psql analytics -c \"select day, currency, count(*), array_agg(source) from fx_rates where month = '2026-11' group by 1, 2 having count(*) > 1 order by 1\"",
+        "    day     | currency | count |     array_agg      \n------------+----------+-------+--------------------\n"
+        " 2026-11-12 | USD      |     2 | {ecb,openexchange}\n 2026-11-12 | GBP      |     2 | {ecb,openexchange}\n"
+        " 2026-11-13 | USD      |     2 | {ecb,openexchange}\n 2026-11-13 | GBP      |     2 | {ecb,openexchange}\n(4 rows)",
+    )
+    c.bash(
+        "git log --oneline -3 -- etl/fx_rates.py",
+        "e21c9b0 fx: backfill from openexchange when ECB is late\n7f0a1c3 fx: store source column\n2b3c4d5 fx: daily ECB import",
+    )
+    c.say(
+        "On 12 and 13 Nov the ECB feed was late and e21c9b0 backfilled from openexchange; when ECB then "
+        "arrived both rates stayed. Every USD and GBP order on those two days is counted twice."
+    )
+    c.bash(
+        "python - <<'EOF'\nfrom reports.monthly_revenue import revenue\ndf = revenue('2026-11')\nd = df[df.duplicated('order_id', keep='first')]\nprint(len(d), round(d.amount_eur.sum(), 2))\nEOF",
+        "475 22472.62",
+    )
+    c.say("The 475 duplicated rows add EUR 22,472.62, exactly the gap: 1,284,377.12 - 1,261,904.50 = 22,472.62.")
+    c.user(
+        "Good catch. Use the ECB rate when there are two, because finance's close uses ECB reference "
+        "rates. Don't delete the openexchange rows from fx_rates, the pricing team uses them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    rates = read_sql('select day, currency, rate from fx_rates where month = %(m)s', m=month)",
+            "new_string": "    rates = read_sql(\n        'select distinct on (day, currency) day, currency, rate from fx_rates '\n"
+            "        \"where month = %(m)s order by day, currency, (source = 'ecb') desc\",\n        m=month,\n    )",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m reports.monthly_revenue --month 2026-11 --debug-counts",
+        "orders rows: 48,902\nafter fx merge: 48,902\namount_eur sum: 1,261,904.50\nrows without rate: 0",
+    )
+    c.say("Now 48,902 rows and EUR 1,261,904.50, matching finance to the cent.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    df['amount_eur'] = df['amount'] / df['rate']",
+            "new_string": "    assert len(df) == len(orders), 'fx merge duplicated orders'\n    df['amount_eur'] = df['amount'] / df['rate']",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/reports -q 2>&1 | tail -3",
+        "F.......\nFAILED tests/reports/test_monthly_revenue.py::test_converts_with_daily_rate - AssertionError: fx merge duplicated orders\n1 failed, 7 passed in 2.14s",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/hana/analytics/tests/reports/test_monthly_revenue.py"},
+        "    12\tdef test_converts_with_daily_rate(fake_db):\n    13\t    fake_db.add_orders([(1, '2026-11-02', 'USD', 110.0)])\n"
+        "    14\t    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'ecb')])\n",
+    )
+    c.say(
+        "The fixture itself has two ECB rows for the same day, which is not something the real feed does. `distinct on` only works in Postgres, and fake_db is SQLite, so the dedupe never runs in the test."
+    )
+    c.bash(
+        "grep -n 'sqlite\\|postgres' tests/conftest.py",
+        "tests/conftest.py:9:    engine = create_engine('sqlite:///:memory:')",
+    )
+    c.user("Hmm. Do the dedupe in pandas then, not SQL, so the test exercises it. And fix the fixture.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    rates = read_sql(\n        'select distinct on (day, currency) day, currency, rate from fx_rates '\n"
+            "        \"where month = %(m)s order by day, currency, (source = 'ecb') desc\",\n        m=month,\n    )",
+            "new_string": "    rates = read_sql('select day, currency, rate, source from fx_rates where month = %(m)s', m=month)\n"
+            "    # finance closes on ECB reference rates: prefer them when a day has two\n"
+            "    rates = rates.sort_values('source', key=lambda s: s != 'ecb').drop_duplicates(['day', 'currency'])",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/tests/reports/test_monthly_revenue.py",
+            "old_string": "    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'ecb')])",
+            "new_string": "    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'openexchange')])",
+        },
+        "The file /home/hana/analytics/tests/reports/test_monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/reports -q 2>&1 | tail -1 && python -m reports.monthly_revenue --month 2026-11 --debug-counts | tail -2",
+        "8 passed in 1.98s\namount_eur sum: 1,261,904.50\nrows without rate: 0",
+    )
+    c.bash(
+        "for m in 2026-08 2026-09 2026-10; do python -m reports.monthly_revenue --month $m --debug-counts | grep -E 'orders rows|after fx'; done",
+        "orders rows: 45,118\nafter fx merge: 45,118\norders rows: 46,730\nafter fx merge: 46,730\norders rows: 47,551\nafter fx merge: 47,551",
+    )
+    c.say("August to October had no duplicates, so only November's report was affected; e21c9b0 landed on 12 Nov.")
+    c.bash(
+        "git diff --stat",
+        " reports/monthly_revenue.py                | 5 ++++-\n tests/reports/test_monthly_revenue.py     | 2 +-\n 2 files changed, 6 insertions(+), 2 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to explain why the November revenue report disagrees with finance's close. I traced it to duplicated FX rates and fixed the report.
+
+Summary:
+1. Primary Request and Intent:
+   Find why the November revenue report (reports/monthly_revenue.py) shows about EUR 1.284M while finance's close shows about EUR 1.262M. The user then asked to prefer the ECB rate when two rates exist, since finance closes on ECB reference rates, without deleting the openexchange rows from fx_rates (used by pricing), and to do the dedupe in pandas rather than SQL so the test exercises it, fixing the test fixture.
+
+2. Key Technical Concepts:
+   - pandas merge row multiplication on non-unique keys
+   - FX rates from two sources (ECB and openexchange backfill)
+   - Postgres DISTINCT ON vs SQLite in tests
+
+3. Files and Code Sections:
+   - reports/monthly_revenue.py: rates are deduplicated per (day, currency) preferring source 'ecb'; an assertion checks the merge does not change the number of orders.
+   - tests/reports/test_monthly_revenue.py: the fixture's second rate is now an openexchange rate.
+
+4. Errors and fixes:
+   - The first fix used Postgres DISTINCT ON, which the SQLite test database does not support, so the new assertion failed in test_converts_with_daily_rate; moved the dedupe to pandas.
+
+5. Problem Solving:
+   On two days in November, the ECB feed was late and the openexchange backfill left two rates per currency for USD and GBP, so those orders were counted twice. The duplicated rows account exactly for the difference of about EUR 22.5k. After the fix the report matches finance to the cent. Earlier months were not affected.
+
+6. All user messages:
+   - "The November revenue report says EUR 1,284,377.12 but finance's close says EUR 1,261,904.50. Please find the difference. …"
+   - "Good catch. Use the ECB rate when there are two, because finance's close uses ECB reference rates. Don't delete the openexchange rows from fx_rates, the pricing team uses them."
+   - "Hmm. Do the dedupe in pandas then, not SQL, so the test exercises it. And fix the fixture."
+
+7. Pending Tasks:
+   - Commit (not done yet).
+
+8. Current Work:
+   Tests pass and the November report matches finance; the diff touches the report and its test.
+
+9. Optional Next Step:
+   Ask whether to commit and whether the FX backfill job should stop leaving duplicate rates.
+"""
+    labels = [
+        Label("request", "Please find the difference", dropped=False),
+        Label("decision", "because finance's close uses ECB reference rates", dropped=False),
+        Label("constraint", "Don't delete the openexchange rows from fx_rates", dropped=False),
+        Label("request", "Do the dedupe in pandas then, not SQL", dropped=False),
+        Label("identifier", "e21c9b0", dropped=True),  # the backfill commit behind the duplicates
+        Label("measurement", "after fx merge: 49,377", dropped=True),
+        Label("measurement", "475", dropped=True),  # duplicated rows
+        Label("measurement", "22,472.62", dropped=False),  # "about EUR 22.5k"
+        Label("measurement", "1,261,904.50", dropped=False),
+        Label("measurement", "48,902", dropped=True),  # November's orders
+        Label("number", "2026-11-12", dropped=True),  # the days with two rates ("two days")
+        Label("error", "fx merge duplicated orders", dropped=False),
+        Label("file read", "tests/conftest.py", dropped=True),  # the test database is SQLite
+        Label("edit", "drop_duplicates(['day', 'currency'])", dropped=False),
+        Label("file edited", "tests/reports/test_monthly_revenue.py", dropped=False),
+        Label("decision", "only November's report was affected", dropped=False),
+        # noise
+        Label("number", "1.10", dropped=False),
+        Label("number", "2.14s", dropped=False),
+        Label("command", "git diff --stat", dropped=False),
+        Label("name", "read_sql", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def double_emails() -> DevSession:
+    """PHP/Laravel: customers getting every invoice email twice, traced through queue logs to a
+    job timeout longer than the queue's retry_after; the user's preference on the fix in prose."""
+    c = Conversation("/home/dario/shopfront", "fresh-double-emails")
+    c.user("Customers say they get the invoice email twice, sometimes three times, since Tuesday. Look into it.")
+    c.bash("php artisan --version", "Laravel Framework 11.31.0")
+    c.bash(
+        "grep -c 'InvoiceMailed' storage/logs/laravel-2026-12-02.log && grep 'InvoiceMailed' storage/logs/laravel-2026-12-02.log | awk '{print $NF}' | sort | uniq -d | wc -l",
+        "3911\n1207",
+    )
+    c.say("3911 InvoiceMailed events yesterday, and 1207 invoice ids appear more than once.")
+    c.bash(
+        "grep 'inv_88121' storage/logs/laravel-2026-12-02.log",
+        '[2026-12-02 10:14:03] production.INFO: SendInvoiceEmail started {"invoice":"inv_88121","attempt":1}\n'
+        '[2026-12-02 10:15:33] production.INFO: SendInvoiceEmail started {"invoice":"inv_88121","attempt":2}\n'
+        '[2026-12-02 10:15:51] production.INFO: InvoiceMailed {"invoice":"inv_88121"} inv_88121\n'
+        '[2026-12-02 10:16:58] production.INFO: InvoiceMailed {"invoice":"inv_88121"} inv_88121',
+    )
+    c.say(
+        "Attempt 2 starts exactly 90 s after attempt 1, while attempt 1 is still running (it finishes at 10:16:58). The queue hands the job out again after 90 s."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dario/shopfront/config/queue.php"},
+        "    'redis' => [\n        'driver' => 'redis',\n        'connection' => 'default',\n        'queue' => env('REDIS_QUEUE', 'default'),\n"
+        "        'retry_after' => 90,\n        'block_for' => null,\n        'after_commit' => false,\n    ],\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php"},
+        "class SendInvoiceEmail implements ShouldQueue\n{\n    use Dispatchable, InteractsWithQueue, Queueable, SerializesModels;\n\n"
+        "    public $timeout = 180;\n    public $tries = 3;\n\n    public function handle(PdfRenderer $pdf): void\n    {\n"
+        "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));\n    }\n}\n",
+    )
+    c.bash(
+        "git log --oneline --since=2026-11-28 -- app/Jobs/SendInvoiceEmail.php resources/views/pdf",
+        "b6d1e2f jobs: allow 180 s for invoice rendering\n3f9a0c4 pdf: new invoice template with embedded fonts",
+    )
+    c.say(
+        "3f9a0c4 (new template, Tuesday) made rendering take up to 170 s, and b6d1e2f raised the job "
+        "timeout to 180 s, but the Redis queue's retry_after is still 90 s. Laravel's docs say "
+        "retry_after must be longer than the longest job timeout; otherwise a second worker picks "
+        "the job up while the first is still running. Hence the duplicates."
+    )
+    c.bash(
+        'php artisan tinker --execute=\'echo App\\Models\\Invoice::whereDate("created_at", ">=", "2026-12-01")->count();\'',
+        "6204",
+    )
+    c.user(
+        "Set retry_after to 240 then. But don't make the job itself slower to fail: keep timeout at "
+        "180 and tries at 3, ops tuned those. And make the send idempotent, I don't want to rely on "
+        "timing alone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/config/queue.php",
+            "old_string": "        'retry_after' => 90,",
+            "new_string": "        // must exceed the longest job timeout (SendInvoiceEmail: 180 s)\n        'retry_after' => 240,",
+        },
+        "The file /home/dario/shopfront/config/queue.php has been updated successfully.",
+    )
+    c.bash(
+        "php artisan make:migration add_emailed_at_to_invoices --table=invoices",
+        "   INFO  Migration [database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php] created successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php",
+            "old_string": "        Schema::table('invoices', function (Blueprint $table) {\n            //",
+            "new_string": "        Schema::table('invoices', function (Blueprint $table) {\n            $table->timestamp('emailed_at')->nullable();",
+        },
+        "The file /home/dario/shopfront/database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php",
+            "old_string": "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+            "new_string": "        $claimed = Invoice::whereKey($this->invoice->id)->whereNull('emailed_at')->update(['emailed_at' => now()]);\n"
+            "        if ($claimed === 0) {\n            return; // another attempt already sent it\n        }\n"
+            "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+        },
+        "The file /home/dario/shopfront/app/Jobs/SendInvoiceEmail.php has been updated successfully.",
+    )
+    c.bash(
+        "php artisan test --filter=SendInvoiceEmail",
+        "   FAIL  Tests\\Feature\\SendInvoiceEmailTest\n  \u2717 it retries when the mailer fails\n"
+        "  Failed asserting that 1 matches expected 2.\n  at tests/Feature/SendInvoiceEmailTest.php:48\n\n  Tests:    1 failed, 3 passed (7 assertions)",
+        error=True,
+    )
+    c.say(
+        "Claiming before sending breaks retries: if the mailer throws, emailed_at is already set and "
+        "the retry returns early, so the email is never sent. I'll clear the claim when sending fails."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php",
+            "old_string": "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+            "new_string": "        try {\n            $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n"
+            "            Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));\n        } catch (\\Throwable $e) {\n"
+            "            Invoice::whereKey($this->invoice->id)->update(['emailed_at' => null]);\n            throw $e;\n        }",
+        },
+        "The file /home/dario/shopfront/app/Jobs/SendInvoiceEmail.php has been updated successfully.",
+    )
+    c.bash("php artisan test 2>&1 | tail -3", "  Tests:    214 passed (633 assertions)\n  Duration: 19.42s")
+    c.bash(
+        "composer phpstan",
+        "sh: 1: phpstan: not found\nScript phpstan handling the phpstan event returned with error code 127",
+        error=True,
+    )
+    c.bash("vendor/bin/phpstan analyse --memory-limit=1G 2>&1 | tail -2", " [OK] No errors")
+    c.user("Good. How many customers got duplicates so far? I need the number for the apology email.")
+    c.bash(
+        'grep -h \'InvoiceMailed\' storage/logs/laravel-2026-12-0[1-3].log | awk \'{print $NF}\' | sort | uniq -d > /tmp/dup_invoices.txt; wc -l < /tmp/dup_invoices.txt; php artisan tinker --execute=\'echo App\\Models\\Invoice::whereIn("number", file("/tmp/dup_invoices.txt", FILE_IGNORE_NEW_LINES))->distinct("customer_id")->count("customer_id");\'',
+        "2388\n2291",
+    )
+    c.say("2,388 invoices were mailed more than once between 1 and 3 December, to 2,291 distinct customers.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Customers receive invoice emails two or three times since Tuesday. I traced it to the queue re-dispatching long-running jobs and fixed the config and the job.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate duplicate invoice emails since Tuesday and fix them. The user asked to set retry_after to 240, keep the job's timeout (180) and tries (3) as ops tuned them, and make sending idempotent rather than relying on timing. Finally they asked how many customers received duplicates, for an apology email.
+
+2. Key Technical Concepts:
+   - Laravel queue retry_after vs job $timeout (retry_after must exceed the longest timeout)
+   - Idempotent jobs via an atomic claim (conditional UPDATE on emailed_at)
+
+3. Files and Code Sections:
+   - config/queue.php: redis retry_after 90 → 240, with a comment.
+   - database/migrations/…_add_emailed_at_to_invoices.php: nullable emailed_at timestamp.
+   - app/Jobs/SendInvoiceEmail.php: claims the invoice by setting emailed_at where null, returns if already claimed, and clears the claim if rendering or sending throws.
+
+4. Errors and fixes:
+   - The first idempotency version broke the retry test (the claim blocked the retry after a mailer failure); fixed by clearing emailed_at on exceptions.
+   - composer phpstan failed (binary not found); ran vendor/bin/phpstan directly: no errors.
+
+5. Problem Solving:
+   Logs show a second attempt starting 90 s after the first while the first is still running. The new PDF template made rendering take up to about 170 s and the job timeout had been raised to 180 s, but retry_after stayed at 90 s. All tests pass after the fix. Roughly 2,400 invoices were mailed more than once from 1 to 3 December, to about 2,300 customers.
+
+6. All user messages:
+   - "Customers say they get the invoice email twice, sometimes three times, since Tuesday. Look into it."
+   - "Set retry_after to 240 then. But don't make the job itself slower to fail: keep timeout at 180 and tries at 3, ops tuned those. And make the send idempotent, I don't want to rely on timing alone."
+   - "Good. How many customers got duplicates so far? I need the number for the apology email."
+
+7. Pending Tasks:
+   - Run the migration and deploy (not done).
+
+8. Current Work:
+   Counted affected invoices and customers for the apology email.
+
+9. Optional Next Step:
+   Give the user the exact figures and ask whether to commit.
+"""
+    labels = [
+        Label("request", "they get the invoice email twice", dropped=False),
+        Label("request", "Set retry_after to 240", dropped=False),
+        Label("constraint", "keep timeout at 180 and tries at 3", dropped=False),
+        Label("decision", "ops tuned those", dropped=False),
+        Label("request", "make the send idempotent", dropped=False),
+        Label("measurement", "2291", dropped=False),  # "about 2,300 customers"
+        Label("measurement", "2388", dropped=False),  # "roughly 2,400 invoices"
+        Label("measurement", "1207", dropped=True),  # duplicated ids on 2 Dec alone
+        Label("identifier", "3f9a0c4", dropped=True),  # the template commit that slowed rendering
+        Label("identifier", "b6d1e2f", dropped=True),  # the commit that raised the timeout
+        Label("identifier", "inv_88121", dropped=True),  # the invoice traced in the log
+        Label("file edited", "config/queue.php", dropped=False),
+        Label("edit", "'retry_after' => 90,", dropped=False),
+        Label("identifier", "2026_12_03_101544_add_emailed_at_to_invoices", dropped=True),  # the migration's name
+        Label("error", "Failed asserting that 1 matches expected 2", dropped=False),
+        Label("failed command", "composer phpstan", dropped=False),
+        Label("measurement", "214 passed", dropped=True),
+        Label("number", "Laravel Framework 11.31.0", dropped=True),
+        # noise
+        Label("number", "6204", dropped=False),  # invoices since 1 Dec, asked of tinker on the way
+        Label("number", "19.42s", dropped=False),
+        Label("path", "/tmp/dup_invoices.txt", dropped=False),
+        Label("command", "php artisan --version", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def invite_links() -> DevSession:
+    """TypeScript/Next.js: a feature across files (expiring invite links: API route, component,
+    strings, test) under the user's constraints and their reasons; a browser missing for the e2e
+    run; a bundle size measured."""
+    c = Conversation("/home/yuki/teamspace", "fresh-invite-links")
+    c.user(
+        "Add a 'Copy invite link' button to the members page. Links must expire after 7 days, not 30 "
+        "like the old email invites, because security asked for it after the audit. No new npm "
+        "dependencies please, the bundle is already too big."
+    )
+    c.bash(
+        "ls app/(dashboard)/members app/api/invites lib",
+        "app/(dashboard)/members:\nMembersTable.tsx\npage.tsx\n\napp/api/invites:\nroute.ts\n\nlib:\ndb.ts\nmail.ts\ntokens.ts",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/yuki/teamspace/lib/tokens.ts"},
+        "import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';\n\n"
+        "export const INVITE_TTL_DAYS = 30;\n\n"
+        "export function signInvite(teamId: string, expires: number): string {\n"
+        "  const body = `${teamId}.${expires}.${randomBytes(9).toString('base64url')}`;\n"
+        "  return `${body}.${createHmac('sha256', process.env.INVITE_SECRET!).update(body).digest('base64url')}`;\n}\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/yuki/teamspace/app/api/invites/route.ts"},
+        "import { signInvite, INVITE_TTL_DAYS } from '@/lib/tokens';\nimport { sendInviteMail } from '@/lib/mail';\n\n"
+        "export async function POST(req: Request) {\n  const { teamId, email } = await req.json();\n"
+        "  const expires = Date.now() + INVITE_TTL_DAYS * 86_400_000;\n  await sendInviteMail(email, signInvite(teamId, expires));\n"
+        "  return Response.json({ ok: true });\n}\n",
+    )
+    c.say(
+        "Email invites use INVITE_TTL_DAYS = 30 from lib/tokens.ts. I'll add a separate LINK_INVITE_TTL_DAYS "
+        "= 7 rather than change the shared constant, so email invites keep 30 days unless you want both at 7."
+    )
+    c.user("Keep email invites at 30 for now, that's a separate ticket (SEC-41).")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/lib/tokens.ts",
+            "old_string": "export const INVITE_TTL_DAYS = 30;",
+            "new_string": "export const INVITE_TTL_DAYS = 30;\n// Copyable links leak more easily than emails: security asked for 7 days.\nexport const LINK_INVITE_TTL_DAYS = 7;",
+        },
+        "The file /home/yuki/teamspace/lib/tokens.ts has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/app/api/invites/link/route.ts",
+            "content": "import { LINK_INVITE_TTL_DAYS, signInvite } from '@/lib/tokens';\nimport { requireTeamAdmin } from '@/lib/auth';\n\n"
+            "export async function POST(req: Request) {\n  const { teamId } = await req.json();\n  await requireTeamAdmin(req, teamId);\n"
+            "  const expires = Date.now() + LINK_INVITE_TTL_DAYS * 86_400_000;\n  const token = signInvite(teamId, expires);\n"
+            "  return Response.json({ url: `${process.env.APP_URL}/join/${token}`, expires });\n}\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/app/api/invites/link/route.ts",
+    )
+    c.bash(
+        "grep -rn 'requireTeamAdmin' lib/auth.ts",
+        "lib/auth.ts:31:export async function requireTeamAdmin(req: Request, teamId: string): Promise<User> {",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/CopyInviteLink.tsx",
+            "content": "'use client';\nimport { useState } from 'react';\nimport { t } from '@/lib/i18n';\n\n"
+            "export function CopyInviteLink({ teamId }: { teamId: string }) {\n  const [copied, setCopied] = useState(false);\n"
+            "  async function copy() {\n    const res = await fetch('/api/invites/link', { method: 'POST', body: JSON.stringify({ teamId }) });\n"
+            "    const { url } = await res.json();\n    await navigator.clipboard.writeText(url);\n    setCopied(true);\n  }\n"
+            "  return <button onClick={copy}>{copied ? t('members.invite.copied') : t('members.invite.copy')}</button>;\n}\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/app/(dashboard)/members/CopyInviteLink.tsx",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/page.tsx",
+            "old_string": "      <MembersTable members={members} />",
+            "new_string": "      <CopyInviteLink teamId={team.id} />\n      <MembersTable members={members} />",
+        },
+        "The file /home/yuki/teamspace/app/(dashboard)/members/page.tsx has been updated successfully.",
+    )
+    c.bash("ls locales", "de.json\nen.json\nja.json")
+    for lang, copy, copied in (
+        ("en", "Copy invite link", "Link copied"),
+        ("de", "Einladungslink kopieren", "Link kopiert"),
+        ("ja", "\u62db\u5f85\u30ea\u30f3\u30af\u3092\u30b3\u30d4\u30fc", "\u30b3\u30d4\u30fc\u3057\u307e\u3057\u305f"),
+    ):
+        c.tool(
+            "Edit",
+            {
+                "file_path": f"/home/yuki/teamspace/locales/{lang}.json",
+                "old_string": '  "members.title":',
+                "new_string": f'  "members.invite.copy": "{copy}",\n  "members.invite.copied": "{copied}",\n  "members.title":',
+            },
+            f"The file /home/yuki/teamspace/locales/{lang}.json has been updated successfully.",
+        )
+    c.bash(
+        "npx tsc --noEmit",
+        "app/(dashboard)/members/page.tsx(14,8): error TS2304: Cannot find name 'CopyInviteLink'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/page.tsx",
+            "old_string": "import { MembersTable } from './MembersTable';",
+            "new_string": "import { CopyInviteLink } from './CopyInviteLink';\nimport { MembersTable } from './MembersTable';",
+        },
+        "The file /home/yuki/teamspace/app/(dashboard)/members/page.tsx has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npx vitest run lib 2>&1 | tail -3",
+        " Test Files  9 passed (9)\n      Tests  61 passed (61)\n   Duration  3.12s",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/e2e/invite-link.spec.ts",
+            "content": "import { test, expect } from '@playwright/test';\n\ntest('admin copies an invite link that expires in 7 days', async ({ page, context }) => {\n"
+            "  await context.grantPermissions(['clipboard-read', 'clipboard-write']);\n  await page.goto('/members');\n"
+            "  await page.getByRole('button', { name: 'Copy invite link' }).click();\n  await expect(page.getByRole('button', { name: 'Link copied' })).toBeVisible();\n"
+            "  const url = await page.evaluate(() => navigator.clipboard.readText());\n  expect(url).toMatch(/\\/join\\//);\n});\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/e2e/invite-link.spec.ts",
+    )
+    c.bash(
+        "npx playwright test e2e/invite-link.spec.ts",
+        "Running 1 test using 1 worker\n\n  \u2718  1 [chromium] \u203a invite-link.spec.ts:3:5 \u203a admin copies an invite link that expires in 7 days (12ms)\n\n"
+        "  1) [chromium] \u203a invite-link.spec.ts:3:5 \u203a admin copies an invite link\n\n"
+        "    Error: browserType.launch: Executable doesn't exist at /home/yuki/.cache/ms-playwright/chromium-1140/chrome-linux/chrome\n"
+        "    \u2554\u2550\u2550\u2550\u2550\u2557\n    \u2551 Looks like Playwright was just installed or updated. \u2551\n    \u2551 Please run the following command to download new browsers: \u2551\n"
+        "    \u2551     npx playwright install                            \u2551\n\n  1 failed",
+        error=True,
+    )
+    c.bash(
+        "npx playwright install chromium 2>&1 | tail -1 && npx playwright test e2e/invite-link.spec.ts 2>&1 | tail -2",
+        "Chromium 129.0.6668.29 (playwright build v1140) downloaded to /home/yuki/.cache/ms-playwright/chromium-1140\n  1 passed (6.4s)",
+    )
+    c.bash(
+        "npx next build 2>&1 | grep -E 'members|First Load JS shared'",
+        "\u251c \u25cb /members                              3.41 kB         128 kB\n+ First Load JS shared by all             87.6 kB",
+    )
+    c.bash(
+        "git stash -q && npx next build 2>&1 | grep -E ' /members'; git stash pop -q",
+        "\u251c \u25cb /members                              2.87 kB         127 kB",
+    )
+    c.say("The members page grows from 2.87 kB to 3.41 kB (0.54 kB) and no dependency was added.")
+    c.user("Does the link check the expiry on join?")
+    c.bash(
+        "grep -n 'expires' app/join/\\[token\\]/page.tsx lib/tokens.ts",
+        "lib/tokens.ts:8:export function signInvite(teamId: string, expires: number): string {\n"
+        "app/join/[token]/page.tsx:12:  const [teamId, expires] = verifyInvite(params.token);\napp/join/[token]/page.tsx:13:  if (Number(expires) < Date.now()) return <Expired />;",
+    )
+    c.say(
+        "Yes: app/join/[token]/page.tsx line 13 rejects an expired token with the Expired page, after verifyInvite checks the HMAC."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Feature work in a Next.js app: a copyable invite link on the members page with a shorter expiry, under constraints about dependencies.
+
+Summary:
+1. Primary Request and Intent:
+   Add a "Copy invite link" button to the members page. Links expire after 7 days rather than 30 (security's request after the audit). No new npm dependencies because of bundle size. Email invites stay at 30 days for now (separate ticket).
+
+2. Key Technical Concepts:
+   - HMAC-signed invite tokens with an expiry timestamp
+   - Next.js route handlers and client components
+   - Clipboard API and Playwright clipboard permissions
+
+3. Files and Code Sections:
+   - lib/tokens.ts: added LINK_INVITE_TTL_DAYS = 7 next to INVITE_TTL_DAYS = 30.
+   - app/api/invites/link/route.ts (new): admin-only POST returning a signed join URL and its expiry.
+   - app/(dashboard)/members/CopyInviteLink.tsx (new): button that fetches the link and copies it.
+   - app/(dashboard)/members/page.tsx: renders CopyInviteLink (import added).
+   - locales (en/de/ja): strings for the button.
+   - e2e/invite-link.spec.ts (new): Playwright test for copying the link.
+
+4. Errors and fixes:
+   - tsc: CopyInviteLink not found in page.tsx; added the import.
+   - Playwright's Chromium was missing; installed it, then the e2e test passed.
+
+5. Problem Solving:
+   Unit tests pass. The members page bundle grew only slightly and no dependency was added. The join page already rejects expired tokens after verifying the HMAC.
+
+6. All user messages:
+   - "Add a 'Copy invite link' button to the members page. Links must expire after 7 days, not 30 like the old email invites, because security asked for it after the audit. No new npm dependencies please, the bundle is already too big."
+   - "Keep email invites at 30 for now, that's a separate ticket …"
+   - "Does the link check the expiry on join?"
+
+7. Pending Tasks:
+   - None; not committed yet.
+
+8. Current Work:
+   Answered that the join page checks the expiry.
+
+9. Optional Next Step:
+   Ask whether to commit and open a PR.
+"""
+    labels = [
+        Label("request", "Add a 'Copy invite link' button to the members page", dropped=False),
+        Label("constraint", "Links must expire after 7 days, not 30", dropped=False),
+        Label("decision", "because security asked for it after the audit", dropped=False),
+        Label("constraint", "No new npm dependencies", dropped=False),
+        Label("constraint", "Keep email invites at 30 for now", dropped=False),
+        Label("identifier", "SEC-41", dropped=True),  # cut by the elision
+        Label("decision", "rather than change the shared constant", dropped=False),  # INVITE_TTL_DAYS kept at 30
+        Label("file edited", "locales/de.json", dropped=False),  # "locales (en/de/ja)"
+        Label("edit", "Einladungslink kopieren", dropped=True),
+        Label("measurement", "2.87 kB to 3.41 kB", dropped=True),  # "grew only slightly"
+        Label("measurement", "61 passed", dropped=True),
+        Label("error", "Executable doesn't exist", dropped=False),
+        Label("failed command", "npx playwright test e2e/invite-link.spec.ts", dropped=False),
+        Label("error", "Cannot find name 'CopyInviteLink'", dropped=False),
+        Label("file read", "lib/tokens.ts", dropped=False),
+        Label("path", "app/join/[token]/page.tsx", dropped=True),  # where the expiry is checked
+        Label("name", "requireTeamAdmin", dropped=False),  # "admin-only"
+        Label("name", "APP_URL", dropped=True),  # the join URL is built from it: a deployment needs it set
+        # noise
+        Label("number", "86_400_000", dropped=False),
+        Label("number", "129.0.6668.29", dropped=False),
+        Label("command", "ls locales", dropped=False),
+        Label("number", "87.6 kB", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gradle_build_time() -> DevSession:
+    """Java/Gradle: a performance investigation of CI build time with timings (a build scan's
+    task list, the configuration cache, a test fork setting), the user's limit on the runners'
+    memory with its reason."""
+    c = Conversation("/home/felix/payments-core", "fresh-gradle-build-time")
+    c.user(
+        "Our CI build went from about 9 minutes to 21 in the last month. Can you find out where the "
+        "time goes and bring it back down? Don't ask for bigger runners: we're on the 8 GB ones "
+        "because the org-wide budget is fixed until April."
+    )
+    c.bash("mvn -v", "bash: mvn: command not found", error=True)
+    c.bash(
+        "ls; cat gradle/wrapper/gradle-wrapper.properties | grep distributionUrl",
+        "build.gradle.kts\ngradle\ngradlew\nsettings.gradle.kts\nledger\napi\nreconciler\nshared\n"
+        "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.10.2-bin.zip",
+    )
+    c.bash(
+        "gh run list --workflow build.yml --limit 40 --json createdAt,conclusion,databaseId,updatedAt --jq '.[] | [.databaseId, .createdAt[:10], .conclusion] | @tsv' | awk 'NR%8==1'",
+        "12044871230\t2026-12-02\tsuccess\n12011905512\t2026-11-25\tsuccess\n11980032277\t2026-11-17\tsuccess\n11951187409\t2026-11-10\tsuccess\n11920446013\t2026-11-03\tsuccess",
+    )
+    c.bash(
+        'for id in 12044871230 11920446013; do gh run view $id --json jobs --jq \'.jobs[] | .name + " " + .startedAt + " " + .completedAt\'; done',
+        "build 2026-12-02T09:01:12Z 2026-12-02T09:22:40Z\nbuild 2026-11-03T08:58:03Z 2026-11-03T09:07:21Z",
+    )
+    c.say(
+        "21 min 28 s on 2 Dec against 9 min 18 s on 3 Nov. Let me get a build profile locally with the same command CI runs."
+    )
+    c.bash(
+        "./gradlew clean build --profile --offline 2>&1 | tail -4",
+        "BUILD SUCCESSFUL in 17m 52s\n214 actionable tasks: 214 executed\n\nSee the profiling report at: file:///home/felix/payments-core/build/reports/profile/profile-2026-12-03-10-02-11.html",
+    )
+    c.bash(
+        "python3 scripts/profile_top.py build/reports/profile/profile-2026-12-03-10-02-11.html | head -12",
+        "task                                   duration\n:reconciler:test                       11m 04s\n:ledger:test                            2m 41s\n"
+        ":api:test                               1m 12s\n:ledger:compileJava                     0m 38s\n:shared:compileJava                     0m 21s\n"
+        ":api:bootJar                            0m 17s\n:reconciler:compileJava                 0m 16s\nconfiguration                           0m 44s",
+    )
+    c.say(
+        ":reconciler:test alone takes 11 min. It was under 2 min in the old runs' logs, so something in its tests changed."
+    )
+    c.bash(
+        "git log --oneline --since=2026-11-01 -- reconciler/src/test reconciler/build.gradle.kts",
+        "8e3b7f1 reconciler: run each test class in a fresh JVM to avoid static leaks\n2c4d6e8 reconciler: testcontainers for postgres in ReconcileIT\n"
+        "71aa9c3 reconciler: more fixtures for SEPA returns",
+    )
+    c.bash(
+        "git show 8e3b7f1 -- reconciler/build.gradle.kts",
+        " tasks.test {\n     useJUnitPlatform()\n+    forkEvery = 1\n+    maxParallelForks = 1\n }\n",
+    )
+    c.bash("find reconciler/src/test -name '*Test.java' -o -name '*IT.java' | wc -l", "187")
+    c.say(
+        "8e3b7f1 set forkEvery = 1: a new JVM for each of the 187 test classes, one at a time. At about "
+        "3.5 s of JVM and Spring context start each, that alone is roughly 11 minutes."
+    )
+    c.bash(
+        "git show 8e3b7f1 --format='%an%n%b' -s",
+        "Tom Becker\nReconcilerCacheTest leaked a static Caffeine cache into MatchingTest; forking per class hides it.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java"},
+        "public final class MatchCache {\n    static final Cache<String, Match> CACHE = Caffeine.newBuilder().maximumSize(50_000).build();\n\n"
+        "    static Match get(String key) { return CACHE.getIfPresent(key); }\n    static void put(String key, Match m) { CACHE.put(key, m); }\n}\n",
+    )
+    c.say(
+        "The root cause is the static CACHE in MatchCache. Rather than fork per class, I'll add a "
+        "package-private reset for tests and clear it in a JUnit extension, then drop forkEvery."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java",
+            "old_string": "    static void put(String key, Match m) { CACHE.put(key, m); }",
+            "new_string": "    static void put(String key, Match m) { CACHE.put(key, m); }\n\n    /** For tests: the cache is process-wide. */\n    static void clear() { CACHE.invalidateAll(); }",
+        },
+        "The file /home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+            "content": "package com.acme.reconciler;\n\nimport org.junit.jupiter.api.extension.*;\n\n"
+            "/** Registered for every test class (junit-platform.properties): the static cache must not leak between classes. */\n"
+            "public class ClearMatchCache implements BeforeAllCallback {\n    @Override public void beforeAll(ExtensionContext c) { MatchCache.clear(); }\n}\n",
+        },
+        "File created successfully at: /home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/resources/junit-platform.properties",
+            "content": "junit.jupiter.extensions.autodetection.enabled=true\n",
+        },
+        "File created successfully at: /home/felix/payments-core/reconciler/src/test/resources/junit-platform.properties",
+    )
+    c.bash(
+        "mkdir -p reconciler/src/test/resources/META-INF/services && echo com.acme.reconciler.ClearMatchCache > reconciler/src/test/resources/META-INF/services/org.junit.jupiter.api.extension.Extension",
+        "",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/build.gradle.kts",
+            "old_string": "    useJUnitPlatform()\n    forkEvery = 1\n    maxParallelForks = 1\n",
+            "new_string": "    useJUnitPlatform()\n    maxParallelForks = 2\n",
+        },
+        "The file /home/felix/payments-core/reconciler/build.gradle.kts has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew :reconciler:test --offline 2>&1 | tail -6",
+        "> Task :reconciler:test\n\nMatchingTest > matchesReturnToOriginal() FAILED\n    org.opentest4j.AssertionFailedError: expected: <M-7781> but was: <null>\n\n"
+        "187 tests completed, 1 failed\n\nBUILD FAILED in 1m 58s",
+        error=True,
+    )
+    c.say(
+        "With two parallel forks, a class in the other fork can clear... no: forks are separate JVMs. The "
+        "failure is inside one JVM: MatchingTest relied on a Match put by a @BeforeAll in a nested class "
+        "that runs before the outer class's extension. Clearing in BeforeAll of the nested class wipes it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+            "old_string": "    @Override public void beforeAll(ExtensionContext c) { MatchCache.clear(); }",
+            "new_string": "    @Override public void beforeAll(ExtensionContext c) {\n        if (c.getTestClass().map(k -> k.getEnclosingClass() == null).orElse(true)) MatchCache.clear();\n    }",
+        },
+        "The file /home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew :reconciler:test --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 1m 47s\n5 actionable tasks: 2 executed, 3 up-to-date",
+    )
+    c.bash(
+        "for i in 1 2 3; do ./gradlew :reconciler:test --offline --rerun-tasks -q 2>&1 | tail -1 || echo fail; done; echo ok",
+        "ok",
+    )
+    c.bash(
+        "free -g | head -2 && grep -n 'jvmargs' gradle.properties",
+        "               total        used        free      shared  buff/cache   available\nMem:              15          6           7           0           2           9\n"
+        "gradle.properties:2:org.gradle.jvmargs=-Xmx2g -XX:MaxMetaspaceSize=512m",
+    )
+    c.say(
+        "Memory on the 8 GB runner: the Gradle daemon has 2 GB, each test fork uses up to 512 MB (the "
+        "default maxHeapSize), so two forks fit. I won't raise it to 4 forks: with Testcontainers' "
+        "Postgres (about 1 GB) that would be tight on 8 GB."
+    )
+    c.bash(
+        "./gradlew clean build --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 6m 31s\n214 actionable tasks: 214 executed",
+    )
+    c.user("Great. Configuration takes 44 s too, is the configuration cache worth it?")
+    c.bash(
+        "./gradlew build --configuration-cache --offline 2>&1 | grep -E 'problem|Configuration cache|BUILD' | head -5",
+        "Configuration cache entry stored with 3 problems.\n3 problems were found storing the configuration cache.\n"
+        "- Task `:api:bootJar` of type `org.springframework.boot.gradle.tasks.bundling.BootJar`: invocation of 'Task.project' at execution time is unsupported.\nBUILD SUCCESSFUL in 5m 02s",
+    )
+    c.say(
+        "It works with 3 warnings from a custom doLast in api/build.gradle.kts using `project` at execution time; on CI the cache would only help if it were persisted between runs, which our workflow doesn't do. I'd leave it for a separate change."
+    )
+    c.user("Agreed, leave it. Commit what you have.")
+    c.bash(
+        "git add -A && git commit -qm 'reconciler: clear MatchCache per test class instead of a JVM per class (CI 21 -> ~7 min)' && git log --oneline -1",
+        "0a4f6d2 reconciler: clear MatchCache per test class instead of a JVM per class (CI 21 -> ~7 min)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+CI build time doubled over a month; the user asked to find and fix the cause without bigger runners.
+
+Summary:
+1. Primary Request and Intent:
+   Find why the CI build went from about 9 to about 21 minutes over the last month and bring it back down, without asking for bigger runners (8 GB runners; the org budget is fixed until April). Later: leave the configuration cache for a separate change and commit.
+
+2. Key Technical Concepts:
+   - Gradle --profile, test forking (forkEvery, maxParallelForks)
+   - JUnit 5 extension autodetection (BeforeAllCallback)
+   - Static caches leaking between test classes
+   - Gradle configuration cache problems (Task.project at execution time)
+
+3. Files and Code Sections:
+   - reconciler/build.gradle.kts: removed forkEvery = 1; maxParallelForks = 2.
+   - reconciler/src/main/java/.../MatchCache.java: added a package-private clear() for tests.
+   - reconciler/src/test/java/.../ClearMatchCache.java (new): clears the cache before each top-level test class (not nested classes), registered via autodetection (junit-platform.properties and META-INF/services).
+
+4. Errors and fixes:
+   - mvn not found: the project uses Gradle.
+   - MatchingTest failed after the first version because the extension also cleared the cache for nested classes; now only top-level classes clear it.
+
+5. Problem Solving:
+   The profile showed :reconciler:test taking about 11 minutes, caused by a recent commit that forked a new JVM for each of the ~190 test classes to hide a static cache leak. Fixing the leak and dropping per-class forks brings the local full build to about 6.5 minutes; reconciler tests are stable over repeated runs. Two forks fit in memory on the 8 GB runner alongside the Gradle daemon and the Postgres container.
+
+6. All user messages:
+   - "Our CI build went from about 9 minutes to 21 in the last month. Can you find out where the time goes and bring it back down? Don't ask for bigger runners: …"
+   - "Great. Configuration takes 44 s too, is the configuration cache worth it?"
+   - "Agreed, leave it. Commit what you have."
+
+7. Pending Tasks:
+   - Possibly a separate change for the configuration cache.
+
+8. Current Work:
+   Committed the fix.
+
+9. Optional Next Step:
+   Watch the next CI run's duration.
+"""
+    labels = [
+        Label("request", "Our CI build went from about 9 minutes to 21", dropped=False),
+        Label("constraint", "Don't ask for bigger runners", dropped=False),
+        Label("decision", "because the org-wide budget is fixed until April", dropped=False),
+        Label("request", "leave it. Commit what you have", dropped=False),
+        Label("identifier", "8e3b7f1", dropped=True),  # "a recent commit"
+        Label("name", "Tom Becker", dropped=True),  # who added forkEvery, and why
+        Label("measurement", "11m 04s", dropped=False),  # "about 11 minutes"
+        Label("measurement", "187", dropped=False),  # "~190 test classes"
+        Label("measurement", "BUILD SUCCESSFUL in 6m 31s", dropped=False),  # "about 6.5 minutes"
+        Label("measurement", "17m 52s", dropped=True),  # the local build before
+        Label("measurement", "BUILD SUCCESSFUL in 5m 02s", dropped=True),  # with the configuration cache
+        Label("identifier", "0a4f6d2", dropped=True),
+        Label("error", "expected: <M-7781> but was: <null>", dropped=False),
+        Label("failed command", "mvn -v", dropped=False),
+        Label("edit", "forkEvery = 1", dropped=False),
+        Label("number", "-Xmx2g", dropped=True),  # the daemon's heap, read in gradle.properties
+        Label("decision", "I won't raise it to 4 forks", dropped=True),  # and why: Postgres' 1 GB on 8 GB
+        Label("file read", "reconciler/src/main/java/com/acme/reconciler/MatchCache.java", dropped=False),
+        # noise
+        Label("identifier", "12044871230", dropped=True),  # the 21-minute run measured
+        Label("number", "2026-11-03", dropped=False),
+        Label("number", "50_000", dropped=False),
+        Label("command", "free -g | head -2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -3165,4 +4005,8 @@ SESSIONS = (
     ratelimit_review,
     backup_prune,
     ini_leak,
+    revenue_mismatch,
+    double_emails,
+    invite_links,
+    gradle_build_time,
 )
