@@ -372,6 +372,7 @@ def test_an_outputs_last_two_results_are_measurements_judged_by_their_telling_nu
     )
     c.bash("grep -A2 'Session Metrics' /tmp/boot.log", "0 nanoseconds spent executing 0 JDBC batches;")
     c.bash("valgrind ./tini_dump ok.ini", "==42310== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)")
+    c.bash("bundle exec rspec spec/requests/cross_account_spec.rb", "Finished in 1.71 seconds\n3 examples, 1 failure")
     c.bash("kubectl get pods", "NAME  READY  STATUS  RESTARTS  AGE\napi-7f9c   0/1   Running   5 (12s ago)   52m")
     c.bash(
         "go test -bench=Submit -run=^$",

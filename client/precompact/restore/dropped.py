@@ -208,6 +208,11 @@ _FAILURE_WORDS = re.compile(
     r"Segmentation fault|Killed\b"
 )
 _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
+_TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
+_FOCUSED = re.compile(
+    r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
+)
+_TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
 # A compiler's or type checker's diagnostic: `checkout.go:62:5: undefined: errors`,
 # `src/retry.ts(12,26): error TS6133: …`; its message is what a summary quotes.
@@ -1084,10 +1089,15 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     whose every number is 0 ("0 nanoseconds spent on 0 batches": nothing happened); `besides` are
     a failure's error lines, its fact's."""
     besides = set(besides)
+    # A focused test run's tally (one file, one filter: `rspec spec/x_spec.rb`, `-k name`) counts
+    # the tests the session just wrote or fixed, not the suite's: the summary's "it passes" says it.
+    focused = _TEST_RUN.search(command) and _FOCUSED.search(command_core(command))
     measured: list[tuple[str, str]] = []  # (line, shape), last first
     for line in reversed(text.splitlines()[-MEASURED_TAIL:]):
         line = line.strip()
         if not 0 < len(line) <= 200 or not _MEASUREMENT.search(line):  # what the cleaning below keeps is in it
+            continue
+        if focused and _TEST_TALLY.search(line):
             continue
         said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
         if line not in besides and _MEASUREMENT.search(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
