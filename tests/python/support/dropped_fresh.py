@@ -3990,6 +3990,404 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def log_volume() -> DevSession:
+    """Go/YAML: a configuration change (structured logging with sampling) driven by measured log
+    volume, the user's stated preferences with reasons, a default read in the library's source."""
+    c = Conversation("/home/sven/ingest", "fresh-log-volume")
+    c.user(
+        "Datadog says ingest-gateway sends about 38 GB of logs a day, it's most of our bill. Cut it "
+        "down. Debug logs stay off in prod because Datadog bills per GB, but keep every error and "
+        "every request that takes over 1 s."
+    )
+    c.bash("kubectl -n ingest logs deploy/ingest-gateway --since=10m | wc -lc", " 412877 118334920")
+    c.say(
+        "About 413k lines and 118 MB in 10 minutes from one replica, so about 17 GB a day per replica, more than 38 GB across the 3."
+    )
+    c.bash(
+        "kubectl -n ingest logs deploy/ingest-gateway --since=10m | jq -r '.msg' | sort | uniq -c | sort -rn | head -8",
+        " 398211 request handled\n   9042 batch flushed\n   3310 upstream retry\n    998 client disconnected\n    712 schema cache refreshed\n"
+        "    389 request failed\n    171 slow request\n     44 config reloaded",
+    )
+    c.say(
+        "96% of the lines are 'request handled' at info level, one per request. Errors (request failed) are 389, slow requests 171."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sven/ingest/internal/httpx/middleware.go"},
+        "    28\tfunc Logging(log *zap.Logger) func(http.Handler) http.Handler {\n    29\t\treturn func(next http.Handler) http.Handler {\n"
+        "    30\t\t\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n    31\t\t\t\tstart := time.Now()\n"
+        "    32\t\t\t\trw := &statusWriter{ResponseWriter: w}\n    33\t\t\t\tnext.ServeHTTP(rw, r)\n"
+        '    34\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", time.Since(start)), zap.String("path", r.URL.Path))\n'
+        "    35\t\t\t})\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sven/ingest/config/prod.yaml"},
+        "log:\n  level: info\n  format: json\n  sampling: null\nupstream:\n  timeout: 5s\n",
+    )
+    c.bash(
+        "go doc go.uber.org/zap.SamplingConfig",
+        'package zap // import "go.uber.org/zap"\n\ntype SamplingConfig struct {\n\tInitial    int\n\tThereafter int\n'
+        "\tHook       func(zapcore.Entry, zapcore.SamplingDecision)\n}\n    SamplingConfig sets a sampling strategy for the logger. Sampling caps the\n"
+        "    global CPU and I/O load that logging puts on your process while attempting\n    to preserve a representative subset of your logs.\n\n"
+        "    If specified, the Sampler will invoke the Hook after each decision.\n\n    Values configured here are per-second. See zapcore.NewSamplerWithOptions for\n    details.",
+    )
+    c.say(
+        "zap's sampler keys on level and message, per second: with Initial 10 / Thereafter 100 it "
+        "keeps the first 10 'request handled' lines each second, then 1 in 100. It would also sample "
+        "'request failed' if errors spike, which you don't want. So I'll not use zap's global sampler; "
+        "instead log 'request handled' only for status >= 500 or took > 1 s, and a 1% sample of the rest."
+    )
+    c.user("1% is fine. Make the threshold and the rate configurable in the yaml, ops will want to tune them.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/config/prod.yaml",
+            "old_string": "  sampling: null\n",
+            "new_string": "  sampling: null\n  requests:\n    slow_after: 1s\n    sample_rate: 0.01\n",
+        },
+        "The file /home/sven/ingest/config/prod.yaml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": "func Logging(log *zap.Logger) func(http.Handler) http.Handler {",
+            "new_string": 'type RequestLogConfig struct {\n\tSlowAfter  time.Duration `yaml:"slow_after"`\n\tSampleRate float64       `yaml:"sample_rate"`\n}\n\n'
+            "func Logging(log *zap.Logger, cfg RequestLogConfig) func(http.Handler) http.Handler {",
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": '\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", time.Since(start)), zap.String("path", r.URL.Path))',
+            "new_string": "\t\t\t\ttook := time.Since(start)\n\t\t\t\tif rw.status < 500 && took <= cfg.SlowAfter && rand.Float64() >= cfg.SampleRate {\n\t\t\t\t\treturn\n\t\t\t\t}\n"
+            '\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", took), zap.String("path", r.URL.Path))',
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./... ",
+        "# github.com/acme/ingest/cmd/gateway\ncmd/gateway/main.go:63:31: not enough arguments in call to httpx.Logging\n\thave (*zap.Logger)\n\twant (*zap.Logger, httpx.RequestLogConfig)",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/cmd/gateway/main.go",
+            "old_string": "\tmux := httpx.Logging(logger)(router)",
+            "new_string": "\tmux := httpx.Logging(logger, cfg.Log.Requests)(router)",
+        },
+        "The file /home/sven/ingest/cmd/gateway/main.go has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/config/config.go",
+            "old_string": '\tFormat   string `yaml:"format"`',
+            "new_string": '\tFormat   string                 `yaml:"format"`\n\tRequests httpx.RequestLogConfig `yaml:"requests"`',
+        },
+        "The file /home/sven/ingest/internal/config/config.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./... && go test ./internal/... 2>&1 | tail -4",
+        "ok  \tgithub.com/acme/ingest/internal/config\t0.019s\nok  \tgithub.com/acme/ingest/internal/httpx\t0.142s\nok  \tgithub.com/acme/ingest/internal/pipeline\t2.306s",
+    )
+    c.say(
+        "A config without the new block gets SlowAfter 0 and SampleRate 0, so every request would count as slow and be logged, the old behaviour. That is the safe default for staging, which has no `requests` block."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware_test.go",
+            "content": "func TestLoggingKeepsErrorsAndSlowRequests(t *testing.T) {\n\tcore, logs := observer.New(zap.InfoLevel)\n"
+            '\tcfg := RequestLogConfig{SlowAfter: time.Second, SampleRate: 0}\n\t// 500 and a slow 200 are logged, a fast 200 is not\n\t// ...\n\tif got := logs.Len(); got != 2 {\n\t\tt.Fatalf("logged %d lines, want 2", got)\n\t}\n}\n',
+        },
+        "File created successfully at: /home/sven/ingest/internal/httpx/middleware_test.go",
+    )
+    c.bash(
+        "go test ./internal/httpx/ -run TestLogging -v 2>&1 | tail -3",
+        "--- PASS: TestLoggingKeepsErrorsAndSlowRequests (1.01s)\nPASS\nok  \tgithub.com/acme/ingest/internal/httpx\t1.166s",
+    )
+    c.bash(
+        "golangci-lint run ./internal/httpx/",
+        "internal/httpx/middleware.go:41:38: G404: Use of weak random number generator (math/rand or math/rand/v2 instead of crypto/rand) (gosec)",
+        error=True,
+    )
+    c.say(
+        "gosec's G404 is a false positive here: sampling logs needs no cryptographic randomness. Adding a `//nolint:gosec` with the reason."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": "rand.Float64() >= cfg.SampleRate {",
+            "new_string": "rand.Float64() >= cfg.SampleRate { //nolint:gosec // sampling logs, not security",
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.bash("golangci-lint run ./... && echo clean", "clean")
+    c.bash(
+        "kubectl -n ingest-staging rollout restart deploy/ingest-gateway && sleep 600 && kubectl -n ingest-staging logs deploy/ingest-gateway --since=10m | wc -lc",
+        "deployment.apps/ingest-gateway restarted\n  5120 1487310",
+    )
+    c.say(
+        "On staging with the prod settings applied by hand: 5,120 lines and 1.5 MB in 10 minutes, from about 118 MB: roughly 98.7% less."
+    )
+    c.user("Nice. Open a PR, title 'log: keep errors and slow requests, sample 1% of the rest'.")
+    c.bash(
+        "git switch -c log-sampling && git commit -qam 'log: keep errors and slow requests, sample 1% of the rest' && git push -qu origin log-sampling && gh pr create --fill 2>&1 | tail -1",
+        "https://github.com/acme/ingest/pull/318",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted to cut the gateway's log volume (most of the Datadog bill) while keeping errors and slow requests.
+
+Summary:
+1. Primary Request and Intent:
+   Reduce ingest-gateway's log volume (~38 GB/day in Datadog). Debug logs stay off in prod (billed per GB). Every error and every request over 1 s must still be logged. A 1% sample of other requests is fine; the threshold and rate must be configurable in the YAML for ops. Open a PR titled "log: keep errors and slow requests, sample 1% of the rest".
+
+2. Key Technical Concepts:
+   - zap sampling (per level and message, per second) vs explicit per-request sampling
+   - Config-driven thresholds (slow_after, sample_rate)
+   - gosec G404 for math/rand
+
+3. Files and Code Sections:
+   - internal/httpx/middleware.go: RequestLogConfig{SlowAfter, SampleRate}; Logging skips "request handled" unless status >= 500, took > SlowAfter, or the random sample hits; nolint for G404 with a reason.
+   - config/prod.yaml: log.requests.slow_after: 1s and sample_rate: 0.01.
+   - internal/config/config.go: Requests field in the log config.
+   - cmd/gateway/main.go: passes cfg.Log.Requests to Logging.
+   - internal/httpx/middleware_test.go: TestLoggingKeepsErrorsAndSlowRequests.
+
+4. Errors and fixes:
+   - Build error after the signature change (not enough arguments to httpx.Logging in main.go); fixed.
+   - golangci-lint G404 (weak random); suppressed with a justification.
+
+5. Problem Solving:
+   Almost all log lines were the per-request "request handled" info line. zap's built-in sampler was rejected because it could also drop error lines during spikes. On staging the log volume dropped by roughly 99%.
+
+6. All user messages:
+   - "Datadog says ingest-gateway sends about 38 GB of logs a day, it's most of our bill. Cut it down. Debug logs stay off in prod because Datadog bills per GB, but keep every error and every request that takes over 1 s."
+   - "1% is fine. Make the threshold and the rate configurable in the yaml, ops will want to tune them."
+   - "Nice. Open a PR, title 'log: keep errors and slow requests, sample 1% of the rest'."
+
+7. Pending Tasks:
+   - Review of the PR.
+
+8. Current Work:
+   Pushed the branch log-sampling and opened the PR.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Cut it down", dropped=False),
+        Label("constraint", "Debug logs stay off in prod", dropped=False),
+        Label("decision", "because Datadog bills per GB", dropped=False),
+        Label("constraint", "keep every error and every request that takes over 1 s", dropped=False),
+        Label("request", "Make the threshold and the rate configurable in the yaml", dropped=False),
+        Label("measurement", "398211 request handled", dropped=False),  # "almost all log lines"
+        Label("measurement", "118334920", dropped=True),  # bytes in 10 minutes from one replica
+        Label("measurement", "389 request failed", dropped=True),
+        Label("measurement", "171 slow request", dropped=True),
+        Label("measurement", "roughly 98.7% less", dropped=False),  # "dropped by roughly 99%"
+        Label("measurement", "5,120 lines and 1.5 MB in 10 minutes", dropped=True),  # the after figures
+        Label(
+            "number", "Values configured here are per-second", dropped=False
+        ),  # "(per level and message, per second)"
+        Label(
+            "decision", "A config without the new block gets SlowAfter 0 and SampleRate 0", dropped=True
+        ),  # staging's default
+        Label("error", "not enough arguments in call to httpx.Logging", dropped=False),
+        Label("error", "G404", dropped=False),
+        Label("edit", "sample_rate: 0.01", dropped=False),
+        Label("file edited", "cmd/gateway/main.go", dropped=False),
+        Label("url", "https://github.com/acme/ingest/pull/318", dropped=True),
+        Label("number", "timeout: 5s", dropped=False),  # read in prod.yaml, unrelated to the task
+        Label("number", "17 GB a day per replica", dropped=False),  # hand arithmetic
+        # noise
+        Label("command", "go build ./...", dropped=False),
+        Label("number", "1.166s", dropped=False),
+        Label("number", "412877", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def mysql_index() -> DevSession:
+    """SQL/MySQL: a slow admin report timed with EXPLAIN ANALYZE, an index added online with
+    gh-ost for the user's stated reason, row counts and timings before and after, a failed cut-over."""
+    c = Conversation("/home/amara/marketplace", "fresh-mysql-index")
+    c.user(
+        "The admin 'seller payouts' page times out (30 s gateway limit). It's the query in "
+        "app/Reports/SellerPayouts.php. Make it fast. Any schema change on order_items goes through "
+        "gh-ost, never a plain ALTER, because the table is huge and a blocking ALTER stalls replication."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php"},
+        "    22\t        $sql = <<<SQL\n    23\t            SELECT s.id, s.name, SUM(oi.price_cents - oi.fee_cents) AS payout_cents, COUNT(*) AS items\n"
+        "    24\t            FROM order_items oi\n    25\t            JOIN sellers s ON s.id = oi.seller_id\n"
+        "    26\t            WHERE oi.status = 'delivered' AND oi.delivered_at >= ? AND oi.delivered_at < ?\n"
+        "    27\t            GROUP BY s.id, s.name\n    28\t            ORDER BY payout_cents DESC\n    29\t        SQL;\n",
+    )
+    c.bash(
+        "mysql -h replica-2 marketplace -e \"SELECT table_rows, ROUND(data_length/1024/1024/1024,1) AS data_gb, ROUND(index_length/1024/1024/1024,1) AS index_gb FROM information_schema.tables WHERE table_name='order_items'\"",
+        "+------------+---------+----------+\n| table_rows | data_gb | index_gb |\n+------------+---------+----------+\n|  312480551 |    88.4 |     41.7 |\n+------------+---------+----------+",
+    )
+    c.bash(
+        "mysql -h replica-2 marketplace -e 'SHOW INDEX FROM order_items' | awk '{print $3, $4, $5}' | column -t",
+        "Key_name              Seq_in_index  Column_name\nPRIMARY               1             id\nidx_order             1             order_id\n"
+        "idx_seller           1             seller_id\nidx_status            1             status\nidx_product           1             product_id",
+    )
+    c.bash(
+        "time mysql -h replica-2 marketplace -e \"EXPLAIN ANALYZE SELECT s.id, SUM(oi.price_cents - oi.fee_cents), COUNT(*) FROM order_items oi JOIN sellers s ON s.id = oi.seller_id WHERE oi.status='delivered' AND oi.delivered_at >= '2026-11-01' AND oi.delivered_at < '2026-12-01' GROUP BY s.id\\G\"",
+        "*************************** 1. row ***************************\nEXPLAIN: -> Table scan on <temporary>  (actual time=48211..48233 rows=18244 loops=1)\n"
+        "    -> Aggregate using temporary table  (actual time=48211..48211 rows=18244 loops=1)\n"
+        "        -> Nested loop inner join  (cost=2.1e+6 rows=4.7e+6) (actual time=0.91..46102 rows=6904113 loops=1)\n"
+        "            -> Filter: ((oi.delivered_at >= TIMESTAMP'2026-11-01 00:00:00') and (oi.delivered_at < TIMESTAMP'2026-12-01 00:00:00'))  (cost=1.1e+6 rows=4.7e+6) (actual time=0.88..39870 rows=6904113 loops=1)\n"
+        "                -> Index lookup on oi using idx_status (status='delivered')  (cost=1.1e+6 rows=281232496) (actual time=0.87..31220 rows=281077340 loops=1)\n"
+        "            -> Single-row index lookup on s using PRIMARY (id=oi.seller_id)  (cost=0.25 rows=1) (actual time=0.001..0.001 rows=1 loops=6904113)\n\n"
+        "real\t0m48.402s",
+    )
+    c.say(
+        "48.4 s. MySQL uses idx_status, which matches 281 million of the 312 million rows (90% are delivered), "
+        "then filters by date down to 6.9 million. A composite index (status, delivered_at, seller_id, "
+        "price_cents, fee_cents) would make it a range scan that is also covering."
+    )
+    c.user(
+        "Covering is a lot of extra index on 312M rows. Is (status, delivered_at) alone good enough? Disk on the primary is at 71%."
+    )
+    c.bash(
+        "mysql -h replica-2 -e \"SELECT ROUND(SUM(data_length+index_length)/1024/1024/1024) FROM information_schema.tables WHERE table_schema='marketplace'\"; df -h /var/lib/mysql | tail -1",
+        "+---+\n| 412 |\n+---+\n/dev/nvme1n1    1.0T  716G  308G  71% /var/lib/mysql",
+    )
+    c.bash(
+        'mysql -h sandbox-1 marketplace -e "ALTER TABLE order_items_sample ADD INDEX idx_status_delivered (status, delivered_at); ANALYZE TABLE order_items_sample;" && time mysql -h sandbox-1 marketplace < /tmp/q_sample.sql | tail -1',
+        "Table\tOp\tMsg_type\tMsg_text\nmarketplace.order_items_sample\tanalyze\tstatus\tOK\n18244\n\nreal\t0m3.911s",
+    )
+    c.say(
+        "On the sandbox's 10% sample, (status, delivered_at) brings the query from 4.6 s to 3.9 s only: the "
+        "6.9M-row lookups back into the clustered index dominate. The covering version on the same sample: "
+        "0.31 s. Estimated size of the covering index at full scale: about 14 GB; the two-column one about 8 GB."
+    )
+    c.user(
+        "OK, covering then, 14 GB is fine with 308 free. Run it with gh-ost against the primary, but --postpone-cut-over, I'll do the cut-over myself at night."
+    )
+    c.bash("gh-ost --version", "bash: gh-ost: command not found", error=True)
+    c.bash("ssh db-tools-1 'gh-ost --version'", "1.1.6")
+    c.bash(
+        "ssh db-tools-1 'gh-ost --host=replica-2 --database=marketplace --table=order_items "
+        '--alter="ADD INDEX idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents)" '
+        "--max-load=Threads_running=40 --chunk-size=2000 --postpone-cut-over-flag-file=/tmp/ghost.postpone.flag "
+        "--throttle-control-replicas=replica-1,replica-3 --max-lag-millis=1500 --execute 2>&1 | tail -5'",
+        "Copy: 0/312480551 0.0%; Applied: 0; Backlog: 0/1000; Time: 0s(total), 0s(copy); streamer: mysql-bin.048812:4211; Lag: 0.01s, HeartbeatLag: 0.02s, State: migrating; ETA: N/A\n"
+        "FATAL 2026-12-03 11:20:44 ERROR Error 1045 (28000): Access denied for user 'ghost'@'10.4.2.18' (using password: NO)",
+        error=True,
+    )
+    c.say("gh-ost needs credentials; the ghost user's password is in /etc/gh-ost.cnf on db-tools-1 per the runbook.")
+    c.bash(
+        "ssh db-tools-1 'gh-ost --conf=/etc/gh-ost.cnf --host=replica-2 --database=marketplace --table=order_items "
+        '--alter="ADD INDEX idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents)" --max-load=Threads_running=40 --chunk-size=2000 '
+        "--postpone-cut-over-flag-file=/tmp/ghost.postpone.flag --throttle-control-replicas=replica-1,replica-3 --max-lag-millis=1500 --execute > /var/log/ghost-order_items.log 2>&1 &'; "
+        "sleep 120; ssh db-tools-1 'tail -1 /var/log/ghost-order_items.log'",
+        "Copy: 1712000/312480551 0.5%; Applied: 2210; Backlog: 0/1000; Time: 2m0s(total), 1m58s(copy); streamer: mysql-bin.048812:9981232; Lag: 0.41s, HeartbeatLag: 0.39s, State: migrating; ETA: 6h02m11s",
+    )
+    c.say(
+        "Running: 0.5% after 2 minutes, ETA about 6 hours, replica lag 0.4 s, under the 1.5 s limit. Cut-over is postponed until you delete /tmp/ghost.postpone.flag on db-tools-1."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php",
+            "old_string": "            FROM order_items oi\n",
+            "new_string": "            FROM order_items oi FORCE INDEX (idx_payouts)\n",
+        },
+        "The file /home/amara/marketplace/app/Reports/SellerPayouts.php has been updated successfully.",
+    )
+    c.user(
+        "No FORCE INDEX, the optimizer will pick it once it exists, and FORCE INDEX breaks the day someone renames it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php",
+            "old_string": "            FROM order_items oi FORCE INDEX (idx_payouts)\n",
+            "new_string": "            FROM order_items oi\n",
+        },
+        "The file /home/amara/marketplace/app/Reports/SellerPayouts.php has been updated successfully.",
+    )
+    c.bash("git status --short", "")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The seller payouts admin report times out; I analysed the query plan, evaluated index options with the user, and started an online index build with gh-ost.
+
+Summary:
+1. Primary Request and Intent:
+   Make the seller payouts admin page (query in app/Reports/SellerPayouts.php) fast; it times out at the 30 s gateway limit. Any schema change to order_items must go through gh-ost, never a plain ALTER, because the table is huge and a blocking ALTER stalls replication. The user chose the covering index and asked to run gh-ost against the primary with the cut-over postponed (they will do it at night). No FORCE INDEX hints in the query.
+
+2. Key Technical Concepts:
+   - EXPLAIN ANALYZE; low-selectivity index (status) vs composite range index
+   - Covering indexes to avoid clustered-index lookups
+   - gh-ost online schema change with a postponed cut-over flag file, replica lag throttling
+
+3. Files and Code Sections:
+   - app/Reports/SellerPayouts.php: aggregates payouts from order_items joined to sellers by delivered date; a FORCE INDEX hint was added and then removed at the user's request (no net change).
+
+4. Errors and fixes:
+   - gh-ost not installed locally; it runs on db-tools-1.
+   - The first gh-ost run failed with access denied for the ghost user; reran with the config file holding its credentials.
+
+5. Problem Solving:
+   The query took about 48 s, scanning ~281M rows via idx_status and filtering to ~6.9M by date. On a sample, a two-column (status, delivered_at) index barely helped, while the covering index made it roughly 15 times faster. The covering index is estimated at about 14 GB, which fits in the primary's free disk. gh-ost is now copying, with an ETA of around 6 hours and low replica lag.
+
+6. All user messages:
+   - "The admin 'seller payouts' page times out (30 s gateway limit). It's the query in app/Reports/SellerPayouts.php. Make it fast. Any schema change on order_items goes through gh-ost, never a plain ALTER, because …"
+   - The user asked whether (status, delivered_at) alone was enough, given the primary's disk at 71%.
+   - "OK, covering then, 14 GB is fine with 308 free. Run it with gh-ost against the primary, but --postpone-cut-over, I'll do the cut-over myself at night."
+   - "No FORCE INDEX, the optimizer will pick it once it exists, and FORCE INDEX breaks the day someone renames it."
+
+7. Pending Tasks:
+   - The user performs the gh-ost cut-over at night.
+   - Verify the report's speed after the cut-over.
+
+8. Current Work:
+   gh-ost is building idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents) on order_items; the FORCE INDEX edit was reverted.
+
+9. Optional Next Step:
+   Monitor the gh-ost log and re-run EXPLAIN ANALYZE after the cut-over.
+"""
+    labels = [
+        Label("request", "The admin 'seller payouts' page times out", dropped=False),
+        Label("constraint", "never a plain ALTER", dropped=False),
+        Label("decision", "a blocking ALTER stalls replication", dropped=False),  # "because …", kept in the intent
+        Label("constraint", "I'll do the cut-over myself at night", dropped=False),
+        Label("constraint", "No FORCE INDEX", dropped=False),
+        Label("decision", "FORCE INDEX breaks the day someone renames it", dropped=True),
+        Label("measurement", "312480551", dropped=True),  # the table's rows: "huge"
+        Label("measurement", "0m48.402s", dropped=False),  # "about 48 s"
+        Label("measurement", "rows=6904113", dropped=False),  # "~6.9M"
+        Label("measurement", "0m3.911s", dropped=True),  # the two-column index on the sample
+        Label("measurement", "0.31 s", dropped=True),  # the covering index on the sample: "roughly 15 times"
+        Label("measurement", "ETA: 6h02m11s", dropped=False),
+        Label("path", "/tmp/ghost.postpone.flag", dropped=True),  # the file to delete for the cut-over
+        Label("path", "/var/log/ghost-order_items.log", dropped=True),  # where to watch it
+        Label("error", "Access denied for user 'ghost'", dropped=False),
+        Label("failed command", "gh-ost --version", dropped=False),
+        Label("edit", "FORCE INDEX (idx_payouts)", dropped=False),
+        Label("path", "/etc/gh-ost.cnf", dropped=True),  # where the credentials are
+        # noise
+        Label("number", "10.4.2.18", dropped=False),
+        Label("number", "mysql-bin.048812", dropped=False),
+        Label("command", "git status --short", dropped=False),
+        Label("number", "2000", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -4009,4 +4407,6 @@ SESSIONS = (
     double_emails,
     invite_links,
     gradle_build_time,
+    log_volume,
+    mysql_index,
 )
