@@ -4388,6 +4388,397 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def android_crash() -> DevSession:
+    """Kotlin/Android: a crash from a Crashlytics stack trace, reproduced on an emulator after
+    several failed commands, the cause in a lifecycle race, the user's rule on the fix's scope."""
+    c = Conversation("/home/lea/notes-android", "fresh-android-crash")
+    c.user(
+        "Top crash in 5.12.0 on Crashlytics: IllegalStateException in NoteEditorFragment, about 2.3% "
+        "of sessions. Stack trace below. Fix it in a way we can ship as a 5.12.1 hotfix, so nothing "
+        "beyond the fix itself.\n\nFatal Exception: java.lang.IllegalStateException: Fragment NoteEditorFragment{8c1f2e0} not attached to a context.\n"
+        "    at androidx.fragment.app.Fragment.requireContext(Fragment.java:972)\n"
+        "    at com.acme.notes.editor.NoteEditorFragment.showSavedToast(NoteEditorFragment.kt:214)\n"
+        "    at com.acme.notes.editor.NoteEditorFragment$save$1.invokeSuspend(NoteEditorFragment.kt:188)\n"
+        "    at kotlin.coroutines.jvm.internal.BaseContinuationImpl.resumeWith(ContinuationImpl.kt:33)\n"
+        "    at kotlinx.coroutines.DispatchedTask.run(DispatchedTask.kt:108)"
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt"},
+        "   180\t    private fun save() {\n   181\t        GlobalScope.launch(Dispatchers.Main) {\n"
+        "   182\t            val note = binding.editor.text.toString()\n   183\t            withContext(Dispatchers.IO) { repository.save(noteId, note) }\n"
+        + _lines("   {i}\t", 4, 184)
+        + "\n   188\t            showSavedToast()\n   189\t        }\n   190\t    }\n"
+        + _lines("   {i}\t", 23, 191)
+        + "\n   214\t    private fun showSavedToast() = Toast.makeText(requireContext(), R.string.saved, Toast.LENGTH_SHORT).show()\n",
+    )
+    c.say(
+        "save() runs in GlobalScope, so the coroutine outlives the fragment. If the user leaves the editor "
+        "while repository.save is still writing (slow on large notes), the fragment is detached when "
+        "showSavedToast calls requireContext(). The fix is to launch in viewLifecycleOwner.lifecycleScope; "
+        "but then leaving the screen would cancel the save itself, which loses the note."
+    )
+    c.bash(
+        "git log --oneline -3 -- app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+        "a3e5c71 editor: save on back press\n5b2f0d9 editor: toast after save\n9e1d3c8 editor: move save off the main thread",
+    )
+    c.bash(
+        "./gradlew :app:testDebugUnitTest --tests '*NoteEditor*'",
+        "ERROR: JAVA_HOME is not set and no 'java' command could be found in your PATH.",
+        error=True,
+    )
+    c.bash(
+        "export JAVA_HOME=/opt/android-studio/jbr && ./gradlew :app:testDebugUnitTest --tests '*NoteEditor*' 2>&1 | tail -3",
+        "BUILD SUCCESSFUL in 1m 22s\n31 actionable tasks: 9 executed, 22 up-to-date",
+    )
+    c.bash("adb devices", "bash: adb: command not found", error=True)
+    c.bash("~/Android/Sdk/platform-tools/adb devices", "List of devices attached\n")
+    c.bash("~/Android/Sdk/emulator/emulator -list-avds", "Pixel_7_API_34\nPixel_4a_API_30")
+    c.bash(
+        "~/Android/Sdk/emulator/emulator -avd Pixel_4a_API_30 -no-window -no-audio &>/tmp/emu.log & sleep 60; ~/Android/Sdk/platform-tools/adb wait-for-device && ~/Android/Sdk/platform-tools/adb devices",
+        "List of devices attached\nemulator-5554\tdevice",
+    )
+    c.bash("./gradlew :app:installDebug 2>&1 | tail -2", "Installed on 1 device.\n\nBUILD SUCCESSFUL in 48s")
+    c.bash(
+        "~/Android/Sdk/platform-tools/adb shell am instrument -w -e class com.acme.notes.editor.SaveAndLeaveTest com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner",
+        "com.acme.notes.editor.SaveAndLeaveTest:\nError in leaveWhileSaving(com.acme.notes.editor.SaveAndLeaveTest):\n"
+        "java.lang.IllegalStateException: Fragment NoteEditorFragment{3d9a7b1} not attached to a context.\n\tat androidx.fragment.app.Fragment.requireContext(Fragment.java:972)\n\n"
+        "Tests run: 1,  Failures: 1",
+        error=True,
+    )
+    c.say("Reproduced with an instrumented test that saves a 2 MB note and presses back immediately (API 30 emulator).")
+    c.user(
+        "The save must survive leaving the screen, notes are the whole product. Keep it minimal: don't "
+        "move save into a ViewModel or WorkManager now, that's the 5.13 refactor (NOTES-1022)."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+            "old_string": "    private fun showSavedToast() = Toast.makeText(requireContext(), R.string.saved, Toast.LENGTH_SHORT).show()",
+            "new_string": "    // The save outlives the fragment (it must not be cancelled): only toast while attached.\n"
+            "    private fun showSavedToast() {\n        val context = context ?: return\n        Toast.makeText(context, R.string.saved, Toast.LENGTH_SHORT).show()\n    }",
+        },
+        "The file /home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt has been updated successfully.",
+    )
+    c.bash(
+        "grep -n 'requireContext\\|requireActivity' app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+        "97:        val imm = requireContext().getSystemService(InputMethodManager::class.java)\n"
+        "151:        requireActivity().title = note.title",
+    )
+    c.say(
+        "Lines 97 and 151 run in onViewCreated and a lifecycle-bound observer, so they cannot run detached. Only the toast was reachable after detach."
+    )
+    c.bash(
+        "./gradlew :app:installDebug -q && ~/Android/Sdk/platform-tools/adb shell am instrument -w -e class com.acme.notes.editor.SaveAndLeaveTest com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner",
+        "com.acme.notes.editor.SaveAndLeaveTest:.\n\nTime: 4.812\n\nOK (1 test)",
+    )
+    c.bash(
+        '~/Android/Sdk/platform-tools/adb shell run-as com.acme.notes sqlite3 databases/notes.db "select length(body) from notes order by updated_at desc limit 1"',
+        "/system/bin/sh: sqlite3: inaccessible or not found",
+        error=True,
+    )
+    c.bash(
+        '~/Android/Sdk/platform-tools/adb exec-out run-as com.acme.notes cat databases/notes.db > /tmp/notes.db && sqlite3 /tmp/notes.db "select length(body) from notes order by updated_at desc limit 1"',
+        "2097152",
+    )
+    c.say("The 2 MB note (2,097,152 characters) was saved completely after leaving the screen.")
+    c.bash(
+        "./gradlew :app:lintDebug 2>&1 | grep -E 'errors|warnings' | tail -1",
+        "Lint found 0 errors, 41 warnings (41 baselined)",
+    )
+    c.bash(
+        "grep -n 'versionCode\\|versionName' app/build.gradle.kts",
+        '14:        versionCode = 51200\n15:        versionName = "5.12.0"',
+    )
+    c.user("Bump to 5.12.1 and commit on release/5.12.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lea/notes-android/app/build.gradle.kts",
+            "old_string": '        versionCode = 51200\n        versionName = "5.12.0"',
+            "new_string": '        versionCode = 51201\n        versionName = "5.12.1"',
+        },
+        "The file /home/lea/notes-android/app/build.gradle.kts has been updated successfully.",
+    )
+    c.bash(
+        "git switch release/5.12 2>&1 | tail -1 && git add -A && git commit -qm 'editor: no toast after detach (crash in 5.12.0); 5.12.1' && git log --oneline -1",
+        "error: Your local changes to the following files would be overwritten by checkout:\n\tapp/build.gradle.kts\nPlease commit your changes or stash them before you switch branches.\nAborting",
+        error=True,
+    )
+    c.bash(
+        "git stash && git switch release/5.12 && git stash pop && git add -A && git commit -qm 'editor: no toast after detach (crash in 5.12.0); 5.12.1' && git log --oneline -1",
+        "Saved working directory and index state WIP on main: a3e5c71 editor: save on back press\nSwitched to branch 'release/5.12'\n"
+        "On branch release/5.12\nChanges not staged for commit:\n\tmodified:   app/build.gradle.kts\n\tmodified:   app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt\n"
+        "Dropped refs/stash@{0} (7f1d3e2a)\n6d0c9b4 editor: no toast after detach (crash in 5.12.0); 5.12.1",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A crash fix for a hotfix release of an Android notes app: IllegalStateException from requireContext() after the editor fragment detached.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the top Crashlytics crash in 5.12.0 (IllegalStateException "not attached to a context" in NoteEditorFragment) as a minimal 5.12.1 hotfix. The save must survive leaving the screen; no move to a ViewModel or WorkManager (planned for 5.13). Then bump to 5.12.1 and commit on release/5.12.
+
+2. Key Technical Concepts:
+   - Coroutines launched in GlobalScope outliving a Fragment
+   - requireContext() vs nullable context after detach
+   - Instrumented tests on an emulator; adb run-as
+
+3. Files and Code Sections:
+   - app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt: showSavedToast now returns early when the fragment has no context; the save itself still runs to completion.
+     ```kotlin
+     private fun showSavedToast() {
+         val context = context ?: return
+         Toast.makeText(context, R.string.saved, Toast.LENGTH_SHORT).show()
+     }
+     ```
+   - app/build.gradle.kts: version 5.12.1.
+
+4. Errors and fixes:
+   - Gradle could not find Java (JAVA_HOME unset): used Android Studio's JBR.
+   - adb not on PATH: used the SDK's platform-tools path.
+   - sqlite3 not on the emulator: pulled the database and queried it locally.
+   - git switch to release/5.12 refused because of local changes; stashed, switched, popped, committed.
+
+5. Problem Solving:
+   The crash happens when the user leaves the editor while a save is still running: the GlobalScope coroutine calls showSavedToast after detach. Switching to a lifecycle scope was rejected because it would cancel the save. An instrumented test saving a large note and pressing back reproduced the crash and passes after the fix; the note was stored completely. Other requireContext/requireActivity calls in the fragment only run while attached. Lint shows no new issues.
+
+6. All user messages:
+   - The user reported the top crash in 5.12.0 with its stack trace and asked for a fix shippable as a 5.12.1 hotfix, nothing beyond the fix.
+   - "The save must survive leaving the screen, notes are the whole product. Keep it minimal: don't move save into a ViewModel or WorkManager now, that's the 5.13 refactor (NOTES-1022)."
+   - "Bump to 5.12.1 and commit on release/5.12."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix and version bump on release/5.12.
+
+9. Optional Next Step:
+   Build the release and hand it to QA.
+"""
+    labels = [
+        Label("request", "Fix it in a way we can ship as a 5.12.1 hotfix", dropped=False),
+        Label("constraint", "The save must survive leaving the screen", dropped=False),
+        Label("constraint", "don't move save into a ViewModel or WorkManager now", dropped=False),
+        Label("identifier", "NOTES-1022", dropped=False),
+        Label("measurement", "about 2.3% of sessions", dropped=True),
+        Label("decision", "but then leaving the screen would cancel the save itself", dropped=False),
+        Label("error", "not attached to a context", dropped=False),
+        Label("path", "NoteEditorFragment.kt:214", dropped=True),  # where the crash is thrown
+        Label("identifier", "6d0c9b4", dropped=True),
+        Label("identifier", "a3e5c71", dropped=True),  # "save on back press", the commit the race came with
+        Label("failed command", "adb devices", dropped=False),
+        Label("error", "JAVA_HOME is not set", dropped=False),
+        Label("name", "/opt/android-studio/jbr", dropped=True),  # the JAVA_HOME that works
+        Label("name", "Pixel_4a_API_30", dropped=True),  # the emulator that reproduces it
+        Label("measurement", "2097152", dropped=False),  # "stored completely"
+        Label("edit", "val context = context ?: return", dropped=False),
+        Label("edit", "versionCode = 51201", dropped=True),  # "version 5.12.1": the code is not said
+        Label("file edited", "app/build.gradle.kts", dropped=False),
+        # noise
+        Label("number", "972", dropped=False),
+        Label("number", "7f1d3e2a", dropped=False),
+        Label("command", "git stash && git switch release/5.12", dropped=False),
+        Label("number", "5554", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def nan_loss() -> DevSession:
+    """Python/PyTorch: a debugging session with many failed commands (a missing tool, CUDA out of
+    memory, a wrong flag), a NaN loss traced to fp16 overflow in one layer, timings and the user's
+    reason for keeping mixed precision."""
+    c = Conversation("/home/omar/ranker", "fresh-nan-loss")
+    c.user(
+        "Training of the ranker goes NaN around step 1,800 since we switched to the bigger batch. "
+        "Find out why. Keep mixed precision, without it an epoch takes 3x longer and we only have the "
+        "A10 box until Friday."
+    )
+    c.bash("nvidia-smi", "bash: nvidia-smi: command not found", error=True)
+    c.bash(
+        "ssh a10-box nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv",
+        "name, memory.total [MiB], memory.used [MiB]\nNVIDIA A10, 23028 MiB, 2 MiB",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git log --oneline -3'",
+        "e90b4d1 train: batch 512 -> 2048, lr scaled linearly\n0d4e2f9 model: add cross features\n7c8a1b3 data: dedupe queries",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/omar/ranker/configs/base.yaml"},
+        "model:\n  hidden: 768\n  layers: 6\n  dropout: 0.1\ntrain:\n  batch_size: 2048\n  lr: 0.0016\n  warmup_steps: 500\n"
+        "  amp: fp16\n  grad_clip: null\n  loss_scale: dynamic\n",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --log-every 100 2>&1 | tail -25'",
+        "\n".join(f"step {i}00 loss {0.69 - i * 0.04:.4f} grad_norm {3.0 + i * 0.1:.1f}" for i in range(1, 10))
+        + "\nstep 1000 loss 0.3305 grad_norm 4.8\nstep 1100 loss 0.3241 grad_norm 7.9\nstep 1200 loss 0.3198 grad_norm 12.6\n"
+        "step 1300 loss 0.3187 grad_norm 31.0\nstep 1400 loss 0.3301 grad_norm 88.4\nstep 1500 loss 0.3512 grad_norm 240.2\n"
+        "step 1600 loss 0.4125 grad_norm 1021.7\nstep 1700 loss 0.9930 grad_norm inf\nstep 1800 loss nan grad_norm nan\n"
+        "WARNING: loss is NaN at step 1774, stopping",
+    )
+    c.say(
+        "The gradient norm grows from ~3 to 1,021 between steps 1,000 and 1,600, then inf at 1,700 and NaN at 1,774. No grad clipping is set (grad_clip: null)."
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --detect-anomaly'",
+        "train.py: error: unrecognized arguments: --detect-anomaly",
+        error=True,
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --help | grep -i -A1 debug'",
+        "  --debug-nan           register forward hooks that report the first module producing inf/nan",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --debug-nan 2>&1 | grep -m3 -E \"inf|nan\"'",
+        "step 1700: first non-finite output in model.cross.proj (Linear 4608->768), dtype float16, max |x| before = 71203.5\n"
+        "step 1700: inputs of model.cross.proj: max |x| = 3911.2\nWARNING: loss is NaN at step 1774, stopping",
+    )
+    c.say(
+        "The first inf comes out of model.cross.proj, the cross-feature projection added in 0d4e2f9: its "
+        "activations reach 71,203 just before, over fp16's maximum of 65,504. bf16 has fp32's range, but "
+        "the A10 supports bf16, so switching amp to bf16 keeps mixed precision speed."
+    )
+    c.bash(
+        "ssh a10-box 'python -c \"import torch; print(torch.__version__, torch.cuda.is_bf16_supported())\"'",
+        "2.4.1+cu121 True",
+    )
+    c.user("Try bf16, but also add grad clipping at 1.0, I want both. Don't change the lr, it's tuned.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/ranker/configs/base.yaml",
+            "old_string": "  amp: fp16\n  grad_clip: null\n",
+            "new_string": "  amp: bf16  # fp16 overflowed in model.cross.proj at batch 2048\n  grad_clip: 1.0\n",
+        },
+        "The file /home/omar/ranker/configs/base.yaml has been updated successfully.",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git pull -q && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "Traceback (most recent call last):\n  File \"/home/omar/ranker/train.py\", line 142, in <module>\n    scaler = torch.cuda.amp.GradScaler(enabled=cfg.train.amp == 'fp16')\n"
+        '  File "/home/omar/ranker/train.py", line 97, in train_step\n    scaler.unscale_(optimizer)\n'
+        "RuntimeError: Attempting to unscale FP16 gradients.",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/omar/ranker/train.py"},
+        "    90\tdef train_step(batch):\n    91\t    with torch.autocast('cuda', dtype=torch.float16):\n    92\t        loss = model(batch).loss\n"
+        "    93\t    scaler.scale(loss).backward()\n    94\t    if cfg.train.grad_clip:\n    95\t        scaler.unscale_(optimizer)\n"
+        "    96\t        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.grad_clip)\n",
+    )
+    c.say(
+        "train.py hard-codes torch.float16 in autocast, ignoring the amp setting. So the config change alone did nothing except enable clipping through a disabled scaler."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/ranker/train.py",
+            "old_string": "    with torch.autocast('cuda', dtype=torch.float16):",
+            "new_string": "    with torch.autocast('cuda', dtype={'fp16': torch.float16, 'bf16': torch.bfloat16}[cfg.train.amp]):",
+        },
+        "The file /home/omar/ranker/train.py has been updated successfully.",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git pull -q && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "Traceback (most recent call last):\n  File \"/home/omar/ranker/train.py\", line 20, in <module>\n    from ranker.data import load\nModuleNotFoundError: No module named 'ranker'",
+        error=True,
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && pip install -q -e . && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "step 500 loss 0.4107 grad_norm 1.0 (clipped from 3.4)\nstep 1000 loss 0.3296 grad_norm 1.0 (clipped from 4.1)\n"
+        "step 1500 loss 0.3154 grad_norm 1.0 (clipped from 3.9)\nstep 2000 loss 0.3071 grad_norm 1.0 (clipped from 3.7)\n"
+        "step 2500 loss 0.3019 grad_norm 1.0 (clipped from 3.5)\nstep 3000 loss 0.2982 grad_norm 1.0 (clipped from 3.3)\nthroughput 4412 samples/s",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git stash -q && python train.py --config configs/base.yaml --max-steps 300 2>&1 | grep throughput; git stash pop -q'",
+        "throughput 4480 samples/s",
+    )
+    c.say(
+        "Stable to step 3,000 with loss 0.298, and throughput 4,412 samples/s with bf16 against 4,480 with fp16: 1.5% slower, not 3x."
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python eval.py --checkpoint runs/latest/step3000.pt --split valid 2>&1 | tail -2'",
+        "ndcg@10 0.4127\nmrr 0.3650",
+    )
+    c.user("Good. Commit the config and train.py changes, I'll start the full run tonight.")
+    c.bash(
+        "git add configs/base.yaml train.py && git commit -qm 'train: honour amp dtype (bf16), clip grads at 1.0; fp16 overflowed in cross.proj' && git log --oneline -1",
+        "b27e0c5 train: honour amp dtype (bf16), clip grads at 1.0; fp16 overflowed in cross.proj",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The ranker's training diverged to NaN after moving to a larger batch; the user wanted the cause found while keeping mixed precision.
+
+Summary:
+1. Primary Request and Intent:
+   Find why training goes NaN around step 1,800 since the switch to a bigger batch. Keep mixed precision (otherwise an epoch takes about 3x longer and the A10 machine is only available until Friday). The user then asked to try bf16 and also add gradient clipping at 1.0, without changing the tuned learning rate, and finally to commit the config and train.py changes.
+
+2. Key Technical Concepts:
+   - fp16 overflow (max 65,504) vs bf16's wider range
+   - torch.autocast dtype, GradScaler, gradient clipping with unscale_
+   - Forward hooks to find the first non-finite activation
+
+3. Files and Code Sections:
+   - configs/base.yaml: amp fp16 → bf16 (with a comment), grad_clip null → 1.0.
+   - train.py: autocast now uses the dtype from cfg.train.amp instead of a hard-coded float16.
+
+4. Errors and fixes:
+   - nvidia-smi not available locally: ran commands on the A10 box over ssh.
+   - --detect-anomaly is not a train.py option; used --debug-nan.
+   - "Attempting to unscale FP16 gradients": train.py ignored the amp setting; fixed the autocast dtype.
+   - ModuleNotFoundError for ranker on the box: installed the package in editable mode.
+
+5. Problem Solving:
+   The gradient norm grew steadily after the batch increase until it overflowed; the first inf came from model.cross.proj (the cross-feature projection), whose activations exceeded fp16's range. With bf16 and clipping, training is stable through 3,000 steps with the loss still decreasing, and throughput is only slightly lower than fp16. Validation ndcg@10 is about 0.41.
+
+6. All user messages:
+   - "Training of the ranker goes NaN around step 1,800 since we switched to the bigger batch. Find out why. Keep mixed precision, without it an epoch takes 3x longer and we only have the A10 box until Friday."
+   - "Try bf16, but also add grad clipping at 1.0, I want both. Don't change the lr, it's tuned."
+   - "Good. Commit the config and train.py changes, I'll start the full run tonight."
+
+7. Pending Tasks:
+   - The user starts the full training run tonight.
+
+8. Current Work:
+   Committed configs/base.yaml and train.py.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Training of the ranker goes NaN around step 1,800", dropped=False),
+        Label("constraint", "Keep mixed precision", dropped=False),
+        Label("decision", "we only have the A10 box until Friday", dropped=False),
+        Label("constraint", "Don't change the lr, it's tuned", dropped=False),
+        Label("identifier", "e90b4d1", dropped=True),  # the batch 512 -> 2048 commit
+        Label("identifier", "0d4e2f9", dropped=True),  # the commit that added cross.proj
+        Label("measurement", "max |x| before = 71203.5", dropped=True),  # "exceeded fp16's range"
+        Label("measurement", "loss is NaN at step 1774", dropped=True),
+        Label("measurement", "grad_norm 1021.7", dropped=True),
+        Label("measurement", "4412 samples/s", dropped=True),  # "only slightly lower"
+        Label("measurement", "ndcg@10 0.4127", dropped=False),  # "about 0.41"
+        Label("number", "lr: 0.0016", dropped=True),  # the tuned value, read in the config
+        Label("failed command", "--detect-anomaly", dropped=False),
+        Label("error", "Attempting to unscale FP16 gradients", dropped=False),
+        Label("error", "No module named 'ranker'", dropped=False),
+        Label("edit", "amp: bf16", dropped=False),
+        Label("file edited", "train.py", dropped=False),
+        Label("identifier", "b27e0c5", dropped=True),
+        # noise
+        Label("failed command", "nvidia-smi", dropped=False),  # "not available locally"
+        Label("command", "git log --oneline -3", dropped=False),
+        Label("number", "23028", dropped=False),
+        Label("number", "65,504", dropped=False),
+        Label("number", "4608", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -4409,4 +4800,6 @@ SESSIONS = (
     gradle_build_time,
     log_volume,
     mysql_index,
+    android_crash,
+    nan_loss,
 )
