@@ -4779,6 +4779,389 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def beat_timezone() -> DevSession:
+    """Python/Celery: a scheduled report an hour late since the clocks changed, a schedule read in
+    UTC, the fix to a time zone; a long user message with a constraint and a second request the
+    summary loses."""
+    c = Conversation("/home/jonas/reports-worker", "fresh-beat-timezone")
+    c.user(
+        "Since the clocks went back on 26 October the daily sales report arrives at 08:00 instead of "
+        "07:00 for the Berlin team. Please fix it so it is 07:00 Berlin time all year. Leave the "
+        "billing tasks on UTC, the bank's cutoff is in UTC and those must not move with DST. And "
+        "afterwards rename send_report_daily to send_daily_report, the name has bugged me for years."
+    )
+    c.bash("git status --short && git log --oneline -1", "\n7e2c1d0 worker: bump celery to 5.4.0")
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/worker/celeryconfig.py"},
+        "     1\tfrom celery.schedules import crontab\n     2\t\n     3\ttimezone = 'UTC'\n     4\tenable_utc = True\n     5\t\n"
+        "     6\tbeat_schedule = {\n     7\t    'daily-sales-report': {\n     8\t        'task': 'worker.reports.send_report_daily',\n"
+        "     9\t        'schedule': crontab(hour=6, minute=0),  # 07:00 Berlin\n    10\t    },\n"
+        "    11\t    'billing-settle': {\n    12\t        'task': 'worker.billing.settle',\n    13\t        'schedule': crontab(hour=15, minute=30),\n    14\t    },\n"
+        "    15\t    'billing-export': {\n    16\t        'task': 'worker.billing.export',\n    17\t        'schedule': crontab(hour=16, minute=0),\n    18\t    },\n"
+        "    19\t    'cleanup-tmp': {\n    20\t        'task': 'worker.maintenance.cleanup',\n    21\t        'schedule': crontab(minute=0, hour='*/4'),\n    22\t    },\n    23\t}\n",
+    )
+    c.say("The schedule says 06:00 UTC with a comment claiming 07:00 Berlin. Let me check what 06:00 UTC is in Berlin.")
+    c.bash(
+        'python -c "from datetime import datetime; from zoneinfo import ZoneInfo as Z; '
+        "[print(d, datetime.fromisoformat(d+'T06:00+00:00').astimezone(Z('Europe/Berlin')).strftime('%H:%M')) for d in ('2026-07-01','2026-11-02')]\"",
+        "2026-07-01 08:00\n2026-11-02 07:00",
+    )
+    c.say(
+        "So 06:00 UTC is 08:00 in summer and 07:00 in winter: if the schedule ran in UTC, the report "
+        "would have moved earlier in October, not later. Let me check when the task actually runs."
+    )
+    c.bash(
+        "grep 'send_report_daily.*succeeded' /var/log/celery/worker.log | tail -4",
+        "[2026-11-27 06:00:03,412: INFO/ForkPoolWorker-2] Task worker.reports.send_report_daily[9f1e...] succeeded in 41.2s\n"
+        "[2026-11-28 06:00:02,977: INFO/ForkPoolWorker-1] Task worker.reports.send_report_daily[0a7c...] succeeded in 39.8s\n"
+        "[2026-11-29 06:00:03,105: INFO/ForkPoolWorker-3] Task worker.reports.send_report_daily[5d2b...] succeeded in 40.6s\n"
+        "[2026-11-30 06:00:02,880: INFO/ForkPoolWorker-2] Task worker.reports.send_report_daily[c3e8...] succeeded in 44.1s",
+    )
+    c.bash(
+        "head -3 /var/log/celery/worker.log; date; cat /etc/timezone",
+        "celery@reports-1 v5.4.0 (opalescent)\n\nThu Dec  3 10:12:44 CET 2026\nEurope/Berlin",
+    )
+    c.say(
+        "The log timestamps are local (CET): the task runs at 06:00 Berlin, not 06:00 UTC. The host is on "
+        "Europe/Berlin; let me see how beat is started there."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/deploy/celery-beat.service"},
+        "[Service]\nUser=celery\nWorkingDirectory=/opt/reports-worker\nExecStart=/opt/reports-worker/.venv/bin/celery -A worker beat --config worker.legacy_config --loglevel INFO\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/worker/legacy_config.py"},
+        "from worker.celeryconfig import *  # noqa\n\ntimezone = 'Europe/Berlin'\nenable_utc = False\n",
+    )
+    c.say(
+        "worker/legacy_config.py overrides timezone to Europe/Berlin and enable_utc to False, so in "
+        "production beat reads crontab(hour=6) as 06:00 Berlin. That means the 07:00 report has been "
+        "built at 06:00, which does not explain 08:00 either. Let me look at the mail server's side."
+    )
+    c.bash(
+        "grep 'daily sales' /var/log/mail.log | tail -3 | awk '{print $1, $2, $3, $NF}'",
+        "Nov 28 08:00:47 status=sent\nNov 29 08:00:51 status=sent\nNov 30 08:00:49 status=sent",
+    )
+    c.bash(
+        "grep -n 'deliver_at\\|eta\\|countdown' worker/reports.py",
+        "worker/reports.py:52:    mailer.send(report, deliver_at=report_day.replace(hour=7, tzinfo=timezone.utc))",
+    )
+    c.say(
+        "Found it. The task runs at 06:00 Berlin, builds the report, and hands it to the mailer with "
+        "deliver_at 07:00 *UTC* (worker/reports.py:52), which is 08:00 Berlin in winter and 09:00 in "
+        "summer. Let me see when deliver_at came in."
+    )
+    c.bash(
+        "git log -L52,52:worker/reports.py --oneline | head -3",
+        "c81f0a2 reports: schedule delivery via the mailer queue\ndiff --git a/worker/reports.py b/worker/reports.py",
+    )
+    c.bash("git show -s --format='%ad %an' --date=short c81f0a2", "2026-10-27 Mara Lind")
+    c.say(
+        "c81f0a2 (27 Oct, the day after the clock change) added deliver_at with a UTC 07:00. That's the regression, coinciding with DST by chance."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/worker/reports.py",
+            "old_string": "    mailer.send(report, deliver_at=report_day.replace(hour=7, tzinfo=timezone.utc))",
+            "new_string": "    mailer.send(report, deliver_at=datetime.combine(report_day, time(7), tzinfo=ZoneInfo('Europe/Berlin')))",
+        },
+        "The file /home/jonas/reports-worker/worker/reports.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/test_reports.py -q 2>&1 | tail -3",
+        "E   NameError: name 'ZoneInfo' is not defined\nFAILED tests/test_reports.py::test_delivery_time - NameError: name 'ZoneInfo' is not defined\n1 failed, 11 passed in 0.92s",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/worker/reports.py",
+            "old_string": "from datetime import timezone\n",
+            "new_string": "from datetime import datetime, time\nfrom zoneinfo import ZoneInfo\n",
+        },
+        "The file /home/jonas/reports-worker/worker/reports.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/test_reports.py -q 2>&1 | tail -2",
+        "FAILED tests/test_reports.py::test_delivery_time - AssertionError: assert '06:00+00:00' == '07:00+00:00'\n1 failed, 11 passed in 0.88s",
+        error=True,
+    )
+    c.say(
+        "The test pinned the old behaviour (07:00 UTC). Updating it to expect 07:00 Berlin on a winter and a summer day."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/tests/test_reports.py",
+            "old_string": "    assert sent.deliver_at.isoformat()[11:] == '07:00+00:00'",
+            "new_string": "    assert sent.deliver_at.astimezone(ZoneInfo('Europe/Berlin')).hour == 7",
+        },
+        "The file /home/jonas/reports-worker/tests/test_reports.py has been updated successfully.",
+    )
+    c.bash("python -m pytest -q 2>&1 | tail -1", "58 passed in 3.41s")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The daily sales report has been arriving an hour late since late October. The investigation went through the Celery beat configuration and ended in the mailer call.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that since the end of October the daily sales report arrives at 08:00 instead of 07:00 for the Berlin team, and asked to make it 07:00 Berlin time all year.
+
+2. Key Technical Concepts:
+   - Celery beat crontab schedules, timezone and enable_utc
+   - A legacy config module overriding the time zone in production
+   - Time-zone-aware datetimes with zoneinfo
+
+3. Files and Code Sections:
+   - worker/celeryconfig.py: UTC beat schedule; the daily report at crontab(hour=6).
+   - worker/legacy_config.py and deploy/celery-beat.service: production beat runs with timezone Europe/Berlin, enable_utc False.
+   - worker/reports.py: deliver_at was 07:00 UTC; now 07:00 Europe/Berlin via datetime.combine and ZoneInfo (imports added).
+   - tests/test_reports.py: test_delivery_time now asserts 07:00 in Berlin.
+
+4. Errors and fixes:
+   - NameError for ZoneInfo: added the imports.
+   - test_delivery_time expected the old UTC delivery time; updated.
+
+5. Problem Solving:
+   The schedule itself was not the cause: in production the task runs at 06:00 Berlin. The regression came from a commit the day after the clock change that introduced a delivery time in UTC, which is 08:00 in Berlin in winter. The timing with DST was a coincidence. All tests pass.
+
+6. All user messages:
+   - The user reported the report arriving an hour late since the clocks went back and asked for 07:00 Berlin time all year.
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Fixed deliver_at in worker/reports.py and updated the test; the full suite passes.
+
+9. Optional Next Step:
+   Ask the user to confirm tomorrow's delivery time.
+"""
+    labels = [
+        Label("request", "fix it so it is 07:00 Berlin time all year", dropped=False),
+        Label("constraint", "Leave the billing tasks on UTC", dropped=True),  # not in the summary at all
+        Label("decision", "the bank's cutoff is in UTC", dropped=True),
+        Label("request", "rename send_report_daily to send_daily_report", dropped=True),  # still to do: not in Pending
+        Label("identifier", "c81f0a2", dropped=True),  # "a commit the day after the clock change"
+        Label("name", "Mara Lind", dropped=True),
+        Label("path", "worker/reports.py:52", dropped=False),  # "worker/reports.py: deliver_at was 07:00 UTC"
+        Label("file read", "worker/legacy_config.py", dropped=False),
+        Label("file read", "deploy/celery-beat.service", dropped=False),
+        Label("measurement", "Nov 30 08:00:49 status=sent", dropped=True),  # the mail log that showed 08:00
+        Label("error", "name 'ZoneInfo' is not defined", dropped=False),
+        Label("error", "assert '06:00+00:00' == '07:00+00:00'", dropped=False),
+        Label("edit", "tzinfo=ZoneInfo('Europe/Berlin')", dropped=False),
+        Label("measurement", "58 passed", dropped=True),  # "all tests pass"
+        Label("decision", "coinciding with DST by chance", dropped=False),
+        # noise
+        Label("command", "git status --short && git log --oneline -1", dropped=False),
+        Label("number", "2026-07-01 08:00", dropped=False),  # a check on the way, overtaken
+        Label("number", "41.2s", dropped=False),
+        Label("name", "ForkPoolWorker-2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def nginx_headers() -> DevSession:
+    """nginx/Ansible: a configuration change (security headers and caching for static assets)
+    under the user's preferences, checked with curl and a scanner; the summary drops one of the
+    user's constraints said in passing and the reason for another."""
+    c = Conversation("/home/ruth/edge-config", "fresh-nginx-headers")
+    c.user(
+        "The security scan (Mozilla Observatory) gives www.acme-shop.example a D. Add the missing "
+        "headers in the nginx role. HSTS with max-age one year but no preload, preload is hard to undo "
+        "and we still have an http-only partner subdomain. Don't touch the CSP, marketing is mid-way "
+        "through a tag manager migration."
+    )
+    c.bash(
+        "ls roles/nginx/templates", "default.conf.j2\nsecurity_headers.conf.j2\nstatic_cache.conf.j2\nupstreams.conf.j2"
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2"},
+        '# managed by ansible\nadd_header X-Frame-Options SAMEORIGIN;\n{% if csp %}\nadd_header Content-Security-Policy "{{ csp }}";\n{% endif %}\n',
+    )
+    c.bash(
+        "curl -sI https://www.acme-shop.example | grep -iE '^(strict|x-content|referrer|permissions|x-frame|content-security|cache-control)'",
+        "x-frame-options: SAMEORIGIN\ncontent-security-policy: default-src 'self' https://tags.acme-shop.example; img-src * data:\ncache-control: no-cache",
+    )
+    c.bash(
+        "npx observatory-cli www.acme-shop.example --format=report 2>&1 | head -14",
+        "bash: npx: command not found",
+        error=True,
+    )
+    c.bash(
+        "curl -s -X POST 'https://observatory-api.mdn.mozilla.net/api/v2/scan?host=www.acme-shop.example' | jq '{grade, score, tests_failed, tests_passed}'",
+        '{\n  "grade": "D",\n  "score": 35,\n  "tests_failed": 4,\n  "tests_passed": 6\n}',
+    )
+    c.bash(
+        "curl -s 'https://observatory-api.mdn.mozilla.net/api/v2/analyze?host=www.acme-shop.example' | jq -r '.tests | to_entries[] | select(.value.pass == false) | .key + \": \" + .value.result'",
+        "strict-transport-security: hsts-not-implemented\nx-content-type-options: x-content-type-options-not-implemented\n"
+        "referrer-policy: referrer-policy-not-implemented\ncontent-security-policy: csp-implemented-with-unsafe-inline",
+    )
+    c.say(
+        "Four failing tests: HSTS, X-Content-Type-Options, Referrer-Policy, and the CSP (unsafe-inline), which you want left alone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2",
+            "old_string": "add_header X-Frame-Options SAMEORIGIN;\n",
+            "new_string": "add_header X-Frame-Options SAMEORIGIN always;\n"
+            "# one year, no preload: preload is hard to undo and partner.acme-shop.example is still http-only\n"
+            'add_header Strict-Transport-Security "max-age=31536000; includeSubDomains" always;\n'
+            "add_header X-Content-Type-Options nosniff always;\nadd_header Referrer-Policy strict-origin-when-cross-origin always;\n",
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2 has been updated successfully.",
+    )
+    c.say(
+        "Wait: includeSubDomains would also force HTTPS on the http-only partner subdomain for every browser "
+        "that saw the header. I'll drop includeSubDomains too, same reason as preload."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2",
+            "old_string": '"max-age=31536000; includeSubDomains"',
+            "new_string": '"max-age=31536000"',
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2 has been updated successfully.",
+    )
+    c.bash(
+        "grep -rn 'add_header' roles/nginx/templates/ | grep -v security_headers",
+        'roles/nginx/templates/static_cache.conf.j2:4:    add_header Cache-Control "public, max-age=604800, immutable";',
+    )
+    c.say(
+        "static_cache.conf.j2 has its own add_header inside a location block. nginx does not inherit "
+        "add_header from the server level into a location that has any add_header of its own, so static "
+        "assets would get none of the security headers. I'll include the security headers file there too."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/static_cache.conf.j2",
+            "old_string": '    add_header Cache-Control "public, max-age=604800, immutable";',
+            "new_string": '    add_header Cache-Control "public, max-age=604800, immutable";\n    include /etc/nginx/snippets/security_headers.conf;',
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/static_cache.conf.j2 has been updated successfully.",
+    )
+    c.bash(
+        "ansible-playbook -i inventories/staging site.yml --tags nginx --check --diff 2>&1 | tail -6",
+        'TASK [nginx : validate config] *************************************************\nfatal: [edge-stg-1]: FAILED! => {"changed": false, "cmd": "nginx -t", '
+        '"stderr": "nginx: [emerg] open() \\"/etc/nginx/snippets/security_headers.conf\\" failed (2: No such file or directory) in /etc/nginx/conf.d/static_cache.conf:5"}\n\n'
+        "PLAY RECAP *********************************************************************\nedge-stg-1 : ok=6 changed=3 unreachable=0 failed=1 skipped=0",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ruth/edge-config/roles/nginx/tasks/main.yml"},
+        "- name: security headers\n  template:\n    src: security_headers.conf.j2\n    dest: /etc/nginx/conf.d/security_headers.conf\n",
+    )
+    c.say(
+        "The role installs the file as /etc/nginx/conf.d/security_headers.conf, not under snippets/. And files in conf.d are included at http level, so I need a copy outside conf.d for the location include."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/tasks/main.yml",
+            "old_string": "    dest: /etc/nginx/conf.d/security_headers.conf\n",
+            "new_string": "    dest: /etc/nginx/conf.d/security_headers.conf\n\n- name: security headers for locations with their own add_header\n  template:\n"
+            "    src: security_headers.conf.j2\n    dest: /etc/nginx/snippets/security_headers.conf\n",
+        },
+        "The file /home/ruth/edge-config/roles/nginx/tasks/main.yml has been updated successfully.",
+    )
+    c.bash(
+        "ansible-playbook -i inventories/staging site.yml --tags nginx 2>&1 | tail -2",
+        "PLAY RECAP *********************************************************************\nedge-stg-1 : ok=9 changed=4 unreachable=0 failed=0 skipped=0",
+    )
+    c.bash(
+        "for p in / /static/app.3f9c1e.js; do echo \"== $p\"; curl -sI https://stg.acme-shop.example$p | grep -iE '^(strict|x-content|referrer|cache-control)'; done",
+        "== /\nstrict-transport-security: max-age=31536000\nx-content-type-options: nosniff\nreferrer-policy: strict-origin-when-cross-origin\ncache-control: no-cache\n"
+        "== /static/app.3f9c1e.js\ncache-control: public, max-age=604800, immutable\nstrict-transport-security: max-age=31536000\nx-content-type-options: nosniff\nreferrer-policy: strict-origin-when-cross-origin",
+    )
+    c.bash(
+        "curl -s -X POST 'https://observatory-api.mdn.mozilla.net/api/v2/scan?host=stg.acme-shop.example' | jq '{grade, score, tests_failed}'",
+        '{\n  "grade": "B",\n  "score": 80,\n  "tests_failed": 1\n}',
+    )
+    c.say(
+        "Staging goes from D (35) to B (80); the one remaining failure is the CSP's unsafe-inline, left as you asked."
+    )
+    c.user("Good. Prod tomorrow morning with the change window, not now. Commit.")
+    c.bash(
+        "git add -A && git commit -qm 'nginx: HSTS (1y, no subdomains/preload), nosniff, referrer policy; headers on static too' && git log --oneline -1",
+        "44be0a1 nginx: HSTS (1y, no subdomains/preload), nosniff, referrer policy; headers on static too",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to raise the site's Mozilla Observatory grade by adding missing security headers in the Ansible nginx role.
+
+Summary:
+1. Primary Request and Intent:
+   Add the missing security headers in the nginx role for www.acme-shop.example, which the Mozilla Observatory grades D. HSTS with a one-year max-age but without preload (hard to undo; an http-only partner subdomain still exists). Deploy to prod tomorrow in the change window, not now; commit.
+
+2. Key Technical Concepts:
+   - HSTS max-age, includeSubDomains and preload
+   - nginx add_header inheritance (a location with its own add_header inherits none from the server level)
+   - Ansible --check --diff and nginx -t validation
+
+3. Files and Code Sections:
+   - roles/nginx/templates/security_headers.conf.j2: HSTS max-age=31536000 (no includeSubDomains, no preload), X-Content-Type-Options nosniff, Referrer-Policy strict-origin-when-cross-origin, all with `always`.
+   - roles/nginx/templates/static_cache.conf.j2: includes the security headers snippet next to its Cache-Control header.
+   - roles/nginx/tasks/main.yml: also installs the headers file under /etc/nginx/snippets/.
+
+4. Errors and fixes:
+   - npx not available; queried the Observatory API with curl.
+   - nginx -t failed on staging because the snippet path did not exist; added a task to install it there.
+
+5. Problem Solving:
+   Four Observatory tests failed initially. includeSubDomains was dropped as well because it would force HTTPS on the http-only partner subdomain. Static assets would otherwise have lost the security headers because of nginx's add_header inheritance. Staging now grades B; the remaining failure is the CSP.
+
+6. All user messages:
+   - "The security scan (Mozilla Observatory) gives www.acme-shop.example a D. Add the missing headers in the nginx role. HSTS with max-age one year but no preload, …"
+   - "Good. Prod tomorrow morning with the change window, not now. Commit."
+
+7. Pending Tasks:
+   - Deploy to production tomorrow morning in the change window.
+
+8. Current Work:
+   Committed the role changes after verifying on staging.
+
+9. Optional Next Step:
+   Run the playbook against production tomorrow.
+"""
+    labels = [
+        Label("request", "Add the missing headers in the nginx role", dropped=False),
+        Label("constraint", "HSTS with max-age one year but no preload", dropped=False),
+        Label("decision", "preload is hard to undo", dropped=False),
+        Label(
+            "constraint", "Don't touch the CSP", dropped=True
+        ),  # after the elision; "the remaining failure is the CSP"
+        Label("decision", "marketing is mid-way through a tag manager migration", dropped=True),
+        Label("constraint", "Prod tomorrow morning with the change window, not now", dropped=False),
+        Label("decision", "includeSubDomains would also force HTTPS on the http-only partner subdomain", dropped=False),
+        Label("measurement", '"score": 35', dropped=True),  # the grade is kept, not the score
+        Label("measurement", '"score": 80', dropped=True),
+        Label("error", "csp-implemented-with-unsafe-inline", dropped=False),  # "the remaining failure is the CSP"
+        Label("error", "failed (2: No such file or directory)", dropped=False),
+        Label("failed command", "npx observatory-cli", dropped=False),
+        Label("edit", "max-age=31536000", dropped=False),
+        Label("file edited", "roles/nginx/tasks/main.yml", dropped=False),
+        Label("identifier", "44be0a1", dropped=True),
+        Label("number", "max-age=604800", dropped=True),  # the static assets' cache lifetime, read
+        # noise
+        Label("command", "ls roles/nginx/templates", dropped=False),
+        Label("number", "3f9c1e", dropped=False),
+        Label("name", "edge-stg-1", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -4802,4 +5185,6 @@ SESSIONS = (
     mysql_index,
     android_crash,
     nan_loss,
+    beat_timezone,
+    nginx_headers,
 )
