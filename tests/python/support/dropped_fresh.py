@@ -3990,6 +3990,1178 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def log_volume() -> DevSession:
+    """Go/YAML: a configuration change (structured logging with sampling) driven by measured log
+    volume, the user's stated preferences with reasons, a default read in the library's source."""
+    c = Conversation("/home/sven/ingest", "fresh-log-volume")
+    c.user(
+        "Datadog says ingest-gateway sends about 38 GB of logs a day, it's most of our bill. Cut it "
+        "down. Debug logs stay off in prod because Datadog bills per GB, but keep every error and "
+        "every request that takes over 1 s."
+    )
+    c.bash("kubectl -n ingest logs deploy/ingest-gateway --since=10m | wc -lc", " 412877 118334920")
+    c.say(
+        "About 413k lines and 118 MB in 10 minutes from one replica, so about 17 GB a day per replica, more than 38 GB across the 3."
+    )
+    c.bash(
+        "kubectl -n ingest logs deploy/ingest-gateway --since=10m | jq -r '.msg' | sort | uniq -c | sort -rn | head -8",
+        " 398211 request handled\n   9042 batch flushed\n   3310 upstream retry\n    998 client disconnected\n    712 schema cache refreshed\n"
+        "    389 request failed\n    171 slow request\n     44 config reloaded",
+    )
+    c.say(
+        "96% of the lines are 'request handled' at info level, one per request. Errors (request failed) are 389, slow requests 171."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sven/ingest/internal/httpx/middleware.go"},
+        "    28\tfunc Logging(log *zap.Logger) func(http.Handler) http.Handler {\n    29\t\treturn func(next http.Handler) http.Handler {\n"
+        "    30\t\t\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n    31\t\t\t\tstart := time.Now()\n"
+        "    32\t\t\t\trw := &statusWriter{ResponseWriter: w}\n    33\t\t\t\tnext.ServeHTTP(rw, r)\n"
+        '    34\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", time.Since(start)), zap.String("path", r.URL.Path))\n'
+        "    35\t\t\t})\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sven/ingest/config/prod.yaml"},
+        "log:\n  level: info\n  format: json\n  sampling: null\nupstream:\n  timeout: 5s\n",
+    )
+    c.bash(
+        "go doc go.uber.org/zap.SamplingConfig",
+        'package zap // import "go.uber.org/zap"\n\ntype SamplingConfig struct {\n\tInitial    int\n\tThereafter int\n'
+        "\tHook       func(zapcore.Entry, zapcore.SamplingDecision)\n}\n    SamplingConfig sets a sampling strategy for the logger. Sampling caps the\n"
+        "    global CPU and I/O load that logging puts on your process while attempting\n    to preserve a representative subset of your logs.\n\n"
+        "    If specified, the Sampler will invoke the Hook after each decision.\n\n    Values configured here are per-second. See zapcore.NewSamplerWithOptions for\n    details.",
+    )
+    c.say(
+        "zap's sampler keys on level and message, per second: with Initial 10 / Thereafter 100 it "
+        "keeps the first 10 'request handled' lines each second, then 1 in 100. It would also sample "
+        "'request failed' if errors spike, which you don't want. So I'll not use zap's global sampler; "
+        "instead log 'request handled' only for status >= 500 or took > 1 s, and a 1% sample of the rest."
+    )
+    c.user("1% is fine. Make the threshold and the rate configurable in the yaml, ops will want to tune them.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/config/prod.yaml",
+            "old_string": "  sampling: null\n",
+            "new_string": "  sampling: null\n  requests:\n    slow_after: 1s\n    sample_rate: 0.01\n",
+        },
+        "The file /home/sven/ingest/config/prod.yaml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": "func Logging(log *zap.Logger) func(http.Handler) http.Handler {",
+            "new_string": 'type RequestLogConfig struct {\n\tSlowAfter  time.Duration `yaml:"slow_after"`\n\tSampleRate float64       `yaml:"sample_rate"`\n}\n\n'
+            "func Logging(log *zap.Logger, cfg RequestLogConfig) func(http.Handler) http.Handler {",
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": '\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", time.Since(start)), zap.String("path", r.URL.Path))',
+            "new_string": "\t\t\t\ttook := time.Since(start)\n\t\t\t\tif rw.status < 500 && took <= cfg.SlowAfter && rand.Float64() >= cfg.SampleRate {\n\t\t\t\t\treturn\n\t\t\t\t}\n"
+            '\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", took), zap.String("path", r.URL.Path))',
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./... ",
+        "# github.com/acme/ingest/cmd/gateway\ncmd/gateway/main.go:63:31: not enough arguments in call to httpx.Logging\n\thave (*zap.Logger)\n\twant (*zap.Logger, httpx.RequestLogConfig)",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/cmd/gateway/main.go",
+            "old_string": "\tmux := httpx.Logging(logger)(router)",
+            "new_string": "\tmux := httpx.Logging(logger, cfg.Log.Requests)(router)",
+        },
+        "The file /home/sven/ingest/cmd/gateway/main.go has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/config/config.go",
+            "old_string": '\tFormat   string `yaml:"format"`',
+            "new_string": '\tFormat   string                 `yaml:"format"`\n\tRequests httpx.RequestLogConfig `yaml:"requests"`',
+        },
+        "The file /home/sven/ingest/internal/config/config.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./... && go test ./internal/... 2>&1 | tail -4",
+        "ok  \tgithub.com/acme/ingest/internal/config\t0.019s\nok  \tgithub.com/acme/ingest/internal/httpx\t0.142s\nok  \tgithub.com/acme/ingest/internal/pipeline\t2.306s",
+    )
+    c.say(
+        "A config without the new block gets SlowAfter 0 and SampleRate 0, so every request would count as slow and be logged, the old behaviour. That is the safe default for staging, which has no `requests` block."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware_test.go",
+            "content": "func TestLoggingKeepsErrorsAndSlowRequests(t *testing.T) {\n\tcore, logs := observer.New(zap.InfoLevel)\n"
+            '\tcfg := RequestLogConfig{SlowAfter: time.Second, SampleRate: 0}\n\t// 500 and a slow 200 are logged, a fast 200 is not\n\t// ...\n\tif got := logs.Len(); got != 2 {\n\t\tt.Fatalf("logged %d lines, want 2", got)\n\t}\n}\n',
+        },
+        "File created successfully at: /home/sven/ingest/internal/httpx/middleware_test.go",
+    )
+    c.bash(
+        "go test ./internal/httpx/ -run TestLogging -v 2>&1 | tail -3",
+        "--- PASS: TestLoggingKeepsErrorsAndSlowRequests (1.01s)\nPASS\nok  \tgithub.com/acme/ingest/internal/httpx\t1.166s",
+    )
+    c.bash(
+        "golangci-lint run ./internal/httpx/",
+        "internal/httpx/middleware.go:41:38: G404: Use of weak random number generator (math/rand or math/rand/v2 instead of crypto/rand) (gosec)",
+        error=True,
+    )
+    c.say(
+        "gosec's G404 is a false positive here: sampling logs needs no cryptographic randomness. Adding a `//nolint:gosec` with the reason."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": "rand.Float64() >= cfg.SampleRate {",
+            "new_string": "rand.Float64() >= cfg.SampleRate { //nolint:gosec // sampling logs, not security",
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.bash("golangci-lint run ./... && echo clean", "clean")
+    c.bash(
+        "kubectl -n ingest-staging rollout restart deploy/ingest-gateway && sleep 600 && kubectl -n ingest-staging logs deploy/ingest-gateway --since=10m | wc -lc",
+        "deployment.apps/ingest-gateway restarted\n  5120 1487310",
+    )
+    c.say(
+        "On staging with the prod settings applied by hand: 5,120 lines and 1.5 MB in 10 minutes, from about 118 MB: roughly 98.7% less."
+    )
+    c.user("Nice. Open a PR, title 'log: keep errors and slow requests, sample 1% of the rest'.")
+    c.bash(
+        "git switch -c log-sampling && git commit -qam 'log: keep errors and slow requests, sample 1% of the rest' && git push -qu origin log-sampling && gh pr create --fill 2>&1 | tail -1",
+        "https://github.com/acme/ingest/pull/318",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted to cut the gateway's log volume (most of the Datadog bill) while keeping errors and slow requests.
+
+Summary:
+1. Primary Request and Intent:
+   Reduce ingest-gateway's log volume (~38 GB/day in Datadog). Debug logs stay off in prod (billed per GB). Every error and every request over 1 s must still be logged. A 1% sample of other requests is fine; the threshold and rate must be configurable in the YAML for ops. Open a PR titled "log: keep errors and slow requests, sample 1% of the rest".
+
+2. Key Technical Concepts:
+   - zap sampling (per level and message, per second) vs explicit per-request sampling
+   - Config-driven thresholds (slow_after, sample_rate)
+   - gosec G404 for math/rand
+
+3. Files and Code Sections:
+   - internal/httpx/middleware.go: RequestLogConfig{SlowAfter, SampleRate}; Logging skips "request handled" unless status >= 500, took > SlowAfter, or the random sample hits; nolint for G404 with a reason.
+   - config/prod.yaml: log.requests.slow_after: 1s and sample_rate: 0.01.
+   - internal/config/config.go: Requests field in the log config.
+   - cmd/gateway/main.go: passes cfg.Log.Requests to Logging.
+   - internal/httpx/middleware_test.go: TestLoggingKeepsErrorsAndSlowRequests.
+
+4. Errors and fixes:
+   - Build error after the signature change (not enough arguments to httpx.Logging in main.go); fixed.
+   - golangci-lint G404 (weak random); suppressed with a justification.
+
+5. Problem Solving:
+   Almost all log lines were the per-request "request handled" info line. zap's built-in sampler was rejected because it could also drop error lines during spikes. On staging the log volume dropped by roughly 99%.
+
+6. All user messages:
+   - "Datadog says ingest-gateway sends about 38 GB of logs a day, it's most of our bill. Cut it down. Debug logs stay off in prod because Datadog bills per GB, but keep every error and every request that takes over 1 s."
+   - "1% is fine. Make the threshold and the rate configurable in the yaml, ops will want to tune them."
+   - "Nice. Open a PR, title 'log: keep errors and slow requests, sample 1% of the rest'."
+
+7. Pending Tasks:
+   - Review of the PR.
+
+8. Current Work:
+   Pushed the branch log-sampling and opened the PR.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Cut it down", dropped=False),
+        Label("constraint", "Debug logs stay off in prod", dropped=False),
+        Label("decision", "because Datadog bills per GB", dropped=False),
+        Label("constraint", "keep every error and every request that takes over 1 s", dropped=False),
+        Label("request", "Make the threshold and the rate configurable in the yaml", dropped=False),
+        Label("measurement", "398211 request handled", dropped=False),  # "almost all log lines"
+        Label("measurement", "118334920", dropped=True),  # bytes in 10 minutes from one replica
+        Label("measurement", "389 request failed", dropped=True),
+        Label("measurement", "171 slow request", dropped=True),
+        Label("measurement", "roughly 98.7% less", dropped=False),  # "dropped by roughly 99%"
+        Label("measurement", "5,120 lines and 1.5 MB in 10 minutes", dropped=True),  # the after figures
+        Label(
+            "number", "Values configured here are per-second", dropped=False
+        ),  # "(per level and message, per second)"
+        Label(
+            "decision", "A config without the new block gets SlowAfter 0 and SampleRate 0", dropped=True
+        ),  # staging's default
+        Label("error", "not enough arguments in call to httpx.Logging", dropped=False),
+        Label("error", "G404", dropped=False),
+        Label("edit", "sample_rate: 0.01", dropped=False),
+        Label("file edited", "cmd/gateway/main.go", dropped=False),
+        Label("url", "https://github.com/acme/ingest/pull/318", dropped=True),
+        Label("number", "timeout: 5s", dropped=False),  # read in prod.yaml, unrelated to the task
+        Label("number", "17 GB a day per replica", dropped=False),  # hand arithmetic
+        # noise
+        Label("command", "go build ./...", dropped=False),
+        Label("number", "1.166s", dropped=False),
+        Label("number", "412877", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def mysql_index() -> DevSession:
+    """SQL/MySQL: a slow admin report timed with EXPLAIN ANALYZE, an index added online with
+    gh-ost for the user's stated reason, row counts and timings before and after, a failed cut-over."""
+    c = Conversation("/home/amara/marketplace", "fresh-mysql-index")
+    c.user(
+        "The admin 'seller payouts' page times out (30 s gateway limit). It's the query in "
+        "app/Reports/SellerPayouts.php. Make it fast. Any schema change on order_items goes through "
+        "gh-ost, never a plain ALTER, because the table is huge and a blocking ALTER stalls replication."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php"},
+        "    22\t        $sql = <<<SQL\n    23\t            SELECT s.id, s.name, SUM(oi.price_cents - oi.fee_cents) AS payout_cents, COUNT(*) AS items\n"
+        "    24\t            FROM order_items oi\n    25\t            JOIN sellers s ON s.id = oi.seller_id\n"
+        "    26\t            WHERE oi.status = 'delivered' AND oi.delivered_at >= ? AND oi.delivered_at < ?\n"
+        "    27\t            GROUP BY s.id, s.name\n    28\t            ORDER BY payout_cents DESC\n    29\t        SQL;\n",
+    )
+    c.bash(
+        "mysql -h replica-2 marketplace -e \"SELECT table_rows, ROUND(data_length/1024/1024/1024,1) AS data_gb, ROUND(index_length/1024/1024/1024,1) AS index_gb FROM information_schema.tables WHERE table_name='order_items'\"",
+        "+------------+---------+----------+\n| table_rows | data_gb | index_gb |\n+------------+---------+----------+\n|  312480551 |    88.4 |     41.7 |\n+------------+---------+----------+",
+    )
+    c.bash(
+        "mysql -h replica-2 marketplace -e 'SHOW INDEX FROM order_items' | awk '{print $3, $4, $5}' | column -t",
+        "Key_name              Seq_in_index  Column_name\nPRIMARY               1             id\nidx_order             1             order_id\n"
+        "idx_seller           1             seller_id\nidx_status            1             status\nidx_product           1             product_id",
+    )
+    c.bash(
+        "time mysql -h replica-2 marketplace -e \"EXPLAIN ANALYZE SELECT s.id, SUM(oi.price_cents - oi.fee_cents), COUNT(*) FROM order_items oi JOIN sellers s ON s.id = oi.seller_id WHERE oi.status='delivered' AND oi.delivered_at >= '2026-11-01' AND oi.delivered_at < '2026-12-01' GROUP BY s.id\\G\"",
+        "*************************** 1. row ***************************\nEXPLAIN: -> Table scan on <temporary>  (actual time=48211..48233 rows=18244 loops=1)\n"
+        "    -> Aggregate using temporary table  (actual time=48211..48211 rows=18244 loops=1)\n"
+        "        -> Nested loop inner join  (cost=2.1e+6 rows=4.7e+6) (actual time=0.91..46102 rows=6904113 loops=1)\n"
+        "            -> Filter: ((oi.delivered_at >= TIMESTAMP'2026-11-01 00:00:00') and (oi.delivered_at < TIMESTAMP'2026-12-01 00:00:00'))  (cost=1.1e+6 rows=4.7e+6) (actual time=0.88..39870 rows=6904113 loops=1)\n"
+        "                -> Index lookup on oi using idx_status (status='delivered')  (cost=1.1e+6 rows=281232496) (actual time=0.87..31220 rows=281077340 loops=1)\n"
+        "            -> Single-row index lookup on s using PRIMARY (id=oi.seller_id)  (cost=0.25 rows=1) (actual time=0.001..0.001 rows=1 loops=6904113)\n\n"
+        "real\t0m48.402s",
+    )
+    c.say(
+        "48.4 s. MySQL uses idx_status, which matches 281 million of the 312 million rows (90% are delivered), "
+        "then filters by date down to 6.9 million. A composite index (status, delivered_at, seller_id, "
+        "price_cents, fee_cents) would make it a range scan that is also covering."
+    )
+    c.user(
+        "Covering is a lot of extra index on 312M rows. Is (status, delivered_at) alone good enough? Disk on the primary is at 71%."
+    )
+    c.bash(
+        "mysql -h replica-2 -e \"SELECT ROUND(SUM(data_length+index_length)/1024/1024/1024) FROM information_schema.tables WHERE table_schema='marketplace'\"; df -h /var/lib/mysql | tail -1",
+        "+---+\n| 412 |\n+---+\n/dev/nvme1n1    1.0T  716G  308G  71% /var/lib/mysql",
+    )
+    c.bash(
+        'mysql -h sandbox-1 marketplace -e "ALTER TABLE order_items_sample ADD INDEX idx_status_delivered (status, delivered_at); ANALYZE TABLE order_items_sample;" && time mysql -h sandbox-1 marketplace < /tmp/q_sample.sql | tail -1',
+        "Table\tOp\tMsg_type\tMsg_text\nmarketplace.order_items_sample\tanalyze\tstatus\tOK\n18244\n\nreal\t0m3.911s",
+    )
+    c.say(
+        "On the sandbox's 10% sample, (status, delivered_at) brings the query from 4.6 s to 3.9 s only: the "
+        "6.9M-row lookups back into the clustered index dominate. The covering version on the same sample: "
+        "0.31 s. Estimated size of the covering index at full scale: about 14 GB; the two-column one about 8 GB."
+    )
+    c.user(
+        "OK, covering then, 14 GB is fine with 308 free. Run it with gh-ost against the primary, but --postpone-cut-over, I'll do the cut-over myself at night."
+    )
+    c.bash("gh-ost --version", "bash: gh-ost: command not found", error=True)
+    c.bash("ssh db-tools-1 'gh-ost --version'", "1.1.6")
+    c.bash(
+        "ssh db-tools-1 'gh-ost --host=replica-2 --database=marketplace --table=order_items "
+        '--alter="ADD INDEX idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents)" '
+        "--max-load=Threads_running=40 --chunk-size=2000 --postpone-cut-over-flag-file=/tmp/ghost.postpone.flag "
+        "--throttle-control-replicas=replica-1,replica-3 --max-lag-millis=1500 --execute 2>&1 | tail -5'",
+        "Copy: 0/312480551 0.0%; Applied: 0; Backlog: 0/1000; Time: 0s(total), 0s(copy); streamer: mysql-bin.048812:4211; Lag: 0.01s, HeartbeatLag: 0.02s, State: migrating; ETA: N/A\n"
+        "FATAL 2026-12-03 11:20:44 ERROR Error 1045 (28000): Access denied for user 'ghost'@'10.4.2.18' (using password: NO)",
+        error=True,
+    )
+    c.say("gh-ost needs credentials; the ghost user's password is in /etc/gh-ost.cnf on db-tools-1 per the runbook.")
+    c.bash(
+        "ssh db-tools-1 'gh-ost --conf=/etc/gh-ost.cnf --host=replica-2 --database=marketplace --table=order_items "
+        '--alter="ADD INDEX idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents)" --max-load=Threads_running=40 --chunk-size=2000 '
+        "--postpone-cut-over-flag-file=/tmp/ghost.postpone.flag --throttle-control-replicas=replica-1,replica-3 --max-lag-millis=1500 --execute > /var/log/ghost-order_items.log 2>&1 &'; "
+        "sleep 120; ssh db-tools-1 'tail -1 /var/log/ghost-order_items.log'",
+        "Copy: 1712000/312480551 0.5%; Applied: 2210; Backlog: 0/1000; Time: 2m0s(total), 1m58s(copy); streamer: mysql-bin.048812:9981232; Lag: 0.41s, HeartbeatLag: 0.39s, State: migrating; ETA: 6h02m11s",
+    )
+    c.say(
+        "Running: 0.5% after 2 minutes, ETA about 6 hours, replica lag 0.4 s, under the 1.5 s limit. Cut-over is postponed until you delete /tmp/ghost.postpone.flag on db-tools-1."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php",
+            "old_string": "            FROM order_items oi\n",
+            "new_string": "            FROM order_items oi FORCE INDEX (idx_payouts)\n",
+        },
+        "The file /home/amara/marketplace/app/Reports/SellerPayouts.php has been updated successfully.",
+    )
+    c.user(
+        "No FORCE INDEX, the optimizer will pick it once it exists, and FORCE INDEX breaks the day someone renames it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php",
+            "old_string": "            FROM order_items oi FORCE INDEX (idx_payouts)\n",
+            "new_string": "            FROM order_items oi\n",
+        },
+        "The file /home/amara/marketplace/app/Reports/SellerPayouts.php has been updated successfully.",
+    )
+    c.bash("git status --short", "")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The seller payouts admin report times out; I analysed the query plan, evaluated index options with the user, and started an online index build with gh-ost.
+
+Summary:
+1. Primary Request and Intent:
+   Make the seller payouts admin page (query in app/Reports/SellerPayouts.php) fast; it times out at the 30 s gateway limit. Any schema change to order_items must go through gh-ost, never a plain ALTER, because the table is huge and a blocking ALTER stalls replication. The user chose the covering index and asked to run gh-ost against the primary with the cut-over postponed (they will do it at night). No FORCE INDEX hints in the query.
+
+2. Key Technical Concepts:
+   - EXPLAIN ANALYZE; low-selectivity index (status) vs composite range index
+   - Covering indexes to avoid clustered-index lookups
+   - gh-ost online schema change with a postponed cut-over flag file, replica lag throttling
+
+3. Files and Code Sections:
+   - app/Reports/SellerPayouts.php: aggregates payouts from order_items joined to sellers by delivered date; a FORCE INDEX hint was added and then removed at the user's request (no net change).
+
+4. Errors and fixes:
+   - gh-ost not installed locally; it runs on db-tools-1.
+   - The first gh-ost run failed with access denied for the ghost user; reran with the config file holding its credentials.
+
+5. Problem Solving:
+   The query took about 48 s, scanning ~281M rows via idx_status and filtering to ~6.9M by date. On a sample, a two-column (status, delivered_at) index barely helped, while the covering index made it roughly 15 times faster. The covering index is estimated at about 14 GB, which fits in the primary's free disk. gh-ost is now copying, with an ETA of around 6 hours and low replica lag.
+
+6. All user messages:
+   - "The admin 'seller payouts' page times out (30 s gateway limit). It's the query in app/Reports/SellerPayouts.php. Make it fast. Any schema change on order_items goes through gh-ost, never a plain ALTER, because …"
+   - The user asked whether (status, delivered_at) alone was enough, given the primary's disk at 71%.
+   - "OK, covering then, 14 GB is fine with 308 free. Run it with gh-ost against the primary, but --postpone-cut-over, I'll do the cut-over myself at night."
+   - "No FORCE INDEX, the optimizer will pick it once it exists, and FORCE INDEX breaks the day someone renames it."
+
+7. Pending Tasks:
+   - The user performs the gh-ost cut-over at night.
+   - Verify the report's speed after the cut-over.
+
+8. Current Work:
+   gh-ost is building idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents) on order_items; the FORCE INDEX edit was reverted.
+
+9. Optional Next Step:
+   Monitor the gh-ost log and re-run EXPLAIN ANALYZE after the cut-over.
+"""
+    labels = [
+        Label("request", "The admin 'seller payouts' page times out", dropped=False),
+        Label("constraint", "never a plain ALTER", dropped=False),
+        Label("decision", "a blocking ALTER stalls replication", dropped=False),  # "because …", kept in the intent
+        Label("constraint", "I'll do the cut-over myself at night", dropped=False),
+        Label("constraint", "No FORCE INDEX", dropped=False),
+        Label("decision", "FORCE INDEX breaks the day someone renames it", dropped=True),
+        Label("measurement", "312480551", dropped=True),  # the table's rows: "huge"
+        Label("measurement", "0m48.402s", dropped=False),  # "about 48 s"
+        Label("measurement", "rows=6904113", dropped=False),  # "~6.9M"
+        Label("measurement", "0m3.911s", dropped=True),  # the two-column index on the sample
+        Label("measurement", "0.31 s", dropped=True),  # the covering index on the sample: "roughly 15 times"
+        Label("measurement", "ETA: 6h02m11s", dropped=False),
+        Label("path", "/tmp/ghost.postpone.flag", dropped=True),  # the file to delete for the cut-over
+        Label("path", "/var/log/ghost-order_items.log", dropped=True),  # where to watch it
+        Label("error", "Access denied for user 'ghost'", dropped=False),
+        Label("failed command", "gh-ost --version", dropped=False),
+        Label("edit", "FORCE INDEX (idx_payouts)", dropped=False),
+        Label("path", "/etc/gh-ost.cnf", dropped=True),  # where the credentials are
+        # noise
+        Label("number", "10.4.2.18", dropped=False),
+        Label("number", "mysql-bin.048812", dropped=False),
+        Label("command", "git status --short", dropped=False),
+        Label("number", "2000", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def android_crash() -> DevSession:
+    """Kotlin/Android: a crash from a Crashlytics stack trace, reproduced on an emulator after
+    several failed commands, the cause in a lifecycle race, the user's rule on the fix's scope."""
+    c = Conversation("/home/lea/notes-android", "fresh-android-crash")
+    c.user(
+        "Top crash in 5.12.0 on Crashlytics: IllegalStateException in NoteEditorFragment, about 2.3% "
+        "of sessions. Stack trace below. Fix it in a way we can ship as a 5.12.1 hotfix, so nothing "
+        "beyond the fix itself.\n\nFatal Exception: java.lang.IllegalStateException: Fragment NoteEditorFragment{8c1f2e0} not attached to a context.\n"
+        "    at androidx.fragment.app.Fragment.requireContext(Fragment.java:972)\n"
+        "    at com.acme.notes.editor.NoteEditorFragment.showSavedToast(NoteEditorFragment.kt:214)\n"
+        "    at com.acme.notes.editor.NoteEditorFragment$save$1.invokeSuspend(NoteEditorFragment.kt:188)\n"
+        "    at kotlin.coroutines.jvm.internal.BaseContinuationImpl.resumeWith(ContinuationImpl.kt:33)\n"
+        "    at kotlinx.coroutines.DispatchedTask.run(DispatchedTask.kt:108)"
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt"},
+        "   180\t    private fun save() {\n   181\t        GlobalScope.launch(Dispatchers.Main) {\n"
+        "   182\t            val note = binding.editor.text.toString()\n   183\t            withContext(Dispatchers.IO) { repository.save(noteId, note) }\n"
+        + _lines("   {i}\t", 4, 184)
+        + "\n   188\t            showSavedToast()\n   189\t        }\n   190\t    }\n"
+        + _lines("   {i}\t", 23, 191)
+        + "\n   214\t    private fun showSavedToast() = Toast.makeText(requireContext(), R.string.saved, Toast.LENGTH_SHORT).show()\n",
+    )
+    c.say(
+        "save() runs in GlobalScope, so the coroutine outlives the fragment. If the user leaves the editor "
+        "while repository.save is still writing (slow on large notes), the fragment is detached when "
+        "showSavedToast calls requireContext(). The fix is to launch in viewLifecycleOwner.lifecycleScope; "
+        "but then leaving the screen would cancel the save itself, which loses the note."
+    )
+    c.bash(
+        "git log --oneline -3 -- app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+        "a3e5c71 editor: save on back press\n5b2f0d9 editor: toast after save\n9e1d3c8 editor: move save off the main thread",
+    )
+    c.bash(
+        "./gradlew :app:testDebugUnitTest --tests '*NoteEditor*'",
+        "ERROR: JAVA_HOME is not set and no 'java' command could be found in your PATH.",
+        error=True,
+    )
+    c.bash(
+        "export JAVA_HOME=/opt/android-studio/jbr && ./gradlew :app:testDebugUnitTest --tests '*NoteEditor*' 2>&1 | tail -3",
+        "BUILD SUCCESSFUL in 1m 22s\n31 actionable tasks: 9 executed, 22 up-to-date",
+    )
+    c.bash("adb devices", "bash: adb: command not found", error=True)
+    c.bash("~/Android/Sdk/platform-tools/adb devices", "List of devices attached\n")
+    c.bash("~/Android/Sdk/emulator/emulator -list-avds", "Pixel_7_API_34\nPixel_4a_API_30")
+    c.bash(
+        "~/Android/Sdk/emulator/emulator -avd Pixel_4a_API_30 -no-window -no-audio &>/tmp/emu.log & sleep 60; ~/Android/Sdk/platform-tools/adb wait-for-device && ~/Android/Sdk/platform-tools/adb devices",
+        "List of devices attached\nemulator-5554\tdevice",
+    )
+    c.bash("./gradlew :app:installDebug 2>&1 | tail -2", "Installed on 1 device.\n\nBUILD SUCCESSFUL in 48s")
+    c.bash(
+        "~/Android/Sdk/platform-tools/adb shell am instrument -w -e class com.acme.notes.editor.SaveAndLeaveTest com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner",
+        "com.acme.notes.editor.SaveAndLeaveTest:\nError in leaveWhileSaving(com.acme.notes.editor.SaveAndLeaveTest):\n"
+        "java.lang.IllegalStateException: Fragment NoteEditorFragment{3d9a7b1} not attached to a context.\n\tat androidx.fragment.app.Fragment.requireContext(Fragment.java:972)\n\n"
+        "Tests run: 1,  Failures: 1",
+        error=True,
+    )
+    c.say("Reproduced with an instrumented test that saves a 2 MB note and presses back immediately (API 30 emulator).")
+    c.user(
+        "The save must survive leaving the screen, notes are the whole product. Keep it minimal: don't "
+        "move save into a ViewModel or WorkManager now, that's the 5.13 refactor (NOTES-1022)."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+            "old_string": "    private fun showSavedToast() = Toast.makeText(requireContext(), R.string.saved, Toast.LENGTH_SHORT).show()",
+            "new_string": "    // The save outlives the fragment (it must not be cancelled): only toast while attached.\n"
+            "    private fun showSavedToast() {\n        val context = context ?: return\n        Toast.makeText(context, R.string.saved, Toast.LENGTH_SHORT).show()\n    }",
+        },
+        "The file /home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt has been updated successfully.",
+    )
+    c.bash(
+        "grep -n 'requireContext\\|requireActivity' app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+        "97:        val imm = requireContext().getSystemService(InputMethodManager::class.java)\n"
+        "151:        requireActivity().title = note.title",
+    )
+    c.say(
+        "Lines 97 and 151 run in onViewCreated and a lifecycle-bound observer, so they cannot run detached. Only the toast was reachable after detach."
+    )
+    c.bash(
+        "./gradlew :app:installDebug -q && ~/Android/Sdk/platform-tools/adb shell am instrument -w -e class com.acme.notes.editor.SaveAndLeaveTest com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner",
+        "com.acme.notes.editor.SaveAndLeaveTest:.\n\nTime: 4.812\n\nOK (1 test)",
+    )
+    c.bash(
+        '~/Android/Sdk/platform-tools/adb shell run-as com.acme.notes sqlite3 databases/notes.db "select length(body) from notes order by updated_at desc limit 1"',
+        "/system/bin/sh: sqlite3: inaccessible or not found",
+        error=True,
+    )
+    c.bash(
+        '~/Android/Sdk/platform-tools/adb exec-out run-as com.acme.notes cat databases/notes.db > /tmp/notes.db && sqlite3 /tmp/notes.db "select length(body) from notes order by updated_at desc limit 1"',
+        "2097152",
+    )
+    c.say("The 2 MB note (2,097,152 characters) was saved completely after leaving the screen.")
+    c.bash(
+        "./gradlew :app:lintDebug 2>&1 | grep -E 'errors|warnings' | tail -1",
+        "Lint found 0 errors, 41 warnings (41 baselined)",
+    )
+    c.bash(
+        "grep -n 'versionCode\\|versionName' app/build.gradle.kts",
+        '14:        versionCode = 51200\n15:        versionName = "5.12.0"',
+    )
+    c.user("Bump to 5.12.1 and commit on release/5.12.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lea/notes-android/app/build.gradle.kts",
+            "old_string": '        versionCode = 51200\n        versionName = "5.12.0"',
+            "new_string": '        versionCode = 51201\n        versionName = "5.12.1"',
+        },
+        "The file /home/lea/notes-android/app/build.gradle.kts has been updated successfully.",
+    )
+    c.bash(
+        "git switch release/5.12 2>&1 | tail -1 && git add -A && git commit -qm 'editor: no toast after detach (crash in 5.12.0); 5.12.1' && git log --oneline -1",
+        "error: Your local changes to the following files would be overwritten by checkout:\n\tapp/build.gradle.kts\nPlease commit your changes or stash them before you switch branches.\nAborting",
+        error=True,
+    )
+    c.bash(
+        "git stash && git switch release/5.12 && git stash pop && git add -A && git commit -qm 'editor: no toast after detach (crash in 5.12.0); 5.12.1' && git log --oneline -1",
+        "Saved working directory and index state WIP on main: a3e5c71 editor: save on back press\nSwitched to branch 'release/5.12'\n"
+        "On branch release/5.12\nChanges not staged for commit:\n\tmodified:   app/build.gradle.kts\n\tmodified:   app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt\n"
+        "Dropped refs/stash@{0} (7f1d3e2a)\n6d0c9b4 editor: no toast after detach (crash in 5.12.0); 5.12.1",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A crash fix for a hotfix release of an Android notes app: IllegalStateException from requireContext() after the editor fragment detached.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the top Crashlytics crash in 5.12.0 (IllegalStateException "not attached to a context" in NoteEditorFragment) as a minimal 5.12.1 hotfix. The save must survive leaving the screen; no move to a ViewModel or WorkManager (planned for 5.13). Then bump to 5.12.1 and commit on release/5.12.
+
+2. Key Technical Concepts:
+   - Coroutines launched in GlobalScope outliving a Fragment
+   - requireContext() vs nullable context after detach
+   - Instrumented tests on an emulator; adb run-as
+
+3. Files and Code Sections:
+   - app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt: showSavedToast now returns early when the fragment has no context; the save itself still runs to completion.
+     ```kotlin
+     private fun showSavedToast() {
+         val context = context ?: return
+         Toast.makeText(context, R.string.saved, Toast.LENGTH_SHORT).show()
+     }
+     ```
+   - app/build.gradle.kts: version 5.12.1.
+
+4. Errors and fixes:
+   - Gradle could not find Java (JAVA_HOME unset): used Android Studio's JBR.
+   - adb not on PATH: used the SDK's platform-tools path.
+   - sqlite3 not on the emulator: pulled the database and queried it locally.
+   - git switch to release/5.12 refused because of local changes; stashed, switched, popped, committed.
+
+5. Problem Solving:
+   The crash happens when the user leaves the editor while a save is still running: the GlobalScope coroutine calls showSavedToast after detach. Switching to a lifecycle scope was rejected because it would cancel the save. An instrumented test saving a large note and pressing back reproduced the crash and passes after the fix; the note was stored completely. Other requireContext/requireActivity calls in the fragment only run while attached. Lint shows no new issues.
+
+6. All user messages:
+   - The user reported the top crash in 5.12.0 with its stack trace and asked for a fix shippable as a 5.12.1 hotfix, nothing beyond the fix.
+   - "The save must survive leaving the screen, notes are the whole product. Keep it minimal: don't move save into a ViewModel or WorkManager now, that's the 5.13 refactor (NOTES-1022)."
+   - "Bump to 5.12.1 and commit on release/5.12."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix and version bump on release/5.12.
+
+9. Optional Next Step:
+   Build the release and hand it to QA.
+"""
+    labels = [
+        Label("request", "Fix it in a way we can ship as a 5.12.1 hotfix", dropped=False),
+        Label("constraint", "The save must survive leaving the screen", dropped=False),
+        Label("constraint", "don't move save into a ViewModel or WorkManager now", dropped=False),
+        Label("identifier", "NOTES-1022", dropped=False),
+        Label("measurement", "about 2.3% of sessions", dropped=True),
+        Label("decision", "but then leaving the screen would cancel the save itself", dropped=False),
+        Label("error", "not attached to a context", dropped=False),
+        Label("path", "NoteEditorFragment.kt:214", dropped=True),  # where the crash is thrown
+        Label("identifier", "6d0c9b4", dropped=True),
+        Label("identifier", "a3e5c71", dropped=True),  # "save on back press", the commit the race came with
+        Label("failed command", "adb devices", dropped=False),
+        Label("error", "JAVA_HOME is not set", dropped=False),
+        Label("name", "/opt/android-studio/jbr", dropped=True),  # the JAVA_HOME that works
+        Label("name", "Pixel_4a_API_30", dropped=True),  # the emulator that reproduces it
+        Label("measurement", "2097152", dropped=False),  # "stored completely"
+        Label("edit", "val context = context ?: return", dropped=False),
+        Label("edit", "versionCode = 51201", dropped=True),  # "version 5.12.1": the code is not said
+        Label("file edited", "app/build.gradle.kts", dropped=False),
+        # noise
+        Label("number", "972", dropped=False),
+        Label("number", "7f1d3e2a", dropped=False),
+        Label("command", "git stash && git switch release/5.12", dropped=False),
+        Label("number", "5554", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def nan_loss() -> DevSession:
+    """Python/PyTorch: a debugging session with many failed commands (a missing tool, CUDA out of
+    memory, a wrong flag), a NaN loss traced to fp16 overflow in one layer, timings and the user's
+    reason for keeping mixed precision."""
+    c = Conversation("/home/omar/ranker", "fresh-nan-loss")
+    c.user(
+        "Training of the ranker goes NaN around step 1,800 since we switched to the bigger batch. "
+        "Find out why. Keep mixed precision, without it an epoch takes 3x longer and we only have the "
+        "A10 box until Friday."
+    )
+    c.bash("nvidia-smi", "bash: nvidia-smi: command not found", error=True)
+    c.bash(
+        "ssh a10-box nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv",
+        "name, memory.total [MiB], memory.used [MiB]\nNVIDIA A10, 23028 MiB, 2 MiB",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git log --oneline -3'",
+        "e90b4d1 train: batch 512 -> 2048, lr scaled linearly\n0d4e2f9 model: add cross features\n7c8a1b3 data: dedupe queries",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/omar/ranker/configs/base.yaml"},
+        "model:\n  hidden: 768\n  layers: 6\n  dropout: 0.1\ntrain:\n  batch_size: 2048\n  lr: 0.0016\n  warmup_steps: 500\n"
+        "  amp: fp16\n  grad_clip: null\n  loss_scale: dynamic\n",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --log-every 100 2>&1 | tail -25'",
+        "\n".join(f"step {i}00 loss {0.69 - i * 0.04:.4f} grad_norm {3.0 + i * 0.1:.1f}" for i in range(1, 10))
+        + "\nstep 1000 loss 0.3305 grad_norm 4.8\nstep 1100 loss 0.3241 grad_norm 7.9\nstep 1200 loss 0.3198 grad_norm 12.6\n"
+        "step 1300 loss 0.3187 grad_norm 31.0\nstep 1400 loss 0.3301 grad_norm 88.4\nstep 1500 loss 0.3512 grad_norm 240.2\n"
+        "step 1600 loss 0.4125 grad_norm 1021.7\nstep 1700 loss 0.9930 grad_norm inf\nstep 1800 loss nan grad_norm nan\n"
+        "WARNING: loss is NaN at step 1774, stopping",
+    )
+    c.say(
+        "The gradient norm grows from ~3 to 1,021 between steps 1,000 and 1,600, then inf at 1,700 and NaN at 1,774. No grad clipping is set (grad_clip: null)."
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --detect-anomaly'",
+        "train.py: error: unrecognized arguments: --detect-anomaly",
+        error=True,
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --help | grep -i -A1 debug'",
+        "  --debug-nan           register forward hooks that report the first module producing inf/nan",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --debug-nan 2>&1 | grep -m3 -E \"inf|nan\"'",
+        "step 1700: first non-finite output in model.cross.proj (Linear 4608->768), dtype float16, max |x| before = 71203.5\n"
+        "step 1700: inputs of model.cross.proj: max |x| = 3911.2\nWARNING: loss is NaN at step 1774, stopping",
+    )
+    c.say(
+        "The first inf comes out of model.cross.proj, the cross-feature projection added in 0d4e2f9: its "
+        "activations reach 71,203 just before, over fp16's maximum of 65,504. bf16 has fp32's range, but "
+        "the A10 supports bf16, so switching amp to bf16 keeps mixed precision speed."
+    )
+    c.bash(
+        "ssh a10-box 'python -c \"import torch; print(torch.__version__, torch.cuda.is_bf16_supported())\"'",
+        "2.4.1+cu121 True",
+    )
+    c.user("Try bf16, but also add grad clipping at 1.0, I want both. Don't change the lr, it's tuned.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/ranker/configs/base.yaml",
+            "old_string": "  amp: fp16\n  grad_clip: null\n",
+            "new_string": "  amp: bf16  # fp16 overflowed in model.cross.proj at batch 2048\n  grad_clip: 1.0\n",
+        },
+        "The file /home/omar/ranker/configs/base.yaml has been updated successfully.",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git pull -q && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "Traceback (most recent call last):\n  File \"/home/omar/ranker/train.py\", line 142, in <module>\n    scaler = torch.cuda.amp.GradScaler(enabled=cfg.train.amp == 'fp16')\n"
+        '  File "/home/omar/ranker/train.py", line 97, in train_step\n    scaler.unscale_(optimizer)\n'
+        "RuntimeError: Attempting to unscale FP16 gradients.",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/omar/ranker/train.py"},
+        "    90\tdef train_step(batch):\n    91\t    with torch.autocast('cuda', dtype=torch.float16):\n    92\t        loss = model(batch).loss\n"
+        "    93\t    scaler.scale(loss).backward()\n    94\t    if cfg.train.grad_clip:\n    95\t        scaler.unscale_(optimizer)\n"
+        "    96\t        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.grad_clip)\n",
+    )
+    c.say(
+        "train.py hard-codes torch.float16 in autocast, ignoring the amp setting. So the config change alone did nothing except enable clipping through a disabled scaler."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/ranker/train.py",
+            "old_string": "    with torch.autocast('cuda', dtype=torch.float16):",
+            "new_string": "    with torch.autocast('cuda', dtype={'fp16': torch.float16, 'bf16': torch.bfloat16}[cfg.train.amp]):",
+        },
+        "The file /home/omar/ranker/train.py has been updated successfully.",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git pull -q && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "Traceback (most recent call last):\n  File \"/home/omar/ranker/train.py\", line 20, in <module>\n    from ranker.data import load\nModuleNotFoundError: No module named 'ranker'",
+        error=True,
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && pip install -q -e . && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "step 500 loss 0.4107 grad_norm 1.0 (clipped from 3.4)\nstep 1000 loss 0.3296 grad_norm 1.0 (clipped from 4.1)\n"
+        "step 1500 loss 0.3154 grad_norm 1.0 (clipped from 3.9)\nstep 2000 loss 0.3071 grad_norm 1.0 (clipped from 3.7)\n"
+        "step 2500 loss 0.3019 grad_norm 1.0 (clipped from 3.5)\nstep 3000 loss 0.2982 grad_norm 1.0 (clipped from 3.3)\nthroughput 4412 samples/s",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git stash -q && python train.py --config configs/base.yaml --max-steps 300 2>&1 | grep throughput; git stash pop -q'",
+        "throughput 4480 samples/s",
+    )
+    c.say(
+        "Stable to step 3,000 with loss 0.298, and throughput 4,412 samples/s with bf16 against 4,480 with fp16: 1.5% slower, not 3x."
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python eval.py --checkpoint runs/latest/step3000.pt --split valid 2>&1 | tail -2'",
+        "ndcg@10 0.4127\nmrr 0.3650",
+    )
+    c.user("Good. Commit the config and train.py changes, I'll start the full run tonight.")
+    c.bash(
+        "git add configs/base.yaml train.py && git commit -qm 'train: honour amp dtype (bf16), clip grads at 1.0; fp16 overflowed in cross.proj' && git log --oneline -1",
+        "b27e0c5 train: honour amp dtype (bf16), clip grads at 1.0; fp16 overflowed in cross.proj",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The ranker's training diverged to NaN after moving to a larger batch; the user wanted the cause found while keeping mixed precision.
+
+Summary:
+1. Primary Request and Intent:
+   Find why training goes NaN around step 1,800 since the switch to a bigger batch. Keep mixed precision (otherwise an epoch takes about 3x longer and the A10 machine is only available until Friday). The user then asked to try bf16 and also add gradient clipping at 1.0, without changing the tuned learning rate, and finally to commit the config and train.py changes.
+
+2. Key Technical Concepts:
+   - fp16 overflow (max 65,504) vs bf16's wider range
+   - torch.autocast dtype, GradScaler, gradient clipping with unscale_
+   - Forward hooks to find the first non-finite activation
+
+3. Files and Code Sections:
+   - configs/base.yaml: amp fp16 → bf16 (with a comment), grad_clip null → 1.0.
+   - train.py: autocast now uses the dtype from cfg.train.amp instead of a hard-coded float16.
+
+4. Errors and fixes:
+   - nvidia-smi not available locally: ran commands on the A10 box over ssh.
+   - --detect-anomaly is not a train.py option; used --debug-nan.
+   - "Attempting to unscale FP16 gradients": train.py ignored the amp setting; fixed the autocast dtype.
+   - ModuleNotFoundError for ranker on the box: installed the package in editable mode.
+
+5. Problem Solving:
+   The gradient norm grew steadily after the batch increase until it overflowed; the first inf came from model.cross.proj (the cross-feature projection), whose activations exceeded fp16's range. With bf16 and clipping, training is stable through 3,000 steps with the loss still decreasing, and throughput is only slightly lower than fp16. Validation ndcg@10 is about 0.41.
+
+6. All user messages:
+   - "Training of the ranker goes NaN around step 1,800 since we switched to the bigger batch. Find out why. Keep mixed precision, without it an epoch takes 3x longer and we only have the A10 box until Friday."
+   - "Try bf16, but also add grad clipping at 1.0, I want both. Don't change the lr, it's tuned."
+   - "Good. Commit the config and train.py changes, I'll start the full run tonight."
+
+7. Pending Tasks:
+   - The user starts the full training run tonight.
+
+8. Current Work:
+   Committed configs/base.yaml and train.py.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Training of the ranker goes NaN around step 1,800", dropped=False),
+        Label("constraint", "Keep mixed precision", dropped=False),
+        Label("decision", "we only have the A10 box until Friday", dropped=False),
+        Label("constraint", "Don't change the lr, it's tuned", dropped=False),
+        Label("identifier", "e90b4d1", dropped=True),  # the batch 512 -> 2048 commit
+        Label("identifier", "0d4e2f9", dropped=True),  # the commit that added cross.proj
+        Label("measurement", "max |x| before = 71203.5", dropped=True),  # "exceeded fp16's range"
+        Label("measurement", "loss is NaN at step 1774", dropped=True),
+        Label("measurement", "grad_norm 1021.7", dropped=True),
+        Label("measurement", "4412 samples/s", dropped=True),  # "only slightly lower"
+        Label("measurement", "ndcg@10 0.4127", dropped=False),  # "about 0.41"
+        Label("number", "lr: 0.0016", dropped=True),  # the tuned value, read in the config
+        Label("failed command", "--detect-anomaly", dropped=False),
+        Label("error", "Attempting to unscale FP16 gradients", dropped=False),
+        Label("error", "No module named 'ranker'", dropped=False),
+        Label("edit", "amp: bf16", dropped=False),
+        Label("file edited", "train.py", dropped=False),
+        Label("identifier", "b27e0c5", dropped=True),
+        # noise
+        Label("failed command", "nvidia-smi", dropped=False),  # "not available locally"
+        Label("command", "git log --oneline -3", dropped=False),
+        Label("number", "23028", dropped=False),
+        Label("number", "65,504", dropped=False),
+        Label("number", "4608", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def beat_timezone() -> DevSession:
+    """Python/Celery: a scheduled report an hour late since the clocks changed, a schedule read in
+    UTC, the fix to a time zone; a long user message with a constraint and a second request the
+    summary loses."""
+    c = Conversation("/home/jonas/reports-worker", "fresh-beat-timezone")
+    c.user(
+        "Since the clocks went back on 26 October the daily sales report arrives at 08:00 instead of "
+        "07:00 for the Berlin team. Please fix it so it is 07:00 Berlin time all year. Leave the "
+        "billing tasks on UTC, the bank's cutoff is in UTC and those must not move with DST. And "
+        "afterwards rename send_report_daily to send_daily_report, the name has bugged me for years."
+    )
+    c.bash("git status --short && git log --oneline -1", "\n7e2c1d0 worker: bump celery to 5.4.0")
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/worker/celeryconfig.py"},
+        "     1\tfrom celery.schedules import crontab\n     2\t\n     3\ttimezone = 'UTC'\n     4\tenable_utc = True\n     5\t\n"
+        "     6\tbeat_schedule = {\n     7\t    'daily-sales-report': {\n     8\t        'task': 'worker.reports.send_report_daily',\n"
+        "     9\t        'schedule': crontab(hour=6, minute=0),  # 07:00 Berlin\n    10\t    },\n"
+        "    11\t    'billing-settle': {\n    12\t        'task': 'worker.billing.settle',\n    13\t        'schedule': crontab(hour=15, minute=30),\n    14\t    },\n"
+        "    15\t    'billing-export': {\n    16\t        'task': 'worker.billing.export',\n    17\t        'schedule': crontab(hour=16, minute=0),\n    18\t    },\n"
+        "    19\t    'cleanup-tmp': {\n    20\t        'task': 'worker.maintenance.cleanup',\n    21\t        'schedule': crontab(minute=0, hour='*/4'),\n    22\t    },\n    23\t}\n",
+    )
+    c.say("The schedule says 06:00 UTC with a comment claiming 07:00 Berlin. Let me check what 06:00 UTC is in Berlin.")
+    c.bash(
+        'python -c "from datetime import datetime; from zoneinfo import ZoneInfo as Z; '
+        "[print(d, datetime.fromisoformat(d+'T06:00+00:00').astimezone(Z('Europe/Berlin')).strftime('%H:%M')) for d in ('2026-07-01','2026-11-02')]\"",
+        "2026-07-01 08:00\n2026-11-02 07:00",
+    )
+    c.say(
+        "So 06:00 UTC is 08:00 in summer and 07:00 in winter: if the schedule ran in UTC, the report "
+        "would have moved earlier in October, not later. Let me check when the task actually runs."
+    )
+    c.bash(
+        "grep 'send_report_daily.*succeeded' /var/log/celery/worker.log | tail -4",
+        "[2026-11-27 06:00:03,412: INFO/ForkPoolWorker-2] Task worker.reports.send_report_daily[9f1e...] succeeded in 41.2s\n"
+        "[2026-11-28 06:00:02,977: INFO/ForkPoolWorker-1] Task worker.reports.send_report_daily[0a7c...] succeeded in 39.8s\n"
+        "[2026-11-29 06:00:03,105: INFO/ForkPoolWorker-3] Task worker.reports.send_report_daily[5d2b...] succeeded in 40.6s\n"
+        "[2026-11-30 06:00:02,880: INFO/ForkPoolWorker-2] Task worker.reports.send_report_daily[c3e8...] succeeded in 44.1s",
+    )
+    c.bash(
+        "head -3 /var/log/celery/worker.log; date; cat /etc/timezone",
+        "celery@reports-1 v5.4.0 (opalescent)\n\nThu Dec  3 10:12:44 CET 2026\nEurope/Berlin",
+    )
+    c.say(
+        "The log timestamps are local (CET): the task runs at 06:00 Berlin, not 06:00 UTC. The host is on "
+        "Europe/Berlin; let me see how beat is started there."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/deploy/celery-beat.service"},
+        "[Service]\nUser=celery\nWorkingDirectory=/opt/reports-worker\nExecStart=/opt/reports-worker/.venv/bin/celery -A worker beat --config worker.legacy_config --loglevel INFO\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/worker/legacy_config.py"},
+        "from worker.celeryconfig import *  # noqa\n\ntimezone = 'Europe/Berlin'\nenable_utc = False\n",
+    )
+    c.say(
+        "worker/legacy_config.py overrides timezone to Europe/Berlin and enable_utc to False, so in "
+        "production beat reads crontab(hour=6) as 06:00 Berlin. That means the 07:00 report has been "
+        "built at 06:00, which does not explain 08:00 either. Let me look at the mail server's side."
+    )
+    c.bash(
+        "grep 'daily sales' /var/log/mail.log | tail -3 | awk '{print $1, $2, $3, $NF}'",
+        "Nov 28 08:00:47 status=sent\nNov 29 08:00:51 status=sent\nNov 30 08:00:49 status=sent",
+    )
+    c.bash(
+        "grep -n 'deliver_at\\|eta\\|countdown' worker/reports.py",
+        "worker/reports.py:52:    mailer.send(report, deliver_at=report_day.replace(hour=7, tzinfo=timezone.utc))",
+    )
+    c.say(
+        "Found it. The task runs at 06:00 Berlin, builds the report, and hands it to the mailer with "
+        "deliver_at 07:00 *UTC* (worker/reports.py:52), which is 08:00 Berlin in winter and 09:00 in "
+        "summer. Let me see when deliver_at came in."
+    )
+    c.bash(
+        "git log -L52,52:worker/reports.py --oneline | head -3",
+        "c81f0a2 reports: schedule delivery via the mailer queue\ndiff --git a/worker/reports.py b/worker/reports.py",
+    )
+    c.bash("git show -s --format='%ad %an' --date=short c81f0a2", "2026-10-27 Mara Lind")
+    c.say(
+        "c81f0a2 (27 Oct, the day after the clock change) added deliver_at with a UTC 07:00. That's the regression, coinciding with DST by chance."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/worker/reports.py",
+            "old_string": "    mailer.send(report, deliver_at=report_day.replace(hour=7, tzinfo=timezone.utc))",
+            "new_string": "    mailer.send(report, deliver_at=datetime.combine(report_day, time(7), tzinfo=ZoneInfo('Europe/Berlin')))",
+        },
+        "The file /home/jonas/reports-worker/worker/reports.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/test_reports.py -q 2>&1 | tail -3",
+        "E   NameError: name 'ZoneInfo' is not defined\nFAILED tests/test_reports.py::test_delivery_time - NameError: name 'ZoneInfo' is not defined\n1 failed, 11 passed in 0.92s",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/worker/reports.py",
+            "old_string": "from datetime import timezone\n",
+            "new_string": "from datetime import datetime, time\nfrom zoneinfo import ZoneInfo\n",
+        },
+        "The file /home/jonas/reports-worker/worker/reports.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/test_reports.py -q 2>&1 | tail -2",
+        "FAILED tests/test_reports.py::test_delivery_time - AssertionError: assert '06:00+00:00' == '07:00+00:00'\n1 failed, 11 passed in 0.88s",
+        error=True,
+    )
+    c.say(
+        "The test pinned the old behaviour (07:00 UTC). Updating it to expect 07:00 Berlin on a winter and a summer day."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/tests/test_reports.py",
+            "old_string": "    assert sent.deliver_at.isoformat()[11:] == '07:00+00:00'",
+            "new_string": "    assert sent.deliver_at.astimezone(ZoneInfo('Europe/Berlin')).hour == 7",
+        },
+        "The file /home/jonas/reports-worker/tests/test_reports.py has been updated successfully.",
+    )
+    c.bash("python -m pytest -q 2>&1 | tail -1", "58 passed in 3.41s")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The daily sales report has been arriving an hour late since late October. The investigation went through the Celery beat configuration and ended in the mailer call.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that since the end of October the daily sales report arrives at 08:00 instead of 07:00 for the Berlin team, and asked to make it 07:00 Berlin time all year.
+
+2. Key Technical Concepts:
+   - Celery beat crontab schedules, timezone and enable_utc
+   - A legacy config module overriding the time zone in production
+   - Time-zone-aware datetimes with zoneinfo
+
+3. Files and Code Sections:
+   - worker/celeryconfig.py: UTC beat schedule; the daily report at crontab(hour=6).
+   - worker/legacy_config.py and deploy/celery-beat.service: production beat runs with timezone Europe/Berlin, enable_utc False.
+   - worker/reports.py: deliver_at was 07:00 UTC; now 07:00 Europe/Berlin via datetime.combine and ZoneInfo (imports added).
+   - tests/test_reports.py: test_delivery_time now asserts 07:00 in Berlin.
+
+4. Errors and fixes:
+   - NameError for ZoneInfo: added the imports.
+   - test_delivery_time expected the old UTC delivery time; updated.
+
+5. Problem Solving:
+   The schedule itself was not the cause: in production the task runs at 06:00 Berlin. The regression came from a commit the day after the clock change that introduced a delivery time in UTC, which is 08:00 in Berlin in winter. The timing with DST was a coincidence. All tests pass.
+
+6. All user messages:
+   - The user reported the report arriving an hour late since the clocks went back and asked for 07:00 Berlin time all year.
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Fixed deliver_at in worker/reports.py and updated the test; the full suite passes.
+
+9. Optional Next Step:
+   Ask the user to confirm tomorrow's delivery time.
+"""
+    labels = [
+        Label("request", "fix it so it is 07:00 Berlin time all year", dropped=False),
+        Label("constraint", "Leave the billing tasks on UTC", dropped=True),  # not in the summary at all
+        Label("decision", "the bank's cutoff is in UTC", dropped=True),
+        Label("request", "rename send_report_daily to send_daily_report", dropped=True),  # still to do: not in Pending
+        Label("identifier", "c81f0a2", dropped=True),  # "a commit the day after the clock change"
+        Label("name", "Mara Lind", dropped=True),
+        Label("path", "worker/reports.py:52", dropped=False),  # "worker/reports.py: deliver_at was 07:00 UTC"
+        Label("file read", "worker/legacy_config.py", dropped=False),
+        Label("file read", "deploy/celery-beat.service", dropped=False),
+        Label("measurement", "Nov 30 08:00:49 status=sent", dropped=True),  # the mail log that showed 08:00
+        Label("error", "name 'ZoneInfo' is not defined", dropped=False),
+        Label("error", "assert '06:00+00:00' == '07:00+00:00'", dropped=False),
+        Label("edit", "tzinfo=ZoneInfo('Europe/Berlin')", dropped=False),
+        Label("measurement", "58 passed", dropped=True),  # "all tests pass"
+        Label("decision", "coinciding with DST by chance", dropped=False),
+        # noise
+        Label("command", "git status --short && git log --oneline -1", dropped=False),
+        Label("number", "2026-07-01 08:00", dropped=False),  # a check on the way, overtaken
+        Label("number", "41.2s", dropped=False),
+        Label("name", "ForkPoolWorker-2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def nginx_headers() -> DevSession:
+    """nginx/Ansible: a configuration change (security headers and caching for static assets)
+    under the user's preferences, checked with curl and a scanner; the summary drops one of the
+    user's constraints said in passing and the reason for another."""
+    c = Conversation("/home/ruth/edge-config", "fresh-nginx-headers")
+    c.user(
+        "The security scan (Mozilla Observatory) gives www.acme-shop.example a D. Add the missing "
+        "headers in the nginx role. HSTS with max-age one year but no preload, preload is hard to undo "
+        "and we still have an http-only partner subdomain. Don't touch the CSP, marketing is mid-way "
+        "through a tag manager migration."
+    )
+    c.bash(
+        "ls roles/nginx/templates", "default.conf.j2\nsecurity_headers.conf.j2\nstatic_cache.conf.j2\nupstreams.conf.j2"
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2"},
+        '# managed by ansible\nadd_header X-Frame-Options SAMEORIGIN;\n{% if csp %}\nadd_header Content-Security-Policy "{{ csp }}";\n{% endif %}\n',
+    )
+    c.bash(
+        "curl -sI https://www.acme-shop.example | grep -iE '^(strict|x-content|referrer|permissions|x-frame|content-security|cache-control)'",
+        "x-frame-options: SAMEORIGIN\ncontent-security-policy: default-src 'self' https://tags.acme-shop.example; img-src * data:\ncache-control: no-cache",
+    )
+    c.bash(
+        "npx observatory-cli www.acme-shop.example --format=report 2>&1 | head -14",
+        "bash: npx: command not found",
+        error=True,
+    )
+    c.bash(
+        "curl -s -X POST 'https://observatory-api.mdn.mozilla.net/api/v2/scan?host=www.acme-shop.example' | jq '{grade, score, tests_failed, tests_passed}'",
+        '{\n  "grade": "D",\n  "score": 35,\n  "tests_failed": 4,\n  "tests_passed": 6\n}',
+    )
+    c.bash(
+        "curl -s 'https://observatory-api.mdn.mozilla.net/api/v2/analyze?host=www.acme-shop.example' | jq -r '.tests | to_entries[] | select(.value.pass == false) | .key + \": \" + .value.result'",
+        "strict-transport-security: hsts-not-implemented\nx-content-type-options: x-content-type-options-not-implemented\n"
+        "referrer-policy: referrer-policy-not-implemented\ncontent-security-policy: csp-implemented-with-unsafe-inline",
+    )
+    c.say(
+        "Four failing tests: HSTS, X-Content-Type-Options, Referrer-Policy, and the CSP (unsafe-inline), which you want left alone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2",
+            "old_string": "add_header X-Frame-Options SAMEORIGIN;\n",
+            "new_string": "add_header X-Frame-Options SAMEORIGIN always;\n"
+            "# one year, no preload: preload is hard to undo and partner.acme-shop.example is still http-only\n"
+            'add_header Strict-Transport-Security "max-age=31536000; includeSubDomains" always;\n'
+            "add_header X-Content-Type-Options nosniff always;\nadd_header Referrer-Policy strict-origin-when-cross-origin always;\n",
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2 has been updated successfully.",
+    )
+    c.say(
+        "Wait: includeSubDomains would also force HTTPS on the http-only partner subdomain for every browser "
+        "that saw the header. I'll drop includeSubDomains too, same reason as preload."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2",
+            "old_string": '"max-age=31536000; includeSubDomains"',
+            "new_string": '"max-age=31536000"',
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2 has been updated successfully.",
+    )
+    c.bash(
+        "grep -rn 'add_header' roles/nginx/templates/ | grep -v security_headers",
+        'roles/nginx/templates/static_cache.conf.j2:4:    add_header Cache-Control "public, max-age=604800, immutable";',
+    )
+    c.say(
+        "static_cache.conf.j2 has its own add_header inside a location block. nginx does not inherit "
+        "add_header from the server level into a location that has any add_header of its own, so static "
+        "assets would get none of the security headers. I'll include the security headers file there too."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/static_cache.conf.j2",
+            "old_string": '    add_header Cache-Control "public, max-age=604800, immutable";',
+            "new_string": '    add_header Cache-Control "public, max-age=604800, immutable";\n    include /etc/nginx/snippets/security_headers.conf;',
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/static_cache.conf.j2 has been updated successfully.",
+    )
+    c.bash(
+        "ansible-playbook -i inventories/staging site.yml --tags nginx --check --diff 2>&1 | tail -6",
+        'TASK [nginx : validate config] *************************************************\nfatal: [edge-stg-1]: FAILED! => {"changed": false, "cmd": "nginx -t", '
+        '"stderr": "nginx: [emerg] open() \\"/etc/nginx/snippets/security_headers.conf\\" failed (2: No such file or directory) in /etc/nginx/conf.d/static_cache.conf:5"}\n\n'
+        "PLAY RECAP *********************************************************************\nedge-stg-1 : ok=6 changed=3 unreachable=0 failed=1 skipped=0",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ruth/edge-config/roles/nginx/tasks/main.yml"},
+        "- name: security headers\n  template:\n    src: security_headers.conf.j2\n    dest: /etc/nginx/conf.d/security_headers.conf\n",
+    )
+    c.say(
+        "The role installs the file as /etc/nginx/conf.d/security_headers.conf, not under snippets/. And files in conf.d are included at http level, so I need a copy outside conf.d for the location include."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/tasks/main.yml",
+            "old_string": "    dest: /etc/nginx/conf.d/security_headers.conf\n",
+            "new_string": "    dest: /etc/nginx/conf.d/security_headers.conf\n\n- name: security headers for locations with their own add_header\n  template:\n"
+            "    src: security_headers.conf.j2\n    dest: /etc/nginx/snippets/security_headers.conf\n",
+        },
+        "The file /home/ruth/edge-config/roles/nginx/tasks/main.yml has been updated successfully.",
+    )
+    c.bash(
+        "ansible-playbook -i inventories/staging site.yml --tags nginx 2>&1 | tail -2",
+        "PLAY RECAP *********************************************************************\nedge-stg-1 : ok=9 changed=4 unreachable=0 failed=0 skipped=0",
+    )
+    c.bash(
+        "for p in / /static/app.3f9c1e.js; do echo \"== $p\"; curl -sI https://stg.acme-shop.example$p | grep -iE '^(strict|x-content|referrer|cache-control)'; done",
+        "== /\nstrict-transport-security: max-age=31536000\nx-content-type-options: nosniff\nreferrer-policy: strict-origin-when-cross-origin\ncache-control: no-cache\n"
+        "== /static/app.3f9c1e.js\ncache-control: public, max-age=604800, immutable\nstrict-transport-security: max-age=31536000\nx-content-type-options: nosniff\nreferrer-policy: strict-origin-when-cross-origin",
+    )
+    c.bash(
+        "curl -s -X POST 'https://observatory-api.mdn.mozilla.net/api/v2/scan?host=stg.acme-shop.example' | jq '{grade, score, tests_failed}'",
+        '{\n  "grade": "B",\n  "score": 80,\n  "tests_failed": 1\n}',
+    )
+    c.say(
+        "Staging goes from D (35) to B (80); the one remaining failure is the CSP's unsafe-inline, left as you asked."
+    )
+    c.user("Good. Prod tomorrow morning with the change window, not now. Commit.")
+    c.bash(
+        "git add -A && git commit -qm 'nginx: HSTS (1y, no subdomains/preload), nosniff, referrer policy; headers on static too' && git log --oneline -1",
+        "44be0a1 nginx: HSTS (1y, no subdomains/preload), nosniff, referrer policy; headers on static too",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to raise the site's Mozilla Observatory grade by adding missing security headers in the Ansible nginx role.
+
+Summary:
+1. Primary Request and Intent:
+   Add the missing security headers in the nginx role for www.acme-shop.example, which the Mozilla Observatory grades D. HSTS with a one-year max-age but without preload (hard to undo; an http-only partner subdomain still exists). Deploy to prod tomorrow in the change window, not now; commit.
+
+2. Key Technical Concepts:
+   - HSTS max-age, includeSubDomains and preload
+   - nginx add_header inheritance (a location with its own add_header inherits none from the server level)
+   - Ansible --check --diff and nginx -t validation
+
+3. Files and Code Sections:
+   - roles/nginx/templates/security_headers.conf.j2: HSTS max-age=31536000 (no includeSubDomains, no preload), X-Content-Type-Options nosniff, Referrer-Policy strict-origin-when-cross-origin, all with `always`.
+   - roles/nginx/templates/static_cache.conf.j2: includes the security headers snippet next to its Cache-Control header.
+   - roles/nginx/tasks/main.yml: also installs the headers file under /etc/nginx/snippets/.
+
+4. Errors and fixes:
+   - npx not available; queried the Observatory API with curl.
+   - nginx -t failed on staging because the snippet path did not exist; added a task to install it there.
+
+5. Problem Solving:
+   Four Observatory tests failed initially. includeSubDomains was dropped as well because it would force HTTPS on the http-only partner subdomain. Static assets would otherwise have lost the security headers because of nginx's add_header inheritance. Staging now grades B; the remaining failure is the CSP.
+
+6. All user messages:
+   - "The security scan (Mozilla Observatory) gives www.acme-shop.example a D. Add the missing headers in the nginx role. HSTS with max-age one year but no preload, …"
+   - "Good. Prod tomorrow morning with the change window, not now. Commit."
+
+7. Pending Tasks:
+   - Deploy to production tomorrow morning in the change window.
+
+8. Current Work:
+   Committed the role changes after verifying on staging.
+
+9. Optional Next Step:
+   Run the playbook against production tomorrow.
+"""
+    labels = [
+        Label("request", "Add the missing headers in the nginx role", dropped=False),
+        Label("constraint", "HSTS with max-age one year but no preload", dropped=False),
+        Label("decision", "preload is hard to undo", dropped=False),
+        Label(
+            "constraint", "Don't touch the CSP", dropped=True
+        ),  # after the elision; "the remaining failure is the CSP"
+        Label("decision", "marketing is mid-way through a tag manager migration", dropped=True),
+        Label("constraint", "Prod tomorrow morning with the change window, not now", dropped=False),
+        Label("decision", "includeSubDomains would also force HTTPS on the http-only partner subdomain", dropped=False),
+        Label("measurement", '"score": 35', dropped=True),  # the grade is kept, not the score
+        Label("measurement", '"score": 80', dropped=True),
+        Label("error", "csp-implemented-with-unsafe-inline", dropped=False),  # "the remaining failure is the CSP"
+        Label("error", "failed (2: No such file or directory)", dropped=False),
+        Label("failed command", "npx observatory-cli", dropped=False),
+        Label("edit", "max-age=31536000", dropped=False),
+        Label("file edited", "roles/nginx/tasks/main.yml", dropped=False),
+        Label("identifier", "44be0a1", dropped=True),
+        Label("number", "max-age=604800", dropped=True),  # the static assets' cache lifetime, read
+        # noise
+        Label("command", "ls roles/nginx/templates", dropped=False),
+        Label("number", "3f9c1e", dropped=False),
+        Label("name", "edge-stg-1", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -4009,4 +5181,10 @@ SESSIONS = (
     double_emails,
     invite_links,
     gradle_build_time,
+    log_volume,
+    mysql_index,
+    android_crash,
+    nan_loss,
+    beat_timezone,
+    nginx_headers,
 )
