@@ -5162,6 +5162,372 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def image_size() -> DevSession:
+    """Docker/Python: shrinking a service image, sizes measured at each step, the user's reason
+    for the base image, a build failure on the way, a layer listing read for the key fact."""
+    c = Conversation("/home/kofi/pricing-api", "fresh-image-size")
+    c.user(
+        "The pricing-api image is 1.4 GB and deploys pull it on every node. Get it down. Stay on "
+        "Debian slim, not Alpine: musl broke our numpy and scipy wheels last time and builds took 40 minutes."
+    )
+    c.bash(
+        "docker images pricing-api --format '{{.Tag}} {{.Size}}' | head -3",
+        "latest 1.42GB\n2026.11.30 1.42GB\n2026.11.23 1.39GB",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kofi/pricing-api/Dockerfile"},
+        "FROM python:3.12\nWORKDIR /app\nRUN apt-get update && apt-get install -y build-essential libpq-dev git\nCOPY . .\n"
+        'RUN pip install -r requirements.txt\nRUN pip install -e .\nCMD ["gunicorn", "pricing.app:app", "-c", "gunicorn.conf.py"]\n',
+    )
+    c.bash(
+        "docker history pricing-api:latest --format '{{.Size}}\\t{{.CreatedBy}}' | head -8",
+        '0B\tCMD ["gunicorn" "pricing.app:app" "-c" "gunicorn.conf.py"]\n4.1MB\tRUN pip install -e .\n'
+        "402MB\tRUN pip install -r requirements.txt\n187MB\tCOPY . .\n262MB\tRUN apt-get update && apt-get install -y build-essential libpq-dev git\n"
+        '0B\tWORKDIR /app\n9.3kB\tCMD ["python3"]\n568MB\t(base layers of python:3.12)',
+    )
+    c.say(
+        "Biggest parts: the full python:3.12 base (568 MB), requirements (402 MB), build tools (262 MB), "
+        "and COPY . . at 187 MB, which is suspicious for a small service."
+    )
+    c.bash(
+        "du -sh .git data tests notebooks 2>/dev/null; cat .dockerignore",
+        "121M\t.git\n48M\tdata\n6.2M\ttests\n11M\tnotebooks\ncat: .dockerignore: No such file or directory",
+        error=True,
+    )
+    c.say("There is no .dockerignore, so .git (121 MB) and data/ (48 MB) go into the image.")
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/pricing-api/.dockerignore",
+            "content": ".git\ndata/\nnotebooks/\ntests/\n**/__pycache__\n.venv\n*.egg-info\n",
+        },
+        "File created successfully at: /home/kofi/pricing-api/.dockerignore",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/pricing-api/Dockerfile",
+            "content": "FROM python:3.12-slim-bookworm AS build\nRUN apt-get update && apt-get install -y --no-install-recommends build-essential libpq-dev\n"
+            "WORKDIR /app\nCOPY requirements.txt .\nRUN pip wheel --wheel-dir /wheels -r requirements.txt\nCOPY . .\nRUN pip wheel --no-deps --wheel-dir /wheels .\n\n"
+            "FROM python:3.12-slim-bookworm\nRUN apt-get update && apt-get install -y --no-install-recommends libpq5 && rm -rf /var/lib/apt/lists/*\n"
+            "COPY --from=build /wheels /wheels\nRUN pip install --no-cache-dir /wheels/* && rm -rf /wheels\nWORKDIR /app\nCOPY gunicorn.conf.py .\n"
+            'CMD ["gunicorn", "pricing.app:app", "-c", "gunicorn.conf.py"]\n',
+        },
+        "The file /home/kofi/pricing-api/Dockerfile has been overwritten successfully.",
+    )
+    c.bash(
+        "docker build -t pricing-api:slim . 2>&1 | tail -8",
+        " => ERROR [build 7/7] RUN pip wheel --no-deps --wheel-dir /wheels .\n------\n > [build 7/7] RUN pip wheel --no-deps --wheel-dir /wheels .:\n"
+        "  Getting requirements to build wheel: finished with status 'error'\n  error: subprocess-exited-with-error\n"
+        "  setuptools_scm._file_finders.git: listing git files failed - pretending there aren't any\n"
+        '  LookupError: setuptools-scm was unable to detect version for /app.\n------\nERROR: failed to solve: process "/bin/sh -c pip wheel --no-deps --wheel-dir /wheels ." did not complete successfully: exit code: 1',
+        error=True,
+    )
+    c.say(
+        "The package takes its version from git via setuptools-scm, and .git is now excluded. Rather "
+        "than put .git back (121 MB in the build context), I'll pass the version in as a build arg: "
+        "SETUPTOOLS_SCM_PRETEND_VERSION."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kofi/pricing-api/Dockerfile",
+            "old_string": "COPY . .\nRUN pip wheel --no-deps --wheel-dir /wheels .",
+            "new_string": "COPY . .\nARG VERSION\nRUN SETUPTOOLS_SCM_PRETEND_VERSION=${VERSION:?pass --build-arg VERSION} pip wheel --no-deps --wheel-dir /wheels .",
+        },
+        "The file /home/kofi/pricing-api/Dockerfile has been updated successfully.",
+    )
+    c.bash(
+        "docker build --build-arg VERSION=$(git describe --tags) -t pricing-api:slim . 2>&1 | tail -2 && docker images pricing-api:slim --format '{{.Size}}'",
+        " => => naming to docker.io/library/pricing-api:slim\n => => writing image sha256:b41c0e...\n311MB",
+    )
+    c.bash(
+        "docker run --rm pricing-api:slim python -c 'import numpy, scipy, psycopg; print(numpy.__version__, scipy.__version__, psycopg.__version__)'",
+        "2.1.3 1.14.1 3.2.3",
+    )
+    c.bash(
+        "docker run --rm pricing-api:slim pip list --format freeze | wc -l; docker run --rm pricing-api:slim du -sh /usr/local/lib/python3.12/site-packages | tail -1",
+        "61\n241M\t/usr/local/lib/python3.12/site-packages",
+    )
+    c.bash(
+        "docker run --rm pricing-api:slim sh -c 'du -sh /usr/local/lib/python3.12/site-packages/* | sort -rh | head -5'",
+        "98M\t/usr/local/lib/python3.12/site-packages/scipy\n39M\t/usr/local/lib/python3.12/site-packages/numpy.libs\n"
+        "33M\t/usr/local/lib/python3.12/site-packages/numpy\n21M\t/usr/local/lib/python3.12/site-packages/pandas\n12M\t/usr/local/lib/python3.12/site-packages/botocore",
+    )
+    c.user("pandas? We don't use pandas in the service, only in notebooks.")
+    c.bash(
+        "grep -rn 'import pandas\\|from pandas' pricing/ | head; grep -n pandas requirements.txt",
+        "requirements.txt:31:pandas==2.2.3",
+    )
+    c.tool(
+        "Edit",
+        {"file_path": "/home/kofi/pricing-api/requirements.txt", "old_string": "pandas==2.2.3\n", "new_string": ""},
+        "The file /home/kofi/pricing-api/requirements.txt has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/pricing-api/requirements-notebooks.txt",
+            "content": "-r requirements.txt\npandas==2.2.3\njupyterlab==4.2.5\n",
+        },
+        "File created successfully at: /home/kofi/pricing-api/requirements-notebooks.txt",
+    )
+    c.bash(
+        "docker build --build-arg VERSION=$(git describe --tags) -t pricing-api:slim . -q && docker images pricing-api:slim --format '{{.Size}}' && docker run --rm -p 8000:8000 -d --name p pricing-api:slim && sleep 3 && curl -s localhost:8000/healthz; docker rm -f p >/dev/null",
+        'sha256:9e07d2...\n268MB\n{"status":"ok","version":"2.8.1"}',
+    )
+    c.bash("python -m pytest -q 2>&1 | tail -1", "204 passed, 2 skipped in 12.33s")
+    c.say(
+        "From 1.42 GB to 268 MB (81% smaller): slim base, multi-stage build, .dockerignore, and pandas moved to notebook requirements. numpy/scipy still import fine on Debian slim."
+    )
+    c.user("CI builds the image too, make sure it passes VERSION.")
+    c.bash(
+        "grep -n 'docker build' .github/workflows/*.yml",
+        ".github/workflows/release.yml:44:        run: docker build -t ghcr.io/acme/pricing-api:${{ github.ref_name }} .",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kofi/pricing-api/.github/workflows/release.yml",
+            "old_string": "        run: docker build -t ghcr.io/acme/pricing-api:${{ github.ref_name }} .",
+            "new_string": "        run: docker build --build-arg VERSION=${{ github.ref_name }} -t ghcr.io/acme/pricing-api:${{ github.ref_name }} .",
+        },
+        "The file /home/kofi/pricing-api/.github/workflows/release.yml has been updated successfully.",
+    )
+    c.bash(
+        "git status --short",
+        " M .github/workflows/release.yml\n M Dockerfile\n M requirements.txt\n?? .dockerignore\n?? requirements-notebooks.txt",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to shrink the pricing-api Docker image while staying on Debian slim.
+
+Summary:
+1. Primary Request and Intent:
+   Reduce the pricing-api image (about 1.4 GB, pulled by every node on deploy). Stay on Debian slim rather than Alpine because musl caused problems with the numpy/scipy wheels before. Later: pandas is not used by the service (only notebooks), and CI must pass the VERSION build argument.
+
+2. Key Technical Concepts:
+   - Multi-stage Docker builds with pre-built wheels
+   - .dockerignore to keep .git and data out of the build context
+   - setuptools-scm version detection without .git (SETUPTOOLS_SCM_PRETEND_VERSION)
+
+3. Files and Code Sections:
+   - Dockerfile: python:3.12-slim-bookworm build stage building wheels, runtime stage with libpq5 only; VERSION build arg feeding SETUPTOOLS_SCM_PRETEND_VERSION.
+   - .dockerignore (new): .git, data/, notebooks/, tests/, caches.
+   - requirements.txt: pandas removed; requirements-notebooks.txt (new) adds pandas and jupyterlab.
+   - .github/workflows/release.yml: passes --build-arg VERSION from the tag.
+
+4. Errors and fixes:
+   - The build failed because setuptools-scm could not determine a version without .git; fixed with the VERSION build arg.
+
+5. Problem Solving:
+   docker history showed the full Python base, requirements, build tools and an oversized COPY (no .dockerignore) as the main contributors. The new image is about 270 MB, roughly 80% smaller; numpy, scipy and psycopg import correctly, the health check responds, and tests pass.
+
+6. All user messages:
+   - "The pricing-api image is 1.4 GB and deploys pull it on every node. Get it down. Stay on Debian slim, not Alpine: musl broke our numpy and scipy wheels last time …"
+   - "pandas? We don't use pandas in the service, only in notebooks."
+   - "CI builds the image too, make sure it passes VERSION."
+
+7. Pending Tasks:
+   - Commit the changes.
+
+8. Current Work:
+   Updated the release workflow to pass VERSION.
+
+9. Optional Next Step:
+   Commit and trigger a release build to confirm the image in CI.
+"""
+    labels = [
+        Label("request", "The pricing-api image is 1.4 GB", dropped=False),
+        Label("constraint", "Stay on Debian slim, not Alpine", dropped=False),
+        Label("decision", "musl broke our numpy and scipy wheels", dropped=False),
+        Label("decision", "builds took 40 minutes", dropped=True),  # cut by the elision
+        Label("request", "make sure it passes VERSION", dropped=False),
+        Label("measurement", "268MB", dropped=False),  # "about 270 MB"
+        Label("measurement", "COPY . . at 187 MB", dropped=False),  # "an oversized COPY"
+        Label("measurement", ".git (121 MB)", dropped=True),
+        Label("measurement", "311MB", dropped=True),  # the size before pandas went
+        Label("error", "setuptools-scm was unable to detect version", dropped=False),
+        Label("decision", "Rather than put .git back", dropped=True),  # and why: 121 MB in the context
+        Label("edit", "SETUPTOOLS_SCM_PRETEND_VERSION", dropped=False),
+        Label("file edited", ".github/workflows/release.yml", dropped=False),
+        Label("measurement", "204 passed, 2 skipped", dropped=True),
+        Label("number", "2.1.3 1.14.1 3.2.3", dropped=True),  # numpy, scipy, psycopg versions in the image
+        # noise
+        Label("command", "git status --short", dropped=False),
+        Label("number", "8000", dropped=False),
+        Label("number", "61", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def leaked_key() -> DevSession:
+    """Security/git: an API key pushed to a public repository, found with git log -S, rotated and
+    purged from history with git filter-repo; the user's order of operations and its reason."""
+    c = Conversation("/home/mei/status-widget", "fresh-leaked-key")
+    c.user(
+        "GitHub secret scanning says we pushed a Stripe key in status-widget. Deal with it. Rotate "
+        "first, then clean the history: a purged key is still compromised if anyone cloned it."
+    )
+    c.bash(
+        "gh api repos/acme/status-widget/secret-scanning/alerts --jq '.[] | [.number, .secret_type, .state, .created_at] | @tsv'",
+        "3\tstripe_api_key\topen\t2026-12-03T08:41:17Z",
+    )
+    c.bash(
+        "gh api repos/acme/status-widget/secret-scanning/alerts/3/locations --jq '.[].details | [.path, .commit_sha, .start_line] | @tsv'",
+        "config/dev.env\t5f3a9e2c7d1b4e6f8a0c2d4e6f8a1b3c5d7e9f01\t3",
+    )
+    c.bash("git log --oneline -S 'sk_live_' --all", "5f3a9e2 dev: local env for the widget preview\n")
+    c.bash(
+        "git show 5f3a9e2 --stat --format='%an <%ae> %ad'",
+        "Chen Wu <chen@acme.example> Tue Dec 1 17:02:44 2026 +0800\n\n config/dev.env | 4 ++++\n 1 file changed, 4 insertions(+)",
+    )
+    c.bash(
+        "git show 5f3a9e2:config/dev.env | sed 's/sk_live_[A-Za-z0-9]*/sk_live_<redacted>/'",
+        "WIDGET_PORT=5173\nSTRIPE_PUBLISHABLE=pk_live_51Hx...\nSTRIPE_SECRET=sk_live_<redacted>\nSTATUS_API=https://status.acme.example/api",
+    )
+    c.bash("git branch -r --contains 5f3a9e2", "  origin/main\n  origin/feature/preview")
+    c.say(
+        "The live secret key is in config/dev.env, added in 5f3a9e2 by Chen Wu on 1 Dec, and it is on "
+        "origin/main and origin/feature/preview. The repository is public, so it must be treated as compromised."
+    )
+    c.bash("stripe --version", "bash: stripe: command not found", error=True)
+    c.user("I'll roll the key in the Stripe dashboard myself, it needs 2FA. Tell me which services use it.")
+    c.bash(
+        "gh search code 'STRIPE_SECRET org:acme' --json repository,path --jq '.[] | .repository.nameWithOwner + \" \" + .path'",
+        "acme/checkout config/prod.env.tpl\nacme/billing-worker deploy/values.yaml\nacme/status-widget config/dev.env",
+    )
+    c.bash("vault kv get -field=last_rotated secret/stripe/live", "2026-03-14")
+    c.say(
+        "checkout (config/prod.env.tpl) and billing-worker (deploy/values.yaml) read it from Vault at secret/stripe/live, last rotated on 14 March. After you roll it, the new key goes into Vault and both need a restart."
+    )
+    c.user(
+        "Rolled. New key is in Vault. Now purge the history. Force-push is OK on this repo, I've told the two other contributors."
+    )
+    c.bash("git filter-repo --version", "bash: git-filter-repo: command not found", error=True)
+    c.bash(
+        "pip install --user git-filter-repo==2.45.0 && git filter-repo --version",
+        "Successfully installed git-filter-repo-2.45.0\na40bc1c42c2b",
+    )
+    c.bash(
+        "cd /tmp && git clone --mirror git@github.com:acme/status-widget.git && cd status-widget.git && git filter-repo --path config/dev.env --invert-paths",
+        "Cloning into bare repository 'status-widget.git'...\nParsed 214 commits\nNew history written in 0.41 seconds; now repacking/cleaning...\n"
+        "Repacking your repo and cleaning out old unneeded objects\nCompleted the filter-repo run after 1.02 seconds.",
+    )
+    c.bash(
+        "cd /tmp/status-widget.git && git log --all -S 'sk_live_' --oneline | wc -l && git count-objects -vH | grep size-pack",
+        "0\nsize-pack: 2.31 MiB",
+    )
+    c.bash(
+        "cd /tmp/status-widget.git && git remote add origin git@github.com:acme/status-widget.git && git push --force --mirror origin 2>&1 | tail -3",
+        " ! [remote rejected] refs/pull/12/head -> refs/pull/12/head (deny updating a hidden ref)\n + 8c1d2e4...1b9f0a3 main -> main (forced update)\n"
+        "error: failed to push some refs to 'github.com:acme/status-widget.git'",
+    )
+    c.say(
+        "main and the branches were rewritten; only the refs/pull/* refs were rejected, which GitHub "
+        "manages itself. Old PR refs still reach the old commit until GitHub support purges them or the "
+        "PRs are deleted, which is another reason rotating first was right."
+    )
+    c.bash("git -C /tmp/status-widget.git ls-remote origin | grep -c 'refs/pull'", "14")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mei/status-widget/.gitignore",
+            "old_string": "node_modules/\n",
+            "new_string": "node_modules/\n*.env\n!*.env.example\n",
+        },
+        "The file /home/mei/status-widget/.gitignore has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/mei/status-widget/config/dev.env.example",
+            "content": "WIDGET_PORT=5173\nSTRIPE_PUBLISHABLE=pk_test_...\nSTRIPE_SECRET=sk_test_... # never a live key here\nSTATUS_API=https://status.acme.example/api\n",
+        },
+        "File created successfully at: /home/mei/status-widget/config/dev.env.example",
+    )
+    c.bash(
+        "cd /home/mei/status-widget && git fetch -q && git reset -q --hard origin/main && git add .gitignore config/dev.env.example && git commit -qm 'config: ignore *.env, add an example with test keys' && git push -q && git log --oneline -1",
+        "e5d2c90 config: ignore *.env, add an example with test keys",
+    )
+    c.bash(
+        "gh api -X PATCH repos/acme/status-widget/secret-scanning/alerts/3 -f state=resolved -f resolution=revoked --jq .state",
+        "resolved",
+    )
+    c.user("Thanks. Write me a short note for #security with what happened and what's left.")
+    c.say(
+        "Stripe live key leak in acme/status-widget (alert #3):\n- Pushed on 1 Dec in config/dev.env (5f3a9e2), public repo.\n"
+        "- Key rolled by Mei; new key in Vault secret/stripe/live; checkout and billing-worker need a restart.\n"
+        "- History purged with git filter-repo and force-pushed; *.env now ignored.\n"
+        "- Left: 14 refs/pull/* refs on GitHub still reach the old commit: ask GitHub support to purge them."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+GitHub secret scanning flagged a live Stripe key in a public repository. The user rotated the key; I found where it was used, purged it from the history, and prevented a repeat.
+
+Summary:
+1. Primary Request and Intent:
+   Handle a Stripe key pushed to acme/status-widget: rotate first, then clean the history (a purged key is still compromised if anyone cloned it). The user rolled the key in the Stripe dashboard (2FA) and put it in Vault; force-push was allowed after telling the other contributors. Finally, a short note for #security.
+
+2. Key Technical Concepts:
+   - GitHub secret scanning alerts and their locations API
+   - git log -S to find when a string entered history; git filter-repo --invert-paths; mirror force-push
+   - GitHub's hidden refs/pull/* refs cannot be force-updated
+
+3. Files and Code Sections:
+   - config/dev.env: held the live key; removed from all history.
+   - .gitignore: now ignores *.env except *.env.example.
+   - config/dev.env.example (new): test keys only.
+
+4. Errors and fixes:
+   - stripe CLI and git-filter-repo not installed; installed git-filter-repo with pip.
+   - The mirror push rejected the refs/pull/* refs (hidden refs managed by GitHub); the branches were rewritten.
+
+5. Problem Solving:
+   The key came from a single commit on 1 Dec, present on main and a feature branch. Two services (checkout and billing-worker) read the key from Vault and need a restart after the rotation. After the purge no commit contains the key; the alert was resolved as revoked. Old PR refs on GitHub still reference the old commit.
+
+6. All user messages:
+   - "GitHub secret scanning says we pushed a Stripe key in status-widget. Deal with it. Rotate first, then clean the history: a purged key is still compromised if anyone cloned it."
+   - "I'll roll the key in the Stripe dashboard myself, it needs 2FA. Tell me which services use it."
+   - "Rolled. New key is in Vault. Now purge the history. Force-push is OK on this repo, I've told the two other contributors."
+   - "Thanks. Write me a short note for #security with what happened and what's left."
+
+7. Pending Tasks:
+   - Restart checkout and billing-worker; ask GitHub support to purge the old PR refs.
+
+8. Current Work:
+   Wrote the #security note.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Rotate first, then clean the history", dropped=False),
+        Label("decision", "a purged key is still compromised if anyone cloned it", dropped=False),
+        Label("constraint", "Force-push is OK on this repo", dropped=False),
+        Label("identifier", "5f3a9e2", dropped=True),  # "a single commit on 1 Dec"
+        Label("name", "Chen Wu", dropped=True),
+        Label("identifier", "e5d2c90", dropped=True),
+        Label("path", "secret/stripe/live", dropped=True),  # where the key lives in Vault
+        Label("measurement", "14 refs/pull/* refs", dropped=True),  # still reaching the old commit
+        Label("number", "2026-03-14", dropped=True),  # the key's previous rotation
+        Label("failed command", "git filter-repo --version", dropped=False),
+        Label("error", "deny updating a hidden ref", dropped=False),
+        Label("edit", "!*.env.example", dropped=False),
+        Label("file edited", "config/dev.env.example", dropped=False),
+        Label("number", "git-filter-repo==2.45.0", dropped=True),
+        # noise
+        Label("number", "5173", dropped=False),
+        Label("number", "214", dropped=False),
+        Label("number", "2.31 MiB", dropped=False),
+        Label("command", "git fetch -q", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -5187,4 +5553,6 @@ SESSIONS = (
     nan_loss,
     beat_timezone,
     nginx_headers,
+    image_size,
+    leaked_key,
 )
