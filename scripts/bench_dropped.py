@@ -9,13 +9,16 @@ which matching cannot see: those are counted as listed wrongly.
 With `--dev`, it scores the hand-labelled development sessions instead
 (tests/python/support/dropped_dev.py): an item is right when it names a dropped fact, wrong when it
 names only kept ones, noise when it names none; recall per class, precision per listed kind, then
-every missed fact and every item that is not right.
+every missed fact and every item that is not right. With `--fresh`, it scores the fresh
+labelled sessions (tests/python/support/dropped_fresh.py), written without reading the rule, the
+same way.
 
 recall = planted dropped facts listed / planted dropped facts
 precision = planted dropped facts listed / planted facts listed (dropped and kept)
 
     .venv/bin/python scripts/bench_dropped.py [--sessions 200] [--paraphrase 0.25]
     .venv/bin/python scripts/bench_dropped.py --dev
+    .venv/bin/python scripts/bench_dropped.py --fresh
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from precompact.restore import dropped
-from support import dropped_dev
+from support import dropped_dev, dropped_fresh
 from support.planted import session, shown
 
 
@@ -38,10 +41,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--paraphrase", type=float, default=0.25, help="share of kept facts said in other words")
-    parser.add_argument("--dev", action="store_true", help="score the hand-labelled development sessions")
+    labelled = parser.add_mutually_exclusive_group()
+    labelled.add_argument("--dev", action="store_true", help="score the hand-labelled development sessions")
+    labelled.add_argument(
+        "--fresh", action="store_true", help="score the fresh hand-labelled sessions the rule was not written for"
+    )
     args = parser.parse_args()
     if args.dev:
-        development()
+        hand_labelled(dropped_dev.SESSIONS)
+        return
+    if args.fresh:
+        hand_labelled(dropped_fresh.SESSIONS)
         return
     found, wrong, missed = Counter(), Counter(), Counter()
     planted_dropped = planted_kept = paraphrased = wrong_paraphrased = 0
@@ -79,13 +89,13 @@ def main() -> None:
             print(f"  {kind:15} {found[kind]}/{total}, {wrong[kind]}")
 
 
-def development() -> None:
+def hand_labelled(sessions) -> None:
     started = time.perf_counter()
-    scored = dropped_dev.score()
+    scored = dropped_dev.score(sessions)
     elapsed = time.perf_counter() - started
     listed = scored.right + scored.wrong + scored.noise
     print(
-        f"{len(dropped_dev.SESSIONS)} sessions, {sum(scored.dropped.values())} dropped facts labelled; "
+        f"{len(sessions)} sessions, {sum(scored.dropped.values())} dropped facts labelled; "
         f"rule and scoring took {elapsed:.2f} s"
     )
     print(

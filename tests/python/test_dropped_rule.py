@@ -24,10 +24,10 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957."""
     scored = score()
     assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.80, (scored.recall, scored.missed)
+    assert scored.recall >= 0.95, (scored.recall, scored.missed)
     assert scored.found.get("decision") == scored.dropped["decision"], "every reason in prose the summary lost"
 
 
@@ -272,3 +272,201 @@ def test_the_likely_important_come_first_and_the_surer_first_within_a_kind():
     kinds = [f.kind for f in listed]
     assert kinds == ["constraint", "request", "identifier", "measurement"]
     assert [f.confidence for f in listed if f.kind == "constraint"] == [dropped.POSSIBLY_DROPPED]
+
+
+# --- rule 3: where facts live, read more widely; less noise -----------------------------------
+
+
+def test_an_error_line_is_a_failure_only_of_a_command_that_failed_or_whose_pipe_hid_its_status():
+    c = Conversation("/p", "errors")
+    c.bash(
+        "git bisect run go test ./handlers/",
+        "[9f8e7d6] cart: lazy-load line items\n--- FAIL: TestCheckoutEmptyCart (0.01s)\n"
+        "9f8e7d6 is the first bad commit",
+    )
+    c.tool(
+        "Edit",
+        {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"},
+        "String to replace not found in file.",
+        error=True,
+    )
+    c.bash("cargo build 2>&1 | tail -3", "error[E0433]: failed to resolve: could not find `Server` in `axum`")
+    c.bash("cargo test 2>&1 | tail -1", "error: could not compile `tiles` due to 1 previous error")
+    c.bash("kubectl logs checkout-api-7f9c --previous | tail -2", "FATAL ERROR: JavaScript heap out of memory")
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text, f.detail) for f in listed if f.kind in ("failed command", "measurement")] == [
+        (
+            "failed command",
+            "cargo build 2>&1 | tail -3",
+            "error[E0433]: failed to resolve: could not find `Server` in `axum`",
+        )
+    ], (
+        "a bisect's failing step and a log are what they read; an Edit refused is the tool's; `could not compile` alone says no why"
+    )
+    assert _texts(listed, "identifier") == ["9f8e7d6"]
+
+
+def test_a_compilers_diagnostic_is_the_line_that_says_why_a_build_failed():
+    c = Conversation("/p", "diagnostic")
+    c.bash(
+        "go build ./...",
+        "# github.com/rui/shop/internal/handlers\ninternal/handlers/checkout.go:62:5: undefined: errors\n",
+        error=True,
+    )
+    listed = _listed(c, NOTHING)
+    assert [(f.text, f.detail) for f in listed] == [("go build ./...", "undefined: errors")]
+    assert not _listed(c, '4. Errors and fixes:\n   - Build error "undefined: errors": fixed by adding the import.\n')
+
+
+def test_ids_come_from_commands_that_ask_for_them_and_from_a_commands_own_arguments():
+    c = Conversation("/p", "ids3")
+    c.bash("git bisect reset", "Previous HEAD position was 3a2b1c0 docs: checkout sequence diagram")
+    c.bash("git checkout main", "Switched to branch 'main'\nYour branch is ahead by 1 commit (e4d5c6b).")
+    c.bash("gh run watch 8812345678 --exit-status", "✓ build in 3m41s")
+    c.bash("head -c 7000000 /dev/urandom > /tmp/t.bin", "")
+    c.bash("python manage.py showmigrations customers | tail -2", " [X] 0041_auto_20261102\n [ ] 0042_customer_region")
+    c.say("Customer C-10442 reproduces it; the ticket is ENG-812, and the hash is SHA-256.")
+    listed = _listed(c, NOTHING)
+    assert [(f.text, f.confidence) for f in listed if f.kind == "identifier"] == [
+        ("8812345678", dropped.DROPPED),
+        ("C-10442", dropped.DROPPED),
+        ("ENG-812", dropped.DROPPED),
+        ("0041_auto_20261102", dropped.POSSIBLY_DROPPED),
+        ("0042_customer_region", dropped.POSSIBLY_DROPPED),
+    ], "not an id a git command mentions in passing, nor a flag's value; one of several unmarked ids is a guess"
+
+
+def test_a_file_a_search_found_a_fact_in_or_a_command_printed_is_a_file_read():
+    c = Conversation("/home/sam/web", "found")
+    c.bash(
+        'grep -rn "useFakeTimers" src/',
+        "src/backoff.test.ts:7:  vi.useFakeTimers();\nsrc/poll.test.ts:12:  vi.useFakeTimers({ toFake: ['setTimeout'] });",
+    )
+    c.bash("grep -rn TODO .", "\n".join(f"src/m{i}.ts:1: // TODO" for i in range(5)))
+    c.bash("cat config/limits.yaml", "max_body: 8MB")
+    c.bash("cat package.json | grep -A3 date-fns", '"date-fns": "^2.30.0",')
+    listed = _listed(c, NOTHING)
+    assert [(f.text, f.confidence, f.detail) for f in listed if f.kind == "file read"] == [
+        ("config/limits.yaml", dropped.DROPPED, None),
+        ("src/backoff.test.ts", dropped.POSSIBLY_DROPPED, "src/backoff.test.ts:7:  vi.useFakeTimers();"),
+        (
+            "src/poll.test.ts",
+            dropped.POSSIBLY_DROPPED,
+            "src/poll.test.ts:12:  vi.useFakeTimers({ toFake: ['setTimeout'] });",
+        ),
+    ], "a search naming five files is a survey; `cat X | grep Y` looks a value up"
+    kept = _listed(c, "3. Files and Code Sections:\n   - config/limits.yaml, src/poll.test.ts (fake timers)\n")
+    assert [f.text for f in kept if f.kind == "file read"] == ["src/backoff.test.ts"]
+
+
+def test_an_outputs_last_two_results_are_measurements_judged_by_their_telling_numbers():
+    c = Conversation("/p", "measure3")
+    c.bash(
+        "bundle exec brakeman -q 2>&1 | tail -12",
+        "Checks Run: 77\nErrors: 0\nSecurity Warnings: 5\n\n== Warnings ==\nMessage: Unscoped call to `Invoice#find`",
+    )
+    c.bash(
+        "./gradlew test 2>&1 | tail -4",
+        "    org.opentest4j.AssertionFailedError: expected: <[O-3]> but was: <[O-3, O-3]>\n\n47 tests completed, 1 failed",
+        error=True,
+    )
+    c.bash("grep -A2 'Session Metrics' /tmp/boot.log", "0 nanoseconds spent executing 0 JDBC batches;")
+    c.bash("valgrind ./tini_dump ok.ini", "==42310== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)")
+    c.bash("bundle exec rspec spec/requests/cross_account_spec.rb", "Finished in 1.71 seconds\n3 examples, 1 failure")
+    c.bash("kubectl get pods", "NAME  READY  STATUS  RESTARTS  AGE\napi-7f9c   0/1   Running   5 (12s ago)   52m")
+    c.bash(
+        "go test -bench=Submit -run=^$",
+        "BenchmarkSubmit-8   1843210   651.2 ns/op   48 B/op\nPASS\nok  \tacme/pool\t2.071s",
+    )
+    c.bash(
+        "bundle exec rspec 2>&1 | tail -3", "Finished in 2 minutes 3.4 seconds\n1412 examples, 0 failures, 6 pending\n"
+    )
+    listed = _listed(c, "5. Problem Solving:\n   6 specs are pending; 1 failure fixed.\n")
+    assert [(f.text, f.confidence) for f in listed if f.kind == "measurement"] == [
+        ("Security Warnings: 5", dropped.DROPPED),
+        ("47 tests completed, 1 failed", dropped.DROPPED),
+        ("BenchmarkSubmit-8   1843210   651.2 ns/op   48 B/op", dropped.DROPPED),
+        ("1412 examples, 0 failures, 6 pending", dropped.DROPPED),
+    ], (
+        "not a line of zeros (a process id, an address, an age aside); a summary's '6' and '1' do not keep '1412 examples'"
+    )
+
+
+def test_an_edit_of_code_is_a_fact_when_it_changed_a_value_and_an_edit_of_prose_by_its_words():
+    c = Conversation("/home/rui/shop", "edits3")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/infra/main.tf",
+            "old_string": '  bucket = "acme-ci-cache"',
+            "new_string": '  bucket = "acme-ci-cache-eu1"',
+        },
+        "updated",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/src/scan.rs",
+            "old_string": "if meta.is_symlink() { visit(path) } else { visit(path) }",
+            "new_string": "visit(path)",
+        },
+        "updated",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/src/retry.ts",
+            "old_string": "export async function retry(fn: Fn, options: RetryOptions = {})",
+            "new_string": "export async function retry(\n  fn: Fn,\n  options: RetryOptions = {},\n  random: () => number = Math.random,\n)",
+        },
+        "updated",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/CHANGELOG.md",
+            "old_string": "## Unreleased\n",
+            "new_string": "## Unreleased\n- exports: the CSV keeps leading zeros of postcodes\n",
+        },
+        "updated",
+    )
+    assert _texts(_listed(c, NOTHING), "edit") == [
+        'infra/main.tf: bucket = "acme-ci-cache" → bucket = "acme-ci-cache-eu1"',
+        "CHANGELOG.md:  → - exports: the CSV keeps leading zeros of postcodes",
+    ], "code rewritten or added is told by its file"
+    told = "3. Files and Code Sections:\n   - CHANGELOG.md: the CSV export now keeps the leading zeros of postcodes.\n"
+    assert _texts(_listed(c, told), "edit") == [
+        'infra/main.tf: bucket = "acme-ci-cache" → bucket = "acme-ci-cache-eu1"'
+    ]
+
+
+def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice():
+    c = Conversation("/p", "since")
+    c.user("Since v2.14 the checkout returns 500 on an empty cart.")
+    c.say("0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s.")
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text) for f in listed] == [("request", "Since v2.14 the checkout returns 500 on an empty cart.")]
+
+
+def test_what_a_command_made_and_printed_the_address_of_and_other_schemes_addresses_are_facts():
+    c = Conversation("/p", "made")
+    c.bash(
+        "gh pr create --fill", "branch 'logs' set up to track 'origin/logs'.\nhttps://github.com/acme/infra/pull/1187"
+    )
+    c.bash(
+        "terraform plan", "│ Error: Error acquiring the state lock\n│   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"
+    )
+    c.bash("git checkout -b hotfix && git cherry-pick 6aa0c1f", "[hotfix 91f0c3e] tax: reduced VAT\n 1 file changed")
+    c.bash(
+        "curl -s https://api.example.com/v1/status", "ok, see https://status.example.com and https://docs.example.com"
+    )
+    c.say("The offsite copy in s3://acme-db-offsite/weekly/ has every weekly; this PR closes #198.")
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text) for f in listed if f.kind in ("identifier", "url")] == [
+        ("identifier", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"),
+        ("identifier", "6aa0c1f"),
+        ("identifier", "91f0c3e"),
+        ("identifier", "closes #198"),
+        ("url", "https://github.com/acme/infra/pull/1187"),
+        ("url", "s3://acme-db-offsite/weekly/"),
+    ], "one address an output prints is what the command made; two are what it read"

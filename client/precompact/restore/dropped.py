@@ -43,6 +43,7 @@ import contextlib
 import gc
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
@@ -55,7 +56,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 2
+RULE_VERSION = 3
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -63,7 +64,6 @@ KINDS = (
     "request",
     "decision",
     "failed command",
-    "error",
     "identifier",
     "measurement",
     "edit",
@@ -86,6 +86,10 @@ FACT_CHARS = 2_000  # a fact's text beyond this is cut: a request pasted with a 
 SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint or a reason
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
+MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
+FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
+SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
 KEPT_COVERAGE = 0.5
@@ -104,7 +108,7 @@ CONSTRAINT_WORDS = re.compile(
 # A decision is a sentence that gives a choice with its reason, or a cause: what it says after
 # *because*, *since*, *so that*… (or before *, so*) is the reason a reader wants back.
 REASON_WORDS = re.compile(
-    r"\b(because|since(?!\s+(?:\d|yesterday|today|this|last|then|when|monday|tuesday|wednesday|thursday|friday))|"
+    r"\b(because|since(?!\s+(?:v?\d|yesterday|today|this|last|then|when|monday|tuesday|wednesday|thursday|friday))|"
     r"so that|due to|in order to|otherwise|rather than|rather not|instead of|prefer|we'll keep|we keep|"
     r"would also work|trade-?off|decided|decide|chose|choose|going with|went with|opted|root cause|"
     r"caused by|the culprit|the reason|comes? from|came with)\b|, so\b",
@@ -114,7 +118,7 @@ REASON_WORDS = re.compile(
 # makes a choice or names a cause, and gives a reason.
 _CHOICE_OR_CAUSE = re.compile(
     r"\b(?:I'll|I will|we'll|we will|let's|I'm going to|decided|chose|going with|went with|opted|rather than|"
-    r"instead of|prefer|would also work|trade-?off|root cause|caused by|the culprit|came with|comes from|"
+    r"instead of(?!\s+(?:about\s+|~)?\d)|prefer|would also work|trade-?off|root cause|caused by|the culprit|came with|comes from|"
     r"the cause|the reason|because)\b",
     re.IGNORECASE,
 )
@@ -142,10 +146,13 @@ FILE_EXTENSIONS = frozenset(
 # One scan finds every identifier, left to right, so what one kind takes (a URL, a path) is not
 # read again as another (the names and numbers inside it).
 _IDENTIFIER = re.compile(
-    r"(?P<url>\bhttps?://[^\s<>\"'`)\]]+)"
+    r"(?P<url>\b(?:https?|s3|gs|az|ftp|sftp|ssh)://[^\s<>\"'`)\]]+)"
+    r"|(?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
+    r"|(?P<issue>\b(?i:closes|fixes|resolves|PR|pull request|issue)\s+#\d+)"
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
+    r"|(?P<ticket>\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC)-)[A-Z](?:[A-Z0-9]{1,9}-\d{2,6}|-\d{3,6})\b)"
     r"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b(?!-))"
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
     r"|(?P<number>(?<![\w.\\])\d+(?:[.,]\d+)*(?!\w))"
@@ -159,6 +166,10 @@ _NOT_NUMBERS = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?,?\s+\d{4}\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
+    r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
+    r"|^\(\d+ rows?\)$"
+    # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`)
+    r"|==\d+==|\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?[smhd]\s+ago\b"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
@@ -196,22 +207,54 @@ _FAILURE_WORDS = re.compile(
     r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
     r"Segmentation fault|Killed\b"
 )
+_READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
+_TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
+_FOCUSED = re.compile(
+    r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
+)
+_TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b")
+_PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
+# A compiler's or type checker's diagnostic: `checkout.go:62:5: undefined: errors`,
+# `src/retry.ts(12,26): error TS6133: …`; its message is what a summary quotes.
+_DIAGNOSTIC = re.compile(r"^[ \t]*[\w./-]+\.[A-Za-z]\w{0,7}(?::\d+(?::\d+)?:|\(\d+,\d+\):)[ \t]*(\S.*)$", re.MULTILINE)
 _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
     r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
-    r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?)\b"
+    r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
+    # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
+    r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
+    r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
 )
 # Tools whose output names the commits and migrations a session turns on.
+# Commands that print files (their file arguments are read) and that search them (the files
+# their output lines name are where a fact was found).
+_PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
+_SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
+# git commands whose output names commits in passing.
+_OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+_GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
+_GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
+# A migration's name as Django and Rails print it (`0041_auto_20261102`).
+_MIGRATION = re.compile(r"(?<![\w.])\d{4,14}_[a-z]\w*(?![\w.])")
 _VERSIONED = re.compile(r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b")
 _HEX = re.compile(r"(?<![\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+_COMMAND_ID = re.compile(
+    r"(?<![\w/.=:-])(?:\d{6,}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}|[A-Z][A-Z0-9]{1,9}-\d{2,6})(?![\w/.-])"
+)
 _MARKED_ID = re.compile(
     r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
+    r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
+_LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+# Files whose edits are prose: their words are the fact.
+PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)(\.\.\.|…)?(?![\w])")
 _APPROXIMATE = re.compile(r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|under|~|≈)\s*$")
 # Word-like file extensions a sentence ends with are not paths ("e.g", "i.e").
@@ -264,7 +307,9 @@ class Fact:
     text: str  # verbatim, as the entry holds it (cut to FACT_CHARS); an edit's "path: old → new"
     entry: int  # the entry's place in the savepoint's history, from 1 (recall's and show's numbering)
     detail: str | None = None  # a failed command's error line; the output line an identifier or measurement is on
-    confidence: str = DROPPED  # DROPPED, or POSSIBLY_DROPPED where the summary holds something like it
+    # DROPPED, or POSSIBLY_DROPPED where the summary holds something like it, or the fact is a
+    # guess (a file a search found, a measurement before an output's result, a decision, an edit)
+    confidence: str = DROPPED
 
 
 @dataclass
@@ -422,7 +467,7 @@ class Summary:
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
         self._sentences = [content_words(sentence) for sentence in sentences(text)] or [set()]
         self._all = set().union(*self._sentences)
-        said = numbers(text)
+        said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._elided = [
@@ -586,7 +631,11 @@ class Summary:
         return False
 
     def _measurement(self, line: str) -> str:
+        """Kept when the summary gives half the line's telling numbers: those of two digits or
+        more where it has any (a summary says a "6" or a "1" of something else any day: "1412
+        examples, 0 failures, 6 pending" is not kept by it)."""
         values = [n for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", line)) if n.strip("0.")]
+        values = [n for n in values if len(n.replace(".", "").lstrip("0")) >= 2] or values
         if not values:
             return KEPT if self._holds(line) else DROPPED
         found = sum(self._has_number(n) for n in values)
@@ -632,6 +681,8 @@ class Summary:
         (a plural, quotes, spacing) says no more than its file."""
         path, _, change = text.partition(": ")
         old, _, new = change.partition(" → ")
+        if _is_prose(path):
+            return self._sentence(new, session)
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
         if any(_whole(self._plain, name) for name in brought):
             return KEPT
@@ -755,14 +806,16 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
     cwd: list[str] = []
 
-    def add(kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False) -> None:
+    def add(
+        kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
+    ) -> None:
         text = text.strip()
         if len(text) < 2:
             return
         key = _key(kind, text, cwd[-1] if cwd else None)
         held = found.get(key)
         if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
-            found[key] = Fact(kind, text[:FACT_CHARS], entry, detail)
+            found[key] = Fact(kind, text[:FACT_CHARS], entry, detail, POSSIBLY_DROPPED if guessed else DROPPED)
 
     scanned: set[tuple[str, bool]] = set()
 
@@ -874,6 +927,11 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         command = arguments[conversation.SHELL_TOOLS[name]]
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
+        # The ids a command is given (`gh run watch 8812345678`, `git show 9f8e7d6`) name what it worked on.
+        core = command_core(command)
+        for found in _COMMAND_ID.finditer(core):
+            if not core[: found.start()].split()[-1:] or not core[: found.start()].split()[-1].startswith("-"):
+                add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
@@ -881,7 +939,10 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
 
 def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
     """ "path: old → new", each side the lines that changed (at most EDIT_SIDE_CHARS, cut around
-    the change)."""
+    the change); None for an edit of code that is not a value changed (`ROUND_HALF_UP` →
+    `ROUND_HALF_EVEN`, a bucket's name): code added, removed or rewritten is told by its file,
+    and a summary describes it in words of its own. An edit of prose (a changelog's line) is its
+    words."""
     before, after = old.splitlines(), new.splitlines()
     start = 0
     while start < min(len(before), len(after)) and before[start] == after[start]:
@@ -891,10 +952,33 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         end += 1
     removed = " ".join(" ".join(before[start : len(before) - end]).split())
     added = " ".join(" ".join(after[start : len(after) - end]).split())
-    if not removed and not added:
+    if (
+        not added
+        if _is_prose(path)
+        else not _value_changed(before[start : len(before) - end], after[start : len(after) - end])
+    ):
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
+
+
+def _is_prose(path: str) -> bool:
+    return PurePosixPath(path).suffix[1:].casefold() in PROSE_EXTENSIONS
+
+
+def _value_changed(removed: list[str], added: list[str]) -> bool:
+    """Whether lines of code `removed` became `added` by a change of a few tokens: both sides
+    there, at most two lines, and what differs between them at most SWAP_TOKENS tokens a side."""
+    if not removed or not added or len(removed) > 2 or len(added) > 2:
+        return False
+    old, new = _TOKENS.findall(" ".join(removed)), _TOKENS.findall(" ".join(added))
+    same = 0
+    while same < min(len(old), len(new)) and old[same] == new[same]:
+        same += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - same and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return max(len(old), len(new)) - same - tail <= SWAP_TOKENS
 
 
 def _cut(side: str, other: str) -> str:
@@ -913,24 +997,27 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         text = text[:OUTPUT_CHARS] + "\n" + text[-OUTPUT_CHARS:]
     use = block.get("tool_use_id")
     called = commands.pop(use, None) if isinstance(use, str) else None
-    failed = block.get("is_error") is True
-    if called is None and not failed:
-        return  # a file read, a listing: what it holds is not something said in the session
-    errors = _error_lines(text)
+    # Another tool's answer (a file read, an Edit refused because its old text is not there) says
+    # nothing of the session's own: the tool's mistake is undone by the next call.
     if called is None:
-        if failed:  # another tool refused (an Edit whose old text is not there…): its first line
-            add("error", (errors[0] if errors else _first_line(text))[:300], position)
         return
     command, at = called
-    if failed:
-        # One failure, one fact: the command, with the line that says why.
-        add("failed command", command, at, _why(text, errors)[:300] or None)
+    errors = _error_lines(text)
+    # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the
+    # same, unless what it piped was a log (`kubectl logs`, `journalctl`: the errors it read).
+    hidden = _PIPED.search(command) and not _READS_LOG.search(command.split("|")[0])
+    if block.get("is_error") is True or (hidden and any(not _GENERIC_ERROR.search(e) for e in errors)):
+        # One failure, one fact: the command, with the line that says why; and what its output
+        # measured ("47 tests completed, 1 failed").
+        why = _why(text, errors)
+        add("failed command", command, at, why[:300] or None)
+        _measurements(command, text, position, add, besides=[why, *errors])
         return
-    if errors:
-        add("error", errors[0][:300], position, command[:300])
-    # A command that ran is a fact through what its output says (a commit's id, a count), shown
-    # with the command; the command alone is not: a summary rarely repeats one, nor a user miss it.
-    _output_facts(command, text, position, add)
+    # A command that ran is a fact through what its output says (a commit's id, a count, the
+    # files a search found), shown with the command; the command alone is not: a summary rarely
+    # repeats one, nor a user miss it. Error lines in the output of a command that succeeded (a
+    # log, a bisect's failing steps, a test that was meant to fail) are what it read, not a failure.
+    _output_facts(command, text, position, add, errors)
 
 
 def _error_lines(text: str) -> list[str]:
@@ -955,7 +1042,8 @@ def _why(text: str, errors: list[str]) -> str:
     compile … due to 1 previous error`), else its first line."""
     asserted = [m.group(1).strip() for m in _ASSERTION_LINE.finditer(text) if len(m.group(1)) <= 300]
     warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "ARNING" in text.upper() else []
-    telling = [line for line in asserted + errors + warned if not _GENERIC_ERROR.search(line)]
+    diagnosed = [m.group(1).strip() for m in _DIAGNOSTIC.finditer(text)]
+    telling = [line for line in asserted + errors + warned + diagnosed if not _GENERIC_ERROR.search(line)]
     return (telling or errors or [_first_line(text)])[0]
 
 
@@ -963,7 +1051,7 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip() and not _EXIT_CODE.match(line)), "")
 
 
-def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
+def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
     """The identifiers and measurements a command's output states; whether it made a commit or a
     migration (an id the output marks)."""
     marked: list[tuple[str, str]] = []
@@ -972,20 +1060,72 @@ def _output_facts(command: str, text: str, position: int, add: Add) -> bool:
             m = _MARKED_ID.search(line)
             if m:
                 marked.append((next(g for g in m.groups() if g), line.strip()))
-        listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
-        chosen = marked or ([(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else [])
-        for hexid, line in chosen:
-            add("identifier", hexid, position, line[:200])
-    if marked:  # a commit's "1 file changed" is the commit's
-        return True
-    # An output's result is said last (after progress lines, per-batch counts): its last line
-    # with a count or a measure of the work, not of how long the command took.
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if 0 < len(line) <= 200 and _MEASUREMENT.search(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))):
-            add("measurement", line, position, command[:200], newest=True)
-            break
+        # Unmarked ids are the fact only of a command that asks for them (`git log -1`, `alembic
+        # heads`, `showmigrations`), not of one that mentions them (`Previous HEAD position was…`).
+        chatter = all(_GIT_CHATTER.match(m.group(0)) for m in _GIT_SUBCOMMAND.finditer(command))
+        if not marked and not (chatter and "git" in command):
+            listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
+            listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
+            marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
+        for hexid, line in marked:
+            add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
+        if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
+            return True
+    _found_files(command, text, position, add)
+    # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
+    # the one such thing in its output.
+    for kind, pattern in (("url", _OUTPUT_URL), ("identifier", _UUID)):
+        made = set(pattern.findall(text)) - set(pattern.findall(command))
+        if len(made) == 1:
+            add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
+    _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     return False
+
+
+def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
+    """An output's result is said last: its last lines with a count or a measure of the work
+    (MEASURED_LINES of them, the one before the last "possibly dropped" at most), not of how long
+    the command took, nor a progress line (its shape said again: "batch 3: 10000 rows"), nor one
+    whose every number is 0 ("0 nanoseconds spent on 0 batches": nothing happened); `besides` are
+    a failure's error lines, its fact's."""
+    besides = set(besides)
+    # A focused test run's tally (one file, one filter: `rspec spec/x_spec.rb`, `-k name`) counts
+    # the tests the session just wrote or fixed, not the suite's: the summary's "it passes" says it.
+    focused = _TEST_RUN.search(command) and _FOCUSED.search(command_core(command))
+    measured: list[tuple[str, str]] = []  # (line, shape), last first
+    for line in reversed(text.splitlines()[-MEASURED_TAIL:]):
+        line = line.strip()
+        if not 0 < len(line) <= 200 or not _MEASUREMENT.search(line):  # what the cleaning below keeps is in it
+            continue
+        if focused and _TEST_TALLY.search(line):
+            continue
+        said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
+        if line not in besides and _MEASUREMENT.search(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
+            measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
+    shapes = Counter(shape for _, shape in measured)
+    results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
+    for at, line in enumerate(results):
+        add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
+
+
+def _found_files(command: str, text: str, position: int, add: Add) -> None:
+    """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
+    FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
+    from a file is read where it stands."""
+    core = command_core(command)
+    if _SEARCH.match(core):
+        found: dict[str, str] = {}
+        for line in text.splitlines():
+            m = re.match(r"^([\w./@+-]+\.[A-Za-z]\w{0,7}):\d+[:-]", line)
+            if m and m.group(1) not in found:
+                found[m.group(1)] = line.strip()[:200]
+        if len(found) <= FOUND_FILES:
+            for path, line in found.items():
+                add("file read", path, position, line, guessed=True)
+    elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
+        for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
+            if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
+                add("file read", word, position)
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
@@ -1002,7 +1142,7 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
                 add("path", path, position)
         elif kind == "ticked":
             _identifiers(value, position, add, paths)
-        elif kind == "hex":
+        elif kind in ("hex", "ticket", "uuid", "issue"):
             add("identifier", value, position)
 
 
@@ -1057,7 +1197,8 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
     for fact in every:
         judged = summary.judge(fact, session)
         if judged != KEPT:
-            missing.append(replace(fact, confidence=judged if fact.kind not in UNSURE_KINDS else POSSIBLY_DROPPED))
+            sure = fact.kind not in UNSURE_KINDS and fact.confidence == DROPPED
+            missing.append(replace(fact, confidence=judged if sure else POSSIBLY_DROPPED))
     kept = len(every) - len(missing)
     # An identifier inside a listed sentence of the same entry is that sentence's, not a fact of its own.
     listed_at: dict[int, list[str]] = {}

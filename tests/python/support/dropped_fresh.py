@@ -1,0 +1,5558 @@
+"""Fresh labelled sessions for "what compaction dropped" (#41), written without reading the rule
+(restore/dropped.py) or the held-out set: realistic Claude Code sessions in the transcript shape
+of support/dropped_dev.py (varied languages and tasks, long tool outputs, failed commands, edits,
+reasons said in prose, routine commands and noise), each with a summary written the way a strong
+model writes Claude Code's nine-section compaction summary, and its facts labelled by hand before
+anything scored them: dropped by the summary, or kept by it in some words.
+
+Scored as the development set is: `scripts/bench_dropped.py --fresh`."""
+
+from __future__ import annotations
+
+from support.dropped_dev import Conversation, DevSession, Label
+
+
+def _lines(template: str, count: int, start: int = 0) -> str:
+    return "\n".join(template.format(i=i) for i in range(start, start + count))
+
+
+def empty_cart() -> DevSession:
+    """Go: a 500 on an empty cart found with `git bisect`, fixed in the handler; the user's reason
+    for 200 over 204 in prose."""
+    c = Conversation("/home/rui/shop", "fresh-empty-cart")
+    c.user(
+        "Since v2.14 the checkout service returns 500 when the cart is empty. It used to return "
+        "an empty list. Find the commit that broke it and fix it please."
+    )
+    c.bash("git status", "On branch main\nYour branch is up to date with 'origin/main'.\n\nnothing to commit")
+    c.bash(
+        "git log --oneline v2.13.0..v2.14.0 | wc -l && git log --oneline v2.13.0..v2.14.0 | head -20",
+        "37\n"
+        "c0ffee1 Bump golang.org/x/net to v0.31.0\n"
+        "8d2e4b7 cart: return typed errors from Load\n"
+        "a71f3c9 cart: drop legacy session fallback\n"
+        "5e9d0aa metrics: add checkout_latency histogram\n"
+        "41bb2c0 Merge pull request #882 from ops/dashboards\n"
+        "9f8e7d6 cart: lazy-load line items\n"
+        "3a2b1c0 docs: checkout sequence diagram\n"
+        "e4d5c6b handlers: use errors.Is for not-found\n"
+        "77aa11b ci: cache go build\n"
+        "b2c3d4e pricing: round per currency minor unit\n"
+        "0d9c8b7 cart: split repository interface\n"
+        "f1e2d3c tracing: span per handler\n"
+        "6b5a4c3 deps: testify v1.9.0\n"
+        "19283ab handlers: validate cart id\n"
+        "aa00bb1 Merge pull request #871 from rui/pricing\n"
+        "c1d2e3f cart: context timeouts\n"
+        "2f3e4d5 chore: gofumpt\n"
+        "8a9b0c1 handlers: json errors\n"
+        "4d4d4d4 cart: index on customer_id\n"
+        "5f6a7b8 release: v2.13.1",
+    )
+    c.bash(
+        "go test ./internal/handlers/ -run TestCheckoutEmptyCart -v",
+        "=== RUN   TestCheckoutEmptyCart\n    checkout_test.go:88: got status 500, want 200\n"
+        "--- FAIL: TestCheckoutEmptyCart (0.01s)\nFAIL\nFAIL\tgithub.com/rui/shop/internal/handlers\t0.214s",
+        error=True,
+    )
+    c.say("The regression test I added fails on main as expected. I'll bisect between v2.13.0 and v2.14.0.")
+    c.bash(
+        "git bisect start v2.14.0 v2.13.0 && git bisect run go test ./internal/handlers/ -run TestCheckoutEmptyCart",
+        "Bisecting: 18 revisions left to test after this (roughly 4 steps)\n"
+        "[0d9c8b7] cart: split repository interface\n"
+        "ok  \tgithub.com/rui/shop/internal/handlers\t0.198s\n"
+        "Bisecting: 9 revisions left to test after this (roughly 3 steps)\n"
+        "[9f8e7d6] cart: lazy-load line items\n"
+        "--- FAIL: TestCheckoutEmptyCart (0.01s)\n"
+        "Bisecting: 4 revisions left to test after this (roughly 2 steps)\n"
+        "[e4d5c6b] handlers: use errors.Is for not-found\n"
+        "ok  \tgithub.com/rui/shop/internal/handlers\t0.201s\n"
+        "Bisecting: 1 revision left to test after this (roughly 1 step)\n"
+        "[3a2b1c0] docs: checkout sequence diagram\n"
+        "ok  \tgithub.com/rui/shop/internal/handlers\t0.188s\n"
+        "9f8e7d6 is the first bad commit\n"
+        "commit 9f8e7d6a04c2b1f3e5d7c9a8b6f4e2d0c1a3b5d7\n"
+        "Author: Mia Koch <mia@shop.example>\nDate:   Tue Nov 17 14:02:11 2026 +0100\n\n"
+        "    cart: lazy-load line items\n\n internal/cart/repository.go | 41 ++++++++++++++-------\n"
+        " 1 file changed, 28 insertions(+), 13 deletions(-)\nbisect found first bad commit",
+    )
+    c.bash(
+        "git bisect reset",
+        "Previous HEAD position was 3a2b1c0 docs: checkout sequence diagram\nSwitched to branch 'main'",
+    )
+    c.bash(
+        "git show 9f8e7d6 -- internal/cart/repository.go | head -60",
+        "@@ -52,19 +52,34 @@ func (r *pgRepository) Load(ctx context.Context, id string) (*Cart, error) {\n"
+        "-\titems, err := r.items(ctx, id)\n-\tif err != nil {\n-\t\treturn nil, err\n-\t}\n"
+        "-\tcart.Items = items\n+\tcart.loadItems = func() ([]Item, error) { return r.items(ctx, id) }\n"
+        "+\treturn cart, nil\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/rui/shop/internal/cart/cart.go"},
+        '    1\tpackage cart\n    2\t\n    3\timport "errors"\n    4\t\n'
+        "    5\t// ErrNoItems is returned by Items when the cart has none.\n"
+        '    6\tvar ErrNoItems = errors.New("cart: no items")\n'
+        + _lines("    {i}\t// ...", 30, 7)
+        + "\n   37\tfunc (c *Cart) Items() ([]Item, error) {\n   38\t\titems, err := c.loadItems()\n"
+        "   39\t\tif err == nil && len(items) == 0 {\n   40\t\t\treturn nil, ErrNoItems\n   41\t\t}\n",
+    )
+    c.say(
+        "Found it. Since 9f8e7d6 (Mia's lazy-load change) `Cart.Items()` returns `ErrNoItems` for an "
+        "empty cart, and `handlers/checkout.go` treats any error from Items as a 500. Before, Load "
+        "returned the items directly and an empty slice was fine. I can either handle ErrNoItems in "
+        "the handler or stop returning it from Items. Do you want 200 with `[]` or 204?"
+    )
+    c.user(
+        "200 with an empty items array, not 204, because the iOS app's JSON parser crashes on an "
+        "empty body. And keep ErrNoItems, the pricing job relies on it."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/rui/shop/internal/handlers/checkout.go"},
+        _lines("   {i}\t// handler", 20, 40) + "\n   61\titems, err := cart.Items()\n   62\tif err != nil {\n"
+        '   63\t\thttp.Error(w, "internal error", http.StatusInternalServerError)\n   64\t\treturn\n   65\t}\n',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/internal/handlers/checkout.go",
+            "old_string": "\titems, err := cart.Items()\n\tif err != nil {",
+            "new_string": "\titems, err := cart.Items()\n\tif errors.Is(err, cart.ErrNoItems) {\n"
+            "\t\titems, err = []cart.Item{}, nil\n\t}\n\tif err != nil {",
+        },
+        "The file /home/rui/shop/internal/handlers/checkout.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./...",
+        "# github.com/rui/shop/internal/handlers\ninternal/handlers/checkout.go:62:5: undefined: errors\n",
+        error=True,
+    )
+    c.say("Missing import; `checkout.go` did not import `errors` yet.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/internal/handlers/checkout.go",
+            "old_string": 'import (\n\t"encoding/json"',
+            "new_string": 'import (\n\t"encoding/json"\n\t"errors"',
+        },
+        "The file /home/rui/shop/internal/handlers/checkout.go has been updated successfully.",
+    )
+    c.bash(
+        "go test ./internal/... 2>&1 | tail -12",
+        "ok  \tgithub.com/rui/shop/internal/cart\t0.412s\n"
+        "ok  \tgithub.com/rui/shop/internal/handlers\t0.233s\n"
+        "ok  \tgithub.com/rui/shop/internal/pricing\t1.087s\n"
+        "?   \tgithub.com/rui/shop/internal/tracing\t[no test files]\n"
+        "ok  \tgithub.com/rui/shop/internal/metrics\t0.051s",
+    )
+    c.bash("golangci-lint run ./internal/handlers/", "bash: golangci-lint: command not found", error=True)
+    c.bash("go vet ./internal/handlers/", "")
+    c.bash(
+        "curl -s -w '\\n%{http_code}\\n' -X POST localhost:8080/v1/checkout -d '{\"cart_id\":\"c-empty-001\"}'",
+        '{"items":[],"total":"0.00","currency":"EUR"}\n200',
+    )
+    c.say('An empty cart now gets 200 with `"items":[]` on the local server (port 8080).')
+    c.bash(
+        "git add -A && git commit -m 'handlers: empty cart is 200 with no items (regression from 9f8e7d6)'",
+        "[main 2b7c4e1] handlers: empty cart is 200 with no items (regression from 9f8e7d6)\n"
+        " 2 files changed, 31 insertions(+), 1 deletion(-)",
+    )
+    c.user("Thanks. Can you also add a line to CHANGELOG.md under Unreleased?")
+    c.tool(
+        "Read",
+        {"file_path": "/home/rui/shop/CHANGELOG.md"},
+        "# Changelog\n\n## Unreleased\n\n## v2.14.0\n- cart: lazy-load line items\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/rui/shop/CHANGELOG.md",
+            "old_string": "## Unreleased\n",
+            "new_string": "## Unreleased\n- checkout: an empty cart returns 200 with an empty items list again\n",
+        },
+        "The file /home/rui/shop/CHANGELOG.md has been updated successfully.",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported a regression in the checkout service and asked me to bisect and fix it, then to add a changelog entry.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that since v2.14 the checkout service returns 500 for an empty cart instead of an empty list, and asked me to find the breaking commit and fix it. Later they asked for a CHANGELOG entry under Unreleased.
+
+2. Key Technical Concepts:
+   - git bisect run with a Go regression test
+   - Lazy loading of cart line items via a closure
+   - Sentinel errors and errors.Is in Go
+
+3. Files and Code Sections:
+   - internal/cart/repository.go: since the lazy-load change, Load no longer fetches items eagerly.
+   - internal/cart/cart.go: Items() returns ErrNoItems when the cart is empty.
+   - internal/handlers/checkout.go: now treats ErrNoItems as an empty list instead of a 500:
+     ```go
+     items, err := cart.Items()
+     if errors.Is(err, cart.ErrNoItems) {
+         items, err = []cart.Item{}, nil
+     }
+     ```
+     Also added the "errors" import.
+   - internal/handlers/checkout_test.go: added TestCheckoutEmptyCart.
+   - CHANGELOG.md: added an Unreleased entry.
+
+4. Errors and fixes:
+   - Build error "undefined: errors" after the first edit: fixed by adding the import.
+
+5. Problem Solving:
+   Bisect identified the lazy-load line items commit (9f8e7d6) as the first bad commit. The handler converted any error from Items() into a 500, and the new code returns ErrNoItems for empty carts. Fixed in the handler; all internal packages pass, go vet is clean, and a local curl returns 200 with an empty items array.
+
+6. All user messages:
+   - "Since v2.14 the checkout service returns 500 when the cart is empty. … Find the commit that broke it and fix it please."
+   - User wants 200 with an empty items array rather than 204, and to keep ErrNoItems since the pricing job relies on it.
+   - "Thanks. Can you also add a line to CHANGELOG.md under Unreleased?"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Just added the CHANGELOG.md entry under Unreleased describing the fix.
+
+9. Optional Next Step:
+   Confirm with the user whether to open a PR for the fix.
+"""
+    labels = [
+        Label("request", "Since v2.14 the checkout service returns 500", dropped=False),  # quoted with an elision
+        Label("request", "add a line to CHANGELOG.md under Unreleased", dropped=False),
+        Label("decision", "200 with an empty items array, not 204", dropped=False),
+        Label("decision", "because the iOS app's JSON parser crashes on an empty body", dropped=True),
+        Label("constraint", "keep ErrNoItems", dropped=False),
+        Label("identifier", "9f8e7d6", dropped=False),
+        Label("identifier", "2b7c4e1", dropped=True),  # the fix's commit
+        Label("failed command", "golangci-lint", dropped=True),  # not installed: the summary says only go vet
+        Label("error", "undefined: errors", dropped=False),
+        Label("failed command", "go test ./internal/handlers/ -run TestCheckoutEmptyCart -v", dropped=True),
+        Label("error", "got status 500, want 200", dropped=False),  # the symptom, in the request
+        Label("file edited", "internal/handlers/checkout.go", dropped=False),
+        Label("file edited", "CHANGELOG.md", dropped=False),
+        Label("file read", "internal/cart/cart.go", dropped=False),
+        Label("edit", "errors.Is(err, cart.ErrNoItems)", dropped=False),
+        Label("edit", "an empty cart returns 200 with an empty items list again", dropped=True),
+        Label("name", "Mia Koch", dropped=True),  # who wrote the breaking change
+        # noise
+        Label("command", "git status", dropped=False),
+        Label("command", "git bisect reset", dropped=False),
+        Label("number", "8080", dropped=False),
+        Label("number", "2026", dropped=False),
+        Label("path", "checkout_test.go:88", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def flaky_retry() -> DevSession:
+    """TypeScript: a flaky Vitest test of a retry helper, reproduced by repetition, caused by real
+    timers and jitter; the user's preference (fix the cause, no longer timeout) in prose."""
+    c = Conversation("/home/sam/web-sdk", "fresh-flaky-retry")
+    c.user(
+        "retry.test.ts fails maybe one run in ten on CI (the 'gives up after maxAttempts' case). "
+        "Please find out why. Don't just raise the timeout, I want the cause fixed."
+    )
+    c.bash("ls", "README.md\nnode_modules\npackage.json\npnpm-lock.yaml\nsrc\ntsconfig.json\nvitest.config.ts")
+    c.bash("pnpm vitest run src/retry.test.ts", "bash: pnpm: command not found", error=True)
+    c.bash("corepack enable && pnpm --version", "9.12.3")
+    c.bash(
+        'for i in $(seq 1 30); do pnpm vitest run src/retry.test.ts --reporter=dot >/dev/null 2>&1 || echo "run $i failed"; done',
+        "run 4 failed\nrun 17 failed\nrun 23 failed",
+    )
+    c.say("3 failures in 30 runs locally, so about 10% as on CI. Let me look at one failing run in full.")
+    c.bash(
+        "pnpm vitest run src/retry.test.ts",
+        " RUN  v2.1.4 /home/sam/web-sdk\n\n"
+        " \u276f src/retry.test.ts (6 tests | 1 failed) 5063ms\n"
+        "   \u2713 retry > returns the first success\n"
+        "   \u2713 retry > retries on 503\n"
+        "   \u00d7 retry > gives up after maxAttempts 5012ms\n"
+        "     \u2192 Test timed out in 5000ms.\n"
+        "   \u2713 retry > does not retry on 400\n"
+        "   \u2713 retry > honours Retry-After\n"
+        "   \u2713 retry > aborts on signal\n\n"
+        " Test Files  1 failed (1)\n      Tests  1 failed | 5 passed (6)\n   Duration  5.41s",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sam/web-sdk/src/retry.ts"},
+        "     1\texport interface RetryOptions {\n     2\t  maxAttempts?: number; // default 5\n"
+        "     3\t  baseDelayMs?: number; // default 200\n     4\t  jitter?: number; // default 0.5\n     5\t}\n"
+        + _lines("     {i}\t", 12, 6)
+        + "\n    18\tconst delay = base * 2 ** attempt * (1 + Math.random() * jitter);\n"
+        "    19\tawait new Promise((r) => setTimeout(r, delay));\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sam/web-sdk/src/retry.test.ts"},
+        "    41\tit('gives up after maxAttempts', async () => {\n"
+        "    42\t  const fetcher = vi.fn().mockResolvedValue(new Response(null, { status: 503 }));\n"
+        "    43\t  await expect(retry(fetcher, { maxAttempts: 5 })).rejects.toThrow(RetryExhausted);\n"
+        "    44\t  expect(fetcher).toHaveBeenCalledTimes(5);\n    45\t});\n",
+    )
+    c.say(
+        "With the defaults the four waits are 200, 400, 800 and 1600 ms times (1 + random * 0.5), so "
+        "between 3000 and 4500 ms of real sleeping, plus the worker's overhead. On a slow CI runner "
+        "the upper end crosses Vitest's 5000 ms test timeout. The test runs on real timers, so it is "
+        "flaky by construction: it depends on Math.random and the machine's speed."
+    )
+    c.bash(
+        'grep -rn "useFakeTimers\\|Math.random" src/ | head',
+        "src/retry.ts:18:const delay = base * 2 ** attempt * (1 + Math.random() * jitter);\n"
+        "src/backoff.test.ts:7:  vi.useFakeTimers();\nsrc/poll.test.ts:12:  vi.useFakeTimers({ toFake: ['setTimeout'] });",
+    )
+    c.say(
+        "The other timing tests (backoff.test.ts, poll.test.ts) already use fake timers. I'll do the "
+        "same here, and inject the random source so the jitter is deterministic in tests, rather "
+        "than stubbing Math.random globally, which leaks into other tests in the same worker."
+    )
+    c.user("ok, but keep the public RetryOptions type unchanged, it's in our published d.ts.")
+    c.say("Understood: I'll add the random source as an internal parameter, not to RetryOptions.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/web-sdk/src/retry.ts",
+            "old_string": "export async function retry<T>(fn: () => Promise<Response>, options: RetryOptions = {})",
+            "new_string": "export async function retry<T>(\n  fn: () => Promise<Response>,\n"
+            "  options: RetryOptions = {},\n  random: () => number = Math.random,\n)",
+        },
+        "The file /home/sam/web-sdk/src/retry.ts has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/web-sdk/src/retry.ts",
+            "old_string": "(1 + Math.random() * jitter)",
+            "new_string": "(1 + random() * jitter)",
+        },
+        "The file /home/sam/web-sdk/src/retry.ts has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/web-sdk/src/retry.test.ts",
+            "old_string": "  await expect(retry(fetcher, { maxAttempts: 5 })).rejects.toThrow(RetryExhausted);",
+            "new_string": "  vi.useFakeTimers();\n  const done = expect(retry(fetcher, { maxAttempts: 5 }, () => 1)).rejects"
+            ".toThrow(RetryExhausted);\n  await vi.runAllTimersAsync();\n  await done;\n  vi.useRealTimers();",
+        },
+        "The file /home/sam/web-sdk/src/retry.test.ts has been updated successfully.",
+    )
+    c.bash(
+        "pnpm tsc --noEmit",
+        "src/retry.ts(12,26): error TS6133: 'T' is declared but its value is never read.",
+        error=True,
+    )
+    c.say(
+        "That warning predates my change (the generic was unused before too) but noUnusedParameters makes it an error now that the signature moved. Removing the unused `<T>`."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/web-sdk/src/retry.ts",
+            "old_string": "export async function retry<T>(",
+            "new_string": "export async function retry(",
+        },
+        "The file /home/sam/web-sdk/src/retry.ts has been updated successfully.",
+    )
+    c.bash("pnpm tsc --noEmit", "")
+    c.bash(
+        'for i in $(seq 1 200); do pnpm vitest run src/retry.test.ts --reporter=dot >/dev/null 2>&1 || echo "run $i failed"; done; echo done',
+        "done",
+    )
+    c.bash(
+        "pnpm vitest run src/retry.test.ts",
+        " \u2713 src/retry.test.ts (6 tests) 41ms\n\n Test Files  1 passed (1)\n      Tests  6 passed (6)\n   Duration  612ms",
+    )
+    c.say("0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s.")
+    c.bash(
+        "pnpm api-extractor run --local 2>&1 | tail -4",
+        "Analysis will use the bundled TypeScript version 5.4.2\n"
+        "Warning: You have changed the public API signature for this project. Updating etc/web-sdk.api.md\n"
+        "API Extractor completed with warnings",
+    )
+    c.say(
+        "api-extractor flags a public signature change: the extra `random` parameter is visible on the "
+        "exported `retry` function even though RetryOptions is unchanged."
+    )
+    c.user(
+        "Hmm. Then don't export it with the extra param. Wrap it: keep retry(fn, options) public and "
+        "move the implementation to an internal retryWith(fn, options, random)."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/sam/web-sdk/src/retry.ts",
+            "content": "export interface RetryOptions {\n  maxAttempts?: number; // default 5\n  baseDelayMs?: number; // default 200\n"
+            "  jitter?: number; // default 0.5\n}\n\n/** @internal */\nexport async function retryWith(fn, options, random) { /* ... */ }\n\n"
+            "export function retry(fn: () => Promise<Response>, options: RetryOptions = {}) {\n"
+            "  return retryWith(fn, options, Math.random);\n}\n",
+        },
+        "The file /home/sam/web-sdk/src/retry.ts has been overwritten successfully.",
+    )
+    c.bash(
+        "pnpm api-extractor run --local 2>&1 | tail -2 && git diff --stat etc/",
+        "API Extractor completed successfully\n",
+    )
+    c.bash(
+        "pnpm vitest run 2>&1 | tail -4",
+        " Test Files  23 passed (23)\n      Tests  187 passed (187)\n   Start at  10:42:07\n   Duration  9.83s",
+    )
+    c.bash("git status --short", " M src/retry.test.ts\n M src/retry.ts")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The conversation was about a flaky retry test in a TypeScript SDK; the user asked for the root cause, not a longer timeout.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the flaky "gives up after maxAttempts" case in retry.test.ts, which fails roughly one run in ten on CI, by finding and fixing the root cause rather than raising the timeout. The public RetryOptions type must stay unchanged because it is part of the published type definitions.
+
+2. Key Technical Concepts:
+   - Vitest fake timers (vi.useFakeTimers, vi.runAllTimersAsync)
+   - Exponential backoff with random jitter
+   - api-extractor public API report
+   - Dependency injection of a random source for determinism
+
+3. Files and Code Sections:
+   - src/retry.ts: backoff delay used Math.random() jitter with real setTimeout. Now split into an internal retryWith(fn, options, random) and a public retry(fn, options) that passes Math.random.
+   - src/retry.test.ts: the maxAttempts test now uses fake timers and a fixed random source:
+     ```ts
+     vi.useFakeTimers();
+     const done = expect(retry(fetcher, { maxAttempts: 5 }, () => 1)).rejects.toThrow(RetryExhausted);
+     await vi.runAllTimersAsync();
+     ```
+
+4. Errors and fixes:
+   - pnpm was not available until corepack was enabled.
+   - The maxAttempts test timed out at Vitest's 5000 ms limit because real backoff sleeps add up to several seconds on slow runners.
+   - tsc complained about an unused generic parameter on retry; removed it.
+   - api-extractor reported a public signature change after adding the random parameter; resolved by moving it to an internal function.
+
+5. Problem Solving:
+   Reproduced the flake locally by running the file repeatedly (a few failures out of 30). After switching to fake timers and a deterministic random source there were no failures over 200 runs and the file runs in tens of milliseconds. The full suite passes.
+
+6. All user messages:
+   - "retry.test.ts fails maybe one run in ten on CI … Please find out why. Don't just raise the timeout, I want the cause fixed."
+   - "ok, but keep the public RetryOptions type unchanged, it's in our published d.ts."
+   - The user asked not to export the extra parameter and to wrap it: keep retry(fn, options) public and move the implementation into an internal retryWith(fn, options, random).
+
+7. Pending Tasks:
+   - None explicitly; changes are uncommitted.
+
+8. Current Work:
+   Rewrote src/retry.ts with the internal retryWith and the public wrapper; api-extractor now completes successfully and the full Vitest suite passes.
+
+9. Optional Next Step:
+   Update the test to call retryWith (it still passes a third argument to retry) and ask the user whether to commit.
+"""
+    labels = [
+        Label("request", "retry.test.ts fails maybe one run in ten on CI", dropped=False),
+        Label("constraint", "Don't just raise the timeout", dropped=False),
+        Label("constraint", "keep the public RetryOptions type unchanged", dropped=False),
+        Label("request", "move the implementation to an internal retryWith", dropped=False),
+        Label("decision", "rather than stubbing Math.random globally", dropped=True),  # and its reason
+        Label("failed command", "pnpm vitest run src/retry.test.ts", dropped=False),  # the timeout is kept
+        Label("error", "pnpm: command not found", dropped=False),  # "not available until corepack"
+        Label("error", "error TS6133", dropped=False),
+        Label("error", "noUnusedParameters", dropped=True),  # why the unused generic became an error
+        Label("measurement", "3 failures in 30 runs", dropped=False),  # "a few failures out of 30"
+        Label("measurement", "41 ms instead of about 5 s", dropped=False),  # "tens of milliseconds"
+        Label("measurement", "0 failures in 200 runs", dropped=False),
+        Label("measurement", "187 passed", dropped=True),
+        Label("measurement", "3000 and 4500 ms", dropped=True),  # how long the real sleeps add up to
+        Label("file read", "src/retry.ts", dropped=False),
+        Label("file edited", "src/retry.test.ts", dropped=False),
+        Label("edit", "(1 + random() * jitter)", dropped=False),
+        Label("number", "default 200", dropped=True),  # baseDelayMs's default, read in the file
+        Label("file read", "src/poll.test.ts", dropped=True),  # the precedent for fake timers
+        Label("error", "You have changed the public API signature", dropped=False),
+        # noise
+        Label("command", "ls", dropped=False),
+        Label("command", "git status --short", dropped=False),
+        Label("number", "10:42:07", dropped=False),
+        Label("number", "9.12.3", dropped=False),
+        Label("name", "Math.random", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def axum_upgrade() -> DevSession:
+    """Rust: a dependency upgrade (axum 0.6 to 0.7) with the changelog read for a changed default,
+    compile errors fixed across files, and the user's reason for not going to 0.8."""
+    c = Conversation("/home/jo/tilehub", "fresh-axum-upgrade")
+    c.user(
+        "Upgrade axum to 0.7 (and hyper 1) in tilehub-server. Stay on 0.7.x, not 0.8, because "
+        "tower-sessions 0.12 doesn't support 0.8 yet and we need it for the admin UI."
+    )
+    c.bash(
+        "cargo tree -i axum --depth 1",
+        "axum v0.6.20\n\u251c\u2500\u2500 tilehub-server v0.9.3 (/home/jo/tilehub/server)\n"
+        "\u2514\u2500\u2500 tower-sessions-core v0.9.1",
+    )
+    c.bash(
+        "cargo upgrade -p axum@0.7 -p hyper@1",
+        "error: no such command: `upgrade`\n\n\tView all installed commands with `cargo --list`",
+        error=True,
+    )
+    c.say("cargo-edit is not installed; I'll edit Cargo.toml directly.")
+    c.tool(
+        "Read",
+        {"file_path": "/home/jo/tilehub/server/Cargo.toml"},
+        '[package]\nname = "tilehub-server"\nversion = "0.9.3"\nedition = "2021"\n\n[dependencies]\n'
+        'axum = { version = "0.6.20", features = ["multipart", "macros"] }\nhyper = { version = "0.14", features = ["full"] }\n'
+        'tower-http = { version = "0.4", features = ["trace", "cors"] }\ntower-sessions = "0.9"\n'
+        'tower-sessions-memory-store = "0.9"\ntokio = { version = "1.38", features = ["full"] }\n',
+    )
+    c.bash(
+        "curl -s https://raw.githubusercontent.com/tokio-rs/axum/axum-v0.7.5/axum/CHANGELOG.md | sed -n '/# 0.7.0/,/# 0.6.20/p' | head -80",
+        "# 0.7.0 (27. November, 2023)\n\n"
+        "- **breaking:** Update public dependencies. axum now requires hyper 1.0, http 1.0, http-body 1.0\n"
+        "- **breaking:** `axum::Server` has been removed. Use `axum::serve(listener, router)` instead\n"
+        "- **breaking:** `axum::body::Body` is now its own type, `hyper::Body` is gone\n"
+        "- **breaking:** `DefaultBodyLimit` now applies to `Bytes`, `String`, `Json` and `Form` as well; "
+        "the default limit is 2 MB\n"
+        "- **breaking:** Removed `axum::extract::BodyStream`, use `Body::into_data_stream`\n"
+        "- **breaking:** `RequestExt` and `RequestPartsExt` no longer take `&mut self` for state\n"
+        "- **added:** `axum::serve` supports graceful shutdown via `with_graceful_shutdown`\n"
+        + _lines("- **fixed:** minor fix {i}", 25)
+        + "\n# 0.6.20 (03. August, 2023)",
+    )
+    c.say(
+        "Relevant for us: `axum::Server` is gone (we use it in main.rs), `hyper::Body` is gone, "
+        "`BodyStream` is gone, and the 2 MB `DefaultBodyLimit` now also applies to `Bytes`. Our "
+        "tile upload handler takes `Bytes`, and tiles can be up to 8 MB, so uploads would start "
+        "failing with 413 without an explicit limit."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/Cargo.toml",
+            "old_string": 'axum = { version = "0.6.20", features = ["multipart", "macros"] }\nhyper = { version = "0.14", features = ["full"] }\n'
+            'tower-http = { version = "0.4", features = ["trace", "cors"] }\ntower-sessions = "0.9"',
+            "new_string": 'axum = { version = "0.7.5", features = ["multipart", "macros"] }\nhyper = { version = "1", features = ["full"] }\n'
+            'tower-http = { version = "0.5", features = ["trace", "cors"] }\ntower-sessions = "0.12"',
+        },
+        "The file /home/jo/tilehub/server/Cargo.toml has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | grep -E '^(error|warning: unused)' -A4 | head -60",
+        "error[E0433]: failed to resolve: could not find `Server` in `axum`\n"
+        "  --> server/src/main.rs:41:11\n   |\n41 |     axum::Server::bind(&addr)\n   |           ^^^^^^ could not find `Server` in `axum`\n"
+        "error[E0412]: cannot find type `Body` in crate `hyper`\n"
+        "  --> server/src/routes/tiles.rs:12:35\n   |\n12 | async fn proxy(req: Request<hyper::Body>) -> Response {\n"
+        "error[E0432]: unresolved import `axum::extract::BodyStream`\n"
+        "  --> server/src/routes/export.rs:3:5\n   |\n3 | use axum::extract::BodyStream;\n"
+        "error[E0599]: no method named `into_make_service_with_connect_info` found for struct `Router<AppState>`\n"
+        "  --> server/src/main.rs:43:20\n"
+        'error: could not compile `tilehub-server` (bin "tilehub-server") due to 4 previous errors',
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jo/tilehub/server/src/main.rs"},
+        _lines("{i:>4}\t// setup", 38, 1)
+        + '\n  39\tlet addr = SocketAddr::from(([0, 0, 0, 0], config.port));\n  40\ttracing::info!(%addr, "listening");\n  41\taxum::Server::bind(&addr)\n  42\t    .serve(app\n  43\t        .into_make_service_with_connect_info::<SocketAddr>())\n  44\t    .with_graceful_shutdown(shutdown_signal())\n  45\t    .await?;\n',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/main.rs",
+            "old_string": "axum::Server::bind(&addr)\n    .serve(app\n        .into_make_service_with_connect_info::<SocketAddr>())\n"
+            "    .with_graceful_shutdown(shutdown_signal())\n    .await?;",
+            "new_string": "let listener = tokio::net::TcpListener::bind(addr).await?;\naxum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())\n"
+            "    .with_graceful_shutdown(shutdown_signal())\n    .await?;",
+        },
+        "The file /home/jo/tilehub/server/src/main.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/tiles.rs",
+            "old_string": "async fn proxy(req: Request<hyper::Body>) -> Response {",
+            "new_string": "async fn proxy(req: Request<axum::body::Body>) -> Response {",
+        },
+        "The file /home/jo/tilehub/server/src/routes/tiles.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/export.rs",
+            "old_string": "use axum::extract::BodyStream;",
+            "new_string": "use axum::body::Body;",
+        },
+        "The file /home/jo/tilehub/server/src/routes/export.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/export.rs",
+            "old_string": "async fn import(mut stream: BodyStream) -> Result<StatusCode, AppError> {\n    while let Some(chunk) = stream.next().await {",
+            "new_string": "async fn import(body: Body) -> Result<StatusCode, AppError> {\n    let mut stream = body.into_data_stream();\n    while let Some(chunk) = stream.next().await {",
+        },
+        "The file /home/jo/tilehub/server/src/routes/export.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | tail -15",
+        "error[E0277]: the trait bound `fn(State<AppState>, Session) -> impl Future<Output = Html<String>> {admin_index}: Handler<_, _>` is not satisfied\n"
+        '  --> server/src/routes/admin.rs:22:30\n   |\n22 |         .route("/admin", get(admin_index))\n'
+        "   = help: the trait `Handler<T, S>` is implemented for `Layered<L, H, T, S>`\n"
+        "note: required by a bound in `axum::routing::get`\n"
+        'error: could not compile `tilehub-server` (bin "tilehub-server") due to 1 previous error',
+        error=True,
+    )
+    c.bash(
+        "cargo tree -i tower-sessions-core | head -5",
+        "tower-sessions-core v0.12.3\n\u251c\u2500\u2500 tower-sessions v0.12.3\n\u2502   \u2514\u2500\u2500 tilehub-server v0.9.3\n"
+        "\u2514\u2500\u2500 tower-sessions-memory-store v0.9.1\n    \u2514\u2500\u2500 tilehub-server v0.9.3",
+    )
+    c.say(
+        "Two versions of tower-sessions-core are in the tree: tower-sessions-memory-store is still on "
+        "0.9.1, so `Session` in admin.rs comes from the old core and does not implement the 0.7 "
+        "extractor traits. The memory store moved into tower-sessions itself in 0.12."
+    )
+    c.bash(
+        "grep -rn memory_store server/src",
+        "server/src/main.rs:18:use tower_sessions_memory_store::MemoryStore;\nserver/src/main.rs:57:    let store = MemoryStore::default();",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/main.rs",
+            "old_string": "use tower_sessions_memory_store::MemoryStore;",
+            "new_string": "use tower_sessions::MemoryStore;",
+        },
+        "The file /home/jo/tilehub/server/src/main.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/Cargo.toml",
+            "old_string": 'tower-sessions-memory-store = "0.9"\n',
+            "new_string": "",
+        },
+        "The file /home/jo/tilehub/server/Cargo.toml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jo/tilehub/server/src/routes/tiles.rs",
+            "old_string": '        .route("/tiles/:z/:x/:y", put(upload_tile))',
+            "new_string": '        .route("/tiles/:z/:x/:y", put(upload_tile))\n        .layer(DefaultBodyLimit::max(8 * 1024 * 1024))',
+        },
+        "The file /home/jo/tilehub/server/src/routes/tiles.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo build 2>&1 | tail -3",
+        "   Compiling tilehub-server v0.9.3 (/home/jo/tilehub/server)\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in 48.71s",
+    )
+    c.bash(
+        "cargo test 2>&1 | grep -E '^test result|FAILED|panicked'",
+        "test result: ok. 64 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.31s\n"
+        "test result: ok. 11 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.88s",
+    )
+    c.bash(
+        "head -c 7000000 /dev/urandom > /tmp/t.bin && curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data-binary @/tmp/t.bin localhost:3000/tiles/12/2048/1361",
+        "201",
+    )
+    c.bash("cargo tree -d | grep -c '^[a-z]'", "9")
+    c.say("A 7 MB tile upload is accepted (201). Duplicate crates in the tree went from 14 before the upgrade to 9.")
+    c.bash("cargo audit", "error: no such command: `audit`", error=True)
+    c.user("fine, skip audit, CI runs it. commit it")
+    c.bash(
+        "git add -A && git commit -qm 'server: axum 0.7, hyper 1, tower-sessions 0.12' && git log --oneline -1",
+        "e8a41d2 server: axum 0.7, hyper 1, tower-sessions 0.12",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Chronologically: the user asked for an axum upgrade, I read the changelog, fixed compile errors, resolved a tower-sessions version conflict, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Upgrade tilehub-server from axum 0.6 to axum 0.7 together with hyper 1, staying on the 0.7.x line rather than 0.8 (tower-sessions compatibility).
+
+2. Key Technical Concepts:
+   - axum 0.7 breaking changes: axum::serve replaces axum::Server, axum::body::Body replaces hyper::Body, BodyStream removed in favour of Body::into_data_stream
+   - DefaultBodyLimit now also applies to Bytes extractors
+   - Duplicate crate versions in the dependency graph (cargo tree)
+
+3. Files and Code Sections:
+   - server/Cargo.toml: axum 0.7.5, hyper 1, tower-http 0.5, tower-sessions 0.12; removed tower-sessions-memory-store.
+   - server/src/main.rs: switched to a tokio TcpListener with axum::serve and graceful shutdown; MemoryStore now imported from tower_sessions.
+   - server/src/routes/tiles.rs: proxy takes Request<axum::body::Body>; tile upload route has an explicit DefaultBodyLimit.
+   - server/src/routes/export.rs: import handler takes Body and uses into_data_stream().
+
+4. Errors and fixes:
+   - cargo upgrade unavailable (cargo-edit not installed): edited Cargo.toml by hand.
+   - E0433/E0412/E0432/E0599 after the bump: fixed per the changelog.
+   - E0277 Handler trait not satisfied for admin_index: caused by two versions of tower-sessions-core; fixed by using the MemoryStore built into tower-sessions 0.12.
+
+5. Problem Solving:
+   The build and all tests pass (64 and 11 tests). A large tile upload is accepted after setting the body limit. Fewer duplicate crates remain in the tree.
+
+6. All user messages:
+   - The user asked to upgrade axum to 0.7 and hyper 1, staying on 0.7.x because tower-sessions 0.12 does not support 0.8 and the admin UI needs it.
+   - "fine, skip audit, CI runs it. commit it"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the upgrade on the current branch.
+
+9. Optional Next Step:
+   None; wait for CI.
+"""
+    labels = [
+        Label("request", "Upgrade axum to 0.7 (and hyper 1) in tilehub-server", dropped=False),
+        Label("constraint", "Stay on 0.7.x, not 0.8", dropped=False),
+        Label("decision", "because tower-sessions 0.12 doesn't support 0.8 yet", dropped=False),
+        Label("decision", "skip audit, CI runs it", dropped=False),  # quoted in the messages
+        Label("number", "the default limit is 2 MB", dropped=True),  # the changelog's default, read
+        Label("decision", "tiles can be up to 8 MB", dropped=True),  # why the explicit limit
+        Label("edit", "DefaultBodyLimit::max(8 * 1024 * 1024)", dropped=True),  # "an explicit DefaultBodyLimit"
+        Label("edit", "axum::serve(listener", dropped=False),
+        Label("edit", "tower_sessions_memory_store::MemoryStore", dropped=False),
+        Label("identifier", "e8a41d2", dropped=True),
+        Label("measurement", "14 before the upgrade to 9", dropped=True),  # "fewer duplicate crates"
+        Label("measurement", "64 passed", dropped=False),
+        Label("measurement", "48.71s", dropped=True),  # the build's time
+        Label("failed command", "cargo audit", dropped=True),  # not installed, left to CI
+        Label("failed command", "cargo upgrade", dropped=False),
+        Label("error", "E0277", dropped=False),
+        Label("error", "tower-sessions-memory-store is still on 0.9.1", dropped=False),  # "two versions of core"
+        Label("file edited", "server/src/routes/export.rs", dropped=False),
+        # noise
+        Label("number", "3000", dropped=False),  # a port
+        Label("number", "2048", dropped=False),  # a tile coordinate
+        Label("number", "2023", dropped=False),
+        Label("url", "https://raw.githubusercontent.com/tokio-rs/axum/axum-v0.7.5/axum/CHANGELOG.md", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def orders_latency() -> DevSession:
+    """Kotlin/Spring: a slow endpoint timed, an N+1 query found in Hibernate's SQL log, fixed with
+    a fetch join; the user's reason against a cache in prose."""
+    c = Conversation("/home/priya/orders-service", "fresh-orders-latency")
+    c.user(
+        "GET /api/customers/{id}/orders got slow, p95 is around 1.8 s in Grafana since we added "
+        "line items to the response. Can you find where the time goes and get it under 200 ms?"
+    )
+    c.bash("./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 &", "")
+    c.bash(
+        "sleep 25; tail -3 /tmp/boot.log",
+        "2026-12-01 10:14:02.331  INFO 48211 --- [main] o.s.b.w.e.tomcat.TomcatWebServer : Tomcat started on port 8081 (http)\n2026-12-01 10:14:02.349  INFO 48211 --- [main] c.a.orders.OrdersApplicationKt : Started OrdersApplicationKt in 21.604 seconds",
+    )
+    c.bash(
+        "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\\n' localhost:8081/api/customers/C-10442/orders; done",
+        "2.114503\n1.702118\n1.688930\n1.731402\n1.699875",
+    )
+    c.say(
+        "Locally about 1.7 s per call once warm (the first is 2.1 s). Customer C-10442 has 200 orders. Let me turn on SQL logging."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/resources/application-local.yml",
+            "old_string": "  jpa:\n    show-sql: false",
+            "new_string": "  jpa:\n    show-sql: true\n    properties:\n      hibernate.generate_statistics: true",
+        },
+        "The file /home/priya/orders-service/src/main/resources/application-local.yml has been updated successfully.",
+    )
+    c.bash(
+        "kill %1; ./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 & sleep 25; curl -s -o /dev/null localhost:8081/api/customers/C-10442/orders; grep -c 'select' /tmp/boot.log",
+        "201",
+    )
+    c.bash(
+        "grep -A12 'Session Metrics' /tmp/boot.log | tail -12",
+        "    1204331 nanoseconds spent acquiring 1 JDBC connections;\n    0 nanoseconds spent releasing 0 JDBC connections;\n"
+        "    8810022 nanoseconds spent preparing 201 JDBC statements;\n    1493877105 nanoseconds spent executing 201 JDBC statements;\n"
+        "    0 nanoseconds spent executing 0 JDBC batches;\n    0 nanoseconds spent performing 0 L2C puts;",
+    )
+    c.bash(
+        "grep 'select' /tmp/boot.log | sort | uniq -c | sort -rn | head -3",
+        "    200 Hibernate: select li1_0.order_id,li1_0.id,li1_0.sku,li1_0.quantity,li1_0.unit_price from line_item li1_0 where li1_0.order_id=?\n"
+        "      1 Hibernate: select o1_0.id,o1_0.customer_id,o1_0.created_at,o1_0.status from orders o1_0 where o1_0.customer_id=? order by o1_0.created_at desc",
+    )
+    c.say(
+        "Classic N+1: one query for the orders, then 200 separate `line_item` queries, about 1.49 s of the time in JDBC."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt"},
+        "package com.acme.orders\n\ninterface OrderRepository : JpaRepository<Order, UUID> {\n"
+        "    fun findByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>\n}\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/Order.kt"},
+        '@Entity\n@Table(name = "orders")\nclass Order(\n    @Id val id: UUID,\n    val customerId: String,\n'
+        '    @OneToMany(mappedBy = "order", fetch = FetchType.LAZY)\n    val lineItems: MutableList<LineItem> = mutableListOf(),\n'
+        '    @Column(name = "status") @Enumerated(EnumType.STRING) val status: OrderStatus = OrderStatus.OPEN,\n)\n',
+    )
+    c.say(
+        "I could add a Caffeine cache in front of this endpoint, or fix the query with a fetch join. "
+        "The fetch join fixes the cause; a cache would only hide it."
+    )
+    c.user(
+        "No cache. Last year a cached price list served stale prices for a day because invalidation "
+        "missed a code path, and finance made us take it out. Fix the query."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt",
+            "old_string": "    fun findByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>",
+            "new_string": '    @Query("select distinct o from Order o left join fetch o.lineItems where o.customerId = :customerId order by o.createdAt desc")\n'
+            "    fun findWithLineItems(customerId: String): List<Order>",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt has been updated successfully.",
+    )
+    c.bash(
+        "grep -rn 'findByCustomerIdOrderByCreatedAtDesc' src/",
+        "src/main/kotlin/com/acme/orders/OrderService.kt:31:        val orders = repository.findByCustomerIdOrderByCreatedAtDesc(customerId)\n"
+        "src/main/kotlin/com/acme/orders/export/CsvExport.kt:58:        repository.findByCustomerIdOrderByCreatedAtDesc(id).forEach { write(it) }\n"
+        'src/test/kotlin/com/acme/orders/OrderServiceTest.kt:77:        every { repository.findByCustomerIdOrderByCreatedAtDesc("C-1") } returns listOf(order)',
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderService.kt",
+            "old_string": "        val orders = repository.findByCustomerIdOrderByCreatedAtDesc(customerId)",
+            "new_string": "        val orders = repository.findWithLineItems(customerId)",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderService.kt has been updated successfully.",
+    )
+    c.say(
+        "CsvExport.kt also calls the old finder; it only writes order headers, so it does not touch lineItems and has no N+1. I'll leave it, and keep the old finder for it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/test/kotlin/com/acme/orders/OrderServiceTest.kt",
+            "old_string": 'every { repository.findByCustomerIdOrderByCreatedAtDesc("C-1") } returns listOf(order)',
+            "new_string": 'every { repository.findWithLineItems("C-1") } returns listOf(order)',
+        },
+        "The file /home/priya/orders-service/src/test/kotlin/com/acme/orders/OrderServiceTest.kt has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew test 2>&1 | tail -8",
+        "> Task :test\n\nOrderRepositoryIT > findWithLineItems returns orders newest first FAILED\n"
+        "    org.opentest4j.AssertionFailedError: expected: <[O-3, O-2, O-1]> but was: <[O-3, O-3, O-2, O-1, O-1]>\n\n"
+        "47 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.",
+        error=True,
+    )
+    c.say(
+        "The integration test shows duplicated orders: with Hibernate 6 `distinct` in JPQL no longer "
+        "deduplicates the root entities when the query also has `order by` on a joined fetch in this "
+        "version. I'll return a `Set` projection... actually simpler: use an @EntityGraph on the "
+        "derived query, which Hibernate deduplicates itself."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt",
+            "old_string": '    @Query("select distinct o from Order o left join fetch o.lineItems where o.customerId = :customerId order by o.createdAt desc")\n'
+            "    fun findWithLineItems(customerId: String): List<Order>",
+            "new_string": '    @EntityGraph(attributePaths = ["lineItems"])\n'
+            "    fun findWithLineItemsByCustomerIdOrderByCreatedAtDesc(customerId: String): List<Order>",
+        },
+        "The file /home/priya/orders-service/src/main/kotlin/com/acme/orders/OrderRepository.kt has been updated successfully.",
+    )
+    c.bash(
+        "sed -i 's/findWithLineItems(/findWithLineItemsByCustomerIdOrderByCreatedAtDesc(/' src/main/kotlin/com/acme/orders/OrderService.kt src/test/kotlin/com/acme/orders/OrderServiceTest.kt src/test/kotlin/com/acme/orders/OrderRepositoryIT.kt",
+        "",
+    )
+    c.bash("./gradlew test 2>&1 | tail -3", "BUILD SUCCESSFUL in 1m 12s\n9 actionable tasks: 3 executed, 6 up-to-date")
+    c.bash(
+        "kill %1; ./gradlew bootRun --args='--spring.profiles.active=local' > /tmp/boot.log 2>&1 & sleep 25; "
+        "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\\n' localhost:8081/api/customers/C-10442/orders; done; grep -c 'select' /tmp/boot.log",
+        "0.311207\n0.094412\n0.088163\n0.091730\n0.087554\n5",
+    )
+    c.say("Now 1 query per request (5 for 5 calls), and about 90 ms warm instead of 1.7 s.")
+    c.bash(
+        "which async-profiler || ls ~/tools",
+        "ls: cannot access '/home/priya/tools': No such file or directory",
+        error=True,
+    )
+    c.user("good enough, no need to profile further. revert the show-sql change and commit")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/orders-service/src/main/resources/application-local.yml",
+            "old_string": "  jpa:\n    show-sql: true\n    properties:\n      hibernate.generate_statistics: true",
+            "new_string": "  jpa:\n    show-sql: false",
+        },
+        "The file /home/priya/orders-service/src/main/resources/application-local.yml has been updated successfully.",
+    )
+    c.bash(
+        "git status --short",
+        " M src/main/kotlin/com/acme/orders/OrderRepository.kt\n M src/main/kotlin/com/acme/orders/OrderService.kt\n M src/test/kotlin/com/acme/orders/OrderRepositoryIT.kt\n M src/test/kotlin/com/acme/orders/OrderServiceTest.kt",
+    )
+    c.bash(
+        "git commit -qam 'orders: fetch line items with an entity graph (N+1, 1.7 s -> 90 ms)' && git rev-parse --short HEAD",
+        "5d1c0fa",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to investigate a slow orders endpoint. I measured it, found an N+1 query, fixed it without caching per the user's instruction, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that GET /api/customers/{id}/orders became slow (p95 about 1.8 s) after line items were added to the response and asked to find the cause and bring it under 200 ms.
+
+2. Key Technical Concepts:
+   - N+1 queries with lazy @OneToMany in Hibernate/JPA
+   - Fetch joins vs @EntityGraph; duplicate root entities with join fetch in Hibernate 6
+   - Hibernate statistics and show-sql for diagnosis
+
+3. Files and Code Sections:
+   - OrderRepository.kt: added an @EntityGraph(attributePaths = ["lineItems"]) finder, findWithLineItemsByCustomerIdOrderByCreatedAtDesc; the old finder stays for the CSV export.
+   - OrderService.kt: uses the new finder.
+   - OrderServiceTest.kt, OrderRepositoryIT.kt: updated to the new finder name.
+   - application-local.yml: show-sql and statistics were enabled temporarily and then reverted.
+
+4. Errors and fixes:
+   - The first fix (JPQL "select distinct … left join fetch") returned duplicated orders in OrderRepositoryIT; replaced with an entity graph.
+
+5. Problem Solving:
+   Hibernate logged about 200 line_item queries per request (one per order) on top of the orders query; JDBC execution took most of the ~1.7 s. With the entity graph there is a single query and the endpoint takes about 90 ms warm locally.
+
+6. All user messages:
+   - "GET /api/customers/{id}/orders got slow, p95 is around 1.8 s … Can you find where the time goes and get it under 200 ms?"
+   - The user rejected adding a cache and asked to fix the query instead.
+   - "good enough, no need to profile further. revert the show-sql change and commit"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Reverted the logging config and committed the fix.
+
+9. Optional Next Step:
+   Check p95 in Grafana after the next deploy.
+"""
+    labels = [
+        Label("request", "get it under 200 ms", dropped=False),
+        Label("constraint", "No cache", dropped=False),
+        Label("decision", "invalidation missed a code path", dropped=True),  # the reason against a cache
+        Label("request", "revert the show-sql change and commit", dropped=False),
+        Label("measurement", "1.702118", dropped=False),  # "~1.7 s"
+        Label("measurement", "201", dropped=False),  # "about 200 line_item queries … on top of the orders query"
+        Label("measurement", "1493877105 nanoseconds", dropped=False),  # "most of the ~1.7 s"
+        Label("measurement", "0.088163", dropped=False),  # "about 90 ms"
+        Label("measurement", "Started OrdersApplicationKt in 21.604 seconds", dropped=True),
+        Label("identifier", "5d1c0fa", dropped=True),
+        Label("identifier", "C-10442", dropped=True),  # the customer used to reproduce
+        Label("error", "expected: <[O-3, O-2, O-1]> but was: <[O-3, O-3, O-2, O-1, O-1]>", dropped=False),
+        Label("measurement", "47 tests completed, 1 failed", dropped=True),
+        Label("edit", '@EntityGraph(attributePaths = ["lineItems"])', dropped=False),
+        Label(
+            "file read", "src/main/kotlin/com/acme/orders/Order.kt", dropped=True
+        ),  # lineItems is LAZY, status defaults to OPEN
+        Label("decision", "it only writes order headers", dropped=True),  # why CsvExport keeps the old finder
+        Label("file edited", "src/main/kotlin/com/acme/orders/OrderRepository.kt", dropped=False),
+        Label("failed command", "which async-profiler", dropped=True),
+        # noise
+        Label("number", "8081", dropped=False),
+        Label("number", "48211", dropped=False),  # a pid
+        Label("command", "git status --short", dropped=False),
+        Label("path", "/tmp/boot.log", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def email_backfill() -> DevSession:
+    """SQL/Postgres: a data migration with counts (emails lower-cased, duplicates found), batched
+    because of replica lag, the duplicates left for support, a failed tool and the previous
+    migration version read from the history table."""
+    c = Conversation("/home/olu/accounts-db", "fresh-email-backfill")
+    c.user(
+        "We need a unique index on lower(email) in the users table so people can't sign up twice "
+        "with different casing. Write the Flyway migration and check it against staging first."
+    )
+    c.bash(
+        "ls db/migration | tail -4",
+        "V38__add_marketing_opt_in.sql\nV39__drop_legacy_tokens.sql\nV40__orgs_soft_delete.sql\nV41__users_last_seen_idx.sql",
+    )
+    c.bash("flyway -configFiles=conf/staging.conf info", "bash: flyway: command not found", error=True)
+    c.bash(
+        "psql \"$STAGING_URL\" -c 'select version, description, installed_on, success from flyway_schema_history order by installed_rank desc limit 3'",
+        " version |      description       |        installed_on        | success \n"
+        "---------+------------------------+----------------------------+---------\n"
+        " 41      | users last seen idx    | 2026-11-24 16:02:51.90412  | t\n"
+        " 40      | orgs soft delete       | 2026-11-10 09:44:13.118734 | t\n"
+        " 39      | drop legacy tokens     | 2026-10-29 11:20:40.55201  | t\n(3 rows)",
+    )
+    c.say("Staging is at V41, so the new migration is V42. Let me count what the index would hit.")
+    c.bash(
+        'psql "$STAGING_URL" -c "select count(*) as users, count(*) filter (where email <> lower(email)) as mixed_case from users"',
+        " users  | mixed_case \n--------+------------\n 48213  |       3112\n(1 row)",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -c "select lower(email), count(*) from users group by 1 having count(*) > 1 order by 2 desc limit 10"',
+        "           lower            | count \n----------------------------+-------\n"
+        " m.schmidt@web.example      |     3\n"
+        " anna.k@mail.example        |     2\n" + _lines(" user{i}@corp.example          |     2", 8) + "\n(10 rows)",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select count(*) from (select lower(email) from users group by 1 having count(*) > 1) d"',
+        "37",
+    )
+    c.say(
+        "3112 of 48213 users have mixed-case emails, and 37 lower-cased emails belong to more than one "
+        "account (one of them to three). A unique index would fail on those 37. Options: merge the "
+        "accounts automatically, or leave them and create the index only after they are resolved."
+    )
+    c.user(
+        "Don't merge anything automatically. Support has to contact those people first, some of them "
+        "are different people sharing a family address. Export the duplicates to a CSV for support, "
+        "and make the migration fail loudly if duplicates exist rather than skipping them."
+    )
+    c.bash(
+        'psql "$STAGING_URL" -c "\\copy (select u.id, u.email, u.created_at, u.last_seen_at from users u '
+        "where lower(u.email) in (select lower(email) from users group by 1 having count(*) > 1) order by lower(u.email), u.created_at) "
+        "to 'reports/duplicate_emails_staging.csv' csv header\"",
+        "COPY 75",
+    )
+    c.say("75 accounts across the 37 addresses, written to reports/duplicate_emails_staging.csv.")
+    c.user(
+        "Also the backfill of lower-case emails must run in batches of 5000, since the replica lags "
+        "and the reporting dashboards read from it. Last time a single UPDATE put it 40 minutes behind."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql",
+            "content": "-- Fails on purpose if two accounts share an email up to case: support resolves them first.\n"
+            "DO $$\nBEGIN\n  IF EXISTS (SELECT 1 FROM users GROUP BY lower(email) HAVING count(*) > 1) THEN\n"
+            "    RAISE EXCEPTION 'duplicate emails up to case: resolve them before V42';\n  END IF;\nEND $$;\n\n"
+            "CREATE UNIQUE INDEX CONCURRENTLY users_email_lower_key ON users (lower(email));\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "content": "-- Run with psql; commits after each batch of 5000 so the replica keeps up.\n"
+            "UPDATE users SET email = lower(email)\nWHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);\n\\watch 2\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/scripts/backfill_email_lower.sql",
+    )
+    c.bash(
+        "docker run --rm -v $PWD/db:/flyway/sql flyway/flyway:10 -url=$STAGING_JDBC -user=migrator -password=*** migrate",
+        "Flyway OSS Edition 10.21.0 by Redgate\nDatabase: jdbc:postgresql://staging-db:5432/accounts (PostgreSQL 15.6)\n"
+        'Successfully validated 42 migrations (execution time 00:00.061s)\nCurrent version of schema "public": 41\n'
+        'Migrating schema "public" to version "42 - users email lower unique"\n'
+        "ERROR: Migration V42__users_email_lower_unique.sql failed\n------------------------------------------------\n"
+        "SQL State  : 25001\nError Code : 0\nMessage    : ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block\n"
+        "Location   : db/migration/V42__users_email_lower_unique.sql (/flyway/sql/migration/V42__users_email_lower_unique.sql)\n"
+        "Line       : 9",
+        error=True,
+    )
+    c.say(
+        "Flyway runs each migration in a transaction by default, and CONCURRENTLY is not allowed in one. "
+        "Flyway 10 supports a per-script config file to turn that off, so I'll add "
+        "V42__users_email_lower_unique.sql.conf with executeInTransaction=false."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql.conf",
+            "content": "executeInTransaction=false\n",
+        },
+        "File created successfully at: /home/olu/accounts-db/db/migration/V42__users_email_lower_unique.sql.conf",
+    )
+    c.bash(
+        "docker run --rm -v $PWD/db:/flyway/sql flyway/flyway:10 -url=$STAGING_JDBC -user=migrator -password=*** migrate 2>&1 | tail -4",
+        'Migrating schema "public" to version "42 - users email lower unique"\n'
+        "ERROR: Migration V42__users_email_lower_unique.sql failed\n"
+        "Message    : ERROR: duplicate emails up to case: resolve them before V42\n  Where: PL/pgSQL function inline_code_block line 4 at RAISE",
+        error=True,
+    )
+    c.say("Good: with the 37 duplicates still on staging it refuses, as you asked. Now the backfill.")
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select now() - pg_last_xact_replay_timestamp()" -h staging-replica',
+        "00:00:02.418",
+    )
+    c.bash(
+        "timeout 300 psql \"$STAGING_URL\" -f scripts/backfill_email_lower.sql | grep -c 'UPDATE 5000'; "
+        'psql "$STAGING_URL" -Atc "select count(*) from users where email <> lower(email)"',
+        "0\n3112",
+    )
+    c.say(
+        "The batch loop did nothing: `\\watch` re-runs the last query, which after `\\watch` is empty in a -f script. I'll use a DO loop with COMMIT instead."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "content": "-- Commits after each batch of 5000 so the replica keeps up (reporting reads from it).\n"
+            "DO $$\nDECLARE n integer;\nBEGIN\n  LOOP\n    UPDATE users SET email = lower(email)\n"
+            "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);\n"
+            "    GET DIAGNOSTICS n = ROW_COUNT;\n    EXIT WHEN n = 0;\n    COMMIT;\n    PERFORM pg_sleep(1);\n  END LOOP;\nEND $$;\n",
+        },
+        "The file /home/olu/accounts-db/scripts/backfill_email_lower.sql has been overwritten successfully.",
+    )
+    c.bash(
+        'time psql "$STAGING_URL" -f scripts/backfill_email_lower.sql',
+        'ERROR:  duplicate key value violates unique constraint "users_email_key"\n'
+        'DETAIL:  Key (email)=(anna.k@mail.example) already exists.\nCONTEXT:  SQL statement "UPDATE users SET email = lower(email) ..."\n\n'
+        "real\t0m3.914s",
+        error=True,
+    )
+    c.say(
+        "The existing case-sensitive unique constraint users_email_key blocks lower-casing a duplicate "
+        "(Anna.K@ vs anna.k@). The backfill has to skip the 75 duplicate accounts until support resolves them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/olu/accounts-db/scripts/backfill_email_lower.sql",
+            "old_string": "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email) LIMIT 5000);",
+            "new_string": "    WHERE id IN (SELECT id FROM users WHERE email <> lower(email)\n"
+            "                 AND lower(email) NOT IN (SELECT lower(email) FROM users GROUP BY 1 HAVING count(*) > 1)\n"
+            "                 LIMIT 5000);",
+        },
+        "The file /home/olu/accounts-db/scripts/backfill_email_lower.sql has been updated successfully.",
+    )
+    c.bash(
+        'time psql "$STAGING_URL" -f scripts/backfill_email_lower.sql && psql "$STAGING_URL" -Atc "select count(*) from users where email <> lower(email)"',
+        "DO\n\nreal\t0m6.102s\n41",
+    )
+    c.bash(
+        'psql "$STAGING_URL" -Atc "select now() - pg_last_xact_replay_timestamp()" -h staging-replica', "00:00:03.051"
+    )
+    c.say(
+        "3071 rows lower-cased in about 6 s; 41 mixed-case rows remain, all among the duplicate accounts. Replica lag stayed around 3 s."
+    )
+    c.bash(
+        "git status --short",
+        "?? db/migration/V42__users_email_lower_unique.sql\n?? db/migration/V42__users_email_lower_unique.sql.conf\n?? reports/\n?? scripts/backfill_email_lower.sql",
+    )
+    c.user("Don't commit the CSV, it has personal data. Commit the rest.")
+    c.bash(
+        "echo 'reports/' >> .gitignore && git add .gitignore db scripts && git commit -qm 'V42: unique lower(email), batched backfill' && git log --oneline -1",
+        "a09be3f V42: unique lower(email), batched backfill",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted a case-insensitive unique index on users.email via a Flyway migration, verified on staging. Duplicates were found, handled per the user's instructions, and a batched backfill was written.
+
+Summary:
+1. Primary Request and Intent:
+   Add a unique index on lower(email) to the users table so the same person cannot sign up twice with different casing, as a Flyway migration checked against staging first. The user does not want automatic merging of duplicate accounts (support must contact them; some are different people sharing an address), wants the duplicates exported to a CSV for support, and wants the migration to fail loudly when duplicates exist. The lower-case backfill must run in batches of 5000 because of replica lag. The CSV must not be committed.
+
+2. Key Technical Concepts:
+   - Functional unique index on lower(email), CREATE INDEX CONCURRENTLY
+   - Flyway per-script configuration (executeInTransaction=false)
+   - Batched updates with COMMIT inside a DO block (PostgreSQL 11+ procedures/DO)
+   - Replica lag via pg_last_xact_replay_timestamp()
+
+3. Files and Code Sections:
+   - db/migration/V42__users_email_lower_unique.sql: raises an exception if duplicate emails up to case exist, then creates users_email_lower_key concurrently.
+   - db/migration/V42__users_email_lower_unique.sql.conf: executeInTransaction=false.
+   - scripts/backfill_email_lower.sql: DO loop lower-casing emails 5000 rows at a time with COMMIT and a 1 s sleep, skipping emails that are duplicates up to case.
+   - reports/duplicate_emails_staging.csv: export of the duplicate accounts for support (gitignored).
+
+4. Errors and fixes:
+   - flyway CLI not installed: used the flyway/flyway:10 Docker image.
+   - "CREATE INDEX CONCURRENTLY cannot run inside a transaction block": added the .conf file.
+   - The first backfill using \\watch did nothing; replaced with a DO loop.
+   - Backfill hit the existing case-sensitive unique constraint users_email_key on a duplicate; the backfill now skips duplicate emails.
+
+5. Problem Solving:
+   On staging there are about 48k users, roughly 3.1k with mixed-case emails, and 37 emails shared by more than one account (75 accounts). The migration correctly refuses while duplicates remain. The backfill updated about 3,070 rows in ~6 seconds; the remaining mixed-case rows are all duplicates. Replica lag stayed at a few seconds.
+
+6. All user messages:
+   - "We need a unique index on lower(email) in the users table so people can't sign up twice with different casing. Write the Flyway migration and check it against staging first."
+   - "Don't merge anything automatically. Support has to contact those people first, … Export the duplicates to a CSV for support, and make the migration fail loudly if duplicates exist rather than skipping them."
+   - The user asked that the backfill run in batches of 5000 since the replica lags and reporting dashboards read from it.
+   - "Don't commit the CSV, it has personal data. Commit the rest."
+
+7. Pending Tasks:
+   - Support to resolve the duplicate accounts before V42 can be applied.
+
+8. Current Work:
+   Committed the migration, its .conf, the backfill script and the .gitignore entry.
+
+9. Optional Next Step:
+   Share the CSV with support.
+"""
+    labels = [
+        Label("request", "unique index on lower(email) in the users table", dropped=False),
+        Label("constraint", "Don't merge anything automatically", dropped=False),
+        Label("constraint", "batches of 5000", dropped=False),
+        Label("decision", "since the replica lags and the reporting dashboards read from it", dropped=False),
+        Label("measurement", "a single UPDATE put it 40 minutes behind", dropped=True),
+        Label("constraint", "Don't commit the CSV", dropped=False),
+        Label("identifier", "V41", dropped=True),  # the previous migration, read on staging
+        Label("identifier", "a09be3f", dropped=True),
+        Label("measurement", "3112", dropped=False),  # "roughly 3.1k"
+        Label("measurement", "37", dropped=False),
+        Label("measurement", "COPY 75", dropped=False),
+        Label("measurement", "41 mixed-case rows remain", dropped=True),  # the summary says "the remaining"
+        Label("measurement", "00:00:03.051", dropped=False),  # "a few seconds"
+        Label("failed command", "flyway -configFiles=conf/staging.conf info", dropped=False),
+        Label("error", "CREATE INDEX CONCURRENTLY cannot run inside a transaction block", dropped=False),
+        Label("error", "Key (email)=(anna.k@mail.example) already exists", dropped=True),  # which account
+        Label("identifier", "m.schmidt@web.example", dropped=True),  # the address on three accounts
+        Label("edit", "executeInTransaction=false", dropped=False),
+        Label("file edited", "scripts/backfill_email_lower.sql", dropped=False),
+        Label("edit", "pg_sleep(1)", dropped=False),
+        # noise
+        Label("number", "2026", dropped=False),
+        Label("number", "5432", dropped=False),
+        Label("command", "git status --short", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def invoice_idor() -> DevSession:
+    """Ruby/Rails: a security fix (an IDOR on invoice downloads from a pentest ticket), other
+    controllers found with grep, a 404-not-403 decision with its reason, Brakeman before and after,
+    and a part of the code the user rules out."""
+    c = Conversation("/home/kat/billing-portal", "fresh-invoice-idor")
+    c.user(
+        "Pentest finding SEC-219: any logged-in user can download any invoice PDF by changing the id "
+        "in /invoices/:id/pdf. Fix it, and check whether other controllers have the same problem. "
+        "Don't touch app/controllers/api/v1, partners pin that API and it goes away on Jan 31."
+    )
+    c.bash("git status", "On branch main\nnothing to commit, working tree clean")
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/invoices_controller.rb"},
+        "     1\tclass InvoicesController < ApplicationController\n     2\t  before_action :authenticate_user!\n\n"
+        "     4\t  def show\n     5\t    @invoice = current_account.invoices.find(params[:id])\n     6\t  end\n\n"
+        "     8\t  def pdf\n     9\t    invoice = Invoice.find(params[:id])\n"
+        '    10\t    send_data InvoicePdf.new(invoice).render, filename: "#{invoice.number}.pdf"\n    11\t  end\nend\n',
+    )
+    c.say("`show` scopes to `current_account.invoices`, but `pdf` uses a bare `Invoice.find`, so any id works.")
+    c.bash(
+        "grep -rn '\\.find(params\\[:id\\])\\|find_by(id: params' app/controllers | grep -v 'current_account\\.'",
+        "app/controllers/invoices_controller.rb:9:    invoice = Invoice.find(params[:id])\n"
+        "app/controllers/credit_notes_controller.rb:14:    @note = CreditNote.find(params[:id])\n"
+        "app/controllers/payments_controller.rb:22:    payment = Payment.find_by(id: params[:payment_id])\n"
+        "app/controllers/admin/accounts_controller.rb:8:    @account = Account.find(params[:id])\n"
+        "app/controllers/api/v1/invoices_controller.rb:17:    @invoice = Invoice.find(params[:id])\n"
+        "app/controllers/api/v1/receipts_controller.rb:11:    @receipt = Receipt.find(params[:id])",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/admin/accounts_controller.rb"},
+        "class Admin::AccountsController < Admin::BaseController\n  # Admin::BaseController requires role :staff\n  def show\n    @account = Account.find(params[:id])\n  end\nend\n",
+    )
+    c.say(
+        "Six hits. Admin::AccountsController is behind Admin::BaseController (staff only), so that is "
+        "intended. The two api/v1 ones are out of scope as you said. That leaves invoices#pdf, "
+        "credit_notes#show and payments (payment_id)."
+    )
+    c.bash(
+        "bundle exec brakeman -q --no-pager -w2 2>&1 | tail -30",
+        "== Brakeman Report ==\n\nApplication Path: /home/kat/billing-portal\nRails Version: 7.1.3.4\nBrakeman Version: 6.2.1\n"
+        "Scan Date: 2026-12-02 15:31:07 +0100\nDuration: 4.82 seconds\nChecks Run: 77\n\n== Overview ==\n\nControllers: 31\nModels: 44\nTemplates: 96\n"
+        "Errors: 0\nSecurity Warnings: 5\n\n== Warning Types ==\n\nUnscoped Find: 5\n\n== Warnings ==\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nCheck: UnscopedFind\nMessage: Unscoped call to `Invoice#find`\n"
+        "Code: Invoice.find(params[:id])\nFile: app/controllers/invoices_controller.rb\nLine: 9\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nMessage: Unscoped call to `CreditNote#find`\nFile: app/controllers/credit_notes_controller.rb\nLine: 14\n\n"
+        "Confidence: Weak\nCategory: Unscoped Find\nMessage: Unscoped call to `Payment#find_by`\nFile: app/controllers/payments_controller.rb\nLine: 22\n"
+        "...(2 more in app/controllers/api/v1)",
+    )
+    c.say("Brakeman agrees: 5 Unscoped Find warnings, 2 of them in api/v1.")
+    c.say(
+        "For the fix: `current_account.invoices.find` raises RecordNotFound, which Rails turns into a "
+        "404. Alternatively we could check ownership and return 403. Which do you prefer?"
+    )
+    c.user("404. A 403 tells an attacker the invoice id exists, and invoice numbers are sequential.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/invoices_controller.rb",
+            "old_string": "    invoice = Invoice.find(params[:id])",
+            "new_string": "    invoice = current_account.invoices.find(params[:id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/invoices_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/credit_notes_controller.rb",
+            "old_string": "    @note = CreditNote.find(params[:id])",
+            "new_string": "    @note = current_account.credit_notes.find(params[:id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/credit_notes_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/models/account.rb"},
+        "class Account < ApplicationRecord\n  has_many :invoices\n  has_many :credit_notes\n  has_many :subscriptions\n"
+        "  has_many :payments, through: :invoices\nend\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb",
+            "old_string": "    payment = Payment.find_by(id: params[:payment_id])",
+            "new_string": "    payment = current_account.payments.find_by(id: params[:payment_id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/payments_controller.rb has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kat/billing-portal/spec/requests/cross_account_access_spec.rb",
+            "content": 'require "rails_helper"\n\nRSpec.describe "cross-account access", type: :request do\n'
+            "  let(:mine) { create(:account) }\n  let(:theirs) { create(:account) }\n  before { sign_in create(:user, account: mine) }\n\n"
+            '  it "returns 404 for another account\'s invoice pdf" do\n    get "/invoices/#{create(:invoice, account: theirs).id}/pdf"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\n\n"
+            '  it "returns 404 for another account\'s credit note" do\n    get "/credit_notes/#{create(:credit_note, account: theirs).id}"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\n\n"
+            '  it "returns 404 for another account\'s payment receipt" do\n    get "/payments/receipt?payment_id=#{create(:payment, account: theirs).id}"\n'
+            "    expect(response).to have_http_status(:not_found)\n  end\nend\n",
+        },
+        "File created successfully at: /home/kat/billing-portal/spec/requests/cross_account_access_spec.rb",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/cross_account_access_spec.rb",
+        "..F\n\nFailures:\n\n  1) cross-account access returns 404 for another account's payment receipt\n"
+        "     Failure/Error: expect(response).to have_http_status(:not_found)\n"
+        "       expected the response to have status code :not_found (404) but it was :ok (200)\n"
+        "     # ./spec/requests/cross_account_access_spec.rb:21:in `block (2 levels) in <top (required)>'\n\n"
+        "Finished in 1.93 seconds (files took 3.41 seconds to load)\n3 examples, 1 failure",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb"},
+        "    20\t  def receipt\n    21\t    payment = current_account.payments.find_by(id: params[:payment_id])\n"
+        "    22\t    payment ||= Payment.new(amount: 0)\n    23\t    render :receipt, locals: { payment: payment }\n    24\t  end\n",
+    )
+    c.say(
+        "`find_by` returns nil instead of raising, and line 22 then renders an empty receipt with 200. "
+        "Switching to `find` so a foreign id gets a 404 like the others; the empty-receipt fallback "
+        "only existed for the nil case."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kat/billing-portal/app/controllers/payments_controller.rb",
+            "old_string": "    payment = current_account.payments.find_by(id: params[:payment_id])\n    payment ||= Payment.new(amount: 0)",
+            "new_string": "    payment = current_account.payments.find(params[:payment_id])",
+        },
+        "The file /home/kat/billing-portal/app/controllers/payments_controller.rb has been updated successfully.",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/cross_account_access_spec.rb",
+        "...\n\nFinished in 1.71 seconds (files took 3.2 seconds to load)\n3 examples, 0 failures",
+    )
+    c.bash(
+        "bundle exec rspec 2>&1 | tail -4",
+        "Finished in 2 minutes 3.4 seconds (files took 3.3 seconds to load)\n1412 examples, 0 failures, 6 pending\n\n"
+        "Randomized with seed 40917",
+    )
+    c.bash(
+        "bundle exec brakeman -q --no-pager -w2 2>&1 | grep -A3 'Warning Types'",
+        "== Warning Types ==\n\nUnscoped Find: 2",
+    )
+    c.bash(
+        "bundle exec bundle-audit check --update",
+        "bundler: command not found: bundle-audit\nInstall missing gem executables with `bundle install`",
+        error=True,
+    )
+    c.user("leave bundle-audit, commit with the ticket id in the message")
+    c.bash(
+        "git add -A && git commit -qm 'SEC-219: scope invoice pdf, credit notes and payment receipts to the current account' && git log --oneline -1",
+        "7c2d9e0 SEC-219: scope invoice pdf, credit notes and payment receipts to the current account",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix a pentest finding (an insecure direct object reference on invoice PDFs) and to look for the same issue elsewhere, excluding the legacy API controllers.
+
+Summary:
+1. Primary Request and Intent:
+   Fix pentest finding SEC-219 (any logged-in user could download any invoice PDF by changing the id) and check other controllers for the same problem, without touching app/controllers/api/v1 (pinned by partners, being removed at the end of January). Commit with the ticket id in the message.
+
+2. Key Technical Concepts:
+   - Insecure direct object reference (IDOR); scoping finds through current_account associations
+   - Brakeman UnscopedFind check
+   - find vs find_by (RecordNotFound → 404 vs nil)
+
+3. Files and Code Sections:
+   - app/controllers/invoices_controller.rb: pdf now uses current_account.invoices.find.
+   - app/controllers/credit_notes_controller.rb: show uses current_account.credit_notes.find.
+   - app/controllers/payments_controller.rb: receipt uses current_account.payments.find (previously find_by with a fallback to an empty Payment, which returned 200).
+   - spec/requests/cross_account_access_spec.rb: new request specs asserting 404 for another account's invoice pdf, credit note and payment receipt.
+
+4. Errors and fixes:
+   - The payment receipt spec got 200 instead of 404 because find_by returned nil and the action rendered an empty receipt; switched to find.
+   - bundle-audit is not installed; the user said to leave it.
+
+5. Problem Solving:
+   A grep for unscoped finds found six occurrences; the admin accounts controller is staff-only and api/v1 is out of scope, leaving three to fix. Brakeman's Unscoped Find warnings dropped to the two in api/v1. The full RSpec suite passes. The user chose 404 over 403 so as not to reveal which invoice ids exist.
+
+6. All user messages:
+   - "Pentest finding SEC-219: any logged-in user can download any invoice PDF by changing the id in /invoices/:id/pdf. Fix it, and check whether other controllers have the same problem. Don't touch app/controllers/api/v1, …"
+   - "404. A 403 tells an attacker the invoice id exists, …"
+   - "leave bundle-audit, commit with the ticket id in the message"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with SEC-219 in the message.
+
+9. Optional Next Step:
+   None unless the user wants the api/v1 controllers addressed after January.
+"""
+    labels = [
+        Label("request", "Pentest finding SEC-219", dropped=False),
+        Label("constraint", "Don't touch app/controllers/api/v1", dropped=False),
+        Label("decision", "partners pin that API and it goes away on Jan 31", dropped=False),  # "end of January"
+        Label("decision", "A 403 tells an attacker the invoice id exists", dropped=False),
+        Label("decision", "invoice numbers are sequential", dropped=True),  # cut by the elision
+        Label("decision", "Admin::BaseController (staff only)", dropped=False),
+        Label("request", "commit with the ticket id in the message", dropped=False),
+        Label("identifier", "7c2d9e0", dropped=True),
+        Label("measurement", "Security Warnings: 5", dropped=True),  # the summary gives only the after
+        Label("measurement", "Unscoped Find: 2", dropped=False),
+        Label("measurement", "1412 examples, 0 failures, 6 pending", dropped=True),  # "the full suite passes"
+        Label(
+            "error", "expected the response to have status code :not_found (404) but it was :ok (200)", dropped=False
+        ),
+        Label("failed command", "bundle-audit", dropped=False),
+        Label("file read", "app/models/account.rb", dropped=True),  # payments come through invoices
+        Label("file edited", "app/controllers/payments_controller.rb", dropped=False),
+        Label("edit", "Payment.new(amount: 0)", dropped=False),  # "a fallback to an empty Payment"
+        Label("file edited", "spec/requests/cross_account_access_spec.rb", dropped=False),
+        Label("path", "app/controllers/api/v1/receipts_controller.rb", dropped=True),  # left unscoped, for after Jan 31
+        # noise
+        Label("command", "git status", dropped=False),
+        Label("number", "40917", dropped=False),  # the random seed
+        Label("number", "4.82 seconds", dropped=False),
+        Label("path", "spec/requests/cross_account_access_spec.rb:21", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def split_utils() -> DevSession:
+    """Python: a refactor across files (a 900-line utils module split in three), imports rewritten
+    from a long `grep -n`, a circular import on the way, and the user's reason for a shim."""
+    c = Conversation("/home/nils/ledgerly", "fresh-split-utils")
+    c.user(
+        "ledgerly/utils.py has become a dumping ground. Split it into ledgerly/text.py, "
+        "ledgerly/dates.py and ledgerly/money.py and update all imports. Keep the function names "
+        "exactly as they are."
+    )
+    c.bash("wc -l ledgerly/utils.py && grep -c '^def ' ledgerly/utils.py", "911 ledgerly/utils.py\n58")
+    c.bash(
+        "grep -n '^def ' ledgerly/utils.py",
+        "\n".join(
+            f"{line}:def {name}("
+            for line, name in (
+                (14, "slugify"),
+                (31, "strip_accents"),
+                (48, "truncate_words"),
+                (77, "parse_iso_date"),
+                (102, "month_bounds"),
+                (131, "business_days_between"),
+                (170, "to_cents"),
+                (188, "from_cents"),
+                (205, "format_money"),
+                (241, "split_evenly"),
+                (276, "normalise_iban"),
+                (301, "quarter_of"),
+            )
+        )
+        + "\n"
+        + _lines("{i}:def helper_{i}(", 46, 320),
+    )
+    c.bash(
+        "grep -rn 'from ledgerly.utils import\\|from ledgerly import utils\\|import ledgerly.utils' --include=*.py . | wc -l",
+        "64",
+    )
+    c.bash(
+        "grep -rln 'ledgerly.utils\\|from ledgerly import utils' --include=*.py . | grep -v '^./ledgerly/utils.py'",
+        "\n".join(
+            f"./{path}"
+            for path in (
+                "ledgerly/invoices.py",
+                "ledgerly/reports/monthly.py",
+                "ledgerly/reports/vat.py",
+                "ledgerly/api/views.py",
+                "ledgerly/api/serializers.py",
+                "ledgerly/importers/csv_bank.py",
+                "ledgerly/importers/camt053.py",
+                "ledgerly/payouts.py",
+                "ledgerly/cli.py",
+                "tests/test_utils.py",
+                "tests/test_invoices.py",
+                "tests/test_reports.py",
+                "notebooks/helpers.py",
+            )
+        ),
+    )
+    c.say("911 lines, 58 functions, imported in 64 places across 13 files. Note notebooks/helpers.py imports it too.")
+    c.user(
+        "Yes, the data team's notebooks import from ledgerly.utils directly and I can't update those. "
+        "So leave ledgerly/utils.py as a thin re-export that warns, until we cut 3.0. Don't edit the "
+        "notebooks folder."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/money.py",
+            "content": '"""Amounts in cents and their formatting."""\n\nfrom decimal import Decimal\n\n'
+            "def to_cents(amount): ...\ndef from_cents(cents): ...\ndef format_money(cents, currency='EUR', locale='de_DE'): ...\n"
+            "def split_evenly(cents, parts): ...\ndef normalise_iban(iban): ...\n",
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/money.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/dates.py",
+            "content": '"""Calendar helpers."""\n\nfrom ledgerly.money import to_cents\n\n'
+            "def parse_iso_date(text): ...\ndef month_bounds(day): ...\ndef business_days_between(a, b): ...\ndef quarter_of(day): ...\n",
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/dates.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/text.py",
+            "content": '"""Text helpers."""\n\nimport unicodedata\n\ndef slugify(text): ...\ndef strip_accents(text): ...\ndef truncate_words(text, n): ...\n',
+        },
+        "File created successfully at: /home/nils/ledgerly/ledgerly/text.py",
+    )
+    c.bash("python -c 'import ledgerly.invoices'", "")
+    c.bash(
+        "python scripts/rewrite_imports.py --from ledgerly.utils --map scripts/utils_map.json --exclude notebooks",
+        "python: can't open file '/home/nils/ledgerly/scripts/rewrite_imports.py': [Errno 2] No such file or directory",
+        error=True,
+    )
+    c.say(
+        "There is no rewrite script in this repo; I'll use a small libcst codemod instead of sed, since several files import five or more names on one line."
+    )
+    c.bash("python -m libcst.tool --help | head -2", "/usr/bin/python: No module named libcst", error=True)
+    c.bash(
+        "pip install -q libcst==1.5.0 && python -m libcst.tool --help | head -1",
+        "usage: libcst.tool [-h] [--version] {print,codemod,list,initialize} ...",
+    )
+    c.bash(
+        "python -m libcst.tool codemod rename_utils.RenameUtilsImports ledgerly tests 2>&1 | tail -4",
+        "Finished codemodding 61 files!\n - Transformed 12 files successfully.\n - Skipped 49 files.\n - Failed to codemod 0 files.\n - 0 warnings were generated.",
+    )
+    c.bash(
+        "python -m pytest -q -x 2>&1 | tail -15",
+        "ImportError while loading conftest '/home/nils/ledgerly/tests/conftest.py'.\n"
+        "tests/conftest.py:4: in <module>\n    from ledgerly.invoices import Invoice\n"
+        "ledgerly/invoices.py:3: in <module>\n    from ledgerly.dates import month_bounds\n"
+        "ledgerly/dates.py:3: in <module>\n    from ledgerly.money import to_cents\n"
+        "ledgerly/money.py:5: in <module>\n    from ledgerly.invoices import Invoice\n"
+        "E   ImportError: cannot import name 'Invoice' from partially initialized module 'ledgerly.invoices' "
+        "(most likely due to a circular import) (/home/nils/ledgerly/ledgerly/invoices.py)",
+        error=True,
+    )
+    c.say(
+        "Circular import: money.py picked up `from ledgerly.invoices import Invoice` (split_evenly used it "
+        "only in a type annotation), and dates.py imports money for nothing: the to_cents import in my "
+        "dates.py is a leftover. Removing both; the annotation goes under TYPE_CHECKING."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/money.py",
+            "old_string": "from ledgerly.invoices import Invoice\n",
+            "new_string": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ledgerly.invoices import Invoice\n",
+        },
+        "The file /home/nils/ledgerly/ledgerly/money.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/dates.py",
+            "old_string": "from ledgerly.money import to_cents\n\n",
+            "new_string": "",
+        },
+        "The file /home/nils/ledgerly/ledgerly/dates.py has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nils/ledgerly/ledgerly/utils.py",
+            "content": '"""Deprecated: import from ledgerly.text, ledgerly.dates or ledgerly.money. Kept until 3.0 for the notebooks."""\n\n'
+            "import warnings\n\nfrom ledgerly.dates import *  # noqa: F403\nfrom ledgerly.money import *  # noqa: F403\nfrom ledgerly.text import *  # noqa: F403\n\n"
+            'warnings.warn("ledgerly.utils is deprecated; it goes away in 3.0", DeprecationWarning, stacklevel=2)\n',
+        },
+        "The file /home/nils/ledgerly/ledgerly/utils.py has been overwritten successfully.",
+    )
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -6",
+        "FAILED tests/test_utils.py::test_helpers_are_private - AssertionError: assert 'helper_331' not in dir(ledgerly.utils)\n"
+        "=================== 1 failed, 611 passed, 3 warnings in 38.42s ===================",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/nils/ledgerly/tests/test_utils.py"},
+        "def test_helpers_are_private():\n    # helpers starting with helper_ are internal and must not be re-exported\n"
+        "    assert 'helper_331' not in dir(ledgerly.utils)\n",
+    )
+    c.say(
+        "The star imports re-export everything. I'll give each new module an `__all__` with only the 12 public names."
+    )
+    for module, names in (
+        ("text", '"slugify", "strip_accents", "truncate_words"'),
+        ("dates", '"parse_iso_date", "month_bounds", "business_days_between", "quarter_of"'),
+        ("money", '"to_cents", "from_cents", "format_money", "split_evenly", "normalise_iban"'),
+    ):
+        c.tool(
+            "Edit",
+            {
+                "file_path": f"/home/nils/ledgerly/ledgerly/{module}.py",
+                "old_string": '"""\n\n',
+                "new_string": f'"""\n\n__all__ = [{names}]\n\n',
+            },
+            f"The file /home/nils/ledgerly/ledgerly/{module}.py has been updated successfully.",
+        )
+    c.bash(
+        "python - <<'EOF'\nfor m in ('text', 'dates', 'money'):\n    print(m, len(__import__('ledgerly.' + m, fromlist=['x']).__all__))\nEOF",
+        "text 3\ndates 4\nmoney 5",
+    )
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -2 && ruff check ledgerly tests && mypy ledgerly | tail -1",
+        "612 passed, 3 warnings in 37.90s\nAll checks passed!\nSuccess: no issues found in 41 source files",
+    )
+    c.bash("git diff --stat | tail -1", " 17 files changed, 402 insertions(+), 871 deletions(-)")
+    c.bash("git status --short notebooks/", "")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to split a large utils module into three modules and update all imports while keeping function names; they later asked for a deprecation shim and not to touch the notebooks.
+
+Summary:
+1. Primary Request and Intent:
+   Split ledgerly/utils.py into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py, update all imports, and keep every function name unchanged. ledgerly/utils.py stays as a thin re-export that emits a DeprecationWarning until 3.0, because the data team's notebooks import it; the notebooks folder must not be edited.
+
+2. Key Technical Concepts:
+   - Module split with a backwards-compatible re-export shim
+   - libcst codemod for rewriting imports
+   - Circular imports and TYPE_CHECKING-only imports
+   - __all__ to control star re-exports
+
+3. Files and Code Sections:
+   - ledgerly/text.py: slugify, strip_accents, truncate_words.
+   - ledgerly/dates.py: parse_iso_date, month_bounds, business_days_between, quarter_of.
+   - ledgerly/money.py: to_cents, from_cents, format_money, split_evenly, normalise_iban; the Invoice import is under TYPE_CHECKING.
+   - ledgerly/utils.py: now only star-imports the three modules and warns.
+   - Importers across ledgerly/ and tests/ rewritten by the codemod.
+
+4. Errors and fixes:
+   - Circular import between invoices, dates and money: moved the Invoice import under TYPE_CHECKING and removed an unused import in dates.py.
+   - tests/test_utils.py::test_helpers_are_private failed because the star imports re-exported internal helpers; added __all__ to each new module.
+   - libcst was not installed; installed it.
+
+5. Problem Solving:
+   The original module had about 900 lines and 58 functions, imported in around 60 places. After the split the full test suite passes (612 tests), ruff and mypy are clean, and notebooks/ is untouched.
+
+6. All user messages:
+   - "ledgerly/utils.py has become a dumping ground. Split it into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py and update all imports. Keep the function names exactly as they are."
+   - The user explained that the data team's notebooks import ledgerly.utils directly, asked to keep it as a warning re-export until 3.0, and not to edit the notebooks folder.
+
+7. Pending Tasks:
+   - Commit the refactor (not yet committed).
+
+8. Current Work:
+   Verified tests, lint and types after adding __all__ to the new modules.
+
+9. Optional Next Step:
+   Ask whether to commit.
+"""
+    labels = [
+        Label("request", "Split it into ledgerly/text.py, ledgerly/dates.py and ledgerly/money.py", dropped=False),
+        Label("constraint", "Keep the function names exactly as they are", dropped=False),
+        Label("constraint", "Don't edit the notebooks folder", dropped=False),
+        Label("decision", "the data team's notebooks import from ledgerly.utils directly", dropped=False),
+        Label("decision", "several files import five or more names on one line", dropped=True),  # why libcst over sed
+        Label("measurement", "911", dropped=False),  # "about 900 lines"
+        Label("measurement", "64", dropped=False),  # "around 60 places"
+        Label("measurement", "Transformed 12 files successfully", dropped=True),
+        Label("measurement", "17 files changed, 402 insertions(+), 871 deletions(-)", dropped=True),
+        Label("measurement", "612 passed", dropped=False),
+        Label("failed command", "python scripts/rewrite_imports.py", dropped=True),  # no such script
+        Label("error", "No module named libcst", dropped=False),
+        Label("number", "libcst==1.5.0", dropped=True),  # the version installed
+        Label("error", "most likely due to a circular import", dropped=False),
+        Label("error", "split_evenly used it only in a type annotation", dropped=True),  # the cycle's cause
+        Label("file read", "tests/test_utils.py", dropped=False),
+        Label("edit", "__all__ = [", dropped=False),
+        Label("file edited", "ledgerly/utils.py", dropped=False),
+        Label("path", "notebooks/helpers.py", dropped=True),  # the notebook module that imports utils (grep)
+        # noise
+        Label("number", "helper_331", dropped=False),
+        Label("number", "38.42s", dropped=False),
+        Label("command", "git status --short notebooks/", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gcc14_ci() -> DevSession:
+    """C++/CMake: a CI failure after the runner image moved to GCC 14 (-Werror on a new warning),
+    read from the job log, reproduced in a container, fixed at the cause; the user's rule on
+    -Werror and the runner's release note read for the key fact."""
+    c = Conversation("/home/ada/quill", "fresh-gcc14-ci")
+    c.user("The Linux CI job has been red since Monday and nobody changed the code. Can you take a look?")
+    c.bash(
+        "gh run list --workflow ci.yml --limit 6",
+        "STATUS  TITLE                                  WORKFLOW  BRANCH  EVENT  ID           ELAPSED  AGE\n"
+        "X       docs: fix typo in CONTRIBUTING         ci        main    push   11923847561  4m12s    3h\n"
+        "X       Merge pull request #412 from ada/lz    ci        main    push   11921004398  4m30s    1d\n"
+        "X       bench: add 4 KiB block case            ci        main    push   11913377120  4m02s    3d\n"
+        "\u2713       huffman: table-driven decode           ci        main    push   11898812004  6m55s    5d\n"
+        "\u2713       ci: pin actions by sha                 ci        main    push   11897650233  7m10s    5d\n"
+        "\u2713       release 1.8.0                          ci        main    push   11880091245  7m01s    8d",
+    )
+    c.bash(
+        "gh run view 11923847561 --log-failed | tail -40",
+        "build (ubuntu-24.04)\tBuild\t-- The CXX compiler identification is GNU 14.2.0\n"
+        "build (ubuntu-24.04)\tBuild\t-- Detecting CXX compiler ABI info - done\n"
+        + "\n".join(
+            f"build (ubuntu-24.04)\tBuild\t[ {p:>2}%] Building CXX object src/CMakeFiles/quill.dir/{f}.cpp.o"
+            for p, f in ((12, "io/file"), (18, "io/mmap"), (25, "codec/lz"), (31, "codec/crc32"))
+        )
+        + "\nbuild (ubuntu-24.04)\tBuild\t[ 37%] Building CXX object src/CMakeFiles/quill.dir/codec/huffman.cpp.o\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp: In member function 'size_t quill::HuffmanDecoder::decode(std::span<const uint8_t>, std::span<uint8_t>)':\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp:212:24: error: 'symbol' may be used uninitialized [-Werror=maybe-uninitialized]\n"
+        "build (ubuntu-24.04)\tBuild\t  212 |         out[written++] = symbol;\n"
+        "build (ubuntu-24.04)\tBuild\t      |                        ^~~~~~\n"
+        "build (ubuntu-24.04)\tBuild\t/home/runner/work/quill/quill/src/codec/huffman.cpp:188:17: note: 'symbol' was declared here\n"
+        "build (ubuntu-24.04)\tBuild\tcc1plus: all warnings being treated as errors\n"
+        "build (ubuntu-24.04)\tBuild\tgmake[2]: *** [src/CMakeFiles/quill.dir/build.make:132: src/CMakeFiles/quill.dir/codec/huffman.cpp.o] Error 1\n"
+        "build (ubuntu-24.04)\tBuild\tgmake: *** [Makefile:146: all] Error 2\n"
+        "build (ubuntu-24.04)\tBuild\t##[error]Process completed with exit code 2.",
+    )
+    c.bash(
+        "gh run view 11898812004 --log | grep 'compiler identification'",
+        "build (ubuntu-24.04)\tBuild\t-- The CXX compiler identification is GNU 13.2.0",
+    )
+    c.say(
+        "The last green run used GCC 13.2, the failing ones GCC 14.2: the ubuntu-24.04 runner image "
+        "changed its default compiler, and GCC 14 warns about `symbol` in huffman.cpp:212, which "
+        "-Werror turns into an error."
+    )
+    c.bash(
+        'curl -s https://api.github.com/repos/actions/runner-images/releases | jq -r \'.[] | select(.tag_name | startswith("ubuntu24")) | .tag_name + "  " + (.body | split("\\n") | map(select(test("gcc|GNU C"; "i"))) | join(" | "))\' | head -3',
+        "ubuntu24/20261130.1  - Default GCC changed from 13 to 14 (gcc-14 14.2.0); gcc-13 remains installed | GNU C++ 14.2.0\n"
+        "ubuntu24/20261123.2  GNU C++ 13.2.0\nubuntu24/20261116.1  GNU C++ 13.2.0",
+    )
+    c.bash("g++-14 --version", "bash: g++-14: command not found", error=True)
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:14.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -E \"error|warning\"'",
+        "/src/src/codec/huffman.cpp:212:24: error: 'symbol' may be used uninitialized [-Werror=maybe-uninitialized]\ncc1plus: all warnings being treated as errors",
+        error=True,
+    )
+    c.say(
+        "Reproduced locally in gcc:14.2. The quick fixes would be pinning CC=gcc-13 in the workflow or adding -Wno-maybe-uninitialized."
+    )
+    c.user(
+        "Neither. We keep -Werror on everywhere and we build with whatever the runner's default is, "
+        "because that's what our downstream packagers use. Fix the code if the warning is real."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ada/quill/src/codec/huffman.cpp"},
+        "   184\tsize_t HuffmanDecoder::decode(std::span<const uint8_t> in, std::span<uint8_t> out) {\n"
+        "   185\t  BitReader bits(in);\n   186\t  size_t written = 0;\n   187\t  while (written < out.size() && bits.remaining() > 0) {\n"
+        "   188\t    uint8_t symbol;\n   189\t    uint32_t code = bits.peek(table_.max_length);\n"
+        "   190\t    const Entry& e = table_.lookup(code);\n   191\t    switch (e.kind) {\n"
+        "   192\t      case Entry::Kind::Literal:\n   193\t        symbol = e.symbol;\n   194\t        bits.skip(e.length);\n   195\t        break;\n"
+        "   196\t      case Entry::Kind::Subtable:\n   197\t        symbol = decode_subtable(bits, e);\n   198\t        break;\n"
+        '   199\t      case Entry::Kind::Invalid:\n   200\t        throw DecodeError("invalid prefix", bits.position());\n'
+        "   201\t    }\n" + _lines("   {i}\t    // stats", 10, 202) + "\n   212\t        out[written++] = symbol;\n",
+    )
+    c.say(
+        "The warning is real in a narrow sense: `e.kind` is an enum class with three values and every "
+        "case either sets `symbol` or throws, but a corrupted table could hold a value outside the enum, "
+        "and then `symbol` is read uninitialised. Adding a default that throws makes that explicit, "
+        "rather than initialising `symbol` to 0, which would silently emit zero bytes."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ada/quill/src/codec/huffman.cpp",
+            "old_string": '      case Entry::Kind::Invalid:\n        throw DecodeError("invalid prefix", bits.position());\n    }',
+            "new_string": '      case Entry::Kind::Invalid:\n      default:\n        throw DecodeError("invalid prefix", bits.position());\n    }',
+        },
+        "The file /home/ada/quill/src/codec/huffman.cpp has been updated successfully.",
+    )
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:14.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -cE \"error|warning\"; ctest --test-dir /tmp/b 2>&1 | tail -3'",
+        "0\n100% tests passed, 0 tests failed out of 143\n\nTotal Test time (real) =  18.27 sec",
+    )
+    c.bash("clang-tidy -p build src/codec/huffman.cpp", "bash: clang-tidy: command not found", error=True)
+    c.bash(
+        "docker run --rm -v $PWD:/src -w /src gcc:13.2 bash -c 'cmake -S . -B /tmp/b -DQUILL_WERROR=ON >/dev/null && cmake --build /tmp/b -j4 2>&1 | grep -cE \"error|warning\"'",
+        "0",
+    )
+    c.say("Clean on GCC 13.2 and 14.2 with -Werror, 143/143 tests pass on 14.2.")
+    c.bash(
+        "./build/bench/quill_bench --filter huffman_decode --repetitions 5 2>&1 | tail -3",
+        "huffman_decode/64KiB_mean     41.2 us   41.1 us   5  1.52 GB/s\n"
+        "huffman_decode/64KiB_stddev   0.31 us   0.30 us   5\nhuffman_decode/4KiB_mean      2.71 us   2.70 us   5  1.45 GB/s",
+    )
+    c.user("Is that slower than before?")
+    c.bash(
+        "git stash -q && cmake --build build -j4 >/dev/null && ./build/bench/quill_bench --filter huffman_decode/64KiB --repetitions 5 2>&1 | grep mean; git stash pop -q",
+        "huffman_decode/64KiB_mean     41.0 us   40.9 us   5  1.53 GB/s",
+    )
+    c.say("No: 41.0 us before and 41.2 us after on 64 KiB, within the noise (stddev 0.31 us).")
+    c.user("Great, commit it. Mention the runner image change in the message.")
+    c.bash(
+        "git commit -qam 'huffman: throw on an out-of-range entry kind (GCC 14 maybe-uninitialized; runner image ubuntu24/20261130.1 switched to GCC 14)' && git log --oneline -1",
+        "3e7f1a2 huffman: throw on an out-of-range entry kind (GCC 14 maybe-uninitialized; runner image ubuntu24/20261130.1 switched to GCC 14)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked why Linux CI had been failing since Monday without code changes. The cause was a compiler change on the runner; the code was fixed instead of relaxing warnings.
+
+Summary:
+1. Primary Request and Intent:
+   Find out why the Linux CI job has been failing since Monday even though nobody changed the code, and fix it. The user does not want to pin the compiler or disable the warning: -Werror stays on everywhere and builds use the runner's default compiler (what downstream packagers use); fix the code if the warning is real. Then commit, mentioning the runner image change.
+
+2. Key Technical Concepts:
+   - GitHub Actions runner image updates changing the default GCC (13 → 14)
+   - -Werror=maybe-uninitialized in GCC 14
+   - enum class switch without a default and out-of-range values
+
+3. Files and Code Sections:
+   - src/codec/huffman.cpp: in HuffmanDecoder::decode, the Invalid case now shares a `default:` that throws DecodeError, so `symbol` is always set or the function throws:
+     ```cpp
+     case Entry::Kind::Invalid:
+     default:
+       throw DecodeError("invalid prefix", bits.position());
+     ```
+
+4. Errors and fixes:
+   - CI: "'symbol' may be used uninitialized [-Werror=maybe-uninitialized]" at huffman.cpp:212 with GCC 14.2; fixed with the throwing default.
+   - g++-14 and clang-tidy are not installed locally; reproduced and verified in gcc:14.2 and gcc:13.2 Docker images.
+
+5. Problem Solving:
+   The last green run used GCC 13.2 and the failing runs GCC 14.2, after a runner image update changed the default GCC. The fix builds cleanly with both compilers with -Werror and all tests pass on 14.2. A benchmark showed no measurable change in huffman decode speed.
+
+6. All user messages:
+   - "The Linux CI job has been red since Monday and nobody changed the code. Can you take a look?"
+   - The user rejected pinning gcc-13 or disabling the warning: keep -Werror everywhere and build with the runner's default compiler, because downstream packagers do; fix the code if the warning is real.
+   - "Is that slower than before?"
+   - "Great, commit it. Mention the runner image change in the message."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with a message mentioning the runner image change.
+
+9. Optional Next Step:
+   Push and confirm that CI is green.
+"""
+    labels = [
+        Label("request", "The Linux CI job has been red since Monday", dropped=False),
+        Label("constraint", "We keep -Werror on everywhere", dropped=False),
+        Label("decision", "because that's what our downstream packagers use", dropped=False),
+        Label("request", "Mention the runner image change in the message", dropped=False),
+        Label("decision", "rather than initialising `symbol` to 0, which would silently emit zero bytes", dropped=True),
+        Label("identifier", "11923847561", dropped=True),  # the failing run
+        Label("identifier", "11898812004", dropped=True),  # the last green run
+        Label("identifier", "ubuntu24/20261130.1", dropped=True),  # the image that switched to GCC 14
+        Label("identifier", "3e7f1a2", dropped=True),
+        Label("error", "'symbol' may be used uninitialized", dropped=False),
+        Label("failed command", "clang-tidy", dropped=False),
+        Label("failed command", "g++-14", dropped=False),
+        Label("measurement", "100% tests passed, 0 tests failed out of 143", dropped=True),  # "all tests pass"
+        Label("measurement", "41.0 us before and 41.2 us after", dropped=True),  # "no measurable change"
+        Label("file edited", "src/codec/huffman.cpp", dropped=False),
+        Label("edit", "default:", dropped=False),
+        Label("identifier", "GNU 13.2.0", dropped=False),  # the last green run's compiler
+        # noise
+        Label("number", "212", dropped=False),
+        Label("number", "188", dropped=False),
+        Label("number", "1.52 GB/s", dropped=False),
+        Label("command", "gh run list --workflow ci.yml --limit 6", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def installer_docs() -> DevSession:
+    """Shell/docs: documenting an installer's options from the script itself (defaults read in
+    it), the user's style preferences with their reasons, a missing linter, broken links found."""
+    c = Conversation("/home/tove/kiln", "fresh-installer-docs")
+    c.user(
+        "The README's install section is out of date. Please document every option of "
+        "scripts/install.sh properly, in docs/install.md, and link it from the README."
+    )
+    c.bash(
+        "ls docs scripts",
+        "docs:\narchitecture.md\nconfiguration.md\nfaq.md\n\nscripts:\ninstall.sh\nrelease.sh\nuninstall.sh",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/scripts/install.sh"},
+        "     1\t#!/bin/sh\n     2\t# kiln installer. POSIX sh: it must run under dash.\n     3\tset -eu\n\n"
+        '     5\tPREFIX="${KILN_PREFIX:-$HOME/.local}"\n     6\tCHANNEL="${KILN_CHANNEL:-stable}"\n'
+        '     7\tVERIFY=1\n     8\tMODIFY_PATH="${KILN_NO_MODIFY_PATH:+0}"\n     9\tMODIFY_PATH="${MODIFY_PATH:-1}"\n\n'
+        '    11\twhile [ $# -gt 0 ]; do\n    12\t  case "$1" in\n'
+        '    13\t    --prefix) PREFIX="$2"; shift 2 ;;\n    14\t    --channel) CHANNEL="$2"; shift 2 ;;  # stable | beta | nightly\n'
+        '    15\t    --version) VERSION="$2"; shift 2 ;;\n    16\t    --no-verify) VERIFY=0; shift ;;\n'
+        "    17\t    --no-modify-path) MODIFY_PATH=0; shift ;;\n    18\t    -y|--yes) ASSUME_YES=1; shift ;;\n"
+        '    19\t    *) echo "install.sh: unknown option $1" >&2; exit 64 ;;\n    20\t  esac\n    21\tdone\n'
+        + _lines("    {i}\t", 30, 22)
+        + "\n    52\t# checksums are signed with the release key; --no-verify skips minisign, not the sha256\n"
+        '    53\tif [ "$VERIFY" = 1 ]; then minisign -Vm "$archive" -P "$KILN_PUBKEY"; fi\n'
+        '    54\tsha256sum -c "$archive.sha256"\n',
+    )
+    c.say(
+        "Six options (--prefix, --channel, --version, --no-verify, --no-modify-path, -y/--yes) and three "
+        "environment variables (KILN_PREFIX, KILN_CHANNEL, KILN_NO_MODIFY_PATH). The default prefix is "
+        "$HOME/.local, not /usr/local as the README says. Unknown options exit with 64. Note that "
+        "--no-verify skips only the minisign signature check; the sha256 check always runs."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/README.md"},
+        "# kiln\n\n"
+        + _lines("line {i}", 20, 3)
+        + "\n## Install\n\n```bash\ncurl -fsSL https://get.kiln.dev | sudo bash\n```\n\n"
+        "Installs to /usr/local/bin. See [configuration](docs/configuration.md) and the [FAQ](docs/FAQ.md).\n",
+    )
+    c.user(
+        "Two things about style. Use sh, not bash, in every example, because the installer has to "
+        "work under dash on Debian and people copy the examples. And never pipe into sudo: show "
+        "download, inspect, then run."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/tove/kiln/docs/install.md",
+            "content": "# Installing kiln\n\n```sh\ncurl -fsSLo install.sh https://get.kiln.dev\nless install.sh   # read it first\nsh install.sh\n```\n\n"
+            "By default kiln goes to `$HOME/.local/bin`; no root needed.\n\n## Options\n\n"
+            "| Option | Environment | Default | Meaning |\n|---|---|---|---|\n"
+            "| `--prefix DIR` | `KILN_PREFIX` | `$HOME/.local` | install under DIR/bin |\n"
+            "| `--channel NAME` | `KILN_CHANNEL` | `stable` | `stable`, `beta` or `nightly` |\n"
+            "| `--version X.Y.Z` | | latest on the channel | a fixed version |\n"
+            "| `--no-verify` | | off | skip the minisign signature check (the sha256 check always runs) |\n"
+            "| `--no-modify-path` | `KILN_NO_MODIFY_PATH` | off | do not add the bin directory to PATH |\n"
+            "| `-y`, `--yes` | | off | do not ask for confirmation |\n\n"
+            "An unknown option stops the installer with exit code 64.\n",
+        },
+        "File created successfully at: /home/tove/kiln/docs/install.md",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/README.md",
+            "old_string": "```bash\ncurl -fsSL https://get.kiln.dev | sudo bash\n```\n\nInstalls to /usr/local/bin.",
+            "new_string": "```sh\ncurl -fsSLo install.sh https://get.kiln.dev\nless install.sh\nsh install.sh\n```\n\n"
+            "Installs to `$HOME/.local/bin`; every option is in [docs/install.md](docs/install.md).",
+        },
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.bash("markdownlint docs/install.md README.md", "bash: markdownlint: command not found", error=True)
+    c.bash(
+        "npx --yes markdownlint-cli@0.42.0 docs/install.md README.md",
+        "README.md:24 MD040/fenced-code-language Fenced code blocks should have a language specified\n"
+        "docs/install.md:12:81 MD013/line-length Line length [Expected: 80; Actual: 96]",
+        error=True,
+    )
+    c.bash(
+        "grep -n 'line_length\\|MD013' .markdownlint.json",
+        '.markdownlint.json:3:  "MD013": { "line_length": 100, "tables": false }',
+    )
+    c.say(
+        "The repo config allows 100 columns and exempts tables, but npx ran from the docs folder's "
+        "parent without picking it up? No: it did pick README.md up from the root. The table line is "
+        "exempt; MD013 fired on line 12 which is the long prose line. Wrapping it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/docs/install.md",
+            "old_string": "By default kiln goes to `$HOME/.local/bin`; no root needed.",
+            "new_string": "By default kiln goes to `$HOME/.local/bin`;\nno root needed.",
+        },
+        "The file /home/tove/kiln/docs/install.md has been updated successfully.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tove/kiln/README.md"},
+        "    22\t## Building from source\n    23\t\n    24\t```\n    25\tmake && make install\n    26\t```\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/README.md",
+            "old_string": "```\nmake && make install\n```",
+            "new_string": "```sh\nmake && make install\n```",
+        },
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.bash("npx --yes markdownlint-cli@0.42.0 docs/install.md README.md && echo clean", "clean")
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md docs/*.md 2>&1 | tail -6",
+        "\u2717 [ERR] file:///home/tove/kiln/docs/FAQ.md | Cannot find file\n"
+        "\u2717 [ERR] file:///home/tove/kiln/docs/upgrading.md | Cannot find file\n\n"
+        "\U0001f50d 31 Total \u2705 29 OK \U0001f6ab 2 Errors",
+        error=True,
+    )
+    c.bash(
+        "grep -rn 'upgrading.md' docs README.md",
+        "docs/configuration.md:88:See [upgrading](upgrading.md) before moving between channels.",
+    )
+    c.say(
+        "Two broken links: README points at docs/FAQ.md but the file is docs/faq.md (case matters on Linux), and docs/configuration.md links upgrading.md, which does not exist."
+    )
+    c.user("Fix the FAQ case. For upgrading.md, just drop the sentence, we never wrote that page.")
+    c.tool(
+        "Edit",
+        {"file_path": "/home/tove/kiln/README.md", "old_string": "(docs/FAQ.md)", "new_string": "(docs/faq.md)"},
+        "The file /home/tove/kiln/README.md has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tove/kiln/docs/configuration.md",
+            "old_string": "See [upgrading](upgrading.md) before moving between channels.\n",
+            "new_string": "",
+        },
+        "The file /home/tove/kiln/docs/configuration.md has been updated successfully.",
+    )
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md docs/*.md 2>&1 | tail -1",
+        "\U0001f50d 30 Total \u2705 30 OK \U0001f6ab 0 Errors",
+    )
+    c.bash("sh -n scripts/install.sh && dash -n scripts/install.sh && echo ok", "ok")
+    c.bash(
+        "git diff --stat",
+        " README.md             | 10 +++++++---\n docs/configuration.md |  2 --\n docs/install.md       | 25 +++++++++++++++++++++++++\n 3 files changed, 32 insertions(+), 5 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Documentation work: the user asked for full documentation of the installer's options and gave style rules; I wrote docs/install.md, updated the README, linted and fixed links.
+
+Summary:
+1. Primary Request and Intent:
+   Document every option of scripts/install.sh in a new docs/install.md and link it from the README, whose install section was out of date. Style: examples use sh rather than bash (the installer must work under dash), and never pipe into sudo; show download, inspect, run.
+
+2. Key Technical Concepts:
+   - POSIX sh / dash compatibility
+   - markdownlint rules MD040 and MD013; lychee offline link checking
+
+3. Files and Code Sections:
+   - scripts/install.sh (read): options --prefix, --channel (stable/beta/nightly), --version, --no-verify, --no-modify-path, -y/--yes; environment variables KILN_PREFIX, KILN_CHANNEL, KILN_NO_MODIFY_PATH.
+   - docs/install.md (new): download/inspect/run example and an options table with defaults.
+   - README.md: new install snippet, link to docs/install.md, a language on the build code block, FAQ link fixed.
+   - docs/configuration.md: removed the sentence linking the nonexistent upgrading page.
+
+4. Errors and fixes:
+   - markdownlint not installed; ran it via npx. It flagged a code block without a language in the README and a long line in docs/install.md; both fixed.
+   - lychee found two broken links (the FAQ link's case and upgrading.md); fixed as the user asked.
+
+5. Problem Solving:
+   The README claimed /usr/local/bin; the actual default prefix is under the user's home directory. Lint and link checks are now clean, and install.sh parses under sh and dash.
+
+6. All user messages:
+   - "The README's install section is out of date. Please document every option of scripts/install.sh properly, in docs/install.md, and link it from the README."
+   - Style: "Use sh, not bash, in every example, because the installer has to work under dash on Debian and people copy the examples. And never pipe into sudo: show download, inspect, then run."
+   - "Fix the FAQ case. For upgrading.md, just drop the sentence, we never wrote that page."
+
+7. Pending Tasks:
+   - Changes are not committed yet.
+
+8. Current Work:
+   Verified the docs with markdownlint and lychee; git diff shows README.md, docs/configuration.md and docs/install.md changed.
+
+9. Optional Next Step:
+   Ask the user to review and whether to commit.
+"""
+    labels = [
+        Label("request", "document every option of scripts/install.sh properly", dropped=False),
+        Label("constraint", "Use sh, not bash, in every example", dropped=False),
+        Label("decision", "because the installer has to work under dash on Debian", dropped=False),
+        Label("constraint", "never pipe into sudo", dropped=False),
+        Label("request", "just drop the sentence, we never wrote that page", dropped=False),
+        Label("number", "$HOME/.local", dropped=True),  # the default prefix: "under the user's home"
+        Label("number", "exit 64", dropped=True),  # an unknown option's exit code, read in the script
+        Label("file read", "--no-verify skips minisign, not the sha256", dropped=True),  # the script's key fact
+        Label("name", "MD013", dropped=False),
+        Label("number", '"line_length": 100', dropped=True),  # the repo's limit, read in its config
+        Label("failed command", "markdownlint docs/install.md README.md", dropped=False),
+        Label("error", "docs/FAQ.md | Cannot find file", dropped=False),
+        Label("measurement", "30 Total", dropped=True),  # links checked, all OK: "now clean"
+        Label("file edited", "docs/configuration.md", dropped=False),
+        Label("file edited", "docs/install.md", dropped=False),
+        Label("edit", "(docs/faq.md)", dropped=True),  # "FAQ link fixed": not which way
+        Label("name", "markdownlint-cli@0.42.0", dropped=True),  # the pinned version used through npx
+        # noise
+        Label("command", "ls docs scripts", dropped=False),
+        Label("command", "git diff --stat", dropped=False),
+        Label("number", "88", dropped=False),
+        Label("url", "https://get.kiln.dev", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def oom_incident() -> DevSession:
+    """Node/Kubernetes: an incident read from logs (502s, pods OOMKilled), the cause in an
+    unbounded cache from a release, a hotfix with limits, the user's reason against a rollback."""
+    c = Conversation("/home/mo/checkout-api", "fresh-oom-incident")
+    c.user(
+        "INCIDENT: checkout-api in prod is throwing 502s since about 14:05 UTC. I'm incident "
+        "commander, you're on investigation. Read-only on prod unless I say so."
+    )
+    c.bash(
+        "kubectl -n checkout get pods -l app=checkout-api -o wide",
+        "NAME                            READY   STATUS             RESTARTS      AGE   IP            NODE\n"
+        "checkout-api-7f9c6d5b8-2xkqp    0/1     CrashLoopBackOff   7 (41s ago)   52m   10.42.3.17    pool-b-3\n"
+        "checkout-api-7f9c6d5b8-8mzlw    1/1     Running            6 (3m ago)    52m   10.42.1.88    pool-b-1\n"
+        "checkout-api-7f9c6d5b8-kq4rt    1/1     Running            7 (9m ago)    52m   10.42.2.40    pool-b-2\n"
+        "checkout-api-7f9c6d5b8-w7d2n    0/1     Running            5 (12s ago)   52m   10.42.3.21    pool-b-3",
+    )
+    c.bash(
+        "kubectl -n checkout describe pod checkout-api-7f9c6d5b8-2xkqp | sed -n '/Last State/,/Ready/p;/Limits/,/Requests/p'",
+        "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+        "      Started:      Wed, 02 Dec 2026 14:47:03 +0000\n      Finished:     Wed, 02 Dec 2026 14:53:12 +0000\n    Ready:          False\n"
+        "    Limits:\n      cpu:     1\n      memory:  512Mi\n    Requests:",
+    )
+    c.bash(
+        "kubectl -n checkout logs checkout-api-7f9c6d5b8-2xkqp --previous | tail -25",
+        _lines('{{"level":"info","msg":"POST /v2/quote 200","ms":{i}}}', 12, 30)
+        + "\n\n<--- Last few GCs --->\n\n[1:0x6a3c2b0]   368921 ms: Mark-Compact 251.8 (259.6) -> 250.9 (260.1) MB, 412.33 / 0.00 ms  (average mu = 0.141, current mu = 0.032) allocation failure\n\n"
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
+        " 1: 0xb8d0a3 node::Abort() [node]\n 2: 0xa9a7b8  [node]\n 3: 0xd6b5f0 v8::Utils::ReportOOMFailure(v8::internal::Isolate*, char const*, v8::OOMDetails const&) [node]",
+    )
+    c.say(
+        "The pods are OOMKilled about every 6 minutes (14:47 to 14:53) and V8 dies at ~250 MB of heap "
+        "with a 512Mi container limit. While a pod restarts, the ingress has fewer backends and "
+        "returns 502s."
+    )
+    c.bash(
+        "kubectl -n ingress logs deploy/ingress-nginx-controller --since=2h | grep 'checkout-api' | awk '$9==502' | wc -l",
+        "2314",
+    )
+    c.bash(
+        "helm -n checkout history checkout-api | tail -4",
+        "REVISION  UPDATED                   STATUS      CHART               APP VERSION  DESCRIPTION\n"
+        "55        Thu Nov 26 10:02:44 2026  superseded  checkout-api-4.2.0  3.8.0        Upgrade complete\n"
+        "56        Mon Nov 30 16:20:11 2026  superseded  checkout-api-4.2.1  3.8.1        Upgrade complete\n"
+        "57        Wed Dec  2 13:51:37 2026  deployed    checkout-api-4.3.0  3.8.2        Upgrade complete",
+    )
+    c.say("3.8.2 went out at 13:51 UTC, 14 minutes before the 502s started. Let me diff 3.8.1..3.8.2.")
+    c.bash(
+        "git log --oneline v3.8.1..v3.8.2",
+        "d41e5b2 release 3.8.2\n6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)\n"
+        "b93e4f7 pricing: memoise quotes per (sku, region, currency)\n0c7d2a8 deps: bump undici to 6.21.0",
+    )
+    c.bash(
+        "git show b93e4f7 --stat && git show b93e4f7 -- src/pricing/client.ts | head -30",
+        " src/pricing/client.ts | 14 ++++++++++++--\n 1 file changed, 12 insertions(+), 2 deletions(-)\n"
+        "+const quoteCache = new Map<string, Quote>();\n+\n export async function quote(sku: string, region: string, currency: string): Promise<Quote> {\n"
+        "+  const key = `${sku}:${region}:${currency}`;\n+  const hit = quoteCache.get(key);\n+  if (hit) return hit;\n"
+        "   const q = await pricing.post('/quote', { sku, region, currency });\n+  quoteCache.set(key, q);\n   return q;\n",
+    )
+    c.say(
+        "b93e4f7 adds a module-level Map with no eviction and no TTL. With ~180k SKUs times regions "
+        "times currencies it grows until the heap limit. That matches a crash every few minutes under "
+        "peak traffic. Two options: roll back to 3.8.1 (helm rollback to revision 56), or hotfix."
+    )
+    c.user(
+        "No rollback. 3.8.2 has the e-book VAT fix that legal needs live by Friday, rolling back "
+        "re-breaks invoices. Do a hotfix: bound the cache. And as a stopgap I approve raising the "
+        "memory limit to 1Gi in prod, you can apply that one change."
+    )
+    c.bash(
+        "kubectl -n checkout set resources deploy/checkout-api --limits=memory=1Gi && kubectl -n checkout rollout status deploy/checkout-api --timeout=180s",
+        'deployment.apps/checkout-api resource requirements updated\nWaiting for deployment "checkout-api" rollout to finish: 2 of 4 updated replicas are available...\n'
+        'deployment "checkout-api" successfully rolled out',
+    )
+    c.bash("grep -n 'max-old-space-size\\|NODE_OPTIONS' Dockerfile deploy/values.yaml", "", error=True)
+    c.say(
+        "No --max-old-space-size is set, so Node 20 picks its heap limit from the container: about "
+        "250 MB at 512Mi. With 1Gi it gets ~500 MB, which buys time but the Map still grows."
+    )
+    c.bash(
+        "npm ls lru-cache",
+        "checkout-api@3.8.2 /home/mo/checkout-api\n\u2514\u2500\u252c @aws-sdk/client-s3@3.637.0\n  \u2514\u2500\u2500 lru-cache@10.4.3 deduped",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mo/checkout-api/src/pricing/client.ts",
+            "old_string": "const quoteCache = new Map<string, Quote>();",
+            "new_string": "// Bounded: an unbounded Map took the pods down (incident 2026-12-02).\n"
+            "const quoteCache = new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 });",
+        },
+        "The file /home/mo/checkout-api/src/pricing/client.ts has been updated successfully.",
+    )
+    c.bash(
+        "npm install --save lru-cache@10.4.3",
+        "changed 1 package, and audited 612 packages in 3s\n\nfound 0 vulnerabilities",
+    )
+    c.bash(
+        "npx tsc --noEmit",
+        "src/pricing/client.ts(4,25): error TS2304: Cannot find name 'LRUCache'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mo/checkout-api/src/pricing/client.ts",
+            "old_string": "import { pricing } from './http';",
+            "new_string": "import { LRUCache } from 'lru-cache';\nimport { pricing } from './http';",
+        },
+        "The file /home/mo/checkout-api/src/pricing/client.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npm test -- --silent 2>&1 | tail -3",
+        "Test Suites: 38 passed, 38 total\nTests:       402 passed, 402 total\nTime:        21.7 s",
+    )
+    c.bash(
+        "node scripts/load-quote.js --requests 300000 --distinct-skus 180000 --report-heap",
+        "before (Map): heap 31 MB -> 611 MB after 300000 requests\nafter (LRU 20000): heap 31 MB -> 74 MB after 300000 requests, hit rate 0.62",
+    )
+    c.say(
+        "With the bounded cache the heap stays at 74 MB in the load script instead of growing past 600 MB; hit rate 62%."
+    )
+    c.bash(
+        "kubectl -n checkout get pods -l app=checkout-api",
+        "NAME                           READY   STATUS    RESTARTS   AGE\ncheckout-api-5c8b7d9f4-4jxnm   1/1     Running   0          11m\n"
+        "checkout-api-5c8b7d9f4-9vqcs   1/1     Running   0          11m\ncheckout-api-5c8b7d9f4-hh2rk   1/1     Running   0          10m\ncheckout-api-5c8b7d9f4-z8plt   1/1     Running   0          10m",
+    )
+    c.user(
+        "Good, the 1Gi stopgap holds. Commit the hotfix on a branch hotfix/quote-cache, I'll get it reviewed. And write me three lines for the incident channel."
+    )
+    c.bash(
+        "git switch -c hotfix/quote-cache && git commit -qam 'pricing: bound the quote cache (LRU 20k, 5 min TTL); fixes OOM from b93e4f7' && git log --oneline -1",
+        "Switched to a new branch 'hotfix/quote-cache'\n91f0c3e pricing: bound the quote cache (LRU 20k, 5 min TTL); fixes OOM from b93e4f7",
+    )
+    c.say(
+        "For the channel:\n1. Cause: 3.8.2 (b93e4f7) added an unbounded in-memory quote cache; pods hit the heap limit and were OOMKilled every ~6 min, giving 502s from 14:05 UTC.\n"
+        "2. Mitigation: memory limit raised to 1Gi at ~15:10 UTC, no restarts since.\n"
+        "3. Fix: hotfix/quote-cache bounds the cache (LRU 20k, 5 min TTL); no rollback, to keep the e-book VAT fix."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A production incident on checkout-api (502s). The user is incident commander; I investigated read-only, then applied the one approved change and prepared a hotfix.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate 502s from checkout-api in production starting around 14:05 UTC, read-only on prod unless told otherwise. Later: no rollback (3.8.2 contains the e-book VAT fix legal needs by Friday); bound the cache in a hotfix; the user approved raising the memory limit to 1Gi in prod as a stopgap. Commit the hotfix on branch hotfix/quote-cache and write three lines for the incident channel.
+
+2. Key Technical Concepts:
+   - Kubernetes OOMKilled (exit 137), CrashLoopBackOff, memory limits
+   - Node/V8 heap limit derived from the container memory when --max-old-space-size is unset
+   - Unbounded in-memory memoisation vs an LRU cache with TTL
+
+3. Files and Code Sections:
+   - src/pricing/client.ts: the module-level Map added in the pricing memoisation commit replaced by `new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 })`, with the import from lru-cache.
+   - package.json: lru-cache added as a direct dependency.
+
+4. Errors and fixes:
+   - Pods OOMKilled with "JavaScript heap out of memory" at roughly 250 MB heap under a 512Mi limit.
+   - tsc "Cannot find name 'LRUCache'": added the import.
+
+5. Problem Solving:
+   Helm history shows 3.8.2 deployed shortly before the errors started. Among its commits, the quote memoisation introduced an unbounded Map. The ingress logged a couple of thousand 502s. A load script showed the heap growing past 600 MB with the Map but staying around 75 MB with the LRU. After raising the limit to 1Gi the new pods have had no restarts. Unit tests pass.
+
+6. All user messages:
+   - "INCIDENT: checkout-api in prod is throwing 502s since about 14:05 UTC. … Read-only on prod unless I say so."
+   - "No rollback. 3.8.2 has the e-book VAT fix that legal needs live by Friday, … Do a hotfix: bound the cache. And as a stopgap I approve raising the memory limit to 1Gi in prod, you can apply that one change."
+   - "Good, the 1Gi stopgap holds. Commit the hotfix on a branch hotfix/quote-cache, I'll get it reviewed. And write me three lines for the incident channel."
+
+7. Pending Tasks:
+   - Review and deploy of the hotfix (user).
+   - The 1Gi limit should probably be reverted once the hotfix is out.
+
+8. Current Work:
+   Committed the hotfix on hotfix/quote-cache and wrote the three-line incident update (cause, mitigation, fix).
+
+9. Optional Next Step:
+   Wait for the user; after the hotfix is deployed, consider setting --max-old-space-size explicitly.
+"""
+    labels = [
+        Label("request", "checkout-api in prod is throwing 502s since about 14:05 UTC", dropped=False),
+        Label("constraint", "Read-only on prod unless I say so", dropped=False),
+        Label("constraint", "No rollback", dropped=False),
+        Label("decision", "3.8.2 has the e-book VAT fix that legal needs live by Friday", dropped=False),
+        Label("decision", "rolling back re-breaks invoices", dropped=True),  # cut by the elision
+        Label("request", "Commit the hotfix on a branch hotfix/quote-cache", dropped=False),
+        Label("identifier", "b93e4f7", dropped=True),  # "the quote memoisation commit", no id
+        Label("identifier", "91f0c3e", dropped=True),
+        Label("identifier", "LEGAL-88", dropped=True),  # the VAT fix's ticket
+        Label("measurement", "2314", dropped=False),  # "a couple of thousand"
+        Label("measurement", "180k SKUs", dropped=True),  # why the Map grows
+        Label("identifier", "lru-cache@10.4.3", dropped=True),  # the version already in the tree
+        Label("measurement", "611 MB", dropped=False),  # "past 600 MB"
+        Label("measurement", "74 MB", dropped=False),  # "around 75 MB"
+        Label("measurement", "hit rate 0.62", dropped=True),
+        Label("error", "Reason:       OOMKilled", dropped=False),
+        Label("error", "JavaScript heap out of memory", dropped=False),
+        Label("error", "Cannot find name 'LRUCache'", dropped=False),
+        Label("edit", "new LRUCache<string, Quote>({ max: 20_000, ttl: 5 * 60_000 })", dropped=False),
+        Label("file edited", "src/pricing/client.ts", dropped=False),
+        # noise
+        Label("number", "10.42.3.17", dropped=False),
+        Label("number", "0xb8d0a3", dropped=False),
+        Label("number", "137", dropped=False),
+        Label("command", "kubectl -n checkout get pods -l app=checkout-api", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def log_lifecycle() -> DevSession:
+    """Terraform/AWS: a config change (S3 lifecycle for logs) with the user's stated preferences
+    and reasons, a plan with an unexpected drift, a state lock the user rules on, a default read
+    in a module's variables."""
+    c = Conversation("/home/eli/infra", "fresh-log-lifecycle")
+    c.user(
+        "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 "
+        "days and delete them after 400 days. 400, not 365, because the auditors look back 13 months. "
+        "Everything stays in eu-west-1, our DPA says the data stays in Ireland."
+    )
+    c.bash("git status && git branch --show-current", "On branch main\nnothing to commit, working tree clean\nmain")
+    c.bash(
+        "grep -rn 'access_logs\\|access-logs' --include=*.tf . | head -20",
+        './envs/prod/main.tf:41:module "access_logs" {\n./envs/prod/main.tf:42:  source      = "../../modules/log_bucket"\n'
+        './envs/prod/main.tf:43:  name        = "acme-prod-access-logs"\n./envs/prod/main.tf:44:  region      = "eu-west-1"\n'
+        './envs/staging/main.tf:38:module "access_logs" {\n./envs/staging/main.tf:40:  name        = "acme-staging-access-logs"\n'
+        './modules/log_bucket/main.tf:1:resource "aws_s3_bucket" "this" {\n./modules/log_bucket/main.tf:12:resource "aws_s3_bucket_policy" "this" {',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/eli/infra/modules/log_bucket/variables.tf"},
+        'variable "name" { type = string }\nvariable "region" { type = string }\n'
+        'variable "retention_days" {\n  type    = number\n  default = 30\n  description = "CloudWatch retention for the bucket\'s metrics log group"\n}\n'
+        'variable "force_destroy" {\n  type    = bool\n  default = false\n}\n',
+    )
+    c.say(
+        "The module has no lifecycle configuration yet. Its only retention-like variable, "
+        "retention_days (default 30), is for the CloudWatch log group, not the objects, so I'll add "
+        "separate variables rather than reuse it."
+    )
+    c.bash(
+        "aws s3api get-bucket-lifecycle-configuration --bucket acme-prod-access-logs --region eu-west-1",
+        "An error occurred (NoSuchLifecycleConfiguration) when calling the GetBucketLifecycleConfiguration operation: The lifecycle configuration does not exist",
+        error=True,
+    )
+    c.bash(
+        "aws s3 ls s3://acme-prod-access-logs --recursive --summarize | tail -2",
+        "Total Objects: 18421977\n   Total Size: 9734106220544",
+    )
+    c.say("About 18.4 million objects, 9.7 TB, none of them ever expired.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/variables.tf",
+            "old_string": 'variable "force_destroy" {',
+            "new_string": 'variable "glacier_after_days" {\n  type    = number\n  default = null\n}\n\n'
+            'variable "expire_after_days" {\n  type    = number\n  default = null\n}\n\nvariable "force_destroy" {',
+        },
+        "The file /home/eli/infra/modules/log_bucket/variables.tf has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket_policy" "this" {',
+            "new_string": 'resource "aws_s3_bucket_lifecycle_configuration" "this" {\n'
+            "  count  = var.expire_after_days == null ? 0 : 1\n  bucket = aws_s3_bucket.this.id\n\n  rule {\n"
+            '    id     = "archive-then-expire"\n    status = "Enabled"\n\n'
+            '    transition {\n      days          = var.glacier_after_days\n      storage_class = "GLACIER"\n    }\n\n'
+            "    expiration {\n      days = var.expire_after_days\n    }\n  }\n}\n\n"
+            'resource "aws_s3_bucket_policy" "this" {',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/envs/prod/main.tf",
+            "old_string": '  name        = "acme-prod-access-logs"\n  region      = "eu-west-1"',
+            "new_string": '  name              = "acme-prod-access-logs"\n  region            = "eu-west-1"\n'
+            "  glacier_after_days = 90\n  expire_after_days  = 400 # auditors look back 13 months",
+        },
+        "The file /home/eli/infra/envs/prod/main.tf has been updated successfully.",
+    )
+    c.bash("tflint --recursive", "bash: tflint: command not found", error=True)
+    c.bash(
+        "cd envs/prod && terraform init -input=false >/dev/null && terraform validate",
+        "\u2577\n\u2502 Warning: Invalid Attribute Combination\n\u2502 \n\u2502   with module.access_logs.aws_s3_bucket_lifecycle_configuration.this,\n"
+        '\u2502   on ../../modules/log_bucket/main.tf line 16, in resource "aws_s3_bucket_lifecycle_configuration" "this":\n'
+        "\u2502   16:   rule {\n\u2502 \n\u2502 No attribute specified when one (and only one) of [rule[0].filter,rule[0].prefix] is required\n"
+        "\u2502 \n\u2502 This will be an error in a future version of the provider\n\u2575\nSuccess! The configuration is valid, but there were some warnings.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": '    id     = "archive-then-expire"\n    status = "Enabled"\n',
+            "new_string": '    id     = "archive-then-expire"\n    status = "Enabled"\n\n    filter {}\n',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "cd envs/prod && terraform plan -input=false -out=lifecycle.plan",
+        "Acquiring state lock. This may take a few moments...\n\u2577\n\u2502 Error: Error acquiring the state lock\n\u2502 \n"
+        "\u2502 Error message: ConditionalCheckFailedException: The conditional request failed\n\u2502 Lock Info:\n"
+        "\u2502   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31\n\u2502   Path:      acme-tfstate/prod/terraform.tfstate\n"
+        "\u2502   Operation: OperationTypePlan\n\u2502   Who:       jenkins@ci-runner-04\n\u2502   Version:   1.9.8\n"
+        "\u2502   Created:   2026-12-03 11:02:17.443 +0000 UTC\n\u2577",
+        error=True,
+    )
+    c.say("The state is locked by jenkins@ci-runner-04 since 11:02 UTC. I could `terraform force-unlock` it.")
+    c.user("Don't force-unlock, that's the nightly drift check and it takes about 20 minutes. Wait for it.")
+    c.bash(
+        "sleep 600; cd envs/prod && terraform plan -input=false -lock-timeout=15m -out=lifecycle.plan 2>&1 | tail -40",
+        '  # module.access_logs.aws_s3_bucket.this will be updated in-place\n  ~ resource "aws_s3_bucket" "this" {\n'
+        '        id   = "acme-prod-access-logs"\n      ~ tags = {\n          - "owner" = "platform-old" -> null\n            # (2 unchanged elements hidden)\n        }\n'
+        '      ~ tags_all = {\n          - "owner" = "platform-old" -> null\n        }\n    }\n\n'
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\n"
+        '  + resource "aws_s3_bucket_lifecycle_configuration" "this" {\n      + bucket = "acme-prod-access-logs"\n'
+        '      + rule {\n          + id     = "archive-then-expire"\n          + status = "Enabled"\n'
+        "          + expiration {\n              + days = 400\n            }\n          + transition {\n"
+        '              + days          = 90\n              + storage_class = "GLACIER"\n            }\n        }\n    }\n\n'
+        "Plan: 1 to add, 1 to change, 0 to destroy.",
+    )
+    c.say(
+        "The plan adds the lifecycle rule as intended, but also wants to remove an `owner = platform-old` "
+        "tag from the bucket: someone added it in the console, outside Terraform. That is drift, not "
+        "part of this change."
+    )
+    c.user(
+        "Leave the tag alone, the FinOps team uses it for cost allocation. Add ignore_changes for tags on that bucket."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/infra/modules/log_bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket" "this" {\n  bucket        = var.name\n  force_destroy = var.force_destroy\n',
+            "new_string": 'resource "aws_s3_bucket" "this" {\n  bucket        = var.name\n  force_destroy = var.force_destroy\n\n'
+            '  lifecycle {\n    ignore_changes = [tags["owner"], tags_all["owner"]]\n  }\n',
+        },
+        "The file /home/eli/infra/modules/log_bucket/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "cd envs/prod && terraform plan -input=false -out=lifecycle.plan 2>&1 | grep -E '^Plan|will be'",
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\nPlan: 1 to add, 0 to change, 0 to destroy.",
+    )
+    c.bash(
+        "cd envs/staging && terraform plan -input=false 2>&1 | grep -E '^Plan|No changes'",
+        "No changes. Your infrastructure matches the configuration.",
+    )
+    c.say(
+        "Prod: 1 to add, 0 to change. Staging: no changes, since its module call sets no "
+        "expire_after_days and the rule's count is 0 there. A rough saving: 9.7 TB moving to Glacier "
+        "Flexible Retrieval is about $223/month at S3 Standard price, down to about $35/month."
+    )
+    c.user("Good. Open a PR, don't apply, the change board applies on Thursdays.")
+    c.bash(
+        "git switch -c logs-lifecycle && git add -A && git commit -qm 'log_bucket: archive after 90 days, expire after 400 (prod access logs)' && "
+        "git push -u origin logs-lifecycle 2>&1 | tail -1 && gh pr create --fill --base main 2>&1 | tail -1",
+        "branch 'logs-lifecycle' set up to track 'origin/logs-lifecycle'.\nhttps://github.com/acme/infra/pull/1187",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Infrastructure change in Terraform: a lifecycle rule for the production access-log bucket, with the user's constraints on timing and region.
+
+Summary:
+1. Primary Request and Intent:
+   Add an S3 lifecycle rule to the access-log bucket: transition objects to Glacier after 90 days and expire them after 400 days (the auditors look back 13 months). Everything must stay in eu-west-1 per the DPA. The user later asked not to force-unlock the state, to keep the console-added owner tag (used by FinOps), and to open a PR without applying.
+
+2. Key Technical Concepts:
+   - aws_s3_bucket_lifecycle_configuration with transition and expiration
+   - Terraform state locking in DynamoDB; lifecycle ignore_changes for drifted tags
+   - Module variables with null defaults and count to enable a resource per environment
+
+3. Files and Code Sections:
+   - modules/log_bucket/variables.tf: new glacier_after_days and expire_after_days (default null).
+   - modules/log_bucket/main.tf: new lifecycle configuration resource (rule "archive-then-expire", empty filter, GLACIER transition, expiration), created only when expire_after_days is set; ignore_changes for the owner tag on the bucket.
+   - envs/prod/main.tf: the access_logs module sets glacier_after_days = 90 and expire_after_days = 400.
+
+4. Errors and fixes:
+   - tflint not installed.
+   - validate warned that rule needs a filter or prefix: added filter {}.
+   - The state was locked by the nightly Jenkins drift check; waited instead of force-unlocking, as the user asked.
+   - The plan wanted to remove a console-added owner tag: ignored via lifecycle.
+
+5. Problem Solving:
+   The bucket had no lifecycle configuration and holds about 18 million objects (roughly 9.7 TB). The final prod plan only adds the lifecycle configuration; staging shows no changes. The estimated storage cost drops substantially once objects move to Glacier.
+
+6. All user messages:
+   - "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days and delete them after 400 days. 400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1, our DPA says the data stays in Ireland."
+   - "Don't force-unlock, that's the nightly drift check and it takes about 20 minutes. Wait for it."
+   - "Leave the tag alone, the FinOps team uses it for cost allocation. Add ignore_changes for tags on that bucket."
+   - "Good. Open a PR, don't apply, the change board applies on Thursdays."
+
+7. Pending Tasks:
+   - The change board applies the PR (not us).
+
+8. Current Work:
+   Pushed branch logs-lifecycle and opened the PR.
+
+9. Optional Next Step:
+   None until the PR is reviewed.
+"""
+    labels = [
+        Label("request", "Add a lifecycle rule", dropped=False),
+        Label("constraint", "400, not 365", dropped=False),
+        Label("decision", "because the auditors look back 13 months", dropped=False),
+        Label("constraint", "Everything stays in eu-west-1", dropped=False),
+        Label("constraint", "Don't force-unlock", dropped=False),
+        Label("decision", "the FinOps team uses it for cost allocation", dropped=False),
+        Label("constraint", "don't apply, the change board applies on Thursdays", dropped=False),
+        Label("number", "default = 30", dropped=True),  # retention_days, and why it is not reused
+        Label("decision", "rather than reuse it", dropped=True),
+        Label("identifier", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31", dropped=True),  # the lock's id
+        Label("name", "jenkins@ci-runner-04", dropped=True),  # who held the lock
+        Label("measurement", "Total Objects: 18421977", dropped=False),  # "about 18 million"
+        Label("measurement", "$223/month", dropped=True),  # "drops substantially"
+        Label("measurement", "Plan: 1 to add, 0 to change, 0 to destroy", dropped=False),
+        Label("url", "https://github.com/acme/infra/pull/1187", dropped=True),
+        Label("failed command", "tflint --recursive", dropped=False),
+        Label("error", "Error acquiring the state lock", dropped=False),
+        Label("edit", 'ignore_changes = [tags["owner"], tags_all["owner"]]', dropped=False),
+        Label("file read", "modules/log_bucket/variables.tf", dropped=False),
+        # noise
+        Label("command", "git status && git branch --show-current", dropped=False),
+        Label("number", "1.9.8", dropped=False),
+        Label("path", "acme-tfstate/prod/terraform.tfstate", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ratelimit_review() -> DevSession:
+    """Python/FastAPI: a review of a colleague's PR (a rate limiter), its failing check read, a
+    per-process limit found by running it, the user's wishes on tone with their reasons."""
+    c = Conversation("/home/ben/gateway", "fresh-ratelimit-review")
+    c.user(
+        "Can you review Lena's PR #231 (rate limiting middleware)? Be kind, it's her first PR here, "
+        "and phrase things as suggestions rather than demands. Don't push to her branch."
+    )
+    c.bash(
+        "gh pr view 231",
+        "Add per-client rate limiting middleware #231\nOpen \u2022 lena-h wants to merge 4 commits into main from lena-h/rate-limit\n"
+        "+214 \u221212\n\nLimits each API key to RATE_LIMIT_PER_MINUTE requests (default 100) with a token bucket.\n"
+        "Returns 429 with Retry-After when exceeded.\n\nCloses #198",
+    )
+    c.bash(
+        "gh pr checks 231",
+        "lint     pass  41s  https://github.com/acme/gateway/actions/runs/12001934822/job/33451209917\n"
+        "mypy     fail  52s  https://github.com/acme/gateway/actions/runs/12001934822/job/33451209951\n"
+        "tests    pass  3m8s https://github.com/acme/gateway/actions/runs/12001934822/job/33451210004",
+    )
+    c.bash(
+        "gh run view 12001934822 --log-failed | grep error",
+        'mypy\tRun mypy\tgateway/ratelimit.py:27: error: Need type annotation for "_buckets" (hint: "_buckets: dict[<type>, <type>] = ...")  [var-annotated]\n'
+        'mypy\tRun mypy\tgateway/ratelimit.py:58: error: Argument 1 to "int" has incompatible type "float | None"; expected "str | Buffer | SupportsInt | SupportsIndex | SupportsTrunc"  [arg-type]\n'
+        "mypy\tRun mypy\tFound 2 errors in 1 file (checked 48 source files)",
+    )
+    c.bash("gh pr checkout 231", "Switched to a new branch 'lena-h/rate-limit'")
+    c.bash(
+        "git log --oneline main..",
+        "a4c91e0 address lint\n77d3b2a add tests for rate limit\n1e8f5c4 add RATE_LIMIT_PER_MINUTE setting\n0b2d6a9 add rate limit middleware",
+    )
+    c.bash("gh pr view 231 --comments | tail -3", "--\nNo comments yet")
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/tests/test_ratelimit.py"},
+        "     1\tfrom fastapi.testclient import TestClient\n     2\tfrom gateway.app import app\n\n"
+        "     4\tclient = TestClient(app)\n\n"
+        "     6\tdef test_over_limit_returns_429(monkeypatch):\n"
+        '     7\t    monkeypatch.setattr("gateway.settings.settings.rate_limit_per_minute", 3)\n'
+        '     8\t    codes = [client.get("/v1/ping", headers={"x-api-key": "k1"}).status_code for _ in range(4)]\n'
+        "     9\t    assert codes == [200, 200, 200, 429]\n\n"
+        "    11\tdef test_under_limit_passes():\n"
+        '    12\t    assert client.get("/v1/ping", headers={"x-api-key": "k1"}).status_code == 200\n',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/gateway/settings.py"},
+        "    10\tclass Settings(BaseSettings):\n    11\t    database_url: str\n    12\t    session_ttl_seconds: int = 86400\n"
+        '    13\t    rate_limit_per_minute: int = 100\n    14\t    redis_url: str = "redis://localhost:6379/0"\n',
+    )
+    c.bash(
+        "gh pr diff 231 -- gateway/ratelimit.py | head -80",
+        "+import time\n+from dataclasses import dataclass\n+\n+from starlette.middleware.base import BaseHTTPMiddleware\n"
+        "+from starlette.responses import JSONResponse\n+\n+from gateway.settings import settings\n+\n+\n"
+        "+@dataclass\n+class Bucket:\n+    tokens: float\n+    updated: float\n+\n+\n"
+        "+_buckets = {}\n+\n+\n+class RateLimitMiddleware(BaseHTTPMiddleware):\n+    async def dispatch(self, request, call_next):\n"
+        '+        key = request.headers.get("x-api-key", request.client.host)\n+        now = time.time()\n'
+        "+        bucket = _buckets.setdefault(key, Bucket(settings.rate_limit_per_minute, now))\n"
+        "+        bucket.tokens = min(settings.rate_limit_per_minute, bucket.tokens + (now - bucket.updated) * settings.rate_limit_per_minute / 60)\n"
+        "+        bucket.updated = now\n+        if bucket.tokens < 1:\n"
+        "+            retry = (1 - bucket.tokens) * 60 / settings.rate_limit_per_minute\n"
+        '+            return JSONResponse({"detail": "rate limited"}, status_code=429, headers={"Retry-After": str(int(retry))})\n'
+        "+        bucket.tokens -= 1\n+        return await call_next(request)\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ben/gateway/gunicorn.conf.py"},
+        'bind = "0.0.0.0:8000"\nworkers = 4\nworker_class = "uvicorn.workers.UvicornWorker"\ntimeout = 30\n',
+    )
+    c.say(
+        "`_buckets` is a module-level dict, so each gunicorn worker has its own buckets. With "
+        "workers = 4 in gunicorn.conf.py a client can get up to 4 \u00d7 100 requests a minute, depending on "
+        "which worker the connection lands on. Let me confirm by running it."
+    )
+    c.bash(
+        "gunicorn -c gunicorn.conf.py gateway.app:app --daemon && sleep 3 && "
+        "for i in $(seq 1 400); do curl -s -o /dev/null -w '%{http_code}\\n' -H 'x-api-key: k-test' localhost:8000/v1/ping; done | sort | uniq -c",
+        "    312 200\n     88 429",
+    )
+    c.say(
+        "312 of 400 requests in well under a minute were accepted with a limit of 100/min: the limit "
+        "is per worker. Also `Retry-After: str(int(retry))` can be 0 when less than a second remains, "
+        "which some clients treat as retry immediately."
+    )
+    c.bash("pkill -f 'gunicorn -c gunicorn.conf.py'", "")
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p no:randomly 2>&1 | tail -3",
+        "....\n4 passed in 0.61s",
+    )
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p randomly 2>&1 | tail -8",
+        "FAILED tests/test_ratelimit.py::test_under_limit_passes - assert 429 == 200\n"
+        "1 failed, 3 passed in 0.58s\nUsing --randomly-seed=2218634011",
+        error=True,
+    )
+    c.say(
+        "The tests share `_buckets` across test functions: in a random order, test_under_limit_passes "
+        "runs after test_over_limit_returns_429 has drained the same key, so it fails. CI runs without "
+        "randomisation, which is why `tests` is green. A fixture that clears `_buckets` would fix it."
+    )
+    c.bash(
+        "grep -n 'redis' gateway/settings.py pyproject.toml",
+        'gateway/settings.py:14:    redis_url: str = "redis://localhost:6379/0"\npyproject.toml:22:    "redis>=5.0",',
+    )
+    c.user(
+        "We already run Redis for sessions, so suggest a Redis-backed bucket (a Lua script or INCR "
+        "with expiry), but say it's fine as a follow-up PR, she shouldn't have to redo everything."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/tmp/review-231.md",
+            "content": "Thanks Lena, this is a really clean first PR: the token bucket is easy to follow and the 429 with Retry-After is exactly what #198 asked for.\n\n"
+            "A few suggestions:\n\n"
+            "1. **Limit per worker.** `_buckets` lives in each process, and we run 4 gunicorn workers, so a key can get up to ~4\u00d7 the limit "
+            "(I saw 312 of 400 requests accepted at 100/min locally). Since we already have Redis for sessions, a Redis-backed counter "
+            "(INCR + EXPIRE, or a small Lua script) would share the limit. Totally fine as a follow-up PR.\n"
+            "2. **Retry-After can be 0.** `int(retry)` rounds down; `math.ceil` would avoid telling clients to retry immediately.\n"
+            "3. **Tests share state.** With pytest-randomly, `test_under_limit_passes` fails after the 429 test drains the same key. "
+            "An autouse fixture that clears `_buckets` would make them independent.\n"
+            "4. **mypy** (the failing check): `_buckets: dict[str, Bucket] = {}`, and `request.client` can be None.\n",
+        },
+        "File created successfully at: /tmp/review-231.md",
+    )
+    c.user("Looks good. Post it as a comment review, not request-changes.")
+    c.bash(
+        "gh pr review 231 --comment --body-file /tmp/review-231.md",
+        "- Reviewed pull request acme/gateway#231",
+    )
+    c.bash("git switch main", "Switched to branch 'main'\nYour branch is up to date with 'origin/main'.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A code review of a colleague's first PR adding rate limiting; the user wanted a kind tone and suggestions, no pushes to her branch.
+
+Summary:
+1. Primary Request and Intent:
+   Review PR #231 by Lena (rate limiting middleware), kindly and as suggestions since it is her first PR, without pushing to her branch. The user asked to suggest a Redis-backed bucket as an optional follow-up, and to post the review as a comment rather than requesting changes.
+
+2. Key Technical Concepts:
+   - Token bucket rate limiting as Starlette middleware
+   - Per-process state under multiple gunicorn workers
+   - Test isolation with pytest-randomly
+   - Redis INCR/EXPIRE or Lua scripts for a shared limit
+
+3. Files and Code Sections:
+   - gateway/ratelimit.py (PR): module-level `_buckets` dict, RateLimitMiddleware returning 429 with Retry-After.
+   - gunicorn.conf.py: multiple workers, which makes the limit per worker.
+   - tests/test_ratelimit.py (PR): tests share `_buckets`.
+   - /tmp/review-231.md: the review text.
+
+4. Errors and fixes:
+   - The PR's mypy check fails: missing annotation for _buckets and a float | None passed to int().
+   - test_under_limit_passes fails under random test order (429 instead of 200).
+
+5. Problem Solving:
+   Running the app locally showed far more requests accepted than the limit allows because each worker keeps its own buckets. Retry-After can be 0 due to rounding down. CI's tests pass only because they run in a fixed order.
+
+6. All user messages:
+   - "Can you review Lena's PR #231 (rate limiting middleware)? Be kind, it's her first PR here, and phrase things as suggestions rather than demands. Don't push to her branch."
+   - The user asked to suggest a Redis-backed bucket since Redis is already used for sessions, but as a follow-up PR so she doesn't have to redo everything.
+   - "Looks good. Post it as a comment review, not request-changes."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Posted the review as a comment on #231 with four suggestions (per-worker limit with Redis as follow-up, Retry-After rounding, test isolation, mypy fixes), then switched back to main.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "review Lena's PR #231", dropped=False),
+        Label("constraint", "phrase things as suggestions rather than demands", dropped=False),
+        Label("constraint", "Don't push to her branch", dropped=False),
+        Label("decision", "it's fine as a follow-up PR", dropped=False),
+        Label("request", "Post it as a comment review, not request-changes", dropped=False),
+        Label("number", "default 100", dropped=True),  # the PR's limit, read in its description
+        Label("number", "workers = 4", dropped=True),  # "multiple workers"
+        Label("measurement", "312 of 400", dropped=True),  # accepted at 100/min: "far more requests"
+        Label("identifier", "12001934822", dropped=True),  # the failing mypy run
+        Label("identifier", "--randomly-seed=2218634011", dropped=True),  # the seed that reproduces it
+        Label("identifier", "Closes #198", dropped=True),  # the issue the PR closes
+        Label("error", 'Need type annotation for "_buckets"', dropped=False),
+        Label("error", "assert 429 == 200", dropped=False),
+        Label("failed command", "python -m pytest tests/test_ratelimit.py -q -p randomly", dropped=False),
+        Label("decision", "CI runs without randomisation", dropped=False),
+        Label("file read", "gunicorn.conf.py", dropped=False),
+        Label("file edited", "/tmp/review-231.md", dropped=False),
+        Label("decision", "math.ceil", dropped=True),  # the suggested fix for Retry-After 0
+        # noise
+        Label("command", "git switch main", dropped=False),
+        Label("command", "gh pr checkout 231", dropped=False),
+        Label("number", "6379", dropped=False),
+        Label("path", "gateway/settings.py:14", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def backup_prune() -> DevSession:
+    """Shell: a bug hunt in a backup-pruning script that deleted the wrong archives, counted with
+    `find`, a shellcheck warning that was the bug, a dry-run the user asked for, a cron line read."""
+    c = Conversation("/home/ines/ops-scripts", "fresh-backup-prune")
+    c.user(
+        "prune-backups.sh deleted last Sunday's weekly backups on db-backup-01. It should keep 14 "
+        "daily and 8 weekly archives. Find out why and fix it, but run nothing destructive on the "
+        "server: dry runs only."
+    )
+    c.bash(
+        "cat -n prune-backups.sh | sed -n '1,40p'",
+        "     1\t#!/usr/bin/env bash\n     2\tset -euo pipefail\n     3\tDIR=${BACKUP_DIR:-/srv/backups}\n"
+        "     4\tKEEP_DAILY=${KEEP_DAILY:-14}\n     5\tKEEP_WEEKLY=${KEEP_WEEKLY:-8}\n     6\t\n"
+        "     7\t# weekly archives are taken on Sundays and named pg-YYYYMMDD-weekly.tar.zst\n"
+        "     8\tweekly=$(ls -1t $DIR/*-weekly.tar.zst | tail -n +$((KEEP_WEEKLY + 1)))\n"
+        "     9\tdaily=$(ls -1t $DIR/pg-*.tar.zst | tail -n +$((KEEP_DAILY + 1)))\n"
+        '    10\tfor f in $weekly $daily; do\n    11\t  rm -v "$f"\n    12\tdone\n',
+    )
+    c.say(
+        "Line 9's glob `pg-*.tar.zst` also matches the weekly archives (pg-YYYYMMDD-weekly.tar.zst), so "
+        "weeklies older than the 14 newest files of either kind are deleted as dailies."
+    )
+    c.bash("shellcheck prune-backups.sh", "bash: shellcheck: command not found", error=True)
+    c.bash(
+        'docker run --rm -v "$PWD:/mnt" koalaman/shellcheck:v0.10.0 prune-backups.sh',
+        "\nIn prune-backups.sh line 8:\nweekly=$(ls -1t $DIR/*-weekly.tar.zst | tail -n +$((KEEP_WEEKLY + 1)))\n"
+        "                ^-- SC2012 (info): Use find instead of ls to better handle non-alphanumeric filenames.\n"
+        "                 ^--^ SC2086 (info): Double quote to prevent globbing and word splitting.\n\n"
+        "In prune-backups.sh line 10:\nfor f in $weekly $daily; do\n         ^-----^ SC2086 (info): Double quote to prevent globbing and word splitting.\n\n"
+        "For more information:\n  https://www.shellcheck.net/wiki/SC2012 -- Use find instead of ls to better ...",
+        error=True,
+    )
+    c.bash(
+        "ssh db-backup-01 'ls -1t /srv/backups | head -30'",
+        "\n".join(
+            [f"pg-202612{d:02d}.tar.zst" for d in (3, 2, 1)]
+            + [f"pg-202611{d:02d}.tar.zst" for d in range(30, 16, -1)]
+            + ["pg-20261115-weekly.tar.zst", "pg-20261108-weekly.tar.zst"]
+        ),
+    )
+    c.bash("ssh db-backup-01 'ls /srv/backups | grep -c weekly; ls /srv/backups | grep -vc weekly'", "2\n17")
+    c.say(
+        "Only 2 weeklies left (15 and 8 Nov) where there should be 8, and 17 dailies. The 29 Nov "
+        "weekly is gone, as you said. 6 weeklies are missing."
+    )
+    c.bash(
+        "ssh db-backup-01 'grep -h prune /etc/cron.d/* ; journalctl -t prune-backups --since 2026-11-29 | grep weekly'",
+        "15 3 * * * backup /opt/ops-scripts/prune-backups.sh 2>&1 | logger -t prune-backups\n"
+        "Nov 30 03:15:02 db-backup-01 prune-backups[88412]: removed '/srv/backups/pg-20261129-weekly.tar.zst'\n"
+        "Nov 30 03:15:02 db-backup-01 prune-backups[88412]: removed '/srv/backups/pg-20261122-weekly.tar.zst'\n"
+        "Dec 01 03:15:01 db-backup-01 prune-backups[90117]: removed '/srv/backups/pg-20261101-weekly.tar.zst'",
+    )
+    c.say(
+        "The cron job at 03:15 removed the 29 Nov and 22 Nov weeklies on 30 Nov: they had fallen past the "
+        "14 newest `pg-*` files. The older ones went the same way on earlier nights."
+    )
+    c.user(
+        "Ugh. OK. Use find with -name patterns that can't overlap, rather than ls, because we had "
+        "filenames with spaces from the manual dumps before. And add a --dry-run flag, default off."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/ines/ops-scripts/prune-backups.sh",
+            "content": "#!/usr/bin/env bash\n# Keeps the newest KEEP_DAILY daily and KEEP_WEEKLY weekly archives in BACKUP_DIR.\n"
+            "set -euo pipefail\nDIR=${BACKUP_DIR:-/srv/backups}\nKEEP_DAILY=${KEEP_DAILY:-14}\nKEEP_WEEKLY=${KEEP_WEEKLY:-8}\n"
+            'DRY_RUN=0\n[ "${1:-}" = "--dry-run" ] && DRY_RUN=1\n\n'
+            "prune() { # $1: find -name pattern, $2: how many to keep\n"
+            '  find "$DIR" -maxdepth 1 -type f -name "$1" -printf \'%T@ %p\\0\' | sort -z -rn | tail -z -n +$(($2 + 1)) |\n'
+            "    cut -z -d' ' -f2- | while IFS= read -r -d '' f; do\n"
+            '      if [ "$DRY_RUN" = 1 ]; then echo "would remove $f"; else rm -v -- "$f"; fi\n    done\n}\n\n'
+            "prune 'pg-????????-weekly.tar.zst' \"$KEEP_WEEKLY\"\nprune 'pg-????????.tar.zst' \"$KEEP_DAILY\"\n",
+        },
+        "The file /home/ines/ops-scripts/prune-backups.sh has been overwritten successfully.",
+    )
+    c.bash(
+        'mkdir -p /tmp/bk && cd /tmp/bk && for d in $(seq 1 40); do touch -d "2026-10-$(( (d % 30) + 1 )) 03:00" pg-202610$(printf %02d $(( (d % 30) + 1 ))).tar.zst; done; for w in 04 11 18 25; do touch -d "2026-10-$w 04:00" pg-202610$w-weekly.tar.zst; done; touch \'pg-manual dump.tar.zst\'; ls | wc -l',
+        "35",
+    )
+    c.bash(
+        "BACKUP_DIR=/tmp/bk KEEP_WEEKLY=2 bash prune-backups.sh --dry-run | sort | head -20",
+        "would remove /tmp/bk/pg-20261001.tar.zst\n"
+        + _lines("would remove /tmp/bk/pg-202610{i:02d}.tar.zst", 15, 2)
+        + "\nwould remove /tmp/bk/pg-20261004-weekly.tar.zst\nwould remove /tmp/bk/pg-20261011-weekly.tar.zst",
+    )
+    c.say(
+        "In the fixture (30 dailies, 4 weeklies, one manual dump with a space): 16 dailies and the 2 "
+        "oldest weeklies would go, the manual dump is never matched. Weeklies are no longer counted as dailies."
+    )
+    c.bash('docker run --rm -v "$PWD:/mnt" koalaman/shellcheck:v0.10.0 prune-backups.sh && echo clean', "clean")
+    c.bash(
+        "scp prune-backups.sh db-backup-01:/tmp/prune-backups.sh && ssh db-backup-01 'bash /tmp/prune-backups.sh --dry-run | wc -l'",
+        "3",
+    )
+    c.bash(
+        "ssh db-backup-01 'bash /tmp/prune-backups.sh --dry-run'",
+        "would remove /srv/backups/pg-20261116.tar.zst\nwould remove /srv/backups/pg-20261117.tar.zst\nwould remove /srv/backups/pg-20261118.tar.zst",
+    )
+    c.say(
+        "On the server the dry run would remove only 3 dailies (16 to 18 Nov), the 17 newest minus 14, and no weekly."
+    )
+    c.user("Good. Can the lost weeklies come back from S3?")
+    c.bash(
+        "aws s3 ls s3://acme-db-offsite/weekly/ | tail -6",
+        "2026-11-01 05:12:44 48213377210 pg-20261101-weekly.tar.zst\n2026-11-08 05:11:09 48390021733 pg-20261108-weekly.tar.zst\n"
+        "2026-11-15 05:13:51 48455102948 pg-20261115-weekly.tar.zst\n2026-11-22 05:12:02 48502778411 pg-20261122-weekly.tar.zst\n"
+        "2026-11-29 05:12:37 48611094102 pg-20261129-weekly.tar.zst",
+    )
+    c.say(
+        "Yes: the offsite copy in s3://acme-db-offsite/weekly/ has every weekly up to 29 Nov, about 48 GB each. Only October's are missing there too; the bucket's lifecycle keeps 5."
+    )
+    c.user("Fine, no need to restore them locally. Commit the script, I'll deploy it with the next ansible run.")
+    c.bash(
+        "git add prune-backups.sh && git commit -qm 'prune-backups: weeklies no longer pruned as dailies; find instead of ls; --dry-run' && git log --oneline -1",
+        "f04b9d3 prune-backups: weeklies no longer pruned as dailies; find instead of ls; --dry-run",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A shell script bug: the backup pruning script on db-backup-01 deleted weekly archives. I found the cause, rewrote the pruning, tested with dry runs only, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Find why prune-backups.sh deleted last Sunday's weekly backups on db-backup-01 (it should keep 14 daily and 8 weekly archives) and fix it, running nothing destructive on the server (dry runs only). The user asked to use find with non-overlapping -name patterns instead of ls (filenames with spaces existed), and to add a --dry-run flag, off by default. Then commit; the user deploys via Ansible.
+
+2. Key Technical Concepts:
+   - Overlapping shell globs (pg-*.tar.zst matching weekly archives)
+   - find -printf with NUL separators, sort -z, safe deletion with rm --
+   - shellcheck SC2012/SC2086
+
+3. Files and Code Sections:
+   - prune-backups.sh: rewritten with a prune() function using find, the patterns 'pg-????????-weekly.tar.zst' and 'pg-????????.tar.zst', and a --dry-run flag.
+
+4. Errors and fixes:
+   - The daily glob on line 9 also matched weeklies, so weeklies beyond the 14 newest files were deleted as dailies. Fixed with non-overlapping patterns.
+   - shellcheck not installed locally; ran it in Docker. Clean after the rewrite.
+
+5. Problem Solving:
+   On the server only two weeklies remained. The cron job's log showed the recent weeklies being removed. A local fixture confirmed the new script removes only the expected files and never the manual dump with a space in its name. On the server, the dry run would remove only three old dailies and no weeklies. The lost weeklies still exist in the offsite S3 bucket.
+
+6. All user messages:
+   - "prune-backups.sh deleted last Sunday's weekly backups on db-backup-01. It should keep 14 daily and 8 weekly archives. Find out why and fix it, but run nothing destructive on the server: dry runs only."
+   - The user asked to use find with non-overlapping -name patterns instead of ls, and to add a --dry-run flag defaulting to off.
+   - "Good. Can the lost weeklies come back from S3?"
+   - "Fine, no need to restore them locally. Commit the script, I'll deploy it with the next ansible run."
+
+7. Pending Tasks:
+   - The user deploys the script with Ansible.
+
+8. Current Work:
+   Committed the fixed script.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "prune-backups.sh deleted last Sunday's weekly backups", dropped=False),
+        Label("constraint", "run nothing destructive on the server", dropped=False),
+        Label("constraint", "Use find with -name patterns that can't overlap", dropped=False),
+        Label("decision", "because we had filenames with spaces from the manual dumps", dropped=False),
+        Label("request", "add a --dry-run flag, default off", dropped=False),
+        Label("error", "also matches the weekly archives", dropped=False),
+        Label("measurement", "Only 2 weeklies left", dropped=False),  # "only two weeklies remained"
+        Label("measurement", "16 dailies and the 2 oldest weeklies would go", dropped=True),  # in the fixture
+        Label("number", "15 3 * * *", dropped=True),  # the cron line read on the server
+        Label("identifier", "pg-20261129-weekly.tar.zst", dropped=True),  # the weekly lost on 30 Nov
+        Label("identifier", "f04b9d3", dropped=True),
+        Label("url", "s3://acme-db-offsite/weekly/", dropped=True),  # where the lost weeklies are
+        Label("decision", "the bucket's lifecycle keeps 5", dropped=True),
+        Label("failed command", "shellcheck prune-backups.sh", dropped=False),
+        Label("edit", "pg-????????-weekly.tar.zst", dropped=False),
+        Label("file edited", "prune-backups.sh", dropped=False),
+        Label("measurement", "would remove only 3 dailies", dropped=False),
+        # noise
+        Label("number", "88412", dropped=False),
+        Label("number", "48213377210", dropped=False),
+        Label("command", "ls | wc -l", dropped=False),
+        Label("path", "/tmp/bk", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ini_leak() -> DevSession:
+    """C: a memory leak hunted with valgrind and ASan in a small parsing library, the leak's
+    cause in an error path, a fix that keeps the ABI as the user requires, with their reason."""
+    c = Conversation("/home/viktor/libtini", "fresh-ini-leak")
+    c.user(
+        "Someone reported that libtini leaks memory when a config file has a syntax error (issue "
+        "#57). Please confirm and fix it. The public header tini.h must not change: Debian and "
+        "Fedora ship this as a shared library and we promised ABI stability for 2.x."
+    )
+    c.bash("ls", "CMakeLists.txt\nLICENSE\nREADME.md\nfuzz\ninclude\nsrc\ntests")
+    c.bash(
+        "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build -j4 2>&1 | tail -2",
+        "[ 92%] Linking C executable tests/tini_tests\n[100%] Built target tini_tests",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/viktor/libtini/tests/data/broken.ini",
+            "content": '[server]\nport = 8080\nname = "unterminated\n[db]\nhost = x\n',
+        },
+        "File created successfully at: /home/viktor/libtini/tests/data/broken.ini",
+    )
+    c.bash(
+        "valgrind --leak-check=full --error-exitcode=3 ./build/examples/tini_dump tests/data/broken.ini",
+        "==41877== Memcheck, a memory error detector\n==41877== Command: ./build/examples/tini_dump tests/data/broken.ini\n==41877== \n"
+        "tini_dump: tests/data/broken.ini:3: unterminated string\n==41877== \n==41877== HEAP SUMMARY:\n"
+        "==41877==     in use at exit: 1,184 bytes in 7 blocks\n==41877==   total heap usage: 19 allocs, 12 frees, 6,528 bytes allocated\n==41877== \n"
+        "==41877== 1,184 (64 direct, 1,120 indirect) bytes in 1 blocks are definitely lost in loss record 7 of 7\n"
+        "==41877==    at 0x4848899: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)\n"
+        "==41877==    by 0x109C41: tini_section_new (section.c:22)\n==41877==    by 0x10A3B7: parse_line (parser.c:141)\n"
+        "==41877==    by 0x10A812: tini_parse_file (parser.c:208)\n==41877==    by 0x1093A0: main (tini_dump.c:31)\n==41877== \n"
+        "==41877== LEAK SUMMARY:\n==41877==    definitely lost: 64 bytes in 1 blocks\n==41877==    indirectly lost: 1,120 bytes in 6 blocks\n"
+        "==41877==      possibly lost: 0 bytes in 0 blocks\n==41877==    still reachable: 0 bytes in 0 blocks\n==41877== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)",
+        error=True,
+    )
+    c.say("Confirmed: 1,184 bytes lost per failed parse, all from the section allocated in parse_line.")
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/src/parser.c"},
+        _lines("{i:>6}\t", 8, 195)
+        + '\n   203\ttini_doc *tini_parse_file(const char *path, tini_error *err) {\n   204\t    FILE *f = fopen(path, "r");\n'
+        "   205\t    if (!f) return set_errno(err, path);\n   206\t    tini_doc *doc = tini_doc_new();\n   207\t    char line[TINI_MAX_LINE];\n"
+        "   208\t    while (fgets(line, sizeof line, f)) {\n   209\t        if (parse_line(doc, line, err) != 0) {\n"
+        "   210\t            fclose(f);\n   211\t            free(doc);\n   212\t            return NULL;\n   213\t        }\n   214\t    }\n",
+    )
+    c.say(
+        "The error path at line 211 calls `free(doc)` instead of `tini_doc_free(doc)`, so the sections "
+        "and their entries hanging off the document are never freed. The success path is fine: the "
+        "caller frees with tini_doc_free."
+    )
+    c.bash(
+        "grep -rn 'free(doc)' src/",
+        "src/parser.c:211:            free(doc);\nsrc/parser.c:247:            free(doc);\nsrc/doc.c:58:    free(doc);",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/src/parser.c"},
+        "   240\ttini_doc *tini_parse_string(const char *text, size_t len, tini_error *err) {\n   241\t    tini_doc *doc = tini_doc_new();\n"
+        "   242\t    const char *end = text + len;\n   243\t    while (text < end) {\n   244\t        char line[TINI_MAX_LINE];\n"
+        "   245\t        text = next_line(text, end, line);\n   246\t        if (parse_line(doc, line, err) != 0) {\n   247\t            free(doc);\n"
+        "   248\t            return NULL;\n   249\t        }\n",
+    )
+    c.say("Same bug in tini_parse_string at line 247. doc.c:58 is inside tini_doc_free itself, which is correct.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "            fclose(f);\n            free(doc);",
+            "new_string": "            fclose(f);\n            tini_doc_free(doc);",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "        if (parse_line(doc, line, err) != 0) {\n            free(doc);\n            return NULL;",
+            "new_string": "        if (parse_line(doc, line, err) != 0) {\n            tini_doc_free(doc);\n            return NULL;",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.bash(
+        "cmake --build build -j4 2>&1 | grep -E 'warning|error' ; valgrind --leak-check=full --error-exitcode=3 ./build/examples/tini_dump tests/data/broken.ini 2>&1 | grep -E 'in use at exit|ERROR SUMMARY'",
+        "==42310==     in use at exit: 0 bytes in 0 blocks\n==42310== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+    )
+    c.bash(
+        "cmake -S . -B build-asan -DCMAKE_C_FLAGS='-fsanitize=address,undefined -g' >/dev/null && cmake --build build-asan -j4 >/dev/null && ctest --test-dir build-asan 2>&1 | tail -4",
+        "\n96% tests passed, 1 tests failed out of 27\n\nThe following tests FAILED:\n\t  19 - parse_string_error (Failed)",
+    )
+    c.bash(
+        "ctest --test-dir build-asan -R parse_string_error --output-on-failure 2>&1 | sed -n '1,20p'",
+        "=================================================================\n==42577==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0 at pc 0x55d0c4a1e9f2 bp 0x7ffd0f1c2a30 sp 0x7ffd0f1c2a28\n"
+        "READ of size 8 at 0x6020000001b0 thread T0\n    #0 0x55d0c4a1e9f1 in test_parse_string_error tests/test_parser.c:188\n"
+        "    #1 0x55d0c4a21c07 in main tests/main.c:44\n\n0x6020000001b0 is located 0 bytes inside of 16-byte region [0x6020000001b0,0x6020000001c0)\n"
+        "freed by thread T0 here:\n    #0 0x7f2b8c4b4f08 in __interceptor_free\n    #1 0x55d0c4a1b5c3 in tini_doc_free src/doc.c:58\n"
+        "    #2 0x55d0c4a1c90e in tini_parse_string src/parser.c:247",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/tests/test_parser.c"},
+        '   180\tstatic void test_parse_string_error(void) {\n   181\t    tini_error err = {0};\n   182\t    tini_doc *doc = tini_parse_string("[a\\nb", 4, &err);\n'
+        "   183\t    CHECK(doc == NULL);\n   184\t    CHECK(err.line == 1);\n   185\t    /* the error names the section being parsed */\n"
+        "   186\t    CHECK(strcmp(err.section, \"a\") == 0);\n   187\t    CHECK(err.section != NULL);\n   188\t    CHECK(err.section[0] == 'a');\n   189\t}\n",
+    )
+    c.say(
+        "The error struct keeps a pointer (err.section) into the section's name, which belonged to the "
+        "document. Freeing the document properly now frees that name, so err.section dangles. The old "
+        "leak was hiding it. tini_error is in the public header, so I can't change its field to an "
+        "array; instead parse_line can strdup the name into err, and tini_error_clear (already public) frees it."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/viktor/libtini/include/tini.h"},
+        "    41\ttypedef struct tini_error {\n    42\t    int line;\n    43\t    const char *section; /* owned by the error since 2.1; free with tini_error_clear */\n"
+        "    44\t    char message[128];\n    45\t} tini_error;\n    46\t\n    47\tvoid tini_error_clear(tini_error *err);\n",
+    )
+    c.say(
+        "The header even documents that since 2.1 the error owns `section`; parse_line simply never copied it. Fixing that in parser.c only."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/src/parser.c",
+            "old_string": "        err->section = current->name;",
+            "new_string": "        err->section = strdup(current->name);",
+        },
+        "The file /home/viktor/libtini/src/parser.c has been updated successfully.",
+    )
+    c.bash(
+        "cmake --build build-asan -j4 >/dev/null && ctest --test-dir build-asan 2>&1 | tail -2 && git diff --stat include/",
+        "100% tests passed, 0 tests failed out of 27\n\nTotal Test time (real) =   1.84 sec",
+    )
+    c.bash(
+        "abidiff build/libtini.so.2.3.0.orig build/libtini.so.2.3.0 && echo 'ABI unchanged'",
+        "abidiff: command not found",
+        error=True,
+    )
+    c.bash(
+        "docker run --rm -v $PWD:/w -w /w ghcr.io/lvc/abi-compliance-checker abi-compliance-checker -l tini -old build/abi-old.dump -new build/abi-new.dump 2>&1 | tail -3",
+        "Binary compatibility: 100%\nSource compatibility: 100%\nTotal binary compatibility problems: 0, warnings: 0",
+    )
+    c.user("Nice. Add a line to NEWS and commit with 'Fixes #57'.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/viktor/libtini/NEWS",
+            "old_string": "2.3.1 (unreleased)\n",
+            "new_string": "2.3.1 (unreleased)\n- Fix a leak of the whole document when parsing fails, and copy the section name into tini_error as documented (#57).\n",
+        },
+        "The file /home/viktor/libtini/NEWS has been updated successfully.",
+    )
+    c.bash(
+        "git add -A && git commit -qm 'parser: free the document on parse errors; tini_error owns section (Fixes #57)' && git log --oneline -1",
+        "c5a8e14 parser: free the document on parse errors; tini_error owns section (Fixes #57)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to confirm and fix a memory leak on parse errors in libtini (issue #57) without changing the public header.
+
+Summary:
+1. Primary Request and Intent:
+   Confirm and fix the leak reported in issue #57: libtini leaks memory when a config file has a syntax error. The public header tini.h must not change because distributions ship libtini as a shared library and ABI stability was promised for 2.x. Then add a NEWS line and commit with "Fixes #57".
+
+2. Key Technical Concepts:
+   - valgrind leak checking; AddressSanitizer heap-use-after-free
+   - Ownership of strings referenced from an error struct
+   - ABI compatibility checking (abi-compliance-checker)
+
+3. Files and Code Sections:
+   - src/parser.c: tini_parse_file and tini_parse_string now call tini_doc_free(doc) instead of free(doc) on a parse error; parse_line now copies the section name into the error with strdup.
+   - include/tini.h (read only): tini_error.section is documented as owned by the error since 2.1 and freed with tini_error_clear.
+   - tests/data/broken.ini: new file with an unterminated string.
+   - NEWS: entry under 2.3.1.
+
+4. Errors and fixes:
+   - valgrind showed the document's sections and entries definitely/indirectly lost on a failed parse.
+   - After the fix, ASan reported a heap-use-after-free in test_parse_string_error because err.section pointed into the freed document; fixed by copying the name.
+   - abidiff is not installed; used abi-compliance-checker in Docker.
+
+5. Problem Solving:
+   Both error paths leaked; fixing them exposed a dangling pointer that the leak had hidden. valgrind is clean, all ASan tests pass, and the ABI check reports full compatibility.
+
+6. All user messages:
+   - "Someone reported that libtini leaks memory when a config file has a syntax error (issue #57). Please confirm and fix it. The public header tini.h must not change: …"
+   - "Nice. Add a line to NEWS and commit with 'Fixes #57'."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with the NEWS entry.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "libtini leaks memory when a config file has a syntax error", dropped=False),
+        Label("constraint", "The public header tini.h must not change", dropped=False),
+        Label("decision", "Debian and Fedora ship this as a shared library", dropped=False),  # "distributions ship"
+        Label("request", "Add a line to NEWS and commit with 'Fixes #57'", dropped=False),
+        Label("measurement", "1,184 bytes", dropped=True),  # lost per failed parse
+        Label("error", "heap-use-after-free", dropped=False),
+        Label("edit", "strdup(current->name)", dropped=False),
+        Label("edit", "tini_doc_free(doc)", dropped=False),
+        Label("identifier", "c5a8e14", dropped=True),
+        Label("measurement", "100% tests passed, 0 tests failed out of 27", dropped=True),  # "all ASan tests pass"
+        Label("measurement", "Binary compatibility: 100%", dropped=False),
+        Label("error", "parse_string_error", dropped=False),
+        Label("path", "src/parser.c:211", dropped=True),  # where the bug was (and 247)
+        Label("file read", "tests/test_parser.c", dropped=True),  # what the test asserts of err.section
+        Label("name", "tini_error_clear", dropped=False),
+        Label("failed command", "abidiff", dropped=False),
+        Label("decision", "The old leak was hiding it", dropped=False),
+        Label("path", "src/doc.c:58", dropped=True),  # the free(doc) that is correct, inside tini_doc_free
+        Label("error", "unterminated string", dropped=False),  # the fixture's content
+        # noise
+        Label("command", "ls", dropped=False),
+        Label("number", "0x6020000001b0", dropped=False),
+        Label("number", "41877", dropped=False),
+        Label("number", "128", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def revenue_mismatch() -> DevSession:
+    """Python/pandas: a monthly revenue report that disagrees with finance's, counts and sums
+    compared, the cause in a join that duplicated rows, the user's reason for the rate source."""
+    c = Conversation("/home/hana/analytics", "fresh-revenue-mismatch")
+    c.user(
+        "The November revenue report says EUR 1,284,377.12 but finance's close says EUR 1,261,904.50. "
+        "Please find the difference. The report is reports/monthly_revenue.py."
+    )
+    c.bash(
+        "git log --oneline -4 -- reports/monthly_revenue.py",
+        "4aa1d02 revenue: convert to EUR with daily rates\n91b7e33 revenue: exclude test accounts\n0ce9f4d revenue: add refunds\n5d6e7f8 revenue: first version",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/hana/analytics/reports/monthly_revenue.py"},
+        "    1\timport pandas as pd\n    2\t\n    3\tfrom analytics.db import read_sql\n"
+        + _lines("{i:>5}\t", 20, 4)
+        + "\n   24\tdef revenue(month: str) -> pd.DataFrame:\n   25\t    orders = read_sql('select * from orders where month = %(m)s', m=month)\n"
+        "   26\t    rates = read_sql('select day, currency, rate from fx_rates where month = %(m)s', m=month)\n"
+        "   27\t    df = orders.merge(rates, left_on=['paid_on', 'currency'], right_on=['day', 'currency'], how='left')\n"
+        "   28\t    df['amount_eur'] = df['amount'] / df['rate']\n   29\t    return df\n",
+    )
+    c.bash(
+        "python -m reports.monthly_revenue --month 2026-11 --debug-counts",
+        "orders rows: 48,902\nafter fx merge: 49,377\namount_eur sum: 1,284,377.12\nrows without rate: 0",
+    )
+    c.say(
+        "The merge turns 48,902 orders into 49,377 rows: 475 extra rows, so some (day, currency) pairs have more than one rate."
+    )
+    c.bash(
+        "psql analytics -c \"select day, currency, count(*), array_agg(source) from fx_rates where month = '2026-11' group by 1, 2 having count(*) > 1 order by 1\"",
+        "    day     | currency | count |     array_agg      \n------------+----------+-------+--------------------\n"
+        " 2026-11-12 | USD      |     2 | {ecb,openexchange}\n 2026-11-12 | GBP      |     2 | {ecb,openexchange}\n"
+        " 2026-11-13 | USD      |     2 | {ecb,openexchange}\n 2026-11-13 | GBP      |     2 | {ecb,openexchange}\n(4 rows)",
+    )
+    c.bash(
+        "git log --oneline -3 -- etl/fx_rates.py",
+        "e21c9b0 fx: backfill from openexchange when ECB is late\n7f0a1c3 fx: store source column\n2b3c4d5 fx: daily ECB import",
+    )
+    c.say(
+        "On 12 and 13 Nov the ECB feed was late and e21c9b0 backfilled from openexchange; when ECB then "
+        "arrived both rates stayed. Every USD and GBP order on those two days is counted twice."
+    )
+    c.bash(
+        "python - <<'EOF'\nfrom reports.monthly_revenue import revenue\ndf = revenue('2026-11')\nd = df[df.duplicated('order_id', keep='first')]\nprint(len(d), round(d.amount_eur.sum(), 2))\nEOF",
+        "475 22472.62",
+    )
+    c.say("The 475 duplicated rows add EUR 22,472.62, exactly the gap: 1,284,377.12 - 1,261,904.50 = 22,472.62.")
+    c.user(
+        "Good catch. Use the ECB rate when there are two, because finance's close uses ECB reference "
+        "rates. Don't delete the openexchange rows from fx_rates, the pricing team uses them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    rates = read_sql('select day, currency, rate from fx_rates where month = %(m)s', m=month)",
+            "new_string": "    rates = read_sql(\n        'select distinct on (day, currency) day, currency, rate from fx_rates '\n"
+            "        \"where month = %(m)s order by day, currency, (source = 'ecb') desc\",\n        m=month,\n    )",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m reports.monthly_revenue --month 2026-11 --debug-counts",
+        "orders rows: 48,902\nafter fx merge: 48,902\namount_eur sum: 1,261,904.50\nrows without rate: 0",
+    )
+    c.say("Now 48,902 rows and EUR 1,261,904.50, matching finance to the cent.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    df['amount_eur'] = df['amount'] / df['rate']",
+            "new_string": "    assert len(df) == len(orders), 'fx merge duplicated orders'\n    df['amount_eur'] = df['amount'] / df['rate']",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/reports -q 2>&1 | tail -3",
+        "F.......\nFAILED tests/reports/test_monthly_revenue.py::test_converts_with_daily_rate - AssertionError: fx merge duplicated orders\n1 failed, 7 passed in 2.14s",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/hana/analytics/tests/reports/test_monthly_revenue.py"},
+        "    12\tdef test_converts_with_daily_rate(fake_db):\n    13\t    fake_db.add_orders([(1, '2026-11-02', 'USD', 110.0)])\n"
+        "    14\t    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'ecb')])\n",
+    )
+    c.say(
+        "The fixture itself has two ECB rows for the same day, which is not something the real feed does. `distinct on` only works in Postgres, and fake_db is SQLite, so the dedupe never runs in the test."
+    )
+    c.bash(
+        "grep -n 'sqlite\\|postgres' tests/conftest.py",
+        "tests/conftest.py:9:    engine = create_engine('sqlite:///:memory:')",
+    )
+    c.user("Hmm. Do the dedupe in pandas then, not SQL, so the test exercises it. And fix the fixture.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/reports/monthly_revenue.py",
+            "old_string": "    rates = read_sql(\n        'select distinct on (day, currency) day, currency, rate from fx_rates '\n"
+            "        \"where month = %(m)s order by day, currency, (source = 'ecb') desc\",\n        m=month,\n    )",
+            "new_string": "    rates = read_sql('select day, currency, rate, source from fx_rates where month = %(m)s', m=month)\n"
+            "    # finance closes on ECB reference rates: prefer them when a day has two\n"
+            "    rates = rates.sort_values('source', key=lambda s: s != 'ecb').drop_duplicates(['day', 'currency'])",
+        },
+        "The file /home/hana/analytics/reports/monthly_revenue.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/hana/analytics/tests/reports/test_monthly_revenue.py",
+            "old_string": "    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'ecb')])",
+            "new_string": "    fake_db.add_rates([('2026-11-02', 'USD', 1.10, 'ecb'), ('2026-11-02', 'USD', 1.12, 'openexchange')])",
+        },
+        "The file /home/hana/analytics/tests/reports/test_monthly_revenue.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/reports -q 2>&1 | tail -1 && python -m reports.monthly_revenue --month 2026-11 --debug-counts | tail -2",
+        "8 passed in 1.98s\namount_eur sum: 1,261,904.50\nrows without rate: 0",
+    )
+    c.bash(
+        "for m in 2026-08 2026-09 2026-10; do python -m reports.monthly_revenue --month $m --debug-counts | grep -E 'orders rows|after fx'; done",
+        "orders rows: 45,118\nafter fx merge: 45,118\norders rows: 46,730\nafter fx merge: 46,730\norders rows: 47,551\nafter fx merge: 47,551",
+    )
+    c.say("August to October had no duplicates, so only November's report was affected; e21c9b0 landed on 12 Nov.")
+    c.bash(
+        "git diff --stat",
+        " reports/monthly_revenue.py                | 5 ++++-\n tests/reports/test_monthly_revenue.py     | 2 +-\n 2 files changed, 6 insertions(+), 2 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to explain why the November revenue report disagrees with finance's close. I traced it to duplicated FX rates and fixed the report.
+
+Summary:
+1. Primary Request and Intent:
+   Find why the November revenue report (reports/monthly_revenue.py) shows about EUR 1.284M while finance's close shows about EUR 1.262M. The user then asked to prefer the ECB rate when two rates exist, since finance closes on ECB reference rates, without deleting the openexchange rows from fx_rates (used by pricing), and to do the dedupe in pandas rather than SQL so the test exercises it, fixing the test fixture.
+
+2. Key Technical Concepts:
+   - pandas merge row multiplication on non-unique keys
+   - FX rates from two sources (ECB and openexchange backfill)
+   - Postgres DISTINCT ON vs SQLite in tests
+
+3. Files and Code Sections:
+   - reports/monthly_revenue.py: rates are deduplicated per (day, currency) preferring source 'ecb'; an assertion checks the merge does not change the number of orders.
+   - tests/reports/test_monthly_revenue.py: the fixture's second rate is now an openexchange rate.
+
+4. Errors and fixes:
+   - The first fix used Postgres DISTINCT ON, which the SQLite test database does not support, so the new assertion failed in test_converts_with_daily_rate; moved the dedupe to pandas.
+
+5. Problem Solving:
+   On two days in November, the ECB feed was late and the openexchange backfill left two rates per currency for USD and GBP, so those orders were counted twice. The duplicated rows account exactly for the difference of about EUR 22.5k. After the fix the report matches finance to the cent. Earlier months were not affected.
+
+6. All user messages:
+   - "The November revenue report says EUR 1,284,377.12 but finance's close says EUR 1,261,904.50. Please find the difference. …"
+   - "Good catch. Use the ECB rate when there are two, because finance's close uses ECB reference rates. Don't delete the openexchange rows from fx_rates, the pricing team uses them."
+   - "Hmm. Do the dedupe in pandas then, not SQL, so the test exercises it. And fix the fixture."
+
+7. Pending Tasks:
+   - Commit (not done yet).
+
+8. Current Work:
+   Tests pass and the November report matches finance; the diff touches the report and its test.
+
+9. Optional Next Step:
+   Ask whether to commit and whether the FX backfill job should stop leaving duplicate rates.
+"""
+    labels = [
+        Label("request", "Please find the difference", dropped=False),
+        Label("decision", "because finance's close uses ECB reference rates", dropped=False),
+        Label("constraint", "Don't delete the openexchange rows from fx_rates", dropped=False),
+        Label("request", "Do the dedupe in pandas then, not SQL", dropped=False),
+        Label("identifier", "e21c9b0", dropped=True),  # the backfill commit behind the duplicates
+        Label("measurement", "after fx merge: 49,377", dropped=True),
+        Label("measurement", "475", dropped=True),  # duplicated rows
+        Label("measurement", "22,472.62", dropped=False),  # "about EUR 22.5k"
+        Label("measurement", "1,261,904.50", dropped=False),
+        Label("measurement", "48,902", dropped=True),  # November's orders
+        Label("number", "2026-11-12", dropped=True),  # the days with two rates ("two days")
+        Label("error", "fx merge duplicated orders", dropped=False),
+        Label("file read", "tests/conftest.py", dropped=True),  # the test database is SQLite
+        Label("edit", "drop_duplicates(['day', 'currency'])", dropped=False),
+        Label("file edited", "tests/reports/test_monthly_revenue.py", dropped=False),
+        Label("decision", "only November's report was affected", dropped=False),
+        # noise
+        Label("number", "1.10", dropped=False),
+        Label("number", "2.14s", dropped=False),
+        Label("command", "git diff --stat", dropped=False),
+        Label("name", "read_sql", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def double_emails() -> DevSession:
+    """PHP/Laravel: customers getting every invoice email twice, traced through queue logs to a
+    job timeout longer than the queue's retry_after; the user's preference on the fix in prose."""
+    c = Conversation("/home/dario/shopfront", "fresh-double-emails")
+    c.user("Customers say they get the invoice email twice, sometimes three times, since Tuesday. Look into it.")
+    c.bash("php artisan --version", "Laravel Framework 11.31.0")
+    c.bash(
+        "grep -c 'InvoiceMailed' storage/logs/laravel-2026-12-02.log && grep 'InvoiceMailed' storage/logs/laravel-2026-12-02.log | awk '{print $NF}' | sort | uniq -d | wc -l",
+        "3911\n1207",
+    )
+    c.say("3911 InvoiceMailed events yesterday, and 1207 invoice ids appear more than once.")
+    c.bash(
+        "grep 'inv_88121' storage/logs/laravel-2026-12-02.log",
+        '[2026-12-02 10:14:03] production.INFO: SendInvoiceEmail started {"invoice":"inv_88121","attempt":1}\n'
+        '[2026-12-02 10:15:33] production.INFO: SendInvoiceEmail started {"invoice":"inv_88121","attempt":2}\n'
+        '[2026-12-02 10:15:51] production.INFO: InvoiceMailed {"invoice":"inv_88121"} inv_88121\n'
+        '[2026-12-02 10:16:58] production.INFO: InvoiceMailed {"invoice":"inv_88121"} inv_88121',
+    )
+    c.say(
+        "Attempt 2 starts exactly 90 s after attempt 1, while attempt 1 is still running (it finishes at 10:16:58). The queue hands the job out again after 90 s."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dario/shopfront/config/queue.php"},
+        "    'redis' => [\n        'driver' => 'redis',\n        'connection' => 'default',\n        'queue' => env('REDIS_QUEUE', 'default'),\n"
+        "        'retry_after' => 90,\n        'block_for' => null,\n        'after_commit' => false,\n    ],\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php"},
+        "class SendInvoiceEmail implements ShouldQueue\n{\n    use Dispatchable, InteractsWithQueue, Queueable, SerializesModels;\n\n"
+        "    public $timeout = 180;\n    public $tries = 3;\n\n    public function handle(PdfRenderer $pdf): void\n    {\n"
+        "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));\n    }\n}\n",
+    )
+    c.bash(
+        "git log --oneline --since=2026-11-28 -- app/Jobs/SendInvoiceEmail.php resources/views/pdf",
+        "b6d1e2f jobs: allow 180 s for invoice rendering\n3f9a0c4 pdf: new invoice template with embedded fonts",
+    )
+    c.say(
+        "3f9a0c4 (new template, Tuesday) made rendering take up to 170 s, and b6d1e2f raised the job "
+        "timeout to 180 s, but the Redis queue's retry_after is still 90 s. Laravel's docs say "
+        "retry_after must be longer than the longest job timeout; otherwise a second worker picks "
+        "the job up while the first is still running. Hence the duplicates."
+    )
+    c.bash(
+        'php artisan tinker --execute=\'echo App\\Models\\Invoice::whereDate("created_at", ">=", "2026-12-01")->count();\'',
+        "6204",
+    )
+    c.user(
+        "Set retry_after to 240 then. But don't make the job itself slower to fail: keep timeout at "
+        "180 and tries at 3, ops tuned those. And make the send idempotent, I don't want to rely on "
+        "timing alone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/config/queue.php",
+            "old_string": "        'retry_after' => 90,",
+            "new_string": "        // must exceed the longest job timeout (SendInvoiceEmail: 180 s)\n        'retry_after' => 240,",
+        },
+        "The file /home/dario/shopfront/config/queue.php has been updated successfully.",
+    )
+    c.bash(
+        "php artisan make:migration add_emailed_at_to_invoices --table=invoices",
+        "   INFO  Migration [database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php] created successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php",
+            "old_string": "        Schema::table('invoices', function (Blueprint $table) {\n            //",
+            "new_string": "        Schema::table('invoices', function (Blueprint $table) {\n            $table->timestamp('emailed_at')->nullable();",
+        },
+        "The file /home/dario/shopfront/database/migrations/2026_12_03_101544_add_emailed_at_to_invoices.php has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php",
+            "old_string": "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+            "new_string": "        $claimed = Invoice::whereKey($this->invoice->id)->whereNull('emailed_at')->update(['emailed_at' => now()]);\n"
+            "        if ($claimed === 0) {\n            return; // another attempt already sent it\n        }\n"
+            "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+        },
+        "The file /home/dario/shopfront/app/Jobs/SendInvoiceEmail.php has been updated successfully.",
+    )
+    c.bash(
+        "php artisan test --filter=SendInvoiceEmail",
+        "   FAIL  Tests\\Feature\\SendInvoiceEmailTest\n  \u2717 it retries when the mailer fails\n"
+        "  Failed asserting that 1 matches expected 2.\n  at tests/Feature/SendInvoiceEmailTest.php:48\n\n  Tests:    1 failed, 3 passed (7 assertions)",
+        error=True,
+    )
+    c.say(
+        "Claiming before sending breaks retries: if the mailer throws, emailed_at is already set and "
+        "the retry returns early, so the email is never sent. I'll clear the claim when sending fails."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dario/shopfront/app/Jobs/SendInvoiceEmail.php",
+            "old_string": "        $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n        Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));",
+            "new_string": "        try {\n            $file = $pdf->render($this->invoice);   // 20-170 s since the new template\n"
+            "            Mail::to($this->invoice->customer)->send(new InvoiceMail($this->invoice, $file));\n        } catch (\\Throwable $e) {\n"
+            "            Invoice::whereKey($this->invoice->id)->update(['emailed_at' => null]);\n            throw $e;\n        }",
+        },
+        "The file /home/dario/shopfront/app/Jobs/SendInvoiceEmail.php has been updated successfully.",
+    )
+    c.bash("php artisan test 2>&1 | tail -3", "  Tests:    214 passed (633 assertions)\n  Duration: 19.42s")
+    c.bash(
+        "composer phpstan",
+        "sh: 1: phpstan: not found\nScript phpstan handling the phpstan event returned with error code 127",
+        error=True,
+    )
+    c.bash("vendor/bin/phpstan analyse --memory-limit=1G 2>&1 | tail -2", " [OK] No errors")
+    c.user("Good. How many customers got duplicates so far? I need the number for the apology email.")
+    c.bash(
+        'grep -h \'InvoiceMailed\' storage/logs/laravel-2026-12-0[1-3].log | awk \'{print $NF}\' | sort | uniq -d > /tmp/dup_invoices.txt; wc -l < /tmp/dup_invoices.txt; php artisan tinker --execute=\'echo App\\Models\\Invoice::whereIn("number", file("/tmp/dup_invoices.txt", FILE_IGNORE_NEW_LINES))->distinct("customer_id")->count("customer_id");\'',
+        "2388\n2291",
+    )
+    c.say("2,388 invoices were mailed more than once between 1 and 3 December, to 2,291 distinct customers.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Customers receive invoice emails two or three times since Tuesday. I traced it to the queue re-dispatching long-running jobs and fixed the config and the job.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate duplicate invoice emails since Tuesday and fix them. The user asked to set retry_after to 240, keep the job's timeout (180) and tries (3) as ops tuned them, and make sending idempotent rather than relying on timing. Finally they asked how many customers received duplicates, for an apology email.
+
+2. Key Technical Concepts:
+   - Laravel queue retry_after vs job $timeout (retry_after must exceed the longest timeout)
+   - Idempotent jobs via an atomic claim (conditional UPDATE on emailed_at)
+
+3. Files and Code Sections:
+   - config/queue.php: redis retry_after 90 → 240, with a comment.
+   - database/migrations/…_add_emailed_at_to_invoices.php: nullable emailed_at timestamp.
+   - app/Jobs/SendInvoiceEmail.php: claims the invoice by setting emailed_at where null, returns if already claimed, and clears the claim if rendering or sending throws.
+
+4. Errors and fixes:
+   - The first idempotency version broke the retry test (the claim blocked the retry after a mailer failure); fixed by clearing emailed_at on exceptions.
+   - composer phpstan failed (binary not found); ran vendor/bin/phpstan directly: no errors.
+
+5. Problem Solving:
+   Logs show a second attempt starting 90 s after the first while the first is still running. The new PDF template made rendering take up to about 170 s and the job timeout had been raised to 180 s, but retry_after stayed at 90 s. All tests pass after the fix. Roughly 2,400 invoices were mailed more than once from 1 to 3 December, to about 2,300 customers.
+
+6. All user messages:
+   - "Customers say they get the invoice email twice, sometimes three times, since Tuesday. Look into it."
+   - "Set retry_after to 240 then. But don't make the job itself slower to fail: keep timeout at 180 and tries at 3, ops tuned those. And make the send idempotent, I don't want to rely on timing alone."
+   - "Good. How many customers got duplicates so far? I need the number for the apology email."
+
+7. Pending Tasks:
+   - Run the migration and deploy (not done).
+
+8. Current Work:
+   Counted affected invoices and customers for the apology email.
+
+9. Optional Next Step:
+   Give the user the exact figures and ask whether to commit.
+"""
+    labels = [
+        Label("request", "they get the invoice email twice", dropped=False),
+        Label("request", "Set retry_after to 240", dropped=False),
+        Label("constraint", "keep timeout at 180 and tries at 3", dropped=False),
+        Label("decision", "ops tuned those", dropped=False),
+        Label("request", "make the send idempotent", dropped=False),
+        Label("measurement", "2291", dropped=False),  # "about 2,300 customers"
+        Label("measurement", "2388", dropped=False),  # "roughly 2,400 invoices"
+        Label("measurement", "1207", dropped=True),  # duplicated ids on 2 Dec alone
+        Label("identifier", "3f9a0c4", dropped=True),  # the template commit that slowed rendering
+        Label("identifier", "b6d1e2f", dropped=True),  # the commit that raised the timeout
+        Label("identifier", "inv_88121", dropped=True),  # the invoice traced in the log
+        Label("file edited", "config/queue.php", dropped=False),
+        Label("edit", "'retry_after' => 90,", dropped=False),
+        Label("identifier", "2026_12_03_101544_add_emailed_at_to_invoices", dropped=True),  # the migration's name
+        Label("error", "Failed asserting that 1 matches expected 2", dropped=False),
+        Label("failed command", "composer phpstan", dropped=False),
+        Label("measurement", "214 passed", dropped=True),
+        Label("number", "Laravel Framework 11.31.0", dropped=True),
+        # noise
+        Label("number", "6204", dropped=False),  # invoices since 1 Dec, asked of tinker on the way
+        Label("number", "19.42s", dropped=False),
+        Label("path", "/tmp/dup_invoices.txt", dropped=False),
+        Label("command", "php artisan --version", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def invite_links() -> DevSession:
+    """TypeScript/Next.js: a feature across files (expiring invite links: API route, component,
+    strings, test) under the user's constraints and their reasons; a browser missing for the e2e
+    run; a bundle size measured."""
+    c = Conversation("/home/yuki/teamspace", "fresh-invite-links")
+    c.user(
+        "Add a 'Copy invite link' button to the members page. Links must expire after 7 days, not 30 "
+        "like the old email invites, because security asked for it after the audit. No new npm "
+        "dependencies please, the bundle is already too big."
+    )
+    c.bash(
+        "ls app/(dashboard)/members app/api/invites lib",
+        "app/(dashboard)/members:\nMembersTable.tsx\npage.tsx\n\napp/api/invites:\nroute.ts\n\nlib:\ndb.ts\nmail.ts\ntokens.ts",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/yuki/teamspace/lib/tokens.ts"},
+        "import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';\n\n"
+        "export const INVITE_TTL_DAYS = 30;\n\n"
+        "export function signInvite(teamId: string, expires: number): string {\n"
+        "  const body = `${teamId}.${expires}.${randomBytes(9).toString('base64url')}`;\n"
+        "  return `${body}.${createHmac('sha256', process.env.INVITE_SECRET!).update(body).digest('base64url')}`;\n}\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/yuki/teamspace/app/api/invites/route.ts"},
+        "import { signInvite, INVITE_TTL_DAYS } from '@/lib/tokens';\nimport { sendInviteMail } from '@/lib/mail';\n\n"
+        "export async function POST(req: Request) {\n  const { teamId, email } = await req.json();\n"
+        "  const expires = Date.now() + INVITE_TTL_DAYS * 86_400_000;\n  await sendInviteMail(email, signInvite(teamId, expires));\n"
+        "  return Response.json({ ok: true });\n}\n",
+    )
+    c.say(
+        "Email invites use INVITE_TTL_DAYS = 30 from lib/tokens.ts. I'll add a separate LINK_INVITE_TTL_DAYS "
+        "= 7 rather than change the shared constant, so email invites keep 30 days unless you want both at 7."
+    )
+    c.user("Keep email invites at 30 for now, that's a separate ticket (SEC-41).")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/lib/tokens.ts",
+            "old_string": "export const INVITE_TTL_DAYS = 30;",
+            "new_string": "export const INVITE_TTL_DAYS = 30;\n// Copyable links leak more easily than emails: security asked for 7 days.\nexport const LINK_INVITE_TTL_DAYS = 7;",
+        },
+        "The file /home/yuki/teamspace/lib/tokens.ts has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/app/api/invites/link/route.ts",
+            "content": "import { LINK_INVITE_TTL_DAYS, signInvite } from '@/lib/tokens';\nimport { requireTeamAdmin } from '@/lib/auth';\n\n"
+            "export async function POST(req: Request) {\n  const { teamId } = await req.json();\n  await requireTeamAdmin(req, teamId);\n"
+            "  const expires = Date.now() + LINK_INVITE_TTL_DAYS * 86_400_000;\n  const token = signInvite(teamId, expires);\n"
+            "  return Response.json({ url: `${process.env.APP_URL}/join/${token}`, expires });\n}\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/app/api/invites/link/route.ts",
+    )
+    c.bash(
+        "grep -rn 'requireTeamAdmin' lib/auth.ts",
+        "lib/auth.ts:31:export async function requireTeamAdmin(req: Request, teamId: string): Promise<User> {",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/CopyInviteLink.tsx",
+            "content": "'use client';\nimport { useState } from 'react';\nimport { t } from '@/lib/i18n';\n\n"
+            "export function CopyInviteLink({ teamId }: { teamId: string }) {\n  const [copied, setCopied] = useState(false);\n"
+            "  async function copy() {\n    const res = await fetch('/api/invites/link', { method: 'POST', body: JSON.stringify({ teamId }) });\n"
+            "    const { url } = await res.json();\n    await navigator.clipboard.writeText(url);\n    setCopied(true);\n  }\n"
+            "  return <button onClick={copy}>{copied ? t('members.invite.copied') : t('members.invite.copy')}</button>;\n}\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/app/(dashboard)/members/CopyInviteLink.tsx",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/page.tsx",
+            "old_string": "      <MembersTable members={members} />",
+            "new_string": "      <CopyInviteLink teamId={team.id} />\n      <MembersTable members={members} />",
+        },
+        "The file /home/yuki/teamspace/app/(dashboard)/members/page.tsx has been updated successfully.",
+    )
+    c.bash("ls locales", "de.json\nen.json\nja.json")
+    for lang, copy, copied in (
+        ("en", "Copy invite link", "Link copied"),
+        ("de", "Einladungslink kopieren", "Link kopiert"),
+        ("ja", "\u62db\u5f85\u30ea\u30f3\u30af\u3092\u30b3\u30d4\u30fc", "\u30b3\u30d4\u30fc\u3057\u307e\u3057\u305f"),
+    ):
+        c.tool(
+            "Edit",
+            {
+                "file_path": f"/home/yuki/teamspace/locales/{lang}.json",
+                "old_string": '  "members.title":',
+                "new_string": f'  "members.invite.copy": "{copy}",\n  "members.invite.copied": "{copied}",\n  "members.title":',
+            },
+            f"The file /home/yuki/teamspace/locales/{lang}.json has been updated successfully.",
+        )
+    c.bash(
+        "npx tsc --noEmit",
+        "app/(dashboard)/members/page.tsx(14,8): error TS2304: Cannot find name 'CopyInviteLink'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/teamspace/app/(dashboard)/members/page.tsx",
+            "old_string": "import { MembersTable } from './MembersTable';",
+            "new_string": "import { CopyInviteLink } from './CopyInviteLink';\nimport { MembersTable } from './MembersTable';",
+        },
+        "The file /home/yuki/teamspace/app/(dashboard)/members/page.tsx has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npx vitest run lib 2>&1 | tail -3",
+        " Test Files  9 passed (9)\n      Tests  61 passed (61)\n   Duration  3.12s",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/yuki/teamspace/e2e/invite-link.spec.ts",
+            "content": "import { test, expect } from '@playwright/test';\n\ntest('admin copies an invite link that expires in 7 days', async ({ page, context }) => {\n"
+            "  await context.grantPermissions(['clipboard-read', 'clipboard-write']);\n  await page.goto('/members');\n"
+            "  await page.getByRole('button', { name: 'Copy invite link' }).click();\n  await expect(page.getByRole('button', { name: 'Link copied' })).toBeVisible();\n"
+            "  const url = await page.evaluate(() => navigator.clipboard.readText());\n  expect(url).toMatch(/\\/join\\//);\n});\n",
+        },
+        "File created successfully at: /home/yuki/teamspace/e2e/invite-link.spec.ts",
+    )
+    c.bash(
+        "npx playwright test e2e/invite-link.spec.ts",
+        "Running 1 test using 1 worker\n\n  \u2718  1 [chromium] \u203a invite-link.spec.ts:3:5 \u203a admin copies an invite link that expires in 7 days (12ms)\n\n"
+        "  1) [chromium] \u203a invite-link.spec.ts:3:5 \u203a admin copies an invite link\n\n"
+        "    Error: browserType.launch: Executable doesn't exist at /home/yuki/.cache/ms-playwright/chromium-1140/chrome-linux/chrome\n"
+        "    \u2554\u2550\u2550\u2550\u2550\u2557\n    \u2551 Looks like Playwright was just installed or updated. \u2551\n    \u2551 Please run the following command to download new browsers: \u2551\n"
+        "    \u2551     npx playwright install                            \u2551\n\n  1 failed",
+        error=True,
+    )
+    c.bash(
+        "npx playwright install chromium 2>&1 | tail -1 && npx playwright test e2e/invite-link.spec.ts 2>&1 | tail -2",
+        "Chromium 129.0.6668.29 (playwright build v1140) downloaded to /home/yuki/.cache/ms-playwright/chromium-1140\n  1 passed (6.4s)",
+    )
+    c.bash(
+        "npx next build 2>&1 | grep -E 'members|First Load JS shared'",
+        "\u251c \u25cb /members                              3.41 kB         128 kB\n+ First Load JS shared by all             87.6 kB",
+    )
+    c.bash(
+        "git stash -q && npx next build 2>&1 | grep -E ' /members'; git stash pop -q",
+        "\u251c \u25cb /members                              2.87 kB         127 kB",
+    )
+    c.say("The members page grows from 2.87 kB to 3.41 kB (0.54 kB) and no dependency was added.")
+    c.user("Does the link check the expiry on join?")
+    c.bash(
+        "grep -n 'expires' app/join/\\[token\\]/page.tsx lib/tokens.ts",
+        "lib/tokens.ts:8:export function signInvite(teamId: string, expires: number): string {\n"
+        "app/join/[token]/page.tsx:12:  const [teamId, expires] = verifyInvite(params.token);\napp/join/[token]/page.tsx:13:  if (Number(expires) < Date.now()) return <Expired />;",
+    )
+    c.say(
+        "Yes: app/join/[token]/page.tsx line 13 rejects an expired token with the Expired page, after verifyInvite checks the HMAC."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+Feature work in a Next.js app: a copyable invite link on the members page with a shorter expiry, under constraints about dependencies.
+
+Summary:
+1. Primary Request and Intent:
+   Add a "Copy invite link" button to the members page. Links expire after 7 days rather than 30 (security's request after the audit). No new npm dependencies because of bundle size. Email invites stay at 30 days for now (separate ticket).
+
+2. Key Technical Concepts:
+   - HMAC-signed invite tokens with an expiry timestamp
+   - Next.js route handlers and client components
+   - Clipboard API and Playwright clipboard permissions
+
+3. Files and Code Sections:
+   - lib/tokens.ts: added LINK_INVITE_TTL_DAYS = 7 next to INVITE_TTL_DAYS = 30.
+   - app/api/invites/link/route.ts (new): admin-only POST returning a signed join URL and its expiry.
+   - app/(dashboard)/members/CopyInviteLink.tsx (new): button that fetches the link and copies it.
+   - app/(dashboard)/members/page.tsx: renders CopyInviteLink (import added).
+   - locales (en/de/ja): strings for the button.
+   - e2e/invite-link.spec.ts (new): Playwright test for copying the link.
+
+4. Errors and fixes:
+   - tsc: CopyInviteLink not found in page.tsx; added the import.
+   - Playwright's Chromium was missing; installed it, then the e2e test passed.
+
+5. Problem Solving:
+   Unit tests pass. The members page bundle grew only slightly and no dependency was added. The join page already rejects expired tokens after verifying the HMAC.
+
+6. All user messages:
+   - "Add a 'Copy invite link' button to the members page. Links must expire after 7 days, not 30 like the old email invites, because security asked for it after the audit. No new npm dependencies please, the bundle is already too big."
+   - "Keep email invites at 30 for now, that's a separate ticket …"
+   - "Does the link check the expiry on join?"
+
+7. Pending Tasks:
+   - None; not committed yet.
+
+8. Current Work:
+   Answered that the join page checks the expiry.
+
+9. Optional Next Step:
+   Ask whether to commit and open a PR.
+"""
+    labels = [
+        Label("request", "Add a 'Copy invite link' button to the members page", dropped=False),
+        Label("constraint", "Links must expire after 7 days, not 30", dropped=False),
+        Label("decision", "because security asked for it after the audit", dropped=False),
+        Label("constraint", "No new npm dependencies", dropped=False),
+        Label("constraint", "Keep email invites at 30 for now", dropped=False),
+        Label("identifier", "SEC-41", dropped=True),  # cut by the elision
+        Label("decision", "rather than change the shared constant", dropped=False),  # INVITE_TTL_DAYS kept at 30
+        Label("file edited", "locales/de.json", dropped=False),  # "locales (en/de/ja)"
+        Label("edit", "Einladungslink kopieren", dropped=True),
+        Label("measurement", "2.87 kB to 3.41 kB", dropped=True),  # "grew only slightly"
+        Label("measurement", "61 passed", dropped=True),
+        Label("error", "Executable doesn't exist", dropped=False),
+        Label("failed command", "npx playwright test e2e/invite-link.spec.ts", dropped=False),
+        Label("error", "Cannot find name 'CopyInviteLink'", dropped=False),
+        Label("file read", "lib/tokens.ts", dropped=False),
+        Label("path", "app/join/[token]/page.tsx", dropped=True),  # where the expiry is checked
+        Label("name", "requireTeamAdmin", dropped=False),  # "admin-only"
+        Label("name", "APP_URL", dropped=True),  # the join URL is built from it: a deployment needs it set
+        # noise
+        Label("number", "86_400_000", dropped=False),
+        Label("number", "129.0.6668.29", dropped=False),
+        Label("command", "ls locales", dropped=False),
+        Label("number", "87.6 kB", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gradle_build_time() -> DevSession:
+    """Java/Gradle: a performance investigation of CI build time with timings (a build scan's
+    task list, the configuration cache, a test fork setting), the user's limit on the runners'
+    memory with its reason."""
+    c = Conversation("/home/felix/payments-core", "fresh-gradle-build-time")
+    c.user(
+        "Our CI build went from about 9 minutes to 21 in the last month. Can you find out where the "
+        "time goes and bring it back down? Don't ask for bigger runners: we're on the 8 GB ones "
+        "because the org-wide budget is fixed until April."
+    )
+    c.bash("mvn -v", "bash: mvn: command not found", error=True)
+    c.bash(
+        "ls; cat gradle/wrapper/gradle-wrapper.properties | grep distributionUrl",
+        "build.gradle.kts\ngradle\ngradlew\nsettings.gradle.kts\nledger\napi\nreconciler\nshared\n"
+        "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.10.2-bin.zip",
+    )
+    c.bash(
+        "gh run list --workflow build.yml --limit 40 --json createdAt,conclusion,databaseId,updatedAt --jq '.[] | [.databaseId, .createdAt[:10], .conclusion] | @tsv' | awk 'NR%8==1'",
+        "12044871230\t2026-12-02\tsuccess\n12011905512\t2026-11-25\tsuccess\n11980032277\t2026-11-17\tsuccess\n11951187409\t2026-11-10\tsuccess\n11920446013\t2026-11-03\tsuccess",
+    )
+    c.bash(
+        'for id in 12044871230 11920446013; do gh run view $id --json jobs --jq \'.jobs[] | .name + " " + .startedAt + " " + .completedAt\'; done',
+        "build 2026-12-02T09:01:12Z 2026-12-02T09:22:40Z\nbuild 2026-11-03T08:58:03Z 2026-11-03T09:07:21Z",
+    )
+    c.say(
+        "21 min 28 s on 2 Dec against 9 min 18 s on 3 Nov. Let me get a build profile locally with the same command CI runs."
+    )
+    c.bash(
+        "./gradlew clean build --profile --offline 2>&1 | tail -4",
+        "BUILD SUCCESSFUL in 17m 52s\n214 actionable tasks: 214 executed\n\nSee the profiling report at: file:///home/felix/payments-core/build/reports/profile/profile-2026-12-03-10-02-11.html",
+    )
+    c.bash(
+        "python3 scripts/profile_top.py build/reports/profile/profile-2026-12-03-10-02-11.html | head -12",
+        "task                                   duration\n:reconciler:test                       11m 04s\n:ledger:test                            2m 41s\n"
+        ":api:test                               1m 12s\n:ledger:compileJava                     0m 38s\n:shared:compileJava                     0m 21s\n"
+        ":api:bootJar                            0m 17s\n:reconciler:compileJava                 0m 16s\nconfiguration                           0m 44s",
+    )
+    c.say(
+        ":reconciler:test alone takes 11 min. It was under 2 min in the old runs' logs, so something in its tests changed."
+    )
+    c.bash(
+        "git log --oneline --since=2026-11-01 -- reconciler/src/test reconciler/build.gradle.kts",
+        "8e3b7f1 reconciler: run each test class in a fresh JVM to avoid static leaks\n2c4d6e8 reconciler: testcontainers for postgres in ReconcileIT\n"
+        "71aa9c3 reconciler: more fixtures for SEPA returns",
+    )
+    c.bash(
+        "git show 8e3b7f1 -- reconciler/build.gradle.kts",
+        " tasks.test {\n     useJUnitPlatform()\n+    forkEvery = 1\n+    maxParallelForks = 1\n }\n",
+    )
+    c.bash("find reconciler/src/test -name '*Test.java' -o -name '*IT.java' | wc -l", "187")
+    c.say(
+        "8e3b7f1 set forkEvery = 1: a new JVM for each of the 187 test classes, one at a time. At about "
+        "3.5 s of JVM and Spring context start each, that alone is roughly 11 minutes."
+    )
+    c.bash(
+        "git show 8e3b7f1 --format='%an%n%b' -s",
+        "Tom Becker\nReconcilerCacheTest leaked a static Caffeine cache into MatchingTest; forking per class hides it.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java"},
+        "public final class MatchCache {\n    static final Cache<String, Match> CACHE = Caffeine.newBuilder().maximumSize(50_000).build();\n\n"
+        "    static Match get(String key) { return CACHE.getIfPresent(key); }\n    static void put(String key, Match m) { CACHE.put(key, m); }\n}\n",
+    )
+    c.say(
+        "The root cause is the static CACHE in MatchCache. Rather than fork per class, I'll add a "
+        "package-private reset for tests and clear it in a JUnit extension, then drop forkEvery."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java",
+            "old_string": "    static void put(String key, Match m) { CACHE.put(key, m); }",
+            "new_string": "    static void put(String key, Match m) { CACHE.put(key, m); }\n\n    /** For tests: the cache is process-wide. */\n    static void clear() { CACHE.invalidateAll(); }",
+        },
+        "The file /home/felix/payments-core/reconciler/src/main/java/com/acme/reconciler/MatchCache.java has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+            "content": "package com.acme.reconciler;\n\nimport org.junit.jupiter.api.extension.*;\n\n"
+            "/** Registered for every test class (junit-platform.properties): the static cache must not leak between classes. */\n"
+            "public class ClearMatchCache implements BeforeAllCallback {\n    @Override public void beforeAll(ExtensionContext c) { MatchCache.clear(); }\n}\n",
+        },
+        "File created successfully at: /home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/resources/junit-platform.properties",
+            "content": "junit.jupiter.extensions.autodetection.enabled=true\n",
+        },
+        "File created successfully at: /home/felix/payments-core/reconciler/src/test/resources/junit-platform.properties",
+    )
+    c.bash(
+        "mkdir -p reconciler/src/test/resources/META-INF/services && echo com.acme.reconciler.ClearMatchCache > reconciler/src/test/resources/META-INF/services/org.junit.jupiter.api.extension.Extension",
+        "",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/build.gradle.kts",
+            "old_string": "    useJUnitPlatform()\n    forkEvery = 1\n    maxParallelForks = 1\n",
+            "new_string": "    useJUnitPlatform()\n    maxParallelForks = 2\n",
+        },
+        "The file /home/felix/payments-core/reconciler/build.gradle.kts has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew :reconciler:test --offline 2>&1 | tail -6",
+        "> Task :reconciler:test\n\nMatchingTest > matchesReturnToOriginal() FAILED\n    org.opentest4j.AssertionFailedError: expected: <M-7781> but was: <null>\n\n"
+        "187 tests completed, 1 failed\n\nBUILD FAILED in 1m 58s",
+        error=True,
+    )
+    c.say(
+        "With two parallel forks, a class in the other fork can clear... no: forks are separate JVMs. The "
+        "failure is inside one JVM: MatchingTest relied on a Match put by a @BeforeAll in a nested class "
+        "that runs before the outer class's extension. Clearing in BeforeAll of the nested class wipes it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java",
+            "old_string": "    @Override public void beforeAll(ExtensionContext c) { MatchCache.clear(); }",
+            "new_string": "    @Override public void beforeAll(ExtensionContext c) {\n        if (c.getTestClass().map(k -> k.getEnclosingClass() == null).orElse(true)) MatchCache.clear();\n    }",
+        },
+        "The file /home/felix/payments-core/reconciler/src/test/java/com/acme/reconciler/ClearMatchCache.java has been updated successfully.",
+    )
+    c.bash(
+        "./gradlew :reconciler:test --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 1m 47s\n5 actionable tasks: 2 executed, 3 up-to-date",
+    )
+    c.bash(
+        "for i in 1 2 3; do ./gradlew :reconciler:test --offline --rerun-tasks -q 2>&1 | tail -1 || echo fail; done; echo ok",
+        "ok",
+    )
+    c.bash(
+        "free -g | head -2 && grep -n 'jvmargs' gradle.properties",
+        "               total        used        free      shared  buff/cache   available\nMem:              15          6           7           0           2           9\n"
+        "gradle.properties:2:org.gradle.jvmargs=-Xmx2g -XX:MaxMetaspaceSize=512m",
+    )
+    c.say(
+        "Memory on the 8 GB runner: the Gradle daemon has 2 GB, each test fork uses up to 512 MB (the "
+        "default maxHeapSize), so two forks fit. I won't raise it to 4 forks: with Testcontainers' "
+        "Postgres (about 1 GB) that would be tight on 8 GB."
+    )
+    c.bash(
+        "./gradlew clean build --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 6m 31s\n214 actionable tasks: 214 executed",
+    )
+    c.user("Great. Configuration takes 44 s too, is the configuration cache worth it?")
+    c.bash(
+        "./gradlew build --configuration-cache --offline 2>&1 | grep -E 'problem|Configuration cache|BUILD' | head -5",
+        "Configuration cache entry stored with 3 problems.\n3 problems were found storing the configuration cache.\n"
+        "- Task `:api:bootJar` of type `org.springframework.boot.gradle.tasks.bundling.BootJar`: invocation of 'Task.project' at execution time is unsupported.\nBUILD SUCCESSFUL in 5m 02s",
+    )
+    c.say(
+        "It works with 3 warnings from a custom doLast in api/build.gradle.kts using `project` at execution time; on CI the cache would only help if it were persisted between runs, which our workflow doesn't do. I'd leave it for a separate change."
+    )
+    c.user("Agreed, leave it. Commit what you have.")
+    c.bash(
+        "git add -A && git commit -qm 'reconciler: clear MatchCache per test class instead of a JVM per class (CI 21 -> ~7 min)' && git log --oneline -1",
+        "0a4f6d2 reconciler: clear MatchCache per test class instead of a JVM per class (CI 21 -> ~7 min)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+CI build time doubled over a month; the user asked to find and fix the cause without bigger runners.
+
+Summary:
+1. Primary Request and Intent:
+   Find why the CI build went from about 9 to about 21 minutes over the last month and bring it back down, without asking for bigger runners (8 GB runners; the org budget is fixed until April). Later: leave the configuration cache for a separate change and commit.
+
+2. Key Technical Concepts:
+   - Gradle --profile, test forking (forkEvery, maxParallelForks)
+   - JUnit 5 extension autodetection (BeforeAllCallback)
+   - Static caches leaking between test classes
+   - Gradle configuration cache problems (Task.project at execution time)
+
+3. Files and Code Sections:
+   - reconciler/build.gradle.kts: removed forkEvery = 1; maxParallelForks = 2.
+   - reconciler/src/main/java/.../MatchCache.java: added a package-private clear() for tests.
+   - reconciler/src/test/java/.../ClearMatchCache.java (new): clears the cache before each top-level test class (not nested classes), registered via autodetection (junit-platform.properties and META-INF/services).
+
+4. Errors and fixes:
+   - mvn not found: the project uses Gradle.
+   - MatchingTest failed after the first version because the extension also cleared the cache for nested classes; now only top-level classes clear it.
+
+5. Problem Solving:
+   The profile showed :reconciler:test taking about 11 minutes, caused by a recent commit that forked a new JVM for each of the ~190 test classes to hide a static cache leak. Fixing the leak and dropping per-class forks brings the local full build to about 6.5 minutes; reconciler tests are stable over repeated runs. Two forks fit in memory on the 8 GB runner alongside the Gradle daemon and the Postgres container.
+
+6. All user messages:
+   - "Our CI build went from about 9 minutes to 21 in the last month. Can you find out where the time goes and bring it back down? Don't ask for bigger runners: …"
+   - "Great. Configuration takes 44 s too, is the configuration cache worth it?"
+   - "Agreed, leave it. Commit what you have."
+
+7. Pending Tasks:
+   - Possibly a separate change for the configuration cache.
+
+8. Current Work:
+   Committed the fix.
+
+9. Optional Next Step:
+   Watch the next CI run's duration.
+"""
+    labels = [
+        Label("request", "Our CI build went from about 9 minutes to 21", dropped=False),
+        Label("constraint", "Don't ask for bigger runners", dropped=False),
+        Label("decision", "because the org-wide budget is fixed until April", dropped=False),
+        Label("request", "leave it. Commit what you have", dropped=False),
+        Label("identifier", "8e3b7f1", dropped=True),  # "a recent commit"
+        Label("name", "Tom Becker", dropped=True),  # who added forkEvery, and why
+        Label("measurement", "11m 04s", dropped=False),  # "about 11 minutes"
+        Label("measurement", "187", dropped=False),  # "~190 test classes"
+        Label("measurement", "BUILD SUCCESSFUL in 6m 31s", dropped=False),  # "about 6.5 minutes"
+        Label("measurement", "17m 52s", dropped=True),  # the local build before
+        Label("measurement", "BUILD SUCCESSFUL in 5m 02s", dropped=True),  # with the configuration cache
+        Label("identifier", "0a4f6d2", dropped=True),
+        Label("error", "expected: <M-7781> but was: <null>", dropped=False),
+        Label("failed command", "mvn -v", dropped=False),
+        Label("edit", "forkEvery = 1", dropped=False),
+        Label("number", "-Xmx2g", dropped=True),  # the daemon's heap, read in gradle.properties
+        Label("decision", "I won't raise it to 4 forks", dropped=True),  # and why: Postgres' 1 GB on 8 GB
+        Label("file read", "reconciler/src/main/java/com/acme/reconciler/MatchCache.java", dropped=False),
+        # noise
+        Label("identifier", "12044871230", dropped=True),  # the 21-minute run measured
+        Label("number", "2026-11-03", dropped=False),
+        Label("number", "50_000", dropped=False),
+        Label("command", "free -g | head -2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def log_volume() -> DevSession:
+    """Go/YAML: a configuration change (structured logging with sampling) driven by measured log
+    volume, the user's stated preferences with reasons, a default read in the library's source."""
+    c = Conversation("/home/sven/ingest", "fresh-log-volume")
+    c.user(
+        "Datadog says ingest-gateway sends about 38 GB of logs a day, it's most of our bill. Cut it "
+        "down. Debug logs stay off in prod because Datadog bills per GB, but keep every error and "
+        "every request that takes over 1 s."
+    )
+    c.bash("kubectl -n ingest logs deploy/ingest-gateway --since=10m | wc -lc", " 412877 118334920")
+    c.say(
+        "About 413k lines and 118 MB in 10 minutes from one replica, so about 17 GB a day per replica, more than 38 GB across the 3."
+    )
+    c.bash(
+        "kubectl -n ingest logs deploy/ingest-gateway --since=10m | jq -r '.msg' | sort | uniq -c | sort -rn | head -8",
+        " 398211 request handled\n   9042 batch flushed\n   3310 upstream retry\n    998 client disconnected\n    712 schema cache refreshed\n"
+        "    389 request failed\n    171 slow request\n     44 config reloaded",
+    )
+    c.say(
+        "96% of the lines are 'request handled' at info level, one per request. Errors (request failed) are 389, slow requests 171."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sven/ingest/internal/httpx/middleware.go"},
+        "    28\tfunc Logging(log *zap.Logger) func(http.Handler) http.Handler {\n    29\t\treturn func(next http.Handler) http.Handler {\n"
+        "    30\t\t\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n    31\t\t\t\tstart := time.Now()\n"
+        "    32\t\t\t\trw := &statusWriter{ResponseWriter: w}\n    33\t\t\t\tnext.ServeHTTP(rw, r)\n"
+        '    34\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", time.Since(start)), zap.String("path", r.URL.Path))\n'
+        "    35\t\t\t})\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sven/ingest/config/prod.yaml"},
+        "log:\n  level: info\n  format: json\n  sampling: null\nupstream:\n  timeout: 5s\n",
+    )
+    c.bash(
+        "go doc go.uber.org/zap.SamplingConfig",
+        'package zap // import "go.uber.org/zap"\n\ntype SamplingConfig struct {\n\tInitial    int\n\tThereafter int\n'
+        "\tHook       func(zapcore.Entry, zapcore.SamplingDecision)\n}\n    SamplingConfig sets a sampling strategy for the logger. Sampling caps the\n"
+        "    global CPU and I/O load that logging puts on your process while attempting\n    to preserve a representative subset of your logs.\n\n"
+        "    If specified, the Sampler will invoke the Hook after each decision.\n\n    Values configured here are per-second. See zapcore.NewSamplerWithOptions for\n    details.",
+    )
+    c.say(
+        "zap's sampler keys on level and message, per second: with Initial 10 / Thereafter 100 it "
+        "keeps the first 10 'request handled' lines each second, then 1 in 100. It would also sample "
+        "'request failed' if errors spike, which you don't want. So I'll not use zap's global sampler; "
+        "instead log 'request handled' only for status >= 500 or took > 1 s, and a 1% sample of the rest."
+    )
+    c.user("1% is fine. Make the threshold and the rate configurable in the yaml, ops will want to tune them.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/config/prod.yaml",
+            "old_string": "  sampling: null\n",
+            "new_string": "  sampling: null\n  requests:\n    slow_after: 1s\n    sample_rate: 0.01\n",
+        },
+        "The file /home/sven/ingest/config/prod.yaml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": "func Logging(log *zap.Logger) func(http.Handler) http.Handler {",
+            "new_string": 'type RequestLogConfig struct {\n\tSlowAfter  time.Duration `yaml:"slow_after"`\n\tSampleRate float64       `yaml:"sample_rate"`\n}\n\n'
+            "func Logging(log *zap.Logger, cfg RequestLogConfig) func(http.Handler) http.Handler {",
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": '\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", time.Since(start)), zap.String("path", r.URL.Path))',
+            "new_string": "\t\t\t\ttook := time.Since(start)\n\t\t\t\tif rw.status < 500 && took <= cfg.SlowAfter && rand.Float64() >= cfg.SampleRate {\n\t\t\t\t\treturn\n\t\t\t\t}\n"
+            '\t\t\t\tlog.Info("request handled", zap.Int("status", rw.status), zap.Duration("took", took), zap.String("path", r.URL.Path))',
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./... ",
+        "# github.com/acme/ingest/cmd/gateway\ncmd/gateway/main.go:63:31: not enough arguments in call to httpx.Logging\n\thave (*zap.Logger)\n\twant (*zap.Logger, httpx.RequestLogConfig)",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/cmd/gateway/main.go",
+            "old_string": "\tmux := httpx.Logging(logger)(router)",
+            "new_string": "\tmux := httpx.Logging(logger, cfg.Log.Requests)(router)",
+        },
+        "The file /home/sven/ingest/cmd/gateway/main.go has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/config/config.go",
+            "old_string": '\tFormat   string `yaml:"format"`',
+            "new_string": '\tFormat   string                 `yaml:"format"`\n\tRequests httpx.RequestLogConfig `yaml:"requests"`',
+        },
+        "The file /home/sven/ingest/internal/config/config.go has been updated successfully.",
+    )
+    c.bash(
+        "go build ./... && go test ./internal/... 2>&1 | tail -4",
+        "ok  \tgithub.com/acme/ingest/internal/config\t0.019s\nok  \tgithub.com/acme/ingest/internal/httpx\t0.142s\nok  \tgithub.com/acme/ingest/internal/pipeline\t2.306s",
+    )
+    c.say(
+        "A config without the new block gets SlowAfter 0 and SampleRate 0, so every request would count as slow and be logged, the old behaviour. That is the safe default for staging, which has no `requests` block."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware_test.go",
+            "content": "func TestLoggingKeepsErrorsAndSlowRequests(t *testing.T) {\n\tcore, logs := observer.New(zap.InfoLevel)\n"
+            '\tcfg := RequestLogConfig{SlowAfter: time.Second, SampleRate: 0}\n\t// 500 and a slow 200 are logged, a fast 200 is not\n\t// ...\n\tif got := logs.Len(); got != 2 {\n\t\tt.Fatalf("logged %d lines, want 2", got)\n\t}\n}\n',
+        },
+        "File created successfully at: /home/sven/ingest/internal/httpx/middleware_test.go",
+    )
+    c.bash(
+        "go test ./internal/httpx/ -run TestLogging -v 2>&1 | tail -3",
+        "--- PASS: TestLoggingKeepsErrorsAndSlowRequests (1.01s)\nPASS\nok  \tgithub.com/acme/ingest/internal/httpx\t1.166s",
+    )
+    c.bash(
+        "golangci-lint run ./internal/httpx/",
+        "internal/httpx/middleware.go:41:38: G404: Use of weak random number generator (math/rand or math/rand/v2 instead of crypto/rand) (gosec)",
+        error=True,
+    )
+    c.say(
+        "gosec's G404 is a false positive here: sampling logs needs no cryptographic randomness. Adding a `//nolint:gosec` with the reason."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sven/ingest/internal/httpx/middleware.go",
+            "old_string": "rand.Float64() >= cfg.SampleRate {",
+            "new_string": "rand.Float64() >= cfg.SampleRate { //nolint:gosec // sampling logs, not security",
+        },
+        "The file /home/sven/ingest/internal/httpx/middleware.go has been updated successfully.",
+    )
+    c.bash("golangci-lint run ./... && echo clean", "clean")
+    c.bash(
+        "kubectl -n ingest-staging rollout restart deploy/ingest-gateway && sleep 600 && kubectl -n ingest-staging logs deploy/ingest-gateway --since=10m | wc -lc",
+        "deployment.apps/ingest-gateway restarted\n  5120 1487310",
+    )
+    c.say(
+        "On staging with the prod settings applied by hand: 5,120 lines and 1.5 MB in 10 minutes, from about 118 MB: roughly 98.7% less."
+    )
+    c.user("Nice. Open a PR, title 'log: keep errors and slow requests, sample 1% of the rest'.")
+    c.bash(
+        "git switch -c log-sampling && git commit -qam 'log: keep errors and slow requests, sample 1% of the rest' && git push -qu origin log-sampling && gh pr create --fill 2>&1 | tail -1",
+        "https://github.com/acme/ingest/pull/318",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted to cut the gateway's log volume (most of the Datadog bill) while keeping errors and slow requests.
+
+Summary:
+1. Primary Request and Intent:
+   Reduce ingest-gateway's log volume (~38 GB/day in Datadog). Debug logs stay off in prod (billed per GB). Every error and every request over 1 s must still be logged. A 1% sample of other requests is fine; the threshold and rate must be configurable in the YAML for ops. Open a PR titled "log: keep errors and slow requests, sample 1% of the rest".
+
+2. Key Technical Concepts:
+   - zap sampling (per level and message, per second) vs explicit per-request sampling
+   - Config-driven thresholds (slow_after, sample_rate)
+   - gosec G404 for math/rand
+
+3. Files and Code Sections:
+   - internal/httpx/middleware.go: RequestLogConfig{SlowAfter, SampleRate}; Logging skips "request handled" unless status >= 500, took > SlowAfter, or the random sample hits; nolint for G404 with a reason.
+   - config/prod.yaml: log.requests.slow_after: 1s and sample_rate: 0.01.
+   - internal/config/config.go: Requests field in the log config.
+   - cmd/gateway/main.go: passes cfg.Log.Requests to Logging.
+   - internal/httpx/middleware_test.go: TestLoggingKeepsErrorsAndSlowRequests.
+
+4. Errors and fixes:
+   - Build error after the signature change (not enough arguments to httpx.Logging in main.go); fixed.
+   - golangci-lint G404 (weak random); suppressed with a justification.
+
+5. Problem Solving:
+   Almost all log lines were the per-request "request handled" info line. zap's built-in sampler was rejected because it could also drop error lines during spikes. On staging the log volume dropped by roughly 99%.
+
+6. All user messages:
+   - "Datadog says ingest-gateway sends about 38 GB of logs a day, it's most of our bill. Cut it down. Debug logs stay off in prod because Datadog bills per GB, but keep every error and every request that takes over 1 s."
+   - "1% is fine. Make the threshold and the rate configurable in the yaml, ops will want to tune them."
+   - "Nice. Open a PR, title 'log: keep errors and slow requests, sample 1% of the rest'."
+
+7. Pending Tasks:
+   - Review of the PR.
+
+8. Current Work:
+   Pushed the branch log-sampling and opened the PR.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Cut it down", dropped=False),
+        Label("constraint", "Debug logs stay off in prod", dropped=False),
+        Label("decision", "because Datadog bills per GB", dropped=False),
+        Label("constraint", "keep every error and every request that takes over 1 s", dropped=False),
+        Label("request", "Make the threshold and the rate configurable in the yaml", dropped=False),
+        Label("measurement", "398211 request handled", dropped=False),  # "almost all log lines"
+        Label("measurement", "118334920", dropped=True),  # bytes in 10 minutes from one replica
+        Label("measurement", "389 request failed", dropped=True),
+        Label("measurement", "171 slow request", dropped=True),
+        Label("measurement", "roughly 98.7% less", dropped=False),  # "dropped by roughly 99%"
+        Label("measurement", "5,120 lines and 1.5 MB in 10 minutes", dropped=True),  # the after figures
+        Label(
+            "number", "Values configured here are per-second", dropped=False
+        ),  # "(per level and message, per second)"
+        Label(
+            "decision", "A config without the new block gets SlowAfter 0 and SampleRate 0", dropped=True
+        ),  # staging's default
+        Label("error", "not enough arguments in call to httpx.Logging", dropped=False),
+        Label("error", "G404", dropped=False),
+        Label("edit", "sample_rate: 0.01", dropped=False),
+        Label("file edited", "cmd/gateway/main.go", dropped=False),
+        Label("url", "https://github.com/acme/ingest/pull/318", dropped=True),
+        Label("number", "timeout: 5s", dropped=False),  # read in prod.yaml, unrelated to the task
+        Label("number", "17 GB a day per replica", dropped=False),  # hand arithmetic
+        # noise
+        Label("command", "go build ./...", dropped=False),
+        Label("number", "1.166s", dropped=False),
+        Label("number", "412877", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def mysql_index() -> DevSession:
+    """SQL/MySQL: a slow admin report timed with EXPLAIN ANALYZE, an index added online with
+    gh-ost for the user's stated reason, row counts and timings before and after, a failed cut-over."""
+    c = Conversation("/home/amara/marketplace", "fresh-mysql-index")
+    c.user(
+        "The admin 'seller payouts' page times out (30 s gateway limit). It's the query in "
+        "app/Reports/SellerPayouts.php. Make it fast. Any schema change on order_items goes through "
+        "gh-ost, never a plain ALTER, because the table is huge and a blocking ALTER stalls replication."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php"},
+        "    22\t        $sql = <<<SQL\n    23\t            SELECT s.id, s.name, SUM(oi.price_cents - oi.fee_cents) AS payout_cents, COUNT(*) AS items\n"
+        "    24\t            FROM order_items oi\n    25\t            JOIN sellers s ON s.id = oi.seller_id\n"
+        "    26\t            WHERE oi.status = 'delivered' AND oi.delivered_at >= ? AND oi.delivered_at < ?\n"
+        "    27\t            GROUP BY s.id, s.name\n    28\t            ORDER BY payout_cents DESC\n    29\t        SQL;\n",
+    )
+    c.bash(
+        "mysql -h replica-2 marketplace -e \"SELECT table_rows, ROUND(data_length/1024/1024/1024,1) AS data_gb, ROUND(index_length/1024/1024/1024,1) AS index_gb FROM information_schema.tables WHERE table_name='order_items'\"",
+        "+------------+---------+----------+\n| table_rows | data_gb | index_gb |\n+------------+---------+----------+\n|  312480551 |    88.4 |     41.7 |\n+------------+---------+----------+",
+    )
+    c.bash(
+        "mysql -h replica-2 marketplace -e 'SHOW INDEX FROM order_items' | awk '{print $3, $4, $5}' | column -t",
+        "Key_name              Seq_in_index  Column_name\nPRIMARY               1             id\nidx_order             1             order_id\n"
+        "idx_seller           1             seller_id\nidx_status            1             status\nidx_product           1             product_id",
+    )
+    c.bash(
+        "time mysql -h replica-2 marketplace -e \"EXPLAIN ANALYZE SELECT s.id, SUM(oi.price_cents - oi.fee_cents), COUNT(*) FROM order_items oi JOIN sellers s ON s.id = oi.seller_id WHERE oi.status='delivered' AND oi.delivered_at >= '2026-11-01' AND oi.delivered_at < '2026-12-01' GROUP BY s.id\\G\"",
+        "*************************** 1. row ***************************\nEXPLAIN: -> Table scan on <temporary>  (actual time=48211..48233 rows=18244 loops=1)\n"
+        "    -> Aggregate using temporary table  (actual time=48211..48211 rows=18244 loops=1)\n"
+        "        -> Nested loop inner join  (cost=2.1e+6 rows=4.7e+6) (actual time=0.91..46102 rows=6904113 loops=1)\n"
+        "            -> Filter: ((oi.delivered_at >= TIMESTAMP'2026-11-01 00:00:00') and (oi.delivered_at < TIMESTAMP'2026-12-01 00:00:00'))  (cost=1.1e+6 rows=4.7e+6) (actual time=0.88..39870 rows=6904113 loops=1)\n"
+        "                -> Index lookup on oi using idx_status (status='delivered')  (cost=1.1e+6 rows=281232496) (actual time=0.87..31220 rows=281077340 loops=1)\n"
+        "            -> Single-row index lookup on s using PRIMARY (id=oi.seller_id)  (cost=0.25 rows=1) (actual time=0.001..0.001 rows=1 loops=6904113)\n\n"
+        "real\t0m48.402s",
+    )
+    c.say(
+        "48.4 s. MySQL uses idx_status, which matches 281 million of the 312 million rows (90% are delivered), "
+        "then filters by date down to 6.9 million. A composite index (status, delivered_at, seller_id, "
+        "price_cents, fee_cents) would make it a range scan that is also covering."
+    )
+    c.user(
+        "Covering is a lot of extra index on 312M rows. Is (status, delivered_at) alone good enough? Disk on the primary is at 71%."
+    )
+    c.bash(
+        "mysql -h replica-2 -e \"SELECT ROUND(SUM(data_length+index_length)/1024/1024/1024) FROM information_schema.tables WHERE table_schema='marketplace'\"; df -h /var/lib/mysql | tail -1",
+        "+---+\n| 412 |\n+---+\n/dev/nvme1n1    1.0T  716G  308G  71% /var/lib/mysql",
+    )
+    c.bash(
+        'mysql -h sandbox-1 marketplace -e "ALTER TABLE order_items_sample ADD INDEX idx_status_delivered (status, delivered_at); ANALYZE TABLE order_items_sample;" && time mysql -h sandbox-1 marketplace < /tmp/q_sample.sql | tail -1',
+        "Table\tOp\tMsg_type\tMsg_text\nmarketplace.order_items_sample\tanalyze\tstatus\tOK\n18244\n\nreal\t0m3.911s",
+    )
+    c.say(
+        "On the sandbox's 10% sample, (status, delivered_at) brings the query from 4.6 s to 3.9 s only: the "
+        "6.9M-row lookups back into the clustered index dominate. The covering version on the same sample: "
+        "0.31 s. Estimated size of the covering index at full scale: about 14 GB; the two-column one about 8 GB."
+    )
+    c.user(
+        "OK, covering then, 14 GB is fine with 308 free. Run it with gh-ost against the primary, but --postpone-cut-over, I'll do the cut-over myself at night."
+    )
+    c.bash("gh-ost --version", "bash: gh-ost: command not found", error=True)
+    c.bash("ssh db-tools-1 'gh-ost --version'", "1.1.6")
+    c.bash(
+        "ssh db-tools-1 'gh-ost --host=replica-2 --database=marketplace --table=order_items "
+        '--alter="ADD INDEX idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents)" '
+        "--max-load=Threads_running=40 --chunk-size=2000 --postpone-cut-over-flag-file=/tmp/ghost.postpone.flag "
+        "--throttle-control-replicas=replica-1,replica-3 --max-lag-millis=1500 --execute 2>&1 | tail -5'",
+        "Copy: 0/312480551 0.0%; Applied: 0; Backlog: 0/1000; Time: 0s(total), 0s(copy); streamer: mysql-bin.048812:4211; Lag: 0.01s, HeartbeatLag: 0.02s, State: migrating; ETA: N/A\n"
+        "FATAL 2026-12-03 11:20:44 ERROR Error 1045 (28000): Access denied for user 'ghost'@'10.4.2.18' (using password: NO)",
+        error=True,
+    )
+    c.say("gh-ost needs credentials; the ghost user's password is in /etc/gh-ost.cnf on db-tools-1 per the runbook.")
+    c.bash(
+        "ssh db-tools-1 'gh-ost --conf=/etc/gh-ost.cnf --host=replica-2 --database=marketplace --table=order_items "
+        '--alter="ADD INDEX idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents)" --max-load=Threads_running=40 --chunk-size=2000 '
+        "--postpone-cut-over-flag-file=/tmp/ghost.postpone.flag --throttle-control-replicas=replica-1,replica-3 --max-lag-millis=1500 --execute > /var/log/ghost-order_items.log 2>&1 &'; "
+        "sleep 120; ssh db-tools-1 'tail -1 /var/log/ghost-order_items.log'",
+        "Copy: 1712000/312480551 0.5%; Applied: 2210; Backlog: 0/1000; Time: 2m0s(total), 1m58s(copy); streamer: mysql-bin.048812:9981232; Lag: 0.41s, HeartbeatLag: 0.39s, State: migrating; ETA: 6h02m11s",
+    )
+    c.say(
+        "Running: 0.5% after 2 minutes, ETA about 6 hours, replica lag 0.4 s, under the 1.5 s limit. Cut-over is postponed until you delete /tmp/ghost.postpone.flag on db-tools-1."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php",
+            "old_string": "            FROM order_items oi\n",
+            "new_string": "            FROM order_items oi FORCE INDEX (idx_payouts)\n",
+        },
+        "The file /home/amara/marketplace/app/Reports/SellerPayouts.php has been updated successfully.",
+    )
+    c.user(
+        "No FORCE INDEX, the optimizer will pick it once it exists, and FORCE INDEX breaks the day someone renames it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/amara/marketplace/app/Reports/SellerPayouts.php",
+            "old_string": "            FROM order_items oi FORCE INDEX (idx_payouts)\n",
+            "new_string": "            FROM order_items oi\n",
+        },
+        "The file /home/amara/marketplace/app/Reports/SellerPayouts.php has been updated successfully.",
+    )
+    c.bash("git status --short", "")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The seller payouts admin report times out; I analysed the query plan, evaluated index options with the user, and started an online index build with gh-ost.
+
+Summary:
+1. Primary Request and Intent:
+   Make the seller payouts admin page (query in app/Reports/SellerPayouts.php) fast; it times out at the 30 s gateway limit. Any schema change to order_items must go through gh-ost, never a plain ALTER, because the table is huge and a blocking ALTER stalls replication. The user chose the covering index and asked to run gh-ost against the primary with the cut-over postponed (they will do it at night). No FORCE INDEX hints in the query.
+
+2. Key Technical Concepts:
+   - EXPLAIN ANALYZE; low-selectivity index (status) vs composite range index
+   - Covering indexes to avoid clustered-index lookups
+   - gh-ost online schema change with a postponed cut-over flag file, replica lag throttling
+
+3. Files and Code Sections:
+   - app/Reports/SellerPayouts.php: aggregates payouts from order_items joined to sellers by delivered date; a FORCE INDEX hint was added and then removed at the user's request (no net change).
+
+4. Errors and fixes:
+   - gh-ost not installed locally; it runs on db-tools-1.
+   - The first gh-ost run failed with access denied for the ghost user; reran with the config file holding its credentials.
+
+5. Problem Solving:
+   The query took about 48 s, scanning ~281M rows via idx_status and filtering to ~6.9M by date. On a sample, a two-column (status, delivered_at) index barely helped, while the covering index made it roughly 15 times faster. The covering index is estimated at about 14 GB, which fits in the primary's free disk. gh-ost is now copying, with an ETA of around 6 hours and low replica lag.
+
+6. All user messages:
+   - "The admin 'seller payouts' page times out (30 s gateway limit). It's the query in app/Reports/SellerPayouts.php. Make it fast. Any schema change on order_items goes through gh-ost, never a plain ALTER, because …"
+   - The user asked whether (status, delivered_at) alone was enough, given the primary's disk at 71%.
+   - "OK, covering then, 14 GB is fine with 308 free. Run it with gh-ost against the primary, but --postpone-cut-over, I'll do the cut-over myself at night."
+   - "No FORCE INDEX, the optimizer will pick it once it exists, and FORCE INDEX breaks the day someone renames it."
+
+7. Pending Tasks:
+   - The user performs the gh-ost cut-over at night.
+   - Verify the report's speed after the cut-over.
+
+8. Current Work:
+   gh-ost is building idx_payouts (status, delivered_at, seller_id, price_cents, fee_cents) on order_items; the FORCE INDEX edit was reverted.
+
+9. Optional Next Step:
+   Monitor the gh-ost log and re-run EXPLAIN ANALYZE after the cut-over.
+"""
+    labels = [
+        Label("request", "The admin 'seller payouts' page times out", dropped=False),
+        Label("constraint", "never a plain ALTER", dropped=False),
+        Label("decision", "a blocking ALTER stalls replication", dropped=False),  # "because …", kept in the intent
+        Label("constraint", "I'll do the cut-over myself at night", dropped=False),
+        Label("constraint", "No FORCE INDEX", dropped=False),
+        Label("decision", "FORCE INDEX breaks the day someone renames it", dropped=True),
+        Label("measurement", "312480551", dropped=True),  # the table's rows: "huge"
+        Label("measurement", "0m48.402s", dropped=False),  # "about 48 s"
+        Label("measurement", "rows=6904113", dropped=False),  # "~6.9M"
+        Label("measurement", "0m3.911s", dropped=True),  # the two-column index on the sample
+        Label("measurement", "0.31 s", dropped=True),  # the covering index on the sample: "roughly 15 times"
+        Label("measurement", "ETA: 6h02m11s", dropped=False),
+        Label("path", "/tmp/ghost.postpone.flag", dropped=True),  # the file to delete for the cut-over
+        Label("path", "/var/log/ghost-order_items.log", dropped=True),  # where to watch it
+        Label("error", "Access denied for user 'ghost'", dropped=False),
+        Label("failed command", "gh-ost --version", dropped=False),
+        Label("edit", "FORCE INDEX (idx_payouts)", dropped=False),
+        Label("path", "/etc/gh-ost.cnf", dropped=True),  # where the credentials are
+        # noise
+        Label("number", "10.4.2.18", dropped=False),
+        Label("number", "mysql-bin.048812", dropped=False),
+        Label("command", "git status --short", dropped=False),
+        Label("number", "2000", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def android_crash() -> DevSession:
+    """Kotlin/Android: a crash from a Crashlytics stack trace, reproduced on an emulator after
+    several failed commands, the cause in a lifecycle race, the user's rule on the fix's scope."""
+    c = Conversation("/home/lea/notes-android", "fresh-android-crash")
+    c.user(
+        "Top crash in 5.12.0 on Crashlytics: IllegalStateException in NoteEditorFragment, about 2.3% "
+        "of sessions. Stack trace below. Fix it in a way we can ship as a 5.12.1 hotfix, so nothing "
+        "beyond the fix itself.\n\nFatal Exception: java.lang.IllegalStateException: Fragment NoteEditorFragment{8c1f2e0} not attached to a context.\n"
+        "    at androidx.fragment.app.Fragment.requireContext(Fragment.java:972)\n"
+        "    at com.acme.notes.editor.NoteEditorFragment.showSavedToast(NoteEditorFragment.kt:214)\n"
+        "    at com.acme.notes.editor.NoteEditorFragment$save$1.invokeSuspend(NoteEditorFragment.kt:188)\n"
+        "    at kotlin.coroutines.jvm.internal.BaseContinuationImpl.resumeWith(ContinuationImpl.kt:33)\n"
+        "    at kotlinx.coroutines.DispatchedTask.run(DispatchedTask.kt:108)"
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt"},
+        "   180\t    private fun save() {\n   181\t        GlobalScope.launch(Dispatchers.Main) {\n"
+        "   182\t            val note = binding.editor.text.toString()\n   183\t            withContext(Dispatchers.IO) { repository.save(noteId, note) }\n"
+        + _lines("   {i}\t", 4, 184)
+        + "\n   188\t            showSavedToast()\n   189\t        }\n   190\t    }\n"
+        + _lines("   {i}\t", 23, 191)
+        + "\n   214\t    private fun showSavedToast() = Toast.makeText(requireContext(), R.string.saved, Toast.LENGTH_SHORT).show()\n",
+    )
+    c.say(
+        "save() runs in GlobalScope, so the coroutine outlives the fragment. If the user leaves the editor "
+        "while repository.save is still writing (slow on large notes), the fragment is detached when "
+        "showSavedToast calls requireContext(). The fix is to launch in viewLifecycleOwner.lifecycleScope; "
+        "but then leaving the screen would cancel the save itself, which loses the note."
+    )
+    c.bash(
+        "git log --oneline -3 -- app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+        "a3e5c71 editor: save on back press\n5b2f0d9 editor: toast after save\n9e1d3c8 editor: move save off the main thread",
+    )
+    c.bash(
+        "./gradlew :app:testDebugUnitTest --tests '*NoteEditor*'",
+        "ERROR: JAVA_HOME is not set and no 'java' command could be found in your PATH.",
+        error=True,
+    )
+    c.bash(
+        "export JAVA_HOME=/opt/android-studio/jbr && ./gradlew :app:testDebugUnitTest --tests '*NoteEditor*' 2>&1 | tail -3",
+        "BUILD SUCCESSFUL in 1m 22s\n31 actionable tasks: 9 executed, 22 up-to-date",
+    )
+    c.bash("adb devices", "bash: adb: command not found", error=True)
+    c.bash("~/Android/Sdk/platform-tools/adb devices", "List of devices attached\n")
+    c.bash("~/Android/Sdk/emulator/emulator -list-avds", "Pixel_7_API_34\nPixel_4a_API_30")
+    c.bash(
+        "~/Android/Sdk/emulator/emulator -avd Pixel_4a_API_30 -no-window -no-audio &>/tmp/emu.log & sleep 60; ~/Android/Sdk/platform-tools/adb wait-for-device && ~/Android/Sdk/platform-tools/adb devices",
+        "List of devices attached\nemulator-5554\tdevice",
+    )
+    c.bash("./gradlew :app:installDebug 2>&1 | tail -2", "Installed on 1 device.\n\nBUILD SUCCESSFUL in 48s")
+    c.bash(
+        "~/Android/Sdk/platform-tools/adb shell am instrument -w -e class com.acme.notes.editor.SaveAndLeaveTest com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner",
+        "com.acme.notes.editor.SaveAndLeaveTest:\nError in leaveWhileSaving(com.acme.notes.editor.SaveAndLeaveTest):\n"
+        "java.lang.IllegalStateException: Fragment NoteEditorFragment{3d9a7b1} not attached to a context.\n\tat androidx.fragment.app.Fragment.requireContext(Fragment.java:972)\n\n"
+        "Tests run: 1,  Failures: 1",
+        error=True,
+    )
+    c.say("Reproduced with an instrumented test that saves a 2 MB note and presses back immediately (API 30 emulator).")
+    c.user(
+        "The save must survive leaving the screen, notes are the whole product. Keep it minimal: don't "
+        "move save into a ViewModel or WorkManager now, that's the 5.13 refactor (NOTES-1022)."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+            "old_string": "    private fun showSavedToast() = Toast.makeText(requireContext(), R.string.saved, Toast.LENGTH_SHORT).show()",
+            "new_string": "    // The save outlives the fragment (it must not be cancelled): only toast while attached.\n"
+            "    private fun showSavedToast() {\n        val context = context ?: return\n        Toast.makeText(context, R.string.saved, Toast.LENGTH_SHORT).show()\n    }",
+        },
+        "The file /home/lea/notes-android/app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt has been updated successfully.",
+    )
+    c.bash(
+        "grep -n 'requireContext\\|requireActivity' app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt",
+        "97:        val imm = requireContext().getSystemService(InputMethodManager::class.java)\n"
+        "151:        requireActivity().title = note.title",
+    )
+    c.say(
+        "Lines 97 and 151 run in onViewCreated and a lifecycle-bound observer, so they cannot run detached. Only the toast was reachable after detach."
+    )
+    c.bash(
+        "./gradlew :app:installDebug -q && ~/Android/Sdk/platform-tools/adb shell am instrument -w -e class com.acme.notes.editor.SaveAndLeaveTest com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner",
+        "com.acme.notes.editor.SaveAndLeaveTest:.\n\nTime: 4.812\n\nOK (1 test)",
+    )
+    c.bash(
+        '~/Android/Sdk/platform-tools/adb shell run-as com.acme.notes sqlite3 databases/notes.db "select length(body) from notes order by updated_at desc limit 1"',
+        "/system/bin/sh: sqlite3: inaccessible or not found",
+        error=True,
+    )
+    c.bash(
+        '~/Android/Sdk/platform-tools/adb exec-out run-as com.acme.notes cat databases/notes.db > /tmp/notes.db && sqlite3 /tmp/notes.db "select length(body) from notes order by updated_at desc limit 1"',
+        "2097152",
+    )
+    c.say("The 2 MB note (2,097,152 characters) was saved completely after leaving the screen.")
+    c.bash(
+        "./gradlew :app:lintDebug 2>&1 | grep -E 'errors|warnings' | tail -1",
+        "Lint found 0 errors, 41 warnings (41 baselined)",
+    )
+    c.bash(
+        "grep -n 'versionCode\\|versionName' app/build.gradle.kts",
+        '14:        versionCode = 51200\n15:        versionName = "5.12.0"',
+    )
+    c.user("Bump to 5.12.1 and commit on release/5.12.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lea/notes-android/app/build.gradle.kts",
+            "old_string": '        versionCode = 51200\n        versionName = "5.12.0"',
+            "new_string": '        versionCode = 51201\n        versionName = "5.12.1"',
+        },
+        "The file /home/lea/notes-android/app/build.gradle.kts has been updated successfully.",
+    )
+    c.bash(
+        "git switch release/5.12 2>&1 | tail -1 && git add -A && git commit -qm 'editor: no toast after detach (crash in 5.12.0); 5.12.1' && git log --oneline -1",
+        "error: Your local changes to the following files would be overwritten by checkout:\n\tapp/build.gradle.kts\nPlease commit your changes or stash them before you switch branches.\nAborting",
+        error=True,
+    )
+    c.bash(
+        "git stash && git switch release/5.12 && git stash pop && git add -A && git commit -qm 'editor: no toast after detach (crash in 5.12.0); 5.12.1' && git log --oneline -1",
+        "Saved working directory and index state WIP on main: a3e5c71 editor: save on back press\nSwitched to branch 'release/5.12'\n"
+        "On branch release/5.12\nChanges not staged for commit:\n\tmodified:   app/build.gradle.kts\n\tmodified:   app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt\n"
+        "Dropped refs/stash@{0} (7f1d3e2a)\n6d0c9b4 editor: no toast after detach (crash in 5.12.0); 5.12.1",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+A crash fix for a hotfix release of an Android notes app: IllegalStateException from requireContext() after the editor fragment detached.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the top Crashlytics crash in 5.12.0 (IllegalStateException "not attached to a context" in NoteEditorFragment) as a minimal 5.12.1 hotfix. The save must survive leaving the screen; no move to a ViewModel or WorkManager (planned for 5.13). Then bump to 5.12.1 and commit on release/5.12.
+
+2. Key Technical Concepts:
+   - Coroutines launched in GlobalScope outliving a Fragment
+   - requireContext() vs nullable context after detach
+   - Instrumented tests on an emulator; adb run-as
+
+3. Files and Code Sections:
+   - app/src/main/java/com/acme/notes/editor/NoteEditorFragment.kt: showSavedToast now returns early when the fragment has no context; the save itself still runs to completion.
+     ```kotlin
+     private fun showSavedToast() {
+         val context = context ?: return
+         Toast.makeText(context, R.string.saved, Toast.LENGTH_SHORT).show()
+     }
+     ```
+   - app/build.gradle.kts: version 5.12.1.
+
+4. Errors and fixes:
+   - Gradle could not find Java (JAVA_HOME unset): used Android Studio's JBR.
+   - adb not on PATH: used the SDK's platform-tools path.
+   - sqlite3 not on the emulator: pulled the database and queried it locally.
+   - git switch to release/5.12 refused because of local changes; stashed, switched, popped, committed.
+
+5. Problem Solving:
+   The crash happens when the user leaves the editor while a save is still running: the GlobalScope coroutine calls showSavedToast after detach. Switching to a lifecycle scope was rejected because it would cancel the save. An instrumented test saving a large note and pressing back reproduced the crash and passes after the fix; the note was stored completely. Other requireContext/requireActivity calls in the fragment only run while attached. Lint shows no new issues.
+
+6. All user messages:
+   - The user reported the top crash in 5.12.0 with its stack trace and asked for a fix shippable as a 5.12.1 hotfix, nothing beyond the fix.
+   - "The save must survive leaving the screen, notes are the whole product. Keep it minimal: don't move save into a ViewModel or WorkManager now, that's the 5.13 refactor (NOTES-1022)."
+   - "Bump to 5.12.1 and commit on release/5.12."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix and version bump on release/5.12.
+
+9. Optional Next Step:
+   Build the release and hand it to QA.
+"""
+    labels = [
+        Label("request", "Fix it in a way we can ship as a 5.12.1 hotfix", dropped=False),
+        Label("constraint", "The save must survive leaving the screen", dropped=False),
+        Label("constraint", "don't move save into a ViewModel or WorkManager now", dropped=False),
+        Label("identifier", "NOTES-1022", dropped=False),
+        Label("measurement", "about 2.3% of sessions", dropped=True),
+        Label("decision", "but then leaving the screen would cancel the save itself", dropped=False),
+        Label("error", "not attached to a context", dropped=False),
+        Label("path", "NoteEditorFragment.kt:214", dropped=True),  # where the crash is thrown
+        Label("identifier", "6d0c9b4", dropped=True),
+        Label("identifier", "a3e5c71", dropped=True),  # "save on back press", the commit the race came with
+        Label("failed command", "adb devices", dropped=False),
+        Label("error", "JAVA_HOME is not set", dropped=False),
+        Label("name", "/opt/android-studio/jbr", dropped=True),  # the JAVA_HOME that works
+        Label("name", "Pixel_4a_API_30", dropped=True),  # the emulator that reproduces it
+        Label("measurement", "2097152", dropped=False),  # "stored completely"
+        Label("edit", "val context = context ?: return", dropped=False),
+        Label("edit", "versionCode = 51201", dropped=True),  # "version 5.12.1": the code is not said
+        Label("file edited", "app/build.gradle.kts", dropped=False),
+        # noise
+        Label("number", "972", dropped=False),
+        Label("number", "7f1d3e2a", dropped=False),
+        Label("command", "git stash && git switch release/5.12", dropped=False),
+        Label("number", "5554", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def nan_loss() -> DevSession:
+    """Python/PyTorch: a debugging session with many failed commands (a missing tool, CUDA out of
+    memory, a wrong flag), a NaN loss traced to fp16 overflow in one layer, timings and the user's
+    reason for keeping mixed precision."""
+    c = Conversation("/home/omar/ranker", "fresh-nan-loss")
+    c.user(
+        "Training of the ranker goes NaN around step 1,800 since we switched to the bigger batch. "
+        "Find out why. Keep mixed precision, without it an epoch takes 3x longer and we only have the "
+        "A10 box until Friday."
+    )
+    c.bash("nvidia-smi", "bash: nvidia-smi: command not found", error=True)
+    c.bash(
+        "ssh a10-box nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv",
+        "name, memory.total [MiB], memory.used [MiB]\nNVIDIA A10, 23028 MiB, 2 MiB",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git log --oneline -3'",
+        "e90b4d1 train: batch 512 -> 2048, lr scaled linearly\n0d4e2f9 model: add cross features\n7c8a1b3 data: dedupe queries",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/omar/ranker/configs/base.yaml"},
+        "model:\n  hidden: 768\n  layers: 6\n  dropout: 0.1\ntrain:\n  batch_size: 2048\n  lr: 0.0016\n  warmup_steps: 500\n"
+        "  amp: fp16\n  grad_clip: null\n  loss_scale: dynamic\n",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --log-every 100 2>&1 | tail -25'",
+        "\n".join(f"step {i}00 loss {0.69 - i * 0.04:.4f} grad_norm {3.0 + i * 0.1:.1f}" for i in range(1, 10))
+        + "\nstep 1000 loss 0.3305 grad_norm 4.8\nstep 1100 loss 0.3241 grad_norm 7.9\nstep 1200 loss 0.3198 grad_norm 12.6\n"
+        "step 1300 loss 0.3187 grad_norm 31.0\nstep 1400 loss 0.3301 grad_norm 88.4\nstep 1500 loss 0.3512 grad_norm 240.2\n"
+        "step 1600 loss 0.4125 grad_norm 1021.7\nstep 1700 loss 0.9930 grad_norm inf\nstep 1800 loss nan grad_norm nan\n"
+        "WARNING: loss is NaN at step 1774, stopping",
+    )
+    c.say(
+        "The gradient norm grows from ~3 to 1,021 between steps 1,000 and 1,600, then inf at 1,700 and NaN at 1,774. No grad clipping is set (grad_clip: null)."
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --detect-anomaly'",
+        "train.py: error: unrecognized arguments: --detect-anomaly",
+        error=True,
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --help | grep -i -A1 debug'",
+        "  --debug-nan           register forward hooks that report the first module producing inf/nan",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python train.py --config configs/base.yaml --max-steps 2000 --debug-nan 2>&1 | grep -m3 -E \"inf|nan\"'",
+        "step 1700: first non-finite output in model.cross.proj (Linear 4608->768), dtype float16, max |x| before = 71203.5\n"
+        "step 1700: inputs of model.cross.proj: max |x| = 3911.2\nWARNING: loss is NaN at step 1774, stopping",
+    )
+    c.say(
+        "The first inf comes out of model.cross.proj, the cross-feature projection added in 0d4e2f9: its "
+        "activations reach 71,203 just before, over fp16's maximum of 65,504. bf16 has fp32's range, but "
+        "the A10 supports bf16, so switching amp to bf16 keeps mixed precision speed."
+    )
+    c.bash(
+        "ssh a10-box 'python -c \"import torch; print(torch.__version__, torch.cuda.is_bf16_supported())\"'",
+        "2.4.1+cu121 True",
+    )
+    c.user("Try bf16, but also add grad clipping at 1.0, I want both. Don't change the lr, it's tuned.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/ranker/configs/base.yaml",
+            "old_string": "  amp: fp16\n  grad_clip: null\n",
+            "new_string": "  amp: bf16  # fp16 overflowed in model.cross.proj at batch 2048\n  grad_clip: 1.0\n",
+        },
+        "The file /home/omar/ranker/configs/base.yaml has been updated successfully.",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git pull -q && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "Traceback (most recent call last):\n  File \"/home/omar/ranker/train.py\", line 142, in <module>\n    scaler = torch.cuda.amp.GradScaler(enabled=cfg.train.amp == 'fp16')\n"
+        '  File "/home/omar/ranker/train.py", line 97, in train_step\n    scaler.unscale_(optimizer)\n'
+        "RuntimeError: Attempting to unscale FP16 gradients.",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/omar/ranker/train.py"},
+        "    90\tdef train_step(batch):\n    91\t    with torch.autocast('cuda', dtype=torch.float16):\n    92\t        loss = model(batch).loss\n"
+        "    93\t    scaler.scale(loss).backward()\n    94\t    if cfg.train.grad_clip:\n    95\t        scaler.unscale_(optimizer)\n"
+        "    96\t        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.grad_clip)\n",
+    )
+    c.say(
+        "train.py hard-codes torch.float16 in autocast, ignoring the amp setting. So the config change alone did nothing except enable clipping through a disabled scaler."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/ranker/train.py",
+            "old_string": "    with torch.autocast('cuda', dtype=torch.float16):",
+            "new_string": "    with torch.autocast('cuda', dtype={'fp16': torch.float16, 'bf16': torch.bfloat16}[cfg.train.amp]):",
+        },
+        "The file /home/omar/ranker/train.py has been updated successfully.",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git pull -q && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "Traceback (most recent call last):\n  File \"/home/omar/ranker/train.py\", line 20, in <module>\n    from ranker.data import load\nModuleNotFoundError: No module named 'ranker'",
+        error=True,
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && pip install -q -e . && python train.py --config configs/base.yaml --max-steps 3000 --log-every 500 2>&1 | tail -8'",
+        "step 500 loss 0.4107 grad_norm 1.0 (clipped from 3.4)\nstep 1000 loss 0.3296 grad_norm 1.0 (clipped from 4.1)\n"
+        "step 1500 loss 0.3154 grad_norm 1.0 (clipped from 3.9)\nstep 2000 loss 0.3071 grad_norm 1.0 (clipped from 3.7)\n"
+        "step 2500 loss 0.3019 grad_norm 1.0 (clipped from 3.5)\nstep 3000 loss 0.2982 grad_norm 1.0 (clipped from 3.3)\nthroughput 4412 samples/s",
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && git stash -q && python train.py --config configs/base.yaml --max-steps 300 2>&1 | grep throughput; git stash pop -q'",
+        "throughput 4480 samples/s",
+    )
+    c.say(
+        "Stable to step 3,000 with loss 0.298, and throughput 4,412 samples/s with bf16 against 4,480 with fp16: 1.5% slower, not 3x."
+    )
+    c.bash(
+        "ssh a10-box 'cd ranker && python eval.py --checkpoint runs/latest/step3000.pt --split valid 2>&1 | tail -2'",
+        "ndcg@10 0.4127\nmrr 0.3650",
+    )
+    c.user("Good. Commit the config and train.py changes, I'll start the full run tonight.")
+    c.bash(
+        "git add configs/base.yaml train.py && git commit -qm 'train: honour amp dtype (bf16), clip grads at 1.0; fp16 overflowed in cross.proj' && git log --oneline -1",
+        "b27e0c5 train: honour amp dtype (bf16), clip grads at 1.0; fp16 overflowed in cross.proj",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The ranker's training diverged to NaN after moving to a larger batch; the user wanted the cause found while keeping mixed precision.
+
+Summary:
+1. Primary Request and Intent:
+   Find why training goes NaN around step 1,800 since the switch to a bigger batch. Keep mixed precision (otherwise an epoch takes about 3x longer and the A10 machine is only available until Friday). The user then asked to try bf16 and also add gradient clipping at 1.0, without changing the tuned learning rate, and finally to commit the config and train.py changes.
+
+2. Key Technical Concepts:
+   - fp16 overflow (max 65,504) vs bf16's wider range
+   - torch.autocast dtype, GradScaler, gradient clipping with unscale_
+   - Forward hooks to find the first non-finite activation
+
+3. Files and Code Sections:
+   - configs/base.yaml: amp fp16 → bf16 (with a comment), grad_clip null → 1.0.
+   - train.py: autocast now uses the dtype from cfg.train.amp instead of a hard-coded float16.
+
+4. Errors and fixes:
+   - nvidia-smi not available locally: ran commands on the A10 box over ssh.
+   - --detect-anomaly is not a train.py option; used --debug-nan.
+   - "Attempting to unscale FP16 gradients": train.py ignored the amp setting; fixed the autocast dtype.
+   - ModuleNotFoundError for ranker on the box: installed the package in editable mode.
+
+5. Problem Solving:
+   The gradient norm grew steadily after the batch increase until it overflowed; the first inf came from model.cross.proj (the cross-feature projection), whose activations exceeded fp16's range. With bf16 and clipping, training is stable through 3,000 steps with the loss still decreasing, and throughput is only slightly lower than fp16. Validation ndcg@10 is about 0.41.
+
+6. All user messages:
+   - "Training of the ranker goes NaN around step 1,800 since we switched to the bigger batch. Find out why. Keep mixed precision, without it an epoch takes 3x longer and we only have the A10 box until Friday."
+   - "Try bf16, but also add grad clipping at 1.0, I want both. Don't change the lr, it's tuned."
+   - "Good. Commit the config and train.py changes, I'll start the full run tonight."
+
+7. Pending Tasks:
+   - The user starts the full training run tonight.
+
+8. Current Work:
+   Committed configs/base.yaml and train.py.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Training of the ranker goes NaN around step 1,800", dropped=False),
+        Label("constraint", "Keep mixed precision", dropped=False),
+        Label("decision", "we only have the A10 box until Friday", dropped=False),
+        Label("constraint", "Don't change the lr, it's tuned", dropped=False),
+        Label("identifier", "e90b4d1", dropped=True),  # the batch 512 -> 2048 commit
+        Label("identifier", "0d4e2f9", dropped=True),  # the commit that added cross.proj
+        Label("measurement", "max |x| before = 71203.5", dropped=True),  # "exceeded fp16's range"
+        Label("measurement", "loss is NaN at step 1774", dropped=True),
+        Label("measurement", "grad_norm 1021.7", dropped=True),
+        Label("measurement", "4412 samples/s", dropped=True),  # "only slightly lower"
+        Label("measurement", "ndcg@10 0.4127", dropped=False),  # "about 0.41"
+        Label("number", "lr: 0.0016", dropped=True),  # the tuned value, read in the config
+        Label("failed command", "--detect-anomaly", dropped=False),
+        Label("error", "Attempting to unscale FP16 gradients", dropped=False),
+        Label("error", "No module named 'ranker'", dropped=False),
+        Label("edit", "amp: bf16", dropped=False),
+        Label("file edited", "train.py", dropped=False),
+        Label("identifier", "b27e0c5", dropped=True),
+        # noise
+        Label("failed command", "nvidia-smi", dropped=False),  # "not available locally"
+        Label("command", "git log --oneline -3", dropped=False),
+        Label("number", "23028", dropped=False),
+        Label("number", "65,504", dropped=False),
+        Label("number", "4608", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def beat_timezone() -> DevSession:
+    """Python/Celery: a scheduled report an hour late since the clocks changed, a schedule read in
+    UTC, the fix to a time zone; a long user message with a constraint and a second request the
+    summary loses."""
+    c = Conversation("/home/jonas/reports-worker", "fresh-beat-timezone")
+    c.user(
+        "Since the clocks went back on 26 October the daily sales report arrives at 08:00 instead of "
+        "07:00 for the Berlin team. Please fix it so it is 07:00 Berlin time all year. Leave the "
+        "billing tasks on UTC, the bank's cutoff is in UTC and those must not move with DST. And "
+        "afterwards rename send_report_daily to send_daily_report, the name has bugged me for years."
+    )
+    c.bash("git status --short && git log --oneline -1", "\n7e2c1d0 worker: bump celery to 5.4.0")
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/worker/celeryconfig.py"},
+        "     1\tfrom celery.schedules import crontab\n     2\t\n     3\ttimezone = 'UTC'\n     4\tenable_utc = True\n     5\t\n"
+        "     6\tbeat_schedule = {\n     7\t    'daily-sales-report': {\n     8\t        'task': 'worker.reports.send_report_daily',\n"
+        "     9\t        'schedule': crontab(hour=6, minute=0),  # 07:00 Berlin\n    10\t    },\n"
+        "    11\t    'billing-settle': {\n    12\t        'task': 'worker.billing.settle',\n    13\t        'schedule': crontab(hour=15, minute=30),\n    14\t    },\n"
+        "    15\t    'billing-export': {\n    16\t        'task': 'worker.billing.export',\n    17\t        'schedule': crontab(hour=16, minute=0),\n    18\t    },\n"
+        "    19\t    'cleanup-tmp': {\n    20\t        'task': 'worker.maintenance.cleanup',\n    21\t        'schedule': crontab(minute=0, hour='*/4'),\n    22\t    },\n    23\t}\n",
+    )
+    c.say("The schedule says 06:00 UTC with a comment claiming 07:00 Berlin. Let me check what 06:00 UTC is in Berlin.")
+    c.bash(
+        'python -c "from datetime import datetime; from zoneinfo import ZoneInfo as Z; '
+        "[print(d, datetime.fromisoformat(d+'T06:00+00:00').astimezone(Z('Europe/Berlin')).strftime('%H:%M')) for d in ('2026-07-01','2026-11-02')]\"",
+        "2026-07-01 08:00\n2026-11-02 07:00",
+    )
+    c.say(
+        "So 06:00 UTC is 08:00 in summer and 07:00 in winter: if the schedule ran in UTC, the report "
+        "would have moved earlier in October, not later. Let me check when the task actually runs."
+    )
+    c.bash(
+        "grep 'send_report_daily.*succeeded' /var/log/celery/worker.log | tail -4",
+        "[2026-11-27 06:00:03,412: INFO/ForkPoolWorker-2] Task worker.reports.send_report_daily[9f1e...] succeeded in 41.2s\n"
+        "[2026-11-28 06:00:02,977: INFO/ForkPoolWorker-1] Task worker.reports.send_report_daily[0a7c...] succeeded in 39.8s\n"
+        "[2026-11-29 06:00:03,105: INFO/ForkPoolWorker-3] Task worker.reports.send_report_daily[5d2b...] succeeded in 40.6s\n"
+        "[2026-11-30 06:00:02,880: INFO/ForkPoolWorker-2] Task worker.reports.send_report_daily[c3e8...] succeeded in 44.1s",
+    )
+    c.bash(
+        "head -3 /var/log/celery/worker.log; date; cat /etc/timezone",
+        "celery@reports-1 v5.4.0 (opalescent)\n\nThu Dec  3 10:12:44 CET 2026\nEurope/Berlin",
+    )
+    c.say(
+        "The log timestamps are local (CET): the task runs at 06:00 Berlin, not 06:00 UTC. The host is on "
+        "Europe/Berlin; let me see how beat is started there."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/deploy/celery-beat.service"},
+        "[Service]\nUser=celery\nWorkingDirectory=/opt/reports-worker\nExecStart=/opt/reports-worker/.venv/bin/celery -A worker beat --config worker.legacy_config --loglevel INFO\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/reports-worker/worker/legacy_config.py"},
+        "from worker.celeryconfig import *  # noqa\n\ntimezone = 'Europe/Berlin'\nenable_utc = False\n",
+    )
+    c.say(
+        "worker/legacy_config.py overrides timezone to Europe/Berlin and enable_utc to False, so in "
+        "production beat reads crontab(hour=6) as 06:00 Berlin. That means the 07:00 report has been "
+        "built at 06:00, which does not explain 08:00 either. Let me look at the mail server's side."
+    )
+    c.bash(
+        "grep 'daily sales' /var/log/mail.log | tail -3 | awk '{print $1, $2, $3, $NF}'",
+        "Nov 28 08:00:47 status=sent\nNov 29 08:00:51 status=sent\nNov 30 08:00:49 status=sent",
+    )
+    c.bash(
+        "grep -n 'deliver_at\\|eta\\|countdown' worker/reports.py",
+        "worker/reports.py:52:    mailer.send(report, deliver_at=report_day.replace(hour=7, tzinfo=timezone.utc))",
+    )
+    c.say(
+        "Found it. The task runs at 06:00 Berlin, builds the report, and hands it to the mailer with "
+        "deliver_at 07:00 *UTC* (worker/reports.py:52), which is 08:00 Berlin in winter and 09:00 in "
+        "summer. Let me see when deliver_at came in."
+    )
+    c.bash(
+        "git log -L52,52:worker/reports.py --oneline | head -3",
+        "c81f0a2 reports: schedule delivery via the mailer queue\ndiff --git a/worker/reports.py b/worker/reports.py",
+    )
+    c.bash("git show -s --format='%ad %an' --date=short c81f0a2", "2026-10-27 Mara Lind")
+    c.say(
+        "c81f0a2 (27 Oct, the day after the clock change) added deliver_at with a UTC 07:00. That's the regression, coinciding with DST by chance."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/worker/reports.py",
+            "old_string": "    mailer.send(report, deliver_at=report_day.replace(hour=7, tzinfo=timezone.utc))",
+            "new_string": "    mailer.send(report, deliver_at=datetime.combine(report_day, time(7), tzinfo=ZoneInfo('Europe/Berlin')))",
+        },
+        "The file /home/jonas/reports-worker/worker/reports.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/test_reports.py -q 2>&1 | tail -3",
+        "E   NameError: name 'ZoneInfo' is not defined\nFAILED tests/test_reports.py::test_delivery_time - NameError: name 'ZoneInfo' is not defined\n1 failed, 11 passed in 0.92s",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/worker/reports.py",
+            "old_string": "from datetime import timezone\n",
+            "new_string": "from datetime import datetime, time\nfrom zoneinfo import ZoneInfo\n",
+        },
+        "The file /home/jonas/reports-worker/worker/reports.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest tests/test_reports.py -q 2>&1 | tail -2",
+        "FAILED tests/test_reports.py::test_delivery_time - AssertionError: assert '06:00+00:00' == '07:00+00:00'\n1 failed, 11 passed in 0.88s",
+        error=True,
+    )
+    c.say(
+        "The test pinned the old behaviour (07:00 UTC). Updating it to expect 07:00 Berlin on a winter and a summer day."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/reports-worker/tests/test_reports.py",
+            "old_string": "    assert sent.deliver_at.isoformat()[11:] == '07:00+00:00'",
+            "new_string": "    assert sent.deliver_at.astimezone(ZoneInfo('Europe/Berlin')).hour == 7",
+        },
+        "The file /home/jonas/reports-worker/tests/test_reports.py has been updated successfully.",
+    )
+    c.bash("python -m pytest -q 2>&1 | tail -1", "58 passed in 3.41s")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The daily sales report has been arriving an hour late since late October. The investigation went through the Celery beat configuration and ended in the mailer call.
+
+Summary:
+1. Primary Request and Intent:
+   The user reported that since the end of October the daily sales report arrives at 08:00 instead of 07:00 for the Berlin team, and asked to make it 07:00 Berlin time all year.
+
+2. Key Technical Concepts:
+   - Celery beat crontab schedules, timezone and enable_utc
+   - A legacy config module overriding the time zone in production
+   - Time-zone-aware datetimes with zoneinfo
+
+3. Files and Code Sections:
+   - worker/celeryconfig.py: UTC beat schedule; the daily report at crontab(hour=6).
+   - worker/legacy_config.py and deploy/celery-beat.service: production beat runs with timezone Europe/Berlin, enable_utc False.
+   - worker/reports.py: deliver_at was 07:00 UTC; now 07:00 Europe/Berlin via datetime.combine and ZoneInfo (imports added).
+   - tests/test_reports.py: test_delivery_time now asserts 07:00 in Berlin.
+
+4. Errors and fixes:
+   - NameError for ZoneInfo: added the imports.
+   - test_delivery_time expected the old UTC delivery time; updated.
+
+5. Problem Solving:
+   The schedule itself was not the cause: in production the task runs at 06:00 Berlin. The regression came from a commit the day after the clock change that introduced a delivery time in UTC, which is 08:00 in Berlin in winter. The timing with DST was a coincidence. All tests pass.
+
+6. All user messages:
+   - The user reported the report arriving an hour late since the clocks went back and asked for 07:00 Berlin time all year.
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Fixed deliver_at in worker/reports.py and updated the test; the full suite passes.
+
+9. Optional Next Step:
+   Ask the user to confirm tomorrow's delivery time.
+"""
+    labels = [
+        Label("request", "fix it so it is 07:00 Berlin time all year", dropped=False),
+        Label("constraint", "Leave the billing tasks on UTC", dropped=True),  # not in the summary at all
+        Label("decision", "the bank's cutoff is in UTC", dropped=True),
+        Label("request", "rename send_report_daily to send_daily_report", dropped=True),  # still to do: not in Pending
+        Label("identifier", "c81f0a2", dropped=True),  # "a commit the day after the clock change"
+        Label("name", "Mara Lind", dropped=True),
+        Label("path", "worker/reports.py:52", dropped=False),  # "worker/reports.py: deliver_at was 07:00 UTC"
+        Label("file read", "worker/legacy_config.py", dropped=False),
+        Label("file read", "deploy/celery-beat.service", dropped=False),
+        Label("measurement", "Nov 30 08:00:49 status=sent", dropped=True),  # the mail log that showed 08:00
+        Label("error", "name 'ZoneInfo' is not defined", dropped=False),
+        Label("error", "assert '06:00+00:00' == '07:00+00:00'", dropped=False),
+        Label("edit", "tzinfo=ZoneInfo('Europe/Berlin')", dropped=False),
+        Label("measurement", "58 passed", dropped=True),  # "all tests pass"
+        Label("decision", "coinciding with DST by chance", dropped=False),
+        # noise
+        Label("command", "git status --short && git log --oneline -1", dropped=False),
+        Label("number", "2026-07-01 08:00", dropped=False),  # a check on the way, overtaken
+        Label("number", "41.2s", dropped=False),
+        Label("name", "ForkPoolWorker-2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def nginx_headers() -> DevSession:
+    """nginx/Ansible: a configuration change (security headers and caching for static assets)
+    under the user's preferences, checked with curl and a scanner; the summary drops one of the
+    user's constraints said in passing and the reason for another."""
+    c = Conversation("/home/ruth/edge-config", "fresh-nginx-headers")
+    c.user(
+        "The security scan (Mozilla Observatory) gives www.acme-shop.example a D. Add the missing "
+        "headers in the nginx role. HSTS with max-age one year but no preload, preload is hard to undo "
+        "and we still have an http-only partner subdomain. Don't touch the CSP, marketing is mid-way "
+        "through a tag manager migration."
+    )
+    c.bash(
+        "ls roles/nginx/templates", "default.conf.j2\nsecurity_headers.conf.j2\nstatic_cache.conf.j2\nupstreams.conf.j2"
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2"},
+        '# managed by ansible\nadd_header X-Frame-Options SAMEORIGIN;\n{% if csp %}\nadd_header Content-Security-Policy "{{ csp }}";\n{% endif %}\n',
+    )
+    c.bash(
+        "curl -sI https://www.acme-shop.example | grep -iE '^(strict|x-content|referrer|permissions|x-frame|content-security|cache-control)'",
+        "x-frame-options: SAMEORIGIN\ncontent-security-policy: default-src 'self' https://tags.acme-shop.example; img-src * data:\ncache-control: no-cache",
+    )
+    c.bash(
+        "npx observatory-cli www.acme-shop.example --format=report 2>&1 | head -14",
+        "bash: npx: command not found",
+        error=True,
+    )
+    c.bash(
+        "curl -s -X POST 'https://observatory-api.mdn.mozilla.net/api/v2/scan?host=www.acme-shop.example' | jq '{grade, score, tests_failed, tests_passed}'",
+        '{\n  "grade": "D",\n  "score": 35,\n  "tests_failed": 4,\n  "tests_passed": 6\n}',
+    )
+    c.bash(
+        "curl -s 'https://observatory-api.mdn.mozilla.net/api/v2/analyze?host=www.acme-shop.example' | jq -r '.tests | to_entries[] | select(.value.pass == false) | .key + \": \" + .value.result'",
+        "strict-transport-security: hsts-not-implemented\nx-content-type-options: x-content-type-options-not-implemented\n"
+        "referrer-policy: referrer-policy-not-implemented\ncontent-security-policy: csp-implemented-with-unsafe-inline",
+    )
+    c.say(
+        "Four failing tests: HSTS, X-Content-Type-Options, Referrer-Policy, and the CSP (unsafe-inline), which you want left alone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2",
+            "old_string": "add_header X-Frame-Options SAMEORIGIN;\n",
+            "new_string": "add_header X-Frame-Options SAMEORIGIN always;\n"
+            "# one year, no preload: preload is hard to undo and partner.acme-shop.example is still http-only\n"
+            'add_header Strict-Transport-Security "max-age=31536000; includeSubDomains" always;\n'
+            "add_header X-Content-Type-Options nosniff always;\nadd_header Referrer-Policy strict-origin-when-cross-origin always;\n",
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2 has been updated successfully.",
+    )
+    c.say(
+        "Wait: includeSubDomains would also force HTTPS on the http-only partner subdomain for every browser "
+        "that saw the header. I'll drop includeSubDomains too, same reason as preload."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2",
+            "old_string": '"max-age=31536000; includeSubDomains"',
+            "new_string": '"max-age=31536000"',
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/security_headers.conf.j2 has been updated successfully.",
+    )
+    c.bash(
+        "grep -rn 'add_header' roles/nginx/templates/ | grep -v security_headers",
+        'roles/nginx/templates/static_cache.conf.j2:4:    add_header Cache-Control "public, max-age=604800, immutable";',
+    )
+    c.say(
+        "static_cache.conf.j2 has its own add_header inside a location block. nginx does not inherit "
+        "add_header from the server level into a location that has any add_header of its own, so static "
+        "assets would get none of the security headers. I'll include the security headers file there too."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/templates/static_cache.conf.j2",
+            "old_string": '    add_header Cache-Control "public, max-age=604800, immutable";',
+            "new_string": '    add_header Cache-Control "public, max-age=604800, immutable";\n    include /etc/nginx/snippets/security_headers.conf;',
+        },
+        "The file /home/ruth/edge-config/roles/nginx/templates/static_cache.conf.j2 has been updated successfully.",
+    )
+    c.bash(
+        "ansible-playbook -i inventories/staging site.yml --tags nginx --check --diff 2>&1 | tail -6",
+        'TASK [nginx : validate config] *************************************************\nfatal: [edge-stg-1]: FAILED! => {"changed": false, "cmd": "nginx -t", '
+        '"stderr": "nginx: [emerg] open() \\"/etc/nginx/snippets/security_headers.conf\\" failed (2: No such file or directory) in /etc/nginx/conf.d/static_cache.conf:5"}\n\n'
+        "PLAY RECAP *********************************************************************\nedge-stg-1 : ok=6 changed=3 unreachable=0 failed=1 skipped=0",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ruth/edge-config/roles/nginx/tasks/main.yml"},
+        "- name: security headers\n  template:\n    src: security_headers.conf.j2\n    dest: /etc/nginx/conf.d/security_headers.conf\n",
+    )
+    c.say(
+        "The role installs the file as /etc/nginx/conf.d/security_headers.conf, not under snippets/. And files in conf.d are included at http level, so I need a copy outside conf.d for the location include."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ruth/edge-config/roles/nginx/tasks/main.yml",
+            "old_string": "    dest: /etc/nginx/conf.d/security_headers.conf\n",
+            "new_string": "    dest: /etc/nginx/conf.d/security_headers.conf\n\n- name: security headers for locations with their own add_header\n  template:\n"
+            "    src: security_headers.conf.j2\n    dest: /etc/nginx/snippets/security_headers.conf\n",
+        },
+        "The file /home/ruth/edge-config/roles/nginx/tasks/main.yml has been updated successfully.",
+    )
+    c.bash(
+        "ansible-playbook -i inventories/staging site.yml --tags nginx 2>&1 | tail -2",
+        "PLAY RECAP *********************************************************************\nedge-stg-1 : ok=9 changed=4 unreachable=0 failed=0 skipped=0",
+    )
+    c.bash(
+        "for p in / /static/app.3f9c1e.js; do echo \"== $p\"; curl -sI https://stg.acme-shop.example$p | grep -iE '^(strict|x-content|referrer|cache-control)'; done",
+        "== /\nstrict-transport-security: max-age=31536000\nx-content-type-options: nosniff\nreferrer-policy: strict-origin-when-cross-origin\ncache-control: no-cache\n"
+        "== /static/app.3f9c1e.js\ncache-control: public, max-age=604800, immutable\nstrict-transport-security: max-age=31536000\nx-content-type-options: nosniff\nreferrer-policy: strict-origin-when-cross-origin",
+    )
+    c.bash(
+        "curl -s -X POST 'https://observatory-api.mdn.mozilla.net/api/v2/scan?host=stg.acme-shop.example' | jq '{grade, score, tests_failed}'",
+        '{\n  "grade": "B",\n  "score": 80,\n  "tests_failed": 1\n}',
+    )
+    c.say(
+        "Staging goes from D (35) to B (80); the one remaining failure is the CSP's unsafe-inline, left as you asked."
+    )
+    c.user("Good. Prod tomorrow morning with the change window, not now. Commit.")
+    c.bash(
+        "git add -A && git commit -qm 'nginx: HSTS (1y, no subdomains/preload), nosniff, referrer policy; headers on static too' && git log --oneline -1",
+        "44be0a1 nginx: HSTS (1y, no subdomains/preload), nosniff, referrer policy; headers on static too",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to raise the site's Mozilla Observatory grade by adding missing security headers in the Ansible nginx role.
+
+Summary:
+1. Primary Request and Intent:
+   Add the missing security headers in the nginx role for www.acme-shop.example, which the Mozilla Observatory grades D. HSTS with a one-year max-age but without preload (hard to undo; an http-only partner subdomain still exists). Deploy to prod tomorrow in the change window, not now; commit.
+
+2. Key Technical Concepts:
+   - HSTS max-age, includeSubDomains and preload
+   - nginx add_header inheritance (a location with its own add_header inherits none from the server level)
+   - Ansible --check --diff and nginx -t validation
+
+3. Files and Code Sections:
+   - roles/nginx/templates/security_headers.conf.j2: HSTS max-age=31536000 (no includeSubDomains, no preload), X-Content-Type-Options nosniff, Referrer-Policy strict-origin-when-cross-origin, all with `always`.
+   - roles/nginx/templates/static_cache.conf.j2: includes the security headers snippet next to its Cache-Control header.
+   - roles/nginx/tasks/main.yml: also installs the headers file under /etc/nginx/snippets/.
+
+4. Errors and fixes:
+   - npx not available; queried the Observatory API with curl.
+   - nginx -t failed on staging because the snippet path did not exist; added a task to install it there.
+
+5. Problem Solving:
+   Four Observatory tests failed initially. includeSubDomains was dropped as well because it would force HTTPS on the http-only partner subdomain. Static assets would otherwise have lost the security headers because of nginx's add_header inheritance. Staging now grades B; the remaining failure is the CSP.
+
+6. All user messages:
+   - "The security scan (Mozilla Observatory) gives www.acme-shop.example a D. Add the missing headers in the nginx role. HSTS with max-age one year but no preload, …"
+   - "Good. Prod tomorrow morning with the change window, not now. Commit."
+
+7. Pending Tasks:
+   - Deploy to production tomorrow morning in the change window.
+
+8. Current Work:
+   Committed the role changes after verifying on staging.
+
+9. Optional Next Step:
+   Run the playbook against production tomorrow.
+"""
+    labels = [
+        Label("request", "Add the missing headers in the nginx role", dropped=False),
+        Label("constraint", "HSTS with max-age one year but no preload", dropped=False),
+        Label("decision", "preload is hard to undo", dropped=False),
+        Label(
+            "constraint", "Don't touch the CSP", dropped=True
+        ),  # after the elision; "the remaining failure is the CSP"
+        Label("decision", "marketing is mid-way through a tag manager migration", dropped=True),
+        Label("constraint", "Prod tomorrow morning with the change window, not now", dropped=False),
+        Label("decision", "includeSubDomains would also force HTTPS on the http-only partner subdomain", dropped=False),
+        Label("measurement", '"score": 35', dropped=True),  # the grade is kept, not the score
+        Label("measurement", '"score": 80', dropped=True),
+        Label("error", "csp-implemented-with-unsafe-inline", dropped=False),  # "the remaining failure is the CSP"
+        Label("error", "failed (2: No such file or directory)", dropped=False),
+        Label("failed command", "npx observatory-cli", dropped=False),
+        Label("edit", "max-age=31536000", dropped=False),
+        Label("file edited", "roles/nginx/tasks/main.yml", dropped=False),
+        Label("identifier", "44be0a1", dropped=True),
+        Label("number", "max-age=604800", dropped=True),  # the static assets' cache lifetime, read
+        # noise
+        Label("command", "ls roles/nginx/templates", dropped=False),
+        Label("number", "3f9c1e", dropped=False),
+        Label("name", "edge-stg-1", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def image_size() -> DevSession:
+    """Docker/Python: shrinking a service image, sizes measured at each step, the user's reason
+    for the base image, a build failure on the way, a layer listing read for the key fact."""
+    c = Conversation("/home/kofi/pricing-api", "fresh-image-size")
+    c.user(
+        "The pricing-api image is 1.4 GB and deploys pull it on every node. Get it down. Stay on "
+        "Debian slim, not Alpine: musl broke our numpy and scipy wheels last time and builds took 40 minutes."
+    )
+    c.bash(
+        "docker images pricing-api --format '{{.Tag}} {{.Size}}' | head -3",
+        "latest 1.42GB\n2026.11.30 1.42GB\n2026.11.23 1.39GB",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kofi/pricing-api/Dockerfile"},
+        "FROM python:3.12\nWORKDIR /app\nRUN apt-get update && apt-get install -y build-essential libpq-dev git\nCOPY . .\n"
+        'RUN pip install -r requirements.txt\nRUN pip install -e .\nCMD ["gunicorn", "pricing.app:app", "-c", "gunicorn.conf.py"]\n',
+    )
+    c.bash(
+        "docker history pricing-api:latest --format '{{.Size}}\\t{{.CreatedBy}}' | head -8",
+        '0B\tCMD ["gunicorn" "pricing.app:app" "-c" "gunicorn.conf.py"]\n4.1MB\tRUN pip install -e .\n'
+        "402MB\tRUN pip install -r requirements.txt\n187MB\tCOPY . .\n262MB\tRUN apt-get update && apt-get install -y build-essential libpq-dev git\n"
+        '0B\tWORKDIR /app\n9.3kB\tCMD ["python3"]\n568MB\t(base layers of python:3.12)',
+    )
+    c.say(
+        "Biggest parts: the full python:3.12 base (568 MB), requirements (402 MB), build tools (262 MB), "
+        "and COPY . . at 187 MB, which is suspicious for a small service."
+    )
+    c.bash(
+        "du -sh .git data tests notebooks 2>/dev/null; cat .dockerignore",
+        "121M\t.git\n48M\tdata\n6.2M\ttests\n11M\tnotebooks\ncat: .dockerignore: No such file or directory",
+        error=True,
+    )
+    c.say("There is no .dockerignore, so .git (121 MB) and data/ (48 MB) go into the image.")
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/pricing-api/.dockerignore",
+            "content": ".git\ndata/\nnotebooks/\ntests/\n**/__pycache__\n.venv\n*.egg-info\n",
+        },
+        "File created successfully at: /home/kofi/pricing-api/.dockerignore",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/pricing-api/Dockerfile",
+            "content": "FROM python:3.12-slim-bookworm AS build\nRUN apt-get update && apt-get install -y --no-install-recommends build-essential libpq-dev\n"
+            "WORKDIR /app\nCOPY requirements.txt .\nRUN pip wheel --wheel-dir /wheels -r requirements.txt\nCOPY . .\nRUN pip wheel --no-deps --wheel-dir /wheels .\n\n"
+            "FROM python:3.12-slim-bookworm\nRUN apt-get update && apt-get install -y --no-install-recommends libpq5 && rm -rf /var/lib/apt/lists/*\n"
+            "COPY --from=build /wheels /wheels\nRUN pip install --no-cache-dir /wheels/* && rm -rf /wheels\nWORKDIR /app\nCOPY gunicorn.conf.py .\n"
+            'CMD ["gunicorn", "pricing.app:app", "-c", "gunicorn.conf.py"]\n',
+        },
+        "The file /home/kofi/pricing-api/Dockerfile has been overwritten successfully.",
+    )
+    c.bash(
+        "docker build -t pricing-api:slim . 2>&1 | tail -8",
+        " => ERROR [build 7/7] RUN pip wheel --no-deps --wheel-dir /wheels .\n------\n > [build 7/7] RUN pip wheel --no-deps --wheel-dir /wheels .:\n"
+        "  Getting requirements to build wheel: finished with status 'error'\n  error: subprocess-exited-with-error\n"
+        "  setuptools_scm._file_finders.git: listing git files failed - pretending there aren't any\n"
+        '  LookupError: setuptools-scm was unable to detect version for /app.\n------\nERROR: failed to solve: process "/bin/sh -c pip wheel --no-deps --wheel-dir /wheels ." did not complete successfully: exit code: 1',
+        error=True,
+    )
+    c.say(
+        "The package takes its version from git via setuptools-scm, and .git is now excluded. Rather "
+        "than put .git back (121 MB in the build context), I'll pass the version in as a build arg: "
+        "SETUPTOOLS_SCM_PRETEND_VERSION."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kofi/pricing-api/Dockerfile",
+            "old_string": "COPY . .\nRUN pip wheel --no-deps --wheel-dir /wheels .",
+            "new_string": "COPY . .\nARG VERSION\nRUN SETUPTOOLS_SCM_PRETEND_VERSION=${VERSION:?pass --build-arg VERSION} pip wheel --no-deps --wheel-dir /wheels .",
+        },
+        "The file /home/kofi/pricing-api/Dockerfile has been updated successfully.",
+    )
+    c.bash(
+        "docker build --build-arg VERSION=$(git describe --tags) -t pricing-api:slim . 2>&1 | tail -2 && docker images pricing-api:slim --format '{{.Size}}'",
+        " => => naming to docker.io/library/pricing-api:slim\n => => writing image sha256:b41c0e...\n311MB",
+    )
+    c.bash(
+        "docker run --rm pricing-api:slim python -c 'import numpy, scipy, psycopg; print(numpy.__version__, scipy.__version__, psycopg.__version__)'",
+        "2.1.3 1.14.1 3.2.3",
+    )
+    c.bash(
+        "docker run --rm pricing-api:slim pip list --format freeze | wc -l; docker run --rm pricing-api:slim du -sh /usr/local/lib/python3.12/site-packages | tail -1",
+        "61\n241M\t/usr/local/lib/python3.12/site-packages",
+    )
+    c.bash(
+        "docker run --rm pricing-api:slim sh -c 'du -sh /usr/local/lib/python3.12/site-packages/* | sort -rh | head -5'",
+        "98M\t/usr/local/lib/python3.12/site-packages/scipy\n39M\t/usr/local/lib/python3.12/site-packages/numpy.libs\n"
+        "33M\t/usr/local/lib/python3.12/site-packages/numpy\n21M\t/usr/local/lib/python3.12/site-packages/pandas\n12M\t/usr/local/lib/python3.12/site-packages/botocore",
+    )
+    c.user("pandas? We don't use pandas in the service, only in notebooks.")
+    c.bash(
+        "grep -rn 'import pandas\\|from pandas' pricing/ | head; grep -n pandas requirements.txt",
+        "requirements.txt:31:pandas==2.2.3",
+    )
+    c.tool(
+        "Edit",
+        {"file_path": "/home/kofi/pricing-api/requirements.txt", "old_string": "pandas==2.2.3\n", "new_string": ""},
+        "The file /home/kofi/pricing-api/requirements.txt has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/pricing-api/requirements-notebooks.txt",
+            "content": "-r requirements.txt\npandas==2.2.3\njupyterlab==4.2.5\n",
+        },
+        "File created successfully at: /home/kofi/pricing-api/requirements-notebooks.txt",
+    )
+    c.bash(
+        "docker build --build-arg VERSION=$(git describe --tags) -t pricing-api:slim . -q && docker images pricing-api:slim --format '{{.Size}}' && docker run --rm -p 8000:8000 -d --name p pricing-api:slim && sleep 3 && curl -s localhost:8000/healthz; docker rm -f p >/dev/null",
+        'sha256:9e07d2...\n268MB\n{"status":"ok","version":"2.8.1"}',
+    )
+    c.bash("python -m pytest -q 2>&1 | tail -1", "204 passed, 2 skipped in 12.33s")
+    c.say(
+        "From 1.42 GB to 268 MB (81% smaller): slim base, multi-stage build, .dockerignore, and pandas moved to notebook requirements. numpy/scipy still import fine on Debian slim."
+    )
+    c.user("CI builds the image too, make sure it passes VERSION.")
+    c.bash(
+        "grep -n 'docker build' .github/workflows/*.yml",
+        ".github/workflows/release.yml:44:        run: docker build -t ghcr.io/acme/pricing-api:${{ github.ref_name }} .",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kofi/pricing-api/.github/workflows/release.yml",
+            "old_string": "        run: docker build -t ghcr.io/acme/pricing-api:${{ github.ref_name }} .",
+            "new_string": "        run: docker build --build-arg VERSION=${{ github.ref_name }} -t ghcr.io/acme/pricing-api:${{ github.ref_name }} .",
+        },
+        "The file /home/kofi/pricing-api/.github/workflows/release.yml has been updated successfully.",
+    )
+    c.bash(
+        "git status --short",
+        " M .github/workflows/release.yml\n M Dockerfile\n M requirements.txt\n?? .dockerignore\n?? requirements-notebooks.txt",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to shrink the pricing-api Docker image while staying on Debian slim.
+
+Summary:
+1. Primary Request and Intent:
+   Reduce the pricing-api image (about 1.4 GB, pulled by every node on deploy). Stay on Debian slim rather than Alpine because musl caused problems with the numpy/scipy wheels before. Later: pandas is not used by the service (only notebooks), and CI must pass the VERSION build argument.
+
+2. Key Technical Concepts:
+   - Multi-stage Docker builds with pre-built wheels
+   - .dockerignore to keep .git and data out of the build context
+   - setuptools-scm version detection without .git (SETUPTOOLS_SCM_PRETEND_VERSION)
+
+3. Files and Code Sections:
+   - Dockerfile: python:3.12-slim-bookworm build stage building wheels, runtime stage with libpq5 only; VERSION build arg feeding SETUPTOOLS_SCM_PRETEND_VERSION.
+   - .dockerignore (new): .git, data/, notebooks/, tests/, caches.
+   - requirements.txt: pandas removed; requirements-notebooks.txt (new) adds pandas and jupyterlab.
+   - .github/workflows/release.yml: passes --build-arg VERSION from the tag.
+
+4. Errors and fixes:
+   - The build failed because setuptools-scm could not determine a version without .git; fixed with the VERSION build arg.
+
+5. Problem Solving:
+   docker history showed the full Python base, requirements, build tools and an oversized COPY (no .dockerignore) as the main contributors. The new image is about 270 MB, roughly 80% smaller; numpy, scipy and psycopg import correctly, the health check responds, and tests pass.
+
+6. All user messages:
+   - "The pricing-api image is 1.4 GB and deploys pull it on every node. Get it down. Stay on Debian slim, not Alpine: musl broke our numpy and scipy wheels last time …"
+   - "pandas? We don't use pandas in the service, only in notebooks."
+   - "CI builds the image too, make sure it passes VERSION."
+
+7. Pending Tasks:
+   - Commit the changes.
+
+8. Current Work:
+   Updated the release workflow to pass VERSION.
+
+9. Optional Next Step:
+   Commit and trigger a release build to confirm the image in CI.
+"""
+    labels = [
+        Label("request", "The pricing-api image is 1.4 GB", dropped=False),
+        Label("constraint", "Stay on Debian slim, not Alpine", dropped=False),
+        Label("decision", "musl broke our numpy and scipy wheels", dropped=False),
+        Label("decision", "builds took 40 minutes", dropped=True),  # cut by the elision
+        Label("request", "make sure it passes VERSION", dropped=False),
+        Label("measurement", "268MB", dropped=False),  # "about 270 MB"
+        Label("measurement", "COPY . . at 187 MB", dropped=False),  # "an oversized COPY"
+        Label("measurement", ".git (121 MB)", dropped=True),
+        Label("measurement", "311MB", dropped=True),  # the size before pandas went
+        Label("error", "setuptools-scm was unable to detect version", dropped=False),
+        Label("decision", "Rather than put .git back", dropped=True),  # and why: 121 MB in the context
+        Label("edit", "SETUPTOOLS_SCM_PRETEND_VERSION", dropped=False),
+        Label("file edited", ".github/workflows/release.yml", dropped=False),
+        Label("measurement", "204 passed, 2 skipped", dropped=True),
+        Label("number", "2.1.3 1.14.1 3.2.3", dropped=True),  # numpy, scipy, psycopg versions in the image
+        # noise
+        Label("command", "git status --short", dropped=False),
+        Label("number", "8000", dropped=False),
+        Label("number", "61", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def leaked_key() -> DevSession:
+    """Security/git: an API key pushed to a public repository, found with git log -S, rotated and
+    purged from history with git filter-repo; the user's order of operations and its reason."""
+    c = Conversation("/home/mei/status-widget", "fresh-leaked-key")
+    c.user(
+        "GitHub secret scanning says we pushed a Stripe key in status-widget. Deal with it. Rotate "
+        "first, then clean the history: a purged key is still compromised if anyone cloned it."
+    )
+    c.bash(
+        "gh api repos/acme/status-widget/secret-scanning/alerts --jq '.[] | [.number, .secret_type, .state, .created_at] | @tsv'",
+        "3\tstripe_api_key\topen\t2026-12-03T08:41:17Z",
+    )
+    c.bash(
+        "gh api repos/acme/status-widget/secret-scanning/alerts/3/locations --jq '.[].details | [.path, .commit_sha, .start_line] | @tsv'",
+        "config/dev.env\t5f3a9e2c7d1b4e6f8a0c2d4e6f8a1b3c5d7e9f01\t3",
+    )
+    c.bash("git log --oneline -S 'sk_live_' --all", "5f3a9e2 dev: local env for the widget preview\n")
+    c.bash(
+        "git show 5f3a9e2 --stat --format='%an <%ae> %ad'",
+        "Chen Wu <chen@acme.example> Tue Dec 1 17:02:44 2026 +0800\n\n config/dev.env | 4 ++++\n 1 file changed, 4 insertions(+)",
+    )
+    c.bash(
+        "git show 5f3a9e2:config/dev.env | sed 's/sk_live_[A-Za-z0-9]*/sk_live_<redacted>/'",
+        "WIDGET_PORT=5173\nSTRIPE_PUBLISHABLE=pk_live_51Hx...\nSTRIPE_SECRET=sk_live_<redacted>\nSTATUS_API=https://status.acme.example/api",
+    )
+    c.bash("git branch -r --contains 5f3a9e2", "  origin/main\n  origin/feature/preview")
+    c.say(
+        "The live secret key is in config/dev.env, added in 5f3a9e2 by Chen Wu on 1 Dec, and it is on "
+        "origin/main and origin/feature/preview. The repository is public, so it must be treated as compromised."
+    )
+    c.bash("stripe --version", "bash: stripe: command not found", error=True)
+    c.user("I'll roll the key in the Stripe dashboard myself, it needs 2FA. Tell me which services use it.")
+    c.bash(
+        "gh search code 'STRIPE_SECRET org:acme' --json repository,path --jq '.[] | .repository.nameWithOwner + \" \" + .path'",
+        "acme/checkout config/prod.env.tpl\nacme/billing-worker deploy/values.yaml\nacme/status-widget config/dev.env",
+    )
+    c.bash("vault kv get -field=last_rotated secret/stripe/live", "2026-03-14")
+    c.say(
+        "checkout (config/prod.env.tpl) and billing-worker (deploy/values.yaml) read it from Vault at secret/stripe/live, last rotated on 14 March. After you roll it, the new key goes into Vault and both need a restart."
+    )
+    c.user(
+        "Rolled. New key is in Vault. Now purge the history. Force-push is OK on this repo, I've told the two other contributors."
+    )
+    c.bash("git filter-repo --version", "bash: git-filter-repo: command not found", error=True)
+    c.bash(
+        "pip install --user git-filter-repo==2.45.0 && git filter-repo --version",
+        "Successfully installed git-filter-repo-2.45.0\na40bc1c42c2b",
+    )
+    c.bash(
+        "cd /tmp && git clone --mirror git@github.com:acme/status-widget.git && cd status-widget.git && git filter-repo --path config/dev.env --invert-paths",
+        "Cloning into bare repository 'status-widget.git'...\nParsed 214 commits\nNew history written in 0.41 seconds; now repacking/cleaning...\n"
+        "Repacking your repo and cleaning out old unneeded objects\nCompleted the filter-repo run after 1.02 seconds.",
+    )
+    c.bash(
+        "cd /tmp/status-widget.git && git log --all -S 'sk_live_' --oneline | wc -l && git count-objects -vH | grep size-pack",
+        "0\nsize-pack: 2.31 MiB",
+    )
+    c.bash(
+        "cd /tmp/status-widget.git && git remote add origin git@github.com:acme/status-widget.git && git push --force --mirror origin 2>&1 | tail -3",
+        " ! [remote rejected] refs/pull/12/head -> refs/pull/12/head (deny updating a hidden ref)\n + 8c1d2e4...1b9f0a3 main -> main (forced update)\n"
+        "error: failed to push some refs to 'github.com:acme/status-widget.git'",
+    )
+    c.say(
+        "main and the branches were rewritten; only the refs/pull/* refs were rejected, which GitHub "
+        "manages itself. Old PR refs still reach the old commit until GitHub support purges them or the "
+        "PRs are deleted, which is another reason rotating first was right."
+    )
+    c.bash("git -C /tmp/status-widget.git ls-remote origin | grep -c 'refs/pull'", "14")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/mei/status-widget/.gitignore",
+            "old_string": "node_modules/\n",
+            "new_string": "node_modules/\n*.env\n!*.env.example\n",
+        },
+        "The file /home/mei/status-widget/.gitignore has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/mei/status-widget/config/dev.env.example",
+            "content": "WIDGET_PORT=5173\nSTRIPE_PUBLISHABLE=pk_test_...\nSTRIPE_SECRET=sk_test_... # never a live key here\nSTATUS_API=https://status.acme.example/api\n",
+        },
+        "File created successfully at: /home/mei/status-widget/config/dev.env.example",
+    )
+    c.bash(
+        "cd /home/mei/status-widget && git fetch -q && git reset -q --hard origin/main && git add .gitignore config/dev.env.example && git commit -qm 'config: ignore *.env, add an example with test keys' && git push -q && git log --oneline -1",
+        "e5d2c90 config: ignore *.env, add an example with test keys",
+    )
+    c.bash(
+        "gh api -X PATCH repos/acme/status-widget/secret-scanning/alerts/3 -f state=resolved -f resolution=revoked --jq .state",
+        "resolved",
+    )
+    c.user("Thanks. Write me a short note for #security with what happened and what's left.")
+    c.say(
+        "Stripe live key leak in acme/status-widget (alert #3):\n- Pushed on 1 Dec in config/dev.env (5f3a9e2), public repo.\n"
+        "- Key rolled by Mei; new key in Vault secret/stripe/live; checkout and billing-worker need a restart.\n"
+        "- History purged with git filter-repo and force-pushed; *.env now ignored.\n"
+        "- Left: 14 refs/pull/* refs on GitHub still reach the old commit: ask GitHub support to purge them."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+GitHub secret scanning flagged a live Stripe key in a public repository. The user rotated the key; I found where it was used, purged it from the history, and prevented a repeat.
+
+Summary:
+1. Primary Request and Intent:
+   Handle a Stripe key pushed to acme/status-widget: rotate first, then clean the history (a purged key is still compromised if anyone cloned it). The user rolled the key in the Stripe dashboard (2FA) and put it in Vault; force-push was allowed after telling the other contributors. Finally, a short note for #security.
+
+2. Key Technical Concepts:
+   - GitHub secret scanning alerts and their locations API
+   - git log -S to find when a string entered history; git filter-repo --invert-paths; mirror force-push
+   - GitHub's hidden refs/pull/* refs cannot be force-updated
+
+3. Files and Code Sections:
+   - config/dev.env: held the live key; removed from all history.
+   - .gitignore: now ignores *.env except *.env.example.
+   - config/dev.env.example (new): test keys only.
+
+4. Errors and fixes:
+   - stripe CLI and git-filter-repo not installed; installed git-filter-repo with pip.
+   - The mirror push rejected the refs/pull/* refs (hidden refs managed by GitHub); the branches were rewritten.
+
+5. Problem Solving:
+   The key came from a single commit on 1 Dec, present on main and a feature branch. Two services (checkout and billing-worker) read the key from Vault and need a restart after the rotation. After the purge no commit contains the key; the alert was resolved as revoked. Old PR refs on GitHub still reference the old commit.
+
+6. All user messages:
+   - "GitHub secret scanning says we pushed a Stripe key in status-widget. Deal with it. Rotate first, then clean the history: a purged key is still compromised if anyone cloned it."
+   - "I'll roll the key in the Stripe dashboard myself, it needs 2FA. Tell me which services use it."
+   - "Rolled. New key is in Vault. Now purge the history. Force-push is OK on this repo, I've told the two other contributors."
+   - "Thanks. Write me a short note for #security with what happened and what's left."
+
+7. Pending Tasks:
+   - Restart checkout and billing-worker; ask GitHub support to purge the old PR refs.
+
+8. Current Work:
+   Wrote the #security note.
+
+9. Optional Next Step:
+   None.
+"""
+    labels = [
+        Label("request", "Rotate first, then clean the history", dropped=False),
+        Label("decision", "a purged key is still compromised if anyone cloned it", dropped=False),
+        Label("constraint", "Force-push is OK on this repo", dropped=False),
+        Label("identifier", "5f3a9e2", dropped=True),  # "a single commit on 1 Dec"
+        Label("name", "Chen Wu", dropped=True),
+        Label("identifier", "e5d2c90", dropped=True),
+        Label("path", "secret/stripe/live", dropped=True),  # where the key lives in Vault
+        Label("measurement", "14 refs/pull/* refs", dropped=True),  # still reaching the old commit
+        Label("number", "2026-03-14", dropped=True),  # the key's previous rotation
+        Label("failed command", "git filter-repo --version", dropped=False),
+        Label("error", "deny updating a hidden ref", dropped=False),
+        Label("edit", "!*.env.example", dropped=False),
+        Label("file edited", "config/dev.env.example", dropped=False),
+        Label("number", "git-filter-repo==2.45.0", dropped=True),
+        # noise
+        Label("number", "5173", dropped=False),
+        Label("number", "214", dropped=False),
+        Label("number", "2.31 MiB", dropped=False),
+        Label("command", "git fetch -q", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (
+    empty_cart,
+    flaky_retry,
+    axum_upgrade,
+    orders_latency,
+    email_backfill,
+    invoice_idor,
+    split_utils,
+    gcc14_ci,
+    installer_docs,
+    oom_incident,
+    log_lifecycle,
+    ratelimit_review,
+    backup_prune,
+    ini_leak,
+    revenue_mismatch,
+    double_emails,
+    invite_links,
+    gradle_build_time,
+    log_volume,
+    mysql_index,
+    android_crash,
+    nan_loss,
+    beat_timezone,
+    nginx_headers,
+    image_size,
+    leaked_key,
+)
