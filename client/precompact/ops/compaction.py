@@ -34,9 +34,10 @@ DEBUG_LOG = "precompact-debug.log"
 # The agents whose compacted session gets the brief in two parts: SessionStart(`compact`), then
 # what the summary left out at the next UserPromptSubmit or PostToolUse (both carry
 # additionalContext to the model there; OpenCode's plugin asks with those names and adds both
-# parts to every request until the next compaction). Gemini's BeforeAgent gives the whole brief
-# after the compression instead (docs/agents.md).
-TWO_PARTS = (agents.CLAUDE, agents.CODEX, agents.OPENCODE)
+# parts to every request until the next compaction). Gemini has neither: its BeforeAgent gives
+# the first part at the prompt after a compression and the second at a later prompt
+# (docs/agents.md).
+TWO_PARTS = (agents.CLAUDE, agents.CODEX, agents.OPENCODE, agents.GEMINI)
 # The agents that keep none of what precompact adds to a request (OpenCode's plugin adds it to
 # each one): what the summary left out stays pending until the next compaction, not given once.
 GIVEN_EACH_REQUEST = (agents.OPENCODE,)
@@ -262,6 +263,27 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     if latest is None:
         return None
     return Briefing(latest, session_id, "compact", agents.GEMINI)
+
+
+def before_agent_context(loaded: configuration.Config, payload: dict) -> str | None:
+    """Gemini's BeforeAgent: after a compression, the brief's first part, once per compression,
+    and the addendum asked for at once (the chat file holds the compression's summary by then:
+    Gemini has no PostCompact); at a later prompt, what the summary left out, once (Gemini keeps
+    BeforeAgent's context with its prompt)."""
+    briefing = before_agent(loaded, payload)
+    if briefing is None:
+        return after_compaction(loaded, payload, agents.GEMINI)
+    context = deliver(loaded, briefing)
+    from precompact.ops import addendum
+
+    sequence = briefing.savepoint.sequence
+    if addendum.awaiting(loaded, briefing.session_id) == sequence and _summary_arrived(
+        loaded, payload, sequence, agents.GEMINI
+    ):
+        from precompact.ops import background
+
+        background.spawn(loaded.root)
+    return context
 
 
 def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
