@@ -438,10 +438,11 @@ def on_session_start(config: Config, payload: dict, agent: str) -> str | None:
 
 
 def on_before_agent(config: Config, payload: dict) -> str | None:
-    """Gemini's BeforeAgent: after a compression, the restore brief, once per compression."""
+    """Gemini's BeforeAgent: after a compression, the brief's first part, once per compression;
+    at a later prompt, what the summary left out, once."""
     from precompact.ops import compaction
 
-    return compaction.deliver(config, compaction.before_agent(config, payload))
+    return compaction.before_agent_context(config, payload)
 
 
 def on_prompt_or_tool(config: Config, payload: dict, agent: str) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from precompact.config import gemini_compression
 from precompact.config import install as installer
 from precompact.transcript import conversation, gemini
+from support.claude_code import wait_for_worker
 from support.commands import PRECOMPACT, invoke, precompact
 from support.projects import new_project
 
@@ -175,8 +176,15 @@ def test_gemini_payloads_save_before_a_compression_and_brief_once_after_it(tmp_p
     output = json.loads(before.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == "BeforeAgent"
     assert output["additionalContext"].startswith("[precompact] Restored from savepoint 1")
+    # The chat file holds the compression's summary: the worker compares it with the savepoint,
+    # and a later prompt carries what it left out (#46), once.
+    wait_for_worker(project)
     again = gemini_hook({**base, "hook_event_name": "BeforeAgent", "prompt": "And then?"}, project.path, home)
-    assert again.stdout == b"", "once per compression"
+    second = json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert second.startswith("[precompact] What the compaction summary left out of savepoint 1"), second
+    assert "Restored from savepoint" not in second, "the first part once per compression"
+    later = gemini_hook({**base, "hook_event_name": "BeforeAgent", "prompt": "Go on."}, project.path, home)
+    assert later.stdout == b"", "each part once"
     manual = gemini_hook({**base, "hook_event_name": "PreCompress", "trigger": "manual"}, project.path, home)
     assert manual.returncode == 0 and [e["trigger"] for e in created()] == ["auto", "manual"]
     ignored = gemini_hook({**base, "hook_event_name": "SessionStart", "source": "resume"}, project.path, home)

@@ -6,16 +6,18 @@ and the savepoint verifies, is found by recall and is imported once."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from support import opencode_cli
 from support.claude_code import wait_for_worker
-from support.opencode_cli import is_compaction, is_title
+from support.opencode_cli import is_compaction, is_title, message_texts
 from support.projects import new_project
 
 PHRASE = "the flux capacitor misaligned at 88 mph"
 BRIEF_START = "[precompact] Restored from savepoint"
+ADDENDUM_START = "[precompact] What the compaction summary left out of savepoint"
 FIRST = "Build the header parser. [[run:work]]"
 
 
@@ -68,6 +70,37 @@ def test_a_compaction_mid_run_is_saved_by_the_plugin_and_the_model_gets_the_brie
     session.run("Carry on with the parser.", session=session_id)
     later = [r for r in mock.requests[asked:] if not is_title(r)]
     assert later and all(json.dumps(r["body"]).count(BRIEF_START) == 1 for r in later), len(later)
+
+
+def test_what_the_summary_left_out_follows_the_first_part_in_the_same_text_part_on_every_later_request(setup):
+    """#46 for OpenCode: the first request after the compaction carries the brief's first part;
+    once the worker has compared OpenCode's summary with the savepoint, what the summary left out
+    follows it in the same text part, on every request until the next compaction (OpenCode keeps
+    none of it)."""
+    session, mock = setup.session, setup.session.mock
+    session_id = session.run(FIRST)
+    model_requests = [r for r in mock.requests if not is_title(r)]
+    [compaction] = [r for r in model_requests if is_compaction(r)]
+    [first_part] = [t for t in message_texts(model_requests[model_requests.index(compaction) + 1]) if BRIEF_START in t]
+    assert ADDENDUM_START not in first_part and PHRASE not in first_part, first_part
+    assert PHRASE not in setup.script.summary, "the mock's summary leaves the echoed error out"
+
+    wait_for_worker(setup.project)
+    for turn in ("What did the echo say?", "And what next?"):
+        asked = len(mock.requests)
+        session.run(turn, session=session_id)
+        [later] = [r for r in mock.requests[asked:] if not is_title(r) and not is_compaction(r)][:1]
+        [brief] = [t for t in message_texts(later) if BRIEF_START in t]
+        # A new `opencode run` asks again: the first part as it was but for the savepoint's age.
+        assert _ageless(brief).startswith(_ageless(first_part)), "the first part, in the same place"
+        second = _ageless(brief)[len(_ageless(first_part)) :]
+        assert second.startswith(f'\n\n{ADDENDUM_START} 1 of "Trial #1"'), brief[-3000:]
+        assert PHRASE in second, second
+        assert len(brief) <= 4000, "both parts within [hooks] brief_budget"
+
+
+def _ageless(brief: str) -> str:
+    return re.sub(r"saved [^;]* ago", "saved … ago", brief)
 
 
 def test_import_archives_the_sessions_opencode_holds_once(setup):

@@ -11,7 +11,13 @@ import { isAbsolute, join } from "node:path";
 
 const PRECOMPACT = "__PRECOMPACT__";
 // Milliseconds each event may take before the hook is stopped and OpenCode goes on.
-const BUDGET_MS = { PreCompact: 60000, PostCompact: 15000, SessionStart: 30000 };
+const BUDGET_MS = { PreCompact: 60000, PostCompact: 15000, SessionStart: 30000, UserPromptSubmit: 15000 };
+// What the summary left out is computed by precompact's worker after the compaction: until it
+// is there, the plugin asks again at most once every ASK_AGAIN_MS, at most MAX_ASKS times per
+// compaction and OpenCode process, and never on a request otherwise (a hook asked with nothing
+// pending answers after two stats, but it is still a process).
+const ASK_AGAIN_MS = 5000;
+const MAX_ASKS = 12;
 const MAX_ANSWER_CHARS = 1 << 20;
 
 // Where OpenCode keeps its sessions (what it reads itself: $XDG_DATA_HOME, else ~/.local/share).
@@ -55,7 +61,7 @@ function hook(event, fields, cwd) {
   });
 }
 
-// The brief in the hook's answer to SessionStart ("" when there is none).
+// The text in the hook's answer to SessionStart or UserPromptSubmit ("" when there is none).
 function briefOf(answer) {
   try {
     const context = JSON.parse(answer).hookSpecificOutput.additionalContext;
@@ -66,12 +72,35 @@ function briefOf(answer) {
 }
 
 export const Precompact = async ({ directory }) => {
-  // The brief of each compaction (by its part's id), asked for once per OpenCode process.
+  // The brief of each compaction (by its part's id): its first part, asked for once per OpenCode
+  // process, and what the summary left out, asked for until it comes (within the bounds above).
   const briefs = new Map();
+  // The sessions this process compacted, and when: what their summary left out cannot be ready
+  // at the first request after it (the worker computes it once the summary is known).
+  const compactedHere = new Map();
+
+  // The brief of compaction `boundary` in session `sessionID`, both parts as known by now.
+  const briefFor = async (boundary, sessionID) => {
+    let known = briefs.get(boundary.id);
+    if (!known) {
+      const first = briefOf(await hook("SessionStart", { session_id: sessionID, source: "compact" }, directory));
+      known = { first, second: "", asks: 0, askedAt: compactedHere.get(sessionID) ?? 0 };
+      briefs.set(boundary.id, known);
+    }
+    const now = Date.now();
+    if (known.first && !known.second && known.asks < MAX_ASKS && now - known.askedAt >= ASK_AGAIN_MS) {
+      known.asks += 1;
+      known.askedAt = now;
+      known.second = briefOf(await hook("UserPromptSubmit", { session_id: sessionID }, directory));
+    }
+    return known.second ? `${known.first}\n\n${known.second}` : known.first;
+  };
+
   return {
     // Awaited by OpenCode before the summary request: the full history is saved first, and
     // the summariser is told where it is.
     "experimental.session.compacting": async (input, output) => {
+      compactedHere.set(input.sessionID, Date.now());
       const note = (await hook("PreCompact", { session_id: input.sessionID }, directory)).trim();
       if (note && Array.isArray(output.context)) output.context.push(note);
     },
@@ -82,7 +111,8 @@ export const Precompact = async ({ directory }) => {
     },
     // After a compaction the history OpenCode sends starts with the compaction's message: the
     // brief goes there, on every request until the next compaction (OpenCode does not keep
-    // text added here), in the same place each time.
+    // text added here), in the same place each time, what the summary left out after the
+    // first part in the same text part once it is known.
     "experimental.chat.messages.transform": async (_input, output) => {
       const messages = output && Array.isArray(output.messages) ? output.messages : [];
       const first = messages[0];
@@ -90,11 +120,7 @@ export const Precompact = async ({ directory }) => {
       const boundary = first && Array.isArray(first.parts) ? first.parts.find((p) => p.type === "compaction") : undefined;
       // The summary request itself ends with the new compaction: nothing to add there.
       if (!boundary || (last && Array.isArray(last.parts) && last.parts.some((p) => p.type === "compaction"))) return;
-      if (!briefs.has(boundary.id)) {
-        const answer = await hook("SessionStart", { session_id: first.info.sessionID, source: "compact" }, directory);
-        briefs.set(boundary.id, briefOf(answer));
-      }
-      const brief = briefs.get(boundary.id);
+      const brief = await briefFor(boundary, first.info.sessionID);
       if (brief) {
         first.parts.push({
           id: `${boundary.id}-precompact`,

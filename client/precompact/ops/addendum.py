@@ -16,7 +16,9 @@ entry looks for the two it acts on with two stats, before importing anything):
 - `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
   (local/provenance.py: a file that came with the project is never given to the model); the
   first prompt or tool call claims it by renaming it, so two events racing give it once, and
-  removes it.
+  removes it. OpenCode keeps none of what precompact's plugin adds to a request, so its
+  addendum is read, not claimed, each time the plugin asks, until the next compaction's
+  SessionStart removes it.
 """
 
 from __future__ import annotations
@@ -223,6 +225,25 @@ def take(loaded: configuration.Config, session_id: object) -> str | None:
         stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
     finally:
         logs_dir.remove(logs, delivering)
+    return _text_made_here(stored, stem)
+
+
+def kept(loaded: configuration.Config, session_id: object) -> str | None:
+    """The session's addendum if one is ready, left pending (OpenCode's plugin asks again in each
+    new OpenCode process; the next compaction's SessionStart removes it). None: none ready, or
+    one this machine did not write."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return None
+    try:
+        stored = logs_dir.read_bytes(loaded.logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+    except OSError:
+        return None
+    return _text_made_here(stored, stem)
+
+
+def _text_made_here(stored: bytes, stem: str) -> str | None:
+    """The addendum text of a ready file's bytes, if this machine stamped it for session `stem`."""
     record = provenance.made_here(STAMP_PURPOSE, stored)
     with contextlib.suppress(ValueError):
         found = json.loads(record) if record is not None else None

@@ -33,9 +33,14 @@ ERRORS_LOG = "precompact-errors.log"
 DEBUG_LOG = "precompact-debug.log"
 # The agents whose compacted session gets the brief in two parts: SessionStart(`compact`), then
 # what the summary left out at the next UserPromptSubmit or PostToolUse (both carry
-# additionalContext to the model there). Gemini's BeforeAgent and OpenCode's plugin give the
-# whole brief after the compaction instead (docs/agents.md).
-TWO_PARTS = (agents.CLAUDE, agents.CODEX)
+# additionalContext to the model there; OpenCode's plugin asks with those names and adds both
+# parts to every request until the next compaction). Gemini has neither: its BeforeAgent gives
+# the first part at the prompt after a compression and the second at a later prompt
+# (docs/agents.md).
+TWO_PARTS = (agents.CLAUDE, agents.CODEX, agents.OPENCODE, agents.GEMINI)
+# The agents that keep none of what precompact adds to a request (OpenCode's plugin adds it to
+# each one): what the summary left out stays pending until the next compaction, not given once.
+GIVEN_EACH_REQUEST = (agents.OPENCODE,)
 QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
@@ -216,7 +221,10 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
 
     source = _text(payload, "source")
     session_id = _text(payload, "session_id")
-    if source == "compact":
+    # OpenCode's plugin asks at the first request of each OpenCode process after a compaction,
+    # when the session may have gone on for many turns: what it said since is no compaction's
+    # (OpenCode's PostCompact, at `session.compacted`, recovers a missed savepoint).
+    if source == "compact" and agent != agents.OPENCODE:
         _recover(payload, loaded, agent)
     if source not in loaded.session_start_sources:
         return None
@@ -257,6 +265,27 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     return Briefing(latest, session_id, "compact", agents.GEMINI)
 
 
+def before_agent_context(loaded: configuration.Config, payload: dict) -> str | None:
+    """Gemini's BeforeAgent: after a compression, the brief's first part, once per compression,
+    and the addendum asked for at once (the chat file holds the compression's summary by then:
+    Gemini has no PostCompact); at a later prompt, what the summary left out, once (Gemini keeps
+    BeforeAgent's context with its prompt)."""
+    briefing = before_agent(loaded, payload)
+    if briefing is None:
+        return after_compaction(loaded, payload, agents.GEMINI)
+    context = deliver(loaded, briefing)
+    from precompact.ops import addendum
+
+    sequence = briefing.savepoint.sequence
+    if addendum.awaiting(loaded, briefing.session_id) == sequence and _summary_arrived(
+        loaded, payload, sequence, agents.GEMINI
+    ):
+        from precompact.ops import background
+
+        background.spawn(loaded.root)
+    return context
+
+
 def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
     """Records in the index that the session was given the brief."""
     savepoint_log.mark(
@@ -293,13 +322,14 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
 
 def after_compaction(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
     """UserPromptSubmit or PostToolUse of a session with something pending (the hook's entry
-    checked that): what the summary left out, once (ops/addendum.py)."""
+    checked that): what the summary left out, once (ops/addendum.py); to OpenCode's plugin, each
+    time it asks until the next compaction (it adds the text to every request itself)."""
     if agent not in TWO_PARTS:
         return None
     from precompact.ops import addendum
 
     session_id = _text(payload, "session_id")
-    given = addendum.take(loaded, session_id)
+    given = addendum.kept(loaded, session_id) if agent in GIVEN_EACH_REQUEST else addendum.take(loaded, session_id)
     if given is not None:
         return given
     waiting = addendum.awaiting(loaded, session_id)

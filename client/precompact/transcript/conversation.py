@@ -28,8 +28,8 @@ EDIT_TOOLS = {
     "replace": "file_path",
 }
 # Tools that run a shell command, and the argument naming it: Claude Code's Bash, Codex CLI's
-# exec_command and Gemini CLI's run_shell_command (transcript/agents.py).
-SHELL_TOOLS = {"Bash": "command", "exec_command": "cmd", "run_shell_command": "command"}
+# exec_command, Gemini CLI's run_shell_command and OpenCode's bash (transcript/agents.py).
+SHELL_TOOLS = {"Bash": "command", "exec_command": "cmd", "run_shell_command": "command", "bash": "command"}
 # Tools that set the whole plan, the argument holding it, and each item's text: Codex CLI's
 # update_plan ({"plan": [{"step", "status"}]}) and Gemini CLI's write_todos
 # ({"todos": [{"description", "status"}]}), read as TodoWrite's list.

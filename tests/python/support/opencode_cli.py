@@ -71,6 +71,18 @@ def last_user_text(body: dict) -> str:
     return ""
 
 
+def message_texts(request: dict) -> list[str]:
+    """Each text part of each message the request sent (a plugin's added part is one of them)."""
+    texts = []
+    for message in request["body"].get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return texts
+
+
 def _text(content: object) -> str:
     if isinstance(content, str):
         return content
