@@ -1,0 +1,137 @@
+"""What an independent reader of precompact's files and program relies on (#48, tests/promises.toml
+names each doc line these check): the chunks, their canonical JSON and the signed index line,
+checked against files the installed command really wrote, read the way docs/snapshot-format.md
+tells a verifier written from it to read them, with no precompact code; and the program's error
+codes against the program's tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import stat
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from support.commands import hook, precompact, wait_until, worker_finished
+from support.localnet import REPO
+from support.projects import new_project
+from support.transcript_gen import generate, payload
+
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def canonical(value: object) -> bytes:
+    """docs/snapshot-format.md's canonical JSON, as a reader builds it: sorted keys, compact
+    separators, UTF-8 (the test's data holds no float)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def b58encode(data: bytes) -> str:
+    number, text = int.from_bytes(data, "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        text = BASE58[digit] + text
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + text
+
+
+def test_chunks_hold_whole_entries_with_no_raw_newline_named_by_their_hash_and_private(tmp_path):
+    """docs/snapshot-format.md: chunks are `logs/precompact-chunks/<sha256-hex>`, "each named by
+    the SHA-256 of its bytes, mode 0600"; a history chunk holds whole transcript entries, each its
+    canonical JSON followed by a comma: "Canonical JSON never holds a raw newline, and an entry
+    is never split"."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    # Over 2 MiB of entries, many of them tool results whose text spans many lines, so the
+    # history spans several 1 MiB chunks.
+    made = generate(tmp_path / "session.jsonl", 2_600_000, project=project.path)
+    lines = [line for line in made.path.read_bytes().splitlines() if line.strip()]
+    entries = [json.loads(line) for line in lines]
+    assert sum(b"\\n" in line for line in lines) > len(lines) // 10, "many entries hold a newline in a string"
+    saved = hook(payload("PreCompact", project.path, made.path), cwd=project.path)
+    assert saved.returncode == 0, saved.stderr
+    [snapshot_file] = (project.logs / "precompact-saves").iterdir()
+    snapshot = json.loads(snapshot_file.read_bytes())
+    history = snapshot["conversation_chunks"]
+    assert len(history) >= 2, "the history spans several chunks"
+
+    chunk_dir = project.logs / "precompact-chunks"
+    for chunk in chunk_dir.iterdir():
+        data = chunk.read_bytes()
+        assert chunk.name == hashlib.sha256(data).hexdigest(), f"{chunk.name} is not the SHA-256 of its bytes"
+        assert stat.S_IMODE(chunk.stat().st_mode) == 0o600, f"{chunk.name} is not mode 0600"
+
+    read_back = []
+    for listed in history:
+        data = (chunk_dir / listed["sha256"]).read_bytes()
+        assert len(data) == listed["size"]
+        assert b"\n" not in data and b"\r" not in data, "a history chunk holds a raw newline"
+        assert data.endswith(b","), "each entry is followed by a comma, the chunk's last one too"
+        # Parsed alone, a chunk is a list of whole entries: none was cut at the chunk's edge.
+        whole = json.loads(b"[" + data[:-1] + b"]")
+        assert canonical(whole)[1:-1] == data[:-1], "each entry is its canonical JSON"
+        read_back.extend(whole)
+    assert len(read_back) == len(entries)
+    assert [entry.get("uuid") for entry in read_back] == [entry.get("uuid") for entry in entries]
+
+
+def test_chunks_are_never_written_through_a_link(tmp_path):
+    """docs/snapshot-format.md: chunks are "written through the confined `logs/` (no link
+    followed)": a `logs/precompact-chunks` that is a link to a directory outside gets nothing."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project.logs.mkdir(exist_ok=True)
+    (project.logs / "precompact-chunks").symlink_to(outside)
+    made = generate(tmp_path / "session.jsonl", 40_000, project=project.path)
+    assert hook(payload("PreCompact", project.path, made.path), cwd=project.path).returncode == 0
+    assert list(outside.iterdir()) == [], "a chunk was written through the link"
+    assert (project.logs / "precompact-chunks").is_symlink(), "the link is left as it was"
+
+
+def test_the_signed_index_line_verifies_with_the_init_keypair_over_the_documented_bytes(tmp_path):
+    """docs/snapshot-format.md: "`line_signature` is ed25519, by the keypair `chain.keypair` names
+    (the one `init` creates ...), over `precompact/index-line/v1`, a zero byte, and the whole
+    `SAVEPOINT_CREATED` line as canonical JSON (... exactly the line as the index writes it)";
+    `signer` is the base58 public key and the signature 128 hex digits."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    for _ in range(2):
+        made = generate(tmp_path / "session.jsonl", 40_000, project=project.path)
+        assert hook(payload("PreCompact", project.path, made.path), cwd=project.path).returncode == 0
+        assert wait_until(lambda: worker_finished(project.path), timeout=60)
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+
+    seed_and_key = bytes(json.loads(project.keypair_file.read_text()))
+    public_key = seed_and_key[32:]
+    lines = (project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines()
+    created = {}
+    for line in lines:
+        event = json.loads(line)
+        if event["event"] == "SAVEPOINT_CREATED":
+            assert canonical(event) == line, "the index writes the line as canonical JSON"
+            created[(event["instance"], event["sequence"])] = line
+    signed = [json.loads(line) for line in lines if json.loads(line)["event"] == "SAVEPOINT_SIGNED"]
+    assert sorted((e["instance"], e["sequence"]) for e in signed) == sorted(created), "each savepoint is signed once"
+    for event in signed:
+        assert event["signer"] == b58encode(public_key)
+        assert re.fullmatch(r"[0-9a-f]{128}", event["line_signature"]), event["line_signature"]
+        line = created[(event["instance"], event["sequence"])]
+        assert event["snapshot_hash"] == json.loads(line)["snapshot_hash"]
+        key = Ed25519PublicKey.from_public_bytes(public_key)
+        # Raises InvalidSignature when the signed bytes are not exactly these.
+        key.verify(bytes.fromhex(event["line_signature"]), b"precompact/index-line/v1\0" + line)
+
+
+def test_every_error_code_of_the_program_is_expected_by_a_program_test():
+    """docs/program.md: "Every rejection has its own error code (`programs/precompact/src/error.rs`),
+    and a test in `tests/harness/tests/` expects each"."""
+    source = (REPO / "programs" / "precompact" / "src" / "error.rs").read_text()
+    enum = re.search(r"pub enum PrecompactError \{(.*?)\n\}", source, re.DOTALL)
+    assert enum is not None
+    variants = re.findall(r"^\s*([A-Z][A-Za-z0-9]*),\s*$", enum.group(1), re.MULTILINE)
+    messages = re.findall(r'#\[msg\("([^"]*)"\)\]', enum.group(1))
+    assert len(variants) == len(set(variants)) == len(messages) == len(set(messages)) > 20
+    tests = "\n".join(path.read_text() for path in sorted((REPO / "tests" / "harness" / "tests").glob("*.rs")))
+    # An assertion that a transaction fails with it (program_error), or that the parser returns it.
+    expected = set(re.findall(r"(?:program_error\(\d+, |expected\()PrecompactError::([A-Za-z0-9]+)\)", tests))
+    assert sorted(set(variants) - expected) == [], "error codes no test expects"
