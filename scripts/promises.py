@@ -40,13 +40,17 @@ def main() -> int:
         for c in unmapped:
             print(f"{c.fingerprint}  {c.doc}: {c.sentence}")
         return 1 if new else 0
-    print(f"{'doc':<28} {'promises':>8} {'tested':>7} {'untested':>9}")
+    print(f"{'doc':<28} {'promises':>8} {'tested':>7} {'untested':>9} {'prose':>6}")
     for doc, entry in counts["docs"].items():
         note = f"  (excluded: {entry['excluded']})" if "excluded" in entry else ""
-        print(f"{doc:<28} {entry['promises']:>8} {entry['tested']:>7} {len(entry['untested']):>9}{note}")
-    print(f"{'total':<28} {counts['promises']:>8} {counts['tested']:>7} {counts['untested']:>9}")
+        print(
+            f"{doc:<28} {entry['promises']:>8} {entry['tested']:>7} {len(entry['untested']):>9} "
+            f"{entry['prose']:>6}{note}"
+        )
+    print(f"{'total':<28} {counts['promises']:>8} {counts['tested']:>7} {counts['untested']:>9} {counts['prose']:>6}")
     print(
         f"\nSentences that look like promises: {sentences['flagged']}; held by an entry {sentences['mapped']}, "
+        f"held by a [[prose]] entry (not a promise) {sentences['prose']}, "
         f"in a section said untested or history {sentences['excused']}, unmapped {sentences['unmapped']} "
         f"({sentences['in_baseline']} in {promises.CANDIDATES_BASELINE}, {sentences['new']} new)"
     )

@@ -207,7 +207,7 @@ def test_a_new_promise_is_flagged_until_an_entry_holds_it(tmp_path):
     root = sample(tmp_path, PROMISING, entry("answers in 80 ms", untested="Not tested here: the speed."))
     assert [c.sentence for c in promises.new_unmapped(root)] == ["`init` never writes outside logs/."]
     left, counts = promises.unmapped(root)
-    assert counts == {"flagged": 3, "mapped": 1, "excused": 1, "unmapped": 1}
+    assert counts == {"flagged": 3, "mapped": 1, "prose": 0, "excused": 1, "unmapped": 1}
     (root / "tests" / "promises.toml").write_text(
         entry("answers in 80 ms", untested="Not tested here: the speed.")
         + entry("never writes outside logs/", '["tests/python/test_sample.py::test_exit_code_two"]')
@@ -216,3 +216,55 @@ def test_a_new_promise_is_flagged_until_an_entry_holds_it(tmp_path):
     (root / "tests" / "promises.toml").write_text(entry("answers in 80 ms", untested="Not tested here: the speed."))
     (root / promises.CANDIDATES_BASELINE).write_text(f"{left[0].fingerprint}\tdocs/cli.md\tflagged before\n")
     assert promises.new_unmapped(root) == []
+
+
+def prose(says: str, why: str = "") -> str:
+    lines = ["[[prose]]", 'doc = "docs/cli.md"', f"says = {json.dumps(says)}"]
+    lines += [f"why = {json.dumps(why)}"] if why else []
+    return "\n".join(lines) + "\n"
+
+
+PROSE_DOC = """# CLI
+`init` never writes outside logs/.
+
+## Layout
+Every module has one owner.
+"""
+
+
+def test_a_prose_entry_holds_a_sentence_that_is_not_a_promise_and_the_rest_are_still_flagged(tmp_path):
+    root = sample(tmp_path, PROSE_DOC, prose("Every module has one owner.", why="the code's layout, not a behaviour"))
+    assert promises.problems(root) == []
+    assert [c.sentence for c in promises.new_unmapped(root)] == ["`init` never writes outside logs/."]
+    assert promises.unmapped(root)[1] == {"flagged": 2, "mapped": 0, "prose": 1, "excused": 0, "unmapped": 1}
+    assert promises.summary(root)["prose"] == 1
+    assert promises.summary(root)["promises"] == 0
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        (
+            prose("Every module has two owners.", why="layout"),
+            "the prose entry (docs/cli.md: 'Every module has two owners.'): these words are no longer in docs/cli.md",
+        ),
+        (
+            prose("Every module has one owner."),
+            "the prose entry (docs/cli.md: 'Every module has one owner.') has no `why`",
+        ),
+        (prose("Every module has one owner.", why="layout") + 'reason = "x"\n', "has unknown keys ['reason']"),
+        (
+            prose("Every module has one owner.", why="layout").replace("docs/cli.md", "docs/gone.md"),
+            "names a doc that does not exist",
+        ),
+        (
+            prose("Every module has one owner.", why="layout")
+            + entry("Every module has one owner.", '["tests/python/test_sample.py::test_exit_code_two"]'),
+            "is in the map twice, or as a promise too",
+        ),
+    ],
+    ids=["words-gone", "no-why", "typo", "no-doc", "also-a-promise"],
+)
+def test_a_prose_entry_that_breaks_a_rule_is_named(tmp_path, entries, message):
+    found = promises.problems(sample(tmp_path, PROSE_DOC, entries))
+    assert any(message in problem for problem in found), found

@@ -17,6 +17,9 @@ MAP = Path("tests/promises.toml")
 # must hold, as an entry's `untested`, so a doc cannot excuse a promise the map does not know.
 UNTESTED_MARKER = "not tested here:"
 ENTRY_KEYS = {"doc", "says", "tests", "untested"}
+# A `[[prose]]` entry: a sentence that looks like a promise (see looks_like_a_promise) but is
+# not one a command can check (intent, the code's layout, a how-to), with one line saying why.
+PROSE_KEYS = {"doc", "says", "why"}
 
 
 @dataclass(frozen=True)
@@ -28,9 +31,17 @@ class Promise:
 
 
 @dataclass(frozen=True)
+class Prose:
+    doc: str
+    says: str
+    why: str
+
+
+@dataclass(frozen=True)
 class PromiseMap:
     promises: tuple[Promise, ...]
     excluded: dict[str, str]
+    prose: tuple[Prose, ...] = ()
 
 
 def normalised(text: str) -> str:
@@ -67,7 +78,24 @@ def load(root: Path) -> tuple[PromiseMap, list[str]]:
         if tests and untested:
             problems.append(f"{MAP}: {label} has both `tests` and `untested`: keep the one that is true")
         promises.append(Promise(raw["doc"], normalised(raw["says"]), tuple(tests), normalised(untested)))
-    return PromiseMap(tuple(promises), excluded), problems
+    prose: list[Prose] = []
+    for raw in data.get("prose", []):
+        label = f"the prose entry ({raw.get('doc', '?')}: {raw.get('says', '?')!r})"
+        unknown = sorted(set(raw) - PROSE_KEYS)
+        if unknown:
+            problems.append(f"{MAP}: {label} has unknown keys {unknown}: use only {sorted(PROSE_KEYS)}")
+        if not isinstance(raw.get("doc"), str) or not isinstance(raw.get("says"), str) or not raw["says"].strip():
+            problems.append(f"{MAP}: {label} needs `doc` and a non-empty `says` (the sentence's exact words)")
+            continue
+        why = raw.get("why", "")
+        if not isinstance(why, str) or not why.strip():
+            problems.append(
+                f"{MAP}: {label} has no `why`: say in one line why it is not a promise a command can "
+                "check, or make it a [[promise]] with its tests"
+            )
+            why = ""
+        prose.append(Prose(raw["doc"], normalised(raw["says"]), normalised(why)))
+    return PromiseMap(tuple(promises), excluded, tuple(prose)), problems
 
 
 def names_a_test(root: Path, node_id: str) -> bool:
@@ -134,6 +162,22 @@ def problems(root: Path) -> list[str]:
                     f"{label}: its `untested` sentence is not in {promise.doc}: the doc must say, in these "
                     "words, that the promise is not tested here (add the sentence, or fix `untested`)"
                 )
+    for prose in promise_map.prose:
+        label = f"{MAP}: the prose entry ({prose.doc}: {prose.says!r})"
+        if prose.doc not in texts:
+            found.append(f"{label} names a doc that does not exist: fix `doc` or remove the entry")
+            continue
+        if (prose.doc, prose.says) in seen:
+            found.append(f"{label} is in the map twice, or as a promise too: keep one entry")
+        seen.add((prose.doc, prose.says))
+        count = texts[prose.doc].count(prose.says)
+        if count == 0:
+            found.append(
+                f"{label}: these words are no longer in {prose.doc}: the doc changed; quote its new "
+                "words (check they are still not a promise), or remove the entry"
+            )
+        elif count > 1:
+            found.append(f"{label}: these words are in {prose.doc} {count} times: quote more of the sentence")
     for doc, text in texts.items():
         covered = [promise.untested for promise in promise_map.promises if promise.doc == doc and promise.untested]
         for marker in re.finditer(re.escape(UNTESTED_MARKER), text, flags=re.IGNORECASE):
@@ -166,12 +210,14 @@ def summary(root: Path) -> dict:
             "promises": len(mine),
             "tested": sum(1 for promise in mine if promise.tests),
             "untested": [{"says": promise.says, "why": promise.untested} for promise in mine if not promise.tests],
+            "prose": sum(1 for prose in promise_map.prose if prose.doc == doc),
             **({"excluded": promise_map.excluded[doc]} if doc in promise_map.excluded else {}),
         }
     return {
         "promises": sum(entry["promises"] for entry in per_doc.values()),
         "tested": sum(entry["tested"] for entry in per_doc.values()),
         "untested": sum(len(entry["untested"]) for entry in per_doc.values()),
+        "prose": len(promise_map.prose),
         "docs": per_doc,
     }
 
@@ -241,13 +287,15 @@ def sections(root: Path, doc: str) -> dict[str, tuple[str, list[Candidate]]]:
 
 def unmapped(root: Path) -> tuple[list[Candidate], dict[str, int]]:
     """The candidates the map does not hold and no section's "Not tested here:" excuses, and
-    the counts: `flagged` (every candidate), `mapped`, `excused`, `unmapped`."""
+    the counts: `flagged` (every candidate), `mapped`, `prose` (held by a [[prose]] entry: not a
+    promise), `excused`, `unmapped`."""
     promise_map, _ = load(root)
-    left, counts = [], {"flagged": 0, "mapped": 0, "excused": 0, "unmapped": 0}
+    left, counts = [], {"flagged": 0, "mapped": 0, "prose": 0, "excused": 0, "unmapped": 0}
     for doc in documents(root):
         if doc in promise_map.excluded:
             continue
         said = [p.says for p in promise_map.promises if p.doc == doc]
+        prose = [p.says for p in promise_map.prose if p.doc == doc]
         excuses = {p.untested for p in promise_map.promises if p.doc == doc and p.untested}
         for heading, (text, found) in sections(root, doc).items():
             excused = heading.startswith(HISTORY) or any(excuse in text for excuse in excuses)
@@ -255,6 +303,8 @@ def unmapped(root: Path) -> tuple[list[Candidate], dict[str, int]]:
                 counts["flagged"] += 1
                 if any(s in candidate.sentence or candidate.sentence in s for s in said):
                     counts["mapped"] += 1
+                elif any(s in candidate.sentence or candidate.sentence in s for s in prose):
+                    counts["prose"] += 1
                 elif excused:
                     counts["excused"] += 1
                 else:
