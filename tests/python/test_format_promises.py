@@ -135,3 +135,78 @@ def test_every_error_code_of_the_program_is_expected_by_a_program_test():
     # An assertion that a transaction fails with it (program_error), or that the parser returns it.
     expected = set(re.findall(r"(?:program_error\(\d+, |expected\()PrecompactError::([A-Za-z0-9]+)\)", tests))
     assert sorted(set(variants) - expected) == [], "error codes no test expects"
+
+
+def test_each_way_a_savepoint_is_made_is_its_index_lines_trigger(tmp_path):
+    """docs/snapshot-format.md: "`trigger` is `manual` or `auto` (PreCompact, or `precompact
+    savepoint`), `recovered`, `session_end` (the SessionEnd hook) or `import`" (the import is
+    test_capture.py's, through the real Claude Code's sessions)."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+
+    def transcript(name: str, *entries: dict) -> str:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+        return str(path)
+
+    def said(uuid: str, text: str) -> dict:
+        return {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}
+
+    made = {
+        "pre-auto": hook(
+            payload("PreCompact", project.path, session_id="pre-auto", trigger="auto")
+            | {"transcript_path": transcript("a", said("a1", "Automatic."))},
+            cwd=project.path,
+        ),
+        "pre-manual": hook(
+            payload("PreCompact", project.path, session_id="pre-manual", trigger="manual")
+            | {"transcript_path": transcript("m", said("m1", "By hand."))},
+            cwd=project.path,
+        ),
+        "cli": precompact(
+            project.path,
+            "savepoint",
+            "--transcript",
+            transcript("c", said("c1", "From the CLI.")),
+            "--session-id",
+            "cli",
+        ),
+        "cli-auto": precompact(
+            project.path,
+            "savepoint",
+            *("--transcript", transcript("ca", said("ca1", "From the CLI, auto.")), "--session-id", "cli-auto"),
+            *("--trigger", "auto"),
+        ),
+        "ended": hook(
+            payload("SessionEnd", project.path, session_id="ended", reason="other")
+            | {"transcript_path": transcript("e", said("e1", "Goodbye."))},
+            cwd=project.path,
+        ),
+        "recovered": hook(
+            payload("PostCompact", project.path, session_id="recovered")
+            | {
+                "transcript_path": transcript(
+                    "r",
+                    said("r1", "Before the compaction."),
+                    {
+                        "type": "system",
+                        "subtype": "compact_boundary",
+                        "uuid": "b1",
+                        "content": "Conversation compacted",
+                    },
+                )
+            },
+            cwd=project.path,
+        ),
+    }
+    for name, done in made.items():
+        assert done.returncode in (0, 3), (name, done.stdout, done.stderr)
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines()]
+    triggers = {e["session_id"]: e["trigger"] for e in index if e["event"] == "SAVEPOINT_CREATED"}
+    assert triggers == {
+        "pre-auto": "auto",
+        "pre-manual": "manual",
+        "cli": "manual",
+        "cli-auto": "auto",
+        "ended": "session_end",
+        "recovered": "recovered",
+    }
