@@ -210,3 +210,55 @@ def test_each_way_a_savepoint_is_made_is_its_index_lines_trigger(tmp_path):
         "ended": "session_end",
         "recovered": "recovered",
     }
+
+
+def test_the_recall_examples_of_sessions_md_are_what_recall_prints(tmp_path):
+    """docs/sessions.md's two `precompact recall` examples, run on the session they quote: the
+    command prints exactly the lines the doc shows (read from the doc, so either may not drift)."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False, instance="Gabriel #215")
+
+    def entry(n: int, role: str, content: object) -> dict:
+        kind = "assistant" if role == "assistant" else "user"
+        return {
+            "type": kind,
+            "uuid": f"e{n}",
+            "sessionId": "s-staging",
+            "timestamp": f"2026-11-30T09:0{n}:00.000Z",
+            "message": {"role": kind, "content": content},
+        }
+
+    def bash(n: int, command: str) -> dict:
+        return entry(
+            n, "assistant", [{"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": command}}]
+        )
+
+    entries = [
+        entry(1, "user", "Run the migrations against staging."),
+        bash(2, "python manage.py migrate"),
+        entry(
+            3,
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t2",
+                    "content": 'ERROR: relation "orders_archive" already exists (migration 0042_split_orders)',
+                }
+            ],
+        ),
+        entry(4, "assistant", "Migration 0042 fails: orders_archive exists already on staging."),
+        entry(5, "user", "Never drop tables on staging; rename them instead."),
+        bash(6, "psql -c 'ALTER TABLE orders_archive RENAME TO orders_archive_old'"),
+    ]
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    saved = precompact(project.path, "savepoint", "--transcript", str(transcript), "--session-id", "s-staging")
+    assert saved.returncode == 3, saved.stdout + saved.stderr  # chain and git off: saved, layers off
+    doc = (REPO / "docs" / "sessions.md").read_text()
+    # Each example: the command after "$ ", then its output up to the next one or the block's end.
+    shown = dict(re.findall(r"^\$ (precompact recall [^\n]*)\n((?:(?!\$ |```).*\n)*)", doc, re.MULTILINE))
+    assert set(shown) == {"precompact recall orders_archive", "precompact recall staging --role user"}, shown
+    for command, output in shown.items():
+        printed = precompact(project.path, *command.split()[1:])
+        assert printed.returncode == 0, printed.stderr
+        assert printed.stdout == output.rstrip("\n") + "\n", (command, printed.stdout, output)
