@@ -1,8 +1,9 @@
-"""What an independent reader of precompact's files and program relies on (#48, tests/promises.toml
-names each doc line these check): the chunks, their canonical JSON and the signed index line,
-checked against files the installed command really wrote, read the way docs/snapshot-format.md
-tells a verifier written from it to read them, with no precompact code; and the program's error
-codes against the program's tests."""
+"""What a reader of precompact's files, output and program relies on (#48, tests/promises.toml
+names each doc line these check): the chunks, their canonical JSON, the signed index line and
+each savepoint's trigger, checked against files the installed command really wrote, read the way
+docs/snapshot-format.md tells a verifier written from it to read them, with no precompact code;
+docs/sessions.md's recall examples against what recall prints; and the program's error codes
+against the program's tests."""
 
 from __future__ import annotations
 
