@@ -17,7 +17,7 @@ from precompact.local import read_position as resume
 from precompact.remote import encryption
 from precompact.transcript import claude_code as transcript
 from support.commands import precompact
-from support.projects import Project, full_document, new_project, store
+from support.projects import Project, full_document, new_project, store, trust
 from support.transcript_gen import generate
 
 # Small chunks, so that a transcript of a few hundred KB spans many.
@@ -395,6 +395,48 @@ def test_a_chunk_committed_as_another_chunks_ciphertext_is_named_not_vouched_for
     assert f"[layer 2]: chunk {a.sha256}" not in verified.stdout
     pruned = precompact(project.path, "prune", "--keep", "1")
     assert "pruned 0 savepoint(s)" in pruned.stdout
+
+
+def test_a_resume_point_is_not_used_when_a_chunk_it_lists_is_gone_or_what_makes_chunks_changed(
+    tmp_path, source, resumes, monkeypatch
+):
+    """docs/snapshot-format.md: the next savepoint reads and redacts only what follows the
+    resume point when every listed chunk is present, the precompact version, chunk size and
+    redaction settings are the same; anything else means a full read."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    parts = [source[i * len(source) // 6 : (i + 1) * len(source) // 6] for i in range(6)]
+
+    def grown_and_saved(part: list[bytes]) -> snapshot.WrittenSnapshot:
+        with transcript_file.open("ab") as f:
+            f.writelines(part)
+        return save(project, transcript_file, "s-1")
+
+    first = grown_and_saved(parts[0])
+    (project.logs / chunks.CHUNKS_DIR / history(first)[0].sha256).unlink()
+    grown_and_saved(parts[1])
+    assert resumes == [False, False], "a chunk the point lists is gone: a full read"
+    grown_and_saved(parts[2])
+    assert resumes[-1] is True, "everything holds: the point is used"
+
+    config = project.path / ".precompact.toml"
+    settings = config.read_text()
+    config.write_text(
+        settings.replace("[redaction.patterns]\n", '[redaction.patterns]\nticket = "TICKET-[0-9]{6}"\n', 1)
+    )
+    assert config.read_text() != settings
+    trust(project.path)
+    grown_and_saved(parts[3])
+    assert resumes[-1] is False, "the redaction settings changed: a full read"
+
+    monkeypatch.setattr(resume, "__version__", "0.0.0+another")
+    grown_and_saved(parts[4])
+    assert resumes[-1] is False, "another precompact version: a full read"
+
+    monkeypatch.setattr(chunks, "TARGET_BYTES", CHUNK_BYTES * 2)
+    last = grown_and_saved(parts[5])
+    assert resumes[-1] is False, "another chunk size: a full read"
+    assert len(document(last)["conversation_history"]) == sum(1 for line in source if line.strip())
 
 
 def test_files_in_play_are_redacted_and_stored_once_across_resumed_savepoints(tmp_path, resumes, monkeypatch):

@@ -4,7 +4,9 @@ recovery says it was not signed by the old key, and each refusal names its fix."
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import importlib.util
 import itertools
 import json
@@ -17,6 +19,7 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
+from solders.transaction import Transaction
 
 from precompact.chain import record, rpc
 from precompact.chain import wire as chain
@@ -91,6 +94,22 @@ def configured_key() -> Pubkey:
     return chain.load_keypair(loaded.keypair).pubkey()
 
 
+def continuing_call(written: dict) -> tuple[bytes, list[Pubkey], list[Pubkey]]:
+    """The program's instruction in the transaction that continued the lineage under
+    `authorities[1]`, decoded as docs/proof-bundle.md tells a verifier to: its data, its accounts,
+    and the transaction's signers."""
+    message = Transaction.from_bytes(
+        base64.b64decode(written["authorities"][1]["continued"]["transaction"]["base64"])
+    ).message
+    keys = list(message.account_keys)
+    [call] = [i for i in message.instructions if str(keys[i.program_id_index]) == written["program_id"]]
+    return bytes(call.data), [keys[a] for a in bytes(call.accounts)], keys[: message.header.num_required_signatures]
+
+
+def record_address(authority: Pubkey) -> Pubkey:
+    return chain.record_address(authority, chain.instance_id(INSTANCE))[0]
+
+
 def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, monkeypatch, tmp_path):
     old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
     result = invoke("key", "rotate", "--airdrop")
@@ -150,6 +169,12 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
         checked = run_reference(path)
         assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
     assert written["authorities"][1]["continued"]["kind"] == "rotation" and "1 key rotation(s)" in checked.stdout
+    # docs/proof-bundle.md: a rotation's data is exactly the 8 bytes sha256("global:rotate_authority")[:8],
+    # its first four accounts A, R_A, B, R_B, with A and B both signers.
+    data, accounts, signers = continuing_call(written)
+    assert data == hashlib.sha256(b"global:rotate_authority").digest()[:8]
+    assert accounts[:4] == [old.pubkey(), record_address(old.pubkey()), new, record_address(new)]
+    assert old.pubkey() in signers and new in signers
     for forged in ("recovery", "swap", "first", "signer"):
         document = copy.deepcopy(written)
         rotated = document["authorities"][1]
@@ -351,6 +376,12 @@ def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypat
 
     path, written = proved(tmp_path, 3)
     assert written["authorities"][1]["continued"]["kind"] == "recovery"
+    # docs/proof-bundle.md: a recovery's data is sha256("global:recover_lineage")[:8] and the 32 bytes
+    # of instance_id, its first three accounts B, R_B, R_A, and B a signer (A, the lost key, is not).
+    data, accounts, signers = continuing_call(written)
+    assert data == hashlib.sha256(b"global:recover_lineage").digest()[:8] + chain.instance_id(INSTANCE)
+    assert accounts[:3] == [new, record_address(new), record_address(old.pubkey())]
+    assert new in signers and old.pubkey() not in signers
     result = invoke("verify-bundle", str(path))
     assert result.exit_code == 0, result.output
     assert "not verified: savepoints 3..3 continue without the old key's signature" in result.output

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import importlib.util
 import json
 import subprocess
@@ -22,13 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from solders.hash import Hash
 from solders.keypair import Keypair
+from solders.pubkey import Pubkey
 from solders.transaction import Transaction
 
 from precompact.chain import rpc
 from precompact.chain import wire as chain
 from precompact.local import savepoint_log
 from precompact.proof import bundle, history, ledger, transaction
-from precompact.verifier import verdicts
+from precompact.verifier import signed, verdicts
 from support.commands import INSTANCE, invoke, statuses
 from support.localnet import REPO, LocalnetProcess
 from support.projects import fund
@@ -492,3 +494,88 @@ def test_a_repeated_key_is_refused_by_both_verifiers_in_one_line(lineage, tmp_pa
     # The same bundle without the repeat verifies in both (the test changes only the repeat).
     path.write_text(text)
     assert run_reference(path).returncode == 0
+
+
+def test_a_bundle_holds_the_fields_of_the_format_with_their_documented_types(lineage):
+    """docs/proof-bundle.md's top-level table, on a bundle `precompact prove` wrote: `program_id`
+    base58, 32 bytes, the precompact program; `savepoint` an integer ≥ 1, N; each `authority`
+    base58, 32 bytes, an ed25519 public key that signed savepoints."""
+    _, project, _, written = lineage
+    assert written["format"] == "precompact-proof-bundle" and written["version"] == 2
+    assert written["instance"] == INSTANCE
+    assert written["instance_id"] == hashlib.sha256(INSTANCE.encode()).hexdigest()
+    assert len(signed.b58decode(written["program_id"])) == 32 and written["program_id"] == str(chain.PROGRAM_ID)
+    assert type(written["savepoint"]) is int and written["savepoint"] == SAVEPOINTS >= 1
+    [authority] = written["authorities"]
+    signer = Keypair.from_bytes(bytes(json.loads((project.parent / "id.json").read_text()))).pubkey()
+    assert len(signed.b58decode(authority["authority"])) == 32 and authority["authority"] == str(signer)
+    assert len(written["chain"]) == SAVEPOINTS and written["snapshot_hash"] == written["chain"][-1]["snapshot_hash"]
+
+
+def program_address(seeds: list[bytes], bump: int) -> Pubkey | None:
+    """The program address of `seeds` and `bump`, None when that hash is on the ed25519 curve."""
+    digest = hashlib.sha256(b"".join(seeds) + bytes([bump]) + bytes(chain.PROGRAM_ID) + b"ProgramDerivedAddress")
+    found = Pubkey(digest.digest())
+    return None if found.is_on_curve() else found
+
+
+def test_a_record_address_derived_with_a_lower_bump_is_refused(lineage, tmp_path):
+    """docs/proof-bundle.md: a verifier SHOULD check what `find_program_address` does: the
+    address is not a valid ed25519 point and `bump` is the highest value from 255 down for which
+    the hash is not one ("`precompact verify-bundle` does"). A lower bump that also gives a
+    program address (off the curve) is refused."""
+    written = lineage[3]
+    record_ = written["authorities"][0]["record"]
+    seeds = [bytes.fromhex(seed) for seed in record_["seeds"]]
+    bump, address = next(
+        (bump, found) for bump in range(record_["bump"] - 1, -1, -1) if (found := program_address(seeds, bump))
+    )
+    for forged in ({"bump": bump}, {"bump": bump, "address": str(address)}):
+        document = copy.deepcopy(written)
+        document["authorities"][0]["record"].update(forged)
+        path = tmp_path / "forged.json"
+        path.write_text(json.dumps(document))
+        checked = subprocess.run(
+            [str(Path(sys.executable).with_name("precompact")), "verify-bundle", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
+        assert checked.returncode == 1, checked.stdout + checked.stderr
+        assert "record.address is not the program address of those seeds" in checked.stdout + checked.stderr
+
+
+def test_a_transaction_slot_that_goes_back_is_refused_by_both_verifiers(lineage):
+    """docs/proof-bundle.md: "`timestamp` and `transaction.slot` never decrease from one entry to
+    the next". The slot is signed by no one, so a bundle can state any; the timestamp is signed
+    and the program refuses one that goes back (program.rs's rejects_timestamp_going_backwards)."""
+    written = copy.deepcopy(lineage[3])
+    first, second = (entry["transaction"]["slot"] for entry in written["chain"][:2])
+    assert first <= second
+    written["chain"][1]["transaction"]["slot"] = first - 1
+    verdict = bundle.check(written)
+    assert verdict.status == verdicts.FAILED and "its timestamp or slot is before savepoint 1's" in verdict.detail
+    assert rejected_by_reference(written)
+
+
+def test_the_snapshot_must_say_it_is_savepoint_n_of_the_instance_and_name_its_predecessor(lineage):
+    """docs/proof-bundle.md: "`precompact verify-bundle` also reads the snapshot document and
+    checks it says it is savepoint N of `instance` and names `prev_snapshot_hash` as its
+    predecessor". Bytes that hash to the signed value pass the hash check; this rule is what
+    stands when they do, so it is checked here on its own, with the signed values set to
+    those of another savepoint's real snapshot."""
+    _, project, _, written = lineage
+    files = {
+        int(path.stem.rsplit("_", 1)[1]): path.read_bytes()
+        for path in (project / "logs" / "precompact-saves").glob("snapshot_*.json")
+    }
+    second = copy.deepcopy(written)
+    second["snapshot_hash"] = hashlib.sha256(files[2]).hexdigest()
+    with pytest.raises(verdicts.Broken, match=f"says it is savepoint 2 of {INSTANCE!r}"):
+        bundle._check_snapshot(second, files[2])
+    unlinked = copy.deepcopy(written)
+    unlinked["chain"][-1]["prev_snapshot_hash"] = "11" * 32
+    with pytest.raises(verdicts.Broken, match="names predecessor"):
+        bundle._check_snapshot(unlinked, files[3])
+    assert bundle._check_snapshot(written, files[3]) == []

@@ -199,6 +199,26 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     assert any(line.startswith("✓ alice: branch ") and "last savepoint #3" in line for line in lines), lines
     assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
 
+    # docs/security.md: which key is a teammate's own is their branch's claim (named, and marked
+    # when it is yours); a rewind to an older state of a branch's own verifies there, and only its
+    # owner's verify sees what it lacks.
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+    run_git(bob.path, "fetch", "-q", str(remote), alice.branch)
+    first = alice.statuses()[0]["commit"]
+    run_git(bob.path, "push", "-q", "--force", str(remote), f"{first}:refs/heads/{alice.branch}")
+    rewound = bob.run("status", "--remote", "--json")
+    assert rewound.returncode == 0, rewound.stdout + rewound.stderr
+    seen = {i["instance"]: i for i in json.loads(rewound.stdout)["instances"]}
+    assert (seen["alice"]["status"], seen["alice"]["last_sequence"]) == ("verified", 1), seen["alice"]
+    assert seen["alice"]["signer"] and seen["alice"]["signer"] != seen["bob"]["signer"]
+    assert f"signed by {seen['bob']['signer']} (your key)" in seen["bob"]["detail"], seen["bob"]
+    assert (
+        f"signed by {seen['alice']['signer']}" in seen["alice"]["detail"] and "your key" not in seen["alice"]["detail"]
+    )
+    assert (seen["alice"]["this_project"], seen["bob"]["this_project"]) == (False, True)
+    assert alice.run("verify").returncode != 0
+    run_git(bob.path, "push", "-q", "--force", str(remote), f"{tip}:refs/heads/{alice.branch}")
+
     # bob rewrites alice's index copy: her savepoint 2 disappears from it (signed lines kept).
     work = tmp_path / "rewrite"
     run_git(tmp_path, "clone", "-q", "-b", alice.branch, str(remote), str(work))

@@ -26,13 +26,14 @@ import pytest
 from starlette.testclient import TestClient
 
 from precompact.config import settings as configuration
-from precompact.local import snapshot
+from precompact.local import savepoint_log, snapshot
 from precompact.recall import fulltext as recall
 from precompact.restore import dropped as dropping
 from precompact.viewer import app, pages
 from support.browser import HOSTILE, planted_project, viewer
 from support.commands import PRECOMPACT, precompact, wait_until
-from support.projects import new_project, trust
+from support.projects import funded_project, new_project, trust
+from support.transcript_gen import generate
 from test_layout import SOURCE, graph
 
 THIRD_PARTY = {"jinja2", "markupsafe", "starlette", "uvicorn", "playwright"}
@@ -457,3 +458,46 @@ def test_a_page_that_cannot_be_written_opens_no_browser_and_view_still_serves(tm
         [said] = [line for line in log.splitlines() if line.startswith("no browser opened")]
         assert "open the address below" in said and str(runtime / "precompact") in said
         assert not seen.exists(), "no browser was started"
+
+
+def test_the_timeline_shows_each_savepoints_time_trigger_size_verdicts_commit_and_transaction(localnet, tmp_path):
+    """docs/viewer.md, **Timeline**: every session of the project (by instance and session id)
+    and its savepoints: time, trigger, the context size in tokens, message count, the snapshot
+    file's size, the verdict per layer (local, git, chain), the git commit and the chain
+    transaction and slot."""
+    project = funded_project(tmp_path, localnet.url, "Shop #2")
+    for session_id in ("first-session", "second-session"):
+        transcript = generate(tmp_path / f"{session_id}.jsonl", 20_000, project=project.path)
+        saved = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--session-id", session_id)
+        assert saved.returncode == 0, saved.stdout + saved.stderr
+    index = savepoint_log.read(project.logs)
+    created = {e["sequence"]: e for e in index.events if e["event"] == "SAVEPOINT_CREATED"}
+    landed = {s.sequence: s for s in savepoint_log.savepoints(project.logs, "Shop #2")}
+    assert all(s.commit and s.chain_signature and s.chain_slot for s in landed.values()), landed
+    with viewer(project.path, tmp_path / "view.log") as url:
+        for _ in range(300):
+            page = _get(url).text
+            if "checking…" not in page and "still checking" not in page:
+                break
+            time.sleep(0.1)
+    sections = page.split('<section class="session">')[1:]
+    assert len(sections) == 2
+    for section, (sequence, session_id) in zip(sections, [(1, "first-session"), (2, "second-session")], strict=True):
+        assert f'Shop #2 <span class="muted">session {session_id}</span>' in section, section[:300]
+        [row] = section.split('class="savepoint-link"')[1:]
+        event, held = created[sequence], landed[sequence]
+        size = (project.path / event["snapshot_file"]).stat().st_size
+        for shown in (
+            event["timestamp"],
+            "<td>manual</td>",
+            f"{event['tokens_used_this_session']:,} tokens",
+            f"<td>{event['messages']}</td>",
+            f"{size:,} B",
+            "local: verified",
+            "git: verified",
+            "chain: verified",
+            held.commit[:10],
+            held.chain_signature[:12],
+            f"slot {held.chain_slot}",
+        ):
+            assert shown in row, (shown, row)
