@@ -150,6 +150,36 @@ def test_a_session_start_that_may_have_something_to_do_goes_to_its_handler(tmp_p
     assert resume.returncode == 0 and "precompact.api" in imported(resume.stderr)
 
 
+# Layer 1's writing: the transcript's reader, the resume point, the redactor (whose patterns
+# compile at import), and the index of recall. A session start only reads a snapshot.
+WRITING_A_SNAPSHOT = (
+    "precompact.transcript.claude_code",
+    "precompact.local.read_position",
+    "precompact.transcript.redact",
+    "precompact.recall.fulltext",
+)
+
+
+def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapshot(tmp_path):
+    """The brief is read from a snapshot laid out as precompact writes it (its chunks checked
+    against the recorded hash), so none of Layer 1's writing is imported for it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
+    transcript = generate(tmp_path / "t.jsonl", 200_000, project=project).path
+    assert precompact(project, "hook", stdin=payload("PreCompact", project, transcript)).returncode == 0
+    assert wait_until(lambda: worker_finished(project), timeout=120)
+    start = precompact(
+        project,
+        "hook",
+        stdin=payload("SessionStart", project, transcript, source="resume"),
+        env={"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    brief = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert brief.startswith("[precompact] Restored from savepoint 1") and "integrity ✓ verified" in brief
+    modules = imported(start.stderr)
+    assert "precompact.restore.brief" in modules, "the probe sees the brief's imports"
+    assert not modules & set(WRITING_A_SNAPSHOT)
+
+
 def test_a_hook_command_line_the_fast_entry_does_not_know_goes_to_click(tmp_path):
     done = precompact(tmp_path, "hook", "--agent", "vim", stdin={})
     assert done.returncode == 2 and "'vim' is not one of 'claude', 'codex', 'gemini'" in done.stderr

@@ -15,6 +15,7 @@ import pytest
 
 from precompact.local import savepoint_log, snapshot
 from precompact.local.snapshot import Session, Settings
+from precompact.transcript import claude_code
 from support.projects import full_document
 
 NOW = datetime(2025, 11, 25, 16, 15, 0, tzinfo=UTC)
@@ -230,7 +231,7 @@ def test_transcript_edge_cases_are_counted_not_fatal(project):
 def test_a_line_still_being_written_is_waited_for_but_a_stale_one_is_not(project):
     transcript = write_transcript(project, [user("hello")], tail=b'{"type":"user","message":{"content":"late"}}')
     began = time.monotonic()
-    snapshot.transcript.settle(transcript)
+    claude_code.settle(transcript)
     assert time.monotonic() - began < 0.5  # nobody is writing: no point waiting the full second
 
     def finish_writing():

@@ -123,33 +123,32 @@ NEUTRALISED, HARMLESS, NOT_READ = "neutralised", "harmless", "not read"
 # fetch and ls-remote run in precompact's own git directory). The first pattern that matches a
 # key (lower case, `<name>` as git prints it) decides; tests/python/test_git_keys.py fails on a
 # key git knows that none matches, so a new git's keys fail CI until they are classified here.
-CLASSIFIED: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
-    (re.compile(pattern), kind, why)
-    for pattern, kind, why in (
-        (r"core\.(hookspath|fsmonitor|sharedrepository)|commit\.gpgsign|push\.gpgsign|log\.showsignature", NEUTRALISED, "set on every command line"),
-        (r"safe\.barerepository|protocol\.ext\.allow", NEUTRALISED, "set on every command line"),
-        (r"core\.(sshcommand|askpass|editor|pager|alternaterefscommand)|sequence\.editor|pager\..+", NEUTRALISED, "a program: PROGRAM_KEYS"),
-        (r"diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process|required)", NEUTRALISED, "a program: PROGRAM_KEYS"),
-        (r"gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand|http\.(.+\.)?sslverify", NEUTRALISED, "a program: PROGRAM_KEYS"),
-        (r"credential\.(.+\.)?helper", NEUTRALISED, "a program: HELPER_LISTS"),
-        (r"core\.gitproxy", NEUTRALISED, "GIT_PROXY_COMMAND is empty"),
-        (r"core\.usereplacerefs", NEUTRALISED, "GIT_NO_REPLACE_OBJECTS"),
-        (r"remote\..+\.(promisor|partialclonefilter)|promisor\..+", NEUTRALISED, "GIT_NO_LAZY_FETCH: no object is fetched"),
-        (r"(remote|remotes|url|http|ssh|protocol|transfer|fetch|push|credential|credentialcache|credentialstore|bundle)\..+", NOT_READ, "transport: run in precompact's own git directory"),
-        (r"(receive|uploadpack|uploadpackfilter|uploadarchive|lsrefs)\..+", HARMLESS, "read when serving the repository to a client, which precompact never does"),
-        (r"trace2\..+", HARMLESS, "git reads trace2 keys only from system and global configuration"),
-        (r"safe\.directory", HARMLESS, "git reads it only from protected (system, global, command line) configuration"),
-        (r"include\.path|includeif\..+\.path", HARMLESS, "brings in other keys, listed and classified under the including file's scope"),
-        (r"alias\..+", HARMLESS, "an alias never replaces a built-in command, and precompact runs only built-ins"),
-        (r"(fsck|sendemail|imap|instaweb|web|browser|man|help|gitweb|gui|guitool|gitcvs|mergetool|difftool|rerere|am|apply|mailinfo|mailmap|interactive|rebase|stash|notes|tag|clean|revert|add|checkout|branch|pull|worktree|submodule|format|tar|fastimport|maintenance|gc|repack|pack|commitgraph|bitmappseudomerge|sequence|completion)\..+", HARMLESS, "read only by commands precompact never runs"),
-        (r"(merge|diff|blame|grep|log|pretty|column|color|advice|i18n|status|showbranch|versionsort|commit)\..+", HARMLESS, "output format or another command's behaviour: no program, no file outside"),
-        (r"gpg\..+", HARMLESS, "read when signing or verifying, which is off (commit.gpgSign, log.showSignature)"),
-        (r"(user|author|committer)\..+", HARMLESS, "the identity on a savepoint commit"),
-        (r"(index|splitindex|sparse|reftable|extensions|feature|attr|fsmonitor)\..+", HARMLESS, "repository format and index layout"),
-        (r"core\.(attributesfile|excludesfile)", HARMLESS, "read as attributes (drivers neutralised) or ignore patterns"),
-        (r"core\.(worktree|bare)", HARMLESS, "which work tree `git status` lists: file names, redacted in the snapshot"),
-        (r"core\..+", HARMLESS, "format, performance, locking and checks inside the repository's git directory"),
-    )
+# Kept as text: only `classification` reads them, and compiling them all is a few ms of every
+# hook process that imports this module (re caches what it compiles).
+CLASSIFIED: tuple[tuple[str, str, str], ...] = (
+    (r"core\.(hookspath|fsmonitor|sharedrepository)|commit\.gpgsign|push\.gpgsign|log\.showsignature", NEUTRALISED, "set on every command line"),
+    (r"safe\.barerepository|protocol\.ext\.allow", NEUTRALISED, "set on every command line"),
+    (r"core\.(sshcommand|askpass|editor|pager|alternaterefscommand)|sequence\.editor|pager\..+", NEUTRALISED, "a program: PROGRAM_KEYS"),
+    (r"diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process|required)", NEUTRALISED, "a program: PROGRAM_KEYS"),
+    (r"gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand|http\.(.+\.)?sslverify", NEUTRALISED, "a program: PROGRAM_KEYS"),
+    (r"credential\.(.+\.)?helper", NEUTRALISED, "a program: HELPER_LISTS"),
+    (r"core\.gitproxy", NEUTRALISED, "GIT_PROXY_COMMAND is empty"),
+    (r"core\.usereplacerefs", NEUTRALISED, "GIT_NO_REPLACE_OBJECTS"),
+    (r"remote\..+\.(promisor|partialclonefilter)|promisor\..+", NEUTRALISED, "GIT_NO_LAZY_FETCH: no object is fetched"),
+    (r"(remote|remotes|url|http|ssh|protocol|transfer|fetch|push|credential|credentialcache|credentialstore|bundle)\..+", NOT_READ, "transport: run in precompact's own git directory"),
+    (r"(receive|uploadpack|uploadpackfilter|uploadarchive|lsrefs)\..+", HARMLESS, "read when serving the repository to a client, which precompact never does"),
+    (r"trace2\..+", HARMLESS, "git reads trace2 keys only from system and global configuration"),
+    (r"safe\.directory", HARMLESS, "git reads it only from protected (system, global, command line) configuration"),
+    (r"include\.path|includeif\..+\.path", HARMLESS, "brings in other keys, listed and classified under the including file's scope"),
+    (r"alias\..+", HARMLESS, "an alias never replaces a built-in command, and precompact runs only built-ins"),
+    (r"(fsck|sendemail|imap|instaweb|web|browser|man|help|gitweb|gui|guitool|gitcvs|mergetool|difftool|rerere|am|apply|mailinfo|mailmap|interactive|rebase|stash|notes|tag|clean|revert|add|checkout|branch|pull|worktree|submodule|format|tar|fastimport|maintenance|gc|repack|pack|commitgraph|bitmappseudomerge|sequence|completion)\..+", HARMLESS, "read only by commands precompact never runs"),
+    (r"(merge|diff|blame|grep|log|pretty|column|color|advice|i18n|status|showbranch|versionsort|commit)\..+", HARMLESS, "output format or another command's behaviour: no program, no file outside"),
+    (r"gpg\..+", HARMLESS, "read when signing or verifying, which is off (commit.gpgSign, log.showSignature)"),
+    (r"(user|author|committer)\..+", HARMLESS, "the identity on a savepoint commit"),
+    (r"(index|splitindex|sparse|reftable|extensions|feature|attr|fsmonitor)\..+", HARMLESS, "repository format and index layout"),
+    (r"core\.(attributesfile|excludesfile)", HARMLESS, "read as attributes (drivers neutralised) or ignore patterns"),
+    (r"core\.(worktree|bare)", HARMLESS, "which work tree `git status` lists: file names, redacted in the snapshot"),
+    (r"core\..+", HARMLESS, "format, performance, locking and checks inside the repository's git directory"),
 )  # fmt: skip
 # What git's own receive-pack or upload-pack, serving a remote that is a path on this machine,
 # is told over that repository's configuration: no hooks (pre-receive, proc-receive, ...), no
@@ -168,7 +167,7 @@ LISTING_TIMEOUT_SECONDS = 10
 
 def classification(key: str) -> tuple[str, str] | None:
     """(kind, why) of a git configuration key in the project's repository: CLASSIFIED's first match."""
-    return next(((kind, why) for pattern, kind, why in CLASSIFIED if pattern.fullmatch(key.lower())), None)
+    return next(((kind, why) for pattern, kind, why in CLASSIFIED if re.fullmatch(pattern, key.lower())), None)
 
 
 def neutralises(key: str) -> bool:

@@ -77,3 +77,36 @@ def within_depth(value, limit: int = MAX_DEPTH) -> bool:
                 return False
             pending.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
     return True
+
+
+def parse_json(text: str | bytes):
+    """orjson for speed; the standard library for what orjson refuses but Python's JSON reads
+    (NaN, a lone surrogate escape such as JavaScript leaves when it cuts a string mid-emoji).
+    ValueError (TooDeep) for a value nested deeper than MAX_DEPTH: everything after parsing
+    may then walk it recursively."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            raise TooDeep from None
+        if not within_depth(value):
+            raise TooDeep from None
+        return without_lone_surrogates(value)
+    brackets = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
+    if brackets > MAX_DEPTH and not within_depth(value):
+        raise TooDeep
+    return value
+
+
+def without_lone_surrogates(value):
+    """Lone surrogates become U+FFFD: no UTF-8 encoder (so no snapshot) accepts them. Only
+    called on a value within MAX_DEPTH, so its recursion is bounded."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    return value

@@ -18,11 +18,14 @@ import dataclasses
 import fcntl
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+
+import orjson
 
 from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
@@ -284,6 +287,22 @@ def read(logs: Path) -> IndexRead:
         return parse(f)
 
 
+def _loads(raw: bytes) -> object:
+    """A line's JSON value, as the standard library reads it: orjson where it reads the same
+    (every session start reads the index, which grows with the project), json for what orjson
+    refuses (NaN, a lone surrogate escape, UTF-16) and for a line with 19 digits in a row, which
+    may be an integer beyond 64 bits (orjson reads it as a float)."""
+    if not _LONG_DIGITS.search(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw)
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def parse(lines: Iterable[bytes]) -> IndexRead:
     """The events of an index's lines (from the file, or a copy of it kept in git)."""
     result = IndexRead()
@@ -291,7 +310,7 @@ def parse(lines: Iterable[bytes]) -> IndexRead:
         if not raw.strip():
             continue
         try:
-            event = json.loads(raw)
+            event = _loads(raw)
         except ValueError:
             result.bad_lines.append(number)
             continue

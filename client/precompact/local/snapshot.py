@@ -32,15 +32,18 @@ from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
-from precompact.boundary import git_env, logs_dir, processes
+from precompact.boundary import git_env, logs_dir, outside_json, processes
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
-from precompact.local import read_position as resume
 from precompact.local.canonical import canonical
-from precompact.transcript import claude_code as transcript
 
 if TYPE_CHECKING:
     from precompact.config.settings import Config
+    from precompact.local import read_position as resume
+    from precompact.transcript import claude_code as transcript
+
+# The transcript's reader and the resume point (with `array`, `base64` and their dataclasses) are
+# imported where a snapshot is written: a session starting from a brief only reads one.
 
 SNAPSHOT_TYPE = "PRECOMPACT_SAVEPOINT"
 FORMAT_VERSION = 2
@@ -88,7 +91,7 @@ class SnapshotReader:
         if isinstance(fields, dict):
             self.fields, self._history_end = fields, close
         else:
-            document = transcript.parse_json(data if isinstance(data, bytes) else data[:])
+            document = outside_json.parse_json(data if isinstance(data, bytes) else data[:])
             if not isinstance(document, dict):
                 raise ValueError("a snapshot is a JSON object")  # noqa: TRY004 -- bad input, handled as ValueError
             history = document.pop("conversation_history", None)
@@ -531,6 +534,8 @@ def _write_snapshot(
     the index line says of it. `saved`: the instance's savepoints so far."""
     previous = saved[-1] if saved else None
     # Imported here: its patterns compile at import, which only writing a snapshot needs.
+    from precompact.local import read_position as resume
+    from precompact.transcript import claude_code as transcript
     from precompact.transcript.redact import Redactor
 
     redactor = Redactor(extra=dict(settings.extra_patterns)) if settings.redaction else None
@@ -651,6 +656,9 @@ def _write_history(
     resume point when the transcript before it is unchanged. With `end` (a line's start), only
     the bytes before it are read. Returns the scan (a resumed one replaces `scan`) and the resume
     point to record."""
+    from precompact.local import read_position as resume
+    from precompact.transcript import claude_code as transcript
+
     transcript_path = str(session.transcript_path)
     transcript_file = Path(transcript_path)
     transcript.settle(transcript_file)
@@ -702,6 +710,8 @@ def _write_history(
 def history_part(block: bytes, scan: transcript.TranscriptScan, redactor) -> bytes:
     """The entries of `block` (whole transcript lines) as the history stores them: each canonical
     and followed by a comma, redacted unless `redactor` is None."""
+    from precompact.transcript import claude_code as transcript
+
     lines = block.split(b"\n")
     # Most lines hold nothing a secret pattern could match: those skip redaction.
     suspects = redactor.suspect_lines(block, lines) if redactor is not None else ()
@@ -757,6 +767,8 @@ def _fields(
     contents,
     redactor,
 ) -> dict:
+    from precompact.transcript import claude_code as transcript
+
     used = transcript.context_tokens(scan.last_usage)
     window = context_window(scan.model, settings.context_window)
     fields = {
@@ -818,6 +830,8 @@ def _session_state(settings: Settings, clean) -> dict | None:
         # Cut, it is no JSON document: its first bytes are kept as text, and said to be cut.
         head = raw[:SESSION_STATE_CAP_BYTES].decode("utf-8", errors="replace")
         return {**kept, "truncated": True, "content": clean(head)}
+    from precompact.transcript import claude_code as transcript
+
     try:
         content = transcript.parse_json(raw)
     except ValueError:

@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 import orjson
 
-from precompact.boundary.outside_json import MAX_DEPTH, TooDeep, within_depth
+from precompact.boundary.outside_json import MAX_DEPTH, TooDeep, parse_json, within_depth, without_lone_surrogates
 from precompact.transcript import conversation
 
 # Tools whose input names a file the session read or changed.
@@ -337,27 +337,6 @@ def _parse_unusual(raw: bytes, scan: TranscriptScan):
     return parse_json(text)
 
 
-def parse_json(text: str | bytes):
-    """orjson for speed; the standard library for what orjson refuses but Python's JSON reads
-    (NaN, a lone surrogate escape such as JavaScript leaves when it cuts a string mid-emoji).
-    ValueError (TooDeep) for a value nested deeper than MAX_DEPTH: everything after parsing
-    may then walk it recursively."""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        try:
-            value = json.loads(text)
-        except RecursionError:
-            raise TooDeep from None
-        if not within_depth(value):
-            raise TooDeep from None
-        return _without_lone_surrogates(value)
-    brackets = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
-    if brackets > MAX_DEPTH and not within_depth(value):
-        raise TooDeep
-    return value
-
-
 # How orjson spells a number of 1e16 or more: what an integer beyond 64 bits, which orjson reads
 # as a float, becomes when written again.
 WIDE_NUMBER = b"e+"
@@ -373,19 +352,7 @@ def exact_numbers(raw: bytes | str, value):
         return value
     if type(exact) is not type(value) or not within_depth(exact):  # a line kept as its text, say
         return value
-    return _without_lone_surrogates(exact)
-
-
-def _without_lone_surrogates(value):
-    """Lone surrogates become U+FFFD: no UTF-8 encoder (so no snapshot) accepts them. Only
-    called on a value within MAX_DEPTH, so its recursion is bounded."""
-    if isinstance(value, str):
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
-    if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
-    return value
+    return without_lone_surrogates(exact)
 
 
 def _count_message(scan: TranscriptScan, key: object) -> None:
