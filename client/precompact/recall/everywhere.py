@@ -18,6 +18,8 @@ savepoint there), and in each only the savepoints this machine wrote and its rec
 
 from __future__ import annotations
 
+import heapq
+import operator
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,14 +163,15 @@ def search(
         notes.append("no entry holds every word; these hold some of them")
     entries = sum(pool.entries for _, pool in pools)
     weights = [fulltext.idf(entries, sum(pool.having[n] for _, pool in pools)) for n in range(len(phrases))]
-    ranked = sorted(
+    ranked = heapq.nsmallest(
+        limit,
         (
-            (sum(w * x for w, x in zip(weights, row_weights, strict=True)), order, index, row)
+            (-sum(map(operator.mul, weights, row_weights)), order, index, row)
             for order, (_, pool) in enumerate(pools)
             for index, (row, row_weights) in enumerate(zip(pool.rows, pool.weights, strict=True))
         ),
-        key=lambda scored: (-scored[0], scored[1], scored[2]),
-    )[:limit]
+        key=lambda scored: scored[:3],
+    )
     results = searched.results
     results.matched = sum(pool.matched for _, pool in pools)
     # Excerpts are read project by project, then each hit put back at its place in the ranking.
