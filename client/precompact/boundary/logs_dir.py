@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -285,16 +286,45 @@ def _no_follow(name: str, flags: int) -> int:
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
+_KEEPING = threading.local()  # per thread: whether answers wait for the end of `answers_kept_together`
+
+
+@contextlib.contextmanager
+def answers_kept_together() -> Iterator[None]:
+    """The answers git gives inside this block kept in one write at its end: writing the file
+    (fsynced) costs more than the git process it saves next time, so a search over many projects
+    writes it once, not once per project."""
+    if getattr(_KEEPING, "waiting", False):
+        yield
+        return
+    _KEEPING.waiting = True
+    try:
+        yield
+    finally:
+        _KEEPING.waiting = False
+        if getattr(_KEEPING, "changed", False):
+            _KEEPING.changed = False
+            _write_untracked()
+
+
 def _keep_untracked(seen: str) -> None:
     """Adds an answer to the file, written whole, 0600 (a concurrent writer may drop the other's
     newest answer, which only costs a git process later)."""
-    from precompact.boundary import private_file
-
     kept = _untracked_kept()
     kept.pop(seen, None)
     kept[seen] = None
     while len(kept) > MAX_UNTRACKED_KEPT:
         kept.pop(next(iter(kept)))
+    if getattr(_KEEPING, "waiting", False):
+        _KEEPING.changed = True
+    else:
+        _write_untracked()
+
+
+def _write_untracked() -> None:
+    from precompact.boundary import private_file
+
+    kept = _untracked_kept()
     try:
         private_file.make_directory(_untracked_path().parent)
         private_file.replace(_untracked_path(), "\n".join(kept).encode("ascii"))

@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import git_env, quoting
+from precompact.boundary import git_env, logs_dir, quoting
 from precompact.errors import PrecompactError
 from precompact.local import registry, savepoint_log
 from precompact.recall import fulltext
@@ -141,26 +141,8 @@ def search(
     if not present:
         notes.append("no project is registered on this machine yet: `precompact init` or a savepoint registers one")
         return searched
-    pools: list[tuple[registry.Registered, fulltext.Pool]] = []
-    for any_phrase in (False, True):
-        pools = []
-        for found in present:
-            try:
-                pool = fulltext.pool(
-                    found.logs, found.instances, phrases, any_phrase, since_unix, role, tool, agent, limit
-                )
-            except (OSError, PrecompactError) as e:
-                if not any_phrase:
-                    notes.append(
-                        f"project {quoting.inline(str(found.path))} not searched: {quoting.single_line(str(e))}"
-                    )
-                continue
-            if not any_phrase:
-                notes.extend(pool.notes)
-            pools.append((found, pool))
-        if any(pool.rows for _, pool in pools) or len(phrases) == 1 or any_phrase:
-            break
-        notes.append("no entry holds every word; these hold some of them")
+    with logs_dir.answers_kept_together():
+        pools = _pools(present, phrases, since_unix, role, tool, agent, limit, notes)
     entries = sum(pool.entries for _, pool in pools)
     weights = [fulltext.idf(entries, sum(pool.having[n] for _, pool in pools)) for n in range(len(phrases))]
     ranked = heapq.nsmallest(
@@ -187,3 +169,38 @@ def search(
         shown.extend((chosen[number][0], hit) for number, hit in zip(made, own.hits, strict=True))
     results.hits = [hit for _, hit in sorted(shown, key=lambda pair: pair[0])]
     return searched
+
+
+def _pools(
+    present: list[registry.Registered],
+    phrases: list[list[str]],
+    since_unix: float | None,
+    role: str | None,
+    tool: str | None,
+    agent: str | None,
+    limit: int,
+    notes: list[str],
+) -> list[tuple[registry.Registered, fulltext.Pool]]:
+    """Each project's share of the search (every phrase, else any of them when no project has
+    an entry holding them all)."""
+    pools: list[tuple[registry.Registered, fulltext.Pool]] = []
+    for any_phrase in (False, True):
+        pools = []
+        for found in present:
+            try:
+                pool = fulltext.pool(
+                    found.logs, found.instances, phrases, any_phrase, since_unix, role, tool, agent, limit
+                )
+            except (OSError, PrecompactError) as e:
+                if not any_phrase:
+                    notes.append(
+                        f"project {quoting.inline(str(found.path))} not searched: {quoting.single_line(str(e))}"
+                    )
+                continue
+            if not any_phrase:
+                notes.extend(pool.notes)
+            pools.append((found, pool))
+        if any(pool.rows for _, pool in pools) or len(phrases) == 1 or any_phrase:
+            break
+        notes.append("no entry holds every word; these hold some of them")
+    return pools
