@@ -715,6 +715,24 @@ def names_the_pending_addenda(tree: ast.Module) -> list[str]:
     ]
 
 
+# Git's answer that a project's logs/ is untracked is kept across processes by one module, under
+# the identity of every file git answers from, which one function of git's owner computes: a
+# second place keeping or trusting such an answer could skip the check on a changed repository.
+UNTRACKED_OWNERS = ("boundary/logs_dir.py", "boundary/git_env.py")
+UNTRACKED_NAMES = ("UNTRACKED_NAME", "index_identity", "_check_untracked")
+
+
+def keeps_gits_answer_on_logs(tree: ast.Module) -> list[str]:
+    """The kept answers' file, or the identity they are kept under, named outside their owners."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and "untracked-logs" in node.value)
+        or (isinstance(node, ast.Attribute) and node.attr in UNTRACKED_NAMES)
+        or (isinstance(node, ast.Name) and node.id in UNTRACKED_NAMES)
+    ]
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
     "names_the_kept_dropped_lists": (
@@ -838,6 +856,14 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         reads_the_projects_remote_url,
         PROJECT_URL_READERS,
         "from precompact.boundary.git_env import remote_url\ndef where(config):\n    return remote_url(config.repository, config.remote)\n",
+    ),
+    "keeps_gits_answer_on_logs": (
+        keeps_gits_answer_on_logs,
+        UNTRACKED_OWNERS,
+        (
+            "from precompact.boundary import git_env\nKEPT = set()\ndef untracked(project):\n"
+            "    return git_env.index_identity(project) in KEPT\n"
+        ),
     ),
     "uses_ed25519_around_its_owner": (
         uses_ed25519_around_its_owner,

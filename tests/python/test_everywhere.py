@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -410,6 +411,36 @@ def test_savepoints_in_two_projects_while_a_search_runs(machine):
     for phrase, name in (("ocelot hotfix", "alpha"), ("quetzal rollout", "beta")):
         found = machine.run(machine.root, "recall", phrase)
         assert project_of(hit_lines(found.stdout)[0]) == str(machine.projects[name].path)
+
+
+def test_a_search_over_every_project_starts_no_git_process_per_project_and_still_refuses_a_tracked_logs(machine):
+    """Git's answer that a project's logs/ is untracked is kept across processes, under the
+    identity of the files git answers from: a second search over every project starts no `git
+    ls-files` at all, and committing logs/ (a new index) is seen by the next search, which then
+    refuses that project's archive in one note."""
+    log, wrapper = machine.root / "git-calls.log", machine.root / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    path = {"PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def search(query: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+        log.unlink(missing_ok=True)
+        found = precompact(machine.root, "recall", query, home=machine.home, env=path)
+        assert found.returncode == 0, found.stderr
+        return found, [line for line in log.read_text().splitlines() if "ls-files" in line] if log.exists() else []
+
+    first, asked = search("narwhal migration")
+    assert len(asked) == len(machine.projects), "the first search asks git once per project"
+    again, asked = search("narwhal migration")
+    assert asked == [] and hit_lines(again.stdout) == hit_lines(first.stdout)
+
+    delta = machine.projects["delta"].path
+    subprocess.run(["git", "add", "-f", "logs/precompact-savepoint.jsonl"], cwd=delta, check=True)
+    refused, asked = search("narwhal")  # one word: one round over the projects
+    assert len(asked) == 1, "only the project whose index changed asks git again"
+    assert hit_lines(refused.stdout) == []
+    assert f"project {json.dumps(str(delta))} not searched: " in refused.stdout and "tracked by git" in refused.stdout
 
 
 def schema(name: str) -> Draft202012Validator:

@@ -394,6 +394,79 @@ def is_local_url(url: str) -> bool:
     return "://" not in url and (colon == -1 or -1 < slash < colon)
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a configuration file read whole to see it includes no other
+
+
+# The configuration files git reads besides the repository's own, with HOME and XDG_CONFIG_HOME
+# kept (KEPT): the user's global ones and the system one.
+def _user_configs() -> list[Path]:
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return [Path(config_home) / "git" / "config", Path.home() / ".gitconfig", Path("/etc/gitconfig")]
+
+
+def index_identity(cwd: Path) -> str | None:
+    """The identity of everything `git ls-files --cached` run in `cwd` answers from, read from
+    files with no process: where `cwd` resolves to; the `.git` of every directory from there up
+    to the first that has one (so a repository made nearer changes it); that git directory's
+    index, `commondir` and `config.worktree`; the common directory's `config`; the user's and the
+    system's configuration files. Each file by its stamp (device, inode, size, modification and
+    change times: git replaces its index by renaming a new file over it, and no tool sets a
+    change time back). None when files cannot tell it: a `.git` that is a link or not of git's
+    shape, or a configuration file that includes another (whose changes would not show here);
+    then only git can answer."""
+    where = os.path.realpath(cwd)
+    parts = [where]
+    git_dir = None
+    for place in (Path(where), *Path(where).parents):
+        dot_git = place / ".git"
+        stamp = _stamp(dot_git)
+        parts.append(stamp)
+        if stamp == "-":
+            continue
+        if os.path.islink(dot_git):
+            return None
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+        else:
+            named = _small_text(dot_git)
+            if named is None or not named.startswith("gitdir: "):
+                return None
+            git_dir = place / named.removeprefix("gitdir: ").strip()
+        break
+    configs = _user_configs()
+    if git_dir is not None:
+        common = git_dir
+        if (named := _small_text(git_dir / "commondir")) is not None:
+            common = git_dir / named.strip()
+        parts += [str(git_dir), str(common), _stamp(git_dir / "index"), _stamp(git_dir / "commondir")]
+        configs += [common / "config", git_dir / "config.worktree"]
+    for config in configs:
+        stamp = _stamp(config)
+        parts.append(stamp)
+        if stamp != "-" and not _includes_nothing(config):
+            return None
+    return "\n".join(parts)
+
+
+def _includes_nothing(config: Path) -> bool:
+    """Whether a configuration file can be read and names no other file to include."""
+    try:
+        with config.open("rb") as f:
+            text = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return False
+    return len(text) <= MAX_CONFIG_BYTES and b"include" not in text.lower()
+
+
+def _stamp(path: Path) -> str:
+    """A file's identity as it is now (following a link), "-" when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_mode}"
+
+
 def run(cwd: Path, *args: str, timeout: float, binary: bool = False) -> processes.CompletedProcess:
     """`git args...` in `cwd` (found by git's own search from there), isolated."""
     return processes.run_git(argv(*args), cwd=cwd, env=environment(cwd), timeout=timeout, binary=binary)

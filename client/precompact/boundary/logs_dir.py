@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import hashlib
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -219,12 +221,23 @@ def _open_subdir(parent: int, logs: Path, sub: str, create: bool) -> int:
         raise
 
 
+UNTRACKED_NAME = "untracked-logs"
+
+
 @functools.cache
 def _check_untracked(logs: Path) -> None:
     """Refuses a logs/ holding files git tracks: the repository shipped them, so they are not
-    this machine's record. Checked once per process."""
+    this machine's record. Checked once per process; and across processes, git's answer that
+    nothing in logs/ is tracked is kept (`_untracked_seen`) under the identity of every file git
+    answered from (git_env.index_identity): a command searching a hundred projects does not start
+    a hundred git processes, and any change to the repository's index, its configuration or where
+    git finds it asks git again."""
     from precompact.boundary import git_env, processes
 
+    before = git_env.index_identity(logs.parent)
+    seen = _untracked_seen(before) if before is not None else None
+    if seen is not None and seen in _untracked_kept():
+        return
     try:
         listed = git_env.run(logs.parent, "ls-files", "-z", "--cached", "--", logs.name, timeout=GIT_TIMEOUT_SECONDS)
     except (OSError, processes.TimeoutExpired):
@@ -235,3 +248,85 @@ def _check_untracked(logs: Path) -> None:
             errno.EPERM,
             f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)",
         )
+    if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
+        _keep_untracked(seen)
+
+
+def _untracked_seen(identity: str) -> str:
+    """What is kept of one answer: a digest of its identity (no path in clear)."""
+    return hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _untracked_path() -> Path:
+    from precompact.boundary import private_file
+
+    return private_file.state_directory() / UNTRACKED_NAME
+
+
+MAX_UNTRACKED_KEPT = 10_000  # answers kept; past it the oldest go (a project's changed index leaves its old one behind)
+
+
+@functools.cache
+def _untracked_kept() -> dict[str, None]:
+    """The answers kept, oldest first, read once per process; a file not of their shape is read
+    as none."""
+    try:
+        with open(_untracked_path(), "rb", opener=_no_follow) as f:
+            text = f.read(65 * MAX_UNTRACKED_KEPT).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    kept = text.split("\n")
+    return dict.fromkeys(kept) if all(_DIGEST.fullmatch(line) for line in kept) else {}
+
+
+def _no_follow(name: str, flags: int) -> int:
+    return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+_KEEPING = threading.local()  # per thread: whether answers wait for the end of `answers_kept_together`
+
+
+@contextlib.contextmanager
+def answers_kept_together() -> Iterator[None]:
+    """The answers git gives inside this block kept in one write at its end: writing the file
+    (fsynced) costs more than the git process it saves next time, so a search over many projects
+    writes it once, not once per project."""
+    if getattr(_KEEPING, "waiting", False):
+        yield
+        return
+    _KEEPING.waiting = True
+    try:
+        yield
+    finally:
+        _KEEPING.waiting = False
+        if getattr(_KEEPING, "changed", False):
+            _KEEPING.changed = False
+            _write_untracked()
+
+
+def _keep_untracked(seen: str) -> None:
+    """Adds an answer to the file, written whole, 0600 (a concurrent writer may drop the other's
+    newest answer, which only costs a git process later)."""
+    kept = _untracked_kept()
+    kept.pop(seen, None)
+    kept[seen] = None
+    while len(kept) > MAX_UNTRACKED_KEPT:
+        kept.pop(next(iter(kept)))
+    if getattr(_KEEPING, "waiting", False):
+        _KEEPING.changed = True
+    else:
+        _write_untracked()
+
+
+def _write_untracked() -> None:
+    from precompact.boundary import private_file
+
+    kept = _untracked_kept()
+    try:
+        private_file.make_directory(_untracked_path().parent)
+        private_file.replace(_untracked_path(), "\n".join(kept).encode("ascii"))
+    except OSError:
+        pass  # not kept on disk: git is asked again by the next process

@@ -303,6 +303,21 @@ def _loads(raw: bytes) -> object:
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
+def read_unless(logs: Path, stamp: str | None) -> tuple[str | None, IndexRead | None]:
+    """The log's stamp (its file's device, inode, size, modification and change times: appending
+    changes them, and no tool sets a change time back) and `read`'s events; None for the events
+    when the log's stamp is still `stamp`, so a caller keeping what it read need not read it
+    again. (None, IndexRead()) when there is no log."""
+    try:
+        fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDONLY)
+    except FileNotFoundError:
+        return None, IndexRead()
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        now = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+        return now, None if now == stamp else parse(f)
+
+
 def parse(lines: Iterable[bytes]) -> IndexRead:
     """The events of an index's lines (from the file, or a copy of it kept in git)."""
     result = IndexRead()

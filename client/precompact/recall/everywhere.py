@@ -18,11 +18,13 @@ savepoint there), and in each only the savepoints this machine wrote and its rec
 
 from __future__ import annotations
 
+import heapq
+import operator
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import git_env, quoting
+from precompact.boundary import git_env, logs_dir, quoting
 from precompact.errors import PrecompactError
 from precompact.local import registry, savepoint_log
 from precompact.recall import fulltext
@@ -139,6 +141,48 @@ def search(
     if not present:
         notes.append("no project is registered on this machine yet: `precompact init` or a savepoint registers one")
         return searched
+    with logs_dir.answers_kept_together():
+        pools = _pools(present, phrases, since_unix, role, tool, agent, limit, notes)
+    entries = sum(pool.entries for _, pool in pools)
+    weights = [fulltext.idf(entries, sum(pool.having[n] for _, pool in pools)) for n in range(len(phrases))]
+    ranked = heapq.nsmallest(
+        limit,
+        (
+            (-sum(map(operator.mul, weights, row_weights)), order, index, row)
+            for order, (_, pool) in enumerate(pools)
+            for index, (row, row_weights) in enumerate(zip(pool.rows, pool.weights, strict=True))
+        ),
+        key=lambda scored: scored[:3],
+    )
+    results = searched.results
+    results.matched = sum(pool.matched for _, pool in pools)
+    # Excerpts are read project by project, then each hit put back at its place in the ranking.
+    shown: list[tuple[int, fulltext.Hit]] = []
+    for order, (found, pool) in enumerate(pools):
+        chosen = [(rank, index) for rank, (_, o, index, _) in enumerate(ranked) if o == order]
+        if not chosen:
+            continue
+        own = fulltext.Results()
+        made = fulltext.pool_hits(pool, [pool.rows[index] for _, index in chosen], phrases, str(found.path), own)
+        notes.extend(own.notes)
+        results.matched += own.matched  # entries withheld or saved twice, taken off the count
+        shown.extend((chosen[number][0], hit) for number, hit in zip(made, own.hits, strict=True))
+    results.hits = [hit for _, hit in sorted(shown, key=lambda pair: pair[0])]
+    return searched
+
+
+def _pools(
+    present: list[registry.Registered],
+    phrases: list[list[str]],
+    since_unix: float | None,
+    role: str | None,
+    tool: str | None,
+    agent: str | None,
+    limit: int,
+    notes: list[str],
+) -> list[tuple[registry.Registered, fulltext.Pool]]:
+    """Each project's share of the search (every phrase, else any of them when no project has
+    an entry holding them all)."""
     pools: list[tuple[registry.Registered, fulltext.Pool]] = []
     for any_phrase in (False, True):
         pools = []
@@ -159,28 +203,4 @@ def search(
         if any(pool.rows for _, pool in pools) or len(phrases) == 1 or any_phrase:
             break
         notes.append("no entry holds every word; these hold some of them")
-    entries = sum(pool.entries for _, pool in pools)
-    weights = [fulltext.idf(entries, sum(pool.having[n] for _, pool in pools)) for n in range(len(phrases))]
-    ranked = sorted(
-        (
-            (sum(w * x for w, x in zip(weights, row_weights, strict=True)), order, index, row)
-            for order, (_, pool) in enumerate(pools)
-            for index, (row, row_weights) in enumerate(zip(pool.rows, pool.weights, strict=True))
-        ),
-        key=lambda scored: (-scored[0], scored[1], scored[2]),
-    )[:limit]
-    results = searched.results
-    results.matched = sum(pool.matched for _, pool in pools)
-    # Excerpts are read project by project, then each hit put back at its place in the ranking.
-    shown: list[tuple[int, fulltext.Hit]] = []
-    for order, (found, pool) in enumerate(pools):
-        chosen = [(rank, index) for rank, (_, o, index, _) in enumerate(ranked) if o == order]
-        if not chosen:
-            continue
-        own = fulltext.Results()
-        made = fulltext.pool_hits(pool, [pool.rows[index] for _, index in chosen], phrases, str(found.path), own)
-        notes.extend(own.notes)
-        results.matched += own.matched  # entries withheld or saved twice, taken off the count
-        shown.extend((chosen[number][0], hit) for number, hit in zip(made, own.hits, strict=True))
-    results.hits = [hit for _, hit in sorted(shown, key=lambda pair: pair[0])]
-    return searched
+    return pools
