@@ -579,3 +579,17 @@ def test_the_snapshot_must_say_it_is_savepoint_n_of_the_instance_and_name_its_pr
     with pytest.raises(verdicts.Broken, match="names predecessor"):
         bundle._check_snapshot(unlinked, files[3])
     assert bundle._check_snapshot(written, files[3]) == []
+
+
+@pytest.mark.parametrize("alias", [b"\x81\x00", b"\x81\x80\x00"])
+def test_a_compact_u16_alias_is_refused_by_both_verifiers(lineage, alias):
+    """docs/proof-bundle.md: "an encoding of more than one byte whose last byte is 0 is not:
+    Solana rejects such aliases". The signature count lies outside the signed message, so its
+    alias changes the bundle's bytes and breaks no signature: only the shortest-form rule refuses it."""
+    written = copy.deepcopy(lineage[3])
+    transaction = written["chain"][1]["transaction"]
+    wire = base64.b64decode(transaction["base64"])
+    assert wire[0] == 1, "one signature, said in one byte"
+    transaction["base64"] = base64.b64encode(alias + wire[1:]).decode()
+    assert bundle.check(written).status == verdicts.FAILED
+    assert rejected_by_reference(written)
