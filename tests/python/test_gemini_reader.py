@@ -176,6 +176,8 @@ def test_gemini_payloads_save_before_a_compression_and_brief_once_after_it(tmp_p
     output = json.loads(before.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == "BeforeAgent"
     assert output["additionalContext"].startswith("[precompact] Restored from savepoint 1")
+    # Gemini gives context only with a prompt: the first part says so, not "or tool call".
+    assert "left out of this savepoint comes with your next prompt." in output["additionalContext"]
     # The chat file holds the compression's summary: the worker compares it with the savepoint,
     # and a later prompt carries what it left out (#46), once.
     wait_for_worker(project)

@@ -25,7 +25,7 @@ FIRST = "Build the header parser. [[run:work]]"
 def setup(tmp_path, opencode_binary):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     script = opencode_cli.Script(
-        commands={"work": [f"echo 'error: {PHRASE}'"]},
+        commands={"work": [f"echo 'error: {PHRASE}'; exit 3"]},
         heavy={"work": 50_000},
     )
     with opencode_cli.session_in(project, tmp_path / "home", opencode_binary, script=script) as started:
@@ -83,6 +83,7 @@ def test_what_the_summary_left_out_follows_the_first_part_in_the_same_text_part_
     [compaction] = [r for r in model_requests if is_compaction(r)]
     [first_part] = [t for t in message_texts(model_requests[model_requests.index(compaction) + 1]) if BRIEF_START in t]
     assert ADDENDUM_START not in first_part and PHRASE not in first_part, first_part
+    assert "left out of this savepoint comes after this brief, in the same message, once it is computed." in first_part
     assert PHRASE not in setup.script.summary, "the mock's summary leaves the echoed error out"
 
     wait_for_worker(setup.project)

@@ -88,6 +88,35 @@ def test_each_part_becomes_entries_shaped_as_claude_codes_and_the_session_record
     assert (document.version, document.session_id, document.compactions) == ("1.18.33", SESSION, 0)
 
 
+def test_a_command_opencodes_bash_completed_with_a_failing_exit_status_reads_as_a_failed_result(tmp_path):
+    # OpenCode 1.18.33 stores `echo …; exit 3` as status "completed", its status in the metadata
+    # (seen in its database); read as a success, the dropped rule saw no failed command in it.
+    def ran(command: str, output: str, exit_status: object) -> str:
+        state = {"status": "completed", "input": {"command": command}, "output": output}
+        state["metadata"] = {"output": output, "exit": exit_status, "truncated": False}
+        return json.dumps({"type": "tool", "tool": "bash", "callID": f"call_{command}", "state": state})
+
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", json.dumps({"type": "text", "text": "Run the checks"})),
+            ("msg_2", "prt_2", ran("make lint", "3 errors", 2)),
+            ("msg_2", "prt_3", ran("make test", "all passed", 0)),
+            ("msg_2", "prt_4", ran("make docs", "built", "0")),
+        ],
+    )
+    results = [
+        e["message"]["content"][0]
+        for e in map(json.loads, opencode.read(path, SESSION).lines)
+        if e["type"] == "user" and e["message"]["content"][0].get("type") == "tool_result"
+    ]
+    assert [(r["content"], r["is_error"]) for r in results] == [
+        ("3 errors", True),
+        ("all passed", False),
+        ("built", False),  # a status that is not an integer is no failure said
+    ]
+
+
 def test_rows_that_are_not_json_objects_or_too_large_are_kept_as_notes_not_read(tmp_path, monkeypatch):
     monkeypatch.setattr(opencode, "MAX_ROW_BYTES", 1000)
     path = database(

@@ -219,7 +219,18 @@ ADDENDUM_ORDER = (
 # part the worker measured and the one the session is given.
 AGE_SLACK = 16
 COMPACT_TODOS_SHARE = 4  # the todo list takes at most this fraction of the budget
-NEXT_PART = "What the compaction summary left out of this savepoint comes with your next prompt or tool call."
+# When each agent's session is given the second part (docs/agents.md): Gemini only with a prompt
+# (BeforeAgent), OpenCode after this part in the same text part once the worker computed it.
+NEXT_PART_WHEN = {
+    "gemini": "with your next prompt",
+    "opencode": "after this brief, in the same message, once it is computed",
+}
+NEXT_PART_WHEN_DEFAULT = "with your next prompt or tool call"
+
+
+def next_part(agent: str) -> str:
+    """Where the second part of a compacted session's brief comes from, for `agent`'s session."""
+    return f"What the compaction summary left out of this savepoint comes {NEXT_PART_WHEN.get(agent, NEXT_PART_WHEN_DEFAULT)}."
 
 
 def compact_brief(
@@ -255,7 +266,7 @@ def compact_brief(
             f"## In progress (the todo list as the session last set it)\n{quoting.block(todos, budget // COMPACT_TODOS_SHARE)}"
         )
     parts.append(
-        f"## More\n{NEXT_PART} {RECALL_HINT if mcp_tools else RECALL_COMMANDS_HINT}\n"
+        f"## More\n{next_part(s.agent)} {RECALL_HINT if mcp_tools else RECALL_COMMANDS_HINT}\n"
         f'[precompact] End of the brief of savepoint {s.sequence}; its proof is the one line starting "Proof:" at the top.'
     )
     return "\n\n".join(parts)

@@ -281,7 +281,11 @@ def _tool(part: dict, base: dict) -> list[dict]:
     if status in ("completed", "error"):
         output = state.get("output") if status == "completed" else state.get("error")
         text = output if isinstance(output, str) else orjson.dumps(output).decode()
-        result = {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": status == "error"}
+        # OpenCode's bash completes a command that failed, its exit status in the metadata.
+        metadata = state.get("metadata")
+        exit_status = metadata.get("exit") if isinstance(metadata, dict) else None
+        failed = status == "error" or (type(exit_status) is int and exit_status != 0)
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": failed}
         entries.append({**base, "type": "user", "message": _said("user", [result]), "uuid": f"{base['uuid']}:result"})
     return entries
 
