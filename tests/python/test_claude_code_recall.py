@@ -22,7 +22,9 @@ LEFT_OUT = "[precompact] What the compaction summary left out of savepoint"
 def setup(tmp_path, claude_binary):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     script = claude_code.Script()
-    script.plans["migrate"] = [[("Bash", {"command": f"echo 'error: {PHRASE}'; exit 3", "description": "Run the migration"})]]
+    script.plans["migrate"] = [
+        [("Bash", {"command": f"echo 'error: {PHRASE}'; exit 3", "description": "Run the migration"})]
+    ]
     # User scope: Claude Code drops a project's permissions.allow entries until the workspace is trusted.
     with claude_code.session_in(
         project, tmp_path / "home", claude_binary, "--scope", "user", "--mcp", script=script
