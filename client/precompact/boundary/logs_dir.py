@@ -221,6 +221,12 @@ def _open_subdir(parent: int, logs: Path, sub: str, create: bool) -> int:
         raise
 
 
+def identity(info: os.stat_result) -> str:
+    """A file's identity as it stands (device, inode, size, modification and change times): the
+    same only while the file is neither replaced nor written to, as no tool sets a change time back."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
 UNTRACKED_NAME = "untracked-logs"
 
 

@@ -157,9 +157,7 @@ def stamps(logs: Path, listed: Iterable[Ref]) -> str | None:
                 info = os.stat(ref.sha256, dir_fd=fd, follow_symlinks=False)
                 if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
                     return None
-                digest.update(
-                    f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns};".encode()
-                )
+                digest.update(f"{logs_dir.identity(info)};".encode())
     except (FileNotFoundError, logs_dir.ConfinementError):
         return None
     return digest.hexdigest()

@@ -304,8 +304,7 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def read_unless(logs: Path, stamp: str | None) -> tuple[str | None, IndexRead | None]:
-    """The log's stamp (its file's device, inode, size, modification and change times: appending
-    changes them, and no tool sets a change time back) and `read`'s events; None for the events
+    """The log's stamp (`logs_dir.identity`: appending changes it) and `read`'s events; None for the events
     when the log's stamp is still `stamp`, so a caller keeping what it read need not read it
     again. (None, IndexRead()) when there is no log."""
     try:
@@ -313,8 +312,7 @@ def read_unless(logs: Path, stamp: str | None) -> tuple[str | None, IndexRead | 
     except FileNotFoundError:
         return None, IndexRead()
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        now = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+        now = logs_dir.identity(os.fstat(fd))
         return now, None if now == stamp else parse(f)
 
 

@@ -331,7 +331,7 @@ class _Snapshots:
     def _stamp_of(self, fd: int) -> tuple[str | None, list[chunks.Ref], list[chunks.Ref]]:
         """The stamp of the open snapshot file, and every chunk and the history chunks a chunked
         one lists."""
-        stamp = _file_stamp(os.fstat(fd))
+        stamp = logs_dir.identity(os.fstat(fd))
         if not chunks.is_chunked(os.pread(fd, len(chunks.CHUNKED_OPEN), 0)):
             return stamp, [], []
         try:
@@ -449,10 +449,6 @@ class _Grown:
 
 # What reads an indexed entry: the snapshot whole, or a chunked one's history in place.
 _Reader = snapshot.SnapshotReader | chunks.MappedHistory
-
-
-def _file_stamp(info: os.stat_result) -> str:
-    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 # --- the index file ---------------------------------------------------------------------------
