@@ -649,4 +649,3 @@ def test_a_pattern_tried_only_where_its_gate_puts_a_start_finds_what_a_search_ev
             assert [m.span() for m in pattern._matches_at(text, starts)] == expected, (pattern.kind, text[:80])
             tried += bool(expected)
     assert tried > 100  # the comparison saw matches, not only texts where nothing matches
-
