@@ -148,12 +148,16 @@ def pre_compact(root: Path, command: str, megabytes: int, runs: int, real_code: 
     transcript = None
     for number in range(runs + 1):  # the first pair warms the page cache and is not counted
         project = new_project(root, f"{name}-{number}", git_layer=True, chain_layer=False).path
-        if transcript is None:
+        if transcript is None or real_code:
+            # A session of real code read files of its own project, which the transcript names by
+            # their absolute paths: each project gets its own (copying the first one's, every file
+            # it names would be outside the project, and no file's contents would be saved).
             transcript = generate(
-                root / f"{name}.jsonl", megabytes * MB, project=project, sources=stdlib_sources() if real_code else ()
+                root / f"{name}-{number}.jsonl",
+                megabytes * MB,
+                project=project,
+                sources=stdlib_sources() if real_code else (),
             ).path
-        elif real_code:  # the session read files of its project: each new project gets them too
-            generate(root / "scratch.jsonl", megabytes * MB, project=project, sources=stdlib_sources())
         event = json.dumps(payload("PreCompact", project, transcript)).encode()
         cost = run([command, "hook"], event, project)
         wait_for_worker(project)

@@ -616,8 +616,8 @@ class _FileContents:
         self._pending: list[dict] = []  # ranges in the chunk `finish` writes
         self.stored: dict[str, dict] = {}  # what the next resume point knows
 
-    def __call__(self, head: bytes) -> dict:
-        key = hashlib.sha256(head).hexdigest()
+    def __call__(self, head: bytes, key: str) -> dict:
+        """The record of `head` (`key`: its SHA-256, hex), its contents stored if new."""
         found = self._known.get(key) or self.stored.get(key)
         if found is None:
             before = Counter(self._redactor.counts) if self._redactor is not None else Counter()
@@ -905,8 +905,9 @@ def _file_record(file: Path, settings: Settings, root: Path, contents) -> dict:
         return {"problem": f"unreadable: {e.strerror or e}"}
     # The hash covers what is kept (`hashed_bytes`), not the rest of a file cut at the cap:
     # reading a large file whole on every savepoint was most of the hook's time.
+    digest = hashlib.sha256(head).hexdigest()
     record = {
-        "sha256": hashlib.sha256(head).hexdigest(),
+        "sha256": digest,
         "hashed_bytes": len(head),
         "size": size,
         "truncated": size > len(head),
@@ -914,7 +915,7 @@ def _file_record(file: Path, settings: Settings, root: Path, contents) -> dict:
     if b"\0" in head:
         record["binary"] = True
         return record
-    record.update(contents(head))
+    record.update(contents(head, digest))
     return record
 
 
