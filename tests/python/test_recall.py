@@ -201,6 +201,24 @@ def test_a_grown_savepoint_over_altered_chunks_is_not_indexed(tmp_path):
     assert "savepoint 2 of Trial #1 is not indexed: it fails verification: chunk " in found.stdout
 
 
+def test_an_entry_of_any_json_type_is_indexed_as_meta(tmp_path):
+    # A transcript line's "type" is whatever JSON the file holds: a list or an object is
+    # indexed as a meta entry, the savepoint with it, and the rest of the session stays found.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "odd.jsonl", "s-odd", START)
+    talk.turn_with("Check the ledger.", "ledger-check", "totals agree", f"One {RARE} remains.")
+    with talk.path.open("a", encoding="utf-8") as f:
+        for kind in (["summary"], {"system": 1}):
+            f.write(json.dumps({"type": kind, "summary": "odd", "content": "odd"}) + "\n")
+    save(project, talk)
+    found = precompact(project.path, "recall", RARE)
+    assert found.returncode == 0 and "not indexed" not in found.stdout, found.stdout + found.stderr
+    assert RARE in found.stdout
+    odd = [json.loads(precompact(project.path, "show", f"1:{n}", "--json").stdout)[0] for n in (5, 6)]
+    assert [entry["type"] for entry in odd] == [["summary"], {"system": 1}]
+    assert all(recall.entry_facts(entry, {}) == ("meta", None, "") for entry in odd)
+
+
 def test_rebuild_reproduces_the_results(history):
     queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["rollback", "--role", "tool"]]
     before = [precompact(history.path, "recall", *q).stdout for q in queries]
