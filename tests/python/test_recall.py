@@ -219,6 +219,24 @@ def test_an_entry_of_any_json_type_is_indexed_as_meta(tmp_path):
     assert all(recall.entry_facts(entry, {}) == ("meta", None, "") for entry in odd)
 
 
+def test_a_result_is_named_by_the_call_an_earlier_savepoint_holds(tmp_path):
+    # Saved between a tool's call and its result: indexing the second savepoint names the
+    # result's tool from the call the index recorded with the first.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "split.jsonl", "s-split", START)
+    talk.turn_with("Check the ledger.", "ledger-check", f"one {RARE} left in the ledger", "Checked.")
+    lines = talk.path.read_bytes().splitlines(keepends=True)
+    talk.path.write_bytes(b"".join(lines[:2]))
+    save(project, talk)
+    assert precompact(project.path, "recall", "ledger").returncode == 0, "the call is indexed first"
+    talk.path.write_bytes(b"".join(lines))
+    save(project, talk)
+    found = precompact(project.path, "recall", RARE, "--tool", "Bash")
+    assert found.returncode == 0 and found.stdout.startswith("[2:3] savepoint 2 of Trial #1"), found.stdout
+    assert "· tool · Bash" in found.stdout.splitlines()[0]
+    assert precompact(project.path, "recall", RARE, "--tool", "Read").stdout.startswith("no saved entry matches")
+
+
 def test_rebuild_reproduces_the_results(history):
     queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["rollback", "--role", "tool"]]
     before = [precompact(history.path, "recall", *q).stdout for q in queries]
