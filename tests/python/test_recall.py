@@ -201,6 +201,42 @@ def test_a_grown_savepoint_over_altered_chunks_is_not_indexed(tmp_path):
     assert "savepoint 2 of Trial #1 is not indexed: it fails verification: chunk " in found.stdout
 
 
+def test_an_entry_of_any_json_type_is_indexed_as_meta(tmp_path):
+    # A transcript line's "type" is whatever JSON the file holds: a list or an object is
+    # indexed as a meta entry, the savepoint with it, and the rest of the session stays found.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "odd.jsonl", "s-odd", START)
+    talk.turn_with("Check the ledger.", "ledger-check", "totals agree", f"One {RARE} remains.")
+    with talk.path.open("a", encoding="utf-8") as f:
+        for kind in (["summary"], {"system": 1}):
+            f.write(json.dumps({"type": kind, "summary": "odd", "content": "odd"}) + "\n")
+    save(project, talk)
+    found = precompact(project.path, "recall", RARE)
+    assert found.returncode == 0 and "not indexed" not in found.stdout, found.stdout + found.stderr
+    assert RARE in found.stdout
+    odd = [json.loads(precompact(project.path, "show", f"1:{n}", "--json").stdout)[0] for n in (5, 6)]
+    assert [entry["type"] for entry in odd] == [["summary"], {"system": 1}]
+    assert all(recall.entry_facts(entry, {}) == ("meta", None, "") for entry in odd)
+
+
+def test_a_result_is_named_by_the_call_an_earlier_savepoint_holds(tmp_path):
+    # Saved between a tool's call and its result: indexing the second savepoint names the
+    # result's tool from the call the index recorded with the first.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "split.jsonl", "s-split", START)
+    talk.turn_with("Check the ledger.", "ledger-check", f"one {RARE} left in the ledger", "Checked.")
+    lines = talk.path.read_bytes().splitlines(keepends=True)
+    talk.path.write_bytes(b"".join(lines[:2]))
+    save(project, talk)
+    assert precompact(project.path, "recall", "ledger").returncode == 0, "the call is indexed first"
+    talk.path.write_bytes(b"".join(lines))
+    save(project, talk)
+    found = precompact(project.path, "recall", RARE, "--tool", "Bash")
+    assert found.returncode == 0 and found.stdout.startswith("[2:3] savepoint 2 of Trial #1"), found.stdout
+    assert "· tool · Bash" in found.stdout.splitlines()[0]
+    assert precompact(project.path, "recall", RARE, "--tool", "Read").stdout.startswith("no saved entry matches")
+
+
 def test_rebuild_reproduces_the_results(history):
     queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["rollback", "--role", "tool"]]
     before = [precompact(history.path, "recall", *q).stdout for q in queries]
