@@ -17,6 +17,7 @@ import anyio
 import pytest
 from jsonschema import Draft202012Validator
 
+from precompact.boundary import git_env, logs_dir, private_file
 from support.commands import PRECOMPACT, precompact
 from support.conversations import START, Conversation, save
 from support.localnet import REPO
@@ -441,6 +442,111 @@ def test_a_search_over_every_project_starts_no_git_process_per_project_and_still
     assert len(asked) == 1, "only the project whose index changed asks git again"
     assert hit_lines(refused.stdout) == []
     assert f"project {json.dumps(str(delta))} not searched: " in refused.stdout and "tracked by git" in refused.stdout
+
+
+class GitCalls:
+    """`recall` outside any project on `machine`, through a `git` on PATH that logs each call:
+    which projects' `logs/` git was asked about (`ls-files`) by that one command."""
+
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        self.log, wrapper = machine.root / "git-calls.log", machine.root / "bin" / "git"
+        wrapper.parent.mkdir()
+        wrapper.write_text(f'#!/bin/sh\necho "$(pwd -P) $*" >> {self.log}\nexec {shutil.which("git")} "$@"\n')
+        wrapper.chmod(0o755)
+        self.env = {"PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def search(self, query: str) -> tuple[str, list[str]]:
+        self.log.unlink(missing_ok=True)
+        found = precompact(self.machine.home, "recall", query, home=self.machine.home, env=self.env)
+        assert found.returncode == 0, found.stderr
+        calls = self.log.read_text().splitlines() if self.log.exists() else []
+        asked = [
+            name
+            for name, project in self.machine.projects.items()
+            for call in calls
+            if call.startswith(f"{project.path.resolve()} ") and " ls-files " in call
+        ]
+        return found.stdout, asked
+
+
+def keep_as_untracked(project: Path, home: Path, monkeypatch) -> None:
+    """Puts git's answer "nothing in logs/ is tracked" among the kept ones for `project`'s files
+    exactly as they stand, whatever its index holds: only a change to a file the answer is kept
+    under can then make git be asked again."""
+    monkeypatch.setenv("HOME", str(home))  # the user's configuration, as the command reads it
+    identity = git_env.index_identity(project)
+    assert identity is not None
+    kept = private_file.state_directory() / logs_dir.UNTRACKED_NAME
+    answers = kept.read_text().split("\n") if kept.exists() else []
+    kept.write_text("\n".join([*answers, logs_dir._untracked_seen(identity)]))
+
+
+def refused(stdout: str, project: Path) -> bool:
+    return f"project {json.dumps(str(project))} not searched: " in stdout and "tracked by git" in stdout
+
+
+@pytest.mark.parametrize("change", ["the repository's config", "the user's global config"])
+def test_a_kept_answer_on_logs_is_asked_again_when_a_git_configuration_changes(machine, monkeypatch, change):
+    """Git's kept answer that logs/ is untracked is kept under the repository's configuration
+    and the user's: a change to either asks git again, so a tracked logs/ is refused. The answer
+    is kept for the index that already tracks logs/ (keep_as_untracked), so the search before the
+    change shows that it was in force."""
+    git = GitCalls(machine)
+    git.search("narwhal")
+    delta = machine.projects["delta"].path
+    subprocess.run(["git", "add", "-f", "logs/precompact-savepoint.jsonl"], cwd=delta, check=True)
+    keep_as_untracked(delta, machine.home, monkeypatch)
+    trusted, asked = git.search("narwhal")
+    assert asked == [] and "narwhal" in trusted and not refused(trusted, delta), "the planted answer is in force"
+
+    if change == "the repository's config":
+        with (delta / ".git" / "config").open("a") as config:  # in place: .git itself unchanged
+            config.write("[core]\n\tabbrev = 12\n")
+    else:
+        (machine.home / ".gitconfig").write_text("[core]\n\tabbrev = 12\n")
+    after, asked = git.search("narwhal")
+    if change == "the repository's config":
+        assert asked == ["delta"], "only the project whose configuration changed asks git again"
+    else:
+        assert sorted(asked) == sorted(machine.projects), "every project reads the user's configuration"
+    assert refused(after, delta) and "narwhal" not in " ".join(hit_lines(after))
+
+
+def test_a_kept_answer_on_logs_is_asked_again_when_a_repository_appears_nearer_the_project(machine):
+    """A project inside a repository whose logs/ git says is untracked; a repository made in the
+    project itself (tracking its logs/) answers for it from then on: git is asked again and the
+    archive refused."""
+    git = GitCalls(machine)
+    git.search("narwhal")
+    delta = machine.projects["delta"].path
+    shutil.move(delta / ".git", machine.root / ".git")  # delta's repository now starts above it
+    found, asked = git.search("narwhal")
+    assert asked == ["delta"] and "narwhal" in found, "inside the outer repository, nothing of logs/ is tracked"
+    found, asked = git.search("narwhal")
+    assert asked == [] and "narwhal" in found
+
+    subprocess.run(["git", "init", "-q"], cwd=delta, check=True)
+    subprocess.run(["git", "add", "-f", "logs/precompact-savepoint.jsonl"], cwd=delta, check=True)
+    after, asked = git.search("narwhal")
+    assert asked == ["delta"] and refused(after, delta)
+
+
+def test_a_git_configuration_that_includes_another_file_keeps_no_answer_on_logs(machine):
+    """A user configuration that includes another file (whose changes its own identity would not
+    show) is never kept under: every search asks git about every project, and a tracked logs/ is
+    refused."""
+    git = GitCalls(machine)
+    git.search("narwhal")
+    (machine.home / "more.gitconfig").write_text("[core]\n\tabbrev = 12\n")
+    (machine.home / ".gitconfig").write_text(f"[include]\n\tpath = {machine.home / 'more.gitconfig'}\n")
+    for _ in range(2):
+        _, asked = git.search("narwhal")
+        assert sorted(asked) == sorted(machine.projects)
+    delta = machine.projects["delta"].path
+    subprocess.run(["git", "add", "-f", "logs/precompact-savepoint.jsonl"], cwd=delta, check=True)
+    after, _ = git.search("narwhal")
+    assert refused(after, delta)
 
 
 def schema(name: str) -> Draft202012Validator:
