@@ -160,9 +160,23 @@ WRITING_A_SNAPSHOT = (
 )
 
 
-def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapshot(tmp_path):
-    """The brief is read from a snapshot laid out as precompact writes it (its chunks checked
-    against the recorded hash), so none of Layer 1's writing is imported for it."""
+# What the library's other work needs and a brief does not: the flush (Layers 2 and 3) and the
+# chain's inspection, re-exported by `api` once; the agents' session readers (a brief reads the
+# snapshot); installing the hooks (a brief asks only whether the agent offers the MCP tools,
+# config/agent_settings.py).
+NOT_THE_BRIEFS = (
+    "precompact.ops.layers",
+    "precompact.ops.inspection",
+    "precompact.transcript.agents",
+    "precompact.config.install",
+)
+
+
+@pytest.fixture(scope="module")
+def brief_imports(tmp_path_factory) -> set[str]:
+    """The modules a SessionStart delivering a brief imports. The brief is read from a snapshot
+    laid out as precompact writes it (its chunks checked against the recorded hash)."""
+    tmp_path = tmp_path_factory.mktemp("brief")
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
     transcript = generate(tmp_path / "t.jsonl", 200_000, project=project).path
     assert precompact(project, "hook", stdin=payload("PreCompact", project, transcript)).returncode == 0
@@ -177,7 +191,16 @@ def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapsho
     assert brief.startswith("[precompact] Restored from savepoint 1") and "integrity ✓ verified" in brief
     modules = imported(start.stderr)
     assert "precompact.restore.brief" in modules, "the probe sees the brief's imports"
-    assert not modules & set(WRITING_A_SNAPSHOT)
+    return modules
+
+
+def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapshot(brief_imports):
+    assert not brief_imports & set(WRITING_A_SNAPSHOT)
+
+
+def test_a_session_start_delivering_a_brief_imports_nothing_of_the_flush_the_readers_or_install(brief_imports):
+    assert "precompact.config.agent_settings" in brief_imports, "the brief asks whether the MCP tools are offered"
+    assert not brief_imports & set(NOT_THE_BRIEFS), brief_imports & set(NOT_THE_BRIEFS)
 
 
 def test_a_hook_command_line_the_fast_entry_does_not_know_goes_to_click(tmp_path):
