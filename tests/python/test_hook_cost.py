@@ -203,6 +203,32 @@ def test_a_session_start_delivering_a_brief_imports_nothing_of_the_flush_the_rea
     assert not brief_imports & set(NOT_THE_BRIEFS), brief_imports & set(NOT_THE_BRIEFS)
 
 
+def test_a_session_start_reads_the_index_once_for_its_brief(tmp_path, monkeypatch):
+    """Which savepoint, whether this session has its brief already, whether `uncompact` wrote
+    the session, and the savepoints the brief is verified against: one read of the index, which
+    grows with the project. A second start of the same session reads it once too, and is not
+    briefed again."""
+    from precompact import api
+    from precompact.config import settings
+    from precompact.local import savepoint_log
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
+    transcript = generate(tmp_path / "t.jsonl", 200_000, project=project).path
+    config = settings.load(project)
+    api.save(config, "saved-session", str(transcript), str(project), "manual")
+    reads = []
+    parse = savepoint_log.parse
+    monkeypatch.setattr(savepoint_log, "parse", lambda lines: reads.append(1) or parse(lines))
+    start = payload("SessionStart", project, transcript, source="resume")
+    brief = api.on_session_start(config, start, "claude")
+    assert brief is not None and brief.startswith("[precompact] Restored from savepoint 1"), brief
+    assert "integrity ✓ verified" in brief
+    assert len(reads) == 1
+    reads.clear()
+    assert api.on_session_start(config, start, "claude") is None
+    assert len(reads) == 1
+
+
 def test_a_hook_command_line_the_fast_entry_does_not_know_goes_to_click(tmp_path):
     done = precompact(tmp_path, "hook", "--agent", "vim", stdin={})
     assert done.returncode == 2 and "'vim' is not one of 'claude', 'codex', 'gemini'" in done.stderr

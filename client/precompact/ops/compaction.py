@@ -55,12 +55,14 @@ class NoTranscript(PrecompactError):
 @dataclass
 class Briefing:
     """The savepoint whose restore brief a session is to be given, at which start (`source`), by
-    which agent (whose MCP configuration says whether the brief names the MCP tools)."""
+    which agent (whose MCP configuration says whether the brief names the MCP tools), with the
+    configured instance's savepoints as the event read them from the index (read once)."""
 
     savepoint: savepoint_log.Savepoint
     session_id: str | None
     source: str | None
     agent: str
+    saved: list[savepoint_log.Savepoint]
 
 
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -229,19 +231,20 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
         _recover(payload, loaded, agent)
     if source not in loaded.session_start_sources:
         return None
-    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
+    # One read of the index answers all three questions (it grows with the project).
+    index = savepoint_log.read(loaded.logs)
+    saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
+    latest = capture.to_brief(saved, session_id, source)
     # OpenCode keeps none of the text precompact's plugin adds: each OpenCode process asks once
     # per compaction, and is given the brief again.
     once = agent != agent_names.OPENCODE
-    if latest is None or (once and session_id and _brief_delivered(loaded, latest.sequence, session_id)):
-        return None
-    if (
-        session_id
-        and latest.session_id != session_id
-        and savepoint_log.read(loaded.logs).written_by_uncompact(session_id)
+    if latest is None or (
+        once and session_id and _brief_delivered(index, loaded.instance, latest.sequence, session_id)
     ):
+        return None
+    if session_id and latest.session_id != session_id and index.written_by_uncompact(session_id):
         return None  # `uncompact` wrote this session: it holds the whole history, another brief is noise
-    return Briefing(latest, session_id, source, agent)
+    return Briefing(latest, session_id, source, agent, saved)
 
 
 def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None:
@@ -254,16 +257,17 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     if not transcript or not session_id or not gemini_compression.compressed(transcript):
         return None
     compressions = gemini.read(Path(transcript)).compressions
-    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
-    briefed = sum(1 for delivery in deliveries if delivery.source == "compact")
+    index = savepoint_log.read(loaded.logs)
+    briefed = sum(1 for delivery in index.deliveries(loaded.instance, session_id) if delivery.source == "compact")
     if briefed >= compressions:
         return None
     from precompact.local import capture
 
-    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, "compact")
+    saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
+    latest = capture.to_brief(saved, session_id, "compact")
     if latest is None:
         return None
-    return Briefing(latest, session_id, "compact", agent_names.GEMINI)
+    return Briefing(latest, session_id, "compact", agent_names.GEMINI, saved)
 
 
 def before_agent_context(loaded: configuration.Config, payload: dict) -> str | None:
@@ -312,7 +316,9 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
         and briefing.session_id is not None
         and briefing.savepoint.session_id == briefing.session_id
     )
-    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts)
+    context = session_start_brief(
+        loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts, briefing.saved
+    )
     if two_parts:
         from precompact.ops import addendum
 
@@ -371,18 +377,20 @@ def session_start_brief(
     session_id: str | None,
     mcp_tools: bool = False,
     first_part: bool = False,
+    saved: list[savepoint_log.Savepoint] | None = None,
 ) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
     bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
     savepoint no root vouches for, one line that says so and quotes nothing of it. It names the
     MCP tools only with `mcp_tools` (the session's agent offers them). With `first_part`, the
-    short brief of a session that was just compacted (the rest comes after, ops/addendum.py)."""
+    short brief of a session that was just compacted (the rest comes after, ops/addendum.py).
+    `saved`: the configured instance's savepoints as the event read them (None: read here)."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
 
     try:
-        found = resurrection.from_this_machine(loaded, sequence=sequence)
+        found = resurrection.from_this_machine(loaded, sequence=sequence, saved=saved)
     except resurrection.ResurrectError as e:
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
@@ -515,10 +523,9 @@ def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.
     return read
 
 
-def _brief_delivered(loaded: configuration.Config, sequence: int, session_id: str) -> bool:
-    """Whether `session_id` was already given the brief of savepoint `sequence`."""
-    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
-    return any(delivery.sequence == sequence for delivery in deliveries)
+def _brief_delivered(index: savepoint_log.IndexRead, instance: str, sequence: int, session_id: str) -> bool:
+    """Whether `session_id` was already given the brief of `instance`'s savepoint `sequence`."""
+    return any(delivery.sequence == sequence for delivery in index.deliveries(instance, session_id))
 
 
 def _text(payload: dict, key: str) -> str | None:
