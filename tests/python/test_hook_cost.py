@@ -330,6 +330,25 @@ def test_the_hook_benchmark_runs():
 
 
 @pytest.mark.slow
+def test_the_hook_benchmark_pairs_two_builds_session_starts():
+    """`bench_hooks.py --against`: the other build's SessionStart delivers its brief too (a new
+    session each; the benchmark fails unless the index records every brief), in turn with this
+    one's, and their ratio is taken pair by pair."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_hooks.py"), "--only", "session", "--runs", "2", "--mb", "1"]
+        + ["--against", PRECOMPACT, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    paired_with = found[f"SessionStart:resume, this build against {PRECOMPACT} (the yardstick), run in turn"]
+    assert 0.5 < paired_with["cpu_ratio"] < 2, paired_with  # the same build on both sides
+
+
+@pytest.mark.slow
 @pytest.mark.localnet
 def test_the_benchmark_runs():
     """scripts/bench.py, small: `scripts/bench --runs 5` crashed on its first run (issue 48)."""
