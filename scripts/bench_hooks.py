@@ -12,8 +12,11 @@ SessionEnd archiving what a session said since its last savepoint (1 MB more, ap
 transcript, which grows by 1 MB a run).
 
 Usage: .venv/bin/python scripts/bench_hooks.py [--runs 10] [--mb 10] [--only noop|precompact|session]
-                                               [--precompact PATH] [--json]
-`--precompact` times another build's command (its interpreter is the yardstick's)."""
+                                               [--precompact PATH] [--against PATH] [--json]
+`--precompact` times another build's command (its interpreter is the yardstick's). `--against`
+runs another build's SessionStart in turn with this one's, each delivering the brief of the same
+savepoint to a new session, and takes their ratio pair by pair: on a loaded machine, two runs of
+the benchmark made one after the other differ by more than a change of a few per cent."""
 
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
+from precompact.local import savepoint_log
 from support.commands import PRECOMPACT, worker_finished
 from support.process_cost import Cost, io_floor, paired, run
 from support.projects import new_project
@@ -169,23 +173,29 @@ def pre_compact(root: Path, command: str, megabytes: int, runs: int, real_code: 
     return figures(costs, floors)
 
 
-def session_events(root: Path, command: str, megabytes: int, runs: int) -> dict:
+def session_events(root: Path, command: str, megabytes: int, runs: int, against: str | None = None) -> dict:
     """SessionStart delivering a brief of a `megabytes` savepoint, and SessionEnd archiving 1 MB
-    said since the session's last savepoint, each against the bare interpreter."""
+    said since the session's last savepoint, each against the bare interpreter; with `against`,
+    that command's SessionStart too, run in turn with `command`'s."""
     project = new_project(root, "session", git_layer=True, chain_layer=False).path
     transcript = generate(root / "session.jsonl", megabytes * MB, project=project).path
     event = payload("PreCompact", project, transcript)
     run([command, "hook"], json.dumps(event).encode(), project)
     wait_for_worker(project)
     bare = bare_interpreter(command)
-    starts, ends, yardsticks_start, yardsticks_end = [], [], [], []
+    starts, ends, yardsticks_start, yardsticks_end, others = [], [], [], [], []
     for number in range(runs + 1):
         start = payload("SessionStart", project, transcript, source="resume")
         cost = run([command, "hook"], json.dumps(start).encode(), project)
         yardstick = run(bare)
+        if against:  # a session of its own: a session is given a savepoint's brief once
+            other = payload("SessionStart", project, transcript, source="resume")
+            other_cost = run([against, "hook"], json.dumps(other).encode(), project)
         if number:
             starts.append(cost)
             yardsticks_start.append(yardstick)
+            if against:
+                others.append(other_cost)
         # The session goes on in its own transcript, as a session does: its SessionEnd reads on
         # from where its last savepoint's reading ended (a copy at another path is read whole).
         generate(root / "said.jsonl", MB, project=project, seed=100 + number)
@@ -198,12 +208,29 @@ def session_events(root: Path, command: str, megabytes: int, runs: int) -> dict:
         if number:
             ends.append(cost)
             yardsticks_end.append(yardstick)
-    return {
+    # Each start timed is one that delivered its brief (one given none costs less): the index
+    # records each brief given.
+    events = savepoint_log.read(project / "logs").events
+    delivered = sum(1 for event in events if event.get("event") == savepoint_log.Event.BRIEF_DELIVERED)
+    starts_run = (runs + 1) * (2 if against else 1)
+    if delivered != starts_run:
+        raise RuntimeError(
+            f"{delivered} briefs delivered for {starts_run} SessionStarts: the figures are not of a brief"
+        )
+    results = {
         f"SessionStart:resume with the brief of a {megabytes} MB savepoint": figures(starts, yardsticks_start),
         f"SessionEnd, 1 MB said since the session's last savepoint (a {megabytes} MB transcript before)": figures(
             ends, yardsticks_end
         ),
     }
+    if against:
+        results[f"SessionStart:resume, {against} run in turn with it, against the bare interpreter"] = figures(
+            others, yardsticks_start
+        )
+        results[f"SessionStart:resume, this build against {against} (the yardstick), run in turn"] = figures(
+            starts, others
+        )
+    return results
 
 
 def markdown(results: dict) -> str:
@@ -227,6 +254,9 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=10, help="transcript size for PreCompact and the session events")
     parser.add_argument("--only", choices=("noop", "precompact", "session"), help="one group of events")
     parser.add_argument("--precompact", default=PRECOMPACT, help="the `precompact` command to time")
+    parser.add_argument(
+        "--against", help="another build's `precompact`, whose SessionStart runs in turn with this one's"
+    )
     parser.add_argument("--json", action="store_true", help="JSON instead of a Markdown table")
     args = parser.parse_args()
     command = os.path.abspath(args.precompact)  # the hooks run in the projects' directories
@@ -243,7 +273,8 @@ def main() -> None:
                 )
                 results[label] = pre_compact(root, command, args.mb, args.runs, real_code)
         if args.only in (None, "session"):
-            results |= session_events(root, command, args.mb, args.runs)
+            against = os.path.abspath(args.against) if args.against else None
+            results |= session_events(root, command, args.mb, args.runs, against)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(results, indent=2) if args.json else markdown(results))

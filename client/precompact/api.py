@@ -16,17 +16,15 @@ from typing import TYPE_CHECKING
 from precompact.config.settings import Config, InitChoices
 from precompact.local import savepoint_log
 
-# ops.layers and ops.inspection import neither GitPython nor the Solana stack until a function
-# of theirs runs: the hook may load them.
-from precompact.ops import inspection, layers
-
 if TYPE_CHECKING:
     from precompact.local import registry, snapshot
     from precompact.local.savepoint_log import Closing
     from precompact.ops.closing import Plan
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
+    from precompact.ops.inspection import Inspection
     from precompact.ops.key_rotation import Rotated
+    from precompact.ops.layers import FlushOutcome
     from precompact.ops.logs_restore import Restored
     from precompact.ops.project_init import IdentityImported
     from precompact.ops.prune import Pruned
@@ -43,13 +41,6 @@ if TYPE_CHECKING:
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
 CHAIN_OFF = "OFF"
-# What the edges and the tests name through the facade.
-EXIT_ALL_DONE = layers.EXIT_ALL_DONE
-EXIT_QUEUED = layers.EXIT_QUEUED
-FlushOutcome = layers.FlushOutcome
-RekeyError = layers.RekeyError
-Inspection = inspection.Inspection
-InspectError = inspection.InspectError
 
 
 def save(
@@ -88,6 +79,8 @@ def import_sessions(config: Config, progress: Callable[[int, int, Imported], Non
 def flush(config: Config) -> FlushOutcome:
     """Commits and pushes what is not yet in git, then posts what is not yet on chain, in order,
     one pass at a time per project (ops.layers)."""
+    from precompact.ops import layers
+
     return layers.flush(config)
 
 
@@ -195,12 +188,16 @@ def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
 def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
     """The committed savepoints whose commit holds the snapshot in clear text (so the remote
     does, once pushed); none when git cannot be read (ops.layers)."""
+    from precompact.ops import layers
+
     return layers.in_clear(config, savepoints)
 
 
 def no_longer_on_remote(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
     """The savepoints recorded as pushed whose commit the remote's branch, as last read here, no
     longer holds (rewound or deleted since); no network (ops.layers)."""
+    from precompact.ops import layers
+
     return layers.no_longer_on_remote(config, savepoints)
 
 
@@ -209,6 +206,8 @@ def rekey(config: Config) -> tuple[str | None, int, int]:
     it, under the flush lock (ops.layers). Returns the commit (None: nothing to change), the
     number of files re-encrypted and the number left for want of their identity; RekeyError
     says why it could not."""
+    from precompact.ops import layers
+
     return layers.rekey(config)
 
 
@@ -272,11 +271,15 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     """Fetches and decodes the on-chain record, puts it through the verifier's chain check and
     compares it with the local index (ops.inspection). Raises InspectError with a one-line
     reason."""
+    from precompact.ops import inspection
+
     return inspection.inspect(config, instance, address)
 
 
 def record_json(found: Inspection) -> dict:
     """The inspected record as JSON (bytes as lowercase hex), with the verifier's verdict."""
+    from precompact.ops import inspection
+
     return inspection.record_json(found)
 
 
@@ -301,6 +304,8 @@ def verify_file(config: Config, path: Path) -> Report:
 def ledgers(config: Config) -> list[tuple[str, Ledger]]:
     """Each instance's ledger verdict (the configured one first): the record's whole history is
     exactly savepoints 1..N, written by no one else (ops.inspection)."""
+    from precompact.ops import inspection
+
     return inspection.ledgers(config)
 
 

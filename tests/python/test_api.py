@@ -18,6 +18,7 @@ from precompact.config import settings
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import snapshot
+from precompact.ops.layers import EXIT_ALL_DONE, EXIT_QUEUED
 from support.commands import run_git
 from support.projects import Project, new_project, savepoint_branch
 from support.transcript_gen import Transcript, generate
@@ -45,7 +46,7 @@ def load(project: Project, instance: str | None = None) -> Config:
 
 def save(config: Config, transcript: Transcript, session_id: str = "session-1") -> snapshot.WrittenSnapshot:
     written, outcome = api.save(config, session_id, str(transcript.path), str(config.root), "manual")
-    assert outcome.exit_code == api.EXIT_ALL_DONE, outcome
+    assert outcome.exit_code == EXIT_ALL_DONE, outcome
     return written
 
 
@@ -82,13 +83,13 @@ def test_a_save_the_remote_cannot_take_is_queued_and_flush_pushes_it_later(proje
 
     assert written.sha256 == sha256(written.path), "Layer 1 does not wait for the remote"
     assert outcome.layer_2_problems and not outcome.layer_3_problems
-    assert outcome.exit_code == api.EXIT_QUEUED
+    assert outcome.exit_code == EXIT_QUEUED
     [savepoint], _ = api.status(config)
     assert savepoint.layer_2 != "PUSHED"
 
     away.rename(project.remote)
     flushed = api.flush(config)
-    assert (flushed.layer_2_problems, flushed.exit_code) == ([], api.EXIT_ALL_DONE)
+    assert (flushed.layer_2_problems, flushed.exit_code) == ([], EXIT_ALL_DONE)
     [savepoint], _ = api.status(config)
     assert savepoint.layer_2 == "PUSHED"
     assert run_git(project.remote, "rev-parse", BRANCH).strip() == savepoint.commit

@@ -161,9 +161,23 @@ WRITING_A_SNAPSHOT = (
 )
 
 
-def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapshot(tmp_path):
-    """The brief is read from a snapshot laid out as precompact writes it (its chunks checked
-    against the recorded hash), so none of Layer 1's writing is imported for it."""
+# What the library's other work needs and a brief does not: the flush (Layers 2 and 3) and the
+# chain's inspection, re-exported by `api` once; the agents' session readers (a brief reads the
+# snapshot); installing the hooks (a brief asks only whether the agent offers the MCP tools,
+# config/agent_settings.py).
+NOT_THE_BRIEFS = (
+    "precompact.ops.layers",
+    "precompact.ops.inspection",
+    "precompact.transcript.agents",
+    "precompact.config.install",
+)
+
+
+@pytest.fixture(scope="module")
+def brief_imports(tmp_path_factory) -> set[str]:
+    """The modules a SessionStart delivering a brief imports. The brief is read from a snapshot
+    laid out as precompact writes it (its chunks checked against the recorded hash)."""
+    tmp_path = tmp_path_factory.mktemp("brief")
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
     transcript = generate(tmp_path / "t.jsonl", 200_000, project=project).path
     assert precompact(project, "hook", stdin=payload("PreCompact", project, transcript)).returncode == 0
@@ -178,7 +192,42 @@ def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapsho
     assert brief.startswith("[precompact] Restored from savepoint 1") and "integrity ✓ verified" in brief
     modules = imported(start.stderr)
     assert "precompact.restore.brief" in modules, "the probe sees the brief's imports"
-    assert not modules & set(WRITING_A_SNAPSHOT)
+    return modules
+
+
+def test_a_session_start_delivering_a_brief_imports_nothing_of_writing_a_snapshot(brief_imports):
+    assert not brief_imports & set(WRITING_A_SNAPSHOT)
+
+
+def test_a_session_start_delivering_a_brief_imports_nothing_of_the_flush_the_readers_or_install(brief_imports):
+    assert "precompact.config.agent_settings" in brief_imports, "the brief asks whether the MCP tools are offered"
+    assert not brief_imports & set(NOT_THE_BRIEFS), brief_imports & set(NOT_THE_BRIEFS)
+
+
+def test_a_session_start_reads_the_index_once_for_its_brief(tmp_path, monkeypatch):
+    """Which savepoint, whether this session has its brief already, whether `uncompact` wrote
+    the session, and the savepoints the brief is verified against: one read of the index, which
+    grows with the project. A second start of the same session reads it once too, and is not
+    briefed again."""
+    from precompact import api
+    from precompact.config import settings
+    from precompact.local import savepoint_log
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
+    transcript = generate(tmp_path / "t.jsonl", 200_000, project=project).path
+    config = settings.load(project)
+    api.save(config, "saved-session", str(transcript), str(project), "manual")
+    reads = []
+    parse = savepoint_log.parse
+    monkeypatch.setattr(savepoint_log, "parse", lambda lines: reads.append(1) or parse(lines))
+    start = payload("SessionStart", project, transcript, source="resume")
+    brief = api.on_session_start(config, start, "claude")
+    assert brief is not None and brief.startswith("[precompact] Restored from savepoint 1"), brief
+    assert "integrity ✓ verified" in brief
+    assert len(reads) == 1
+    reads.clear()
+    assert api.on_session_start(config, start, "claude") is None
+    assert len(reads) == 1
 
 
 def test_a_hook_command_line_the_fast_entry_does_not_know_goes_to_click(tmp_path):
@@ -297,6 +346,25 @@ def test_the_hook_benchmark_runs():
     found = json.loads(done.stdout)
     assert "PreCompact, first savepoint of 1 MB of real code (vs I/O floor)" in found
     assert all(figures["cpu_ratio"] > 0 for figures in found.values())
+
+
+@pytest.mark.slow
+def test_the_hook_benchmark_pairs_two_builds_session_starts():
+    """`bench_hooks.py --against`: the other build's SessionStart delivers its brief too (a new
+    session each; the benchmark fails unless the index records every brief), in turn with this
+    one's, and their ratio is taken pair by pair."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_hooks.py"), "--only", "session", "--runs", "2", "--mb", "1"]
+        + ["--against", PRECOMPACT, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    paired_with = found[f"SessionStart:resume, this build against {PRECOMPACT} (the yardstick), run in turn"]
+    assert 0.5 < paired_with["cpu_ratio"] < 2, paired_with  # the same build on both sides
 
 
 @pytest.mark.slow

@@ -322,33 +322,35 @@ def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(pr
 
 
 def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_server(project, monkeypatch):
-    from precompact.config import install
+    from precompact.config import agent_settings, install
 
     home = project / "home"
     (home / ".claude").mkdir(parents=True)
     server = {"mcpServers": {"precompact": {"command": ENTRY, "args": ["mcp"]}}}
     for agent in install.AGENTS:
-        assert not install.mcp_installed(agent, project, home)
+        assert not agent_settings.mcp_installed(agent, project, home)
     (home / ".claude.json").write_text(json.dumps({"projects": {str(project): server}}))
-    assert install.mcp_installed("claude", project, home), "local scope: ~/.claude.json for this project"
-    assert not install.mcp_installed("claude", project / "other", home)
+    assert agent_settings.mcp_installed("claude", project, home), "local scope: ~/.claude.json for this project"
+    assert not agent_settings.mcp_installed("claude", project / "other", home)
     (home / ".claude.json").write_text(json.dumps(server))
-    assert install.mcp_installed("claude", project / "other", home), "user scope: every project"
+    assert agent_settings.mcp_installed("claude", project / "other", home), "user scope: every project"
     (home / ".claude.json").unlink()
     (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"precompact@precompact": True}}))
-    assert install.mcp_installed("claude", project, home), "the plugin brings its server"
+    assert agent_settings.mcp_installed("claude", project, home), "the plugin brings its server"
     monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
     (home / "codex").mkdir()
     (home / "codex" / "config.toml").write_text(f'[mcp_servers.precompact]\ncommand = "{ENTRY}"\nargs = ["mcp"]\n')
-    assert install.mcp_installed("codex", project, home)
+    assert agent_settings.mcp_installed("codex", project, home)
     (project / ".gemini").mkdir()
     (project / ".gemini" / "settings.json").write_text(json.dumps(server))
-    assert install.mcp_installed("gemini", project, home)
+    assert agent_settings.mcp_installed("gemini", project, home)
     (home / ".claude" / "settings.json").unlink()
     (project / ".mcp.json").write_text("[" * 10_000)
-    assert not install.mcp_installed("claude", project, home), "a hostile .mcp.json is read as nothing, not a crash"
+    assert not agent_settings.mcp_installed("claude", project, home), (
+        "a hostile .mcp.json is read as nothing, not a crash"
+    )
     (project / ".mcp.json").write_text(json.dumps(server))
-    assert install.mcp_installed("claude", project, home), "the project's .mcp.json"
+    assert agent_settings.mcp_installed("claude", project, home), "the project's .mcp.json"
 
 
 def opencode_plugin(project: Path) -> Path:

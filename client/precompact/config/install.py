@@ -19,6 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.boundary import atomic_file, private_file
+from precompact.config.agent_settings import (
+    CLAUDE_STATE,
+    MAX_SETTINGS_BYTES,
+    MCP_SERVER,
+    PLUGIN_NAME,
+    enabled_plugin,
+    mcp_json_path,
+    settings_path,
+    user_mcp_path,
+)
 from precompact.errors import PrecompactError
 
 # Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
@@ -85,10 +95,6 @@ class Change:
 
     def text(self) -> str:
         return json.dumps(self.after, indent=2, ensure_ascii=False) + "\n"
-
-
-def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
-    return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
 
 
 def hooks_path(agent: str, scope: str, project: Path, home: Path | None = None) -> Path:
@@ -175,7 +181,6 @@ def _our_plugin(path: Path) -> str | None:
 
 
 COMMAND = "precompact"
-PLUGIN_NAME = "precompact"
 # Claude Code 2.1.332 runs a hook's command with /bin/sh -c, and shows a `systemMessage` on its
 # stdout to the user (exit 0 only). SessionStart's command ends in this fallback: when the shell
 # cannot start precompact (126: not executable, 127: not found), the user is told in the session
@@ -227,19 +232,6 @@ def can_start(command: str, path: str | None) -> bool:
 
         return shutil.which(program, path=path) is not None
     return os.path.isfile(program) and os.access(program, os.X_OK)
-
-
-def enabled_plugin(home: Path | None = None) -> str | None:
-    """The id of the precompact plugin if it is enabled in Claude Code's user settings: its hooks
-    already run in every project."""
-    try:
-        settings = json.loads(settings_path("user", Path(), home).read_text(encoding="utf-8"))
-        enabled = settings["enabledPlugins"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(enabled, dict):
-        return None
-    return next((plugin for plugin, on in enabled.items() if on is True and plugin.split("@")[0] == PLUGIN_NAME), None)
 
 
 def plugin_folder(plugin: str, home: Path | None = None) -> Path | None:
@@ -399,21 +391,13 @@ def _without_ours(settings: dict) -> dict:
 
 # --- the MCP server (`precompact install --mcp`) ----------------------------------------------
 
-MCP_SERVER = "precompact"
-CLAUDE_STATE = ".claude.json"
 MCP_TOOLS = tuple(f"mcp__{MCP_SERVER}__{tool}" for tool in ("recall", "show", "savepoints"))
-
-
-def mcp_json_path(project: Path) -> Path:
-    return project / ".mcp.json"
 
 
 # Whose is each file install writes in a project. `.mcp.json` is this user's (kept out of git
 # status). A hook file may hold the team's other settings: install says, once, that it is not in
 # git, and that its command is this machine's path (docs/setup.md recommends --scope user).
 PER_USER = (".mcp.json",)
-# An agent's settings or MCP file is a few kilobytes; one larger is not read.
-MAX_SETTINGS_BYTES = 1 << 20
 
 
 def shared_file_note(path: str) -> str:
@@ -421,12 +405,6 @@ def shared_file_note(path: str) -> str:
         f"note: {path} is untracked: it runs precompact by this machine's path, so commit it only if every teammate "
         "has precompact there, or add it to .git/info/exclude (or install with --scope user)"
     )
-
-
-def user_mcp_path(home: Path | None = None) -> Path:
-    """Where Claude Code 2.1.332 keeps user-scope MCP servers (`claude mcp add --scope user`
-    writes `mcpServers` there): ~/.claude.json, not ~/.claude/settings.json."""
-    return (home or Path.home()) / CLAUDE_STATE
 
 
 def mcp_path(scope: str, project: Path, home: Path | None = None) -> Path:
@@ -443,64 +421,6 @@ def plan_mcp_server(path: Path, entry: Path) -> Change:
         raise InstallError(f'{path}: "mcpServers" must be an object; fix it by hand, precompact will not overwrite it')
     servers[MCP_SERVER] = {"type": "stdio", "command": str(entry), "args": ["mcp"]}
     return Change(path, before, after, private=path.name == CLAUDE_STATE)
-
-
-def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, str]:
-    """The command of each `precompact` MCP server Claude Code would start in `project`: the
-    project's `.mcp.json`, ~/.claude.json's user scope and its local scope for `project`."""
-    found = {}
-    for path in (mcp_json_path(project), user_mcp_path(home)):
-        document = _outside_object(path)
-        projects = document.get("projects") if path.name == CLAUDE_STATE else None
-        local = projects.get(str(project)) if isinstance(projects, dict) else None
-        for scope in (document, local if isinstance(local, dict) else {}):
-            servers = scope.get("mcpServers")
-            server = servers.get(MCP_SERVER) if isinstance(servers, dict) else None
-            if isinstance(server, dict) and isinstance(server.get("command"), str):
-                found[path] = server["command"]
-    return found
-
-
-def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
-    """Whether `agent` offers precompact's MCP tools in `project`: a server named `precompact`
-    where the agent reads its servers (for Claude Code also the plugin, which brings its own)."""
-    home = home or Path.home()
-    if agent == "codex":
-        import tomllib
-
-        codex_home = os.environ.get("CODEX_HOME")
-        config = (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
-        try:
-            servers = tomllib.loads(config.read_text(encoding="utf-8")).get("mcp_servers")
-        except (OSError, ValueError):
-            return False
-        return isinstance(servers, dict) and MCP_SERVER in servers
-    if agent == "gemini":
-        for path in (project / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
-            servers = _outside_object(path).get("mcpServers")
-            if isinstance(servers, dict) and MCP_SERVER in servers:
-                return True
-        return False
-    return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
-
-
-def _outside_object(path: Path) -> dict:
-    """The JSON object in `path` (a project's file is outside input), or {} when there is none to
-    read: no larger than MAX_SETTINGS_BYTES, nested no deeper than json's recursion takes. The
-    standard library's json: the plugin's launcher imports this module before any dependency
-    (outside_json's orjson) exists."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_SETTINGS_BYTES + 1)
-    except OSError:
-        return {}
-    if len(data) > MAX_SETTINGS_BYTES:
-        return {}
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return {}
-    return document if isinstance(document, dict) else {}
 
 
 def with_mcp_approval(change: Change, project_server: bool) -> Change:

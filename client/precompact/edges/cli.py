@@ -1465,6 +1465,7 @@ def mcp() -> None:
 def install(scope, dry_run, with_mcp, agent) -> None:
     """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit, PostToolUse, or the agent's own) to the agent's hook file.
     They run this precompact by its absolute path, whatever PATH the agent has; run it again after moving precompact."""
+    from precompact.config import agent_settings
     from precompact.config import install as installer
 
     entry = installer.entry_point()
@@ -1479,12 +1480,12 @@ def install(scope, dry_run, with_mcp, agent) -> None:
         raise  # installing hooks for a configuration not approved would make them run it
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
-    plugin = installer.enabled_plugin()
+    plugin = agent_settings.enabled_plugin()
     if scope == "user" and plugin:
         raise click.ClickException(
             f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)"
         )
-    change = installer.plan_install(installer.settings_path(scope, root), entry, sources)
+    change = installer.plan_install(agent_settings.settings_path(scope, root), entry, sources)
     server = installer.plan_mcp_server(installer.mcp_path(scope, root), entry) if with_mcp else None
     if server is not None:
         change = installer.with_mcp_approval(change, project_server=scope == "project")
@@ -1581,6 +1582,7 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry:
 def uninstall(scope, dry_run, agent) -> None:
     """Remove precompact's hooks and MCP server (and only those) from the agent's hook file
     (and, for Claude Code, the MCP server from the project's .mcp.json, or with --scope user from ~/.claude.json)."""
+    from precompact.config import agent_settings
     from precompact.config import install as installer
 
     if agent == "opencode":
@@ -1602,7 +1604,7 @@ def uninstall(scope, dry_run, agent) -> None:
         )
         return
 
-    change = installer.without_mcp(installer.plan_uninstall(installer.settings_path(scope, Path.cwd())))
+    change = installer.without_mcp(installer.plan_uninstall(agent_settings.settings_path(scope, Path.cwd())))
     server = installer.plan_mcp_server_removal(installer.mcp_path(scope, Path.cwd()))
     if server.changed:
         _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")

@@ -2,9 +2,9 @@
 in a project that has a `.precompact.toml`: runs the `precompact` this machine has, or prepares
 one in the plugin's data folder on first use.
 
-Standard library only, and nothing but `config`, `config_trust`, `install`, `untrusted_reply`
-and `plugin_wheel` imported from the package: it runs from the plugin's folder before
-any of precompact's dependencies exist. It never writes into that folder (Claude Code's copy, or
+Standard library only, and nothing but `config`, `config_trust`, `install`, `agent_settings`,
+`untrusted_reply` and `plugin_wheel` imported from the package: it runs from the plugin's folder
+before any of precompact's dependencies exist. It never writes into that folder (Claude Code's copy, or
 a directory marketplace's own clone); what it keeps is under ${CLAUDE_PLUGIN_DATA}.
 
 Which `precompact` runs, in order: one on PATH other than this launcher (pip, pipx, uv tool),
@@ -395,12 +395,12 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
     """Whether Claude Code's user settings, or the project's (read only from the directory Claude
     Code starts in), run `precompact hook` for `event` with a `precompact` that is there (by its
     path, or found on PATH when named bare). A file that does not parse runs nothing."""
-    from precompact.config import install
+    from precompact.config import agent_settings, install
 
     home = Path(environ.get("HOME") or Path.home())
     for scope in ("user", "project"):
         try:
-            settings = json.loads(install.settings_path(scope, cwd, home).read_text(encoding="utf-8"))
+            settings = json.loads(agent_settings.settings_path(scope, cwd, home).read_text(encoding="utf-8"))
             groups = settings["hooks"][event]
         except (OSError, ValueError, KeyError, TypeError):
             continue

@@ -74,7 +74,7 @@ def run(root: Path) -> None:
                     if warning:
                         _log(warning)
                     outcome = api.flush(loaded)
-                    if outcome.exit_code == api.EXIT_ALL_DONE or pause is None:
+                    if outcome.all_done or pause is None:
                         break
                     _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")
                     logs_dir.write_atomic(logs, RETRY_NAME, f"{time.time() + pause:.3f}\n".encode())

@@ -151,13 +151,13 @@ def _compute(
     """The addendum of savepoint `sequence` for `session_id`, compared with `summary` (None: the
     one recorded); None when there is nothing to add, no root vouches for the savepoint, or it is
     another session's."""
-    from precompact.config import install
+    from precompact.config import agent_settings
     from precompact.restore import resurrect as resurrection
 
     found = resurrection.from_this_machine(loaded, sequence=sequence)
     if not found.verified or found.savepoint.session_id != session_id:
         return None
-    return parts(loaded, found, session_id, install.mcp_installed(agent, loaded.root), summary)[1]
+    return parts(loaded, found, session_id, agent_settings.mcp_installed(agent, loaded.root), summary)[1]
 
 
 def parts(
@@ -205,9 +205,11 @@ def as_given(loaded: configuration.Config, found: Resurrection) -> str:
     """`resurrect --format brief`: both parts as the savepoint's compacted session is given them,
     one after the other (the second computed here, as the worker computes it; none of a
     savepoint that failed its checks)."""
-    from precompact.config import install
+    from precompact.config import agent_settings
 
-    first, second = parts(loaded, found, found.savepoint.session_id, install.mcp_installed("claude", loaded.root))
+    first, second = parts(
+        loaded, found, found.savepoint.session_id, agent_settings.mcp_installed("claude", loaded.root)
+    )
     return first if second is None else f"{first}\n\n{second}"
 
 

@@ -21,11 +21,12 @@ from precompact.boundary import quoting
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
-from precompact.transcript import agents
+from precompact.transcript import agent_names
 
 if TYPE_CHECKING:
     from precompact.local import snapshot
     from precompact.ops.layers import FlushOutcome
+    from precompact.transcript import agents
 
 ERRORS_LOG = "precompact-errors.log"
 # An unexpected error's traceback, for a bug report: kept apart so that the errors log stays one
@@ -37,10 +38,10 @@ DEBUG_LOG = "precompact-debug.log"
 # parts to every request until the next compaction). Gemini has neither: its BeforeAgent gives
 # the first part at the prompt after a compression and the second at a later prompt
 # (docs/agents.md).
-TWO_PARTS = (agents.CLAUDE, agents.CODEX, agents.OPENCODE, agents.GEMINI)
+TWO_PARTS = (agent_names.CLAUDE, agent_names.CODEX, agent_names.OPENCODE, agent_names.GEMINI)
 # The agents that keep none of what precompact adds to a request (OpenCode's plugin adds it to
 # each one): what the summary left out stays pending until the next compaction, not given once.
-GIVEN_EACH_REQUEST = (agents.OPENCODE,)
+GIVEN_EACH_REQUEST = (agent_names.OPENCODE,)
 QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
@@ -54,12 +55,14 @@ class NoTranscript(PrecompactError):
 @dataclass
 class Briefing:
     """The savepoint whose restore brief a session is to be given, at which start (`source`), by
-    which agent (whose MCP configuration says whether the brief names the MCP tools)."""
+    which agent (whose MCP configuration says whether the brief names the MCP tools), with the
+    configured instance's savepoints as the event read them from the index (read once)."""
 
     savepoint: savepoint_log.Savepoint
     session_id: str | None
     source: str | None
     agent: str
+    saved: list[savepoint_log.Savepoint]
 
 
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -73,7 +76,7 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     kept = _unchanged_savepoint(loaded, session)
     # Only Claude Code and OpenCode (precompact's plugin adds it to the compaction prompt's
     # context) give PreCompact's stdout to the summariser.
-    speaks = agent in (agents.CLAUDE, agents.OPENCODE)
+    speaks = agent in (agent_names.CLAUDE, agent_names.OPENCODE)
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note and speaks else ""
@@ -224,23 +227,24 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     # OpenCode's plugin asks at the first request of each OpenCode process after a compaction,
     # when the session may have gone on for many turns: what it said since is no compaction's
     # (OpenCode's PostCompact, at `session.compacted`, recovers a missed savepoint).
-    if source == "compact" and agent != agents.OPENCODE:
+    if source == "compact" and agent != agent_names.OPENCODE:
         _recover(payload, loaded, agent)
     if source not in loaded.session_start_sources:
         return None
-    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, source)
+    # One read of the index answers all three questions (it grows with the project).
+    index = savepoint_log.read(loaded.logs)
+    saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
+    latest = capture.to_brief(saved, session_id, source)
     # OpenCode keeps none of the text precompact's plugin adds: each OpenCode process asks once
     # per compaction, and is given the brief again.
-    once = agent != agents.OPENCODE
-    if latest is None or (once and session_id and _brief_delivered(loaded, latest.sequence, session_id)):
-        return None
-    if (
-        session_id
-        and latest.session_id != session_id
-        and savepoint_log.read(loaded.logs).written_by_uncompact(session_id)
+    once = agent != agent_names.OPENCODE
+    if latest is None or (
+        once and session_id and _brief_delivered(index, loaded.instance, latest.sequence, session_id)
     ):
+        return None
+    if session_id and latest.session_id != session_id and index.written_by_uncompact(session_id):
         return None  # `uncompact` wrote this session: it holds the whole history, another brief is noise
-    return Briefing(latest, session_id, source, agent)
+    return Briefing(latest, session_id, source, agent, saved)
 
 
 def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None:
@@ -253,16 +257,17 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     if not transcript or not session_id or not gemini_compression.compressed(transcript):
         return None
     compressions = gemini.read(Path(transcript)).compressions
-    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
-    briefed = sum(1 for delivery in deliveries if delivery.source == "compact")
+    index = savepoint_log.read(loaded.logs)
+    briefed = sum(1 for delivery in index.deliveries(loaded.instance, session_id) if delivery.source == "compact")
     if briefed >= compressions:
         return None
     from precompact.local import capture
 
-    latest = capture.to_brief(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, "compact")
+    saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
+    latest = capture.to_brief(saved, session_id, "compact")
     if latest is None:
         return None
-    return Briefing(latest, session_id, "compact", agents.GEMINI)
+    return Briefing(latest, session_id, "compact", agent_names.GEMINI, saved)
 
 
 def before_agent_context(loaded: configuration.Config, payload: dict) -> str | None:
@@ -272,13 +277,13 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     BeforeAgent's context with its prompt)."""
     briefing = before_agent(loaded, payload)
     if briefing is None:
-        return after_compaction(loaded, payload, agents.GEMINI)
+        return after_compaction(loaded, payload, agent_names.GEMINI)
     context = deliver(loaded, briefing)
     from precompact.ops import addendum
 
     sequence = briefing.savepoint.sequence
     if addendum.awaiting(loaded, briefing.session_id) == sequence and _summary_arrived(
-        loaded, payload, sequence, agents.GEMINI
+        loaded, payload, sequence, agent_names.GEMINI
     ):
         from precompact.ops import background
 
@@ -301,9 +306,9 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
     """The restore brief `briefing` names (None: no brief), recorded in the index as given."""
     if briefing is None:
         return None
-    from precompact.config import install
+    from precompact.config import agent_settings
 
-    mcp_tools = install.mcp_installed(briefing.agent, loaded.root)
+    mcp_tools = agent_settings.mcp_installed(briefing.agent, loaded.root)
     # The session that was just compacted: the first part now, the second once its summary is known.
     two_parts = (
         briefing.source == "compact"
@@ -311,7 +316,9 @@ def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | No
         and briefing.session_id is not None
         and briefing.savepoint.session_id == briefing.session_id
     )
-    context = session_start_brief(loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts)
+    context = session_start_brief(
+        loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts, briefing.saved
+    )
     if two_parts:
         from precompact.ops import addendum
 
@@ -351,11 +358,13 @@ def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int,
     mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == sequence]
     if not mine or mine[0].session_id != session_id or not given:
         return False
-    if agent == agents.CLAUDE:
+    if agent == agent_names.CLAUDE:
         from precompact.transcript import conversation
 
         summary = conversation.summary_since(Path(given), mine[0].unix_timestamp or 0)
     else:
+        from precompact.transcript import agents
+
         summary = agents.read(agent, loaded.logs, given, session_id).summary
     if not summary:
         return False
@@ -368,18 +377,20 @@ def session_start_brief(
     session_id: str | None,
     mcp_tools: bool = False,
     first_part: bool = False,
+    saved: list[savepoint_log.Savepoint] | None = None,
 ) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
     bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
     savepoint no root vouches for, one line that says so and quotes nothing of it. It names the
     MCP tools only with `mcp_tools` (the session's agent offers them). With `first_part`, the
-    short brief of a session that was just compacted (the rest comes after, ops/addendum.py)."""
+    short brief of a session that was just compacted (the rest comes after, ops/addendum.py).
+    `saved`: the configured instance's savepoints as the event read them (None: read here)."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
 
     try:
-        found = resurrection.from_this_machine(loaded, sequence=sequence)
+        found = resurrection.from_this_machine(loaded, sequence=sequence, saved=saved)
     except resurrection.ResurrectError as e:
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
@@ -466,6 +477,7 @@ def _read_session(
     """The session the payload names, its session file read into the document the snapshot
     reads (agents.read; OSError when that file cannot be read)."""
     from precompact.local import snapshot
+    from precompact.transcript import agents
 
     given = _text(payload, "transcript_path")
     read = agents.read(agent, loaded.logs, given, _text(payload, "session_id")) if given else None
@@ -477,7 +489,7 @@ def _read_session(
         custom_instructions=_text(payload, "custom_instructions"),
         agent=agent,
         agent_version=read.version if read else None,
-        agent_transcript=given if agent != agents.CLAUDE else None,
+        agent_transcript=given if agent != agent_names.CLAUDE else None,
     ), read
 
 
@@ -511,10 +523,9 @@ def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.
     return read
 
 
-def _brief_delivered(loaded: configuration.Config, sequence: int, session_id: str) -> bool:
-    """Whether `session_id` was already given the brief of savepoint `sequence`."""
-    deliveries = savepoint_log.read(loaded.logs).deliveries(loaded.instance, session_id)
-    return any(delivery.sequence == sequence for delivery in deliveries)
+def _brief_delivered(index: savepoint_log.IndexRead, instance: str, sequence: int, session_id: str) -> bool:
+    """Whether `session_id` was already given the brief of `instance`'s savepoint `sequence`."""
+    return any(delivery.sequence == sequence for delivery in index.deliveries(instance, session_id))
 
 
 def _text(payload: dict, key: str) -> str | None:

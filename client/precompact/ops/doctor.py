@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.boundary import processes, quoting
-from precompact.config import install
+from precompact.config import agent_settings, install
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log
 
@@ -88,7 +88,7 @@ def agent_path() -> tuple[str, str]:
 def _plugin_folder(home: Path) -> list[Check]:
     """The folder Claude Code loads the plugin from, where it is one the user added: moved or
     deleted, Claude Code silently runs none of the plugin's hooks."""
-    plugin = install.enabled_plugin(home)
+    plugin = agent_settings.enabled_plugin(home)
     folder = install.plugin_folder(plugin, home) if plugin else None
     if plugin is None or folder is None:
         return []
@@ -122,8 +122,8 @@ def _commands(root: Path, home: Path) -> list[Check]:
             checks += [
                 _starts(f"{agent} hook command", program, hooks, scope, home) for program in sorted(programs, key=str)
             ]
-    for settings, command in install.mcp_commands(root, home).items():
-        scope = "project" if settings == install.mcp_json_path(root) else "user"
+    for settings, command in agent_settings.mcp_commands(root, home).items():
+        scope = "project" if settings == agent_settings.mcp_json_path(root) else "user"
         checks.append(_starts("MCP server command", _first_word(command), settings, scope, home))
     return checks
 
@@ -205,7 +205,7 @@ def _ours(path: Path) -> dict[str, str]:
 
 
 def _hooks(loaded: configuration.Config, home: Path) -> Check:
-    places = {scope: _ours(install.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
+    places = {scope: _ours(agent_settings.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
     plugin = install.loadable_plugin(home)  # one Claude Code cannot load is said by the plugin folder check
     where = [f"{scope} settings" for scope, events in places.items() if events] + (
         [f"plugin {plugin}"] if plugin else []

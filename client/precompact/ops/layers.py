@@ -29,8 +29,13 @@ class FlushOutcome:
     layer_3_problems: list[str] = field(default_factory=list)
 
     @property
+    def all_done(self) -> bool:
+        """Whether nothing is left queued: Layers 2 and 3 hold every savepoint."""
+        return not (self.layer_2_problems or self.layer_3_problems)
+
+    @property
     def exit_code(self) -> int:
-        return EXIT_ALL_DONE if not (self.layer_2_problems or self.layer_3_problems) else EXIT_QUEUED
+        return EXIT_ALL_DONE if self.all_done else EXIT_QUEUED
 
 
 def flush(config: Config) -> FlushOutcome:

@@ -157,6 +157,7 @@ def from_this_machine(
     sequence: int | None = None,
     of_compaction: bool = False,
     git_when_altered: bool = False,
+    saved: list[savepoint_log.Savepoint] | None = None,
 ) -> Resurrection:
     """Savepoint `sequence` of `instance` (default: the configured instance; its newest with a
     conversation, or with `of_compaction` its latest compaction's as `resurrect` chooses) from this machine's index and bytes only, neither the network nor GitPython
@@ -164,11 +165,13 @@ def from_this_machine(
     in the index. For a session that is starting, and for pages that read what is here. With
     `git_when_altered` (`dropped`, the viewer), a local copy that cannot serve (altered, missing)
     is replaced as `resurrect` replaces it: by git's copy, checked against the same root
-    (`copy_note` says so)."""
+    (`copy_note` says so). `saved`: the configured instance's savepoints as the caller just read
+    them from the index (a session start reads it once); None reads them here."""
     name = instance or config.instance
+    given = saved if name == config.instance else None  # another instance's are read here
     if name != config.instance:
         config = dataclasses.replace(config, instance=name)
-    savepoints = savepoint_log.savepoints(config.logs, name)
+    savepoints = savepoint_log.savepoints(config.logs, name) if given is None else given
     if not savepoints:
         raise ResurrectError(f"no savepoint of {name} in {savepoint_log.index_path(config.logs)}")
     target = _choose(savepoints, name, sequence, None, of_compaction)
