@@ -239,6 +239,31 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
     assert SECRET_MARK.encode() not in all_git_bytes(project)
 
 
+def test_a_logs_dir_git_cannot_answer_for_is_refused_not_read_as_untracked(tmp_path, victim):
+    """Git failing to list logs/ (here the clone's index damaged) is no answer that nothing there
+    is tracked: the committed loot index is refused as a tracked one is, in one line naming the
+    command to run, and nothing it names leaves the machine."""
+
+    def build(tree: Path) -> None:
+        (tree / ".precompact.toml").write_text(innocent_config())
+        (tree / "logs").mkdir()
+        (tree / "logs" / "precompact-savepoint.jsonl").write_text(loot_index("logs/loot/id_ed25519"))
+        (tree / "logs" / "loot").symlink_to(victim.home / ".ssh")
+
+    source = attacker_repository(tmp_path, build)
+    project = clone(tmp_path, source)
+    assert precompact(project, "trust", "--yes").returncode == 0
+    (project / ".git" / "index").write_bytes(b"DIRC damaged")
+    pre = hook(project, "PreCompact", transcript=None)
+    assert pre.returncode == 0
+    said = pre.stdout.decode()
+    assert "git could not say whether" in said and "run `git ls-files logs` in" in said, said
+    flushed = flush(project)
+    assert flushed.returncode != 0 and b"git could not say whether" in flushed.stderr + flushed.stdout
+    assert SECRET_MARK.encode() not in all_git_bytes(project, source)
+    assert not victim.marker.exists()
+
+
 def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))

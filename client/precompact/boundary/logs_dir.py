@@ -31,6 +31,8 @@ SAVES_DIR = "precompact-saves"
 # The name Layer 1 gives a snapshot, relative to the project root; group 1 is the sequence.
 SNAPSHOT_FILE = re.compile(r"logs/precompact-saves/snapshot_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z_(\d{6,})\.json")
 GIT_TIMEOUT_SECONDS = 5.0
+# How git (LC_ALL=C, as git_env runs it) begins to say that no repository holds a directory.
+OUTSIDE_A_REPOSITORY = "fatal: not a git repository"
 # The most precompact reads of any one file in logs/: a snapshot of a session of hundreds of MB
 # stays under it; a file planted to exhaust memory does not.
 MAX_READ_BYTES = 1 << 30
@@ -246,8 +248,13 @@ def _check_untracked(logs: Path) -> None:
         return
     try:
         listed = git_env.run(logs.parent, "ls-files", "-z", "--cached", "--", logs.name, timeout=GIT_TIMEOUT_SECONDS)
-    except (OSError, processes.TimeoutExpired):
-        return  # no git here, so nothing is tracked
+    except OSError:
+        return  # no git on this machine: nothing is tracked by it
+    except processes.TimeoutExpired:
+        raise ConfinementError(errno.EPERM, _unanswered(logs, f"no answer within {GIT_TIMEOUT_SECONDS:g} s")) from None
+    if listed.returncode != 0 and not listed.stderr.startswith(OUTSIDE_A_REPOSITORY):
+        said = listed.stderr.strip().splitlines()
+        raise ConfinementError(errno.EPERM, _unanswered(logs, said[0][:200] if said else f"exit {listed.returncode}"))
     tracked = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
     if tracked:
         raise ConfinementError(
@@ -256,6 +263,14 @@ def _check_untracked(logs: Path) -> None:
         )
     if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
         _keep_untracked(seen)
+
+
+def _unanswered(logs: Path, why: str) -> str:
+    """Git could not say whether logs/ holds tracked files: that is no "nothing tracked"."""
+    return (
+        f"git could not say whether {logs} holds files it tracks ({why}); precompact uses a logs/ only once git "
+        f"says it tracks nothing there: run `git ls-files logs` in {logs.parent}, fix what git reports, then try again"
+    )
 
 
 def _untracked_seen(identity: str) -> str:
