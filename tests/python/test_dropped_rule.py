@@ -440,12 +440,15 @@ def test_an_edit_of_code_is_a_fact_when_it_changed_a_value_and_an_edit_of_prose_
     ]
 
 
-def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice():
+def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice_but_a_measurement():
     c = Conversation("/p", "since")
     c.user("Since v2.14 the checkout returns 500 on an empty cart.")
     c.say("0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s.")
     listed = _listed(c, NOTHING)
-    assert [(f.kind, f.text) for f in listed] == [("request", "Since v2.14 the checkout returns 500 on an empty cart.")]
+    assert [(f.kind, f.text) for f in listed] == [
+        ("request", "Since v2.14 the checkout returns 500 on an empty cart."),
+        ("measurement", "0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s"),
+    ]
 
 
 def test_what_a_command_made_and_printed_the_address_of_and_other_schemes_addresses_are_facts():
@@ -470,3 +473,38 @@ def test_what_a_command_made_and_printed_the_address_of_and_other_schemes_addres
         ("url", "https://github.com/acme/infra/pull/1187"),
         ("url", "s3://acme-db-offsite/weekly/"),
     ], "one address an output prints is what the command made; two are what it read"
+
+
+def test_what_the_model_reports_it_measured_is_a_measurement_once_and_with_its_clause():
+    c = Conversation("/p", "prose")
+    c.bash("go test -bench Submit ./internal/pool/", "BenchmarkSubmit-8   1843021   651.2 ns/op\nok  pool 2.1s")
+    c.say(
+        "Submit costs 651 ns/op after the change. The backfill ran in batches: 3071 rows lower-cased; "
+        "41 mixed-case rows remain, all among the duplicates. The page grows from 2.87 kB to 3.41 kB."
+    )
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "measurement") == [
+        "BenchmarkSubmit-8   1843021   651.2 ns/op",
+        "3071 rows lower-cased",
+        "41 mixed-case rows remain, all among the duplicates",
+        "The page grows from 2.87 kB to 3.41 kB",
+    ], "the model's 651 ns/op restates the output's 651.2; each clause of a report is its own figure"
+    kept = "5. Problem Solving:\n   3071 rows were lower-cased, 41 remain (duplicates); the page went from 2.87 to 3.41 kB.\n"
+    assert _texts(_listed(c, kept), "measurement") == ["BenchmarkSubmit-8   1843021   651.2 ns/op"]
+
+
+def test_a_failure_is_told_when_the_summary_names_what_its_error_line_is_about():
+    c = Conversation("/p", "named")
+    c.bash("adb devices", "Exit code 127\nbash: adb: command not found", error=True)
+    c.bash("python -m pytest tests/test_reports.py -q", "E   NameError: name 'ZoneInfo' is not defined", error=True)
+    c.bash("python train.py --detect-anomaly", "train.py: error: unrecognized arguments: --detect-anomaly", error=True)
+    c.bash("go test ./internal/pool/ -run TestPoolDrain", "pool_test.go:88: drained 499 jobs, want 500", error=True)
+    assert len(_texts(_listed(c, NOTHING), "failed command")) == 4
+    told = (
+        "4. Errors and fixes:\n   - adb not on PATH: used the SDK's platform-tools path.\n"
+        "   - NameError for ZoneInfo: added the imports.\n   - --detect-anomaly is not an option; used --debug-nan.\n"
+        "   - pool_test.go is the flaky test's file.\n"
+    )
+    assert _texts(_listed(c, told), "failed command") == ["go test ./internal/pool/ -run TestPoolDrain"], (
+        "a file where the error was said is not what it is about"
+    )

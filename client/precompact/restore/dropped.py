@@ -56,7 +56,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 3
+RULE_VERSION = 4
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -87,6 +87,7 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
@@ -207,6 +208,12 @@ _FAILURE_WORDS = re.compile(
     r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
     r"Segmentation fault|Killed\b"
 )
+# What a line saying a command could not run names: the program (`bash: adb: command not found`), the module.
+_FAILURE_SUBJECT = re.compile(
+    r"([\w.+-]+): (?:command not found|not found|inaccessible or not found)|No module named '?([\w.]+)"
+)
+_QUOTED = re.compile(r"'([^'\s][^']{0,58})'|\"([^\"\s][^\"]{0,58})\"|`([^`]{1,60})`|<([^<>\s]{1,60})>")
+_OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
 _FOCUSED = re.compile(
@@ -220,7 +227,8 @@ _DIAGNOSTIC = re.compile(r"^[ \t]*[\w./-]+\.[A-Za-z]\w{0,7}(?::\d+(?::\d+)?:|\(\
 _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
-    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
+    # what it counts may have one word before it ("41 mixed-case rows")
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
     r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
     # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
@@ -249,6 +257,9 @@ _MARKED_ID = re.compile(
     r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
+_DIGIT = re.compile(r"\d")
+# Where a sentence of prose turns to another clause: "; ", ": ", " — ".
+_CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
 _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
@@ -500,7 +511,7 @@ class Summary:
             judged = self._command(fact.text, session)
             if judged != KEPT and fact.detail and self._error(fact.detail):
                 return KEPT
-            return KEPT if self._failure_told(fact, session) else judged
+            return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
         if fact.kind == "error":
             return KEPT if self._error(fact.text) else DROPPED
         if fact.kind == "edit":
@@ -595,6 +606,14 @@ class Summary:
             for sentence in self._sentences
         )
 
+    def _failure_named(self, fact: Fact) -> bool:
+        """The summary names what the failure's error line is about: the program not found
+        ("adb not on PATH" of `bash: adb: command not found`), the name it quotes ("NameError for
+        ZoneInfo" of `name 'ZoneInfo' is not defined`), the option or variable it names
+        (`unrecognized arguments: --detect-anomaly`, `JAVA_HOME is not set`)."""
+        folded = self._plain.casefold()
+        return any(_whole(folded, name.casefold()) for name in _failure_subjects(fact.detail or ""))
+
     def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
         """The two sentence facts of `session` that summary sentence `at` matches best (their
         share of content words it holds), computed once per sentence and session."""
@@ -634,8 +653,7 @@ class Summary:
         """Kept when the summary gives half the line's telling numbers: those of two digits or
         more where it has any (a summary says a "6" or a "1" of something else any day: "1412
         examples, 0 failures, 6 pending" is not kept by it)."""
-        values = [n for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", line)) if n.strip("0.")]
-        values = [n for n in values if len(n.replace(".", "").lstrip("0")) >= 2] or values
+        values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
         found = sum(self._has_number(n) for n in values)
@@ -728,6 +746,23 @@ class Summary:
             if any(part.casefold() in window for part in _distinct_parts(path, others)):
                 return KEPT
         return POSSIBLY_DROPPED if named_elsewhere or others else DROPPED
+
+
+def _failure_subjects(line: str) -> set[str]:
+    """What an error line is about: a program not found, a module, a quoted name, an option, a
+    code name; not where it was said (`pool_test.go:88:`, a diagnostic's place)."""
+    located = _DIAGNOSTIC.match(line)
+    message = located.group(1) if located else line
+    found = {name for pattern in (_FAILURE_SUBJECT, _QUOTED) for group in pattern.findall(message) for name in group}
+    found |= set(_CODE_NAME.findall(message)) | set(_OPTION.findall(message))
+    return {name.strip() for name in found if len(name.strip()) >= 3}
+
+
+def _telling_numbers(line: str) -> list[tuple[str, bool, bool]]:
+    """The numbers of a measurement that tell it: not 0, not a date or a line number, and those of
+    two digits or more where it has any."""
+    values = [n for n in numbers(_NOT_NUMBERS.sub(" ", line)) if n[0].strip("0.")]
+    return [n for n in values if len(n[0].replace(".", "").lstrip("0")) >= 2] or values
 
 
 def _failure_words(fact: Fact) -> set[str]:
@@ -848,15 +883,27 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
                     ):
                         add("decision", sentence, position)
+                _prose_measurements(block["text"], position, add)
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
                 _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
+    # The model's report of what a tool's output measured ("651 ns/op" of "651.2 ns/op") is that measurement.
+    measured = [n for f in ordered if f.kind == "measurement" and f.detail for n, _, _ in _telling_numbers(f.text)]
+    ordered = [f for f in ordered if not (f.kind == "measurement" and not f.detail and _restates(f.text, measured))]
     # A path named as a file read or edited is not listed again as a path.
     files = {_resolved(f.text, cwd[-1] if cwd else None) for f in ordered if f.kind in ("file read", "file edited")}
     return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
+
+
+def _restates(said: str, measured: list[str]) -> bool:
+    """Whether every telling number of `said` is one of `measured`, maybe rounded or approximate."""
+    values = _telling_numbers(said)
+    return bool(values) and all(
+        any(_same_number(m, n, approximate, cut) for m in measured) for n, approximate, cut in values
+    )
 
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
@@ -1106,6 +1153,22 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
     for at, line in enumerate(results):
         add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
+
+
+def _prose_measurements(text: str, position: int, add: Add) -> None:
+    """What the model reports it measured, in its own words ("41 mixed-case rows remain", "from
+    2.87 kB to 3.41 kB"): each clause of its prose with a count or a measure of the work, at most
+    PROSE_CLAUSE_CHARS long (a longer one explains, it does not report)."""
+    if not _DIGIT.search(text):
+        return
+    for sentence in sentences(text):
+        for clause in _CLAUSE_END.split(sentence):
+            clause = clause.strip(" ,.")
+            if len(clause) > PROSE_CLAUSE_CHARS or not _MEASUREMENT.search(clause):
+                continue
+            said = _NOT_NUMBERS.sub(" ", clause)
+            if _MEASUREMENT.search(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
+                add("measurement", clause, position, guessed=True)
 
 
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
