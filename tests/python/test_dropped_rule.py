@@ -508,3 +508,32 @@ def test_a_failure_is_told_when_the_summary_names_what_its_error_line_is_about()
     assert _texts(_listed(c, told), "failed command") == ["go test ./internal/pool/ -run TestPoolDrain"], (
         "a file where the error was said is not what it is about"
     )
+
+
+def test_a_command_that_printed_one_short_line_with_a_figure_answered_with_it():
+    c = Conversation("/p", "answer")
+    c.bash("grep -c 'InvoiceMailed' storage/logs/laravel.log", "1207\n")
+    c.bash("php artisan --version", "Laravel Framework 11.31.0")
+    c.bash("go test -race ./internal/pool/ -count=200", "ok  \tgithub.com/acme/ingest/internal/pool\t38.402s")
+    c.bash("python manage.py migrate customers", "Applying customers.0042_customer_region... OK")
+    c.bash("grep -n 'jvmargs' gradle.properties", "gradle.properties:2:org.gradle.jvmargs=-Xmx2g")
+    c.bash("vault kv get -field=last_rotated secret/stripe/live", "2026-03-14")
+    c.bash("cargo test 2>&1 | tail -1", "error: could not compile `tiles` due to 1 previous error")
+    c.bash("git stash pop && git log --oneline -1", "Dropped refs/stash@{0}\n4f5e6d7 Fix totals 2")
+    assert _texts(_listed(c, NOTHING), "measurement") == ["1207", "Laravel Framework 11.31.0"], (
+        "not a run's own time, a migration's name, a file's line, a date, an error line, nor one of two lines"
+    )
+    kept = "5. Problem Solving:\n   The log shows 1,207 mails; the app runs Laravel 11.31.0.\n"
+    assert _texts(_listed(c, kept), "measurement") == []
+
+
+def test_a_figure_said_round_matches_loosely_and_a_bound_does_not():
+    c = Conversation("/p", "round")
+    c.bash("grep -rln 'ledgerly.utils' . | wc -l", "64")
+    c.bash("python -m pytest -q 2>&1 | tail -1", "187 passed in 4.20s")
+    c.bash("psql -Atc 'select count(*) from skus'", "181234")
+    summary = "5. Problem Solving:\n   Imported in around 60 places; no failures over 200 runs; about 180k SKUs.\n"
+    assert _texts(_listed(c, summary), "measurement") == ["187 passed in 4.20s"], (
+        "around 60 is 64, 180k is 181,234; over 200 is no 187"
+    )
+    assert _texts(_listed(c, "5. Problem Solving:\n   Imported in about 80 places.\n"), "measurement")[0] == "64"

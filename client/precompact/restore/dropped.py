@@ -87,6 +87,7 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+ANSWER_CHARS = 80  # a command's one line of output this short is its answer
 PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
@@ -100,6 +101,7 @@ REASON_COVERAGE = 0.6  # of a decision's reason, anywhere in the summary, for th
 # and its error line (the summary tells the failure in its own words: "E0502 borrow error").
 FAILURE_COVERAGE = 0.3
 APPROXIMATE_SHARE = 0.02  # "about 640" is 641 within this share
+ROUND_SHARE = 0.1  # "around 60" is 64 within this share: a figure said round is said loosely
 
 CONSTRAINT_WORDS = re.compile(
     r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|without|avoid|keep|"
@@ -258,6 +260,8 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\d[\d,.]*")
+_FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
 _CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
@@ -266,8 +270,11 @@ _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
-_NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)(\.\.\.|…)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
+_THOUSANDS = {"k": 1_000, "K": 1_000, "M": 1_000_000}  # "180k SKUs", "312M rows": said round
 _APPROXIMATE = re.compile(r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|under|~|≈)\s*$")
+# The words that say a figure was rounded (not a bound: "over 200 runs" is no 187).
+_ROUNDED = re.compile(r"(?:\b(?:about|around|approximately|approx|roughly)|~|≈)\s*$")
 # Word-like file extensions a sentence ends with are not paths ("e.g", "i.e").
 _NOT_FILES = {"e.g", "i.e", "etc.", "vs."}
 _NEGATIONS = {
@@ -405,22 +412,33 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def numbers(text: str) -> list[tuple[str, bool, bool]]:
-    """The numbers of `text`: (digits without thousands separators, said approximately, cut off with "…")."""
+def numbers(text: str) -> list[tuple[str, float, bool]]:
+    """The numbers of `text`: (digits without thousands separators, the share of it the figure may
+    be off by, cut off with "…"): 0 when said exactly, APPROXIMATE_SHARE when said approximately,
+    ROUND_SHARE when said rounded and round ("around 60", "180k")."""
     plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
-    return [
-        (
-            m.group(2).replace(",", ""),
-            bool(m.group(1)) or bool(_APPROXIMATE.search(plain[max(0, m.start() - 16) : m.start()])),
-            bool(m.group(3)),
+    found = []
+    for m in _NUMBER.finditer(plain):
+        digits = m.group(2).replace(",", "")
+        before = plain[max(0, m.start() - 16) : m.start()]
+        value = _multiplied(digits, m.group(3)) if m.group(3) else digits
+        rounded = bool(m.group(3)) or (
+            bool(m.group(1) or _ROUNDED.search(before)) and "." not in digits and digits.endswith("0")
         )
-        for m in _NUMBER.finditer(plain)
-    ]
+        approximate = bool(m.group(1)) or bool(_APPROXIMATE.search(before))
+        found.append((value, ROUND_SHARE if rounded else APPROXIMATE_SHARE if approximate else 0.0, bool(m.group(4))))
+    return found
 
 
-def _same_number(fact: str, said: str, approximate: bool, cut: bool) -> bool:
+def _multiplied(digits: str, suffix: str) -> str:
+    """ "180" and "k": "180000"; "3.1" and "k": "3100"."""
+    value = round(float(digits) * _THOUSANDS[suffix], 6)
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def _same_number(fact: str, said: str, share: float, cut: bool) -> bool:
     """Whether the summary's `said` number is the fact's: equal, rounded to fewer decimals, cut off
-    ("84.14999…" for 84.1499999), or within APPROXIMATE_SHARE when said approximately."""
+    ("84.14999…" for 84.1499999), or within `share` of it when said approximately."""
     if fact == said:
         return True
     try:
@@ -432,7 +450,7 @@ def _same_number(fact: str, said: str, approximate: bool, cut: bool) -> bool:
     decimals = len(said.split(".")[1]) if "." in said else 0
     if "." in fact and decimals < len(fact.split(".")[1]) and round(value, decimals) == given:
         return True
-    return approximate and value != 0 and abs(value - given) <= APPROXIMATE_SHARE * abs(value)
+    return value != 0 and abs(value - given) <= share * abs(value)
 
 
 @dataclass
@@ -584,11 +602,12 @@ class Summary:
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
 
     def _missing_numbers(self, text: str) -> list[str]:
-        """The numbers of `text` (two digits or more, not part of a date, a line number…) the summary does not give."""
+        """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
+        summary does not give; a figure said approximately ("about 30M rows") a restatement may leave out."""
         return [
             n
-            for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", text))
-            if len(n.replace(".", "")) >= 2 and not self._has_number(n)
+            for n, share, _ in numbers(_NOT_NUMBERS.sub(" ", text))
+            if not share and len(n.replace(".", "")) >= 2 and not self._has_number(n)
         ]
 
     def _failure_told(self, fact: Fact, session: Session) -> bool:
@@ -758,7 +777,7 @@ def _failure_subjects(line: str) -> set[str]:
     return {name.strip() for name in found if len(name.strip()) >= 3}
 
 
-def _telling_numbers(line: str) -> list[tuple[str, bool, bool]]:
+def _telling_numbers(line: str) -> list[tuple[str, float, bool]]:
     """The numbers of a measurement that tell it: not 0, not a date or a line number, and those of
     two digits or more where it has any."""
     values = [n for n in numbers(_NOT_NUMBERS.sub(" ", line)) if n[0].strip("0.")]
@@ -890,20 +909,33 @@ def facts(entries: Iterable[object]) -> list[Fact]:
             elif kind == "tool_result":
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
-    # The model's report of what a tool's output measured ("651 ns/op" of "651.2 ns/op") is that measurement.
-    measured = [n for f in ordered if f.kind == "measurement" and f.detail for n, _, _ in _telling_numbers(f.text)]
-    ordered = [f for f in ordered if not (f.kind == "measurement" and not f.detail and _restates(f.text, measured))]
+    ordered = _one_measurement_each(ordered)
     # A path named as a file read or edited is not listed again as a path.
     files = {_resolved(f.text, cwd[-1] if cwd else None) for f in ordered if f.kind in ("file read", "file edited")}
     return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
 
 
-def _restates(said: str, measured: list[str]) -> bool:
-    """Whether every telling number of `said` is one of `measured`, maybe rounded or approximate."""
-    values = _telling_numbers(said)
-    return bool(values) and all(
-        any(_same_number(m, n, approximate, cut) for m in measured) for n, approximate, cut in values
-    )
+def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
+    """The model's report of what a tool's output measured is that measurement, listed once: the
+    output's where the model rounds it ("651 ns/op" of "651.2 ns/op"), the model's where it says
+    the same figure and the output's line is a bare figure ("475 extra rows" of `475 22472.62`)."""
+    outputs = [
+        (f, [n for n, _, _ in _telling_numbers(f.text)]) for f in ordered if f.kind == "measurement" and f.detail
+    ]
+    gone: set[int] = set()
+    for fact in ordered:
+        if fact.kind != "measurement" or fact.detail:
+            continue
+        said = _telling_numbers(fact.text)
+        restated = [
+            (output, all(n in figures for n, _, _ in said))
+            for output, figures in outputs
+            if said and all(any(_same_number(m, n, share, cut) for m in figures) for n, share, cut in said)
+        ]
+        for output, exactly in restated:
+            bare = exactly and not content_words(_DIGITS.sub(" ", output.text))
+            gone.add(id(output) if bare else id(fact))
+    return [f for f in ordered if id(f) not in gone]
 
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
@@ -1126,7 +1158,24 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if len(made) == 1:
             add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    if not errors:  # an error line is what a command read or a failure's, no answer
+        _answer(command, text, position, add)
     return False
+
+
+def _answer(command: str, text: str, position: int, add: Add) -> None:
+    """A command whose whole output is one short line with a figure answered what the session
+    asked (`grep -c` 1207, `php artisan --version`): that line is the fact; not a line of a file a
+    search found (`app.py:12: …`), nor one whose only figures are how long it took, a date or a name's."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if (
+        len(lines) == 1
+        and len(lines[0]) <= ANSWER_CHARS
+        and any(n.strip("0.") for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", lines[0]))))
+        and not _FILE_LINE.match(lines[0])
+        and not _HEX.match(lines[0])
+    ):
+        add("measurement", lines[0], position, command[:200])
 
 
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
