@@ -537,3 +537,27 @@ def test_a_figure_said_round_matches_loosely_and_a_bound_does_not():
         "around 60 is 64, 180k is 181,234; over 200 is no 187"
     )
     assert _texts(_listed(c, "5. Problem Solving:\n   Imported in about 80 places.\n"), "measurement")[0] == "64"
+
+
+def test_a_row_of_a_table_and_a_tally_of_test_files_are_no_result_and_a_rule_line_no_error():
+    c = Conversation("/p", "rows")
+    c.bash(
+        "gh run list --limit 2",
+        "X  bench: add 4 KiB block case   ci  main  push  11913377120  4m02s  3d\n"
+        "✓  huffman: fix   ci  main  push  11913377000  3m58s  3d",
+    )
+    c.bash(
+        "pnpm vitest run 2>&1 | tail -4",
+        " Test Files  23 passed (23)\n      Tests  187 passed (187)\n   Duration  9.83s",
+    )
+    c.bash(
+        "ctest --test-dir build-asan -R parse_string_error --output-on-failure",
+        "=================================================================\n"
+        "==41877==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0",
+        error=True,
+    )
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "measurement") == ["Tests  187 passed (187)"]
+    assert [f.detail for f in listed if f.kind == "failed command"] == [
+        "==41877==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0"
+    ]

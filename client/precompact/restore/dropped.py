@@ -87,6 +87,7 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+TABLE_GAPS = 3  # a line of output with this many column gaps is a table's row (`gh run list`, a benchmark's)
 ANSWER_CHARS = 80  # a command's one line of output this short is its answer
 PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
@@ -222,6 +223,8 @@ _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
 )
 _TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b")
+# Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
+_CONTAINER_TALLY = re.compile(r"Test (?:Files|Suites):?\s+\d")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
 # A compiler's or type checker's diagnostic: `checkout.go:62:5: undefined: errors`,
 # `src/retry.ts(12,26): error TS6133: …`; its message is what a summary quotes.
@@ -261,6 +264,7 @@ _MARKED_ID = re.compile(
 )
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d[\d,.]*")
+_COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
 _FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
 _CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
@@ -1127,7 +1131,8 @@ def _why(text: str, errors: list[str]) -> str:
 
 
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip() and not _EXIT_CODE.match(line)), "")
+    # not a rule of "====" nor "Exit code 1": they say nothing
+    return next((line.strip() for line in text.splitlines() if _WORDS.search(line) and not _EXIT_CODE.match(line)), "")
 
 
 def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
@@ -1171,6 +1176,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
     if (
         len(lines) == 1
         and len(lines[0]) <= ANSWER_CHARS
+        and len(_COLUMN_GAP.findall(lines[0])) < TABLE_GAPS
         and any(n.strip("0.") for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", lines[0]))))
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
@@ -1193,7 +1199,9 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         line = line.strip()
         if not 0 < len(line) <= 200 or not _MEASUREMENT.search(line):  # what the cleaning below keeps is in it
             continue
-        if focused and _TEST_TALLY.search(line):
+        if len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
+            continue
+        if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
         said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
         if line not in besides and _MEASUREMENT.search(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
