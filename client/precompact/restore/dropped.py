@@ -87,7 +87,7 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
-TABLE_GAPS = 3  # a line of output with this many column gaps is a table's row (`gh run list`, a benchmark's)
+TABLE_GAPS = 3  # two lines of output with this many column gaps or more are a table's rows (`gh run list`)
 ANSWER_CHARS = 80  # a command's one line of output this short is its answer
 PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
@@ -1195,11 +1195,13 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     # the tests the session just wrote or fixed, not the suite's: the summary's "it passes" says it.
     focused = _TEST_RUN.search(command) and _FOCUSED.search(command_core(command))
     measured: list[tuple[str, str]] = []  # (line, shape), last first
-    for line in reversed(text.splitlines()[-MEASURED_TAIL:]):
+    tail = text.splitlines()[-MEASURED_TAIL:]
+    tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
+    for line in reversed(tail):
         line = line.strip()
         if not 0 < len(line) <= 200 or not _MEASUREMENT.search(line):  # what the cleaning below keeps is in it
             continue
-        if len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
+        if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
