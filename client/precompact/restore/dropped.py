@@ -232,8 +232,8 @@ _DIAGNOSTIC = re.compile(r"^[ \t]*[\w./-]+\.[A-Za-z]\w{0,7}(?::\d+(?::\d+)?:|\(\
 _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
-    # what it counts may have one word before it ("41 mixed-case rows")
-    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
+    # an amount of money; a count, what it counts may have one word before it ("41 mixed-case rows")
+    r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
     r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
     # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
