@@ -563,3 +563,12 @@ def test_a_row_of_a_table_and_a_tally_of_test_files_are_no_result_and_a_rule_lin
     assert [f.detail for f in listed if f.kind == "failed command"] == [
         "==41877==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0"
     ]
+
+
+def test_a_small_figure_the_summary_says_in_words_is_kept_and_a_decimal_is_not_rounded_to_it():
+    c = Conversation("/p", "words")
+    c.bash("ls /srv/backups | grep -c weekly", "12")
+    c.bash("git count-objects -vH | grep size-pack", "size-pack: 12.31 MiB")
+    c.bash("ls /srv/backups | grep -c daily", "17")
+    listed = _listed(c, "5. Problem Solving:\n   Only twelve weeklies remained; the pack is small.\n")
+    assert _texts(listed, "measurement") == ["size-pack: 12.31 MiB", "17"], "each bare figure is its own"

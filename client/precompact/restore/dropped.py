@@ -275,6 +275,11 @@ _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
+# A summary says small figures in words ("only two weeklies remained").
+_NUMBER_WORDS = (
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"),
+)
 _THOUSANDS = {"k": 1_000, "K": 1_000, "M": 1_000_000}  # "180k SKUs", "312M rows": said round
 _APPROXIMATE = re.compile(r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|under|~|≈)\s*$")
 # The words that say a figure was rounded (not a bound: "over 200 runs" is no 187).
@@ -502,6 +507,7 @@ class Summary:
         self._all = set().union(*self._sentences)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
+        self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
@@ -552,7 +558,7 @@ class Summary:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
 
     def _has_number(self, value: str) -> bool:
-        if value in self._exact:
+        if value in self._exact or value in self._worded:
             return True
         if "." in value:  # rounded to fewer decimals
             decimals = value.partition(".")[2]
@@ -951,8 +957,9 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind in ("command", "failed command"):
         return ("command", normalised(text) or text)
-    if kind == "measurement":
-        return ("measurement", re.sub(r"\d[\d,.]*", "#", normalised(text)))
+    if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
+        shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
+        return ("measurement", shape if re.search(r"[^\W\d_]", shape) else normalised(text))
     return (kind, normalised(text) or text)
 
 
