@@ -501,15 +501,17 @@ def test_a_failure_is_told_when_the_summary_names_what_its_error_line_is_about()
     c.bash("python -m pytest tests/test_reports.py -q", "E   NameError: name 'ZoneInfo' is not defined", error=True)
     c.bash("python train.py --detect-anomaly", "train.py: error: unrecognized arguments: --detect-anomaly", error=True)
     c.bash("go test ./internal/pool/ -run TestPoolDrain", "pool_test.go:88: drained 499 jobs, want 500", error=True)
-    assert len(_texts(_listed(c, NOTHING), "failed command")) == 4
+    c.bash("./sync --all", "SyncError: quota exceeded after 96401 retries", error=True)
+    assert len(_texts(_listed(c, NOTHING), "failed command")) == 5
     told = (
         "4. Errors and fixes:\n   - adb not on PATH: used the SDK's platform-tools path.\n"
         "   - NameError for ZoneInfo: added the imports.\n   - --detect-anomaly is not an option; used --debug-nan.\n"
-        "   - pool_test.go is the flaky test's file.\n"
+        "   - pool_test.go is the flaky test's file.\n   - A SyncError after 94932 retries.\n"
     )
-    assert _texts(_listed(c, told), "failed command") == ["go test ./internal/pool/ -run TestPoolDrain"], (
-        "a file where the error was said is not what it is about"
-    )
+    assert _texts(_listed(c, told), "failed command") == [
+        "go test ./internal/pool/ -run TestPoolDrain",
+        "./sync --all",
+    ], "a file where the error was said is not what it is about; another number is another failure"
 
 
 def test_a_command_that_printed_one_short_line_with_a_figure_answered_with_it():

@@ -639,9 +639,12 @@ class Summary:
         """The summary names what the failure's error line is about: the program not found
         ("adb not on PATH" of `bash: adb: command not found`), the name it quotes ("NameError for
         ZoneInfo" of `name 'ZoneInfo' is not defined`), the option or variable it names
-        (`unrecognized arguments: --detect-anomaly`, `JAVA_HOME is not set`)."""
+        (`unrecognized arguments: --detect-anomaly`, `JAVA_HOME is not set`), and every number it gives."""
+        detail = fact.detail or ""
+        if self._missing_numbers(_RUN_DURATION.sub(" ", detail)):  # "after 94932 retries" is another failure
+            return False
         folded = self._plain.casefold()
-        return any(_whole(folded, name.casefold()) for name in _failure_subjects(fact.detail or ""))
+        return any(_whole(folded, name.casefold()) for name in _failure_subjects(detail))
 
     def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
         """The two sentence facts of `session` that summary sentence `at` matches best (their
