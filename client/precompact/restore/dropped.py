@@ -10,8 +10,10 @@ one fact with the line that says why (a test's assertion, an error line that is 
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
 `git log -1` shows); the result line of a command's output (its last line with a count or a
-measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s"); what
-each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
+measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
+table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
+the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
+measurement with the output it restates; what each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
 the conversation, and paths the user names. A command that ran is a fact only through what its
 output says; code names and numbers said in passing are none. One thing is one fact, under its
 most telling kind, at the entry that first says it.
@@ -23,8 +25,10 @@ fixed list of synonyms made one word) against the summary's sentences, an elisio
 quote matching the fact's start and end, and not when a near-identical fact of the session
 matches that summary sentence better (it is that fact's restatement); a decision only when the
 summary also holds its reason; a failed command when a summary sentence tells it in its own
-words, with every number of its error line; numbers with tolerance (rounded, cut off with "…",
-or within 2% after "about"); paths by a suffix the summary names, and by file name only where the
+words, with every number of its error line, or names what that line is about (the program not found,
+a quoted name, an option) and gives its numbers; numbers with tolerance (rounded, cut off with
+"…", within 2% after "about", 10% of a round figure: "around 60", "180k"; small figures in
+words: "two"); paths by a suffix the summary names, and by file name only where the
 session has one path of that name or the summary names the folder that tells them apart
 ("en/de/fr reports.json"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
