@@ -6,6 +6,7 @@ development sessions (support/dropped_dev.py) as a whole."""
 from __future__ import annotations
 
 from precompact.restore import dropped
+from support import dropped_fresh
 from support.dropped_dev import Conversation, score
 
 
@@ -24,11 +25,20 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rule 4 0.767 and 0.957."""
     scored = score()
     assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.95, (scored.recall, scored.missed)
     assert scored.found.get("decision") == scored.dropped["decision"], "every reason in prose the summary lost"
+
+
+def test_on_the_fresh_sessions_the_rule_holds_its_figures():
+    """The fresh set's floor, just under rule 4's figures (`scripts/bench_dropped.py --fresh`):
+    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595. Far from #41's
+    0.85: the floor keeps a change from losing what rule 4 gained."""
+    scored = score(dropped_fresh.SESSIONS)
+    assert scored.precision >= 0.50, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.59, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -440,12 +450,15 @@ def test_an_edit_of_code_is_a_fact_when_it_changed_a_value_and_an_edit_of_prose_
     ]
 
 
-def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice():
+def test_since_a_version_is_no_reason_and_a_comparison_of_figures_is_no_choice_but_a_measurement():
     c = Conversation("/p", "since")
     c.user("Since v2.14 the checkout returns 500 on an empty cart.")
     c.say("0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s.")
     listed = _listed(c, NOTHING)
-    assert [(f.kind, f.text) for f in listed] == [("request", "Since v2.14 the checkout returns 500 on an empty cart.")]
+    assert [(f.kind, f.text) for f in listed] == [
+        ("request", "Since v2.14 the checkout returns 500 on an empty cart."),
+        ("measurement", "0 failures in 200 runs, and the file now takes 41 ms instead of about 5 s"),
+    ]
 
 
 def test_what_a_command_made_and_printed_the_address_of_and_other_schemes_addresses_are_facts():
@@ -470,3 +483,104 @@ def test_what_a_command_made_and_printed_the_address_of_and_other_schemes_addres
         ("url", "https://github.com/acme/infra/pull/1187"),
         ("url", "s3://acme-db-offsite/weekly/"),
     ], "one address an output prints is what the command made; two are what it read"
+
+
+def test_what_the_model_reports_it_measured_is_a_measurement_once_and_with_its_clause():
+    c = Conversation("/p", "prose")
+    c.bash("go test -bench Submit ./internal/pool/", "BenchmarkSubmit-8   1843021   651.2 ns/op\nok  pool 2.1s")
+    c.say(
+        "Submit costs 651 ns/op after the change. The backfill ran in batches: 3071 rows lower-cased; "
+        "41 mixed-case rows remain, all among the duplicates. The page grows from 2.87 kB to 3.41 kB. "
+        "A rough saving: about $223/month."
+    )
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "measurement") == [
+        "BenchmarkSubmit-8   1843021   651.2 ns/op",
+        "3071 rows lower-cased",
+        "41 mixed-case rows remain, all among the duplicates",
+        "The page grows from 2.87 kB to 3.41 kB",
+        "about $223/month",
+    ], "the model's 651 ns/op restates the output's 651.2; each clause of a report is its own figure"
+    kept = "5. Problem Solving:\n   3071 rows were lower-cased, 41 remain (duplicates); the page went from 2.87 to 3.41 kB; saves $223 a month.\n"
+    assert _texts(_listed(c, kept), "measurement") == ["BenchmarkSubmit-8   1843021   651.2 ns/op"]
+
+
+def test_a_failure_is_told_when_the_summary_names_what_its_error_line_is_about():
+    c = Conversation("/p", "named")
+    c.bash("adb devices", "Exit code 127\nbash: adb: command not found", error=True)
+    c.bash("python -m pytest tests/test_reports.py -q", "E   NameError: name 'ZoneInfo' is not defined", error=True)
+    c.bash("python train.py --detect-anomaly", "train.py: error: unrecognized arguments: --detect-anomaly", error=True)
+    c.bash("go test ./internal/pool/ -run TestPoolDrain", "pool_test.go:88: drained 499 jobs, want 500", error=True)
+    c.bash("./sync --all", "SyncError: quota exceeded after 96401 retries", error=True)
+    assert len(_texts(_listed(c, NOTHING), "failed command")) == 5
+    told = (
+        "4. Errors and fixes:\n   - adb not on PATH: used the SDK's platform-tools path.\n"
+        "   - NameError for ZoneInfo: added the imports.\n   - --detect-anomaly is not an option; used --debug-nan.\n"
+        "   - pool_test.go is the flaky test's file.\n   - A SyncError after 94932 retries.\n"
+    )
+    assert _texts(_listed(c, told), "failed command") == [
+        "go test ./internal/pool/ -run TestPoolDrain",
+        "./sync --all",
+    ], "a file where the error was said is not what it is about; another number is another failure"
+
+
+def test_a_command_that_printed_one_short_line_with_a_figure_answered_with_it():
+    c = Conversation("/p", "answer")
+    c.bash("grep -c 'InvoiceMailed' storage/logs/laravel.log", "1207\n")
+    c.bash("php artisan --version", "Laravel Framework 11.31.0")
+    c.bash("go test -race ./internal/pool/ -count=200", "ok  \tgithub.com/acme/ingest/internal/pool\t38.402s")
+    c.bash("python manage.py migrate customers", "Applying customers.0042_customer_region... OK")
+    c.bash("grep -n 'jvmargs' gradle.properties", "gradle.properties:2:org.gradle.jvmargs=-Xmx2g")
+    c.bash("vault kv get -field=last_rotated secret/stripe/live", "2026-03-14")
+    c.bash("cargo test 2>&1 | tail -1", "error: could not compile `tiles` due to 1 previous error")
+    c.bash("git stash pop && git log --oneline -1", "Dropped refs/stash@{0}\n4f5e6d7 Fix totals 2")
+    assert _texts(_listed(c, NOTHING), "measurement") == ["1207", "Laravel Framework 11.31.0"], (
+        "not a run's own time, a migration's name, a file's line, a date, an error line, nor one of two lines"
+    )
+    kept = "5. Problem Solving:\n   The log shows 1,207 mails; the app runs Laravel 11.31.0.\n"
+    assert _texts(_listed(c, kept), "measurement") == []
+
+
+def test_a_figure_said_round_matches_loosely_and_a_bound_does_not():
+    c = Conversation("/p", "round")
+    c.bash("grep -rln 'ledgerly.utils' . | wc -l", "64")
+    c.bash("python -m pytest -q 2>&1 | tail -1", "187 passed in 4.20s")
+    c.bash("psql -Atc 'select count(*) from skus'", "181234")
+    summary = "5. Problem Solving:\n   Imported in around 60 places; no failures over 200 runs; about 180k SKUs.\n"
+    assert _texts(_listed(c, summary), "measurement") == ["187 passed in 4.20s"], (
+        "around 60 is 64, 180k is 181,234; over 200 is no 187"
+    )
+    assert _texts(_listed(c, "5. Problem Solving:\n   Imported in about 80 places.\n"), "measurement")[0] == "64"
+
+
+def test_a_row_of_a_table_and_a_tally_of_test_files_are_no_result_and_a_rule_line_no_error():
+    c = Conversation("/p", "rows")
+    c.bash(
+        "gh run list --limit 2",
+        "X  bench: add 4 KiB block case   ci  main  push  11913377120  4m02s  3d\n"
+        "✓  huffman: fix   ci  main  push  11913377000  3m58s  3d",
+    )
+    c.bash(
+        "pnpm vitest run 2>&1 | tail -4",
+        " Test Files  23 passed (23)\n      Tests  187 passed (187)\n   Duration  9.83s",
+    )
+    c.bash(
+        "ctest --test-dir build-asan -R parse_string_error --output-on-failure",
+        "=================================================================\n"
+        "==41877==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0",
+        error=True,
+    )
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "measurement") == ["Tests  187 passed (187)"]
+    assert [f.detail for f in listed if f.kind == "failed command"] == [
+        "==41877==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000001b0"
+    ]
+
+
+def test_a_small_figure_the_summary_says_in_words_is_kept_and_a_decimal_is_not_rounded_to_it():
+    c = Conversation("/p", "words")
+    c.bash("ls /srv/backups | grep -c weekly", "12")
+    c.bash("git count-objects -vH | grep size-pack", "size-pack: 12.31 MiB")
+    c.bash("ls /srv/backups | grep -c daily", "17")
+    listed = _listed(c, "5. Problem Solving:\n   Only twelve weeklies remained; the pack is small.\n")
+    assert _texts(listed, "measurement") == ["size-pack: 12.31 MiB", "17"], "each bare figure is its own"

@@ -10,8 +10,10 @@ one fact with the line that says why (a test's assertion, an error line that is 
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
 `git log -1` shows); the result line of a command's output (its last line with a count or a
-measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s"); what
-each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
+measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
+table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
+the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
+measurement with the output it restates; what each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
 the conversation, and paths the user names. A command that ran is a fact only through what its
 output says; code names and numbers said in passing are none. One thing is one fact, under its
 most telling kind, at the entry that first says it.
@@ -23,8 +25,10 @@ fixed list of synonyms made one word) against the summary's sentences, an elisio
 quote matching the fact's start and end, and not when a near-identical fact of the session
 matches that summary sentence better (it is that fact's restatement); a decision only when the
 summary also holds its reason; a failed command when a summary sentence tells it in its own
-words, with every number of its error line; numbers with tolerance (rounded, cut off with "…",
-or within 2% after "about"); paths by a suffix the summary names, and by file name only where the
+words, with every number of its error line, or names what that line is about (the program not found,
+a quoted name, an option) and gives its numbers; numbers with tolerance (rounded, cut off with
+"…", within 2% after "about", 10% of a round figure: "around 60", "180k"; small figures in
+words: "two"); paths by a suffix the summary names, and by file name only where the
 session has one path of that name or the summary names the folder that tells them apart
 ("en/de/fr reports.json"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
@@ -56,7 +60,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 3
+RULE_VERSION = 4
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -87,6 +91,9 @@ SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint 
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
+TABLE_GAPS = 3  # two lines of output with this many column gaps or more are a table's rows (`gh run list`)
+ANSWER_CHARS = 80  # a command's one line of output this short is its answer
+PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
@@ -99,6 +106,7 @@ REASON_COVERAGE = 0.6  # of a decision's reason, anywhere in the summary, for th
 # and its error line (the summary tells the failure in its own words: "E0502 borrow error").
 FAILURE_COVERAGE = 0.3
 APPROXIMATE_SHARE = 0.02  # "about 640" is 641 within this share
+ROUND_SHARE = 0.1  # "around 60" is 64 within this share: a figure said round is said loosely
 
 CONSTRAINT_WORDS = re.compile(
     r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|without|avoid|keep|"
@@ -207,12 +215,20 @@ _FAILURE_WORDS = re.compile(
     r"command not found|No such file or directory|Permission denied|is not recognized as|Cannot find module|"
     r"Segmentation fault|Killed\b"
 )
+# What a line saying a command could not run names: the program (`bash: adb: command not found`), the module.
+_FAILURE_SUBJECT = re.compile(
+    r"([\w.+-]+): (?:command not found|not found|inaccessible or not found)|No module named '?([\w.]+)"
+)
+_QUOTED = re.compile(r"'([^'\s][^']{0,58})'|\"([^\"\s][^\"]{0,58})\"|`([^`]{1,60})`|<([^<>\s]{1,60})>")
+_OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
 _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
 )
 _TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b")
+# Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
+_CONTAINER_TALLY = re.compile(r"Test (?:Files|Suites):?\s+\d")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
 # A compiler's or type checker's diagnostic: `checkout.go:62:5: undefined: errors`,
 # `src/retry.ts(12,26): error TS6133: …`; its message is what a summary quotes.
@@ -220,7 +236,8 @@ _DIAGNOSTIC = re.compile(r"^[ \t]*[\w./-]+\.[A-Za-z]\w{0,7}(?::\d+(?::\d+)?:|\(\
 _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
-    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
+    # an amount of money; a count, what it counts may have one word before it ("41 mixed-case rows")
+    r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
     r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
     # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
@@ -228,6 +245,16 @@ _MEASUREMENT = re.compile(
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
     r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
 )
+# What every measurement holds: a figure standing alone or an amount. Looked for first, it spares
+# most text _MEASUREMENT's slower search (a tenth of its time on a 100 MB session's prose).
+_FIGURE = re.compile(r"(?<![\w.])\d|[$€£]")
+
+
+def _measured(text: str) -> bool:
+    """Whether `text` holds a count or a measure of something (`_MEASUREMENT`)."""
+    return _FIGURE.search(text) is not None and _MEASUREMENT.search(text) is not None
+
+
 # Tools whose output names the commits and migrations a session turns on.
 # Commands that print files (their file arguments are read) and that search them (the files
 # their output lines name are where a fact was found).
@@ -249,14 +276,27 @@ _MARKED_ID = re.compile(
     r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
+_DIGITS = re.compile(r"\d[\d,.]*")
+_COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
+_FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
+# Where a sentence of prose turns to another clause: "; ", ": ", " — ".
+_CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
 _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
-_NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)(\.\.\.|…)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
+# A summary says small figures in words ("only two weeklies remained").
+_NUMBER_WORDS = (
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"),
+)
+_THOUSANDS = {"k": 1_000, "K": 1_000, "M": 1_000_000}  # "180k SKUs", "312M rows": said round
 _APPROXIMATE = re.compile(r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|under|~|≈)\s*$")
+# The words that say a figure was rounded (not a bound: "over 200 runs" is no 187).
+_ROUNDED = re.compile(r"(?:\b(?:about|around|approximately|approx|roughly)|~|≈)\s*$")
 # Word-like file extensions a sentence ends with are not paths ("e.g", "i.e").
 _NOT_FILES = {"e.g", "i.e", "etc.", "vs."}
 _NEGATIONS = {
@@ -394,22 +434,33 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def numbers(text: str) -> list[tuple[str, bool, bool]]:
-    """The numbers of `text`: (digits without thousands separators, said approximately, cut off with "…")."""
+def numbers(text: str) -> list[tuple[str, float, bool]]:
+    """The numbers of `text`: (digits without thousands separators, the share of it the figure may
+    be off by, cut off with "…"): 0 when said exactly, APPROXIMATE_SHARE when said approximately,
+    ROUND_SHARE when said rounded and round ("around 60", "180k")."""
     plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
-    return [
-        (
-            m.group(2).replace(",", ""),
-            bool(m.group(1)) or bool(_APPROXIMATE.search(plain[max(0, m.start() - 16) : m.start()])),
-            bool(m.group(3)),
+    found = []
+    for m in _NUMBER.finditer(plain):
+        digits = m.group(2).replace(",", "")
+        before = plain[max(0, m.start() - 16) : m.start()]
+        value = _multiplied(digits, m.group(3)) if m.group(3) else digits
+        rounded = bool(m.group(3)) or (
+            bool(m.group(1) or _ROUNDED.search(before)) and "." not in digits and digits.endswith("0")
         )
-        for m in _NUMBER.finditer(plain)
-    ]
+        approximate = bool(m.group(1)) or bool(_APPROXIMATE.search(before))
+        found.append((value, ROUND_SHARE if rounded else APPROXIMATE_SHARE if approximate else 0.0, bool(m.group(4))))
+    return found
 
 
-def _same_number(fact: str, said: str, approximate: bool, cut: bool) -> bool:
+def _multiplied(digits: str, suffix: str) -> str:
+    """ "180" and "k": "180000"; "3.1" and "k": "3100"."""
+    value = round(float(digits) * _THOUSANDS[suffix], 6)
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def _same_number(fact: str, said: str, share: float, cut: bool) -> bool:
     """Whether the summary's `said` number is the fact's: equal, rounded to fewer decimals, cut off
-    ("84.14999…" for 84.1499999), or within APPROXIMATE_SHARE when said approximately."""
+    ("84.14999…" for 84.1499999), or within `share` of it when said approximately."""
     if fact == said:
         return True
     try:
@@ -421,7 +472,7 @@ def _same_number(fact: str, said: str, approximate: bool, cut: bool) -> bool:
     decimals = len(said.split(".")[1]) if "." in said else 0
     if "." in fact and decimals < len(fact.split(".")[1]) and round(value, decimals) == given:
         return True
-    return approximate and value != 0 and abs(value - given) <= APPROXIMATE_SHARE * abs(value)
+    return value != 0 and abs(value - given) <= share * abs(value)
 
 
 @dataclass
@@ -469,6 +520,7 @@ class Summary:
         self._all = set().union(*self._sentences)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
+        self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
@@ -500,7 +552,7 @@ class Summary:
             judged = self._command(fact.text, session)
             if judged != KEPT and fact.detail and self._error(fact.detail):
                 return KEPT
-            return KEPT if self._failure_told(fact, session) else judged
+            return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
         if fact.kind == "error":
             return KEPT if self._error(fact.text) else DROPPED
         if fact.kind == "edit":
@@ -519,7 +571,7 @@ class Summary:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
 
     def _has_number(self, value: str) -> bool:
-        if value in self._exact:
+        if value in self._exact or value in self._worded:
             return True
         if "." in value:  # rounded to fewer decimals
             decimals = value.partition(".")[2]
@@ -573,11 +625,12 @@ class Summary:
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
 
     def _missing_numbers(self, text: str) -> list[str]:
-        """The numbers of `text` (two digits or more, not part of a date, a line number…) the summary does not give."""
+        """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
+        summary does not give; a figure said approximately ("about 30M rows") a restatement may leave out."""
         return [
             n
-            for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", text))
-            if len(n.replace(".", "")) >= 2 and not self._has_number(n)
+            for n, share, _ in numbers(_NOT_NUMBERS.sub(" ", text))
+            if not share and len(n.replace(".", "")) >= 2 and not self._has_number(n)
         ]
 
     def _failure_told(self, fact: Fact, session: Session) -> bool:
@@ -594,6 +647,17 @@ class Summary:
             and (own & sentence or not own)
             for sentence in self._sentences
         )
+
+    def _failure_named(self, fact: Fact) -> bool:
+        """The summary names what the failure's error line is about: the program not found
+        ("adb not on PATH" of `bash: adb: command not found`), the name it quotes ("NameError for
+        ZoneInfo" of `name 'ZoneInfo' is not defined`), the option or variable it names
+        (`unrecognized arguments: --detect-anomaly`, `JAVA_HOME is not set`), and every number it gives."""
+        detail = fact.detail or ""
+        if self._missing_numbers(_RUN_DURATION.sub(" ", detail)):  # "after 94932 retries" is another failure
+            return False
+        folded = self._plain.casefold()
+        return any(_whole(folded, name.casefold()) for name in _failure_subjects(detail))
 
     def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
         """The two sentence facts of `session` that summary sentence `at` matches best (their
@@ -634,8 +698,7 @@ class Summary:
         """Kept when the summary gives half the line's telling numbers: those of two digits or
         more where it has any (a summary says a "6" or a "1" of something else any day: "1412
         examples, 0 failures, 6 pending" is not kept by it)."""
-        values = [n for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", line)) if n.strip("0.")]
-        values = [n for n in values if len(n.replace(".", "").lstrip("0")) >= 2] or values
+        values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
         found = sum(self._has_number(n) for n in values)
@@ -728,6 +791,23 @@ class Summary:
             if any(part.casefold() in window for part in _distinct_parts(path, others)):
                 return KEPT
         return POSSIBLY_DROPPED if named_elsewhere or others else DROPPED
+
+
+def _failure_subjects(line: str) -> set[str]:
+    """What an error line is about: a program not found, a module, a quoted name, an option, a
+    code name; not where it was said (`pool_test.go:88:`, a diagnostic's place)."""
+    located = _DIAGNOSTIC.match(line)
+    message = located.group(1) if located else line
+    found = {name for pattern in (_FAILURE_SUBJECT, _QUOTED) for group in pattern.findall(message) for name in group}
+    found |= set(_CODE_NAME.findall(message)) | set(_OPTION.findall(message))
+    return {name.strip() for name in found if len(name.strip()) >= 3}
+
+
+def _telling_numbers(line: str) -> list[tuple[str, float, bool]]:
+    """The numbers of a measurement that tell it: not 0, not a date or a line number, and those of
+    two digits or more where it has any."""
+    values = [n for n in numbers(_NOT_NUMBERS.sub(" ", line)) if n[0].strip("0.")]
+    return [n for n in values if len(n[0].replace(".", "").lstrip("0")) >= 2] or values
 
 
 def _failure_words(fact: Fact) -> set[str]:
@@ -848,15 +928,40 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
                     ):
                         add("decision", sentence, position)
+                _prose_measurements(block["text"], position, add)
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
                 _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
+    ordered = _one_measurement_each(ordered)
     # A path named as a file read or edited is not listed again as a path.
     files = {_resolved(f.text, cwd[-1] if cwd else None) for f in ordered if f.kind in ("file read", "file edited")}
     return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
+
+
+def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
+    """The model's report of what a tool's output measured is that measurement, listed once: the
+    output's where the model rounds it ("651 ns/op" of "651.2 ns/op"), the model's where it says
+    the same figure and the output's line is a bare figure ("475 extra rows" of `475 22472.62`)."""
+    outputs = [
+        (f, [n for n, _, _ in _telling_numbers(f.text)]) for f in ordered if f.kind == "measurement" and f.detail
+    ]
+    gone: set[int] = set()
+    for fact in ordered:
+        if fact.kind != "measurement" or fact.detail:
+            continue
+        said = _telling_numbers(fact.text)
+        restated = [
+            (output, all(n in figures for n, _, _ in said))
+            for output, figures in outputs
+            if said and all(any(_same_number(m, n, share, cut) for m in figures) for n, share, cut in said)
+        ]
+        for output, exactly in restated:
+            bare = exactly and not content_words(_DIGITS.sub(" ", output.text))
+            gone.add(id(output) if bare else id(fact))
+    return [f for f in ordered if id(f) not in gone]
 
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
@@ -868,8 +973,9 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind in ("command", "failed command"):
         return ("command", normalised(text) or text)
-    if kind == "measurement":
-        return ("measurement", re.sub(r"\d[\d,.]*", "#", normalised(text)))
+    if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
+        shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
+        return ("measurement", shape if re.search(r"[^\W\d_]", shape) else normalised(text))
     return (kind, normalised(text) or text)
 
 
@@ -1048,7 +1154,8 @@ def _why(text: str, errors: list[str]) -> str:
 
 
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip() and not _EXIT_CODE.match(line)), "")
+    # not a rule of "====" nor "Exit code 1": they say nothing
+    return next((line.strip() for line in text.splitlines() if _WORDS.search(line) and not _EXIT_CODE.match(line)), "")
 
 
 def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
@@ -1079,7 +1186,25 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if len(made) == 1:
             add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    if not errors:  # an error line is what a command read or a failure's, no answer
+        _answer(command, text, position, add)
     return False
+
+
+def _answer(command: str, text: str, position: int, add: Add) -> None:
+    """A command whose whole output is one short line with a figure answered what the session
+    asked (`grep -c` 1207, `php artisan --version`): that line is the fact; not a line of a file a
+    search found (`app.py:12: …`), nor one whose only figures are how long it took, a date or a name's."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if (
+        len(lines) == 1
+        and len(lines[0]) <= ANSWER_CHARS
+        and len(_COLUMN_GAP.findall(lines[0])) < TABLE_GAPS
+        and any(n.strip("0.") for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", lines[0]))))
+        and not _FILE_LINE.match(lines[0])
+        and not _HEX.match(lines[0])
+    ):
+        add("measurement", lines[0], position, command[:200])
 
 
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
@@ -1093,19 +1218,39 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     # the tests the session just wrote or fixed, not the suite's: the summary's "it passes" says it.
     focused = _TEST_RUN.search(command) and _FOCUSED.search(command_core(command))
     measured: list[tuple[str, str]] = []  # (line, shape), last first
-    for line in reversed(text.splitlines()[-MEASURED_TAIL:]):
+    tail = text.splitlines()[-MEASURED_TAIL:]
+    tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
+    for line in reversed(tail):
         line = line.strip()
-        if not 0 < len(line) <= 200 or not _MEASUREMENT.search(line):  # what the cleaning below keeps is in it
+        if not 0 < len(line) <= 200 or not _measured(line):  # what the cleaning below keeps is in it
             continue
-        if focused and _TEST_TALLY.search(line):
+        if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
+            continue
+        if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
         said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
-        if line not in besides and _MEASUREMENT.search(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
+        if line not in besides and _measured(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
     for at, line in enumerate(results):
         add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
+
+
+def _prose_measurements(text: str, position: int, add: Add) -> None:
+    """What the model reports it measured, in its own words ("41 mixed-case rows remain", "from
+    2.87 kB to 3.41 kB"): each clause of its prose with a count or a measure of the work, at most
+    PROSE_CLAUSE_CHARS long (a longer one explains, it does not report)."""
+    if not _measured(text):  # most of the model's prose reports no figure: not split then
+        return
+    for sentence in sentences(text):
+        for clause in _CLAUSE_END.split(sentence):
+            clause = clause.strip(" ,.")
+            if len(clause) > PROSE_CLAUSE_CHARS or not _measured(clause):
+                continue
+            said = _NOT_NUMBERS.sub(" ", clause)
+            if _measured(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
+                add("measurement", clause, position, guessed=True)
 
 
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
