@@ -272,3 +272,12 @@ def test_text_from_the_session_cannot_speak_in_the_addendums_voice(tmp_path):
     assert lines.count(FORGED_LINES[0]) == 1, "the real end line, once, last"
     for own in FORGED_LINES[1:]:
         assert own not in lines
+
+
+def test_the_second_part_orders_every_kind_the_rule_lists_and_no_other():
+    """Each kind `dropped` lists has its place in the second part's order, once; a kind the rule
+    no longer lists would be dead weight there, a new one would sort last unseen."""
+    from precompact.restore import brief
+
+    assert sorted(brief.ADDENDUM_ORDER) == sorted(dropped.KINDS)
+    assert len(set(brief.ADDENDUM_ORDER)) == len(brief.ADDENDUM_ORDER)

@@ -197,23 +197,20 @@ def brief(
 
 # The second part's kinds of fact, the most important first (restore/dropped.py's KINDS): what the
 # user required and why, what tool output identified, what failed and why, what edits changed,
-# what files read said; requests and bare names last, where the summary most often has their gist.
+# what files read said; requests, files edited and bare paths last, where the summary most often
+# has their gist. Every kind the rule lists, each once (test_brief_parts checks it).
 ADDENDUM_ORDER = (
     "constraint",
     "decision",
     "identifier",
     "failed command",
-    "error",
     "measurement",
     "edit",
     "file read",
     "request",
     "file edited",
-    "command",
     "path",
     "url",
-    "name",
-    "number",
 )
 # The age in the proof line ("saved 3 minutes ago") may grow by a few characters between the
 # part the worker measured and the one the session is given.

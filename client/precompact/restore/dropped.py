@@ -553,8 +553,6 @@ class Summary:
             if judged != KEPT and fact.detail and self._error(fact.detail):
                 return KEPT
             return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
-        if fact.kind == "error":
-            return KEPT if self._error(fact.text) else DROPPED
         if fact.kind == "edit":
             return self._edit(fact.text, session)
         return DROPPED
@@ -966,12 +964,12 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
     """One thing, whatever kinds it fits: a sentence is one fact however the user's words read; a
-    file one fact whether read, edited or named; a command one whether it failed or not."""
+    file one fact whether read, edited or named; a failed command one however often it ran."""
     if kind in _SAID_KINDS:
         return ("said", normalised(text) or text)
     if kind in _PATH_KINDS:
         return ("path", _resolved(text, cwd))
-    if kind in ("command", "failed command"):
+    if kind == "failed command":
         return ("command", normalised(text) or text)
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
