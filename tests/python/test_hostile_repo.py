@@ -239,6 +239,31 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
     assert SECRET_MARK.encode() not in all_git_bytes(project)
 
 
+@pytest.mark.parametrize("where", [".", "mono/app"])
+def test_a_tracked_logs_is_refused_where_the_repositorys_configuration_does_not_parse(tmp_path, monkeypatch, where):
+    """Git cannot run in a repository whose configuration does not parse (so no git layer reads
+    it: test_git_directory.py); precompact then asks the repository's index file alone, none of
+    its configuration read, and a tracked logs/ is still refused, at the repository's top or in a
+    project below it."""
+    from precompact.boundary import logs_dir
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    repository = tmp_path / "repository"
+    logs = repository / where / "logs"
+    logs.mkdir(parents=True)
+    (logs / "precompact-savepoint.jsonl").write_text(loot_index("logs/precompact-saves/snapshot_x_1.json"))
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    subprocess.run(["git", "add", "-f", "."], cwd=repository, check=True)
+    (repository / ".git" / "broken.inc").write_text("[core\n")
+    with (repository / ".git" / "config").open("a") as f:
+        f.write("[include]\n\tpath = broken.inc\n")
+    asked = subprocess.run(["git", "ls-files", "--", "logs"], cwd=logs.parent, capture_output=True, check=False)
+    assert asked.returncode != 0, "git itself cannot answer here"
+    with pytest.raises(logs_dir.ConfinementError, match="tracked by git"):
+        logs_dir.remove(logs, "precompact-savepoint.jsonl")
+    assert (logs / "precompact-savepoint.jsonl").exists()
+
+
 def test_a_logs_dir_git_cannot_answer_for_is_refused_not_read_as_untracked(tmp_path, victim):
     """Git failing to list logs/ (here the clone's index damaged) is no answer that nothing there
     is tracked: the committed loot index is refused as a tracked one is, in one line naming the

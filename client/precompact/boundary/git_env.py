@@ -448,6 +448,45 @@ def index_identity(cwd: Path) -> str | None:
     return "\n".join(parts)
 
 
+def index_of(cwd: Path) -> tuple[Path, str] | None:
+    """The index git's discovery from `cwd` would read, and `cwd`'s path from the top of that
+    index's work tree, found from files alone as `index_identity` finds them: the first `.git` from
+    `cwd` up (a directory, or a file `gitdir: <path>` as a linked work tree or a submodule has).
+    None when there is none, or one that is a link or not of git's shape."""
+    where = Path(os.path.realpath(cwd))
+    for place in (where, *where.parents):
+        dot_git = place / ".git"
+        if not os.path.lexists(dot_git):
+            continue
+        if os.path.islink(dot_git):
+            return None
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+        else:
+            named = _small_text(dot_git)
+            if named is None or not named.startswith("gitdir: "):
+                return None
+            git_dir = place / named.removeprefix("gitdir: ").strip()
+        return git_dir / "index", where.relative_to(place).as_posix()
+    return None
+
+
+def list_index(index: Path, pathspec: str, timeout: float) -> processes.CompletedProcess:
+    """`git ls-files -z --cached -- pathspec` over the index file `index`, run from a git
+    directory of our own made for it (empty: HEAD, objects, refs), so that nothing of the
+    repository that holds the index is read: neither its configuration (which may not parse, or
+    include what we never read) nor its hooks; only the index file itself."""
+    import tempfile  # only here: it imports shutil, which a hook's quick paths do without
+
+    with tempfile.TemporaryDirectory(prefix="precompact-index-") as empty:
+        own = Path(empty)
+        (own / "objects").mkdir()
+        (own / "refs").mkdir()
+        (own / "HEAD").write_text("ref: refs/heads/main\n")
+        env = {**environment(own, GIT_DIR=str(own)), "GIT_INDEX_FILE": str(index)}
+        return processes.run_git(argv("ls-files", "-z", "--cached", "--", pathspec), cwd=own, env=env, timeout=timeout)
+
+
 def _includes_nothing(config: Path) -> bool:
     """Whether a configuration file can be read and names no other file to include."""
     try:

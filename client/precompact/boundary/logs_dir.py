@@ -23,9 +23,13 @@ import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from precompact.boundary import atomic_file
 from precompact.errors import PrecompactError
+
+if TYPE_CHECKING:
+    from precompact.boundary import processes
 
 SAVES_DIR = "precompact-saves"
 # The name Layer 1 gives a snapshot, relative to the project root; group 1 is the sequence.
@@ -253,8 +257,7 @@ def _check_untracked(logs: Path) -> None:
     except processes.TimeoutExpired:
         raise ConfinementError(errno.EPERM, _unanswered(logs, f"no answer within {GIT_TIMEOUT_SECONDS:g} s")) from None
     if listed.returncode != 0 and not listed.stderr.startswith(OUTSIDE_A_REPOSITORY):
-        said = listed.stderr.strip().splitlines()
-        raise ConfinementError(errno.EPERM, _unanswered(logs, said[0][:200] if said else f"exit {listed.returncode}"))
+        listed = _listed_from_the_index_alone(logs, listed)
     tracked = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
     if tracked:
         raise ConfinementError(
@@ -263,6 +266,26 @@ def _check_untracked(logs: Path) -> None:
         )
     if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
         _keep_untracked(seen)
+
+
+def _listed_from_the_index_alone(logs: Path, failed: processes.CompletedProcess) -> processes.CompletedProcess:
+    """Git could not answer in the repository (its configuration does not parse, say): the same
+    question asked of the repository's index file alone, none of its configuration read; still no
+    answer refuses logs/."""
+    from precompact.boundary import git_env, processes
+
+    found = git_env.index_of(logs.parent)
+    if found is not None:
+        index, prefix = found
+        pathspec = f"{prefix}/{logs.name}" if prefix != "." else logs.name
+        try:
+            listed = git_env.list_index(index, pathspec, timeout=GIT_TIMEOUT_SECONDS)
+        except (OSError, processes.TimeoutExpired):
+            listed = None
+        if listed is not None and listed.returncode == 0:
+            return listed
+    said = failed.stderr.strip().splitlines()
+    raise ConfinementError(errno.EPERM, _unanswered(logs, said[0][:200] if said else f"exit {failed.returncode}"))
 
 
 def _unanswered(logs: Path, why: str) -> str:
