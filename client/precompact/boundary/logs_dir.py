@@ -35,8 +35,10 @@ SAVES_DIR = "precompact-saves"
 # The name Layer 1 gives a snapshot, relative to the project root; group 1 is the sequence.
 SNAPSHOT_FILE = re.compile(r"logs/precompact-saves/snapshot_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z_(\d{6,})\.json")
 GIT_TIMEOUT_SECONDS = 5.0
-# How git (LC_ALL=C, as git_env runs it) begins to say that no repository holds a directory.
-OUTSIDE_A_REPOSITORY = "fatal: not a git repository"
+# How git (LC_ALL=C, as git_env runs it) begins to say that no work tree's repository holds a
+# directory: none found, or only a bare one (as precompact's own store is), which git_env's
+# safe.bareRepository=explicit has git refuse to find by search, and which tracks no work tree.
+OUTSIDE_A_REPOSITORY = ("fatal: not a git repository", "fatal: cannot use bare repository")
 # The most precompact reads of any one file in logs/: a snapshot of a session of hundreds of MB
 # stays under it; a file planted to exhaust memory does not.
 MAX_READ_BYTES = 1 << 30
