@@ -104,3 +104,6 @@ def test_a_query_of_two_phrases_is_ranked_by_one_bm25_even_past_a_projects_own_b
     ]
     assert (str(x.path), favoured) in got and favoured not in own
     assert found.results.matched == 5  # four entries of x and one of y hold both
+    # The filters hold for every match gathered: the phrases are only in what the user said.
+    said = everywhere.search(" ".join(PHRASES), role="assistant", limit=LIMIT).results
+    assert (said.hits, said.matched) == ([], 0)
