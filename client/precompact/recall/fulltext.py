@@ -995,7 +995,7 @@ def _hits(
 
 @dataclass
 class Pool:
-    """One project's index's share of a search over several: its best matches, each with
+    """One project's index's share of a search over several: its matches (`pool`), each with
     BM25's weight of each phrase in it before IDF, and the counts an IDF over every index needs
     (FTS5's own: log((N - n + 0.5) / (n + 0.5)), N the entries indexed, n those holding the
     phrase). Its excerpts are read only for the matches chosen (`pool_hits`)."""
@@ -1028,8 +1028,10 @@ def pool(
     agent: str | None = None,
     limit: int = MAX_HITS,
 ) -> Pool:
-    """The project's best `limit` matches by its own BM25, among the savepoints of `instances`
-    (and their lineage) this machine wrote and verified, the index brought up to date first."""
+    """The project's matches among the savepoints of `instances` (and their lineage) this
+    machine wrote and verified, the index brought up to date first: for one phrase its best
+    `limit` by its own BM25 (the same under any IDF); for several, every match, which the caller
+    ranks by BM25 with the IDFs over every index."""
     notes: list[str] = []
     scope: dict[tuple[str, int], savepoint_log.Savepoint] = {}
     wanted: dict[str, list[savepoint_log.Savepoint]] = {}
@@ -1069,7 +1071,6 @@ def _pooled(
     ids = {n: key for key, (n, _) in indexed.items() if key in scope}
     if not ids:
         return Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
-    rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, limit)
     (entries,) = connection.execute("SELECT count(*) FROM entries").fetchone()
     having = tuple(
         connection.execute(
@@ -1077,23 +1078,28 @@ def _pooled(
         ).fetchone()[0]
         for p in phrases
     )
-    weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
-    if len(phrases) == 1:  # the query's own score is the phrase's
-        for row in rows:
-            weights[row[0]][0] = -row[-1] / idf(entries, having[0])
-    for n, phrase in enumerate(phrases if len(phrases) > 1 else []):
+    if len(phrases) == 1:  # the query's own score is the phrase's, in the same order under any IDF
+        rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, limit)
+        weights: list[tuple[float, ...]] = [(-row[-1] / idf(entries, having[0]),) for row in rows]
+        return Pool(logs, rows, weights, entries, having, matched, notes, scope, indexed)
+    # Several phrases: every match, as this index's own BM25 can rank past its best `limit` an
+    # entry that BM25 with the IDFs over every index ranks among the best.
+    rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, None)
+    row_weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
+    for n, phrase in enumerate(phrases):
         # BM25 of this phrase alone, over the same rows: its term weight times this index's IDF.
         # FTS5 answers `rowid IN (...)` one rowid at a time, each about 8 times what a row of a
         # scan of every match costs (SQLite 3.40, 1 MB projects): the cheaper of the two.
         local = idf(entries, having[n])
-        only = f" AND rowid IN {_in(list(weights))}" if having[n] > SCAN_OVER_LOOKUP * len(weights) else ""
+        only = f" AND rowid IN {_in(list(row_weights))}" if having[n] > SCAN_OVER_LOOKUP * len(row_weights) else ""
         for entry_id, score in connection.execute(
             f"SELECT rowid, bm25(entry_text) FROM entry_text WHERE entry_text MATCH ?{only}",
             (_match([phrase], False),),
         ):
-            if entry_id in weights:
-                weights[entry_id][n] = -score / local
-    return Pool(logs, rows, [tuple(weights[row[0]]) for row in rows], entries, having, matched, notes, scope, indexed)
+            if entry_id in row_weights:
+                row_weights[entry_id][n] = -score / local
+    weights = [tuple(row_weights[row[0]]) for row in rows]
+    return Pool(logs, rows, weights, entries, having, matched, notes, scope, indexed)
 
 
 def pool_hits(found: Pool, rows: list[tuple], phrases: list[list[str]], project: str, results: Results) -> list[int]:
@@ -1117,9 +1123,10 @@ def _query(
     since: float | None,
     role: str | None,
     tool: str | None,
-    limit: int,
+    limit: int | None,
 ) -> tuple[list[tuple], int]:
-    """The best `limit` matches (each with its BM25 score last), and how many entries match in all."""
+    """The best `limit` matches (each with its BM25 score last), and how many entries match in
+    all; with no `limit`, every match, unscored and in no order."""
     where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
     values: list[object] = [match, *holders]
     for clause, value in (("e.role = ?", role), ("e.tool = ?", tool), ("e.time >= ?", since)):
@@ -1129,6 +1136,9 @@ def _query(
     if within is not None:
         where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
     source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
+    if limit is None:
+        every = connection.execute(f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source}", values)
+        return (rows := every.fetchall()), len(rows)
     rows = connection.execute(
         f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time, bm25(entry_text) AS rank {source} ORDER BY rank LIMIT ?",
         (*values, limit),
