@@ -196,14 +196,17 @@ def loot_index(name: str, instance: str = "Clone #1") -> str:
     return json.dumps(event) + "\n"
 
 
-def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, victim):
-    def build(tree: Path) -> None:
-        (tree / ".precompact.toml").write_text(innocent_config())
-        (tree / "logs").mkdir()
-        (tree / "logs" / "precompact-savepoint.jsonl").write_text(loot_index("logs/loot/id_ed25519"))
-        (tree / "logs" / "loot").symlink_to(victim.home / ".ssh")
+def committed_loot(victim, tree: Path) -> None:
+    """A repository that commits an innocent configuration and a logs/ whose index names a file
+    through a link to the victim's ~/.ssh."""
+    (tree / ".precompact.toml").write_text(innocent_config())
+    (tree / "logs").mkdir()
+    (tree / "logs" / "precompact-savepoint.jsonl").write_text(loot_index("logs/loot/id_ed25519"))
+    (tree / "logs" / "loot").symlink_to(victim.home / ".ssh")
 
-    source = attacker_repository(tmp_path, build)
+
+def test_a_committed_index_naming_a_linked_file_exfiltrates_nothing(tmp_path, victim):
+    source = attacker_repository(tmp_path, partial(committed_loot, victim))
     project = clone(tmp_path, source)
     assert precompact(project, "trust", "--yes").returncode == 0, "the configuration itself is innocent"
     pre = hook(project, "PreCompact", transcript=None)
@@ -269,13 +272,7 @@ def test_a_logs_dir_git_cannot_answer_for_is_refused_not_read_as_untracked(tmp_p
     is tracked: the committed loot index is refused as a tracked one is, in one line naming the
     command to run, and nothing it names leaves the machine."""
 
-    def build(tree: Path) -> None:
-        (tree / ".precompact.toml").write_text(innocent_config())
-        (tree / "logs").mkdir()
-        (tree / "logs" / "precompact-savepoint.jsonl").write_text(loot_index("logs/loot/id_ed25519"))
-        (tree / "logs" / "loot").symlink_to(victim.home / ".ssh")
-
-    source = attacker_repository(tmp_path, build)
+    source = attacker_repository(tmp_path, partial(committed_loot, victim))
     project = clone(tmp_path, source)
     assert precompact(project, "trust", "--yes").returncode == 0
     (project / ".git" / "index").write_bytes(b"DIRC damaged")

@@ -415,24 +415,11 @@ def index_identity(cwd: Path) -> str | None:
     shape, or a configuration file that includes another (whose changes would not show here);
     then only git can answer."""
     where = os.path.realpath(cwd)
-    parts = [where]
-    git_dir = None
-    for place in (Path(where), *Path(where).parents):
-        dot_git = place / ".git"
-        stamp = _stamp(dot_git)
-        parts.append(stamp)
-        if stamp == "-":
-            continue
-        if os.path.islink(dot_git):
-            return None
-        if os.path.isdir(dot_git):
-            git_dir = dot_git
-        else:
-            named = _small_text(dot_git)
-            if named is None or not named.startswith("gitdir: "):
-                return None
-            git_dir = place / named.removeprefix("gitdir: ").strip()
-        break
+    found = _discovery(Path(where))
+    if found is None:
+        return None
+    looked, git_dir = found
+    parts = [where, *(_stamp(place / ".git") for place in looked)]
     configs = _user_configs()
     if git_dir is not None:
         common = git_dir
@@ -450,25 +437,37 @@ def index_identity(cwd: Path) -> str | None:
 
 def index_of(cwd: Path) -> tuple[Path, str] | None:
     """The index git's discovery from `cwd` would read, and `cwd`'s path from the top of that
-    index's work tree, found from files alone as `index_identity` finds them: the first `.git` from
-    `cwd` up (a directory, or a file `gitdir: <path>` as a linked work tree or a submodule has).
-    None when there is none, or one that is a link or not of git's shape."""
+    index's work tree, found from files alone (`_discovery`). None when no directory up holds a
+    `.git`, or the first is a link or not of git's shape."""
     where = Path(os.path.realpath(cwd))
+    found = _discovery(where)
+    if found is None:
+        return None
+    looked, git_dir = found
+    return None if git_dir is None else (git_dir / "index", where.relative_to(looked[-1]).as_posix())
+
+
+def _discovery(where: Path) -> tuple[list[Path], Path | None] | None:
+    """Git's discovery from `where`, read from files: the directories it looks in, from `where`
+    up to the first that holds a `.git` (that one last), and the git directory found there (None
+    when no directory up holds one): a `.git` directory, or the one a `.git` file names
+    (`gitdir: <path>`, as a linked work tree or a submodule has). None when the first `.git` is a
+    link or not of git's shape."""
+    looked: list[Path] = []
     for place in (where, *where.parents):
+        looked.append(place)
         dot_git = place / ".git"
         if not os.path.lexists(dot_git):
             continue
         if os.path.islink(dot_git):
             return None
         if os.path.isdir(dot_git):
-            git_dir = dot_git
-        else:
-            named = _small_text(dot_git)
-            if named is None or not named.startswith("gitdir: "):
-                return None
-            git_dir = place / named.removeprefix("gitdir: ").strip()
-        return git_dir / "index", where.relative_to(place).as_posix()
-    return None
+            return looked, dot_git
+        named = _small_text(dot_git)
+        if named is None or not named.startswith("gitdir: "):
+            return None
+        return looked, place / named.removeprefix("gitdir: ").strip()
+    return looked, None
 
 
 def list_index(index: Path, pathspec: str, timeout: float) -> processes.CompletedProcess:
