@@ -111,10 +111,15 @@ def test_the_compress_command_is_saved_through_precompress(tmp_path, gemini_bina
     script = gemini_cli.Script(commands={"work": [f"echo 'error: {PHRASE}'"]})
     with gemini_cli.session_in(project, tmp_path / "home", gemini_binary, script=script) as setup:
         setup.session.run("Build the header parser. [[run:work]]")
-        setup.session.run("/compress", resume=True)
+        # `gemini -p "/compress"` may exit before it sends the compression (docs/agents.md; seen
+        # on a loaded machine): asked again, at most three times, until Gemini compresses.
+        for _ in range(3):
+            setup.session.run("/compress", resume=True)
+            if [r for r in setup.session.mock.requests if is_compression(r)]:
+                break
         assert [r for r in setup.session.mock.requests if is_compression(r)], "Gemini compressed"
         wait_for_worker(project)
         created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
-        assert [(e["trigger"], e["agent"]) for e in created] == [("manual", "gemini")]
+        assert created and {(e["trigger"], e["agent"]) for e in created} == {("manual", "gemini")}
         found = setup.precompact("recall", "flux capacitor")
         assert PHRASE in found.stdout
