@@ -801,6 +801,13 @@ def _failure_subjects(line: str) -> set[str]:
     return {name.strip() for name in found if len(name.strip()) >= 3}
 
 
+def _reports_work(text: str) -> bool:
+    """Whether `text`, its dates, line numbers and the like left out, holds a count or a measure
+    of the work (`_measured`) with a figure other than 0."""
+    said = _NOT_NUMBERS.sub(" ", text)
+    return _measured(said) and any(n.strip("0.") for n, _, _ in numbers(said))
+
+
 def _telling_numbers(line: str) -> list[tuple[str, float, bool]]:
     """The numbers of a measurement that tell it: not 0, not a date or a line number, and those of
     two digits or more where it has any."""
@@ -1198,7 +1205,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         len(lines) == 1
         and len(lines[0]) <= ANSWER_CHARS
         and len(_COLUMN_GAP.findall(lines[0])) < TABLE_GAPS
-        and any(n.strip("0.") for n, _, _ in numbers(_NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", lines[0]))))
+        and _telling_numbers(_RUN_DURATION.sub(" ", lines[0]))
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
     ):
@@ -1226,8 +1233,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
-        said = _NOT_NUMBERS.sub(" ", _RUN_DURATION.sub(" ", line))
-        if line not in besides and _measured(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
+        if line not in besides and _reports_work(_RUN_DURATION.sub(" ", line)):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
@@ -1246,8 +1252,7 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
             clause = clause.strip(" ,.")
             if len(clause) > PROSE_CLAUSE_CHARS or not _measured(clause):
                 continue
-            said = _NOT_NUMBERS.sub(" ", clause)
-            if _measured(said) and any(n.strip("0.") for n, _, _ in numbers(said)):
+            if _reports_work(clause):
                 add("measurement", clause, position, guessed=True)
 
 
