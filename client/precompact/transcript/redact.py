@@ -946,10 +946,6 @@ class _Pattern:
             return self.regex.subn(mark, text)
         pieces, done = [], 0
         for m in self.regex.finditer(text) if starts is None else self._matches_at(text, starts):
-            if self.check is None and "secret" not in self.regex.groupindex:
-                pieces += [text[done : m.start()], mark]
-                done = m.end()
-                continue
             if m.start() < done:
                 continue  # inside a secret already redacted (a private key's later headers)
             end = self.check(m) if self.check else m.end()
