@@ -482,7 +482,7 @@ def list_index(index: Path, pathspec: str, timeout: float) -> processes.Complete
         (own / "objects").mkdir()
         (own / "refs").mkdir()
         (own / "HEAD").write_text("ref: refs/heads/main\n")
-        env = {**environment(own, GIT_DIR=str(own)), "GIT_INDEX_FILE": str(index)}
+        env = environment(own, GIT_DIR=str(own), GIT_INDEX_FILE=str(index))
         return processes.run_git(argv("ls-files", "-z", "--cached", "--", pathspec), cwd=own, env=env, timeout=timeout)
 
 
