@@ -331,18 +331,23 @@ def test_pre_compact_of_10_mb_of_real_code_stays_within_a_ratio_of_the_io_floor(
     assert sorted(ratios)[1] < 22, ratios
 
 
-@pytest.mark.slow
-def test_the_hook_benchmark_runs():
-    """scripts/bench_hooks.py, small, so that the command docs/performance.md cites cannot rot."""
+def bench_hooks(*args: str) -> dict:
+    """scripts/bench_hooks.py with `args`, small: its figures by name (`--json`)."""
     done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "bench_hooks.py"), "--runs", "1", "--mb", "1", "--json"],
+        [sys.executable, str(REPO / "scripts" / "bench_hooks.py"), *args, "--json"],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    found = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+def test_the_hook_benchmark_runs():
+    """scripts/bench_hooks.py, small, so that the command docs/performance.md cites cannot rot."""
+    found = bench_hooks("--runs", "1", "--mb", "1")
     assert "PreCompact, first savepoint of 1 MB of real code (vs I/O floor)" in found
     assert all(figures["cpu_ratio"] > 0 for figures in found.values())
 
@@ -352,16 +357,7 @@ def test_the_hook_benchmark_pairs_two_builds_session_starts():
     """`bench_hooks.py --against`: the other build's SessionStart delivers its brief too (a new
     session each; the benchmark fails unless the index records every brief), in turn with this
     one's, and their ratio is taken pair by pair."""
-    done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "bench_hooks.py"), "--only", "session", "--runs", "2", "--mb", "1"]
-        + ["--against", PRECOMPACT, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = json.loads(done.stdout)
+    found = bench_hooks("--only", "session", "--runs", "2", "--mb", "1", "--against", PRECOMPACT)
     paired_with = found[f"SessionStart:resume, this build against {PRECOMPACT} (the yardstick), run in turn"]
     assert 0.5 < paired_with["cpu_ratio"] < 2, paired_with  # the same build on both sides
 
