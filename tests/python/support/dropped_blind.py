@@ -647,4 +647,1175 @@ def checkout_rollout() -> DevSession:
     return DevSession(c, summary, labels)
 
 
-SESSIONS = (flaky_batcher, arc_cycle_leak, orders_api_v2, polish_plurals, checkout_rollout)
+def split_full_name() -> DevSession:
+    """SQL/Alembic: splitting customers.full_name into given and family names, in batches."""
+    c = Conversation("/home/li/src/crm", "blind-split-full-name")
+    c.user(
+        "Write the migration that splits customers.full_name into given_name and family_name. The table has "
+        "about 9 million rows in prod, so no single UPDATE over the whole table; batch it and make it resumable. "
+        "Keep full_name for now, the reporting jobs still read it."
+    )
+    c.bash(
+        "alembic heads && alembic current",
+        "b7e21c9d04aa (head)\nINFO  [alembic.runtime.migration] Context impl PostgreSQLImpl.\n"
+        "INFO  [alembic.runtime.migration] Will assume transactional DDL.\nb7e21c9d04aa (head)",
+    )
+    c.bash(
+        "psql crm_dev -c \"SELECT count(*), count(*) FILTER (WHERE full_name !~ ' ') AS one_word, "
+        "count(*) FILTER (WHERE full_name ~ ',') AS with_comma FROM customers\"",
+        "  count  | one_word | with_comma\n---------+----------+------------\n 412093 |     3871 |        958\n(1 row)",
+    )
+    c.say(
+        "958 names in dev have a comma, like 'Nguyen, Thi Mai', which is family-name-first; and 3871 are a single word. "
+        "Splitting on the last space would get the comma ones backwards, so those go family = before the comma. "
+        "Single words go to given_name with family_name NULL rather than guessing."
+    )
+    c.user(
+        "Agreed on NULL. For anything you can't parse confidently, also set name_needs_review = true so support can fix them."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/li/src/crm/migrations/versions/c41f0e7a9b12_split_full_name.py",
+            "content": '"""split full_name\n\nRevision ID: c41f0e7a9b12\nRevises: b7e21c9d04aa\n"""\n'
+            "from alembic import op\nimport sqlalchemy as sa\n\nrevision = 'c41f0e7a9b12'\ndown_revision = 'b7e21c9d04aa'\n"
+            "BATCH = 20_000\n\n\ndef upgrade():\n"
+            "    op.add_column('customers', sa.Column('given_name', sa.Text()))\n"
+            "    op.add_column('customers', sa.Column('family_name', sa.Text()))\n"
+            "    op.add_column('customers', sa.Column('name_needs_review', sa.Boolean(), server_default=sa.false(), nullable=False))\n"
+            "    # the backfill runs in scripts/backfill_names.py, outside the migration's transaction\n",
+        },
+        "File created successfully at: /home/li/src/crm/migrations/versions/c41f0e7a9b12_split_full_name.py",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/li/src/crm/scripts/backfill_names.py",
+            "content": "SQL = '''\nWITH batch AS (\n  SELECT id FROM customers\n  WHERE given_name IS NULL AND id > %(after)s\n  ORDER BY id LIMIT %(size)s\n)\n"
+            "UPDATE customers c SET\n  given_name = CASE WHEN c.full_name ~ ',' THEN btrim(split_part(c.full_name, ',', 2))\n"
+            "                    ELSE regexp_replace(c.full_name, '\\\\s+\\\\S+$', '') END,\n"
+            "  family_name = CASE WHEN c.full_name ~ ',' THEN btrim(split_part(c.full_name, ',', 1))\n"
+            "                     WHEN c.full_name ~ ' ' THEN substring(c.full_name from '(\\\\S+)$') END,\n"
+            "  name_needs_review = c.full_name !~ ' ' OR c.full_name ~ ',.*,'\nFROM batch WHERE c.id = batch.id\nRETURNING c.id\n'''\n",
+        },
+        "File created successfully at: /home/li/src/crm/scripts/backfill_names.py",
+    )
+    c.bash(
+        "alembic upgrade head && python scripts/backfill_names.py --dsn postgresql:///crm_dev --size 20000",
+        "INFO  [alembic.runtime.migration] Running upgrade b7e21c9d04aa -> c41f0e7a9b12, split full_name\n"
+        + _lines("batch {i}: 20000 rows, last id {i}98213", 3)
+        + '\nTraceback (most recent call last):\n  File "/home/li/src/crm/scripts/backfill_names.py", line 41, in <module>\n'
+        "psycopg.errors.QueryCanceled: canceling statement due to statement timeout",
+        error=True,
+    )
+    c.say(
+        "The batch after id 298213 hit the dev statement_timeout of 5s. The WHERE given_name IS NULL scan without "
+        "an index gets slower as the table fills; I'll key the batches on id only and keep the last id in a "
+        "progress table, which also makes it resumable."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/li/src/crm/scripts/backfill_names.py",
+            "old_string": "  WHERE given_name IS NULL AND id > %(after)s",
+            "new_string": "  WHERE id > %(after)s",
+        },
+        "The file /home/li/src/crm/scripts/backfill_names.py has been updated.",
+    )
+    c.bash(
+        "python scripts/backfill_names.py --dsn postgresql:///crm_dev --size 20000 --resume",
+        "resuming after id 298213 (from backfill_progress)\n"
+        + _lines("batch {i}: 20000 rows", 6, 4)
+        + "\nbatch 21: 12093 rows\ndone: 412093 rows in 48.6 s, 4829 flagged for review",
+    )
+    c.bash(
+        "psql crm_dev -c \"SELECT full_name, given_name, family_name FROM customers WHERE full_name ~ ',' LIMIT 3\"",
+        "    full_name     | given_name | family_name\n------------------+------------+-------------\n"
+        " Nguyen, Thi Mai  | Thi Mai    | Nguyen\n O'Brien, Seán    | Seán       | O'Brien\n Smith, J.        | J.         | Smith\n(3 rows)",
+    )
+    summary = _summary(
+        "Migration to split customers.full_name; batched, resumable backfill outside the migration.",
+        """- Add a migration splitting customers.full_name into given_name and family_name.
+- Prod has ~9M rows: no single full-table UPDATE; batch it and make it resumable.
+- Keep full_name (reporting jobs still use it).
+- Unparseable names: family_name NULL and name_needs_review = true.""",
+        """- Alembic revisions; PostgreSQL regex functions (split_part, regexp_replace)
+- Keyset pagination by id for batching; progress table for resume""",
+        """- migrations/versions/c41f0e7a9b12_split_full_name.py: new revision on top of the previous head; adds given_name, family_name, name_needs_review.
+- scripts/backfill_names.py: batched UPDATE; "Family, Given" names handled by splitting at the comma; single words go to given_name only.""",
+        """- The backfill hit a statement timeout partway through (the given_name IS NULL filter got slower as rows filled). Fixed by paging on id only and storing the last id in a progress table; resumed successfully.""",
+        """Comma-separated names are family-first, so splitting on the last space would reverse them. Full dev backfill completed; spot check of comma names looks right.""",
+        """- "Write the migration that splits customers.full_name into given_name and family_name... about 9 million rows in prod, so no single UPDATE... batch it and make it resumable. Keep full_name for now, the reporting jobs still read it."
+- "Agreed on NULL. For anything you can't parse confidently, also set name_needs_review = true so support can fix them.\"""",
+        "- Run on staging; plan the prod backfill window.",
+        "Dev backfill finished and verified on sample rows.",
+        "Prepare the staging run of the migration and backfill.",
+    )
+    labels = [
+        Label("request", "splits customers.full_name into given_name and family_name", False),
+        Label("constraint", "no single UPDATE over the whole table", False),
+        Label("constraint", "Keep full_name for now", False),
+        Label("identifier", "b7e21c9d04aa", True),
+        Label("identifier", "c41f0e7a9b12", False),
+        Label("measurement", "958", True),
+        Label("measurement", "3871", True),
+        Label("decision", "Single words go to given_name with family_name NULL", False),
+        Label("constraint", "set name_needs_review = true", False),
+        Label("failure", "canceling statement due to statement timeout", False),
+        Label("identifier", "298213", True),
+        Label("edit", "WHERE id > %(after)s", False),
+        Label("measurement", "48.6 s", True),
+        Label("measurement", "4829 flagged for review", True),
+        Label("file", "scripts/backfill_names.py", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def json_logging() -> DevSession:
+    """Java/logback: JSON logs with a request id in MDC; a test broken by the encoder change."""
+    c = Conversation("/home/pat/code/billing-service", "blind-json-logging")
+    c.user(
+        "Switch billing-service to JSON logs so Loki can parse them, and put the X-Request-Id header into every "
+        "log line of the request. Local dev should keep the plain console pattern, only the prod profile gets JSON."
+    )
+    c.bash(
+        "grep -n -A3 'logstash\\|logback' pom.xml",
+        "87:    <dependency>\n88:      <groupId>net.logstash.logback</groupId>\n89:      <artifactId>logstash-logback-encoder</artifactId>\n"
+        "90:      <version>7.4</version>",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/pat/code/billing-service/src/main/resources/logback-spring.xml"},
+        '     1\t<configuration>\n     2\t  <appender name="CONSOLE" class="ch.qos.logback.core.ConsoleAppender">\n'
+        "     3\t    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{36} - %msg%n</pattern></encoder>\n     4\t  </appender>\n"
+        '     5\t  <root level="INFO"><appender-ref ref="CONSOLE"/></root>\n     6\t</configuration>',
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/pat/code/billing-service/src/main/resources/logback-spring.xml",
+            "content": '<configuration>\n  <springProfile name="!prod">\n    <appender name="CONSOLE" class="ch.qos.logback.core.ConsoleAppender">\n'
+            "      <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%X{requestId}] %logger{36} - %msg%n</pattern></encoder>\n    </appender>\n"
+            '    <root level="INFO"><appender-ref ref="CONSOLE"/></root>\n  </springProfile>\n  <springProfile name="prod">\n'
+            '    <appender name="JSON" class="ch.qos.logback.core.ConsoleAppender">\n'
+            '      <encoder class="net.logstash.logback.encoder.LogstashEncoder"><includeMdcKeyName>requestId</includeMdcKeyName></encoder>\n'
+            '    </appender>\n    <root level="INFO"><appender-ref ref="JSON"/></root>\n  </springProfile>\n</configuration>\n',
+        },
+        "File created successfully at: /home/pat/code/billing-service/src/main/resources/logback-spring.xml",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/pat/code/billing-service/src/main/java/com/acme/billing/web/RequestIdFilter.java",
+            "content": "package com.acme.billing.web;\n\n@Component\n@Order(Ordered.HIGHEST_PRECEDENCE)\npublic class RequestIdFilter extends OncePerRequestFilter {\n"
+            "  @Override\n  protected void doFilterInternal(HttpServletRequest req, HttpServletResponse res, FilterChain chain) throws ServletException, IOException {\n"
+            '    String id = Optional.ofNullable(req.getHeader("X-Request-Id")).filter(s -> s.matches("[A-Za-z0-9-]{1,64}")).orElseGet(() -> UUID.randomUUID().toString());\n'
+            '    MDC.put("requestId", id);\n    try { chain.doFilter(req, res); } finally { MDC.remove("requestId"); }\n  }\n}\n',
+        },
+        "File created successfully at: /home/pat/code/billing-service/src/main/java/com/acme/billing/web/RequestIdFilter.java",
+    )
+    c.say(
+        "The header comes from the client, so the filter only accepts up to 64 characters of letters, digits and dashes "
+        "and otherwise makes a fresh UUID; a raw header in the logs would let anyone inject fake log fields. "
+        "MDC.remove in finally because Tomcat reuses threads."
+    )
+    c.bash(
+        "./mvnw -q test",
+        "[ERROR] Tests run: 212, Failures: 1, Errors: 0, Skipped: 3\n"
+        "[ERROR] Failures: \n[ERROR]   InvoiceAuditLogTest.logsInvoiceNumber:44 expected: <true> but was: <false>\n"
+        "[ERROR] BUILD FAILURE",
+        error=True,
+    )
+    c.bash(
+        "sed -n 30,46p src/test/java/com/acme/billing/audit/InvoiceAuditLogTest.java",
+        '    @Test\n    void logsInvoiceNumber() {\n        audit.record(invoice("INV-2026-00917"));\n'
+        '        assertTrue(output.getOut().contains("invoice=INV-2026-00917"));\n    }',
+    )
+    c.say(
+        "The test matches the console text, and the test profile is not prod, so the pattern changed only by the "
+        "[%X{requestId}] part... the real cause is that the audit logger now prints `[] ` before the logger name. "
+        "The assertion is on 'invoice=INV-2026-00917', which is still there; let me rerun it alone."
+    )
+    c.bash(
+        "./mvnw -q test -Dtest=InvoiceAuditLogTest -Dspring.profiles.active=test",
+        "[ERROR]   InvoiceAuditLogTest.logsInvoiceNumber:44 expected: <true> but was: <false>\n"
+        "[INFO] captured: 10:14:03.221 INFO  [] c.a.b.audit.InvoiceAudit - invoice INV-2026-00917 recorded",
+        error=True,
+    )
+    c.user(
+        "Oh, that one was already broken on main, Priya changed the audit message last week. Fix the assertion to match the new message, don't change the message."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/pat/code/billing-service/src/test/java/com/acme/billing/audit/InvoiceAuditLogTest.java",
+            "old_string": 'contains("invoice=INV-2026-00917")',
+            "new_string": 'contains("invoice INV-2026-00917 recorded")',
+        },
+        "The file /home/pat/code/billing-service/src/test/java/com/acme/billing/audit/InvoiceAuditLogTest.java has been updated.",
+    )
+    c.bash("./mvnw -q test", "[INFO] Tests run: 212, Failures: 0, Errors: 0, Skipped: 3\n[INFO] BUILD SUCCESS")
+    summary = _summary(
+        "Structured logging for billing-service with a per-request id; one pre-existing test failure fixed.",
+        """- Make billing-service log JSON (for Loki) with the X-Request-Id in every log line of a request.
+- Only the prod profile should use JSON; local/dev keeps the plain console pattern.
+- Fix the failing audit log test by updating the assertion (not the log message).""",
+        """- logback springProfile blocks; logstash-logback-encoder LogstashEncoder; SLF4J MDC
+- Servlet filter (OncePerRequestFilter) at highest precedence""",
+        """- src/main/resources/logback-spring.xml: rewritten with a non-prod console appender (pattern now includes the request id) and a prod JSON appender including the requestId MDC key.
+- web/RequestIdFilter.java (new): reads X-Request-Id into MDC, clears it in finally.
+- audit/InvoiceAuditLogTest.java: assertion updated to the current audit message.""",
+        """- InvoiceAuditLogTest.logsInvoiceNumber failed; it was already broken on main because the audit message changed. Assertion updated per the user.""",
+        """The logstash encoder was already a dependency, so no new dependency was added. Full test suite passes.""",
+        """- "Switch billing-service to JSON logs so Loki can parse them, and put the X-Request-Id header into every log line of the request. Local dev should keep the plain console pattern, only the prod profile gets JSON."
+- "Oh, that one was already broken on main, Priya changed the audit message last week. Fix the assertion to match the new message, don't change the message.\"""",
+        "- None stated.",
+        "All 212 tests pass after the change.",
+        "Offer to commit and open a PR.",
+    )
+    labels = [
+        Label("request", "Switch billing-service to JSON logs so Loki can parse them", False),
+        Label("constraint", "only the prod profile gets JSON", False),
+        Label("identifier", "logstash-logback-encoder", False),
+        Label("identifier", "7.4", True),
+        Label("file", "src/main/resources/logback-spring.xml", False),
+        Label("decision", "a raw header in the logs would let anyone inject fake log fields", True),
+        Label("edit", "[A-Za-z0-9-]{1,64}", True),
+        Label("failure", "InvoiceAuditLogTest.logsInvoiceNumber:44 expected: <true> but was: <false>", False),
+        Label("constraint", "don't change the message", False),
+        Label("edit", "invoice INV-2026-00917 recorded", True),
+        Label("measurement", "Skipped: 3", True),
+        Label("decision", "because Tomcat reuses threads", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def dns_postmortem() -> DevSession:
+    """Shell: an outage post-mortem written from logs; the timeline and numbers come from grep and awk."""
+    c = Conversation("/home/sre/incidents", "blind-dns-postmortem")
+    c.user(
+        "Write the post-mortem for yesterday's API outage (INC-4471) in postmortems/2026-12-03-api-dns.md, "
+        "from the logs in raw/. Blameless, no names of people, and every number in it must come from the logs, "
+        "not from the Slack thread."
+    )
+    c.bash(
+        "ls raw/ && wc -l raw/*",
+        "coredns-0.log\ncoredns-1.log\ngateway-access.log.gz\nalerts.json\n"
+        "   184220 raw/coredns-0.log\n   179904 raw/coredns-1.log\n       62 raw/alerts.json",
+    )
+    c.bash(
+        "grep -m3 -n 'SERVFAIL\\|i/o timeout' raw/coredns-0.log",
+        "88412:[ERROR] plugin/errors: 2 api.internal.example. A: read udp 10.0.4.12:51344->10.0.0.2:53: i/o timeout\n"
+        '88413:[INFO] 10.0.7.31:40121 - 5521 "A IN api.internal.example. udp 38 false 512" SERVFAIL qr,rd 38 2.001s\n'
+        "88419:[ERROR] plugin/errors: 2 payments.internal.example. A: read udp 10.0.4.12:51350->10.0.0.2:53: i/o timeout",
+    )
+    c.bash(
+        'zcat raw/gateway-access.log.gz | awk \'$4>="[03/Dec/2026:14:02" && $4<"[03/Dec/2026:14:51"\' | '
+        "awk '{n++; if ($9>=500) e++} END {printf \"%d requests, %d 5xx, %.1f%%\\n\", n, e, 100*e/n}'",
+        "1284410 requests, 493213 5xx, 38.4%",
+    )
+    c.bash(
+        "jq -r '.[] | [.startsAt, .labels.alertname] | @tsv' raw/alerts.json | head -4",
+        "2026-12-03T14:02:40Z\tCoreDNSUpstreamTimeouts\n2026-12-03T14:04:10Z\tGatewayHigh5xx\n"
+        "2026-12-03T14:19:55Z\tCoreDNSForwardHealthcheckFailed\n2026-12-03T14:51:02Z\tGatewayHigh5xx (resolved)",
+    )
+    c.bash(
+        "grep -n 'forward' raw/coredns-0.log | grep -m2 'reload\\|Corefile'",
+        "88390:[INFO] Reloading\n88391:[INFO] plugin/reload: Running configuration SHA512 = 3f1e...; forward . 10.0.0.2 (was: forward . /etc/resolv.conf)",
+    )
+    c.say(
+        "The trigger was a Corefile change at 14:02 that forwarded to 10.0.0.2 only, instead of the node's resolv.conf; "
+        "10.0.0.2 rate-limits per source IP, so under load it dropped queries and every lookup of api.internal "
+        "waited 2 s and SERVFAILed. Impact from the gateway log: 49 minutes, 38.4% of requests 5xx."
+    )
+    c.user("Don't say rate-limits unless the logs show it. Do they?")
+    c.bash("grep -c 'REFUSED\\|rate' raw/coredns-0.log raw/coredns-1.log", "raw/coredns-0.log:0\nraw/coredns-1.log:0")
+    c.say(
+        "They don't: only timeouts. I'll write that the upstream timed out under the new forward config, and list the rate limit as a hypothesis to confirm with the network team."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/sre/incidents/postmortems/2026-12-03-api-dns.md",
+            "content": "# INC-4471: API errors from DNS forward change (2026-12-03)\n\n## Impact\n"
+            "From 14:02 to 14:51 UTC (49 minutes), 38.4% of gateway requests (493213 of 1284410) returned 5xx.\n\n"
+            "## Trigger\nA Corefile change made CoreDNS forward to 10.0.0.2 only. Upstream queries timed out (i/o timeout, SERVFAIL after 2.001s).\n\n"
+            "## Open question\nWhy 10.0.0.2 timed out: a per-source rate limit is suspected, not shown by the logs.\n\n"
+            "## Action items\n- Canary Corefile changes on one CoreDNS replica.\n- Alert on SERVFAIL ratio, not only upstream timeouts.\n",
+        },
+        "File created successfully at: /home/sre/incidents/postmortems/2026-12-03-api-dns.md",
+    )
+    c.bash(
+        "markdownlint postmortems/2026-12-03-api-dns.md",
+        "postmortems/2026-12-03-api-dns.md:1 MD041/first-line-heading/first-line-h1 ...\n"
+        "postmortems/2026-12-03-api-dns.md:12:81 MD013/line-length Line length [Expected: 80; Actual: 104]",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sre/incidents/postmortems/2026-12-03-api-dns.md",
+            "old_string": "Upstream queries timed out (i/o timeout, SERVFAIL after 2.001s).",
+            "new_string": "Upstream queries\ntimed out (i/o timeout, SERVFAIL after 2.001s).",
+        },
+        "The file /home/sre/incidents/postmortems/2026-12-03-api-dns.md has been updated.",
+    )
+    summary = _summary(
+        "Post-mortem for a DNS-caused API outage, written from raw logs only.",
+        """Write a blameless post-mortem for the previous day's API outage into postmortems/ from the raw logs, with no people's names and only numbers that the logs support (not Slack).""",
+        """- CoreDNS forward plugin and Corefile reloads; SERVFAIL and upstream i/o timeouts
+- Computing impact from gateway access logs with awk; alert timeline from alerts.json via jq""",
+        """- postmortems/2026-12-03-api-dns.md (new): impact (49 min, 38.4% 5xx), trigger (Corefile forward change to a single upstream), open question, action items (canary Corefile changes; alert on SERVFAIL ratio).""",
+        """- markdownlint flagged a long line; wrapped it.""",
+        """The trigger was a CoreDNS config reload switching forwarding from resolv.conf to one upstream, which then timed out. The user asked not to claim rate limiting without evidence; the logs show no REFUSED/rate entries, so it is recorded as a hypothesis.""",
+        """- "Write the post-mortem for yesterday's API outage (INC-4471) in postmortems/2026-12-03-api-dns.md, from the logs in raw/. Blameless, no names of people, and every number in it must come from the logs, not from the Slack thread."
+- "Don't say rate-limits unless the logs show it. Do they?\"""",
+        "- Confirm the rate-limit hypothesis with the network team.",
+        "Post-mortem draft written and lint issue fixed.",
+        "Share the draft for review.",
+    )
+    labels = [
+        Label("request", "Write the post-mortem for yesterday's API outage", False),
+        Label("constraint", "Blameless, no names of people", False),
+        Label("constraint", "every number in it must come from the logs", False),
+        Label("measurement", "1284410 requests, 493213 5xx, 38.4%", False),
+        Label("identifier", "10.0.0.2", True),
+        Label("measurement", "2.001s", True),
+        Label("identifier", "2026-12-03T14:02:40Z", True),
+        Label("identifier", "CoreDNSUpstreamTimeouts", True),
+        Label("constraint", "Don't say rate-limits unless the logs show it", False),
+        Label("measurement", "raw/coredns-0.log:0", False),
+        Label("file", "postmortems/2026-12-03-api-dns.md", False),
+        Label("failure", "MD013/line-length", False),
+        Label("decision", "Alert on SERVFAIL ratio, not only upstream timeouts", False),
+        Label("identifier", "api.internal.example.", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def review_followups() -> DevSession:
+    """Ruby/Rails: follow-ups from a PR review: an N+1, a rename, a rubocop failure, one pushback."""
+    c = Conversation("/home/eli/dev/tutorbook", "blind-review-followups")
+    c.user(
+        "Address the review comments on PR #562 (lessons index). Ana's four comments: the N+1 on teachers, rename "
+        "`lessons_for` to something clearer, move the time formatting into a helper, and add a request spec. "
+        "Don't squash, she wants to see each change as its own commit."
+    )
+    c.bash(
+        "bin/rails runner 'ActiveRecord::Base.logger = Logger.new($stdout); LessonsQuery.new(School.first).lessons_for(Date.current).each { |l| l.teacher.name }' 2>&1 | grep -c 'SELECT \"teachers\"'",
+        "48",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/dev/tutorbook/app/queries/lessons_query.rb",
+            "old_string": "  def lessons_for(day)\n    @school.lessons.where(starts_at: day.all_day).order(:starts_at)",
+            "new_string": "  def scheduled_on(day)\n    @school.lessons.includes(:teacher, :room).where(starts_at: day.all_day).order(:starts_at)",
+        },
+        "The file /home/eli/dev/tutorbook/app/queries/lessons_query.rb has been updated.",
+    )
+    c.tool(
+        "Grep",
+        {"pattern": "lessons_for", "path": ".", "output_mode": "files_with_matches"},
+        "app/controllers/lessons_controller.rb\napp/views/lessons/index.html.erb\nspec/queries/lessons_query_spec.rb",
+    )
+    c.bash(
+        "sed -i 's/lessons_for(/scheduled_on(/g' app/controllers/lessons_controller.rb app/views/lessons/index.html.erb spec/queries/lessons_query_spec.rb && git commit -qam 'Preload teachers and rooms; rename lessons_for to scheduled_on' && git log --oneline -1",
+        "9e1d2f3 Preload teachers and rooms; rename lessons_for to scheduled_on",
+    )
+    c.bash(
+        "bin/rails runner 'ActiveRecord::Base.logger = Logger.new($stdout); LessonsQuery.new(School.first).scheduled_on(Date.current).each { |l| l.teacher.name }' 2>&1 | grep -c 'SELECT \"teachers\"'",
+        "1",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/eli/dev/tutorbook/app/helpers/lessons_helper.rb",
+            "content": 'module LessonsHelper\n  def lesson_time_range(lesson)\n    "#{l(lesson.starts_at, format: :time_only)}–#{l(lesson.ends_at, format: :time_only)}"\n  end\nend\n',
+        },
+        "File created successfully at: /home/eli/dev/tutorbook/app/helpers/lessons_helper.rb",
+    )
+    c.bash(
+        "bundle exec rubocop app/helpers app/queries",
+        "Inspecting 2 files\nC.\n\nOffenses:\n\n"
+        "app/helpers/lessons_helper.rb:1:1: C: Style/Documentation: Missing top-level documentation comment for module LessonsHelper.\n"
+        "module LessonsHelper\n^^^^^^^^^^^^^^^^^^^^\n\n2 files inspected, 1 offense detected",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/eli/dev/tutorbook/app/helpers/lessons_helper.rb",
+            "old_string": "module LessonsHelper",
+            "new_string": "# View helpers for the lessons pages: times shown in the school's locale.\nmodule LessonsHelper",
+        },
+        "The file /home/eli/dev/tutorbook/app/helpers/lessons_helper.rb has been updated.",
+    )
+    c.user(
+        "About her comment on the request spec: she also suggested stubbing LessonsQuery in it. I disagree, the whole point is to catch the N+1 through the real query, so don't stub it."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/eli/dev/tutorbook/spec/requests/lessons_spec.rb",
+            "content": "RSpec.describe 'Lessons index' do\n  it 'loads teachers in one query' do\n    create_list(:lesson, 5, school: school)\n"
+            "    expect { get school_lessons_path(school) }.not_to exceed_query_limit(6)\n  end\nend\n",
+        },
+        "File created successfully at: /home/eli/dev/tutorbook/spec/requests/lessons_spec.rb",
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/lessons_spec.rb",
+        "F\n\nFailures:\n\n  1) Lessons index loads teachers in one query\n     Failure/Error: expect { get school_lessons_path(school) }.not_to exceed_query_limit(6)\n"
+        "     NoMethodError:\n       undefined method `exceed_query_limit' for #<RSpec::ExampleGroups::LessonsIndex>\n\n1 example, 1 failure",
+        error=True,
+    )
+    c.bash("grep -rn 'db-query-matchers\\|query_limit' Gemfile spec/support", "")
+    c.say(
+        "No query-count matcher in the project. Rather than add a gem for one spec, I'll count queries with ActiveSupport::Notifications in a small spec/support helper."
+    )
+    c.bash(
+        "bundle exec rspec spec/requests/lessons_spec.rb spec/queries && git log --oneline -4",
+        "......\n\n6 examples, 0 failures\n"
+        "b44c0a1 Request spec: lessons index query count\n7a0b9c8 Extract lesson_time_range helper\n9e1d2f3 Preload teachers and rooms; rename lessons_for to scheduled_on\n5c6d7e8 Lessons index",
+    )
+    summary = _summary(
+        "PR review follow-ups on a Rails lessons index: N+1, rename, helper, request spec; separate commits.",
+        """- Address the four review comments on the lessons index PR: fix the N+1 on teachers, rename the query method to something clearer, move time formatting into a helper, add a request spec.
+- Keep each change as its own commit (no squash).
+- Do not stub the query object in the request spec (user disagrees with that part of the review).""",
+        """- ActiveRecord includes/preloading; N+1 detection by counting queries
+- Rails view helpers; RSpec request specs; rubocop""",
+        """- app/queries/lessons_query.rb: method renamed to scheduled_on and preloads teacher and room; callers in the controller, view and spec updated.
+- app/helpers/lessons_helper.rb (new): lesson_time_range.
+- spec/requests/lessons_spec.rb (new): asserts the index stays under a query budget, using a small ActiveSupport::Notifications counter in spec/support.""",
+        """- rubocop: missing module documentation comment on the helper; added.
+- The request spec first used a matcher from a gem the project doesn't have; replaced with an in-house query counter rather than adding a dependency.""",
+        """Teacher queries went from one per lesson to a single query after preloading.""",
+        """- "Address the review comments on PR #562 (lessons index)... the N+1 on teachers, rename `lessons_for` to something clearer, move the time formatting into a helper, and add a request spec. Don't squash..."
+- "About her comment on the request spec: she also suggested stubbing LessonsQuery in it. I disagree... so don't stub it.\"""",
+        "- Push the commits and reply to the review comments.",
+        "Three follow-up commits made; specs pass.",
+        "Push the branch and reply to each review comment with its commit.",
+    )
+    labels = [
+        Label("request", "Address the review comments on PR #562", False),
+        Label("constraint", "Don't squash", False),
+        Label("measurement", "48", True),
+        Label("edit", "includes(:teacher, :room)", False),
+        Label("identifier", "9e1d2f3", True),
+        Label("identifier", "7a0b9c8", True),
+        Label("identifier", "b44c0a1", True),
+        Label("failure", "Style/Documentation: Missing top-level documentation comment", False),
+        Label("constraint", "so don't stub it", False),
+        Label("failure", "undefined method `exceed_query_limit'", False),
+        Label("decision", "Rather than add a gem for one spec", False),
+        Label("edit", "exceed_query_limit(6)", True),
+        Label("file", "app/views/lessons/index.html.erb", False),
+        Label("measurement", "6 examples, 0 failures", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def tokenizer_regression() -> DevSession:
+    """Go: a 31% slowdown in the tokenizer benchmark between two tags; bisected to a regexp change."""
+    c = Conversation("/home/ines/go/src/github.com/ines/querylang", "blind-tokenizer-regression")
+    c.user(
+        "BenchmarkParseLarge got a lot slower between v0.8.0 and v0.9.0. Find which commit and fix it without "
+        "changing the parser's output. Use benchstat with at least 10 runs each, single numbers lie on this laptop."
+    )
+    c.bash(
+        "git stash -q; for t in v0.8.0 v0.9.0; do git checkout -q $t && go test -run '^$' -bench ParseLarge -count 10 ./parse > /tmp/$t.txt; done; benchstat /tmp/v0.8.0.txt /tmp/v0.9.0.txt",
+        "goos: linux\ngoarch: amd64\npkg: github.com/ines/querylang/parse\ncpu: 11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz\n"
+        "             │ /tmp/v0.8.0.txt │           /tmp/v0.9.0.txt            │\n"
+        "             │     sec/op      │    sec/op     vs base                │\n"
+        "ParseLarge-8       4.112m ± 2%   5.391m ± 3%  +31.10% (p=0.000 n=10)\n\n"
+        "             │ /tmp/v0.8.0.txt │           /tmp/v0.9.0.txt            │\n"
+        "             │      B/op       │     B/op      vs base                │\n"
+        "ParseLarge-8      1.804Mi ± 0%   3.977Mi ± 0%  +120.45% (p=0.000 n=10)",
+    )
+    c.bash(
+        "git log --oneline v0.8.0..v0.9.0 -- parse/ lex/",
+        "d41c7e2 lex: accept unicode identifiers\n0aa93f1 parse: better error for unclosed paren\n"
+        "6e2b8d0 lex: table-driven keyword lookup\nf3b1a54 parse: fuzz corpus from issue #77",
+    )
+    c.bash(
+        "git bisect start v0.9.0 v0.8.0 -- parse/ lex/ && git bisect run sh -c 'go test -run ^$ -bench ParseLarge -count 5 ./parse | awk \"/ParseLarge/ {s+=\\$3} END {exit (s/5 > 4800000)}\"'",
+        "running  'sh' '-c' ...\n6e2b8d0 is the first good commit\nd41c7e2 is the first bad commit\n"
+        "commit d41c7e2\nAuthor: ines <ines@example.org>\n    lex: accept unicode identifiers\n\n lex/lexer.go | 9 +++++----\nbisect found first bad commit",
+    )
+    c.bash(
+        "git show d41c7e2 -- lex/lexer.go | head -20",
+        "-\tfor l.pos < len(l.src) && isIdentByte(l.src[l.pos]) {\n-\t\tl.pos++\n-\t}\n"
+        "+\tloc := identRE.FindStringIndex(l.src[l.pos:])\n+\tl.pos += loc[1]\n"
+        "+var identRE = regexp.MustCompile(`^[\\p{L}_][\\p{L}\\p{N}_]*`)",
+    )
+    c.say(
+        "d41c7e2 replaced the byte loop with a regexp per identifier; FindStringIndex allocates and the regexp "
+        "engine is slow for this. I'll keep unicode support with a rune loop: unicode.IsLetter / IsDigit, and an "
+        "ASCII fast path so the common case costs what it did before."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/go/src/github.com/ines/querylang/lex/lexer.go",
+            "old_string": "\tloc := identRE.FindStringIndex(l.src[l.pos:])\n\tl.pos += loc[1]",
+            "new_string": "\tfor l.pos < len(l.src) {\n\t\tif b := l.src[l.pos]; b < utf8.RuneSelf {\n\t\t\tif !isIdentByte(b) {\n\t\t\t\tbreak\n\t\t\t}\n\t\t\tl.pos++\n\t\t\tcontinue\n\t\t}\n"
+            "\t\tr, size := utf8.DecodeRuneInString(l.src[l.pos:])\n\t\tif !unicode.IsLetter(r) && !unicode.IsDigit(r) {\n\t\t\tbreak\n\t\t}\n\t\tl.pos += size\n\t}",
+        },
+        "The file /home/ines/go/src/github.com/ines/querylang/lex/lexer.go has been updated.",
+    )
+    c.bash(
+        "go test ./... 2>&1 | tail -4",
+        "ok  \tgithub.com/ines/querylang/ast\t0.011s\n--- FAIL: TestLexUnicode (0.00s)\n"
+        '    lexer_test.go:132: ident "é1": got "é1", want error "identifier cannot start with a digit"\n'
+        "FAIL\tgithub.com/ines/querylang/lex\t0.019s",
+        error=True,
+    )
+    c.say(
+        'My loop accepted a digit right after a non-ASCII first letter check was skipped... no: the test is about "1é" style starts. The first rune must be a letter or underscore; I dropped that check. Restoring it before the loop.'
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/go/src/github.com/ines/querylang/lex/lexer.go",
+            "old_string": "\tfor l.pos < len(l.src) {\n\t\tif b := l.src[l.pos]; b < utf8.RuneSelf {",
+            "new_string": "\tif first, _ := utf8.DecodeRuneInString(l.src[l.pos:]); first != '_' && !unicode.IsLetter(first) {\n\t\treturn l.errorf(\"identifier cannot start with %q\", first)\n\t}\n\tfor l.pos < len(l.src) {\n\t\tif b := l.src[l.pos]; b < utf8.RuneSelf {",
+        },
+        "The file /home/ines/go/src/github.com/ines/querylang/lex/lexer.go has been updated.",
+    )
+    c.bash(
+        "go test ./... && go test -run '^$' -bench ParseLarge -count 10 ./parse > /tmp/fix.txt && benchstat /tmp/v0.8.0.txt /tmp/fix.txt",
+        "ok  \tgithub.com/ines/querylang/ast\t0.010s\nok  \tgithub.com/ines/querylang/lex\t0.018s\nok  \tgithub.com/ines/querylang/parse\t0.402s\n"
+        "             │ /tmp/v0.8.0.txt │             /tmp/fix.txt             │\n"
+        "ParseLarge-8       4.112m ± 2%   4.187m ± 2%  +1.82% (p=0.043 n=10)\n"
+        "ParseLarge-8      1.804Mi ± 0%   1.805Mi ± 0%  ~ (p=0.211 n=10)",
+    )
+    c.user("+1.8% is fine. Check the fuzz corpus still parses identically, that's the 'no output change' part.")
+    c.bash(
+        "go run ./cmd/astdump -dir parse/testdata/fuzz > /tmp/after.txt; git stash -q; git checkout -q v0.9.0; go run ./cmd/astdump -dir parse/testdata/fuzz > /tmp/before.txt; git checkout -q -; git stash pop -q; diff -q /tmp/before.txt /tmp/after.txt && wc -l /tmp/after.txt",
+        "  2317 /tmp/after.txt",
+    )
+    summary = _summary(
+        "Performance regression in the parser between two releases; bisected; lexer fixed.",
+        """- Find the commit that made BenchmarkParseLarge slower between v0.8.0 and v0.9.0 and fix it without changing parser output.
+- Measure with benchstat over at least 10 runs per side.
+- Afterwards: confirm the fuzz corpus parses identically.""",
+        """- Go benchmarks, benchstat, git bisect run with a threshold script
+- regexp cost vs a rune loop with an ASCII fast path (utf8.RuneSelf, unicode.IsLetter)""",
+        """- lex/lexer.go: the regexp-based identifier scan (introduced by the unicode identifiers commit) replaced by a rune loop with an ASCII fast path; first-rune check restored (letter or underscore).""",
+        """- TestLexUnicode failed after the first rewrite because the first-character check was lost; restored.""",
+        """v0.9.0 was about 31% slower with more than double the allocations. Bisect blamed the unicode identifiers commit (regexp per identifier). After the fix the benchmark is within ~2% of v0.8.0 and allocations are back to baseline. AST dumps of the fuzz corpus are identical before and after.""",
+        """- "BenchmarkParseLarge got a lot slower between v0.8.0 and v0.9.0. Find which commit and fix it without changing the parser's output. Use benchstat with at least 10 runs each, single numbers lie on this laptop."
+- "+1.8% is fine. Check the fuzz corpus still parses identically, that's the 'no output change' part.\"""",
+        "- Commit the fix.",
+        "Fix verified: benchmark back near baseline and output unchanged on the fuzz corpus.",
+        "Commit the lexer change with the benchstat numbers in the message.",
+    )
+    labels = [
+        Label("request", "Find which commit and fix it", False),
+        Label("constraint", "without changing the parser's output", False),
+        Label("constraint", "benchstat with at least 10 runs each", False),
+        Label("measurement", "+31.10%", False),
+        Label("measurement", "4.112m", True),
+        Label("measurement", "5.391m", True),
+        Label("measurement", "+120.45%", False),
+        Label("identifier", "d41c7e2", True),
+        Label("identifier", "6e2b8d0", True),
+        Label("failure", "identifier cannot start with a digit", False),
+        Label("edit", "utf8.DecodeRuneInString", True),
+        Label("measurement", "+1.82%", False),
+        Label("measurement", "2317", True),
+        Label("file", "lex/lexer.go", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def licence_audit() -> DevSession:
+    """npm/TypeScript: a licence audit before a closed-source release; an AGPL package replaced."""
+    c = Conversation("/home/tom/work/fieldapp", "blind-licence-audit")
+    c.user(
+        "Legal wants a licence audit of fieldapp's production dependencies before we ship the desktop build. "
+        "Anything GPL, AGPL or without a licence is a blocker; LGPL is OK only if dynamically linked, flag it for "
+        "legal rather than deciding. Write the result to docs/licences.md."
+    )
+    c.bash(
+        "npx license-checker --production --summary",
+        "├─ MIT: 612\n├─ ISC: 71\n├─ Apache-2.0: 38\n├─ BSD-3-Clause: 19\n├─ BSD-2-Clause: 11\n"
+        "├─ AGPL-3.0-only: 1\n├─ LGPL-3.0-or-later: 1\n├─ UNLICENSED: 1\n├─ (MIT OR CC0-1.0): 3\n└─ BlueOak-1.0.0: 2",
+    )
+    c.bash(
+        "npx license-checker --production --onlyAllow 'MIT;ISC;Apache-2.0;BSD-3-Clause;BSD-2-Clause;(MIT OR CC0-1.0);BlueOak-1.0.0'",
+        'Package "pdf-stamp@2.3.1" is licensed under "AGPL-3.0-only" which is not permitted by the --onlyAllow flag. Exiting.',
+        error=True,
+    )
+    c.bash(
+        'npx license-checker --production --json | jq -r \'to_entries[] | select(.value.licenses | test("GPL|UNLICENSED")) | "\\(.key)\\t\\(.value.licenses)\\t\\(.value.repository // "-")"\'',
+        "pdf-stamp@2.3.1\tAGPL-3.0-only\thttps://github.com/stampworks/pdf-stamp\n"
+        "sharp-libvips-linux-x64@1.0.4\tLGPL-3.0-or-later\thttps://github.com/lovell/sharp-libvips\n"
+        "@fieldapp/icons@0.4.0\tUNLICENSED\t-",
+    )
+    c.bash("npm ls pdf-stamp", "fieldapp@3.6.0 /home/tom/work/fieldapp\n└─┬ report-export@1.9.2\n  └── pdf-stamp@2.3.1")
+    c.tool(
+        "Grep",
+        {"pattern": "stamp", "path": "node_modules/report-export/lib", "output_mode": "content", "-n": True},
+        "node_modules/report-export/lib/pdf.js:3:const { stamp } = require('pdf-stamp');\n"
+        "node_modules/report-export/lib/pdf.js:57:  if (opts.watermark) return stamp(doc, opts.watermark);",
+    )
+    c.say(
+        "pdf-stamp is only reached through report-export's watermark option, and fieldapp never passes watermark "
+        "(grep of src shows no 'watermark'). @fieldapp/icons is our own private package, UNLICENSED is correct for it. "
+        "libvips is LGPL, loaded by sharp as a shared library."
+    )
+    c.user(
+        "Even unused, the AGPL code ships in the bundle. Replace the watermark path or the package, don't just argue it's unused."
+    )
+    c.bash(
+        "npm view report-export versions --json | tail -4 && npm view report-export@2.0.0 dependencies",
+        "  \"1.9.2\",\n  \"2.0.0\"\n]\n{ 'pdf-lib': '^1.17.1', 'fast-csv': '^5.0.1' }",
+    )
+    c.bash(
+        "npm install report-export@2.0.0 && npx tsc --noEmit",
+        "changed 3 packages, removed 2 packages, and audited 761 packages in 4s\n"
+        "src/export/report.ts(22,5): error TS2353: Object literal may only specify known properties, and 'paper' does not exist in type 'ExportOptions'.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tom/work/fieldapp/src/export/report.ts",
+            "old_string": "    paper: 'A4',",
+            "new_string": "    pageSize: 'A4',",
+        },
+        "The file /home/tom/work/fieldapp/src/export/report.ts has been updated.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npx license-checker --production --summary | grep -i 'gpl\\|unlicensed'",
+        "├─ LGPL-3.0-or-later: 1\n├─ UNLICENSED: 1",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/tom/work/fieldapp/docs/licences.md",
+            "content": "# Production dependency licences (fieldapp 3.6.0)\n\n758 packages: MIT, ISC, Apache-2.0, BSD, BlueOak, CC0 dual.\n\n"
+            "## Resolved\n- pdf-stamp 2.3.1 (AGPL-3.0-only), via report-export 1.9.2: removed by upgrading report-export to 2.0.0.\n\n"
+            "## For legal\n- sharp-libvips-linux-x64 1.0.4 (LGPL-3.0-or-later): dynamically loaded shared library.\n\n"
+            "## Internal\n- @fieldapp/icons 0.4.0: our own private package (UNLICENSED).\n",
+        },
+        "File created successfully at: /home/tom/work/fieldapp/docs/licences.md",
+    )
+    summary = _summary(
+        "Licence audit of production npm dependencies; one AGPL package removed via an upgrade.",
+        """- Audit the production dependencies' licences before the desktop release; GPL/AGPL/unlicensed are blockers; LGPL to be flagged for legal, not decided by us.
+- Write results to docs/licences.md.
+- The user rejected "it's unused" as an argument for the AGPL package: it ships in the bundle, so it must be removed or replaced.""",
+        """- license-checker (--production, --onlyAllow, --json); npm ls / npm view
+- LGPL dynamic linking vs bundling""",
+        """- src/export/report.ts: option renamed for the report-export 2.x API.
+- docs/licences.md (new): resolved AGPL item, the LGPL libvips item for legal, and our private icons package.""",
+        """- license-checker --onlyAllow stopped on the AGPL package pdf-stamp.
+- Upgrading report-export to 2.0.0 (which uses pdf-lib) dropped pdf-stamp, but broke a type: an export option was renamed; fixed.""",
+        """pdf-stamp came in transitively through report-export's watermark feature. After the upgrade, only the LGPL libvips (for legal) and our own UNLICENSED package remain.""",
+        """- "Legal wants a licence audit of fieldapp's production dependencies before we ship the desktop build. Anything GPL, AGPL or without a licence is a blocker; LGPL is OK only if dynamically linked, flag it for legal rather than deciding. Write the result to docs/licences.md."
+- "Even unused, the AGPL code ships in the bundle. Replace the watermark path or the package, don't just argue it's unused.\"""",
+        "- Legal to review the LGPL item.",
+        "Audit written; type check passes after the upgrade.",
+        "Run the export tests and the desktop build with report-export 2.0.0.",
+    )
+    labels = [
+        Label("request", "licence audit of fieldapp's production dependencies", False),
+        Label("constraint", "flag it for legal rather than deciding", False),
+        Label("measurement", "MIT: 612", True),
+        Label("failure", "not permitted by the --onlyAllow flag", False),
+        Label("identifier", "pdf-stamp@2.3.1", False),
+        Label("identifier", "sharp-libvips-linux-x64@1.0.4", False),
+        Label("decision", "fieldapp never passes watermark", True),
+        Label("constraint", "don't just argue it's unused", False),
+        Label("identifier", "report-export@2.0.0", False),
+        Label("failure", "'paper' does not exist in type 'ExportOptions'", False),
+        Label("edit", "pageSize: 'A4'", True),
+        Label("file", "docs/licences.md", False),
+        Label("measurement", "audited 761 packages", True),
+        Label("identifier", "fieldapp@3.6.0", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def release_2_4() -> DevSession:
+    """Python: cutting release 2.4.0 of a library; twine check fails on the README; tag and upload."""
+    c = Conversation("/home/zoe/src/tidyconf", "blind-release-2-4")
+    c.user(
+        "Cut tidyconf 2.4.0 today. Changelog from the merged PRs since 2.3.2, bump the version, tag, build and "
+        "upload to PyPI. Upload to TestPyPI first and check the page renders before the real upload."
+    )
+    c.bash(
+        "git describe --tags --abbrev=0 && git log --merges --oneline 2.3.2..HEAD",
+        "2.3.2\nab12cd3 Merge pull request #214 from hana/toml-arrays\n"
+        "9f8e7d6 Merge pull request #211 from zoe/drop-py38\ne5d4c3b Merge pull request #209 from rk/env-prefix\n"
+        "7c6b5a4 Merge pull request #205 from dependabot/pip/pyyaml-6.0.2",
+    )
+    c.say(
+        "#211 drops Python 3.8, which is a breaking change for some users; under semver it still fits a minor "
+        "release for a library that documents its supported Pythons, but the changelog should call it out first."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/zoe/src/tidyconf/CHANGELOG.md",
+            "old_string": "## 2.3.2 (2026-09-18)",
+            "new_string": "## 2.4.0 (2026-12-04)\n\n**Python 3.8 is no longer supported** (#211).\n\n- TOML arrays of tables are merged like lists (#214).\n"
+            "- `env_prefix` option for environment overrides (#209).\n- PyYAML 6.0.2 (#205).\n\n## 2.3.2 (2026-09-18)",
+        },
+        "The file /home/zoe/src/tidyconf/CHANGELOG.md has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/zoe/src/tidyconf/src/tidyconf/__about__.py",
+            "old_string": '__version__ = "2.3.2"',
+            "new_string": '__version__ = "2.4.0"',
+        },
+        "The file /home/zoe/src/tidyconf/src/tidyconf/__about__.py has been updated.",
+    )
+    c.bash(
+        "rm -rf dist && python -m build && twine check dist/*",
+        "Successfully built tidyconf-2.4.0.tar.gz and tidyconf-2.4.0-py3-none-any.whl\n"
+        "Checking dist/tidyconf-2.4.0-py3-none-any.whl: FAILED\nERROR    `long_description` has syntax errors in markup and would not be rendered on PyPI.\n"
+        '         line 41: Error: Unknown directive type "code-block:".',
+        error=True,
+    )
+    c.bash(
+        "grep -n 'readme\\|content-type' pyproject.toml && sed -n 39,43p README.rst",
+        '14:readme = "README.rst"\n.. code-block:: toml\n\n   [server]',
+    )
+    c.say(
+        "README.rst line 41 has a directive PyPI's renderer accepts, so the error is odd... the line in the error says `code-block:` with a trailing colon: README has `.. code-block:: toml` fine at 39, the broken one must be elsewhere."
+    )
+    c.bash("grep -n 'code-block:[^:]' README.rst", "88:.. code-block: python")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/zoe/src/tidyconf/README.rst",
+            "old_string": ".. code-block: python",
+            "new_string": ".. code-block:: python",
+        },
+        "The file /home/zoe/src/tidyconf/README.rst has been updated.",
+    )
+    c.bash(
+        "rm -rf dist && python -m build -q && twine check dist/* && twine upload -r testpypi dist/*",
+        "Checking dist/tidyconf-2.4.0-py3-none-any.whl: PASSED\nChecking dist/tidyconf-2.4.0.tar.gz: PASSED\n"
+        "Uploading distributions to https://test.pypi.org/legacy/\nView at:\nhttps://test.pypi.org/project/tidyconf/2.4.0/",
+    )
+    c.user("Page looks right. Go ahead: commit, tag, push, upload. Sign the tag.")
+    c.bash(
+        "git commit -qam 'Release 2.4.0' && git tag -s 2.4.0 -m 'tidyconf 2.4.0' && git push origin main 2.4.0",
+        "error: gpg failed to sign the data\nerror: unable to sign the tag",
+        error=True,
+    )
+    c.bash(
+        "gpgconf --kill gpg-agent && export GPG_TTY=$(tty) && git tag -s 2.4.0 -m 'tidyconf 2.4.0' && git push origin main 2.4.0",
+        "To github.com:zoe/tidyconf.git\n   ab12cd3..3e9f1b0  main -> main\n * [new tag]         2.4.0 -> 2.4.0",
+    )
+    c.bash(
+        "twine upload dist/*",
+        "Uploading distributions to https://upload.pypi.org/legacy/\nUploading tidyconf-2.4.0-py3-none-any.whl\n"
+        "100% ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 21.4/21.4 kB\nUploading tidyconf-2.4.0.tar.gz\n"
+        "100% ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 38.9/38.9 kB\n\nView at:\nhttps://pypi.org/project/tidyconf/2.4.0/",
+    )
+    summary = _summary(
+        "Release of tidyconf 2.4.0: changelog, version bump, TestPyPI check, signed tag, PyPI upload.",
+        """- Release tidyconf 2.4.0: changelog from merged PRs since 2.3.2, version bump, tag, build, upload.
+- Upload to TestPyPI first and verify the page renders before the real PyPI upload.
+- Sign the tag.""",
+        """- python -m build, twine check/upload, TestPyPI
+- reStructuredText directives; signed git tags with gpg""",
+        """- CHANGELOG.md: 2.4.0 entry listing the four merged PRs, with the Python 3.8 removal called out first.
+- src/tidyconf/__about__.py: version 2.4.0.
+- README.rst: fixed a malformed code-block directive.""",
+        """- twine check failed: README markup error (a `.. code-block:` missing one colon); fixed.
+- Signing the tag failed with a gpg error; fixed by restarting gpg-agent and setting GPG_TTY.""",
+        """Released successfully: TestPyPI page checked by the user, then tag pushed and both distributions uploaded to PyPI.""",
+        """- "Cut tidyconf 2.4.0 today. Changelog from the merged PRs since 2.3.2, bump the version, tag, build and upload to PyPI. Upload to TestPyPI first and check the page renders before the real upload."
+- "Page looks right. Go ahead: commit, tag, push, upload. Sign the tag.\"""",
+        "- None.",
+        "tidyconf 2.4.0 is on PyPI and the signed tag is pushed.",
+        "Optionally draft the GitHub release notes from the changelog.",
+    )
+    labels = [
+        Label("request", "Cut tidyconf 2.4.0 today", False),
+        Label("constraint", "Upload to TestPyPI first", False),
+        Label("identifier", "#211", True),
+        Label("decision", "the changelog should call it out first", False),
+        Label("failure", "Unknown directive type", False),
+        Label("file", "README.rst", False),
+        Label("failure", "gpg failed to sign the data", False),
+        Label("identifier", "3e9f1b0", True),
+        Label("identifier", "https://pypi.org/project/tidyconf/2.4.0/", True),
+        Label("measurement", "21.4/21.4 kB", True),
+        Label("edit", "`env_prefix` option for environment overrides", True),
+        Label("constraint", "Sign the tag", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def bucket_lifecycle() -> DevSession:
+    """Terraform: an S3 lifecycle rule for logs; the plan wants to replace the bucket; a state move."""
+    c = Conversation("/home/raj/infra/live/prod/logging", "blind-bucket-lifecycle")
+    c.user(
+        "Add a lifecycle rule to the prod access-logs bucket: transition to Glacier Instant Retrieval after 30 days, "
+        "expire after 400 days (audit needs 13 months). Never run apply yourself and never use -auto-approve; "
+        "show me the plan and I'll apply."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/raj/infra/live/prod/logging/main.tf"},
+        '     1\tmodule "access_logs" {\n     2\t  source = "../../../modules/log-bucket"\n     3\t  name   = "acme-prod-access-logs"\n     4\t}\n',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/raj/infra/modules/log-bucket/main.tf"},
+        '     1\tresource "aws_s3_bucket" "this" {\n     2\t  bucket = var.name\n     3\t  lifecycle_rule {\n'
+        "     4\t    enabled = false\n     5\t  }\n     6\t}\n",
+    )
+    c.say(
+        "The module uses the inline lifecycle_rule block, deprecated since AWS provider v4. I'll use a separate "
+        "aws_s3_bucket_lifecycle_configuration resource and remove the inline block, which is the supported way."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/raj/infra/modules/log-bucket/main.tf",
+            "old_string": "  bucket = var.name\n  lifecycle_rule {\n    enabled = false\n  }\n}",
+            "new_string": '  bucket = var.name\n}\n\nresource "aws_s3_bucket_lifecycle_configuration" "this" {\n  bucket = aws_s3_bucket.this.id\n  rule {\n    id     = "tiering"\n    status = "Enabled"\n    filter {}\n'
+            '    transition {\n      days          = var.glacier_after_days\n      storage_class = "GLACIER_IR"\n    }\n    expiration {\n      days = var.expire_after_days\n    }\n  }\n}',
+        },
+        "The file /home/raj/infra/modules/log-bucket/main.tf has been updated.",
+    )
+    c.bash(
+        "terraform plan -no-color 2>&1 | tail -15",
+        'Error: Unsupported argument\n\n  on ../../../modules/log-bucket/main.tf line 15, in resource "aws_s3_bucket_lifecycle_configuration" "this":\n'
+        '  15:       days          = var.glacier_after_days\n\nAn input variable with the name "glacier_after_days" has not been declared.',
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/raj/infra/modules/log-bucket/variables.tf",
+            "old_string": 'variable "name" {\n  type = string\n}',
+            "new_string": 'variable "name" {\n  type = string\n}\n\nvariable "glacier_after_days" {\n  type    = number\n  default = 30\n}\n\nvariable "expire_after_days" {\n  type    = number\n  default = 400\n}',
+        },
+        "The file /home/raj/infra/modules/log-bucket/variables.tf has been updated.",
+    )
+    c.bash(
+        "terraform plan -no-color 2>&1 | grep -E '^  #|Plan:'",
+        "  # module.access_logs.aws_s3_bucket.this will be updated in-place\n"
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this will be created\n"
+        "  # module.app_logs.aws_s3_bucket.this will be updated in-place\n"
+        "  # module.app_logs.aws_s3_bucket_lifecycle_configuration.this will be created\n"
+        "Plan: 2 to add, 2 to change, 0 to destroy.",
+    )
+    c.say(
+        "The module is shared: app_logs uses it too and would get the same 400-day expiry. app_logs holds debug "
+        "logs that must go after 30 days under the privacy policy, so defaults that expire at 400 would keep them far "
+        "too long. I'll make the lifecycle opt-in: count on a variable enable_tiering, false by default."
+    )
+    c.user("Yes, opt-in. And for app_logs don't add anything in this change, separate ticket INFRA-1290.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/raj/infra/modules/log-bucket/main.tf",
+            "old_string": 'resource "aws_s3_bucket_lifecycle_configuration" "this" {\n  bucket = aws_s3_bucket.this.id',
+            "new_string": 'resource "aws_s3_bucket_lifecycle_configuration" "this" {\n  count  = var.enable_tiering ? 1 : 0\n  bucket = aws_s3_bucket.this.id',
+        },
+        "The file /home/raj/infra/modules/log-bucket/main.tf has been updated.",
+    )
+    c.bash(
+        "terraform plan -no-color -out=tiering.tfplan 2>&1 | grep -E '^  #|Plan:|Saved'",
+        "  # module.access_logs.aws_s3_bucket.this will be updated in-place\n"
+        "  # module.access_logs.aws_s3_bucket_lifecycle_configuration.this[0] will be created\n"
+        "  # module.app_logs.aws_s3_bucket.this will be updated in-place\n"
+        "Plan: 1 to add, 2 to change, 0 to destroy.\nSaved the plan to: tiering.tfplan",
+    )
+    summary = _summary(
+        "Terraform lifecycle rule for the prod access-logs bucket; shared module made opt-in.",
+        """- Add a lifecycle rule to the prod access-logs bucket: move to Glacier Instant Retrieval after 30 days, expire after 400 days (audit retention of 13 months).
+- Never apply and never use -auto-approve; produce a plan for the user to apply.
+- The app logs bucket is out of scope for this change (separate ticket).""",
+        """- AWS provider: inline lifecycle_rule (deprecated) vs aws_s3_bucket_lifecycle_configuration
+- Terraform module variables, count for opt-in resources, saved plans""",
+        """- modules/log-bucket/main.tf: inline lifecycle block removed; new lifecycle configuration resource (GLACIER_IR transition + expiration), created only when enable_tiering is true.
+- modules/log-bucket/variables.tf: new variables for the transition and expiration days.""",
+        """- plan failed on an undeclared variable; declared in variables.tf.""",
+        """The module is shared by another bucket whose logs must be deleted much sooner, so the lifecycle is opt-in per bucket. Final plan: 1 to add, 2 to change, 0 to destroy, saved for the user.""",
+        """- "Add a lifecycle rule to the prod access-logs bucket: transition to Glacier Instant Retrieval after 30 days, expire after 400 days (audit needs 13 months). Never run apply yourself and never use -auto-approve; show me the plan and I'll apply."
+- "Yes, opt-in. And for app_logs don't add anything in this change, separate ticket INFRA-1290.\"""",
+        "- Set enable_tiering = true for access_logs in live/prod/logging/main.tf (not yet done).",
+        "A saved plan exists; the prod caller does not yet enable tiering.",
+        "Add enable_tiering = true to the access_logs module call and re-plan for the user.",
+    )
+    labels = [
+        Label("request", "transition to Glacier Instant Retrieval after 30 days", False),
+        Label("constraint", "never use -auto-approve", False),
+        Label("identifier", "acme-prod-access-logs", True),
+        Label("decision", "deprecated since AWS provider v4", False),
+        Label("failure", "has not been declared", False),
+        Label("edit", "count  = var.enable_tiering ? 1 : 0", False),
+        Label("measurement", "Plan: 2 to add, 2 to change, 0 to destroy.", True),
+        Label("decision", "must go after 30 days under the privacy policy", True),
+        Label("identifier", "INFRA-1290", False),
+        Label("file", "modules/log-bucket/variables.tf", False),
+        Label("identifier", "tiering.tfplan", True),
+        Label("file", "live/prod/logging/main.tf", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def backup_cron() -> DevSession:
+    """Shell: a nightly Postgres backup script that silently uploaded empty dumps; pipefail and a size check."""
+    c = Conversation("/opt/ops/scripts", "blind-backup-cron")
+    c.user(
+        "Last night's restore drill found that pg_backup.sh has been uploading 20-byte files for a week. Fix the "
+        "script so a failed dump fails the job and pages us. It runs under cron on db-backup-01 as user backup, "
+        "keep it POSIX-ish bash, no Python on that box."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/opt/ops/scripts/pg_backup.sh"},
+        "     1\t#!/bin/bash\n     2\tDB=${1:-app}\n     3\tOUT=/var/backups/pg/$DB-$(date +%F).sql.gz\n"
+        '     4\tpg_dump -h db-primary -U backup "$DB" | gzip > "$OUT"\n'
+        '     5\taws s3 cp "$OUT" s3://acme-db-backups/$DB/\n     6\techo done',
+    )
+    c.bash(
+        "ls -l /var/backups/pg | tail -4 && sudo -u backup pg_dump -h db-primary -U backup app | head -c 200",
+        "-rw-r--r-- 1 backup backup 20 Nov 30 02:00 app-2026-11-30.sql.gz\n-rw-r--r-- 1 backup backup 20 Dec  1 02:00 app-2026-12-01.sql.gz\n"
+        "-rw-r--r-- 1 backup backup 20 Dec  2 02:00 app-2026-12-02.sql.gz\n-rw-r--r-- 1 backup backup 20 Dec  3 02:00 app-2026-12-03.sql.gz\n"
+        "pg_dump: error: server version: 16.4; pg_dump version: 15.8\npg_dump: error: aborting because of server version mismatch",
+        error=True,
+    )
+    c.say(
+        "Two faults. The primary was upgraded to 16.4 on Nov 26 while this box still has pg_dump 15.8, so every dump "
+        "aborts; and without pipefail the pipeline's status is gzip's, which succeeds on empty input, so the script "
+        "uploads a 20-byte gzip of nothing and says done."
+    )
+    c.bash(
+        "apt-cache policy postgresql-client-16 | head -3",
+        "postgresql-client-16:\n  Installed: (none)\n  Candidate: 16.6-1.pgdg22.04+1",
+    )
+    c.user("Install client 16 yes. Keep the 15 client installed, the reporting replica is still on 15.")
+    c.bash(
+        "sudo apt-get install -y postgresql-client-16 && /usr/lib/postgresql/16/bin/pg_dump --version",
+        "Setting up postgresql-client-16 (16.6-1.pgdg22.04+1) ...\npg_dump (PostgreSQL) 16.6",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/opt/ops/scripts/pg_backup.sh",
+            "content": "#!/bin/bash\nset -euo pipefail\n\nDB=${1:-app}\nPG_BIN=/usr/lib/postgresql/16/bin\nMIN_BYTES=${MIN_BYTES:-1048576}\n"
+            'OUT=/var/backups/pg/$DB-$(date +%F).sql.gz\n\nfail() {\n  logger -t pg_backup "FAILED: $*"\n'
+            '  curl -fsS -m 10 -X POST "$PAGER_WEBHOOK" -d "pg_backup $DB failed: $*" || true\n  exit 1\n}\ntrap \'fail "line $LINENO"\' ERR\n\n'
+            '"$PG_BIN/pg_dump" -h db-primary -U backup "$DB" | gzip > "$OUT"\n'
+            'size=$(stat -c %s "$OUT")\n[ "$size" -ge "$MIN_BYTES" ] || fail "dump is only $size bytes"\n'
+            'gzip -t "$OUT"\naws s3 cp --only-show-errors "$OUT" "s3://acme-db-backups/$DB/"\n',
+        },
+        "File created successfully at: /opt/ops/scripts/pg_backup.sh",
+    )
+    c.bash(
+        "shellcheck pg_backup.sh",
+        '\nIn pg_backup.sh line 11:\n  curl -fsS -m 10 -X POST "$PAGER_WEBHOOK" -d "pg_backup $DB failed: $*" || true\n'
+        "                          ^------------^ SC2154 (warning): PAGER_WEBHOOK is referenced but not assigned.",
+        error=True,
+    )
+    c.say(
+        "PAGER_WEBHOOK comes from /etc/default/pg_backup, which cron's environment doesn't load; sourcing it at the top and failing clearly if it's missing."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/opt/ops/scripts/pg_backup.sh",
+            "old_string": "set -euo pipefail\n",
+            "new_string": 'set -euo pipefail\n# shellcheck source=/etc/default/pg_backup\n. /etc/default/pg_backup\n: "${PAGER_WEBHOOK:?set PAGER_WEBHOOK in /etc/default/pg_backup}"\n',
+        },
+        "The file /opt/ops/scripts/pg_backup.sh has been updated.",
+    )
+    c.bash(
+        "shellcheck pg_backup.sh && sudo -u backup ./pg_backup.sh app && ls -l /var/backups/pg | tail -1",
+        "-rw-r--r-- 1 backup backup 2871093342 Dec  4 11:47 app-2026-12-04.sql.gz",
+    )
+    c.bash(
+        "sudo -u backup env MIN_BYTES=999999999999 ./pg_backup.sh app; echo exit=$?; journalctl -t pg_backup -n 1 --no-pager",
+        "exit=1\nDec 04 11:52:10 db-backup-01 pg_backup[88102]: FAILED: dump is only 2871093342 bytes",
+    )
+    summary = _summary(
+        "Backup script silently uploading empty dumps; pg_dump version mismatch plus missing pipefail.",
+        """- Fix pg_backup.sh so a failed dump fails the cron job and pages the team (it had been uploading tiny empty files for a week).
+- Constraints: runs under cron on the backup host as user backup; bash only, no Python.
+- Install the PostgreSQL 16 client but keep the 15 client (the reporting replica is still on 15).""",
+        """- bash set -euo pipefail, ERR trap; gzip of empty input succeeds
+- pg_dump must be at least the server's major version""",
+        """- /opt/ops/scripts/pg_backup.sh: rewritten with strict mode, the PG 16 binaries, a minimum-size check, gzip -t, a fail() that logs and calls the pager webhook (loaded from /etc/default/pg_backup).""",
+        """- pg_dump aborted with a server version mismatch (server 16 vs client 15) after the primary's upgrade.
+- shellcheck warned the webhook variable was unassigned; it is now sourced from the defaults file with a clear error if missing.""",
+        """A fresh backup ran successfully at normal size, and a forced failure (raised minimum size) exits 1 and logs the failure.""",
+        """- "Last night's restore drill found that pg_backup.sh has been uploading 20-byte files for a week. Fix the script so a failed dump fails the job and pages us... keep it POSIX-ish bash, no Python on that box."
+- "Install client 16 yes. Keep the 15 client installed, the reporting replica is still on 15.\"""",
+        "- Confirm the page actually arrives (webhook not observed end to end).",
+        "Script fixed and tested manually on the backup host.",
+        "Check that the pager received the forced-failure test alert.",
+    )
+    labels = [
+        Label("request", "a failed dump fails the job and pages us", False),
+        Label("constraint", "no Python on that box", False),
+        Label("identifier", "db-backup-01", True),
+        Label("failure", "aborting because of server version mismatch", False),
+        Label("identifier", "Nov 26", True),
+        Label("decision", "gzip's, which succeeds on empty input", False),
+        Label("constraint", "Keep the 15 client installed", False),
+        Label("identifier", "16.6-1.pgdg22.04+1", True),
+        Label("edit", "MIN_BYTES=${MIN_BYTES:-1048576}", True),
+        Label("failure", "SC2154", False),
+        Label("measurement", "2871093342", True),
+        Label("identifier", "s3://acme-db-backups/", True),
+        Label("file", "/etc/default/pg_backup", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def excel_csv_export() -> DevSession:
+    """Python: CSV export shows mojibake in Excel; BOM, delimiter by locale, and a formula-injection guard."""
+    c = Conversation("/home/ana/code/timesheets", "blind-excel-csv-export")
+    c.user(
+        "Customers in Germany open the timesheet CSV export in Excel and see 'MÃ¼ller' instead of 'Müller', and "
+        "everything lands in one column. Fix the export for Excel. Don't break the API consumers who parse it "
+        "with pandas, they use the same endpoint with ?format=csv."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ana/code/timesheets/app/exports/csv_export.py"},
+        "     1\timport csv\n     2\timport io\n\n\n     5\tdef render(rows, columns):\n     6\t    buf = io.StringIO()\n"
+        "     7\t    w = csv.writer(buf)\n     8\t    w.writerow([c.title for c in columns])\n"
+        "     9\t    for r in rows:\n    10\t        w.writerow([c.value(r) for c in columns])\n    11\t    return buf.getvalue().encode('utf-8')",
+    )
+    c.say(
+        "Excel guesses the code page unless the file starts with a UTF-8 BOM, and in a German locale it expects ';' "
+        "as the delimiter because ',' is the decimal separator. Changing the default would break the pandas "
+        "users, so I'll add a separate dialect: ?format=csv stays as is, ?format=excel-csv gets BOM and ';'."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/code/timesheets/app/exports/csv_export.py",
+            "old_string": "def render(rows, columns):\n    buf = io.StringIO()\n    w = csv.writer(buf)",
+            "new_string": "def render(rows, columns, excel=False):\n    buf = io.StringIO()\n    w = csv.writer(buf, delimiter=';' if excel else ',')",
+        },
+        "The file /home/ana/code/timesheets/app/exports/csv_export.py has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/code/timesheets/app/exports/csv_export.py",
+            "old_string": "    return buf.getvalue().encode('utf-8')",
+            "new_string": "    return buf.getvalue().encode('utf-8-sig' if excel else 'utf-8')",
+        },
+        "The file /home/ana/code/timesheets/app/exports/csv_export.py has been updated.",
+    )
+    c.user(
+        "While you're in there: security flagged that a project name like =HYPERLINK(...) runs as a formula in Excel. Fix that too, for the Excel format only."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/code/timesheets/app/exports/csv_export.py",
+            "old_string": "        w.writerow([c.value(r) for c in columns])",
+            "new_string": "        w.writerow([_inert(c.value(r)) if excel else c.value(r) for c in columns])",
+        },
+        "The file /home/ana/code/timesheets/app/exports/csv_export.py has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/code/timesheets/app/exports/csv_export.py",
+            "old_string": "def render(rows, columns, excel=False):",
+            "new_string": "FORMULA_START = ('=', '+', '-', '@', '\\t', '\\r')\n\n\ndef _inert(value):\n    text = str(value)\n    return \"'\" + text if text.startswith(FORMULA_START) else value\n\n\ndef render(rows, columns, excel=False):",
+        },
+        "The file /home/ana/code/timesheets/app/exports/csv_export.py has been updated.",
+    )
+    c.bash(
+        "python -m pytest tests/exports -q",
+        "F....\n=================================== FAILURES ===================================\n"
+        "____________________________ test_negative_hours_kept ____________________________\n"
+        "    assert rows[3]['hours'] == '-1.5'\nE   AssertionError: assert \"'-1.5\" == '-1.5'\n"
+        "1 failed, 4 passed in 0.41s",
+        error=True,
+    )
+    c.say(
+        "Negative numbers start with '-' and got the quote prefix. Corrections are logged as negative hours, so "
+        "they matter. Only text cells can be formulas here: numbers come from the model as Decimal, so I'll guard str values only."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/code/timesheets/app/exports/csv_export.py",
+            "old_string": '    text = str(value)\n    return "\'" + text if text.startswith(FORMULA_START) else value',
+            "new_string": '    if isinstance(value, str) and value.startswith(FORMULA_START):\n        return "\'" + value\n    return value',
+        },
+        "The file /home/ana/code/timesheets/app/exports/csv_export.py has been updated.",
+    )
+    c.bash("python -m pytest tests/exports -q", ".......\n7 passed in 0.39s")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/code/timesheets/app/api/exports.py",
+            "old_string": "FORMATS = {'csv': csv_export.render, 'xlsx': xlsx_export.render}",
+            "new_string": "FORMATS = {\n    'csv': csv_export.render,\n    'excel-csv': partial(csv_export.render, excel=True),\n    'xlsx': xlsx_export.render,\n}",
+        },
+        "The file /home/ana/code/timesheets/app/api/exports.py has been updated.",
+    )
+    summary = _summary(
+        "CSV export broken in German Excel; added an Excel-specific CSV format with BOM, semicolons and formula guarding.",
+        """- Make the timesheet CSV export open correctly in Excel for German customers (umlauts garbled, all data in one column).
+- Don't break API consumers that parse ?format=csv with pandas.
+- Also neutralise formula injection (cells starting with = etc.), for the Excel format only.""",
+        """- UTF-8 BOM (utf-8-sig) for Excel, ';' delimiter in locales with decimal commas
+- CSV formula injection and the leading-apostrophe mitigation""",
+        """- app/exports/csv_export.py: render() takes excel=False; in Excel mode it writes ';', encodes utf-8-sig and prefixes formula-like string cells with an apostrophe.
+- app/api/exports.py: new 'excel-csv' format mapped to the Excel mode; 'csv' unchanged.""",
+        """- A test failed because negative hours were being prefixed too; the guard now applies to string values only.""",
+        """A separate format was chosen instead of changing the default, to keep existing CSV consumers working.""",
+        """- "Customers in Germany open the timesheet CSV export in Excel and see 'MÃ¼ller' instead of 'Müller', and everything lands in one column. Fix the export for Excel. Don't break the API consumers who parse it with pandas, they use the same endpoint with ?format=csv."
+- "While you're in there: security flagged that a project name like =HYPERLINK(...) runs as a formula in Excel. Fix that too, for the Excel format only.\"""",
+        "- Point the UI's export button at the new format.",
+        "Export tests pass; the new format is registered in the API.",
+        "Update the frontend export link to use format=excel-csv.",
+    )
+    labels = [
+        Label("request", "Fix the export for Excel", False),
+        Label("constraint", "Don't break the API consumers who parse it with pandas", False),
+        Label("decision", "?format=excel-csv gets BOM and ';'", False),
+        Label("edit", "'utf-8-sig' if excel else 'utf-8'", False),
+        Label("request", "Fix that too, for the Excel format only", False),
+        Label("edit", "FORMULA_START = ('=', '+', '-', '@', '\\t', '\\r')", True),
+        Label("failure", "assert \"'-1.5\" == '-1.5'", False),
+        Label("decision", "Corrections are logged as negative hours", True),
+        Label("measurement", "7 passed", True),
+        Label("file", "app/api/exports.py", False),
+        Label("identifier", "test_negative_hours_kept", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
+SESSIONS = (
+    flaky_batcher,
+    arc_cycle_leak,
+    orders_api_v2,
+    polish_plurals,
+    checkout_rollout,
+    split_full_name,
+    json_logging,
+    dns_postmortem,
+    review_followups,
+    tokenizer_regression,
+    licence_audit,
+    release_2_4,
+    bucket_lifecycle,
+    backup_cron,
+    excel_csv_export,
+)
