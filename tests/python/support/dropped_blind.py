@@ -1802,6 +1802,338 @@ def excel_csv_export() -> DevSession:
     return DevSession(c, summary, labels)
 
 
+def double_cron() -> DevSession:
+    """Go/Kubernetes: a nightly job ran twice after scaling to 3 replicas; leader election with a Lease."""
+    c = Conversation("/home/sam/src/notifier", "blind-double-cron")
+    c.user(
+        "Since we scaled notifier to 3 replicas, customers get the weekly digest email three times. The digest job "
+        "runs in-process on a cron schedule. Make it run once per schedule. No new infrastructure: no Redis, no "
+        "separate CronJob, we only have the cluster's API."
+    )
+    c.tool(
+        "Grep",
+        {"pattern": "cron.New|AddFunc", "path": "cmd/notifier", "output_mode": "content", "-n": True},
+        "cmd/notifier/main.go:58:\tc := cron.New(cron.WithLocation(time.UTC))\n"
+        'cmd/notifier/main.go:59:\tc.AddFunc("0 7 * * MON", digest.SendWeekly(store, mailer))',
+    )
+    c.say(
+        "client-go has leader election on a coordination.k8s.io Lease, which uses only the API server. Only the leader "
+        "starts the cron scheduler; if it dies another replica takes over within the lease duration. I'll use "
+        "LeaseDuration 30s, RenewDeadline 20s, RetryPeriod 5s, the client-go defaults' ratio."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/src/notifier/cmd/notifier/main.go",
+            "old_string": '\tc := cron.New(cron.WithLocation(time.UTC))\n\tc.AddFunc("0 7 * * MON", digest.SendWeekly(store, mailer))\n\tc.Start()',
+            "new_string": '\tlock := &resourcelock.LeaseLock{\n\t\tLeaseMeta:  metav1.ObjectMeta{Name: "notifier-scheduler", Namespace: ns},\n\t\tClient:     kube.CoordinationV1(),\n\t\tLockConfig: resourcelock.ResourceLockConfig{Identity: podName},\n\t}\n'
+            "\tgo leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{\n\t\tLock: lock, ReleaseOnCancel: true,\n\t\tLeaseDuration: 30 * time.Second, RenewDeadline: 20 * time.Second, RetryPeriod: 5 * time.Second,\n"
+            '\t\tCallbacks: leaderelection.LeaderCallbacks{\n\t\t\tOnStartedLeading: func(ctx context.Context) { runScheduler(ctx, store, mailer) },\n\t\t\tOnStoppedLeading: func() { log.Info("scheduler: lost leadership") },\n\t\t},\n\t})',
+        },
+        "The file /home/sam/src/notifier/cmd/notifier/main.go has been updated.",
+    )
+    c.bash(
+        "go build ./... && kubectl -n comms logs deploy/notifier --since=2m | grep -i lease",
+        "E1204 11:20:04.118201       1 leaderelection.go:332] error retrieving resource lock comms/notifier-scheduler: "
+        'leases.coordination.k8s.io "notifier-scheduler" is forbidden: User "system:serviceaccount:comms:notifier" '
+        'cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "comms"',
+        error=True,
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/sam/src/notifier/deploy/rbac-lease.yaml",
+            "content": "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: notifier-lease\n  namespace: comms\nrules:\n"
+            '  - apiGroups: ["coordination.k8s.io"]\n    resources: ["leases"]\n    resourceNames: ["notifier-scheduler"]\n    verbs: ["get", "update"]\n'
+            '  - apiGroups: ["coordination.k8s.io"]\n    resources: ["leases"]\n    verbs: ["create"]\n---\n'
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: notifier-lease\n  namespace: comms\n"
+            "subjects:\n  - kind: ServiceAccount\n    name: notifier\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: notifier-lease\n",
+        },
+        "File created successfully at: /home/sam/src/notifier/deploy/rbac-lease.yaml",
+    )
+    c.say(
+        "create can't be limited by resourceNames (the name isn't known at authorisation time), hence the separate rule."
+    )
+    c.bash(
+        "kubectl apply -f deploy/rbac-lease.yaml && kubectl -n comms rollout restart deploy/notifier && sleep 40 && kubectl -n comms get lease notifier-scheduler -o jsonpath='{.spec.holderIdentity}'",
+        "role.rbac.authorization.k8s.io/notifier-lease created\nrolebinding.rbac.authorization.k8s.io/notifier-lease created\n"
+        "deployment.apps/notifier restarted\nnotifier-5b8c6f9d7-q7tln",
+    )
+    c.user(
+        "Test the failover: kill the leader and tell me how long until someone else holds it. Staging only, obviously."
+    )
+    c.bash(
+        "kubectl config current-context && kubectl -n comms delete pod notifier-5b8c6f9d7-q7tln --grace-period=0 --force; "
+        'start=$(date +%s); until h=$(kubectl -n comms get lease notifier-scheduler -o jsonpath=\'{.spec.holderIdentity}\') && [ "$h" != notifier-5b8c6f9d7-q7tln ]; do sleep 1; done; echo "$h after $(( $(date +%s) - start ))s"',
+        "staging-eu1\nWarning: Immediate deletion does not wait for confirmation that the running resource has been terminated.\n"
+        'pod "notifier-5b8c6f9d7-q7tln" force deleted\nnotifier-5b8c6f9d7-8mzxd after 33s',
+    )
+    c.say(
+        "Failover took 33 s: with a forced kill the lease isn't released, so the next replica waits out the 30 s "
+        "lease. A normal shutdown releases it at once because ReleaseOnCancel is on. A digest is weekly, so a "
+        "gap of half a minute at 07:00 on Monday only delays it."
+    )
+    summary = _summary(
+        "Duplicate weekly digests after scaling to 3 replicas; in-process cron now gated by Kubernetes Lease leader election.",
+        """- Make the in-process weekly digest job run once per schedule although notifier runs 3 replicas.
+- No new infrastructure (no Redis, no separate CronJob); only the Kubernetes API.
+- Test failover by killing the leader, in staging only, and report the takeover time.""",
+        """- client-go leaderelection with a coordination.k8s.io Lease; ReleaseOnCancel
+- RBAC Role/RoleBinding for leases; resourceNames cannot restrict create""",
+        """- cmd/notifier/main.go: the cron scheduler now starts only in OnStartedLeading of a Lease-based leader election (lease notifier-scheduler).
+- deploy/rbac-lease.yaml (new): Role + RoleBinding letting the notifier service account get/update its lease and create leases.""",
+        """- The pods could not read the lease (RBAC forbidden for the service account); fixed with the new Role/RoleBinding.""",
+        """Leader election confirmed working in staging; after a forced kill of the leader another replica took over in about half a minute, which is fine for a weekly job. A graceful shutdown hands over immediately.""",
+        """- "Since we scaled notifier to 3 replicas, customers get the weekly digest email three times... Make it run once per schedule. No new infrastructure: no Redis, no separate CronJob, we only have the cluster's API."
+- "Test the failover: kill the leader and tell me how long until someone else holds it. Staging only, obviously.\"""",
+        "- Roll out to production.",
+        "Failover tested in staging.",
+        "Ask whether to roll the change out to production.",
+    )
+    labels = [
+        Label("request", "Make it run once per schedule", False),
+        Label("constraint", "no Redis, no separate CronJob", False),
+        Label("identifier", "0 7 * * MON", True),
+        Label("decision", "LeaseDuration 30s, RenewDeadline 20s, RetryPeriod 5s", True),
+        Label("failure", 'cannot get resource "leases" in API group "coordination.k8s.io"', False),
+        Label("file", "deploy/rbac-lease.yaml", False),
+        Label("decision", "create can't be limited by resourceNames", False),
+        Label("constraint", "Staging only, obviously", False),
+        Label("identifier", "staging-eu1", True),
+        Label("measurement", "after 33s", False),
+        Label("identifier", "notifier-5b8c6f9d7-8mzxd", True),
+        Label("identifier", "notifier-scheduler", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def socket_listener_leak() -> DevSession:
+    """TypeScript/Node: a websocket server's heap grows; listeners added per message never removed."""
+    c = Conversation("/srv/app/live-scores", "blind-socket-listener-leak")
+    c.user(
+        "live-scores leaks: heap goes from ~180 MB to 1.5 GB over a match day and then the pod restarts. Find it. "
+        "We're on Node 20, don't upgrade ws or node in this change, the upgrade is scheduled separately."
+    )
+    c.bash(
+        "node --inspect=0.0.0.0:9229 dist/server.js & sleep 2; npx autocannon-ws --connections 500 --duration 300 ws://localhost:8080/feed; "
+        "node scripts/heap-snapshot.js 9229 /tmp/after.heapsnapshot",
+        "Debugger listening on ws://0.0.0.0:9229/6c1f2e9a-44b1-4d0f-9a55-0f2b8d1c7e30\n"
+        "(node:41877) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 score listeners added to [MatchFeed]. Use emitter.setMaxListeners() to increase limit\n"
+        "500 connections, 150000 messages in 300s\nheap snapshot written: /tmp/after.heapsnapshot (612 MB)",
+    )
+    c.bash(
+        "node scripts/top-retainers.js /tmp/after.heapsnapshot | head -6",
+        "Closure (onScore)            count 148211   retained 402.7 MB\n"
+        "  retained by MatchFeed._events.score (Array)\nObject (Subscription)        count 148209   retained 51.3 MB\n"
+        "string                       count  90322   retained 20.0 MB",
+    )
+    c.tool(
+        "Grep",
+        {"pattern": "on\\('score'", "path": "src", "output_mode": "content", "-n": True, "-B": 3},
+        "src/ws/handlers.ts-41-  socket.on('message', (raw) => {\nsrc/ws/handlers.ts-42-    const msg = parse(raw);\n"
+        "src/ws/handlers.ts-43-    if (msg.type !== 'subscribe') return;\nsrc/ws/handlers.ts:44:    feed.on('score', function onScore(s) { if (s.matchId === msg.matchId) socket.send(JSON.stringify(s)); });",
+    )
+    c.say(
+        "Every subscribe message adds a listener to the shared MatchFeed and nothing removes it on close, so each "
+        "listener keeps its socket and closure alive forever. Clients resubscribe on every reconnect, which on "
+        "mobile is often. I'll keep one listener per socket per match and remove them all on 'close'."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/srv/app/live-scores/src/ws/handlers.ts",
+            "old_string": "    feed.on('score', function onScore(s) { if (s.matchId === msg.matchId) socket.send(JSON.stringify(s)); });",
+            "new_string": "    if (listeners.has(msg.matchId)) return;\n    const onScore = (s: Score) => { if (s.matchId === msg.matchId) socket.send(JSON.stringify(s)); };\n"
+            "    listeners.set(msg.matchId, onScore);\n    feed.on('score', onScore);",
+        },
+        "The file /srv/app/live-scores/src/ws/handlers.ts has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/srv/app/live-scores/src/ws/handlers.ts",
+            "old_string": "  socket.on('message', (raw) => {",
+            "new_string": "  const listeners = new Map<string, (s: Score) => void>();\n  socket.on('close', () => {\n    for (const l of listeners.values()) feed.off('score', l);\n    listeners.clear();\n  });\n  socket.on('message', (raw) => {",
+        },
+        "The file /srv/app/live-scores/src/ws/handlers.ts has been updated.",
+    )
+    c.bash(
+        "npx tsc -p . && npx vitest run src/ws",
+        " ✓ src/ws/handlers.test.ts (9 tests) 112ms\n ✗ src/ws/feed.test.ts > unsubscribe stops delivery\n"
+        '   → expected "send" to be called 1 times, but got 2 times\n\n Test Files  1 failed | 1 passed (2)\n      Tests  1 failed | 14 passed (15)',
+        error=True,
+    )
+    c.say(
+        "The client protocol also has an 'unsubscribe' message that the old code ignored; the test expected it to work. Handling it: remove that match's listener."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/srv/app/live-scores/src/ws/handlers.ts",
+            "old_string": "    if (msg.type !== 'subscribe') return;",
+            "new_string": "    if (msg.type === 'unsubscribe') {\n      const l = listeners.get(msg.matchId);\n      if (l) feed.off('score', l);\n      listeners.delete(msg.matchId);\n      return;\n    }\n    if (msg.type !== 'subscribe') return;",
+        },
+        "The file /srv/app/live-scores/src/ws/handlers.ts has been updated.",
+    )
+    c.bash(
+        "npx vitest run src/ws && node scripts/soak.js --connections 500 --reconnect-every 20s --duration 600",
+        " Test Files  2 passed (2)\n      Tests  15 passed (15)\n"
+        + _lines("t={i}0s heapUsed=19{i} MB listeners=500", 6)
+        + "\nsoak done: heapUsed start 183 MB, end 197 MB, max listeners 512",
+    )
+    summary = _summary(
+        "Node websocket service memory leak: per-message event listeners never removed; fixed with per-socket bookkeeping.",
+        """- Find the memory leak in live-scores (heap grows over a match day until the pod restarts).
+- Constraint: stay on the current Node and ws versions; upgrades are separate.""",
+        """- EventEmitter listener leaks, MaxListenersExceededWarning
+- Heap snapshots and retainer analysis""",
+        """- src/ws/handlers.ts: one score listener per socket per match kept in a Map; all removed on socket close; 'unsubscribe' messages now remove that match's listener.""",
+        """- A feed test failed (unsubscribe still delivered); the old handler ignored unsubscribe; now handled.""",
+        """The heap snapshot showed the onScore closures retained by the shared MatchFeed's score listener array. A 10-minute soak with frequent reconnects now stays flat.""",
+        """- "live-scores leaks: heap goes from ~180 MB to 1.5 GB over a match day and then the pod restarts. Find it. We're on Node 20, don't upgrade ws or node in this change, the upgrade is scheduled separately.\"""",
+        "- Deploy and watch memory on the next match day.",
+        "Fix done; all ws tests pass; soak test flat.",
+        "Commit and deploy the fix.",
+    )
+    labels = [
+        Label("request", "Find it", False),
+        Label("constraint", "don't upgrade ws or node in this change", False),
+        Label("failure", "MaxListenersExceededWarning", False),
+        Label("measurement", "148211", True),
+        Label("measurement", "402.7 MB", True),
+        Label("file", "src/ws/handlers.ts", False),
+        Label("decision", "Clients resubscribe on every reconnect", True),
+        Label("edit", "feed.off('score', l)", False),
+        Label("failure", 'expected "send" to be called 1 times, but got 2 times', False),
+        Label("measurement", "heapUsed start 183 MB, end 197 MB", False),
+        Label("measurement", "15 passed", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def revenue_fanout() -> DevSession:
+    """SQL: a monthly revenue report overstated by a join fan-out through discounts; window functions."""
+    c = Conversation("/home/nora/analytics/dbt", "blind-revenue-fanout")
+    c.user(
+        "Finance says November revenue in the dashboard is 1.94M but Stripe says 1.71M. The model is "
+        "models/marts/monthly_revenue.sql. Find the difference. Don't change the numbers of closed months before "
+        "November without telling me first, they're already reported to the board."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/nora/analytics/dbt/models/marts/monthly_revenue.sql"},
+        "     1\tselect\n     2\t  date_trunc('month', o.paid_at) as month,\n     3\t  sum(oi.amount_cents) / 100.0 as revenue\n"
+        "     4\tfrom {{ ref('orders') }} o\n     5\tjoin {{ ref('order_items') }} oi on oi.order_id = o.id\n"
+        "     6\tleft join {{ ref('order_discounts') }} d on d.order_id = o.id\n     7\twhere o.status = 'paid'\n     8\tgroup by 1",
+    )
+    c.bash(
+        "dbt show --inline \"select count(*) as orders, count(distinct order_id) as distinct_orders from {{ ref('order_discounts') }} where created_at >= '2026-11-01'\"",
+        "| orders | distinct_orders |\n| ------ | --------------- |\n|   4182 |            2977 |",
+    )
+    c.say(
+        "order_discounts has more than one row per order since the stacked-coupons launch (4182 rows for 2977 "
+        "orders in November), so the left join repeats every item row once per discount. The discount join isn't "
+        "even used in the select: it's left over from an older version."
+    )
+    c.bash(
+        "dbt show --inline \"select date_trunc('month', paid_at) m, sum(amount_cents)/100.0 r from {{ ref('orders') }} o join {{ ref('order_items') }} oi on oi.order_id=o.id where status='paid' and paid_at >= '2026-08-01' group by 1 order by 1\"",
+        "| m          | r          |\n| ---------- | ---------- |\n| 2026-08-01 | 1502118.40 |\n| 2026-09-01 | 1588720.15 |\n"
+        "| 2026-10-01 | 1655093.70 |\n| 2026-11-01 | 1713406.85 |",
+    )
+    c.bash(
+        "dbt show --select monthly_revenue --limit 4 --order-by 'month desc'",
+        "| month      | revenue    |\n| ---------- | ---------- |\n| 2026-11-01 | 1942551.10 |\n| 2026-10-01 | 1689302.55 |\n"
+        "| 2026-09-01 | 1588720.15 |\n| 2026-08-01 | 1502118.40 |",
+        error=False,
+    )
+    c.say(
+        "Without the join, November is 1713406.85, matching Stripe's 1.71M. But October also changes: 1689302.55 "
+        "reported vs 1655093.70 correct, because stacked coupons launched on Oct 20. September and earlier are unchanged."
+    )
+    c.user(
+        "OK, October was reported to the board. Fix the model anyway, and write me a short note with the October delta I can send to the CFO."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nora/analytics/dbt/models/marts/monthly_revenue.sql",
+            "old_string": "join {{ ref('order_items') }} oi on oi.order_id = o.id\nleft join {{ ref('order_discounts') }} d on d.order_id = o.id",
+            "new_string": "join {{ ref('order_items') }} oi on oi.order_id = o.id",
+        },
+        "The file /home/nora/analytics/dbt/models/marts/monthly_revenue.sql has been updated.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/nora/analytics/dbt/tests/assert_revenue_one_row_per_item.sql",
+            "content": "-- fails if the revenue model ever counts an order item twice\nselect oi.id from {{ ref('order_items') }} oi\n"
+            "join {{ ref('orders') }} o on o.id = oi.order_id where o.status = 'paid'\ngroup by oi.id having count(*) > 1\n",
+        },
+        "File created successfully at: /home/nora/analytics/dbt/tests/assert_revenue_one_row_per_item.sql",
+    )
+    c.bash(
+        "dbt build --select monthly_revenue+",
+        "12:31:05  1 of 3 START sql table model marts.monthly_revenue ...... [RUN]\n"
+        "12:31:09  1 of 3 OK created sql table model marts.monthly_revenue ... [SELECT 41 in 3.92s]\n"
+        "12:31:09  2 of 3 START test assert_revenue_one_row_per_item ........ [RUN]\n"
+        "12:31:10  2 of 3 PASS assert_revenue_one_row_per_item .............. [PASS in 0.88s]\n"
+        "12:31:10  3 of 3 START test not_null_monthly_revenue_month ......... [RUN]\n"
+        "12:31:10  3 of 3 ERROR not_null_monthly_revenue_month .............. [ERROR in 0.21s]\n"
+        'Database Error in test not_null_monthly_revenue_month (models/marts/schema.yml)\n  column "month" does not exist',
+        error=True,
+    )
+    c.bash(
+        "grep -n -B2 -A4 'monthly_revenue' models/marts/schema.yml",
+        "14:  - name: monthly_revenue\n15:    columns:\n16:      - name: revenue_month\n17:        tests: [not_null, unique]",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/nora/analytics/dbt/models/marts/schema.yml",
+            "old_string": "      - name: revenue_month",
+            "new_string": "      - name: month",
+        },
+        "The file /home/nora/analytics/dbt/models/marts/schema.yml has been updated.",
+    )
+    c.bash("dbt build --select monthly_revenue+", "12:33:40  Done. PASS=4 WARN=0 ERROR=0 SKIP=0 TOTAL=4")
+    summary = _summary(
+        "Monthly revenue overstated vs Stripe; a join fan-out through order_discounts; model fixed, October affected.",
+        """- Explain why the dashboard's November revenue (~1.94M) exceeds Stripe's (~1.71M) in the monthly revenue dbt model.
+- Do not change closed months before November without telling the user first (already reported to the board).
+- After learning October is affected: fix the model anyway and draft a short note for the CFO with the October difference.""",
+        """- Join fan-out from a one-to-many join; dbt singular tests; dbt show / build""",
+        """- models/marts/monthly_revenue.sql: removed the unused join to order_discounts.
+- tests/assert_revenue_one_row_per_item.sql (new): guards against counting an item twice.
+- models/marts/schema.yml: column name in the tests corrected to match the model.""",
+        """- order_discounts now has multiple rows per order (stacked coupons), so the join multiplied item rows.
+- A schema test referenced a column that doesn't exist; renamed in schema.yml.""",
+        """November corrected revenue matches Stripe. October was also inflated since stacked coupons launched in late October; earlier months are unchanged.""",
+        """- "Finance says November revenue in the dashboard is 1.94M but Stripe says 1.71M... Find the difference. Don't change the numbers of closed months before November without telling me first, they're already reported to the board."
+- "OK, October was reported to the board. Fix the model anyway, and write me a short note with the October delta I can send to the CFO.\"""",
+        "- Write the CFO note with the October delta.",
+        "Model fixed and all dbt tests pass.",
+        "Draft the note for the CFO.",
+    )
+    labels = [
+        Label("request", "Find the difference", False),
+        Label(
+            "constraint", "Don't change the numbers of closed months before November without telling me first", False
+        ),
+        Label("file", "models/marts/monthly_revenue.sql", False),
+        Label("measurement", "4182", True),
+        Label("measurement", "2977", True),
+        Label("measurement", "1713406.85", False),
+        Label("measurement", "1689302.55", True),
+        Label("measurement", "1655093.70", True),
+        Label("identifier", "Oct 20", True),
+        Label("failure", 'column "month" does not exist', False),
+        Label("edit", "- name: month", False),
+        Label("request", "write me a short note with the October delta", False),
+        Label("measurement", "PASS=4", True),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     flaky_batcher,
     arc_cycle_leak,
@@ -1818,4 +2150,7 @@ SESSIONS = (
     bucket_lifecycle,
     backup_cron,
     excel_csv_export,
+    double_cron,
+    socket_listener_leak,
+    revenue_fanout,
 )
