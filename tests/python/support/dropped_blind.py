@@ -2134,6 +2134,243 @@ def revenue_fanout() -> DevSession:
     return DevSession(c, summary, labels)
 
 
+def arm64_release_build() -> DevSession:
+    """Rust/shell: adding an aarch64 Linux build to the release workflow; a string of failed commands."""
+    c = Conversation("/home/yuki/src/logtail", "blind-arm64-release-build")
+    c.user(
+        "Users on Graviton want a binary. Add aarch64-unknown-linux-gnu to the release build. It must still link "
+        "against glibc 2.28 or older, our oldest supported distro is RHEL 8. Try it locally before touching the workflow."
+    )
+    c.bash(
+        "rustup target add aarch64-unknown-linux-gnu",
+        "info: downloading component 'rust-std' for 'aarch64-unknown-linux-gnu'\ninfo: installing component 'rust-std' for 'aarch64-unknown-linux-gnu'",
+    )
+    c.bash(
+        "cargo build --release --target aarch64-unknown-linux-gnu 2>&1 | tail -6",
+        "error: linking with `cc` failed: exit status: 1\n  |\n  = note: /usr/bin/ld: target/aarch64-unknown-linux-gnu/release/deps/logtail-3b1f.o: "
+        'error adding symbols: file in wrong format\n          collect2: error: ld returned 1 exit status\n\nerror: could not compile `logtail` (bin "logtail") due to 1 previous error',
+        error=True,
+    )
+    c.bash("aarch64-linux-gnu-gcc --version", "bash: aarch64-linux-gnu-gcc: command not found", error=True)
+    c.say(
+        "Installing a cross gcc would link against this machine's glibc 2.39, which breaks the RHEL 8 requirement. "
+        "cargo-zigbuild can target an explicit glibc version (the .2.28 suffix), so I'll use that instead."
+    )
+    c.bash(
+        "cargo install --locked cargo-zigbuild && pip install ziglang==0.13.0",
+        "  Installed package `cargo-zigbuild v0.19.7` (executable `cargo-zigbuild`)\nSuccessfully installed ziglang-0.13.0",
+    )
+    c.bash(
+        "cargo zigbuild --release --target aarch64-unknown-linux-gnu.2.28 2>&1 | tail -8",
+        "  cargo:warning=openssl-sys: Could not find directory of OpenSSL installation\n"
+        "  --- stderr\n  thread 'main' panicked at openssl-sys-0.9.103/build/find_normal.rs:190:5:\n"
+        "  Could not find directory of OpenSSL installation, and this `-sys` crate cannot proceed without this knowledge.\n"
+        "error: failed to run custom build command for `openssl-sys v0.9.103`",
+        error=True,
+    )
+    c.bash(
+        "cargo tree -i openssl-sys -e normal | head -5",
+        "openssl-sys v0.9.103\n└── openssl v0.10.66\n    └── native-tls v0.2.12\n        └── reqwest v0.12.7\n            └── logtail v1.8.1",
+    )
+    c.user("Don't vendor OpenSSL, security won't sign off on shipping our own OpenSSL. Can reqwest use rustls?")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/src/logtail/Cargo.toml",
+            "old_string": 'reqwest = { version = "0.12", features = ["json"] }',
+            "new_string": 'reqwest = { version = "0.12", default-features = false, features = ["json", "rustls-tls-native-roots"] }',
+        },
+        "The file /home/yuki/src/logtail/Cargo.toml has been updated.",
+    )
+    c.bash(
+        "cargo zigbuild --release --target aarch64-unknown-linux-gnu.2.28 2>&1 | tail -2 && file target/aarch64-unknown-linux-gnu/release/logtail && "
+        "objdump -T target/aarch64-unknown-linux-gnu/release/logtail | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1",
+        "    Finished `release` profile [optimized] target(s) in 2m 41s\n"
+        "target/aarch64-unknown-linux-gnu/release/logtail: ELF 64-bit LSB pie executable, ARM aarch64, version 1 (SYSV), dynamically linked, interpreter /lib/ld-linux-aarch64.so.1, for GNU/Linux 3.7.0, stripped\n"
+        "GLIBC_2.28",
+    )
+    c.bash(
+        "docker run --rm --platform linux/arm64 -v $PWD/target/aarch64-unknown-linux-gnu/release:/b rockylinux:8 /b/logtail --version",
+        "logtail 1.8.1",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/src/logtail/.github/workflows/release.yml",
+            "old_string": "        target: [x86_64-unknown-linux-gnu]",
+            "new_string": "        target: [x86_64-unknown-linux-gnu.2.28, aarch64-unknown-linux-gnu.2.28]",
+        },
+        "The file /home/yuki/src/logtail/.github/workflows/release.yml has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/yuki/src/logtail/.github/workflows/release.yml",
+            "old_string": "      - run: cargo build --release --target ${{ matrix.target }}",
+            "new_string": "      - run: pip install ziglang==0.13.0 && cargo install --locked cargo-zigbuild@0.19.7\n      - run: cargo zigbuild --release --target ${{ matrix.target }}",
+        },
+        "The file /home/yuki/src/logtail/.github/workflows/release.yml has been updated.",
+    )
+    c.bash(
+        "actionlint .github/workflows/release.yml",
+        '.github/workflows/release.yml:41:52: property "target" is not defined in object type {os: string} [expression]\n   |\n41 |         path: target/${{ matrix.target }}/release/logtail',
+        error=True,
+    )
+    c.say(
+        "The upload step is in a second job without the matrix; and the path must drop the .2.28 suffix since cargo's output directory doesn't have it. Moving the upload into the build job with a trimmed path."
+    )
+    summary = _summary(
+        "Adding an arm64 Linux release binary for logtail while keeping glibc compatibility with RHEL 8.",
+        """- Add an aarch64 Linux target to logtail's release build for Graviton users.
+- Binaries must work with glibc 2.28 (RHEL 8).
+- Try locally before editing the workflow.
+- Don't vendor OpenSSL (security won't approve); switch reqwest to rustls.""",
+        """- Cross compilation with cargo-zigbuild and a glibc version suffix on the target
+- reqwest TLS backends (native-tls/OpenSSL vs rustls)
+- GitHub Actions matrix; actionlint""",
+        """- Cargo.toml: reqwest without default features, using rustls with native roots.
+- .github/workflows/release.yml: matrix now builds x86_64 and aarch64 with the glibc 2.28 suffix via cargo-zigbuild (pinned zig and zigbuild versions).""",
+        """- Plain cargo build for aarch64 failed at link time (wrong-format object with the host linker); no cross gcc installed.
+- openssl-sys could not find OpenSSL when cross-building; resolved by moving reqwest to rustls.
+- actionlint: the upload step references matrix.target in a job without the matrix (being fixed).""",
+        """A cross gcc would link against the host's newer glibc, so zigbuild was chosen to pin glibc. The aarch64 binary's highest glibc symbol is 2.28 and it runs in a Rocky Linux 8 arm64 container.""",
+        """- "Users on Graviton want a binary. Add aarch64-unknown-linux-gnu to the release build. It must still link against glibc 2.28 or older, our oldest supported distro is RHEL 8. Try it locally before touching the workflow."
+- "Don't vendor OpenSSL, security won't sign off on shipping our own OpenSSL. Can reqwest use rustls?\"""",
+        "- Fix the workflow's upload step.",
+        "Was fixing the actionlint error in release.yml: moving the upload into the build job with a path without the glibc suffix.",
+        "Finish the upload step change and re-run actionlint.",
+    )
+    labels = [
+        Label("request", "Add aarch64-unknown-linux-gnu to the release build", False),
+        Label("constraint", "glibc 2.28 or older", False),
+        Label("failure", "error adding symbols: file in wrong format", False),
+        Label("failure", "aarch64-linux-gnu-gcc: command not found", False),
+        Label("identifier", "glibc 2.39", True),
+        Label("identifier", "cargo-zigbuild v0.19.7", True),
+        Label("failure", "Could not find directory of OpenSSL installation", False),
+        Label("identifier", "native-tls v0.2.12", False),
+        Label("constraint", "Don't vendor OpenSSL", False),
+        Label("edit", "rustls-tls-native-roots", False),
+        Label("measurement", "2m 41s", True),
+        Label("identifier", "logtail 1.8.1", True),
+        Label("failure", 'property "target" is not defined in object type', False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def open_redirect() -> DevSession:
+    """Python/Django: an open redirect in the login `next` parameter, reported by a researcher."""
+    c = Conversation("/home/omar/src/clinicbook", "blind-open-redirect")
+    c.user(
+        "Security report SR-118: /accounts/login/?next=//evil.example redirects off-site after login. Fix it and "
+        "add tests. Keep it quiet: no mention of 'open redirect' in the commit message until the advisory is out."
+    )
+    c.tool(
+        "Grep",
+        {"pattern": "next", "path": "clinicbook/accounts/views.py", "output_mode": "content", "-n": True},
+        "clinicbook/accounts/views.py:31:        nxt = request.GET.get('next', '/')\n"
+        "clinicbook/accounts/views.py:32:        if nxt.startswith('/'):\n"
+        "clinicbook/accounts/views.py:33:            return redirect(nxt)",
+    )
+    c.say(
+        "startswith('/') accepts '//evil.example', which browsers read as a scheme-relative URL to another host, "
+        "and also '/\\\\evil.example' in some browsers. Django has url_has_allowed_host_and_scheme for exactly this; "
+        "I'll use it with require_https since the site is HTTPS only."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/src/clinicbook/clinicbook/accounts/views.py",
+            "old_string": "        if nxt.startswith('/'):\n            return redirect(nxt)",
+            "new_string": "        if url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=True):\n            return redirect(nxt)\n        return redirect('/')",
+        },
+        "The file /home/omar/src/clinicbook/clinicbook/accounts/views.py has been updated.",
+    )
+    c.bash(
+        "python -m pytest clinicbook/accounts -q",
+        "..........F\n_______________ test_login_redirects_to_next ________________\n"
+        "E   AssertionError: '/' != '/appointments/?day=2026-12-04'\n1 failed, 10 passed in 2.77s",
+        error=True,
+    )
+    c.say(
+        "The test client uses http, so require_https rejects every next. request.is_secure() is the right input: "
+        "in prod it's True behind the proxy because SECURE_PROXY_SSL_HEADER is set."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/src/clinicbook/clinicbook/accounts/views.py",
+            "old_string": "require_https=True)",
+            "new_string": "require_https=request.is_secure())",
+        },
+        "The file /home/omar/src/clinicbook/clinicbook/accounts/views.py has been updated.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/omar/src/clinicbook/clinicbook/accounts/tests/test_login_next.py",
+            "content": "import pytest\n\nOFFSITE = ['//evil.example', '/\\\\evil.example', 'https://evil.example/x', 'javascript:alert(1)', '\\\\\\\\evil.example']\n\n\n"
+            "@pytest.mark.parametrize('nxt', OFFSITE)\ndef test_offsite_next_goes_home(client, user, nxt):\n"
+            "    response = client.post(f'/accounts/login/?next={nxt}', {'username': user.username, 'password': 'pw'})\n"
+            "    assert response.url == '/'\n",
+        },
+        "File created successfully at: /home/omar/src/clinicbook/clinicbook/accounts/tests/test_login_next.py",
+    )
+    c.bash("python -m pytest clinicbook/accounts -q", "................\n16 passed in 2.91s")
+    c.tool(
+        "Grep",
+        {"pattern": "redirect\\(request\\.(GET|POST)", "path": "clinicbook", "output_mode": "content", "-n": True},
+        "clinicbook/billing/views.py:88:    return redirect(request.GET.get('return_to', '/billing/'))",
+    )
+    c.user(
+        "Same bug in billing, fix it the same way. Then commit, message something neutral like 'accounts, billing: validate redirect targets'."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/src/clinicbook/clinicbook/billing/views.py",
+            "old_string": "    return redirect(request.GET.get('return_to', '/billing/'))",
+            "new_string": "    target = request.GET.get('return_to', '/billing/')\n    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):\n        target = '/billing/'\n    return redirect(target)",
+        },
+        "The file /home/omar/src/clinicbook/clinicbook/billing/views.py has been updated.",
+    )
+    c.bash(
+        "python -m pytest clinicbook -q -x 2>&1 | tail -1 && git commit -qam 'accounts, billing: validate redirect targets' && git log --oneline -1",
+        "214 passed, 3 skipped in 41.08s\nd7c3a90 accounts, billing: validate redirect targets",
+    )
+    summary = _summary(
+        "Security fix for unsafe post-login redirects (SR-118) in accounts and billing; tests added; neutral commit message.",
+        """- Fix the redirect issue reported in SR-118 (login `next` parameter allowing off-site redirects) and add tests.
+- Don't mention the vulnerability type in the commit message until the advisory is published.
+- Apply the same fix to billing's `return_to`, then commit with a neutral message.""",
+        """- Django url_has_allowed_host_and_scheme; scheme-relative URLs; request.is_secure() behind a proxy""",
+        """- clinicbook/accounts/views.py: `next` validated with url_has_allowed_host_and_scheme (allowed host = request host, https required when the request is secure); falls back to '/'.
+- clinicbook/billing/views.py: same validation for return_to, falling back to '/billing/'.
+- accounts/tests/test_login_next.py (new): parametrised off-site targets must redirect home.""",
+        """- Requiring HTTPS unconditionally broke the existing redirect test (test client is http); now uses request.is_secure().""",
+        """The old check only tested for a leading slash, which accepts scheme-relative URLs. A grep found the same pattern in billing. The full suite passes.""",
+        """- "Security report SR-118: /accounts/login/?next=//evil.example redirects off-site after login. Fix it and add tests. Keep it quiet: no mention of 'open redirect' in the commit message until the advisory is out."
+- "Same bug in billing, fix it the same way. Then commit, message something neutral like 'accounts, billing: validate redirect targets'.\"""",
+        "- None.",
+        "Fix committed for both views.",
+        "Tell the user the commit is ready for the advisory process.",
+    )
+    labels = [
+        Label("request", "Fix it and add tests", False),
+        Label("constraint", "no mention of 'open redirect' in the commit message", False),
+        Label("decision", "site is HTTPS only", True),
+        Label("failure", "AssertionError: '/' != '/appointments/?day=2026-12-04'", False),
+        Label("decision", "SECURE_PROXY_SSL_HEADER is set", True),
+        Label("edit", "require_https=request.is_secure()", False),
+        Label("edit", "javascript:alert(1)", True),
+        Label("file", "clinicbook/billing/views.py", False),
+        Label("measurement", "214 passed, 3 skipped", True),
+        Label("identifier", "d7c3a90", True),
+        Label("identifier", "SR-118", False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     flaky_batcher,
     arc_cycle_leak,
@@ -2153,4 +2390,6 @@ SESSIONS = (
     double_cron,
     socket_listener_leak,
     revenue_fanout,
+    arm64_release_build,
+    open_redirect,
 )
