@@ -153,9 +153,9 @@ def flaky_batcher() -> DevSession:
         Label("measurement", "13", True),
         Label("failure", "WARNING: DATA RACE", False),
         Label("file", "internal/settle/batcher.go", False),
-        Label("edit", "batch := b.pending", True),
+        Label("edit", "batch := b.pending", False),
         Label("decision", "newBatcherWithClock", False),
-        Label("edit", "clock.Advance(30 * time.Millisecond)", True),
+        Label("edit", "clock.Advance(30 * time.Millisecond)", False),
         Label("identifier", "github.com/jonboulle/clockwork v0.4.0", True),
         Label("measurement", "21.730s", True),
         Label("identifier", "4be0c7a", True),
@@ -361,7 +361,8 @@ def orders_api_v2() -> DevSession:
         "The file /Users/dana/work/storefront-api/src/serializers/order.ts has been updated.",
     )
     c.user(
-        "Also add a Sunset header on v1 responses so clients see the date. And a snapshot test proving v1 output didn't change."
+        "Also add a Sunset header on v1 responses so clients see the date. And a snapshot test proving v1 output didn't change. "
+        "Add /v2/orders to openapi.yaml as well."
     )
     c.tool(
         "Edit",
@@ -392,7 +393,7 @@ def orders_api_v2() -> DevSession:
         """- tsc: 'placedAt' does not exist on Order; the model field is createdAt, mapped in the serializer.""",
         """Shared the listOrders query between versions; serialisation split per version.""",
         """- "We need a v2 of GET /orders where amounts are integer minor units (cents)... v1 has to keep working unchanged until 2027-03-31... Versioning by URL prefix, not by header..."
-- "Also add a Sunset header on v1 responses so clients see the date. And a snapshot test proving v1 output didn't change.\"""",
+- "Also add a Sunset header on v1 responses so clients see the date. And a snapshot test proving v1 output didn't change...\"""",
         "- GET /orders/:id v2 equivalent was not mentioned; may be needed.",
         "All route test suites pass including the v1 snapshot test.",
         "Ask whether /orders/:id also needs a v2 variant.",
@@ -406,8 +407,9 @@ def orders_api_v2() -> DevSession:
         Label("decision", "Both routers share listOrders", False),
         Label("failure", "Property 'placedAt' does not exist on type 'Order'", False),
         Label("edit", "o.createdAt.toISOString()", False),
-        Label("edit", "Wed, 31 Mar 2027 23:59:59 GMT", True),
+        Label("edit", "Wed, 31 Mar 2027 23:59:59 GMT", False),
         Label("request", "a snapshot test proving v1 output didn't change", False),
+        Label("request", "Add /v2/orders to openapi.yaml as well", True),
         Label("measurement", "27 passed", True),
         Label("file", "src/routes/ordersV2.ts", True),
         Label("identifier", "ordersV2Router", True),
@@ -509,10 +511,10 @@ def polish_plurals() -> DevSession:
 - One test expectation was wrong and was corrected.""",
         """Root cause: the pl catalogue used the English plural rule. Decided not to invent Polish translations for the other entries; they are left fuzzy for the translators.""",
         """- "Polish customers get '5 faktura' in the reminder email, should be '5 faktur'. Fix the plurals for pl. Translations come from Weblate, so don't hand-edit msgstr lines for other languages, only pl."
-- "Good. Leave the fuzzy ones, I'll ping Agnieszka on Weblate. Don't commit the .mo file, CI builds it.\"""",
+- "Good. Leave the fuzzy ones, I'll ping Agnieszka on Weblate...\"""",
         "- The user will handle the fuzzy entries with the translator.",
         "Reminder email tests pass; changes are uncommitted.",
-        "Commit the .po and test changes (without the compiled .mo).",
+        "Commit the catalogue and test changes.",
     )
     labels = [
         Label("request", "Fix the plurals for pl", False),
@@ -527,7 +529,7 @@ def polish_plurals() -> DevSession:
         Label("edit", "(12, '12 faktur')", True),
         Label("file", "billing/tests/test_reminder_email.py", False),
         Label("identifier", "scripts/po_add_plural_form.py", True),
-        Label("constraint", "Don't commit the .mo file", False),
+        Label("constraint", "Don't commit the .mo file", True),
     ]
     return DevSession(c, summary, labels)
 
@@ -567,7 +569,9 @@ def checkout_rollout() -> DevSession:
         "points at 8080, so the new pod never becomes ready and maxUnavailable=0 keeps the rollout waiting. "
         "Prod traffic is still on the old 2.30.4 pods, so nothing is down."
     )
-    c.user("Roll back first, then fix the manifest and we'll redeploy after lunch.")
+    c.user(
+        "Roll back first, then fix the manifest and we'll redeploy after lunch. Post in #deploys that checkout is back on 2.30.4."
+    )
     c.bash(
         "kubectl -n shop rollout undo deploy/checkout && kubectl -n shop rollout status deploy/checkout",
         'deployment.apps/checkout rolled back\ndeployment "checkout" successfully rolled out',
@@ -624,7 +628,7 @@ def checkout_rollout() -> DevSession:
 - Server-side dry run rejected the Service targetPort; switched it to the named port.""",
         """The new image moved its HTTP port; the probe and service still used the old one. Old pods kept serving so there was no outage. Rolled back with rollout undo.""",
         """- "The checkout rollout to prod has been stuck for 20 minutes. Figure out what's wrong. Don't delete any pods by hand, and if you need to roll back use kubectl rollout undo, nothing else."
-- "Roll back first, then fix the manifest and we'll redeploy after lunch.\"""",
+- "Roll back first, then fix the manifest and we'll redeploy after lunch...\"""",
         "- Redeploy the new version with the fixed manifests after lunch.",
         "Rollback done; manifest fixes pass a server-side dry run; not applied yet.",
         "When the user is back, apply the manifests and watch the rollout.",
@@ -643,6 +647,7 @@ def checkout_rollout() -> DevSession:
         Label("failure", "must be a named port that exists", False),
         Label("file", "shop/checkout/service.yaml", False),
         Label("request", "Roll back first", False),
+        Label("request", "Post in #deploys that checkout is back on 2.30.4", True),
     ]
     return DevSession(c, summary, labels)
 
@@ -671,7 +676,8 @@ def split_full_name() -> DevSession:
         "Single words go to given_name with family_name NULL rather than guessing."
     )
     c.user(
-        "Agreed on NULL. For anything you can't parse confidently, also set name_needs_review = true so support can fix them."
+        "Agreed on NULL. For anything you can't parse confidently, also set name_needs_review = true so support can fix them. "
+        "Only run it against crm_dev, staging's database is being restored this week."
     )
     c.tool(
         "Write",
@@ -746,8 +752,8 @@ def split_full_name() -> DevSession:
         """- The backfill hit a statement timeout partway through (the given_name IS NULL filter got slower as rows filled). Fixed by paging on id only and storing the last id in a progress table; resumed successfully.""",
         """Comma-separated names are family-first, so splitting on the last space would reverse them. Full dev backfill completed; spot check of comma names looks right.""",
         """- "Write the migration that splits customers.full_name into given_name and family_name... about 9 million rows in prod, so no single UPDATE... batch it and make it resumable. Keep full_name for now, the reporting jobs still read it."
-- "Agreed on NULL. For anything you can't parse confidently, also set name_needs_review = true so support can fix them.\"""",
-        "- Run on staging; plan the prod backfill window.",
+- "Agreed on NULL. For anything you can't parse confidently, also set name_needs_review = true so support can fix them...\"""",
+        "- Plan the staging and prod backfill runs.",
         "Dev backfill finished and verified on sample rows.",
         "Prepare the staging run of the migration and backfill.",
     )
@@ -761,6 +767,7 @@ def split_full_name() -> DevSession:
         Label("measurement", "3871", True),
         Label("decision", "Single words go to given_name with family_name NULL", False),
         Label("constraint", "set name_needs_review = true", False),
+        Label("constraint", "staging's database is being restored this week", True),
         Label("failure", "canceling statement due to statement timeout", False),
         Label("identifier", "298213", True),
         Label("edit", "WHERE id > %(after)s", False),
@@ -928,7 +935,7 @@ def dns_postmortem() -> DevSession:
         "10.0.0.2 rate-limits per source IP, so under load it dropped queries and every lookup of api.internal "
         "waited 2 s and SERVFAILed. Impact from the gateway log: 49 minutes, 38.4% of requests 5xx."
     )
-    c.user("Don't say rate-limits unless the logs show it. Do they?")
+    c.user("Don't say rate-limits unless the logs show it. Do they? And put the alert timeline in as a table.")
     c.bash("grep -c 'REFUSED\\|rate' raw/coredns-0.log raw/coredns-1.log", "raw/coredns-0.log:0\nraw/coredns-1.log:0")
     c.say(
         "They don't: only timeouts. I'll write that the upstream timed out under the new forward config, and list the rate limit as a hypothesis to confirm with the network team."
@@ -966,12 +973,12 @@ def dns_postmortem() -> DevSession:
         """- CoreDNS forward plugin and Corefile reloads; SERVFAIL and upstream i/o timeouts
 - Computing impact from gateway access logs with awk; alert timeline from alerts.json via jq""",
         """- postmortems/2026-12-03-api-dns.md (new): impact (49 min, 38.4% 5xx), trigger (Corefile forward change to a single upstream), open question, action items (canary Corefile changes; alert on SERVFAIL ratio).""",
-        """- markdownlint flagged a long line; wrapped it.""",
+        """- None of note.""",
         """The trigger was a CoreDNS config reload switching forwarding from resolv.conf to one upstream, which then timed out. The user asked not to claim rate limiting without evidence; the logs show no REFUSED/rate entries, so it is recorded as a hypothesis.""",
         """- "Write the post-mortem for yesterday's API outage (INC-4471) in postmortems/2026-12-03-api-dns.md, from the logs in raw/. Blameless, no names of people, and every number in it must come from the logs, not from the Slack thread."
-- "Don't say rate-limits unless the logs show it. Do they?\"""",
+- "Don't say rate-limits unless the logs show it. Do they?...\"""",
         "- Confirm the rate-limit hypothesis with the network team.",
-        "Post-mortem draft written and lint issue fixed.",
+        "Post-mortem draft written.",
         "Share the draft for review.",
     )
     labels = [
@@ -984,9 +991,10 @@ def dns_postmortem() -> DevSession:
         Label("identifier", "2026-12-03T14:02:40Z", True),
         Label("identifier", "CoreDNSUpstreamTimeouts", True),
         Label("constraint", "Don't say rate-limits unless the logs show it", False),
+        Label("request", "put the alert timeline in as a table", True),
         Label("measurement", "raw/coredns-0.log:0", False),
         Label("file", "postmortems/2026-12-03-api-dns.md", False),
-        Label("failure", "MD013/line-length", False),
+        Label("failure", "MD013/line-length", True),
         Label("decision", "Alert on SERVFAIL ratio, not only upstream timeouts", False),
         Label("identifier", "api.internal.example.", True),
     ]
@@ -1081,17 +1089,15 @@ def review_followups() -> DevSession:
     summary = _summary(
         "PR review follow-ups on a Rails lessons index: N+1, rename, helper, request spec; separate commits.",
         """- Address the four review comments on the lessons index PR: fix the N+1 on teachers, rename the query method to something clearer, move time formatting into a helper, add a request spec.
-- Keep each change as its own commit (no squash).
 - Do not stub the query object in the request spec (user disagrees with that part of the review).""",
         """- ActiveRecord includes/preloading; N+1 detection by counting queries
 - Rails view helpers; RSpec request specs; rubocop""",
         """- app/queries/lessons_query.rb: method renamed to scheduled_on and preloads teacher and room; callers in the controller, view and spec updated.
 - app/helpers/lessons_helper.rb (new): lesson_time_range.
 - spec/requests/lessons_spec.rb (new): asserts the index stays under a query budget, using a small ActiveSupport::Notifications counter in spec/support.""",
-        """- rubocop: missing module documentation comment on the helper; added.
-- The request spec first used a matcher from a gem the project doesn't have; replaced with an in-house query counter rather than adding a dependency.""",
+        """- The request spec first used a matcher from a gem the project doesn't have; replaced with an in-house query counter rather than adding a dependency.""",
         """Teacher queries went from one per lesson to a single query after preloading.""",
-        """- "Address the review comments on PR #562 (lessons index)... the N+1 on teachers, rename `lessons_for` to something clearer, move the time formatting into a helper, and add a request spec. Don't squash..."
+        """- "Address the review comments on PR #562 (lessons index)... the N+1 on teachers, rename `lessons_for` to something clearer, move the time formatting into a helper, and add a request spec..."
 - "About her comment on the request spec: she also suggested stubbing LessonsQuery in it. I disagree... so don't stub it.\"""",
         "- Push the commits and reply to the review comments.",
         "Three follow-up commits made; specs pass.",
@@ -1099,13 +1105,13 @@ def review_followups() -> DevSession:
     )
     labels = [
         Label("request", "Address the review comments on PR #562", False),
-        Label("constraint", "Don't squash", False),
+        Label("constraint", "Don't squash", True),
         Label("measurement", "48", True),
         Label("edit", "includes(:teacher, :room)", False),
         Label("identifier", "9e1d2f3", True),
         Label("identifier", "7a0b9c8", True),
         Label("identifier", "b44c0a1", True),
-        Label("failure", "Style/Documentation: Missing top-level documentation comment", False),
+        Label("failure", "Style/Documentation: Missing top-level documentation comment", True),
         Label("constraint", "so don't stub it", False),
         Label("failure", "undefined method `exceed_query_limit'", False),
         Label("decision", "Rather than add a gem for one spec", False),
@@ -1222,7 +1228,7 @@ def tokenizer_regression() -> DevSession:
         Label("identifier", "d41c7e2", True),
         Label("identifier", "6e2b8d0", True),
         Label("failure", "identifier cannot start with a digit", False),
-        Label("edit", "utf8.DecodeRuneInString", True),
+        Label("edit", "utf8.DecodeRuneInString", False),
         Label("measurement", "+1.82%", False),
         Label("measurement", "2317", True),
         Label("file", "lex/lexer.go", False),
@@ -1860,7 +1866,8 @@ def double_cron() -> DevSession:
         "deployment.apps/notifier restarted\nnotifier-5b8c6f9d7-q7tln",
     )
     c.user(
-        "Test the failover: kill the leader and tell me how long until someone else holds it. Staging only, obviously."
+        "Test the failover: kill the leader and tell me how long until someone else holds it. Staging only, obviously. "
+        "And leave the replica count at 3, the HPA owns it."
     )
     c.bash(
         "kubectl config current-context && kubectl -n comms delete pod notifier-5b8c6f9d7-q7tln --grace-period=0 --force; "
@@ -1885,7 +1892,7 @@ def double_cron() -> DevSession:
         """- The pods could not read the lease (RBAC forbidden for the service account); fixed with the new Role/RoleBinding.""",
         """Leader election confirmed working in staging; after a forced kill of the leader another replica took over in about half a minute, which is fine for a weekly job. A graceful shutdown hands over immediately.""",
         """- "Since we scaled notifier to 3 replicas, customers get the weekly digest email three times... Make it run once per schedule. No new infrastructure: no Redis, no separate CronJob, we only have the cluster's API."
-- "Test the failover: kill the leader and tell me how long until someone else holds it. Staging only, obviously.\"""",
+- "Test the failover: kill the leader and tell me how long until someone else holds it. Staging only, obviously...\"""",
         "- Roll out to production.",
         "Failover tested in staging.",
         "Ask whether to roll the change out to production.",
@@ -1899,6 +1906,7 @@ def double_cron() -> DevSession:
         Label("file", "deploy/rbac-lease.yaml", False),
         Label("decision", "create can't be limited by resourceNames", False),
         Label("constraint", "Staging only, obviously", False),
+        Label("constraint", "leave the replica count at 3, the HPA owns it", True),
         Label("identifier", "staging-eu1", True),
         Label("measurement", "after 33s", False),
         Label("identifier", "notifier-5b8c6f9d7-8mzxd", True),
@@ -1912,7 +1920,8 @@ def socket_listener_leak() -> DevSession:
     c = Conversation("/srv/app/live-scores", "blind-socket-listener-leak")
     c.user(
         "live-scores leaks: heap goes from ~180 MB to 1.5 GB over a match day and then the pod restarts. Find it. "
-        "We're on Node 20, don't upgrade ws or node in this change, the upgrade is scheduled separately."
+        "We're on Node 20, don't upgrade ws or node in this change, the upgrade is scheduled separately. "
+        "And no heap snapshots on the prod pods, a snapshot freezes the process for seconds."
     )
     c.bash(
         "node --inspect=0.0.0.0:9229 dist/server.js & sleep 2; npx autocannon-ws --connections 500 --duration 300 ws://localhost:8080/feed; "
@@ -1990,7 +1999,7 @@ def socket_listener_leak() -> DevSession:
         """- src/ws/handlers.ts: one score listener per socket per match kept in a Map; all removed on socket close; 'unsubscribe' messages now remove that match's listener.""",
         """- A feed test failed (unsubscribe still delivered); the old handler ignored unsubscribe; now handled.""",
         """The heap snapshot showed the onScore closures retained by the shared MatchFeed's score listener array. A 10-minute soak with frequent reconnects now stays flat.""",
-        """- "live-scores leaks: heap goes from ~180 MB to 1.5 GB over a match day and then the pod restarts. Find it. We're on Node 20, don't upgrade ws or node in this change, the upgrade is scheduled separately.\"""",
+        """- "live-scores leaks: heap goes from ~180 MB to 1.5 GB over a match day and then the pod restarts. Find it. We're on Node 20, don't upgrade ws or node in this change, the upgrade is scheduled separately...\"""",
         "- Deploy and watch memory on the next match day.",
         "Fix done; all ws tests pass; soak test flat.",
         "Commit and deploy the fix.",
@@ -1998,6 +2007,7 @@ def socket_listener_leak() -> DevSession:
     labels = [
         Label("request", "Find it", False),
         Label("constraint", "don't upgrade ws or node in this change", False),
+        Label("constraint", "no heap snapshots on the prod pods", True),
         Label("failure", "MaxListenersExceededWarning", False),
         Label("measurement", "148211", True),
         Label("measurement", "402.7 MB", True),
@@ -2103,7 +2113,6 @@ def revenue_fanout() -> DevSession:
 - After learning October is affected: fix the model anyway and draft a short note for the CFO with the October difference.""",
         """- Join fan-out from a one-to-many join; dbt singular tests; dbt show / build""",
         """- models/marts/monthly_revenue.sql: removed the unused join to order_discounts.
-- tests/assert_revenue_one_row_per_item.sql (new): guards against counting an item twice.
 - models/marts/schema.yml: column name in the tests corrected to match the model.""",
         """- order_discounts now has multiple rows per order (stacked coupons), so the join multiplied item rows.
 - A schema test referenced a column that doesn't exist; renamed in schema.yml.""",
@@ -2130,6 +2139,7 @@ def revenue_fanout() -> DevSession:
         Label("edit", "- name: month", False),
         Label("request", "write me a short note with the October delta", False),
         Label("measurement", "PASS=4", True),
+        Label("file", "tests/assert_revenue_one_row_per_item.sql", True),
     ]
     return DevSession(c, summary, labels)
 
