@@ -108,6 +108,7 @@ def flaky_batcher() -> DevSession:
         },
         "The file /home/mira/ledger/internal/settle/batcher_test.go has been updated.",
     )
+    c.bash("git status --short", " M internal/settle/batcher.go\n M internal/settle/batcher_test.go")
     c.bash(
         "go test -race ./internal/settle/ -count=500",
         "ok  \tgithub.com/mira/ledger/internal/settle\t21.730s",
@@ -178,6 +179,10 @@ def arc_cycle_leak() -> DevSession:
         "    Finished `release` profile [optimized] target(s) in 1m 12s\nload.sh: 2000 clients, churn 15%/min\n"
         + _lines("t={i}m connected=2000 subscribed=6000 reconnects=300", 10)
         + "\n412736",
+    )
+    c.bash("heaptrack --version", "bash: heaptrack: command not found", error=True)
+    c.bash(
+        "sudo apt-get install -y heaptrack", "Reading package lists... Done\nSetting up heaptrack (1.5.0+dfsg1-2) ..."
     )
     c.bash(
         "heaptrack ./target/release/pushgate --config dev.toml",
@@ -293,6 +298,7 @@ def arc_cycle_leak() -> DevSession:
         Label("decision", "should be a Weak", False),
         Label("constraint", "log at debug when a send is dropped", False),
         Label("identifier", "heaptrack.pushgate.88213.zst", True),
+        Label("failure", "heaptrack: command not found", True),
         Label("measurement", "64 passed", True),
     ]
     return DevSession(c, summary, labels)
@@ -660,6 +666,11 @@ def split_full_name() -> DevSession:
         "about 9 million rows in prod, so no single UPDATE over the whole table; batch it and make it resumable. "
         "Keep full_name for now, the reporting jobs still read it."
     )
+    c.bash("git status", "On branch feat/split-names\nnothing to commit, working tree clean")
+    c.bash(
+        "ls migrations/versions | tail -3",
+        "a03c55e1f7d2_add_consent_flags.py\nb7e21c9d04aa_customer_tags.py\n__pycache__",
+    )
     c.bash(
         "alembic heads && alembic current",
         "b7e21c9d04aa (head)\nINFO  [alembic.runtime.migration] Context impl PostgreSQLImpl.\n"
@@ -797,6 +808,10 @@ def json_logging() -> DevSession:
         "     3\t    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{36} - %msg%n</pattern></encoder>\n     4\t  </appender>\n"
         '     5\t  <root level="INFO"><appender-ref ref="CONSOLE"/></root>\n     6\t</configuration>',
     )
+    c.bash(
+        "grep -rn 'profiles' src/main/resources/application-prod.yml deploy/helm/values-prod.yaml",
+        "deploy/helm/values-prod.yaml:31:      SPRING_PROFILES_ACTIVE: prod,k8s",
+    )
     c.tool(
         "Write",
         {
@@ -861,6 +876,10 @@ def json_logging() -> DevSession:
         },
         "The file /home/pat/code/billing-service/src/test/java/com/acme/billing/audit/InvoiceAuditLogTest.java has been updated.",
     )
+    c.bash(
+        "git diff --stat",
+        " src/main/resources/logback-spring.xml                         | 24 ++++++++++++++------\n src/test/java/com/acme/billing/audit/InvoiceAuditLogTest.java |  2 +-\n 2 files changed, 18 insertions(+), 8 deletions(-)",
+    )
     c.bash("./mvnw -q test", "[INFO] Tests run: 212, Failures: 0, Errors: 0, Skipped: 3\n[INFO] BUILD SUCCESS")
     summary = _summary(
         "Structured logging for billing-service with a per-request id; one pre-existing test failure fixed.",
@@ -892,6 +911,7 @@ def json_logging() -> DevSession:
         Label("constraint", "don't change the message", False),
         Label("edit", "invoice INV-2026-00917 recorded", True),
         Label("measurement", "Skipped: 3", True),
+        Label("identifier", "SPRING_PROFILES_ACTIVE: prod,k8s", True),
         Label("decision", "because Tomcat reuses threads", True),
     ]
     return DevSession(c, summary, labels)
@@ -1155,6 +1175,12 @@ def tokenizer_regression() -> DevSession:
         "+\tloc := identRE.FindStringIndex(l.src[l.pos:])\n+\tl.pos += loc[1]\n"
         "+var identRE = regexp.MustCompile(`^[\\p{L}_][\\p{L}\\p{N}_]*`)",
     )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ines/go/src/github.com/ines/querylang/lex/keywords.go"},
+        "     1\tpackage lex\n\n     3\t// keywords is looked up once per identifier; a map lookup, not the regression.\n"
+        '     4\tvar keywords = map[string]Kind{\n     5\t\t"select": SELECT, "from": FROM, "where": WHERE,\n     6\t}',
+    )
     c.say(
         "d41c7e2 replaced the byte loop with a regexp per identifier; FindStringIndex allocates and the regexp "
         "engine is slow for this. I'll keep unicode support with a rune loop: unicode.IsLetter / IsDigit, and an "
@@ -1232,6 +1258,7 @@ def tokenizer_regression() -> DevSession:
         Label("measurement", "+1.82%", False),
         Label("measurement", "2317", True),
         Label("file", "lex/lexer.go", False),
+        Label("file", "lex/keywords.go", True),
     ]
     return DevSession(c, summary, labels)
 
@@ -1534,6 +1561,8 @@ def bucket_lifecycle() -> DevSession:
         },
         "The file /home/raj/infra/modules/log-bucket/main.tf has been updated.",
     )
+    c.bash("terraform fmt -check -recursive ../../../modules", "../../../modules/log-bucket/main.tf", error=True)
+    c.bash("terraform fmt -recursive ../../../modules", "../../../modules/log-bucket/main.tf")
     c.bash(
         "terraform plan -no-color -out=tiering.tfplan 2>&1 | grep -E '^  #|Plan:|Saved'",
         "  # module.access_logs.aws_s3_bucket.this will be updated in-place\n"
@@ -1570,6 +1599,7 @@ def bucket_lifecycle() -> DevSession:
         Label("identifier", "INFRA-1290", False),
         Label("file", "modules/log-bucket/variables.tf", False),
         Label("identifier", "tiering.tfplan", True),
+        Label("failure", "terraform fmt -check -recursive", True),
         Label("file", "live/prod/logging/main.tf", False),
     ]
     return DevSession(c, summary, labels)
@@ -2297,6 +2327,20 @@ def open_redirect() -> DevSession:
         "The file /home/omar/src/clinicbook/clinicbook/accounts/views.py has been updated.",
     )
     c.bash(
+        "ruff check clinicbook/accounts/views.py",
+        "clinicbook/accounts/views.py:32:12: F821 Undefined name `url_has_allowed_host_and_scheme`\nFound 1 error.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/omar/src/clinicbook/clinicbook/accounts/views.py",
+            "old_string": "from django.shortcuts import redirect, render",
+            "new_string": "from django.shortcuts import redirect, render\nfrom django.utils.http import url_has_allowed_host_and_scheme",
+        },
+        "The file /home/omar/src/clinicbook/clinicbook/accounts/views.py has been updated.",
+    )
+    c.bash(
         "python -m pytest clinicbook/accounts -q",
         "..........F\n_______________ test_login_redirects_to_next ________________\n"
         "E   AssertionError: '/' != '/appointments/?day=2026-12-04'\n1 failed, 10 passed in 2.77s",
@@ -2377,6 +2421,7 @@ def open_redirect() -> DevSession:
         Label("measurement", "214 passed, 3 skipped", True),
         Label("identifier", "d7c3a90", True),
         Label("identifier", "SR-118", False),
+        Label("failure", "F821 Undefined name `url_has_allowed_host_and_scheme`", True),
     ]
     return DevSession(c, summary, labels)
 
