@@ -11,7 +11,8 @@ With `--dev`, it scores the hand-labelled development sessions instead
 names only kept ones, noise when it names none; recall per class, precision per listed kind, then
 every missed fact and every item that is not right. With `--fresh`, it scores the fresh
 labelled sessions (tests/python/support/dropped_fresh.py), written without reading the rule, the
-same way.
+same way. With `--blind`, the blind labelled sessions (tests/python/support/dropped_blind.py),
+written without reading the rule or any other labelled set, the same way.
 
 recall = planted dropped facts listed / planted dropped facts
 precision = planted dropped facts listed / planted facts listed (dropped and kept)
@@ -19,6 +20,7 @@ precision = planted dropped facts listed / planted facts listed (dropped and kep
     .venv/bin/python scripts/bench_dropped.py [--sessions 200] [--paraphrase 0.25]
     .venv/bin/python scripts/bench_dropped.py --dev
     .venv/bin/python scripts/bench_dropped.py --fresh
+    .venv/bin/python scripts/bench_dropped.py --blind
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 from precompact.restore import dropped
-from support import dropped_dev, dropped_fresh
+from support import dropped_blind, dropped_dev, dropped_fresh
 from support.planted import session, shown
 
 
@@ -46,12 +48,18 @@ def main() -> None:
     labelled.add_argument(
         "--fresh", action="store_true", help="score the fresh hand-labelled sessions the rule was not written for"
     )
+    labelled.add_argument(
+        "--blind", action="store_true", help="score the blind hand-labelled sessions, new to the rule and its sets"
+    )
     args = parser.parse_args()
     if args.dev:
         hand_labelled(dropped_dev.SESSIONS)
         return
     if args.fresh:
         hand_labelled(dropped_fresh.SESSIONS)
+        return
+    if args.blind:
+        hand_labelled(dropped_blind.SESSIONS)
         return
     found, wrong, missed = Counter(), Counter(), Counter()
     planted_dropped = planted_kept = paraphrased = wrong_paraphrased = 0

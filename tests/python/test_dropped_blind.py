@@ -1,0 +1,82 @@
+"""The blind labelled sessions (support/dropped_blind.py) are well formed: every label names words
+its session really holds, a dropped label's words are not in its summary (else the label is
+wrong, not the rule), every class is one the set defines, every session has kept and dropped
+facts, and every summary has Claude Code's nine sections in order. Nothing here runs the rule:
+its figures on this set come from `scripts/bench_dropped.py --blind`, run by the lead."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from support import dropped_blind, dropped_dev, dropped_fresh
+
+NINE_SECTIONS = (
+    "1. Primary Request and Intent:",
+    "2. Key Technical Concepts:",
+    "3. Files and Code Sections:",
+    "4. Errors and fixes:",
+    "5. Problem Solving:",
+    "6. All user messages:",
+    "7. Pending Tasks:",
+    "8. Current Work:",
+    "9. Optional Next Step:",
+)
+
+
+def _texts(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _texts(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []
+
+
+def _says_words(words: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(words.lower())}(?!\w)", text.lower()) is not None
+
+
+@pytest.mark.parametrize("make", dropped_blind.SESSIONS, ids=lambda make: make.__name__)
+def test_every_label_names_words_of_its_session(make):
+    session = make()
+    transcript = "\n".join(_texts([entry["message"] for entry in session.conversation.entries]))
+    assert [label.says for label in session.labels if label.says not in transcript] == []
+
+
+@pytest.mark.parametrize("make", dropped_blind.SESSIONS, ids=lambda make: make.__name__)
+def test_no_dropped_label_is_in_its_summary(make):
+    session = make()
+    kept_in_words = [
+        label.says for label in session.labels if label.dropped and _says_words(label.says, session.summary)
+    ]
+    assert kept_in_words == []
+
+
+@pytest.mark.parametrize("make", dropped_blind.SESSIONS, ids=lambda make: make.__name__)
+def test_every_session_has_kept_and_dropped_facts_of_known_classes(make):
+    labels = make().labels
+    assert {dropped_dev.label_class(label) for label in labels} <= set(dropped_blind.CLASSES)
+    assert any(label.dropped for label in labels)
+    assert any(not label.dropped for label in labels)
+    says = [label.says for label in labels]
+    assert len(says) == len(set(says)), "a fact labelled twice"
+
+
+@pytest.mark.parametrize("make", dropped_blind.SESSIONS, ids=lambda make: make.__name__)
+def test_every_summary_has_the_nine_sections(make):
+    summary = make().summary
+    positions = [summary.find(section) for section in NINE_SECTIONS]
+    assert -1 not in positions
+    assert positions == sorted(positions)
+
+
+def test_the_set_is_new_and_big_enough_to_score():
+    names = [make.__name__ for make in dropped_blind.SESSIONS]
+    assert len(names) == len(set(names)) >= 16
+    earlier = {make.__name__ for make in dropped_dev.SESSIONS + dropped_fresh.SESSIONS}
+    assert not set(names) & earlier
+    classes = {dropped_dev.label_class(label) for make in dropped_blind.SESSIONS for label in make().labels}
+    assert classes == set(dropped_blind.CLASSES)
