@@ -164,12 +164,14 @@ WRITING_A_SNAPSHOT = (
 # What the library's other work needs and a brief does not: the flush (Layers 2 and 3) and the
 # chain's inspection, re-exported by `api` once; the agents' session readers (a brief reads the
 # snapshot); installing the hooks (a brief asks only whether the agent offers the MCP tools,
-# config/agent_settings.py).
+# config/agent_settings.py); git's evidence and its shapes (a brief checks this machine's bytes
+# and takes git as the index records it).
 NOT_THE_BRIEFS = (
     "precompact.ops.layers",
     "precompact.ops.inspection",
     "precompact.transcript.agents",
     "precompact.config.install",
+    "precompact.verifier.evidence",
 )
 
 
