@@ -165,13 +165,14 @@ WRITING_A_SNAPSHOT = (
 # chain's inspection, re-exported by `api` once; the agents' session readers (a brief reads the
 # snapshot); installing the hooks (a brief asks only whether the agent offers the MCP tools,
 # config/agent_settings.py); git's evidence and its shapes (a brief checks this machine's bytes
-# and takes git as the index records it).
+# and takes git as the index records it); what `init` is asked (settings.py loads a configuration).
 NOT_THE_BRIEFS = (
     "precompact.ops.layers",
     "precompact.ops.inspection",
     "precompact.transcript.agents",
     "precompact.config.install",
     "precompact.verifier.evidence",
+    "precompact.config.init_choices",
 )
 
 
