@@ -13,10 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.config.settings import Config, InitChoices
+from precompact.config.settings import Config
 from precompact.local import savepoint_log
 
 if TYPE_CHECKING:
+    from precompact.config.init_choices import InitChoices
     from precompact.local import registry, snapshot
     from precompact.local.savepoint_log import Closing
     from precompact.ops.closing import Plan

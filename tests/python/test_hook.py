@@ -102,17 +102,24 @@ def test_the_pre_compact_path_never_imports_click_git_age_or_the_solana_stack(wo
     transcript = project.parent / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "message": {"content": "hi"}}) + "\n")
     event = {"hook_event_name": "PreCompact", "cwd": str(project), "transcript_path": str(transcript)}
-    probe = (
-        "import io, json, sys\n"
-        f"sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({event!r}).encode()))\n"
-        "sys.argv = ['precompact', 'hook']\n"
-        "from precompact.edges.command import main\n"
-        "main()\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'git', 'solana', 'solders', 'anchorpy', 'borsh_construct', 'httpx', 'pyrage'}), file=sys.stderr)\n"
+    # The hook process ends without the interpreter's teardown (edges/command.py): what it imported
+    # is read from `-X importtime`, which reports each import as it happens.
+    probe = "import sys; sys.argv = ['precompact', 'hook']; from precompact.edges.command import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", probe],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=False)
     assert "precompact savepoint 1 (sha256:" in result.stdout
-    assert result.stderr.strip().splitlines()[-1] == "[]"
+    imported = {
+        line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "precompact.edges.hook" in imported, "the probe sees the hook's imports"
+    heavy = {"click", "git", "solana", "solders", "anchorpy", "borsh_construct", "httpx", "pyrage"}
+    assert not {name.split(".")[0] for name in imported} & heavy
 
 
 def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):

@@ -164,12 +164,15 @@ WRITING_A_SNAPSHOT = (
 # What the library's other work needs and a brief does not: the flush (Layers 2 and 3) and the
 # chain's inspection, re-exported by `api` once; the agents' session readers (a brief reads the
 # snapshot); installing the hooks (a brief asks only whether the agent offers the MCP tools,
-# config/agent_settings.py).
+# config/agent_settings.py); git's evidence and its shapes (a brief checks this machine's bytes
+# and takes git as the index records it); what `init` is asked (settings.py loads a configuration).
 NOT_THE_BRIEFS = (
     "precompact.ops.layers",
     "precompact.ops.inspection",
     "precompact.transcript.agents",
     "precompact.config.install",
+    "precompact.verifier.evidence",
+    "precompact.config.init_choices",
 )
 
 
@@ -228,6 +231,31 @@ def test_a_session_start_reads_the_index_once_for_its_brief(tmp_path, monkeypatc
     reads.clear()
     assert api.on_session_start(config, start, "claude") is None
     assert len(reads) == 1
+
+
+def test_a_hook_process_ends_without_teardown_once_its_answer_is_whole_and_its_delivery_recorded(tmp_path):
+    """The hook process skips the interpreter's teardown (edges/command.py): its answer still
+    reaches the agent whole with exit status 0, and the brief's delivery, in the index, survives
+    the process (a second start of the session is not briefed again)."""
+    from precompact.local import savepoint_log
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
+    transcript = generate(tmp_path / "t.jsonl", 200_000, project=project).path
+    assert precompact(project, "hook", stdin=payload("PreCompact", project, transcript)).returncode == 0
+    assert wait_until(lambda: worker_finished(project), timeout=120)
+    start = payload("SessionStart", project, transcript, source="resume")
+    done = precompact(project, "hook", stdin=start)
+    assert done.returncode == 0 and done.stderr == ""
+    brief = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert brief.endswith('its proof is the one line starting "Proof:" at the top.'), brief[-200:]
+    delivered = [
+        line.get("session_id")
+        for line in savepoint_log.read(project / "logs").events
+        if line.get("event") == savepoint_log.Event.BRIEF_DELIVERED
+    ]
+    assert delivered == [start["session_id"]]
+    again = precompact(project, "hook", stdin=start)
+    assert again.returncode == 0 and again.stdout == "" and again.stderr == ""
 
 
 def test_a_hook_command_line_the_fast_entry_does_not_know_goes_to_click(tmp_path):

@@ -18,6 +18,7 @@ from precompact.boundary import terminal
 from precompact.config import approval as config_trust
 from precompact.config import review
 from precompact.config import settings as configuration
+from precompact.config.init_choices import InitChoices
 from precompact.config.settings import ConfigError
 from precompact.errors import PrecompactError, WrongValue
 from precompact.local.savepoint_log import Layer2, Layer3
@@ -248,7 +249,7 @@ def init(
         )
     if no_encrypt and (identity or recipients):
         raise click.UsageError("--no-encrypt takes no --identity or --recipient")
-    choices = configuration.InitChoices(
+    choices = InitChoices(
         instance=instance,
         repository=repo,
         remote=remote,

@@ -17,6 +17,7 @@ from precompact.boundary import git_exclude, private_file
 from precompact.config import approval as config_trust
 from precompact.config import review as config_review
 from precompact.config import settings as configuration
+from precompact.config.init_choices import InitChoices
 from precompact.config.settings import Config, ConfigError
 from precompact.errors import PrecompactError
 
@@ -248,7 +249,7 @@ def keep_out_of_git(root: Path, say: Callable[[str], None], warn: Callable[[str]
     return LOGS in kept.ignored
 
 
-def remote_url(root: Path, choices: configuration.InitChoices) -> str | None:
+def remote_url(root: Path, choices: InitChoices) -> str | None:
     """The URL `init` records as git.url when none is given: the remote's, as the repository
     gives it now (a relative path made absolute from the work tree, where git would read it)."""
     from precompact.boundary import git_env, processes
@@ -268,9 +269,7 @@ def remote_url(root: Path, choices: configuration.InitChoices) -> str | None:
     return url
 
 
-def init(
-    root: Path, choices: configuration.InitChoices, say: Callable[[str], None], warn: Callable[[str], None]
-) -> dict:
+def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Callable[[str], None]) -> dict:
     """Writes root's .precompact.toml as `choices` say (with --force over an approved one, only
     the settings named on the command line change), creates the signing keypair and, when
     encrypting, the age identity, funds the key from the faucet when asked, and keeps logs out
@@ -336,7 +335,7 @@ def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None
         warn(f"warning: this project is not in the machine's registry: {e}")
 
 
-def _settings(root: Path, choices: configuration.InitChoices) -> dict:
+def _settings(root: Path, choices: InitChoices) -> dict:
     """The settings `init` writes: as `choices` say; over a kept configuration, its own for
     every setting the command line did not name."""
     kept, named = choices.kept, choices.named
@@ -391,7 +390,7 @@ def _table(kept: dict | None, name: str) -> dict:
     return table if isinstance(table, dict) else {}
 
 
-def _identity(values: dict, choices: configuration.InitChoices) -> Identity:
+def _identity(values: dict, choices: InitChoices) -> Identity:
     """The age identity `values` names and the recipients: for a new configuration (or a new
     --identity) its public key and the --recipient keys; over a kept one, the recipients it had
     (the old identity's own key replaced by a new --identity's) and the --recipient keys. An

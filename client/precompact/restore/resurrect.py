@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from precompact.boundary import logs_dir, private_file
 from precompact.config.settings import Config
@@ -26,8 +27,10 @@ from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import savepoint as verification
 from precompact.verifier import signed, verdicts
-from precompact.verifier.evidence import GitEvidence
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
+
+if TYPE_CHECKING:  # from_this_machine (a session start) reads no git evidence
+    from precompact.verifier.evidence import GitEvidence
 
 __all__ = [
     "FAILED",
@@ -115,6 +118,8 @@ def resurrect(
     made at or for a compaction of the newest session, capture.latest_compaction). With `record_lineage`, the
     configured instance records that it continues `instance`; with `restore_state`, the saved
     session-state file is written back."""
+    from precompact.verifier.evidence import GitEvidence
+
     name = instance or config.instance
     remote, remote_problem = GitEvidence.of(config)
     if remote is not None:

@@ -1,6 +1,6 @@
 """The evidence the verifier reads about savepoints, gathered once per run: git's copies of
-their snapshots and chunks at the recorded commits, and the shapes the rules judge (Snapshot,
-GitCopy). Nothing here decides anything (the rules are in verdicts.py, which imports this
+their snapshots and chunks at the recorded commits, and the shapes the rules judge of them
+(GitCopy, RemoteBranch; a snapshot's own, Snapshot, is snapshot_bytes.py's). Nothing here decides anything (the rules are in verdicts.py, which imports this
 module, never the other way); nothing read here is trusted until a rule holds it to a root.
 
 One rule of reading lives here and nowhere else: a copy sealed at its commit for identities
@@ -28,21 +28,9 @@ if TYPE_CHECKING:
 
     from precompact.remote import gitstore
     from precompact.remote.encryption import Keys
+    from precompact.verifier.snapshot_bytes import Snapshot
 
 Read = TypeVar("Read")
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What a snapshot's bytes say about themselves, and where they were read (verdicts.read_snapshot
-    reads them)."""
-
-    sha256: str
-    sequence: object
-    instance: object
-    previous: str | None  # the predecessor hash written inside; None for an instance's first
-    where: str
-    data: bytes
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,17 @@ and the chain as the worker recorded them in the index.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
 from precompact.verifier import signed, verdicts
-from precompact.verifier.evidence import GitEvidence
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
+
+if TYPE_CHECKING:  # a session start's check (check_recorded) reads no git evidence
+    from precompact.verifier.evidence import GitEvidence
 
 
 class Unusable(PrecompactError):

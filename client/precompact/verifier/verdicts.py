@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
-from precompact.verifier.evidence import GitCopy, RemoteBranch, Snapshot
+from precompact.verifier.snapshot_bytes import Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
 # checks local snapshots through this module, and those imports would cost it ~100 ms.
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from precompact.chain import record, rpc
     from precompact.config.settings import Config
     from precompact.remote import gitstore
+    from precompact.verifier.evidence import GitCopy, RemoteBranch
 
 VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF = (
     "verified",
