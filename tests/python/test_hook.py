@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -77,6 +78,27 @@ def test_failures_never_block_and_are_logged(tmp_path):
     assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text(), "logged at the project root"
     started = hook({"hook_event_name": "SessionStart", "cwd": str(tmp_path), "source": "resume"})
     assert "SessionStart failed: layers.git" in json.loads(started.stdout)["systemMessage"]
+
+
+def test_an_agent_that_stopped_reading_gets_exit_0_and_the_failure_is_still_logged(tmp_path):
+    (tmp_path / ".precompact.toml").write_text('instance = "x"\n[layers]\ngit = "yes"\n')
+    approve_as_is(tmp_path)
+    event = {"hook_event_name": "PreCompact", "cwd": str(tmp_path), "transcript_path": "/nope"}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the agent is gone: writing the answer raises a broken pipe
+    try:
+        result = subprocess.run(
+            [PRECOMPACT, "hook"],
+            input=json.dumps(event).encode(),
+            stdout=write_end,
+            stderr=write_end,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 0
+    assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text()
 
 
 def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):

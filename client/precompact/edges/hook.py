@@ -105,10 +105,13 @@ def run(agent: str = CLAUDE) -> None:
     result = handle(sys.stdin.buffer.read(), agent)
     from precompact.boundary import terminal
 
-    if result.stdout:
-        terminal.answer(result.stdout)
-    if result.stderr:
-        terminal.echo(result.stderr, err=True)
+    try:
+        if result.stdout:
+            terminal.answer(result.stdout)
+        if result.stderr:
+            terminal.echo(result.stderr, err=True)
+    except OSError:  # the agent closed its end (a broken pipe): nobody is left to read the answer
+        pass
 
 
 def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
