@@ -1,0 +1,307 @@
+"""Recall across every project (#45), the other design: one machine-wide tantivy index (BM25 with
+block-max WAND, which prunes: it stops scoring matches that cannot enter the best `limit`) fed
+from the entries each project's own index (recall/fulltext.py) holds, against today's federated
+search (recall/everywhere.py) over the same archive.
+
+It measures, on an archive `scripts/bench_recall_everywhere.py --keep DIR` built and kept:
+- feeding the one index a project's savepoint (its entries' text, role, tool, time, agent,
+  project, instance, savepoint and place), against that savepoint's Layer 1 time: the tantivy
+  share alone (the worker already has the entries' text while it indexes the project) and with
+  the text read again from the verified snapshot;
+- the searches, warm in this process and in a fresh process (importing precompact's CLI as
+  `precompact recall` does), each in turn with today's federated one and a one-project CLI recall
+  at the same load; top hits only (count=False: asking tantivy for the total count, or ordering
+  by a field, makes it score every match again);
+- the top-10 overlap of the two rankings, and the index's size on disk.
+
+Usage: .venv/bin/python scripts/bench_recall_machine_index.py --data DIR [--runs 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+try:
+    import tantivy
+except ImportError:
+    raise SystemExit(
+        "bench: this benchmark needs tantivy, which precompact does not ship: .venv/bin/pip install tantivy==0.27.0"
+    ) from None
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from precompact.config import settings as configuration
+from precompact.recall import everywhere
+from precompact.recall import fulltext as recall
+from support.commands import PRECOMPACT
+
+RARE = "the quokka ledger overflowed at row 4096"
+QUERIES = {
+    "rare phrase": f'"{RARE}"',
+    "two common words": "flaky test",
+    "one common word": "handler",
+    "two exact phrases": '"flaky test" "missing check"',
+}
+TOP = 10
+POOL = 50  # hits asked of tantivy before entries saved twice (same role, tool, text) are folded, as fulltext does
+_TOKEN = re.compile(r"[^\W_]+")  # tantivy's default tokenizer: runs of letters and digits, lowercased
+
+
+def progress(text: str) -> None:
+    print(f"bench: {text}", file=sys.stderr, flush=True)
+
+
+def summary(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "max": max(values)}
+
+
+def schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("text", stored=False, tokenizer_name="default", index_option="position")
+    for name in ("project", "instance", "role", "tool", "agent"):
+        builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_unsigned_field("sequence", stored=True)
+    builder.add_unsigned_field("position", stored=True)
+    builder.add_unsigned_field("content", stored=True)  # a digest of (role, tool, text): saved twice -> one hit
+    builder.add_float_field("time", stored=True, indexed=True, fast=True)
+    return builder.build()
+
+
+def project_entries(project: Path) -> tuple[list[dict], float]:
+    """What the project's own index holds of each entry, with its text read again from its
+    verified snapshot (fulltext's contentless FTS5 keeps no text), and the seconds reading took."""
+    loaded = configuration.load(project)
+    began = time.perf_counter()
+    scope = {(s.instance, s.sequence): s for s in recall.in_scope(loaded.logs, loaded.instance)}
+    snapshots = recall._Snapshots(loaded.logs, None)
+    connection = sqlite3.connect(f"file:{recall.index_path(loaded.logs)}?mode=ro", uri=True)
+    rows = connection.execute(
+        "SELECT e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence, s.stamp, min(h.position)"
+        " FROM entries e JOIN savepoints s ON s.id = e.holder JOIN holds h ON h.entry = e.id AND h.savepoint = e.holder"
+        " GROUP BY e.id"
+    ).fetchall()
+    connection.close()
+    entries = []
+    for start, stop, role, tool, when, instance, sequence, stamp, position in rows:
+        savepoint = scope[(instance, sequence)]
+        reader = snapshots.reader(savepoint, stamp)
+        assert not isinstance(reader, str), reader
+        _, _, text = recall.entry_facts(reader.entry_at((start, stop)), {})
+        content = hashlib.blake2b(f"{role}\0{tool}\0{text}".encode(), digest_size=8).digest()
+        entries.append(
+            {
+                "text": text,
+                "project": str(project),
+                "instance": instance,
+                "role": role,
+                "tool": tool or "",
+                "agent": savepoint.agent,
+                "sequence": sequence,
+                "position": position,
+                "content": int.from_bytes(content, "big"),
+                "time": when if when is not None else 0.0,
+            }
+        )
+    return entries, time.perf_counter() - began
+
+
+def feed(writer: tantivy.IndexWriter, entries: list[dict]) -> float:
+    began = time.perf_counter()
+    for entry in entries:
+        document = tantivy.Document()
+        for name in ("text", "project", "instance", "role", "tool", "agent"):
+            document.add_text(name, entry[name])
+        for name in ("sequence", "position", "content"):
+            document.add_unsigned(name, entry[name])
+        document.add_float("time", entry["time"])
+        writer.add_document(document)
+    writer.commit()
+    return time.perf_counter() - began
+
+
+def build(index_dir: Path, projects: list[Path]) -> dict:
+    shutil.rmtree(index_dir, ignore_errors=True)
+    index_dir.mkdir(parents=True)
+    index = tantivy.Index(schema(), str(index_dir))
+    writer = index.writer(heap_size=50_000_000, num_threads=1)
+    reading, feeding, counts = [], [], []
+    for n, project in enumerate(projects):
+        progress(f"machine-wide tantivy index: project {n + 1}/{len(projects)}")
+        entries, read_s = project_entries(project)
+        reading.append(read_s)
+        feeding.append(feed(writer, entries))
+        counts.append(len(entries))
+    writer.wait_merging_threads()
+    return {
+        "read_text_again_s": summary(reading),
+        "tantivy_add_commit_s": summary(feeding),
+        "entries_each": summary(counts),
+    }
+
+
+def query_of(index: tantivy.Index, query: str, role: str | None = None) -> tantivy.Query:
+    """fulltext's request as tantivy's: every phrase must match (a phrase of one word, its term)."""
+    sch = index.schema
+    clauses = []
+    for words in recall._phrases(query):
+        tokens = [t.lower() for w in words for t in _TOKEN.findall(w)]
+        one = (
+            tantivy.Query.term_query(sch, "text", tokens[0])
+            if len(tokens) == 1
+            else tantivy.Query.phrase_query(sch, "text", tokens)
+        )
+        clauses.append((tantivy.Occur.Must, one))
+    if role is not None:
+        clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(sch, "role", role)))
+    return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+
+
+def top(index: tantivy.Index, query: str, count: bool = False, role: str | None = None) -> list[tuple]:
+    """The best TOP hits, entries saved twice folded into their best-ranked one."""
+    searcher = index.searcher()
+    found = searcher.search(query_of(index, query, role), POOL, count=count)
+    hits, seen = [], set()
+    for score, address in found.hits:
+        doc = searcher.doc(address)
+        if doc.get_first("content") in seen:
+            continue
+        seen.add(doc.get_first("content"))
+        hits.append(
+            (
+                doc.get_first("project"),
+                doc.get_first("instance"),
+                doc.get_first("sequence"),
+                doc.get_first("position"),
+                score,
+            )
+        )
+        if len(hits) == TOP:
+            break
+    return hits
+
+
+FRESH = """
+import sys, time
+began = time.perf_counter()
+import precompact.edges.cli  # what `precompact recall` imports before it searches
+sys.path.insert(0, {scripts!r})
+import tantivy
+from bench_recall_machine_index import top
+index = tantivy.Index.open({index!r})
+top(index, {query!r})
+print(time.perf_counter() - began)
+"""
+
+
+def fresh_process(index_dir: Path, query: str) -> float:
+    code = FRESH.format(scripts=str(REPO / "scripts"), index=str(index_dir), query=query)
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    return time.perf_counter() - began
+
+
+def cli(cwd: Path, *args: str) -> float:
+    began = time.perf_counter()
+    subprocess.run([PRECOMPACT, *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return time.perf_counter() - began
+
+
+def timed(function, runs: int) -> dict:
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - began)
+    return summary(times)
+
+
+def searches(index_dir: Path, root: Path, one: Path, runs: int) -> dict:
+    index = tantivy.Index.open(str(index_dir))
+    out = {}
+    for name, query in QUERIES.items():
+        progress(f"searching: {name}")
+        ours = top(index, query)
+        federated = everywhere.search(query)
+        theirs = [(h.project, h.instance, h.sequence, h.position) for h in federated.results.hits[:TOP]]
+        overlap = len({h[:4] for h in ours} & set(theirs))
+        row: dict = {"federated_matched": federated.results.matched, "top10_overlap": overlap}
+        row["tantivy_top"] = [list(h) for h in ours[:3]]
+        row["federated_top"] = [list(h) for h in theirs[:3]]
+        # In turn, at the same load: tantivy, then federated, then tantivy counting every match.
+        row["tantivy_warm_s"] = timed(lambda query=query: top(index, query), runs)
+        row["federated_warm_s"] = timed(
+            lambda query=query: everywhere.search(query).results.text(recall.DEFAULT_BUDGET), runs
+        )
+        row["tantivy_warm_counting_s"] = timed(lambda query=query: top(index, query, count=True), runs)
+        fresh, one_cli, everywhere_cli = [], [], []
+        for _ in range(runs):
+            fresh.append(fresh_process(index_dir, query))
+            one_cli.append(cli(one, "recall", query))
+            everywhere_cli.append(cli(root, "recall", query))
+        row["tantivy_fresh_process_s"] = summary(fresh)
+        row["cli_one_project_s"] = summary(one_cli)
+        row["cli_everywhere_federated_s"] = summary(everywhere_cli)
+        row["fresh_over_one_project_cli"] = (
+            row["tantivy_fresh_process_s"]["median"] / row["cli_one_project_s"]["median"]
+        )
+        out[name] = row
+    progress("searching: handler, role tool")
+    out["one common word, --role tool"] = {
+        "tantivy_warm_s": timed(lambda: top(index, "handler", role="tool"), runs),
+        "federated_warm_s": timed(
+            lambda: everywhere.search("handler", role="tool").results.text(recall.DEFAULT_BUDGET), runs
+        ),
+    }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--data", type=Path, required=True, help="An archive kept by bench_recall_everywhere.py --keep."
+    )
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reuse-index", action="store_true", help="Search the tantivy index built before.")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    root = args.data.resolve()
+    for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        os.environ[variable] = str(root / variable.lower())
+    kept = json.loads((root / "built.json").read_text())
+    projects = [Path(p) for p in kept["paths"]]
+    index_dir = root / "machine-index"
+    result: dict = {
+        "projects": len(projects),
+        "mb_each": kept["mb"],
+        "tantivy": tantivy.__version__ if hasattr(tantivy, "__version__") else "0.27.0",
+    }
+    if not args.reuse_index:
+        result["build"] = build(index_dir, projects)
+        layer_1 = statistics.median(r["layer_1_s"] for r in kept["rows"])
+        result["layer_1_s"] = layer_1
+        result["tantivy_share_of_layer_1"] = result["build"]["tantivy_add_commit_s"]["median"] / layer_1
+        result["with_text_read_again_share"] = (
+            result["build"]["tantivy_add_commit_s"]["median"] + result["build"]["read_text_again_s"]["median"]
+        ) / layer_1
+    result["index_bytes"] = sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file())
+    result["per_project_index_bytes"] = sum(recall.index_path(p / "logs").stat().st_size for p in projects)
+    result["segments"] = tantivy.Index.open(str(index_dir)).searcher().num_segments
+    result["searches"] = searches(index_dir, root, projects[-1], args.runs)
+    result["load"] = os.getloadavg()
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
