@@ -41,18 +41,22 @@ except ImportError:
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
+sys.path.insert(0, str(REPO / "scripts"))
 
+from bench_recall_everywhere import MB, copied
 from precompact.config import settings as configuration
+from precompact.local import registry, snapshot
 from precompact.recall import everywhere
 from precompact.recall import fulltext as recall
 from support.commands import PRECOMPACT
+from support.transcript_gen import generate
 
 RARE = "the quokka ledger overflowed at row 4096"
 QUERIES = {
     "rare phrase": f'"{RARE}"',
     "two common words": "flaky test",
     "one common word": "handler",
-    "two exact phrases": '"flaky test" "missing check"',
+    "two exact phrases": '"fix the flaky test" "module 3"',
 }
 TOP = 10
 POOL = 50  # hits asked of tantivy before entries saved twice (same role, tool, text) are folded, as fulltext does
@@ -74,6 +78,8 @@ def schema() -> tantivy.Schema:
         builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_unsigned_field("sequence", stored=True)
     builder.add_unsigned_field("position", stored=True)
+    builder.add_unsigned_field("start", stored=True)  # the entry's place in its snapshot, for its excerpt
+    builder.add_unsigned_field("stop", stored=True)
     builder.add_unsigned_field("content", stored=True)  # a digest of (role, tool, text): saved twice -> one hit
     builder.add_float_field("time", stored=True, indexed=True, fast=True)
     return builder.build()
@@ -110,6 +116,8 @@ def project_entries(project: Path) -> tuple[list[dict], float]:
                 "agent": savepoint.agent,
                 "sequence": sequence,
                 "position": position,
+                "start": start,
+                "stop": stop,
                 "content": int.from_bytes(content, "big"),
                 "time": when if when is not None else 0.0,
             }
@@ -117,18 +125,20 @@ def project_entries(project: Path) -> tuple[list[dict], float]:
     return entries, time.perf_counter() - began
 
 
-def feed(writer: tantivy.IndexWriter, entries: list[dict]) -> float:
-    began = time.perf_counter()
+def feed(writer: tantivy.IndexWriter, entries: list[dict]) -> tuple[float, float]:
+    """Adds the entries and commits: wall seconds, and CPU seconds of this process (tantivy's
+    indexing thread included)."""
+    began, cpu = time.perf_counter(), time.process_time()
     for entry in entries:
         document = tantivy.Document()
         for name in ("text", "project", "instance", "role", "tool", "agent"):
             document.add_text(name, entry[name])
-        for name in ("sequence", "position", "content"):
+        for name in ("sequence", "position", "start", "stop", "content"):
             document.add_unsigned(name, entry[name])
         document.add_float("time", entry["time"])
         writer.add_document(document)
     writer.commit()
-    return time.perf_counter() - began
+    return time.perf_counter() - began, time.process_time() - cpu
 
 
 def build(index_dir: Path, projects: list[Path]) -> dict:
@@ -136,23 +146,27 @@ def build(index_dir: Path, projects: list[Path]) -> dict:
     index_dir.mkdir(parents=True)
     index = tantivy.Index(schema(), str(index_dir))
     writer = index.writer(heap_size=50_000_000, num_threads=1)
-    reading, feeding, counts = [], [], []
+    reading, feeding, feeding_cpu, counts = [], [], [], []
     for n, project in enumerate(projects):
         progress(f"machine-wide tantivy index: project {n + 1}/{len(projects)}")
         entries, read_s = project_entries(project)
         reading.append(read_s)
-        feeding.append(feed(writer, entries))
+        wall, cpu = feed(writer, entries)
+        feeding.append(wall)
+        feeding_cpu.append(cpu)
         counts.append(len(entries))
     writer.wait_merging_threads()
     return {
         "read_text_again_s": summary(reading),
         "tantivy_add_commit_s": summary(feeding),
+        "tantivy_add_commit_cpu_s": summary(feeding_cpu),
         "entries_each": summary(counts),
     }
 
 
-def query_of(index: tantivy.Index, query: str, role: str | None = None) -> tantivy.Query:
-    """fulltext's request as tantivy's: every phrase must match (a phrase of one word, its term)."""
+def query_of(index: tantivy.Index, query: str, role: str | None = None, any_phrase: bool = False) -> tantivy.Query:
+    """fulltext's request as tantivy's: every phrase must match (a phrase of one word, its term),
+    or with `any_phrase` any of them."""
     sch = index.schema
     clauses = []
     for words in recall._phrases(query):
@@ -162,29 +176,52 @@ def query_of(index: tantivy.Index, query: str, role: str | None = None) -> tanti
             if len(tokens) == 1
             else tantivy.Query.phrase_query(sch, "text", tokens)
         )
-        clauses.append((tantivy.Occur.Must, one))
+        clauses.append((tantivy.Occur.Should if any_phrase else tantivy.Occur.Must, one))
+    if any_phrase and len(clauses) > 1:
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))]
     if role is not None:
         clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(sch, "role", role)))
     return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
 
 
 def top(index: tantivy.Index, query: str, count: bool = False, role: str | None = None) -> list[tuple]:
-    """The best TOP hits, entries saved twice folded into their best-ranked one."""
+    """The best TOP hits, entries saved twice folded into their best-ranked one, each with its
+    excerpt read from its snapshot as fulltext reads one: the project's configuration loaded, its
+    savepoint still in scope (this machine's record vouches for it), the snapshot mapped while its
+    files are the ones its project's index checked (else checked again)."""
     searcher = index.searcher()
     found = searcher.search(query_of(index, query, role), POOL, count=count)
+    if not found.hits and len(recall._phrases(query)) > 1:  # as fulltext: no entry holds every word, then any
+        found = searcher.search(query_of(index, query, role, any_phrase=True), POOL, count=count)
     hits, seen = [], set()
+    opened: dict[str, tuple] = {}
+    phrases = recall._phrases(query)
     for score, address in found.hits:
         doc = searcher.doc(address)
         if doc.get_first("content") in seen:
             continue
         seen.add(doc.get_first("content"))
+        project = doc.get_first("project")
+        if project not in opened:
+            loaded = configuration.load(Path(project))
+            scope = {(s.instance, s.sequence): s for s in recall._in_scope_kept(loaded.logs, loaded.instance)}
+            with recall._kept_open(loaded.logs) as connection:  # the project's own index: the stamps it checked
+                assert connection is not None
+                indexed = recall._indexed(connection)
+            opened[project] = (scope, indexed, recall._Snapshots(loaded.logs, None))
+        scope, indexed, snapshots = opened[project]
+        key = (doc.get_first("instance"), doc.get_first("sequence"))
+        reader = snapshots.reader(scope[key], indexed[key][1])
+        assert not isinstance(reader, str), reader
+        _, _, text = recall.entry_facts(reader.entry_at((doc.get_first("start"), doc.get_first("stop"))), {})
         hits.append(
             (
-                doc.get_first("project"),
+                project,
                 doc.get_first("instance"),
                 doc.get_first("sequence"),
                 doc.get_first("position"),
                 score,
+                recall.excerpt(text, phrases),
             )
         )
         if len(hits) == TOP:
@@ -192,24 +229,62 @@ def top(index: tantivy.Index, query: str, count: bool = False, role: str | None 
     return hits
 
 
+def one_savepoint(root: Path, index_dir: Path, runs: int) -> dict:
+    """A new project's 10 MB savepoint, in turn at the same load: its Layer 1, its project's own
+    index update (the worker's), and feeding that savepoint to the one index (wall and CPU)."""
+    index = tantivy.Index.open(str(index_dir))
+    writer = index.writer(heap_size=50_000_000, num_threads=1)
+    rows: dict[str, list[float]] = {}
+    for n in range(runs):
+        progress(f"one savepoint, Layer 1 against feeding it: {n + 1}/{runs}")
+        project = copied(root / "template", root / f"paired{n}", f"Paired #{n}")
+        transcript = generate(root / f"paired{n}.jsonl", 10 * MB, project=project, seed=1000 + n)
+        loaded = configuration.load(project)
+        began, cpu = time.perf_counter(), time.process_time()
+        snapshot.create_savepoint(
+            snapshot.Settings.of(loaded), snapshot.Session(f"paired{n}", str(transcript.path), str(project), "auto")
+        )
+        rows.setdefault("layer_1_s", []).append(time.perf_counter() - began)
+        rows.setdefault("layer_1_cpu_s", []).append(time.process_time() - cpu)
+        began, cpu = time.perf_counter(), time.process_time()
+        recall.update(loaded.logs, loaded.instance)
+        rows.setdefault("project_index_update_s", []).append(time.perf_counter() - began)
+        rows.setdefault("project_index_update_cpu_s", []).append(time.process_time() - cpu)
+        entries, _ = project_entries(project)
+        wall, cpu_s = feed(writer, entries)
+        rows.setdefault("tantivy_feed_s", []).append(wall)
+        rows.setdefault("tantivy_feed_cpu_s", []).append(cpu_s)
+        writer.delete_documents_by_term("project", str(project))  # not one of the projects searched
+        writer.commit()
+        transcript.path.unlink()
+        registry.forget(project)
+        shutil.rmtree(project)
+    writer.wait_merging_threads()
+    out: dict = {name: summary(values) for name, values in rows.items()}
+    out["feed_over_layer_1_cpu"] = out["tantivy_feed_cpu_s"]["median"] / out["layer_1_cpu_s"]["median"]
+    out["feed_over_layer_1_wall"] = out["tantivy_feed_s"]["median"] / out["layer_1_s"]["median"]
+    return out
+
+
 FRESH = """
 import sys, time
-began = time.perf_counter()
 import precompact.edges.cli  # what `precompact recall` imports before it searches
-sys.path.insert(0, {scripts!r})
 import tantivy
-from bench_recall_machine_index import top
-index = tantivy.Index.open({index!r})
-top(index, {query!r})
+sys.path.insert(0, {scripts!r})
+began = time.perf_counter()
+from bench_recall_machine_index import top  # this bench's own imports: not a search's, left out
 print(time.perf_counter() - began)
+top(tantivy.Index.open({index!r}), {query!r})
 """
 
 
 def fresh_process(index_dir: Path, query: str) -> float:
+    """A new process that imports what `precompact recall` does and tantivy, opens the one
+    index and searches: its wall time, less the import of this bench (which `top` lives in)."""
     code = FRESH.format(scripts=str(REPO / "scripts"), index=str(index_dir), query=query)
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
-    return time.perf_counter() - began
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    return time.perf_counter() - began - float(done.stdout.split()[0])
 
 
 def cli(cwd: Path, *args: str) -> float:
@@ -237,7 +312,7 @@ def searches(index_dir: Path, root: Path, one: Path, runs: int) -> dict:
         theirs = [(h.project, h.instance, h.sequence, h.position) for h in federated.results.hits[:TOP]]
         overlap = len({h[:4] for h in ours} & set(theirs))
         row: dict = {"federated_matched": federated.results.matched, "top10_overlap": overlap}
-        row["tantivy_top"] = [list(h) for h in ours[:3]]
+        row["tantivy_top"] = [list(h[:5]) for h in ours[:3]]
         row["federated_top"] = [list(h) for h in theirs[:3]]
         # In turn, at the same load: tantivy, then federated, then tantivy counting every match.
         row["tantivy_warm_s"] = timed(lambda query=query: top(index, query), runs)
@@ -295,6 +370,7 @@ def main() -> None:
         result["with_text_read_again_share"] = (
             result["build"]["tantivy_add_commit_s"]["median"] + result["build"]["read_text_again_s"]["median"]
         ) / layer_1
+    result["one_savepoint"] = one_savepoint(root, index_dir, 3)
     result["index_bytes"] = sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file())
     result["per_project_index_bytes"] = sum(recall.index_path(p / "logs").stat().st_size for p in projects)
     result["segments"] = tantivy.Index.open(str(index_dir)).searcher().num_segments
