@@ -7,14 +7,15 @@ It measures, on an archive `scripts/bench_recall_everywhere.py --keep DIR` built
 - feeding the one index a project's savepoint (its entries' text, role, tool, time, agent,
   project, instance, savepoint and place), against that savepoint's Layer 1 time: the tantivy
   share alone (the worker already has the entries' text while it indexes the project) and with
-  the text read again from the verified snapshot;
+  the text read again from the verified snapshot; and the floor under it (the text alone);
 - the searches, warm in this process and in a fresh process (importing precompact's CLI as
   `precompact recall` does), each in turn with today's federated one and a one-project CLI recall
   at the same load; top hits only (count=False: asking tantivy for the total count, or ordering
   by a field, makes it score every match again);
 - the top-10 overlap of the two rankings, and the index's size on disk.
 
-Usage: .venv/bin/python scripts/bench_recall_machine_index.py --data DIR [--runs 5] [--json]
+Usage: .venv/bin/python scripts/bench_recall_machine_index.py --data DIR [--runs 5] [--reuse-index]
+(prints its figures as JSON)
 """
 
 from __future__ import annotations
@@ -266,6 +267,45 @@ def one_savepoint(root: Path, index_dir: Path, runs: int) -> dict:
     return out
 
 
+def text_floor(project: Path, scratch: Path, runs: int) -> dict:
+    """What feeding one project's entries costs in CPU, down to its floor, alternated `runs`
+    times: the prototype's documents, the same entries as text alone, and all of it as one
+    document (the tokenising and the postings, no per-document cost)."""
+    entries, _ = project_entries(project)
+    text_only = tantivy.SchemaBuilder().add_text_field("text", index_option="position").build()
+
+    def fresh_writer(fields: tantivy.Schema) -> tantivy.IndexWriter:
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir()
+        return tantivy.Index(fields, str(scratch)).writer(heap_size=50_000_000, num_threads=1)
+
+    def documents(writer: tantivy.IndexWriter) -> None:
+        feed(writer, entries)
+
+    def texts(writer: tantivy.IndexWriter) -> None:
+        for entry in entries:
+            writer.add_document(tantivy.Document(text=entry["text"]))
+        writer.commit()
+
+    def one_document(writer: tantivy.IndexWriter) -> None:
+        writer.add_document(tantivy.Document(text="\n".join(entry["text"] for entry in entries)))
+        writer.commit()
+
+    ways = {"documents_cpu_s": (schema(), documents), "text_alone_cpu_s": (text_only, texts)}
+    ways["one_document_cpu_s"] = (text_only, one_document)
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(runs):
+        for name, (fields, way) in ways.items():
+            writer = fresh_writer(fields)
+            cpu = time.process_time()
+            way(writer)
+            times[name].append(time.process_time() - cpu)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {"entries": len(entries), "characters": sum(len(e["text"]) for e in entries)} | {
+        name: summary(values) for name, values in times.items()
+    }
+
+
 FRESH = """
 import sys, time
 import precompact.edges.cli  # what `precompact recall` imports before it searches
@@ -349,7 +389,6 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--reuse-index", action="store_true", help="Search the tantivy index built before.")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     root = args.data.resolve()
     for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
@@ -360,7 +399,7 @@ def main() -> None:
     result: dict = {
         "projects": len(projects),
         "mb_each": kept["mb"],
-        "tantivy": tantivy.__version__ if hasattr(tantivy, "__version__") else "0.27.0",
+        "tantivy": tantivy.__version__,
     }
     if not args.reuse_index:
         result["build"] = build(index_dir, projects)
@@ -371,6 +410,7 @@ def main() -> None:
             result["build"]["tantivy_add_commit_s"]["median"] + result["build"]["read_text_again_s"]["median"]
         ) / layer_1
     result["one_savepoint"] = one_savepoint(root, index_dir, 3)
+    result["text_floor"] = text_floor(projects[3], root / "text-floor-index", 5)
     result["index_bytes"] = sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file())
     result["per_project_index_bytes"] = sum(recall.index_path(p / "logs").stat().st_size for p in projects)
     result["segments"] = tantivy.Index.open(str(index_dir)).searcher().num_segments
