@@ -8,7 +8,8 @@ machine-wide design would keep: every project's sessions in one index, searched 
 Usage: .venv/bin/python scripts/bench_recall_everywhere.py [--projects 100] [--mb 10] [--runs 5] [--keep DIR] [--json]
 
 `--keep DIR` builds the archive in DIR and keeps it; run again with the same DIR (and the same
---projects/--mb), it searches what is there instead of spending minutes building it again.
+--projects/--mb), it searches what is there instead of spending minutes building it again (the
+Layer 1 and index update figures it reports are then the build's, at that run's load).
 """
 
 from __future__ import annotations
@@ -205,13 +206,16 @@ def main() -> None:
                     )
                 )
         registering = first_registration(root, args.runs)
-        wide = root / "all"
+        kept = json.loads(built.read_text()) if built.exists() else {}
         if args.no_machine_wide:
             combined = None
-        elif wide.exists() and args.keep is not None:
-            combined = wide
+        elif kept.get("machine_wide"):  # built whole by a run before (a run stopped midway left none)
+            combined = Path(kept["machine_wide"])
         else:
+            shutil.rmtree(root / "all", ignore_errors=True)
             combined = machine_wide(root, args.projects, args.mb)
+            if args.keep is not None:
+                built.write_text(json.dumps(kept | {"machine_wide": str(combined)}))
         progress("searching")
         found = searches(root, projects, combined, args.runs)
         index_bytes = sum(recall.index_path(p / "logs").stat().st_size for p in projects)
