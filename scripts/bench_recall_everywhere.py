@@ -5,12 +5,17 @@ logs/ kept, as after every project's index changed, then as usual), against a on
 CLI; what registering costs a savepoint's Layer 1; and, for the design choice, the one index a
 machine-wide design would keep: every project's sessions in one index, searched the same way.
 
-Usage: .venv/bin/python scripts/bench_recall_everywhere.py [--projects 100] [--mb 10] [--runs 5] [--json]
+Usage: .venv/bin/python scripts/bench_recall_everywhere.py [--projects 100] [--mb 10] [--runs 5] [--keep DIR] [--json]
+
+`--keep DIR` builds the archive in DIR and keeps it; run again with the same DIR (and the same
+--projects/--mb), it searches what is there instead of spending minutes building it again (the
+Layer 1 and index update figures it reports are then the build's, at that run's load).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -94,7 +99,7 @@ def first_registration(root: Path, runs: int) -> dict:
     times = []
     for n in range(runs):
         fresh = root / f"fresh{n}"
-        fresh.mkdir()
+        fresh.mkdir(exist_ok=True)
         began = time.perf_counter()
         registry.register(fresh, "Fresh #1")
         times.append(time.perf_counter() - began)
@@ -173,15 +178,44 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=10)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-machine-wide", action="store_true", help="Skip building the one-index comparison.")
+    parser.add_argument("--keep", type=Path, help="Build the archive in this directory and keep it; reuse it if built.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="precompact-bench-everywhere-") as scratch:
-        root = Path(scratch)
+    with contextlib.ExitStack() as stack:
+        if args.keep is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="precompact-bench-everywhere-")))
+        else:
+            root = args.keep.resolve()
+            root.mkdir(parents=True, exist_ok=True)
         for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
             os.environ[variable] = str(root / variable.lower())  # the scratch machine's own files
-        projects, rows = archive(root, args.projects, args.mb)
+        built = root / "built.json"
+        if built.exists():
+            kept = json.loads(built.read_text())
+            if (kept["projects"], kept["mb"]) != (args.projects, args.mb):
+                raise SystemExit(
+                    f"bench: {root} holds {kept['projects']} projects of {kept['mb']} MB; give those or another --keep"
+                )
+            projects, rows = [Path(p) for p in kept["paths"]], kept["rows"]
+        else:
+            projects, rows = archive(root, args.projects, args.mb)
+            if args.keep is not None:
+                built.write_text(
+                    json.dumps(
+                        {"projects": args.projects, "mb": args.mb, "paths": [str(p) for p in projects], "rows": rows}
+                    )
+                )
         registering = first_registration(root, args.runs)
-        combined = None if args.no_machine_wide else machine_wide(root, args.projects, args.mb)
+        kept = json.loads(built.read_text()) if built.exists() else {}
+        if args.no_machine_wide:
+            combined = None
+        elif kept.get("machine_wide"):  # built whole by a run before (a run stopped midway left none)
+            combined = Path(kept["machine_wide"])
+        else:
+            shutil.rmtree(root / "all", ignore_errors=True)
+            combined = machine_wide(root, args.projects, args.mb)
+            if args.keep is not None:
+                built.write_text(json.dumps(kept | {"machine_wide": str(combined)}))
         progress("searching")
         found = searches(root, projects, combined, args.runs)
         index_bytes = sum(recall.index_path(p / "logs").stat().st_size for p in projects)
