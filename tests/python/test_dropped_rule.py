@@ -584,3 +584,62 @@ def test_a_small_figure_the_summary_says_in_words_is_kept_and_a_decimal_is_not_r
     c.bash("ls /srv/backups | grep -c daily", "17")
     listed = _listed(c, "5. Problem Solving:\n   Only twelve weeklies remained; the pack is small.\n")
     assert _texts(listed, "measurement") == ["size-pack: 12.31 MiB", "17"], "each bare figure is its own"
+
+
+def test_a_setting_read_in_a_file_is_a_fact_when_the_model_goes_on_with_its_value():
+    c = Conversation("/p", "settings")
+    c.tool(
+        "Read",
+        {"file_path": "/p/src/retry.ts"},
+        "     1\texport interface RetryOptions {\n     2\t  maxAttempts?: number; // default 5\n"
+        "     3\t  baseDelayMs?: number; // default 200\n     4\t}\n",
+    )
+    c.bash("cat gunicorn.conf.py", 'bind = "0.0.0.0:8000"\nworkers = 4\ntimeout = 30\n')
+    c.say("With the default base delay of 200 ms the waits add up, and with workers = 4 the limit is per process.")
+    listed = _listed(c, NOTHING)
+    settings = {f.text: (f.detail, f.confidence) for f in listed if f.kind == "setting"}
+    assert settings == {
+        "baseDelayMs?: number; // default 200": ("/p/src/retry.ts", dropped.POSSIBLY_DROPPED),
+        "workers = 4": ("cat gunicorn.conf.py", dropped.POSSIBLY_DROPPED),
+    }, "maxAttempts and timeout were read in passing: the model went on with neither value"
+
+
+def test_a_setting_is_kept_by_a_sentence_that_gives_its_value_with_its_name_not_by_the_figure_alone():
+    c = Conversation("/p", "settings kept")
+    c.tool("Read", {"file_path": "/p/gunicorn.conf.py"}, "workers = 4\n")
+    c.tool("Read", {"file_path": "/p/src/retry.ts"}, "  baseDelayMs?: number; // default 200\n")
+    c.say("So 4 workers each keep a bucket; the default delay is 200 ms.")
+    elsewhere = "5. Problem Solving:\n   No failures in 200 runs; the limit is now 4 times lower.\n"
+    assert set(_texts(_listed(c, elsewhere), "setting")) == {"workers = 4", "baseDelayMs?: number; // default 200"}
+    kept = "5. Problem Solving:\n   Gunicorn runs 4 workers. The retry's default base delay (200 ms) was kept.\n"
+    assert not _texts(_listed(c, kept), "setting")
+
+
+def test_who_wrote_the_commit_git_shows_is_a_fact_but_not_the_authors_of_a_surveyed_history():
+    c = Conversation("/p", "authors")
+    c.bash(
+        "git log -1 b93e4f7",
+        "commit b93e4f7\nAuthor: Mia Koch <mia@shop.example>\nDate:   Tue Nov 17 14:02:11 2026 +0100\n\n    cart: 204",
+    )
+    c.bash("git show -s --format='%ad %an' --date=short c81f0a2", "2026-10-27 Mara Lind")
+    c.bash(
+        "git log -3",
+        "".join(
+            f"commit {n}aaaaaa\nAuthor: {who} <x@y>\n\n    fix\n" for n, who in enumerate(("Ann Li", "Bo Ek", "Cy Ma"))
+        ),
+    )
+    listed = _listed(c, NOTHING)
+    authors = {f.text: f.detail for f in listed if f.kind == "identifier" and " " in f.text}
+    assert authors == {"Mia Koch": "Author: Mia Koch <mia@shop.example>", "Mara Lind": "2026-10-27 Mara Lind"}
+    named = _listed(c, "The breaking change came from Mia Koch; Mara Lind wrote the schedule.")
+    assert not {"Mia Koch", "Mara Lind"} & set(_texts(named, "identifier"))
+
+
+def test_a_progress_line_is_no_result():
+    c = Conversation("/p", "progress")
+    c.bash(
+        "kubectl rollout status deploy/api",
+        'Waiting for deployment "api" rollout to finish: 2 of 4 updated replicas are available...\n'
+        'deployment "api" successfully rolled out',
+    )
+    assert not _texts(_listed(c, NOTHING), "measurement")

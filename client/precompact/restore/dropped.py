@@ -60,7 +60,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 4
+RULE_VERSION = 5
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -70,6 +70,7 @@ KINDS = (
     "failed command",
     "identifier",
     "measurement",
+    "setting",
     "edit",
     "file edited",
     "file read",
@@ -277,6 +278,21 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
+# A setting's value as a file or a command's output states it: `workers = 4`, `lr: 0.0016`,
+# `max-age=604800`, `// default 200`, "the default limit is 2 MB".
+_SETTING = re.compile(
+    r"(?P<name>\b[A-Za-z_][\w.-]*)[\"']?\??\s*[=:]\s*[\"']?(?P<value>-?\d+(?:\.\d+)?)(?![\w.])"
+    r"|\b(?P<default>defaults?)\b(?:\s+(?:is|of|to|value|\w+\s+is))?\s*[=:]?\s*(?P<given>\d+(?:\.\d+)?)(?![\w.])",
+    re.IGNORECASE,
+)
+_LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
+SETTING_LINES = 2_000  # of a file read or an output, the lines its settings are looked for in
+# Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
+# `--format` with `%an` gives, where a person's name is its capitalised words.
+_GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
+_AUTHOR_LINE = re.compile(r"^Author:\s*([^<\n]+?)\s*(?:<[^\n]*)?$", re.MULTILINE)
+_PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
+AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the commit the session turned on
 _COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
 _FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
@@ -516,7 +532,8 @@ class Summary:
         self._plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
         self._words = f" {normalised(text)} "
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
-        self._sentences = [content_words(sentence) for sentence in sentences(text)] or [set()]
+        self._said = sentences(text)
+        self._sentences = [content_words(sentence) for sentence in self._said] or [set()]
         self._all = set().union(*self._sentences)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
@@ -555,6 +572,8 @@ class Summary:
             return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
         if fact.kind == "edit":
             return self._edit(fact.text, session)
+        if fact.kind == "setting":
+            return self._setting(fact.text)
         return DROPPED
 
     # -- the forms -----------------------------------------------------------------------------
@@ -703,6 +722,21 @@ class Summary:
         if found * 2 >= len(values):
             return KEPT
         return POSSIBLY_DROPPED if found else DROPPED
+
+    def _setting(self, line: str) -> str:
+        """A setting's value (`workers = 4`, `default 200`) is kept by a summary sentence that
+        gives it with the setting's name, or as a default: "200 runs" is not "default 200"."""
+        given = [(m.group("value") or m.group("given"), m.group("name") or "default") for m in _SETTING.finditer(line)]
+        return KEPT if given and all(self._setting_said(value, name) for value, name in given) else DROPPED
+
+    def _setting_said(self, value: str, name: str) -> bool:
+        for sentence in self._said:
+            words = f" {normalised(sentence)} "
+            if (f" {normalised(name)} " in words or " default" in words) and any(
+                _same_number(value, said, share, cut) for said, share, cut in numbers(sentence)
+            ):
+                return True
+        return False
 
     def _error(self, line: str) -> bool:
         if self._holds(line):
@@ -889,6 +923,9 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     its most telling kind; ranked: by kind (KINDS), then by entry."""
     found: dict[tuple[str, str], Fact] = {}
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
+    reads: dict[str, str] = {}  # a Read's tool_use id -> the file it read
+    # The settings read since the model last spoke: (line, name, value, entry, where read)
+    settings: list[tuple[str, str, str, int, str]] = []
     cwd: list[str] = []
 
     def add(
@@ -934,16 +971,52 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                     ):
                         add("decision", sentence, position)
                 _prose_measurements(block["text"], position, add)
+                _settings_said(block["text"], settings, add)
+                settings.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
                 _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
+                given = block.get("input")
+                read = given.get(READ_TOOLS.get(str(block.get("name")), "")) if isinstance(given, dict) else None
+                if isinstance(block.get("id"), str) and isinstance(read, str):
+                    reads[block["id"]] = read
             elif kind == "tool_result":
+                use = block.get("tool_use_id")
+                where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
+                if where and block.get("is_error") is not True:
+                    settings.extend(_settings(_result_text(block.get("content")), position, where))
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
     # A path named as a file read or edited is not listed again as a path.
     files = {_resolved(f.text, cwd[-1] if cwd else None) for f in ordered if f.kind in ("file read", "file edited")}
     return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
+
+
+def _settings(text: str, position: int, where: str) -> Iterator[tuple[str, str, str, int, str]]:
+    """The settings a file read or a command's output states (`_SETTING`), each with its line."""
+    for line in text[:OUTPUT_CHARS].splitlines()[:SETTING_LINES]:
+        line = _LINE_NUMBER.sub("", line).strip()
+        if len(line) > 200 or not _FIGURE.search(line):
+            continue
+        for m in _SETTING.finditer(line):
+            name, value = (m.group("name"), m.group("value")) if m.group("value") else ("default", m.group("given"))
+            if value.strip("0.-"):
+                yield line, name, value, position, where
+
+
+def _settings_said(prose: str, settings: list[tuple[str, str, str, int, str]], add: Add) -> None:
+    """A setting read is a fact when the model's next words give its value and name it (or say
+    it is a default): it read the file for that value (`workers = 4`, then "with workers = 4 a
+    client can get 4 × 100 requests"); the others it read in passing."""
+    if not settings:
+        return
+    said_numbers = {n for n, _, _ in numbers(prose)}
+    words = f" {normalised(prose)} "
+    for line, name, value, position, where in settings:
+        named = f" {normalised(name)} " in words or ("default" in words and "default" in line.casefold())
+        if named and value.lstrip("-") in said_numbers:
+            add("setting", line, position, where[:200], guessed=True)
 
 
 def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
@@ -1184,6 +1257,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             return True
     _found_files(command, text, position, add)
+    if _GIT_HISTORY.search(command):
+        _authors(command, text, position, add)
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
     # the one such thing in its output.
     for kind, pattern in (("url", _OUTPUT_URL), ("identifier", _UUID)):
@@ -1194,6 +1269,19 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
+
+
+def _authors(command: str, text: str, position: int, add: Add) -> None:
+    """Who wrote the commits a `git log`/`git show` printed, when they are AUTHORS_AT_MOST or
+    fewer: the name a reader asks for ("who changed this, and why")."""
+    found = {m.group(1): m.group(0) for m in _AUTHOR_LINE.finditer(text)}
+    if not found and re.search(r"%a[nN]", command):
+        first = _first_line(text)
+        person = _PERSON.search(first)
+        found = {person.group(0): first} if person else {}
+    if 0 < len(found) <= AUTHORS_AT_MOST:
+        for name, line in found.items():
+            add("identifier", name, position, line[:200])
 
 
 def _answer(command: str, text: str, position: int, add: Add) -> None:
@@ -1232,6 +1320,8 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
+            continue
+        if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
         if line not in besides and _reports_work(_RUN_DURATION.sub(" ", line)):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
