@@ -643,3 +643,23 @@ def test_a_progress_line_is_no_result():
         'deployment "api" successfully rolled out',
     )
     assert not _texts(_listed(c, NOTHING), "measurement")
+
+
+def test_a_diagnostics_place_and_a_paths_digits_are_no_figures_a_told_failure_must_give():
+    c = Conversation("/p", "places")
+    c.bash(
+        "npx tsc --noEmit",
+        "app/members/page.tsx(14,8): error TS2304: Cannot find name 'CopyInviteLink'.",
+        error=True,
+    )
+    c.bash(
+        "npx playwright test e2e/invite.spec.ts",
+        "Error: browserType.launch: Executable doesn't exist at /home/u/.cache/ms-playwright/chromium-1140/chrome",
+        error=True,
+    )
+    told = (
+        "4. Errors and fixes:\n   - tsc could not find CopyInviteLink on the members page; the import was added.\n"
+        "   - The Playwright invite test could not launch: browserType.launch found no executable; browsers installed.\n"
+    )
+    assert not _texts(_listed(c, told), "failed command")
+    assert len(_texts(_listed(c, NOTHING), "failed command")) == 2

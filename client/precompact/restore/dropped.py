@@ -285,6 +285,7 @@ _SETTING = re.compile(
     r"|\b(?P<default>defaults?)\b(?:\s+(?:is|of|to|value|\w+\s+is))?\s*[=:]?\s*(?P<given>\d+(?:\.\d+)?)(?![\w.])",
     re.IGNORECASE,
 )
+_PATH_WORD = re.compile(r"\S*[A-Za-z]\S*/\S*|\S*/\S*[A-Za-z]\S*")  # a word of a line that is a path
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 SETTING_LINES = 2_000  # of a file read or an output, the lines its settings are looked for in
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
@@ -655,7 +656,7 @@ class Summary:
         the words of the command and its error line, one of them a word no other failed command of
         the session says (`pytest` is every test run's), and the summary every number the line gives."""
         words = _failure_words(fact)
-        if not words or self._missing_numbers(_RUN_DURATION.sub(" ", fact.detail or "")):
+        if not words or self._missing_numbers(_error_figures(fact.detail or "")):
             return False
         own = {word for word in words if session.failures.get(word, 0) <= 1}
         return any(
@@ -671,7 +672,7 @@ class Summary:
         ZoneInfo" of `name 'ZoneInfo' is not defined`), the option or variable it names
         (`unrecognized arguments: --detect-anomaly`, `JAVA_HOME is not set`), and every number it gives."""
         detail = fact.detail or ""
-        if self._missing_numbers(_RUN_DURATION.sub(" ", detail)):  # "after 94932 retries" is another failure
+        if self._missing_numbers(_error_figures(detail)):  # "after 94932 retries" is another failure
             return False
         folded = self._plain.casefold()
         return any(_whole(folded, name.casefold()) for name in _failure_subjects(detail))
@@ -833,6 +834,14 @@ def _failure_subjects(line: str) -> set[str]:
     found = {name for pattern in (_FAILURE_SUBJECT, _QUOTED) for group in pattern.findall(message) for name in group}
     found |= set(_CODE_NAME.findall(message)) | set(_OPTION.findall(message))
     return {name.strip() for name in found if len(name.strip()) >= 3}
+
+
+def _error_figures(line: str) -> str:
+    """An error line as its figures are checked: without how long the command ran, the place a
+    diagnostic is at (`page.tsx(14,8):`) and the paths it names (`chromium-1140/chrome`): a
+    summary that tells the failure gives none of them."""
+    located = _DIAGNOSTIC.match(line)
+    return _RUN_DURATION.sub(" ", _PATH_WORD.sub(" ", located.group(1) if located else line))
 
 
 def _reports_work(text: str) -> bool:
