@@ -663,3 +663,15 @@ def test_a_diagnostics_place_and_a_paths_digits_are_no_figures_a_told_failure_mu
     )
     assert not _texts(_listed(c, told), "failed command")
     assert len(_texts(_listed(c, NOTHING), "failed command")) == 2
+
+
+def test_a_clause_putting_together_figures_several_outputs_gave_restates_them():
+    c = Conversation("/p", "restated")
+    c.bash("kubectl logs deploy/api | jq -r .msg | sort | uniq -c | grep failed", "389 request failed")
+    c.bash("kubectl logs deploy/api | jq -r .msg | sort | uniq -c | grep slow", "171 slow request")
+    c.say("Errors (request failed) are 389, slow requests 171; the rest is chatter.")
+    c.say("Errors are 389 and timeouts 52.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "389 request failed" in measured and "171 slow request" in measured
+    assert "Errors (request failed) are 389, slow requests 171" not in measured
+    assert "Errors are 389 and timeouts 52" in measured, "52 is no output's: the model measured it"

@@ -1031,7 +1031,8 @@ def _settings_said(prose: str, settings: list[tuple[str, str, str, int, str]], a
 def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
     """The model's report of what a tool's output measured is that measurement, listed once: the
     output's where the model rounds it ("651 ns/op" of "651.2 ns/op"), the model's where it says
-    the same figure and the output's line is a bare figure ("475 extra rows" of `475 22472.62`)."""
+    the same figure and the output's line is a bare figure ("475 extra rows" of `475 22472.62`),
+    the outputs' where it puts together the exact figures of several."""
     outputs = [
         (f, [n for n, _, _ in _telling_numbers(f.text)]) for f in ordered if f.kind == "measurement" and f.detail
     ]
@@ -1048,6 +1049,10 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         for output, exactly in restated:
             bare = exactly and not content_words(_DIGITS.sub(" ", output.text))
             gone.add(id(output) if bare else id(fact))
+        # A clause that puts together figures several outputs gave ("errors are 389, slow
+        # requests 171") restates them: each is its output's measurement.
+        if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
+            gone.add(id(fact))
     return [f for f in ordered if id(f) not in gone]
 
 
