@@ -675,3 +675,25 @@ def test_a_clause_putting_together_figures_several_outputs_gave_restates_them():
     assert "389 request failed" in measured and "171 slow request" in measured
     assert "Errors (request failed) are 389, slow requests 171" not in measured
     assert "Errors are 389 and timeouts 52" in measured, "52 is no output's: the model measured it"
+
+
+def test_a_failed_runs_seed_and_lock_and_the_issue_a_change_closes_are_identifiers_from_the_output():
+    c = Conversation("/p", "output ids")
+    c.bash("gh pr view 231", "Add rate limiting #231\n\nLimits each key.\n\nCloses #198")
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p randomly",
+        "FAILED tests/test_ratelimit.py::test_under - assert 429 == 200\n1 failed, 3 passed in 0.58s\n"
+        "Using --randomly-seed=2218634011",
+        error=True,
+    )
+    c.bash(
+        "terraform plan",
+        "│ Error: Error acquiring the state lock\n│   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31\n",
+        error=True,
+    )
+    c.bash("gh pr view 232", "Refs #7 and #8; fixes #9, closes #10")
+    ids = set(_texts(_listed(c, NOTHING), "identifier"))
+    assert {"Closes #198", "Using --randomly-seed=2218634011", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"} <= ids
+    assert not {"fixes #9", "closes #10"} & ids, "a change that closes two issues names none in particular"
+    kept = "Lena's PR closes issue #198; the failure reproduces with --randomly-seed=2218634011."
+    assert "Closes #198" not in _texts(_listed(c, kept), "identifier")

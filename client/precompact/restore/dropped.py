@@ -286,6 +286,8 @@ _SETTING = re.compile(
     re.IGNORECASE,
 )
 _PATH_WORD = re.compile(r"\S*[A-Za-z]\S*/\S*|\S*/\S*[A-Za-z]\S*")  # a word of a line that is a path
+_CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
+_SEED = re.compile(r"^.*\bseed\b\W{1,3}\d{3,}.*$", re.IGNORECASE | re.MULTILINE)  # `Using --randomly-seed=2218634011`
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 SETTING_LINES = 2_000  # of a file read or an output, the lines its settings are looked for in
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
@@ -559,9 +561,11 @@ class Summary:
         if fact.kind in _SAID_KINDS:
             return self._sentence(fact.text, session, fact.kind == "decision")
         if fact.kind == "identifier":
+            issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
+                or (issue and _whole(self._plain, issue.group(0)))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -1210,6 +1214,12 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         why = _why(text, errors)
         add("failed command", command, at, why[:300] or None)
         _measurements(command, text, position, add, besides=[why, *errors])
+        # What reproduces it or holds it: the seed a randomised test run failed with, the one id
+        # its output names (the lock a `terraform plan` could not take).
+        seeds = {m.group(0).strip() for m in _SEED.finditer(text)}
+        if len(seeds) == 1:
+            add("identifier", seeds.pop(), position, command[:200])
+        _output_ids(command, text, position, add, (("identifier", _UUID),))
         return
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
@@ -1274,11 +1284,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if _GIT_HISTORY.search(command):
         _authors(command, text, position, add)
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
-    # the one such thing in its output.
-    for kind, pattern in (("url", _OUTPUT_URL), ("identifier", _UUID)):
-        made = set(pattern.findall(text)) - set(pattern.findall(command))
-        if len(made) == 1:
-            add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
+    # the one such thing in its output; the issue a change it shows closes.
+    _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
@@ -1296,6 +1303,14 @@ def _authors(command: str, text: str, position: int, add: Add) -> None:
     if 0 < len(found) <= AUTHORS_AT_MOST:
         for name, line in found.items():
             add("identifier", name, position, line[:200])
+
+
+def _output_ids(command: str, text: str, position: int, add: Add, patterns: Iterable[tuple[str, re.Pattern]]) -> None:
+    """The one thing of each pattern an output names and its command does not."""
+    for kind, pattern in patterns:
+        made = set(pattern.findall(text)) - set(pattern.findall(command))
+        if len(made) == 1:
+            add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
 
 
 def _answer(command: str, text: str, position: int, add: Add) -> None:
