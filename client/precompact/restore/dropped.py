@@ -288,6 +288,7 @@ _SETTING = re.compile(
 _PATH_WORD = re.compile(r"\S*[A-Za-z]\S*/\S*|\S*/\S*[A-Za-z]\S*")  # a word of a line that is a path
 _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
 _SEED = re.compile(r"^.*\bseed\b\W{1,3}\d{3,}.*$", re.IGNORECASE | re.MULTILINE)  # `Using --randomly-seed=2218634011`
+_HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 SETTING_LINES = 2_000  # of a file read or an output, the lines its settings are looked for in
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
@@ -1012,7 +1013,8 @@ def _settings(text: str, position: int, where: str) -> Iterator[tuple[str, str, 
         line = _LINE_NUMBER.sub("", line).strip()
         if len(line) > 200 or not _FIGURE.search(line):
             continue
-        for m in _SETTING.finditer(line):
+        located = _HIT_PLACE.match(line)  # a search's hit: `app.py:12:` is where, not a setting
+        for m in _SETTING.finditer(line, located.end() if located else 0):
             name, value = (m.group("name"), m.group("value")) if m.group("value") else ("default", m.group("given"))
             if value.strip("0.-"):
                 yield line, name, value, position, where
