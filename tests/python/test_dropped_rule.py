@@ -25,7 +25,7 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rule 4 0.767 and 0.957."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rules 4 and 5 0.767 and 0.957."""
     scored = score()
     assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.95, (scored.recall, scored.missed)
@@ -33,12 +33,12 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
-    """The fresh set's floor, just under rule 4's figures (`scripts/bench_dropped.py --fresh`):
-    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595. Far from #41's
-    0.85: the floor keeps a change from losing what rule 4 gained."""
+    """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
+    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.538
+    and 0.653. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.50, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.59, (scored.recall, scored.missed)
+    assert scored.precision >= 0.53, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.65, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------

@@ -9,7 +9,9 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"); the faile
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows); the result line of a command's output (its last line with a count or a
+`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed); a
+setting's value read in a file or an output that the model goes on with (`workers = 4`, then
+"with workers = 4…"); the result line of a command's output (its last line with a count or a
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
 table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
@@ -28,7 +30,8 @@ summary also holds its reason; a failed command when a summary sentence tells it
 words, with every number of its error line, or names what that line is about (the program not found,
 a quoted name, an option) and gives its numbers; numbers with tolerance (rounded, cut off with
 "…", within 2% after "about", 10% of a round figure: "around 60", "180k"; small figures in
-words: "two"); paths by a suffix the summary names, and by file name only where the
+words: "two"); a setting by a sentence giving its value with its name ("200 runs" is not `default 200`);
+paths by a suffix the summary names, and by file name only where the
 session has one path of that name or the summary names the folder that tells them apart
 ("en/de/fr reports.json"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
