@@ -596,16 +596,19 @@ def test_a_setting_read_in_a_file_is_a_fact_when_the_model_goes_on_with_its_valu
     )
     c.bash("cat gunicorn.conf.py", 'bind = "0.0.0.0:8000"\nworkers = 4\ntimeout = 30\n')
     c.bash("grep -n 'free(' src/doc.c", "src/doc.c:58:    free(doc);")
+    c.bash("python -m reports.monthly --debug-counts", "orders rows: 48,902\nafter merge: 49,377")
     c.say(
         "With the default base delay of 200 ms the waits add up, and with workers = 4 the limit is per"
-        " process. The free is at src/doc.c:58."
+        " process. The free is at src/doc.c:58. The merge turns 48,902 orders into 49,377 rows."
     )
     listed = _listed(c, NOTHING)
     settings = {f.text: (f.detail, f.confidence) for f in listed if f.kind == "setting"}
     assert settings == {
         "baseDelayMs?: number; // default 200": ("/p/src/retry.ts", dropped.POSSIBLY_DROPPED),
         "workers = 4": ("cat gunicorn.conf.py", dropped.POSSIBLY_DROPPED),
-    }, "maxAttempts and timeout were read in passing, and `src/doc.c:58` is where a search found a line"
+    }, (
+        "maxAttempts and timeout were read in passing, `src/doc.c:58` is where a search found a line, and 48,902 is a count, not a setting of 48"
+    )
 
 
 def test_a_setting_is_kept_by_a_sentence_that_gives_its_value_with_its_name_not_by_the_figure_alone():

@@ -284,16 +284,16 @@ _DIGITS = re.compile(r"\d[\d,.]*")
 # A setting's value as a file or a command's output states it: `workers = 4`, `lr: 0.0016`,
 # `max-age=604800`, `// default 200`, "the default limit is 2 MB".
 _SETTING = re.compile(
-    r"(?P<name>\b[A-Za-z_][\w.-]*)[\"']?\??\s*[=:]\s*[\"']?(?P<value>-?\d+(?:\.\d+)?)(?![\w.])"
-    r"|\b(?P<default>defaults?)\b(?:\s+(?:is|of|to|value|\w+\s+is))?\s*[=:]?\s*(?P<given>\d+(?:\.\d+)?)(?![\w.])",
+    r"(?P<name>\b[A-Za-z_][\w.-]*)[\"']?\??\s*[=:]\s*[\"']?(?P<value>-?\d+(?:\.\d+)?)(?!\w|[.,]\d)"
+    r"|\b(?P<default>defaults?)\b(?:\s+(?:is|of|to|value|\w+\s+is))?\s*[=:]?\s*(?P<given>\d+(?:\.\d+)?)(?!\w|[.,]\d)",
     re.IGNORECASE,
 )
 _PATH_WORD = re.compile(r"\S*[A-Za-z]\S*/\S*|\S*/\S*[A-Za-z]\S*")  # a word of a line that is a path
 _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
 _SEED = re.compile(r"^.*\bseed\b\W{1,3}\d{3,}.*$", re.IGNORECASE | re.MULTILINE)  # `Using --randomly-seed=2218634011`
+_PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
-SETTING_LINES = 2_000  # of a file read or an output, the lines its settings are looked for in
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
@@ -941,8 +941,8 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     found: dict[tuple[str, str], Fact] = {}
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
     reads: dict[str, str] = {}  # a Read's tool_use id -> the file it read
-    # The settings read since the model last spoke: (line, name, value, entry, where read)
-    settings: list[tuple[str, str, str, int, str]] = []
+    # What was read since the model last spoke, where its settings are: (text, entry, where read)
+    read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
 
     def add(
@@ -988,8 +988,8 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                     ):
                         add("decision", sentence, position)
                 _prose_measurements(block["text"], position, add)
-                _settings_said(block["text"], settings, add)
-                settings.clear()
+                _settings_said(block["text"], read_since, add)
+                read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
                 _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
@@ -1001,7 +1001,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 use = block.get("tool_use_id")
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
                 if where and block.get("is_error") is not True:
-                    settings.extend(_settings(_result_text(block.get("content")), position, where))
+                    read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1010,31 +1010,42 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
 
 
-def _settings(text: str, position: int, where: str) -> Iterator[tuple[str, str, str, int, str]]:
-    """The settings a file read or a command's output states (`_SETTING`), each with its line."""
-    for line in text[:OUTPUT_CHARS].splitlines()[:SETTING_LINES]:
-        line = _LINE_NUMBER.sub("", line).strip()
-        if len(line) > 200 or not _FIGURE.search(line):
-            continue
-        located = _HIT_PLACE.match(line)  # a search's hit: `app.py:12:` is where, not a setting
-        for m in _SETTING.finditer(line, located.end() if located else 0):
-            name, value = (m.group("name"), m.group("value")) if m.group("value") else ("default", m.group("given"))
-            if value.strip("0.-"):
-                yield line, name, value, position, where
-
-
-def _settings_said(prose: str, settings: list[tuple[str, str, str, int, str]], add: Add) -> None:
-    """A setting read is a fact when the model's next words give its value and name it (or say
-    it is a default): it read the file for that value (`workers = 4`, then "with workers = 4 a
-    client can get 4 × 100 requests"); the others it read in passing."""
-    if not settings:
+def _settings_said(prose: str, read_since: list[tuple[str, int, str]], add: Add) -> None:
+    """A setting read (`_SETTING`: `workers = 4`, `// default 200`) is a fact when the model's
+    next words give its value and name it (or say it is a default): it read the file for that
+    value ("with workers = 4 a client can get 4 × 100 requests"); the others it read in passing.
+    Only the lines that hold a figure the model says are looked at: most of what is read is not."""
+    if not read_since or not _FIGURE.search(prose):
         return
-    said_numbers = {n for n, _, _ in numbers(prose)}
-    words = f" {normalised(prose)} "
-    for line, name, value, position, where in settings:
-        named = f" {normalised(name)} " in words or ("default" in words and "default" in line.casefold())
-        if named and value.lstrip("-") in said_numbers:
-            add("setting", line, position, where[:200], guessed=True)
+    said = {n for n in _PLAIN_NUMBER.findall(prose) if n.strip("0.")}
+    lines = {
+        (line, position, where) for text, position, where in read_since for n in said for line in _lines_with(text, n)
+    }
+    if lines:
+        words = f" {normalised(prose)} "
+        for line, position, where in sorted(lines):
+            line = _LINE_NUMBER.sub("", line).strip()
+            located = _HIT_PLACE.match(line)  # a search's hit: `app.py:12:` is where, not a setting
+            for m in _SETTING.finditer(line, located.end() if located else 0):
+                name, value = (m.group("name"), m.group("value")) if m.group("value") else ("default", m.group("given"))
+                named = f" {normalised(name)} " in words or ("default" in words and "default" in line.casefold())
+                if named and value.lstrip("-") in said:
+                    add("setting", line, position, where[:200], guessed=True)
+
+
+def _lines_with(text: str, value: str) -> Iterator[str]:
+    """The lines of `text` (200 characters at most) where `value` stands as a number."""
+    at = text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        if not (at and (text[at - 1].isdigit() or text[at - 1] in ".,")) and not (
+            end < len(text) and (text[end].isdigit() or (text[end] in ".," and text[end + 1 : end + 2].isdigit()))
+        ):
+            start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
+            line = text[start : stop if stop >= 0 else len(text)]
+            if len(line) <= 200:
+                yield line
+        at = text.find(value, end)
 
 
 def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
