@@ -293,6 +293,8 @@ _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
 _SEED = re.compile(r"^.*\bseed\b\W{1,3}\d{3,}.*$", re.IGNORECASE | re.MULTILINE)  # `Using --randomly-seed=2218634011`
 _PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
+_IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
+_LITERAL = re.compile(r"\"([^\"\n]*[^\W\d_][^\"\n]*)\"|'([^'\n]*[^\W\d_][^'\n]*)'")  # a string with a letter
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -788,10 +790,16 @@ class Summary:
         if _is_prose(path):
             return self._sentence(new, session)
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
-        if any(_whole(self._plain, name) for name in brought):
+        figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
+        # the strings it brought in ("Einladungslink kopieren"), each a value a summary gives as it is
+        strings = {a or b for a, b in _LITERAL.findall(new)} - {a or b for a, b in _LITERAL.findall(old)}
+        if (
+            any(_whole(self._plain, name) for name in brought)
+            and all(self._has_number(n) for n in figures)
+            and all(self._holds(text) for text in strings)
+        ):
             return KEPT
         added = content_words(new) - content_words(old) or content_words(old) - content_words(new)
-        figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
         if not added and not figures:
             return self._path(path, session)
         found = len(added & self._all) + sum(self._has_number(n) for n in figures)
@@ -1158,7 +1166,8 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
 def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
     """ "path: old → new", each side the lines that changed (at most EDIT_SIDE_CHARS, cut around
     the change); None for an edit of code that is not a value changed (`ROUND_HALF_UP` →
-    `ROUND_HALF_EVEN`, a bucket's name): code added, removed or rewritten is told by its file,
+    `ROUND_HALF_EVEN`, a bucket's name) or set (a line inserted with a figure or a string):
+    other code added, removed or rewritten is told by its file,
     and a summary describes it in words of its own. An edit of prose (a changelog's line) is its
     words."""
     before, after = old.splitlines(), new.splitlines()
@@ -1174,6 +1183,7 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         not added
         if _is_prose(path)
         else not _value_changed(before[start : len(before) - end], after[start : len(after) - end])
+        and not _value_added(before[start : len(before) - end], after[start : len(after) - end])
     ):
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
@@ -1182,6 +1192,18 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
 
 def _is_prose(path: str) -> bool:
     return PurePosixPath(path).suffix[1:].casefold() in PROSE_EXTENSIONS
+
+
+def _value_added(removed: list[str], added: list[str]) -> bool:
+    """Whether code was inserted that sets a value: at most two lines, nothing removed, with a
+    figure or a string in them (`.layer(DefaultBodyLimit::max(8 * 1024 * 1024))`, a locale's
+    `"members.invite.copy": "Einladungslink kopieren"`), not an import."""
+    return (
+        not removed
+        and 0 < len(added) <= 2
+        and not any(_IMPORT.match(line) for line in added)
+        and any(_FIGURE.search(line) or _LITERAL.search(line) for line in added)
+    )
 
 
 def _value_changed(removed: list[str], added: list[str]) -> bool:
