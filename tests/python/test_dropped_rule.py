@@ -34,11 +34,11 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
-    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.538
-    and 0.659. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
+    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.540
+    and 0.665. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
     scored = score(dropped_fresh.SESSIONS)
     assert scored.precision >= 0.53, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.65, (scored.recall, scored.missed)
+    assert scored.recall >= 0.66, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -732,3 +732,14 @@ def test_a_line_of_code_inserted_with_a_value_is_an_edit_kept_only_with_its_figu
     assert edits == ["src/routes.rs:  → .layer(DefaultBodyLimit::max(8 * 1024 * 1024))"], "an import sets no value"
     kept = named.replace("explicit DefaultBodyLimit", "explicit DefaultBodyLimit::max(8 * 1024 * 1024)")
     assert not _texts(_listed(c, kept), "edit")
+
+
+def test_the_time_a_command_the_session_timed_took_is_its_result():
+    c = Conversation("/p", "timed")
+    c.bash("time mysql sandbox < /tmp/q.sql | tail -1", "18244\n\nreal\t0m3.911s\nuser\t0m0.010s\nsys\t0m0.004s")
+    c.bash("mysql sandbox < /tmp/q.sql", "18244\n\nreal\t0m9.000s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "real\t0m3.911s" in measured
+    assert "real\t0m9.000s" not in measured, "a command nobody timed: its `real` line is output, not a timing"
+    assert "real\t0m3.911s" not in _texts(_listed(c, "The query took 3.9 s on the sample."), "measurement")
+    assert "real\t0m3.911s" in _texts(_listed(c, "The query took 4.6 s on the sample."), "measurement")

@@ -295,6 +295,9 @@ _PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a set
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
 _IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
 _LITERAL = re.compile(r"\"([^\"\n]*[^\W\d_][^\"\n]*)\"|'([^'\n]*[^\W\d_][^'\n]*)'")  # a string with a letter
+# A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
+_TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
+_TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -726,6 +729,10 @@ class Summary:
         """Kept when the summary gives half the line's telling numbers: those of two digits or
         more where it has any (a summary says a "6" or a "1" of something else any day: "1412
         examples, 0 failures, 6 pending" is not kept by it)."""
+        timed = _TIME_REAL.match(line)
+        if timed:  # `real 0m3.911s` is kept by "3.9 s"
+            seconds = int(timed.group(1) or 0) * 60 + float(timed.group(2))
+            return KEPT if self._has_number(f"{seconds:.3f}".rstrip("0").rstrip(".")) else DROPPED
         values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
@@ -1324,6 +1331,10 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
     # the one such thing in its output; the issue a change it shows closes.
     _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
+    if _TIMED.search(command):
+        timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
+        if timed:
+            add("measurement", timed[-1], position, command[:200], newest=True)
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
