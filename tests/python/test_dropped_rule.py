@@ -34,10 +34,10 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
-    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.540
+    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
     and 0.665. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.53, (scored.precision, scored.unwanted)
+    assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.66, (scored.recall, scored.missed)
 
 
@@ -743,3 +743,17 @@ def test_the_time_a_command_the_session_timed_took_is_its_result():
     assert "real\t0m9.000s" not in measured, "a command nobody timed: its `real` line is output, not a timing"
     assert "real\t0m3.911s" not in _texts(_listed(c, "The query took 3.9 s on the sample."), "measurement")
     assert "real\t0m3.911s" in _texts(_listed(c, "The query took 4.6 s on the sample."), "measurement")
+
+
+def test_a_folder_named_with_its_files_stems_as_alternatives_keeps_each_of_them():
+    c = Conversation("/home/y/app", "alternatives")
+    for lang in ("en", "de", "ja"):
+        c.tool(
+            "Edit",
+            {"file_path": f"/home/y/app/locales/{lang}.json", "old_string": "{", "new_string": "{\n"},
+            "The file has been updated successfully.",
+        )
+    kept = "3. Files and Code Sections:\n   - locales (en/de/ja): strings for the button.\n"
+    assert not _texts(_listed(c, kept), "file edited")
+    assert _texts(_listed(c, kept.replace("en/de/ja", "en/ja")), "file edited") == ["/home/y/app/locales/de.json"]
+    assert len(_texts(_listed(c, kept.replace("locales (", "strings (")), "file edited")) == 3, "no folder, no path"

@@ -33,7 +33,8 @@ a quoted name, an option) and gives its numbers; numbers with tolerance (rounded
 words: "two"); a setting by a sentence giving its value with its name ("200 runs" is not `default 200`);
 paths by a suffix the summary names, and by file name only where the
 session has one path of that name or the summary names the folder that tells them apart
-("en/de/fr reports.json"). A fact that matches in part is listed as "possibly dropped"; one with
+("en/de/fr reports.json"), or the folder with the file's stem among alternatives ("locales
+(en/de/ja)"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
 rule is not sure enough of to say more than "possibly dropped".
 
@@ -846,7 +847,19 @@ class Summary:
             window = normalised(self._plain[max(0, at - 40) : at + len(name) + 40]).split()
             if any(part.casefold() in window for part in _distinct_parts(path, others)):
                 return KEPT
+        if self._alternatives_named(path):
+            return KEPT
         return POSSIBLY_DROPPED if named_elsewhere or others else DROPPED
+
+    def _alternatives_named(self, path: str) -> bool:
+        """The summary names the path's folder and, right after it, its file's stem among
+        alternatives: "locales (en/de/ja)" keeps `locales/de.json`."""
+        parts = PurePosixPath(path).parts
+        if len(parts) < 2 or not parts[-2].strip("/"):
+            return False
+        stem = PurePosixPath(path).stem
+        alternatives = rf"(?:[\w-]+/)+{re.escape(stem)}\b|\b{re.escape(stem)}(?:/[\w-]+)+"
+        return bool(re.search(rf"\b{re.escape(parts[-2])}\b[\s(:]{{1,3}}(?:{alternatives})", self._plain))
 
 
 def _failure_subjects(line: str) -> set[str]:
