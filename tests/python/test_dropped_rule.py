@@ -25,7 +25,7 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rule 4 0.767 and 0.957."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rules 4 and 5 0.767 and 0.957."""
     scored = score()
     assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.95, (scored.recall, scored.missed)
@@ -33,12 +33,12 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
-    """The fresh set's floor, just under rule 4's figures (`scripts/bench_dropped.py --fresh`):
-    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595. Far from #41's
-    0.85: the floor keeps a change from losing what rule 4 gained."""
+    """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
+    rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
+    and 0.665. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.50, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.59, (scored.recall, scored.missed)
+    assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.66, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -584,3 +584,176 @@ def test_a_small_figure_the_summary_says_in_words_is_kept_and_a_decimal_is_not_r
     c.bash("ls /srv/backups | grep -c daily", "17")
     listed = _listed(c, "5. Problem Solving:\n   Only twelve weeklies remained; the pack is small.\n")
     assert _texts(listed, "measurement") == ["size-pack: 12.31 MiB", "17"], "each bare figure is its own"
+
+
+def test_a_setting_read_in_a_file_is_a_fact_when_the_model_goes_on_with_its_value():
+    c = Conversation("/p", "settings")
+    c.tool(
+        "Read",
+        {"file_path": "/p/src/retry.ts"},
+        "     1\texport interface RetryOptions {\n     2\t  maxAttempts?: number; // default 5\n"
+        "     3\t  baseDelayMs?: number; // default 200\n     4\t}\n",
+    )
+    c.bash("cat gunicorn.conf.py", 'bind = "0.0.0.0:8000"\nworkers = 4\ntimeout = 30\n')
+    c.bash("grep -n 'free(' src/doc.c", "src/doc.c:58:    free(doc);")
+    c.bash("python -m reports.monthly --debug-counts", "orders rows: 48,902\nafter merge: 49,377")
+    c.say(
+        "With the default base delay of 200 ms the waits add up, and with workers = 4 the limit is per"
+        " process. The free is at src/doc.c:58. The merge turns 48,902 orders into 49,377 rows."
+    )
+    listed = _listed(c, NOTHING)
+    settings = {f.text: (f.detail, f.confidence) for f in listed if f.kind == "setting"}
+    assert settings == {
+        "baseDelayMs?: number; // default 200": ("/p/src/retry.ts", dropped.POSSIBLY_DROPPED),
+        "workers = 4": ("cat gunicorn.conf.py", dropped.POSSIBLY_DROPPED),
+    }, (
+        "maxAttempts and timeout were read in passing, `src/doc.c:58` is where a search found a line, and 48,902 is a count, not a setting of 48"
+    )
+
+
+def test_a_setting_is_kept_by_a_sentence_that_gives_its_value_with_its_name_not_by_the_figure_alone():
+    c = Conversation("/p", "settings kept")
+    c.tool("Read", {"file_path": "/p/gunicorn.conf.py"}, "workers = 4\n")
+    c.tool("Read", {"file_path": "/p/src/retry.ts"}, "  baseDelayMs?: number; // default 200\n")
+    c.say("So 4 workers each keep a bucket; the default delay is 200 ms.")
+    elsewhere = "5. Problem Solving:\n   No failures in 200 runs; the limit is now 4 times lower.\n"
+    assert set(_texts(_listed(c, elsewhere), "setting")) == {"workers = 4", "baseDelayMs?: number; // default 200"}
+    kept = "5. Problem Solving:\n   Gunicorn runs 4 workers. The retry's default base delay (200 ms) was kept.\n"
+    assert not _texts(_listed(c, kept), "setting")
+
+
+def test_who_wrote_the_commit_git_shows_is_a_fact_but_not_the_authors_of_a_surveyed_history():
+    c = Conversation("/p", "authors")
+    c.bash(
+        "git log -1 b93e4f7",
+        "commit b93e4f7\nAuthor: Mia Koch <mia@shop.example>\nDate:   Tue Nov 17 14:02:11 2026 +0100\n\n    cart: 204",
+    )
+    c.bash("git show -s --format='%ad %an' --date=short c81f0a2", "2026-10-27 Mara Lind")
+    c.bash(
+        "git log -3",
+        "".join(
+            f"commit {n}aaaaaa\nAuthor: {who} <x@y>\n\n    fix\n" for n, who in enumerate(("Ann Li", "Bo Ek", "Cy Ma"))
+        ),
+    )
+    listed = _listed(c, NOTHING)
+    authors = {f.text: f.detail for f in listed if f.kind == "identifier" and " " in f.text}
+    assert authors == {"Mia Koch": "Author: Mia Koch <mia@shop.example>", "Mara Lind": "2026-10-27 Mara Lind"}
+    named = _listed(c, "The breaking change came from Mia Koch; Mara Lind wrote the schedule.")
+    assert not {"Mia Koch", "Mara Lind"} & set(_texts(named, "identifier"))
+
+
+def test_a_progress_line_is_no_result():
+    c = Conversation("/p", "progress")
+    c.bash(
+        "kubectl rollout status deploy/api",
+        'Waiting for deployment "api" rollout to finish: 2 of 4 updated replicas are available...\n'
+        'deployment "api" successfully rolled out',
+    )
+    assert not _texts(_listed(c, NOTHING), "measurement")
+
+
+def test_a_diagnostics_place_and_a_paths_digits_are_no_figures_a_told_failure_must_give():
+    c = Conversation("/p", "places")
+    c.bash(
+        "npx tsc --noEmit",
+        "app/members/page.tsx(14,8): error TS2304: Cannot find name 'CopyInviteLink'.",
+        error=True,
+    )
+    c.bash(
+        "npx playwright test e2e/invite.spec.ts",
+        "Error: browserType.launch: Executable doesn't exist at /home/u/.cache/ms-playwright/chromium-1140/chrome",
+        error=True,
+    )
+    told = (
+        "4. Errors and fixes:\n   - tsc could not find CopyInviteLink on the members page; the import was added.\n"
+        "   - The Playwright invite test could not launch: browserType.launch found no executable; browsers installed.\n"
+    )
+    assert not _texts(_listed(c, told), "failed command")
+    assert len(_texts(_listed(c, NOTHING), "failed command")) == 2
+
+
+def test_a_clause_putting_together_figures_several_outputs_gave_restates_them():
+    c = Conversation("/p", "restated")
+    c.bash("kubectl logs deploy/api | jq -r .msg | sort | uniq -c | grep failed", "389 request failed")
+    c.bash("kubectl logs deploy/api | jq -r .msg | sort | uniq -c | grep slow", "171 slow request")
+    c.say("Errors (request failed) are 389, slow requests 171; the rest is chatter.")
+    c.say("Errors are 389 and timeouts 52.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "389 request failed" in measured and "171 slow request" in measured
+    assert "Errors (request failed) are 389, slow requests 171" not in measured
+    assert "Errors are 389 and timeouts 52" in measured, "52 is no output's: the model measured it"
+
+
+def test_a_failed_runs_seed_and_lock_and_the_issue_a_change_closes_are_identifiers_from_the_output():
+    c = Conversation("/p", "output ids")
+    c.bash("gh pr view 231", "Add rate limiting #231\n\nLimits each key.\n\nCloses #198")
+    c.bash(
+        "python -m pytest tests/test_ratelimit.py -q -p randomly",
+        "FAILED tests/test_ratelimit.py::test_under - assert 429 == 200\n1 failed, 3 passed in 0.58s\n"
+        "Using --randomly-seed=2218634011",
+        error=True,
+    )
+    c.bash(
+        "terraform plan",
+        "│ Error: Error acquiring the state lock\n│   ID:        5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31\n",
+        error=True,
+    )
+    c.bash("gh pr view 232", "Refs #7 and #8; fixes #9, closes #10")
+    ids = set(_texts(_listed(c, NOTHING), "identifier"))
+    assert {"Closes #198", "Using --randomly-seed=2218634011", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"} <= ids
+    assert not {"fixes #9", "closes #10"} & ids, "a change that closes two issues names none in particular"
+    kept = "Lena's PR closes issue #198; the failure reproduces with --randomly-seed=2218634011."
+    assert "Closes #198" not in _texts(_listed(c, kept), "identifier")
+
+
+def test_a_line_of_code_inserted_with_a_value_is_an_edit_kept_only_with_its_figures_and_strings():
+    c = Conversation("/p", "inserted")
+    route = '        .route("/tiles/:z/:x/:y", put(upload_tile))'
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/src/routes.rs",
+            "old_string": route,
+            "new_string": route + "\n        .layer(DefaultBodyLimit::max(8 * 1024 * 1024))",
+        },
+        "The file /p/src/routes.rs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/src/main.rs",
+            "old_string": "use axum::Router;",
+            "new_string": "use axum::Router;\nuse axum::extract::DefaultBodyLimit;",
+        },
+        "The file /p/src/main.rs has been updated successfully.",
+    )
+    named = "6. All user messages:\n   - Tiles up to 8 MB: the route got an explicit DefaultBodyLimit.\n"
+    edits = _texts(_listed(c, named), "edit")
+    assert edits == ["src/routes.rs:  → .layer(DefaultBodyLimit::max(8 * 1024 * 1024))"], "an import sets no value"
+    kept = named.replace("explicit DefaultBodyLimit", "explicit DefaultBodyLimit::max(8 * 1024 * 1024)")
+    assert not _texts(_listed(c, kept), "edit")
+
+
+def test_the_time_a_command_the_session_timed_took_is_its_result():
+    c = Conversation("/p", "timed")
+    c.bash("time mysql sandbox < /tmp/q.sql | tail -1", "18244\n\nreal\t0m3.911s\nuser\t0m0.010s\nsys\t0m0.004s")
+    c.bash("mysql sandbox < /tmp/q.sql", "18244\n\nreal\t0m9.000s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "real\t0m3.911s" in measured
+    assert "real\t0m9.000s" not in measured, "a command nobody timed: its `real` line is output, not a timing"
+    assert "real\t0m3.911s" not in _texts(_listed(c, "The query took 3.9 s on the sample."), "measurement")
+    assert "real\t0m3.911s" in _texts(_listed(c, "The query took 4.6 s on the sample."), "measurement")
+
+
+def test_a_folder_named_with_its_files_stems_as_alternatives_keeps_each_of_them():
+    c = Conversation("/home/y/app", "alternatives")
+    for lang in ("en", "de", "ja"):
+        c.tool(
+            "Edit",
+            {"file_path": f"/home/y/app/locales/{lang}.json", "old_string": "{", "new_string": "{\n"},
+            "The file has been updated successfully.",
+        )
+    kept = "3. Files and Code Sections:\n   - locales (en/de/ja): strings for the button.\n"
+    assert not _texts(_listed(c, kept), "file edited")
+    assert _texts(_listed(c, kept.replace("en/de/ja", "en/ja")), "file edited") == ["/home/y/app/locales/de.json"]
+    assert len(_texts(_listed(c, kept.replace("locales (", "strings (")), "file edited")) == 3, "no folder, no path"

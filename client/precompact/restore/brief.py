@@ -205,6 +205,7 @@ ADDENDUM_ORDER = (
     "identifier",
     "failed command",
     "measurement",
+    "setting",
     "edit",
     "file read",
     "request",

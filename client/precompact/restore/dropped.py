@@ -9,7 +9,9 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"); the faile
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows); the result line of a command's output (its last line with a count or a
+`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed); a
+setting's value read in a file or an output that the model goes on with (`workers = 4`, then
+"with workers = 4…"); the result line of a command's output (its last line with a count or a
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
 table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
@@ -28,9 +30,11 @@ summary also holds its reason; a failed command when a summary sentence tells it
 words, with every number of its error line, or names what that line is about (the program not found,
 a quoted name, an option) and gives its numbers; numbers with tolerance (rounded, cut off with
 "…", within 2% after "about", 10% of a round figure: "around 60", "180k"; small figures in
-words: "two"); paths by a suffix the summary names, and by file name only where the
+words: "two"); a setting by a sentence giving its value with its name ("200 runs" is not `default 200`);
+paths by a suffix the summary names, and by file name only where the
 session has one path of that name or the summary names the folder that tells them apart
-("en/de/fr reports.json"). A fact that matches in part is listed as "possibly dropped"; one with
+("en/de/fr reports.json"), or the folder with the file's stem among alternatives ("locales
+(en/de/ja)"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
 rule is not sure enough of to say more than "possibly dropped".
 
@@ -60,7 +64,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 4
+RULE_VERSION = 5
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -70,6 +74,7 @@ KINDS = (
     "failed command",
     "identifier",
     "measurement",
+    "setting",
     "edit",
     "file edited",
     "file read",
@@ -277,6 +282,30 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
+# A setting's value as a file or a command's output states it: `workers = 4`, `lr: 0.0016`,
+# `max-age=604800`, `// default 200`, "the default limit is 2 MB".
+_SETTING = re.compile(
+    r"(?P<name>\b[A-Za-z_][\w.-]*)[\"']?\??\s*[=:]\s*[\"']?(?P<value>-?\d+(?:\.\d+)?)(?!\w|[.,]\d)"
+    r"|\b(?P<default>defaults?)\b(?:\s+(?:is|of|to|value|\w+\s+is))?\s*[=:]?\s*(?P<given>\d+(?:\.\d+)?)(?!\w|[.,]\d)",
+    re.IGNORECASE,
+)
+_PATH_WORD = re.compile(r"\S*[A-Za-z]\S*/\S*|\S*/\S*[A-Za-z]\S*")  # a word of a line that is a path
+_CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
+_SEED = re.compile(r"^.*\bseed\b\W{1,3}\d{3,}.*$", re.IGNORECASE | re.MULTILINE)  # `Using --randomly-seed=2218634011`
+_PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
+_HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
+_IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
+_LITERAL = re.compile(r"\"([^\"\n]*[^\W\d_][^\"\n]*)\"|'([^'\n]*[^\W\d_][^'\n]*)'")  # a string with a letter
+# A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
+_TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
+_TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
+_LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
+# Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
+# `--format` with `%an` gives, where a person's name is its capitalised words.
+_GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
+_AUTHOR_LINE = re.compile(r"^Author:\s*([^<\n]+?)\s*(?:<[^\n]*)?$", re.MULTILINE)
+_PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
+AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the commit the session turned on
 _COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
 _FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
@@ -516,7 +545,8 @@ class Summary:
         self._plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
         self._words = f" {normalised(text)} "
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
-        self._sentences = [content_words(sentence) for sentence in sentences(text)] or [set()]
+        self._said = sentences(text)
+        self._sentences = [content_words(sentence) for sentence in self._said] or [set()]
         self._all = set().union(*self._sentences)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
@@ -541,9 +571,11 @@ class Summary:
         if fact.kind in _SAID_KINDS:
             return self._sentence(fact.text, session, fact.kind == "decision")
         if fact.kind == "identifier":
+            issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
+                or (issue and _whole(self._plain, issue.group(0)))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -555,6 +587,8 @@ class Summary:
             return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
         if fact.kind == "edit":
             return self._edit(fact.text, session)
+        if fact.kind == "setting":
+            return self._setting(fact.text)
         return DROPPED
 
     # -- the forms -----------------------------------------------------------------------------
@@ -636,7 +670,7 @@ class Summary:
         the words of the command and its error line, one of them a word no other failed command of
         the session says (`pytest` is every test run's), and the summary every number the line gives."""
         words = _failure_words(fact)
-        if not words or self._missing_numbers(_RUN_DURATION.sub(" ", fact.detail or "")):
+        if not words or self._missing_numbers(_error_figures(fact.detail or "")):
             return False
         own = {word for word in words if session.failures.get(word, 0) <= 1}
         return any(
@@ -652,7 +686,7 @@ class Summary:
         ZoneInfo" of `name 'ZoneInfo' is not defined`), the option or variable it names
         (`unrecognized arguments: --detect-anomaly`, `JAVA_HOME is not set`), and every number it gives."""
         detail = fact.detail or ""
-        if self._missing_numbers(_RUN_DURATION.sub(" ", detail)):  # "after 94932 retries" is another failure
+        if self._missing_numbers(_error_figures(detail)):  # "after 94932 retries" is another failure
             return False
         folded = self._plain.casefold()
         return any(_whole(folded, name.casefold()) for name in _failure_subjects(detail))
@@ -696,6 +730,10 @@ class Summary:
         """Kept when the summary gives half the line's telling numbers: those of two digits or
         more where it has any (a summary says a "6" or a "1" of something else any day: "1412
         examples, 0 failures, 6 pending" is not kept by it)."""
+        timed = _TIME_REAL.match(line)
+        if timed:  # `real 0m3.911s` is kept by "3.9 s"
+            seconds = int(timed.group(1) or 0) * 60 + float(timed.group(2))
+            return KEPT if self._has_number(f"{seconds:.3f}".rstrip("0").rstrip(".")) else DROPPED
         values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
@@ -703,6 +741,21 @@ class Summary:
         if found * 2 >= len(values):
             return KEPT
         return POSSIBLY_DROPPED if found else DROPPED
+
+    def _setting(self, line: str) -> str:
+        """A setting's value (`workers = 4`, `default 200`) is kept by a summary sentence that
+        gives it with the setting's name, or as a default: "200 runs" is not "default 200"."""
+        given = [(m.group("value") or m.group("given"), m.group("name") or "default") for m in _SETTING.finditer(line)]
+        return KEPT if given and all(self._setting_said(value, name) for value, name in given) else DROPPED
+
+    def _setting_said(self, value: str, name: str) -> bool:
+        for sentence in self._said:
+            words = f" {normalised(sentence)} "
+            if (f" {normalised(name)} " in words or " default" in words) and any(
+                _same_number(value, said, share, cut) for said, share, cut in numbers(sentence)
+            ):
+                return True
+        return False
 
     def _error(self, line: str) -> bool:
         if self._holds(line):
@@ -745,10 +798,16 @@ class Summary:
         if _is_prose(path):
             return self._sentence(new, session)
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
-        if any(_whole(self._plain, name) for name in brought):
+        figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
+        # the strings it brought in ("Einladungslink kopieren"), each a value a summary gives as it is
+        strings = {a or b for a, b in _LITERAL.findall(new)} - {a or b for a, b in _LITERAL.findall(old)}
+        if (
+            any(_whole(self._plain, name) for name in brought)
+            and all(self._has_number(n) for n in figures)
+            and all(self._holds(text) for text in strings)
+        ):
             return KEPT
         added = content_words(new) - content_words(old) or content_words(old) - content_words(new)
-        figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
         if not added and not figures:
             return self._path(path, session)
         found = len(added & self._all) + sum(self._has_number(n) for n in figures)
@@ -788,7 +847,19 @@ class Summary:
             window = normalised(self._plain[max(0, at - 40) : at + len(name) + 40]).split()
             if any(part.casefold() in window for part in _distinct_parts(path, others)):
                 return KEPT
+        if self._alternatives_named(path):
+            return KEPT
         return POSSIBLY_DROPPED if named_elsewhere or others else DROPPED
+
+    def _alternatives_named(self, path: str) -> bool:
+        """The summary names the path's folder and, right after it, its file's stem among
+        alternatives: "locales (en/de/ja)" keeps `locales/de.json`."""
+        parts = PurePosixPath(path).parts
+        if len(parts) < 2 or not parts[-2].strip("/"):
+            return False
+        stem = PurePosixPath(path).stem
+        alternatives = rf"(?:[\w-]+/)+{re.escape(stem)}\b|\b{re.escape(stem)}(?:/[\w-]+)+"
+        return bool(re.search(rf"\b{re.escape(parts[-2])}\b[\s(:]{{1,3}}(?:{alternatives})", self._plain))
 
 
 def _failure_subjects(line: str) -> set[str]:
@@ -799,6 +870,14 @@ def _failure_subjects(line: str) -> set[str]:
     found = {name for pattern in (_FAILURE_SUBJECT, _QUOTED) for group in pattern.findall(message) for name in group}
     found |= set(_CODE_NAME.findall(message)) | set(_OPTION.findall(message))
     return {name.strip() for name in found if len(name.strip()) >= 3}
+
+
+def _error_figures(line: str) -> str:
+    """An error line as its figures are checked: without how long the command ran, the place a
+    diagnostic is at (`page.tsx(14,8):`) and the paths it names (`chromium-1140/chrome`): a
+    summary that tells the failure gives none of them."""
+    located = _DIAGNOSTIC.match(line)
+    return _RUN_DURATION.sub(" ", _PATH_WORD.sub(" ", located.group(1) if located else line))
 
 
 def _reports_work(text: str) -> bool:
@@ -889,6 +968,9 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     its most telling kind; ranked: by kind (KINDS), then by entry."""
     found: dict[tuple[str, str], Fact] = {}
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
+    reads: dict[str, str] = {}  # a Read's tool_use id -> the file it read
+    # What was read since the model last spoke, where its settings are: (text, entry, where read)
+    read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
 
     def add(
@@ -934,10 +1016,20 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                     ):
                         add("decision", sentence, position)
                 _prose_measurements(block["text"], position, add)
+                _settings_said(block["text"], read_since, add)
+                read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
                 _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
+                given = block.get("input")
+                read = given.get(READ_TOOLS.get(str(block.get("name")), "")) if isinstance(given, dict) else None
+                if isinstance(block.get("id"), str) and isinstance(read, str):
+                    reads[block["id"]] = read
             elif kind == "tool_result":
+                use = block.get("tool_use_id")
+                where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
+                if where and block.get("is_error") is not True:
+                    read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -946,10 +1038,49 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     return [f for f in ordered if not (f.kind == "path" and _names_one_of(f.text, files, cwd[-1] if cwd else None))]
 
 
+def _settings_said(prose: str, read_since: list[tuple[str, int, str]], add: Add) -> None:
+    """A setting read (`_SETTING`: `workers = 4`, `// default 200`) is a fact when the model's
+    next words give its value and name it (or say it is a default): it read the file for that
+    value ("with workers = 4 a client can get 4 × 100 requests"); the others it read in passing.
+    Only the lines that hold a figure the model says are looked at: most of what is read is not."""
+    if not read_since or not _FIGURE.search(prose):
+        return
+    said = {n for n in _PLAIN_NUMBER.findall(prose) if n.strip("0.")}
+    lines = {
+        (line, position, where) for text, position, where in read_since for n in said for line in _lines_with(text, n)
+    }
+    if lines:
+        words = f" {normalised(prose)} "
+        for line, position, where in sorted(lines):
+            line = _LINE_NUMBER.sub("", line).strip()
+            located = _HIT_PLACE.match(line)  # a search's hit: `app.py:12:` is where, not a setting
+            for m in _SETTING.finditer(line, located.end() if located else 0):
+                name, value = (m.group("name"), m.group("value")) if m.group("value") else ("default", m.group("given"))
+                named = f" {normalised(name)} " in words or ("default" in words and "default" in line.casefold())
+                if named and value.lstrip("-") in said:
+                    add("setting", line, position, where[:200], guessed=True)
+
+
+def _lines_with(text: str, value: str) -> Iterator[str]:
+    """The lines of `text` (200 characters at most) where `value` stands as a number."""
+    at = text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        if not (at and (text[at - 1].isdigit() or text[at - 1] in ".,")) and not (
+            end < len(text) and (text[end].isdigit() or (text[end] in ".," and text[end + 1 : end + 2].isdigit()))
+        ):
+            start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
+            line = text[start : stop if stop >= 0 else len(text)]
+            if len(line) <= 200:
+                yield line
+        at = text.find(value, end)
+
+
 def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
     """The model's report of what a tool's output measured is that measurement, listed once: the
     output's where the model rounds it ("651 ns/op" of "651.2 ns/op"), the model's where it says
-    the same figure and the output's line is a bare figure ("475 extra rows" of `475 22472.62`)."""
+    the same figure and the output's line is a bare figure ("475 extra rows" of `475 22472.62`),
+    the outputs' where it puts together the exact figures of several."""
     outputs = [
         (f, [n for n, _, _ in _telling_numbers(f.text)]) for f in ordered if f.kind == "measurement" and f.detail
     ]
@@ -966,6 +1097,10 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         for output, exactly in restated:
             bare = exactly and not content_words(_DIGITS.sub(" ", output.text))
             gone.add(id(output) if bare else id(fact))
+        # A clause that puts together figures several outputs gave ("errors are 389, slow
+        # requests 171") restates them: each is its output's measurement.
+        if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
+            gone.add(id(fact))
     return [f for f in ordered if id(f) not in gone]
 
 
@@ -1051,7 +1186,8 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
 def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
     """ "path: old → new", each side the lines that changed (at most EDIT_SIDE_CHARS, cut around
     the change); None for an edit of code that is not a value changed (`ROUND_HALF_UP` →
-    `ROUND_HALF_EVEN`, a bucket's name): code added, removed or rewritten is told by its file,
+    `ROUND_HALF_EVEN`, a bucket's name) or set (a line inserted with a figure or a string):
+    other code added, removed or rewritten is told by its file,
     and a summary describes it in words of its own. An edit of prose (a changelog's line) is its
     words."""
     before, after = old.splitlines(), new.splitlines()
@@ -1067,6 +1203,7 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         not added
         if _is_prose(path)
         else not _value_changed(before[start : len(before) - end], after[start : len(after) - end])
+        and not _value_added(before[start : len(before) - end], after[start : len(after) - end])
     ):
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
@@ -1075,6 +1212,18 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
 
 def _is_prose(path: str) -> bool:
     return PurePosixPath(path).suffix[1:].casefold() in PROSE_EXTENSIONS
+
+
+def _value_added(removed: list[str], added: list[str]) -> bool:
+    """Whether code was inserted that sets a value: at most two lines, nothing removed, with a
+    figure or a string in them (`.layer(DefaultBodyLimit::max(8 * 1024 * 1024))`, a locale's
+    `"members.invite.copy": "Einladungslink kopieren"`), not an import."""
+    return (
+        not removed
+        and 0 < len(added) <= 2
+        and not any(_IMPORT.match(line) for line in added)
+        and any(_FIGURE.search(line) or _LITERAL.search(line) for line in added)
+    )
 
 
 def _value_changed(removed: list[str], added: list[str]) -> bool:
@@ -1123,6 +1272,12 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         why = _why(text, errors)
         add("failed command", command, at, why[:300] or None)
         _measurements(command, text, position, add, besides=[why, *errors])
+        # What reproduces it or holds it: the seed a randomised test run failed with, the one id
+        # its output names (the lock a `terraform plan` could not take).
+        seeds = {m.group(0).strip() for m in _SEED.finditer(text)}
+        if len(seeds) == 1:
+            add("identifier", seeds.pop(), position, command[:200])
+        _output_ids(command, text, position, add, (("identifier", _UUID),))
         return
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
@@ -1184,16 +1339,40 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             return True
     _found_files(command, text, position, add)
+    if _GIT_HISTORY.search(command):
+        _authors(command, text, position, add)
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
-    # the one such thing in its output.
-    for kind, pattern in (("url", _OUTPUT_URL), ("identifier", _UUID)):
-        made = set(pattern.findall(text)) - set(pattern.findall(command))
-        if len(made) == 1:
-            add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
+    # the one such thing in its output; the issue a change it shows closes.
+    _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
+    if _TIMED.search(command):
+        timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
+        if timed:
+            add("measurement", timed[-1], position, command[:200], newest=True)
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
+
+
+def _authors(command: str, text: str, position: int, add: Add) -> None:
+    """Who wrote the commits a `git log`/`git show` printed, when they are AUTHORS_AT_MOST or
+    fewer: the name a reader asks for ("who changed this, and why")."""
+    found = {m.group(1): m.group(0) for m in _AUTHOR_LINE.finditer(text)}
+    if not found and re.search(r"%a[nN]", command):
+        first = _first_line(text)
+        person = _PERSON.search(first)
+        found = {person.group(0): first} if person else {}
+    if 0 < len(found) <= AUTHORS_AT_MOST:
+        for name, line in found.items():
+            add("identifier", name, position, line[:200])
+
+
+def _output_ids(command: str, text: str, position: int, add: Add, patterns: Iterable[tuple[str, re.Pattern]]) -> None:
+    """The one thing of each pattern an output names and its command does not."""
+    for kind, pattern in patterns:
+        made = set(pattern.findall(text)) - set(pattern.findall(command))
+        if len(made) == 1:
+            add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
 
 
 def _answer(command: str, text: str, position: int, add: Add) -> None:
@@ -1232,6 +1411,8 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
+            continue
+        if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
         if line not in besides and _reports_work(_RUN_DURATION.sub(" ", line)):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
