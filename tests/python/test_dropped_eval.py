@@ -42,10 +42,11 @@ SECTIONS = (
 # 0.414 with the first rule of 2026-12-03, 0.444 / 0.319 with its second round, which traded
 # recall for precision: it lists no names, numbers or plain commands said in passing; 0.520 / 0.405
 # with the third, which reads results, ids and files where tool output holds them; 0.563 / 0.510
-# with the fourth, which reads the figures the model reports and one-line answers) minus 0.02.
+# with the fourth, which reads the figures the model reports and one-line answers; 0.571 / 0.538
+# with the fifth, which reads settings read in files, commit authors, closed issues) minus 0.02.
 # Issue #41's targets are 0.85 and 0.85; it stays open until the rule reaches them.
-PRECISION_FLOOR = 0.543
-RECALL_FLOOR = 0.490
+PRECISION_FLOOR = 0.551
+RECALL_FLOOR = 0.518
 
 
 def entry_text(entry: dict) -> str:
