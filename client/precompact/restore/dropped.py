@@ -167,11 +167,11 @@ _IDENTIFIER = re.compile(
     r"|(?P<number>(?<![\w.\\])\d+(?:[.,]\d+)*(?!\w))"
 )
 # What every identifier _identifiers adds holds (a URL's "://", a uuid's or a hex id's seven hex
-# digits, an issue's "#", a ticked span's backtick, a ticket's "-1"; and a path's "/" or "."): a
-# text with none of them is not scanned by _IDENTIFIER, whose alternatives are tried at every
-# character (6 of the rule's 25 s on a 100 MB session's prose, profiled).
+# digits, an issue's "#", a ticked span's backtick, a ticket's "-1"; and a path's "/" or its
+# extension's ".p"): a text with none of them is not scanned by _IDENTIFIER, whose alternatives
+# are tried at every character (6 of the rule's 25 s on a 100 MB session, profiled).
 _MAY_IDENTIFY = re.compile(r"://|#|`|-\d|[0-9a-f]{7}")
-_MAY_IDENTIFY_PATHS = re.compile(r"://|#|`|-\d|[0-9a-f]{7}|[/.]")
+_MAY_IDENTIFY_PATHS = re.compile(r"://|#|`|-\d|[0-9a-f]{7}|/|\.[A-Za-z]")
 # What is not a fact among the numbers of prose: dates and times, line numbers (`line 42`,
 # `app.py:42:7`), hand arithmetic (`12 * 34 = 408`), escape sequences (`\x1b[0m`, `\033`).
 _NOT_NUMBERS = re.compile(
@@ -284,6 +284,7 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
+_DIGIT = re.compile(r"\d")
 _COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
 _FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
@@ -495,6 +496,7 @@ class Session:
     said: list[set[str]] = field(default_factory=list)  # content words of each request, constraint, decision
     saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
     failures: dict[str, int] = field(default_factory=dict)  # a content word -> how many failed commands say it
+    words: dict[str, set[str]] = field(default_factory=dict)  # a sentence fact's text -> its content words, made once
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
@@ -503,7 +505,7 @@ class Session:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
-                words = content_words(fact.text)
+                words = session.words[fact.text] = content_words(fact.text)
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
                 session.said.append(words)
@@ -605,7 +607,7 @@ class Summary:
         that keeps the choice and loses why has dropped the why."""
         if self._elision(text):
             return KEPT
-        words = content_words(text)
+        words = session.words.get(text) or content_words(text)
         if not words:
             return DROPPED
         best = 0.0
@@ -642,6 +644,9 @@ class Summary:
     def _missing_numbers(self, text: str) -> list[str]:
         """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
         summary does not give; a figure said approximately ("about 30M rows") a restatement may leave out."""
+        # Text of ASCII without a digit has no number (NFKC makes none of it): not worth _NOT_NUMBERS.
+        if text.isascii() and not _DIGIT.search(text):
+            return []
         return [
             n
             for n, share, _ in numbers(_NOT_NUMBERS.sub(" ", text))
