@@ -48,6 +48,7 @@ later savepoint of the same session that holds one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import re
 import unicodedata
@@ -170,6 +171,12 @@ _IDENTIFIER = re.compile(
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
     r"|(?P<number>(?<![\w.\\])\d+(?:[.,]\d+)*(?!\w))"
 )
+# What every identifier _identifiers adds holds (a URL's "://", a uuid's or a hex id's seven hex
+# digits, an issue's "#", a ticked span's backtick, a ticket's "-1"; and a path's "/" or its
+# extension's ".p"): a text with none of them is not scanned by _IDENTIFIER, whose alternatives
+# are tried at every character (6 of the rule's 25 s on a 100 MB session, profiled).
+_MAY_IDENTIFY = re.compile(r"://|#|`|-\d|[0-9a-f]{7}")
+_MAY_IDENTIFY_PATHS = re.compile(r"://|#|`|-\d|[0-9a-f]{7}|/|\.[A-Za-z]")
 # What is not a fact among the numbers of prose: dates and times, line numbers (`line 42`,
 # `app.py:42:7`), hand arithmetic (`12 * 34 = 408`), escape sequences (`\x1b[0m`, `\033`).
 _NOT_NUMBERS = re.compile(
@@ -282,6 +289,7 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
+_DIGIT = re.compile(r"\d")
 # A setting's value as a file or a command's output states it: `workers = 4`, `lr: 0.0016`,
 # `max-age=604800`, `// default 200`, "the default limit is 2 MB".
 _SETTING = re.compile(
@@ -436,6 +444,9 @@ def content_words(text: str) -> set[str]:
     return found
 
 
+# A 100 MB session stems 800,000 words of a few tens of thousands: each is stemmed once (bounded,
+# as the viewer lists savepoint after savepoint in one process).
+@functools.lru_cache(maxsize=1 << 17)
 def _stem(word: str) -> str:
     """`word` without its inflection, and a final "e" (`ignore`, `ignored`, `ignoring`: `ignor`),
     then as the synonyms' group says it."""
@@ -514,6 +525,7 @@ class Session:
     said: list[set[str]] = field(default_factory=list)  # content words of each request, constraint, decision
     saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
     failures: dict[str, int] = field(default_factory=dict)  # a content word -> how many failed commands say it
+    words: dict[str, set[str]] = field(default_factory=dict)  # a sentence fact's text -> its content words, made once
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
@@ -522,7 +534,7 @@ class Session:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
-                words = content_words(fact.text)
+                words = session.words[fact.text] = content_words(fact.text)
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
                 session.said.append(words)
@@ -548,6 +560,12 @@ class Summary:
         self._said = sentences(text)
         self._sentences = [content_words(sentence) for sentence in self._said] or [set()]
         self._all = set().union(*self._sentences)
+        # word -> the sentences holding it: a fact is matched against those alone (one that shares
+        # no word with it covers none of it), not against every sentence of the summary.
+        self._holding: dict[str, list[int]] = {}
+        for i, sentence in enumerate(self._sentences):
+            for word in sentence:
+                self._holding.setdefault(word, []).append(i)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
         self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
@@ -623,11 +641,12 @@ class Summary:
         that keeps the choice and loses why has dropped the why."""
         if self._elision(text):
             return KEPT
-        words = content_words(text)
+        words = session.words.get(text) or content_words(text)
         if not words:
             return DROPPED
         best = 0.0
-        for i, sentence in enumerate(self._sentences):
+        for i in sorted({i for word in words for i in self._holding.get(word, ())}):
+            sentence = self._sentences[i]
             cover = len(words & sentence) / len(words)
             if cover <= best:
                 continue
@@ -659,6 +678,9 @@ class Summary:
     def _missing_numbers(self, text: str) -> list[str]:
         """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
         summary does not give; a figure said approximately ("about 30M rows") a restatement may leave out."""
+        # Text of ASCII without a digit has no number (NFKC makes none of it): not worth _NOT_NUMBERS.
+        if text.isascii() and not _DIGIT.search(text):
+            return []
         return [
             n
             for n, share, _ in numbers(_NOT_NUMBERS.sub(" ", text))
@@ -1461,6 +1483,8 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
     """Hexadecimal ids and URLs said anywhere; paths the user names (the model names many in
     passing). Code names and bare numbers are not facts of their own: a reader misses them inside
     the sentence, the edit or the measurement that says them."""
+    if not (_MAY_IDENTIFY_PATHS if paths else _MAY_IDENTIFY).search(text):
+        return
     for found in _IDENTIFIER.finditer(text):
         kind, value = found.lastgroup, found.group(found.lastgroup or 0)
         if kind == "url":

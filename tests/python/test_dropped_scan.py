@@ -1,0 +1,66 @@
+"""The gates restore/dropped.py puts before its slower scans (issue 41's speed target): each skips
+only texts the scan behind it would find nothing in, so what the rule lists stays the same."""
+
+from __future__ import annotations
+
+from precompact.restore import dropped
+from support import dropped_dev, dropped_fresh
+
+# One text for each kind of identifier `_identifiers` adds, and whether it is looked for as a path.
+ONE_OF_EACH = (
+    ("the spec is at https://example.org/spec", False),
+    ("request 123e4567-e89b-12d3-a456-426614174000 timed out", False),
+    ("this fixes #412 for good", False),
+    ("run `git show 9f3c2ab` first", False),
+    ("that is PAY-2210 in the tracker", False),
+    ("the regression came with 9f3c2ab in the merge", False),
+    ("look in services/reports for it", True),
+    ("look in reports.py for it", True),
+)
+
+
+def _found(text: str, paths: bool) -> list[tuple[str, str]]:
+    added: list[tuple[str, str]] = []
+    dropped._identifiers(text, 1, lambda kind, value, *_, **__: added.append((kind, value)), paths)
+    return added
+
+
+def _scan_finds(text: str, paths: bool) -> bool:
+    """Whether `_IDENTIFIER`'s scan, with no gate before it, finds anything `_identifiers` adds."""
+    for found in dropped._IDENTIFIER.finditer(text):
+        kind = found.lastgroup
+        if kind in ("url", "uuid", "issue", "ticket", "hex", "ticked") or (kind == "path" and paths):
+            return True
+    return False
+
+
+def test_an_identifier_of_every_kind_is_still_found_behind_the_gate():
+    for text, paths in ONE_OF_EACH:
+        assert _found(text, paths), text
+
+
+def test_the_gate_lets_through_every_text_of_the_labelled_sessions_the_scan_finds_something_in():
+    texts = [(text, paths) for text, paths in ONE_OF_EACH]
+    for make in (*dropped_dev.SESSIONS, *dropped_fresh.SESSIONS):
+        for entry in make().conversation.entries:
+            texts.extend((text, paths) for text in dropped._strings(entry) for paths in (False, True))
+    assert len(texts) > 1000
+    for text, paths in texts:
+        if _scan_finds(text, paths):
+            gate = dropped._MAY_IDENTIFY_PATHS if paths else dropped._MAY_IDENTIFY
+            assert gate.search(text), text[:200]
+
+
+def test_prose_without_a_mark_is_not_scanned_and_adds_nothing():
+    assert not dropped._MAY_IDENTIFY_PATHS.search("Keep the invoice table as it is, since finance reads it.")
+    assert _found("Keep the invoice table as it is, since finance reads it.", True) == []
+    # A sentence's full stop is no file extension: only ".x" is.
+    assert not dropped._MAY_IDENTIFY_PATHS.search("It works. Ship it.")
+
+
+def test_a_number_the_summary_lacks_is_still_missing_when_its_digits_are_not_ascii():
+    summary = dropped.Summary("1. Primary Request and Intent:\n   Flag the rows of the invoice table.\n")
+    assert summary._missing_numbers("keep the invoice table as it is") == []
+    assert summary._missing_numbers("flag the 1284 rows of the invoice table") == ["1284"]
+    # Superscript digits are no digit to `\d` but are digits after NFKC: the shortcut is for ASCII alone.
+    assert summary._missing_numbers("flag the \u00b9\u00b2\u2078\u2074 rows of the invoice table") == ["1284"]
