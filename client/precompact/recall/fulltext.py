@@ -777,9 +777,11 @@ def _index(
 
 def _key(digest: bytes) -> int:
     """The entry's lookup key in the index: its digest's first 4 bytes, as a signed integer
-    (SQLite stores it in 4 bytes). The unique index of the whole 16-byte digests it replaces took
-    an update's new entries at random places in a B-tree twice as large: 40-50 ms more of each
-    update at 100 MB (docs/performance.md). Entries sharing a key are told apart by `digest`."""
+    (SQLite stores it in 4 bytes). The unique index of the whole 16-byte digests it replaces put
+    an update's new entries at random places in a B-tree about twice as large: its lookup,
+    inserts and commit took 23-57 ms more of an update at 100 MB (docs/performance.md). Entries
+    sharing a key (about 3 in 160,000 by chance, more if a transcript is made to) are told apart
+    by `digest`."""
     return int.from_bytes(digest[:4], "big", signed=True)
 
 
