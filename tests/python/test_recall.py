@@ -237,6 +237,56 @@ def test_a_result_is_named_by_the_call_an_earlier_savepoint_holds(tmp_path):
     assert precompact(project.path, "recall", RARE, "--tool", "Read").stdout.startswith("no saved entry matches")
 
 
+def entries_indexed(project: Project) -> list[tuple]:
+    with sqlite3.connect(recall.index_path(project.logs)) as index:
+        return index.execute("SELECT id, holder FROM entries ORDER BY id").fetchall()
+
+
+@pytest.mark.parametrize("shared_key", [False, True], ids=["own keys", "every entry one key"])
+def test_an_entry_a_later_savepoint_holds_again_is_indexed_once(tmp_path, monkeypatch, shared_key):
+    # The second savepoint does not continue the first (its history lacks the first entry), so
+    # it is read whole: its 3 entries the first holds are looked up, not indexed again. With
+    # every key equal, the digests alone tell the 8 entries apart.
+    if shared_key:
+        monkeypatch.setattr(recall, "_key", lambda digest: 7)
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "talk.jsonl", "s-talk", START)
+    talk.turn_with("Check the ledger.", "ledger-check", f"one {RARE} left", "Checked.")
+    save(project, talk)
+    assert recall.update(project.logs, project.instance).indexed == [1]
+    lines = talk.path.read_bytes().splitlines(keepends=True)
+    talk.path.write_bytes(b"".join(lines[1:]))
+    talk.turn_with("Fix the ledger.", "ledger-fix", "fixed", "Fixed.")
+    save(project, talk)
+    assert recall.update(project.logs, project.instance).indexed == [2]
+    assert [holder for _, holder in entries_indexed(project)] == [1] * 4 + [2] * 4
+    first, second = (
+        recall.show(project.logs, project.instance, "1:1-4"),
+        recall.show(project.logs, project.instance, "2:1-7"),
+    )
+    assert [e.raw for e in second] == [e.raw for e in first[1:]] + [
+        json.loads(line) for line in talk.path.read_bytes().splitlines()[3:]
+    ]
+    found = recall.search(project.logs, project.instance, RARE)
+    assert found.matched == 1 and [hit.ref for hit in found.hits] == ["1:3"], "one entry, shown where first saved"
+
+
+def test_an_index_of_the_previous_version_is_rebuilt_not_read(history):
+    queries = ["ledger", f'"{PHRASE}"', "archives"]
+    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
+    # Schema 3's layout: entries found by a unique index of their digests, no `key`.
+    with sqlite3.connect(recall.index_path(history.logs)) as index:
+        index.executescript(
+            "DROP INDEX entries_key; ALTER TABLE entries DROP COLUMN key;"
+            "CREATE UNIQUE INDEX entries_digest ON entries(digest); UPDATE meta SET value = '3' WHERE key = 'schema';"
+        )
+    outcome = recall.update(history.logs, history.instance)
+    assert outcome.rebuilt == "it was unreadable or of another version" and outcome.indexed == [1, 2, 3]
+    with sqlite3.connect(recall.index_path(history.logs)) as index:
+        assert "key" in {row[1] for row in index.execute("PRAGMA table_info(entries)")}
+    assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+
+
 def test_rebuild_reproduces_the_results(history):
     queries = [["ledger", "--budget", "3000"], [f'"{PHRASE}"'], ["rollback", "--role", "tool"]]
     before = [precompact(history.path, "recall", *q).stdout for q in queries]

@@ -43,7 +43,7 @@ INDEX_NAME = "precompact-recall.sqlite"
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "3"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint)
+SCHEMA_VERSION = "4"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -59,8 +59,9 @@ CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence
     sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
     history_end INTEGER NOT NULL, history_digest BLOB, continues INTEGER, UNIQUE(instance, sequence));
 CREATE TABLE tool_uses(id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE entries(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, holder INTEGER NOT NULL,
+CREATE TABLE entries(id INTEGER PRIMARY KEY, key INTEGER NOT NULL, digest BLOB NOT NULL, holder INTEGER NOT NULL,
     start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
+CREATE INDEX entries_key ON entries(key);
 CREATE TABLE holds(savepoint INTEGER NOT NULL, position INTEGER NOT NULL, entry INTEGER NOT NULL,
     PRIMARY KEY(savepoint, position)) WITHOUT ROWID;
 CREATE INDEX holds_entry ON holds(entry, savepoint);
@@ -743,10 +744,11 @@ def _index(
         located = saved_entries(reader, after)
         while batch := list(itertools.islice(located, BATCH_ENTRIES)):
             digests = [hashlib.blake2b(reader.entry_bytes(place), digest_size=16).digest() for place, _ in batch]
-            wanted = [d for d in set(digests) if d not in ids]
+            wanted = list({_key(d) for d in digests if d not in ids})
+            # A key may be shared by other entries: the digest says which, if any, is this one.
             ids.update(
                 connection.execute(
-                    f"SELECT digest, id FROM entries WHERE digest IN ({','.join('?' * len(wanted))})", wanted
+                    f"SELECT digest, id FROM entries WHERE key IN ({','.join('?' * len(wanted))})", wanted
                 ).fetchall()
             )
             holds, new_entries, new_text = [], [], []
@@ -757,10 +759,12 @@ def _index(
                     role, tool, text = entry_facts(entry, tool_names)
                     entry_id = ids[digest] = next_id
                     next_id += 1
-                    new_entries.append((entry_id, digest, holder, start, stop, role, tool, entry_time(entry)))
+                    new_entries.append(
+                        (entry_id, _key(digest), digest, holder, start, stop, role, tool, entry_time(entry))
+                    )
                     new_text.append((entry_id, text))
                 holds.append((holder, position, entry_id))
-            connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
+            connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
             connection.executemany("INSERT INTO entry_text(rowid, text) VALUES (?, ?)", new_text)
             connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
         connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", tool_names.items())
@@ -769,6 +773,16 @@ def _index(
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+
+
+def _key(digest: bytes) -> int:
+    """The entry's lookup key in the index: its digest's first 4 bytes, as a signed integer
+    (SQLite stores it in 4 bytes). The unique index of the whole 16-byte digests it replaces put
+    an update's new entries at random places in a B-tree about twice as large: its lookup,
+    inserts and commit took 23-57 ms more of an update at 100 MB (docs/performance.md). Entries
+    sharing a key (about 3 in 160,000 by chance, more if a transcript is made to) are told apart
+    by `digest`."""
+    return int.from_bytes(digest[:4], "big", signed=True)
 
 
 class _ToolNames(dict[str, str]):
