@@ -5,6 +5,10 @@ development sessions (support/dropped_dev.py) as a whole."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from precompact.restore import dropped
 from support import dropped_fresh
 from support.dropped_dev import Conversation, score
@@ -700,10 +704,42 @@ def test_a_failed_runs_seed_and_lock_and_the_issue_a_change_closes_are_identifie
     )
     c.bash("gh pr view 232", "Refs #7 and #8; fixes #9, closes #10")
     ids = set(_texts(_listed(c, NOTHING), "identifier"))
-    assert {"Closes #198", "Using --randomly-seed=2218634011", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"} <= ids
+    assert {"Closes #198", "--randomly-seed=2218634011", "5b1e7c2a-93f4-4d0e-8c1a-2f6b9d4e7a31"} <= ids
     assert not {"fixes #9", "closes #10"} & ids, "a change that closes two issues names none in particular"
     kept = "Lena's PR closes issue #198; the failure reproduces with --randomly-seed=2218634011."
-    assert "Closes #198" not in _texts(_listed(c, kept), "identifier")
+    assert not {"Closes #198", "--randomly-seed=2218634011"} & set(_texts(_listed(c, kept), "identifier"))
+    in_words = "The failure reproduces with seed 2218634011."
+    assert "--randomly-seed=2218634011" not in _texts(_listed(c, in_words), "identifier"), "kept by its number"
+    another = "The failure reproduces with seed 2218634012."
+    assert "--randomly-seed=2218634011" in _texts(_listed(c, another), "identifier")
+
+
+def test_a_tool_call_whose_name_is_not_a_string_is_no_edit_and_no_crash():
+    c = Conversation("/p", "odd name")
+    for name in ({"Edit": 1}, ["Edit"], 7, None):
+        c.tool(name, {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}, "ok")  # type: ignore[arg-type]
+    assert not _texts(_listed(c, NOTHING), "edit")
+
+
+@pytest.mark.parametrize(
+    "name, arguments, output",
+    [
+        # an inserted line with a quote never closed and no figure: the quoted string searched for a letter
+        ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": 'x\ny = "' + "ab " * 350_000}, "ok"),
+        ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = '" + "ab " * 350_000}, "ok"),
+        # a commit's author line of a million spaces in what `git show` printed
+        ("Bash", {"command": "git show HEAD"}, "commit 3c1d2e9\nAuthor: a" + " " * 1_000_000 + "b\n"),
+    ],
+    ids=["unclosed double quote", "unclosed single quote", "author line of spaces"],
+)
+def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, arguments, output):
+    """A bound a quadratic pattern misses by hours (the rule runs in the worker, under its lock),
+    a linear one meets with room to spare on a loaded machine."""
+    c = Conversation("/p", "hostile line")
+    c.tool(name, arguments, output)
+    began = time.perf_counter()
+    _listed(c, NOTHING)
+    assert time.perf_counter() - began < 10.0
 
 
 def test_a_line_of_code_inserted_with_a_value_is_an_edit_kept_only_with_its_figures_and_strings():

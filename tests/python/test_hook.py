@@ -98,7 +98,9 @@ def test_an_agent_that_stopped_reading_gets_exit_0_and_the_failure_is_still_logg
     finally:
         os.close(write_end)
     assert result.returncode == 0
-    assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text()
+    logged = (tmp_path / "logs" / "precompact-errors.log").read_text()
+    assert "layers.git" in logged
+    assert "PreCompact: the agent closed its end before precompact's answer reached it" in logged
 
 
 def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):

@@ -93,11 +93,14 @@ AFTER_COMPACTION = ("UserPromptSubmit", "PostToolUse")
 
 
 class HookResult:
-    """The hook's answer: stdout for the agent, stderr for the user."""
+    """The hook's answer: stdout for the agent, stderr for the user; and the project and event it
+    answers, where there is one (a failure to give the answer is logged there)."""
 
     def __init__(self, stdout: str = "", stderr: str = "") -> None:
         self.stdout = stdout
         self.stderr = stderr
+        self.project: str | None = None
+        self.event = ""
 
 
 def run(agent: str = CLAUDE) -> None:
@@ -110,8 +113,18 @@ def run(agent: str = CLAUDE) -> None:
             terminal.answer(result.stdout)
         if result.stderr:
             terminal.echo(result.stderr, err=True)
-    except OSError:  # the agent closed its end (a broken pipe): nobody is left to read the answer
-        pass
+    except OSError as e:  # the agent closed its end (a broken pipe): the answer reached nobody
+        if result.project is not None:
+            from pathlib import Path
+
+            from precompact import api
+
+            api.log_hook_failure(
+                Path(result.project),
+                result.event,
+                f"the agent closed its end before precompact's answer reached it ({e}); "
+                "`precompact resurrect --format brief` shows the brief a session start or compaction was to give",
+            )
 
 
 def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
@@ -163,7 +176,7 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
 
     root = Path(root_found)
     try:
-        return _handlers(agent)[event](payload, configuration.load(root), agent)
+        result = _handlers(agent)[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
@@ -172,11 +185,14 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
         if event == "PreCompact" and agent == CLAUDE:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
             # the user's line goes to stderr.
-            return HookResult(
+            result = HookResult(
                 stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops.",
                 stderr=f"precompact: nothing saved before this compaction: {reason}{details}",
             )
-        return HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
+        else:
+            result = HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
+    result.project, result.event = root_found, event
+    return result
 
 
 def _handlers(agent: str) -> dict:

@@ -299,11 +299,13 @@ _SETTING = re.compile(
 )
 _PATH_WORD = re.compile(r"\S*[A-Za-z]\S*/\S*|\S*/\S*[A-Za-z]\S*")  # a word of a line that is a path
 _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
-_SEED = re.compile(r"^.*\bseed\b\W{1,3}\d{3,}.*$", re.IGNORECASE | re.MULTILINE)  # `Using --randomly-seed=2218634011`
+_SEED = re.compile(r"\bseed\b\W{1,3}(\d{3,})", re.IGNORECASE)  # `Using --randomly-seed=2218634011`
 _PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
 _IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
-_LITERAL = re.compile(r"\"([^\"\n]*[^\W\d_][^\"\n]*)\"|'([^'\n]*[^\W\d_][^'\n]*)'")  # a string with a letter
+# A quoted string. Whether it holds a letter is asked of each match, not of the pattern: a letter
+# searched for between the quotes tries every place of an unclosed quote's line again (quadratic).
+_LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 # A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
@@ -311,7 +313,6 @@ _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of 
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
-_AUTHOR_LINE = re.compile(r"^Author:\s*([^<\n]+?)\s*(?:<[^\n]*)?$", re.MULTILINE)
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
 AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the commit the session turned on
 _COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
@@ -590,10 +591,12 @@ class Summary:
             return self._sentence(fact.text, session, fact.kind == "decision")
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
+            seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
                 or (issue and _whole(self._plain, issue.group(0)))
+                or (seed and _whole(self._plain, seed.group(1)))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -822,7 +825,7 @@ class Summary:
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
         figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
         # the strings it brought in ("Einladungslink kopieren"), each a value a summary gives as it is
-        strings = {a or b for a, b in _LITERAL.findall(new)} - {a or b for a, b in _LITERAL.findall(old)}
+        strings = _literals(new) - _literals(old)
         if (
             any(_whole(self._plain, name) for name in brought)
             and all(self._has_number(n) for n in figures)
@@ -1173,6 +1176,8 @@ def _request(request: str, position: int, add: Add) -> None:
 
 def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict, cwd: str | None) -> None:
     name = block.get("name")
+    if not isinstance(name, str):  # a call of no tool we know: its arguments are read as any other's
+        name = ""
     given = block.get("input")
     arguments: dict = given if isinstance(given, dict) else {}
     if name in conversation.EDIT_TOOLS and isinstance(arguments.get(conversation.EDIT_TOOLS[name]), str):
@@ -1244,7 +1249,7 @@ def _value_added(removed: list[str], added: list[str]) -> bool:
         not removed
         and 0 < len(added) <= 2
         and not any(_IMPORT.match(line) for line in added)
-        and any(_FIGURE.search(line) or _LITERAL.search(line) for line in added)
+        and any(_FIGURE.search(line) or _literals(line) for line in added)
     )
 
 
@@ -1296,7 +1301,7 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         _measurements(command, text, position, add, besides=[why, *errors])
         # What reproduces it or holds it: the seed a randomised test run failed with, the one id
         # its output names (the lock a `terraform plan` could not take).
-        seeds = {m.group(0).strip() for m in _SEED.finditer(text)}
+        seeds = {_with_its_word(text, m) for m in _SEED.finditer(text)}
         if len(seeds) == 1:
             add("identifier", seeds.pop(), position, command[:200])
         _output_ids(command, text, position, add, (("identifier", _UUID),))
@@ -1376,10 +1381,25 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     return False
 
 
+def _with_its_word(text: str, found: re.Match) -> str:
+    """`found` from the start of the word it begins in (`--randomly-seed=2218634011`, not `seed=…`)."""
+    start = max(text.rfind(space, 0, found.start()) for space in " \t\n") + 1
+    return text[start : found.end()]
+
+
+def _literals(text: str) -> set[str]:
+    """The quoted strings of `text` that hold a letter ("Einladungslink kopieren", not "42")."""
+    quoted = (a or b for a, b in _LITERAL.findall(text))
+    return {string for string in quoted if any(c.isalpha() for c in string)}
+
+
 def _authors(command: str, text: str, position: int, add: Add) -> None:
     """Who wrote the commits a `git log`/`git show` printed, when they are AUTHORS_AT_MOST or
     fewer: the name a reader asks for ("who changed this, and why")."""
-    found = {m.group(1): m.group(0) for m in _AUTHOR_LINE.finditer(text)}
+    found = {}
+    for line in text.split("\n"):
+        if line.startswith("Author:") and (name := line[len("Author:") :].split("<", 1)[0].strip()):
+            found[name] = line
     if not found and re.search(r"%a[nN]", command):
         first = _first_line(text)
         person = _PERSON.search(first)

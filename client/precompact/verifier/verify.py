@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
 from precompact.verifier import signed, verdicts
-from precompact.verifier.evidence import GitEvidence
+from precompact.verifier.evidence import GitCopy, GitEvidence
 
 if TYPE_CHECKING:
     from precompact.remote import gitstore
@@ -126,7 +126,7 @@ class _Run:
     local: verdicts.LocalSnapshots
     remote: GitEvidence | None
     chunk_store: _Chunks
-    copies: dict[tuple[str, int], verdicts.GitCopy] = field(default_factory=dict)
+    copies: dict[tuple[str, int], GitCopy] = field(default_factory=dict)
     layer_2: dict[tuple[str, int], verdicts.Check] = field(default_factory=dict)  # git's verdict per savepoint
     signer: str | None = None  # the public key whose signatures are a root (verifier.signed)
 
@@ -379,7 +379,7 @@ def _check_git(
     remote: GitEvidence,
     branch: str,
     savepoint: savepoint_log.Savepoint,
-    copy: verdicts.GitCopy,
+    copy: GitCopy,
     local: verdicts.Snapshot | None,
     chunk_store: _Chunks,
 ) -> tuple[list[Finding], list[Finding], verdicts.Check]:
