@@ -64,3 +64,53 @@ def test_a_number_the_summary_lacks_is_still_missing_when_its_digits_are_not_asc
     assert summary._missing_numbers("flag the 1284 rows of the invoice table") == ["1284"]
     # Superscript digits are no digit to `\d` but are digits after NFKC: the shortcut is for ASCII alone.
     assert summary._missing_numbers("flag the \u00b9\u00b2\u2078\u2074 rows of the invoice table") == ["1284"]
+
+
+# One phrase for each alternative of CONSTRAINT_WORDS and REASON_WORDS, as a user or the model says it.
+SAYS_A_CONSTRAINT = (
+    *("You MUST run it", "never touch it", "Always ask", "only the api", "do not push", "Don't push"),
+    *("dont push", "Should not change", "shouldn't change", "must not go", "Mustn't go", "WITHOUT tests"),
+    *("avoid it", "Keep it", "make sure it runs", "no more than two", "at most 3", "at least once"),
+    *("instead of that", "not allowed here", "Forbidden there", "tests are required", "require a lock"),
+)
+GIVES_A_REASON = (
+    *("Because it broke", "since it broke", "so that it runs", "due to the lock", "in order to ship"),
+    *("Otherwise it fails", "rather than that", "I'd rather not", "instead of this", "I prefer that"),
+    *("We'll keep it", "we keep it", "would also work", "the trade-off is", "a tradeoff", "we decided"),
+    *("decide now", "I chose it", "choose one", "Going with A", "went with B", "opted for C"),
+    *("the root cause", "caused by a race", "the culprit is", "The reason is", "it comes from x"),
+    *("they come from y", "it came with z", "it broke, so I left it"),
+)
+
+
+def test_every_phrase_the_marker_searches_find_passes_their_gate():
+    for pattern, marks, phrases in (
+        (dropped.CONSTRAINT_WORDS, dropped._CONSTRAINT_MARKS, SAYS_A_CONSTRAINT),
+        (dropped.REASON_WORDS, dropped._REASON_MARKS, GIVES_A_REASON),
+    ):
+        for phrase in phrases:
+            assert pattern.search(phrase), phrase  # the phrase is one the search finds…
+            assert dropped._may_say(phrase, marks), phrase  # …so the gate must let it through
+
+
+def test_the_marker_gates_let_through_every_sentence_of_the_labelled_sessions_the_searches_find():
+    found = {"constraint": 0, "reason": 0}
+    for make in (*dropped_dev.SESSIONS, *dropped_fresh.SESSIONS):
+        for entry in make().conversation.entries:
+            for text in dropped._strings(entry):
+                for sentence in (text, *dropped.sentences(text)):
+                    if dropped.CONSTRAINT_WORDS.search(sentence):
+                        found["constraint"] += 1
+                        assert dropped._may_say(sentence, dropped._CONSTRAINT_MARKS), sentence[:200]
+                    if dropped.REASON_WORDS.search(sentence):
+                        found["reason"] += 1
+                        assert dropped._may_say(sentence, dropped._REASON_MARKS), sentence[:200]
+    assert min(found.values()) > 100  # the sessions say many of both: the check checked something
+
+
+def test_a_message_without_a_marker_is_not_searched_and_one_not_ascii_always_is():
+    assert not dropped._may_say("Ship the invoice export tonight.", dropped._REASON_MARKS)
+    assert not dropped._may_say("Ship the invoice export tonight.", dropped._CONSTRAINT_MARKS)
+    # IGNORECASE matches "ſ" (long s) to "s": a lower-case copy would miss "ſince", the search does not.
+    assert dropped.REASON_WORDS.search("ſince it broke")
+    assert dropped._may_say("ſince it broke", dropped._REASON_MARKS)
