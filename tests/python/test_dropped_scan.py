@@ -114,3 +114,30 @@ def test_a_message_without_a_marker_is_not_searched_and_one_not_ascii_always_is(
     # IGNORECASE matches "ſ" (long s) to "s": a lower-case copy would miss "ſince", the search does not.
     assert dropped.REASON_WORDS.search("ſince it broke")
     assert dropped._may_say("ſince it broke", dropped._REASON_MARKS)
+
+
+def _numbers_asked_for(text: str) -> list[str]:
+    """What `_missing_numbers` looks for in `text`, with no gate before it: its exact numbers of two digits or more."""
+    said = dropped.numbers(dropped._NOT_NUMBERS.sub(" ", text))
+    return [n for n, share, _ in said if not share and len(n.replace(".", "")) >= 2]
+
+
+def test_every_text_with_a_number_missing_numbers_asks_for_passes_its_gate():
+    texts = ["42 rows", "it took 4.2 s", "1,500 users", "v2 and 3", "5k rows", "7 rows", "on 2026-12-04 at 12:30"]
+    for make in (*dropped_dev.SESSIONS, *dropped_fresh.SESSIONS):
+        for entry in make().conversation.entries:
+            texts.extend(dropped._strings(entry))
+    asked = 0
+    for text in texts:
+        if text.isascii() and _numbers_asked_for(text):
+            asked += 1
+            assert dropped._TWO_DIGITS.search(text), text[:200]
+    assert asked > 100
+    # Two digits only round ("5k") or none at all: nothing is asked for, and the gate says so.
+    assert not _numbers_asked_for("5k rows") and not dropped._TWO_DIGITS.search("5k rows")
+
+
+def test_a_number_of_two_digits_the_summary_lacks_is_still_missing():
+    summary = dropped.Summary("The export was fixed.")
+    assert summary._missing_numbers("it took 4.2 s for 1,500 users") == ["4.2", "1500"]
+    assert summary._missing_numbers("it took 4 s") == []

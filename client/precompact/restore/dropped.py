@@ -55,6 +55,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -166,7 +167,10 @@ def _may_say(text: str, marks: tuple[str, ...]) -> bool:
     if not text.isascii():
         return True
     lowered = text.lower()
-    return any(mark in lowered for mark in marks)
+    for mark in marks:  # a loop, not any(): this runs for every message
+        if mark in lowered:
+            return True
+    return False
 
 
 # A sentence ends at . ! ? followed by space and a capital (not at "84.15", "reports.py and", "e.g. the").
@@ -314,7 +318,8 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
-_DIGIT = re.compile(r"\d")
+# Two digits of one number (`42`, `4.2`, `1,500`): what a number _missing_numbers asks for holds.
+_TWO_DIGITS = re.compile(r"\d[,.]?\d")
 # A setting's value as a file or a command's output states it: `workers = 4`, `lr: 0.0016`,
 # `max-age=604800`, `// default 200`, "the default limit is 2 MB".
 _SETTING = re.compile(
@@ -703,8 +708,9 @@ class Summary:
     def _missing_numbers(self, text: str) -> list[str]:
         """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
         summary does not give; a figure said approximately ("about 30M rows") a restatement may leave out."""
-        # Text of ASCII without a digit has no number (NFKC makes none of it): not worth _NOT_NUMBERS.
-        if text.isascii() and not _DIGIT.search(text):
+        # Text of ASCII without two digits of one number has none of two digits or more (NFKC makes
+        # none of it, and what _NOT_NUMBERS takes out leaves a space): not worth _NOT_NUMBERS.
+        if text.isascii() and not _TWO_DIGITS.search(text):
             return []
         return [
             n
@@ -745,10 +751,7 @@ class Summary:
             self._rivals = (session, {})
         known = self._rivals[1]
         if at not in known:
-            shared: dict[int, int] = {}
-            for word in self._sentences[at]:
-                for index in session.saying.get(word, ()):
-                    shared[index] = shared.get(index, 0) + 1
+            shared = Counter(chain.from_iterable(session.saying.get(word, ()) for word in self._sentences[at]))
             best: list[tuple[float, set[str]]] = []
             for cover, index in sorted(((n / len(session.said[i]), i) for i, n in shared.items()), reverse=True):
                 if all(session.said[index] != other for _, other in best):
