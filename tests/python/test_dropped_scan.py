@@ -3,6 +3,8 @@ only texts the scan behind it would find nothing in, so what the rule lists stay
 
 from __future__ import annotations
 
+import unicodedata
+
 from precompact.restore import dropped
 from support import dropped_dev, dropped_fresh
 
@@ -141,3 +143,12 @@ def test_a_number_of_two_digits_the_summary_lacks_is_still_missing():
     summary = dropped.Summary("The export was fixed.")
     assert summary._missing_numbers("it took 4.2 s for 1,500 users") == ["4.2", "1500"]
     assert summary._missing_numbers("it took 4 s") == []
+
+
+def test_ascii_text_is_already_plain_and_other_text_is_still_made_plain():
+    # `_plain` returns ASCII text as it is: NFKC and the plain quotes and dashes must leave every ASCII character so.
+    for code in range(128):
+        character = chr(code)
+        assert unicodedata.normalize("NFKC", character).translate(dropped._PLAIN) == character, code
+    assert dropped._plain("it’s the “retry” – ﬁle") == 'it\'s the "retry" - file'
+    assert dropped.normalised("Don’t   TOUCH ﬁles") == dropped.normalised("don't touch files") == "don t touch files"

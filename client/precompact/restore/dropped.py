@@ -460,7 +460,13 @@ class Dropped:
 def normalised(text: str) -> str:
     """`text` as the rule compares it: NFKC, case-folded, plain quotes and dashes, its words
     joined by single spaces."""
-    return " ".join(_WORDS.findall(unicodedata.normalize("NFKC", text).translate(_PLAIN).casefold()))
+    return " ".join(_WORDS.findall(_plain(text).casefold()))
+
+
+def _plain(text: str) -> str:
+    """`text` in NFKC with plain quotes and dashes. ASCII text is both already: neither is run on
+    it (translate looks up each character, for every message and fact of a session)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text).translate(_PLAIN)
 
 
 def content_words(text: str) -> set[str]:
@@ -508,7 +514,7 @@ def numbers(text: str) -> list[tuple[str, float, bool]]:
     """The numbers of `text`: (digits without thousands separators, the share of it the figure may
     be off by, cut off with "…"): 0 when said exactly, APPROXIMATE_SHARE when said approximately,
     ROUND_SHARE when said rounded and round ("around 60", "180k")."""
-    plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
+    plain = _plain(text)
     found = []
     for m in _NUMBER.finditer(plain):
         digits = m.group(2).replace(",", "")
@@ -584,7 +590,7 @@ class Summary:
 
     def __init__(self, text: str, cwd: str | None = None):
         self.text = text
-        self._plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
+        self._plain = _plain(text)
         self._words = f" {normalised(text)} "
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
         self._said = sentences(text)
@@ -695,15 +701,19 @@ class Summary:
                 else 0.0
             )
             best = cover if rival <= cover else min(cover, KEPT_COVERAGE - 0.01)
-        reason = _reason(text) if with_reason else set()
         if (
             best >= KEPT_COVERAGE
             and len(words & self._all) >= min(2, len(words))
             and not self._missing_numbers(text)
-            and (not reason or len(reason & self._all) >= REASON_COVERAGE * len(reason))
+            and (not with_reason or self._holds_reason(text))
         ):
             return KEPT
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
+
+    def _holds_reason(self, text: str) -> bool:
+        """The summary holds REASON_COVERAGE of the words of the reason a sentence gives, or it gives none."""
+        reason = _reason(text)
+        return not reason or len(reason & self._all) >= REASON_COVERAGE * len(reason)
 
     def _missing_numbers(self, text: str) -> list[str]:
         """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
@@ -1061,6 +1071,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 for sentence in sentences(block["text"]) if gives_reasons else ():
                     if (
                         len(sentence) <= SENTENCE_CHARS
+                        and _may_say(sentence, _REASON_MARKS)
                         and REASON_WORDS.search(sentence)
                         and _CHOICE_OR_CAUSE.search(sentence.translate(_PLAIN))
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
