@@ -27,37 +27,43 @@ def _found(text: str, paths: bool) -> list[tuple[str, str]]:
     return added
 
 
-def _scan_finds(text: str, paths: bool) -> bool:
-    """Whether `_IDENTIFIER`'s scan, with no gate before it, finds anything `_identifiers` adds."""
-    for found in dropped._IDENTIFIER.finditer(text):
-        kind = found.lastgroup
-        if kind in ("url", "uuid", "issue", "ticket", "hex", "ticked") or (kind == "path" and paths):
-            return True
-    return False
-
-
 def test_an_identifier_of_every_kind_is_still_found_behind_the_gate():
     for text, paths in ONE_OF_EACH:
         assert _found(text, paths), text
 
 
-def test_the_gate_lets_through_every_text_of_the_labelled_sessions_the_scan_finds_something_in():
-    texts = [(text, paths) for text, paths in ONE_OF_EACH]
+def _adds(matches) -> list[tuple[str | None, int, int]]:
+    return [
+        (m.lastgroup, *m.span())
+        for m in matches
+        if m.lastgroup in ("url", "uuid", "issue", "ticket", "hex", "ticked", "path")
+    ]
+
+
+def test_the_runs_scanned_give_every_match_the_whole_texts_scan_gives_of_the_labelled_sessions():
+    texts = [text for text, _ in ONE_OF_EACH]
+    texts += ["see a/b.py, then c-12 and https://x.org/y", "closes #12 in `a b/c.py`", "x\u00a0src/app.py\tTKT-123 end"]
     for make in (*dropped_dev.SESSIONS, *dropped_fresh.SESSIONS):
         for entry in make().conversation.entries:
-            texts.extend((text, paths) for text in dropped._strings(entry) for paths in (False, True))
+            texts.extend(dropped._strings(entry))
     assert len(texts) > 1000
-    for text, paths in texts:
-        if _scan_finds(text, paths):
-            gate = dropped._MAY_IDENTIFY_PATHS if paths else dropped._MAY_IDENTIFY
-            assert gate.search(text), text[:200]
+    found = 0
+    for text in texts:
+        for paths in (False, True):
+            whole = _adds(dropped._IDENTIFIER.finditer(text))
+            if not paths:
+                whole = [m for m in whole if m[0] != "path"]
+            scanned = _adds(dropped._scanned(text, paths))
+            assert [m for m in scanned if paths or m[0] != "path"] == whole, text[:200]
+            found += bool(whole)
+    assert found > 100
 
 
 def test_prose_without_a_mark_is_not_scanned_and_adds_nothing():
-    assert not dropped._MAY_IDENTIFY_PATHS.search("Keep the invoice table as it is, since finance reads it.")
-    assert _found("Keep the invoice table as it is, since finance reads it.", True) == []
+    text = "Keep the invoice table as it is, since finance reads it."
+    assert list(dropped._scanned(text, True)) == [] and _found(text, True) == []
     # A sentence's full stop is no file extension: only ".x" is.
-    assert not dropped._MAY_IDENTIFY_PATHS.search("It works. Ship it.")
+    assert list(dropped._scanned("It works. Ship it.", True)) == []
 
 
 def test_a_number_the_summary_lacks_is_still_missing_when_its_digits_are_not_ascii():
