@@ -55,6 +55,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -144,6 +145,34 @@ _REASON_AFTER = re.compile(
     re.IGNORECASE,
 )
 _REASON_BEFORE = re.compile(r", so\b", re.IGNORECASE)
+# What every match of CONSTRAINT_WORDS and of REASON_WORDS holds, in lower case: a text with none
+# of them is not searched (`_may_say`); the two searches, case-insensitive and tried at every
+# character, were a quarter of the rule's time on a 100 MB session's messages (profiled).
+_CONSTRAINT_MARKS = (
+    *("must", "never", "always", "only", "do not", "don't", "dont", "should", "without", "avoid", "keep"),
+    *("make sure", "no more than", "at most", "at least", "instead of", "not allowed", "forbidden", "require"),
+)
+_REASON_MARKS = (
+    *("because", "since", "so that", "due to", "in order to", "otherwise", "rather", "instead of", "prefer"),
+    *("we'll keep", "we keep", "would also work", "trade-off", "tradeoff", "decide", "chose", "choose"),
+    *("going with", "went with", "opted", "root cause", "caused by", "the culprit", "the reason"),
+    *("come from", "comes from", "came with", ", so"),
+)
+
+
+def _may_say(text: str, marks: tuple[str, ...]) -> bool:
+    """Whether `text` may hold a match of a case-insensitive pattern each of whose matches holds
+    one of `marks` (lower case). Tested on a lower-case copy, which is exact for ASCII text alone
+    (IGNORECASE also matches "ſ", "K", "ı" to s, k, i): any other text is let through."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    for mark in marks:  # a loop, not any(): this runs for every message
+        if mark in lowered:
+            return True
+    return False
+
+
 # A sentence ends at . ! ? followed by space and a capital (not at "84.15", "reports.py and", "e.g. the").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[`*])|\n+\s*(?:[-*•]\s+|\d+\.\s+)?")
 # Files have one of these extensions; `os.path`, `request.user`, `r.text` do not.
@@ -173,10 +202,12 @@ _IDENTIFIER = re.compile(
 )
 # What every identifier _identifiers adds holds (a URL's "://", a uuid's or a hex id's seven hex
 # digits, an issue's "#", a ticked span's backtick, a ticket's "-1"; and a path's "/" or its
-# extension's ".p"): a text with none of them is not scanned by _IDENTIFIER, whose alternatives
-# are tried at every character (6 of the rule's 25 s on a 100 MB session, profiled).
-_MAY_IDENTIFY = re.compile(r"://|#|`|-\d|[0-9a-f]{7}")
-_MAY_IDENTIFY_PATHS = re.compile(r"://|#|`|-\d|[0-9a-f]{7}|/|\.[A-Za-z]")
+# extension's ".p"). None of them spans a space but an issue ("closes #12") and a ticked span: in
+# a text with neither "#" nor a backtick, _IDENTIFIER (its alternatives tried at every character,
+# 6 of the rule's 25 s on a 100 MB session, profiled) scans only the runs of non-space characters
+# that hold a mark, each from its start as the whole text's scan reaches it: the same matches.
+_MARKED_RUN = re.compile(r"(?<!\S)\S*?(?:://|-\d|[0-9a-f]{7})\S*")
+_MARKED_RUN_PATHS = re.compile(r"(?<!\S)\S*?(?:://|-\d|[0-9a-f]{7}|/|\.[A-Za-z])\S*")
 # What is not a fact among the numbers of prose: dates and times, line numbers (`line 42`,
 # `app.py:42:7`), hand arithmetic (`12 * 34 = 408`), escape sequences (`\x1b[0m`, `\033`).
 _NOT_NUMBERS = re.compile(
@@ -289,7 +320,8 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
-_DIGIT = re.compile(r"\d")
+# Two digits of one number (`42`, `4.2`, `1,500`): what a number _missing_numbers asks for holds.
+_TWO_DIGITS = re.compile(r"\d[,.]?\d")
 # A setting's value as a file or a command's output states it: `workers = 4`, `lr: 0.0016`,
 # `max-age=604800`, `// default 200`, "the default limit is 2 MB".
 _SETTING = re.compile(
@@ -431,7 +463,13 @@ class Dropped:
 def normalised(text: str) -> str:
     """`text` as the rule compares it: NFKC, case-folded, plain quotes and dashes, its words
     joined by single spaces."""
-    return " ".join(_WORDS.findall(unicodedata.normalize("NFKC", text).translate(_PLAIN).casefold()))
+    return " ".join(_WORDS.findall(_plain(text).casefold()))
+
+
+def _plain(text: str) -> str:
+    """`text` in NFKC with plain quotes and dashes. ASCII text is both already: neither is run on
+    it (translate looks up each character, for every message and fact of a session)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text).translate(_PLAIN)
 
 
 def content_words(text: str) -> set[str]:
@@ -479,7 +517,7 @@ def numbers(text: str) -> list[tuple[str, float, bool]]:
     """The numbers of `text`: (digits without thousands separators, the share of it the figure may
     be off by, cut off with "…"): 0 when said exactly, APPROXIMATE_SHARE when said approximately,
     ROUND_SHARE when said rounded and round ("around 60", "180k")."""
-    plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
+    plain = _plain(text)
     found = []
     for m in _NUMBER.finditer(plain):
         digits = m.group(2).replace(",", "")
@@ -555,7 +593,7 @@ class Summary:
 
     def __init__(self, text: str, cwd: str | None = None):
         self.text = text
-        self._plain = unicodedata.normalize("NFKC", text).translate(_PLAIN)
+        self._plain = _plain(text)
         self._words = f" {normalised(text)} "
         self._cwd = cwd.rstrip("/") + "/" if cwd else None
         self._said = sentences(text)
@@ -668,21 +706,26 @@ class Summary:
                 else 0.0
             )
             best = cover if rival <= cover else min(cover, KEPT_COVERAGE - 0.01)
-        reason = _reason(text) if with_reason else set()
         if (
             best >= KEPT_COVERAGE
             and len(words & self._all) >= min(2, len(words))
             and not self._missing_numbers(text)
-            and (not reason or len(reason & self._all) >= REASON_COVERAGE * len(reason))
+            and (not with_reason or self._holds_reason(text))
         ):
             return KEPT
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
 
+    def _holds_reason(self, text: str) -> bool:
+        """The summary holds REASON_COVERAGE of the words of the reason a sentence gives, or it gives none."""
+        reason = _reason(text)
+        return not reason or len(reason & self._all) >= REASON_COVERAGE * len(reason)
+
     def _missing_numbers(self, text: str) -> list[str]:
         """The exact numbers of `text` (two digits or more, not part of a date, a line number…) the
         summary does not give; a figure said approximately ("about 30M rows") a restatement may leave out."""
-        # Text of ASCII without a digit has no number (NFKC makes none of it): not worth _NOT_NUMBERS.
-        if text.isascii() and not _DIGIT.search(text):
+        # Text of ASCII without two digits of one number has none of two digits or more (NFKC makes
+        # none of it, and what _NOT_NUMBERS takes out leaves a space): not worth _NOT_NUMBERS.
+        if text.isascii() and not _TWO_DIGITS.search(text):
             return []
         return [
             n
@@ -723,10 +766,7 @@ class Summary:
             self._rivals = (session, {})
         known = self._rivals[1]
         if at not in known:
-            shared: dict[int, int] = {}
-            for word in self._sentences[at]:
-                for index in session.saying.get(word, ()):
-                    shared[index] = shared.get(index, 0) + 1
+            shared = Counter(chain.from_iterable(session.saying.get(word, ()) for word in self._sentences[at]))
             best: list[tuple[float, set[str]]] = []
             for cover, index in sorted(((n / len(session.said[i]), i) for i, n in shared.items()), reverse=True):
                 if all(session.said[index] != other for _, other in best):
@@ -1032,9 +1072,11 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 continue
             kind = block.get("type")
             if kind == "text" and entry.get("type") == "assistant" and isinstance(block.get("text"), str):
-                for sentence in sentences(block["text"]) if REASON_WORDS.search(block["text"]) else ():
+                gives_reasons = _may_say(block["text"], _REASON_MARKS) and REASON_WORDS.search(block["text"])
+                for sentence in sentences(block["text"]) if gives_reasons else ():
                     if (
                         len(sentence) <= SENTENCE_CHARS
+                        and _may_say(sentence, _REASON_MARKS)
                         and REASON_WORDS.search(sentence)
                         and _CHOICE_OR_CAUSE.search(sentence.translate(_PLAIN))
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
@@ -1161,10 +1203,20 @@ def _request(request: str, position: int, add: Add) -> None:
     rest, cut = [], False
     for sentence in sentences(request):
         short = len(sentence) <= SENTENCE_CHARS
-        if short and CONSTRAINT_WORDS.search(sentence) and len(_WORDS.findall(sentence)) >= 3:
+        if (
+            short
+            and _may_say(sentence, _CONSTRAINT_MARKS)
+            and CONSTRAINT_WORDS.search(sentence)
+            and len(_WORDS.findall(sentence)) >= 3
+        ):
             add("constraint", sentence, position)
             cut = True
-        elif short and REASON_WORDS.search(sentence) and len(_WORDS.findall(sentence)) >= 4:
+        elif (
+            short
+            and _may_say(sentence, _REASON_MARKS)
+            and REASON_WORDS.search(sentence)
+            and len(_WORDS.findall(sentence)) >= 4
+        ):
             add("decision", sentence, position)
             cut = True
         else:
@@ -1503,9 +1555,7 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
     """Hexadecimal ids and URLs said anywhere; paths the user names (the model names many in
     passing). Code names and bare numbers are not facts of their own: a reader misses them inside
     the sentence, the edit or the measurement that says them."""
-    if not (_MAY_IDENTIFY_PATHS if paths else _MAY_IDENTIFY).search(text):
-        return
-    for found in _IDENTIFIER.finditer(text):
+    for found in _scanned(text, paths):
         kind, value = found.lastgroup, found.group(found.lastgroup or 0)
         if kind == "url":
             add("url", value.rstrip(".,;:!?"), position)
@@ -1517,6 +1567,16 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
             _identifiers(value, position, add, paths)
         elif kind in ("hex", "ticket", "uuid", "issue"):
             add("identifier", value, position)
+
+
+def _scanned(text: str, paths: bool) -> Iterator[re.Match[str]]:
+    """`_IDENTIFIER`'s matches in `text` where one `_identifiers` adds may be: all of them in a text
+    with a "#" or a backtick, those of its runs with a mark in any other."""
+    if "#" in text or "`" in text:
+        yield from _IDENTIFIER.finditer(text)
+        return
+    for run in (_MARKED_RUN_PATHS if paths else _MARKED_RUN).finditer(text):
+        yield from _IDENTIFIER.finditer(text, run.start(), run.end())
 
 
 def _is_path(path: str) -> bool:
