@@ -7,37 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from support import dropped_dev, dropped_fresh
+from support import dropped_dev, dropped_fresh, labelled
 
-NINE_SECTIONS = (
-    "1. Primary Request and Intent:",
-    "2. Key Technical Concepts:",
-    "3. Files and Code Sections:",
-    "4. Errors and fixes:",
-    "5. Problem Solving:",
-    "6. All user messages:",
-    "7. Pending Tasks:",
-    "8. Current Work:",
-    "9. Optional Next Step:",
-)
 KNOWN_KINDS = {label.kind for make in dropped_dev.SESSIONS for label in make().labels}
 KNOWN_KINDS |= set(dropped_dev.NOISE_KINDS) | set(dropped_dev.CLASSES)
-
-
-def _texts(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _texts(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in _texts(item)]
-    return []
 
 
 @pytest.mark.parametrize("make", dropped_fresh.SESSIONS, ids=lambda make: make.__name__)
 def test_every_label_names_words_of_its_session(make):
     session = make()
-    transcript = "\n".join(_texts([entry["message"] for entry in session.conversation.entries]))
+    transcript = labelled.transcript_text(session.conversation.entries)
     absent = [label.says for label in session.labels if label.says not in transcript]
     assert absent == []
     assert {label.kind for label in session.labels} <= KNOWN_KINDS
@@ -47,10 +26,7 @@ def test_every_label_names_words_of_its_session(make):
 
 @pytest.mark.parametrize("make", dropped_fresh.SESSIONS, ids=lambda make: make.__name__)
 def test_every_summary_has_the_nine_sections(make):
-    summary = make().summary
-    positions = [summary.find(section) for section in NINE_SECTIONS]
-    assert -1 not in positions
-    assert positions == sorted(positions)
+    assert labelled.has_the_nine_sections_in_order(make().summary)
 
 
 def test_the_set_is_new_and_big_enough_to_score():
