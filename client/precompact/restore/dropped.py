@@ -173,6 +173,14 @@ def _may_say(text: str, marks: tuple[str, ...]) -> bool:
     return False
 
 
+def _says_constraint(text: str) -> bool:
+    return _may_say(text, _CONSTRAINT_MARKS) and CONSTRAINT_WORDS.search(text) is not None
+
+
+def _gives_reason(text: str) -> bool:
+    return _may_say(text, _REASON_MARKS) and REASON_WORDS.search(text) is not None
+
+
 # A sentence ends at . ! ? followed by space and a capital (not at "84.15", "reports.py and", "e.g. the").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(\[`*])|\n+\s*(?:[-*•]\s+|\d+\.\s+)?")
 # Files have one of these extensions; `os.path`, `request.user`, `r.text` do not.
@@ -1072,12 +1080,10 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 continue
             kind = block.get("type")
             if kind == "text" and entry.get("type") == "assistant" and isinstance(block.get("text"), str):
-                gives_reasons = _may_say(block["text"], _REASON_MARKS) and REASON_WORDS.search(block["text"])
-                for sentence in sentences(block["text"]) if gives_reasons else ():
+                for sentence in sentences(block["text"]) if _gives_reason(block["text"]) else ():
                     if (
                         len(sentence) <= SENTENCE_CHARS
-                        and _may_say(sentence, _REASON_MARKS)
-                        and REASON_WORDS.search(sentence)
+                        and _gives_reason(sentence)
                         and _CHOICE_OR_CAUSE.search(sentence.translate(_PLAIN))
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
                     ):
@@ -1087,11 +1093,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
-                _tool_use(block, position, add, identifiers, commands, cwd[-1] if cwd else None)
-                given = block.get("input")
-                read = given.get(READ_TOOLS.get(str(block.get("name")), "")) if isinstance(given, dict) else None
-                if isinstance(block.get("id"), str) and isinstance(read, str):
-                    reads[block["id"]] = read
+                _tool_use(block, position, add, identifiers, commands, reads, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 use = block.get("tool_use_id")
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
@@ -1203,20 +1205,10 @@ def _request(request: str, position: int, add: Add) -> None:
     rest, cut = [], False
     for sentence in sentences(request):
         short = len(sentence) <= SENTENCE_CHARS
-        if (
-            short
-            and _may_say(sentence, _CONSTRAINT_MARKS)
-            and CONSTRAINT_WORDS.search(sentence)
-            and len(_WORDS.findall(sentence)) >= 3
-        ):
+        if short and _says_constraint(sentence) and len(_WORDS.findall(sentence)) >= 3:
             add("constraint", sentence, position)
             cut = True
-        elif (
-            short
-            and _may_say(sentence, _REASON_MARKS)
-            and REASON_WORDS.search(sentence)
-            and len(_WORDS.findall(sentence)) >= 4
-        ):
+        elif short and _gives_reason(sentence) and len(_WORDS.findall(sentence)) >= 4:
             add("decision", sentence, position)
             cut = True
         else:
@@ -1226,7 +1218,7 @@ def _request(request: str, position: int, add: Add) -> None:
         add("request", said, position)
 
 
-def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict, cwd: str | None) -> None:
+def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict, reads: dict, cwd: str | None) -> None:
     name = block.get("name")
     if not isinstance(name, str):  # a call of no tool we know: its arguments are read as any other's
         name = ""
@@ -1248,6 +1240,8 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
                     add("edit", described, position)
     elif name in READ_TOOLS and isinstance(arguments.get(READ_TOOLS[name]), str):
         add("file read", arguments[READ_TOOLS[name]], position)
+        if isinstance(block.get("id"), str):
+            reads[block["id"]] = arguments[READ_TOOLS[name]]
     elif name in conversation.SHELL_TOOLS and isinstance(arguments.get(conversation.SHELL_TOOLS[name]), str):
         command = arguments[conversation.SHELL_TOOLS[name]]
         if isinstance(block.get("id"), str):
