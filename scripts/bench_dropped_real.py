@@ -26,6 +26,10 @@ is a long paste a user would not read.
 
     .venv/bin/python scripts/bench_dropped_real.py [--session NAME] [--json]
     .venv/bin/python scripts/bench_dropped_real.py --list NAME   # its entries, numbered as facts.json counts them
+    .venv/bin/python scripts/bench_dropped_real.py --ceiling     # against a summary that says nothing
+
+With `--ceiling`, each session is scored against a summary that says nothing, so every fact the
+rule extracts is listed: the recall printed is the most its matching could reach.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = REPO / "tests" / "dropped_eval"
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from support.dropped_dev import SAYS_NOTHING
+
 CLASSES = ("request", "constraint", "decision", "failure", "identifier", "measurement", "edit", "file")
 VERSION = "2.1.332"
 MARK = "%% "
@@ -280,12 +288,12 @@ class Score:
     sessions: int = 0
 
 
-def score_session(folder: Path, score: Score) -> None:
+def score_session(folder: Path, score: Score, *, ceiling: bool = False) -> None:
     from precompact.restore import dropped
 
     session = parse(folder / "session.txt")
     entries = build(session)
-    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    summary = SAYS_NOTHING if ceiling else (folder / "summary.md").read_text(encoding="utf-8")
     facts = labels(folder)
     started = time.perf_counter()
     listed, _ = dropped.dropped_facts(entries, dropped.Summary(summary, session.cwd))
@@ -417,13 +425,16 @@ def main() -> None:
     parser.add_argument("--session", help="score only this session (a folder name under tests/dropped_eval/)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--list", metavar="NAME", help="print a session's entries, numbered from 1, and stop")
+    parser.add_argument(
+        "--ceiling", action="store_true", help="score against a summary that says nothing (extraction's recall)"
+    )
     args = parser.parse_args()
     if args.list:
         print(listing(session_dirs(args.list)[0]))
         return
     score = Score()
     for folder in session_dirs(args.session):
-        score_session(folder, score)
+        score_session(folder, score, ceiling=args.ceiling)
     result = report(score)
     print(json.dumps(result, indent=2) if args.json else render(result))
 

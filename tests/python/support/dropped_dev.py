@@ -958,15 +958,19 @@ class Score:
         return sum(self.found.values()) / max(sum(self.dropped.values()), 1)
 
 
-def score(sessions=None) -> Score:
-    """The rule's score on the development sessions."""
+# A summary that keeps nothing: scored against it, the rule lists every fact it extracts, so its
+# recall is the ceiling that extraction puts on the rule's recall whatever the matching does.
+SAYS_NOTHING = "1. Primary Request and Intent:\n   (nothing)\n"
+
+
+def score(sessions=None, *, ceiling: bool = False) -> Score:
+    """The rule's score on the development sessions (with `ceiling`, against a summary that says nothing)."""
     from precompact.restore import dropped
 
     result = Score()
     for make in sessions or SESSIONS:
         made = make()
-        listed, _ = dropped.dropped_facts(
-            made.conversation.entries, dropped.Summary(made.summary, made.conversation.cwd)
-        )
+        summary = SAYS_NOTHING if ceiling else made.summary
+        listed, _ = dropped.dropped_facts(made.conversation.entries, dropped.Summary(summary, made.conversation.cwd))
         result.add(make.__name__, listed, made.labels)
     return result
