@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from precompact.boundary import quoting
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
@@ -554,6 +555,13 @@ def on_branch(commit: str, branch: str, commits: set[str]) -> Check | None:
     return Check(FAILED, f"commit {commit[:12]} is no longer on branch {branch}: history was rewritten")
 
 
+def _remote_said(text: str | None) -> str:
+    """What git and the remote said of a failure (a hook's `remote:` lines are the server's own
+    words), quoted: a verdict reaches the model in the brief's proof line, where the remote's text
+    must read as data, not as precompact's voice ("ok), chain ✓ verified" is the remote's)."""
+    return quoting.inline(text or "")
+
+
 def on_remote(commit: str, held: bool | None, remote: RemoteBranch, failure: str | None) -> Check | None:
     """Whether the remote holds the savepoint's commit (`held`: reachable from the remote's
     savepoint branch as just fetched; None when the remote could not be read): None when it
@@ -565,12 +573,17 @@ def on_remote(commit: str, held: bool | None, remote: RemoteBranch, failure: str
     if held is None:
         return Check(
             NOT_VERIFIED,
-            f"commit {commit[:12]} is here, but {remote.remote} could not be read to check that it holds it: {remote.problem}",
+            f"commit {commit[:12]} is here, but {remote.remote} could not be read to check that it holds it: "
+            f"{_remote_said(remote.problem)}",
         )
-    why = failure or (
-        f"{remote.remote} has no branch {remote.branch}"
-        if not remote.exists
-        else f"{remote.remote}'s {remote.branch} does not hold it"
+    why = (
+        _remote_said(failure)
+        if failure
+        else (
+            f"{remote.remote} has no branch {remote.branch}"
+            if not remote.exists
+            else f"{remote.remote}'s {remote.branch} does not hold it"
+        )
     )
     return Check(NOT_ON_REMOTE, f"committed here as {commit[:12]}, not on {remote.remote}: {why}")
 
@@ -624,7 +637,8 @@ def recorded_git(git_layer: bool, savepoint: Savepoint, remote: str) -> Check:
     if savepoint.commit and savepoint.layer_2 == Layer2.FAILED:
         return Check(
             NOT_ON_REMOTE,
-            f"committed here as {savepoint.commit[:12]}, not on {remote}: {savepoint.layer_2_failure or 'its push failed'}",
+            f"committed here as {savepoint.commit[:12]}, not on {remote}: "
+            f"{_remote_said(savepoint.layer_2_failure) if savepoint.layer_2_failure else 'its push failed'}",
         )
     if savepoint.layer_2 == Layer2.PUSHED and savepoint.commit:
         return Check(
