@@ -134,12 +134,15 @@ def document(facts: dict, project: str | None = None) -> tantivy.Document:
     return doc
 
 
-def tantivy_update(project: Path, index_dir: Path, reference: tantivy.IndexWriter | None = None) -> int:
+def tantivy_update(
+    project: Path, index_dir: Path, reference: tantivy.IndexWriter | None = None, feed: bool = True
+) -> int:
     """What fulltext.update does for a project with no index yet, into tantivy: every savepoint in
     scope, its snapshot checked against this machine's record, its entries parsed and their
     facts taken (fulltext.entry_facts), an entry saved twice kept once (by its bytes' digest, as
     fulltext keys them); one commit; then the index's token count read back (one `explain`) and
-    kept beside it. Returns the documents added."""
+    kept beside it. Returns the documents added. Without `feed`, all but tantivy's part: the
+    snapshots checked and their entries read, the floor any index update pays."""
     loaded = configuration.load(project)
     shutil.rmtree(index_dir, ignore_errors=True)
     index_dir.mkdir(parents=True)
@@ -171,11 +174,15 @@ def tantivy_update(project: Path, index_dir: Path, reference: tantivy.IndexWrite
                 "stop": stop,
                 "time": when if when is not None else 0.0,
             }
+            if not feed:
+                continue
             writer.add_document(document(facts))
             if reference is not None:
                 reference.add_document(document(facts, str(project)))
             if probe is None and text.strip():
                 probe = text
+    if not feed:
+        return len(seen)
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
@@ -415,8 +422,9 @@ def build(projects: list[Path], out: Path) -> dict:
 
 def one_savepoint(root: Path, out: Path, runs: int) -> dict:
     """A new project's 10 MB savepoint, in turn at the same load: its Layer 1, then its FTS5
-    update and its tantivy update, alternating which goes first (the snapshot is in the page
-    cache for both: Layer 1 has just written it)."""
+    update, its tantivy update and that update without tantivy's part (reading_only), in
+    turns reversed every other run (the snapshot is in the page cache for all: Layer 1 has just
+    written it)."""
     rows: dict[str, list[float]] = {}
 
     def timed(name: str, function) -> None:
@@ -438,6 +446,7 @@ def one_savepoint(root: Path, out: Path, runs: int) -> dict:
         updates = [
             ("fts5_update", lambda loaded=loaded: recall.update(loaded.logs, loaded.instance)),
             ("tantivy_update", lambda project=project: tantivy_update(project, out / "paired")),
+            ("reading_only", lambda project=project: tantivy_update(project, out / "paired", feed=False)),
         ]
         for name, function in updates if n % 2 == 0 else reversed(updates):
             timed(name, function)
@@ -471,14 +480,14 @@ from pathlib import Path
 import precompact.edges.cli  # what `precompact recall` imports before it searches
 import tantivy
 sys.path.insert(0, {scripts!r})
-began = time.perf_counter()
+began, cpu = time.perf_counter(), time.process_time()
 from bench_recall_federated_tantivy import Federated  # this bench's own imports: not a search's, left out
-bench_import = time.perf_counter() - began
+bench_import, bench_import_cpu = time.perf_counter() - began, time.process_time() - cpu
 opening = time.perf_counter()
 federated = Federated([Path(p) for p in {projects!r}], [Path(p) for p in {dirs!r}])
 opening = time.perf_counter() - opening
 federated.hits({query!r}, exact={exact!r})
-print(json.dumps([bench_import, opening]))
+print(json.dumps([bench_import, bench_import_cpu, opening]))
 """
 
 
@@ -497,9 +506,9 @@ def fresh_process(projects: list[Path], dirs: list[Path], query: str, exact: boo
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    bench_import, opening = json.loads(done.stdout.splitlines()[-1])
+    bench_import, bench_import_cpu, opening = json.loads(done.stdout.splitlines()[-1])
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return wall - bench_import, cpu - bench_import, opening
+    return wall - bench_import, cpu - bench_import_cpu, opening
 
 
 def cli(cwd: Path, *args: str) -> tuple[float, float]:
