@@ -6,8 +6,8 @@ Why it can be exact. tantivy scores a document of index i, for each phrase p of 
 idf_i(p) · (k1 + 1) · tf / (tf + k1 · (1 − b + b · dl / avgdl_i)), with idf_i(p) the sum over the
 phrase's terms of ln(1 + (N_i − n_i + 0.5) / (n_i + 0.5)) from that index's own statistics
 (`Query.explain` shows every factor). tantivy-py 0.27 exposes N_i (`Searcher.num_docs`) and n_i
-(`Searcher.doc_freq`), and a boost per clause (`Query.boost_query`, which tantivy multiplies into
-the term's BM25 weight, so block-max WAND still prunes), so each index is searched with each
+(`Searcher.doc_freq`), and a boost per clause (`Query.boost_query`, which multiplies the clause's
+score), so each index is searched with each
 phrase boosted by idf_G(p) / idf_i(p): its IDF is then the global one (statistics summed over every
 index). What no query can carry is the average length: tantivy-py exposes no field's token count
 (no `total_num_tokens`, no field norms, no multi-index searcher); `explain` shows avgdl_i, which the
@@ -333,7 +333,7 @@ class Federated:
         if role is not None:  # a filter, not a score: its clause adds 0
             clauses.append(tantivy.Query.const_score_query(tantivy.Query.term_query(sch, "role", role), 0.0))
         if len(clauses) == 1:
-            return clauses[0]  # alone, so that a term keeps block-max WAND's pruning
+            return clauses[0]  # as bench_recall_machine_index asks it: no boolean query of one clause
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, c) for c in clauses])
 
     def _exact(self, n: int, query: tantivy.Query, address: tantivy.DocAddress, global_idf: list[float]) -> float:
