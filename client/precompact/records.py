@@ -1,10 +1,10 @@
 """Records: classes of named, typed fields that a SessionStart's brief builds or reads (the loaded
 configuration, the index's lines, a snapshot read back, the verifier's checks). `dataclasses`
-makes the same classes, but a hook process paid for it at every session start: importing it
-(with `inspect`, `ast`, `dis` and `tokenize`) and building each class with it (its `__init__`,
-`__repr__`, `__eq__`, `__hash__`, `__setattr__` and `__delattr__` compiled from source at import)
-were about a fifth of the brief's CPU (docs/performance.md). A record compiles its `__init__`
-alone (instances of the index's lines are made by the thousand) and shares the rest.
+makes the same classes by compiling six methods of each from source at import (`__init__`,
+`__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`): the 26 classes on the brief's
+path were 14 ms of its CPU (docs/performance.md). A record shares the five that need no code of
+their own and compiles its `__init__` (instances of the index's lines are made by the thousand)
+when its first instance is made: most classes a hook process imports, it never instantiates.
 
 `class Name(Record)` is `@dataclass`, `class Name(Record, frozen=True)` is
 `@dataclass(frozen=True)` and `field(default_factory=list)` is dataclasses' own: mypy reads a
@@ -50,15 +50,13 @@ class Record:
 
     def __init_subclass__(cls, *, frozen: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        names: list[str] = []
-        for klass in reversed(cls.__mro__):
-            # Not inspect.get_annotations: importing inspect is what records spare a hook.
-            for name, kind in klass.__dict__.get("__annotations__", {}).items():  # noqa: RUF063
-                # With `from __future__ import annotations` every annotation is its text.
-                if not str(kind).startswith(("ClassVar", "typing.ClassVar")) and name not in names:
-                    names.append(name)
-        cls.field_names = tuple(names)
-        cls.__init__ = _compiled_init(cls)  # type: ignore[method-assign]
+        if any(issubclass(base, Record) and base.field_names for base in cls.__bases__):
+            raise TypeError(f"{cls.__qualname__}: a record's fields are its own; it cannot extend another's")
+        # Not inspect.get_annotations: importing inspect is what records spare a hook. With
+        # `from __future__ import annotations` every annotation is its text.
+        annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+        cls.field_names = tuple(n for n, kind in annotations.items() if not str(kind).startswith("ClassVar"))
+        cls.__init__ = _init_compiled_when_first_called(cls)  # type: ignore[method-assign]
         if frozen:
             cls.__setattr__ = _frozen_setattr  # type: ignore[assignment]
             cls.__delattr__ = _frozen_delattr  # type: ignore[assignment]
@@ -103,13 +101,31 @@ def _frozen_delattr(self: Record, name: str) -> None:
     raise FrozenRecordError(f"cannot delete field {name!r}")
 
 
-def _compiled_init(cls: type) -> Callable[..., None]:
-    """`cls`'s `__init__`, taking its fields in order, by position or name; a field with a
-    default (its class attribute) or a default factory (`field`) may be left out. It writes the
-    instance's dictionary, which a frozen record's `__setattr__` refuses."""
+def _init_compiled_when_first_called(cls: type[Record]) -> Callable[..., None]:
+    """`cls`'s `__init__`, compiled when the first record of `cls` is made (most classes a hook
+    process imports, it never instantiates); the factories leave the class at once, as with
+    dataclasses."""
+    source, namespace = _init_source(cls)
+
+    def __init__(self: Record, *args: Any, **kwargs: Any) -> None:
+        made: dict[str, Any] = {}
+        exec(source, namespace, made)  # noqa: S102 -- the source is made here of the class's own field names
+        compiled = made["__init__"]
+        compiled.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = compiled  # type: ignore[method-assign]
+        compiled(self, *args, **kwargs)
+
+    return __init__
+
+
+def _init_source(cls: type[Record]) -> tuple[str, dict[str, object]]:
+    """The source of `cls`'s `__init__`, taking its fields in order, by position or name (a field
+    with a default, its class attribute, or a default factory, `field`, may be left out), and
+    the defaults it names. It writes the instance's dictionary, which a frozen record's
+    `__setattr__` refuses."""
     parameters, assignments = [], []
     defaults: dict[str, object] = {}
-    for name in cls.field_names:  # type: ignore[attr-defined]
+    for name in cls.field_names:
         default = cls.__dict__.get(name, _Factory)
         if isinstance(default, _Factory):
             delattr(cls, name)  # as dataclasses does: the factory is no class attribute
@@ -128,8 +144,4 @@ def _compiled_init(cls: type) -> Callable[..., None]:
     source = f"def __init__(self, {', '.join(parameters)}):\n    fields = self.__dict__\n" + "\n".join(
         assignments or ["    pass"]
     )
-    made: dict[str, Any] = {}
-    exec(source, defaults, made)  # noqa: S102 -- the source is made here of the class's own field names
-    function = made["__init__"]
-    function.__qualname__ = f"{cls.__qualname__}.__init__"
-    return function
+    return source, defaults

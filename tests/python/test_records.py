@@ -84,3 +84,10 @@ def test_replace_changes_the_fields_named_and_refuses_a_field_the_record_does_no
     assert changed == Line(1, "b", ["t"]) and record == Line(1, "a", ["t"])
     with pytest.raises(TypeError, match="has no field colour"):
         record.replace(colour="red")
+
+
+def test_a_record_cannot_extend_another_records_fields():
+    with pytest.raises(TypeError, match="a record's fields are its own"):
+
+        class Longer(Line):  # type: ignore[misc]
+            extra: int = 0
