@@ -57,7 +57,7 @@ def _load(instance: str | None = None) -> configuration.Config:
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
         terminal.echo(warning, err=True)
-    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+    return loaded.replace(instance=instance) if instance else loaded
 
 
 def _load_project(project: Path, instance: str | None) -> configuration.Config:
@@ -66,7 +66,7 @@ def _load_project(project: Path, instance: str | None) -> configuration.Config:
     if not project.is_dir():
         raise ConfigError(f"{project} is not a directory; `precompact projects` lists where each project is")
     loaded = configuration.load(project)
-    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+    return loaded.replace(instance=instance) if instance else loaded
 
 
 def _json_asked() -> bool:
@@ -1792,7 +1792,7 @@ def close(yes: bool, force: bool, as_json: bool) -> None:
         f"closed the record of {closed.instance!r} at {closed.address} (after savepoint {closed.sequence}): {closed.lamports} lamports returned to {closed.authority}, transaction {closed.signature}"
     )
     if as_json:
-        _emit(dataclasses.asdict(closed))
+        _emit(closed.as_dict())
 
 
 @key.command("rotate")
@@ -1818,7 +1818,7 @@ def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
         f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
     )
     if as_json:
-        _emit({**dataclasses.asdict(rotation), "keypair": str(done.keypair), "config": str(done.config)})
+        _emit({**rotation.as_dict(), "keypair": str(done.keypair), "config": str(done.config)})
 
 
 @main.command()

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +45,7 @@ from precompact.boundary import quoting
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
+from precompact.records import Record
 from precompact.verifier.snapshot_bytes import Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
@@ -84,8 +84,7 @@ def mark(status: str) -> str:
 LOCAL_ROOT = "this machine's index recorded"
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Record, frozen=True):
     status: str
     detail: str
     sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
@@ -141,8 +140,7 @@ class NoRoot(PrecompactError):
     """The configuration names no authority to anchor the chain in."""
 
 
-@dataclass(frozen=True)
-class Roots:
+class Roots(Record, frozen=True):
     program_id: Pubkey
     authority: Pubkey
     instance: str
@@ -232,8 +230,7 @@ def signature_valid(found: record.Record, roots: Roots) -> bool:
     return Signature.from_bytes(found.signature).verify(key, message)
 
 
-@dataclass(frozen=True)
-class ChainRead:
+class ChainRead(Record, frozen=True):
     """What the cluster said about the instance: `record` is set only when the verdict is
     VERIFIED; otherwise `status` and `detail` say why not."""
 

@@ -10,7 +10,7 @@ likes about itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -282,7 +282,7 @@ def verify_file(config: Config, path: Path) -> Report:
     digest = verdicts.read_snapshot(path.read_bytes(), str(path)).sha256
     for savepoint in savepoint_log.savepoints(config.logs):
         if savepoint.snapshot_hash == digest:
-            return verify(replace(config, instance=savepoint.instance), sequence=savepoint.sequence)
+            return verify(config.replace(instance=savepoint.instance), sequence=savepoint.sequence)
     report = Report()
     report.findings.append(
         Finding(None, "index", f"{path} (sha256:{digest}) is not any savepoint in the index: altered or foreign")
