@@ -55,7 +55,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, islice
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -350,6 +350,21 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
+# What a command's output names that the session may go on with: a duration or a size (`17.204s`,
+# `17m 52s`, `88.3MB`), a figure with three digits or a decimal point (`503221`, `49,377`), a name
+# with a figure in it: a version (`v1.8.2`, `mylib@4.2.0`, `12.1-2.deb11+1`), a pod
+# (`worker-6c9d7f8b5-q4zrx`), a region (`prod-us2`), an image tag, a ticket (`LEGAL-88`); an e-mail.
+# A token alone is no fact: those the model's next words or a later command repeat are (`_Echoes`).
+_ECHO_RUN = re.compile(r"\d+(?:\.\d+)?m \d+(?:\.\d+)?s\b|(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+")
+_ECHO_MEASURE = re.compile(
+    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
+    r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
+)
+_ECHO_NAME = re.compile(
+    r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+:/-]+:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+)
+ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's row
+ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
@@ -1045,6 +1060,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     # What was read since the model last spoke, where its settings are: (text, entry, where read)
     read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
+    echoes = _Echoes()
 
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
@@ -1089,16 +1105,20 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                     ):
                         add("decision", sentence, position)
                 _prose_measurements(block["text"], position, add)
+                echoes.repeated(block["text"], add, spoke=True)
                 _settings_said(block["text"], read_since, add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
+                echoes.repeated(_command_of(block), add, spoke=False)
                 _tool_use(block, position, add, identifiers, commands, reads, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 use = block.get("tool_use_id")
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
                 if where and block.get("is_error") is not True:
                     read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
+                if use in commands and block.get("is_error") is not True:
+                    echoes.hear(commands[use][0], _result_text(block.get("content"))[:OUTPUT_CHARS], position)
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1525,6 +1545,60 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
                 add("measurement", clause, position, guessed=True)
 
 
+def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """The tokens of `text` a session goes on with (`_ECHO_RUN`), each with whether it is a
+    measurement (a duration, a size, a figure) rather than a name; not a date, a time, a line number."""
+    for run in _ECHO_RUN.finditer(_NOT_NUMBERS.sub(" ", text) if _FIGURE.search(text) else text):
+        token = run.group(0).strip(".:-+/")
+        if _ECHO_MEASURE.fullmatch(token):
+            yield token, True
+        elif _ECHO_NAME.fullmatch(token) and not _is_path(token):
+            yield token, False
+
+
+def _line_at(text: str, token: str) -> str | None:
+    """The line of `text` where `token` stands whole (not inside a longer token), or None."""
+    at = text.find(token)
+    while at >= 0:
+        end = at + len(token)
+        if not (at and (text[at - 1].isalnum() or text[at - 1] in "_.@-")) and not (
+            end < len(text)
+            and (text[end].isalnum() or text[end] in "_@" or text[end : end + 2].rstrip(".").startswith("."))
+        ):
+            start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
+            return text[start : stop if stop >= 0 else len(text)].strip()
+        at = text.find(token, end)
+    return None
+
+
+@dataclass
+class _Echoes:
+    """The outputs of the commands since the model last spoke. A token of one (`_echo_tokens`)
+    that the model's next words or a later command repeat is a fact the session went on with: a
+    duration or a figure as a measurement, a name (a version, a pod, an image tag) as an
+    identifier, each with its output's line; a token its own command gave is no answer of it."""
+
+    heard: list[tuple[str, int, str]] = field(default_factory=list)  # (output, entry, command)
+
+    def hear(self, command: str, text: str, position: int) -> None:
+        self.heard.append((text, position, command))
+
+    def repeated(self, said: str, add: Add, spoke: bool) -> None:
+        if self.heard:
+            tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
+            for token, measured in tokens.items():
+                for text, position, command in self.heard:
+                    line = _line_at(text, token)
+                    if line is None or _line_at(command, token) is not None:
+                        continue
+                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read.
+                    if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
+                        add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
+                    break
+        if spoke:
+            self.heard.clear()
+
+
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
     """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
@@ -1543,6 +1617,15 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
         for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 add("file read", word, position)
+
+
+def _command_of(block: dict) -> str:
+    """A shell call's command, "" for any other tool's call."""
+    name, given = block.get("name"), block.get("input")
+    if not isinstance(name, str) or name not in conversation.SHELL_TOOLS or not isinstance(given, dict):
+        return ""
+    command = given.get(conversation.SHELL_TOOLS[name])
+    return command if isinstance(command, str) else ""
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
