@@ -363,6 +363,22 @@ _ECHO_MEASURE = re.compile(
 _ECHO_NAME = re.compile(
     r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+:/-]+:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 )
+# A package a command pins to a version (`pip install libcst==1.5.0`, `npx markdownlint-cli@0.42.0`,
+# `go get github.com/foo/bar@v1.8.2`): the version the session chose.
+_PINNED = re.compile(
+    r"(?<![\w/.@=-])(?P<package>@?[A-Za-z][\w./-]*)(?:==|@)(?P<version>v?\d+(?:\.\d+)+[\w.+-]*)(?![\w@/])"
+)
+# A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
+# `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
+_BUILD_TIME = re.compile(
+    r"(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Finished\b.*\btarget\S*|Started \S+|✓ built|Compiled\b.*)\s+in\s+"
+    r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
+    r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
+)
+BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
+# A value alone on the last line of a chained command's output (`… && docker images --format
+# '{{.Size}}'`: 311MB; `grep -c … && …`): the answer of the command's last part.
+_BARE_VALUE = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:[KMGT]i?B|kB|ms|s|%)?")
 ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's row
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
@@ -653,11 +669,13 @@ class Summary:
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
+            pinned = _PINNED.fullmatch(fact.text)  # "libcst==1.5.0" by "libcst 1.5.0"
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
                 or (issue and _whole(self._plain, issue.group(0)))
                 or (seed and _whole(self._plain, seed.group(1)))
+                or (pinned and self._pin_said(pinned))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -680,6 +698,12 @@ class Summary:
             return True
         words = normalised(form)
         return bool(words) and f" {words} " in self._words
+
+    def _pin_said(self, pinned: re.Match[str]) -> bool:
+        package = pinned.group("package").rstrip("/").rpartition("/")[2]
+        return (
+            _whole(self._plain, pinned.group("version").removeprefix("v")) and f" {normalised(package)} " in self._words
+        )
 
     def _hexes(self) -> list[str]:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
@@ -1271,6 +1295,8 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         for found in _COMMAND_ID.finditer(core):
             if not core[: found.start()].split()[-1:] or not core[: found.start()].split()[-1].startswith("-"):
                 add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
+        for pinned in _PINNED.finditer(core):
+            add("identifier", pinned.group(0), position, command[:200])
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
@@ -1442,6 +1468,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    _build_time(command, text, position, add)
+    _last_answer(command, text, position, add)
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
@@ -1497,6 +1525,31 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _HEX.match(lines[0])
     ):
         add("measurement", lines[0], position, command[:200])
+
+
+def _build_time(command: str, text: str, position: int, add: Add) -> None:
+    """A build's or a start's result line with the time it took (`_BUILD_TIME`), BUILD_SECONDS or
+    more: what a session about a slow build compares, and a reader asks after an upgrade; not a
+    test run's (`./gradlew test`): its tally is its result."""
+    if _TEST_RUN.search(command_core(command)):
+        return
+    for line in text.splitlines()[-MEASURED_LINES * 3 :]:
+        m = _BUILD_TIME.search(line)
+        if m:
+            minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
+            if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
+                add("measurement", line.strip()[:200], position, command[:200], newest=True)
+
+
+def _last_answer(command: str, text: str, position: int, add: Add) -> None:
+    """The last line of a chained command's output (`a && b`, `a; b`) when it is a value alone
+    (`_BARE_VALUE`: `311MB`, `1207`): its last part's answer."""
+    lines = text.rstrip().rsplit("\n", 2)
+    if len(lines) < 2 or not re.search(r"&&|;", command_core(command)):
+        return
+    last = lines[-1].strip()
+    if _BARE_VALUE.fullmatch(last) and _telling_numbers(last):
+        add("measurement", last, position, command[:200])
 
 
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
