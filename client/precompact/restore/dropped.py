@@ -361,7 +361,7 @@ _ECHO_MEASURE = re.compile(
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
 )
 _ECHO_NAME = re.compile(
-    r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+:/-]+:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+/-]*[A-Za-z][\w.+/-]*:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 )
 # A package a command pins to a version (`pip install libcst==1.5.0`, `npx markdownlint-cli@0.42.0`,
 # `go get github.com/foo/bar@v1.8.2`): the version the session chose.
@@ -375,11 +375,19 @@ _BUILD_TIME = re.compile(
     r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
     r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
 )
+# What frames a query's result: psql's and mysql's rules, their row counts.
+_QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
+_QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
 # A value alone on the last line of a chained command's output (`… && docker images --format
 # '{{.Size}}'`: 311MB; `grep -c … && …`): the answer of the command's last part.
 _BARE_VALUE = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:[KMGT]i?B|kB|ms|s|%)?")
 ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's row
+# A name of words joined (`test_refund_rounding`, `acme-prod-logs`, `KubeAPIErrorsHigh`): three words at least,
+# a code name of two (`parse_args`, `orderId`) the model says of code it reads all the time.
+_ECHO_WORDY = re.compile(
+    r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
+)
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -1470,6 +1478,7 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     _build_time(command, text, position, add)
     _last_answer(command, text, position, add)
+    _query_answer(command, text, position, add)
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
@@ -1552,6 +1561,23 @@ def _last_answer(command: str, text: str, position: int, add: Add) -> None:
         add("measurement", last, position, command[:200])
 
 
+def _query_answer(command: str, text: str, position: int, add: Add) -> None:
+    """A query's one value (psql's ` count \n--------\n 503221\n(1 row)`, mysql's framed cell):
+    what the session asked the database, "count: 503221"."""
+    if len(text) > ANSWER_CHARS * 4:
+        return
+    lines = [
+        line.strip(" |") for line in text.splitlines() if line.strip() and not _QUERY_FRAME.fullmatch(line.strip())
+    ]
+    if (
+        len(lines) == 2
+        and _QUERY_HEADER.fullmatch(lines[0])
+        and _BARE_VALUE.fullmatch(lines[1])
+        and _telling_numbers(lines[1])
+    ):
+        add("measurement", f"{lines[0]}: {lines[1]}", position, command[:200])
+
+
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
     """An output's result is said last: its last lines with a count or a measure of the work
     (MEASURED_LINES of them, the one before the last "possibly dropped" at most), not of how long
@@ -1601,11 +1627,17 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
 def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
     """The tokens of `text` a session goes on with (`_ECHO_RUN`), each with whether it is a
     measurement (a duration, a size, a figure) rather than a name; not a date, a time, a line number."""
-    for run in _ECHO_RUN.finditer(_NOT_NUMBERS.sub(" ", text) if _FIGURE.search(text) else text):
+    figures = (
+        {run.group(0).strip(".:-+/") for run in _ECHO_RUN.finditer(_NOT_NUMBERS.sub(" ", text))}
+        if _FIGURE.search(text)
+        else set()
+    )
+    for run in _ECHO_RUN.finditer(text):
         token = run.group(0).strip(".:-+/")
         if _ECHO_MEASURE.fullmatch(token):
-            yield token, True
-        elif _ECHO_NAME.fullmatch(token) and not _is_path(token):
+            if token in figures:  # not a date's, a line number's, hand arithmetic's
+                yield token, True
+        elif (_ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token)) and not _is_path(token):
             yield token, False
 
 
