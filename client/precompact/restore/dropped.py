@@ -388,6 +388,7 @@ ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's 
 _ECHO_WORDY = re.compile(
     r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
 )
+ECHO_TOKEN_CHARS = 120
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -709,9 +710,9 @@ class Summary:
 
     def _pin_said(self, pinned: re.Match[str]) -> bool:
         package = pinned.group("package").rstrip("/").rpartition("/")[2]
-        return (
-            _whole(self._plain, pinned.group("version").removeprefix("v")) and f" {normalised(package)} " in self._words
-        )
+        version = pinned.group("version")
+        said = _whole(self._plain, version) or _whole(self._plain, version.removeprefix("v"))
+        return said and f" {normalised(package)} " in self._words
 
     def _hexes(self) -> list[str]:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
@@ -854,6 +855,15 @@ class Summary:
         if timed:  # `real 0m3.911s` is kept by "3.9 s"
             seconds = int(timed.group(1) or 0) * 60 + float(timed.group(2))
             return KEPT if self._has_number(f"{seconds:.3f}".rstrip("0").rstrip(".")) else DROPPED
+        built = _BUILD_TIME.search(line) if len(line) <= 200 else None
+        if built:  # `BUILD SUCCESSFUL in 17m 52s` is kept by "17m 52s", "1072 s", "17.9 min"
+            minutes = int(built.group("minutes") or built.group("whole_minutes") or 0)
+            seconds = minutes * 60 + float(built.group("seconds") or 0)
+            said = [f"{seconds:.3f}".rstrip("0").rstrip(".")]
+            if minutes and round(seconds / 60, 1) % 1:  # "6.5 minutes" of 6m 31s; a whole "5" is any five
+                said.append(f"{seconds / 60:.1f}")
+            duration = line[built.end() - len(built.group(0).rpartition(" in ")[2]) :].strip()
+            return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
         values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
@@ -1543,7 +1553,7 @@ def _build_time(command: str, text: str, position: int, add: Add) -> None:
     if _TEST_RUN.search(command_core(command)):
         return
     for line in text.splitlines()[-MEASURED_LINES * 3 :]:
-        m = _BUILD_TIME.search(line)
+        m = _BUILD_TIME.search(line) if len(line) <= 200 else None
         if m:
             minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
             if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
@@ -1557,7 +1567,7 @@ def _last_answer(command: str, text: str, position: int, add: Add) -> None:
     if len(lines) < 2 or not re.search(r"&&|;", command_core(command)):
         return
     last = lines[-1].strip()
-    if _BARE_VALUE.fullmatch(last) and _telling_numbers(last):
+    if _BARE_VALUE.fullmatch(last) and last.strip("$€£0.,KMGTiBkms% "):  # a figure, not 0
         add("measurement", last, position, command[:200])
 
 
@@ -1634,6 +1644,8 @@ def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
     )
     for run in _ECHO_RUN.finditer(text):
         token = run.group(0).strip(".:-+/")
+        if len(token) > ECHO_TOKEN_CHARS:  # a pasted blob, no name (and the patterns below stay linear)
+            continue
         if _ECHO_MEASURE.fullmatch(token):
             if token in figures:  # not a date's, a line number's, hand arithmetic's
                 yield token, True
