@@ -9,7 +9,11 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"); the faile
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed); a
+`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed; a
+version a command pins, `libcst==1.5.0`; a name with a figure, `Pixel_4a_API_30`, or of three
+joined words an output gives and the model's next words or a later command repeat); a build's or
+a start's time (`BUILD SUCCESSFUL in 17m 52s`), a chained command's last value and a query's one
+value (`count: 503221`), a duration, size or figure of an output the model repeats; a
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
 "with workers = 4…"); the result line of a command's output (its last line with a count or a
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
