@@ -51,6 +51,7 @@ later savepoint of the same session that holds one.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import gc
@@ -359,7 +360,13 @@ _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of 
 # with a figure in it: a version (`v1.8.2`, `mylib@4.2.0`, `12.1-2.deb11+1`), a pod
 # (`worker-6c9d7f8b5-q4zrx`), a region (`prod-us2`), an image tag, a ticket (`LEGAL-88`); an e-mail.
 # A token alone is no fact: those the model's next words or a later command repeat are (`_Echoes`).
-_ECHO_RUN = re.compile(r"\d+(?:\.\d+)?m \d+(?:\.\d+)?s\b|(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+")
+# A run's characters; only a run with a figure, an "@", a joiner or two capitals is read (most of
+# the model's words are plain: the lookahead, bounded by the run, skips them at C speed).
+_ECHO_RUN = re.compile(
+    r"\d+(?:\.\d+)?m \d+(?:\.\d+)?s\b"
+    r"|(?<![^\s'\"`()\[\]{}<>;|=*,])(?=[^\s'\"`()\[\]{}<>;|=*,]*?(?:\d|@|_|-|[A-Z][^\s'\"`()\[\]{}<>;|=*,]*?[A-Z]))"
+    r"(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+"
+)
 _ECHO_MEASURE = re.compile(
     r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
@@ -1554,11 +1561,11 @@ def _build_time(command: str, text: str, position: int, add: Add) -> None:
     """A build's or a start's result line with the time it took (`_BUILD_TIME`), BUILD_SECONDS or
     more: what a session about a slow build compares, and a reader asks after an upgrade; not a
     test run's (`./gradlew test`): its tally is its result."""
-    if _TEST_RUN.search(command_core(command)):
+    if " in " not in text[-MEASURED_TAIL:]:
         return
-    for line in text.splitlines()[-MEASURED_LINES * 3 :]:
+    for line in text.rstrip().rsplit("\n", MEASURED_LINES * 3)[-MEASURED_LINES * 3 :]:
         m = _BUILD_TIME.search(line) if len(line) <= 200 else None
-        if m:
+        if m and not _TEST_RUN.search(command_core(command)):
             minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
             if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
                 add("measurement", line.strip()[:200], position, command[:200], newest=True)
@@ -1568,10 +1575,10 @@ def _last_answer(command: str, text: str, position: int, add: Add) -> None:
     """The last line of a chained command's output (`a && b`, `a; b`) when it is a value alone
     (`_BARE_VALUE`: `311MB`, `1207`): its last part's answer."""
     lines = text.rstrip().rsplit("\n", 2)
-    if len(lines) < 2 or not re.search(r"&&|;", command_core(command)):
-        return
     last = lines[-1].strip()
-    if _BARE_VALUE.fullmatch(last) and last.strip("$€£0.,KMGTiBkms% "):  # a figure, not 0
+    if len(lines) < 2 or not _BARE_VALUE.fullmatch(last) or not last.strip("$€£0.,KMGTiBkms% "):  # a figure, not 0
+        return
+    if re.search(r"&&|;", command_core(command)):
         add("measurement", last, position, command[:200])
 
 
@@ -1641,17 +1648,16 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
 def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
     """The tokens of `text` a session goes on with (`_ECHO_RUN`), each with whether it is a
     measurement (a duration, a size, a figure) rather than a name; not a date, a time, a line number."""
-    figures = (
-        {run.group(0).strip(".:-+/") for run in _ECHO_RUN.finditer(_NOT_NUMBERS.sub(" ", text))}
-        if _FIGURE.search(text)
-        else set()
-    )
+    not_figures: list[tuple[int, int]] | None = None  # where dates, line numbers… stand, found once when needed
     for run in _ECHO_RUN.finditer(text):
         token = run.group(0).strip(".:-+/")
         if len(token) > ECHO_TOKEN_CHARS:  # a pasted blob, no name (and the patterns below stay linear)
             continue
         if _ECHO_MEASURE.fullmatch(token):
-            if token in figures:  # not a date's, a line number's, hand arithmetic's
+            if not_figures is None:
+                not_figures = [m.span() for m in _NOT_NUMBERS.finditer(text)]
+            at = bisect.bisect_left(not_figures, (run.end(), -1)) - 1  # the last that starts before its end
+            if at < 0 or not_figures[at][1] <= run.start():  # not a date's, a line number's, hand arithmetic's
                 yield token, True
         elif (_ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token)) and not _is_path(token):
             yield token, False
