@@ -39,11 +39,11 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
-    and 0.665, rule 6 (tool output and commands the session went on with) 0.555 and 0.717. Far
+    and 0.665, rule 6 (tool output and commands the session went on with) 0.558 and 0.734. Far
     from #41's 0.85: the floor keeps a change from losing what rule 6 gained."""
     scored = score(dropped_fresh.SESSIONS)
     assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.69, (scored.recall, scored.missed)
+    assert scored.recall >= 0.71, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -862,12 +862,16 @@ def test_a_builds_or_a_starts_time_of_ten_seconds_or_more_is_a_measurement_a_tes
     )
     c.bash("cargo check 2>&1 | tail -1", "    Finished dev [unoptimized + debuginfo] target(s) in 4.21s")
     c.bash("./gradlew test 2>&1 | tail -2", "BUILD SUCCESSFUL in 1m 12s\n9 actionable tasks: 3 executed")
+    c.bash("./gradlew build --configuration-cache 2>&1 | tail -1", "BUILD SUCCESSFUL in 5m 02s")
     measured = _texts(_listed(c, NOTHING), "measurement")
-    assert "BUILD SUCCESSFUL in 17m 52s" in measured
+    assert {"BUILD SUCCESSFUL in 17m 52s", "BUILD SUCCESSFUL in 5m 02s"} <= set(measured), "each build's time, compared"
     assert "Finished `dev` profile [unoptimized + debuginfo] target(s) in 48.71s" in measured
     assert any(m.endswith("Started OrdersApplicationKt in 21.604 seconds") for m in measured)
     assert not [m for m in measured if "4.21s" in m or "1m 12s" in m], "a routine check, a test run's time"
-    kept = "5. Problem Solving:\n   The clean build took 17m 52s; cargo build 48.71s; the app starts in 21.6 s.\n"
+    kept = (
+        "5. Problem Solving:\n   The clean build took 17m 52s, 5m 02s with the configuration cache; cargo build "
+        "48.71s; the app starts in 21.6 s.\n"
+    )
     assert not [m for m in _texts(_listed(c, kept), "measurement") if " in " in m]
 
 
@@ -897,3 +901,23 @@ def test_a_name_repeated_from_output_is_long_enough_to_be_no_code_name_and_a_blo
     identifiers = _texts(listed, "identifier")
     assert {"test_refund_rounding", "acme-prod-logs"} <= set(identifiers)
     assert "run_all" not in identifiers and "acme-staging-logs" not in identifiers
+
+
+def test_who_wrote_the_commit_a_bisect_found_and_a_name_a_failed_commands_output_gives_are_identifiers():
+    c = Conversation("/p", "bisected")
+    c.bash(
+        "git bisect start v2.14.0 v2.13.0 && git bisect run go test ./internal/handlers/",
+        "Bisecting: 18 revisions left to test after this (roughly 4 steps)\n"
+        "a71f3c9e2b is the first bad commit\ncommit a71f3c9e2b\nAuthor: Mia Koch <mia@shop.example>\n\n"
+        "    cart: drop legacy session fallback",
+    )
+    c.bash("git bisect start HEAD v1.0 && git bisect run make test", "Bisecting: 3 revisions left to test after this")
+    c.bash(
+        "terraform plan -out=lifecycle.plan",
+        "Error: Error acquiring the state lock\n  Lock Info:\n    Who:       jenkins@ci-runner-04\n    Operation: OperationTypePlan",
+        error=True,
+    )
+    c.say("The state is locked by jenkins@ci-runner-04; the plan cannot run until the job ends.")
+    identifiers = _texts(_listed(c, NOTHING), "identifier")
+    assert {"a71f3c9e2b", "Mia Koch", "jenkins@ci-runner-04"} <= set(identifiers)
+    assert "OperationTypePlan" not in identifiers, "what the model did not repeat"

@@ -1170,7 +1170,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
                 if where and block.get("is_error") is not True:
                     read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
-                if use in commands and block.get("is_error") is not True:
+                if use in commands:
                     echoes.hear(commands[use][0], _result_text(block.get("content"))[:OUTPUT_CHARS], position)
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
@@ -1255,6 +1255,8 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind == "failed command":
         return ("command", normalised(text) or text)
+    if kind == "measurement" and _BUILD_TIME.search(text):  # each build's time: the session compares them
+        return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
         return ("measurement", shape if re.search(r"[^\W\d_]", shape) else normalised(text))
@@ -1485,6 +1487,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         for hexid, line in marked:
             add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
+            if "is the first bad commit" in text:  # who wrote the commit a bisect found
+                _authors(command, text, position, add)
             return True
     _found_files(command, text, position, add)
     if _GIT_HISTORY.search(command):
