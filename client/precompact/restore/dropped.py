@@ -57,7 +57,7 @@ import functools
 import gc
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
@@ -400,6 +400,7 @@ _ECHO_WORDY = re.compile(
     r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
 )
 ECHO_TOKEN_CHARS = 120
+ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -1689,7 +1690,8 @@ class _Echoes:
     duration or a figure as a measurement, a name (a version, a pod, an image tag) as an
     identifier, each with its output's line; a token its own command gave is no answer of it."""
 
-    heard: list[tuple[str, int, str]] = field(default_factory=list)  # (output, entry, command)
+    # (output, entry, command), the last ECHO_OUTPUTS: a run of commands with no word between stays linear
+    heard: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=ECHO_OUTPUTS))
 
     def hear(self, command: str, text: str, position: int) -> None:
         self.heard.append((text, position, command))
