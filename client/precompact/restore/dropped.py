@@ -9,7 +9,11 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"); the faile
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed); a
+`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed; a
+version a command pins, `libcst==1.5.0`; a name with a figure, `Pixel_4a_API_30`, or of three
+joined words an output gives and the model's next words or a later command repeat); a build's or
+a start's time (`BUILD SUCCESSFUL in 17m 52s`), a chained command's last value and a query's one
+value (`count: 503221`), a duration, size or figure of an output the model repeats; a
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
 "with workers = 4…"); the result line of a command's output (its last line with a count or a
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
@@ -47,15 +51,16 @@ later savepoint of the same session that holds one.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import gc
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, islice
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -350,6 +355,53 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
+# What a command's output names that the session may go on with: a duration or a size (`17.204s`,
+# `17m 52s`, `88.3MB`), a figure with three digits or a decimal point (`503221`, `49,377`), a name
+# with a figure in it: a version (`v1.8.2`, `mylib@4.2.0`, `12.1-2.deb11+1`), a pod
+# (`worker-6c9d7f8b5-q4zrx`), a region (`prod-us2`), an image tag, a ticket (`LEGAL-88`); an e-mail.
+# A token alone is no fact: those the model's next words or a later command repeat are (`_Echoes`).
+# A run's characters; only a run with a figure, an "@", a joiner or two capitals is read (most of
+# the model's words are plain: the lookahead, bounded by the run, skips them at C speed).
+_ECHO_RUN = re.compile(
+    r"\d+(?:\.\d+)?m \d+(?:\.\d+)?s\b"
+    r"|(?<![^\s'\"`()\[\]{}<>;|=*,])(?=[^\s'\"`()\[\]{}<>;|=*,]*?(?:\d|@|_|-|[A-Z][^\s'\"`()\[\]{}<>;|=*,]*?[A-Z]))"
+    r"(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+"
+)
+_ECHO_MEASURE = re.compile(
+    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
+    r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
+)
+_ECHO_NAME = re.compile(
+    r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+/-]*[A-Za-z][\w.+/-]*:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+)
+# A package a command pins to a version (`pip install libcst==1.5.0`, `npx markdownlint-cli@0.42.0`,
+# `go get github.com/foo/bar@v1.8.2`): the version the session chose.
+_PINNED = re.compile(
+    r"(?<![\w/.@=-])(?P<package>@?[A-Za-z][\w./-]*)(?:==|@)(?P<version>v?\d+(?:\.\d+)+[\w.+-]*)(?![\w@/])"
+)
+# A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
+# `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
+_BUILD_TIME = re.compile(
+    r"(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Finished\b.*\btarget\S*|Started \S+|✓ built|Compiled\b.*)\s+in\s+"
+    r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
+    r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
+)
+# What frames a query's result: psql's and mysql's rules, their row counts.
+_QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
+_QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
+BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
+# A value alone on the last line of a chained command's output (`… && docker images --format
+# '{{.Size}}'`: 311MB; `grep -c … && …`): the answer of the command's last part.
+_BARE_VALUE = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:[KMGT]i?B|kB|ms|s|%)?")
+ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's row
+# A name of words joined (`test_refund_rounding`, `acme-prod-logs`, `KubeAPIErrorsHigh`): three words at least,
+# a code name of two (`parse_args`, `orderId`) the model says of code it reads all the time.
+_ECHO_WORDY = re.compile(
+    r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
+)
+ECHO_TOKEN_CHARS = 120
+ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
+ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
@@ -638,11 +690,13 @@ class Summary:
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
+            pinned = _PINNED.fullmatch(fact.text)  # "libcst==1.5.0" by "libcst 1.5.0"
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
                 or (issue and _whole(self._plain, issue.group(0)))
                 or (seed and _whole(self._plain, seed.group(1)))
+                or (pinned and self._pin_said(pinned))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -665,6 +719,12 @@ class Summary:
             return True
         words = normalised(form)
         return bool(words) and f" {words} " in self._words
+
+    def _pin_said(self, pinned: re.Match[str]) -> bool:
+        package = pinned.group("package").rstrip("/").rpartition("/")[2]
+        version = pinned.group("version")
+        said = _whole(self._plain, version) or _whole(self._plain, version.removeprefix("v"))
+        return said and f" {normalised(package)} " in self._words
 
     def _hexes(self) -> list[str]:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
@@ -807,6 +867,15 @@ class Summary:
         if timed:  # `real 0m3.911s` is kept by "3.9 s"
             seconds = int(timed.group(1) or 0) * 60 + float(timed.group(2))
             return KEPT if self._has_number(f"{seconds:.3f}".rstrip("0").rstrip(".")) else DROPPED
+        built = _BUILD_TIME.search(line) if len(line) <= 200 else None
+        if built:  # `BUILD SUCCESSFUL in 17m 52s` is kept by "17m 52s", "1072 s", "17.9 min"
+            minutes = int(built.group("minutes") or built.group("whole_minutes") or 0)
+            seconds = minutes * 60 + float(built.group("seconds") or 0)
+            said = [f"{seconds:.3f}".rstrip("0").rstrip(".")]
+            if minutes and round(seconds / 60, 1) % 1:  # "6.5 minutes" of 6m 31s; a whole "5" is any five
+                said.append(f"{seconds / 60:.1f}")
+            duration = line[built.end() - len(built.group(0).rpartition(" in ")[2]) :].strip()
+            return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
         values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
@@ -1045,6 +1114,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     # What was read since the model last spoke, where its settings are: (text, entry, where read)
     read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
+    echoes = _Echoes()
 
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
@@ -1089,16 +1159,20 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                     ):
                         add("decision", sentence, position)
                 _prose_measurements(block["text"], position, add)
+                echoes.repeated(block["text"], add, spoke=True)
                 _settings_said(block["text"], read_since, add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
+                echoes.repeated(_command_of(block), add, spoke=False)
                 _tool_use(block, position, add, identifiers, commands, reads, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 use = block.get("tool_use_id")
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
                 if where and block.get("is_error") is not True:
                     read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
+                if use in commands:
+                    echoes.hear(commands[use][0], _result_text(block.get("content"))[:OUTPUT_CHARS], position)
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1182,6 +1256,8 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind == "failed command":
         return ("command", normalised(text) or text)
+    if kind == "measurement" and _BUILD_TIME.search(text):  # each build's time: the session compares them
+        return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
         return ("measurement", shape if re.search(r"[^\W\d_]", shape) else normalised(text))
@@ -1251,6 +1327,8 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         for found in _COMMAND_ID.finditer(core):
             if not core[: found.start()].split()[-1:] or not core[: found.start()].split()[-1].startswith("-"):
                 add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
+        for pinned in _PINNED.finditer(core):
+            add("identifier", pinned.group(0), position, command[:200])
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
@@ -1410,6 +1488,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         for hexid, line in marked:
             add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
+            if "is the first bad commit" in text:  # who wrote the commit a bisect found
+                _authors(command, text, position, add)
             return True
     _found_files(command, text, position, add)
     if _GIT_HISTORY.search(command):
@@ -1422,6 +1502,9 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    _build_time(command, text, position, add)
+    _last_answer(command, text, position, add)
+    _query_answer(command, text, position, add)
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
@@ -1479,6 +1562,48 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         add("measurement", lines[0], position, command[:200])
 
 
+def _build_time(command: str, text: str, position: int, add: Add) -> None:
+    """A build's or a start's result line with the time it took (`_BUILD_TIME`), BUILD_SECONDS or
+    more: what a session about a slow build compares, and a reader asks after an upgrade; not a
+    test run's (`./gradlew test`): its tally is its result."""
+    if " in " not in text[-MEASURED_TAIL:]:
+        return
+    for line in text.rstrip().rsplit("\n", MEASURED_LINES * 3)[-MEASURED_LINES * 3 :]:
+        m = _BUILD_TIME.search(line) if len(line) <= 200 else None
+        if m and not _TEST_RUN.search(command_core(command)):
+            minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
+            if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
+                add("measurement", line.strip()[:200], position, command[:200], newest=True)
+
+
+def _last_answer(command: str, text: str, position: int, add: Add) -> None:
+    """The last line of a chained command's output (`a && b`, `a; b`) when it is a value alone
+    (`_BARE_VALUE`: `311MB`, `1207`): its last part's answer."""
+    lines = text.rstrip().rsplit("\n", 2)
+    last = lines[-1].strip()
+    if len(lines) < 2 or not _BARE_VALUE.fullmatch(last) or not last.strip("$€£0.,KMGTiBkms% "):  # a figure, not 0
+        return
+    if re.search(r"&&|;", command_core(command)):
+        add("measurement", last, position, command[:200])
+
+
+def _query_answer(command: str, text: str, position: int, add: Add) -> None:
+    """A query's one value (psql's ` count \n--------\n 503221\n(1 row)`, mysql's framed cell):
+    what the session asked the database, "count: 503221"."""
+    if len(text) > ANSWER_CHARS * 4:
+        return
+    lines = [
+        line.strip(" |") for line in text.splitlines() if line.strip() and not _QUERY_FRAME.fullmatch(line.strip())
+    ]
+    if (
+        len(lines) == 2
+        and _QUERY_HEADER.fullmatch(lines[0])
+        and _BARE_VALUE.fullmatch(lines[1])
+        and _telling_numbers(lines[1])
+    ):
+        add("measurement", f"{lines[0]}: {lines[1]}", position, command[:200])
+
+
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
     """An output's result is said last: its last lines with a count or a measure of the work
     (MEASURED_LINES of them, the one before the last "possibly dropped" at most), not of how long
@@ -1525,6 +1650,68 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
                 add("measurement", clause, position, guessed=True)
 
 
+def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """The tokens of `text` a session goes on with (`_ECHO_RUN`), each with whether it is a
+    measurement (a duration, a size, a figure) rather than a name; not a date, a time, a line number."""
+    not_figures: list[tuple[int, int]] | None = None  # where dates, line numbers… stand, found once when needed
+    for run in _ECHO_RUN.finditer(text):
+        token = run.group(0).strip(".:-+/")
+        if len(token) > ECHO_TOKEN_CHARS:  # a pasted blob, no name (and the patterns below stay linear)
+            continue
+        if _ECHO_MEASURE.fullmatch(token):
+            if not_figures is None:
+                not_figures = [m.span() for m in _NOT_NUMBERS.finditer(text)]
+            at = bisect.bisect_left(not_figures, (run.end(), -1)) - 1  # the last that starts before its end
+            if at < 0 or not_figures[at][1] <= run.start():  # not a date's, a line number's, hand arithmetic's
+                yield token, True
+        elif (_ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token)) and not _is_path(token):
+            yield token, False
+
+
+def _line_at(text: str, token: str) -> str | None:
+    """The line of `text` where `token` stands whole (not inside a longer token), or None."""
+    at = text.find(token)
+    while at >= 0:
+        end = at + len(token)
+        if not (at and (text[at - 1].isalnum() or text[at - 1] in "_.@-")) and not (
+            end < len(text)
+            and (text[end].isalnum() or text[end] in "_@" or text[end : end + 2].rstrip(".").startswith("."))
+        ):
+            start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
+            return text[start : stop if stop >= 0 else len(text)].strip()
+        at = text.find(token, end)
+    return None
+
+
+@dataclass
+class _Echoes:
+    """The outputs of the commands since the model last spoke. A token of one (`_echo_tokens`)
+    that the model's next words or a later command repeat is a fact the session went on with: a
+    duration or a figure as a measurement, a name (a version, a pod, an image tag) as an
+    identifier, each with its output's line; a token its own command gave is no answer of it."""
+
+    # (output, entry, command), the last ECHO_OUTPUTS: a run of commands with no word between stays linear
+    heard: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=ECHO_OUTPUTS))
+
+    def hear(self, command: str, text: str, position: int) -> None:
+        self.heard.append((text, position, command))
+
+    def repeated(self, said: str, add: Add, spoke: bool) -> None:
+        if self.heard:
+            tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
+            for token, measured in tokens.items():
+                for text, position, command in self.heard:
+                    line = _line_at(text, token)
+                    if line is None or _line_at(command, token) is not None:
+                        continue
+                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read.
+                    if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
+                        add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
+                    break
+        if spoke:
+            self.heard.clear()
+
+
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
     """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
@@ -1543,6 +1730,15 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
         for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 add("file read", word, position)
+
+
+def _command_of(block: dict) -> str:
+    """A shell call's command, "" for any other tool's call."""
+    name, given = block.get("name"), block.get("input")
+    if not isinstance(name, str) or name not in conversation.SHELL_TOOLS or not isinstance(given, dict):
+        return ""
+    command = given.get(conversation.SHELL_TOOLS[name])
+    return command if isinstance(command, str) else ""
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
