@@ -37,12 +37,13 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
-    """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
+    """The fresh set's floor, just under the rule's figures (`scripts/bench_dropped.py --fresh`):
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
-    and 0.665. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
+    and 0.665, with round 6's prose, edit and file extraction 0.548 and 0.688. Far from #41's
+    0.85: the floor keeps a change from losing what was gained."""
     scored = score(dropped_fresh.SESSIONS)
     assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.66, (scored.recall, scored.missed)
+    assert scored.recall >= 0.668, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -793,3 +794,87 @@ def test_a_folder_named_with_its_files_stems_as_alternatives_keeps_each_of_them(
     assert not _texts(_listed(c, kept), "file edited")
     assert _texts(_listed(c, kept.replace("en/de/ja", "en/ja")), "file edited") == ["/home/y/app/locales/de.json"]
     assert len(_texts(_listed(c, kept.replace("locales (", "strings (")), "file edited")) == 3, "no folder, no path"
+
+
+# --- round 6: facts in prose, edits and files that no marker word gives ------------------------
+
+
+def test_what_always_or_never_holds_said_before_the_models_choice_is_a_decision():
+    c = Conversation("/p", "ground")
+    c.say("The vendor app never sends a batch id with its uploads. I'll key the dedupe on the order number instead.")
+    c.say("The test output looks fine now and the build passes. I'll commit it next.")  # no rule stated
+    c.say("Every retry is logged with its attempt number. Is that enough for the alert?")  # no choice follows
+    decisions = _texts(_listed(c, NOTHING), "decision")
+    assert decisions == ["The vendor app never sends a batch id with its uploads."]
+    assert all(f.confidence == dropped.POSSIBLY_DROPPED for f in _listed(c, NOTHING) if f.kind == "decision")
+
+
+def test_a_sentence_giving_several_settings_their_values_is_a_decision():
+    c = Conversation("/p", "trio")
+    c.say("For the client I'll go with MaxRetries 5, Backoff 2s, Jitter 0.5 on every call.")
+    c.say("The old client had MaxRetries 3 and that was it.")  # one setting: a value read, not a choice
+    assert _texts(_listed(c, NOTHING), "decision") == [
+        "For the client I'll go with MaxRetries 5, Backoff 2s, Jitter 0.5 on every call."
+    ]
+
+
+def test_a_larger_edit_of_code_lists_the_values_it_brought_in_and_not_its_other_lines():
+    c = Conversation("/p", "values")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/app/users.py",
+            "old_string": "def check(name):\n    return True\n",
+            "new_string": 'USERNAME = re.compile(r"[a-z0-9_]{1,32}")\n\n\ndef check(name):\n'
+            "    if not USERNAME.fullmatch(name):\n        raise ValueError(name)\n    return True\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/scripts/fetch.sh",
+            "old_string": 'curl "$URL"\n',
+            "new_string": 'LIMIT=${LIMIT:-4096}\nfor page in $(seq 1 3); do\n  curl "$URL?page=$page"\ndone\n',
+        },
+        "The file has been updated.",
+    )
+    c.tool(  # code rewritten with no value in it: its file tells it
+        "Edit",
+        {
+            "file_path": "/p/app/orders.py",
+            "old_string": "def total(o):\n    return o.sum\n",
+            "new_string": "def total(order):\n    lines = order.lines\n    return sum(line.amount for line in lines)\n",
+        },
+        "The file has been updated.",
+    )
+    edits = _texts(_listed(c, NOTHING), "edit")
+    assert edits == [
+        'app/users.py:  → USERNAME = re.compile(r"[a-z0-9_]{1,32}")',
+        "scripts/fetch.sh:  → LIMIT=${LIMIT:-4096}",
+    ]
+    kept = _listed(c, "Added a username check `[a-z0-9_]{1,32}` and LIMIT=${LIMIT:-4096} to fetch.sh.\n")
+    assert not _texts(kept, "edit"), "a summary that gives the values keeps the edits"
+
+
+def test_a_file_a_shell_command_writes_is_a_file_edited_but_not_a_scratch_file():
+    c = Conversation("/p", "written")
+    c.bash("sed -i 's/8080/9090/' conf/app.ini", "")
+    c.bash("nohup ./migrate --execute > /var/log/ghost-orders.log 2>&1 &", "")
+    c.bash("python gen.py | tee out/report.csv", "ok")
+    c.bash("psql -f q.sql > /tmp/rows.txt 2>/dev/null", "")  # scratch, and the error stream thrown away
+    assert _texts(_listed(c, NOTHING), "file edited") == ["conf/app.ini", "/var/log/ghost-orders.log", "out/report.csv"]
+
+
+def test_a_file_the_model_names_among_those_a_tool_showed_is_a_path_possibly_dropped():
+    c = Conversation("/p", "named")
+    c.bash("grep -rln 'from ledger.utils import' .", "./a.py\n./b.py\n./c.py\n./d.py\n./notebooks/helpers.py\n")
+    c.say(
+        "Note notebooks/helpers.py imports it too, and app/settings.py sets the cache; "
+        "origin/main.py is ahead and the quota is 35/month."  # app/settings.py: no tool showed it
+    )
+    c.bash("cat roles/site.yml", "dest: /etc/nginx/conf.d/headers.conf\n")
+    c.say("So it lands in /etc/nginx/conf.d/headers.conf on the host.")  # an output that showed it alone
+    paths = [f for f in _listed(c, NOTHING) if f.kind == "path"]
+    assert [(f.text, f.confidence) for f in paths] == [("notebooks/helpers.py", dropped.POSSIBLY_DROPPED)]
+    assert not [f for f in _listed(c, "Also imported by notebooks/helpers.py.\n") if f.kind == "path"]

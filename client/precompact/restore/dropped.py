@@ -5,7 +5,9 @@ The facts are read where they live (docs/viewer.md has the table): what the user
 into its constraints (sentences with *must, never, only, instead of*…), its reasons and decisions
 (*because, since, so that, rather than, I'd rather*…) and the rest of the request; the model's
 decisions: a sentence that makes a choice or names a cause (*I'll, rather than, instead of, root
-cause, because*…) and gives a reason, not its narration ("X, so Y"); the failed commands, each
+cause, because*…) and gives a reason, not its narration ("X, so Y"), its statement of what always
+or never holds right before the choice it then makes, a sentence of it setting several settings
+(`MaxRetries 5, Backoff 2s`); the failed commands, each
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
@@ -15,8 +17,10 @@ setting's value read in a file or an output that the model goes on with (`worker
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
 table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
-measurement with the output it restates; what each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
-the conversation, and paths the user names. A command that ran is a fact only through what its
+measurement with the output it restates; what each edit changed ("path: old → new"), or of a
+larger edit the values it brought in (a constant, a pattern, a shell default); files edited (by a
+tool or a shell command: `sed -i`, `> out.log`) and read; hexadecimal ids and URLs said in
+the conversation, paths the user names, and the file the model singles out of a survey it read. A command that ran is a fact only through what its
 output says; code names and numbers said in passing are none. One thing is one fact, under its
 most telling kind, at the entry that first says it.
 
@@ -103,6 +107,7 @@ ANSWER_CHARS = 80  # a command's one line of output this short is its answer
 PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
+VALUES_BROUGHT = 3  # of a larger edit's lines, at most this many values it brought in are facts
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
@@ -145,6 +150,21 @@ _REASON_AFTER = re.compile(
     re.IGNORECASE,
 )
 _REASON_BEFORE = re.compile(r", so\b", re.IGNORECASE)
+# A sentence that opens on the model's choice ("I'll leave it", "So we keep…", "Let's pin it"):
+# the sentence before it says what the choice rests on.
+_CHOICE_AHEAD = re.compile(
+    r"^(?:So,?\s+|Then,?\s+|Therefore,?\s+|Given that,?\s+|That's why\s+)?"
+    r"(?:I'll|I will|I'm going to|I'd|we'll|we will|we should|let's|I'm leaving|I'm keeping)\b",
+    re.IGNORECASE,
+)
+# A setting given its value in prose: `MaxRetries 5`, `SlowAfter 0`, `max_lag=1500`, `TTL: 30s`.
+_VALUE_GIVEN = re.compile(
+    r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
+    r"`?\s?(?:[=:]|\bto\b|\bof\b)?\s?`?-?\d+(?:\.\d+)?(?:[a-zµ%]{1,3})?(?![\w.])"
+)
+# What a statement of how the system behaves says: what always, never, only or every time holds.
+_ALWAYS_OR_NEVER = re.compile(r"\b(?:always|never|only|every|must)\b", re.IGNORECASE)
+SETTINGS_CHOSEN = 2  # a sentence of the model's giving this many settings their values chose them
 # What every match of CONSTRAINT_WORDS and of REASON_WORDS holds, in lower case: a text with none
 # of them is not searched (`_may_say`); the two searches, case-insensitive and tried at every
 # character, were a quarter of the rule's time on a 100 MB session's messages (profiled).
@@ -342,6 +362,23 @@ _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
 _SEED = re.compile(r"\bseed\b\W{1,3}(\d{3,})", re.IGNORECASE)  # `Using --randomly-seed=2218634011`
 _PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
+# A line of code that brings in a value a reader asks for by itself: a constant set (`SAFE_PREFIXES
+# = ('=', '+')`, `const MAX_BYTES = 4096`), a pattern (`[a-z0-9_]{1,32}`), a shell default
+# (`LIMIT=${LIMIT:-4096}`), an assertion's bound (`assert_max_queries(4)`, `assertNumQueries(4)`),
+# a test's payload (`data:text/html,…`).
+_VALUE_LINE = re.compile(
+    r"^(?:export\s+|const\s+|final\s+|static\s+|pub\s+(?:const|static)\s+|readonly\s+)*[A-Z][A-Z0-9]*_?[A-Z0-9_]*"
+    r"(?:\s*:\s*[\w\[\], ]+)?\s*=\s*(?:[\d\"'(\[{-]|\$\{)"
+    r"|\[[^\]\s]{1,40}\](?:\{\d+(?:,\d*)?\}|[*+])"
+    r"|\$\{\w+:-[^}]+\}"
+    r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
+    r"|\bdata:[\w/+-]+[,;]"
+)
+# Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
+# commands that edit the files they are given in place.
+_REDIRECTED = re.compile(r"(?:(?<![\d&])>>?|\btee\s+(?:-a\s+)?)\s*([^\s&|;<>]+)")
+_EDITS_IN_PLACE = re.compile(r"^(?:sed|perl|gsed)(?:\s.*?)?\s-[a-zA-Z]*i|^(?:git\s+)?mv\s")
+_NAMES_FILE = re.compile(r"[\w.-]/[\w./@+-]*\.[A-Za-z]\w{0,7}\b")  # a line of a survey: `./ledger/cli.py`
 _IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
 # A quoted string. Whether it holds a letter is asked of each match, not of the pattern: a letter
 # searched for between the quotes tries every place of an unclosed quote's line again (quadratic).
@@ -1088,8 +1125,10 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
                     ):
                         add("decision", sentence, position)
+                _prose_decisions(block["text"], position, add)
                 _prose_measurements(block["text"], position, add)
                 _settings_said(block["text"], read_since, add)
+                _files_named(block["text"], read_since, position, add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
@@ -1238,6 +1277,9 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
                 described = _edit(path, change["old_string"], change["new_string"], cwd)
                 if described:
                     add("edit", described, position)
+                else:
+                    for brought in _values_brought(path, change["old_string"], change["new_string"], cwd):
+                        add("edit", brought, position)
     elif name in READ_TOOLS and isinstance(arguments.get(READ_TOOLS[name]), str):
         add("file read", arguments[READ_TOOLS[name]], position)
         if isinstance(block.get("id"), str):
@@ -1246,6 +1288,7 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         command = arguments[conversation.SHELL_TOOLS[name]]
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
+        _files_written(command, position, add)
         # The ids a command is given (`gh run watch 8812345678`, `git show 9f8e7d6`) name what it worked on.
         core = command_core(command)
         for found in _COMMAND_ID.finditer(core):
@@ -1281,6 +1324,22 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
+
+
+def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]:
+    """What a larger edit of code brought in that a reader asks for by its value (`_VALUE_LINE`: a
+    constant set, a pattern, a shell default, an assertion's bound, a test's payload), "path: →
+    line" each, at most VALUES_BROUGHT of them: the rest of the code it wrote its file tells."""
+    before = {line.strip() for line in old.splitlines()}
+    brought = [
+        line
+        for line in (line.strip() for line in new.splitlines())
+        if line not in before and len(line) <= EDIT_SIDE_CHARS and _VALUE_LINE.search(line)
+    ]
+    if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
+        return []
+    shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+    return [f"{shown}:  → {line}" for line in brought]
 
 
 def _is_prose(path: str) -> bool:
@@ -1525,6 +1584,42 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
                 add("measurement", clause, position, guessed=True)
 
 
+def _prose_decisions(text: str, position: int, add: Add) -> None:
+    """The decisions of the model's prose that no marker word gives (`_CHOICE_OR_CAUSE` with a
+    reason): a sentence stating what the choice the model makes next rests on ("Workers reconnect
+    on every deploy. I'll keep the cache per process.": the two, one decision), and a sentence
+    that sets two settings or more to their values ("MaxRetries 5, Backoff 2s, Jitter 0.5")."""
+    said = sentences(text)
+    for before, sentence in zip([""] + said, said):
+        if len(sentence) > SENTENCE_CHARS:
+            continue
+        if _CHOICE_AHEAD.match(sentence) and _states_ground(before) and not _gives_reason(sentence):
+            add("decision", before, position)
+        elif _settings_given(sentence):
+            add("decision", sentence, position)
+
+
+def _settings_given(sentence: str) -> bool:
+    """Whether a sentence gives SETTINGS_CHOSEN settings or more their values, one of them named as
+    code names it (`MaxRetries 5, Backoff 2s, Jitter 0.5`; not "Python 3.12 and Node 20")."""
+    if not _FIGURE.search(sentence):
+        return False
+    named = {m.group(1) for m in _VALUE_GIVEN.finditer(sentence)}
+    return len(named) >= SETTINGS_CHOSEN and any(_CODE_NAME.fullmatch(name) for name in named)
+
+
+def _states_ground(sentence: str) -> bool:
+    """Whether a sentence of the model's states something a choice can rest on: a statement
+    (not a question, not a list's heading) of DECISION_WORDS_AT_LEAST words or more that says what
+    always, never or only holds ("the vendor app never sends a batch id"), as a rule does."""
+    return (
+        len(sentence) <= SENTENCE_CHARS
+        and not sentence.rstrip().endswith(("?", ":"))
+        and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
+        and _ALWAYS_OR_NEVER.search(sentence) is not None
+    )
+
+
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
     """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
@@ -1543,6 +1638,43 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
         for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 add("file read", word, position)
+
+
+def _files_named(prose: str, read_since: list[tuple[str, int, str]], position: int, add: Add) -> None:
+    """The file the model singles out in its prose from a survey it read since it last spoke (an
+    output naming more than FOUND_FILES files: "Note notebooks/helpers.py imports it too" after a
+    search's list): "possibly dropped" at most. A file it names in passing, one an output showed
+    alone, a folder and a ratio (`origin/main`, `35/month`) are none."""
+    if not read_since or "/" not in prose:
+        return
+    for found in _scanned(prose, paths=True):
+        if found.lastgroup == "path":
+            path = found.group("path").rstrip(".,;:")
+            if (
+                "." in path.rpartition("/")[2]
+                and path.rpartition(".")[2].casefold() in FILE_EXTENSIONS
+                and any(path in text and _surveys(text) for text, _, _ in read_since)
+            ):
+                add("path", path, position, guessed=True)
+
+
+def _surveys(output: str) -> bool:
+    """Whether an output names more than FOUND_FILES files, one a line (a search's or a listing's)."""
+    return sum(1 for line in output.splitlines() if _NAMES_FILE.search(line)) > FOUND_FILES
+
+
+def _files_written(command: str, position: int, add: Add) -> None:
+    """The files a shell command writes (`sed -i … app.py`, `> /var/log/ghost.log`, `tee out.txt`,
+    `git mv a.py b.py`): edited as an Edit's file is, though no Edit names them."""
+    for part in re.split(r"\s*(?:&&|;|\|\|)\s*", command):
+        written = [m.group(1) for m in _REDIRECTED.finditer(part)]
+        words = part.split()
+        if _EDITS_IN_PLACE.match(part) and len(words) >= 3:  # its file, or where it moves one to: its last
+            written += [word for word in words[1:] if not word.startswith("-")][-1:]
+        for path in written:
+            path = path.strip("'\"")
+            if _is_path(path) and not path.startswith(("/dev/", "/tmp/")) and "$" not in path:  # not scratch
+                add("file edited", path, position)
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
