@@ -857,6 +857,34 @@ def test_a_larger_edit_of_code_lists_the_values_it_brought_in_and_not_its_other_
     assert not _texts(kept, "edit"), "a summary that gives the values keeps the edits"
 
 
+def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
+    c = Conversation("/p", "config")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/config/prod.yaml",
+            "old_string": "requests:\n  log: all\n",
+            "new_string": "requests:\n  slow_after: 1s\n  sample_rate: 0.01\n  # sampled, not all\n  fields:\n    - path\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(  # the same lines in code: told by its file
+        "Edit",
+        {
+            "file_path": "/p/app/log.py",
+            "old_string": "def log(r):\n    emit(r)\n",
+            "new_string": "def log(r):\n    slow_after = 1\n    sample_rate = 0.01\n    if keep(r, slow_after, sample_rate):\n        emit(r)\n",
+        },
+        "The file has been updated.",
+    )
+    assert _texts(_listed(c, NOTHING), "edit") == [
+        "config/prod.yaml:  → slow_after: 1s",
+        "config/prod.yaml:  → sample_rate: 0.01",
+    ]
+    kept = _listed(c, "Requests are logged when slower than slow_after 1s, sampled at sample_rate 0.01.\n")
+    assert not _texts(kept, "edit")
+
+
 def test_a_file_a_shell_command_writes_is_a_file_edited_but_not_a_scratch_file():
     c = Conversation("/p", "written")
     c.bash("sed -i 's/8080/9090/' conf/app.ini", "")

@@ -18,7 +18,8 @@ measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 
 table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
 measurement with the output it restates; what each edit changed ("path: old → new"), or of a
-larger edit the values it brought in (a constant, a pattern, a shell default); files edited (by a
+larger edit the values it brought in (a constant, a pattern, a shell default, a configuration
+key set); files edited (by a
 tool or a shell command: `sed -i`, `> out.log`) and read; hexadecimal ids and URLs said in
 the conversation, paths the user names, and the file the model singles out of a survey it read. A command that ran is a fact only through what its
 output says; code names and numbers said in passing are none. One thing is one fact, under its
@@ -402,6 +403,9 @@ _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
+# Files whose lines set values: a line there giving a key a figure or a string is a setting chosen.
+CONFIG_EXTENSIONS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties", "tfvars"))
+_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*(?:-?\d|[\"'])")
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
 # A summary says small figures in words ("only two weeklies remained").
 _NUMBER_WORDS = (
@@ -1334,12 +1338,18 @@ def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]
     brought = [
         line
         for line in (line.strip() for line in new.splitlines())
-        if line not in before and len(line) <= EDIT_SIDE_CHARS and _VALUE_LINE.search(line)
+        if line not in before
+        and len(line) <= EDIT_SIDE_CHARS
+        and (_VALUE_LINE.search(line) or (_is_config(path) and _CONFIG_VALUE.match(line)))
     ]
     if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
         return []
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return [f"{shown}:  → {line}" for line in brought]
+
+
+def _is_config(path: str) -> bool:
+    return PurePosixPath(path).suffix[1:].casefold() in CONFIG_EXTENSIONS
 
 
 def _is_prose(path: str) -> bool:
