@@ -730,14 +730,19 @@ def test_a_tool_call_whose_name_is_not_a_string_is_no_edit_and_no_crash():
         ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = '" + "ab " * 350_000}, "ok"),
         # a commit's author line of a million spaces in what `git show` printed
         ("Bash", {"command": "git show HEAD"}, "commit 3c1d2e9\nAuthor: a" + " " * 1_000_000 + "b\n"),
+        # a call with nothing hostile (the model's sentence below is), an edit's line of a million brackets
+        ("Bash", {"command": "true"}, "ok"),
+        ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = 1\nz = 2\n" + "[a" * 500_000}, "ok"),
     ],
-    ids=["unclosed double quote", "unclosed single quote", "author line of spaces"],
+    ids=["unclosed double quote", "unclosed single quote", "author line of spaces", "prose", "edit of brackets"],
 )
 def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, arguments, output):
     """A bound a quadratic pattern misses by hours (the rule runs in the worker, under its lock),
     a linear one meets with room to spare on a loaded machine."""
     c = Conversation("/p", "hostile line")
     c.tool(name, arguments, output)
+    # and the model's sentence of a million characters giving settings their values, before its choice
+    c.say("I'll " + "MaxRetries 5, " * 70_000 + "so. The vendor app never sends it. I'll key on it.")
     began = time.perf_counter()
     _listed(c, NOTHING)
     assert time.perf_counter() - began < 10.0

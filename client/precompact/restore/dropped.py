@@ -158,6 +158,18 @@ _CHOICE_AHEAD = re.compile(
     r"(?:I'll|I will|I'm going to|I'd|we'll|we will|we should|let's|I'm leaving|I'm keeping)\b",
     re.IGNORECASE,
 )
+_CHOICE_MARKS = (
+    "i'll",
+    "i will",
+    "i'm going to",
+    "i'd",
+    "we'll",
+    "we will",
+    "we should",
+    "let's",
+    "i'm leaving",
+    "i'm keeping",
+)
 # A setting given its value in prose: `MaxRetries 5`, `SlowAfter 0`, `max_lag=1500`, `TTL: 30s`.
 _VALUE_GIVEN = re.compile(
     r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
@@ -1599,11 +1611,19 @@ def _prose_decisions(text: str, position: int, add: Add) -> None:
     reason): a sentence stating what the choice the model makes next rests on ("Workers reconnect
     on every deploy. I'll keep the cache per process.": the two, one decision), and a sentence
     that sets two settings or more to their values ("MaxRetries 5, Backoff 2s, Jitter 0.5")."""
+    choosing = _may_say(text, _CHOICE_MARKS)
+    if not choosing and not _FIGURE.search(text):  # most of the model's prose: not split then
+        return
     said = sentences(text)
     for before, sentence in zip([""] + said, said):
         if len(sentence) > SENTENCE_CHARS:
             continue
-        if _CHOICE_AHEAD.match(sentence) and _states_ground(before) and not _gives_reason(sentence):
+        if (
+            choosing
+            and _CHOICE_AHEAD.match(sentence.translate(_PLAIN))
+            and _states_ground(before)
+            and not _gives_reason(sentence)
+        ):
             add("decision", before, position)
         elif _settings_given(sentence):
             add("decision", sentence, position)
@@ -1657,15 +1677,15 @@ def _files_named(prose: str, read_since: list[tuple[str, int, str]], position: i
     alone, a folder and a ratio (`origin/main`, `35/month`) are none."""
     if not read_since or "/" not in prose:
         return
+    surveys: list[str] | None = None  # what was read that surveys files, found once if a file is named
     for found in _scanned(prose, paths=True):
         if found.lastgroup == "path":
             path = found.group("path").rstrip(".,;:")
-            if (
-                "." in path.rpartition("/")[2]
-                and path.rpartition(".")[2].casefold() in FILE_EXTENSIONS
-                and any(path in text and _surveys(text) for text, _, _ in read_since)
-            ):
-                add("path", path, position, guessed=True)
+            if "." in path.rpartition("/")[2] and path.rpartition(".")[2].casefold() in FILE_EXTENSIONS:
+                if surveys is None:
+                    surveys = [text for text, _, _ in read_since if _surveys(text)]
+                if any(path in text for text in surveys):
+                    add("path", path, position, guessed=True)
 
 
 def _surveys(output: str) -> bool:
@@ -1676,7 +1696,8 @@ def _surveys(output: str) -> bool:
 def _files_written(command: str, position: int, add: Add) -> None:
     """The files a shell command writes (`sed -i … app.py`, `> /var/log/ghost.log`, `tee out.txt`,
     `git mv a.py b.py`): edited as an Edit's file is, though no Edit names them."""
-    for part in re.split(r"\s*(?:&&|;|\|\|)\s*", command):
+    for part in re.split(r"&&|;|\|\|", command):  # no `\s*` around: a run of spaces would be read again at each
+        part = part.strip()
         written = [m.group(1) for m in _REDIRECTED.finditer(part)]
         words = part.split()
         if _EDITS_IN_PLACE.match(part) and len(words) >= 3:  # its file, or where it moves one to: its last
