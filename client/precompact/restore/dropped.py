@@ -170,10 +170,11 @@ _CHOICE_MARKS = (
     "i'm leaving",
     "i'm keeping",
 )
-# A setting given its value in prose: `MaxRetries 5`, `SlowAfter 0`, `max_lag=1500`, `TTL: 30s`.
-_VALUE_GIVEN = re.compile(
-    r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
-    r"`?\s?(?:[=:]|\bto\b|\bof\b)?\s?`?-?\d+(?:\.\d+)?(?:[a-zµ%]{1,3})?(?![\w.])"
+# A setting given its value in prose: `MaxRetries 5`, `SlowAfter 0`, `max_lag=1500`, `TTL: 30s`;
+# found from its value back (a sentence has fewer figures than capitalised words).
+_PROSE_VALUE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[a-zµ%]{1,3})?(?![\w.])")
+_SETTING_NAME = re.compile(
+    r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
 )
 # What a statement of how the system behaves says: what always, never, only or every time holds.
 _ALWAYS_OR_NEVER = re.compile(r"\b(?:always|never|only|every|must)\b", re.IGNORECASE)
@@ -390,6 +391,7 @@ _VALUE_LINE = re.compile(
 # Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
 # commands that edit the files they are given in place.
 _REDIRECTED = re.compile(r"(?:(?<![\d&])>>?|\btee\s+(?:-a\s+)?)\s*([^\s&|;<>]+)")
+_WRITE_MARKS = (">", "tee", "sed", "perl", "mv")  # what a command that _files_written reads holds
 _EDITS_IN_PLACE = re.compile(r"^(?:sed|perl|gsed)(?:\s.*?)?\s-[a-zA-Z]*i|^(?:git\s+)?mv\s")
 _NAMES_FILE = re.compile(r"[\w.-]/[\w./@+-]*\.[A-Za-z]\w{0,7}\b")  # a line of a survey: `./ledger/cli.py`
 _IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
@@ -1634,8 +1636,26 @@ def _settings_given(sentence: str) -> bool:
     code names it (`MaxRetries 5, Backoff 2s, Jitter 0.5`; not "Python 3.12 and Node 20")."""
     if not _FIGURE.search(sentence):
         return False
-    named = {m.group(1) for m in _VALUE_GIVEN.finditer(sentence)}
+    named = set()
+    for value in _PROSE_VALUE.finditer(sentence):
+        name = _name_before(sentence[max(0, value.start() - 48) : value.start()])
+        if name and _SETTING_NAME.fullmatch(name):
+            named.add(name)
     return len(named) >= SETTINGS_CHOSEN and any(_CODE_NAME.fullmatch(name) for name in named)
+
+
+def _name_before(text: str) -> str:
+    """The word a value follows (`MaxRetries` of "MaxRetries 5", "max_lag=", "`ttl`: ", "TTL to"),
+    read by string operations: a pattern anchored at the end is tried at every place before it."""
+    text = text.rstrip(" `-")
+    if text.endswith(("=", ":")):
+        text = text[:-1].rstrip(" `")
+    elif text.endswith((" to", " of")):
+        text = text[:-3].rstrip(" `")
+    start = len(text)
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:]
 
 
 def _states_ground(sentence: str) -> bool:
@@ -1696,6 +1716,8 @@ def _surveys(output: str) -> bool:
 def _files_written(command: str, position: int, add: Add) -> None:
     """The files a shell command writes (`sed -i … app.py`, `> /var/log/ghost.log`, `tee out.txt`,
     `git mv a.py b.py`): edited as an Edit's file is, though no Edit names them."""
+    if not any(mark in command for mark in _WRITE_MARKS):  # most commands write no file: not split then
+        return
     for part in re.split(r"&&|;|\|\|", command):  # no `\s*` around: a run of spaces would be read again at each
         part = part.strip()
         written = [m.group(1) for m in _REDIRECTED.finditer(part)]
