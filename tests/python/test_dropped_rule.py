@@ -37,13 +37,14 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
-    """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
+    """The fresh set's floor, just under the rule's figures (`scripts/bench_dropped.py --fresh`):
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
-    and 0.665, rule 6 (tool output and commands the session went on with) 0.558 and 0.734. Far
-    from #41's 0.85: the floor keeps a change from losing what rule 6 gained."""
+    and 0.665, rule 6 (tool output and commands the session went on with; decisions in prose,
+    values an edit brought in, files a command wrote) 0.559 and 0.757. Far from #41's 0.85: the
+    floor keeps a change from losing what rule 6 gained."""
     scored = score(dropped_fresh.SESSIONS)
     assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.71, (scored.recall, scored.missed)
+    assert scored.recall >= 0.737, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -730,14 +731,19 @@ def test_a_tool_call_whose_name_is_not_a_string_is_no_edit_and_no_crash():
         ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = '" + "ab " * 350_000}, "ok"),
         # a commit's author line of a million spaces in what `git show` printed
         ("Bash", {"command": "git show HEAD"}, "commit 3c1d2e9\nAuthor: a" + " " * 1_000_000 + "b\n"),
+        # a call with nothing hostile (the model's sentence below is), an edit's line of a million brackets
+        ("Bash", {"command": "true"}, "ok"),
+        ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = 1\nz = 2\n" + "[a" * 500_000}, "ok"),
     ],
-    ids=["unclosed double quote", "unclosed single quote", "author line of spaces"],
+    ids=["unclosed double quote", "unclosed single quote", "author line of spaces", "prose", "edit of brackets"],
 )
 def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, arguments, output):
     """A bound a quadratic pattern misses by hours (the rule runs in the worker, under its lock),
     a linear one meets with room to spare on a loaded machine."""
     c = Conversation("/p", "hostile line")
     c.tool(name, arguments, output)
+    # and the model's sentence of a million characters giving settings their values, before its choice
+    c.say("I'll " + "MaxRetries 5, " * 70_000 + "so. The vendor app never sends it. I'll key on it.")
     began = time.perf_counter()
     _listed(c, NOTHING)
     assert time.perf_counter() - began < 10.0
@@ -935,3 +941,123 @@ def test_a_long_run_of_commands_with_no_word_between_costs_the_rule_linear_time(
     listed = _listed(c, NOTHING)
     assert time.process_time() - began < 10.0
     assert "build-04999" in _texts(listed, "identifier"), "the next command used what the last output named"
+
+
+# --- round 6: facts in prose, edits and files that no marker word gives ------------------------
+
+
+def test_what_always_or_never_holds_said_before_the_models_choice_is_a_decision():
+    c = Conversation("/p", "ground")
+    c.say("The vendor app never sends a batch id with its uploads. I'll key the dedupe on the order number instead.")
+    c.say("The test output looks fine now and the build passes. I'll commit it next.")  # no rule stated
+    c.say("Every retry is logged with its attempt number. Is that enough for the alert?")  # no choice follows
+    decisions = _texts(_listed(c, NOTHING), "decision")
+    assert decisions == ["The vendor app never sends a batch id with its uploads."]
+    assert all(f.confidence == dropped.POSSIBLY_DROPPED for f in _listed(c, NOTHING) if f.kind == "decision")
+
+
+def test_a_sentence_giving_several_settings_their_values_is_a_decision():
+    c = Conversation("/p", "trio")
+    c.say("For the client I'll go with MaxRetries 5, Backoff 2s, Jitter 0.5 on every call.")
+    c.say("The old client had MaxRetries 3 and that was it.")  # one setting: a value read, not a choice
+    assert _texts(_listed(c, NOTHING), "decision") == [
+        "For the client I'll go with MaxRetries 5, Backoff 2s, Jitter 0.5 on every call."
+    ]
+
+
+def test_a_larger_edit_of_code_lists_the_values_it_brought_in_and_not_its_other_lines():
+    c = Conversation("/p", "values")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/app/users.py",
+            "old_string": "def check(name):\n    return True\n",
+            "new_string": 'USERNAME = re.compile(r"[a-z0-9_]{1,32}")\n\n\ndef check(name):\n'
+            "    if not USERNAME.fullmatch(name):\n        raise ValueError(name)\n    return True\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/scripts/fetch.sh",
+            "old_string": 'curl "$URL"\n',
+            "new_string": 'LIMIT=${LIMIT:-4096}\nfor page in $(seq 1 3); do\n  curl "$URL?page=$page"\ndone\n',
+        },
+        "The file has been updated.",
+    )
+    c.tool(  # code rewritten with no value in it: its file tells it
+        "Edit",
+        {
+            "file_path": "/p/app/orders.py",
+            "old_string": "def total(o):\n    return o.sum\n",
+            "new_string": "def total(order):\n    lines = order.lines\n    return sum(line.amount for line in lines)\n",
+        },
+        "The file has been updated.",
+    )
+    edits = _texts(_listed(c, NOTHING), "edit")
+    assert edits == [
+        'app/users.py:  → USERNAME = re.compile(r"[a-z0-9_]{1,32}")',
+        "scripts/fetch.sh:  → LIMIT=${LIMIT:-4096}",
+    ]
+    kept = _listed(c, "Added a username check `[a-z0-9_]{1,32}` and LIMIT=${LIMIT:-4096} to fetch.sh.\n")
+    assert not _texts(kept, "edit"), "a summary that gives the values keeps the edits"
+
+
+def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
+    c = Conversation("/p", "config")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/config/prod.yaml",
+            "old_string": "requests:\n  log: all\n",
+            "new_string": "requests:\n  slow_after: 1s\n  sample_rate: 0.01\n  # sampled, not all\n  fields:\n    - path\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(  # the same lines in code: told by its file
+        "Edit",
+        {
+            "file_path": "/p/app/log.py",
+            "old_string": "def log(r):\n    emit(r)\n",
+            "new_string": "def log(r):\n    slow_after = 1\n    sample_rate = 0.01\n    if keep(r, slow_after, sample_rate):\n        emit(r)\n",
+        },
+        "The file has been updated.",
+    )
+    assert _texts(_listed(c, NOTHING), "edit") == [
+        "config/prod.yaml:  → slow_after: 1s",
+        "config/prod.yaml:  → sample_rate: 0.01",
+    ]
+    kept = _listed(c, "Requests are logged when slower than slow_after 1s, sampled at sample_rate 0.01.\n")
+    assert not _texts(kept, "edit")
+
+
+def test_a_file_a_shell_command_writes_is_a_file_edited_but_not_a_scratch_file():
+    c = Conversation("/p", "written")
+    c.bash("sed -i 's/8080/9090/' conf/app.ini", "")
+    c.bash("nohup ./migrate --execute > /var/log/ghost-orders.log 2>&1 &", "")
+    c.bash("python gen.py | tee out/report.csv", "ok")
+    c.bash("psql -f q.sql > /tmp/rows.txt 2>/dev/null", "")  # scratch, and the error stream thrown away
+    assert _texts(_listed(c, NOTHING), "file edited") == ["conf/app.ini", "/var/log/ghost-orders.log", "out/report.csv"]
+
+
+def test_a_file_the_model_names_among_those_a_tool_showed_is_a_path_possibly_dropped():
+    c = Conversation("/p", "named")
+    c.bash("grep -rln 'from ledger.utils import' .", "./a.py\n./b.py\n./c.py\n./d.py\n./notebooks/helpers.py\n")
+    c.say(
+        "Note notebooks/helpers.py imports it too, and app/settings.py sets the cache; "
+        "origin/main.py is ahead and the quota is 35/month."  # app/settings.py: no tool showed it
+    )
+    c.bash("cat roles/site.yml", "dest: /etc/nginx/conf.d/headers.conf\n")
+    c.say("So it lands in /etc/nginx/conf.d/headers.conf on the host.")  # an output that showed it alone
+    paths = [f for f in _listed(c, NOTHING) if f.kind == "path"]
+    assert [(f.text, f.confidence) for f in paths] == [("notebooks/helpers.py", dropped.POSSIBLY_DROPPED)]
+    assert not [f for f in _listed(c, "Also imported by notebooks/helpers.py.\n") if f.kind == "path"]
+
+
+def test_a_command_with_a_long_run_of_spaces_is_split_in_linear_time():
+    """`\\s*(?:&&|;)\\s*` tried at every space of a run reads the run again each time: 20,000
+    spaces cost 7.9 s; a transcript can hold a million."""
+    started = time.process_time()
+    assert dropped.command_core("cd x && " + " " * 1_000_000 + "pytest -q") == "pytest -q"
+    assert time.process_time() - started < 5

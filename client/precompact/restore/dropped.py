@@ -5,7 +5,9 @@ The facts are read where they live (docs/viewer.md has the table): what the user
 into its constraints (sentences with *must, never, only, instead of*…), its reasons and decisions
 (*because, since, so that, rather than, I'd rather*…) and the rest of the request; the model's
 decisions: a sentence that makes a choice or names a cause (*I'll, rather than, instead of, root
-cause, because*…) and gives a reason, not its narration ("X, so Y"); the failed commands, each
+cause, because*…) and gives a reason, not its narration ("X, so Y"), its statement of what always
+or never holds right before the choice it then makes, a sentence of it setting several settings
+(`MaxRetries 5, Backoff 2s`); the failed commands, each
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
@@ -19,8 +21,11 @@ setting's value read in a file or an output that the model goes on with (`worker
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
 table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
-measurement with the output it restates; what each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
-the conversation, and paths the user names. A command that ran is a fact only through what its
+measurement with the output it restates; what each edit changed ("path: old → new"), or of a
+larger edit the values it brought in (a constant, a pattern, a shell default, a configuration
+key set); files edited (by a
+tool or a shell command: `sed -i`, `> out.log`) and read; hexadecimal ids and URLs said in
+the conversation, paths the user names, and the file the model singles out of a survey it read. A command that ran is a fact only through what its
 output says; code names and numbers said in passing are none. One thing is one fact, under its
 most telling kind, at the entry that first says it.
 
@@ -71,7 +76,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 5
+RULE_VERSION = 6
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -108,6 +113,7 @@ ANSWER_CHARS = 80  # a command's one line of output this short is its answer
 PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
+VALUES_BROUGHT = 3  # of a larger edit's lines, at most this many values it brought in are facts
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
@@ -150,6 +156,34 @@ _REASON_AFTER = re.compile(
     re.IGNORECASE,
 )
 _REASON_BEFORE = re.compile(r", so\b", re.IGNORECASE)
+# A sentence that opens on the model's choice ("I'll leave it", "So we keep…", "Let's pin it"):
+# the sentence before it says what the choice rests on.
+_CHOICE_AHEAD = re.compile(
+    r"^(?:So,?\s+|Then,?\s+|Therefore,?\s+|Given that,?\s+|That's why\s+)?"
+    r"(?:I'll|I will|I'm going to|I'd|we'll|we will|we should|let's|I'm leaving|I'm keeping)\b",
+    re.IGNORECASE,
+)
+_CHOICE_MARKS = (
+    "i'll",
+    "i will",
+    "i'm going to",
+    "i'd",
+    "we'll",
+    "we will",
+    "we should",
+    "let's",
+    "i'm leaving",
+    "i'm keeping",
+)
+# A setting given its value in prose: `MaxRetries 5`, `SlowAfter 0`, `max_lag=1500`, `TTL: 30s`;
+# found from its value back (a sentence has fewer figures than capitalised words).
+_PROSE_VALUE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[a-zµ%]{1,3})?(?![\w.])")
+_SETTING_NAME = re.compile(
+    r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
+)
+# What a statement of how the system behaves says: what always, never, only or every time holds.
+_ALWAYS_OR_NEVER = re.compile(r"\b(?:always|never|only|every|must)\b", re.IGNORECASE)
+SETTINGS_CHOSEN = 2  # a sentence of the model's giving this many settings their values chose them
 # What every match of CONSTRAINT_WORDS and of REASON_WORDS holds, in lower case: a text with none
 # of them is not searched (`_may_say`); the two searches, case-insensitive and tried at every
 # character, were a quarter of the rule's time on a 100 MB session's messages (profiled).
@@ -347,6 +381,24 @@ _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
 _SEED = re.compile(r"\bseed\b\W{1,3}(\d{3,})", re.IGNORECASE)  # `Using --randomly-seed=2218634011`
 _PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
+# A line of code that brings in a value a reader asks for by itself: a constant set (`SAFE_PREFIXES
+# = ('=', '+')`, `const MAX_BYTES = 4096`), a pattern (`[a-z0-9_]{1,32}`), a shell default
+# (`LIMIT=${LIMIT:-4096}`), an assertion's bound (`assert_max_queries(4)`, `assertNumQueries(4)`),
+# a test's payload (`data:text/html,…`).
+_VALUE_LINE = re.compile(
+    r"^(?:export\s+|const\s+|final\s+|static\s+|pub\s+(?:const|static)\s+|readonly\s+)*[A-Z][A-Z0-9]*_?[A-Z0-9_]*"
+    r"(?:\s*:\s*[\w\[\], ]+)?\s*=\s*(?:[\d\"'(\[{-]|\$\{)"
+    r"|\[[^\]\s]{1,40}\](?:\{\d+(?:,\d*)?\}|[*+])"
+    r"|\$\{\w+:-[^}]+\}"
+    r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
+    r"|\bdata:[\w/+-]+[,;]"
+)
+# Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
+# commands that edit the files they are given in place.
+_REDIRECTED = re.compile(r"(?:(?<![\d&])>>?|\btee\s+(?:-a\s+)?)\s*([^\s&|;<>]+)")
+_WRITE_MARKS = (">", "tee", "sed", "perl", "mv")  # what a command that _files_written reads holds
+_EDITS_IN_PLACE = re.compile(r"^(?:sed|perl|gsed)(?:\s.*?)?\s-[a-zA-Z]*i|^(?:git\s+)?mv\s")
+_NAMES_FILE = re.compile(r"[\w.-]/[\w./@+-]*\.[A-Za-z]\w{0,7}\b")  # a line of a survey: `./ledger/cli.py`
 _IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
 # A quoted string. Whether it holds a letter is asked of each match, not of the pattern: a letter
 # searched for between the quotes tries every place of an unclosed quote's line again (quadratic).
@@ -417,6 +469,9 @@ _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
+# Files whose lines set values: a line there giving a key a figure or a string is a setting chosen.
+CONFIG_EXTENSIONS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties", "tfvars"))
+_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*(?:-?\d|[\"'])")
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
 # A summary says small figures in words ("only two weeklies remained").
 _NUMBER_WORDS = (
@@ -1083,7 +1138,7 @@ def _distinct_parts(path: str, others: set[str]) -> set[str]:
 def command_core(command: str) -> str:
     """A command without what no summary repeats: `cd X &&`, variable assignments, `2>&1`, and
     a pipe into head/tail/grep/less/tee."""
-    parts = [p.strip() for p in re.split(r"\s*(?:&&|;)\s*", command.strip()) if p.strip()]
+    parts = [p.strip() for p in re.split(r"&&|;", command) if p.strip()]  # no `\s*` around: quadratic on spaces
     parts = [p for p in parts if not re.match(r"^(?:cd|source|\.|export|set)\s", p)] or parts
     cores = []
     for part in parts:
@@ -1158,9 +1213,11 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
                     ):
                         add("decision", sentence, position)
+                _prose_decisions(block["text"], position, add)
                 _prose_measurements(block["text"], position, add)
                 echoes.repeated(block["text"], add, spoke=True)
                 _settings_said(block["text"], read_since, add)
+                _files_named(block["text"], read_since, position, add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
@@ -1314,6 +1371,9 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
                 described = _edit(path, change["old_string"], change["new_string"], cwd)
                 if described:
                     add("edit", described, position)
+                else:
+                    for brought in _values_brought(path, change["old_string"], change["new_string"], cwd):
+                        add("edit", brought, position)
     elif name in READ_TOOLS and isinstance(arguments.get(READ_TOOLS[name]), str):
         add("file read", arguments[READ_TOOLS[name]], position)
         if isinstance(block.get("id"), str):
@@ -1322,6 +1382,7 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         command = arguments[conversation.SHELL_TOOLS[name]]
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
+        _files_written(command, position, add)
         # The ids a command is given (`gh run watch 8812345678`, `git show 9f8e7d6`) name what it worked on.
         core = command_core(command)
         for found in _COMMAND_ID.finditer(core):
@@ -1359,6 +1420,28 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
+
+
+def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]:
+    """What a larger edit of code brought in that a reader asks for by its value (`_VALUE_LINE`: a
+    constant set, a pattern, a shell default, an assertion's bound, a test's payload), "path: →
+    line" each, at most VALUES_BROUGHT of them: the rest of the code it wrote its file tells."""
+    before = {line.strip() for line in old.splitlines()}
+    brought = [
+        line
+        for line in (line.strip() for line in new.splitlines())
+        if line not in before
+        and len(line) <= EDIT_SIDE_CHARS
+        and (_VALUE_LINE.search(line) or (_is_config(path) and _CONFIG_VALUE.match(line)))
+    ]
+    if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
+        return []
+    shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+    return [f"{shown}:  → {line}" for line in brought]
+
+
+def _is_config(path: str) -> bool:
+    return PurePosixPath(path).suffix[1:].casefold() in CONFIG_EXTENSIONS
 
 
 def _is_prose(path: str) -> bool:
@@ -1712,6 +1795,68 @@ class _Echoes:
             self.heard.clear()
 
 
+def _prose_decisions(text: str, position: int, add: Add) -> None:
+    """The decisions of the model's prose that no marker word gives (`_CHOICE_OR_CAUSE` with a
+    reason): a sentence stating what the choice the model makes next rests on ("Workers reconnect
+    on every deploy. I'll keep the cache per process.": the two, one decision), and a sentence
+    that sets two settings or more to their values ("MaxRetries 5, Backoff 2s, Jitter 0.5")."""
+    choosing = _may_say(text, _CHOICE_MARKS)
+    if not choosing and not _FIGURE.search(text):  # most of the model's prose: not split then
+        return
+    said = sentences(text)
+    for before, sentence in zip([""] + said, said):
+        if len(sentence) > SENTENCE_CHARS:
+            continue
+        if (
+            choosing
+            and _CHOICE_AHEAD.match(sentence.translate(_PLAIN))
+            and _states_ground(before)
+            and not _gives_reason(sentence)
+        ):
+            add("decision", before, position)
+        elif _settings_given(sentence):
+            add("decision", sentence, position)
+
+
+def _settings_given(sentence: str) -> bool:
+    """Whether a sentence gives SETTINGS_CHOSEN settings or more their values, one of them named as
+    code names it (`MaxRetries 5, Backoff 2s, Jitter 0.5`; not "Python 3.12 and Node 20")."""
+    if not _FIGURE.search(sentence):
+        return False
+    named = set()
+    for value in _PROSE_VALUE.finditer(sentence):
+        name = _name_before(sentence[max(0, value.start() - 48) : value.start()])
+        if name and _SETTING_NAME.fullmatch(name):
+            named.add(name)
+    return len(named) >= SETTINGS_CHOSEN and any(_CODE_NAME.fullmatch(name) for name in named)
+
+
+def _name_before(text: str) -> str:
+    """The word a value follows (`MaxRetries` of "MaxRetries 5", "max_lag=", "`ttl`: ", "TTL to"),
+    read by string operations: a pattern anchored at the end is tried at every place before it."""
+    text = text.rstrip(" `-")
+    if text.endswith(("=", ":")):
+        text = text[:-1].rstrip(" `")
+    elif text.endswith((" to", " of")):
+        text = text[:-3].rstrip(" `")
+    start = len(text)
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:]
+
+
+def _states_ground(sentence: str) -> bool:
+    """Whether a sentence of the model's states something a choice can rest on: a statement
+    (not a question, not a list's heading) of DECISION_WORDS_AT_LEAST words or more that says what
+    always, never or only holds ("the vendor app never sends a batch id"), as a rule does."""
+    return (
+        len(sentence) <= SENTENCE_CHARS
+        and not sentence.rstrip().endswith(("?", ":"))
+        and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
+        and _ALWAYS_OR_NEVER.search(sentence) is not None
+    )
+
+
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
     """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
@@ -1727,7 +1872,7 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
             for path, line in found.items():
                 add("file read", path, position, line, guessed=True)
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
-        for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
+        for word in re.split(r"&&|;", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 add("file read", word, position)
 
@@ -1739,6 +1884,46 @@ def _command_of(block: dict) -> str:
         return ""
     command = given.get(conversation.SHELL_TOOLS[name])
     return command if isinstance(command, str) else ""
+
+
+def _files_named(prose: str, read_since: list[tuple[str, int, str]], position: int, add: Add) -> None:
+    """The file the model singles out in its prose from a survey it read since it last spoke (an
+    output naming more than FOUND_FILES files: "Note notebooks/helpers.py imports it too" after a
+    search's list): "possibly dropped" at most. A file it names in passing, one an output showed
+    alone, a folder and a ratio (`origin/main`, `35/month`) are none."""
+    if not read_since or "/" not in prose:
+        return
+    surveys: list[str] | None = None  # what was read that surveys files, found once if a file is named
+    for found in _scanned(prose, paths=True):
+        if found.lastgroup == "path":
+            path = found.group("path").rstrip(".,;:")
+            if "." in path.rpartition("/")[2] and path.rpartition(".")[2].casefold() in FILE_EXTENSIONS:
+                if surveys is None:
+                    surveys = [text for text, _, _ in read_since if _surveys(text)]
+                if any(path in text for text in surveys):
+                    add("path", path, position, guessed=True)
+
+
+def _surveys(output: str) -> bool:
+    """Whether an output names more than FOUND_FILES files, one a line (a search's or a listing's)."""
+    return sum(1 for line in output.splitlines() if _NAMES_FILE.search(line)) > FOUND_FILES
+
+
+def _files_written(command: str, position: int, add: Add) -> None:
+    """The files a shell command writes (`sed -i … app.py`, `> /var/log/ghost.log`, `tee out.txt`,
+    `git mv a.py b.py`): edited as an Edit's file is, though no Edit names them."""
+    if not any(mark in command for mark in _WRITE_MARKS):  # most commands write no file: not split then
+        return
+    for part in re.split(r"&&|;|\|\|", command):  # no `\s*` around: a run of spaces would be read again at each
+        part = part.strip()
+        written = [m.group(1) for m in _REDIRECTED.finditer(part)]
+        words = part.split()
+        if _EDITS_IN_PLACE.match(part) and len(words) >= 3:  # its file, or where it moves one to: its last
+            written += [word for word in words[1:] if not word.startswith("-")][-1:]
+        for path in written:
+            path = path.strip("'\"")
+            if _is_path(path) and not path.startswith(("/dev/", "/tmp/")) and "$" not in path:  # not scratch
+                add("file edited", path, position)
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
