@@ -117,7 +117,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
     run.signer = signed.configured_key(config)
     report.lacking = lacking(config, folded)
-    report.unvouched.extend(_lacking(config, report.lacking))
+    report.unvouched.extend(_lacking(report.remote.branch if report.remote else config.branch, report.lacking))
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if remote else []
     if remote is not None and committed:
         wanted = [(s, str(s.commit), run.local.get(s), s.snapshot_hash) for s in committed]
@@ -304,11 +304,11 @@ def _locate_chunks(run: _Run, committed: list[savepoint_log.Savepoint]) -> None:
         run.remote.of_instance(instance).locate_chunks(pairs)
 
 
-def _lacking(config: Config, names: list[str]) -> list[Finding]:
-    """A finding for each savepoint the savepoint branch holds (here, or as last fetched) that
-    logs/ lacks: a verify of logs/ alone would pass over them."""
+def _lacking(branch: str, names: list[str]) -> list[Finding]:
+    """A finding for each savepoint the savepoint branch holds (here, or as fetched in this run)
+    that logs/ lacks: a verify of logs/ alone would pass over them."""
     return [
-        Finding(None, "layer 2", f"{name} is on branch {config.branch} but not in logs/: run `precompact restore`")
+        Finding(None, "layer 2", f"{name} is on branch {branch} but not in logs/: run `precompact restore`")
         for name in names
     ]
 
