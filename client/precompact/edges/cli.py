@@ -781,7 +781,9 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         raise click.ClickException(_damaged(e)) from None
     chain = report.chain if loaded.chain_layer else "off"
     verdict = report.verdict
-    if verdict.status == verdicts.VERIFIED:
+    if verdict.status == verdicts.VERIFIED and report.nothing_held is not None:
+        _say(f"✓ {verdict.detail}")
+    elif verdict.status == verdicts.VERIFIED:
         git = f"git (held by {loaded.remote})" if loaded.git_layer else "git off"
         _say(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {chain}")
     elif verdict.status == verdicts.FAILED:
@@ -807,6 +809,8 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
                     _say(f"  also: {finding}")
         if said:
             _say(f"✗ {savepoints} of {len(report.checked)} savepoint(s) not verified: {said[0]}")
+        elif report.lacking_said is None:  # no savepoint checked, and not all the layers could be read
+            _say(f"✗ not verified: {verdict.detail}")
         for line in said[1:]:
             _say(f"  also: {line}")
     # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.

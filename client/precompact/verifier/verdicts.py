@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from precompact.chain import record, rpc
     from precompact.config.settings import Config
     from precompact.remote import gitstore
-    from precompact.verifier.evidence import GitCopy, RemoteBranch
+    from precompact.verifier.evidence import GitCopy, HeldBy, RemoteBranch
 
 VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF = (
     "verified",
@@ -545,11 +545,19 @@ def git_copy(copy: GitCopy, wanted: str, root: str) -> Check:
     return Check(VERIFIED, f"{where} (encrypted copy decrypted and checked)" if copy.decrypted else where)
 
 
-def on_branch(commit: str, branch: str, commits: set[str]) -> Check | None:
-    """FAILED when the savepoint's commit is no longer on the savepoint branch."""
-    if commit in commits:
+def on_branch(commit: str, held_by: HeldBy | None, remote: RemoteBranch) -> Check | None:
+    """FAILED when the savepoint's commit is no longer on the savepoint branch (`held_by`: here,
+    else the remote's). No branch at all is no evidence of a rewrite (precompact's git directory
+    is named after the project's path: a moved project or a new machine has none): then
+    NOT_VERIFIED while the remote could not be read, NOT_ON_REMOTE when it has no branch."""
+    if held_by is None:
+        none_here = f"commit {commit[:12]} is not checked: precompact's git directory here has no branch {remote.branch} (a moved project, or a new machine)"
+        if remote.problem is not None:
+            return Check(NOT_VERIFIED, f"{none_here}, and {remote.remote} could not be read: {remote.problem}")
+        return Check(NOT_ON_REMOTE, f"{none_here}, and {remote.remote} has no branch {remote.branch}")
+    if commit in held_by.commits:
         return None
-    return Check(FAILED, f"commit {commit[:12]} is no longer on branch {branch}: history was rewritten")
+    return Check(FAILED, f"commit {commit[:12]} is no longer on {held_by.branch}: history was rewritten")
 
 
 def _remote_said(text: str | None) -> str:
