@@ -10,7 +10,8 @@ middle or reordered); every line is signed by one key (the instance's own: the k
 signed line) and each signature checks; the last savepoint's snapshot at the tip hashes to what
 its signed line states. Which key is the instance's own is the branch's claim: it is named, and
 said to be yours when it is your configured key (the root `verify` uses); whose key another is,
-only its owner can tell you. A branch whose index is encrypted to identities not here cannot be
+only its owner can tell you, except on this project's own branch, held to the configured key:
+a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
 read: it is listed, not verified. A branch rewound to an older state of its own verifies here
 (its owner's `verify` says what it lacks)."""
 
@@ -76,6 +77,10 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
     savepoints = sorted((s for s in read.savepoints if s.instance == owner[0]), key=lambda s: s.sequence)
     signer = own_key(savepoints)
     found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
+    # This project's own branch is held to the configured key, not to the key its lines claim.
+    foreign = foreign_line(savepoints, mine) if owner[0] == own_instance else None
+    if foreign:
+        return listed(verdicts.Check(verdicts.FAILED, foreign), **found)
     if signer is None and _broken_chain(savepoints) is None:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, "no line of its index is signed"), **found)
     broken = index_problem(savepoints, signer)
@@ -99,6 +104,43 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
+
+
+def foreign_line(savepoints: list[savepoint_log.Savepoint], mine: str | None) -> str | None:
+    """Why this project's own instance's index (from its branch) is not its own: the first line
+    signed by another key and not by `mine`, the configured key (another key's client that saves
+    under the same name merges with its own index as the tree, hiding yours from `restore`).
+    Lines signed by no key are another check's (`index_problem`); None without a configured key."""
+    if mine is None:
+        return None
+    for savepoint in sorted(savepoints, key=lambda s: s.sequence):
+        others = other_signers(savepoint, mine)
+        if others and not signed.signed_by(savepoint, mine):
+            return f"savepoint {savepoint.sequence}'s line on the branch is signed by {', '.join(others)}, not this project's key {mine}"
+    return None
+
+
+def other_signers(savepoint: savepoint_log.Savepoint, key: str | None) -> list[str]:
+    """The keys other than `key` the savepoint's line claims to be signed by (unchecked: named
+    in a verdict, never trusted)."""
+    return sorted({s.signer for s in savepoint.signatures} - {key})
+
+
+def own_branch_problem(repo, target, instance: str, mine: str | None) -> str | None:
+    """`foreign_line` on the index at the tip of this project's instance branch as last fetched
+    from the remote (the caller fetches it); None when the tip or its index cannot be read here
+    (the git verdicts say why) or every signed line is the configured key's."""
+    from precompact.remote import gitstore
+
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None or mine is None:
+        return None
+    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    if not isinstance(copy, bytes):
+        return None
+    read = savepoint_log.parse(copy.splitlines(keepends=True))
+    foreign = foreign_line(savepoint_log.of_instance(read.savepoints, instance), mine)
+    return f"branch {target.branch} at {tip[:12]}: {foreign}" if foreign else None
 
 
 def own_key(savepoints: list[savepoint_log.Savepoint]) -> str | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
-from precompact.verifier import signed, verdicts
+from precompact.verifier import signed, team, verdicts
 from precompact.verifier.evidence import GitCopy, GitEvidence
 
 if TYPE_CHECKING:
@@ -114,6 +114,10 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     ]
     if any(chain_verdicts):
         report.chain = "; ".join(v for v in chain_verdicts if v)
+    if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
+        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, run.signer)
+        if foreign:
+            report.findings.append(Finding(None, "layer 2", foreign, config.instance))
     return report
 
 
