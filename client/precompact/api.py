@@ -356,12 +356,14 @@ def resurrect(
     at: str | None = None,
     restore_state: bool = False,
     record_lineage: bool = False,
+    signer: str | None = None,
 ) -> Resurrection:
     """A savepoint chosen (`sequence`, the newest at or before `at`, or the newest with a
-    conversation), put through the verifier and brought back (restore.resurrect)."""
+    conversation), put through the verifier and brought back (restore.resurrect); another
+    instance's vouched for only by your key or `signer`, the one you pinned."""
     from precompact.restore import resurrect as resurrection
 
-    return resurrection.resurrect(config, instance, sequence, at, restore_state, record_lineage)
+    return resurrection.resurrect(config, instance, sequence, at, restore_state, record_lineage, signer=signer)
 
 
 def export(config: Config, instance: str | None = None, sequence: int | None = None) -> bytes:

@@ -393,7 +393,7 @@ def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_
     alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
     assert alice.save().returncode == SAVED
 
-    reached = bob.run("resurrect", "--from", "alice", "--json")
+    reached = bob.run("resurrect", "--from", "alice", "--signer", _signing_key(alice), "--json")
     assert reached.returncode == 0, reached.stdout + reached.stderr
     found = json.loads(reached.stdout)
     assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
@@ -435,11 +435,24 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
         assert alice.save().returncode == SAVED
     theirs, yours = _signing_key(alice), _signing_key(bob)
 
-    reached = bob.run("resurrect", "--from", "alice", "--json")
+    # Her key is her branch's claim: without bob pinning it, nothing is verified, no lineage is
+    # recorded and nothing is copied into his logs/ (where it would have no index line).
+    index = bob.path / "logs" / "precompact-savepoint.jsonl"
+    before = index.read_bytes() if index.exists() else b""
+    unpinned = bob.run("resurrect", "--from", "alice")
+    assert unpinned.returncode == 0, unpinned.stdout + unpinned.stderr
+    assert f"signed by {theirs}, not yours (this project's key is {yours}): pass --signer {theirs}" in unpinned.stdout
+    assert "✓" not in unpinned.stdout and "Ready to resume work" not in unpinned.stdout
+    assert "NOT VERIFIED" in unpinned.stdout
+    assert (index.read_bytes() if index.exists() else b"") == before
+    assert not list((bob.path / "logs").rglob("snapshot_*.json"))
+
+    reached = bob.run("resurrect", "--from", "alice", "--signer", theirs, "--json")
     assert reached.returncode == 0, reached.stdout + reached.stderr
     integrity = json.loads(reached.stdout)["checks"]["integrity"]
     assert integrity["status"] == "verified", integrity
     assert f"signed by {theirs}" in integrity["detail"] and yours not in integrity["detail"], integrity
+    assert "--signer pins" in bob.run("resurrect", "--signer", theirs).stderr
 
     # bob swaps alice's savepoint 2 for bytes of his own and restates its hash in her line.
     def swapped(work: Path) -> None:

@@ -913,13 +913,21 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     "--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes)."
 )
 @click.option("--uncompact", is_flag=True, help="The same as `precompact uncompact`.")
+@click.option(
+    "--signer",
+    metavar="PUBKEY",
+    callback=lambda _ctx, _param, value: _pubkey_option(value, "--signer"),
+    help="With --from: the key you trust to have signed that instance's savepoints (default: yours only).",
+)
 @_json_option("The savepoint, its checks and what it holds")
-def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, as_json) -> None:
+def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, signer, as_json) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import api
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
+    if signer and not from_instance:
+        raise click.UsageError("--signer pins the key of the instance --from NAME reads: give it with --from")
     if uncompact and (from_instance or restore_state):
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     if uncompact:
@@ -933,6 +941,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         restore_state,
         bool(from_instance),
         not as_json and output != "json",
+        signer,
     )
     if as_json or output == "json":
         terminal.echo_json(api.render_resurrection(found, "json"))
@@ -944,7 +953,9 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         sys.exit(EXIT_FAILED)
 
 
-def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False, say_lacking=True):
+def _resurrected(
+    loaded, instance, sequence, at_time, restore_state=False, record_lineage=False, say_lacking=True, signer=None
+):
     """The savepoint chosen, fetched and checked; says when newer ones were passed over and
     (`say_lacking`: not for JSON, whose readers ask `status --json`) when logs/ lacks savepoints
     the remote holds."""
@@ -954,7 +965,7 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
     if sequence is not None and at_time:
         raise click.UsageError("give --sequence or --at, not both")
     try:
-        found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage=record_lineage)
+        found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage, signer)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     # After it, so that a failure stays one line.

@@ -98,7 +98,8 @@ def _foreign_branch(config: Config, repo, target) -> str | None:
         gitstore.fetch(repo, target, exact=True)
     except gitstore.GitStoreError:
         return None  # not on the remote (yet), or unreadable: the push's outcome says which
-    return team.own_branch_problem(repo, target, config.instance, signed.configured_key(config))
+    keys = team.your_keys(config, signed.configured_key(config))
+    return team.own_branch_problem(repo, target, config.instance, keys)
 
 
 def _sign_lines(config: Config) -> bool:

@@ -114,7 +114,7 @@ def restore(config: Config, progress: Progress) -> Restored:
         raise RestoreError(f"{config.remote} holds no branch {target.branch}: nothing to restore")
     remote = _remote_index(repo, target, tip)
     found = _restored_into(repo, target, tip, branch, config.logs, key, remote, progress, config.remote)
-    found.foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), key)
+    found.foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), team.your_keys(config, key))
     if branch == target.branch or any(s.instance == config.instance for s in remote):
         # Layer 2 goes on from there; a shared branch of another instance's is not this one's history.
         gitstore.adopt_remote_branch(repo, target, tip)

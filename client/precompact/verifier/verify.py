@@ -115,7 +115,8 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     if any(chain_verdicts):
         report.chain = "; ".join(v for v in chain_verdicts if v)
     if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
-        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, run.signer)
+        keys = team.your_keys(config, run.signer)
+        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, keys)
         if foreign:
             report.findings.append(Finding(None, "layer 2", foreign, config.instance))
     return report
