@@ -917,7 +917,7 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     "--signer",
     metavar="PUBKEY",
     callback=lambda _ctx, _param, value: _pubkey_option(value, "--signer"),
-    help="With --from: the key you trust to have signed that instance's savepoints (default: yours only).",
+    help="With --from/--instance: the key you trust to have signed that instance's savepoints (default: yours only).",
 )
 @_json_option("The savepoint, its checks and what it holds")
 def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, signer, as_json) -> None:
@@ -926,8 +926,10 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
-    if signer and not from_instance:
-        raise click.UsageError("--signer pins the key of the instance --from NAME reads: give it with --from")
+    if signer and not (from_instance or instance):
+        raise click.UsageError(
+            "--signer pins the key of the instance --from NAME or --instance NAME reads: give it with one"
+        )
     if uncompact and (from_instance or restore_state):
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     if uncompact:
