@@ -235,10 +235,11 @@ def _kept(
     over an altered local file, which is evidence) and the chunks; in logs/ when logs/ indexes
     the savepoint, else (another instance's, read from its branch) beside that branch in
     precompact's git directory, as `recall --from` keeps it: in logs/ it would have no index line."""
-    from precompact.remote import gitstore
-
     logs, path = config.logs, config.root / target.snapshot_file
     if source != LOCAL_INDEX and remote is not None:
+        # Here only: a session start, which reads logs/ alone, must not import GitPython.
+        from precompact.remote import gitstore
+
         logs = gitstore.teammate_logs(remote.repo, name)
         path = logs / logs_dir.SAVES_DIR / Path(target.snapshot_file).name
     if checked.from_git is not None:
