@@ -393,7 +393,7 @@ def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_
     alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
     assert alice.save().returncode == SAVED
 
-    reached = bob.run("resurrect", "--from", "alice", "--json")
+    reached = bob.run("resurrect", "--from", "alice", "--signer", _signing_key(alice), "--json")
     assert reached.returncode == 0, reached.stdout + reached.stderr
     found = json.loads(reached.stdout)
     assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
@@ -435,11 +435,24 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
         assert alice.save().returncode == SAVED
     theirs, yours = _signing_key(alice), _signing_key(bob)
 
-    reached = bob.run("resurrect", "--from", "alice", "--json")
+    # Her key is her branch's claim: without bob pinning it, nothing is verified, no lineage is
+    # recorded and nothing is copied into his logs/ (where it would have no index line).
+    index = bob.path / "logs" / "precompact-savepoint.jsonl"
+    before = index.read_bytes() if index.exists() else b""
+    unpinned = bob.run("resurrect", "--from", "alice")
+    assert unpinned.returncode == 0, unpinned.stdout + unpinned.stderr
+    assert f"signed by {theirs}, not yours (this project's key is {yours}): pass --signer {theirs}" in unpinned.stdout
+    assert "✓" not in unpinned.stdout and "Ready to resume work" not in unpinned.stdout
+    assert "NOT VERIFIED" in unpinned.stdout
+    assert (index.read_bytes() if index.exists() else b"") == before
+    assert not list((bob.path / "logs").rglob("snapshot_*.json"))
+
+    reached = bob.run("resurrect", "--from", "alice", "--signer", theirs, "--json")
     assert reached.returncode == 0, reached.stdout + reached.stderr
     integrity = json.loads(reached.stdout)["checks"]["integrity"]
     assert integrity["status"] == "verified", integrity
     assert f"signed by {theirs}" in integrity["detail"] and yours not in integrity["detail"], integrity
+    assert "--signer pins" in bob.run("resurrect", "--signer", theirs).stderr
 
     # bob swaps alice's savepoint 2 for bytes of his own and restates its hash in her line.
     def swapped(work: Path) -> None:
@@ -618,3 +631,39 @@ def test_a_teammates_shared_branch_from_before_never_blocks_your_own_migration(t
     assert alice.save().returncode == SAVED
     all_pushed_and_verified(alice, remote, 2)
     assert forced_updates(remote) == []
+
+
+def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_remote_and_restore_names_it(tmp_path):
+    """docs/security.md: another key that saves under your instance's name merges onto your
+    branch with its own index as the tree (your commits stay in the history), so `restore` on a
+    new machine would find only its lines. Your own branch is held to your configured key: flush,
+    verify and status --remote exit 1 naming the other key and yours; restore says what it left
+    out and why. The same key on a second machine (copied over, as docs/setup.md says) is yours."""
+    remote = bare_remote(tmp_path)
+    owner = person(tmp_path, "own", str(remote))
+    assert owner.save().returncode == SAVED
+    keys = owner.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    copied = ("--keypair", str(keypair), "--identity", str(identity))
+    desktop = person(tmp_path, "own", str(remote), *copied, folder="own-desktop")
+    assert desktop.run("restore").returncode == 0
+    assert desktop.save().returncode == SAVED
+    for command in (("flush",), ("verify",), ("status", "--remote")):
+        done = desktop.run(*command)
+        assert done.returncode == 0 and "not this project's key" not in done.stdout, (command, done.stdout)
+
+    intruder = person(tmp_path, "own", str(remote), "--no-encrypt", folder="intruder")
+    assert intruder.save().returncode == SAVED
+    said = f"signed by {_signing_key(intruder)}, not this project's key {_signing_key(owner)}"
+    for command in (("flush",), ("verify",), ("status", "--remote")):
+        done = desktop.run(*command)
+        assert done.returncode == 1 and said in done.stdout and "✓ own" not in done.stdout, (command, done.stdout)
+    flushed = json.loads(desktop.run("flush", "--json").stdout)
+    assert said in flushed["foreign_branch"] and flushed["layer_2"]["state"] == "done"
+
+    new_machine = person(tmp_path, "own", str(remote), *copied, folder="own-new")
+    restored = new_machine.run("restore")
+    assert restored.returncode == 1 and said in restored.stdout, restored.stdout
+    assert f"(signed by {_signing_key(intruder)})" in restored.stdout
+    assert "stays in the history of" in restored.stdout

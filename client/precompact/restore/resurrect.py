@@ -110,12 +110,14 @@ def resurrect(
     restore_state: bool = False,
     record_lineage: bool = False,
     of_compaction: bool = False,
+    signer: str | None = None,
 ) -> Resurrection:
     """Loads and checks one savepoint of `instance` (default: the configured one): `sequence`,
     the newest at or before the ISO time `at`, or the newest (with `of_compaction`, the latest
     made at or for a compaction of the newest session, capture.latest_compaction). With `record_lineage`, the
-    configured instance records that it continues `instance`; with `restore_state`, the saved
-    session-state file is written back."""
+    configured instance records that it continues `instance` (once verified); with `restore_state`, the saved
+    session-state file is written back. Another instance's branch is held to the key it claims,
+    which vouches only when it is yours or `signer`, the key the user pinned."""
     from precompact.verifier.evidence import GitEvidence
 
     name = instance or config.instance
@@ -137,8 +139,14 @@ def resurrect(
         )
     except verification.Unusable as e:
         raise ResurrectError(str(e)) from None
-    found = _kept(config, name, savepoints, target, source, checked)
-    continues = found.intact and record_lineage and name != config.instance
+    if roots is not config:
+        from precompact.verifier import team
+
+        checked.checks = team.held_to_your_keys(
+            checked.checks, str(roots.authority), signed.configured_key(config), signer
+        )
+    found = _kept(config, name, savepoints, target, source, checked, remote)
+    continues = found.verified and record_lineage and name != config.instance
     if continues and savepoint_log.read(config.logs).lineage(config.instance) != found.lineage:
         savepoint_log.record_lineage(config.logs, config.instance, target, found.lineage)
     if restore_state:
@@ -219,16 +227,25 @@ def _kept(
     target: savepoint_log.Savepoint,
     source: str,
     checked: verification.Checked,
+    remote: GitEvidence | None = None,
 ) -> Resurrection:
-    """The checked savepoint as a Resurrection, keeping in logs/ what only git had: the snapshot
-    (never over an altered local file, which is evidence) and the chunks."""
-    path = config.root / target.snapshot_file
+    """The checked savepoint as a Resurrection, keeping what only git had: the snapshot (never
+    over an altered local file, which is evidence) and the chunks; in logs/ when logs/ indexes
+    the savepoint, else (another instance's, read from its branch) beside that branch in
+    precompact's git directory, as `recall --from` keeps it: in logs/ it would have no index line."""
+    logs, path = config.logs, config.root / target.snapshot_file
+    if source != LOCAL_INDEX and remote is not None:
+        # Here only: a session start, which reads logs/ alone, must not import GitPython.
+        from precompact.remote import gitstore
+
+        logs = gitstore.teammate_logs(remote.repo, name)
+        path = logs / logs_dir.SAVES_DIR / Path(target.snapshot_file).name
     if checked.from_git is not None:
         if "snapshot" in checked.checks:
             path = path.with_name(path.stem + ".from-git.json")
-        logs_dir.write_atomic(config.logs, f"{logs_dir.SAVES_DIR}/{path.name}", checked.from_git)
+        logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", checked.from_git)
     for data in checked.chunks_from_git:
-        chunks.store(config.logs, data)
+        chunks.store(logs, data)
     reader = snapshot.SnapshotReader(checked.document)
     return Resurrection(
         name,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
-from precompact.verifier import signed, verdicts
+from precompact.verifier import signed, team, verdicts
 from precompact.verifier.evidence import GitCopy, GitEvidence, RemoteBranch
 
 if TYPE_CHECKING:
@@ -133,6 +133,11 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
         report.chain = "; ".join(said for said, _ in chain_reads.values() if said)
     if not report.layers:
         report.nothing_held = _nothing_held(config, report.remote, chain_reads[config.instance][1])
+    if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
+        keys = team.your_keys(config, run.signer)
+        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, keys)
+        if foreign:
+            report.findings.append(Finding(None, "layer 2", foreign, config.instance))
     return report
 
 
