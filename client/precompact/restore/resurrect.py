@@ -38,6 +38,7 @@ __all__ = [
     "OFF",
     "VERIFIED",
     "Check",
+    "NotVouched",
     "ResurrectError",
     "Resurrection",
     "from_this_machine",
@@ -54,6 +55,11 @@ class WrongTime(ResurrectError, WrongValue):
     """An --at that is not an ISO 8601 time."""
 
 
+class NotVouched(ResurrectError):
+    """What a savepoint holds was asked for, and no root vouches for the copy in use (a `logs/`
+    that came with the project) or it fails its checks; nothing of it is given."""
+
+
 @dataclass
 class Resurrection:
     instance: str  # whose savepoint came back
@@ -61,11 +67,44 @@ class Resurrection:
     savepoint: savepoint_log.Savepoint
     later: int  # savepoints of `instance` newer than this one
     path: Path  # the snapshot on disk
-    contents: snapshot.SnapshotReader
+    _contents: snapshot.SnapshotReader  # read through `contents`, which refuses what no root vouches for
     checks: dict[str, Check]
     source: str
     lineage: list[str] = field(default_factory=list)
     restored_state: Path | None = None
+
+    @property
+    def contents(self) -> snapshot.SnapshotReader:
+        """What the savepoint holds, for every reader of it (export, uncompact, dropped, the
+        briefs, the viewer's pages): only once `check_vouched` passes."""
+        self.check_vouched()
+        return self._contents
+
+    def contents_as_asked(self) -> snapshot.SnapshotReader:
+        """What the savepoint holds, whatever its checks say: only for `resurrect`'s report and
+        JSON, which the user asks for by name, which say NOT VERIFIED or NOT INTACT first and
+        exit non-zero (tests/python/test_architecture.py keeps every other reader on `contents`)."""
+        return self._contents
+
+    def check_vouched(self) -> None:
+        """The check every reader of what the savepoint holds meets: a root (this machine's
+        recorded hash, your signing key's signature or the chain) vouches for the copy in use
+        (verdicts.copy_vouched: git's, when only this machine's failed). NotVouched otherwise,
+        in one line that names the check and the fix; `recall` and `show` hold their snapshots
+        to the same roots (verifier.signed.local_document)."""
+        if self.copy_verified:
+            return
+        n = self.savepoint.sequence
+        failed = [f"{name}: {c.detail}" for name, c in self.checks.items() if c.status == FAILED]
+        if failed:
+            raise NotVouched(
+                f"savepoint {n} of {self.instance} failed a check ({failed[0]}); nothing of it is given; run `precompact verify`"
+            )
+        why = "; ".join(f"{name}: {self.checks[name].detail}" for name in ("integrity", "chain") if name in self.checks)
+        raise NotVouched(
+            f"savepoint {n} of {self.instance} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain): {why}; "
+            "nothing of it is given. `precompact resurrect --format report` shows the checks"
+        )
 
     @property
     def document(self) -> snapshot.Document:
@@ -99,9 +138,9 @@ class Resurrection:
         """The restored conversation's bytes: a chunked snapshot's history rebuilt from its
         chunks, not the snapshot file (which only lists them)."""
         try:
-            return self.contents.history_end - len(chunks.HISTORY_OPEN)
+            return self._contents.history_end - len(chunks.HISTORY_OPEN)
         except ValueError:
-            return len(self.contents.data)
+            return len(self._contents.data)
 
 
 def resurrect(
