@@ -157,6 +157,16 @@ def test_dropped_export_and_resurrect_refuse_or_flag_a_savepoint_no_root_vouches
     as_json = run(victim.path, "resurrect", "--json")
     assert as_json.returncode == EXIT_NOT_VERIFIED and json.loads(as_json.stdout)["verified"] is False
 
+    # `--from` writes the lineage its snapshot states into every later snapshot of this instance.
+    successor = new_project(tmp_path, "successor", git_layer=False, chain_layer=False, instance="Trial #2")
+    shutil.copytree(source.logs, successor.logs, dirs_exist_ok=True)
+    index = (successor.logs / "precompact-savepoint.jsonl").read_bytes()
+    continued = run(successor.path, "resurrect", "--from", "Trial #1")
+    assert continued.returncode == 1, continued.stdout + continued.stderr
+    [line] = continued.stderr.strip().splitlines()
+    assert "is not verified from a root" in line and "the lineage was not recorded" in line
+    assert (successor.logs / "precompact-savepoint.jsonl").read_bytes() == index
+
 
 def test_the_mcp_savepoints_tool_lists_nothing_of_a_savepoint_no_root_vouches_for(tmp_path):
     """F7: its summary and times are what someone else's index says. With none vouched for the

@@ -180,6 +180,10 @@ def resurrect(
         raise ResurrectError(str(e)) from None
     found = _kept(config, name, savepoints, target, source, checked)
     continues = found.intact and record_lineage and name != config.instance
+    if continues and not found.verified:  # the lineage is read from the snapshot, then written into every later one
+        raise ResurrectError(
+            f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the lineage was not recorded"
+        )
     if continues and savepoint_log.read(config.logs).lineage(config.instance) != found.lineage:
         savepoint_log.record_lineage(config.logs, config.instance, target, found.lineage)
     if restore_state:
