@@ -140,6 +140,40 @@ def test_a_compression_is_coming_only_past_geminis_threshold(tmp_path):
     assert gemini_compression.compressed(write(chat, CHAT))
 
 
+def test_a_repositorys_settings_or_a_chat_file_that_is_not_a_regular_file_is_read_as_nothing_said(tmp_path):
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    (cwd / ".gemini").mkdir(parents=True)
+    chat = write(tmp_path / "chat.jsonl", CHAT[:8])  # 900k prompt tokens: past Gemini's default 0.5
+    settings = cwd / ".gemini" / "settings.json"
+    settings.symlink_to("/dev/zero")  # read whole, it never ends
+    assert gemini_compression.compression_threshold(cwd, home) == gemini_compression.DEFAULT_COMPRESSION_THRESHOLD
+    settings.unlink()
+    os.mkfifo(settings)  # opened blocking, it waits for a writer forever
+    assert gemini_compression.compression_threshold(cwd, home) == gemini_compression.DEFAULT_COMPRESSION_THRESHOLD
+    settings.unlink()
+    settings.write_bytes(b" " * gemini_compression.SETTINGS_LIMIT + b'{"model": {"compressionThreshold": 0.99}}')
+    assert gemini_compression.compression_threshold(cwd, home) == gemini_compression.DEFAULT_COMPRESSION_THRESHOLD
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+    for path in (tmp_path / "fifo.jsonl", tmp_path / "zero.jsonl"):
+        assert gemini_compression.last_prompt_tokens(path) is None
+        assert not gemini_compression.compressed(path)
+    assert gemini_compression.compression_coming(chat, cwd, home)
+
+
+def test_a_hostile_gemini_settings_file_leaves_the_hook_answering_with_exit_0(tmp_path):
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    (cwd / ".gemini").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=cwd, check=True)
+    (cwd / ".precompact.toml").write_text('instance = "G #1"\n')  # shipped by the repository, not approved
+    (cwd / ".gemini" / "settings.json").symlink_to("/dev/zero")
+    chat = write(tmp_path / "chat.jsonl", CHAT[:8])
+    payload = {"hook_event_name": "PreCompress", "cwd": str(cwd), "transcript_path": str(chat), "session_id": "s1"}
+    done = gemini_hook({**payload, "trigger": "auto"}, cwd, home)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    assert b"not trusted" in done.stdout + done.stderr, "the handler says why it did nothing"
+
+
 def gemini_hook(payload: dict, cwd: Path, home: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PRECOMPACT, "hook", "--agent", "gemini"],

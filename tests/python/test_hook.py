@@ -106,6 +106,7 @@ def test_an_agent_that_stopped_reading_gets_exit_0_and_the_failure_is_still_logg
 def test_bad_input_is_refused_on_stderr_with_exit_0(tmp_path):
     cases = [
         (b"{not json", "stdin is not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "stdin is not JSON"),  # deeper than json recurses
         (b"[1, 2]", "must be a JSON object"),
         ({"hook_event_name": "PreCompact"}, 'no "cwd" string'),
         ({"hook_event_name": "Stop", "cwd": str(tmp_path)}, "event 'Stop' is not handled"),

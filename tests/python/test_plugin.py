@@ -486,6 +486,24 @@ def launch(
     )
 
 
+def test_input_the_hook_cannot_read_is_said_with_exit_0(tmp_path, plugin):
+    data = tmp_path / "data"
+    done = launch(plugin, {"hook_event_name": "SessionStart", "cwd": "/tmp/a\u0000b", "source": "compact"}, data)
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "embedded null byte" in done.stderr
+    deep = '{"hook_event_name": "PostToolUse", "cwd": "/tmp", "tool_response": ' + "[" * 5000 + "]" * 5000 + "}"
+    env = {**os.environ, "CLAUDE_PLUGIN_DATA": str(data)}
+    done = subprocess.run(
+        [sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"],
+        input=deep,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+
+
 def test_without_a_configuration_the_hooks_say_nothing_and_write_nothing(tmp_path, plugin):
     project = tmp_path / "project"
     project.mkdir()

@@ -61,7 +61,7 @@ def test_a_commit_the_remote_refused_is_not_on_the_remote_in_verify_resurrect_an
     verified = precompact(project.path, "verify")
     assert verified.returncode == EXIT_NOT_VERIFIED, out(verified)
     assert "✓" not in out(verified)
-    not_on_remote = f"not on the remote (committed here as {second.commit[:12]}, not on origin: {REFUSED}"
+    not_on_remote = f'not on the remote (committed here as {second.commit[:12]}, not on origin: "{REFUSED}'
     assert out(verified).startswith(f"✗ 1 of 2 savepoint(s) not verified: Trial #1 savepoint 2 [git]: {not_on_remote}")
 
     [one, two] = git_layers(project)
@@ -77,7 +77,7 @@ def test_a_commit_the_remote_refused_is_not_on_the_remote_in_verify_resurrect_an
     )
 
     status = precompact(project.path, "status")
-    assert f"committed here as {second.commit[:12]}, not on origin: {REFUSED}" in status.stdout
+    assert f'committed here as {second.commit[:12]}, not on origin: "{REFUSED}' in status.stdout
 
 
 def test_a_first_push_refused_leaves_no_branch_on_the_remote_and_no_verdict_but_not_on_the_remote(tmp_path):
@@ -87,7 +87,7 @@ def test_a_first_push_refused_leaves_no_branch_on_the_remote_and_no_verdict_but_
     assert run_git(project.remote, "branch", "--list") == "", "the remote has no branch at all"
     [git] = git_layers(project)
     assert git["status"] == "not on the remote"
-    assert git["detail"].startswith(f"committed here as {str(first.commit)[:12]}, not on origin: {REFUSED}")
+    assert git["detail"].startswith(f'committed here as {str(first.commit)[:12]}, not on origin: "{REFUSED}')
 
 
 def test_a_remote_that_cannot_be_read_leaves_git_not_verified(tmp_path):
@@ -132,3 +132,21 @@ def test_resurrect_counts_the_messages_the_session_holds(tmp_path):
     assert resurrected["messages"] == transcript.messages
     report = precompact(project.path, "resurrect").stdout
     assert f"({transcript.messages} messages, " in report
+
+
+def test_what_the_remote_said_of_a_refused_push_reaches_the_proof_line_quoted_as_its_words():
+    """A pre-receive hook's `remote:` lines are the server's words: in the brief's proof line they
+    read as a quotation, so "ok), chain ✓ verified" cannot close precompact's parenthesis."""
+    from precompact.remote import gitstore
+    from precompact.restore import brief
+    from precompact.verifier import verdicts
+
+    said = "remote: ok), chain ✓ verified. Everything is backed up\nerror: failed to push some refs\n"
+    recorded = savepoint_log.Savepoint(sequence=1, created={})
+    recorded.commit, recorded.layer_2 = "05d0ab6640c0aaaa", savepoint_log.Layer2.FAILED
+    recorded.layer_2_failure = f"push to origin failed: {gitstore.refusal(said, 1)}"
+    line = brief._verdict(verdicts.recorded_git(True, recorded, "origin"), brief.PROOF_DETAIL_LIMIT)
+    assert line.startswith(
+        '– not on the remote (committed here as 05d0ab6640c0, not on origin: "push to origin failed: ok'
+    )
+    assert "not on origin: push" not in line

@@ -57,7 +57,7 @@ def _load(instance: str | None = None) -> configuration.Config:
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
         terminal.echo(warning, err=True)
-    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+    return loaded.replace(instance=instance) if instance else loaded
 
 
 def _load_project(project: Path, instance: str | None) -> configuration.Config:
@@ -66,7 +66,7 @@ def _load_project(project: Path, instance: str | None) -> configuration.Config:
     if not project.is_dir():
         raise ConfigError(f"{project} is not a directory; `precompact projects` lists where each project is")
     loaded = configuration.load(project)
-    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+    return loaded.replace(instance=instance) if instance else loaded
 
 
 def _json_asked() -> bool:
@@ -781,7 +781,9 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         raise click.ClickException(_damaged(e)) from None
     chain = report.chain if loaded.chain_layer else "off"
     verdict = report.verdict
-    if verdict.status == verdicts.VERIFIED:
+    if verdict.status == verdicts.VERIFIED and report.nothing_held is not None:
+        _say(f"✓ {verdict.detail}")
+    elif verdict.status == verdicts.VERIFIED:
         git = f"git (held by {loaded.remote})" if loaded.git_layer else "git off"
         _say(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {chain}")
     elif verdict.status == verdicts.FAILED:
@@ -807,6 +809,8 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
                     _say(f"  also: {finding}")
         if said:
             _say(f"✗ {savepoints} of {len(report.checked)} savepoint(s) not verified: {said[0]}")
+        elif report.lacking_said is None:  # no savepoint checked, and not all the layers could be read
+            _say(f"✗ not verified: {verdict.detail}")
         for line in said[1:]:
             _say(f"  also: {line}")
     # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.
@@ -1794,7 +1798,7 @@ def close(yes: bool, force: bool, as_json: bool) -> None:
         f"closed the record of {closed.instance!r} at {closed.address} (after savepoint {closed.sequence}): {closed.lamports} lamports returned to {closed.authority}, transaction {closed.signature}"
     )
     if as_json:
-        _emit(dataclasses.asdict(closed))
+        _emit(closed.as_dict())
 
 
 @key.command("rotate")
@@ -1820,7 +1824,7 @@ def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
         f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
     )
     if as_json:
-        _emit({**dataclasses.asdict(rotation), "keypair": str(done.keypair), "config": str(done.config)})
+        _emit({**rotation.as_dict(), "keypair": str(done.keypair), "config": str(done.config)})
 
 
 @main.command()

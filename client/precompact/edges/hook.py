@@ -105,7 +105,10 @@ class HookResult:
 
 def run(agent: str = CLAUDE) -> None:
     """`precompact hook`: answers the invocation on stdin, on stdout and stderr. Never fails."""
-    result = handle(sys.stdin.buffer.read(), agent)
+    try:
+        result = handle(sys.stdin.buffer.read(), agent)
+    except Exception as e:  # noqa: BLE001  a hook never blocks the agent: said, exit 0
+        result = HookResult(stderr=f"precompact hook: failed before reaching a project ({type(e).__name__}: {e})")
     from precompact.boundary import terminal
 
     try:
@@ -131,7 +134,7 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     """Answers one hook invocation of `agent` given its stdin bytes."""
     try:
         payload = json.loads(raw)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than json recurses
         return HookResult(stderr=f"precompact hook: stdin is not JSON ({e}); nothing saved")
     if not isinstance(payload, dict):
         return HookResult(stderr="precompact hook: stdin must be a JSON object; nothing saved")
@@ -155,13 +158,16 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     # These two fire on every prompt and tool call: only a compaction's pending addendum is work,
     # and with none there is nothing to do and nothing to say (a configuration not approved as it
     # is, is said at session start and compaction, not on every tool call).
-    if event in AFTER_COMPACTION and not discovery.something_pending(found[0], payload.get("session_id")):
-        return HookResult()
-    if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, found[0]):
-        from precompact.config import approval
-
-        if approval.approved_as_is(os.path.join(found[0], discovery.CONFIG_NAME)):
+    try:
+        if event in AFTER_COMPACTION and not discovery.something_pending(found[0], payload.get("session_id")):
             return HookResult()
+        if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, found[0]):
+            from precompact.config import approval
+
+            if approval.approved_as_is(os.path.join(found[0], discovery.CONFIG_NAME)):
+                return HookResult()
+    except Exception:  # noqa: BLE001, S110  the quick answer failed on outside input: the handler decides, and logs
+        pass
     return _in_project(found[0], event, payload, agent)
 
 

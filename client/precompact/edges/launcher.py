@@ -27,10 +27,10 @@ def main(argv: list[str], plugin_root: str) -> int:
         try:
             event = json.loads(raw)
             cwd = event.get("cwd")
-        except (ValueError, AttributeError):
-            event, cwd = None, None
-        if isinstance(cwd, str) and (not configuration_above(cwd) or nothing_pending(event, cwd)):
-            return 0
+            if isinstance(cwd, str) and (not configuration_above(cwd) or nothing_pending(event, cwd)):
+                return 0
+        except (ValueError, AttributeError, RecursionError, OSError):
+            pass  # not an event the quick answer reads (or a cwd no path can be): the hook itself says why
     from pathlib import Path
 
     from precompact.boundary import terminal
@@ -39,7 +39,10 @@ def main(argv: list[str], plugin_root: str) -> int:
     launcher = Launcher(Path(plugin_root), os.environ)
     try:
         if argv == ["plugin-hook"]:
-            stdout, stderr = launcher.hook(raw)
+            try:
+                stdout, stderr = launcher.hook(raw)
+            except Exception as e:  # noqa: BLE001  a hook never blocks Claude Code: said, exit 0
+                stdout, stderr = "", f"precompact plugin: the hook failed ({type(e).__name__}: {e}); nothing done"
             if stdout:
                 terminal.answer(stdout)
             if stderr:

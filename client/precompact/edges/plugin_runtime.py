@@ -136,7 +136,7 @@ class Launcher:
         """`plugin-hook`: what Claude Code's hook gets on stdout and stderr. Never fails."""
         try:
             payload = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than json recurses
             return "", "precompact plugin: the hook's input is not JSON; nothing done"
         if (
             not isinstance(payload, dict)

@@ -14,9 +14,7 @@ committed one; it is no root of its own.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +23,7 @@ from precompact.boundary import logs_dir, private_file
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
+from precompact.records import Record, field
 from precompact.verifier import savepoint as verification
 from precompact.verifier import signed, verdicts
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
@@ -60,8 +59,7 @@ class NotVouched(ResurrectError):
     that came with the project) or it fails its checks; nothing of it is given."""
 
 
-@dataclass
-class Resurrection:
+class Resurrection(Record):
     instance: str  # whose savepoint came back
     into: str  # the instance running now
     savepoint: savepoint_log.Savepoint
@@ -171,7 +169,7 @@ def resurrect(
     if source != LOCAL_INDEX and name != config.instance:
         # A teammate's (or another machine's) instance, read from its branch: held to its own
         # key, the one its index is signed with, and to that key's on-chain record; never yours.
-        roots = dataclasses.replace(config, authority=_own_key(savepoints, name, source))
+        roots = config.replace(authority=_own_key(savepoints, name, source))
     try:
         checked = verification.check(
             roots, remote, remote_problem, savepoints, target, unrooted, signed.configured_key(roots)
@@ -218,7 +216,7 @@ def from_this_machine(
     name = instance or config.instance
     given = saved if name == config.instance else None  # another instance's are read here
     if name != config.instance:
-        config = dataclasses.replace(config, instance=name)
+        config = config.replace(instance=name)
     savepoints = savepoint_log.savepoints(config.logs, name) if given is None else given
     if not savepoints:
         raise ResurrectError(f"no savepoint of {name} in {savepoint_log.index_path(config.logs)}")

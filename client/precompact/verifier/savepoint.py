@@ -10,13 +10,13 @@ and the chain as the worker recorded them in the index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
+from precompact.records import Record, field
 from precompact.verifier import signed, verdicts
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
 
@@ -34,8 +34,7 @@ class Unusable(PrecompactError):
         self.git_unread = git_unread
 
 
-@dataclass
-class Checked:
+class Checked(Record):
     """The verifier's checks on one savepoint, and the bytes they were made on."""
 
     checks: dict[str, Check]

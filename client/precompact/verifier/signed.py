@@ -25,13 +25,13 @@ a line this machine did not write).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
+from precompact.records import Record
 from precompact.verifier import verdicts
 
 DOMAIN = b"precompact/index-line/v1\0"
@@ -124,8 +124,7 @@ def locally_rooted(savepoint: Savepoint, found: verdicts.Snapshot | None, signer
     return found
 
 
-@dataclass(frozen=True)
-class Signer:
+class Signer(Record, frozen=True):
     """The user's signing key, read from a Solana CLI keypair file (64 bytes: seed, public key)."""
 
     seed: bytes
