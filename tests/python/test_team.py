@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from precompact.edges.cli import EXIT_NOT_VERIFIED
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
@@ -440,7 +441,9 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
     index = bob.path / "logs" / "precompact-savepoint.jsonl"
     before = index.read_bytes() if index.exists() else b""
     unpinned = bob.run("resurrect", "--from", "alice")
-    assert unpinned.returncode == 0, unpinned.stdout + unpinned.stderr
+    assert unpinned.returncode == EXIT_NOT_VERIFIED, (
+        unpinned.stdout + unpinned.stderr
+    )  # intact, vouched by no root of bob's
     assert f"signed by {theirs}, not yours (this project's key is {yours}): pass --signer {theirs}" in unpinned.stdout
     assert "✓" not in unpinned.stdout and "Ready to resume work" not in unpinned.stdout
     assert "NOT VERIFIED" in unpinned.stdout

@@ -957,6 +957,8 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         terminal.echo(api.render_resurrection(found, output))
     if not found.intact:
         sys.exit(EXIT_FAILED)
+    if not found.verified:  # served because it was asked for by name, and saying so (NOT VERIFIED, `verified: false`)
+        sys.exit(EXIT_NOT_VERIFIED)
 
 
 def _resurrected(

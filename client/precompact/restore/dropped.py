@@ -2043,9 +2043,10 @@ def of_savepoint(config: Config, instance: str | None = None, sequence: int | No
 
 
 def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped:
-    """What compaction dropped from a savepoint already loaded and checked; refused if it failed a
-    check, unless only this machine's copy did and git's stood in for it (its `copy_note` says so)."""
-    refuse_failed(found)
+    """What compaction dropped from a savepoint already loaded and checked; refused (NotVouched)
+    unless a root vouches for it, or only this machine's copy failed and git's stood in for it
+    (its `copy_note` says so)."""
+    found.check_vouched()
     with _collector_paused():
         history = [entry for _, entry in found.contents.located_entries()]
         entries = history[: capture.before_compaction(found.savepoint, history)]
@@ -2062,16 +2063,6 @@ def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped
         len(entries),
         resurrection.copy_note(found),
     )
-
-
-def refuse_failed(found: resurrection.Resurrection) -> None:
-    """Raises ResurrectError when the savepoint failed a check, unless only this machine's copy
-    did and git's stood in for it."""
-    if not found.intact and not found.replaced_from_git:
-        failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == resurrection.FAILED)
-        raise resurrection.ResurrectError(
-            f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); run `precompact verify`"
-        )
 
 
 @contextlib.contextmanager
@@ -2106,7 +2097,7 @@ def _summary(config: Config, found: resurrection.Resurrection, history: list, en
     # (SessionStart and PostCompact run before it does): the next ones are read until one holds it.
     for other in later:
         after = resurrection.from_this_machine(config, found.instance, other.sequence)
-        if after.intact:
+        if after.copy_verified:
             text = _summary_entry([entry for _, entry in after.contents.located_entries()][entries:])
             if text:
                 return text, LATER_SAVEPOINT.format(other.sequence)

@@ -37,6 +37,7 @@ __all__ = [
     "OFF",
     "VERIFIED",
     "Check",
+    "NotVouched",
     "ResurrectError",
     "Resurrection",
     "from_this_machine",
@@ -53,17 +54,55 @@ class WrongTime(ResurrectError, WrongValue):
     """An --at that is not an ISO 8601 time."""
 
 
+class NotVouched(ResurrectError):
+    """What a savepoint holds was asked for, and no root vouches for the copy in use (a `logs/`
+    that came with the project) or it fails its checks; nothing of it is given."""
+
+
 class Resurrection(Record):
     instance: str  # whose savepoint came back
     into: str  # the instance running now
     savepoint: savepoint_log.Savepoint
     later: int  # savepoints of `instance` newer than this one
     path: Path  # the snapshot on disk
-    contents: snapshot.SnapshotReader
+    _contents: snapshot.SnapshotReader  # read through `contents`, which refuses what no root vouches for
     checks: dict[str, Check]
     source: str
     lineage: list[str] = field(default_factory=list)
     restored_state: Path | None = None
+
+    @property
+    def contents(self) -> snapshot.SnapshotReader:
+        """What the savepoint holds, for every reader of it (export, uncompact, dropped, the
+        briefs, the viewer's pages): only once `check_vouched` passes."""
+        self.check_vouched()
+        return self._contents
+
+    def contents_as_asked(self) -> snapshot.SnapshotReader:
+        """What the savepoint holds, whatever its checks say: only for `resurrect`'s report and
+        JSON, which the user asks for by name, which say NOT VERIFIED or NOT INTACT first and
+        exit non-zero (tests/python/test_architecture.py keeps every other reader on `contents`)."""
+        return self._contents
+
+    def check_vouched(self) -> None:
+        """The check every reader of what the savepoint holds meets: a root (this machine's
+        recorded hash, your signing key's signature or the chain) vouches for the copy in use
+        (verdicts.copy_vouched: git's, when only this machine's failed). NotVouched otherwise,
+        in one line that names the check and the fix; `recall` and `show` hold their snapshots
+        to the same roots (verifier.signed.local_document)."""
+        if self.copy_verified:
+            return
+        n = self.savepoint.sequence
+        failed = [f"{name}: {c.detail}" for name, c in self.checks.items() if c.status == FAILED]
+        if failed:
+            raise NotVouched(
+                f"savepoint {n} of {self.instance} failed a check ({failed[0]}); nothing of it is given; run `precompact verify`"
+            )
+        why = "; ".join(f"{name}: {self.checks[name].detail}" for name in ("integrity", "chain") if name in self.checks)
+        raise NotVouched(
+            f"savepoint {n} of {self.instance} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain): {why}; "
+            "nothing of it is given. `precompact resurrect --format report` shows the checks"
+        )
 
     @property
     def document(self) -> snapshot.Document:
@@ -97,9 +136,9 @@ class Resurrection(Record):
         """The restored conversation's bytes: a chunked snapshot's history rebuilt from its
         chunks, not the snapshot file (which only lists them)."""
         try:
-            return self.contents.history_end - len(chunks.HISTORY_OPEN)
+            return self._contents.history_end - len(chunks.HISTORY_OPEN)
         except ValueError:
-            return len(self.contents.data)
+            return len(self._contents.data)
 
 
 def resurrect(
@@ -146,7 +185,13 @@ def resurrect(
             checked.checks, str(roots.authority), signed.configured_key(config), signer
         )
     found = _kept(config, name, savepoints, target, source, checked, remote)
-    continues = found.verified and record_lineage and name != config.instance
+    continues = found.intact and record_lineage and name != config.instance
+    if continues and not found.verified and roots is config:
+        # A copy in logs/ no root vouches for: its lineage would be written into every later snapshot.
+        raise ResurrectError(
+            f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the lineage was not recorded"
+        )
+    continues = continues and found.verified  # a branch signed by a key not yours: reported, not continued
     if continues and savepoint_log.read(config.logs).lineage(config.instance) != found.lineage:
         savepoint_log.record_lineage(config.logs, config.instance, target, found.lineage)
     if restore_state:

@@ -71,6 +71,13 @@ def signed_by(savepoint: Savepoint, key: str | None) -> bool:
     return bool(wanted) and any(_valid(key, s.signature, message(savepoint)) for s in wanted)
 
 
+def line_vouched(savepoint: Savepoint, key: str | None) -> bool:
+    """Whether a root vouches for the savepoint's index line: this machine's tag, or `key`'s
+    signature over it. What the line states (its time, its summary) counts only then; its
+    snapshot's bytes are held to it where they are read (`local_document`)."""
+    return savepoint.written_here or signed_by(savepoint, key)
+
+
 def refuted(savepoint: Savepoint, key: str) -> bool:
     """Whether a line claims `key`'s signature over the savepoint and it does not verify: an
     altered line or an altered signature (another key's claims are not this root's to judge)."""
