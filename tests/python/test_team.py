@@ -187,6 +187,29 @@ def test_one_person_on_two_machines_pushes_from_both_and_sees_both(tmp_path):
     assert found["gabriel desktop"]["this_project"] and "(your key)" in found["gabriel laptop"]["detail"]
 
 
+def test_one_instance_on_two_machines_verifies_after_the_other_saved_and_this_one_restored(tmp_path):
+    """The branch in precompact's git directory here is behind the remote's once the other
+    machine has saved: a savepoint only the remote's branch holds is no rewrite."""
+    remote = bare_remote(tmp_path)
+    laptop = person(tmp_path, "gabriel", str(remote), folder="laptop")
+    keys = laptop.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    assert laptop.save().returncode == SAVED
+    desktop = person(
+        tmp_path, "gabriel", str(remote), "--keypair", str(keypair), "--identity", str(identity), folder="desktop"
+    )
+    assert desktop.run("restore").returncode == 0
+    assert desktop.save().returncode == SAVED
+    assert desktop.run("flush").returncode == 0
+    restored = laptop.run("restore")
+    assert restored.returncode == 0 and "restored 1 savepoint(s)" in restored.stdout, restored.stdout + restored.stderr
+    assert laptop.run("flush").returncode == 0
+    verified = laptop.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("✓ 2 savepoint(s) verified"), verified.stdout
+
+
 def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_altered_one(tmp_path):
     remote = bare_remote(tmp_path)
     alice = person(tmp_path, "alice", str(remote), "--no-encrypt")

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from precompact.edges.cli import EXIT_NOT_VERIFIED, main
-from support.commands import INSTANCE, initialized_and_funded, invoke, statuses
+from support.commands import INSTANCE, initialized_and_funded, invoke, run_git, statuses
 from support.projects import savepoint_branch, store, store_git
 
 
@@ -75,9 +75,14 @@ def test_edited_and_deleted_index_lines_are_named(workspace, localnet, monkeypat
 
 
 def test_rewritten_git_history_is_named(workspace, localnet, monkeypatch):
+    """Rewound here and on the remote: savepoints 2 and 3 are on neither branch. (The branch here
+    alone behind the remote's is another machine of the instance having saved: no rewrite,
+    test_team.py::test_one_instance_on_two_machines_verifies_after_the_other_saved_and_this_one_restored.)"""
     project = setup_three(workspace, localnet, monkeypatch)
+    _, remote = workspace
     first_commit = statuses(project)[0]["commit"]
     store_git(project, "update-ref", f"refs/heads/{savepoint_branch(INSTANCE)}", first_commit)
+    run_git(remote, "update-ref", f"refs/heads/{savepoint_branch(INSTANCE)}", first_commit)
     result = verify()
     assert result.exit_code == 1
     assert (

@@ -166,10 +166,16 @@ class GitEvidence:
         shared = self.target.legacy if self.target.legacy_ref else None
         legacy = gitstore.branch_commits(self.repo, shared) if shared else set()
         here = gitstore.branch_commits(self.repo, self.target.branch) | legacy
+        remote = self.remote_branch
+        fetched = remote.problem is None and remote.exists
+        if here and fetched:
+            # Another machine of this instance may have saved since this one last fetched: the
+            # branch here is behind the remote's, which is no rewrite (`restore` takes its lines).
+            held = here | self._remote_commits
+            return HeldBy(f"branch {self.target.branch} here or on {remote.remote}", held)
         if here:
             return HeldBy(f"branch {self.target.branch}", here)
-        remote = self.remote_branch
-        if remote.problem is not None or not remote.exists:
+        if not fetched:
             return None
         return HeldBy(f"{remote.remote}'s branch {remote.branch}", self._remote_commits)
 
