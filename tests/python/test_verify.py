@@ -299,3 +299,7 @@ def test_a_moved_project_still_catches_a_rewritten_remote_and_a_lost_branch_is_n
     lost = precompact(again, "verify")
     assert lost.returncode == EXIT_NOT_VERIFIED and "rewritten" not in lost.stdout, lost.stdout
     assert f"origin has no branch {project.branch}" in lost.stdout
+    resurrected = precompact(again, "resurrect")  # its own git check words it as verify does
+    assert "rewritten" not in resurrected.stdout and f"origin has no branch {project.branch}" in resurrected.stdout, (
+        resurrected.stdout
+    )

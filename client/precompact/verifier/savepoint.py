@@ -18,7 +18,7 @@ from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
 from precompact.records import Record, field
 from precompact.verifier import signed, verdicts
-from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
+from precompact.verifier.verdicts import FAILED, NOT_ON_REMOTE, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
 
 if TYPE_CHECKING:  # a session start's check (check_recorded) reads no git evidence
     from precompact.verifier.evidence import GitEvidence
@@ -226,6 +226,13 @@ def _git(
     if not remote.has_commit(commit):
         if remote.remote_branch.problem is not None:
             return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {remote.remote_branch.problem}"), None
+        if (
+            not remote.remote_branch.exists
+        ):  # no branch at all is no evidence of a rewrite (a moved project, a new machine)
+            branch = remote.remote_branch
+            return Check(
+                NOT_ON_REMOTE, f"commit {commit[:12]} is not here, and {branch.remote} has no branch {branch.branch}"
+            ), None
         return Check(
             FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
         ), None
