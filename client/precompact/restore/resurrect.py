@@ -276,8 +276,9 @@ def _kept(
 ) -> Resurrection:
     """The checked savepoint as a Resurrection, keeping what only git had: the snapshot (never
     over an altered local file, which is evidence) and the chunks; in logs/ when logs/ indexes
-    the savepoint, else (another instance's, read from its branch) beside that branch in
-    precompact's git directory, as `recall --from` keeps it: in logs/ it would have no index line."""
+    the savepoint, else (read from a branch: another instance's, or this one's where logs/ does not
+    index it, as on a second machine) beside that branch in precompact's git directory, as
+    `recall --from` keeps it: in logs/ it would have no index line."""
     logs, path = config.logs, config.root / target.snapshot_file
     if source != LOCAL_INDEX and remote is not None:
         # Here only: a session start, which reads logs/ alone, must not import GitPython.

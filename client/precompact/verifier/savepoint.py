@@ -226,10 +226,8 @@ def _git(
     if not remote.has_commit(commit):
         if remote.remote_branch.problem is not None:
             return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {remote.remote_branch.problem}"), None
-        if (
-            not remote.remote_branch.exists
-        ):  # no branch at all is no evidence of a rewrite (a moved project, a new machine)
-            branch = remote.remote_branch
+        branch = remote.remote_branch
+        if not branch.exists:  # no branch at all is no evidence of a rewrite (a moved project, a new machine)
             return Check(
                 NOT_ON_REMOTE, f"commit {commit[:12]} is not here, and {branch.remote} has no branch {branch.branch}"
             ), None
