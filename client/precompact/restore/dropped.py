@@ -1221,15 +1221,18 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
-                echoes.repeated(_command_of(block), add, spoke=False)
+                echoes.repeated(_command_of(block) or "", add, spoke=False)
                 _tool_use(block, position, add, identifiers, commands, reads, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 use = block.get("tool_use_id")
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
-                if where and block.get("is_error") is not True:
-                    read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
-                if use in commands:
-                    echoes.hear(commands[use][0], _result_text(block.get("content"))[:OUTPUT_CHARS], position)
+                read = where if where and block.get("is_error") is not True else None
+                if read or use in commands:
+                    output = _result_text(block.get("content"))[:OUTPUT_CHARS]
+                    if read:
+                        read_since.append((output, position, read))
+                    if use in commands:
+                        echoes.hear(commands[use][0], output, position)
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1378,8 +1381,7 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         add("file read", arguments[READ_TOOLS[name]], position)
         if isinstance(block.get("id"), str):
             reads[block["id"]] = arguments[READ_TOOLS[name]]
-    elif name in conversation.SHELL_TOOLS and isinstance(arguments.get(conversation.SHELL_TOOLS[name]), str):
-        command = arguments[conversation.SHELL_TOOLS[name]]
+    elif (command := _command_of(block)) is not None:
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
         _files_written(command, position, add)
@@ -1877,13 +1879,13 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
                 add("file read", word, position)
 
 
-def _command_of(block: dict) -> str:
-    """A shell call's command, "" for any other tool's call."""
+def _command_of(block: dict) -> str | None:
+    """A shell call's command, None for any other tool's call (or a shell call without one)."""
     name, given = block.get("name"), block.get("input")
     if not isinstance(name, str) or name not in conversation.SHELL_TOOLS or not isinstance(given, dict):
-        return ""
+        return None
     command = given.get(conversation.SHELL_TOOLS[name])
-    return command if isinstance(command, str) else ""
+    return command if isinstance(command, str) else None
 
 
 def _files_named(prose: str, read_since: list[tuple[str, int, str]], position: int, add: Add) -> None:
