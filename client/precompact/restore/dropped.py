@@ -439,6 +439,19 @@ _BUILD_TIME = re.compile(
     r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
 )
 # What frames a query's result: psql's and mysql's rules, their row counts.
+# A command that names the fields it prints (`jq '{grade, score}'`, `vault kv get -field=x`,
+# `kubectl … -o jsonpath=…`, `--format=%h`, `--query`, `awk '{print $1, $NF}'`, `cut -d, -f2`):
+# its short output is the answer it was run for, dates and names as well as figures.
+_SELECTS_FIELDS = re.compile(
+    r"\bjq\b[^|]*?['\"\s](?:\.[\w\[]|\{)|\byq\s|-field=|-o\s*=?\s*(?:jsonpath|go-template|custom-columns)"
+    r"|--format[= ]|--query[= ]|--jq\s|\bawk\s[^|]*\bprint\b|\bcut\s+(?:-\S+\s+)*-[fc]"
+)
+SELECTED_LINES = 6  # a longer output of a command that selects fields is a listing, not its answer
+_ONLY_BRACKETS = re.compile(r"[\[\]{}(),]*")
+# A crontab's line: five schedule fields (one a `*` at least) and its command (`15 3 * * * backup …`).
+_CRON_LINE = re.compile(r"^[ \t]*((?=[^\n]*\*)(?:[\d*/,-]+[ \t]+){4}[\d*/,A-Za-z-]+)[ \t]+\S.*$", re.MULTILINE)
+# What a database or a runtime says after its error line, of the same failure (`DETAIL:  Key (email)=(…) already exists.`).
+_ERROR_DETAIL = re.compile(r"[ \t]*(?:DETAIL|HINT|Caused by):[ \t]+\S.*")
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
@@ -1180,6 +1193,9 @@ def facts(entries: Iterable[object]) -> list[Fact]:
         key = _key(kind, text, cwd[-1] if cwd else None)
         held = found.get(key)
         if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
+            # A file found by a search and then edited keeps the line it was found by: what was looked for.
+            if detail is None and held is not None and kind in _PATH_KINDS:
+                detail = held.detail
             found[key] = Fact(kind, text[:FACT_CHARS], entry, detail, POSSIBLY_DROPPED if guessed else DROPPED)
 
     scanned: set[tuple[str, bool]] = set()
@@ -1544,7 +1560,11 @@ def _why(text: str, errors: list[str]) -> str:
     warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "ARNING" in text.upper() else []
     diagnosed = [m.group(1).strip() for m in _DIAGNOSTIC.finditer(text)]
     telling = [line for line in asserted + errors + warned + diagnosed if not _GENERIC_ERROR.search(line)]
-    return (telling or errors or [_first_line(text)])[0]
+    why = (telling or errors or [_first_line(text)])[0]
+    at = text.find(why)
+    after = text[text.find("\n", at) + 1 :] if at >= 0 and "\n" in text[at:] else ""
+    told = _ERROR_DETAIL.match(after[: after.find("\n") if "\n" in after else len(after)])
+    return f"{why} {told.group(0).strip()}" if told else why
 
 
 def _first_line(text: str) -> str:
@@ -1584,10 +1604,14 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
+    # The fields a command asked for are its answer, all of it: its lines are not read again for measurements.
+    if not errors and _selected(command, text, position, add):
+        return False
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
     _build_time(command, text, position, add)
     _last_answer(command, text, position, add)
     _query_answer(command, text, position, add)
+    _schedules(command, text, position, add)
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
@@ -1643,6 +1667,34 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _HEX.match(lines[0])
     ):
         add("measurement", lines[0], position, command[:200])
+
+
+def _selected(command: str, text: str, position: int, add: Add) -> bool:
+    """The output of one command that names the fields it prints (`_SELECTS_FIELDS`), when it is
+    SELECTED_LINES short lines or fewer: one fact, its lines together ("grade": "D"; "score": 35),
+    what the command was run to learn; a measurement if it holds a telling figure, else an
+    identifier (a date a secret was rotated, the image a deployment runs). Whether it was that answer."""
+    if len(text) > ANSWER_CHARS * SELECTED_LINES * 2 or not _SELECTS_FIELDS.search(command):
+        return False
+    # a chain prints the answers of several; `git log --format` is read for its commits and authors
+    if re.search(r"&&|;|\|\|", command_core(command)) or _GIT_HISTORY.search(command):
+        return False
+    lines = [line.strip().rstrip(",") for line in text.splitlines() if not _ONLY_BRACKETS.fullmatch(line.strip())]
+    if not 0 < len(lines) <= SELECTED_LINES or any(len(line) > ANSWER_CHARS for line in lines):
+        return False
+    answer = "; ".join(lines)
+    measured = _telling_numbers(_RUN_DURATION.sub(" ", answer))
+    add("measurement" if measured else "identifier", answer, position, command[:200])
+    return True
+
+
+def _schedules(command: str, text: str, position: int, add: Add) -> None:
+    """The crontab lines an output shows (`15 3 * * * backup prune.sh`), each a setting: when a
+    job runs is what a session about a job that ran (or did not) turns on."""
+    if "*" not in text:
+        return
+    for m in islice(_CRON_LINE.finditer(text), FOUND_FILES):
+        add("setting", m.group(0).strip()[:200], position, command[:200])
 
 
 def _build_time(command: str, text: str, position: int, add: Add) -> None:
@@ -1862,7 +1914,8 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
     from a file is read where it stands."""
     core = command_core(command)
-    if _SEARCH.match(core):
+    # a search may be the last of a chain (`free -g && grep -n jvmargs gradle.properties`)
+    if any(_SEARCH.match(part.strip()) for part in core.split(" && ")):
         found: dict[str, str] = {}
         for line in text.splitlines():
             m = re.match(r"^([\w./@+-]+\.[A-Za-z]\w{0,7}):\d+[:-]", line)
