@@ -1918,7 +1918,7 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
     if any(_SEARCH.match(part.strip()) for part in core.split(" && ")):
         found: dict[str, str] = {}
         for line in text.splitlines():
-            m = re.match(r"^([\w./@+-]+\.[A-Za-z]\w{0,7}):\d+[:-]", line)
+            m = re.match(r"^([^\s:]+\.[A-Za-z]\w{0,9}):\d+[:-]", line)
             if m and m.group(1) not in found:
                 found[m.group(1)] = line.strip()[:200]
         if len(found) <= FOUND_FILES:
