@@ -327,11 +327,11 @@ _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
     # an amount of money; a count, what it counts may have one word before it ("41 mixed-case rows")
-    r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
+    r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[kKM](?= ))?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
     r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
-    # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
-    r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s)\b"
+    # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`, `180k SKUs`)
+    r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s|[A-Z]{2,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
     r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
 )
@@ -1777,12 +1777,16 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
     if not _measured(text):  # most of the model's prose reports no figure: not split then
         return
     for sentence in sentences(text):
+        previous = ""
         for clause in _CLAUSE_END.split(sentence):
             clause = clause.strip(" ,.")
-            if len(clause) > PROSE_CLAUSE_CHARS or not _measured(clause):
+            # a figure alone ("The covering version on the same sample: 0.31 s") is told by the clause before it
+            told = f"{previous}: {clause}" if previous and _BARE_VALUE.fullmatch(clause) else clause
+            previous = clause
+            if len(told) > PROSE_CLAUSE_CHARS or not _measured(clause):
                 continue
             if _reports_work(clause):
-                add("measurement", clause, position, guessed=True)
+                add("measurement", told, position, guessed=True)
 
 
 def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
