@@ -954,7 +954,11 @@ class Summary:
 
     def _setting(self, line: str) -> str:
         """A setting's value (`workers = 4`, `default 200`) is kept by a summary sentence that
-        gives it with the setting's name, or as a default: "200 runs" is not "default 200"."""
+        gives it with the setting's name, or as a default: "200 runs" is not "default 200"; a
+        crontab line by its schedule, said as it is (`15 3 * * *`)."""
+        schedule = _CRON_LINE.match(line)
+        if schedule:
+            return KEPT if _whole(self._plain, schedule.group(1)) else DROPPED
         given = [(m.group("value") or m.group("given"), m.group("name") or "default") for m in _SETTING.finditer(line)]
         return KEPT if given and all(self._setting_said(value, name) for value, name in given) else DROPPED
 
@@ -1683,7 +1687,8 @@ def _selected(command: str, text: str, position: int, add: Add) -> bool:
     if not 0 < len(lines) <= SELECTED_LINES or any(len(line) > ANSWER_CHARS for line in lines):
         return False
     answer = "; ".join(lines)
-    measured = _telling_numbers(_RUN_DURATION.sub(" ", answer))
+    # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
+    measured = any(" " in line for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
     add("measurement" if measured else "identifier", answer, position, command[:200])
     return True
 
