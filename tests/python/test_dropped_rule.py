@@ -1171,3 +1171,24 @@ def test_a_figure_the_model_says_alone_is_told_with_its_clause_and_a_thousands_c
     assert not [m for m in measured if "notebooks" in m or "tests" in m], (
         "a size beside a folder's name counts no folders"
     )
+
+
+def test_a_figure_the_model_reports_changed_is_a_measurement_whatever_it_counts_but_a_range_of_dates_is_none():
+    c = Conversation("/p", "changed")
+    c.say("Duplicate crates in the tree went from 14 before the upgrade to 9.")
+    c.say("The outage ran from 14 November to 2 December, per the status page.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured == ["Duplicate crates in the tree went from 14 before the upgrade to 9"], measured
+
+
+def test_a_run_that_exits_0_on_a_warning_line_stopped_itself_but_a_log_read_or_an_earlier_warning_is_no_result():
+    c = Conversation("/p", "stopped")
+    c.bash(
+        "python train.py --max-steps 2000 2>&1 | tail -3",
+        "step 1700 loss 0.99\nWARNING: loss is NaN at step 1774, stopping\n",
+    )
+    c.bash("tail -2 /var/log/app.log", "INFO started\nWARNING: disk almost full\n")
+    c.bash("npm install", "WARNING: deprecated left-pad@1.0.0\nadded 12 packages\n")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "WARNING: loss is NaN at step 1774, stopping" in measured, measured
+    assert not [m for m in measured if "disk" in m or "left-pad" in m], measured

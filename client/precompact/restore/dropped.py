@@ -1612,6 +1612,7 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if not errors and _selected(command, text, position, add):
         return False
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    _stopped(command, text, position, add)
     _build_time(command, text, position, add)
     _last_answer(command, text, position, add)
     _query_answer(command, text, position, add)
@@ -1688,9 +1689,19 @@ def _selected(command: str, text: str, position: int, add: Add) -> bool:
         return False
     answer = "; ".join(lines)
     # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
-    measured = any(" " in line for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
+    measured = any(len(line.split()) > 1 for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
     add("measurement" if measured else "identifier", answer, position, command[:200])
     return True
+
+
+def _stopped(command: str, text: str, position: int, add: Add) -> None:
+    """A run that exited 0 but ended on a warning line (`WARNING: loss is NaN at step 1774,
+    stopping`) stopped itself and said why: that line is its result; not a log read (`tail
+    app.log`: the warnings it read), nor a warning followed by the run's own end."""
+    last = text[-MEASURED_TAIL:].rstrip().rpartition("\n")[2]
+    m = _WARNING_LINE.match(last) if "ARNING" in last.upper() else None
+    if m and not _READS_LOG.search(command.split("|")[0]):
+        add("measurement", m.group(1).strip()[:200], position, command[:200])
 
 
 def _schedules(command: str, text: str, position: int, add: Add) -> None:
@@ -1775,11 +1786,17 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
 
 
+# A figure the model reports changed, whatever it counts ("went from 14 before the upgrade to 9");
+# not a span of days ("from 14 November to 2 December").
+_MONTH = r"(?:\s*(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b)"
+_FROM_TO = re.compile(rf"\bfrom\s+~?\d[\d,.]*\b(?!{_MONTH})[^.;:\n]{{0,40}}?\bto\s+~?\d[\d,.]*\b(?!{_MONTH})")
+
+
 def _prose_measurements(text: str, position: int, add: Add) -> None:
     """What the model reports it measured, in its own words ("41 mixed-case rows remain", "from
     2.87 kB to 3.41 kB"): each clause of its prose with a count or a measure of the work, at most
     PROSE_CLAUSE_CHARS long (a longer one explains, it does not report)."""
-    if not _measured(text):  # most of the model's prose reports no figure: not split then
+    if not _measured(text) and not (_FIGURE.search(text) and _FROM_TO.search(text)):  # most prose reports no figure
         return
     for sentence in sentences(text):
         previous = ""
@@ -1788,9 +1805,10 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
             # a figure alone ("The covering version on the same sample: 0.31 s") is told by the clause before it
             told = f"{previous}: {clause}" if previous and _BARE_VALUE.fullmatch(clause) else clause
             previous = clause
-            if len(told) > PROSE_CLAUSE_CHARS or not _measured(clause):
+            changed = _FROM_TO.search(clause) and _telling_numbers(clause)
+            if len(told) > PROSE_CLAUSE_CHARS or not (changed or _measured(clause)):
                 continue
-            if _reports_work(clause):
+            if changed or _reports_work(clause):
                 add("measurement", told, position, guessed=True)
 
 
