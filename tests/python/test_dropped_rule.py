@@ -734,8 +734,19 @@ def test_a_tool_call_whose_name_is_not_a_string_is_no_edit_and_no_crash():
         # a call with nothing hostile (the model's sentence below is), an edit's line of a million brackets
         ("Bash", {"command": "true"}, "ok"),
         ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = 1\nz = 2\n" + "[a" * 500_000}, "ok"),
+        # a command of a million characters naming no field it selects, its output short enough to be an answer
+        ("Bash", {"command": "jq '" * 250_000}, "a: 1"),
+        ("Bash", {"command": "awk " * 250_000}, "a: 1"),
     ],
-    ids=["unclosed double quote", "unclosed single quote", "author line of spaces", "prose", "edit of brackets"],
+    ids=[
+        "unclosed double quote",
+        "unclosed single quote",
+        "author line of spaces",
+        "prose",
+        "edit of brackets",
+        "jq of no field",
+        "awk of no print",
+    ],
 )
 def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, arguments, output):
     """A bound a quadratic pattern misses by hours (the rule runs in the worker, under its lock),

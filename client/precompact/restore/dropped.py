@@ -441,10 +441,11 @@ _BUILD_TIME = re.compile(
 # What frames a query's result: psql's and mysql's rules, their row counts.
 # A command that names the fields it prints (`jq '{grade, score}'`, `vault kv get -field=x`,
 # `kubectl … -o jsonpath=…`, `--format=%h`, `--query`, `awk '{print $1, $NF}'`, `cut -d, -f2`):
-# its short output is the answer it was run for, dates and names as well as figures.
+# its short output is the answer it was run for, dates and names as well as figures. (Each
+# lookahead bounded: a command of a million `jq ` stays linear.)
 _SELECTS_FIELDS = re.compile(
-    r"\bjq\b[^|]*?['\"\s](?:\.[\w\[]|\{)|\byq\s|-field=|-o\s*=?\s*(?:jsonpath|go-template|custom-columns)"
-    r"|--format[= ]|--query[= ]|--jq\s|\bawk\s[^|]*\bprint\b|\bcut\s+(?:-\S+\s+)*-[fc]"
+    r"\bjq\b[^|]{0,40}?['\"\s](?:\.[\w\[]|\{)|\byq\s|-field=|-o\s*=?\s*(?:jsonpath|go-template|custom-columns)"
+    r"|--format[= ]|--query[= ]|--jq\s|\bawk\s[^|]{0,80}?\bprint\b|\bcut\s+(?:-\S+\s+)*-[fc]"
 )
 SELECTED_LINES = 6  # a longer output of a command that selects fields is a listing, not its answer
 _ONLY_BRACKETS = re.compile(r"[\[\]{}(),]*")
