@@ -40,11 +40,12 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     """The fresh set's floor, just under the rule's figures (`scripts/bench_dropped.py --fresh`):
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
     and 0.665, rule 6 (tool output and commands the session went on with; decisions in prose,
-    values an edit brought in, files a command wrote) 0.559 and 0.757. Far from #41's 0.85: the
-    floor keeps a change from losing what rule 6 gained."""
+    values an edit brought in, files a command wrote) 0.559 and 0.757, rule 7's candidate (what a
+    command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827.
+    Far from #41's 0.85: the floor keeps a change from losing what rules 6 and 7 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.737, (scored.recall, scored.missed)
+    assert scored.precision >= 0.552, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.807, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
