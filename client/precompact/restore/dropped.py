@@ -438,7 +438,6 @@ _BUILD_TIME = re.compile(
     r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
     r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
 )
-# What frames a query's result: psql's and mysql's rules, their row counts.
 # A command that names the fields it prints (`jq '{grade, score}'`, `vault kv get -field=x`,
 # `kubectl … -o jsonpath=…`, `--format=%h`, `--query`, `awk '{print $1, $NF}'`, `cut -d, -f2`):
 # its short output is the answer it was run for, dates and names as well as figures. (Each
@@ -453,6 +452,7 @@ _ONLY_BRACKETS = re.compile(r"[\[\]{}(),]*")
 _CRON_LINE = re.compile(r"^[ \t]*((?=[^\n]*\*)(?:[\d*/,-]+[ \t]+){4}[\d*/,A-Za-z-]+)[ \t]+\S.*$", re.MULTILINE)
 # What a database or a runtime says after its error line, of the same failure (`DETAIL:  Key (email)=(…) already exists.`).
 _ERROR_DETAIL = re.compile(r"[ \t]*(?:DETAIL|HINT|Caused by):[ \t]+\S.*")
+# What frames a query's result: psql's and mysql's rules, their row counts.
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
@@ -1560,7 +1560,8 @@ def _error_lines(text: str) -> list[str]:
 def _why(text: str, errors: list[str]) -> str:
     """The line of a failed command's output that says why: a test's assertion (`want 500`,
     `Expected: …`), else its first error or warning line that is not only "it failed" (`could not
-    compile … due to 1 previous error`), else its first line."""
+    compile … due to 1 previous error`), else its first line; with the `DETAIL:` (`HINT:`,
+    `Caused by:`) line right after it, which says what of the data failed."""
     asserted = [m.group(1).strip() for m in _ASSERTION_LINE.finditer(text) if len(m.group(1)) <= 300]
     warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "ARNING" in text.upper() else []
     diagnosed = [m.group(1).strip() for m in _DIAGNOSTIC.finditer(text)]
