@@ -448,7 +448,8 @@ def log_failure(root: Path, event, reason: str) -> bool:
         logs = root / "logs"
         line = f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
-        if not isinstance(sys.exc_info()[1], PrecompactError):
+        error = sys.exc_info()[1]
+        if error is not None and not isinstance(error, PrecompactError):
             fd = logs_dir.open_file(logs, DEBUG_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             with os.fdopen(fd, "a") as f:
                 f.write(Redactor().redact(f"{line}\n{traceback.format_exc()}\n"))
