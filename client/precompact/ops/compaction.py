@@ -388,6 +388,8 @@ def session_start_brief(
     try:
         found = resurrection.from_this_machine(loaded, sequence=sequence, saved=saved)
     except resurrection.ResurrectError as e:
+        # The session is told in one line; the user finds why in the errors log.
+        log_failure(loaded.root, "SessionStart", f"savepoint {sequence} could not be restored: {e}")
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
         return restore_brief.unvouched(found)
