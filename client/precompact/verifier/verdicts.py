@@ -187,7 +187,9 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
 
     where = f"the account at {roots.address}"
     if owner != str(roots.program_id):
-        raise Broken("layer 3", None, f"{where} is owned by {owner}, not the precompact program {roots.program_id}")
+        # the owner is the RPC endpoint's word: quoted unless it is an address's letters and digits
+        said = owner if owner.isascii() and owner.isalnum() else quoting.inline(owner)
+        raise Broken("layer 3", None, f"{where} is owned by {said}, not the precompact program {roots.program_id}")
     try:
         found = record.decode(data)
     except record.RecordError as e:
