@@ -14,8 +14,6 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import orjson
-
 from precompact.records import Record, field
 
 TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList")
@@ -141,6 +139,8 @@ def summary_since(path: Path, unix_time: int, limit: int = TAIL_LIMIT_BYTES) -> 
 def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
     """The JSON object entries of the transcript at `path`, newest first, from its last `limit`
     bytes (a partial last line is ignored; nothing when the file cannot be read)."""
+    import orjson  # here: a session start's brief reads a snapshot's entries, not a transcript
+
     try:
         f = path.open("rb")
     except OSError:
