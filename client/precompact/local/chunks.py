@@ -40,7 +40,6 @@ TARGET_BYTES = 1 << 20
 CHUNKED_OPEN = b'{"conversation_chunks":['
 HISTORY_OPEN = b'{"conversation_history":['
 _NAME = re.compile(r"[0-9a-f]{64}")
-_WIDE_NUMBER = b"e+"  # how canonical JSON spells a number of 1e16 or more
 _STALE = re.compile(r"\.[0-9a-f]{64}\.\d+\.tmp")
 
 
