@@ -18,12 +18,11 @@ import fcntl
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-
-import orjson
 
 from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
@@ -289,11 +288,14 @@ def read(logs: Path) -> IndexRead:
 
 
 def _loads(raw: bytes) -> object:
-    """A line's JSON value, as the standard library reads it: orjson where it reads the same
-    (every session start reads the index, which grows with the project), json for what orjson
-    refuses (NaN, a lone surrogate escape, UTF-16) and for a line with 19 digits in a row, which
-    may be an integer beyond 64 bits (orjson reads it as a float)."""
-    if not _LONG_DIGITS.search(raw):
+    """A line's JSON value, as the standard library reads it: by orjson where it reads the same,
+    when the process has loaded it for its own work (a savepoint's writer, recall: the index
+    grows with the project), else by json (a session start's brief, which would import orjson,
+    about 6 ms, for nothing else). json reads what orjson refuses (NaN, a lone surrogate escape,
+    UTF-16) and a line with 19 digits in a row, which may be an integer beyond 64 bits (orjson
+    reads it as a float)."""
+    orjson = sys.modules.get("orjson")
+    if orjson is not None and not _LONG_DIGITS.search(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:

@@ -39,7 +39,7 @@ class Checked(Record):
 
     checks: dict[str, Check]
     snapshot: verdicts.Snapshot  # the snapshot bytes that hash to the value wanted
-    document: bytes  # the full document those bytes stand for (a chunked one rebuilt)
+    document: bytes | chunks.Rebuilt  # the full document those bytes stand for (a chunked one rebuilt)
     from_git: bytes | None = None  # snapshot bytes only git had (the local file is missing or altered)
     chunks_from_git: list[bytes] = field(default_factory=list)  # chunks logs/ did not have
 
@@ -266,7 +266,7 @@ def _git(
 
 def _document(
     logs, remote: GitEvidence | None, found: verdicts.Snapshot, target: Savepoint, commit: str | None, checks: dict
-) -> tuple[bytes, list[bytes]]:
+) -> tuple[bytes | chunks.Rebuilt, list[bytes]]:
     """The full document: a chunked snapshot's chunks from logs/, else from git at `commit`,
     each checked against the hash the snapshot lists; and the chunks only git had. An altered
     local chunk fails the "chunks" check, as an altered snapshot file does."""
@@ -290,7 +290,7 @@ def _document(
 
     where = f"logs/{chunks.CHUNKS_DIR}/" + (f" or commit {commit[:12]}" if commit else "")
     try:
-        document = verdicts.contents(found, fetch, where)
+        document = verdicts.parts(found, fetch, where)
     except verdicts.Broken as e:
         raise Unusable(
             f"savepoint {target.sequence}'s conversation cannot be rebuilt: {e}; run `precompact verify`",
