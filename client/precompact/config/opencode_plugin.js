@@ -75,16 +75,17 @@ export const Precompact = async ({ directory }) => {
   // The brief of each compaction (by its part's id): its first part, asked for once per OpenCode
   // process, and what the summary left out, asked for until it comes (within the bounds above).
   const briefs = new Map();
-  // The sessions this process compacted, and when: what their summary left out cannot be ready
-  // at the first request after it (the worker computes it once the summary is known).
-  const compactedHere = new Map();
+  // The sessions this process compacted: what their summary left out cannot be ready at the
+  // first request after it (the worker computes it once the summary is known), so it is first
+  // asked for ASK_AGAIN_MS after that request, however long the summary took.
+  const compactedHere = new Set();
 
   // The brief of compaction `boundary` in session `sessionID`, both parts as known by now.
   const briefFor = async (boundary, sessionID) => {
     let known = briefs.get(boundary.id);
     if (!known) {
       const first = briefOf(await hook("SessionStart", { session_id: sessionID, source: "compact" }, directory));
-      known = { first, second: "", asks: 0, askedAt: compactedHere.get(sessionID) ?? 0 };
+      known = { first, second: "", asks: 0, askedAt: compactedHere.has(sessionID) ? Date.now() : 0 };
       briefs.set(boundary.id, known);
     }
     const now = Date.now();
@@ -100,7 +101,7 @@ export const Precompact = async ({ directory }) => {
     // Awaited by OpenCode before the summary request: the full history is saved first, and
     // the summariser is told where it is.
     "experimental.session.compacting": async (input, output) => {
-      compactedHere.set(input.sessionID, Date.now());
+      compactedHere.add(input.sessionID);
       const note = (await hook("PreCompact", { session_id: input.sessionID }, directory)).trim();
       if (note && Array.isArray(output.context)) output.context.push(note);
     },
