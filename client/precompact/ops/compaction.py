@@ -526,8 +526,9 @@ def _read_session(
     payload: dict, loaded: configuration.Config, trigger: str, agent: str
 ) -> tuple[snapshot.Session, agents.Read | None]:
     """The session the payload names, its session file read into the document the snapshot
-    reads (agents.read; OSError when that file cannot be read). Every event that reads a session
-    file comes here first: NoTranscript when it is none (`_refuse_non_file`)."""
+    reads (agents.read; OSError when that file cannot be read). Every event that saves from a
+    session file comes here first (`_summary_arrived` checks the one it reads itself):
+    NoTranscript when it is none (`_refuse_non_file`)."""
     from precompact.local import snapshot
     from precompact.transcript import agents
 
