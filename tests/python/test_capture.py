@@ -279,6 +279,11 @@ def said(uuid: str, text: str, kind: str = "user") -> dict:
     return {"type": kind, "uuid": uuid, "message": {"role": kind, "content": text}}
 
 
+def ran_in(directory: Path, entry: dict) -> dict:
+    """`entry` as Claude Code writes it in a session run in `directory`."""
+    return {**entry, "cwd": str(directory)}
+
+
 def boundary(uuid: str) -> dict:
     return {"type": "system", "subtype": "compact_boundary", "uuid": uuid, "content": "Conversation compacted"}
 
@@ -338,14 +343,50 @@ def test_savepoint_without_a_transcript_finds_the_sessions_or_refuses(project, t
     assert "no Claude Code transcript of any session run in" in refused.stderr and "--transcript PATH" in refused.stderr
     folder = home / ".claude" / "projects" / project_folder(str(project.path))
     folder.mkdir(parents=True)
-    write_lines(folder / "older.jsonl", [said("o1", "Older session.")])
+    write_lines(folder / "older.jsonl", [ran_in(project.path, said("o1", "Older session."))])
     os.utime(folder / "older.jsonl", (1, 1))
-    write_lines(folder / "newer.jsonl", [said("n1", "Newer session.")])
+    write_lines(folder / "newer.jsonl", [ran_in(project.path, said("n1", "Newer session."))])
     saved = savepoint()
     assert "savepoint 1 saved" in saved.stdout, saved.stderr
     [event] = [e for e in savepoint_log.read(project.logs).events if e["event"] == "SAVEPOINT_CREATED"]
     assert (event["session_id"], event["messages"]) == ("newer", 1)
     assert "no Claude Code transcript of session gone" in savepoint("--session-id", "gone").stderr
+
+
+def test_only_the_sessions_run_in_the_project_are_imported_or_saved_from_claude_codes_shared_folder(tmp_path):
+    """Claude Code keeps the sessions of my.app, my-app and my/app in one folder: each session's
+    own `cwd` says whose it is, and only this project's (run in it or below it) are read."""
+    home = tmp_path / "home"
+    project = new_project(tmp_path, "my.app", git_layer=False, chain_layer=False)
+    folder = home / ".claude" / "projects" / project_folder(str(project.path))
+    folder.mkdir(parents=True)
+    assert folder.name.endswith("-my-app")
+    preamble = {"type": "summary", "summary": "A title line, written before any cwd"}
+    mine = write_lines(folder / "mine.jsonl", [preamble, ran_in(project.path, said("m1", "Our Okapi plan."))])
+    os.utime(mine, (1, 1))
+    below = write_lines(folder / "below.jsonl", [ran_in(project.path / "src", said("b1", "Below the root."))])
+    os.utime(below, (2, 2))
+    for name, directory in (
+        ("sibling", tmp_path / "my-app"),
+        ("nested", tmp_path / "my" / "app"),
+        ("climbing", project.path / ".." / "my-app"),
+        ("relative", Path("my.app")),
+    ):
+        write_lines(folder / f"{name}.jsonl", [ran_in(directory, said(f"{name}1", "Client Zebra secret plan."))])
+    write_lines(folder / "nameless.jsonl", [said("x1", "Client Zebra secret plan, no cwd.")])
+
+    assert capture.transcripts(project.path, home) == [mine, below]
+    imported = precompact(project.path, "import", "--json", home=home)
+    assert imported.returncode == 0, imported.stderr
+    assert [s["session_id"] for s in json.loads(imported.stdout)["sessions"]] == ["mine", "below"]
+    assert "Zebra" not in precompact(project.path, "recall", "Zebra", home=home).stdout
+    saved = precompact(project.path, "savepoint", "--force", home=home)
+    assert "savepoint 3 saved" in saved.stdout, saved.stderr
+    made = [e for e in savepoint_log.read(project.logs).events if e["event"] == "SAVEPOINT_CREATED"]
+    assert [e["session_id"] for e in made] == ["mine", "below", "below"], "the newest of its own sessions"
+    os.utime(folder / "sibling.jsonl", (time.time() - 25 * 86_400,) * 2)  # Claude Code deletes it soon
+    checks = json.loads(precompact(project.path, "doctor", "--json", home=home).stdout)
+    assert [c["ok"] for c in checks if c["check"] == "sessions"] == [True], "another project's session is not ours"
 
 
 def test_recovery_reads_only_up_to_the_boundary_and_not_twice(project, tmp_path):
@@ -411,7 +452,9 @@ def test_doctor_names_each_fault_with_its_fix_and_passes_a_sound_setup(tmp_path,
     shutil.rmtree(faulty.remote)
     folder = home / ".claude" / "projects" / project_folder(str(faulty.path))
     folder.mkdir(parents=True)
-    old = write_lines(folder / "old-session.jsonl", [said("o1", "An old session nobody archived.")])
+    old = write_lines(
+        folder / "old-session.jsonl", [ran_in(faulty.path, said("o1", "An old session nobody archived."))]
+    )
     os.utime(old, (time.time() - 25 * 86_400,) * 2)
     recent = write_lines(tmp_path / "recent.jsonl", [said("r1", "A session saved while the remote was gone.")])
     saved = precompact(faulty.path, "savepoint", "--transcript", str(recent), home=home)

@@ -5,6 +5,9 @@ hook"; docs/agents.md)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log
@@ -105,3 +108,42 @@ def test_a_worker_that_cannot_start_leaves_what_was_saved_said_and_logged(tmp_pa
     assert [line.split(" ")[1] for line in lines] == ["PreCompact:", "PostCompact:", "SessionEnd:"], lines
     assert all("the background worker could not start" in line and "symbolic link" in line for line in lines)
     assert outside.read_text() == "untouched\n"
+
+
+def test_no_event_reads_a_fifo_a_device_or_a_file_the_kernel_makes_up_as_a_transcript(tmp_path):
+    """A FIFO (its open() waits for a writer forever), /dev/zero (never ends) and
+    /proc/self/environ (a regular file of size 0 that holds the hook's environment): every event
+    refuses it in one line of the errors log and goes on. PreCompact saves nothing, SessionEnd
+    nothing, PostCompact keeps the summary and SessionStart gives the brief without recovering."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    fifo = tmp_path / "transcript.fifo"
+    os.mkfifo(fifo)
+    errors = project.logs / "precompact-errors.log"
+    said = tmp_path / "said.jsonl"
+    said.write_text(json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "Hi."}}) + "\n")
+
+    def run(event: str, session_id: str, transcript: Path, **extra: str) -> subprocess.CompletedProcess:
+        stdin = {"hook_event_name": event, "cwd": str(project.path), "session_id": session_id, **extra}
+        return precompact(project.path, "hook", stdin={**stdin, "transcript_path": str(transcript)}, timeout=60)
+
+    for number, bad in enumerate((fifo, Path("/dev/zero"), Path("/proc/self/environ")), start=1):
+        session_id = f"s{number}"
+        assert "is saved as precompact savepoint" in run("PreCompact", session_id, said, trigger="auto").stdout
+        before = errors.read_text().splitlines() if errors.exists() else []
+        refused = run("PreCompact", session_id, bad, trigger="auto")
+        assert refused.stdout.startswith("precompact could not save the transcript before this compaction"), bad
+        summary = run("PostCompact", session_id, bad, trigger="auto", compact_summary=f"Summary {number}.")
+        assert summary.returncode == 0 and summary.stdout == "" and summary.stderr == "", bad
+        started = run("SessionStart", session_id, bad, source="compact")
+        brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert brief.startswith(f"[precompact] Restored from savepoint {number} "), bad
+        ended = run("SessionEnd", session_id, bad, reason="exit")
+        assert ended.returncode == 0 and "SessionEnd failed" in json.loads(ended.stdout)["systemMessage"], bad
+        lines = errors.read_text().splitlines()[len(before) :]
+        assert [line.split()[1] for line in lines] == ["PreCompact:", "PostCompact:", "SessionStart:", "SessionEnd:"]
+        assert all(str(bad) in line and "nothing was read from it" in line for line in lines), lines
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    created = [e["session_id"] for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert created == ["s1", "s2", "s3"], "only the readable transcripts were saved"
+    kept = [e.get("summary") for e in index if e["event"] == "COMPACT_SUMMARY"]
+    assert kept == ["Summary 1.", "Summary 2.", "Summary 3."], "each summary kept with its session's savepoint"

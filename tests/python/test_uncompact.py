@@ -4,7 +4,9 @@ Claude Code end-to-end suite resumes the written session for real)."""
 from __future__ import annotations
 
 import json
+import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,40 @@ def test_a_boundary_that_names_a_parent_never_written_still_links_back_to_the_fi
     assert precompact(project.path, "hook", stdin=pre).returncode == 0
     taken = written_entries(project, home, precompact(project.path, "uncompact", home=home))
     assert [(e["uuid"], e["parentUuid"]) for e in taken] == [("u1", None), ("a1", "u1"), ("u2", "a1"), ("a2", "u2")]
+
+
+def test_import_takes_an_uncompacted_session_as_archived_until_it_says_something_new(tmp_path):
+    """The session `uncompact` writes holds what a savepoint holds: `import` keeps that savepoint
+    rather than saving it again, and saves the session once it was resumed and said more."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    transcript = tmp_path / "session.jsonl"
+    lines, before_second = compacted_twice(transcript, "s-twice")
+    for entry in lines:
+        entry["cwd"] = str(project.path)
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines[:before_second]))
+    pre = payload("PreCompact", project.path, transcript, session_id="s-twice")
+    assert precompact(project.path, "hook", stdin=pre).returncode == 0
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    end = payload("SessionEnd", project.path, transcript, session_id="s-twice")
+    assert precompact(project.path, "hook", stdin=end).returncode == 0
+    for sequence in ("1", "2"):  # at the second compaction, and after it
+        done = precompact(project.path, "uncompact", "--sequence", sequence, home=home)
+        written_entries(project, home, done)
+
+    imported = precompact(project.path, "import", "--json", home=home)
+    assert imported.returncode == 0, imported.stderr
+    outcomes = [(s["outcome"], s["sequence"]) for s in json.loads(imported.stdout)["sessions"]]
+    assert sorted(outcomes) == [("unchanged", 1), ("unchanged", 1)], "savepoint 1 holds both sessions' last entry"
+    for session in json.loads(imported.stdout)["sessions"]:  # Claude Code deletes them soon
+        os.utime(session["transcript"], (time.time() - 25 * 86_400,) * 2)
+    checks = json.loads(precompact(project.path, "doctor", "--json", home=home).stdout)
+    assert [c["ok"] for c in checks if c["check"] == "sessions"] == [True], "archived as savepoint 1"
+
+    resumed = Path(json.loads(imported.stdout)["sessions"][0]["transcript"])
+    said = {"type": "user", "uuid": "u9", "cwd": str(project.path), "message": {"role": "user", "content": "And now?"}}
+    with resumed.open("a") as f:
+        f.write(json.dumps(said) + "\n")
+    again = json.loads(precompact(project.path, "import", "--json", home=home).stdout)
+    assert sorted((s["outcome"], s["sequence"]) for s in again["sessions"]) == [("saved", 3), ("unchanged", 1)]

@@ -222,12 +222,26 @@ def latest_with_conversation(saved: list[savepoint_log.Savepoint]) -> savepoint_
 
 def transcripts(cwd: Path, home: Path | None = None) -> list[Path]:
     """The session transcripts Claude Code keeps for sessions run in `cwd`, oldest first (by
-    modification time). Sidechains of subagents live in subfolders and are not listed."""
-    from precompact.transcript.claude_code import project_folder
+    modification time). Sidechains of subagents live in subfolders and are not listed. Claude
+    Code's folder for `cwd` holds the sessions of every directory whose path differs from it only
+    in characters other than letters and digits (`my.app` and `my-app`): a transcript is listed
+    only when the directory its session ran in (claude_code.started_in) is `cwd` or below it. One
+    that names none is not listed: nothing says it is this project's (Claude Code writes a `cwd`
+    on every message, so a file without one holds no conversation)."""
+    from precompact.transcript.claude_code import project_folder, started_in
 
     folder = (home or Path.home()) / ".claude" / "projects" / project_folder(str(cwd))
     try:
         found = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file() and not p.is_symlink()]
     except OSError:
         return []
+    found = [p for p in found if _within(started_in(p), cwd)]
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+def _within(directory: str | None, root: Path) -> bool:
+    """Whether `directory` (an absolute path, as a transcript names it) is `root` or below it;
+    its `..` parts are resolved first, so `root/../other` is not."""
+    if directory is None or not os.path.isabs(directory):
+        return False
+    return Path(os.path.normpath(directory)).is_relative_to(root)

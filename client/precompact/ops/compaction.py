@@ -113,17 +113,47 @@ def savepoints_queued(loaded: configuration.Config) -> bool:
 
 
 def _check_transcript(payload: dict) -> None:
-    """NoTranscript unless the event names a transcript that is a file: a savepoint made
-    without one would be empty, and the summariser would be told the transcript is saved."""
+    """NoTranscript unless the event names a transcript that is there (what it may be is
+    `_refuse_non_file`'s, on every event): a savepoint made without one would be empty, and the
+    summariser would be told the transcript is saved."""
     given = _text(payload, "transcript_path")
     if not given:
         raise NoTranscript("the event names no transcript_path")
     try:
-        info = os.stat(given)
+        os.stat(given)
     except OSError as e:
         raise NoTranscript(f"the transcript {quoting.inline(given)} cannot be read ({e.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise NoTranscript(f"the transcript {quoting.inline(given)} is not a file")
+
+
+def _refuse_non_file(given: str) -> None:
+    """NoTranscript when the session file an event names is not one any reader may open: not a
+    regular file (a FIFO blocks open() until a writer comes, a device may never end), or one
+    whose size says nothing is in it while bytes come out (the files the kernel makes up as they
+    are read, such as /proc/self/environ: the hook's own environment, not a session). The path
+    is stat'ed first, so a device is never opened; then opened without blocking and checked
+    again on what was opened, so a file swapped for a FIFO in between is caught too. One that is
+    not there passes: the readers find nothing in it, as in a session that never said anything."""
+    try:
+        if not stat.S_ISREG(os.stat(given).st_mode):
+            raise NoTranscript(
+                f"the transcript {quoting.inline(given)} is not a file (a FIFO, a device or a directory); nothing was read from it"
+            )
+        fd = os.open(given, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise NoTranscript(
+                f"the transcript {quoting.inline(given)} is not a file (a FIFO, a device or a directory); nothing was read from it"
+            )
+        if opened.st_size == 0 and os.read(fd, 1):
+            raise NoTranscript(
+                f"the transcript {quoting.inline(given)} is a file the system makes up as it is read "
+                "(its size is 0, yet it holds bytes), not a session's; nothing was read from it"
+            )
+    finally:
+        os.close(fd)
 
 
 def on_request(
@@ -354,6 +384,10 @@ def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int,
     mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.sequence == sequence]
     if not mine or mine[0].session_id != session_id or not given:
         return False
+    try:
+        _refuse_non_file(given)
+    except NoTranscript:
+        return False  # no summary comes from it (said once in the errors log, at the compaction)
     if agent == agent_names.CLAUDE:
         from precompact.transcript import conversation
 
@@ -492,11 +526,15 @@ def _read_session(
     payload: dict, loaded: configuration.Config, trigger: str, agent: str
 ) -> tuple[snapshot.Session, agents.Read | None]:
     """The session the payload names, its session file read into the document the snapshot
-    reads (agents.read; OSError when that file cannot be read)."""
+    reads (agents.read; OSError when that file cannot be read). Every event that saves from a
+    session file comes here first (`_summary_arrived` checks the one it reads itself):
+    NoTranscript when it is none (`_refuse_non_file`)."""
     from precompact.local import snapshot
     from precompact.transcript import agents
 
     given = _text(payload, "transcript_path")
+    if given:
+        _refuse_non_file(given)
     read = agents.read(agent, loaded.logs, given, _text(payload, "session_id")) if given else None
     return snapshot.Session(
         session_id=_text(payload, "session_id"),
@@ -532,7 +570,11 @@ def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.
     worker. Returns the session file as read."""
     from precompact.local import capture, snapshot
 
-    session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
+    try:
+        session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
+    except NoTranscript as e:  # nothing to recover from: the summary is kept, the brief given
+        log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
+        return None
     if capture.recover(snapshot.Settings.of(loaded), session) is not None:
         _start_worker(loaded, payload)
     return read

@@ -414,7 +414,7 @@ def _expiring(loaded: configuration.Config, home: Path) -> Check:
         for t in capture.transcripts(loaded.root, home)
         if t.stat().st_mtime < deadline
         and (said := conversation.last_said(t)) is not None
-        and not any(s.last_said == said for s in capture.of_session(saved, t.stem))
+        and not any(s.last_said == said for s in saved)  # its own, or a copy of one (importer.py)
     ]
     if expiring:
         return Check(

@@ -102,9 +102,16 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
         said = conversation.last_said(source)
         if said is None:
             return Imported(session_id, transcript, len(extra), EMPTY)
-        mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id)
+        saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+        mine = capture.of_session(saved, session_id)
         if any(s.last_said == said for s in mine):
             return Imported(session_id, transcript, len(extra), UNCHANGED, mine[-1].sequence)
+        # A session whose last entry said is a savepoint's last is a copy of what it holds under
+        # a new id: one `uncompact` wrote (from that savepoint, or from a later one, cut at the
+        # compaction that savepoint was made at), not resumed since.
+        copied = [s for s in saved if s.last_said == said]
+        if copied:
+            return Imported(session_id, transcript, len(extra), UNCHANGED, copied[0].sequence)
         session = snapshot.Session(
             session_id=session_id, transcript_path=str(source), cwd=str(loaded.root), trigger=IMPORT_TRIGGER
         )

@@ -34,6 +34,9 @@ FILE_TOOLS = {
     "NotebookEdit": "notebook_path",
 }
 SETTLE_TIMEOUT_SECONDS = 1.0
+# How far into a transcript `started_in` looks for the first entry naming its directory: past
+# any titles and file snapshots Claude Code writes before the first message, which is one line.
+CWD_SCAN_BYTES = 16 << 20
 _SETTLE_STEP_SECONDS = 0.1
 # Large enough that per-block work (the redaction gate) costs next to no per-call overhead;
 # small enough that a block's memory is reused, not page-faulted afresh: with 4 MB blocks a new
@@ -418,5 +421,31 @@ def context_tokens(usage: dict | None) -> int:
 
 
 def project_folder(cwd: str) -> str:
-    """The folder under ~/.claude/projects/ where Claude Code keeps the sessions run in `cwd`."""
+    """The folder under ~/.claude/projects/ where Claude Code keeps the sessions run in `cwd`.
+    Many directories share one (`my.app`, `my-app` and `my/app` all become `my-app`): which one a
+    session ran in is its entries' `cwd` (`started_in`)."""
     return re.sub(r"[^a-zA-Z0-9]", "-", cwd)
+
+
+def started_in(path: Path) -> str | None:
+    """The directory the session of the transcript at `path` ran in: the `cwd` of its first entry
+    that has one (Claude Code writes it on each conversation entry; the lines before the first,
+    such as titles and file snapshots, have none), read from the start only as far as that entry,
+    and at most CWD_SCAN_BYTES. None when no entry there names one, or the file cannot be read."""
+    read = 0
+    try:
+        with path.open("rb") as f:
+            for line in f:
+                read += len(line)
+                try:
+                    entry = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    entry = None
+                cwd = entry.get("cwd") if isinstance(entry, dict) else None
+                if isinstance(cwd, str) and cwd:
+                    return cwd
+                if read >= CWD_SCAN_BYTES:
+                    return None
+    except OSError:
+        return None
+    return None
