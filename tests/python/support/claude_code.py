@@ -67,7 +67,6 @@ What Claude Code 2.1.332 does, observed with this harness (the tests rely on the
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -327,21 +326,41 @@ class Session:
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def wait_for_worker(project: Project, timeout: float = 60) -> None:
-    """Waits until no background worker holds the project's worker lock."""
-    lock = project.logs / "precompact-worker.lock"
+# A worker that retries (edges/worker.py backs off 15.5 s in all) and flushes both layers at nice 10
+# on a loaded machine (CI shares two cores) needs far more than an idle one.
+WORKER_DEADLINE_SECONDS = 240
+
+
+def wait_for_worker(project: Project, timeout: float = WORKER_DEADLINE_SECONDS) -> None:
+    """Waits until no background worker of the project is running. On the processes, not on the
+    worker's lock: a worker takes its lock only once Python has started and imported, so right
+    after the hook that spawned it returns the lock is still free (seen under load), while its
+    process exists from the spawn on (Popen returns after exec). Probing the lock would also make
+    a worker that tried it at that moment leave its work to the probe."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        if not lock.exists():
-            return
-        with lock.open("a") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                continue
-    raise AssertionError("the background worker did not finish in time")
+    while running := workers_of(project):
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"the background worker of {project.path} (pids {running}) did not finish in {timeout} s"
+            )
+        time.sleep(0.1)
+
+
+def workers_of(project: Project) -> list[int]:
+    """The pids of the live `precompact.edges.worker` processes for the project (ops/background.py
+    passes the resolved root as its one argument; an exited one's cmdline reads empty)."""
+    root = str(project.path.resolve()).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # exited meanwhile
+            continue
+        if root in argv and any(b"precompact.edges.worker" in arg for arg in argv):
+            found.append(int(entry.name))
+    return found
 
 
 class Setup:
