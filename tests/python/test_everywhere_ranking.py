@@ -1,60 +1,62 @@
-"""Recall across every project (#45): the ranking of a query of several phrases is exact, one
-BM25 over every project's entries (docs/sessions.md "Recall across every project"), even for
-an entry its own project's BM25 ranks outside its best `limit`. The expected order is computed
-here from FTS5's formula: per phrase, the IDF over every project's entries times the phrase's
-term weight in the entry (FTS5's score of that phrase alone, divided by its project's IDF)."""
+"""Recall across every project (#45): the ranking of a query of several phrases is one BM25
+over every project's entries (docs/sessions.md "Recall across every project"), even for an entry
+its own project's BM25 ranks outside its best `limit`. The expected order is the one tantivy
+gives when a single index holds every project's entries (the reference the merge of the
+projects' own indexes must agree with: docs/performance.md)."""
 
 from __future__ import annotations
 
-import math
-import sqlite3
-from pathlib import Path
+import hashlib
+
+import tantivy
 
 from precompact.recall import everywhere
+from precompact.recall import fulltext as recall
 from support.conversations import START, Conversation, save
-from support.projects import new_project
+from support.projects import Project, new_project
 
 LIMIT = 2
 PHRASES = ("apple", "banana")
 
 
-def fts5_idf(entries: int, having: int) -> float:
-    value = math.log((entries - having + 0.5) / (having + 0.5))
-    return value if value > 0 else 1e-6
+def reference(projects: list[Project]) -> tuple[tantivy.Index, dict[int, tuple[str, str]]]:
+    """One index holding every project's entries, each once (as recall indexes them), with the
+    same analyzer; its documents' numbers -> (project, the entry's reference)."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("text", tokenizer_name=recall.ANALYZER, index_option="position")
+    builder.add_unsigned_field("number", indexed=True, fast=True)
+    index = tantivy.Index(builder.build())
+    index.register_tokenizer(recall.ANALYZER, recall._analyzer())
+    writer = index.writer(num_threads=1)
+    named: dict[int, tuple[str, str]] = {}
+    for project in projects:
+        seen: set[bytes] = set()
+        snapshots = recall._Snapshots(project.logs, None)
+        for savepoint in recall.in_scope(project.logs, project.instance):
+            reader, _ = snapshots.checked(savepoint)
+            assert not isinstance(reader, str), reader
+            for position, (place, entry) in enumerate(recall.saved_entries(reader), 1):
+                digest = hashlib.blake2b(reader.entry_bytes(place), digest_size=16).digest()
+                if digest in seen:
+                    continue
+                seen.add(digest)
+                document = tantivy.Document()
+                document.add_text("text", recall.entry_facts(entry, {})[2])
+                document.add_unsigned("number", len(named))
+                writer.add_document(document)
+                named[len(named)] = (str(project.path), f"{savepoint.sequence}:{position}")
+    writer.commit()
+    index.reload()
+    return index, named
 
 
-def index_of(project: Path) -> sqlite3.Connection:
-    return sqlite3.connect(project / "logs" / "precompact-recall.sqlite")
-
-
-def counts(connection: sqlite3.Connection) -> tuple[int, list[int]]:
-    (entries,) = connection.execute("SELECT count(*) FROM entries").fetchone()
-    having = [
-        connection.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", (f'"{p}"',)).fetchone()[0]
-        for p in PHRASES
-    ]
-    return entries, having
-
-
-def term_weights(connection: sqlite3.Connection) -> dict[int, list[float]]:
-    """Per entry holding every phrase: each phrase's BM25 term weight, its IDF left out."""
-    entries, having = counts(connection)
-    weights: dict[int, list[float]] = {}
-    for n, phrase in enumerate(PHRASES):
-        for rowid, score in connection.execute(
-            "SELECT rowid, bm25(entry_text) FROM entry_text WHERE entry_text MATCH ?", (f'"{phrase}"',)
-        ):
-            weights.setdefault(rowid, [0.0] * len(PHRASES))[n] = -score / fts5_idf(entries, having[n])
-    return {rowid: w for rowid, w in weights.items() if all(w)}
-
-
-def entry_of(connection: sqlite3.Connection, instance: str, sequence: int, position: int) -> int:
-    (entry,) = connection.execute(
-        "SELECT h.entry FROM holds h JOIN savepoints s ON s.id = h.savepoint "
-        "WHERE s.instance = ? AND s.sequence = ? AND h.position = ?",
-        (instance, sequence, position),
-    ).fetchone()
-    return entry
+def reference_best(index: tantivy.Index, named: dict[int, tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    searcher = index.searcher()
+    query = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, tantivy.Query.term_query(index.schema, "text", p)) for p in PHRASES]
+    )
+    found = searcher.search(query, limit).hits
+    return [named[int(n)] for n in searcher.fast_field_values("number", [address for _, address in found])]
 
 
 def test_a_query_of_two_phrases_is_ranked_by_one_bm25_even_past_a_projects_own_best(tmp_path):
@@ -77,31 +79,12 @@ def test_a_query_of_two_phrases_is_ranked_by_one_bm25_even_past_a_projects_own_b
 
     found = everywhere.search(" ".join(PHRASES), limit=LIMIT)
 
-    indexes = {str(p.path): index_of(p.path) for p in (x, y)}
-    tallies = [counts(c) for c in indexes.values()]
-    entries = sum(n for n, _ in tallies)
-    idfs = [fts5_idf(entries, sum(having[k] for _, having in tallies)) for k in range(len(PHRASES))]
-    scored = sorted(
-        (-sum(i * w for i, w in zip(idfs, weights, strict=True)), project, rowid)
-        for project, connection in indexes.items()
-        for rowid, weights in term_weights(connection).items()
-    )
-    expected = [(project, rowid) for _, project, rowid in scored[:LIMIT]]
-    got = [
-        (hit.project, entry_of(indexes[hit.project], hit.instance, hit.sequence, hit.position))
-        for hit in found.results.hits
-    ]
-    assert got == expected
+    index, named = reference([x, y])
+    got = [(hit.project, hit.ref) for hit in found.results.hits]
+    assert got == reference_best(index, named, LIMIT)
     # The case is one: x's own BM25 ranks its favoured entry past its best LIMIT.
-    xs = indexes[str(x.path)]
-    (favoured,) = xs.execute("SELECT rowid FROM entry_text WHERE entry_text MATCH 'favoured'").fetchone()
-    own = [
-        row[0]
-        for row in xs.execute(
-            "SELECT rowid FROM entry_text WHERE entry_text MATCH ? ORDER BY bm25(entry_text) LIMIT ?",
-            ('"apple" AND "banana"', LIMIT),
-        )
-    ]
+    favoured = recall.search(x.logs, x.instance, "favoured").hits[0].ref
+    own = [hit.ref for hit in recall.search(x.logs, x.instance, " ".join(PHRASES), limit=LIMIT).hits]
     assert (str(x.path), favoured) in got and favoured not in own
     assert found.results.matched == 5  # four entries of x and one of y hold both
     # The filters hold for every match gathered: the phrases are only in what the user said.

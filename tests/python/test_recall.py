@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import tantivy
 
 from precompact.local import chunks, savepoint_log
 from precompact.recall import fulltext as recall
@@ -330,11 +331,9 @@ def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
             return False
 
     assert wait_until(indexed, timeout=120), (project.logs / "precompact-worker.log").read_text()
-    with sqlite3.connect(recall.index_path(project.logs)) as db:
-        assert (
-            db.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", ('"flux capacitor"',)).fetchone()[0]
-            == 1
-        )
+    words = tantivy.Index.open(str(project.logs / recall.TEXT_DIR))
+    phrase = tantivy.Query.phrase_query(words.schema, "text", ["flux", "capacitor"])
+    assert words.searcher().search(phrase, 1, count=True).count == 1
 
 
 # --- the MCP server -------------------------------------------------------------------------
