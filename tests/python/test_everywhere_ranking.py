@@ -90,3 +90,31 @@ def test_a_query_of_two_phrases_is_ranked_by_one_bm25_even_past_a_projects_own_b
     # The filters hold for every match gathered: the phrases are only in what the user said.
     said = everywhere.search(" ".join(PHRASES), role="assistant", limit=LIMIT).results
     assert (said.hits, said.matched) == ([], 0)
+
+
+def test_a_tie_across_projects_of_different_entry_lengths_is_shown_with_its_bound(tmp_path):
+    """Entries of two projects tie under one BM25 (the same one-word text), but each project's
+    own index weighs their length against its own average, long in x and short in y: the merge
+    cannot tell from the boosted scores alone which ties pass, stops within the spread of the
+    averages and says how far an entry left out could be above the last one shown."""
+    x = new_project(tmp_path, "x", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "x.jsonl", "s-x", START)
+    for n in range(4):
+        talk.turn_with("zebra", f"cmd x{n} " + "padding " * 60, f"out x{n} " + "words " * 60, f"done x{n}")
+    save(x, talk)
+    y = new_project(tmp_path, "y", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "y.jsonl", "s-y", START)
+    for n in range(4):
+        talk.turn_with("zebra", f"cmd y{n}", f"out y{n}", f"done y{n}")
+    save(y, talk)
+
+    found = everywhere.search("zebra", limit=LIMIT)
+
+    index, _ = reference([x, y])
+    searcher = index.searcher()
+    query = tantivy.Query.term_query(index.schema, "text", "zebra")
+    scores = {round(score, 4) for score, _ in searcher.search(query, 10).hits}
+    assert len(scores) == 1, "every match ties in the reference"
+    assert found.bound is not None and 0 < found.bound < 1
+    assert found.results.hits and all(hit.excerpt == "zebra" for hit in found.results.hits)
+    assert any(f"up to {found.bound:.1%}" in note for note in found.results.notes)

@@ -313,6 +313,75 @@ def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_pat
     assert outside.read_bytes() == b""
 
 
+def listing(directory: Path) -> dict[str, tuple[bytes, int]]:
+    """Each file of `directory` (not following links): its bytes and modification time."""
+    return {f.name: (f.read_bytes(), f.stat().st_mtime_ns) for f in sorted(directory.iterdir()) if not f.is_symlink()}
+
+
+def test_a_text_index_directory_that_is_a_link_is_never_opened_and_is_rebuilt(history, tmp_path):
+    """tantivy opens its files by path, following links: a logs/precompact-recall.tantivy that
+    links to another index (here the project's own, moved away) is refused before tantivy opens
+    anything, and replaced by an index rebuilt from the verified snapshots."""
+    queries = ["ledger", f'"{PHRASE}"', "rollback"]
+    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
+    text = history.logs / recall.TEXT_DIR
+    elsewhere = tmp_path / "elsewhere"
+    text.rename(elsewhere)
+    seen = listing(elsewhere)
+    text.symlink_to(elsewhere)
+    outcome = recall.update(history.logs, history.instance)
+    assert outcome.rebuilt is not None and "is a symbolic link" in outcome.rebuilt, outcome.rebuilt
+    assert outcome.indexed == [1, 2, 3] and not text.is_symlink() and text.is_dir()
+    assert listing(elsewhere) == seen, "the linked directory is neither written nor locked"
+    assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+
+
+def _link_a_file(text: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"the user's file")
+    victim = next(f for f in sorted(text.iterdir()) if f.name.endswith(".idx"))
+    victim.unlink()
+    victim.symlink_to(outside)
+
+
+def _zero_a_segment(text: Path, tmp_path: Path) -> None:
+    victim = max((f for f in text.iterdir() if not f.name.endswith(".json")), key=lambda f: f.stat().st_size)
+    victim.write_bytes(bytes(victim.stat().st_size))
+
+
+def _another_projects_index(text: Path, tmp_path: Path) -> None:
+    other = new_project(tmp_path, "other", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "other.jsonl", "s-other", START)
+    talk.turn_with("Check the ledger.", "ledger-check", "the ledger agrees", "Checked.")
+    save(other, talk)
+    assert recall.update(other.logs, other.instance).indexed == [1]
+    for f in text.iterdir():
+        f.unlink()
+    for f in (other.logs / recall.TEXT_DIR).iterdir():
+        (text / f.name).write_bytes(f.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (_link_a_file, "is a symbolic link"),
+        (_zero_a_segment, "does not "),
+        (_another_projects_index, "were recorded"),
+    ],
+    ids=["a file linked out", "a segment zeroed", "another project's index"],
+)
+def test_a_damaged_text_index_is_rebuilt_from_the_snapshots_never_searched(history, tmp_path, damage, reason):
+    queries = ["ledger", f'"{PHRASE}"', "rollback"]
+    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
+    damage(history.logs / recall.TEXT_DIR, tmp_path)
+    outcome = recall.update(history.logs, history.instance)
+    assert outcome.rebuilt is not None and reason in outcome.rebuilt, outcome.rebuilt
+    assert outcome.indexed == [1, 2, 3]
+    assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+    if damage is _link_a_file:
+        assert (tmp_path / "outside.bin").read_bytes() == b"the user's file"
+
+
 def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     nothing = precompact(project.path, "recall", "capacitor")

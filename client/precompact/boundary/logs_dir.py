@@ -206,9 +206,17 @@ def handed_over(logs: Path, sub: str, create: bool) -> Path:
 
 
 def remove_directory(logs: Path, sub: str) -> None:
-    """Removes the subdirectory `sub` of logs/ and the files in it, if it is there; a link in it
-    is removed itself, never followed, and a subdirectory in it is refused (precompact writes none)."""
+    """Removes the subdirectory `sub` of logs/ and the files in it, if it is there; a link in
+    its place or in it is removed itself, never followed, and a subdirectory in it is refused
+    (precompact writes none)."""
     _split(sub)
+    with directory(logs) as fd:
+        try:
+            if not stat.S_ISDIR(os.stat(sub, dir_fd=fd, follow_symlinks=False).st_mode):
+                os.unlink(sub, dir_fd=fd)
+                return
+        except FileNotFoundError:
+            return
     try:
         with directory(logs, sub, create=False) as fd:
             for name in os.listdir(fd):

@@ -1278,6 +1278,7 @@ def _recall_everywhere(query, budget, since, role, tool, agent, as_json) -> None
                 "notes": found.notes,
                 "rebuilt": None,
                 "projects": searched.projects,
+                "bound": searched.bound,
             }
         )
     else:

@@ -179,6 +179,11 @@ def search(
         if ranked or len(tokens) == 1 or any_phrase:
             break
         notes.append("no entry holds every word; these hold some of them")
+    if searched.bound is not None:
+        notes.append(
+            f"ranked by one BM25 over every project, up to {searched.bound:.1%}: an entry not shown may score "
+            "that much above the last one shown (the projects' average entry lengths differ)"
+        )
     results = searched.results
     # Excerpts are read project by project, then each hit put back at its place in the ranking.
     shown: list[tuple[int, fulltext.Hit]] = []

@@ -31,6 +31,7 @@ import mmap
 import os
 import re
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -641,11 +642,16 @@ _KEPT_TEXT = threading.local()  # per thread, as _KEPT: logs/ -> (its meta.json'
 
 
 def _kept_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Index, tantivy.Searcher]:
-    """`_checked_text`, kept for the next search in this process while the index's commit
-    (`meta.json`, which tantivy replaces at each commit) is the one checked then."""
+    """`_checked_text`, kept for the next search over every project in this process while the
+    directory (not followed if a link) and its commit (`meta.json`, which tantivy replaces at
+    each commit) are the ones checked then: a file added, removed or renamed there changes the
+    directory. tantivy never rewrites a file in place; one rewritten so by another hand is seen
+    by the next update (`_missing` checks afresh), not here."""
     kept: dict[Path, tuple[str, tantivy.Index, tantivy.Searcher]] = _KEPT_TEXT.__dict__.setdefault("indexes", {})
     try:
-        stamp = logs_dir.identity(os.stat(logs / TEXT_DIR / "meta.json", follow_symlinks=False))
+        place = os.stat(logs / TEXT_DIR, follow_symlinks=False)
+        commit = os.stat(logs / TEXT_DIR / "meta.json", follow_symlinks=False)
+        stamp = f"{logs_dir.identity(place)}/{logs_dir.identity(commit)}" if stat.S_ISDIR(place.st_mode) else None
     except OSError:
         stamp = None
     known = kept.get(logs)
@@ -904,7 +910,7 @@ def _missing(logs: Path, wanted: list[savepoint_log.Savepoint]) -> bool:
         if connection is None or not _schema_ok(connection):
             return True
         try:
-            _kept_text(logs, connection)
+            _checked_text(logs, connection)
         except _Unusable:
             return True
         have = _indexed(connection)
