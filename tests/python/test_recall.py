@@ -304,6 +304,9 @@ def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_pat
     index = recall.index_path(history.logs)
     assert stat.S_IMODE(index.stat().st_mode) == 0o600
     assert PHRASE.encode() not in index.read_bytes(), "postings only, no text"
+    words = history.logs / recall.TEXT_DIR
+    assert stat.S_IMODE(words.stat().st_mode) == 0o700
+    assert not any(PHRASE.encode() in f.read_bytes() for f in words.iterdir()), "the words' postings, not the text"
     outside = tmp_path / "elsewhere.sqlite"
     outside.write_bytes(b"")
     index.unlink()
@@ -464,3 +467,15 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
 def test_only_the_mcp_command_imports_the_sdk():
     code = "import sys; from precompact.edges import cli, hook, worker; from precompact.recall import fulltext; from precompact.restore import uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).returncode == 0
+
+
+def test_words_are_folded_to_ascii_and_never_cut_for_length(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    talk = Conversation(tmp_path / "words.jsonl", "s-words", START)
+    talk.turn_with("Order a café for Søren in the Straße.", "order", f"receipt {digest}", "Ordered.")
+    save(project, talk)
+    for query in ("cafe", "CAFÉ", "soren", "strasse", digest, digest.upper()):
+        found = recall.search(project.logs, project.instance, query)
+        assert found.matched == 1, query
+    assert recall.search(project.logs, project.instance, digest[:40]).matched == 0, "a word, not a prefix"
