@@ -641,12 +641,14 @@ def _checked_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.I
 _KEPT_TEXT = threading.local()  # per thread, as _KEPT: logs/ -> (its meta.json's identity, index, searcher)
 
 
-def _kept_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Index, tantivy.Searcher]:
-    """`_checked_text`, kept for the next search over every project in this process while the
-    directory (not followed if a link) and its commit (`meta.json`, which tantivy replaces at
-    each commit) are the ones checked then: a file added, removed or renamed there changes the
-    directory. tantivy never rewrites a file in place; one rewritten so by another hand is seen
-    by the next update (`_missing` checks afresh), not here."""
+def _kept_text(
+    logs: Path, connection: sqlite3.Connection, afresh: bool = False
+) -> tuple[tantivy.Index, tantivy.Searcher]:
+    """`_checked_text`, kept for the next use in this process while the directory (not followed
+    if a link) and its commit (`meta.json`, which tantivy replaces at each commit) are the ones
+    checked then: a file added, removed or renamed there changes the directory. tantivy never
+    rewrites a file in place; one rewritten so by another hand is seen by the next update
+    (`_missing` checks `afresh`), not here."""
     kept: dict[Path, tuple[str, tantivy.Index, tantivy.Searcher]] = _KEPT_TEXT.__dict__.setdefault("indexes", {})
     try:
         place = os.stat(logs / TEXT_DIR, follow_symlinks=False)
@@ -654,7 +656,7 @@ def _kept_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Inde
         stamp = f"{logs_dir.identity(place)}/{logs_dir.identity(commit)}" if stat.S_ISDIR(place.st_mode) else None
     except OSError:
         stamp = None
-    known = kept.get(logs)
+    known = None if afresh else kept.get(logs)
     if known is not None and stamp is not None and known[0] == stamp and _recorded(connection)[0] == known[2].num_docs:
         return known[1], known[2]
     kept.pop(logs, None)
@@ -832,19 +834,21 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
     with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
         torn = _exists(logs, WRITING_MARK)
         reason = "asked" if rebuild else "a writer was stopped mid-write" if torn else None
+        text = None
         if reason is None:
             with _connect(logs, create=False) as existing:
                 if existing is not None and not _schema_ok(existing):
                     reason = "it was unreadable or of another version"
                 elif existing is not None:
                     try:
-                        _checked_text(logs, existing)
+                        text, _ = _kept_text(logs, existing)  # as `_missing` checked it, unless changed since
                     except _Unusable as e:
                         reason = str(e)
         if reason is not None or not _exists(logs, INDEX_NAME):
             _remove(logs, INDEX_NAME)
             logs_dir.remove_directory(logs, TEXT_DIR)
             outcome.rebuilt = reason or "there was none"
+            text = None
         logs_dir.write_atomic(logs, WRITING_MARK, b"")
         with _connect(logs, create=True) as connection:
             assert connection is not None
@@ -852,7 +856,7 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
                 connection.executescript(_SCHEMA)
                 connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             try:
-                text = _open_text(logs, create=True)
+                text = text or _open_text(logs, create=True)
             except _Unusable as e:
                 raise RecallError(f"the recall index in logs/ cannot be written: {e}") from None
             writer = text.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
@@ -910,7 +914,7 @@ def _missing(logs: Path, wanted: list[savepoint_log.Savepoint]) -> bool:
         if connection is None or not _schema_ok(connection):
             return True
         try:
-            _checked_text(logs, connection)
+            _kept_text(logs, connection, afresh=True)
         except _Unusable:
             return True
         have = _indexed(connection)
@@ -1231,13 +1235,31 @@ def search(
         for any_phrase in (False, True):
             if not tokens:
                 break
-            found = searcher.search(_text_query(text.schema, tokens, any_phrase, None, filters), limit, count=True)
-            rows, results.matched = _rows(connection, searcher, found.hits), _count(found)
+            rows, results.matched = _best(
+                connection, searcher, _text_query(text.schema, tokens, any_phrase, None, filters), limit
+            )
             if rows or len(tokens) == 1:
                 break
             results.notes.append("no entry holds every word; these hold some of them")
         _hits(connection, _Snapshots(logs, signer), rows, phrases, scope, indexed, ids, within, results)
     return results
+
+
+def _best(
+    connection: sqlite3.Connection, searcher: tantivy.Searcher, query: tantivy.Query, limit: int
+) -> tuple[list[tuple], int]:
+    """The best `limit` matches as the bookkeeping's rows (`_rows`), ties in the order the
+    entries were indexed, and how many match in all. tantivy orders a tie by where the entries
+    landed in its segments, which its background merges decide: the entries tied with the last
+    one are all read, so the same index gives the same list however it was merged."""
+    found = searcher.search(query, limit, count=True)
+    hits, matched = found.hits, _count(found)
+    asked = limit
+    while len(hits) == asked < matched and hits[-1][0] == hits[limit - 1][0]:
+        asked = min(matched, asked * 2)
+        hits = searcher.search(query, asked, count=False).hits
+    rows = sorted(_rows(connection, searcher, hits), key=lambda row: (-row[-1], row[0]))
+    return rows[:limit], matched
 
 
 def _searchable(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Index, tantivy.Searcher]:
