@@ -479,3 +479,15 @@ def test_words_are_folded_to_ascii_and_never_cut_for_length(tmp_path):
         found = recall.search(project.logs, project.instance, query)
         assert found.matched == 1, query
     assert recall.search(project.logs, project.instance, digest[:40]).matched == 0, "a word, not a prefix"
+
+
+def test_tantivy_is_imported_only_when_recall_runs():
+    """Its import costs 15-40 ms: the hook, the CLI and the recall modules leave it out until an
+    index is opened (#42)."""
+    code = (
+        "import sys\nimport precompact.edges.cli, precompact.edges.hook, precompact.recall.everywhere\n"
+        "assert 'tantivy' not in sys.modules, 'imported early'\n"
+        "from precompact.recall import fulltext\nfulltext.analyzed([['x']])\nassert 'tantivy' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
