@@ -6,12 +6,12 @@ together, in this process, one after the other; no machine-wide copy of any proj
 exists, so `projects --forget` purges the registry's line, the documents made of other agents'
 sessions and the project's Layer 2 git directory, and no lock is held
 on more than one project at a time. The ranking is one BM25 over all of them, not a list per
-project: each index gives its matches with BM25's weight of each phrase in them, and the
-IDF of each phrase is computed over the entries of every project together. (Each entry's length
-is weighed against its own project's average, which FTS5 keeps per index.) For one phrase an
-index gives only its best, whose order no IDF changes; for several, every match, as its own
-IDFs could rank past its best one that the IDFs over every project rank among them. docs/sessions.md and
-docs/performance.md give the measurement this design was chosen by.
+project: each phrase's IDF and the average entry length are those of every project together.
+Each project's tantivy index is asked with each phrase boosted to the IDF over every project,
+its best matches are scored exactly with the average over every project, and the merge stops
+once nothing left out could pass the last hit by more than the spread of the projects' average
+lengths (`_merged`: exact where scores differ; a tie is shown with that bound, `Searched.bound`).
+docs/sessions.md and docs/performance.md give the measurement this design was chosen by.
 
 Trust: only projects in this machine's registry are searched (precompact wrote or imported a
 savepoint there), and in each only the savepoints this machine wrote and its record vouches for
