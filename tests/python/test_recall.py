@@ -364,14 +364,20 @@ def _another_projects_index(text: Path, tmp_path: Path) -> None:
         (text / f.name).write_bytes(f.read_bytes())
 
 
+def _a_count_that_is_no_number(text: Path, tmp_path: Path) -> None:
+    with sqlite3.connect(text.parent / recall.INDEX_NAME) as index:
+        index.execute("UPDATE meta SET value = '²' WHERE key = 'documents'")
+
+
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
         (_link_a_file, "is a symbolic link"),
         (_zero_a_segment, "does not "),
         (_another_projects_index, "were recorded"),
+        (_a_count_that_is_no_number, "were recorded"),
     ],
-    ids=["a file linked out", "a segment zeroed", "another project's index"],
+    ids=["a file linked out", "a segment zeroed", "another project's index", "a count that is no number"],
 )
 def test_a_damaged_text_index_is_rebuilt_from_the_snapshots_never_searched(history, tmp_path, damage, reason):
     queries = ["ledger", f'"{PHRASE}"', "rollback"]

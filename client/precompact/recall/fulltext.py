@@ -621,7 +621,10 @@ def _recorded(connection: sqlite3.Connection) -> tuple[int, int]:
     """The text index's documents and their tokens, as the bookkeeping recorded them at its last
     commit."""
     kept = dict(connection.execute("SELECT key, value FROM meta WHERE key IN ('documents', 'tokens')").fetchall())
-    return int(kept.get("documents", -1)), int(kept.get("tokens", -1))
+    counts = [kept.get(key) for key in ("documents", "tokens")]
+    # Outside input like the rest of logs/: a count that is not one matches no index (rebuilt).
+    documents, tokens = (int(n) if isinstance(n, str) and n.isascii() and n.isdigit() else -1 for n in counts)
+    return documents, tokens
 
 
 def _checked_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Index, tantivy.Searcher]:
@@ -632,13 +635,17 @@ def _checked_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.I
         searcher = index.searcher()
     except ValueError as e:
         raise _Unusable(f"its text index does not read ({quoting.single_line(str(e))[:200]})") from None
-    documents, _ = _recorded(connection)
+    documents, tokens = _recorded(connection)
+    if tokens < 0:
+        raise _Unusable("its count of words is not recorded")
     if searcher.num_docs != documents:
         raise _Unusable(f"its text index holds {searcher.num_docs} entries where {documents} were recorded")
     return index, searcher
 
 
-_KEPT_TEXT = threading.local()  # per thread, as _KEPT: logs/ -> (its meta.json's identity, index, searcher)
+_KEPT_TEXT = (
+    threading.local()
+)  # per thread, as _KEPT: logs/ -> (its directory's and meta.json's identity, index, searcher)
 
 
 def _kept_text(
