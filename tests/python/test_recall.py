@@ -299,6 +299,39 @@ def test_rebuild_reproduces_the_results(history):
     assert [precompact(history.path, "recall", *q).stdout for q in queries] == before, "an unreadable index is rebuilt"
 
 
+def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_only_its_entries(history, monkeypatch):
+    """One tantivy commit per update, not per savepoint (each commit writes a segment that
+    tantivy later merges, on the worker's time: #42); a savepoint whose history stops parsing
+    after some entries were read adds none of them, and the others are still indexed."""
+    reading, calls = recall.saved_entries, []
+
+    def breaking_at_the_second(reader, after=None):
+        calls.append(after)
+        for n, located in enumerate(reading(reader, after)):
+            if len(calls) == 2 and n == 3:
+                raise ValueError("the snapshot's history does not parse at byte 9")
+            yield located
+
+    with monkeypatch.context() as patched:
+        patched.setattr(recall, "saved_entries", breaking_at_the_second)
+        outcome = recall.update(history.logs, history.instance, rebuild=True)
+    assert outcome.indexed == [1, 3]
+    assert outcome.notes == ["savepoint 2 of Trial #1 is not indexed: the snapshot's history does not parse at byte 9"]
+    meta = json.loads((history.logs / recall.TEXT_DIR / "meta.json").read_bytes())
+    assert len(meta["segments"]) == 1, "savepoints 1 and 3 in one commit"
+    words = tantivy.Index.open(str(history.logs / recall.TEXT_DIR))
+    holding = {
+        word: words.searcher().search(tantivy.Query.term_query(words.schema, "text", word), count=True).count
+        for word in ("rollback", "archives")
+    }
+    assert holding == {"rollback": 0, "archives": 2}, "none of savepoint 2's entries; savepoint 3's"
+    with sqlite3.connect(recall.index_path(history.logs)) as index:
+        assert index.execute("SELECT count(*) FROM entries").fetchone()[0] == words.searcher().num_docs
+    again = recall.update(history.logs, history.instance)
+    assert again.indexed == [2] and again.rebuilt is None, "the bookkeeping and tantivy agreed"
+    assert recall.search(history.logs, history.instance, "rollback").matched > 0
+
+
 def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_path):
     assert precompact(history.path, "recall", "ledger").returncode == 0
     index = recall.index_path(history.logs)

@@ -884,30 +884,59 @@ def _index_wanted(
     signer: str | None,
     outcome: Update,
 ) -> None:
-    """Indexes each savepoint of `wanted` the index lacks, oldest first."""
+    """Indexes each savepoint of `wanted` the index lacks, oldest first, in one transaction and
+    one tantivy commit (made just before the bookkeeping's; a stop between the two leaves the
+    writing marker, and the next writer rebuilds): each commit writes a segment that tantivy
+    later merges, and a rebuild would otherwise commit once per savepoint."""
     snapshots = _Snapshots(logs, signer)
-    have = _indexed(connection)
     by_key = {(s.instance, s.sequence): s for s in wanted}
-    for savepoint in wanted:
-        if (savepoint.instance, savepoint.sequence) in have:
-            continue
-        previous = _previous(connection, savepoint, by_key)
-        grown = snapshots.grown(savepoint, previous) if previous is not None else None
-        reader: snapshot.SnapshotReader | _Grown | str
-        if grown is not None:
-            reader, stamp = grown
-        else:
-            reader, stamp = snapshots.checked(savepoint)
-            previous = None
-        if isinstance(reader, str):
-            outcome.notes.append(_not_indexed(savepoint, reader))
-            continue
-        try:
-            _index(connection, text, writer, savepoint, reader, stamp, previous)
-        except ValueError as e:
-            outcome.notes.append(_not_indexed(savepoint, str(e)))
-            continue
-        outcome.indexed.append(savepoint.sequence)
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        have = _indexed(connection)
+        added, probe = 0, None  # probe: a word of an entry added, to read the index's average length by
+        for savepoint in wanted:
+            if (savepoint.instance, savepoint.sequence) in have:
+                continue
+            previous = _previous(connection, savepoint, by_key)
+            grown = snapshots.grown(savepoint, previous) if previous is not None else None
+            reader: snapshot.SnapshotReader | _Grown | str
+            if grown is not None:
+                reader, stamp = grown
+            else:
+                reader, stamp = snapshots.checked(savepoint)
+                previous = None
+            if isinstance(reader, str):
+                outcome.notes.append(_not_indexed(savepoint, reader))
+                continue
+            try:
+                documents = _index(connection, savepoint, reader, stamp, previous)
+            except ValueError as e:
+                outcome.notes.append(_not_indexed(savepoint, str(e)))
+                continue
+            for document, words in documents:
+                writer.add_document(document)
+                if probe is None and words:
+                    probe = next(iter(_analyzer().analyze(words)), None)
+            added += len(documents)
+            outcome.indexed.append(savepoint.sequence)
+    except BaseException:
+        writer.rollback()
+        connection.execute("ROLLBACK")
+        raise
+    try:
+        documents_held, tokens = _recorded(connection)
+        if added:
+            writer.commit()
+            documents_held += added
+            tokens = _tokens(text, documents_held, probe) if probe is not None else tokens
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents_held),))
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
+        connection.execute("COMMIT")
+    except BaseException as e:
+        connection.execute("ROLLBACK")
+        # tantivy may hold what the bookkeeping does not: the writing marker stays, and the next
+        # update rebuilds both.
+        raise RecallError(f"the recall index in logs/ was left half-written ({e}); the next recall rebuilds it") from e
 
 
 def _not_indexed(savepoint: savepoint_log.Savepoint, why: str) -> str:
@@ -943,21 +972,20 @@ def _remove(logs: Path, name: str) -> None:
 
 def _index(
     connection: sqlite3.Connection,
-    text: tantivy.Index,
-    writer: tantivy.IndexWriter,
     savepoint: savepoint_log.Savepoint,
     reader: snapshot.SnapshotReader | _Grown,
     stamp: str | None,
     grown_from: _Previous | None = None,
-) -> None:
-    """One savepoint in one transaction: its new entries' words (one tantivy commit, made just
-    before the bookkeeping's; a stop between the two leaves the writing marker, and the next
-    writer rebuilds), their places, and which entries it holds. When it starts with the history of the instance's latest indexed savepoint (a
-    session saved again as it grew: `grown_from`, shown by its chunks, or `_continued`, by the
-    history's digest), it is recorded as continuing that one and only the entries after are
-    read. Raises ValueError (nothing written) when its history cannot be read entry by entry."""
+) -> list[tuple[tantivy.Document, str]]:
+    """One savepoint's bookkeeping (its new entries' places, and which entries it holds), inside
+    the update's transaction, and its new entries' documents with their words, for the caller
+    to add once the whole history has been read. When it starts with the history of the
+    instance's latest indexed savepoint (a session saved again as it grew: `grown_from`, shown by
+    its chunks, or `_continued`, by the history's digest), it is recorded as continuing that one
+    and only the entries after are read. Raises ValueError (nothing kept) when its history
+    cannot be read entry by entry."""
     history_end = reader.history_end
-    connection.execute("BEGIN IMMEDIATE")
+    connection.execute("SAVEPOINT one_savepoint")
     try:
         continued: tuple[int | None, int, int | None, bytes | None]
         if grown_from is not None:
@@ -986,8 +1014,7 @@ def _index(
         holder = cursor.lastrowid
         assert holder is not None
         ids: dict[bytes, int] = {}
-        documents, tokens = _recorded(connection)
-        added, probe = 0, None  # probe: a word of an entry added, to read the index's average length by
+        documents: list[tuple[tantivy.Document, str]] = []
         tool_names = _ToolNames(connection)
         next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
         located = saved_entries(reader, after)
@@ -1010,31 +1037,18 @@ def _index(
                     next_id += 1
                     when = entry_time(entry)
                     new_entries.append((entry_id, _key(digest), digest, holder, start, stop, role, tool, when))
-                    writer.add_document(_document(entry_id, holder, role, tool, when, words))
-                    added += 1
-                    if probe is None and words:
-                        probe = next(iter(_analyzer().analyze(words)), None)
+                    documents.append((_document(entry_id, holder, role, tool, when, words), words))
                 holds.append((holder, position, entry_id))
             connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
             connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
         connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", tool_names.items())
         connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
     except BaseException:
-        writer.rollback()
-        connection.execute("ROLLBACK")
+        connection.execute("ROLLBACK TO one_savepoint")
+        connection.execute("RELEASE one_savepoint")
         raise
-    try:
-        writer.commit()
-        documents += added
-        tokens = _tokens(text, documents, probe) if probe is not None else tokens
-        connection.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents),))
-        connection.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
-        connection.execute("COMMIT")
-    except BaseException as e:
-        connection.execute("ROLLBACK")
-        # tantivy may hold what the bookkeeping does not: the writing marker stays, and the next
-        # update rebuilds both.
-        raise RecallError(f"the recall index in logs/ was left half-written ({e}); the next recall rebuilds it") from e
+    connection.execute("RELEASE one_savepoint")
+    return documents
 
 
 def _document(
