@@ -302,7 +302,8 @@ def test_rebuild_reproduces_the_results(history):
 def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_only_its_entries(history, monkeypatch):
     """One tantivy commit per update, not per savepoint (each commit writes a segment that
     tantivy later merges, on the worker's time: #42); a savepoint whose history stops parsing
-    after some entries were read adds none of them, and the others are still indexed."""
+    after some of its entries were added leaves none of them searchable, and the others are
+    still indexed."""
     reading, calls = recall.saved_entries, []
 
     def breaking_at_the_second(reader, after=None):
@@ -314,6 +315,7 @@ def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_onl
 
     with monkeypatch.context() as patched:
         patched.setattr(recall, "saved_entries", breaking_at_the_second)
+        patched.setattr(recall, "BATCH_ENTRIES", 2)  # two of its entries are added before it breaks
         outcome = recall.update(history.logs, history.instance, rebuild=True)
     assert outcome.indexed == [1, 3]
     assert outcome.notes == ["savepoint 2 of Trial #1 is not indexed: the snapshot's history does not parse at byte 9"]

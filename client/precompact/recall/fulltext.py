@@ -909,15 +909,12 @@ def _index_wanted(
                 outcome.notes.append(_not_indexed(savepoint, reader))
                 continue
             try:
-                documents = _index(connection, savepoint, reader, stamp, previous)
+                documents, word = _index(connection, writer, savepoint, reader, stamp, previous)
             except ValueError as e:
                 outcome.notes.append(_not_indexed(savepoint, str(e)))
                 continue
-            for document, words in documents:
-                writer.add_document(document)
-                if probe is None and words:
-                    probe = next(iter(_analyzer().analyze(words)), None)
-            added += len(documents)
+            added += documents
+            probe = probe or word
             outcome.indexed.append(savepoint.sequence)
     except BaseException:
         writer.rollback()
@@ -972,18 +969,20 @@ def _remove(logs: Path, name: str) -> None:
 
 def _index(
     connection: sqlite3.Connection,
+    writer: tantivy.IndexWriter,
     savepoint: savepoint_log.Savepoint,
     reader: snapshot.SnapshotReader | _Grown,
     stamp: str | None,
     grown_from: _Previous | None = None,
-) -> list[tuple[tantivy.Document, str]]:
-    """One savepoint's bookkeeping (its new entries' places, and which entries it holds), inside
-    the update's transaction, and its new entries' documents with their words, for the caller
-    to add once the whole history has been read. When it starts with the history of the
-    instance's latest indexed savepoint (a session saved again as it grew: `grown_from`, shown by
-    its chunks, or `_continued`, by the history's digest), it is recorded as continuing that one
-    and only the entries after are read. Raises ValueError (nothing kept) when its history
-    cannot be read entry by entry."""
+) -> tuple[int, str | None]:
+    """One savepoint, inside the update's transaction: its new entries' words (added to
+    `writer`, uncommitted), their places, and which entries it holds; returns how many entries
+    it added and a word of one of them. When it starts with the history of the instance's latest
+    indexed savepoint (a session saved again as it grew: `grown_from`, shown by its chunks, or
+    `_continued`, by the history's digest), it is recorded as continuing that one and only the
+    entries after are read. Raises ValueError when its history cannot be read entry by entry:
+    its rows are rolled back and the words it added deleted (by its number, which no committed
+    entry holds), the update's other savepoints kept."""
     history_end = reader.history_end
     connection.execute("SAVEPOINT one_savepoint")
     try:
@@ -1014,7 +1013,7 @@ def _index(
         holder = cursor.lastrowid
         assert holder is not None
         ids: dict[bytes, int] = {}
-        documents: list[tuple[tantivy.Document, str]] = []
+        added, probe = 0, None  # probe: a word of an entry added, to read the index's average length by
         tool_names = _ToolNames(connection)
         next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
         located = saved_entries(reader, after)
@@ -1037,18 +1036,27 @@ def _index(
                     next_id += 1
                     when = entry_time(entry)
                     new_entries.append((entry_id, _key(digest), digest, holder, start, stop, role, tool, when))
-                    documents.append((_document(entry_id, holder, role, tool, when, words), words))
+                    writer.add_document(_document(entry_id, holder, role, tool, when, words))
+                    added += 1
+                    if probe is None and words:
+                        probe = next(iter(_analyzer().analyze(words)), None)
                 holds.append((holder, position, entry_id))
             connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
             connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
         connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", tool_names.items())
         connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
-    except BaseException:
+    except ValueError:
+        if added:
+            # Streamed to tantivy rather than held until the history has read whole (a 100 MB
+            # history's documents took 390 MB more held). Deleted entries still count in tantivy's
+            # length statistics until a merge drops them.
+            # By query: `delete_documents("holder", n)` deleted nothing from this u64 field (tantivy-py 0.27).
+            writer.delete_documents_by_query(_engine().Query.term_query(_text_schema(), "holder", holder))
         connection.execute("ROLLBACK TO one_savepoint")
         connection.execute("RELEASE one_savepoint")
         raise
     connection.execute("RELEASE one_savepoint")
-    return documents
+    return added, probe
 
 
 def _document(
