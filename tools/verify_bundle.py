@@ -24,6 +24,7 @@ TYPES |= {"block_time": (int, type(None)), "encrypted": (bool,)}  # the JSON typ
 MAX_BYTES, MAX_DEPTH = 1 << 30, 128  # checked before decoding ("Encoding")
 STEP = tuple(1 if byte in b"[{" else -1 for byte in range(256))
 NOT_A_BRACKET = bytes(byte for byte in range(256) if byte not in b"[]{}")
+USAGE = "usage: python tools/verify_bundle.py BUNDLE [SNAPSHOT_FILE] --authority KEY --program-id ID"
 
 
 class Invalid(Exception):
@@ -93,8 +94,9 @@ def transaction(value, program: bytes, record: bytes) -> tuple:  # checks 1, 2; 
     return slot, set(keys[:required]), instructions[found[0]], instructions[found[0] - 1][::2] if found[0] else None
 
 
-def verify(document: dict, snapshot: bytes | None = None) -> str:
-    """Raises Invalid unless the bundle proves its savepoint; returns a one-line summary."""
+def verify(document: dict, snapshot: bytes | None = None, *, authority: str | None, program_id: str | None) -> str:
+    """Raises Invalid unless the bundle proves its savepoint for the pinned `authority` and
+    `program_id` (None: not pinned, never verified); returns a one-line summary."""
     i, k, signers, notes, previous, last_time, last_slot = 0, 0, [], [], bytes(32), -(2**63), 0
     try:
         values = fields(document, TOP + " snapshot" * ("snapshot" in document))
@@ -139,16 +141,45 @@ def verify(document: dict, snapshot: bytes | None = None) -> str:
     except (Invalid, InvalidSignature, ValueError, LookupError, TypeError, OverflowError, struct.error) as error:
         where = f"savepoint {k}" if k else f"authorities[{i - 1}]" if i else "top level"
         raise Invalid(f"{where}: {str(error) or 'an ed25519 signature does not verify'}") from None
+    signed = pinned(document, authority, program_id)
     notes.append("snapshot: matches" if checked else "snapshot: not checked")
-    return "; ".join([f"savepoint {n} of {name!r}, {len(signers) - 1} key rotation(s)", *notes])
+    return "; ".join([f"savepoint {n} of {name!r}, {signed}, {len(signers) - 1} key rotation(s)", *notes])
+
+
+def pinned(document: dict, authority: str | None, program_id: str | None) -> str:
+    """The bundle names its own keys: it proves something only to a reader who pinned the program
+    and the authority that signed savepoint N, or one that rotated to it (a recovery, signed by the
+    new key alone, passes nothing on)."""
+    program, keys = document["program_id"], [entry["authority"] for entry in document["authorities"]]
+    need(authority is not None, f"signed by {keys[-1]}, which you did not pin: pass --authority {keys[-1]} if you trust it")
+    need(program == program_id, f"written for program {program}, not a pinned one: pass --program-id {program} if you trust it")
+    need(authority in keys, f"signed by {keys[-1]}, not the pinned authority {authority}")
+    after = document["authorities"][len(keys) - keys[::-1].index(authority) :]
+    need(all(entry["continued"]["kind"] == "rotation" for entry in after), f"a recovery took the lineage from {authority}")
+    return f"pinned authority {authority}" + (f" rotated to {keys[-1]}" if authority != keys[-1] else "") + f", program {program}"
+
+
+def arguments(argv: list[str]) -> tuple[list[str], dict[str, str | None]]:
+    """The files named, and the pins (--authority KEY, --program-id ID) given."""
+    files, pins = [], {"--authority": None, "--program-id": None}
+    while argv:
+        flag = argv.pop(0)
+        if flag in pins:
+            need(argv, f"{flag} needs a value")
+            pins[flag] = argv.pop(0)
+        else:
+            files.append(flag)
+    need(len(files) in (1, 2), USAGE)
+    return files, pins
 
 
 if __name__ == "__main__":
     try:
-        need(len(sys.argv) in (2, 3), "usage: python tools/verify_bundle.py BUNDLE [SNAPSHOT_FILE]")
-        with open(sys.argv[1], "rb") as f:
+        files, pins = arguments(sys.argv[1:])
+        with open(files[0], "rb") as f:
             bundle = load(f.read(MAX_BYTES + 1))
-        print("verified:", verify(bundle, *(Path(path).read_bytes() for path in sys.argv[2:])))
+        snapshots = (Path(path).read_bytes() for path in files[1:])
+        print("verified:", verify(bundle, *snapshots, authority=pins["--authority"], program_id=pins["--program-id"]))
     except (Invalid, ValueError, OSError) as error:
         print(f"FAILED: {error}")
         sys.exit(1)

@@ -318,12 +318,26 @@ def prove(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
     return bundle.build(config, sequence, with_snapshot)
 
 
-def check_bundle(path: Path, snapshot: Path | None = None, cluster: str | None = None) -> Verdict:
+def check_bundle(
+    path: Path,
+    snapshot: Path | None = None,
+    cluster: str | None = None,
+    authority: str | None = None,
+    program_id: str | None = None,
+    config: Config | None = None,
+) -> Verdict:
     """The verdict on the proof bundle in `path` (offline; with `snapshot`, that it is
-    savepoint N; with `cluster`, that each transaction is finalized there)."""
+    savepoint N; with `cluster`, that each transaction is finalized there), for the pinned
+    `authority` and `program_id`: when not given, `config`'s (the project's configured roots),
+    else no authority (never verified) and the program this client was built for."""
     from precompact.proof import bundle
 
-    return bundle.check(bundle.read(path), snapshot.read_bytes() if snapshot else None, cluster)
+    return bundle.check(
+        bundle.read(path),
+        snapshot.read_bytes() if snapshot else None,
+        cluster,
+        *bundle.pins(authority, program_id, config),
+    )
 
 
 def checked_time(text: str) -> str:
@@ -342,12 +356,14 @@ def resurrect(
     at: str | None = None,
     restore_state: bool = False,
     record_lineage: bool = False,
+    signer: str | None = None,
 ) -> Resurrection:
     """A savepoint chosen (`sequence`, the newest at or before `at`, or the newest with a
-    conversation), put through the verifier and brought back (restore.resurrect)."""
+    conversation), put through the verifier and brought back (restore.resurrect); another
+    instance's vouched for only by your key or `signer`, the one you pinned."""
     from precompact.restore import resurrect as resurrection
 
-    return resurrection.resurrect(config, instance, sequence, at, restore_state, record_lineage)
+    return resurrection.resurrect(config, instance, sequence, at, restore_state, record_lineage, signer=signer)
 
 
 def export(config: Config, instance: str | None = None, sequence: int | None = None) -> bytes:

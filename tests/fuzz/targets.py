@@ -138,9 +138,15 @@ def bundle_verifiers(data: bytes) -> None:
         document = outside_json.loads(data)
     except ValueError:
         document = None
-    client = bundle.check(document) if document is not None else None
+    # Both pin the key and program the document names: the fuzz compares every other rule.
     try:
-        verify_bundle.verify(verify_bundle.load(data))
+        authority, program_id = document["authorities"][-1]["authority"], document["program_id"]
+    except (TypeError, KeyError, IndexError):
+        authority, program_id = None, None
+    pins = (authority, program_id) if isinstance(authority, str) and isinstance(program_id, str) else (None, None)
+    client = bundle.check(document, authority=pins[0], program_id=pins[1] or "") if document is not None else None
+    try:
+        verify_bundle.verify(verify_bundle.load(data), authority=pins[0], program_id=pins[1])
     except (verify_bundle.Invalid, ValueError):
         return  # the reference's one-line FAILED (ValueError: bytes that are no JSON)
     assert client is not None and client.status == verdicts.VERIFIED, (

@@ -733,8 +733,66 @@ def keeps_gits_answer_on_logs(tree: ast.Module) -> list[str]:
     ]
 
 
+# What a savepoint holds is read only once a root vouches for it (F7: `dropped`, `export`, the
+# MCP `savepoints` tool and the viewer's savepoint page once served a logs/ that came with the
+# project). A snapshot's bytes become a reader in the verifier, in `Resurrection` (whose
+# `contents` makes the check every reader meets) and in recall (after `signed.local_document`);
+# the reader a Resurrection holds is named only by its owner, and served unchecked only by
+# `resurrect`'s report and JSON, which say NOT VERIFIED and exit non-zero.
+SNAPSHOT_READER_MAKERS = ("local/snapshot.py", "verifier/verdicts.py", "restore/resurrect.py", "recall/fulltext.py")
+READER_TYPES = ("SnapshotReader", "MappedHistory")
+RESURRECTION_OWNER = "restore/resurrect.py"
+AS_ASKED_READERS = ("restore/brief.py",)
+
+
+def makes_a_snapshot_reader(tree: ast.Module) -> list[str]:
+    """A snapshot's bytes made a reader (`SnapshotReader(...)`, `MappedHistory(...)`) outside
+    the modules that check them against a root first."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in READER_TYPES
+    ]
+
+
+def reads_a_resurrection_around_its_check(tree: ast.Module) -> list[str]:
+    """The reader a Resurrection holds named as `_contents`, past `contents` and its check."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "_contents"
+    ]
+
+
+def serves_a_savepoint_unchecked(tree: ast.Module) -> list[str]:
+    """`contents_as_asked()`: what a savepoint holds, whether or not a root vouches for it."""
+    return [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "contents_as_asked"
+    ]
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
+    "makes_a_snapshot_reader": (
+        makes_a_snapshot_reader,
+        SNAPSHOT_READER_MAKERS,
+        (
+            "from precompact.local import snapshot\nfrom precompact.boundary import logs_dir\n"
+            "def requests(logs, name):\n    return snapshot.SnapshotReader(logs_dir.read_bytes(logs, name)).newest_entries()\n"
+        ),
+    ),
+    "reads_a_resurrection_around_its_check": (
+        reads_a_resurrection_around_its_check,
+        (RESURRECTION_OWNER,),
+        "def listed(found):\n    return [entry for _, entry in found._contents.located_entries()]\n",
+    ),
+    "serves_a_savepoint_unchecked": (
+        serves_a_savepoint_unchecked,
+        AS_ASKED_READERS,
+        "def export(found):\n    return found.contents_as_asked().data\n",
+    ),
     "names_the_kept_dropped_lists": (
         names_the_kept_dropped_lists,
         (KEPT_DROPPED_OWNER,),

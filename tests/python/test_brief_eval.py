@@ -29,9 +29,10 @@ SESSION = "01-invoice-rounding-regression"
 # of the dropped rule: back 0.314 (66 of 210), repeated 0.159 (46 of 289), 2,706 median, 3,883 max;
 # with its third round: back 0.395 (83 of 210), repeated 0.166 (48 of 289), 2,788 median, 3,914 max;
 # with its fourth: back 0.505 (106 of 210), repeated 0.173 (50 of 289), 2,954 median, 3,702 max;
-# with its fifth: back 0.529 (111 of 210), repeated 0.176 (51 of 289), 2,990 median, 3,863 max.
+# with its fifth: back 0.529 (111 of 210), repeated 0.176 (51 of 289), 2,990 median, 3,863 max;
+# with its sixth: back 0.567 (119 of 210), repeated 0.176 (51 of 289), 3,249 median, 3,975 max.
 # Issue #46's targets are back >= 0.80 and repeated <= 0.30; these bounds follow the brief up.
-BACK_FLOOR = 0.509
+BACK_FLOOR = 0.547
 REPEATED_CEILING = 0.196
 
 

@@ -43,10 +43,12 @@ SECTIONS = (
 # recall for precision: it lists no names, numbers or plain commands said in passing; 0.520 / 0.405
 # with the third, which reads results, ids and files where tool output holds them; 0.563 / 0.510
 # with the fourth, which reads the figures the model reports and one-line answers; 0.571 / 0.538
-# with the fifth, which reads settings read in files, commit authors, closed issues) minus 0.02.
+# with the fifth, which reads settings read in files, commit authors, closed issues; 0.571 / 0.581
+# with the sixth, which reads tokens of tool output the session goes on with, pins, build times,
+# decisions in prose, values an edit brought in, files a command wrote) minus 0.02.
 # Issue #41's targets are 0.85 and 0.85; it stays open until the rule reaches them.
 PRECISION_FLOOR = 0.551
-RECALL_FLOOR = 0.518
+RECALL_FLOOR = 0.561
 
 
 def entry_text(entry: dict) -> str:

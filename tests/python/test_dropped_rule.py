@@ -37,12 +37,14 @@ def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and
 
 
 def test_on_the_fresh_sessions_the_rule_holds_its_figures():
-    """The fresh set's floor, just under rule 5's figures (`scripts/bench_dropped.py --fresh`):
+    """The fresh set's floor, just under the rule's figures (`scripts/bench_dropped.py --fresh`):
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
-    and 0.665. Far from #41's 0.85: the floor keeps a change from losing what rule 5 gained."""
+    and 0.665, rule 6 (tool output and commands the session went on with; decisions in prose,
+    values an edit brought in, files a command wrote) 0.559 and 0.757. Far from #41's 0.85: the
+    floor keeps a change from losing what rule 6 gained."""
     scored = score(dropped_fresh.SESSIONS)
     assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.66, (scored.recall, scored.missed)
+    assert scored.recall >= 0.737, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -729,14 +731,19 @@ def test_a_tool_call_whose_name_is_not_a_string_is_no_edit_and_no_crash():
         ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = '" + "ab " * 350_000}, "ok"),
         # a commit's author line of a million spaces in what `git show` printed
         ("Bash", {"command": "git show HEAD"}, "commit 3c1d2e9\nAuthor: a" + " " * 1_000_000 + "b\n"),
+        # a call with nothing hostile (the model's sentence below is), an edit's line of a million brackets
+        ("Bash", {"command": "true"}, "ok"),
+        ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = 1\nz = 2\n" + "[a" * 500_000}, "ok"),
     ],
-    ids=["unclosed double quote", "unclosed single quote", "author line of spaces"],
+    ids=["unclosed double quote", "unclosed single quote", "author line of spaces", "prose", "edit of brackets"],
 )
 def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, arguments, output):
     """A bound a quadratic pattern misses by hours (the rule runs in the worker, under its lock),
     a linear one meets with room to spare on a loaded machine."""
     c = Conversation("/p", "hostile line")
     c.tool(name, arguments, output)
+    # and the model's sentence of a million characters giving settings their values, before its choice
+    c.say("I'll " + "MaxRetries 5, " * 70_000 + "so. The vendor app never sends it. I'll key on it.")
     began = time.perf_counter()
     _listed(c, NOTHING)
     assert time.perf_counter() - began < 10.0
@@ -793,3 +800,264 @@ def test_a_folder_named_with_its_files_stems_as_alternatives_keeps_each_of_them(
     assert not _texts(_listed(c, kept), "file edited")
     assert _texts(_listed(c, kept.replace("en/de/ja", "en/ja")), "file edited") == ["/home/y/app/locales/de.json"]
     assert len(_texts(_listed(c, kept.replace("locales (", "strings (")), "file edited")) == 3, "no folder, no path"
+
+
+# --- tool output and commands the session went on with (rule 6) -----------------------------------
+
+
+def test_a_token_of_an_output_the_model_repeats_is_a_fact_with_its_line_and_one_it_does_not_is_none():
+    c = Conversation("/p", "echoed")
+    c.bash(
+        "kubectl get pods -n api",
+        "NAME                       READY   STATUS    RESTARTS   AGE\n"
+        "worker-6c9d7f8b5-q4zrx     0/1     OOMKilled 7          3d\n"
+        "worker-6c9d7f8b5-h2k9p     1/1     Running   0          3d",
+    )
+    c.bash("go list -m github.com/foo/bar", "github.com/foo/bar v1.8.2")
+    c.bash("du -sh /var/lib/docker | tail -1", "88.3MB\t/var/lib/docker")
+    c.say(
+        "worker-6c9d7f8b5-q4zrx is the pod that keeps dying; bar is on v1.8.2 and the cache holds 88.3MB. "
+        "It last restarted on 2026-12-01 at 10:14, restarts 7."
+    )
+    listed = _listed(c, NOTHING)
+    identifiers = {f.text: f.detail for f in listed if f.kind == "identifier"}
+    assert identifiers["worker-6c9d7f8b5-q4zrx"].startswith("worker-6c9d7f8b5-q4zrx     0/1")
+    assert identifiers["v1.8.2"] == "github.com/foo/bar v1.8.2"
+    assert "worker-6c9d7f8b5-h2k9p" not in identifiers, "a pod the model did not go on with"
+    assert "88.3MB" in _texts(listed, "measurement")
+    # not a date, a time, nor a figure of a table's row (the restarts), nor its own command's argument
+    assert not {"2026-12-01", "10:14", "7"} & {f.text for f in listed}
+    kept = "5. Problem Solving:\n   Pod worker-6c9d7f8b5-q4zrx is OOMKilled; bar v1.8.2; 88.3MB cached.\n"
+    assert not [f for f in _listed(c, kept) if f.kind in ("identifier", "measurement")]
+
+
+def test_a_token_a_later_command_uses_is_a_fact_but_one_its_own_command_gave_is_not():
+    c = Conversation("/p", "used")
+    c.bash("emulator -list-avds", "Pixel_4a_API_30\nPixel_7_API_34")
+    c.bash("emulator -avd Pixel_4a_API_30 -no-window &", "")
+    c.bash("gh run view 11920446013 --log | grep -c retry", "412")
+    c.bash("gh run view 11920446013 --json conclusion", '{"conclusion": "failure"}')
+    listed = _listed(c, NOTHING)
+    assert ("Pixel_4a_API_30", "Pixel_4a_API_30") in [(f.text, f.detail) for f in listed]
+    assert "Pixel_7_API_34" not in [f.text for f in listed], "the emulator the session did not start"
+    assert [f.detail for f in listed if f.text == "11920446013"] == ["gh run view 11920446013 --log | grep -c retry"], (
+        "the id is the command's argument, listed once with it, not again as an answer of its output"
+    )
+
+
+def test_a_package_a_command_pins_is_an_identifier_kept_by_its_name_and_version():
+    c = Conversation("/p", "pinned")
+    c.bash("pip install -q libcst==1.5.0 && python -m libcst.tool --help | head -1", "usage: LibCST")
+    c.bash("go get github.com/foo/bar@v1.8.2", "go: upgraded github.com/foo/bar v1.8.1 => v1.8.2")
+    c.bash("pip install -r requirements.txt && npm ci", "ok")
+    listed = _listed(c, NOTHING)
+    assert set(_texts(listed, "identifier")) == {"libcst==1.5.0", "github.com/foo/bar@v1.8.2"}
+    kept = "5. Problem Solving:\n   Installed libcst 1.5.0 for the codemod; upgraded bar to v1.8.2.\n"
+    assert _texts(_listed(c, kept), "identifier") == []
+    other = "5. Problem Solving:\n   Installed libcst 1.4.0 for the codemod; upgraded bar.\n"
+    assert set(_texts(_listed(c, other), "identifier")) == {"libcst==1.5.0", "github.com/foo/bar@v1.8.2"}
+
+
+def test_a_builds_or_a_starts_time_of_ten_seconds_or_more_is_a_measurement_a_test_runs_is_not():
+    c = Conversation("/p", "built")
+    c.bash("./gradlew clean build --offline 2>&1 | tail -2", "BUILD SUCCESSFUL in 17m 52s\n214 actionable tasks")
+    c.bash("cargo build 2>&1 | tail -1", "    Finished `dev` profile [unoptimized + debuginfo] target(s) in 48.71s")
+    c.bash(
+        "tail -1 /tmp/boot.log",
+        "2026-12-01 10:14:02.349  INFO 48211 --- [main] c.a.o.OrdersApplicationKt : Started OrdersApplicationKt in 21.604 seconds",
+    )
+    c.bash("cargo check 2>&1 | tail -1", "    Finished dev [unoptimized + debuginfo] target(s) in 4.21s")
+    c.bash("./gradlew test 2>&1 | tail -2", "BUILD SUCCESSFUL in 1m 12s\n9 actionable tasks: 3 executed")
+    c.bash("./gradlew build --configuration-cache 2>&1 | tail -1", "BUILD SUCCESSFUL in 5m 02s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert {"BUILD SUCCESSFUL in 17m 52s", "BUILD SUCCESSFUL in 5m 02s"} <= set(measured), "each build's time, compared"
+    assert "Finished `dev` profile [unoptimized + debuginfo] target(s) in 48.71s" in measured
+    assert any(m.endswith("Started OrdersApplicationKt in 21.604 seconds") for m in measured)
+    assert not [m for m in measured if "4.21s" in m or "1m 12s" in m], "a routine check, a test run's time"
+    kept = (
+        "5. Problem Solving:\n   The clean build took 17m 52s, 5m 02s with the configuration cache; cargo build "
+        "48.71s; the app starts in 21.6 s.\n"
+    )
+    assert not [m for m in _texts(_listed(c, kept), "measurement") if " in " in m]
+
+
+def test_a_chained_commands_last_bare_value_and_a_querys_one_value_are_its_answer():
+    c = Conversation("/p", "answers")
+    c.bash(
+        "docker build -t api:slim . 2>&1 | tail -1 && docker images api:slim --format '{{.Size}}'", " => done\n311MB"
+    )
+    c.bash("psql \"$DB\" -c 'select count(*) from events'", " count  \n--------\n 503221\n(1 row)\n")
+    c.bash("ls /srv/backups | grep -c weekly", "2\n")
+    c.bash("docker images --format '{{.Size}}'", "311MB\n120MB")
+    c.bash("psql \"$DB\" -c 'select id from events limit 2'", " id \n----\n 17\n 18\n(2 rows)\n")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured[:2] == ["311MB", "count: 503221"], measured
+    assert not {"120MB", "id: 17", "17", "18"} & set(measured), "an unchained list, a query of several rows"
+
+
+def test_a_name_repeated_from_output_is_long_enough_to_be_no_code_name_and_a_blob_is_no_name():
+    c = Conversation("/p", "names")
+    c.bash("pytest -q 2>&1 | tail -3", "FAILED tests/test_refunds.py::test_refund_rounding\n1 failed, 41 passed")
+    c.bash("aws s3 ls", "2026-01-02 10:00:00 acme-prod-logs\n2026-01-02 10:00:00 acme-staging-logs")
+    c.bash("python -c 'import app; print(app.run_all.__doc__)'", "run_all: runs every job")
+    c.say("test_refund_rounding fails; the logs go to acme-prod-logs; run_all is unrelated. " + "x1" * 500_000)
+    began = time.perf_counter()
+    listed = _listed(c, NOTHING)
+    assert time.perf_counter() - began < 10.0
+    identifiers = _texts(listed, "identifier")
+    assert {"test_refund_rounding", "acme-prod-logs"} <= set(identifiers)
+    assert "run_all" not in identifiers and "acme-staging-logs" not in identifiers
+
+
+def test_who_wrote_the_commit_a_bisect_found_and_a_name_a_failed_commands_output_gives_are_identifiers():
+    c = Conversation("/p", "bisected")
+    c.bash(
+        "git bisect start v2.14.0 v2.13.0 && git bisect run go test ./internal/handlers/",
+        "Bisecting: 18 revisions left to test after this (roughly 4 steps)\n"
+        "a71f3c9e2b is the first bad commit\ncommit a71f3c9e2b\nAuthor: Mia Koch <mia@shop.example>\n\n"
+        "    cart: drop legacy session fallback",
+    )
+    c.bash("git bisect start HEAD v1.0 && git bisect run make test", "Bisecting: 3 revisions left to test after this")
+    c.bash(
+        "terraform plan -out=lifecycle.plan",
+        "Error: Error acquiring the state lock\n  Lock Info:\n    Who:       jenkins@ci-runner-04\n    Operation: OperationTypePlan",
+        error=True,
+    )
+    c.say("The state is locked by jenkins@ci-runner-04; the plan cannot run until the job ends.")
+    identifiers = _texts(_listed(c, NOTHING), "identifier")
+    assert {"a71f3c9e2b", "Mia Koch", "jenkins@ci-runner-04"} <= set(identifiers)
+    assert "OperationTypePlan" not in identifiers, "what the model did not repeat"
+
+
+def test_a_long_run_of_commands_with_no_word_between_costs_the_rule_linear_time():
+    """Each command's tokens are looked for in the outputs before it since the model last spoke:
+    in the last few of them (in all of them, 5,000 commands of 4 kB outputs took 22 s of CPU
+    where the rule takes 3, measured on 2026-12-04). CPU time: the machine may be loaded."""
+    c = Conversation("/p", "no words")
+    filler = "ok, nothing matched " * 200 + "\n"
+    for n in range(5_000):
+        c.bash(f"./deploy --build build-{n:05d}", filler + f"deployed build-{n + 1:05d}")
+    began = time.process_time()
+    listed = _listed(c, NOTHING)
+    assert time.process_time() - began < 10.0
+    assert "build-04999" in _texts(listed, "identifier"), "the next command used what the last output named"
+
+
+# --- round 6: facts in prose, edits and files that no marker word gives ------------------------
+
+
+def test_what_always_or_never_holds_said_before_the_models_choice_is_a_decision():
+    c = Conversation("/p", "ground")
+    c.say("The vendor app never sends a batch id with its uploads. I'll key the dedupe on the order number instead.")
+    c.say("The test output looks fine now and the build passes. I'll commit it next.")  # no rule stated
+    c.say("Every retry is logged with its attempt number. Is that enough for the alert?")  # no choice follows
+    decisions = _texts(_listed(c, NOTHING), "decision")
+    assert decisions == ["The vendor app never sends a batch id with its uploads."]
+    assert all(f.confidence == dropped.POSSIBLY_DROPPED for f in _listed(c, NOTHING) if f.kind == "decision")
+
+
+def test_a_sentence_giving_several_settings_their_values_is_a_decision():
+    c = Conversation("/p", "trio")
+    c.say("For the client I'll go with MaxRetries 5, Backoff 2s, Jitter 0.5 on every call.")
+    c.say("The old client had MaxRetries 3 and that was it.")  # one setting: a value read, not a choice
+    assert _texts(_listed(c, NOTHING), "decision") == [
+        "For the client I'll go with MaxRetries 5, Backoff 2s, Jitter 0.5 on every call."
+    ]
+
+
+def test_a_larger_edit_of_code_lists_the_values_it_brought_in_and_not_its_other_lines():
+    c = Conversation("/p", "values")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/app/users.py",
+            "old_string": "def check(name):\n    return True\n",
+            "new_string": 'USERNAME = re.compile(r"[a-z0-9_]{1,32}")\n\n\ndef check(name):\n'
+            "    if not USERNAME.fullmatch(name):\n        raise ValueError(name)\n    return True\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/scripts/fetch.sh",
+            "old_string": 'curl "$URL"\n',
+            "new_string": 'LIMIT=${LIMIT:-4096}\nfor page in $(seq 1 3); do\n  curl "$URL?page=$page"\ndone\n',
+        },
+        "The file has been updated.",
+    )
+    c.tool(  # code rewritten with no value in it: its file tells it
+        "Edit",
+        {
+            "file_path": "/p/app/orders.py",
+            "old_string": "def total(o):\n    return o.sum\n",
+            "new_string": "def total(order):\n    lines = order.lines\n    return sum(line.amount for line in lines)\n",
+        },
+        "The file has been updated.",
+    )
+    edits = _texts(_listed(c, NOTHING), "edit")
+    assert edits == [
+        'app/users.py:  → USERNAME = re.compile(r"[a-z0-9_]{1,32}")',
+        "scripts/fetch.sh:  → LIMIT=${LIMIT:-4096}",
+    ]
+    kept = _listed(c, "Added a username check `[a-z0-9_]{1,32}` and LIMIT=${LIMIT:-4096} to fetch.sh.\n")
+    assert not _texts(kept, "edit"), "a summary that gives the values keeps the edits"
+
+
+def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
+    c = Conversation("/p", "config")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/config/prod.yaml",
+            "old_string": "requests:\n  log: all\n",
+            "new_string": "requests:\n  slow_after: 1s\n  sample_rate: 0.01\n  # sampled, not all\n  fields:\n    - path\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(  # the same lines in code: told by its file
+        "Edit",
+        {
+            "file_path": "/p/app/log.py",
+            "old_string": "def log(r):\n    emit(r)\n",
+            "new_string": "def log(r):\n    slow_after = 1\n    sample_rate = 0.01\n    if keep(r, slow_after, sample_rate):\n        emit(r)\n",
+        },
+        "The file has been updated.",
+    )
+    assert _texts(_listed(c, NOTHING), "edit") == [
+        "config/prod.yaml:  → slow_after: 1s",
+        "config/prod.yaml:  → sample_rate: 0.01",
+    ]
+    kept = _listed(c, "Requests are logged when slower than slow_after 1s, sampled at sample_rate 0.01.\n")
+    assert not _texts(kept, "edit")
+
+
+def test_a_file_a_shell_command_writes_is_a_file_edited_but_not_a_scratch_file():
+    c = Conversation("/p", "written")
+    c.bash("sed -i 's/8080/9090/' conf/app.ini", "")
+    c.bash("nohup ./migrate --execute > /var/log/ghost-orders.log 2>&1 &", "")
+    c.bash("python gen.py | tee out/report.csv", "ok")
+    c.bash("psql -f q.sql > /tmp/rows.txt 2>/dev/null", "")  # scratch, and the error stream thrown away
+    assert _texts(_listed(c, NOTHING), "file edited") == ["conf/app.ini", "/var/log/ghost-orders.log", "out/report.csv"]
+
+
+def test_a_file_the_model_names_among_those_a_tool_showed_is_a_path_possibly_dropped():
+    c = Conversation("/p", "named")
+    c.bash("grep -rln 'from ledger.utils import' .", "./a.py\n./b.py\n./c.py\n./d.py\n./notebooks/helpers.py\n")
+    c.say(
+        "Note notebooks/helpers.py imports it too, and app/settings.py sets the cache; "
+        "origin/main.py is ahead and the quota is 35/month."  # app/settings.py: no tool showed it
+    )
+    c.bash("cat roles/site.yml", "dest: /etc/nginx/conf.d/headers.conf\n")
+    c.say("So it lands in /etc/nginx/conf.d/headers.conf on the host.")  # an output that showed it alone
+    paths = [f for f in _listed(c, NOTHING) if f.kind == "path"]
+    assert [(f.text, f.confidence) for f in paths] == [("notebooks/helpers.py", dropped.POSSIBLY_DROPPED)]
+    assert not [f for f in _listed(c, "Also imported by notebooks/helpers.py.\n") if f.kind == "path"]
+
+
+def test_a_command_with_a_long_run_of_spaces_is_split_in_linear_time():
+    """`\\s*(?:&&|;)\\s*` tried at every space of a run reads the run again each time: 20,000
+    spaces cost 7.9 s; a transcript can hold a million."""
+    started = time.process_time()
+    assert dropped.command_core("cd x && " + " " * 1_000_000 + "pytest -q") == "pytest -q"
+    assert time.process_time() - started < 5

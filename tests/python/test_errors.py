@@ -10,8 +10,10 @@ from pathlib import Path
 
 CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # Exceptions that never reach an edge: each is caught inside the module that raises it (the
-# verifier's Broken, Unreached and Unrooted, by the callers that turn them into verdicts).
-INTERNAL = {"Broken", "RepeatedKey", "TooDeep", "Unreached", "Unreadable", "Unrooted"}
+# verifier's Broken, Unreached and Unrooted, by the callers that turn them into verdicts); and
+# records.py's FrozenRecordError, dataclasses' FrozenInstanceError: precompact's own code
+# assigning to a frozen record, a bug no input can cause.
+INTERNAL = {"Broken", "FrozenRecordError", "RepeatedKey", "TooDeep", "Unreached", "Unreadable", "Unrooted"}
 
 
 def exception_classes() -> dict[str, list[str]]:

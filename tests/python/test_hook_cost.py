@@ -207,6 +207,21 @@ def test_a_session_start_delivering_a_brief_imports_nothing_of_the_flush_the_rea
     assert not brief_imports & set(NOT_THE_BRIEFS), brief_imports & set(NOT_THE_BRIEFS)
 
 
+def test_no_class_a_session_start_delivering_a_brief_imports_is_built_by_dataclasses(brief_imports):
+    """Building a dataclass compiles its methods from source at import: 26 of them were about
+    14 ms of a brief's CPU (docs/performance.md). The classes on the brief's path are records
+    (precompact/records.py), whose `__init__` alone is compiled."""
+    import importlib
+
+    built = [
+        f"{name}.{attribute}"
+        for name in sorted(m for m in brief_imports if m.startswith("precompact."))
+        for attribute, value in vars(importlib.import_module(name)).items()
+        if isinstance(value, type) and value.__module__ == name and "__dataclass_fields__" in vars(value)
+    ]
+    assert not built, built
+
+
 def test_a_session_start_reads_the_index_once_for_its_brief(tmp_path, monkeypatch):
     """Which savepoint, whether this session has its brief already, whether `uncompact` wrote
     the session, and the savepoints the brief is verified against: one read of the index, which

@@ -77,13 +77,16 @@ def proved(tmp_path: Path, n: int) -> tuple[Path, dict]:
     return path, json.loads(path.read_text())
 
 
-def run_reference(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REFERENCE), str(path)], capture_output=True, text=True, check=False)
+def run_reference(path: Path, authority: Pubkey) -> subprocess.CompletedProcess:
+    pins = ["--authority", str(authority), "--program-id", str(chain.PROGRAM_ID)]
+    return subprocess.run(
+        [sys.executable, str(REFERENCE), str(path), *pins], capture_output=True, text=True, check=False
+    )
 
 
-def rejected_by_reference(document) -> bool:
+def rejected_by_reference(document, authority: Pubkey) -> bool:
     try:
-        reference.verify(document)
+        reference.verify(document, authority=str(authority), program_id=str(chain.PROGRAM_ID))
     except (reference.Invalid, ValueError, KeyError, TypeError):
         return True
     return False
@@ -164,9 +167,16 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     for n in (2, 4):
         path, written = proved(tmp_path, n)
         assert [a["authority"] for a in written["authorities"]] == [str(old.pubkey()), str(new)][: 1 + (n > 2)]
-        result = invoke("verify-bundle", str(path))
+        # Savepoint 2's bundle ends before the rotation: the project's key (the new one) did not
+        # sign it, nor does the bundle hold the rotation to it, so it is the old key's to pin.
+        signer = old.pubkey() if n == 2 else new
+        if n == 2:
+            refused = invoke("verify-bundle", str(path))
+            assert refused.exit_code == 1 and f"not the pinned authority {new}" in refused.output, refused.output
+        result = invoke("verify-bundle", str(path), "--authority", str(signer))
         assert result.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in result.output, result.output
-        checked = run_reference(path)
+        assert f"pinned authority {signer}" in result.output
+        checked = run_reference(path, signer)
         assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
     assert written["authorities"][1]["continued"]["kind"] == "rotation" and "1 key rotation(s)" in checked.stdout
     # docs/proof-bundle.md: a rotation's data is exactly the 8 bytes sha256("global:rotate_authority")[:8],
@@ -186,8 +196,8 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
             rotated["first"] = 4
         else:
             rotated["authority"] = str(old.pubkey())
-        assert bundle.check(document).status == verdicts.FAILED, forged
-        assert rejected_by_reference(document), forged
+        assert bundle.check(document, authority=str(new)).status == verdicts.FAILED, forged
+        assert rejected_by_reference(document, new), forged
 
     # The old key is refused: by the client, and by the program when posted around it.
     old_path = tmp_path / "id.json"
@@ -241,9 +251,10 @@ def test_rotations_in_a_row_before_a_savepoint_each_read_back_and_the_lineage_go
     for n in (2, 3):
         path, written = proved(tmp_path, n)
         assert [a["authority"] for a in written["authorities"]] == [str(k) for k in keys][: 1 if n == 2 else 4]
-        result = invoke("verify-bundle", str(path))
+        signer = keys[0] if n == 2 else keys[-1]
+        result = invoke("verify-bundle", str(path), "--authority", str(signer))
         assert result.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in result.output, result.output
-        checked = run_reference(path)
+        checked = run_reference(path, signer)
         assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
     assert "3 key rotation(s)" in checked.stdout
 
@@ -385,11 +396,17 @@ def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypat
     result = invoke("verify-bundle", str(path))
     assert result.exit_code == 0, result.output
     assert "not verified: savepoints 3..3 continue without the old key's signature" in result.output
-    checked = run_reference(path)
+    checked = run_reference(path, new)
     assert checked.returncode == 0 and "continue without the old key's signature (recovery)" in checked.stdout
+    # The lost key vouches for nothing after the recovery, which it did not sign.
+    assert (
+        "without its signature (a recovery)"
+        in invoke("verify-bundle", str(path), "--authority", str(old.pubkey())).output
+    )
+    assert run_reference(path, old.pubkey()).returncode == 1
     document = copy.deepcopy(written)
     document["authorities"][1]["continued"]["kind"] = "rotation"  # passing a recovery off as a rotation
-    assert bundle.check(document).status == verdicts.FAILED and rejected_by_reference(document)
+    assert bundle.check(document, authority=str(new)).status == verdicts.FAILED and rejected_by_reference(document, new)
 
 
 def test_refusals_name_their_fix(localnet, monkeypatch, tmp_path):

@@ -461,7 +461,7 @@ def plugin(tmp_path) -> Path:
 
 def launch(
     plugin: Path,
-    payload: dict,
+    payload: dict | str,
     data: Path,
     path: str = BARE_PATH,
     python: tuple[str, ...] = (sys.executable,),
@@ -477,7 +477,7 @@ def launch(
     }
     return subprocess.run(
         [*python, str(plugin / "bin" / "precompact"), "plugin-hook"],
-        input=json.dumps(payload),
+        input=payload if isinstance(payload, str) else json.dumps(payload),  # a str: stdin as it is
         env=environment,
         capture_output=True,
         text=True,
@@ -491,16 +491,7 @@ def test_input_the_hook_cannot_read_is_said_with_exit_0(tmp_path, plugin):
     done = launch(plugin, {"hook_event_name": "SessionStart", "cwd": "/tmp/a\u0000b", "source": "compact"}, data)
     assert done.returncode == 0 and "Traceback" not in done.stderr and "embedded null byte" in done.stderr
     deep = '{"hook_event_name": "PostToolUse", "cwd": "/tmp", "tool_response": ' + "[" * 5000 + "]" * 5000 + "}"
-    env = {**os.environ, "CLAUDE_PLUGIN_DATA": str(data)}
-    done = subprocess.run(
-        [sys.executable, str(plugin / "bin" / "precompact"), "plugin-hook"],
-        input=deep,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = launch(plugin, deep, data)
     assert done.returncode == 0 and "Traceback" not in done.stderr
 
 

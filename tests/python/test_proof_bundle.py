@@ -81,16 +81,16 @@ def lineage(tmp_path_factory):
     try:
         with pytest.MonkeyPatch.context() as monkeypatch:
             monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "xdg"))
-            project, _authority = start_project(root, monkeypatch, node.url)
+            project, authority = start_project(root, monkeypatch, node.url)
             written = prove(str(SAVEPOINTS), "--with-snapshot")
-            yield node, project, root / "xdg", written
+            yield node, project, root / "xdg", written, str(authority.pubkey())
     finally:
         node.stop()
 
 
 def enter(lineage, monkeypatch) -> Path:
     """Works in the lineage's project, with the trust store that approved its configuration."""
-    _, project, xdg, _ = lineage
+    _, project, xdg, _, _ = lineage
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
     monkeypatch.chdir(project)
     return project
@@ -100,9 +100,15 @@ def verify_bundle(path: Path, *args: str):
     return invoke("verify-bundle", str(path), *args)
 
 
-def run_reference(path: Path, *args: str) -> subprocess.CompletedProcess:
+def run_reference(path: Path, *args: str, pinned: bool = True) -> subprocess.CompletedProcess:
+    """tools/verify_bundle.py on `path`, pinning the key and program that signed it (read from
+    the file: the tests that pin nothing, or another key, say so)."""
+    pins = []
+    if pinned:
+        written = json.loads(path.read_text())
+        pins = ["--authority", written["authorities"][-1]["authority"], "--program-id", written["program_id"]]
     return subprocess.run(
-        [sys.executable, str(REFERENCE), str(path), *args], capture_output=True, text=True, check=False
+        [sys.executable, str(REFERENCE), str(path), *args, *pins], capture_output=True, text=True, check=False
     )
 
 
@@ -191,9 +197,9 @@ def at(document, path):
     return document, path[-1]
 
 
-def rejected_by_reference(document) -> bool:
+def rejected_by_reference(document, authority: str) -> bool:
     try:
-        reference.verify(document)
+        reference.verify(document, authority=authority, program_id=str(chain.PROGRAM_ID))
     except (reference.Invalid, ValueError, KeyError, TypeError):
         return True
     return False
@@ -202,8 +208,10 @@ def rejected_by_reference(document) -> bool:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 10_000), st.integers(1, 2**16))
 def test_every_single_changed_field_is_rejected_by_both_verifiers(lineage, position, shift):
-    written = lineage[3]
-    assert bundle.check(written).status == verdicts.VERIFIED and not rejected_by_reference(written)
+    written, authority = lineage[3], lineage[4]
+    assert bundle.check(written, authority=authority).status == verdicts.VERIFIED and not rejected_by_reference(
+        written, authority
+    )
     for path in leaves(written):
         if tuple(p for p in path if isinstance(p, str))[-2:] in UNSIGNED:
             continue
@@ -214,10 +222,12 @@ def test_every_single_changed_field_is_rejected_by_both_verifiers(lineage, posit
             continue  # a shift that went round its alphabet
         if path == ("snapshot", "encrypted"):
             # Marked encrypted, the snapshot can no longer be checked: neither verifier vouches for it.
-            assert bundle.check(document).notes and "snapshot: not checked" in reference.verify(document)
+            assert bundle.check(document, authority=authority).notes and "snapshot: not checked" in reference.verify(
+                document, authority=authority, program_id=str(chain.PROGRAM_ID)
+            )
             continue
         assert bundle.check(document).status == verdicts.FAILED, path
-        assert rejected_by_reference(document), path
+        assert rejected_by_reference(document, authority), path
     for path in leaves(written):
         named = [i for i, p in enumerate(path) if isinstance(p, str)][-1]
         document = copy.deepcopy(written)
@@ -227,7 +237,7 @@ def test_every_single_changed_field_is_rejected_by_both_verifiers(lineage, posit
             continue
         holder[renamed] = holder.pop(key)
         assert bundle.check(document).status == verdicts.FAILED, path
-        assert rejected_by_reference(document), path
+        assert rejected_by_reference(document, authority), path
 
 
 def test_a_transaction_that_is_not_the_savepoints_own_is_rejected(lineage):
@@ -237,25 +247,30 @@ def test_a_transaction_that_is_not_the_savepoints_own_is_rejected(lineage):
     written["chain"][1]["transaction"] = copy.deepcopy(written["chain"][0]["transaction"])
     verdict = bundle.check(written)
     assert verdict.status == verdicts.FAILED and (verdict.sequence, verdict.layer) == (2, "transaction"), verdict
-    assert rejected_by_reference(written)
+    assert rejected_by_reference(written, lineage[4])
 
 
 def test_the_cluster_confirms_each_transaction_and_its_slot_and_time(lineage, tmp_path):
-    node, _, _, written = lineage
+    node, _, _, written, authority = lineage
     deadline = time.monotonic() + 90
-    verdict = bundle.check(written, cluster=node.url)
+    verdict = bundle.check(written, cluster=node.url, authority=authority)
     while verdict.status == verdicts.NOT_VERIFIED and time.monotonic() < deadline:
         time.sleep(1)  # a block is finalized 31 slots after it is confirmed
-        verdict = bundle.check(written, cluster=node.url)
+        verdict = bundle.check(written, cluster=node.url, authority=authority)
     assert verdict.status == verdicts.VERIFIED and f"finalized on {node.url}" in verdict.detail, verdict
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(written))
-    assert verify_bundle(path, "--cluster", node.url).exit_code == 0
+    confirmed = verify_bundle(
+        path, "--cluster", node.url, "--authority", authority, "--program-id", str(chain.PROGRAM_ID)
+    )
+    assert confirmed.exit_code == 0, confirmed.output
     for field in UNSIGNED:
         document = copy.deepcopy(written)
         document["chain"][1]["transaction"][field[1]] += 1
-        assert bundle.check(document).status == verdicts.VERIFIED, "not signed: offline cannot tell"
-        verdict = bundle.check(document, cluster=node.url)
+        assert bundle.check(document, authority=authority).status == verdicts.VERIFIED, (
+            "not signed: offline cannot tell"
+        )
+        verdict = bundle.check(document, cluster=node.url, authority=authority)
         assert verdict.status == verdicts.FAILED and (verdict.sequence, verdict.layer) == (2, "ledger"), verdict
     result = verify_bundle(path, "--cluster", "http://127.0.0.1:9")
     assert result.exit_code == 1 and "✗ not verified: ledger inclusion not checked" in result.output
@@ -456,7 +471,7 @@ def test_a_hostile_bundle_gets_one_line_from_both_verifiers(tmp_path, content, s
         check=False,
         cwd=tmp_path,
     )
-    reference = run_reference(path)
+    reference = run_reference(path, pinned=False)
     assert time.monotonic() - began < 10
     assert client.returncode == 1 and "Traceback" not in client.stderr
     assert len((client.stdout + client.stderr).strip().splitlines()) == 1
@@ -500,7 +515,7 @@ def test_a_bundle_holds_the_fields_of_the_format_with_their_documented_types(lin
     """docs/proof-bundle.md's top-level table, on a bundle `precompact prove` wrote: `program_id`
     base58, 32 bytes, the precompact program; `savepoint` an integer ≥ 1, N; each `authority`
     base58, 32 bytes, an ed25519 public key that signed savepoints."""
-    _, project, _, written = lineage
+    _, project, _, written, _ = lineage
     assert written["format"] == "precompact-proof-bundle" and written["version"] == 2
     assert written["instance"] == INSTANCE
     assert written["instance_id"] == hashlib.sha256(INSTANCE.encode()).hexdigest()
@@ -556,7 +571,7 @@ def test_a_transaction_slot_that_goes_back_is_refused_by_both_verifiers(lineage)
     written["chain"][1]["transaction"]["slot"] = first - 1
     verdict = bundle.check(written)
     assert verdict.status == verdicts.FAILED and "its timestamp or slot is before savepoint 1's" in verdict.detail
-    assert rejected_by_reference(written)
+    assert rejected_by_reference(written, lineage[4])
 
 
 def test_the_snapshot_must_say_it_is_savepoint_n_of_the_instance_and_name_its_predecessor(lineage):
@@ -565,7 +580,7 @@ def test_the_snapshot_must_say_it_is_savepoint_n_of_the_instance_and_name_its_pr
     predecessor". Bytes that hash to the signed value pass the hash check; this rule is what
     stands when they do, so it is checked here on its own, with the signed values set to
     those of another savepoint's real snapshot."""
-    _, project, _, written = lineage
+    _, project, _, written, _ = lineage
     files = {
         int(path.stem.rsplit("_", 1)[1]): path.read_bytes()
         for path in (project / "logs" / "precompact-saves").glob("snapshot_*.json")
@@ -592,4 +607,66 @@ def test_a_compact_u16_alias_is_refused_by_both_verifiers(lineage, alias):
     assert wire[0] == 1, "one signature, said in one byte"
     transaction["base64"] = base64.b64encode(alias + wire[1:]).decode()
     assert bundle.check(written).status == verdicts.FAILED
-    assert rejected_by_reference(written)
+    assert rejected_by_reference(written, lineage[4])
+
+
+def test_a_bundle_is_verified_only_for_the_authority_and_program_its_reader_pins(lineage, tmp_path, monkeypatch):
+    """docs/proof-bundle.md: a bundle proves its savepoint "to someone who trusts only the
+    authority's public key": it names its own keys, so anyone's key and instance name make a
+    bundle whose every signature checks. Outside a project nothing is pinned: no ✓, exit 1, the
+    signer named; a wrong key or program is FAILED; the pinned ones are named in the ✓."""
+    _, _, _, written, authority = lineage
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(written))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    stranger, program = str(Keypair().pubkey()), str(chain.PROGRAM_ID)
+    unpinned = verify_bundle(path)
+    assert unpinned.exit_code == 1 and "✓" not in unpinned.output, unpinned.output
+    assert (
+        f"signed by {authority}, which you did not pin: pass --authority {authority} if you trust it" in unpinned.output
+    )
+    wrong = verify_bundle(path, "--authority", stranger)
+    assert wrong.exit_code == 1 and f"signed by {authority}, not the pinned authority {stranger}" in wrong.output
+    other_program = verify_bundle(path, "--authority", authority, "--program-id", stranger)
+    assert other_program.exit_code == 1 and f"pass --program-id {program} if you trust it" in other_program.output
+    assert verify_bundle(path, "--authority", "not-a-key").exit_code == 2
+    right = verify_bundle(path, "--authority", authority)
+    assert right.exit_code == 0, right.output
+    assert (
+        f"✓ bundle verified: savepoint {SAVEPOINTS} of {INSTANCE!r}, pinned authority {authority}, pinned program {program}"
+        in right.output
+    )
+    # The reference verifier alike: FAILED without both pins, or with another key.
+    for pins, said in (
+        ([], f"which you did not pin: pass --authority {authority}"),
+        (["--authority", authority], f"pass --program-id {program}"),
+        (["--authority", stranger, "--program-id", program], f"not the pinned authority {stranger}"),
+        (["--authority", authority, "--program-id", stranger], f"pass --program-id {program}"),
+    ):
+        refused = run_reference(path, *pins, pinned=False)
+        assert refused.returncode == 1 and refused.stdout.startswith("FAILED:") and said in refused.stdout, pins
+    accepted = run_reference(path, "--authority", authority, "--program-id", program, pinned=False)
+    assert accepted.returncode == 0 and f"pinned authority {authority}" in accepted.stdout, accepted.stdout
+
+
+def test_inside_a_project_a_bundle_signed_by_another_key_is_refused(lineage, tmp_path, monkeypatch):
+    """Inside a project the pins default to its configured key and program: a bundle of the same
+    instance name signed by someone else's key, every signature of it valid, is FAILED there."""
+    node, _, _, written, authority = lineage
+    enter(lineage, monkeypatch)
+    genuine = tmp_path / "genuine.json"
+    genuine.write_text(json.dumps(written))
+    assert verify_bundle(genuine).exit_code == 0
+    forger_root = tmp_path / "forger"
+    forger_root.mkdir()
+    with pytest.MonkeyPatch.context() as forger:
+        forger.setenv("XDG_CONFIG_HOME", str(forger_root / "xdg"))
+        _, key = start_project(forger_root, forger, node.url, count=1)
+        forged = tmp_path / "forged.json"
+        forged.write_text(json.dumps(prove("1")))
+    enter(lineage, monkeypatch)
+    result = verify_bundle(forged)
+    assert result.exit_code == 1 and "✓" not in result.output, result.output
+    assert f"signed by {key.pubkey()}, not the pinned authority {authority}" in result.output

@@ -125,6 +125,83 @@ def test_a_session_start_gets_one_line_and_nothing_quoted_from_a_savepoint_no_ro
     assert context == UNVOUCHED_LINE
 
 
+def test_dropped_export_and_resurrect_refuse_or_flag_a_savepoint_no_root_vouches_for(tmp_path):
+    """F7: every reader of a savepoint's content meets the check `show`, `recall` and
+    `uncompact` meet (`Resurrection.contents`). `dropped` and `export` refuse in one line, exit 1,
+    writing nothing; `resurrect`, which asks for it by name, says NOT VERIFIED and exits 4, and
+    its brief is the one line a session would be given."""
+    source = saved_elsewhere(tmp_path, state=tmp_path / "attacker-state")
+    victim = copied_into_victim(tmp_path, source)
+    exported = tmp_path / "exported.json"
+    for command in (
+        ["dropped", "1"],
+        ["dropped", "1", "--json"],
+        ["export", "--sequence", "1", "--output", str(exported)],
+    ):
+        done = run(victim.path, *command)
+        assert done.returncode == 1, done.stdout + done.stderr
+        said = json.loads(done.stdout)["error"] if "--json" in command else done.stderr.strip()
+        [line] = said.splitlines()
+        assert (
+            "is not verified from a root" in line and "no root vouches for" in line and "nothing of it is given" in line
+        )
+        assert "pastebin-4242" not in done.stdout + done.stderr
+    assert not exported.exists()
+
+    briefed = run(victim.path, "resurrect", "--format", "brief")
+    assert briefed.returncode == EXIT_NOT_VERIFIED, briefed.stderr
+    assert briefed.stdout.strip() == UNVOUCHED_LINE
+    reported = run(victim.path, "resurrect")
+    assert reported.returncode == EXIT_NOT_VERIFIED, reported.stderr
+    assert reported.stdout.strip().splitlines()[-1].startswith("NOT VERIFIED: no root")
+    as_json = run(victim.path, "resurrect", "--json")
+    assert as_json.returncode == EXIT_NOT_VERIFIED and json.loads(as_json.stdout)["verified"] is False
+
+    # `--from` writes the lineage its snapshot states into every later snapshot of this instance.
+    successor = new_project(tmp_path, "successor", git_layer=False, chain_layer=False, instance="Trial #2")
+    shutil.copytree(source.logs, successor.logs, dirs_exist_ok=True)
+    index = (successor.logs / "precompact-savepoint.jsonl").read_bytes()
+    continued = run(successor.path, "resurrect", "--from", "Trial #1")
+    assert continued.returncode == 1, continued.stdout + continued.stderr
+    [line] = continued.stderr.strip().splitlines()
+    assert "is not verified from a root" in line and "the lineage was not recorded" in line
+    assert (successor.logs / "precompact-savepoint.jsonl").read_bytes() == index
+
+
+def test_the_mcp_savepoints_tool_lists_nothing_of_a_savepoint_no_root_vouches_for(tmp_path):
+    """F7: its summary and times are what someone else's index says. With none vouched for the
+    tool answers an error (the server renders it as a tool error); beside one of this machine's,
+    one line says it is not verified and the rest of the list stands."""
+    from precompact.config import settings as configuration
+    from precompact.edges import mcp_server
+    from precompact.local import savepoint_log
+    from precompact.recall.fulltext import RecallError
+
+    source = saved_elsewhere(tmp_path, state=tmp_path / "attacker-state")
+    victim = copied_into_victim(tmp_path, source)
+    foreign = savepoint_log.latest(victim.logs, victim.instance)
+    assert foreign is not None
+    savepoint_log.mark(
+        victim.logs, foreign, savepoint_log.Event.COMPACT_SUMMARY, trigger="auto", summary=ATTACKER_REQUEST
+    )
+    loaded = configuration.load(victim.path)
+    with pytest.raises(RecallError, match="no root vouches for the savepoints of Trial #1") as refused:
+        mcp_server.answer(loaded, "savepoints", {})
+    assert ATTACKER_REQUEST not in str(refused.value)
+
+    conversation = Conversation(tmp_path / "victim-session.jsonl", "s-victim", START)
+    conversation.turn_with("Tidy the README.", "true", "ok", "Done.")
+    saved = run(victim.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-victim")
+    assert saved.returncode == 3, saved.stdout + saved.stderr
+    listed = mcp_server.answer(loaded, "savepoints", {}).splitlines()
+    assert (
+        listed[0]
+        == 'savepoint 1 of "Trial #1": not verified: no root vouches for its index line; nothing of it is listed'
+    )
+    assert listed[1].startswith("savepoint 2 of Trial #1: ") and len(listed) == 2
+    assert ATTACKER_REQUEST not in "\n".join(listed)
+
+
 @pytest.mark.slow
 def test_the_same_logs_made_on_this_machine_verifies_also_once_the_project_moved(tmp_path):
     source = saved_elsewhere(tmp_path, state=None)

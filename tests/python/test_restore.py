@@ -196,7 +196,9 @@ def test_a_foreign_signers_lines_are_not_verified(project, tmp_path):
     restored = precompact(clone, "restore", "--json", env=env)
     assert restored.returncode == 1
     document = json.loads(restored.stdout)
-    assert (document["restored"], document["unvouched"]) == ([], ["Trial #1 #1", "Trial #1 #2", "Trial #1 #3"])
+    by = f"(signed by {foreign.pubkey()})"
+    assert (document["restored"], document["unvouched"]) == ([], [f"Trial #1 #{n} {by}" for n in (1, 2, 3)])
+    assert f"signed by {foreign.pubkey()}, not this project's key" in document["foreign"]
     found = precompact(clone, "resurrect", "--sequence", "2", "--json", env=env)
     checks = json.loads(found.stdout)["checks"]
     assert checks["integrity"]["status"] == "not verified", checks

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from precompact.edges.cli import EXIT_NOT_VERIFIED
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
@@ -184,6 +185,29 @@ def test_one_person_on_two_machines_pushes_from_both_and_sees_both(tmp_path):
     assert [found[n]["status"] for n in sorted(found)] == ["verified", "verified"]
     assert found["gabriel laptop"]["last_sequence"] == 2 and not found["gabriel laptop"]["this_project"]
     assert found["gabriel desktop"]["this_project"] and "(your key)" in found["gabriel laptop"]["detail"]
+
+
+def test_one_instance_on_two_machines_verifies_after_the_other_saved_and_this_one_restored(tmp_path):
+    """The branch in precompact's git directory here is behind the remote's once the other
+    machine has saved: a savepoint only the remote's branch holds is no rewrite."""
+    remote = bare_remote(tmp_path)
+    laptop = person(tmp_path, "gabriel", str(remote), folder="laptop")
+    keys = laptop.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    assert laptop.save().returncode == SAVED
+    desktop = person(
+        tmp_path, "gabriel", str(remote), "--keypair", str(keypair), "--identity", str(identity), folder="desktop"
+    )
+    assert desktop.run("restore").returncode == 0
+    assert desktop.save().returncode == SAVED
+    assert desktop.run("flush").returncode == 0
+    restored = laptop.run("restore")
+    assert restored.returncode == 0 and "restored 1 savepoint(s)" in restored.stdout, restored.stdout + restored.stderr
+    assert laptop.run("flush").returncode == 0
+    verified = laptop.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("✓ 2 savepoint(s) verified"), verified.stdout
 
 
 def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_altered_one(tmp_path):
@@ -393,7 +417,7 @@ def test_resurrect_from_a_teammate_reaches_their_savepoints_only_when_you_are_a_
     alice = person(tmp_path, "alice", str(remote), "--recipient", _recipients(bob)[0])
     assert alice.save().returncode == SAVED
 
-    reached = bob.run("resurrect", "--from", "alice", "--json")
+    reached = bob.run("resurrect", "--from", "alice", "--signer", _signing_key(alice), "--json")
     assert reached.returncode == 0, reached.stdout + reached.stderr
     found = json.loads(reached.stdout)
     assert found["sequence"] == 1 and found["source"].startswith(f"branch {alice.branch}"), found
@@ -435,11 +459,26 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
         assert alice.save().returncode == SAVED
     theirs, yours = _signing_key(alice), _signing_key(bob)
 
-    reached = bob.run("resurrect", "--from", "alice", "--json")
+    # Her key is her branch's claim: without bob pinning it, nothing is verified, no lineage is
+    # recorded and nothing is copied into his logs/ (where it would have no index line).
+    index = bob.path / "logs" / "precompact-savepoint.jsonl"
+    before = index.read_bytes() if index.exists() else b""
+    unpinned = bob.run("resurrect", "--from", "alice")
+    assert unpinned.returncode == EXIT_NOT_VERIFIED, (
+        unpinned.stdout + unpinned.stderr
+    )  # intact, vouched by no root of bob's
+    assert f"signed by {theirs}, not yours (this project's key is {yours}): pass --signer {theirs}" in unpinned.stdout
+    assert "✓" not in unpinned.stdout and "Ready to resume work" not in unpinned.stdout
+    assert "NOT VERIFIED" in unpinned.stdout
+    assert (index.read_bytes() if index.exists() else b"") == before
+    assert not list((bob.path / "logs").rglob("snapshot_*.json"))
+
+    reached = bob.run("resurrect", "--from", "alice", "--signer", theirs, "--json")
     assert reached.returncode == 0, reached.stdout + reached.stderr
     integrity = json.loads(reached.stdout)["checks"]["integrity"]
     assert integrity["status"] == "verified", integrity
     assert f"signed by {theirs}" in integrity["detail"] and yours not in integrity["detail"], integrity
+    assert "--signer pins" in bob.run("resurrect", "--signer", theirs).stderr
 
     # bob swaps alice's savepoint 2 for bytes of his own and restates its hash in her line.
     def swapped(work: Path) -> None:
@@ -618,3 +657,39 @@ def test_a_teammates_shared_branch_from_before_never_blocks_your_own_migration(t
     assert alice.save().returncode == SAVED
     all_pushed_and_verified(alice, remote, 2)
     assert forced_updates(remote) == []
+
+
+def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_remote_and_restore_names_it(tmp_path):
+    """docs/security.md: another key that saves under your instance's name merges onto your
+    branch with its own index as the tree (your commits stay in the history), so `restore` on a
+    new machine would find only its lines. Your own branch is held to your configured key: flush,
+    verify and status --remote exit 1 naming the other key and yours; restore says what it left
+    out and why. The same key on a second machine (copied over, as docs/setup.md says) is yours."""
+    remote = bare_remote(tmp_path)
+    owner = person(tmp_path, "own", str(remote))
+    assert owner.save().returncode == SAVED
+    keys = owner.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = keys / "precompact-age-identity.txt"
+    copied = ("--keypair", str(keypair), "--identity", str(identity))
+    desktop = person(tmp_path, "own", str(remote), *copied, folder="own-desktop")
+    assert desktop.run("restore").returncode == 0
+    assert desktop.save().returncode == SAVED
+    for command in (("flush",), ("verify",), ("status", "--remote")):
+        done = desktop.run(*command)
+        assert done.returncode == 0 and "not this project's key" not in done.stdout, (command, done.stdout)
+
+    intruder = person(tmp_path, "own", str(remote), "--no-encrypt", folder="intruder")
+    assert intruder.save().returncode == SAVED
+    said = f"signed by {_signing_key(intruder)}, not this project's key {_signing_key(owner)}"
+    for command in (("flush",), ("verify",), ("status", "--remote")):
+        done = desktop.run(*command)
+        assert done.returncode == 1 and said in done.stdout and "✓ own" not in done.stdout, (command, done.stdout)
+    flushed = json.loads(desktop.run("flush", "--json").stdout)
+    assert said in flushed["foreign_branch"] and flushed["layer_2"]["state"] == "done"
+
+    new_machine = person(tmp_path, "own", str(remote), *copied, folder="own-new")
+    restored = new_machine.run("restore")
+    assert restored.returncode == 1 and said in restored.stdout, restored.stdout
+    assert f"(signed by {_signing_key(intruder)})" in restored.stdout
+    assert "stays in the history of" in restored.stdout

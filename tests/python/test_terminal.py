@@ -109,6 +109,16 @@ def test_sanitise_shows_what_a_terminal_would_act_on(raw, shown):
     assert terminal.sanitise(raw) == shown
 
 
+def test_no_character_a_terminal_must_not_get_raw_passes_as_printable():
+    """`sanitise` and `json_for_terminal` return a text `str.isprintable` passes as it is, without
+    compiling the pattern (a hook's every event would): sound only while no character the
+    pattern matches is printable in this Python's Unicode."""
+    every_character = "".join(map(chr, range(0x110000)))
+    matched = re.findall(terminal.UNSAFE, every_character)
+    assert len(matched) > 2048 + 128, "the surrogates, the tags, C0 and C1 at least"
+    assert not [f"U+{ord(c):04X}" for c in matched if c.isprintable()]
+
+
 def test_json_for_terminal_is_the_same_value():
     document = {"out": "\x1b]52;c;aGk=\x07\x9b\u202e\x7f\u2028\U000e0041\ud800 fine"}
     serialized = json.dumps(document, ensure_ascii=False)

@@ -91,12 +91,12 @@ def test_every_page_answers_a_get_with_the_token(served):
     assert HOSTILE not in page
 
 
-def test_export_is_the_savepoint_document_precompact_export_writes(served):
-    planted, url = served
-    answer = _get(url + "export", params={"instance": "Shop #1", "sequence": 1})
+def test_export_is_the_savepoint_document_precompact_export_writes(tmp_path):
+    planted = planted_project(tmp_path, seeds=(5,))  # made by this test's machine key, so vouched for here
+    _, client = _in_process(planted)
+    answer = client.get("/token/export", params={"instance": "Shop #1", "sequence": 1})
     assert answer.status_code == 200
     assert answer.headers["content-disposition"].startswith("attachment;")
-    trust(planted.project.path)  # the trust store is each test's own; the server read the module's
     exported = precompact(planted.project.path, "export", "--sequence", "1", text=False)
     assert exported.returncode == 0
     assert answer.content == exported.stdout
@@ -282,8 +282,8 @@ def _dropped_section(page: str) -> str:
     return page.split('id="dropped"', 1)[1].split("</section>", 1)[0]
 
 
-def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_until_it_is(served, monkeypatch):
-    planted, _ = served
+def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_until_it_is(tmp_path, monkeypatch):
+    planted = planted_project(tmp_path, seeds=(5,))  # made by this test's machine key, so vouched for here
     release = threading.Event()
     making = dropping.of_resurrection
 
@@ -313,8 +313,8 @@ def test_a_savepoint_page_answers_before_its_dropped_list_is_made_and_reloads_un
     assert f"Conversation ({dropping.of_savepoint(loaded, 'Shop #1', 1).entries} entries)" in listed
 
 
-def test_a_dropped_list_refused_says_why_and_the_next_visit_lists_it_again(served, monkeypatch):
-    planted, _ = served
+def test_a_dropped_list_refused_says_why_and_the_next_visit_lists_it_again(tmp_path, monkeypatch):
+    planted = planted_project(tmp_path, seeds=(5,))  # made by this test's machine key, so vouched for here
     making = dropping.of_resurrection
 
     def refused(config, found):
@@ -353,11 +353,24 @@ def test_the_conversation_is_paged_and_every_page_holds_what_show_prints(tmp_pat
     assert f'id="e{len(printed)}"' in second
 
 
-def test_a_conversation_no_root_vouches_for_is_refused(served):
+@pytest.mark.parametrize(
+    ("page", "where"),
+    [
+        ("savepoint", {"sequence": 2}),
+        ("conversation", {"sequence": 2}),
+        ("diff", {"a": 1, "b": 2}),
+        ("export", {"sequence": 2}),
+    ],
+)
+def test_a_savepoint_no_root_vouches_for_is_refused_on_each_page_of_it(served, page, where):
+    """Its brief, dropped list, summary and entries are what someone else's logs/ says (F7): each
+    page that shows any of it is a refusal page, as the conversation's was."""
     planted, _ = served  # written under the module's machine key: this test's key never tagged it
     _, client = _in_process(planted)
-    answer = client.get("/token/conversation", params={"instance": "Shop #1", "sequence": 1})
+    answer = client.get(f"/token/{page}", params={"instance": "Shop #1", **where})
     assert answer.status_code == 404 and "is not verified" in answer.text and "no root vouches for" in answer.text
+    text = markupsafe.Markup(answer.text).unescape()
+    assert HOSTILE not in text and planted.sessions[-1].summary not in text
 
 
 # --- The browser is given a private page, never the address (issue 39) ------------------------

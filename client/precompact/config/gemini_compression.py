@@ -20,17 +20,13 @@ SNAPSHOT_OPEN = "<state_snapshot>"
 SETTINGS_LIMIT = 1 << 20
 
 
-class _NotRegular(OSError):
-    """A path that is not a regular file (a FIFO would block the hook, /dev/zero never ends)."""
-
-
 def _open_regular(path: str | os.PathLike):
     """`path` opened for reading if, once its links are followed, it is a regular file: opened
     without blocking (a FIFO a repository ships returns at once) and checked on the open file."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _NotRegular(f"{os.fspath(path)!r} is not a regular file")
+            raise OSError(f"{os.fspath(path)!r} is not a regular file")  # a FIFO would block, /dev/zero never ends
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -12,13 +12,13 @@ import os
 import re
 import tomllib
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.boundary import git_env, quoting
 from precompact.config import approval as config_trust
 from precompact.config import discovery
 from precompact.errors import PrecompactError
+from precompact.records import Record
 
 CONFIG_NAME = discovery.CONFIG_NAME
 # The program's IDL, shipped inside the package (a plain path: importlib.resources costs the hook
@@ -86,8 +86,7 @@ class UntrustedConfig(ConfigError):
     bytes), or another user could have written it. Nothing may run on it."""
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Record, frozen=True):
     root: Path
     instance: str
     repository: Path

@@ -57,7 +57,7 @@ def _load(instance: str | None = None) -> configuration.Config:
     warning = configuration.insecure_cluster_warning(loaded)
     if warning:
         terminal.echo(warning, err=True)
-    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+    return loaded.replace(instance=instance) if instance else loaded
 
 
 def _load_project(project: Path, instance: str | None) -> configuration.Config:
@@ -66,7 +66,7 @@ def _load_project(project: Path, instance: str | None) -> configuration.Config:
     if not project.is_dir():
         raise ConfigError(f"{project} is not a directory; `precompact projects` lists where each project is")
     loaded = configuration.load(project)
-    return dataclasses.replace(loaded, instance=instance) if instance else loaded
+    return loaded.replace(instance=instance) if instance else loaded
 
 
 def _json_asked() -> bool:
@@ -492,9 +492,12 @@ def flush(instance, as_json) -> None:
     from precompact import api
 
     loaded = _load(instance)
-    layers = _report(loaded, api.flush(loaded))
+    outcome = api.flush(loaded)
+    layers = _report(loaded, outcome)
     if as_json:
-        _emit({"instance": loaded.instance, **layers})
+        _emit({"instance": loaded.instance, **layers, "foreign_branch": outcome.foreign_branch})
+    if outcome.foreign_branch:
+        sys.exit(EXIT_FAILED)
     # Nothing left to retry, or not: a layer that is off has nothing to retry.
     sys.exit(EXIT_LAYER_PENDING if any(v["state"] == LAYER_QUEUED for v in layers.values()) else EXIT_DONE)
 
@@ -515,6 +518,10 @@ def _report(loaded: configuration.Config, outcome) -> dict:
         elif problems:
             _say(f"… Layer {layer}: queued: {problems[0]}")
             state, problem = LAYER_QUEUED, problems[0]
+        elif layer == 2 and outcome.foreign_branch:
+            # Pushed, but the branch's index is not this project's own: no ✓ for it.
+            _say(f"✗ Layer {layer}: {outcome.foreign_branch}")
+            state, problem = LAYER_DONE, outcome.foreign_branch
         else:
             _say(f"✓ Layer {layer}: up to date")
             state, problem = LAYER_DONE, None
@@ -781,7 +788,9 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         raise click.ClickException(_damaged(e)) from None
     chain = report.chain if loaded.chain_layer else "off"
     verdict = report.verdict
-    if verdict.status == verdicts.VERIFIED:
+    if verdict.status == verdicts.VERIFIED and report.nothing_held is not None:
+        _say(f"✓ {verdict.detail}")
+    elif verdict.status == verdicts.VERIFIED:
         git = f"git (held by {loaded.remote})" if loaded.git_layer else "git off"
         _say(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {chain}")
     elif verdict.status == verdicts.FAILED:
@@ -807,6 +816,8 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
                     _say(f"  also: {finding}")
         if said:
             _say(f"✗ {savepoints} of {len(report.checked)} savepoint(s) not verified: {said[0]}")
+        elif report.lacking_said is None:  # no savepoint checked, and not all the layers could be read
+            _say(f"✗ not verified: {verdict.detail}")
         for line in said[1:]:
             _say(f"  also: {line}")
     # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.
@@ -906,13 +917,23 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
     "--restore-state", is_flag=True, help="Write the saved session-state file back (only if every check passes)."
 )
 @click.option("--uncompact", is_flag=True, help="The same as `precompact uncompact`.")
+@click.option(
+    "--signer",
+    metavar="PUBKEY",
+    callback=lambda _ctx, _param, value: _pubkey_option(value, "--signer"),
+    help="With --from/--instance: the key you trust to have signed that instance's savepoints (default: yours only).",
+)
 @_json_option("The savepoint, its checks and what it holds")
-def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, as_json) -> None:
+def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, signer, as_json) -> None:
     """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
     from precompact import api
 
     if instance and from_instance:
         raise click.UsageError("give --instance or --from, not both")
+    if signer and not (from_instance or instance):
+        raise click.UsageError(
+            "--signer pins the key of the instance --from NAME or --instance NAME reads: give it with one"
+        )
     if uncompact and (from_instance or restore_state):
         raise click.UsageError("--uncompact writes a session only: give it without --from and --restore-state")
     if uncompact:
@@ -926,6 +947,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         restore_state,
         bool(from_instance),
         not as_json and output != "json",
+        signer,
     )
     if as_json or output == "json":
         terminal.echo_json(api.render_resurrection(found, "json"))
@@ -935,9 +957,13 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         terminal.echo(api.render_resurrection(found, output))
     if not found.intact:
         sys.exit(EXIT_FAILED)
+    if not found.verified:  # served because it was asked for by name, and saying so (NOT VERIFIED, `verified: false`)
+        sys.exit(EXIT_NOT_VERIFIED)
 
 
-def _resurrected(loaded, instance, sequence, at_time, restore_state=False, record_lineage=False, say_lacking=True):
+def _resurrected(
+    loaded, instance, sequence, at_time, restore_state=False, record_lineage=False, say_lacking=True, signer=None
+):
     """The savepoint chosen, fetched and checked; says when newer ones were passed over and
     (`say_lacking`: not for JSON, whose readers ask `status --json`) when logs/ lacks savepoints
     the remote holds."""
@@ -947,7 +973,7 @@ def _resurrected(loaded, instance, sequence, at_time, restore_state=False, recor
     if sequence is not None and at_time:
         raise click.UsageError("give --sequence or --at, not both")
     try:
-        found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage=record_lineage)
+        found = api.resurrect(loaded, instance, sequence, at_time, restore_state, record_lineage, signer)
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     # After it, so that a failure stays one line.
@@ -1076,13 +1102,25 @@ def prove(sequence, output, with_snapshot, instance, as_json) -> None:
     help="Check this snapshot file is savepoint N.",
 )
 @click.option("--cluster", metavar="URL", help="Also confirm each transaction is finalized in this cluster's ledger.")
+@click.option(
+    "--authority",
+    metavar="PUBKEY",
+    callback=lambda _ctx, _param, value: _pubkey_option(value, "--authority"),
+    help="The key you trust to have signed it (in a project: its configured key).",
+)
+@click.option(
+    "--program-id",
+    metavar="ID",
+    callback=lambda _ctx, _param, value: _pubkey_option(value, "--program-id"),
+    help="The program you trust (in a project: its configured one; else the one this client was built for).",
+)
 @_json_option("The verdict")
-def verify_bundle(file, snapshot, cluster, as_json) -> None:
-    """Check a proof bundle offline (no configuration needed); exit 1 naming the first broken link."""
+def verify_bundle(file, snapshot, cluster, authority, program_id, as_json) -> None:
+    """Check a proof bundle offline against the authority you pin; exit 1 naming the first broken link."""
     from precompact import api
     from precompact.verifier import verdicts
 
-    verdict = api.check_bundle(file, snapshot, cluster)
+    verdict = api.check_bundle(file, snapshot, cluster, authority, program_id, _project_roots(authority, program_id))
     if verdict.status == verdicts.VERIFIED:
         _say(f"✓ bundle verified: {verdict.detail}")
         for note in verdict.notes:
@@ -1141,6 +1179,7 @@ def restore(as_json) -> None:
                 "present": found.present,
                 "differing": found.differing,
                 "unvouched": found.unvouched,
+                "foreign": found.foreign,
                 "chunks": found.chunks,
                 "signer": found.signer,
                 "commit": found.commit,
@@ -1158,6 +1197,10 @@ def restore(as_json) -> None:
         if found.unvouched:
             terminal.echo(
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
+            )
+        if found.foreign:
+            terminal.echo(
+                f"✗ {found.foreign}: another key saved under this instance's name; what it replaced at the tip stays in the history of {found.branch}"
             )
     if not found.complete:
         sys.exit(EXIT_FAILED)
@@ -1251,6 +1294,24 @@ def _recalled(query, found, rebuilt, budget, as_json) -> None:
         _emit({"query": query, "matched": found.matched, "hits": hits, "notes": found.notes, "rebuilt": rebuilt})
     else:
         terminal.echo(found.text(budget))
+
+
+def _project_roots(authority: str | None, program_id: str | None) -> configuration.Config | None:
+    """The project's configuration, whose key and program pin what the options left open; None
+    outside a project or in one not approved here (a configuration nobody approved pins nothing:
+    the verdict then names the key to pass)."""
+    if authority is not None and program_id is not None:
+        return None
+    try:
+        return configuration.load(Path.cwd())
+    except ConfigError:
+        return None
+
+
+def _pubkey_option(value: str | None, name: str) -> str | None:
+    if value is not None and not configuration.is_pubkey(value):
+        raise click.BadParameter(f"{value!r} is not a base58 public key", param_hint=name)
+    return value
 
 
 def _in_a_project() -> bool:
@@ -1793,7 +1854,7 @@ def close(yes: bool, force: bool, as_json: bool) -> None:
         f"closed the record of {closed.instance!r} at {closed.address} (after savepoint {closed.sequence}): {closed.lamports} lamports returned to {closed.authority}, transaction {closed.signature}"
     )
     if as_json:
-        _emit(dataclasses.asdict(closed))
+        _emit(closed.as_dict())
 
 
 @key.command("rotate")
@@ -1819,7 +1880,7 @@ def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
         f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
     )
     if as_json:
-        _emit({**dataclasses.asdict(rotation), "keypair": str(done.keypair), "config": str(done.config)})
+        _emit({**rotation.as_dict(), "keypair": str(done.keypair), "config": str(done.config)})
 
 
 @main.command()

@@ -159,22 +159,16 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     # and with none there is nothing to do and nothing to say (a configuration not approved as it
     # is, is said at session start and compaction, not on every tool call).
     try:
-        quiet = _nothing_to_do(found[0], event, payload)
-    except Exception:  # noqa: BLE001  the quick answer failed on outside input: the handler decides, and logs
-        quiet = False
-    return HookResult() if quiet else _in_project(found[0], event, payload, agent)
+        if event in AFTER_COMPACTION and not discovery.something_pending(found[0], payload.get("session_id")):
+            return HookResult()
+        if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, found[0]):
+            from precompact.config import approval
 
-
-def _nothing_to_do(root: str, event: str, payload: dict) -> bool:
-    """Whether the event is one with nothing to do, decided from cheap file facts (the files it
-    reads are the repository's and the agent's: outside input)."""
-    if event in AFTER_COMPACTION:
-        return not discovery.something_pending(root, payload.get("session_id"))
-    if event in NOTHING_TO_DO and NOTHING_TO_DO[event](payload, root):
-        from precompact.config import approval
-
-        return approval.approved_as_is(os.path.join(root, discovery.CONFIG_NAME))
-    return False
+            if approval.approved_as_is(os.path.join(found[0], discovery.CONFIG_NAME)):
+                return HookResult()
+    except Exception:  # noqa: BLE001, S110  the quick answer failed on outside input: the handler decides, and logs
+        pass
+    return _in_project(found[0], event, payload, agent)
 
 
 def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookResult:

@@ -25,7 +25,6 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -33,6 +32,7 @@ import orjson
 from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
 from precompact.local.canonical import canonical
+from precompact.records import Record
 
 CHUNKS_DIR = "precompact-chunks"
 # Small enough that re-sending and re-storing the last, partial chunk at each savepoint costs
@@ -45,8 +45,7 @@ _WIDE_NUMBER = b"e+"  # how canonical JSON spells a number of 1e16 or more
 _STALE = re.compile(r"\.[0-9a-f]{64}\.\d+\.tmp")
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(Record, frozen=True):
     """One chunk as a snapshot lists it."""
 
     sha256: str

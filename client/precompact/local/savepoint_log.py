@@ -14,14 +14,12 @@ This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import json
 import os
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -30,6 +28,7 @@ import orjson
 from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
 from precompact.local import provenance
+from precompact.records import Record, field
 
 INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
@@ -175,8 +174,7 @@ def mark(logs: Path, savepoint: Savepoint, event: Event, **details) -> None:
     record(logs, {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details})
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record, frozen=True):
     """What a layer did with one savepoint; the orchestration records it as an index line."""
 
     savepoint: Savepoint
@@ -228,8 +226,7 @@ def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
     return list(problems)
 
 
-@dataclass
-class IndexRead:
+class IndexRead(Record):
     events: list[dict] = field(default_factory=list)
     bad_lines: list[int] = field(default_factory=list)
 
@@ -268,8 +265,7 @@ class IndexRead:
         )
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(Record, frozen=True):
     """A BRIEF_DELIVERED line: which savepoint's brief a session was given, and at which
     session start (`source`: compact, resume, ...)."""
 
@@ -334,8 +330,7 @@ def parse(lines: Iterable[bytes]) -> IndexRead:
     return result
 
 
-@dataclass
-class Savepoint:
+class Savepoint(Record):
     """A savepoint as its events describe it now."""
 
     sequence: int
@@ -456,8 +451,7 @@ class Savepoint:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
-class LineSignature:
+class LineSignature(Record, frozen=True):
     """A SAVEPOINT_SIGNED line as it states itself: who says they signed the savepoint's
     SAVEPOINT_CREATED line, and the signature (hex). Nothing here is checked."""
 
@@ -602,8 +596,7 @@ def latest(logs: Path, instance: str) -> Savepoint | None:
     return mine[-1] if mine else None
 
 
-@dataclass(frozen=True)
-class Rotation:
+class Rotation(Record, frozen=True):
     """The instance's lineage moved from `old_authority`'s record to `new_authority`'s at
     savepoint `sequence`, by the transaction `signature`; `recovered` when the old key did not
     sign (`precompact key rotate --recover`)."""
@@ -651,8 +644,7 @@ def rotations(events: list[dict], instance: str) -> list[Rotation]:
     return found
 
 
-@dataclass(frozen=True)
-class Closing:
+class Closing(Record, frozen=True):
     """`precompact close` closed `instance`'s record at `address` (of `authority`), which held
     savepoint `sequence`, in transaction `signature`; `lamports` went back to the authority."""
 
@@ -664,7 +656,7 @@ class Closing:
     signature: str
 
     def _sealed(self) -> bytes:
-        return json.dumps(dataclasses.astuple(self), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return json.dumps(list(self.as_dict().values()), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 _CLOSING_PURPOSE = "record-closed"
@@ -674,7 +666,7 @@ _SEAL_HEX = 64
 def record_closing(logs: Path, closing: Closing) -> None:
     """Records the closing, sealed with this machine's key: a copied logs/ cannot claim one."""
     seal = provenance.stamped(_CLOSING_PURPOSE, closing._sealed())[-_SEAL_HEX // 2 :].hex()
-    record(logs, {"event": Event.RECORD_CLOSED, **dataclasses.asdict(closing), "seal": seal})
+    record(logs, {"event": Event.RECORD_CLOSED, **closing.as_dict(), "seal": seal})
 
 
 def closing(events: list[dict], instance: str) -> Closing | None:

@@ -14,7 +14,6 @@ sequence number, so concurrent hooks form one chain.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fnmatch
 import functools
 import hashlib
@@ -25,7 +24,6 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -36,6 +34,7 @@ from precompact.boundary import git_env, logs_dir, outside_json, processes
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.local.canonical import canonical
+from precompact.records import Record, field
 
 if TYPE_CHECKING:
     from precompact.config.settings import Config
@@ -191,8 +190,7 @@ class SnapshotReader:
 # --- the document read back, typed ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LoadedFile:
+class LoadedFile(Record, frozen=True):
     """A file the session had in play, as the snapshot records it."""
 
     source: str | None  # how it came into play: read, edit, include...
@@ -202,8 +200,7 @@ class LoadedFile:
     problem: str | None  # why it could not be read
 
 
-@dataclass(frozen=True)
-class SessionState:
+class SessionState(Record, frozen=True):
     """The session-state file as the snapshot kept it."""
 
     kept: bool  # the snapshot holds its content (any JSON value, or its text when not JSON)
@@ -211,8 +208,7 @@ class SessionState:
     problem: str | None  # why it was not kept, when the snapshot says
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(Record, frozen=True):
     """A snapshot document's fields but its history, typed: the code outside Layer 1 reads a
     snapshot only through this (an architecture test holds it to that). The bytes are outside
     input until a root vouches for them, and hold outside text even then, so a field that is
@@ -273,8 +269,7 @@ def instance_number(instance: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(Record, frozen=True):
     """What the agent tells the hook about the session. For an agent other than Claude Code,
     `transcript_path` is the conversation document read from its session file
     (transcript/agents.py), and `agent_transcript` that file."""
@@ -289,8 +284,7 @@ class Session:
     agent_transcript: str | None = None
 
 
-@dataclass(frozen=True)
-class Recovery:
+class Recovery(Record, frozen=True):
     """A savepoint made after a compaction, from the transcript (local/capture.py): only the
     entries before byte `end` (the compaction boundary's line) are read, and the snapshot and its
     index line say `reason`."""
@@ -299,8 +293,7 @@ class Recovery:
     end: int
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Record, frozen=True):
     """The parts of the configuration Layer 1 needs."""
 
     instance: str
@@ -328,8 +321,7 @@ class Settings:
         )
 
 
-@dataclass(frozen=True)
-class WrittenSnapshot:
+class WrittenSnapshot(Record, frozen=True):
     sequence: int
     path: Path
     sha256: str
@@ -453,7 +445,7 @@ def queue(settings: Settings, session: Session) -> None:
         end = os.stat(session.transcript_path).st_size if session.transcript_path else None
     except OSError:
         end = None
-    entry = orjson.dumps({"session": dataclasses.asdict(session), "end": end})
+    entry = orjson.dumps({"session": session.as_dict(), "end": end})
     name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
     logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
 
@@ -492,7 +484,7 @@ def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None]:
         return None, None
     fields = found.get("session") if isinstance(found, dict) else None
     end = found.get("end") if isinstance(found, dict) else None
-    names = {f.name for f in dataclasses.fields(Session)}
+    names = set(Session.field_names)
     if not isinstance(fields, dict) or set(fields) != names or not isinstance(end, (int, type(None))):
         return None, None
     if not isinstance(fields["cwd"], str) or not all(isinstance(v, (str, type(None))) for v in fields.values()):
@@ -591,8 +583,7 @@ def _write_snapshot(
     )
 
 
-@dataclass
-class _Reading:
+class _Reading(Record):
     """What reading the transcript left: the scan, and the resume point to record (under the
     session's `name`, for settings `mark`)."""
 

@@ -174,15 +174,10 @@ def parts(
     from precompact.restore import brief as restore_brief
     from precompact.restore import dropped as dropping
     from precompact.restore import dropped_store
-    from precompact.restore import resurrect as resurrection
     from precompact.transcript import conversation
 
     first = restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
     newest = conversation.recent(found.contents.newest_entries(), max_requests=1).requests
-    try:
-        dropping.refuse_failed(found)
-    except resurrection.ResurrectError:  # it failed a check: nothing of it is compared or listed
-        return first, None
     if summary is not None:  # read from the session file: compared with the same history
         history = [entry for _, entry in found.contents.located_entries()]
         entries = history[: capture.before_compaction(found.savepoint, history)]
@@ -203,10 +198,13 @@ def parts(
 
 def as_given(loaded: configuration.Config, found: Resurrection) -> str:
     """`resurrect --format brief`: both parts as the savepoint's compacted session is given them,
-    one after the other (the second computed here, as the worker computes it; none of a
-    savepoint that failed its checks)."""
+    one after the other (the second computed here, as the worker computes it); of a savepoint
+    no root vouches for, the one line a session is given instead, which quotes nothing of it."""
     from precompact.config import agent_settings
+    from precompact.restore import brief as restore_brief
 
+    if not found.copy_verified:
+        return restore_brief.unvouched(found)
     first, second = parts(
         loaded, found, found.savepoint.session_id, agent_settings.mcp_installed("claude", loaded.root)
     )

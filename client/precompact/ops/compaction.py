@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from precompact.boundary import quoting
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
+from precompact.records import Record
 from precompact.transcript import agent_names
 
 if TYPE_CHECKING:
@@ -52,8 +52,7 @@ class NoTranscript(PrecompactError):
     """The event names no transcript that can be read: a savepoint of it would hold nothing."""
 
 
-@dataclass
-class Briefing:
+class Briefing(Record):
     """The savepoint whose restore brief a session is to be given, at which start (`source`), by
     which agent (whose MCP configuration says whether the brief names the MCP tools), with the
     configured instance's savepoints as the event read them from the index (read once)."""

@@ -27,6 +27,8 @@ FLUSH_LOCK_TIMEOUT_SECONDS = 300
 class FlushOutcome:
     layer_2_problems: list[str] = field(default_factory=list)
     layer_3_problems: list[str] = field(default_factory=list)
+    # Why the remote's branch of this instance is not its own (a line another key signed), or None.
+    foreign_branch: str | None = None
 
     @property
     def all_done(self) -> bool:
@@ -68,6 +70,7 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
                 config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
             )
+            outcome.foreign_branch = _foreign_branch(config, repo, target)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.ops import anchoring as chain_post
@@ -83,6 +86,20 @@ def _flush(config: Config) -> FlushOutcome:
         )
         outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
     return outcome
+
+
+def _foreign_branch(config: Config, repo, target) -> str | None:
+    """verifier.team's judgement of the instance's branch as the remote holds it now: a save
+    under this instance's name by another key replaces the tip's index, with nothing queued here."""
+    from precompact.remote import gitstore
+    from precompact.verifier import signed, team
+
+    try:
+        gitstore.fetch(repo, target, exact=True)
+    except gitstore.GitStoreError:
+        return None  # not on the remote (yet), or unreadable: the push's outcome says which
+    keys = team.your_keys(config, signed.configured_key(config))
+    return team.own_branch_problem(repo, target, config.instance, keys)
 
 
 def _sign_lines(config: Config) -> bool:

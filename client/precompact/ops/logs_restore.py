@@ -31,7 +31,7 @@ from precompact.errors import PrecompactError
 from precompact.local import chunks, savepoint_log
 from precompact.recall import fulltext
 from precompact.remote import gitstore
-from precompact.verifier import signed, verdicts
+from precompact.verifier import signed, team, verdicts
 
 Progress = Callable[[int, int], None]
 
@@ -85,6 +85,7 @@ class Restored:
     differing: list[str] = field(default_factory=list)  # held in logs/ with other content: kept
     unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
     chunks: int = 0  # chunks written
+    foreign: str | None = None  # the tip's line of this instance another key signed (verifier.team)
 
     @property
     def complete(self) -> bool:
@@ -113,6 +114,7 @@ def restore(config: Config, progress: Progress) -> Restored:
         raise RestoreError(f"{config.remote} holds no branch {target.branch}: nothing to restore")
     remote = _remote_index(repo, target, tip)
     found = _restored_into(repo, target, tip, branch, config.logs, key, remote, progress, config.remote)
+    found.foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), team.your_keys(config, key))
     if branch == target.branch or any(s.instance == config.instance for s in remote):
         # Layer 2 goes on from there; a shared branch of another instance's is not this one's history.
         gitstore.adopt_remote_branch(repo, target, tip)
@@ -135,8 +137,6 @@ class Teammate:
 def teammate(config: Config, instance: str) -> Teammate:
     """`instance`'s savepoints from its own branch on the remote, every signature (by the key its
     index is signed with, never yours), snapshot, chunk and link checked before any is kept."""
-    from precompact.verifier import team
-
     if not config.git_layer:
         raise RestoreError(
             "the git layer is off in .precompact.toml: there is no remote to read a teammate's savepoints from"
@@ -266,7 +266,9 @@ def _vouched(
         elif savepoint.written_here:
             root = verdicts.LOCAL_ROOT
         else:
-            found.unvouched.append(f"{savepoint.instance} #{savepoint.sequence}")
+            others = team.other_signers(savepoint, key)
+            signer = f" (signed by {', '.join(others)})" if others else ""
+            found.unvouched.append(f"{savepoint.instance} #{savepoint.sequence}{signer}")
             continue
         if not logs_dir.is_snapshot_name(savepoint.snapshot_file, savepoint.sequence):
             raise RestoreError(

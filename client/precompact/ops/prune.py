@@ -14,7 +14,7 @@ the agent's own session file, rebuilt from it at the next save, that no savepoin
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from precompact.boundary import logs_dir
 from precompact.config.settings import Config
@@ -93,7 +93,7 @@ def _why_kept(config: Config, repo, target: gitstore.Target, savepoint: savepoin
     if tip is not None and not gitstore.pushed(repo, own, tip):
         # verify may have read chunks at the tip (re-encrypted by rekey): it must be on the remote too.
         return f"the branch tip {tip[:12]} is not on {config.remote}/{own.branch} yet (run `precompact flush`)"
-    report = verify.verify(replace(config, instance=savepoint.instance), savepoint.sequence, check_chain=False)
+    report = verify.verify(config.replace(instance=savepoint.instance), savepoint.sequence, check_chain=False)
     if not report.ok:
         return f"it does not verify ({report.findings[0]})"
     git = report.verdicts_of(savepoint.instance, savepoint.sequence)[verdicts.GIT]

@@ -1,6 +1,6 @@
 """Proof bundles (docs/proof-bundle.md): one JSON document that proves savepoint N to someone
-who trusts only the authority's public key, checked offline, or against a cluster the auditor
-picks.
+who trusts only the authority's public key (which they pin: the bundle's own is its claim),
+checked offline, or against a cluster the auditor picks.
 
 `build` reads what it needs from the index (which transaction anchored each savepoint) and the
 cluster (those transactions), and writes nothing it has not verified with `check`. `check` is
@@ -303,11 +303,19 @@ class Verdict:
     notes: list[str] = field(default_factory=list)  # what was not verified, when status is VERIFIED
 
 
-def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = None) -> Verdict:
+def check(
+    bundle: object,
+    snapshot: bytes | None = None,
+    cluster: str | None = None,
+    authority: str | None = None,
+    program_id: str = str(chain.PROGRAM_ID),
+) -> Verdict:
     """The verdict on a bundle: every signature, hash link, the address derivation and each
     anchoring transaction, offline; with `snapshot`, that those bytes are savepoint N; with
-    `cluster`, that each transaction is finalized there at its slot. The verifier turns what the
-    checks found into the verdict (verdicts.judged)."""
+    `cluster`, that each transaction is finalized there at its slot. The bundle names its own
+    keys, so a bundle anyone signed passes those checks: it is verified only for the pinned
+    `authority` (None: not pinned, never verified) and `program_id`, the roots its reader
+    trusts. The verifier turns what the checks found into the verdict (verdicts.judged)."""
     notes: list[str] = []
 
     def checked() -> str:
@@ -318,6 +326,8 @@ def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = N
                 _check_ledger(_transactions(top), cluster)
             except rpc.RpcError as e:
                 raise verdicts.Unreached(f"ledger inclusion not checked: {e}") from None
+        # Last: a bundle that contradicts itself is FAILED whoever signed it.
+        signers = _check_pins(top, authority, program_id)
         n = top["savepoint"]
         where = (
             f"finalized on {cluster} at the slots the bundle names"
@@ -328,7 +338,7 @@ def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = N
         records = ", ".join(a["record"]["address"] for a in authorities)
         rotations = f", {len(authorities) - 1} key rotation(s)" if len(authorities) > 1 else ""
         return (
-            f"savepoint {n} of {top['instance']!r}: record {records} (address derivation), "
+            f"savepoint {n} of {top['instance']!r}, {signers}: record {records} (address derivation), "
             f"{n} signature(s), {n - 1} hash link(s), {n} anchoring transaction(s){rotations}; ledger inclusion: {where}"
         )
 
@@ -340,6 +350,49 @@ def check(bundle: object, snapshot: bytes | None = None, cluster: str | None = N
         verdict.layer,
         notes if verdict.status == verdicts.VERIFIED else [],
     )
+
+
+def pins(authority: str | None, program_id: str | None, config: Config | None) -> tuple[str | None, str]:
+    """The roots a bundle is checked against: those given, else `config`'s (the project's
+    configured key and program), else no authority (never verified) and the program this
+    client was built for."""
+    from precompact.verifier import signed
+
+    if config is not None:
+        authority = authority or signed.configured_key(config)
+        program_id = program_id or config.program_id
+    return authority, program_id or str(chain.PROGRAM_ID)
+
+
+def _check_pins(top: dict, authority: str | None, program_id: str) -> str:
+    """How the bundle's keys meet the reader's roots, once they do: its program is the pinned
+    one, and the key that signed savepoint N is the pinned authority or was handed the lineage
+    from it by rotations (each signed by both keys). A recovery after the pinned key was signed
+    by the new key alone, so it vouches for nothing the pinned key did not sign."""
+    if top["program_id"] != program_id:
+        raise _fail(
+            "pin",
+            None,
+            f"written for program {top['program_id']}, not the pinned program {program_id}: pass --program-id {top['program_id']} if you trust it",
+        )
+    keys = [entry["authority"] for entry in top["authorities"]]
+    signer = keys[-1]
+    if authority is None:
+        raise verdicts.Unreached(
+            f"signed by {signer}, which you did not pin: pass --authority {signer} if you trust it"
+        )
+    if authority not in keys:
+        raise _fail("pin", None, f"signed by {signer}, not the pinned authority {authority}")
+    handed_on = top["authorities"][len(keys) - keys[::-1].index(authority) :]
+    recovered = [entry["authority"] for entry in handed_on if entry["continued"]["kind"] == "recovery"]
+    if recovered:
+        raise _fail(
+            "pin",
+            None,
+            f"{recovered[0]} took the lineage over from the pinned authority {authority} without its signature (a recovery): pass --authority {signer} if you trust it",
+        )
+    via = "" if authority == signer else f", rotated to {signer}"
+    return f"pinned authority {authority}{via}, pinned program {program_id}"
 
 
 def _fail(layer: str, sequence: int | None, reason: str) -> verdicts.Broken:

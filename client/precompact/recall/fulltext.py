@@ -1580,9 +1580,24 @@ def render(entries: Iterable[Entry]) -> str:
 
 def describe_savepoints(config: Config, instance: str) -> str:
     """The savepoints recall searches, one line each, newest last, with the verifier's verdict
-    on git and the chain as the worker recorded them (no git or chain is read here)."""
+    on git and the chain as the worker recorded them (no git or chain is read here). Of a
+    savepoint whose index line no root vouches for (a `logs/` that came with the project), one
+    line saying so and nothing it states; RecallError when no root vouches for any of them."""
+    saved = in_scope(config.logs, instance)
+    signer = signed.configured_key(config)
+    vouched = [signed.line_vouched(s, signer) for s in saved]
+    if saved and not any(vouched):
+        raise RecallError(
+            f"no root vouches for the savepoints of {instance} in logs/ (this machine did not write them, your signing key did not sign them): "
+            "nothing of them is listed; `precompact verify` checks them"
+        )
     lines = []
-    for s in in_scope(config.logs, instance):
+    for s, rooted in zip(saved, vouched, strict=True):
+        if not rooted:
+            lines.append(
+                f"savepoint {s.sequence} of {quoting.inline(s.instance)}: not verified: no root vouches for its index line; nothing of it is listed"
+            )
+            continue
         summary = f"; summary: {quoting.inline(s.compact_summary[:200])}" if s.compact_summary else ""
         git = verdicts.recorded_git(config.git_layer, s, config.remote)
         chain = verdicts.recorded_chain(config.chain_layer, s)

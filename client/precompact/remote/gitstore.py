@@ -1176,6 +1176,12 @@ def _sync_branch(
     commit, the index is committed alone, so that the remote's copy carries them; with nothing
     to push, the remote is asked whether it still holds the branch (`_pushed_again`)."""
     Outcome, Event = savepoint_log.Outcome, savepoint_log.Event
+    committed = [s for s in savepoints if s.commit]
+    if committed and _resolve(repo, target.ref) is None:
+        lost = list(_branch_taken_up(repo, target, committed))
+        if lost:
+            yield from lost
+            return  # nothing is committed on top of a history this store does not hold
     uncommitted = [s for s in savepoints if not s.commit]
     hidden = _not_in_logs(repo, target, every) if uncommitted else 0
     if hidden:
@@ -1211,6 +1217,34 @@ def _sync_branch(
         return
     for savepoint in unpushed:
         yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
+
+
+def _branch_taken_up(
+    repo: git.Repo, target: Target, committed: list[savepoint_log.Savepoint]
+) -> Iterator[savepoint_log.Outcome]:
+    """The instance's branch, for savepoints the index records as committed when the store has no
+    such branch (it is named after the project's path: the project moved, or logs/ came to a new
+    machine): fetched from the remote and taken up here when it holds every one of their commits.
+    Each savepoint whose commit then neither the store nor the remote's branch holds fails, with
+    why: never "up to date" on the strength of an index line."""
+    try:
+        fetch(repo, target)
+        tip = remote_tip(repo, target)
+    except GitStoreError as e:
+        reason = f"precompact's git directory here has no branch {target.branch} (the project moved, or this is a new machine), and it could not be fetched: {e}"
+        for savepoint in committed:
+            yield savepoint_log.Outcome(
+                savepoint, savepoint_log.Event.LAYER_2_FAILED, {"reason": reason, "commit": savepoint.commit}
+            )
+        return
+    lost = [s for s in committed if tip is None or not _is_ancestor(repo, str(s.commit), tip)]
+    for savepoint in lost:
+        reason = f"commit {str(savepoint.commit)[:12]} is neither in precompact's git directory here (named after the project's path: the project moved, or logs/ came from another machine) nor on {target.remote}'s {target.branch}: the remote lost it (history rewritten), or it was never pushed"
+        yield savepoint_log.Outcome(
+            savepoint, savepoint_log.Event.LAYER_2_FAILED, {"reason": reason, "commit": savepoint.commit}
+        )
+    if not lost and tip is not None:
+        adopt_remote_branch(repo, target, tip)
 
 
 def _pushed_again(

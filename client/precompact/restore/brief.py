@@ -69,9 +69,10 @@ def render(found: Resurrection, output: str) -> str:
 
 
 def report(found: Resurrection, now: datetime | None = None) -> str:
-    """The "Instance Resurrection Report"."""
+    """The "Instance Resurrection Report": of any savepoint `resurrect` loaded, its last line
+    saying whether it is verified (what it counts of the snapshot is no quote of it)."""
     s = found.savepoint
-    document = found.document
+    document = found.contents_as_asked().document
     previous = f"{found.instance}" if found.instance != found.into else f"{found.instance} (same instance)"
     gap = "0 later savepoints (continuous)" if found.later == 0 else f"{found.later} later savepoint(s) not restored"
     lines = [
@@ -334,13 +335,12 @@ def _rest_line(left: int, sequence: int, tools: str) -> str:
 
 
 def _integrity_lines(found: Resurrection) -> list[str]:
-    """What the brief says first of a savepoint whose local copy or bytes failed a check."""
+    """What the brief says first of a savepoint whose local copy failed its check (a brief is
+    made only of a copy a root vouches for: `Resurrection.contents`)."""
     if found.replaced_from_git:
         return [
             "LOCAL COPY ALTERED: this machine's copy failed its check; this brief is from git's copy, which passed every other check; run `precompact verify`."
         ]
-    if not found.intact:
-        return ["NOT INTACT: do not rely on this savepoint; run `precompact verify`."]
     return []
 
 
@@ -376,8 +376,9 @@ def proof(found: Resurrection, now: datetime | None = None) -> str:
 
 
 def to_json(found: Resurrection) -> dict:
+    """`resurrect --json`, whose `intact` and `verified` say what the checks found."""
     s = found.savepoint
-    document = found.document
+    document = found.contents_as_asked().document
     return {
         "instance": found.instance,
         "into": found.into,

@@ -5,18 +5,27 @@ The facts are read where they live (docs/viewer.md has the table): what the user
 into its constraints (sentences with *must, never, only, instead of*…), its reasons and decisions
 (*because, since, so that, rather than, I'd rather*…) and the rest of the request; the model's
 decisions: a sentence that makes a choice or names a cause (*I'll, rather than, instead of, root
-cause, because*…) and gives a reason, not its narration ("X, so Y"); the failed commands, each
+cause, because*…) and gives a reason, not its narration ("X, so Y"), its statement of what always
+or never holds right before the choice it then makes, a sentence of it setting several settings
+(`MaxRetries 5, Backoff 2s`); the failed commands, each
 one fact with the line that says why (a test's assertion, an error line that is more than "could
 not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed); a
+`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed; a
+version a command pins, `libcst==1.5.0`; a name with a figure, `Pixel_4a_API_30`, or of three
+joined words an output gives and the model's next words or a later command repeat); a build's or
+a start's time (`BUILD SUCCESSFUL in 17m 52s`), a chained command's last value and a query's one
+value (`count: 503221`), a duration, size or figure of an output the model repeats; a
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
 "with workers = 4…"); the result line of a command's output (its last line with a count or a
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
 table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
-measurement with the output it restates; what each edit changed ("path: old → new"); files edited and read; hexadecimal ids and URLs said in
-the conversation, and paths the user names. A command that ran is a fact only through what its
+measurement with the output it restates; what each edit changed ("path: old → new"), or of a
+larger edit the values it brought in (a constant, a pattern, a shell default, a configuration
+key set); files edited (by a
+tool or a shell command: `sed -i`, `> out.log`) and read; hexadecimal ids and URLs said in
+the conversation, paths the user names, and the file the model singles out of a survey it read. A command that ran is a fact only through what its
 output says; code names and numbers said in passing are none. One thing is one fact, under its
 most telling kind, at the entry that first says it.
 
@@ -47,15 +56,16 @@ later savepoint of the same session that holds one.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import gc
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, islice
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -66,7 +76,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 5
+RULE_VERSION = 6
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -103,6 +113,7 @@ ANSWER_CHARS = 80  # a command's one line of output this short is its answer
 PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement that reports it
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
+VALUES_BROUGHT = 3  # of a larger edit's lines, at most this many values it brought in are facts
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
@@ -145,6 +156,34 @@ _REASON_AFTER = re.compile(
     re.IGNORECASE,
 )
 _REASON_BEFORE = re.compile(r", so\b", re.IGNORECASE)
+# A sentence that opens on the model's choice ("I'll leave it", "So we keep…", "Let's pin it"):
+# the sentence before it says what the choice rests on.
+_CHOICE_AHEAD = re.compile(
+    r"^(?:So,?\s+|Then,?\s+|Therefore,?\s+|Given that,?\s+|That's why\s+)?"
+    r"(?:I'll|I will|I'm going to|I'd|we'll|we will|we should|let's|I'm leaving|I'm keeping)\b",
+    re.IGNORECASE,
+)
+_CHOICE_MARKS = (
+    "i'll",
+    "i will",
+    "i'm going to",
+    "i'd",
+    "we'll",
+    "we will",
+    "we should",
+    "let's",
+    "i'm leaving",
+    "i'm keeping",
+)
+# A setting given its value in prose: `MaxRetries 5`, `SlowAfter 0`, `max_lag=1500`, `TTL: 30s`;
+# found from its value back (a sentence has fewer figures than capitalised words).
+_PROSE_VALUE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[a-zµ%]{1,3})?(?![\w.])")
+_SETTING_NAME = re.compile(
+    r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
+)
+# What a statement of how the system behaves says: what always, never, only or every time holds.
+_ALWAYS_OR_NEVER = re.compile(r"\b(?:always|never|only|every|must)\b", re.IGNORECASE)
+SETTINGS_CHOSEN = 2  # a sentence of the model's giving this many settings their values chose them
 # What every match of CONSTRAINT_WORDS and of REASON_WORDS holds, in lower case: a text with none
 # of them is not searched (`_may_say`); the two searches, case-insensitive and tried at every
 # character, were a quarter of the rule's time on a 100 MB session's messages (profiled).
@@ -342,6 +381,24 @@ _CLOSES = re.compile(r"\b(?:[Cc]loses|[Ff]ixes|[Rr]esolves)\s+#\d+")
 _SEED = re.compile(r"\bseed\b\W{1,3}(\d{3,})", re.IGNORECASE)  # `Using --randomly-seed=2218634011`
 _PLAIN_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)")  # as a setting gives its value
 _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/page.tsx:13`
+# A line of code that brings in a value a reader asks for by itself: a constant set (`SAFE_PREFIXES
+# = ('=', '+')`, `const MAX_BYTES = 4096`), a pattern (`[a-z0-9_]{1,32}`), a shell default
+# (`LIMIT=${LIMIT:-4096}`), an assertion's bound (`assert_max_queries(4)`, `assertNumQueries(4)`),
+# a test's payload (`data:text/html,…`).
+_VALUE_LINE = re.compile(
+    r"^(?:export\s+|const\s+|final\s+|static\s+|pub\s+(?:const|static)\s+|readonly\s+)*[A-Z][A-Z0-9]*_?[A-Z0-9_]*"
+    r"(?:\s*:\s*[\w\[\], ]+)?\s*=\s*(?:[\d\"'(\[{-]|\$\{)"
+    r"|\[[^\]\s]{1,40}\](?:\{\d+(?:,\d*)?\}|[*+])"
+    r"|\$\{\w+:-[^}]+\}"
+    r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
+    r"|\bdata:[\w/+-]+[,;]"
+)
+# Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
+# commands that edit the files they are given in place.
+_REDIRECTED = re.compile(r"(?:(?<![\d&])>>?|\btee\s+(?:-a\s+)?)\s*([^\s&|;<>]+)")
+_WRITE_MARKS = (">", "tee", "sed", "perl", "mv")  # what a command that _files_written reads holds
+_EDITS_IN_PLACE = re.compile(r"^(?:sed|perl|gsed)(?:\s.*?)?\s-[a-zA-Z]*i|^(?:git\s+)?mv\s")
+_NAMES_FILE = re.compile(r"[\w.-]/[\w./@+-]*\.[A-Za-z]\w{0,7}\b")  # a line of a survey: `./ledger/cli.py`
 _IMPORT = re.compile(r"^\s*(?:import|from|use|require|#include|using|package)\b")
 # A quoted string. Whether it holds a letter is asked of each match, not of the pattern: a letter
 # searched for between the quotes tries every place of an unclosed quote's line again (quadratic).
@@ -350,6 +407,53 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
+# What a command's output names that the session may go on with: a duration or a size (`17.204s`,
+# `17m 52s`, `88.3MB`), a figure with three digits or a decimal point (`503221`, `49,377`), a name
+# with a figure in it: a version (`v1.8.2`, `mylib@4.2.0`, `12.1-2.deb11+1`), a pod
+# (`worker-6c9d7f8b5-q4zrx`), a region (`prod-us2`), an image tag, a ticket (`LEGAL-88`); an e-mail.
+# A token alone is no fact: those the model's next words or a later command repeat are (`_Echoes`).
+# A run's characters; only a run with a figure, an "@", a joiner or two capitals is read (most of
+# the model's words are plain: the lookahead, bounded by the run, skips them at C speed).
+_ECHO_RUN = re.compile(
+    r"\d+(?:\.\d+)?m \d+(?:\.\d+)?s\b"
+    r"|(?<![^\s'\"`()\[\]{}<>;|=*,])(?=[^\s'\"`()\[\]{}<>;|=*,]*?(?:\d|@|_|-|[A-Z][^\s'\"`()\[\]{}<>;|=*,]*?[A-Z]))"
+    r"(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+"
+)
+_ECHO_MEASURE = re.compile(
+    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
+    r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
+)
+_ECHO_NAME = re.compile(
+    r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+/-]*[A-Za-z][\w.+/-]*:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+)
+# A package a command pins to a version (`pip install libcst==1.5.0`, `npx markdownlint-cli@0.42.0`,
+# `go get github.com/foo/bar@v1.8.2`): the version the session chose.
+_PINNED = re.compile(
+    r"(?<![\w/.@=-])(?P<package>@?[A-Za-z][\w./-]*)(?:==|@)(?P<version>v?\d+(?:\.\d+)+[\w.+-]*)(?![\w@/])"
+)
+# A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
+# `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
+_BUILD_TIME = re.compile(
+    r"(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Finished\b.*\btarget\S*|Started \S+|✓ built|Compiled\b.*)\s+in\s+"
+    r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
+    r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
+)
+# What frames a query's result: psql's and mysql's rules, their row counts.
+_QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
+_QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
+BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
+# A value alone on the last line of a chained command's output (`… && docker images --format
+# '{{.Size}}'`: 311MB; `grep -c … && …`): the answer of the command's last part.
+_BARE_VALUE = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:[KMGT]i?B|kB|ms|s|%)?")
+ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's row
+# A name of words joined (`test_refund_rounding`, `acme-prod-logs`, `KubeAPIErrorsHigh`): three words at least,
+# a code name of two (`parse_args`, `orderId`) the model says of code it reads all the time.
+_ECHO_WORDY = re.compile(
+    r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
+)
+ECHO_TOKEN_CHARS = 120
+ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
+ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
@@ -365,6 +469,9 @@ _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
+# Files whose lines set values: a line there giving a key a figure or a string is a setting chosen.
+CONFIG_EXTENSIONS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties", "tfvars"))
+_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*(?:-?\d|[\"'])")
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
 # A summary says small figures in words ("only two weeklies remained").
 _NUMBER_WORDS = (
@@ -638,11 +745,13 @@ class Summary:
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
+            pinned = _PINNED.fullmatch(fact.text)  # "libcst==1.5.0" by "libcst 1.5.0"
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
                 or (issue and _whole(self._plain, issue.group(0)))
                 or (seed and _whole(self._plain, seed.group(1)))
+                or (pinned and self._pin_said(pinned))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -665,6 +774,12 @@ class Summary:
             return True
         words = normalised(form)
         return bool(words) and f" {words} " in self._words
+
+    def _pin_said(self, pinned: re.Match[str]) -> bool:
+        package = pinned.group("package").rstrip("/").rpartition("/")[2]
+        version = pinned.group("version")
+        said = _whole(self._plain, version) or _whole(self._plain, version.removeprefix("v"))
+        return said and f" {normalised(package)} " in self._words
 
     def _hexes(self) -> list[str]:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
@@ -807,6 +922,15 @@ class Summary:
         if timed:  # `real 0m3.911s` is kept by "3.9 s"
             seconds = int(timed.group(1) or 0) * 60 + float(timed.group(2))
             return KEPT if self._has_number(f"{seconds:.3f}".rstrip("0").rstrip(".")) else DROPPED
+        built = _BUILD_TIME.search(line) if len(line) <= 200 else None
+        if built:  # `BUILD SUCCESSFUL in 17m 52s` is kept by "17m 52s", "1072 s", "17.9 min"
+            minutes = int(built.group("minutes") or built.group("whole_minutes") or 0)
+            seconds = minutes * 60 + float(built.group("seconds") or 0)
+            said = [f"{seconds:.3f}".rstrip("0").rstrip(".")]
+            if minutes and round(seconds / 60, 1) % 1:  # "6.5 minutes" of 6m 31s; a whole "5" is any five
+                said.append(f"{seconds / 60:.1f}")
+            duration = line[built.end() - len(built.group(0).rpartition(" in ")[2]) :].strip()
+            return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
         values = [n for n, _, _ in _telling_numbers(line)]
         if not values:
             return KEPT if self._holds(line) else DROPPED
@@ -1014,7 +1138,7 @@ def _distinct_parts(path: str, others: set[str]) -> set[str]:
 def command_core(command: str) -> str:
     """A command without what no summary repeats: `cd X &&`, variable assignments, `2>&1`, and
     a pipe into head/tail/grep/less/tee."""
-    parts = [p.strip() for p in re.split(r"\s*(?:&&|;)\s*", command.strip()) if p.strip()]
+    parts = [p.strip() for p in re.split(r"&&|;", command) if p.strip()]  # no `\s*` around: quadratic on spaces
     parts = [p for p in parts if not re.match(r"^(?:cd|source|\.|export|set)\s", p)] or parts
     cores = []
     for part in parts:
@@ -1045,6 +1169,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     # What was read since the model last spoke, where its settings are: (text, entry, where read)
     read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
+    echoes = _Echoes()
 
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
@@ -1088,17 +1213,26 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
                     ):
                         add("decision", sentence, position)
+                _prose_decisions(block["text"], position, add)
                 _prose_measurements(block["text"], position, add)
+                echoes.repeated(block["text"], add, spoke=True)
                 _settings_said(block["text"], read_since, add)
+                _files_named(block["text"], read_since, position, add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
+                echoes.repeated(_command_of(block) or "", add, spoke=False)
                 _tool_use(block, position, add, identifiers, commands, reads, cwd[-1] if cwd else None)
             elif kind == "tool_result":
                 use = block.get("tool_use_id")
                 where = (reads.pop(use, None) or commands.get(use, ("", 0))[0]) if isinstance(use, str) else None
-                if where and block.get("is_error") is not True:
-                    read_since.append((_result_text(block.get("content"))[:OUTPUT_CHARS], position, where))
+                read = where if where and block.get("is_error") is not True else None
+                if read or use in commands:
+                    output = _result_text(block.get("content"))[:OUTPUT_CHARS]
+                    if read:
+                        read_since.append((output, position, read))
+                    if use in commands:
+                        echoes.hear(commands[use][0], output, position)
                 _tool_result(block, position, add, commands)
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1182,6 +1316,8 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind == "failed command":
         return ("command", normalised(text) or text)
+    if kind == "measurement" and _BUILD_TIME.search(text):  # each build's time: the session compares them
+        return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
         return ("measurement", shape if re.search(r"[^\W\d_]", shape) else normalised(text))
@@ -1238,19 +1374,24 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
                 described = _edit(path, change["old_string"], change["new_string"], cwd)
                 if described:
                     add("edit", described, position)
+                else:
+                    for brought in _values_brought(path, change["old_string"], change["new_string"], cwd):
+                        add("edit", brought, position)
     elif name in READ_TOOLS and isinstance(arguments.get(READ_TOOLS[name]), str):
         add("file read", arguments[READ_TOOLS[name]], position)
         if isinstance(block.get("id"), str):
             reads[block["id"]] = arguments[READ_TOOLS[name]]
-    elif name in conversation.SHELL_TOOLS and isinstance(arguments.get(conversation.SHELL_TOOLS[name]), str):
-        command = arguments[conversation.SHELL_TOOLS[name]]
+    elif (command := _command_of(block)) is not None:
         if isinstance(block.get("id"), str):
             commands[block["id"]] = (command, position)
+        _files_written(command, position, add)
         # The ids a command is given (`gh run watch 8812345678`, `git show 9f8e7d6`) name what it worked on.
         core = command_core(command)
         for found in _COMMAND_ID.finditer(core):
             if not core[: found.start()].split()[-1:] or not core[: found.start()].split()[-1].startswith("-"):
                 add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
+        for pinned in _PINNED.finditer(core):
+            add("identifier", pinned.group(0), position, command[:200])
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
@@ -1281,6 +1422,28 @@ def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
         return None
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return f"{shown}: {_cut(removed, added)} → {_cut(added, removed)}"
+
+
+def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]:
+    """What a larger edit of code brought in that a reader asks for by its value (`_VALUE_LINE`: a
+    constant set, a pattern, a shell default, an assertion's bound, a test's payload), "path: →
+    line" each, at most VALUES_BROUGHT of them: the rest of the code it wrote its file tells."""
+    before = {line.strip() for line in old.splitlines()}
+    brought = [
+        line
+        for line in (line.strip() for line in new.splitlines())
+        if line not in before
+        and len(line) <= EDIT_SIDE_CHARS
+        and (_VALUE_LINE.search(line) or (_is_config(path) and _CONFIG_VALUE.match(line)))
+    ]
+    if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
+        return []
+    shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+    return [f"{shown}:  → {line}" for line in brought]
+
+
+def _is_config(path: str) -> bool:
+    return PurePosixPath(path).suffix[1:].casefold() in CONFIG_EXTENSIONS
 
 
 def _is_prose(path: str) -> bool:
@@ -1410,6 +1573,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         for hexid, line in marked:
             add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
+            if "is the first bad commit" in text:  # who wrote the commit a bisect found
+                _authors(command, text, position, add)
             return True
     _found_files(command, text, position, add)
     if _GIT_HISTORY.search(command):
@@ -1422,6 +1587,9 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    _build_time(command, text, position, add)
+    _last_answer(command, text, position, add)
+    _query_answer(command, text, position, add)
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
@@ -1479,6 +1647,48 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         add("measurement", lines[0], position, command[:200])
 
 
+def _build_time(command: str, text: str, position: int, add: Add) -> None:
+    """A build's or a start's result line with the time it took (`_BUILD_TIME`), BUILD_SECONDS or
+    more: what a session about a slow build compares, and a reader asks after an upgrade; not a
+    test run's (`./gradlew test`): its tally is its result."""
+    if " in " not in text[-MEASURED_TAIL:]:
+        return
+    for line in text.rstrip().rsplit("\n", MEASURED_LINES * 3)[-MEASURED_LINES * 3 :]:
+        m = _BUILD_TIME.search(line) if len(line) <= 200 else None
+        if m and not _TEST_RUN.search(command_core(command)):
+            minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
+            if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
+                add("measurement", line.strip()[:200], position, command[:200], newest=True)
+
+
+def _last_answer(command: str, text: str, position: int, add: Add) -> None:
+    """The last line of a chained command's output (`a && b`, `a; b`) when it is a value alone
+    (`_BARE_VALUE`: `311MB`, `1207`): its last part's answer."""
+    lines = text.rstrip().rsplit("\n", 2)
+    last = lines[-1].strip()
+    if len(lines) < 2 or not _BARE_VALUE.fullmatch(last) or not last.strip("$€£0.,KMGTiBkms% "):  # a figure, not 0
+        return
+    if re.search(r"&&|;", command_core(command)):
+        add("measurement", last, position, command[:200])
+
+
+def _query_answer(command: str, text: str, position: int, add: Add) -> None:
+    """A query's one value (psql's ` count \n--------\n 503221\n(1 row)`, mysql's framed cell):
+    what the session asked the database, "count: 503221"."""
+    if len(text) > ANSWER_CHARS * 4:
+        return
+    lines = [
+        line.strip(" |") for line in text.splitlines() if line.strip() and not _QUERY_FRAME.fullmatch(line.strip())
+    ]
+    if (
+        len(lines) == 2
+        and _QUERY_HEADER.fullmatch(lines[0])
+        and _BARE_VALUE.fullmatch(lines[1])
+        and _telling_numbers(lines[1])
+    ):
+        add("measurement", f"{lines[0]}: {lines[1]}", position, command[:200])
+
+
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
     """An output's result is said last: its last lines with a count or a measure of the work
     (MEASURED_LINES of them, the one before the last "possibly dropped" at most), not of how long
@@ -1525,6 +1735,130 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
                 add("measurement", clause, position, guessed=True)
 
 
+def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """The tokens of `text` a session goes on with (`_ECHO_RUN`), each with whether it is a
+    measurement (a duration, a size, a figure) rather than a name; not a date, a time, a line number."""
+    not_figures: list[tuple[int, int]] | None = None  # where dates, line numbers… stand, found once when needed
+    for run in _ECHO_RUN.finditer(text):
+        token = run.group(0).strip(".:-+/")
+        if len(token) > ECHO_TOKEN_CHARS:  # a pasted blob, no name (and the patterns below stay linear)
+            continue
+        if _ECHO_MEASURE.fullmatch(token):
+            if not_figures is None:
+                not_figures = [m.span() for m in _NOT_NUMBERS.finditer(text)]
+            at = bisect.bisect_left(not_figures, (run.end(), -1)) - 1  # the last that starts before its end
+            if at < 0 or not_figures[at][1] <= run.start():  # not a date's, a line number's, hand arithmetic's
+                yield token, True
+        elif (_ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token)) and not _is_path(token):
+            yield token, False
+
+
+def _line_at(text: str, token: str) -> str | None:
+    """The line of `text` where `token` stands whole (not inside a longer token), or None."""
+    at = text.find(token)
+    while at >= 0:
+        end = at + len(token)
+        if not (at and (text[at - 1].isalnum() or text[at - 1] in "_.@-")) and not (
+            end < len(text)
+            and (text[end].isalnum() or text[end] in "_@" or text[end : end + 2].rstrip(".").startswith("."))
+        ):
+            start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
+            return text[start : stop if stop >= 0 else len(text)].strip()
+        at = text.find(token, end)
+    return None
+
+
+@dataclass
+class _Echoes:
+    """The outputs of the commands since the model last spoke. A token of one (`_echo_tokens`)
+    that the model's next words or a later command repeat is a fact the session went on with: a
+    duration or a figure as a measurement, a name (a version, a pod, an image tag) as an
+    identifier, each with its output's line; a token its own command gave is no answer of it."""
+
+    # (output, entry, command), the last ECHO_OUTPUTS: a run of commands with no word between stays linear
+    heard: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=ECHO_OUTPUTS))
+
+    def hear(self, command: str, text: str, position: int) -> None:
+        self.heard.append((text, position, command))
+
+    def repeated(self, said: str, add: Add, spoke: bool) -> None:
+        if self.heard:
+            tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
+            for token, measured in tokens.items():
+                for text, position, command in self.heard:
+                    line = _line_at(text, token)
+                    if line is None or _line_at(command, token) is not None:
+                        continue
+                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read.
+                    if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
+                        add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
+                    break
+        if spoke:
+            self.heard.clear()
+
+
+def _prose_decisions(text: str, position: int, add: Add) -> None:
+    """The decisions of the model's prose that no marker word gives (`_CHOICE_OR_CAUSE` with a
+    reason): a sentence stating what the choice the model makes next rests on ("Workers reconnect
+    on every deploy. I'll keep the cache per process.": the two, one decision), and a sentence
+    that sets two settings or more to their values ("MaxRetries 5, Backoff 2s, Jitter 0.5")."""
+    choosing = _may_say(text, _CHOICE_MARKS)
+    if not choosing and not _FIGURE.search(text):  # most of the model's prose: not split then
+        return
+    said = sentences(text)
+    for before, sentence in zip([""] + said, said):
+        if len(sentence) > SENTENCE_CHARS:
+            continue
+        if (
+            choosing
+            and _CHOICE_AHEAD.match(sentence.translate(_PLAIN))
+            and _states_ground(before)
+            and not _gives_reason(sentence)
+        ):
+            add("decision", before, position)
+        elif _settings_given(sentence):
+            add("decision", sentence, position)
+
+
+def _settings_given(sentence: str) -> bool:
+    """Whether a sentence gives SETTINGS_CHOSEN settings or more their values, one of them named as
+    code names it (`MaxRetries 5, Backoff 2s, Jitter 0.5`; not "Python 3.12 and Node 20")."""
+    if not _FIGURE.search(sentence):
+        return False
+    named = set()
+    for value in _PROSE_VALUE.finditer(sentence):
+        name = _name_before(sentence[max(0, value.start() - 48) : value.start()])
+        if name and _SETTING_NAME.fullmatch(name):
+            named.add(name)
+    return len(named) >= SETTINGS_CHOSEN and any(_CODE_NAME.fullmatch(name) for name in named)
+
+
+def _name_before(text: str) -> str:
+    """The word a value follows (`MaxRetries` of "MaxRetries 5", "max_lag=", "`ttl`: ", "TTL to"),
+    read by string operations: a pattern anchored at the end is tried at every place before it."""
+    text = text.rstrip(" `-")
+    if text.endswith(("=", ":")):
+        text = text[:-1].rstrip(" `")
+    elif text.endswith((" to", " of")):
+        text = text[:-3].rstrip(" `")
+    start = len(text)
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:]
+
+
+def _states_ground(sentence: str) -> bool:
+    """Whether a sentence of the model's states something a choice can rest on: a statement
+    (not a question, not a list's heading) of DECISION_WORDS_AT_LEAST words or more that says what
+    always, never or only holds ("the vendor app never sends a batch id"), as a rule does."""
+    return (
+        len(sentence) <= SENTENCE_CHARS
+        and not sentence.rstrip().endswith(("?", ":"))
+        and len(_WORDS.findall(sentence)) >= DECISION_WORDS_AT_LEAST
+        and _ALWAYS_OR_NEVER.search(sentence) is not None
+    )
+
+
 def _found_files(command: str, text: str, position: int, add: Add) -> None:
     """The files a search found (`grep -rn`, `rg`: the files its output lines name, when they are
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
@@ -1540,9 +1874,58 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
             for path, line in found.items():
                 add("file read", path, position, line, guessed=True)
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
-        for word in re.split(r"\s*(?:&&|;)\s*", core)[0].split()[1:]:
+        for word in re.split(r"&&|;", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 add("file read", word, position)
+
+
+def _command_of(block: dict) -> str | None:
+    """A shell call's command, None for any other tool's call (or a shell call without one)."""
+    name, given = block.get("name"), block.get("input")
+    if not isinstance(name, str) or name not in conversation.SHELL_TOOLS or not isinstance(given, dict):
+        return None
+    command = given.get(conversation.SHELL_TOOLS[name])
+    return command if isinstance(command, str) else None
+
+
+def _files_named(prose: str, read_since: list[tuple[str, int, str]], position: int, add: Add) -> None:
+    """The file the model singles out in its prose from a survey it read since it last spoke (an
+    output naming more than FOUND_FILES files: "Note notebooks/helpers.py imports it too" after a
+    search's list): "possibly dropped" at most. A file it names in passing, one an output showed
+    alone, a folder and a ratio (`origin/main`, `35/month`) are none."""
+    if not read_since or "/" not in prose:
+        return
+    surveys: list[str] | None = None  # what was read that surveys files, found once if a file is named
+    for found in _scanned(prose, paths=True):
+        if found.lastgroup == "path":
+            path = found.group("path").rstrip(".,;:")
+            if "." in path.rpartition("/")[2] and path.rpartition(".")[2].casefold() in FILE_EXTENSIONS:
+                if surveys is None:
+                    surveys = [text for text, _, _ in read_since if _surveys(text)]
+                if any(path in text for text in surveys):
+                    add("path", path, position, guessed=True)
+
+
+def _surveys(output: str) -> bool:
+    """Whether an output names more than FOUND_FILES files, one a line (a search's or a listing's)."""
+    return sum(1 for line in output.splitlines() if _NAMES_FILE.search(line)) > FOUND_FILES
+
+
+def _files_written(command: str, position: int, add: Add) -> None:
+    """The files a shell command writes (`sed -i … app.py`, `> /var/log/ghost.log`, `tee out.txt`,
+    `git mv a.py b.py`): edited as an Edit's file is, though no Edit names them."""
+    if not any(mark in command for mark in _WRITE_MARKS):  # most commands write no file: not split then
+        return
+    for part in re.split(r"&&|;|\|\|", command):  # no `\s*` around: a run of spaces would be read again at each
+        part = part.strip()
+        written = [m.group(1) for m in _REDIRECTED.finditer(part)]
+        words = part.split()
+        if _EDITS_IN_PLACE.match(part) and len(words) >= 3:  # its file, or where it moves one to: its last
+            written += [word for word in words[1:] if not word.startswith("-")][-1:]
+        for path in written:
+            path = path.strip("'\"")
+            if _is_path(path) and not path.startswith(("/dev/", "/tmp/")) and "$" not in path:  # not scratch
+                add("file edited", path, position)
 
 
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
@@ -1662,9 +2045,10 @@ def of_savepoint(config: Config, instance: str | None = None, sequence: int | No
 
 
 def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped:
-    """What compaction dropped from a savepoint already loaded and checked; refused if it failed a
-    check, unless only this machine's copy did and git's stood in for it (its `copy_note` says so)."""
-    refuse_failed(found)
+    """What compaction dropped from a savepoint already loaded and checked; refused (NotVouched)
+    unless a root vouches for it, or only this machine's copy failed and git's stood in for it
+    (its `copy_note` says so)."""
+    found.check_vouched()
     with _collector_paused():
         history = [entry for _, entry in found.contents.located_entries()]
         entries = history[: capture.before_compaction(found.savepoint, history)]
@@ -1681,16 +2065,6 @@ def of_resurrection(config: Config, found: resurrection.Resurrection) -> Dropped
         len(entries),
         resurrection.copy_note(found),
     )
-
-
-def refuse_failed(found: resurrection.Resurrection) -> None:
-    """Raises ResurrectError when the savepoint failed a check, unless only this machine's copy
-    did and git's stood in for it."""
-    if not found.intact and not found.replaced_from_git:
-        failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == resurrection.FAILED)
-        raise resurrection.ResurrectError(
-            f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); run `precompact verify`"
-        )
 
 
 @contextlib.contextmanager
@@ -1725,7 +2099,7 @@ def _summary(config: Config, found: resurrection.Resurrection, history: list, en
     # (SessionStart and PostCompact run before it does): the next ones are read until one holds it.
     for other in later:
         after = resurrection.from_this_machine(config, found.instance, other.sequence)
-        if after.intact:
+        if after.copy_verified:
             text = _summary_entry([entry for _, entry in after.contents.located_entries()][entries:])
             if text:
                 return text, LATER_SAVEPOINT.format(other.sequence)

@@ -71,15 +71,15 @@ def of_savepoint(config: Config, instance: str | None = None, sequence: int | No
 
 def of_resurrection(config: Config, found: resurrection.Resurrection) -> dropping.Dropped:
     """What compaction dropped from a savepoint already loaded and checked: the list kept for it
-    when its key holds, else made now (refused if the savepoint failed a check)."""
+    when its key holds, else made now (refused, NotVouched, unless a root vouches for it)."""
     return kept(config, found) or dropping.of_resurrection(config, found)
 
 
 def kept(config: Config, found: resurrection.Resurrection) -> dropping.Dropped | None:
     """The list kept for the savepoint `found` holds, if one is kept under its key now and reads
-    back as written; None otherwise, and for a savepoint that failed a check."""
-    if not found.intact and not found.replaced_from_git:
-        return None
+    back as written; None otherwise. A list is what the savepoint holds: refused (NotVouched)
+    as its contents are, unless a root vouches for it (`Resurrection.check_vouched`)."""
+    found.check_vouched()
     s = found.savepoint
     saved = savepoint_log.savepoints(config.logs, s.instance)
     document = _read(config, saved, s)

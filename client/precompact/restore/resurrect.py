@@ -14,9 +14,7 @@ committed one; it is no root of its own.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +23,7 @@ from precompact.boundary import logs_dir, private_file
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
+from precompact.records import Record, field
 from precompact.verifier import savepoint as verification
 from precompact.verifier import signed, verdicts
 from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, VERIFIED, Check
@@ -38,6 +37,7 @@ __all__ = [
     "OFF",
     "VERIFIED",
     "Check",
+    "NotVouched",
     "ResurrectError",
     "Resurrection",
     "from_this_machine",
@@ -54,18 +54,55 @@ class WrongTime(ResurrectError, WrongValue):
     """An --at that is not an ISO 8601 time."""
 
 
-@dataclass
-class Resurrection:
+class NotVouched(ResurrectError):
+    """What a savepoint holds was asked for, and no root vouches for the copy in use (a `logs/`
+    that came with the project) or it fails its checks; nothing of it is given."""
+
+
+class Resurrection(Record):
     instance: str  # whose savepoint came back
     into: str  # the instance running now
     savepoint: savepoint_log.Savepoint
     later: int  # savepoints of `instance` newer than this one
     path: Path  # the snapshot on disk
-    contents: snapshot.SnapshotReader
+    _contents: snapshot.SnapshotReader  # read through `contents`, which refuses what no root vouches for
     checks: dict[str, Check]
     source: str
     lineage: list[str] = field(default_factory=list)
     restored_state: Path | None = None
+
+    @property
+    def contents(self) -> snapshot.SnapshotReader:
+        """What the savepoint holds, for every reader of it (export, uncompact, dropped, the
+        briefs, the viewer's pages): only once `check_vouched` passes."""
+        self.check_vouched()
+        return self._contents
+
+    def contents_as_asked(self) -> snapshot.SnapshotReader:
+        """What the savepoint holds, whatever its checks say: only for `resurrect`'s report and
+        JSON, which the user asks for by name, which say NOT VERIFIED or NOT INTACT first and
+        exit non-zero (tests/python/test_architecture.py keeps every other reader on `contents`)."""
+        return self._contents
+
+    def check_vouched(self) -> None:
+        """The check every reader of what the savepoint holds meets: a root (this machine's
+        recorded hash, your signing key's signature or the chain) vouches for the copy in use
+        (verdicts.copy_vouched: git's, when only this machine's failed). NotVouched otherwise,
+        in one line that names the check and the fix; `recall` and `show` hold their snapshots
+        to the same roots (verifier.signed.local_document)."""
+        if self.copy_verified:
+            return
+        n = self.savepoint.sequence
+        failed = [f"{name}: {c.detail}" for name, c in self.checks.items() if c.status == FAILED]
+        if failed:
+            raise NotVouched(
+                f"savepoint {n} of {self.instance} failed a check ({failed[0]}); nothing of it is given; run `precompact verify`"
+            )
+        why = "; ".join(f"{name}: {self.checks[name].detail}" for name in ("integrity", "chain") if name in self.checks)
+        raise NotVouched(
+            f"savepoint {n} of {self.instance} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain): {why}; "
+            "nothing of it is given. `precompact resurrect --format report` shows the checks"
+        )
 
     @property
     def document(self) -> snapshot.Document:
@@ -99,9 +136,9 @@ class Resurrection:
         """The restored conversation's bytes: a chunked snapshot's history rebuilt from its
         chunks, not the snapshot file (which only lists them)."""
         try:
-            return self.contents.history_end - len(chunks.HISTORY_OPEN)
+            return self._contents.history_end - len(chunks.HISTORY_OPEN)
         except ValueError:
-            return len(self.contents.data)
+            return len(self._contents.data)
 
 
 def resurrect(
@@ -112,12 +149,14 @@ def resurrect(
     restore_state: bool = False,
     record_lineage: bool = False,
     of_compaction: bool = False,
+    signer: str | None = None,
 ) -> Resurrection:
     """Loads and checks one savepoint of `instance` (default: the configured one): `sequence`,
     the newest at or before the ISO time `at`, or the newest (with `of_compaction`, the latest
     made at or for a compaction of the newest session, capture.latest_compaction). With `record_lineage`, the
-    configured instance records that it continues `instance`; with `restore_state`, the saved
-    session-state file is written back."""
+    configured instance records that it continues `instance` (once verified); with `restore_state`, the saved
+    session-state file is written back. Another instance's branch is held to the key it claims,
+    which vouches only when it is yours or `signer`, the key the user pinned."""
     from precompact.verifier.evidence import GitEvidence
 
     name = instance or config.instance
@@ -132,15 +171,27 @@ def resurrect(
     if source != LOCAL_INDEX and name != config.instance:
         # A teammate's (or another machine's) instance, read from its branch: held to its own
         # key, the one its index is signed with, and to that key's on-chain record; never yours.
-        roots = dataclasses.replace(config, authority=_own_key(savepoints, name, source))
+        roots = config.replace(authority=_own_key(savepoints, name, source))
     try:
         checked = verification.check(
             roots, remote, remote_problem, savepoints, target, unrooted, signed.configured_key(roots)
         )
     except verification.Unusable as e:
         raise ResurrectError(str(e)) from None
-    found = _kept(config, name, savepoints, target, source, checked)
+    if roots is not config:
+        from precompact.verifier import team
+
+        checked.checks = team.held_to_your_keys(
+            checked.checks, str(roots.authority), signed.configured_key(config), signer
+        )
+    found = _kept(config, name, savepoints, target, source, checked, remote)
     continues = found.intact and record_lineage and name != config.instance
+    if continues and not found.verified and roots is config:
+        # A copy in logs/ no root vouches for: its lineage would be written into every later snapshot.
+        raise ResurrectError(
+            f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the lineage was not recorded"
+        )
+    continues = continues and found.verified  # a branch signed by a key not yours: reported, not continued
     if continues and savepoint_log.read(config.logs).lineage(config.instance) != found.lineage:
         savepoint_log.record_lineage(config.logs, config.instance, target, found.lineage)
     if restore_state:
@@ -175,7 +226,7 @@ def from_this_machine(
     name = instance or config.instance
     given = saved if name == config.instance else None  # another instance's are read here
     if name != config.instance:
-        config = dataclasses.replace(config, instance=name)
+        config = config.replace(instance=name)
     savepoints = savepoint_log.savepoints(config.logs, name) if given is None else given
     if not savepoints:
         raise ResurrectError(f"no savepoint of {name} in {savepoint_log.index_path(config.logs)}")
@@ -221,16 +272,26 @@ def _kept(
     target: savepoint_log.Savepoint,
     source: str,
     checked: verification.Checked,
+    remote: GitEvidence | None = None,
 ) -> Resurrection:
-    """The checked savepoint as a Resurrection, keeping in logs/ what only git had: the snapshot
-    (never over an altered local file, which is evidence) and the chunks."""
-    path = config.root / target.snapshot_file
+    """The checked savepoint as a Resurrection, keeping what only git had: the snapshot (never
+    over an altered local file, which is evidence) and the chunks; in logs/ when logs/ indexes
+    the savepoint, else (read from a branch: another instance's, or this one's where logs/ does not
+    index it, as on a second machine) beside that branch in precompact's git directory, as
+    `recall --from` keeps it: in logs/ it would have no index line."""
+    logs, path = config.logs, config.root / target.snapshot_file
+    if source != LOCAL_INDEX and remote is not None:
+        # Here only: a session start, which reads logs/ alone, must not import GitPython.
+        from precompact.remote import gitstore
+
+        logs = gitstore.teammate_logs(remote.repo, name)
+        path = logs / logs_dir.SAVES_DIR / Path(target.snapshot_file).name
     if checked.from_git is not None:
         if "snapshot" in checked.checks:
             path = path.with_name(path.stem + ".from-git.json")
-        logs_dir.write_atomic(config.logs, f"{logs_dir.SAVES_DIR}/{path.name}", checked.from_git)
+        logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", checked.from_git)
     for data in checked.chunks_from_git:
-        chunks.store(config.logs, data)
+        chunks.store(logs, data)
     reader = snapshot.SnapshotReader(checked.document)
     return Resurrection(
         name,

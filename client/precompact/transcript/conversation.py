@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+
+from precompact.records import Record, field
 
 TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList")
 EDIT_TOOLS = {
@@ -169,8 +170,7 @@ def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
             end = start
 
 
-@dataclass
-class Recent:
+class Recent(Record):
     """What the latest part of a conversation says about the work in progress."""
 
     requests: list[str] = field(default_factory=list)  # the user's latest requests, oldest first

@@ -59,6 +59,14 @@ class RemoteBranch:
     problem: str | None  # why the remote could not be read
 
 
+@dataclass(frozen=True)
+class HeldBy:
+    """The branch a savepoint's commit must be on (named for a verdict), and its commits."""
+
+    branch: str
+    commits: set[str]
+
+
 class GitEvidence:
     """One repository's savepoint branch as evidence: its commits, copies and chunks."""
 
@@ -147,13 +155,29 @@ class GitEvidence:
         return gitstore.has_commit(self.repo, commit)
 
     @cached_property
-    def on_branch(self) -> set[str]:
+    def on_branch(self) -> HeldBy | None:
+        """The savepoint branch a commit is held to: the one here, else (precompact's git
+        directory is named after the project's path, so a moved project or a new machine starts
+        with none: no evidence of a rewrite) the remote's, fetched in this run; None when there
+        is none to hold it to (none here, and the remote has none or could not be read)."""
         from precompact.remote import gitstore
 
         # An archive not migrated yet holds its commits on the shared branch of older versions.
         shared = self.target.legacy if self.target.legacy_ref else None
         legacy = gitstore.branch_commits(self.repo, shared) if shared else set()
-        return gitstore.branch_commits(self.repo, self.target.branch) | legacy
+        here = gitstore.branch_commits(self.repo, self.target.branch) | legacy
+        remote = self.remote_branch
+        fetched = remote.problem is None and remote.exists
+        if here and fetched:
+            # Another machine of this instance may have saved since this one last fetched: the
+            # branch here is behind the remote's, which is no rewrite (`restore` takes its lines).
+            held = here | self._remote_commits
+            return HeldBy(f"branch {self.target.branch} here or on {remote.remote}", held)
+        if here:
+            return HeldBy(f"branch {self.target.branch}", here)
+        if not fetched:
+            return None
+        return HeldBy(f"{remote.remote}'s branch {remote.branch}", self._remote_commits)
 
     def _rekeyed(self, commit: str, found: Read, read: Callable[[str], Read]) -> Read:
         """`found`, read at `commit`; when it is sealed for identities that are not here (and is

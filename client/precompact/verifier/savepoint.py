@@ -10,15 +10,15 @@ and the chain as the worker recorded them in the index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import Savepoint
+from precompact.records import Record, field
 from precompact.verifier import signed, verdicts
-from precompact.verifier.verdicts import FAILED, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
+from precompact.verifier.verdicts import FAILED, NOT_ON_REMOTE, NOT_VERIFIED, OFF, PENDING, VERIFIED, Check
 
 if TYPE_CHECKING:  # a session start's check (check_recorded) reads no git evidence
     from precompact.verifier.evidence import GitEvidence
@@ -34,8 +34,7 @@ class Unusable(PrecompactError):
         self.git_unread = git_unread
 
 
-@dataclass
-class Checked:
+class Checked(Record):
     """The verifier's checks on one savepoint, and the bytes they were made on."""
 
     checks: dict[str, Check]
@@ -227,6 +226,11 @@ def _git(
     if not remote.has_commit(commit):
         if remote.remote_branch.problem is not None:
             return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {remote.remote_branch.problem}"), None
+        branch = remote.remote_branch
+        if not branch.exists:  # no branch at all is no evidence of a rewrite (a moved project, a new machine)
+            return Check(
+                NOT_ON_REMOTE, f"commit {commit[:12]} is not here, and {branch.remote} has no branch {branch.branch}"
+            ), None
         return Check(
             FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
         ), None

@@ -25,13 +25,13 @@ a line this machine did not write).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
+from precompact.records import Record
 from precompact.verifier import verdicts
 
 DOMAIN = b"precompact/index-line/v1\0"
@@ -69,6 +69,13 @@ def signed_by(savepoint: Savepoint, key: str | None) -> bool:
         return False
     wanted = [s for s in savepoint.signatures if s.signer == key]
     return bool(wanted) and any(_valid(key, s.signature, message(savepoint)) for s in wanted)
+
+
+def line_vouched(savepoint: Savepoint, key: str | None) -> bool:
+    """Whether a root vouches for the savepoint's index line: this machine's tag, or `key`'s
+    signature over it. What the line states (its time, its summary) counts only then; its
+    snapshot's bytes are held to it where they are read (`local_document`)."""
+    return savepoint.written_here or signed_by(savepoint, key)
 
 
 def refuted(savepoint: Savepoint, key: str) -> bool:
@@ -117,8 +124,7 @@ def locally_rooted(savepoint: Savepoint, found: verdicts.Snapshot | None, signer
     return found
 
 
-@dataclass(frozen=True)
-class Signer:
+class Signer(Record, frozen=True):
     """The user's signing key, read from a Solana CLI keypair file (64 bytes: seed, public key)."""
 
     seed: bytes

@@ -5,11 +5,10 @@ cost of every brief for nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from precompact.records import Record
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(Record, frozen=True):
     """What a snapshot's bytes say about themselves, and where they were read (verdicts.read_snapshot
     reads them)."""
 

@@ -10,7 +10,8 @@ middle or reordered); every line is signed by one key (the instance's own: the k
 signed line) and each signature checks; the last savepoint's snapshot at the tip hashes to what
 its signed line states. Which key is the instance's own is the branch's claim: it is named, and
 said to be yours when it is your configured key (the root `verify` uses); whose key another is,
-only its owner can tell you. A branch whose index is encrypted to identities not here cannot be
+only its owner can tell you, except on this project's own branch, held to the configured key:
+a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
 read: it is listed, not verified. A branch rewound to an older state of its own verifies here
 (its owner's `verify` says what it lacks)."""
 
@@ -43,10 +44,15 @@ def instances(config: Config) -> list[RemoteInstance]:
     target = gitstore.Target.of(config)
     tips = gitstore.fetch_savepoint_branches(repo, target)
     mine = signed.configured_key(config)
-    return [_judged(repo, target, branch, commit, config.instance, mine) for branch, commit in sorted(tips.items())]
+    keys = your_keys(config, mine)
+    return [
+        _judged(repo, target, branch, commit, config.instance, mine, keys) for branch, commit in sorted(tips.items())
+    ]
 
 
-def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str | None) -> RemoteInstance:
+def _judged(
+    repo, target, branch: str, commit: str, own_instance: str, mine: str | None, keys: dict[str, int | None]
+) -> RemoteInstance:
     from precompact.remote import gitstore
 
     def listed(check: verdicts.Check, **found) -> RemoteInstance:
@@ -76,6 +82,10 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
     savepoints = sorted((s for s in read.savepoints if s.instance == owner[0]), key=lambda s: s.sequence)
     signer = own_key(savepoints)
     found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
+    # This project's own branch is held to the configured key, not to the key its lines claim.
+    foreign = foreign_line(savepoints, keys) if owner[0] == own_instance else None
+    if foreign:
+        return listed(verdicts.Check(verdicts.FAILED, foreign), **found)
     if signer is None and _broken_chain(savepoints) is None:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, "no line of its index is signed"), **found)
     broken = index_problem(savepoints, signer)
@@ -99,6 +109,77 @@ def _judged(repo, target, branch: str, commit: str, own_instance: str, mine: str
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
+
+
+def your_keys(config: Config, mine: str | None) -> dict[str, int | None]:
+    """The keys whose signatures make a line of this project's instance its own: `mine`, the
+    configured key, for every savepoint; each key the lineage rotated from to it (`key rotate`,
+    as this project's index recorded it) for the savepoints up to the rotation, which it signed
+    before the new key re-signs them."""
+    if mine is None:
+        return {}
+    keys: dict[str, int | None] = {mine: None}
+    for rotation in reversed(savepoint_log.read(config.logs).rotations(config.instance)):
+        if rotation.new_authority in keys and rotation.old_authority not in keys:
+            keys[rotation.old_authority] = rotation.sequence
+    return keys
+
+
+def foreign_line(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | None]) -> str | None:
+    """Why this project's own instance's index (from its branch) is not its own: the first line
+    signed by another key and by none of `keys` (your_keys) for its sequence (another key's
+    client that saves under the same name merges with its own index as the tree, hiding yours
+    from `restore`). Lines signed by no key are another check's (`index_problem`); None
+    without a configured key."""
+    if not keys:
+        return None
+    mine = next(iter(keys))
+    for savepoint in sorted(savepoints, key=lambda s: s.sequence):
+        yours = [k for k, last in keys.items() if last is None or savepoint.sequence <= last]
+        others = other_signers(savepoint, mine)
+        if others and not any(signed.signed_by(savepoint, key) for key in yours):
+            return f"savepoint {savepoint.sequence}'s line on the branch is signed by {', '.join(others)}, not this project's key {mine}"
+    return None
+
+
+def held_to_your_keys(
+    checks: dict[str, verdicts.Check], key: str, mine: str | None, pinned: str | None
+) -> dict[str, verdicts.Check]:
+    """`checks` made against `key`, the key another instance's branch claims as its own: they
+    stand as VERIFIED only when `key` is this project's configured key (`mine`) or the one the
+    user pinned; otherwise each is NOT_VERIFIED, saying whose key it is and how to pin it."""
+    if key in (mine, pinned):
+        return checks
+    why = f"signed by {key}, not yours (this project's key is {mine}): pass --signer {key} if you trust it"
+    return {
+        name: verdicts.Check(verdicts.NOT_VERIFIED, f"{check.detail}; but {why}", sequence=check.sequence)
+        if check.status == verdicts.VERIFIED
+        else check
+        for name, check in checks.items()
+    }
+
+
+def other_signers(savepoint: savepoint_log.Savepoint, key: str | None) -> list[str]:
+    """The keys other than `key` the savepoint's line claims to be signed by (unchecked: named
+    in a verdict, never trusted)."""
+    return sorted({s.signer for s in savepoint.signatures} - {key})
+
+
+def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None]) -> str | None:
+    """`foreign_line` on the index at the tip of this project's instance branch as last fetched
+    from the remote (the caller fetches it); None when the tip or its index cannot be read here
+    (the git verdicts say why) or every signed line is the configured key's."""
+    from precompact.remote import gitstore
+
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None or not keys:
+        return None
+    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    if not isinstance(copy, bytes):
+        return None
+    read = savepoint_log.parse(copy.splitlines(keepends=True))
+    foreign = foreign_line(savepoint_log.of_instance(read.savepoints, instance), keys)
+    return f"branch {target.branch} at {tip[:12]}: {foreign}" if foreign else None
 
 
 def own_key(savepoints: list[savepoint_log.Savepoint]) -> str | None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +45,7 @@ from precompact.boundary import quoting
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
+from precompact.records import Record
 from precompact.verifier.snapshot_bytes import Snapshot
 
 # The Solana side (solders, borsh, httpx) is imported where it is used: the SessionStart hook
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from precompact.chain import record, rpc
     from precompact.config.settings import Config
     from precompact.remote import gitstore
-    from precompact.verifier.evidence import GitCopy, RemoteBranch
+    from precompact.verifier.evidence import GitCopy, HeldBy, RemoteBranch
 
 VERIFIED, NOT_VERIFIED, PENDING, NOT_ON_REMOTE, FAILED, OFF = (
     "verified",
@@ -84,8 +84,7 @@ def mark(status: str) -> str:
 LOCAL_ROOT = "this machine's index recorded"
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Record, frozen=True):
     status: str
     detail: str
     sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
@@ -141,8 +140,7 @@ class NoRoot(PrecompactError):
     """The configuration names no authority to anchor the chain in."""
 
 
-@dataclass(frozen=True)
-class Roots:
+class Roots(Record, frozen=True):
     program_id: Pubkey
     authority: Pubkey
     instance: str
@@ -232,8 +230,7 @@ def signature_valid(found: record.Record, roots: Roots) -> bool:
     return Signature.from_bytes(found.signature).verify(key, message)
 
 
-@dataclass(frozen=True)
-class ChainRead:
+class ChainRead(Record, frozen=True):
     """What the cluster said about the instance: `record` is set only when the verdict is
     VERIFIED; otherwise `status` and `detail` say why not."""
 
@@ -548,11 +545,19 @@ def git_copy(copy: GitCopy, wanted: str, root: str) -> Check:
     return Check(VERIFIED, f"{where} (encrypted copy decrypted and checked)" if copy.decrypted else where)
 
 
-def on_branch(commit: str, branch: str, commits: set[str]) -> Check | None:
-    """FAILED when the savepoint's commit is no longer on the savepoint branch."""
-    if commit in commits:
+def on_branch(commit: str, held_by: HeldBy | None, remote: RemoteBranch) -> Check | None:
+    """FAILED when the savepoint's commit is no longer on the savepoint branch (`held_by`: here,
+    else the remote's). No branch at all is no evidence of a rewrite (precompact's git directory
+    is named after the project's path: a moved project or a new machine has none): then
+    NOT_VERIFIED while the remote could not be read, NOT_ON_REMOTE when it has no branch."""
+    if held_by is None:
+        none_here = f"commit {commit[:12]} is not checked: precompact's git directory here has no branch {remote.branch} (a moved project, or a new machine)"
+        if remote.problem is not None:
+            return Check(NOT_VERIFIED, f"{none_here}, and {remote.remote} could not be read: {remote.problem}")
+        return Check(NOT_ON_REMOTE, f"{none_here}, and {remote.remote} has no branch {remote.branch}")
+    if commit in held_by.commits:
         return None
-    return Check(FAILED, f"commit {commit[:12]} is no longer on branch {branch}: history was rewritten")
+    return Check(FAILED, f"commit {commit[:12]} is no longer on {held_by.branch}: history was rewritten")
 
 
 def _remote_said(text: str | None) -> str:

@@ -10,14 +10,14 @@ likes about itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
-from precompact.verifier import signed, verdicts
-from precompact.verifier.evidence import GitCopy, GitEvidence
+from precompact.verifier import signed, team, verdicts
+from precompact.verifier.evidence import GitCopy, GitEvidence, RemoteBranch
 
 if TYPE_CHECKING:
     from precompact.remote import gitstore
@@ -51,6 +51,12 @@ class Report:
     layers: dict[tuple[str, int], dict[str, verdicts.Check]] = field(default_factory=dict)
     # The snapshots the savepoint branch holds that logs/ lacks (`precompact restore`).
     lacking: list[str] = field(default_factory=list)
+    # Each on-chain record that holds savepoints past the last one logs/ has, said.
+    chain_ahead: list[str] = field(default_factory=list)
+    # The configured instance's branch as the remote stated it in this run (None: git not read).
+    remote: RemoteBranch | None = None
+    # The verdict on a run that had no savepoint to check (None: it had some).
+    nothing_held: verdicts.Check | None = None
 
     @property
     def ok(self) -> bool:
@@ -66,14 +72,20 @@ class Report:
         layer the configuration asks for holds every savepoint checked."""
         named = {f"{instance} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
         found = verdicts.headline(named, str(self.findings[0]) if self.findings else None)
-        if found.status == verdicts.FAILED or self.lacking_said is None:
+        if found.status == verdicts.FAILED:
             return found
-        return verdicts.Check(verdicts.NOT_VERIFIED, f"{self.lacking_said}; {found.detail}")
+        if self.lacking_said is not None:
+            return verdicts.Check(
+                verdicts.NOT_VERIFIED, f"{self.lacking_said}; {found.detail}" if named else self.lacking_said
+            )
+        return self.nothing_held or found
 
     @property
     def lacking_said(self) -> str | None:
-        """What to say of the savepoints the remote holds that logs/ lacks (None: it lacks none)."""
-        return lacking_notice(len(self.lacking)) if self.lacking else None
+        """What to say of the savepoints the remote or the chain holds that logs/ lacks (None:
+        it lacks none)."""
+        said = [lacking_notice(len(self.lacking))] if self.lacking else []
+        return "; ".join([*said, *self.chain_ahead]) or None
 
 
 def lacking_notice(count: int) -> str:
@@ -95,26 +107,67 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
             Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)")
         )
     folded = index.savepoints
-    remote, problem = GitEvidence.of(config) if config.git_layer and any(s.commit for s in folded) else (None, None)
+    remote, problem = GitEvidence.of(config) if config.git_layer else (None, None)
     if problem is not None:
         report.findings.append(Finding(None, "layer 2", problem))
+    if remote is not None:
+        # The remote, not logs/, says what there is to verify: its branch is fetched first, so
+        # what logs/ lacks is read against it, and a store without the branch can read its commits.
+        report.remote = remote.remote_branch
     run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
     run.signer = signed.configured_key(config)
     report.lacking = lacking(config, folded)
-    report.unvouched.extend(_lacking(config, report.lacking))
+    report.unvouched.extend(_lacking(report.remote.branch if report.remote else config.branch, report.lacking))
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if remote else []
     if remote is not None and committed:
         wanted = [(s, str(s.commit), run.local.get(s), s.snapshot_hash) for s in committed]
         run.copies = dict(zip([(s.instance, s.sequence) for s in committed], remote.snapshot_copies(wanted)))
         _locate_chunks(run, committed)
-    instances = [config.instance] if sequence is not None else list(dict.fromkeys(s.instance for s in folded))
-    chain_verdicts = [
-        _check_instance(run, instance, savepoint_log.of_instance(folded, instance), sequence, check_chain)
+    # The configured instance always: its record may hold savepoints logs/ lacks.
+    instances = list(dict.fromkeys([*(s.instance for s in folded if sequence is None), config.instance]))
+    chain_reads = {
+        instance: _check_instance(run, instance, savepoint_log.of_instance(folded, instance), sequence, check_chain)
         for instance in instances
-    ]
-    if any(chain_verdicts):
-        report.chain = "; ".join(v for v in chain_verdicts if v)
+    }
+    if any(said for said, _ in chain_reads.values()):
+        report.chain = "; ".join(said for said, _ in chain_reads.values() if said)
+    if not report.layers:
+        report.nothing_held = _nothing_held(config, report.remote, chain_reads[config.instance][1])
+    if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
+        keys = team.your_keys(config, run.signer)
+        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, keys)
+        if foreign:
+            report.findings.append(Finding(None, "layer 2", foreign, config.instance))
     return report
+
+
+def _nothing_held(config: Config, remote: RemoteBranch | None, chain: verdicts.ChainRead | None) -> verdicts.Check:
+    """The verdict on a run with no savepoint to check, from what the remote's branch and the
+    on-chain record said: nothing to verify only when each layer asked for was read (what holds
+    savepoints logs/ lacks is said before this is)."""
+    read, unread = ["the index holds no savepoint"], []
+    if not config.git_layer:
+        read.append("git off")
+    elif remote is None or remote.problem is not None:
+        unread.append(
+            f"{config.remote} could not be read: {remote.problem if remote else 'the repository did not open'}"
+        )
+    else:
+        read.append(f"{remote.remote}'s {remote.branch} " + ("holds none" if remote.exists else "does not exist"))
+    if not config.chain_layer:
+        read.append("chain off")
+    elif chain is None:
+        unread.append("the on-chain record was not read")
+    elif chain.status == verdicts.PENDING:
+        read.append(chain.detail)
+    else:
+        unread.append(f"the on-chain record: {chain.detail}")
+    if unread:
+        return verdicts.Check(
+            verdicts.NOT_VERIFIED,
+            f"logs/ holds no savepoint, and whether the others do is not known: {'; '.join(unread)}",
+        )
+    return verdicts.Check(verdicts.VERIFIED, f"nothing to verify: {', '.join(read)}")
 
 
 @dataclass
@@ -133,9 +186,9 @@ class _Run:
 
 def _check_instance(
     run: _Run, instance: str, savepoints: list[savepoint_log.Savepoint], sequence: int | None, check_chain: bool
-) -> str | None:
-    """Adds an instance's findings to the report; returns the chain's verdict in words (None
-    when the chain was not read)."""
+) -> tuple[str | None, verdicts.ChainRead | None]:
+    """Adds an instance's findings to the report; returns the chain's verdict in words and the
+    record as read (None, None when the chain was not read)."""
     report, config = run.report, run.config
     findings = []
     previous = None
@@ -151,9 +204,14 @@ def _check_instance(
     if sequence is not None and sequence not in report.checked:
         findings.append(Finding(sequence, "index", "no such savepoint in the index"))
     chain_checks: dict[int, verdicts.Check] = {}
-    chain = None
-    if check_chain and config.chain_layer and savepoints:
-        chain = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, chain_checks)
+    chain, read = None, None
+    if check_chain and config.chain_layer:
+        chain, read = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, chain_checks)
+        held, last = (read.record.sequence if read.record else 0), max((s.sequence for s in savepoints), default=0)
+        if held > last:
+            report.chain_ahead.append(
+                f"the on-chain record of {instance} holds savepoint {held}, logs/ {f'up to {last}' if last else 'none'}: run `precompact restore`"
+            )
     vouched_by_chain = {n for n, check in chain_checks.items() if check.status == verdicts.VERIFIED}
     unvouched = [
         Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
@@ -179,7 +237,7 @@ def _check_instance(
             report.layers[(instance, s.sequence)] = _layers(
                 run, instance, s, findings, unvouched, chain_checks, check_chain
             )
-    return chain
+    return chain, read
 
 
 def _layers(
@@ -230,9 +288,7 @@ def _check_savepoint(
     copy = run.copies.get((instance, savepoint.sequence))
     if run.remote is not None and copy is not None:
         own = run.remote.of_instance(instance)
-        problems, unchecked, verdict = _check_git(
-            own, own.target.branch, savepoint, copy, run.local.get(savepoint), run.chunk_store
-        )
+        problems, unchecked, verdict = _check_git(own, savepoint, copy, run.local.get(savepoint), run.chunk_store)
         findings.extend(problems)
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
         run.layer_2[(instance, savepoint.sequence)] = verdict
@@ -253,11 +309,11 @@ def _locate_chunks(run: _Run, committed: list[savepoint_log.Savepoint]) -> None:
         run.remote.of_instance(instance).locate_chunks(pairs)
 
 
-def _lacking(config: Config, names: list[str]) -> list[Finding]:
-    """A finding for each savepoint the savepoint branch holds (here, or as last fetched) that
-    logs/ lacks: a verify of logs/ alone would pass over them."""
+def _lacking(branch: str, names: list[str]) -> list[Finding]:
+    """A finding for each savepoint the savepoint branch holds (here, or as fetched in this run)
+    that logs/ lacks: a verify of logs/ alone would pass over them."""
     return [
-        Finding(None, "layer 2", f"{name} is on branch {config.branch} but not in logs/: run `precompact restore`")
+        Finding(None, "layer 2", f"{name} is on branch {branch} but not in logs/: run `precompact restore`")
         for name in names
     ]
 
@@ -282,7 +338,7 @@ def verify_file(config: Config, path: Path) -> Report:
     digest = verdicts.read_snapshot(path.read_bytes(), str(path)).sha256
     for savepoint in savepoint_log.savepoints(config.logs):
         if savepoint.snapshot_hash == digest:
-            return verify(replace(config, instance=savepoint.instance), sequence=savepoint.sequence)
+            return verify(config.replace(instance=savepoint.instance), sequence=savepoint.sequence)
     report = Report()
     report.findings.append(
         Finding(None, "index", f"{path} (sha256:{digest}) is not any savepoint in the index: altered or foreign")
@@ -377,7 +433,6 @@ def _check_local(local: verdicts.LocalSnapshots, savepoint, previous, chunk_stor
 
 def _check_git(
     remote: GitEvidence,
-    branch: str,
     savepoint: savepoint_log.Savepoint,
     copy: GitCopy,
     local: verdicts.Snapshot | None,
@@ -391,12 +446,14 @@ def _check_git(
     def found(check: verdicts.Check) -> list[Finding]:
         return [Finding(n, "layer 2", check.detail)]
 
+    # First: a commit not on its branch is not in the store either, and git_copy would only
+    # say the commit does not hold the file.
+    moved = verdicts.on_branch(copy.commit, remote.on_branch, remote.remote_branch)
+    if moved is not None:
+        return (found(moved) if moved.status == verdicts.FAILED else []), [], moved
     verdict = verdicts.git_copy(copy, savepoint.snapshot_hash, verdicts.LOCAL_ROOT)
     if verdict.status == verdicts.FAILED:
         return found(verdict), [], verdict
-    moved = verdicts.on_branch(copy.commit, branch, remote.on_branch)
-    if moved is not None:
-        return found(moved), [], moved
     held = verdicts.on_remote(
         copy.commit, remote.on_remote(copy.commit), remote.remote_branch, savepoint.layer_2_failure
     )
@@ -430,15 +487,16 @@ def _check_chain(
     local: verdicts.LocalSnapshots,
     findings: list[Finding],
     checks: dict[int, verdicts.Check],
-) -> str:
-    """The chain's verdict in words; its verdict on each savepoint goes into `checks`."""
+) -> tuple[str, verdicts.ChainRead]:
+    """The chain's verdict in words, and the record as read; its verdict on each savepoint goes
+    into `checks`."""
     # Only this machine's own lines can say what was confirmed; a copied index could claim anything.
     confirmed = savepoint_log.highest_confirmed(s for s in savepoints if s.written_here)
     closed = savepoint_log.read(config.logs).closing(instance)
     roots, read = verdicts.chain_record(config, instance, confirmed, closed)
     said, walked = _walk_chain(config, instance, savepoints, down_to, local, findings, roots, read)
     checks.update({s.sequence: verdicts.chain_verdict(read, walked, s.sequence) for s in savepoints})
-    return said
+    return said, read
 
 
 def _walk_chain(
@@ -460,6 +518,12 @@ def _walk_chain(
     held = read.record
     by_sequence = {s.sequence: s for s in savepoints}
     newest = by_sequence.get(held.sequence)
+    if newest is None and held.sequence > max(by_sequence, default=0):
+        # Past the last savepoint in logs/: savepoints logs/ lacks (`precompact restore`), said by the caller.
+        return (
+            f"record at sequence {held.sequence} verified (authority, instance, address, signature); logs/ lacks it",
+            {},
+        )
     if newest is None:
         findings.append(Finding(held.sequence, "layer 3", "the chain holds a savepoint the local index does not have"))
         return "failed", {}

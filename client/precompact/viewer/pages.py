@@ -177,7 +177,8 @@ class DroppedLists:
 
 def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedLists) -> SavepointPage:
     """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only;
-    what compaction dropped, if its list is made in time."""
+    what compaction dropped, if its list is made in time. Refused (NotVouched) unless a root
+    vouches for it: its brief, files and list are what it holds."""
     started = time.monotonic()
     found = api.from_this_machine(config, instance, sequence)
     files = sorted((name, _file_note(info)) for name, info in found.document.loaded_files.items())
@@ -304,14 +305,10 @@ def conversation_page(
     """Page `page` (from 1; LAST_PAGE or beyond: the last) of a savepoint's entries, as
     `precompact show` prints them, read from its snapshot once the verifier has checked it (as
     `resurrect` loads it) and vouched for it, on every page: a snapshot that fails a check or
-    that no root vouches for is refused. The history is read only as far as the page (and one
-    entry more, to know whether another page follows)."""
+    that no root vouches for is refused (`Resurrection.check_vouched`). The history is read only
+    as far as the page (and one entry more, to know whether another page follows)."""
     found = api.from_this_machine(config, instance, sequence)
-    if not found.copy_verified:
-        unvouched = "; ".join(
-            f"{name}: {c.detail}" for name, c in found.checks.items() if c.status != verdicts.VERIFIED
-        )
-        raise ViewerError(f"savepoint {sequence} of {instance} is not verified ({unvouched}); run `precompact verify`")
+    found.check_vouched()  # refused also where the page reads no entry (past the end)
     page = max(page, 1)
     places, complete = histories.places(found, page * PAGE_ENTRIES + 1)
     pages = max(1, -(-len(places) // PAGE_ENTRIES)) if complete else None
@@ -380,11 +377,6 @@ def diff(config: Config, instance: str, first: int, second: int) -> Diff:
     and files in play."""
     a = api.from_this_machine(config, instance, first)
     b = api.from_this_machine(config, instance, second)
-    for found in (a, b):
-        if not found.intact and not found.replaced_from_git:
-            raise ViewerError(
-                f"savepoint {found.savepoint.sequence} of {instance} failed a check; run `precompact verify`"
-            )
 
     def digests(found: resurrection.Resurrection) -> list[tuple[bytes, int, object]]:
         return [
