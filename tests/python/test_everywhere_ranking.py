@@ -7,6 +7,7 @@ projects' own indexes must agree with: docs/performance.md)."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 import tantivy
 
@@ -118,3 +119,37 @@ def test_a_tie_across_projects_of_different_entry_lengths_is_shown_with_its_boun
     assert found.bound is not None and 0 < found.bound < 1
     assert found.results.hits and all(hit.excerpt == "zebra" for hit in found.results.hits)
     assert any(f"up to {found.bound:.1%}" in note for note in found.results.notes)
+
+
+def test_ties_across_projects_come_in_the_registrys_order_then_as_indexed_however_tantivy_merged(tmp_path):
+    """Two projects alike but for their path, each saved four times with one entry per save
+    that ties with the others (each save's update a commit of its own, a segment tantivy orders
+    as it likes): the ties come project by project in the registry's order, each project's in
+    the order its own recall shows them, at the cut as in full, and the same once every index
+    is rebuilt into one segment."""
+    projects = []
+    for name in ("x", "y"):
+        project = new_project(tmp_path, name, git_layer=False, chain_layer=False)
+        talk = Conversation(tmp_path / f"{name}.jsonl", f"s-{name}", START)
+        for word in ("one", "two", "three", "four"):
+            talk.turn_with(f"zebra {word}", f"cmd {word}", f"out {word}", f"done {word}")
+            save(project, talk)
+            recall.update(project.logs, project.instance)
+        projects.append(project)
+    for p in projects:
+        segments = json.loads((p.logs / recall.TEXT_DIR / "meta.json").read_bytes())["segments"]
+        assert len(segments) > 1, "the ties are in several segments"
+    own = [(str(p.path), hit.ref) for p in projects for hit in recall.search(p.logs, p.instance, "zebra", limit=8).hits]
+    assert len(own) == 8
+
+    def everywhere_shows(limit: int) -> list[tuple[str | None, str]]:
+        found = everywhere.search("zebra", limit=limit)
+        assert found.bound is None, "the projects' average entry lengths are the same"
+        return [(hit.project, hit.ref) for hit in found.results.hits]
+
+    assert everywhere_shows(8) == own
+    assert everywhere_shows(3) == own[:3]
+    for p in projects:
+        recall.update(p.logs, p.instance, rebuild=True)
+    assert everywhere_shows(8) == own
+    assert everywhere_shows(3) == own[:3]

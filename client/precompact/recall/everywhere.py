@@ -215,8 +215,9 @@ def _merged(
     limit: int,
 ) -> tuple[list[tuple[float, int, tantivy.DocAddress]], float | None, int]:
     """The best `limit` matches over every part by one BM25 over all of them, (score, part,
-    address) best first; None or the bound on what was left out (Searched.bound); the matches
-    in all.
+    address) best first, a tie in the parts' order (the registry's) then in the order each
+    part's entries were indexed, however tantivy merged them; None or the bound on what was
+    left out (Searched.bound); the matches in all.
 
     Each index is asked with each phrase boosted by its IDF over every index (word counts
     summed) over its own: its IDF is then the global one, and its boosted score s' differs from
@@ -248,15 +249,15 @@ def _merged(
     high = {n: max(1.0, r) * (1 + F32_SLACK) for n, r in ratio.items()}
     allowed = max(max(1.0, r) / min(1.0, r) for r in ratio.values()) * (1 + 2 * F32_SLACK)
     want = dict.fromkeys(asked, limit)
-    got: dict[int, list[tuple]] = {}
+    got: dict[int, list[tuple[float, tantivy.DocAddress, int]]] = {}
     matched = 0
     for n, query in asked.items():
         got[n], count = parts[n].best(query, limit, count=True)
         matched += count
-    scored: dict[tuple[int, int, int], float] = {}
+    scored: dict[tuple[int, int], float] = {}  # (part, entry id) -> its exact score
 
-    def exact(n: int, address: tantivy.DocAddress) -> float:
-        key = (n, address.segment_ord, address.doc)
+    def exact(n: int, address: tantivy.DocAddress, entry: int) -> float:
+        key = (n, entry)
         if key not in scored:
             factors = parts[n].factors(tokens, address)
             scored[key] = sum(
@@ -268,30 +269,35 @@ def _merged(
         return scored[key]
 
     while True:
+        # (upper bound, part, address, entry id, its rank in its part's matches)
         candidates = sorted(
-            ((score * high[n], n, address) for n, hits in got.items() for score, address in hits),
-            key=lambda c: -c[0],
+            (
+                (score * high[n], n, address, entry, rank)
+                for n, hits in got.items()
+                for rank, (score, address, entry) in enumerate(hits)
+            ),
+            key=lambda c: (-c[0], c[1], c[3]),
         )
         kept: list[float] = []  # the best `limit` exact scores so far, a min-heap
-        left_out = 0.0  # the upper bound of the best candidate not scored exactly
-        for upper, n, address in candidates:
+        # The upper bound of the best candidate not scored exactly, of those a part gave within
+        # its `want` (past it, ties with its want-th match: `beyond` bounds those).
+        left_out = 0.0
+        for at, (upper, n, address, entry, _) in enumerate(candidates):
             if len(kept) == limit and kept[0] * allowed >= upper:
-                left_out = upper
+                left_out = next((c[0] for c in candidates[at:] if c[4] < want[c[1]]), 0.0)
                 break
-            heapq.heappush(kept, exact(n, address))
+            heapq.heappush(kept, exact(n, address, entry))
             if len(kept) > limit:
                 heapq.heappop(kept)
-        best = sorted(
-            (
-                (scored[(n, a.segment_ord, a.doc)], n, a)
-                for _, n, a in candidates
-                if (n, a.segment_ord, a.doc) in scored
-            ),
-            key=lambda c: (-c[0], c[1], c[2].segment_ord, c[2].doc),
+        chosen = sorted(
+            ((scored[(n, entry)], n, entry, address) for _, n, address, entry, _ in candidates if (n, entry) in scored),
+            key=lambda c: (-c[0], c[1], c[2]),
         )[:limit]
+        best = [(score, n, address) for score, n, _, address in chosen]
         last = best[-1][0] if len(best) == limit else 0.0
-        # An entry an index did not give scores at most its last s' times max(1, r).
-        beyond = {n: hits[-1][0] * high[n] for n, hits in got.items() if len(hits) == want[n]}
+        # An entry an index did not give scores at most its last s' times max(1, r) (a part
+        # reads past `want` only through ties with its want-th match).
+        beyond = {n: hits[-1][0] * high[n] for n, hits in got.items() if len(hits) >= want[n]}
         short = [n for n, bound in beyond.items() if bound > last * allowed]
         if not short or max(want[n] for n in short) >= GROWTH * limit:
             worst = max([left_out, *(beyond[n] for n in short)])

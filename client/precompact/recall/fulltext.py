@@ -1404,10 +1404,22 @@ class Part:
         filters = _filters(self.text.schema, holders, None, since, role, tool)
         return _text_query(self.text.schema, tokens, any_phrase, boosts, filters)
 
-    def best(self, query: tantivy.Query, limit: int, count: bool = False) -> tuple[list[tuple], int]:
-        """The best `limit` matches of `query` (score, address), and how many match when asked."""
+    def best(
+        self, query: tantivy.Query, limit: int, count: bool = False
+    ) -> tuple[list[tuple[float, tantivy.DocAddress, int]], int]:
+        """The best `limit` matches of `query` (score, address, entry id), and how many match
+        when asked: every entry tied with the limit-th is read too (as `_best` does), so which
+        of them a search over several shows does not depend on how tantivy merged this index."""
         found = self.searcher.search(query, limit, count=count)
-        return found.hits, _count(found)
+        hits, matched = found.hits, _count(found)
+        asked = limit
+        while len(hits) == asked and (not count or asked < matched) and hits[-1][0] == hits[limit - 1][0]:
+            asked *= 2
+            hits = self.searcher.search(query, asked, count=False).hits
+        entries = self.searcher.fast_field_values("entry", [address for _, address in hits])
+        return [
+            (score, address, int(n)) for (score, address), n in zip(hits, entries, strict=True) if n is not None
+        ], matched
 
     def factors(self, tokens: list[list[str]], address: tantivy.DocAddress) -> list[tuple[float, float] | None]:
         """Per phrase, its BM25 factors in the match at `address` (tf, the entry's length), None
