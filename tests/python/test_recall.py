@@ -293,6 +293,7 @@ def test_rebuild_reproduces_the_results(history):
     before = [precompact(history.path, "recall", *q).stdout for q in queries]
     rebuilt = precompact(history.path, "recall", "--rebuild")
     assert rebuilt.returncode == 0 and "3 savepoint(s) indexed" in rebuilt.stderr
+    assert f"rebuilt {recall.index_path(history.logs)} and {history.logs / recall.TEXT_DIR}:" in rebuilt.stderr
     assert [precompact(history.path, "recall", *q).stdout for q in queries] == before
     index = recall.index_path(history.logs)
     index.write_bytes(b"not a database at all")
