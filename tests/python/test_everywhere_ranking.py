@@ -125,8 +125,8 @@ def test_ties_across_projects_come_in_the_registrys_order_then_as_indexed_howeve
     """Two projects alike but for their path, each saved four times with one entry per save
     that ties with the others (each save's update a commit of its own, a segment tantivy orders
     as it likes): the ties come project by project in the registry's order, each project's in
-    the order its own recall shows them, at the cut as in full, and the same once every index
-    is rebuilt into one segment."""
+    the order its own recall shows them, and the same once every index is rebuilt into one
+    segment. (Which ties a part gives at its cut stays tantivy's: not asserted.)"""
     projects = []
     for name in ("x", "y"):
         project = new_project(tmp_path, name, git_layer=False, chain_layer=False)
@@ -148,8 +148,6 @@ def test_ties_across_projects_come_in_the_registrys_order_then_as_indexed_howeve
         return [(hit.project, hit.ref) for hit in found.results.hits]
 
     assert everywhere_shows(8) == own
-    assert everywhere_shows(3) == own[:3]
     for p in projects:
         recall.update(p.logs, p.instance, rebuild=True)
     assert everywhere_shows(8) == own
-    assert everywhere_shows(3) == own[:3]

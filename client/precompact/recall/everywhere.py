@@ -216,8 +216,9 @@ def _merged(
 ) -> tuple[list[tuple[float, int, tantivy.DocAddress]], float | None, int]:
     """The best `limit` matches over every part by one BM25 over all of them, (score, part,
     address) best first, a tie in the parts' order (the registry's) then in the order each
-    part's entries were indexed, however tantivy merged them; None or the bound on what was
-    left out (Searched.bound); the matches in all.
+    part's entries were indexed, however tantivy merged them (which entries tied at a part's
+    cut it gives is tantivy's choice); None or the bound on what was left out
+    (Searched.bound); the matches in all.
 
     Each index is asked with each phrase boosted by its IDF over every index (word counts
     summed) over its own: its IDF is then the global one, and its boosted score s' differs from
@@ -269,35 +270,28 @@ def _merged(
         return scored[key]
 
     while True:
-        # (upper bound, part, address, entry id, its rank in its part's matches)
+        # (upper bound, part, address, entry id)
         candidates = sorted(
-            (
-                (score * high[n], n, address, entry, rank)
-                for n, hits in got.items()
-                for rank, (score, address, entry) in enumerate(hits)
-            ),
+            ((score * high[n], n, address, entry) for n, hits in got.items() for score, address, entry in hits),
             key=lambda c: (-c[0], c[1], c[3]),
         )
         kept: list[float] = []  # the best `limit` exact scores so far, a min-heap
-        # The upper bound of the best candidate not scored exactly, of those a part gave within
-        # its `want` (past it, ties with its want-th match: `beyond` bounds those).
-        left_out = 0.0
-        for at, (upper, n, address, entry, _) in enumerate(candidates):
+        left_out = 0.0  # the upper bound of the best candidate not scored exactly
+        for upper, n, address, entry in candidates:
             if len(kept) == limit and kept[0] * allowed >= upper:
-                left_out = next((c[0] for c in candidates[at:] if c[4] < want[c[1]]), 0.0)
+                left_out = upper
                 break
             heapq.heappush(kept, exact(n, address, entry))
             if len(kept) > limit:
                 heapq.heappop(kept)
         chosen = sorted(
-            ((scored[(n, entry)], n, entry, address) for _, n, address, entry, _ in candidates if (n, entry) in scored),
+            ((scored[(n, entry)], n, entry, address) for _, n, address, entry in candidates if (n, entry) in scored),
             key=lambda c: (-c[0], c[1], c[2]),
         )[:limit]
         best = [(score, n, address) for score, n, _, address in chosen]
         last = best[-1][0] if len(best) == limit else 0.0
-        # An entry an index did not give scores at most its last s' times max(1, r) (a part
-        # reads past `want` only through ties with its want-th match).
-        beyond = {n: hits[-1][0] * high[n] for n, hits in got.items() if len(hits) >= want[n]}
+        # An entry an index did not give scores at most its last s' times max(1, r).
+        beyond = {n: hits[-1][0] * high[n] for n, hits in got.items() if len(hits) == want[n]}
         short = [n for n, bound in beyond.items() if bound > last * allowed]
         if not short or max(want[n] for n in short) >= GROWTH * limit:
             worst = max([left_out, *(beyond[n] for n in short)])

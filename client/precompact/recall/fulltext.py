@@ -1408,18 +1408,13 @@ class Part:
         self, query: tantivy.Query, limit: int, count: bool = False
     ) -> tuple[list[tuple[float, tantivy.DocAddress, int]], int]:
         """The best `limit` matches of `query` (score, address, entry id), and how many match
-        when asked: every entry tied with the limit-th is read too (as `_best` does), so which
-        of them a search over several shows does not depend on how tantivy merged this index."""
+        when asked. Not every entry tied with the limit-th is read, as `_best` does: at 100
+        projects of 10 MB that made a common word's search 2-4x slower (docs/performance.md)."""
         found = self.searcher.search(query, limit, count=count)
-        hits, matched = found.hits, _count(found)
-        asked = limit
-        while len(hits) == asked and (not count or asked < matched) and hits[-1][0] == hits[limit - 1][0]:
-            asked *= 2
-            hits = self.searcher.search(query, asked, count=False).hits
-        entries = self.searcher.fast_field_values("entry", [address for _, address in hits])
+        entries = self.searcher.fast_field_values("entry", [address for _, address in found.hits])
         return [
-            (score, address, int(n)) for (score, address), n in zip(hits, entries, strict=True) if n is not None
-        ], matched
+            (score, address, int(n)) for (score, address), n in zip(found.hits, entries, strict=True) if n is not None
+        ], _count(found)
 
     def factors(self, tokens: list[list[str]], address: tantivy.DocAddress) -> list[tuple[float, float] | None]:
         """Per phrase, its BM25 factors in the match at `address` (tf, the entry's length), None
