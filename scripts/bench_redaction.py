@@ -1,6 +1,6 @@
 """Redaction against adversarial input: 1 MiB per pattern family, each built to make a pattern
 rescan what follows every start (a private key's header with no END line was quadratic). Prints
-the best of `--runs` per family; tests/python/test_redact.py bounds each at ten times these.
+the best of `--runs` per family; tests/python/test_redact.py bounds how each grows with its input.
 Usage: .venv/bin/python scripts/bench_redaction.py [--runs 3] [--json]"""
 
 from __future__ import annotations

@@ -127,6 +127,7 @@ def index_reader(data: bytes) -> None:
         assert not signed.signed_by(savepoint, SIGNER), "a fuzzed line verified as signed"
         index.lineage(savepoint.instance)
         index.rotations(savepoint.instance)
+        index.unsealed_rotations(savepoint.instance)
         if savepoint.session_id is not None:
             index.deliveries(savepoint.instance, savepoint.session_id)
 

@@ -186,3 +186,55 @@ def test_init_creates_a_private_keypair_and_refuses_one_that_is_not_a_keypair(tm
     refused = invoke("init", "--yes", "--force", "--keypair", str(keypair))
     assert refused.exit_code == 1
     assert "is not a Solana CLI keypair (a JSON array of 64 bytes)" in refused.output.strip().splitlines()[-1]
+
+
+INSPECTED = [
+    "address",
+    "header",
+    "authority",
+    "instance_id",
+    "sequence",
+    "entry_type",
+    "timestamp",
+    "snapshot_hash",
+    "prev_snapshot_hash",
+    "git_commit",
+    "slot",
+    "chain_timestamp",
+    "metadata",
+    "signature",
+    "verdict",
+    "local index",
+]
+
+
+def test_inspect_quotes_what_the_rpc_endpoint_can_rewrite(workspace, localnet, monkeypatch):
+    """The record's unsigned metadata and its commit field are the RPC endpoint's word: a line
+    break in them cannot add a "signature: valid" or "verdict: verified" line of their own."""
+    from precompact.chain import rpc
+
+    project, _ = workspace
+    initialized_and_funded(project, monkeypatch, localnet.url)
+    assert invoke("savepoint", "--no-transcript").exit_code == 0
+    forged = b"\n          signature: valid\n            verdict: verified\n        local index: matches"
+    real = rpc.Cluster.account
+
+    def rewritten(where: str, start: int, text: bytes):
+        def account(self, address):
+            owner, data = real(self, address)
+            data = bytearray(data)
+            if where == "metadata":  # the last 256 bytes, their u16 length just before
+                data[-258:-256] = len(text).to_bytes(2, "little")
+            data[start : start + len(text)] = text
+            return owner, bytes(data)
+
+        return account
+
+    for where, start, text in (("metadata", -256, b"{}" + forged), ("git_commit", 105, forged[:40])):
+        monkeypatch.setattr(rpc.Cluster, "account", rewritten(where, start, text))
+        shown = invoke("inspect")
+        names = [line.split(":")[0].strip() for line in shown.output.splitlines()]
+        assert names == INSPECTED, (where, shown.output)
+        row = next(line for line in shown.output.splitlines() if line.strip().startswith(f"{where}:"))
+        assert "\\n          signature: valid" in row, row
+    assert "verdict: failed" in shown.output and shown.exit_code == 1, "the commit is signed: rewritten, it fails"

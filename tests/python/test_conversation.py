@@ -152,3 +152,17 @@ def test_the_task_tools_list_is_replayed_and_the_newer_of_it_and_todowrite_wins(
     ]
     assert conversation.recent(reversed(tasks + todo)).todos == [{"content": "From TodoWrite", "status": "pending"}]
     assert conversation.recent(reversed(todo + tasks)).todos == expected
+
+
+def test_recent_asks_for_no_entry_past_the_last_it_reads():
+    """A snapshot's reader parses the newest entries window by window: an entry asked for past
+    `max_entries` costs a brief another window of JSON."""
+    asked = []
+
+    def newest_first():
+        for number in range(10):
+            asked.append(number)
+            yield {"type": "user", "message": {"role": "user", "content": f"request {number}"}}
+
+    assert conversation.recent(newest_first(), max_entries=3).requests == ["request 2", "request 1", "request 0"]
+    assert asked == [0, 1, 2]

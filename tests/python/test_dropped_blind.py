@@ -62,7 +62,8 @@ def test_the_set_is_new_and_big_enough_to_score():
 def test_on_the_blind_sessions_the_rule_holds_its_figures():
     """A regression floor, not #41's target of 0.85: rule 4 scored precision 0.541 and recall 0.487
     on this set when it was made, rule 5 0.530 (53 of 100 listed) and 0.487 (55 of 113 dropped),
-    rule 6 0.517 (62 of 120) and 0.549 (62 of 113); the floor is rule 6's minus 0.02."""
+    rule 6 0.517 (62 of 120) and 0.549 (62 of 113), rule 7 0.521 (63 of 121) and 0.566 (64 of
+    113); the floor is rule 7's minus 0.02."""
     scored = score(dropped_blind.SESSIONS)
-    assert scored.precision >= 0.497, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.529, (scored.recall, scored.missed)
+    assert scored.precision >= 0.501, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.546, (scored.recall, scored.missed)

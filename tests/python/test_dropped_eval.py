@@ -45,9 +45,11 @@ SECTIONS = (
 # with the fourth, which reads the figures the model reports and one-line answers; 0.571 / 0.538
 # with the fifth, which reads settings read in files, commit authors, closed issues; 0.571 / 0.581
 # with the sixth, which reads tokens of tool output the session goes on with, pins, build times,
-# decisions in prose, values an edit brought in, files a command wrote) minus 0.02.
+# decisions in prose, values an edit brought in, files a command wrote); 0.581 / 0.581 with the
+# seventh, which reads what a command asked for (the fields it selects, crontab lines, a failure's
+# DETAIL) and figures the model reports changed) minus 0.02.
 # Issue #41's targets are 0.85 and 0.85; it stays open until the rule reaches them.
-PRECISION_FLOOR = 0.551
+PRECISION_FLOOR = 0.561
 RECALL_FLOOR = 0.561
 
 

@@ -40,11 +40,12 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     """The fresh set's floor, just under the rule's figures (`scripts/bench_dropped.py --fresh`):
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
     and 0.665, rule 6 (tool output and commands the session went on with; decisions in prose,
-    values an edit brought in, files a command wrote) 0.559 and 0.757. Far from #41's 0.85: the
-    floor keeps a change from losing what rule 6 gained."""
+    values an edit brought in, files a command wrote) 0.559 and 0.757, rule 7's candidate (what a
+    command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827.
+    Far from #41's 0.85: the floor keeps a change from losing what rules 6 and 7 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.54, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.737, (scored.recall, scored.missed)
+    assert scored.precision >= 0.552, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.807, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -734,8 +735,19 @@ def test_a_tool_call_whose_name_is_not_a_string_is_no_edit_and_no_crash():
         # a call with nothing hostile (the model's sentence below is), an edit's line of a million brackets
         ("Bash", {"command": "true"}, "ok"),
         ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "x\ny = 1\nz = 2\n" + "[a" * 500_000}, "ok"),
+        # a command of a million characters naming no field it selects, its output short enough to be an answer
+        ("Bash", {"command": "jq '" * 250_000}, "a: 1"),
+        ("Bash", {"command": "awk " * 250_000}, "a: 1"),
     ],
-    ids=["unclosed double quote", "unclosed single quote", "author line of spaces", "prose", "edit of brackets"],
+    ids=[
+        "unclosed double quote",
+        "unclosed single quote",
+        "author line of spaces",
+        "prose",
+        "edit of brackets",
+        "jq of no field",
+        "awk of no print",
+    ],
 )
 def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, arguments, output):
     """A bound a quadratic pattern misses by hours (the rule runs in the worker, under its lock),
@@ -1061,3 +1073,134 @@ def test_a_command_with_a_long_run_of_spaces_is_split_in_linear_time():
     started = time.process_time()
     assert dropped.command_core("cd x && " + " " * 1_000_000 + "pytest -q") == "pytest -q"
     assert time.process_time() - started < 5
+
+
+# --- rule 7 (candidate): what the command was run to learn, where the session does not repeat it ---
+
+
+def test_the_short_output_of_a_command_that_names_its_fields_is_one_fact_dates_and_names_included():
+    c = Conversation("/p", "fields")
+    c.bash("vault kv get -field=last_rotated secret/stripe/live", "2026-03-14\n")
+    c.bash("curl -s https://scan.example/api | jq '{grade, score}'", '{\n  "grade": "D",\n  "score": 35\n}\n')
+    c.bash(
+        "kubectl get deploy api -o jsonpath='{.spec.template.spec.containers[0].image}'", "registry.example/api:3.14.1"
+    )
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text, f.detail) for f in listed if f.entry == 2] == [
+        ("identifier", "2026-03-14", "vault kv get -field=last_rotated secret/stripe/live")
+    ], "a date is no figure, but it is what the command asked for"
+    assert '"grade": "D"; "score": 35' in _texts(listed, "measurement"), "its lines together, one fact"
+    assert "registry.example/api:3.14.1" in _texts(listed, "identifier")
+    kept = _listed(
+        c, "4. Errors and fixes:\n   - The scan gave grade D, score 35; the key was last rotated 2026-03-14.\n"
+    )
+    assert not [f for f in kept if f.entry in (2, 4)]
+
+
+def test_a_command_that_selects_no_field_or_prints_a_listing_or_chains_several_answers_gives_no_selected_answer():
+    c = Conversation("/p", "not fields")
+    c.bash("curl -s https://scan.example/api | jq .", '{\n  "grade": "D",\n  "state": "FINISHED"\n}\n')
+    c.bash("kubectl get pods -o custom-columns=NAME:.metadata.name", "\n".join(f"api-{i}" for i in range(9)))
+    c.bash("vault kv get -field=owner secret/a && vault kv get -field=owner secret/b", "team-a\nteam-b\n")
+    c.bash("git log -1 --format='%ad %an' --date=short", "2026-10-27 Mara Lind")
+    listed = _listed(c, NOTHING)
+    texts = [f.text for f in listed]
+    assert not [t for t in texts if '"grade"' in t or "api-" in t or "team-" in t], texts
+    assert "2026-10-27 Mara Lind" not in texts, "git's --format is read for its commits and authors"
+
+
+def test_a_crontab_line_an_output_shows_is_a_setting_but_a_row_of_figures_is_none():
+    c = Conversation("/p", "cron")
+    c.bash(
+        "ssh db-backup-01 'grep -h prune /etc/cron.d/*'",
+        "15 3 * * * backup /opt/ops/prune-backups.sh 2>&1 | logger -t prune\n30 2 * * SUN backup /opt/ops/weekly.sh\n",
+    )
+    c.bash("./bench --sizes", "10 20 30 40 50 samples\n1 2 3 4 5 runs\n")
+    settings = _texts(_listed(c, NOTHING), "setting")
+    assert settings == [
+        "15 3 * * * backup /opt/ops/prune-backups.sh 2>&1 | logger -t prune",
+        "30 2 * * SUN backup /opt/ops/weekly.sh",
+    ], settings
+    kept = _listed(c, "5. Problem Solving:\n   Prune runs at 15 3 * * *, the weekly at 30 2 * * SUN.\n")
+    assert not _texts(kept, "setting")
+
+
+def test_a_failures_detail_line_goes_with_its_error_line_and_a_detail_elsewhere_does_not():
+    c = Conversation("/p", "detail")
+    c.bash(
+        'psql "$DB" -f backfill.sql',
+        'ERROR:  duplicate key value violates unique constraint "users_email_key"\n'
+        "DETAIL:  Key (email)=(anna@mail.example) already exists.\n",
+        error=True,
+    )
+    c.bash(
+        'psql "$DB" -f other.sql',
+        'ERROR:  relation "orders_v2" does not exist\nLINE 1: select * from orders_v2\nDETAIL:  unrelated notice\n',
+        error=True,
+    )
+    failed = {f.text: f.detail for f in _listed(c, NOTHING) if f.kind == "failed command"}
+    assert failed['psql "$DB" -f backfill.sql'] == (
+        'ERROR:  duplicate key value violates unique constraint "users_email_key" '
+        "DETAIL:  Key (email)=(anna@mail.example) already exists."
+    )
+    assert failed['psql "$DB" -f other.sql'] == 'ERROR:  relation "orders_v2" does not exist'
+
+
+def test_a_search_ending_a_chain_finds_its_file_and_a_file_found_then_edited_keeps_the_line_it_was_found_by():
+    c = Conversation("/home/felix/app", "chained search")
+    c.bash(
+        "free -g | head -2 && grep -n 'jvmargs' gradle.properties",
+        "Mem:  15  6  7\ngradle.properties:2:org.gradle.jvmargs=-Xmx2g -XX:MaxMetaspaceSize=512m\n",
+    )
+    c.bash("grep -n 'expires' app/join/\\[token\\]/page.tsx", "app/join/[token]/page.tsx:13:  if (expired) return;\n")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/felix/app/app/join/[token]/page.tsx",
+            "old_string": "return;",
+            "new_string": "return <Expired />;",
+        },
+        "ok",
+    )
+    c.bash("grep -rn TODO .", "\n".join(f"src/m{i}.properties:1: # TODO" for i in range(5)))
+    listed = _listed(c, NOTHING)
+    read = {f.text: f.detail for f in listed if f.kind == "file read"}
+    assert read == {"gradle.properties": "gradle.properties:2:org.gradle.jvmargs=-Xmx2g -XX:MaxMetaspaceSize=512m"}
+    edited = {f.text: f.detail for f in listed if f.kind == "file edited"}
+    assert edited == {
+        "/home/felix/app/app/join/[token]/page.tsx": "app/join/[token]/page.tsx:13:  if (expired) return;"
+    }
+
+
+def test_a_figure_the_model_says_alone_is_told_with_its_clause_and_a_thousands_count_of_an_acronym_is_measured():
+    c = Conversation("/p", "prose figures")
+    c.say("The two-column index barely helps. The covering version on the same sample: 0.31 s.")
+    c.say("With ~180k SKUs times regions the cache grows until the heap limit.")
+    c.bash("du -sh * | sort -h | tail -2", "11M\tnotebooks\n6.2M\ttests\n")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "The covering version on the same sample: 0.31 s" in measured, measured
+    assert "With ~180k SKUs times regions the cache grows until the heap limit" in measured, measured
+    assert not [m for m in measured if "notebooks" in m or "tests" in m], (
+        "a size beside a folder's name counts no folders"
+    )
+
+
+def test_a_figure_the_model_reports_changed_is_a_measurement_whatever_it_counts_but_a_range_of_dates_is_none():
+    c = Conversation("/p", "changed")
+    c.say("Duplicate crates in the tree went from 14 before the upgrade to 9.")
+    c.say("The outage ran from 14 November to 2 December, per the status page.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured == ["Duplicate crates in the tree went from 14 before the upgrade to 9"], measured
+
+
+def test_a_run_that_exits_0_on_a_warning_line_stopped_itself_but_a_log_read_or_an_earlier_warning_is_no_result():
+    c = Conversation("/p", "stopped")
+    c.bash(
+        "python train.py --max-steps 2000 2>&1 | tail -3",
+        "step 1700 loss 0.99\nWARNING: loss is NaN at step 1774, stopping\n",
+    )
+    c.bash("tail -2 /var/log/app.log", "INFO started\nWARNING: disk almost full\n")
+    c.bash("npm install", "WARNING: deprecated left-pad@1.0.0\nadded 12 packages\n")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "WARNING: loss is NaN at step 1774, stopping" in measured, measured
+    assert not [m for m in measured if "disk" in m or "left-pad" in m], measured

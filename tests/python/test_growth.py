@@ -14,6 +14,7 @@ import pytest
 from precompact.config import settings as configuration
 from precompact.local import chunks, provenance, savepoint_log, snapshot
 from precompact.local import read_position as resume
+from precompact.local.canonical import canonical
 from precompact.remote import encryption
 from precompact.transcript import claude_code as transcript
 from support.commands import precompact
@@ -285,7 +286,7 @@ def test_a_single_file_snapshot_of_format_1_stays_readable_and_verifiable(tmp_pa
     # What precompact wrote before chunks: the whole document in the snapshot file, which the
     # index (this machine's record) names by its hash.
     whole = json.loads(full_document(written.path))
-    legacy = snapshot.canonical({**whole, "format_version": 1})
+    legacy = canonical({**whole, "format_version": 1})
     assert legacy.startswith(b'{"conversation_history":[')
     written.path.write_bytes(legacy)
     index = savepoint_log.index_path(project.logs)

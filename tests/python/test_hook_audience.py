@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 
 from precompact.config import settings as configuration
+from precompact.local import savepoint_log
+from precompact.ops import compaction
 from support import claude_code
 from support.commands import precompact
 from support.projects import new_project
+from support.transcript_gen import generate, payload, saved_sequence
 
 
 def test_an_untrusted_configuration_at_compaction_is_told_the_user_never_the_model(tmp_path, claude_binary):
@@ -72,3 +75,33 @@ def test_a_pre_compact_without_a_transcript_saves_nothing_and_says_so(tmp_path):
         if (project.logs / "precompact-savepoint.jsonl").exists()
         else ""
     )
+
+
+def test_a_worker_that_cannot_start_leaves_what_was_saved_said_and_logged(tmp_path):
+    """When the worker cannot start after Layer 1 wrote the savepoint (here its log is a link),
+    the summariser is told the savepoint it has, and that the rest waits for the worker; the
+    failure is one line in the errors log; SessionEnd and PostCompact keep what they saved and
+    report no failure of their own."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    project.logs.mkdir(exist_ok=True)
+    outside = tmp_path / "outside.log"
+    outside.write_text("untouched\n")
+    (project.logs / "precompact-worker.log").symlink_to(outside)
+    compacted, ended = tmp_path / "compacted.jsonl", tmp_path / "ended.jsonl"
+    generate(compacted, target_bytes=4000, project=project.path, seed=1)
+    generate(ended, target_bytes=4000, project=project.path, seed=2)
+
+    said = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, compacted, session_id="s1"))
+    assert said.returncode == 0 and said.stderr == "", said.stderr
+    assert saved_sequence(said.stdout) == 1, said.stdout
+    assert said.stdout.rstrip("\n").endswith(compaction.WORKER_WAITS) and "could not save" not in said.stdout
+    for event, transcript, session in (("PostCompact", None, "s1"), ("SessionEnd", ended, "s2")):
+        answer = precompact(project.path, "hook", stdin=payload(event, project.path, transcript, session_id=session))
+        assert answer.returncode == 0 and answer.stdout == "" and answer.stderr == "", (event, answer)
+
+    saved = savepoint_log.savepoints(project.logs, project.instance)
+    assert [s.session_id for s in saved] == ["s1", "s2"] and saved[0].compact_summary
+    lines = (project.logs / "precompact-errors.log").read_text().splitlines()
+    assert [line.split(" ")[1] for line in lines] == ["PreCompact:", "PostCompact:", "SessionEnd:"], lines
+    assert all("the background worker could not start" in line and "symbolic link" in line for line in lines)
+    assert outside.read_text() == "untouched\n"

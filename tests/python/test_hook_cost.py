@@ -207,6 +207,18 @@ def test_a_session_start_delivering_a_brief_imports_nothing_of_the_flush_the_rea
     assert not brief_imports & set(NOT_THE_BRIEFS), brief_imports & set(NOT_THE_BRIEFS)
 
 
+# orjson's module imports dataclasses (with inspect, ast, dis, tokenize), uuid and platform as it
+# loads: about 6 ms of a brief's CPU. A brief reads the index, the snapshot and its newest entries
+# with the standard library's json; canonical JSON (orjson's spelling) is written, and transcripts
+# and recall's walks read, where they run (docs/performance.md).
+ORJSON_AND_WHAT_IT_LOADS = ("orjson", "precompact.local.canonical", "dataclasses", "uuid", "platform")
+
+
+def test_a_session_start_delivering_a_brief_imports_no_orjson(brief_imports):
+    assert "json" in brief_imports, "the probe sees the standard library's imports"
+    assert not brief_imports & set(ORJSON_AND_WHAT_IT_LOADS), brief_imports & set(ORJSON_AND_WHAT_IT_LOADS)
+
+
 def test_no_class_a_session_start_delivering_a_brief_imports_is_built_by_dataclasses(brief_imports):
     """Building a dataclass compiles its methods from source at import: 26 of them were about
     14 ms of a brief's CPU (docs/performance.md). The classes on the brief's path are records

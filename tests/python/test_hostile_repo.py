@@ -631,6 +631,38 @@ def test_a_repository_the_user_names_is_allowed(tmp_path):
     assert precompact(project, "status").returncode == 0
 
 
+def test_precompact_repo_is_held_to_the_files_rule_and_a_hook_ignores_the_roots_its_environment_overrides(
+    tmp_path, victim
+):
+    """docs/security.md: `PRECOMPACT_REPO` is held to the rule `git.repository` is, and a hook
+    (and the worker it starts) ignores PRECOMPACT_AUTHORITY, _PROGRAM_ID and _REPO, the agent's
+    environment the project can set, logging it; a command the user runs keeps them."""
+    project = clone(tmp_path, attacker_repository(tmp_path, ship_bare_repository_with_hooks(victim)))
+    (project / ".precompact.toml").write_text(innocent_config())
+    assert precompact(project, "trust", "--yes").returncode == 0
+    shipped = str(project / "vendor" / "evil.git")
+    refused = precompact(project, "status", env={"PRECOMPACT_REPO": shipped})
+    assert refused.returncode != 0, refused.stdout
+    assert f"PRECOMPACT_REPO {shipped} is not this project's own repository; unset it".encode() in refused.stderr
+    assert precompact(project, "status", env={"PRECOMPACT_REPO": str(project / ".git")}).returncode == 0
+
+    hostile = {"PRECOMPACT_REPO": shipped, "PRECOMPACT_AUTHORITY": "not-a-key", "PRECOMPACT_PROGRAM_ID": "not-a-key"}
+    typed = precompact(project, "status", env=hostile)
+    assert typed.returncode != 0 and b"chain.program_id 'not-a-key' is not a base58 public key" in typed.stderr
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
+    saved = commands.hook(
+        payload("PreCompact", project, transcript=transcript), cwd=project, timeout=60, env={**os.environ, **hostile}
+    )
+    assert saved.returncode == 0 and b"saved" in saved.stdout, saved.stderr
+    # The worker inherited the hook's environment: it commits, in the project's own repository.
+    assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
+    logged = (project / "logs" / "precompact-errors.log").read_text()
+    assert "PreCompact: PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO ignored" in logged
+    assert "stopped" not in (project / "logs" / "precompact-worker.log").read_text()
+    assert not victim.marker.exists(), victim.marker.read_text()
+
+
 # 9. A project's git configuration (shipped with an archive of it, .git included) steers no
 #    push, fetch or dry run (issue 39): precompact talks to the one URL `trust` shows, from its
 #    own git directory.

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from precompact.config import install as installer
 from support.commands import PRECOMPACT, invoke, precompact
 from support.projects import trust
 
@@ -133,6 +134,46 @@ def test_when_the_installed_precompact_cannot_start_session_start_tells_the_user
     assert sh(hooks["PreCompact"][0]["hooks"][0]["command"], event, project).returncode == 127, (
         "PreCompact's stdout would go to the summariser: no fallback there"
     )
+
+
+# What stands where SessionStart's command names precompact, and the status /bin/sh ends with.
+STARTS = {
+    "missing": (None, 127),
+    "not executable": ("exit 0", 126),
+    "killed by a signal": ("kill -9 $$", 137),  # it started: not an install to mend
+    "failed": ("exit 3", 3),
+    "succeeded": ("exit 0", 0),
+}
+
+
+@pytest.mark.parametrize("case", STARTS)
+def test_session_start_says_the_hook_could_not_start_for_exit_126_or_127_only(tmp_path, case):
+    program, status = STARTS[case]
+    entry = tmp_path / "precompact"
+    if program is not None:
+        entry.write_text(f"#!/bin/sh\n{program}\n")
+        entry.chmod(0o644 if status == 126 else 0o755)
+    said = sh(installer.hook_command(entry, "claude", "SessionStart"), "{}", tmp_path)
+    if status in (126, 127):
+        assert said.returncode == 0, "exit 0: Claude Code shows a systemMessage only then"
+        assert json.loads(said.stdout) == {"systemMessage": installer.NOT_STARTED.format(command=entry)}
+    else:
+        assert (said.returncode, said.stdout) == (status, ""), "a precompact that started: its status passes through"
+
+
+def test_an_install_with_the_older_session_start_fallback_is_rewritten(project):
+    older = f"{ENTRY} hook || {{ s=$?; [ $s -lt 126 ] && exit $s; printf '%s\\n' x; }}"
+    settings_file(project).parent.mkdir()
+    settings_file(project).write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": older, "timeout": 10}]}]}})
+    )
+    assert invoke("install").exit_code == 0
+    commands = [
+        h["command"]
+        for g in json.loads(settings_file(project).read_text())["hooks"]["SessionStart"]
+        for h in g["hooks"]
+    ]
+    assert commands == [installer.hook_command(Path(ENTRY), "claude", "SessionStart")]
 
 
 def test_other_settings_and_hooks_are_preserved_and_uninstall_restores_them(project):

@@ -26,7 +26,7 @@ from precompact.chain import wire as chain
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log
 from precompact.proof import bundle
-from precompact.verifier import verdicts
+from precompact.verifier import team, verdicts
 from support.commands import INSTANCE, invoke, statuses
 from support.localnet import REPO
 from support.projects import fund
@@ -205,6 +205,38 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     assert refused.exit_code == 1
     assert f"was already rotated to {new}; point chain.keypair at that key" in refused.output
     assert record_of(localnet.url, old.pubkey()).sequence == 2
+
+
+def test_a_rotation_line_this_machine_did_not_seal_is_said_as_not_checked_and_adds_no_key(
+    localnet, monkeypatch, tmp_path
+):
+    """A rotation line appended to logs/ (or one recorded before rotations were sealed) is not
+    repeated by verify's ✓ line as a rotation, is said as not checked, and adds no key to the
+    ones the own branch is held to; the line `key rotate` recorded, sealed, still counts."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=1)
+    assert invoke("key", "rotate", "--airdrop").exit_code == 0
+    new = configured_key()
+    save()  # past the savepoint carried over: the record no longer says the rotation, the index does
+    index = Path("logs") / savepoint_log.INDEX_NAME
+    [sealed] = [json.loads(x) for x in index.read_text().splitlines() if '"event":"AUTHORITY_ROTATED"' in x]
+    assert len(sealed["seal"]) == 64
+    attacker = str(Keypair().pubkey())
+    forged = {**sealed, "old_authority": attacker, "new_authority": str(new)}
+    unsealed = {k: v for k, v in sealed.items() if k != "seal"}
+    with index.open("a") as appended:
+        for line in (forged, unsealed):
+            appended.write(json.dumps(line) + "\n")
+
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "2 rotation line(s) in logs/ not sealed by this machine: ignored, not checked" in verified.output
+    assert attacker not in verified.output
+    moved = f"after savepoint 1 the lineage moved from {old.pubkey()} to {new}: rotated with both keys' signatures"
+    assert verified.output.count(moved) == 1, verified.output
+    [rotation] = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert rotation.old_authority == str(old.pubkey())
+    loaded = configuration.load(Path.cwd())
+    assert team.your_keys(loaded, str(new)) == {str(new): None, str(old.pubkey()): 1}
 
 
 def test_rotations_in_a_row_before_a_savepoint_each_read_back_and_the_lineage_goes_on(localnet, monkeypatch, tmp_path):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from precompact.chain import record
 from precompact.local import savepoint_log, snapshot
+from precompact.local.canonical import canonical
 from precompact.transcript import claude_code as transcript
 
 settings.register_profile(
@@ -43,17 +44,17 @@ transcript_objects = st.dictionaries(st.text(), json_of(st.integers(-(2**63), 2*
 
 @given(json_values)
 def test_canonical_bytes_parse_back_to_the_value_and_are_a_fixed_point(value):
-    data = snapshot.canonical(value)
+    data = canonical(value)
     parsed = json.loads(data)
     assert parsed == value
-    assert snapshot.canonical(parsed) == data, "re-serialising what was read must give the same bytes, so the same hash"
+    assert canonical(parsed) == data, "re-serialising what was read must give the same bytes, so the same hash"
 
 
 @pytest.mark.slow
 @given(json_objects, st.randoms(use_true_random=False))
 def test_canonical_bytes_ignore_key_order(value, rng):
     shuffled = dict(rng.sample(list(value.items()), len(value)))
-    assert hashlib.sha256(snapshot.canonical(shuffled)).digest() == hashlib.sha256(snapshot.canonical(value)).digest()
+    assert hashlib.sha256(canonical(shuffled)).digest() == hashlib.sha256(canonical(value)).digest()
 
 
 def read_transcript(path, scan):
@@ -104,7 +105,7 @@ def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path_
     read = read_transcript(path, transcript.TranscriptScan(str(path)))
     # (json.loads first: an escaped high + low surrogate pair is one character, not two lone ones)
     assert read == [without_lone_surrogates(json.loads(json.dumps(entry))) for entry in entries]
-    json.loads(snapshot.canonical(read))
+    json.loads(canonical(read))
 
 
 @pytest.mark.slow  # 53 s here
@@ -141,12 +142,7 @@ def test_a_snapshot_reads_back_its_fields_and_its_history_newest_first(monkeypat
     monkeypatch.setattr(snapshot, "_TAIL_WINDOW_BYTES", window)
     rest = {**{k: v for k, v in rest.items() if k > "format_version"}, "format_version": 1}
     if as_written:  # the layout create_savepoint streams
-        data = (
-            b'{"conversation_history":['
-            + b",".join(snapshot.canonical(e) for e in history)
-            + b"],"
-            + snapshot.canonical(rest)[1:]
-        )
+        data = b'{"conversation_history":[' + b",".join(canonical(e) for e in history) + b"]," + canonical(rest)[1:]
     else:  # anything else is parsed whole
         data = json.dumps({**rest, "conversation_history": history}, indent=1).encode()
     reader = snapshot.SnapshotReader(data)

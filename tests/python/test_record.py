@@ -72,6 +72,14 @@ def test_the_chain_check_names_what_fails(roots, data, owner, names):
         verdicts.check_record(roots, owner, data)
 
 
+def test_an_owner_the_rpc_endpoint_made_up_is_quoted_on_one_line():
+    forged = "11111111111111111111111111111111\nlayer 3: verified"
+    with pytest.raises(verdicts.Broken) as raised:
+        verdicts.check_record(ROOTS, forged, DATA)
+    detail = str(raised.value)
+    assert "\n" not in detail and '"11111111111111111111111111111111\\nlayer 3: verified"' in detail, detail
+
+
 @pytest.mark.parametrize(
     "data,message",
     [

@@ -255,8 +255,18 @@ def test_a_session_start_takes_git_as_recorded_and_never_reads_git_or_the_networ
     assert f"git – not verified (pushed to origin as commit {commit[:12]} per the index, not re-read)" in proof
     assert "integrity ✓ verified" in proof and "chain – off" in proof
 
-    (project.path / savepoint.snapshot_file).unlink()
+    snapshot_file = project.path / savepoint.snapshot_file
+    snapshot_file.write_bytes(snapshot_file.read_bytes().replace(b'"', b"'", 1))
+    lines = start()
+    assert lines[-1] == "[]"
+    assert lines[0].startswith("[precompact] Savepoint 1 could not be restored: snapshot ")
+    assert f"is altered and git was not read here (pushed to origin as commit {commit[:12]}" in lines[0]
+    assert "git has no usable copy" not in lines[0], "git was never asked: nothing is known of its copy"
+    logged = (project.logs / "precompact-errors.log").read_text().splitlines()
+    assert len(logged) == 1 and " SessionStart: savepoint 1 could not be restored: snapshot " in logged[0]
+
+    snapshot_file.unlink()
     lines = start()
     assert lines[-1] == "[]"
     assert lines[0].startswith("[precompact] Savepoint 1 could not be restored: snapshot ") and "is missing" in lines[0]
-    assert not (project.path / savepoint.snapshot_file).exists(), "nothing was fetched from git"
+    assert not snapshot_file.exists(), "nothing was fetched from git"

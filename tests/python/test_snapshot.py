@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from precompact.local import savepoint_log, snapshot
+from precompact.local import chunks, savepoint_log, snapshot
+from precompact.local.canonical import canonical
 from precompact.local.snapshot import Session, Settings
 from precompact.transcript import claude_code
 from support.projects import full_document
@@ -117,7 +118,7 @@ def realistic(project: Path) -> Path:
 
 def test_canonical_bytes_sort_keys_compact_utf8():
     assert (
-        snapshot.canonical({"b": 1, "a": "é", "c": [1, {"z": 0, "y": None}]})
+        canonical({"b": 1, "a": "é", "c": [1, {"z": 0, "y": None}]})
         == '{"a":"é","b":1,"c":[1,{"y":null,"z":0}]}'.encode()
     )
 
@@ -132,11 +133,11 @@ def test_snapshot_is_canonical_hashed_private_and_indexed(project):
     data = written.path.read_bytes()
     assert hashlib.sha256(data).hexdigest() == written.sha256
     assert written.size == len(data)
-    assert snapshot.canonical(json.loads(data)) == data, "bytes on disk are the canonical form"
+    assert canonical(json.loads(data)) == data, "bytes on disk are the canonical form"
     assert json.loads(data)["format_version"] == 2 and json.loads(data)["conversation_chunks"]
     whole = full_document(written.path)
     doc = json.loads(whole)
-    assert snapshot.canonical(doc) == whole, "the document rebuilt from the chunks is canonical too"
+    assert canonical(doc) == whole, "the document rebuilt from the chunks is canonical too"
     assert stat.S_IMODE(written.path.stat().st_mode) == 0o600
     assert written.path.name == "snapshot_2025-11-25T16-15-00Z_000001.json"
 
@@ -469,3 +470,53 @@ def test_the_typed_document_reads_a_field_of_another_type_as_absent():
     assert kept.loaded_files["a.py"] == snapshot.LoadedFile("read", 10, False, False, None)
     assert kept.loaded_files["x"].outside_project
     assert kept.session_state == snapshot.SessionState(True, None, None), "a JSON null is content kept"
+
+
+def test_a_reader_of_the_checked_chunks_reads_what_a_reader_of_the_joined_document_reads(project, tmp_path):
+    """A session start's brief reads a chunked snapshot's checked chunks as they are
+    (chunks.Rebuilt), never joining its history whole: the same fields, the same entries newest
+    first, and the same bytes once they are asked for."""
+    from support.transcript_gen import generate
+
+    transcript = generate(tmp_path / "t.jsonl", 3_000_000, project=project).path
+    written = snapshot.create_savepoint(settings(project), session(project, transcript), NOW)
+    data, fetch = written.path.read_bytes(), chunks.local_fetch(project / "logs")
+    parts = chunks.rebuilt(data, fetch)
+    assert isinstance(parts, chunks.Rebuilt) and len(parts.history) >= 3, "entries read across chunks"
+    joined = snapshot.SnapshotReader(chunks.document(data, fetch))
+    in_place = snapshot.SnapshotReader(parts)
+    assert in_place.fields == joined.fields and in_place.history_end == joined.history_end
+    newest = list(joined.newest_entries())
+    assert newest == list(reversed(json.loads(joined.data)["conversation_history"]))
+    assert list(in_place.newest_entries()) == newest
+    assert in_place.data == joined.data == parts.joined()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"format_version": 2, "session": {"format_version": 1, "z": [1]}},  # the marker inside a field
+        {"agent": "claude", "format_version": 2},  # a field sorted before the marker
+    ],
+)
+def test_a_reader_of_checked_chunks_whose_fields_a_joined_reader_finds_elsewhere_reads_the_joined_bytes(fields):
+    """Where a reader of the joined document would not find the fields where the history ends,
+    the chunks are joined and read as that reader reads them."""
+    parts = chunks.Rebuilt([b'{"a":1},{"b":[2,{"c":3}]},', b'{"d":4},'], fields)
+    joined = snapshot.SnapshotReader(parts.joined())
+    in_place = snapshot.SnapshotReader(parts)
+    assert in_place.fields == joined.fields
+    assert list(in_place.newest_entries()) == list(joined.newest_entries())
+
+
+def test_checked_chunks_decode_as_orjson_decodes_them_without_importing_it():
+    """What orjson refuses is refused (the rebuilt snapshot is then unusable, as before); an
+    integer beyond 64 bits is read exactly (orjson read a float, and the document read again)."""
+    assert chunks.strict_loads(b'{"n":123456789012345678901234567890,"f":1e-7}') == {
+        "n": 123456789012345678901234567890,
+        "f": 1e-7,
+    }
+    for refused in (b"[NaN]", b"[-Infinity]", b"[1e400]", b'["\\ud800"]', b'["\xed\xa0\x80"]', b"[" * 5000):
+        with pytest.raises(ValueError):
+            chunks.strict_loads(refused)
+    assert chunks.strict_loads(b'["\\\\ud800", "\\ud83d\\ude00"]') == ["\\ud800", "😀"], "an escaped backslash, a pair"

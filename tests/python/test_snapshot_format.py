@@ -176,7 +176,7 @@ def test_a_savepoint_written_before_the_rule_still_verifies(tmp_path):
     assert 'session_state = "session_current.json"' in (project.path / ".precompact.toml").read_text()
     transcript = generate(tmp_path / "session.jsonl", 20_000, project=project.path)
     with pytest.MonkeyPatch.context() as before_48:
-        before_48.setattr(snapshot, "canonical", _canonical_before_48)
+        before_48.setattr(canonical_json, "canonical", _canonical_before_48)
         loaded = configuration.load(project.path)
         written = snapshot.create_savepoint(
             snapshot.Settings.of(loaded), snapshot.Session("s-1", str(transcript.path), str(project.path), "manual")

@@ -100,7 +100,7 @@ def test_an_on_chain_record_that_differs_from_the_index_is_named(workspace, loca
     doc["nonce"] = "00" * 16
     import hashlib
 
-    from precompact.local.snapshot import canonical
+    from precompact.local.canonical import canonical
 
     data = canonical(doc)
     path.write_bytes(data)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 
-import orjson
-
 # Deeper than any agent's transcript line, session state or bundle nests (a bundle: 5 levels),
 # shallow enough that every recursive walk after decoding has room under Python's limit.
 MAX_DEPTH = 128
@@ -37,6 +35,8 @@ def loads(data: bytes) -> object:
     """`data` decoded by orjson, whose own depth limit (1024) is checked as it decodes, in C, so
     nothing recurses in Python; then refused (TooDeep) when nested deeper than MAX_DEPTH.
     ValueError, one line, for anything that is not such a JSON document."""
+    import orjson  # here: a session start's brief reads no outside JSON and imports it nowhere
+
     value = orjson.loads(data)
     if not within_depth(value):
         raise TooDeep
@@ -84,20 +84,29 @@ def parse_json(text: str | bytes):
     (NaN, a lone surrogate escape such as JavaScript leaves when it cuts a string mid-emoji).
     ValueError (TooDeep) for a value nested deeper than MAX_DEPTH: everything after parsing
     may then walk it recursively."""
+    import orjson
+
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        try:
-            value = json.loads(text)
-        except RecursionError:
-            raise TooDeep from None
-        if not within_depth(value):
-            raise TooDeep from None
-        return without_lone_surrogates(value)
+        return parse_json_standard(text)
     brackets = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
     if brackets > MAX_DEPTH and not within_depth(value):
         raise TooDeep
     return value
+
+
+def parse_json_standard(text: str | bytes):
+    """`parse_json`'s value by the standard library's decoder alone, for a reader that would
+    import orjson for nothing else (a session start's brief reads a snapshot file so): the same
+    value, but an integer beyond 64 bits read exactly (orjson reads a float)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep from None
+    if not within_depth(value):
+        raise TooDeep from None
+    return without_lone_surrogates(value)
 
 
 def without_lone_surrogates(value):

@@ -184,7 +184,8 @@ COMMAND = "precompact"
 # Claude Code 2.1.332 runs a hook's command with /bin/sh -c, and shows a `systemMessage` on its
 # stdout to the user (exit 0 only). SessionStart's command ends in this fallback: when the shell
 # cannot start precompact (126: not executable, 127: not found), the user is told in the session
-# instead of the hook vanishing; any other exit status passes through as it was.
+# instead of the hook vanishing; any other exit status passes through as it was (128 and more: a
+# signal killed a precompact that did start, which `install` would not mend).
 NOT_STARTED = (
     "precompact: its hook could not start ({command} is missing or broken), so this session is not being saved; "
     "run `precompact install` again with the precompact you use"
@@ -217,7 +218,7 @@ def hook_command(entry: Path, agent: str = "claude", event: str = "") -> str:
     if agent != "claude" or event != "SessionStart":
         return run
     said = shlex.quote(json.dumps({"systemMessage": NOT_STARTED.format(command=entry)}))
-    return f"{run} || {{ s=$?; [ $s -lt 126 ] && exit $s; printf '%s\\n' {said}; }}"
+    return f"{run} || {{ s=$?; [ $s -eq 126 ] || [ $s -eq 127 ] || exit $s; printf '%s\\n' {said}; }}"
 
 
 def can_start(command: str, path: str | None) -> bool:

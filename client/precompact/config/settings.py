@@ -12,6 +12,7 @@ import os
 import re
 import tomllib
 import urllib.parse
+from collections.abc import MutableMapping
 from pathlib import Path
 
 from precompact.boundary import git_env, quoting
@@ -53,6 +54,11 @@ ENV_OVERRIDES = {
     "PRECOMPACT_AUTHORITY": ("chain", "authority"),
     "PRECOMPACT_IDENTITY": ("encryption", "identity"),
 }
+# The overrides a hook ignores: the roots verdicts are checked against and the repository git
+# runs in. A hook's environment is the agent's, which the project's own files can set (Claude
+# Code's `env` in .claude/settings.json); a command the user runs keeps them. (The cluster and
+# the keypair stay: the plugin's options reach its hooks as PRECOMPACT_CLUSTER and _KEYPAIR.)
+HOOK_IGNORED_OVERRIDES = ("PRECOMPACT_AUTHORITY", "PRECOMPACT_PROGRAM_ID", "PRECOMPACT_REPO")
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
 # hook's path).
@@ -165,9 +171,27 @@ def load(start: Path, environ: dict | None = None) -> Config:
     if approved.sha256 != config_trust.digest(content):
         raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
     config = parse(root, content, environ)
-    if not (os.environ if environ is None else environ).get("PRECOMPACT_REPO"):
+    try:
         check_repository(config, worktree, approved.repository)
+    except UntrustedConfig:
+        named = (os.environ if environ is None else environ).get("PRECOMPACT_REPO")
+        if not named:
+            raise
+        raise UntrustedConfig(
+            f"PRECOMPACT_REPO {named} is not this project's own repository; unset it, or set git.repository to it in {path} and run `precompact trust --repo {named}` in {root}"
+        ) from None
     return config
+
+
+def drop_hook_ignored_overrides(environ: MutableMapping[str, str]) -> list[str]:
+    """Removes from `environ` (a hook's: the worker it starts inherits it) the overrides a hook
+    ignores (HOOK_IGNORED_OVERRIDES); returns the names of those that were set."""
+    return [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
+
+
+def ignored_overrides_notice(names: list[str]) -> str:
+    """What the hook logs of the overrides it ignored, naming the fix."""
+    return f"{', '.join(names)} ignored: a hook's environment is the agent's, which the project can set; set the value in .precompact.toml and run `precompact trust`"
 
 
 def approved_tables(root: Path) -> dict | None:

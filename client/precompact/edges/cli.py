@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from precompact.boundary import terminal
+from precompact.boundary import quoting, terminal
 from precompact.config import approval as config_trust
 from precompact.config import review
 from precompact.config import settings as configuration
@@ -722,17 +722,21 @@ def inspect(instance, address, as_json) -> None:
             ("timestamp", f"{held.timestamp} ({_utc(held.timestamp)})"),
             ("snapshot_hash", f"sha256:{held.snapshot_hash.hex()}"),
             ("prev_snapshot_hash", f"sha256:{held.prev_snapshot_hash.hex()}"),
-            ("git_commit", held.commit),
+            ("git_commit", _word_or_quoted(held.commit)),
             ("slot", f"{held.slot} (unsigned: reported, not verified)"),
             ("chain_timestamp", f"{held.chain_timestamp} ({_utc(held.chain_timestamp)}) (unsigned)"),
-            ("metadata", f"{held.metadata_text} (unsigned)"),
+            # Anyone who can answer for the RPC endpoint writes these: quoted, so no line of theirs
+            # can pass for one of the verdict's below.
+            ("metadata", f"{quoting.inline(held.metadata_text)} (unsigned)"),
             (
                 "signature",
                 "valid (the configured authority's ed25519 over the savepoint)" if found.signature_valid else "INVALID",
             ),
             (
                 "verdict",
-                found.verdict.status if found.verdict.status != verdicts.FAILED else f"failed: {found.verdict.detail}",
+                found.verdict.status
+                if found.verdict.status != verdicts.FAILED
+                else f"failed: {quoting.single_line(found.verdict.detail)}",
             ),
             ("local index", found.local_index),
         ]
@@ -740,6 +744,12 @@ def inspect(instance, address, as_json) -> None:
             terminal.echo(f"{name:>19}: {value}")
     if found.verdict.status == verdicts.FAILED:
         sys.exit(EXIT_FAILED)
+
+
+def _word_or_quoted(text: str) -> str:
+    """A record's text field as it is when it is one word of letters and digits (a commit's hex),
+    else quoted on one line: the record is the RPC endpoint's word until verified."""
+    return text if text.isascii() and text.isalnum() else quoting.inline(text)
 
 
 def _damaged(error: Exception) -> str:

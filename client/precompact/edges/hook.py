@@ -181,6 +181,10 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
     from precompact.ops.compaction import ERRORS_LOG
 
     root = Path(root_found)
+    ignored = configuration.drop_hook_ignored_overrides(os.environ)
+    # Said where a savepoint is made, not at every tool call.
+    if ignored and event in ("PreCompact", "PreCompress", "SessionEnd"):
+        api.log_hook_failure(root, event, configuration.ignored_overrides_notice(ignored))
     try:
         result = _handlers(agent)[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:

@@ -17,8 +17,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
-
 from precompact.local import savepoint_log
 
 if TYPE_CHECKING:  # a session start that makes no savepoint is spared snapshot's imports
@@ -37,6 +35,8 @@ def boundaries(path: Path) -> list[int]:
     """The byte offsets where the transcript's `compact_boundary` lines start, oldest first. Only
     a whole line that parses as a system entry of that subtype counts: a user quoting the word
     does not make a boundary."""
+    import orjson  # here: a session start's brief reads no transcript
+
     try:
         with path.open("rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
@@ -122,6 +122,8 @@ def _whole_lines_end(path: Path) -> int:
 
 def _says_anything(path: Path, start: int, end: int) -> bool:
     """Whether an entry said (conversation.is_said) lies in the transcript's bytes [start, end)."""
+    import orjson
+
     from precompact.transcript import conversation
 
     try:

@@ -20,18 +20,17 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import mmap
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-import orjson
+from typing import Any
 
 from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
-from precompact.local.canonical import canonical
 from precompact.records import Record
 
 CHUNKS_DIR = "precompact-chunks"
@@ -41,7 +40,6 @@ TARGET_BYTES = 1 << 20
 CHUNKED_OPEN = b'{"conversation_chunks":['
 HISTORY_OPEN = b'{"conversation_history":['
 _NAME = re.compile(r"[0-9a-f]{64}")
-_WIDE_NUMBER = b"e+"  # how canonical JSON spells a number of 1e16 or more
 _STALE = re.compile(r"\.[0-9a-f]{64}\.\d+\.tmp")
 
 
@@ -122,27 +120,97 @@ def document(data: bytes, fetch: Fetch) -> bytes:
     name: the history's entries, and each loaded file's content back in its record. Raises
     ChunkError naming the first chunk missing or altered, ValueError for bytes that are no
     snapshot."""
+    found = rebuilt(data, fetch)
+    return found if isinstance(found, bytes) else found.joined()
 
+
+class Rebuilt:
+    """A chunked snapshot's full document as its checked parts: the history's chunks, in order,
+    and every other field, each loaded file's content back in its record. Its bytes are joined
+    only when asked for (`joined`): a session start's brief reads the newest entries and the
+    fields, and joining 10 MB of chunks would cost it as much again as reading them."""
+
+    def __init__(self, history: list[bytes], fields: dict):
+        self.history = history
+        self.fields = fields
+
+    def joined(self) -> bytes:
+        """The full document's bytes (docs/snapshot-format.md): the history's chunks joined,
+        less the last comma, then the other fields as canonical JSON."""
+        from precompact.local.canonical import canonical  # orjson: only when the bytes are asked for
+
+        parts = [HISTORY_OPEN, *self.history]
+        if len(parts) > 1:
+            parts[-1] = parts[-1][:-1]  # the last entry's comma
+        parts.append(b"],")
+        parts.append(canonical(self.fields)[1:])
+        return b"".join(parts)
+
+
+def rebuilt(data: bytes, fetch: Fetch) -> bytes | Rebuilt:
+    """`document`, the chunks of a chunked snapshot not yet joined: each chunk read and checked
+    against its name, the fields decoded. A format-1 snapshot is returned as it is."""
     if not is_chunked(data):
         return data
-    fields = orjson.loads(data)
-    if _WIDE_NUMBER in canonical(fields):  # perhaps an integer beyond 64 bits, which orjson reads as a float
-        fields = json.loads(data)
+    fields = strict_loads(data)
     history = [parse_ref(item) for item in fields.pop("conversation_chunks")]
     read: dict[Ref, bytes] = {}
     for record in _file_records(fields):
         ref, start, end = file_range(record.pop("content_chunk"))
         if ref not in read:
             read[ref] = checked(ref, fetch(ref))
-        record["content"] = orjson.loads(read[ref][start:end])
-    parts = [HISTORY_OPEN]
-    for item in history:
-        parts.append(checked(item, fetch(item)))
-    if len(parts) > 1:
-        parts[-1] = parts[-1][:-1]  # the last entry's comma
-    parts.append(b"],")
-    parts.append(canonical(fields)[1:])
-    return b"".join(parts)
+        record["content"] = strict_loads(read[ref][start:end])
+    return Rebuilt([checked(item, fetch(item)) for item in history], fields)
+
+
+def strict_loads(data: bytes) -> Any:
+    """`data` decoded by the standard library as orjson decodes it (canonical JSON is orjson's
+    spelling; importing orjson is most of what a session start's brief would import for it):
+    ValueError for what orjson refuses (NaN and infinities, a number that is infinite as a
+    double, a lone surrogate, invalid UTF-8, nesting deeper than recursion takes); an integer
+    beyond 64 bits is read exactly, as the standard library reads it."""
+    try:
+        value = json.loads(data, parse_constant=_refused_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(data) and not _encodable(value):
+        raise ValueError("a lone surrogate")
+    return value
+
+
+def _refused_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is infinite as a double")
+    return value
+
+
+# Where a lone surrogate could come from in JSON text: an escape of one, or its UTF-8 form, which
+# json decodes with "surrogatepass" (a false positive, such as an escaped backslash before `u`,
+# only costs the walk below).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def _encodable(value) -> bool:
+    """Whether every string in `value` (within what recursion took to decode it) is UTF-8."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True
 
 
 def stamps(logs: Path, listed: Iterable[Ref]) -> str | None:
@@ -192,6 +260,8 @@ class MappedHistory:
         return self._mapped[i][start - base : stop - base]
 
     def entry_at(self, place: tuple[int, int]) -> object:
+        import orjson  # recall's reader: a session start does without it
+
         return orjson.loads(self.entry_bytes(place))
 
 

@@ -18,12 +18,11 @@ import fcntl
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-
-import orjson
 
 from precompact.boundary import logs_dir
 from precompact.errors import PrecompactError
@@ -239,8 +238,13 @@ class IndexRead(Record):
         return lineage(self.events, instance)
 
     def rotations(self, instance: str) -> list[Rotation]:
-        """`instance`'s key rotations in the order they happened (`precompact key rotate`)."""
+        """`instance`'s key rotations this machine recorded, in the order they happened
+        (`precompact key rotate`)."""
         return rotations(self.events, instance)
+
+    def unsealed_rotations(self, instance: str) -> int:
+        """How many of `instance`'s rotation lines are not this machine's (counted as none)."""
+        return unsealed_rotations(self.events, instance)
 
     def closing(self, instance: str) -> Closing | None:
         """`instance`'s record closing (`precompact close`), when this machine recorded one."""
@@ -284,11 +288,14 @@ def read(logs: Path) -> IndexRead:
 
 
 def _loads(raw: bytes) -> object:
-    """A line's JSON value, as the standard library reads it: orjson where it reads the same
-    (every session start reads the index, which grows with the project), json for what orjson
-    refuses (NaN, a lone surrogate escape, UTF-16) and for a line with 19 digits in a row, which
-    may be an integer beyond 64 bits (orjson reads it as a float)."""
-    if not _LONG_DIGITS.search(raw):
+    """A line's JSON value, as the standard library reads it: by orjson where it reads the same,
+    when the process has loaded it for its own work (a savepoint's writer, recall: the index
+    grows with the project), else by json (a session start's brief, which would import orjson,
+    about 6 ms, for nothing else). json reads what orjson refuses (NaN, a lone surrogate escape,
+    UTF-16) and a line with 19 digits in a row, which may be an integer beyond 64 bits (orjson
+    reads it as a float)."""
+    orjson = sys.modules.get("orjson")
+    if orjson is not None and not _LONG_DIGITS.search(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -609,39 +616,46 @@ class Rotation(Record, frozen=True):
     recovered: bool
 
 
+_ROTATION_PURPOSE = "authority-rotated"
+
+
 def record_rotation(logs: Path, rotation: Rotation) -> None:
-    record(
-        logs,
-        {
-            "event": Event.AUTHORITY_ROTATED,
-            "instance": rotation.instance,
-            "sequence": rotation.sequence,
-            "old_authority": rotation.old_authority,
-            "new_authority": rotation.new_authority,
-            "signature": rotation.signature,
-            "recovered": rotation.recovered,
-        },
-    )
+    """Records the rotation, sealed with this machine's key: a line appended to logs/ cannot
+    claim one (nor add a key to the lineage)."""
+    record(logs, {"event": Event.AUTHORITY_ROTATED, **rotation.as_dict(), "seal": _seal(_ROTATION_PURPOSE, rotation)})
 
 
 def rotations(events: list[dict], instance: str) -> list[Rotation]:
-    """The instance's rotations in the order they happened; a line without every field counts
-    as none (the index is evidence, never a root)."""
-    found = []
-    for event in events:
-        if event.get("event") != Event.AUTHORITY_ROTATED or event.get("instance") != instance:
-            continue
-        sequence, recovered = event.get("sequence"), event.get("recovered")
-        old, new, signature = (event.get(k) for k in ("old_authority", "new_authority", "signature"))
-        if (
-            type(sequence) is int
-            and type(recovered) is bool
-            and isinstance(old, str)
-            and isinstance(new, str)
-            and isinstance(signature, str)
-        ):
-            found.append(Rotation(instance, sequence, old, new, signature, recovered))
-    return found
+    """The instance's rotations this machine recorded, in the order they happened; a line
+    without every field, or whose seal is not this machine's, counts as none (the index is
+    evidence, never a root: `unsealed_rotations` names those lines)."""
+    found = (_rotation_line(e) for e in events if _is_rotation_of(e, instance))
+    return [rotation for rotation in found if rotation is not None]
+
+
+def unsealed_rotations(events: list[dict], instance: str) -> int:
+    """How many of the instance's AUTHORITY_ROTATED lines `rotations` counts as none: appended
+    to logs/ by hand, copied from another machine, or recorded before rotations were sealed."""
+    return sum(_rotation_line(e) is None for e in events if _is_rotation_of(e, instance))
+
+
+def _is_rotation_of(event: dict, instance: str) -> bool:
+    return event.get("event") == Event.AUTHORITY_ROTATED and event.get("instance") == instance
+
+
+def _rotation_line(event: dict) -> Rotation | None:
+    sequence, recovered = event.get("sequence"), event.get("recovered")
+    old, new, signature = (event.get(k) for k in ("old_authority", "new_authority", "signature"))
+    if not (
+        type(sequence) is int
+        and type(recovered) is bool
+        and isinstance(old, str)
+        and isinstance(new, str)
+        and isinstance(signature, str)
+    ):
+        return None
+    found = Rotation(event["instance"], sequence, old, new, signature, recovered)
+    return found if _sealed_here(_ROTATION_PURPOSE, found, event.get("seal")) else None
 
 
 class Closing(Record, frozen=True):
@@ -655,18 +669,34 @@ class Closing(Record, frozen=True):
     lamports: int
     signature: str
 
-    def _sealed(self) -> bytes:
-        return json.dumps(list(self.as_dict().values()), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
 
 _CLOSING_PURPOSE = "record-closed"
 _SEAL_HEX = 64
 
 
+def _sealed_bytes(line: Rotation | Closing) -> bytes:
+    return json.dumps(list(line.as_dict().values()), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _seal(purpose: str, line: Rotation | Closing) -> str:
+    """This machine's tag over `line`'s fields, for the line's "seal"."""
+    return provenance.stamped(purpose, _sealed_bytes(line))[-_SEAL_HEX // 2 :].hex()
+
+
+def _sealed_here(purpose: str, line: Rotation | Closing, seal: object) -> bool:
+    """Whether `seal` is this machine's tag over `line`'s fields (`_seal`)."""
+    if not isinstance(seal, str) or len(seal) != _SEAL_HEX:
+        return False
+    try:
+        stored = _sealed_bytes(line) + bytes.fromhex(seal)
+    except ValueError:
+        return False
+    return provenance.made_here(purpose, stored) is not None
+
+
 def record_closing(logs: Path, closing: Closing) -> None:
     """Records the closing, sealed with this machine's key: a copied logs/ cannot claim one."""
-    seal = provenance.stamped(_CLOSING_PURPOSE, closing._sealed())[-_SEAL_HEX // 2 :].hex()
-    record(logs, {"event": Event.RECORD_CLOSED, **closing.as_dict(), "seal": seal})
+    record(logs, {"event": Event.RECORD_CLOSED, **closing.as_dict(), "seal": _seal(_CLOSING_PURPOSE, closing)})
 
 
 def closing(events: list[dict], instance: str) -> Closing | None:
@@ -683,14 +713,7 @@ def closing(events: list[dict], instance: str) -> Closing | None:
 def _closing_line(event: dict) -> Closing | None:
     values = {name: event.get(name) for name in ("instance", "address", "authority", "signature")}
     numbers = {name: event.get(name) for name in ("sequence", "lamports")}
-    seal = event.get("seal")
     if not all(isinstance(v, str) for v in values.values()) or not all(type(n) is int for n in numbers.values()):
         return None
     found = Closing(**values, **numbers)  # type: ignore[arg-type]
-    if not isinstance(seal, str) or len(seal) != _SEAL_HEX:
-        return None
-    try:
-        stored = found._sealed() + bytes.fromhex(seal)
-    except ValueError:
-        return None
-    return found if provenance.made_here(_CLOSING_PURPOSE, stored) is not None else None
+    return found if _sealed_here(_CLOSING_PURPOSE, found, event.get("seal")) else None

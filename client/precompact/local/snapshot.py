@@ -17,6 +17,7 @@ import contextlib
 import fnmatch
 import functools
 import hashlib
+import json
 import mmap
 import os
 import re
@@ -28,12 +29,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import orjson
-
 from precompact.boundary import git_env, logs_dir, outside_json, processes
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
-from precompact.local.canonical import canonical
 from precompact.records import Record, field
 
 if TYPE_CHECKING:
@@ -67,30 +65,42 @@ SESSION_STATE_CAP_BYTES = 1 << 20
 _HISTORY_OPEN = b'{"conversation_history":['
 # The history ends where the first of the other fields (sorted) begins.
 _HISTORY_CLOSE = b'],"format_version":'
-_TAIL_WINDOW_BYTES = 1 << 18
+# A brief reads the newest 1,000 entries: what the last window holds past them is parsed for
+# nothing (256 KB windows: 5.0 ms for the benchmark's 784 kB, 128 KB: 3.5 ms).
+_TAIL_WINDOW_BYTES = 1 << 17
 _Kind = TypeVar("_Kind", int, str)
 
 
 class SnapshotReader:
     """A snapshot's bytes read for resurrection: every field but `conversation_history` (most of
     the bytes) at once, the history's entries newest first and only as far back as asked.
-    Anything not laid out as `create_savepoint` writes it is parsed whole instead."""
+    Anything not laid out as `create_savepoint` writes it is parsed whole instead. A chunked
+    snapshot's checked chunks (`chunks.Rebuilt`) are read as they are: the document's bytes are
+    joined only for what needs them whole (`data`, `located_entries`, `prefix`, `entry_bytes`)."""
 
-    def __init__(self, data: bytes | mmap.mmap):
+    def __init__(self, data: bytes | mmap.mmap | chunks.Rebuilt):
         # A read-only mmap of the file serves too: only the parts read are paged in.
-        self._data = data
         self._history: list | None = None
+        self._chunks: chunks.Rebuilt | None = None
+        if isinstance(data, chunks.Rebuilt):
+            if _fields_found_at_history_end(data.fields):
+                # The joined document's fields, found where its history ends, are these.
+                self._chunks, self._data, self.fields = data, None, data.fields
+                self._history_end = len(_HISTORY_OPEN) + max(sum(len(c) for c in data.history) - 1, 0)
+                return
+            data = data.joined()
+        self._data = data
         close = data.rfind(_HISTORY_CLOSE)
         fields = None
         if data[: len(_HISTORY_OPEN)] == _HISTORY_OPEN and close >= len(_HISTORY_OPEN) - 1:
             try:
-                fields = orjson.loads(b"{" + data[close + 2 :])
-            except orjson.JSONDecodeError:
+                fields = json.loads(b"{" + data[close + 2 :])
+            except (ValueError, RecursionError):
                 fields = None  # the marker was inside a later field: not the boundary
         if isinstance(fields, dict):
             self.fields, self._history_end = fields, close
         else:
-            document = outside_json.parse_json(data if isinstance(data, bytes) else data[:])
+            document = outside_json.parse_json_standard(data if isinstance(data, bytes) else data[:])
             if not isinstance(document, dict):
                 raise ValueError("a snapshot is a JSON object")  # noqa: TRY004 -- bad input, handled as ValueError
             history = document.pop("conversation_history", None)
@@ -100,23 +110,43 @@ class SnapshotReader:
     def newest_entries(self) -> Iterator:
         """The history's entries, newest first, parsed window by window from the end: a
         candidate boundary `},{"` is an entry boundary iff what follows it parses as a list (a
-        boundary inside an entry leaves that entry's closing brackets unmatched)."""
+        boundary inside an entry leaves that entry's closing brackets unmatched). A window
+        grows only when it holds no boundary (one entry longer than it)."""
         if self._history is not None:
             yield from reversed(self._history)
             return
-        data, start, end, window = self._data, len(_HISTORY_OPEN), self._history_end, _TAIL_WINDOW_BYTES
+        start, end, window = len(_HISTORY_OPEN), self._history_end, _TAIL_WINDOW_BYTES
         while end > start:
             low = max(start, end - window)
-            window *= 2
+            data = self._span(low, end)
             entries, boundary = (
-                (orjson.loads(b"[" + data[start:end] + b"]"), start - 1)
-                if low == start
-                else self._entries_after(low, end)
+                (json.loads(b"[" + data + b"]"), start - 1) if low == start else _entries_after(data, low)
             )
             if entries is None:
-                continue  # one entry is longer than the window
+                window *= 2
+                continue
             yield from reversed(entries)
             end = boundary + 1
+
+    def _span(self, low: int, end: int) -> bytes:
+        """The document's bytes from `low` to `end` (within the history): of a chunked
+        snapshot's, from the chunks that hold them, none joined whole."""
+        if self._chunks is None:
+            return self._whole()[low:end]
+        pieces, position = [], len(_HISTORY_OPEN)
+        for chunk in self._chunks.history:
+            if position >= end:
+                break
+            if position + len(chunk) > low:
+                pieces.append(chunk[max(low - position, 0) : end - position])
+            position += len(chunk)
+        return b"".join(pieces)
+
+    def _whole(self) -> bytes | mmap.mmap:
+        if self._data is None:
+            assert self._chunks is not None
+            self._data = self._chunks.joined()
+        return self._data
 
     @functools.cached_property
     def document(self) -> Document:
@@ -126,7 +156,8 @@ class SnapshotReader:
     @property
     def data(self) -> bytes:
         """The whole document's bytes (a chunked snapshot's, rebuilt from its chunks)."""
-        return bytes(self._data) if not isinstance(self._data, bytes) else self._data
+        whole = self._whole()
+        return bytes(whole) if not isinstance(whole, bytes) else whole
 
     @property
     def history_end(self) -> int:
@@ -138,14 +169,17 @@ class SnapshotReader:
 
     def prefix(self, end: int) -> memoryview:
         """The snapshot's first `end` bytes (not copied)."""
-        return memoryview(self._data)[:end]
+        return memoryview(self._whole())[:end]
 
     def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
         """The history's entries, oldest first, each with its place in the snapshot (what
         `entry_at` takes back), so an index can point into the snapshot instead of copying it;
         with `after` (an entry's end), only the entries after it. Raises ValueError for a
         snapshot not laid out as `create_savepoint` writes it."""
-        data, end = self._data, self.history_end
+        import orjson  # every entry of the history: recall's index, which loads it anyway
+
+        end = self.history_end
+        data = self._whole()
         position = len(_HISTORY_OPEN) if after is None else after + 1
         if after is not None and after < end and data[after : after + 1] != b",":
             raise ValueError(f"no entry of this snapshot ends at byte {after}")
@@ -167,6 +201,8 @@ class SnapshotReader:
 
     def entry_at(self, place: tuple[int, int]) -> object:
         """The entry `located_entries` gave at `place`."""
+        import orjson  # recall's reader: a session start does without it
+
         return orjson.loads(self.entry_bytes(place))
 
     def entry_bytes(self, place: tuple[int, int]) -> bytes:
@@ -174,17 +210,38 @@ class SnapshotReader:
         start, stop = place
         if self._history is not None or not len(_HISTORY_OPEN) <= start < stop <= self._history_end:
             raise ValueError(f"no entry of this snapshot is at {start}..{stop}")
-        return self._data[start:stop]
+        return self._whole()[start:stop]
 
-    def _entries_after(self, low: int, end: int) -> tuple[list | None, int]:
-        """The entries after the first entry boundary at or past `low`, and that boundary."""
-        candidate = self._data.find(b'},{"', low, end)
-        while candidate != -1:
-            try:
-                return orjson.loads(b"[" + self._data[candidate + 2 : end] + b"]"), candidate
-            except orjson.JSONDecodeError:
-                candidate = self._data.find(b'},{"', candidate + 1, end)
-        return None, end
+
+def _entries_after(data: bytes, low: int) -> tuple[list | None, int]:
+    """The entries after the first entry boundary in `data` (the document's bytes from `low` to
+    where the entries asked for end), and that boundary's place in the document."""
+    candidate = data.find(b'},{"')
+    while candidate != -1:
+        try:
+            return json.loads(b"[" + data[candidate + 2 :] + b"]"), low + candidate
+        except (ValueError, RecursionError):
+            candidate = data.find(b'},{"', candidate + 1)
+    return None, low + len(data)
+
+
+def _fields_found_at_history_end(fields: dict) -> bool:
+    """Whether a reader of the joined document finds its fields where the history ends: they
+    are canonical JSON less the opening brace, found by the last `],"format_version":`, which
+    is where the history ends when `format_version` is the first field (sorted) and no object
+    inside them names it (strings cannot hold it unescaped)."""
+    if not fields or min(fields) != "format_version":
+        return False
+    pending = list(fields.values())
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if "format_version" in item:
+                return False
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True
 
 
 # --- the document read back, typed ----------------------------------------------------------
@@ -445,6 +502,8 @@ def queue(settings: Settings, session: Session) -> None:
         end = os.stat(session.transcript_path).st_size if session.transcript_path else None
     except OSError:
         end = None
+    import orjson  # writing: a session start's brief reads with the standard library's json
+
     entry = orjson.dumps({"session": session.as_dict(), "end": end})
     name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
     logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
@@ -478,6 +537,8 @@ def write_queued(settings: Settings) -> int:
 
 
 def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None]:
+    import orjson
+
     try:
         found = orjson.loads(entry) if entry is not None else None
     except orjson.JSONDecodeError:
@@ -525,8 +586,10 @@ def _write_snapshot(
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
     the index line says of it. `saved`: the instance's savepoints so far."""
     previous = saved[-1] if saved else None
-    # Imported here: its patterns compile at import, which only writing a snapshot needs.
+    # Imported here: its patterns compile at import, which only writing a snapshot needs; orjson
+    # (canonical JSON's), which a session start's brief does without.
     from precompact.local import read_position as resume
+    from precompact.local.canonical import canonical
     from precompact.transcript import claude_code as transcript
     from precompact.transcript.redact import Redactor
 
@@ -613,6 +676,8 @@ class _FileContents:
         if found is None:
             before = Counter(self._redactor.counts) if self._redactor is not None else Counter()
             text = head.decode("utf-8", errors="replace")
+            from precompact.local.canonical import canonical
+
             data = canonical(self._redactor.redact(text) if self._redactor is not None else text)
             counts = self._redactor.counts - before if self._redactor is not None else Counter()
             place = {"start": self._size, "end": self._size + len(data)}
@@ -701,6 +766,7 @@ def _write_history(
 def history_part(block: bytes, scan: transcript.TranscriptScan, redactor) -> bytes:
     """The entries of `block` (whole transcript lines) as the history stores them: each canonical
     and followed by a comma, redacted unless `redactor` is None."""
+    from precompact.local.canonical import canonical
     from precompact.transcript import claude_code as transcript
 
     lines = block.split(b"\n")
@@ -821,6 +887,7 @@ def _session_state(settings: Settings, clean) -> dict | None:
         # Cut, it is no JSON document: its first bytes are kept as text, and said to be cut.
         head = raw[:SESSION_STATE_CAP_BYTES].decode("utf-8", errors="replace")
         return {**kept, "truncated": True, "content": clean(head)}
+    from precompact.local.canonical import canonical
     from precompact.transcript import claude_code as transcript
 
     try:

@@ -46,6 +46,11 @@ QUEUED_NOTE = (
     "precompact is saving the full pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
 )
+# Added to the summariser's note when the worker could not start: what the hook saved is saved.
+WORKER_WAITS = (
+    " precompact's background worker could not start, so the rest of this save (its copies beyond this "
+    "machine) waits for the worker's next run; logs/precompact-errors.log says why."
+)
 
 
 class NoTranscript(PrecompactError):
@@ -67,7 +72,7 @@ class Briefing(Record):
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     """A savepoint before the compaction (none when nothing was said since the session's last),
     the worker started for Layers 2 and 3; returns the note for Claude Code's summariser ("" for
-    none, and for the agents that do not read it)."""
+    none, and for the agents that do not read it), which says so when the worker could not start."""
     from precompact.local import snapshot
 
     _check_transcript(payload)
@@ -79,20 +84,18 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
         return note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note and speaks else ""
-    # Imported late: spawning needs only the module, not the layers it will run. The worker
-    # runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
-    from precompact.ops import background
-
     try:
         written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     except savepoint_log.LockTimeout:
         # Other saves (large transcripts) held the index past what a hook may wait: the worker
         # writes this one, from the transcript as it stands now.
         snapshot.queue(snapshot.Settings.of(loaded), session)
-        background.spawn(loaded.root)
-        return QUEUED_NOTE if speaks else ""
-    background.spawn(loaded.root)
-    return _compact_note(loaded, written.sequence, written.sha256) if speaks else ""
+        note = QUEUED_NOTE if speaks else ""
+    else:
+        note = _compact_note(loaded, written.sequence, written.sha256) if speaks else ""
+    # The worker runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
+    started = _start_worker(loaded, payload)
+    return note + WORKER_WAITS if note and not started else note
 
 
 def write_queued(loaded: configuration.Config) -> int:
@@ -177,9 +180,7 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     # addendum above) and lists what the compaction dropped and keeps the list
     # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history:
     # there, never here.
-    from precompact.ops import background
-
-    background.spawn(loaded.root)
+    _start_worker(loaded, payload)
     return True
 
 
@@ -284,9 +285,7 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     if addendum.awaiting(loaded, briefing.session_id) == sequence and _summary_arrived(
         loaded, payload, sequence, agent_names.GEMINI
     ):
-        from precompact.ops import background
-
-        background.spawn(loaded.root)
+        _start_worker(loaded, payload)
     return context
 
 
@@ -340,9 +339,7 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
         return given
     waiting = addendum.awaiting(loaded, session_id)
     if waiting is not None and _summary_arrived(loaded, payload, waiting, agent):
-        from precompact.ops import background
-
-        background.spawn(loaded.root)  # its addendum comes with a later prompt or tool call
+        _start_worker(loaded, payload)  # its addendum comes with a later prompt or tool call
     return None
 
 
@@ -391,6 +388,8 @@ def session_start_brief(
     try:
         found = resurrection.from_this_machine(loaded, sequence=sequence, saved=saved)
     except resurrection.ResurrectError as e:
+        # The session is told in one line; the user finds why in the errors log.
+        log_failure(loaded.root, "SessionStart", f"savepoint {sequence} could not be restored: {e}")
         return quoting.single_line(f"[precompact] Savepoint {sequence} could not be restored: {e}")
     if not found.verified:
         return restore_brief.unvouched(found)
@@ -417,9 +416,27 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
         snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     except savepoint_log.LockTimeout:
         snapshot.queue(snapshot.Settings.of(loaded), session)  # as at PreCompact: the worker writes it
+    _start_worker(loaded, payload)
+
+
+def _start_worker(loaded: configuration.Config, payload: dict) -> bool:
+    """Starts the background worker (Layers 2 and 3, recall, addenda); False when it could not
+    start (a link as its log, no process to spare), the failure logged: what the hook saved
+    stays saved, and waits for the worker's next run or `precompact flush`."""
+    # Imported late: spawning needs only the module, not the layers it will run.
     from precompact.ops import background
 
-    background.spawn(loaded.root)
+    try:
+        background.spawn(loaded.root)
+    except OSError as e:
+        log_failure(
+            loaded.root,
+            _text(payload, "hook_event_name") or "hook",
+            "the background worker could not start: what this event saved is kept, and Layers 2 and 3 wait "
+            f"for the worker's next run (`precompact flush` runs them now): {failure_reason(e)}",
+        )
+        return False
+    return True
 
 
 def failure_reason(error: Exception) -> str:
@@ -448,7 +465,8 @@ def log_failure(root: Path, event, reason: str) -> bool:
         logs = root / "logs"
         line = f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
-        if not isinstance(sys.exc_info()[1], PrecompactError):
+        error = sys.exc_info()[1]
+        if error is not None and not isinstance(error, PrecompactError):
             fd = logs_dir.open_file(logs, DEBUG_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             with os.fdopen(fd, "a") as f:
                 f.write(Redactor().redact(f"{line}\n{traceback.format_exc()}\n"))
@@ -516,9 +534,7 @@ def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.
 
     session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
     if capture.recover(snapshot.Settings.of(loaded), session) is not None:
-        from precompact.ops import background
-
-        background.spawn(loaded.root)
+        _start_worker(loaded, payload)
     return read
 
 

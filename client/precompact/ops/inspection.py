@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from precompact.boundary import quoting
 from precompact.config.settings import Config, is_pubkey
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -71,7 +72,7 @@ def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, byte
     except record.RecordError as e:
         if owner != str(roots.program_id):
             raise InspectError(
-                f"account {where} is owned by {owner}, not the precompact program {roots.program_id}"
+                f"account {where} is owned by {quoting.inline(owner)}, not the precompact program {roots.program_id}"
             ) from None
         raise InspectError(f"account {where}: {e}") from None
 

@@ -76,7 +76,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 6
+RULE_VERSION = 7
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -327,11 +327,11 @@ _EXIT_CODE = re.compile(r"^\s*Exit code \d+\s*$")
 # A count or a timing in a tool's output: a number with its unit or what it counts.
 _MEASUREMENT = re.compile(
     # an amount of money; a count, what it counts may have one word before it ("41 mixed-case rows")
-    r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
+    r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[kKM](?= ))?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
     r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
-    # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`)
-    r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s)\b"
+    # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`, `180k SKUs`)
+    r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s|[A-Z]{2,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
     r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
 )
@@ -438,6 +438,20 @@ _BUILD_TIME = re.compile(
     r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
     r"|(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Started \S+)\s+in\s+(?P<whole_minutes>\d+)\s?m(?:in)?\s*$"
 )
+# A command that names the fields it prints (`jq '{grade, score}'`, `vault kv get -field=x`,
+# `kubectl … -o jsonpath=…`, `--format=%h`, `--query`, `awk '{print $1, $NF}'`, `cut -d, -f2`):
+# its short output is the answer it was run for, dates and names as well as figures. (Each
+# lookahead bounded: a command of a million `jq ` stays linear.)
+_SELECTS_FIELDS = re.compile(
+    r"\bjq\b[^|]{0,40}?['\"\s](?:\.[\w\[]|\{)|\byq\s|-field=|-o\s*=?\s*(?:jsonpath|go-template|custom-columns)"
+    r"|--format[= ]|--query[= ]|--jq\s|\bawk\s[^|]{0,80}?\bprint\b|\bcut\s+(?:-\S+\s+)*-[fc]"
+)
+SELECTED_LINES = 6  # a longer output of a command that selects fields is a listing, not its answer
+_ONLY_BRACKETS = re.compile(r"[\[\]{}(),]*")
+# A crontab's line: five schedule fields (one a `*` at least) and its command (`15 3 * * * backup …`).
+_CRON_LINE = re.compile(r"^[ \t]*((?=[^\n]*\*)(?:[\d*/,-]+[ \t]+){4}[\d*/,A-Za-z-]+)[ \t]+\S.*$", re.MULTILINE)
+# What a database or a runtime says after its error line, of the same failure (`DETAIL:  Key (email)=(…) already exists.`).
+_ERROR_DETAIL = re.compile(r"[ \t]*(?:DETAIL|HINT|Caused by):[ \t]+\S.*")
 # What frames a query's result: psql's and mysql's rules, their row counts.
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
@@ -941,7 +955,11 @@ class Summary:
 
     def _setting(self, line: str) -> str:
         """A setting's value (`workers = 4`, `default 200`) is kept by a summary sentence that
-        gives it with the setting's name, or as a default: "200 runs" is not "default 200"."""
+        gives it with the setting's name, or as a default: "200 runs" is not "default 200"; a
+        crontab line by its schedule, said as it is (`15 3 * * *`)."""
+        schedule = _CRON_LINE.match(line)
+        if schedule:
+            return KEPT if _whole(self._plain, schedule.group(1)) else DROPPED
         given = [(m.group("value") or m.group("given"), m.group("name") or "default") for m in _SETTING.finditer(line)]
         return KEPT if given and all(self._setting_said(value, name) for value, name in given) else DROPPED
 
@@ -1180,6 +1198,9 @@ def facts(entries: Iterable[object]) -> list[Fact]:
         key = _key(kind, text, cwd[-1] if cwd else None)
         held = found.get(key)
         if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
+            # A file found by a search and then edited keeps the line it was found by: what was looked for.
+            if detail is None and held is not None and kind in _PATH_KINDS:
+                detail = held.detail
             found[key] = Fact(kind, text[:FACT_CHARS], entry, detail, POSSIBLY_DROPPED if guessed else DROPPED)
 
     scanned: set[tuple[str, bool]] = set()
@@ -1541,12 +1562,17 @@ def _error_lines(text: str) -> list[str]:
 def _why(text: str, errors: list[str]) -> str:
     """The line of a failed command's output that says why: a test's assertion (`want 500`,
     `Expected: …`), else its first error or warning line that is not only "it failed" (`could not
-    compile … due to 1 previous error`), else its first line."""
+    compile … due to 1 previous error`), else its first line; with the `DETAIL:` (`HINT:`,
+    `Caused by:`) line right after it, which says what of the data failed."""
     asserted = [m.group(1).strip() for m in _ASSERTION_LINE.finditer(text) if len(m.group(1)) <= 300]
     warned = [m.group(1).strip() for m in _WARNING_LINE.finditer(text)] if "ARNING" in text.upper() else []
     diagnosed = [m.group(1).strip() for m in _DIAGNOSTIC.finditer(text)]
     telling = [line for line in asserted + errors + warned + diagnosed if not _GENERIC_ERROR.search(line)]
-    return (telling or errors or [_first_line(text)])[0]
+    why = (telling or errors or [_first_line(text)])[0]
+    at = text.find(why)
+    after = text[text.find("\n", at) + 1 :] if at >= 0 and "\n" in text[at:] else ""
+    told = _ERROR_DETAIL.match(after[: after.find("\n") if "\n" in after else len(after)])
+    return f"{why} {told.group(0).strip()}" if told else why
 
 
 def _first_line(text: str) -> str:
@@ -1586,10 +1612,15 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
+    # The fields a command asked for are its answer, all of it: its lines are not read again for measurements.
+    if not errors and _selected(command, text, position, add):
+        return False
     _measurements(command, text, position, add, besides=errors)  # "due to 1 previous error" counts no work
+    _stopped(command, text, position, add)
     _build_time(command, text, position, add)
     _last_answer(command, text, position, add)
     _query_answer(command, text, position, add)
+    _schedules(command, text, position, add)
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
@@ -1645,6 +1676,45 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _HEX.match(lines[0])
     ):
         add("measurement", lines[0], position, command[:200])
+
+
+def _selected(command: str, text: str, position: int, add: Add) -> bool:
+    """The output of one command that names the fields it prints (`_SELECTS_FIELDS`), when it is
+    SELECTED_LINES short lines or fewer: one fact, its lines together ("grade": "D"; "score": 35),
+    what the command was run to learn; a measurement if it holds a telling figure, else an
+    identifier (a date a secret was rotated, the image a deployment runs). Whether it was that answer."""
+    if len(text) > ANSWER_CHARS * SELECTED_LINES * 2 or not _SELECTS_FIELDS.search(command):
+        return False
+    # a chain prints the answers of several; `git log --format` is read for its commits and authors
+    if re.search(r"&&|;|\|\|", command_core(command)) or _GIT_HISTORY.search(command):
+        return False
+    lines = [line.strip().rstrip(",") for line in text.splitlines() if not _ONLY_BRACKETS.fullmatch(line.strip())]
+    if not 0 < len(lines) <= SELECTED_LINES or any(len(line) > ANSWER_CHARS for line in lines):
+        return False
+    answer = "; ".join(lines)
+    # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
+    measured = any(len(line.split()) > 1 for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
+    add("measurement" if measured else "identifier", answer, position, command[:200])
+    return True
+
+
+def _stopped(command: str, text: str, position: int, add: Add) -> None:
+    """A run that exited 0 but ended on a warning line (`WARNING: loss is NaN at step 1774,
+    stopping`) stopped itself and said why: that line is its result; not a log read (`tail
+    app.log`: the warnings it read), nor a warning followed by the run's own end."""
+    last = text[-MEASURED_TAIL:].rstrip().rpartition("\n")[2]
+    m = _WARNING_LINE.match(last) if "ARNING" in last.upper() else None
+    if m and not _READS_LOG.search(command.split("|")[0]):
+        add("measurement", m.group(1).strip()[:200], position, command[:200])
+
+
+def _schedules(command: str, text: str, position: int, add: Add) -> None:
+    """The crontab lines an output shows (`15 3 * * * backup prune.sh`), each a setting: when a
+    job runs is what a session about a job that ran (or did not) turns on."""
+    if "*" not in text:
+        return
+    for m in islice(_CRON_LINE.finditer(text), FOUND_FILES):
+        add("setting", m.group(0).strip()[:200], position, command[:200])
 
 
 def _build_time(command: str, text: str, position: int, add: Add) -> None:
@@ -1720,19 +1790,30 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
 
 
+# A figure the model reports changed, whatever it counts ("went from 14 before the upgrade to 9");
+# not a span of days ("from 14 November to 2 December").
+_MONTH = r"(?:\s*(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b)"
+_FROM_TO = re.compile(rf"\bfrom\s+~?\d[\d,.]*\b(?!{_MONTH})[^.;:\n]{{0,40}}?\bto\s+~?\d[\d,.]*\b(?!{_MONTH})")
+
+
 def _prose_measurements(text: str, position: int, add: Add) -> None:
     """What the model reports it measured, in its own words ("41 mixed-case rows remain", "from
     2.87 kB to 3.41 kB"): each clause of its prose with a count or a measure of the work, at most
     PROSE_CLAUSE_CHARS long (a longer one explains, it does not report)."""
-    if not _measured(text):  # most of the model's prose reports no figure: not split then
+    if not _measured(text) and not (_FIGURE.search(text) and _FROM_TO.search(text)):  # most prose reports no figure
         return
     for sentence in sentences(text):
+        previous = ""
         for clause in _CLAUSE_END.split(sentence):
             clause = clause.strip(" ,.")
-            if len(clause) > PROSE_CLAUSE_CHARS or not _measured(clause):
+            # a figure alone ("The covering version on the same sample: 0.31 s") is told by the clause before it
+            told = f"{previous}: {clause}" if previous and _BARE_VALUE.fullmatch(clause) else clause
+            previous = clause
+            changed = _FROM_TO.search(clause) and _telling_numbers(clause)
+            if len(told) > PROSE_CLAUSE_CHARS or not (changed or _measured(clause)):
                 continue
-            if _reports_work(clause):
-                add("measurement", clause, position, guessed=True)
+            if changed or _reports_work(clause):
+                add("measurement", told, position, guessed=True)
 
 
 def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
@@ -1864,10 +1945,11 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
     FOUND_FILES or fewer) and the files a command printed (`cat`, `head`, `sed -n`): a fact read
     from a file is read where it stands."""
     core = command_core(command)
-    if _SEARCH.match(core):
+    # a search may be the last of a chain (`free -g && grep -n jvmargs gradle.properties`)
+    if any(_SEARCH.match(part.strip()) for part in core.split(" && ")):
         found: dict[str, str] = {}
         for line in text.splitlines():
-            m = re.match(r"^([\w./@+-]+\.[A-Za-z]\w{0,7}):\d+[:-]", line)
+            m = re.match(r"^([^\s:]+\.[A-Za-z]\w{0,9}):\d+[:-]", line)
             if m and m.group(1) not in found:
                 found[m.group(1)] = line.strip()[:200]
         if len(found) <= FOUND_FILES:

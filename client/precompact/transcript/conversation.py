@@ -9,12 +9,11 @@ quoted back as a user request.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import orjson
 
 from precompact.records import Record, field
 
@@ -141,6 +140,8 @@ def summary_since(path: Path, unix_time: int, limit: int = TAIL_LIMIT_BYTES) -> 
 def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
     """The JSON object entries of the transcript at `path`, newest first, from its last `limit`
     bytes (a partial last line is ignored; nothing when the file cannot be read)."""
+    import orjson  # here: a session start's brief reads a snapshot's entries, not a transcript
+
     try:
         f = path.open("rb")
     except OSError:
@@ -186,9 +187,9 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
     succeeded: set[str] = set()
     requests: list[str] = []
     task_calls: list[tuple[str, dict, str]] = []  # newest first, back to the last TaskList
-    for count, entry in enumerate(newest_first):
-        if count >= max_entries:
-            break
+    # islice: the entry after the last one read is not asked for (a snapshot's reader would parse
+    # another window of entries for it).
+    for entry in itertools.islice(newest_first, max_entries):
         if not isinstance(entry, dict) or _flagged(entry):
             continue
         content = _content(entry)

@@ -39,7 +39,7 @@ class Checked(Record):
 
     checks: dict[str, Check]
     snapshot: verdicts.Snapshot  # the snapshot bytes that hash to the value wanted
-    document: bytes  # the full document those bytes stand for (a chunked one rebuilt)
+    document: bytes | chunks.Rebuilt  # the full document those bytes stand for (a chunked one rebuilt)
     from_git: bytes | None = None  # snapshot bytes only git had (the local file is missing or altered)
     chunks_from_git: list[bytes] = field(default_factory=list)  # chunks logs/ did not have
 
@@ -86,7 +86,18 @@ def check_recorded(config: Config, savepoints: list[Savepoint], target: Savepoin
     signer = key if signed.signed_by(target, key) else None
     by_sequence = {s.sequence: s for s in savepoints}
     return _checked(
-        config, None, target, by_sequence, checks, local, target.snapshot_hash, None, None, unrooted, signer
+        config,
+        None,
+        target,
+        by_sequence,
+        checks,
+        local,
+        target.snapshot_hash,
+        None,
+        None,
+        unrooted,
+        signer,
+        git_taken_as_recorded=True,
     )
 
 
@@ -105,7 +116,10 @@ def _checked(
     commit: str | None,
     unrooted: str | None,
     signer: str | None = None,
+    git_taken_as_recorded: bool = False,
 ) -> Checked:
+    """`git_taken_as_recorded`: git was not read (a session start's check): a copy there that
+    may serve is not ruled out, and the refusal says so."""
     local_path = config.root / target.snapshot_file
     if local is not None and local.sha256 != wanted:
         root = _root(unrooted, signer, checks["chain"].status == VERIFIED)
@@ -123,8 +137,9 @@ def _checked(
         )
     else:
         problem = "is altered" if local is not None else "is missing"
+        git = "git was not read here" if git_taken_as_recorded and config.git_layer else "git has no usable copy"
         raise Unusable(
-            f"snapshot {local_path} {problem} and git has no usable copy ({checks['git'].detail}); run `precompact verify`",
+            f"snapshot {local_path} {problem} and {git} ({checks['git'].detail}); run `precompact verify`",
             git_unread=remote is None,
         )
     document, fetched = _document(config.logs, remote, usable, target, commit, checks)
@@ -251,7 +266,7 @@ def _git(
 
 def _document(
     logs, remote: GitEvidence | None, found: verdicts.Snapshot, target: Savepoint, commit: str | None, checks: dict
-) -> tuple[bytes, list[bytes]]:
+) -> tuple[bytes | chunks.Rebuilt, list[bytes]]:
     """The full document: a chunked snapshot's chunks from logs/, else from git at `commit`,
     each checked against the hash the snapshot lists; and the chunks only git had. An altered
     local chunk fails the "chunks" check, as an altered snapshot file does."""
@@ -275,7 +290,7 @@ def _document(
 
     where = f"logs/{chunks.CHUNKS_DIR}/" + (f" or commit {commit[:12]}" if commit else "")
     try:
-        document = verdicts.contents(found, fetch, where)
+        document = verdicts.parts(found, fetch, where)
     except verdicts.Broken as e:
         raise Unusable(
             f"savepoint {target.sequence}'s conversation cannot be rebuilt: {e}; run `precompact verify`",

@@ -114,8 +114,8 @@ def _judged(
 def your_keys(config: Config, mine: str | None) -> dict[str, int | None]:
     """The keys whose signatures make a line of this project's instance its own: `mine`, the
     configured key, for every savepoint; each key the lineage rotated from to it (`key rotate`,
-    as this project's index recorded it) for the savepoints up to the rotation, which it signed
-    before the new key re-signs them."""
+    as this machine recorded it in the index, sealed: a line appended to logs/ adds no key) for
+    the savepoints up to the rotation, which it signed before the new key re-signs them."""
     if mine is None:
         return {}
     keys: dict[str, int | None] = {mine: None}

@@ -187,7 +187,9 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
 
     where = f"the account at {roots.address}"
     if owner != str(roots.program_id):
-        raise Broken("layer 3", None, f"{where} is owned by {owner}, not the precompact program {roots.program_id}")
+        # the owner is the RPC endpoint's word: quoted unless it is an address's letters and digits
+        said = owner if owner.isascii() and owner.isalnum() else quoting.inline(owner)
+        raise Broken("layer 3", None, f"{where} is owned by {said}, not the precompact program {roots.program_id}")
     try:
         found = record.decode(data)
     except record.RecordError as e:
@@ -373,8 +375,14 @@ def contents(found: Snapshot, fetch: chunks.Fetch, where: str, layer: str = "lay
     """The full document `found` stands for (a format-1 snapshot is it; a chunked one is
     rebuilt from chunks `fetch` gives, from `where`), each chunk checked against the hash the
     snapshot lists for it. Raises Broken naming the first chunk missing or altered."""
+    document = parts(found, fetch, where, layer)
+    return document if isinstance(document, bytes) else document.joined()
+
+
+def parts(found: Snapshot, fetch: chunks.Fetch, where: str, layer: str = "layer 1") -> bytes | chunks.Rebuilt:
+    """`contents`, a chunked snapshot's checked chunks not yet joined (chunks.Rebuilt)."""
     try:
-        return chunks.document(found.data, fetch)
+        return chunks.rebuilt(found.data, fetch)
     except chunks.ChunkError as e:
         raise Broken(layer, _number(found.sequence), f"{e} in {where}; the snapshot lists it") from None
     except ValueError as e:

@@ -547,10 +547,15 @@ def _walk_chain(
 
 def _rotations(config: Config, instance: str, held) -> str:
     """The key rotations the lineage went through, as the record states it (while it still holds
-    the savepoint carried over) or this machine's index recorded them: a lineage continued
-    without the old key's signature is said, never passed over."""
+    the savepoint carried over) or this machine's index recorded them (sealed: a line that is not
+    is said as ignored, never repeated): a lineage continued without the old key's signature is
+    said, never passed over."""
     said = verdicts.continuation(held)
-    for rotation in savepoint_log.read(config.logs).rotations(instance):
+    index = savepoint_log.read(config.logs)
+    unsealed = index.unsealed_rotations(instance)
+    if unsealed:
+        said += f"; {unsealed} rotation line(s) in logs/ not sealed by this machine: ignored, not checked"
+    for rotation in index.rotations(instance):
         if rotation.sequence == held.sequence and said:
             continue
         how = (
