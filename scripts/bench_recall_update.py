@@ -1,7 +1,7 @@
 """The recall index update after one savepoint, replayed: a generated session grows to `--mb` MB
 over `--steps` savepoints as in scripts/bench_recall.py, each indexed as the worker indexes it;
 the index is copied before the last savepoint's update, which is then replayed `--replays`
-times from that copy. Prints the last savepoint's Layer 1 CPU and each replay's update CPU (this
+times from that copy (the SQLite bookkeeping and tantivy's directory). Prints the last savepoint's Layer 1 CPU and each replay's update CPU (this
 process's `time.process_time`: on a loaded machine the steadier figure). Replaying the same
 update from the same index lets two builds be compared on identical work: run this script with
 each build's interpreter (`/work/main/.venv/bin/python scripts/bench_recall_update.py ...`), one
@@ -42,6 +42,7 @@ def replayed(size_mb: int, steps: int, replays: int) -> dict:
         transcript = root / "session.jsonl"
         loaded = configuration.load(project)
         index, kept = recall.index_path(loaded.logs), root / "index-before"
+        words, kept_words = loaded.logs / recall.TEXT_DIR, root / "words-before"  # tantivy's part of the index
         layer_1_cpu = 0.0
         for step in range(1, steps + 1):
             transcript.write_bytes(b"".join(lines[: len(lines) * step // steps]))
@@ -54,11 +55,15 @@ def replayed(size_mb: int, steps: int, replays: int) -> dict:
                 recall.update(loaded.logs, loaded.instance)
         if steps > 1:
             shutil.copyfile(index, kept)
+            shutil.copytree(words, kept_words)
         updates = []
         for _ in range(replays):
             index.unlink(missing_ok=True)
+            shutil.rmtree(words, ignore_errors=True)
             if steps > 1:
                 shutil.copyfile(kept, index)
+                shutil.copytree(kept_words, words)
+                words.chmod(0o700)
             began = time.process_time()
             outcome = recall.update(loaded.logs, loaded.instance)
             updates.append(time.process_time() - began)

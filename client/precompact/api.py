@@ -679,10 +679,11 @@ def registry_path() -> Path:
     return machine_registry.registry_path()
 
 
-def recall_index_path(config: Config) -> Path:
+def recall_index_paths(config: Config) -> tuple[Path, Path]:
+    """The recall index's two parts in logs/: its bookkeeping (SQLite) and its words (tantivy)."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.index_path(config.logs)
+    return recollection.index_path(config.logs), config.logs / recollection.TEXT_DIR
 
 
 def describe_savepoints(config: Config) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import tantivy
 
 from precompact.local import chunks, savepoint_log
 from precompact.recall import fulltext as recall
@@ -292,10 +293,46 @@ def test_rebuild_reproduces_the_results(history):
     before = [precompact(history.path, "recall", *q).stdout for q in queries]
     rebuilt = precompact(history.path, "recall", "--rebuild")
     assert rebuilt.returncode == 0 and "3 savepoint(s) indexed" in rebuilt.stderr
+    assert f"rebuilt {recall.index_path(history.logs)} and {history.logs / recall.TEXT_DIR}:" in rebuilt.stderr
     assert [precompact(history.path, "recall", *q).stdout for q in queries] == before
     index = recall.index_path(history.logs)
     index.write_bytes(b"not a database at all")
     assert [precompact(history.path, "recall", *q).stdout for q in queries] == before, "an unreadable index is rebuilt"
+
+
+def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_only_its_entries(history, monkeypatch):
+    """One tantivy commit per update, not per savepoint (each commit writes a segment that
+    tantivy later merges, on the worker's time: #42); a savepoint whose history stops parsing
+    after some of its entries were added leaves none of them searchable, and the others are
+    still indexed."""
+    reading, calls = recall.saved_entries, []
+
+    def breaking_at_the_second(reader, after=None):
+        calls.append(after)
+        for n, located in enumerate(reading(reader, after)):
+            if len(calls) == 2 and n == 3:
+                raise ValueError("the snapshot's history does not parse at byte 9")
+            yield located
+
+    with monkeypatch.context() as patched:
+        patched.setattr(recall, "saved_entries", breaking_at_the_second)
+        patched.setattr(recall, "BATCH_ENTRIES", 2)  # two of its entries are added before it breaks
+        outcome = recall.update(history.logs, history.instance, rebuild=True)
+    assert outcome.indexed == [1, 3]
+    assert outcome.notes == ["savepoint 2 of Trial #1 is not indexed: the snapshot's history does not parse at byte 9"]
+    meta = json.loads((history.logs / recall.TEXT_DIR / "meta.json").read_bytes())
+    assert len(meta["segments"]) == 1, "savepoints 1 and 3 in one commit"
+    words = tantivy.Index.open(str(history.logs / recall.TEXT_DIR))
+    holding = {
+        word: words.searcher().search(tantivy.Query.term_query(words.schema, "text", word), count=True).count
+        for word in ("rollback", "archives")
+    }
+    assert holding == {"rollback": 0, "archives": 2}, "none of savepoint 2's entries; savepoint 3's"
+    with sqlite3.connect(recall.index_path(history.logs)) as index:
+        assert index.execute("SELECT count(*) FROM entries").fetchone()[0] == words.searcher().num_docs
+    again = recall.update(history.logs, history.instance)
+    assert again.indexed == [2] and again.rebuilt is None, "the bookkeeping and tantivy agreed"
+    assert recall.search(history.logs, history.instance, "rollback").matched > 0
 
 
 def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_path):
@@ -303,6 +340,9 @@ def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_pat
     index = recall.index_path(history.logs)
     assert stat.S_IMODE(index.stat().st_mode) == 0o600
     assert PHRASE.encode() not in index.read_bytes(), "postings only, no text"
+    words = history.logs / recall.TEXT_DIR
+    assert stat.S_IMODE(words.stat().st_mode) == 0o700
+    assert not any(PHRASE.encode() in f.read_bytes() for f in words.iterdir()), "the words' postings, not the text"
     outside = tmp_path / "elsewhere.sqlite"
     outside.write_bytes(b"")
     index.unlink()
@@ -310,6 +350,81 @@ def test_the_index_is_private_holds_no_text_and_is_never_a_link(history, tmp_pat
     refused = precompact(history.path, "recall", "ledger")
     assert refused.returncode != 0 and "is a symbolic link" in refused.stderr
     assert outside.read_bytes() == b""
+
+
+def listing(directory: Path) -> dict[str, tuple[bytes, int]]:
+    """Each file of `directory` (not following links): its bytes and modification time."""
+    return {f.name: (f.read_bytes(), f.stat().st_mtime_ns) for f in sorted(directory.iterdir()) if not f.is_symlink()}
+
+
+def test_a_text_index_directory_that_is_a_link_is_never_opened_and_is_rebuilt(history, tmp_path):
+    """tantivy opens its files by path, following links: a logs/precompact-recall.tantivy that
+    links to another index (here the project's own, moved away) is refused before tantivy opens
+    anything, and replaced by an index rebuilt from the verified snapshots."""
+    queries = ["ledger", f'"{PHRASE}"', "rollback"]
+    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
+    text = history.logs / recall.TEXT_DIR
+    elsewhere = tmp_path / "elsewhere"
+    text.rename(elsewhere)
+    seen = listing(elsewhere)
+    text.symlink_to(elsewhere)
+    outcome = recall.update(history.logs, history.instance)
+    assert outcome.rebuilt is not None and "is a symbolic link" in outcome.rebuilt, outcome.rebuilt
+    assert outcome.indexed == [1, 2, 3] and not text.is_symlink() and text.is_dir()
+    assert listing(elsewhere) == seen, "the linked directory is neither written nor locked"
+    assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+
+
+def _link_a_file(text: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"the user's file")
+    victim = next(f for f in sorted(text.iterdir()) if f.name.endswith(".idx"))
+    victim.unlink()
+    victim.symlink_to(outside)
+
+
+def _zero_a_segment(text: Path, tmp_path: Path) -> None:
+    victim = max((f for f in text.iterdir() if not f.name.endswith(".json")), key=lambda f: f.stat().st_size)
+    victim.write_bytes(bytes(victim.stat().st_size))
+
+
+def _another_projects_index(text: Path, tmp_path: Path) -> None:
+    other = new_project(tmp_path, "other", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "other.jsonl", "s-other", START)
+    talk.turn_with("Check the ledger.", "ledger-check", "the ledger agrees", "Checked.")
+    save(other, talk)
+    assert recall.update(other.logs, other.instance).indexed == [1]
+    for f in text.iterdir():
+        f.unlink()
+    for f in (other.logs / recall.TEXT_DIR).iterdir():
+        (text / f.name).write_bytes(f.read_bytes())
+
+
+def _a_count_that_is_no_number(text: Path, tmp_path: Path) -> None:
+    with sqlite3.connect(text.parent / recall.INDEX_NAME) as index:
+        index.execute("UPDATE meta SET value = '²' WHERE key = 'documents'")
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (_link_a_file, "is a symbolic link"),
+        (_zero_a_segment, "does not "),
+        (_another_projects_index, "were recorded"),
+        (_a_count_that_is_no_number, "were recorded"),
+    ],
+    ids=["a file linked out", "a segment zeroed", "another project's index", "a count that is no number"],
+)
+def test_a_damaged_text_index_is_rebuilt_from_the_snapshots_never_searched(history, tmp_path, damage, reason):
+    queries = ["ledger", f'"{PHRASE}"', "rollback"]
+    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
+    damage(history.logs / recall.TEXT_DIR, tmp_path)
+    outcome = recall.update(history.logs, history.instance)
+    assert outcome.rebuilt is not None and reason in outcome.rebuilt, outcome.rebuilt
+    assert outcome.indexed == [1, 2, 3]
+    assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+    if damage is _link_a_file:
+        assert (tmp_path / "outside.bin").read_bytes() == b"the user's file"
 
 
 def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
@@ -330,11 +445,9 @@ def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
             return False
 
     assert wait_until(indexed, timeout=120), (project.logs / "precompact-worker.log").read_text()
-    with sqlite3.connect(recall.index_path(project.logs)) as db:
-        assert (
-            db.execute("SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", ('"flux capacitor"',)).fetchone()[0]
-            == 1
-        )
+    words = tantivy.Index.open(str(project.logs / recall.TEXT_DIR))
+    phrase = tantivy.Query.phrase_query(words.schema, "text", ["flux", "capacitor"])
+    assert words.searcher().search(phrase, 1, count=True).count == 1
 
 
 # --- the MCP server -------------------------------------------------------------------------
@@ -396,3 +509,27 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
 def test_only_the_mcp_command_imports_the_sdk():
     code = "import sys; from precompact.edges import cli, hook, worker; from precompact.recall import fulltext; from precompact.restore import uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).returncode == 0
+
+
+def test_words_are_folded_to_ascii_and_never_cut_for_length(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    talk = Conversation(tmp_path / "words.jsonl", "s-words", START)
+    talk.turn_with("Order a café for Søren in the Straße.", "order", f"receipt {digest}", "Ordered.")
+    save(project, talk)
+    for query in ("cafe", "CAFÉ", "soren", "strasse", digest, digest.upper()):
+        found = recall.search(project.logs, project.instance, query)
+        assert found.matched == 1, query
+    assert recall.search(project.logs, project.instance, digest[:40]).matched == 0, "a word, not a prefix"
+
+
+def test_tantivy_is_imported_only_when_recall_runs():
+    """Its import costs 15-40 ms: the hook, the CLI and the recall modules leave it out until an
+    index is opened (#42)."""
+    code = (
+        "import sys\nimport precompact.edges.cli, precompact.edges.hook, precompact.recall.everywhere\n"
+        "assert 'tantivy' not in sys.modules, 'imported early'\n"
+        "from precompact.recall import fulltext\nfulltext.analyzed([['x']])\nassert 'tantivy' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -171,6 +171,66 @@ def names_in(logs: Path, sub: str) -> list[str]:
         return []
 
 
+def handed_over(logs: Path, sub: str, create: bool) -> Path:
+    """The subdirectory `sub` of logs/, for a library that opens its files by path itself
+    (tantivy, recall's text index), once checked: a real directory (not a link), this user's and
+    writable by no one else, holding only regular files of this user's, each with no other hard
+    link and no larger than the cap (what `open_file` would refuse, checked before the library
+    opens anything). FileNotFoundError when it is absent and not to be created. What the library
+    creates later is its own; a file planted between this check and its open needs write access
+    to a directory only this user can write."""
+    _split(sub)
+    with directory(logs, sub, create=create) as fd:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            raise ConfinementError(
+                errno.EPERM, f"{logs / sub} is not this user's own directory; precompact refuses it: remove it"
+            )
+        for name in os.listdir(fd):
+            shown = logs / sub / name
+            entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(entry.st_mode):
+                raise ConfinementError(
+                    errno.ELOOP, f"{shown} is a symbolic link; precompact never follows links in logs/: remove it"
+                )
+            if not stat.S_ISREG(entry.st_mode) or entry.st_nlink > 1 or entry.st_uid != os.getuid():
+                raise ConfinementError(
+                    errno.EPERM, f"{shown} is not a regular file of this user's alone; precompact refuses it: remove it"
+                )
+            if entry.st_size > MAX_READ_BYTES:
+                raise ConfinementError(
+                    errno.EFBIG,
+                    f"{shown} is {entry.st_size} bytes, over the {MAX_READ_BYTES} precompact reads of it; remove it",
+                )
+    return logs / sub
+
+
+def remove_directory(logs: Path, sub: str) -> None:
+    """Removes the subdirectory `sub` of logs/ and the files in it, if it is there; a link in
+    its place or in it is removed itself, never followed, and a subdirectory in it is refused
+    (precompact writes none)."""
+    _split(sub)
+    with directory(logs) as fd:
+        try:
+            if not stat.S_ISDIR(os.stat(sub, dir_fd=fd, follow_symlinks=False).st_mode):
+                os.unlink(sub, dir_fd=fd)
+                return
+        except FileNotFoundError:
+            return
+    try:
+        with directory(logs, sub, create=False) as fd:
+            for name in os.listdir(fd):
+                os.unlink(name, dir_fd=fd)
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise ConfinementError(
+            errno.EPERM, f"{logs / sub} holds a directory precompact did not write; remove {logs / sub} by hand"
+        ) from None
+    with directory(logs) as fd, contextlib.suppress(FileNotFoundError):
+        os.rmdir(sub, dir_fd=fd)
+
+
 def claim(logs: Path, name: str, to: str) -> bool:
     """Renames `name` to `to` in its directory of logs/ (a link is moved, never followed), so
     that of processes racing for it exactly one has it; False when `name` is not there (any more)."""

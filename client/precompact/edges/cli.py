@@ -1285,7 +1285,8 @@ def recall(
         outcome = api.update_recall(loaded, rebuild=True)
         for note in outcome.notes:
             terminal.echo(note, err=True)
-        terminal.echo(f"rebuilt {api.recall_index_path(loaded)}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
+        bookkeeping, words = api.recall_index_paths(loaded)
+        terminal.echo(f"rebuilt {bookkeeping} and {words}: {len(outcome.indexed)} savepoint(s) indexed", err=True)
         rebuilt = {"indexed": outcome.indexed, "notes": outcome.notes}
     if query is None:
         if as_json:
@@ -1349,6 +1350,7 @@ def _recall_everywhere(query, budget, since, role, tool, agent, as_json) -> None
                 "notes": found.notes,
                 "rebuilt": None,
                 "projects": searched.projects,
+                "bound": searched.bound,
             }
         )
     else:

@@ -6,12 +6,12 @@ together, in this process, one after the other; no machine-wide copy of any proj
 exists, so `projects --forget` purges the registry's line, the documents made of other agents'
 sessions and the project's Layer 2 git directory, and no lock is held
 on more than one project at a time. The ranking is one BM25 over all of them, not a list per
-project: each index gives its matches with BM25's weight of each phrase in them, and the
-IDF of each phrase is computed over the entries of every project together. (Each entry's length
-is weighed against its own project's average, which FTS5 keeps per index.) For one phrase an
-index gives only its best, whose order no IDF changes; for several, every match, as its own
-IDFs could rank past its best one that the IDFs over every project rank among them. docs/sessions.md and
-docs/performance.md give the measurement this design was chosen by.
+project: each phrase's IDF and the average entry length are those of every project together.
+Each project's tantivy index is asked with each phrase boosted to the IDF over every project,
+its best matches are scored exactly with the average over every project, and the merge stops
+once nothing left out could pass the last hit by more than the spread of the projects' average
+lengths (`_merged`: exact where scores differ; a tie is shown with that bound, `Searched.bound`).
+docs/sessions.md and docs/performance.md give the measurement this design was chosen by.
 
 Trust: only projects in this machine's registry are searched (precompact wrote or imported a
 savepoint there), and in each only the savepoints this machine wrote and its record vouches for
@@ -21,10 +21,11 @@ savepoint there), and in each only the savepoints this machine wrote and its rec
 from __future__ import annotations
 
 import heapq
-import operator
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from precompact.boundary import git_env, logs_dir, quoting
 from precompact.errors import PrecompactError
@@ -32,6 +33,9 @@ from precompact.local import registry, savepoint_log
 from precompact.recall import fulltext
 from precompact.remote import gitstore
 from precompact.transcript import agents
+
+if TYPE_CHECKING:
+    import tantivy
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,16 @@ class ForgetRefused(PrecompactError):
 class Searched:
     results: fulltext.Results = field(default_factory=fulltext.Results)
     projects: int = 0  # the projects searched
+    # None when the hits are proven the best by one BM25 over every project; else how far above
+    # the last hit shown, at most (a fraction of its score), an entry left out could score: the
+    # merge stops once only entries within the spread of the projects' average entry lengths
+    # could still pass it (module docstring).
+    bound: float | None = None
+
+
+K1, B = 1.2, 0.75  # tantivy's BM25 constants (its explanations show them)
+F32_SLACK = 1e-5  # tantivy scores in 32-bit floats: bounds are widened by this much, relative
+GROWTH = 4  # an index asked for more matches asks for this many times as many, up to this many times the limit
 
 
 def search(
@@ -128,6 +142,7 @@ def search(
     """The entries of every registered project that best match `query`, best first, ranked by
     one BM25 over all of them; each hit names its project."""
     phrases, since_unix = fulltext.request(query, role, since)
+    tokens = fulltext.analyzed(phrases)
     searched = Searched()
     notes = searched.results.notes
     present = []
@@ -143,29 +158,41 @@ def search(
     if not present:
         notes.append("no project is registered on this machine yet: `precompact init` or a savepoint registers one")
         return searched
+    parts: list[tuple[registry.Registered, fulltext.Part]] = []
     with logs_dir.answers_kept_together():
-        pools = _pools(present, phrases, since_unix, role, tool, agent, limit, notes)
-    entries = sum(pool.entries for _, pool in pools)
-    weights = [fulltext.idf(entries, sum(pool.having[n] for _, pool in pools)) for n in range(len(phrases))]
-    ranked = heapq.nsmallest(
-        limit,
-        (
-            (-sum(map(operator.mul, weights, row_weights)), order, index, row)
-            for order, (_, pool) in enumerate(pools)
-            for index, (row, row_weights) in enumerate(zip(pool.rows, pool.weights, strict=True))
-        ),
-        key=lambda scored: scored[:3],
-    )
+        for found in present:
+            try:
+                opened = fulltext.part(found.logs, found.instances, agent)
+            except (OSError, PrecompactError) as e:
+                notes.append(f"project {quoting.inline(str(found.path))} not searched: {quoting.single_line(str(e))}")
+                continue
+            if opened is not None:
+                notes.extend(opened.notes)
+                parts.append((found, opened))
+    if not tokens or not parts:
+        return searched
+    ranked: list[tuple[float, int, tantivy.DocAddress]] = []
+    for any_phrase in (False, True):
+        ranked, searched.bound, searched.results.matched = _merged(
+            [p for _, p in parts], tokens, any_phrase, since_unix, role, tool, limit
+        )
+        if ranked or len(tokens) == 1 or any_phrase:
+            break
+        notes.append("no entry holds every word; these hold some of them")
+    if searched.bound is not None:
+        notes.append(
+            f"ranked by one BM25 over every project, up to {searched.bound:.1%}: an entry not shown may score "
+            "that much above the last one shown (the projects' average entry lengths differ)"
+        )
     results = searched.results
-    results.matched = sum(pool.matched for _, pool in pools)
     # Excerpts are read project by project, then each hit put back at its place in the ranking.
     shown: list[tuple[int, fulltext.Hit]] = []
-    for order, (found, pool) in enumerate(pools):
-        chosen = [(rank, index) for rank, (_, o, index, _) in enumerate(ranked) if o == order]
+    for order, (found, opened) in enumerate(parts):
+        chosen = [(rank, address) for rank, (_, n, address) in enumerate(ranked) if n == order]
         if not chosen:
             continue
         own = fulltext.Results()
-        made = fulltext.pool_hits(pool, [pool.rows[index] for _, index in chosen], phrases, str(found.path), own)
+        made = opened.hits([address for _, address in chosen], phrases, str(found.path), own)
         notes.extend(own.notes)
         results.matched += own.matched  # entries withheld or saved twice, taken off the count
         shown.extend((chosen[number][0], hit) for number, hit in zip(made, own.hits, strict=True))
@@ -173,36 +200,103 @@ def search(
     return searched
 
 
-def _pools(
-    present: list[registry.Registered],
-    phrases: list[list[str]],
-    since_unix: float | None,
+def idf(entries: int, having: int) -> float:
+    """tantivy's BM25 IDF of a word `having` of `entries` hold."""
+    return math.log(1 + (entries - having + 0.5) / (having + 0.5))
+
+
+def _merged(
+    parts: list[fulltext.Part],
+    tokens: list[list[str]],
+    any_phrase: bool,
+    since: float | None,
     role: str | None,
     tool: str | None,
-    agent: str | None,
     limit: int,
-    notes: list[str],
-) -> list[tuple[registry.Registered, fulltext.Pool]]:
-    """Each project's share of the search (every phrase, else any of them when no project has
-    an entry holding them all)."""
-    pools: list[tuple[registry.Registered, fulltext.Pool]] = []
-    for any_phrase in (False, True):
-        pools = []
-        for found in present:
-            try:
-                pool = fulltext.pool(
-                    found.logs, found.instances, phrases, any_phrase, since_unix, role, tool, agent, limit
-                )
-            except (OSError, PrecompactError) as e:
-                if not any_phrase:
-                    notes.append(
-                        f"project {quoting.inline(str(found.path))} not searched: {quoting.single_line(str(e))}"
-                    )
-                continue
-            if not any_phrase:
-                notes.extend(pool.notes)
-            pools.append((found, pool))
-        if any(pool.rows for _, pool in pools) or len(phrases) == 1 or any_phrase:
-            break
-        notes.append("no entry holds every word; these hold some of them")
-    return pools
+) -> tuple[list[tuple[float, int, tantivy.DocAddress]], float | None, int]:
+    """The best `limit` matches over every part by one BM25 over all of them, (score, part,
+    address) best first, a tie in the parts' order (the registry's) then in the order each
+    part's entries were indexed, however tantivy merged them (which entries tied at a part's
+    cut it gives is tantivy's choice); None or the bound on what was left out
+    (Searched.bound); the matches in all.
+
+    Each index is asked with each phrase boosted by its IDF over every index (word counts
+    summed) over its own: its IDF is then the global one, and its boosted score s' differs from
+    the global score s only in the entries' average length, per phrase s / s' being a weighted
+    mean of 1 and r = avgdl over every index / the index's own, so s' * min(1, r) <= s <= s' * max(1, r).
+    Candidates are scored exactly (their tf and length from tantivy's explanation, the global
+    average) best upper bound first, until no candidate's bound and no index's last match
+    times max(1, r) can pass the limit-th score by more than the spread of r; an index whose
+    last match could is asked for more (GROWTH times, up to GROWTH times the limit)."""
+    documents = sum(p.documents for p in parts)
+    if not documents:
+        return [], None, 0
+    average = sum(p.tokens for p in parts) / documents
+    words = {w for phrase in tokens for w in phrase}
+    having = [{w: p.having(w) for w in words} for p in parts]
+    total = {w: sum(h[w] for h in having) for w in words}
+    global_idf = [sum(idf(documents, total[w]) for w in phrase) for phrase in tokens]
+    asked: dict[int, tantivy.Query] = {}
+    for n, p in enumerate(parts):
+        held = [all(having[n][w] for w in phrase) for phrase in tokens]
+        if not (any(held) if any_phrase else all(held)) or not p.tokens:
+            continue
+        local = [sum(idf(p.documents, having[n][w]) for w in phrase) for phrase in tokens]
+        boosts = [g / own if own > 0 else 0.0 for g, own in zip(global_idf, local, strict=True)]
+        asked[n] = p.query(tokens, any_phrase, boosts, since, role, tool)
+    if not asked:
+        return [], None, 0
+    ratio = {n: average * parts[n].documents / parts[n].tokens for n in asked}
+    high = {n: max(1.0, r) * (1 + F32_SLACK) for n, r in ratio.items()}
+    allowed = max(max(1.0, r) / min(1.0, r) for r in ratio.values()) * (1 + 2 * F32_SLACK)
+    want = dict.fromkeys(asked, limit)
+    got: dict[int, list[tuple[float, tantivy.DocAddress, int]]] = {}
+    matched = 0
+    for n, query in asked.items():
+        got[n], count = parts[n].best(query, limit, count=True)
+        matched += count
+    scored: dict[tuple[int, int], float] = {}  # (part, entry id) -> its exact score
+
+    def exact(n: int, address: tantivy.DocAddress, entry: int) -> float:
+        key = (n, entry)
+        if key not in scored:
+            factors = parts[n].factors(tokens, address)
+            scored[key] = sum(
+                weight * (K1 + 1) * tf / (tf + K1 * (1 - B + B * length / average))
+                for weight, found in zip(global_idf, factors, strict=True)
+                if found is not None
+                for tf, length in (found,)
+            )
+        return scored[key]
+
+    while True:
+        # (upper bound, part, address, entry id)
+        candidates = sorted(
+            ((score * high[n], n, address, entry) for n, hits in got.items() for score, address, entry in hits),
+            key=lambda c: (-c[0], c[1], c[3]),
+        )
+        kept: list[float] = []  # the best `limit` exact scores so far, a min-heap
+        left_out = 0.0  # the upper bound of the best candidate not scored exactly
+        for upper, n, address, entry in candidates:
+            if len(kept) == limit and kept[0] * allowed >= upper:
+                left_out = upper
+                break
+            heapq.heappush(kept, exact(n, address, entry))
+            if len(kept) > limit:
+                heapq.heappop(kept)
+        chosen = sorted(
+            ((scored[(n, entry)], n, entry, address) for _, n, address, entry in candidates if (n, entry) in scored),
+            key=lambda c: (-c[0], c[1], c[2]),
+        )[:limit]
+        best = [(score, n, address) for score, n, _, address in chosen]
+        last = best[-1][0] if len(best) == limit else 0.0
+        # An entry an index did not give scores at most its last s' times max(1, r).
+        beyond = {n: hits[-1][0] * high[n] for n, hits in got.items() if len(hits) == want[n]}
+        short = [n for n, bound in beyond.items() if bound > last * allowed]
+        if not short or max(want[n] for n in short) >= GROWTH * limit:
+            worst = max([left_out, *(beyond[n] for n in short)])
+            gap = worst / last - 1 if last else 0.0
+            return best, (gap if gap > 2 * F32_SLACK else None), matched
+        for n in short:
+            want[n] *= GROWTH
+            got[n], _ = parts[n].best(asked[n], want[n])

@@ -1,15 +1,22 @@
 """Recall: full-text search over the conversation histories the savepoints hold.
 
-The index, `logs/precompact-recall.sqlite`, is derived data and never a source of truth. It
-holds no conversation text: an FTS5 table without content (the words' postings only) and, for
-each entry, where its bytes are in the snapshot that first held it. Excerpts are read from the
+The index is derived data and never a source of truth, in two parts in logs/: the words'
+postings in a tantivy index (`precompact-recall.tantivy/`, one document per entry: its words,
+not stored, and the entry's number, role, tool, time and the savepoint that first held it, for
+the filters), and the bookkeeping in SQLite (`precompact-recall.sqlite`: the savepoints indexed,
+each entry's place in the snapshot that first held it, which savepoints hold which entries).
+Neither holds conversation text. Excerpts are read from the
 snapshot itself, after the verifier (`verdicts.check_snapshot`) has checked its bytes against the
 hash this machine recorded when it wrote them; a snapshot that fails is neither indexed nor
 quoted, and the result says so. Each entry is indexed once, however many later savepoints hold
 it again, so indexing a savepoint costs only its new entries.
 
 Every file in logs/ is opened through `logs_dir`. SQLite keeps its rollback journal in memory
-(no side files to follow through a link); a writer killed mid-write leaves a marker, and the
+(no side files to follow through a link). tantivy opens its files by path itself, so its
+directory is checked first (`logs_dir.handed_over`: a real directory of this user's holding only
+regular files of this user's); one that is not, that tantivy cannot open, or whose count of
+documents is not the one the bookkeeping recorded at its last commit, is removed and rebuilt
+from the verified snapshots, never searched. A writer killed mid-write leaves a marker, and the
 next writer rebuilds the index from the snapshots.
 """
 
@@ -20,16 +27,17 @@ import dataclasses
 import errno
 import hashlib
 import itertools
-import math
 import mmap
 import os
 import re
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -39,18 +47,23 @@ from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import signed, verdicts
 
+if TYPE_CHECKING:
+    import tantivy
+
 INDEX_NAME = "precompact-recall.sqlite"
+TEXT_DIR = "precompact-recall.tantivy"  # the words' postings; tantivy's files, checked before it opens them
+ANALYZER = "precompact"  # the name the text field's analyzer is registered under on every index opened
+WRITER_HEAP_BYTES = 50_000_000  # tantivy's indexing buffer (its floor is 15 MB per thread)
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "4"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`
+SCHEMA_VERSION = "5"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
 DEFAULT_BUDGET = 6_000
 EXCERPT_CHARS = 360
 MAX_HITS = 50
-SCAN_OVER_LOOKUP = 8  # FTS5: a rowid looked up costs about as much as this many rows of a scan of a phrase's matches
 BATCH_ENTRIES = 500  # entries parsed and looked up at a time while indexing (SQLite allows 999 parameters before 3.32)
 ROLES = ("user", "assistant", "tool", "meta")
 _SCHEMA = """
@@ -65,7 +78,7 @@ CREATE INDEX entries_key ON entries(key);
 CREATE TABLE holds(savepoint INTEGER NOT NULL, position INTEGER NOT NULL, entry INTEGER NOT NULL,
     PRIMARY KEY(savepoint, position)) WITHOUT ROWID;
 CREATE INDEX holds_entry ON holds(entry, savepoint);
-CREATE VIRTUAL TABLE entry_text USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2');
+INSERT INTO meta VALUES ('documents', '0'), ('tokens', '0');
 """
 
 
@@ -546,6 +559,202 @@ def _schema_ok(connection: sqlite3.Connection) -> bool:
     return row is not None and row[0] == SCHEMA_VERSION
 
 
+# --- the words: a tantivy index in logs/ --------------------------------------------------------
+
+
+class _Unusable(Exception):
+    """The text index is absent, not what precompact wrote, unreadable, or not the one the
+    bookkeeping recorded: rebuilt, never searched."""
+
+
+def _engine():  # -> the tantivy module, imported only when recall runs (its import costs 15-40 ms)
+    import tantivy
+
+    return tantivy
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    """FTS5's `unicode61 remove_diacritics 2`, as near as tantivy's filters go: runs of letters
+    and digits, lowercased, diacritics folded (ASCII folding also maps letters FTS5 keeps, ø to o,
+    ß to ss), and no cut of long tokens (tantivy's default analyzer drops those over 40 bytes, so
+    a SHA-256 could not be found)."""
+    engine = _engine()
+    return (
+        engine.TextAnalyzerBuilder(engine.Tokenizer.simple())
+        .filter(engine.Filter.lowercase())
+        .filter(engine.Filter.ascii_fold())
+        .build()
+    )
+
+
+def _text_schema() -> tantivy.Schema:
+    builder = _engine().SchemaBuilder()
+    builder.add_text_field("text", tokenizer_name=ANALYZER, index_option="position")
+    builder.add_unsigned_field("entry", indexed=True, fast=True)  # the entry's id in the bookkeeping
+    builder.add_unsigned_field("holder", indexed=True)  # the savepoint that first held it
+    builder.add_text_field("role", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("tool", tokenizer_name="raw", index_option="basic")
+    builder.add_float_field("time", indexed=True)
+    return builder.build()
+
+
+def _open_text(logs: Path, create: bool) -> tantivy.Index:
+    """The text index, its directory checked before tantivy opens anything in it; _Unusable
+    when it is absent (and not to be created), refused or does not open."""
+    try:
+        path = logs_dir.handed_over(logs, TEXT_DIR, create)
+    except FileNotFoundError:
+        raise _Unusable("there was none") from None
+    except logs_dir.ConfinementError as e:
+        raise _Unusable(f"its text index was refused: {e}") from None
+    engine = _engine()
+    try:
+        index = engine.Index(_text_schema(), str(path), reuse=True) if create else engine.Index.open(str(path))
+    except ValueError as e:
+        raise _Unusable(f"its text index does not open ({quoting.single_line(str(e))[:200]})") from None
+    index.register_tokenizer(ANALYZER, _analyzer())
+    index.config_reader("manual")  # no thread watching the directory: reloaded when read again
+    return index
+
+
+def _recorded(connection: sqlite3.Connection) -> tuple[int, int]:
+    """The text index's documents and their tokens, as the bookkeeping recorded them at its last
+    commit."""
+    kept = dict(connection.execute("SELECT key, value FROM meta WHERE key IN ('documents', 'tokens')").fetchall())
+    counts = [kept.get(key) for key in ("documents", "tokens")]
+    # Outside input like the rest of logs/: a count that is not one matches no index (rebuilt).
+    documents, tokens = (int(n) if isinstance(n, str) and n.isascii() and n.isdigit() else -1 for n in counts)
+    return documents, tokens
+
+
+def _checked_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Index, tantivy.Searcher]:
+    """The text index and a searcher of it, once it holds the documents the bookkeeping recorded."""
+    index = _open_text(logs, create=False)
+    try:
+        index.reload()
+        searcher = index.searcher()
+    except ValueError as e:
+        raise _Unusable(f"its text index does not read ({quoting.single_line(str(e))[:200]})") from None
+    documents, tokens = _recorded(connection)
+    if tokens < 0:
+        raise _Unusable("its count of words is not recorded")
+    if searcher.num_docs != documents:
+        raise _Unusable(f"its text index holds {searcher.num_docs} entries where {documents} were recorded")
+    return index, searcher
+
+
+_KEPT_TEXT = (
+    threading.local()
+)  # per thread, as _KEPT: logs/ -> (its directory's and meta.json's identity, index, searcher)
+
+
+def _kept_text(
+    logs: Path, connection: sqlite3.Connection, afresh: bool = False
+) -> tuple[tantivy.Index, tantivy.Searcher]:
+    """`_checked_text`, kept for the next use in this process while the directory (not followed
+    if a link) and its commit (`meta.json`, which tantivy replaces at each commit) are the ones
+    checked then: a file added, removed or renamed there changes the directory. tantivy never
+    rewrites a file in place; one rewritten so by another hand is seen by the next update
+    (`_missing` checks `afresh`), not here."""
+    kept: dict[Path, tuple[str, tantivy.Index, tantivy.Searcher]] = _KEPT_TEXT.__dict__.setdefault("indexes", {})
+    try:
+        place = os.stat(logs / TEXT_DIR, follow_symlinks=False)
+        commit = os.stat(logs / TEXT_DIR / "meta.json", follow_symlinks=False)
+        stamp = f"{logs_dir.identity(place)}/{logs_dir.identity(commit)}" if stat.S_ISDIR(place.st_mode) else None
+    except OSError:
+        stamp = None
+    known = None if afresh else kept.get(logs)
+    if known is not None and stamp is not None and known[0] == stamp and _recorded(connection)[0] == known[2].num_docs:
+        return known[1], known[2]
+    kept.pop(logs, None)
+    index, searcher = _checked_text(logs, connection)
+    if stamp is not None:
+        kept[logs] = (stamp, index, searcher)
+    return index, searcher
+
+
+def analyzed(phrases: list[list[str]]) -> list[list[str]]:
+    """The query's phrases as the text index holds their words (`_analyzer`); a phrase with no
+    word left is dropped."""
+    analyzer = _analyzer()
+    return [tokens for words in phrases if (tokens := analyzer.analyze(" ".join(words)))]
+
+
+def _text_query(
+    schema: tantivy.Schema,
+    tokens: list[list[str]],
+    any_phrase: bool,
+    boosts: list[float] | None = None,
+    filters: Iterable[tantivy.Query] = (),
+) -> tantivy.Query:
+    """Every phrase (or any, with `any_phrase`), each scored by BM25 times its boost, among the
+    entries every filter lets through (a filter adds nothing to the score)."""
+    engine = _engine()
+    clauses = []
+    for n, words in enumerate(tokens):
+        one = phrase_query(schema, words)
+        clauses.append(engine.Query.boost_query(one, boosts[n]) if boosts is not None else one)
+    if any_phrase and len(clauses) > 1:
+        clauses = [engine.Query.boolean_query([(engine.Occur.Should, c) for c in clauses])]
+    clauses += [engine.Query.const_score_query(f, 0.0) for f in filters]
+    if len(clauses) == 1:
+        return clauses[0]
+    return engine.Query.boolean_query([(engine.Occur.Must, c) for c in clauses])
+
+
+def phrase_query(schema: tantivy.Schema, words: list[str]) -> tantivy.Query:
+    """One phrase of analyzed words: a term query for one word, else a phrase query."""
+    engine = _engine()
+    if len(words) == 1:
+        return engine.Query.term_query(schema, "text", words[0])
+    return engine.Query.phrase_query(schema, "text", words)
+
+
+def _filters(
+    schema: tantivy.Schema,
+    holders: list[int],
+    entries: list[int] | None,
+    since: float | None,
+    role: str | None,
+    tool: str | None,
+) -> list[tantivy.Query]:
+    engine = _engine()
+    found = [engine.Query.term_set_query(schema, "holder", holders)]
+    if entries is not None:
+        found.append(engine.Query.term_set_query(schema, "entry", entries))
+    if role is not None:
+        found.append(engine.Query.term_query(schema, "role", role))
+    if tool is not None:
+        found.append(engine.Query.term_query(schema, "tool", tool))
+    if since is not None:
+        found.append(engine.Query.range_query(schema, "time", engine.FieldType.Float, since, None))
+    return found
+
+
+def _count(found: tantivy.SearchResult) -> int:
+    """The matches a search counted (asked with `count=True`; tantivy-py's stub omits it)."""
+    counted = getattr(found, "count", None)
+    return counted if isinstance(counted, int) else 0
+
+
+def _rows(
+    connection: sqlite3.Connection, searcher: tantivy.Searcher, found: list[tuple[float, tantivy.DocAddress]]
+) -> list[tuple]:
+    """The bookkeeping's rows of the entries tantivy found, in its order, each with its score
+    last: (id, holder, start, stop, role, tool, time, score). An entry the bookkeeping does not
+    know is left out."""
+    if not found:
+        return []
+    ids = searcher.fast_field_values("entry", [address for _, address in found])
+    known = {
+        row[0]: row
+        for row in connection.execute(
+            f"SELECT id, holder, start, stop, role, tool, time FROM entries WHERE id IN {_in([int(n) for n in ids if n is not None])}"
+        )
+    }
+    return [(*known[n], score) for n, (score, _) in zip(ids, found, strict=True) if n in known]
+
+
 def _indexed(connection: sqlite3.Connection) -> dict[tuple[str, int], tuple[int, str | None]]:
     """(instance, sequence) -> the savepoint's id in the index and its file's stamp when checked."""
     return {
@@ -615,6 +824,7 @@ def discard(logs: Path) -> None:
     entries may point into savepoints whose local copies are gone."""
     with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
         _remove(logs, INDEX_NAME)
+        logs_dir.remove_directory(logs, TEXT_DIR)
 
 
 def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None = None) -> Update:
@@ -631,44 +841,99 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
     with savepoint_log.locked(logs, LOCK_TIMEOUT_SECONDS, LOCK_NAME):
         torn = _exists(logs, WRITING_MARK)
         reason = "asked" if rebuild else "a writer was stopped mid-write" if torn else None
+        text = None
         if reason is None:
             with _connect(logs, create=False) as existing:
                 if existing is not None and not _schema_ok(existing):
                     reason = "it was unreadable or of another version"
+                elif existing is not None:
+                    try:
+                        text, _ = _kept_text(logs, existing)  # as `_missing` checked it, unless changed since
+                    except _Unusable as e:
+                        reason = str(e)
         if reason is not None or not _exists(logs, INDEX_NAME):
             _remove(logs, INDEX_NAME)
+            logs_dir.remove_directory(logs, TEXT_DIR)
             outcome.rebuilt = reason or "there was none"
+            text = None
         logs_dir.write_atomic(logs, WRITING_MARK, b"")
         with _connect(logs, create=True) as connection:
             assert connection is not None
             if not _schema_ok(connection):
                 connection.executescript(_SCHEMA)
                 connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            snapshots = _Snapshots(logs, signer)
-            have = _indexed(connection)
-            by_key = {(s.instance, s.sequence): s for s in wanted}
-            for savepoint in wanted:
-                if (savepoint.instance, savepoint.sequence) in have:
-                    continue
-                previous = _previous(connection, savepoint, by_key)
-                grown = snapshots.grown(savepoint, previous) if previous is not None else None
-                reader: snapshot.SnapshotReader | _Grown | str
-                if grown is not None:
-                    reader, stamp = grown
-                else:
-                    reader, stamp = snapshots.checked(savepoint)
-                    previous = None
-                if isinstance(reader, str):
-                    outcome.notes.append(_not_indexed(savepoint, reader))
-                    continue
-                try:
-                    _index(connection, savepoint, reader, stamp, previous)
-                except ValueError as e:
-                    outcome.notes.append(_not_indexed(savepoint, str(e)))
-                    continue
-                outcome.indexed.append(savepoint.sequence)
+            try:
+                text = text or _open_text(logs, create=True)
+            except _Unusable as e:
+                raise RecallError(f"the recall index in logs/ cannot be written: {e}") from None
+            writer = text.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+            try:
+                _index_wanted(connection, text, writer, logs, wanted, signer, outcome)
+            finally:
+                writer.wait_merging_threads()  # and releases tantivy's writer lock
         _remove(logs, WRITING_MARK)
     return outcome
+
+
+def _index_wanted(
+    connection: sqlite3.Connection,
+    text: tantivy.Index,
+    writer: tantivy.IndexWriter,
+    logs: Path,
+    wanted: list[savepoint_log.Savepoint],
+    signer: str | None,
+    outcome: Update,
+) -> None:
+    """Indexes each savepoint of `wanted` the index lacks, oldest first, in one transaction and
+    one tantivy commit (made just before the bookkeeping's; a stop between the two leaves the
+    writing marker, and the next writer rebuilds): each commit writes a segment that tantivy
+    later merges, and a rebuild would otherwise commit once per savepoint."""
+    snapshots = _Snapshots(logs, signer)
+    by_key = {(s.instance, s.sequence): s for s in wanted}
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        have = _indexed(connection)
+        added, probe = 0, None  # probe: a word of an entry added, to read the index's average length by
+        for savepoint in wanted:
+            if (savepoint.instance, savepoint.sequence) in have:
+                continue
+            previous = _previous(connection, savepoint, by_key)
+            grown = snapshots.grown(savepoint, previous) if previous is not None else None
+            reader: snapshot.SnapshotReader | _Grown | str
+            if grown is not None:
+                reader, stamp = grown
+            else:
+                reader, stamp = snapshots.checked(savepoint)
+                previous = None
+            if isinstance(reader, str):
+                outcome.notes.append(_not_indexed(savepoint, reader))
+                continue
+            try:
+                documents, word = _index(connection, writer, savepoint, reader, stamp, previous)
+            except ValueError as e:
+                outcome.notes.append(_not_indexed(savepoint, str(e)))
+                continue
+            added += documents
+            probe = probe or word
+            outcome.indexed.append(savepoint.sequence)
+    except BaseException:
+        writer.rollback()
+        connection.execute("ROLLBACK")
+        raise
+    try:
+        documents_held, tokens = _recorded(connection)
+        if added:
+            writer.commit()
+            documents_held += added
+            tokens = _tokens(text, documents_held, probe) if probe is not None else tokens
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents_held),))
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
+        connection.execute("COMMIT")
+    except BaseException as e:
+        connection.execute("ROLLBACK")
+        # tantivy may hold what the bookkeeping does not: the writing marker stays, and the next
+        # update rebuilds both.
+        raise RecallError(f"the recall index in logs/ was left half-written ({e}); the next recall rebuilds it") from e
 
 
 def _not_indexed(savepoint: savepoint_log.Savepoint, why: str) -> str:
@@ -680,6 +945,10 @@ def _missing(logs: Path, wanted: list[savepoint_log.Savepoint]) -> bool:
         return True
     with _connect(logs, create=False) as connection:
         if connection is None or not _schema_ok(connection):
+            return True
+        try:
+            _kept_text(logs, connection, afresh=True)
+        except _Unusable:
             return True
         have = _indexed(connection)
     return any((s.instance, s.sequence) not in have for s in wanted)
@@ -700,18 +969,22 @@ def _remove(logs: Path, name: str) -> None:
 
 def _index(
     connection: sqlite3.Connection,
+    writer: tantivy.IndexWriter,
     savepoint: savepoint_log.Savepoint,
     reader: snapshot.SnapshotReader | _Grown,
     stamp: str | None,
     grown_from: _Previous | None = None,
-) -> None:
-    """One savepoint in one transaction: its new entries' words and places, and which entries
-    it holds. When it starts with the history of the instance's latest indexed savepoint (a
-    session saved again as it grew: `grown_from`, shown by its chunks, or `_continued`, by the
-    history's digest), it is recorded as continuing that one and only the entries after are
-    read. Raises ValueError (nothing written) when its history cannot be read entry by entry."""
+) -> tuple[int, str | None]:
+    """One savepoint, inside the update's transaction: its new entries' words (added to
+    `writer`, uncommitted), their places, and which entries it holds; returns how many entries
+    it added and a word of one of them. When it starts with the history of the instance's latest
+    indexed savepoint (a session saved again as it grew: `grown_from`, shown by its chunks, or
+    `_continued`, by the history's digest), it is recorded as continuing that one and only the
+    entries after are read. Raises ValueError when its history cannot be read entry by entry:
+    its rows are rolled back and the words it added deleted (by its number, which no committed
+    entry holds), the update's other savepoints kept."""
     history_end = reader.history_end
-    connection.execute("BEGIN IMMEDIATE")
+    connection.execute("SAVEPOINT one_savepoint")
     try:
         continued: tuple[int | None, int, int | None, bytes | None]
         if grown_from is not None:
@@ -738,7 +1011,9 @@ def _index(
             ),
         )
         holder = cursor.lastrowid
+        assert holder is not None
         ids: dict[bytes, int] = {}
+        added, probe = 0, None  # probe: a word of an entry added, to read the index's average length by
         tool_names = _ToolNames(connection)
         next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
         located = saved_entries(reader, after)
@@ -751,28 +1026,84 @@ def _index(
                     f"SELECT digest, id FROM entries WHERE key IN ({','.join('?' * len(wanted))})", wanted
                 ).fetchall()
             )
-            holds, new_entries, new_text = [], [], []
+            holds, new_entries = [], []
             for ((start, stop), entry), digest in zip(batch, digests):
                 position += 1
                 entry_id = ids.get(digest)
                 if entry_id is None:
-                    role, tool, text = entry_facts(entry, tool_names)
+                    role, tool, words = entry_facts(entry, tool_names)
                     entry_id = ids[digest] = next_id
                     next_id += 1
-                    new_entries.append(
-                        (entry_id, _key(digest), digest, holder, start, stop, role, tool, entry_time(entry))
-                    )
-                    new_text.append((entry_id, text))
+                    when = entry_time(entry)
+                    new_entries.append((entry_id, _key(digest), digest, holder, start, stop, role, tool, when))
+                    writer.add_document(_document(entry_id, holder, role, tool, when, words))
+                    added += 1
+                    if probe is None and words:
+                        probe = next(iter(_analyzer().analyze(words)), None)
                 holds.append((holder, position, entry_id))
             connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
-            connection.executemany("INSERT INTO entry_text(rowid, text) VALUES (?, ?)", new_text)
             connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
         connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", tool_names.items())
         connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
+    except ValueError:
+        if added:
+            # Streamed to tantivy rather than held until the history has read whole (a 100 MB
+            # history's documents took 390 MB more held). Deleted entries still count in tantivy's
+            # length statistics until a merge drops them.
+            # By query: `delete_documents("holder", n)` deleted nothing from this u64 field (tantivy-py 0.27).
+            writer.delete_documents_by_query(_engine().Query.term_query(_text_schema(), "holder", holder))
+        connection.execute("ROLLBACK TO one_savepoint")
+        connection.execute("RELEASE one_savepoint")
         raise
+    connection.execute("RELEASE one_savepoint")
+    return added, probe
+
+
+def _document(
+    entry_id: int, holder: int, role: str, tool: str | None, when: float | None, words: str
+) -> tantivy.Document:
+    document = _engine().Document()
+    document.add_text("text", words)
+    document.add_unsigned("entry", entry_id)
+    document.add_unsigned("holder", holder)
+    document.add_text("role", role)
+    if tool is not None:
+        document.add_text("tool", tool)
+    if when is not None:
+        document.add_float("time", when)
+    return document
+
+
+def _tokens(text: tantivy.Index, documents: int, probe: str) -> int:
+    """The words the text index holds in all, `documents` entries after its commit: tantivy
+    shows their average (avgdl, BM25's) only in a score's explanation, so one entry holding
+    `probe` (a word just added) is explained. A search over every project weighs each
+    entry's length against the average over all of them (recall.everywhere)."""
+    engine = _engine()
+    text.reload()
+    searcher = text.searcher()
+    if searcher.num_docs != documents:
+        raise ValueError(f"tantivy holds {searcher.num_docs} entries after its commit where {documents} were written")
+    query = engine.Query.term_query(text.schema, "text", probe)
+    (_, address), *_ = searcher.search(query, 1, count=False).hits
+    factors = bm25_factors(query.explain(searcher, address).to_json())
+    return round(factors[0][2] * documents)
+
+
+def bm25_factors(explained: str) -> list[tuple[float, float, float]]:
+    """Each BM25 factor of an explained tantivy score, in the query's order: (tf, dl, avgdl)."""
+    found: list[tuple[float, float, float]] = []
+
+    def walk(node: dict) -> None:
+        if str(node.get("description", "")).startswith("freq / (freq + k1"):
+            values = {str(d.get("description", "")).split(",")[0]: float(d["value"]) for d in node["details"]}
+            found.append((values["freq"], values["dl"], values["avgdl"]))
+            return
+        for child in node.get("details", ()):
+            walk(child)
+
+    walk(orjson.loads(explained))
+    return found
 
 
 def _key(digest: bytes) -> int:
@@ -872,14 +1203,10 @@ _WORD = re.compile(r"\w+")
 
 def _phrases(query: str) -> list[list[str]]:
     """The query's phrases (a quoted run, else one word), each as its words. Only words reach
-    FTS5, quoted, so no query is read as FTS5 syntax."""
+    the text index, as term and phrase queries built from them, so no query is read as a query
+    language."""
     phrases = [_WORD.findall(quoted or bare) for quoted, bare in _TERM.findall(query)]
     return [p for p in phrases if p]
-
-
-def _match(phrases: list[list[str]], any_phrase: bool) -> str:
-    quoted = ['"' + " ".join(words) + '"' for words in phrases]
-    return (" OR " if any_phrase else " AND ").join(quoted)
 
 
 @contextlib.contextmanager
@@ -926,16 +1253,53 @@ def search(
                 raise RecallError(
                     f"{instance} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
                 )
+        text, searcher = _searchable(logs, connection)
+        entries = None
+        if within is not None:
+            held = f"SELECT DISTINCT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))}"
+            entries = [n for (n,) in connection.execute(held)]
+        filters = _filters(text.schema, list(ids), entries, since_unix, role, tool)
+        tokens = analyzed(phrases)
         rows: list[tuple] = []
         for any_phrase in (False, True):
-            rows, results.matched = _query(
-                connection, _match(phrases, any_phrase), list(ids), within, since_unix, role, tool, limit
+            if not tokens:
+                break
+            rows, results.matched = _best(
+                connection, searcher, _text_query(text.schema, tokens, any_phrase, None, filters), limit
             )
-            if rows or len(phrases) == 1:
+            if rows or len(tokens) == 1:
                 break
             results.notes.append("no entry holds every word; these hold some of them")
         _hits(connection, _Snapshots(logs, signer), rows, phrases, scope, indexed, ids, within, results)
     return results
+
+
+def _best(
+    connection: sqlite3.Connection, searcher: tantivy.Searcher, query: tantivy.Query, limit: int
+) -> tuple[list[tuple], int]:
+    """The best `limit` matches as the bookkeeping's rows (`_rows`), ties in the order the
+    entries were indexed, and how many match in all. tantivy orders a tie by where the entries
+    landed in its segments, which its background merges decide: the entries tied with the last
+    one are all read, so the same index gives the same list however it was merged."""
+    found = searcher.search(query, limit, count=True)
+    hits, matched = found.hits, _count(found)
+    asked = limit
+    while len(hits) == asked < matched and hits[-1][0] == hits[limit - 1][0]:
+        asked = min(matched, asked * 2)
+        hits = searcher.search(query, asked, count=False).hits
+    rows = sorted(_rows(connection, searcher, hits), key=lambda row: (-row[-1], row[0]))
+    return rows[:limit], matched
+
+
+def _searchable(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.Index, tantivy.Searcher]:
+    """The text index the update just checked (or rebuilt), checked again as it is opened; one
+    changed since is refused in one line naming the rebuild."""
+    try:
+        return _kept_text(logs, connection)
+    except _Unusable as e:
+        raise RecallError(
+            f"the recall index in logs/ cannot be searched: {e}; run `precompact recall --rebuild`"
+        ) from None
 
 
 def request(query: str, role: str | None, since: str | None) -> tuple[list[list[str]], float | None]:
@@ -1008,44 +1372,94 @@ def _hits(
 
 
 @dataclass
-class Pool:
-    """One project's index's share of a search over several: its matches (`pool`), each with
-    BM25's weight of each phrase in it before IDF, and the counts an IDF over every index needs
-    (FTS5's own: log((N - n + 0.5) / (n + 0.5)), N the entries indexed, n those holding the
-    phrase). Its excerpts are read only for the matches chosen (`pool_hits`)."""
+class Part:
+    """One project's index opened for a search over several: what BM25 over all of them needs
+    from it (its entries, their words in all, each word's count of entries), its best matches
+    under boosted queries, the factors of one match's score, and the hits of the matches chosen,
+    their excerpts read from their verified snapshots."""
 
     logs: Path
-    rows: list[tuple]  # (entry id, holder, start, stop, role, tool, time)
-    weights: list[tuple[float, ...]]  # per row, per phrase: BM25's term weight, IDF left out
-    entries: int
-    having: tuple[int, ...]  # per phrase, the entries that hold it
-    matched: int
-    notes: list[str]
     scope: dict[tuple[str, int], savepoint_log.Savepoint]
-    indexed: dict[tuple[str, int], tuple[int, str | None]] = field(default_factory=dict)  # as _indexed read it
+    indexed: dict[tuple[str, int], tuple[int, str | None]]
+    text: tantivy.Index
+    searcher: tantivy.Searcher
+    documents: int
+    tokens: int
+    notes: list[str] = field(default_factory=list)
+
+    def having(self, word: str) -> int:
+        """The entries of this index holding `word` (analyzed)."""
+        return self.searcher.doc_freq("text", word)
+
+    def query(
+        self,
+        tokens: list[list[str]],
+        any_phrase: bool,
+        boosts: list[float],
+        since: float | None,
+        role: str | None,
+        tool: str | None,
+    ) -> tantivy.Query:
+        holders = [n for key, (n, _) in self.indexed.items() if key in self.scope]
+        filters = _filters(self.text.schema, holders, None, since, role, tool)
+        return _text_query(self.text.schema, tokens, any_phrase, boosts, filters)
+
+    def best(
+        self, query: tantivy.Query, limit: int, count: bool = False
+    ) -> tuple[list[tuple[float, tantivy.DocAddress, int]], int]:
+        """The best `limit` matches of `query` (score, address, entry id), and how many match
+        when asked. Not every entry tied with the limit-th is read, as `_best` does: at 100
+        projects of 10 MB that made a common word's search 2-4x slower (docs/performance.md)."""
+        found = self.searcher.search(query, limit, count=count)
+        entries = self.searcher.fast_field_values("entry", [address for _, address in found.hits])
+        return [
+            (score, address, int(n)) for (score, address), n in zip(found.hits, entries, strict=True) if n is not None
+        ], _count(found)
+
+    def factors(self, tokens: list[list[str]], address: tantivy.DocAddress) -> list[tuple[float, float] | None]:
+        """Per phrase, its BM25 factors in the match at `address` (tf, the entry's length), None
+        when the entry does not hold it."""
+        found: list[tuple[float, float] | None] = []
+        for words in tokens:
+            try:
+                explained = bm25_factors(
+                    phrase_query(self.text.schema, words).explain(self.searcher, address).to_json()
+                )
+            except ValueError:  # tantivy: "Document ... does not match"
+                found.append(None)
+                continue
+            found.append((explained[0][0], explained[0][1]) if explained else None)
+        return found
+
+    def hits(
+        self, addresses: list[tantivy.DocAddress], phrases: list[list[str]], project: str, results: Results
+    ) -> list[int]:
+        """Appends to `results` the hits of the matches at `addresses` (best first), each naming
+        `project`, their excerpts read from their verified snapshots; which of them made hits."""
+        with _damage_named(), _kept_open(self.logs) as connection:
+            if connection is None:
+                return []
+            rows = _rows(connection, self.searcher, [(0.0, a) for a in addresses])
+            ids = {n: key for key, (n, _) in self.indexed.items() if key in self.scope}
+            made = _hits(
+                connection,
+                _Snapshots(self.logs, None),
+                rows,
+                phrases,
+                self.scope,
+                self.indexed,
+                ids,
+                None,
+                results,
+                project,
+            )
+        return made
 
 
-def idf(entries: int, having: int) -> float:
-    """FTS5's BM25 IDF of a phrase `having` of `entries` hold (never below its floor, 1e-6)."""
-    value = math.log((entries - having + 0.5) / (having + 0.5))
-    return value if value > 0 else 1e-6
-
-
-def pool(
-    logs: Path,
-    instances: Iterable[str],
-    phrases: list[list[str]],
-    any_phrase: bool,
-    since: float | None = None,
-    role: str | None = None,
-    tool: str | None = None,
-    agent: str | None = None,
-    limit: int = MAX_HITS,
-) -> Pool:
-    """The project's matches among the savepoints of `instances` (and their lineage) this
-    machine wrote and verified, the index brought up to date first: for one phrase its best
-    `limit` by its own BM25 (the same under any IDF); for several, every match, which the caller
-    ranks by BM25 with the IDFs over every index."""
+def part(logs: Path, instances: Iterable[str], agent: str | None = None) -> Part | None:
+    """The project's index for a search over several, brought up to date first, its scope the
+    savepoints of `instances` (and their lineage) this machine wrote and verified, of `agent`'s
+    sessions when named; None when it has none."""
     notes: list[str] = []
     scope: dict[tuple[str, int], savepoint_log.Savepoint] = {}
     wanted: dict[str, list[savepoint_log.Savepoint]] = {}
@@ -1053,112 +1467,30 @@ def pool(
         if held := _in_scope_kept(logs, instance):
             wanted[instance] = held
             scope.update({(s.instance, s.sequence): s for s in held if agent is None or s.agent == agent})
-    empty = Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
     every = {(s.instance, s.sequence) for held in wanted.values() for s in held}
     for updated in (False, True):
         with _damage_named(), _kept_open(logs) as connection:
             current = connection is not None and _schema_ok(connection) and not _exists(logs, WRITING_MARK)
             indexed = _indexed(connection) if connection is not None and current else {}
             if connection is not None and (updated or every <= indexed.keys()):
-                return _pooled(connection, logs, phrases, any_phrase, since, role, tool, limit, notes, scope, indexed)
+                try:
+                    text, searcher = _kept_text(logs, connection)
+                except _Unusable as e:
+                    if not updated:
+                        indexed = {}
+                    else:
+                        raise RecallError(
+                            f"its recall index cannot be searched: {e}; run `precompact recall --rebuild` there"
+                        ) from None
+                else:
+                    documents, tokens = _recorded(connection)
+                    return Part(logs, scope, indexed, text, searcher, documents, tokens, notes)
         if not wanted:
-            return empty
-        # The index lacks a savepoint, or is torn or of another version: brought up to date, once.
+            return None
+        # The index lacks a savepoint, or is torn, damaged or of another version: brought up to date, once.
         for instance in wanted:
             notes.extend(update(logs, instance).notes)
-    return empty
-
-
-def _pooled(
-    connection: sqlite3.Connection,
-    logs: Path,
-    phrases: list[list[str]],
-    any_phrase: bool,
-    since: float | None,
-    role: str | None,
-    tool: str | None,
-    limit: int,
-    notes: list[str],
-    scope: dict[tuple[str, int], savepoint_log.Savepoint],
-    indexed: dict[tuple[str, int], tuple[int, str | None]],
-) -> Pool:
-    ids = {n: key for key, (n, _) in indexed.items() if key in scope}
-    if not ids:
-        return Pool(logs, [], [], 0, tuple(0 for _ in phrases), 0, notes, scope)
-    (entries,) = connection.execute("SELECT count(*) FROM entries").fetchone()
-    having = tuple(
-        connection.execute(
-            "SELECT count(*) FROM entry_text WHERE entry_text MATCH ?", (_match([p], False),)
-        ).fetchone()[0]
-        for p in phrases
-    )
-    if len(phrases) == 1:  # the query's own score is the phrase's, in the same order under any IDF
-        rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, limit)
-        weights: list[tuple[float, ...]] = [(-row[-1] / idf(entries, having[0]),) for row in rows]
-        return Pool(logs, rows, weights, entries, having, matched, notes, scope, indexed)
-    # Several phrases: every match, as this index's own BM25 can rank past its best `limit` an
-    # entry that BM25 with the IDFs over every index ranks among the best.
-    rows, matched = _query(connection, _match(phrases, any_phrase), list(ids), None, since, role, tool, None)
-    row_weights: dict[int, list[float]] = {row[0]: [0.0] * len(phrases) for row in rows}
-    for n, phrase in enumerate(phrases):
-        # BM25 of this phrase alone, over the same rows: its term weight times this index's IDF.
-        # FTS5 answers `rowid IN (...)` one rowid at a time, each about 8 times what a row of a
-        # scan of every match costs (SQLite 3.40, 1 MB projects): the cheaper of the two.
-        local = idf(entries, having[n])
-        only = f" AND rowid IN {_in(list(row_weights))}" if having[n] > SCAN_OVER_LOOKUP * len(row_weights) else ""
-        for entry_id, score in connection.execute(
-            f"SELECT rowid, bm25(entry_text) FROM entry_text WHERE entry_text MATCH ?{only}",
-            (_match([phrase], False),),
-        ):
-            if entry_id in row_weights:
-                row_weights[entry_id][n] = -score / local
-    weights = [tuple(row_weights[row[0]]) for row in rows]
-    return Pool(logs, rows, weights, entries, having, matched, notes, scope, indexed)
-
-
-def pool_hits(found: Pool, rows: list[tuple], phrases: list[list[str]], project: str, results: Results) -> list[int]:
-    """Appends to `results` the hits of `rows` (some of `found.rows`, best first), each naming
-    `project`, their excerpts read from their verified snapshots; which rows made them."""
-    with _damage_named(), _kept_open(found.logs) as connection:
-        if connection is None:
-            return []
-        indexed = found.indexed or _indexed(connection)
-        ids = {n: key for key, (n, _) in indexed.items() if key in found.scope}
-        return _hits(
-            connection, _Snapshots(found.logs, None), rows, phrases, found.scope, indexed, ids, None, results, project
-        )
-
-
-def _query(
-    connection: sqlite3.Connection,
-    match: str,
-    holders: list[int],
-    within: int | None,
-    since: float | None,
-    role: str | None,
-    tool: str | None,
-    limit: int | None,
-) -> tuple[list[tuple], int]:
-    """The best `limit` matches (each with its BM25 score last), and how many entries match in
-    all; with no `limit`, every match, unscored and in no order."""
-    where = ["entry_text MATCH ?", f"e.holder IN ({','.join('?' * len(holders))})"]
-    values: list[object] = [match, *holders]
-    for clause, value in (("e.role = ?", role), ("e.tool = ?", tool), ("e.time >= ?", since)):
-        if value is not None:
-            where.append(clause)
-            values.append(value)
-    if within is not None:
-        where.append(f"e.id IN (SELECT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))})")
-    source = f"FROM entry_text JOIN entries e ON e.id = entry_text.rowid WHERE {' AND '.join(where)}"
-    if limit is None:
-        every = connection.execute(f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time {source}", values)
-        return (rows := every.fetchall()), len(rows)
-    rows = connection.execute(
-        f"SELECT e.id, e.holder, e.start, e.stop, e.role, e.tool, e.time, bm25(entry_text) AS rank {source} ORDER BY rank LIMIT ?",
-        (*values, limit),
-    ).fetchall()
-    count = len(rows) if len(rows) < limit else connection.execute(f"SELECT count(*) {source}", values).fetchone()[0]
-    return rows, count
+    return None
 
 
 def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> str:
