@@ -40,8 +40,6 @@ EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
 # The layers as the page names them, and as the verifier does.
 LAYERS = {"local": verdicts.SNAPSHOT, "git": verdicts.GIT, "chain": verdicts.CHAIN}
-# What a verdict says against a "verified": shown over it, whichever check is newer.
-CONTRADICTING = (verdicts.FAILED, verdicts.NOT_ON_REMOTE)
 
 
 class ViewerError(PrecompactError):
@@ -205,8 +203,12 @@ def on_its_page(found: Verdicts, checked: Checked | None, page: SavepointPage) -
         theirs = (reported[name], checked.as_of) if checked is not None else None
         mine = read_now.get(name)
         ours = (mine, now) if mine is not None else None
-        candidates = [c for c in (ours, theirs) if c is not None]
-        chosen = next((c for c in candidates if c[0].status in CONTRADICTING), theirs or ours)
+        candidates = [c for c in (theirs, ours) if c is not None]
+        # What says against a "verified" (FAILED, not on the remote) is shown over it, whichever
+        # is newer; the page's own only where the report does not (then the report is stale).
+        chosen = next(
+            (c for c in candidates if c[0].status in (verdicts.FAILED, verdicts.NOT_ON_REMOTE)), theirs or ours
+        )
         if checked is not None and ours is not None and chosen is ours:
             found.contradicted(checked)
         if chosen is not None:
