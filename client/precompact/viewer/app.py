@@ -228,6 +228,7 @@ class Viewer:
             bad_lines=bad_lines,
             checked=checked,
             reported=pages.reported,
+            stand_seconds=pages.VERDICTS_STAND_SECONDS,
             instance=self._config.instance,
         )
 
