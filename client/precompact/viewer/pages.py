@@ -74,10 +74,6 @@ class Checked:
         )
         return {name: found[layer] for name, layer in LAYERS.items()}
 
-    def not_backed_up(self, s: Savepoint) -> bool:
-        """Whether the verifier found that the git remote does not hold the savepoint."""
-        return api.not_backed_up(self.of(s)["git"], s)
-
 
 class Verdicts:
     """The verifier's report on every savepoint (`precompact verify`), made in the background:
@@ -180,7 +176,8 @@ def reported(checked: Checked | None, s: Savepoint) -> Shown | None:
     stands."""
     if checked is None:
         return None
-    return Shown(dict(checked.of(s)), dict.fromkeys(LAYERS, checked.as_of), checked.not_backed_up(s))
+    layers = checked.of(s)
+    return Shown(dict(layers), dict.fromkeys(LAYERS, checked.as_of), api.not_backed_up(layers["git"], s))
 
 
 def on_its_page(found: Verdicts, checked: Checked | None, page: SavepointPage) -> Shown:
