@@ -295,6 +295,15 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     return verification.verify(config, sequence, check_chain)
 
 
+def verified_here(config: Config) -> tuple[str, ...]:
+    """What `verify` reads of this machine's logs/ (the index, the snapshot files, the chunks), as
+    it stands: the same only while none of it changed (boundary.logs_dir)."""
+    from precompact.boundary import logs_dir
+    from precompact.local import chunks
+
+    return logs_dir.identities(config.logs, (savepoint_log.INDEX_NAME,), (logs_dir.SAVES_DIR, chunks.CHUNKS_DIR))
+
+
 def verify_file(config: Config, path: Path) -> Report:
     """One snapshot file, against the savepoint of the index that names its hash."""
     from precompact.verifier import verify as verification

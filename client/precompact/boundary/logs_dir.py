@@ -231,6 +231,33 @@ def remove_directory(logs: Path, sub: str) -> None:
         os.rmdir(sub, dir_fd=fd)
 
 
+def identities(logs: Path, names: tuple[str, ...], subs: tuple[str, ...]) -> tuple[str, ...]:
+    """The identity of each file `names` of logs/ and of every file in its subdirectories `subs`,
+    as they stand, links not followed: the same only while none of them is added, removed,
+    replaced or written to. A name that is not there is said to be missing."""
+    found = []
+    try:
+        with directory(logs, create=False) as fd:
+            for name in names:
+                found.append(f"{name} {_identity_at(fd, name)}")
+    except FileNotFoundError:
+        return ("logs/ missing",)
+    for sub in subs:
+        try:
+            with directory(logs, sub, create=False) as fd:
+                found += sorted(f"{sub}/{name} {_identity_at(fd, name)}" for name in os.listdir(fd))
+        except FileNotFoundError:
+            found.append(f"{sub} missing")
+    return tuple(found)
+
+
+def _identity_at(dir_fd: int, name: str) -> str:
+    try:
+        return identity(os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
+    except FileNotFoundError:
+        return "missing"
+
+
 def claim(logs: Path, name: str, to: str) -> bool:
     """Renames `name` to `to` in its directory of logs/ (a link is moved, never followed), so
     that of processes racing for it exactly one has it; False when `name` is not there (any more)."""

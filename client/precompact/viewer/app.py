@@ -221,26 +221,24 @@ class Viewer:
 
     def timeline(self, request: Request) -> Response:
         sessions, bad_lines = pages.timeline(self._config)
-        checked = self._checked
+        checked = self._checked.current()
         return self._render(
             "timeline.html",
             sessions=sessions,
             bad_lines=bad_lines,
-            verdicts=checked,
-            report=checked.report,
-            error=checked.error,
+            checked=checked,
+            reported=pages.reported,
+            stand_seconds=pages.VERDICTS_STAND_SECONDS,
             instance=self._config.instance,
         )
 
     def savepoint(self, request: Request) -> Response:
         asked = (self._instance(request), _number(request, "sequence"))
         shown = pages.savepoint_page(self._config, *asked, self._dropped)
-        verdicts = self._checked.of(shown.savepoint)
         return self._render(
             "savepoint.html",
             page=shown,
-            verdicts=verdicts,
-            not_backed_up=self._checked.not_backed_up(shown.savepoint),
+            verdicts=pages.on_its_page(self._checked, self._checked.current(), shown),
             facts_shown=FACTS_SHOWN,
             refresh_seconds=REFRESH_SECONDS,
         )

@@ -32,6 +32,9 @@ LAST_PAGE = 1 << 62  # asks for a conversation's last page, however many it has
 # When a savepoint's page shows itself without its list of what compaction dropped, if the list
 # is not made by then (from the request's start): a few MB's list is, a 100 MB one's is not.
 DROPPED_DEADLINE_SECONDS = 0.8
+# How long the verifier's report stands at most before a page asks for a new one (its run reads
+# git and the chain: a second for a thousand savepoints, in the background).
+VERDICTS_STAND_SECONDS = 30.0
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
@@ -46,36 +49,24 @@ class ViewerError(PrecompactError):
 # --- verdicts ---------------------------------------------------------------------------------
 
 
-class Verdicts:
-    """The verifier's report on every savepoint (`precompact verify`), computed once, in the
-    background, when the viewer starts: reading git and the chain takes longer than a page may."""
+@dataclass(frozen=True)
+class Checked:
+    """One run of the verifier: its report (or why there is none), when it started, and what of
+    logs/ it read as it stood then."""
 
-    def __init__(self, config: Config):
-        self._config = config
-        self._done = threading.Event()
-        self.report: verification.Report | None = None
-        self.error: str | None = None
-        threading.Thread(target=self._run, name="precompact-view-verify", daemon=True).start()
+    report: verification.Report | None
+    error: str | None
+    at: datetime
+    started: float  # time.monotonic() at its start
+    read: tuple[str, ...] | None  # None: logs/ could not be looked at
 
-    def _run(self) -> None:
-        try:
-            self.report = api.verify(self._config)
-        except PrecompactError as e:
-            self.error = str(e)
-        except Exception as e:  # noqa: BLE001 -- a bug: its traceback goes to the terminal, the page says so
-            traceback.print_exc()
-            self.error = f"the verifier stopped: {type(e).__name__}: {e}"
-        finally:
-            self._done.set()
+    @property
+    def as_of(self) -> str:
+        return _as_of(self.at)
 
-    def wait(self, seconds: float) -> bool:
-        return self._done.wait(seconds)
-
-    def of(self, s: Savepoint) -> dict[str, verdicts.Check] | None:
+    def of(self, s: Savepoint) -> dict[str, verdicts.Check]:
         """The verifier's verdict on each layer of the savepoint, by the name the page gives the
-        layer; None while it runs."""
-        if not self._done.is_set():
-            return None
+        layer."""
         found = (
             self.report.verdicts_of(s.instance, s.sequence)
             if self.report is not None
@@ -83,10 +74,146 @@ class Verdicts:
         )
         return {name: found[layer] for name, layer in LAYERS.items()}
 
-    def not_backed_up(self, s: Savepoint) -> bool:
-        """Whether the verifier found that the git remote does not hold the savepoint."""
-        found = self.of(s)
-        return found is not None and api.not_backed_up(found["git"], s)
+
+class Verdicts:
+    """The verifier's report on every savepoint (`precompact verify`), made in the background:
+    reading git and the chain takes longer than a page may. A report stands while what it read of
+    logs/ (the index, the snapshots, the chunks) is unchanged and no page's own check of a
+    savepoint contradicts it; a page asks for a new one once it no longer stands, or once it is
+    VERDICTS_STAND_SECONDS old (the remote's branch and the chain change without a trace here),
+    and shows a report's verdicts only while it stands, with the time it was made."""
+
+    def __init__(self, config: Config):
+        self._config = config
+        self._lock = threading.Lock()
+        self._finished = threading.Event()
+        self._latest: Checked | None = None
+        self._contradicted: Checked | None = None
+        self._running = False
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        self._running = True
+        self._finished.clear()
+        threading.Thread(target=self._run, name="precompact-view-verify", daemon=True).start()
+
+    def _run(self) -> None:
+        at, started = datetime.now(UTC), time.monotonic()
+        read, report, error = _read_here(self._config), None, None
+        try:
+            report = api.verify(self._config)
+        except PrecompactError as e:
+            error = str(e)
+        except Exception as e:  # noqa: BLE001 -- a bug: its traceback goes to the terminal, the page says so
+            traceback.print_exc()
+            error = f"the verifier stopped: {type(e).__name__}: {e}"
+        with self._lock:
+            self._latest = Checked(report, error, at, started, read)
+            self._running = False
+        self._finished.set()
+
+    def wait(self, seconds: float) -> bool:
+        """Whether the run under way (or the last) finished within `seconds`."""
+        return self._finished.wait(seconds)
+
+    def current(self) -> Checked | None:
+        """The newest report while it stands, else None ("checking…"); asks for a new one when it
+        no longer stands or is old."""
+        read = _read_here(self._config)
+        with self._lock:
+            latest = self._latest
+            stands = latest is not None and latest.read == read and latest is not self._contradicted
+            old = latest is not None and time.monotonic() - latest.started > VERDICTS_STAND_SECONDS
+            if not self._running and (not stands or old):
+                self._start()
+            return latest if stands else None
+
+    def contradicted(self, checked: Checked) -> None:
+        """A page's own check of a savepoint contradicts `checked`: it no longer stands, and a new
+        report is asked for."""
+        with self._lock:
+            if self._latest is checked:
+                self._contradicted = checked
+                if not self._running:
+                    self._start()
+
+
+def _read_here(config: Config) -> tuple[str, ...] | None:
+    try:
+        return api.verified_here(config)
+    except (PrecompactError, OSError):
+        return None
+
+
+def _as_of(at: datetime) -> str:
+    return at.strftime("%H:%M:%S UTC")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The verdicts a page shows of one savepoint: each layer's (None: "checking…"), and when each
+    was checked."""
+
+    layers: dict[str, verdicts.Check | None]
+    when: dict[str, str]
+    not_backed_up: bool
+
+    @property
+    def as_of(self) -> list[str]:
+        """When they were checked, the layers checked together named together: ["as of 18:50:02
+        UTC"], or ["local as of 18:52:10 UTC", "git, chain as of 18:50:02 UTC"]."""
+        together: dict[str, list[str]] = {}
+        for name, when in self.when.items():
+            together.setdefault(when, []).append(name)
+        if len(together) == 1:
+            return [f"as of {when}" for when in together]
+        return [f"{', '.join(names)} as of {when}" for when, names in together.items()]
+
+
+def reported(checked: Checked | None, s: Savepoint) -> Shown | None:
+    """The verifier's verdicts on the savepoint, as the timeline shows them; None while no report
+    stands."""
+    if checked is None:
+        return None
+    layers = checked.of(s)
+    return Shown(dict(layers), dict.fromkeys(LAYERS, checked.as_of), api.not_backed_up(layers["git"], s))
+
+
+def on_its_page(found: Verdicts, checked: Checked | None, page: SavepointPage) -> Shown:
+    """The verdicts a savepoint's page shows. The page's own checks are as new as the page: they
+    hashed the bytes it shows (local), and read the remote and the chain where this machine's copy
+    was altered (git's copy is shown); the index's record of git and the chain is no check of
+    them. Per layer, a check that contradicts (FAILED, not on the remote) is shown over one that
+    does not, whichever is newer; else the verifier's, else the page's. A page's check that
+    contradicts the verifier's report takes its standing: a new report is asked for."""
+    copies = [page.checks[name] for name in verdicts.LOCAL_COPIES if name in page.checks]
+    local = next((c for c in copies if c.status == verdicts.FAILED), page.checks.get("integrity"))
+    read_now = {"local": local} | (
+        {name: page.checks.get(LAYERS[name]) for name in ("git", "chain")} if page.copy_note is not None else {}
+    )
+    now = _as_of(page.checked_at)
+    reported = checked.of(page.savepoint) if checked is not None else {}
+    layers: dict[str, verdicts.Check | None] = {}
+    when: dict[str, str] = {}
+    for name in LAYERS:
+        theirs = (reported[name], checked.as_of) if checked is not None else None
+        mine = read_now.get(name)
+        ours = (mine, now) if mine is not None else None
+        candidates = [c for c in (theirs, ours) if c is not None]
+        # What says against a "verified" (FAILED, not on the remote) is shown over it, whichever
+        # is newer; the page's own only where the report does not (then the report is stale).
+        chosen = next(
+            (c for c in candidates if c[0].status in (verdicts.FAILED, verdicts.NOT_ON_REMOTE)), theirs or ours
+        )
+        if checked is not None and ours is not None and chosen is ours:
+            found.contradicted(checked)
+        if chosen is not None:
+            layers[name], when[name] = chosen
+        else:
+            layers[name] = None
+    git = layers["git"]
+    return Shown(layers, when, git is not None and api.not_backed_up(git, page.savepoint))
 
 
 # --- the timeline -----------------------------------------------------------------------------
@@ -133,6 +260,7 @@ class SavepointPage:
     edited: list[str]
     entries: int | None  # known once "dropped" is listed
     copy_note: str | None  # git's copy is shown in place of an altered local one
+    checked_at: datetime  # when its checks were made
 
 
 class DroppedLists:
@@ -179,7 +307,7 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
     """A savepoint loaded and checked as `precompact resurrect` does it, from this machine only;
     what compaction dropped, if its list is made in time. Refused (NotVouched) unless a root
     vouches for it: its brief, files and list are what it holds."""
-    started = time.monotonic()
+    started, checked_at = time.monotonic(), datetime.now(UTC)
     found = api.from_this_machine(config, instance, sequence)
     files = sorted((name, _file_note(info)) for name, info in found.document.loaded_files.items())
     recent = api.recent(found)
@@ -201,6 +329,7 @@ def savepoint_page(config: Config, instance: str, sequence: int, lists: DroppedL
         recent.edited,
         dropped.entries if dropped else None,
         api.copy_note(found),
+        checked_at,
     )
 
 
