@@ -147,7 +147,7 @@ def test_a_session_that_ends_without_compacting_is_archived_by_session_end(plain
     assert (saved["session_id"], saved["trigger"]) == (session_id, "session_end")
     said = [e["uuid"] for e in session.transcript(session_id) if e.get("type") in ("user", "assistant")]
     assert set(said) <= {e.get("uuid") for e in history(plain, saved)}
-    # Claude Code cancels SessionEnd hooks past their 1.5 s budget; this one completed.
+    # Claude Code cancels a SessionEnd hook past its timeout (2.1.332; its docs say 1.5 s): this one completed.
     assert f"SessionEnd:other [{Path(PRECOMPACT).resolve()} hook] completed with status 0" in debug.read_text()
     session.run("And the backoff?", resume=session_id)
     wait_for_worker(plain.project)

@@ -40,8 +40,9 @@ PROJECT_SCOPE_ADVICE = (
 )
 
 # Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration;
-# SessionEnd has none (every reason a session ends), and Claude Code gives all its SessionEnd hooks
-# 1.5 s together whatever the timeout says. UserPromptSubmit and PostToolUse (every prompt, every
+# SessionEnd has none (every reason a session ends); Claude Code's docs give SessionEnd hooks 1.5 s
+# together, but 2.1.332 cancels one at its timeout (a 3 s hook completed, a 7 s one was cancelled
+# at 5 s), so 5 s is SessionEnd's bound there and 1.5 s its aim. UserPromptSubmit and PostToolUse (every prompt, every
 # tool) give a compacted session what its summary left out; Claude Code has no way to register a
 # hook only while something is pending, so they are always registered, and the hook answers at
 # once when nothing is (edges/hook.py).

@@ -435,7 +435,7 @@ def session_start_brief(
 def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None:
     """Archives what the session said since its last savepoint, so a session that never
     compacts is kept too: Layer 1 here (going on from the session's read position, well inside
-    Claude Code's 1.5 s SessionEnd budget), Layers 2 and 3 in the worker."""
+    the 1.5 s Claude Code's docs give SessionEnd hooks; 2.1.332 allows the installed 5 s), Layers 2 and 3 in the worker."""
     if not loaded.session_end:
         return
     from precompact.local import snapshot
