@@ -12,8 +12,9 @@ CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # Exceptions that never reach an edge: each is caught inside the module that raises it (the
 # verifier's Broken, Unreached and Unrooted, by the callers that turn them into verdicts); and
 # records.py's FrozenRecordError, dataclasses' FrozenInstanceError: precompact's own code
-# assigning to a frozen record, a bug no input can cause.
-INTERNAL = {"Broken", "FrozenRecordError", "RepeatedKey", "TooDeep", "Unreached", "Unreadable", "Unrooted"}
+# assigning to a frozen record, a bug no input can cause; recall's _Unusable (a text index
+# refused or unopenable), which fulltext.py turns into a rebuild or a RecallError naming one.
+INTERNAL = {"Broken", "FrozenRecordError", "RepeatedKey", "TooDeep", "Unreached", "Unreadable", "Unrooted", "_Unusable"}
 
 
 def exception_classes() -> dict[str, list[str]]:
