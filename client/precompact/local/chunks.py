@@ -168,9 +168,10 @@ def strict_loads(data: bytes) -> Any:
     spelling; importing orjson is most of what a session start's brief would import for it):
     ValueError for what orjson refuses (NaN and infinities, a number that is infinite as a
     double, a lone surrogate, invalid UTF-8, nesting deeper than recursion takes); an integer
-    beyond 64 bits is read exactly, as the standard library reads it."""
+    beyond 64 bits read as a double, as orjson reads it (a history's two readers, this one and
+    orjson's, must give the same entries)."""
     try:
-        value = json.loads(data, parse_constant=_refused_constant, parse_float=_finite)
+        value = json.loads(data, parse_constant=_refused_constant, parse_float=_finite, parse_int=_integer)
     except RecursionError:
         raise ValueError("nested too deeply") from None
     if _SURROGATE_ESCAPE.search(data) and not _encodable(value):
@@ -180,6 +181,18 @@ def strict_loads(data: bytes) -> Any:
 
 def _refused_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
+
+
+def _integer(text: str) -> int | float:
+    """An integer as orjson reads it: exactly within 64 bits (signed, or unsigned), else as a
+    double (never converting hundreds of digits to an int first)."""
+    if len(text) < 19:
+        return int(text)
+    if len(text) <= 21:
+        value = int(text)
+        if -(2**63) <= value < 2**64:
+            return value
+    return _finite(text)
 
 
 def _finite(text: str) -> float:
