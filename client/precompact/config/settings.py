@@ -54,11 +54,18 @@ ENV_OVERRIDES = {
     "PRECOMPACT_AUTHORITY": ("chain", "authority"),
     "PRECOMPACT_IDENTITY": ("encryption", "identity"),
 }
-# The overrides a hook ignores: the roots verdicts are checked against and the repository git
-# runs in. A hook's environment is the agent's, which the project's own files can set (Claude
-# Code's `env` in .claude/settings.json); a command the user runs keeps them. (The cluster and
-# the keypair stay: the plugin's options reach its hooks as PRECOMPACT_CLUSTER and _KEYPAIR.)
+# The overrides a hook and the MCP server ignore: the roots verdicts are checked against and the
+# repository git runs in. Their environment is the agent's, which the project's own files can set
+# (Claude Code's `env` in .claude/settings.json, a server's `env` in .mcp.json); a command the
+# user runs keeps them. PRECOMPACT_KEYPAIR (the plugin's `keypair` option) counts there only when
+# its key is the approved chain.authority (drop_agent_overrides): it may choose the file that
+# signs, never the key that vouches. PRECOMPACT_CLUSTER (its `cluster` option) stays: a
+# transport, whose every answer is checked against the program id and the authority, which only
+# the approved configuration gives there; an endpoint the project picks is the hostile RPC
+# endpoint docs/security.md describes (it can stall or withhold, never make a record pass).
 HOOK_IGNORED_OVERRIDES = ("PRECOMPACT_AUTHORITY", "PRECOMPACT_PROGRAM_ID", "PRECOMPACT_REPO")
+# A Solana CLI keypair file is about 250 bytes; a larger one named from the environment is not read.
+_KEYPAIR_MAX_BYTES = 4096
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
 # hook's path).
@@ -183,15 +190,45 @@ def load(start: Path, environ: dict | None = None) -> Config:
     return config
 
 
-def drop_hook_ignored_overrides(environ: MutableMapping[str, str]) -> list[str]:
-    """Removes from `environ` (a hook's: the worker it starts inherits it) the overrides a hook
-    ignores (HOOK_IGNORED_OVERRIDES); returns the names of those that were set."""
-    return [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
+def drop_agent_overrides(environ: MutableMapping[str, str], root: Path | None) -> list[str]:
+    """Removes from `environ` (a hook's or the MCP server's: the agent's, which the worker a hook
+    starts inherits) the overrides they ignore: HOOK_IGNORED_OVERRIDES, and PRECOMPACT_KEYPAIR
+    unless its key is chain.authority in root's approved configuration (`root` None: outside
+    every project, where none is approved). Returns the names of those that were set."""
+    ignored = [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
+    keypair = environ.get("PRECOMPACT_KEYPAIR")
+    if keypair and (root is None or not _holds_approved_authority(root, Path(keypair).expanduser())):
+        del environ["PRECOMPACT_KEYPAIR"]
+        ignored.append("PRECOMPACT_KEYPAIR")
+    return ignored
+
+
+def _holds_approved_authority(root: Path, keypair: Path) -> bool:
+    """Whether the keypair file holds (its seed derives) the key root's approved configuration
+    names as chain.authority."""
+    from precompact.verifier import signed
+
+    chain = (approved_tables(root) or {}).get("chain")
+    authority = chain.get("authority") if isinstance(chain, dict) else None
+    if not isinstance(authority, str):
+        return False
+    try:
+        # The path is the project's to set: a FIFO or a device would hang the hook, a huge file fill its memory.
+        if not (keypair.is_file() and keypair.stat().st_size <= _KEYPAIR_MAX_BYTES):
+            return False
+        return signed.Signer.load(keypair).public_key == authority
+    except (OSError, signed.SigningKeyError):
+        return False
 
 
 def ignored_overrides_notice(names: list[str]) -> str:
-    """What the hook logs of the overrides it ignored, naming the fix."""
-    return f"{', '.join(names)} ignored: a hook's environment is the agent's, which the project can set; set the value in .precompact.toml and run `precompact trust`"
+    """What a hook or the MCP server logs of the overrides it ignored, naming the fix."""
+    keypair = (
+        " (PRECOMPACT_KEYPAIR counts only when its key is chain.authority there)"
+        if "PRECOMPACT_KEYPAIR" in names
+        else ""
+    )
+    return f"{', '.join(names)} ignored: the agent's environment is the project's to set; set the value in .precompact.toml and run `precompact trust`{keypair}"
 
 
 def approved_tables(root: Path) -> dict | None:
