@@ -58,14 +58,14 @@ ENV_OVERRIDES = {
 # repository git runs in. Their environment is the agent's, which the project's own files can set
 # (Claude Code's `env` in .claude/settings.json, a server's `env` in .mcp.json); a command the
 # user runs keeps them. PRECOMPACT_KEYPAIR (the plugin's `keypair` option) counts there only when
-# its key is the approved chain.authority (drop_agent_overrides): it may choose the file that
-# signs, never the key that vouches. PRECOMPACT_CLUSTER (its `cluster` option) stays: a
+# the approved configuration names chain.authority (drop_agent_overrides): the root is then that
+# key whichever file signs, and a file holding another key signs and posts nothing (the worker's
+# signing and anchoring check it is the authority's). Checking it here would cost every hook
+# cryptography's import, about 30 ms. PRECOMPACT_CLUSTER (the `cluster` option) stays: a
 # transport, whose every answer is checked against the program id and the authority, which only
 # the approved configuration gives there; an endpoint the project picks is the hostile RPC
-# endpoint docs/security.md describes (it can stall or withhold, never make a record pass).
+# endpoint docs/security.md describes.
 HOOK_IGNORED_OVERRIDES = ("PRECOMPACT_AUTHORITY", "PRECOMPACT_PROGRAM_ID", "PRECOMPACT_REPO")
-# A Solana CLI keypair file is about 250 bytes; a larger one named from the environment is not read.
-_KEYPAIR_MAX_BYTES = 4096
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
 # hook's path).
@@ -193,38 +193,25 @@ def load(start: Path, environ: dict | None = None) -> Config:
 def drop_agent_overrides(environ: MutableMapping[str, str], root: Path | None) -> list[str]:
     """Removes from `environ` (a hook's or the MCP server's: the agent's, which the worker a hook
     starts inherits) the overrides they ignore: HOOK_IGNORED_OVERRIDES, and PRECOMPACT_KEYPAIR
-    unless its key is chain.authority in root's approved configuration (`root` None: outside
-    every project, where none is approved). Returns the names of those that were set."""
+    unless root's approved configuration names chain.authority (`root` None: outside every
+    project, where none is approved). Returns the names of those that were set."""
     ignored = [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
-    keypair = environ.get("PRECOMPACT_KEYPAIR")
-    if keypair and (root is None or not _holds_approved_authority(root, Path(keypair).expanduser())):
+    if environ.get("PRECOMPACT_KEYPAIR") and (root is None or not _names_authority(root)):
         del environ["PRECOMPACT_KEYPAIR"]
         ignored.append("PRECOMPACT_KEYPAIR")
     return ignored
 
 
-def _holds_approved_authority(root: Path, keypair: Path) -> bool:
-    """Whether the keypair file holds (its seed derives) the key root's approved configuration
-    names as chain.authority."""
-    from precompact.verifier import signed
-
+def _names_authority(root: Path) -> bool:
+    """Whether root's approved configuration names chain.authority (a key, checked by load)."""
     chain = (approved_tables(root) or {}).get("chain")
-    authority = chain.get("authority") if isinstance(chain, dict) else None
-    if not isinstance(authority, str):
-        return False
-    try:
-        # The path is the project's to set: a FIFO or a device would hang the hook, a huge file fill its memory.
-        if not (keypair.is_file() and keypair.stat().st_size <= _KEYPAIR_MAX_BYTES):
-            return False
-        return signed.Signer.load(keypair).public_key == authority
-    except (OSError, signed.SigningKeyError):
-        return False
+    return isinstance(chain, dict) and isinstance(chain.get("authority"), str) and bool(chain["authority"])
 
 
 def ignored_overrides_notice(names: list[str]) -> str:
     """What a hook or the MCP server logs of the overrides it ignored, naming the fix."""
     keypair = (
-        " (PRECOMPACT_KEYPAIR counts only when its key is chain.authority there)"
+        " (PRECOMPACT_KEYPAIR counts only where chain.authority is set, and signs only as that key)"
         if "PRECOMPACT_KEYPAIR" in names
         else ""
     )

@@ -179,7 +179,8 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
 
 def _load_another(project: Path) -> Config:
     """The configuration of the project an `everywhere` recall hit named, the keypair override
-    held to that project's own chain.authority (`precompact mcp` held it to this one's)."""
+    kept only if that project's approved configuration names chain.authority (`precompact mcp`
+    asked this one's)."""
     environ = dict(os.environ)
     configuration.drop_agent_overrides(environ, configuration.find_root(project))
     return configuration.load(project, environ)
