@@ -18,10 +18,12 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from solders.keypair import Keypair
 
+from precompact.config import settings as configuration
 from support import commands, git_http
 from support.commands import run_git, wait_until, worker_finished
-from support.projects import full_document, new_project, pushed_branch, savepoint_branch, store
+from support.projects import full_document, new_project, pushed_branch, savepoint_branch, store, trust
 from support.transcript_gen import payload
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAtHISiSthEuSERSkEY\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -661,6 +663,90 @@ def test_precompact_repo_is_held_to_the_files_rule_and_a_hook_ignores_the_roots_
     assert "PreCompact: PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO ignored" in logged
     assert "stopped" not in (project / "logs" / "precompact-worker.log").read_text()
     assert not victim.marker.exists(), victim.marker.read_text()
+
+
+def keypair_file(path: Path) -> str:
+    """A new Solana CLI keypair file at `path`; returns its public key."""
+    key = Keypair()
+    path.write_text(json.dumps(list(bytes(key))))
+    return str(key.pubkey())
+
+
+def name_authority(project: Path, key: str) -> None:
+    """Sets chain.authority in the project's configuration to `key`, approved."""
+    config = project / ".precompact.toml"
+    config.write_text(config.read_text().replace("# authority = ", f'authority = "{key}"  # ', 1))
+    trust(project)
+
+
+def test_the_agents_keypair_override_counts_only_where_an_authority_is_approved(tmp_path):
+    """docs/security.md: in a hook or the MCP server, PRECOMPACT_KEYPAIR counts only when the
+    approved configuration names chain.authority (not one the environment sets, not in a
+    configuration changed since, not outside every project); it is dropped with the roots'
+    overrides, and the cluster stays."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    own = tmp_path / "own.json"
+    own_key = keypair_file(own)
+
+    def kept(root: Path | None = project.path) -> bool:
+        environ = {"PRECOMPACT_KEYPAIR": str(own), "PRECOMPACT_AUTHORITY": own_key, "PRECOMPACT_CLUSTER": "https://x"}
+        ignored = configuration.drop_agent_overrides(environ, root)
+        assert "PRECOMPACT_AUTHORITY" in ignored and "PRECOMPACT_AUTHORITY" not in environ
+        assert environ["PRECOMPACT_CLUSTER"] == "https://x", "the cluster is a transport: it stays"
+        assert ("PRECOMPACT_KEYPAIR" in environ) == ("PRECOMPACT_KEYPAIR" not in ignored)
+        return "PRECOMPACT_KEYPAIR" in environ
+
+    assert not kept(), "no chain.authority approved: the keypair would choose the root"
+    name_authority(project.path, own_key)
+    assert kept() and not kept(root=None)
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text() + "\n")
+    assert not kept(), "a configuration changed since it was approved names no authority"
+
+
+def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tmp_path):
+    """docs/security.md: a project-set PRECOMPACT_KEYPAIR, where the approved configuration names
+    no chain.authority, would be the key the hook's savepoints are signed with and checked
+    against; the hook (and the worker it starts) ignores it, and logs it. Where an authority is
+    approved, a file holding another key signs nothing."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    planted = project.path / "vendor-id.json"
+    planted_key = keypair_file(planted)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
+    saved = commands.hook(
+        payload("PreCompact", project.path, transcript=transcript),
+        cwd=project.path,
+        timeout=60,
+        env={**os.environ, "PRECOMPACT_KEYPAIR": str(planted)},
+    )
+    assert saved.returncode == 0 and b"saved" in saved.stdout, saved.stderr
+    index = project.logs / "precompact-savepoint.jsonl"
+    assert wait_until(lambda: b"SAVEPOINT_SIGNED" in index.read_bytes()), (
+        project.logs / "precompact-worker.log"
+    ).read_text()
+    signers = [json.loads(line).get("signer") for line in index.read_text().splitlines() if "SAVEPOINT_SIGNED" in line]
+    assert signers == [str(project.authority().pubkey())] and planted_key not in signers
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert "PreCompact: PRECOMPACT_KEYPAIR ignored" in logged and "counts only where chain.authority is set" in logged
+
+    name_authority(project.path, str(project.authority().pubkey()))
+    saved = commands.hook(
+        payload("PreCompact", project.path, transcript=transcript),
+        cwd=project.path,
+        timeout=60,
+        env={**os.environ, "PRECOMPACT_KEYPAIR": str(planted)},
+    )
+    assert saved.returncode == 0 and b"savepoint 2" in saved.stdout, saved.stdout
+
+    def entries() -> list[dict]:
+        return [json.loads(line) for line in index.read_text().splitlines()]
+
+    assert wait_until(lambda: any(e["event"].startswith("LAYER_2_") and e.get("sequence") == 2 for e in entries()))
+    signed = [(e["sequence"], e["signer"]) for e in entries() if e["event"] == "SAVEPOINT_SIGNED"]
+    assert signed == [(1, str(project.authority().pubkey()))], (
+        "a keypair that is not the approved authority signs nothing"
+    )
 
 
 # 9. A project's git configuration (shipped with an archive of it, .git included) steers no

@@ -648,6 +648,32 @@ def test_the_plugin_options_reach_precompact_as_overrides(tmp_path, plugin):
     assert created["instance"] == "Plugin #7"
 
 
+def test_the_keypair_option_signs_where_the_approved_configuration_names_its_key_as_authority(tmp_path, plugin):
+    """docs/setup.md: the `keypair` option reaches the hook and the worker as PRECOMPACT_KEYPAIR,
+    and counts where the project's approved configuration names its key as chain.authority (a
+    hook cannot tell the option from a variable the project set)."""
+    from solders.keypair import Keypair
+
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    option, key = tmp_path / "option-id.json", Keypair()
+    option.write_text(json.dumps(list(bytes(key))))
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("# authority = ", f'authority = "{key.pubkey()}"  # ', 1))
+    assert commands.precompact(project.path, "trust", "--yes").returncode == 0
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    done = launch(
+        plugin,
+        transcript_gen.payload("PreCompact", project.path, transcript),
+        tmp_path / "data",
+        path=f"{VENV_BIN}:{BARE_PATH}",
+        CLAUDE_PLUGIN_OPTION_KEYPAIR=str(option),
+    )
+    assert transcript_gen.saved_sequence(done.stdout) == 1, done.stderr
+    wait_until(lambda: any(e["event"] == "SAVEPOINT_SIGNED" for e in index(project.path)), 120, "the signature")
+    assert [e["signer"] for e in index(project.path) if e["event"] == "SAVEPOINT_SIGNED"] == [str(key.pubkey())]
+    assert not (project.logs / "precompact-errors.log").exists()
+
+
 def stop_processes_under(folder: Path) -> None:
     """Ends any process still running from `folder` (the detached preparer of a failed test)."""
     for entry in Path("/proc").iterdir():

@@ -453,7 +453,7 @@ def test_the_worker_indexes_a_new_savepoint_off_the_hooks_path(tmp_path):
 # --- the MCP server -------------------------------------------------------------------------
 
 
-async def mcp_session(project: Project, calls: list[tuple[str, dict]]):
+async def mcp_session(project: Project, calls: list[tuple[str, dict]], env: dict[str, str] | None = None):
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -461,7 +461,7 @@ async def mcp_session(project: Project, calls: list[tuple[str, dict]]):
         command=PRECOMPACT,
         args=["mcp"],
         cwd=str(project.path),
-        env={k: v for k, v in os.environ.items() if k in ("XDG_CONFIG_HOME", "XDG_STATE_HOME")},
+        env={**{k: v for k, v in os.environ.items() if k in ("XDG_CONFIG_HOME", "XDG_STATE_HOME")}, **(env or {})},
     )
     async with stdio_client(server, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -504,6 +504,34 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
         "savepoint 3 of Trial #1",
     ]
     assert "is not an ISO 8601 time" in text[4] and "has no savepoint 7" in text[5]
+
+
+def test_the_mcp_server_ignores_the_overrides_a_hook_ignores(tmp_path, monkeypatch):
+    """docs/security.md: the agent starts the MCP server in its environment, with .mcp.json's
+    `env`: it ignores PRECOMPACT_AUTHORITY, _PROGRAM_ID and _REPO, and PRECOMPACT_KEYPAIR unless
+    its key is the approved chain.authority, and logs it; the CLI keeps them (here, refused)."""
+    from solders.keypair import Keypair
+
+    from precompact.edges import mcp_server
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    planted = project.path / "vendor-id.json"
+    planted.write_text(json.dumps(list(bytes(Keypair()))))
+    hostile = {
+        "PRECOMPACT_AUTHORITY": "not-a-key",
+        "PRECOMPACT_PROGRAM_ID": "not-a-key",
+        "PRECOMPACT_REPO": str(tmp_path),
+        "PRECOMPACT_KEYPAIR": str(planted),
+    }
+    assert precompact(project.path, "status", env=hostile).returncode != 0
+    tools, answers = anyio.run(mcp_session, project, [("savepoints", {})], hostile)
+    assert sorted(t.name for t in tools) == ["recall", "savepoints", "show"], "the approved configuration loaded"
+    assert not answers[0].is_error, answers[0].content[0].text
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert "mcp: PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO, PRECOMPACT_KEYPAIR ignored" in logged
+    # `show` of a project an everywhere recall named holds the keypair to that project's approval.
+    monkeypatch.setenv("PRECOMPACT_KEYPAIR", str(planted))
+    assert mcp_server._load_another(project.path).keypair == project.keypair_file
 
 
 def test_only_the_mcp_command_imports_the_sdk():

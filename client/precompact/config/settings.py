@@ -54,10 +54,17 @@ ENV_OVERRIDES = {
     "PRECOMPACT_AUTHORITY": ("chain", "authority"),
     "PRECOMPACT_IDENTITY": ("encryption", "identity"),
 }
-# The overrides a hook ignores: the roots verdicts are checked against and the repository git
-# runs in. A hook's environment is the agent's, which the project's own files can set (Claude
-# Code's `env` in .claude/settings.json); a command the user runs keeps them. (The cluster and
-# the keypair stay: the plugin's options reach its hooks as PRECOMPACT_CLUSTER and _KEYPAIR.)
+# The overrides a hook and the MCP server ignore: the roots verdicts are checked against and the
+# repository git runs in. Their environment is the agent's, which the project's own files can set
+# (Claude Code's `env` in .claude/settings.json, a server's `env` in .mcp.json); a command the
+# user runs keeps them. PRECOMPACT_KEYPAIR (the plugin's `keypair` option) counts there only when
+# the approved configuration names chain.authority (drop_agent_overrides): the root is then that
+# key whichever file signs, and a file holding another key signs and posts nothing (the worker's
+# signing and anchoring check it is the authority's). Checking it here would cost every hook
+# cryptography's import, about 30 ms. PRECOMPACT_CLUSTER (the `cluster` option) stays: a
+# transport, whose every answer is checked against the program id and the authority, which only
+# the approved configuration gives there; an endpoint the project picks is the hostile RPC
+# endpoint docs/security.md describes.
 HOOK_IGNORED_OVERRIDES = ("PRECOMPACT_AUTHORITY", "PRECOMPACT_PROGRAM_ID", "PRECOMPACT_REPO")
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
@@ -183,15 +190,32 @@ def load(start: Path, environ: dict | None = None) -> Config:
     return config
 
 
-def drop_hook_ignored_overrides(environ: MutableMapping[str, str]) -> list[str]:
-    """Removes from `environ` (a hook's: the worker it starts inherits it) the overrides a hook
-    ignores (HOOK_IGNORED_OVERRIDES); returns the names of those that were set."""
-    return [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
+def drop_agent_overrides(environ: MutableMapping[str, str], root: Path | None) -> list[str]:
+    """Removes from `environ` (a hook's or the MCP server's: the agent's, which the worker a hook
+    starts inherits) the overrides they ignore: HOOK_IGNORED_OVERRIDES, and PRECOMPACT_KEYPAIR
+    unless root's approved configuration names chain.authority (`root` None: outside every
+    project, where none is approved). Returns the names of those that were set."""
+    ignored = [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
+    if environ.get("PRECOMPACT_KEYPAIR") and (root is None or not _names_authority(root)):
+        del environ["PRECOMPACT_KEYPAIR"]
+        ignored.append("PRECOMPACT_KEYPAIR")
+    return ignored
+
+
+def _names_authority(root: Path) -> bool:
+    """Whether root's approved configuration names chain.authority (a key, checked by load)."""
+    chain = (approved_tables(root) or {}).get("chain")
+    return isinstance(chain, dict) and isinstance(chain.get("authority"), str) and bool(chain["authority"])
 
 
 def ignored_overrides_notice(names: list[str]) -> str:
-    """What the hook logs of the overrides it ignored, naming the fix."""
-    return f"{', '.join(names)} ignored: a hook's environment is the agent's, which the project can set; set the value in .precompact.toml and run `precompact trust`"
+    """What a hook or the MCP server logs of the overrides it ignored, naming the fix."""
+    keypair = (
+        " (PRECOMPACT_KEYPAIR counts only where chain.authority is set, and signs only as that key)"
+        if "PRECOMPACT_KEYPAIR" in names
+        else ""
+    )
+    return f"{', '.join(names)} ignored: the agent's environment is the project's to set; set the value in .precompact.toml and run `precompact trust`{keypair}"
 
 
 def approved_tables(root: Path) -> dict | None:

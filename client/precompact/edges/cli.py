@@ -1490,15 +1490,24 @@ def mcp() -> None:
     project, recall over every project this machine archived, and show; in a project whose
     configuration is not trusted (or damaged), or outside every project on a machine that has
     archived none, no tools, but never a failed server."""
+    import os
+
     from precompact import api
 
     loaded, idle = None, False
     if _in_a_project():
+        root = configuration.find_root(Path.cwd())
+        # The agent starts the server in its environment, with .mcp.json's `env`: the project's
+        # to set, as a hook's is, so the same overrides are ignored.
+        ignored = configuration.drop_agent_overrides(os.environ, root)
         try:
             loaded = configuration.load(Path.cwd())
         except ConfigError:
             idle = True
+        if ignored and loaded is not None:
+            api.log_hook_failure(root, "mcp", configuration.ignored_overrides_notice(ignored))
     else:
+        configuration.drop_agent_overrides(os.environ, None)
         idle = not api.registry_path().exists()
     if idle:
         from precompact.edges import mcp_idle

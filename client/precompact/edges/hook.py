@@ -181,7 +181,7 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
     from precompact.ops.compaction import ERRORS_LOG
 
     root = Path(root_found)
-    ignored = configuration.drop_hook_ignored_overrides(os.environ)
+    ignored = configuration.drop_agent_overrides(os.environ, root)
     # Said where a savepoint is made, not at every tool call.
     if ignored and event in ("PreCompact", "PreCompress", "SessionEnd"):
         api.log_hook_failure(root, event, configuration.ignored_overrides_notice(ignored))

@@ -9,6 +9,7 @@ project this machine archived and `show` takes the project a hit named, as the C
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +166,7 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
             raise ToolError("show needs a `ref` string such as 3:142")
         project = _text(arguments, "project")
         if project is not None:
-            where = configuration.load(Path(project))
+            where = _load_another(Path(project))
         elif config is not None:
             where = config
         else:
@@ -174,6 +175,15 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
     if name == "savepoints" and config is not None:
         return api.describe_savepoints(config)
     raise ToolError(f"no tool {name!r}; the tools are recall, show and savepoints")
+
+
+def _load_another(project: Path) -> Config:
+    """The configuration of the project an `everywhere` recall hit named, the keypair override
+    kept only if that project's approved configuration names chain.authority (`precompact mcp`
+    asked this one's)."""
+    environ = dict(os.environ)
+    configuration.drop_agent_overrides(environ, configuration.find_root(project))
+    return configuration.load(project, environ)
 
 
 def _int(arguments: dict[str, Any], key: str) -> int | None:
