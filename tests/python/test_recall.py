@@ -337,9 +337,9 @@ def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_onl
 
 
 def test_indexing_pauses_the_cycle_collector_and_resumes_it_after_even_when_it_fails(history, monkeypatch):
-    """Entries are indexed with Python's cycle collector paused (#42: its whole-heap collections
-    were about a fifth of a 100 MB update's own CPU); it runs again after, also when indexing
-    fails, and a caller that had paused it finds it paused still."""
+    """Entries are indexed with Python's cycle collector paused (#42: its collections took
+    20-30 ms of a 100 MB update's CPU); it runs again after, also when indexing fails, and a
+    caller that had paused it finds it paused still."""
     facts, seen = recall.entry_facts, []
 
     def watched(entry, tool_names):

@@ -879,11 +879,10 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
 
 @contextlib.contextmanager
 def _no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused while entries are indexed: each parsed entry is a tree of
-    dicts and lists that outlives a young collection (they go 500 at a time) and so brings on
-    collections of the whole heap, about a fifth of an update's own CPU at 100 MB
-    (docs/performance.md, third round). Entries hold no cycles (parsed JSON, freed by their
-    counts), so nothing waits for the collector meanwhile; it resumes after, if it was running."""
+    """Python's cycle collector paused while entries are indexed: parsing them allocates the
+    containers that set it off (about 70 collections, 20-30 ms of CPU, in a 100 MB update;
+    docs/performance.md, third round), and it finds nothing there: entries hold no cycles
+    (parsed JSON, freed by their counts). It resumes after, if it was running."""
     collecting = gc.isenabled()
     gc.disable()
     try:
