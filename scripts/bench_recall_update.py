@@ -2,7 +2,9 @@
 over `--steps` savepoints as in scripts/bench_recall.py, each indexed as the worker indexes it;
 the index is copied before the last savepoint's update, which is then replayed `--replays`
 times from that copy (the SQLite bookkeeping and tantivy's directory). Prints the last savepoint's Layer 1 CPU and each replay's update CPU (this
-process's `time.process_time`: on a loaded machine the steadier figure). Replaying the same
+process's `time.process_time`: on a loaded machine the steadier figure), and the median CPU of
+the calling thread alone (`time.thread_time`: the Python side; the rest is tantivy's indexing and
+merging threads). Replaying the same
 update from the same index lets two builds be compared on identical work: run this script with
 each build's interpreter (`/work/main/.venv/bin/python scripts/bench_recall_update.py ...`), one
 after the other.
@@ -56,7 +58,7 @@ def replayed(size_mb: int, steps: int, replays: int) -> dict:
         if steps > 1:
             shutil.copyfile(index, kept)
             shutil.copytree(words, kept_words)
-        updates = []
+        updates, updates_here = [], []  # the process's CPU; this thread's (the rest is tantivy's threads)
         for _ in range(replays):
             index.unlink(missing_ok=True)
             shutil.rmtree(words, ignore_errors=True)
@@ -64,9 +66,10 @@ def replayed(size_mb: int, steps: int, replays: int) -> dict:
                 shutil.copyfile(kept, index)
                 shutil.copytree(kept_words, words)
                 words.chmod(0o700)
-            began = time.process_time()
+            began, began_here = time.process_time(), time.thread_time()
             outcome = recall.update(loaded.logs, loaded.instance)
             updates.append(time.process_time() - began)
+            updates_here.append(time.thread_time() - began_here)
             assert outcome.indexed == [steps] and not outcome.notes, outcome
     return {
         "history_mb": size_mb,
@@ -74,6 +77,7 @@ def replayed(size_mb: int, steps: int, replays: int) -> dict:
         "layer_1_cpu_s": layer_1_cpu,
         "update_cpu_s": updates,
         "update_cpu_median_s": statistics.median(updates),
+        "update_main_thread_cpu_median_s": statistics.median(updates_here),
         "load": os.getloadavg()[0],
     }
 
@@ -90,10 +94,12 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     median, layer_1 = result["update_cpu_median_s"], result["layer_1_cpu_s"]
+    here = result["update_main_thread_cpu_median_s"]
     print(
         f"savepoint {args.steps} of {args.steps} ({args.mb} MB): Layer 1 {layer_1 * 1000:.0f} ms CPU; "
         f"update {median * 1000:.0f} ms CPU, median of {args.replays} "
-        f"({', '.join(f'{u * 1000:.0f}' for u in result['update_cpu_s'])}), {median / layer_1:.2f}× Layer 1; "
+        f"({', '.join(f'{u * 1000:.0f}' for u in result['update_cpu_s'])}; this thread "
+        f"{here * 1000:.0f} ms, median), {median / layer_1:.2f}× Layer 1; "
         f"load {result['load']:.2f}"
     )
 
