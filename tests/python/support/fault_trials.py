@@ -31,7 +31,7 @@ from precompact.remote import encryption, gitstore
 from precompact.verifier import verify as verification
 from support.commands import PRECOMPACT, hook, precompact
 from support.localnet import LocalnetProcess, free_port
-from support.projects import Project, fund, new_project
+from support.projects import Project, fund, new_project, store
 from support.transcript_gen import generate, payload, saved_sequence
 
 
@@ -188,7 +188,11 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
         problems, lost = check_layer_1(project, intact)
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems + check_layer_2(project))
-    # Once a flush runs to the end, every savepoint is in the remote's history.
+    # Once a flush runs to the end, every savepoint is in the remote's history. A branch lock the
+    # last kill left is its owner's until it is STALE_REF_LOCK_SECONDS old (a fresh one may be a
+    # live git's: test_reliability.py::test_a_fresh_branch_lock_is_left_to_its_owner), so this
+    # flush runs once such a lock is stale, as a user's next flush would.
+    _wait_for_ref_locks_to_go_stale(project)
     flushed = precompact(project.path, "flush")
     problems = (
         []
@@ -212,6 +216,12 @@ def crash_layer_2(root: Path, trials: int, rng: random.Random) -> Tally:
     problems += [f"left behind: {left}" for left in (project.path / ".git").glob(f"{gitstore.PRIVATE_INDEX_PREFIX}*")]
     tally.fail(trials + 1, problems + check_layer_2(project))
     return tally
+
+
+def _wait_for_ref_locks_to_go_stale(project: Project) -> None:
+    ages = [time.time() - lock.stat().st_mtime for lock in (store(project.path) / "refs").rglob("*.lock")]
+    if ages:
+        time.sleep(max(0.0, gitstore.STALE_REF_LOCK_SECONDS + 1 - min(ages)))
 
 
 def chain_record(url: str, project: Project) -> bytes | None:
