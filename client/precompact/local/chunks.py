@@ -163,15 +163,21 @@ def rebuilt(data: bytes, fetch: Fetch) -> bytes | Rebuilt:
     return Rebuilt([checked(item, fetch(item)) for item in history], fields)
 
 
-def strict_loads(data: bytes) -> Any:
+def strict_loads(data: bytes, integers_as_orjson: bool = False) -> Any:
     """`data` decoded by the standard library as orjson decodes it (canonical JSON is orjson's
     spelling; importing orjson is most of what a session start's brief would import for it):
     ValueError for what orjson refuses (NaN and infinities, a number that is infinite as a
-    double, a lone surrogate, invalid UTF-8, nesting deeper than recursion takes); an integer
-    beyond 64 bits read as a double, as orjson reads it (a history's two readers, this one and
-    orjson's, must give the same entries)."""
+    double, a lone surrogate, invalid UTF-8, nesting deeper than recursion takes). An integer
+    beyond 64 bits is read exactly, as canonical JSON keeps a file's (docs/snapshot-format.md);
+    with `integers_as_orjson`, as a double, as orjson reads it: a history's entries, which its
+    other reader (snapshot.located_entries) reads with orjson, must read the same."""
     try:
-        value = json.loads(data, parse_constant=_refused_constant, parse_float=_finite, parse_int=_integer)
+        value = json.loads(
+            data,
+            parse_constant=_refused_constant,
+            parse_float=_finite,
+            parse_int=_integer if integers_as_orjson else int,
+        )
     except RecursionError:
         raise ValueError("nested too deeply") from None
     if _SURROGATE_ESCAPE.search(data) and not _encodable(value):

@@ -120,7 +120,9 @@ class SnapshotReader:
             low = max(start, end - window)
             data = self._span(low, end)
             entries, boundary = (
-                (chunks.strict_loads(b"[" + data + b"]"), start - 1) if low == start else _entries_after(data, low)
+                (chunks.strict_loads(b"[" + data + b"]", integers_as_orjson=True), start - 1)
+                if low == start
+                else _entries_after(data, low)
             )
             if entries is None:
                 window *= 2
@@ -219,7 +221,7 @@ def _entries_after(data: bytes, low: int) -> tuple[list | None, int]:
     candidate = data.find(b'},{"')
     while candidate != -1:
         try:
-            return chunks.strict_loads(b"[" + data[candidate + 2 :] + b"]"), low + candidate
+            return chunks.strict_loads(b"[" + data[candidate + 2 :] + b"]", integers_as_orjson=True), low + candidate
         except (ValueError, RecursionError):
             candidate = data.find(b'},{"', candidate + 1)
     return None, low + len(data)
