@@ -8,11 +8,13 @@ positives on real code and prose are measured too."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 
 from precompact.local import savepoint_log
 from support import fault_trials
+from support.claude_code import wait_for_worker
 from support.commands import hook, wait_until
 from support.projects import full_document, fund, new_project, trust
 from support.secret_corpus import SECRETS, false_positives
@@ -123,9 +125,14 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
 def test_everything_precompact_writes_is_private(tmp_path):
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
-    for event in (payload("PreCompact", project.path, transcript.path), payload("PostCompact", project.path)):
-        done = hook(event, cwd=project.path)
-        assert done.returncode == 0, done.stderr
+    before = os.umask(0)  # a user who shares everything by default: no file may rely on the umask
+    try:
+        for event in (payload("PreCompact", project.path, transcript.path), payload("PostCompact", project.path)):
+            done = hook(event, cwd=project.path)
+            assert done.returncode == 0, done.stderr
+    finally:
+        os.umask(before)
+    wait_for_worker(project)  # the recall index is the worker's to write
     assert stat.S_IMODE(project.keypair_file.stat().st_mode) == 0o600
     written = list(project.logs.rglob("*"))
     assert any(p.suffix == ".json" for p in written) and any(p.name == savepoint_log.INDEX_NAME for p in written)

@@ -205,6 +205,27 @@ def handed_over(logs: Path, sub: str, create: bool) -> Path:
     return logs / sub
 
 
+def made_private(logs: Path, sub: str) -> None:
+    """Each regular file in the subdirectory `sub` of logs/ narrowed to 0600, for a library that
+    creates its files by path itself (tantivy) with the process's umask: the directory (0700)
+    already keeps others out, and at rest every file precompact leaves in logs/ is 0600 as well.
+    A link or anything but a regular file is left alone (`handed_over` refuses it before the next
+    open); each file is opened without following a link or waiting on a FIFO."""
+    _split(sub)
+    with directory(logs, sub, create=False) as fd:
+        for name in os.listdir(fd):
+            try:
+                file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                info = os.fstat(file)
+                if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) != 0o600:
+                    os.fchmod(file, 0o600)
+            finally:
+                os.close(file)
+
+
 def remove_directory(logs: Path, sub: str) -> None:
     """Removes the subdirectory `sub` of logs/ and the files in it, if it is there; a link in
     its place or in it is removed itself, never followed, and a subdirectory in it is refused

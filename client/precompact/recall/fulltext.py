@@ -873,6 +873,7 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
                     _index_wanted(connection, text, writer, logs, wanted, signer, outcome)
             finally:
                 writer.wait_merging_threads()  # and releases tantivy's writer lock
+            logs_dir.made_private(logs, TEXT_DIR)  # tantivy creates its files with the umask's mode
         _remove(logs, WRITING_MARK)
     return outcome
 
