@@ -1,10 +1,10 @@
 """The recall index update's parts, each measured alone on one increment of a generated session
 (`--mb` MB of history, the last tenth of it new, as scripts/bench_recall_update.py replays it):
 tantivy's indexing of the new entries (the shipped schema, without each filter field, with the
-text and `entry` only), the SQLite bookkeeping's lookups and inserts against an index already holding the nine tenths
-before (the shipped schema, without each of its two secondary indexes, and with many rows per
-INSERT), and finding and parsing the entries (one orjson call per entry, as
-`SnapshotReader.located_entries` does, against one call per 1 MB piece and each entry's place
+text and `entry` only), the SQLite bookkeeping's lookups and inserts against an index already
+holding the nine tenths before (the shipped schema, without each of its two secondary indexes,
+and with many rows per INSERT), and finding and parsing the entries (one orjson call per entry,
+as `SnapshotReader.located_entries` does, against one call per 1 MB piece and each entry's place
 found by writing it again). CPU of this process (`time.process_time`, tantivy's threads
 included), medians of `--runs`. Issue #42's fourth round (docs/performance.md).
 Usage: .venv/bin/python scripts/bench_recall_update_parts.py [--mb 100] [--runs 7] [--json]"""
