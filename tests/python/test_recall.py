@@ -19,6 +19,7 @@ import pytest
 import tantivy
 
 from precompact.local import chunks, savepoint_log
+from precompact.recall import everywhere
 from precompact.recall import fulltext as recall
 from support.commands import PRECOMPACT, hook, precompact, wait_until
 from support.conversations import START, Conversation, save
@@ -287,6 +288,25 @@ def test_an_index_of_the_previous_version_is_rebuilt_not_read(history):
     with sqlite3.connect(recall.index_path(history.logs)) as index:
         assert "key" in {row[1] for row in index.execute("PRAGMA table_info(entries)")}
     assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+
+
+def test_a_search_is_kept_to_its_savepoints_whatever_the_index_holds(history):
+    """The filter on savepoints is left out only when it would let every entry through (every
+    savepoint the index holds is searched: fulltext._kept_to); an entry the bookkeeping puts
+    outside them all the same (an index another hand changed) is left out in one line naming the
+    rebuild, never read, in one project and across every project."""
+    logs, instance = history.logs, history.instance
+    assert recall.search(logs, instance, "ledger").hits
+    for none in (
+        recall.search(logs, instance, "ledger", agent="codex"),
+        everywhere.search("ledger", agent="codex").results,
+    ):
+        assert none.hits == [] and none.matched == 0 and none.notes == [], none.notes
+    with sqlite3.connect(recall.index_path(logs)) as index:
+        index.execute("UPDATE entries SET holder = 99")
+    for changed in (recall.search(logs, instance, "ledger"), everywhere.search("ledger").results):
+        assert changed.hits == [], changed.hits
+        assert "bookkeeping disagree); run `precompact recall --rebuild`" in changed.notes[-1], changed.notes
 
 
 def test_rebuild_reproduces_the_results(history):
