@@ -604,6 +604,17 @@ def test_words_are_folded_to_ascii_and_never_cut_for_length(tmp_path):
     assert recall.search(project.logs, project.instance, digest[:40]).matched == 0, "a word, not a prefix"
 
 
+def test_a_search_over_every_project_imports_no_gitpython(history):
+    """GitPython's import is 45 ms of CPU, a tenth of `recall --everywhere` as a command; of
+    recall.everywhere only `projects --forget` needs it (docs/performance.md, "The targets (#45)")."""
+    code = (
+        "import sys\nfrom precompact.recall import everywhere\nfound = everywhere.search('ledger')\n"
+        "assert found.results.hits, found.results.notes\nassert 'git' not in sys.modules, 'imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_tantivy_is_imported_only_when_recall_runs():
     """Its import costs 15-40 ms: the hook, the CLI and the recall modules leave it out until an
     index is opened (#42)."""
