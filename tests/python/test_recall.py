@@ -19,6 +19,7 @@ import pytest
 import tantivy
 
 from precompact.local import chunks, savepoint_log
+from precompact.recall import everywhere
 from precompact.recall import fulltext as recall
 from support.commands import PRECOMPACT, hook, precompact, wait_until
 from support.conversations import START, Conversation, save
@@ -287,6 +288,25 @@ def test_an_index_of_the_previous_version_is_rebuilt_not_read(history):
     with sqlite3.connect(recall.index_path(history.logs)) as index:
         assert "key" in {row[1] for row in index.execute("PRAGMA table_info(entries)")}
     assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
+
+
+def test_a_search_is_kept_to_its_savepoints_whatever_the_index_holds(history):
+    """The filter on savepoints is left out only when it would let every entry through (every
+    savepoint the index holds is searched: fulltext._kept_to); an entry the bookkeeping puts
+    outside them all the same (an index another hand changed) is left out in one line naming the
+    rebuild, never read, in one project and across every project."""
+    logs, instance = history.logs, history.instance
+    assert recall.search(logs, instance, "ledger").hits
+    for none in (
+        recall.search(logs, instance, "ledger", agent="codex"),
+        everywhere.search("ledger", agent="codex").results,
+    ):
+        assert none.hits == [] and none.matched == 0 and none.notes == [], none.notes
+    with sqlite3.connect(recall.index_path(logs)) as index:
+        index.execute("UPDATE entries SET holder = 99")
+    for changed in (recall.search(logs, instance, "ledger"), everywhere.search("ledger").results):
+        assert changed.hits == [], changed.hits
+        assert "bookkeeping disagree); run `precompact recall --rebuild`" in changed.notes[-1], changed.notes
 
 
 def test_rebuild_reproduces_the_results(history):
@@ -582,6 +602,17 @@ def test_words_are_folded_to_ascii_and_never_cut_for_length(tmp_path):
         found = recall.search(project.logs, project.instance, query)
         assert found.matched == 1, query
     assert recall.search(project.logs, project.instance, digest[:40]).matched == 0, "a word, not a prefix"
+
+
+def test_a_search_over_every_project_imports_no_gitpython(history):
+    """GitPython's import is 45 ms of CPU, a tenth of `recall --everywhere` as a command; of
+    recall.everywhere only `projects --forget` needs it (docs/performance.md, "The targets (#45)")."""
+    code = (
+        "import sys\nfrom precompact.recall import everywhere\nfound = everywhere.search('ledger')\n"
+        "assert found.results.hits, found.results.notes\nassert 'git' not in sys.modules, 'imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_tantivy_is_imported_only_when_recall_runs():

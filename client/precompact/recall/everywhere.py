@@ -31,7 +31,6 @@ from precompact.boundary import git_env, logs_dir, quoting
 from precompact.errors import PrecompactError
 from precompact.local import registry, savepoint_log
 from precompact.recall import fulltext
-from precompact.remote import gitstore
 from precompact.transcript import agents
 
 if TYPE_CHECKING:
@@ -82,6 +81,8 @@ def forget(path: Path) -> Forgotten:
     registry, the one user-level file that names it. A git directory another registered project
     uses is kept; one holding savepoints the remote never got refuses the whole forget, before
     anything is removed (they may be the only copy). RegistryError when it is not registered."""
+    from precompact.remote import gitstore  # only here: GitPython's import is a tenth of a search's command
+
     known = registry.registered(path)
     if known is None:
         raise registry.RegistryError(

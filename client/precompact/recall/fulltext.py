@@ -711,16 +711,29 @@ def phrase_query(schema: tantivy.Schema, words: list[str]) -> tantivy.Query:
     return engine.Query.phrase_query(schema, "text", words)
 
 
+def _kept_to(indexed: dict[tuple[str, int], tuple[int, str | None]], in_scope: Iterable[int]) -> list[int] | None:
+    """The savepoints a search is kept to (an entry is the savepoint's that first held it), None
+    when they are every savepoint the index holds: the filter would let every entry through, and
+    tantivy's term-set filter costs more than the search it filters (a common word over 100
+    projects of 10 MB: 30 ms of its 35, docs/performance.md). An entry whose bookkeeping names
+    a savepoint outside them all the same (an index another hand changed) is left out where its
+    hit is read (`_hits`)."""
+    kept = sorted(set(in_scope))
+    return None if len(kept) == len({n for n, _ in indexed.values()}) else kept
+
+
 def _filters(
     schema: tantivy.Schema,
-    holders: list[int],
+    holders: list[int] | None,
     entries: list[int] | None,
     since: float | None,
     role: str | None,
     tool: str | None,
 ) -> list[tantivy.Query]:
     engine = _engine()
-    found = [engine.Query.term_set_query(schema, "holder", holders)]
+    found = []
+    if holders is not None:
+        found.append(engine.Query.term_set_query(schema, "holder", holders))
     if entries is not None:
         found.append(engine.Query.term_set_query(schema, "entry", entries))
     if role is not None:
@@ -1276,7 +1289,7 @@ def search(
         if within is not None:
             held = f"SELECT DISTINCT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))}"
             entries = [n for (n,) in connection.execute(held)]
-        filters = _filters(text.schema, list(ids), entries, since_unix, role, tool)
+        filters = _filters(text.schema, _kept_to(indexed, ids), entries, since_unix, role, tool)
         tokens = analyzed(phrases)
         rows: list[tuple] = []
         for any_phrase in (False, True):
@@ -1353,8 +1366,18 @@ def _hits(
     rows made the hits appended, in order."""
     made: list[int] = []
     withheld: set[int] = set()
+    disagreed = False
     first_of: dict[tuple[str, str | None, str], int] = {}  # an entry's content -> its hit
     for number, (entry_id, holder, start, stop, entry_role, entry_tool, time, *_) in enumerate(rows):
+        if holder not in ids:  # the words found it, the bookkeeping puts it out of scope (_kept_to)
+            if not disagreed:
+                disagreed = True
+                results.notes.append(
+                    "entries outside the savepoints searched were left out (the index's words and its "
+                    "bookkeeping disagree); run `precompact recall --rebuild`"
+                )
+            results.matched -= 1
+            continue
         savepoint = scope[ids[holder]]
         reader = snapshots.reader(savepoint, indexed[ids[holder]][1])
         if isinstance(reader, str):
@@ -1419,7 +1442,7 @@ class Part:
         tool: str | None,
     ) -> tantivy.Query:
         holders = [n for key, (n, _) in self.indexed.items() if key in self.scope]
-        filters = _filters(self.text.schema, holders, None, since, role, tool)
+        filters = _filters(self.text.schema, _kept_to(self.indexed, holders), None, since, role, tool)
         return _text_query(self.text.schema, tokens, any_phrase, boosts, filters)
 
     def best(
