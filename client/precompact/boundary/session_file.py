@@ -36,7 +36,7 @@ def open_read(path: str | os.PathLike) -> BinaryIO:
     regular file, or is one the kernel makes up); other OSErrors as open() raises them."""
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise NotASessionFile(errno.EINVAL, NOT_A_FILE, os.fspath(path))
-    fd = _open(path)
+    fd = os.open(path, _FLAGS)
     try:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
@@ -48,8 +48,3 @@ def open_read(path: str | os.PathLike) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
-
-
-def _open(path: str | os.PathLike) -> int:
-    """The one open() of the path (a seam a test swaps the file at)."""
-    return os.open(path, _FLAGS)

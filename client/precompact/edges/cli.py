@@ -734,9 +734,9 @@ def inspect(instance, address, as_json) -> None:
             ),
             (
                 "verdict",
-                found.verdict.status
-                if found.verdict.status != verdicts.FAILED
-                else f"failed: {quoting.single_line(found.verdict.detail)}",
+                # its detail names the RPC endpoint a verified record rests on
+                f"{found.verdict.status if found.verdict.status != verdicts.FAILED else 'failed'}: "
+                + quoting.single_line(found.verdict.detail),
             ),
             ("local index", found.local_index),
         ]

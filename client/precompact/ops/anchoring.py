@@ -70,7 +70,7 @@ def post_pending(
     try:
         held = _record_to_extend(client, signer, roots, savepoint_log.highest_confirmed(mine))
         below = [s for s in pending if s.sequence < held.sequence]
-        for outcome in _walked_back(held, roots, mine, below, logs):
+        for outcome in _walked_back(held, roots, mine, below, logs, client.url):
             current = outcome.savepoint
             yield outcome
             if outcome.failed:
@@ -109,6 +109,7 @@ def _walked_back(
     mine: list[savepoint_log.Savepoint],
     below: list[savepoint_log.Savepoint],
     logs: Path,
+    endpoint: str,
 ) -> Iterator[savepoint_log.Outcome]:
     """Each savepoint under the record's that the index shows unconfirmed, confirmed once the
     walk back from the record through the snapshots' own bytes verifies it as its index line
@@ -117,7 +118,7 @@ def _walked_back(
         return
     local = verdicts.LocalSnapshots(logs)
     by_sequence = {s.sequence: s for s in mine}
-    walked = verdicts.walk_back(held, roots, by_sequence, below[0].sequence, lambda s, _: local.get(s))
+    walked = verdicts.walk_back(held, roots, by_sequence, below[0].sequence, lambda s, _: local.get(s), endpoint)
     for savepoint in below:
         check = walked.get(savepoint.sequence)
         if check is None or check.status != verdicts.VERIFIED or check.sha256 != savepoint.snapshot_hash:
