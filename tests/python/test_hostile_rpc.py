@@ -112,7 +112,7 @@ def test_a_record_an_endpoint_echoes_back_is_verified_only_as_reported_by_that_e
     done = precompact(project.path, "savepoint", "--no-transcript")
     assert done.returncode in (0, 3), done.stdout + done.stderr  # Layer 3 queued: the endpoint refuses to post
     [saved] = savepoint_log.savepoints(project.logs)
-    signer = Keypair.from_bytes(bytes(json.loads(project.keypair_file.read_text())))
+    signer = project.authority()
     echoing.address, echoing.data = worker_record(signer, 1, bytes.fromhex(saved.snapshot_hash), bytes(32))
     said = f"as reported by RPC {echoing.url}, not checked against the chain itself"
 
@@ -129,9 +129,46 @@ def test_a_record_an_endpoint_echoes_back_is_verified_only_as_reported_by_that_e
     assert inspected.returncode == 0, inspected.stdout + inspected.stderr
     assert said in inspected.stdout, inspected.stdout
 
+    reported = precompact(project.path, "resurrect")
+    assert f"Blockchain proof: ✓ verified (record {echoing.address}, savepoint 1" in reported.stdout, reported.stdout
+    assert said in reported.stdout, reported.stdout
+    # The brief keeps, in its one-line proof where a ✓ says only that, whose word the chain's ✓
+    # rests on.
+    resurrected = precompact(project.path, "resurrect", "--format", "brief")
+    proof = next(line for line in resurrected.stdout.splitlines() if line.startswith("Proof:"))
+    assert f"chain ✓ verified ({said})" in proof, proof
+
 
 def test_the_endpoint_is_named_without_its_credentials():
     named = verdicts.endpoint_name("https://user:pw@rpc.example.com:8443/v1/?api-key=SECRET#x")
     assert named == "https://rpc.example.com:8443/v1/ (its credentials left out)"
     assert "SECRET" not in verdicts.reported_by("https://rpc.example.com/?api-key=SECRET")
     assert verdicts.endpoint_name("http://127.0.0.1:8899") == "http://127.0.0.1:8899"
+
+
+def test_a_confirmation_an_endpoint_echoes_names_it_in_status_and_the_brief(tmp_path, echoing):
+    """The worker confirms a savepoint the endpoint claims the record already states (a post
+    whose confirmation was lost): the index keeps whose word that was, and `status` and the brief
+    a session start gives (this machine's bytes only, no network) say it."""
+    from precompact.config import settings as configuration
+    from precompact.ops import compaction
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=True, cluster=echoing.url, instance=INSTANCE)
+    precompact(project.path, "savepoint", "--no-transcript")
+    [saved] = savepoint_log.savepoints(project.logs)
+    echoing.address, echoing.data = worker_record(project.authority(), 1, bytes.fromhex(saved.snapshot_hash), bytes(32))
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    [confirmed] = savepoint_log.savepoints(project.logs)
+    assert confirmed.layer_3 == savepoint_log.Layer3.CONFIRMED and confirmed.chain_endpoint == echoing.url
+
+    status = precompact(project.path, "status")
+    assert (
+        f"  chain: CONFIRMED as the worker was told: 1 by RPC {echoing.url}; not checked against the chain itself"
+        in status.stdout
+    ), status.stdout
+    listed = json.loads(precompact(project.path, "status", "--json").stdout)
+    assert [row["chain_endpoint"] for row in listed["savepoints"]] == [echoing.url]
+
+    brief = compaction.session_start_brief(configuration.load(project.path), 1, None)
+    assert f"chain – not verified (confirmed at slot 7 by RPC {echoing.url} per the index, not re-read)" in brief, brief

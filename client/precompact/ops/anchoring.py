@@ -84,7 +84,7 @@ def post_pending(
             if savepoint.sequence == held.sequence and held.snapshot_hash.hex() == savepoint.snapshot_hash:
                 # Posted before, its confirmation lost: confirmed only if the record states it all.
                 verdicts.check_record_holds(held, savepoint, commit)
-                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True)
+                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True, endpoint=client.url)
                 continue
             if savepoint.sequence != held.sequence + 1:
                 yield _failed(
@@ -96,7 +96,7 @@ def post_pending(
                 yield _not_written_here(savepoint)
                 return
             signature, held = _post(client, signer, roots, savepoint, held, commit)
-            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False)
+            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False, endpoint=client.url)
     except (rpc.RpcError, ChainError) as e:
         yield _failed(current, str(e))
     except verdicts.Broken as e:
@@ -125,7 +125,7 @@ def _walked_back(
             why = check.detail if check is not None else "it is not linked to the record"
             yield _failed(savepoint, f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence}: {why}")
             return
-        yield _confirmed(savepoint, signature=None, slot=None, recovered=True)
+        yield _confirmed(savepoint, signature=None, slot=None, recovered=True, endpoint=endpoint)
 
 
 def closed_note(closing: savepoint_log.Closing) -> str:
@@ -260,8 +260,17 @@ def send(client: rpc.Cluster, payer: Keypair, instructions, cosigners: tuple[Key
     )
 
 
-def _confirmed(savepoint, signature: str | None, slot: int | None, recovered: bool) -> savepoint_log.Outcome:
-    details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
+def _confirmed(
+    savepoint, signature: str | None, slot: int | None, recovered: bool, endpoint: str
+) -> savepoint_log.Outcome:
+    """The confirmation, with the RPC endpoint whose answers it rests on (named without
+    credentials): `status` and the brief say whose word it was."""
+    details = {
+        "signature": signature,
+        "slot": slot,
+        "endpoint": verdicts.endpoint_url(endpoint),
+        **({"recovered": True} if recovered else {}),
+    }
     return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, details)
 
 

@@ -95,6 +95,9 @@ class Check(Record, frozen=True):
     sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
     sequence: int | None = None  # the savepoint a FAILED or NOT_VERIFIED check is about, when known
     layer: str | None = None  # and the layer, when known
+    # Whose word a VERIFIED check takes that no root can check (`reported_by`: the RPC endpoint
+    # that served the chain's record); a one-line rendering that keeps only the ✓ keeps this too.
+    resting_on: str | None = None
 
 
 class Broken(Exception):
@@ -185,19 +188,31 @@ def roots(program_id: str, authority: str | None, keypair: Path, instance: str) 
 _PLAIN_URL = re.compile(r"[A-Za-z0-9:/._~%\[\]-]+")
 
 
-def endpoint_name(url: str) -> str:
-    """The RPC endpoint as a verdict names it: its scheme, host, port and path, without what may
-    be a credential (a user and password, or a query such as `?api-key=...`)."""
+def endpoint_url(url: str) -> str:
+    """The RPC endpoint's URL without what may be a credential (a user and password, a query
+    such as `?api-key=...`, a fragment): its scheme, host, port and path."""
     import urllib.parse
 
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
     host = f"[{host}]" if ":" in host else host
     port = f":{parts.port}" if parts.port is not None else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def endpoint_name(url: str) -> str:
+    """The RPC endpoint as a verdict names it (`endpoint_url`, quoted unless it holds only a
+    URL's plain characters), saying when something that may be a credential was left out."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
     hidden = " (its credentials left out)" if parts.query or parts.username or parts.password else ""
-    named = f"{parts.scheme}://{host}{port}{parts.path}"
-    # the URL is the configuration's: quoted only when it holds more than a URL's plain characters
-    return (named if _PLAIN_URL.fullmatch(named) else quoting.inline(named)) + hidden
+    return _plain_or_quoted(endpoint_url(url)) + hidden
+
+
+def _plain_or_quoted(url: str) -> str:
+    # the URL is the configuration's or the index's: quoted when it holds more than a URL's plain characters
+    return url if _PLAIN_URL.fullmatch(url) else quoting.inline(url)
 
 
 def reported_by(url: str) -> str:
@@ -550,6 +565,7 @@ def walk_back(
             VERIFIED,
             signed if k == n else f"{signed}; savepoint {k} links to it through the snapshots' own bytes",
             located.sha256,
+            resting_on=reported_by(endpoint),
         )
         expected = located.previous
         root = f"the verified snapshot {k} names as its predecessor"
@@ -708,10 +724,35 @@ def recorded_chain(chain_layer: bool, savepoint: Savepoint) -> Check:
     savepoint the chain anchored stays confirmed when the layer is turned off later; one it did
     not is off, neither queued nor failed."""
     if savepoint.layer_3 == Layer3.CONFIRMED:
-        return Check(NOT_VERIFIED, f"confirmed at slot {savepoint.chain_slot} per the index, not re-read")
+        return Check(
+            NOT_VERIFIED,
+            f"confirmed at slot {savepoint.chain_slot} {_confirmed_by(savepoint)}per the index, not re-read",
+        )
     if not chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
     return Check(PENDING, "Layer 3 queued: not on chain yet")
+
+
+def _confirmed_by(savepoint: Savepoint) -> str:
+    """Whose word the worker's confirmation took (the index's words: quoted unless a plain URL)."""
+    said = savepoint.chain_endpoint
+    if said is None:
+        return "(by an RPC endpoint the index does not name) "
+    return f"by RPC {_plain_or_quoted(said)} "
+
+
+def confirmations(savepoints: list[Savepoint]) -> str | None:
+    """Whose word the index's Layer 3 confirmations of `savepoints` rest on, in one line for
+    `status` (None when none is confirmed): each RPC endpoint the worker took it from."""
+    confirmed = [s for s in savepoints if s.layer_3 == Layer3.CONFIRMED]
+    if not confirmed:
+        return None
+    counts: dict[str, int] = {}
+    for s in confirmed:
+        said = _confirmed_by(s).strip()
+        counts[said] = counts.get(said, 0) + 1
+    each = "; ".join(f"{n} {said}" for said, n in counts.items())
+    return f"CONFIRMED as the worker was told: {each}; not checked against the chain itself (`precompact verify` re-reads the record)"
 
 
 def unread_git(git_layer: bool, savepoint: Savepoint, checked: Check | None, readable: bool) -> Check:
@@ -760,7 +801,11 @@ def snapshot_verdict(
         return Check(VERIFIED, f"hash matches the one {LOCAL_ROOT}; hash link to the previous savepoint holds")
     if signed_root is not None:
         return Check(VERIFIED, f"hash matches the one {signed_root}; hash link to the previous savepoint holds")
-    return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
+    return Check(
+        VERIFIED,
+        f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})",
+        resting_on=chain.resting_on if chain else None,
+    )
 
 
 def not_backed_up(git: Check, savepoint: Savepoint) -> bool:
@@ -920,4 +965,5 @@ def inspected_record(
         "address, owner, authority, instance and signature checked"
         + (", and it states the local savepoint" if match else "")
         + f", {reported_by(endpoint)}",
+        resting_on=reported_by(endpoint),
     )
