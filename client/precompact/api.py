@@ -174,6 +174,14 @@ def recorded_verdicts(config: Config, savepoint: savepoint_log.Savepoint) -> dic
     }
 
 
+def chain_confirmations(savepoints: list[savepoint_log.Savepoint]) -> str | None:
+    """Whose word the index's Layer 3 confirmations of `savepoints` rest on, in one line (the
+    verifier's words); None when none is confirmed."""
+    from precompact.verifier import verdicts
+
+    return verdicts.confirmations(savepoints)
+
+
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
     """Where a savepoint's on-chain record stands, as every report shows it: the verifier's
     verdict on Layer 3 as the index recorded it."""

@@ -1593,3 +1593,63 @@ def test_the_quiet_answer_rule_sees_an_answer_around_the_approval():
     )
     found = [int(line.split()[1].rstrip(":")) for line in answers_a_project_around_the_approval(sample)]
     assert found == [9, 13]
+
+
+# The modules that read an agent's session files (transcripts, rollouts, chat files and the
+# files Gemini CLI keeps beside them): each opens one only through boundary/session_file, which
+# checks the descriptor it reads (a path checked, then opened again, can be swapped for a FIFO).
+SESSION_FILE_OWNER = "boundary/session_file.py"
+# transcript/redact.py reads no file ("gate.open" is a regular expression's).
+SESSION_READERS = ("local/capture.py", "config/gemini_compression.py", "ops/importer.py", "restore/uncompact.py")
+
+
+def opens_a_path_for_reading(tree: ast.Module) -> list[str]:
+    """`open(x)`, `x.open()` or `x.open("rb")` (a write names its mode), `x.read_bytes()`,
+    `x.read_text()`, `os.open(x, os.O_RDONLY...)`: a path opened for reading by its name. An
+    os.open with O_NOFOLLOW is precompact's own file beside a session's document (agents.py's read
+    state, in logs/), which refuses a link outright; a session file may be a link to a file."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else _dotted(node.func)
+        if _dotted(node.func) == "os.open":
+            flags = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+            if "O_RDONLY" in flags and "O_NOFOLLOW" not in flags:
+                found.append(f"line {node.lineno}: os.open({flags})")
+            continue
+        # The mode is open()'s second argument, Path.open()'s first.
+        modes = node.args[:1] if isinstance(node.func, ast.Attribute) else node.args[1:2]
+        mode = next((a.value for a in modes if isinstance(a, ast.Constant)), "r")
+        if (name == "open" and "r" in str(mode)) or name in ("read_bytes", "read_text"):
+            found.append(f"line {node.lineno}: {ast.unparse(node.func)}(...)")
+    return sorted(found, key=lambda line: int(line.split()[1].rstrip(":")))
+
+
+def test_session_files_are_opened_only_through_their_owner():
+    readers = {
+        name: tree
+        for name, tree in modules().items()
+        if (name.startswith("transcript/") and name != "transcript/redact.py") or name in SESSION_READERS
+    }
+    broken = {name: found for name, tree in readers.items() if (found := opens_a_path_for_reading(tree))}
+    assert (CLIENT / SESSION_FILE_OWNER).is_file()
+    assert not broken, f"a session file opened around {SESSION_FILE_OWNER}: {broken}"
+
+
+def test_the_session_file_rule_sees_each_way_to_open_a_path_for_reading():
+    sample = ast.parse(
+        "import os\n"
+        "def a(path):\n    return path.open('rb')\n"
+        "def b(path):\n    return open(path).read()\n"
+        "def c(path):\n    return path.read_bytes()\n"
+        "def d(path):\n    return os.open(path, os.O_RDONLY | os.O_NONBLOCK)\n"
+        "def e(home):\n    return (home / 'projects.json').read_text()\n"
+        "def f(path):\n    return path.open()\n"
+        "def g(scratch):\n    return scratch.open('wb')\n"
+        "def h(path):\n    return os.open(path, os.O_WRONLY | os.O_APPEND)\n"
+        "def j(path):\n    return os.open(path, os.O_RDONLY | os.O_NOFOLLOW)\n"
+        "def i(path):\n    return session_file.open_read(path)\n"
+    )
+    found = [int(line.split()[1].rstrip(":")) for line in opens_a_path_for_reading(sample)]
+    assert found == [3, 5, 7, 9, 11, 13]

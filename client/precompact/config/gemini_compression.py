@@ -2,14 +2,16 @@
 settings.json, against the prompt tokens of the chat file's latest answer), and whether it ever
 did. Gemini CLI fires PreCompress before every model round, compressing or not, and BeforeAgent
 before every prompt; the hook asks these before importing anything else (edges/hook.py), so
-they use `os` (with its `stat`) and `json` alone. The files are outside input: anything unreadable or not of their
+they use `os`, `json` and boundary/session_file (which opens an agent's file checked on its
+descriptor: a FIFO a repository ships returns at once, /dev/zero is refused) alone. The files are outside input: anything unreadable or not of their
 shape counts as nothing said."""
 
 from __future__ import annotations
 
 import json
 import os
-import stat
+
+from precompact.boundary import session_file
 
 # Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
@@ -20,24 +22,11 @@ SNAPSHOT_OPEN = "<state_snapshot>"
 SETTINGS_LIMIT = 1 << 20
 
 
-def _open_regular(path: str | os.PathLike):
-    """`path` opened for reading if, once its links are followed, it is a regular file: opened
-    without blocking (a FIFO a repository ships returns at once) and checked on the open file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{os.fspath(path)!r} is not a regular file")  # a FIFO would block, /dev/zero never ends
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def last_prompt_tokens(path: str | os.PathLike, tail_bytes: int = 1 << 20) -> int | None:
     """The prompt tokens of the latest model answer the chat file records (what Gemini CLI
     compares with its compression threshold), read from the file's end; None if none is there."""
     try:
-        with _open_regular(path) as f:
+        with session_file.open_read(path) as f:
             f.seek(0, 2)
             size = f.tell()
             f.seek(max(size - tail_bytes, 0))
@@ -59,7 +48,7 @@ def compression_threshold(cwd: str | os.PathLike, home: str | os.PathLike) -> fl
     of the project's .gemini/settings.json, else the user's, else Gemini's default."""
     for directory in (cwd, home):
         try:
-            with _open_regular(os.path.join(directory, ".gemini", "settings.json")) as f:
+            with session_file.open_read(os.path.join(directory, ".gemini", "settings.json")) as f:
                 data = f.read(SETTINGS_LIMIT + 1)
         except (OSError, ValueError):  # ValueError: a NUL in the path
             continue
@@ -84,7 +73,7 @@ def compressed(path: str | os.PathLike) -> bool:
     marker = SNAPSHOT_OPEN.encode()
     carry = b""
     try:
-        with _open_regular(path) as f:
+        with session_file.open_read(path) as f:
             while block := f.read(1 << 20):
                 if marker in carry + block:
                     return True

@@ -583,6 +583,7 @@ def status(only, remote, as_json) -> None:
                 "commit": s.commit,
                 "layer_3": chain_shown(s),
                 "chain_signature": s.chain_signature,
+                "chain_endpoint": s.chain_endpoint,  # the RPC endpoint the confirmation rests on
                 "in_clear_on_branch": s in clear if s.commit else None,
                 "compaction": api.compaction_mark(s),
                 # Each retry of the same problem adds a line to the index: one is enough here.
@@ -622,6 +623,9 @@ def status(only, remote, as_json) -> None:
                 terminal.echo(f"        git: {git.detail}")
             elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
                 terminal.echo(f"        last problem: {s.failures[-1]}")
+        confirmed = api.chain_confirmations(mine)
+        if confirmed:
+            terminal.echo(f"  chain: {confirmed}")
     if clear:
         listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
         advice = (
@@ -734,9 +738,9 @@ def inspect(instance, address, as_json) -> None:
             ),
             (
                 "verdict",
-                found.verdict.status
-                if found.verdict.status != verdicts.FAILED
-                else f"failed: {quoting.single_line(found.verdict.detail)}",
+                # its detail names the RPC endpoint a verified record rests on
+                f"{found.verdict.status if found.verdict.status != verdicts.FAILED else 'failed'}: "
+                + quoting.single_line(found.verdict.detail),
             ),
             ("local index", found.local_index),
         ]

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from precompact.boundary import session_file
 from precompact.local import savepoint_log
 
 if TYPE_CHECKING:  # a session start that makes no savepoint is spared snapshot's imports
@@ -38,7 +39,7 @@ def boundaries(path: Path) -> list[int]:
     import orjson  # here: a session start's brief reads no transcript
 
     try:
-        with path.open("rb") as f:
+        with session_file.open_read(path) as f:
             if os.fstat(f.fileno()).st_size == 0:
                 return []
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -104,7 +105,7 @@ def needed(saved: list[savepoint_log.Savepoint], session: snapshot.Session) -> s
 def _whole_lines_end(path: Path) -> int:
     """Where the transcript's last whole line ends (a line still being written is not read)."""
     try:
-        with path.open("rb") as f:
+        with session_file.open_read(path) as f:
             size = os.fstat(f.fileno()).st_size
             step = 1 << 16
             position = size
@@ -127,7 +128,7 @@ def _says_anything(path: Path, start: int, end: int) -> bool:
     from precompact.transcript import conversation
 
     try:
-        with path.open("rb") as f:
+        with session_file.open_read(path) as f:
             f.seek(start)
             while f.tell() < end:
                 line = f.readline()

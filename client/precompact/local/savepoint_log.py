@@ -347,6 +347,8 @@ class Savepoint(Record):
     commit: str | None = None
     chain_signature: str | None = None
     chain_slot: int | None = None
+    # The RPC endpoint the worker's confirmation rests on, as the index names it (outside text).
+    chain_endpoint: str | None = None
     failures: list[str] = field(default_factory=list)
     # Git's reason, when the worker's last Layer 2 attempt failed (a rejected push, a full disk).
     layer_2_failure: str | None = None
@@ -552,6 +554,8 @@ def fold(events: list[dict]) -> list[Savepoint]:
             if kind == Event.LAYER_3_CONFIRMED:
                 savepoint.chain_signature = event.get("signature")
                 savepoint.chain_slot = event.get("slot")
+                endpoint = event.get("endpoint")
+                savepoint.chain_endpoint = endpoint if isinstance(endpoint, str) else None
         elif kind == Event.COMPACT_SUMMARY:
             savepoint.compact_summary = event.get("summary")
             continue

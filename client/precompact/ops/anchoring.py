@@ -70,7 +70,7 @@ def post_pending(
     try:
         held = _record_to_extend(client, signer, roots, savepoint_log.highest_confirmed(mine))
         below = [s for s in pending if s.sequence < held.sequence]
-        for outcome in _walked_back(held, roots, mine, below, logs):
+        for outcome in _walked_back(held, roots, mine, below, logs, client.url):
             current = outcome.savepoint
             yield outcome
             if outcome.failed:
@@ -84,7 +84,7 @@ def post_pending(
             if savepoint.sequence == held.sequence and held.snapshot_hash.hex() == savepoint.snapshot_hash:
                 # Posted before, its confirmation lost: confirmed only if the record states it all.
                 verdicts.check_record_holds(held, savepoint, commit)
-                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True)
+                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True, endpoint=client.url)
                 continue
             if savepoint.sequence != held.sequence + 1:
                 yield _failed(
@@ -96,7 +96,7 @@ def post_pending(
                 yield _not_written_here(savepoint)
                 return
             signature, held = _post(client, signer, roots, savepoint, held, commit)
-            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False)
+            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False, endpoint=client.url)
     except (rpc.RpcError, ChainError) as e:
         yield _failed(current, str(e))
     except verdicts.Broken as e:
@@ -109,6 +109,7 @@ def _walked_back(
     mine: list[savepoint_log.Savepoint],
     below: list[savepoint_log.Savepoint],
     logs: Path,
+    endpoint: str,
 ) -> Iterator[savepoint_log.Outcome]:
     """Each savepoint under the record's that the index shows unconfirmed, confirmed once the
     walk back from the record through the snapshots' own bytes verifies it as its index line
@@ -117,14 +118,14 @@ def _walked_back(
         return
     local = verdicts.LocalSnapshots(logs)
     by_sequence = {s.sequence: s for s in mine}
-    walked = verdicts.walk_back(held, roots, by_sequence, below[0].sequence, lambda s, _: local.get(s))
+    walked = verdicts.walk_back(held, roots, by_sequence, below[0].sequence, lambda s, _: local.get(s), endpoint)
     for savepoint in below:
         check = walked.get(savepoint.sequence)
         if check is None or check.status != verdicts.VERIFIED or check.sha256 != savepoint.snapshot_hash:
             why = check.detail if check is not None else "it is not linked to the record"
             yield _failed(savepoint, f"the chain holds sequence {held.sequence}; savepoint {savepoint.sequence}: {why}")
             return
-        yield _confirmed(savepoint, signature=None, slot=None, recovered=True)
+        yield _confirmed(savepoint, signature=None, slot=None, recovered=True, endpoint=endpoint)
 
 
 def closed_note(closing: savepoint_log.Closing) -> str:
@@ -259,8 +260,17 @@ def send(client: rpc.Cluster, payer: Keypair, instructions, cosigners: tuple[Key
     )
 
 
-def _confirmed(savepoint, signature: str | None, slot: int | None, recovered: bool) -> savepoint_log.Outcome:
-    details = {"signature": signature, "slot": slot, **({"recovered": True} if recovered else {})}
+def _confirmed(
+    savepoint, signature: str | None, slot: int | None, recovered: bool, endpoint: str
+) -> savepoint_log.Outcome:
+    """The confirmation, with the RPC endpoint whose answers it rests on (named without
+    credentials): `status` and the brief say whose word it was."""
+    details = {
+        "signature": signature,
+        "slot": slot,
+        "endpoint": verdicts.endpoint_url(endpoint),
+        **({"recovered": True} if recovered else {}),
+    }
     return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, details)
 
 

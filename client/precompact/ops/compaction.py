@@ -11,12 +11,11 @@ only inside the functions that use it."""
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.boundary import quoting
+from precompact.boundary import quoting, session_file
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -126,34 +125,19 @@ def _check_transcript(payload: dict) -> None:
 
 
 def _refuse_non_file(given: str) -> None:
-    """NoTranscript when the session file an event names is not one any reader may open: not a
-    regular file (a FIFO blocks open() until a writer comes, a device may never end), or one
-    whose size says nothing is in it while bytes come out (the files the kernel makes up as they
-    are read, such as /proc/self/environ: the hook's own environment, not a session). The path
-    is stat'ed first, so a device is never opened; then opened without blocking and checked
-    again on what was opened, so a file swapped for a FIFO in between is caught too. One that is
-    not there passes: the readers find nothing in it, as in a session that never said anything."""
+    """NoTranscript when the session file an event names is not one any reader may open
+    (boundary/session_file.py: a FIFO, a device, a directory, a file the kernel makes up as it is
+    read such as /proc/self/environ), so that the event says so in one line. Deciding it here
+    is for that line only: every reader opens the file through session_file itself and checks
+    what it opened, so a FIFO renamed onto the path after this check is refused there too, never
+    waited on or read. One that is not there passes: the readers find nothing in it, as in a
+    session that never said anything."""
     try:
-        if not stat.S_ISREG(os.stat(given).st_mode):
-            raise NoTranscript(
-                f"the transcript {quoting.inline(given)} is not a file (a FIFO, a device or a directory); nothing was read from it"
-            )
-        fd = os.open(given, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        session_file.open_read(given).close()
+    except session_file.NotASessionFile as e:
+        raise NoTranscript(f"the transcript {quoting.inline(given)} {e.strerror}; nothing was read from it") from None
     except OSError:
         return
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode):
-            raise NoTranscript(
-                f"the transcript {quoting.inline(given)} is not a file (a FIFO, a device or a directory); nothing was read from it"
-            )
-        if opened.st_size == 0 and os.read(fd, 1):
-            raise NoTranscript(
-                f"the transcript {quoting.inline(given)} is a file the system makes up as it is read "
-                "(its size is 0, yet it holds bytes), not a session's; nothing was read from it"
-            )
-    finally:
-        os.close(fd)
 
 
 def on_request(

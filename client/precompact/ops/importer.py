@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from precompact.boundary import session_file
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log, snapshot
 from precompact.transcript import agents, conversation
@@ -158,7 +159,7 @@ def _with_sidechains(transcript: Path, extra: list[Path], scratch: Path) -> Path
     combined = scratch / transcript.name
     with combined.open("wb") as out:
         for part in (transcript, *extra):
-            with part.open("rb") as f:
+            with session_file.open_read(part) as f:
                 shutil.copyfileobj(f, out)
                 if f.tell() and (f.seek(-1, 2), f.read(1))[1] != b"\n":
                     out.write(b"\n")

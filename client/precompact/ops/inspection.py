@@ -49,7 +49,7 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     owner, data, found = _fetch_record(config.cluster, roots, where)
     local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
     match = local.get(found.sequence)
-    verdict = verdicts.inspected_record(roots, where, owner, data, found, match)
+    verdict = verdicts.inspected_record(roots, where, owner, data, found, match, config.cluster)
     signed = where == roots.address and verdicts.signature_valid(found, roots)
     return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
 

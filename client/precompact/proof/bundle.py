@@ -330,7 +330,7 @@ def check(
         signers = _check_pins(top, authority, program_id)
         n = top["savepoint"]
         where = (
-            f"finalized on {cluster} at the slots the bundle names"
+            f"finalized on {verdicts.endpoint_name(cluster)} at the slots the bundle names"
             if cluster
             else "not checked (offline; give --cluster URL)"
         )

@@ -160,7 +160,7 @@ def check(
             if walk.warnings
             else ""
         )
-        return f"{walk.transactions} transaction(s) touched {roots.address} on {client.url}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
+        return f"{walk.transactions} transaction(s) touched {roots.address}, {verdicts.reported_by(client.url)}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
 
     verdict = verdicts.judged(checked)
     return Ledger(verdict.status, verdict.detail, findings, warnings)

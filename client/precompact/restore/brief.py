@@ -427,9 +427,12 @@ def _cut(text: str, limit: int) -> str:
 
 def _verdict(check, limit: int | None = None) -> str:
     """The verifier's verdict as the report and the proof line both say it: its mark, its status
-    and why (cut to `limit` characters in the one-line proof, where a ✓ says only that)."""
+    and why (cut to `limit` characters in the one-line proof, where a ✓ says only that, and whose
+    word it rests on: the RPC endpoint that reported the chain's record)."""
     said = f"{verdicts.mark(check.status)} {check.status}"
-    if not check.detail or (limit is not None and check.status == VERIFIED):
+    if limit is not None and check.status == VERIFIED:
+        return f"{said} ({check.resting_on})" if check.resting_on else said
+    if not check.detail:
         return said
     return f"{said} ({check.detail if limit is None else _cut(check.detail, limit)})"
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import private_file
+from precompact.boundary import private_file, session_file
 from precompact.local import capture, savepoint_log
 from precompact.recall import fulltext as recall
 from precompact.restore.resurrect import ResurrectError, Resurrection
@@ -210,7 +210,8 @@ def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
     s = found.savepoint
     gemini_home = (home or Path.home()) / ".gemini"
     try:
-        projects = orjson.loads((gemini_home / "projects.json").read_bytes()).get("projects")
+        with session_file.open_read(gemini_home / "projects.json") as f:
+            projects = orjson.loads(f.read()).get("projects")
         folder = projects[cwd]
     except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         folder = None

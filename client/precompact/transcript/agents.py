@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import logs_dir, private_file
+from precompact.boundary import logs_dir, private_file, session_file
 from precompact.transcript.agent_names import CLAUDE, CODEX, GEMINI, NAMES, OPENCODE  # noqa: F401 -- agents.NAMES, as the readers name them
 
 LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI", OPENCODE: "OpenCode"}
@@ -150,7 +150,7 @@ def _codex(name: Path, rollout: Path) -> Read:
 
     document_path, state_path = _with_suffix(name, ".jsonl"), _with_suffix(name, ".state.json")
     state = _state(state_path)
-    with rollout.open("rb") as f:
+    with session_file.open_read(rollout) as f:
         size = os.fstat(f.fileno()).st_size
         prefix = hashlib.sha256()
         start = state["source_end"] if state is not None and state["source_end"] <= size else 0
@@ -251,7 +251,7 @@ def opencode_sessions(root: Path, home: Path | None = None) -> tuple[Path, list[
 def claude_version(transcript: Path) -> str | None:
     """The Claude Code version its last transcript lines name (each entry carries `version`)."""
     try:
-        with transcript.open("rb") as f:
+        with session_file.open_read(transcript) as f:
             size = os.fstat(f.fileno()).st_size
             f.seek(max(size - _VERSION_TAIL_BYTES, 0))
             tail = f.read()

@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import orjson
 
+from precompact.boundary import session_file
 from precompact.boundary.outside_json import MAX_DEPTH, TooDeep, parse_json, within_depth, without_lone_surrogates
 from precompact.transcript import conversation
 
@@ -182,7 +183,7 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
             size = path.stat().st_size
             if size == 0 or size == last_size:
                 return
-            with path.open("rb") as f:
+            with session_file.open_read(path) as f:
                 f.seek(size - 1)
                 if f.read(1) == b"\n":
                     return
@@ -244,7 +245,7 @@ def open_transcript(path: Path, scan: TranscriptScan) -> BinaryIO | None:
     """The transcript open for reading (its size noted in `scan`); None, with the problem noted
     in `scan`, when it cannot be opened."""
     try:
-        handle = path.open("rb")
+        handle = session_file.open_read(path)
     except FileNotFoundError:
         scan.found, scan.problem = False, "transcript file not found"
         return None
@@ -434,7 +435,7 @@ def started_in(path: Path) -> str | None:
     and at most CWD_SCAN_BYTES. None when no entry there names one, or the file cannot be read."""
     read = 0
     try:
-        with path.open("rb") as f:
+        with session_file.open_read(path) as f:
             for line in f:
                 read += len(line)
                 try:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import orjson
 
+from precompact.boundary import session_file
 from precompact.transcript import claude_code
 
 AGENT = "codex"
@@ -55,7 +56,8 @@ class Document:
 
 def read(path: Path) -> Document:
     """The rollout at `path` as a document; OSError when it cannot be read."""
-    return read_from(path.read_bytes(), 0)
+    with session_file.open_read(path) as f:
+        return read_from(f.read(), 0)
 
 
 def read_from(raw: bytes, start: int) -> Document:
@@ -195,7 +197,7 @@ def sessions_in(root: Path, codex_home: Path) -> list[Path]:
         try:
             if rollout.is_symlink() or not rollout.is_file():
                 continue
-            with rollout.open("rb") as f:
+            with session_file.open_read(rollout) as f:
                 first = orjson.loads(f.readline())
         except (OSError, orjson.JSONDecodeError):
             continue

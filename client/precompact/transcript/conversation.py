@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from precompact.boundary import session_file
 from precompact.records import Record, field
 
 TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList")
@@ -143,7 +144,7 @@ def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
     import orjson  # here: a session start's brief reads a snapshot's entries, not a transcript
 
     try:
-        f = path.open("rb")
+        f = session_file.open_read(path)
     except OSError:
         return
     with f:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import orjson
 
+from precompact.boundary import session_file
 from precompact.config.gemini_compression import SNAPSHOT_OPEN
 from precompact.transcript import claude_code
 
@@ -55,7 +56,8 @@ class Document:
 
 def read(path: Path) -> Document:
     """The chat file at `path` as a document; OSError when it cannot be read."""
-    return parse(path.read_bytes())
+    with session_file.open_read(path) as f:
+        return parse(f.read())
 
 
 def parse(raw: bytes) -> Document:
@@ -243,7 +245,8 @@ def sessions_in(root: Path, home: Path) -> list[Path]:
     """The chat files of sessions Gemini CLI ran in `root` or below it (~/.gemini/projects.json
     names each directory's folder under ~/.gemini/tmp/), oldest first."""
     try:
-        projects = orjson.loads((home / ".gemini" / "projects.json").read_bytes()).get("projects")
+        with session_file.open_read(home / ".gemini" / "projects.json") as f:
+            projects = orjson.loads(f.read()).get("projects")
     except (OSError, orjson.JSONDecodeError, AttributeError):
         return []
     if not isinstance(projects, dict):

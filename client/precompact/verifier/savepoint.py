@@ -212,7 +212,7 @@ def _chain(config: Config, target: Savepoint, locator: _Locator, local_root: boo
     if set(held.commit) != {"0"}:
         locator.record_commits[held.sequence] = held.commit
     walked = (
-        verdicts.walk_back(held, roots, locator.by_sequence, target.sequence, locator.locate)
+        verdicts.walk_back(held, roots, locator.by_sequence, target.sequence, locator.locate, read.endpoint)
         if held.sequence >= target.sequence
         else {}
     )

@@ -10,7 +10,11 @@ bytes from anywhere) is evidence, checked against a root before it counts:
 - **The chain root.** The account at the PDA of (program, authority, sha256(instance)), owned
   by the program, whose decoded authority and instance are the configured ones and whose
   signature verifies over the message rebuilt from its fields at that address. It vouches for
-  savepoint N (its snapshot hash, predecessor hash and commit).
+  savepoint N (its snapshot hash, predecessor hash and commit). What cannot be checked from here
+  is that the record is on the chain: the account is what one RPC endpoint answered, and an
+  endpoint that answers with the record built from the worker's own transaction passes every
+  rule above. So every verdict that rests on a record names the endpoint that reported it
+  (`reported_by`): "verified" on the chain means "as reported by RPC <url>", never more.
 - **The walk back.** An older savepoint k is verified from N only through snapshot bytes: the
   hash of snapshot k must equal the predecessor hash written inside the verified snapshot k+1,
   and snapshot N's predecessor must equal the record's signed `prev_snapshot_hash`.
@@ -37,6 +41,7 @@ configuration asks for holds every savepoint.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,6 +95,9 @@ class Check(Record, frozen=True):
     sha256: str | None = None  # the snapshot hash a VERIFIED check vouches for
     sequence: int | None = None  # the savepoint a FAILED or NOT_VERIFIED check is about, when known
     layer: str | None = None  # and the layer, when known
+    # Whose word a VERIFIED check takes that no root can check (`reported_by`: the RPC endpoint
+    # that served the chain's record); a one-line rendering that keeps only the ✓ keeps this too.
+    resting_on: str | None = None
 
 
 class Broken(Exception):
@@ -177,6 +185,43 @@ def roots(program_id: str, authority: str | None, keypair: Path, instance: str) 
 # --- Layer 3: the record ----------------------------------------------------------------------
 
 
+_PLAIN_URL = re.compile(r"[A-Za-z0-9:/._~%\[\]-]+")
+
+
+def endpoint_url(url: str) -> str:
+    """The RPC endpoint's URL without what may be a credential (a user and password, a query
+    such as `?api-key=...`, a fragment): its scheme, host, port and path."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = f":{parts.port}" if parts.port is not None else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def endpoint_name(url: str) -> str:
+    """The RPC endpoint as a verdict names it (`endpoint_url`, quoted unless it holds only a
+    URL's plain characters), saying when something that may be a credential was left out."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    hidden = " (its credentials left out)" if parts.query or parts.username or parts.password else ""
+    return _plain_or_quoted(endpoint_url(url)) + hidden
+
+
+def _plain_or_quoted(url: str) -> str:
+    # the URL is the configuration's or the index's: quoted when it holds more than a URL's plain characters
+    return url if _PLAIN_URL.fullmatch(url) else quoting.inline(url)
+
+
+def reported_by(url: str) -> str:
+    """What a verdict on an on-chain record rests on: the word of the endpoint that served it,
+    which this machine cannot check against the chain (a dishonest endpoint can answer with the
+    record built from the worker's own transaction, and every other rule holds)."""
+    return f"as reported by RPC {endpoint_name(url)}, not checked against the chain itself"
+
+
 def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
     """The record at `roots.address` as the account holds it, once every rule of the chain root
     holds; raises Broken naming the field that does not. A record not yet written to (sequence 0)
@@ -240,6 +285,7 @@ class ChainRead(Record, frozen=True):
     detail: str
     record: record.Record | None = None
     sequence: int | None = None  # the savepoint a failure is about, when known
+    endpoint: str = ""  # the RPC endpoint's URL that served `record`
 
 
 def record_at(roots: Roots, client: rpc.Cluster) -> record.Record | None:
@@ -285,11 +331,13 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0, closed: C
     if found is None and confirmed:
         return ChainRead(
             FAILED,
-            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.url}: it was closed, or this is not the cluster it was posted to",
+            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {endpoint_name(client.url)}: it was closed, or this is not the cluster it was posted to",
             sequence=confirmed,
         )
     if found is None:
-        return ChainRead(PENDING, f"no record of {roots.instance} at {roots.address} on {client.url} yet")
+        return ChainRead(
+            PENDING, f"no record of {roots.instance} at {roots.address} on {endpoint_name(client.url)} yet"
+        )
     reset = history_reset(roots, found.sequence, confirmed)
     if reset is not None:
         return ChainRead(FAILED, reset, sequence=confirmed)
@@ -297,8 +345,9 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0, closed: C
         return ChainRead(PENDING, f"the record at {roots.address} holds no savepoint yet")
     return ChainRead(
         VERIFIED,
-        f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid{continuation(found)}",
+        f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid{continuation(found)}, {reported_by(client.url)}",
         found,
+        endpoint=client.url,
     )
 
 
@@ -464,11 +513,17 @@ Locate = Callable[[Savepoint, str | None], Snapshot | None]
 
 
 def walk_back(
-    found: record.Record, roots: Roots, by_sequence: dict[int, Savepoint], down_to: int, locate: Locate
+    found: record.Record,
+    roots: Roots,
+    by_sequence: dict[int, Savepoint],
+    down_to: int,
+    locate: Locate,
+    endpoint: str,
 ) -> dict[int, Check]:
-    """Chain verdicts for savepoints `down_to`..N, N being the record's: each snapshot's bytes
-    must hash to what the record (for N) or the verified snapshot after it names. `locate`
-    returns bytes for a savepoint (any source: they are checked here), given the hash wanted."""
+    """Chain verdicts for savepoints `down_to`..N, N being the record's as RPC `endpoint` served
+    it: each snapshot's bytes must hash to what the record (for N) or the verified snapshot after
+    it names. `locate` returns bytes for a savepoint (any source: they are checked here), given
+    the hash wanted."""
     verdicts: dict[int, Check] = {}
     n = found.sequence
     expected: str | None = found.snapshot_hash.hex()
@@ -505,11 +560,12 @@ def walk_back(
             for j in range(k - 1, down_to - 1, -1):
                 verdicts[j] = Check(NOT_VERIFIED, f"the chain is broken at savepoint {k}, above savepoint {j}")
             break
-        signed = f"record {roots.address}, savepoint {n}, slot {found.slot}, signature valid"
+        signed = f"record {roots.address}, savepoint {n}, slot {found.slot}, signature valid, {reported_by(endpoint)}"
         verdicts[k] = Check(
             VERIFIED,
             signed if k == n else f"{signed}; savepoint {k} links to it through the snapshots' own bytes",
             located.sha256,
+            resting_on=reported_by(endpoint),
         )
         expected = located.previous
         root = f"the verified snapshot {k} names as its predecessor"
@@ -668,10 +724,35 @@ def recorded_chain(chain_layer: bool, savepoint: Savepoint) -> Check:
     savepoint the chain anchored stays confirmed when the layer is turned off later; one it did
     not is off, neither queued nor failed."""
     if savepoint.layer_3 == Layer3.CONFIRMED:
-        return Check(NOT_VERIFIED, f"confirmed at slot {savepoint.chain_slot} per the index, not re-read")
+        return Check(
+            NOT_VERIFIED,
+            f"confirmed at slot {savepoint.chain_slot} {_confirmed_by(savepoint)}per the index, not re-read",
+        )
     if not chain_layer:
         return Check(OFF, "the chain layer is off in .precompact.toml")
     return Check(PENDING, "Layer 3 queued: not on chain yet")
+
+
+def _confirmed_by(savepoint: Savepoint) -> str:
+    """Whose word the worker's confirmation took (the index's words: quoted unless a plain URL)."""
+    said = savepoint.chain_endpoint
+    if said is None:
+        return "(by an RPC endpoint the index does not name) "
+    return f"by RPC {_plain_or_quoted(said)} "
+
+
+def confirmations(savepoints: list[Savepoint]) -> str | None:
+    """Whose word the index's Layer 3 confirmations of `savepoints` rest on, in one line for
+    `status` (None when none is confirmed): each RPC endpoint the worker took it from."""
+    confirmed = [s for s in savepoints if s.layer_3 == Layer3.CONFIRMED]
+    if not confirmed:
+        return None
+    counts: dict[str, int] = {}
+    for s in confirmed:
+        said = _confirmed_by(s).strip()
+        counts[said] = counts.get(said, 0) + 1
+    each = "; ".join(f"{n} {said}" for said, n in counts.items())
+    return f"CONFIRMED as the worker was told: {each}; not checked against the chain itself (`precompact verify` re-reads the record)"
 
 
 def unread_git(git_layer: bool, savepoint: Savepoint, checked: Check | None, readable: bool) -> Check:
@@ -720,7 +801,11 @@ def snapshot_verdict(
         return Check(VERIFIED, f"hash matches the one {LOCAL_ROOT}; hash link to the previous savepoint holds")
     if signed_root is not None:
         return Check(VERIFIED, f"hash matches the one {signed_root}; hash link to the previous savepoint holds")
-    return Check(VERIFIED, f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})")
+    return Check(
+        VERIFIED,
+        f"hash is the one the on-chain record vouches for ({chain.detail if chain else 'chain'})",
+        resting_on=chain.resting_on if chain else None,
+    )
 
 
 def not_backed_up(git: Check, savepoint: Savepoint) -> bool:
@@ -812,7 +897,8 @@ def integrity(
         return Check(VERIFIED, "hash matches the one this machine recorded; hash link to the previous savepoint holds")
     if chain_verified:
         return Check(
-            VERIFIED, f"hash is the one the on-chain record vouches for; {unrooted} agrees and its hash link holds"
+            VERIFIED,
+            f"hash is the one the on-chain record vouches for, as its RPC endpoint reported the record (the chain check names it); {unrooted} agrees and its hash link holds",
         )
     return Check(
         NOT_VERIFIED,
@@ -857,11 +943,11 @@ def headline(savepoints: dict[str, dict[str, Check]], contradicted: str | None =
 
 
 def inspected_record(
-    roots: Roots, where: Pubkey, owner: str, data: bytes, found: record.Record, match: Savepoint | None
+    roots: Roots, where: Pubkey, owner: str, data: bytes, found: record.Record, match: Savepoint | None, endpoint: str
 ) -> Check:
-    """The verdict on the record `inspect` read at `where`: the chain root's rules, the address
-    being the configured instance's, and (when the local index has its savepoint) that it
-    states that savepoint."""
+    """The verdict on the record `inspect` read at `where` from RPC `endpoint`: the chain root's
+    rules, the address being the configured instance's, and (when the local index has its
+    savepoint) that it states that savepoint."""
     try:
         if where != roots.address:
             raise Broken(
@@ -877,5 +963,7 @@ def inspected_record(
     return Check(
         VERIFIED,
         "address, owner, authority, instance and signature checked"
-        + (", and it states the local savepoint" if match else ""),
+        + (", and it states the local savepoint" if match else "")
+        + f", {reported_by(endpoint)}",
+        resting_on=reported_by(endpoint),
     )

@@ -521,7 +521,7 @@ def _walk_chain(
     if newest is None and held.sequence > max(by_sequence, default=0):
         # Past the last savepoint in logs/: savepoints logs/ lacks (`precompact restore`), said by the caller.
         return (
-            f"record at sequence {held.sequence} verified (authority, instance, address, signature); logs/ lacks it",
+            f"record at sequence {held.sequence} verified (authority, instance, address, signature), {verdicts.reported_by(read.endpoint)}; logs/ lacks it",
             {},
         )
     if newest is None:
@@ -533,14 +533,19 @@ def _walk_chain(
         findings.append(Finding(e.sequence, e.layer, str(e)))
         return "failed", {}
     walked = verdicts.walk_back(
-        held, roots, by_sequence, min(down_to, held.sequence), lambda savepoint, expected: local.get(savepoint)
+        held,
+        roots,
+        by_sequence,
+        min(down_to, held.sequence),
+        lambda savepoint, expected: local.get(savepoint),
+        read.endpoint,
     )
     findings.extend(
         Finding(n, "layer 3", check.detail) for n, check in sorted(walked.items()) if check.status == verdicts.FAILED
     )
     covered = sum(check.status == verdicts.VERIFIED for check in walked.values())
     return (
-        f"record at sequence {held.sequence} verified (authority, instance, address, signature), {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}",
+        f"record at sequence {held.sequence} verified (authority, instance, address, signature), {verdicts.reported_by(read.endpoint)}; {covered} savepoint(s) linked to it; its unsigned fields (slot, chain_timestamp, metadata) are reported, not verified{_rotations(config, instance, held)}",
         walked,
     )
 
