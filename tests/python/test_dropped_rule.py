@@ -1204,3 +1204,19 @@ def test_a_run_that_exits_0_on_a_warning_line_stopped_itself_but_a_log_read_or_a
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert "WARNING: loss is NaN at step 1774, stopping" in measured, measured
     assert not [m for m in measured if "disk" in m or "left-pad" in m], measured
+
+
+
+def test_a_test_run_that_failed_and_then_passed_run_again_the_same_way_is_a_failure_fixed_not_listed():
+    c = Conversation("/p", "red green")
+    c.bash("python -m pytest -q -x 2>&1 | tail -15", "E   ImportError: cannot import name 'slugify'", error=True)
+    c.bash("python -m pytest -q 2>&1 | tail -2 && ruff check .", "612 passed in 38.42s\nAll checks passed!")
+    c.bash("go test ./internal/pool/ -run TestPoolDrain -count=50", "pool_test.go:88: drained 499 jobs, want 500", True)
+    c.bash("go test ./internal/pool/ -count=200", "ok  \tgithub.com/acme/ingest/internal/pool\t38.402s")
+    c.bash("npx jest src/lib", "Expected: 7\nReceived: 30", error=True)
+    c.bash("npx jest src/lib", "Tests: 12 passed, 12 total")
+    c.bash("npx jest src/lib", "Expected: 7\nReceived: 8", error=True)
+    failed = _texts(_listed(c, NOTHING), "failed command")
+    assert "python -m pytest -q -x 2>&1 | tail -15" not in failed, "the same tests, passing after: told as fixed"
+    assert "go test ./internal/pool/ -run TestPoolDrain -count=50" in failed, "a green run of other tests fixes nothing"
+    assert "npx jest src/lib" in failed, "failing again after it passed: the failure stands"

@@ -1189,6 +1189,11 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     cwd: list[str] = []
     echoes = _Echoes()
 
+    # A test run that failed and then, run again the same way, passed is a failure the session fixed:
+    # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
+    failing: dict[str, set[tuple[str, str]]] = {}
+    fixed: set[tuple[str, str]] = set()
+
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
     ) -> None:
@@ -1254,7 +1259,18 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         read_since.append((output, position, read))
                     if use in commands:
                         echoes.hear(commands[use][0], output, position)
-                _tool_result(block, position, add, commands)
+                ran = commands.get(use) if isinstance(use, str) else None
+                failed = _tool_result(block, position, add, commands)
+                run = _test_run(ran[0]) if ran else None
+                if run and failed:
+                    key = _key("failed command", ran[0].strip(), cwd[-1] if cwd else None)
+                    failing.setdefault(run, set()).add(key)
+                    fixed.discard(key)
+                elif run:
+                    fixed |= failing.pop(run, set())
+    for key in fixed:
+        if key in found and found[key].kind == "failed command":
+            del found[key]
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
     # A path named as a file read or edited is not listed again as a path.
@@ -1508,7 +1524,8 @@ def _cut(side: str, other: str) -> str:
     return ("…" if start else "") + cut + ("…" if start + EDIT_SIDE_CHARS - 2 < len(side) else "")
 
 
-def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
+def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
+    """Adds the facts of a command's output; whether the command failed."""
     text = _result_text(block.get("content"))
     if len(text) > 2 * OUTPUT_CHARS:  # a huge output says its facts at its start and its end
         text = text[:OUTPUT_CHARS] + "\n" + text[-OUTPUT_CHARS:]
@@ -1517,7 +1534,7 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
     # Another tool's answer (a file read, an Edit refused because its old text is not there) says
     # nothing of the session's own: the tool's mistake is undone by the next call.
     if called is None:
-        return
+        return False
     command, at = called
     errors = _error_lines(text)
     # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the
@@ -1535,12 +1552,23 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         if len(seeds) == 1:
             add("identifier", seeds.pop(), position, command[:200])
         _output_ids(command, text, position, add, (("identifier", _UUID),))
-        return
+        return True
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
     # repeats one, nor a user miss it. Error lines in the output of a command that succeeded (a
     # log, a bisect's failing steps, a test that was meant to fail) are what it read, not a failure.
     _output_facts(command, text, position, add, errors)
+    return False
+
+
+def _test_run(command: str) -> str | None:
+    """The test run `command` makes, as its reruns make it: the first of its chained commands that
+    runs tests, without its options (`pytest -q -x` and `pytest -q` run the same tests; `go test
+    ./pool -run TestDrain` and `go test ./pool` do not); None for a command that runs none."""
+    for part in command_core(command).split(" && "):
+        if _TEST_RUN.search(part):
+            return " ".join(word for word in part.split() if not word.startswith("-"))
+    return None
 
 
 def _error_lines(text: str) -> list[str]:
