@@ -1259,11 +1259,11 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         read_since.append((output, position, read))
                     if use in commands:
                         echoes.hear(commands[use][0], output, position)
-                ran = commands.get(use) if isinstance(use, str) else None
+                ran = commands.get(use, ("", 0))[0] if isinstance(use, str) else ""
                 failed = _tool_result(block, position, add, commands)
-                run = _test_run(ran[0]) if ran else None
+                run = _test_run(ran) if ran else None
                 if run and failed:
-                    key = _key("failed command", ran[0].strip(), cwd[-1] if cwd else None)
+                    key = _key("failed command", ran.strip(), cwd[-1] if cwd else None)
                     failing.setdefault(run, set()).add(key)
                     fixed.discard(key)
                 elif run:
