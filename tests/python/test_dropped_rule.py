@@ -1220,3 +1220,16 @@ def test_a_test_run_that_failed_and_then_passed_run_again_the_same_way_is_a_fail
     assert "python -m pytest -q -x 2>&1 | tail -15" not in failed, "the same tests, passing after: told as fixed"
     assert "go test ./internal/pool/ -run TestPoolDrain -count=50" in failed, "a green run of other tests fixes nothing"
     assert "npx jest src/lib" in failed, "failing again after it passed: the failure stands"
+
+
+
+def test_a_figure_alone_the_model_repeats_is_told_by_its_listed_clause_but_not_by_a_clause_merged_away():
+    c = Conversation("/p", "bare")
+    c.bash("cut -d' ' -f9 access.log | sort | uniq -c | sort -rn", "312 200\n 88 429")
+    c.say("312 of 400 requests were accepted with a limit of 100/min.")
+    c.bash("python -m reports.monthly --debug-counts", "orders rows: 48,902\nafter fx merge: 49,377")
+    c.say("The merge adds 475 extra rows: 48,902 orders became 49,377.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "312 of 400 requests were accepted with a limit of 100/min" in measured
+    assert "312" not in measured, "the clause says it, with what it counts"
+    assert {"48,902", "49,377"} <= set(measured), "their clause restates the outputs and goes: they stay"

@@ -1341,6 +1341,19 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         # requests 171") restates them: each is its output's measurement.
         if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
             gone.add(id(fact))
+    # A figure alone that the model repeated from an output (`312`) is told by the clause of its
+    # that stays listed ("312 of 400 requests were accepted"), with what it counts.
+    for fact in ordered:
+        if fact.kind == "measurement" and not fact.detail and id(fact) not in gone:
+            exact = {n for n, share, _ in _telling_numbers(fact.text) if not share}
+            gone.update(
+                id(output)
+                for output, figures in outputs
+                if output.entry <= fact.entry
+                and figures
+                and set(figures) <= exact
+                and _BARE_VALUE.fullmatch(output.text)
+            )
     return [f for f in ordered if id(f) not in gone]
 
 
