@@ -1233,3 +1233,12 @@ def test_a_figure_alone_the_model_repeats_is_told_by_its_listed_clause_but_not_b
     assert "312 of 400 requests were accepted with a limit of 100/min" in measured
     assert "312" not in measured, "the clause says it, with what it counts"
     assert {"48,902", "49,377"} <= set(measured), "their clause restates the outputs and goes: they stay"
+
+
+def test_a_figure_the_model_asks_about_is_no_measurement_but_the_same_figure_stated_is():
+    c = Conversation("/p", "asked")
+    c.say("The repo config allows 100 columns, but npx ran from the parent without picking it up?")
+    c.say("The docs config allows 120 columns, and npx ran from the docs folder.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not any("100 columns" in m for m in measured), "a question finds nothing"
+    assert any("120 columns" in m for m in measured)

@@ -1844,6 +1844,8 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
     if not _measured(text) and not (_FIGURE.search(text) and _FROM_TO.search(text)):  # most prose reports no figure
         return
     for sentence in sentences(text):
+        if sentence.endswith("?"):  # a figure the model asks about ("…without picking it up?") it has not found
+            continue
         previous = ""
         for clause in _CLAUSE_END.split(sentence):
             clause = clause.strip(" ,.")
