@@ -1242,3 +1242,15 @@ def test_a_figure_the_model_asks_about_is_no_measurement_but_the_same_figure_sta
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert not any("100 columns" in m for m in measured), "a question finds nothing"
     assert any("120 columns" in m for m in measured)
+
+
+def test_an_outputs_two_results_of_the_same_figures_are_one_and_of_other_figures_two():
+    c = Conversation("/p", "said twice")
+    c.bash(
+        "./gradlew build --configuration-cache 2>&1 | grep -E 'problem|Configuration'",
+        "3 problems were found storing the configuration cache.\nConfiguration cache entry stored with 3 problems.",
+    )
+    c.bash("node load.js", "before: heap 31 MB -> 611 MB\nafter: heap 31 MB -> 74 MB")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert [m for m in measured if "problems" in m] == ["Configuration cache entry stored with 3 problems."]
+    assert {"before: heap 31 MB -> 611 MB", "after: heap 31 MB -> 74 MB"} <= set(measured), "other figures: two results"

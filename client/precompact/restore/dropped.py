@@ -1827,6 +1827,9 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
+    # the same figures said twice ("3 problems were found…", "…stored with 3 problems") are one result
+    if len(results) > 1 and _telling_numbers(results[0]) == _telling_numbers(results[1]):
+        del results[1]
     for at, line in enumerate(results):
         add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
 
