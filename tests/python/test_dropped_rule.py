@@ -1254,3 +1254,16 @@ def test_an_outputs_two_results_of_the_same_figures_are_one_and_of_other_figures
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert [m for m in measured if "problems" in m] == ["Configuration cache entry stored with 3 problems."]
     assert {"before: heap 31 MB -> 611 MB", "after: heap 31 MB -> 74 MB"} <= set(measured), "other figures: two results"
+
+
+def test_the_ids_git_prints_of_the_stash_it_saved_or_dropped_are_no_commits_but_the_log_after_them_is():
+    c = Conversation("/p", "stashed")
+    c.bash(
+        "git stash && git switch release/5.12 && git stash pop && git commit -qam 'fix' && git log --oneline -1",
+        "Saved working directory and index state WIP on main: a3e5c71 editor: save\n"
+        "Switched to branch 'release/5.12'\nDropped refs/stash@{0} (7f1d3e2a)\n6d0c9b4 editor: no toast after detach",
+    )
+    listed = [(f.text, f.confidence) for f in _listed(c, NOTHING) if f.kind == "identifier"]
+    assert listed == [("6d0c9b4", dropped.DROPPED)], (
+        "the one commit the chain's log shows, sure: the stash's ids are none"
+    )

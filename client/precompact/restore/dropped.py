@@ -470,6 +470,8 @@ ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this ma
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
+# git's word on the stash it saved or dropped names the commit it stood on and the stash's own id: no commit the session turned on
+_STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
 AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the commit the session turned on
@@ -1634,7 +1636,7 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # heads`, `showmigrations`), not of one that mentions them (`Previous HEAD position was…`).
         chatter = all(_GIT_CHATTER.match(m.group(0)) for m in _GIT_SUBCOMMAND.finditer(command))
         if not marked and not (chatter and "git" in command):
-            listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
+            listed = {h: line for line in text.splitlines() if not _STASHED.match(line) for h in _HEX.findall(line)}
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
         for hexid, line in marked:
