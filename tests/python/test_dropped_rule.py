@@ -1267,3 +1267,11 @@ def test_the_ids_git_prints_of_the_stash_it_saved_or_dropped_are_no_commits_but_
     assert listed == [("6d0c9b4", dropped.DROPPED)], (
         "the one commit the chain's log shows, sure: the stash's ids are none"
     )
+
+
+def test_what_a_command_asked_the_version_of_prints_is_no_commit_but_a_log_ones_id_is():
+    c = Conversation("/p", "version")
+    c.bash("pip install --user git-filter-repo==2.45.0 && git filter-repo --version", "a40bc1c42c2b")
+    c.bash("git fetch -q && git log --oneline -1 origin/main", "e5d2c90 config: ignore *.env")
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert "a40bc1c42c2b" not in ids and "e5d2c90" in ids
