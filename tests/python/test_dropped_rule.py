@@ -1206,7 +1206,6 @@ def test_a_run_that_exits_0_on_a_warning_line_stopped_itself_but_a_log_read_or_a
     assert not [m for m in measured if "disk" in m or "left-pad" in m], measured
 
 
-
 def test_a_test_run_that_failed_and_then_passed_run_again_the_same_way_is_a_failure_fixed_not_listed():
     c = Conversation("/p", "red green")
     c.bash("python -m pytest -q -x 2>&1 | tail -15", "E   ImportError: cannot import name 'slugify'", error=True)
@@ -1220,7 +1219,6 @@ def test_a_test_run_that_failed_and_then_passed_run_again_the_same_way_is_a_fail
     assert "python -m pytest -q -x 2>&1 | tail -15" not in failed, "the same tests, passing after: told as fixed"
     assert "go test ./internal/pool/ -run TestPoolDrain -count=50" in failed, "a green run of other tests fixes nothing"
     assert "npx jest src/lib" in failed, "failing again after it passed: the failure stands"
-
 
 
 def test_a_figure_alone_the_model_repeats_is_told_by_its_listed_clause_but_not_by_a_clause_merged_away():
@@ -1275,3 +1273,24 @@ def test_what_a_command_asked_the_version_of_prints_is_no_commit_but_a_log_ones_
     c.bash("git fetch -q && git log --oneline -1 origin/main", "e5d2c90 config: ignore *.env")
     ids = _texts(_listed(c, NOTHING), "identifier")
     assert "a40bc1c42c2b" not in ids and "e5d2c90" in ids
+
+
+def test_a_message_the_summary_quotes_sentence_by_sentence_is_kept_and_one_it_quotes_in_part_is_listed():
+    c = Conversation("/p", "quoted")
+    c.user(
+        "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days. "
+        "400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1."
+    )
+    c.user(
+        "The export job is slow on Mondays. Make it stream rows from the replica instead of loading "
+        "every invoice into memory, and log how long each batch takes."
+    )
+    summary = (
+        "6. All user messages:\n"
+        '   - "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days. '
+        '400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1."\n'
+        '   - "The export job is slow on Mondays."\n'
+    )
+    listed = [f.text for f in _listed(c, summary)]
+    assert not [t for t in listed if "access-log" in t], "each of its sentences quoted word for word: kept"
+    assert [t for t in listed if "stream rows" in t], "its second sentence is quoted nowhere: listed"

@@ -757,6 +757,8 @@ class Summary:
         if self._holds(fact.text):
             return KEPT
         if fact.kind in _SAID_KINDS:
+            if self._holds_each_sentence(fact.text):
+                return KEPT
             return self._sentence(fact.text, session, fact.kind == "decision")
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
@@ -790,6 +792,12 @@ class Summary:
             return True
         words = normalised(form)
         return bool(words) and f" {words} " in self._words
+
+    def _holds_each_sentence(self, text: str) -> bool:
+        """The summary quotes every sentence of a message, where its own sentences cut the quote
+        apart (and the rule took some out, " … "): each is said, word for word."""
+        said = [sentence for piece in text.split(" … ") for sentence in sentences(piece)]
+        return len(said) > 1 and all(self._holds(sentence) for sentence in said)
 
     def _pin_said(self, pinned: re.Match[str]) -> bool:
         package = pinned.group("package").rstrip("/").rpartition("/")[2]
