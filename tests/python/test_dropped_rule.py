@@ -1294,3 +1294,12 @@ def test_a_message_the_summary_quotes_sentence_by_sentence_is_kept_and_one_it_qu
     listed = [f.text for f in _listed(c, summary)]
     assert not [t for t in listed if "access-log" in t], "each of its sentences quoted word for word: kept"
     assert [t for t in listed if "stream rows" in t], "its second sentence is quoted nowhere: listed"
+
+
+def test_an_age_a_status_listing_gives_is_no_measurement_but_a_count_beside_it_is():
+    c = Conversation("/p", "ages")
+    c.bash("docker compose ps", "NAME   IMAGE   STATUS\nweb    portal  Up 2 hours")
+    c.bash("docker ps -a", "NAMES    STATUS\nworker   Exited (0) 3 minutes ago")
+    c.bash("python manage.py backfill_region", "updated 1,204,331 rows, started about an hour ago")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured == ["updated 1,204,331 rows, started about an hour ago"], measured

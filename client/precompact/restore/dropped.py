@@ -296,6 +296,13 @@ _RUN_DURATION = re.compile(
     r"^\s*(?:Time|Duration|Planning Time|Finished|Done in)\b.*$",
     re.IGNORECASE,
 )
+# How long ago something happened or since when it runs (`Up 2 hours`, `Exited (0) 3 minutes ago`, a
+# status listing's age column): when, not a measure of the work.
+_AGE = re.compile(
+    r"\bUp\s+(?:about\s+)?(?:an?|\d+)\s+(?:second|minute|hour|day|week|month)s?\b|"
+    r"\b(?:about\s+)?(?:an?|\d+)\s+(?:second|minute|hour|day|week|month|year)s?\s+ago\b",
+    re.IGNORECASE,
+)
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
 _CODE_NAME = re.compile(
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\b[A-Za-z]\w*_\w+|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"
@@ -1834,7 +1841,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
-        if line not in besides and _reports_work(_RUN_DURATION.sub(" ", line)):
+        if line not in besides and _reports_work(_AGE.sub(" ", _RUN_DURATION.sub(" ", line))):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
