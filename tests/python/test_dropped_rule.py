@@ -1303,3 +1303,19 @@ def test_an_age_a_status_listing_gives_is_no_measurement_but_a_count_beside_it_i
     c.bash("python manage.py backfill_region", "updated 1,204,331 rows, started about an hour ago")
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert measured == ["updated 1,204,331 rows, started about an hour ago"], measured
+
+
+def test_how_much_a_tool_went_through_is_no_measurement_but_what_it_found_or_changed_is():
+    c = Conversation("/p", "gone through")
+    c.bash(
+        "python scripts/recheck_invoices.py --month 2026-03",
+        "flagged 1284 rows with a one-cent difference\nchecked 12000 lines",
+    )
+    c.bash(
+        "python -m libcst.tool codemod rename.Imports src", "- Transformed 12 files successfully.\n- Skipped 49 files."
+    )
+    c.bash("git filter-repo --replace-text ../secrets.txt", "Parsed 214 commits\nNew history written in 0.12 seconds")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "flagged 1284 rows with a one-cent difference" in measured
+    assert "- Transformed 12 files successfully." in measured
+    assert not [m for m in measured if "checked" in m or "Skipped" in m or "Parsed" in m], measured

@@ -303,6 +303,12 @@ _AGE = re.compile(
     r"\b(?:about\s+)?(?:an?|\d+)\s+(?:second|minute|hour|day|week|month|year)s?\s+ago\b",
     re.IGNORECASE,
 )
+# How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`):
+# the size of its input, not what it found (the count of what it changed or flagged is).
+_GONE_THROUGH = re.compile(
+    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+",
+    re.IGNORECASE,
+)
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
 _CODE_NAME = re.compile(
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\b[A-Za-z]\w*_\w+|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"
@@ -1841,7 +1847,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
-        if line not in besides and _reports_work(_AGE.sub(" ", _RUN_DURATION.sub(" ", line))):
+        if line not in besides and _reports_work(_GONE_THROUGH.sub(" ", _AGE.sub(" ", _RUN_DURATION.sub(" ", line)))):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
