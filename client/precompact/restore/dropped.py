@@ -303,10 +303,13 @@ _AGE = re.compile(
     r"\b(?:about\s+)?(?:an?|\d+)\s+(?:second|minute|hour|day|week|month|year)s?\s+ago\b",
     re.IGNORECASE,
 )
-# How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`):
-# the size of its input, not what it found (the count of what it changed or flagged is).
+# How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
+# `no issues found in 41 source files`) or left out of what it printed (`(2 unchanged elements
+# hidden)`): the size of its input, not what it found (the count of what it changed or flagged is).
 _GONE_THROUGH = re.compile(
-    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+",
+    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+|"
+    r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
+    r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
