@@ -29,9 +29,10 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rules 4 and 5 0.767 and 0.957."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rules 4 to 7 0.767 and 0.957,
+    rule 8 (an age, how much a tool went through: no result) 0.821 and 0.957."""
     scored = score()
-    assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
+    assert scored.precision >= 0.80, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.95, (scored.recall, scored.missed)
     assert scored.found.get("decision") == scored.dropped["decision"], "every reason in prose the summary lost"
 
@@ -41,11 +42,13 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
     and 0.665, rule 6 (tool output and commands the session went on with; decisions in prose,
     values an edit brought in, files a command wrote) 0.559 and 0.757, rule 7's candidate (what a
-    command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827.
-    Far from #41's 0.85: the floor keeps a change from losing what rules 6 and 7 gained."""
+    command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827,
+    rule 8 (a failure fixed red then green, a message quoted sentence by sentence, how much a tool
+    went through: no result) 0.610 and 0.827. Far from #41's 0.85: the floor keeps a change from
+    losing what rules 6 to 8 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.552, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.807, (scored.recall, scored.missed)
+    assert scored.precision >= 0.600, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.817, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------

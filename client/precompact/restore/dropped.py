@@ -9,19 +9,22 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"), its state
 or never holds right before the choice it then makes, a sentence of it setting several settings
 (`MaxRetries 5, Backoff 2s`); the failed commands, each
 one fact with the line that says why (a test's assertion, an error line that is more than "could
-not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
+not compile", a `command not found` under "Exit code 127"), but not a test run that, run again
+the same way, then passed (a failure fixed: the summary's "Errors and fixes" tells it); error
+lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed; a
+`git log -1` shows, not the ids git prints of a stash nor what `--version` printed, who wrote it, the issue a change closes, a failed test run's seed; a
 version a command pins, `libcst==1.5.0`; a name with a figure, `Pixel_4a_API_30`, or of three
 joined words an output gives and the model's next words or a later command repeat); a build's or
 a start's time (`BUILD SUCCESSFUL in 17m 52s`), a chained command's last value and a query's one
 value (`count: 503221`), a duration, size or figure of an output the model repeats; a
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
 "with workers = 4…"); the result line of a command's output (its last line with a count or a
-measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
-table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
-the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
-measurement with the output it restates; what each edit changed ("path: old → new"), or of a
+measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not an
+age, "Up 2 hours", not how much it went through, "checked 12000 lines", not a table's row, and of
+two result lines that give the same figures one), a command's one short line of output with a figure (its answer: `grep -c` 1207),
+the figures the model reports in its prose (a clause: "41 mixed-case rows remain", not one of a
+question), one measurement with the output it restates (a figure alone with its clause); what each edit changed ("path: old → new"), or of a
 larger edit the values it brought in (a constant, a pattern, a shell default, a configuration
 key set); files edited (by a
 tool or a shell command: `sed -i`, `> out.log`) and read; hexadecimal ids and URLs said in
@@ -33,7 +36,8 @@ most telling kind, at the entry that first says it.
 normalising (Unicode NFKC, case-folded, plain quotes and dashes, words joined by single spaces);
 sentences (requests, constraints, decisions) by their content words (lightly stemmed, a small
 fixed list of synonyms made one word) against the summary's sentences, an elision ("…") in a
-quote matching the fact's start and end, and not when a near-identical fact of the session
+quote matching the fact's start and end, a message by each of its sentences quoted word for
+word, and not when a near-identical fact of the session
 matches that summary sentence better (it is that fact's restatement); a decision only when the
 summary also holds its reason; a failed command when a summary sentence tells it in its own
 words, with every number of its error line, or names what that line is about (the program not found,
@@ -76,7 +80,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 7
+RULE_VERSION = 8
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
