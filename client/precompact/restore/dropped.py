@@ -21,7 +21,7 @@ value (`count: 503221`), a duration, size or figure of an output the model repea
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
 "with workers = 4…"); the result line of a command's output (its last line with a count or a
 measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not an
-age, "Up 2 hours", not how much it went through, "checked 12000 lines", not a table's row, and of
+age, "Up 2 hours" (`_NOT_NUMBERS`), not how much it went through, "checked 12000 lines", not a table's row, and of
 two result lines that give the same figures one), a command's one short line of output with a figure (its answer: `grep -c` 1207),
 the figures the model reports in its prose (a clause: "41 mixed-case rows remain", not one of a
 question), one measurement with the output it restates (a figure alone with its clause); what each edit changed ("path: old → new"), or of a
@@ -270,8 +270,11 @@ _NOT_NUMBERS = re.compile(
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
     r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
     r"|^\(\d+ rows?\)$"
-    # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`)
+    # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`,
+    # `3 minutes ago`, a status listing's `Up 2 hours`: when, not a measure of the work)
     r"|==\d+==|\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?[smhd]\s+ago\b"
+    r"|\b(?i:about\s+)?(?:an?|\d+)\s+(?i:second|minute|hour|day|week|month|year)s?\s+ago\b"
+    r"|\bUp\s+(?i:about\s+)?(?:an?|\d+)\s+(?i:second|minute|hour|day|week|month)s?\b"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
@@ -298,13 +301,6 @@ _GENERIC_ERROR = re.compile(
 _RUN_DURATION = re.compile(
     r"\(\d[\d.]*\s?m?s\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
     r"^\s*(?:Time|Duration|Planning Time|Finished|Done in)\b.*$",
-    re.IGNORECASE,
-)
-# How long ago something happened or since when it runs (`Up 2 hours`, `Exited (0) 3 minutes ago`, a
-# status listing's age column): when, not a measure of the work.
-_AGE = re.compile(
-    r"\bUp\s+(?:about\s+)?(?:an?|\d+)\s+(?:second|minute|hour|day|week|month)s?\b|"
-    r"\b(?:about\s+)?(?:an?|\d+)\s+(?:second|minute|hour|day|week|month|year)s?\s+ago\b",
     re.IGNORECASE,
 )
 # How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
@@ -1854,7 +1850,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
-        if line not in besides and _reports_work(_GONE_THROUGH.sub(" ", _AGE.sub(" ", _RUN_DURATION.sub(" ", line)))):
+        if line not in besides and _reports_work(_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", line))):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
