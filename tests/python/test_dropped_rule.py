@@ -1327,3 +1327,19 @@ def test_how_much_a_tool_went_through_is_no_measurement_but_what_it_found_or_cha
     assert "Found 2 errors in 1 file (checked 48 source files)" in measured, "what it found, with what it checked"
     gone_through = ("checked 12000", "Skipped", "Parsed", "no issues", "hidden")
     assert not [m for m in measured if any(said in m for said in gone_through)], measured
+
+
+def test_an_android_instrumentation_run_of_one_test_class_is_focused_and_its_junit_tally_too():
+    c = Conversation("/p", "instrumented")
+    runner = "com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner"
+    c.bash(
+        f"adb shell am instrument -w -e class com.acme.notes.SaveTest {runner}",
+        "com.acme.notes.SaveTest:\nError in saveAndLeave:\njava.lang.IllegalStateException\n\nTests run: 1,  Failures: 1",
+    )
+    c.bash(f"adb shell am instrument -w -e class com.acme.notes.SaveTest {runner}", "OK (1 test)\n\nTime: 2.1")
+    c.bash(f"adb shell am instrument -w {runner}", "Time: 48.2\n\nOK (212 tests)")
+    c.bash("mvn -q test", "Tests run: 412, Failures: 0, Errors: 0, Skipped: 3")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not [m for m in measured if m.startswith("Tests run: 1,") or "(1 test)" in m], "one class's run: focused"
+    assert "OK (212 tests)" in measured, "the whole suite's tally is a result"
+    assert "Tests run: 412, Failures: 0, Errors: 0, Skipped: 3" in measured, "unfocused, JUnit's tally is a result"

@@ -331,8 +331,10 @@ _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
 _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
+    r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
 )
-_TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b")
+# A test run's tally: `3 passed`, `OK (1 test)`, JUnit's `Tests run: 1,  Failures: 1`.
+_TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b|\bTests run:\s*\d")
 # Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
 _CONTAINER_TALLY = re.compile(r"Test (?:Files|Suites):?\s+\d")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
