@@ -1343,3 +1343,18 @@ def test_an_android_instrumentation_run_of_one_test_class_is_focused_and_its_jun
     assert not [m for m in measured if m.startswith("Tests run: 1,") or "(1 test)" in m], "one class's run: focused"
     assert "OK (212 tests)" in measured, "the whole suite's tally is a result"
     assert "Tests run: 412, Failures: 0, Errors: 0, Skipped: 3" in measured, "unfocused, JUnit's tally is a result"
+
+
+def test_a_number_in_a_tests_name_the_model_says_again_is_no_measurement_but_one_of_a_result_line_is():
+    said = (
+        "With the defaults the four waits are 200, 400, 800 and 1600 ms times (1 + random * 0.5), so between "
+        "3000 and 4500 ms of real sleeping, plus the worker's overhead on a slow runner."
+    )
+    named = Conversation("/p", "test names")
+    named.bash("pnpm vitest run src/retry.test.ts", "   ✓ retry > retries on 503\n   ✓ retry > does not retry on 400\n")
+    named.say(said)
+    assert "400" not in _texts(_listed(named, NOTHING), "measurement"), "the test's name, not a figure it found"
+    read = Conversation("/p", "a result")
+    read.bash("node scripts/backoff.js --attempt 2", "attempt 2 waits 400 ms\nattempt 3 waits 800 ms\n")
+    read.say(said)
+    assert "400" in _texts(_listed(read, NOTHING), "measurement"), "a figure of an output's line the model repeats"

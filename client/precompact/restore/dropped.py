@@ -333,6 +333,8 @@ _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
     r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
 )
+# A test runner's line for one test, by its name: `✓ retry > does not retry on 400`, `PASSED tests/…`, `--- FAIL: TestX`.
+_TEST_NAME_LINE = re.compile(r"\s*(?:[✓✔√×✗✕]\s|(?:--- )?(?:PASS|PASSED|FAIL|FAILED)\b:?\s)")
 # A test run's tally: `3 passed`, `OK (1 test)`, JUnit's `Tests run: 1,  Failures: 1`.
 _TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b|\bTests run:\s*\d")
 # Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
@@ -1945,7 +1947,10 @@ class _Echoes:
                     line = _line_at(text, token)
                     if line is None or _line_at(command, token) is not None:
                         continue
-                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read.
+                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
+                    # a number in a test's name (`✓ retry > does not retry on 400`) names the test.
+                    if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
+                        continue
                     if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
                         add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
                     break
