@@ -44,10 +44,10 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     values an edit brought in, files a command wrote) 0.559 and 0.757, rule 7's candidate (what a
     command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827,
     rule 8 (a failure fixed red then green, a message quoted sentence by sentence, how much a tool
-    went through: no result) 0.610 and 0.827. Far from #41's 0.85: the floor keeps a change from
+    went through: no result) 0.618 and 0.827. Far from #41's 0.85: the floor keeps a change from
     losing what rules 6 to 8 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.600, (scored.precision, scored.unwanted)
+    assert scored.precision >= 0.608, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.817, (scored.recall, scored.missed)
 
 
