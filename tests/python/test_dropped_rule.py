@@ -1358,3 +1358,14 @@ def test_a_number_in_a_tests_name_the_model_says_again_is_no_measurement_but_one
     read.bash("node scripts/backoff.js --attempt 2", "attempt 2 waits 400 ms\nattempt 3 waits 800 ms\n")
     read.say(said)
     assert "400" in _texts(_listed(read, NOTHING), "measurement"), "a figure of an output's line the model repeats"
+
+
+def test_a_figure_alone_stays_listed_where_the_summary_keeps_its_clause_by_the_clauses_other_figures():
+    c = Conversation("/p", "bare, clause kept")
+    c.bash("cut -d' ' -f9 access.log | sort | uniq -c | sort -rn", "312 200\n 88 429")
+    c.say("312 of 400 requests were accepted with a limit of 100/min.")
+    summary = "5. Problem Solving:\n   Sent 400 requests against the limit of 100/min; most were accepted.\n"
+    listed = _listed(c, summary)
+    measured = _texts(listed, "measurement")
+    assert not any("of 400 requests" in m for m in measured), "two of its three figures: the clause is kept"
+    assert "312" in measured, "the figure the summary lost, alone: listed"

@@ -1371,20 +1371,29 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         # requests 171") restates them: each is its output's measurement.
         if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
             gone.add(id(fact))
-    # A figure alone that the model repeated from an output (`312`) is told by the clause of its
-    # that stays listed ("312 of 400 requests were accepted"), with what it counts.
-    for fact in ordered:
-        if fact.kind == "measurement" and not fact.detail and id(fact) not in gone:
-            exact = {n for n, share, _ in _telling_numbers(fact.text) if not share}
-            gone.update(
-                id(output)
-                for output, figures in outputs
-                if output.entry <= fact.entry
-                and figures
-                and set(figures) <= exact
-                and _BARE_VALUE.fullmatch(output.text)
-            )
     return [f for f in ordered if id(f) not in gone]
+
+
+def _told_by_a_listed_clause(missing: list[Fact]) -> list[Fact]:
+    """A figure alone that the model repeated from an output (`312`) is told by the clause of its
+    that is listed too ("312 of 400 requests were accepted"), with what it counts; where the
+    summary keeps the clause (by its other figures), the figure alone stays listed."""
+    clauses = [
+        {n for n, share, _ in _telling_numbers(f.text) if not share}
+        for f in missing
+        if f.kind == "measurement" and not f.detail
+    ]
+    entries = [f.entry for f in missing if f.kind == "measurement" and not f.detail]
+
+    def told(fact: Fact) -> bool:
+        if fact.kind != "measurement" or not fact.detail or not _BARE_VALUE.fullmatch(fact.text):
+            return False
+        figures = {n for n, _, _ in _telling_numbers(fact.text)}
+        return bool(figures) and any(
+            fact.entry <= entry and figures <= exact for exact, entry in zip(clauses, entries, strict=True)
+        )
+
+    return [f for f in missing if not told(f)]
 
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
@@ -2182,6 +2191,7 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         for f in missing
         if f.kind not in _INSIDE_SENTENCES or not any(_whole(said, f.text) for said in listed_at.get(f.entry, ()))
     ]
+    missing = _told_by_a_listed_clause(missing)
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
     return missing, kept
