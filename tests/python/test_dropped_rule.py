@@ -1274,8 +1274,10 @@ def test_what_a_command_asked_the_version_of_prints_is_no_commit_but_a_log_ones_
     c = Conversation("/p", "version")
     c.bash("pip install --user git-filter-repo==2.45.0 && git filter-repo --version", "a40bc1c42c2b")
     c.bash("git fetch -q && git log --oneline -1 origin/main", "e5d2c90 config: ignore *.env")
+    c.bash("node --version && git log --oneline -1", "v20.11.1\n7b3e9a1 api: cache quotes per region")
     ids = _texts(_listed(c, NOTHING), "identifier")
     assert "a40bc1c42c2b" not in ids and "e5d2c90" in ids
+    assert "7b3e9a1" in ids, "a chain that also shows history prints its commits"
 
 
 def test_a_message_the_summary_quotes_sentence_by_sentence_is_kept_and_one_it_quotes_in_part_is_listed():

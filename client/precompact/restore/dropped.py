@@ -1672,8 +1672,10 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # Unmarked ids are the fact only of a command that asks for them (`git log -1`, `alembic
         # heads`, `showmigrations`), not of one that mentions them (`Previous HEAD position was…`).
         chatter = all(_GIT_CHATTER.match(m.group(0)) for m in _GIT_SUBCOMMAND.finditer(command))
-        # what a command asked `--version` of prints is a version (`git filter-repo --version`: a40bc1c42c2b), no commit
-        if not marked and not (chatter and "git" in command) and "--version" not in command:
+        # what a command asked `--version` of prints is a version (`git filter-repo --version`: a40bc1c42c2b),
+        # no commit; a chain that also shows history (`… --version && git log -1`) prints its commits
+        versions = "--version" in command and not _GIT_HISTORY.search(command)
+        if not marked and not (chatter and "git" in command) and not versions:
             listed = {h: line for line in text.splitlines() if not _STASHED.match(line) for h in _HEX.findall(line)}
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
