@@ -29,9 +29,10 @@ NOTHING = "1. Primary Request and Intent:\n   Nothing relevant here.\n"
 def test_on_the_hand_labelled_sessions_most_listed_items_name_a_dropped_fact_and_most_dropped_facts_are_listed():
     """The development set's floor (`scripts/bench_dropped.py --dev` prints the figures, the
     misses and the items that are not right). The rule of 2026-12-03 scored precision 0.267 and
-    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rules 4 and 5 0.767 and 0.957."""
+    recall 0.652 on it, rule 2 0.800 and 0.870, rule 3 0.759 and 0.957, rules 4 to 7 0.767 and 0.957,
+    rule 8 (an age, how much a tool went through: no result) 0.821 and 0.957."""
     scored = score()
-    assert scored.precision >= 0.75, (scored.precision, scored.unwanted)
+    assert scored.precision >= 0.80, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.95, (scored.recall, scored.missed)
     assert scored.found.get("decision") == scored.dropped["decision"], "every reason in prose the summary lost"
 
@@ -41,11 +42,13 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     rule 3 scored precision 0.478 and recall 0.491 on it, rule 4 0.505 and 0.595, rule 5 0.547
     and 0.665, rule 6 (tool output and commands the session went on with; decisions in prose,
     values an edit brought in, files a command wrote) 0.559 and 0.757, rule 7's candidate (what a
-    command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827.
-    Far from #41's 0.85: the floor keeps a change from losing what rules 6 and 7 gained."""
+    command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827,
+    rule 8 (a failure fixed red then green, a message quoted sentence by sentence, how much a tool
+    went through: no result) 0.618 and 0.827. Far from #41's 0.85: the floor keeps a change from
+    losing what rules 6 to 8 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.552, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.807, (scored.recall, scored.missed)
+    assert scored.precision >= 0.608, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.817, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -1204,3 +1207,167 @@ def test_a_run_that_exits_0_on_a_warning_line_stopped_itself_but_a_log_read_or_a
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert "WARNING: loss is NaN at step 1774, stopping" in measured, measured
     assert not [m for m in measured if "disk" in m or "left-pad" in m], measured
+
+
+def test_a_test_run_that_failed_and_then_passed_run_again_the_same_way_is_a_failure_fixed_not_listed():
+    c = Conversation("/p", "red green")
+    c.bash("python -m pytest -q -x 2>&1 | tail -15", "E   ImportError: cannot import name 'slugify'", error=True)
+    c.bash("python -m pytest -q 2>&1 | tail -2 && ruff check .", "612 passed in 38.42s\nAll checks passed!")
+    c.bash("go test ./internal/pool/ -run TestPoolDrain -count=50", "pool_test.go:88: drained 499 jobs, want 500", True)
+    c.bash("go test ./internal/pool/ -count=200", "ok  \tgithub.com/acme/ingest/internal/pool\t38.402s")
+    c.bash("npx jest src/lib", "Expected: 7\nReceived: 30", error=True)
+    c.bash("npx jest src/lib", "Tests: 12 passed, 12 total")
+    c.bash("npx jest src/lib", "Expected: 7\nReceived: 8", error=True)
+    failed = _texts(_listed(c, NOTHING), "failed command")
+    assert "python -m pytest -q -x 2>&1 | tail -15" not in failed, "the same tests, passing after: told as fixed"
+    assert "go test ./internal/pool/ -run TestPoolDrain -count=50" in failed, "a green run of other tests fixes nothing"
+    assert "npx jest src/lib" in failed, "failing again after it passed: the failure stands"
+
+
+def test_a_figure_alone_the_model_repeats_is_told_by_its_listed_clause_but_not_by_a_clause_merged_away():
+    c = Conversation("/p", "bare")
+    c.bash("cut -d' ' -f9 access.log | sort | uniq -c | sort -rn", "312 200\n 88 429")
+    c.say("312 of 400 requests were accepted with a limit of 100/min.")
+    c.bash("python -m reports.monthly --debug-counts", "orders rows: 48,902\nafter fx merge: 49,377")
+    c.say("The merge adds 475 extra rows: 48,902 orders became 49,377.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "312 of 400 requests were accepted with a limit of 100/min" in measured
+    assert "312" not in measured, "the clause says it, with what it counts"
+    assert {"48,902", "49,377"} <= set(measured), "their clause restates the outputs and goes: they stay"
+
+
+def test_a_figure_the_model_asks_about_is_no_measurement_but_the_same_figure_stated_is():
+    c = Conversation("/p", "asked")
+    c.say("The repo config allows 100 columns, but npx ran from the parent without picking it up?")
+    c.say("The docs config allows 120 columns, and npx ran from the docs folder.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not any("100 columns" in m for m in measured), "a question finds nothing"
+    assert any("120 columns" in m for m in measured)
+
+
+def test_an_outputs_two_results_of_the_same_figures_are_one_and_of_other_figures_two():
+    c = Conversation("/p", "said twice")
+    c.bash(
+        "./gradlew build --configuration-cache 2>&1 | grep -E 'problem|Configuration'",
+        "3 problems were found storing the configuration cache.\nConfiguration cache entry stored with 3 problems.",
+    )
+    c.bash("node load.js", "before: heap 31 MB -> 611 MB\nafter: heap 31 MB -> 74 MB")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert [m for m in measured if "problems" in m] == ["Configuration cache entry stored with 3 problems."]
+    assert {"before: heap 31 MB -> 611 MB", "after: heap 31 MB -> 74 MB"} <= set(measured), "other figures: two results"
+
+
+def test_the_ids_git_prints_of_the_stash_it_saved_or_dropped_are_no_commits_but_the_log_after_them_is():
+    c = Conversation("/p", "stashed")
+    c.bash(
+        "git stash && git switch release/5.12 && git stash pop && git commit -qam 'fix' && git log --oneline -1",
+        "Saved working directory and index state WIP on main: a3e5c71 editor: save\n"
+        "Switched to branch 'release/5.12'\nDropped refs/stash@{0} (7f1d3e2a)\n6d0c9b4 editor: no toast after detach",
+    )
+    listed = [(f.text, f.confidence) for f in _listed(c, NOTHING) if f.kind == "identifier"]
+    assert listed == [("6d0c9b4", dropped.DROPPED)], (
+        "the one commit the chain's log shows, sure: the stash's ids are none"
+    )
+
+
+def test_what_a_command_asked_the_version_of_prints_is_no_commit_but_a_log_ones_id_is():
+    c = Conversation("/p", "version")
+    c.bash("pip install --user git-filter-repo==2.45.0 && git filter-repo --version", "a40bc1c42c2b")
+    c.bash("git fetch -q && git log --oneline -1 origin/main", "e5d2c90 config: ignore *.env")
+    c.bash("node --version && git log --oneline -1", "v20.11.1\n7b3e9a1 api: cache quotes per region")
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert "a40bc1c42c2b" not in ids and "e5d2c90" in ids
+    assert "7b3e9a1" in ids, "a chain that also shows history prints its commits"
+
+
+def test_a_message_the_summary_quotes_sentence_by_sentence_is_kept_and_one_it_quotes_in_part_is_listed():
+    c = Conversation("/p", "quoted")
+    c.user(
+        "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days. "
+        "400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1."
+    )
+    c.user(
+        "The export job is slow on Mondays. Make it stream rows from the replica instead of loading "
+        "every invoice into memory, and log how long each batch takes."
+    )
+    summary = (
+        "6. All user messages:\n"
+        '   - "Our access-log bucket keeps growing. Add a lifecycle rule: move objects to Glacier after 90 days. '
+        '400, not 365, because the auditors look back 13 months. Everything stays in eu-west-1."\n'
+        '   - "The export job is slow on Mondays."\n'
+    )
+    listed = [f.text for f in _listed(c, summary)]
+    assert not [t for t in listed if "access-log" in t], "each of its sentences quoted word for word: kept"
+    assert [t for t in listed if "stream rows" in t], "its second sentence is quoted nowhere: listed"
+
+
+def test_an_age_a_status_listing_gives_is_no_measurement_but_a_count_beside_it_is():
+    c = Conversation("/p", "ages")
+    c.bash("docker compose ps", "NAME   IMAGE   STATUS\nweb    portal  Up 2 hours")
+    c.bash("docker ps -a", "NAMES    STATUS\nworker   Exited (0) 3 minutes ago")
+    c.bash("python manage.py backfill_region", "updated 1,204,331 rows, started about an hour ago")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured == ["updated 1,204,331 rows, started about an hour ago"], measured
+
+
+def test_how_much_a_tool_went_through_is_no_measurement_but_what_it_found_or_changed_is():
+    c = Conversation("/p", "gone through")
+    c.bash(
+        "python scripts/recheck_invoices.py --month 2026-03",
+        "flagged 1284 rows with a one-cent difference\nchecked 12000 lines",
+    )
+    c.bash(
+        "python -m libcst.tool codemod rename.Imports src", "- Transformed 12 files successfully.\n- Skipped 49 files."
+    )
+    c.bash("git filter-repo --replace-text ../secrets.txt", "Parsed 214 commits\nNew history written in 0.12 seconds")
+    c.bash("mypy src && ruff check .", "Found 2 errors in 1 file (checked 48 source files)\nAll checks passed!")
+    c.bash("mypy src && ruff check .", "Success: no issues found in 41 source files\nAll checks passed!")
+    c.bash("terraform plan", '  ~ resource "aws_s3_bucket" "logs" {\n      # (2 unchanged elements hidden)\n    }')
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "flagged 1284 rows with a one-cent difference" in measured
+    assert "- Transformed 12 files successfully." in measured
+    assert "Found 2 errors in 1 file (checked 48 source files)" in measured, "what it found, with what it checked"
+    gone_through = ("checked 12000", "Skipped", "Parsed", "no issues", "hidden")
+    assert not [m for m in measured if any(said in m for said in gone_through)], measured
+
+
+def test_an_android_instrumentation_run_of_one_test_class_is_focused_and_its_junit_tally_too():
+    c = Conversation("/p", "instrumented")
+    runner = "com.acme.notes.test/androidx.test.runner.AndroidJUnitRunner"
+    c.bash(
+        f"adb shell am instrument -w -e class com.acme.notes.SaveTest {runner}",
+        "com.acme.notes.SaveTest:\nError in saveAndLeave:\njava.lang.IllegalStateException\n\nTests run: 1,  Failures: 1",
+    )
+    c.bash(f"adb shell am instrument -w -e class com.acme.notes.SaveTest {runner}", "OK (1 test)\n\nTime: 2.1")
+    c.bash(f"adb shell am instrument -w {runner}", "Time: 48.2\n\nOK (212 tests)")
+    c.bash("mvn -q test", "Tests run: 412, Failures: 0, Errors: 0, Skipped: 3")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not [m for m in measured if m.startswith("Tests run: 1,") or "(1 test)" in m], "one class's run: focused"
+    assert "OK (212 tests)" in measured, "the whole suite's tally is a result"
+    assert "Tests run: 412, Failures: 0, Errors: 0, Skipped: 3" in measured, "unfocused, JUnit's tally is a result"
+
+
+def test_a_number_in_a_tests_name_the_model_says_again_is_no_measurement_but_one_of_a_result_line_is():
+    said = (
+        "With the defaults the four waits are 200, 400, 800 and 1600 ms times (1 + random * 0.5), so between "
+        "3000 and 4500 ms of real sleeping, plus the worker's overhead on a slow runner."
+    )
+    named = Conversation("/p", "test names")
+    named.bash("pnpm vitest run src/retry.test.ts", "   ✓ retry > retries on 503\n   ✓ retry > does not retry on 400\n")
+    named.say(said)
+    assert "400" not in _texts(_listed(named, NOTHING), "measurement"), "the test's name, not a figure it found"
+    read = Conversation("/p", "a result")
+    read.bash("node scripts/backoff.js --attempt 2", "attempt 2 waits 400 ms\nattempt 3 waits 800 ms\n")
+    read.say(said)
+    assert "400" in _texts(_listed(read, NOTHING), "measurement"), "a figure of an output's line the model repeats"
+
+
+def test_a_figure_alone_stays_listed_where_the_summary_keeps_its_clause_by_the_clauses_other_figures():
+    c = Conversation("/p", "bare, clause kept")
+    c.bash("cut -d' ' -f9 access.log | sort | uniq -c | sort -rn", "312 200\n 88 429")
+    c.say("312 of 400 requests were accepted with a limit of 100/min.")
+    summary = "5. Problem Solving:\n   Sent 400 requests against the limit of 100/min; most were accepted.\n"
+    listed = _listed(c, summary)
+    measured = _texts(listed, "measurement")
+    assert not any("of 400 requests" in m for m in measured), "two of its three figures: the clause is kept"
+    assert "312" in measured, "the figure the summary lost, alone: listed"

@@ -9,19 +9,22 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"), its state
 or never holds right before the choice it then makes, a sentence of it setting several settings
 (`MaxRetries 5, Backoff 2s`); the failed commands, each
 one fact with the line that says why (a test's assertion, an error line that is more than "could
-not compile", a `command not found` under "Exit code 127"); error lines of other tool output;
+not compile", a `command not found` under "Exit code 127"), but not a test run that, run again
+the same way, then passed (a failure fixed: the summary's "Errors and fixes" tells it); error
+lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
-`git log -1` shows, who wrote it, the issue a change closes, a failed test run's seed; a
+`git log -1` shows, not the ids git prints of a stash nor what `--version` printed, who wrote it, the issue a change closes, a failed test run's seed; a
 version a command pins, `libcst==1.5.0`; a name with a figure, `Pixel_4a_API_30`, or of three
 joined words an output gives and the model's next words or a later command repeat); a build's or
 a start's time (`BUILD SUCCESSFUL in 17m 52s`), a chained command's last value and a query's one
 value (`count: 503221`), a duration, size or figure of an output the model repeats; a
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
 "with workers = 4…"); the result line of a command's output (its last line with a count or a
-measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not a
-table's row), a command's one short line of output with a figure (its answer: `grep -c` 1207),
-the figures the model reports in its prose (a clause: "41 mixed-case rows remain"), one
-measurement with the output it restates; what each edit changed ("path: old → new"), or of a
+measure of the work: "flagged 1,284 rows", "Execution Time: 41.870 ms", not "in 0.83s", not an
+age, "Up 2 hours" (`_NOT_NUMBERS`), not how much it went through, "checked 12000 lines", not a table's row, and of
+two result lines that give the same figures one), a command's one short line of output with a figure (its answer: `grep -c` 1207),
+the figures the model reports in its prose (a clause: "41 mixed-case rows remain", not one of a
+question), one measurement with the output it restates (a figure alone with its clause); what each edit changed ("path: old → new"), or of a
 larger edit the values it brought in (a constant, a pattern, a shell default, a configuration
 key set); files edited (by a
 tool or a shell command: `sed -i`, `> out.log`) and read; hexadecimal ids and URLs said in
@@ -33,7 +36,8 @@ most telling kind, at the entry that first says it.
 normalising (Unicode NFKC, case-folded, plain quotes and dashes, words joined by single spaces);
 sentences (requests, constraints, decisions) by their content words (lightly stemmed, a small
 fixed list of synonyms made one word) against the summary's sentences, an elision ("…") in a
-quote matching the fact's start and end, and not when a near-identical fact of the session
+quote matching the fact's start and end, a message by each of its sentences quoted word for
+word, and not when a near-identical fact of the session
 matches that summary sentence better (it is that fact's restatement); a decision only when the
 summary also holds its reason; a failed command when a summary sentence tells it in its own
 words, with every number of its error line, or names what that line is about (the program not found,
@@ -76,7 +80,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 7
+RULE_VERSION = 8
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -266,8 +270,11 @@ _NOT_NUMBERS = re.compile(
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
     r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
     r"|^\(\d+ rows?\)$"
-    # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`)
+    # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`,
+    # `3 minutes ago`, a status listing's `Up 2 hours`: when, not a measure of the work)
     r"|==\d+==|\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?[smhd]\s+ago\b"
+    r"|\b(?i:about\s+)?(?:an?|\d+)\s+(?i:second|minute|hour|day|week|month|year)s?\s+ago\b"
+    r"|\bUp\s+(?i:about\s+)?(?:an?|\d+)\s+(?i:second|minute|hour|day|week|month)s?\b"
     r"|\.[A-Za-z]{1,8}:\d+(?::\d+)?"
     r"|\d[\d,.]*(?:\s*[+*/×÷]\s*\d[\d,.]*)+(?:\s*[=≈]\s*~?\d[\d,.]*)?"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{1,3}|\x1b\[[\d;]*[A-Za-z]|\\[nrt]"
@@ -296,6 +303,15 @@ _RUN_DURATION = re.compile(
     r"^\s*(?:Time|Duration|Planning Time|Finished|Done in)\b.*$",
     re.IGNORECASE,
 )
+# How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
+# `no issues found in 41 source files`) or left out of what it printed (`(2 unchanged elements
+# hidden)`): the size of its input, not what it found (the count of what it changed or flagged is).
+_GONE_THROUGH = re.compile(
+    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+|"
+    r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
+    r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)",
+    re.IGNORECASE,
+)
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
 _CODE_NAME = re.compile(
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\b[A-Za-z]\w*_\w+|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"
@@ -315,8 +331,12 @@ _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
 _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
+    r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
 )
-_TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b")
+# A test runner's line for one test, by its name: `✓ retry > does not retry on 400`, `PASSED tests/…`, `--- FAIL: TestX`.
+_TEST_NAME_LINE = re.compile(r"\s*(?:[✓✔√×✗✕]\s|(?:--- )?(?:PASS|PASSED|FAIL|FAILED)\b:?\s)")
+# A test run's tally: `3 passed`, `OK (1 test)`, JUnit's `Tests run: 1,  Failures: 1`.
+_TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b|\bTests run:\s*\d")
 # Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
 _CONTAINER_TALLY = re.compile(r"Test (?:Files|Suites):?\s+\d")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
@@ -470,6 +490,8 @@ ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this ma
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
+# git's word on the stash it saved or dropped names the commit it stood on and the stash's own id: no commit the session turned on
+_STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
 AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the commit the session turned on
@@ -755,6 +777,8 @@ class Summary:
         if self._holds(fact.text):
             return KEPT
         if fact.kind in _SAID_KINDS:
+            if self._holds_each_sentence(fact.text):
+                return KEPT
             return self._sentence(fact.text, session, fact.kind == "decision")
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
@@ -788,6 +812,12 @@ class Summary:
             return True
         words = normalised(form)
         return bool(words) and f" {words} " in self._words
+
+    def _holds_each_sentence(self, text: str) -> bool:
+        """The summary quotes every sentence of a message, where its own sentences cut the quote
+        apart (and the rule took some out, " … "): each is said, word for word."""
+        said = [sentence for piece in text.split(" … ") for sentence in sentences(piece)]
+        return len(said) > 1 and all(self._holds(sentence) for sentence in said)
 
     def _pin_said(self, pinned: re.Match[str]) -> bool:
         package = pinned.group("package").rstrip("/").rpartition("/")[2]
@@ -1189,6 +1219,11 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     cwd: list[str] = []
     echoes = _Echoes()
 
+    # A test run that failed and then, run again the same way, passed is a failure the session fixed:
+    # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
+    failing: dict[str, set[tuple[str, str]]] = {}
+    fixed: set[tuple[str, str]] = set()
+
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
     ) -> None:
@@ -1254,7 +1289,18 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         read_since.append((output, position, read))
                     if use in commands:
                         echoes.hear(commands[use][0], output, position)
-                _tool_result(block, position, add, commands)
+                ran = commands.get(use, ("", 0))[0] if isinstance(use, str) else ""
+                failed = _tool_result(block, position, add, commands)
+                run = _test_run(ran) if ran else None
+                if run and failed:
+                    key = _key("failed command", ran.strip(), cwd[-1] if cwd else None)
+                    failing.setdefault(run, set()).add(key)
+                    fixed.discard(key)
+                elif run:
+                    fixed |= failing.pop(run, set())
+    for key in fixed:
+        if key in found and found[key].kind == "failed command":
+            del found[key]
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
     # A path named as a file read or edited is not listed again as a path.
@@ -1326,6 +1372,28 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
             gone.add(id(fact))
     return [f for f in ordered if id(f) not in gone]
+
+
+def _told_by_a_listed_clause(missing: list[Fact]) -> list[Fact]:
+    """A figure alone that the model repeated from an output (`312`) is told by the clause of its
+    that is listed too ("312 of 400 requests were accepted"), with what it counts; where the
+    summary keeps the clause (by its other figures), the figure alone stays listed."""
+    clauses = [
+        {n for n, share, _ in _telling_numbers(f.text) if not share}
+        for f in missing
+        if f.kind == "measurement" and not f.detail
+    ]
+    entries = [f.entry for f in missing if f.kind == "measurement" and not f.detail]
+
+    def told(fact: Fact) -> bool:
+        if fact.kind != "measurement" or not fact.detail or not _BARE_VALUE.fullmatch(fact.text):
+            return False
+        figures = {n for n, _, _ in _telling_numbers(fact.text)}
+        return bool(figures) and any(
+            fact.entry <= entry and figures <= exact for exact, entry in zip(clauses, entries, strict=True)
+        )
+
+    return [f for f in missing if not told(f)]
 
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
@@ -1508,7 +1576,8 @@ def _cut(side: str, other: str) -> str:
     return ("…" if start else "") + cut + ("…" if start + EDIT_SIDE_CHARS - 2 < len(side) else "")
 
 
-def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
+def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
+    """Adds the facts of a command's output; whether the command failed."""
     text = _result_text(block.get("content"))
     if len(text) > 2 * OUTPUT_CHARS:  # a huge output says its facts at its start and its end
         text = text[:OUTPUT_CHARS] + "\n" + text[-OUTPUT_CHARS:]
@@ -1517,7 +1586,7 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
     # Another tool's answer (a file read, an Edit refused because its old text is not there) says
     # nothing of the session's own: the tool's mistake is undone by the next call.
     if called is None:
-        return
+        return False
     command, at = called
     errors = _error_lines(text)
     # A pipe into `tail` or `grep` hides the exit status: its error lines say it failed all the
@@ -1535,12 +1604,23 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> None:
         if len(seeds) == 1:
             add("identifier", seeds.pop(), position, command[:200])
         _output_ids(command, text, position, add, (("identifier", _UUID),))
-        return
+        return True
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
     # repeats one, nor a user miss it. Error lines in the output of a command that succeeded (a
     # log, a bisect's failing steps, a test that was meant to fail) are what it read, not a failure.
     _output_facts(command, text, position, add, errors)
+    return False
+
+
+def _test_run(command: str) -> str | None:
+    """The test run `command` makes, as its reruns make it: the first of its chained commands that
+    runs tests, without its options (`pytest -q -x` and `pytest -q` run the same tests; `go test
+    ./pool -run TestDrain` and `go test ./pool` do not); None for a command that runs none."""
+    for part in command_core(command).split(" && "):
+        if _TEST_RUN.search(part):
+            return " ".join(word for word in part.split() if not word.startswith("-"))
+    return None
 
 
 def _error_lines(text: str) -> list[str]:
@@ -1592,8 +1672,11 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # Unmarked ids are the fact only of a command that asks for them (`git log -1`, `alembic
         # heads`, `showmigrations`), not of one that mentions them (`Previous HEAD position was…`).
         chatter = all(_GIT_CHATTER.match(m.group(0)) for m in _GIT_SUBCOMMAND.finditer(command))
-        if not marked and not (chatter and "git" in command):
-            listed = {h: line for line in text.splitlines() for h in _HEX.findall(line)}
+        # what a command asked `--version` of prints is a version (`git filter-repo --version`: a40bc1c42c2b),
+        # no commit; a chain that also shows history (`… --version && git log -1`) prints its commits
+        versions = "--version" in command and not _GIT_HISTORY.search(command)
+        if not marked and not (chatter and "git" in command) and not versions:
+            listed = {h: line for line in text.splitlines() if not _STASHED.match(line) for h in _HEX.findall(line)}
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
         for hexid, line in marked:
@@ -1782,10 +1865,13 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
-        if line not in besides and _reports_work(_RUN_DURATION.sub(" ", line)):
+        if line not in besides and _reports_work(_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", line))):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
+    # the same figures said twice ("3 problems were found…", "…stored with 3 problems") are one result
+    if len(results) > 1 and _telling_numbers(results[0]) == _telling_numbers(results[1]):
+        del results[1]
     for at, line in enumerate(results):
         add("measurement", line, position, command[:200], newest=True, guessed=at > 0)
 
@@ -1803,6 +1889,8 @@ def _prose_measurements(text: str, position: int, add: Add) -> None:
     if not _measured(text) and not (_FIGURE.search(text) and _FROM_TO.search(text)):  # most prose reports no figure
         return
     for sentence in sentences(text):
+        if sentence.endswith("?"):  # a figure the model asks about ("…without picking it up?") it has not found
+            continue
         previous = ""
         for clause in _CLAUSE_END.split(sentence):
             clause = clause.strip(" ,.")
@@ -1870,7 +1958,10 @@ class _Echoes:
                     line = _line_at(text, token)
                     if line is None or _line_at(command, token) is not None:
                         continue
-                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read.
+                    # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
+                    # a number in a test's name (`✓ retry > does not retry on 400`) names the test.
+                    if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
+                        continue
                     if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
                         add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
                     break
@@ -2102,6 +2193,7 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         for f in missing
         if f.kind not in _INSIDE_SENTENCES or not any(_whole(said, f.text) for said in listed_at.get(f.entry, ()))
     ]
+    missing = _told_by_a_listed_clause(missing)
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
     return missing, kept
