@@ -759,9 +759,9 @@ def test_a_line_of_a_million_characters_costs_the_rule_linear_time(name, argumen
     c.tool(name, arguments, output)
     # and the model's sentence of a million characters giving settings their values, before its choice
     c.say("I'll " + "MaxRetries 5, " * 70_000 + "so. The vendor app never sends it. I'll key on it.")
-    began = time.perf_counter()
+    began = time.process_time()  # CPU, not wall: a shared machine's load stretches wall time, not this
     _listed(c, NOTHING)
-    assert time.perf_counter() - began < 10.0
+    assert time.process_time() - began < 10.0
 
 
 def test_a_line_of_code_inserted_with_a_value_is_an_edit_kept_only_with_its_figures_and_strings():
