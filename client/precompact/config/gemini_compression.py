@@ -2,14 +2,15 @@
 settings.json, against the prompt tokens of the chat file's latest answer), and whether it ever
 did. Gemini CLI fires PreCompress before every model round, compressing or not, and BeforeAgent
 before every prompt; the hook asks these before importing anything else (edges/hook.py), so
-they use `os` (with its `stat`) and `json` alone. The files are outside input: anything unreadable or not of their
+they use `os`, `json` and `boundary/small_file` alone. The files are outside input: anything unreadable or not of their
 shape counts as nothing said."""
 
 from __future__ import annotations
 
 import json
 import os
-import stat
+
+from precompact.boundary import small_file
 
 # Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
@@ -21,16 +22,10 @@ SETTINGS_LIMIT = 1 << 20
 
 
 def _open_regular(path: str | os.PathLike):
-    """`path` opened for reading if, once its links are followed, it is a regular file: opened
-    without blocking (a FIFO a repository ships returns at once) and checked on the open file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{os.fspath(path)!r} is not a regular file")  # a FIFO would block, /dev/zero never ends
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    """`path` opened for reading if, once its links are followed, it is a regular file
+    (`small_file`: a FIFO a repository ships returns at once, /dev/zero is refused)."""
+    fd, _ = small_file.open_regular(path, follow_links=True)
+    return os.fdopen(fd, "rb")
 
 
 def last_prompt_tokens(path: str | os.PathLike, tail_bytes: int = 1 << 20) -> int | None:
@@ -59,11 +54,12 @@ def compression_threshold(cwd: str | os.PathLike, home: str | os.PathLike) -> fl
     of the project's .gemini/settings.json, else the user's, else Gemini's default."""
     for directory in (cwd, home):
         try:
-            with _open_regular(os.path.join(directory, ".gemini", "settings.json")) as f:
-                data = f.read(SETTINGS_LIMIT + 1)
+            data, _ = small_file.read(
+                os.path.join(directory, ".gemini", "settings.json"), SETTINGS_LIMIT, follow_links=True
+            )
         except (OSError, ValueError):  # ValueError: a NUL in the path
             continue
-        settings = _json(data) if len(data) <= SETTINGS_LIMIT else None
+        settings = _json(data)
         model = settings.get("model") if isinstance(settings, dict) else None
         value = model.get("compressionThreshold") if isinstance(model, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1:

@@ -27,6 +27,8 @@ CONFIG_NAME = discovery.CONFIG_NAME
 IDL_FILE = Path(__file__).parent.parent / "idl" / "precompact.json"
 DEFAULT_CLUSTER = "http://127.0.0.1:8899"
 DEFAULT_KEYPAIR = "~/.config/solana/id.json"
+# A Solana CLI keypair file is a JSON array of 64 numbers, a few hundred bytes: past this it is not one.
+MAX_KEYPAIR_BYTES = 64 << 10
 DEFAULT_BRANCH = "precompact/savepoints"
 DEFAULT_REMOTE = "origin"
 # Matched (fnmatch, where `*` spans `/`) against a file's path, its name and its path in the

@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from precompact.config.settings import Config
+from precompact.boundary import small_file
+from precompact.config.settings import MAX_KEYPAIR_BYTES, Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
@@ -136,12 +137,16 @@ class Signer(Record, frozen=True):
         from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
         try:
-            values = json.loads(path.read_text())
+            values = json.loads(small_file.read(path, MAX_KEYPAIR_BYTES, follow_links=True)[0])
         except FileNotFoundError:
             raise SigningKeyError(
                 f"keypair {path} does not exist; run `precompact init` or set chain.keypair"
             ) from None
-        except (OSError, ValueError) as e:
+        except small_file.Refused as e:
+            raise SigningKeyError(
+                f"keypair {path} {e.reason}; point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
+            ) from None
+        except (OSError, ValueError, RecursionError) as e:
             raise SigningKeyError(f"keypair {path} is unreadable or not JSON ({e})") from None
         if not (
             isinstance(values, list)
