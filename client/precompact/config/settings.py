@@ -61,8 +61,8 @@ ENV_OVERRIDES = {
 # (Claude Code's `env` in .claude/settings.json, a server's `env` in .mcp.json); a command the
 # user runs keeps them. PRECOMPACT_KEYPAIR (the plugin's `keypair` option) counts there only when
 # the approved configuration names chain.authority (drop_agent_overrides): the root is then that
-# key whichever file signs, and a file holding another key signs and posts nothing (the worker's
-# signing and anchoring check it is the authority's). Checking it here would cost every hook
+# key whichever file signs, and a file holding another key is set aside where the key is used
+# (ops/layers.keypair_counted: the file's chain.keypair signs, one line says so). Checking it here would cost every hook
 # cryptography's import, about 30 ms. PRECOMPACT_CLUSTER (the `cluster` option) stays: a
 # transport, whose every answer is checked against the program id and the authority, which only
 # the approved configuration gives there; an endpoint the project picks is the hostile RPC
@@ -136,10 +136,19 @@ class Config(Record, frozen=True):
     # configuration written before it was recorded: then `git.remote`'s URL in the repository's
     # own git configuration, read on every push (url_unrecorded_warning says how to record it).
     url: str | None = None
+    # chain.keypair as the approved file names it, when PRECOMPACT_KEYPAIR named another file as
+    # `keypair` (None: it did not). That key signs in its place where the override's key is not
+    # chain.authority's (ops/layers.keypair_counted; docs/setup.md).
+    keypair_in_file: Path | None = None
 
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def keypair_setting(self) -> str:
+        """What named `keypair`, for a message naming the fix."""
+        return "chain.keypair" if self.keypair_in_file is None else "PRECOMPACT_KEYPAIR"
 
 
 def find_root(start: Path) -> Path:
@@ -249,10 +258,16 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     overrides = os.environ if environ is None else environ
+    in_file = _keypair(raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
     for variable, (section, key) in ENV_OVERRIDES.items():
         if overrides.get(variable):
             (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
-    return _validate(root, raw)
+    config = _validate(root, raw)
+    return config if in_file in (None, config.keypair) else config.replace(keypair_in_file=in_file)
+
+
+def _keypair(raw: dict) -> Path:
+    return Path(_Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
 
 
 def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
@@ -322,7 +337,7 @@ def _validate(root: Path, raw: dict) -> Config:
             )
     if len(set(recipients)) != len(recipients):
         raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
-    keypair = Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
+    keypair = _keypair(raw)
     identity = r.string("encryption", "identity", "")
     git_table = raw.get("git")
     url = r.string("git", "url", "") if isinstance(git_table, dict) and "url" in git_table else None

@@ -167,6 +167,29 @@ class Signer(Record, frozen=True):
         return LineSignature(self.public_key, signature.hex())
 
 
+def not_signed(config: Config, savepoints: list[Savepoint]) -> dict[tuple[str, int], str]:
+    """The savepoints git holds (committed) whose index line this machine wrote and the
+    configured key has not signed, by (instance, sequence), each with what that means and the
+    fix: the worker signs before it commits, so such a line was committed unsigned, and its copy
+    on the remote verifies only where this machine's logs/ is."""
+    key = configured_key(config)
+    held = [s for s in savepoints if s.written_here and s.commit and not signed_by(s, key)]
+    if not held:
+        return {}
+    try:
+        own = Signer.load(config.keypair).public_key
+    except SigningKeyError as e:
+        fix = f"{e}"
+    else:
+        fix = (
+            "`precompact flush` signs it"
+            if key in (None, own)
+            else f"{config.keypair} holds {own}: point {config.keypair_setting} at {key}'s keypair file, then `precompact flush`"
+        )
+    said = f"not signed by {key or 'your signing key'}: the copy on the git remote verifies only on this machine; {fix}"
+    return {(s.instance, s.sequence): said for s in held}
+
+
 def unsigned(savepoints: list[Savepoint], signer: Signer) -> list[Savepoint]:
     """This machine's savepoints (their machine tag checks) that `signer` has not signed yet:
     signing a line another machine wrote would vouch for a logs/ that came with the project."""
