@@ -82,9 +82,11 @@ DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
 DEFAULT_BRIEF_BUDGET = 4_000
 BRIEF_BUDGET_RANGE = (1_500, 9_500)
 # What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
-# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)".
+# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)", and
+# {transcript} "full pre-compaction transcript", or, when lines of it were saved only in part, the
+# same without "full" and with how many (ops/compaction.py; fixed words and numbers only).
 DEFAULT_COMPACT_NOTE = (
-    "The full pre-compaction transcript is saved as precompact {savepoint}; after compaction the session gets "
+    "The {transcript} is saved as precompact {savepoint}; after compaction the session gets "
     "precompact's brief with the user's newest request and the todo list, then, with its next prompt, what this summary leaves out. "
     "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
     "for approaches that were rejected."
