@@ -751,7 +751,8 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     assert wait_until(lambda: worker_finished(project.path))
     worker_log = (project.logs / "precompact-worker.log").read_text()
     assert (
-        f"PRECOMPACT_KEYPAIR {planted} ignored (it holds {planted_key}), not chain.authority {authority}" in worker_log
+        f"PRECOMPACT_KEYPAIR {planted} ignored: it holds {planted_key}, not chain.authority {authority}; chain.keypair {project.keypair_file} signs instead (unset PRECOMPACT_KEYPAIR, or point it at {authority}'s keypair file)"
+        in worker_log
     )
     status = commands.precompact(project.path, "status", env={"PRECOMPACT_KEYPAIR": str(planted)}, text=False)
     assert status.returncode == 0 and b"not signed" not in status.stdout, status.stdout

@@ -7,6 +7,7 @@ such a name at once, in one line naming the fix."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import threading
@@ -17,7 +18,8 @@ import pytest
 
 from precompact.boundary import small_file
 from precompact.chain import wire as chain
-from precompact.config import approval
+from precompact.config import agent_settings, approval
+from precompact.edges import plugin_runtime
 from precompact.local import provenance
 from precompact.remote import encryption as remote_crypto
 from precompact.verifier import signed
@@ -130,6 +132,28 @@ def test_each_reader_of_a_told_file_refuses_a_fifo_at_once_naming_the_fix(fifo, 
     refused = promptly(lambda: provenance._key(create=True))
     free(key)
     assert isinstance(refused, provenance.ProvenanceError) and "remove it (precompact makes a new key)" in str(refused)
+
+
+def test_an_agents_settings_a_project_ships_as_a_fifo_name_nothing_at_once(tmp_path):
+    """A session's start asks whether the project's `.mcp.json` and `.gemini/settings.json` name
+    precompact's MCP server, and the plugin's hook whether `.claude/settings.json` runs precompact:
+    a FIFO at each is read as naming nothing, without waiting for a writer."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    for name in (".mcp.json", ".claude/settings.json", ".gemini/settings.json"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(project / name)
+    home.mkdir()
+    try:
+        assert promptly(lambda: agent_settings.outside_object(project / ".mcp.json")) == {}
+        for agent in ("claude", "gemini"):
+            assert promptly(functools.partial(agent_settings.mcp_installed, agent, project, home)) is False
+        assert (
+            promptly(lambda: plugin_runtime.settings_run_precompact(project, "PreCompact", {"HOME": str(home)}))
+            is False
+        )
+    finally:
+        for name in (".mcp.json", ".claude/settings.json", ".gemini/settings.json"):
+            free(project / name)
 
 
 def test_a_keypair_too_large_to_be_one_is_not_read_whole(tmp_path):

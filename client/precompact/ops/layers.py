@@ -122,14 +122,14 @@ def keypair_counted(config: Config) -> tuple[Config, str | None]:
     try:
         key = signed.Signer.load(config.keypair).public_key
     except signed.SigningKeyError as e:
-        held = str(e)
+        why = f"{e}"
     else:
         if key == config.authority:
             return config, None
-        held = f"it holds {key}"
+        why = f"it holds {key}, not chain.authority {config.authority}"
     return config.replace(keypair=config.keypair_in_file, keypair_in_file=None), (
-        f"PRECOMPACT_KEYPAIR {config.keypair} ignored ({held}), not chain.authority {config.authority}: "
-        f"{config.keypair_in_file} signs instead; unset PRECOMPACT_KEYPAIR, or point it at {config.authority}'s keypair file"
+        f"PRECOMPACT_KEYPAIR {config.keypair} ignored: {why}; chain.keypair {config.keypair_in_file} signs "
+        f"instead (unset PRECOMPACT_KEYPAIR, or point it at {config.authority}'s keypair file)"
     )
 
 
