@@ -27,6 +27,9 @@ class Refused(OSError):
         super().__init__(code, f"{os.fspath(path)} {reason}")
         self.reason = reason
 
+    def __str__(self) -> str:
+        return self.strerror or ""  # the one line, without OSError's "[Errno N]"
+
 
 def open_regular(path: str | os.PathLike, *, follow_links: bool) -> tuple[int, os.stat_result]:
     """A descriptor open for reading on `path` and its fstat, once that says a regular file;
