@@ -468,6 +468,57 @@ def produces_a_verdict(tree: ast.Module) -> list[str]:
 SIGNATURE_OWNER = "verifier/signed.py"
 # Redaction derives a public key from 32 bytes to recognise a Solana secret key in tool output;
 # it neither signs nor checks a signature.
+# The owner of reading a small file precompact was told to read (a keypair, an age identity,
+# this machine's key, a `.precompact.toml`, an approval record): boundary/small_file opens it
+# without blocking (a FIFO there hung the hook and the worker, holding its locks), refuses a link
+# where the caller's rule does, checks the open descriptor is a regular file and caps the read.
+# Elsewhere no path named for one, and no path at all in a function or class named for one, is
+# opened or read (`open`, `os.open`, `Path.open`, `read_text`, `read_bytes`); an open relative to
+# a directory descriptor, and logs_dir's own reads, are under logs/, whose owner is logs_dir.
+SMALL_FILE_OWNER = "boundary/small_file.py"
+TOLD_FILE_MARKERS = (*SECRET_MARKERS, "approv", "_record", "config_name", ".precompact.toml")
+_PATH_READERS = {"read_text", "read_bytes", "open"}
+# A function or class named for such a file reads it whatever its path is called (`path`).
+TOLD_FILE_SCOPES = (*SECRET_MARKERS, "approv", "signer", "read_own", "trust")
+
+
+def _names_a_told_file(node: ast.AST) -> bool:
+    for part in ast.walk(node):
+        text = part.id if isinstance(part, ast.Name) else part.attr if isinstance(part, ast.Attribute) else None
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            text = part.value
+        if text and any(marker in text.lower() for marker in TOLD_FILE_MARKERS):
+            return True
+    return False
+
+
+def reads_a_told_file_around_its_owner(tree: ast.Module) -> list[str]:
+    """`open`, `os.open`, `io.open` of a path named for a key, identity, secret, token,
+    credential, configuration or approval, or its `.open()`, `.read_text()`, `.read_bytes()`:
+    each can block on a FIFO or read a device without end (boundary/small_file.py)."""
+    found = []
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while pending:
+        node, named = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            named = named or any(marker in node.name.lower() for marker in TOLD_FILE_SCOPES)
+        pending.extend((child, named) for child in ast.iter_child_nodes(node))
+        if not isinstance(node, ast.Call) or any(k.arg == "dir_fd" for k in node.keywords):
+            continue
+        called = _dotted(node.func)
+        if called in ("open", "os.open", "io.open"):
+            target = node.args[0] if node.args else None
+        elif (
+            isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_READERS and called != "logs_dir.read_bytes"
+        ):
+            target = node.func.value
+        else:
+            continue
+        if target is not None and (named or _names_a_told_file(target)):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
 ED25519_USERS = (SIGNATURE_OWNER, "transcript/redact.py")
 ED25519_MODULE = "cryptography.hazmat.primitives.asymmetric.ed25519"
 
@@ -922,6 +973,11 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
             "from precompact.boundary import git_env\nKEPT = set()\ndef untracked(project):\n"
             "    return git_env.index_identity(project) in KEPT\n"
         ),
+    ),
+    "reads_a_told_file_around_its_owner": (
+        reads_a_told_file_around_its_owner,
+        (SMALL_FILE_OWNER,),
+        "import json\ndef load_keypair(keypair_path):\n    return json.loads(keypair_path.read_text())\n",
     ),
     "uses_ed25519_around_its_owner": (
         uses_ed25519_around_its_owner,
@@ -1502,6 +1558,30 @@ def test_the_private_file_rule_sees_each_way_around_its_owner():
     )
     found = sorted(int(line.split()[1].rstrip(":")) for line in makes_a_private_file_by_hand(sample))
     assert found == [4, 6, 8, 10, 12, 14, 16, 18, 20]
+
+
+def test_the_small_file_rule_sees_each_way_around_its_owner():
+    """Each way of reading a key, identity, configuration or approval by its name is reported (as
+    a FIFO there would block each); reading through the owner and a descriptor-relative open
+    under logs/ are not."""
+    sample = ast.parse(
+        "import io, os\n"
+        "def a(keypair):\n    return keypair.read_text()\n"
+        "def b(config):\n    return config.identity.read_bytes()\n"
+        "def c(root):\n    return open(root / CONFIG_NAME, 'rb')\n"
+        "def d(path):\n    return os.open(_record(path), os.O_RDONLY | os.O_NOFOLLOW)\n"
+        "def e(home):\n    return (home / '.precompact.toml').open()\n"
+        "def f(token_file):\n    return io.open(token_file)\n"
+        "def load_keypair(path):\n    return path.read_text()\n"
+        "class Signer:\n    def load(cls, path):\n        return open(path)\n"
+        "def g(key_path, fd, logs, path):\n"
+        "    small_file.read(key_path, 64, follow_links=False)\n"
+        "    os.open('precompact-chunk-names.key', os.O_RDONLY, dir_fd=fd)\n"
+        "    logs_dir.read_bytes(logs, 'precompact-chunk-names.key')\n"
+        "    return path.read_text()\n"
+    )
+    found = sorted(int(line.split()[1].rstrip(":")) for line in reads_a_told_file_around_its_owner(sample))
+    assert found == [3, 5, 7, 9, 11, 13, 15, 18]
 
 
 def test_the_snapshot_rule_sees_each_way_around_its_owner():

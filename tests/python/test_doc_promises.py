@@ -136,6 +136,59 @@ def test_the_compact_note_is_the_configured_text_with_the_savepoint_named(tmp_pa
     assert said == f"Kept as savepoint 1 (sha256:{created.snapshot_hash.removeprefix('sha256:')[:12]}).", said
 
 
+def test_the_summariser_is_told_full_only_when_every_transcript_line_was_saved_whole(tmp_path):
+    """docs/sessions.md: "Full" only when every transcript line was saved whole; a malformed
+    line is kept as at most its first MiB of text, and the text then says how many lines are
+    saved only in part (review 3: a 17 MiB line kept as its head, the note still said "full").
+    A note of the user's own without {transcript} is followed by the same words."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    session = Conversation(tmp_path / "session.jsonl", "s-cut", START)
+    session.turn_with("Build the parser.", "make parser", "built", "Built.")
+    event = {
+        "hook_event_name": "PreCompact",
+        "session_id": "s-cut",
+        "cwd": str(project.path),
+        "transcript_path": str(session.path),
+        "trigger": "manual",
+    }
+
+    def note() -> str:
+        done = hook(event, cwd=project.path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    assert note().startswith("The full pre-compaction transcript is saved as precompact savepoint 1 (sha256:")
+    with session.path.open("a") as f:
+        f.write('{"type": "user", "message": {"content": "cut here\n')  # a line that is no entry
+        f.write("\n")
+    session.turn_with("Now test it.", "make test", "passed", "Tested.")
+    said = note()
+    in_part = (
+        "1 transcript line saved only in part (a malformed or overlong line is kept as at most its first MiB "
+        "of text, one still being written not at all): recall will not find the rest of them"
+    )
+    assert said.startswith(f"The pre-compaction transcript, but for {in_part}, is saved as precompact savepoint 2"), (
+        said
+    )
+    assert "full" not in said.split(";")[0]
+    assert savepoint_log.savepoints(project.logs)[-1].lines_in_part == 1
+    started = hook({**event, "hook_event_name": "SessionStart", "source": "resume"}, cwd=project.path)
+    brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        "its snapshot holds the conversation before compaction. 1 transcript line(s) of it are saved only in part: recall will not find the rest of them."
+        in brief
+    ), brief
+
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("[hooks]\n", '[hooks]\ncompact_note = "Kept as {savepoint}."\n', 1))
+    trust(project.path)
+    session.turn_with("Ship it.", "make dist", "done", "Shipped.")
+    said = note().rstrip("\n")
+    created = savepoint_log.savepoints(project.logs)[-1]
+    digest = created.snapshot_hash.removeprefix("sha256:")[:12]
+    assert said == f"Kept as savepoint 3 (sha256:{digest}). ({in_part}.)", said
+
+
 def test_after_the_keypair_changes_the_worker_signs_this_machines_savepoints_again_with_the_new_key(tmp_path):
     """docs/security.md, "Rotation": with the chain off, point `chain.keypair` at a new keypair
     and run `precompact trust`; "The worker re-signs, with the new key, every savepoint whose line

@@ -14,7 +14,19 @@ CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # records.py's FrozenRecordError, dataclasses' FrozenInstanceError: precompact's own code
 # assigning to a frozen record, a bug no input can cause; recall's _Unusable (a text index
 # refused or unopenable), which fulltext.py turns into a rebuild or a RecallError naming one.
-INTERNAL = {"Broken", "FrozenRecordError", "RepeatedKey", "TooDeep", "Unreached", "Unreadable", "Unrooted", "_Unusable"}
+# Caught inside; boundary's (TooDeep, RepeatedKey, small_file's Refused: each reader turns it into
+# its own family error naming the fix) import nothing of precompact, so derive from OSError/ValueError.
+INTERNAL = {
+    "Broken",
+    "FrozenRecordError",
+    "Refused",
+    "RepeatedKey",
+    "TooDeep",
+    "Unreached",
+    "Unreadable",
+    "Unrooted",
+    "_Unusable",
+}
 
 
 def exception_classes() -> dict[str, list[str]]:

@@ -7,6 +7,7 @@ as ratios to a yardstick run in turn with the hook, so a loaded machine does not
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -72,6 +73,7 @@ QUIET_IN_A_PROJECT = {
     "precompact.transcript.agent_names",
     "precompact.boundary",
     "precompact.boundary.terminal",
+    "precompact.boundary.small_file",
 }
 
 
@@ -134,6 +136,24 @@ def test_an_event_with_nothing_to_do_still_says_a_configuration_that_is_not_appr
     config.symlink_to(elsewhere)
     linked = precompact(project, *ENTRIES[agent], stdin=nothing_to_do(agent, project, chat))
     assert f"{config} is a symbolic link" in json.loads(linked.stdout)["systemMessage"]
+
+
+def test_a_configuration_that_is_a_fifo_is_refused_at_once_by_every_event(tmp_path):
+    """A `.precompact.toml` a repository ships as a FIFO: opened blocking, each hook waited for a
+    writer until the agent's hook timeout. Now the quiet check and the handler both say what it is."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False).path
+    config = project / ".precompact.toml"
+    config.unlink()
+    os.mkfifo(config)
+    for event in (
+        payload("SessionStart", project, source="startup"),
+        payload("SessionStart", project, source="compact"),
+        payload("PreCompact", project),
+    ):
+        done = precompact(project, "hook", stdin=event, timeout=20)
+        assert done.returncode == 0
+        said = json.loads(done.stdout)["systemMessage"] if done.stdout else done.stderr
+        assert f"{config} is not a regular file (it is a FIFO); precompact ignores it: remove it" in said, event
 
 
 def test_a_session_start_that_may_have_something_to_do_goes_to_its_handler(tmp_path):

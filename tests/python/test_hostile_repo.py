@@ -708,7 +708,9 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     """docs/security.md: a project-set PRECOMPACT_KEYPAIR, where the approved configuration names
     no chain.authority, would be the key the hook's savepoints are signed with and checked
     against; the hook (and the worker it starts) ignores it, and logs it. Where an authority is
-    approved, a file holding another key signs nothing."""
+    approved, a file holding another key is set aside, in one logged line naming the variable:
+    the approved configuration's own keypair signs (review 3: the savepoint went unsigned, silently,
+    and status said nothing)."""
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     planted = project.path / "vendor-id.json"
     planted_key = keypair_file(planted)
@@ -744,9 +746,43 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
 
     assert wait_until(lambda: any(e["event"].startswith("LAYER_2_") and e.get("sequence") == 2 for e in entries()))
     signed = [(e["sequence"], e["signer"]) for e in entries() if e["event"] == "SAVEPOINT_SIGNED"]
-    assert signed == [(1, str(project.authority().pubkey()))], (
-        "a keypair that is not the approved authority signs nothing"
+    authority = str(project.authority().pubkey())
+    assert signed == [(1, authority), (2, authority)], "the approved keypair signs in the other key's place"
+    assert wait_until(lambda: worker_finished(project.path))
+    worker_log = (project.logs / "precompact-worker.log").read_text()
+    assert (
+        f"PRECOMPACT_KEYPAIR {planted} ignored: it holds {planted_key}, not chain.authority {authority}; chain.keypair {project.keypair_file} signs instead (unset PRECOMPACT_KEYPAIR, or point it at {authority}'s keypair file)"
+        in worker_log
     )
+    status = commands.precompact(project.path, "status", env={"PRECOMPACT_KEYPAIR": str(planted)}, text=False)
+    assert status.returncode == 0 and b"not signed" not in status.stdout, status.stdout
+
+
+def test_status_says_which_savepoints_git_holds_unsigned_and_the_fix(tmp_path):
+    """chain.authority naming a key whose file is not here: the worker commits the savepoint, but
+    nothing here can sign it, so its copy on the remote verifies on no other machine. Status says
+    so for each such savepoint (text and --json), rather than a bare "git PUSHED"."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    elsewhere = str(Keypair().pubkey())
+    name_authority(project.path, elsewhere)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
+    saved = commands.hook(payload("PreCompact", project.path, transcript=transcript), cwd=project.path, timeout=60)
+    assert saved.returncode == 0 and b"saved" in saved.stdout, saved.stderr
+    index = project.logs / "precompact-savepoint.jsonl"
+    assert wait_until(lambda: b"LAYER_2_PUSHED" in index.read_bytes()), (
+        project.logs / "precompact-worker.log"
+    ).read_text()
+    assert wait_until(lambda: worker_finished(project.path))
+    assert b"SAVEPOINT_SIGNED" not in index.read_bytes()
+    said = (
+        f"signature: not signed by {elsewhere}: the copy on the git remote verifies only on this machine; "
+        f"{project.keypair_file} holds {project.authority().pubkey()}: point chain.keypair at {elsewhere}'s keypair file, then `precompact flush`"
+    )
+    status = commands.precompact(project.path, "status")
+    assert status.returncode == 0 and said in status.stdout, status.stdout
+    rows = json.loads(commands.precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert [r["not_signed"] for r in rows] == [said.removeprefix("signature: ")]
 
 
 # 9. A project's git configuration (shipped with an archive of it, .git included) steers no

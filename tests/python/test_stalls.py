@@ -123,7 +123,7 @@ def test_a_hook_that_waits_past_the_lock_timeout_queues_its_savepoint_for_the_wo
         assert len(list((project.logs / "precompact-queue").iterdir())) == 1
     assert waited.returncode == 0, waited.stderr
     if event_name == "PreCompact":  # the note for the summariser
-        assert "saving the full pre-compaction transcript in the background" in waited.stdout, waited.stdout
+        assert "saving the pre-compaction transcript in the background" in waited.stdout, waited.stdout
     assert wait_until(lambda: len(list(project.logs.glob("precompact-saves/snapshot_*.json"))) == 1, 30)
     assert wait_until(lambda: not list((project.logs / "precompact-queue").iterdir()), 10)
     listed = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]

@@ -2,6 +2,7 @@
 children isolated from the project, git through git_env with the repository's own programs
 disarmed; git_exclude: a project's own files kept out of git status, checked), the confined logs/ directory (logs_dir: opened by descriptor, links and non-regular
 files refused, reads capped), atomic writes, private files (private_file: 0600 from creation,
-never through a link), the quoting of outside text given to the model (quoting), what reaches a
+never through a link), the small files precompact is told to read (small_file: keys, identities,
+configuration, approvals; opened without blocking, checked on the descriptor, capped), the quoting of outside text given to the model (quoting), what reaches a
 terminal (terminal: the only writer to stdout and stderr, controls made visible), and the limits
 on JSON from outside (outside_json). Imports nothing of precompact."""

@@ -20,6 +20,7 @@ from solders.instruction import Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
+from precompact.boundary import small_file
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 
@@ -80,10 +81,14 @@ class KeypairError(PrecompactError):
 
 def load_keypair(path: Path) -> Keypair:
     try:
-        values = json.loads(path.read_text())
+        values = json.loads(small_file.read(path, configuration.MAX_KEYPAIR_BYTES, follow_links=True)[0])
     except FileNotFoundError:
         raise KeypairError(f"keypair {path} does not exist; run `precompact init` or set chain.keypair") from None
-    except (OSError, ValueError) as e:
+    except small_file.Refused as e:
+        raise KeypairError(
+            f"keypair {path} {e.reason}; point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
+        ) from None
+    except (OSError, ValueError, RecursionError) as e:
         raise KeypairError(
             f"keypair {path} is unreadable or not JSON ({e}); point chain.keypair at a Solana CLI keypair file"
         ) from None

@@ -9,7 +9,8 @@ settings as the user saw them (so that the next approval shows what changed sinc
 Any change to the file's bytes withdraws the approval.
 
 The hook asks `approved_as_is` on every event of every agent before importing anything else
-(edges/hook.py): this module imports `os`, `stat`, `json` and CPython's built-in SHA-256 alone at its top.
+(edges/hook.py): this module imports `os`, `stat`, `json`, CPython's built-in SHA-256 and `boundary/small_file`
+(which reads each file without blocking on a FIFO) alone at its top.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import os
 import stat
 
+from precompact.boundary import small_file
 from precompact.errors import PrecompactError
 
 try:  # CPython 3.11's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
@@ -29,6 +31,12 @@ except ImportError:  # elsewhere (3.12 renamed it `_sha2`, which the plugin's la
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a few ms)
 if TYPE_CHECKING:
     from pathlib import Path
+
+
+# A `.precompact.toml` is a few KB, an approval record the same plus the settings as shown: past
+# these neither is one (`small_file` refuses it rather than reading a device without end).
+MAX_CONFIG_BYTES = 1 << 20
+MAX_RECORD_BYTES = 2 << 20
 
 
 class Approval:
@@ -80,26 +88,24 @@ def read_own(path: Path | str) -> bytes:
     """The bytes of a configuration file this user owns and only this user can change; NotOwn
     (its message naming the fix) for any other."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as e:
-        if e.errno == errno.ELOOP:  # the name is a symbolic link
+        content, info = small_file.read(path, MAX_CONFIG_BYTES, follow_links=False)
+    except small_file.Refused as e:
+        if e.errno == errno.ELOOP:
             raise NotOwn(
                 f"{path} is a symbolic link; precompact reads only a regular file there: replace the link with the file"
             ) from None
+        raise NotOwn(f"{path} {e.reason}; precompact ignores it: remove it") from None
+    except OSError as e:
         raise NotOwn(f"cannot read {path}: {e.strerror or e}") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise NotOwn(f"{path} is not a regular file; precompact ignores it: remove it")
-        if info.st_uid != os.geteuid():
-            raise NotOwn(
-                f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own"
-            )
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise NotOwn(
-                f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`"
-            )
-        return f.read()
+    if info.st_uid != os.geteuid():
+        raise NotOwn(
+            f"{path} belongs to uid {info.st_uid}, not to you; precompact ignores it: remove it, or copy it into a file of your own"
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise NotOwn(
+            f"{path} can be changed by other users (mode {stat.S_IMODE(info.st_mode):o}); precompact ignores it: `chmod 600 {path}`, then `precompact trust`"
+        )
+    return content
 
 
 def approved_as_is(path: str) -> bool:
@@ -133,17 +139,15 @@ def approval(path: Path | str) -> Approval | None:
     """This user's approval of `path`, if any. A record another user could have written (not
     ours, or writable by others) counts as none."""
     try:
-        fd = os.open(_record(path), os.O_RDONLY | os.O_NOFOLLOW)
+        content, info = small_file.read(_record(path), MAX_RECORD_BYTES, follow_links=False)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return None
-        try:
-            record = json.loads(f.read())
-        except (ValueError, RecursionError):
-            return None
+    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    try:
+        record = json.loads(content)
+    except (ValueError, RecursionError):
+        return None
     if not isinstance(record, dict) or record.get("path") != str(path) or not isinstance(record.get("sha256"), str):
         return None
     repository = record.get("repository")

@@ -2,8 +2,9 @@
 settings.json, against the prompt tokens of the chat file's latest answer), and whether it ever
 did. Gemini CLI fires PreCompress before every model round, compressing or not, and BeforeAgent
 before every prompt; the hook asks these before importing anything else (edges/hook.py), so
-they use `os`, `json` and boundary/session_file (which opens an agent's file checked on its
-descriptor: a FIFO a repository ships returns at once, /dev/zero is refused) alone. The files are outside input: anything unreadable or not of their
+they use `os`, `json`, boundary/session_file (the chat file, checked on its descriptor: a FIFO a
+repository ships returns at once, /dev/zero is refused) and boundary/small_file (settings.json,
+the same checks and a size cap) alone. The files are outside input: anything unreadable or not of their
 shape counts as nothing said."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from precompact.boundary import session_file
+from precompact.boundary import session_file, small_file
 
 # Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
@@ -48,11 +49,12 @@ def compression_threshold(cwd: str | os.PathLike, home: str | os.PathLike) -> fl
     of the project's .gemini/settings.json, else the user's, else Gemini's default."""
     for directory in (cwd, home):
         try:
-            with session_file.open_read(os.path.join(directory, ".gemini", "settings.json")) as f:
-                data = f.read(SETTINGS_LIMIT + 1)
+            data, _ = small_file.read(
+                os.path.join(directory, ".gemini", "settings.json"), SETTINGS_LIMIT, follow_links=True
+            )
         except (OSError, ValueError):  # ValueError: a NUL in the path
             continue
-        settings = _json(data) if len(data) <= SETTINGS_LIMIT else None
+        settings = _json(data)
         model = settings.get("model") if isinstance(settings, dict) else None
         value = model.get("compressionThreshold") if isinstance(model, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1:

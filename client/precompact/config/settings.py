@@ -27,6 +27,8 @@ CONFIG_NAME = discovery.CONFIG_NAME
 IDL_FILE = Path(__file__).parent.parent / "idl" / "precompact.json"
 DEFAULT_CLUSTER = "http://127.0.0.1:8899"
 DEFAULT_KEYPAIR = "~/.config/solana/id.json"
+# A Solana CLI keypair file is a JSON array of 64 numbers, a few hundred bytes: past this it is not one.
+MAX_KEYPAIR_BYTES = 64 << 10
 DEFAULT_BRANCH = "precompact/savepoints"
 DEFAULT_REMOTE = "origin"
 # Matched (fnmatch, where `*` spans `/`) against a file's path, its name and its path in the
@@ -59,8 +61,8 @@ ENV_OVERRIDES = {
 # (Claude Code's `env` in .claude/settings.json, a server's `env` in .mcp.json); a command the
 # user runs keeps them. PRECOMPACT_KEYPAIR (the plugin's `keypair` option) counts there only when
 # the approved configuration names chain.authority (drop_agent_overrides): the root is then that
-# key whichever file signs, and a file holding another key signs and posts nothing (the worker's
-# signing and anchoring check it is the authority's). Checking it here would cost every hook
+# key whichever file signs, and a file holding another key is set aside where the key is used
+# (ops/layers.keypair_counted: the file's chain.keypair signs, one line says so). Checking it here would cost every hook
 # cryptography's import, about 30 ms. PRECOMPACT_CLUSTER (the `cluster` option) stays: a
 # transport, whose every answer is checked against the program id and the authority, which only
 # the approved configuration gives there; an endpoint the project picks is the hostile RPC
@@ -80,9 +82,11 @@ DEFAULT_SESSION_START_SOURCES = ["compact", "resume"]
 DEFAULT_BRIEF_BUDGET = 4_000
 BRIEF_BUDGET_RANGE = (1_500, 9_500)
 # What the PreCompact hook prints: Claude Code appends it to the summariser's prompt as
-# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)".
+# "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)", and
+# {transcript} "full pre-compaction transcript", or, when lines of it were saved only in part, the
+# same without "full" and with how many (ops/compaction.py; fixed words and numbers only).
 DEFAULT_COMPACT_NOTE = (
-    "The full pre-compaction transcript is saved as precompact {savepoint}; after compaction the session gets "
+    "The {transcript} is saved as precompact {savepoint}; after compaction the session gets "
     "precompact's brief with the user's newest request and the todo list, then, with its next prompt, what this summary leaves out. "
     "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
     "for approaches that were rejected."
@@ -134,10 +138,19 @@ class Config(Record, frozen=True):
     # configuration written before it was recorded: then `git.remote`'s URL in the repository's
     # own git configuration, read on every push (url_unrecorded_warning says how to record it).
     url: str | None = None
+    # chain.keypair as the approved file names it, when PRECOMPACT_KEYPAIR named another file as
+    # `keypair` (None: it did not). That key signs in its place where the override's key is not
+    # chain.authority's (ops/layers.keypair_counted; docs/setup.md).
+    keypair_in_file: Path | None = None
 
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def keypair_setting(self) -> str:
+        """What named `keypair`, for a message naming the fix."""
+        return "chain.keypair" if self.keypair_in_file is None else "PRECOMPACT_KEYPAIR"
 
 
 def find_root(start: Path) -> Path:
@@ -247,10 +260,16 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     overrides = os.environ if environ is None else environ
+    in_file = _keypair(raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
     for variable, (section, key) in ENV_OVERRIDES.items():
         if overrides.get(variable):
             (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
-    return _validate(root, raw)
+    config = _validate(root, raw)
+    return config if in_file in (None, config.keypair) else config.replace(keypair_in_file=in_file)
+
+
+def _keypair(raw: dict) -> Path:
+    return Path(_Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
 
 
 def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
@@ -320,7 +339,7 @@ def _validate(root: Path, raw: dict) -> Config:
             )
     if len(set(recipients)) != len(recipients):
         raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
-    keypair = Path(r.string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
+    keypair = _keypair(raw)
     identity = r.string("encryption", "identity", "")
     git_table = raw.get("git")
     url = r.string("git", "url", "") if isinstance(git_table, dict) and "url" in git_table else None

@@ -493,6 +493,8 @@ def flush(instance, as_json) -> None:
 
     loaded = _load(instance)
     outcome = api.flush(loaded)
+    for notice in outcome.notices:
+        terminal.echo(f"warning: {notice}", err=True)
     layers = _report(loaded, outcome)
     if as_json:
         _emit({"instance": loaded.instance, **layers, "foreign_branch": outcome.foreign_branch})
@@ -562,6 +564,8 @@ def status(only, remote, as_json) -> None:
 
     # Pushed once, but the remote's branch as last read here no longer holds them (rewound).
     rewound = {(s.instance, s.sequence) for s in api.no_longer_on_remote(loaded, savepoints)}
+    # Committed without the signature that lets the remote's copy verify on another machine.
+    unsigned = api.not_signed(loaded, savepoints) if loaded.git_layer else {}
 
     def git_shown(s) -> str:
         return shown(Layer2.FAILED if (s.instance, s.sequence) in rewound else s.layer_2)
@@ -585,6 +589,7 @@ def status(only, remote, as_json) -> None:
                 "chain_signature": s.chain_signature,
                 "chain_endpoint": s.chain_endpoint,  # the RPC endpoint the confirmation rests on
                 "in_clear_on_branch": s in clear if s.commit else None,
+                "not_signed": unsigned.get((s.instance, s.sequence)),
                 "compaction": api.compaction_mark(s),
                 # Each retry of the same problem adds a line to the index: one is enough here.
                 "failures": list(dict.fromkeys(s.failures)),
@@ -623,6 +628,8 @@ def status(only, remote, as_json) -> None:
                 terminal.echo(f"        git: {git.detail}")
             elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
                 terminal.echo(f"        last problem: {s.failures[-1]}")
+            if (s.instance, s.sequence) in unsigned:
+                terminal.echo(f"        signature: {unsigned[(s.instance, s.sequence)]}")
         confirmed = api.chain_confirmations(mine)
         if confirmed:
             terminal.echo(f"  chain: {confirmed}")

@@ -400,9 +400,8 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
     home = Path(environ.get("HOME") or Path.home())
     for scope in ("user", "project"):
         try:
-            settings = json.loads(agent_settings.settings_path(scope, cwd, home).read_text(encoding="utf-8"))
-            groups = settings["hooks"][event]
-        except (OSError, ValueError, KeyError, TypeError):
+            groups = agent_settings.outside_object(agent_settings.settings_path(scope, cwd, home))["hooks"][event]
+        except (KeyError, TypeError):
             continue
         handlers = (
             [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]]

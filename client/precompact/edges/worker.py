@@ -67,6 +67,7 @@ def run(root: Path) -> None:
             seen = _index_state(approved)
             _update_recall(configuration.load(root))
             _prepare_addenda(configuration.load(root))
+            said: set[str] = set()
             try:
                 for pause in (*BACKOFF_SECONDS, None):
                     loaded = configuration.load(root)
@@ -74,6 +75,9 @@ def run(root: Path) -> None:
                     if warning:
                         _log(warning)
                     outcome = api.flush(loaded)
+                    for notice in set(outcome.notices) - said:  # once a run, not once a retry
+                        _log(notice)
+                    said.update(outcome.notices)
                     if outcome.all_done or pause is None:
                         break
                     _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")

@@ -32,10 +32,9 @@ import hashlib
 import hmac
 import json
 import os
-import stat
 from pathlib import Path
 
-from precompact.boundary import private_file
+from precompact.boundary import private_file, small_file
 from precompact.errors import PrecompactError
 
 KEY_NAME = "machine.key"
@@ -140,20 +139,23 @@ def _create_key(path: Path) -> bytes:
 def _read_key(path: Path) -> bytes:
     """The key, if only this user can read it and it is exactly KEY_BYTES long."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as e:
+        key, info = small_file.read(path, KEY_BYTES, follow_links=False)
+    except small_file.Refused as e:
         if e.errno == errno.ELOOP:
             raise ProvenanceError(
                 e.errno, f"{path} is a symbolic link; remove it (precompact makes a new key)"
             ) from None
-        raise
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        if e.errno == errno.EFBIG:
             raise ProvenanceError(
-                errno.EPERM, f"{path} is not a file only you can read; remove it (precompact makes a new key)"
-            )
-        key = f.read(KEY_BYTES + 1)
+                errno.EINVAL, f"{path} is not a {KEY_BYTES}-byte key; remove it (precompact makes a new key)"
+            ) from None
+        raise ProvenanceError(
+            errno.EPERM, f"{path} is not a file only you can read; remove it (precompact makes a new key)"
+        ) from None
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise ProvenanceError(
+            errno.EPERM, f"{path} is not a file only you can read; remove it (precompact makes a new key)"
+        )
     if len(key) != KEY_BYTES:
         raise ProvenanceError(
             errno.EINVAL, f"{path} is not a {KEY_BYTES}-byte key; remove it (precompact makes a new key)"

@@ -431,6 +431,13 @@ class Savepoint(Record):
         return self._number("compact_boundaries") or 0
 
     @property
+    def lines_in_part(self) -> int | None:
+        """How many transcript lines its history holds only in part (malformed: kept as at most
+        their first MiB of text; the last one, still being written: not at all); None when the line
+        does not say (written before it was recorded)."""
+        return self._number("lines_in_part")
+
+    @property
     def recovered(self) -> str | None:
         """Why this savepoint was recovered after a compaction (capture), None if it was not."""
         return self._text("recovered")

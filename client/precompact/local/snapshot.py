@@ -387,6 +387,8 @@ class WrittenSnapshot(Record, frozen=True):
     size: int
     prev_sha256: str | None
     event: dict
+    # Transcript lines its history holds only in part (Savepoint.lines_in_part).
+    lines_in_part: int = 0
 
 
 def _second_with_a_free_name(now: datetime, sequence: int, named: set[str], saves: int) -> tuple[datetime, str]:
@@ -471,6 +473,10 @@ def create_savepoint(
             # The compactions its history holds: one made after a compaction is that compaction's
             # (capture.compaction), which `uncompact` and `dropped` take by default.
             "compact_boundaries": facts["compact_boundaries"],
+            # Transcript lines not saved whole (malformed, or longer than a line may be: kept as
+            # their head, or the last one still being written): the note and the brief say "full"
+            # only when there is none.
+            "lines_in_part": facts["lines_in_part"],
             "agent": session.agent,
             "agent_version": session.agent_version,
         }
@@ -481,7 +487,7 @@ def create_savepoint(
             with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
                 os.unlink(queued, dir_fd=waiting)
     _register(settings)
-    return WrittenSnapshot(sequence, path, digest, size, prev_hash, event)
+    return WrittenSnapshot(sequence, path, digest, size, prev_hash, event, facts["lines_in_part"])
 
 
 def _register(settings: Settings) -> None:
@@ -644,6 +650,7 @@ def _write_snapshot(
             "transcript_end": reading.end,
             "messages": scan.messages,
             "compact_boundaries": scan.compact_boundaries,
+            "lines_in_part": scan.malformed_lines + int(scan.partial_last_line),
         },
     )
 

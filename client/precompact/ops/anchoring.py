@@ -40,6 +40,7 @@ def post_pending(
     logs: Path,
     git_layer: bool = True,
     authority: str | None = None,
+    keypair_setting: str = "chain.keypair",
 ) -> Iterator[savepoint_log.Outcome]:
     """Posts every savepoint not yet confirmed on chain, yielding each one's outcome as it
     happens (the caller records it). Stops at the first savepoint that cannot go.
@@ -55,7 +56,7 @@ def post_pending(
         yield _failed(pending[0], closed_note(closed))
         return
     try:
-        signer = key_of(program_id, keypair_path, authority)
+        signer = key_of(program_id, keypair_path, authority, keypair_setting)
     except ChainError as e:
         yield _failed(pending[0], str(e))
         return
@@ -148,8 +149,9 @@ def _not_written_here(savepoint: savepoint_log.Savepoint) -> savepoint_log.Outco
     )
 
 
-def key_of(program_id: str, keypair_path: Path, authority: str | None) -> Keypair:
-    """The configured key, once the program and the authority are the ones this client serves."""
+def key_of(program_id: str, keypair_path: Path, authority: str | None, setting: str = "chain.keypair") -> Keypair:
+    """The configured key, once the program and the authority are the ones this client serves;
+    `setting` is what named the keypair (chain.keypair, or PRECOMPACT_KEYPAIR), for the fix."""
     if program_id != str(chain.PROGRAM_ID):
         raise ChainError(
             f"chain.program_id {program_id} is not the program this client was built for ({chain.PROGRAM_ID})"
@@ -160,7 +162,7 @@ def key_of(program_id: str, keypair_path: Path, authority: str | None) -> Keypai
         raise ChainError(str(e)) from None
     if authority is not None and str(signer.pubkey()) != authority:
         raise ChainError(
-            f"keypair {keypair_path} is {signer.pubkey()}, not chain.authority {authority}; point chain.keypair at that key's file"
+            f"keypair {keypair_path} ({setting}) is {signer.pubkey()}, not chain.authority {authority}; point {setting} at that key's file"
         )
     return signer
 

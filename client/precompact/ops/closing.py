@@ -80,7 +80,7 @@ def close(config: Config, force: bool = False) -> savepoint_log.Closing:
         )
     roots, client = _roots_and_client(config)
     try:
-        signer = anchoring.key_of(config.program_id, config.keypair, config.authority)
+        signer = anchoring.key_of(config.program_id, config.keypair, config.authority, config.keypair_setting)
         signature = anchoring.send(client, signer, [chain.close_instruction(signer.pubkey(), roots.address)])
         left = verdicts.record_at(roots, client)
     except (anchoring.ChainError, rpc.RpcError) as e:

@@ -42,7 +42,7 @@ TWO_PARTS = (agent_names.CLAUDE, agent_names.CODEX, agent_names.OPENCODE, agent_
 # each one): what the summary left out stays pending until the next compaction, not given once.
 GIVEN_EACH_REQUEST = (agent_names.OPENCODE,)
 QUEUED_NOTE = (
-    "precompact is saving the full pre-compaction transcript in the background (other saves "
+    "precompact is saving the pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
 )
 # Added to the summariser's note when the worker could not start: what the hook saved is saved.
@@ -82,7 +82,11 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     speaks = agent in (agent_names.CLAUDE, agent_names.OPENCODE)
     if kept is not None:
         note = f"Nothing was said since precompact savepoint {kept.sequence}, so no new savepoint was made. "
-        return note + _compact_note(loaded, kept.sequence, kept.snapshot_hash) if loaded.compact_note and speaks else ""
+        return (
+            note + _compact_note(loaded, kept.sequence, kept.snapshot_hash, kept.lines_in_part)
+            if loaded.compact_note and speaks
+            else ""
+        )
     try:
         written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     except savepoint_log.LockTimeout:
@@ -91,7 +95,7 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
         snapshot.queue(snapshot.Settings.of(loaded), session)
         note = QUEUED_NOTE if speaks else ""
     else:
-        note = _compact_note(loaded, written.sequence, written.sha256) if speaks else ""
+        note = _compact_note(loaded, written.sequence, written.sha256, written.lines_in_part) if speaks else ""
     # The worker runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
     started = _start_worker(loaded, payload)
     return note + WORKER_WAITS if note and not started else note
@@ -544,8 +548,26 @@ def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session
     return mine[-1] if conversation.last_said(Path(session.transcript_path)) == mine[-1].last_said else None
 
 
-def _compact_note(loaded: configuration.Config, sequence: int, sha256: str) -> str:
-    return loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
+def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, lines_in_part: int | None) -> str:
+    """The configured note for the summariser, its placeholders filled with fixed words and
+    numbers (no transcript text: it becomes part of the summariser's prompt). "Full" only when
+    every transcript line was saved whole (none for a note of the user's own); a note without
+    {transcript} is followed by what was not saved whole."""
+    if not loaded.compact_note:
+        return ""
+    note = loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
+    if lines_in_part is None:  # an index line written before it was recorded: no claim either way
+        return note.replace("{transcript}", "pre-compaction transcript")
+    if lines_in_part == 0:
+        return note.replace("{transcript}", "full pre-compaction transcript")
+    in_part = (
+        f"{lines_in_part} transcript line{'s' if lines_in_part > 1 else ''} saved only in part (a malformed "
+        "or overlong line is kept as at most its first MiB of text, one still being written not at all): "
+        "recall will not find the rest of them"
+    )
+    if "{transcript}" in note:
+        return note.replace("{transcript}", f"pre-compaction transcript, but for {in_part},")
+    return f"{note} ({in_part}.)"
 
 
 def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.Read | None:

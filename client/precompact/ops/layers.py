@@ -29,6 +29,8 @@ class FlushOutcome:
     layer_3_problems: list[str] = field(default_factory=list)
     # Why the remote's branch of this instance is not its own (a line another key signed), or None.
     foreign_branch: str | None = None
+    # What the flush set aside and why, one line each, naming the fix (PRECOMPACT_KEYPAIR).
+    notices: list[str] = field(default_factory=list)
 
     @property
     def all_done(self) -> bool:
@@ -59,6 +61,9 @@ def _flush(config: Config) -> FlushOutcome:
     from precompact.remote import gitstore
 
     outcome = FlushOutcome()
+    if config.git_layer or config.chain_layer:
+        config, ignored = keypair_counted(config)
+        outcome.notices = [ignored] if ignored else []
     if config.git_layer:
         newly_signed = _sign_lines(config)
         target = gitstore.Target.of(config)
@@ -83,6 +88,7 @@ def _flush(config: Config) -> FlushOutcome:
             config.logs,
             git_layer=config.git_layer,
             authority=config.authority,
+            keypair_setting=config.keypair_setting,
         )
         outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
     return outcome
@@ -100,6 +106,31 @@ def _foreign_branch(config: Config, repo, target) -> str | None:
         return None  # not on the remote (yet), or unreadable: the push's outcome says which
     keys = team.your_keys(config, signed.configured_key(config))
     return team.own_branch_problem(repo, target, config.instance, keys)
+
+
+def keypair_counted(config: Config) -> tuple[Config, str | None]:
+    """`config` with the keypair that signs: PRECOMPACT_KEYPAIR counts only where the approved
+    configuration names its public key as chain.authority (docs/setup.md); a file holding another
+    key (or none that can be read) would sign nothing that verifies, so the file's chain.keypair
+    signs instead, and the line returned says so, naming the variable and the fix (None: nothing
+    set aside). Checked here, where the key is used, not when the configuration loads: that
+    would cost every hook cryptography's import."""
+    from precompact.verifier import signed
+
+    if config.keypair_in_file is None or config.authority is None:
+        return config, None
+    try:
+        key = signed.Signer.load(config.keypair).public_key
+    except signed.SigningKeyError as e:
+        why = f"{e}"
+    else:
+        if key == config.authority:
+            return config, None
+        why = f"it holds {key}, not chain.authority {config.authority}"
+    return config.replace(keypair=config.keypair_in_file, keypair_in_file=None), (
+        f"PRECOMPACT_KEYPAIR {config.keypair} ignored: {why}; chain.keypair {config.keypair_in_file} signs "
+        f"instead (unset PRECOMPACT_KEYPAIR, or point it at {config.authority}'s keypair file)"
+    )
 
 
 def _sign_lines(config: Config) -> bool:

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import os
 import re
-import stat
 import time
 import zlib
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import pyrage  # type: ignore[import-untyped]  # ships no type information
 
-from precompact.boundary import private_file
+from precompact.boundary import private_file, small_file
 from precompact.errors import PrecompactError
 
 SUFFIX = ".age"
@@ -42,6 +41,8 @@ DECOMPRESS_STEP = 64 << 20
 NAMING_KEY_BYTES = 32
 AGE_IDENTITY = re.compile(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}")
 SSH_PRIVATE_KEY = b"-----BEGIN OPENSSH PRIVATE KEY-----"
+# An identity file holds a few lines (an SSH key: about 400 bytes); past this it is not one.
+MAX_IDENTITY_BYTES = 1 << 20
 
 
 class CryptoError(PrecompactError):
@@ -146,20 +147,22 @@ def generate_identity(path: Path) -> str:
 def read_identity_file(path: Path) -> bytes:
     """The identity file's bytes, if only this user can read it (as ssh demands of a key)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        data, info = small_file.read(path, MAX_IDENTITY_BYTES, follow_links=False)
     except FileNotFoundError:
         raise CryptoError(
             f"no age identity at {path}: copy yours there with `precompact key import FILE` (or set encryption.identity)"
+        ) from None
+    except small_file.Refused as e:
+        raise CryptoError(
+            f"the age identity {path} {e.reason}; it must be a regular file: point encryption.identity (or PRECOMPACT_IDENTITY) at the file itself"
         ) from None
     except OSError as e:
         raise CryptoError(
             f"cannot read the age identity {path}: {e.strerror or e}; it must be a regular file"
         ) from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise CryptoError(f"the age identity {path} must be a regular file of yours, mode 0600: `chmod 600 {path}`")
-        return f.read()
+    if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise CryptoError(f"the age identity {path} must be a regular file of yours, mode 0600: `chmod 600 {path}`")
+    return data
 
 
 def parse_identities(data: bytes, where: str) -> list:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import git
 import orjson
 
-from precompact.boundary import git_env, logs_dir, private_file, processes
+from precompact.boundary import git_env, logs_dir, private_file, processes, small_file
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.remote import encryption
@@ -75,6 +75,8 @@ NAMING_KEY_FILE_LIMIT = 1024
 # In precompact's git directory: plaintext sha256 + recipient set -> the blob of its
 # ciphertext, so a file is encrypted (and pushed) once per recipient set.
 CIPHERTEXT_CACHE = "precompact-ciphertexts"
+# A cache entry holds one blob id (40 or 64 hex digits).
+CACHED_BLOB_LIMIT = 128
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Ciphertext does not compress: git's zlib over it (loose objects, then the pack a push sends)
 # would cost more than the encryption itself.
@@ -454,7 +456,7 @@ def _sealed_here(repo: git.Repo, keys: Keys) -> set[str]:
         return found
     for entry in entries:
         try:
-            blob = entry.read_text().strip()
+            blob = small_file.read(entry, CACHED_BLOB_LIMIT, follow_links=False)[0].decode().strip()
         except (OSError, UnicodeDecodeError):
             continue
         if _OBJECT_ID.fullmatch(blob):
@@ -466,7 +468,8 @@ def _cached_ciphertext(repo: git.Repo, sha256: str, keys: Keys) -> str | None:
     """The blob of the ciphertext made before for this plaintext and these recipients, if the
     repository still has it."""
     try:
-        cached = _ciphertext_cache(repo, sha256, keys).read_text().strip()
+        stored = small_file.read(_ciphertext_cache(repo, sha256, keys), CACHED_BLOB_LIMIT, follow_links=False)[0]
+        cached = stored.decode().strip()
     except (OSError, UnicodeDecodeError):
         return None
     return cached if _OBJECT_ID.fullmatch(cached) and _is_blob(repo, cached) else None

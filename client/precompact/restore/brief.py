@@ -352,10 +352,16 @@ def _whose(s, session_id: str | None, now: datetime | None) -> str:
         held = "the conversation before compaction, recovered from the transcript after it (PreCompact had not saved it all)."
     else:
         held = (
-            "the full conversation before compaction."
+            (
+                "the full conversation before compaction."
+                if s.lines_in_part == 0
+                else "the conversation before compaction."
+            )
             if s.trigger in ("manual", "auto")
             else "the conversation up to then."
         )
+        if s.lines_in_part:
+            held += f" {s.lines_in_part} transcript line(s) of it are saved only in part: recall will not find the rest of them."
     if session_id is None or saved == session_id:
         return f"its snapshot holds {held}"
     whose = f"session {json.dumps(saved)}" if isinstance(saved, str) else "a session that gave no id"

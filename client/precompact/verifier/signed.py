@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from precompact.config.settings import Config
+from precompact.boundary import small_file
+from precompact.config.settings import MAX_KEYPAIR_BYTES, Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
 from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
@@ -136,12 +137,16 @@ class Signer(Record, frozen=True):
         from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
         try:
-            values = json.loads(path.read_text())
+            values = json.loads(small_file.read(path, MAX_KEYPAIR_BYTES, follow_links=True)[0])
         except FileNotFoundError:
             raise SigningKeyError(
                 f"keypair {path} does not exist; run `precompact init` or set chain.keypair"
             ) from None
-        except (OSError, ValueError) as e:
+        except small_file.Refused as e:
+            raise SigningKeyError(
+                f"keypair {path} {e.reason}; point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
+            ) from None
+        except (OSError, ValueError, RecursionError) as e:
             raise SigningKeyError(f"keypair {path} is unreadable or not JSON ({e})") from None
         if not (
             isinstance(values, list)
@@ -160,6 +165,29 @@ class Signer(Record, frozen=True):
 
         signature = Ed25519PrivateKey.from_private_bytes(self.seed).sign(message(savepoint))
         return LineSignature(self.public_key, signature.hex())
+
+
+def not_signed(config: Config, savepoints: list[Savepoint]) -> dict[tuple[str, int], str]:
+    """The savepoints git holds (committed) whose index line this machine wrote and the
+    configured key has not signed, by (instance, sequence), each with what that means and the
+    fix: the worker signs before it commits, so such a line was committed unsigned, and its copy
+    on the remote verifies only where this machine's logs/ is."""
+    key = configured_key(config)
+    held = [s for s in savepoints if s.written_here and s.commit and not signed_by(s, key)]
+    if not held:
+        return {}
+    try:
+        own = Signer.load(config.keypair).public_key
+    except SigningKeyError as e:
+        fix = f"{e}"
+    else:
+        fix = (
+            "`precompact flush` signs it"
+            if key in (None, own)
+            else f"{config.keypair} holds {own}: point {config.keypair_setting} at {key}'s keypair file, then `precompact flush`"
+        )
+    said = f"not signed by {key or 'your signing key'}: the copy on the git remote verifies only on this machine; {fix}"
+    return {(s.instance, s.sequence): said for s in held}
 
 
 def unsigned(savepoints: list[Savepoint], signer: Signer) -> list[Savepoint]:
