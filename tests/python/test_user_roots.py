@@ -70,10 +70,9 @@ def test_an_approval_forged_under_a_project_set_config_home_is_never_an_approval
     subprocess.run(["git", "init", "-q", "--bare", str(attacker)], check=True)
     config = project.path / ".precompact.toml"
     text = config.read_text()
-    assert "[redaction]" in text and "url = " in text
-    text = text.replace("\n[redaction]\n", "\n[redaction]\nenabled = false\n", 1)
-    text = "\n".join(f'url = "{attacker}"' if line.startswith("url = ") else line for line in text.splitlines()) + "\n"
-    config.write_text(text)
+    assert "\n[redaction]\nenabled = true\n" in text and f'url = "{project.remote}"' in text
+    text = text.replace("\n[redaction]\nenabled = true\n", "\n[redaction]\nenabled = false\n", 1)
+    config.write_text(text.replace(f'url = "{project.remote}"', f'url = "{attacker}"', 1))
     forged = project.path / ".cfg"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(forged))
     approval.approve(config.resolve(), config.read_bytes())
@@ -94,12 +93,13 @@ def test_an_approval_forged_under_a_project_set_config_home_is_never_an_approval
     assert "PreCompact: XDG_CONFIG_HOME ignored: a relative path, or a place in the project" in logged
 
 
-def test_a_git_configuration_under_a_relative_config_home_runs_no_filter(tmp_path, home, monkeypatch):
+@pytest.mark.parametrize("relative", [True, False], ids=["relative", "absolute"])
+def test_a_git_configuration_under_a_config_home_in_the_project_runs_no_filter(tmp_path, home, monkeypatch, relative):
     """Review finding 1b: `XDG_CONFIG_HOME=.cfg` (relative: git reads it from the directory it
-    runs in, the project) with `.cfg/git/config` defining `filter.evil.clean` and a
-    `.gitattributes` of `* filter=evil`. Before: the `git status` of the snapshot's git state ran
-    the project's program. Now the relative value is ignored: the hook saves, the worker pushes,
-    and the program never runs."""
+    runs in, the project), or the same place spelled out, with `.cfg/git/config` defining
+    `filter.evil.clean` and a `.gitattributes` of `* filter=evil`. Before: the `git status` of the
+    snapshot's git state ran the project's program. Now the value is refused: the hook saves
+    with the user's own roots, the worker pushes, and the program never runs."""
     marker = tmp_path / "PWNED"
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     (project.path / ".gitattributes").write_text("* filter=evil\n")
@@ -111,22 +111,51 @@ def test_a_git_configuration_under_a_relative_config_home_runs_no_filter(tmp_pat
     os.utime(project.path / "a.txt", (1, 1))
     cfg = project.path / ".cfg"
     (cfg / "git").mkdir(parents=True)
-    (cfg / "git" / "config").write_text(f'[filter "evil"]\n\tclean = sh -c "touch {marker}"; cat\n')
+    (cfg / "git" / "config").write_text(f'[filter "evil"]\n\tclean = "touch {marker}; cat"\n')
     # The approval, where a relative root would find it too (read from the project's directory).
     monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
     approval.approve((project.path / ".precompact.toml").resolve(), (project.path / ".precompact.toml").read_bytes())
     monkeypatch.delenv("XDG_CONFIG_HOME")
 
     transcript = transcript_with_secret(tmp_path / "t.jsonl", project.path)
-    env = {**os.environ, "XDG_CONFIG_HOME": ".cfg"}
+    env = {**os.environ, "XDG_CONFIG_HOME": ".cfg" if relative else str(cfg)}
     done = commands.hook(payload("PreCompact", project.path, transcript), cwd=project.path, timeout=60, env=env)
     assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
+    assert not marker.exists(), "the project's filter ran"
     assert wait_until(lambda: b"LAYER_2_PUSHED" in (project.logs / "precompact-savepoint.jsonl").read_bytes(), 90), (
         project.logs / "precompact-worker.log"
     ).read_text()
-    assert not marker.exists(), "the project's filter ran"
+    assert not marker.exists(), "the project's filter ran in the worker"
     logged = (project.logs / "precompact-errors.log").read_text()
     assert "PreCompact: XDG_CONFIG_HOME ignored" in logged
+
+
+def test_the_worker_and_the_mcp_server_confine_their_roots(tmp_path, home):
+    """Each mode the agent starts confines its own roots: the worker (where the pushes happen)
+    and the MCP server, each logging what it refused."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    inside = project.path / ".state"
+    env = {**os.environ, "XDG_STATE_HOME": str(inside), "XDG_DATA_HOME": "data"}
+    worker = subprocess.run(
+        [*processes.precompact_module("precompact.edges.worker", str(project.path))],
+        env=env, cwd=project.path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "XDG_STATE_HOME, XDG_DATA_HOME ignored" in worker.stdout, worker.stdout + worker.stderr
+    served = commands.precompact(project.path, "mcp", env={"XDG_STATE_HOME": str(inside)}, stdin="")
+    assert served.returncode == 0, served.stderr
+    assert "mcp: XDG_STATE_HOME ignored" in (project.logs / "precompact-errors.log").read_text()
+    assert not inside.exists() and not (project.path / "data").exists()
+
+
+def test_with_no_home_in_the_password_database_a_refused_home_stops_the_hook(tmp_path, monkeypatch):
+    from precompact.edges import hook
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    monkeypatch.setattr(user_roots, "password_home", lambda: None)
+    monkeypatch.setenv("HOME", str(project.path / "home"))
+    answer = hook.handle(json.dumps(payload("PreCompact", project.path)).encode())
+    assert answer.stdout == "" and "no home in the password database" in answer.stderr, answer.stderr
+    assert "nothing done" in answer.stderr and not project.logs.exists()
 
 
 # --- the owner's rules ------------------------------------------------------------------------
