@@ -72,6 +72,7 @@ ENV_OVERRIDES = {
 # IDENTITY (the file decryption reads: a FIFO there held the worker's locks), and any name
 # precompact does not know.
 AGENT_KEPT_OVERRIDES = ("PRECOMPACT_CLUSTER", "PRECOMPACT_KEYPAIR")
+AGENT_OVERRIDES_NOTE = "# A hook, its worker and the MCP server keep only _CLUSTER and _KEYPAIR (docs/security.md)."
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
 # hook's path).
@@ -493,6 +494,7 @@ def render(values: dict) -> str:
     lines = [
         "# precompact configuration, written by `precompact init`. Environment variables",
         "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
+        AGENT_OVERRIDES_NOTE,
         f"instance = {q(values['instance'])}",
         "",
         "[git]",
@@ -564,6 +566,7 @@ def render_kept(tables: dict, values: dict) -> str:
         "# precompact configuration, rewritten by `precompact init --force`, which changed only the",
         "# settings its command line named. Environment variables PRECOMPACT_INSTANCE, _REPO,",
         "# _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
+        AGENT_OVERRIDES_NOTE,
     ]
     _render_table(lines, (), tables)
     return "\n".join(lines) + "\n"
