@@ -130,6 +130,26 @@ def test_a_git_configuration_under_a_config_home_in_the_project_runs_no_filter(t
     assert "PreCompact: XDG_CONFIG_HOME ignored" in logged
 
 
+@pytest.mark.parametrize("relative", [True, False], ids=["relative", "absolute"])
+def test_a_git_on_a_path_entry_in_the_project_never_runs(tmp_path, relative):
+    """PATH, where git is looked up, set by the agent's environment to a folder of the project's
+    (`bin`, which git's working directory, the project, resolves; or spelled out): the hook drops
+    that entry, saves with the user's git, and the project's `git` never runs."""
+    marker = tmp_path / "PWNED"
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    (project.path / "bin").mkdir()
+    (project.path / "bin" / "git").write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    (project.path / "bin" / "git").chmod(0o755)
+    entry = "bin" if relative else str(project.path / "bin")
+    env = {**os.environ, "PATH": f"{entry}{os.pathsep}{os.environ['PATH']}"}
+    done = commands.hook(payload("PreCompact", project.path), cwd=project.path, timeout=60, env=env)
+    assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
+    assert wait_until(lambda: b"LAYER_2_PUSHED" in (project.logs / "precompact-savepoint.jsonl").read_bytes(), 90), (
+        project.logs / "precompact-worker.log"
+    ).read_text()
+    assert not marker.exists(), "the project's git ran"
+
+
 def test_the_worker_and_the_mcp_server_confine_their_roots(tmp_path, home):
     """Each mode the agent starts confines its own roots: the worker (where the pushes happen)
     and the MCP server, each logging what it refused."""
@@ -217,6 +237,12 @@ def test_a_relative_home_is_replaced_by_the_password_databases(layout):
 def test_a_home_in_the_project_is_replaced_by_the_password_databases(layout):
     refused, environ = confined({"HOME": str(layout["worktree"])}, layout)
     assert refused == ["HOME"] and environ["HOME"] == user_roots.password_home()
+
+
+def test_path_loses_its_relative_entries_and_those_in_the_project_silently(layout):
+    path = os.pathsep.join(["/usr/bin", "", "bin", str(layout["worktree"] / "node_modules" / ".bin"), "/bin"])
+    refused, environ = confined({"PATH": path}, layout)
+    assert refused == [] and environ["PATH"] == os.pathsep.join(["/usr/bin", "/bin"])
 
 
 def test_roots_outside_the_project_are_kept_and_an_empty_one_is_unset_silently(layout):

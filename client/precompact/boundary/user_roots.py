@@ -14,6 +14,9 @@ configuration naming its filter. So:
   judged by every prefix of the path resolved, so that no symbolic link the project holds can
   lead out of it or into it; it puts the default in the process's environment instead (every
   reader, and every child, then sees only that) and names what it refused, which the caller logs.
+The same holds for PATH, where git, ssh and credential helpers are looked up: its entries that
+are relative or lie in the project are dropped (silently: an activated virtual environment of the
+project's own puts one there).
 The defaults: the home the password database gives this user (never taken from the environment
 there), and under the home in force `.config`, `.local/state`, `.local/share`, `.cache`; the
 runtime directory has none (private_file then uses the state directory). A value equal to its
@@ -116,6 +119,7 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[s
             continue
         refused.append(name)
         _fall_back(environ, name)
+    _confine_path(environ, places)
     return refused
 
 
@@ -126,6 +130,18 @@ def refused_notice(names: list[str]) -> str:
         "the project set; precompact used the default under your home instead (set each to an absolute directory "
         "outside every project, or unset it)"
     )
+
+
+def _confine_path(environ: MutableMapping[str, str], places: list[str]) -> None:
+    """Drops from PATH every entry that is relative (an empty one is the working directory, which
+    for git is the project) or lies in the project: git, ssh and credential helpers are looked up
+    there, and the project would name them. Silently: a virtual environment activated in the
+    project puts its folder there, and none of precompact's children needs it."""
+    value = environ.get("PATH")
+    if value is not None:
+        environ["PATH"] = os.pathsep.join(
+            entry for entry in value.split(os.pathsep) if os.path.isabs(entry) and not _reaches(entry, places)
+        )
 
 
 def _fall_back(environ: MutableMapping[str, str], name: str) -> None:
