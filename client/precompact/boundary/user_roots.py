@@ -107,6 +107,7 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[s
     place (HOME: the password database's; a base directory: unset, so its default under HOME).
     Returns the names of the variables refused (an empty value is unset, said by nobody)."""
     places = [os.path.realpath(place) for place in project]
+    resolved: dict[str, str] = {}  # PATH's entries and the roots share their first prefixes
     refused: list[str] = []
     for name in ROOTS:
         value = environ.get(name)
@@ -115,11 +116,11 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[s
         if value == "":
             _fall_back(environ, name)
             continue
-        if os.path.isabs(value) and (_is_default(name, value, environ) or not _reaches(value, places)):
+        if os.path.isabs(value) and (_is_default(name, value, environ) or not _reaches(value, places, resolved)):
             continue
         refused.append(name)
         _fall_back(environ, name)
-    _confine_path(environ, places)
+    _confine_path(environ, places, resolved)
     return refused
 
 
@@ -132,7 +133,7 @@ def refused_notice(names: list[str]) -> str:
     )
 
 
-def _confine_path(environ: MutableMapping[str, str], places: list[str]) -> None:
+def _confine_path(environ: MutableMapping[str, str], places: list[str], resolved: dict[str, str]) -> None:
     """Drops from PATH every entry that is relative (an empty one is the working directory, which
     for git is the project) or lies in the project: git, ssh and credential helpers are looked up
     there, and the project would name them. Silently: a virtual environment activated in the
@@ -140,7 +141,7 @@ def _confine_path(environ: MutableMapping[str, str], places: list[str]) -> None:
     value = environ.get("PATH")
     if value is not None:
         environ["PATH"] = os.pathsep.join(
-            entry for entry in value.split(os.pathsep) if os.path.isabs(entry) and not _reaches(entry, places)
+            entry for entry in value.split(os.pathsep) if os.path.isabs(entry) and not _reaches(entry, places, resolved)
         )
 
 
@@ -169,14 +170,20 @@ def _is_default(name: str, value: str, environ: Mapping[str, str]) -> bool:
     return default is not None and value.rstrip(os.sep) == default.rstrip(os.sep)
 
 
-def _reaches(value: str, places: list[str]) -> bool:
+def _reaches(value: str, places: list[str], resolved: dict[str, str]) -> bool:
     """Whether the path `value`, or any of its prefixes once resolved, lies in one of `places`
     (resolved directories): a prefix in the project makes the rest the project's, whatever a
-    link further on points to, and a link outside that points in leads there too."""
+    link further on points to, and a link outside that points in leads there too. `resolved`
+    keeps each prefix's resolution for the next value."""
     prefix = os.sep
     for part in ["", *(part for part in value.split(os.sep) if part)]:
         prefix = os.path.join(prefix, part)
-        resolved = os.path.realpath(prefix)  # `..` resolved as the kernel does, after any link
-        if any(resolved == place or resolved.startswith(place.rstrip(os.sep) + os.sep) for place in places):
+        if prefix not in resolved:
+            resolved[prefix] = os.path.realpath(prefix)  # `..` as the kernel resolves it, after any link
+        if any(_within(resolved[prefix], place) for place in places):
             return True
     return False
+
+
+def _within(path: str, place: str) -> bool:
+    return path == place or path.startswith(place.rstrip(os.sep) + os.sep)
