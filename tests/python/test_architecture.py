@@ -730,6 +730,25 @@ def names_the_project_registry(tree: ast.Module) -> list[str]:
     return found
 
 
+# precompact's user-level roots (the approvals' configuration home, its state, its data, and the
+# HOME and XDG directories given to git and the worker) have one owner, which ignores a relative
+# value and, in the modes the agent starts, one in the project (docs/security.md, "The agent's
+# environment"): elsewhere no XDG base directory is read from an environment.
+USER_ROOTS_OWNER = "boundary/user_roots.py"
+XDG_BASES = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
+
+
+def reads_a_user_root(tree: ast.Module) -> list[str]:
+    """An XDG base directory read from an environment (a call or a subscript given its name)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call | ast.Subscript):
+            given = [*node.args] if isinstance(node, ast.Call) else [node.slice]
+            if any(isinstance(a, ast.Constant) and a.value in XDG_BASES for a in given):
+                found.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return found
+
+
 # The lists of what compaction dropped the worker keeps (#41) are read and written by one module:
 # it alone checks a kept list's stamp, its key against the savepoint now and its shape before
 # anything shows it.
@@ -859,9 +878,17 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     ),
     "names_the_project_registry": (
         names_the_project_registry,
-        # transcript/opencode.py names the data directory for OpenCode's own database, not ours.
-        (REGISTRY_OWNER, "transcript/opencode.py"),
+        # transcript/opencode.py names the data directory for OpenCode's own database, not ours;
+        # boundary/user_roots.py decides where the data directory is, and names no file in it.
+        (REGISTRY_OWNER, USER_ROOTS_OWNER, "transcript/opencode.py"),
         "import json, os\ndef listed():\n    return json.load(open(os.environ['XDG_DATA_HOME'] + '/precompact/registry.json'))\n",
+    ),
+    "reads_a_user_root": (
+        reads_a_user_root,
+        # OpenCode's own database (transcript/opencode.py) and plugin folder (config/install.py,
+        # which `precompact install` writes): the user's files for OpenCode, not precompact's roots.
+        (USER_ROOTS_OWNER, "transcript/opencode.py", "config/install.py"),
+        "import os\ndef store():\n    return os.environ.get('XDG_CONFIG_HOME', '') + '/precompact/trusted'\n",
     ),
     "names_git_exclude_file": (
         names_git_exclude_file,

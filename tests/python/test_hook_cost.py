@@ -68,6 +68,7 @@ QUIET_IN_A_PROJECT = {
     "precompact.config.discovery",
     "precompact.config.approval",
     "precompact.config.gemini_compression",
+    "precompact.boundary.user_roots",
     "precompact.errors",
     "precompact.transcript",
     "precompact.transcript.agent_names",

@@ -633,7 +633,9 @@ def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, pl
     assert [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED") == 1
 
 
-def test_the_plugin_options_reach_precompact_as_overrides(tmp_path, plugin):
+def test_an_instance_in_the_plugins_environment_is_not_the_savepoints(tmp_path, plugin):
+    """docs/security.md: a hook's environment is the project's to set, and an instance is a root:
+    the plugin has no `instance` option, and the variable does not reach a savepoint."""
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
     done = launch(
@@ -642,10 +644,12 @@ def test_the_plugin_options_reach_precompact_as_overrides(tmp_path, plugin):
         tmp_path / "data",
         path=f"{VENV_BIN}:{BARE_PATH}",
         CLAUDE_PLUGIN_OPTION_INSTANCE="Plugin #7",
+        PRECOMPACT_INSTANCE="Plugin #7",
     )
     assert transcript_gen.saved_sequence(done.stdout) == 1
     [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
-    assert created["instance"] == "Plugin #7"
+    assert created["instance"] == "Trial #1"
+    assert "PreCompact: PRECOMPACT_INSTANCE ignored" in (project.logs / "precompact-errors.log").read_text()
 
 
 def test_the_keypair_option_signs_where_the_approved_configuration_names_its_key_as_authority(tmp_path, plugin):
@@ -789,13 +793,8 @@ def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
         REPO,
         {
             "CLAUDE_PLUGIN_OPTION_CLUSTER": "https://rpc.example/?api-key=k",
-            "CLAUDE_PLUGIN_OPTION_KEYPAIR": "",
-            "CLAUDE_PLUGIN_OPTION_INSTANCE": "A #1",
-            "PRECOMPACT_INSTANCE": "Mine #2",
+            "CLAUDE_PLUGIN_OPTION_KEYPAIR": "/a/b.json",
+            "PRECOMPACT_KEYPAIR": "/mine.json",
         },
     ).environment()
-    assert (
-        env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k"
-        and "PRECOMPACT_KEYPAIR" not in env
-        and env["PRECOMPACT_INSTANCE"] == "Mine #2"
-    )
+    assert env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k" and env["PRECOMPACT_KEYPAIR"] == "/mine.json"

@@ -36,9 +36,12 @@ Only the repository's own configuration is read, not a submodule's: so `git stat
 The environment is fixed: the variables below, taken from precompact's own environment, plus
 what precompact sets (GIT_DIR, a private index, an identity, no terminal prompts, no optional
 locks so that `git status` never rewrites the user's index); no other GIT_* variable passes.
-Kept on purpose, so pushing to a real remote works as it does for the user: HOME (~/.gitconfig
-and ~/.ssh), PATH (git, ssh and credential helpers), the ssh agent's socket, the desktop session
-bus (keyring credential helpers), proxies and CA bundles.
+Kept on purpose, so pushing to a real remote works as it does for the user: PATH (git, ssh and
+credential helpers), the ssh agent's socket, the desktop session bus (keyring credential
+helpers), proxies and CA bundles; and HOME (~/.gitconfig and ~/.ssh) and the XDG directories
+(`$XDG_CONFIG_HOME/git/config`, `attributes`, `ignore`), as `boundary/user_roots` gives them:
+absolute, and in a hook, the worker or the MCP server outside the project, so the only global
+configuration git reads is the user's.
 
 Layer 2 reads no configuration from the project's repository at all: its savepoint branches and
 their objects live in precompact's own git directory for the project (`store`: a bare repository
@@ -70,10 +73,14 @@ import re
 import urllib.parse
 from pathlib import Path
 
-from precompact.boundary import private_file, processes
+from precompact.boundary import private_file, processes, user_roots
 
+# Taken from precompact's environment as they are. HOME and the XDG directories (where git finds
+# the user's global configuration, attributes and ignore files) are not: boundary/user_roots
+# gives them (`_kept`), never a relative path nor, in the modes the agent starts, a place in the
+# project (a `git/config` there naming a filter would run it).
 KEPT = (
-    "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
+    "PATH", "USER", "LOGNAME", "TMPDIR", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
     "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
 )  # fmt: skip
 OVERRIDES = (
@@ -191,7 +198,7 @@ def environment(location: Path, **ours: str) -> dict[str, str]:
     git runs in, or ours["GIT_DIR"]): the kept variables, the fixed ones, the repository's
     program settings replaced, `ours`. Extra settings in ours as GIT_CONFIG_COUNT/KEY_n/VALUE_n
     come after the replacements."""
-    base = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
+    base = _kept()
     extra = _config_pairs(ours)
     plain = {k: v for k, v in ours.items() if not k.startswith("GIT_CONFIG_")}
     pairs = [*_replacements(str(location), plain.get("GIT_DIR")), *extra]
@@ -335,7 +342,7 @@ def transport(
 
 
 def _kept() -> dict[str, str]:
-    return {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED}
+    return {**{k: os.environ[k] for k in KEPT if k in os.environ}, **user_roots.for_children(), **FIXED}
 
 
 def remote_url(repository: Path, remote: str) -> str | None:
@@ -398,10 +405,10 @@ MAX_CONFIG_BYTES = 1 << 20  # a configuration file read whole to see it includes
 
 
 # The configuration files git reads besides the repository's own, with HOME and XDG_CONFIG_HOME
-# kept (KEPT): the user's global ones and the system one.
+# as user_roots gives them (`_kept`): the user's global ones and the system one.
 def _user_configs() -> list[Path]:
-    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [Path(config_home) / "git" / "config", Path.home() / ".gitconfig", Path("/etc/gitconfig")]
+    home = Path(user_roots.home())
+    return [Path(user_roots.config_home()) / "git" / "config", home / ".gitconfig", Path("/etc/gitconfig")]
 
 
 def index_identity(cwd: Path) -> str | None:
@@ -533,7 +540,7 @@ def _listing(location: str, git_dir: str | None) -> tuple[list[str], list[tuple[
     """The keys the repository's own configuration sets, and every global or system setting in
     the order git reads them.
     No answer (not a repository, git missing) lists nothing: git will say so itself."""
-    env = {**{k: os.environ[k] for k in KEPT if k in os.environ}, **FIXED, **({"GIT_DIR": git_dir} if git_dir else {})}
+    env = {**_kept(), **({"GIT_DIR": git_dir} if git_dir else {})}
     try:
         done = processes.run_git(
             argv("config", "--list", "--show-scope", "-z"),

@@ -13,28 +13,23 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from precompact.boundary import atomic_file
+from precompact.boundary import atomic_file, user_roots
 
 FILE_MODE = 0o600
 DIRECTORY_MODE = 0o700
 
 
 def state_directory() -> Path:
-    """precompact's own files outside every project: $XDG_STATE_HOME/precompact, else
-    ~/.local/state/precompact."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "precompact"
+    """precompact's own files outside every project: <the state home>/precompact
+    ($XDG_STATE_HOME, else ~/.local/state, as boundary/user_roots decides)."""
+    return Path(user_roots.state_home()) / "precompact"
 
 
 def runtime_directory() -> Path:
     """Where a file that lives only while a command runs goes: $XDG_RUNTIME_DIR/precompact (the
     user's own tmpfs, emptied at logout), else the state directory."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    return (
-        Path(runtime) / "precompact"
-        if runtime and os.path.isabs(runtime) and os.path.isdir(runtime)
-        else state_directory()
-    )
+    runtime = user_roots.runtime_home()
+    return Path(runtime) / "precompact" if runtime else state_directory()
 
 
 def create(path: Path, data: bytes) -> None:

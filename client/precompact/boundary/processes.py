@@ -29,14 +29,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import precompact
+from precompact.boundary import user_roots
 
 NEUTRAL_DIRECTORY = "/"
 # What a Python child of precompact's needs from the environment: where the user's files and
 # programs are, the network settings the layers use, and the user's own settings for
 # precompact, Claude Code's plugin and pip. Nothing else passes (PYTHON* variables never).
+# HOME and the XDG directories are given as boundary/user_roots decides them, spelled out.
 PYTHON_KEPT = (
-    "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE",
-    "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+    "PATH", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE",
     "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
     "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
@@ -52,7 +53,7 @@ def python_environment(environ: Mapping[str, str] | None = None, **ours: str) ->
     default), then `ours`."""
     source = os.environ if environ is None else environ
     kept = {k: v for k, v in source.items() if k in PYTHON_KEPT or k.startswith(PYTHON_KEPT_PREFIXES)}
-    return {**kept, **ours}
+    return {**kept, **user_roots.for_children(source), **ours}
 
 
 def isolated_python(interpreter: str | Path = sys.executable) -> list[str]:

@@ -9,8 +9,9 @@ settings as the user saw them (so that the next approval shows what changed sinc
 Any change to the file's bytes withdraws the approval.
 
 The hook asks `approved_as_is` on every event of every agent before importing anything else
-(edges/hook.py): this module imports `os`, `stat`, `json`, CPython's built-in SHA-256 and `boundary/small_file`
-(which reads each file without blocking on a FIFO) alone at its top.
+(edges/hook.py): this module imports `os`, `stat`, `json`, CPython's built-in SHA-256,
+`boundary/small_file` (which reads each file without blocking on a FIFO) and `boundary/user_roots`
+(`os`, `pwd`) alone at its top.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import os
 import stat
 
-from precompact.boundary import small_file
+from precompact.boundary import small_file, user_roots
 from precompact.errors import PrecompactError
 
 try:  # CPython 3.11's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
@@ -65,15 +66,16 @@ class NotOwn(PrecompactError):
 
 
 def store() -> Path:
-    """The directory of approvals: $XDG_CONFIG_HOME/precompact/trusted, else ~/.config/..."""
+    """The directory of approvals: <the configuration home>/precompact/trusted (boundary/user_roots:
+    $XDG_CONFIG_HOME, else ~/.config; in the hook, the worker and the MCP server never a place in
+    the project, so no approval there is one)."""
     from pathlib import Path
 
     return Path(_store())
 
 
 def _store() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "precompact", "trusted")
+    return os.path.join(user_roots.config_home(), "precompact", "trusted")
 
 
 def _record(path: Path | str) -> str:

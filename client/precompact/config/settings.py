@@ -56,18 +56,26 @@ ENV_OVERRIDES = {
     "PRECOMPACT_AUTHORITY": ("chain", "authority"),
     "PRECOMPACT_IDENTITY": ("encryption", "identity"),
 }
-# The overrides a hook and the MCP server ignore: the roots verdicts are checked against and the
-# repository git runs in. Their environment is the agent's, which the project's own files can set
-# (Claude Code's `env` in .claude/settings.json, a server's `env` in .mcp.json); a command the
-# user runs keeps them. PRECOMPACT_KEYPAIR (the plugin's `keypair` option) counts there only when
-# the approved configuration names chain.authority (drop_agent_overrides): the root is then that
-# key whichever file signs, and a file holding another key is set aside where the key is used
-# (ops/layers.keypair_counted: the file's chain.keypair signs, one line says so). Checking it here would cost every hook
-# cryptography's import, about 30 ms. PRECOMPACT_CLUSTER (the `cluster` option) stays: a
-# transport, whose every answer is checked against the program id and the authority, which only
-# the approved configuration gives there; an endpoint the project picks is the hostile RPC
-# endpoint docs/security.md describes.
-HOOK_IGNORED_OVERRIDES = ("PRECOMPACT_AUTHORITY", "PRECOMPACT_PROGRAM_ID", "PRECOMPACT_REPO")
+# The PRECOMPACT_* variables a hook, the worker it starts and the MCP server keep; every other is
+# dropped (drop_agent_overrides), a command the user runs keeps them all. Their environment is the
+# agent's, which the project's own files can set (Claude Code's `env` in .claude/settings.json, a
+# server's `env` in .mcp.json), so what is kept is only what the project cannot turn against the
+# user (docs/security.md has the table):
+# - PRECOMPACT_CLUSTER (the plugin's `cluster` option): a transport, whose every answer is checked
+#   against the program id and the authority, which only the approved configuration gives there;
+#   an endpoint the project picks is the hostile RPC endpoint docs/security.md describes.
+# - PRECOMPACT_KEYPAIR (the `keypair` option) counts only when the approved configuration names
+#   chain.authority: the root is then that key whichever file signs, and a file holding another
+#   key is set aside where the key is used (ops/layers.keypair_counted: the file's chain.keypair
+#   signs, one line says so). Checking it here would cost every hook cryptography's import, about
+#   30 ms.
+# Dropped: the roots verdicts are checked against (AUTHORITY, PROGRAM_ID, INSTANCE: the project
+# would pick whose record and branch a savepoint joins, another project's sequence included), the
+# destinations (REPO: the repository git runs in; REMOTE, BRANCH: where savepoints are pushed),
+# IDENTITY (the file decryption reads: a FIFO there held the worker's locks), and any name
+# precompact does not know.
+AGENT_KEPT_OVERRIDES = ("PRECOMPACT_CLUSTER", "PRECOMPACT_KEYPAIR")
+AGENT_OVERRIDES_NOTE = "# A hook, its worker and the MCP server keep only _CLUSTER and _KEYPAIR (docs/security.md)."
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
 # hook's path).
@@ -205,10 +213,11 @@ def load(start: Path, environ: dict | None = None) -> Config:
 
 def drop_agent_overrides(environ: MutableMapping[str, str], root: Path | None) -> list[str]:
     """Removes from `environ` (a hook's or the MCP server's: the agent's, which the worker a hook
-    starts inherits) the overrides they ignore: HOOK_IGNORED_OVERRIDES, and PRECOMPACT_KEYPAIR
+    starts inherits) every PRECOMPACT_* variable but AGENT_KEPT_OVERRIDES, and PRECOMPACT_KEYPAIR
     unless root's approved configuration names chain.authority (`root` None: outside every
-    project, where none is approved). Returns the names of those that were set."""
-    ignored = [name for name in HOOK_IGNORED_OVERRIDES if environ.pop(name, None)]
+    project, where none is approved). Returns the names of those that were set (not empty)."""
+    dropped = sorted(name for name in environ if name.startswith("PRECOMPACT_") and name not in AGENT_KEPT_OVERRIDES)
+    ignored = [name for name in dropped if environ.pop(name)]
     if environ.get("PRECOMPACT_KEYPAIR") and (root is None or not _names_authority(root)):
         del environ["PRECOMPACT_KEYPAIR"]
         ignored.append("PRECOMPACT_KEYPAIR")
@@ -228,7 +237,7 @@ def ignored_overrides_notice(names: list[str]) -> str:
         if "PRECOMPACT_KEYPAIR" in names
         else ""
     )
-    return f"{', '.join(names)} ignored: the agent's environment is the project's to set; set the value in .precompact.toml and run `precompact trust`{keypair}"
+    return f"{', '.join(names)} ignored: the agent's environment is the project's to set; set the value in .precompact.toml and run `precompact trust` (docs/security.md lists what a hook keeps){keypair}"
 
 
 def approved_tables(root: Path) -> dict | None:
@@ -505,6 +514,7 @@ def render(values: dict) -> str:
     lines = [
         "# precompact configuration, written by `precompact init`. Environment variables",
         "# PRECOMPACT_INSTANCE, _REPO, _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
+        AGENT_OVERRIDES_NOTE,
         f"instance = {q(values['instance'])}",
         "",
         "[git]",
@@ -576,6 +586,7 @@ def render_kept(tables: dict, values: dict) -> str:
         "# precompact configuration, rewritten by `precompact init --force`, which changed only the",
         "# settings its command line named. Environment variables PRECOMPACT_INSTANCE, _REPO,",
         "# _REMOTE, _BRANCH, _CLUSTER, _KEYPAIR, _PROGRAM_ID, _AUTHORITY, _IDENTITY override it.",
+        AGENT_OVERRIDES_NOTE,
     ]
     _render_table(lines, (), tables)
     return "\n".join(lines) + "\n"

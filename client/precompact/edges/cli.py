@@ -1504,20 +1504,26 @@ def mcp() -> None:
     import os
 
     from precompact import api
+    from precompact.boundary import user_roots
 
     loaded, idle = None, False
     if _in_a_project():
-        root = configuration.find_root(Path.cwd())
+        root, worktree = configuration.discover(Path.cwd())
         # The agent starts the server in its environment, with .mcp.json's `env`: the project's
-        # to set, as a hook's is, so the same overrides are ignored.
+        # to set, as a hook's is, so the same roots are confined and the same overrides ignored.
+        refused = user_roots.confine(os.environ, [str(root), *([str(worktree)] if worktree else [])])
         ignored = configuration.drop_agent_overrides(os.environ, root)
         try:
             loaded = configuration.load(Path.cwd())
         except ConfigError:
             idle = True
-        if ignored and loaded is not None:
-            api.log_hook_failure(root, "mcp", configuration.ignored_overrides_notice(ignored))
+        if loaded is not None:
+            if refused:
+                api.log_hook_failure(root, "mcp", user_roots.refused_notice(refused))
+            if ignored:
+                api.log_hook_failure(root, "mcp", configuration.ignored_overrides_notice(ignored))
     else:
+        user_roots.confine(os.environ, [])
         configuration.drop_agent_overrides(os.environ, None)
         idle = not api.registry_path().exists()
     if idle:

@@ -155,6 +155,14 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
         return HookResult(stderr=f"precompact hook: {e}")
     if found is None:
         return HookResult(stderr=f"precompact hook: {discovery.missing(cwd)}")
+    # The agent's environment is the project's to set: no root of precompact's (the approvals
+    # read next, its state, git's global configuration) may lie in the project.
+    from precompact.boundary import user_roots
+
+    try:
+        refused = user_roots.confine(os.environ, [place for place in found if place is not None])
+    except user_roots.NoHome as e:
+        return HookResult(stderr=f"precompact hook: {e}; nothing done")
     # These two fire on every prompt and tool call: only a compaction's pending addendum is work,
     # and with none there is nothing to do and nothing to say (a configuration not approved as it
     # is, is said at session start and compaction, not on every tool call).
@@ -168,10 +176,10 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
                 return HookResult()
     except Exception:  # noqa: BLE001, S110  the quick answer failed on outside input: the handler decides, and logs
         pass
-    return _in_project(found[0], event, payload, agent)
+    return _in_project(found[0], event, payload, agent, refused)
 
 
-def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookResult:
+def _in_project(root_found: str, event: str, payload: dict, agent: str, refused: list[str]) -> HookResult:
     """The event in a directory of a precompact project: its configuration loaded and checked,
     the handler of `event` run, any failure logged and said, never raised."""
     from pathlib import Path
@@ -183,8 +191,13 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str) -> HookR
     root = Path(root_found)
     ignored = configuration.drop_agent_overrides(os.environ, root)
     # Said where a savepoint is made, not at every tool call.
-    if ignored and event in ("PreCompact", "PreCompress", "SessionEnd"):
-        api.log_hook_failure(root, event, configuration.ignored_overrides_notice(ignored))
+    if event in ("PreCompact", "PreCompress", "SessionEnd"):
+        if refused:
+            from precompact.boundary import user_roots
+
+            api.log_hook_failure(root, event, user_roots.refused_notice(refused))
+        if ignored:
+            api.log_hook_failure(root, event, configuration.ignored_overrides_notice(ignored))
     try:
         result = _handlers(agent)[event](payload, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:

@@ -44,11 +44,11 @@ from precompact.edges import plugin_wheel, untrusted_reply
 from precompact.errors import PrecompactError
 
 # The plugin's options (Claude Code exports them to its hooks) and the variables that override
-# the configuration with them.
+# the configuration with them: only those a hook keeps (config/settings.AGENT_KEPT_OVERRIDES; an
+# instance is a root the agent's environment may not pick, so there is no `instance` option).
 OPTION_VARIABLES = {
     "CLAUDE_PLUGIN_OPTION_CLUSTER": "PRECOMPACT_CLUSTER",
     "CLAUDE_PLUGIN_OPTION_KEYPAIR": "PRECOMPACT_KEYPAIR",
-    "CLAUDE_PLUGIN_OPTION_INSTANCE": "PRECOMPACT_INSTANCE",
 }
 QUEUED_EVENTS = ("PreCompact", "PostCompact")
 # A preparation that failed is tried again after this long, not at every hook.

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from precompact.boundary import logs_dir, terminal
+from precompact.boundary import logs_dir, terminal, user_roots
 from precompact.config import settings as configuration
 
 LOCK_NAME = "precompact-worker.lock"
@@ -185,8 +185,14 @@ def main() -> None:
     # with the SessionStart hook Claude Code runs right after; the session comes first.
     os.nice(WORKER_NICENESS)
     try:
+        # Started by a hook, its environment is the agent's (the project's to set): the hook
+        # confined it already; checked again here, since the worker is where the pushes happen.
+        root, worktree = configuration.discover(Path(sys.argv[1]))
+        refused = user_roots.confine(os.environ, [str(root), *([str(worktree)] if worktree else [])])
+        if refused:
+            _log(user_roots.refused_notice(refused))
         run(Path(sys.argv[1]))
-    except configuration.ConfigError as e:
+    except (configuration.ConfigError, user_roots.NoHome) as e:
         _log(f"stopped: {e}")
         sys.exit(1)
     except Exception:  # noqa: BLE001 -- the log is all anyone will see of it; Python's own report is not redacted

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import outside_json, private_file
+from precompact.boundary import outside_json, private_file, user_roots
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -54,9 +54,9 @@ class Registered:
 
 
 def data_directory() -> Path:
-    """precompact's user-level data: $XDG_DATA_HOME/precompact, else ~/.local/share/precompact."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "precompact"
+    """precompact's user-level data: <the data home>/precompact ($XDG_DATA_HOME, else
+    ~/.local/share, as boundary/user_roots decides)."""
+    return Path(user_roots.data_home()) / "precompact"
 
 
 def registry_path() -> Path:

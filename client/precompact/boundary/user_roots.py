@@ -1,0 +1,189 @@
+"""precompact's user-level roots, decided here alone: the user's home, and the XDG base
+directories under which it keeps what no project may write (the approvals of `.precompact.toml`
+in the configuration home, the machine key and its own git directories in the state home, the
+projects registry in the data home), with the same values handed to git and to the worker.
+
+Those roots come from the environment (HOME, XDG_*), and an agent's environment is the project's
+to set (Claude Code's `env` in `.claude/settings.json`, a server's in `.mcp.json`). A root the
+project points into its own tree is a root the project writes: an approval it forged, a git
+configuration naming its filter. So:
+- everywhere, as the XDG specification says, a value that is not an absolute path is ignored
+  (an empty one is unset): the default stands in;
+- in the modes the agent starts (the hook, the worker, the MCP server), `confine` also refuses a
+  value that lies in the project (the directory of its `.precompact.toml`, or its git work tree),
+  judged by every prefix of the path resolved, so that no symbolic link the project holds can
+  lead out of it or into it; it puts the default in the process's environment instead (every
+  reader, and every child, then sees only that) and names what it refused, which the caller logs.
+The same holds for PATH, where git, ssh and credential helpers are looked up: its entries that
+are relative or lie in the project are dropped (silently: an activated virtual environment of the
+project's own puts one there).
+The defaults: the home the password database gives this user (never taken from the environment
+there), and under the home in force `.config`, `.local/state`, `.local/share`, `.cache`; the
+runtime directory has none (private_file then uses the state directory). A value equal to its
+default is always the default, so a home that is itself a git work tree (dotfiles) keeps working.
+
+Standard library only (`os`, `pwd`): the hook's quick path reads the approvals through this.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from collections.abc import Iterable, Mapping, MutableMapping
+
+from precompact.errors import PrecompactError
+
+# Each base directory, and its default under the home in force (XDG Base Directory spec).
+BASES = {
+    "XDG_CONFIG_HOME": (".config",),
+    "XDG_STATE_HOME": (".local", "state"),
+    "XDG_DATA_HOME": (".local", "share"),
+    "XDG_CACHE_HOME": (".cache",),
+}
+RUNTIME = "XDG_RUNTIME_DIR"
+# Checked by `confine` in this order: HOME first, since the bases' defaults lie under it.
+ROOTS = ("HOME", *BASES, RUNTIME)
+
+
+class NoHome(PrecompactError):
+    """The password database has no home for this user, and the environment gives none usable."""
+
+
+def password_home() -> str | None:
+    """This user's home as the password database gives it (None: no entry)."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        return None
+
+
+def home(environ: Mapping[str, str] = os.environ) -> str:
+    """The user's home: HOME when it is an absolute path, else the password database's."""
+    value = environ.get("HOME", "")
+    if os.path.isabs(value):
+        return value
+    found = password_home()
+    if found is None or not os.path.isabs(found):
+        raise NoHome(f"uid {os.geteuid()} has no home directory: set HOME to an absolute directory of your own")
+    return found
+
+
+def base(name: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The XDG base directory `name` (a key of BASES): its variable when that is an absolute
+    path, else its default under `home`."""
+    value = environ.get(name, "")
+    return value if os.path.isabs(value) else os.path.join(home(environ), *BASES[name])
+
+
+def config_home(environ: Mapping[str, str] = os.environ) -> str:
+    return base("XDG_CONFIG_HOME", environ)
+
+
+def state_home(environ: Mapping[str, str] = os.environ) -> str:
+    return base("XDG_STATE_HOME", environ)
+
+
+def data_home(environ: Mapping[str, str] = os.environ) -> str:
+    return base("XDG_DATA_HOME", environ)
+
+
+def runtime_home(environ: Mapping[str, str] = os.environ) -> str | None:
+    """XDG_RUNTIME_DIR when it is an absolute path to a directory; None otherwise."""
+    value = environ.get(RUNTIME, "")
+    return value if os.path.isabs(value) and os.path.isdir(value) else None
+
+
+def for_children(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The roots a child process (git, the worker) is given: each one as decided here, spelled
+    out, so no child falls back on a value of its own reading."""
+    roots = {"HOME": home(environ), **{name: base(name, environ) for name in BASES}}
+    runtime = runtime_home(environ)
+    return {**roots, RUNTIME: runtime} if runtime else roots
+
+
+def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[str]:
+    """Removes from `environ` (the process's, in a mode the agent starts) every root that is not
+    an absolute path or lies in one of the `project` directories, putting its default in its
+    place (HOME: the password database's; a base directory: unset, so its default under HOME).
+    Returns the names of the variables refused (an empty value is unset, said by nobody)."""
+    places = [os.path.realpath(place) for place in project]
+    resolved: dict[str, str] = {}  # PATH's entries and the roots share their first prefixes
+    refused: list[str] = []
+    for name in ROOTS:
+        value = environ.get(name)
+        if value is None:
+            continue
+        if value == "":
+            _fall_back(environ, name)
+            continue
+        if os.path.isabs(value) and (_is_default(name, value, environ) or not _reaches(value, places, resolved)):
+            continue
+        refused.append(name)
+        _fall_back(environ, name)
+    _confine_path(environ, places, resolved)
+    return refused
+
+
+def refused_notice(names: list[str]) -> str:
+    """What a hook, the worker or the MCP server logs of the roots `confine` refused."""
+    return (
+        f"{', '.join(names)} ignored: a relative path, or a place in the project, which the agent's environment lets "
+        "the project set; precompact used the default under your home instead (set each to an absolute directory "
+        "outside every project, or unset it)"
+    )
+
+
+def _confine_path(environ: MutableMapping[str, str], places: list[str], resolved: dict[str, str]) -> None:
+    """Drops from PATH every entry that is relative (an empty one is the working directory, which
+    for git is the project) or lies in the project: git, ssh and credential helpers are looked up
+    there, and the project would name them. Silently: a virtual environment activated in the
+    project puts its folder there, and none of precompact's children needs it."""
+    value = environ.get("PATH")
+    if value is not None:
+        environ["PATH"] = os.pathsep.join(
+            entry for entry in value.split(os.pathsep) if os.path.isabs(entry) and not _reaches(entry, places, resolved)
+        )
+
+
+def _fall_back(environ: MutableMapping[str, str], name: str) -> None:
+    if name != "HOME":
+        del environ[name]
+        return
+    found = password_home()
+    if found is None or not os.path.isabs(found):
+        raise NoHome(
+            f"HOME ({environ['HOME']}) is refused (relative, or in the project) and uid {os.geteuid()} has no home "
+            "in the password database: set HOME to an absolute directory outside the project"
+        )
+    environ["HOME"] = found
+
+
+def _is_default(name: str, value: str, environ: Mapping[str, str]) -> bool:
+    """Whether `value` is `name`'s default (HOME: the password database's home)."""
+    if name == "HOME":
+        default = password_home()
+    elif name in BASES:
+        default = os.path.join(home(environ), *BASES[name])
+    else:
+        return False
+    # Compared as written: `..` after a link is not what it reads as.
+    return default is not None and value.rstrip(os.sep) == default.rstrip(os.sep)
+
+
+def _reaches(value: str, places: list[str], resolved: dict[str, str]) -> bool:
+    """Whether the path `value`, or any of its prefixes once resolved, lies in one of `places`
+    (resolved directories): a prefix in the project makes the rest the project's, whatever a
+    link further on points to, and a link outside that points in leads there too. `resolved`
+    keeps each prefix's resolution for the next value."""
+    prefix = os.sep
+    for part in ["", *(part for part in value.split(os.sep) if part)]:
+        prefix = os.path.join(prefix, part)
+        if prefix not in resolved:
+            resolved[prefix] = os.path.realpath(prefix)  # `..` as the kernel resolves it, after any link
+        if any(_within(resolved[prefix], place) for place in places):
+            return True
+    return False
+
+
+def _within(path: str, place: str) -> bool:
+    return path == place or path.startswith(place.rstrip(os.sep) + os.sep)

@@ -1,0 +1,331 @@
+"""precompact's user-level roots (boundary/user_roots.py, docs/security.md "The agent's
+environment"): in the modes the agent starts, HOME and the XDG directories are never relative and
+never a place in the project; a relative value is ignored everywhere. And the PRECOMPACT_*
+variables a hook keeps are an allow-list.
+
+The two attacks a review reproduced, each run on the real hook with a throwaway HOME outside the
+project: a forged approval under a project-set XDG_CONFIG_HOME, and a project-set git
+configuration naming a filter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from precompact.boundary import git_env, processes, user_roots
+from precompact.config import approval
+from precompact.config import settings as configuration
+from support import commands
+from support.commands import wait_until
+from support.projects import new_project
+from support.transcript_gen import payload
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def transcript_with_secret(path: Path, cwd: Path) -> Path:
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": str(cwd), "message": {"role": "user", "content": f"the token is {TOKEN}"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "cwd": str(cwd), "requestId": "r1",
+         "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "noted"}],
+                     "usage": {"input_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5}}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A throwaway home outside every project, with the XDG directories at their defaults under it
+    (as a user has them), in this process and every precompact it starts."""
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for name in user_roots.BASES:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def refs(repository: Path) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(repository), "for-each-ref"], capture_output=True, text=True, check=True
+    ).stdout
+
+
+# --- the two reproductions --------------------------------------------------------------------
+
+
+def test_an_approval_forged_under_a_project_set_config_home_is_never_an_approval(tmp_path, home, monkeypatch):
+    """Review finding 1a: the project's `.precompact.toml`, turned to redaction off and an
+    attacker's git.url, with an approval record forged under `$PROJECT/.cfg` and the agent's
+    XDG_CONFIG_HOME pointing there. Before: the hook took it as approved and the worker pushed
+    the unredacted token to the attacker. Now the hook refuses the root, reads the user's own
+    store (which has no approval of these bytes), and does nothing but say so."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    attacker = tmp_path / "attacker.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(attacker)], check=True)
+    config = project.path / ".precompact.toml"
+    text = config.read_text()
+    assert "\n[redaction]\nenabled = true\n" in text and f'url = "{project.remote}"' in text
+    text = text.replace("\n[redaction]\nenabled = true\n", "\n[redaction]\nenabled = false\n", 1)
+    config.write_text(text.replace(f'url = "{project.remote}"', f'url = "{attacker}"', 1))
+    forged = project.path / ".cfg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(forged))
+    approval.approve(config.resolve(), config.read_bytes())
+    assert approval.approved_as_is(str(config.resolve())), "the forged record is of the right shape"
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+
+    transcript = transcript_with_secret(tmp_path / "t.jsonl", project.path)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(forged)}
+    done = commands.hook(payload("PreCompact", project.path, transcript), cwd=project.path, timeout=60, env=env)
+    assert done.returncode == 0
+    assert b"changed since you trusted it" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert (
+        not (project.logs / "precompact-savepoint.jsonl").exists()
+        or b"SAVEPOINT_CREATED" not in (project.logs / "precompact-savepoint.jsonl").read_bytes()
+    )
+    assert refs(attacker) == "", "nothing reached the attacker's remote"
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert "PreCompact: XDG_CONFIG_HOME ignored: a relative path, or a place in the project" in logged
+
+
+@pytest.mark.parametrize("relative", [True, False], ids=["relative", "absolute"])
+def test_a_git_configuration_under_a_config_home_in_the_project_runs_no_filter(tmp_path, home, monkeypatch, relative):
+    """Review finding 1b: `XDG_CONFIG_HOME=.cfg` (relative: git reads it from the directory it
+    runs in, the project), or the same place spelled out, with `.cfg/git/config` defining
+    `filter.evil.clean` and a `.gitattributes` of `* filter=evil`. Before: the `git status` of the
+    snapshot's git state ran the project's program. Now the value is refused: the hook saves
+    with the user's own roots, the worker pushes, and the program never runs."""
+    marker = tmp_path / "PWNED"
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    (project.path / ".gitattributes").write_text("* filter=evil\n")
+    (project.path / "a.txt").write_text("hi\n")
+    subprocess.run(["git", "add", "a.txt", ".gitattributes"], cwd=project.path, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=project.path, check=True)
+    # Same size, another time: `git status` must read the file again, through its clean filter.
+    (project.path / "a.txt").write_text("ho\n")
+    os.utime(project.path / "a.txt", (1, 1))
+    cfg = project.path / ".cfg"
+    (cfg / "git").mkdir(parents=True)
+    (cfg / "git" / "config").write_text(f'[filter "evil"]\n\tclean = "touch {marker}; cat"\n')
+    # The approval, where a relative root would find it too (read from the project's directory).
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    approval.approve((project.path / ".precompact.toml").resolve(), (project.path / ".precompact.toml").read_bytes())
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+
+    transcript = transcript_with_secret(tmp_path / "t.jsonl", project.path)
+    env = {**os.environ, "XDG_CONFIG_HOME": ".cfg" if relative else str(cfg)}
+    done = commands.hook(payload("PreCompact", project.path, transcript), cwd=project.path, timeout=60, env=env)
+    assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
+    assert not marker.exists(), "the project's filter ran"
+    assert wait_until(lambda: b"LAYER_2_PUSHED" in (project.logs / "precompact-savepoint.jsonl").read_bytes(), 90), (
+        project.logs / "precompact-worker.log"
+    ).read_text()
+    assert not marker.exists(), "the project's filter ran in the worker"
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert "PreCompact: XDG_CONFIG_HOME ignored" in logged
+
+
+@pytest.mark.parametrize("relative", [True, False], ids=["relative", "absolute"])
+def test_a_git_on_a_path_entry_in_the_project_never_runs(tmp_path, relative):
+    """PATH, where git is looked up, set by the agent's environment to a folder of the project's
+    (`bin`, which git's working directory, the project, resolves; or spelled out): the hook drops
+    that entry, saves with the user's git, and the project's `git` never runs."""
+    marker = tmp_path / "PWNED"
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    (project.path / "bin").mkdir()
+    (project.path / "bin" / "git").write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    (project.path / "bin" / "git").chmod(0o755)
+    entry = "bin" if relative else str(project.path / "bin")
+    env = {**os.environ, "PATH": f"{entry}{os.pathsep}{os.environ['PATH']}"}
+    done = commands.hook(payload("PreCompact", project.path), cwd=project.path, timeout=60, env=env)
+    assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
+    assert wait_until(lambda: b"LAYER_2_PUSHED" in (project.logs / "precompact-savepoint.jsonl").read_bytes(), 90), (
+        project.logs / "precompact-worker.log"
+    ).read_text()
+    assert not marker.exists(), "the project's git ran"
+
+
+def test_the_worker_and_the_mcp_server_confine_their_roots(tmp_path, home):
+    """Each mode the agent starts confines its own roots: the worker (where the pushes happen)
+    and the MCP server, each logging what it refused."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    inside = project.path / ".state"
+    env = {**os.environ, "XDG_STATE_HOME": str(inside), "XDG_DATA_HOME": "data"}
+    worker = subprocess.run(
+        [*processes.precompact_module("precompact.edges.worker", str(project.path))],
+        env=env, cwd=project.path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "XDG_STATE_HOME, XDG_DATA_HOME ignored" in worker.stdout, worker.stdout + worker.stderr
+    served = commands.precompact(project.path, "mcp", env={"XDG_STATE_HOME": str(inside)}, stdin="")
+    assert served.returncode == 0, served.stderr
+    assert "mcp: XDG_STATE_HOME ignored" in (project.logs / "precompact-errors.log").read_text()
+    assert not inside.exists() and not (project.path / "data").exists()
+
+
+def test_with_no_home_in_the_password_database_a_refused_home_stops_the_hook(tmp_path, monkeypatch):
+    from precompact.edges import hook
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    monkeypatch.setattr(user_roots, "password_home", lambda: None)
+    monkeypatch.setenv("HOME", str(project.path / "home"))
+    answer = hook.handle(json.dumps(payload("PreCompact", project.path)).encode())
+    assert answer.stdout == "" and "no home in the password database" in answer.stderr, answer.stderr
+    assert "nothing done" in answer.stderr and not project.logs.exists()
+
+
+# --- the owner's rules ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def layout(tmp_path) -> dict[str, Path]:
+    """A project (a git work tree holding `.precompact.toml` in a subdirectory), a directory of
+    the user's outside it, and links: one in the project leading out, one outside leading in."""
+    worktree, outside = tmp_path / "repo", tmp_path / "mine"
+    project = worktree / "sub"
+    for place in (project / ".cfg", worktree / ".git", outside / ".config"):
+        place.mkdir(parents=True)
+    (project / "out").symlink_to(outside)
+    (tmp_path / "in").symlink_to(project)
+    return {"worktree": worktree, "project": project, "outside": outside, "tmp": tmp_path}
+
+
+def confined(environ: dict[str, str], layout: dict[str, Path]) -> tuple[list[str], dict[str, str]]:
+    refused = user_roots.confine(environ, [str(layout["project"]), str(layout["worktree"])])
+    return refused, environ
+
+
+def test_a_root_in_the_project_or_its_work_tree_is_refused_and_falls_back_to_the_default(layout):
+    outside = str(layout["outside"])
+    refused, environ = confined(
+        {
+            "HOME": outside,
+            "XDG_CONFIG_HOME": str(layout["project"] / ".cfg"),
+            "XDG_STATE_HOME": str(layout["worktree"] / "state"),
+            "XDG_DATA_HOME": str(layout["worktree"]),
+            "XDG_CACHE_HOME": str(layout["outside"] / ".cache"),
+        },
+        layout,
+    )
+    assert refused == ["XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"]
+    assert environ == {"HOME": outside, "XDG_CACHE_HOME": str(layout["outside"] / ".cache")}
+    assert user_roots.config_home(environ) == os.path.join(outside, ".config")
+    assert user_roots.state_home(environ) == os.path.join(outside, ".local", "state")
+
+
+def test_a_root_reached_through_a_link_either_way_is_refused(layout):
+    """A link the project holds that leads out is still the project's to repoint; a link outside
+    that leads in reaches the project's files: neither is a root."""
+    refused, _ = confined({"XDG_CONFIG_HOME": str(layout["project"] / "out" / ".config")}, layout)
+    assert refused == ["XDG_CONFIG_HOME"]
+    refused, _ = confined({"XDG_STATE_HOME": str(layout["tmp"] / "in" / ".cfg")}, layout)
+    assert refused == ["XDG_STATE_HOME"]
+    refused, _ = confined({"XDG_DATA_HOME": str(layout["outside"] / ".." / "repo" / "sub")}, layout)
+    assert refused == ["XDG_DATA_HOME"]
+
+
+def test_a_relative_home_is_replaced_by_the_password_databases(layout):
+    refused, environ = confined({"HOME": "home", "XDG_RUNTIME_DIR": "run"}, layout)
+    assert refused == ["HOME", "XDG_RUNTIME_DIR"]
+    assert environ == {"HOME": user_roots.password_home()}
+
+
+def test_a_home_in_the_project_is_replaced_by_the_password_databases(layout):
+    refused, environ = confined({"HOME": str(layout["worktree"])}, layout)
+    assert refused == ["HOME"] and environ["HOME"] == user_roots.password_home()
+
+
+def test_path_loses_its_relative_entries_and_those_in_the_project_silently(layout):
+    path = os.pathsep.join(["/usr/bin", "", "bin", str(layout["worktree"] / "node_modules" / ".bin"), "/bin"])
+    refused, environ = confined({"PATH": path}, layout)
+    assert refused == [] and environ["PATH"] == os.pathsep.join(["/usr/bin", "/bin"])
+
+
+def test_roots_outside_the_project_are_kept_and_an_empty_one_is_unset_silently(layout):
+    environ = {
+        "HOME": str(layout["outside"]),
+        "XDG_CONFIG_HOME": str(layout["outside"] / ".config"),
+        "XDG_DATA_HOME": "",
+    }
+    refused, after = confined(dict(environ), layout)
+    assert refused == [] and after == {
+        "HOME": str(layout["outside"]),
+        "XDG_CONFIG_HOME": str(layout["outside"] / ".config"),
+    }
+
+
+def test_a_root_that_is_its_default_is_kept_even_where_the_home_is_a_work_tree(tmp_path):
+    """A home kept in git (dotfiles) is the project's work tree for a project without a `.git`
+    of its own: the password database's home, and the defaults under it, still stand."""
+    own = user_roots.password_home()
+    assert own is not None
+    environ = {"HOME": own, "XDG_CONFIG_HOME": os.path.join(own, ".config")}
+    assert user_roots.confine(environ, [own]) == [] and environ["XDG_CONFIG_HOME"] == os.path.join(own, ".config")
+
+
+def test_everywhere_a_relative_root_is_ignored_and_children_get_the_owners_values(tmp_path):
+    """The CLI confines nothing, but no relative value is ever used, here or by a child."""
+    environ = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": ".cfg", "XDG_STATE_HOME": "state", "XDG_RUNTIME_DIR": "run"}
+    assert user_roots.config_home(environ) == str(tmp_path / ".config")
+    assert user_roots.state_home(environ) == str(tmp_path / ".local" / "state")
+    assert user_roots.runtime_home(environ) is None
+    children = user_roots.for_children(environ)
+    assert children["XDG_CONFIG_HOME"] == str(tmp_path / ".config") and "XDG_RUNTIME_DIR" not in children
+    assert processes.python_environment(environ)["XDG_STATE_HOME"] == str(tmp_path / ".local" / "state")
+
+
+def test_git_is_given_the_owners_home_and_config_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative")
+    env = git_env.environment(tmp_path)
+    assert env["HOME"] == str(tmp_path) and env["XDG_CONFIG_HOME"] == str(tmp_path / ".config")
+
+
+def test_the_approval_store_is_the_owners(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", ".cfg")
+    assert approval.store() == tmp_path / ".config" / "precompact" / "trusted"
+
+
+# --- the PRECOMPACT_* allow-list --------------------------------------------------------------
+
+
+def test_an_agent_keeps_only_the_precompact_variables_it_knows_to_keep(tmp_path):
+    """docs/security.md's table: a hook, the worker it starts and the MCP server keep
+    PRECOMPACT_CLUSTER (and PRECOMPACT_KEYPAIR where an authority is approved); every other
+    PRECOMPACT_* variable, one precompact does not know included, is dropped and named."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    environ = {
+        "PRECOMPACT_CLUSTER": "https://x",
+        "PRECOMPACT_INSTANCE": "another project's",
+        "PRECOMPACT_REMOTE": "upstream",
+        "PRECOMPACT_BRANCH": "gh-pages",
+        "PRECOMPACT_IDENTITY": "/tmp/fifo",
+        "PRECOMPACT_FOO": "x",
+        "PRECOMPACT_EMPTY": "",
+        "PATH": "/usr/bin",
+    }
+    ignored = configuration.drop_agent_overrides(environ, project.path)
+    assert ignored == [
+        "PRECOMPACT_BRANCH",
+        "PRECOMPACT_FOO",
+        "PRECOMPACT_IDENTITY",
+        "PRECOMPACT_INSTANCE",
+        "PRECOMPACT_REMOTE",
+    ]
+    assert environ == {"PRECOMPACT_CLUSTER": "https://x", "PATH": "/usr/bin"}
+
+
+def test_a_hook_drops_an_unknown_precompact_variable_and_logs_it(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    env = {**os.environ, "PRECOMPACT_FOO": "x", "PRECOMPACT_INSTANCE": "Elsewhere #9"}
+    done = commands.hook(payload("PreCompact", project.path), cwd=project.path, timeout=60, env=env)
+    assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
+    created = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    assert {e["instance"] for e in created if e["event"] == "SAVEPOINT_CREATED"} == {"Trial #1"}
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert "PreCompact: PRECOMPACT_FOO, PRECOMPACT_INSTANCE ignored" in logged
