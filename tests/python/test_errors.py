@@ -14,11 +14,13 @@ CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # records.py's FrozenRecordError, dataclasses' FrozenInstanceError: precompact's own code
 # assigning to a frozen record, a bug no input can cause; recall's _Unusable (a text index
 # refused or unopenable), which fulltext.py turns into a rebuild or a RecallError naming one.
-# Caught inside; boundary's (TooDeep, RepeatedKey, small_file's Refused: each reader turns it into
-# its own family error naming the fix) import nothing of precompact, so derive from OSError/ValueError.
+# Caught inside; boundary's (TooDeep, RepeatedKey, small_file's Refused, session_file's
+# NotASessionFile: each reader turns it into its own family error naming the fix, or reads it as
+# nothing) import nothing of precompact, so derive from OSError/ValueError.
 INTERNAL = {
     "Broken",
     "FrozenRecordError",
+    "NotASessionFile",
     "Refused",
     "RepeatedKey",
     "TooDeep",

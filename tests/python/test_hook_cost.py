@@ -75,6 +75,7 @@ QUIET_IN_A_PROJECT = {
     "precompact.boundary",
     "precompact.boundary.terminal",
     "precompact.boundary.small_file",
+    "precompact.boundary.session_file",  # Gemini's chat file, read before a prompt
 }
 
 

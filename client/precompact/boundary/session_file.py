@@ -15,9 +15,9 @@ all in the common case; that stat decides nothing.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
-from typing import BinaryIO
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
@@ -31,7 +31,7 @@ NOT_A_FILE = "is not a file (a FIFO, a device or a directory)"
 MADE_UP = "is a file the system makes up as it is read (its size is 0, yet it holds bytes), not a session's"
 
 
-def open_read(path: str | os.PathLike) -> BinaryIO:
+def open_read(path: str | os.PathLike) -> io.BufferedReader:
     """`path` open for reading, checked on the open descriptor (NotASessionFile when it is not a
     regular file, or is one the kernel makes up); other OSErrors as open() raises them."""
     if not stat.S_ISREG(os.stat(path).st_mode):
