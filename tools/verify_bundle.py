@@ -143,6 +143,7 @@ def verify(document: dict, snapshot: bytes | None = None, *, authority: str | No
         raise Invalid(f"{where}: {str(error) or 'an ed25519 signature does not verify'}") from None
     signed = pinned(document, authority, program_id)
     notes.append("snapshot: matches" if checked else "snapshot: not checked")
+    notes.append("ledger inclusion: not checked (offline)")
     return "; ".join([f"savepoint {n} of {name!r}, {signed}, {len(signers) - 1} key rotation(s)", *notes])
 
 

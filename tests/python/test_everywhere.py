@@ -182,7 +182,9 @@ def test_one_ranking_across_projects_with_idf_over_all_of_them(machine):
     alpha, beta = str(machine.projects["alpha"].path), str(machine.projects["beta"].path)
     assert ranked[0] == alpha and beta in ranked and ranked.index(beta) > 5
     rare = machine.run(machine.root, "recall", "kestrel rhubarb")  # no entry holds both
-    assert "no entry holds every word; these hold some of them" in rare.stdout
+    assert rare.stdout.count("no entry holds every word; these hold some of them") == 1, rare.stdout
+    unmatched = machine.run(machine.root, "recall", "xylograph quillwort")
+    assert "no entry holds every word" not in unmatched.stdout and "no saved entry matches" in unmatched.stdout
 
 
 def test_the_json_names_the_project_of_every_hit(machine):
@@ -331,7 +333,8 @@ def test_the_mcp_show_prints_an_entry_of_the_project_recall_named_if_trusted(mac
     config.write_text(config.read_text() + "# changed after it was trusted\n")
     [refused] = anyio.run(mcp_calls, machine.projects["alpha"].path, [call])
     said = refused.content[0].text
-    assert refused.is_error and "changed since you trusted it" in said and "rhubarb" not in said, said
+    # The model is told nothing is shown, never the command that would approve what changed.
+    assert refused.is_error and said == "that project's configuration is not approved; nothing shown", said
 
 
 def test_outside_a_project_the_mcp_server_offers_recall_over_every_project_and_show(machine):
@@ -352,8 +355,8 @@ def test_outside_a_project_the_mcp_server_offers_recall_over_every_project_and_s
     assert [a.is_error for a in answers] == [False, True, True, True]
     found, no_project, no_savepoints, no_savepoint = (a.content[0].text for a in answers)
     assert f'· project "{beta.path}"' in found and "> " in found, "quoted, like every recall"
-    assert "needs the `project` its recall hit named" in no_project
-    assert "no tool 'savepoints' outside a project" in no_savepoints
+    assert no_project == "show needs `project`"
+    assert no_savepoints == 'no tool "savepoints" outside a project; the tools are recall, show'
     assert "savepoint" in no_savepoint, no_savepoint
 
     [hit, *_] = hit_lines(machine.run(machine.root, "recall", "rhubarb pipeline").stdout)

@@ -43,6 +43,9 @@ _spec.loader.exec_module(reference)
 SAVEPOINTS = 3
 
 
+LEDGER_UNCHECKED = "ledger inclusion: no cluster was asked, so no transaction was seen finalized (give --cluster URL)"
+
+
 def start_project(
     root: Path, monkeypatch, url: str, count: int = SAVEPOINTS, encrypted: bool = False
 ) -> tuple[Path, Keypair]:
@@ -123,6 +126,9 @@ def test_bundles_of_each_savepoint_verify_in_the_client_and_the_reference_verifi
         result = verify_bundle(path)
         assert result.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in result.output, result.output
         assert "not verified: no snapshot given" in result.output
+        assert f"not verified: {LEDGER_UNCHECKED}" in result.output, "docs/proof-bundle.md"
+        as_json = json.loads(verify_bundle(path, "--json").stdout)
+        assert LEDGER_UNCHECKED in as_json["notes"], as_json
         checked = run_reference(path)
         assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
         snapshot = project / statuses(project)[n - 1]["snapshot_file"]
@@ -151,7 +157,8 @@ def test_an_encrypted_snapshot_is_embedded_as_the_remote_holds_it_and_not_vouche
     assert result.exit_code == 0 and "not verified: the embedded snapshot is encrypted" in result.output, result.output
     plaintext = project / statuses(project)[0]["snapshot_file"]
     result = verify_bundle(path, "--snapshot", str(plaintext))
-    assert result.exit_code == 0 and "not verified" not in result.output, result.output
+    unchecked = [line.strip() for line in result.output.splitlines() if "not verified" in line]
+    assert result.exit_code == 0 and unchecked == [f"not verified: {LEDGER_UNCHECKED}"], result.output
 
 
 # --- every field, one change at a time ---------------------------------------------------------

@@ -77,6 +77,10 @@ def test_the_rare_phrase_ranks_first_and_show_prints_its_entry_whole(history):
     assert lines[0] == "no entry holds every word; these hold some of them"
     assert RARE in lines[2], "the rare word outranks the common one"
     assert sum(line.startswith("[") for line in lines) > 5
+    assert lines.count("no entry holds every word; these hold some of them") == 1
+    # No entry holds any of the words: nothing is said about some of them.
+    unmatched = precompact(history.path, "recall", "xylograph quillwort")
+    assert unmatched.returncode == 0 and unmatched.stdout == "no saved entry matches\n", unmatched.stdout
 
 
 def test_the_budget_bounds_the_output(history):

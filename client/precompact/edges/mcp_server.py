@@ -10,6 +10,7 @@ project this machine archived and `show` takes the project a hit named, as the C
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from precompact import api
+from precompact.boundary import quoting
 from precompact.config import settings as configuration
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
@@ -133,82 +135,97 @@ class ToolError(PrecompactError):
 def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
     """A tool's text answer (`config` None: outside every project); raises PrecompactError for a
     request it cannot answer."""
-    if config is None and name not in ("recall", "show"):
-        raise ToolError(f"no tool {name!r} outside a project; the tools are recall and show")
+    served = {tool.name: tool for tool in (TOOLS if config is not None else TOOLS_OUTSIDE_A_PROJECT)}
+    if name not in served:
+        outside = "" if config is not None else " outside a project"
+        raise ToolError(f"no tool {quoting.inline(name)}{outside}; the tools are {', '.join(served)}")
+    _check(served[name], arguments)
     if name == "recall":
-        query = arguments.get("query")
-        if not isinstance(query, str):
-            raise ToolError("recall needs a `query` string")
-        if config is None or _flag(arguments, "everywhere"):
+        query = arguments["query"]
+        if config is None or arguments.get("everywhere", False):
             if arguments.get("savepoint") is not None:
                 raise ToolError("`savepoint` names one project's savepoint; leave it out with `everywhere`")
             searched = api.recall_everywhere(
                 query,
-                _text(arguments, "since"),
-                _text(arguments, "role"),
-                _text(arguments, "tool"),
-                _text(arguments, "agent"),
+                arguments.get("since"),
+                arguments.get("role"),
+                arguments.get("tool"),
+                arguments.get("agent"),
             )
-            return searched.results.text(_int(arguments, "budget") or recall.DEFAULT_BUDGET)
+            return searched.results.text(arguments.get("budget") or recall.DEFAULT_BUDGET)
         found = api.recall(
             config,
             query,
-            _int(arguments, "savepoint"),
-            _text(arguments, "since"),
-            _text(arguments, "role"),
-            _text(arguments, "tool"),
-            agent=_text(arguments, "agent"),
+            arguments.get("savepoint"),
+            arguments.get("since"),
+            arguments.get("role"),
+            arguments.get("tool"),
+            agent=arguments.get("agent"),
         )
-        return found.text(_int(arguments, "budget") or recall.DEFAULT_BUDGET)
+        return found.text(arguments.get("budget") or recall.DEFAULT_BUDGET)
     if name == "show":
-        ref = arguments.get("ref")
-        if not isinstance(ref, str):
-            raise ToolError("show needs a `ref` string such as 3:142")
-        project = _text(arguments, "project")
+        ref = arguments["ref"]
+        project = arguments.get("project")
         if project is not None:
             where = _load_another(Path(project))
-        elif config is not None:
-            where = config
         else:
-            raise ToolError("outside a project, `show` needs the `project` its recall hit named")
-        return api.render(api.show(where, ref, _text(arguments, "instance")))
-    if name == "savepoints" and config is not None:
-        return api.describe_savepoints(config)
-    raise ToolError(f"no tool {name!r}; the tools are recall, show and savepoints")
+            assert config is not None  # outside a project, the schema requires `project`
+            where = config
+        return api.render(api.show(where, ref, arguments.get("instance")))
+    assert config is not None  # `savepoints` is served in a project only
+    return api.describe_savepoints(config)
+
+
+# JSON Schema's names of the types the tools' arguments take, and the Python types they are.
+_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "boolean": (bool,)}
+
+
+def _check(tool: types.Tool, arguments: dict[str, Any]) -> None:
+    """ToolError unless `arguments` are what `tool`'s input schema allows: only its arguments,
+    the required ones present, each of its type, within its bounds, one of its values, of its
+    pattern. The client is not trusted to have checked."""
+    schema = tool.input_schema
+    properties: dict[str, dict[str, Any]] = schema["properties"]
+    unknown = [key for key in arguments if key not in properties]
+    if unknown:
+        taken = ", ".join(properties) or "no arguments"
+        raise ToolError(f"{tool.name} takes no {quoting.inline(unknown[0])}; it takes {taken}")
+    for key in schema.get("required", []):
+        if arguments.get(key) is None:
+            raise ToolError(f"{tool.name} needs `{key}`")
+    for key, value in arguments.items():
+        if value is None:
+            continue
+        rule = properties[key]
+        kind = rule["type"]
+        if not isinstance(value, _TYPES[kind]) or (kind == "integer" and isinstance(value, bool)):
+            raise ToolError(f"`{key}` must be {'an' if kind == 'integer' else 'a'} {kind}")
+        if "minimum" in rule and value < rule["minimum"]:
+            raise ToolError(f"`{key}` must be at least {rule['minimum']}")
+        if "maximum" in rule and value > rule["maximum"]:
+            raise ToolError(f"`{key}` must be at most {rule['maximum']}")
+        if "enum" in rule and value not in rule["enum"]:
+            raise ToolError(f"`{key}` must be one of {', '.join(rule['enum'])}")
+        if "pattern" in rule and not (isinstance(value, str) and re.fullmatch(rule["pattern"], value, re.ASCII)):
+            raise ToolError(
+                f"`{key}` {quoting.inline(str(value))} is not of the form the schema says ({rule['description']})"
+            )
 
 
 def _load_another(project: Path) -> Config:
     """The configuration of the project an `everywhere` recall hit named, the keypair override
     kept only if that project's approved configuration names chain.authority (`precompact mcp`
-    asked this one's)."""
+    asked this one's). What is wrong with a configuration is the user's to read and fix: the
+    model is told only that nothing is shown, never a command that would approve what a
+    repository wrote (edges/untrusted_reply.py)."""
     environ = dict(os.environ)
     configuration.drop_agent_overrides(environ, configuration.find_root(project))
-    return configuration.load(project, environ)
-
-
-def _int(arguments: dict[str, Any], key: str) -> int | None:
-    value = arguments.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ToolError(f"`{key}` must be an integer")
-    return value
-
-
-def _flag(arguments: dict[str, Any], key: str) -> bool:
-    value = arguments.get(key, False)
-    if not isinstance(value, bool):
-        raise ToolError(f"`{key}` must be true or false")
-    return value
-
-
-def _text(arguments: dict[str, Any], key: str) -> str | None:
-    value = arguments.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ToolError(f"`{key}` must be a string")
-    return value
+    try:
+        return configuration.load(project, environ)
+    except configuration.UntrustedConfig:
+        raise ToolError("that project's configuration is not approved; nothing shown") from None
+    except configuration.ConfigError:
+        raise ToolError("that project's configuration cannot be used; nothing shown") from None
 
 
 def server(config: Config | None) -> Server[Any]:

@@ -30,6 +30,11 @@ _BOUNDARY = b'"compact_boundary"'
 COMPACTION_TRIGGERS = ("manual", "auto")
 RECOVERED_TRIGGER = "recovered"
 COMPACTED = (*COMPACTION_TRIGGERS, RECOVERED_TRIGGER)
+SESSION_END_TRIGGER = "session_end"
+IMPORT_TRIGGER = "import"
+# Every trigger precompact records; a line shows any other value quoted (an index line from an
+# older version, or one written by hand).
+TRIGGERS = (*COMPACTED, SESSION_END_TRIGGER, IMPORT_TRIGGER)
 
 
 def boundaries(path: Path) -> list[int]:

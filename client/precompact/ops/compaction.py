@@ -75,7 +75,7 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     from precompact.local import snapshot
 
     _check_transcript(payload)
-    session = _session(payload, loaded, _text(payload, "trigger") or "auto", agent)
+    session = _session(payload, loaded, _trigger(payload), agent)
     kept = _unchanged_savepoint(loaded, session)
     # Only Claude Code and OpenCode (precompact's plugin adds it to the compaction prompt's
     # context) give PreCompact's stdout to the summariser.
@@ -162,7 +162,7 @@ def on_request(
 
 def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:
     """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes."""
-    trigger = _text(payload, "trigger") or "auto"
+    trigger = _trigger(payload)
     transcript = _text(payload, "transcript_path")
     if trigger != "manual":
         from precompact.config import gemini_compression
@@ -188,7 +188,7 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
         loaded,
         latest,
         _text(payload, "compact_summary") or (read.summary if read else None) or "",
-        _text(payload, "trigger"),
+        _trigger(payload),
     )
     if summary and agent in TWO_PARTS:
         from precompact.ops import addendum
@@ -426,10 +426,10 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
     the 1.5 s Claude Code's docs give SessionEnd hooks; 2.1.332 allows the installed 5 s), Layers 2 and 3 in the worker."""
     if not loaded.session_end:
         return
-    from precompact.local import snapshot
+    from precompact.local import capture, snapshot
     from precompact.transcript import conversation
 
-    session = _session(payload, loaded, "session_end", agent)
+    session = _session(payload, loaded, capture.SESSION_END_TRIGGER, agent)
     if not session.transcript_path or conversation.last_said(Path(session.transcript_path)) is None:
         return  # nothing said: nothing to archive
     if _unchanged_savepoint(loaded, session) is not None:
@@ -589,6 +589,17 @@ def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.
 def _brief_delivered(index: savepoint_log.IndexRead, instance: str, sequence: int, session_id: str) -> bool:
     """Whether `session_id` was already given the brief of `instance`'s savepoint `sequence`."""
     return any(delivery.sequence == sequence for delivery in index.deliveries(instance, session_id))
+
+
+def _trigger(payload: dict) -> str:
+    """What asked for the compaction, of the words the agents send (`manual`: the user's /compact
+    or /compress; `auto`: a full context window); any other value, or none, is kept as `auto`: the
+    hook fired for a compaction the user did not ask for by name, and the agent's own text is never
+    stored where precompact's lines print it."""
+    from precompact.local import capture
+
+    trigger = payload.get("trigger")
+    return trigger if trigger in capture.COMPACTION_TRIGGERS else "auto"
 
 
 def _text(payload: dict, key: str) -> str | None:

@@ -26,7 +26,6 @@ from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log, snapshot
 from precompact.transcript import agents, conversation
 
-IMPORT_TRIGGER = "import"
 SAVED, UNCHANGED, EMPTY, FAILED = "saved", "unchanged", "empty", "failed"
 OUTCOMES = (SAVED, UNCHANGED, EMPTY, FAILED)
 
@@ -114,7 +113,7 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
         if copied:
             return Imported(session_id, transcript, len(extra), UNCHANGED, copied[0].sequence)
         session = snapshot.Session(
-            session_id=session_id, transcript_path=str(source), cwd=str(loaded.root), trigger=IMPORT_TRIGGER
+            session_id=session_id, transcript_path=str(source), cwd=str(loaded.root), trigger=capture.IMPORT_TRIGGER
         )
         try:
             written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
@@ -142,7 +141,7 @@ def _one_of(loaded: configuration.Config, agent: str, session_file: Path, named:
         session_id=session_id,
         transcript_path=read.transcript_path,
         cwd=str(loaded.root),
-        trigger=IMPORT_TRIGGER,
+        trigger=capture.IMPORT_TRIGGER,
         agent=agent,
         agent_version=read.version,
         agent_transcript=str(session_file),

@@ -321,7 +321,11 @@ def check(
     def checked() -> str:
         top, found = _check_offline(bundle)
         notes.extend(found + _check_snapshot(top, snapshot))
-        if cluster is not None:
+        if cluster is None:
+            notes.append(
+                "ledger inclusion: no cluster was asked, so no transaction was seen finalized (give --cluster URL)"
+            )
+        else:
             try:
                 _check_ledger(_transactions(top), cluster)
             except rpc.RpcError as e:

@@ -177,9 +177,10 @@ def search(
         ranked, searched.bound, searched.results.matched = _merged(
             [p for _, p in parts], tokens, any_phrase, since_unix, role, tool, limit
         )
-        if ranked or len(tokens) == 1 or any_phrase:
+        if ranked and any_phrase:
+            notes.append(fulltext.ANY_WORD_NOTE)
+        if ranked or len(tokens) == 1:
             break
-        notes.append("no entry holds every word; these hold some of them")
     if searched.bound is not None:
         notes.append(
             f"ranked by one BM25 over every project, up to {searched.bound:.1%}: an entry not shown may score "

@@ -45,7 +45,7 @@ import orjson
 from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError, WrongValue
-from precompact.local import chunks, savepoint_log, snapshot
+from precompact.local import capture, chunks, savepoint_log, snapshot
 from precompact.verifier import signed, verdicts
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ CACHE_KIB = (
 DEFAULT_BUDGET = 6_000
 EXCERPT_CHARS = 360
 MAX_HITS = 50
+# Said before the hits of a search none of whose entries held every word.
+ANY_WORD_NOTE = "no entry holds every word; these hold some of them"
 BATCH_ENTRIES = 500  # entries parsed and looked up at a time while indexing (SQLite allows 999 parameters before 3.32)
 ROLES = ("user", "assistant", "tool", "meta")
 _SCHEMA = """
@@ -113,12 +115,33 @@ class Hit:
 
     def header(self) -> str:
         when = _iso(self.time) if self.time is not None else "no time"
-        tool = f" · {self.tool}" if self.tool else ""
+        role = self.role if self.role in ROLES else quoting.inline(self.role)
+        tool = f" · {shown_tool(self.tool)}" if self.tool else ""
         also = f" · also in {', '.join(self.also)}" if self.also else ""
         where = f" · project {quoting.inline(self.project)}" if self.project is not None else ""
         return quoting.single_line(
-            f"[{self.ref}] savepoint {self.sequence} of {self.instance} · entry {self.position} · {when} · {self.role}{tool}{also}{where}"
+            f"[{self.ref}] savepoint {self.sequence} of {named(self.instance)} · entry {self.position} · {when} · {role}{tool}{also}{where}"
         )
+
+
+# The shapes of the names precompact prints bare in its own lines: a tool's (the transcript names
+# it: Bash, mcp__server__tool, run_shell_command) and an instance's (a repository's settings may
+# name it: "<name> #<n>", at most two words then the number, so it cannot carry a sentence). A
+# name of any other shape (a quote, a `·`, a line break: a forged field or sentence) is shown as
+# a quoted string.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_INSTANCE_NAME = re.compile(r"[A-Za-z0-9_.@+-]{1,48}(?: [A-Za-z0-9_.@+-]{1,48})?(?: #[0-9]{1,9})?")
+
+
+def shown_tool(name: str) -> str:
+    """A tool's name as precompact's lines show it: bare if of a tool name's shape, else quoted."""
+    return name if _TOOL_NAME.fullmatch(name) else quoting.inline(name)
+
+
+def named(instance: str) -> str:
+    """An instance's name as precompact's lines show it: bare if of an instance name's shape,
+    else quoted."""
+    return instance if _INSTANCE_NAME.fullmatch(instance) else quoting.inline(instance)
 
 
 @dataclass
@@ -827,6 +850,12 @@ def pruned_note(pruned: list[savepoint_log.Savepoint]) -> str:
     )
 
 
+def _trigger(savepoint: savepoint_log.Savepoint) -> str:
+    """What a savepoint's index line says made it, quoted unless a trigger precompact records."""
+    trigger = savepoint.trigger
+    return trigger if trigger in capture.TRIGGERS else quoting.inline(str(trigger))
+
+
 def _agent(savepoint: savepoint_log.Savepoint) -> str:
     """Whose session, as a line about the savepoint names it ("codex 0.171.0")."""
     version = savepoint.agent_version
@@ -848,7 +877,7 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
     wanted = in_scope(logs, instance)
     outcome = Update()
     if not wanted:
-        outcome.notes.append(f"{instance} has no savepoints yet: nothing to search")
+        outcome.notes.append(f"{named(instance)} has no savepoints yet: nothing to search")
         return outcome
     if not rebuild and not _missing(logs, wanted):
         return outcome
@@ -968,7 +997,7 @@ def _index_wanted(
 
 
 def _not_indexed(savepoint: savepoint_log.Savepoint, why: str) -> str:
-    return f"savepoint {savepoint.sequence} of {savepoint.instance} is not indexed: {why}"
+    return f"savepoint {savepoint.sequence} of {named(savepoint.instance)} is not indexed: {why}"
 
 
 def _missing(logs: Path, wanted: list[savepoint_log.Savepoint]) -> bool:
@@ -1282,7 +1311,7 @@ def search(
             within = next((n for n, key in ids.items() if key == (instance, sequence)), None)
             if within is None:
                 raise RecallError(
-                    f"{instance} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
+                    f"{named(instance)} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
                 )
         text, searcher = _searchable(logs, connection)
         entries = None
@@ -1298,9 +1327,10 @@ def search(
             rows, results.matched = _best(
                 connection, searcher, _text_query(text.schema, tokens, any_phrase, None, filters), limit
             )
+            if rows and any_phrase:
+                results.notes.append(ANY_WORD_NOTE)
             if rows or len(tokens) == 1:
                 break
-            results.notes.append("no entry holds every word; these hold some of them")
         _hits(connection, _Snapshots(logs, signer), rows, phrases, scope, indexed, ids, within, results)
     return results
 
@@ -1384,7 +1414,7 @@ def _hits(
             if holder not in withheld:
                 withheld.add(holder)
                 results.notes.append(
-                    f"savepoint {savepoint.sequence} of {savepoint.instance}: entries withheld, {reader}; run `precompact verify`"
+                    f"savepoint {savepoint.sequence} of {named(savepoint.instance)}: entries withheld, {reader}; run `precompact verify`"
                 )
             results.matched -= 1
             continue
@@ -1403,7 +1433,7 @@ def _hits(
             continue
         # The same entry again: named on the better-ranked hit, not shown a second time.
         first = results.hits[kept]
-        where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {hit.instance}"
+        where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {named(hit.instance)}"
         results.hits[kept] = dataclasses.replace(first, also=(*first.also, where))
         results.matched -= 1
     return made
@@ -1579,7 +1609,7 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
     if (instance, sequence) not in scope:
         if any(s.instance == instance and s.sequence == sequence for s in pruned_in_scope(logs, instance)):
             raise RecallError(
-                f"savepoint {sequence} of {instance} was pruned locally; git keeps it: `precompact resurrect --sequence {sequence}` brings it back"
+                f"savepoint {sequence} of {named(instance)} was pruned locally; git keeps it: `precompact resurrect --sequence {sequence}` brings it back"
             )
         raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
     with _damage_named(), _connect(logs, create=False) as connection:
@@ -1592,13 +1622,13 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
         )
         if connection is None or saved is None:
             why = next(
-                (n for n in outcome.notes if f"savepoint {sequence} of {instance} " in n),
+                (n for n in outcome.notes if f"savepoint {sequence} of {named(instance)} " in n),
                 f"savepoint {sequence} is not indexed",
             )
             raise RecallError(why)
         savepoint_id, count = saved
         if last > count:
-            raise RecallError(f"savepoint {sequence} of {instance} holds entries 1 to {count}")
+            raise RecallError(f"savepoint {sequence} of {named(instance)} holds entries 1 to {count}")
         rows = connection.execute(
             "SELECT h.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence FROM holds h "
             f"JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint IN {_in(_chain(connection, savepoint_id))} AND h.position BETWEEN ? AND ? ORDER BY h.position",
@@ -1610,7 +1640,7 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
         reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
         if isinstance(reader, str):
             raise RecallError(
-                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {holder_instance}, and {reader}; run `precompact verify`"
+                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {named(holder_instance)}, and {reader}; run `precompact verify`"
             )
         raw = reader.entry_at((start, stop))
         text = as_shown(raw, entry_facts(raw, {})[2])
@@ -1636,7 +1666,7 @@ def describe_savepoints(config: Config, instance: str) -> str:
     vouched = [signed.line_vouched(s, signer) for s in saved]
     if saved and not any(vouched):
         raise RecallError(
-            f"no root vouches for the savepoints of {instance} in logs/ (this machine did not write them, your signing key did not sign them): "
+            f"no root vouches for the savepoints of {named(instance)} in logs/ (this machine did not write them, your signing key did not sign them): "
             "nothing of them is listed; `precompact verify` checks them"
         )
     lines = []
@@ -1650,8 +1680,8 @@ def describe_savepoints(config: Config, instance: str) -> str:
         git = verdicts.recorded_git(config.git_layer, s, config.remote)
         chain = verdicts.recorded_chain(config.chain_layer, s)
         lines.append(
-            f"savepoint {s.sequence} of {s.instance}: {s.timestamp}, {_agent(s)}, trigger {s.trigger}, "
+            f"savepoint {s.sequence} of {named(s.instance)}: {s.timestamp}, {_agent(s)}, trigger {_trigger(s)}, "
             f"sha256:{s.snapshot_hash[:12]}, git {git.status} ({quoting.inline(git.detail)}), "
             f"chain {chain.status} ({quoting.inline(chain.detail)}){summary}"
         )
-    return "\n".join(lines) or f"{instance} has no savepoints yet"
+    return "\n".join(lines) or f"{named(instance)} has no savepoints yet"
