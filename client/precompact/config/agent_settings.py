@@ -4,12 +4,16 @@ session's brief asks it at every start, whether to name the MCP tools: it import
 the standard library's json, os and pathlib, and none of what installing needs.
 
 Every file read here is outside input: one that cannot be read, is larger than
-MAX_SETTINGS_BYTES or is not a JSON object names nothing."""
+MAX_SETTINGS_BYTES or is not a JSON object names nothing. `read` is the one reader of the
+agents' settings, hook, MCP and plugin files, for install and doctor too (an architecture test
+holds every other module to it): a committed link to a FIFO or a terminal would hang the
+SessionStart hook and the plugin's launcher, a link to /dev/zero would fill the memory."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 PLUGIN_NAME = "precompact"
@@ -17,6 +21,62 @@ MCP_SERVER = "precompact"
 CLAUDE_STATE = ".claude.json"
 # An agent's settings or MCP file is a few kilobytes; one larger is not read.
 MAX_SETTINGS_BYTES = 1 << 20
+# ~/.claude.json is Claude Code's own state (every project it ran in): it grows past a settings
+# file's size, and a user-scope MCP server lives there.
+MAX_STATE_BYTES = 64 << 20
+
+
+def size_limit(path: Path) -> int:
+    return MAX_STATE_BYTES if path.name == CLAUDE_STATE else MAX_SETTINGS_BYTES
+
+
+class Unreadable(Exception):
+    """An agent's file that is there but cannot be read as one; the message names it and why."""
+
+
+def read(path: Path) -> bytes | None:
+    """The bytes of the agent's file at `path` (a link followed: a user's settings may live in
+    their dotfiles), None when there is none. Opened without blocking (a FIFO has no writer) and
+    read only when a regular file, at most its `size_limit`; Unreadable otherwise."""
+    limit = size_limit(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Unreadable(f"{path} is not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise Unreadable(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def read_text(path: Path) -> str | None:
+    """`read`, as UTF-8 text."""
+    data = read(path)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unreadable(f"{path} is not UTF-8 text") from None
+
+
+def outside_object(path: Path) -> dict:
+    """The JSON object in `path` (a project's file is outside input), or {} when there is none to
+    read: no file, not `read`able, not a JSON object, nested deeper than json's recursion takes.
+    The standard library's json: the plugin's launcher imports this module before any dependency
+    (outside_json's orjson) exists."""
+    try:
+        data = read(path)
+    except Unreadable:
+        return {}
+    try:
+        document = json.loads(data) if data is not None else {}
+    except (ValueError, RecursionError):
+        return {}
+    return document if isinstance(document, dict) else {}
 
 
 def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
@@ -26,11 +86,7 @@ def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
 def enabled_plugin(home: Path | None = None) -> str | None:
     """The id of the precompact plugin if it is enabled in Claude Code's user settings: its hooks
     already run in every project."""
-    try:
-        settings = json.loads(settings_path("user", Path(), home).read_text(encoding="utf-8"))
-        enabled = settings["enabledPlugins"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    enabled = outside_object(settings_path("user", Path(), home)).get("enabledPlugins")
     if not isinstance(enabled, dict):
         return None
     return next((plugin for plugin, on in enabled.items() if on is True and plugin.split("@")[0] == PLUGIN_NAME), None)
@@ -51,7 +107,7 @@ def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, str]:
     project's `.mcp.json`, ~/.claude.json's user scope and its local scope for `project`."""
     found = {}
     for path in (mcp_json_path(project), user_mcp_path(home)):
-        document = _outside_object(path)
+        document = outside_object(path)
         projects = document.get("projects") if path.name == CLAUDE_STATE else None
         local = projects.get(str(project)) if isinstance(projects, dict) else None
         for scope in (document, local if isinstance(local, dict) else {}):
@@ -72,33 +128,14 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
         codex_home = os.environ.get("CODEX_HOME")
         config = (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
         try:
-            servers = tomllib.loads(config.read_text(encoding="utf-8")).get("mcp_servers")
-        except (OSError, ValueError):
+            servers = tomllib.loads(read_text(config) or "").get("mcp_servers")
+        except (Unreadable, ValueError):
             return False
         return isinstance(servers, dict) and MCP_SERVER in servers
     if agent == "gemini":
         for path in (project / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
-            servers = _outside_object(path).get("mcpServers")
+            servers = outside_object(path).get("mcpServers")
             if isinstance(servers, dict) and MCP_SERVER in servers:
                 return True
         return False
     return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
-
-
-def _outside_object(path: Path) -> dict:
-    """The JSON object in `path` (a project's file is outside input), or {} when there is none to
-    read: no larger than MAX_SETTINGS_BYTES, nested no deeper than json's recursion takes. The
-    standard library's json: the plugin's launcher imports this module before any dependency
-    (outside_json's orjson) exists."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_SETTINGS_BYTES + 1)
-    except OSError:
-        return {}
-    if len(data) > MAX_SETTINGS_BYTES:
-        return {}
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return {}
-    return document if isinstance(document, dict) else {}
