@@ -41,14 +41,20 @@ def read(path: Path) -> bytes | None:
     limit = size_limit(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file there (a file where a directory goes)
         return None
     except OSError as e:
         raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
-    with open(fd, "rb") as f:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise Unreadable(f"{path} is not a regular file")
-        data = f.read(limit + 1)
+        data = b""
+        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
+            data += chunk
+    except OSError as e:
+        raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise Unreadable(f"{path} is larger than {limit} bytes")
     return data

@@ -386,7 +386,9 @@ def check_writable(change: Change | PluginFile) -> None:
     directory = change.path.parent
     while not directory.exists() and directory != directory.parent:
         directory = directory.parent
-    if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
+    if not directory.is_dir():
+        raise InstallError(f"{directory} is not a directory; move it away, then run this again")
+    if not os.access(directory, os.W_OK | os.X_OK):
         raise InstallError(f"cannot write in {directory}; make it writable for you, then run this again")
 
 
