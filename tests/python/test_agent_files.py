@@ -316,3 +316,20 @@ def test_the_untrusted_reply_keeps_compaction_stdout_free_where_the_model_reads_
         )
     stdout, stderr = untrusted_reply.reply("SessionStart", "run `precompact trust`", compaction_stdout_to_model=True)
     assert json.loads(stdout) == {"systemMessage": "precompact did nothing: run `precompact trust`"} and stderr == ""
+
+
+def test_session_start_gives_the_brief_with_a_committed_mcp_json_linked_to_its_own_stdout(tmp_path):
+    """The reviewer's case: `.mcp.json -> /proc/self/fd/1` held SessionStart(compact) until killed
+    (40 s measured); read as no file, the brief comes at once."""
+    from support.transcript_gen import generate, payload, saved_sequence
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", project=project.path).path
+    saved = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript, session_id="s1"))
+    assert saved_sequence(saved.stdout) == 1, saved.stderr
+    (project.path / ".mcp.json").symlink_to("/proc/self/fd/1")
+    event = payload("SessionStart", project.path, transcript, session_id="s1", source="compact")
+    started = precompact(project.path, "hook", stdin=event, timeout=HANG_SECONDS)
+    assert started.returncode == 0
+    brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Restored from savepoint" in brief
