@@ -6,6 +6,7 @@ a rule that can no longer see anything fails too)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -1760,3 +1761,74 @@ def test_the_session_file_rule_sees_each_way_to_open_a_path_for_reading():
     )
     found = [int(line.split()[1].rstrip(":")) for line in opens_a_path_for_reading(sample)]
     assert found == [3, 5, 7, 9, 11, 13]
+
+
+# The agents' settings, hook, MCP and plugin files (.claude/settings.json, .mcp.json,
+# ~/.claude.json, .codex/, .gemini/, OpenCode's plugin file, Claude Code's marketplace files)
+# are read only through config/agent_settings.read: opened without blocking, a regular file
+# only, read up to a cap. A committed `.mcp.json -> /proc/self/fd/1` hung the SessionStart hook,
+# a FIFO hung install, doctor and the plugin's launcher, `-> /dev/zero` filled the memory. The
+# modules that handle those files name each other read they make; every other module is held
+# to no read that names such a file.
+AGENT_FILE_OWNER = "config/agent_settings.py"
+AGENT_FILE_HANDLERS = {
+    "config/install.py": ("_OPENCODE_TEMPLATE.read_text",),  # precompact's own template
+    "ops/doctor.py": ("(folder / 'package.json').read_text",),  # Claude Code's installation
+    # The plugin's data folder, precompact's own.
+    "edges/plugin_runtime.py": ("failed.read_text", "self.lock().read_text", "(entry / 'payload.json').read_text"),
+}
+AGENT_FILE_NAMES = re.compile(
+    r"settings_path|mcp_json_path|user_mcp_path|hooks_path|opencode_plugin_path|\.claude|\.mcp\.json|"
+    r"settings\.json|hooks\.json|\.codex|\.gemini|\.opencode|marketplace"
+)
+
+
+def reads_an_agent_file_around_its_reader(tree: ast.Module, handler: tuple[str, ...] | None) -> list[str]:
+    """The reads of a module (`handler`: the other reads it is known to make, None for a module
+    that does not handle agent files) that could read an agent file around agent_settings.read."""
+    calls: dict[int, str] = {}  # each line's calls, arguments included: `open(root / '.mcp.json')`
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            calls[node.lineno] = calls.get(node.lineno, "") + " " + ast.unparse(node)
+    found = []
+    for line in opens_a_path_for_reading(tree):
+        call = line.split(": ", 1)[1]
+        if call.startswith("agent_settings.read"):
+            continue
+        if handler is None and not AGENT_FILE_NAMES.search(calls[int(line.split()[1].rstrip(":"))]):
+            continue
+        if handler is not None and any(call == f"{known}(...)" for known in handler):
+            continue
+        found.append(line)
+    return found
+
+
+def test_agent_files_are_read_only_through_their_reader():
+    trees = modules()
+    owner = opens_a_path_for_reading(trees[AGENT_FILE_OWNER])
+    assert [line for line in owner if "os.open" in line] == [
+        next(line for line in owner if "O_NONBLOCK" in line and "O_CLOEXEC" in line)
+    ], f"{AGENT_FILE_OWNER} opens its files once, without blocking"
+    assert all("os.open" in line or line.endswith(": read_text(...)") for line in owner), owner
+    broken = {
+        name: found
+        for name, tree in trees.items()
+        if name != AGENT_FILE_OWNER
+        and (found := reads_an_agent_file_around_its_reader(tree, AGENT_FILE_HANDLERS.get(name)))
+    }
+    assert not broken, f"an agent's file read around {AGENT_FILE_OWNER}: {broken}"
+
+
+def test_the_agent_file_rule_sees_each_way_around_its_reader():
+    sample = ast.parse(
+        "import json\n"
+        "def a(path):\n    return json.loads(path.read_text())\n"
+        "def b(cwd, home):\n    return agent_settings.settings_path('user', cwd, home).read_text()\n"
+        "def c(root):\n    return open(root / '.mcp.json').read()\n"
+        "def d(path):\n    return agent_settings.read_text(path)\n"
+        "def e(folder):\n    return (folder / 'package.json').read_text()\n"
+    )
+    handler = reads_an_agent_file_around_its_reader(sample, AGENT_FILE_HANDLERS["ops/doctor.py"])
+    assert [int(line.split()[1].rstrip(":")) for line in handler] == [3, 5, 7]
+    elsewhere = reads_an_agent_file_around_its_reader(sample, None)
+    assert [int(line.split()[1].rstrip(":")) for line in elsewhere] == [5, 7]

@@ -1,24 +1,88 @@
 """Where the agents keep their settings and MCP servers, and whether these name precompact's
 (read only; `precompact install` writes them, config/install.py). Its own module because a
 session's brief asks it at every start, whether to name the MCP tools: it imports nothing but
-the standard library's json, os and pathlib, and boundary/small_file (reads that never wait on a FIFO), and none of what installing needs.
+the standard library's json, os and pathlib, and none of what installing needs.
 
 Every file read here is outside input: one that cannot be read, is larger than
-MAX_SETTINGS_BYTES or is not a JSON object names nothing."""
+MAX_SETTINGS_BYTES or is not a JSON object names nothing. `read` is the one reader of the
+agents' settings, hook, MCP and plugin files, for install and doctor too (an architecture test
+holds every other module to it): a committed link to a FIFO or a terminal would hang the
+SessionStart hook and the plugin's launcher, a link to /dev/zero would fill the memory."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
-
-from precompact.boundary import small_file
 
 PLUGIN_NAME = "precompact"
 MCP_SERVER = "precompact"
 CLAUDE_STATE = ".claude.json"
 # An agent's settings or MCP file is a few kilobytes; one larger is not read.
 MAX_SETTINGS_BYTES = 1 << 20
+# ~/.claude.json is Claude Code's own state (every project it ran in): it grows past a settings
+# file's size, and a user-scope MCP server lives there.
+MAX_STATE_BYTES = 64 << 20
+
+
+def size_limit(path: Path) -> int:
+    return MAX_STATE_BYTES if path.name == CLAUDE_STATE else MAX_SETTINGS_BYTES
+
+
+class Unreadable(Exception):
+    """An agent's file that is there but cannot be read as one; the message names it and why."""
+
+
+def read(path: Path) -> bytes | None:
+    """The bytes of the agent's file at `path` (a link followed: a user's settings may live in
+    their dotfiles), None when there is none. Opened without blocking (a FIFO has no writer) and
+    read only when a regular file, at most its `size_limit`; Unreadable otherwise."""
+    limit = size_limit(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):  # no file there (a file where a directory goes)
+        return None
+    except OSError as e:
+        raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Unreadable(f"{path} is not a regular file")
+        data = b""
+        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
+            data += chunk
+    except OSError as e:
+        raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise Unreadable(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def read_text(path: Path) -> str | None:
+    """`read`, as UTF-8 text."""
+    data = read(path)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unreadable(f"{path} is not UTF-8 text") from None
+
+
+def outside_object(path: Path) -> dict:
+    """The JSON object in `path` (a project's file is outside input), or {} when there is none to
+    read: no file, not `read`able, not a JSON object, nested deeper than json's recursion takes.
+    The standard library's json: the plugin's launcher imports this module before any dependency
+    (outside_json's orjson) exists."""
+    try:
+        data = read(path)
+    except Unreadable:
+        return {}
+    try:
+        document = json.loads(data) if data is not None else {}
+    except (ValueError, RecursionError):
+        return {}
+    return document if isinstance(document, dict) else {}
 
 
 def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
@@ -70,10 +134,8 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
         codex_home = os.environ.get("CODEX_HOME")
         config = (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
         try:
-            servers = tomllib.loads(small_file.read(config, MAX_SETTINGS_BYTES, follow_links=True)[0].decode()).get(
-                "mcp_servers"
-            )
-        except (OSError, ValueError):
+            servers = tomllib.loads(read_text(config) or "").get("mcp_servers")
+        except (Unreadable, ValueError):
             return False
         return isinstance(servers, dict) and MCP_SERVER in servers
     if agent == "gemini":
@@ -83,19 +145,3 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
                 return True
         return False
     return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
-
-
-def outside_object(path: Path) -> dict:
-    """The JSON object in `path` (a project's file is outside input), or {} when there is none to
-    read: no larger than MAX_SETTINGS_BYTES, nested no deeper than json's recursion takes. The
-    standard library's json: the plugin's launcher imports this module before any dependency
-    (outside_json's orjson) exists."""
-    try:
-        data, _ = small_file.read(path, MAX_SETTINGS_BYTES, follow_links=True)
-    except OSError:  # missing, larger than MAX_SETTINGS_BYTES, or a FIFO or device (never waited on)
-        return {}
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return {}
-    return document if isinstance(document, dict) else {}

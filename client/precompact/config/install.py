@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.boundary import atomic_file, private_file
+from precompact.config import agent_settings
 from precompact.config.agent_settings import (
     CLAUDE_STATE,
-    MAX_SETTINGS_BYTES,
     MCP_SERVER,
     PLUGIN_NAME,
     enabled_plugin,
@@ -141,42 +141,56 @@ class PluginFile:
 
 def plan_opencode_install(path: Path, entry: Path) -> PluginFile:
     """precompact's plugin at `path`, running `entry`; a file there that is not ours is refused."""
-    before = _our_plugin(path)
-    plugin = _OPENCODE_TEMPLATE.read_text(encoding="utf-8").replace('"__PRECOMPACT__"', json.dumps(str(entry)), 1)
-    return PluginFile(path, before, plugin)
+    _refuse_link(path)
+    return PluginFile(path, _our_plugin(path), opencode_plugin(str(entry)))
+
+
+def opencode_plugin(command: str) -> str:
+    """The plugin file `install --agent opencode` writes, running `command`."""
+    return _OPENCODE_TEMPLATE.read_text(encoding="utf-8").replace('"__PRECOMPACT__"', json.dumps(command), 1)
 
 
 def plan_opencode_uninstall(path: Path) -> PluginFile:
+    _refuse_link(path)
     before = _our_plugin(path)
     return PluginFile(path, before, None)
 
 
+class NotOurPlugin(PrecompactError):
+    """A file at the plugin's path that is not, byte for byte, the plugin precompact writes."""
+
+
 def opencode_command(path: Path) -> str | None:
-    """The program precompact's plugin at `path` runs (None: no plugin of ours there)."""
+    """The program precompact's plugin at `path` runs (None: no file there); NotOurPlugin for a
+    file that is not exactly what `install --agent opencode` writes for the program it names: a
+    line added anywhere in it would run in OpenCode as the user."""
     try:
-        text = _our_plugin(path)
-    except InstallError:
+        text = agent_settings.read_text(path)
+    except agent_settings.Unreadable as e:
+        raise NotOurPlugin(str(e)) from None
+    if text is None:
         return None
-    found = _OPENCODE_COMMAND.search(text or "")
+    found = _OPENCODE_COMMAND.search(text)
     try:
         command = json.loads(found.group(1)) if found else None
     except ValueError:
-        return None
-    return command if isinstance(command, str) else None
+        command = None
+    if not isinstance(command, str) or text != opencode_plugin(command):
+        raise NotOurPlugin(f"{path} is not the plugin precompact writes")
+    return command
 
 
 def _our_plugin(path: Path) -> str | None:
     """The text of precompact's plugin at `path`, None when there is no file; InstallError for a
     file that is not ours (never overwritten or removed)."""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_SETTINGS_BYTES + 1)
-    except FileNotFoundError:
+        data = agent_settings.read(path)
+    except agent_settings.Unreadable as e:
+        raise InstallError(f"{e}; move it away, precompact will not overwrite it") from None
+    if data is None:
         return None
-    except OSError as e:
-        raise InstallError(f"cannot read {path}: {e}") from None
     text = data.decode("utf-8", errors="replace")
-    if len(data) > MAX_SETTINGS_BYTES or not text.startswith(_OPENCODE_MARK):
+    if not text.startswith(_OPENCODE_MARK):
         raise InstallError(f"{path} is not precompact's plugin; move it away, precompact will not overwrite it")
     return text
 
@@ -244,8 +258,8 @@ def plugin_folder(plugin: str, home: Path | None = None) -> Path | None:
     marketplace = plugin.split("@", 1)[1] if "@" in plugin else ""
     registry = (home or Path.home()) / ".claude" / "plugins" / "known_marketplaces.json"
     try:
-        source = json.loads(registry.read_text(encoding="utf-8"))[marketplace]["source"]
-    except (OSError, ValueError, KeyError, TypeError):
+        source = agent_settings.outside_object(registry)[marketplace]["source"]
+    except (KeyError, TypeError):
         return None
     if not isinstance(source, dict) or source.get("source") != "directory" or not isinstance(source.get("path"), str):
         return None
@@ -261,11 +275,8 @@ def loadable_plugin(home: Path | None = None) -> str | None:
 
 def holds_plugin(folder: Path) -> bool:
     """Whether `folder` is a marketplace that lists the precompact plugin."""
-    try:
-        listed = json.loads((folder / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))["plugins"]
-        return any(isinstance(p, dict) and p.get("name") == PLUGIN_NAME for p in listed)
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+    listed = agent_settings.outside_object(folder / ".claude-plugin" / "marketplace.json").get("plugins")
+    return isinstance(listed, list) and any(isinstance(p, dict) and p.get("name") == PLUGIN_NAME for p in listed)
 
 
 def is_ours(handler) -> bool:
@@ -342,28 +353,43 @@ def apply(change: Change | PluginFile) -> None:
 
 
 def _read(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as e:
-        raise InstallError(f"cannot read {path}: {e}") from None
-    if not text.strip():
-        return {}
-    try:
-        settings = json.loads(text)
-    except ValueError as e:
-        raise InstallError(
-            f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
-        ) from None
-    if not isinstance(settings, dict):
-        raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
+    settings = _read_object(path)
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
         raise InstallError(
             f'{path}: "hooks" must map event names to lists; fix it by hand, precompact will not overwrite it'
         )
     return settings
+
+
+def _refuse_link(path: Path) -> None:
+    """install and uninstall never write through a link, nor replace it with a file (the link
+    would silently stop being one, or a file elsewhere would change): refused, naming its target."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return
+    raise InstallError(
+        f"{path} is a link to {target}; precompact will not replace it nor write through it: "
+        "replace the link with a copy of its target (cp --remove-destination), or edit the target by hand"
+    )
+
+
+def check_writable(change: Change | PluginFile) -> None:
+    """Refuses, before anything is written, a change `apply` could not make: the file is a link
+    (now) or not a regular file, or its directory cannot be made or written to."""
+    if not change.changed:
+        return
+    _refuse_link(change.path)
+    if change.path.exists() and not change.path.is_file():
+        raise InstallError(f"{change.path} is not a regular file; remove it, then run this again")
+    directory = change.path.parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    if not directory.is_dir():
+        raise InstallError(f"{directory} is not a directory; move it away, then run this again")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InstallError(f"cannot write in {directory}; make it writable for you, then run this again")
 
 
 def _without_ours(settings: dict) -> dict:
@@ -444,15 +470,16 @@ def with_mcp_approval(change: Change, project_server: bool) -> Change:
 
 
 def _read_object(path: Path) -> dict:
+    """The JSON object of the file install is to rewrite at `path` ({} for none), refused when it
+    is a link (see `_refuse_link`) or cannot be read as a settings file."""
+    _refuse_link(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as e:
-        raise InstallError(f"cannot read {path}: {e}") from None
+        text = agent_settings.read_text(path) or ""
+    except agent_settings.Unreadable as e:
+        raise InstallError(f"{e}; make it a regular file of JSON (or remove it), then run this again") from None
     try:
         value = json.loads(text) if text.strip() else {}
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise InstallError(
             f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
         ) from None

@@ -61,6 +61,20 @@ function hook(event, fields, cwd) {
   });
 }
 
+// What of PreCompact's answer the summariser may read: its plain words. An answer that is a JSON
+// object is for the user (a `systemMessage`: a failure, a configuration not approved, which
+// names `precompact trust`), never for the model.
+function noteOf(answer) {
+  const text = answer.trim();
+  try {
+    const value = JSON.parse(text);
+    if (value !== null && typeof value === "object") return "";
+  } catch {
+    // plain words
+  }
+  return text;
+}
+
 // The text in the hook's answer to SessionStart or UserPromptSubmit ("" when there is none).
 function briefOf(answer) {
   try {
@@ -102,7 +116,7 @@ export const Precompact = async ({ directory }) => {
     // the summariser is told where it is.
     "experimental.session.compacting": async (input, output) => {
       compactedHere.add(input.sessionID);
-      const note = (await hook("PreCompact", { session_id: input.sessionID }, directory)).trim();
+      const note = noteOf(await hook("PreCompact", { session_id: input.sessionID }, directory));
       if (note && Array.isArray(output.context)) output.context.push(note);
     },
     event: async ({ event }) => {

@@ -1589,20 +1589,32 @@ def install(scope, dry_run, with_mcp, agent) -> None:
     server = installer.plan_mcp_server(installer.mcp_path(scope, root), entry) if with_mcp else None
     if server is not None:
         change = installer.with_mcp_approval(change, project_server=scope == "project")
+    # Both files or neither: each is checked before the first is written, and what was written
+    # is settled with git even when the next write fails.
+    for planned in (server, change):
+        if planned is not None and not dry_run:
+            installer.check_writable(planned)
+    written: list[Path] = []
+    try:
+        if server is not None:
+            _apply(
+                server,
+                dry_run,
+                f"registered the MCP server `{entry} mcp` in {server.path}",
+                f"MCP server already registered in {server.path}",
+            )
+            written.append(server.path)
         _apply(
-            server,
+            change,
             dry_run,
-            f"registered the MCP server `{entry} mcp` in {server.path}",
-            f"MCP server already registered in {server.path}",
+            f"installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks in {change.path}, running {entry}",
+            f"already installed in {change.path}; nothing changed",
         )
-    _apply(
-        change,
-        dry_run,
-        f"installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks in {change.path}, running {entry}",
-        f"already installed in {change.path}; nothing changed",
-    )
+        written.append(change.path)
+    finally:
+        if scope == "project" and not dry_run and written:
+            _settle_in_git(root, written)
     if scope == "project" and not dry_run:
-        _settle_in_git(root, [change.path, *([server.path] if server else [])])
         terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
         if plugin:
             terminal.echo(
@@ -1706,6 +1718,9 @@ def uninstall(scope, dry_run, agent) -> None:
 
     change = installer.without_mcp(installer.plan_uninstall(agent_settings.settings_path(scope, Path.cwd())))
     server = installer.plan_mcp_server_removal(installer.mcp_path(scope, Path.cwd()))
+    for planned in (server, change):
+        if not dry_run:
+            installer.check_writable(planned)
     if server.changed:
         _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
     _apply(

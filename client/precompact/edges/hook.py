@@ -33,7 +33,7 @@ import os
 import sys
 
 from precompact.config import discovery
-from precompact.transcript.agent_names import CLAUDE, GEMINI
+from precompact.transcript.agent_names import CLAUDE, GEMINI, OPENCODE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a few ms)
 if TYPE_CHECKING:
@@ -87,6 +87,10 @@ NOTHING_TO_DO = {
     "BeforeAgent": _no_compression_to_brief,
 }
 
+
+# The agents that put PreCompact's stdout in the summariser's prompt (Claude Code; OpenCode through
+# precompact's plugin): a line for the user goes on stderr there, never stdout.
+COMPACTION_STDOUT_TO_MODEL = (CLAUDE, OPENCODE)
 
 # The events that give a compacted session what its summary left out (ops/addendum.py).
 AFTER_COMPACTION = ("UserPromptSubmit", "PostToolUse")
@@ -205,7 +209,7 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         reason = api.hook_failure_reason(e)
         details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
-        if event == "PreCompact" and agent == CLAUDE:
+        if event == "PreCompact" and agent in COMPACTION_STDOUT_TO_MODEL:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
             # the user's line goes to stderr.
             result = HookResult(
@@ -235,7 +239,7 @@ def _handlers(agent: str) -> dict:
 def _untrusted(event: str, why: str, agent: str) -> HookResult:
     from precompact.edges import untrusted_reply
 
-    stdout, stderr = untrusted_reply.reply(event, why, claude_code=agent == CLAUDE)
+    stdout, stderr = untrusted_reply.reply(event, why, compaction_stdout_to_model=agent in COMPACTION_STDOUT_TO_MODEL)
     return HookResult(stdout=stdout, stderr=stderr)
 
 

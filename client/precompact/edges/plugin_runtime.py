@@ -158,7 +158,7 @@ class Launcher:
         if state is None:
             return "", ""
         if state != "trusted":  # answered here: precompact's dependencies are not installed yet
-            return untrusted_reply.reply(event, state, claude_code=True)
+            return untrusted_reply.reply(event, state, compaction_stdout_to_model=True)
         return self._first_use(event, payload)
 
     def _first_use(self, event: str, payload: dict) -> tuple[str, str]:
@@ -394,7 +394,8 @@ def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
 def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> bool:
     """Whether Claude Code's user settings, or the project's (read only from the directory Claude
     Code starts in), run `precompact hook` for `event` with a `precompact` that is there (by its
-    path, or found on PATH when named bare). A file that does not parse runs nothing."""
+    path, or found on PATH when named bare). A file that does not parse, or is not a regular file
+    (a project's link to a FIFO would hang every hook here), runs nothing."""
     from precompact.config import agent_settings, install
 
     home = Path(environ.get("HOME") or Path.home())

@@ -118,7 +118,11 @@ def _commands(root: Path, home: Path) -> list[Check]:
     for agent in install.AGENTS:
         for scope in ("project", "user"):
             hooks = install.hooks_path(agent, scope, root, home)
-            programs = {_first_word(command) for command in _ours(hooks).values()}
+            try:
+                programs = {_first_word(command) for command in _ours(hooks).values()}
+            except (agent_settings.Unreadable, install.NotOurPlugin) as e:
+                checks.append(_unusable(f"{agent} hook command", e, agent, scope))
+                continue
             checks += [
                 _starts(f"{agent} hook command", program, hooks, scope, home) for program in sorted(programs, key=str)
             ]
@@ -185,14 +189,24 @@ def _is_this_precompact(program: str) -> bool:
         return False
 
 
+def _unusable(name: str, e: Exception, agent: str, scope: str) -> Check:
+    """The check of a hook file doctor cannot read as one, or an OpenCode plugin file that is not
+    the one precompact writes: never a ✓ (its content was not checked, or is someone else's)."""
+    if isinstance(e, install.NotOurPlugin):
+        return Check(name, False, str(e), f"move it away, then precompact install --agent {agent} --scope {scope}")
+    return Check(name, False, str(e), "make it a regular file of JSON (or remove it)")
+
+
 def _ours(path: Path) -> dict[str, str]:
     """Event -> the command of our handler for it, in the hook file at `path` (OpenCode's plugin
-    file: every event, one command)."""
+    file: every event, one command). Unreadable, or NotOurPlugin, for a file doctor cannot
+    vouch for."""
     if path.name == install.OPENCODE_PLUGIN:
         command = install.opencode_command(path)
         return {"plugin": shlex.quote(command)} if command else {}
+    text = agent_settings.read_text(path)
     try:
-        hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks") or {}
+        hooks = json.loads(text).get("hooks") or {} if text is not None else {}
         return {
             event: h["command"]
             for event, groups in hooks.items()
@@ -200,12 +214,15 @@ def _ours(path: Path) -> dict[str, str]:
             for h in g.get("hooks", [])
             if install.is_ours(h)
         }
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (ValueError, RecursionError, AttributeError, TypeError):
         return {}
 
 
 def _hooks(loaded: configuration.Config, home: Path) -> Check:
-    places = {scope: _ours(agent_settings.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
+    try:
+        places = {scope: _ours(agent_settings.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
+    except agent_settings.Unreadable as e:
+        return Check("hooks", False, str(e), "make it a regular file of JSON (or remove it)")
     plugin = install.loadable_plugin(home)  # one Claude Code cannot load is said by the plugin folder check
     where = [f"{scope} settings" for scope, events in places.items() if events] + (
         [f"plugin {plugin}"] if plugin else []
@@ -397,12 +414,9 @@ def _unindexed(loaded: configuration.Config) -> Check:
 
 def _expiring(loaded: configuration.Config, home: Path) -> Check:
     """Sessions Claude Code deletes within a week that no savepoint holds as they are."""
-    try:
-        period = json.loads((home / ".claude" / "settings.json").read_text()).get(
-            "cleanupPeriodDays", CLEANUP_PERIOD_DAYS
-        )
-    except (OSError, ValueError, AttributeError):
-        period = CLEANUP_PERIOD_DAYS
+    period = agent_settings.outside_object(agent_settings.settings_path("user", loaded.root, home)).get(
+        "cleanupPeriodDays", CLEANUP_PERIOD_DAYS
+    )
     if not isinstance(period, int):
         period = CLEANUP_PERIOD_DAYS
     from precompact.transcript import conversation
