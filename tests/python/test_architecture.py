@@ -469,10 +469,12 @@ def produces_a_verdict(tree: ast.Module) -> list[str]:
 SIGNATURE_OWNER = "verifier/signed.py"
 # Redaction derives a public key from 32 bytes to recognise a Solana secret key in tool output;
 # it neither signs nor checks a signature.
-# The owner of reading a small file precompact was told to read (a keypair, an age identity,
-# this machine's key, a `.precompact.toml`, an approval record): boundary/small_file opens it
-# without blocking (a FIFO there hung the hook and the worker, holding its locks), refuses a link
-# where the caller's rule does, checks the open descriptor is a regular file and caps the read.
+# The owner of opening a file precompact was told to read (a keypair, an age identity, this
+# machine's key, a `.precompact.toml`, an approval record; an agent's settings through
+# config/agent_settings, a session file through boundary/session_file, each held to it below):
+# boundary/small_file opens it without blocking (a FIFO there hung the hook and the worker,
+# holding its locks), refuses a link where the caller's rule does, checks the open descriptor is
+# a regular file the kernel does not make up, and caps the read.
 # Elsewhere no path named for one, and no path at all in a function or class named for one, is
 # opened or read (`open`, `os.open`, `Path.open`, `read_text`, `read_bytes`); an open relative to
 # a directory descriptor, and logs_dir's own reads, are under logs/, whose owner is logs_dir.
@@ -1705,7 +1707,8 @@ def test_the_quiet_answer_rule_sees_an_answer_around_the_approval():
 
 # The modules that read an agent's session files (transcripts, rollouts, chat files and the
 # files Gemini CLI keeps beside them): each opens one only through boundary/session_file, which
-# checks the descriptor it reads (a path checked, then opened again, can be swapped for a FIFO).
+# opens it through boundary/small_file (the owner of the open and its checks on the descriptor:
+# a path checked, then opened again, can be swapped for a FIFO) and opens nothing itself.
 SESSION_FILE_OWNER = "boundary/session_file.py"
 # transcript/redact.py reads no file ("gate.open" is a regular expression's).
 SESSION_READERS = ("local/capture.py", "config/gemini_compression.py", "ops/importer.py", "restore/uncompact.py")
@@ -1741,7 +1744,10 @@ def test_session_files_are_opened_only_through_their_owner():
         if (name.startswith("transcript/") and name != "transcript/redact.py") or name in SESSION_READERS
     }
     broken = {name: found for name, tree in readers.items() if (found := opens_a_path_for_reading(tree))}
-    assert (CLIENT / SESSION_FILE_OWNER).is_file()
+    owner = modules()[SESSION_FILE_OWNER]
+    assert not opens_a_path_for_reading(owner), f"{SESSION_FILE_OWNER} opens through {SMALL_FILE_OWNER}"
+    source = ast.unparse(owner)
+    assert "small_file.open_regular" in source and "os.open(" not in source, "its one open is the owner's"
     assert not broken, f"a session file opened around {SESSION_FILE_OWNER}: {broken}"
 
 
@@ -1765,8 +1771,9 @@ def test_the_session_file_rule_sees_each_way_to_open_a_path_for_reading():
 
 # The agents' settings, hook, MCP and plugin files (.claude/settings.json, .mcp.json,
 # ~/.claude.json, .codex/, .gemini/, OpenCode's plugin file, Claude Code's marketplace files)
-# are read only through config/agent_settings.read: opened without blocking, a regular file
-# only, read up to a cap. A committed `.mcp.json -> /proc/self/fd/1` hung the SessionStart hook,
+# are read only through config/agent_settings.read (their caps), which reads through
+# boundary/small_file (opened without blocking, a regular file only, read up to the cap) and
+# opens nothing itself. A committed `.mcp.json -> /proc/self/fd/1` hung the SessionStart hook,
 # a FIFO hung install, doctor and the plugin's launcher, `-> /dev/zero` filled the memory. The
 # modules that handle those files name each other read they make; every other module is held
 # to no read that names such a file.
@@ -1806,10 +1813,11 @@ def reads_an_agent_file_around_its_reader(tree: ast.Module, handler: tuple[str, 
 def test_agent_files_are_read_only_through_their_reader():
     trees = modules()
     owner = opens_a_path_for_reading(trees[AGENT_FILE_OWNER])
-    assert [line for line in owner if "os.open" in line] == [
-        next(line for line in owner if "O_NONBLOCK" in line and "O_CLOEXEC" in line)
-    ], f"{AGENT_FILE_OWNER} opens its files once, without blocking"
-    assert all("os.open" in line or line.endswith(": read_text(...)") for line in owner), owner
+    assert all(line.endswith(": read_text(...)") for line in owner), (
+        f"{AGENT_FILE_OWNER} opens nothing itself: its reads are {SMALL_FILE_OWNER}'s ({owner})"
+    )
+    source = ast.unparse(trees[AGENT_FILE_OWNER])
+    assert "small_file.read" in source and "os.open(" not in source and "os.fdopen(" not in source
     broken = {
         name: found
         for name, tree in trees.items()

@@ -1,5 +1,6 @@
-"""boundary/small_file: the one way precompact reads a small file it was told to read (a keypair,
-an age identity, this machine's key, a `.precompact.toml`, an approval record). Each name is
+"""boundary/small_file: the one way precompact opens a file it was told to read (a keypair, an age
+identity, this machine's key, a `.precompact.toml`, an approval record; through agent_settings
+an agent's settings, through session_file an agent's session file). Each name is
 outside input: a FIFO there blocked an open until a writer came (the hook until the agent's
 timeout, the worker for good, holding its locks), `/dev/zero` never ends. Each reader refuses
 such a name at once, in one line naming the fix."""
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from precompact.boundary import small_file
+from precompact.boundary import session_file, small_file
 from precompact.chain import wire as chain
 from precompact.config import agent_settings, approval
 from precompact.edges import plugin_runtime
@@ -85,6 +86,24 @@ def test_the_owner_reads_a_regular_file_within_its_limit_and_refuses_a_link_wher
     os.mkfifo(tmp_path / "absent")
     with pytest.raises(small_file.Refused, match="it is a FIFO"):  # followed, then checked
         small_file.read(tmp_path / "to_fifo", 64, follow_links=True)
+
+
+def test_the_owner_refuses_a_file_the_kernel_makes_up_for_every_reader_it_serves(tmp_path):
+    """A link to /proc/self/environ (size 0, yet this process's environment comes out) is not
+    a keypair, an agent's settings nor a session's file: the owner refuses it before reading, and
+    each reader it serves says so in its own words; an empty regular file is read as empty."""
+    environ = tmp_path / "environ.json"
+    environ.symlink_to("/proc/self/environ")
+    with pytest.raises(small_file.MadeUp, match=f"^{environ} is a file the system makes up as it is read"):
+        small_file.read(environ, 1 << 20, follow_links=True)
+    with pytest.raises(agent_settings.Unreadable, match=f"^{environ} is a file the system makes up as it is read"):
+        agent_settings.read(environ)
+    assert agent_settings.outside_object(environ) == {}
+    with pytest.raises(session_file.NotASessionFile) as refused:
+        session_file.open_read(environ)
+    assert refused.value.strerror == session_file.MADE_UP
+    (tmp_path / "empty").write_bytes(b"")
+    assert small_file.read(tmp_path / "empty", 64, follow_links=False)[0] == b""
 
 
 def test_each_reader_of_a_told_file_refuses_a_fifo_at_once_naming_the_fix(fifo, tmp_path, monkeypatch):

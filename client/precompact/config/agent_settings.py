@@ -1,20 +1,23 @@
 """Where the agents keep their settings and MCP servers, and whether these name precompact's
 (read only; `precompact install` writes them, config/install.py). Its own module because a
 session's brief asks it at every start, whether to name the MCP tools: it imports nothing but
-the standard library's json, os and pathlib, and none of what installing needs.
+the standard library's json, os and pathlib (and boundary/small_file, which imports the standard
+library alone), and none of what installing needs.
 
 Every file read here is outside input: one that cannot be read, is larger than
 MAX_SETTINGS_BYTES or is not a JSON object names nothing. `read` is the one reader of the
 agents' settings, hook, MCP and plugin files, for install and doctor too (an architecture test
-holds every other module to it): a committed link to a FIFO or a terminal would hang the
+holds every other module to it); what it owns is their caps and their decoding, the open and its
+checks are boundary/small_file's: a committed link to a FIFO or a terminal would hang the
 SessionStart hook and the plugin's launcher, a link to /dev/zero would fill the memory."""
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
+
+from precompact.boundary import small_file
 
 PLUGIN_NAME = "precompact"
 MCP_SERVER = "precompact"
@@ -36,28 +39,21 @@ class Unreadable(Exception):
 
 def read(path: Path) -> bytes | None:
     """The bytes of the agent's file at `path` (a link followed: a user's settings may live in
-    their dotfiles), None when there is none. Opened without blocking (a FIFO has no writer) and
-    read only when a regular file, at most its `size_limit`; Unreadable otherwise."""
+    their dotfiles), None when there is none; read through boundary/small_file (without
+    blocking, a regular file only) up to its `size_limit`, Unreadable otherwise."""
     limit = size_limit(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return small_file.read(path, limit, follow_links=True)[0]
     except (FileNotFoundError, NotADirectoryError):  # no file there (a file where a directory goes)
         return None
+    except small_file.NotRegular:
+        raise Unreadable(f"{path} is not a regular file") from None
+    except small_file.TooLarge:
+        raise Unreadable(f"{path} is larger than {limit} bytes") from None
+    except small_file.Refused as e:
+        raise Unreadable(str(e)) from None
     except OSError as e:
         raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise Unreadable(f"{path} is not a regular file")
-        data = b""
-        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
-            data += chunk
-    except OSError as e:
-        raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise Unreadable(f"{path} is larger than {limit} bytes")
-    return data
 
 
 def read_text(path: Path) -> str | None:
