@@ -186,6 +186,8 @@ def test_with_nothing_pending_the_events_import_nothing_of_the_library(tmp_path)
             "precompact.transcript.agent_names",
             "precompact.boundary",
             "precompact.boundary.terminal",
+            "precompact.boundary.user_roots",  # the agent's HOME/XDG_* confined before anything reads them
+            "precompact.errors",  # user_roots' one error class
         }, event
         assert not {m for m in modules if m.split(".")[0] in ("click", "orjson", "typing")}
 
