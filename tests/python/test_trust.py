@@ -554,5 +554,7 @@ def test_the_walk_back_gives_every_savepoint_below_a_break_a_verdict():
     roots = verdicts.Roots(chain.PROGRAM_ID, Keypair().pubkey(), INSTANCE)
     third = verdicts.Snapshot("aa" * 32, 3, INSTANCE, None, "test", b"")
     by_sequence = {n: object() for n in (1, 2, 3)}
-    walked = verdicts.walk_back(Held(), roots, by_sequence, 1, lambda savepoint, expected: third)
+    endpoint = "http://127.0.0.1:8899"
+    walked = verdicts.walk_back(Held(), roots, by_sequence, 1, lambda savepoint, expected: third, endpoint)
     assert [walked[n].status for n in (3, 2, 1)] == [verdicts.VERIFIED, verdicts.FAILED, verdicts.NOT_VERIFIED]
+    assert f"as reported by RPC {endpoint}" in walked[3].detail, "the verdict names the endpoint it rests on"
