@@ -716,12 +716,16 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     planted_key = keypair_file(planted)
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
-    saved = commands.hook(
-        payload("PreCompact", project.path, transcript=transcript),
-        cwd=project.path,
-        timeout=60,
-        env={**os.environ, "PRECOMPACT_KEYPAIR": str(planted)},
-    )
+
+    def compact_with_the_planted_key():
+        return commands.hook(
+            payload("PreCompact", project.path, transcript=transcript),
+            cwd=project.path,
+            timeout=60,
+            env={**os.environ, "PRECOMPACT_KEYPAIR": str(planted)},
+        )
+
+    saved = compact_with_the_planted_key()
     assert saved.returncode == 0 and b"saved" in saved.stdout, saved.stderr
     index = project.logs / "precompact-savepoint.jsonl"
     assert wait_until(lambda: b"SAVEPOINT_SIGNED" in index.read_bytes()), (
@@ -733,12 +737,7 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     assert "PreCompact: PRECOMPACT_KEYPAIR ignored" in logged and "counts only where chain.authority is set" in logged
 
     name_authority(project.path, str(project.authority().pubkey()))
-    saved = commands.hook(
-        payload("PreCompact", project.path, transcript=transcript),
-        cwd=project.path,
-        timeout=60,
-        env={**os.environ, "PRECOMPACT_KEYPAIR": str(planted)},
-    )
+    saved = compact_with_the_planted_key()
     assert saved.returncode == 0 and b"savepoint 2" in saved.stdout, saved.stdout
 
     def entries() -> list[dict]:
