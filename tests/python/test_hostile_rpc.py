@@ -9,8 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from solders.hash import Hash
@@ -23,6 +21,7 @@ from precompact.local import savepoint_log
 from precompact.verifier import verdicts
 from support.claude_code import wait_for_worker
 from support.commands import precompact
+from support.json_rpc import JsonRpcServer
 from support.projects import new_project
 
 INSTANCE = "Hostile #1"
@@ -37,26 +36,16 @@ class EchoingCluster:
 
     def __init__(self) -> None:
         self.accounts: dict[str, bytes] = {}
-        cluster = self
+        self.endpoint = JsonRpcServer(self.respond)
+        self.url = self.endpoint.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                answer = cluster.answer(request.get("method"), request.get("params") or [])
-                out = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), **answer}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+    def respond(self, body: bytes) -> dict:
+        request = json.loads(body)
+        return {
+            "jsonrpc": "2.0",
+            "id": request.get("id"),
+            **self.answer(request.get("method"), request.get("params") or []),
+        }
 
     def answer(self, method, params: list) -> dict:
         context = {"slot": SLOT}
@@ -109,9 +98,7 @@ class EchoingCluster:
         return str(tx.signatures[0])
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+        self.endpoint.stop()
 
 
 SLOT = 7

@@ -12,9 +12,7 @@ import hashlib
 import json
 import struct
 import subprocess
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -32,6 +30,7 @@ from precompact.remote import encryption as remote_crypto
 from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
 from support.commands import precompact, run_git
+from support.json_rpc import JsonRpcServer
 from support.projects import fund, savepoint_branch
 from support.projects import trust as approve
 
@@ -47,52 +46,37 @@ class LyingCluster:
         self.upstream = upstream
         self.address: str | None = None
         self.rewrite: Rewrite | None = None
-        proxy = self
+        self.endpoint = JsonRpcServer(self.respond)
+        self.url = self.endpoint.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                answer = httpx.post(
-                    proxy.upstream, content=body, headers={"Content-Type": "application/json"}, timeout=10
-                ).json()
-                request = json.loads(body)
-                if (
-                    request.get("method") == "getAccountInfo"
-                    and request["params"][0] == proxy.address
-                    and proxy.rewrite is not None
-                ):
-                    value = answer["result"]["value"]
-                    owner, data = (value["owner"], record_bytes(value)) if value else (str(chain.PROGRAM_ID), b"")
-                    owner, data = proxy.rewrite(owner, data)
-                    answer["result"]["value"] = {
-                        "owner": owner,
-                        "data": [base64.b64encode(data).decode(), "base64"],
-                        "lamports": 1,
-                        "executable": False,
-                        "rentEpoch": 0,
-                        "space": len(data),
-                    }
-                out = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+    def respond(self, body: bytes) -> dict:
+        answer = httpx.post(
+            self.upstream, content=body, headers={"Content-Type": "application/json"}, timeout=10
+        ).json()
+        request = json.loads(body)
+        if (
+            request.get("method") == "getAccountInfo"
+            and request["params"][0] == self.address
+            and self.rewrite is not None
+        ):
+            value = answer["result"]["value"]
+            owner, data = (value["owner"], record_bytes(value)) if value else (str(chain.PROGRAM_ID), b"")
+            owner, data = self.rewrite(owner, data)
+            answer["result"]["value"] = {
+                "owner": owner,
+                "data": [base64.b64encode(data).decode(), "base64"],
+                "lamports": 1,
+                "executable": False,
+                "rentEpoch": 0,
+                "space": len(data),
+            }
+        return answer
 
     def lie(self, address: Pubkey, rewrite: Rewrite) -> None:
         self.address, self.rewrite = str(address), rewrite
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.endpoint.stop()
 
 
 def record_bytes(value: dict) -> bytes:
