@@ -81,6 +81,15 @@ def test_init_refuses_a_chain_that_is_not_a_choice(tmp_path, monkeypatch):
     assert not (tmp_path / configuration.CONFIG_NAME).exists()
 
 
+def test_init_reports_a_keyed_cluster_by_its_host_and_writes_it_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    accepted = invoke("init", "--json", "--chain", "https://rpc.example.invalid/v2/SECRETKEY")
+    assert accepted.exit_code == 0, accepted.output
+    assert json.loads(accepted.stdout)["chain"] == "https://rpc.example.invalid/…"
+    assert "SECRETKEY" not in accepted.output
+    assert written_config(tmp_path)["chain"]["cluster"] == "https://rpc.example.invalid/v2/SECRETKEY"
+
+
 def at_a_terminal(args: list[str], cwd: Path, answers: list[str]) -> str:
     """Runs `args` with a pseudo-terminal as stdin and stdout, typing each answer after the
     next prompt ("...: "); everything it printed."""

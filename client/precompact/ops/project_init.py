@@ -284,7 +284,7 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
     done: dict = {
         "config": str(path),
         "instance": values["instance"],
-        "chain": values["cluster"] if values["chain"] else "off",
+        "chain": endpoint.shown(values["cluster"]) if values["chain"] else "off",
         "identity": None,
     }
     if values["url"] is None:
