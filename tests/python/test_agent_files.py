@@ -293,6 +293,80 @@ def test_an_untrusted_configuration_at_an_opencode_compaction_is_told_the_user_n
     assert "changed since you trusted it" in said.stderr and said.stderr.count("\n") == 1
 
 
+UNTRUSTED = "precompact did nothing: .precompact.toml changed since you trusted it; run `precompact trust`"
+# A failed save's line, with a control character: shown with it made a space.
+FAILED = "precompact: nothing saved before this compaction: a file named \x1b[2J"
+
+
+def telling(tmp_path: Path) -> str:
+    """A stand-in hook that says, at every event, what the hook says for the user in a project
+    not approved (on stderr, and as a `systemMessage` at SessionStart), a failed save's line, and
+    a diagnostic of the hook's own."""
+    script = tmp_path / "telling"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "event = json.load(sys.stdin)['hook_event_name']\n"
+        f"print({UNTRUSTED!r}, {FAILED!r}, 'precompact hook: not a precompact project', sep='\\n', file=sys.stderr)\n"
+        f"print(json.dumps({{'systemMessage': {UNTRUSTED!r}}}) if event == 'SessionStart' else '')\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+def shown_by_the_plugin(tmp_path: Path, command: str, worker: bool) -> tuple[list, str]:
+    """The toasts precompact's OpenCode plugin, running `command`, asks OpenCode's client for, and
+    what it writes to stderr, through two compactions of session A and one of session B and the
+    brief's ask after A's, loaded by node on its main thread or (as OpenCode's TUI loads plugins)
+    in a worker thread."""
+    plugin = tmp_path / "plugin.mjs"
+    plugin.write_text(installer.opencode_plugin(command))
+    body = (
+        'import { Precompact } from "./plugin.mjs";\n'
+        'import { parentPort, isMainThread } from "node:worker_threads";\n'
+        "const toasts = [];\n"
+        "const client = { tui: { showToast: async (options) => { toasts.push(options.body); return { data: true }; } } };\n"
+        f"const p = await Precompact({{ directory: {json.dumps(str(tmp_path))}, client }});\n"
+        'for (const id of ["ses_a", "ses_a", "ses_b"]) await p["experimental.session.compacting"]({ sessionID: id }, { context: [] });\n'
+        'const compacted = { info: { sessionID: "ses_a", id: "msg_1" }, parts: [{ type: "compaction", id: "prt_1" }] };\n'
+        'const asked = { info: { sessionID: "ses_a", id: "msg_2" }, parts: [{ type: "text", text: "go on" }] };\n'
+        'await p["experimental.chat.messages.transform"]({}, { messages: [compacted, asked] });\n'
+        "await new Promise((done) => setTimeout(done, 50));\n"
+        "if (isMainThread) console.log(JSON.stringify(toasts)); else parentPort.postMessage(toasts);\n"
+    )
+    (tmp_path / "run.mjs").write_text(body)
+    runner = tmp_path / ("in_worker.mjs" if worker else "run.mjs")
+    if worker:
+        runner.write_text(
+            'import { Worker } from "node:worker_threads";\n'
+            'const w = new Worker(new URL("./run.mjs", import.meta.url));\n'
+            'w.on("message", (toasts) => console.log(JSON.stringify(toasts)));\n'
+        )
+    done = subprocess.run([NODE, str(runner)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+@needs_node
+@pytest.mark.parametrize("worker", [False, True], ids=["main thread", "worker thread"])
+def test_the_opencode_plugin_shows_what_the_hook_says_for_the_user_once_per_session(tmp_path, worker):
+    toasts, stderr = shown_by_the_plugin(tmp_path, telling(tmp_path), worker)
+    # Once per session: session A's two compactions and its brief's `systemMessage` say the same.
+    said = [UNTRUSTED, FAILED.replace("\x1b", " ")]
+    toast = {"title": "precompact", "variant": "warning", "duration": 15000}
+    assert toasts == [{**toast, "message": line} for line in said + said], toasts
+    assert "precompact hook:" not in json.dumps(toasts) + stderr, "the hook's own diagnostics are not the user's"
+    # On OpenCode's main thread (`opencode run`) no TUI draws: the lines go to its stderr, once
+    # per session; a worker is where the TUI runs plugins, and a line there would land in its screen.
+    assert stderr == ("" if worker else "".join(f"{line}\n" for line in said + said)), stderr
+
+
+@needs_node
+def test_the_opencode_plugin_shows_nothing_where_the_hook_has_nothing_for_the_user(tmp_path):
+    quiet = answering(tmp_path, "quiet", "The full transcript is saved as precompact savepoint 3.")
+    assert shown_by_the_plugin(tmp_path, quiet, worker=False) == ([], "")
+
+
 def test_a_failed_opencode_pre_compact_tells_the_summariser_plain_words_and_the_user_on_stderr(tmp_path):
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     event = {

@@ -846,8 +846,47 @@ def serves_a_savepoint_unchecked(tree: ast.Module) -> list[str]:
     ]
 
 
+# The RPC endpoint's URL holds a hosted endpoint's API key (`?api-key=...`, `/v2/<key>`): it is
+# shown, logged or kept only in its shown form (config/endpoint.shown; a Cluster's `shown`), and
+# the whole URL is read only by chain/rpc.Cluster, which connects with it.
+ENDPOINT_OWNERS = ("config/endpoint.py", "chain/rpc.py")
+ENDPOINT_VALUES = {"cluster", "_url"}
+
+
+def _endpoint_value(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id in ENDPOINT_VALUES) or (
+        isinstance(node, ast.Attribute) and node.attr in ENDPOINT_VALUES
+    )
+
+
+def shows_an_endpoint_whole(tree: ast.Module) -> list[str]:
+    """A configured cluster URL (`cluster`, `<config>.cluster`) put into an f-string, a `%` or
+    `.format` text, or a `+` of strings, and a Cluster's whole URL (`._url`) read at all."""
+    found = []
+    for node in ast.walk(tree):
+        shown: list[ast.AST] = []
+        if isinstance(node, ast.FormattedValue):
+            shown = [node.value]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.Add):
+            shown = [node.left, node.right, *(node.right.elts if isinstance(node.right, ast.Tuple) else [])]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            shown = [*node.args, *(k.value for k in node.keywords)]
+        elif isinstance(node, ast.Attribute) and node.attr == "_url":
+            shown = [node]
+        found += [f"line {node.lineno}: {ast.unparse(node)[:60]}" for value in shown if _endpoint_value(value)]
+    return found
+
+
 RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
     # rule: (check, the modules allowed to do it, a sample that breaks it)
+    "shows_an_endpoint_whole": (
+        shows_an_endpoint_whole,
+        ENDPOINT_OWNERS,
+        (
+            "from precompact.chain import rpc\ndef unreachable(config):\n"
+            "    return f'no record on {config.cluster}', 'at ' + config.cluster, rpc.Cluster(config.cluster, 1)._url\n"
+        ),
+    ),
     "makes_a_snapshot_reader": (
         makes_a_snapshot_reader,
         SNAPSHOT_READER_MAKERS,

@@ -62,7 +62,7 @@ def test_missing_file_names_the_fix(tmp_path):
         ("[git]\nremote = 'o'\n", "instance is missing"),
         ("instance = 3\n", "instance must be a string"),
         ("instance = '  '\n", "instance is empty"),
-        ("instance = 'a'\n[chain]\ncluster = 'ftp://x'\n", "chain.cluster 'ftp://x' is not an http"),
+        ("instance = 'a'\n[chain]\ncluster = 'ftp://x'\n", "chain.cluster ftp://x is not an http(s) URL with a host"),
         ("instance = 'a'\n[chain]\nprogram_id = 'not-a-key'\n", "chain.program_id 'not-a-key' is not a base58"),
         ("instance = 'a'\n[layers]\ngit = 'yes'\n", "layers.git must be true or false"),
         ("instance = 'a'\n[snapshot]\ncontext_window = 0\n", "snapshot.context_window must be a positive"),

@@ -67,12 +67,27 @@ def test_init_refuses_a_chain_that_is_not_a_choice(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     bad = invoke("init", "--yes", "--chain", "ftp://nope")
     assert bad.exit_code == 1
-    assert bad.output.strip() == "Error: --chain 'ftp://nope' is not off, devnet, local or an http(s) cluster URL"
+    assert bad.output.strip().startswith(
+        "Error: --chain is not off, devnet, local or a cluster URL precompact accepts (chain.cluster ftp://nope is not an http(s) URL"
+    ), bad.output
+    # The value is not repeated past its host: a hosted endpoint's URL holds the user's API key.
+    keyed = invoke("init", "--yes", "--chain", "http://rpc.example.com/v2/SECRETKEY")
+    assert keyed.exit_code == 1 and "http://rpc.example.com/… is plain http" in keyed.output, keyed.output
+    assert "SECRETKEY" not in keyed.output
     both = invoke("init", "--yes", "--chain", "devnet", "--cluster", "https://a.example.invalid")
     assert both.exit_code == 2 and "give --chain or --cluster, not both" in both.output
     airdrop = invoke("init", "--yes", "--chain", "off", "--airdrop")
     assert airdrop.exit_code == 2 and "--airdrop needs a cluster" in airdrop.output
     assert not (tmp_path / configuration.CONFIG_NAME).exists()
+
+
+def test_init_reports_a_keyed_cluster_by_its_host_and_writes_it_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    accepted = invoke("init", "--json", "--chain", "https://rpc.example.invalid/v2/SECRETKEY")
+    assert accepted.exit_code == 0, accepted.output
+    assert json.loads(accepted.stdout)["chain"] == "https://rpc.example.invalid/…"
+    assert "SECRETKEY" not in accepted.output
+    assert written_config(tmp_path)["chain"]["cluster"] == "https://rpc.example.invalid/v2/SECRETKEY"
 
 
 def at_a_terminal(args: list[str], cwd: Path, answers: list[str]) -> str:
@@ -112,7 +127,10 @@ def test_init_at_a_terminal_explains_the_choice_and_asks_again_after_a_wrong_ans
     assert "Layer 3, a signed proof of each savepoint on Solana, is a choice:" in shown
     for said in ("git only", "free test SOL", "0.0048 SOL of rent per instance", "for trying it out"):
         assert said in shown
-    assert "--chain 'mainnet?' is not off, devnet, local or an http(s) cluster URL" in shown
+    assert (
+        "--chain is not off, devnet, local or a cluster URL precompact accepts (chain.cluster is not an http(s) URL"
+        in shown
+    )
     written = written_config(tmp_path)
     assert (written["chain"]["cluster"], written["layers"]["chain"]) == ("https://api.devnet.solana.com", True)
 

@@ -184,10 +184,35 @@ def test_a_record_an_endpoint_echoes_back_is_verified_only_as_reported_by_that_e
 
 
 def test_the_endpoint_is_named_without_its_credentials():
-    named = verdicts.endpoint_name("https://user:pw@rpc.example.com:8443/v1/?api-key=SECRET#x")
-    assert named == "https://rpc.example.com:8443/v1/ (its credentials left out)"
-    assert "SECRET" not in verdicts.reported_by("https://rpc.example.com/?api-key=SECRET")
-    assert verdicts.endpoint_name("http://127.0.0.1:8899") == "http://127.0.0.1:8899"
+    said = verdicts.reported_by("https://user:pw@rpc.example.com:8443/v1/?api-key=SECRET#x")
+    assert said == "as reported by RPC https://rpc.example.com:8443/…, not checked against the chain itself"
+    assert "SECRET" not in verdicts.reported_by("https://solana-mainnet.g.alchemy.com/v2/SECRET")
+    assert verdicts.reported_by("http://127.0.0.1:8899").startswith("as reported by RPC http://127.0.0.1:8899, ")
+
+
+def test_a_keyed_endpoint_is_shown_without_its_key_in_every_output_and_file(tmp_path, echoing):
+    """A hosted endpoint's URL holds the user's API key: the verdicts, `status`, `inspect`, the
+    brief, the index (which Layer 2 pushes) and every log name the endpoint by its host alone."""
+    from precompact.config import settings as configuration
+
+    keyed = f"{echoing.url}/v2/PATHSECRET?api-key=QUERYSECRET"
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=True, cluster=keyed, instance=INSTANCE)
+    done = precompact(project.path, "savepoint", "--no-transcript")
+    assert "✓ Layer 3: up to date" in done.stdout, done.stdout + done.stderr
+    wait_for_worker(project)
+    said = f"as reported by RPC {echoing.url}/…, not checked against the chain itself"
+    outputs = [
+        precompact(project.path, *args)
+        for args in (("verify",), ("verify", "--json"), ("status",), ("status", "--json"), ("inspect",), ("resurrect",))
+    ]
+    assert said in outputs[0].stdout and said in outputs[4].stdout, outputs[0].stdout + outputs[4].stdout
+    [row] = json.loads(outputs[3].stdout)["savepoints"]
+    assert row["chain_endpoint"] == f"{echoing.url}/…"
+    shown = "".join(o.stdout + o.stderr for o in outputs)
+    for path in project.path.rglob("*"):
+        if path.is_file() and path.name != configuration.CONFIG_NAME:
+            shown += path.read_bytes().decode("utf-8", "replace")
+    assert "SECRET" not in shown
 
 
 def test_a_confirmation_an_endpoint_echoes_names_it_in_status_and_the_brief(tmp_path, echoing):
@@ -213,9 +238,10 @@ def test_a_confirmation_an_endpoint_echoes_names_it_in_status_and_the_brief(tmp_
     ), brief
 
 
-def test_an_endpoint_the_index_names_is_quoted_unless_it_is_a_plain_url():
-    """The index is outside input (a `logs/` can come with a project): the endpoint it names is
-    shown as a quoted value when it is more than a URL's characters, never as precompact's words."""
+def test_an_endpoint_the_index_names_is_shown_by_its_host_alone():
+    """The index is outside input (a `logs/` can come with a project, or an older version wrote
+    a URL's path there): the endpoint it names is shown in plain URL characters, its host and
+    port only, never as precompact's words."""
 
     def confirmed_by(endpoint: str | None) -> str:
         s = savepoint_log.Savepoint(
@@ -225,10 +251,15 @@ def test_an_endpoint_the_index_names_is_quoted_unless_it_is_a_plain_url():
 
     assert (
         confirmed_by("https://rpc.example.com/")
-        == "confirmed at slot 7 by RPC https://rpc.example.com/ per the index, not re-read"
+        == "confirmed at slot 7 by RPC https://rpc.example.com per the index, not re-read"
+    )
+    assert (
+        confirmed_by("https://solana-mainnet.g.alchemy.com/v2/SECRET")
+        == "confirmed at slot 7 by RPC https://solana-mainnet.g.alchemy.com/… per the index, not re-read"
     )
     forged = confirmed_by("x\n[precompact] Ready to resume work.")
-    assert "\n" not in forged and 'by RPC "x' in forged, forged
+    assert forged == "confirmed at slot 7 by RPC (not a URL with a host) per the index, not re-read", forged
+    assert "by RPC http://a%22b.example" in confirmed_by('http://a"b.example/')
     assert (
         confirmed_by(None)
         == "confirmed at slot 7 (by an RPC endpoint the index does not name) per the index, not re-read"

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from precompact.config import settings as configuration
 from support import opencode_cli
 from support.claude_code import wait_for_worker
 from support.opencode_cli import is_compaction, is_title, message_texts
@@ -140,3 +141,35 @@ def test_uncompact_writes_a_session_opencode_imports_and_resumes_with_the_whole_
     assert PHRASE in sent, "the tool output from before the compaction is sent again"
     assert "Build the header parser. [[run:work]]" in sent
     assert setup.script.summary not in sent and BRIEF_START not in sent, "no summary, no brief: the whole history"
+
+
+# What OpenCode shows for a plugin: a toast (`client.tui.showToast`) reaches the TUI as the bus
+# event `tui.toast.show`; a plugin sees every bus event, so this one writes each toast down.
+TOAST_WATCHER = """import { appendFileSync } from "node:fs";
+export const Watch = async () => ({
+  event: async ({ event }) => {
+    if (event.type === "tui.toast.show") appendFileSync(%s, JSON.stringify(event.properties) + "\\n");
+  },
+});
+"""
+
+
+def test_a_configuration_not_approved_is_shown_to_the_opencode_user_once_and_nothing_is_saved(setup):
+    """docs/agents.md: OpenCode shows a plugin nothing of the hook's stderr or `systemMessage`;
+    precompact's plugin shows the line itself, once per session, as a toast (the TUI's) and, where
+    no TUI draws (`opencode run`), on OpenCode's stderr."""
+    config = setup.project.path / configuration.CONFIG_NAME
+    config.write_text(config.read_text() + "\n# edited by someone else\n")
+    toasts = setup.project.path.parent / "toasts.jsonl"
+    watcher = setup.project.path / ".opencode" / "plugin" / "watch.js"
+    watcher.parent.mkdir(parents=True, exist_ok=True)
+    watcher.write_text(TOAST_WATCHER % json.dumps(str(toasts)))
+
+    ran = setup.session.opencode("run", "--format", "json", FIRST)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert any(is_compaction(r) for r in setup.session.mock.requests), "OpenCode compacted"
+    said = [line for line in ran.stderr.splitlines() if line.startswith("precompact did nothing: ")]
+    assert len(said) == 1 and "run `precompact trust`" in said[0], ran.stderr[-3000:]
+    shown = [json.loads(line) for line in toasts.read_text().splitlines()]
+    assert [(t["title"], t["message"], t["variant"]) for t in shown] == [("precompact", said[0], "warning")], shown
+    assert not (setup.project.logs / "precompact-savepoint.jsonl").exists(), "nothing saved"

@@ -3,7 +3,8 @@
 Not solana-py's client: on an answer it cannot parse (an error without the `data` its schema
 expects, an HTML error page) solders raises a Rust panic that no `except Exception` catches, so a
 misbehaving cluster or proxy would end in a traceback. Here every failure is an `RpcError` whose
-message is one line naming the cluster and what it did.
+message is one line naming the cluster (its shown form, `config/endpoint.shown`: a hosted
+endpoint's URL holds the user's API key) and what it did.
 
 Every call has a total deadline (the cluster's `timeout`): httpx's timeouts bound each read
 alone, so an endpoint that sends one byte every few seconds would hold a call, and the worker,
@@ -20,6 +21,7 @@ import threading
 
 import httpx
 
+from precompact.config import endpoint
 from precompact.errors import PrecompactError
 
 COMMITMENT = "confirmed"
@@ -37,7 +39,9 @@ class Unreachable(RpcError):
 
 class Cluster:
     def __init__(self, url: str, timeout: float):
-        self.url = url
+        # The whole URL is used only to connect; every message and verdict names `shown`.
+        self._url = url
+        self.shown = endpoint.shown(url)
         self.timeout = timeout
         # One connection for all the calls of a flush (a post is four calls).
         self._http = httpx.Client(timeout=timeout)
@@ -56,17 +60,17 @@ class Cluster:
         # httpx's own read timeout and this deadline are the same length, so either may end a
         # silent exchange first: both are the one stall, said the one way.
         if not outcome or isinstance(outcome[0], httpx.TimeoutException):
-            self._stalled = f"cluster {self.url} unreachable (no whole answer to {method} within {self.timeout:g} s)"
+            self._stalled = f"cluster {self.shown} unreachable (no whole answer to {method} within {self.timeout:g} s)"
             raise Unreachable(self._stalled)
         [answered] = outcome
         try:
             if isinstance(answered, BaseException):
                 raise answered
             response = answered
-        except httpx.HTTPError as e:
-            raise Unreachable(f"cluster {self.url} unreachable ({e})") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as e:
+            raise Unreachable(f"cluster {self.shown} unreachable ({self._scrubbed(str(e))})") from None
         if response.status_code != 200:
-            raise Unreachable(f"cluster {self.url} unreachable (HTTP {response.status_code} to {method})")
+            raise Unreachable(f"cluster {self.shown} unreachable (HTTP {response.status_code} to {method})")
         try:
             answer = response.json()
         except ValueError:
@@ -76,7 +80,9 @@ class Cluster:
         error = answer.get("error")
         if error is not None:
             message = error.get("message") if isinstance(error, dict) else None
-            raise RpcError(f"cluster {self.url} refused {_call_name(method)}: {message or error}")
+            raise RpcError(
+                f"cluster {self.shown} refused {_call_name(method)}: {self._scrubbed(str(message or error))}"
+            )
         if "result" not in answer:
             raise self._malformed(method, "neither result nor error")
         return answer["result"]
@@ -84,7 +90,7 @@ class Cluster:
     def _post(self, request: dict, outcome: list) -> None:
         """The response to `request`, read whole, or what it raised, put in `outcome`."""
         try:
-            outcome.append(self._http.post(self.url, json=request))
+            outcome.append(self._http.post(self._url, json=request))
         except Exception as e:  # noqa: BLE001 -- handed to the caller's thread, which sorts it
             outcome.append(e)
 
@@ -148,9 +154,14 @@ class Cluster:
             raise self._malformed(method, f"no {key}")
         return value[key]
 
+    def _scrubbed(self, said: str) -> str:
+        """What the HTTP library or the endpoint said, without the URL's hidden parts: either may
+        repeat the URL it was given."""
+        return endpoint.scrubbed(said, self._url)
+
     def _malformed(self, method: str, what: str) -> RpcError:
         return RpcError(
-            f"cluster {self.url} answered {method} with something that is not a Solana JSON-RPC answer ({what}); check chain.cluster"
+            f"cluster {self.shown} answered {method} with something that is not a Solana JSON-RPC answer ({what}); check chain.cluster"
         )
 
 

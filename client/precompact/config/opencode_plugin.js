@@ -2,12 +2,14 @@
 //
 // It hands each compaction to `precompact hook --agent opencode`, run by the absolute path below
 // (never a command from the project or from PATH), and gives the model precompact's brief after
-// a compaction. It never blocks OpenCode longer than the hook's budget for that event, ignores
-// every failure (precompact logs its own in the project's logs/precompact-errors.log), and reads
-// nothing from the project. `precompact uninstall --agent opencode` removes this file.
+// a compaction. It never blocks OpenCode longer than the hook's budget for that event, goes on
+// whatever fails (precompact logs its own failures in the project's logs/precompact-errors.log),
+// shows the user what the hook says for them, and reads nothing from the project.
+// `precompact uninstall --agent opencode` removes this file.
 import { spawn } from "node:child_process";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { isMainThread } from "node:worker_threads";
 
 const PRECOMPACT = "__PRECOMPACT__";
 // Milliseconds each event may take before the hook is stopped and OpenCode goes on.
@@ -19,6 +21,13 @@ const BUDGET_MS = { PreCompact: 60000, PostCompact: 15000, SessionStart: 30000, 
 const ASK_AGAIN_MS = 5000;
 const MAX_ASKS = 12;
 const MAX_ANSWER_CHARS = 1 << 20;
+// What the hook says for the user: a stdout answer's `systemMessage`, and its stderr lines that
+// are precompact's word to the user (a configuration not approved: "precompact did nothing: ...";
+// a failed save: "precompact: nothing saved ..."), not the hook's own diagnostics ("precompact
+// hook: ...", such as "not a precompact project" in every other directory).
+const FOR_THE_USER = /^precompact(:| did nothing:) /;
+const MAX_NOTICE_CHARS = 1000;
+const TOAST_MS = 15000;
 
 // Where OpenCode keeps its sessions (what it reads itself: $XDG_DATA_HOME, else ~/.local/share).
 function database() {
@@ -27,35 +36,40 @@ function database() {
   return join(base, "opencode", "opencode.db");
 }
 
-// Runs the hook for `event` with the event's fields on stdin; resolves to its stdout ("" on any
-// failure or when the budget runs out).
+// Runs the hook for `event` with the event's fields on stdin; resolves to its stdout and stderr
+// (both "" on any failure or when the budget runs out).
 function hook(event, fields, cwd) {
   return new Promise((resolve) => {
     let out = "";
+    let err = "";
     let done = false;
     let timer;
-    const finish = (value) => {
+    const finish = (answer) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      resolve(value);
+      resolve(answer);
     };
+    const nothing = { out: "", err: "" };
     let child;
     try {
-      child = spawn(PRECOMPACT, ["hook", "--agent", "opencode"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn(PRECOMPACT, ["hook", "--agent", "opencode"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
     } catch {
-      finish("");
+      finish(nothing);
       return;
     }
     timer = setTimeout(() => {
       child.kill("SIGKILL");
-      finish("");
+      finish(nothing);
     }, BUDGET_MS[event]);
-    child.on("error", () => finish(""));
+    child.on("error", () => finish(nothing));
     child.stdout.on("data", (data) => {
       if (out.length < MAX_ANSWER_CHARS) out += data;
     });
-    child.on("close", () => finish(out));
+    child.stderr.on("data", (data) => {
+      if (err.length < MAX_ANSWER_CHARS) err += data;
+    });
+    child.on("close", () => finish({ out, err }));
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify({ hook_event_name: event, cwd, transcript_path: database(), ...fields }));
   });
@@ -75,6 +89,39 @@ function noteOf(answer) {
   return text;
 }
 
+// The lines the hook's answer has for the user, each on one line of printable characters.
+function noticesOf(answer) {
+  const said = answer.err.split("\n").filter((line) => FOR_THE_USER.test(line));
+  try {
+    const message = JSON.parse(answer.out).systemMessage;
+    if (typeof message === "string") said.push(message);
+  } catch {
+    // no JSON answer, no message
+  }
+  return said.map((line) => line.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ").trim().slice(0, MAX_NOTICE_CHARS));
+}
+
+// Shows `text` to the user. OpenCode shows a plugin nothing of a child's stderr or of a
+// `systemMessage`; its TUI shows a toast, and runs plugins in a worker thread while it draws on
+// the terminal (a line written there would land in its screen). Where no TUI draws (`opencode
+// run`, `opencode serve`: plugins run on OpenCode's main thread), no toast is shown, and the line
+// goes to OpenCode's stderr.
+function show(client, text) {
+  if (isMainThread) {
+    try {
+      process.stderr.write(`${text}\n`);
+    } catch {
+      // nowhere to write: the toast still goes
+    }
+  }
+  try {
+    const body = { title: "precompact", message: text, variant: "warning", duration: TOAST_MS };
+    Promise.resolve(client.tui.showToast({ body })).catch(() => {});
+  } catch {
+    // no TUI client in this OpenCode: the line above is all
+  }
+}
+
 // The text in the hook's answer to SessionStart or UserPromptSubmit ("" when there is none).
 function briefOf(answer) {
   try {
@@ -85,7 +132,7 @@ function briefOf(answer) {
   }
 }
 
-export const Precompact = async ({ directory }) => {
+export const Precompact = async ({ directory, client }) => {
   // The brief of each compaction (by its part's id): its first part, asked for once per OpenCode
   // process, and what the summary left out, asked for until it comes (within the bounds above).
   const briefs = new Map();
@@ -93,12 +140,28 @@ export const Precompact = async ({ directory }) => {
   // first request after it (the worker computes it once the summary is known), so it is first
   // asked for ASK_AGAIN_MS after that request, however long the summary took.
   const compactedHere = new Set();
+  // What was shown to the user, per session: each notice once per session and OpenCode process
+  // (a configuration not approved is said at the compaction and again by the brief's asks).
+  const shown = new Set();
+
+  // The hook's stdout for `event` in session `sessionID`, once what it says for the user is shown.
+  const ask = async (event, sessionID, fields) => {
+    const answer = await hook(event, { session_id: sessionID, ...fields }, directory);
+    for (const notice of noticesOf(answer)) {
+      const key = `${sessionID}\n${notice}`;
+      if (notice && !shown.has(key)) {
+        shown.add(key);
+        show(client, notice);
+      }
+    }
+    return answer.out;
+  };
 
   // The brief of compaction `boundary` in session `sessionID`, both parts as known by now.
   const briefFor = async (boundary, sessionID) => {
     let known = briefs.get(boundary.id);
     if (!known) {
-      const first = briefOf(await hook("SessionStart", { session_id: sessionID, source: "compact" }, directory));
+      const first = briefOf(await ask("SessionStart", sessionID, { source: "compact" }));
       known = { first, second: "", asks: 0, askedAt: compactedHere.has(sessionID) ? Date.now() : 0 };
       briefs.set(boundary.id, known);
     }
@@ -106,7 +169,7 @@ export const Precompact = async ({ directory }) => {
     if (known.first && !known.second && known.asks < MAX_ASKS && now - known.askedAt >= ASK_AGAIN_MS) {
       known.asks += 1;
       known.askedAt = now;
-      known.second = briefOf(await hook("UserPromptSubmit", { session_id: sessionID }, directory));
+      known.second = briefOf(await ask("UserPromptSubmit", sessionID, {}));
     }
     return known.second ? `${known.first}\n\n${known.second}` : known.first;
   };
@@ -116,12 +179,12 @@ export const Precompact = async ({ directory }) => {
     // the summariser is told where it is.
     "experimental.session.compacting": async (input, output) => {
       compactedHere.add(input.sessionID);
-      const note = noteOf(await hook("PreCompact", { session_id: input.sessionID }, directory));
+      const note = noteOf(await ask("PreCompact", input.sessionID, {}));
       if (note && Array.isArray(output.context)) output.context.push(note);
     },
     event: async ({ event }) => {
       if (event.type === "session.compacted" && event.properties && typeof event.properties.sessionID === "string") {
-        await hook("PostCompact", { session_id: event.properties.sessionID }, directory);
+        await ask("PostCompact", event.properties.sessionID, {});
       }
     },
     // After a compaction the history OpenCode sends starts with the compaction's message: the

@@ -5,6 +5,7 @@ another from a terminal, and what changed since the last approval."""
 from __future__ import annotations
 
 from precompact.boundary import git_env, processes, quoting
+from precompact.config import endpoint
 from precompact.config.settings import Config
 
 # Every setting of a configuration, as `trust` shows it: where data goes (remote, cluster,
@@ -42,11 +43,17 @@ def settings(config: Config) -> dict[str, str]:
     """Every setting of `config` as the user reads it (strings quoted and escaped, so that a value
     cannot hide itself or another one from a terminal), with the one URL savepoints are pushed to
     after the remote's name: `git.url`, or in a configuration that does not record it, the URL the
-    repository's git configuration gives the remote now."""
+    repository's git configuration gives the remote now. The RPC endpoint is shown without the
+    parts that hold a hosted endpoint's API key, with a digest that still shows their change
+    (`endpoint.hidden_digest`)."""
     shown = {}
     for attribute, (name, _) in SHOWN.items():
         if attribute == "url" and config.url is None:
             shown["git.remote URL"] = remote_url(config)
+        elif attribute == "cluster":
+            hidden = endpoint.hidden_digest(config.cluster)
+            digest = f" (its path, query and credentials not shown; sha256 {hidden})" if hidden else ""
+            shown[name] = quoting.inline(endpoint.shown(config.cluster)) + digest
         else:
             shown[name] = _shown(getattr(config, attribute))
     return shown

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from precompact.boundary import git_env, quoting
 from precompact.config import approval as config_trust
-from precompact.config import discovery
+from precompact.config import discovery, endpoint
 from precompact.errors import PrecompactError
 from precompact.records import Record
 
@@ -418,20 +418,27 @@ def is_loopback_url(url: str) -> bool:
 def check_cluster_url(url: str, allow_insecure_http: bool) -> None:
     """http:// only to this machine: anyone on the path of plain http could answer in the
     cluster's place (the verifier would catch a forged record, but not a withheld one)."""
-    if not url.startswith(("http://", "https://")) or not urllib.parse.urlsplit(url).hostname:
+    try:
+        parts = urllib.parse.urlsplit(url)
+        _ = parts.port  # raises on a port that is not one, as httpx would refuse it
+        host = parts.hostname
+    except ValueError:  # that, or an unclosed IPv6 bracket
+        host = None
+    if not url.startswith(("http://", "https://")) or not host:
+        shown = "" if endpoint.shown(url) == endpoint.NO_HOST else f" {endpoint.shown(url)}"
         raise ConfigError(
-            f"chain.cluster {url!r} is not an http(s) URL; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com"
+            f"chain.cluster{shown} is not an http(s) URL with a host and a valid port; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com"
         )
     if url.startswith("http://") and not is_loopback_url(url) and not allow_insecure_http:
         raise ConfigError(
-            f"chain.cluster {url} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)"
+            f"chain.cluster {endpoint.shown(url)} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)"
         )
 
 
 def insecure_cluster_warning(config: Config) -> str | None:
     if not config.insecure_cluster:
         return None
-    return f"warning: chain.cluster {config.cluster} is plain http to another host (chain.allow_insecure_http): anyone on the path can withhold or replay what the cluster answers"
+    return f"warning: chain.cluster {endpoint.shown(config.cluster)} is plain http to another host (chain.allow_insecure_http): anyone on the path can withhold or replay what the cluster answers"
 
 
 class _Reader:

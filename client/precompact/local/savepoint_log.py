@@ -25,6 +25,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from precompact.boundary import logs_dir
+from precompact.config.endpoint import shown as shown_endpoint
 from precompact.errors import PrecompactError
 from precompact.local import provenance
 from precompact.records import Record, field
@@ -347,7 +348,8 @@ class Savepoint(Record):
     commit: str | None = None
     chain_signature: str | None = None
     chain_slot: int | None = None
-    # The RPC endpoint the worker's confirmation rests on, as the index names it (outside text).
+    # The RPC endpoint the worker's confirmation rests on, in its shown form (config/endpoint)
+    # whatever the index says (outside text: an older version wrote a URL's path there).
     chain_endpoint: str | None = None
     failures: list[str] = field(default_factory=list)
     # Git's reason, when the worker's last Layer 2 attempt failed (a rejected push, a full disk).
@@ -562,7 +564,7 @@ def fold(events: list[dict]) -> list[Savepoint]:
                 savepoint.chain_signature = event.get("signature")
                 savepoint.chain_slot = event.get("slot")
                 endpoint = event.get("endpoint")
-                savepoint.chain_endpoint = endpoint if isinstance(endpoint, str) else None
+                savepoint.chain_endpoint = shown_endpoint(endpoint) if isinstance(endpoint, str) else None
         elif kind == Event.COMPACT_SUMMARY:
             savepoint.compact_summary = event.get("summary")
             continue

@@ -71,7 +71,7 @@ def post_pending(
     try:
         held = _record_to_extend(client, signer, roots, savepoint_log.highest_confirmed(mine))
         below = [s for s in pending if s.sequence < held.sequence]
-        for outcome in _walked_back(held, roots, mine, below, logs, client.url):
+        for outcome in _walked_back(held, roots, mine, below, logs, client.shown):
             current = outcome.savepoint
             yield outcome
             if outcome.failed:
@@ -85,7 +85,7 @@ def post_pending(
             if savepoint.sequence == held.sequence and held.snapshot_hash.hex() == savepoint.snapshot_hash:
                 # Posted before, its confirmation lost: confirmed only if the record states it all.
                 verdicts.check_record_holds(held, savepoint, commit)
-                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True, endpoint=client.url)
+                yield _confirmed(savepoint, signature=None, slot=held.slot, recovered=True, endpoint=client.shown)
                 continue
             if savepoint.sequence != held.sequence + 1:
                 yield _failed(
@@ -97,7 +97,7 @@ def post_pending(
                 yield _not_written_here(savepoint)
                 return
             signature, held = _post(client, signer, roots, savepoint, held, commit)
-            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False, endpoint=client.url)
+            yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False, endpoint=client.shown)
     except (rpc.RpcError, ChainError) as e:
         yield _failed(current, str(e))
     except verdicts.Broken as e:
@@ -244,7 +244,7 @@ def send(client: rpc.Cluster, payer: Keypair, instructions, cosigners: tuple[Key
         blockhash = Hash.from_string(client.latest_blockhash())
     except ValueError:
         raise rpc.RpcError(
-            f"cluster {client.url} answered getLatestBlockhash with an invalid blockhash; check chain.cluster"
+            f"cluster {client.shown} answered getLatestBlockhash with an invalid blockhash; check chain.cluster"
         ) from None
     tx = Transaction.new_signed_with_payer(instructions, payer.pubkey(), [payer, *cosigners], blockhash)
     signature = client.send_transaction(bytes(tx))
@@ -265,12 +265,13 @@ def send(client: rpc.Cluster, payer: Keypair, instructions, cosigners: tuple[Key
 def _confirmed(
     savepoint, signature: str | None, slot: int | None, recovered: bool, endpoint: str
 ) -> savepoint_log.Outcome:
-    """The confirmation, with the RPC endpoint whose answers it rests on (named without
-    credentials): `status` and the brief say whose word it was."""
+    """The confirmation, with the RPC endpoint whose answers it rests on (its shown form: the
+    index is pushed with Layer 2, and a hosted endpoint's URL holds the user's API key): `status`
+    and the brief say whose word it was."""
     details = {
         "signature": signature,
         "slot": slot,
-        "endpoint": verdicts.endpoint_url(endpoint),
+        "endpoint": endpoint,
         **({"recovered": True} if recovered else {}),
     }
     return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, details)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from precompact.chain import rpc
 from precompact.chain import wire as chain
+from precompact.config import endpoint
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -55,7 +56,7 @@ def plan(config: Config) -> Plan:
         raise CloseError(f"the record at {roots.address} is not trustworthy: {e}; run `precompact verify`") from None
     if held is None:
         raise CloseError(
-            f"there is no record of {config.instance!r} at {roots.address} on {config.cluster}: nothing to close"
+            f"there is no record of {config.instance!r} at {roots.address} on {endpoint.shown(config.cluster)}: nothing to close"
         )
     if held.frozen:
         raise CloseError(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precompact.boundary import processes, quoting
-from precompact.config import agent_settings, install
+from precompact.config import agent_settings, endpoint, install
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log
 
@@ -291,15 +291,15 @@ def _keypair_and_balance(loaded: configuration.Config) -> Check | None:
         client = rpc.Cluster(loaded.cluster, RPC_TIMEOUT_SECONDS)
         lamports = client.call("getBalance", [str(keypair.pubkey()), {"commitment": "confirmed"}])["value"]
     except (rpc.RpcError, KeyError, TypeError) as e:
-        return Check("cluster and balance", False, str(e), f"check chain.cluster ({loaded.cluster})")
+        return Check("cluster and balance", False, str(e), f"check chain.cluster ({endpoint.shown(loaded.cluster)})")
     if lamports < MIN_LAMPORTS:
         return Check(
             "cluster and balance",
             False,
-            f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {loaded.cluster}",
+            f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {client.shown}",
             f"fund it: solana transfer {keypair.pubkey()} 0.05 (or precompact init --airdrop on devnet)",
         )
-    return Check("cluster and balance", True, f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {loaded.cluster}")
+    return Check("cluster and balance", True, f"{keypair.pubkey()} holds {lamports / 1e9:g} SOL at {client.shown}")
 
 
 def _recorded_url(loaded: configuration.Config) -> Check | None:

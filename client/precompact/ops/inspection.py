@@ -64,7 +64,7 @@ def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, byte
         raise InspectError(str(e)) from None
     if account is None:
         raise InspectError(
-            f"no savepoint record at {where} on {cluster}; run `precompact flush` to post queued savepoints"
+            f"no savepoint record at {where} on {client.shown}; run `precompact flush` to post queued savepoints"
         )
     owner, data = account
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from precompact.boundary import git_exclude, private_file
 from precompact.config import approval as config_trust
+from precompact.config import endpoint
 from precompact.config import review as config_review
 from precompact.config import settings as configuration
 from precompact.config.init_choices import InitChoices
@@ -53,8 +54,8 @@ def chain_cluster(answer: str) -> str | None:
         return named[answer]
     try:
         configuration.check_cluster_url(answer, allow_insecure_http=False)
-    except ConfigError:
-        raise InitError(f"--chain {answer!r} is not off, devnet, local or an http(s) cluster URL") from None
+    except ConfigError as e:  # its message shows the URL as config/endpoint does: no API key
+        raise InitError(f"--chain is not off, devnet, local or a cluster URL precompact accepts ({e})") from None
     return answer
 
 
@@ -206,7 +207,7 @@ def airdrop(config: Config, pubkey: str) -> None:
         while (cluster.signature_status(signature) or {}).get("confirmationStatus") not in ("confirmed", "finalized"):
             if time.monotonic() > deadline:
                 raise InitError(
-                    f"the airdrop to {pubkey} was not confirmed by {config.cluster} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself"
+                    f"the airdrop to {pubkey} was not confirmed by {cluster.shown} within {AIRDROP_WAIT_SECONDS} s; fund the key yourself"
                 )
             time.sleep(0.1)
     except rpc.RpcError as e:
@@ -283,7 +284,7 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
     done: dict = {
         "config": str(path),
         "instance": values["instance"],
-        "chain": values["cluster"] if values["chain"] else "off",
+        "chain": endpoint.shown(values["cluster"]) if values["chain"] else "off",
         "identity": None,
     }
     if values["url"] is None:
@@ -312,7 +313,7 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
     if choices.airdrop:
         airdrop(loaded, key.pubkey)
         done["airdropped_lamports"] = AIRDROP_LAMPORTS
-        say(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {loaded.cluster}")
+        say(f"airdropped {AIRDROP_LAMPORTS / 1e9:g} SOL to {key.pubkey} on {endpoint.shown(loaded.cluster)}")
     if not loaded.chain_layer and choices.say_chain_off:
         say(f"Layer 3 (the chain) is off: savepoints are kept locally and in git; {TURN_CHAIN_ON}")
     done["logs_excluded"] = keep_out_of_git(root, say, warn)

@@ -23,6 +23,7 @@ from solders.signature import Signature
 from precompact.boundary import outside_json
 from precompact.chain import rpc
 from precompact.chain import wire as chain
+from precompact.config import endpoint
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -83,7 +84,7 @@ def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
         written["snapshot"] = _snapshot(config, mine[sequence])
     verdict = check(written)
     if verdict.status == verdicts.FAILED:
-        raise ProofError(f"the bundle built from {config.cluster} does not verify: {verdict.detail}")
+        raise ProofError(f"the bundle built from {endpoint.shown(config.cluster)} does not verify: {verdict.detail}")
     return written
 
 
@@ -183,7 +184,7 @@ def _authority(client: rpc.Cluster, segment: _Segment) -> dict:
         fetched = history.transaction(client, signature)
         if fetched is None or fetched.failed:
             state = "not found" if fetched is None else "failed on chain"
-            raise ProofError(f"the rotation transaction {signature} to {roots.authority} is {state} on {client.url}")
+            raise ProofError(f"the rotation transaction {signature} to {roots.authority} is {state} on {client.shown}")
         kind = "recovery" if segment.rotation.recovered else "rotation"
         continued = {"kind": kind, "transaction": _transaction(fetched)}
     return {
@@ -231,7 +232,7 @@ def _anchoring_signatures(
     still = [k for k in missing if k not in found]
     if still:
         raise ProofError(
-            f"no transaction that wrote savepoint {still[0]} is in the history of {_signer_of(segments, still[0]).roots.address} on {client.url}"
+            f"no transaction that wrote savepoint {still[0]} is in the history of {_signer_of(segments, still[0]).roots.address} on {client.shown}"
         )
     return found
 
@@ -240,7 +241,7 @@ def _link(client: rpc.Cluster, roots: verdicts.Roots, savepoint: savepoint_log.S
     fetched = history.transaction(client, signature)
     if fetched is None or fetched.failed:
         state = "not found" if fetched is None else "failed on chain"
-        raise ProofError(f"transaction {signature} of savepoint {savepoint.sequence} is {state} on {client.url}")
+        raise ProofError(f"transaction {signature} of savepoint {savepoint.sequence} is {state} on {client.shown}")
     try:
         parsed = transaction.parse(fetched.data, roots.program_id, roots.address)
     except transaction.Unreadable as e:
@@ -334,7 +335,7 @@ def check(
         signers = _check_pins(top, authority, program_id)
         n = top["savepoint"]
         where = (
-            f"finalized on {verdicts.endpoint_name(cluster)} at the slots the bundle names"
+            f"finalized on {endpoint.shown(cluster)} at the slots the bundle names"
             if cluster
             else "not checked (offline; give --cluster URL)"
         )
@@ -692,32 +693,36 @@ def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
     signatures = [tx["signature"] for _, tx in transactions]
     for (k, tx), status in zip(transactions, history.statuses(client, signatures)):
         if status is None:
-            raise _fail("ledger", k, f"transaction {tx['signature']} is not in the ledger of {url}")
+            raise _fail("ledger", k, f"transaction {tx['signature']} is not in the ledger of {client.shown}")
         if status.get("err") is not None:
             raise _fail("ledger", k, f"transaction {tx['signature']} failed on chain: {json.dumps(status['err'])}")
         if status.get("slot") != tx["slot"]:
             raise _fail(
                 "ledger",
                 k,
-                f"transaction {tx['signature']} is at slot {status.get('slot')!r} on {url}, not {tx['slot']}",
+                f"transaction {tx['signature']} is at slot {status.get('slot')!r} on {client.shown}, not {tx['slot']}",
             )
         if status.get("confirmationStatus") != "finalized":
             raise verdicts.Unreached(
-                f"transaction {tx['signature']} at slot {tx['slot']} is {status.get('confirmationStatus')!r}, not yet finalized on {url}",
+                f"transaction {tx['signature']} at slot {tx['slot']} is {status.get('confirmationStatus')!r}, not yet finalized on {client.shown}",
                 k,
             )
         fetched = history.transaction(client, tx["signature"], commitment="finalized")
         if fetched is None:
-            raise _fail("ledger", k, f"transaction {tx['signature']} is not returned by getTransaction on {url}")
+            raise _fail(
+                "ledger", k, f"transaction {tx['signature']} is not returned by getTransaction on {client.shown}"
+            )
         if base64.b64encode(fetched.data).decode() != tx["base64"] or fetched.slot != tx["slot"]:
             raise _fail(
-                "ledger", k, f"the ledger of {url} holds other bytes or another slot for transaction {tx['signature']}"
+                "ledger",
+                k,
+                f"the ledger of {client.shown} holds other bytes or another slot for transaction {tx['signature']}",
             )
         if fetched.block_time != tx["block_time"]:
             raise _fail(
                 "ledger",
                 k,
-                f"transaction {tx['signature']}'s block time is {fetched.block_time} on {url}, not {tx['block_time']}",
+                f"transaction {tx['signature']}'s block time is {fetched.block_time} on {client.shown}, not {tx['block_time']}",
             )
         if fetched.failed:
             raise _fail("ledger", k, f"transaction {tx['signature']} failed on chain")

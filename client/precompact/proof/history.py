@@ -29,7 +29,7 @@ class Fetched:
 
 
 def _malformed(cluster: rpc.Cluster, method: str, what: str) -> rpc.RpcError:
-    return rpc.RpcError(f"cluster {cluster.url} answered {method} with something unusable ({what})")
+    return rpc.RpcError(f"cluster {cluster.shown} answered {method} with something unusable ({what})")
 
 
 def transaction(cluster: rpc.Cluster, signature: str, commitment: str = rpc.COMMITMENT) -> Fetched | None:

@@ -160,7 +160,7 @@ def check(
             if walk.warnings
             else ""
         )
-        return f"{walk.transactions} transaction(s) touched {roots.address}, {verdicts.reported_by(client.url)}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
+        return f"{walk.transactions} transaction(s) touched {roots.address}, {verdicts.reported_by(client.shown)}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
 
     verdict = verdicts.judged(checked)
     return Ledger(verdict.status, verdict.detail, findings, warnings)
@@ -299,7 +299,7 @@ def _step(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict) 
     fetched = history.transaction(client, signature)
     if fetched is None:
         raise rpc.RpcError(
-            f"cluster {client.url} lists transaction {signature} for {roots.address} but getTransaction returns nothing"
+            f"cluster {client.shown} lists transaction {signature} for {roots.address} but getTransaction returns nothing"
         )
     if fetched.failed:
         walk.ignored += 1

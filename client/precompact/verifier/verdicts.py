@@ -41,12 +41,12 @@ configuration asks for holds every savepoint.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from precompact.boundary import quoting
+from precompact.config.endpoint import shown as shown_endpoint
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
 from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
@@ -185,41 +185,12 @@ def roots(program_id: str, authority: str | None, keypair: Path, instance: str) 
 # --- Layer 3: the record ----------------------------------------------------------------------
 
 
-_PLAIN_URL = re.compile(r"[A-Za-z0-9:/._~%\[\]-]+")
-
-
-def endpoint_url(url: str) -> str:
-    """The RPC endpoint's URL without what may be a credential (a user and password, a query
-    such as `?api-key=...`, a fragment): its scheme, host, port and path."""
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    port = f":{parts.port}" if parts.port is not None else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
-def endpoint_name(url: str) -> str:
-    """The RPC endpoint as a verdict names it (`endpoint_url`, quoted unless it holds only a
-    URL's plain characters), saying when something that may be a credential was left out."""
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    hidden = " (its credentials left out)" if parts.query or parts.username or parts.password else ""
-    return _plain_or_quoted(endpoint_url(url)) + hidden
-
-
-def _plain_or_quoted(url: str) -> str:
-    # the URL is the configuration's or the index's: quoted when it holds more than a URL's plain characters
-    return url if _PLAIN_URL.fullmatch(url) else quoting.inline(url)
-
-
 def reported_by(url: str) -> str:
-    """What a verdict on an on-chain record rests on: the word of the endpoint that served it,
-    which this machine cannot check against the chain (a dishonest endpoint can answer with the
-    record built from the worker's own transaction, and every other rule holds)."""
-    return f"as reported by RPC {endpoint_name(url)}, not checked against the chain itself"
+    """What a verdict on an on-chain record rests on: the word of the endpoint that served it
+    (its shown form, config/endpoint), which this machine cannot check against the chain (a
+    dishonest endpoint can answer with the record built from the worker's own transaction, and
+    every other rule holds)."""
+    return f"as reported by RPC {shown_endpoint(url)}, not checked against the chain itself"
 
 
 def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
@@ -285,7 +256,7 @@ class ChainRead(Record, frozen=True):
     detail: str
     record: record.Record | None = None
     sequence: int | None = None  # the savepoint a failure is about, when known
-    endpoint: str = ""  # the RPC endpoint's URL that served `record`
+    endpoint: str = ""  # the RPC endpoint that served `record`, as shown (config/endpoint)
 
 
 def record_at(roots: Roots, client: rpc.Cluster) -> record.Record | None:
@@ -331,13 +302,11 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0, closed: C
     if found is None and confirmed:
         return ChainRead(
             FAILED,
-            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {endpoint_name(client.url)}: it was closed, or this is not the cluster it was posted to",
+            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.shown}: it was closed, or this is not the cluster it was posted to",
             sequence=confirmed,
         )
     if found is None:
-        return ChainRead(
-            PENDING, f"no record of {roots.instance} at {roots.address} on {endpoint_name(client.url)} yet"
-        )
+        return ChainRead(PENDING, f"no record of {roots.instance} at {roots.address} on {client.shown} yet")
     reset = history_reset(roots, found.sequence, confirmed)
     if reset is not None:
         return ChainRead(FAILED, reset, sequence=confirmed)
@@ -345,9 +314,9 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0, closed: C
         return ChainRead(PENDING, f"the record at {roots.address} holds no savepoint yet")
     return ChainRead(
         VERIFIED,
-        f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid{continuation(found)}, {reported_by(client.url)}",
+        f"record {roots.address}, savepoint {found.sequence}, slot {found.slot}, signature valid{continuation(found)}, {reported_by(client.shown)}",
         found,
-        endpoint=client.url,
+        endpoint=client.shown,
     )
 
 
@@ -738,7 +707,7 @@ def _confirmed_by(savepoint: Savepoint) -> str:
     said = savepoint.chain_endpoint
     if said is None:
         return "(by an RPC endpoint the index does not name) "
-    return f"by RPC {_plain_or_quoted(said)} "
+    return f"by RPC {shown_endpoint(said)} "
 
 
 def confirmations(savepoints: list[Savepoint]) -> str | None:
