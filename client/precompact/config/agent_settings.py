@@ -68,7 +68,7 @@ def loads(text: str, path: Path) -> object:
     """The JSON value of `text` (the agent's file at `path`), read as Claude Code 2.1.332 reads its
     settings: JavaScript's JSON.parse after one leading byte order mark. NotJson for what Python's
     json takes and JSON.parse refuses (NaN, Infinity, -Infinity); a number past a double's range
-    is infinite, as JSON.parse reads it (a value no JSON can hold: see install's writer)."""
+    is infinite, as JSON.parse reads it (a value no JSON can hold: `refuse_infinity`)."""
 
     def refuse_constant(name: str) -> object:
         raise ValueError(f"{name} is not a JSON value")
@@ -85,6 +85,24 @@ def loads(text: str, path: Path) -> object:
         raise NotJson(f"{path} is not valid JSON ({e})") from None
     except RecursionError:
         raise NotJson(f"{path} is not valid JSON (nested too deep to read)") from None
+
+
+class PastADouble(Unreadable):
+    """An agent's settings holding a number past a double's range (1e400): Claude Code reads it
+    as Infinity, which no JSON can hold (install could not write the file back) and which its
+    settings refuse where they take a number (2.1.332 ignored a whole file for
+    `"cleanupPeriodDays": 1e400`, hooks included)."""
+
+
+def refuse_infinity(document: object, path: Path) -> None:
+    """PastADouble when `document` (read by `loads`) holds an infinite number."""
+    try:
+        json.dumps(document, allow_nan=False)
+    except ValueError:
+        raise PastADouble(
+            f"{path} holds a number past a double's range (as 1e400), which Claude Code reads as Infinity: no JSON "
+            "can hold it, and Claude Code ignores the whole file where a setting that takes a number holds it"
+        ) from None
 
 
 def read_text(path: Path) -> str | None:
@@ -150,10 +168,11 @@ def merged_settings_files(project: Path, home: Path | None = None) -> list[tuple
 
 def settings_object(path: Path) -> dict:
     """The settings in the agent's file at `path` as the agent reads them: {} for no file, an
-    empty one or one that holds no JSON object; Unreadable (NotJson among them) for a file the
-    agent cannot read, which it then ignores whole."""
+    empty one or one that holds no JSON object; Unreadable for a file the agent cannot read
+    (NotJson), which it then ignores whole, or may ignore (PastADouble)."""
     text = read_text(path)
     document = loads(text, path) if text is not None and text.strip() else {}
+    refuse_infinity(document, path)
     return document if isinstance(document, dict) else {}
 
 

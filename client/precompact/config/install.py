@@ -492,12 +492,9 @@ def _read_object(path: Path) -> dict:
     if not isinstance(value, dict):
         raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
     try:
-        json.dumps(value, allow_nan=False)
-    except ValueError:
-        raise InstallError(
-            f"{path} holds a number past a double's range (as 1e400), which Claude Code reads as Infinity and no JSON "
-            "can hold; fix it by hand, precompact will not overwrite it"
-        ) from None
+        agent_settings.refuse_infinity(value, path)
+    except agent_settings.PastADouble as e:
+        raise InstallError(f"{e}; fix it by hand, precompact will not overwrite it") from None
     return value
 
 

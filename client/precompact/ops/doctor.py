@@ -120,7 +120,7 @@ def _commands(root: Path, home: Path) -> list[Check]:
             hooks = install.hooks_path(agent, scope, root, home)
             try:
                 programs = {_first_word(command) for command in _ours(hooks).values()}
-            except agent_settings.NotJson:
+            except (agent_settings.NotJson, agent_settings.PastADouble):
                 # Claude Code's is the hooks check's; another agent may read what JSON does not (comments).
                 continue
             except (agent_settings.Unreadable, install.NotOurPlugin) as e:
@@ -225,6 +225,8 @@ def _hooks(loaded: configuration.Config, home: Path) -> Check:
     try:
         places = {scope: _ours(agent_settings.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
         switched_off = _switched_off(loaded.root, home, plugin)
+    except agent_settings.PastADouble as e:
+        return Check("hooks", False, str(e), "write that number within a double's range (or remove it)")
     except agent_settings.Unreadable as e:
         # Claude Code ignores a settings file it cannot parse whole: the hooks it holds, too.
         return Check("hooks", False, str(e), "make it a regular file of JSON (or remove it)")
