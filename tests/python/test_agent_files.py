@@ -451,7 +451,7 @@ def test_doctor_reads_settings_as_claude_code_does_and_is_no_check_of_a_file_it_
     user.write_text(user.read_text().replace("NaN", "1e400", 1))
     assert hooks_line(new.path, home) == (
         f"✗ hooks: {user} holds a number past a double's range (as 1e400), which Claude Code reads as Infinity: "
-        "no JSON can hold it, and Claude Code ignores the whole file where a setting that takes a number holds it; "
+        "no JSON can hold it, and Claude Code may ignore the whole file for it (it does for cleanupPeriodDays); "
         "fix: write that number within a double's range (or remove it)"
     )
     user.write_text(user.read_text().replace("1e400", "1e300", 1))

@@ -101,7 +101,7 @@ def refuse_infinity(document: object, path: Path) -> None:
     except ValueError:
         raise PastADouble(
             f"{path} holds a number past a double's range (as 1e400), which Claude Code reads as Infinity: no JSON "
-            "can hold it, and Claude Code ignores the whole file where a setting that takes a number holds it"
+            "can hold it, and Claude Code may ignore the whole file for it (it does for cleanupPeriodDays)"
         ) from None
 
 
