@@ -407,3 +407,214 @@ def test_session_start_gives_the_brief_with_a_committed_mcp_json_linked_to_its_o
     assert started.returncode == 0
     brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Restored from savepoint" in brief
+
+
+# --- JSON as Claude Code reads it (JSON.parse), for install and doctor alike --------------------
+
+# Texts where Python's json and JavaScript's JSON.parse part ways, and some where they agree.
+JSON_CASES = [
+    '{"a": NaN}',
+    '{"a": Infinity}',
+    '{"a": -Infinity}',
+    '{"a": 1e400}',
+    '{"a": -1e400}',
+    '\ufeff{"a": 1}',
+    '{"a": "\\ud800"}',
+    '{"a": 1, "a": 2}',
+    ' {"a": 1.10}\n',
+    '{"a": 1,}',
+    '{"a": 01}',
+    '{"a": "\x01"}',
+    '// a comment\n{"a": 1}',
+    '{"a": 1}\u00a0',
+]
+
+
+@needs_node
+def test_the_reader_takes_what_json_parse_takes_and_refuses_what_it_refuses(tmp_path):
+    """Claude Code 2.1.332 reads its settings with JSON.parse, after one byte order mark: a file
+    it refuses is ignored whole, hooks and all, so precompact reads none of it either."""
+    script = (
+        "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
+        "console.log(JSON.stringify(cases.map((t) => { try { JSON.parse(t.replace(/^\\uFEFF/, '')); return true }"
+        " catch { return false } })));\n"
+    )
+    done = subprocess.run(
+        [NODE, "-e", script], input=json.dumps(JSON_CASES), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    takes = json.loads(done.stdout)
+
+    def read(text: str) -> bool:
+        try:
+            agent_settings.loads(text, tmp_path / "settings.json")
+        except agent_settings.NotJson as e:
+            assert str(e).startswith(f"{tmp_path / 'settings.json'} is not valid JSON (") and "\n" not in str(e)
+            return False
+        return True
+
+    assert [read(text) for text in JSON_CASES] == takes
+    assert takes[:6] == [False, False, False, True, True, True], "the cases Python's json alone took, and the rest"
+    assert agent_settings.loads('{"a": 1e400}', tmp_path) == {"a": float("inf")}, "as JSON.parse: Infinity"
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"cleanupPeriodDays": NaN}', "is not valid JSON (NaN is not a JSON value)"),
+        ('{"cleanupPeriodDays": -Infinity}', "is not valid JSON (-Infinity is not a JSON value)"),
+        ('{"cleanupPeriodDays": 1e400}', "holds a number past a double's range (as 1e400)"),
+    ],
+)
+def test_install_refuses_settings_it_could_not_write_back_as_json_parse_reads_them(project, scope, content, said):
+    """Python's json took NaN and Infinity, and wrote 1e400 back as Infinity: a file Claude Code
+    then ignored whole, hooks included. Refused in one line naming the file; nothing written."""
+    settings = agent_settings.settings_path(scope, project, project / "home")
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(content)
+    for command in ("install", "uninstall"):
+        done = precompact(project, command, "--scope", scope, home=project / "home")
+        assert done.returncode == 1
+        [line] = done.stderr.strip().splitlines()
+        assert line.startswith(f"Error: {settings} {said}") and line.endswith(
+            "; fix it by hand, precompact will not overwrite it"
+        ), line
+    assert settings.read_text() == content
+
+
+def test_install_keeps_every_other_setting_as_claude_code_reads_it(project):
+    """A byte order mark, a lone surrogate JSON may escape, non-ASCII text, a number a double
+    rounds, a key given twice: install writes UTF-8 JSON that reads back to the same settings."""
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    before = '\ufeff{"a": "\\ud800", "b": "é", "big": 10000000000000000001, "f": 1.10, "n": -0.0, "k": 1, "k": 2}'
+    settings.write_text(before, encoding="utf-8")
+    assert precompact(project, "install", home=project / "home").returncode == 0
+    after = agent_settings.loads(settings.read_bytes().decode("utf-8"), settings)
+    assert isinstance(after, dict) and after.pop("hooks")
+    assert after == agent_settings.loads(before, settings)
+    assert '"b": "é"' in settings.read_text(encoding="utf-8"), "written as it was, not escaped"
+    if NODE is not None:
+        read = subprocess.run(
+            [NODE, "-e", f"JSON.parse(require('fs').readFileSync({json.dumps(str(settings))}, 'utf8'))"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert read.returncode == 0, read.stderr
+
+
+def hooks_line(project: Path, home: Path) -> str:
+    from precompact.ops import doctor
+
+    [check] = [c for c in doctor.run(project, home) if c.name == "hooks"]
+    return check.line()
+
+
+def test_doctor_reads_settings_as_claude_code_does_and_is_no_check_of_a_file_it_ignores(project):
+    new = new_project(project, "p", git_layer=False, chain_layer=False)
+    home = project / "home"
+    assert precompact(new.path, "install", "--scope", "user", home=home).returncode == 0
+    assert hooks_line(new.path, home).startswith("✓ hooks: PreCompact")
+    user = home / ".claude" / "settings.json"
+    user.write_text(user.read_text().replace("{", '{"cleanupPeriodDays": NaN, ', 1))
+    assert hooks_line(new.path, home) == (
+        f"✗ hooks: {user} is not valid JSON (NaN is not a JSON value); fix: make it a regular file of JSON (or remove it)"
+    )
+    user.write_text(user.read_text().replace("NaN", "1e400", 1))
+    assert hooks_line(new.path, home) == (
+        f"✗ hooks: {user} holds a number past a double's range (as 1e400), which Claude Code reads as Infinity: "
+        "no JSON can hold it, and Claude Code may ignore the whole file for it (it does for cleanupPeriodDays); "
+        "fix: write that number within a double's range (or remove it)"
+    )
+    user.write_text(user.read_text().replace("1e400", "1e300", 1))
+    assert hooks_line(new.path, home).startswith("✓ hooks: PreCompact")
+
+
+# --- the switches that keep Claude Code from running any of precompact's hooks -----------------
+
+
+def test_doctor_names_disable_all_hooks_in_every_file_claude_code_merges_as_its_merge_decides(project, monkeypatch):
+    """`disableAllHooks` stops every hook of settings files and plugins (Claude Code 2.1.332: with
+    it in `.claude/settings.local.json`, a /compact made no savepoint). The user's, project's and
+    local files merge, the later one winning (a local false undid a user true, a user false did
+    not undo a local true: both seen with the real Claude Code); a managed true wins over all."""
+    managed = project / "managed"
+    monkeypatch.setattr(agent_settings, "MANAGED_DIRECTORY", managed)
+    new = new_project(project, "p", git_layer=False, chain_layer=False)
+    home = project / "home"
+    assert precompact(new.path, "install", "--scope", "user", home=home).returncode == 0
+    files = {scope: path for scope, path in agent_settings.merged_settings_files(new.path, home)}
+    assert files == {
+        "user": home / ".claude" / "settings.json",
+        "project": new.path / ".claude" / "settings.json",
+        "local": new.path / ".claude" / "settings.local.json",
+        "managed": managed / "managed-settings.json",
+    }
+    files["drop-in"] = managed / "managed-settings.d" / "50-policy.json"
+
+    def switch(**values) -> str:
+        for scope, path in files.items():
+            settings = agent_settings.settings_object(path)
+            settings.pop("disableAllHooks", None)
+            if scope in values:
+                settings["disableAllHooks"] = values[scope]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(settings))
+        return hooks_line(new.path, home)
+
+    def off(scope: str) -> str:
+        where = files[scope]
+        named = "managed" if scope == "drop-in" else scope
+        return (
+            f"✗ hooks: disableAllHooks is true in {where} ({named} settings): Claude Code runs no hooks of settings "
+            f"files or plugins, precompact's among them, so no compaction is saved; fix: remove disableAllHooks from {where}"
+        )
+
+    assert switch().startswith("✓ hooks: PreCompact")
+    for scope in files:
+        assert switch(**{scope: True}) == off(scope), scope
+    assert switch(user=True, local=False).startswith("✓ hooks"), "the later file's false wins"
+    assert switch(user=False, local=True) == off("local")
+    assert switch(user=True, project=False).startswith("✓ hooks")
+    assert switch(local=False, **{"drop-in": True}) == off("drop-in"), "a managed true wins over all"
+    assert switch(user=True, **{"drop-in": False}) == off("user"), "a managed false is not counted on to undo it"
+    assert switch(local="yes").startswith("✗ hooks: disableAllHooks is set in"), "Claude Code's test: not false"
+    assert switch(local="false").startswith("✓ hooks")
+
+
+def test_doctor_names_a_managed_allow_managed_hooks_only_unless_the_managed_settings_enable_the_plugin(
+    project, monkeypatch
+):
+    """`allowManagedHooksOnly`, read from managed settings alone (`managed-settings.json` and the
+    `*.json` of `managed-settings.d/`, hidden ones not), runs only managed hooks and the plugins
+    managed settings enable."""
+    managed = project / "managed"
+    monkeypatch.setattr(agent_settings, "MANAGED_DIRECTORY", managed)
+    new = new_project(project, "p", git_layer=False, chain_layer=False)
+    home = project / "home"
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"enabledPlugins": {"precompact@mine": True}, "allowManagedHooksOnly": True}))
+    assert hooks_line(new.path, home) == "✓ hooks: " + ", ".join(installer.HOOKS) + " in plugin precompact@mine"
+    drop_ins = managed / "managed-settings.d"
+    drop_ins.mkdir(parents=True)
+    (drop_ins / ".hidden.json").write_text(json.dumps({"allowManagedHooksOnly": True}))
+    (drop_ins / "notes.txt").write_text(json.dumps({"disableAllHooks": True}))
+    assert hooks_line(new.path, home).startswith("✓ hooks"), "files Claude Code does not read"
+    policy = drop_ins / "10-org.json"
+    policy.write_text(json.dumps({"allowManagedHooksOnly": True}))
+    assert hooks_line(new.path, home) == (
+        f"✗ hooks: allowManagedHooksOnly is set in {policy}: Claude Code runs only the managed settings' hooks and "
+        "the plugins they enable, not precompact's, so no compaction is saved; "
+        f"fix: ask whoever manages {policy} to enable the precompact plugin there (enabledPlugins), "
+        "or to lift allowManagedHooksOnly"
+    )
+    (managed / "managed-settings.json").write_text(json.dumps({"enabledPlugins": {"precompact@mine": True}}))
+    assert hooks_line(new.path, home).startswith("✓ hooks"), "the managed settings enable the plugin"
+    user.write_text(json.dumps({}))
+    assert precompact(new.path, "install", "--scope", "user", home=home).returncode == 0
+    assert hooks_line(new.path, home).startswith("✗ hooks: allowManagedHooksOnly is set in"), "settings hooks are not"
+    policy.write_text('{"allowManagedHooksOnly": NaN}')
+    assert hooks_line(new.path, home).startswith(f"✗ hooks: {policy} is not valid JSON (NaN")

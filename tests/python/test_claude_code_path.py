@@ -138,3 +138,46 @@ def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, t
     assert doctor_line(home, project.path, "MCP server command").startswith(
         f'✓ MCP server command: {home / ".claude.json"} runs "{ENTRY}", which starts with your PATH'
     )
+
+
+@pytest.mark.parametrize(
+    ("user", "local", "saved"),
+    [(None, True, False), (True, False, True)],
+    ids=["local-switch-on", "user-switch-undone-by-local"],
+)
+def test_doctor_says_what_claude_code_does_with_disable_all_hooks(tmp_path, project, claude_binary, user, local, saved):
+    """`disableAllHooks` in the files Claude Code merges: where the real Claude Code then makes no
+    savepoint at a /compact, doctor's hooks check is ✗ naming the file; where a later file's false
+    undoes it and the savepoint is made, doctor's hooks check is ✓."""
+    with claude_code.session_in(project, tmp_path / "home", claude_binary, "--scope", "user") as setup:
+        user_settings = setup.session.home / ".claude" / "settings.json"
+        local_settings = project.path / ".claude" / "settings.local.json"
+        if user is not None:
+            user_settings.write_text(json.dumps({**json.loads(user_settings.read_text()), "disableAllHooks": user}))
+        local_settings.parent.mkdir(exist_ok=True)
+        local_settings.write_text(json.dumps({"disableAllHooks": local}))
+        setup.session.run_in_one_process(["Remember the word pelican.", "/compact"])
+        assert len(compaction_requests(setup.session.mock)) == 1
+    index = project.logs / "precompact-savepoint.jsonl"
+    assert (index.exists() and '"SAVEPOINT_CREATED"' in index.read_text()) is saved
+    [hooks] = [line for line in setup.precompact("doctor").stdout.splitlines() if line[2:].startswith("hooks: ")]
+    if saved:
+        assert hooks.startswith("✓ hooks: PreCompact"), hooks
+    else:
+        assert hooks.startswith(f"✗ hooks: disableAllHooks is true in {local_settings} (local settings)"), hooks
+
+
+def test_doctor_is_no_check_of_a_settings_file_claude_code_ignores_for_a_number_past_a_double(
+    tmp_path, project, claude_binary
+):
+    """JSON.parse reads `1e400` as Infinity, which Claude Code 2.1.332's settings refuse for
+    `cleanupPeriodDays`: it ignores the whole file, precompact's hooks with it, and no savepoint is
+    made; doctor's hooks check is ✗ naming the file (Python's json read the same file as valid)."""
+    with claude_code.session_in(project, tmp_path / "home", claude_binary, "--scope", "user") as setup:
+        user_settings = setup.session.home / ".claude" / "settings.json"
+        user_settings.write_text(user_settings.read_text().replace("{", '{"cleanupPeriodDays": 1e400, ', 1))
+        setup.session.run_in_one_process(["Remember the word pelican.", "/compact"])
+        assert len(compaction_requests(setup.session.mock)) == 1
+    assert not (project.logs / "precompact-savepoint.jsonl").exists()
+    [hooks] = [line for line in setup.precompact("doctor").stdout.splitlines() if line[2:].startswith("hooks: ")]
+    assert hooks.startswith(f"✗ hooks: {user_settings} holds a number past a double's range (as 1e400)"), hooks

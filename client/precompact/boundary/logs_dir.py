@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.boundary import atomic_file
+from precompact.boundary import atomic_file, quoting
 from precompact.errors import PrecompactError
 
 if TYPE_CHECKING:
@@ -187,7 +187,8 @@ def handed_over(logs: Path, sub: str, create: bool) -> Path:
                 errno.EPERM, f"{logs / sub} is not this user's own directory; precompact refuses it: remove it"
             )
         for name in os.listdir(fd):
-            shown = logs / sub / name
+            # A name the project's files brought (any bytes but / and NUL): quoted, on one line.
+            shown = quoting.inline(str(logs / sub / name))
             entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISLNK(entry.st_mode):
                 raise ConfinementError(
@@ -372,7 +373,7 @@ def _check_untracked(logs: Path) -> None:
     if tracked:
         raise ConfinementError(
             errno.EPERM,
-            f"{logs} holds files tracked by git ({tracked[0]}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)",
+            f"{logs} holds files tracked by git (such as {quoting.inline(tracked[0])}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)",
         )
     if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
         _keep_untracked(seen)
@@ -395,7 +396,9 @@ def _listed_from_the_index_alone(logs: Path, failed: processes.CompletedProcess)
         if listed is not None and listed.returncode == 0:
             return listed
     said = failed.stderr.strip().splitlines()
-    raise ConfinementError(errno.EPERM, _unanswered(logs, said[0][:200] if said else f"exit {failed.returncode}"))
+    raise ConfinementError(
+        errno.EPERM, _unanswered(logs, quoting.inline(said[0][:200]) if said else f"exit {failed.returncode}")
+    )
 
 
 def _unanswered(logs: Path, why: str) -> str:

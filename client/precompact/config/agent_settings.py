@@ -1,11 +1,13 @@
 """Where the agents keep their settings and MCP servers, and whether these name precompact's
 (read only; `precompact install` writes them, config/install.py). Its own module because a
 session's brief asks it at every start, whether to name the MCP tools: it imports nothing but
-the standard library's json, os and pathlib (and boundary/small_file, which imports the standard
-library alone), and none of what installing needs.
+the standard library's json, math, os, pathlib and sys (and boundary/small_file, which imports the
+standard library alone), and none of what installing needs.
 
 Every file read here is outside input: one that cannot be read, is larger than
-MAX_SETTINGS_BYTES or is not a JSON object names nothing. `read` is the one reader of the
+MAX_SETTINGS_BYTES or is not a JSON object names nothing. JSON is read as the agents read it
+(`loads`: JavaScript's JSON.parse for Claude Code), never more leniently: a setting precompact
+reads in a file the agent ignores whole is no setting. `read` is the one reader of the
 agents' settings, hook, MCP and plugin files, for install and doctor too (an architecture test
 holds every other module to it); what it owns is their caps and their decoding, the open and its
 checks are boundary/small_file's: a committed link to a FIFO or a terminal would hang the
@@ -14,7 +16,9 @@ SessionStart hook and the plugin's launcher, a link to /dev/zero would fill the 
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 from pathlib import Path
 
 from precompact.boundary import small_file
@@ -56,6 +60,51 @@ def read(path: Path) -> bytes | None:
         raise Unreadable(f"cannot read {path}: {e.strerror or e}") from None
 
 
+class NotJson(Unreadable):
+    """An agent's file that is not JSON its agent reads: the agent ignores all of it."""
+
+
+def loads(text: str, path: Path) -> object:
+    """The JSON value of `text` (the agent's file at `path`), read as Claude Code 2.1.332 reads its
+    settings: JavaScript's JSON.parse after one leading byte order mark. NotJson for what Python's
+    json takes and JSON.parse refuses (NaN, Infinity, -Infinity); a number past a double's range
+    is infinite, as JSON.parse reads it (a value no JSON can hold: `refuse_infinity`)."""
+
+    def refuse_constant(name: str) -> object:
+        raise ValueError(f"{name} is not a JSON value")
+
+    def whole(number: str) -> int | float:
+        try:
+            return int(number)
+        except ValueError:  # more digits than Python converts: far past a double's range
+            return -math.inf if number.startswith("-") else math.inf
+
+    try:
+        return json.loads(text.removeprefix("\ufeff"), parse_constant=refuse_constant, parse_int=whole)
+    except ValueError as e:  # json.JSONDecodeError among them
+        raise NotJson(f"{path} is not valid JSON ({e})") from None
+    except RecursionError:
+        raise NotJson(f"{path} is not valid JSON (nested too deep to read)") from None
+
+
+class PastADouble(Unreadable):
+    """An agent's settings holding a number past a double's range (1e400): Claude Code reads it
+    as Infinity, which no JSON can hold (install could not write the file back) and which its
+    settings refuse where they take a number (2.1.332 ignored a whole file for
+    `"cleanupPeriodDays": 1e400`, hooks included)."""
+
+
+def refuse_infinity(document: object, path: Path) -> None:
+    """PastADouble when `document` (read by `loads`) holds an infinite number."""
+    try:
+        json.dumps(document, allow_nan=False)
+    except ValueError:
+        raise PastADouble(
+            f"{path} holds a number past a double's range (as 1e400), which Claude Code reads as Infinity: no JSON "
+            "can hold it, and Claude Code may ignore the whole file for it (it does for cleanupPeriodDays)"
+        ) from None
+
+
 def read_text(path: Path) -> str | None:
     """`read`, as UTF-8 text."""
     data = read(path)
@@ -67,22 +116,64 @@ def read_text(path: Path) -> str | None:
 
 def outside_object(path: Path) -> dict:
     """The JSON object in `path` (a project's file is outside input), or {} when there is none to
-    read: no file, not `read`able, not a JSON object, nested deeper than json's recursion takes.
-    The standard library's json: the plugin's launcher imports this module before any dependency
-    (outside_json's orjson) exists."""
+    read: no file, not `read`able, not a JSON object its agent reads (`loads`). The standard
+    library's json: the plugin's launcher imports this module before any dependency (outside_json's
+    orjson) exists."""
     try:
-        data = read(path)
+        text = read_text(path)
+        document = loads(text, path) if text is not None else {}
     except Unreadable:
-        return {}
-    try:
-        document = json.loads(data) if data is not None else {}
-    except (ValueError, RecursionError):
         return {}
     return document if isinstance(document, dict) else {}
 
 
 def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
     return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
+
+
+# Where Claude Code 2.1.332 reads managed (policy) settings: `managed-settings.json`, then each
+# `*.json` of `managed-settings.d/` in name order (Windows' places are not read here).
+MANAGED_DIRECTORY = (
+    Path("/Library/Application Support/ClaudeCode") if sys.platform == "darwin" else Path("/etc/claude-code")
+)
+
+
+def merged_settings_files(project: Path, home: Path | None = None) -> list[tuple[str, Path]]:
+    """(scope, path) of every settings file Claude Code 2.1.332 merges for a session started in
+    `project`, in its order: user, project, local (`.claude/settings.local.json`, which Claude Code
+    keeps out of git), managed (`MANAGED_DIRECTORY`). A managed folder that cannot be listed is
+    Unreadable (what it holds cannot be vouched for). Settings it takes from elsewhere (`--settings`,
+    an MDM policy, a server) are no file here."""
+    drop_ins = MANAGED_DIRECTORY / "managed-settings.d"
+    try:
+        with os.scandir(drop_ins) as entries:
+            # As Claude Code lists them: regular files and links, named *.json, not hidden.
+            names = sorted(
+                e.name
+                for e in entries
+                if (e.is_file() or e.is_symlink()) and e.name.endswith(".json") and not e.name.startswith(".")
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    except OSError as e:
+        raise Unreadable(f"cannot list {drop_ins}: {e.strerror or e}") from None
+    return [
+        ("user", settings_path("user", project, home)),
+        ("project", settings_path("project", project, home)),
+        ("local", project / ".claude" / "settings.local.json"),
+        ("managed", MANAGED_DIRECTORY / "managed-settings.json"),
+        *(("managed", drop_ins / name) for name in names),
+    ]
+
+
+def settings_object(path: Path) -> dict:
+    """The settings in the agent's file at `path` as the agent reads them: {} for no file, an
+    empty one or one that holds no JSON object; Unreadable for a file the agent cannot read
+    (NotJson), which it then ignores whole, or may ignore (PastADouble)."""
+    text = read_text(path)
+    document = loads(text, path) if text is not None and text.strip() else {}
+    refuse_infinity(document, path)
+    return document if isinstance(document, dict) else {}
 
 
 def enabled_plugin(home: Path | None = None) -> str | None:

@@ -95,7 +95,15 @@ class Change:
         return self.before != self.after
 
     def text(self) -> str:
-        return json.dumps(self.after, indent=2, ensure_ascii=False) + "\n"
+        """The new file: JSON the agent reads (never NaN or Infinity: `_read_object` refuses a
+        file that would need them), UTF-8 text but for a lone surrogate (which JSON's "\\ud800"
+        may carry and UTF-8 cannot), written as the escape it was read from."""
+        written = json.dumps(self.after, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", written)
+
+
+# json.loads joins an escaped pair into one character: a surrogate left in a string stood alone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def hooks_path(agent: str, scope: str, project: Path, home: Path | None = None) -> Path:
@@ -478,13 +486,15 @@ def _read_object(path: Path) -> dict:
     except agent_settings.Unreadable as e:
         raise InstallError(f"{e}; make it a regular file of JSON (or remove it), then run this again") from None
     try:
-        value = json.loads(text) if text.strip() else {}
-    except (ValueError, RecursionError) as e:
-        raise InstallError(
-            f"{path} is not valid JSON ({e}); fix it by hand, precompact will not overwrite it"
-        ) from None
+        value = agent_settings.loads(text, path) if text.strip() else {}
+    except agent_settings.NotJson as e:
+        raise InstallError(f"{e}; fix it by hand, precompact will not overwrite it") from None
     if not isinstance(value, dict):
         raise InstallError(f"{path} must hold a JSON object; fix it by hand, precompact will not overwrite it")
+    try:
+        agent_settings.refuse_infinity(value, path)
+    except agent_settings.PastADouble as e:
+        raise InstallError(f"{e}; fix it by hand, precompact will not overwrite it") from None
     return value
 
 

@@ -463,11 +463,15 @@ def _start_worker(loaded: configuration.Config, payload: dict) -> bool:
 
 def failure_reason(error: Exception) -> str:
     """A failure in one line, redacted: the message of an error that explains itself, else
-    its repr."""
+    its repr. One line whatever a message holds (PreCompact's stdout, where it goes, is the
+    summariser's prompt): its owner quotes each outside value in it (`quoting.inline`), and a
+    line boundary one still let through cannot start a line of its own here."""
     from precompact.transcript.redact import Redactor
 
-    return Redactor().redact(
-        str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
+    return quoting.single_line(
+        Redactor().redact(
+            str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
+        )
     )
 
 

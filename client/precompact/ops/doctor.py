@@ -120,6 +120,9 @@ def _commands(root: Path, home: Path) -> list[Check]:
             hooks = install.hooks_path(agent, scope, root, home)
             try:
                 programs = {_first_word(command) for command in _ours(hooks).values()}
+            except (agent_settings.NotJson, agent_settings.PastADouble):
+                # Claude Code's is the hooks check's; another agent may read what JSON does not (comments).
+                continue
             except (agent_settings.Unreadable, install.NotOurPlugin) as e:
                 checks.append(_unusable(f"{agent} hook command", e, agent, scope))
                 continue
@@ -204,9 +207,8 @@ def _ours(path: Path) -> dict[str, str]:
     if path.name == install.OPENCODE_PLUGIN:
         command = install.opencode_command(path)
         return {"plugin": shlex.quote(command)} if command else {}
-    text = agent_settings.read_text(path)
+    hooks = agent_settings.settings_object(path).get("hooks") or {}
     try:
-        hooks = json.loads(text).get("hooks") or {} if text is not None else {}
         return {
             event: h["command"]
             for event, groups in hooks.items()
@@ -214,16 +216,22 @@ def _ours(path: Path) -> dict[str, str]:
             for h in g.get("hooks", [])
             if install.is_ours(h)
         }
-    except (ValueError, RecursionError, AttributeError, TypeError):
+    except (AttributeError, TypeError):
         return {}
 
 
 def _hooks(loaded: configuration.Config, home: Path) -> Check:
+    plugin = install.loadable_plugin(home)  # one Claude Code cannot load is said by the plugin folder check
     try:
         places = {scope: _ours(agent_settings.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
+        switched_off = _switched_off(loaded.root, home, plugin)
+    except agent_settings.PastADouble as e:
+        return Check("hooks", False, str(e), "write that number within a double's range (or remove it)")
     except agent_settings.Unreadable as e:
+        # Claude Code ignores a settings file it cannot parse whole: the hooks it holds, too.
         return Check("hooks", False, str(e), "make it a regular file of JSON (or remove it)")
-    plugin = install.loadable_plugin(home)  # one Claude Code cannot load is said by the plugin folder check
+    if switched_off is not None:
+        return switched_off
     where = [f"{scope} settings" for scope, events in places.items() if events] + (
         [f"plugin {plugin}"] if plugin else []
     )
@@ -241,6 +249,52 @@ def _hooks(loaded: configuration.Config, home: Path) -> Check:
     if missing:
         return Check("hooks", False, f"{where[0]} lacks {', '.join(missing)}", "precompact install (again)")
     return Check("hooks", True, f"{', '.join(install.HOOKS)} in {where[0]}")
+
+
+def _switched_off(project: Path, home: Path, plugin: str | None) -> Check | None:
+    """The hooks check when the settings files Claude Code merges keep it from running
+    precompact's hooks, wherever they are installed (the hooks cannot say it: they do not run).
+    `disableAllHooks`: the user's, project's and local files merge, the later one's value winning
+    (seen with Claude Code 2.1.332: the user's true undone by a local false, not the other way),
+    and a managed file's true wins over them all. `allowManagedHooksOnly`, read from managed files
+    only: it stops every hook but the managed settings' own and those of plugins they enable."""
+    merged: tuple[object, str, Path] | None = None
+    managed_plugins: dict = {}
+    only_managed: Path | None = None
+    for scope, path in agent_settings.merged_settings_files(project, home):
+        settings = agent_settings.settings_object(path)
+        switch = settings.get("disableAllHooks")
+        if switch is not None and (scope != "managed" or _switches_off(switch)):
+            merged = (switch, scope, path)
+        if scope == "managed":
+            enabled = settings.get("enabledPlugins")
+            managed_plugins.update(enabled if isinstance(enabled, dict) else {})
+            if settings.get("allowManagedHooksOnly") is True:
+                only_managed = path
+    if merged is not None and _switches_off(merged[0]):
+        switch, scope, path = merged
+        return Check(
+            "hooks",
+            False,
+            f"disableAllHooks is {'true' if switch is True else 'set'} in {path} ({scope} settings): "
+            "Claude Code runs no hooks of settings files or plugins, precompact's among them, so no compaction is saved",
+            f"remove disableAllHooks from {path}",
+        )
+    if only_managed is None or (plugin is not None and managed_plugins.get(plugin) is True):
+        return None
+    return Check(
+        "hooks",
+        False,
+        f"allowManagedHooksOnly is set in {only_managed}: Claude Code runs only the managed settings' hooks "
+        "and the plugins they enable, not precompact's, so no compaction is saved",
+        f"ask whoever manages {only_managed} to enable the precompact plugin there (enabledPlugins), or to lift allowManagedHooksOnly",
+    )
+
+
+def _switches_off(switch: object) -> bool:
+    """Claude Code's own test of a `disableAllHooks` value (JavaScript's strict comparisons: 0 is
+    no false)."""
+    return not (switch is None or switch is False or switch == "false")
 
 
 def _claude_version() -> Check:
