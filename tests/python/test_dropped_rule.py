@@ -66,14 +66,17 @@ def test_the_commit_made_and_a_migration_head_are_read_from_the_tools_output():
     assert not _texts(listed, "command"), "the commit is the fact, not the command as well"
 
 
-def test_counts_and_timings_in_tool_output_are_measurements_the_newest_of_each_shape():
+def test_counts_and_timings_in_tool_output_are_measurements_the_newest_of_each_shape_but_a_benchmarks_each():
     c = Conversation("/p", "measure")
     c.bash("python scripts/recheck.py", "checked lines\nflagged 1,284 rows with a one-cent difference")
+    c.bash("python scripts/recheck.py", "checked lines\nflagged 1,190 rows with a one-cent difference")
     c.bash("psql -c 'EXPLAIN ANALYZE SELECT 1'", "Execution Time: 2874.552 ms")
     c.bash("psql -c 'EXPLAIN ANALYZE SELECT 2'", "Execution Time: 41.870 ms")
     measured = _texts(_listed(c, NOTHING), "measurement")
-    assert "flagged 1,284 rows with a one-cent difference" in measured
-    assert "Execution Time: 41.870 ms" in measured and "Execution Time: 2874.552 ms" not in measured
+    assert "flagged 1,190 rows with a one-cent difference" in measured
+    assert "flagged 1,284 rows with a one-cent difference" not in measured, "a rerun's count is the newest"
+    # a benchmark's result is run to be compared with the run before the change: each is a fact
+    assert "Execution Time: 41.870 ms" in measured and "Execution Time: 2874.552 ms" in measured
 
 
 def test_a_command_not_found_is_the_error_of_its_failed_command_and_one_failure_is_one_fact():
@@ -1371,3 +1374,103 @@ def test_a_figure_alone_stays_listed_where_the_summary_keeps_its_clause_by_the_c
     measured = _texts(listed, "measurement")
     assert not any("of 400 requests" in m for m in measured), "two of its three figures: the clause is kept"
     assert "312" in measured, "the figure the summary lost, alone: listed"
+
+
+def test_the_advisories_an_audit_names_are_identifiers_each_with_its_line_but_not_a_trees_whole_debt():
+    c = Conversation("/p", "audit")
+    c.bash(
+        "pip-audit -r requirements.txt",
+        "Found 2 known vulnerabilities in 2 packages\nName    Version ID                  Fix Versions\n"
+        "jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4\nurllib3 1.26.18 PYSEC-2024-60       1.26.19",
+        error=True,
+    )
+    c.bash("cargo audit", "ID:        RUSTSEC-2024-0332\nSolution:  Upgrade to >=0.4.4\nerror: 1 vulnerability found!")
+    listed = _listed(c, NOTHING)
+    ids = {f.text: f.detail for f in listed if f.kind == "identifier"}
+    assert ids.get("GHSA-h75v-3vvj-5mfj") == "jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4", "with the package it is of"
+    assert "PYSEC-2024-60" in ids and "RUSTSEC-2024-0332" in ids
+    kept = "4. Errors and fixes:\n   - pip-audit flagged GHSA-h75v-3vvj-5mfj and PYSEC-2024-60; cargo audit RUSTSEC-2024-0332.\n"
+    assert not [f for f in _listed(c, kept) if f.kind == "identifier"]
+    surveyed = Conversation("/p", "debt")
+    surveyed.bash("npm audit", "\n".join(f"pkg{i}  GHSA-aaaa-bbbb-cc{i:02d}" for i in range(8)))
+    assert not [f for f in _listed(surveyed, NOTHING) if f.kind == "identifier"], "eight advisories: a survey"
+
+
+def test_the_ids_git_and_docker_print_of_blobs_trees_and_images_are_no_commits_but_a_logs_are():
+    c = Conversation("/p", "objects")
+    c.bash("git diff src/app.py", "diff --git a/src/app.py b/src/app.py\nindex 3f2a1b9..8c7d6e5 100644\n-x = 1\n+x = 2")
+    c.bash("git ls-files -s src/app.py", "100644 3f2a1b9c4d5e6f708192a3b4c5d6e7f809102a3b 0\tsrc/app.py")
+    c.bash(
+        "docker build -t api . && git log -1 --format=%h",
+        "Step 1/5 : FROM python\n ---> 3e1f2a9b8c7d\nSuccessfully built 9a8b7c6d5e4f\nwriting image sha256:4b825dc642cb\n5d6e7f8",
+    )
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert ids == ["5d6e7f8"], ids
+
+
+def test_a_load_tests_rate_and_tail_latency_are_its_results_not_what_it_was_given_or_sent():
+    c = Conversation("/p", "load")
+    c.bash(
+        "wrk -t4 -c64 -d30s --latency http://localhost:8080/v1/search",
+        "  4 threads and 64 connections\n  Latency Distribution\n     50%   22.10ms\n     75%   29.84ms\n"
+        "     99%   71.66ms\n  77512 requests in 30.04s, 181.22MB read\nRequests/sec:   2580.29\nTransfer/sec:      6.03MB",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Requests/sec:   2580.29" in measured and "99%   71.66ms" in measured
+    assert not [m for m in measured if "threads" in m or "Transfer" in m or "requests in" in m or "50%" in m]
+
+
+def test_a_benchmarks_result_before_a_change_stays_beside_the_one_after_but_a_reruns_count_does_not():
+    c = Conversation("/p", "compared")
+    for rate in ("2580.29", "4705.52"):
+        c.bash("wrk -t4 -c64 -d30s http://localhost:8080/", f"Requests/sec:   {rate}\n")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Requests/sec:   2580.29" in measured and "Requests/sec:   4705.52" in measured
+
+
+def test_a_profiles_first_row_is_its_finding_and_a_plans_nodes_are_no_result():
+    c = Conversation("/p", "profile")
+    c.bash(
+        "go tool pprof -top -nodecount=3 cpu.pprof",
+        "Duration: 20.13s, Total samples = 31.42s (156.09%)\n      flat  flat%   sum%        cum   cum%\n"
+        "     6.12s 19.48% 19.48%     11.87s 37.78%  encoding/json.(*encodeState).reflectValue\n"
+        "     4.40s 14.00% 33.48%      4.40s 14.00%  runtime.mallocgc\n     3.02s  9.61% 43.09%      3.02s  9.61%  syscall.Syscall",
+    )
+    c.bash(
+        "psql -c 'EXPLAIN ANALYZE SELECT 1'",
+        "->  Bitmap Index Scan on idx  (cost=0.00..23.97 rows=505 width=0) (actual time=0.301..0.301 rows=1187 loops=1)\n"
+        " Planning Time: 0.188 ms\n Execution Time: 1.961 ms",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "6.12s 19.48% 19.48%     11.87s 37.78%  encoding/json.(*encodeState).reflectValue" in measured
+    assert not [m for m in measured if "mallocgc" in m or "Syscall" in m or "Index Scan" in m]
+    assert "Execution Time: 1.961 ms" in measured
+
+
+def test_a_measurement_the_summary_gives_in_another_unit_is_kept_as_precisely_as_it_says():
+    c = Conversation("/p", "units")
+    c.bash("psql -c 'EXPLAIN ANALYZE SELECT 1'", "Execution Time: 2874.552 ms")
+    c.bash("du -sh /backups/pre.dump", "1.8G\t/backups/pre.dump")
+    kept = "5. Problem Solving:\n   The query took about 2.9 s; the dump is 1.8 GB.\n"
+    assert not _texts(_listed(c, kept), "measurement")
+    other = "5. Problem Solving:\n   The query took about 3.4 s; the dump is 1.4 GB.\n"
+    assert len(_texts(_listed(c, other), "measurement")) == 2, "other figures: not the same"
+
+
+def test_a_querys_short_result_of_columns_is_one_fact_but_a_long_one_or_a_history_is_a_listing():
+    c = Conversation("/p", "rows")
+    c.bash(
+        "psql payments -c 'SELECT id, amount_cents FROM payments WHERE refunded_cents > amount_cents'",
+        "   id    | amount_cents \n---------+--------------\n 1009312 |         4999\n 1011870 |        12000\n(2 rows)",
+    )
+    c.bash(
+        "psql -c 'select version, installed_on from flyway_schema_history'",
+        " version | installed_on \n---------+---------------------\n 41      | 2026-11-24 16:02:51\n(1 row)",
+    )
+    listed = _listed(c, NOTHING)
+    assert [f.text for f in listed if "1009312" in f.text] == ["id | amount_cents: 1009312 | 4999; 1011870 | 12000"]
+    assert not [f for f in listed if "installed_on" in f.text], "when each row was made: a history"
+    long = Conversation("/p", "listing")
+    rows = "\n".join(f" {i} | {i * 7}" for i in range(1000, 1020))
+    long.bash("psql -c 'select id, n from t'", f" id | n \n----+---\n{rows}\n(20 rows)")
+    assert not [f for f in _listed(long, NOTHING) if "1000" in f.text]

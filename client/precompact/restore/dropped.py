@@ -309,7 +309,9 @@ _RUN_DURATION = re.compile(
 _GONE_THROUGH = re.compile(
     r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+|"
     r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
-    r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)",
+    r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)|"
+    # a load test's requests sent in its fixed time and the bytes they moved: its rate is its result
+    r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -354,6 +356,8 @@ _MEASUREMENT = re.compile(
     r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s|[A-Z]{2,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
     r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
+    # a rate said before its figure (wrk's `Requests/sec:   2580.29`, ab's `Requests per second:    1523.44`)
+    r"|\b(?i:requests|req|queries|transactions|ops|operations|messages|events)(?:/s(?:ec)?|\s+per\s+second)\s*:\s*\d"
 )
 # What every measurement holds: a figure standing alone or an amount. Looked for first, it spares
 # most text _MEASUREMENT's slower search (a tenth of its time on a 100 MB session's prose).
@@ -371,6 +375,10 @@ def _measured(text: str) -> bool:
 _PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
 _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # git commands whose output names commits in passing.
+# A security advisory by its id, as audit tools print it (`GHSA-h75v-3vvj-5mfj`, `CVE-2024-3094`,
+# `RUSTSEC-2024-0332`, `PYSEC-2024-60`, `GO-2024-2687`): what a security fix is about, whatever the tool.
+_ADVISORY = re.compile(r"\b(?:GHSA(?:-[2-9a-z]{4}){3}|CVE-\d{4}-\d{4,7}|(?:RUSTSEC|PYSEC|GO|OSV)-\d{4}-\d{1,6})\b")
+ADVISORIES = 5  # an output naming more advisories surveys a tree's debt: none of them is the one the session fixed
 _OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
@@ -473,8 +481,31 @@ _CRON_LINE = re.compile(r"^[ \t]*((?=[^\n]*\*)(?:[\d*/,-]+[ \t]+){4}[\d*/,A-Za-z
 # What a database or a runtime says after its error line, of the same failure (`DETAIL:  Key (email)=(…) already exists.`).
 _ERROR_DETAIL = re.compile(r"[ \t]*(?:DETAIL|HINT|Caused by):[ \t]+\S.*")
 # What frames a query's result: psql's and mysql's rules, their row counts.
+# A command that queries a database and prints its result framed in columns.
+_QUERIED = re.compile(r"\b(?:psql|mysql|mariadb|sqlite3|clickhouse-client|duckdb)\b")
+_DATED = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}:\d{2}\b")
+_ROW_COUNT = re.compile(r"\((\d+) rows?\)")
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
+# A benchmark's result, run to be compared with the same run before or after a change: a time or
+# allocations per operation (`43710 ns/op`), a rate (`Requests/sec:   4705.52`), a query's
+# `Execution Time:`, hyperfine's mean; each run is its own fact, as each build's time is.
+_COMPARED = re.compile(
+    r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
+    r"|\bExecution Time:|\bTime \(mean"
+)
+# A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
+# time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
+_PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
+# A figure a command is given, an option's value included (`-t4`, `-n 1000`, `--count=3`).
+_GIVEN_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
+# A profile's table header (pprof's `flat  flat%   sum%  cum   cum%`, cProfile's `ncalls  tottime
+# percall  cumtime`, perf's `Overhead  Command`): its rows are ordered hottest first, and the first is what it found.
+_PROFILE_HEADER = re.compile(
+    r"^\s*(?:flat\s+flat%|ncalls\s+tottime|(?:Children\s+)?Self\s+Command|Overhead\s+Command)(?=\s|$)"
+)
+# A latency distribution's row (`     99%   71.66ms`, `p99: 34.1 ms`): the highest percentile is the one compared.
+_PERCENTILE = re.compile(r"^\s*p?(\d{2}(?:\.\d+)?)%?:?\s+\d[\d.]*\s?(?:ns|us|µs|ms|s)$")
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
 # A value alone on the last line of a chained command's output (`… && docker images --format
 # '{{.Size}}'`: 311MB; `grep -c … && …`): the answer of the command's last part.
@@ -491,6 +522,13 @@ ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 # git's word on the stash it saved or dropped names the commit it stood on and the stash's own id: no commit the session turned on
+# Lines where git and docker print ids of objects that are not commits: a diff's blobs (`index
+# 3f2a1b9..8c7d6e5 100644`), a tree or a blob (`cat-file`, `ls-tree`, `ls-files -s`), an image or
+# a layer (`---> 3e1f2a9b8c7d`, `Successfully built 9a8b7c6d5e4f`, `sha256:…`).
+_NOT_COMMIT_LINE = re.compile(
+    r"\s*(?:index [0-9a-f]{7,40}\.\.|tree [0-9a-f]|\d{6} (?:blob|tree) |\d{6} [0-9a-f]{40} \d\t|blob [0-9a-f]"
+    r"|--->|Successfully built )"
+)
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
@@ -682,6 +720,44 @@ def numbers(text: str) -> list[tuple[str, float, bool]]:
     return found
 
 
+# A figure with its unit of time or size (`2874.552 ms`, "2.9 s", `1.8G`, "1.8 GB"): a summary gives
+# a measurement in the unit a reader reads it in, not always the tool's.
+_UNIT_VALUE = re.compile(
+    r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(ns|µs|us|ms|s|secs?|seconds?|mins?|minutes?|h|hours?|bytes|B|[kKMGT]i?B?)(?![\w/])"
+)
+_UNITS: dict[str, tuple[str, tuple[float, ...]]] = {
+    **dict.fromkeys(("ns",), ("time", (1e-9,))),
+    **dict.fromkeys(("µs", "us"), ("time", (1e-6,))),
+    **dict.fromkeys(("ms",), ("time", (1e-3,))),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), ("time", (1.0,))),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), ("time", (60.0,))),
+    **dict.fromkeys(("h", "hour", "hours"), ("time", (3600.0,))),
+    **dict.fromkeys(("B", "bytes"), ("size", (1.0,))),
+    # a size's prefix is read both ways: tools differ on 1000 and 1024 (`du -h`'s `1.8G` is GiB)
+    **{
+        prefix + tail: ("size", (1000.0**power, 1024.0**power))
+        for power, prefix in enumerate("kMGT", start=1)
+        for tail in ("", "B", "iB")
+    },
+    **{"K" + tail: ("size", (1e3, 1024.0)) for tail in ("", "B", "iB")},
+}
+
+
+_BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT])(?=\s|$)")  # `du -h`'s `1.8G`
+
+
+def _unit_values(text: str) -> list[tuple[str, str, float, float]]:
+    """The figures of `text` said with a unit of time or size: (digits, dimension, value in the
+    dimension's base unit, half the step of its last digit, in that unit), once per reading of its prefix."""
+    found = []
+    for m in _UNIT_VALUE.finditer(_plain(text)):
+        digits = m.group(1).replace(",", "")
+        dimension, scales = _UNITS.get(m.group(2), ("", ()))
+        step = 0.5 * 10.0 ** -len(digits.partition(".")[2])
+        found += [(digits, dimension, float(digits) * scale, step * scale) for scale in scales]
+    return found
+
+
 def _multiplied(digits: str, suffix: str) -> str:
     """ "180" and "k": "180000"; "3.1" and "k": "3100"."""
     value = round(float(digits) * _THOUSANDS[suffix], 6)
@@ -760,6 +836,7 @@ class Summary:
         self._exact = {n for n, _, _ in said}
         self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
+        self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text)]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
@@ -827,6 +904,16 @@ class Summary:
 
     def _hexes(self) -> list[str]:
         return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
+
+    def _in_other_unit(self, digits: str, units: list[tuple[str, str, float, float]]) -> bool:
+        """The summary gives the figure `digits` of a line in another unit of its dimension, as
+        precisely as the summary's figure says ("2.9 s" of `2874.552 ms`, "1.8 GB" of `1.8G`)."""
+        return any(
+            dimension == said_dimension and abs(value - said) <= step * (1 + 1e-9)
+            for number, dimension, value, _ in units
+            if number == digits
+            for said_dimension, said, step in self._in_units
+        )
 
     def _has_number(self, value: str) -> bool:
         if value in self._exact or value in self._worded:
@@ -975,10 +1062,12 @@ class Summary:
                 said.append(f"{seconds / 60:.1f}")
             duration = line[built.end() - len(built.group(0).rpartition(" in ")[2]) :].strip()
             return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
-        values = [n for n, _, _ in _telling_numbers(line)]
+        units = _unit_values(line)
+        # a size of a unit's letter alone (`du -h`'s `1.8G`) is a figure all the same
+        values = [n for n, _, _ in _telling_numbers(_BARE_SIZE.sub(r"\1 \2", line))]
         if not values:
             return KEPT if self._holds(line) else DROPPED
-        found = sum(self._has_number(n) for n in values)
+        found = sum(self._has_number(n) or self._in_other_unit(n, units) for n in values)
         if found * 2 >= len(values):
             return KEPT
         return POSSIBLY_DROPPED if found else DROPPED
@@ -1405,7 +1494,7 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind == "failed command":
         return ("command", normalised(text) or text)
-    if kind == "measurement" and _BUILD_TIME.search(text):  # each build's time: the session compares them
+    if kind == "measurement" and (_BUILD_TIME.search(text) or _COMPARED.search(text)):  # compared: each its own
         return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
@@ -1604,6 +1693,7 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
         if len(seeds) == 1:
             add("identifier", seeds.pop(), position, command[:200])
         _output_ids(command, text, position, add, (("identifier", _UUID),))
+        _advisories(command, text, position, add)
         return True
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
@@ -1676,7 +1766,12 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # no commit; a chain that also shows history (`… --version && git log -1`) prints its commits
         versions = "--version" in command and not _GIT_HISTORY.search(command)
         if not marked and not (chatter and "git" in command) and not versions:
-            listed = {h: line for line in text.splitlines() if not _STASHED.match(line) for h in _HEX.findall(line)}
+            listed = {
+                h: line
+                for line in text.splitlines()
+                if not _STASHED.match(line) and not _NOT_COMMIT_LINE.match(line) and "sha256:" not in line
+                for h in _HEX.findall(line)
+            }
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
         for hexid, line in marked:
@@ -1691,6 +1786,7 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
     # the one such thing in its output; the issue a change it shows closes.
     _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
+    _advisories(command, text, position, add)
     if _TIMED.search(command):
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
@@ -1743,6 +1839,20 @@ def _output_ids(command: str, text: str, position: int, add: Add, patterns: Iter
         made = set(pattern.findall(text)) - set(pattern.findall(command))
         if len(made) == 1:
             add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
+
+
+def _advisories(command: str, text: str, position: int, add: Add) -> None:
+    """The security advisories an output names by id (`_ADVISORY`), ADVISORIES or fewer, each with
+    its line (`jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4`: the package, its version, the fix): not
+    those the command names, nor one inside the one URL an output's fact already is."""
+    if "-" not in text:
+        return
+    urls = set(_OUTPUT_URL.findall(text)) - set(_OUTPUT_URL.findall(command))
+    read = _OUTPUT_URL.sub(" ", text) if len(urls) == 1 else text
+    named = dict.fromkeys(a for a in _ADVISORY.findall(read) if a not in command)
+    if len(named) <= ADVISORIES:
+        for advisory in named:
+            add("identifier", advisory, position, (_line_at(read, advisory) or command)[:200])
 
 
 def _answer(command: str, text: str, position: int, add: Add) -> None:
@@ -1827,8 +1937,10 @@ def _last_answer(command: str, text: str, position: int, add: Add) -> None:
 
 def _query_answer(command: str, text: str, position: int, add: Add) -> None:
     """A query's one value (psql's ` count \n--------\n 503221\n(1 row)`, mysql's framed cell):
-    what the session asked the database, "count: 503221"."""
+    what the session asked the database, "count: 503221"; or a query's short result of several
+    columns (`_query_rows`)."""
     if len(text) > ANSWER_CHARS * 4:
+        _query_rows(command, text, position, add)
         return
     lines = [
         line.strip(" |") for line in text.splitlines() if line.strip() and not _QUERY_FRAME.fullmatch(line.strip())
@@ -1840,6 +1952,32 @@ def _query_answer(command: str, text: str, position: int, add: Add) -> None:
         and _telling_numbers(lines[1])
     ):
         add("measurement", f"{lines[0]}: {lines[1]}", position, command[:200])
+    else:
+        _query_rows(command, text, position, add)
+
+
+def _query_rows(command: str, text: str, position: int, add: Add) -> None:
+    """The result of a query the session ran (`psql -c 'SELECT …'`, `mysql -e`, `sqlite3`), framed
+    in columns and SELECTED_LINES rows or fewer (`(3 rows)`): what it asked the database, one fact,
+    its header and rows together ("id | amount_cents: 1009312 | 4999; 1011870 | 12000"); a
+    longer result is a listing it browsed, and so is one whose rows say when each was made (a
+    schema history's `installed_on`, a log table's times)."""
+    if not _QUERIED.search(command) or len(text) > ANSWER_CHARS * SELECTED_LINES * 3:
+        return
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    counted = _ROW_COUNT.fullmatch(lines[-1]) if lines else None
+    if not counted or not 0 < int(counted.group(1)) <= SELECTED_LINES or len(lines) < 3:
+        return
+    header, frame, rows = lines[0], lines[1], lines[2:-1]
+    if "|" not in header or not _QUERY_FRAME.fullmatch(frame) or len(rows) != int(counted.group(1)):
+        return
+    cells = [" | ".join(cell.strip() for cell in row.strip("|").split("|")) for row in rows]
+    if any(_DATED.search(row) for row in cells):
+        return
+    named = " | ".join(cell.strip() for cell in header.strip("|").split("|"))
+    answer = f"{named}: {'; '.join(cells)}"
+    telling = _telling_numbers(_NOT_NUMBERS.sub(" ", "; ".join(cells)))
+    add("measurement" if telling else "identifier", answer[:FACT_CHARS], position, command[:200])
 
 
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
@@ -1855,9 +1993,22 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     measured: list[tuple[str, str]] = []  # (line, shape), last first
     tail = text.splitlines()[-MEASURED_TAIL:]
     tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
+    # what the command was given (`wrk -t4 -c64` prints "4 threads and 64 connections") is no finding
+    given = {n.replace(",", "") for n in _GIVEN_FIGURE.findall(command)}
+    profiled = next((at for at, line in enumerate(tail) if _PROFILE_HEADER.match(line)), None)
+    if profiled is not None:  # a profile's first row is its finding; its other rows and its totals, the table
+        top = next((line.strip() for line in tail[profiled + 1 :] if line.strip()), "")
+        if 0 < len(top) <= 200 and not besides & {top}:
+            add("measurement", top, position, command[:200])
+        return
+    percentiles = [(float(m.group(1)), line.strip()) for line in tail if (m := _PERCENTILE.match(line))]
+    if len(percentiles) > 1:  # the tail latency is the one a target is set for (p99), not the median's
+        add("measurement", max(percentiles)[1], position, command[:200], newest=True)
     for line in reversed(tail):
         line = line.strip()
-        if not 0 < len(line) <= 200 or not _measured(line):  # what the cleaning below keeps is in it
+        if not 0 < len(line) <= 200 or not _measured(line) or _PLAN_NODE.search(line):
+            continue
+        if given and {n.replace(",", "") for n, _, _ in _telling_numbers(line)} <= given:
             continue
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
             continue
