@@ -1474,3 +1474,53 @@ def test_a_querys_short_result_of_columns_is_one_fact_but_a_long_one_or_a_histor
     rows = "\n".join(f" {i} | {i * 7}" for i in range(1000, 1020))
     long.bash("psql -c 'select id, n from t'", f" id | n \n----+---\n{rows}\n(20 rows)")
     assert not [f for f in _listed(long, NOTHING) if "1000" in f.text]
+
+
+def test_the_revision_a_migration_tool_generated_is_an_identifier_kept_by_its_file_name():
+    c = Conversation("/srv/pay", "revision")
+    c.bash(
+        "flask db revision -m 'refunds table'",
+        "  Generating /srv/pay/migrations/versions/4c2d9e7a1b3f_refunds_table.py ...  done",
+    )
+    c.bash("flask db heads", "9b1e5f3c2a7d (head)")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["4c2d9e7a1b3f", "9b1e5f3c2a7d"]
+    kept = "3. Files and Code Sections:\n   - migrations/versions/4c2d9e7a1b3f_refunds_table.py: creates refunds.\n"
+    assert _texts(_listed(c, kept), "identifier") == ["9b1e5f3c2a7d"]
+
+
+def test_what_a_package_manager_moved_is_an_identifier_kept_by_the_package_and_its_new_version():
+    c = Conversation("/p", "upgrade")
+    c.bash(
+        "pip install -U 'jinja2==3.1.6'",
+        "Collecting jinja2==3.1.6\n    Found existing installation: Jinja2 3.1.3\n    Found existing installation: MarkupSafe 2.1.3\n"
+        "Successfully installed jinja2-3.1.6 MarkupSafe-2.1.5",
+    )
+    c.bash("poetry update urllib3", "  - Updating urllib3 (1.26.18 -> 1.26.20)")
+    c.bash("bundle update rails", "Installing rails 7.1.3 (was 7.0.8)")
+    c.bash("pip install -U requests", "Successfully installed requests-2.32.3 urllib3-2.2.3")
+    refreshed = "\n".join(f"    Updating crate{i} v0.{i}.0 -> v0.{i}.1" for i in range(6))
+    c.bash("cargo update", refreshed)
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert "Jinja2 3.1.3" in ids, "the version replaced"
+    assert "jinja2==3.1.6" in ids and "jinja2-3.1.6" not in ids, "the one installed: the command's pin, one fact"
+    assert "requests-2.32.3" in ids, "what an unpinned install installed"
+    assert not [i for i in ids if "MarkupSafe" in i or "urllib3-" in i], "a dependency the command did not name"
+    assert "urllib3 1.26.18 -> 1.26.20" in ids and "rails 7.0.8 -> 7.1.3" in ids
+    assert not [i for i in ids if "crate" in i], "six versions moved: a lockfile refreshed"
+    kept = (
+        "3. Files and Code Sections:\n   - jinja2 is now 3.1.6, urllib3 1.26.20, rails 7.1.3, requests 2.32.3;"
+        " Jinja2 3.1.3 was flagged.\n"
+    )
+    assert _texts(_listed(c, kept), "identifier") == []
+
+
+def test_the_version_a_short_output_gives_of_the_package_its_command_names_is_an_identifier():
+    c = Conversation("/p", "asked")
+    c.bash("pip freeze | grep -i django", "Django==4.2.16\ndjango-environ==0.11.2")
+    c.bash("npm ls lodash", "app@1.0.0 /home/a/app\n└─┬ webpack@5.94.0\n  └── lodash@4.17.21")
+    c.bash("pip show urllib3", "Name: urllib3\nVersion: 1.26.20\nSummary: HTTP library")
+    c.bash("grep -rn pandas requirements*.txt", "requirements.txt:31:pandas==2.2.3")
+    c.bash("cargo tree -i h2", "h2 v0.3.24\n└── hyper v0.14.28")
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert {"Django==4.2.16", "lodash@4.17.21", "urllib3 1.26.20"} <= set(ids)
+    assert not [i for i in ids if "webpack" in i or "environ" in i or "pandas" in i or "h2" in i], ids

@@ -385,14 +385,20 @@ _GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
 _GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
 # A migration's name as Django and Rails print it (`0041_auto_20261102`).
 _MIGRATION = re.compile(r"(?<![\w.])\d{4,14}_[a-z]\w*(?![\w.])")
-_VERSIONED = re.compile(r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b")
+_VERSIONED = re.compile(
+    r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b"
+    r"|\bdb\s+(?:upgrade|downgrade|revision|merge|heads|current|history|stamp)\b"  # Flask-Migrate's `flask db …`
+)
 _HEX = re.compile(r"(?<![\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+_REVISION_FILE = re.compile(r"(?<![\w-])((?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40})_(?=[a-z])")
 _COMMAND_ID = re.compile(
     r"(?<![\w/.=:-])(?:\d{6,}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}|[A-Z][A-Z0-9]{1,9}-\d{2,6})(?![\w/.-])"
 )
 _MARKED_ID = re.compile(
     r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
     r"|^([0-9a-f]{7,40}) is the first bad commit"
+    # the revision file a migration tool generated (`Generating …/versions/4c2d9e7a1b3f_refunds_table.py ...  done`)
+    r"|^\s*Generating \S*/([0-9a-f]{12})_\w+\.py\b"
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
 # Two digits of one number (`42`, `4.2`, `1,500`): what a number _missing_numbers asks for holds.
@@ -459,6 +465,29 @@ _ECHO_NAME = re.compile(
 _PINNED = re.compile(
     r"(?<![\w/.@=-])(?P<package>@?[A-Za-z][\w./-]*)(?:==|@)(?P<version>v?\d+(?:\.\d+)+[\w.+-]*)(?![\w@/])"
 )
+# What a package manager changed, old and new version, as each prints it: poetry's `Updating urllib3
+# (1.26.18 -> 1.26.20)`, cargo's `Updating h2 v0.3.24 -> v0.3.26`, go's `upgraded golang.org/x/net
+# v0.23.0 => v0.33.0`, composer's `Upgrading laravel/framework (v11.30.0 => v11.31.0)`, bundler's
+# `Installing rails 7.1.3 (was 7.0.8)`.
+_VERSION = r"v?\d+(?:\.\d+)+(?:[-+.]?[A-Za-z0-9]+)*"
+_VERSION_CHANGE = re.compile(
+    rf"(?P<package>[@A-Za-z][\w@/.+-]*)\s+\(?(?P<old>{_VERSION})\s*(?:->|=>|→)\s*(?P<new>{_VERSION})\)?"
+    rf"|(?P<installed>[@A-Za-z][\w@/.+-]*)\s+(?P<now>{_VERSION})\s+\(was\s+(?P<was>{_VERSION})\)"
+)
+# pip's version it replaced (`Found existing installation: Jinja2 3.1.3`) and those it installed
+# (`Successfully installed jinja2-3.1.6 urllib3-2.2.3`).
+_PIP_REPLACED = re.compile(
+    rf"^\s*Found existing installation: (?P<package>[\w.-]+) (?P<version>{_VERSION})\s*$", re.MULTILINE
+)
+_PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
+# A package with its version in what a command printed of it: `Django==4.2.16` (pip freeze),
+# `lodash@4.17.21` (npm ls), `Version: 1.26.20` beside `Name: urllib3` (pip show, poetry show).
+_OUTPUT_PIN = re.compile(rf"(?<![\w@/.=:-])(?P<package>@?[A-Za-z][\w./-]*?)(?:==|@)(?P<version>{_VERSION})(?![\w@/.-])")
+_VERSION_FIELD = re.compile(rf"^\s*version\s*:\s*(?P<version>{_VERSION})\s*$", re.IGNORECASE | re.MULTILINE)
+_NAME_FIELD = re.compile(r"^\s*name\s*:\s*(?P<package>[\w.@/-]+)\s*$", re.IGNORECASE | re.MULTILINE)
+VERSIONS_CHANGED = 3  # an output changing more versions refreshed a lockfile: none of them is the one the session moved
+_MOVED = re.compile(rf"(?P<package>\S+) {_VERSION} -> (?P<version>{_VERSION})")  # a version change as listed
+_PACKAGE_WORD = re.compile(r"[A-Za-z][\w.-]*")  # a package a command names: `jinja2` of `'jinja2==3.1.6'`
 # A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
 # `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
 _BUILD_TIME = re.compile(
@@ -489,10 +518,10 @@ _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
 # A benchmark's result, run to be compared with the same run before or after a change: a time or
 # allocations per operation (`43710 ns/op`), a rate (`Requests/sec:   4705.52`), a query's
-# `Execution Time:`, hyperfine's mean; each run is its own fact, as each build's time is.
+# `Execution Time:`; each run is its own fact, as each build's time is.
 _COMPARED = re.compile(
     r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
-    r"|\bExecution Time:|\bTime \(mean"
+    r"|\bExecution Time:"
 )
 # A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
@@ -861,12 +890,19 @@ class Summary:
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
             pinned = _PINNED.fullmatch(fact.text)  # "libcst==1.5.0" by "libcst 1.5.0"
+            # "urllib3 1.26.18 -> 1.26.20" by "urllib3 … 1.26.20", `jinja2-3.1.6` by "jinja2 3.1.6"
+            moved = (
+                _MOVED.fullmatch(fact.text)
+                or _PINNED.fullmatch(re.sub(r"-(?=v?\d[^-]*$)", "==", fact.text))
+                or _OUTPUT_PIN.fullmatch(fact.text)
+            )
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
                 or (issue and _whole(self._plain, issue.group(0)))
                 or (seed and _whole(self._plain, seed.group(1)))
                 or (pinned and self._pin_said(pinned))
+                or (moved and self._pin_said(moved))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -903,7 +939,9 @@ class Summary:
         return said and f" {normalised(package)} " in self._words
 
     def _hexes(self) -> list[str]:
-        return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
+        # a revision is named by its file too: `4c2d9e7a1b3f_refunds_table.py`
+        plain = self._plain.casefold()
+        return [t.casefold() for t in _HEX.findall(plain) + _REVISION_FILE.findall(plain)]
 
     def _in_other_unit(self, digits: str, units: list[tuple[str, str, float, float]]) -> bool:
         """The summary gives the figure `digits` of a line in another unit of its dimension, as
@@ -1787,6 +1825,8 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     # the one such thing in its output; the issue a change it shows closes.
     _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
+    _versions_changed(command, text, position, add)
+    _asked_version(command, text, position, add)
     if _TIMED.search(command):
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
@@ -1839,6 +1879,59 @@ def _output_ids(command: str, text: str, position: int, add: Add, patterns: Iter
         made = set(pattern.findall(text)) - set(pattern.findall(command))
         if len(made) == 1:
             add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
+
+
+def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
+    """What a package manager's output says it moved: each version change it prints
+    (`_VERSION_CHANGE`), VERSIONS_CHANGED or fewer, as "package old -> new"; and of the packages
+    the command names, the version pip replaced and the one it installed (`Jinja2 3.1.3`,
+    `jinja2-3.1.6`): the versions a dependency upgrade is about."""
+    if not any(mark in text for mark in ("->", "=>", "→", "(was ", "Found existing", "Successfully installed")):
+        return
+    changes = [
+        m
+        for m in _VERSION_CHANGE.finditer(text)
+        if (m.group("old") or m.group("was")) != (m.group("new") or m.group("now"))
+    ]
+    if 0 < len(changes) <= VERSIONS_CHANGED:
+        for m in changes:
+            package = m.group("package") or m.group("installed")
+            old, new = (m.group("old"), m.group("new")) if m.group("package") else (m.group("was"), m.group("now"))
+            if (
+                new in command and package.rpartition("/")[2] in command
+            ):  # the command's pin says it (`go get x@v1.8.2`)
+                continue
+            add("identifier", f"{package} {old} -> {new}", position, (_line_at(text, m.group(0)) or m.group(0))[:200])
+    asked = {word.casefold() for word in _PACKAGE_WORD.findall(command_core(command))}
+    for m in _PIP_REPLACED.finditer(text):
+        if m.group("package").casefold() in asked:
+            add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
+    for m in _PIP_INSTALLED.finditer(text):
+        for installed in m.group(1).split():
+            package, _, version = installed.rpartition("-")
+            if package.casefold() in asked and re.fullmatch(_VERSION, version):
+                add("identifier", installed, position, m.group(0)[:200])
+
+
+def _asked_version(command: str, text: str, position: int, add: Add) -> None:
+    """The version a short output (SELECTED_LINES lines or fewer) gives of a package its command
+    names (`pip freeze | grep -i django` → `Django==4.2.16`, `npm ls lodash` → `lodash@4.17.21`,
+    `pip show urllib3` → `urllib3 1.26.20`): what the command was run to learn. Not a package and
+    a version said apart (`axum v0.6.20`, `pool\t2.071s`): a tree or a run's listing says those."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not 0 < len(lines) <= SELECTED_LINES or len(text) > ANSWER_CHARS * SELECTED_LINES:
+        return
+    asked = {word.casefold() for word in _PACKAGE_WORD.findall(command) if len(word) >= 3}  # a grep's pattern too
+    for line in lines:
+        if _FILE_LINE.match(line):  # a search's hit in a file (`requirements.txt:31:pandas==2.2.3`) names a line
+            continue
+        for m in _OUTPUT_PIN.finditer(line):
+            named = re.split(r"[/:]", m.group("package").rstrip("/"))[-1].casefold()
+            if named in asked and not m.group("package").casefold().startswith(("version", "python")):
+                add("identifier", m.group(0).strip(), position, line.strip()[:200])
+    name, version = _NAME_FIELD.search(text), _VERSION_FIELD.search(text)
+    if version and name and name.group("package").casefold() in asked:
+        add("identifier", f"{name.group('package')} {version.group('version')}", position, version.group(0).strip())
 
 
 def _advisories(command: str, text: str, position: int, add: Add) -> None:
