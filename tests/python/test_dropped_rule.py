@@ -1524,3 +1524,31 @@ def test_the_version_a_short_output_gives_of_the_package_its_command_names_is_an
     ids = _texts(_listed(c, NOTHING), "identifier")
     assert {"Django==4.2.16", "lodash@4.17.21", "urllib3 1.26.20"} <= set(ids)
     assert not [i for i in ids if "webpack" in i or "environ" in i or "pandas" in i or "h2" in i], ids
+
+
+def test_a_benchmarks_statistics_of_its_samples_and_a_progress_bar_are_no_result_but_its_rate_is():
+    c = Conversation("/p", "bench stats")
+    c.bash(
+        "cargo bench --bench parse",
+        "parse/small            time:   [1.2345 ms 1.2400 ms 1.2456 ms]\n"
+        "Found 3 outliers among 100 measurements (3.00%)\n  2 (2.00%) high mild\n  1 (1.00%) high severe",
+    )
+    c.bash("pgbench -c 10 -T 60 shop", "number of clients: 10\ntps = 1233.531221 (without initial connection time)")
+    c.bash("python eval.py --split test", "Evaluating: 100%|██████████| 50/50 [00:12<00:00,  4.1it/s]")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "parse/small            time:   [1.2345 ms 1.2400 ms 1.2456 ms]" in measured
+    assert "tps = 1233.531221 (without initial connection time)" in measured
+    assert not [m for m in measured if "outliers" in m or "high" in m or "it/s" in m or "clients" in m], measured
+
+
+def test_mysqls_framed_result_of_a_few_rows_is_one_fact_as_psqls_is():
+    c = Conversation("/p", "mysql rows")
+    c.bash(
+        "mysql -e 'select id, status from orders where id in (9911, 9912)' shop",
+        "+------+---------+\n| id   | status  |\n+------+---------+\n| 9911 | stuck   |\n| 9912 | shipped |\n"
+        "+------+---------+\n2 rows in set (0.00 sec)",
+    )
+    c.bash("mysql -e 'select id from orders limit 3' shop", "| id |\n| 1 |\n| 2 |\n3 rows in set (0.00 sec)")
+    listed = _listed(c, NOTHING)
+    assert [f.text for f in listed if "9911" in f.text] == ["id | status: 9911 | stuck; 9912 | shipped"]
+    assert not [f for f in listed if "limit" in (f.detail or "")], "three rows said, two shown: not a result read whole"

@@ -311,7 +311,9 @@ _GONE_THROUGH = re.compile(
     r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
     r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)|"
     # a load test's requests sent in its fixed time and the bytes they moved: its rate is its result
-    r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b",
+    r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b|"
+    # criterion's outliers of its samples (`Found 3 outliers among 100 measurements (3.00%)`, `2 (2.00%) high mild`)
+    r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -358,6 +360,7 @@ _MEASUREMENT = re.compile(
     r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
     # a rate said before its figure (wrk's `Requests/sec:   2580.29`, ab's `Requests per second:    1523.44`)
     r"|\b(?i:requests|req|queries|transactions|ops|operations|messages|events)(?:/s(?:ec)?|\s+per\s+second)\s*:\s*\d"
+    r"|\btps\s*=\s*\d"  # pgbench's `tps = 1233.53`
 )
 # What every measurement holds: a figure standing alone or an amount. Looked for first, it spares
 # most text _MEASUREMENT's slower search (a tenth of its time on a 100 MB session's prose).
@@ -513,7 +516,7 @@ _ERROR_DETAIL = re.compile(r"[ \t]*(?:DETAIL|HINT|Caused by):[ \t]+\S.*")
 # A command that queries a database and prints its result framed in columns.
 _QUERIED = re.compile(r"\b(?:psql|mysql|mariadb|sqlite3|clickhouse-client|duckdb)\b")
 _DATED = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}:\d{2}\b")
-_ROW_COUNT = re.compile(r"\((\d+) rows?\)")
+_ROW_COUNT = re.compile(r"\((\d+) rows?\)|(\d+) rows? in set\b.*")
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
 # A benchmark's result, run to be compared with the same run before or after a change: a time or
@@ -526,6 +529,8 @@ _COMPARED = re.compile(
 # A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
 _PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
+# A progress bar's line (tqdm's `50/50 [00:12<00:00,  4.1it/s]`, a bar of blocks): how far it got, not what it found.
+_PROGRESS_BAR = re.compile(r"[█▏▎▍▌▋▊▉]{3,}|\d(?:it/s|s/it)\]")
 # A figure a command is given, an option's value included (`-t4`, `-n 1000`, `--count=3`).
 _GIVEN_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 # A profile's table header (pprof's `flat  flat%   sum%  cum   cum%`, cProfile's `ncalls  tottime
@@ -1960,6 +1965,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and _telling_numbers(_RUN_DURATION.sub(" ", lines[0]))
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
+        and not _PROGRESS_BAR.search(lines[0])
     ):
         add("measurement", lines[0], position, command[:200])
 
@@ -2059,10 +2065,11 @@ def _query_rows(command: str, text: str, position: int, add: Add) -> None:
         return
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     counted = _ROW_COUNT.fullmatch(lines[-1]) if lines else None
-    if not counted or not 0 < int(counted.group(1)) <= SELECTED_LINES or len(lines) < 3:
+    framed = [line for line in lines[:-1] if not _QUERY_FRAME.fullmatch(line)]  # psql's rule, mysql's borders
+    if not counted or len(framed) == len(lines) - 1 or len(framed) < 2:
         return
-    header, frame, rows = lines[0], lines[1], lines[2:-1]
-    if "|" not in header or not _QUERY_FRAME.fullmatch(frame) or len(rows) != int(counted.group(1)):
+    header, rows = framed[0], framed[1:]
+    if "|" not in header or not 0 < len(rows) == int(counted.group(1) or counted.group(2)) <= SELECTED_LINES:
         return
     cells = [" | ".join(cell.strip() for cell in row.strip("|").split("|")) for row in rows]
     if any(_DATED.search(row) for row in cells):
@@ -2107,7 +2114,9 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
-        if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
+        if line.endswith(("...", "…")) or _PROGRESS_BAR.search(
+            line
+        ):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
         if line not in besides and _reports_work(_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", line))):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
