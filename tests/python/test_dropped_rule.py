@@ -1422,10 +1422,19 @@ def test_a_load_tests_rate_and_tail_latency_are_its_results_not_what_it_was_give
 
 def test_a_benchmarks_result_before_a_change_stays_beside_the_one_after_but_a_reruns_count_does_not():
     c = Conversation("/p", "compared")
-    for rate in ("2580.29", "4705.52"):
-        c.bash("wrk -t4 -c64 -d30s http://localhost:8080/", f"Requests/sec:   {rate}\n")
+    for rate, p99 in (("2580.29", "71.66"), ("4705.52", "34.12")):
+        c.bash("wrk -t4 -c64 -d30s http://localhost:8080/", f"  50%   9.1ms\n  99%   {p99}ms\nRequests/sec:   {rate}\n")
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert "Requests/sec:   2580.29" in measured and "Requests/sec:   4705.52" in measured
+    assert "99%   71.66ms" in measured and "99%   34.12ms" in measured
+    trained = Conversation("/p", "throughput")
+    trained.bash("python train.py --amp bf16 | tail -1", "throughput 4412 samples/s")
+    trained.bash("python train.py --amp fp16 | tail -1", "throughput 4480 samples/s")
+    trained.bash("python train.py --epochs 1 | tail -1", "processed 9100 samples")
+    trained.bash("python train.py --epochs 2 | tail -1", "processed 18200 samples")
+    measured = _texts(_listed(trained, NOTHING), "measurement")
+    assert {"throughput 4412 samples/s", "throughput 4480 samples/s"} <= set(measured), "a rate: compared"
+    assert "processed 9100 samples" not in measured, "a count of a rerun: the newest"
 
 
 def test_a_profiles_first_row_is_its_finding_and_a_plans_nodes_are_no_result():

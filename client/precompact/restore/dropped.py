@@ -520,10 +520,11 @@ _ROW_COUNT = re.compile(r"\((\d+) rows?\)|(\d+) rows? in set\b.*")
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
 # A benchmark's result, run to be compared with the same run before or after a change: a time or
-# allocations per operation (`43710 ns/op`), a rate (`Requests/sec:   4705.52`), a query's
+# allocations per operation (`43710 ns/op`), a rate (`Requests/sec:   4705.52`, `4412 samples/s`), a query's
 # `Execution Time:`; each run is its own fact, as each build's time is.
 _COMPARED = re.compile(
     r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
+    r"|\d\s?(?!it/)[A-Za-z]+/s(?:ec)?\b|\btps\s*="  # a throughput: `4412 samples/s`, `1.53 GB/s`, pgbench's `tps = …`
     r"|\bExecution Time:"
 )
 # A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
@@ -1537,7 +1538,8 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind == "failed command":
         return ("command", normalised(text) or text)
-    if kind == "measurement" and (_BUILD_TIME.search(text) or _COMPARED.search(text)):  # compared: each its own
+    # each build's time, each benchmark's result and tail latency: the session compares them
+    if kind == "measurement" and (_BUILD_TIME.search(text) or _COMPARED.search(text) or _PERCENTILE.match(text)):
         return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
