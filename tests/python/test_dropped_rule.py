@@ -1561,3 +1561,10 @@ def test_mysqls_framed_result_of_a_few_rows_is_one_fact_as_psqls_is():
     listed = _listed(c, NOTHING)
     assert [f.text for f in listed if "9911" in f.text] == ["id | status: 9911 | stuck; 9912 | shipped"]
     assert not [f for f in listed if "limit" in (f.detail or "")], "three rows said, two shown: not a result read whole"
+
+
+def test_a_hash_the_model_says_is_of_an_image_a_digest_or_a_build_is_no_commit_but_a_commits_hash_is():
+    c = Conversation("/p", "hashes")
+    c.say("Built api:dev (image 9a8b7c6d5e4f); the layer digest sha256:4b825dc642cb differs, checksum 3f2a1b9c4d5e.")
+    c.say("Commit hash 9c41e7a and 51d0b2f touch money.py.")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["9c41e7a", "51d0b2f"]

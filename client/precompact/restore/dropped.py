@@ -2356,6 +2356,15 @@ def _files_written(command: str, position: int, add: Add) -> None:
                 add("file edited", path, position)
 
 
+# What the words right before a hexadecimal id say it is when it is no commit: an image, a
+# container, a layer, a digest or a checksum, a blob or a tree, a build.
+_NAMES_NO_COMMIT = re.compile(
+    r"\b(?i:images?|containers?|layers?|digests?|checksums?|sha-?256|sha-?512|md5|blobs?|trees?|volumes?|builds?"
+    r"|etags?|artifacts?)\b(?:\s+(?:id|ID|is|of|was))?[\s:=(`'\"]*$"
+)
+NAMED_BEFORE = 24  # characters before an id where what it is is said
+
+
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
     """Hexadecimal ids and URLs said anywhere; paths the user names (the model names many in
     passing). Code names and bare numbers are not facts of their own: a reader misses them inside
@@ -2370,6 +2379,8 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
                 add("path", path, position)
         elif kind == "ticked":
             _identifiers(value, position, add, paths)
+        elif kind == "hex" and _NAMES_NO_COMMIT.search(text, max(0, found.start() - NAMED_BEFORE), found.start()):
+            continue  # "image 9a8b7c6d5e4f", "sha256:…", "checksum 3f2a…": an object's hash, no commit
         elif kind in ("hex", "ticket", "uuid", "issue"):
             add("identifier", value, position)
 
