@@ -6006,6 +6006,244 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def h2_advisory_bench() -> DevSession:
+    """Rust: cargo audit flags h2 (RUSTSEC), hyper and h2 moved by cargo update, a criterion benchmark
+    before and after, the commit made; the user's reason for keeping the MSRV in prose."""
+    c = Conversation("/home/lena/tilegate", "fresh-h2-advisory-bench")
+    c.user(
+        "cargo audit is failing on main. Fix it without raising the MSRV (1.74), the Debian package "
+        "builds with that toolchain. Also check we didn't make tile encoding slower."
+    )
+    c.bash(
+        "cargo audit",
+        "    Fetching advisory database from `https://github.com/RustSec/advisory-db.git`\n"
+        "      Loaded 682 security advisories (from /home/lena/.cargo/advisory-db)\n"
+        "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)\n"
+        "Crate:     h2\nVersion:   0.3.24\nTitle:     Degradation of service in h2 servers with CONTINUATION Flood\n"
+        "Date:      2024-04-03\nID:        RUSTSEC-2024-0332\nURL:       https://rustsec.org/advisories/RUSTSEC-2024-0332\n"
+        "Solution:  Upgrade to ^0.3.26 OR >=0.4.4\nDependency tree:\nh2 0.3.24\n└── hyper 0.14.28\n    └── tilegate 0.9.3\n\n"
+        "error: 1 vulnerability found!",
+        error=True,
+    )
+    c.bash(
+        "cargo update -p h2 --precise 0.3.26",
+        "    Updating crates.io index\n    Updating h2 v0.3.24 -> v0.3.26",
+    )
+    c.bash("cargo audit 2>&1 | tail -1", "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)")
+    c.bash(
+        "cargo +1.74 build --release 2>&1 | tail -2",
+        "   Compiling tilegate v0.9.3 (/home/lena/tilegate)\n    Finished release [optimized] target(s) in 1m 52s",
+    )
+    c.say(
+        "h2 0.3.26 builds on 1.74 and clears RUSTSEC-2024-0332. Staying on the 0.3 line keeps hyper 0.14, "
+        "so no API change for us. Now the encoding benchmark against the baseline saved before."
+    )
+    c.bash(
+        "cargo bench --bench encode -- --baseline before 2>&1 | tail -12",
+        "encode/png_256         time:   [412.18 µs 415.02 µs 418.33 µs]\n"
+        "                        change: [+0.4121% +1.1032% +1.8610%] (p = 0.01 < 0.05)\n"
+        "                        Change within noise threshold.\n"
+        "Found 4 outliers among 100 measurements (4.00%)\n  3 (3.00%) high mild\n  1 (1.00%) high severe\n"
+        "encode/mvt_4096        time:   [2.9914 ms 3.0127 ms 3.0366 ms]\n"
+        "                        change: [-0.8822% +0.2051% +1.2733%] (p = 0.71 > 0.05)\n"
+        "                        No change in performance detected.",
+    )
+    c.say("Both within noise: png_256 +1.1% (p = 0.01, under the 2% threshold) and mvt_4096 unchanged at 3.01 ms.")
+    c.bash(
+        "cargo test --release 2>&1 | grep 'test result'",
+        "test result: ok. 143 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out; finished in 4.87s\n"
+        "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.61s",
+    )
+    c.bash(
+        "git commit -am 'deps: h2 0.3.26 (RUSTSEC-2024-0332)' && git rev-parse --short HEAD",
+        "[main 5e1c0d9] deps: h2 0.3.26 (RUSTSEC-2024-0332)\n 1 file changed, 2 insertions(+), 2 deletions(-)\n5e1c0d9",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix the failing cargo audit on main without raising the MSRV, and to check the encoding benchmark.
+
+Summary:
+1. Primary Request and Intent:
+   Fix cargo audit on main without raising the MSRV of 1.74 (the Debian package builds with it); confirm tile encoding did not get slower.
+
+2. Key Technical Concepts:
+   - cargo audit and the RustSec advisory database
+   - cargo update --precise
+   - criterion baselines
+
+3. Files and Code Sections:
+   - Cargo.lock: h2 bumped within the 0.3 line.
+
+4. Errors and fixes:
+   - cargo audit reported a CONTINUATION flood advisory in h2 (pulled in by hyper 0.14): fixed by updating h2 to 0.3.26.
+
+5. Problem Solving:
+   Staying on h2 0.3 keeps hyper 0.14 and the MSRV; the release build on 1.74 works. The encode benchmarks show no significant regression; all tests pass.
+
+6. All user messages:
+   - "cargo audit is failing on main. Fix it without raising the MSRV (1.74), the Debian package builds with that toolchain. Also check we didn't make tile encoding slower."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the lockfile change.
+
+9. Optional Next Step:
+   Push to main.
+"""
+    labels = [
+        Label("request", "cargo audit is failing on main", dropped=False),
+        Label("constraint", "without raising the MSRV (1.74)", dropped=False),
+        Label("decision", "the Debian package builds with that toolchain", dropped=False),
+        Label("identifier", "RUSTSEC-2024-0332", dropped=True),  # the summary says "a CONTINUATION flood advisory"
+        Label("identifier", "h2 v0.3.24 -> v0.3.26", dropped=False),
+        Label("identifier", "5e1c0d9", dropped=True),
+        Label("measurement", "415.02 µs", dropped=True),  # png_256 after
+        Label("measurement", "+1.1032%", dropped=True),
+        Label("measurement", "3.0127 ms", dropped=True),
+        Label("measurement", "1m 52s", dropped=True),  # the release build on 1.74
+        Label("measurement", "143 passed", dropped=True),
+        Label("failed command", "cargo audit", dropped=False),
+        # noise
+        Label("number", "682 security advisories", dropped=False),
+        Label("number", "311 crate dependencies", dropped=False),
+        Label("number", "Found 4 outliers among 100 measurements", dropped=False),
+        Label("number", "12 passed", dropped=False),
+        Label("number", "2024-04-03", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def stuck_orders() -> DevSession:
+    """Django and MySQL: orders stuck in "processing" after a deploy, the regression found in git log,
+    counts and ids read in mysql, a Celery retry setting; migrations applied."""
+    c = Conversation("/home/dev/shopfront", "fresh-stuck-orders")
+    c.user(
+        "Orders are piling up in 'processing' since yesterday's deploy (OPS-2291). Find out why and "
+        "unstick them. Don't touch the payments app, it's under PCI review this week."
+    )
+    c.bash(
+        'mysql -e "SELECT status, COUNT(*) AS n FROM orders_order WHERE created_at > NOW() - INTERVAL 1 DAY GROUP BY status" shop',
+        "+------------+------+\n| status     | n    |\n+------------+------+\n| completed  | 8123 |\n| processing |  617 |\n"
+        "| cancelled  |   41 |\n+------------+------+\n3 rows in set (0.21 sec)",
+    )
+    c.bash(
+        "git log --oneline -6 -- orders/",
+        "e7a90c2 orders: move fulfilment to a celery chord\n3d2b1f8 orders: typed statuses\n"
+        "a0c4e11 orders: index on created_at\n7f3e2d9 orders: admin filters\n19b8c6a orders: refund reasons\n"
+        "c2d4f6a orders: initial app",
+    )
+    c.bash(
+        "grep -n 'acks_late\\|max_retries\\|chord' orders/tasks.py",
+        "12:@shared_task(bind=True, acks_late=True, max_retries=0)\n31:    chord(reserve.s(o) for o in items)(finalise.s(order_id))",
+    )
+    c.say(
+        "e7a90c2 moved fulfilment to a chord whose callback `finalise` has max_retries=0, so when one "
+        "reservation times out the chord never calls finalise and the order stays in processing."
+    )
+    c.bash(
+        "tail -n 3 /var/log/celery/worker.log",
+        "[2026-12-02 09:14:07,112: ERROR/ForkPoolWorker-3] Chord 'a3f0c9e1-5b7d-4e2a-9c18-6d0b2e4f7a31' raised: TimeoutError('reserve took > 30s')\n"
+        "[2026-12-02 09:14:07,113: WARNING/ForkPoolWorker-3] Chord callback for 'finalise' will not be called\n"
+        "[2026-12-02 09:14:09,880: INFO/MainProcess] Task orders.tasks.reserve succeeded in 0.41s",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dev/shopfront/orders/tasks.py",
+            "old_string": "@shared_task(bind=True, acks_late=True, max_retries=0)",
+            "new_string": "@shared_task(bind=True, acks_late=True, max_retries=5, default_retry_delay=20)",
+        },
+        "The file /home/dev/shopfront/orders/tasks.py has been updated successfully.",
+    )
+    c.bash(
+        "python manage.py test orders -v 1 2>&1 | tail -3",
+        "Ran 88 tests in 6.412s\n\nOK",
+    )
+    c.bash(
+        "python manage.py migrate orders",
+        "Operations to perform:\n  Apply all migrations: orders\nRunning migrations:\n  Applying orders.0031_order_retry_count... OK",
+    )
+    c.bash(
+        'python manage.py shell -c "from orders.tasks import requeue_stuck; print(requeue_stuck(hours=24))"',
+        "requeued 617 orders, 0 failed",
+    )
+    c.bash(
+        "mysql -e \"SELECT COUNT(*) FROM orders_order WHERE status='processing' AND updated_at < NOW() - INTERVAL 10 MINUTE\" shop",
+        "+----------+\n| COUNT(*) |\n+----------+\n|        3 |\n+----------+",
+    )
+    c.bash(
+        "mysql -e \"SELECT id, payment_ref FROM orders_order WHERE status='processing' AND updated_at < NOW() - INTERVAL 10 MINUTE\" shop",
+        "+--------+-------------+\n| id     | payment_ref |\n+--------+-------------+\n| 771204 | pi_3Q8aZk   |\n| 771388 | pi_3Q8bXm   |\n"
+        "| 771502 | NULL        |\n+--------+-------------+\n3 rows in set (0.01 sec)",
+    )
+    c.say(
+        "614 of the 617 went through. The 3 left are waiting on payments (two pending intents, one without a payment ref), which I won't touch."
+    )
+    c.bash(
+        "git commit -am 'orders: retry the fulfilment callback (OPS-2291)' && git log -1 --format='%h'",
+        "[fix/ops-2291 8b4d2e0] orders: retry the fulfilment callback (OPS-2291)\n 2 files changed, 19 insertions(+), 1 deletion(-)\n8b4d2e0",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported orders stuck in processing after a deploy and asked me to find the cause and unstick them without touching payments.
+
+Summary:
+1. Primary Request and Intent:
+   Orders are stuck in 'processing' since yesterday's deploy (OPS-2291): find why and unstick them, without touching the payments app (under PCI review).
+
+2. Key Technical Concepts:
+   - Celery chords and callbacks, acks_late, retries
+   - Django migrations
+
+3. Files and Code Sections:
+   - orders/tasks.py: the fulfilment callback now retries (max_retries=5, 20 s delay) instead of never retrying.
+
+4. Errors and fixes:
+   - A reservation timeout made the chord skip its callback, leaving orders in processing.
+
+5. Problem Solving:
+   The regression came with the commit moving fulfilment to a Celery chord. After the fix the orders tests pass, the new migration was applied, and the stuck orders were requeued; three remain, all waiting on payments.
+
+6. All user messages:
+   - "Orders are piling up in 'processing' since yesterday's deploy (OPS-2291). Find out why and unstick them. Don't touch the payments app, it's under PCI review this week."
+
+7. Pending Tasks:
+   - The three orders waiting on payments.
+
+8. Current Work:
+   Committed the fix on fix/ops-2291.
+
+9. Optional Next Step:
+   Open a PR.
+"""
+    labels = [
+        Label("request", "Find out why and unstick them", dropped=False),
+        Label("constraint", "Don't touch the payments app", dropped=False),
+        Label("identifier", "OPS-2291", dropped=False),
+        Label("identifier", "e7a90c2", dropped=True),  # "the commit moving fulfilment to a Celery chord"
+        Label("measurement", "617", dropped=True),  # how many were stuck
+        Label("measurement", "requeued 617 orders", dropped=True),
+        Label("identifier", "771204", dropped=True),  # the three left, by id
+        Label("identifier", "771388", dropped=True),
+        Label("identifier", "771502", dropped=True),
+        Label("identifier", "0031_order_retry_count", dropped=True),
+        Label("identifier", "8b4d2e0", dropped=True),
+        Label("edit", "max_retries=5, default_retry_delay=20", dropped=False),
+        Label("measurement", "Ran 88 tests", dropped=True),
+        Label("error", "TimeoutError('reserve took > 30s')", dropped=True),
+        # noise
+        Label("number", "8123", dropped=False),
+        Label("number", "a0c4e11", dropped=False),
+        Label("number", "0.41s", dropped=False),
+        Label("number", "a3f0c9e1-5b7d-4e2a-9c18-6d0b2e4f7a31", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -6036,4 +6274,6 @@ SESSIONS = (
     jinja_advisory,
     search_throughput,
     refunds_migration,
+    h2_advisory_bench,
+    stuck_orders,
 )
