@@ -1568,3 +1568,46 @@ def test_a_hash_the_model_says_is_of_an_image_a_digest_or_a_build_is_no_commit_b
     c.say("Built api:dev (image 9a8b7c6d5e4f); the layer digest sha256:4b825dc642cb differs, checksum 3f2a1b9c4d5e.")
     c.say("Commit hash 9c41e7a and 51d0b2f touch money.py.")
     assert _texts(_listed(c, NOTHING), "identifier") == ["9c41e7a", "51d0b2f"]
+
+
+def test_an_advisory_the_model_names_is_one_identifier_whole_not_cut_at_its_year():
+    c = Conversation("/p", "advisory prose")
+    c.say("h2 0.3.26 clears RUSTSEC-2024-0332 and CVE-2024-27316; the ticket is SEC-88.")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["RUSTSEC-2024-0332", "CVE-2024-27316", "SEC-88"]
+
+
+def test_what_an_audit_loaded_and_scanned_is_its_input_not_what_it_found():
+    c = Conversation("/p", "audit input")
+    c.bash(
+        "cargo audit",
+        "      Loaded 682 security advisories (from /home/l/.cargo/advisory-db)\n"
+        "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)\nerror: 1 vulnerability found!",
+    )
+    c.bash("cargo audit 2>&1 | tail -1", "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not [m for m in measured if "682" in m or "311" in m], measured
+
+
+def test_a_test_run_naming_its_runners_script_is_no_focused_run_and_djangos_migration_applied_is_an_id():
+    c = Conversation("/p", "django")
+    c.bash("python manage.py test orders -v 1 2>&1 | tail -3", "Ran 88 tests in 6.412s\n\nOK")
+    c.bash("pytest tests/test_tasks.py", "...\n3 passed in 0.2s")
+    c.bash(
+        "python manage.py migrate orders",
+        "Running migrations:\n  Applying orders.0031_order_retry_count... OK",
+    )
+    listed = _listed(c, NOTHING)
+    assert "Ran 88 tests" in " ".join(_texts(listed, "measurement")), "the app's suite, by its label: no test file"
+    assert not [m for m in _texts(listed, "measurement") if m.startswith("3 passed")], "a test file: focused"
+    assert "0031_order_retry_count" in _texts(listed, "identifier")
+
+
+def test_the_one_uuid_a_log_read_names_is_not_what_its_command_made():
+    c = Conversation("/p", "log uuid")
+    c.bash(
+        "tail -n 2 /var/log/celery/worker.log",
+        "[09:14:07: ERROR] Chord 'a3f0c9e1-5b7d-4e2a-9c18-6d0b2e4f7a31' raised: TimeoutError\n[09:14:09: INFO] ok",
+    )
+    c.bash("kubectl logs deploy/api | tail -1", "request 7d1e2f3a-0b4c-4d5e-8f9a-0b1c2d3e4f5a done")
+    c.bash("terraform plan", "Lock Info:\n  ID:        9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e\n", error=True)
+    assert _texts(_listed(c, NOTHING), "identifier") == ["9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e"]

@@ -246,6 +246,7 @@ _IDENTIFIER = re.compile(
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
+    r"|(?P<advisory>\b(?:CVE-\d{4}-\d{4,7}|(?:RUSTSEC|PYSEC|GO|OSV)-\d{4}-\d{1,6})\b)"  # whole, not cut at its year
     r"|(?P<ticket>\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC)-)[A-Z](?:[A-Z0-9]{1,9}-\d{2,6}|-\d{3,6})\b)"
     r"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b(?!-))"
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
@@ -307,7 +308,8 @@ _RUN_DURATION = re.compile(
 # `no issues found in 41 source files`) or left out of what it printed (`(2 unchanged elements
 # hidden)`): the size of its input, not what it found (the count of what it changed or flagged is).
 _GONE_THROUGH = re.compile(
-    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+|"
+    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted|loaded)\s+\d[\d,.]*\s+[a-z]+|"
+    r"\bScanning\s+\S+\s+for\s+[a-z]+\s+\(\d[\d,]*\s+[a-z -]+\)|"  # cargo audit's `Scanning Cargo.lock for vulnerabilities (311 crate dependencies)`
     r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
     r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)|"
     # a load test's requests sent in its fixed time and the bytes they moved: its rate is its result
@@ -331,10 +333,13 @@ _FAILURE_SUBJECT = re.compile(
 )
 _QUOTED = re.compile(r"'([^'\s][^']{0,58})'|\"([^\"\s][^\"]{0,58})\"|`([^`]{1,60})`|<([^<>\s]{1,60})>")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+# A command that reads a log: its program a pager or a search, or a `logs` subcommand (`kubectl logs`, `docker compose logs`).
+_LOG_READ = re.compile(r"^(?:sudo\s+)?(?:tail|cat|less|head|zcat|journalctl|grep|rg)\b|\slogs\s")
 _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
 _FOCUSED = re.compile(
-    r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
+    r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::"
+    r"|\s[\w./-]*(?i:test|spec)[\w./-]*\.[A-Za-z]{1,5}(?:\s|:|$)"  # a test file, not the runner's script (`manage.py test`)
     r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
 )
 # A test runner's line for one test, by its name: `✓ retry > does not retry on 400`, `PASSED tests/…`, `--- FAIL: TestX`.
@@ -402,6 +407,7 @@ _MARKED_ID = re.compile(
     r"|^([0-9a-f]{7,40}) is the first bad commit"
     # the revision file a migration tool generated (`Generating …/versions/4c2d9e7a1b3f_refunds_table.py ...  done`)
     r"|^\s*Generating \S*/([0-9a-f]{12})_\w+\.py\b"
+    r"|^\s*Applying \w+\.(\d{4}_\w+)\.\.\. OK"  # Django's migration applied: `Applying orders.0031_order_retry_count... OK`
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
 # Two digits of one number (`42`, `4.2`, `1,500`): what a number _missing_numbers asks for holds.
@@ -1830,7 +1836,11 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         _authors(command, text, position, add)
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
     # the one such thing in its output; the issue a change it shows closes.
-    _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
+    # what a log read names (a task's id in `tail worker.log`) the command did not make
+    if not _LOG_READ.search(command_core(command)):
+        _output_ids(
+            command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
+        )
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
     _asked_version(command, text, position, add)
@@ -1964,7 +1974,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         len(lines) == 1
         and len(lines[0]) <= ANSWER_CHARS
         and len(_COLUMN_GAP.findall(lines[0])) < TABLE_GAPS
-        and _telling_numbers(_RUN_DURATION.sub(" ", lines[0]))
+        and _telling_numbers(_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", lines[0])))
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
         and not _PROGRESS_BAR.search(lines[0])
@@ -2381,7 +2391,7 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
             _identifiers(value, position, add, paths)
         elif kind == "hex" and _NAMES_NO_COMMIT.search(text, max(0, found.start() - NAMED_BEFORE), found.start()):
             continue  # "image 9a8b7c6d5e4f", "sha256:…", "checksum 3f2a…": an object's hash, no commit
-        elif kind in ("hex", "ticket", "uuid", "issue"):
+        elif kind in ("hex", "ticket", "advisory", "uuid", "issue"):
             add("identifier", value, position)
 
 
