@@ -1613,3 +1613,31 @@ def test_the_one_uuid_a_log_read_names_is_not_what_its_command_made():
     c.bash("kubectl logs deploy/api | tail -1", "request 7d1e2f3a-0b4c-4d5e-8f9a-0b1c2d3e4f5a done")
     c.bash("terraform plan", "Lock Info:\n  ID:        9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e\n", error=True)
     assert _texts(_listed(c, NOTHING), "identifier") == ["9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e"]
+
+
+def test_a_profiles_hottest_row_is_not_the_programs_entry_and_a_runs_tally_after_the_table_stays():
+    c = Conversation("/p", "profiles")
+    c.bash(
+        "python -m cProfile -s cumtime report.py | head -9",
+        "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n"
+        "        1    0.001    0.001    9.812    9.812 report.py:1(<module>)\n"
+        "      1/1    0.000    0.000    9.812    9.812 {built-in method builtins.exec}\n"
+        "   120000    6.210    0.000    7.950    0.000 report.py:44(format_row)\n"
+        "   120000    1.002    0.000    1.101    0.000 {method 'strftime' of 'datetime.date' objects}",
+    )
+    c.bash(
+        "perf report --stdio | head",
+        "# Overhead  Command  Shared Object  Symbol\n# ........  .......  .............  ......\n#\n"
+        "    45.23%  app      libc.so.6      [.] __memmove_avx_unaligned\n    12.10%  app      app            [.] parse_row",
+    )
+    c.bash(
+        "pytest --durations=2 -q",
+        "....\n======= slowest 2 durations =======\n12.41s call     tests/test_export.py::test_big_export\n"
+        "3.02s call     tests/test_api.py::test_list\n\n======= 412 passed in 31.22s =======",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "120000    6.210    0.000    7.950    0.000 report.py:44(format_row)" in measured
+    assert "45.23%  app      libc.so.6      [.] __memmove_avx_unaligned" in measured
+    assert "12.41s call     tests/test_export.py::test_big_export" in measured
+    assert "======= 412 passed in 31.22s =======" in measured
+    assert not [m for m in measured if "<module>" in m or "strftime" in m or "parse_row" in m or "test_list" in m]

@@ -543,8 +543,12 @@ _GIVEN_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 # A profile's table header (pprof's `flat  flat%   sum%  cum   cum%`, cProfile's `ncalls  tottime
 # percall  cumtime`, perf's `Overhead  Command`): its rows are ordered hottest first, and the first is what it found.
 _PROFILE_HEADER = re.compile(
-    r"^\s*(?:flat\s+flat%|ncalls\s+tottime|(?:Children\s+)?Self\s+Command|Overhead\s+Command)(?=\s|$)"
+    r"^[\s#]*(?:flat\s+flat%|ncalls\s+tottime|(?:Children\s+)?Self\s+Command|Overhead\s+Command)(?=\s|$)"
+    r"|^=+ slowest (?:\d+ )?durations =+$"  # pytest's `--durations`: its slowest test first
 )
+# A profile's row, not its rule (`# ....`) nor the program's own entry (cProfile's `<module>`, `builtins.exec`).
+_PROFILE_ROW = re.compile(r"^\s*\d(?!.*(?:<module>|builtins\.exec|\(main\)$))")
+_IN_PROFILE = re.compile(r"\s*(?:[\d#]|$)")  # a line of a profile's table: a row, a rule, a blank
 # A latency distribution's row (`     99%   71.66ms`, `p99: 34.1 ms`): the highest percentile is the one compared.
 _PERCENTILE = re.compile(r"^\s*p?(\d{2}(?:\.\d+)?)%?:?\s+\d[\d.]*\s?(?:ns|us|µs|ms|s)$")
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
@@ -2109,10 +2113,12 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     given = {n.replace(",", "") for n in _GIVEN_FIGURE.findall(command)}
     profiled = next((at for at, line in enumerate(tail) if _PROFILE_HEADER.match(line)), None)
     if profiled is not None:  # a profile's first row is its finding; its other rows and its totals, the table
-        top = next((line.strip() for line in tail[profiled + 1 :] if line.strip()), "")
+        top = next((row.strip() for row in tail[profiled + 1 :] if _PROFILE_ROW.match(row)), "")
         if 0 < len(top) <= 200 and not besides & {top}:
             add("measurement", top, position, command[:200])
-        return
+        after = tail[profiled + 1 :]
+        # what follows the table is the run's own result (pytest's tally after its slowest durations)
+        tail = after[next((at for at, row in enumerate(after) if not _IN_PROFILE.match(row)), len(after)) :]
     percentiles = [(float(m.group(1)), line.strip()) for line in tail if (m := _PERCENTILE.match(line))]
     if len(percentiles) > 1:  # the tail latency is the one a target is set for (p99), not the median's
         add("measurement", max(percentiles)[1], position, command[:200], newest=True)
