@@ -1641,3 +1641,14 @@ def test_a_profiles_hottest_row_is_not_the_programs_entry_and_a_runs_tally_after
     assert "12.41s call     tests/test_export.py::test_big_export" in measured
     assert "======= 412 passed in 31.22s =======" in measured
     assert not [m for m in measured if "<module>" in m or "strftime" in m or "parse_row" in m or "test_list" in m]
+
+
+def test_ctests_total_test_time_is_how_long_the_command_took_but_its_tally_is_its_result():
+    c = Conversation("/p", "ctest")
+    c.bash(
+        "ctest --test-dir build --output-on-failure",
+        "100% tests passed, 0 tests failed out of 143\n\nTotal Test time (real) =  18.27 sec",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "100% tests passed, 0 tests failed out of 143" in measured
+    assert not [m for m in measured if "Total Test time" in m]

@@ -301,7 +301,7 @@ _GENERIC_ERROR = re.compile(
 # How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"): no measurement of the work.
 _RUN_DURATION = re.compile(
     r"\(\d[\d.]*\s?m?s\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
-    r"^\s*(?:Time|Duration|Planning Time|Finished|Done in)\b.*$",
+    r"^\s*(?:Time|Duration|Planning Time|Finished|Done in|Total Test time)\b.*$",  # … ctest's `Total Test time (real) =`
     re.IGNORECASE,
 )
 # How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
