@@ -1652,3 +1652,15 @@ def test_ctests_total_test_time_is_how_long_the_command_took_but_its_tally_is_it
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert "100% tests passed, 0 tests failed out of 143" in measured
     assert not [m for m in measured if "Total Test time" in m]
+
+
+def test_a_failing_runs_tally_is_kept_by_the_summary_saying_how_many_failed_in_words_or_figures():
+    c = Conversation("/p", "failed tally")
+    c.bash("pytest -q", "F.F\n2 failed, 611 passed, 4 skipped in 38.71s", error=True)
+    c.bash("pytest -q", "...\n613 passed, 4 skipped in 37.95s")
+    told = "4. Errors and fixes:\n   - Two statement tests failed after the upgrade: fixed.\n"
+    measured = _texts(_listed(c, told), "measurement")
+    assert "2 failed, 611 passed, 4 skipped in 38.71s" not in measured
+    assert "613 passed, 4 skipped in 37.95s" in measured, "a passing run's tally: no failure to tell it"
+    other = "4. Errors and fixes:\n   - Three statement tests failed after the upgrade: fixed.\n"
+    assert "2 failed, 611 passed, 4 skipped in 38.71s" in _texts(_listed(c, other), "measurement")

@@ -346,6 +346,8 @@ _FOCUSED = re.compile(
 _TEST_NAME_LINE = re.compile(r"\s*(?:[✓✔√×✗✕]\s|(?:--- )?(?:PASS|PASSED|FAIL|FAILED)\b:?\s)")
 # A test run's tally: `3 passed`, `OK (1 test)`, JUnit's `Tests run: 1,  Failures: 1`.
 _TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b|\bTests run:\s*\d")
+_FAILED_COUNT = re.compile(r"\b([1-9]\d*) (?:failed|failures?|failing)\b")
+_FAILED_SAID = re.compile(r"\b(?i:fail(?:ed|s|ing|ures?)?)\b")
 # Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
 _CONTAINER_TALLY = re.compile(r"Test (?:Files|Suites):?\s+\d")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
@@ -1116,6 +1118,10 @@ class Summary:
                 said.append(f"{seconds / 60:.1f}")
             duration = line[built.end() - len(built.group(0).rpartition(" in ")[2]) :].strip()
             return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
+        # a failing run's tally is told by how many failed ("two statement tests failed"): the rest is the suite's size
+        failed = _FAILED_COUNT.search(line) if _TEST_TALLY.search(line) else None
+        if failed and self._has_number(failed.group(1)) and _FAILED_SAID.search(self._plain):
+            return KEPT
         units = _unit_values(line)
         # a size of a unit's letter alone (`du -h`'s `1.8G`) is a figure all the same
         values = [n for n, _, _ in _telling_numbers(_BARE_SIZE.sub(r"\1 \2", line))]
