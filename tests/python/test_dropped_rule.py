@@ -1664,3 +1664,15 @@ def test_a_failing_runs_tally_is_kept_by_the_summary_saying_how_many_failed_in_w
     assert "613 passed, 4 skipped in 37.95s" in measured, "a passing run's tally: no failure to tell it"
     other = "4. Errors and fixes:\n   - Three statement tests failed after the upgrade: fixed.\n"
     assert "2 failed, 611 passed, 4 skipped in 38.71s" in _texts(_listed(c, other), "measurement")
+
+
+def test_the_tickets_a_historys_commits_name_are_identifiers_but_a_releases_worth_is_a_survey():
+    c = Conversation("/p", "tickets")
+    c.bash(
+        "git log --oneline v3.8.1..v3.8.2",
+        "d41e5b2 release 3.8.2\n6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)\n"
+        "b93e4f7 pricing: memoise quotes\n0c7d2a8 deps: bump undici (SHA-256 pins)",
+    )
+    c.bash("git log --oneline v3.0..v3.8", "\n".join(f"{i:07x} fix (OPS-{100 + i})" for i in range(1, 9)))
+    ids = {f.text: f.detail for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert ids == {"LEGAL-88": "6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)"}, ids

@@ -388,6 +388,10 @@ _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # A security advisory by its id, as audit tools print it (`GHSA-h75v-3vvj-5mfj`, `CVE-2024-3094`,
 # `RUSTSEC-2024-0332`, `PYSEC-2024-60`, `GO-2024-2687`): what a security fix is about, whatever the tool.
 _ADVISORY = re.compile(r"\b(?:GHSA(?:-[2-9a-z]{4}){3}|CVE-\d{4}-\d{4,7}|(?:RUSTSEC|PYSEC|GO|OSV)-\d{4}-\d{1,6})\b")
+_TICKET = re.compile(
+    r"\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC|CVE|GHSA|RUSTSEC|PYSEC|GO|OSV)-)[A-Z][A-Z0-9]{1,9}-\d{2,6}\b(?!-)"
+)
+TICKETS = 3
 ADVISORIES = 5  # an output naming more advisories surveys a tree's debt: none of them is the one the session fixed
 _OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -1844,6 +1848,7 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     _found_files(command, text, position, add)
     if _GIT_HISTORY.search(command):
         _authors(command, text, position, add)
+        _tickets(text, position, add)
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
     # the one such thing in its output; the issue a change it shows closes.
     # what a log read names (a task's id in `tail worker.log`) the command did not make
@@ -1959,6 +1964,16 @@ def _asked_version(command: str, text: str, position: int, add: Add) -> None:
     name, version = _NAME_FIELD.search(text), _VERSION_FIELD.search(text)
     if version and name and name.group("package").casefold() in asked:
         add("identifier", f"{name.group('package')} {version.group('version')}", position, version.group(0).strip())
+
+
+def _tickets(text: str, position: int, add: Add) -> None:
+    """The tickets a history's commits name (`6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)`),
+    TICKETS or fewer, each with its commit's line: why each change was made, which a reader looks
+    up; more tickets are a release's worth of history surveyed."""
+    found = dict.fromkeys(m.group(0) for m in _TICKET.finditer(text))
+    if len(found) <= TICKETS:
+        for ticket in found:
+            add("identifier", ticket, position, (_line_at(text, ticket) or ticket)[:200])
 
 
 def _advisories(command: str, text: str, position: int, add: Add) -> None:
