@@ -1676,3 +1676,19 @@ def test_the_tickets_a_historys_commits_name_are_identifiers_but_a_releases_wort
     c.bash("git log --oneline v3.0..v3.8", "\n".join(f"{i:07x} fix (OPS-{100 + i})" for i in range(1, 9)))
     ids = {f.text: f.detail for f in _listed(c, NOTHING) if f.kind == "identifier"}
     assert ids == {"LEGAL-88": "6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)"}, ids
+
+
+def test_a_test_runs_tallies_of_one_shape_are_its_suites_one_result_but_many_are_progress():
+    c = Conversation("/p", "suites")
+    c.bash(
+        "cargo test --release 2>&1 | grep 'test result'",
+        "test result: ok. 143 passed; 0 failed; 2 ignored; finished in 4.87s\n"
+        "test result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.61s",
+    )
+    c.bash("python run_shards.py", "\n".join(f"shard {i}: 40 tests passed" for i in range(8)))
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert (
+        "test result: ok. 143 passed; 0 failed; 2 ignored; finished in 4.87s; "
+        "test result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.61s"
+    ) in measured
+    assert not [m for m in measured if "shard" in m], "eight of one shape: a progress report"

@@ -111,6 +111,7 @@ FACT_CHARS = 2_000  # a fact's text beyond this is cut: a request pasted with a 
 SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint or a reason
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
+SUITES = 4  # a test run's tallies of one shape, at most: more are a progress report's
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
 TABLE_GAPS = 3  # two lines of output with this many column gaps or more are a table's rows (`gh run list`)
 ANSWER_CHARS = 80  # a command's one line of output this short is its answer
@@ -2161,6 +2162,11 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
+    # a test run's tallies of one shape are its suites' (`cargo test`'s `test result:` per binary): one result, together
+    suites = [line for line, shape in reversed(measured) if shapes[shape] > 1 and _TEST_TALLY.search(line)]
+    repeated = {shape for shape, said in shapes.items() if said > 1}
+    if 1 < len(suites) <= SUITES and len(repeated) == 1:  # not beside a progress report's lines
+        results = ["; ".join(suites), *results][:MEASURED_LINES]
     # the same figures said twice ("3 problems were found…", "…stored with 3 problems") are one result
     if len(results) > 1 and _telling_numbers(results[0]) == _telling_numbers(results[1]):
         del results[1]
