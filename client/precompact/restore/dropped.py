@@ -966,6 +966,14 @@ class Summary:
         plain = self._plain.casefold()
         return [t.casefold() for t in _HEX.findall(plain) + _REVISION_FILE.findall(plain)]
 
+    def _failures_told(self, count: int) -> bool:
+        """One summary sentence says that `count` things failed, in figures or words ("Two
+        statement tests failed"); not a single failure: "1 failure" is said of any."""
+        said = {str(count)} | ({_NUMBER_WORDS[count]} if count < len(_NUMBER_WORDS) else set())
+        return count > 1 and any(
+            _FAILED_SAID.search(sentence) and said & set(_WORDS.findall(sentence.casefold())) for sentence in self._said
+        )
+
     def _in_other_unit(self, digits: str, units: list[tuple[str, str, float, float]]) -> bool:
         """The summary gives the figure `digits` of a line in another unit of its dimension, as
         precisely as the summary's figure says ("2.9 s" of `2874.552 ms`, "1.8 GB" of `1.8G`)."""
@@ -1125,7 +1133,7 @@ class Summary:
             return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
         # a failing run's tally is told by how many failed ("two statement tests failed"): the rest is the suite's size
         failed = _FAILED_COUNT.search(line) if _TEST_TALLY.search(line) else None
-        if failed and self._has_number(failed.group(1)) and _FAILED_SAID.search(self._plain):
+        if failed and self._failures_told(int(failed.group(1))):
             return KEPT
         units = _unit_values(line)
         # a size of a unit's letter alone (`du -h`'s `1.8G`) is a figure all the same
