@@ -1693,3 +1693,18 @@ def test_a_test_runs_tallies_of_one_shape_are_its_suites_one_result_but_many_are
         "test result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.61s"
     ) in measured
     assert not [m for m in measured if "shard" in m], "eight of one shape: a progress report"
+
+
+def test_a_listed_commit_the_model_tells_by_its_subjects_own_words_is_the_one_the_session_turned_on():
+    c = Conversation("/p", "history")
+    c.bash(
+        "git log --oneline v2.13.0..v2.14.0",
+        "c0ffee1 Bump golang.org/x/net\n8d2e4b7 cart: return typed errors from Load\n"
+        "a71f3c9 cart: drop legacy session fallback\n9f8e7d6 cart: lazy-load line items\n3a2b1c0 docs: checkout diagram",
+    )
+    c.say("The 500 comes from Mia's lazy-load change: Items() now errors on an empty cart.")
+    c.say("Every cart change touches the handler, so I read them all.")
+    listed = [(f.text, f.confidence) for f in _listed(c, NOTHING) if f.kind == "identifier"]
+    assert listed == [("9f8e7d6", dropped.POSSIBLY_DROPPED)], "'cart' is every subject's word: it tells none"
+    kept = "5. Problem Solving:\n   Bisect found 9f8e7d6 (lazy-load line items).\n"
+    assert not [f for f in _listed(c, kept) if f.kind == "identifier"]

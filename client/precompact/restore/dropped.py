@@ -111,6 +111,8 @@ FACT_CHARS = 2_000  # a fact's text beyond this is cut: a request pasted with a 
 SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint or a reason
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
+HISTORY_COMMITS = 50  # of a history listed, the newest this many are remembered
+HISTORY_WORDS = 2  # of a listed commit's subject, its own words the model's telling of it holds
 SUITES = 4  # a test run's tallies of one shape, at most: more are a progress report's
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
 TABLE_GAPS = 3  # two lines of output with this many column gaps or more are a table's rows (`gh run list`)
@@ -389,6 +391,9 @@ _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # A security advisory by its id, as audit tools print it (`GHSA-h75v-3vvj-5mfj`, `CVE-2024-3094`,
 # `RUSTSEC-2024-0332`, `PYSEC-2024-60`, `GO-2024-2687`): what a security fix is about, whatever the tool.
 _ADVISORY = re.compile(r"\b(?:GHSA(?:-[2-9a-z]{4}){3}|CVE-\d{4}-\d{4,7}|(?:RUSTSEC|PYSEC|GO|OSV)-\d{4}-\d{1,6})\b")
+_ONELINE_COMMIT = re.compile(
+    r"^[*| ]*([0-9a-f]{7,40}) (?:\([^)]*\) )?(.+)$", re.MULTILINE
+)  # `9f8e7d6 cart: lazy-load line items`
 _TICKET = re.compile(
     r"\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC|CVE|GHSA|RUSTSEC|PYSEC|GO|OSV)-)[A-Z][A-Z0-9]{1,9}-\d{2,6}\b(?!-)"
 )
@@ -1380,6 +1385,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
     echoes = _Echoes()
+    histories = _Histories()
 
     # A test run that failed and then, run again the same way, passed is a failure the session fixed:
     # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
@@ -1436,6 +1442,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 echoes.repeated(block["text"], add, spoke=True)
                 _settings_said(block["text"], read_since, add)
                 _files_named(block["text"], read_since, position, add)
+                histories.told(block["text"], add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
@@ -1451,6 +1458,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         read_since.append((output, position, read))
                     if use in commands:
                         echoes.hear(commands[use][0], output, position)
+                        histories.read(commands[use][0], output, position)
                 ran = commands.get(use, ("", 0))[0] if isinstance(use, str) else ""
                 failed = _tool_result(block, position, add, commands)
                 run = _test_run(ran) if ran else None
@@ -2241,6 +2249,36 @@ def _line_at(text: str, token: str) -> str | None:
             return text[start : stop if stop >= 0 else len(text)].strip()
         at = text.find(token, end)
     return None
+
+
+@dataclass
+class _Histories:
+    """The commits of the histories the session listed (`git log --oneline`, more than three: no
+    fact of their own, `_output_facts`). One whose subject the model then tells in its words ("Mia's
+    lazy-load change" of `9f8e7d6 cart: lazy-load line items`: HISTORY_WORDS of the subject's words
+    no other listed subject has) is the commit the session turned on: its id, "possibly dropped"."""
+
+    commits: dict[str, tuple[set[str], str, int]] = field(default_factory=dict)  # id -> (its own words, line, entry)
+
+    def read(self, command: str, output: str, position: int) -> None:
+        if not _GIT_HISTORY.search(command) or len(output) > OUTPUT_CHARS // 4:
+            return
+        listed = [(m.group(1), m.group(2), m.group(0)) for m in _ONELINE_COMMIT.finditer(output)]
+        if len(listed) <= FOUND_FILES:  # three or fewer are facts already
+            return
+        words = [content_words(subject) for _, subject, _ in listed]
+        said = Counter(word for subject in words for word in subject)
+        for (commit, _, line), subject in zip(listed[:HISTORY_COMMITS], words[:HISTORY_COMMITS], strict=True):
+            self.commits[commit] = ({word for word in subject if said[word] == 1}, line.strip(), position)
+
+    def told(self, prose: str, add: Add) -> None:
+        if not self.commits:
+            return
+        spoken = content_words(prose)
+        for commit, (own, line, position) in list(self.commits.items()):
+            if len(own & spoken) >= HISTORY_WORDS:
+                add("identifier", commit, position, line[:200], guessed=True)
+                del self.commits[commit]
 
 
 @dataclass
