@@ -46,11 +46,11 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     rule 8 (a failure fixed red then green, a message quoted sentence by sentence, how much a tool
     went through: no result) 0.618 and 0.827 on its first 26 sessions; with the five of round 10
     (advisories, versions, benchmarks, migrations, query rows: 31 sessions) rule 8 scores 0.632
-    and 0.778, rule 9 (identifiers and measurements where tools print them) 0.668 and 0.851. Far
+    and 0.778, rule 9 (identifiers and measurements where tools print them) 0.675 and 0.860. Far
     from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.658, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.841, (scored.recall, scored.missed)
+    assert scored.precision >= 0.665, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.850, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------

@@ -398,6 +398,7 @@ _TICKET = re.compile(
     r"\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC|CVE|GHSA|RUSTSEC|PYSEC|GO|OSV)-)[A-Z][A-Z0-9]{1,9}-\d{2,6}\b(?!-)"
 )
 TICKETS = 3
+_ADVISORY_MARKS = ("GHSA-", "CVE-", "RUSTSEC-", "PYSEC-", "GO-", "OSV-")  # what every _ADVISORY holds
 ADVISORIES = 5  # an output naming more advisories surveys a tree's debt: none of them is the one the session fixed
 _OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -561,6 +562,7 @@ _PROFILE_HEADER = re.compile(
 # A profile's row, not its rule (`# ....`) nor the program's own entry (cProfile's `<module>`, `builtins.exec`).
 _PROFILE_ROW = re.compile(r"^\s*\d(?!.*(?:<module>|builtins\.exec|\(main\)$))")
 _IN_PROFILE = re.compile(r"\s*(?:[\d#]|$)")  # a line of a profile's table: a row, a rule, a blank
+_PROFILE_MARKS = ("flat%", "tottime", "Overhead", "slowest")  # what every _PROFILE_HEADER holds
 # A latency distribution's row (`     99%   71.66ms`, `p99: 34.1 ms`): the highest percentile is the one compared.
 _PERCENTILE = re.compile(r"^\s*p?(\d{2}(?:\.\d+)?)%?:?\s+\d[\d.]*\s?(?:ns|us|µs|ms|s)$")
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
@@ -1350,6 +1352,9 @@ def _distinct_parts(path: str, others: set[str]) -> set[str]:
     return {p for p in mine - theirs if p not in ("/", "")}
 
 
+# Each command's output is read by several rules that ask for its core (bounded: the viewer lists
+# savepoint after savepoint in one process).
+@functools.lru_cache(maxsize=1 << 12)
 def command_core(command: str) -> str:
     """A command without what no summary repeats: `cd X &&`, variable assignments, `2>&1`, and
     a pipe into head/tail/grep/less/tee."""
@@ -1967,8 +1972,10 @@ def _asked_version(command: str, text: str, position: int, add: Add) -> None:
     names (`pip freeze | grep -i django` → `Django==4.2.16`, `npm ls lodash` → `lodash@4.17.21`,
     `pip show urllib3` → `urllib3 1.26.20`): what the command was run to learn. Not a package and
     a version said apart (`axum v0.6.20`, `pool\t2.071s`): a tree or a run's listing says those."""
+    if len(text) > ANSWER_CHARS * SELECTED_LINES or not ("==" in text or "@" in text or "ersion" in text):
+        return
     lines = [line for line in text.splitlines() if line.strip()]
-    if not 0 < len(lines) <= SELECTED_LINES or len(text) > ANSWER_CHARS * SELECTED_LINES:
+    if not 0 < len(lines) <= SELECTED_LINES:
         return
     asked = {word.casefold() for word in _PACKAGE_WORD.findall(command) if len(word) >= 3}  # a grep's pattern too
     for line in lines:
@@ -1997,7 +2004,7 @@ def _advisories(command: str, text: str, position: int, add: Add) -> None:
     """The security advisories an output names by id (`_ADVISORY`), ADVISORIES or fewer, each with
     its line (`jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4`: the package, its version, the fix): not
     those the command names, nor one inside the one URL an output's fact already is."""
-    if "-" not in text:
+    if not any(mark in text for mark in _ADVISORY_MARKS):
         return
     urls = set(_OUTPUT_URL.findall(text)) - set(_OUTPUT_URL.findall(command))
     read = _OUTPUT_URL.sub(" ", text) if len(urls) == 1 else text
@@ -2149,7 +2156,11 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
     # what the command was given (`wrk -t4 -c64` prints "4 threads and 64 connections") is no finding
     given = {n.replace(",", "") for n in _GIVEN_FIGURE.findall(command)}
-    profiled = next((at for at, line in enumerate(tail) if _PROFILE_HEADER.match(line)), None)
+    profiled = (
+        next((at for at, line in enumerate(tail) if _PROFILE_HEADER.match(line)), None)
+        if any(mark in text for mark in _PROFILE_MARKS)  # most outputs are no profile: spared a pass
+        else None
+    )
     if profiled is not None:  # a profile's first row is its finding; its other rows and its totals, the table
         top = next((row.strip() for row in tail[profiled + 1 :] if _PROFILE_ROW.match(row)), "")
         if 0 < len(top) <= 200 and not besides & {top}:
@@ -2157,7 +2168,9 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         after = tail[profiled + 1 :]
         # what follows the table is the run's own result (pytest's tally after its slowest durations)
         tail = after[next((at for at, row in enumerate(after) if not _IN_PROFILE.match(row)), len(after)) :]
-    percentiles = [(float(m.group(1)), line.strip()) for line in tail if (m := _PERCENTILE.match(line))]
+    percentiles = (
+        [(float(m.group(1)), line.strip()) for line in tail if (m := _PERCENTILE.match(line))] if "%" in text else []
+    )
     if len(percentiles) > 1:  # the tail latency is the one a target is set for (p99), not the median's
         add("measurement", max(percentiles)[1], position, command[:200], newest=True)
     for line in reversed(tail):
