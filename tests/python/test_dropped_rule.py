@@ -44,11 +44,13 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     values an edit brought in, files a command wrote) 0.559 and 0.757, rule 7's candidate (what a
     command asked for: the fields it selects, a crontab line, a failure's DETAIL) 0.572 and 0.827,
     rule 8 (a failure fixed red then green, a message quoted sentence by sentence, how much a tool
-    went through: no result) 0.618 and 0.827. Far from #41's 0.85: the floor keeps a change from
-    losing what rules 6 to 8 gained."""
+    went through: no result) 0.618 and 0.827 on its first 26 sessions; with the five of round 10
+    (advisories, versions, benchmarks, migrations, query rows: 31 sessions) rule 8 scores 0.632
+    and 0.778, rule 9 (identifiers and measurements where tools print them) 0.675 and 0.860. Far
+    from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained."""
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.608, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.817, (scored.recall, scored.missed)
+    assert scored.precision >= 0.665, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.850, (scored.recall, scored.missed)
 
 
 # --- where facts live -------------------------------------------------------------------------
@@ -66,14 +68,17 @@ def test_the_commit_made_and_a_migration_head_are_read_from_the_tools_output():
     assert not _texts(listed, "command"), "the commit is the fact, not the command as well"
 
 
-def test_counts_and_timings_in_tool_output_are_measurements_the_newest_of_each_shape():
+def test_counts_and_timings_in_tool_output_are_measurements_the_newest_of_each_shape_but_a_benchmarks_each():
     c = Conversation("/p", "measure")
     c.bash("python scripts/recheck.py", "checked lines\nflagged 1,284 rows with a one-cent difference")
+    c.bash("python scripts/recheck.py", "checked lines\nflagged 1,190 rows with a one-cent difference")
     c.bash("psql -c 'EXPLAIN ANALYZE SELECT 1'", "Execution Time: 2874.552 ms")
     c.bash("psql -c 'EXPLAIN ANALYZE SELECT 2'", "Execution Time: 41.870 ms")
     measured = _texts(_listed(c, NOTHING), "measurement")
-    assert "flagged 1,284 rows with a one-cent difference" in measured
-    assert "Execution Time: 41.870 ms" in measured and "Execution Time: 2874.552 ms" not in measured
+    assert "flagged 1,190 rows with a one-cent difference" in measured
+    assert "flagged 1,284 rows with a one-cent difference" not in measured, "a rerun's count is the newest"
+    # a benchmark's result is run to be compared with the run before the change: each is a fact
+    assert "Execution Time: 41.870 ms" in measured and "Execution Time: 2874.552 ms" in measured
 
 
 def test_a_command_not_found_is_the_error_of_its_failed_command_and_one_failure_is_one_fact():
@@ -1371,3 +1376,335 @@ def test_a_figure_alone_stays_listed_where_the_summary_keeps_its_clause_by_the_c
     measured = _texts(listed, "measurement")
     assert not any("of 400 requests" in m for m in measured), "two of its three figures: the clause is kept"
     assert "312" in measured, "the figure the summary lost, alone: listed"
+
+
+def test_the_advisories_an_audit_names_are_identifiers_each_with_its_line_but_not_a_trees_whole_debt():
+    c = Conversation("/p", "audit")
+    c.bash(
+        "pip-audit -r requirements.txt",
+        "Found 2 known vulnerabilities in 2 packages\nName    Version ID                  Fix Versions\n"
+        "jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4\nurllib3 1.26.18 PYSEC-2024-60       1.26.19",
+        error=True,
+    )
+    c.bash("cargo audit", "ID:        RUSTSEC-2024-0332\nSolution:  Upgrade to >=0.4.4\nerror: 1 vulnerability found!")
+    listed = _listed(c, NOTHING)
+    ids = {f.text: f.detail for f in listed if f.kind == "identifier"}
+    assert ids.get("GHSA-h75v-3vvj-5mfj") == "jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4", "with the package it is of"
+    assert "PYSEC-2024-60" in ids and "RUSTSEC-2024-0332" in ids
+    kept = "4. Errors and fixes:\n   - pip-audit flagged GHSA-h75v-3vvj-5mfj and PYSEC-2024-60; cargo audit RUSTSEC-2024-0332.\n"
+    assert not [f for f in _listed(c, kept) if f.kind == "identifier"]
+    surveyed = Conversation("/p", "debt")
+    surveyed.bash("npm audit", "\n".join(f"pkg{i}  GHSA-aaaa-bbbb-cc{i:02d}" for i in range(8)))
+    assert not [f for f in _listed(surveyed, NOTHING) if f.kind == "identifier"], "eight advisories: a survey"
+
+
+def test_the_ids_git_and_docker_print_of_blobs_trees_and_images_are_no_commits_but_a_logs_are():
+    c = Conversation("/p", "objects")
+    c.bash("git diff src/app.py", "diff --git a/src/app.py b/src/app.py\nindex 3f2a1b9..8c7d6e5 100644\n-x = 1\n+x = 2")
+    c.bash("git ls-files -s src/app.py", "100644 3f2a1b9c4d5e6f708192a3b4c5d6e7f809102a3b 0\tsrc/app.py")
+    c.bash(
+        "docker build -t api . && git log -1 --format=%h",
+        "Step 1/5 : FROM python\n ---> 3e1f2a9b8c7d\nSuccessfully built 9a8b7c6d5e4f\nwriting image sha256:4b825dc642cb\n5d6e7f8",
+    )
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert ids == ["5d6e7f8"], ids
+
+
+def test_a_load_tests_rate_and_tail_latency_are_its_results_not_what_it_was_given_or_sent():
+    c = Conversation("/p", "load")
+    c.bash(
+        "wrk -t4 -c64 -d30s --latency http://localhost:8080/v1/search",
+        "  4 threads and 64 connections\n  Latency Distribution\n     50%   22.10ms\n     75%   29.84ms\n"
+        "     99%   71.66ms\n  77512 requests in 30.04s, 181.22MB read\nRequests/sec:   2580.29\nTransfer/sec:      6.03MB",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Requests/sec:   2580.29" in measured and "99%   71.66ms" in measured
+    assert not [m for m in measured if "threads" in m or "Transfer" in m or "requests in" in m or "50%" in m]
+
+
+def test_a_benchmarks_result_before_a_change_stays_beside_the_one_after_but_a_reruns_count_does_not():
+    c = Conversation("/p", "compared")
+    for rate, p99 in (("2580.29", "71.66"), ("4705.52", "34.12")):
+        c.bash("wrk -t4 -c64 -d30s http://localhost:8080/", f"  50%   9.1ms\n  99%   {p99}ms\nRequests/sec:   {rate}\n")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Requests/sec:   2580.29" in measured and "Requests/sec:   4705.52" in measured
+    assert "99%   71.66ms" in measured and "99%   34.12ms" in measured
+    trained = Conversation("/p", "throughput")
+    trained.bash("python train.py --amp bf16 | tail -1", "throughput 4412 samples/s")
+    trained.bash("python train.py --amp fp16 | tail -1", "throughput 4480 samples/s")
+    trained.bash("python train.py --epochs 1 | tail -1", "processed 9100 samples")
+    trained.bash("python train.py --epochs 2 | tail -1", "processed 18200 samples")
+    measured = _texts(_listed(trained, NOTHING), "measurement")
+    assert {"throughput 4412 samples/s", "throughput 4480 samples/s"} <= set(measured), "a rate: compared"
+    assert "processed 9100 samples" not in measured, "a count of a rerun: the newest"
+
+
+def test_a_profiles_first_row_is_its_finding_and_a_plans_nodes_are_no_result():
+    c = Conversation("/p", "profile")
+    c.bash(
+        "go tool pprof -top -nodecount=3 cpu.pprof",
+        "Duration: 20.13s, Total samples = 31.42s (156.09%)\n      flat  flat%   sum%        cum   cum%\n"
+        "     6.12s 19.48% 19.48%     11.87s 37.78%  encoding/json.(*encodeState).reflectValue\n"
+        "     4.40s 14.00% 33.48%      4.40s 14.00%  runtime.mallocgc\n     3.02s  9.61% 43.09%      3.02s  9.61%  syscall.Syscall",
+    )
+    c.bash(
+        "psql -c 'EXPLAIN ANALYZE SELECT 1'",
+        "->  Bitmap Index Scan on idx  (cost=0.00..23.97 rows=505 width=0) (actual time=0.301..0.301 rows=1187 loops=1)\n"
+        " Planning Time: 0.188 ms\n Execution Time: 1.961 ms",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "6.12s 19.48% 19.48%     11.87s 37.78%  encoding/json.(*encodeState).reflectValue" in measured
+    assert not [m for m in measured if "mallocgc" in m or "Syscall" in m or "Index Scan" in m]
+    assert "Execution Time: 1.961 ms" in measured
+
+
+def test_a_measurement_the_summary_gives_in_another_unit_is_kept_as_precisely_as_it_says():
+    c = Conversation("/p", "units")
+    c.bash("psql -c 'EXPLAIN ANALYZE SELECT 1'", "Execution Time: 2874.552 ms")
+    c.bash("du -sh /backups/pre.dump", "1.8G\t/backups/pre.dump")
+    kept = "5. Problem Solving:\n   The query took about 2.9 s; the dump is 1.8 GB.\n"
+    assert not _texts(_listed(c, kept), "measurement")
+    other = "5. Problem Solving:\n   The query took about 3.4 s; the dump is 1.4 GB.\n"
+    assert len(_texts(_listed(c, other), "measurement")) == 2, "other figures: not the same"
+
+
+def test_a_querys_short_result_of_columns_is_one_fact_but_a_long_one_or_a_history_is_a_listing():
+    c = Conversation("/p", "rows")
+    c.bash(
+        "psql payments -c 'SELECT id, amount_cents FROM payments WHERE refunded_cents > amount_cents'",
+        "   id    | amount_cents \n---------+--------------\n 1009312 |         4999\n 1011870 |        12000\n(2 rows)",
+    )
+    c.bash(
+        "psql -c 'select version, installed_on from flyway_schema_history'",
+        " version | installed_on \n---------+---------------------\n 41      | 2026-11-24 16:02:51\n(1 row)",
+    )
+    listed = _listed(c, NOTHING)
+    assert [f.text for f in listed if "1009312" in f.text] == ["id | amount_cents: 1009312 | 4999; 1011870 | 12000"]
+    assert not [f for f in listed if "installed_on" in f.text], "when each row was made: a history"
+    long = Conversation("/p", "listing")
+    rows = "\n".join(f" {i} | {i * 7}" for i in range(1000, 1020))
+    long.bash("psql -c 'select id, n from t'", f" id | n \n----+---\n{rows}\n(20 rows)")
+    assert not [f for f in _listed(long, NOTHING) if "1000" in f.text]
+
+
+def test_the_revision_a_migration_tool_generated_is_an_identifier_kept_by_its_file_name():
+    c = Conversation("/srv/pay", "revision")
+    c.bash(
+        "flask db revision -m 'refunds table'",
+        "  Generating /srv/pay/migrations/versions/4c2d9e7a1b3f_refunds_table.py ...  done",
+    )
+    c.bash("flask db heads", "9b1e5f3c2a7d (head)")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["4c2d9e7a1b3f", "9b1e5f3c2a7d"]
+    kept = "3. Files and Code Sections:\n   - migrations/versions/4c2d9e7a1b3f_refunds_table.py: creates refunds.\n"
+    assert _texts(_listed(c, kept), "identifier") == ["9b1e5f3c2a7d"]
+
+
+def test_what_a_package_manager_moved_is_an_identifier_kept_by_the_package_and_its_new_version():
+    c = Conversation("/p", "upgrade")
+    c.bash(
+        "pip install -U 'jinja2==3.1.6'",
+        "Collecting jinja2==3.1.6\n    Found existing installation: Jinja2 3.1.3\n    Found existing installation: MarkupSafe 2.1.3\n"
+        "Successfully installed jinja2-3.1.6 MarkupSafe-2.1.5",
+    )
+    c.bash("poetry update urllib3", "  - Updating urllib3 (1.26.18 -> 1.26.20)")
+    c.bash("bundle update rails", "Installing rails 7.1.3 (was 7.0.8)")
+    c.bash("pip install -U requests", "Successfully installed requests-2.32.3 urllib3-2.2.3")
+    refreshed = "\n".join(f"    Updating crate{i} v0.{i}.0 -> v0.{i}.1" for i in range(6))
+    c.bash("cargo update", refreshed)
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert "Jinja2 3.1.3" in ids, "the version replaced"
+    assert "jinja2==3.1.6" in ids and "jinja2-3.1.6" not in ids, "the one installed: the command's pin, one fact"
+    assert "requests-2.32.3" in ids, "what an unpinned install installed"
+    assert not [i for i in ids if "MarkupSafe" in i or "urllib3-" in i], "a dependency the command did not name"
+    assert "urllib3 1.26.18 -> 1.26.20" in ids and "rails 7.0.8 -> 7.1.3" in ids
+    assert not [i for i in ids if "crate" in i], "six versions moved: a lockfile refreshed"
+    kept = (
+        "3. Files and Code Sections:\n   - jinja2 is now 3.1.6, urllib3 1.26.20, rails 7.1.3, requests 2.32.3;"
+        " Jinja2 3.1.3 was flagged.\n"
+    )
+    assert _texts(_listed(c, kept), "identifier") == []
+
+
+def test_the_version_a_short_output_gives_of_the_package_its_command_names_is_an_identifier():
+    c = Conversation("/p", "asked")
+    c.bash("pip freeze | grep -i django", "Django==4.2.16\ndjango-environ==0.11.2")
+    c.bash("npm ls lodash", "app@1.0.0 /home/a/app\n└─┬ webpack@5.94.0\n  └── lodash@4.17.21")
+    c.bash("pip show urllib3", "Name: urllib3\nVersion: 1.26.20\nSummary: HTTP library")
+    c.bash("grep -rn pandas requirements*.txt", "requirements.txt:31:pandas==2.2.3")
+    c.bash("cargo tree -i h2", "h2 v0.3.24\n└── hyper v0.14.28")
+    ids = _texts(_listed(c, NOTHING), "identifier")
+    assert {"Django==4.2.16", "lodash@4.17.21", "urllib3 1.26.20"} <= set(ids)
+    assert not [i for i in ids if "webpack" in i or "environ" in i or "pandas" in i or "h2" in i], ids
+
+
+def test_a_benchmarks_statistics_of_its_samples_and_a_progress_bar_are_no_result_but_its_rate_is():
+    c = Conversation("/p", "bench stats")
+    c.bash(
+        "cargo bench --bench parse",
+        "parse/small            time:   [1.2345 ms 1.2400 ms 1.2456 ms]\n"
+        "Found 3 outliers among 100 measurements (3.00%)\n  2 (2.00%) high mild\n  1 (1.00%) high severe",
+    )
+    c.bash("pgbench -c 10 -T 60 shop", "number of clients: 10\ntps = 1233.531221 (without initial connection time)")
+    c.bash("python eval.py --split test", "Evaluating: 100%|██████████| 50/50 [00:12<00:00,  4.1it/s]")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "parse/small            time:   [1.2345 ms 1.2400 ms 1.2456 ms]" in measured
+    assert "tps = 1233.531221 (without initial connection time)" in measured
+    assert not [m for m in measured if "outliers" in m or "high" in m or "it/s" in m or "clients" in m], measured
+
+
+def test_mysqls_framed_result_of_a_few_rows_is_one_fact_as_psqls_is():
+    c = Conversation("/p", "mysql rows")
+    c.bash(
+        "mysql -e 'select id, status from orders where id in (9911, 9912)' shop",
+        "+------+---------+\n| id   | status  |\n+------+---------+\n| 9911 | stuck   |\n| 9912 | shipped |\n"
+        "+------+---------+\n2 rows in set (0.00 sec)",
+    )
+    c.bash("mysql -e 'select id from orders limit 3' shop", "| id |\n| 1 |\n| 2 |\n3 rows in set (0.00 sec)")
+    listed = _listed(c, NOTHING)
+    assert [f.text for f in listed if "9911" in f.text] == ["id | status: 9911 | stuck; 9912 | shipped"]
+    assert not [f for f in listed if "limit" in (f.detail or "")], "three rows said, two shown: not a result read whole"
+
+
+def test_a_hash_the_model_says_is_of_an_image_a_digest_or_a_build_is_no_commit_but_a_commits_hash_is():
+    c = Conversation("/p", "hashes")
+    c.say("Built api:dev (image 9a8b7c6d5e4f); the layer digest sha256:4b825dc642cb differs, checksum 3f2a1b9c4d5e.")
+    c.say("Commit hash 9c41e7a and 51d0b2f touch money.py.")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["9c41e7a", "51d0b2f"]
+
+
+def test_an_advisory_the_model_names_is_one_identifier_whole_not_cut_at_its_year():
+    c = Conversation("/p", "advisory prose")
+    c.say("h2 0.3.26 clears RUSTSEC-2024-0332 and CVE-2024-27316; the ticket is SEC-88.")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["RUSTSEC-2024-0332", "CVE-2024-27316", "SEC-88"]
+
+
+def test_what_an_audit_loaded_and_scanned_is_its_input_not_what_it_found():
+    c = Conversation("/p", "audit input")
+    c.bash(
+        "cargo audit",
+        "      Loaded 682 security advisories (from /home/l/.cargo/advisory-db)\n"
+        "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)\nerror: 1 vulnerability found!",
+    )
+    c.bash("cargo audit 2>&1 | tail -1", "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not [m for m in measured if "682" in m or "311" in m], measured
+
+
+def test_a_test_run_naming_its_runners_script_is_no_focused_run_and_djangos_migration_applied_is_an_id():
+    c = Conversation("/p", "django")
+    c.bash("python manage.py test orders -v 1 2>&1 | tail -3", "Ran 88 tests in 6.412s\n\nOK")
+    c.bash("pytest tests/test_tasks.py", "...\n3 passed in 0.2s")
+    c.bash(
+        "python manage.py migrate orders",
+        "Running migrations:\n  Applying orders.0031_order_retry_count... OK",
+    )
+    listed = _listed(c, NOTHING)
+    assert "Ran 88 tests" in " ".join(_texts(listed, "measurement")), "the app's suite, by its label: no test file"
+    assert not [m for m in _texts(listed, "measurement") if m.startswith("3 passed")], "a test file: focused"
+    assert "0031_order_retry_count" in _texts(listed, "identifier")
+
+
+def test_the_one_uuid_a_log_read_names_is_not_what_its_command_made():
+    c = Conversation("/p", "log uuid")
+    c.bash(
+        "tail -n 2 /var/log/celery/worker.log",
+        "[09:14:07: ERROR] Chord 'a3f0c9e1-5b7d-4e2a-9c18-6d0b2e4f7a31' raised: TimeoutError\n[09:14:09: INFO] ok",
+    )
+    c.bash("kubectl logs deploy/api | tail -1", "request 7d1e2f3a-0b4c-4d5e-8f9a-0b1c2d3e4f5a done")
+    c.bash("terraform plan", "Lock Info:\n  ID:        9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e\n", error=True)
+    assert _texts(_listed(c, NOTHING), "identifier") == ["9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e"]
+
+
+def test_a_profiles_hottest_row_is_not_the_programs_entry_and_a_runs_tally_after_the_table_stays():
+    c = Conversation("/p", "profiles")
+    c.bash(
+        "python -m cProfile -s cumtime report.py | head -9",
+        "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n"
+        "        1    0.001    0.001    9.812    9.812 report.py:1(<module>)\n"
+        "      1/1    0.000    0.000    9.812    9.812 {built-in method builtins.exec}\n"
+        "   120000    6.210    0.000    7.950    0.000 report.py:44(format_row)\n"
+        "   120000    1.002    0.000    1.101    0.000 {method 'strftime' of 'datetime.date' objects}",
+    )
+    c.bash(
+        "perf report --stdio | head",
+        "# Overhead  Command  Shared Object  Symbol\n# ........  .......  .............  ......\n#\n"
+        "    45.23%  app      libc.so.6      [.] __memmove_avx_unaligned\n    12.10%  app      app            [.] parse_row",
+    )
+    c.bash(
+        "pytest --durations=2 -q",
+        "....\n======= slowest 2 durations =======\n12.41s call     tests/test_export.py::test_big_export\n"
+        "3.02s call     tests/test_api.py::test_list\n\n======= 412 passed in 31.22s =======",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "120000    6.210    0.000    7.950    0.000 report.py:44(format_row)" in measured
+    assert "45.23%  app      libc.so.6      [.] __memmove_avx_unaligned" in measured
+    assert "12.41s call     tests/test_export.py::test_big_export" in measured
+    assert "======= 412 passed in 31.22s =======" in measured
+    assert not [m for m in measured if "<module>" in m or "strftime" in m or "parse_row" in m or "test_list" in m]
+
+
+def test_ctests_total_test_time_is_how_long_the_command_took_but_its_tally_is_its_result():
+    c = Conversation("/p", "ctest")
+    c.bash(
+        "ctest --test-dir build --output-on-failure",
+        "100% tests passed, 0 tests failed out of 143\n\nTotal Test time (real) =  18.27 sec",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "100% tests passed, 0 tests failed out of 143" in measured
+    assert not [m for m in measured if "Total Test time" in m]
+
+
+def test_a_failing_runs_tally_is_kept_by_the_summary_saying_how_many_failed_in_words_or_figures():
+    c = Conversation("/p", "failed tally")
+    c.bash("pytest -q", "F.F\n2 failed, 611 passed, 4 skipped in 38.71s", error=True)
+    c.bash("pytest -q", "...\n613 passed, 4 skipped in 37.95s")
+    told = "4. Errors and fixes:\n   - Two statement tests failed after the upgrade: fixed.\n"
+    measured = _texts(_listed(c, told), "measurement")
+    assert "2 failed, 611 passed, 4 skipped in 38.71s" not in measured
+    assert "613 passed, 4 skipped in 37.95s" in measured, "a passing run's tally: no failure to tell it"
+    for other in ("Three statement tests failed after the upgrade", "Two tests were renamed. One failed"):
+        said = f"4. Errors and fixes:\n   - {other}.\n"
+        assert "2 failed, 611 passed, 4 skipped in 38.71s" in _texts(_listed(c, said), "measurement"), other
+
+
+def test_the_tickets_a_historys_commits_name_are_identifiers_but_a_releases_worth_is_a_survey():
+    c = Conversation("/p", "tickets")
+    c.bash(
+        "git log --oneline v3.8.1..v3.8.2",
+        "d41e5b2 release 3.8.2\n6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)\n"
+        "b93e4f7 pricing: memoise quotes\n0c7d2a8 deps: bump undici (SHA-256 pins)",
+    )
+    c.bash("git log --oneline v3.0..v3.8", "\n".join(f"{i:07x} fix (OPS-{100 + i})" for i in range(1, 9)))
+    ids = {f.text: f.detail for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert ids == {"LEGAL-88": "6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)"}, ids
+
+
+def test_a_test_runs_tallies_of_one_shape_are_its_suites_one_result_but_many_are_progress():
+    c = Conversation("/p", "suites")
+    c.bash(
+        "cargo test --release 2>&1 | grep 'test result'",
+        "test result: ok. 143 passed; 0 failed; 2 ignored; finished in 4.87s\n"
+        "test result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.61s",
+    )
+    c.bash("python run_shards.py", "\n".join(f"shard {i}: 40 tests passed" for i in range(8)))
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert (
+        "test result: ok. 143 passed; 0 failed; 2 ignored; finished in 4.87s; "
+        "test result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.61s"
+    ) in measured
+    assert not [m for m in measured if "shard" in m], "eight of one shape: a progress report"
+
+
+def test_a_listed_commit_the_model_tells_by_its_subjects_own_words_is_the_one_the_session_turned_on():
+    c = Conversation("/p", "history")
+    c.bash(
+        "git log --oneline v2.13.0..v2.14.0",
+        "c0ffee1 Bump golang.org/x/net\n8d2e4b7 cart: return typed errors from Load\n"
+        "a71f3c9 cart: drop legacy session fallback\n9f8e7d6 cart: lazy-load line items\n3a2b1c0 docs: checkout diagram",
+    )
+    c.say("The 500 comes from Mia's lazy-load change: Items() now errors on an empty cart.")
+    c.say("Every cart change touches the handler, so I read them all.")
+    listed = [(f.text, f.confidence) for f in _listed(c, NOTHING) if f.kind == "identifier"]
+    assert listed == [("9f8e7d6", dropped.POSSIBLY_DROPPED)], "'cart' is every subject's word: it tells none"
+    kept = "5. Problem Solving:\n   Bisect found 9f8e7d6 (lazy-load line items).\n"
+    assert not [f for f in _listed(c, kept) if f.kind == "identifier"]

@@ -80,7 +80,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 8
+RULE_VERSION = 9
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -111,6 +111,9 @@ FACT_CHARS = 2_000  # a fact's text beyond this is cut: a request pasted with a 
 SENTENCE_CHARS = 400  # a longer "sentence" is a pasted block, not a constraint or a reason
 DECISION_WORDS_AT_LEAST = 6  # a shorter sentence of the model's ("Done, so tests pass.") gives no reason worth keeping
 EDIT_SIDE_CHARS = 120  # each side of "path: old → new"
+HISTORY_COMMITS = 50  # of a history listed, the newest this many are remembered
+HISTORY_WORDS = 2  # of a listed commit's subject, its own words the model's telling of it holds
+SUITES = 4  # a test run's tallies of one shape, at most: more are a progress report's
 MEASURED_LINES = 2  # of a command's output, its last lines with a measurement, one per shape
 TABLE_GAPS = 3  # two lines of output with this many column gaps or more are a table's rows (`gh run list`)
 ANSWER_CHARS = 80  # a command's one line of output this short is its answer
@@ -246,6 +249,7 @@ _IDENTIFIER = re.compile(
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+|(?<![\w/.-])[\w-]+\.[A-Za-z]\w{0,7}\b)"
     r"|`(?P<ticked>[^`\n]{2,80})`"
     r"|(?P<function>\b[A-Za-z_][\w.]*(?=\())"
+    r"|(?P<advisory>\b(?:CVE-\d{4}-\d{4,7}|(?:RUSTSEC|PYSEC|GO|OSV)-\d{4}-\d{1,6})\b)"  # whole, not cut at its year
     r"|(?P<ticket>\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC)-)[A-Z](?:[A-Z0-9]{1,9}-\d{2,6}|-\d{3,6})\b)"
     r"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b(?!-))"
     r"|(?P<name>\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[0-9]*(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b)"
@@ -300,16 +304,21 @@ _GENERIC_ERROR = re.compile(
 # How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"): no measurement of the work.
 _RUN_DURATION = re.compile(
     r"\(\d[\d.]*\s?m?s\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
-    r"^\s*(?:Time|Duration|Planning Time|Finished|Done in)\b.*$",
+    r"^\s*(?:Time|Duration|Planning Time|Finished|Done in|Total Test time)\b.*$",  # … ctest's `Total Test time (real) =`
     re.IGNORECASE,
 )
 # How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
 # `no issues found in 41 source files`) or left out of what it printed (`(2 unchanged elements
 # hidden)`): the size of its input, not what it found (the count of what it changed or flagged is).
 _GONE_THROUGH = re.compile(
-    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted)\s+\d[\d,.]*\s+[a-z]+|"
+    r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted|loaded)\s+\d[\d,.]*\s+[a-z]+|"
+    r"\bScanning\s+\S+\s+for\s+[a-z]+\s+\(\d[\d,]*\s+[a-z -]+\)|"  # cargo audit's `Scanning Cargo.lock for vulnerabilities (311 crate dependencies)`
     r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
-    r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)",
+    r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)|"
+    # a load test's requests sent in its fixed time and the bytes they moved: its rate is its result
+    r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b|"
+    # criterion's outliers of its samples (`Found 3 outliers among 100 measurements (3.00%)`, `2 (2.00%) high mild`)
+    r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -327,16 +336,21 @@ _FAILURE_SUBJECT = re.compile(
 )
 _QUOTED = re.compile(r"'([^'\s][^']{0,58})'|\"([^\"\s][^\"]{0,58})\"|`([^`]{1,60})`|<([^<>\s]{1,60})>")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+# A command that reads a log: its program a pager or a search, or a `logs` subcommand (`kubectl logs`, `docker compose logs`).
+_LOG_READ = re.compile(r"^(?:sudo\s+)?(?:tail|cat|less|head|zcat|journalctl|grep|rg)\b|\slogs\s")
 _READS_LOG = re.compile(r"\b(?:logs?|journalctl|cat|grep|rg|tail|less|head)\b")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|rspec|jest|vitest|playwright|mocha|phpunit|ctest)\b")
 _FOCUSED = re.compile(
-    r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::|\s[\w./-]+\.[A-Za-z]{1,5}(?:\s|:|$)"
+    r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::"
+    r"|\s[\w./-]*(?i:test|spec)[\w./-]*\.[A-Za-z]{1,5}(?:\s|:|$)"  # a test file, not the runner's script (`manage.py test`)
     r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
 )
 # A test runner's line for one test, by its name: `✓ retry > does not retry on 400`, `PASSED tests/…`, `--- FAIL: TestX`.
 _TEST_NAME_LINE = re.compile(r"\s*(?:[✓✔√×✗✕]\s|(?:--- )?(?:PASS|PASSED|FAIL|FAILED)\b:?\s)")
 # A test run's tally: `3 passed`, `OK (1 test)`, JUnit's `Tests run: 1,  Failures: 1`.
 _TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed|failures?|examples?|tests?|skipped|pending)\b|\bTests run:\s*\d")
+_FAILED_COUNT = re.compile(r"\b([1-9]\d*) (?:failed|failures?|failing)\b")
+_FAILED_SAID = re.compile(r"\b(?i:fail(?:ed|s|ing|ures?)?)\b")
 # Jest's and Vitest's tally of test files beside their tally of tests: the tests' is the result.
 _CONTAINER_TALLY = re.compile(r"Test (?:Files|Suites):?\s+\d")
 _PIPED = re.compile(r"\|\s*(?:tail|head|grep|tee|less)\b")
@@ -354,6 +368,9 @@ _MEASUREMENT = re.compile(
     r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s|[A-Z]{2,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
     r"|\b(?i:warnings?|errors?|failures?|vulnerabilit(?:y|ies)|issues?|problems?|tests?|rows?|files?|total)\s*:\s*\d"
+    # a rate said before its figure (wrk's `Requests/sec:   2580.29`, ab's `Requests per second:    1523.44`)
+    r"|\b(?i:requests|req|queries|transactions|ops|operations|messages|events)(?:/s(?:ec)?|\s+per\s+second)\s*:\s*\d"
+    r"|\btps\s*=\s*\d"  # pgbench's `tps = 1233.53`
 )
 # What every measurement holds: a figure standing alone or an amount. Looked for first, it spares
 # most text _MEASUREMENT's slower search (a tenth of its time on a 100 MB session's prose).
@@ -371,20 +388,39 @@ def _measured(text: str) -> bool:
 _PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
 _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # git commands whose output names commits in passing.
+# A security advisory by its id, as audit tools print it (`GHSA-h75v-3vvj-5mfj`, `CVE-2024-3094`,
+# `RUSTSEC-2024-0332`, `PYSEC-2024-60`, `GO-2024-2687`): what a security fix is about, whatever the tool.
+_ADVISORY = re.compile(r"\b(?:GHSA(?:-[2-9a-z]{4}){3}|CVE-\d{4}-\d{4,7}|(?:RUSTSEC|PYSEC|GO|OSV)-\d{4}-\d{1,6})\b")
+_ONELINE_COMMIT = re.compile(
+    r"^[*| ]*([0-9a-f]{7,40}) (?:\([^)]*\) )?(.+)$", re.MULTILINE
+)  # `9f8e7d6 cart: lazy-load line items`
+_TICKET = re.compile(
+    r"\b(?!(?:SHA|ISO|UTF|AES|RSA|HTTP|TLS|RFC|CVE|GHSA|RUSTSEC|PYSEC|GO|OSV)-)[A-Z][A-Z0-9]{1,9}-\d{2,6}\b(?!-)"
+)
+TICKETS = 3
+_ADVISORY_MARKS = ("GHSA-", "CVE-", "RUSTSEC-", "PYSEC-", "GO-", "OSV-")  # what every _ADVISORY holds
+ADVISORIES = 5  # an output naming more advisories surveys a tree's debt: none of them is the one the session fixed
 _OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
 _GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
 # A migration's name as Django and Rails print it (`0041_auto_20261102`).
 _MIGRATION = re.compile(r"(?<![\w.])\d{4,14}_[a-z]\w*(?![\w.])")
-_VERSIONED = re.compile(r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b")
+_VERSIONED = re.compile(
+    r"\b(?:git|alembic|migrat\w*|flyway|liquibase|prisma|knex|hg|manage\.py|rails|rake)\b"
+    r"|\bdb\s+(?:upgrade|downgrade|revision|merge|heads|current|history|stamp)\b"  # Flask-Migrate's `flask db …`
+)
 _HEX = re.compile(r"(?<![\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+_REVISION_FILE = re.compile(r"(?<![\w-])((?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40})_(?=[a-z])")
 _COMMAND_ID = re.compile(
     r"(?<![\w/.=:-])(?:\d{6,}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}|[A-Z][A-Z0-9]{1,9}-\d{2,6})(?![\w/.-])"
 )
 _MARKED_ID = re.compile(
     r"^\[[\w/.+-]+ (?:\(root-commit\) )?([0-9a-f]{7,40})\]|\b([0-9a-f]{7,40}) \(head\)|Rev: ([0-9a-f]{7,40})"
     r"|^([0-9a-f]{7,40}) is the first bad commit"
+    # the revision file a migration tool generated (`Generating …/versions/4c2d9e7a1b3f_refunds_table.py ...  done`)
+    r"|^\s*Generating \S*/([0-9a-f]{12})_\w+\.py\b"
+    r"|^\s*Applying \w+\.(\d{4}_\w+)\.\.\. OK"  # Django's migration applied: `Applying orders.0031_order_retry_count... OK`
 )
 _DIGITS = re.compile(r"\d[\d,.]*")
 # Two digits of one number (`42`, `4.2`, `1,500`): what a number _missing_numbers asks for holds.
@@ -451,6 +487,29 @@ _ECHO_NAME = re.compile(
 _PINNED = re.compile(
     r"(?<![\w/.@=-])(?P<package>@?[A-Za-z][\w./-]*)(?:==|@)(?P<version>v?\d+(?:\.\d+)+[\w.+-]*)(?![\w@/])"
 )
+# What a package manager changed, old and new version, as each prints it: poetry's `Updating urllib3
+# (1.26.18 -> 1.26.20)`, cargo's `Updating h2 v0.3.24 -> v0.3.26`, go's `upgraded golang.org/x/net
+# v0.23.0 => v0.33.0`, composer's `Upgrading laravel/framework (v11.30.0 => v11.31.0)`, bundler's
+# `Installing rails 7.1.3 (was 7.0.8)`.
+_VERSION = r"v?\d+(?:\.\d+)+(?:[-+.]?[A-Za-z0-9]+)*"
+_VERSION_CHANGE = re.compile(
+    rf"(?P<package>[@A-Za-z][\w@/.+-]*)\s+\(?(?P<old>{_VERSION})\s*(?:->|=>|→)\s*(?P<new>{_VERSION})\)?"
+    rf"|(?P<installed>[@A-Za-z][\w@/.+-]*)\s+(?P<now>{_VERSION})\s+\(was\s+(?P<was>{_VERSION})\)"
+)
+# pip's version it replaced (`Found existing installation: Jinja2 3.1.3`) and those it installed
+# (`Successfully installed jinja2-3.1.6 urllib3-2.2.3`).
+_PIP_REPLACED = re.compile(
+    rf"^\s*Found existing installation: (?P<package>[\w.-]+) (?P<version>{_VERSION})\s*$", re.MULTILINE
+)
+_PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
+# A package with its version in what a command printed of it: `Django==4.2.16` (pip freeze),
+# `lodash@4.17.21` (npm ls), `Version: 1.26.20` beside `Name: urllib3` (pip show, poetry show).
+_OUTPUT_PIN = re.compile(rf"(?<![\w@/.=:-])(?P<package>@?[A-Za-z][\w./-]*?)(?:==|@)(?P<version>{_VERSION})(?![\w@/.-])")
+_VERSION_FIELD = re.compile(rf"^\s*version\s*:\s*(?P<version>{_VERSION})\s*$", re.IGNORECASE | re.MULTILINE)
+_NAME_FIELD = re.compile(r"^\s*name\s*:\s*(?P<package>[\w.@/-]+)\s*$", re.IGNORECASE | re.MULTILINE)
+VERSIONS_CHANGED = 3  # an output changing more versions refreshed a lockfile: none of them is the one the session moved
+_MOVED = re.compile(rf"(?P<package>\S+) {_VERSION} -> (?P<version>{_VERSION})")  # a version change as listed
+_PACKAGE_WORD = re.compile(r"[A-Za-z][\w.-]*")  # a package a command names: `jinja2` of `'jinja2==3.1.6'`
 # A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
 # `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
 _BUILD_TIME = re.compile(
@@ -473,8 +532,39 @@ _CRON_LINE = re.compile(r"^[ \t]*((?=[^\n]*\*)(?:[\d*/,-]+[ \t]+){4}[\d*/,A-Za-z
 # What a database or a runtime says after its error line, of the same failure (`DETAIL:  Key (email)=(…) already exists.`).
 _ERROR_DETAIL = re.compile(r"[ \t]*(?:DETAIL|HINT|Caused by):[ \t]+\S.*")
 # What frames a query's result: psql's and mysql's rules, their row counts.
+# A command that queries a database and prints its result framed in columns.
+_QUERIED = re.compile(r"\b(?:psql|mysql|mariadb|sqlite3|clickhouse-client|duckdb)\b")
+_DATED = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}:\d{2}\b")
+_ROW_COUNT = re.compile(r"\((\d+) rows?\)|(\d+) rows? in set\b.*")
 _QUERY_FRAME = re.compile(r"[-+=|]+|\(\d+ rows?\)|\d+ rows? in set.*")
 _QUERY_HEADER = re.compile(r"[A-Za-z_][\w()*]{0,40}")  # a column's name: `count`, `count(*)`, `max_id`
+# A benchmark's result, run to be compared with the same run before or after a change: a time or
+# allocations per operation (`43710 ns/op`), a rate (`Requests/sec:   4705.52`, `4412 samples/s`), a query's
+# `Execution Time:`; each run is its own fact, as each build's time is.
+_COMPARED = re.compile(
+    r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
+    r"|\d\s?(?!it/)[A-Za-z]+/s(?:ec)?\b|\btps\s*="  # a throughput: `4412 samples/s`, `1.53 GB/s`, pgbench's `tps = …`
+    r"|\bExecution Time:"
+)
+# A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
+# time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
+_PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
+# A progress bar's line (tqdm's `50/50 [00:12<00:00,  4.1it/s]`, a bar of blocks): how far it got, not what it found.
+_PROGRESS_BAR = re.compile(r"[█▏▎▍▌▋▊▉]{3,}|\d(?:it/s|s/it)\]")
+# A figure a command is given, an option's value included (`-t4`, `-n 1000`, `--count=3`).
+_GIVEN_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
+# A profile's table header (pprof's `flat  flat%   sum%  cum   cum%`, cProfile's `ncalls  tottime
+# percall  cumtime`, perf's `Overhead  Command`): its rows are ordered hottest first, and the first is what it found.
+_PROFILE_HEADER = re.compile(
+    r"^[\s#]*(?:flat\s+flat%|ncalls\s+tottime|(?:Children\s+)?Self\s+Command|Overhead\s+Command)(?=\s|$)"
+    r"|^=+ slowest (?:\d+ )?durations =+$"  # pytest's `--durations`: its slowest test first
+)
+# A profile's row, not its rule (`# ....`) nor the program's own entry (cProfile's `<module>`, `builtins.exec`).
+_PROFILE_ROW = re.compile(r"^\s*\d(?!.*(?:<module>|builtins\.exec|\(main\)$))")
+_IN_PROFILE = re.compile(r"\s*(?:[\d#]|$)")  # a line of a profile's table: a row, a rule, a blank
+_PROFILE_MARKS = ("flat%", "tottime", "Overhead", "slowest")  # what every _PROFILE_HEADER holds
+# A latency distribution's row (`     99%   71.66ms`, `p99: 34.1 ms`): the highest percentile is the one compared.
+_PERCENTILE = re.compile(r"^\s*p?(\d{2}(?:\.\d+)?)%?:?\s+\d[\d.]*\s?(?:ns|us|µs|ms|s)$")
 BUILD_SECONDS = 10  # a build or a start shorter than this is routine: no one compares its time
 # A value alone on the last line of a chained command's output (`… && docker images --format
 # '{{.Size}}'`: 311MB; `grep -c … && …`): the answer of the command's last part.
@@ -491,6 +581,13 @@ ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
 # git's word on the stash it saved or dropped names the commit it stood on and the stash's own id: no commit the session turned on
+# Lines where git and docker print ids of objects that are not commits: a diff's blobs (`index
+# 3f2a1b9..8c7d6e5 100644`), a tree or a blob (`cat-file`, `ls-tree`, `ls-files -s`), an image or
+# a layer (`---> 3e1f2a9b8c7d`, `Successfully built 9a8b7c6d5e4f`, `sha256:…`).
+_NOT_COMMIT_LINE = re.compile(
+    r"\s*(?:index [0-9a-f]{7,40}\.\.|tree [0-9a-f]|\d{6} (?:blob|tree) |\d{6} [0-9a-f]{40} \d\t|blob [0-9a-f]"
+    r"|--->|Successfully built )"
+)
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
@@ -682,6 +779,44 @@ def numbers(text: str) -> list[tuple[str, float, bool]]:
     return found
 
 
+# A figure with its unit of time or size (`2874.552 ms`, "2.9 s", `1.8G`, "1.8 GB"): a summary gives
+# a measurement in the unit a reader reads it in, not always the tool's.
+_UNIT_VALUE = re.compile(
+    r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(ns|µs|us|ms|s|secs?|seconds?|mins?|minutes?|h|hours?|bytes|B|[kKMGT]i?B?)(?![\w/])"
+)
+_UNITS: dict[str, tuple[str, tuple[float, ...]]] = {
+    **dict.fromkeys(("ns",), ("time", (1e-9,))),
+    **dict.fromkeys(("µs", "us"), ("time", (1e-6,))),
+    **dict.fromkeys(("ms",), ("time", (1e-3,))),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), ("time", (1.0,))),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), ("time", (60.0,))),
+    **dict.fromkeys(("h", "hour", "hours"), ("time", (3600.0,))),
+    **dict.fromkeys(("B", "bytes"), ("size", (1.0,))),
+    # a size's prefix is read both ways: tools differ on 1000 and 1024 (`du -h`'s `1.8G` is GiB)
+    **{
+        prefix + tail: ("size", (1000.0**power, 1024.0**power))
+        for power, prefix in enumerate("kMGT", start=1)
+        for tail in ("", "B", "iB")
+    },
+    **{"K" + tail: ("size", (1e3, 1024.0)) for tail in ("", "B", "iB")},
+}
+
+
+_BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT])(?=\s|$)")  # `du -h`'s `1.8G`
+
+
+def _unit_values(text: str) -> list[tuple[str, str, float, float]]:
+    """The figures of `text` said with a unit of time or size: (digits, dimension, value in the
+    dimension's base unit, half the step of its last digit, in that unit), once per reading of its prefix."""
+    found = []
+    for m in _UNIT_VALUE.finditer(_plain(text)):
+        digits = m.group(1).replace(",", "")
+        dimension, scales = _UNITS.get(m.group(2), ("", ()))
+        step = 0.5 * 10.0 ** -len(digits.partition(".")[2])
+        found += [(digits, dimension, float(digits) * scale, step * scale) for scale in scales]
+    return found
+
+
 def _multiplied(digits: str, suffix: str) -> str:
     """ "180" and "k": "180000"; "3.1" and "k": "3100"."""
     value = round(float(digits) * _THOUSANDS[suffix], 6)
@@ -760,6 +895,7 @@ class Summary:
         self._exact = {n for n, _, _ in said}
         self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
+        self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text)]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
@@ -784,12 +920,19 @@ class Summary:
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
             pinned = _PINNED.fullmatch(fact.text)  # "libcst==1.5.0" by "libcst 1.5.0"
+            # "urllib3 1.26.18 -> 1.26.20" by "urllib3 … 1.26.20", `jinja2-3.1.6` by "jinja2 3.1.6"
+            moved = (
+                _MOVED.fullmatch(fact.text)
+                or _PINNED.fullmatch(re.sub(r"-(?=v?\d[^-]*$)", "==", fact.text))
+                or _OUTPUT_PIN.fullmatch(fact.text)
+            )
             return (
                 KEPT
                 if any(len(t) >= 7 and (t.startswith(fact.text[:7]) and fact.text.startswith(t)) for t in self._hexes())
                 or (issue and _whole(self._plain, issue.group(0)))
                 or (seed and _whole(self._plain, seed.group(1)))
                 or (pinned and self._pin_said(pinned))
+                or (moved and self._pin_said(moved))
                 else DROPPED
             )
         if fact.kind == "measurement":
@@ -826,7 +969,27 @@ class Summary:
         return said and f" {normalised(package)} " in self._words
 
     def _hexes(self) -> list[str]:
-        return [t.casefold() for t in _HEX.findall(self._plain.casefold())]
+        # a revision is named by its file too: `4c2d9e7a1b3f_refunds_table.py`
+        plain = self._plain.casefold()
+        return [t.casefold() for t in _HEX.findall(plain) + _REVISION_FILE.findall(plain)]
+
+    def _failures_told(self, count: int) -> bool:
+        """One summary sentence says that `count` things failed, in figures or words ("Two
+        statement tests failed"); not a single failure: "1 failure" is said of any."""
+        said = {str(count)} | ({_NUMBER_WORDS[count]} if count < len(_NUMBER_WORDS) else set())
+        return count > 1 and any(
+            _FAILED_SAID.search(sentence) and said & set(_WORDS.findall(sentence.casefold())) for sentence in self._said
+        )
+
+    def _in_other_unit(self, digits: str, units: list[tuple[str, str, float, float]]) -> bool:
+        """The summary gives the figure `digits` of a line in another unit of its dimension, as
+        precisely as the summary's figure says ("2.9 s" of `2874.552 ms`, "1.8 GB" of `1.8G`)."""
+        return any(
+            dimension == said_dimension and abs(value - said) <= step * (1 + 1e-9)
+            for number, dimension, value, _ in units
+            if number == digits
+            for said_dimension, said, step in self._in_units
+        )
 
     def _has_number(self, value: str) -> bool:
         if value in self._exact or value in self._worded:
@@ -975,10 +1138,16 @@ class Summary:
                 said.append(f"{seconds / 60:.1f}")
             duration = line[built.end() - len(built.group(0).rpartition(" in ")[2]) :].strip()
             return KEPT if self._holds(duration) or any(self._has_number(n) for n in said) else DROPPED
-        values = [n for n, _, _ in _telling_numbers(line)]
+        # a failing run's tally is told by how many failed ("two statement tests failed"): the rest is the suite's size
+        failed = _FAILED_COUNT.search(line) if _TEST_TALLY.search(line) else None
+        if failed and self._failures_told(int(failed.group(1))):
+            return KEPT
+        units = _unit_values(line)
+        # a size of a unit's letter alone (`du -h`'s `1.8G`) is a figure all the same
+        values = [n for n, _, _ in _telling_numbers(_BARE_SIZE.sub(r"\1 \2", line))]
         if not values:
             return KEPT if self._holds(line) else DROPPED
-        found = sum(self._has_number(n) for n in values)
+        found = sum(self._has_number(n) or self._in_other_unit(n, units) for n in values)
         if found * 2 >= len(values):
             return KEPT
         return POSSIBLY_DROPPED if found else DROPPED
@@ -1183,6 +1352,9 @@ def _distinct_parts(path: str, others: set[str]) -> set[str]:
     return {p for p in mine - theirs if p not in ("/", "")}
 
 
+# Each command's output is read by several rules that ask for its core (bounded: the viewer lists
+# savepoint after savepoint in one process).
+@functools.lru_cache(maxsize=1 << 12)
 def command_core(command: str) -> str:
     """A command without what no summary repeats: `cd X &&`, variable assignments, `2>&1`, and
     a pipe into head/tail/grep/less/tee."""
@@ -1218,6 +1390,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     read_since: list[tuple[str, int, str]] = []
     cwd: list[str] = []
     echoes = _Echoes()
+    histories = _Histories()
 
     # A test run that failed and then, run again the same way, passed is a failure the session fixed:
     # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
@@ -1274,6 +1447,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 echoes.repeated(block["text"], add, spoke=True)
                 _settings_said(block["text"], read_since, add)
                 _files_named(block["text"], read_since, position, add)
+                histories.told(block["text"], add)
                 read_since.clear()
                 identifiers(block["text"], position, paths=False)
             elif kind == "tool_use":
@@ -1289,6 +1463,7 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                         read_since.append((output, position, read))
                     if use in commands:
                         echoes.hear(commands[use][0], output, position)
+                        histories.read(commands[use][0], output, position)
                 ran = commands.get(use, ("", 0))[0] if isinstance(use, str) else ""
                 failed = _tool_result(block, position, add, commands)
                 run = _test_run(ran) if ran else None
@@ -1405,7 +1580,8 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
         return ("path", _resolved(text, cwd))
     if kind == "failed command":
         return ("command", normalised(text) or text)
-    if kind == "measurement" and _BUILD_TIME.search(text):  # each build's time: the session compares them
+    # each build's time, each benchmark's result and tail latency: the session compares them
+    if kind == "measurement" and (_BUILD_TIME.search(text) or _COMPARED.search(text) or _PERCENTILE.match(text)):
         return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
@@ -1604,6 +1780,7 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
         if len(seeds) == 1:
             add("identifier", seeds.pop(), position, command[:200])
         _output_ids(command, text, position, add, (("identifier", _UUID),))
+        _advisories(command, text, position, add)
         return True
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
@@ -1676,7 +1853,12 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # no commit; a chain that also shows history (`… --version && git log -1`) prints its commits
         versions = "--version" in command and not _GIT_HISTORY.search(command)
         if not marked and not (chatter and "git" in command) and not versions:
-            listed = {h: line for line in text.splitlines() if not _STASHED.match(line) for h in _HEX.findall(line)}
+            listed = {
+                h: line
+                for line in text.splitlines()
+                if not _STASHED.match(line) and not _NOT_COMMIT_LINE.match(line) and "sha256:" not in line
+                for h in _HEX.findall(line)
+            }
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
         for hexid, line in marked:
@@ -1688,9 +1870,17 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     _found_files(command, text, position, add)
     if _GIT_HISTORY.search(command):
         _authors(command, text, position, add)
+        _tickets(text, position, add)
     # What a command made and printed the address or id of (`gh pr create`'s URL, a lock's id):
     # the one such thing in its output; the issue a change it shows closes.
-    _output_ids(command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES)))
+    # what a log read names (a task's id in `tail worker.log`) the command did not make
+    if not _LOG_READ.search(command_core(command)):
+        _output_ids(
+            command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
+        )
+    _advisories(command, text, position, add)
+    _versions_changed(command, text, position, add)
+    _asked_version(command, text, position, add)
     if _TIMED.search(command):
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
@@ -1745,6 +1935,85 @@ def _output_ids(command: str, text: str, position: int, add: Add, patterns: Iter
             add(kind, made.pop().rstrip(".,;:!?"), position, command[:200])
 
 
+def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
+    """What a package manager's output says it moved: each version change it prints
+    (`_VERSION_CHANGE`), VERSIONS_CHANGED or fewer, as "package old -> new"; and of the packages
+    the command names, the version pip replaced and the one it installed (`Jinja2 3.1.3`,
+    `jinja2-3.1.6`): the versions a dependency upgrade is about."""
+    if not any(mark in text for mark in ("->", "=>", "→", "(was ", "Found existing", "Successfully installed")):
+        return
+    changes = [
+        m
+        for m in _VERSION_CHANGE.finditer(text)
+        if (m.group("old") or m.group("was")) != (m.group("new") or m.group("now"))
+    ]
+    if 0 < len(changes) <= VERSIONS_CHANGED:
+        for m in changes:
+            package = m.group("package") or m.group("installed")
+            old, new = (m.group("old"), m.group("new")) if m.group("package") else (m.group("was"), m.group("now"))
+            if (
+                new in command and package.rpartition("/")[2] in command
+            ):  # the command's pin says it (`go get x@v1.8.2`)
+                continue
+            add("identifier", f"{package} {old} -> {new}", position, (_line_at(text, m.group(0)) or m.group(0))[:200])
+    asked = {word.casefold() for word in _PACKAGE_WORD.findall(command_core(command))}
+    for m in _PIP_REPLACED.finditer(text):
+        if m.group("package").casefold() in asked:
+            add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
+    for m in _PIP_INSTALLED.finditer(text):
+        for installed in m.group(1).split():
+            package, _, version = installed.rpartition("-")
+            if package.casefold() in asked and re.fullmatch(_VERSION, version):
+                add("identifier", installed, position, m.group(0)[:200])
+
+
+def _asked_version(command: str, text: str, position: int, add: Add) -> None:
+    """The version a short output (SELECTED_LINES lines or fewer) gives of a package its command
+    names (`pip freeze | grep -i django` → `Django==4.2.16`, `npm ls lodash` → `lodash@4.17.21`,
+    `pip show urllib3` → `urllib3 1.26.20`): what the command was run to learn. Not a package and
+    a version said apart (`axum v0.6.20`, `pool\t2.071s`): a tree or a run's listing says those."""
+    if len(text) > ANSWER_CHARS * SELECTED_LINES or not ("==" in text or "@" in text or "ersion" in text):
+        return
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not 0 < len(lines) <= SELECTED_LINES:
+        return
+    asked = {word.casefold() for word in _PACKAGE_WORD.findall(command) if len(word) >= 3}  # a grep's pattern too
+    for line in lines:
+        if _FILE_LINE.match(line):  # a search's hit in a file (`requirements.txt:31:pandas==2.2.3`) names a line
+            continue
+        for m in _OUTPUT_PIN.finditer(line):
+            named = re.split(r"[/:]", m.group("package").rstrip("/"))[-1].casefold()
+            if named in asked and not m.group("package").casefold().startswith(("version", "python")):
+                add("identifier", m.group(0).strip(), position, line.strip()[:200])
+    name, version = _NAME_FIELD.search(text), _VERSION_FIELD.search(text)
+    if version and name and name.group("package").casefold() in asked:
+        add("identifier", f"{name.group('package')} {version.group('version')}", position, version.group(0).strip())
+
+
+def _tickets(text: str, position: int, add: Add) -> None:
+    """The tickets a history's commits name (`6aa0c1f tax: apply reduced VAT to e-books (LEGAL-88)`),
+    TICKETS or fewer, each with its commit's line: why each change was made, which a reader looks
+    up; more tickets are a release's worth of history surveyed."""
+    found = dict.fromkeys(m.group(0) for m in _TICKET.finditer(text))
+    if len(found) <= TICKETS:
+        for ticket in found:
+            add("identifier", ticket, position, (_line_at(text, ticket) or ticket)[:200])
+
+
+def _advisories(command: str, text: str, position: int, add: Add) -> None:
+    """The security advisories an output names by id (`_ADVISORY`), ADVISORIES or fewer, each with
+    its line (`jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4`: the package, its version, the fix): not
+    those the command names, nor one inside the one URL an output's fact already is."""
+    if not any(mark in text for mark in _ADVISORY_MARKS):
+        return
+    urls = set(_OUTPUT_URL.findall(text)) - set(_OUTPUT_URL.findall(command))
+    read = _OUTPUT_URL.sub(" ", text) if len(urls) == 1 else text
+    named = dict.fromkeys(a for a in _ADVISORY.findall(read) if a not in command)
+    if len(named) <= ADVISORIES:
+        for advisory in named:
+            add("identifier", advisory, position, (_line_at(read, advisory) or command)[:200])
+
+
 def _answer(command: str, text: str, position: int, add: Add) -> None:
     """A command whose whole output is one short line with a figure answered what the session
     asked (`grep -c` 1207, `php artisan --version`): that line is the fact; not a line of a file a
@@ -1754,9 +2023,10 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         len(lines) == 1
         and len(lines[0]) <= ANSWER_CHARS
         and len(_COLUMN_GAP.findall(lines[0])) < TABLE_GAPS
-        and _telling_numbers(_RUN_DURATION.sub(" ", lines[0]))
+        and _telling_numbers(_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", lines[0])))
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
+        and not _PROGRESS_BAR.search(lines[0])
     ):
         add("measurement", lines[0], position, command[:200])
 
@@ -1827,8 +2097,10 @@ def _last_answer(command: str, text: str, position: int, add: Add) -> None:
 
 def _query_answer(command: str, text: str, position: int, add: Add) -> None:
     """A query's one value (psql's ` count \n--------\n 503221\n(1 row)`, mysql's framed cell):
-    what the session asked the database, "count: 503221"."""
+    what the session asked the database, "count: 503221"; or a query's short result of several
+    columns (`_query_rows`)."""
     if len(text) > ANSWER_CHARS * 4:
+        _query_rows(command, text, position, add)
         return
     lines = [
         line.strip(" |") for line in text.splitlines() if line.strip() and not _QUERY_FRAME.fullmatch(line.strip())
@@ -1840,6 +2112,33 @@ def _query_answer(command: str, text: str, position: int, add: Add) -> None:
         and _telling_numbers(lines[1])
     ):
         add("measurement", f"{lines[0]}: {lines[1]}", position, command[:200])
+    else:
+        _query_rows(command, text, position, add)
+
+
+def _query_rows(command: str, text: str, position: int, add: Add) -> None:
+    """The result of a query the session ran (`psql -c 'SELECT …'`, `mysql -e`, `sqlite3`), framed
+    in columns and SELECTED_LINES rows or fewer (`(3 rows)`): what it asked the database, one fact,
+    its header and rows together ("id | amount_cents: 1009312 | 4999; 1011870 | 12000"); a
+    longer result is a listing it browsed, and so is one whose rows say when each was made (a
+    schema history's `installed_on`, a log table's times)."""
+    if not _QUERIED.search(command) or len(text) > ANSWER_CHARS * SELECTED_LINES * 3:
+        return
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    counted = _ROW_COUNT.fullmatch(lines[-1]) if lines else None
+    framed = [line for line in lines[:-1] if not _QUERY_FRAME.fullmatch(line)]  # psql's rule, mysql's borders
+    if not counted or len(framed) == len(lines) - 1 or len(framed) < 2:
+        return
+    header, rows = framed[0], framed[1:]
+    if "|" not in header or not 0 < len(rows) == int(counted.group(1) or counted.group(2)) <= SELECTED_LINES:
+        return
+    cells = [" | ".join(cell.strip() for cell in row.strip("|").split("|")) for row in rows]
+    if any(_DATED.search(row) for row in cells):
+        return
+    named = " | ".join(cell.strip() for cell in header.strip("|").split("|"))
+    answer = f"{named}: {'; '.join(cells)}"
+    telling = _telling_numbers(_NOT_NUMBERS.sub(" ", "; ".join(cells)))
+    add("measurement" if telling else "identifier", answer[:FACT_CHARS], position, command[:200])
 
 
 def _measurements(command: str, text: str, position: int, add: Add, besides: Iterable[str] = ()) -> None:
@@ -1855,20 +2154,48 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     measured: list[tuple[str, str]] = []  # (line, shape), last first
     tail = text.splitlines()[-MEASURED_TAIL:]
     tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
+    # what the command was given (`wrk -t4 -c64` prints "4 threads and 64 connections") is no finding
+    given = {n.replace(",", "") for n in _GIVEN_FIGURE.findall(command)}
+    profiled = (
+        next((at for at, line in enumerate(tail) if _PROFILE_HEADER.match(line)), None)
+        if any(mark in text for mark in _PROFILE_MARKS)  # most outputs are no profile: spared a pass
+        else None
+    )
+    if profiled is not None:  # a profile's first row is its finding; its other rows and its totals, the table
+        top = next((row.strip() for row in tail[profiled + 1 :] if _PROFILE_ROW.match(row)), "")
+        if 0 < len(top) <= 200 and not besides & {top}:
+            add("measurement", top, position, command[:200])
+        after = tail[profiled + 1 :]
+        # what follows the table is the run's own result (pytest's tally after its slowest durations)
+        tail = after[next((at for at, row in enumerate(after) if not _IN_PROFILE.match(row)), len(after)) :]
+    percentiles = (
+        [(float(m.group(1)), line.strip()) for line in tail if (m := _PERCENTILE.match(line))] if "%" in text else []
+    )
+    if len(percentiles) > 1:  # the tail latency is the one a target is set for (p99), not the median's
+        add("measurement", max(percentiles)[1], position, command[:200], newest=True)
     for line in reversed(tail):
         line = line.strip()
-        if not 0 < len(line) <= 200 or not _measured(line):  # what the cleaning below keeps is in it
+        if not 0 < len(line) <= 200 or not _measured(line) or _PLAN_NODE.search(line):
+            continue
+        if given and {n.replace(",", "") for n, _, _ in _telling_numbers(line)} <= given:
             continue
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
-        if line.endswith(("...", "…")):  # a progress line ("2 of 4 replicas are available..."), not a result
+        if line.endswith(("...", "…")) or _PROGRESS_BAR.search(
+            line
+        ):  # a progress line ("2 of 4 replicas are available..."), not a result
             continue
         if line not in besides and _reports_work(_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", line))):
             measured.append((line, re.sub(r"\d[\d,.]*", "#", normalised(line))))
     shapes = Counter(shape for _, shape in measured)
     results = [line for line, shape in measured if shapes[shape] == 1][:MEASURED_LINES]
+    # a test run's tallies of one shape are its suites' (`cargo test`'s `test result:` per binary): one result, together
+    suites = [line for line, shape in reversed(measured) if shapes[shape] > 1 and _TEST_TALLY.search(line)]
+    repeated = {shape for shape, said in shapes.items() if said > 1}
+    if 1 < len(suites) <= SUITES and len(repeated) == 1:  # not beside a progress report's lines
+        results = ["; ".join(suites), *results][:MEASURED_LINES]
     # the same figures said twice ("3 problems were found…", "…stored with 3 problems") are one result
     if len(results) > 1 and _telling_numbers(results[0]) == _telling_numbers(results[1]):
         del results[1]
@@ -1935,6 +2262,36 @@ def _line_at(text: str, token: str) -> str | None:
             return text[start : stop if stop >= 0 else len(text)].strip()
         at = text.find(token, end)
     return None
+
+
+@dataclass
+class _Histories:
+    """The commits of the histories the session listed (`git log --oneline`, more than three: no
+    fact of their own, `_output_facts`). One whose subject the model then tells in its words ("Mia's
+    lazy-load change" of `9f8e7d6 cart: lazy-load line items`: HISTORY_WORDS of the subject's words
+    no other listed subject has) is the commit the session turned on: its id, "possibly dropped"."""
+
+    commits: dict[str, tuple[set[str], str, int]] = field(default_factory=dict)  # id -> (its own words, line, entry)
+
+    def read(self, command: str, output: str, position: int) -> None:
+        if not _GIT_HISTORY.search(command) or len(output) > OUTPUT_CHARS // 4:
+            return
+        listed = [(m.group(1), m.group(2), m.group(0)) for m in _ONELINE_COMMIT.finditer(output)]
+        if len(listed) <= FOUND_FILES:  # three or fewer are facts already
+            return
+        words = [content_words(subject) for _, subject, _ in listed]
+        said = Counter(word for subject in words for word in subject)
+        for (commit, _, line), subject in zip(listed[:HISTORY_COMMITS], words[:HISTORY_COMMITS], strict=True):
+            self.commits[commit] = ({word for word in subject if said[word] == 1}, line.strip(), position)
+
+    def told(self, prose: str, add: Add) -> None:
+        if not self.commits:
+            return
+        spoken = content_words(prose)
+        for commit, (own, line, position) in list(self.commits.items()):
+            if len(own & spoken) >= HISTORY_WORDS:
+                add("identifier", commit, position, line[:200], guessed=True)
+                del self.commits[commit]
 
 
 @dataclass
@@ -2101,6 +2458,15 @@ def _files_written(command: str, position: int, add: Add) -> None:
                 add("file edited", path, position)
 
 
+# What the words right before a hexadecimal id say it is when it is no commit: an image, a
+# container, a layer, a digest or a checksum, a blob or a tree, a build.
+_NAMES_NO_COMMIT = re.compile(
+    r"\b(?i:images?|containers?|layers?|digests?|checksums?|sha-?256|sha-?512|md5|blobs?|trees?|volumes?|builds?"
+    r"|etags?|artifacts?)\b(?:\s+(?:id|ID|is|of|was))?[\s:=(`'\"]*$"
+)
+NAMED_BEFORE = 24  # characters before an id where what it is is said
+
+
 def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
     """Hexadecimal ids and URLs said anywhere; paths the user names (the model names many in
     passing). Code names and bare numbers are not facts of their own: a reader misses them inside
@@ -2115,7 +2481,9 @@ def _identifiers(text: str, position: int, add: Add, paths: bool) -> None:
                 add("path", path, position)
         elif kind == "ticked":
             _identifiers(value, position, add, paths)
-        elif kind in ("hex", "ticket", "uuid", "issue"):
+        elif kind == "hex" and _NAMES_NO_COMMIT.search(text, max(0, found.start() - NAMED_BEFORE), found.start()):
+            continue  # "image 9a8b7c6d5e4f", "sha256:…", "checksum 3f2a…": an object's hash, no commit
+        elif kind in ("hex", "ticket", "advisory", "uuid", "issue"):
             add("identifier", value, position)
 
 

@@ -5528,6 +5528,722 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def jinja_advisory() -> DevSession:
+    """Python: a pip-audit failure in CI (two advisories), jinja2 upgraded, urllib3 held back by
+    botocore's pin; versions read from pip's own outputs, a failing test fixed."""
+    c = Conversation("/home/ines/ledger-api", "fresh-jinja-advisory")
+    c.user(
+        "The security job in CI went red this morning (pip-audit). Fix whatever it flags, but don't "
+        "bump boto3 in this PR, the data team pins it for their Glue jobs."
+    )
+    c.bash(
+        "pip-audit -r requirements.txt",
+        "Found 3 known vulnerabilities in 2 packages\n"
+        "Name    Version ID                  Fix Versions\n"
+        "------- ------- ------------------- ------------\n"
+        "jinja2  3.1.3   GHSA-h75v-3vvj-5mfj 3.1.4\n"
+        "jinja2  3.1.3   GHSA-q2x7-8rv6-6q7h 3.1.5\n"
+        "urllib3 1.26.18 GHSA-34jh-p97f-mpxf 1.26.19,2.2.2",
+        error=True,
+    )
+    c.bash(
+        "pip index versions jinja2 | head -2",
+        "jinja2 (3.1.6)\nAvailable versions: 3.1.6, 3.1.5, 3.1.4, 3.1.3, 3.1.2, 3.1.1, 3.1.0",
+    )
+    c.bash(
+        "pip install -U 'jinja2==3.1.6'",
+        "Collecting jinja2==3.1.6\n  Downloading jinja2-3.1.6-py3-none-any.whl (134 kB)\n"
+        "Requirement already satisfied: MarkupSafe>=2.0 in ./.venv/lib/python3.12/site-packages (from jinja2==3.1.6) (2.1.5)\n"
+        "Installing collected packages: jinja2\n  Attempting uninstall: jinja2\n    Found existing installation: Jinja2 3.1.3\n"
+        "    Uninstalling Jinja2-3.1.3:\n      Successfully uninstalled Jinja2-3.1.3\nSuccessfully installed jinja2-3.1.6",
+    )
+    c.bash(
+        "pip install -U 'urllib3>=1.26.19'",
+        "Requirement already satisfied: urllib3>=1.26.19 in ./.venv/lib/python3.12/site-packages (1.26.20)\n"
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed.\n"
+        'botocore 1.34.162 requires urllib3<1.27,>=1.25.4; python_version < "3.10", but you have urllib3 2.2.3 which is incompatible.',
+    )
+    c.bash("pip show urllib3 | grep -i '^version'", "Version: 1.26.20")
+    c.say(
+        "urllib3 is already at 1.26.20 in the venv, which includes the fix for GHSA-34jh-p97f-mpxf; only "
+        "requirements.txt still says 1.26.18. botocore 1.34.162 caps urllib3 below 1.27, so 2.x is out "
+        "without a boto3 bump, which you ruled out. I'll pin urllib3==1.26.20 and jinja2==3.1.6."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/ledger-api/requirements.txt",
+            "old_string": "jinja2==3.1.3\n",
+            "new_string": "jinja2==3.1.6\n",
+        },
+        "The file /home/ines/ledger-api/requirements.txt has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/ledger-api/requirements.txt",
+            "old_string": "urllib3==1.26.18\n",
+            "new_string": "urllib3==1.26.20\n",
+        },
+        "The file /home/ines/ledger-api/requirements.txt has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest -q -p no:cacheprovider 2>&1 | tail -6",
+        "FAILED tests/test_statements.py::test_html_statement_escapes_notes - AssertionError: assert '&#39;' in ...\n"
+        "FAILED tests/test_statements.py::test_pdf_footer - AssertionError: assert '&#39;' in ...\n"
+        "2 failed, 611 passed, 4 skipped in 38.71s",
+        error=True,
+    )
+    c.say(
+        "Jinja2 3.1.4 changed the escaped form of a single quote from &#39; to &#x27; in xmlattr and "
+        "escape; our two statement tests compare the exact entity. The output is still escaped, so I'll "
+        "assert on the unescaped text being absent instead of one entity's spelling."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/ledger-api/tests/test_statements.py",
+            "old_string": '    assert "&#39;" in html\n',
+            "new_string": '    assert "O\'Brien" not in html and "O&" in html\n',
+        },
+        "The file /home/ines/ledger-api/tests/test_statements.py has been updated successfully.",
+    )
+    c.bash(
+        "python -m pytest -q -p no:cacheprovider 2>&1 | tail -2",
+        "613 passed, 4 skipped in 37.95s",
+    )
+    c.bash("pip-audit -r requirements.txt", "No known vulnerabilities found")
+    c.bash(
+        "git checkout -b sec/jinja-urllib3 && git commit -qam 'deps: jinja2 3.1.6, urllib3 1.26.20 (pip-audit)' && git log -1 --format='%h %s'",
+        "Switched to a new branch 'sec/jinja-urllib3'\n7e3a9c1 deps: jinja2 3.1.6, urllib3 1.26.20 (pip-audit)",
+    )
+    c.bash(
+        "gh pr create --fill --label security",
+        "Creating pull request for sec/jinja-urllib3 into main in ines/ledger-api\n\nhttps://github.com/ines/ledger-api/pull/318",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix the pip-audit findings that broke the CI security job, without bumping boto3.
+
+Summary:
+1. Primary Request and Intent:
+   Fix whatever pip-audit flags in CI; do not bump boto3 in this PR (the data team pins it for Glue jobs).
+
+2. Key Technical Concepts:
+   - pip-audit against requirements.txt
+   - botocore's urllib3<1.27 cap
+   - Jinja2's HTML escaping of quotes
+
+3. Files and Code Sections:
+   - requirements.txt: jinja2 pinned to 3.1.6, urllib3 to 1.26.20.
+   - tests/test_statements.py: the escaping assertion no longer depends on the entity's spelling.
+
+4. Errors and fixes:
+   - pip-audit flagged three advisories in jinja2 and urllib3: fixed by the upgrades.
+   - Two statement tests failed after the Jinja2 upgrade because the escaped quote changed form: fixed by asserting the raw quote is absent.
+
+5. Problem Solving:
+   urllib3 could not move to 2.x because botocore caps it below 1.27, so it stays on the 1.26 line with the fix. The full suite passes and pip-audit is clean.
+
+6. All user messages:
+   - "The security job in CI went red this morning (pip-audit). Fix whatever it flags, but don't bump boto3 in this PR, the data team pins it for their Glue jobs."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Opened a PR with the security label.
+
+9. Optional Next Step:
+   Wait for CI on the PR.
+"""
+    labels = [
+        Label("request", "Fix whatever it flags", dropped=False),
+        Label("constraint", "don't bump boto3 in this PR", dropped=False),
+        Label("decision", "the data team pins it for their Glue jobs", dropped=False),
+        Label("identifier", "GHSA-h75v-3vvj-5mfj", dropped=True),  # the advisories by id: the summary says only "three"
+        Label("identifier", "GHSA-q2x7-8rv6-6q7h", dropped=True),
+        Label("identifier", "GHSA-34jh-p97f-mpxf", dropped=True),
+        Label("identifier", "jinja2==3.1.6", dropped=False),
+        Label("identifier", "urllib3==1.26.20", dropped=False),
+        Label("identifier", "botocore 1.34.162", dropped=True),  # the version that holds urllib3 back
+        Label("identifier", "Jinja2 3.1.3", dropped=True),  # the version it came from
+        Label("decision", "changed the escaped form of a single quote from &#39; to &#x27;", dropped=True),
+        Label("measurement", "2 failed, 611 passed, 4 skipped", dropped=False),  # "two statement tests failed"
+        Label("measurement", "613 passed, 4 skipped", dropped=True),  # the suite's size after the fix
+        Label("failed command", "pip-audit -r requirements.txt", dropped=False),
+        Label("error", "test_html_statement_escapes_notes", dropped=True),  # which tests
+        Label("identifier", "7e3a9c1", dropped=True),
+        Label("url", "https://github.com/ines/ledger-api/pull/318", dropped=True),
+        Label("file edited", "tests/test_statements.py", dropped=False),
+        Label("edit", "O'Brien", dropped=True),
+        # noise
+        Label("number", "134 kB", dropped=False),
+        Label("number", "2.1.5", dropped=False),
+        Label("number", "3.1.2", dropped=False),
+        Label("command", "pip index versions jinja2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def search_throughput() -> DevSession:
+    """Go: a search endpoint's throughput measured with wrk and hyperfine, a CPU profile read with
+    pprof, JSON encoding pooled; a query's plan and counts read in psql."""
+    c = Conversation("/home/tomas/catalog", "fresh-search-throughput")
+    c.user(
+        "/v1/search tops out way too early in the load test. Find where the time goes and make it "
+        "faster. Target is 4000 req/s on the staging box, keep p99 under 50ms."
+    )
+    c.bash(
+        "wrk -t4 -c64 -d30s 'http://localhost:8080/v1/search?q=lamp'",
+        "Running 30s test @ http://localhost:8080/v1/search?q=lamp\n  4 threads and 64 connections\n"
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency    24.87ms   11.02ms 231.40ms   86.55%\n"
+        "    Req/Sec   647.30     71.12     0.91k    70.25%\n  Latency Distribution\n     50%   22.10ms\n     75%   29.84ms\n"
+        "     90%   38.02ms\n     99%   71.66ms\n  77512 requests in 30.04s, 181.22MB read\nRequests/sec:   2580.29\nTransfer/sec:      6.03MB",
+    )
+    c.bash(
+        "curl -s 'localhost:6060/debug/pprof/profile?seconds=20' > /tmp/cpu.pprof && go tool pprof -top -nodecount=8 /tmp/cpu.pprof",
+        "File: catalog\nType: cpu\nDuration: 20.13s, Total samples = 31.42s (156.09%)\nShowing nodes accounting for 22.61s, 71.96% of 31.42s total\n"
+        "      flat  flat%   sum%        cum   cum%\n"
+        "     6.12s 19.48% 19.48%     11.87s 37.78%  encoding/json.(*encodeState).reflectValue\n"
+        "     4.40s 14.00% 33.48%      4.40s 14.00%  runtime.mallocgc\n"
+        "     3.02s  9.61% 43.09%      3.02s  9.61%  syscall.Syscall\n"
+        "     2.55s  8.12% 51.21%      2.55s  8.12%  runtime.memmove\n"
+        "     2.01s  6.40% 57.61%      5.88s 18.71%  github.com/lib/pq.(*conn).recv1Buf\n"
+        "     1.77s  5.63% 63.24%      1.77s  5.63%  strings.ToLower\n"
+        "     1.50s  4.77% 68.01%      1.50s  4.77%  runtime.scanobject\n"
+        "     1.24s  3.95% 71.96%      1.24s  3.95%  aeshashbody",
+    )
+    c.say(
+        "JSON encoding is 37.8% of CPU (cum) and allocation another 14%. Each response marshals the "
+        "full Product struct, including the 40-field attributes map the client never reads."
+    )
+    c.bash(
+        "psql catalog -c \"EXPLAIN (ANALYZE, BUFFERS) SELECT id, title, price_cents FROM products WHERE search_vec @@ plainto_tsquery('lamp') LIMIT 50\"",
+        "                                QUERY PLAN\n"
+        "------------------------------------------------------------------------------------------\n"
+        " Limit  (cost=24.10..201.44 rows=50 width=52) (actual time=0.412..1.903 rows=50 loops=1)\n"
+        "   Buffers: shared hit=214\n"
+        "   ->  Bitmap Heap Scan on products  (cost=24.10..1813.22 rows=505 width=52) (actual time=0.410..1.891 rows=50 loops=1)\n"
+        "         Recheck Cond: (search_vec @@ plainto_tsquery('lamp'::text))\n"
+        "         ->  Bitmap Index Scan on products_search_vec_idx  (cost=0.00..23.97 rows=505 width=0) (actual time=0.301..0.301 rows=1187 loops=1)\n"
+        " Planning Time: 0.188 ms\n Execution Time: 1.961 ms\n(8 rows)",
+    )
+    c.say("The query takes 2 ms with the GIN index, so the database is not the bottleneck.")
+    c.bash(
+        "psql catalog -c 'SELECT count(*) AS products, count(*) FILTER (WHERE attributes IS NOT NULL) AS with_attrs FROM products'",
+        " products | with_attrs \n----------+------------\n   412907 |     398114\n(1 row)",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tomas/catalog/internal/search/handler.go"},
+        "    30\tfunc (h *Handler) Search(w http.ResponseWriter, r *http.Request) {\n"
+        '    31\t\tproducts, err := h.store.Search(r.Context(), r.URL.Query().Get("q"), 50)\n'
+        "    32\t\tif err != nil {\n    33\t\t\thttp.Error(w, err.Error(), 500)\n    34\t\t\treturn\n    35\t\t}\n"
+        "    36\t\tjson.NewEncoder(w).Encode(products)\n    37\t}\n",
+    )
+    c.user("We can't drop attributes from the response, the mobile app reads 'brand' and 'color' out of it.")
+    c.say(
+        "Then I'll keep brand and color and send a SearchHit with only the fields the clients read, "
+        "instead of the whole Product; the full product stays on /v1/products/{id}."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/catalog/internal/search/handler.go",
+            "old_string": "\tjson.NewEncoder(w).Encode(products)\n",
+            "new_string": "\thits := make([]SearchHit, len(products))\n\tfor i, p := range products {\n"
+            '\t\thits[i] = hitOf(p)\n\t}\n\tw.Header().Set("Content-Type", "application/json")\n'
+            "\tjson.NewEncoder(w).Encode(hits)\n",
+        },
+        "The file /home/tomas/catalog/internal/search/handler.go has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/tomas/catalog/internal/search/hit.go",
+            "content": "package search\n\n// SearchHit is what a search result sends: the fields clients read.\n"
+            'type SearchHit struct {\n\tID         int64  `json:"id"`\n\tTitle      string `json:"title"`\n'
+            '\tPriceCents int64  `json:"price_cents"`\n\tBrand      string `json:"brand,omitempty"`\n'
+            '\tColor      string `json:"color,omitempty"`\n}\n',
+        },
+        "File created successfully at: /home/tomas/catalog/internal/search/hit.go",
+    )
+    c.bash(
+        "go test ./internal/search/ -run XXX -bench BenchmarkSearchEncode -benchmem -count 1",
+        "goos: linux\ngoarch: amd64\npkg: github.com/tomas/catalog/internal/search\n"
+        "BenchmarkSearchEncode/product-8         \t    2310\t    512877 ns/op\t  298114 B/op\t    4021 allocs/op\n"
+        "BenchmarkSearchEncode/hit-8             \t   27451\t     43710 ns/op\t   12288 B/op\t      53 allocs/op\n"
+        "PASS\nok  \tgithub.com/tomas/catalog/internal/search\t3.412s",
+    )
+    c.bash(
+        "go test ./... 2>&1 | tail -4",
+        "ok  \tgithub.com/tomas/catalog/internal/search\t0.311s\nok  \tgithub.com/tomas/catalog/internal/store\t1.207s",
+    )
+    c.bash(
+        "wrk -t4 -c64 -d30s --latency 'http://localhost:8080/v1/search?q=lamp' | tail -9",
+        "  Latency Distribution\n     50%    8.91ms\n     75%   12.40ms\n     90%   17.77ms\n     99%   34.12ms\n"
+        "  141307 requests in 30.03s, 41.88MB read\nRequests/sec:   4705.52\nTransfer/sec:      1.39MB",
+    )
+    c.bash(
+        "hyperfine --warmup 3 'curl -s localhost:8080/v1/search?q=lamp -o /dev/null'",
+        "Benchmark 1: curl -s localhost:8080/v1/search?q=lamp -o /dev/null\n"
+        "  Time (mean ± σ):       6.2 ms ±   0.4 ms    [User: 2.1 ms, System: 1.9 ms]\n"
+        "  Range (min … max):     5.6 ms …   8.3 ms    402 runs",
+    )
+    c.say("4705 req/s now, p99 34 ms, so both targets hold. The response is also 4.3x smaller per request.")
+    c.bash(
+        "git add -A && git commit -m 'search: send SearchHit instead of Product' && git rev-parse --short HEAD",
+        "[perf/search-hit 3b8e2f4] search: send SearchHit instead of Product\n 2 files changed, 19 insertions(+), 1 deletion(-)\n3b8e2f4",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to find why /v1/search saturates early under load and make it faster.
+
+Summary:
+1. Primary Request and Intent:
+   Make /v1/search faster: the target is 4000 req/s on staging with p99 under 50 ms.
+
+2. Key Technical Concepts:
+   - wrk load tests, pprof CPU profiles
+   - encoding/json reflection cost
+   - Postgres full-text search with a GIN index
+
+3. Files and Code Sections:
+   - internal/search/handler.go: encodes a slice of SearchHit instead of Product.
+   - internal/search/hit.go (new): SearchHit with id, title, price_cents, brand and color.
+
+4. Errors and fixes:
+   - None.
+
+5. Problem Solving:
+   The profile showed JSON encoding of the full Product (with its large attributes map) dominating CPU. The query itself is fast thanks to the GIN index. The mobile app reads brand and color from the attributes, so those stay. After the change the endpoint does about 4700 req/s with p99 around 34 ms, meeting both targets.
+
+6. All user messages:
+   - "/v1/search tops out way too early in the load test. Find where the time goes and make it faster. Target is 4000 req/s on the staging box, keep p99 under 50ms."
+   - The mobile app reads 'brand' and 'color' from the attributes, so they cannot be dropped from the response.
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the SearchHit change on perf/search-hit.
+
+9. Optional Next Step:
+   Run the load test on staging.
+"""
+    labels = [
+        Label("request", "Target is 4000 req/s on the staging box", dropped=False),
+        Label("constraint", "keep p99 under 50ms", dropped=False),
+        Label("constraint", "the mobile app reads 'brand' and 'color'", dropped=False),
+        Label("measurement", "Requests/sec:   2580.29", dropped=True),  # the baseline
+        Label("measurement", "71.66ms", dropped=True),  # the baseline p99
+        Label("measurement", "Requests/sec:   4705.52", dropped=False),  # "about 4700 req/s"
+        Label("measurement", "34.12ms", dropped=False),
+        Label("measurement", "37.78%", dropped=True),  # JSON's share of CPU
+        Label("measurement", "Execution Time: 1.961 ms", dropped=True),
+        Label("measurement", "412907", dropped=True),  # how many products
+        Label("measurement", "43710 ns/op", dropped=True),  # the encode benchmark after
+        Label("measurement", "512877 ns/op", dropped=True),  # before
+        Label("measurement", "4.3x smaller", dropped=True),
+        Label("identifier", "3b8e2f4", dropped=True),
+        Label("file edited", "internal/search/hit.go", dropped=False),
+        Label("decision", "the full product stays on /v1/products/{id}", dropped=True),
+        # noise
+        Label("number", "156.09%", dropped=False),
+        Label("number", "0.91k", dropped=False),
+        Label("number", "Transfer/sec", dropped=False),
+        Label("number", "6.2 ms", dropped=False),
+        Label("number", "402 runs", dropped=False),
+        Label("number", "Planning Time: 0.188 ms", dropped=False),
+        Label("number", "rows=1187", dropped=False),
+        Label("number", "3.412s", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def refunds_migration() -> DevSession:
+    """Flask and Alembic: a refunds table added after a merge left two heads; the previous head,
+    the new revision and the counts a backfill printed; a ticket named in the request."""
+    c = Conversation("/srv/payments", "fresh-refunds-migration")
+    c.user(
+        "PAY-1182: add a refunds table (id, payment_id FK, amount_cents, reason, created_at) and "
+        "backfill it from the old payments.refunded_cents column. Take a dump before you migrate anything."
+    )
+    c.bash(
+        "flask db heads",
+        "9b1e5f3c2a7d (head)\n51c0d8e6f4a2 (head)",
+    )
+    c.bash(
+        "flask db history -r 51c0d8e6f4a2:9b1e5f3c2a7d 2>&1 | head -5",
+        "e02f7a4b9c13 -> 9b1e5f3c2a7d (head), payouts: add currency\n"
+        "e02f7a4b9c13 -> 51c0d8e6f4a2 (head), payments: index on merchant_id\n"
+        "77d3c1a9e8b0 -> e02f7a4b9c13 (branchpoint), merchants: soft delete",
+    )
+    c.say(
+        "Two heads: 9b1e5f3c2a7d (payouts currency) and 51c0d8e6f4a2 (merchant index), both from "
+        "e02f7a4b9c13 after last week's merge. I'll add a merge revision first so the new migration "
+        "has one parent."
+    )
+    c.bash(
+        "pg_dump -Fc payments -f /backups/payments-pre-refunds.dump && ls -lh /backups/payments-pre-refunds.dump",
+        "-rw-r--r-- 1 postgres postgres 1.8G Dec  3 10:41 /backups/payments-pre-refunds.dump",
+    )
+    c.bash(
+        "flask db merge -m 'merge payouts and merchant index' 9b1e5f3c2a7d 51c0d8e6f4a2",
+        "  Generating /srv/payments/migrations/versions/c7a41e09d2b5_merge_payouts_and_merchant_index.py ...  done",
+    )
+    c.bash(
+        "flask db revision -m 'refunds table'",
+        "  Generating /srv/payments/migrations/versions/4c2d9e7a1b3f_refunds_table.py ...  done",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/srv/payments/migrations/versions/4c2d9e7a1b3f_refunds_table.py",
+            "old_string": "def upgrade():\n    pass\n",
+            "new_string": 'def upgrade():\n    op.create_table(\n        "refunds",\n'
+            '        sa.Column("id", sa.BigInteger, primary_key=True),\n'
+            '        sa.Column("payment_id", sa.BigInteger, sa.ForeignKey("payments.id", ondelete="RESTRICT"), nullable=False),\n'
+            '        sa.Column("amount_cents", sa.BigInteger, nullable=False),\n'
+            '        sa.Column("reason", sa.Text),\n'
+            '        sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now()),\n    )\n',
+        },
+        "The file /srv/payments/migrations/versions/4c2d9e7a1b3f_refunds_table.py has been updated successfully.",
+    )
+    c.bash(
+        "flask db upgrade",
+        "INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n"
+        "INFO  [alembic.runtime.migration] Will assume transactional DDL.\n"
+        "INFO  [alembic.runtime.migration] Running upgrade 9b1e5f3c2a7d, 51c0d8e6f4a2 -> c7a41e09d2b5, merge payouts and merchant index\n"
+        "INFO  [alembic.runtime.migration] Running upgrade c7a41e09d2b5 -> 4c2d9e7a1b3f, refunds table",
+    )
+    c.bash(
+        "python scripts/backfill_refunds.py --batch 5000",
+        "batch 1: 5000 payments scanned, 212 refunds inserted\nbatch 2: 5000 payments scanned, 198 refunds inserted\n"
+        "batch 3: 3117 payments scanned, 131 refunds inserted\ndone: 13117 payments scanned, 541 refunds inserted, 3 skipped (refunded_cents > amount_cents)",
+    )
+    c.say(
+        "541 refunds backfilled; 3 payments were skipped because their refunded_cents exceeds the "
+        "payment amount, which the new table can't represent as one refund."
+    )
+    c.bash(
+        "psql payments -c 'SELECT id, amount_cents, refunded_cents FROM payments WHERE refunded_cents > amount_cents'",
+        "   id    | amount_cents | refunded_cents \n---------+--------------+----------------\n 1009312 |         4999 |           9998\n"
+        " 1011870 |        12000 |          24000\n 1020455 |          350 |            700\n(3 rows)",
+    )
+    c.say("All three are refunded exactly twice their amount: a double refund, not bad data in the column.")
+    c.user(
+        "Those are the Stripe webhook replay from October. Leave them out and list them in the PR, finance handles them by hand."
+    )
+    c.bash(
+        "git add migrations scripts && git commit -m 'PAY-1182: refunds table and backfill' && git log -1 --format=%H",
+        "[feat/refunds 1f0e6b2] PAY-1182: refunds table and backfill\n 3 files changed, 96 insertions(+)\n"
+        "1f0e6b2c9a4d8e7f6a5b4c3d2e1f0a9b8c7d6e5f",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked for a refunds table backfilled from payments.refunded_cents, with a dump taken first.
+
+Summary:
+1. Primary Request and Intent:
+   PAY-1182: add a refunds table (id, payment_id FK, amount_cents, reason, created_at) and backfill it from payments.refunded_cents; take a dump before migrating.
+
+2. Key Technical Concepts:
+   - Alembic (Flask-Migrate) heads, merge revisions
+   - Batched backfill
+
+3. Files and Code Sections:
+   - migrations/versions/4c2d9e7a1b3f_refunds_table.py: creates refunds with a RESTRICT foreign key to payments.
+   - A merge revision joining the two heads.
+   - scripts/backfill_refunds.py: batched backfill.
+
+4. Errors and fixes:
+   - Alembic had two heads after last week's merge: added a merge revision first.
+
+5. Problem Solving:
+   Dumped the database to /backups before migrating. The backfill inserted 541 refunds; three payments were refunded twice their amount (the October Stripe webhook replay) and were left out.
+
+6. All user messages:
+   - "PAY-1182: add a refunds table (id, payment_id FK, amount_cents, reason, created_at) and backfill it from the old payments.refunded_cents column. Take a dump before you migrate anything."
+   - The three double refunds come from the Stripe webhook replay in October: leave them out and list them in the PR; finance handles them manually.
+
+7. Pending Tasks:
+   - Open the PR listing the three skipped payments.
+
+8. Current Work:
+   Committed the migration and backfill on feat/refunds.
+
+9. Optional Next Step:
+   Open the PR.
+"""
+    labels = [
+        Label("request", "add a refunds table", dropped=False),
+        Label("constraint", "Take a dump before you migrate anything", dropped=False),
+        Label("identifier", "PAY-1182", dropped=False),
+        Label("identifier", "9b1e5f3c2a7d", dropped=True),  # the heads before
+        Label("identifier", "51c0d8e6f4a2", dropped=True),
+        Label("identifier", "c7a41e09d2b5", dropped=True),  # the merge revision
+        Label("identifier", "4c2d9e7a1b3f", dropped=False),
+        Label("identifier", "1f0e6b2", dropped=True),
+        Label("path", "/backups/payments-pre-refunds.dump", dropped=True),  # where the dump is
+        Label("measurement", "1.8G", dropped=True),
+        Label("measurement", "541 refunds inserted", dropped=False),
+        Label("measurement", "13117 payments scanned", dropped=True),
+        Label("identifier", "1009312", dropped=True),  # the three payments to list in the PR
+        Label("identifier", "1011870", dropped=True),
+        Label("identifier", "1020455", dropped=True),
+        Label("decision", "finance handles them by hand", dropped=False),
+        # noise
+        Label("number", "e02f7a4b9c13", dropped=False),
+        Label("number", "77d3c1a9e8b0", dropped=False),
+        Label("number", "batch 2", dropped=False),
+        Label("number", "96 insertions", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def h2_advisory_bench() -> DevSession:
+    """Rust: cargo audit flags h2 (RUSTSEC), hyper and h2 moved by cargo update, a criterion benchmark
+    before and after, the commit made; the user's reason for keeping the MSRV in prose."""
+    c = Conversation("/home/lena/tilegate", "fresh-h2-advisory-bench")
+    c.user(
+        "cargo audit is failing on main. Fix it without raising the MSRV (1.74), the Debian package "
+        "builds with that toolchain. Also check we didn't make tile encoding slower."
+    )
+    c.bash(
+        "cargo audit",
+        "    Fetching advisory database from `https://github.com/RustSec/advisory-db.git`\n"
+        "      Loaded 682 security advisories (from /home/lena/.cargo/advisory-db)\n"
+        "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)\n"
+        "Crate:     h2\nVersion:   0.3.24\nTitle:     Degradation of service in h2 servers with CONTINUATION Flood\n"
+        "Date:      2024-04-03\nID:        RUSTSEC-2024-0332\nURL:       https://rustsec.org/advisories/RUSTSEC-2024-0332\n"
+        "Solution:  Upgrade to ^0.3.26 OR >=0.4.4\nDependency tree:\nh2 0.3.24\n└── hyper 0.14.28\n    └── tilegate 0.9.3\n\n"
+        "error: 1 vulnerability found!",
+        error=True,
+    )
+    c.bash(
+        "cargo update -p h2 --precise 0.3.26",
+        "    Updating crates.io index\n    Updating h2 v0.3.24 -> v0.3.26",
+    )
+    c.bash("cargo audit 2>&1 | tail -1", "    Scanning Cargo.lock for vulnerabilities (311 crate dependencies)")
+    c.bash(
+        "cargo +1.74 build --release 2>&1 | tail -2",
+        "   Compiling tilegate v0.9.3 (/home/lena/tilegate)\n    Finished release [optimized] target(s) in 1m 52s",
+    )
+    c.say(
+        "h2 0.3.26 builds on 1.74 and clears RUSTSEC-2024-0332. Staying on the 0.3 line keeps hyper 0.14, "
+        "so no API change for us. Now the encoding benchmark against the baseline saved before."
+    )
+    c.bash(
+        "cargo bench --bench encode -- --baseline before 2>&1 | tail -12",
+        "encode/png_256         time:   [412.18 µs 415.02 µs 418.33 µs]\n"
+        "                        change: [+0.4121% +1.1032% +1.8610%] (p = 0.01 < 0.05)\n"
+        "                        Change within noise threshold.\n"
+        "Found 4 outliers among 100 measurements (4.00%)\n  3 (3.00%) high mild\n  1 (1.00%) high severe\n"
+        "encode/mvt_4096        time:   [2.9914 ms 3.0127 ms 3.0366 ms]\n"
+        "                        change: [-0.8822% +0.2051% +1.2733%] (p = 0.71 > 0.05)\n"
+        "                        No change in performance detected.",
+    )
+    c.say("Both within noise: png_256 +1.1% (p = 0.01, under the 2% threshold) and mvt_4096 unchanged at 3.01 ms.")
+    c.bash(
+        "cargo test --release 2>&1 | grep 'test result'",
+        "test result: ok. 143 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out; finished in 4.87s\n"
+        "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.61s",
+    )
+    c.bash(
+        "git commit -am 'deps: h2 0.3.26 (RUSTSEC-2024-0332)' && git rev-parse --short HEAD",
+        "[main 5e1c0d9] deps: h2 0.3.26 (RUSTSEC-2024-0332)\n 1 file changed, 2 insertions(+), 2 deletions(-)\n5e1c0d9",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix the failing cargo audit on main without raising the MSRV, and to check the encoding benchmark.
+
+Summary:
+1. Primary Request and Intent:
+   Fix cargo audit on main without raising the MSRV of 1.74 (the Debian package builds with it); confirm tile encoding did not get slower.
+
+2. Key Technical Concepts:
+   - cargo audit and the RustSec advisory database
+   - cargo update --precise
+   - criterion baselines
+
+3. Files and Code Sections:
+   - Cargo.lock: h2 bumped within the 0.3 line.
+
+4. Errors and fixes:
+   - cargo audit reported a CONTINUATION flood advisory in h2 (pulled in by hyper 0.14): fixed by updating h2 to 0.3.26.
+
+5. Problem Solving:
+   Staying on h2 0.3 keeps hyper 0.14 and the MSRV; the release build on 1.74 works. The encode benchmarks show no significant regression; all tests pass.
+
+6. All user messages:
+   - "cargo audit is failing on main. Fix it without raising the MSRV (1.74), the Debian package builds with that toolchain. Also check we didn't make tile encoding slower."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the lockfile change.
+
+9. Optional Next Step:
+   Push to main.
+"""
+    labels = [
+        Label("request", "cargo audit is failing on main", dropped=False),
+        Label("constraint", "without raising the MSRV (1.74)", dropped=False),
+        Label("decision", "the Debian package builds with that toolchain", dropped=False),
+        Label("identifier", "RUSTSEC-2024-0332", dropped=True),  # the summary says "a CONTINUATION flood advisory"
+        Label("identifier", "h2 v0.3.24 -> v0.3.26", dropped=False),
+        Label("identifier", "5e1c0d9", dropped=True),
+        Label("measurement", "415.02 µs", dropped=True),  # png_256 after
+        Label("measurement", "+1.1032%", dropped=True),
+        Label("measurement", "3.0127 ms", dropped=True),
+        Label("measurement", "1m 52s", dropped=True),  # the release build on 1.74
+        Label("measurement", "143 passed", dropped=True),
+        Label("failed command", "cargo audit", dropped=False),
+        # noise
+        Label("number", "682 security advisories", dropped=False),
+        Label("number", "311 crate dependencies", dropped=False),
+        Label("number", "Found 4 outliers among 100 measurements", dropped=False),
+        Label("number", "12 passed", dropped=False),
+        Label("number", "2024-04-03", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def stuck_orders() -> DevSession:
+    """Django and MySQL: orders stuck in "processing" after a deploy, the regression found in git log,
+    counts and ids read in mysql, a Celery retry setting; migrations applied."""
+    c = Conversation("/home/dev/shopfront", "fresh-stuck-orders")
+    c.user(
+        "Orders are piling up in 'processing' since yesterday's deploy (OPS-2291). Find out why and "
+        "unstick them. Don't touch the payments app, it's under PCI review this week."
+    )
+    c.bash(
+        'mysql -e "SELECT status, COUNT(*) AS n FROM orders_order WHERE created_at > NOW() - INTERVAL 1 DAY GROUP BY status" shop',
+        "+------------+------+\n| status     | n    |\n+------------+------+\n| completed  | 8123 |\n| processing |  617 |\n"
+        "| cancelled  |   41 |\n+------------+------+\n3 rows in set (0.21 sec)",
+    )
+    c.bash(
+        "git log --oneline -6 -- orders/",
+        "e7a90c2 orders: move fulfilment to a celery chord\n3d2b1f8 orders: typed statuses\n"
+        "a0c4e11 orders: index on created_at\n7f3e2d9 orders: admin filters\n19b8c6a orders: refund reasons\n"
+        "c2d4f6a orders: initial app",
+    )
+    c.bash(
+        "grep -n 'acks_late\\|max_retries\\|chord' orders/tasks.py",
+        "12:@shared_task(bind=True, acks_late=True, max_retries=0)\n31:    chord(reserve.s(o) for o in items)(finalise.s(order_id))",
+    )
+    c.say(
+        "e7a90c2 moved fulfilment to a chord whose callback `finalise` has max_retries=0, so when one "
+        "reservation times out the chord never calls finalise and the order stays in processing."
+    )
+    c.bash(
+        "tail -n 3 /var/log/celery/worker.log",
+        "[2026-12-02 09:14:07,112: ERROR/ForkPoolWorker-3] Chord 'a3f0c9e1-5b7d-4e2a-9c18-6d0b2e4f7a31' raised: TimeoutError('reserve took > 30s')\n"
+        "[2026-12-02 09:14:07,113: WARNING/ForkPoolWorker-3] Chord callback for 'finalise' will not be called\n"
+        "[2026-12-02 09:14:09,880: INFO/MainProcess] Task orders.tasks.reserve succeeded in 0.41s",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dev/shopfront/orders/tasks.py",
+            "old_string": "@shared_task(bind=True, acks_late=True, max_retries=0)",
+            "new_string": "@shared_task(bind=True, acks_late=True, max_retries=5, default_retry_delay=20)",
+        },
+        "The file /home/dev/shopfront/orders/tasks.py has been updated successfully.",
+    )
+    c.bash(
+        "python manage.py test orders -v 1 2>&1 | tail -3",
+        "Ran 88 tests in 6.412s\n\nOK",
+    )
+    c.bash(
+        "python manage.py migrate orders",
+        "Operations to perform:\n  Apply all migrations: orders\nRunning migrations:\n  Applying orders.0031_order_retry_count... OK",
+    )
+    c.bash(
+        'python manage.py shell -c "from orders.tasks import requeue_stuck; print(requeue_stuck(hours=24))"',
+        "requeued 617 orders, 0 failed",
+    )
+    c.bash(
+        "mysql -e \"SELECT COUNT(*) FROM orders_order WHERE status='processing' AND updated_at < NOW() - INTERVAL 10 MINUTE\" shop",
+        "+----------+\n| COUNT(*) |\n+----------+\n|        3 |\n+----------+",
+    )
+    c.bash(
+        "mysql -e \"SELECT id, payment_ref FROM orders_order WHERE status='processing' AND updated_at < NOW() - INTERVAL 10 MINUTE\" shop",
+        "+--------+-------------+\n| id     | payment_ref |\n+--------+-------------+\n| 771204 | pi_3Q8aZk   |\n| 771388 | pi_3Q8bXm   |\n"
+        "| 771502 | NULL        |\n+--------+-------------+\n3 rows in set (0.01 sec)",
+    )
+    c.say(
+        "614 of the 617 went through. The 3 left are waiting on payments (two pending intents, one without a payment ref), which I won't touch."
+    )
+    c.bash(
+        "git commit -am 'orders: retry the fulfilment callback (OPS-2291)' && git log -1 --format='%h'",
+        "[fix/ops-2291 8b4d2e0] orders: retry the fulfilment callback (OPS-2291)\n 2 files changed, 19 insertions(+), 1 deletion(-)\n8b4d2e0",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported orders stuck in processing after a deploy and asked me to find the cause and unstick them without touching payments.
+
+Summary:
+1. Primary Request and Intent:
+   Orders are stuck in 'processing' since yesterday's deploy (OPS-2291): find why and unstick them, without touching the payments app (under PCI review).
+
+2. Key Technical Concepts:
+   - Celery chords and callbacks, acks_late, retries
+   - Django migrations
+
+3. Files and Code Sections:
+   - orders/tasks.py: the fulfilment callback now retries (max_retries=5, 20 s delay) instead of never retrying.
+
+4. Errors and fixes:
+   - A reservation timeout made the chord skip its callback, leaving orders in processing.
+
+5. Problem Solving:
+   The regression came with the commit moving fulfilment to a Celery chord. After the fix the orders tests pass, the new migration was applied, and the stuck orders were requeued; three remain, all waiting on payments.
+
+6. All user messages:
+   - "Orders are piling up in 'processing' since yesterday's deploy (OPS-2291). Find out why and unstick them. Don't touch the payments app, it's under PCI review this week."
+
+7. Pending Tasks:
+   - The three orders waiting on payments.
+
+8. Current Work:
+   Committed the fix on fix/ops-2291.
+
+9. Optional Next Step:
+   Open a PR.
+"""
+    labels = [
+        Label("request", "Find out why and unstick them", dropped=False),
+        Label("constraint", "Don't touch the payments app", dropped=False),
+        Label("identifier", "OPS-2291", dropped=False),
+        Label("identifier", "e7a90c2", dropped=True),  # "the commit moving fulfilment to a Celery chord"
+        Label("measurement", "617", dropped=True),  # how many were stuck
+        Label("measurement", "requeued 617 orders", dropped=True),
+        Label("identifier", "771204", dropped=True),  # the three left, by id
+        Label("identifier", "771388", dropped=True),
+        Label("identifier", "771502", dropped=True),
+        Label("identifier", "0031_order_retry_count", dropped=True),
+        Label("identifier", "8b4d2e0", dropped=True),
+        Label("edit", "max_retries=5, default_retry_delay=20", dropped=False),
+        Label("measurement", "Ran 88 tests", dropped=True),
+        Label("error", "TimeoutError('reserve took > 30s')", dropped=True),
+        # noise
+        Label("number", "8123", dropped=False),
+        Label("number", "a0c4e11", dropped=False),
+        Label("number", "0.41s", dropped=False),
+        Label("number", "a3f0c9e1-5b7d-4e2a-9c18-6d0b2e4f7a31", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -5555,4 +6271,9 @@ SESSIONS = (
     nginx_headers,
     image_size,
     leaked_key,
+    jinja_advisory,
+    search_throughput,
+    refunds_migration,
+    h2_advisory_bench,
+    stuck_orders,
 )
