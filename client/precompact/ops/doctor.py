@@ -342,7 +342,7 @@ def _recorded_url(loaded: configuration.Config) -> Check | None:
         return Check(
             "git url",
             True,
-            f"savepoints go only to git.url {approved}, as approved; remote {remote} names the same URL with credentials, which precompact does not read (your credential helper gives them)",
+            f"savepoints go only to git.url {approved}, as approved; remote {remote} names the same URL with credentials, which precompact does not use (a push authenticates through your own git configuration: the git remote check says whether it does)",
         )
     return Check("git url", True, f"savepoints go only to git.url {approved}, as approved")
 
