@@ -683,12 +683,13 @@ def projects() -> list[everywhere.Project]:
     return across.projects()
 
 
-def forget_project(path: Path) -> everywhere.Forgotten:
-    """Removes a project from this machine's registry, with every copy of its text outside it
+def forget_project(path: Path, url: str | None = None) -> everywhere.Forgotten:
+    """Removes a project from this machine's registry, with every copy of its text outside it,
+    once the remote (at `url`, else its approved git.url) holds its savepoints
     (recall.everywhere.forget)."""
     from precompact.recall import everywhere as across
 
-    return across.forget(path)
+    return across.forget(path, url)
 
 
 def rescan_projects(directory: Path) -> list[registry.Registered]:

@@ -1150,8 +1150,12 @@ PROJECT_STATE_READERS = (
     "restore/brief.py",
 )
 # Where gitstore opens a store: a path git_env.store made (open_repository), or one of the
-# existing stores git_env.stores_of found (unpushed, for `projects --forget`).
-STORE_OPENERS = {("remote/gitstore.py", "open_repository"), ("remote/gitstore.py", "unpushed")}
+# existing stores git_env.stores_of found (unpushed and not_held_by, for `projects --forget`).
+STORE_OPENERS = {
+    ("remote/gitstore.py", "open_repository"),
+    ("remote/gitstore.py", "unpushed"),
+    ("remote/gitstore.py", "not_held_by"),
+}
 
 
 def runs_git_on_the_project_repository(tree: ast.Module, module: str) -> list[str]:

@@ -1402,15 +1402,22 @@ def show(ref, instance, project, as_json) -> None:
     metavar="DIR",
     help="Register every project under DIR whose logs/ holds a savepoint this machine wrote (rebuilds a damaged registry).",
 )
+@click.option(
+    "--url",
+    metavar="URL",
+    help="With --forget: the remote to ask whether it holds the project's savepoints (default: its approved git.url).",
+)
 @_json_option("The projects")
-def projects(forget, rescan, as_json) -> None:
+def projects(forget, rescan, url, as_json) -> None:
     """List the projects this machine archived (registered on `init` and on each savepoint): path,
     instances, savepoints, the last one's time, and whether the project is still there."""
     from precompact import api
 
     forgotten = rescanned = removed = kept = None
+    if url is not None and forget is None:
+        raise WrongValue("--url goes with --forget PATH: it names the remote asked before the project is forgotten")
     if forget is not None:
-        gone = api.forget_project(forget)
+        gone = api.forget_project(forget, url)
         forgotten = str(gone.project.path)
         removed = [str(store) for store in gone.removed]
         kept = [{"git_directory": str(store), "used_by": str(other)} for store, other in gone.kept]

@@ -358,29 +358,47 @@ def _keypair_and_balance(loaded: configuration.Config) -> Check | None:
 
 def _recorded_url(loaded: configuration.Config) -> Check | None:
     """Whether pushes go to a URL the user approved (`git.url`), and whether the repository's own
-    configuration now names another one for `git.remote` (read as data, never pushed to)."""
+    configuration now names another one for `git.remote` (read as data, never pushed to). The
+    repository's URL is shown without its credentials (a token in `https://user:TOKEN@...`):
+    doctor's output is pasted into issues, and git.url refuses them anyway."""
     if not loaded.git_layer:
         return None
     from precompact.boundary import git_env, quoting
+    from precompact.transcript import redact
 
     in_repository = git_env.remote_url(loaded.repository, loaded.remote)
+    shown = redact.url_without_credentials(in_repository) if in_repository is not None else None
     remote = quoting.inline(loaded.remote)
+    # The credentials the shown URL leaves out are not lost: git.url refuses them, and the user's
+    # own credential helper gives them to the push (git_env keeps the user's git configuration).
+    helper = (
+        " (as shown: its credentials, which git.url refuses, belong in a credential helper of your own git configuration, `git help gitcredentials`)"
+        if shown != in_repository
+        else ""
+    )
     if loaded.url is None:
-        named = quoting.inline(in_repository) if in_repository else "<URL>"
+        named = quoting.inline(shown) if shown is not None and shown.find("[REDACTED:") < 0 else "<URL>"
         return Check(
             "git url",
             False,
             f"git.url is not recorded in {configuration.CONFIG_NAME}: pushes go to whatever remote {remote} names in the repository's git configuration",
-            f"add url = {named} under [git] in {configuration.CONFIG_NAME}, then `precompact trust` (or `precompact init --force`)",
+            f"add url = {named} under [git] in {configuration.CONFIG_NAME}{helper}, then `precompact trust` (or `precompact init --force`)",
+        )
+    approved = quoting.inline(loaded.url)
+    if shown is not None and shown != redact.url_without_credentials(loaded.url):
+        return Check(
+            "git url",
+            False,
+            f"remote {remote} in the repository's git configuration is {quoting.inline(shown)}, not git.url {approved}; savepoints go only to git.url",
+            f"if savepoints should go to the new URL, set git.url to it in {configuration.CONFIG_NAME}{helper} and run `precompact trust`",
         )
     if in_repository is not None and in_repository != loaded.url:
         return Check(
             "git url",
-            False,
-            f"remote {remote} in the repository's git configuration is {quoting.inline(in_repository)}, not git.url {quoting.inline(loaded.url)}; savepoints go only to git.url",
-            f"if savepoints should go to the new URL, set git.url to it in {configuration.CONFIG_NAME} and run `precompact trust`",
+            True,
+            f"savepoints go only to git.url {approved}, as approved; remote {remote} names the same URL with credentials, which precompact does not use (a push authenticates through your own git configuration: the git remote check says whether it does)",
         )
-    return Check("git url", True, f"savepoints go only to git.url {quoting.inline(loaded.url)}, as approved")
+    return Check("git url", True, f"savepoints go only to git.url {approved}, as approved")
 
 
 def _remote(loaded: configuration.Config) -> Check | None:
@@ -390,6 +408,7 @@ def _remote(loaded: configuration.Config) -> Check | None:
         return None
     from precompact.boundary import git_env
     from precompact.remote import gitstore
+    from precompact.transcript import redact
 
     target = gitstore.Target.of(loaded)
     url = loaded.url or git_env.remote_url(loaded.repository, loaded.remote)
@@ -412,24 +431,49 @@ def _remote(loaded: configuration.Config) -> Check | None:
         return Check(
             "git remote", False, f"{command} to {loaded.remote} failed: {reason}", "check git.remote and its access"
         )
+    shown = redact.url_without_credentials(url)
     return Check(
         "git remote",
         True,
-        f"{loaded.remote} ({url}) accepts a dry-run push" if command == "push" else f"{loaded.remote} ({url}) answers",
+        f"{loaded.remote} ({shown}) accepts a dry-run push"
+        if command == "push"
+        else f"{loaded.remote} ({shown}) answers",
     )
 
 
 def _identity(loaded: configuration.Config) -> Check | None:
+    """Whether the identity opens what Layer 2 seals every copy to (`encryption.recipients`):
+    read and parsed as Layer 2 reads it, then tried against each recipient. A file that is there
+    but opens none of them is the backup that cannot be read on a new machine."""
     if not loaded.recipients:
         return None
-    if loaded.identity is None or not loaded.identity.is_file():
+    from precompact.remote import encryption
+
+    keys = encryption.Keys.of(loaded)
+    restore = "precompact key import FILE (the identity you backed up)"
+    if keys.identity is None or not os.path.lexists(keys.identity):
+        return Check(
+            "encryption identity", False, f"{keys.identity} missing: the pushed copies cannot be read back", restore
+        )
+    try:
+        opened = encryption.opened_recipients(encryption.load_identities(keys), keys.recipients)
+    except encryption.IdentityExposed as e:
+        return Check("encryption identity", False, str(e), f"chmod 600 {shlex.quote(str(keys.identity))}")
+    except encryption.CryptoError as e:
+        return Check("encryption identity", False, f"{e}: the pushed copies cannot be read back", restore)
+    sealed_to = ", ".join(keys.recipients)
+    if not opened:
         return Check(
             "encryption identity",
             False,
-            f"{loaded.identity} missing: the pushed copies cannot be read back",
-            "precompact key import FILE",
+            f"{keys.identity} opens none of the recipients your savepoints are sealed to ({sealed_to}): the remote copies cannot be read here",
+            restore,
         )
-    return Check("encryption identity", True, str(loaded.identity))
+    return Check(
+        "encryption identity",
+        True,
+        f"{keys.identity} opens {', '.join(opened)}, of the recipients savepoints are sealed to (encryption.recipients)",
+    )
 
 
 def _worker(loaded: configuration.Config) -> Check:

@@ -74,13 +74,16 @@ class Forgotten:
     kept: tuple[tuple[Path, Path], ...]  # (git directory, the other registered project that uses it)
 
 
-def forget(path: Path) -> Forgotten:
+def forget(path: Path, url: str | None = None) -> Forgotten:
     """Removes every copy precompact keeps of the project's text outside it (the documents it
     made of its Codex and Gemini sessions, and its Layer 2 git directory, under the state
     directory; each project's recall index is in its own logs/), then the project from the
     registry, the one user-level file that names it. A git directory another registered project
-    uses is kept; one holding savepoints the remote never got refuses the whole forget, before
-    anything is removed (they may be the only copy). RegistryError when it is not registered."""
+    uses is kept; one holding savepoints the remote does not hold now refuses the whole forget,
+    before anything is removed (they may be the only copy): the remote is asked (at `url`, else
+    the project's approved git.url), and one that cannot be asked refuses it too. RegistryError
+    when it is not registered."""
+    from precompact.config import settings as configuration
     from precompact.remote import gitstore  # only here: GitPython's import is a tenth of a search's command
 
     known = registry.registered(path)
@@ -94,6 +97,8 @@ def forget(path: Path) -> Forgotten:
         if other.path != known.path
         for store in git_env.stores_of(other.path)
     }
+    if url is not None:
+        configuration.check_git_url(url, "--url")
     removed, kept = [], []
     for store, unpushed in gitstore.unpushed(known.path).items():
         if store in others:
@@ -106,10 +111,60 @@ def forget(path: Path) -> Forgotten:
             )
         else:
             removed.append(store)
+    if removed:
+        _check_held(
+            known, url if url is not None else _approved_url(known, removed), skipped=[store for store, _ in kept]
+        )
     agents.forget(known.logs)
     for store in removed:
         gitstore.remove_store(store)
     return Forgotten(registry.forget(known.path) or known, tuple(removed), tuple(kept))
+
+
+def _approved_url(known: registry.Registered, stores: list[Path]) -> str:
+    """The URL the project's savepoints were pushed to, from its approved configuration (a URL
+    a repository wrote would be its word on whether the savepoints are safe)."""
+    from precompact.config import settings as configuration
+    from precompact.remote import gitstore
+
+    cannot = f"not forgotten: cannot tell whether the remote holds the savepoints of its git directory {', '.join(map(str, stores))}"
+    given = f"`precompact projects --forget {quoting.inline(str(known.path))} --url URL` asks the remote at URL"
+    if not known.present():
+        raise ForgetRefused(
+            f"{cannot}: the project, whose git.url names the remote, is no longer there; {given}, or remove that directory by hand first"
+        )
+    try:
+        return gitstore.remote_url(gitstore.Target.of(configuration.load(known.path)))
+    except PrecompactError as e:
+        raise ForgetRefused(f"{cannot}: {e}; {given}") from None
+
+
+def _check_held(known: registry.Registered, url: str, skipped: list[Path]) -> None:
+    """Refuses the forget unless the remote at `url`, asked now, holds every branch of each git
+    directory of the project that is to be removed (all but `skipped`)."""
+    from precompact.remote import gitstore
+    from precompact.transcript import redact
+
+    shown = redact.url_without_credentials(url)
+    try:
+        lacking = gitstore.not_held_by(known.path, url, skipped)
+    except gitstore.GitStoreError as e:
+        raise ForgetRefused(
+            f"not forgotten: cannot tell whether {quoting.inline(shown)} still holds the savepoints of its git directory ({e}); "
+            "run it again once the remote answers, or remove that directory by hand first (they may be the only copy)"
+        ) from None
+    for store, missing in lacking.items():
+        if not missing:
+            continue
+        branches = ", ".join(quoting.inline(b) for b in missing)
+        fix = (
+            "`precompact flush` there pushes them again"
+            if known.present()
+            else f"`git --git-dir {store} push {shown} 'refs/heads/*:refs/heads/*'` puts them back"
+        )
+        raise ForgetRefused(
+            f"not forgotten: {quoting.inline(shown)} does not hold what its git directory {store} holds ({branches}: deleted or forced over since they were pushed) and they may be the only copy; {fix}, or remove that directory by hand first"
+        )
 
 
 class ForgetRefused(PrecompactError):

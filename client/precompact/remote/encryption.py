@@ -58,6 +58,11 @@ class Undecryptable(CryptoError):
     """The ciphertext does not decrypt or authenticate: truncated, altered, or not age."""
 
 
+class IdentityExposed(CryptoError):
+    """The identity file is not a regular file of this user's, mode 0600: the message names the
+    chmod that fixes it."""
+
+
 if TYPE_CHECKING:
     from precompact.config.settings import Config
 
@@ -161,7 +166,7 @@ def read_identity_file(path: Path) -> bytes:
             f"cannot read the age identity {path}: {e.strerror or e}; it must be a regular file"
         ) from None
     if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        raise CryptoError(f"the age identity {path} must be a regular file of yours, mode 0600: `chmod 600 {path}`")
+        raise IdentityExposed(f"the age identity {path} must be a regular file of yours, mode 0600: `chmod 600 {path}`")
     return data
 
 
@@ -195,6 +200,25 @@ def load_identities(keys: Keys) -> list:
 def public_keys(data: bytes, where: str) -> list[str]:
     """The recipients the identities in `data` open (SSH keys have no public half here: empty)."""
     return [str(i.to_public()) for i in parse_identities(data, where) if isinstance(i, pyrage.x25519.Identity)]
+
+
+PROBE = b"precompact: which recipients does this identity open?"
+
+
+def opened_recipients(identities: list, recipients: tuple[str, ...]) -> list[str]:
+    """Those of `recipients` that `identities` open: a probe sealed to each recipient alone is
+    decrypted with them, so an SSH key (no public half to compare here) is judged as an age key
+    is, by what Layer 2's ciphertexts need."""
+    opened = []
+    for text in recipients:
+        try:
+            pyrage.decrypt(pyrage.encrypt(PROBE, [_recipient(text)]), identities)
+        except pyrage.DecryptError:
+            continue
+        except pyrage.EncryptError as e:
+            raise CryptoError(f"encryption.recipients entry {text[:24]!r}… cannot be encrypted to ({e})") from None
+        opened.append(text)
+    return opened
 
 
 # --- chunk names ------------------------------------------------------------------------------

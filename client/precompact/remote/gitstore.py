@@ -30,7 +30,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -780,7 +780,7 @@ def push(repo: git.Repo, target: Target) -> int:
     merge commit that keeps every commit of both (none rewritten, so every commit a savepoint
     recorded stays on the remote), and push again, up to RACE_RETRIES times after a random pause.
     Raises GitStoreError with git's whole reason (redacted) on any other refusal."""
-    url = remote_url(repo, target)
+    url = remote_url(target)
     for attempt in range(RACE_RETRIES + 1):
         commit = _resolve(repo, target.ref)
         if commit is None:
@@ -847,7 +847,7 @@ def remote_refs(repo: git.Repo, target: Target, *patterns: str) -> dict[str, str
     name exactly (all of them without patterns); GitStoreError with git's reason when the remote
     cannot be read. The remote is input: what it states is a reason to withhold a verdict or to
     push again, never one to give a verdict."""
-    url = remote_url(repo, target)
+    url = remote_url(target)
     listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", *patterns)
     if listed.returncode != 0:
         raise GitStoreError(
@@ -874,7 +874,7 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     """Fetches the instance's savepoints from the remote's one URL (git_env.transport) into its
     remote-tracking ref: its branch, else the shared branch of older versions (not with `exact`);
     returns which of the two it fetched; raises GitStoreError on failure."""
-    url = remote_url(repo, target)
+    url = remote_url(target)
     ref = target.ref
     if not exact and target.legacy_ref is not None:
         ref = _archive_ref(remote_refs(repo, target, target.ref, target.legacy_ref), target) or ref
@@ -946,7 +946,7 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
     done = _transfer(
         repo,
         "fetch",
-        remote_url(repo, target),
+        remote_url(target),
         f"fetching the savepoint branches from {target.remote}",
         *(f"+refs/heads/{branch}:refs/precompact/team/{branch}" for branch in wanted),
         options=("--quiet", "--no-write-fetch-head"),
@@ -974,7 +974,7 @@ def _transfer(
         raise GitStoreError(f"{doing} failed: {_failed(e)}") from None
 
 
-def remote_url(repo: git.Repo, target: Target) -> str:
+def remote_url(target: Target) -> str:
     """The one URL the branch is pushed to and fetched from: `git.url` as approved; the
     repository's own configuration is not read for it. Only a configuration written before
     `git.url` existed falls back to the remote's URL there (git_env.remote_url)."""
@@ -1437,6 +1437,70 @@ def unpushed(project: Path) -> dict[Path, list[str]]:
             if name.startswith("refs/heads/") and not any(_is_ancestor(repo, tip, held) for held in tracked)
         ]
     return found
+
+
+CHECKED_PREFIX = "refs/precompact/held/"
+
+
+def not_held_by(project: Path, url: str, skipped: Collection[Path] = ()) -> dict[Path, list[str]]:
+    """Each of precompact's git directories of the project at `project` (git_env.stores_of) but
+    `skipped`, with its branches whose tip the remote at `url` does not hold now: asked, not
+    remembered (a remote-tracking ref says only what the remote had at the last push; a branch
+    deleted or forced over since is gone all the same). GitStoreError, with git's reason, when
+    the remote cannot be read."""
+    found = {}
+    for store in git_env.stores_of(project):
+        if store in skipped:
+            continue
+        repo = _IsolatedRepo(store)
+        repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
+        found[store] = _not_held(repo, url)
+    return found
+
+
+def _not_held(repo: git.Repo, url: str) -> list[str]:
+    """`ls-remote` (git_env.transport, as `verify` asks), then, for a branch whose tip there is
+    another commit not known here, a fetch of it to see whether its history holds ours (another
+    machine of the instance pushed on top)."""
+    heads = {
+        name: tip
+        for tip, name in (
+            line.split(" ", 1)
+            for line in repo.git.for_each_ref("--format=%(objectname) %(refname)", "refs/heads/").splitlines()
+        )
+    }
+    if not heads:
+        return []
+    listed = _transfer(repo, "ls-remote", url, "asking the remote", *heads)
+    if listed.returncode != 0:
+        raise GitStoreError(f"asking the remote failed: {refusal(listed.stderr, listed.returncode)}")
+    theirs = {}
+    for line in str(listed.stdout).splitlines():
+        commit, _, name = line.partition("\t")
+        if _OBJECT_ID.fullmatch(commit) and name in heads:  # ls-remote matches a pattern by its tail
+            theirs[name] = commit
+    unknown = {
+        name: f"{CHECKED_PREFIX}{name.removeprefix('refs/heads/')}"
+        for name in heads
+        if name in theirs
+        and theirs[name] != heads[name]
+        and not (has_commit(repo, theirs[name]) and _is_ancestor(repo, heads[name], theirs[name]))
+    }
+    if unknown:
+        done = _transfer(
+            repo,
+            "fetch",
+            url,
+            "fetching from the remote",
+            *(f"+{name}:{ref}" for name, ref in unknown.items()),
+            options=("--quiet", "--no-write-fetch-head"),
+        )
+        if done.returncode != 0:
+            raise GitStoreError(f"fetching from the remote failed: {refusal(done.stderr, done.returncode)}")
+    held = {name for name in theirs if name not in unknown} | {
+        name for name, ref in unknown.items() if _is_ancestor(repo, heads[name], ref)
+    }
+    return sorted(name.removeprefix("refs/heads/") for name in heads if name not in held)
 
 
 def remove_store(store: Path) -> None:

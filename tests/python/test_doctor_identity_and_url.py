@@ -1,0 +1,175 @@
+"""`precompact doctor`'s encryption identity and git URL checks (review 5, F6 and F9).
+
+The identity check exists to catch the one failure that loses every remote copy on a new machine:
+an identity that cannot read what Layer 2 seals to `encryption.recipients`. It is ✓ only when the
+identity opens one of them (read and tried as Layer 2 reads it), never for a file merely there.
+The git URL checks show the repository's remote URL without its credentials (doctor's output is
+pasted into issues), and their fix line is one `trust` accepts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pyrage  # type: ignore[import-untyped]
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from precompact.config import settings as configuration
+from precompact.remote import encryption
+from precompact.transcript.redact import url_without_credentials
+from support.commands import precompact
+from support.projects import Project, new_project, trust
+
+TOKEN = "ghp_SECRETTOKEN1234567890abcdef"
+KEYED_URL = f"https://alice:{TOKEN}@127.0.0.1:9/alice/proj.git"
+SHOWN_URL = "https://127.0.0.1:9/alice/proj.git"
+
+
+def doctor(project: Project, *args: str) -> subprocess.CompletedProcess:
+    home = project.path.parent / "home"
+    home.mkdir(exist_ok=True)
+    return precompact(project.path, "doctor", *args, home=home)
+
+
+def check(project: Project, name: str) -> tuple[str, dict]:
+    """The check's text line and its --json object."""
+    [line] = [line for line in doctor(project).stdout.splitlines() if line[2:].startswith(f"{name}: ")]
+    [found] = [c for c in json.loads(doctor(project, "--json").stdout) if c["check"] == name]
+    return line, found
+
+
+@pytest.fixture
+def encrypted(tmp_path) -> Project:
+    return new_project(tmp_path, "proj", git_layer=False, chain_layer=False)
+
+
+def identity_file(project: Project) -> Path:
+    identity = configuration.load(project.path).identity
+    assert identity is not None
+    return identity
+
+
+def test_the_identity_that_opens_the_recipients_is_passed_and_named_with_them(encrypted):
+    [recipient] = configuration.load(encrypted.path).recipients
+    line, found = check(encrypted, "encryption identity")
+    assert line.startswith("✓ ") and recipient in line, line
+    assert found["ok"] and found["fix"] is None
+
+
+def test_another_identity_at_the_path_fails_and_the_fix_it_names_restores_the_check(encrypted, tmp_path):
+    identity = identity_file(encrypted)
+    backup = tmp_path / "backup.txt"
+    backup.write_bytes(identity.read_bytes())
+    [recipient] = configuration.load(encrypted.path).recipients
+    identity.write_text(f"{pyrage.x25519.Identity.generate()}\n")  # mode 0600 kept
+
+    line, found = check(encrypted, "encryption identity")
+    assert line == (
+        f"✗ encryption identity: {identity} opens none of the recipients your savepoints are sealed to ({recipient}):"
+        " the remote copies cannot be read here; fix: precompact key import FILE (the identity you backed up)"
+    )
+    assert not found["ok"] and found["fix"] == "precompact key import FILE (the identity you backed up)"
+    assert doctor(encrypted).returncode == 1
+
+    imported = precompact(encrypted.path, "key", "import", str(backup))
+    assert imported.returncode == 0, imported.stderr
+    line, _ = check(encrypted, "encryption identity")
+    assert line.startswith("✓ ") and recipient in line, line
+
+
+def test_a_file_that_is_no_identity_fails_with_the_reason(encrypted):
+    identity_file(encrypted).write_text("not an age identity\n")
+    line, found = check(encrypted, "encryption identity")
+    assert line.startswith(
+        f"✗ encryption identity: {identity_file(encrypted)} holds a line that is not an age identity"
+    )
+    assert found["fix"] == "precompact key import FILE (the identity you backed up)"
+
+
+def test_an_identity_others_can_read_fails_with_the_chmod_that_fixes_it(encrypted):
+    identity = identity_file(encrypted)
+    identity.chmod(0o644)
+    line, found = check(encrypted, "encryption identity")
+    assert line.startswith("✗ ") and "must be a regular file of yours, mode 0600" in line, line
+    assert found["fix"] == f"chmod 600 {identity}"
+    identity.chmod(0o600)
+    assert check(encrypted, "encryption identity")[0].startswith("✓ ")
+
+
+def test_a_missing_identity_fails(encrypted):
+    identity_file(encrypted).unlink()
+    line, found = check(encrypted, "encryption identity")
+    assert line.startswith("✗ ") and "missing: the pushed copies cannot be read back" in line, line
+    assert found["fix"] == "precompact key import FILE (the identity you backed up)"
+
+
+def test_an_ssh_identity_opens_its_own_recipient_and_no_other():
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    other = str(pyrage.x25519.Identity.generate().to_public())
+    identities = encryption.parse_identities(private, "id_ed25519")
+    assert encryption.public_keys(private, "id_ed25519") == [], "no public half to compare: it must be tried"
+    assert encryption.opened_recipients(identities, (other, public)) == [public]
+    assert encryption.opened_recipients(identities, (other,)) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (KEYED_URL, SHOWN_URL),
+        (f"https://{TOKEN}@github.com/alice/proj.git", "https://github.com/alice/proj.git"),  # a token as the user
+        ("https://:pass1234@host/x.git", "https://host/x.git"),
+        ("ssh://git:pass1234@host:2222/x.git", "ssh://git@host:2222/x.git"),  # an ssh login is no secret
+        ("ssh://git@host/x.git", "ssh://git@host/x.git"),
+        ("git@github.com:alice/proj.git", "git@github.com:alice/proj.git"),
+        ("/srv/git/proj.git", "/srv/git/proj.git"),
+        ("https://host/team/@scope/x.git", "https://host/team/@scope/x.git"),  # an @ in the path
+        # a password with a slash, which git would not take as one: the redactor's rule still hides it
+        ("https://alice:pa/ss1234@host/x.git", "https://[REDACTED:url_credentials]@host/x.git"),
+    ],
+)
+def test_a_remote_url_is_shown_without_its_credentials(url, shown):
+    assert url_without_credentials(url) == shown
+
+
+def git_project(tmp_path: Path) -> Project:
+    project = new_project(tmp_path, "proj", git_layer=True, chain_layer=False)
+    subprocess.run(["git", "remote", "set-url", "origin", KEYED_URL], cwd=project.path, check=True)
+    return project
+
+
+def test_doctor_shows_the_repositorys_url_without_its_token_and_the_fix_it_names_is_accepted(tmp_path):
+    project = git_project(tmp_path)
+    text, as_json = doctor(project).stdout, doctor(project, "--json").stdout
+    assert TOKEN not in text and TOKEN not in as_json
+    line, found = check(project, "git url")
+    assert line.startswith(
+        f'✗ git url: remote "origin" in the repository\'s git configuration is "{SHOWN_URL}", not git.url "{project.remote}"'
+    ), line
+    assert "credential helper" in found["fix"]
+
+    project.set_git_url(SHOWN_URL)  # the fix: the URL as shown; trust accepts it
+    line, found = check(project, "git url")
+    assert line.startswith(f'✓ git url: savepoints go only to git.url "{SHOWN_URL}", as approved; ') and found["ok"]
+    assert TOKEN not in doctor(project, "--json").stdout
+
+
+def test_the_url_to_record_is_named_without_its_token_and_trust_takes_it(tmp_path):
+    project = git_project(tmp_path)
+    config = project.path / configuration.CONFIG_NAME
+    config.write_text("".join(line for line in config.read_text().splitlines(True) if not line.startswith("url = ")))
+    trust(project.path)
+    text, as_json = doctor(project).stdout, doctor(project, "--json").stdout
+    assert TOKEN not in text and TOKEN not in as_json, "neither the git url nor the git remote check names it"
+    _, found = check(project, "git url")
+    assert found["fix"].startswith(f'add url = "{SHOWN_URL}" under [git] in .precompact.toml (as shown: '), found
+
+    config.write_text(config.read_text().replace("[git]\n", f'[git]\nurl = "{SHOWN_URL}"\n', 1))
+    trust(project.path)
+    assert check(project, "git url")[1]["ok"]
