@@ -392,6 +392,34 @@ def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_onl
     assert recall.search(history.logs, history.instance, "rollback").matched > 0
 
 
+@pytest.mark.parametrize("cut_in", ["entry_facts", "_tokens"], ids=["mid-savepoint", "after tantivy's commit"])
+def test_an_update_cut_anywhere_leaves_an_index_the_next_update_rebuilds(history, monkeypatch, cut_in):
+    """A process stopped while it indexes (here at its fortieth new entry, or
+    between tantivy's commit and the bookkeeping's) leaves the writing marker: the next update
+    rebuilds both parts, and searches and `show` (entries' places in `entries` rows and in
+    `holds`) answer as before."""
+    logs, instance = history.logs, history.instance
+    queries = ["ledger", f'"{PHRASE}"', "rollback"]
+    before = [recall.search(logs, instance, q).text(3000) for q in queries]
+    shown = [e.raw for e in recall.show(logs, instance, "2:1-40")]
+    real, calls = getattr(recall, cut_in), []
+
+    def stopped(*args):
+        calls.append(args)
+        if len(calls) == (40 if cut_in == "entry_facts" else 1):
+            raise KeyboardInterrupt
+        return real(*args)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(recall, cut_in, stopped)
+        with pytest.raises((KeyboardInterrupt, recall.RecallError)):
+            recall.update(logs, instance, rebuild=True)
+    again = recall.update(logs, instance)
+    assert again.rebuilt == "a writer was stopped mid-write" and again.indexed == [1, 2, 3]
+    assert [recall.search(logs, instance, q).text(3000) for q in queries] == before
+    assert [e.raw for e in recall.show(logs, instance, "2:1-40")] == shown
+
+
 def test_indexing_pauses_the_cycle_collector_and_resumes_it_after_even_when_it_fails(history, monkeypatch):
     """Entries are indexed with Python's cycle collector paused (#42: its collections took
     20-30 ms of a 100 MB update's CPU); it runs again after, also when indexing fails, and a
