@@ -1,12 +1,13 @@
 """The recall index update's parts, each measured alone on one increment of a generated session
 (`--mb` MB of history, the last tenth of it new, as scripts/bench_recall_update.py replays it):
-tantivy's indexing of the new entries (the shipped schema, without each filter field, with the
-text and `entry` only), the SQLite bookkeeping's lookups and inserts against an index already
-holding the nine tenths before (the shipped schema, without each of its two secondary indexes,
-and with many rows per INSERT), and finding and parsing the entries (one orjson call per entry,
+tantivy's indexing of the new entries (schema 5's fields, without each filter field, with the
+text and `entry` only, and the shipped schema 6: the text and `entry` a fast field only), the
+SQLite bookkeeping's lookups and inserts against an index already holding the nine tenths before
+(the shipped schema, without each of its two secondary indexes, and with many rows per INSERT;
+`holds` as schema 5 wrote it, a row per entry: schema 6 writes one only for an entry held again), and finding and parsing the entries (one orjson call per entry,
 as `SnapshotReader.located_entries` does, against one call per 1 MB piece and each entry's place
 found by writing it again). CPU of this process (`time.process_time`, tantivy's threads
-included), medians of `--runs`. Issue #42's fourth round (docs/performance.md).
+included), medians of `--runs`. Issue #42's fourth and fifth rounds (docs/performance.md).
 Usage: .venv/bin/python scripts/bench_recall_update_parts.py [--mb 100] [--runs 7] [--json]"""
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def cpu_ms(work: Callable[[], object], runs: int) -> float:
 
 
 def schema_of(kept: tuple[str, ...], entry_indexed: bool = True) -> tantivy.Schema:
-    """The shipped text schema (`fulltext._text_schema`) with only the filter fields `kept`."""
+    """Schema 5's text schema with only the filter fields `kept` (`entry` a fast field only when
+    not `entry_indexed`: with no other field, schema 6's, `fulltext._text_schema`)."""
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("text", tokenizer_name=fulltext.ANALYZER, index_option="position")
     fields = {
@@ -65,9 +67,12 @@ def schema_of(kept: tuple[str, ...], entry_indexed: bool = True) -> tantivy.Sche
 
 
 def tantivy_parts(facts: list[tuple[str, str | None, str]], runs: int) -> dict[str, float]:
-    variants = {"shipped schema": (FILTERS, True)}
+    variants = {"schema 5": (FILTERS, True)}
     variants |= {f"without {name}": (tuple(f for f in FILTERS if f != name), True) for name in FILTERS}
-    variants |= {"text and entry only": (("entry",), True), "text and entry, a fast field only": (("entry",), False)}
+    variants |= {
+        "text and entry only": (("entry",), True),
+        "schema 6 (shipped): text and entry, a fast field only": (("entry",), False),
+    }
     found = {}
     for label, (kept, entry_indexed) in variants.items():
         schema = schema_of(kept, entry_indexed)
@@ -78,7 +83,7 @@ def tantivy_parts(facts: list[tuple[str, str | None, str]], runs: int) -> dict[s
                 index.register_tokenizer(fulltext.ANALYZER, fulltext._analyzer())
                 writer = index.writer(heap_size=fulltext.WRITER_HEAP_BYTES, num_threads=1)
                 for n, (role, tool, words) in enumerate(facts, start=1):
-                    document = tantivy.Document()  # as fulltext._document fills it
+                    document = tantivy.Document()  # as fulltext._index fills it (schema 6: the text and `entry`)
                     document.add_text("text", words)
                     if "entry" in kept:
                         document.add_unsigned("entry", n)
@@ -106,7 +111,7 @@ def sqlite_parts(count: int, runs: int) -> dict[str, float]:
         for n in range(first, first + count):
             digest = hashlib.blake2b(str(n).encode(), digest_size=16).digest()
             made.append(
-                (n, fulltext._key(digest), digest, holder, n * 600, n * 600 + 590, "assistant", None, 1.7e9 + n)
+                (n, fulltext._key(digest), digest, holder, n, n * 600, n * 600 + 590, "assistant", None, 1.7e9 + n)
             )
         return made
 
@@ -124,7 +129,7 @@ def sqlite_parts(count: int, runs: int) -> dict[str, float]:
             connection.execute("BEGIN")
             for holder in range(1, 10):
                 made = rows((holder - 1) * count + 1, holder)
-                connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", made)
+                connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", made)
                 connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", [(holder, row[0], row[0]) for row in made])
             connection.execute("COMMIT")
             new = rows(9 * count + 1, 10)
@@ -144,11 +149,11 @@ def sqlite_parts(count: int, runs: int) -> dict[str, float]:
                     for at in range(0, count, 100):
                         part = new[at : at + 100]
                         connection.execute(
-                            "INSERT INTO entries VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * len(part)),
+                            "INSERT INTO entries VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * len(part)),
                             list(itertools.chain.from_iterable(part)),
                         )
                 else:
-                    connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
+                    connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
                 inserted = time.process_time()
                 if variant.endswith("per INSERT"):
                     for at in range(0, count, 100):

@@ -116,6 +116,23 @@ def test_filters(history):
     assert refs("ledger", "--tool", "Read") == []
 
 
+@pytest.mark.parametrize(("role", "tool"), [("user", None), ("tool", "Bash"), ("assistant", None)])
+def test_a_filter_keeps_the_best_matches_it_lets_through_however_far_down_they_rank(history, role, tool):
+    """The filters are answered by the bookkeeping's rows of every match (the text index holds
+    only the words and the entry's id: #42): a filtered search's hits are the unfiltered
+    ranking's that pass, in its order, its first ones included when they rank below the
+    unfiltered first cut, and it counts only those."""
+    logs, instance = history.logs, history.instance
+    wide = recall.search(logs, instance, "ledger", limit=1000)
+    passing = [hit.ref for hit in wide.hits if hit.role == role and (tool is None or hit.tool == tool)]
+    assert len(passing) > 3
+    assert not set(passing[:3]) <= {hit.ref for hit in wide.hits[:3]}, "some rank below the unfiltered first 3"
+    narrow = recall.search(logs, instance, "ledger", role=role, tool=tool, limit=3)
+    assert [hit.ref for hit in narrow.hits] == passing[:3] and narrow.matched >= len(passing)
+    every = recall.search(logs, instance, "ledger", role=role, tool=tool, limit=1000)
+    assert [hit.ref for hit in every.hits] == passing and every.matched == len(passing)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -267,6 +284,9 @@ def test_an_entry_a_later_savepoint_holds_again_is_indexed_once(tmp_path, monkey
     save(project, talk)
     assert recall.update(project.logs, project.instance).indexed == [2]
     assert [holder for _, holder in entries_indexed(project)] == [1] * 4 + [2] * 4
+    with sqlite3.connect(recall.index_path(project.logs)) as index:
+        held_again = index.execute("SELECT savepoint, position, entry FROM holds ORDER BY savepoint, position")
+        assert held_again.fetchall() == [(2, 1, 2), (2, 2, 3), (2, 3, 4)], "a row only for each entry held again"
     first, second = (
         recall.show(project.logs, project.instance, "1:1-4"),
         recall.show(project.logs, project.instance, "2:1-7"),
@@ -278,19 +298,31 @@ def test_an_entry_a_later_savepoint_holds_again_is_indexed_once(tmp_path, monkey
     assert found.matched == 1 and [hit.ref for hit in found.hits] == ["1:3"], "one entry, shown where first saved"
 
 
-def test_an_index_of_the_previous_version_is_rebuilt_not_read(history):
-    queries = ["ledger", f'"{PHRASE}"', "archives"]
-    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
-    # Schema 3's layout: entries found by a unique index of their digests, no `key`.
-    with sqlite3.connect(recall.index_path(history.logs)) as index:
-        index.executescript(
+@pytest.mark.parametrize(
+    "layout",
+    [
+        # Schema 3's: entries found by a unique index of their digests, no `key`.
+        (
             "DROP INDEX entries_key; ALTER TABLE entries DROP COLUMN key;"
             "CREATE UNIQUE INDEX entries_digest ON entries(digest); UPDATE meta SET value = '3' WHERE key = 'schema';"
-        )
+        ),
+        # Schema 5's: no entry's place on its row (a `holds` row for every place), the filters in tantivy.
+        (
+            "ALTER TABLE entries DROP COLUMN position; ALTER TABLE savepoints DROP COLUMN first_entry;"
+            "ALTER TABLE savepoints DROP COLUMN added; UPDATE meta SET value = '5' WHERE key = 'schema';"
+        ),
+    ],
+    ids=["schema 3", "schema 5"],
+)
+def test_an_index_of_a_previous_version_is_rebuilt_not_read(history, layout):
+    queries = ["ledger", f'"{PHRASE}"', "archives"]
+    before = [recall.search(history.logs, history.instance, q).text(3000) for q in queries]
+    with sqlite3.connect(recall.index_path(history.logs)) as index:
+        index.executescript(layout)
     outcome = recall.update(history.logs, history.instance)
     assert outcome.rebuilt == "it was unreadable or of another version" and outcome.indexed == [1, 2, 3]
     with sqlite3.connect(recall.index_path(history.logs)) as index:
-        assert "key" in {row[1] for row in index.execute("PRAGMA table_info(entries)")}
+        assert {"key", "position"} <= {row[1] for row in index.execute("PRAGMA table_info(entries)")}
     assert [recall.search(history.logs, history.instance, q).text(3000) for q in queries] == before
 
 
@@ -358,6 +390,34 @@ def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_onl
     again = recall.update(history.logs, history.instance)
     assert again.indexed == [2] and again.rebuilt is None, "the bookkeeping and tantivy agreed"
     assert recall.search(history.logs, history.instance, "rollback").matched > 0
+
+
+@pytest.mark.parametrize("cut_in", ["entry_facts", "_tokens"], ids=["mid-savepoint", "after tantivy's commit"])
+def test_an_update_cut_anywhere_leaves_an_index_the_next_update_rebuilds(history, monkeypatch, cut_in):
+    """A process stopped while it indexes (here at its fortieth new entry, or
+    between tantivy's commit and the bookkeeping's) leaves the writing marker: the next update
+    rebuilds both parts, and searches and `show` (entries' places in `entries` rows and in
+    `holds`) answer as before."""
+    logs, instance = history.logs, history.instance
+    queries = ["ledger", f'"{PHRASE}"', "rollback"]
+    before = [recall.search(logs, instance, q).text(3000) for q in queries]
+    shown = [e.raw for e in recall.show(logs, instance, "2:1-40")]
+    real, calls = getattr(recall, cut_in), []
+
+    def stopped(*args):
+        calls.append(args)
+        if len(calls) == (40 if cut_in == "entry_facts" else 1):
+            raise KeyboardInterrupt
+        return real(*args)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(recall, cut_in, stopped)
+        with pytest.raises((KeyboardInterrupt, recall.RecallError)):
+            recall.update(logs, instance, rebuild=True)
+    again = recall.update(logs, instance)
+    assert again.rebuilt == "a writer was stopped mid-write" and again.indexed == [1, 2, 3]
+    assert [recall.search(logs, instance, q).text(3000) for q in queries] == before
+    assert [e.raw for e in recall.show(logs, instance, "2:1-40")] == shown
 
 
 def test_indexing_pauses_the_cycle_collector_and_resumes_it_after_even_when_it_fails(history, monkeypatch):

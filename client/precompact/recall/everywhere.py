@@ -293,7 +293,7 @@ def _merged(
     having = [{w: p.having(w) for w in words} for p in parts]
     total = {w: sum(h[w] for h in having) for w in words}
     global_idf = [sum(idf(documents, total[w]) for w in phrase) for phrase in tokens]
-    asked: dict[int, tantivy.Query] = {}
+    asked: dict[int, fulltext.Asked] = {}
     for n, p in enumerate(parts):
         held = [all(having[n][w] for w in phrase) for phrase in tokens]
         if not (any(held) if any_phrase else all(held)) or not p.tokens:

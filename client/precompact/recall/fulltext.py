@@ -2,9 +2,11 @@
 
 The index is derived data and never a source of truth, in two parts in logs/: the words'
 postings in a tantivy index (`precompact-recall.tantivy/`, one document per entry: its words,
-not stored, and the entry's number, role, tool, time and the savepoint that first held it, for
-the filters), and the bookkeeping in SQLite (`precompact-recall.sqlite`: the savepoints indexed,
-each entry's place in the snapshot that first held it, which savepoints hold which entries).
+not stored, and the entry's number), and the bookkeeping in SQLite (`precompact-recall.sqlite`:
+the savepoints indexed, each entry's role, tool, time, the savepoint that first held it and its
+place there, and which savepoints hold again an entry another first held). A search's filters
+(role, tool, time, savepoints) are answered by the bookkeeping's rows of the entries the words
+matched: in tantivy they were about a third of what indexing an entry costs (#42).
 Neither holds conversation text. Excerpts are read from the
 snapshot itself, after the verifier (`verdicts.check_snapshot`) has checked its bytes against the
 hash this machine recorded when it wrote them; a snapshot that fails is neither indexed nor
@@ -58,7 +60,7 @@ WRITER_HEAP_BYTES = 50_000_000  # tantivy's indexing buffer (its floor is 15 MB 
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "5"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy
+SCHEMA_VERSION = "6"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -69,14 +71,20 @@ MAX_HITS = 50
 ANY_WORD_NOTE = "no entry holds every word; these hold some of them"
 BATCH_ENTRIES = 500  # entries parsed and looked up at a time while indexing (SQLite allows 999 parameters before 3.32)
 ROLES = ("user", "assistant", "tool", "meta")
+# A savepoint's entries are those it first held (`entries` rows naming it as holder, with their
+# place in it: ids first_entry to first_entry + added - 1, in the order of their places) and
+# those another savepoint, or an earlier place of its own, first held (`holds` rows); a savepoint
+# that continues another (`continues`) holds that one's entries first. A row per place held was
+# written for every entry before schema 6: about a twentieth of an update's CPU (#42).
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE savepoints(id INTEGER PRIMARY KEY, instance TEXT NOT NULL, sequence INTEGER NOT NULL,
     sha256 TEXT NOT NULL, snapshot_file TEXT NOT NULL, stamp TEXT, time INTEGER, entries INTEGER NOT NULL,
-    history_end INTEGER NOT NULL, history_digest BLOB, continues INTEGER, UNIQUE(instance, sequence));
+    history_end INTEGER NOT NULL, history_digest BLOB, continues INTEGER, first_entry INTEGER, added INTEGER NOT NULL,
+    UNIQUE(instance, sequence));
 CREATE TABLE tool_uses(id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entries(id INTEGER PRIMARY KEY, key INTEGER NOT NULL, digest BLOB NOT NULL, holder INTEGER NOT NULL,
-    start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
+    position INTEGER NOT NULL, start INTEGER NOT NULL, stop INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT, time REAL);
 CREATE INDEX entries_key ON entries(key);
 CREATE TABLE holds(savepoint INTEGER NOT NULL, position INTEGER NOT NULL, entry INTEGER NOT NULL,
     PRIMARY KEY(savepoint, position)) WITHOUT ROWID;
@@ -455,7 +463,8 @@ class _Snapshots:
         if len(grown) < len(history) or grown[:shared] != history[:shared]:
             return None
         fetch, read = chunks.local_fetch(self._logs), dict[chunks.Ref, bytes]()
-        for ref in [*grown[shared:], *(ref for ref in listed if ref not in checked_then)]:
+        known = set(checked_then)  # a set: a 100 MB history lists about a hundred chunks, compared in pairs otherwise
+        for ref in [*grown[shared:], *(ref for ref in listed if ref not in known)]:
             if ref not in read:
                 try:
                     read[ref] = chunks.checked(ref, fetch(ref))
@@ -614,11 +623,9 @@ def _analyzer() -> tantivy.TextAnalyzer:
 def _text_schema() -> tantivy.Schema:
     builder = _engine().SchemaBuilder()
     builder.add_text_field("text", tokenizer_name=ANALYZER, index_option="position")
-    builder.add_unsigned_field("entry", indexed=True, fast=True)  # the entry's id in the bookkeeping
-    builder.add_unsigned_field("holder", indexed=True)  # the savepoint that first held it
-    builder.add_text_field("role", tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("tool", tokenizer_name="raw", index_option="basic")
-    builder.add_float_field("time", indexed=True)
+    # The entry's id in the bookkeeping, which answers the filters; a fast field only: no filter
+    # reads it as a term, and a column costs less to write than an inverted index.
+    builder.add_unsigned_field("entry", fast=True)
     return builder.build()
 
 
@@ -705,25 +712,18 @@ def analyzed(phrases: list[list[str]]) -> list[list[str]]:
 
 
 def _text_query(
-    schema: tantivy.Schema,
-    tokens: list[list[str]],
-    any_phrase: bool,
-    boosts: list[float] | None = None,
-    filters: Iterable[tantivy.Query] = (),
+    schema: tantivy.Schema, tokens: list[list[str]], any_phrase: bool, boosts: list[float] | None = None
 ) -> tantivy.Query:
-    """Every phrase (or any, with `any_phrase`), each scored by BM25 times its boost, among the
-    entries every filter lets through (a filter adds nothing to the score)."""
+    """Every phrase (or any, with `any_phrase`), each scored by BM25 times its boost."""
     engine = _engine()
     clauses = []
     for n, words in enumerate(tokens):
         one = phrase_query(schema, words)
         clauses.append(engine.Query.boost_query(one, boosts[n]) if boosts is not None else one)
-    if any_phrase and len(clauses) > 1:
-        clauses = [engine.Query.boolean_query([(engine.Occur.Should, c) for c in clauses])]
-    clauses += [engine.Query.const_score_query(f, 0.0) for f in filters]
     if len(clauses) == 1:
         return clauses[0]
-    return engine.Query.boolean_query([(engine.Occur.Must, c) for c in clauses])
+    occur = engine.Occur.Should if any_phrase else engine.Occur.Must
+    return engine.Query.boolean_query([(occur, c) for c in clauses])
 
 
 def phrase_query(schema: tantivy.Schema, words: list[str]) -> tantivy.Query:
@@ -737,35 +737,81 @@ def phrase_query(schema: tantivy.Schema, words: list[str]) -> tantivy.Query:
 def _kept_to(indexed: dict[tuple[str, int], tuple[int, str | None]], in_scope: Iterable[int]) -> list[int] | None:
     """The savepoints a search is kept to (an entry is the savepoint's that first held it), None
     when they are every savepoint the index holds: the filter would let every entry through, and
-    tantivy's term-set filter costs more than the search it filters (a common word over 100
-    projects of 10 MB: 30 ms of its 35, docs/performance.md). An entry whose bookkeeping names
-    a savepoint outside them all the same (an index another hand changed) is left out where its
-    hit is read (`_hits`)."""
+    filtering reads every match (`_Filters`). An entry whose bookkeeping names a savepoint
+    outside them all the same (an index another hand changed) is left out where its hit is read
+    (`_hits`)."""
     kept = sorted(set(in_scope))
     return None if len(kept) == len({n for n, _ in indexed.values()}) else kept
 
 
-def _filters(
-    schema: tantivy.Schema,
-    holders: list[int] | None,
-    entries: list[int] | None,
-    since: float | None,
-    role: str | None,
-    tool: str | None,
-) -> list[tantivy.Query]:
-    engine = _engine()
-    found = []
-    if holders is not None:
-        found.append(engine.Query.term_set_query(schema, "holder", holders))
-    if entries is not None:
-        found.append(engine.Query.term_set_query(schema, "entry", entries))
-    if role is not None:
-        found.append(engine.Query.term_query(schema, "role", role))
-    if tool is not None:
-        found.append(engine.Query.term_query(schema, "tool", tool))
-    if since is not None:
-        found.append(engine.Query.range_query(schema, "time", engine.FieldType.Float, since, None))
-    return found
+@dataclass(frozen=True)
+class _Filters:
+    """What a search keeps of the entries its words match, answered by the bookkeeping's row of
+    each: first held by one of `holders`; held by the savepoints `within` (a savepoint and
+    those it continues, `_chain`); written at `since` or later; of `role`; calling or answering
+    `tool`. None keeps every entry."""
+
+    holders: list[int] | None = None
+    within: list[int] | None = None
+    since: float | None = None
+    role: str | None = None
+    tool: str | None = None
+
+    def active(self) -> bool:
+        return any(value is not None for value in dataclasses.astuple(self))
+
+    def where(self) -> tuple[str, list[object]]:
+        """The SQL condition on an `entries` row, and its parameters (ids are written as numbers)."""
+        conditions, parameters = [], list[object]()
+        if self.holders is not None:
+            conditions.append(f"holder IN {_in(self.holders)}")
+        if self.within is not None:
+            chain = _in(self.within)
+            conditions.append(f"(holder IN {chain} OR id IN (SELECT entry FROM holds WHERE savepoint IN {chain}))")
+        if self.since is not None:
+            conditions.append("time >= ?")
+            parameters.append(self.since)
+        if self.role is not None:
+            conditions.append("role = ?")
+            parameters.append(self.role)
+        if self.tool is not None:
+            conditions.append("tool = ?")
+            parameters.append(self.tool)
+        return " AND ".join(conditions) or "1", parameters
+
+
+FILTERED_IDS = 5_000  # entry ids a filter checks in one query of the bookkeeping
+
+
+def _filtered(
+    connection: sqlite3.Connection,
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    limit: int,
+    filters: _Filters,
+) -> tuple[list[tuple[float, tantivy.DocAddress, int]], int]:
+    """The best `limit` matches of `query` that `filters` keep, (score, address, entry id) best
+    first, a tie in the order the entries were indexed, and how many it keeps in all. Every match
+    is read: the filters are the bookkeeping's, and a filter that keeps few would otherwise leave
+    the best of them out of any first cut."""
+    matched = _count(searcher.search(query, 1, count=True))
+    if not matched:
+        return [], 0
+    found = searcher.search(query, matched, count=False).hits
+    ids = searcher.fast_field_values("entry", [address for _, address in found])
+    condition, parameters = filters.where()
+    kept: set[int] = set()
+    known = sorted({int(n) for n in ids if n is not None})
+    for at in range(0, len(known), FILTERED_IDS):
+        chunk = _in(known[at : at + FILTERED_IDS])
+        kept.update(
+            n for (n,) in connection.execute(f"SELECT id FROM entries WHERE id IN {chunk} AND {condition}", parameters)
+        )
+    chosen = sorted(
+        ((score, address, int(n)) for (score, address), n in zip(found, ids, strict=True) if n in kept),
+        key=lambda match: (-match[0], match[2]),
+    )
+    return chosen[:limit], len(chosen)
 
 
 def _count(found: tantivy.SearchResult) -> int:
@@ -1041,8 +1087,8 @@ def _index(
     indexed savepoint (a session saved again as it grew: `grown_from`, shown by its chunks, or
     `_continued`, by the history's digest), it is recorded as continuing that one and only the
     entries after are read. Raises ValueError when its history cannot be read entry by entry:
-    its rows are rolled back and the words it added deleted (by its number, which no committed
-    entry holds), the update's other savepoints kept."""
+    its rows are rolled back and the words it added deleted (by their ids, which no committed
+    entry has), the update's other savepoints kept."""
     history_end = reader.history_end
     connection.execute("SAVEPOINT one_savepoint")
     try:
@@ -1057,7 +1103,7 @@ def _index(
             raise ValueError("a grown history is indexed only after the savepoint it continues")
         continues, position, after, history_digest = continued
         cursor = connection.execute(
-            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest, continues) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+            "INSERT INTO savepoints(instance, sequence, sha256, snapshot_file, stamp, time, entries, history_end, history_digest, continues, added) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 0)",
             (
                 savepoint.instance,
                 savepoint.sequence,
@@ -1075,7 +1121,7 @@ def _index(
         ids: dict[bytes, int] = {}
         added, probe = 0, None  # probe: a word of an entry added, to read the index's average length by
         tool_names = _ToolNames(connection)
-        next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
+        first_id = next_id = (connection.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
         located = saved_entries(reader, after)
         while batch := list(itertools.islice(located, BATCH_ENTRIES)):
             digests = [hashlib.blake2b(reader.entry_bytes(place), digest_size=16).digest() for place, _ in batch]
@@ -1095,23 +1141,33 @@ def _index(
                     entry_id = ids[digest] = next_id
                     next_id += 1
                     when = entry_time(entry)
-                    new_entries.append((entry_id, _key(digest), digest, holder, start, stop, role, tool, when))
-                    writer.add_document(_document(entry_id, holder, role, tool, when, words))
+                    new_entries.append(
+                        (entry_id, _key(digest), digest, holder, position, start, stop, role, tool, when)
+                    )
+                    writer.add_document(_document(entry_id, words))
                     added += 1
                     if probe is None and words:
                         probe = next(iter(_analyzer().analyze(words)), None)
-                holds.append((holder, position, entry_id))
-            connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
+                else:  # held again: first held by another savepoint, or at an earlier place of this one
+                    holds.append((holder, position, entry_id))
+            connection.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_entries)
             connection.executemany("INSERT INTO holds VALUES (?, ?, ?)", holds)
         connection.executemany("INSERT OR IGNORE INTO tool_uses VALUES (?, ?)", tool_names.items())
-        connection.execute("UPDATE savepoints SET entries = ? WHERE id = ?", (position, holder))
+        connection.execute(
+            "UPDATE savepoints SET entries = ?, first_entry = ?, added = ? WHERE id = ?",
+            (position, first_id, added, holder),
+        )
     except ValueError:
         if added:
             # Streamed to tantivy rather than held until the history has read whole (a 100 MB
             # history's documents took 390 MB more held). Deleted entries still count in tantivy's
             # length statistics until a merge drops them.
-            # By query: `delete_documents("holder", n)` deleted nothing from this u64 field (tantivy-py 0.27).
-            writer.delete_documents_by_query(_engine().Query.term_query(_text_schema(), "holder", holder))
+            # By a range of the fast field (its ids, which no committed entry holds): a term query
+            # needs an indexed field.
+            engine = _engine()
+            writer.delete_documents_by_query(
+                engine.Query.range_query(_text_schema(), "entry", engine.FieldType.Unsigned, first_id, next_id - 1)
+            )
         connection.execute("ROLLBACK TO one_savepoint")
         connection.execute("RELEASE one_savepoint")
         raise
@@ -1119,18 +1175,10 @@ def _index(
     return added, probe
 
 
-def _document(
-    entry_id: int, holder: int, role: str, tool: str | None, when: float | None, words: str
-) -> tantivy.Document:
+def _document(entry_id: int, words: str) -> tantivy.Document:
     document = _engine().Document()
     document.add_text("text", words)
     document.add_unsigned("entry", entry_id)
-    document.add_unsigned("holder", holder)
-    document.add_text("role", role)
-    if tool is not None:
-        document.add_text("tool", tool)
-    if when is not None:
-        document.add_float("time", when)
     return document
 
 
@@ -1242,7 +1290,8 @@ def _continued(
 
 
 def _chain(connection: sqlite3.Connection, savepoint_id: int) -> list[int]:
-    """The savepoint and those it continues: together their `holds` rows are all its entries."""
+    """The savepoint and those it continues: together the entries they first held and their
+    `holds` rows are all its entries."""
     chain = [savepoint_id]
     while True:
         row = connection.execute("SELECT continues FROM savepoints WHERE id = ?", (chain[-1],)).fetchone()
@@ -1314,18 +1363,15 @@ def search(
                     f"{named(instance)} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
                 )
         text, searcher = _searchable(logs, connection)
-        entries = None
-        if within is not None:
-            held = f"SELECT DISTINCT entry FROM holds WHERE savepoint IN {_in(_chain(connection, within))}"
-            entries = [n for (n,) in connection.execute(held)]
-        filters = _filters(text.schema, _kept_to(indexed, ids), entries, since_unix, role, tool)
+        chain = _chain(connection, within) if within is not None else None
+        filters = _Filters(_kept_to(indexed, ids), chain, since_unix, role, tool)
         tokens = analyzed(phrases)
         rows: list[tuple] = []
         for any_phrase in (False, True):
             if not tokens:
                 break
             rows, results.matched = _best(
-                connection, searcher, _text_query(text.schema, tokens, any_phrase, None, filters), limit
+                connection, searcher, _text_query(text.schema, tokens, any_phrase), limit, filters
             )
             if rows and any_phrase:
                 results.notes.append(ANY_WORD_NOTE)
@@ -1336,12 +1382,19 @@ def search(
 
 
 def _best(
-    connection: sqlite3.Connection, searcher: tantivy.Searcher, query: tantivy.Query, limit: int
+    connection: sqlite3.Connection,
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    limit: int,
+    filters: _Filters,
 ) -> tuple[list[tuple], int]:
-    """The best `limit` matches as the bookkeeping's rows (`_rows`), ties in the order the
-    entries were indexed, and how many match in all. tantivy orders a tie by where the entries
-    landed in its segments, which its background merges decide: the entries tied with the last
-    one are all read, so the same index gives the same list however it was merged."""
+    """The best `limit` matches `filters` keep as the bookkeeping's rows (`_rows`), ties in the
+    order the entries were indexed, and how many match in all. tantivy orders a tie by where the
+    entries landed in its segments, which its background merges decide: the entries tied with
+    the last one are all read, so the same index gives the same list however it was merged."""
+    if filters.active():
+        chosen, matched = _filtered(connection, searcher, query, limit, filters)
+        return _rows(connection, searcher, [(score, address) for score, address, _ in chosen]), matched
     found = searcher.search(query, limit, count=True)
     hits, matched = found.hits, _count(found)
     asked = limit
@@ -1419,9 +1472,11 @@ def _hits(
             results.matched -= 1
             continue
         shown_in = within or holder
+        chain = _in(_chain(connection, shown_in))
         (position,) = connection.execute(
-            f"SELECT min(position) FROM holds WHERE entry = ? AND savepoint IN {_in(_chain(connection, shown_in))}",
-            (entry_id,),
+            f"SELECT min(position) FROM (SELECT position FROM entries WHERE id = ? AND holder IN {chain} "
+            f"UNION ALL SELECT position FROM holds WHERE entry = ? AND savepoint IN {chain})",
+            (entry_id, entry_id),
         ).fetchone()
         _, _, text = entry_facts(reader.entry_at((start, stop)), {})
         at = ids[shown_in]
@@ -1440,6 +1495,14 @@ def _hits(
 
 
 # --- one index's share of a search over several (recall.everywhere) ----------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A search of one part: the query of its words, and the filters its bookkeeping answers."""
+
+    query: tantivy.Query
+    filters: _Filters
 
 
 @dataclass
@@ -1470,18 +1533,24 @@ class Part:
         since: float | None,
         role: str | None,
         tool: str | None,
-    ) -> tantivy.Query:
+    ) -> Asked:
         holders = [n for key, (n, _) in self.indexed.items() if key in self.scope]
-        filters = _filters(self.text.schema, _kept_to(self.indexed, holders), None, since, role, tool)
-        return _text_query(self.text.schema, tokens, any_phrase, boosts, filters)
+        filters = _Filters(_kept_to(self.indexed, holders), None, since, role, tool)
+        return Asked(_text_query(self.text.schema, tokens, any_phrase, boosts), filters)
 
     def best(
-        self, query: tantivy.Query, limit: int, count: bool = False
+        self, asked: Asked, limit: int, count: bool = False
     ) -> tuple[list[tuple[float, tantivy.DocAddress, int]], int]:
-        """The best `limit` matches of `query` (score, address, entry id), and how many match
-        when asked. Not every entry tied with the limit-th is read, as `_best` does: at 100
-        projects of 10 MB that made a common word's search 2-4x slower (docs/performance.md)."""
-        found = self.searcher.search(query, limit, count=count)
+        """The best `limit` matches of `asked` (score, address, entry id), and how many match
+        when asked (always, when it filters). Not every entry tied with the limit-th is read, as
+        `_best` does: at 100 projects of 10 MB that made a common word's search 2-4x slower
+        (docs/performance.md)."""
+        if asked.filters.active():
+            with _damage_named(), _kept_open(self.logs) as connection:
+                if connection is None:
+                    return [], 0
+                return _filtered(connection, self.searcher, asked.query, limit, asked.filters)
+        found = self.searcher.search(asked.query, limit, count=count)
         entries = self.searcher.fast_field_values("entry", [address for _, address in found.hits])
         return [
             (score, address, int(n)) for (score, address), n in zip(found.hits, entries, strict=True) if n is not None
@@ -1629,9 +1698,16 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
         savepoint_id, count = saved
         if last > count:
             raise RecallError(f"savepoint {sequence} of {named(instance)} holds entries 1 to {count}")
+        chain = _in(_chain(connection, savepoint_id))
+        # The entries the chain first held (each savepoint's ids are a run, their places rising
+        # with them), then those it holds again.
         rows = connection.execute(
-            "SELECT h.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence FROM holds h "
-            f"JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint IN {_in(_chain(connection, savepoint_id))} AND h.position BETWEEN ? AND ? ORDER BY h.position",
+            "SELECT e.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence "
+            "FROM savepoints s JOIN entries e ON e.id BETWEEN s.first_entry AND s.first_entry + s.added - 1 AND e.holder = s.id "
+            f"WHERE s.id IN {chain} AND e.position BETWEEN ?1 AND ?2 "
+            "UNION ALL SELECT h.position, s.stamp, e.start, e.stop, e.role, e.tool, e.time, s.instance, s.sequence "
+            f"FROM holds h JOIN entries e ON e.id = h.entry JOIN savepoints s ON s.id = e.holder WHERE h.savepoint IN {chain} "
+            "AND h.position BETWEEN ?1 AND ?2 ORDER BY 1",
             (first, last),
         ).fetchall()
     snapshots = _Snapshots(logs, signer)
