@@ -15,12 +15,13 @@ import pytest
 
 from support import claude_code
 from support.claude_code import MockAnthropic, Script, Session, compaction_requests, messages_text, wait_for_worker
-from support.commands import PRECOMPACT, precompact
+from support.commands import INSTALLED_PYTHON, PRECOMPACT, installed_command, precompact
 from support.projects import new_project
 
 # The PATH Claude Code has when started outside the virtual environment.
 AGENT_PATH = "/usr/bin:/bin"
 ENTRY = str(Path(PRECOMPACT).resolve())
+RUN = f"{INSTALLED_PYTHON} -I {ENTRY}"  # how install starts it: isolated
 BRIEF_START = "[precompact] Restored from savepoint "
 MCP_HINT = "the precompact MCP tools `recall`"
 COMMANDS_HINT = "`precompact recall QUERY` (words -> excerpts with references)"
@@ -68,7 +69,7 @@ def test_hooks_installed_from_an_active_venv_run_when_claude_starts_without_it(p
         brief = brief_after_compaction(setup.session, session_id)
         assert COMMANDS_HINT in brief and MCP_HINT not in brief, "no MCP server installed: only the commands named"
     assert doctor_line(home, project.path, "claude hook command").startswith(
-        f'✓ claude hook command: {home / ".claude" / "settings.json"} runs "{ENTRY}", which starts with your PATH'
+        f'✓ claude hook command: {home / ".claude" / "settings.json"} runs "{RUN}", which starts with your PATH'
     )
 
 
@@ -118,8 +119,8 @@ def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, t
         assert not (project.path / ".mcp.json").exists(), "user scope: not the project's file"
         assert json.loads((home / ".claude.json").read_text())["mcpServers"]["precompact"] == {
             "type": "stdio",
-            "command": ENTRY,
-            "args": ["mcp"],
+            "command": INSTALLED_PYTHON,
+            "args": installed_command("mcp")[1:],
         }
         listed = subprocess.run(
             [str(claude_binary), "mcp", "list"],
@@ -130,11 +131,11 @@ def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, t
             timeout=setup.session.timeout,
             check=False,
         )
-        assert f"precompact: {ENTRY} mcp - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
+        assert f"precompact: {RUN} mcp - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
         session_id = compacted(setup.session)
         wait_for_worker(project)
         brief = brief_after_compaction(setup.session, session_id)
         assert MCP_HINT in brief, "the MCP server is installed: the brief names its tools"
     assert doctor_line(home, project.path, "MCP server command").startswith(
-        f'✓ MCP server command: {home / ".claude.json"} runs "{ENTRY}", which starts with your PATH'
+        f'✓ MCP server command: {home / ".claude.json"} runs "{RUN}", which starts with your PATH'
     )

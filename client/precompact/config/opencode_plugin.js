@@ -1,8 +1,10 @@
 // precompact's plugin for OpenCode, written by `precompact install --agent opencode`.
 //
-// It hands each compaction to `precompact hook --agent opencode`, run by the absolute path below
-// (never a command from the project or from PATH), and gives the model precompact's brief after
-// a compaction. It never blocks OpenCode longer than the hook's budget for that event, ignores
+// It hands each compaction to `precompact hook --agent opencode`, started by the command line
+// below: precompact's Python by absolute path, isolated (-I: no PYTHONPATH or other PYTHON*
+// variable of OpenCode's environment read, no folder of the project's on its path), running
+// precompact's script by absolute path (never a command from the project or from PATH), and
+// gives the model precompact's brief after a compaction. It never blocks OpenCode longer than the hook's budget for that event, ignores
 // every failure (precompact logs its own in the project's logs/precompact-errors.log), and reads
 // nothing from the project. `precompact uninstall --agent opencode` removes this file.
 import { spawn } from "node:child_process";
@@ -42,7 +44,10 @@ function hook(event, fields, cwd) {
     };
     let child;
     try {
-      child = spawn(PRECOMPACT, ["hook", "--agent", "opencode"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn(PRECOMPACT[0], [...PRECOMPACT.slice(1), "hook", "--agent", "opencode"], {
+        cwd,
+        stdio: ["pipe", "pipe", "ignore"],
+      });
     } catch {
       finish("");
       return;
