@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from precompact import __version__
-from precompact.boundary import private_file, processes, terminal
+from precompact.boundary import private_file, processes, terminal, user_roots
 from precompact.edges import plugin_wheel, untrusted_reply
 from precompact.errors import PrecompactError
 
@@ -50,6 +50,8 @@ OPTION_VARIABLES = {
     "CLAUDE_PLUGIN_OPTION_CLUSTER": "PRECOMPACT_CLUSTER",
     "CLAUDE_PLUGIN_OPTION_KEYPAIR": "PRECOMPACT_KEYPAIR",
 }
+# What Python reads from the environment, none of which the precompact it starts may get.
+PYTHON_VARIABLES = "PYTHON"
 QUEUED_EVENTS = ("PreCompact", "PostCompact")
 # A preparation that failed is tried again after this long, not at every hook.
 RETRY_AFTER_SECONDS = 3600
@@ -95,11 +97,19 @@ class Launcher:
 
     def data(self) -> Path:
         """The plugin's data folder: ${CLAUDE_PLUGIN_DATA} in hooks and the MCP server. Claude Code's
-        Bash tool does not set it; there the one precompact data folder Claude Code made is used."""
+        Bash tool does not set it; there the one precompact data folder Claude Code made is used.
+        Either is refused when relative or in the project (boundary/user_roots.CONFINED): the
+        precompact prepared there is what runs, and the agent's environment is the project's."""
+        project = [str(project_root(Path.cwd()))]
+        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR"):
+            given = self.environ.get(name)
+            if given and user_roots.refuses(name, given, project):
+                raise LauncherError(
+                    f"{name} ({given}) is a relative path or a place in the project, whose settings can set it; "
+                    "set it to an absolute directory outside every project, or unset it"
+                )
         given = self.environ.get("CLAUDE_PLUGIN_DATA")
         if given:
-            if not os.path.isabs(given):
-                raise LauncherError(f"CLAUDE_PLUGIN_DATA must be an absolute path, not {given!r}")
             return Path(given)
         config_dir = Path(
             self.environ.get("CLAUDE_CONFIG_DIR") or Path(self.environ.get("HOME") or Path.home()) / ".claude"
@@ -122,9 +132,11 @@ class Launcher:
         return self.installed(cwd) or self.prepared()
 
     def environment(self) -> dict[str, str]:
-        """The environment precompact runs in: the plugin's options as PRECOMPACT_* overrides (a
-        variable the user set already wins)."""
-        env = dict(self.environ)
+        """The environment precompact runs in: the agent's without any PYTHON* variable (the
+        precompact started here runs its script by its own `#!` line, whose Python would read them:
+        PYTHONPATH, which the project can set, would put its `precompact/` first), and the
+        plugin's options as PRECOMPACT_* overrides (a variable the user set already wins)."""
+        env = {name: value for name, value in self.environ.items() if not name.startswith(PYTHON_VARIABLES)}
         for option, variable in OPTION_VARIABLES.items():
             if env.get(option) and not env.get(variable):
                 env[variable] = env[option]
