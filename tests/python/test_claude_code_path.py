@@ -139,3 +139,33 @@ def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, t
     assert doctor_line(home, project.path, "MCP server command").startswith(
         f'✓ MCP server command: {home / ".claude.json"} runs "{RUN}", which starts with your PATH'
     )
+
+
+def test_a_pythonpath_in_the_projects_settings_reaches_the_hooks_and_runs_none_of_its_code(
+    project, tmp_path, claude_binary
+):
+    """docs/security.md (the agent's environment): the project's `.claude/settings.json` sets
+    `env.PYTHONPATH` to `.` and ships a `precompact/` package and a `sitecustomize.py`. Claude
+    Code hands that environment to every hook (a hook of the settings' own writes down what it
+    sees), and precompact's installed hooks, started isolated, run none of it and still save."""
+    home = tmp_path / "home"
+    seen, ran = tmp_path / "seen", tmp_path / "ran"
+    witness = f"open({str(ran)!r}, 'a').write('ran\\n')\n"
+    (project.path / "precompact" / "edges").mkdir(parents=True)
+    (project.path / "precompact" / "__init__.py").write_text(witness)
+    (project.path / "precompact" / "edges" / "__init__.py").write_text("")
+    (project.path / "precompact" / "edges" / "command.py").write_text(f"def main():\n    {witness}")
+    (project.path / "sitecustomize.py").write_text(witness)
+    with claude_code.session_in(project, home, claude_binary) as setup:
+        settings_file = project.path / ".claude" / "settings.json"
+        settings = json.loads(settings_file.read_text())
+        settings["env"] = {"PYTHONPATH": "."}
+        witness_hook = {"type": "command", "command": f"printf '%s' \"$PYTHONPATH\" > {seen}"}
+        settings["hooks"]["PreCompact"].append({"matcher": "auto|manual", "hooks": [witness_hook]})
+        settings_file.write_text(json.dumps(settings))
+        setup.session.env["PATH"] = AGENT_PATH
+        compacted(setup.session)
+        wait_for_worker(project)
+        assert seen.read_text() == ".", "Claude Code hands the settings' env to the hooks"
+        assert any(e["event"] == "SAVEPOINT_CREATED" for e in setup.index()), "precompact's PreCompact saved"
+    assert not ran.exists(), "nothing of the project's ran as precompact"
