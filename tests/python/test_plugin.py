@@ -910,3 +910,27 @@ def test_a_plugin_data_folder_or_claude_folder_in_the_project_is_refused_in_one_
     outside = tmp_path / "data"
     kept = launch(plugin, transcript_gen.payload("PreCompact", project.path), outside, path=f"{VENV_BIN}:{BARE_PATH}")
     assert transcript_gen.saved_sequence(kept.stdout) == 1, "a data folder outside the project is the user's"
+
+
+def test_the_preparation_runs_pip_in_the_agents_environment_confined_for_the_project(tmp_path):
+    """pip (the plugin's preparation) gets no CA file, temporary directory or PATH entry the
+    project's settings point into its own tree; the user's own places are kept."""
+    from precompact.edges import plugin_runtime
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    environ = {
+        "HOME": str(tmp_path / "home"),
+        "PATH": f"{project / 'bin'}:bin:/usr/bin",
+        "REQUESTS_CA_BUNDLE": str(project / "ca.pem"),
+        "SSL_CERT_FILE": "ca.pem",
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PIP_INDEX_URL": "https://mirror.example/simple",
+    }
+    assert plugin_runtime.confined(environ, project / "sub") == {
+        "HOME": str(tmp_path / "home"),
+        "PATH": "/usr/bin",
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PIP_INDEX_URL": "https://mirror.example/simple",
+    }
+    assert environ["SSL_CERT_FILE"] == "ca.pem", "a copy: the agent's environment, handed to precompact, is kept"

@@ -163,7 +163,7 @@ class Launcher:
         command = self.precompact(cwd)
         if command is not None:  # it checks the configuration itself
             if command == self.prepared() and self.queued():
-                self.spawn_preparation()  # replays what was queued before the environment was ready
+                self.spawn_preparation(cwd)  # replays what was queued before the environment was ready
             done = processes.run_program([str(command), "hook"], input=raw, cwd=cwd if cwd.is_dir() else None, env=env)
             return done.stdout.decode(errors="replace").rstrip("\n"), done.stderr.decode(errors="replace").rstrip("\n")
         state = project_state(cwd, env)
@@ -179,7 +179,7 @@ class Launcher:
             reason = failed.read_text(errors="replace").strip()
             line = f"precompact could not prepare its Python environment ({reason}); see {self.data() / 'prepare.log'}, or install precompact with pipx (see its README)"
         else:
-            self.spawn_preparation()
+            self.spawn_preparation(Path(payload["cwd"]))
             line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})"
         if event in QUEUED_EVENTS:
             self.queue(payload)
@@ -221,15 +221,18 @@ class Launcher:
 
     # -- preparation ---------------------------------------------------------------------------
 
-    def spawn_preparation(self) -> None:
-        """Prepares the environment (if needed) and replays the queue in a detached process."""
+    def spawn_preparation(self, cwd: Path) -> None:
+        """Prepares the environment (if needed) and replays the queue in a detached process, in
+        the agent's environment confined for the project at `cwd` (boundary/user_roots: no CA
+        file, temporary directory or PATH entry of the project's reaches pip)."""
         data = self.data()
         data.mkdir(parents=True, exist_ok=True)
+        environ = confined(self.environ, cwd)
         with open(data / "prepare.log", "ab") as log:
             processes.spawn_python(
                 [*processes.isolated_python(), str(self.plugin_root / "bin" / "precompact"), "plugin-prepare"],
                 log=log.fileno(),
-                environ=self.environ,
+                environ=environ,
                 CLAUDE_PLUGIN_DATA=str(data),
             )
 
@@ -359,7 +362,7 @@ class Launcher:
         command = self.precompact(cwd)
         if command is None:
             if project_state(cwd, self.environment()) == "trusted":
-                self.spawn_preparation()
+                self.spawn_preparation(cwd)
             from precompact.edges import mcp_idle  # connected, no tools: never a failed server
 
             mcp_idle.serve()
@@ -372,6 +375,7 @@ class Launcher:
         environment is prepared here and now if it must be, saying so on stderr."""
         command = self.precompact(Path.cwd())
         if command is None:
+            self.environ = confined(self.environ, Path.cwd())  # pip's, as spawn_preparation's
             terminal.echo(
                 f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})",
                 err=True,
@@ -382,6 +386,18 @@ class Launcher:
                 raise LauncherError(f"the environment in {self.venv()} is not ready; see {self.data() / 'prepare.log'}")
         processes.replace_with([str(command), *argv], self.environment())
         return 1  # not reached: the process is precompact now
+
+
+def confined(environ: dict[str, str], cwd: Path) -> dict[str, str]:
+    """A copy of `environ` with user_roots.confine applied for the project at `cwd`: what the
+    plugin's preparation (pip) runs in. Its refusals are not logged here (the project's `logs/`
+    is precompact's to write); the precompact the launcher runs confines and logs its own."""
+    environ = dict(environ)
+    try:
+        user_roots.confine(environ, [str(project_root(cwd))])
+    except user_roots.NoHome as e:
+        raise LauncherError(str(e)) from None
+    return environ
 
 
 def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
