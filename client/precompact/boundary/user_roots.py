@@ -20,9 +20,9 @@ project's own puts one there).
 Every other variable precompact, or a program it starts, reads from the environment is classified
 here, once (docs/security.md, "The agent's environment"): CONFINED, a place that would steer a
 reader (the CA certificates TLS trusts, the ssh agent, temporary files, the session bus, the
-Claude Code plugin's folders), refused by `confine` as a root is (relative, or in the project) and
-unset, so the reader's own default stands; DROPPED, never honoured in those modes (where TLS keys
-are written); KEPT, handed on as they are, each with why. git_env and processes hand a child only
+Claude Code plugin's folders, Codex CLI's folder), refused by `confine` as a root is (relative,
+or in the project) and unset, so the reader's own default stands; DROPPED, never honoured in
+those modes (where TLS keys are written); KEPT, handed on as they are, each with why. git_env and processes hand a child only
 classified variables (tests/python/test_user_roots.py fails on one that is not).
 The defaults: the home the password database gives this user (never taken from the environment
 there), and under the home in force `.config`, `.local/state`, `.local/share`, `.cache`; the
@@ -64,6 +64,7 @@ CONFINED = {
     "DBUS_SESSION_BUS_ADDRESS": "the session bus (its path=, dir=, tmpdir=), where a credential helper finds your keyring",
     "CLAUDE_PLUGIN_DATA": "the Claude Code plugin's data folder, whose prepared precompact the launcher runs",
     "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook",
+    "CODEX_HOME": "Codex CLI's folder: a hook reads its config.toml (whether the brief names the MCP tools)",
 }
 # Read by a program precompact starts, and never honoured in the modes the agent starts: unset, logged.
 DROPPED = {
