@@ -232,6 +232,7 @@ def test_an_older_claude_hook_and_a_codex_one_are_both_ours_and_nothing_else_is(
         "notify.sh",
         "/usr/bin/python3 -I /opt/venv/bin/other hook",
         "/usr/bin/python3 -c /opt/venv/bin/precompact hook",
+        "/usr/bin/python3 -I precompact hook",  # the working directory's script, the project's
     ):
         assert not installer.is_ours({"command": command})
 

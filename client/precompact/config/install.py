@@ -213,9 +213,10 @@ def _our_plugin(path: Path) -> str | None:
 COMMAND = "precompact"
 # Claude Code 2.1.332 runs a hook's command with /bin/sh -c, and shows a `systemMessage` on its
 # stdout to the user (exit 0 only). SessionStart's command ends in this fallback: when the shell
-# cannot start precompact (126: not executable, 127: not found), the user is told in the session
-# instead of the hook vanishing; any other exit status passes through as it was (128 and more: a
-# signal killed a precompact that did start, which `install` would not mend).
+# cannot start precompact's Python (126: not executable, 127: not found) or that Python cannot
+# read precompact's script (2, the script gone), the user is told in the session instead of the
+# hook vanishing; any other exit status passes through as it was (128 and more: a signal killed a
+# precompact that did start, which `install` would not mend).
 NOT_STARTED = (
     "precompact: its hook could not start ({command} is missing or broken), so this session is not being saved; "
     "run `precompact install` again with the precompact you use"
@@ -321,8 +322,10 @@ class Installed:
 
 def read_command(words: list[str]) -> Installed | None:
     """`words` (a command line split as a shell would, up to any `||`) read as precompact's, in
-    either form `install` has written: `<python> -I <.../precompact> ARGS` or `<.../precompact> ARGS`."""
-    if len(words) >= 3 and words[1] == ISOLATED and Path(words[2]).name == COMMAND:
+    either form `install` has written: `<python> -I </abs/.../precompact> ARGS` (a script by a
+    relative path would be the working directory's, the project's: not ours) or
+    `<.../precompact> ARGS`."""
+    if len(words) >= 3 and words[1] == ISOLATED and Path(words[2]).name == COMMAND and os.path.isabs(words[2]):
         return Installed(words[0], words[2], tuple(words[3:]))
     if words and Path(words[0]).name == COMMAND:
         return Installed(None, words[0], tuple(words[1:]))
@@ -363,12 +366,14 @@ def can_start(command: str, path: str | None) -> bool:
     if installed is None:
         return False
     for program in installed.programs:
+        # The shell executes the first; an interpreter only reads the script it is given.
+        mode = os.X_OK if program == installed.programs[0] else os.R_OK
         if "/" not in program:
             import shutil  # and with it bz2 and lzma: not for the hook
 
-            if shutil.which(program, path=path) is None:
+            if shutil.which(program, mode=mode, path=path) is None:
                 return False
-        elif not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        elif not (os.path.isfile(program) and os.access(program, mode)):
             return False
     return True
 
