@@ -100,10 +100,12 @@ class Launcher:
         Bash tool does not set it; there the one precompact data folder Claude Code made is used.
         Either is refused when relative or in the project (boundary/user_roots.CONFINED): the
         precompact prepared there is what runs, and the agent's environment is the project's."""
-        project = [str(project_root(Path.cwd()))]
-        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR"):
+        project = project_root(Path.cwd())
+        # The detached preparation runs in "/", a folder its starter checked in hand: no project
+        # is there, and "/" would hold every place.
+        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR") if project != Path("/") else ():
             given = self.environ.get(name)
-            if given and user_roots.refuses(name, given, project):
+            if given and user_roots.refuses(name, given, [str(project)]):
                 raise LauncherError(
                     f"{name} ({given}) is a relative path or a place in the project, whose settings can set it; "
                     "set it to an absolute directory outside every project, or unset it"
