@@ -934,3 +934,24 @@ def test_the_preparation_runs_pip_in_the_agents_environment_confined_for_the_pro
         "PIP_INDEX_URL": "https://mirror.example/simple",
     }
     assert environ["SSL_CERT_FILE"] == "ca.pem", "a copy: the agent's environment, handed to precompact, is kept"
+
+
+def test_a_home_the_projects_settings_point_into_it_does_not_choose_the_prepared_precompact(tmp_path, monkeypatch):
+    """Claude Code's Bash tool sets no CLAUDE_PLUGIN_DATA: the launcher looks under HOME's
+    `.claude`, with HOME confined as a hook's (relative, or in the project: the password
+    database's home), so a precompact the project prepared under a home of its own never runs."""
+    from precompact.boundary import user_roots
+    from precompact.edges import plugin_runtime
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    planted = project.path / "home" / ".claude" / "plugins" / "data" / "precompact-x"
+    planted.mkdir(parents=True)
+    real = tmp_path / "real-home"
+    mine = real / ".claude" / "plugins" / "data" / "precompact-precompact"
+    mine.mkdir(parents=True)
+    monkeypatch.setattr(user_roots, "password_home", lambda: str(real))
+    monkeypatch.chdir(project.path)
+    for home in (str(project.path / "home"), "home"):
+        launcher = plugin_runtime.Launcher(REPO, {"HOME": home, "PATH": BARE_PATH})
+        assert launcher.data() == mine, home
+    assert plugin_runtime.Launcher(REPO, {"HOME": str(real), "PATH": BARE_PATH}).data() == mine

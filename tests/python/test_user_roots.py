@@ -441,3 +441,18 @@ def test_git_is_handed_only_what_confine_left(tmp_path, monkeypatch):
     assert (
         "SSL_CERT_FILE" not in processes.python_environment() and processes.python_environment()["TMPDIR"] == "/var/tmp"
     )
+
+
+def test_claude_codes_own_folders_under_a_home_that_is_the_work_tree_are_kept(layout, monkeypatch):
+    """A home kept in git, the agent started in it: Claude Code's own folder there (its default,
+    under the password database's home) is not the project's doing; anything else there is."""
+    monkeypatch.setattr(user_roots, "password_home", lambda: str(layout["worktree"]))
+    data = str(layout["worktree"] / ".claude" / "plugins" / "data" / "precompact-precompact")
+    kept = {"CLAUDE_PLUGIN_DATA": data, "CLAUDE_CONFIG_DIR": str(layout["worktree"] / ".claude")}
+    assert confined(dict(kept), layout) == ([], kept)
+    for name, value in (
+        ("CLAUDE_PLUGIN_DATA", str(layout["worktree"] / ".claude" / ".." / "venv")),
+        ("CLAUDE_PLUGIN_DATA", str(layout["worktree"] / "plugins")),
+        ("CLAUDE_CONFIG_DIR", str(layout["worktree"] / ".claude-evil")),
+    ):
+        assert confined({name: value}, layout) == ([name], {}), value

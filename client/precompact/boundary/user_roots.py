@@ -66,6 +66,12 @@ CONFINED = {
     "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook",
     "CODEX_HOME": "Codex CLI's folder: a hook reads its config.toml (whether the brief names the MCP tools)",
 }
+# Claude Code's own defaults for its CONFINED folders, under the password database's home: kept
+# wherever the project is (a home that is itself a git work tree, where the agent starts in it).
+CONFINED_DEFAULTS = {
+    "CLAUDE_CONFIG_DIR": (".claude",),
+    "CLAUDE_PLUGIN_DATA": (".claude", "plugins", "data"),
+}
 # Read by a program precompact starts, and never honoured in the modes the agent starts: unset, logged.
 DROPPED = {
     "SSLKEYLOGFILE": "where Python's ssl, httpx and libcurl write every TLS session's keys",
@@ -199,6 +205,11 @@ def refuses(name: str, value: str, project: Iterable[str]) -> bool:
 
 
 def _refuses(name: str, value: str, places: list[str], resolved: dict[str, str]) -> bool:
+    if name in CONFINED_DEFAULTS and (found := password_home()) is not None:
+        default = os.path.join(found, *CONFINED_DEFAULTS[name])
+        # Compared as written, as `_is_default` does: `..` after a link is not what it reads as.
+        if ".." not in value.split(os.sep) and _within(value.rstrip(os.sep), default):
+            return False
     return any(not os.path.isabs(place) or _reaches(place, places, resolved) for place in _places_named(name, value))
 
 

@@ -98,24 +98,25 @@ class Launcher:
     def data(self) -> Path:
         """The plugin's data folder: ${CLAUDE_PLUGIN_DATA} in hooks and the MCP server. Claude Code's
         Bash tool does not set it; there the one precompact data folder Claude Code made is used.
-        Either is refused when relative or in the project (boundary/user_roots.CONFINED): the
-        precompact prepared there is what runs, and the agent's environment is the project's."""
-        project = project_root(Path.cwd())
-        # The detached preparation runs in "/", a folder its starter checked in hand: no project
+        Either is refused when relative or in the project (boundary/user_roots.CONFINED; Claude
+        Code's own under your home is kept), and HOME is confined there: the precompact prepared
+        there is what runs, and the agent's environment is the project's."""
+        cwd = Path.cwd()
+        # The detached preparation runs in "/", given the folder its starter checked: no project
         # is there, and "/" would hold every place.
-        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR") if project != Path("/") else ():
+        environ = self.environ if project_root(cwd) == Path("/") else confined(self.environ, cwd)
+        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR"):
             given = self.environ.get(name)
-            if given and user_roots.refuses(name, given, [str(project)]):
+            if given and name not in environ:
                 raise LauncherError(
                     f"{name} ({given}) is a relative path or a place in the project, whose settings can set it; "
                     "set it to an absolute directory outside every project, or unset it"
                 )
-        given = self.environ.get("CLAUDE_PLUGIN_DATA")
+        given = environ.get("CLAUDE_PLUGIN_DATA")
         if given:
             return Path(given)
-        config_dir = Path(
-            self.environ.get("CLAUDE_CONFIG_DIR") or Path(self.environ.get("HOME") or Path.home()) / ".claude"
-        )
+        # HOME as confined: the project's settings cannot point it at a folder of their own.
+        config_dir = Path(environ.get("CLAUDE_CONFIG_DIR") or Path(user_roots.home(environ)) / ".claude")
         found = sorted((config_dir / "plugins" / "data").glob("precompact-*"))
         if len(found) != 1:
             raise LauncherError(
