@@ -384,6 +384,7 @@ def test_a_session_bus_with_any_address_in_the_project_is_refused_and_an_abstrac
         f"{mine};unix:path={layout['worktree'] / 'bus'}",
         f"unix:tmpdir={layout['project']},guid=1",
         "unix:dir=tmp",
+        f"unix:path={layout['tmp']}/repo%2fbus",  # D-Bus decodes it into the work tree
     ):
         refused, _ = confined({"DBUS_SESSION_BUS_ADDRESS": address}, layout)
         assert refused == ["DBUS_SESSION_BUS_ADDRESS"], address

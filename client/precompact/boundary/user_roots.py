@@ -22,8 +22,9 @@ here, once (docs/security.md, "The agent's environment"): CONFINED, a place that
 reader (the CA certificates TLS trusts, the ssh agent, temporary files, the session bus, the
 Claude Code plugin's folders, Codex CLI's folder), refused by `confine` as a root is (relative,
 or in the project) and unset, so the reader's own default stands; DROPPED, never honoured in
-those modes (where TLS keys are written); KEPT, handed on as they are, each with why. git_env and processes hand a child only
-classified variables (tests/python/test_user_roots.py fails on one that is not).
+those modes (where TLS keys are written); KEPT, handed on as they are, each with why. git_env
+and processes hand a child only classified variables (tests/python/test_user_roots.py fails on
+one that is not).
 The defaults: the home the password database gives this user (never taken from the environment
 there), and under the home in force `.config`, `.local/state`, `.local/share`, `.cache`; the
 runtime directory has none (private_file then uses the state directory). A value equal to its
@@ -210,7 +211,10 @@ def _refuses(name: str, value: str, places: list[str], resolved: dict[str, str])
         # Compared as written, as `_is_default` does: `..` after a link is not what it reads as.
         if ".." not in value.split(os.sep) and _within(value.rstrip(os.sep), default):
             return False
-    return any(not os.path.isabs(place) or _reaches(place, places, resolved) for place in _places_named(name, value))
+    return any(
+        not os.path.isabs(place) or "%" in place or _reaches(place, places, resolved)
+        for place in _places_named(name, value)
+    )
 
 
 # The keys of a D-Bus address that name a place in the file system (its other keys, `abstract=`
@@ -220,8 +224,8 @@ _BUS_PLACES = ("path", "dir", "tmpdir")
 
 def _places_named(name: str, value: str) -> list[str]:
     """The file-system places a CONFINED variable's `value` names: the value itself, or for the
-    session bus each place its addresses name (an escaped one, `%`, is taken as written, which
-    refuses it unless it is absolute and outside)."""
+    session bus each place its addresses name (one with an escape, `%`, which D-Bus would decode
+    into another path than it reads as, is refused by `_refuses`)."""
     if name != "DBUS_SESSION_BUS_ADDRESS":
         return [value]
     places = []
