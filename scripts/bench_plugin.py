@@ -1,6 +1,7 @@
 """What the Claude Code plugin's launcher (bin/precompact) costs a hook: in a project without
 precompact (where it must cost nothing) and in one with it (against `precompact hook` run
-directly), with the python3 that hooks.json's command finds. Runs on its own:
+directly), started as hooks.json starts it (the launcher's `/bin/sh` lines find python3 on PATH
+and run it isolated). Runs on its own:
 `.venv/bin/python scripts/bench_plugin.py [--runs 15]`; prints medians and maxima in ms."""
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def main() -> None:
             rows.append(
                 (
                     f"{event}, project without precompact, launcher",
-                    timed([python3, LAUNCHER, "plugin-hook"], transcript_gen.payload(event, plain), env, runs),
+                    timed([LAUNCHER, "plugin-hook"], transcript_gen.payload(event, plain), env, runs),
                 )
             )
         project = new_project(root, "project", git_layer=False, chain_layer=False)
@@ -74,7 +75,7 @@ def main() -> None:
                     timed([str(Path(sys.executable).with_name("precompact")), "hook"], payload, installed, runs),
                 )
             )
-            rows.append((f"{name}, launcher", timed([python3, LAUNCHER, "plugin-hook"], payload, installed, runs)))
+            rows.append((f"{name}, launcher", timed([LAUNCHER, "plugin-hook"], payload, installed, runs)))
         if (root / "data").exists():
             raise SystemExit("the launcher wrote its data folder where nothing was to be prepared")
     print("| hook | median ms | max ms |\n|---|---:|---:|")

@@ -1822,7 +1822,8 @@ def test_the_session_file_rule_sees_each_way_to_open_a_path_for_reading():
 # to no read that names such a file.
 AGENT_FILE_OWNER = "config/agent_settings.py"
 AGENT_FILE_HANDLERS = {
-    "config/install.py": ("_OPENCODE_TEMPLATE.read_text",),  # precompact's own template
+    # precompact's own template, and the `#!` line of precompact's own installed script.
+    "config/install.py": ("_OPENCODE_TEMPLATE.read_text", "script.open"),
     "ops/doctor.py": ("(folder / 'package.json').read_text",),  # Claude Code's installation
     # The plugin's data folder, precompact's own.
     "edges/plugin_runtime.py": ("failed.read_text", "self.lock().read_text", "(entry / 'payload.json').read_text"),

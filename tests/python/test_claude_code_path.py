@@ -15,12 +15,13 @@ import pytest
 
 from support import claude_code
 from support.claude_code import MockAnthropic, Script, Session, compaction_requests, messages_text, wait_for_worker
-from support.commands import PRECOMPACT, precompact
+from support.commands import INSTALLED_PYTHON, PRECOMPACT, installed_command, precompact
 from support.projects import new_project
 
 # The PATH Claude Code has when started outside the virtual environment.
 AGENT_PATH = "/usr/bin:/bin"
 ENTRY = str(Path(PRECOMPACT).resolve())
+RUN = f"{INSTALLED_PYTHON} -I {ENTRY}"  # how install starts it: isolated
 BRIEF_START = "[precompact] Restored from savepoint "
 MCP_HINT = "the precompact MCP tools `recall`"
 COMMANDS_HINT = "`precompact recall QUERY` (words -> excerpts with references)"
@@ -68,7 +69,7 @@ def test_hooks_installed_from_an_active_venv_run_when_claude_starts_without_it(p
         brief = brief_after_compaction(setup.session, session_id)
         assert COMMANDS_HINT in brief and MCP_HINT not in brief, "no MCP server installed: only the commands named"
     assert doctor_line(home, project.path, "claude hook command").startswith(
-        f'✓ claude hook command: {home / ".claude" / "settings.json"} runs "{ENTRY}", which starts with your PATH'
+        f'✓ claude hook command: {home / ".claude" / "settings.json"} runs "{RUN}", which starts with your PATH'
     )
 
 
@@ -118,8 +119,8 @@ def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, t
         assert not (project.path / ".mcp.json").exists(), "user scope: not the project's file"
         assert json.loads((home / ".claude.json").read_text())["mcpServers"]["precompact"] == {
             "type": "stdio",
-            "command": ENTRY,
-            "args": ["mcp"],
+            "command": INSTALLED_PYTHON,
+            "args": installed_command("mcp")[1:],
         }
         listed = subprocess.run(
             [str(claude_binary), "mcp", "list"],
@@ -130,13 +131,13 @@ def test_user_scope_mcp_is_read_by_claude_code_and_named_in_the_brief(project, t
             timeout=setup.session.timeout,
             check=False,
         )
-        assert f"precompact: {ENTRY} mcp - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
+        assert f"precompact: {RUN} mcp - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
         session_id = compacted(setup.session)
         wait_for_worker(project)
         brief = brief_after_compaction(setup.session, session_id)
         assert MCP_HINT in brief, "the MCP server is installed: the brief names its tools"
     assert doctor_line(home, project.path, "MCP server command").startswith(
-        f'✓ MCP server command: {home / ".claude.json"} runs "{ENTRY}", which starts with your PATH'
+        f'✓ MCP server command: {home / ".claude.json"} runs "{RUN}", which starts with your PATH'
     )
 
 
@@ -181,3 +182,33 @@ def test_doctor_is_no_check_of_a_settings_file_claude_code_ignores_for_a_number_
     assert not (project.logs / "precompact-savepoint.jsonl").exists()
     [hooks] = [line for line in setup.precompact("doctor").stdout.splitlines() if line[2:].startswith("hooks: ")]
     assert hooks.startswith(f"✗ hooks: {user_settings} holds a number past a double's range (as 1e400)"), hooks
+
+
+def test_a_pythonpath_in_the_projects_settings_reaches_the_hooks_and_runs_none_of_its_code(
+    project, tmp_path, claude_binary
+):
+    """docs/security.md (the agent's environment): the project's `.claude/settings.json` sets
+    `env.PYTHONPATH` to `.` and ships a `precompact/` package and a `sitecustomize.py`. Claude
+    Code hands that environment to every hook (a hook of the settings' own writes down what it
+    sees), and precompact's installed hooks, started isolated, run none of it and still save."""
+    home = tmp_path / "home"
+    seen, ran = tmp_path / "seen", tmp_path / "ran"
+    witness = f"open({str(ran)!r}, 'a').write('ran\\n')\n"
+    (project.path / "precompact" / "edges").mkdir(parents=True)
+    (project.path / "precompact" / "__init__.py").write_text(witness)
+    (project.path / "precompact" / "edges" / "__init__.py").write_text("")
+    (project.path / "precompact" / "edges" / "command.py").write_text(f"def main():\n    {witness}")
+    (project.path / "sitecustomize.py").write_text(witness)
+    with claude_code.session_in(project, home, claude_binary) as setup:
+        settings_file = project.path / ".claude" / "settings.json"
+        settings = json.loads(settings_file.read_text())
+        settings["env"] = {"PYTHONPATH": "."}
+        witness_hook = {"type": "command", "command": f"printf '%s' \"$PYTHONPATH\" > {seen}"}
+        settings["hooks"]["PreCompact"].append({"matcher": "auto|manual", "hooks": [witness_hook]})
+        settings_file.write_text(json.dumps(settings))
+        setup.session.env["PATH"] = AGENT_PATH
+        compacted(setup.session)
+        wait_for_worker(project)
+        assert seen.read_text() == ".", "Claude Code hands the settings' env to the hooks"
+        assert any(e["event"] == "SAVEPOINT_CREATED" for e in setup.index()), "precompact's PreCompact saved"
+    assert not ran.exists(), "nothing of the project's ran as precompact"

@@ -59,7 +59,7 @@ def tool_results(request: dict) -> dict[str, str]:
 def test_after_compaction_the_model_recalls_through_the_mcp_tool_what_only_the_compacted_part_held(setup):
     session, mock = setup.session, setup.session.mock
     user_scope = json.loads((session.home / ".claude.json").read_text())
-    assert user_scope["mcpServers"]["precompact"]["args"] == ["mcp"], "where Claude Code reads user-scope servers"
+    assert user_scope["mcpServers"]["precompact"]["args"][-1] == "mcp", "where Claude Code reads user-scope servers"
     session_id = compacted_session(setup)
     setup.script.plans["recall"] = [
         [("ToolSearch", {"query": "select:mcp__precompact__recall"})],

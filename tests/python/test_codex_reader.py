@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 from pathlib import Path
@@ -15,7 +16,7 @@ from precompact.config import install as installer
 from precompact.config import settings as configuration
 from precompact.recall import fulltext
 from precompact.transcript import agents, codex, conversation
-from support.commands import PRECOMPACT, invoke, precompact, wait_until
+from support.commands import PRECOMPACT, installed_command, invoke, precompact, wait_until
 from support.projects import new_project
 
 SESSION = "01a2355d-d3df-7661-851d-76b764947144"
@@ -189,7 +190,7 @@ def test_install_for_codex_writes_its_hooks_json_once_and_uninstall_leaves_no_li
     result = invoke("install", "--agent", "codex", "--scope", "user")
     assert result.exit_code == 0 and str(hooks_file) in result.output
     assert "/hooks" in result.output, "Codex skips hooks nobody trusted: the user is told"
-    command = f"{Path(PRECOMPACT).resolve()} hook --agent codex"
+    command = shlex.join(installed_command("hook", "--agent", "codex"))
     assert ours(hooks_file) == {
         event: [command]
         for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse")
@@ -220,15 +221,26 @@ def test_an_older_claude_hook_and_a_codex_one_are_both_ours_and_nothing_else_is(
         "/usr/bin/precompact hook --agent codex",
         "precompact hook --agent claude",
         "'/opt/my venv/bin/precompact' hook || { s=$?; [ $s -lt 126 ] && exit $s; printf x; }",
+        "/opt/venv/bin/python3 -I /opt/venv/bin/precompact hook",
+        "'/opt/my venv/bin/python' -I '/opt/my venv/bin/precompact' hook --agent gemini || { s=$?; exit $s; }",
     ):
         assert installer.is_ours({"command": command})
-    for command in ("precompact hook --agent vim", "precompact hook --agent", "precompact hooks", "notify.sh"):
+    for command in (
+        "precompact hook --agent vim",
+        "precompact hook --agent",
+        "precompact hooks",
+        "notify.sh",
+        "/usr/bin/python3 -I /opt/venv/bin/other hook",
+        "/usr/bin/python3 -c /opt/venv/bin/precompact hook",
+        "/usr/bin/python3 -I precompact hook",  # the working directory's script, the project's
+    ):
         assert not installer.is_ours({"command": command})
 
 
 def test_removing_the_mcp_server_leaves_no_empty_mcp_servers(tmp_path):
     path = installer.mcp_json_path(tmp_path)
-    installer.apply(installer.plan_mcp_server(path, Path("/opt/precompact/bin/precompact")))
+    program = installer.Program(Path("/opt/precompact/bin/python3"), Path("/opt/precompact/bin/precompact"))
+    installer.apply(installer.plan_mcp_server(path, program))
     installer.apply(installer.plan_mcp_server_removal(path))
     assert not path.exists()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from precompact.config import gemini_compression
 from precompact.config import install as installer
 from precompact.transcript import conversation, gemini
 from support.claude_code import wait_for_worker
-from support.commands import PRECOMPACT, invoke, precompact
+from support.commands import PRECOMPACT, installed_command, invoke, precompact
 from support.projects import new_project
 
 SESSION = "6622917f-7d2e-4549-a940-a136e522980e"
@@ -240,7 +241,7 @@ def test_install_for_gemini_adds_its_hooks_to_settings_json_and_uninstall_restor
     [handler] = hooks["PreCompress"][0]["hooks"]
     assert handler == {
         "type": "command",
-        "command": f"{Path(PRECOMPACT).resolve()} hook --agent gemini",
+        "command": shlex.join(installed_command("hook", "--agent", "gemini")),
         "name": "precompact",
         "timeout": 60_000,
     }

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from precompact.config import install as installer
-from support.commands import PRECOMPACT, invoke, precompact
+from support.commands import INSTALLED_PYTHON, PRECOMPACT, installed_command, invoke, precompact
 from support.projects import trust
 
-# What the hooks run: this precompact by absolute path, whatever PATH the agent has.
+# What the hooks run: this precompact by absolute path, whatever PATH the agent has, started by
+# its Python isolated (-I), so that no PYTHON* variable of the agent's environment counts.
 ENTRY = str(Path(PRECOMPACT).resolve())
+RUN = shlex.join(installed_command())
 # The PATH of an agent started where precompact's virtual environment is not active.
 AGENT_PATH = "/usr/bin:/bin"
 
@@ -46,10 +50,10 @@ def ours(settings: dict) -> dict:
             (g.get("matcher"), h["timeout"])
             for g in groups
             for h in g["hooks"]
-            if h["command"].startswith(f"{ENTRY} hook")
+            if h["command"].startswith(f"{RUN} hook")
         ]
         for event, groups in settings["hooks"].items()
-        if any(h["command"].startswith(f"{ENTRY} hook") for g in groups for h in g["hooks"])
+        if any(h["command"].startswith(f"{RUN} hook") for g in groups for h in g["hooks"])
     }
 
 
@@ -73,13 +77,13 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
     }
     commands = {event: h["command"] for event, groups in settings["hooks"].items() for g in groups for h in g["hooks"]}
     assert {event: command for event, command in commands.items() if event != "SessionStart"} == {
-        "PreCompact": f"{ENTRY} hook",
-        "PostCompact": f"{ENTRY} hook",
-        "SessionEnd": f"{ENTRY} hook",
-        "UserPromptSubmit": f"{ENTRY} hook",
-        "PostToolUse": f"{ENTRY} hook",
+        "PreCompact": f"{RUN} hook",
+        "PostCompact": f"{RUN} hook",
+        "SessionEnd": f"{RUN} hook",
+        "UserPromptSubmit": f"{RUN} hook",
+        "PostToolUse": f"{RUN} hook",
     }, "by absolute path: nothing depends on the PATH Claude Code starts with"
-    assert commands["SessionStart"].startswith(f"{ENTRY} hook || "), "with the fallback that says it cannot start"
+    assert commands["SessionStart"].startswith(f"{RUN} hook || "), "with the fallback that says it cannot start"
     before = settings_file(project).read_bytes()
     again = invoke("install")
     assert again.exit_code == 0 and "already installed" in again.output
@@ -131,30 +135,41 @@ def test_when_the_installed_precompact_cannot_start_session_start_tells_the_user
     assert json.loads(said.stdout) == {
         "systemMessage": f"precompact: its hook could not start ({moved} is missing or broken), so this session is not being saved; run `precompact install` again with the precompact you use"
     }
-    assert sh(hooks["PreCompact"][0]["hooks"][0]["command"], event, project).returncode == 127, (
-        "PreCompact's stdout would go to the summariser: no fallback there"
+    assert sh(hooks["PreCompact"][0]["hooks"][0]["command"], event, project).returncode == 2, (
+        "PreCompact's stdout would go to the summariser: no fallback there (2: Python found no script)"
     )
 
 
-# What stands where SessionStart's command names precompact, and the status /bin/sh ends with.
+# What stands where SessionStart's command names precompact's Python and its script: (the Python,
+# its mode), (the script, its mode), and the status /bin/sh ends with when precompact started
+# (None: it did not, and the user is told).
 STARTS = {
-    "missing": (None, 127),
-    "not executable": ("exit 0", 126),
-    "killed by a signal": ("kill -9 $$", 137),  # it started: not an install to mend
-    "failed": ("exit 3", 3),
-    "succeeded": ("exit 0", 0),
+    "Python missing": ((None, 0), ("pass", 0o644), None),
+    "Python not executable": (("#!/bin/sh\nexit 0\n", 0o644), ("pass", 0o644), None),
+    "script missing": ((sys.executable, 0), (None, 0), None),
+    "script unreadable": ((sys.executable, 0), ("pass", 0o000), None),
+    "killed by a signal": ((sys.executable, 0), ("import os; os.kill(os.getpid(), 9)", 0o644), 137),
+    "failed with 2": ((sys.executable, 0), ("raise SystemExit(2)", 0o644), 2),  # started: passes through
+    "failed": ((sys.executable, 0), ("raise SystemExit(3)", 0o644), 3),
+    "succeeded": ((sys.executable, 0), ("pass", 0o644), 0),
 }
 
 
 @pytest.mark.parametrize("case", STARTS)
-def test_session_start_says_the_hook_could_not_start_for_exit_126_or_127_only(tmp_path, case):
-    program, status = STARTS[case]
+def test_session_start_says_the_hook_could_not_start_only_when_python_or_its_script_cannot(tmp_path, case):
+    (python, python_mode), (script, script_mode), status = STARTS[case]
+    if case == "script unreadable" and os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    interpreter = Path(sys.executable) if python == sys.executable else tmp_path / "python"
+    if python not in (None, sys.executable):
+        interpreter.write_text(python)
+        interpreter.chmod(python_mode)
     entry = tmp_path / "precompact"
-    if program is not None:
-        entry.write_text(f"#!/bin/sh\n{program}\n")
-        entry.chmod(0o644 if status == 126 else 0o755)
-    said = sh(installer.hook_command(entry, "claude", "SessionStart"), "{}", tmp_path)
-    if status in (126, 127):
+    if script is not None:
+        entry.write_text(f"{script}\n")
+        entry.chmod(script_mode)
+    said = sh(installer.hook_command(installer.Program(interpreter, entry), "claude", "SessionStart"), "{}", tmp_path)
+    if status is None:
         assert said.returncode == 0, "exit 0: Claude Code shows a systemMessage only then"
         assert json.loads(said.stdout) == {"systemMessage": installer.NOT_STARTED.format(command=entry)}
     else:
@@ -173,7 +188,9 @@ def test_an_install_with_the_older_session_start_fallback_is_rewritten(project):
         for g in json.loads(settings_file(project).read_text())["hooks"]["SessionStart"]
         for h in g["hooks"]
     ]
-    assert commands == [installer.hook_command(Path(ENTRY), "claude", "SessionStart")]
+    assert commands == [
+        installer.hook_command(installer.Program(Path(INSTALLED_PYTHON), Path(ENTRY)), "claude", "SessionStart")
+    ]
 
 
 def test_other_settings_and_hooks_are_preserved_and_uninstall_restores_them(project):
@@ -236,7 +253,11 @@ def test_dry_run_names_each_file_and_writes_nothing(project):
     first, rest = result.stdout.split("\n", 1)
     assert first == f"{mcp_json}:"
     server, settings = rest.split(f"\n{settings_file(project)}:\n")
-    assert json.loads(server)["mcpServers"]["precompact"] == {"type": "stdio", "command": ENTRY, "args": ["mcp"]}
+    assert json.loads(server)["mcpServers"]["precompact"] == {
+        "type": "stdio",
+        "command": INSTALLED_PYTHON,
+        "args": installed_command("mcp")[1:],
+    }
     assert '"PreCompact"' in settings and json.loads(settings)["enabledMcpjsonServers"] == ["precompact"]
     assert not settings_file(project).exists() and not mcp_json.exists()
     user = precompact(project, "install", "--dry-run", "--mcp", "--scope", "user", home=project / "home")
@@ -285,7 +306,8 @@ def test_a_bare_precompact_from_an_older_install_is_upgraded_by_installing_again
     settings = json.loads(settings_file(project).read_text())
     assert ours(settings)["PreCompact"] == [("auto|manual", 60)]
     assert "precompact hook" not in {h["command"] for g in settings["hooks"]["PreCompact"] for h in g["hooks"]}
-    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["precompact"]["command"] == ENTRY
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["precompact"]
+    assert [server["command"], *server["args"]] == installed_command("mcp")
 
 
 def test_user_scope_mcp_goes_where_claude_code_reads_user_servers_and_uninstall_takes_it_back(project):
@@ -296,7 +318,11 @@ def test_user_scope_mcp_goes_where_claude_code_reads_user_servers_and_uninstall_
     assert invoke("install", "--scope", "user", "--mcp").exit_code == 0
     written = json.loads(state.read_text())
     assert written["numStartups"] == 3 and written["mcpServers"]["other"] == {"command": "/bin/other"}
-    assert written["mcpServers"]["precompact"] == {"type": "stdio", "command": ENTRY, "args": ["mcp"]}
+    assert written["mcpServers"]["precompact"] == {
+        "type": "stdio",
+        "command": INSTALLED_PYTHON,
+        "args": installed_command("mcp")[1:],
+    }
     assert state.stat().st_mode & 0o777 == 0o600
     assert not (project / ".mcp.json").exists(), "not the project's file"
     user_settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
@@ -359,7 +385,7 @@ def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(pr
     assert "precompact on PATH" not in precompact(project, "doctor", home=project / "home").stdout
     assert precompact(project, "install", "--scope", "user", home=project / "home").returncode == 0
     [user_line] = doctor_lines(project, "claude hook command")[1:]
-    assert user_line.startswith(f'✓ claude hook command: {user_settings} runs "{ENTRY}", which starts with your PATH')
+    assert user_line.startswith(f'✓ claude hook command: {user_settings} runs "{RUN}", which starts with your PATH')
 
 
 def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_server(project, monkeypatch):
@@ -403,11 +429,12 @@ def test_opencode_gets_precompacts_plugin_running_this_precompact_and_uninstall_
     assert done.exit_code == 0, done.output
     plugin = opencode_plugin(project)
     text = plugin.read_text()
-    assert f"const PRECOMPACT = {json.dumps(ENTRY)};" in text and '["hook", "--agent", "opencode"]' in text
+    assert f"const PRECOMPACT = {json.dumps(installed_command())};" in text
+    assert '"hook", "--agent", "opencode"]' in text
     assert plugin.stat().st_mode & 0o777 == 0o600
     assert "already installed" in invoke("install", "--agent", "opencode").output
     [line] = doctor_lines(project, "opencode hook command")
-    assert line.startswith(f'✓ opencode hook command: {plugin} runs "{ENTRY}", which starts with your PATH')
+    assert line.startswith(f'✓ opencode hook command: {plugin} runs "{RUN}", which starts with your PATH')
     removed = invoke("uninstall", "--agent", "opencode")
     assert removed.exit_code == 0 and not plugin.exists(), removed.output
     assert "nothing changed" in invoke("uninstall", "--agent", "opencode").output
@@ -433,3 +460,122 @@ def test_opencode_user_scope_goes_to_its_config_directory_and_dry_run_writes_not
     assert dry.exit_code == 0 and dry.output.startswith(f"{target}:\n// precompact's plugin for OpenCode")
     assert not target.exists()
     assert invoke("install", "--agent", "opencode", "--scope", "user").exit_code == 0 and target.exists()
+
+
+# --- the agent's environment cannot steer the Python that starts precompact ---------------------
+
+# A project that ships its own `precompact` package and `sitecustomize`, for an agent whose
+# environment (Claude Code's `env` in .claude/settings.json, .mcp.json's) sets these.
+HOSTILE_PYTHON_ENVIRONMENT = {"PYTHONPATH": ".", "PYTHONUSERBASE": "."}
+PLANTED = "PWNED by the project"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1"}},
+}
+
+
+def plant_precompact(project: Path) -> None:
+    """The reproduction: the project's own `precompact.edges.command.main` and `sitecustomize`."""
+    (project / "precompact" / "edges").mkdir(parents=True)
+    (project / "precompact" / "__init__.py").write_text("")
+    (project / "precompact" / "edges" / "__init__.py").write_text("")
+    (project / "precompact" / "edges" / "command.py").write_text(f"def main():\n    print({PLANTED!r})\n")
+    (project / "sitecustomize.py").write_text(f"print({PLANTED!r})\n")
+
+
+def installed_command_lines(project: Path) -> dict[str, str]:
+    """Every command line `install` writes or registers, for each agent, as the agent's shell runs it."""
+    home = project / "home"
+    for agent in ("claude", "codex", "gemini", "opencode"):
+        for scope in ("project", "user"):
+            done = precompact(project, "install", "--agent", agent, "--scope", scope, home=home)
+            assert done.returncode == 0, done.stderr
+    assert precompact(project, "install", "--mcp", home=home).returncode == 0
+    lines = {}
+    for name, path in (
+        ("claude project", settings_file(project)),
+        ("claude user", home / ".claude" / "settings.json"),
+        ("codex project", project / ".codex" / "hooks.json"),
+        ("codex user", home / ".codex" / "hooks.json"),
+        ("gemini project", project / ".gemini" / "settings.json"),
+        ("gemini user", home / ".gemini" / "settings.json"),
+    ):
+        for event, groups in json.loads(path.read_text())["hooks"].items():
+            for group in groups:
+                lines.update({f"{name} {event}": h["command"] for h in group["hooks"]})  # all ours
+    for name, plugin in (
+        ("opencode project", opencode_plugin(project)),
+        ("opencode user", home / ".config" / "opencode" / "plugin" / "precompact.js"),
+    ):
+        command = installer.opencode_command(plugin)
+        assert command is not None
+        lines[name] = shlex.join([*command, "hook", "--agent", "opencode"])  # as its spawn() starts it
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["precompact"]
+    lines["MCP server"] = shlex.join([server["command"], *server["args"]])
+    return lines
+
+
+def test_no_installed_command_line_lets_the_agents_python_variables_run_the_projects_code(project, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(project / "home" / ".config"))  # OpenCode's user scope
+    lines = installed_command_lines(project)
+    assert len(lines) == 6 * 2 + 6 * 2 + 3 * 2 + 2 + 1, sorted(lines)
+    plant_precompact(project)
+    environment = {**os.environ, **HOSTILE_PYTHON_ENVIRONMENT, "HOME": str(project / "home"), "PATH": AGENT_PATH}
+    for name, command in lines.items():
+        mcp = name == "MCP server"
+        stdin = json.dumps(INITIALIZE) if mcp else json.dumps({"hook_event_name": "Notification", "cwd": str(project)})
+        done = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=stdin + "\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=project,
+            env=environment,
+            check=False,
+        )
+        assert PLANTED not in done.stdout + done.stderr, f"{name}: {command}"
+        assert done.returncode == 0, f"{name}: {done.stderr}"
+        if mcp:
+            assert json.loads(done.stdout)["result"]["serverInfo"]["name"] == "precompact", "the server still answers"
+        else:
+            assert "event 'Notification' is not handled" in done.stderr, f"{name}: the hook still runs"
+
+
+def test_an_older_install_starting_precompact_by_its_own_shebang_is_reported_and_mended(project, monkeypatch):
+    home = project / "home"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))  # OpenCode's user scope
+    user_settings = home / ".claude" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    older = {"SessionEnd": [{"hooks": [{"type": "command", "command": f"{ENTRY} hook", "timeout": 5}]}]}
+    user_settings.write_text(json.dumps({"hooks": older}))
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"precompact": {"command": ENTRY, "args": ["mcp"]}}}))
+    plugin = home / ".config" / "opencode" / "plugin" / "precompact.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(installer.opencode_plugin([ENTRY]).replace(json.dumps([ENTRY]), json.dumps(ENTRY)))
+    said = doctor_lines(project, "claude hook command") + doctor_lines(project, "MCP server command")
+    assert said == [
+        f'✗ {check}: {where} runs "{ENTRY}" by its own `#!` line, whose Python reads PYTHONPATH and the other '
+        "PYTHON* variables of the agent's environment, which the project sets: a `precompact/` folder it ships "
+        f"would run as precompact; fix: precompact install --scope user{mcp} (it starts precompact's Python isolated, -I)"
+        for check, where, mcp in (
+            ("claude hook command", user_settings, ""),
+            ("MCP server command", home / ".claude.json", " --mcp"),
+        )
+    ]
+    [opencode] = doctor_lines(project, "opencode hook command")
+    assert opencode == (
+        f"✗ opencode hook command: {plugin} is an older form of precompact's plugin: it starts {ENTRY} by its own "
+        "`#!` line, which reads the PYTHONPATH OpenCode's environment may hold; "
+        "fix: precompact install --agent opencode --scope user"
+    )
+    for command in (("install", "--scope", "user", "--mcp"), ("install", "--agent", "opencode", "--scope", "user")):
+        assert precompact(project, *command, home=home).returncode == 0
+    assert [line[:1] for line in doctor_lines(project, "claude hook command")] == ["✓"]
+    assert [line[:1] for line in doctor_lines(project, "MCP server command")] == ["✓"]
+    assert [line[:1] for line in doctor_lines(project, "opencode hook command")] == ["✓"]
+    assert [h["command"] for g in json.loads(user_settings.read_text())["hooks"]["SessionEnd"] for h in g["hooks"]] == [
+        f"{RUN} hook"
+    ]

@@ -29,6 +29,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -798,3 +799,159 @@ def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
         },
     ).environment()
     assert env["PRECOMPACT_CLUSTER"] == "https://rpc.example/?api-key=k" and env["PRECOMPACT_KEYPAIR"] == "/mine.json"
+
+
+def test_the_plugins_hooks_and_server_run_neither_a_python3_nor_a_pythonpath_the_project_names(tmp_path, plugin):
+    """docs/security.md: the agent's environment is the project's to set. Its PATH names a
+    `python3` the project ships (relative, and by absolute path), its PYTHONPATH the project's own
+    `precompact` package and `sitecustomize`: the plugin's command lines, run as Claude Code runs
+    them (`/bin/sh -c`), start none of them, and the hook and the server still work, through the
+    precompact on PATH (started without the PYTHON* variables) and through the launcher alone."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    planted = "PWNED by the project"
+    (project.path / "bin").mkdir()
+    (project.path / "bin" / "python3").write_text(f"#!/bin/sh\necho '{planted}'\n")
+    (project.path / "bin" / "python3").chmod(0o755)
+    (project.path / "precompact" / "edges").mkdir(parents=True)
+    for module in ("precompact/__init__.py", "precompact/edges/__init__.py"):
+        (project.path / module).write_text("")
+    for module in ("precompact/edges/command.py", "precompact/edges/launcher.py", "sitecustomize.py", "json.py"):
+        (project.path / module).write_text(f"print({planted!r})\ndef main(*args):\n    print({planted!r})\n")
+    hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
+    [command] = {h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]}
+    server = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["mcpServers"]["precompact"]
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "agent", "version": "1"},
+        },
+    }
+
+    def run(line: str, stdin: dict, path: str) -> subprocess.CompletedProcess:
+        environment = {
+            "PATH": path,
+            "PYTHONPATH": ".",
+            "HOME": os.environ["HOME"],
+            "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+            "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
+            "CLAUDE_PLUGIN_ROOT": str(plugin),
+            "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
+        }
+        done = subprocess.run(
+            ["/bin/sh", "-c", line],
+            input=json.dumps(stdin) + "\n",
+            env=environment,
+            cwd=project.path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert planted not in done.stdout + done.stderr, line
+        assert done.returncode == 0, done.stderr
+        return done
+
+    planted_first = f"bin:{project.path / 'bin'}"
+    saved = run(
+        command,
+        transcript_gen.payload("PreCompact", project.path, transcript),
+        f"{planted_first}:{VENV_BIN}:{BARE_PATH}",
+    )
+    assert transcript_gen.saved_sequence(saved.stdout) == 1, "the precompact on PATH saved it"
+    mcp = shlex.join(["sh", "-c", '"$CLAUDE_PLUGIN_ROOT/bin/precompact" "$@"', "-", *server["args"]])
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/precompact"
+    answered = json.loads(run(mcp, initialize, f"{planted_first}:{VENV_BIN}:{BARE_PATH}").stdout)
+    assert answered["result"]["serverInfo"]["name"] == "precompact", "the server answers"
+    quiet = run(
+        command, transcript_gen.payload("SessionStart", tmp_path, source="startup"), f"{planted_first}:{BARE_PATH}"
+    )
+    assert (quiet.stdout, quiet.stderr) == ("", ""), "the launcher alone, outside a precompact project: silent"
+    assert not (tmp_path / "data").exists(), "nothing was prepared"
+
+
+def test_a_plugin_data_folder_or_claude_folder_in_the_project_is_refused_in_one_line(tmp_path, plugin):
+    """The launcher runs the precompact prepared in its data folder: one the project's settings
+    point into its own tree (relative, or inside it) is refused, and nothing is prepared there."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    planted = project.path / ".data"
+    for name, value in (
+        ("CLAUDE_PLUGIN_DATA", str(planted)),
+        ("CLAUDE_PLUGIN_DATA", ".data"),
+        ("CLAUDE_CONFIG_DIR", str(project.path / ".claude-config")),
+    ):
+        environment = {
+            "PATH": BARE_PATH,
+            "HOME": os.environ["HOME"],
+            "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+            "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
+            name: value,
+        }
+        done = subprocess.run(
+            [str(plugin / "bin" / "precompact"), "plugin-hook"],
+            input=json.dumps(transcript_gen.payload("SessionStart", project.path, source="startup")),
+            env=environment,
+            cwd=project.path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0 and done.stdout == "", done.stderr
+        assert done.stderr.strip() == (
+            f"precompact: {name} ({value}) is a relative path or a place in the project, whose settings can set it; "
+            "set it to an absolute directory outside every project, or unset it"
+        )
+    assert not planted.exists() and not (project.path / ".claude-config").exists()
+    outside = tmp_path / "data"
+    kept = launch(plugin, transcript_gen.payload("PreCompact", project.path), outside, path=f"{VENV_BIN}:{BARE_PATH}")
+    assert transcript_gen.saved_sequence(kept.stdout) == 1, "a data folder outside the project is the user's"
+
+
+def test_the_preparation_runs_pip_in_the_agents_environment_confined_for_the_project(tmp_path):
+    """pip (the plugin's preparation) gets no CA file, temporary directory or PATH entry the
+    project's settings point into its own tree; the user's own places are kept."""
+    from precompact.edges import plugin_runtime
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    environ = {
+        "HOME": str(tmp_path / "home"),
+        "PATH": f"{project / 'bin'}:bin:/usr/bin",
+        "REQUESTS_CA_BUNDLE": str(project / "ca.pem"),
+        "SSL_CERT_FILE": "ca.pem",
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PIP_INDEX_URL": "https://mirror.example/simple",
+    }
+    assert plugin_runtime.confined(environ, project / "sub") == {
+        "HOME": str(tmp_path / "home"),
+        "PATH": "/usr/bin",
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PIP_INDEX_URL": "https://mirror.example/simple",
+    }
+    assert environ["SSL_CERT_FILE"] == "ca.pem", "a copy: the agent's environment, handed to precompact, is kept"
+
+
+def test_a_home_the_projects_settings_point_into_it_does_not_choose_the_prepared_precompact(tmp_path, monkeypatch):
+    """Claude Code's Bash tool sets no CLAUDE_PLUGIN_DATA: the launcher looks under HOME's
+    `.claude`, with HOME confined as a hook's (relative, or in the project: the password
+    database's home), so a precompact the project prepared under a home of its own never runs."""
+    from precompact.boundary import user_roots
+    from precompact.edges import plugin_runtime
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    planted = project.path / "home" / ".claude" / "plugins" / "data" / "precompact-x"
+    planted.mkdir(parents=True)
+    real = tmp_path / "real-home"
+    mine = real / ".claude" / "plugins" / "data" / "precompact-precompact"
+    mine.mkdir(parents=True)
+    monkeypatch.setattr(user_roots, "password_home", lambda: str(real))
+    monkeypatch.chdir(project.path)
+    for home in (str(project.path / "home"), "home"):
+        launcher = plugin_runtime.Launcher(REPO, {"HOME": home, "PATH": BARE_PATH})
+        assert launcher.data() == mine, home
+    assert plugin_runtime.Launcher(REPO, {"HOME": str(real), "PATH": BARE_PATH}).data() == mine

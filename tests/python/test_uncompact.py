@@ -13,7 +13,7 @@ import pytest
 
 from precompact.config import install
 from precompact.restore import uncompact
-from support.commands import PRECOMPACT, precompact
+from support.commands import INSTALLED_PYTHON, installed_command, precompact
 from support.conversations import START, Conversation, save
 from support.projects import new_project, tamper_history
 from support.transcript_gen import payload
@@ -80,9 +80,11 @@ def test_install_mcp_registers_and_approves_the_server_and_uninstall_removes_onl
     assert done.returncode == 0, done.stderr
     servers = json.loads((project.path / ".mcp.json").read_text())["mcpServers"]
     assert servers["other"] == {"command": "other-server"}
-    assert servers["precompact"] == {"type": "stdio", "command": str(Path(PRECOMPACT).resolve()), "args": ["mcp"]}, (
-        "by absolute path: it starts whatever PATH Claude Code has"
-    )
+    assert servers["precompact"] == {
+        "type": "stdio",
+        "command": INSTALLED_PYTHON,
+        "args": installed_command("mcp")[1:],
+    }, "by absolute path, isolated: it starts whatever PATH and PYTHON* variables Claude Code has"
     settings = json.loads((project.path / ".claude" / "settings.json").read_text())
     assert settings["enabledMcpjsonServers"] == ["precompact"] and settings["permissions"]["allow"] == list(
         install.MCP_TOOLS

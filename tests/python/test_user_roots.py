@@ -329,3 +329,131 @@ def test_a_hook_drops_an_unknown_precompact_variable_and_logs_it(tmp_path):
     assert {e["instance"] for e in created if e["event"] == "SAVEPOINT_CREATED"} == {"Trial #1"}
     logged = (project.logs / "precompact-errors.log").read_text()
     assert "PreCompact: PRECOMPACT_FOO, PRECOMPACT_INSTANCE ignored" in logged
+
+
+# --- the other variables precompact or its children read --------------------------------------
+
+# What precompact's in-process readers take from the environment besides the roots: httpx (the
+# RPC calls, trust_env) and Python's ssl (its key log, unless the interpreter is isolated).
+READ_IN_PROCESS = (
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE",
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
+)  # fmt: skip
+
+
+def test_every_variable_handed_on_or_read_is_classified_in_one_place():
+    handed = [*git_env.KEPT, *processes.PYTHON_KEPT, *READ_IN_PROCESS]
+    assert [name for name in handed if not user_roots.classified(name)] == []
+    assert set(processes.PYTHON_KEPT_PREFIXES) <= set(user_roots.KEPT_PREFIXES)
+    tables = [set(user_roots.ROOTS), {user_roots.SEARCH_PATH}, set(user_roots.CONFINED), set(user_roots.DROPPED)]
+    tables.append(set(user_roots.KEPT))
+    assert sum(len(t) for t in tables) == len(set().union(*tables)), "each variable has one treatment"
+    assert not set(user_roots.DROPPED) & set(handed[: len(git_env.KEPT) + len(processes.PYTHON_KEPT)]), (
+        "a dropped variable is handed to no child"
+    )
+
+
+def naming(name: str, place: str) -> str:
+    """A value of the CONFINED variable `name` that names `place` (the session bus: an address)."""
+    return f"unix:path={place}" if name == "DBUS_SESSION_BUS_ADDRESS" else place
+
+
+@pytest.mark.parametrize("name", user_roots.CONFINED)
+def test_a_confined_variable_that_is_relative_or_in_the_project_is_refused_and_one_outside_kept(layout, name):
+    for place in (
+        "relative/place",
+        str(layout["worktree"] / "ca.pem"),
+        str(layout["project"] / "out" / "ca.pem"),  # a link in the project, leading out: still the project's
+        str(layout["tmp"] / "in" / "ca.pem"),  # a link outside, leading in
+    ):
+        refused, environ = confined({name: naming(name, place), "PATH": "/usr/bin"}, layout)
+        assert (refused, environ) == ([name], {"PATH": "/usr/bin"}), place
+        assert user_roots.refused_notice(refused).startswith(
+            f"{name} ignored: a relative path, or a place in the project"
+        )
+    outside = naming(name, str(layout["outside"] / "ca.pem"))
+    refused, environ = confined({name: outside}, layout)
+    assert (refused, environ) == ([], {name: outside}), "an absolute place outside the project is the user's: kept"
+    refused, environ = confined({name: ""}, layout)
+    assert (refused, environ) == ([], {}), "an empty one is unset, silently"
+
+
+def test_a_session_bus_with_any_address_in_the_project_is_refused_and_an_abstract_one_kept(layout):
+    mine = f"unix:path={layout['outside'] / 'bus'}"
+    for address in (
+        f"{mine};unix:path={layout['worktree'] / 'bus'}",
+        f"unix:tmpdir={layout['project']},guid=1",
+        "unix:dir=tmp",
+        f"unix:path={layout['tmp']}/repo%2fbus",  # D-Bus decodes it into the work tree
+    ):
+        refused, _ = confined({"DBUS_SESSION_BUS_ADDRESS": address}, layout)
+        assert refused == ["DBUS_SESSION_BUS_ADDRESS"], address
+    for address in (mine, "unix:abstract=/tmp/dbus-x,guid=1"):
+        assert confined({"DBUS_SESSION_BUS_ADDRESS": address}, layout)[0] == [], address
+
+
+def test_a_dropped_variable_is_never_honoured_where_the_agent_starts_precompact(layout):
+    refused, environ = confined({"SSLKEYLOGFILE": str(layout["outside"] / "keys"), "LANG": "C.UTF-8"}, layout)
+    assert (refused, environ) == (["SSLKEYLOGFILE"], {"LANG": "C.UTF-8"})
+    assert user_roots.refused_notice(refused).startswith("SSLKEYLOGFILE ignored: never honoured")
+
+
+def test_the_hook_refuses_the_projects_places_logs_them_and_hands_git_none_of_them(tmp_path, home):
+    """The hook and the worker it starts, on the real binary: a CA file, an ssh agent socket, a
+    temporary directory and a TLS key log the project's settings point into its own tree."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    planted = {
+        "SSL_CERT_FILE": str(project.path / "ca.pem"),
+        "SSL_CERT_DIR": "certs",
+        "SSH_AUTH_SOCK": str(project.path / "agent.sock"),
+        "TMPDIR": str(project.path / "tmp"),
+        "SSLKEYLOGFILE": str(project.path / "keys.log"),
+        "https_proxy": "http://127.0.0.1:9",  # kept: the route, not what is trusted
+    }
+    (project.path / "tmp").mkdir()
+    env = {**os.environ, **planted, "no_proxy": "*"}
+    done = commands.hook(payload("PreCompact", project.path), cwd=project.path, timeout=60, env=env)
+    assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert (
+        "PreCompact: SSL_CERT_FILE, SSL_CERT_DIR, SSH_AUTH_SOCK, TMPDIR ignored: a relative path, or a place in the project"
+        in logged
+    )
+    assert "; SSLKEYLOGFILE ignored: never honoured where the agent starts precompact" in logged
+    assert "https_proxy" not in logged
+    assert wait_until(lambda: b"LAYER_2_PUSHED" in (project.logs / "precompact-savepoint.jsonl").read_bytes(), 90), (
+        "the worker pushed: the project's ssh agent, CA file and temporary directory unset, its proxy kept"
+    )
+    assert not (project.path / "keys.log").exists() and list((project.path / "tmp").iterdir()) == []
+
+
+def test_git_is_handed_only_what_confine_left(tmp_path, monkeypatch):
+    for name, value in {
+        "SSL_CERT_FILE": str(tmp_path / "ca.pem"),
+        "SSH_AUTH_SOCK": "agent.sock",
+        "TMPDIR": "/var/tmp",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SSLKEYLOGFILE", "/var/tmp/keys")
+    assert user_roots.confine(os.environ, [str(tmp_path)]) == ["SSL_CERT_FILE", "SSH_AUTH_SOCK", "SSLKEYLOGFILE"]
+    handed = git_env.environment(tmp_path)
+    assert "SSL_CERT_FILE" not in handed and "SSH_AUTH_SOCK" not in handed and "SSLKEYLOGFILE" not in handed
+    assert handed["TMPDIR"] == "/var/tmp", "a place outside the project is kept"
+    assert (
+        "SSL_CERT_FILE" not in processes.python_environment() and processes.python_environment()["TMPDIR"] == "/var/tmp"
+    )
+
+
+def test_claude_codes_own_folders_under_a_home_that_is_the_work_tree_are_kept(layout, monkeypatch):
+    """A home kept in git, the agent started in it: Claude Code's own folder there (its default,
+    under the password database's home) is not the project's doing; anything else there is."""
+    monkeypatch.setattr(user_roots, "password_home", lambda: str(layout["worktree"]))
+    data = str(layout["worktree"] / ".claude" / "plugins" / "data" / "precompact-precompact")
+    kept = {"CLAUDE_PLUGIN_DATA": data, "CLAUDE_CONFIG_DIR": str(layout["worktree"] / ".claude")}
+    assert confined(dict(kept), layout) == ([], kept)
+    for name, value in (
+        ("CLAUDE_PLUGIN_DATA", str(layout["worktree"] / ".claude" / ".." / "venv")),
+        ("CLAUDE_PLUGIN_DATA", str(layout["worktree"] / "plugins")),
+        ("CLAUDE_CONFIG_DIR", str(layout["worktree"] / ".claude-evil")),
+    ):
+        assert confined({name: value}, layout) == ([name], {}), value

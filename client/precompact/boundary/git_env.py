@@ -75,10 +75,12 @@ from pathlib import Path
 
 from precompact.boundary import private_file, processes, user_roots
 
-# Taken from precompact's environment as they are. HOME and the XDG directories (where git finds
-# the user's global configuration, attributes and ignore files) are not: boundary/user_roots
-# gives them (`_kept`), never a relative path nor, in the modes the agent starts, a place in the
-# project (a `git/config` there naming a filter would run it).
+# Taken from precompact's environment, each classified by boundary/user_roots (KEPT, or CONFINED:
+# in the modes the agent starts, `confine` has already unset a CA file, ssh agent socket,
+# temporary directory or session bus the project points into its own tree, and PATH has lost its
+# entries there). HOME and the XDG directories (where git finds the user's global configuration,
+# attributes and ignore files) are not taken: user_roots gives them (`_kept`), never a relative
+# path nor, in those modes, a place in the project (a `git/config` there naming a filter would run it).
 KEPT = (
     "PATH", "USER", "LOGNAME", "TMPDIR", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
     "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",

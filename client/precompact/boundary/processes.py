@@ -34,7 +34,8 @@ from precompact.boundary import user_roots
 NEUTRAL_DIRECTORY = "/"
 # What a Python child of precompact's needs from the environment: where the user's files and
 # programs are, the network settings the layers use, and the user's own settings for
-# precompact, Claude Code's plugin and pip. Nothing else passes (PYTHON* variables never).
+# precompact, Claude Code's plugin and pip, each classified by boundary/user_roots (in the modes
+# the agent starts, its `confine` has run on them). Nothing else passes (PYTHON* variables never).
 # HOME and the XDG directories are given as boundary/user_roots decides them, spelled out.
 PYTHON_KEPT = (
     "PATH", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE",

@@ -17,6 +17,14 @@ configuration naming its filter. So:
 The same holds for PATH, where git, ssh and credential helpers are looked up: its entries that
 are relative or lie in the project are dropped (silently: an activated virtual environment of the
 project's own puts one there).
+Every other variable precompact, or a program it starts, reads from the environment is classified
+here, once (docs/security.md, "The agent's environment"): CONFINED, a place that would steer a
+reader (the CA certificates TLS trusts, the ssh agent, temporary files, the session bus, the
+Claude Code plugin's folders, Codex CLI's folder), refused by `confine` as a root is (relative,
+or in the project) and unset, so the reader's own default stands; DROPPED, never honoured in
+those modes (where TLS keys are written); KEPT, handed on as they are, each with why. git_env
+and processes hand a child only classified variables (tests/python/test_user_roots.py fails on
+one that is not).
 The defaults: the home the password database gives this user (never taken from the environment
 there), and under the home in force `.config`, `.local/state`, `.local/share`, `.cache`; the
 runtime directory has none (private_file then uses the state directory). A value equal to its
@@ -43,6 +51,60 @@ BASES = {
 RUNTIME = "XDG_RUNTIME_DIR"
 # Checked by `confine` in this order: HOME first, since the bases' defaults lie under it.
 ROOTS = ("HOME", *BASES, RUNTIME)
+# Where programs are looked up: confined entry by entry (`_confine_path`).
+SEARCH_PATH = "PATH"
+
+# A place that steers what reads it, and who reads it: in the modes the agent starts, refused when
+# it is relative or lies in the project, then unset (the reader's default stands), and logged.
+CONFINED = {
+    "SSL_CERT_FILE": "the CA certificates OpenSSL trusts: git's https pushes, the RPC calls (httpx)",
+    "SSL_CERT_DIR": "a directory of CA certificates, read as SSL_CERT_FILE is",
+    "REQUESTS_CA_BUNDLE": "the CA certificates pip trusts (the plugin's preparation)",
+    "SSH_AUTH_SOCK": "the ssh agent git's ssh asks to sign a push as you",
+    "TMPDIR": "where git and Python write temporary files",
+    "DBUS_SESSION_BUS_ADDRESS": "the session bus (its path=, dir=, tmpdir=), where a credential helper finds your keyring",
+    "CLAUDE_PLUGIN_DATA": "the Claude Code plugin's data folder, whose prepared precompact the launcher runs",
+    "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook",
+    "CODEX_HOME": "Codex CLI's folder: a hook reads its config.toml (whether the brief names the MCP tools)",
+}
+# Claude Code's own defaults for its CONFINED folders, under the password database's home: kept
+# wherever the project is (a home that is itself a git work tree, where the agent starts in it).
+CONFINED_DEFAULTS = {
+    "CLAUDE_CONFIG_DIR": (".claude",),
+    "CLAUDE_PLUGIN_DATA": (".claude", "plugins", "data"),
+}
+# Read by a program precompact starts, and never honoured in the modes the agent starts: unset, logged.
+DROPPED = {
+    "SSLKEYLOGFILE": "where Python's ssl, httpx and libcurl write every TLS session's keys",
+}
+# Handed on as the agent's environment gives them, and why that is safe. (PRECOMPACT_* variables
+# are config/settings.AGENT_KEPT_OVERRIDES's; PYTHON* ones are read by no Python of precompact's:
+# each runs isolated, `-I`.)
+KEPT = {
+    "USER": "a name, no place",
+    "LOGNAME": "a name, no place",
+    "LANG": "the locale's name (git runs with LC_ALL=C)",
+    "LC_ALL": "the locale's name",
+    "LC_CTYPE": "the locale's name",
+    **{
+        proxy: "the route to a remote, not what is trusted there: TLS is checked against the CA certificates "
+        "(confined), git's and the RPC's answers against the roots"
+        for proxy in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+    },
+    "no_proxy": "which hosts skip the proxy",
+    "NO_PROXY": "which hosts skip the proxy",
+}
+# Prefixes of variables handed to a Python child (processes.PYTHON_KEPT_PREFIXES), and why.
+KEPT_PREFIXES = {
+    "PRECOMPACT_": "precompact's own settings: a hook keeps only config/settings.AGENT_KEPT_OVERRIDES",
+    "CLAUDE_": "the Claude Code plugin's options and folders (the folders confined above)",
+    "PIP_": "pip's settings for the plugin's preparation, which installs only wheels pinned by hash",
+}
+
+
+def classified(name: str) -> bool:
+    """Whether `name` is a variable this module decided: a root, PATH, or one of the tables."""
+    return name in (*ROOTS, SEARCH_PATH, *CONFINED, *DROPPED, *KEPT) or name.startswith(tuple(KEPT_PREFIXES))
 
 
 class NoHome(PrecompactError):
@@ -104,8 +166,10 @@ def for_children(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
 def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[str]:
     """Removes from `environ` (the process's, in a mode the agent starts) every root that is not
     an absolute path or lies in one of the `project` directories, putting its default in its
-    place (HOME: the password database's; a base directory: unset, so its default under HOME).
-    Returns the names of the variables refused (an empty value is unset, said by nobody)."""
+    place (HOME: the password database's; a base directory: unset, so its default under HOME);
+    then PATH's such entries; then every CONFINED variable naming such a place (unset), and every
+    DROPPED one. Returns the names of the variables refused, in that order (an empty root is
+    unset, said by nobody)."""
     places = [os.path.realpath(place) for place in project]
     resolved: dict[str, str] = {}  # PATH's entries and the roots share their first prefixes
     refused: list[str] = []
@@ -121,16 +185,84 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[s
         refused.append(name)
         _fall_back(environ, name)
     _confine_path(environ, places, resolved)
+    for name in CONFINED:
+        value = environ.get(name)
+        if value == "":
+            del environ[name]  # unset, as a root's: nobody reads an empty one as a place
+        elif value is not None and _refuses(name, value, places, resolved):
+            refused.append(name)
+            del environ[name]
+    for name in DROPPED:
+        if name in environ:
+            refused.append(name)
+            del environ[name]
     return refused
 
 
-def refused_notice(names: list[str]) -> str:
-    """What a hook, the worker or the MCP server logs of the roots `confine` refused."""
-    return (
-        f"{', '.join(names)} ignored: a relative path, or a place in the project, which the agent's environment lets "
-        "the project set; precompact used the default under your home instead (set each to an absolute directory "
-        "outside every project, or unset it)"
+def refuses(name: str, value: str, project: Iterable[str]) -> bool:
+    """Whether `confine` refuses the CONFINED variable `name` set to `value` for the `project`
+    directories (for a reader that decides alone, the plugin's launcher)."""
+    return _refuses(name, value, [os.path.realpath(place) for place in project], {})
+
+
+def _refuses(name: str, value: str, places: list[str], resolved: dict[str, str]) -> bool:
+    if name in CONFINED_DEFAULTS and (found := password_home()) is not None:
+        default = os.path.join(found, *CONFINED_DEFAULTS[name])
+        # Compared as written, as `_is_default` does: `..` after a link is not what it reads as.
+        if ".." not in value.split(os.sep) and _within(value.rstrip(os.sep), default):
+            return False
+    return any(
+        not os.path.isabs(place) or "%" in place or _reaches(place, places, resolved)
+        for place in _places_named(name, value)
     )
+
+
+# The keys of a D-Bus address that name a place in the file system (its other keys, `abstract=`
+# among them, name none the project could make).
+_BUS_PLACES = ("path", "dir", "tmpdir")
+
+
+def _places_named(name: str, value: str) -> list[str]:
+    """The file-system places a CONFINED variable's `value` names: the value itself, or for the
+    session bus each place its addresses name (one with an escape, `%`, which D-Bus would decode
+    into another path than it reads as, is refused by `_refuses`)."""
+    if name != "DBUS_SESSION_BUS_ADDRESS":
+        return [value]
+    places = []
+    for address in value.split(";"):
+        _, _, fields = address.partition(":")
+        for field in fields.split(","):
+            key, _, place = field.partition("=")
+            if key in _BUS_PLACES:
+                places.append(place)
+    return places
+
+
+def refused_notice(names: list[str]) -> str:
+    """What a hook, the worker or the MCP server logs of the variables `confine` refused: roots
+    (the default under the home used), other places (unset), and those never honoured there."""
+    roots = [name for name in names if name in ROOTS]
+    places = [name for name in names if name in CONFINED]
+    dropped = [name for name in names if name in DROPPED]
+    said = []
+    if roots:
+        said.append(
+            f"{', '.join(roots)} ignored: a relative path, or a place in the project, which the agent's environment lets "
+            "the project set; precompact used the default under your home instead (set each to an absolute directory "
+            "outside every project, or unset it)"
+        )
+    if places:
+        said.append(
+            f"{', '.join(places)} ignored: a relative path, or a place in the project, which the agent's environment lets "
+            "the project set; unset for precompact and the programs it starts, whose defaults stand (set each to an "
+            "absolute path outside every project, or unset it)"
+        )
+    if dropped:
+        said.append(
+            f"{', '.join(dropped)} ignored: never honoured where the agent starts precompact (run precompact yourself "
+            "to use it)"
+        )
+    return "; ".join(said)
 
 
 def _confine_path(environ: MutableMapping[str, str], places: list[str], resolved: dict[str, str]) -> None:

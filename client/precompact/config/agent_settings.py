@@ -195,9 +195,10 @@ def user_mcp_path(home: Path | None = None) -> Path:
     return (home or Path.home()) / CLAUDE_STATE
 
 
-def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, str]:
-    """The command of each `precompact` MCP server Claude Code would start in `project`: the
-    project's `.mcp.json`, ~/.claude.json's user scope and its local scope for `project`."""
+def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, list[str]]:
+    """The command line (command, then its args) of each `precompact` MCP server Claude Code would
+    start in `project`: the project's `.mcp.json`, ~/.claude.json's user scope and its local scope
+    for `project`."""
     found = {}
     for path in (mcp_json_path(project), user_mcp_path(home)):
         document = outside_object(path)
@@ -207,7 +208,9 @@ def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, str]:
             servers = scope.get("mcpServers")
             server = servers.get(MCP_SERVER) if isinstance(servers, dict) else None
             if isinstance(server, dict) and isinstance(server.get("command"), str):
-                found[path] = server["command"]
+                args = server.get("args")
+                words = args if isinstance(args, list) and all(isinstance(w, str) for w in args) else []
+                found[path] = [server["command"], *words]
     return found
 
 

@@ -75,7 +75,7 @@ AGENTS = ("claude", "codex", "gemini", "opencode")
 OPENCODE_PLUGIN = "precompact.js"
 _OPENCODE_TEMPLATE = Path(__file__).with_name("opencode_plugin.js")
 _OPENCODE_MARK = "// precompact's plugin for OpenCode"
-_OPENCODE_COMMAND = re.compile(r'^const PRECOMPACT = ("(?:[^"\\\n]|\\.)*");$', re.MULTILINE)
+_OPENCODE_COMMAND = re.compile(r"^const PRECOMPACT = (.*);$", re.MULTILINE)
 
 
 class InstallError(PrecompactError):
@@ -147,14 +147,14 @@ class PluginFile:
         return self.after or ""
 
 
-def plan_opencode_install(path: Path, entry: Path) -> PluginFile:
-    """precompact's plugin at `path`, running `entry`; a file there that is not ours is refused."""
+def plan_opencode_install(path: Path, program: Program) -> PluginFile:
+    """precompact's plugin at `path`, running `program`; a file there that is not ours is refused."""
     _refuse_link(path)
-    return PluginFile(path, _our_plugin(path), opencode_plugin(str(entry)))
+    return PluginFile(path, _our_plugin(path), opencode_plugin(program.argv()))
 
 
-def opencode_plugin(command: str) -> str:
-    """The plugin file `install --agent opencode` writes, running `command`."""
+def opencode_plugin(command: list[str]) -> str:
+    """The plugin file `install --agent opencode` writes, starting the command line `command`."""
     return _OPENCODE_TEMPLATE.read_text(encoding="utf-8").replace('"__PRECOMPACT__"', json.dumps(command), 1)
 
 
@@ -168,10 +168,16 @@ class NotOurPlugin(PrecompactError):
     """A file at the plugin's path that is not, byte for byte, the plugin precompact writes."""
 
 
-def opencode_command(path: Path) -> str | None:
-    """The program precompact's plugin at `path` runs (None: no file there); NotOurPlugin for a
-    file that is not exactly what `install --agent opencode` writes for the program it names: a
-    line added anywhere in it would run in OpenCode as the user."""
+class OlderPlugin(NotOurPlugin):
+    """precompact's plugin as an older `install` wrote it: starting the script by its own `#!`
+    line, which reads the agent's PYTHON* variables. `install --agent opencode` replaces it."""
+
+
+def opencode_command(path: Path) -> list[str] | None:
+    """The command line precompact's plugin at `path` starts (None: no file there); NotOurPlugin
+    for a file that is not exactly what `install --agent opencode` writes for the command line it
+    names (a line added anywhere in it would run in OpenCode as the user), OlderPlugin for one that
+    names a program alone, as older versions wrote it."""
     try:
         text = agent_settings.read_text(path)
     except agent_settings.Unreadable as e:
@@ -183,7 +189,16 @@ def opencode_command(path: Path) -> str | None:
         command = json.loads(found.group(1)) if found else None
     except ValueError:
         command = None
-    if not isinstance(command, str) or text != opencode_plugin(command):
+    if isinstance(command, str) and text.startswith(_OPENCODE_MARK):
+        raise OlderPlugin(
+            f"{path} is an older form of precompact's plugin: it starts {command} by its own `#!` line, which reads "
+            "the PYTHONPATH OpenCode's environment may hold"
+        )
+    if (
+        not isinstance(command, list)
+        or not all(isinstance(word, str) for word in command)
+        or text != opencode_plugin(command)
+    ):
         raise NotOurPlugin(f"{path} is not the plugin precompact writes")
     return command
 
@@ -206,9 +221,10 @@ def _our_plugin(path: Path) -> str | None:
 COMMAND = "precompact"
 # Claude Code 2.1.332 runs a hook's command with /bin/sh -c, and shows a `systemMessage` on its
 # stdout to the user (exit 0 only). SessionStart's command ends in this fallback: when the shell
-# cannot start precompact (126: not executable, 127: not found), the user is told in the session
-# instead of the hook vanishing; any other exit status passes through as it was (128 and more: a
-# signal killed a precompact that did start, which `install` would not mend).
+# cannot start precompact's Python (126: not executable, 127: not found) or that Python cannot
+# read precompact's script (2, the script gone), the user is told in the session instead of the
+# hook vanishing; any other exit status passes through as it was (128 and more: a signal killed a
+# precompact that did start, which `install` would not mend).
 NOT_STARTED = (
     "precompact: its hook could not start ({command} is missing or broken), so this session is not being saved; "
     "run `precompact install` again with the precompact you use"
@@ -234,28 +250,140 @@ def entry_point() -> Path:
     )
 
 
-def hook_command(entry: Path, agent: str = "claude", event: str = "") -> str:
-    """The command line a hook of `agent` runs for `event`: `entry` quoted for a POSIX shell, and
-    for Claude Code's SessionStart the fallback that says so when the shell cannot start it."""
-    run = f"{shlex.quote(str(entry))} hook" + ("" if agent == "claude" else f" --agent {agent}")
+# Python's isolated mode: no PYTHON* variable is read (PYTHONPATH, PYTHONHOME, PYTHONSTARTUP...),
+# no user site, and neither the working directory nor the script's folder is put on sys.path.
+ISOLATED = "-I"
+
+
+@dataclass(frozen=True)
+class Program:
+    """How an agent starts precompact: the interpreter of the installed `precompact`, isolated,
+    running that command's script by absolute path. The agent's environment is the project's to
+    set (Claude Code's `env` in `.claude/settings.json`, `.mcp.json`'s): started by its own `#!`
+    line, the script's interpreter would read PYTHONPATH, and a `precompact/` of the project's that
+    it names would run as precompact."""
+
+    interpreter: Path
+    entry: Path
+
+    def argv(self, *args: str) -> list[str]:
+        return [str(self.interpreter), ISOLATED, str(self.entry), *args]
+
+    def shell(self, *args: str) -> str:
+        """The command line quoted for a POSIX shell (what a hook's `command` is)."""
+        return shlex.join(self.argv(*args))
+
+
+def program() -> Program:
+    """The running precompact as the agents are to start it: `entry_point`, and the Python its
+    installer wrote into it (pip's and uv's `#!<python>`, or for a long path the `/bin/sh` line
+    that execs it), by the path written there: a virtual environment's `bin/python` is a link that
+    must stay one (resolved, it is a Python without precompact). This Python when the script
+    names none."""
+    entry = entry_point()
+    interpreter = _interpreter_of(entry) or Path(sys.executable)
+    if not (interpreter.is_absolute() and interpreter.is_file() and os.access(interpreter, os.X_OK)):
+        raise NotInstalled(
+            f"cannot tell which Python runs {entry} ({interpreter}); run `precompact install` from an installed precompact"
+        )
+    return Program(interpreter, entry)
+
+
+# The second line pip and uv write below `#!/bin/sh` in a script whose `#!` line would be too
+# long: '''exec' "<python>" "$0" "$@"
+_SHELL_EXEC = re.compile(r"""^'''exec' (.+) "\$0" "\$@"$""")
+
+
+def _interpreter_of(script: Path) -> Path | None:
+    """The Python the installer's `script` starts by its first lines; None when they name none."""
+    try:
+        with script.open("rb") as f:
+            lines = f.read(4096).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    first = lines[0] if lines else ""
+    if first == "#!/bin/sh" and len(lines) > 1 and (found := _SHELL_EXEC.match(lines[1])):
+        try:
+            words = shlex.split(found.group(1))
+        except ValueError:
+            return None
+        return Path(words[0]) if len(words) == 1 else None
+    named = first.removeprefix("#!").strip()
+    return Path(named) if first.startswith("#!") and named and " " not in named else None
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A command line of precompact's read back from an agent's file: the interpreter that starts
+    it isolated (None: the older form, the script started by its own `#!` line, which reads the
+    agent's PYTHON* variables), the script, and its arguments."""
+
+    interpreter: str | None
+    entry: str
+    args: tuple[str, ...]
+
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """What the agent's shell starts: the interpreter and the script, or the script alone."""
+        return (self.entry,) if self.interpreter is None else (self.interpreter, self.entry)
+
+
+def read_command(words: list[str]) -> Installed | None:
+    """`words` (a command line split as a shell would, up to any `||`) read as precompact's, in
+    either form `install` has written: `<python> -I </abs/.../precompact> ARGS` (a script by a
+    relative path would be the working directory's, the project's: not ours) or
+    `<.../precompact> ARGS`."""
+    if len(words) >= 3 and words[1] == ISOLATED and Path(words[2]).name == COMMAND and os.path.isabs(words[2]):
+        return Installed(words[0], words[2], tuple(words[3:]))
+    if words and Path(words[0]).name == COMMAND:
+        return Installed(None, words[0], tuple(words[1:]))
+    return None
+
+
+def command_words(command: str) -> list[str] | None:
+    """A hook's `command` split as a POSIX shell would, up to the fallback `hook_command` adds
+    after `||` (None: not a line a shell reads)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[: words.index("||")] if "||" in words else words
+
+
+def hook_command(program: Program, agent: str = "claude", event: str = "") -> str:
+    """The command line a hook of `agent` runs for `event`: `program` quoted for a POSIX shell, and
+    for Claude Code's SessionStart the fallback that says so when the shell cannot start it (126,
+    127: the interpreter cannot start) or the interpreter cannot read the script (2, with the
+    script gone or unreadable: a precompact that started and failed with 2 passes through)."""
+    run = program.shell("hook", *(() if agent == "claude" else ("--agent", agent)))
     if agent != "claude" or event != "SessionStart":
         return run
-    said = shlex.quote(json.dumps({"systemMessage": NOT_STARTED.format(command=entry)}))
-    return f"{run} || {{ s=$?; [ $s -eq 126 ] || [ $s -eq 127 ] || exit $s; printf '%s\\n' {said}; }}"
+    said = shlex.quote(json.dumps({"systemMessage": NOT_STARTED.format(command=program.entry)}))
+    script = shlex.quote(str(program.entry))
+    return (
+        f"{run} || {{ s=$?; [ $s -eq 126 ] || [ $s -eq 127 ] || {{ [ $s -eq 2 ] && [ ! -r {script} ]; }} || exit $s; "
+        f"printf '%s\\n' {said}; }}"
+    )
 
 
 def can_start(command: str, path: str | None) -> bool:
-    """Whether the program `command` starts with is there to run: by its path, or found on `path`
-    when it is a bare name."""
-    try:
-        program = shlex.split(command)[0]
-    except (ValueError, IndexError):
+    """Whether each program the precompact `command` names (its interpreter and its script, or the
+    script alone) is there to run: by its path, or found on `path` when it is a bare name."""
+    words = command_words(command)
+    installed = read_command(words) if words else None
+    if installed is None:
         return False
-    if "/" not in program:
-        import shutil  # and with it bz2 and lzma: not for the hook
+    for program in installed.programs:
+        # The shell executes the first; an interpreter only reads the script it is given.
+        mode = os.X_OK if program == installed.programs[0] else os.R_OK
+        if "/" not in program:
+            import shutil  # and with it bz2 and lzma: not for the hook
 
-        return shutil.which(program, path=path) is not None
-    return os.path.isfile(program) and os.access(program, os.X_OK)
+            if shutil.which(program, mode=mode, path=path) is None:
+                return False
+        elif not (os.path.isfile(program) and os.access(program, mode)):
+            return False
+    return True
 
 
 def plugin_folder(plugin: str, home: Path | None = None) -> Path | None:
@@ -288,28 +416,25 @@ def holds_plugin(folder: Path) -> bool:
 
 
 def is_ours(handler) -> bool:
-    """Whether a hook handler runs `precompact hook [--agent A]` (bare or by path), with or
-    without the fallback `hook_command` adds after `||`."""
+    """Whether a hook handler runs `precompact hook [--agent A]` (bare or by path, isolated or in
+    the older form), with or without the fallback `hook_command` adds after `||`."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
-    try:
-        words = shlex.split(handler["command"])
-    except ValueError:
+    words = command_words(handler["command"])
+    installed = read_command(words) if words else None
+    if installed is None:
         return False
-    if "||" in words:
-        words = words[: words.index("||")]
-    if len(words) < 2 or Path(words[0]).name != "precompact" or words[1] != "hook":
-        return False
-    return words[2:] == [] or (len(words) == 4 and words[2] == "--agent" and words[3] in AGENTS)
+    args = list(installed.args)
+    return args == ["hook"] or (len(args) == 3 and args[:2] == ["hook", "--agent"] and args[2] in AGENTS)
 
 
-def plan_install(path: Path, entry: Path, session_start_sources: tuple[str, ...], agent: str = "claude") -> Change:
-    """`path` with our hooks (any older ones of ours replaced), each running `entry`."""
+def plan_install(path: Path, program: Program, session_start_sources: tuple[str, ...], agent: str = "claude") -> Change:
+    """`path` with our hooks (any older ones of ours replaced), each running `program`."""
     before = _read(path)
     after = _without_ours(before)
     hooks = after.setdefault("hooks", {})
     for event, matcher, handler in _entries(agent, session_start_sources):
-        run = hook_command(entry, agent, event)
+        run = hook_command(program, agent, event)
         group = {
             **({} if matcher is None else {"matcher": matcher}),
             "hooks": [{"type": "command", "command": run, **handler}],
@@ -447,15 +572,16 @@ def mcp_path(scope: str, project: Path, home: Path | None = None) -> Path:
     return mcp_json_path(project) if scope == "project" else user_mcp_path(home)
 
 
-def plan_mcp_server(path: Path, entry: Path) -> Change:
-    """`path` (the project's `.mcp.json`, or ~/.claude.json) with the server `<entry> mcp`, other
-    servers and keys kept."""
+def plan_mcp_server(path: Path, program: Program) -> Change:
+    """`path` (the project's `.mcp.json`, or ~/.claude.json) with the server `<program> mcp`,
+    other servers and keys kept."""
     before = _read_object(path)
     after = json.loads(json.dumps(before))
     servers = after.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InstallError(f'{path}: "mcpServers" must be an object; fix it by hand, precompact will not overwrite it')
-    servers[MCP_SERVER] = {"type": "stdio", "command": str(entry), "args": ["mcp"]}
+    command, *args = program.argv("mcp")
+    servers[MCP_SERVER] = {"type": "stdio", "command": command, "args": args}
     return Change(path, before, after, private=path.name == CLAUDE_STATE)
 
 

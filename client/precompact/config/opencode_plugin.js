@@ -1,11 +1,13 @@
 // precompact's plugin for OpenCode, written by `precompact install --agent opencode`.
 //
-// It hands each compaction to `precompact hook --agent opencode`, run by the absolute path below
-// (never a command from the project or from PATH), and gives the model precompact's brief after
-// a compaction. It never blocks OpenCode longer than the hook's budget for that event, goes on
-// whatever fails (precompact logs its own failures in the project's logs/precompact-errors.log),
-// shows the user what the hook says for them, and reads nothing from the project.
-// `precompact uninstall --agent opencode` removes this file.
+// It hands each compaction to `precompact hook --agent opencode`, started by the command line
+// below: precompact's Python by absolute path, isolated (-I: no PYTHONPATH or other PYTHON*
+// variable of OpenCode's environment read, no folder of the project's on its path), running
+// precompact's script by absolute path (never a command from the project or from PATH), and
+// gives the model precompact's brief after a compaction. It never blocks OpenCode longer than the
+// hook's budget for that event, goes on whatever fails (precompact logs its own failures in the
+// project's logs/precompact-errors.log), shows the user what the hook says for them, and reads
+// nothing from the project. `precompact uninstall --agent opencode` removes this file.
 import { spawn } from "node:child_process";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
@@ -53,7 +55,10 @@ function hook(event, fields, cwd) {
     const nothing = { out: "", err: "" };
     let child;
     try {
-      child = spawn(PRECOMPACT, ["hook", "--agent", "opencode"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+      child = spawn(PRECOMPACT[0], [...PRECOMPACT.slice(1), "hook", "--agent", "opencode"], {
+        cwd,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
     } catch {
       finish(nothing);
       return;

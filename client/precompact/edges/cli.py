@@ -11,6 +11,7 @@ import shlex
 import sys
 from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +25,9 @@ from precompact.errors import PrecompactError, WrongValue
 from precompact.local.savepoint_log import Layer2, Layer3
 from precompact.ops.project_init import TURN_CHAIN_ON
 from precompact.transcript import agents
+
+if TYPE_CHECKING:
+    from precompact.config.install import Program
 
 EXIT_DONE = 0
 EXIT_FAILED = 1  # a check failed, or an error whose message names the fix
@@ -1575,9 +1579,10 @@ def install(scope, dry_run, with_mcp, agent) -> None:
     from precompact.config import agent_settings
     from precompact.config import install as installer
 
-    entry = installer.entry_point()
+    program = installer.program()
+    entry = program.entry
     if agent != "claude":
-        _install_agent(agent, scope, dry_run, with_mcp, entry)
+        _install_agent(agent, scope, dry_run, with_mcp, program)
         return
 
     try:
@@ -1592,8 +1597,8 @@ def install(scope, dry_run, with_mcp, agent) -> None:
         raise click.ClickException(
             f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)"
         )
-    change = installer.plan_install(agent_settings.settings_path(scope, root), entry, sources)
-    server = installer.plan_mcp_server(installer.mcp_path(scope, root), entry) if with_mcp else None
+    change = installer.plan_install(agent_settings.settings_path(scope, root), program, sources)
+    server = installer.plan_mcp_server(installer.mcp_path(scope, root), program) if with_mcp else None
     if server is not None:
         change = installer.with_mcp_approval(change, project_server=scope == "project")
     # Both files or neither: each is checked before the first is written, and what was written
@@ -1607,7 +1612,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
             _apply(
                 server,
                 dry_run,
-                f"registered the MCP server `{entry} mcp` in {server.path}",
+                f"registered the MCP server `{program.shell('mcp')}` in {server.path}",
                 f"MCP server already registered in {server.path}",
             )
             written.append(server.path)
@@ -1629,11 +1634,12 @@ def install(scope, dry_run, with_mcp, agent) -> None:
             )
 
 
-def _install_opencode(scope: str, dry_run: bool, with_mcp: bool, entry: Path, root: Path) -> None:
+def _install_opencode(scope: str, dry_run: bool, with_mcp: bool, program: Program, root: Path) -> None:
     """`install --agent opencode`: precompact's plugin, one file OpenCode loads (docs/agents.md)."""
     from precompact.config import install as installer
 
-    change = installer.plan_opencode_install(installer.opencode_plugin_path(scope, root), entry)
+    entry = program.entry
+    change = installer.plan_opencode_install(installer.opencode_plugin_path(scope, root), program)
     _apply(
         change,
         dry_run,
@@ -1647,11 +1653,11 @@ def _install_opencode(scope: str, dry_run: bool, with_mcp: bool, entry: Path, ro
     if with_mcp:
         terminal.echo(
             "to give OpenCode precompact's recall, show and savepoints tools, add to its opencode.json: "
-            + json.dumps({"mcp": {"precompact": {"type": "local", "command": [str(entry), "mcp"]}}})
+            + json.dumps({"mcp": {"precompact": {"type": "local", "command": program.argv("mcp")}}})
         )
 
 
-def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry: Path) -> None:
+def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, program: Program) -> None:
     """`install --agent codex|gemini`: the hooks in that agent's own file (docs/agents.md)."""
     from precompact.config import install as installer
 
@@ -1663,9 +1669,10 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry:
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
     if agent == "opencode":
-        _install_opencode(scope, dry_run, with_mcp, entry, root)
+        _install_opencode(scope, dry_run, with_mcp, program, root)
         return
-    change = installer.plan_install(installer.hooks_path(agent, scope, root), entry, sources, agent)
+    entry = program.entry
+    change = installer.plan_install(installer.hooks_path(agent, scope, root), program, sources, agent)
     _apply(
         change,
         dry_run,
@@ -1681,12 +1688,8 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, entry:
             "note: Codex runs hooks only once they are trusted: review them with /hooks in codex (or run codex exec --dangerously-bypass-hook-trust)"
         )
     if with_mcp:
-        command = shlex.quote(str(entry))
-        add = (
-            f"codex mcp add precompact -- {command} mcp"
-            if agent == "codex"
-            else f"gemini mcp add precompact {command} mcp"
-        )
+        command = program.shell("mcp")
+        add = f"codex mcp add precompact -- {command}" if agent == "codex" else f"gemini mcp add precompact {command}"
         terminal.echo(f"to give {agent} precompact's recall, show and savepoints tools, run: {add}")
 
 

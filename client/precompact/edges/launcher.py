@@ -41,6 +41,8 @@ def main(argv: list[str], plugin_root: str) -> int:
         if argv == ["plugin-hook"]:
             try:
                 stdout, stderr = launcher.hook(raw)
+            except LauncherError as e:  # its message names the fix
+                stdout, stderr = "", f"precompact: {e}"
             except Exception as e:  # noqa: BLE001  a hook never blocks Claude Code: said, exit 0
                 stdout, stderr = "", f"precompact plugin: the hook failed ({type(e).__name__}: {e}); nothing done"
             if stdout:

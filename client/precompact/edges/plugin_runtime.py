@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from precompact import __version__
-from precompact.boundary import private_file, processes, terminal
+from precompact.boundary import private_file, processes, terminal, user_roots
 from precompact.edges import plugin_wheel, untrusted_reply
 from precompact.errors import PrecompactError
 
@@ -50,6 +50,8 @@ OPTION_VARIABLES = {
     "CLAUDE_PLUGIN_OPTION_CLUSTER": "PRECOMPACT_CLUSTER",
     "CLAUDE_PLUGIN_OPTION_KEYPAIR": "PRECOMPACT_KEYPAIR",
 }
+# What Python reads from the environment, none of which the precompact it starts may get.
+PYTHON_VARIABLES = "PYTHON"
 QUEUED_EVENTS = ("PreCompact", "PostCompact")
 # A preparation that failed is tried again after this long, not at every hook.
 RETRY_AFTER_SECONDS = 3600
@@ -95,15 +97,26 @@ class Launcher:
 
     def data(self) -> Path:
         """The plugin's data folder: ${CLAUDE_PLUGIN_DATA} in hooks and the MCP server. Claude Code's
-        Bash tool does not set it; there the one precompact data folder Claude Code made is used."""
-        given = self.environ.get("CLAUDE_PLUGIN_DATA")
+        Bash tool does not set it; there the one precompact data folder Claude Code made is used.
+        Either is refused when relative or in the project (boundary/user_roots.CONFINED; Claude
+        Code's own under your home is kept), and HOME is confined there: the precompact prepared
+        there is what runs, and the agent's environment is the project's."""
+        cwd = Path.cwd()
+        # The detached preparation runs in "/", given the folder its starter checked: no project
+        # is there, and "/" would hold every place.
+        environ = self.environ if project_root(cwd) == Path("/") else confined(self.environ, cwd)
+        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR"):
+            given = self.environ.get(name)
+            if given and name not in environ:
+                raise LauncherError(
+                    f"{name} ({given}) is a relative path or a place in the project, whose settings can set it; "
+                    "set it to an absolute directory outside every project, or unset it"
+                )
+        given = environ.get("CLAUDE_PLUGIN_DATA")
         if given:
-            if not os.path.isabs(given):
-                raise LauncherError(f"CLAUDE_PLUGIN_DATA must be an absolute path, not {given!r}")
             return Path(given)
-        config_dir = Path(
-            self.environ.get("CLAUDE_CONFIG_DIR") or Path(self.environ.get("HOME") or Path.home()) / ".claude"
-        )
+        # HOME as confined: the project's settings cannot point it at a folder of their own.
+        config_dir = Path(environ.get("CLAUDE_CONFIG_DIR") or Path(user_roots.home(environ)) / ".claude")
         found = sorted((config_dir / "plugins" / "data").glob("precompact-*"))
         if len(found) != 1:
             raise LauncherError(
@@ -122,9 +135,11 @@ class Launcher:
         return self.installed(cwd) or self.prepared()
 
     def environment(self) -> dict[str, str]:
-        """The environment precompact runs in: the plugin's options as PRECOMPACT_* overrides (a
-        variable the user set already wins)."""
-        env = dict(self.environ)
+        """The environment precompact runs in: the agent's without any PYTHON* variable (the
+        precompact started here runs its script by its own `#!` line, whose Python would read them:
+        PYTHONPATH, which the project can set, would put its `precompact/` first), and the
+        plugin's options as PRECOMPACT_* overrides (a variable the user set already wins)."""
+        env = {name: value for name, value in self.environ.items() if not name.startswith(PYTHON_VARIABLES)}
         for option, variable in OPTION_VARIABLES.items():
             if env.get(option) and not env.get(variable):
                 env[variable] = env[option]
@@ -151,7 +166,7 @@ class Launcher:
         command = self.precompact(cwd)
         if command is not None:  # it checks the configuration itself
             if command == self.prepared() and self.queued():
-                self.spawn_preparation()  # replays what was queued before the environment was ready
+                self.spawn_preparation(cwd)  # replays what was queued before the environment was ready
             done = processes.run_program([str(command), "hook"], input=raw, cwd=cwd if cwd.is_dir() else None, env=env)
             return done.stdout.decode(errors="replace").rstrip("\n"), done.stderr.decode(errors="replace").rstrip("\n")
         state = project_state(cwd, env)
@@ -167,7 +182,7 @@ class Launcher:
             reason = failed.read_text(errors="replace").strip()
             line = f"precompact could not prepare its Python environment ({reason}); see {self.data() / 'prepare.log'}, or install precompact with pipx (see its README)"
         else:
-            self.spawn_preparation()
+            self.spawn_preparation(Path(payload["cwd"]))
             line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})"
         if event in QUEUED_EVENTS:
             self.queue(payload)
@@ -209,15 +224,18 @@ class Launcher:
 
     # -- preparation ---------------------------------------------------------------------------
 
-    def spawn_preparation(self) -> None:
-        """Prepares the environment (if needed) and replays the queue in a detached process."""
+    def spawn_preparation(self, cwd: Path) -> None:
+        """Prepares the environment (if needed) and replays the queue in a detached process, in
+        the agent's environment confined for the project at `cwd` (boundary/user_roots: no CA
+        file, temporary directory or PATH entry of the project's reaches pip)."""
         data = self.data()
         data.mkdir(parents=True, exist_ok=True)
+        environ = confined(self.environ, cwd)
         with open(data / "prepare.log", "ab") as log:
             processes.spawn_python(
                 [*processes.isolated_python(), str(self.plugin_root / "bin" / "precompact"), "plugin-prepare"],
                 log=log.fileno(),
-                environ=self.environ,
+                environ=environ,
                 CLAUDE_PLUGIN_DATA=str(data),
             )
 
@@ -347,7 +365,7 @@ class Launcher:
         command = self.precompact(cwd)
         if command is None:
             if project_state(cwd, self.environment()) == "trusted":
-                self.spawn_preparation()
+                self.spawn_preparation(cwd)
             from precompact.edges import mcp_idle  # connected, no tools: never a failed server
 
             mcp_idle.serve()
@@ -360,6 +378,7 @@ class Launcher:
         environment is prepared here and now if it must be, saying so on stderr."""
         command = self.precompact(Path.cwd())
         if command is None:
+            self.environ = confined(self.environ, Path.cwd())  # pip's, as spawn_preparation's
             terminal.echo(
                 f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})",
                 err=True,
@@ -370,6 +389,18 @@ class Launcher:
                 raise LauncherError(f"the environment in {self.venv()} is not ready; see {self.data() / 'prepare.log'}")
         processes.replace_with([str(command), *argv], self.environment())
         return 1  # not reached: the process is precompact now
+
+
+def confined(environ: dict[str, str], cwd: Path) -> dict[str, str]:
+    """A copy of `environ` with user_roots.confine applied for the project at `cwd`: what the
+    plugin's preparation (pip) runs in. Its refusals are not logged here (the project's `logs/`
+    is precompact's to write); the precompact the launcher runs confines and logs its own."""
+    environ = dict(environ)
+    try:
+        user_roots.confine(environ, [str(project_root(cwd))])
+    except user_roots.NoHome as e:
+        raise LauncherError(str(e)) from None
+    return environ
 
 
 def project_state(cwd: Path, environ: dict[str, str]) -> str | None:

@@ -119,47 +119,69 @@ def _commands(root: Path, home: Path) -> list[Check]:
         for scope in ("project", "user"):
             hooks = install.hooks_path(agent, scope, root, home)
             try:
-                programs = {_first_word(command) for command in _ours(hooks).values()}
+                found = {tuple(words): install.read_command(words) for words in _ours(hooks).values()}
             except (agent_settings.NotJson, agent_settings.PastADouble):
                 # Claude Code's is the hooks check's; another agent may read what JSON does not (comments).
                 continue
             except (agent_settings.Unreadable, install.NotOurPlugin) as e:
                 checks.append(_unusable(f"{agent} hook command", e, agent, scope))
                 continue
+            started = {installed.programs if installed else (): installed for installed in found.values()}
             checks += [
-                _starts(f"{agent} hook command", program, hooks, scope, home) for program in sorted(programs, key=str)
+                _starts(f"{agent} hook command", started[programs], hooks, scope, home) for programs in sorted(started)
             ]
-    for settings, command in agent_settings.mcp_commands(root, home).items():
+    for settings, words in agent_settings.mcp_commands(root, home).items():
         scope = "project" if settings == agent_settings.mcp_json_path(root) else "user"
-        checks.append(_starts("MCP server command", _first_word(command), settings, scope, home))
+        checks.append(_starts("MCP server command", install.read_command(words), settings, scope, home))
     return checks
 
 
-def _starts(name: str, program: str | None, where: Path, scope: str, home: Path) -> Check:
-    """Whether `program` (the first word of an installed command) starts, asked for `--version`
-    with the agent's PATH and nothing else of this environment. A program a project's file names
-    is run only if it is this very precompact: a repository's settings are outside input."""
+def _starts(name: str, installed: install.Installed | None, where: Path, scope: str, home: Path) -> Check:
+    """Whether an installed command line of precompact's starts, asked for `--version` with the
+    agent's PATH and nothing else of this environment. A program a project's file names is run
+    only if it is this very precompact (its interpreter and its script): a repository's settings
+    are outside input. The older form, the script started by its own `#!` line, is not run: it
+    reads the agent's PYTHON* variables, which the project sets."""
     fix = f"precompact install --scope {scope}" + (" --mcp" if name.startswith("MCP") else "")
-    if not program:
+    if installed is None:
         return Check(name, False, f"{where}: cannot read its command", fix)
     path, said_path = agent_path()
-    shown = quoting.inline(program)
-    if "/" not in program:
-        found = shutil.which(program, path=path)
-        result = f"with {said_path} it finds {found}" if found else f"with {said_path} it is not found"
+    shown = quoting.inline(
+        installed.entry
+        if installed.interpreter is None
+        else f"{installed.interpreter} {install.ISOLATED} {installed.entry}"
+    )
+    for program in installed.programs:
+        if "/" not in program:
+            found = shutil.which(program, path=path)
+            result = f"with {said_path} it finds {found}" if found else f"with {said_path} it is not found"
+            return Check(
+                name,
+                False,
+                f"{where} runs a bare {quoting.inline(program)}, which depends on the PATH the agent starts with ({result})",
+                f"{fix} (it writes the absolute path)",
+            )
+    for program in installed.programs:
+        if not os.path.exists(program):
+            return Check(
+                name, False, f"{where} runs {quoting.inline(program)}, which does not exist (moved or removed)", fix
+            )
+    if scope == "project" and not _is_this_precompact(installed):
+        return Check(name, False, f"{where} runs {shown}, not this precompact ({_this_precompact()}); not started", fix)
+    if installed.interpreter is None:
         return Check(
             name,
             False,
-            f"{where} runs a bare {shown}, which depends on the PATH the agent starts with ({result})",
-            f"{fix} (it writes the absolute path)",
+            f"{where} runs {shown} by its own `#!` line, whose Python reads PYTHONPATH and the other PYTHON* variables "
+            "of the agent's environment, which the project sets: a `precompact/` folder it ships would run as precompact",
+            f"{fix} (it starts precompact's Python isolated, {install.ISOLATED})",
         )
-    if not os.path.exists(program):
-        return Check(name, False, f"{where} runs {shown}, which does not exist (moved or removed)", fix)
-    if scope == "project" and not _is_this_precompact(program):
-        return Check(name, False, f"{where} runs {shown}, not this precompact ({_this_precompact()}); not started", fix)
     try:
         done = processes.run_program(
-            [program, "--version"], cwd=None, env={"PATH": path, "HOME": str(home)}, timeout=PROBE_SECONDS
+            [installed.interpreter, install.ISOLATED, installed.entry, "--version"],
+            cwd=None,
+            env={"PATH": path, "HOME": str(home)},
+            timeout=PROBE_SECONDS,
         )
     except (OSError, ValueError, processes.TimeoutExpired) as e:
         return Check(name, False, f"{where} runs {shown}, which cannot start: {e}", fix)
@@ -170,14 +192,6 @@ def _starts(name: str, program: str | None, where: Path, scope: str, home: Path)
     return Check(name, True, f"{where} runs {shown}, which starts with {said_path} ({quoting.inline(answer)})")
 
 
-def _first_word(command: str) -> str | None:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    return words[0] if words else None
-
-
 def _this_precompact() -> str:
     try:
         return str(install.entry_point())
@@ -185,9 +199,13 @@ def _this_precompact() -> str:
         return "not an installed command"
 
 
-def _is_this_precompact(program: str) -> bool:
+def _is_this_precompact(installed: install.Installed) -> bool:
+    """Whether `installed` starts this precompact: its script, and its interpreter (when it names
+    one) this Python."""
     try:
-        return os.path.samefile(program, install.entry_point())
+        return os.path.samefile(installed.entry, install.entry_point()) and (
+            installed.interpreter is None or os.path.samefile(installed.interpreter, sys.executable)
+        )
     except (OSError, install.NotInstalled):
         return False
 
@@ -195,22 +213,24 @@ def _is_this_precompact(program: str) -> bool:
 def _unusable(name: str, e: Exception, agent: str, scope: str) -> Check:
     """The check of a hook file doctor cannot read as one, or an OpenCode plugin file that is not
     the one precompact writes: never a ✓ (its content was not checked, or is someone else's)."""
+    if isinstance(e, install.OlderPlugin):
+        return Check(name, False, str(e), f"precompact install --agent {agent} --scope {scope}")
     if isinstance(e, install.NotOurPlugin):
         return Check(name, False, str(e), f"move it away, then precompact install --agent {agent} --scope {scope}")
     return Check(name, False, str(e), "make it a regular file of JSON (or remove it)")
 
 
-def _ours(path: Path) -> dict[str, str]:
-    """Event -> the command of our handler for it, in the hook file at `path` (OpenCode's plugin
-    file: every event, one command). Unreadable, or NotOurPlugin, for a file doctor cannot
-    vouch for."""
+def _ours(path: Path) -> dict[str, list[str]]:
+    """Event -> the command line of our handler for it (up to its fallback), in the hook file at
+    `path` (OpenCode's plugin file: every event, one command line). Unreadable, or NotOurPlugin,
+    for a file doctor cannot vouch for."""
     if path.name == install.OPENCODE_PLUGIN:
         command = install.opencode_command(path)
-        return {"plugin": shlex.quote(command)} if command else {}
+        return {"plugin": command} if command else {}
     hooks = agent_settings.settings_object(path).get("hooks") or {}
     try:
         return {
-            event: h["command"]
+            event: install.command_words(h["command"]) or []
             for event, groups in hooks.items()
             for g in groups
             for h in g.get("hooks", [])

@@ -19,6 +19,16 @@ from precompact.edges.cli import main
 from precompact.local import savepoint_log
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
+# How `precompact install` has the agents start it: the Python its script's `#!` line names,
+# isolated (-I), running that script by absolute path.
+INSTALLED_PYTHON = Path(PRECOMPACT).read_text().splitlines()[0].removeprefix("#!")
+
+
+def installed_command(*args: str) -> list[str]:
+    """The command line `precompact install` writes for `precompact ARGS`."""
+    return [INSTALLED_PYTHON, "-I", str(Path(PRECOMPACT).resolve()), *args]
+
+
 INSTANCE = "Gabriel #215"
 # Generous for a loaded machine: a command that outlives it is stuck, not slow.
 RUN_SECONDS = 120
