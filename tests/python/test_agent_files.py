@@ -314,7 +314,7 @@ def telling(tmp_path: Path) -> str:
     return str(script)
 
 
-def shown_by_the_plugin(tmp_path: Path, command: str, worker: bool) -> tuple[list, str]:
+def shown_by_the_plugin(tmp_path: Path, command: list[str], worker: bool) -> tuple[list, str]:
     """The toasts precompact's OpenCode plugin, running `command`, asks OpenCode's client for, and
     what it writes to stderr, through two compactions of session A and one of session B and the
     brief's ask after A's, loaded by node on its main thread or (as OpenCode's TUI loads plugins)
@@ -350,7 +350,7 @@ def shown_by_the_plugin(tmp_path: Path, command: str, worker: bool) -> tuple[lis
 @needs_node
 @pytest.mark.parametrize("worker", [False, True], ids=["main thread", "worker thread"])
 def test_the_opencode_plugin_shows_what_the_hook_says_for_the_user_once_per_session(tmp_path, worker):
-    toasts, stderr = shown_by_the_plugin(tmp_path, telling(tmp_path), worker)
+    toasts, stderr = shown_by_the_plugin(tmp_path, [telling(tmp_path)], worker)
     # Once per session: session A's two compactions and its brief's `systemMessage` say the same.
     said = [UNTRUSTED, FAILED.replace("\x1b", " ")]
     toast = {"title": "precompact", "variant": "warning", "duration": 15000}
@@ -364,7 +364,7 @@ def test_the_opencode_plugin_shows_what_the_hook_says_for_the_user_once_per_sess
 @needs_node
 def test_the_opencode_plugin_shows_nothing_where_the_hook_has_nothing_for_the_user(tmp_path):
     quiet = answering(tmp_path, "quiet", "The full transcript is saved as precompact savepoint 3.")
-    assert shown_by_the_plugin(tmp_path, quiet, worker=False) == ([], "")
+    assert shown_by_the_plugin(tmp_path, [quiet], worker=False) == ([], "")
 
 
 def test_a_failed_opencode_pre_compact_tells_the_summariser_plain_words_and_the_user_on_stderr(tmp_path):

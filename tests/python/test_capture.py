@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from precompact.local import capture, savepoint_log
 from precompact.transcript.claude_code import project_folder
 from support import claude_code
 from support.claude_code import compaction_requests, wait_for_worker
-from support.commands import PRECOMPACT, hook, precompact
+from support.commands import PRECOMPACT, hook, installed_command, precompact
 from support.projects import full_document, new_project, trust
 from support.transcript_gen import payload
 
@@ -148,7 +149,7 @@ def test_a_session_that_ends_without_compacting_is_archived_by_session_end(plain
     said = [e["uuid"] for e in session.transcript(session_id) if e.get("type") in ("user", "assistant")]
     assert set(said) <= {e.get("uuid") for e in history(plain, saved)}
     # Claude Code cancels a SessionEnd hook past its timeout (2.1.332; its docs say 1.5 s): this one completed.
-    assert f"SessionEnd:other [{Path(PRECOMPACT).resolve()} hook] completed with status 0" in debug.read_text()
+    assert f"SessionEnd:other [{shlex.join(installed_command('hook'))}] completed with status 0" in debug.read_text()
     session.run("And the backoff?", resume=session_id)
     wait_for_worker(plain.project)
     first, second = created(plain)
