@@ -189,16 +189,27 @@ def test_the_mcp_savepoints_tool_lists_nothing_of_a_savepoint_no_root_vouches_fo
         mcp_server.answer(loaded, "savepoints", {})
     assert ATTACKER_REQUEST not in str(refused.value)
 
+    # Beside one of this machine's (saved before the foreign line came: precompact saves nothing
+    # after a line no root vouches for).
     conversation = Conversation(tmp_path / "victim-session.jsonl", "s-victim", START)
     conversation.turn_with("Tidy the README.", "true", "ok", "Done.")
-    saved = run(victim.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-victim")
+    own = new_project(tmp_path, "own", git_layer=False, chain_layer=False)
+    saved = run(own.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-victim")
     assert saved.returncode == 3, saved.stdout + saved.stderr
-    listed = mcp_server.answer(loaded, "savepoints", {}).splitlines()
+    mine = savepoint_log.latest(own.logs, own.instance)
+    assert mine is not None
+    planted = {**foreign.created, "sequence": 2, "prev_snapshot_hash": f"sha256:{mine.snapshot_hash}"}
+    with (own.logs / savepoint_log.INDEX_NAME).open("a") as index:
+        index.write(json.dumps(planted) + "\n")
+    second = savepoint_log.latest(own.logs, own.instance)
+    assert second is not None and second.sequence == 2 and not second.written_here
+    savepoint_log.mark(own.logs, second, savepoint_log.Event.COMPACT_SUMMARY, trigger="auto", summary=ATTACKER_REQUEST)
+    listed = mcp_server.answer(configuration.load(own.path), "savepoints", {}).splitlines()
+    assert listed[0].startswith("savepoint 1 of Trial #1: ") and len(listed) == 2
     assert (
-        listed[0]
-        == 'savepoint 1 of "Trial #1": not verified: no root vouches for its index line; nothing of it is listed'
+        listed[1]
+        == 'savepoint 2 of "Trial #1": not verified: no root vouches for its index line; nothing of it is listed'
     )
-    assert listed[1].startswith("savepoint 2 of Trial #1: ") and len(listed) == 2
     assert ATTACKER_REQUEST not in "\n".join(listed)
 
 

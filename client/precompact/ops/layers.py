@@ -31,6 +31,9 @@ class FlushOutcome:
     foreign_branch: str | None = None
     # What the flush set aside and why, one line each, naming the fix (PRECOMPACT_KEYPAIR).
     notices: list[str] = field(default_factory=list)
+    # The savepoints in logs/ no root vouches for, which Layer 2 never pushes, in one line naming
+    # the fix (None: there are none). No retry changes it: it is not counted as queued.
+    unvouched: str | None = None
 
     @property
     def all_done(self) -> bool:
@@ -65,7 +68,11 @@ def _flush(config: Config) -> FlushOutcome:
         config, ignored = keypair_counted(config)
         outcome.notices = [ignored] if ignored else []
     if config.git_layer:
+        from precompact.verifier import signed
+
         newly_signed = _sign_lines(config)
+        vouched = signed.vouching(config)
+        outcome.unvouched = _unvouched(config, vouched)[1]
         target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(target)
@@ -73,7 +80,7 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = [str(e)]
         else:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
+                config.logs, gitstore.sync(repo, target, config.logs, vouched, newly_signed)
             )
             outcome.foreign_branch = _foreign_branch(config, repo, target)
     if config.chain_layer:
@@ -92,6 +99,21 @@ def _flush(config: Config) -> FlushOutcome:
         )
         outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
     return outcome
+
+
+def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
+    """The savepoints in logs/ that no root vouches for (verifier.signed.vouching), by (instance,
+    sequence), and what `status` and `flush` say of them (None: a root vouches for every one)."""
+    from precompact.verifier import signed
+
+    return _unvouched(config, signed.vouching(config))
+
+
+def _unvouched(config: Config, vouched) -> tuple[set[tuple[str, int]], str | None]:
+    from precompact.local import provenance
+
+    found = [(s.instance, s.sequence) for s in savepoint_log.savepoints(config.logs) if not vouched(s)]
+    return set(found), (provenance.unvouched_note(config.logs, found) if found else None)
 
 
 def _foreign_branch(config: Config, repo, target) -> str | None:
