@@ -466,7 +466,7 @@ def test_a_committed_logs_the_user_stops_tracking_is_never_pushed_nor_saved_afte
     status = run(victim.path, "status")
     assert status.returncode == 0, status.stderr
     [row] = [line for line in status.stdout.splitlines() if line.strip().startswith("#1")]
-    assert "PUSHED" not in row and "git UNVOUCHED" in row
+    assert "PUSHED" not in row and "git UNVOUCHED" in row and "chain UNVOUCHED" in row
     assert status.stdout.count("no root vouches for") == 1
     listed = json.loads(run(victim.path, "status", "--json").stdout)
     assert listed["savepoints"][0]["layer_2"] == "UNVOUCHED" and "mv " in listed["unvouched"]
@@ -517,3 +517,31 @@ def test_git_is_verified_only_against_a_root_it_names(tmp_path):
                 break
             time.sleep(0.1)
     assert "git: not verified" in page and "git: verified" not in page
+
+
+def test_the_chain_takes_the_users_savepoints_once_a_logs_no_root_vouches_for_is_moved_away(tmp_path, localnet):
+    """Chain on: Layer 3 refuses the foreign savepoint in one line naming the fix, and nothing of
+    the user's is chained onto it (which would stall Layer 3 for good); moved away, the user's
+    own savepoint 1 is anchored and verifies."""
+    from precompact.local import savepoint_log
+
+    source = saved_elsewhere(tmp_path, state=tmp_path / "attacker-state")
+    victim = new_project(tmp_path, "victim", git_layer=False, chain_layer=True, cluster=localnet.url, airdrop=True)
+    shutil.copytree(source.logs, victim.logs, dirs_exist_ok=True)
+
+    refused = saved_once(victim, tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert "no root vouches for" in line and f"`mv {victim.logs} {victim.logs}.foreign`" in line
+    flushed = run(victim.path, "flush")
+    assert flushed.returncode == 3, flushed.stdout + flushed.stderr
+    assert "no root vouches for" in flushed.stdout and "mv " in flushed.stdout
+    assert [s.sequence for s in savepoint_log.savepoints(victim.logs)] == [1]
+
+    victim.logs.rename(victim.path / "logs.foreign")
+    saved = saved_once(victim, tmp_path)
+    assert saved.returncode == 3, saved.stdout + saved.stderr  # saved; Layer 2 is off here
+    [own] = savepoint_log.savepoints(victim.logs)
+    assert own.layer_3 == savepoint_log.Layer3.CONFIRMED, own.failures
+    verified = run(victim.path, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
