@@ -72,7 +72,15 @@ def _flush(config: Config) -> FlushOutcome:
 
         newly_signed = _sign_lines(config)
         vouched = signed.vouching(config)
-        outcome.unvouched = _unvouched(config, vouched)[1]
+        passed_over: list[tuple[str, int]] = []
+
+        def vouched_noted(savepoint: savepoint_log.Savepoint) -> bool:
+            """`vouched`, each savepoint Layer 2 passes over noted for the one line said of them."""
+            if vouched(savepoint):
+                return True
+            passed_over.append((savepoint.instance, savepoint.sequence))
+            return False
+
         target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(target)
@@ -80,9 +88,13 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = [str(e)]
         else:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs, vouched, newly_signed)
+                config.logs, gitstore.sync(repo, target, config.logs, vouched_noted, newly_signed)
             )
             outcome.foreign_branch = _foreign_branch(config, repo, target)
+        if passed_over:
+            from precompact.local import provenance
+
+            outcome.unvouched = provenance.unvouched_note(config.logs, passed_over)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.ops import anchoring as chain_post
@@ -103,15 +115,11 @@ def _flush(config: Config) -> FlushOutcome:
 
 def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
     """The savepoints in logs/ that no root vouches for (verifier.signed.vouching), by (instance,
-    sequence), and what `status` and `flush` say of them (None: a root vouches for every one)."""
+    sequence), and what `status` says of them, as `flush` does (None: a root vouches for every one)."""
+    from precompact.local import provenance
     from precompact.verifier import signed
 
-    return _unvouched(config, signed.vouching(config))
-
-
-def _unvouched(config: Config, vouched) -> tuple[set[tuple[str, int]], str | None]:
-    from precompact.local import provenance
-
+    vouched = signed.vouching(config)
     found = [(s.instance, s.sequence) for s in savepoint_log.savepoints(config.logs) if not vouched(s)]
     return set(found), (provenance.unvouched_note(config.logs, found) if found else None)
 

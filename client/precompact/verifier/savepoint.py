@@ -70,7 +70,11 @@ def check(
     signed_by = signer if signed_root else None
     chain_root = checks["chain"].status == VERIFIED
     root = _root(unrooted, signed_by, chain_root)
-    checks["git"], git_bytes = _git(config, remote, remote_problem, target, commit, wanted, root, rooted, local)
+    # git's ✓ on a hash the chain vouches for rests on the chain's word: its RPC endpoint's.
+    chain_word = checks["chain"].resting_on if root == verdicts.CHAIN_ROOT else None
+    checks["git"], git_bytes = _git(
+        config, remote, remote_problem, target, commit, wanted, (root, chain_word), rooted, local
+    )
     return _checked(
         config, remote, target, locator.by_sequence, checks, local, wanted, git_bytes, commit, unrooted, signed_by
     )
@@ -229,13 +233,14 @@ def _git(
     target: Savepoint,
     commit: str | None,
     wanted: str,
-    root: str,
+    named: tuple[str, str | None],
     rooted: bool,
     local: verdicts.Snapshot | None,
 ) -> tuple[Check, bytes | None]:
-    """Git's verdict (its copy is the committed one, and matches the hash `root` states, which
-    only a root vouches for when `rooted`), and the snapshot's bytes from git when the local
-    copy cannot serve."""
+    """Git's verdict (its copy is the committed one, and matches the hash `named`'s root states,
+    which only a root vouches for when `rooted`; with whose word that root took, if any), and
+    the snapshot's bytes from git when the local copy cannot serve."""
+    root, resting_on = named
 
     if remote is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, remote_problem or ""), None
@@ -264,7 +269,7 @@ def _git(
     if copy.data is not None:
         verdict = Check(VERIFIED, f"{verdict.detail} (copy restored from git)", verdict.sha256)
     held = verdicts.on_remote(commit, on_remote, remote.remote_branch, target.layer_2_failure)
-    return verdicts.git_rooted(verdicts.git_verdict(verdict, held, remote.remote_branch), root), copy.data
+    return verdicts.git_rooted(verdicts.git_verdict(verdict, held, remote.remote_branch), root, resting_on), copy.data
 
 
 def _document(

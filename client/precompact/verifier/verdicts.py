@@ -675,17 +675,17 @@ def git_verdict(copy: Check, remote: Check | None, held_by: RemoteBranch) -> Che
 CHAIN_ROOT = "the on-chain record vouches for"
 
 
-def git_rooted(git: Check, root: str | None) -> Check:
+def git_rooted(git: Check, root: str | None, resting_on: str | None = None) -> Check:
     """Layer 2's verdict once it is known which root vouches for the hash git's copy was held to
-    (`root`, as verdicts name it: LOCAL_ROOT, the signed line's, CHAIN_ROOT; None: none does).
-    git is no root of its own: a ✓ names the root, a copy matching a hash no root vouches for is
-    NOT_VERIFIED, and such a savepoint not committed never will be (Layer 2 pushes none)."""
+    (`root`, as verdicts name it: LOCAL_ROOT, the signed line's, CHAIN_ROOT; None: none does;
+    `resting_on`: whose word that root took, the chain's RPC endpoint). git is no root of its
+    own: a ✓ names the root, a copy matching a hash no root vouches for is NOT_VERIFIED, and
+    such a savepoint not committed never will be (Layer 2 pushes none)."""
     if root is not None:
         if git.status != VERIFIED:
             return git
-        return Check(
-            VERIFIED, f"{git.detail}; its bytes hash to the sha256 {root}", git.sha256, resting_on=git.resting_on
-        )
+        detail = f"{git.detail}; its bytes hash to the sha256 {root}"
+        return Check(VERIFIED, detail, git.sha256, resting_on=git.resting_on or resting_on)
     if git.status == VERIFIED:
         return Check(
             NOT_VERIFIED, f"{git.detail} holds the snapshot its index line names, but no root vouches for that hash"

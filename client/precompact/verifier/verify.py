@@ -264,9 +264,12 @@ def _layers(
         chain_checks.get(n),
         signed.root(run.signer) if run.signer is not None and signed.signed_by(savepoint, run.signer) else None,
     )
+    chain_check = chain_checks.get(n)
+    root = _root(run, savepoint, chain_check)
     git = failed("layer 2") or verdicts.git_rooted(
         verdicts.unread_git(config.git_layer, savepoint, run.layer_2.get((instance, n)), run.remote is not None),
-        _root(run, savepoint, chain_checks.get(n)),
+        root,
+        chain_check.resting_on if chain_check is not None and root == verdicts.CHAIN_ROOT else None,
     )
     if not config.chain_layer:
         chain = verdicts.Check(verdicts.OFF, "the chain layer is off in .precompact.toml")
