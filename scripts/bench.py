@@ -24,6 +24,7 @@ import bench_encryption
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log, snapshot
 from precompact.remote import encryption, gitstore
+from precompact.verifier import signed
 from support.commands import PRECOMPACT
 from support.localnet import LocalnetProcess
 from support.projects import fund, new_project, store
@@ -272,7 +273,9 @@ def verify_thousand(root: Path, count: int) -> dict:
     progress(f"verify: committing {count} savepoints")
     target = gitstore.Target.of(loaded)
     repo = gitstore.open_repository(target)
-    problems = savepoint_log.record_outcomes(loaded.logs, gitstore.sync(repo, target, loaded.logs))
+    problems = savepoint_log.record_outcomes(
+        loaded.logs, gitstore.sync(repo, target, loaded.logs, signed.vouching(loaded))
+    )
     if problems:
         raise SystemExit(f"bench: Layer 2 of {count} savepoints failed: {problems[0]}")
     progress("verify: verify --all")

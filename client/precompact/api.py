@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
 CHAIN_OFF = "OFF"
+# Layers 2 and 3 of a savepoint whose index line no root vouches for (it came with the project):
+# whatever logs/ says of them, this machine never pushes, posts or saves after it.
+UNVOUCHED = "UNVOUCHED"
 
 
 def save(
@@ -200,6 +203,14 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     from precompact.ops import layers
 
     return layers.in_clear(config, savepoints)
+
+
+def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
+    """The savepoints in logs/ that no root vouches for, by (instance, sequence), and what to
+    do about them in one line (None: a root vouches for every one) (ops.layers)."""
+    from precompact.ops import layers
+
+    return layers.unvouched(config)
 
 
 def not_signed(config: Config, savepoints: list[savepoint_log.Savepoint]) -> dict[tuple[str, int], str]:

@@ -38,9 +38,14 @@ def target(project: Path, remote: str = "origin") -> gitstore.Target:
     return gitstore.Target(project, remote, BRANCH)
 
 
+def _own(saved: savepoint_log.Savepoint) -> bool:
+    """The savepoints these tests make are this machine's own (Layer 1's default rule)."""
+    return saved.written_here
+
+
 def synced(repo, target: gitstore.Target, logs: Path) -> list[str]:
     """Layer 2 as the flush runs it: each outcome recorded in the index; the problems met."""
-    return savepoint_log.record_outcomes(logs, gitstore.sync(repo, target, logs))
+    return savepoint_log.record_outcomes(logs, gitstore.sync(repo, target, logs, _own))
 
 
 def test_commits_and_pushes_without_touching_the_users_work(workspace):

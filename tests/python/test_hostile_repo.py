@@ -268,8 +268,10 @@ def test_every_failure_reason_the_hook_prints_is_one_line(error):
     "name", ["logs/loot/id_ed25519", "logs/precompact-saves/snapshot_2026-11-30T00-00-00Z_000001.json"]
 )
 def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_path, victim, name):
-    """The same index left untracked (a tarball, not a clone): a name precompact does not write,
-    or its own name as a link out of logs/, is refused; the hash check stands behind both."""
+    """The same index left untracked (a tarball, not a clone): no root vouches for its line (no
+    tag of this machine's key, no signature of the user's), so Layer 2 reads nothing it names and
+    `flush` says so in one line naming the fix (behind that, a name precompact does not write, or
+    its own name as a link out of logs/, is refused, and the hash check stands behind both)."""
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))
     )
@@ -281,10 +283,10 @@ def test_an_untracked_index_naming_a_link_or_a_foreign_name_commits_nothing(tmp_
     )
     (project / "logs" / "precompact-savepoint.jsonl").write_text(loot_index(name))
     flushed = flush(project)
-    assert flushed.returncode == 3  # queued
+    assert flushed.returncode == 1, flushed.stdout  # no ✓ for Layer 2, and nothing to retry
+    assert b"\xe2\x9c\x97 Layer 2: " in flushed.stdout and b"no root vouches for" in flushed.stdout
     index = (project / "logs" / "precompact-savepoint.jsonl").read_text()
-    assert "LAYER_2_FAILED" in index and "LAYER_2_COMMITTED" not in index
-    assert ("not a name precompact writes" if "loot" in name else "is a symbolic link") in index
+    assert "LAYER_2_COMMITTED" not in index
     assert SECRET_MARK.encode() not in all_git_bytes(project)
 
 

@@ -18,6 +18,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+import httpx
 import pytest
 
 from precompact.boundary import logs_dir
@@ -189,16 +190,27 @@ def test_the_mcp_savepoints_tool_lists_nothing_of_a_savepoint_no_root_vouches_fo
         mcp_server.answer(loaded, "savepoints", {})
     assert ATTACKER_REQUEST not in str(refused.value)
 
+    # Beside one of this machine's (saved before the foreign line came: precompact saves nothing
+    # after a line no root vouches for).
     conversation = Conversation(tmp_path / "victim-session.jsonl", "s-victim", START)
     conversation.turn_with("Tidy the README.", "true", "ok", "Done.")
-    saved = run(victim.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-victim")
+    own = new_project(tmp_path, "own", git_layer=False, chain_layer=False)
+    saved = run(own.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-victim")
     assert saved.returncode == 3, saved.stdout + saved.stderr
-    listed = mcp_server.answer(loaded, "savepoints", {}).splitlines()
+    mine = savepoint_log.latest(own.logs, own.instance)
+    assert mine is not None
+    planted = {**foreign.created, "sequence": 2, "prev_snapshot_hash": f"sha256:{mine.snapshot_hash}"}
+    with (own.logs / savepoint_log.INDEX_NAME).open("a") as index:
+        index.write(json.dumps(planted) + "\n")
+    second = savepoint_log.latest(own.logs, own.instance)
+    assert second is not None and second.sequence == 2 and not second.written_here
+    savepoint_log.mark(own.logs, second, savepoint_log.Event.COMPACT_SUMMARY, trigger="auto", summary=ATTACKER_REQUEST)
+    listed = mcp_server.answer(configuration.load(own.path), "savepoints", {}).splitlines()
+    assert listed[0].startswith("savepoint 1 of Trial #1: ") and len(listed) == 2
     assert (
-        listed[0]
-        == 'savepoint 1 of "Trial #1": not verified: no root vouches for its index line; nothing of it is listed'
+        listed[1]
+        == 'savepoint 2 of "Trial #1": not verified: no root vouches for its index line; nothing of it is listed'
     )
-    assert listed[1].startswith("savepoint 2 of Trial #1: ") and len(listed) == 2
     assert ATTACKER_REQUEST not in "\n".join(listed)
 
 
@@ -399,3 +411,137 @@ def test_savepoints_from_before_this_record_are_verified_by_the_chain_only(tmp_p
     unreachable = run(project.path, "verify")
     assert unreachable.returncode == EXIT_NOT_VERIFIED and "✓" not in unreachable.stdout
     assert "not written by this machine" in unreachable.stdout
+
+
+# --- A savepoint no root vouches for is never pushed, chained onto or given a git ✓ (review5 F2, F3)
+
+
+def _compacted(project: Project, conversation: Conversation) -> subprocess.CompletedProcess:
+    """PreCompact through the real hook, as Claude Code runs it."""
+    event = payload("PreCompact", project.path, conversation.path, trigger="manual", session_id=conversation.session_id)
+    done = hook(event, cwd=project.path, timeout=QUICK_SECONDS)
+    assert done.returncode == 0, done.stderr  # the hook never blocks the agent
+    return done
+
+
+def test_a_committed_logs_the_user_stops_tracking_is_never_pushed_nor_saved_after_until_moved_away(tmp_path):
+    """A repository ships someone else's logs/ (pushed there, so its index says PUSHED). The
+    line refusing a tracked logs/ names moving it away; a user who only stops tracking it gets one
+    line naming the fix at the next compaction, and nothing is chained onto the foreign savepoint
+    or pushed to the user's remote; once it is moved away, their own savepoint starts the chain and
+    verifies."""
+    from precompact.local import savepoint_log
+
+    source = new_project(tmp_path, "source", git_layer=True, chain_layer=False)
+    theirs = Conversation(tmp_path / "source-session.jsonl", "s-source", START)
+    theirs.turn_with(ATTACKER_REQUEST, "true", "ok", "Done.")
+    env = {"XDG_STATE_HOME": str(tmp_path / "attacker-state")}
+    run(source.path, "savepoint", "--transcript", str(theirs.path), "--session-id", "s-source", env=env)
+    [shipped] = savepoint_log.savepoints(source.logs)
+    assert shipped.layer_2 == savepoint_log.Layer2.PUSHED
+    victim = new_project(tmp_path, "victim", git_layer=True, chain_layer=False)
+    shutil.copytree(source.logs, victim.logs, dirs_exist_ok=True)
+    run_git(victim.path, "add", "-f", "logs")
+    run_git(victim.path, "commit", "-q", "-m", "the project, with its logs/")
+    mine = Conversation(tmp_path / "victim-session.jsonl", "s-victim", START)
+    mine.turn_with("Tidy the README.", "true", "ok", "Done.")
+
+    tracked = _compacted(victim, mine).stdout.decode()
+    assert "`git rm -r --cached logs`" in tracked and "move it away too (`mv logs logs.foreign`)" in tracked
+
+    run_git(victim.path, "rm", "-r", "-q", "--cached", "logs")
+    run_git(victim.path, "commit", "-q", "-m", "stop tracking logs/")
+    refused = _compacted(victim, mine).stdout.decode()
+    [line] = refused.splitlines()
+    assert line.startswith("precompact could not save the transcript before this compaction (")
+    assert "holds 1 savepoint(s) no root vouches for" in line and f"`mv {victim.logs} {victim.logs}.foreign`" in line
+    assert [s.sequence for s in savepoint_log.savepoints(victim.logs)] == [1], "nothing was chained onto it"
+
+    flushed = run(victim.path, "flush")
+    assert flushed.returncode == 1, flushed.stdout + flushed.stderr
+    assert "✓ Layer 2" not in flushed.stdout
+    assert "✗ Layer 2: " in flushed.stdout and "no root vouches for" in flushed.stdout
+    assert run_git(victim.remote, "for-each-ref").strip() == "", "the foreign savepoint reached the user's remote"
+
+    status = run(victim.path, "status")
+    assert status.returncode == 0, status.stderr
+    [row] = [line for line in status.stdout.splitlines() if line.strip().startswith("#1")]
+    assert "PUSHED" not in row and "git UNVOUCHED" in row and "chain UNVOUCHED" in row
+    assert status.stdout.count("no root vouches for") == 1
+    listed = json.loads(run(victim.path, "status", "--json").stdout)
+    assert listed["savepoints"][0]["layer_2"] == "UNVOUCHED" and "mv " in listed["unvouched"]
+
+    victim.logs.rename(victim.path / "logs.foreign")
+    saved = _compacted(victim, mine).stdout.decode()
+    assert "saved as precompact savepoint 1" in saved, saved
+    [own] = savepoint_log.savepoints(victim.logs)
+    assert own.prev_snapshot_hash is None and own.written_here
+    assert run(victim.path, "flush").returncode == 0
+    verified = run(victim.path, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_git_is_verified_only_against_a_root_it_names(tmp_path):
+    """A savepoint written under another machine's key and pushed from there: git's copy is the
+    one its index line names, but only the configured key's signature over that line vouches for
+    its hash here. With it, git's ✓ names that root; without it (the keypair gone, no
+    chain.authority), `verify` and the viewer say git is not verified, and why."""
+    from support.browser import viewer
+
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    conversation = Conversation(tmp_path / "session.jsonl", "s-other", START)
+    conversation.turn_with("Tidy the README.", "true", "ok", "Done.")
+    other = {"XDG_STATE_HOME": str(tmp_path / "other-machine")}
+    run(project.path, "savepoint", "--transcript", str(conversation.path), "--session-id", "s-other", env=other)
+    key = project.authority().pubkey()
+
+    def git_layer() -> tuple[int, dict]:
+        verified = run(project.path, "verify", "--json")
+        return verified.returncode, json.loads(verified.stdout)["savepoints"][0]["layers"]["git"]
+
+    code, git = git_layer()
+    assert code == 0, git
+    assert git["status"] == "verified"
+    assert git["detail"].endswith(f"its bytes hash to the sha256 the index line signed by {key} states")
+
+    project.keypair_file.rename(tmp_path / "keypair-elsewhere.json")
+    code, git = git_layer()
+    assert code == EXIT_NOT_VERIFIED
+    assert git["status"] == "not verified"
+    assert git["detail"].endswith("holds the snapshot its index line names, but no root vouches for that hash")
+    with viewer(project.path, tmp_path / "view.log") as url:
+        page = ""
+        for _ in range(200):
+            page = httpx.get(url, timeout=30).text
+            if "checking…" not in page:
+                break
+            time.sleep(0.1)
+    assert "git: not verified" in page and "git: verified" not in page
+
+
+def test_the_chain_takes_the_users_savepoints_once_a_logs_no_root_vouches_for_is_moved_away(tmp_path, localnet):
+    """Chain on: Layer 3 refuses the foreign savepoint in one line naming the fix, and nothing of
+    the user's is chained onto it (which would stall Layer 3 for good); moved away, the user's
+    own savepoint 1 is anchored and verifies."""
+    from precompact.local import savepoint_log
+
+    source = saved_elsewhere(tmp_path, state=tmp_path / "attacker-state")
+    victim = new_project(tmp_path, "victim", git_layer=False, chain_layer=True, cluster=localnet.url, airdrop=True)
+    shutil.copytree(source.logs, victim.logs, dirs_exist_ok=True)
+
+    refused = saved_once(victim, tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert "no root vouches for" in line and f"`mv {victim.logs} {victim.logs}.foreign`" in line
+    flushed = run(victim.path, "flush")
+    assert flushed.returncode == 3, flushed.stdout + flushed.stderr
+    assert "no root vouches for" in flushed.stdout and "mv " in flushed.stdout
+    assert [s.sequence for s in savepoint_log.savepoints(victim.logs)] == [1]
+
+    victim.logs.rename(victim.path / "logs.foreign")
+    saved = saved_once(victim, tmp_path)
+    assert saved.returncode == 3, saved.stdout + saved.stderr  # saved; Layer 2 is off here
+    [own] = savepoint_log.savepoints(victim.logs)
+    assert own.layer_3 == savepoint_log.Layer3.CONFIRMED, own.failures
+    verified = run(victim.path, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -65,14 +65,16 @@ def test_a_commit_the_remote_refused_is_not_on_the_remote_in_verify_resurrect_an
     assert out(verified).startswith(f"✗ 1 of 2 savepoint(s) not verified: Trial #1 savepoint 2 [git]: {not_on_remote}")
 
     [one, two] = git_layers(project)
-    assert one["status"] == "verified" and one["detail"].endswith(f"checked), on origin's {project.branch}")
+    assert one["status"] == "verified" and one["detail"].endswith(
+        f"checked), on origin's {project.branch}; its bytes hash to the sha256 this machine's index recorded"
+    )
     assert two["status"] == "not on the remote" and REFUSED in two["detail"]
 
     resurrected = precompact(project.path, "resurrect", "--sequence", "2")
     assert resurrected.returncode == 0, out(resurrected)
     assert f"Git backup: – {not_on_remote}" in resurrected.stdout
     assert (
-        f"Git backup: ✓ verified (commit {first.commit[:12]} (encrypted copy decrypted and checked), on origin's {project.branch})"
+        f"Git backup: ✓ verified (commit {first.commit[:12]} (encrypted copy decrypted and checked), on origin's {project.branch}; its bytes hash to the sha256 this machine's index recorded)"
         in precompact(project.path, "resurrect", "--sequence", "1").stdout
     )
 

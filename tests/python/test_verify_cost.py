@@ -16,6 +16,7 @@ import pytest
 from precompact.config import settings as configuration
 from precompact.local import savepoint_log, snapshot
 from precompact.remote import gitstore
+from precompact.verifier import signed
 from support.commands import precompact
 from support.projects import new_project
 from support.transcript_gen import generate
@@ -30,7 +31,7 @@ def archive(root: Path, savepoints: int) -> Path:
         snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
     target = gitstore.Target.of(loaded)
     problems = savepoint_log.record_outcomes(
-        loaded.logs, gitstore.sync(gitstore.open_repository(target), target, loaded.logs)
+        loaded.logs, gitstore.sync(gitstore.open_repository(target), target, loaded.logs, signed.vouching(loaded))
     )
     assert not problems, problems
     return path

@@ -373,7 +373,7 @@ def _check_untracked(logs: Path) -> None:
     if tracked:
         raise ConfinementError(
             errno.EPERM,
-            f"{logs} holds files tracked by git (such as {quoting.inline(tracked[0])}); precompact keeps its files in an untracked logs/: check what it holds, then stop tracking it (`git rm -r --cached logs`)",
+            f"{logs} holds files tracked by git (such as {quoting.inline(tracked[0])}); precompact keeps its files in an untracked logs/: stop tracking it (`git rm -r --cached logs`), and if it came with the repository move it away too (`mv logs logs.foreign`): savepoints this machine did not write are never pushed nor saved after",
         )
     if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
         _keep_untracked(seen)

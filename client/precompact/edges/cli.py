@@ -501,8 +501,15 @@ def flush(instance, as_json) -> None:
         terminal.echo(f"warning: {notice}", err=True)
     layers = _report(loaded, outcome)
     if as_json:
-        _emit({"instance": loaded.instance, **layers, "foreign_branch": outcome.foreign_branch})
-    if outcome.foreign_branch:
+        _emit(
+            {
+                "instance": loaded.instance,
+                **layers,
+                "foreign_branch": outcome.foreign_branch,
+                "unvouched": outcome.unvouched,
+            }
+        )
+    if outcome.foreign_branch or outcome.unvouched:
         sys.exit(EXIT_FAILED)
     # Nothing left to retry, or not: a layer that is off has nothing to retry.
     sys.exit(EXIT_LAYER_PENDING if any(v["state"] == LAYER_QUEUED for v in layers.values()) else EXIT_DONE)
@@ -524,10 +531,12 @@ def _report(loaded: configuration.Config, outcome) -> dict:
         elif problems:
             _say(f"… Layer {layer}: queued: {problems[0]}")
             state, problem = LAYER_QUEUED, problems[0]
-        elif layer == 2 and outcome.foreign_branch:
-            # Pushed, but the branch's index is not this project's own: no ✓ for it.
-            _say(f"✗ Layer {layer}: {outcome.foreign_branch}")
-            state, problem = LAYER_DONE, outcome.foreign_branch
+        elif layer == 2 and (outcome.unvouched or outcome.foreign_branch):
+            # Savepoints in logs/ that are not the user's, left unpushed, or pushed onto a branch
+            # whose index is not this project's own: no ✓ for either.
+            said = outcome.unvouched or outcome.foreign_branch
+            _say(f"✗ Layer {layer}: {said}")
+            state, problem = LAYER_DONE, said
         else:
             _say(f"✓ Layer {layer}: up to date")
             state, problem = LAYER_DONE, None
@@ -571,11 +580,16 @@ def status(only, remote, as_json) -> None:
     # Committed without the signature that lets the remote's copy verify on another machine.
     unsigned = api.not_signed(loaded, savepoints) if loaded.git_layer else {}
 
+    # Savepoints no root vouches for: what logs/ says of their layers is not this machine's word.
+    foreign, foreign_note = api.unvouched(loaded)
+
     def git_shown(s) -> str:
+        if (s.instance, s.sequence) in foreign:
+            return api.UNVOUCHED
         return shown(Layer2.FAILED if (s.instance, s.sequence) in rewound else s.layer_2)
 
     def chain_shown(s) -> str:
-        return shown(api.layer_3_state(loaded, s))
+        return api.UNVOUCHED if (s.instance, s.sequence) in foreign else shown(api.layer_3_state(loaded, s))
 
     clear = api.in_clear(loaded, savepoints)
     if as_json:
@@ -606,6 +620,7 @@ def status(only, remote, as_json) -> None:
                 "savepoints": rows,
                 "unparseable_index_lines": bad_lines,
                 "lacking_from_logs": len(api.lacking(loaded)),
+                "unvouched": foreign_note,
             }
         )
         return
@@ -634,9 +649,11 @@ def status(only, remote, as_json) -> None:
                 terminal.echo(f"        last problem: {s.failures[-1]}")
             if (s.instance, s.sequence) in unsigned:
                 terminal.echo(f"        signature: {unsigned[(s.instance, s.sequence)]}")
-        confirmed = api.chain_confirmations(mine)
+        confirmed = api.chain_confirmations([s for s in mine if (s.instance, s.sequence) not in foreign])
         if confirmed:
             terminal.echo(f"  chain: {confirmed}")
+    if foreign_note:
+        terminal.echo(foreign_note)
     if clear:
         listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
         advice = (

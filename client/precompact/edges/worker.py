@@ -75,9 +75,10 @@ def run(root: Path) -> None:
                     if warning:
                         _log(warning)
                     outcome = api.flush(loaded)
-                    for notice in set(outcome.notices) - said:  # once a run, not once a retry
+                    notices = [*outcome.notices, *([outcome.unvouched] if outcome.unvouched else [])]
+                    for notice in set(notices) - said:  # once a run, not once a retry
                         _log(notice)
-                    said.update(outcome.notices)
+                    said.update(notices)
                     if outcome.all_done or pause is None:
                         break
                     _log(f"queued, retrying in {pause} s: {(outcome.layer_2_problems or outcome.layer_3_problems)[0]}")

@@ -32,9 +32,10 @@ import hashlib
 import hmac
 import json
 import os
+import shlex
 from pathlib import Path
 
-from precompact.boundary import private_file, small_file
+from precompact.boundary import private_file, quoting, small_file
 from precompact.errors import PrecompactError
 
 KEY_NAME = "machine.key"
@@ -78,6 +79,22 @@ def written_here(created: dict) -> bool:
         return False
     # As bytes: compare_digest refuses a str with non-ASCII characters, which a line may hold.
     return hmac.compare_digest(found.encode(errors="surrogateescape"), _tag(key, created).encode())
+
+
+def unvouched_note(logs: Path, savepoints: list[tuple[str, int]]) -> str:
+    """What Layers 1, 2 and 3 and `status` say, in one line naming the fix, of the savepoints in
+    `logs` (instance, sequence) that no root vouches for: no tag of this machine's key, no
+    signature of the configured key. Pushing one would back up someone else's savepoint as the
+    user's, and saving after one would make it the predecessor of the user's own, which neither
+    `verify` nor the chain ever accepts. The instance names are the index's words: quoted."""
+    named = ", ".join(f"{quoting.inline(instance)} #{sequence}" for instance, sequence in savepoints[:3])
+    more = f" and {len(savepoints) - 3} more" if len(savepoints) > 3 else ""
+    return (
+        f"{logs} holds {len(savepoints)} savepoint(s) no root vouches for ({named}{more}: not written by this machine, "
+        "not signed by your key; a logs/ that came with the project, a copy or an archive), so precompact neither "
+        f"pushes them nor saves after them: move it away (`mv {shlex.quote(str(logs))} {shlex.quote(str(logs) + '.foreign')}`), "
+        "and `precompact restore` brings back your own from the remote"
+    )
 
 
 def stamped(purpose: str, data: bytes) -> bytes:

@@ -24,7 +24,7 @@ import re
 import stat
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -352,6 +352,15 @@ class Recovery(Record, frozen=True):
     end: int
 
 
+def _written_here(savepoint: savepoint_log.Savepoint) -> bool:
+    return savepoint.written_here
+
+
+class Unvouched(PrecompactError):
+    """The savepoint a new one would follow has an index line no root vouches for; the message
+    says what to move away."""
+
+
 class Settings(Record, frozen=True):
     """The parts of the configuration Layer 1 needs."""
 
@@ -364,11 +373,17 @@ class Settings(Record, frozen=True):
     file_cap_bytes: int = 256 * 1024
     redaction: bool = True
     extra_patterns: dict = field(default_factory=dict)
+    # Whether a root vouches for a savepoint's index line, so that a new savepoint may follow it
+    # (verifier.signed.vouching: this machine's tag, or the configured key's signature, which
+    # only the caller may check). Without it, only this machine's own lines.
+    vouched: Callable[[savepoint_log.Savepoint], bool] = _written_here
 
     @classmethod
-    def of(cls, config: Config) -> Settings:
-        """The settings a project's configuration gives Layer 1."""
+    def of(cls, config: Config, vouched: Callable[[savepoint_log.Savepoint], bool] = _written_here) -> Settings:
+        """The settings a project's configuration gives Layer 1 (the hook's, with `vouched`:
+        ops.compaction.layer_1)."""
         return cls(
+            vouched=vouched,
             instance=config.instance,
             logs=config.logs,
             context_window=config.context_window,
@@ -420,6 +435,10 @@ def create_savepoint(
         index = savepoint_log.read(settings.logs)
         mine = savepoint_log.of_instance(index.savepoints, settings.instance)
         previous = mine[-1] if mine else None
+        if previous is not None and not settings.vouched(previous):
+            # Its hash would be this savepoint's predecessor: the chain would refuse every
+            # savepoint from here on, and `verify` would never pass again.
+            raise Unvouched(provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)]))
         # Read under the lock, and never earlier than the previous savepoint: the program
         # refuses a timestamp that goes backwards, which would leave this savepoint (and all
         # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.

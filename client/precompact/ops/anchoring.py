@@ -21,7 +21,7 @@ from solders.transaction import Transaction
 from precompact.chain import record, rpc
 from precompact.chain import wire as chain
 from precompact.errors import PrecompactError
-from precompact.local import savepoint_log
+from precompact.local import provenance, savepoint_log
 from precompact.verifier import signed, verdicts
 
 CONFIRM_POLL_SECONDS = 0.05
@@ -62,8 +62,10 @@ def post_pending(
         return
     # A line the user's key signed is the user's own (restored from the remote): the chain may
     # confirm it; only one this machine wrote is ever posted.
-    if not (pending[0].written_here or signed.signed_by(pending[0], str(signer.pubkey()))):
-        yield _not_written_here(pending[0])
+    if not signed.line_vouched(pending[0], str(signer.pubkey())):
+        # Never posted, nor walked past: one line for the whole logs/, naming the fix.
+        unvouched = [(s.instance, s.sequence) for s in mine if not signed.line_vouched(s, str(signer.pubkey()))]
+        yield _failed(pending[0], provenance.unvouched_note(logs, unvouched))
         return
     roots = verdicts.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
@@ -141,11 +143,11 @@ def closed_note(closing: savepoint_log.Closing) -> str:
 
 
 def _not_written_here(savepoint: savepoint_log.Savepoint) -> savepoint_log.Outcome:
-    """Signing a savepoint this machine did not write would make the chain vouch for a logs/
-    that came with the project."""
+    """A savepoint the user's key signed on another machine, past what the chain holds: signing
+    a savepoint this machine did not write would let the chain vouch for bytes it never held."""
     return _failed(
         savepoint,
-        f"savepoint {savepoint.sequence} was not written by this machine (its index line carries no tag of this machine's key), so it is not signed; move that logs/ away",
+        f"savepoint {savepoint.sequence} was not written by this machine (its index line carries no tag of this machine's key), so it is not posted from here: `precompact flush` on the machine that wrote it posts it",
     )
 
 

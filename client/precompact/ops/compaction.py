@@ -88,11 +88,11 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
             else ""
         )
     try:
-        written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+        written = snapshot.create_savepoint(layer_1(loaded), session)
     except savepoint_log.LockTimeout:
         # Other saves (large transcripts) held the index past what a hook may wait: the worker
         # writes this one, from the transcript as it stands now.
-        snapshot.queue(snapshot.Settings.of(loaded), session)
+        snapshot.queue(layer_1(loaded), session)
         note = QUEUED_NOTE if speaks else ""
     else:
         note = _compact_note(loaded, written.sequence, written.sha256, written.lines_in_part) if speaks else ""
@@ -101,11 +101,27 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     return note + WORKER_WAITS if note and not started else note
 
 
+def layer_1(loaded: configuration.Config) -> snapshot.Settings:
+    """Layer 1's settings for `loaded`, with the rule for which savepoint a new one may follow
+    (verifier.signed.vouching), whose module a hook imports only when the savepoint before is
+    not this machine's own."""
+    from precompact.local import snapshot
+
+    def vouched(savepoint: savepoint_log.Savepoint) -> bool:
+        if savepoint.written_here:
+            return True
+        from precompact.verifier import signed
+
+        return signed.vouching(loaded)(savepoint)
+
+    return snapshot.Settings.of(loaded, vouched)
+
+
 def write_queued(loaded: configuration.Config) -> int:
     """The savepoints hooks left queued (the index lock busy), written; how many."""
     from precompact.local import snapshot
 
-    return snapshot.write_queued(snapshot.Settings.of(loaded))
+    return snapshot.write_queued(layer_1(loaded))
 
 
 def savepoints_queued(loaded: configuration.Config) -> bool:
@@ -156,7 +172,7 @@ def on_request(
     kept = _unchanged_savepoint(loaded, session) if skip_unchanged else None
     if kept is not None:
         return kept
-    written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+    written = snapshot.create_savepoint(layer_1(loaded), session)
     return written, layers.flush(loaded)
 
 
@@ -435,9 +451,9 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
     if _unchanged_savepoint(loaded, session) is not None:
         return
     try:
-        snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+        snapshot.create_savepoint(layer_1(loaded), session)
     except savepoint_log.LockTimeout:
-        snapshot.queue(snapshot.Settings.of(loaded), session)  # as at PreCompact: the worker writes it
+        snapshot.queue(layer_1(loaded), session)  # as at PreCompact: the worker writes it
     _start_worker(loaded, payload)
 
 
@@ -585,7 +601,12 @@ def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.
     except NoTranscript as e:  # nothing to recover from: the summary is kept, the brief given
         log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
         return None
-    if capture.recover(snapshot.Settings.of(loaded), session) is not None:
+    try:
+        recovered = capture.recover(layer_1(loaded), session)
+    except snapshot.Unvouched as e:  # said in the error log; the session start still gets its brief
+        log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
+        return read
+    if recovered is not None:
         _start_worker(loaded, payload)
     return read
 

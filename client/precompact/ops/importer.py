@@ -24,6 +24,7 @@ from pathlib import Path
 from precompact.boundary import session_file
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log, snapshot
+from precompact.ops import compaction
 from precompact.transcript import agents, conversation
 
 SAVED, UNCHANGED, EMPTY, FAILED = "saved", "unchanged", "empty", "failed"
@@ -116,7 +117,7 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
             session_id=session_id, transcript_path=str(source), cwd=str(loaded.root), trigger=capture.IMPORT_TRIGGER
         )
         try:
-            written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+            written = snapshot.create_savepoint(compaction.layer_1(loaded), session)
         except (OSError, savepoint_log.LockTimeout) as e:
             return Imported(session_id, transcript, len(extra), FAILED, reason=str(e))
     return Imported(session_id, transcript, len(extra), SAVED, written.sequence)
@@ -147,7 +148,7 @@ def _one_of(loaded: configuration.Config, agent: str, session_file: Path, named:
         agent_transcript=str(session_file),
     )
     try:
-        written = snapshot.create_savepoint(snapshot.Settings.of(loaded), session)
+        written = snapshot.create_savepoint(compaction.layer_1(loaded), session)
     except (OSError, savepoint_log.LockTimeout) as e:
         return Imported(session_id, session_file, 0, FAILED, reason=str(e))
     return Imported(session_id, session_file, 0, SAVED, written.sequence)

@@ -31,6 +31,9 @@ class FlushOutcome:
     foreign_branch: str | None = None
     # What the flush set aside and why, one line each, naming the fix (PRECOMPACT_KEYPAIR).
     notices: list[str] = field(default_factory=list)
+    # The savepoints in logs/ no root vouches for, which Layer 2 never pushes, in one line naming
+    # the fix (None: there are none). No retry changes it: it is not counted as queued.
+    unvouched: str | None = None
 
     @property
     def all_done(self) -> bool:
@@ -65,7 +68,19 @@ def _flush(config: Config) -> FlushOutcome:
         config, ignored = keypair_counted(config)
         outcome.notices = [ignored] if ignored else []
     if config.git_layer:
+        from precompact.verifier import signed
+
         newly_signed = _sign_lines(config)
+        vouched = signed.vouching(config)
+        passed_over: list[tuple[str, int]] = []
+
+        def vouched_noted(savepoint: savepoint_log.Savepoint) -> bool:
+            """`vouched`, each savepoint Layer 2 passes over noted for the one line said of them."""
+            if vouched(savepoint):
+                return True
+            passed_over.append((savepoint.instance, savepoint.sequence))
+            return False
+
         target = gitstore.Target.of(config)
         try:
             repo = gitstore.open_repository(target)
@@ -73,9 +88,13 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = [str(e)]
         else:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs, newly_signed)
+                config.logs, gitstore.sync(repo, target, config.logs, vouched_noted, newly_signed)
             )
             outcome.foreign_branch = _foreign_branch(config, repo, target)
+        if passed_over:
+            from precompact.local import provenance
+
+            outcome.unvouched = provenance.unvouched_note(config.logs, passed_over)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.ops import anchoring as chain_post
@@ -92,6 +111,17 @@ def _flush(config: Config) -> FlushOutcome:
         )
         outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
     return outcome
+
+
+def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
+    """The savepoints in logs/ that no root vouches for (verifier.signed.vouching), by (instance,
+    sequence), and what `status` says of them, as `flush` does (None: a root vouches for every one)."""
+    from precompact.local import provenance
+    from precompact.verifier import signed
+
+    vouched = signed.vouching(config)
+    found = [(s.instance, s.sequence) for s in savepoint_log.savepoints(config.logs) if not vouched(s)]
+    return set(found), (provenance.unvouched_note(config.logs, found) if found else None)
 
 
 def _foreign_branch(config: Config, repo, target) -> str | None:

@@ -30,7 +30,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -1150,16 +1150,26 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
     return sources
 
 
-def sync(repo: git.Repo, target: Target, logs: Path, newly_signed: bool = False) -> Iterator[savepoint_log.Outcome]:
+def sync(
+    repo: git.Repo,
+    target: Target,
+    logs: Path,
+    vouched: Callable[[savepoint_log.Savepoint], bool],
+    newly_signed: bool = False,
+) -> Iterator[savepoint_log.Outcome]:
     """Commits and pushes each instance's savepoints onto its own branch (`_sync_branch`): the
     configured instance's first (started from the shared branch of older versions when it has
     none here), then any other instance logs/ holds (a renamed instance's predecessor, one named
-    by PRECOMPACT_INSTANCE), so that no instance's savepoints land on another's branch."""
+    by PRECOMPACT_INSTANCE), so that no instance's savepoints land on another's branch. Only the
+    savepoints a root vouches for (`vouched`: this machine's tag, or the configured key's
+    signature, verifier.signed.vouching): one that came with the project is never pushed as the
+    user's own (the caller says so, provenance.unvouched_note)."""
     _migrate(repo, target)
     savepoints = savepoint_log.savepoints(logs)
     branches: dict[Target, list[savepoint_log.Savepoint]] = {target: []}
     for savepoint in savepoints:
-        branches.setdefault(target.of_instance(savepoint.instance), []).append(savepoint)
+        if vouched(savepoint):
+            branches.setdefault(target.of_instance(savepoint.instance), []).append(savepoint)
     for own, mine in branches.items():
         yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target)
 

@@ -67,8 +67,14 @@ def check(
     own = unrooted is None or signed_root
     wanted = target.snapshot_hash if own else (checks["chain"].sha256 or target.snapshot_hash)
     commit = locator.commit_of(target) if remote is not None else None
-    checks["git"], git_bytes = _git(config, remote, remote_problem, target, commit, wanted, rooted, local)
     signed_by = signer if signed_root else None
+    chain_root = checks["chain"].status == VERIFIED
+    root = _root(unrooted, signed_by, chain_root)
+    # git's ✓ on a hash the chain vouches for rests on the chain's word: its RPC endpoint's.
+    chain_word = checks["chain"].resting_on if root == verdicts.CHAIN_ROOT else None
+    checks["git"], git_bytes = _git(
+        config, remote, remote_problem, target, commit, wanted, (root, chain_word), rooted, local
+    )
     return _checked(
         config, remote, target, locator.by_sequence, checks, local, wanted, git_bytes, commit, unrooted, signed_by
     )
@@ -153,12 +159,13 @@ def _checked(
 
 
 def _root(unrooted: str | None, signer: str | None, chain_verified: bool) -> str:
-    """The root the bytes were held to, as a failed local copy's verdict names it."""
+    """The root the bytes were held to, as every verdict names it (or the index that names
+    them, when no root vouches for it)."""
     if unrooted is None:
         return verdicts.LOCAL_ROOT
     if signer is not None:
-        return "your signing key signed in the index line"
-    return "the on-chain record holds" if chain_verified else f"{unrooted} names (no root vouches for it)"
+        return signed.root(signer)
+    return verdicts.CHAIN_ROOT if chain_verified else f"{unrooted} names (no root vouches for it)"
 
 
 class _Locator:
@@ -226,16 +233,20 @@ def _git(
     target: Savepoint,
     commit: str | None,
     wanted: str,
+    named: tuple[str, str | None],
     rooted: bool,
     local: verdicts.Snapshot | None,
 ) -> tuple[Check, bytes | None]:
-    """Git's verdict (its copy is the committed one, and matches what a root vouches for), and
+    """Git's verdict (its copy is the committed one, and matches the hash `named`'s root states,
+    which only a root vouches for when `rooted`; with whose word that root took, if any), and
     the snapshot's bytes from git when the local copy cannot serve."""
+    root, resting_on = named
 
     if remote is None:
         return Check(OFF if not config.git_layer else NOT_VERIFIED, remote_problem or ""), None
     if commit is None:
-        return Check(PENDING, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)"), None
+        pending = Check(PENDING, f"savepoint {target.sequence} is not committed yet (Layer 2 queued)")
+        return verdicts.git_rooted(pending, root if rooted else None), None
     remote = remote.of_instance(target.instance)  # the branch Layer 2 commits its savepoints to
     on_remote = remote.on_remote(commit)  # reads the remote's branch, fetching it
     if not remote.has_commit(commit):
@@ -250,18 +261,15 @@ def _git(
             FAILED, f"commit {commit[:12]} is neither here nor on {config.remote}: history was rewritten"
         ), None
     [copy] = remote.snapshot_copies([(target, commit, local, wanted)])
-    root = "a root vouches for" if rooted else "the index copy from git names (no root vouches for it)"
     verdict = verdicts.git_copy(copy, wanted, root)
     if verdict.status != VERIFIED:
         return verdict, None
     if not rooted:
-        return Check(
-            NOT_VERIFIED, f"{verdict.detail} holds the snapshot the index copy names, but no root vouches for that hash"
-        ), copy.data
+        return verdicts.git_rooted(verdict, None), copy.data
     if copy.data is not None:
         verdict = Check(VERIFIED, f"{verdict.detail} (copy restored from git)", verdict.sha256)
     held = verdicts.on_remote(commit, on_remote, remote.remote_branch, target.layer_2_failure)
-    return verdicts.git_verdict(verdict, held, remote.remote_branch), copy.data
+    return verdicts.git_rooted(verdicts.git_verdict(verdict, held, remote.remote_branch), root, resting_on), copy.data
 
 
 def _document(

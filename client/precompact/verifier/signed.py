@@ -25,6 +25,7 @@ a line this machine did not write).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from precompact.boundary import small_file
@@ -77,6 +78,22 @@ def line_vouched(savepoint: Savepoint, key: str | None) -> bool:
     signature over it. What the line states (its time, its summary) counts only then; its
     snapshot's bytes are held to it where they are read (`local_document`)."""
     return savepoint.written_here or signed_by(savepoint, key)
+
+
+def vouching(config: Config) -> Callable[[Savepoint], bool]:
+    """`line_vouched` under the configured key, for Layers 1 and 2 (which may not import this
+    module's rules): the key is read, and a signature checked, only for a line this machine did
+    not write, so a hook whose index holds only its own lines pays for neither."""
+    keys: list[str | None] = []
+
+    def vouched(savepoint: Savepoint) -> bool:
+        if savepoint.written_here:
+            return True
+        if not keys:
+            keys.append(configured_key(config))
+        return signed_by(savepoint, keys[0])
+
+    return vouched
 
 
 def refuted(savepoint: Savepoint, key: str) -> bool:

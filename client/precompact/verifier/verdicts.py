@@ -640,6 +640,30 @@ def git_verdict(copy: Check, remote: Check | None, held_by: RemoteBranch) -> Che
     return Check(VERIFIED, f"{copy.detail}, on {held_by.remote}'s {held_by.branch}", copy.sha256)
 
 
+# How a verdict names the chain as the root of a snapshot's hash (the walk back from the record).
+CHAIN_ROOT = "the on-chain record vouches for"
+
+
+def git_rooted(git: Check, root: str | None, resting_on: str | None = None) -> Check:
+    """Layer 2's verdict once it is known which root vouches for the hash git's copy was held to
+    (`root`, as verdicts name it: LOCAL_ROOT, the signed line's, CHAIN_ROOT; None: none does;
+    `resting_on`: whose word that root took, the chain's RPC endpoint). git is no root of its
+    own: a ✓ names the root, a copy matching a hash no root vouches for is NOT_VERIFIED, and
+    such a savepoint not committed never will be (Layer 2 pushes none)."""
+    if root is not None:
+        if git.status != VERIFIED:
+            return git
+        detail = f"{git.detail}; its bytes hash to the sha256 {root}"
+        return Check(VERIFIED, detail, git.sha256, resting_on=git.resting_on or resting_on)
+    if git.status == VERIFIED:
+        return Check(
+            NOT_VERIFIED, f"{git.detail} holds the snapshot its index line names, but no root vouches for that hash"
+        )
+    if git.status == PENDING:
+        return Check(NOT_VERIFIED, "not committed: Layer 2 never pushes a savepoint no root vouches for")
+    return git
+
+
 def chunk_unopened(error: gitstore.Unopened, about: str = "") -> Check:
     """A chunk sealed for the identities that are not here: not checked, unless the object
     store's ciphertext no longer hashes to the committed blob, which is an alteration either way."""

@@ -264,8 +264,12 @@ def _layers(
         chain_checks.get(n),
         signed.root(run.signer) if run.signer is not None and signed.signed_by(savepoint, run.signer) else None,
     )
-    git = failed("layer 2") or verdicts.unread_git(
-        config.git_layer, savepoint, run.layer_2.get((instance, n)), run.remote is not None
+    chain_check = chain_checks.get(n)
+    root = _root(run, savepoint, chain_check)
+    git = failed("layer 2") or verdicts.git_rooted(
+        verdicts.unread_git(config.git_layer, savepoint, run.layer_2.get((instance, n)), run.remote is not None),
+        root,
+        chain_check.resting_on if chain_check is not None and root == verdicts.CHAIN_ROOT else None,
     )
     if not config.chain_layer:
         chain = verdicts.Check(verdicts.OFF, "the chain layer is off in .precompact.toml")
@@ -288,11 +292,26 @@ def _check_savepoint(
     copy = run.copies.get((instance, savepoint.sequence))
     if run.remote is not None and copy is not None:
         own = run.remote.of_instance(instance)
-        problems, unchecked, verdict = _check_git(own, savepoint, copy, run.local.get(savepoint), run.chunk_store)
+        # The hash git's copy is held to, named by its root where one is known before the chain is read.
+        root = _root(run, savepoint, None) or "its index line in logs/ names (no root vouches for it)"
+        problems, unchecked, verdict = _check_git(own, savepoint, copy, run.local.get(savepoint), run.chunk_store, root)
         findings.extend(problems)
         run.report.unchecked.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in unchecked)
         run.layer_2[(instance, savepoint.sequence)] = verdict
     return findings
+
+
+def _root(run: _Run, savepoint: savepoint_log.Savepoint, chain: verdicts.Check | None) -> str | None:
+    """The root that vouches for the savepoint's hash, as verdicts name it: this machine's
+    record, the configured key's signature over its index line, or the chain's walk (`chain`,
+    its verdict on the savepoint); None when none does."""
+    if savepoint.written_here:
+        return verdicts.LOCAL_ROOT
+    if run.signer is not None and signed.signed_by(savepoint, run.signer):
+        return signed.root(run.signer)
+    if chain is not None and chain.status == verdicts.VERIFIED and chain.sha256 == savepoint.snapshot_hash:
+        return verdicts.CHAIN_ROOT
+    return None
 
 
 def _locate_chunks(run: _Run, committed: list[savepoint_log.Savepoint]) -> None:
@@ -437,10 +456,12 @@ def _check_git(
     copy: GitCopy,
     local: verdicts.Snapshot | None,
     chunk_store: _Chunks,
+    root: str,
 ) -> tuple[list[Finding], list[Finding], verdicts.Check]:
     """Problems, encrypted copies whose content was not checked, and Layer 2's verdict: the
-    verifier's verdict on git's copy, the commit's place on the branch and on the remote, and
-    the chunks the committed snapshot lists."""
+    verifier's verdict on git's copy (held to the savepoint's hash, which `root` states), the
+    commit's place on the branch and on the remote, and the chunks the committed snapshot lists.
+    Which root vouches for that hash is the caller's to add (verdicts.git_rooted)."""
     n = savepoint.sequence
 
     def found(check: verdicts.Check) -> list[Finding]:
@@ -451,7 +472,7 @@ def _check_git(
     moved = verdicts.on_branch(copy.commit, remote.on_branch, remote.remote_branch)
     if moved is not None:
         return (found(moved) if moved.status == verdicts.FAILED else []), [], moved
-    verdict = verdicts.git_copy(copy, savepoint.snapshot_hash, verdicts.LOCAL_ROOT)
+    verdict = verdicts.git_copy(copy, savepoint.snapshot_hash, root)
     if verdict.status == verdicts.FAILED:
         return found(verdict), [], verdict
     held = verdicts.on_remote(
