@@ -14,31 +14,16 @@ def discover(start: str) -> tuple[str, str | None] | None:
     one), for `start` resolved; None when there is no configuration. The search stops at the work
     tree's root: a `.precompact.toml` in a parent directory (a shared one, someone else's) never
     applies to a repository."""
-    chain = _upwards(start)
-    worktree = _work_tree(chain)
+    chain = [os.path.realpath(start)]
+    while os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
+    worktree = next((d for d in chain if os.path.lexists(os.path.join(d, ".git"))), None)
     for directory in chain:
         if os.path.lexists(os.path.join(directory, CONFIG_NAME)):
             return directory, worktree
         if directory == worktree:
             break
     return None
-
-
-def work_tree(start: str) -> str | None:
-    """The git work tree `start` (resolved) lies in, configuration or not: the nearest directory
-    at or above it holding a `.git`; None outside every one."""
-    return _work_tree(_upwards(start))
-
-
-def _upwards(start: str) -> list[str]:
-    chain = [os.path.realpath(start)]
-    while os.path.dirname(chain[-1]) != chain[-1]:
-        chain.append(os.path.dirname(chain[-1]))
-    return chain
-
-
-def _work_tree(chain: list[str]) -> str | None:
-    return next((d for d in chain if os.path.lexists(os.path.join(d, ".git"))), None)
 
 
 def missing(start: str) -> str:

@@ -160,20 +160,19 @@ def _confine_environment() -> None:
     (git is then looked up outside it) and refuses HOME and XDG_* values there (precompact's
     roots; a hook would not read them either); run inside an agent's session it also keeps only
     the PRECOMPACT_* variables a hook keeps. The project: the one the working directory is in
-    (its configuration's directory and git work tree), else that git work tree. What was
-    refused is said in one line on stderr."""
+    (its configuration's directory and git work tree); outside every project, as for the MCP
+    server there, none (relative values are still refused). What was refused is said in one line
+    on stderr."""
     import os
 
     from precompact.boundary import user_roots
     from precompact.config import discovery
 
     try:
-        cwd = os.getcwd()
-        found = discovery.discover(cwd)
-        places = [place for place in found if place is not None] if found else [discovery.work_tree(cwd)]
+        found = discovery.discover(os.getcwd())
     except (OSError, ValueError):  # no working directory any more: no project to confine to
-        found, places = None, []
-    refused = user_roots.confine(os.environ, [place for place in places if place is not None])
+        found = None
+    refused = user_roots.confine(os.environ, [place for place in found or () if place is not None])
     if refused:
         terminal.echo(user_roots.refused_notice(refused), err=True)
     if configuration.in_agent_session(os.environ):
