@@ -72,6 +72,17 @@ def own_trust_store(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
+@pytest.fixture(autouse=True)
+def outside_any_agent_session(monkeypatch):
+    """The suite run from inside an agent's session (a Bash tool's CLAUDECODE=1) would have every
+    command it starts keep only the PRECOMPACT_* variables a hook keeps: each test runs as a user's
+    own shell does, unless it sets a marker itself."""
+    from precompact.config.settings import AGENT_SESSION_MARKERS
+
+    for marker in AGENT_SESSION_MARKERS:
+        monkeypatch.delenv(marker, raising=False)
+
+
 @pytest.fixture
 def localnet(tmp_path):
     node = LocalnetProcess(tmp_path, state_file=tmp_path / "chain-state.json")

@@ -212,3 +212,44 @@ def test_a_pythonpath_in_the_projects_settings_reaches_the_hooks_and_runs_none_o
         assert seen.read_text() == ".", "Claude Code hands the settings' env to the hooks"
         assert any(e["event"] == "SAVEPOINT_CREATED" for e in setup.index()), "precompact's PreCompact saved"
     assert not ran.exists(), "nothing of the project's ran as precompact"
+
+
+def test_the_models_precompact_commands_run_neither_the_projects_git_nor_its_roots(tmp_path, claude_binary):
+    """Review5 F1 under the real Claude Code: the project's `.claude/settings.json` puts a `bin` of
+    its own first on PATH (relative: the repository need not know where it is cloned) and tries to
+    blank CLAUDECODE; the model runs `precompact verify`, as precompact's own lines tell it to, and
+    `status` with an instance of its choosing. The project's git never runs (before: GitPython's
+    `git version` probe ran it), Claude Code's marker is still there, and `status` keeps the
+    approved instance, naming the variable it ignored."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    marker = tmp_path / "PWNED"
+    command = "precompact verify; echo CC=${CLAUDECODE-unset}; PRECOMPACT_INSTANCE='Other #2' precompact status 2>&1"
+    script = Script(plans={"check": [[("Bash", {"command": command})]]})
+    with claude_code.session_in(project, tmp_path / "home", claude_binary, "--scope", "user", script=script) as setup:
+        (project.path / "bin").mkdir()
+        (project.path / "bin" / "git").write_text(
+            f'#!/bin/sh\necho "$*" >> {marker}\nexec {shutil.which("git")} "$@"\n'
+        )
+        (project.path / "bin" / "git").chmod(0o755)
+        path = f"bin{os.pathsep}{setup.session.environment()['PATH']}"
+        (project.path / ".claude").mkdir(exist_ok=True)
+        (project.path / ".claude" / "settings.json").write_text(json.dumps({"env": {"PATH": path, "CLAUDECODE": ""}}))
+        setup.session.run_in_one_process(["Remember the word pelican.", "/compact"])
+        wait_for_worker(project)
+        marker.unlink(missing_ok=True)
+        setup.session.run("[[plan:check]] check the savepoints", resume=None)
+        results = [
+            block.get("content")
+            for request in setup.session.mock.requests
+            for message in (request["body"] or {}).get("messages", [])
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+    assert results, "the model's Bash call ran"
+    said = results[-1]
+    if isinstance(said, list):  # text blocks
+        said = "".join(part.get("text", "") for part in said if isinstance(part, dict))
+    assert "1 savepoint(s) verified" in said and "CC=1" in said, said
+    assert "PRECOMPACT_INSTANCE ignored" in said and "Trial #1: 1 savepoint(s)" in said and "Other #2" not in said, said
+    assert not marker.exists(), f"the project's git ran: {marker.read_text()}"

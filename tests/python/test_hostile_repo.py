@@ -334,6 +334,107 @@ def test_a_logs_dir_git_cannot_answer_for_is_refused_not_read_as_untracked(tmp_p
     assert not victim.marker.exists()
 
 
+# 2b. A project's own files under logs/ are its business; precompact's names there are refused.
+
+
+def test_a_project_tracking_its_own_files_in_logs_keeps_every_savepoint(tmp_path):
+    """A `logs/.gitkeep` (or any file of the project's own under a name precompact never uses)
+    stops nothing: the hook saves, `status` reads, the flush pushes, and the tracked files are
+    left as they are."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    (project.logs / "app").mkdir(parents=True)
+    (project.logs / ".gitkeep").write_text("")
+    (project.logs / "app" / "build.log").write_text("the project's own log\n")
+    run_git(project.path, "add", "-f", "logs/.gitkeep", "logs/app/build.log")
+    run_git(project.path, "commit", "-q", "-m", "keep logs/")
+    pre = hook(project.path, "PreCompact", transcript=None)
+    assert "saved as precompact savepoint 1" in pre.stdout.decode(), pre.stdout + pre.stderr
+    worker_done(project.path)
+    status = precompact(project.path, "status")
+    assert status.returncode == 0 and b"1 savepoint(s)" in status.stdout, status.stdout + status.stderr
+    assert flush(project.path).returncode == 0
+    assert pushed_branch(project.remote) == f"refs/heads/{project.branch}"
+    assert (project.logs / "app" / "build.log").read_text() == "the project's own log\n"
+    assert run_git(project.path, "ls-files", "logs").split() == ["logs/.gitkeep", "logs/app/build.log"]
+
+
+@pytest.mark.parametrize(
+    "tracked",
+    [
+        "logs/precompact-savepoint.jsonl",
+        "logs/precompact-saves/snapshot_2026-11-30T00-00-00Z_000001.json",
+        "logs/.precompact-precompact-savepoint.jsonl.4242.tmp",
+        "logs/Precompact-Chunks/abc",  # the same folder on a file system that ignores case
+    ],
+)
+def test_a_tracked_file_under_a_name_precompact_keeps_is_refused_naming_the_files_and_the_fix(tmp_path, tracked):
+    """Git tracking a file under precompact's own names in logs/ (it came with the repository, or
+    was added by hand) stops the savepoint in one line that names the file and the `git rm
+    --cached` that untracks exactly those names; nothing else of the project's is named."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    (project.logs / tracked.removeprefix("logs/")).parent.mkdir(parents=True, exist_ok=True)
+    (project.logs / tracked.removeprefix("logs/")).write_text("shipped\n")
+    (project.logs / ".gitkeep").write_text("")
+    run_git(project.path, "add", "-f", tracked, "logs/.gitkeep")
+    run_git(project.path, "commit", "-q", "-m", "ship logs/")
+    pre = hook(project.path, "PreCompact", transcript=None)
+    assert pre.returncode == 0
+    said = pre.stdout.decode()
+    assert "tracked by git" in said and tracked in said and ".gitkeep" not in said, said
+    untrack = [
+        "git",
+        "rm",
+        "-r",
+        "--cached",
+        "--ignore-unmatch",
+        "--",
+        "':(icase)logs/precompact-*'",
+        "':(icase)logs/.precompact-*'",
+    ]
+    assert f"`{' '.join(untrack)}`" in said, said
+    status = precompact(project.path, "status")
+    assert status.returncode == 1 and tracked.encode() in status.stderr, status.stderr
+    assert not (project.logs / "precompact-savepoint.jsonl").exists() or tracked == "logs/precompact-savepoint.jsonl"
+    # The fix the line names works: untracked, the next compaction saves.
+    run_git(project.path, *[word.strip("'") for word in untrack[1:]])
+    assert run_git(project.path, "ls-files", "logs").split() == ["logs/.gitkeep"]
+    run_git(project.path, "commit", "-q", "-m", "untrack")
+    assert "saved as precompact savepoint" in hook(project.path, "PreCompact", transcript=None).stdout.decode()
+
+
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_logs_tracked_as_a_file_or_a_link_is_refused_naming_the_rename(tmp_path, victim, kind):
+    """`logs` itself tracked as a file or as a symbolic link (to the user's ~/.ssh) is refused in
+    one line that says to rename it; nothing is written through it."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    if kind == "file":
+        (project.path / "logs").write_text("not a folder\n")
+    else:
+        (project.path / "logs").symlink_to(victim.home / ".ssh")
+    run_git(project.path, "add", "-f", "logs")
+    run_git(project.path, "commit", "-q", "-m", "ship logs")
+    said = hook(project.path, "PreCompact", transcript=None).stdout.decode()
+    assert "git tracks" in said and "itself" in said and "`git mv logs <another name>`" in said, said
+    assert sorted(p.name for p in (victim.home / ".ssh").iterdir()) == ["id_ed25519"]
+
+
+def test_precompact_opens_no_name_in_logs_but_its_own(tmp_path):
+    """The tracked-files check covers precompact's names alone, so logs_dir refuses to open any
+    other name there: a file the project may track is never read or written by precompact."""
+    from precompact.boundary import logs_dir
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "notes.txt").write_text("the project's\n")
+    for name in ("notes.txt", "app/build.log", ".gitkeep"):
+        with pytest.raises(logs_dir.ConfinementError, match="not a name precompact writes in logs/"):
+            logs_dir.read_bytes(logs, name)
+    with pytest.raises(logs_dir.ConfinementError, match="not a name precompact writes in logs/"):
+        logs_dir.names_in(logs, "app")
+    (logs / "precompact-errors.log").write_text("precompact's\n")
+    assert logs_dir.read_bytes(logs, "precompact-errors.log") == b"precompact's\n"
+
+
 def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from solders.keypair import Keypair
 
 from precompact.boundary import git_env, processes, user_roots
 from precompact.config import approval
@@ -148,6 +150,93 @@ def test_a_git_on_a_path_entry_in_the_project_never_runs(tmp_path, relative):
         project.logs / "precompact-worker.log"
     ).read_text()
     assert not marker.exists(), "the project's git ran"
+
+
+# --- the commands precompact tells the model to run (review5 F1) --------------------------------
+
+
+def saved_project(tmp_path: Path):
+    """A project with one savepoint pushed, made with the user's own environment."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript = transcript_with_secret(tmp_path / "t.jsonl", project.path)
+    done = commands.hook(payload("PreCompact", project.path, transcript), cwd=project.path, timeout=60)
+    assert b"saved" in done.stdout, done.stdout + done.stderr
+    assert wait_until(lambda: b"LAYER_2_PUSHED" in (project.logs / "precompact-savepoint.jsonl").read_bytes(), 90)
+    assert wait_until(lambda: commands.worker_finished(project.path), 60)
+    return project
+
+
+@pytest.mark.parametrize("how", ["relative PATH entry", "PATH entry in the project", "GIT_PYTHON_GIT_EXECUTABLE"])
+def test_the_commands_the_brief_names_never_run_the_projects_git(tmp_path, how):
+    """The brief sends the model to `verify`, `resurrect`, `recall`, `show`; it runs them in the
+    agent's environment, which the project sets: a `bin` of its own first on PATH (relative, as a
+    repository that does not know where it is cloned writes it, or spelled out), or GitPython's
+    GIT_PYTHON_GIT_EXECUTABLE. Each command runs the user's git, and the project's never runs
+    (before: its `git version` probe, or every git call, went to the project's program)."""
+    project = saved_project(tmp_path)
+    marker = tmp_path / "PWNED"
+    (project.path / "bin").mkdir()
+    (project.path / "bin" / "git").write_text(f'#!/bin/sh\necho "$*" >> {marker}\nexec {shutil.which("git")} "$@"\n')
+    (project.path / "bin" / "git").chmod(0o755)
+    env = {
+        "relative PATH entry": {"PATH": f"bin{os.pathsep}{os.environ['PATH']}"},
+        "PATH entry in the project": {"PATH": f"{project.path / 'bin'}{os.pathsep}{os.environ['PATH']}"},
+        "GIT_PYTHON_GIT_EXECUTABLE": {"GIT_PYTHON_GIT_EXECUTABLE": "bin/git"},
+    }[how]
+    verified = commands.precompact(project.path, "verify", env=env)
+    assert verified.returncode == 0 and "1 savepoint(s) verified" in verified.stdout, verified.stdout + verified.stderr
+    for args in (["resurrect", "--format", "report"], ["recall", "noted"], ["show", "1:1"], ["status"], ["flush"]):
+        done = commands.precompact(project.path, *args, env=env)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    assert not marker.exists(), f"the project's git ran: {marker.read_text()}"
+
+
+def test_git_is_looked_up_only_on_absolute_path_entries(tmp_path, monkeypatch):
+    """The lookup git_env's command lines name git by: an empty or relative entry (the working
+    directory's, the project's when git runs there) is never looked in, nor a file that cannot
+    be run; the first absolute entry holding an executable `git` gives its absolute path."""
+    for folder, mode in (("rel", 0o755), ("plain", 0o644), ("first", 0o755), ("second", 0o755)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "git").write_text("#!/bin/sh\n")
+        (tmp_path / folder / "git").chmod(mode)
+    monkeypatch.chdir(tmp_path)
+    path = os.pathsep.join(["", "rel", str(tmp_path / "plain"), str(tmp_path / "first"), str(tmp_path / "second")])
+    assert processes.program_on_path("git", {"PATH": path}) == str(tmp_path / "first" / "git")
+    assert processes.program_on_path("git", {"PATH": os.pathsep.join(["", "rel"])}) is None
+    assert git_env.argv("status")[0] == shutil.which("git"), "the process's own PATH, looked up once"
+
+
+def test_every_command_refuses_a_root_the_project_sets(tmp_path, home, monkeypatch):
+    """An approval forged under a project-set XDG_CONFIG_HOME is no approval for a command either
+    (`verify`, `flush` as the model runs them): the command reads the user's own store, says it
+    ignored the variable, and refuses the changed configuration (before: it took it as approved)."""
+    project = saved_project(tmp_path)
+    config = project.path / ".precompact.toml"
+    config.write_text(config.read_text().replace('instance = "Trial #1"', 'instance = "Forged #9"', 1))
+    forged = project.path / ".cfg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(forged))
+    approval.approve(config.resolve(), config.read_bytes())
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    for command in ("verify", "flush"):
+        done = commands.precompact(project.path, command, env={"XDG_CONFIG_HOME": str(forged)})
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert "XDG_CONFIG_HOME ignored: a relative path, or a place in the project" in done.stderr, done.stderr
+        assert "changed since you trusted it" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("marker", configuration.AGENT_SESSION_MARKERS)
+def test_a_command_run_in_an_agents_session_keeps_only_the_overrides_a_hook_keeps(tmp_path, marker):
+    """Run where an agent marks its commands (Claude Code's Bash tool sets CLAUDECODE=1, which a
+    project's settings can set but not remove), a command drops the PRECOMPACT_* roots as the hook
+    does and says so; the same command in the user's own shell keeps them (docs/security.md)."""
+    project = saved_project(tmp_path)
+    roots = {"PRECOMPACT_INSTANCE": "Other #2", "PRECOMPACT_AUTHORITY": str(Keypair().pubkey())}
+    in_session = commands.precompact(project.path, "status", env={**roots, marker: "1"})
+    assert in_session.returncode == 0, in_session.stderr
+    assert "Other #2" not in in_session.stdout and "Trial #1: 1 savepoint(s)" in in_session.stdout
+    assert "PRECOMPACT_AUTHORITY, PRECOMPACT_INSTANCE ignored: the agent's environment" in in_session.stderr
+    own_shell = commands.precompact(project.path, "status", env=roots)
+    assert "Other #2: 0 savepoint(s)" in own_shell.stdout and "ignored" not in own_shell.stderr, own_shell
 
 
 def test_the_worker_and_the_mcp_server_confine_their_roots(tmp_path, home):

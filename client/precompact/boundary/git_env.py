@@ -40,8 +40,9 @@ Kept on purpose, so pushing to a real remote works as it does for the user: PATH
 credential helpers), the ssh agent's socket, the desktop session bus (keyring credential
 helpers), proxies and CA bundles; and HOME (~/.gitconfig and ~/.ssh) and the XDG directories
 (`$XDG_CONFIG_HOME/git/config`, `attributes`, `ignore`), as `boundary/user_roots` gives them:
-absolute, and in a hook, the worker or the MCP server outside the project, so the only global
-configuration git reads is the user's.
+absolute, and outside the project (every entry point confines them first: a hook, the worker,
+the MCP server, every command), so the only global configuration git reads is the user's. git
+itself is named by its absolute path (`executable`), found once on that confined PATH.
 
 Layer 2 reads no configuration from the project's repository at all: its savepoint branches and
 their objects live in precompact's own git directory for the project (`store`: a bare repository
@@ -207,10 +208,28 @@ def environment(location: Path, **ours: str) -> dict[str, str]:
     return {**base, **plain, **_as_variables(pairs)}
 
 
-def argv(*args: str, executable: str = "git") -> list[str]:
-    """A git command line with the fixed overrides."""
+class NoGit(FileNotFoundError):
+    """No git on PATH's absolute entries outside the project: as git missing (an OSError)."""
+
+
+@functools.cache
+def executable() -> str:
+    """git's absolute path, looked up once per process on PATH (`processes.program_on_path`: its
+    absolute entries only; every entry point first drops the project's own with
+    `user_roots.confine`), so that neither a relative entry nor a `bin/git` the project ships is
+    ever run as precompact's git, whatever directory git is started in."""
+    found = processes.program_on_path("git")
+    if found is None:
+        raise NoGit(
+            "git is not on PATH (its absolute entries outside the project): install git, or put the folder that holds it on PATH"
+        )
+    return found
+
+
+def argv(*args: str) -> list[str]:
+    """A git command line with the fixed overrides, git named by its absolute path."""
     overrides = [option for pair in OVERRIDES for option in ("-c", pair)]
-    return [executable, *overrides, *args]
+    return [executable(), *overrides, *args]
 
 
 def common_directory(repository: Path) -> Path | None:

@@ -2,7 +2,10 @@
 every file precompact reads back from the project lives.
 
 A repository can ship a `logs/` of its own: an index naming files, symbolic links to the
-user's ~/.ssh. So `logs/` must be a real directory that git does not track, and every file in
+user's ~/.ssh. So every name precompact keeps in `logs/` starts with OWN_PREFIX (`_split` and
+`directory` refuse any other), `logs/` must be a real directory in which git tracks none of
+those names (nor `logs` itself, a file or a link: `_check_untracked`; a project's own files
+under other names, a `logs/.gitkeep`, are its business), and every file in
 it is opened relative to a descriptor of that directory with O_NOFOLLOW: a symbolic link
 anywhere under it (or a second hard link to a file) is refused, never followed. Snapshot names
 must be exactly the ones Layer 1 writes. A FIFO, socket or device under a name precompact uses
@@ -31,6 +34,10 @@ from precompact.errors import PrecompactError
 if TYPE_CHECKING:
     from precompact.boundary import processes
 
+# Every file and folder precompact keeps in logs/ is named so (`init` keeps `logs/precompact-*`
+# out of `git status`); `atomic_file` writes beside a name under `.precompact-<name>...tmp`.
+OWN_PREFIX = "precompact-"
+ASIDE_PREFIX = "." + OWN_PREFIX
 SAVES_DIR = "precompact-saves"
 # The name Layer 1 gives a snapshot, relative to the project root; group 1 is the sequence.
 SNAPSHOT_FILE = re.compile(r"logs/precompact-saves/snapshot_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z_(\d{6,})\.json")
@@ -71,6 +78,8 @@ def within(name: str) -> str:
 @contextlib.contextmanager
 def directory(logs: Path, sub: str | None = None, create: bool = True) -> Iterator[int]:
     """A descriptor of `logs` (or of its subdirectory `sub`), created when missing if asked."""
+    if sub is not None:
+        _require_own(sub)
     fd = _open_dir(logs, create)
     try:
         if sub is not None:
@@ -90,7 +99,15 @@ def _split(name: str) -> tuple[str | None, str]:
     parts = name.split("/")
     if len(parts) > 2 or any(part in ("", ".", "..") for part in parts):
         raise ConfinementError(errno.EPERM, f"logs/{name} is not a file name precompact writes in logs/")
+    _require_own(parts[0])
     return (parts[0] if len(parts) == 2 else None), parts[-1]
+
+
+def _require_own(top: str) -> None:
+    """Refuses a name in logs/ that is not precompact's (OWN_PREFIX): the tracked-files check
+    covers only those, so precompact never reads or writes a file the project may track."""
+    if not top.startswith(OWN_PREFIX):
+        raise ConfinementError(errno.EPERM, f"logs/{top} is not a name precompact writes in logs/ (only {OWN_PREFIX}*)")
 
 
 def open_file(logs: Path, name: str, flags: int, mode: int = 0o600, limit: int = MAX_READ_BYTES) -> int:
@@ -369,14 +386,30 @@ def _check_untracked(logs: Path) -> None:
         raise ConfinementError(errno.EPERM, _unanswered(logs, f"no answer within {GIT_TIMEOUT_SECONDS:g} s")) from None
     if listed.returncode != 0 and not listed.stderr.startswith(OUTSIDE_A_REPOSITORY):
         listed = _listed_from_the_index_alone(logs, listed)
-    tracked = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
-    if tracked:
+    listed_names = [name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else []
+    tracked = [name for name in listed_names if _is_ours(name, logs.name)]
+    if tracked and tracked[0] == logs.name:
         raise ConfinementError(
             errno.EPERM,
-            f"{logs} holds files tracked by git (such as {quoting.inline(tracked[0])}); precompact keeps its files in an untracked logs/: stop tracking it (`git rm -r --cached logs`), and if it came with the repository move it away too (`mv logs logs.foreign`): savepoints this machine did not write are never pushed nor saved after",
+            f"git tracks {logs} itself, a file or a link ({quoting.inline(tracked[0])}); precompact keeps its files in a real directory there: rename it (`git mv {logs.name} <another name>`), then try again",
+        )
+    if tracked:
+        more = f" and {len(tracked) - 1} more" if len(tracked) > 1 else ""
+        raise ConfinementError(
+            errno.EPERM,
+            f"{logs} holds files tracked by git under the names precompact keeps its own files by ({quoting.inline(tracked[0])}{more}): they came with the repository and are no record of this machine; move them out of logs/{OWN_PREFIX}* (`git mv <name> <new name>` each) or stop tracking them (`git rm -r --cached --ignore-unmatch -- ':(icase){logs.name}/{OWN_PREFIX}*' ':(icase){logs.name}/{ASIDE_PREFIX}*'`), then try again",
         )
     if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
         _keep_untracked(seen)
+
+
+def _is_ours(tracked: str, logs: str) -> bool:
+    """Whether a name git tracks (`logs/...`, from the project's root) is one precompact keeps, or
+    `logs` itself: compared without case, as a case-insensitive file system (macOS, Windows) opens
+    `logs/Precompact-Saves/` as precompact's folder."""
+    name = tracked.casefold()
+    logs = logs.casefold()
+    return name == logs or name.startswith((f"{logs}/{OWN_PREFIX}", f"{logs}/{ASIDE_PREFIX}"))
 
 
 def _listed_from_the_index_alone(logs: Path, failed: processes.CompletedProcess) -> processes.CompletedProcess:
@@ -394,7 +427,9 @@ def _listed_from_the_index_alone(logs: Path, failed: processes.CompletedProcess)
         except (OSError, processes.TimeoutExpired):
             listed = None
         if listed is not None and listed.returncode == 0:
-            return listed
+            # Named from the work tree's top: from logs.parent, as `git ls-files` run there names them.
+            names = [name.removeprefix(f"{prefix}/") for name in listed.stdout.split("\0")]
+            return processes.CompletedProcess(listed.args, 0, "\0".join(names), listed.stderr)
     said = failed.stderr.strip().splitlines()
     raise ConfinementError(
         errno.EPERM, _unanswered(logs, quoting.inline(said[0][:200]) if said else f"exit {failed.returncode}")

@@ -8,7 +8,8 @@ from it:
   this process imported it from, never through a `-m` search that a project's own
   `precompact/` could win.
 - git runs only with git_env's command line and environment (git_env.run and gitstore's
-  GitPython runner, which builds the same ones).
+  GitPython runner, which builds the same ones), by the absolute path `program_on_path` finds
+  (git_env.executable), never by its bare name.
 - Other programs (an installed `precompact`) are started by absolute path; the caller picks
   the path (plugin_runtime never picks one from the project).
 - The user's browser is the one program looked up rather than named: the standard library's
@@ -150,6 +151,21 @@ def run_git(
         timeout=timeout,
         check=False,
     )
+
+
+def program_on_path(name: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The absolute path of the program `name` as the first of PATH's absolute entries holding an
+    executable file of that name gives it; None when none does. A relative entry (an empty one is
+    the working directory) is never looked in: a command run in a project would find the
+    project's own. (Entries in the project are dropped from PATH by `user_roots.confine`, which
+    every entry point runs first.)"""
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        candidate = os.path.join(entry, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _require_isolated(command: Sequence[str]) -> None:

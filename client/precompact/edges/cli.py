@@ -145,8 +145,44 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands)
 @click.version_option(package_name="precompact")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Save a Claude Code session before compaction, back it up in git, prove it on Solana."""
+    if ctx.invoked_subcommand not in SELF_CONFINED:
+        _confine_environment()
+
+
+# They confine their environment themselves, by the same rules, and log what they refused in the
+# project's logs/precompact-errors.log.
+SELF_CONFINED = ("hook", "mcp")
+
+
+def _confine_environment() -> None:
+    """The environment a command runs in may be the agent's (the model runs the commands the
+    brief names: `verify`, `recall`, `show`, `resurrect`...), which the project's files can set.
+    So every command, as a hook does, drops PATH's entries that are relative or in the project
+    (git is then looked up outside it) and refuses HOME and XDG_* values there (precompact's
+    roots; a hook would not read them either); run inside an agent's session it also keeps only
+    the PRECOMPACT_* variables a hook keeps. The project: the one the working directory is in
+    (its configuration's directory and git work tree); outside every project, as for the MCP
+    server there, none (relative values are still refused). What was refused is said in one line
+    on stderr."""
+    import os
+
+    from precompact.boundary import user_roots
+    from precompact.config import discovery
+
+    try:
+        found = discovery.discover(os.getcwd())
+    except (OSError, ValueError):  # no working directory any more: no project to confine to
+        found = None
+    refused = user_roots.confine(os.environ, [place for place in found or () if place is not None])
+    if refused:
+        terminal.echo(user_roots.refused_notice(refused), err=True)
+    if configuration.in_agent_session(os.environ):
+        ignored = configuration.drop_agent_overrides(os.environ, Path(found[0]) if found else None)
+        if ignored:
+            terminal.echo(configuration.ignored_overrides_notice(ignored), err=True)
 
 
 @main.command()

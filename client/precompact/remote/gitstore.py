@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import os
 import random
@@ -35,10 +36,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from precompact.boundary import git_env, logs_dir, private_file, processes, small_file
+
+# GitPython runs `git version` when imported, by GIT_PYTHON_GIT_EXECUTABLE or else by the bare
+# name, from the working directory, in this process's environment (the agent's: the project's to
+# set): it is given git's absolute path (git_env.executable), never the environment's choice.
+os.environ.pop("GIT_PYTHON_GIT_EXECUTABLE", None)
+with contextlib.suppress(git_env.NoGit):
+    os.environ["GIT_PYTHON_GIT_EXECUTABLE"] = git_env.executable()
+
 import git
 import orjson
 
-from precompact.boundary import git_env, logs_dir, private_file, processes, small_file
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.remote import encryption
@@ -174,9 +183,17 @@ class _IsolatedGit(git.Git):
         ours = {**({"GIT_DIR": self.git_dir} if self.git_dir else {}), **(env or {})}
         location = Path(self.git_dir or self._working_dir or os.getcwd())
         variables = [f"{k}={v}" for k, v in git_env.environment(location, **ours).items()]
-        return super().execute(
-            ["env", "-i", *variables, *git_env.argv(*command[1:], executable=command[0])], *args, **kwargs
-        )
+        # command[0] is GitPython's name for git: git_env.argv names it by its absolute path.
+        return super().execute([_env_program(), "-i", *variables, *git_env.argv(*command[1:])], *args, **kwargs)
+
+
+@functools.cache
+def _env_program() -> str:
+    """`env`'s absolute path (`processes.program_on_path`), never looked up by the bare name."""
+    found = processes.program_on_path("env")
+    if found is None:
+        raise git_env.NoGit("env is not on PATH (its absolute entries outside the project): put /usr/bin on PATH")
+    return found
 
 
 class _IsolatedRepo(git.Repo):
