@@ -237,7 +237,7 @@ def test_a_tracked_name_under_logs_reaches_the_summariser_as_one_quoted_value(tm
     def build(tree: Path) -> None:
         (tree / ".precompact.toml").write_text(innocent_config())
         (tree / "logs").mkdir()
-        (tree / "logs" / STEERING_NAME).write_text("x")
+        (tree / "logs" / f"precompact-{STEERING_NAME}").write_text("x")
 
     project = clone(tmp_path, attacker_repository(tmp_path, build))
     assert precompact(project, "trust", "--yes").returncode == 0
@@ -248,8 +248,8 @@ def test_a_tracked_name_under_logs_reaches_the_summariser_as_one_quoted_value(tm
         said.startswith("precompact could not save the transcript before this compaction (")
         and len(said.splitlines()) == 1
     ), said
-    quoted = json.dumps("logs/" + STEERING_NAME, ensure_ascii=False).replace("\u2028", "\\u2028")
-    assert f"tracked by git (such as {quoted}); precompact keeps its files in an untracked logs/" in said, said
+    quoted = json.dumps(f"logs/precompact-{STEERING_NAME}", ensure_ascii=False).replace("\u2028", "\\u2028")
+    assert f"tracked by git under the names precompact keeps its own files by ({quoted})" in said, said
 
 
 @pytest.mark.parametrize(

@@ -35,9 +35,17 @@ OTHERS = {
 
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path
+    """A project folder, and the user's home beside it: a HOME inside a project is refused by
+    every command (docs/security.md, the agent's environment), which would then use the real one."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("HOME", str(home_of(folder)))
+    return folder
+
+
+def home_of(project: Path) -> Path:
+    return project.parent / "home"
 
 
 def settings_file(project: Path) -> Path:
@@ -260,9 +268,9 @@ def test_dry_run_names_each_file_and_writes_nothing(project):
     }
     assert '"PreCompact"' in settings and json.loads(settings)["enabledMcpjsonServers"] == ["precompact"]
     assert not settings_file(project).exists() and not mcp_json.exists()
-    user = precompact(project, "install", "--dry-run", "--mcp", "--scope", "user", home=project / "home")
-    assert user.stdout.startswith(f"{project / 'home' / '.claude.json'}:\n")
-    assert f"\n{project / 'home' / '.claude' / 'settings.json'}:\n" in user.stdout
+    user = precompact(project, "install", "--dry-run", "--mcp", "--scope", "user", home=home_of(project))
+    assert user.stdout.startswith(f"{home_of(project) / '.claude.json'}:\n")
+    assert f"\n{home_of(project) / '.claude' / 'settings.json'}:\n" in user.stdout
 
 
 def test_user_scope_and_configured_session_start_sources(project):
@@ -271,7 +279,7 @@ def test_user_scope_and_configured_session_start_sources(project):
     )
     trust(project)
     assert invoke("install", "--scope", "user").exit_code == 0
-    settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
+    settings = json.loads((home_of(project) / ".claude" / "settings.json").read_text())
     assert ours(settings)["SessionStart"] == [("compact|resume|startup", 30)]
     assert not settings_file(project).exists()
 
@@ -288,7 +296,7 @@ def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_sco
     assert "`precompact install --scope user`" in result.output
     user = invoke("install", "--scope", "user")
     assert user.exit_code == 0 and "precompact install --scope user" not in user.output
-    assert ours(json.loads((project / "home" / ".claude" / "settings.json").read_text()))["PreCompact"] == [
+    assert ours(json.loads((home_of(project) / ".claude" / "settings.json").read_text()))["PreCompact"] == [
         ("auto|manual", 60)
     ]
 
@@ -311,7 +319,7 @@ def test_a_bare_precompact_from_an_older_install_is_upgraded_by_installing_again
 
 
 def test_user_scope_mcp_goes_where_claude_code_reads_user_servers_and_uninstall_takes_it_back(project):
-    state = project / "home" / ".claude.json"
+    state = home_of(project) / ".claude.json"
     state.parent.mkdir()
     state.write_text(json.dumps({"numStartups": 3, "mcpServers": {"other": {"command": "/bin/other"}}}))
     state.chmod(0o600)
@@ -325,7 +333,7 @@ def test_user_scope_mcp_goes_where_claude_code_reads_user_servers_and_uninstall_
     }
     assert state.stat().st_mode & 0o777 == 0o600
     assert not (project / ".mcp.json").exists(), "not the project's file"
-    user_settings = json.loads((project / "home" / ".claude" / "settings.json").read_text())
+    user_settings = json.loads((home_of(project) / ".claude" / "settings.json").read_text())
     assert "enabledMcpjsonServers" not in user_settings, "no project server to approve"
     assert "mcp__precompact__recall" in user_settings["permissions"]["allow"]
     assert invoke("uninstall", "--scope", "user").exit_code == 0
@@ -333,7 +341,7 @@ def test_user_scope_mcp_goes_where_claude_code_reads_user_servers_and_uninstall_
 
 
 def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope_says_the_plugin_stands_down(project):
-    user_settings = project / "home" / ".claude" / "settings.json"
+    user_settings = home_of(project) / ".claude" / "settings.json"
     user_settings.parent.mkdir(parents=True)
     user_settings.write_text(json.dumps({"enabledPlugins": {"other@x": True, "precompact@precompact": True}}))
     before = user_settings.read_bytes()
@@ -354,12 +362,12 @@ def test_with_the_plugin_enabled_the_user_scope_is_refused_and_the_project_scope
 
 
 def doctor_lines(project: Path, check: str) -> list[str]:
-    done = precompact(project, "doctor", home=project / "home")
+    done = precompact(project, "doctor", home=home_of(project))
     return [line for line in done.stdout.splitlines() if line[2:].startswith(f"{check}: ")]
 
 
 def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(project):
-    (project / "home").mkdir()
+    (home_of(project)).mkdir()
     planted = project / "planted" / "precompact"
     planted.parent.mkdir()
     ran = project / "ran"
@@ -368,7 +376,7 @@ def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(pr
     settings_file(project).parent.mkdir()
     hooks = {"PreCompact": [{"matcher": "auto|manual", "hooks": [{"type": "command", "command": f"{planted} hook"}]}]}
     settings_file(project).write_text(json.dumps({"hooks": hooks}))
-    user_settings = project / "home" / ".claude" / "settings.json"
+    user_settings = home_of(project) / ".claude" / "settings.json"
     user_settings.parent.mkdir()
     bare = {"SessionEnd": [{"hooks": [{"type": "command", "command": "precompact hook"}]}]}
     user_settings.write_text(json.dumps({"hooks": bare}))
@@ -382,8 +390,8 @@ def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(pr
     assert user_line.startswith(
         f'✗ claude hook command: {user_settings} runs a bare "precompact", which depends on the PATH the agent starts with ('
     ) and user_line.endswith("fix: precompact install --scope user (it writes the absolute path)")
-    assert "precompact on PATH" not in precompact(project, "doctor", home=project / "home").stdout
-    assert precompact(project, "install", "--scope", "user", home=project / "home").returncode == 0
+    assert "precompact on PATH" not in precompact(project, "doctor", home=home_of(project)).stdout
+    assert precompact(project, "install", "--scope", "user", home=home_of(project)).returncode == 0
     [user_line] = doctor_lines(project, "claude hook command")[1:]
     assert user_line.startswith(f'✓ claude hook command: {user_settings} runs "{RUN}", which starts with your PATH')
 
@@ -391,7 +399,7 @@ def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(pr
 def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_server(project, monkeypatch):
     from precompact.config import agent_settings, install
 
-    home = project / "home"
+    home = home_of(project)
     (home / ".claude").mkdir(parents=True)
     server = {"mcpServers": {"precompact": {"command": ENTRY, "args": ["mcp"]}}}
     for agent in install.AGENTS:
@@ -487,7 +495,7 @@ def plant_precompact(project: Path) -> None:
 
 def installed_command_lines(project: Path) -> dict[str, str]:
     """Every command line `install` writes or registers, for each agent, as the agent's shell runs it."""
-    home = project / "home"
+    home = home_of(project)
     for agent in ("claude", "codex", "gemini", "opencode"):
         for scope in ("project", "user"):
             done = precompact(project, "install", "--agent", agent, "--scope", scope, home=home)
@@ -518,11 +526,11 @@ def installed_command_lines(project: Path) -> dict[str, str]:
 
 
 def test_no_installed_command_line_lets_the_agents_python_variables_run_the_projects_code(project, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(project / "home" / ".config"))  # OpenCode's user scope
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home_of(project) / ".config"))  # OpenCode's user scope
     lines = installed_command_lines(project)
     assert len(lines) == 6 * 2 + 6 * 2 + 3 * 2 + 2 + 1, sorted(lines)
     plant_precompact(project)
-    environment = {**os.environ, **HOSTILE_PYTHON_ENVIRONMENT, "HOME": str(project / "home"), "PATH": AGENT_PATH}
+    environment = {**os.environ, **HOSTILE_PYTHON_ENVIRONMENT, "HOME": str(home_of(project)), "PATH": AGENT_PATH}
     for name, command in lines.items():
         mcp = name == "MCP server"
         stdin = json.dumps(INITIALIZE) if mcp else json.dumps({"hook_event_name": "Notification", "cwd": str(project)})
@@ -545,7 +553,7 @@ def test_no_installed_command_line_lets_the_agents_python_variables_run_the_proj
 
 
 def test_an_older_install_starting_precompact_by_its_own_shebang_is_reported_and_mended(project, monkeypatch):
-    home = project / "home"
+    home = home_of(project)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))  # OpenCode's user scope
     user_settings = home / ".claude" / "settings.json"
     user_settings.parent.mkdir(parents=True)

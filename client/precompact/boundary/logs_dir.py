@@ -397,7 +397,7 @@ def _check_untracked(logs: Path) -> None:
         more = f" and {len(tracked) - 1} more" if len(tracked) > 1 else ""
         raise ConfinementError(
             errno.EPERM,
-            f"{logs} holds files tracked by git under the names precompact keeps its own files by ({quoting.inline(tracked[0])}{more}): they came with the repository and are no record of this machine; move them out of logs/{OWN_PREFIX}* (`git mv <name> <new name>` each) or stop tracking them (`git rm -r --cached --ignore-unmatch -- ':(icase){logs.name}/{OWN_PREFIX}*' ':(icase){logs.name}/{ASIDE_PREFIX}*'`), then try again",
+            f"{logs} holds files tracked by git under the names precompact keeps its own files by ({quoting.inline(tracked[0])}{more}): they came with the repository and are no record of this machine; move them out of logs/{OWN_PREFIX}* (`git mv <name> <new name>` each) or stop tracking them (`git rm -r --cached --ignore-unmatch -- ':(icase){logs.name}/{OWN_PREFIX}*' ':(icase){logs.name}/{ASIDE_PREFIX}*'`), then try again; savepoints of another machine left in logs/ are never pushed nor saved after: move those away too (`mv logs logs.foreign`)",
         )
     if seen is not None and listed.returncode == 0 and git_env.index_identity(logs.parent) == before:
         _keep_untracked(seen)
