@@ -5,11 +5,9 @@ savepoints made before stay intact and in the chain (nothing lost)."""
 from __future__ import annotations
 
 import base64
-import http.server
 import json
 import os
 import subprocess
-import threading
 import time
 
 import pytest
@@ -19,6 +17,7 @@ from precompact.local import snapshot
 from support.commands import hook, precompact
 from support.fault_trials import check_layer_1
 from support.localnet import LocalnetProcess
+from support.misbehaving_rpc import MisbehavingRpc
 from support.projects import Project, approve_as_is, fund, new_project, trust
 from support.transcript_gen import generate, payload, saved_sequence
 
@@ -198,46 +197,12 @@ def test_a_wrong_program_id_is_refused_before_any_rpc(established):
     assert_nothing_lost(project, intact)
 
 
-class MisbehavingRpc:
-    """An HTTP server on a free loopback port that answers JSON-RPC badly in one chosen way."""
-
-    def __init__(self, mode: str):
-        released = threading.Event()
-        self.released = released
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if mode == "silent":
-                    released.wait(60)
-                    return
-                status, body = {
-                    "http_500": (500, b"internal error"),
-                    "garbage": (200, b"<html>not json</html>"),
-                    "rpc_error": (
-                        200,
-                        b'{"jsonrpc":"2.0","id":0,"error":{"code":-32005,"message":"Node is unhealthy"}}',
-                    ),
-                }[mode]
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def stop(self) -> None:
-        self.released.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+# How the endpoint answers in each mode; "silent" never answers.
+BAD_ANSWERS = {
+    "http_500": (500, b"internal error"),
+    "garbage": (200, b"<html>not json</html>"),
+    "rpc_error": (200, b'{"jsonrpc":"2.0","id":0,"error":{"code":-32005,"message":"Node is unhealthy"}}'),
+}
 
 
 @pytest.mark.parametrize(
@@ -251,7 +216,7 @@ class MisbehavingRpc:
 )
 def test_rpc_errors_and_timeouts_queue_with_one_line_and_never_block_session_start(established, mode, expected):
     _, intact = established
-    server = MisbehavingRpc(mode)
+    server = MisbehavingRpc(None if mode == "silent" else lambda _path: BAD_ANSWERS[mode])
     try:
         project = chain_project(established, server.url)
         result = precompact(project.path, "flush")

@@ -5,11 +5,10 @@ Layer 2 pushes) and the model."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
 import socket
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from precompact.config import settings as configuration
 from support.claude_code import wait_for_worker
 from support.commands import precompact
 from support.json_rpc import JsonRpcServer
+from support.misbehaving_rpc import MisbehavingRpc
 from support.projects import new_project
 
 KEY = "SECRETKEY"
@@ -92,47 +92,22 @@ def test_configuration_messages_name_the_endpoint_without_its_key():
     assert warned is not None and warned.startswith("warning: chain.cluster http://10.1.2.3:8899/… is plain http")
 
 
-class KeyedEndpoint:
-    """A loopback HTTP server answering JSON-RPC badly in one chosen way, reached through a URL
-    that holds a key in its path, its query and its user part; an error it answers repeats the
+def keyed_answer(mode: str) -> Callable[[str], tuple[int, bytes]] | None:
+    """How a keyed endpoint answers in `mode` ("silent": never); an error it answers repeats the
     path it was asked at, as some providers' do."""
+    if mode == "silent":
+        return None
 
-    def __init__(self, mode: str):
-        released = threading.Event()
-        self.released = released
+    def answer(path: str) -> tuple[int, bytes]:
+        echoed = {"code": -32005, "message": f"no access for {path}"}
+        return {
+            "http_500": (500, b"internal error"),
+            "not_json": (200, b"<html>not json</html>"),
+            "refused": (200, json.dumps({"jsonrpc": "2.0", "id": 0, "error": echoed}).encode()),
+            "no_value": (200, b'{"jsonrpc":"2.0","id":0,"result":{}}'),
+        }[mode]
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if mode == "silent":
-                    released.wait(30)
-                    return
-                echoed = {"code": -32005, "message": f"no access for {self.path}"}
-                status, body = {
-                    "http_500": (500, b"internal error"),
-                    "not_json": (200, b"<html>not json</html>"),
-                    "refused": (200, json.dumps({"jsonrpc": "2.0", "id": 0, "error": echoed}).encode()),
-                    "no_value": (200, b'{"jsonrpc":"2.0","id":0,"result":{}}'),
-                }[mode]
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever)
-        self.thread.start()
-        self.host = f"127.0.0.1:{self.server.server_address[1]}"
-
-    def stop(self) -> None:
-        self.released.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+    return answer
 
 
 def keyed_url(host: str) -> str:
@@ -150,7 +125,7 @@ def keyed_url(host: str) -> str:
     ],
 )
 def test_every_rpc_error_names_the_endpoint_without_its_key(mode, said):
-    server = KeyedEndpoint(mode)
+    server = MisbehavingRpc(keyed_answer(mode), stall_seconds=30)
     try:
         cluster = rpc.Cluster(keyed_url(server.host), timeout=1)
         with pytest.raises(rpc.RpcError) as failed:
