@@ -874,6 +874,45 @@ def test_the_plugins_hooks_and_server_run_neither_a_python3_nor_a_pythonpath_the
     assert not (tmp_path / "data").exists(), "nothing was prepared"
 
 
+def test_the_launcher_outside_every_project_starts_a_python3_under_the_working_directory(tmp_path, plugin):
+    """review6 F4: with no `.git` nor `.precompact.toml` above the working directory there is no
+    project, so bin/precompact's shell part skips only relative PATH entries: a session started
+    in the home, whose only python3 is pyenv's under it, runs precompact. In a git work tree a
+    python3 under it is still skipped, with the one line."""
+    home = tmp_path / "home"
+    shims = home / ".pyenv" / "shims"
+    shims.mkdir(parents=True)
+    started = tmp_path / "started"
+    (shims / "python3").write_text(
+        f'#!/bin/sh\necho started >> {shlex.quote(str(started))}\nexec {shlex.quote(sys.executable)} "$@"\n'
+    )
+    (shims / "python3").chmod(0o755)
+    (home / "relative").mkdir()
+    (home / "relative" / "python3").write_text(f"#!/bin/sh\necho planted >> {shlex.quote(str(started))}\n")
+    (home / "relative" / "python3").chmod(0o755)
+
+    def launch_in(cwd: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(plugin / "bin" / "precompact"), "status"],
+            cwd=cwd,
+            env={"PATH": f"relative:{shims}", "HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    for cwd in (home, shims):
+        done = launch_in(cwd)
+        assert done.returncode != 127 and "no python3 on PATH" not in done.stderr, done.stderr
+    assert started.read_text() == "started\n" * 2, "the python3 under the working directory ran, a relative one never"
+    (home / ".git").mkdir()
+    done = launch_in(shims)
+    assert done.returncode == 127, done.stderr
+    assert f"precompact: no python3 on PATH outside the project ({home.resolve()}); install" in done.stderr
+    assert started.read_text() == "started\n" * 2, "the python3 in the work tree did not run"
+
+
 def test_a_plugin_data_folder_or_claude_folder_in_the_project_is_refused_in_one_line(tmp_path, plugin):
     """The launcher runs the precompact prepared in its data folder: one the project's settings
     point into its own tree (relative, or inside it) is refused, and nothing is prepared there."""

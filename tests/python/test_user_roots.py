@@ -485,6 +485,84 @@ def test_a_dropped_variable_is_never_honoured_where_the_agent_starts_precompact(
     refused, environ = confined({"SSLKEYLOGFILE": str(layout["outside"] / "keys"), "LANG": "C.UTF-8"}, layout)
     assert (refused, environ) == (["SSLKEYLOGFILE"], {"LANG": "C.UTF-8"})
     assert user_roots.refused_notice(refused).startswith("SSLKEYLOGFILE ignored: never honoured")
+    own_shell = {"SSLKEYLOGFILE": str(layout["outside"] / "keys")}
+    assert user_roots.confine(own_shell, [str(layout["project"])], agent_started=False) == []
+    assert own_shell == {"SSLKEYLOGFILE": str(layout["outside"] / "keys")}
+
+
+def test_a_command_keeps_sslkeylogfile_in_your_own_shell_and_drops_it_in_an_agents_session(tmp_path):
+    """docs/security.md: SSLKEYLOGFILE is a debugging setting of the user's; only where the agent
+    starts precompact (its environment the project's to set) is it refused, with a fix that works."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    keys = {"SSLKEYLOGFILE": str(tmp_path / "keys.log")}
+    own_shell = commands.precompact(project.path, "status", env=keys)
+    assert own_shell.returncode == 0 and "SSLKEYLOGFILE" not in own_shell.stderr, own_shell.stderr
+    in_session = commands.precompact(project.path, "status", env={**keys, "CLAUDECODE": "1"})
+    assert in_session.returncode == 0, in_session.stderr
+    assert (
+        "SSLKEYLOGFILE ignored: never honoured where the agent starts precompact, whose environment the project can "
+        "set (it is honoured in a command you run in your own shell; unset it in the agent's environment)"
+    ) in in_session.stderr
+
+
+def test_the_users_home_kept_in_git_is_never_the_project(tmp_path):
+    """A home kept in git (dotfiles): discovery gives the home as the work tree of a project in
+    it with no repository of its own; the places confined are its configuration's directory
+    alone, so the user's ssh agent, `~/.local/bin` and `~/.claude` under the home stay theirs. A
+    project with its own repository inside the home, or the home's own configuration, keeps
+    what it owns."""
+    home = tmp_path / "home"
+    notes, repository = home / "notes", home / "code" / "repo"
+    for place in (notes, repository / "sub"):
+        place.mkdir(parents=True)
+    assert user_roots.project_places([str(notes), str(home)], str(home)) == [str(notes.resolve())]
+    assert user_roots.project_places([str(repository / "sub"), str(repository)], str(home)) == [
+        str((repository / "sub").resolve()),
+        str(repository.resolve()),
+    ]
+    assert user_roots.project_places([str(home), str(home)], str(home)) == [], "the home's own configuration"
+    assert user_roots.project_places(["/"], str(home)) == [], "a folder holding the home"
+    (tmp_path / "home-link").symlink_to(home)
+    assert user_roots.project_places([str(notes), str(home)], str(tmp_path / "home-link")) == [str(notes.resolve())]
+    assert user_roots.project_places([str(notes), str(home)], None) == [str(notes.resolve()), str(home.resolve())], (
+        "no home in the password database: nothing is spared"
+    )
+    assert user_roots.project_places([str(tmp_path / "homestead")], str(home)) == [
+        str((tmp_path / "homestead").resolve())
+    ], "a sibling whose name starts as the home's is not the home"
+
+
+def test_pip_is_handed_only_where_and_how_to_fetch(tmp_path):
+    """review6 F2: the agent's environment is the project's to set, and pip reads PIP_* as its
+    command line. PIP_REQUIREMENT would add a wheel of the project's to the plugin's environment
+    (its `.pth` then runs in every precompact process): it, and every PIP_* that says what is
+    installed or where, never reaches pip; the index, proxy and timeouts do."""
+    fetching = {
+        "PIP_INDEX_URL": "https://mirror.example/simple",
+        "PIP_EXTRA_INDEX_URL": "https://other.example/simple",
+        "PIP_TRUSTED_HOST": "mirror.example",
+        "PIP_PROXY": "http://127.0.0.1:9",
+        "PIP_TIMEOUT": "5",
+        "PIP_RETRIES": "1",
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_FIND_LINKS": str(tmp_path / "wheels"),
+        "PIP_NO_INDEX": "1",
+    }
+    hostile = {
+        name: f"file://{tmp_path / 'evil.txt'}"
+        for name in ("PIP_REQUIREMENT", "PIP_CONSTRAINT", "PIP_TARGET", "PIP_PREFIX", "PIP_CONFIG_FILE", "PIP_NO_DEPS")
+    }
+    environ = {**{k: v for k, v in os.environ.items() if not k.startswith("PIP_")}, **fetching, **hostile}
+    seen = processes.run_python(
+        [
+            *processes.isolated_python(),
+            "-c",
+            "import json, os; print(json.dumps({k: v for k, v in os.environ.items() if k.startswith('PIP_')}))",
+        ],
+        environ=environ,
+        timeout=60,
+    )
+    assert json.loads(seen.stdout) == fetching, seen.stderr
 
 
 def test_the_hook_refuses_the_projects_places_logs_them_and_hands_git_none_of_them(tmp_path, home):
@@ -533,16 +611,24 @@ def test_git_is_handed_only_what_confine_left(tmp_path, monkeypatch):
     )
 
 
-def test_claude_codes_own_folders_under_a_home_that_is_the_work_tree_are_kept(layout, monkeypatch):
-    """A home kept in git, the agent started in it: Claude Code's own folder there (its default,
-    under the password database's home) is not the project's doing; anything else there is."""
-    monkeypatch.setattr(user_roots, "password_home", lambda: str(layout["worktree"]))
-    data = str(layout["worktree"] / ".claude" / "plugins" / "data" / "precompact-precompact")
-    kept = {"CLAUDE_PLUGIN_DATA": data, "CLAUDE_CONFIG_DIR": str(layout["worktree"] / ".claude")}
-    assert confined(dict(kept), layout) == ([], kept)
+def test_a_home_that_is_the_work_tree_is_judged_by_the_configurations_directory_alone(layout, monkeypatch):
+    """A home kept in git, a project in it with no repository of its own (review6 F5): the home
+    is the user's, not the project's, so its ssh agent, `~/.local/bin` and Claude Code's folders
+    are kept; what lies in the configuration's directory is still refused."""
+    home = layout["worktree"]
+    monkeypatch.setattr(user_roots, "password_home", lambda: str(home))
+    mine = {
+        "CLAUDE_PLUGIN_DATA": str(home / ".claude" / "plugins" / "data" / "precompact-precompact"),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "SSH_AUTH_SOCK": str(home / ".1password" / "agent.sock"),
+        "CODEX_HOME": str(home / ".codex"),
+        "PATH": f"{home / '.local' / 'bin'}:/usr/bin",
+    }
+    assert confined(dict(mine), layout) == ([], mine)
     for name, value in (
-        ("CLAUDE_PLUGIN_DATA", str(layout["worktree"] / ".claude" / ".." / "venv")),
-        ("CLAUDE_PLUGIN_DATA", str(layout["worktree"] / "plugins")),
-        ("CLAUDE_CONFIG_DIR", str(layout["worktree"] / ".claude-evil")),
+        ("CLAUDE_PLUGIN_DATA", str(home / ".claude" / ".." / "sub" / "venv")),
+        ("CLAUDE_CONFIG_DIR", str(layout["project"] / ".claude")),
+        ("SSH_AUTH_SOCK", str(layout["project"] / "agent.sock")),
     ):
         assert confined({name: value}, layout) == ([name], {}), value
+    assert confined({"PATH": f"{layout['project'] / 'bin'}:/usr/bin"}, layout) == ([], {"PATH": "/usr/bin"})

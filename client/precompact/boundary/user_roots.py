@@ -10,7 +10,8 @@ configuration naming its filter. So:
 - everywhere, as the XDG specification says, a value that is not an absolute path is ignored
   (an empty one is unset): the default stands in;
 - in the modes the agent starts (the hook, the worker, the MCP server), `confine` also refuses a
-  value that lies in the project (the directory of its `.precompact.toml`, or its git work tree),
+  value that lies in the project (the directory of its `.precompact.toml`, or its git work tree;
+  never the user's home, nor a folder holding it: `project_places`),
   judged by every prefix of the path resolved, so that no symbolic link the project holds can
   lead out of it or into it; it puts the default in the process's environment instead (every
   reader, and every child, then sees only that) and names what it refused, which the caller logs.
@@ -22,13 +23,15 @@ here, once (docs/security.md, "The agent's environment"): CONFINED, a place that
 reader (the CA certificates TLS trusts, the ssh agent, temporary files, the session bus, the
 Claude Code plugin's folders, Codex CLI's folder), refused by `confine` as a root is (relative,
 or in the project) and unset, so the reader's own default stands; DROPPED, never honoured in
-those modes (where TLS keys are written); KEPT, handed on as they are, each with why. git_env
+those modes (where TLS keys are written), kept in a command the user runs in their own shell;
+KEPT, handed on as they are, each with why (pip's: only those that say where and how to fetch). git_env
 and processes hand a child only classified variables (tests/python/test_user_roots.py fails on
 one that is not).
 The defaults: the home the password database gives this user (never taken from the environment
 there), and under the home in force `.config`, `.local/state`, `.local/share`, `.cache`; the
 runtime directory has none (private_file then uses the state directory). A value equal to its
-default is always the default, so a home that is itself a git work tree (dotfiles) keeps working.
+default is always the default, and a home that is itself a git work tree (dotfiles) is never the
+project (`project_places`): its ssh agent, `~/.local/bin` and Claude Code's folders keep working.
 
 Standard library only (`os`, `pwd`): the hook's quick path reads the approvals through this.
 """
@@ -60,6 +63,7 @@ CONFINED = {
     "SSL_CERT_FILE": "the CA certificates OpenSSL trusts: git's https pushes, the RPC calls (httpx)",
     "SSL_CERT_DIR": "a directory of CA certificates, read as SSL_CERT_FILE is",
     "REQUESTS_CA_BUNDLE": "the CA certificates pip trusts (the plugin's preparation)",
+    "PIP_CERT": "the CA certificates pip trusts, read as REQUESTS_CA_BUNDLE is",
     "SSH_AUTH_SOCK": "the ssh agent git's ssh asks to sign a push as you",
     "TMPDIR": "where git and Python write temporary files",
     "DBUS_SESSION_BUS_ADDRESS": "the session bus (its path=, dir=, tmpdir=), where a credential helper finds your keyring",
@@ -73,7 +77,9 @@ CONFINED_DEFAULTS = {
     "CLAUDE_CONFIG_DIR": (".claude",),
     "CLAUDE_PLUGIN_DATA": (".claude", "plugins", "data"),
 }
-# Read by a program precompact starts, and never honoured in the modes the agent starts: unset, logged.
+# Read by a program precompact starts, and never honoured in the modes the agent starts (a hook,
+# the worker, the MCP server, a command in an agent's session): unset, logged. A command in the
+# user's own shell keeps it (`confine`'s `agent_started`).
 DROPPED = {
     "SSLKEYLOGFILE": "where Python's ssl, httpx and libcurl write every TLS session's keys",
 }
@@ -93,12 +99,26 @@ KEPT = {
     },
     "no_proxy": "which hosts skip the proxy",
     "NO_PROXY": "which hosts skip the proxy",
+    # pip's settings that say only where and how the plugin's preparation fetches: it installs
+    # `--require-hashes` from requirements.hashes.lock, so a mirror, a folder or a route can make
+    # it fail, never install another file. Every other PIP_* (PIP_REQUIREMENT, PIP_CONSTRAINT,
+    # PIP_TARGET, PIP_PREFIX, PIP_CONFIG_FILE, PIP_NO_DEPS...) says what is installed or where,
+    # and the agent's environment is the project's to set: none reaches pip.
+    "PIP_INDEX_URL": "the package index pip fetches the pinned wheels from (a mirror): each checked by its hash",
+    "PIP_EXTRA_INDEX_URL": "more package indexes, read as PIP_INDEX_URL is",
+    "PIP_NO_INDEX": "fetch from no index (offline, with PIP_FIND_LINKS)",
+    "PIP_FIND_LINKS": "a folder or page of wheels, read as PIP_INDEX_URL is: each checked by its hash",
+    "PIP_TRUSTED_HOST": "an index host reached without TLS checks: its wheels are still checked by their hash",
+    "PIP_PROXY": "the route to the index, as https_proxy is",
+    "PIP_TIMEOUT": "how long pip waits for the index",
+    "PIP_DEFAULT_TIMEOUT": "PIP_TIMEOUT's other name",
+    "PIP_RETRIES": "how often pip retries the index",
+    "PIP_NO_CACHE_DIR": "not to use pip's cache (which lies under the confined XDG_CACHE_HOME)",
 }
 # Prefixes of variables handed to a Python child (processes.PYTHON_KEPT_PREFIXES), and why.
 KEPT_PREFIXES = {
     "PRECOMPACT_": "precompact's own settings: a hook keeps only config/settings.AGENT_KEPT_OVERRIDES",
     "CLAUDE_": "the Claude Code plugin's options and folders (the folders confined above)",
-    "PIP_": "pip's settings for the plugin's preparation, which installs only wheels pinned by hash",
 }
 
 
@@ -163,14 +183,15 @@ def for_children(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     return {**roots, RUNTIME: runtime} if runtime else roots
 
 
-def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[str]:
-    """Removes from `environ` (the process's, in a mode the agent starts) every root that is not
-    an absolute path or lies in one of the `project` directories, putting its default in its
-    place (HOME: the password database's; a base directory: unset, so its default under HOME);
-    then PATH's such entries; then every CONFINED variable naming such a place (unset), and every
-    DROPPED one. Returns the names of the variables refused, in that order (an empty root is
-    unset, said by nobody)."""
-    places = [os.path.realpath(place) for place in project]
+def confine(environ: MutableMapping[str, str], project: Iterable[str], *, agent_started: bool = True) -> list[str]:
+    """Removes from `environ` (the process's) every root that is not an absolute path or lies in
+    one of the `project` directories (as `project_places` keeps them), putting its default in
+    its place (HOME: the password database's; a base directory: unset, so its default under
+    HOME); then PATH's such entries; then every CONFINED variable naming such a place (unset),
+    and, where the agent started this process (`agent_started`: not a command in the user's own
+    shell), every DROPPED one. Returns the names of the variables refused, in that order (an
+    empty root is unset, said by nobody)."""
+    places = project_places(project, password_home())
     resolved: dict[str, str] = {}  # PATH's entries and the roots share their first prefixes
     refused: list[str] = []
     for name in ROOTS:
@@ -192,17 +213,28 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str]) -> list[s
         elif value is not None and _refuses(name, value, places, resolved):
             refused.append(name)
             del environ[name]
-    for name in DROPPED:
+    for name in DROPPED if agent_started else ():
         if name in environ:
             refused.append(name)
             del environ[name]
     return refused
 
 
+def project_places(project: Iterable[str], home: str | None) -> list[str]:
+    """The `project` directories (its configuration's, its git work tree), resolved, that
+    `confine` judges against: all but the user's `home` (the password database's) and a folder
+    holding it. A home kept in git is still the user's: its ssh agent socket, `~/.local/bin` and
+    `~/.claude` are theirs, not a repository's, so a project inside it with no repository of its
+    own is judged against its configuration's directory alone."""
+    resolved_home = os.path.realpath(home) if home is not None and os.path.isabs(home) else None
+    places = [os.path.realpath(place) for place in project]
+    return [place for place in places if resolved_home is None or not _within(resolved_home, place)]
+
+
 def refuses(name: str, value: str, project: Iterable[str]) -> bool:
     """Whether `confine` refuses the CONFINED variable `name` set to `value` for the `project`
     directories (for a reader that decides alone, the plugin's launcher)."""
-    return _refuses(name, value, [os.path.realpath(place) for place in project], {})
+    return _refuses(name, value, project_places(project, password_home()), {})
 
 
 def _refuses(name: str, value: str, places: list[str], resolved: dict[str, str]) -> bool:
@@ -239,7 +271,7 @@ def _places_named(name: str, value: str) -> list[str]:
 
 
 def refused_notice(names: list[str]) -> str:
-    """What a hook, the worker or the MCP server logs of the variables `confine` refused: roots
+    """What a hook, the worker, the MCP server or a command logs of the variables `confine` refused: roots
     (the default under the home used), other places (unset), and those never honoured there."""
     roots = [name for name in names if name in ROOTS]
     places = [name for name in names if name in CONFINED]
@@ -259,8 +291,8 @@ def refused_notice(names: list[str]) -> str:
         )
     if dropped:
         said.append(
-            f"{', '.join(dropped)} ignored: never honoured where the agent starts precompact (run precompact yourself "
-            "to use it)"
+            f"{', '.join(dropped)} ignored: never honoured where the agent starts precompact, whose environment the "
+            "project can set (it is honoured in a command you run in your own shell; unset it in the agent's environment)"
         )
     return "; ".join(said)
 

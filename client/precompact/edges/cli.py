@@ -162,8 +162,9 @@ def _confine_environment() -> None:
     brief names: `verify`, `recall`, `show`, `resurrect`...), which the project's files can set.
     So every command, as a hook does, drops PATH's entries that are relative or in the project
     (git is then looked up outside it) and refuses HOME and XDG_* values there (precompact's
-    roots; a hook would not read them either); run inside an agent's session it also keeps only
-    the PRECOMPACT_* variables a hook keeps. The project: the one the working directory is in
+    roots; a hook would not read them either); run inside an agent's session it also drops the
+    variables no mode the agent starts honours (SSLKEYLOGFILE) and keeps only the PRECOMPACT_*
+    variables a hook keeps. The project: the one the working directory is in
     (its configuration's directory and git work tree); outside every project, as for the MCP
     server there, none (relative values are still refused). What was refused is said in one line
     on stderr."""
@@ -176,10 +177,13 @@ def _confine_environment() -> None:
         found = discovery.discover(os.getcwd())
     except (OSError, ValueError):  # no working directory any more: no project to confine to
         found = None
-    refused = user_roots.confine(os.environ, [place for place in found or () if place is not None])
+    agent_started = configuration.in_agent_session(os.environ)
+    refused = user_roots.confine(
+        os.environ, [place for place in found or () if place is not None], agent_started=agent_started
+    )
     if refused:
         terminal.echo(user_roots.refused_notice(refused), err=True)
-    if configuration.in_agent_session(os.environ):
+    if agent_started:
         ignored = configuration.drop_agent_overrides(os.environ, Path(found[0]) if found else None)
         if ignored:
             terminal.echo(configuration.ignored_overrides_notice(ignored), err=True)

@@ -83,12 +83,10 @@ class Launcher:
             candidate = Path(directory) / "precompact"
             try:
                 found = candidate.resolve()
-                if (
-                    found.parent == own
-                    or Path(directory).resolve().is_relative_to(project)
-                    or found.is_relative_to(project)
-                    or not (candidate.is_file() and os.access(candidate, os.X_OK))
-                ):
+                in_project = project is not None and (
+                    Path(directory).resolve().is_relative_to(project) or found.is_relative_to(project)
+                )
+                if found.parent == own or in_project or not (candidate.is_file() and os.access(candidate, os.X_OK)):
                     continue
             except OSError:
                 continue
@@ -101,10 +99,9 @@ class Launcher:
         Either is refused when relative or in the project (boundary/user_roots.CONFINED; Claude
         Code's own under your home is kept), and HOME is confined there: the precompact prepared
         there is what runs, and the agent's environment is the project's."""
-        cwd = Path.cwd()
         # The detached preparation runs in "/", given the folder its starter checked: no project
-        # is there, and "/" would hold every place.
-        environ = self.environ if project_root(cwd) == Path("/") else confined(self.environ, cwd)
+        # is there ("/" holds the home: project_root), so only relative values are refused.
+        environ = confined(self.environ, Path.cwd())
         for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR"):
             given = self.environ.get(name)
             if given and name not in environ:
@@ -396,8 +393,9 @@ def confined(environ: dict[str, str], cwd: Path) -> dict[str, str]:
     plugin's preparation (pip) runs in. Its refusals are not logged here (the project's `logs/`
     is precompact's to write); the precompact the launcher runs confines and logs its own."""
     environ = dict(environ)
+    project = project_root(cwd)
     try:
-        user_roots.confine(environ, [str(project_root(cwd))])
+        user_roots.confine(environ, [str(project)] if project is not None else [])
     except user_roots.NoHome as e:
         raise LauncherError(str(e)) from None
     return environ
@@ -445,18 +443,19 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
     return False
 
 
-def project_root(cwd: Path) -> Path:
+def project_root(cwd: Path) -> Path | None:
     """The project a hook or command runs in: the directory of the `.precompact.toml` that
-    applies there, else the git work tree holding `cwd`, else `cwd` itself."""
+    applies there, else the git work tree holding `cwd`; None where neither is (no directory is
+    the project there, as for discovery.discover), or where it is the user's home or holds it
+    (boundary/user_roots.project_places: a home kept in git is still the user's)."""
     start = Path(os.path.realpath(cwd))
     chain = [start, *start.parents]
     worktree = next((d for d in chain if os.path.lexists(d / ".git")), None)
     for directory in chain:
-        if os.path.lexists(directory / ".precompact.toml"):
-            return directory
-        if directory == worktree:
-            return directory
-    return start
+        if os.path.lexists(directory / ".precompact.toml") or directory == worktree:
+            kept = user_roots.project_places([str(directory)], user_roots.password_home())
+            return Path(kept[0]) if kept else None
+    return None
 
 
 def without_password(url: str) -> str:
