@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from precompact.config import settings as configuration
+from precompact.config.endpoint import git_url_shown
 from precompact.remote import encryption
-from precompact.transcript.redact import url_without_credentials
 from support.commands import precompact
 from support.projects import Project, new_project, trust
 
@@ -130,12 +130,15 @@ def test_an_ssh_identity_opens_its_own_recipient_and_no_other():
         ("git@github.com:alice/proj.git", "git@github.com:alice/proj.git"),
         ("/srv/git/proj.git", "/srv/git/proj.git"),
         ("https://host/team/@scope/x.git", "https://host/team/@scope/x.git"),  # an @ in the path
-        # a password with a slash, which git would not take as one: the redactor's rule still hides it
-        ("https://alice:pa/ss1234@host/x.git", "https://[REDACTED:url_credentials]@host/x.git"),
+        ("https://host:8080/team/@scope/x.git", "https://host:8080/team/@scope/x.git"),  # a port, then an @
+        # a password with a slash, which git would not take as one: hidden all the same
+        ("https://alice:pa/ss1234@host/x.git", "https://…@host/x.git"),
+        ("https://host/x.git?private_token=glpat-abc#f", "https://host/x.git?…"),  # a query may hold a token
+        ("https://host/x.git#glpat-abc", "https://host/x.git#…"),
     ],
 )
 def test_a_remote_url_is_shown_without_its_credentials(url, shown):
-    assert url_without_credentials(url) == shown
+    assert git_url_shown(url) == shown
 
 
 def git_project(tmp_path: Path) -> Project:
@@ -173,3 +176,56 @@ def test_the_url_to_record_is_named_without_its_token_and_trust_takes_it(tmp_pat
     config.write_text(config.read_text().replace("[git]\n", f'[git]\nurl = "{SHOWN_URL}"\n', 1))
     trust(project.path)
     assert check(project, "git url")[1]["ok"]
+
+
+TOKEN_AS_USER_URL = f"https://{TOKEN}@127.0.0.1:9/alice/proj.git"
+
+
+def without_git_url(project: Project) -> Path:
+    """`project`'s configuration as one written before git.url existed."""
+    config = project.path / configuration.CONFIG_NAME
+    config.write_text("".join(line for line in config.read_text().splitlines(True) if not line.startswith("url = ")))
+    return config
+
+
+@pytest.mark.parametrize("url", [KEYED_URL, TOKEN_AS_USER_URL])
+def test_trust_shows_the_remotes_url_without_its_credentials_and_a_change_to_them_still_shows(tmp_path, url):
+    project = git_project(tmp_path)
+    subprocess.run(["git", "remote", "set-url", "origin", url], cwd=project.path, check=True)
+    without_git_url(project)
+    approved = precompact(project.path, "trust", "--yes")
+    assert approved.returncode == 0, approved.stderr
+    assert TOKEN not in approved.stdout + approved.stderr
+    assert f'git.remote URL = "{SHOWN_URL}" (its credentials, query or fragment not shown; sha256 ' in approved.stdout
+
+    subprocess.run(
+        ["git", "remote", "set-url", "origin", url.replace(TOKEN, "ghp_OTHERTOKEN0987654321")],
+        cwd=project.path,
+        check=True,
+    )
+    (project.path / configuration.CONFIG_NAME).write_text((project.path / configuration.CONFIG_NAME).read_text() + "\n")
+    review = precompact(project.path, "trust", stdin="n\n")
+    assert "ghp_OTHERTOKEN" not in review.stdout + review.stderr and TOKEN not in review.stdout + review.stderr
+    changed = [line for line in review.stdout.splitlines() if "git.remote URL" in line]
+    assert [line[0] for line in changed] == ["-", "+"], review.stdout
+
+
+def test_init_refuses_a_remote_whose_user_is_a_token_naming_the_url_without_it_and_a_credential_helper(tmp_path):
+    project = git_project(tmp_path)
+    without_git_url(project)
+    trust(project.path)
+    subprocess.run(["git", "remote", "set-url", "origin", TOKEN_AS_USER_URL], cwd=project.path, check=True)
+    refused = precompact(project.path, "init", "--force", "--yes")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert TOKEN not in refused.stdout + refused.stderr
+    assert "holds a user name (user@), which on https:// may be a token" in refused.stderr, refused.stderr
+    assert f'give "{SHOWN_URL}" and let a credential helper' in refused.stderr and "--url" in refused.stderr
+    assert "url = " not in (project.path / configuration.CONFIG_NAME).read_text(), "nothing recorded"
+
+
+@pytest.mark.parametrize("url", ["ssh://git@127.0.0.1:9/alice/proj.git", "git@127.0.0.1:alice/proj.git"])
+def test_an_ssh_login_stays_a_valid_git_url(tmp_path, url):
+    project = git_project(tmp_path)
+    project.set_git_url(url)
+    line, _ = check(project, "git url")
+    assert f'git.url "{url}"' in line, line

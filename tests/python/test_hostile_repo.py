@@ -1159,6 +1159,7 @@ def test_a_changed_git_url_does_nothing_until_trust_shows_it(tmp_path):
         ("relative/remote.git", "relative path"),
         ("gopher://a.invalid/x.git", "scheme"),
         ("https://me:s3cretpass@a.invalid/x.git", "holds a password"),
+        ("https://s3cretpass@a.invalid/x.git", "holds a user name"),  # a token given as the user
     ],
 )
 def test_an_invalid_git_url_is_refused_in_one_line_naming_the_fix(tmp_path, url, why):
@@ -1168,7 +1169,12 @@ def test_an_invalid_git_url_is_refused_in_one_line_naming_the_fix(tmp_path, url,
     refused = precompact(project.path, "trust", "--yes")
     assert refused.returncode == 1 and refused.stdout == b"" and refused.stderr.decode().count("\n") == 1
     assert "git.url" in refused.stderr.decode() and why in refused.stderr.decode(), refused.stderr
-    assert b"give an https://, ssh:// or file:// URL" in refused.stderr and b"s3cretpass" not in refused.stderr
+    fix = (
+        b'give "https://a.invalid/x.git" and let a credential helper'
+        if "s3cretpass" in url
+        else b"give an https://, ssh:// or file:// URL"
+    )
+    assert fix in refused.stderr and b"s3cretpass" not in refused.stderr, refused.stderr
     given = precompact(project.path, "init", "--force", "--yes", "--url", url.replace("\\n", "\n"))
     assert given.returncode == 1 and given.stderr.decode().count("\n") == 1, given.stderr
     assert why in given.stderr.decode() and b"--url" in given.stderr

@@ -552,6 +552,35 @@ def test_no_installed_command_line_lets_the_agents_python_variables_run_the_proj
             assert "event 'Notification' is not handled" in done.stderr, f"{name}: the hook still runs"
 
 
+def test_a_command_the_model_runs_by_the_console_script_reads_its_shells_python_variables(project):
+    """What docs/security.md says holds for a `precompact …` the model runs through its shell
+    tool: the `precompact` PATH finds there is pip's console script, started by its `#!` line, so
+    the shell's PYTHONPATH (the project's to set) runs the project's code before any of
+    precompact's, as in every Python program run in that shell; the command line `install` writes
+    (`<python> -I <script>`) does not. When the console script isolates itself, this fails and the
+    doc changes with it."""
+    plant_precompact(project)
+    environment = {**os.environ, **HOSTILE_PYTHON_ENVIRONMENT, "HOME": str(home_of(project)), "CLAUDECODE": "1"}
+    environment["PATH"] = f"{Path(ENTRY).parent}:{AGENT_PATH}"
+
+    def run(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["/bin/sh", "-c", command],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=project,
+            env=environment,
+            check=False,
+        )
+
+    assert Path(ENTRY).read_text().startswith("#!") and "-I" not in Path(ENTRY).read_text().splitlines()[0]
+    by_path = run("precompact --version")
+    assert PLANTED in by_path.stdout + by_path.stderr, "the console script is not isolated: correct docs/security.md"
+    isolated = run(f"{RUN} --version")
+    assert PLANTED not in isolated.stdout + isolated.stderr and isolated.returncode == 0, isolated.stderr
+
+
 def test_an_older_install_starting_precompact_by_its_own_shebang_is_reported_and_mended(project, monkeypatch):
     home = home_of(project)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))  # OpenCode's user scope

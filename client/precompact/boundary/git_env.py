@@ -382,6 +382,9 @@ def remote_url(repository: Path, remote: str) -> str | None:
 
 
 URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
+# Schemes whose user name is a login, not a secret (`ssh://git@host`); in any other the user of
+# `https://TOKEN@github.com/...` is a token.
+LOGIN_SCHEMES = ("ssh", "git+ssh", "ssh+git")
 
 
 def url_problem(url: str) -> str | None:
@@ -389,7 +392,8 @@ def url_problem(url: str) -> str | None:
     https, http, ssh, git and file URLs, scp-like `[user@]host:path`, and absolute paths. Never a
     remote helper (`ext::<command>`, `<name>::…`, which start programs), an option (`-…`), or a
     line break or control character (which could hide the rest of it from whoever reads it), nor
-    a password (`.precompact.toml` is shared; a credential helper keeps it)."""
+    credentials: a password, or on any scheme but ssh a user, which may be a token
+    (`.precompact.toml` is shared; a credential helper keeps them)."""
     if not url:
         return "is empty"
     if any(c < " " or c == "\x7f" for c in url):
@@ -402,11 +406,13 @@ def url_problem(url: str) -> str | None:
         if not url.startswith(URL_SCHEMES):
             return f"uses a scheme other than {', '.join(s[:-3] for s in URL_SCHEMES)}"
         try:
-            password = urllib.parse.urlsplit(url).password
+            parts = urllib.parse.urlsplit(url)
         except ValueError:
             return "is not a URL git can parse"
-        if password is not None:
-            return "holds a password (user:password@), which .precompact.toml must not keep: leave it to a credential helper"
+        if parts.password is not None:
+            return "holds a password (user:password@), which .precompact.toml must not keep"
+        if "@" in parts.netloc and parts.scheme.lower() not in LOGIN_SCHEMES:
+            return f"holds a user name (user@), which on {parts.scheme}:// may be a token, and .precompact.toml must not keep it"
         return None
     if is_local_url(url) and not url.startswith("/"):
         return "is a relative path; give the remote repository's absolute path"

@@ -1,4 +1,5 @@
-"""How the Solana RPC endpoint (`chain.cluster`) is shown, wherever it is shown or kept: a
+"""How a URL precompact talks to is shown: the Solana RPC endpoint (`git_url_shown` is the git
+remote's, below). The RPC endpoint (`chain.cluster`), wherever it is shown or kept: a
 message, a verdict, `logs/precompact-errors.log`, the index (which Layer 2 pushes), `status
 --json`, the brief, the MCP tools, the viewer.
 
@@ -7,7 +8,8 @@ Hosted endpoints carry the user's API key in the URL (`https://mainnet.helius-rp
 texts are pasted into issues and read by the model. So an endpoint is shown as its scheme, host
 and port, with any path, query or fragment as "…", never a user or password; the whole URL is
 used only to connect (`chain/rpc.Cluster`). Redaction is not relied on: it cannot know every
-provider's key. Stdlib only (the hook imports config)."""
+provider's key. Stdlib and git_env's rule of which schemes keep a user only (the hook imports
+config)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import hashlib
 import ipaddress
 import re
 import urllib.parse
+
+from precompact.boundary import git_env
 
 HIDDEN = "…"
 # A value with no host to show: all of it is left out.
@@ -82,3 +86,34 @@ def _split(url: str) -> urllib.parse.SplitResult | None:
         return urllib.parse.urlsplit(url)
     except ValueError:  # an unclosed IPv6 bracket, a netloc that normalises into another
         return None
+
+
+# Where a URL's authority ends, as git reads it for credentials (credential_from_url).
+_AUTHORITY_END = re.compile(r"[/?#]")
+# `scheme://name:` whose colon starts no port (`host:8080/`): what follows, up to an `@`, is a
+# password even where git would not read it as one (it holds a `/`).
+_PASSWORD_START = re.compile(r"[^/?#@:\[]*:(?!\d{1,5}(?:[/?#]|$))")
+
+
+def git_url_shown(url: str) -> str:
+    """A git remote's URL as precompact shows it, wherever it is shown (doctor, trust, a refusal,
+    `projects --forget`): no password, and for any scheme but ssh no user either
+    (`https://TOKEN@github.com/...` carries a token as the user; git_env.url_problem refuses both
+    in git.url), a query or fragment as "…". The path is kept: it names the repository, and what
+    is left is a URL git can be given with a credential helper supplying the rest. A password
+    holding a `/`, which git would not take as one, is hidden up to the last `@` all the same.
+    `host:path` and paths have no credentials to remove."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    authority = rest[: m.start()] if (m := _AUTHORITY_END.search(rest)) else rest
+    user, at, _ = authority.rpartition("@")
+    if at:
+        name = user.partition(":")[0]
+        login = f"{name}@" if name and scheme.lower() in git_env.LOGIN_SCHEMES else ""
+        rest = login + rest[len(user) + 1 :]
+    elif "@" in rest and _PASSWORD_START.match(rest):
+        rest = f"{HIDDEN}@" + rest.rpartition("@")[2]
+    if cut := re.search(r"[?#]", rest):
+        rest = rest[: cut.start() + 1] + HIDDEN
+    return f"{scheme}://{rest}"

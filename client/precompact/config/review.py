@@ -4,6 +4,8 @@ another from a terminal, and what changed since the last approval."""
 
 from __future__ import annotations
 
+import hashlib
+
 from precompact.boundary import git_env, processes, quoting
 from precompact.config import endpoint
 from precompact.config.settings import Config
@@ -43,13 +45,17 @@ def settings(config: Config) -> dict[str, str]:
     """Every setting of `config` as the user reads it (strings quoted and escaped, so that a value
     cannot hide itself or another one from a terminal), with the one URL savepoints are pushed to
     after the remote's name: `git.url`, or in a configuration that does not record it, the URL the
-    repository's git configuration gives the remote now. The RPC endpoint is shown without the
+    repository's git configuration gives the remote now, each without its credentials
+    (`git_url`). The RPC endpoint is shown without the
     parts that hold a hosted endpoint's API key, with a digest that still shows their change
     (`endpoint.hidden_digest`)."""
     shown = {}
     for attribute, (name, _) in SHOWN.items():
-        if attribute == "url" and config.url is None:
-            shown["git.remote URL"] = remote_url(config)
+        if attribute == "url":
+            if config.url is None:
+                shown["git.remote URL"] = remote_url(config)
+            else:
+                shown[name] = git_url(config.url)
         elif attribute == "cluster":
             hidden = endpoint.hidden_digest(config.cluster)
             digest = f" (its path, query and credentials not shown; sha256 {hidden})" if hidden else ""
@@ -69,7 +75,18 @@ def remote_url(config: Config) -> str:
         return f"(git cannot tell: {quoting.single_line(str(e))})"
     if url is None:
         return f"(no remote {quoting.inline(config.remote)} in {quoting.inline(str(config.repository))})"
-    return f"{quoting.inline(url)} (read from the repository at each push: git.url is not recorded)"
+    return f"{git_url(url)} (read from the repository at each push: git.url is not recorded)"
+
+
+def git_url(url: str) -> str:
+    """A git URL as `trust` shows it: without its credentials, query or fragment
+    (`endpoint.git_url_shown`), with a digest of the whole URL when they are left out, so a
+    change to them still shows as a change."""
+    shown = endpoint.git_url_shown(url)
+    if shown == url:
+        return quoting.inline(url)
+    digest = hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{quoting.inline(shown)} (its credentials, query or fragment not shown; sha256 {digest})"
 
 
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -399,10 +399,15 @@ def check_git_url(url: str, name: str) -> None:
     """Refuses a URL git must not be given as the remote (git_env.url_problem says why)."""
     problem = git_env.url_problem(url)
     if problem:
-        shown = "" if "password" in problem else f" {quoting.inline(url[:80])}"
-        raise ConfigError(
-            f"{name}{shown} {problem}; give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
+        without = endpoint.git_url_shown(url)
+        # A URL that holds credentials is named only in its shown form, as the fix.
+        shown = "" if without != url else f" {quoting.inline(url[:80])}"
+        fix = (
+            f"give {quoting.inline(without)} and let a credential helper of your git configuration supply the rest (`git help gitcredentials`)"
+            if without != url and git_env.url_problem(without) is None
+            else "give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
         )
+        raise ConfigError(f"{name}{shown} {problem}; {fix}")
 
 
 def url_unrecorded_warning(config: Config) -> str | None:

@@ -384,10 +384,9 @@ def _recorded_url(loaded: configuration.Config) -> Check | None:
     if not loaded.git_layer:
         return None
     from precompact.boundary import git_env, quoting
-    from precompact.transcript import redact
 
     in_repository = git_env.remote_url(loaded.repository, loaded.remote)
-    shown = redact.url_without_credentials(in_repository) if in_repository is not None else None
+    shown = endpoint.git_url_shown(in_repository) if in_repository is not None else None
     remote = quoting.inline(loaded.remote)
     # The credentials the shown URL leaves out are not lost: git.url refuses them, and the user's
     # own credential helper gives them to the push (git_env keeps the user's git configuration).
@@ -397,15 +396,15 @@ def _recorded_url(loaded: configuration.Config) -> Check | None:
         else ""
     )
     if loaded.url is None:
-        named = quoting.inline(shown) if shown is not None and shown.find("[REDACTED:") < 0 else "<URL>"
+        named = quoting.inline(shown) if shown is not None and endpoint.HIDDEN not in shown else "<URL>"
         return Check(
             "git url",
             False,
             f"git.url is not recorded in {configuration.CONFIG_NAME}: pushes go to whatever remote {remote} names in the repository's git configuration",
             f"add url = {named} under [git] in {configuration.CONFIG_NAME}{helper}, then `precompact trust` (or `precompact init --force`)",
         )
-    approved = quoting.inline(loaded.url)
-    if shown is not None and shown != redact.url_without_credentials(loaded.url):
+    approved = quoting.inline(endpoint.git_url_shown(loaded.url))
+    if shown is not None and shown != endpoint.git_url_shown(loaded.url):
         return Check(
             "git url",
             False,
@@ -428,7 +427,6 @@ def _remote(loaded: configuration.Config) -> Check | None:
         return None
     from precompact.boundary import git_env
     from precompact.remote import gitstore
-    from precompact.transcript import redact
 
     target = gitstore.Target.of(loaded)
     url = loaded.url or git_env.remote_url(loaded.repository, loaded.remote)
@@ -451,7 +449,7 @@ def _remote(loaded: configuration.Config) -> Check | None:
         return Check(
             "git remote", False, f"{command} to {loaded.remote} failed: {reason}", "check git.remote and its access"
         )
-    shown = redact.url_without_credentials(url)
+    shown = endpoint.git_url_shown(url)
     return Check(
         "git remote",
         True,

@@ -142,10 +142,10 @@ def _approved_url(known: registry.Registered, stores: list[Path]) -> str:
 def _check_held(known: registry.Registered, url: str, skipped: list[Path]) -> None:
     """Refuses the forget unless the remote at `url`, asked now, holds every branch of each git
     directory of the project that is to be removed (all but `skipped`)."""
+    from precompact.config import endpoint
     from precompact.remote import gitstore
-    from precompact.transcript import redact
 
-    shown = redact.url_without_credentials(url)
+    shown = endpoint.git_url_shown(url)
     try:
         lacking = gitstore.not_held_by(known.path, url, skipped)
     except gitstore.GitStoreError as e:

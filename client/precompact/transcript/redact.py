@@ -328,30 +328,6 @@ def _url_password(m: re.Match) -> int | None:
     return start + at
 
 
-# Where a URL's authority ends, as git reads it for credentials (credential_from_url).
-_AUTHORITY_END = re.compile(r"[/?#]")
-# Schemes whose user name is a login, not a secret (`ssh://git@host`): it is kept.
-_LOGIN_SCHEMES = ("ssh", "git+ssh", "ssh+git")
-
-
-def url_without_credentials(url: str) -> str:
-    """A git remote's URL as precompact shows it (the `url_credentials` rule's shown form): no
-    password, and for any scheme but ssh no user either (`https://TOKEN@github.com/...` carries a
-    token as the user), then every other secret the built-in patterns find redacted. What is left
-    names the same repository, a URL git can be given with a credential helper supplying the rest;
-    `host:path` and paths have no credentials to remove. (The RPC endpoint's shown form, which
-    also hides the path, is another owner's: an API key is kept there.)"""
-    scheme, separator, rest = url.partition("://")
-    if separator:
-        authority = rest[: m.start()] if (m := _AUTHORITY_END.search(rest)) else rest
-        user, at, host = authority.rpartition("@")
-        if at:
-            name = user.partition(":")[0]
-            login = f"{name}@" if name and scheme.lower() in _LOGIN_SCHEMES else ""
-            url = f"{scheme}://{login}{host}{rest[len(authority) :]}"
-    return Redactor().redact(url)
-
-
 def _json_value(m: re.Match) -> int | None:
     """A secret key's value in JSON text: any string but a placeholder, or a number."""
     value = m.group("secret")
