@@ -7,13 +7,12 @@ import json
 import re
 import shlex
 import shutil
-from pathlib import Path
 
 from solders.keypair import Keypair
 
 from precompact.config import approval
 from precompact.local import savepoint_log
-from support.commands import PRECOMPACT, hook, precompact
+from support.commands import hook, installed_command, precompact
 from support.conversations import START, Conversation, save
 from support.localnet import REPO
 from support.projects import new_project, trust
@@ -55,10 +54,10 @@ def test_the_secret_corpus_holds_as_many_formats_as_security_md_says():
 
 def test_install_mcp_for_codex_or_gemini_prints_the_agents_own_command_by_absolute_path(tmp_path):
     """docs/agents.md: "`--mcp` with these agents prints the agent's own command that registers
-    `precompact mcp`" (`codex mcp add precompact -- <abs>/precompact mcp`, `gemini mcp add
-    precompact <abs>/precompact mcp`)."""
+    `precompact mcp`" (`codex mcp add precompact -- <python> -I <abs>/precompact mcp`, `gemini mcp
+    add precompact <python> -I <abs>/precompact mcp`)."""
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    absolute = shlex.quote(str(Path(PRECOMPACT).resolve()))
+    absolute = shlex.join(installed_command())
     for agent, command in [
         ("codex", f"codex mcp add precompact -- {absolute} mcp"),
         ("gemini", f"gemini mcp add precompact {absolute} mcp"),

@@ -118,11 +118,11 @@ def test_identities_change_with_every_change_of_a_file_and_follow_no_link(tmp_pa
     (saves / "a.json").write_text("{}")
 
     def now() -> tuple[str, ...]:
-        return logs_dir.identities(logs, ("index.jsonl", "absent"), (logs_dir.SAVES_DIR, "none-yet"))
+        return logs_dir.identities(logs, ("index.jsonl", "absent"), (logs_dir.SAVES_DIR, "precompact-none-yet"))
 
     seen = [now()]
     assert seen[0] == now(), "unchanged: the same"
-    assert any(line.startswith("absent missing") for line in seen[0]) and "none-yet missing" in seen[0]
+    assert any(line.startswith("absent missing") for line in seen[0]) and "precompact-none-yet missing" in seen[0]
     with (logs / "index.jsonl").open("a") as index:
         index.write("two\n")
     seen.append(now())

@@ -75,6 +75,7 @@ import urllib.parse
 from pathlib import Path
 
 from precompact.boundary import private_file, processes, user_roots
+from precompact.errors import PrecompactError
 
 # Taken from precompact's environment, each classified by boundary/user_roots (KEPT, or CONFINED:
 # in the modes the agent starts, `confine` has already unset a CA file, ssh agent socket,
@@ -208,8 +209,9 @@ def environment(location: Path, **ours: str) -> dict[str, str]:
     return {**base, **plain, **_as_variables(pairs)}
 
 
-class NoGit(FileNotFoundError):
-    """No git on PATH's absolute entries outside the project: as git missing (an OSError)."""
+class NoGit(PrecompactError, FileNotFoundError):
+    """No git on PATH's absolute entries outside the project: as git missing (an OSError), and a
+    failure the user can cause and mend (PATH), so one of precompact's own."""
 
 
 @functools.cache

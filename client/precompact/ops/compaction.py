@@ -484,11 +484,12 @@ def failure_reason(error: Exception) -> str:
     line boundary one still let through cannot start a line of its own here."""
     from precompact.transcript.redact import Redactor
 
-    return quoting.single_line(
-        Redactor().redact(
-            str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
-        )
+    said = Redactor().redact(
+        str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
     )
+    # A message of several lines keeps them told apart; single_line then catches what splitlines'
+    # boundaries (U+2028 and the like) the strip left.
+    return quoting.single_line(" | ".join(part.strip() for part in said.splitlines() if part.strip()))
 
 
 def log_failure(root: Path, event, reason: str) -> bool:
