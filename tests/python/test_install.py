@@ -493,6 +493,20 @@ def plant_precompact(project: Path) -> None:
     (project / "sitecustomize.py").write_text(f"print({PLANTED!r})\n")
 
 
+def in_shell(command: str, cwd: Path, environment: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess:
+    """`command` run as an agent runs an installed command line: by /bin/sh, in `cwd`."""
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env=environment,
+        check=False,
+    )
+
+
 def installed_command_lines(project: Path) -> dict[str, str]:
     """Every command line `install` writes or registers, for each agent, as the agent's shell runs it."""
     home = home_of(project)
@@ -534,16 +548,7 @@ def test_no_installed_command_line_lets_the_agents_python_variables_run_the_proj
     for name, command in lines.items():
         mcp = name == "MCP server"
         stdin = json.dumps(INITIALIZE) if mcp else json.dumps({"hook_event_name": "Notification", "cwd": str(project)})
-        done = subprocess.run(
-            ["/bin/sh", "-c", command],
-            input=stdin + "\n",
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=project,
-            env=environment,
-            check=False,
-        )
+        done = in_shell(command, project, environment, stdin + "\n")
         assert PLANTED not in done.stdout + done.stderr, f"{name}: {command}"
         assert done.returncode == 0, f"{name}: {done.stderr}"
         if mcp:
@@ -564,15 +569,7 @@ def test_a_command_the_model_runs_by_the_console_script_reads_its_shells_python_
     environment["PATH"] = f"{Path(ENTRY).parent}:{AGENT_PATH}"
 
     def run(command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["/bin/sh", "-c", command],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=project,
-            env=environment,
-            check=False,
-        )
+        return in_shell(command, project, environment)
 
     assert Path(ENTRY).read_text().startswith("#!") and "-I" not in Path(ENTRY).read_text().splitlines()[0]
     by_path = run("precompact --version")
