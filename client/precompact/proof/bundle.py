@@ -659,8 +659,12 @@ def _base64(value: object, k: int) -> bytes:
 
 
 def _check_snapshot(bundle: dict, given: bytes | None) -> list[str]:
-    """Notes on what could not be checked; raises Broken when the snapshot is not savepoint N."""
+    """Notes on what could not be checked; raises Broken when a clear-text copy of the snapshot,
+    the one the bundle embeds or the file given, is not savepoint N: each copy is checked, since
+    the embedded one travels on with the bundle whatever file its verifier held."""
     n = bundle["savepoint"]
+    copies: list[tuple[bytes, str]] = []
+    notes: list[str] = []
     embedded = bundle.get("snapshot")
     if embedded is not None:
         embedded = _keys(embedded, {"encrypted", "base64"}, "snapshot", n)
@@ -672,20 +676,28 @@ def _check_snapshot(bundle: dict, given: bytes | None) -> list[str]:
             data = None
         if data is None or base64.b64encode(data).decode() != embedded["base64"]:
             raise _fail("bundle", n, "snapshot.base64 is not canonical base64")
-        if given is None and embedded["encrypted"]:
-            return ["the embedded snapshot is encrypted: its content was not checked (decrypt it and give --snapshot)"]
-        if given is None:
-            given = data
-    if given is None:
-        return ["no snapshot given: its bytes were not checked (give --snapshot PATH)"]
-    found = verdicts.read_snapshot(given, "the snapshot given")
-    expected = bundle["snapshot_hash"]
-    verdicts.check_snapshot(
-        found, n, bundle["instance"], expected, f"savepoint {n}'s signed snapshot_hash is", layer="snapshot"
-    )
+        if embedded["encrypted"]:
+            fix = "the file given was" if given is not None else "decrypt it and give --snapshot"
+            notes.append(f"the embedded snapshot is encrypted: its content was not checked ({fix})")
+        else:
+            copies.append((data, "the bundle (its embedded copy)"))
+    if given is not None:
+        copies.append((given, "the file given (--snapshot)"))
+    if not copies:
+        return notes or ["no snapshot given: its bytes were not checked (give --snapshot PATH)"]
     previous = bundle["chain"][-1]["prev_snapshot_hash"]
-    verdicts.check_link(found, n, None if previous == ZERO_HASH else previous, "the signed prev_snapshot_hash is")
-    return []
+    for data, where in copies:
+        found = verdicts.read_snapshot(data, where)
+        verdicts.check_snapshot(
+            found,
+            n,
+            bundle["instance"],
+            bundle["snapshot_hash"],
+            f"savepoint {n}'s signed snapshot_hash is",
+            layer="snapshot",
+        )
+        verdicts.check_link(found, n, None if previous == ZERO_HASH else previous, "the signed prev_snapshot_hash is")
+    return notes
 
 
 def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
