@@ -134,10 +134,12 @@ def verify(document: dict, snapshot: bytes | None = None, *, authority: str | No
             order = [last_slot, *[signer[3] for signer in signers[1:] if signer[0] == k], slot]
             need(order == sorted(order) and last_time <= time, "a transaction's slot or the timestamp goes back")
             previous, last_time, last_slot = hashed, time, slot
-        checked = [] if snapshot is None else [snapshot]
+        need(last == previous, "snapshot_hash is not the last savepoint's")
+        checked = [] if snapshot is None else [("the snapshot file", snapshot)]
         for encrypted, data in (fields(held, "encrypted base64") for held in embedded):
-            checked += [decode(data, 64, None)][encrypted:]  # an encrypted snapshot cannot be checked
-        need(last == previous and all(hashlib.sha256(raw).digest() == last for raw in checked), "snapshot mismatch")
+            checked += [("the embedded snapshot", decode(data, 64, None))][encrypted:]  # encrypted: cannot be checked
+        for copy, raw in checked:  # each clear-text copy: the embedded one travels on with the bundle
+            need(hashlib.sha256(raw).digest() == last, f"snapshot mismatch: {copy} does not hash to snapshot_hash")
     except (Invalid, InvalidSignature, ValueError, LookupError, TypeError, OverflowError, struct.error) as error:
         where = f"savepoint {k}" if k else f"authorities[{i - 1}]" if i else "top level"
         raise Invalid(f"{where}: {str(error) or 'an ed25519 signature does not verify'}") from None

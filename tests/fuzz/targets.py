@@ -9,6 +9,8 @@ JSON object: ValueError); any other exception, and any assertion here, is a find
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import sys
@@ -132,11 +134,24 @@ def index_reader(data: bytes) -> None:
             index.deliveries(savepoint.instance, savepoint.session_id)
 
 
+def _seed_snapshots() -> tuple[bytes, bytes]:
+    """The snapshot the seed `bundle-one-with-snapshot` proves, and a forgery of it: the files a
+    verifier is given beside a (fuzzed) bundle, so that a forged embedded copy meets the real
+    file and a real embedded copy meets a forged file."""
+    seed = json.loads((HERE / "seeds" / "bundle_verifiers" / "bundle-one-with-snapshot").read_bytes())
+    real = base64.b64decode(seed["snapshot"]["base64"])
+    return real, real.replace(b'"conversation_chunks":[]', b'"conversation_chunks":[],"planted":"forged"', 1)
+
+
+SNAPSHOT_FILES = (None, *_seed_snapshots())
+
+
 def bundle_verifiers(data: bytes) -> None:
-    """Both verifiers on the same bytes: the client's (one verdict, never an exception) and the
-    reference one (its one error, Invalid); what the reference accepts, the client accepts."""
+    """Both verifiers on the same bytes, without a snapshot file and with the real or a forged
+    one: the client's (one verdict, never an exception) and the reference one (its one error,
+    Invalid) agree, in both directions: what one accepts, the other accepts."""
     try:
-        document = outside_json.loads(data)
+        document = outside_json.loads_unique(data)  # as `precompact verify-bundle` reads a bundle
     except ValueError:
         document = None
     # Both pin the key and program the document names: the fuzz compares every other rule.
@@ -145,14 +160,22 @@ def bundle_verifiers(data: bytes) -> None:
     except (TypeError, KeyError, IndexError):
         authority, program_id = None, None
     pins = (authority, program_id) if isinstance(authority, str) and isinstance(program_id, str) else (None, None)
-    client = bundle.check(document, authority=pins[0], program_id=pins[1] or "") if document is not None else None
-    try:
-        verify_bundle.verify(verify_bundle.load(data), authority=pins[0], program_id=pins[1])
-    except (verify_bundle.Invalid, ValueError):
-        return  # the reference's one-line FAILED (ValueError: bytes that are no JSON)
-    assert client is not None and client.status == verdicts.VERIFIED, (
-        f"the reference accepted what the client did not: {client}"
-    )
+    for given in SNAPSHOT_FILES:
+        client = (
+            bundle.check(document, given, authority=pins[0], program_id=pins[1] or "") if document is not None else None
+        )
+        try:
+            verify_bundle.verify(verify_bundle.load(data), given, authority=pins[0], program_id=pins[1])
+            accepted = True
+        except (verify_bundle.Invalid, ValueError):
+            accepted = False  # the reference's one-line FAILED (ValueError: bytes that are no JSON)
+        verified = client is not None and client.status == verdicts.VERIFIED
+        shown = (
+            "no snapshot file" if given is None else f"a snapshot file of sha256:{hashlib.sha256(given).hexdigest()}"
+        )
+        assert verified == accepted, (
+            f"with {shown}, the reference {'accepted' if accepted else 'refused'} and the client said {client}"
+        )
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {

@@ -115,6 +115,8 @@ def record_address(authority: Pubkey) -> Pubkey:
 
 def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, monkeypatch, tmp_path):
     old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    before_rotation = tmp_path / "proved-before-the-rotation.json"
+    assert invoke("prove", "2", "-o", str(before_rotation)).exit_code == 0
     result = invoke("key", "rotate", "--airdrop")
     assert result.exit_code == 0, result.output
     new = configured_key()
@@ -167,18 +169,49 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     for n in (2, 4):
         path, written = proved(tmp_path, n)
         assert [a["authority"] for a in written["authorities"]] == [str(old.pubkey()), str(new)][: 1 + (n > 2)]
-        # Savepoint 2's bundle ends before the rotation: the project's key (the new one) did not
-        # sign it, nor does the bundle hold the rotation to it, so it is the old key's to pin.
+        # Savepoint 2's bundle ends before the rotation: it carries the old key alone, which the
+        # project pins beside its own for savepoints 1..2, as this machine's sealed line records.
         signer = old.pubkey() if n == 2 else new
         if n == 2:
-            refused = invoke("verify-bundle", str(path))
-            assert refused.exit_code == 1 and f"not the pinned authority {new}" in refused.output, refused.output
+            for bundle_of_2 in (path, before_rotation):
+                mine = invoke("verify-bundle", str(bundle_of_2))
+                assert mine.exit_code == 0, mine.output
+                assert (
+                    f"✓ bundle verified: savepoint 2 of {INSTANCE!r}, pinned authority {old.pubkey()} (the lineage moved from it to your key {new} after savepoint 2, as this machine recorded)"
+                    in mine.output
+                )
         result = invoke("verify-bundle", str(path), "--authority", str(signer))
         assert result.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in result.output, result.output
         assert f"pinned authority {signer}" in result.output
         checked = run_reference(path, signer)
         assert checked.returncode == 0 and checked.stdout.startswith("verified:"), checked.stdout
     assert written["authorities"][1]["continued"]["kind"] == "rotation" and "1 key rotation(s)" in checked.stdout
+    # Where no sealed line says the lineage moved (another machine, another directory), the old
+    # key's bundle is not the pinned key's: the refusal names the key to pin and where to read it.
+    of_2 = tmp_path / "bundle-2.json"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    project = Path.cwd()
+    monkeypatch.chdir(elsewhere)
+    refused = invoke("verify-bundle", str(of_2), "--authority", str(new))
+    assert refused.exit_code == 1 and "✓" not in refused.output, refused.output
+    assert (
+        f"signed by {old.pubkey()}, not the pinned authority {new}: if {old.pubkey()} is a key your lineage moved from (`precompact verify --ledger` names each"
+        in refused.output
+    ), refused.output
+    assert f"pass --authority {old.pubkey()}" in refused.output
+    assert run_reference(of_2, new).returncode == 1
+    monkeypatch.chdir(project)
+    # In the project, a key pinned by hand is that key alone; the old key vouches only for the
+    # savepoints it signed before the lineage moved on (a bundle of 2 signed by it is refused
+    # when the sealed line says it signed savepoint 1 only).
+    stranger = str(Keypair().pubkey())
+    assert f"not the pinned authority {stranger}" in invoke("verify-bundle", str(of_2), "--authority", stranger).output
+    assert bundle.pins(None, None, configuration.load(project))[2] == {str(old.pubkey()): 2}
+    of_2_document = json.loads(of_2.read_text())
+    beyond = bundle.check(of_2_document, authority=str(new), moved_from={str(old.pubkey()): 1})
+    assert beyond.status == verdicts.FAILED and "which signed savepoints up to 1 only" in beyond.detail, beyond
+    assert bundle.check(of_2_document, authority=str(new)).status == verdicts.FAILED
     # docs/proof-bundle.md: a rotation's data is exactly the 8 bytes sha256("global:rotate_authority")[:8],
     # its first four accounts A, R_A, B, R_B, with A and B both signers.
     data, accounts, signers = continuing_call(written)
@@ -237,6 +270,7 @@ def test_a_rotation_line_this_machine_did_not_seal_is_said_as_not_checked_and_ad
     assert rotation.old_authority == str(old.pubkey())
     loaded = configuration.load(Path.cwd())
     assert team.your_keys(loaded, str(new)) == {str(new): None, str(old.pubkey()): 1}
+    assert bundle.pins(None, None, loaded)[2] == {str(old.pubkey()): 1}  # the key a bundle of 1 may carry
 
 
 def test_rotations_in_a_row_before_a_savepoint_each_read_back_and_the_lineage_goes_on(localnet, monkeypatch, tmp_path):
@@ -417,6 +451,13 @@ def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypat
         ledger.output
     )
 
+    # A bundle of a savepoint before the recovery carries the lost key alone: the project, whose
+    # sealed line records that the lineage moved from it, pins it for savepoints 1..2.
+    before, _ = proved(tmp_path, 2)
+    mine = invoke("verify-bundle", str(before))
+    assert mine.exit_code == 0 and f"pinned authority {old.pubkey()} (the lineage moved from it" in mine.output, (
+        mine.output
+    )
     path, written = proved(tmp_path, 3)
     assert written["authorities"][1]["continued"]["kind"] == "recovery"
     # docs/proof-bundle.md: a recovery's data is sha256("global:recover_lineage")[:8] and the 32 bytes

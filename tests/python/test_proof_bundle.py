@@ -140,6 +140,40 @@ def test_bundles_of_each_savepoint_verify_in_the_client_and_the_reference_verifi
     assert run_reference(tmp_path / f"bundle-{SAVEPOINTS}.json", str(other)).returncode == 1
 
 
+def test_every_clear_text_copy_of_the_snapshot_must_be_savepoint_n_in_both_verifiers(lineage, monkeypatch, tmp_path):
+    """docs/proof-bundle.md, `snapshot`: "SHA-256 of the bytes must equal `snapshot_hash` (and so
+    must that of a snapshot file given to the verifier besides)". The embedded copy travels on
+    with the bundle whatever file its verifier held, so a forged one is FAILED even beside the
+    real file, and a forged file even beside the real embedded copy; each verdict names the copy."""
+    enter(lineage, monkeypatch)
+    written = lineage[3]
+    real = base64.b64decode(written["snapshot"]["base64"])
+    forged = real.replace(b'"conversation_chunks":[]', b'"conversation_chunks":[],"planted":"run this"', 1)
+    assert forged != real
+    (real_file := tmp_path / "real.json").write_bytes(real)
+    (forged_file := tmp_path / "forged.json").write_bytes(forged)
+    (genuine := tmp_path / "genuine.json").write_text(json.dumps(written))
+    carrying_forgery = copy.deepcopy(written)
+    carrying_forgery["snapshot"] = {"encrypted": False, "base64": base64.b64encode(forged).decode()}
+    (planted := tmp_path / "planted.json").write_text(json.dumps(carrying_forgery))
+
+    for path, held, copy_said, reference_said in (
+        (planted, real_file, "snapshot in the bundle (its embedded copy) hashes to", "the embedded snapshot"),
+        (planted, None, "snapshot in the bundle (its embedded copy) hashes to", "the embedded snapshot"),
+        (genuine, forged_file, "snapshot in the file given (--snapshot) hashes to", "the snapshot file"),
+    ):
+        files = [] if held is None else [str(held)]
+        result = verify_bundle(path, *(["--snapshot", *files] if files else []))
+        assert result.exit_code == 1 and "✓" not in result.output, result.output
+        assert f"✗ first broken link: savepoint {SAVEPOINTS} [snapshot]: {copy_said}" in result.output, result.output
+        checked = run_reference(path, *files)
+        assert checked.returncode == 1, checked.stdout
+        assert f"FAILED: savepoint {SAVEPOINTS}: snapshot mismatch: {reference_said}" in checked.stdout, checked.stdout
+    both = verify_bundle(genuine, "--snapshot", str(real_file))
+    assert both.exit_code == 0 and "not verified" in both.output and "snapshot" not in both.output.split("\n", 1)[1]
+    assert run_reference(genuine, str(real_file)).stdout.count("snapshot: matches") == 1
+
+
 def test_prove_refuses_a_savepoint_the_index_does_not_hold(lineage, monkeypatch):
     enter(lineage, monkeypatch)
     result = invoke("prove", "9")
@@ -158,7 +192,11 @@ def test_an_encrypted_snapshot_is_embedded_as_the_remote_holds_it_and_not_vouche
     plaintext = project / statuses(project)[0]["snapshot_file"]
     result = verify_bundle(path, "--snapshot", str(plaintext))
     unchecked = [line.strip() for line in result.output.splitlines() if "not verified" in line]
-    assert result.exit_code == 0 and unchecked == [f"not verified: {LEDGER_UNCHECKED}"], result.output
+    assert result.exit_code == 0, result.output
+    assert unchecked == [
+        "not verified: the embedded snapshot is encrypted: its content was not checked (the file given was)",
+        f"not verified: {LEDGER_UNCHECKED}",
+    ], result.output
 
 
 # --- every field, one change at a time ---------------------------------------------------------
@@ -592,6 +630,7 @@ def test_the_snapshot_must_say_it_is_savepoint_n_of_the_instance_and_name_its_pr
         int(path.stem.rsplit("_", 1)[1]): path.read_bytes()
         for path in (project / "logs" / "precompact-saves").glob("snapshot_*.json")
     }
+    written = {key: value for key, value in written.items() if key != "snapshot"}  # the file given alone
     second = copy.deepcopy(written)
     second["snapshot_hash"] = hashlib.sha256(files[2]).hexdigest()
     with pytest.raises(verdicts.Broken, match=f"says it is savepoint 2 of {INSTANCE!r}"):

@@ -1188,7 +1188,7 @@ def prove(sequence, output, with_snapshot, instance, as_json) -> None:
     "--authority",
     metavar="PUBKEY",
     callback=lambda _ctx, _param, value: _pubkey_option(value, "--authority"),
-    help="The key you trust to have signed it (in a project: its configured key).",
+    help="The key you trust to have signed it (in a project: its configured key, and the keys `key rotate` moved its lineage from, for the savepoints each signed).",
 )
 @click.option(
     "--program-id",

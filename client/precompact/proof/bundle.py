@@ -310,13 +310,16 @@ def check(
     cluster: str | None = None,
     authority: str | None = None,
     program_id: str = str(chain.PROGRAM_ID),
+    moved_from: dict[str, int] | None = None,
 ) -> Verdict:
     """The verdict on a bundle: every signature, hash link, the address derivation and each
     anchoring transaction, offline; with `snapshot`, that those bytes are savepoint N; with
     `cluster`, that each transaction is finalized there at its slot. The bundle names its own
     keys, so a bundle anyone signed passes those checks: it is verified only for the pinned
     `authority` (None: not pinned, never verified) and `program_id`, the roots its reader
-    trusts. The verifier turns what the checks found into the verdict (verdicts.judged)."""
+    trusts, or for a key of `moved_from` (the keys the pinned one's lineage moved from, each
+    with the last savepoint it signed: `pins`) up to that savepoint. The verifier turns what the
+    checks found into the verdict (verdicts.judged)."""
     notes: list[str] = []
 
     def checked() -> str:
@@ -332,7 +335,7 @@ def check(
             except rpc.RpcError as e:
                 raise verdicts.Unreached(f"ledger inclusion not checked: {e}") from None
         # Last: a bundle that contradicts itself is FAILED whoever signed it.
-        signers = _check_pins(top, authority, program_id)
+        signers = _check_pins(top, authority, program_id, moved_from or {})
         n = top["savepoint"]
         where = (
             f"finalized on {endpoint.shown(cluster)} at the slots the bundle names"
@@ -357,23 +360,34 @@ def check(
     )
 
 
-def pins(authority: str | None, program_id: str | None, config: Config | None) -> tuple[str | None, str]:
+def pins(
+    authority: str | None, program_id: str | None, config: Config | None
+) -> tuple[str | None, str, dict[str, int]]:
     """The roots a bundle is checked against: those given, else `config`'s (the project's
     configured key and program), else no authority (never verified) and the program this
-    client was built for."""
-    from precompact.verifier import signed
+    client was built for; and, when the key is the project's, the keys its lineage moved from
+    to it (`key rotate`, as this machine recorded it, sealed: team.your_keys), each with the
+    last savepoint it signed, which bundles of savepoints before the rotation carry alone."""
+    from precompact.verifier import signed, team
 
+    moved_from: dict[str, int] = {}
     if config is not None:
-        authority = authority or signed.configured_key(config)
+        configured = signed.configured_key(config)
+        if authority is None or authority == configured:
+            authority = configured
+            keys = team.your_keys(config, configured)
+            moved_from = {key: last for key, last in keys.items() if last is not None}
         program_id = program_id or config.program_id
-    return authority, program_id or str(chain.PROGRAM_ID)
+    return authority, program_id or str(chain.PROGRAM_ID), moved_from
 
 
-def _check_pins(top: dict, authority: str | None, program_id: str) -> str:
+def _check_pins(top: dict, authority: str | None, program_id: str, moved_from: dict[str, int]) -> str:
     """How the bundle's keys meet the reader's roots, once they do: its program is the pinned
     one, and the key that signed savepoint N is the pinned authority or was handed the lineage
-    from it by rotations (each signed by both keys). A recovery after the pinned key was signed
-    by the new key alone, so it vouches for nothing the pinned key did not sign."""
+    from it by rotations (each signed by both keys), or is a key of `moved_from` that signed
+    savepoints up to N or beyond before the lineage moved on (a bundle of those ends before the
+    rotation, so it carries that key alone). A recovery after the pinned key was signed by the
+    new key alone, so it vouches for nothing the pinned key did not sign."""
     if top["program_id"] != program_id:
         raise _fail(
             "pin",
@@ -386,8 +400,22 @@ def _check_pins(top: dict, authority: str | None, program_id: str) -> str:
         raise verdicts.Unreached(
             f"signed by {signer}, which you did not pin: pass --authority {signer} if you trust it"
         )
+    n = top["savepoint"]
+    if authority not in keys and signer in moved_from:
+        last = moved_from[signer]
+        if n > last:
+            raise _fail(
+                "pin",
+                n,
+                f"signed by {signer}, which signed savepoints up to {last} only: after it this machine recorded the lineage moving on to your key {authority}",
+            )
+        return f"pinned authority {signer} (the lineage moved from it to your key {authority} after savepoint {last}, as this machine recorded), pinned program {program_id}"
     if authority not in keys:
-        raise _fail("pin", None, f"signed by {signer}, not the pinned authority {authority}")
+        raise _fail(
+            "pin",
+            None,
+            f'signed by {signer}, not the pinned authority {authority}: if {signer} is a key your lineage moved from (`precompact verify --ledger` names each: "savepoints 1..N under KEY"), pass --authority {signer}',
+        )
     handed_on = top["authorities"][len(keys) - keys[::-1].index(authority) :]
     recovered = [entry["authority"] for entry in handed_on if entry["continued"]["kind"] == "recovery"]
     if recovered:
@@ -659,8 +687,12 @@ def _base64(value: object, k: int) -> bytes:
 
 
 def _check_snapshot(bundle: dict, given: bytes | None) -> list[str]:
-    """Notes on what could not be checked; raises Broken when the snapshot is not savepoint N."""
+    """Notes on what could not be checked; raises Broken when a clear-text copy of the snapshot,
+    the one the bundle embeds or the file given, is not savepoint N: each copy is checked, since
+    the embedded one travels on with the bundle whatever file its verifier held."""
     n = bundle["savepoint"]
+    copies: list[tuple[bytes, str]] = []
+    notes: list[str] = []
     embedded = bundle.get("snapshot")
     if embedded is not None:
         embedded = _keys(embedded, {"encrypted", "base64"}, "snapshot", n)
@@ -672,20 +704,28 @@ def _check_snapshot(bundle: dict, given: bytes | None) -> list[str]:
             data = None
         if data is None or base64.b64encode(data).decode() != embedded["base64"]:
             raise _fail("bundle", n, "snapshot.base64 is not canonical base64")
-        if given is None and embedded["encrypted"]:
-            return ["the embedded snapshot is encrypted: its content was not checked (decrypt it and give --snapshot)"]
-        if given is None:
-            given = data
-    if given is None:
-        return ["no snapshot given: its bytes were not checked (give --snapshot PATH)"]
-    found = verdicts.read_snapshot(given, "the snapshot given")
-    expected = bundle["snapshot_hash"]
-    verdicts.check_snapshot(
-        found, n, bundle["instance"], expected, f"savepoint {n}'s signed snapshot_hash is", layer="snapshot"
-    )
+        if embedded["encrypted"]:
+            fix = "the file given was" if given is not None else "decrypt it and give --snapshot"
+            notes.append(f"the embedded snapshot is encrypted: its content was not checked ({fix})")
+        else:
+            copies.append((data, "the bundle (its embedded copy)"))
+    if given is not None:
+        copies.append((given, "the file given (--snapshot)"))
+    if not copies:
+        return notes or ["no snapshot given: its bytes were not checked (give --snapshot PATH)"]
     previous = bundle["chain"][-1]["prev_snapshot_hash"]
-    verdicts.check_link(found, n, None if previous == ZERO_HASH else previous, "the signed prev_snapshot_hash is")
-    return []
+    for data, where in copies:
+        found = verdicts.read_snapshot(data, where)
+        verdicts.check_snapshot(
+            found,
+            n,
+            bundle["instance"],
+            bundle["snapshot_hash"],
+            f"savepoint {n}'s signed snapshot_hash is",
+            layer="snapshot",
+        )
+        verdicts.check_link(found, n, None if previous == ZERO_HASH else previous, "the signed prev_snapshot_hash is")
+    return notes
 
 
 def _check_ledger(transactions: list[tuple[int, dict]], url: str) -> None:
