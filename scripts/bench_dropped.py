@@ -130,10 +130,19 @@ def hand_labelled(sessions, ceiling: bool) -> None:
         "recall by class: " + ", ".join(f"{c} {scored.found.get(c, 0)}/{n}" for c, n in sorted(scored.dropped.items()))
     )
     print("precision by listed kind: " + ", ".join(f"{k} {r}/{n}" for k, (r, n) in sorted(scored.by_kind.items())))
+    print("precision by confidence: " + ", ".join(by_confidence(scored.by_confidence)))
     for name, label in scored.missed:
         print(f"  missed  {name}: {label.kind}: {label.says}")
     for name, fact in scored.unwanted:
         print(f"  not right  {name}: {fact.kind} [{fact.confidence}]: {fact.text[:110]!r}")
+
+
+def by_confidence(tallies: dict[str, list[int]]) -> list[str]:
+    """`dropped r/n, possibly dropped r/n`: the share of each confidence's items that are right."""
+    return [
+        f"{confidence} {tallies.get(confidence, [0, 0])[0]}/{tallies.get(confidence, [0, 0])[1]}"
+        for confidence in (dropped.DROPPED, dropped.POSSIBLY_DROPPED)
+    ]
 
 
 if __name__ == "__main__":
