@@ -80,7 +80,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 9
+RULE_VERSION = 10
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -588,6 +588,8 @@ _NOT_COMMIT_LINE = re.compile(
     r"\s*(?:index [0-9a-f]{7,40}\.\.|tree [0-9a-f]|\d{6} (?:blob|tree) |\d{6} [0-9a-f]{40} \d\t|blob [0-9a-f]"
     r"|--->|Successfully built )"
 )
+# a command that sets the work aside before it runs (`git stash -q && cargo bench; git stash pop`)
+_STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b|(?:\s+-[a-z]+)*\s*(?:&&|;|$))")
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
@@ -872,6 +874,7 @@ class Session:
 _PATH_KINDS = ("file read", "file edited", "path")
 _SAID_KINDS = ("request", "constraint", "decision")
 _INSIDE_SENTENCES = ("path", "url", "identifier")
+_HOLDING_NAMES = ("failed command", "identifier", "measurement")  # what a listed id or figure alone may stand in
 
 
 class Summary:
@@ -1571,6 +1574,32 @@ def _told_by_a_listed_clause(missing: list[Fact]) -> list[Fact]:
     return [f for f in missing if not told(f)]
 
 
+def _inside_a_longer(missing: list[Fact]) -> list[Fact]:
+    """An identifier or a figure alone taken from the line (or the command) a longer listed fact
+    is, a failed command or a measurement (`lychee@0.15.1` of the failed `npx --yes lychee@0.15.1
+    …`, `617` of `requeued 617 orders`), is shown there: one thing, one fact, the longest. Another
+    id a listed line names in passing (`fixes OOM from b93e4f7`) is a fact of its own, and so is
+    a sure one in a line listed "possibly dropped" (`requests-2.32.3` of pip's `Successfully
+    installed …`): the surer is the one a reader reads."""
+
+    def shown_in_longer(fact: Fact) -> bool:
+        if not fact.detail or not (
+            fact.kind == "identifier" or (fact.kind == "measurement" and _BARE_VALUE.fullmatch(fact.text))
+        ):
+            return False
+        line = fact.detail.strip()
+        return any(
+            len(f.text) > len(fact.text)
+            and (f.confidence == DROPPED or fact.confidence != DROPPED)
+            and _whole(f.text, fact.text)
+            and (f.text.startswith(line) or line.startswith(f.text))
+            for f in missing
+            if f.kind in _HOLDING_NAMES
+        )
+
+    return [f for f in missing if not shown_in_longer(f)]
+
+
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
     """One thing, whatever kinds it fits: a sentence is one fact however the user's words read; a
     file one fact whether read, edited or named; a failed command one however often it ran."""
@@ -1773,7 +1802,9 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
         # measured ("47 tests completed, 1 failed").
         why = _why(text, errors)
         add("failed command", command, at, why[:300] or None)
-        _measurements(command, text, position, add, besides=[why, *errors])
+        # its tally and summary lines (`1 failed, 611 passed`, valgrind's `ERROR SUMMARY: 1
+        # errors`) mostly say again that it failed: "possibly dropped" beside the failure
+        _measurements(command, text, position, _unsure(add), besides=[why, *errors])
         # What reproduces it or holds it: the seed a randomised test run failed with, the one id
         # its output names (the lock a `terraform plan` could not take).
         seeds = {_with_its_word(text, m) for m in _SEED.finditer(text)}
@@ -1840,6 +1871,10 @@ def _first_line(text: str) -> str:
 def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
     """The identifiers and measurements a command's output states; whether it made a commit or a
     migration (an id the output marks)."""
+    if _STASHED_FIRST.search(command):
+        # A run with the work stashed first measures the code before the change: the baseline,
+        # which the session reads to compare and the summary tells by the change's effect.
+        add = _unsure(add, ("measurement",))
     marked: list[tuple[str, str]] = []
     if _VERSIONED.search(command):
         for line in text.splitlines():
@@ -1897,6 +1932,15 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
+
+
+def _unsure(add: Add, kinds: tuple[str, ...] = KINDS) -> Add:
+    """`add`, every fact of `kinds` it adds "possibly dropped" at most."""
+
+    def guessed(kind: str, *args: object, **given: object) -> None:
+        add(kind, *args, **{**given, "guessed": True} if kind in kinds else given)
+
+    return guessed
 
 
 def _with_its_word(text: str, found: re.Match) -> str:
@@ -2028,7 +2072,9 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _HEX.match(lines[0])
         and not _PROGRESS_BAR.search(lines[0])
     ):
-        add("measurement", lines[0], position, command[:200])
+        # what the session looked up, but a lookup's answer is as often a step on the way (a
+        # version checked, a count to decide the next command by) as a fact to keep: "possibly"
+        add("measurement", lines[0], position, command[:200], guessed=True)
 
 
 def _selected(command: str, text: str, position: int, add: Add) -> bool:
@@ -2047,7 +2093,8 @@ def _selected(command: str, text: str, position: int, add: Add) -> bool:
     answer = "; ".join(lines)
     # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
     measured = any(len(line.split()) > 1 for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
-    add("measurement" if measured else "identifier", answer, position, command[:200])
+    # a lookup's answer, as `_answer`'s: "possibly dropped" at most
+    add("measurement" if measured else "identifier", answer, position, command[:200], guessed=True)
     return True
 
 
@@ -2320,7 +2367,17 @@ class _Echoes:
                     if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
                         continue
                     if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
-                        add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
+                        # A name said again is one the session went on with, but as often a
+                        # step (the pod, the runner it looked at) as a fact to keep; a commit's
+                        # id said again is the commit the session turned on.
+                        guessed = not measured and not _HEX.fullmatch(token)
+                        add(
+                            "measurement" if measured else "identifier",
+                            token,
+                            position,
+                            line[:200] or command[:200],
+                            guessed=guessed,
+                        )
                     break
         if spoke:
             self.heard.clear()
@@ -2406,7 +2463,9 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
         for word in re.split(r"&&|;", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
-                add("file read", word, position)
+                # a file a command printed is read as often for a line of it (a log's tail) as for
+                # itself: unlike a Read, "possibly dropped" at most
+                add("file read", word, position, guessed=True)
 
 
 def _command_of(block: dict) -> str | None:
@@ -2562,6 +2621,7 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         if f.kind not in _INSIDE_SENTENCES or not any(_whole(said, f.text) for said in listed_at.get(f.entry, ()))
     ]
     missing = _told_by_a_listed_clause(missing)
+    missing = _inside_a_longer(missing)
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
     return missing, kept
