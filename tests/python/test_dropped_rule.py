@@ -1810,3 +1810,19 @@ def test_an_id_or_a_figure_taken_from_a_longer_listed_fact_is_shown_there_once()
     assert "91f0c3e" in texts, "the commit made"
     assert "b93e4f7" not in texts or "b93e4f7" in {f.text for f in listed if f.kind == "identifier"}
     assert "requests-2.32.3" in texts, "a sure id in a line listed as possibly dropped stays: the surer is read"
+
+
+def test_a_builds_task_count_and_a_test_folders_tally_are_no_result():
+    c = Conversation("/p", "counts")
+    c.bash(
+        "./gradlew clean build --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 17m 52s\n214 actionable tasks: 214 executed",
+    )
+    c.bash("./gradlew test 2>&1 | tail -1", "9 actionable tasks: 3 executed, 6 up-to-date")
+    c.bash("python -m pytest tests/reports -q 2>&1 | tail -1", "8 passed in 1.98s")
+    c.bash("python -m pytest -q 2>&1 | tail -1", "613 passed, 4 skipped in 37.95s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "BUILD SUCCESSFUL in 17m 52s" in measured, "the build's time"
+    assert not [m for m in measured if "actionable" in m], "how many tasks a build went through: its size, no result"
+    assert "8 passed in 1.98s" not in measured, "a folder of the test tree is a part of the suite: a focused run"
+    assert "613 passed, 4 skipped in 37.95s" in measured, "the whole suite's tally"

@@ -318,7 +318,9 @@ _GONE_THROUGH = re.compile(
     # a load test's requests sent in its fixed time and the bytes they moved: its rate is its result
     r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b|"
     # criterion's outliers of its samples (`Found 3 outliers among 100 measurements (3.00%)`, `2 (2.00%) high mild`)
-    r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)",
+    r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)|"
+    # a build's task graph (Gradle's `214 actionable tasks: 214 executed`, `9 executed, 6 up-to-date`)
+    r"\b\d+\s+actionable\s+tasks?:\s*\d+\s+(?:executed|up-to-date|from\s+cache)(?:,\s*\d+\s+[a-z -]+)*",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -344,6 +346,7 @@ _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::"
     r"|\s[\w./-]*(?i:test|spec)[\w./-]*\.[A-Za-z]{1,5}(?:\s|:|$)"  # a test file, not the runner's script (`manage.py test`)
     r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
+    r"|\s\.?/?(?:tests?|spec|__tests__)/[\w.-][\w./-]*"  # a folder of the test tree, not the tree: `pytest tests/reports`
 )
 # A test runner's line for one test, by its name: `✓ retry > does not retry on 400`, `PASSED tests/…`, `--- FAIL: TestX`.
 _TEST_NAME_LINE = re.compile(r"\s*(?:[✓✔√×✗✕]\s|(?:--- )?(?:PASS|PASSED|FAIL|FAILED)\b:?\s)")
@@ -2058,6 +2061,13 @@ def _advisories(command: str, text: str, position: int, add: Add) -> None:
             add("identifier", advisory, position, (_line_at(read, advisory) or command)[:200])
 
 
+def _focused_run(command: str) -> bool:
+    """Whether `command` runs a part of a test suite (one file, one filter, one folder: `rspec
+    spec/x_spec.rb`, `-k name`, `pytest tests/reports`): its tally counts the tests the session
+    just wrote or fixed, not the suite's, and the summary's "it passes" says it."""
+    return bool(_TEST_RUN.search(command) and _FOCUSED.search(command_core(command)))
+
+
 def _answer(command: str, text: str, position: int, add: Add) -> None:
     """A command whose whole output is one short line with a figure answered what the session
     asked (`grep -c` 1207, `php artisan --version`): that line is the fact; not a line of a file a
@@ -2071,6 +2081,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
         and not _PROGRESS_BAR.search(lines[0])
+        and not (_TEST_TALLY.search(lines[0]) and _focused_run(command))  # as `_measurements`: the tests just written
     ):
         # what the session looked up, but a lookup's answer is as often a step on the way (a
         # version checked, a count to decide the next command by) as a fact to keep: "possibly"
@@ -2197,7 +2208,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     besides = set(besides)
     # A focused test run's tally (one file, one filter: `rspec spec/x_spec.rb`, `-k name`) counts
     # the tests the session just wrote or fixed, not the suite's: the summary's "it passes" says it.
-    focused = _TEST_RUN.search(command) and _FOCUSED.search(command_core(command))
+    focused = _focused_run(command)
     measured: list[tuple[str, str]] = []  # (line, shape), last first
     tail = text.splitlines()[-MEASURED_TAIL:]
     tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
