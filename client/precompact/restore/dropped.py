@@ -593,6 +593,7 @@ _NOT_COMMIT_LINE = re.compile(
 )
 # a command that sets the work aside before it runs (`git stash -q && cargo bench; git stash pop`)
 _STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b|(?:\s+-[a-z]+)*\s*(?:&&|;|$))")
+_PICKED = re.compile(r"\|\s*(?:grep|egrep|rg)\b")  # an output's lines a search picked out
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
@@ -1874,9 +1875,11 @@ def _first_line(text: str) -> str:
 def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
     """The identifiers and measurements a command's output states; whether it made a commit or a
     migration (an id the output marks)."""
-    if _STASHED_FIRST.search(command):
+    if _STASHED_FIRST.search(command) or _PICKED.search(command):
         # A run with the work stashed first measures the code before the change: the baseline,
-        # which the session reads to compare and the summary tells by the change's effect.
+        # which the session reads to compare and the summary tells by the change's effect. A line
+        # a search picked out of an output (`… | grep -E 'problems|First Load JS'`) is a lookup's
+        # answer, as often a step on the way as a fact to keep.
         add = _unsure(add, ("measurement",))
     marked: list[tuple[str, str]] = []
     if _VERSIONED.search(command):
