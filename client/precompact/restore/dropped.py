@@ -319,6 +319,11 @@ _GONE_THROUGH = re.compile(
     r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b|"
     # criterion's outliers of its samples (`Found 3 outliers among 100 measurements (3.00%)`, `2 (2.00%) high mild`)
     r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)|"
+    # what a package manager fetched and unpacked (apt's `Fetched 2,468 kB in 0s (18.2 MB/s)`, `Need to
+    # get 2,468 kB of archives`, `After this operation, 13.9 MB of additional disk space will be used`)
+    r"\bFetched\s+[\d,.]+\s?[kMG]B\b(?:\s+in\s+\S+)?(?:\s*\([\d,.]+\s?[kMG]B/s\))?|\bNeed\s+to\s+get\s+[\d,.]+\s?[kMG]B\b.*"
+    r"|\bAfter\s+this\s+operation,\s+[\d,.]+\s?[kMG]B\b.*"
+    r"|\b\d+\s+upgraded,\s+\d+\s+newly\s+installed,\s+\d+\s+to\s+remove\b.*|"
     # a build's task graph (Gradle's `214 actionable tasks: 214 executed`, `9 executed, 6 up-to-date`)
     r"\b\d+\s+actionable\s+tasks?:\s*\d+\s+(?:executed|up-to-date|from\s+cache)(?:,\s*\d+\s+[a-z -]+)*",
     re.IGNORECASE,
@@ -403,7 +408,8 @@ _TICKET = re.compile(
 TICKETS = 3
 _ADVISORY_MARKS = ("GHSA-", "CVE-", "RUSTSEC-", "PYSEC-", "GO-", "OSV-")  # what every _ADVISORY holds
 ADVISORIES = 5  # an output naming more advisories surveys a tree's debt: none of them is the one the session fixed
-_OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
+# an address, not across the comma of a list of them (`https://app.acme.io,https://partners.acme.io`)
+_OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://(?:[^\s<>\"'`)\],]|,(?!(?:https?|s3|gs)://))+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
 _GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
@@ -504,6 +510,10 @@ _VERSION_CHANGE = re.compile(
 _PIP_REPLACED = re.compile(
     rf"^\s*Found existing installation: (?P<package>[\w.-]+) (?P<version>{_VERSION})\s*$", re.MULTILINE
 )
+_APT_SET_UP = re.compile(
+    r"^Setting up (?P<package>[\w.+-]+)(?::[\w-]+)? \((?P<version>\d[^()\s]*)\) \.\.\.", re.MULTILINE
+)
+_VERSION_MARKS = ("->", "=>", "→", "(was ", "Found existing", "Successfully installed", "Setting up")
 _PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
 # A package with its version in what a command printed of it: `Django==4.2.16` (pip freeze),
 # `lodash@4.17.21` (npm ls), `Version: 1.26.20` beside `Name: urllib3` (pip show, poetry show).
@@ -515,6 +525,7 @@ _MOVED = re.compile(rf"(?P<package>\S+) {_VERSION} -> (?P<version>{_VERSION})") 
 _PACKAGE_WORD = re.compile(r"[A-Za-z][\w.-]*")  # a package a command names: `jinja2` of `'jinja2==3.1.6'`
 # A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
 # `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
+_CHECKS_ONLY = re.compile(r"\bcargo\s+(?:\+\S+\s+)?(?:check|clippy)\b")  # a check builds no artefact
 _BUILD_TIME = re.compile(
     r"(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Finished\b.*\btarget\S*|Started \S+|✓ built|Compiled\b.*)\s+in\s+"
     r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
@@ -553,7 +564,11 @@ _COMPARED = re.compile(
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
 _PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
 # A progress bar's line (tqdm's `50/50 [00:12<00:00,  4.1it/s]`, a bar of blocks): how far it got, not what it found.
-_PROGRESS_BAR = re.compile(r"[█▏▎▍▌▋▊▉]{3,}|\d(?:it/s|s/it)\]")
+_PROGRESS_BAR = re.compile(
+    r"[█▏▎▍▌▋▊▉]{3,}|\d(?:it/s|s/it)\]"
+    r"|^\s*(?:Get|Hit|Ign):\d+\s"  # apt's fetch of each package: `Get:1 http://deb.debian.org/… [2,439 kB]`
+    r"|\d\s?[KMG]i?B\s*/\s*[\d.]+\s?[KMG]i?B\s*\(\s*\d+\s?%\)"  # a download's `24.9 MiB /  24.9 MiB (100 %)`
+)
 # A figure a command is given, an option's value included (`-t4`, `-n 1000`, `--count=3`).
 _GIVEN_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 # A profile's table header (pprof's `flat  flat%   sum%  cum   cum%`, cProfile's `ncalls  tottime
@@ -593,6 +608,7 @@ _NOT_COMMIT_LINE = re.compile(
 )
 # a command that sets the work aside before it runs (`git stash -q && cargo bench; git stash pop`)
 _STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b|(?:\s+-[a-z]+)*\s*(?:&&|;|$))")
+_ERRORS_COUNTED = re.compile(r"\b\d+\s+(?:previous\s+)?(?:errors?|failures?|problems?)\b", re.IGNORECASE)
 _PICKED = re.compile(r"\|\s*(?:grep|egrep|rg)\b")  # an output's lines a search picked out
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
@@ -808,14 +824,26 @@ _UNITS: dict[str, tuple[str, tuple[float, ...]]] = {
 }
 
 
+_BOUND_BEFORE = re.compile(
+    r"\b(?:under|below|less than|at most|within|up to|no more than|reaches|exceeds|crosses)\s+(?:the\s+|a\s+)?$",
+    re.IGNORECASE,
+)
+_BOUND_AFTER = re.compile(r"\s*(?:limit|cap|budget|ceiling)\b", re.IGNORECASE)
 _BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT])(?=\s|$)")  # `du -h`'s `1.8G`
 
 
-def _unit_values(text: str) -> list[tuple[str, str, float, float]]:
+def _unit_values(text: str, bounds: bool = True) -> list[tuple[str, str, float, float]]:
     """The figures of `text` said with a unit of time or size: (digits, dimension, value in the
-    dimension's base unit, half the step of its last digit, in that unit), once per reading of its prefix."""
+    dimension's base unit, half the step of its last digit, in that unit), once per reading of its
+    prefix; without `bounds`, not a figure said as a bound ("under the 20 MB limit", "fails when it
+    reaches 20 MB"): a limit set is no measure taken, however near the measure is to it."""
     found = []
-    for m in _UNIT_VALUE.finditer(_plain(text)):
+    plain = _plain(text)
+    for m in _UNIT_VALUE.finditer(plain):
+        if not bounds and (
+            _BOUND_BEFORE.search(plain, max(0, m.start() - 24), m.start()) or _BOUND_AFTER.match(plain, m.end())
+        ):
+            continue
         digits = m.group(1).replace(",", "")
         dimension, scales = _UNITS.get(m.group(2), ("", ()))
         step = 0.5 * 10.0 ** -len(digits.partition(".")[2])
@@ -902,7 +930,7 @@ class Summary:
         self._exact = {n for n, _, _ in said}
         self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
-        self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text)]
+        self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text, bounds=False)]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
@@ -1403,6 +1431,10 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
     failing: dict[str, set[tuple[str, str]]] = {}
     fixed: set[tuple[str, str]] = set()
+    # ... and its tally (`1 failed, 63 passed`) went with it, when the run that passed gave its own:
+    # the newest tally is the one that counts
+    failing_at: dict[str, set[int]] = {}
+    fixed_at: set[int] = set()
 
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
@@ -1477,11 +1509,18 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 if run and failed:
                     key = _key("failed command", ran.strip(), cwd[-1] if cwd else None)
                     failing.setdefault(run, set()).add(key)
+                    failing_at.setdefault(run, set()).add(position)
                     fixed.discard(key)
                 elif run:
                     fixed |= failing.pop(run, set())
+                    superseded = failing_at.pop(run, set())
+                    if _TEST_TALLY.search(_result_text(block.get("content"))[-MEASURED_TAIL:]):
+                        fixed_at |= superseded
     for key in fixed:
         if key in found and found[key].kind == "failed command":
+            del found[key]
+    for key, fact in list(found.items()):
+        if fact.kind == "measurement" and fact.entry in fixed_at:
             del found[key]
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1808,7 +1847,8 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
         add("failed command", command, at, why[:300] or None)
         # its tally and summary lines (`1 failed, 611 passed`, valgrind's `ERROR SUMMARY: 1
         # errors`) mostly say again that it failed: "possibly dropped" beside the failure
-        _measurements(command, text, position, _unsure(add), besides=[why, *errors])
+        restating = [line.strip() for line in text[-MEASURED_TAIL:].splitlines() if _counts_errors_only(line)]
+        _measurements(command, text, position, _unsure(add), besides=[why, *errors, *restating])
         # What reproduces it or holds it: the seed a randomised test run failed with, the one id
         # its output names (the lock a `terraform plan` could not take).
         seeds = {_with_its_word(text, m) for m in _SEED.finditer(text)}
@@ -1916,8 +1956,12 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     # the one such thing in its output; the issue a change it shows closes.
     # what a log read names (a task's id in `tail worker.log`) the command did not make
     if not _LOG_READ.search(command_core(command)):
+        # what a progress line names (the mirror apt fetched from) the command did not make
+        made = (
+            "\n".join(line for line in text.splitlines() if not _PROGRESS_BAR.search(line)) if "Get:" in text else text
+        )
         _output_ids(
-            command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
+            command, made, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
         )
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
@@ -1938,6 +1982,13 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
+
+
+def _counts_errors_only(line: str) -> bool:
+    """Whether a line of a failed run's output only counts its errors (tsc's `Found 1 error in
+    src/cors.ts:10`, cargo's `… due to 1 previous error`): it says again that the run failed, which
+    its failure already tells; a line that counts anything else (`1 failed, 611 passed`) is its tally."""
+    return bool(_ERRORS_COUNTED.search(line)) and not _telling_numbers(_ERRORS_COUNTED.sub(" ", line))
 
 
 def _unsure(add: Add, kinds: tuple[str, ...] = KINDS) -> Add:
@@ -1989,8 +2040,9 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
     """What a package manager's output says it moved: each version change it prints
     (`_VERSION_CHANGE`), VERSIONS_CHANGED or fewer, as "package old -> new"; and of the packages
     the command names, the version pip replaced and the one it installed (`Jinja2 3.1.3`,
-    `jinja2-3.1.6`): the versions a dependency upgrade is about."""
-    if not any(mark in text for mark in ("->", "=>", "→", "(was ", "Found existing", "Successfully installed")):
+    `jinja2-3.1.6`) and the one apt set up (`Setting up libssl-dev:amd64 (3.0.15-1~deb12u1) ...`):
+    the versions a dependency upgrade is about."""
+    if not any(mark in text for mark in _VERSION_MARKS):
         return
     changes = [
         m
@@ -2015,6 +2067,9 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
             package, _, version = installed.rpartition("-")
             if package.casefold() in asked and re.fullmatch(_VERSION, version):
                 add("identifier", installed, position, m.group(0)[:200])
+    for m in _APT_SET_UP.finditer(text):
+        if m.group("package").casefold() in asked:
+            add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
 
 
 def _asked_version(command: str, text: str, position: int, add: Add) -> None:
@@ -2134,15 +2189,17 @@ def _schedules(command: str, text: str, position: int, add: Add) -> None:
 def _build_time(command: str, text: str, position: int, add: Add) -> None:
     """A build's or a start's result line with the time it took (`_BUILD_TIME`), BUILD_SECONDS or
     more: what a session about a slow build compares, and a reader asks after an upgrade; not a
-    test run's (`./gradlew test`): its tally is its result."""
-    if " in " not in text[-MEASURED_TAIL:]:
+    test run's (`./gradlew test`): its tally is its result, nor a check's (`cargo clippy`, `cargo
+    check`: no artefact built). "Possibly dropped" at most: only a session about build time
+    wants it back, and which one is, the rule cannot tell from the output."""
+    if " in " not in text[-MEASURED_TAIL:] or _CHECKS_ONLY.search(command):
         return
     for line in text.rstrip().rsplit("\n", MEASURED_LINES * 3)[-MEASURED_LINES * 3 :]:
         m = _BUILD_TIME.search(line) if len(line) <= 200 else None
         if m and not _TEST_RUN.search(command_core(command)):
             minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
             if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
-                add("measurement", line.strip()[:200], position, command[:200], newest=True)
+                add("measurement", line.strip()[:200], position, command[:200], newest=True, guessed=True)
 
 
 def _last_answer(command: str, text: str, position: int, add: Add) -> None:
