@@ -49,7 +49,10 @@ session has one path of that name or the summary names the folder that tells the
 ("en/de/fr reports.json"), or the folder with the file's stem among alternatives ("locales
 (en/de/ja)"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
-rule is not sure enough of to say more than "possibly dropped".
+rule is not sure enough of to say more than "possibly dropped", and a fact the session did not
+show it turned on (a lookup's answer, a line `grep` picked, a printed file, a name said again
+that is no commit, a failed run's tally, a baseline's figures, a build's time): "dropped" is
+what a reader relies on.
 
 The entries are the savepoint's as its snapshot holds them, redacted when they were saved (for a
 savepoint made after its compaction, local/capture.py, those before its last boundary); the
