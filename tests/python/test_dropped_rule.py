@@ -1913,3 +1913,19 @@ def test_a_list_of_addresses_is_no_one_address_made_and_a_bound_keeps_no_measure
         assert [f for f in _listed(c, said) if "19921408" in f.text], f"a limit set is no measure taken: {bound}"
     measured = "5. Problem Solving:\n   The binary is 19.9 MB.\n"
     assert not [f for f in _listed(c, measured) if "19921408" in f.text]
+
+
+def test_a_search_hit_and_a_bundlers_module_count_are_no_result_of_a_command():
+    c = Conversation("/p", "hits")
+    c.bash(
+        "grep -rn 'timeout' config/ src/",
+        "config/app.yaml:12:  timeout: 30s\nsrc/worker.py:41:  # retry 3 times with 500 ms backoff",
+    )
+    c.bash(
+        "npm run build 2>&1 | tail -3",
+        "✓ 412 modules transformed.\ndist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured == ["dist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB"], (
+        "a line a search found is a file's (its file is listed), a bundler's module count is its input"
+    )

@@ -327,6 +327,8 @@ _GONE_THROUGH = re.compile(
     r"\bFetched\s+[\d,.]+\s?[kMG]B\b(?:\s+in\s+\S+)?(?:\s*\([\d,.]+\s?[kMG]B/s\))?|\bNeed\s+to\s+get\s+[\d,.]+\s?[kMG]B\b.*"
     r"|\bAfter\s+this\s+operation,\s+[\d,.]+\s?[kMG]B\b.*"
     r"|\b\d+\s+upgraded,\s+\d+\s+newly\s+installed,\s+\d+\s+to\s+remove\b.*|"
+    # a bundler's input (vite's `✓ 412 modules transformed.`)
+    r"\b\d[\d,]*\s+modules\s+transformed\b|"
     # a build's task graph (Gradle's `214 actionable tasks: 214 executed`, `9 executed, 6 up-to-date`)
     r"\b\d+\s+actionable\s+tasks?:\s*\d+\s+(?:executed|up-to-date|from\s+cache)(?:,\s*\d+\s+[a-z -]+)*",
     re.IGNORECASE,
@@ -2301,6 +2303,10 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         if given and {n.replace(",", "") for n, _, _ in _telling_numbers(line)} <= given:
             continue
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
+            continue
+        if _FILE_LINE.match(
+            line
+        ):  # a search's hit or a diagnostic (`src/worker.py:41: # retry 3 times`): a line of a file
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
