@@ -73,12 +73,19 @@ def main() -> None:
         hand_labelled(dropped_blind.SESSIONS, args.ceiling)
         return
     found, wrong, missed = Counter(), Counter(), Counter()
+    sure: dict[str, list[int]] = {}  # confidence -> [planted dropped facts, planted facts] among the items listed
     planted_dropped = planted_kept = paraphrased = wrong_paraphrased = 0
     started = time.perf_counter()
     for seed in range(args.sessions):
         made = session(seed, paraphrase=args.paraphrase)
         listed, _ = dropped.dropped_facts(made.entries, dropped.Summary(made.summary, made.cwd))
         listed_pairs = shown(listed)
+        planted = {(fact.kind, fact.text): fact.kept for fact in made.planted}
+        for item in listed:
+            if (item.kind, item.text) in planted:
+                tally = sure.setdefault(item.confidence, [0, 0])
+                tally[0] += not planted[(item.kind, item.text)]
+                tally[1] += 1
         for fact in made.planted:
             hit = (fact.kind, fact.text) in listed_pairs
             if fact.kept:
@@ -101,6 +108,7 @@ def main() -> None:
         f"precision {listed_right / max(listed_right + listed_wrong, 1):.3f}  "
         f"({listed_wrong} kept facts listed wrongly, {wrong_paraphrased} of them kept in other words)"
     )
+    print("precision by confidence (items that are planted facts): " + ", ".join(by_confidence(sure)))
     print("by kind (dropped listed / dropped, kept listed wrongly):")
     for kind in dropped.KINDS:
         total = found[kind] + missed[kind]
