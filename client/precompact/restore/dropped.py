@@ -612,7 +612,7 @@ _NOT_COMMIT_LINE = re.compile(
     r"|--->|Successfully built )"
 )
 # a command that sets the work aside before it runs (`git stash -q && cargo bench; git stash pop`)
-_STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b|(?:\s+-[a-z]+)*\s*(?:&&|;|$))")
+_STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b[^;&|]*|(?:\s+-[a-z]+)*\s*)(?:&&|;)")
 _ERRORS_COUNTED = re.compile(r"\b\d+\s+(?:previous\s+)?(?:errors?|failures?|problems?)\b", re.IGNORECASE)
 _PICKED = re.compile(r"\|\s*(?:grep|egrep|rg)\b")  # an output's lines a search picked out
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
