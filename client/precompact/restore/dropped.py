@@ -613,6 +613,7 @@ _NOT_COMMIT_LINE = re.compile(
 )
 # a command that sets the work aside before it runs (`git stash -q && cargo bench; git stash pop`)
 _STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b[^;&|]*|(?:\s+-[a-z]+)*\s*)(?:&&|;)")
+# a count of what went wrong (`Found 1 error`, `due to 1 previous error`, `3 problems`)
 _ERRORS_COUNTED = re.compile(r"\b\d+\s+(?:previous\s+)?(?:errors?|failures?|problems?)\b", re.IGNORECASE)
 _PICKED = re.compile(r"\|\s*(?:grep|egrep|rg)\b")  # an output's lines a search picked out
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
@@ -2304,9 +2305,8 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
             continue
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
             continue
-        if _FILE_LINE.match(
-            line
-        ):  # a search's hit or a diagnostic (`src/worker.py:41: # retry 3 times`): a line of a file
+        # a search's hit or a diagnostic (`src/worker.py:41: # retry 3 times`): a line of a file, no result
+        if _FILE_LINE.match(line):
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
