@@ -73,12 +73,19 @@ def main() -> None:
         hand_labelled(dropped_blind.SESSIONS, args.ceiling)
         return
     found, wrong, missed = Counter(), Counter(), Counter()
+    sure: dict[str, list[int]] = {}  # confidence -> [planted dropped facts, planted facts] among the items listed
     planted_dropped = planted_kept = paraphrased = wrong_paraphrased = 0
     started = time.perf_counter()
     for seed in range(args.sessions):
         made = session(seed, paraphrase=args.paraphrase)
         listed, _ = dropped.dropped_facts(made.entries, dropped.Summary(made.summary, made.cwd))
         listed_pairs = shown(listed)
+        planted = {(fact.kind, fact.text): fact.kept for fact in made.planted}
+        for item in listed:
+            if (item.kind, item.text) in planted:
+                tally = sure.setdefault(item.confidence, [0, 0])
+                tally[0] += not planted[(item.kind, item.text)]
+                tally[1] += 1
         for fact in made.planted:
             hit = (fact.kind, fact.text) in listed_pairs
             if fact.kept:
@@ -101,6 +108,7 @@ def main() -> None:
         f"precision {listed_right / max(listed_right + listed_wrong, 1):.3f}  "
         f"({listed_wrong} kept facts listed wrongly, {wrong_paraphrased} of them kept in other words)"
     )
+    print("precision by confidence (items that are planted facts): " + ", ".join(by_confidence(sure)))
     print("by kind (dropped listed / dropped, kept listed wrongly):")
     for kind in dropped.KINDS:
         total = found[kind] + missed[kind]
@@ -130,10 +138,19 @@ def hand_labelled(sessions, ceiling: bool) -> None:
         "recall by class: " + ", ".join(f"{c} {scored.found.get(c, 0)}/{n}" for c, n in sorted(scored.dropped.items()))
     )
     print("precision by listed kind: " + ", ".join(f"{k} {r}/{n}" for k, (r, n) in sorted(scored.by_kind.items())))
+    print("precision by confidence: " + ", ".join(by_confidence(scored.by_confidence)))
     for name, label in scored.missed:
         print(f"  missed  {name}: {label.kind}: {label.says}")
     for name, fact in scored.unwanted:
         print(f"  not right  {name}: {fact.kind} [{fact.confidence}]: {fact.text[:110]!r}")
+
+
+def by_confidence(tallies: dict[str, list[int]]) -> list[str]:
+    """`dropped r/n, possibly dropped r/n`: the share of each confidence's items that are right."""
+    return [
+        f"{confidence} {tallies.get(confidence, [0, 0])[0]}/{tallies.get(confidence, [0, 0])[1]}"
+        for confidence in (dropped.DROPPED, dropped.POSSIBLY_DROPPED)
+    ]
 
 
 if __name__ == "__main__":

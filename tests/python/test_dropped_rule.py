@@ -53,6 +53,17 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     assert scored.recall >= 0.850, (scored.recall, scored.missed)
 
 
+def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_as_a_user_reads_it():
+    """What "dropped" promises, against "possibly dropped" (`precision by confidence` of
+    `scripts/bench_dropped.py`): rule 9 listed fresh 135 of 175 "dropped" items right (0.77),
+    development 10 of 10; rule 10 says "dropped" only of what the rule has evidence for (a lookup's
+    answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
+    "possibly"): fresh 109 of 120 (0.91), development 10 of 10."""
+    for sessions, floor in ((dropped_fresh.SESSIONS, 0.88), (None, 0.9)):
+        right, listed = score(sessions).by_confidence[dropped.DROPPED]
+        assert right / listed >= floor, (right, listed)
+
+
 # --- where facts live -------------------------------------------------------------------------
 
 
@@ -372,13 +383,14 @@ def test_a_file_a_search_found_a_fact_in_or_a_command_printed_is_a_file_read():
     c.bash("cat package.json | grep -A3 date-fns", '"date-fns": "^2.30.0",')
     listed = _listed(c, NOTHING)
     assert [(f.text, f.confidence, f.detail) for f in listed if f.kind == "file read"] == [
-        ("config/limits.yaml", dropped.DROPPED, None),
         ("src/backoff.test.ts", dropped.POSSIBLY_DROPPED, "src/backoff.test.ts:7:  vi.useFakeTimers();"),
         (
             "src/poll.test.ts",
             dropped.POSSIBLY_DROPPED,
             "src/poll.test.ts:12:  vi.useFakeTimers({ toFake: ['setTimeout'] });",
         ),
+        # a file a command printed is read as often for a line of it as for itself: unlike a Read, unsure
+        ("config/limits.yaml", dropped.POSSIBLY_DROPPED, None),
     ], "a search naming five files is a survey; `cat X | grep Y` looks a value up"
     kept = _listed(c, "3. Files and Code Sections:\n   - config/limits.yaml, src/poll.test.ts (fake timers)\n")
     assert [f.text for f in kept if f.kind == "file read"] == ["src/backoff.test.ts"]
@@ -409,9 +421,10 @@ def test_an_outputs_last_two_results_are_measurements_judged_by_their_telling_nu
     listed = _listed(c, "5. Problem Solving:\n   6 specs are pending; 1 failure fixed.\n")
     assert [(f.text, f.confidence) for f in listed if f.kind == "measurement"] == [
         ("Security Warnings: 5", dropped.DROPPED),
-        ("47 tests completed, 1 failed", dropped.DROPPED),
         ("BenchmarkSubmit-8   1843210   651.2 ns/op   48 B/op", dropped.DROPPED),
         ("1412 examples, 0 failures, 6 pending", dropped.DROPPED),
+        # a failed run's tally says again that it failed: unsure, beside its failure
+        ("47 tests completed, 1 failed", dropped.POSSIBLY_DROPPED),
     ], (
         "not a line of zeros (a process id, an address, an age aside); a summary's '6' and '1' do not keep '1412 examples'"
     )
@@ -565,7 +578,7 @@ def test_a_figure_said_round_matches_loosely_and_a_bound_does_not():
     assert _texts(_listed(c, summary), "measurement") == ["187 passed in 4.20s"], (
         "around 60 is 64, 180k is 181,234; over 200 is no 187"
     )
-    assert _texts(_listed(c, "5. Problem Solving:\n   Imported in about 80 places.\n"), "measurement")[0] == "64"
+    assert "64" in _texts(_listed(c, "5. Problem Solving:\n   Imported in about 80 places.\n"), "measurement")
 
 
 def test_a_row_of_a_table_and_a_tally_of_test_files_are_no_result_and_a_rule_line_no_error():
@@ -844,7 +857,9 @@ def test_a_token_of_an_output_the_model_repeats_is_a_fact_with_its_line_and_one_
     assert identifiers["worker-6c9d7f8b5-q4zrx"].startswith("worker-6c9d7f8b5-q4zrx     0/1")
     assert identifiers["v1.8.2"] == "github.com/foo/bar v1.8.2"
     assert "worker-6c9d7f8b5-h2k9p" not in identifiers, "a pod the model did not go on with"
-    assert "88.3MB" in _texts(listed, "measurement")
+    assert _texts(listed, "measurement") == ["88.3MB\t/var/lib/docker"], (
+        "the figure said again is its line's, listed once"
+    )
     # not a date, a time, nor a figure of a table's row (the restarts), nor its own command's argument
     assert not {"2026-12-01", "10:14", "7"} & {f.text for f in listed}
     kept = "5. Problem Solving:\n   Pod worker-6c9d7f8b5-q4zrx is OOMKilled; bar v1.8.2; 88.3MB cached.\n"
@@ -1238,7 +1253,8 @@ def test_a_figure_alone_the_model_repeats_is_told_by_its_listed_clause_but_not_b
     measured = _texts(_listed(c, NOTHING), "measurement")
     assert "312 of 400 requests were accepted with a limit of 100/min" in measured
     assert "312" not in measured, "the clause says it, with what it counts"
-    assert {"48,902", "49,377"} <= set(measured), "their clause restates the outputs and goes: they stay"
+    assert {"orders rows: 48,902", "49,377"} <= set(measured), "their clause restates the outputs and goes: they stay"
+    assert "48,902" not in measured, "its output's line is listed: the figure is shown there"
 
 
 def test_a_figure_the_model_asks_about_is_no_measurement_but_the_same_figure_stated_is():
@@ -1657,11 +1673,10 @@ def test_ctests_total_test_time_is_how_long_the_command_took_but_its_tally_is_it
 def test_a_failing_runs_tally_is_kept_by_the_summary_saying_how_many_failed_in_words_or_figures():
     c = Conversation("/p", "failed tally")
     c.bash("pytest -q", "F.F\n2 failed, 611 passed, 4 skipped in 38.71s", error=True)
-    c.bash("pytest -q", "...\n613 passed, 4 skipped in 37.95s")
+    c.bash("ruff check .", "All checks passed!")  # not run again: the failing run's tally is the newest
     told = "4. Errors and fixes:\n   - Two statement tests failed after the upgrade: fixed.\n"
     measured = _texts(_listed(c, told), "measurement")
     assert "2 failed, 611 passed, 4 skipped in 38.71s" not in measured
-    assert "613 passed, 4 skipped in 37.95s" in measured, "a passing run's tally: no failure to tell it"
     for other in ("Three statement tests failed after the upgrade", "Two tests were renamed. One failed"):
         said = f"4. Errors and fixes:\n   - {other}.\n"
         assert "2 failed, 611 passed, 4 skipped in 38.71s" in _texts(_listed(c, said), "measurement"), other
@@ -1708,3 +1723,212 @@ def test_a_listed_commit_the_model_tells_by_its_subjects_own_words_is_the_one_th
     assert listed == [("9f8e7d6", dropped.POSSIBLY_DROPPED)], "'cart' is every subject's word: it tells none"
     kept = "5. Problem Solving:\n   Bisect found 9f8e7d6 (lazy-load line items).\n"
     assert not [f for f in _listed(c, kept) if f.kind == "identifier"]
+
+
+# --- "dropped" a reader can rely on (rule 10) ----------------------------------------------------
+
+
+def _confidence(listed: list[dropped.Fact]) -> dict[str, str]:
+    return {f.text: f.confidence for f in listed}
+
+
+def test_a_lookups_answer_and_a_printed_file_are_possibly_dropped_and_a_read_or_a_commit_made_dropped():
+    c = Conversation("/p", "lookups")
+    c.bash("pnpm --version", "9.12.3")
+    c.bash("grep -c 'InvoiceMailed' storage/logs/laravel.log", "1207")
+    c.bash("docker images api --format '{{.Tag}} {{.Size}}'", "latest 1.42GB\n2026.11.30 1.39GB")
+    c.bash("tail -n 3 /var/log/celery/worker.log", "[2026-12-02 09:14:07] task ok")
+    c.tool("Read", {"file_path": "/p/app/models/account.rb"}, "class Account\nend")
+    c.bash("git commit -qam 'fix' && git log -1 --oneline", "[main 2b7c4e1] fix\n 1 file changed")
+    confidence = _confidence(_listed(c, NOTHING))
+    assert confidence["9.12.3"] == confidence["1207"] == dropped.POSSIBLY_DROPPED, "a lookup's answer: a step or a fact"
+    assert confidence["latest 1.42GB; 2026.11.30 1.39GB"] == dropped.POSSIBLY_DROPPED, "the fields a command selected"
+    assert confidence["/var/log/celery/worker.log"] == dropped.POSSIBLY_DROPPED, "a file printed for a line of it"
+    assert confidence["/p/app/models/account.rb"] == dropped.DROPPED, "a file the model read whole"
+    assert confidence["2b7c4e1"] == dropped.DROPPED, "the commit made"
+
+
+def test_a_name_said_again_is_possibly_dropped_but_a_commit_said_again_is_dropped():
+    c = Conversation("/p", "names")
+    c.bash(
+        "kubectl get pods",
+        "NAME                           READY   STATUS\ncheckout-api-7f9c6d5b8-2xkqp   0/1     CrashLoopBackOff",
+    )
+    c.bash("./scripts/current-release.sh checkout-api", "checkout-api running b93e4f7 since yesterday")
+    c.say("checkout-api-7f9c6d5b8-2xkqp is the one crashing; it runs b93e4f7, where the cache came in.")
+    confidence = _confidence(_listed(c, NOTHING))
+    assert confidence["checkout-api-7f9c6d5b8-2xkqp"] == dropped.POSSIBLY_DROPPED, "the pod it looked at: a step"
+    assert confidence["b93e4f7"] == dropped.DROPPED, "the commit the session turned on"
+
+
+def test_a_failed_runs_tally_a_baseline_runs_figures_and_a_line_grep_picked_are_possibly_dropped():
+    c = Conversation("/p", "restated")
+    c.bash(
+        "python -m pytest -q 2>&1 | tail -3",
+        "E   assert 3 == 4\nFAILED tests/test_tax.py::test_round - assert 3 == 4\n"
+        "=================== 1 failed, 611 passed, 3 warnings in 38.42s ===================",
+        error=True,
+    )
+    c.bash(
+        "git stash -q && go test -run XXX -bench Encode ./search; git stash pop -q",
+        "BenchmarkEncode-8   \t   27451\t     61240 ns/op\nPASS",
+    )
+    c.bash(
+        "go test -run XXX -bench Encode ./search && git stash",  # stashed after: it measured the change
+        "BenchmarkEncode-8   \t   31877\t     43710 ns/op\nPASS\nSaved working directory and index state WIP on main",
+    )
+    c.bash(
+        "./gradlew build --configuration-cache 2>&1 | grep -E 'problems|BUILD'",
+        "3 problems were found storing the configuration cache.\nBUILD SUCCESSFUL in 5m 02s",
+    )
+    c.bash(
+        "git stash && git switch release && git stash pop && git log -1 --oneline",
+        "Saved working directory and index state WIP on main: 1f2e3d4 wip\n6d0c9b4 editor: no toast after detach",
+    )
+    confidence = _confidence(_listed(c, NOTHING))
+    assert confidence["python -m pytest -q 2>&1 | tail -3"] == dropped.DROPPED, "the failure itself"
+    assert (
+        confidence["=================== 1 failed, 611 passed, 3 warnings in 38.42s ==================="]
+        == dropped.POSSIBLY_DROPPED
+    ), "its tally says again that it failed"
+    assert confidence["BenchmarkEncode-8   \t   27451\t     61240 ns/op"] == dropped.POSSIBLY_DROPPED, "the baseline"
+    assert confidence["BenchmarkEncode-8   \t   31877\t     43710 ns/op"] == dropped.DROPPED, "the run after the change"
+    assert confidence["6d0c9b4"] == dropped.DROPPED, "a stash before a switch measures nothing: the commit is sure"
+    assert confidence["3 problems were found storing the configuration cache."] == dropped.POSSIBLY_DROPPED, (
+        "a line a search picked out of an output: a lookup's answer"
+    )
+
+
+def test_an_id_or_a_figure_taken_from_a_longer_listed_fact_is_shown_there_once():
+    c = Conversation("/p", "longest")
+    c.bash(
+        "npx --yes lychee@0.15.1 --offline README.md 2>&1 | tail -2",
+        "✗ [ERR] file:///p/docs/FAQ.md | Cannot find file\n🔍 30 Total ✅ 29 OK 🚫 1 Errors",
+        error=True,
+    )
+    c.bash("python manage.py shell -c 'requeue()'", "requeued 617 orders, 0 failed")
+    c.say("617 orders are back in the queue.")
+    c.bash(
+        "git commit -qam 'pricing: bound the cache; fixes OOM from b93e4f7'",
+        "[hotfix 91f0c3e] pricing: bound the cache; fixes OOM from b93e4f7\n 1 file changed",
+    )
+    c.bash("pip install -U requests", "Successfully installed requests-2.32.3 urllib3-2.2.3")
+    listed = _listed(c, NOTHING)
+    texts = {f.text for f in listed}
+    assert "lychee@0.15.1" not in texts, "the pin is shown in the failed command that holds it"
+    assert "617" not in texts and "requeued 617 orders, 0 failed" in texts, "the figure is shown in its line"
+    assert "91f0c3e" in texts, "the commit made"
+    assert "b93e4f7" not in texts or "b93e4f7" in {f.text for f in listed if f.kind == "identifier"}
+    assert "requests-2.32.3" in texts, "a sure id in a line listed as possibly dropped stays: the surer is read"
+
+
+def test_a_builds_task_count_and_a_test_folders_tally_are_no_result():
+    c = Conversation("/p", "counts")
+    c.bash(
+        "./gradlew clean build --offline 2>&1 | tail -2",
+        "BUILD SUCCESSFUL in 17m 52s\n214 actionable tasks: 214 executed",
+    )
+    c.bash("./gradlew test 2>&1 | tail -1", "9 actionable tasks: 3 executed, 6 up-to-date")
+    c.bash("python -m pytest tests/reports -q 2>&1 | tail -1", "8 passed in 1.98s")
+    c.bash("python -m pytest -q 2>&1 | tail -1", "613 passed, 4 skipped in 37.95s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "BUILD SUCCESSFUL in 17m 52s" in measured, "the build's time"
+    assert not [m for m in measured if "actionable" in m], "how many tasks a build went through: its size, no result"
+    assert "8 passed in 1.98s" not in measured, "a folder of the test tree is a part of the suite: a focused run"
+    assert "613 passed, 4 skipped in 37.95s" in measured, "the whole suite's tally"
+
+
+def test_a_failing_runs_tally_goes_when_the_run_passes_with_a_tally_of_its_own():
+    c = Conversation("/p", "superseded")
+    c.bash(
+        "npm test 2>&1 | tail -5",
+        "    Expected: true\n    Received: false\n\nTests:       1 failed, 63 passed, 64 total\nTime:        6.114 s",
+        error=True,
+    )
+    c.bash("npm test 2>&1 | tail -2", "Tests:       64 passed, 64 total\nTime:        5.871 s")
+    c.bash(
+        "./gradlew test 2>&1 | tail -3",
+        "    org.opentest4j.AssertionFailedError: expected: <[O-3]> but was: <[O-3, O-3]>\n"
+        "47 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.",
+        error=True,
+    )
+    c.bash("./gradlew test 2>&1 | tail -1", "BUILD SUCCESSFUL in 1m 12s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Tests:       64 passed, 64 total" in measured
+    assert "Tests:       1 failed, 63 passed, 64 total" not in measured, "the run that passed gave the newest tally"
+    assert "47 tests completed, 1 failed" in measured, "the run that passed printed none: this is the suite's size"
+
+
+def test_a_failed_runs_error_count_is_no_measurement_and_a_build_time_is_possibly_dropped():
+    c = Conversation("/p", "counts2")
+    c.bash(
+        "npx tsc --noEmit",
+        "src/cors.ts:10:27 - error TS2345: Argument of type 'string | undefined' is not assignable.\n\n"
+        "Found 1 error in src/cors.ts:10\n",
+        error=True,
+    )
+    c.bash("cargo build --release 2>&1 | tail -1", "    Finished `release` profile [optimized] target(s) in 2m 41s")
+    c.bash("cargo clippy --release 2>&1 | tail -1", "    Finished `release` profile [optimized] target(s) in 14.02s")
+    listed = _listed(c, NOTHING)
+    assert not [f for f in listed if f.text.startswith("Found 1 error")], "it says again that tsc failed"
+    assert [(f.text, f.confidence) for f in listed if f.kind == "measurement"] == [
+        ("Finished `release` profile [optimized] target(s) in 2m 41s", dropped.POSSIBLY_DROPPED)
+    ], "a build's time matters to a session about build time only; a check builds nothing"
+
+
+def test_apts_progress_and_download_counts_are_no_facts_but_the_version_it_set_up_is():
+    c = Conversation("/p", "apt")
+    c.bash(
+        "sudo apt-get install -y libssl-dev",
+        "Reading package lists... Done\n0 upgraded, 1 newly installed, 0 to remove and 14 not upgraded.\n"
+        "Need to get 2,439 kB of archives.\nAfter this operation, 13.9 MB of additional disk space will be used.\n"
+        "Get:1 http://deb.debian.org/debian bookworm/main amd64 libssl-dev amd64 3.0.15-1~deb12u1 [2,439 kB]\n"
+        "Fetched 2,439 kB in 0s (18.2 MB/s)\nSetting up libssl-dev:amd64 (3.0.15-1~deb12u1) ...",
+    )
+    c.bash(
+        "rustup target add x86_64-unknown-linux-musl",
+        "info: downloading component 'rust-std'\n 24.9 MiB /  24.9 MiB (100 %)  12.1 MiB/s in  2s ETA:  0s\ninfo: installing",
+    )
+    listed = _listed(c, NOTHING)
+    assert [(f.kind, f.text) for f in listed] == [("identifier", "libssl-dev 3.0.15-1~deb12u1")], (
+        "no download size, rate or mirror: what apt went through; the version it set up of the package asked for"
+    )
+    assert (
+        _texts(_listed(c, "3. Files and Code Sections:\n   - installed libssl-dev 3.0.15-1~deb12u1\n"), "identifier")
+        == []
+    )
+
+
+def test_a_list_of_addresses_is_no_one_address_made_and_a_bound_keeps_no_measure():
+    c = Conversation("/p", "lists")
+    c.bash(
+        "kubectl get deploy api -o json | jq -r '.spec.template.spec.containers[0].env[0].value'",
+        "https://app.acme.io,https://partners.acme.io",
+    )
+    c.bash(
+        "ls -l target/release/tilesrv && echo done",
+        "-rwxr-xr-x 2 ana ana 19921408 Dec  4 16:09 target/release/tilesrv\ndone",
+    )
+    c.say("19921408 bytes, just under the limit.")
+    assert not _texts(_listed(c, NOTHING), "url"), "two addresses of a list the command read: none it made"
+    for bound in ("Keep the binary under 20 MB.", "The binary has a 20 MB limit."):
+        said = f"1. Primary Request and Intent:\n   {bound}\n"
+        assert [f for f in _listed(c, said) if "19921408" in f.text], f"a limit set is no measure taken: {bound}"
+    measured = "5. Problem Solving:\n   The binary is 19.9 MB.\n"
+    assert not [f for f in _listed(c, measured) if "19921408" in f.text]
+
+
+def test_a_search_hit_and_a_bundlers_module_count_are_no_result_of_a_command():
+    c = Conversation("/p", "hits")
+    c.bash(
+        "grep -rn 'timeout' config/ src/",
+        "config/app.yaml:12:  timeout: 30s\nsrc/worker.py:41:  # retry 3 times with 500 ms backoff",
+    )
+    c.bash(
+        "npm run build 2>&1 | tail -3",
+        "✓ 412 modules transformed.\ndist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB",
+    )
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert measured == ["dist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB"], (
+        "a line a search found is a file's (its file is listed), a bundler's module count is its input"
+    )

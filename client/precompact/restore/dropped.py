@@ -49,7 +49,10 @@ session has one path of that name or the summary names the folder that tells the
 ("en/de/fr reports.json"), or the folder with the file's stem among alternatives ("locales
 (en/de/ja)"). A fact that matches in part is listed as "possibly dropped"; one with
 nothing like it in the summary, "dropped", except decisions and edits (UNSURE_KINDS), which the
-rule is not sure enough of to say more than "possibly dropped".
+rule is not sure enough of to say more than "possibly dropped", and a fact the session did not
+show it turned on (a lookup's answer, a line `grep` picked, a printed file, a name said again
+that is no commit, a failed run's tally, a baseline's figures, a build's time): "dropped" is
+what a reader relies on.
 
 The entries are the savepoint's as its snapshot holds them, redacted when they were saved (for a
 savepoint made after its compaction, local/capture.py, those before its last boundary); the
@@ -80,7 +83,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 9
+RULE_VERSION = 10
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -318,7 +321,16 @@ _GONE_THROUGH = re.compile(
     # a load test's requests sent in its fixed time and the bytes they moved: its rate is its result
     r"\b\d[\d,]*\s+requests\s+(?:in\s+[\d.]+m?s\s*)?,\s*[\d.]+\s?[KMG]i?B\s+read\b|\bTransfer/sec:\s*[\d.]+\s?[KMG]i?B\b|"
     # criterion's outliers of its samples (`Found 3 outliers among 100 measurements (3.00%)`, `2 (2.00%) high mild`)
-    r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)",
+    r"\bFound\s+\d+\s+outliers\s+among\s+\d+\s+measurements\s*(?:\([\d.]+%\))?|^\s*\d+\s+\([\d.]+%\)\s+(?:high|low)\s+(?:mild|severe)|"
+    # what a package manager fetched and unpacked (apt's `Fetched 2,468 kB in 0s (18.2 MB/s)`, `Need to
+    # get 2,468 kB of archives`, `After this operation, 13.9 MB of additional disk space will be used`)
+    r"\bFetched\s+[\d,.]+\s?[kMG]B\b(?:\s+in\s+\S+)?(?:\s*\([\d,.]+\s?[kMG]B/s\))?|\bNeed\s+to\s+get\s+[\d,.]+\s?[kMG]B\b.*"
+    r"|\bAfter\s+this\s+operation,\s+[\d,.]+\s?[kMG]B\b.*"
+    r"|\b\d+\s+upgraded,\s+\d+\s+newly\s+installed,\s+\d+\s+to\s+remove\b.*|"
+    # a bundler's input (vite's `✓ 412 modules transformed.`)
+    r"\b\d[\d,]*\s+modules\s+transformed\b|"
+    # a build's task graph (Gradle's `214 actionable tasks: 214 executed`, `9 executed, 6 up-to-date`)
+    r"\b\d+\s+actionable\s+tasks?:\s*\d+\s+(?:executed|up-to-date|from\s+cache)(?:,\s*\d+\s+[a-z -]+)*",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -344,6 +356,7 @@ _FOCUSED = re.compile(
     r"\s(?:-k|-t|-R|-run|--filter|--grep|--testNamePattern|--tests)[\s=]|::"
     r"|\s[\w./-]*(?i:test|spec)[\w./-]*\.[A-Za-z]{1,5}(?:\s|:|$)"  # a test file, not the runner's script (`manage.py test`)
     r"|\s-e\s+(?:class|package)\s"  # Android's instrumentation runner, one test class: `am instrument -e class …`
+    r"|\s\.?/?(?:tests?|spec|__tests__)/[\w.-][\w./-]*"  # a folder of the test tree, not the tree: `pytest tests/reports`
 )
 # A test runner's line for one test, by its name: `✓ retry > does not retry on 400`, `PASSED tests/…`, `--- FAIL: TestX`.
 _TEST_NAME_LINE = re.compile(r"\s*(?:[✓✔√×✗✕]\s|(?:--- )?(?:PASS|PASSED|FAIL|FAILED)\b:?\s)")
@@ -400,7 +413,8 @@ _TICKET = re.compile(
 TICKETS = 3
 _ADVISORY_MARKS = ("GHSA-", "CVE-", "RUSTSEC-", "PYSEC-", "GO-", "OSV-")  # what every _ADVISORY holds
 ADVISORIES = 5  # an output naming more advisories surveys a tree's debt: none of them is the one the session fixed
-_OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://[^\s<>\"'`)\]]+")
+# an address, not across the comma of a list of them (`https://app.acme.io,https://partners.acme.io`)
+_OUTPUT_URL = re.compile(r"\b(?:https?|s3|gs)://(?:[^\s<>\"'`)\],]|,(?!(?:https?|s3|gs)://))+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _GIT_SUBCOMMAND = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?\w[\w-]*")
 _GIT_CHATTER = re.compile(r"\bgit\s+(?:bisect|checkout|switch|reset|pull|fetch|push|merge|rebase|status|stash|clone)\b")
@@ -501,6 +515,10 @@ _VERSION_CHANGE = re.compile(
 _PIP_REPLACED = re.compile(
     rf"^\s*Found existing installation: (?P<package>[\w.-]+) (?P<version>{_VERSION})\s*$", re.MULTILINE
 )
+_APT_SET_UP = re.compile(
+    r"^Setting up (?P<package>[\w.+-]+)(?::[\w-]+)? \((?P<version>\d[^()\s]*)\) \.\.\.", re.MULTILINE
+)
+_VERSION_MARKS = ("->", "=>", "→", "(was ", "Found existing", "Successfully installed", "Setting up")
 _PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
 # A package with its version in what a command printed of it: `Django==4.2.16` (pip freeze),
 # `lodash@4.17.21` (npm ls), `Version: 1.26.20` beside `Name: urllib3` (pip show, poetry show).
@@ -512,6 +530,7 @@ _MOVED = re.compile(rf"(?P<package>\S+) {_VERSION} -> (?P<version>{_VERSION})") 
 _PACKAGE_WORD = re.compile(r"[A-Za-z][\w.-]*")  # a package a command names: `jinja2` of `'jinja2==3.1.6'`
 # A build's or a start's own result line, the time it took: `BUILD SUCCESSFUL in 17m 52s`,
 # `Finished `dev` profile … in 48.71s`, `Started OrdersApplicationKt in 21.604 seconds`.
+_CHECKS_ONLY = re.compile(r"\bcargo\s+(?:\+\S+\s+)?(?:check|clippy)\b")  # a check builds no artefact
 _BUILD_TIME = re.compile(
     r"(?:^\s*|\s:\s)(?:BUILD (?:SUCCESSFUL|FAILED)|Finished\b.*\btarget\S*|Started \S+|✓ built|Compiled\b.*)\s+in\s+"
     r"(?:(?P<minutes>\d+)\s?m(?:in)?\s+)?(?P<seconds>\d+(?:\.\d+)?)\s?(?:s|sec|secs|seconds)?\s*(?:\(.*\))?$"
@@ -550,7 +569,11 @@ _COMPARED = re.compile(
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
 _PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
 # A progress bar's line (tqdm's `50/50 [00:12<00:00,  4.1it/s]`, a bar of blocks): how far it got, not what it found.
-_PROGRESS_BAR = re.compile(r"[█▏▎▍▌▋▊▉]{3,}|\d(?:it/s|s/it)\]")
+_PROGRESS_BAR = re.compile(
+    r"[█▏▎▍▌▋▊▉]{3,}|\d(?:it/s|s/it)\]"
+    r"|^\s*(?:Get|Hit|Ign):\d+\s"  # apt's fetch of each package: `Get:1 http://deb.debian.org/… [2,439 kB]`
+    r"|\d\s?[KMG]i?B\s*/\s*[\d.]+\s?[KMG]i?B\s*\(\s*\d+\s?%\)"  # a download's `24.9 MiB /  24.9 MiB (100 %)`
+)
 # A figure a command is given, an option's value included (`-t4`, `-n 1000`, `--count=3`).
 _GIVEN_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 # A profile's table header (pprof's `flat  flat%   sum%  cum   cum%`, cProfile's `ncalls  tottime
@@ -588,6 +611,11 @@ _NOT_COMMIT_LINE = re.compile(
     r"\s*(?:index [0-9a-f]{7,40}\.\.|tree [0-9a-f]|\d{6} (?:blob|tree) |\d{6} [0-9a-f]{40} \d\t|blob [0-9a-f]"
     r"|--->|Successfully built )"
 )
+# a command that sets the work aside before it runs (`git stash -q && cargo bench; git stash pop`)
+_STASHED_FIRST = re.compile(r"\bgit\s+stash(?:\s+(?:push|save)\b[^;&|]*|(?:\s+-[a-z]+)*\s*)(?:&&|;)")
+# a count of what went wrong (`Found 1 error`, `due to 1 previous error`, `3 problems`)
+_ERRORS_COUNTED = re.compile(r"\b\d+\s+(?:previous\s+)?(?:errors?|failures?|problems?)\b", re.IGNORECASE)
+_PICKED = re.compile(r"\|\s*(?:grep|egrep|rg)\b")  # an output's lines a search picked out
 _STASHED = re.compile(r"\s*(?:Saved working directory and index state|Dropped refs/stash)")
 _GIT_HISTORY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:log|show)\b")
 _PERSON = re.compile(r"\b[A-Z][a-z'’-]+(?:\s[A-Z][a-z'’-]+){1,2}\b")
@@ -802,14 +830,26 @@ _UNITS: dict[str, tuple[str, tuple[float, ...]]] = {
 }
 
 
+_BOUND_BEFORE = re.compile(
+    r"\b(?:under|below|less than|at most|within|up to|no more than|reaches|exceeds|crosses)\s+(?:the\s+|a\s+)?$",
+    re.IGNORECASE,
+)
+_BOUND_AFTER = re.compile(r"\s*(?:limit|cap|budget|ceiling)\b", re.IGNORECASE)
 _BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT])(?=\s|$)")  # `du -h`'s `1.8G`
 
 
-def _unit_values(text: str) -> list[tuple[str, str, float, float]]:
+def _unit_values(text: str, bounds: bool = True) -> list[tuple[str, str, float, float]]:
     """The figures of `text` said with a unit of time or size: (digits, dimension, value in the
-    dimension's base unit, half the step of its last digit, in that unit), once per reading of its prefix."""
+    dimension's base unit, half the step of its last digit, in that unit), once per reading of its
+    prefix; without `bounds`, not a figure said as a bound ("under the 20 MB limit", "fails when it
+    reaches 20 MB"): a limit set is no measure taken, however near the measure is to it."""
     found = []
-    for m in _UNIT_VALUE.finditer(_plain(text)):
+    plain = _plain(text)
+    for m in _UNIT_VALUE.finditer(plain):
+        if not bounds and (
+            _BOUND_BEFORE.search(plain, max(0, m.start() - 24), m.start()) or _BOUND_AFTER.match(plain, m.end())
+        ):
+            continue
         digits = m.group(1).replace(",", "")
         dimension, scales = _UNITS.get(m.group(2), ("", ()))
         step = 0.5 * 10.0 ** -len(digits.partition(".")[2])
@@ -872,6 +912,7 @@ class Session:
 _PATH_KINDS = ("file read", "file edited", "path")
 _SAID_KINDS = ("request", "constraint", "decision")
 _INSIDE_SENTENCES = ("path", "url", "identifier")
+_HOLDING_NAMES = ("failed command", "identifier", "measurement")  # what a listed id or figure alone may stand in
 
 
 class Summary:
@@ -895,7 +936,7 @@ class Summary:
         self._exact = {n for n, _, _ in said}
         self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
-        self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text)]
+        self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text, bounds=False)]
         self._elided = [
             [normalised(piece) for piece in re.split(r"\.\.\.|…", quote) if normalised(piece)]
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
@@ -1396,6 +1437,10 @@ def facts(entries: Iterable[object]) -> list[Fact]:
     # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
     failing: dict[str, set[tuple[str, str]]] = {}
     fixed: set[tuple[str, str]] = set()
+    # ... and its tally (`1 failed, 63 passed`) went with it, when the run that passed gave its own:
+    # the newest tally is the one that counts
+    failing_at: dict[str, set[int]] = {}
+    fixed_at: set[int] = set()
 
     def add(
         kind: str, text: str, entry: int, detail: str | None = None, newest: bool = False, guessed: bool = False
@@ -1470,11 +1515,18 @@ def facts(entries: Iterable[object]) -> list[Fact]:
                 if run and failed:
                     key = _key("failed command", ran.strip(), cwd[-1] if cwd else None)
                     failing.setdefault(run, set()).add(key)
+                    failing_at.setdefault(run, set()).add(position)
                     fixed.discard(key)
                 elif run:
                     fixed |= failing.pop(run, set())
+                    superseded = failing_at.pop(run, set())
+                    if _TEST_TALLY.search(_result_text(block.get("content"))[-MEASURED_TAIL:]):
+                        fixed_at |= superseded
     for key in fixed:
         if key in found and found[key].kind == "failed command":
+            del found[key]
+    for key, fact in list(found.items()):
+        if fact.kind == "measurement" and fact.entry in fixed_at:
             del found[key]
     ordered = sorted(found.values(), key=lambda f: (KINDS.index(f.kind), f.entry))
     ordered = _one_measurement_each(ordered)
@@ -1569,6 +1621,32 @@ def _told_by_a_listed_clause(missing: list[Fact]) -> list[Fact]:
         )
 
     return [f for f in missing if not told(f)]
+
+
+def _inside_a_longer(missing: list[Fact]) -> list[Fact]:
+    """An identifier or a figure alone taken from the line (or the command) a longer listed fact
+    is, a failed command or a measurement (`lychee@0.15.1` of the failed `npx --yes lychee@0.15.1
+    …`, `617` of `requeued 617 orders`), is shown there: one thing, one fact, the longest. Another
+    id a listed line names in passing (`fixes OOM from b93e4f7`) is a fact of its own, and so is
+    a sure one in a line listed "possibly dropped" (`requests-2.32.3` of pip's `Successfully
+    installed …`): the surer is the one a reader reads."""
+
+    def shown_in_longer(fact: Fact) -> bool:
+        if not fact.detail or not (
+            fact.kind == "identifier" or (fact.kind == "measurement" and _BARE_VALUE.fullmatch(fact.text))
+        ):
+            return False
+        line = fact.detail.strip()
+        return any(
+            len(f.text) > len(fact.text)
+            and (f.confidence == DROPPED or fact.confidence != DROPPED)
+            and _whole(f.text, fact.text)
+            and (f.text.startswith(line) or line.startswith(f.text))
+            for f in missing
+            if f.kind in _HOLDING_NAMES
+        )
+
+    return [f for f in missing if not shown_in_longer(f)]
 
 
 def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
@@ -1773,7 +1851,10 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
         # measured ("47 tests completed, 1 failed").
         why = _why(text, errors)
         add("failed command", command, at, why[:300] or None)
-        _measurements(command, text, position, add, besides=[why, *errors])
+        # its tally and summary lines (`1 failed, 611 passed`, valgrind's `ERROR SUMMARY: 1
+        # errors`) mostly say again that it failed: "possibly dropped" beside the failure
+        restating = [line.strip() for line in text[-MEASURED_TAIL:].splitlines() if _counts_errors_only(line)]
+        _measurements(command, text, position, _unsure(add), besides=[why, *errors, *restating])
         # What reproduces it or holds it: the seed a randomised test run failed with, the one id
         # its output names (the lock a `terraform plan` could not take).
         seeds = {_with_its_word(text, m) for m in _SEED.finditer(text)}
@@ -1840,6 +1921,12 @@ def _first_line(text: str) -> str:
 def _output_facts(command: str, text: str, position: int, add: Add, errors: list[str]) -> bool:
     """The identifiers and measurements a command's output states; whether it made a commit or a
     migration (an id the output marks)."""
+    if _STASHED_FIRST.search(command) or _PICKED.search(command):
+        # A run with the work stashed first measures the code before the change: the baseline,
+        # which the session reads to compare and the summary tells by the change's effect. A line
+        # a search picked out of an output (`… | grep -E 'problems|First Load JS'`) is a lookup's
+        # answer, as often a step on the way as a fact to keep.
+        add = _unsure(add, ("measurement",))
     marked: list[tuple[str, str]] = []
     if _VERSIONED.search(command):
         for line in text.splitlines():
@@ -1875,8 +1962,12 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     # the one such thing in its output; the issue a change it shows closes.
     # what a log read names (a task's id in `tail worker.log`) the command did not make
     if not _LOG_READ.search(command_core(command)):
+        # what a progress line names (the mirror apt fetched from) the command did not make
+        made = (
+            "\n".join(line for line in text.splitlines() if not _PROGRESS_BAR.search(line)) if "Get:" in text else text
+        )
         _output_ids(
-            command, text, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
+            command, made, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
         )
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
@@ -1897,6 +1988,22 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
+
+
+def _counts_errors_only(line: str) -> bool:
+    """Whether a line of a failed run's output only counts its errors (tsc's `Found 1 error in
+    src/cors.ts:10`, cargo's `… due to 1 previous error`): it says again that the run failed, which
+    its failure already tells; a line that counts anything else (`1 failed, 611 passed`) is its tally."""
+    return bool(_ERRORS_COUNTED.search(line)) and not _telling_numbers(_ERRORS_COUNTED.sub(" ", line))
+
+
+def _unsure(add: Add, kinds: tuple[str, ...] = KINDS) -> Add:
+    """`add`, every fact of `kinds` it adds "possibly dropped" at most."""
+
+    def guessed(kind: str, *args: object, **given: object) -> None:
+        add(kind, *args, **{**given, "guessed": True} if kind in kinds else given)
+
+    return guessed
 
 
 def _with_its_word(text: str, found: re.Match) -> str:
@@ -1939,8 +2046,9 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
     """What a package manager's output says it moved: each version change it prints
     (`_VERSION_CHANGE`), VERSIONS_CHANGED or fewer, as "package old -> new"; and of the packages
     the command names, the version pip replaced and the one it installed (`Jinja2 3.1.3`,
-    `jinja2-3.1.6`): the versions a dependency upgrade is about."""
-    if not any(mark in text for mark in ("->", "=>", "→", "(was ", "Found existing", "Successfully installed")):
+    `jinja2-3.1.6`) and the one apt set up (`Setting up libssl-dev:amd64 (3.0.15-1~deb12u1) ...`):
+    the versions a dependency upgrade is about."""
+    if not any(mark in text for mark in _VERSION_MARKS):
         return
     changes = [
         m
@@ -1965,6 +2073,9 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
             package, _, version = installed.rpartition("-")
             if package.casefold() in asked and re.fullmatch(_VERSION, version):
                 add("identifier", installed, position, m.group(0)[:200])
+    for m in _APT_SET_UP.finditer(text):
+        if m.group("package").casefold() in asked:
+            add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
 
 
 def _asked_version(command: str, text: str, position: int, add: Add) -> None:
@@ -2014,6 +2125,13 @@ def _advisories(command: str, text: str, position: int, add: Add) -> None:
             add("identifier", advisory, position, (_line_at(read, advisory) or command)[:200])
 
 
+def _focused_run(command: str) -> bool:
+    """Whether `command` runs a part of a test suite (one file, one filter, one folder: `rspec
+    spec/x_spec.rb`, `-k name`, `pytest tests/reports`): its tally counts the tests the session
+    just wrote or fixed, not the suite's, and the summary's "it passes" says it."""
+    return bool(_TEST_RUN.search(command) and _FOCUSED.search(command_core(command)))
+
+
 def _answer(command: str, text: str, position: int, add: Add) -> None:
     """A command whose whole output is one short line with a figure answered what the session
     asked (`grep -c` 1207, `php artisan --version`): that line is the fact; not a line of a file a
@@ -2027,8 +2145,11 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
         and not _PROGRESS_BAR.search(lines[0])
+        and not (_TEST_TALLY.search(lines[0]) and _focused_run(command))  # as `_measurements`: the tests just written
     ):
-        add("measurement", lines[0], position, command[:200])
+        # what the session looked up, but a lookup's answer is as often a step on the way (a
+        # version checked, a count to decide the next command by) as a fact to keep: "possibly"
+        add("measurement", lines[0], position, command[:200], guessed=True)
 
 
 def _selected(command: str, text: str, position: int, add: Add) -> bool:
@@ -2047,7 +2168,8 @@ def _selected(command: str, text: str, position: int, add: Add) -> bool:
     answer = "; ".join(lines)
     # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
     measured = any(len(line.split()) > 1 for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
-    add("measurement" if measured else "identifier", answer, position, command[:200])
+    # a lookup's answer, as `_answer`'s: "possibly dropped" at most
+    add("measurement" if measured else "identifier", answer, position, command[:200], guessed=True)
     return True
 
 
@@ -2073,15 +2195,17 @@ def _schedules(command: str, text: str, position: int, add: Add) -> None:
 def _build_time(command: str, text: str, position: int, add: Add) -> None:
     """A build's or a start's result line with the time it took (`_BUILD_TIME`), BUILD_SECONDS or
     more: what a session about a slow build compares, and a reader asks after an upgrade; not a
-    test run's (`./gradlew test`): its tally is its result."""
-    if " in " not in text[-MEASURED_TAIL:]:
+    test run's (`./gradlew test`): its tally is its result, nor a check's (`cargo clippy`, `cargo
+    check`: no artefact built). "Possibly dropped" at most: only a session about build time
+    wants it back, and which one is, the rule cannot tell from the output."""
+    if " in " not in text[-MEASURED_TAIL:] or _CHECKS_ONLY.search(command):
         return
     for line in text.rstrip().rsplit("\n", MEASURED_LINES * 3)[-MEASURED_LINES * 3 :]:
         m = _BUILD_TIME.search(line) if len(line) <= 200 else None
         if m and not _TEST_RUN.search(command_core(command)):
             minutes = int(m.group("minutes") or m.group("whole_minutes") or 0)
             if minutes * 60 + float(m.group("seconds") or 0) >= BUILD_SECONDS:
-                add("measurement", line.strip()[:200], position, command[:200], newest=True)
+                add("measurement", line.strip()[:200], position, command[:200], newest=True, guessed=True)
 
 
 def _last_answer(command: str, text: str, position: int, add: Add) -> None:
@@ -2150,7 +2274,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
     besides = set(besides)
     # A focused test run's tally (one file, one filter: `rspec spec/x_spec.rb`, `-k name`) counts
     # the tests the session just wrote or fixed, not the suite's: the summary's "it passes" says it.
-    focused = _TEST_RUN.search(command) and _FOCUSED.search(command_core(command))
+    focused = _focused_run(command)
     measured: list[tuple[str, str]] = []  # (line, shape), last first
     tail = text.splitlines()[-MEASURED_TAIL:]
     tabled = sum(len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS for line in tail) > 1
@@ -2180,6 +2304,9 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         if given and {n.replace(",", "") for n, _, _ in _telling_numbers(line)} <= given:
             continue
         if tabled and len(_COLUMN_GAP.findall(line)) >= TABLE_GAPS:  # a row of a table the session read, not a result
+            continue
+        # a search's hit or a diagnostic (`src/worker.py:41: # retry 3 times`): a line of a file, no result
+        if _FILE_LINE.match(line):
             continue
         if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
             continue
@@ -2320,7 +2447,17 @@ class _Echoes:
                     if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
                         continue
                     if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
-                        add("measurement" if measured else "identifier", token, position, line[:200] or command[:200])
+                        # A name said again is one the session went on with, but as often a
+                        # step (the pod, the runner it looked at) as a fact to keep; a commit's
+                        # id said again is the commit the session turned on.
+                        guessed = not measured and not _HEX.fullmatch(token)
+                        add(
+                            "measurement" if measured else "identifier",
+                            token,
+                            position,
+                            line[:200] or command[:200],
+                            guessed=guessed,
+                        )
                     break
         if spoke:
             self.heard.clear()
@@ -2406,7 +2543,9 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
         for word in re.split(r"&&|;", core)[0].split()[1:]:
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
-                add("file read", word, position)
+                # a file a command printed is read as often for a line of it (a log's tail) as for
+                # itself: unlike a Read, "possibly dropped" at most
+                add("file read", word, position, guessed=True)
 
 
 def _command_of(block: dict) -> str | None:
@@ -2562,6 +2701,7 @@ def dropped_facts(entries: Iterable[object], summary: Summary | None) -> tuple[l
         if f.kind not in _INSIDE_SENTENCES or not any(_whole(said, f.text) for said in listed_at.get(f.entry, ()))
     ]
     missing = _told_by_a_listed_clause(missing)
+    missing = _inside_a_longer(missing)
     # Within a kind, the surer first.
     missing.sort(key=lambda f: (KINDS.index(f.kind), f.confidence != DROPPED, f.entry))
     return missing, kept

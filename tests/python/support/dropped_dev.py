@@ -923,6 +923,8 @@ class Score:
     found: dict[str, int] = field(default_factory=dict)  # class -> dropped facts listed
     dropped: dict[str, int] = field(default_factory=dict)  # class -> dropped facts labelled
     by_kind: dict[str, list[int]] = field(default_factory=dict)  # listed kind -> [right, listed]
+    # confidence ("dropped", "possibly dropped") -> [right, listed]: whether a user can rely on "dropped"
+    by_confidence: dict[str, list[int]] = field(default_factory=dict)
     missed: list[tuple[str, Label]] = field(default_factory=list)
     unwanted: list[tuple[str, object]] = field(default_factory=list)
 
@@ -930,10 +932,13 @@ class Score:
         for fact in listed:
             named = [label for label in labels if names(fact, label)]
             tally = self.by_kind.setdefault(fact.kind, [0, 0])
+            sure = self.by_confidence.setdefault(fact.confidence, [0, 0])
             tally[1] += 1
+            sure[1] += 1
             if any(label.dropped for label in named):
                 self.right += 1
                 tally[0] += 1
+                sure[0] += 1
             else:
                 if any(label_class(label) != "noise" for label in named):
                     self.wrong += 1

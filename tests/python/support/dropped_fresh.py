@@ -6244,6 +6244,383 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def cors_allowlist() -> DevSession:
+    """TypeScript and Kubernetes: a new origin for a CORS allow-list; a prefix match found and made
+    exact; a failing test, then a type error (its "Found 1 error" line), test runs superseded; the
+    allow-list's values typed into `kubectl set env`, a rollout's progress lines, search hits.
+    Written and labelled before the rule ran on it (round 11)."""
+    c = Conversation("/home/noor/orders-api", "fresh-cors-allowlist")
+    c.user(
+        "The new admin app at https://admin.acme.io gets CORS errors calling the orders API. Add it to the "
+        "allow-list. Keep the list in config, not hard-coded, and don't open it to *.acme.io: security "
+        "signed off on exact origins only."
+    )
+    c.bash(
+        'rg -n "cors" src/',
+        "src/app.ts:14:import cors from 'cors';\n"
+        "src/app.ts:41:app.use(cors({ origin: allowedOrigins(config.corsOrigins) }));\n"
+        "src/config.ts:27:  corsOrigins: env('CORS_ORIGINS', 'https://app.acme.io'),\n"
+        "src/cors.ts:3:export function allowedOrigins(list: string) {",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/noor/orders-api/src/cors.ts"},
+        "     1\timport type { CorsOptions } from 'cors';\n     2\t\n"
+        "     3\texport function allowedOrigins(list: string) {\n"
+        "     4\t  const origins = list.split(',').map((o) => o.trim());\n"
+        "     5\t  return (origin: string | undefined, cb: (e: Error | null, ok?: boolean) => void) =>\n"
+        "     6\t    cb(null, isAllowed(origins, origin));\n     7\t}\n     8\t\n"
+        "     9\texport function isAllowed(origins: string[], origin: string | undefined) {\n"
+        "    10\t  return origins.some((o) => origin.startsWith(o));\n    11\t}\n",
+    )
+    c.bash(
+        "kubectl -n orders get deploy orders-api -o json | jq -r '.spec.template.spec.containers[0].env[] "
+        '| select(.name=="CORS_ORIGINS") | .value\'',
+        "https://app.acme.io,https://partners.acme.io",
+    )
+    c.say(
+        "The allow-list comes from CORS_ORIGINS (app and partners today). isAllowed matches by prefix, "
+        "so https://app.acme.io.evil.example is allowed too. I'll make it an exact match."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/noor/orders-api/src/cors.ts",
+            "old_string": "  return origins.some((o) => origin.startsWith(o));",
+            "new_string": "  return origins.includes(origin);",
+        },
+        "The file /home/noor/orders-api/src/cors.ts has been updated successfully.",
+    )
+    c.bash(
+        "npm test 2>&1 | tail -12",
+        " FAIL  test/cors.test.ts\n  ● isAllowed › accepts a configured origin with a trailing slash\n\n"
+        "    expect(received).toBe(expected) // Object.is equality\n\n    Expected: true\n    Received: false\n\n"
+        "      18 |   expect(isAllowed(['https://app.acme.io/'], 'https://app.acme.io')).toBe(true);\n\n"
+        "Test Suites: 1 failed, 11 passed, 12 total\nTests:       1 failed, 63 passed, 64 total\nTime:        6.114 s",
+        error=True,
+    )
+    c.say(
+        "Browsers never send a trailing slash in Origin, but a configured origin may carry one, so I'll "
+        "strip trailing slashes from the configured list rather than loosen the match."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/noor/orders-api/src/cors.ts",
+            "old_string": "  const origins = list.split(',').map((o) => o.trim());",
+            "new_string": "  const origins = list.split(',').map((o) => o.trim().replace(/\\/+$/, ''));",
+        },
+        "The file /home/noor/orders-api/src/cors.ts has been updated successfully.",
+    )
+    c.bash("npm test 2>&1 | tail -3", "Tests:       64 passed, 64 total\nSnapshots:   0 total\nTime:        5.871 s")
+    c.user(
+        "Also, the partners origin goes away when their contract ends on 2026-12-31. Leave a TODO with "
+        "that date next to the default so whoever touches it next knows."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/noor/orders-api/src/config.ts",
+            "old_string": "  corsOrigins: env('CORS_ORIGINS', 'https://app.acme.io'),",
+            "new_string": "  // TODO(2026-12-31): drop https://partners.acme.io from CORS_ORIGINS, the partner contract ends\n"
+            "  corsOrigins: env('CORS_ORIGINS', 'https://app.acme.io'),",
+        },
+        "The file /home/noor/orders-api/src/config.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit",
+        "src/cors.ts:10:27 - error TS2345: Argument of type 'string | undefined' is not assignable to "
+        "parameter of type 'string'.\n\n10   return origins.includes(origin);\n                             ~~~~~~\n\n"
+        "Found 1 error in src/cors.ts:10\n",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/noor/orders-api/src/cors.ts",
+            "old_string": "  return origins.includes(origin);",
+            "new_string": "  return origin !== undefined && origins.includes(origin);",
+        },
+        "The file /home/noor/orders-api/src/cors.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx tsc --noEmit && npm test -- --silent 2>&1 | tail -3",
+        "Tests:       65 passed, 65 total\nSnapshots:   0 total\nTime:        5.402 s",
+    )
+    c.bash(
+        "kubectl -n orders set env deploy/orders-api "
+        "CORS_ORIGINS=https://app.acme.io,https://partners.acme.io,https://admin.acme.io",
+        "deployment.apps/orders-api env updated",
+    )
+    c.bash(
+        "kubectl -n orders rollout status deploy/orders-api",
+        'Waiting for deployment "orders-api" rollout to finish: 1 of 3 updated replicas are available...\n'
+        'Waiting for deployment "orders-api" rollout to finish: 2 of 3 updated replicas are available...\n'
+        'deployment "orders-api" successfully rolled out',
+    )
+    c.bash(
+        "curl -s -o /dev/null -w '%{http_code}\\n' -X OPTIONS -H 'Origin: https://admin.acme.io' "
+        "-H 'Access-Control-Request-Method: GET' https://orders.acme.io/v1/orders && "
+        "curl -sI -H 'Origin: https://app.acme.io.evil.example' https://orders.acme.io/v1/orders | grep -ci access-control-allow-origin",
+        "204\n0",
+    )
+    c.say("The admin app's preflight gets 204, and the lookalike origin gets no Access-Control-Allow-Origin header.")
+    c.bash(
+        "git switch -c fix/cors-admin && git commit -qam 'cors: exact origins, admin app' && git log -1 --format=%h",
+        "Switched to a new branch 'fix/cors-admin'\n4e8c21a",
+    )
+    c.bash("gh pr create --fill", "https://github.com/acme/orders-api/pull/512")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to allow the new admin app's origin in the orders API's CORS configuration, with exact origins only; I found and fixed a prefix match, deployed the new list and opened a PR.
+
+Summary:
+1. Primary Request and Intent:
+   Allow https://admin.acme.io in the orders API's CORS allow-list, keeping the list in configuration (CORS_ORIGINS) rather than code, and allowing exact origins only, no *.acme.io wildcard (security's sign-off).
+
+2. Key Technical Concepts:
+   - CORS preflight, the `cors` middleware's origin callback
+   - Kubernetes deployment environment variables
+
+3. Files and Code Sections:
+   - src/cors.ts: isAllowed now matches origins exactly (it matched by prefix, which let lookalike domains through); configured origins are normalised (trailing slashes stripped); a missing Origin is refused.
+   - src/config.ts: CORS_ORIGINS default unchanged.
+
+4. Errors and fixes:
+   - A test expecting a configured origin with a trailing slash to match failed after the exact match; fixed by normalising the configured list.
+   - tsc: `origin` may be undefined; handled explicitly.
+
+5. Problem Solving:
+   The allow-list now holds app, partners and admin; the rollout finished, the admin preflight succeeds and a lookalike origin is refused. Tests and type checks pass.
+
+6. All user messages:
+   - "The new admin app at https://admin.acme.io gets CORS errors calling the orders API. Add it to the allow-list. Keep the list in config, not hard-coded, and don't open it to *.acme.io: security signed off on exact origins only."
+   - A follow-up about the partners origin.
+
+7. Pending Tasks:
+   - Review and merge the PR.
+
+8. Current Work:
+   Opened a PR from fix/cors-admin.
+
+9. Optional Next Step:
+   Wait for review.
+"""
+    labels = [
+        Label("request", "Add it to the allow-list", dropped=False),
+        Label("constraint", "Keep the list in config, not hard-coded", dropped=False),
+        Label("constraint", "don't open it to *.acme.io", dropped=False),
+        Label("url", "https://admin.acme.io", dropped=False),
+        Label("measurement", "https://app.acme.io,https://partners.acme.io", dropped=False),  # "app, partners"
+        Label("edit", "origins.includes(origin)", dropped=False),  # exact match
+        Label("failed command", "accepts a configured origin with a trailing slash", dropped=False),
+        # the reason for normalising the list rather than the request: said nowhere in the summary
+        Label("decision", "Browsers never send a trailing slash in Origin", dropped=True),
+        Label("edit", "replace(/\\/+$/, '')", dropped=False),
+        Label("request", "the partners origin goes away when their contract ends on 2026-12-31", dropped=True),
+        Label("edit", "TODO(2026-12-31)", dropped=True),
+        Label("error", "TS2345", dropped=False),
+        Label("measurement", "65 passed", dropped=True),
+        Label("identifier", "4e8c21a", dropped=True),
+        Label("url", "https://github.com/acme/orders-api/pull/512", dropped=True),
+        Label("name", "app.acme.io.evil.example", dropped=False),
+        # noise
+        Label("number", "63 passed", dropped=False),  # the failing run, superseded
+        Label("number", "64 passed", dropped=False),  # superseded by the run after the type fix
+        Label("number", "Found 1 error", dropped=False),
+        Label("number", "11 passed", dropped=False),
+        Label("number", "2 of 3 updated replicas", dropped=False),
+        Label("number", "src/app.ts:41", dropped=False),
+        Label("number", "5.402 s", dropped=False),
+        Label("number", "204", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def musl_binary() -> DevSession:
+    """Rust on a new Debian runner: a link failure (`cannot find -lssl`, then cargo's "could not
+    compile … due to 1 previous error"), apt's progress and count lines, a switch to rustls and a
+    static musl build whose size the user bounds, a failing test and its tally, then the run that
+    passes. Written and labelled before the rule ran on it (round 11)."""
+    c = Conversation("/home/ana/tilesrv", "fresh-musl-binary")
+    c.user(
+        "The release build of tilesrv fails at link time on the new Debian 12 runner. Get it building. "
+        "The binary must stay under 20 MB, it ships in a scratch image."
+    )
+    c.bash(
+        "cargo build --release 2>&1 | tail -9",
+        "error: linking with `cc` failed: exit status: 1\n  |\n"
+        '  = note: LC_ALL="C" PATH="/usr/local/cargo/bin:/usr/bin" VSLANG="1033" "cc" "-m64" "/tmp/rustcXy1/symbols.o" "-lssl" "-lcrypto"\n'
+        "  = note: /usr/bin/ld: cannot find -lssl: No such file or directory\n"
+        "          /usr/bin/ld: cannot find -lcrypto: No such file or directory\n"
+        "          collect2: error: ld returned 1 exit status\n\n"
+        'error: could not compile `tilesrv` (bin "tilesrv") due to 1 previous error',
+        error=True,
+    )
+    c.bash(
+        "sudo apt-get install -y libssl-dev pkg-config",
+        "Reading package lists... Done\nBuilding dependency tree... Done\nReading state information... Done\n"
+        "The following NEW packages will be installed:\n  libssl-dev pkg-config\n"
+        "0 upgraded, 2 newly installed, 0 to remove and 14 not upgraded.\nNeed to get 2,468 kB of archives.\n"
+        "After this operation, 13.9 MB of additional disk space will be used.\n"
+        "Get:1 http://deb.debian.org/debian bookworm/main amd64 libssl-dev amd64 3.0.15-1~deb12u1 [2,439 kB]\n"
+        "Get:2 http://deb.debian.org/debian bookworm/main amd64 pkg-config amd64 1.8.1-1 [29.4 kB]\n"
+        "Fetched 2,468 kB in 0s (18.2 MB/s)\nSetting up libssl-dev:amd64 (3.0.15-1~deb12u1) ...\nSetting up pkg-config (1.8.1-1) ...",
+    )
+    c.user("Wait, the runtime image is scratch: there's no libssl in it. Use rustls instead of linking OpenSSL.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/tilesrv/Cargo.toml",
+            "old_string": 'reqwest = { version = "0.12", features = ["json"] }',
+            "new_string": 'reqwest = { version = "0.12", default-features = false, features = ["json", "rustls-tls"] }',
+        },
+        "The file /home/ana/tilesrv/Cargo.toml has been updated successfully.",
+    )
+    c.bash(
+        "cargo build --release 2>&1 | tail -2 && ls -l target/release/tilesrv && ldd target/release/tilesrv",
+        "   Compiling tilesrv v0.9.3 (/home/ana/tilesrv)\n    Finished `release` profile [optimized] target(s) in 2m 41s\n"
+        "-rwxr-xr-x 2 ana ana 18734592 Dec  4 16:02 target/release/tilesrv\n"
+        "\tlinux-vdso.so.1 (0x00007ffd5e3f1000)\n\tlibgcc_s.so.1 => /lib/x86_64-linux-gnu/libgcc_s.so.1 (0x00007f0c1a2b0000)\n"
+        "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0c1a0cf000)",
+    )
+    c.say(
+        "No OpenSSL any more, but it still links glibc dynamically, which scratch doesn't have either. "
+        "I'll build it static for x86_64-unknown-linux-musl."
+    )
+    c.bash(
+        "rustup target add x86_64-unknown-linux-musl",
+        "info: downloading component 'rust-std' for 'x86_64-unknown-linux-musl'\n"
+        " 24.9 MiB /  24.9 MiB (100 %)  12.1 MiB/s in  2s ETA:  0s\n"
+        "info: installing component 'rust-std' for 'x86_64-unknown-linux-musl'",
+    )
+    c.bash(
+        "cargo build --release --target x86_64-unknown-linux-musl 2>&1 | tail -1 && "
+        "ls -l target/x86_64-unknown-linux-musl/release/tilesrv",
+        "    Finished `release` profile [optimized] target(s) in 2m 58s\n"
+        "-rwxr-xr-x 2 ana ana 19921408 Dec  4 16:09 target/x86_64-unknown-linux-musl/release/tilesrv",
+    )
+    c.say("19921408 bytes: under 20 MB, but only just, with about 79 KB to spare.")
+    c.bash(
+        "cargo test --release 2>&1 | tail -12",
+        "failures:\n\n---- tls::tests::rejects_self_signed stdout ----\n"
+        "thread 'tls::tests::rejects_self_signed' panicked at src/tls.rs:88:9:\n"
+        "assertion failed: matches!(err, Error::Tls(_))\n\nfailures:\n    tls::tests::rejects_self_signed\n\n"
+        "test result: FAILED. 211 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 3.12s\n\n"
+        "error: test failed, to rerun pass `--bin tilesrv`",
+        error=True,
+    )
+    c.say(
+        "With rustls a self-signed certificate fails inside reqwest's connector, so the error arrives as "
+        "Error::Http. I'll map rustls's certificate errors to Error::Tls in the client wrapper instead of "
+        "loosening the test, because callers retry on Http but must not retry a bad certificate."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/tilesrv/src/client.rs",
+            "old_string": "        Err(e) => Err(Error::Http(e)),",
+            "new_string": "        Err(e) if is_certificate_error(&e) => Err(Error::Tls(e.to_string())),\n        Err(e) => Err(Error::Http(e)),",
+        },
+        "The file /home/ana/tilesrv/src/client.rs has been updated successfully.",
+    )
+    c.bash(
+        "cargo test --release 2>&1 | grep 'test result'",
+        "test result: ok. 212 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 3.07s",
+    )
+    c.bash(
+        "cargo clippy --release -- -D warnings 2>&1 | tail -2",
+        "    Checking tilesrv v0.9.3 (/home/ana/tilesrv)\n    Finished `release` profile [optimized] target(s) in 14.02s",
+    )
+    c.bash(
+        "git commit -qam 'build: rustls and a static musl binary for the scratch image' && git log -1 --format=%h",
+        "b4f1e0a",
+    )
+    c.user("Thanks. Put the size check in CI so we notice before it crosses 20 MB.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ana/tilesrv/.github/workflows/build.yml",
+            "old_string": "      - run: cargo build --release --target x86_64-unknown-linux-musl\n",
+            "new_string": "      - run: cargo build --release --target x86_64-unknown-linux-musl\n"
+            "      - run: test $(stat -c%s target/x86_64-unknown-linux-musl/release/tilesrv) -lt 20971520\n",
+        },
+        "The file /home/ana/tilesrv/.github/workflows/build.yml has been updated successfully.",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to fix tilesrv's release build on a new Debian 12 runner and keep the binary under 20 MB for a scratch image; I moved TLS to rustls, built a static musl binary, fixed a TLS test and added a CI size check.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the release build of tilesrv, which fails at link time on the new Debian 12 runner, keeping the binary under 20 MB because it ships in a scratch image; then add a CI check for that size.
+
+2. Key Technical Concepts:
+   - Rust linking against system OpenSSL vs rustls
+   - Static musl builds for scratch images
+
+3. Files and Code Sections:
+   - Cargo.toml: reqwest without default features, with rustls-tls (the scratch image has no libssl, per the user).
+   - src/client.rs: certificate errors from rustls mapped to Error::Tls.
+   - .github/workflows/build.yml: a step failing the build when the musl binary reaches 20 MB.
+
+4. Errors and fixes:
+   - The linker could not find OpenSSL's libraries; installing libssl-dev fixed the build, but the user asked for rustls instead.
+   - The glibc build still linked libc dynamically: built for x86_64-unknown-linux-musl instead.
+   - tls::tests::rejects_self_signed failed after the switch (rustls's error arrived as Error::Http); fixed by mapping certificate errors to Error::Tls rather than loosening the test.
+
+5. Problem Solving:
+   The static musl binary builds and stays under the 20 MB limit; tests and clippy pass.
+
+6. All user messages:
+   - "The release build of tilesrv fails at link time on the new Debian 12 runner. Get it building. The binary must stay under 20 MB, it ships in a scratch image."
+   - "Wait, the runtime image is scratch: there's no libssl in it. Use rustls instead of linking OpenSSL."
+   - "Thanks. Put the size check in CI so we notice before it crosses 20 MB."
+
+7. Pending Tasks:
+   - None beyond pushing the change.
+
+8. Current Work:
+   Added the CI size check to the build workflow.
+
+9. Optional Next Step:
+   Push and watch the runner's build.
+"""
+    labels = [
+        Label("request", "Get it building", dropped=False),
+        Label("constraint", "The binary must stay under 20 MB", dropped=False),
+        Label("error", "cannot find -lssl", dropped=False),  # "could not find OpenSSL's libraries"
+        Label("identifier", "3.0.15-1~deb12u1", dropped=True),  # the libssl-dev installed
+        Label("constraint", "Use rustls instead of linking OpenSSL", dropped=False),
+        Label("edit", "rustls-tls", dropped=False),
+        Label("measurement", "18734592", dropped=True),  # the glibc build's size
+        Label("decision", "build it static for x86_64-unknown-linux-musl", dropped=False),
+        Label("measurement", "19921408", dropped=True),  # the musl binary: just under the bound
+        Label("measurement", "about 79 KB to spare", dropped=True),
+        Label("failed command", "rejects_self_signed", dropped=False),
+        # why map the error rather than loosen the test: said nowhere in the summary
+        Label("decision", "callers retry on Http but must not retry a bad certificate", dropped=True),
+        Label("measurement", "212 passed", dropped=True),
+        Label("identifier", "b4f1e0a", dropped=True),
+        Label("request", "Put the size check in CI", dropped=False),
+        Label("edit", "20971520", dropped=False),  # "when the musl binary reaches 20 MB"
+        # noise
+        Label("number", "2,468 kB", dropped=False),
+        Label("number", "13.9 MB", dropped=False),
+        Label("number", "18.2 MB/s", dropped=False),
+        Label("number", "2 newly installed", dropped=False),
+        Label("number", "24.9 MiB", dropped=False),
+        Label("number", "2m 41s", dropped=False),
+        Label("number", "2m 58s", dropped=False),
+        Label("number", "14.02s", dropped=False),
+        Label("number", "211 passed", dropped=False),  # the failing run's tally, superseded
+        Label("number", "due to 1 previous error", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -6276,4 +6653,6 @@ SESSIONS = (
     refunds_migration,
     h2_advisory_bench,
     stuck_orders,
+    cors_allowlist,
+    musl_binary,
 )
