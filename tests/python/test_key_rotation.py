@@ -203,7 +203,10 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     old_path = tmp_path / "id.json"
     refused = invoke("key", "rotate", env={"PRECOMPACT_KEYPAIR": str(old_path)})
     assert refused.exit_code == 1
-    assert f"was already rotated to {new}; point chain.keypair at that key" in refused.output
+    assert (
+        f"was already rotated to {new}, recorded in the index, and .precompact.toml signs with that key: nothing to finish"
+        in refused.output
+    ), refused.output
     assert record_of(localnet.url, old.pubkey()).sequence == 2
 
 
@@ -451,3 +454,170 @@ def test_refusals_name_their_fix(localnet, monkeypatch, tmp_path):
     assert invoke("trust", "--yes").exit_code == 0
     refused = invoke("key", "rotate")
     assert refused.exit_code == 1 and "the chain layer is off" in refused.output
+
+
+class Cut(Exception):
+    """The run stopped here, as a crash, a kill or a lost answer stops it."""
+
+
+def rotation_sent(monkeypatch, cut_after: str) -> list[str]:
+    """Records the signature `key rotate` sends; the run is then cut (`cut_after`): at the line
+    that records the rotation in the index ("record"), or by the answer that never comes back
+    although the transaction landed ("answer")."""
+    from precompact.ops import anchoring, key_rotation
+
+    sent: list[str] = []
+    send = anchoring.send
+
+    def sending(*args, **kwargs):
+        sent.append(send(*args, **kwargs))
+        if cut_after == "answer":
+            raise rpc.RpcError("cluster http://127.0.0.1 did not answer sendTransaction (connection reset)")
+        return sent[-1]
+
+    def crashing(*args, **kwargs):
+        raise Cut
+
+    monkeypatch.setattr(key_rotation.anchoring, "send", sending)
+    if cut_after == "record":
+        monkeypatch.setattr(key_rotation.savepoint_log, "record_rotation", crashing)
+    return sent
+
+
+def test_a_rotation_cut_after_its_transaction_landed_is_finished_by_running_it_again(localnet, monkeypatch, tmp_path):
+    """review7b F3: the transaction landed (the old record frozen), the run crashed before the
+    index line: `verify` names the fix, and `key rotate` again finishes it from the chain, so
+    `prove` goes on across the rotation, for the savepoints before it too."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "record")
+        try:
+            cut_run = invoke("key", "rotate", "--airdrop")
+        except Cut:
+            pass
+        else:
+            raise AssertionError(f"the rotation was not cut: {cut_run.output}")
+    frozen = record_of(localnet.url, old.pubkey())
+    new = frozen.rotated_to()
+    assert frozen.frozen and new is not None and configured_key() == old.pubkey()
+    assert savepoint_log.read(Path("logs")).rotations(INSTANCE) == []
+
+    verified = invoke("verify")
+    assert (
+        f"the lineage was rotated on chain to {new} after savepoint 2, and this machine's index does not record it (a rotation cut short): `precompact key rotate` finishes it"
+        in verified.output
+    ), verified.output
+    saved = invoke("savepoint", "--no-transcript")  # the frozen record takes no savepoint: it says how to go on
+    assert saved.exit_code == 3 and "`precompact key rotate` finishes the rotation" in saved.output, saved.output
+
+    finished = invoke("key", "rotate", "--airdrop", "--json")
+    assert finished.exit_code == 0, finished.output
+    said = json.loads(finished.stdout)
+    Draft202012Validator(json.loads((REPO / "docs" / "schemas" / "key-rotate.schema.json").read_text())).validate(said)
+    assert said["finished"] is True and "finished (its transaction had landed" in finished.output
+    assert configured_key() == new  # the key the chain names, not another new one
+    [rotation] = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotation.sequence, rotation.old_authority, rotation.new_authority) == (2, str(old.pubkey()), str(new))
+    assert rotation.signature == sent[0] and not rotation.recovered  # the transaction that landed
+
+    assert invoke("flush").exit_code == 0
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 3
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "rotated with both keys' signatures" in verified.output and "cut short" not in verified.output
+    for n, signer in ((3, new), (2, old.pubkey())):
+        path, _ = proved(tmp_path, n)
+        checked = invoke("verify-bundle", str(path), "--authority", str(signer))
+        assert checked.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in checked.output, checked.output
+
+
+def test_a_rotation_whose_answer_was_lost_is_finished_and_a_recovery_is_not_sent_twice(localnet, monkeypatch, tmp_path):
+    """review7b F3, a lost answer: the error says the transaction may have landed and names the
+    rerun, which finishes it with the key the chain names; a recovery, which leaves the old
+    record as it was, is found through the keys `key rotate` stored, never sent again."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=1)
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "answer")
+        lost = invoke("key", "rotate", "--airdrop")
+    assert lost.exit_code == 1 and "the rotation was not confirmed" in lost.output
+    assert "run `precompact key rotate` again: it finishes the rotation if the transaction landed" in lost.output
+    finished = invoke("key", "rotate", "--airdrop")
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    rotated = configured_key()
+    assert record_of(localnet.url, old.pubkey()).rotated_to() == rotated
+    assert [r.signature for r in savepoint_log.read(Path("logs")).rotations(INSTANCE)] == sent
+
+    (tmp_path / "keys-lost").mkdir()
+    lost_key = configuration.load(Path.cwd()).keypair
+    lost_key.rename(tmp_path / "keys-lost" / lost_key.name)  # this key is lost now
+    recover = ("key", "rotate", "--recover", "--airdrop")
+    authority = {"PRECOMPACT_AUTHORITY": str(rotated)}
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "answer")
+        lost = invoke(*recover, env=authority)
+    assert lost.exit_code == 1 and "run `precompact key rotate --recover` again" in lost.output, lost.output
+    finished = invoke(*recover, env=authority)
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    recovered_to = configured_key()
+    found = record_of(localnet.url, recovered_to)
+    assert found.recovered and found.continued_from() == rotated
+    rotations = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotations[-1].signature, rotations[-1].new_authority, rotations[-1].recovered) == (
+        sent[0],
+        str(recovered_to),
+        True,
+    )
+    assert len(sent) == 1 and len(rotations) == 2  # one recovery: the rerun sent nothing
+    save()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 2
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0 and "continued without the old key's signature (recovery)" in verified.output
+
+
+def test_recover_on_a_new_machine_after_restore(localnet, monkeypatch, tmp_path):
+    """review7b F6, the case `--recover` exists for: the machine and its key are gone; on a new
+    machine, after `restore`, the record's savepoint is checked against the chain (and the line
+    the lost key signed), not against confirmations this machine never saw, and Layer 3 goes on
+    under the new key."""
+    lost = start_project(tmp_path / "laptop", monkeypatch, localnet.url, count=2)
+    assert [s["layer_2"] for s in statuses(Path.cwd())] == ["PUSHED"] * 2
+    (tmp_path / "laptop" / "id.json").unlink()
+
+    for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):  # another machine
+        monkeypatch.setenv(variable, str(tmp_path / "desktop-home" / variable.lower()))
+    desktop = tmp_path / "desktop"
+    desktop.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(tmp_path / "laptop" / "remote.git")], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=desktop, check=True)
+    monkeypatch.chdir(desktop)
+    own = tmp_path / "desktop-id.json"
+    result = invoke("init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(own))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    authority = {"PRECOMPACT_AUTHORITY": str(lost.pubkey())}
+
+    refused = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert refused.exit_code == 1
+    assert (
+        "the record holds savepoint 2, which this machine's index does not have; run `precompact restore`, then `precompact key rotate` again"
+        in refused.output
+    ), refused.output
+    restored = invoke("restore", env=authority)
+    assert restored.exit_code == 0, restored.output
+    queued = invoke("flush", env=authority)
+    assert "if that key is lost, `precompact key rotate --recover` continues the lineage" in queued.output, (
+        queued.output
+    )
+
+    result = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert result.exit_code == 0, result.output
+    assert "recovered without the old key's signature: savepoint 2" in result.output
+    new = configured_key()
+    assert record_of(localnet.url, new).continued_from() == lost.pubkey()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 2  # as the record confirms them
+    save()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 3
+    assert record_of(localnet.url, new).sequence == 3
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "✓ 3 savepoint(s) verified" in verified.output
+    assert "continued without the old key's signature (recovery)" in verified.output

@@ -127,6 +127,19 @@ def _finish(config: Config, landed: _Landed, finished: bool) -> Rotated:
     if not recorded:
         savepoint_log.record_rotation(config.logs, landed.rotation)
     config_path = _switch_config(config, landed.keypair, landed.rotation.new_authority)
+    try:
+        signer = signed.Signer.load(landed.keypair)
+    except signed.SigningKeyError as e:
+        raise RotationError(
+            f"{e}: the rotation is recorded, but the index lines it carried over are not signed with the new key"
+        ) from None
+    handed_on = signed.carried_over(
+        savepoint_log.savepoints(config.logs, config.instance),
+        landed.rotation.old_authority,
+        landed.rotation.sequence,
+        signer,
+    )
+    savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in handed_on])
     return Rotated(landed.rotation, landed.keypair, config_path, finished)
 
 
@@ -207,20 +220,21 @@ def _landed_continuation(
     machine (`only`: that key's file), with the transaction that made it; None when there is
     none. After a rotation the old record names its successor (it is frozen); a recovery leaves
     the old record as it was, so each stored key's record is read for one that recovered it."""
-    if not recover and not held.frozen:
-        return None
+    successor = held.rotated_to()
     if only is not None:
         candidates = [only]
-    elif not recover:
-        candidates = [_stored_path(config.instance, str(held.rotated_to()))]
-    else:
+    elif recover:
         candidates = _stored_paths(config.instance)
+    elif successor is not None:
+        candidates = [_stored_path(config.instance, str(successor))]
+    else:
+        return None
     for path in candidates:
         try:
             key = chain.load_keypair(path).pubkey()
         except chain.KeypairError:
             continue  # not a key of this lineage's: the chain decides, and says nothing of it
-        if not recover and key != held.rotated_to():
+        if only is None and not recover and key != successor:
             continue
         continued = verdicts.Roots(chain.PROGRAM_ID, key, config.instance)
         try:
