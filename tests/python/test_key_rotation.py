@@ -11,6 +11,7 @@ import importlib.util
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -601,6 +602,19 @@ def test_recover_on_a_new_machine_after_restore(localnet, monkeypatch, tmp_path)
         "the record holds savepoint 2, which this machine's index does not have; run `precompact restore`, then `precompact key rotate` again"
         in refused.output
     ), refused.output
+    # logs/ copied from the laptop without the lost key's signatures: nothing vouches for its lines.
+    shutil.copytree(tmp_path / "laptop" / "project" / "logs", desktop / "logs")
+    index = savepoint_log.index_path(desktop / "logs")
+    kept = [line for line in index.read_text().splitlines() if '"SAVEPOINT_SIGNED"' not in line]
+    index.write_text("\n".join(kept) + "\n")
+    refused = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert refused.exit_code == 1
+    assert (
+        f"savepoint 2 in this machine's index is neither written here nor signed by {lost.pubkey()}; run `precompact restore`"
+        in refused.output
+    ), refused.output
+    assert not record_of(localnet.url, lost.pubkey()).frozen
+    shutil.rmtree(desktop / "logs")
     restored = invoke("restore", env=authority)
     assert restored.exit_code == 0, restored.output
     queued = invoke("flush", env=authority)

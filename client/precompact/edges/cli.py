@@ -1998,8 +1998,9 @@ def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
     _say(
         f"{how}: savepoint {rotation.sequence} of {rotation.instance!r} now continues under {rotation.new_authority} (was {rotation.old_authority}), transaction {rotation.signature}"
     )
+    made = "the keypair the run cut short created," if done.finished else "created keypair"
     _say(
-        f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
+        f"{made} {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
     )
     if as_json:
         _emit(

@@ -6,7 +6,10 @@ the old record's last savepoint and freezes the old record. `--recover` is for a
 the new key alone starts its record from the old one's last savepoint, which the program marks as
 not signed by the old key (and the verifier says so). Either way the new key is created first
 (so a crash after the transaction confirms cannot lose it), then the transaction is sent, the
-configuration switched to the new key and re-approved, and the rotation recorded in the index.
+rotation recorded in the index, and the configuration switched to the new key and re-approved.
+A run cut after the transaction landed is finished by the next: the chain says what happened
+(the frozen old record names its successor; a recovery is the record of a key stored here), and
+the transaction is read from the new record's history, never taken from logs/.
 """
 
 from __future__ import annotations
