@@ -635,3 +635,44 @@ def test_recover_on_a_new_machine_after_restore(localnet, monkeypatch, tmp_path)
     assert verified.exit_code == 0, verified.output
     assert "✓ 3 savepoint(s) verified" in verified.output
     assert "continued without the old key's signature (recovery)" in verified.output
+
+
+def test_a_rotation_cut_then_switched_to_by_hand_is_recorded_from_the_chain(localnet, monkeypatch, tmp_path):
+    """review7b F3's state as it was reached: the rotation cut before its index line, then
+    chain.keypair pointed at the new key by hand and a savepoint posted under it (the record no
+    longer says where it came from). `key rotate` records the rotation from the record's first
+    transaction, sends nothing, and `prove` goes on across it."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "record")
+        try:
+            invoke("key", "rotate", "--airdrop")
+        except Cut:
+            pass
+    new = record_of(localnet.url, old.pubkey()).rotated_to()
+    assert new is not None
+    path = Path(configuration.CONFIG_NAME)
+    key_file = Path(os.environ["XDG_CONFIG_HOME"]) / "precompact" / "keys" / f"gabriel-215-{str(new)[:8]}.json"
+    text = path.read_text()
+    [line] = [x for x in text.splitlines() if x.strip().startswith("keypair")]
+    path.write_text(text.replace(line, f"keypair = {json.dumps(str(key_file))}"))
+    assert invoke("trust", "--yes").exit_code == 0
+    save()
+    assert record_of(localnet.url, new).entry_type == chain.ENTRY_TYPE_SAVEPOINT
+    assert invoke("prove", "3").exit_code == 1  # the index does not say the lineage moved
+
+    keys = sorted(key_file.parent.iterdir())
+    finished = invoke("key", "rotate")
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    assert sorted(key_file.parent.iterdir()) == keys and configured_key() == new  # nothing new sent
+    [rotation] = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotation.sequence, rotation.old_authority, rotation.new_authority, rotation.signature) == (
+        2,
+        str(old.pubkey()),
+        str(new),
+        sent[0],
+    )
+    for n, signer in ((3, new), (2, old.pubkey())):
+        bundle_path, _ = proved(tmp_path, n)
+        checked = invoke("verify-bundle", str(bundle_path), "--authority", str(signer))
+        assert checked.exit_code == 0, checked.output

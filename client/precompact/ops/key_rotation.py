@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solders.keypair import Keypair
+from solders.pubkey import Pubkey
 
 from precompact.boundary import private_file
 from precompact.chain import record, rpc
@@ -69,9 +70,15 @@ def rotate(config: Config, recover: bool = False, airdrop: bool = False) -> Rota
     old_roots = verdicts.Roots(chain.PROGRAM_ID, old, config.instance)
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     held = _record_held(config, old_roots, client)
+    arrivals = _unrecorded_arrivals(config, old_roots, client)
+    for arrival in arrivals:
+        savepoint_log.record_rotation(config.logs, arrival)
     landed = _landed_continuation(config, old_roots, held, client, recover)
     if landed is not None:
         return _finish(config, landed, finished=True)
+    if arrivals:
+        # The configuration already signs with the key the lineage came to: finishing is recording it.
+        return Rotated(arrivals[-1], config.keypair, config.root / configuration.CONFIG_NAME, finished=True)
     if held.frozen:
         successor = held.rotated_to()
         raise RotationError(
@@ -263,6 +270,89 @@ def _landed_continuation(
         )
         return _Landed(rotation, path)
     return None
+
+
+_MOST_ARRIVALS = 64  # rotations followed back from the configured key before giving up
+
+
+def _unrecorded_arrivals(config: Config, roots: verdicts.Roots, client: rpc.Cluster) -> list[savepoint_log.Rotation]:
+    """The rotations and recoveries that brought the lineage to `roots`' key which this machine's
+    index does not record (a rotation cut short, then chain.keypair pointed at the new key by
+    hand), oldest first, as the chain states them: each record's first transaction, followed
+    back until a record this index records arriving at, or one that started the lineage."""
+    recorded = {r.new_authority for r in savepoint_log.read(config.logs).rotations(config.instance)}
+    found: list[savepoint_log.Rotation] = []
+    current = roots
+    try:
+        for _ in range(_MOST_ARRIVALS):
+            if str(current.authority) in recorded:
+                break
+            arrival = _arrival(client, current)
+            if arrival is None:
+                break
+            found.append(arrival)
+            current = verdicts.Roots(chain.PROGRAM_ID, Pubkey.from_string(arrival.old_authority), config.instance)
+    except rpc.RpcError as e:
+        raise RotationError(str(e)) from None
+    except verdicts.Broken as e:
+        raise RotationError(
+            f"the record at {current.address} is not trustworthy: {e}; run `precompact verify`"
+        ) from None
+    return found[::-1]
+
+
+def _arrival(client: rpc.Cluster, roots: verdicts.Roots) -> savepoint_log.Rotation | None:
+    """How `roots`' record began, when the transaction that created it (its first that
+    succeeded) continued another key's record: that key, the savepoint carried over and the
+    transaction; None for a record that began the lineage or cannot be read as either."""
+    entries = [e for e in history.signatures_for_address(client, str(roots.address)) if e.get("err") is None]
+    # Lamports sent to the address (anyone can, before the record exists too) write nothing: skipped.
+    writes = ((entry["signature"], w) for entry in entries if (w := _writes(client, roots, entry["signature"])))
+    first = next(writes, None)
+    if first is None:
+        return None
+    signature, began = first[0], first[1][0]
+    if began.problem is not None or began.authority != roots.authority or began.other is None:
+        return None
+    if began.kind == "rotated_in":
+        old = began.other
+    elif began.kind == "recovered_in":
+        account = client.account(str(began.other))
+        try:
+            continued = record.decode(account[1]) if account and account[0] == str(roots.program_id) else None
+        except record.RecordError:
+            return None
+        if continued is None:
+            return None
+        old = Pubkey.from_bytes(continued.authority)
+        if chain.record_address(old, roots.instance_id, roots.program_id)[0] != began.other:
+            return None
+    else:
+        return None
+    # The savepoint carried over: the one before the record's first own savepoint, else the one it holds.
+    posted = next((w.fields.sequence for _, ws in writes for w in ws if w.kind == "savepoint" and w.fields), None)
+    if posted is not None:
+        sequence = posted - 1
+    else:
+        now = verdicts.record_at(roots, client)
+        if now is None:
+            return None
+        sequence = now.sequence
+    return savepoint_log.Rotation(
+        roots.instance, sequence, str(old), str(roots.authority), signature, recovered=began.kind == "recovered_in"
+    )
+
+
+def _writes(client: rpc.Cluster, roots: verdicts.Roots, signature: str) -> list[transaction.Write]:
+    """The program's writes to `roots`' record in the transaction `signature` (none when it
+    failed or cannot be read)."""
+    fetched = history.transaction(client, signature)
+    if fetched is None or fetched.failed:
+        return []
+    try:
+        return transaction.parse(fetched.data, roots.program_id, roots.address).writes
+    except transaction.Unreadable:
+        return []
 
 
 def _continuing_transaction(
