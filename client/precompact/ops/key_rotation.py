@@ -93,7 +93,7 @@ def rotate(config: Config, recover: bool = False, airdrop: bool = False) -> Rota
         try:
             project_init.airdrop(config, str(new_key.pubkey()))
         except project_init.InitError as e:
-            raise RotationError(f"{e} (the new key is kept at {path}); fund it and run {again} again") from None
+            raise RotationError(f"{e} (the unused new key is kept at {path})") from None
     cosigners: tuple[Keypair, ...] = ()
     if old_key is not None:
         instruction = chain.rotate_authority_instruction(old, old, new_key.pubkey(), old_roots.instance_id)
