@@ -416,6 +416,7 @@ def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypat
     assert verified.exit_code == 0, verified.output
     assert "✓ 3 savepoint(s) verified" in verified.output
     assert "continued without the old key's signature (recovery)" in verified.output
+
     ledger = invoke("verify", "--ledger")
     assert ledger.exit_code == 0 and "continued without the old key's signature (recovery)" in ledger.output, (
         ledger.output
@@ -635,6 +636,22 @@ def test_recover_on_a_new_machine_after_restore(localnet, monkeypatch, tmp_path)
     assert verified.exit_code == 0, verified.output
     assert "✓ 3 savepoint(s) verified" in verified.output
     assert "continued without the old key's signature (recovery)" in verified.output
+
+    # A third machine with the new key alone: the lines the recovery carried over were signed
+    # with it, and pushed, so `restore` checks every savepoint under it.
+    new_key_file = configuration.load(Path.cwd()).keypair
+    for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(variable, str(tmp_path / "third-home" / variable.lower()))
+    third = tmp_path / "third"
+    third.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(tmp_path / "laptop" / "remote.git")], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=third, check=True)
+    monkeypatch.chdir(third)
+    result = invoke("init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(new_key_file))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    restored = invoke("restore")
+    assert restored.exit_code == 0 and "restored 3 savepoint(s)" in restored.output, restored.output
+    assert f"checked against the signature of {new}" in restored.output, restored.output
 
 
 def test_a_rotation_cut_then_switched_to_by_hand_is_recorded_from_the_chain(localnet, monkeypatch, tmp_path):
