@@ -511,6 +511,8 @@ def test_a_rotation_cut_after_its_transaction_landed_is_finished_by_running_it_a
     ), verified.output
     saved = invoke("savepoint", "--no-transcript")  # the frozen record takes no savepoint: it says how to go on
     assert saved.exit_code == 3 and "`precompact key rotate` finishes the rotation" in saved.output, saved.output
+    [queued] = [s for s in statuses(Path.cwd()) if s["sequence"] == 3]
+    assert any("`precompact key rotate` finishes the rotation" in f for f in queued["failures"]), queued
 
     finished = invoke("key", "rotate", "--airdrop", "--json")
     assert finished.exit_code == 0, finished.output
@@ -693,3 +695,35 @@ def test_a_rotation_cut_then_switched_to_by_hand_is_recorded_from_the_chain(loca
         bundle_path, _ = proved(tmp_path, n)
         checked = invoke("verify-bundle", str(bundle_path), "--authority", str(signer))
         assert checked.exit_code == 0, checked.output
+
+
+def test_a_rotation_hands_on_to_the_new_key_only_lines_the_old_key_vouched_for_up_to_the_carried_savepoint():
+    """docs/security.md, "Rotation": `key rotate` signs with the new key the lines of savepoints
+    1..N that the old key signed, and none after N (after a recovery the old key may be the
+    thief's), nor a line the old key did not sign, nor one the new key signed already."""
+    from precompact.verifier import signed
+
+    def signer() -> signed.Signer:
+        key = Keypair()
+        return signed.Signer(bytes(key)[:32], str(key.pubkey()))
+
+    old, new, other = signer(), signer(), signer()
+    created = [
+        {"event": "SAVEPOINT_CREATED", "instance": INSTANCE, "sequence": n, "snapshot_hash": f"{n:064x}"}
+        for n in range(1, 6)
+    ]
+    folded = savepoint_log.fold(created)
+    signers = {1: old, 2: other, 3: old, 4: old, 5: old}  # 2: another key's; 3: signed by the new key too
+    events = created + [
+        {
+            "event": "SAVEPOINT_SIGNED",
+            "instance": INSTANCE,
+            "sequence": n,
+            "signer": s.public_key,
+            "line_signature": s.sign(folded[n - 1]).signature,
+        }
+        for n, s in [*signers.items(), (3, new)]
+    ]
+    savepoints = savepoint_log.fold(events)
+    assert [s.sequence for s in signed.carried_over(savepoints, old.public_key, 4, new)] == [1, 4]
+    assert [s.sequence for s in signed.carried_over(savepoints, old.public_key, 1, new)] == [1]
