@@ -11,6 +11,7 @@ import importlib.util
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -236,7 +237,10 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     old_path = tmp_path / "id.json"
     refused = invoke("key", "rotate", env={"PRECOMPACT_KEYPAIR": str(old_path)})
     assert refused.exit_code == 1
-    assert f"was already rotated to {new}; point chain.keypair at that key" in refused.output
+    assert (
+        f"was already rotated to {new}, recorded in the index, and .precompact.toml signs with that key: nothing to finish"
+        in refused.output
+    ), refused.output
     assert record_of(localnet.url, old.pubkey()).sequence == 2
 
 
@@ -446,6 +450,7 @@ def test_recovery_continues_without_the_lost_key_and_says_so(localnet, monkeypat
     assert verified.exit_code == 0, verified.output
     assert "✓ 3 savepoint(s) verified" in verified.output
     assert "continued without the old key's signature (recovery)" in verified.output
+
     ledger = invoke("verify", "--ledger")
     assert ledger.exit_code == 0 and "continued without the old key's signature (recovery)" in ledger.output, (
         ledger.output
@@ -492,3 +497,274 @@ def test_refusals_name_their_fix(localnet, monkeypatch, tmp_path):
     assert invoke("trust", "--yes").exit_code == 0
     refused = invoke("key", "rotate")
     assert refused.exit_code == 1 and "the chain layer is off" in refused.output
+
+
+class Cut(Exception):
+    """The run stopped here, as a crash, a kill or a lost answer stops it."""
+
+
+def rotation_sent(monkeypatch, cut_after: str) -> list[str]:
+    """Records the signature `key rotate` sends; the run is then cut (`cut_after`): at the line
+    that records the rotation in the index ("record"), or by the answer that never comes back
+    although the transaction landed ("answer")."""
+    from precompact.ops import anchoring, key_rotation
+
+    sent: list[str] = []
+    send = anchoring.send
+
+    def sending(*args, **kwargs):
+        sent.append(send(*args, **kwargs))
+        if cut_after == "answer":
+            raise rpc.RpcError("cluster http://127.0.0.1 did not answer sendTransaction (connection reset)")
+        return sent[-1]
+
+    def crashing(*args, **kwargs):
+        raise Cut
+
+    monkeypatch.setattr(key_rotation.anchoring, "send", sending)
+    if cut_after == "record":
+        monkeypatch.setattr(key_rotation.savepoint_log, "record_rotation", crashing)
+    return sent
+
+
+def test_a_rotation_cut_after_its_transaction_landed_is_finished_by_running_it_again(localnet, monkeypatch, tmp_path):
+    """review7b F3: the transaction landed (the old record frozen), the run crashed before the
+    index line: `verify` names the fix, and `key rotate` again finishes it from the chain, so
+    `prove` goes on across the rotation, for the savepoints before it too."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "record")
+        try:
+            cut_run = invoke("key", "rotate", "--airdrop")
+        except Cut:
+            pass
+        else:
+            raise AssertionError(f"the rotation was not cut: {cut_run.output}")
+    frozen = record_of(localnet.url, old.pubkey())
+    new = frozen.rotated_to()
+    assert frozen.frozen and new is not None and configured_key() == old.pubkey()
+    assert savepoint_log.read(Path("logs")).rotations(INSTANCE) == []
+
+    verified = invoke("verify")
+    assert (
+        f"the lineage was rotated on chain to {new} after savepoint 2, and this machine's index does not record it (a rotation cut short): `precompact key rotate` finishes it"
+        in verified.output
+    ), verified.output
+    saved = invoke("savepoint", "--no-transcript")  # the frozen record takes no savepoint: it says how to go on
+    assert saved.exit_code == 3 and "`precompact key rotate` finishes the rotation" in saved.output, saved.output
+    [queued] = [s for s in statuses(Path.cwd()) if s["sequence"] == 3]
+    assert any("`precompact key rotate` finishes the rotation" in f for f in queued["failures"]), queued
+
+    finished = invoke("key", "rotate", "--airdrop", "--json")
+    assert finished.exit_code == 0, finished.output
+    said = json.loads(finished.stdout)
+    Draft202012Validator(json.loads((REPO / "docs" / "schemas" / "key-rotate.schema.json").read_text())).validate(said)
+    assert said["finished"] is True and "finished (its transaction had landed" in finished.output
+    assert configured_key() == new  # the key the chain names, not another new one
+    [rotation] = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotation.sequence, rotation.old_authority, rotation.new_authority) == (2, str(old.pubkey()), str(new))
+    assert rotation.signature == sent[0] and not rotation.recovered  # the transaction that landed
+
+    assert invoke("flush").exit_code == 0
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 3
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "rotated with both keys' signatures" in verified.output and "cut short" not in verified.output
+    for n, signer in ((3, new), (2, old.pubkey())):
+        path, _ = proved(tmp_path, n)
+        checked = invoke("verify-bundle", str(path), "--authority", str(signer))
+        assert checked.exit_code == 0 and f"✓ bundle verified: savepoint {n} of" in checked.output, checked.output
+
+
+def test_a_rotation_whose_answer_was_lost_is_finished_and_a_recovery_is_not_sent_twice(localnet, monkeypatch, tmp_path):
+    """review7b F3, a lost answer: the error says the transaction may have landed and names the
+    rerun, which finishes it with the key the chain names; a recovery, which leaves the old
+    record as it was, is found through the keys `key rotate` stored, never sent again."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=1)
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "answer")
+        lost = invoke("key", "rotate", "--airdrop")
+    assert lost.exit_code == 1 and "the rotation was not confirmed" in lost.output
+    assert "run `precompact key rotate` again: it finishes the rotation if the transaction landed" in lost.output
+    finished = invoke("key", "rotate", "--airdrop")
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    rotated = configured_key()
+    assert record_of(localnet.url, old.pubkey()).rotated_to() == rotated
+    assert [r.signature for r in savepoint_log.read(Path("logs")).rotations(INSTANCE)] == sent
+
+    (tmp_path / "keys-lost").mkdir()
+    lost_key = configuration.load(Path.cwd()).keypair
+    lost_key.rename(tmp_path / "keys-lost" / lost_key.name)  # this key is lost now
+    recover = ("key", "rotate", "--recover", "--airdrop")
+    authority = {"PRECOMPACT_AUTHORITY": str(rotated)}
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "answer")
+        lost = invoke(*recover, env=authority)
+    assert lost.exit_code == 1 and "run `precompact key rotate --recover` again" in lost.output, lost.output
+    finished = invoke(*recover, env=authority)
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    recovered_to = configured_key()
+    found = record_of(localnet.url, recovered_to)
+    assert found.recovered and found.continued_from() == rotated
+    rotations = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotations[-1].signature, rotations[-1].new_authority, rotations[-1].recovered) == (
+        sent[0],
+        str(recovered_to),
+        True,
+    )
+    assert len(sent) == 1 and len(rotations) == 2  # one recovery: the rerun sent nothing
+    save()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 2
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0 and "continued without the old key's signature (recovery)" in verified.output
+
+
+def test_recover_on_a_new_machine_after_restore(localnet, monkeypatch, tmp_path):
+    """review7b F6, the case `--recover` exists for: the machine and its key are gone; on a new
+    machine, after `restore`, the record's savepoint is checked against the chain (and the line
+    the lost key signed), not against confirmations this machine never saw, and Layer 3 goes on
+    under the new key."""
+    lost = start_project(tmp_path / "laptop", monkeypatch, localnet.url, count=2)
+    assert [s["layer_2"] for s in statuses(Path.cwd())] == ["PUSHED"] * 2
+    (tmp_path / "laptop" / "id.json").unlink()
+
+    for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):  # another machine
+        monkeypatch.setenv(variable, str(tmp_path / "desktop-home" / variable.lower()))
+    desktop = tmp_path / "desktop"
+    desktop.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(tmp_path / "laptop" / "remote.git")], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=desktop, check=True)
+    monkeypatch.chdir(desktop)
+    own = tmp_path / "desktop-id.json"
+    result = invoke("init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(own))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    authority = {"PRECOMPACT_AUTHORITY": str(lost.pubkey())}
+
+    refused = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert refused.exit_code == 1
+    assert (
+        "the record holds savepoint 2, which this machine's index does not have; run `precompact restore`, then `precompact key rotate` again"
+        in refused.output
+    ), refused.output
+    # logs/ copied from the laptop without the lost key's signatures: nothing vouches for its lines.
+    shutil.copytree(tmp_path / "laptop" / "project" / "logs", desktop / "logs")
+    index = savepoint_log.index_path(desktop / "logs")
+    kept = [line for line in index.read_text().splitlines() if '"SAVEPOINT_SIGNED"' not in line]
+    index.write_text("\n".join(kept) + "\n")
+    refused = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert refused.exit_code == 1
+    assert (
+        f"savepoint 2 in this machine's index is neither written here nor signed by {lost.pubkey()}; run `precompact restore`"
+        in refused.output
+    ), refused.output
+    assert not record_of(localnet.url, lost.pubkey()).frozen
+    shutil.rmtree(desktop / "logs")
+    restored = invoke("restore", env=authority)
+    assert restored.exit_code == 0, restored.output
+    queued = invoke("flush", env=authority)
+    assert "if that key is lost, `precompact key rotate --recover` continues the lineage" in queued.output, (
+        queued.output
+    )
+
+    result = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert result.exit_code == 0, result.output
+    assert "recovered without the old key's signature: savepoint 2" in result.output
+    new = configured_key()
+    assert record_of(localnet.url, new).continued_from() == lost.pubkey()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 2  # as the record confirms them
+    save()
+    assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 3
+    assert record_of(localnet.url, new).sequence == 3
+    verified = invoke("verify", "--all")
+    assert verified.exit_code == 0, verified.output
+    assert "✓ 3 savepoint(s) verified" in verified.output
+    assert "continued without the old key's signature (recovery)" in verified.output
+
+    # A third machine with the new key alone: the lines the recovery carried over were signed
+    # with it, and pushed, so `restore` checks every savepoint under it.
+    new_key_file = configuration.load(Path.cwd()).keypair
+    for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(variable, str(tmp_path / "third-home" / variable.lower()))
+    third = tmp_path / "third"
+    third.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(tmp_path / "laptop" / "remote.git")], ["config", "user.name", "Dev"], ["config", "user.email", "dev@example.invalid"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=third, check=True)
+    monkeypatch.chdir(third)
+    result = invoke("init", "--yes", "--no-encrypt", "--instance", INSTANCE, "--cluster", localnet.url, "--keypair", str(new_key_file))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    restored = invoke("restore")
+    assert restored.exit_code == 0 and "restored 3 savepoint(s)" in restored.output, restored.output
+    assert f"checked against the signature of {new}" in restored.output, restored.output
+
+
+def test_a_rotation_cut_then_switched_to_by_hand_is_recorded_from_the_chain(localnet, monkeypatch, tmp_path):
+    """review7b F3's state as it was reached: the rotation cut before its index line, then
+    chain.keypair pointed at the new key by hand and a savepoint posted under it (the record no
+    longer says where it came from). `key rotate` records the rotation from the record's first
+    transaction, sends nothing, and `prove` goes on across it."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "record")
+        try:
+            invoke("key", "rotate", "--airdrop")
+        except Cut:
+            pass
+    new = record_of(localnet.url, old.pubkey()).rotated_to()
+    assert new is not None
+    path = Path(configuration.CONFIG_NAME)
+    key_file = Path(os.environ["XDG_CONFIG_HOME"]) / "precompact" / "keys" / f"gabriel-215-{str(new)[:8]}.json"
+    text = path.read_text()
+    [line] = [x for x in text.splitlines() if x.strip().startswith("keypair")]
+    path.write_text(text.replace(line, f"keypair = {json.dumps(str(key_file))}"))
+    assert invoke("trust", "--yes").exit_code == 0
+    save()
+    assert record_of(localnet.url, new).entry_type == chain.ENTRY_TYPE_SAVEPOINT
+    assert invoke("prove", "3").exit_code == 1  # the index does not say the lineage moved
+
+    keys = sorted(key_file.parent.iterdir())
+    finished = invoke("key", "rotate")
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    assert sorted(key_file.parent.iterdir()) == keys and configured_key() == new  # nothing new sent
+    [rotation] = savepoint_log.read(Path("logs")).rotations(INSTANCE)
+    assert (rotation.sequence, rotation.old_authority, rotation.new_authority, rotation.signature) == (
+        2,
+        str(old.pubkey()),
+        str(new),
+        sent[0],
+    )
+    for n, signer in ((3, new), (2, old.pubkey())):
+        bundle_path, _ = proved(tmp_path, n)
+        checked = invoke("verify-bundle", str(bundle_path), "--authority", str(signer))
+        assert checked.exit_code == 0, checked.output
+
+
+def test_a_rotation_hands_on_to_the_new_key_only_lines_the_old_key_vouched_for_up_to_the_carried_savepoint():
+    """docs/security.md, "Rotation": `key rotate` signs with the new key the lines of savepoints
+    1..N that the old key signed, and none after N (after a recovery the old key may be the
+    thief's), nor a line the old key did not sign, nor one the new key signed already."""
+    from precompact.verifier import signed
+
+    def signer() -> signed.Signer:
+        key = Keypair()
+        return signed.Signer(bytes(key)[:32], str(key.pubkey()))
+
+    old, new, other = signer(), signer(), signer()
+    created = [
+        {"event": "SAVEPOINT_CREATED", "instance": INSTANCE, "sequence": n, "snapshot_hash": f"{n:064x}"}
+        for n in range(1, 6)
+    ]
+    folded = savepoint_log.fold(created)
+    signers = {1: old, 2: other, 3: old, 4: old, 5: old}  # 2: another key's; 3: signed by the new key too
+    events = created + [
+        {
+            "event": "SAVEPOINT_SIGNED",
+            "instance": INSTANCE,
+            "sequence": n,
+            "signer": s.public_key,
+            "line_signature": s.sign(folded[n - 1]).signature,
+        }
+        for n, s in [*signers.items(), (3, new)]
+    ]
+    savepoints = savepoint_log.fold(events)
+    assert [s.sequence for s in signed.carried_over(savepoints, old.public_key, 4, new)] == [1, 4]
+    assert [s.sequence for s in signed.carried_over(savepoints, old.public_key, 1, new)] == [1]

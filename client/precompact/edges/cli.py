@@ -1986,20 +1986,26 @@ def close(yes: bool, force: bool, as_json: bool) -> None:
 @_json_option("The rotation and the new key's file")
 def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
     """Move the instance's on-chain lineage to a new signing key (both keys sign; the old record
-    freezes), switch chain.keypair to it, and record the rotation in the index."""
+    freezes), switch chain.keypair to it, and record the rotation in the index. Run again, it
+    finishes a rotation whose transaction landed in a run cut short."""
     from precompact import api
 
     done = api.rotate_key(_load(), recover=recover, airdrop=airdrop)
     rotation = done.rotation
     how = "recovered without the old key's signature" if rotation.recovered else "rotated"
+    if done.finished:
+        how = f"finished (its transaction had landed before the run that sent it was cut short): {how}"
     _say(
         f"{how}: savepoint {rotation.sequence} of {rotation.instance!r} now continues under {rotation.new_authority} (was {rotation.old_authority}), transaction {rotation.signature}"
     )
+    made = "the keypair the run cut short created," if done.finished else "created keypair"
     _say(
-        f"created keypair {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
+        f"{made} {done.keypair}; {done.config} now signs with it: back it up, and fund it, it pays for the next savepoints"
     )
     if as_json:
-        _emit({**rotation.as_dict(), "keypair": str(done.keypair), "config": str(done.config)})
+        _emit(
+            {**rotation.as_dict(), "keypair": str(done.keypair), "config": str(done.config), "finished": done.finished}
+        )
 
 
 @main.command()

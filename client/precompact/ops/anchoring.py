@@ -131,6 +131,20 @@ def _walked_back(
         yield _confirmed(savepoint, signature=None, slot=None, recovered=True, endpoint=endpoint)
 
 
+def confirmed_by_record(
+    held: record.Record,
+    roots: verdicts.Roots,
+    mine: list[savepoint_log.Savepoint],
+    logs: Path,
+    endpoint: str,
+) -> list[savepoint_log.Outcome]:
+    """The confirmations the verified record `held` (at `roots`) gives the savepoints up to its
+    own that the index does not show confirmed: each linked to it through the snapshots' own
+    bytes, down to the first that is not (which `flush` names when it gets there)."""
+    below = [s for s in mine if s.sequence <= held.sequence and s.layer_3 != savepoint_log.Layer3.CONFIRMED]
+    return [outcome for outcome in _walked_back(held, roots, mine, below, logs, endpoint) if not outcome.failed]
+
+
 def closed_note(closing: savepoint_log.Closing) -> str:
     """What Layer 3 says of an instance whose record `precompact close` closed: nothing more is
     anchored (a new record would start at savepoint 1), and what to do, if anything."""
@@ -164,7 +178,7 @@ def key_of(program_id: str, keypair_path: Path, authority: str | None, setting: 
         raise ChainError(str(e)) from None
     if authority is not None and str(signer.pubkey()) != authority:
         raise ChainError(
-            f"keypair {keypair_path} ({setting}) is {signer.pubkey()}, not chain.authority {authority}; point {setting} at that key's file"
+            f"keypair {keypair_path} ({setting}) is {signer.pubkey()}, not chain.authority {authority}; point {setting} at that key's file, or, if that key is lost, `precompact key rotate --recover` continues the lineage under a new key"
         )
     return signer
 
@@ -181,7 +195,7 @@ def _record_to_extend(client: rpc.Cluster, signer: Keypair, roots: verdicts.Root
         held = _initialize(client, signer, roots)
     if held.frozen:
         raise ChainError(
-            f"the record at {roots.address} was rotated to {held.rotated_to()} and takes no more savepoints; point chain.keypair at that key"
+            f"the record at {roots.address} was rotated to {held.rotated_to()} and takes no more savepoints; `precompact key rotate` finishes the rotation on the machine that holds that key (it records it and points chain.keypair at it)"
         )
     reset = verdicts.history_reset(roots, held.sequence, confirmed)
     if reset is not None:

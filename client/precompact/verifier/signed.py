@@ -213,6 +213,19 @@ def unsigned(savepoints: list[Savepoint], signer: Signer) -> list[Savepoint]:
     return [s for s in savepoints if s.written_here and not signed_by(s, signer.public_key)]
 
 
+def carried_over(savepoints: list[Savepoint], old_key: str, up_to: int, signer: Signer) -> list[Savepoint]:
+    """The index lines a key rotation hands on to `signer`, the new key: savepoints 1..`up_to`
+    (the one the chain carried over) that a root vouches for under `old_key` (this machine's tag,
+    or the old key's signature, checked here), not signed by `signer` yet. So lines `restore`
+    took under the old key stay vouched for under the new one, and verify on the next machine.
+    None past `up_to`: after a recovery the old key may be someone else's."""
+    return [
+        s
+        for s in savepoints
+        if s.sequence <= up_to and line_vouched(s, old_key) and not signed_by(s, signer.public_key)
+    ]
+
+
 def _valid(key: str, signature: str, data: bytes) -> bool:
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey

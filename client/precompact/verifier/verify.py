@@ -581,7 +581,11 @@ def _rotations(config: Config, instance: str, held) -> str:
     unsealed = index.unsealed_rotations(instance)
     if unsealed:
         said += f"; {unsealed} rotation line(s) in logs/ not sealed by this machine: ignored, not checked"
-    for rotation in index.rotations(instance):
+    rotations = index.rotations(instance)
+    successor = held.rotated_to()
+    if successor is not None and not any(r.new_authority == str(successor) for r in rotations):
+        said += f"; the lineage was rotated on chain to {successor} after savepoint {held.sequence}, and this machine's index does not record it (a rotation cut short): `precompact key rotate` finishes it, on the machine that holds that key"
+    for rotation in rotations:
         if rotation.sequence == held.sequence and said:
             continue
         how = (
