@@ -803,23 +803,14 @@ def _filtered(
     ids = searcher.fast_field_values("entry", [address for _, address in found])
     condition, parameters = filters.where()
     # The ids go to SQLite as one JSON array, each looked up by its row id (CROSS JOIN keeps that
-    # order): written into the SQL as numbers, parsing them cost about as much as the lookups.
-    wanted = orjson.dumps([n for n in ids if n is not None]).decode()
-    kept = {
-        n
-        for (n,) in connection.execute(
-            f"SELECT id FROM (SELECT value AS wanted FROM json_each(?)) CROSS JOIN entries ON id = wanted WHERE {condition}",
-            [wanted, *parameters],
-        )
-    }
-    chosen = sorted(
-        (
-            (score, address, n)
-            for (score, address), n in zip(found, ids, strict=True)
-            if isinstance(n, int) and n in kept
-        ),
-        key=lambda match: (-match[0], match[2]),
-    )
+    # order), and come back with their place in it (json_each's key), so only the matches kept
+    # are read again here: written into the SQL as numbers, parsing them cost about as much as the
+    # lookups, and going over every match again as much as both (docs/performance.md, #42).
+    kept = connection.execute(
+        f"SELECT place, id FROM (SELECT key AS place, value AS wanted FROM json_each(?)) CROSS JOIN entries ON id = wanted WHERE {condition}",
+        [orjson.dumps(ids).decode(), *parameters],
+    ).fetchall()
+    chosen = sorted(((found[at][0], found[at][1], n) for at, n in kept), key=lambda match: (-match[0], match[2]))
     return chosen[:limit], len(chosen)
 
 
