@@ -497,8 +497,7 @@ class _Grown:
     """The entries a savepoint's history adds to the one it continues: `added`, the history's
     bytes from `start` (a place in the full document) to its end in pieces, each entry followed
     by a comma, read by `SnapshotReader`'s parser; places are the full document's. The pieces are
-    copied once, into the document the parser reads (each copy of a 10 MB increment's bytes
-    costs 1-3 ms of CPU: docs/performance.md, #42)."""
+    copied once, into the document the parser reads (they were copied four times, #42)."""
 
     def __init__(self, start: int, added: list[bytes | memoryview]):
         self._start = start
@@ -803,9 +802,9 @@ def _filtered(
     ids = searcher.fast_field_values("entry", [address for _, address in found])
     condition, parameters = filters.where()
     # The ids go to SQLite as one JSON array, each looked up by its row id (CROSS JOIN keeps that
-    # order), and come back with their place in it (json_each's key), so only the matches kept
-    # are read again here: written into the SQL as numbers, parsing them cost about as much as the
-    # lookups, and going over every match again as much as both (docs/performance.md, #42).
+    # order): written into the SQL as numbers, parsing them cost about as much as the lookups
+    # (docs/performance.md, #42). They come back with their place in it (json_each's key), so
+    # only the matches kept are read again here.
     kept = connection.execute(
         f"SELECT place, id FROM (SELECT key AS place, value AS wanted FROM json_each(?)) CROSS JOIN entries ON id = wanted WHERE {condition}",
         [orjson.dumps(ids).decode(), *parameters],
