@@ -5,7 +5,11 @@ logs/ kept, as after every project's index changed, then as usual), against a on
 CLI; what registering costs a savepoint's Layer 1; and, for the design choice, the one index a
 machine-wide design would keep: every project's sessions in one index, searched the same way.
 
-Usage: .venv/bin/python scripts/bench_recall_everywhere.py [--projects 100] [--mb 10] [--runs 5] [--keep DIR] [--json]
+Usage: .venv/bin/python scripts/bench_recall_everywhere.py [--projects 100] [--mb 10] [--runs 5] [--keep DIR]
+    [--role ROLE] [--tool TOOL] [--json]
+
+`--role`/`--tool` run every search with that filter (in process and as CLIs), which the
+bookkeeping answers for every entry the words match (recall/fulltext.py, `_filtered`).
 
 `--keep DIR` builds the archive in DIR and keeps it; run again with the same DIR (and the same
 --projects/--mb), it searches what is there instead of spending minutes building it again (the
@@ -132,39 +136,43 @@ def cli(cwd: Path, *args: str) -> float:
     return time.perf_counter() - began
 
 
-def searches(root: Path, projects: list[Path], combined: Path | None, runs: int) -> dict:
+def searches(
+    root: Path, projects: list[Path], combined: Path | None, runs: int, role: str | None, tool: str | None
+) -> dict:
     out = {}
     one = projects[-1]
+    filters = {"role": role, "tool": tool}
+    flags = [arg for name, value in filters.items() if value is not None for arg in (f"--{name}", value)]
     for name, query in QUERIES.items():
         began = time.perf_counter()
-        found = everywhere.search(query)
+        found = everywhere.search(query, **filters)
         cold = time.perf_counter() - began
         warm = []
         for _ in range(runs):
             began = time.perf_counter()
-            found = everywhere.search(query)
+            found = everywhere.search(query, **filters)
             found.results.text(recall.DEFAULT_BUDGET)
             warm.append(time.perf_counter() - began)
-        if name == "rare phrase":
+        if name == "rare phrase" and not flags:
             assert found.results.hits and found.results.hits[0].project == str(one), found.results.notes[:3]
         # A command that finds no answer of git's kept (logs_dir: the first after each project's
         # index changed) asks git once per project.
         (private_file.state_directory() / logs_dir.UNTRACKED_NAME).unlink(missing_ok=True)
-        unkept = cli(root, "recall", query)
+        unkept = cli(root, "recall", query, *flags)
         row = {
             "matched": found.results.matched,
             "in_process_cold_s": cold,
             "in_process_warm_s": summary(warm),
             "cli_everywhere_unkept_s": unkept,
-            "cli_everywhere_s": summary([cli(root, "recall", query) for _ in range(runs)]),
-            "cli_one_project_s": summary([cli(one, "recall", query) for _ in range(runs)]),
+            "cli_everywhere_s": summary([cli(root, "recall", query, *flags) for _ in range(runs)]),
+            "cli_one_project_s": summary([cli(one, "recall", query, *flags) for _ in range(runs)]),
         }
         if combined is not None:
             loaded = configuration.load(combined)
             times = []
             for _ in range(runs):
                 began = time.perf_counter()
-                recall.search(loaded.logs, loaded.instance, query).text(recall.DEFAULT_BUDGET)
+                recall.search(loaded.logs, loaded.instance, query, **filters).text(recall.DEFAULT_BUDGET)
                 times.append(time.perf_counter() - began)
             row["machine_wide_in_process_warm_s"] = summary(times)
         out[name] = row
@@ -179,6 +187,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-machine-wide", action="store_true", help="Skip building the one-index comparison.")
     parser.add_argument("--keep", type=Path, help="Build the archive in this directory and keep it; reuse it if built.")
+    parser.add_argument("--role", choices=recall.ROLES, help="Every search only of entries of this role.")
+    parser.add_argument("--tool", help="Every search only of calls to, and results of, this tool.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -217,7 +227,7 @@ def main() -> None:
             if args.keep is not None:
                 built.write_text(json.dumps(kept | {"machine_wide": str(combined)}))
         progress("searching")
-        found = searches(root, projects, combined, args.runs)
+        found = searches(root, projects, combined, args.runs, args.role, args.tool)
         index_bytes = sum(recall.index_path(p / "logs").stat().st_size for p in projects)
     layer_1 = statistics.median(r["layer_1_s"] for r in rows)
     result = {
@@ -228,6 +238,7 @@ def main() -> None:
         "register_again_s": summary([r["register_again_s"] for r in rows]),
         "register_first_s": registering,
         "index_update_s": summary([r["index_update_s"] for r in rows]),
+        "filters": {"role": args.role, "tool": args.tool},
         "searches": found,
         "load": os.getloadavg()[0],
     }

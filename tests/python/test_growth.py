@@ -467,3 +467,31 @@ def test_files_in_play_are_redacted_and_stored_once_across_resumed_savepoints(tm
     assert resumes == [False, True, True]
     in_play = document(written)["loaded_files"]
     assert len(in_play) == len(files) and all("content" in f for f in in_play.values())
+
+
+def test_a_chunk_that_continues_another_is_checked_against_both_names():
+    """recall's check of a grown history's first new chunk: its bytes hash to its name and
+    start with the bytes of the previous last chunk, hashed in one pass; anything else is a
+    ChunkError naming the chunk."""
+    before_bytes, grown_bytes = b'{"a":1},', b'{"a":1},{"b":2},'
+
+    def ref(data: bytes) -> chunks.Ref:
+        return chunks.Ref(hashlib.sha256(data).hexdigest(), len(data))
+
+    before, grown = ref(before_bytes), ref(grown_bytes)
+    assert chunks.checked_continuing(grown, grown_bytes, before) == grown_bytes
+    assert chunks.checked_continuing(before, before_bytes, before) == before_bytes, "a history that did not grow"
+    other = b'{"z":9},{"b":2},'
+    rejected = {
+        "is missing": (grown, None, before),
+        "does not start with the bytes of chunk": (ref(other), other, before),
+        "do not hash to its name": (grown, grown_bytes.replace(b"2", b"3"), before),
+        "its bytes do not hash": (grown, grown_bytes + b" ", before),
+    }
+    for said, (named, data, previous) in rejected.items():
+        with pytest.raises(chunks.ChunkError, match=said) as caught:
+            chunks.checked_continuing(named, data, previous)
+        assert named.sha256 in str(caught.value)
+    longer = ref(grown_bytes + b"{}")
+    with pytest.raises(chunks.ChunkError, match="do not hash"):
+        chunks.checked_continuing(before, before_bytes, longer)

@@ -435,6 +435,28 @@ def test_precompact_opens_no_name_in_logs_but_its_own(tmp_path):
     assert logs_dir.read_bytes(logs, "precompact-errors.log") == b"precompact's\n"
 
 
+@pytest.mark.parametrize("grown_to", [3_000, 5_000])
+def test_a_file_that_grows_while_read_is_read_whole_or_refused_past_the_limit(tmp_path, monkeypatch, grown_to):
+    """read_bytes asks for the size the file had when opened; one that grew after (seen here
+    by a size reported smaller than what is there) is read on to its end, or refused once it
+    is over the limit: never cut at the size first seen."""
+    from precompact.boundary import logs_dir
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "precompact-errors.log").write_bytes(bytes(range(256)) * (grown_to // 256) + b"x" * (grown_to % 256))
+    real = os.fstat
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 1_000, *real(fd)[7:10])))
+    if grown_to <= 4_000:
+        assert (
+            logs_dir.read_bytes(logs, "precompact-errors.log", limit=4_000)
+            == (logs / "precompact-errors.log").read_bytes()
+        )
+    else:
+        with pytest.raises(logs_dir.ConfinementError, match="grew over the 4000 bytes"):
+            logs_dir.read_bytes(logs, "precompact-errors.log", limit=4_000)
+
+
 def test_a_snapshot_changed_after_it_was_written_is_not_committed(tmp_path):
     project = clone(
         tmp_path, attacker_repository(tmp_path, lambda tree: (tree / ".precompact.toml").write_text(innocent_config()))

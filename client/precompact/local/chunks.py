@@ -298,6 +298,24 @@ def checked(ref: Ref, data: bytes | None) -> bytes:
     return data
 
 
+def checked_continuing(ref: Ref, data: bytes | None, before: Ref) -> bytes:
+    """`checked`, and that `data` starts with the bytes of chunk `before` (a history's last
+    chunk, written again longer as the session grew), both hashes in one pass over the bytes;
+    else ChunkError."""
+    if data is None:
+        raise ChunkError(ref, "is missing")
+    if len(data) != ref.size or before.size > len(data):
+        raise ChunkError(ref, "is altered: its bytes do not hash to its name")
+    view = memoryview(data)
+    running = hashlib.sha256(view[: before.size])
+    if running.hexdigest() != before.sha256:
+        raise ChunkError(ref, f"does not start with the bytes of chunk {before.sha256}")
+    running.update(view[before.size :])
+    if running.hexdigest() != ref.sha256:
+        raise ChunkError(ref, "is altered: its bytes do not hash to its name")
+    return data
+
+
 # The last chunk `checked` found good, held (so its id cannot be reused) with its ref: the same
 # immutable bytes object handed back for the same ref is that chunk, without hashing it again.
 # A reader that checks a chunk to choose where to take it from (the verifier: logs/ or git) and

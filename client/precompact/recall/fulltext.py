@@ -462,21 +462,21 @@ class _Snapshots:
         shared, last = len(history) - 1, history[-1]
         if len(grown) < len(history) or grown[:shared] != history[:shared]:
             return None
-        fetch, read = chunks.local_fetch(self._logs), dict[chunks.Ref, bytes]()
-        known = set(checked_then)  # a set: a 100 MB history lists about a hundred chunks, compared in pairs otherwise
-        for ref in [*grown[shared:], *(ref for ref in listed if ref not in known)]:
-            if ref not in read:
-                try:
-                    read[ref] = chunks.checked(ref, fetch(ref))
-                except chunks.ChunkError:
-                    return None
-        first = read[grown[shared]]
-        if hashlib.sha256(first[: last.size]).hexdigest() != last.sha256:
-            return None
         start = len(chunks.HISTORY_OPEN) + sum(ref.size for ref in history)
         if start - 1 != previous.history_end:
             return None
-        added = b"".join([first[last.size :], *(read[ref] for ref in grown[shared + 1 :])])
+        fetch, read = chunks.local_fetch(self._logs), dict[chunks.Ref, bytes]()
+        known = set(checked_then)  # a set: a 100 MB history lists about a hundred chunks, compared in pairs otherwise
+        try:
+            # The session grew: the chunk after the shared ones starts with the previous last one.
+            read[grown[shared]] = chunks.checked_continuing(grown[shared], fetch(grown[shared]), last)
+            for ref in [*grown[shared + 1 :], *(ref for ref in listed if ref not in known)]:
+                if ref not in read:
+                    read[ref] = chunks.checked(ref, fetch(ref))
+        except chunks.ChunkError:
+            return None
+        added: list[bytes | memoryview] = [memoryview(read[grown[shared]])[last.size :]]
+        added.extend(read[ref] for ref in grown[shared + 1 :])
         after = self._stamp(savepoint)
         return _Grown(start, added), after if after is not None and after == before else None
 
@@ -495,14 +495,18 @@ class _Previous:
 
 class _Grown:
     """The entries a savepoint's history adds to the one it continues: `added`, the history's
-    bytes from `start` (a place in the full document) to its end, each entry followed by a
-    comma, read by `SnapshotReader`'s parser; places are the full document's."""
+    bytes from `start` (a place in the full document) to its end in pieces, each entry followed
+    by a comma, read by `SnapshotReader`'s parser; places are the full document's. The pieces are
+    copied once, into the document the parser reads (they were copied four times, #42)."""
 
-    def __init__(self, start: int, added: bytes):
+    def __init__(self, start: int, added: list[bytes | memoryview]):
         self._start = start
         self._shift = start - len(chunks.HISTORY_OPEN)
-        self._reader = snapshot.SnapshotReader(chunks.HISTORY_OPEN + added[:-1] + b'],"format_version":0}')
-        self.history_end = start - 1 + len(added)
+        size = sum(len(piece) for piece in added)
+        *whole, last = added
+        document = b"".join([chunks.HISTORY_OPEN, *whole, memoryview(last)[:-1], b'],"format_version":0}'])
+        self._reader = snapshot.SnapshotReader(document)
+        self.history_end = start - 1 + size
 
     def located_entries(self, after: int | None = None) -> Iterator[tuple[tuple[int, int], object]]:
         if after != self._start - 1:
@@ -780,9 +784,6 @@ class _Filters:
         return " AND ".join(conditions) or "1", parameters
 
 
-FILTERED_IDS = 5_000  # entry ids a filter checks in one query of the bookkeeping
-
-
 def _filtered(
     connection: sqlite3.Connection,
     searcher: tantivy.Searcher,
@@ -800,17 +801,15 @@ def _filtered(
     found = searcher.search(query, matched, count=False).hits
     ids = searcher.fast_field_values("entry", [address for _, address in found])
     condition, parameters = filters.where()
-    kept: set[int] = set()
-    known = sorted({int(n) for n in ids if n is not None})
-    for at in range(0, len(known), FILTERED_IDS):
-        chunk = _in(known[at : at + FILTERED_IDS])
-        kept.update(
-            n for (n,) in connection.execute(f"SELECT id FROM entries WHERE id IN {chunk} AND {condition}", parameters)
-        )
-    chosen = sorted(
-        ((score, address, int(n)) for (score, address), n in zip(found, ids, strict=True) if n in kept),
-        key=lambda match: (-match[0], match[2]),
-    )
+    # The ids go to SQLite as one JSON array, each looked up by its row id (CROSS JOIN keeps that
+    # order): written into the SQL as numbers, parsing them cost about as much as the lookups
+    # (docs/performance.md, #42). They come back with their place in it (json_each's key), so
+    # only the matches kept are read again here.
+    kept = connection.execute(
+        f"SELECT place, id FROM (SELECT key AS place, value AS wanted FROM json_each(?)) CROSS JOIN entries ON id = wanted WHERE {condition}",
+        [orjson.dumps(ids).decode(), *parameters],
+    ).fetchall()
+    chosen = sorted(((found[at][0], found[at][1], n) for at, n in kept), key=lambda match: (-match[0], match[2]))
     return chosen[:limit], len(chosen)
 
 
