@@ -1,5 +1,6 @@
 """Recall across every project this machine archived (`recall --everywhere`, plain `recall`
-outside a project, the MCP tool's `everywhere`, the viewer's home page).
+outside a project, the viewer's home page): commands the user runs, never the model's MCP tools,
+which serve the session's own project only (edges/mcp_server.py).
 
 Federated: each registered project keeps its own index (recall/fulltext.py) and they are opened
 together, in this process, one after the other; no machine-wide copy of any project's words
