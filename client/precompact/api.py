@@ -703,6 +703,22 @@ def forget_project(path: Path, url: str | None = None) -> everywhere.Forgotten:
     return across.forget(path, url)
 
 
+def registered_project(path: Path) -> Path:
+    """The root of the project the registry lists at `path`; RegistryError when it lists none
+    (recall.everywhere.registered)."""
+    from precompact.recall import everywhere as across
+
+    return across.registered(path).path
+
+
+def add_project(path: Path) -> Path:
+    """Registers the project at `path` again, a forgotten one too (recall.everywhere.add); its
+    root."""
+    from precompact.recall import everywhere as across
+
+    return across.add(path)
+
+
 def rescan_projects(directory: Path) -> list[registry.Registered]:
     """Registers every project under `directory` whose logs/ holds a savepoint this machine
     wrote: the registry rebuilt (local.registry)."""

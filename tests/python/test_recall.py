@@ -610,9 +610,8 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
         "role",
         "tool",
         "agent",
-        "everywhere",
     }
-    assert schema["show"]["required"] == ["ref"]
+    assert schema["show"]["required"] == ["ref"] and set(schema["show"]["properties"]) == {"ref", "instance"}
     text = [a.content[0].text for a in answers]
     assert [a.is_error for a in answers] == [False, False, False, False, True, True]
     assert PHRASE in text[0] and len(text[0]) <= 800
@@ -626,13 +625,11 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
     assert "is not an ISO 8601 time" in text[4] and "has no savepoint 7" in text[5]
 
 
-def test_the_mcp_server_ignores_the_overrides_a_hook_ignores(tmp_path, monkeypatch):
+def test_the_mcp_server_ignores_the_overrides_a_hook_ignores(tmp_path):
     """docs/security.md: the agent starts the MCP server in its environment, with .mcp.json's
     `env`: it ignores PRECOMPACT_AUTHORITY, _PROGRAM_ID and _REPO, and PRECOMPACT_KEYPAIR unless
     its key is the approved chain.authority, and logs it; the CLI keeps them (here, refused)."""
     from solders.keypair import Keypair
-
-    from precompact.edges import mcp_server
 
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     planted = project.path / "vendor-id.json"
@@ -649,9 +646,6 @@ def test_the_mcp_server_ignores_the_overrides_a_hook_ignores(tmp_path, monkeypat
     assert not answers[0].is_error, answers[0].content[0].text
     logged = (project.logs / "precompact-errors.log").read_text()
     assert "mcp: PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO, PRECOMPACT_KEYPAIR ignored" in logged
-    # `show` of a project an everywhere recall named holds the keypair to that project's approval.
-    monkeypatch.setenv("PRECOMPACT_KEYPAIR", str(planted))
-    assert mcp_server._load_another(project.path).keypair == project.keypair_file
 
 
 def test_only_the_mcp_command_imports_the_sdk():

@@ -65,11 +65,15 @@ def _load(instance: str | None = None) -> configuration.Config:
 
 
 def _load_project(project: Path, instance: str | None) -> configuration.Config:
-    """The configuration of the project at `project` (`show --project`), approved by this user
-    as every project's must be; as `instance` when given."""
-    if not project.is_dir():
-        raise ConfigError(f"{project} is not a directory; `precompact projects` lists where each project is")
-    loaded = configuration.load(project)
+    """The configuration of the project at `project` (`show --project`): one the registry lists
+    (a path merely trusted once, or forgotten, is not), approved by this user as every
+    project's must be; as `instance` when given."""
+    from precompact import api
+
+    root = api.registered_project(project)
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a directory; `precompact projects` lists where each project is")
+    loaded = configuration.load(root)
     return loaded.replace(instance=instance) if instance else loaded
 
 
@@ -1435,7 +1439,7 @@ def _recall_everywhere(query, budget, since, role, tool, agent, as_json) -> None
 @click.option(
     "--project",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The project the savepoint is in, when recall --everywhere named another one.",
+    help="The project the savepoint is in, when recall --everywhere named another one (one `precompact projects` lists).",
 )
 @_json_option("The entries as the snapshot holds them")
 def show(ref, instance, project, as_json) -> None:
@@ -1468,13 +1472,20 @@ def show(ref, instance, project, as_json) -> None:
     metavar="URL",
     help="With --forget: the remote to ask whether it holds the project's savepoints (default: its approved git.url).",
 )
+@click.option(
+    "--add",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="PATH",
+    help="Register the project at PATH again, one you forgot too (its savepoints no longer register a forgotten project).",
+)
 @_json_option("The projects")
-def projects(forget, rescan, url, as_json) -> None:
+def projects(forget, rescan, url, add, as_json) -> None:
     """List the projects this machine archived (registered on `init` and on each savepoint): path,
-    instances, savepoints, the last one's time, and whether the project is still there."""
+    instances, savepoints, the last one's time, and whether the project is still there. A
+    forgotten project stays out until `init` or `--add` there."""
     from precompact import api
 
-    forgotten = rescanned = removed = kept = None
+    forgotten = rescanned = removed = kept = added = None
     if url is not None and forget is None:
         raise WrongValue("--url goes with --forget PATH: it names the remote asked before the project is forgotten")
     if forget is not None:
@@ -1482,11 +1493,17 @@ def projects(forget, rescan, url, as_json) -> None:
         forgotten = str(gone.project.path)
         removed = [str(store) for store in gone.removed]
         kept = [{"git_directory": str(store), "used_by": str(other)} for store, other in gone.kept]
-        _say(f"forgot {forgotten}: it is no longer listed or searched by recall --everywhere")
+        _say(
+            f"forgot {forgotten}: it is no longer listed or searched by recall --everywhere, and its savepoints do not "
+            "register it again (`precompact projects --add PATH` does)"
+        )
         for store in gone.removed:
             _say(f"removed its git directory {store}")
         for store, other in gone.kept:
             _say(f"kept its git directory {store}: {other} uses it too")
+    if add is not None:
+        added = str(api.add_project(add))
+        _say(f"registered {added}: listed and searched by recall --everywhere")
     if rescan is not None:
         rescanned = [str(p.path) for p in api.rescan_projects(rescan)]
         _say(f"registered {len(rescanned)} project(s) under {rescan}")
@@ -1511,6 +1528,7 @@ def projects(forget, rescan, url, as_json) -> None:
                 "removed_git_directories": removed,
                 "kept_git_directories": kept,
                 "rescanned": rescanned,
+                "added": added,
             }
         )
         return
@@ -1565,10 +1583,11 @@ def view(no_open, everywhere) -> None:
 
 @main.command()
 def mcp() -> None:
-    """Serve recall, show and savepoints to Claude Code as MCP tools (stdio). Outside every
-    project, recall over every project this machine archived, and show; in a project whose
-    configuration is not trusted (or damaged), or outside every project on a machine that has
-    archived none, no tools, but never a failed server."""
+    """Serve recall, show and savepoints of this project to Claude Code as MCP tools (stdio),
+    never another project's. Outside every project, a recall that says how you search every
+    project in your own shell; in a project whose configuration is not trusted (or damaged), or
+    outside every project on a machine that has archived none, no tools, but never a failed
+    server."""
     import os
 
     from precompact import api

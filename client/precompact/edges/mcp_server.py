@@ -2,16 +2,17 @@
 
 The MCP SDK takes about a second to import, so only this module imports it, and only the `mcp`
 command imports this module. The tools are read-only views of `recall`; a request recall cannot
-answer comes back as a tool error the model can read. Outside every project (a user-scope server
-started in the home directory, say) there is no project to default to: `recall` searches every
-project this machine archived and `show` takes the project a hit named, as the CLI does there.
+answer comes back as a tool error the model can read. They serve the session's own project only
+(the one the server resolves from its working directory, its configuration approved):
+`install --mcp` puts them in `permissions.allow`, so the model calls them without the user being
+asked, and any text the model reads could ask it to. Crossing projects (`recall --everywhere`,
+`show --project`) stays a command the user runs in their own shell; outside every project (a
+user-scope server started in a directory without `.precompact.toml`) `recall` answers only that.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,7 +22,6 @@ from mcp.server.stdio import stdio_server
 
 from precompact import api
 from precompact.boundary import quoting
-from precompact.config import settings as configuration
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.recall import fulltext as recall
@@ -32,18 +32,28 @@ INSTRUCTIONS = (
     "Search the full conversation saved before each compaction of this project (precompact savepoints): "
     "`recall` finds entries by words and prints references, `show` prints an entry whole, `savepoints` lists them."
 )
-INSTRUCTIONS_EVERYWHERE = (
-    "Search the full conversations saved before each compaction in every project this machine archived (precompact "
-    "savepoints): `recall` finds entries by words, each hit naming its project; `show` prints an entry of that project whole."
+# What a tool answers outside every project, and to an argument naming another project.
+ACROSS_PROJECTS = (
+    "precompact's tools search only the project this session is in; to search every project this machine archived, "
+    "the user runs `precompact recall QUERY --everywhere` in their own shell (then `precompact show REF --project PATH`)"
 )
+OUTSIDE_A_PROJECT = f"this session is not in a precompact project: nothing searched. {ACROSS_PROJECTS}"
+INSTRUCTIONS_OUTSIDE_A_PROJECT = (
+    "This session is not in a precompact project, so precompact searches nothing here: `recall` only says how the user "
+    "searches the conversations saved in every project themselves."
+)
+# Arguments that would name another project (`recall --everywhere`'s, `show --project`'s): refused
+# with the line that says how the user crosses projects, not as a mere unknown argument.
+CROSSING_ARGUMENTS = ("everywhere", "project")
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 TOOLS = [
     types.Tool(
         name="recall",
         description=(
             "Full-text search (BM25) over the conversation saved in this project's precompact savepoints, including what "
-            "compaction dropped: earlier requests, tool output, error messages, file contents read. Returns excerpts, best "
-            "first, each headed by a reference [SAVEPOINT:ENTRY] for `show`. Quote a phrase to match it exactly."
+            "compaction dropped: earlier requests, tool output, error messages, file contents read. This project only, "
+            "never another one. Returns excerpts, best first, each headed by a reference [SAVEPOINT:ENTRY] for `show`. "
+            "Quote a phrase to match it exactly."
         ),
         input_schema={
             "type": "object",
@@ -69,11 +79,6 @@ TOOLS = [
                     "enum": list(agents.NAMES),
                     "description": "Only the sessions of this agent (Claude Code, Codex CLI, Gemini CLI).",
                 },
-                "everywhere": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Search every project this machine archived, not only this one; each hit names its project.",
-                },
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -82,15 +87,14 @@ TOOLS = [
     ),
     types.Tool(
         name="show",
-        description="Prints saved conversation entries whole, by the reference recall gave: SAVEPOINT:ENTRY, or SAVEPOINT:FIRST-LAST for a range.",
+        description="Prints this project's saved conversation entries whole, by the reference recall gave: SAVEPOINT:ENTRY, or SAVEPOINT:FIRST-LAST for a range.",
         input_schema={
             "type": "object",
             "properties": {
                 "ref": {"type": "string", "pattern": r"^\d+:\d+(-\d+)?$", "description": "e.g. 3:142 or 3:140-145"},
-                "instance": {"type": "string", "description": "Whose savepoint, when recall named another instance."},
-                "project": {
+                "instance": {
                     "type": "string",
-                    "description": "The project's path, when an `everywhere` recall named another project.",
+                    "description": "Whose savepoint, when recall named another instance of this project.",
                 },
             },
             "required": ["ref"],
@@ -107,25 +111,23 @@ TOOLS = [
 ]
 
 
-def _outside_a_project(tool: types.Tool) -> types.Tool:
-    """`tool` as served outside every project: recall always searches everywhere (no
-    `savepoint`, which names one project's, and no `everywhere` switch), show needs `project`."""
-    schema = dict(tool.input_schema)
-    properties = dict(schema["properties"])
-    if tool.name == "recall":
-        del properties["savepoint"], properties["everywhere"]
-        description = (
-            "Full-text search (BM25) over the conversations saved in every project this machine archived (precompact "
-            "savepoints), including what compaction dropped. Returns excerpts, best first, each headed by a reference "
-            "[SAVEPOINT:ENTRY] and the project it is from, for `show`. Quote a phrase to match it exactly."
-        )
-    else:
-        schema["required"] = [*schema["required"], "project"]
-        description = "Prints saved conversation entries whole, by the reference and the project a recall hit named."
-    return tool.model_copy(update={"description": description, "input_schema": {**schema, "properties": properties}})
-
-
-TOOLS_OUTSIDE_A_PROJECT = [_outside_a_project(tool) for tool in TOOLS if tool.name in ("recall", "show")]
+# Outside every project: one tool, so the model that looks for precompact finds the line saying
+# how the user searches every project; it takes a query and searches nothing.
+TOOLS_OUTSIDE_A_PROJECT = [
+    types.Tool(
+        name="recall",
+        description=(
+            "This session is not in a precompact project: searches nothing here, and says how the user searches the "
+            "conversations saved in every project (precompact savepoints) themselves."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "Words to find."}},
+            "required": ["query"],
+        },
+        annotations=_READ_ONLY,
+    )
+]
 
 
 class ToolError(PrecompactError):
@@ -135,27 +137,18 @@ class ToolError(PrecompactError):
 def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
     """A tool's text answer (`config` None: outside every project); raises PrecompactError for a
     request it cannot answer."""
-    served = {tool.name: tool for tool in (TOOLS if config is not None else TOOLS_OUTSIDE_A_PROJECT)}
+    if config is None:
+        raise ToolError(OUTSIDE_A_PROJECT)
+    served = {tool.name: tool for tool in TOOLS}
     if name not in served:
-        outside = "" if config is not None else " outside a project"
-        raise ToolError(f"no tool {quoting.inline(name)}{outside}; the tools are {', '.join(served)}")
+        raise ToolError(f"no tool {quoting.inline(name)}; the tools are {', '.join(served)}")
+    if any(key in arguments for key in CROSSING_ARGUMENTS):
+        raise ToolError(ACROSS_PROJECTS)
     _check(served[name], arguments)
     if name == "recall":
-        query = arguments["query"]
-        if config is None or arguments.get("everywhere", False):
-            if arguments.get("savepoint") is not None:
-                raise ToolError("`savepoint` names one project's savepoint; leave it out with `everywhere`")
-            searched = api.recall_everywhere(
-                query,
-                arguments.get("since"),
-                arguments.get("role"),
-                arguments.get("tool"),
-                arguments.get("agent"),
-            )
-            return searched.results.text(arguments.get("budget") or recall.DEFAULT_BUDGET)
         found = api.recall(
             config,
-            query,
+            arguments["query"],
             arguments.get("savepoint"),
             arguments.get("since"),
             arguments.get("role"),
@@ -164,15 +157,7 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
         )
         return found.text(arguments.get("budget") or recall.DEFAULT_BUDGET)
     if name == "show":
-        ref = arguments["ref"]
-        project = arguments.get("project")
-        if project is not None:
-            where = _load_another(Path(project))
-        else:
-            assert config is not None  # outside a project, the schema requires `project`
-            where = config
-        return api.render(api.show(where, ref, arguments.get("instance")))
-    assert config is not None  # `savepoints` is served in a project only
+        return api.render(api.show(config, arguments["ref"], arguments.get("instance")))
     return api.describe_savepoints(config)
 
 
@@ -212,22 +197,6 @@ def _check(tool: types.Tool, arguments: dict[str, Any]) -> None:
             )
 
 
-def _load_another(project: Path) -> Config:
-    """The configuration of the project an `everywhere` recall hit named, the keypair override
-    kept only if that project's approved configuration names chain.authority (`precompact mcp`
-    asked this one's). What is wrong with a configuration is the user's to read and fix: the
-    model is told only that nothing is shown, never a command that would approve what a
-    repository wrote (edges/untrusted_reply.py)."""
-    environ = dict(os.environ)
-    configuration.drop_agent_overrides(environ, configuration.find_root(project))
-    try:
-        return configuration.load(project, environ)
-    except configuration.UntrustedConfig:
-        raise ToolError("that project's configuration is not approved; nothing shown") from None
-    except configuration.ConfigError:
-        raise ToolError("that project's configuration cannot be used; nothing shown") from None
-
-
 def server(config: Config | None) -> Server[Any]:
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=TOOLS if config is not None else TOOLS_OUTSIDE_A_PROJECT)
@@ -244,7 +213,7 @@ def server(config: Config | None) -> Server[Any]:
     return Server(
         SERVER_NAME,
         version=version("precompact"),
-        instructions=INSTRUCTIONS if config is not None else INSTRUCTIONS_EVERYWHERE,
+        instructions=INSTRUCTIONS if config is not None else INSTRUCTIONS_OUTSIDE_A_PROJECT,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -2,8 +2,11 @@
 `$XDG_DATA_HOME/precompact/registry.json` (default `~/.local/share/precompact/`).
 
 A project is registered when precompact writes a savepoint in it (Layer 1, the hook's and
-`savepoint`'s and `import`'s), and on `init`. The file names only where each project is and its
-instance names: no conversation text, and nothing a search trusts (each project's savepoints are
+`savepoint`'s and `import`'s), and on `init`. `projects --forget` leaves a mark of the project (the
+SHA-256 of its path, so that the file no longer names it), so that its next savepoint does not
+register it again behind the user's back: only a command the user runs for that project
+(`init`, `projects --add`) does. The file names only where each project is and its instance
+names: no conversation text, and nothing a search trusts (each project's savepoints are
 still checked against this machine's record before a word of them is quoted). It is written whole
 or not at all, 0600, through `boundary/private_file`; a new project is added under a short lock
 on the registry alone, never on any project. Read back, it is outside input: a file that is not
@@ -14,7 +17,9 @@ the registry's shape is refused in one line naming how to rebuild it (`precompac
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +36,7 @@ REGISTRY_NAME = "registry.json"
 LOCK_NAME = "registry.lock"
 FORMAT = "precompact-projects/1"
 MAX_BYTES = 16 << 20  # a registry of many thousand projects is far below this
+_MARK = re.compile(r"[0-9a-f]{64}")
 RESCAN_SKIPPED = frozenset({".git", "node_modules", ".venv", "__pycache__", "logs"})
 
 
@@ -70,15 +76,25 @@ def _rebuild_hint() -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Contents:
+    projects: list[Registered]
+    forgotten: list[str]  # marks of the projects `--forget` removed, that a savepoint does not register again
+
+
 def projects() -> list[Registered]:
     """Every registered project, in the order registered (none when there is no registry yet).
     RegistryError when the file is not the registry's shape."""
+    return _read().projects
+
+
+def _read() -> _Contents:
     path = registry_path()
     try:
         with open(path, "rb", opener=_no_follow) as f:
             data = f.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        return []
+        return _Contents([], [])
     except OSError as e:
         raise RegistryError(f"the project registry {path} cannot be read ({e.strerror}); {_rebuild_hint()}") from None
     try:
@@ -93,7 +109,7 @@ def _no_follow(name: str, flags: int) -> int:
     return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
 
 
-def _parsed(document: object) -> list[Registered]:
+def _parsed(document: object) -> _Contents:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} document")
     listed = document.get("projects")
@@ -111,12 +127,21 @@ def _parsed(document: object) -> list[Registered]:
         if not isinstance(registered, str):
             raise TypeError("a registration time that is not text")
         found.append(Registered(Path(path), tuple(instances), registered))
-    return found
+    forgotten = document.get("forgotten", [])  # absent from a registry written before forgetting was kept
+    if not isinstance(forgotten, list) or not all(isinstance(m, str) and _MARK.fullmatch(m) for m in forgotten):
+        raise ValueError("forgotten projects that are not marks")
+    return _Contents(found, forgotten)
 
 
-def _document(found: Iterable[Registered]) -> bytes:
+def _mark(where: Path) -> str:
+    """What the registry keeps of a forgotten project: the SHA-256 of its path, not the path."""
+    return hashlib.sha256(os.fsencode(where)).hexdigest()
+
+
+def _document(found: Iterable[Registered], forgotten: Iterable[str]) -> bytes:
     listed = [{"path": str(p.path), "instances": list(p.instances), "registered": p.registered} for p in found]
-    return orjson.dumps({"format": FORMAT, "projects": listed}, option=orjson.OPT_INDENT_2) + b"\n"
+    document = {"format": FORMAT, "projects": listed, "forgotten": list(forgotten)}
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 @contextlib.contextmanager
@@ -132,28 +157,49 @@ def _where(root: Path) -> Path:
 
 
 def register(root: Path, instance: str) -> bool:
-    """Adds the project at `root` with `instance` unless it is there already; whether it added.
-    Reading is all it costs once registered: the file is written only for a new project or
-    instance."""
-    where = _where(root)
-    if _holds(projects(), where, instance):
+    """Adds the project at `root` with `instance` unless it is there already, or was forgotten
+    (a savepoint's registration, and a rescan's); whether it added. Reading is all it costs once
+    registered: the file is written only for a new project or instance."""
+    return _register(_where(root), instance, asked=False)
+
+
+def add(root: Path, instance: str) -> bool:
+    """Adds the project at `root` with `instance`, a forgotten one too, and clears its forgotten
+    mark: a command the user ran for that project (`init`, `projects --add`); whether it added."""
+    return _register(_where(root), instance, asked=True)
+
+
+def _register(where: Path, instance: str, asked: bool) -> bool:
+    if not _changes(_read(), where, instance, asked):
         return False
     with _locked():
-        found = projects()
-        if _holds(found, where, instance):
+        contents = _read()
+        if not _changes(contents, where, instance, asked):
             return False
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        known = next((p for p in found if p.path == where), None)
-        if known is None:
-            found.append(Registered(where, (instance,), now))
-        else:
-            found = [Registered(p.path, (*p.instances, instance), p.registered) if p is known else p for p in found]
-        private_file.replace(registry_path(), _document(found))
-    return True
+        found = contents.projects
+        added = not _holds(contents, where, instance)
+        if added:
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            known = next((p for p in found if p.path == where), None)
+            if known is None:
+                found.append(Registered(where, (instance,), now))
+            else:
+                found = [Registered(p.path, (*p.instances, instance), p.registered) if p is known else p for p in found]
+        forgotten = [m for m in contents.forgotten if m != _mark(where)]
+        private_file.replace(registry_path(), _document(found, forgotten))
+    return added
 
 
-def _holds(found: list[Registered], where: Path, instance: str) -> bool:
-    return any(p.path == where and instance in p.instances for p in found)
+def _changes(contents: _Contents, where: Path, instance: str, asked: bool) -> bool:
+    """Whether registering `instance` at `where` changes the registry: a forgotten project only
+    when the user asked, any other when it is not listed with that instance yet."""
+    if _mark(where) in contents.forgotten:
+        return asked
+    return not _holds(contents, where, instance)
+
+
+def _holds(contents: _Contents, where: Path, instance: str) -> bool:
+    return any(p.path == where and instance in p.instances for p in contents.projects)
 
 
 def registered(root: Path) -> Registered | None:
@@ -167,26 +213,30 @@ def _named(found: list[Registered], root: Path) -> Registered | None:
 
 
 def forget(root: Path) -> Registered | None:
-    """Removes the project registered at `root` (named as `registered` takes it); the entry
-    removed, None when none was."""
+    """Removes the project registered at `root` (named as `registered` takes it) and marks it
+    forgotten, so that its next savepoint does not register it again; the entry removed, None
+    when none was."""
     with _locked():
-        found = projects()
-        gone = _named(found, root)
+        contents = _read()
+        gone = _named(contents.projects, root)
         if gone is None:
             return None
-        private_file.replace(registry_path(), _document(p for p in found if p is not gone))
+        kept = (p for p in contents.projects if p is not gone)
+        forgotten = [*(m for m in contents.forgotten if m != _mark(gone.path)), _mark(gone.path)]
+        private_file.replace(registry_path(), _document(kept, forgotten))
     return gone
 
 
 def rescan(directory: Path) -> list[Registered]:
     """Registers every project under `directory` whose logs/ holds a savepoint this machine
-    wrote (its index line carries this machine's tag): the registry rebuilt after damage. A
-    damaged registry is replaced. Returns the projects added."""
+    wrote (its index line carries this machine's tag), but a forgotten one: the registry rebuilt
+    after damage. A damaged registry is replaced (its forgotten marks with it: they cannot be
+    read). Returns the projects added."""
     with contextlib.suppress(RegistryError):
         projects()
         return _rescan(directory)
     with _locked():
-        private_file.replace(registry_path(), _document([]))
+        private_file.replace(registry_path(), _document([], []))
     return _rescan(directory)
 
 

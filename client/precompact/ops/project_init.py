@@ -326,12 +326,13 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
 
 
 def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None:
-    """The project in this machine's registry (`precompact projects`); a registry that cannot be
-    written costs the project nothing but a warning naming the fix."""
+    """The project in this machine's registry (`precompact projects`), a forgotten one too: `init`
+    is the user's own command for it. A registry that cannot be written costs the project nothing
+    but a warning naming the fix."""
     from precompact.local import registry
 
     try:
-        registry.register(loaded.root, loaded.instance)
+        registry.add(loaded.root, loaded.instance)
     except (OSError, PrecompactError) as e:
         warn(f"warning: this project is not in the machine's registry: {e}")
 

@@ -1,5 +1,6 @@
 """Recall across every project this machine archived (`recall --everywhere`, plain `recall`
-outside a project, the MCP tool's `everywhere`, the viewer's home page).
+outside a project, the viewer's home page): commands the user runs, never the model's MCP tools,
+which serve the session's own project only (edges/mcp_server.py).
 
 Federated: each registered project keeps its own index (recall/fulltext.py) and they are opened
 together, in this process, one after the other; no machine-wide copy of any project's words
@@ -67,6 +68,18 @@ def projects() -> list[Project]:
     return listed
 
 
+def registered(path: Path) -> registry.Registered:
+    """The project the registry lists at `path` (`show --project`, `projects --forget`): a path
+    merely trusted once, or forgotten, is not one. RegistryError naming the listing when none."""
+    known = registry.registered(path)
+    if known is None:
+        raise registry.RegistryError(
+            f"{quoting.inline(os.path.abspath(path))} is not a registered project; `precompact projects` lists "
+            "them (`precompact projects --add PATH` registers a project of yours again)"
+        )
+    return known
+
+
 @dataclass(frozen=True)
 class Forgotten:
     project: registry.Registered
@@ -86,11 +99,7 @@ def forget(path: Path, url: str | None = None) -> Forgotten:
     from precompact.config import settings as configuration
     from precompact.remote import gitstore  # only here: GitPython's import is a tenth of a search's command
 
-    known = registry.registered(path)
-    if known is None:
-        raise registry.RegistryError(
-            f"{quoting.inline(os.path.abspath(path))} is not a registered project; `precompact projects` lists them"
-        )
+    known = registered(path)
     others = {
         store: other.path
         for other in registry.projects()
@@ -119,6 +128,16 @@ def forget(path: Path, url: str | None = None) -> Forgotten:
     for store in removed:
         gitstore.remove_store(store)
     return Forgotten(registry.forget(known.path) or known, tuple(removed), tuple(kept))
+
+
+def add(path: Path) -> Path:
+    """Registers the project at `path` again, forgotten or not (`projects --add`): its
+    configuration must be one the user approved. Its root."""
+    from precompact.config import settings as configuration
+
+    loaded = configuration.load(path)
+    registry.add(loaded.root, loaded.instance)
+    return loaded.root
 
 
 def _approved_url(known: registry.Registered, stores: list[Path]) -> str:
