@@ -70,23 +70,29 @@ def render(found: Resurrection, output: str) -> str:
 
 def report(found: Resurrection, now: datetime | None = None) -> str:
     """The "Instance Resurrection Report": of any savepoint `resurrect` loaded, its last line
-    saying whether it is verified (what it counts of the snapshot is no quote of it)."""
+    saying whether it is verified. The names, the time and the path it shows of the savepoint
+    (the index's and the snapshot's words: a lineage, a timestamp) are quoted unless of the plain
+    shape precompact writes, so none can pass for a verdict or an instruction."""
     s = found.savepoint
     document = found.contents_as_asked().document
-    previous = f"{found.instance}" if found.instance != found.into else f"{found.instance} (same instance)"
+    previous = (
+        quoting.name(found.instance)
+        if found.instance != found.into
+        else f"{quoting.name(found.instance)} (same instance)"
+    )
     gap = "0 later savepoints (continuous)" if found.later == 0 else f"{found.later} later savepoint(s) not restored"
     lines = [
-        f"{found.into} - Instance Resurrection Report",
+        f"{quoting.name(found.into)} - Instance Resurrection Report",
         f"Previous instance: {previous}",
-        f"Lineage: {' → '.join(found.lineage)}",
-        f"Last savepoint: #{s.sequence} at {s.timestamp} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
+        f"Lineage: {' → '.join(quoting.name(name) for name in found.lineage)}",
+        f"Last savepoint: #{s.sequence} at {quoting.timestamp(s.timestamp)} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
         f"Context recovered: {_size(found.conversation_size)} ({document.messages} messages, {len(document.loaded_files)} files)",
         f"Gap: {gap}",
     ]
     lines += [f"{label}: {_verdict(found.checks[name])}" for name, label in REPORT_LINES if name in found.checks]
     if found.restored_state is not None:
         lines.append(f"Session state restored to {found.restored_state}")
-    lines.append(f"Snapshot: {found.path} (from the {found.source})")
+    lines.append(f"Snapshot: {quoting.inline(str(found.path))} (from the {found.source})")
     if found.verified:
         lines.append("Ready to resume work.")
     elif found.intact:
@@ -126,7 +132,7 @@ def unvouched(found: Resurrection) -> str:
     how to inspect it. Nothing of it is quoted: what it says is nobody's word."""
     why = "that no root vouches for" if found.intact else "that fails its checks"
     return quoting.single_line(
-        f"[precompact] A savepoint was found {why} (savepoint {found.savepoint.sequence} of {found.instance}), "
+        f"[precompact] A savepoint was found {why} (savepoint {found.savepoint.sequence} of {quoting.name(found.instance)}), "
         "so nothing of it is given here; inspect it with `precompact verify` / `precompact resurrect --format report`."
     )
 
@@ -153,7 +159,7 @@ def brief(
     recent = conversation.recent(found.contents.newest_entries())
     head = [
         quoting.single_line(
-            f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: {_whose(s, session_id, now)}"
+            f"[precompact] Restored from savepoint {s.sequence} of {quoting.name(found.instance)}: {_whose(s, session_id, now)}"
         ),
         proof(found, now),
         QUOTE_NOTE,
@@ -163,8 +169,10 @@ def brief(
     head += _integrity_lines(found)
     sections = []
     if recent.todos:
-        todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
-        sections.append(("## Todo list (as the session last set it)", quoting.block(todos, TODOS_LIMIT)))
+        todos = quoting.block(
+            "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT
+        )
+        sections.append(("## Todo list (as the session last set it)", todos))
     if recent.edited:
         root = repository or Path(document.cwd or ".")
         changed = uncommitted(repository, recent.edited) if repository is not None else None
@@ -247,7 +255,7 @@ def compact_brief(
     recent = conversation.recent(found.contents.newest_entries(), max_requests=1)
     parts = [
         quoting.single_line(
-            f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: {_whose(s, session_id, now)}"
+            f"[precompact] Restored from savepoint {s.sequence} of {quoting.name(found.instance)}: {_whose(s, session_id, now)}"
         ),
         proof(found, now),
         QUOTE_NOTE,
@@ -260,10 +268,11 @@ def compact_brief(
             f"## Newest user request (verbatim)\n{quoting.block(recent.requests[-1], min(MESSAGE_LIMIT, budget // 4))}"
         )
     if recent.todos:
-        todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
-        parts.append(
-            f"## In progress (the todo list as the session last set it)\n{quoting.block(todos, budget // COMPACT_TODOS_SHARE)}"
+        todos = quoting.block(
+            "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos),
+            budget // COMPACT_TODOS_SHARE,
         )
+        parts.append(f"## In progress (the todo list as the session last set it)\n{todos}")
     parts.append(
         f"## More\n{next_part(s.agent)} {RECALL_HINT if mcp_tools else RECALL_COMMANDS_HINT}\n"
         f'[precompact] End of the brief of savepoint {s.sequence}; its proof is the one line starting "Proof:" at the top.'
