@@ -1552,8 +1552,9 @@ OUTSIDE_TEXT = {
     "requests",
     "path",
 } | NAMES_TIMES_REASONS
-# Variables that hold such a field under its own name.
-OUTSIDE_VARIABLES = {"instance", "lineage", "timestamp", "reason", "failure"}
+# Variables that hold such a field under its own name (a `reason` variable is most often
+# precompact's own sentence, `compaction.failure_reason`; the `reason` field is outside text).
+OUTSIDE_VARIABLES = {"instance", "lineage", "timestamp", "failure"}
 # The forms that quote (boundary/quoting); `single_line` only folds line breaks and quotes nothing.
 QUOTING_FORMS = {"quoting.block", "quoting.inline", "quoting.name", "quoting.timestamp"}
 # Calls whose text (or items) are made of their arguments'; any other call's text is its own (a
@@ -1695,7 +1696,7 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "    terminal.echo(f'{quoting.name(s.instance)} {instance}: {s.failures[-1]} {s.timestamp or \"?\"}')\n"
         "def names(found):\n    return ', '.join(quoting.name(n) for n in found.lineage)\n"
         "def bare(found):\n    return f'{\", \".join(n for n in found.lineage)}'\n"
-        "def said(reason):\n    _say(reason)\n"
+        "def said(failure):\n    _say(failure)\n"
         "def remote(r, found):\n    name = r.instance if r.instance else '?'\n    names = sorted(found.lineage)\n"
         "    _say(f'{name}: {\", \".join(names)}')\n"
         "def kept(s, counts):\n"
@@ -1710,7 +1711,7 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "s.failures",
         "s.timestamp",
         "n",
-        "reason",
+        "failure",
         "name",
         "names",
     ]

@@ -207,20 +207,17 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
-        from precompact.boundary import quoting
-
         reason = api.hook_failure_reason(e)
         details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
-        # The reason may carry what an exception quoted of the input: quoted, as data.
         if event == "PreCompact" and agent in COMPACTION_STDOUT_TO_MODEL:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
             # the user's line goes to stderr.
             result = HookResult(
-                stdout=f"precompact could not save the transcript before this compaction ({quoting.inline(reason)}); the summary is the only record of what compaction drops.",
-                stderr=f"precompact: nothing saved before this compaction: {quoting.inline(reason)}{details}",
+                stdout=f"precompact could not save the transcript before this compaction ({reason}); the summary is the only record of what compaction drops.",
+                stderr=f"precompact: nothing saved before this compaction: {reason}{details}",
             )
         else:
-            result = HookResult(stdout=_message(f"precompact: {event} failed: {quoting.inline(reason)}{details}"))
+            result = HookResult(stdout=_message(f"precompact: {event} failed: {reason}{details}"))
     result.project, result.event = root_found, event
     return result
 

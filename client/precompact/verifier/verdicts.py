@@ -514,11 +514,11 @@ def walk_back(
             break
         located = locate(savepoint, expected) if savepoint is not None else None
         if located is None:
-            missing = "is not in the index" if savepoint is None else "has no snapshot bytes here or in git"
+            reason = "is not in the index" if savepoint is None else "has no snapshot bytes here or in git"
             for j in range(k, down_to - 1, -1):
                 verdicts[j] = Check(
                     NOT_VERIFIED,
-                    f"savepoint {k} {missing}, so savepoint {j} cannot be linked to the on-chain record {n}",
+                    f"savepoint {k} {reason}, so savepoint {j} cannot be linked to the on-chain record {n}",
                 )
             break
         try:
