@@ -41,6 +41,7 @@ def test_each_edited_file_is_said_as_git_reports_it_now(tmp_path):
         "reverted.py",
         "gone.py",
         "never.py",
+        "nul\0.py",
         str(outside),
         str(repo / ".." / "elsewhere.py"),
     ]
@@ -52,6 +53,7 @@ def test_each_edited_file_is_said_as_git_reports_it_now(tmp_path):
         "reverted.py": restore_brief.UNCHANGED,
         "gone.py": restore_brief.UNCOMMITTED,
         "never.py": restore_brief.NOT_ON_DISK,
+        "nul\0.py": restore_brief.NOT_ON_DISK,
         str(outside): restore_brief.OUTSIDE_THE_REPOSITORY,
         str(repo / ".." / "elsewhere.py"): restore_brief.OUTSIDE_THE_REPOSITORY,
     }
@@ -72,5 +74,11 @@ def test_a_name_is_a_name_not_a_pattern_and_the_project_may_be_in_a_subdirectory
 
 
 def test_only_files_outside_the_repository_ask_git_nothing_of_them(tmp_path):
+    """And a name no file can have (a NUL, a lone surrogate: a transcript's JSON may hold
+    either) is no file, not a crash of the brief."""
     repo, _ = _repository(tmp_path)
-    assert restore_brief.in_git(repo, ["/etc/hostname"]) == {"/etc/hostname": restore_brief.OUTSIDE_THE_REPOSITORY}
+    assert restore_brief.in_git(repo, ["/etc/hostname", "\0", "\ud800.py"]) == {
+        "/etc/hostname": restore_brief.OUTSIDE_THE_REPOSITORY,
+        "\0": restore_brief.NOT_ON_DISK,
+        "\ud800.py": restore_brief.NOT_ON_DISK,
+    }

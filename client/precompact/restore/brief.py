@@ -508,11 +508,11 @@ def in_git(root: Path, files: list[str]) -> dict[str, str] | None:
         if found.returncode != 0:
             return None
         top = Path(found.stdout.removesuffix("\n"))
-        places = {name: _place(name, root, top) for name in files}
+        places = {name: _place(name, root, top) for name in files if _can_name_a_file(name)}
         # Each name literally (no glob of a file's name matches another), from the work tree's top.
         specs = [f":(top,literal){place}" for place in dict.fromkeys(places.values()) if place]
         if not specs:
-            return dict.fromkeys(files, OUTSIDE_THE_REPOSITORY)
+            return {name: OUTSIDE_THE_REPOSITORY if name in places else NOT_ON_DISK for name in files}
         status = git_env.run(
             root,
             *("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--ignored=traditional"),
@@ -534,7 +534,15 @@ def in_git(root: Path, files: list[str]) -> dict[str, str] | None:
         if len(entry) > 3
     }
     held = {entry.decode("utf-8", "surrogateescape") for entry in tracked.stdout.split(b"\0") if entry}
-    return {name: _state(place, listed, held) for name, place in places.items()}
+    return {name: _state(places[name], listed, held) if name in places else NOT_ON_DISK for name in files}
+
+
+def _can_name_a_file(name: str) -> bool:
+    """Whether `name` can name a file (and be given to git): no NUL, no lone surrogate."""
+    try:
+        return "\0" not in name and bool(os.fsencode(name))
+    except UnicodeEncodeError:
+        return False
 
 
 def _place(name: str, root: Path, top: Path) -> str | None:
