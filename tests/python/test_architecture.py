@@ -1529,8 +1529,15 @@ MODEL_TEXT = (
     "edges/mcp_server.py",
     "ops/compaction.py",
 )
+# The modules that print what the model reads when it runs a command (the brief names `status`,
+# `verify`, `resurrect --format report`), and the verifier's, which compose the verdicts printed.
+PRINTED_TEXT = ("edges/cli.py", "verifier/verify.py", "verifier/team.py", "verifier/verdicts.py")
+# Names, times and reasons the index, a snapshot, a remote's copy or an RPC endpoint state as they
+# like: an instance's name, a lineage, an index line's timestamp, a failure's reason.
+NAMES_TIMES_REASONS = {"lineage", "timestamp", "time", "last_savepoint", "instance", "reason", "failure", "failures"}
 # Fields that carry text precompact did not write (a transcript's entries and tool output, a
-# compaction summary, a session id, file names, a check's detail quoting any of them).
+# compaction summary, a session id, file names). A check's `detail` is not one: it is the
+# verifier's own sentence, whose outside parts are quoted where it is composed (PRINTED_TEXT).
 OUTSIDE_TEXT = {
     "compact_summary",
     "summary",
@@ -1542,55 +1549,125 @@ OUTSIDE_TEXT = {
     "session_id",
     "todos",
     "edited",
-    "failure",
     "requests",
     "path",
-    "detail",
+} | NAMES_TIMES_REASONS
+# Variables that hold such a field under its own name (a `reason` variable is most often
+# precompact's own sentence, `compaction.failure_reason`; the `reason` field is outside text).
+OUTSIDE_VARIABLES = {"instance", "lineage", "timestamp", "failure"}
+# The forms that quote (boundary/quoting); `single_line` only folds line breaks and quotes nothing.
+QUOTING_FORMS = {"quoting.block", "quoting.inline", "quoting.name", "quoting.timestamp"}
+# Calls whose text (or items) are made of their arguments'; any other call's text is its own (a
+# helper's f-strings are checked where they are).
+TEXT_OF_ARGUMENTS = {
+    "join",
+    "str",
+    "format",
+    "strip",
+    "rstrip",
+    "lstrip",
+    "replace",
+    "lower",
+    "upper",
+    "sorted",
+    "list",
 }
+# Where text is printed without an f-string.
+PRINTERS = {"terminal.echo", "_say", "click.echo", "print"}
 
 
-def _reads_outside_text(node: ast.AST) -> bool:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Attribute) and n.attr in OUTSIDE_TEXT:
-            return True
-        key = None
-        if isinstance(n, ast.Subscript):
-            key = n.slice
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args:
-            key = n.args[0]
-        if isinstance(key, ast.Constant) and key.value in OUTSIDE_TEXT:
-            return True
-    return False
+def _outside_reads(node: ast.AST, fields: set[str], variables: set[str]) -> Iterator[ast.AST]:
+    """The reads of outside text in `node` that reach the text it makes: not inside a quoting
+    form, nor in a condition, an index, or a call that makes its own text."""
+    if isinstance(node, ast.Call):
+        if _dotted(node.func) in QUOTING_FORMS:
+            return
+        key = node.args[0] if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args else None
+        if isinstance(key, ast.Constant) and key.value in fields:
+            yield node
+            return
+        callee = node.func.attr if isinstance(node.func, ast.Attribute) else _dotted(node.func)
+        if callee in TEXT_OF_ARGUMENTS:
+            for part in [*node.args, node.func]:
+                yield from _outside_reads(part, fields, variables)
+        return
+    if isinstance(node, ast.Attribute) and node.attr in fields or isinstance(node, ast.Name) and node.id in variables:
+        yield node
+    elif isinstance(node, ast.Subscript):
+        if isinstance(node.slice, ast.Constant) and node.slice.value in fields:
+            yield node
+        else:
+            yield from _outside_reads(node.value, fields, variables)
+    elif isinstance(node, ast.IfExp):
+        yield from _outside_reads(node.body, fields, variables)
+        yield from _outside_reads(node.orelse, fields, variables)
+    elif isinstance(node, ast.GeneratorExp | ast.ListComp | ast.SetComp):
+        # A name bound to outside text holds it in the element made of it (of a tuple's names,
+        # those named for such a field: OUTSIDE_VARIABLES).
+        bound = {
+            g.target.id
+            for g in node.generators
+            if isinstance(g.target, ast.Name) and any(_outside_reads(g.iter, fields, variables))
+        }
+        yield from _outside_reads(node.elt, fields, variables | bound)
+    elif not isinstance(node, ast.Compare | ast.Lambda):
+        for child in ast.iter_child_nodes(node):
+            yield from _outside_reads(child, fields, variables)
 
 
-def _calls_quoting(function: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and _dotted(n.func).startswith("quoting.") for n in ast.walk(function))
+def _made_text(tree: ast.AST) -> Iterator[ast.AST]:
+    """Each part of an f-string and each argument printed, outside any quoting form."""
+    if isinstance(tree, ast.Call) and _dotted(tree.func) in QUOTING_FORMS:
+        return
+    if isinstance(tree, ast.FormattedValue) and not _formats_a_number(tree):
+        yield tree.value
+    elif isinstance(tree, ast.Call) and _dotted(tree.func) in PRINTERS:
+        yield from tree.args
+    for child in ast.iter_child_nodes(tree):
+        yield from _made_text(child)
 
 
-def renders_outside_text_unquoted(tree: ast.Module) -> list[str]:
-    """A function that puts outside text into an f-string and neither quotes it (a call of
-    boundary/quoting) nor is a helper whose every caller in the module does."""
-    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    callers: dict[str, set[str]] = {name: set() for name in functions}
-    for name, function in functions.items():
-        for n in ast.walk(function):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in callers and n.func.id != name:
-                callers[n.func.id].add(name)
-    found = []
-    for name, function in functions.items():
-        interpolated = [
-            v
-            for j in ast.walk(function)
-            if isinstance(j, ast.JoinedStr)
-            for v in j.values
-            if isinstance(v, ast.FormattedValue) and _reads_outside_text(v.value)
-        ]
-        if not interpolated or _calls_quoting(function):
-            continue
-        if callers[name] and all(_calls_quoting(functions[c]) for c in callers[name]):
-            continue
-        found.append(f"line {interpolated[0].lineno} in {name}: {ast.unparse(interpolated[0].value)[:60]}")
-    return found
+def _formats_a_number(part: ast.FormattedValue) -> bool:
+    """`{held.timestamp:d}`: a format only a number takes (a text there raises)."""
+    spec = part.format_spec
+    return (
+        isinstance(spec, ast.JoinedStr)
+        and len(spec.values) == 1
+        and isinstance(spec.values[0], ast.Constant)
+        and str(spec.values[0].value)[-1:] in tuple("bdoxXn")
+    )
+
+
+def renders_outside_text_unquoted(tree: ast.Module, fields: set[str] = OUTSIDE_TEXT) -> list[str]:
+    """Each place that puts one of `fields` (or a variable named for one) into an f-string or a
+    printed line other than through a quoting form of boundary/quoting."""
+    found: dict[ast.AST, str] = {}  # a printed f-string's parts are also parts of an f-string
+    scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for scope in [tree, *scopes]:
+        variables = (
+            _holding_outside_text(scope, fields, OUTSIDE_VARIABLES & fields)
+            if scope in scopes
+            else OUTSIDE_VARIABLES & fields
+        )
+        for part in _made_text(scope):
+            read = next(_outside_reads(part, fields, variables), None)
+            if read is not None:
+                found.setdefault(read, f"line {read.lineno}: {ast.unparse(read)[:60]}")
+    return list(found.values())
+
+
+def _holding_outside_text(scope: ast.AST, fields: set[str], variables: set[str]) -> set[str]:
+    """`variables` and the names `scope` assigns outside text to (`name = r.instance if ...`)."""
+    held = set(variables)
+    for _ in range(2):  # one name assigned from another
+        held |= {
+            n.targets[0].id
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Assign)
+            and isinstance(n.targets[0], ast.Name)
+            and any(_outside_reads(n.value, fields, held))
+        }
+    return held
 
 
 @pytest.mark.parametrize("name", MODEL_TEXT)
@@ -1598,7 +1675,14 @@ def test_outside_text_reaches_the_model_only_quoted(name):
     assert not renders_outside_text_unquoted(modules()[name]), name
 
 
+@pytest.mark.parametrize("name", PRINTED_TEXT)
+def test_outside_names_times_and_reasons_are_printed_only_quoted(name):
+    assert not renders_outside_text_unquoted(modules()[name], NAMES_TIMES_REASONS), name
+
+
 def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
+    """Folding lines (`single_line`) or quoting something else in the same function is no quote;
+    a field in a condition, an index or a call that makes its own text is no text made of it."""
     sample = ast.parse(
         "from precompact.boundary import quoting\n"
         "def brief(s):\n    return f'Summary: {s.compact_summary}'\n"
@@ -1606,8 +1690,31 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "def _line(entry):\n    return f'- {entry.text}'\n"
         "def lines(entries):\n    return quoting.single_line('; '.join(_line(e) for e in entries))\n"
         "def own(s):\n    return f'savepoint {s.sequence}'\n"
+        "def report(found, s):\n"
+        "    return quoting.single_line(f'Lineage: {\" → \".join(found.lineage)} at {s.timestamp}')\n"
+        "def row(s, instance):\n"
+        "    terminal.echo(f'{quoting.name(s.instance)} {instance}: {s.failures[-1]} {s.timestamp or \"?\"}')\n"
+        "def names(found):\n    return ', '.join(quoting.name(n) for n in found.lineage)\n"
+        "def bare(found):\n    return f'{\", \".join(n for n in found.lineage)}'\n"
+        "def said(failure):\n    _say(failure)\n"
+        "def remote(r, found):\n    name = r.instance if r.instance else '?'\n    names = sorted(found.lineage)\n"
+        "    _say(f'{name}: {\", \".join(names)}')\n"
+        "def kept(s, counts):\n"
+        "    return f'{counts[s.instance]} {quoting.timestamp(s.timestamp) if s.timestamp else \"never\"}'\n"
     )
-    assert [line.split(" in ")[1].split(":")[0] for line in renders_outside_text_unquoted(sample)] == ["brief"]
+    assert [line.split(": ")[1] for line in renders_outside_text_unquoted(sample)] == [
+        "s.compact_summary",
+        "entry.text",
+        "found.lineage",
+        "s.timestamp",
+        "instance",
+        "s.failures",
+        "s.timestamp",
+        "n",
+        "failure",
+        "name",
+        "names",
+    ]
 
 
 def test_the_private_file_rule_sees_each_way_around_its_owner():

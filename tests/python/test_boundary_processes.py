@@ -175,7 +175,7 @@ def test_session_starts_brief_runs_no_fsmonitor_of_the_repository(tmp_path, plan
     run_git(project, "config", "core.fsmonitor", str(planted.script))
     start = hook(project, "SessionStart", source="resume")
     context = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert '- "src/module_1.py" (uncommitted)' in context, context
+    assert '- "src/module_1.py" (not in git)' in context, context
     assert planted.ran() == ""
 
 

@@ -37,7 +37,7 @@ def test_close_returns_the_rent_and_every_command_after_it_says_the_record_is_cl
     asked = precompact(project, "close")
     assert asked.returncode == FAILED
     assert "not at a terminal: run `precompact close --yes` to close the record" in asked.stderr
-    assert f"the record of {INSTANCE!r} at {address} holds savepoint 2 and {rent} lamports" in asked.stdout
+    assert f"the record of {INSTANCE} at {address} holds savepoint 2 and {rent} lamports" in asked.stdout
     assert client.account(address) is not None
 
     # A savepoint queued for the chain (the cluster was down) stops it, unless --force.
@@ -60,7 +60,7 @@ def test_close_returns_the_rent_and_every_command_after_it_says_the_record_is_cl
     assert said["lamports"] == rent  # the balance read before it held savepoint 3: the rent does not change
     assert client.account(address) is None
     assert client.balance(str(authority.pubkey())) == before + rent - FEE
-    assert f"closed the record of {INSTANCE!r} at {address} (after savepoint 3): {rent} lamports returned to {authority.pubkey()}, transaction {said['signature']}" in closed.stderr  # fmt: skip
+    assert f"closed the record of {INSTANCE} at {address} (after savepoint 3): {rent} lamports returned to {authority.pubkey()}, transaction {said['signature']}" in closed.stderr  # fmt: skip
 
     # Later savepoints, flush and verify say what happened: no retry, no re-initialize, no ✓.
     note = f"the on-chain record of {INSTANCE!r} at {address} was closed by `precompact close` (transaction {said['signature']}): no savepoint of it is anchored on chain any more"
@@ -110,7 +110,7 @@ def test_close_with_force_closes_and_a_queued_savepoint_is_never_anchored(localn
 
     closed = precompact(project, "close", "--yes", "--force")
     assert closed.returncode == 0, closed.stdout + closed.stderr
-    assert f"closed the record of {INSTANCE!r} at {address} (after savepoint 1)" in closed.stdout, closed.stdout
+    assert f"closed the record of {INSTANCE} at {address} (after savepoint 1)" in closed.stdout, closed.stdout
     client = rpc.Cluster(localnet.url, timeout=10)
     assert client.account(address) is None
 

@@ -142,6 +142,28 @@ def test_projects_lists_every_archive_of_this_machine(machine):
     )
 
 
+def test_projects_prints_the_time_an_index_states_only_quoted(tmp_path):
+    """review7a F2: the last savepoint's time is the project's index's word: printed bare only of
+    the shape precompact writes, else quoted, so it cannot add a ✓ or a line of its own."""
+    machine = Machine(tmp_path)
+    alpha = machine.project("alpha")
+    talk = Conversation(tmp_path / "alpha.jsonl", "s-alpha", START)
+    talk.turn_with("Deploy the kestrel service.", "deploy kestrel", "kestrel deployed", "The kestrel is live.")
+    save(alpha, talk)
+    listed = machine.run(tmp_path, "projects")
+    assert listed.returncode == 0, listed.stderr
+    [line] = [line for line in listed.stdout.splitlines() if line.startswith(str(alpha.path))]
+    assert line.removeprefix(f'{alpha.path}  "Trial #1"  1 savepoint(s), last ').endswith("Z"), line
+    forged = '2026-12-05T03:00:00Z\n/elsewhere  "Trial #1"  9 savepoint(s), last ✓ verified'
+    index = alpha.path / "logs" / "precompact-savepoint.jsonl"
+    lines = [json.loads(line) for line in index.read_text().splitlines()]
+    index.write_text("".join(json.dumps({**line, "timestamp": forged}) + "\n" for line in lines))
+    listed = machine.run(tmp_path, "projects")
+    assert listed.returncode == 0, listed.stderr
+    assert f'{alpha.path}  "Trial #1"  1 savepoint(s), last {json.dumps(forged, ensure_ascii=False)}' in listed.stdout
+    assert not [line for line in listed.stdout.splitlines() if line.startswith("/elsewhere")], listed.stdout
+
+
 def test_recall_outside_a_project_searches_every_project_and_inside_stays_in_it(machine):
     outside = machine.run(machine.root, "recall", "rhubarb pipeline")
     assert outside.returncode == 0, outside.stderr

@@ -122,7 +122,7 @@ def test_rotation_continues_the_lineage_and_freezes_the_old_record(localnet, mon
     assert result.exit_code == 0, result.output
     new = configured_key()
     assert new != old.pubkey()
-    assert f"rotated: savepoint 2 of {INSTANCE!r} now continues under {new} (was {old.pubkey()})" in result.output
+    assert f"rotated: savepoint 2 of {INSTANCE} now continues under {new} (was {old.pubkey()})" in result.output
 
     frozen = record_of(localnet.url, old.pubkey())
     assert frozen.frozen and frozen.rotated_to() == new and frozen.sequence == 2

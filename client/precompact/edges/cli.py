@@ -282,7 +282,7 @@ def init(
         if asked and not interactive:
             # click's prompt would read the end of stdin and end in a bare "Aborted!".
             raise WrongValue(
-                f'not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance "{default}"), or --yes for that one'
+                f"not at a terminal, so init cannot ask for the instance name: give --instance NAME (e.g. --instance {quoting.inline(default)}), or --yes for that one"
             )
         instance = click.prompt("Instance name", default=default) if asked else default
     cluster = cluster or (
@@ -498,7 +498,7 @@ def import_sessions(instance, as_json, agent) -> None:
 
     def progress(number: int, total: int, result: importer.Imported) -> None:
         saved = f" as savepoint {result.sequence}" if result.outcome == importer.SAVED else ""
-        why = f" ({result.reason})" if result.reason else ""
+        why = f" ({quoting.inline(result.reason)})" if result.reason else ""
         terminal.echo(f"[{number}/{total}] {result.session_id}: {result.outcome}{saved}{why}", err=True)
 
     done = api.import_sessions(loaded, progress=progress, agent=agent)
@@ -675,12 +675,12 @@ def status(only, remote, as_json) -> None:
     for instance in instances:
         mine = [s for s in savepoints if s.instance == instance]
         current = " (this project's instance)" if instance == loaded.instance and len(instances) > 1 else ""
-        terminal.echo(f"{instance}: {len(mine)} savepoint(s){current}")
+        terminal.echo(f"{quoting.name(instance)}: {len(mine)} savepoint(s){current}")
         for s in mine:
             commit = (s.commit or "-")[:10]
             compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
             terminal.echo(
-                f"  #{s.sequence:<4} {s.timestamp or '?'}  {s.snapshot_hash[:12]}  git {git_shown(s):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
+                f"  #{s.sequence:<4} {quoting.timestamp(s.timestamp)}  {s.snapshot_hash[:12]}  git {git_shown(s):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
             git = api.recorded_verdicts(loaded, s)[verdicts.GIT]
             if (s.instance, s.sequence) in rewound:
@@ -690,7 +690,7 @@ def status(only, remote, as_json) -> None:
             elif git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
                 terminal.echo(f"        git: {git.detail}")
             elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
-                terminal.echo(f"        last problem: {s.failures[-1]}")
+                terminal.echo(f"        last problem: {quoting.inline(s.failures[-1])}")
             if (s.instance, s.sequence) in unsigned:
                 terminal.echo(f"        signature: {unsigned[(s.instance, s.sequence)]}")
         confirmed = api.chain_confirmations([s for s in mine if (s.instance, s.sequence) not in foreign])
@@ -699,7 +699,7 @@ def status(only, remote, as_json) -> None:
     if foreign_note:
         terminal.echo(foreign_note)
     if clear:
-        listed = ", ".join(f"{s.instance} #{s.sequence}" for s in clear)
+        listed = ", ".join(f"{quoting.name(s.instance)} #{s.sequence}" for s in clear)
         advice = (
             "`precompact key rekey` encrypts the branch's copies; the clear ones stay in its history"
             if loaded.recipients
@@ -747,8 +747,8 @@ def _remote_status(loaded: configuration.Config, as_json: bool) -> None:
             terminal.echo(f"{loaded.remote} holds no savepoint branch")
         for r in found:
             mark = "✓" if r.check.status == verdicts.VERIFIED else "✗" if r.check.status == verdicts.FAILED else "–"
-            name = r.instance if r.instance is not None else "(an instance whose index is not for you)"
-            last = f"#{r.last.sequence} {r.last.timestamp or '?'}" if r.last else "-"
+            name = quoting.name(r.instance) if r.instance is not None else "(an instance whose index is not for you)"
+            last = f"#{r.last.sequence} {quoting.timestamp(r.last.timestamp)}" if r.last else "-"
             this = " (this project's instance)" if r.yours else ""
             terminal.echo(f"{mark} {name}{this}: branch {r.branch}, last savepoint {last}, commit {r.commit[:10]}")
             terminal.echo(f"    {r.check.status}: {r.check.detail}")
@@ -795,7 +795,7 @@ def inspect(instance, address, as_json) -> None:
             ("instance_id", held.instance_id.hex()),
             ("sequence", held.sequence),
             ("entry_type", f"{held.entry_type}: {held.lineage()}"),
-            ("timestamp", f"{held.timestamp} ({_utc(held.timestamp)})"),
+            ("timestamp", f"{held.timestamp:d} ({_utc(held.timestamp)})"),
             ("snapshot_hash", f"sha256:{held.snapshot_hash.hex()}"),
             ("prev_snapshot_hash", f"sha256:{held.prev_snapshot_hash.hex()}"),
             ("git_commit", _word_or_quoted(held.commit)),
@@ -892,7 +892,7 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         ]
         savepoints = len({(instance, n) for instance, n, _, _ in short})
         said = [
-            f"{instance} savepoint {n} [{layer}]: {check.status} ({check.detail})"
+            f"{quoting.name(instance)} savepoint {n} [{layer}]: {check.status} ({check.detail})"
             for instance, n, layer, check in short
         ]
         if report.lacking_said is not None:
@@ -962,17 +962,17 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
             }
         )
         if verdict.status == verdicts.VERIFIED:
-            _say(f"✓ ledger verified: {instance}: {verdict.detail}")
+            _say(f"✓ ledger verified: {quoting.name(instance)}: {verdict.detail}")
         elif verdict.status == verdicts.OFF:
-            _say(f"– ledger of {instance} {verdict.detail}; {TURN_CHAIN_ON}")
+            _say(f"– ledger of {quoting.name(instance)} {verdict.detail}; {TURN_CHAIN_ON}")
         elif verdict.status == verdicts.NOT_VERIFIED:
-            _say(f"✗ ledger not verified: {instance}: {verdict.detail}")
+            _say(f"✗ ledger not verified: {quoting.name(instance)}: {verdict.detail}")
         else:
-            _say(f"✗ ledger: first broken link: {instance} {findings[0]}")
+            _say(f"✗ ledger: first broken link: {quoting.name(instance)} {findings[0]}")
             for finding in findings[1:]:
-                _say(f"  also: {instance} {finding}")
+                _say(f"  also: {quoting.name(instance)} {finding}")
         for warning in warnings:
-            _say(f"  warning: {instance} {warning}")
+            _say(f"  warning: {quoting.name(instance)} {warning}")
     return found
 
 
@@ -1535,13 +1535,13 @@ def projects(forget, rescan, url, add, as_json) -> None:
     if not listed:
         terminal.echo("no project registered yet: `precompact init` or a savepoint registers one")
     for p in listed:
-        names = ", ".join(json.dumps(i, ensure_ascii=False) for i in p.instances)
+        names = ", ".join(quoting.inline(i) for i in p.instances)
         if not p.present:
             state = f"✗ not there any more (moved or deleted); `precompact projects --forget {shlex.quote(str(p.path))}` removes it"
         elif p.problem is not None:
             state = f"✗ its index cannot be read: {p.problem}"
         else:
-            state = f"{p.savepoints} savepoint(s), last {p.last_savepoint or 'never'}"
+            state = f"{p.savepoints} savepoint(s), last {quoting.timestamp(p.last_savepoint) if p.last_savepoint else 'never'}"
         terminal.echo(f"{p.path}  {names}  {state}")
 
 
@@ -1980,7 +1980,7 @@ def close(yes: bool, force: bool, as_json: bool) -> None:
     loaded = _load()
     plan = api.closing_plan(loaded)
     _say(
-        f"the record of {plan.instance!r} at {plan.address} holds savepoint {plan.sequence} and {plan.lamports} lamports; closing it returns them to {plan.authority}, and the chain can no longer vouch for any savepoint of {plan.instance!r}"
+        f"the record of {quoting.name(plan.instance)} at {plan.address} holds savepoint {plan.sequence} and {plan.lamports} lamports; closing it returns them to {plan.authority}, and the chain can no longer vouch for any savepoint of {quoting.name(plan.instance)}"
     )
     if not (yes or as_json):
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -1989,7 +1989,7 @@ def close(yes: bool, force: bool, as_json: bool) -> None:
             raise click.ClickException("not closed; nothing changed")
     closed = api.close_record(loaded, force=force)
     _say(
-        f"closed the record of {closed.instance!r} at {closed.address} (after savepoint {closed.sequence}): {closed.lamports} lamports returned to {closed.authority}, transaction {closed.signature}"
+        f"closed the record of {quoting.name(closed.instance)} at {closed.address} (after savepoint {closed.sequence}): {closed.lamports} lamports returned to {closed.authority}, transaction {closed.signature}"
     )
     if as_json:
         _emit(closed.as_dict())
@@ -2015,7 +2015,7 @@ def key_rotate(recover: bool, airdrop: bool, as_json: bool) -> None:
     if done.finished:
         how = f"finished (its transaction had landed before the run that sent it was cut short): {how}"
     _say(
-        f"{how}: savepoint {rotation.sequence} of {rotation.instance!r} now continues under {rotation.new_authority} (was {rotation.old_authority}), transaction {rotation.signature}"
+        f"{how}: savepoint {rotation.sequence} of {quoting.name(rotation.instance)} now continues under {rotation.new_authority} (was {rotation.old_authority}), transaction {rotation.signature}"
     )
     made = "the keypair the run cut short created," if done.finished else "created keypair"
     _say(

@@ -128,28 +128,20 @@ class Hit:
         also = f" · also in {', '.join(self.also)}" if self.also else ""
         where = f" · project {quoting.inline(self.project)}" if self.project is not None else ""
         return quoting.single_line(
-            f"[{self.ref}] savepoint {self.sequence} of {named(self.instance)} · entry {self.position} · {when} · {role}{tool}{also}{where}"
+            f"[{self.ref}] savepoint {self.sequence} of {quoting.name(self.instance)} · entry {self.position} · {when} · {role}{tool}{also}{where}"
         )
 
 
-# The shapes of the names precompact prints bare in its own lines: a tool's (the transcript names
-# it: Bash, mcp__server__tool, run_shell_command) and an instance's (a repository's settings may
-# name it: "<name> #<n>", at most two words then the number, so it cannot carry a sentence). A
-# name of any other shape (a quote, a `·`, a line break: a forged field or sentence) is shown as
-# a quoted string.
+# The shape of a tool's name precompact prints bare in its own lines (the transcript names it:
+# Bash, mcp__server__tool, run_shell_command); a name of any other shape (a quote, a `·`, a line
+# break: a forged field or sentence) is shown as a quoted string, as an instance's name is
+# (quoting.name).
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
-_INSTANCE_NAME = re.compile(r"[A-Za-z0-9_.@+-]{1,48}(?: [A-Za-z0-9_.@+-]{1,48})?(?: #[0-9]{1,9})?")
 
 
 def shown_tool(name: str) -> str:
     """A tool's name as precompact's lines show it: bare if of a tool name's shape, else quoted."""
     return name if _TOOL_NAME.fullmatch(name) else quoting.inline(name)
-
-
-def named(instance: str) -> str:
-    """An instance's name as precompact's lines show it: bare if of an instance name's shape,
-    else quoted."""
-    return instance if _INSTANCE_NAME.fullmatch(instance) else quoting.inline(instance)
 
 
 @dataclass
@@ -922,7 +914,7 @@ def update(logs: Path, instance: str, rebuild: bool = False, signer: str | None 
     wanted = in_scope(logs, instance)
     outcome = Update()
     if not wanted:
-        outcome.notes.append(f"{named(instance)} has no savepoints yet: nothing to search")
+        outcome.notes.append(f"{quoting.name(instance)} has no savepoints yet: nothing to search")
         return outcome
     if not rebuild and not _missing(logs, wanted):
         return outcome
@@ -1042,7 +1034,7 @@ def _index_wanted(
 
 
 def _not_indexed(savepoint: savepoint_log.Savepoint, why: str) -> str:
-    return f"savepoint {savepoint.sequence} of {named(savepoint.instance)} is not indexed: {why}"
+    return f"savepoint {savepoint.sequence} of {quoting.name(savepoint.instance)} is not indexed: {why}"
 
 
 def _missing(logs: Path, wanted: list[savepoint_log.Savepoint]) -> bool:
@@ -1359,7 +1351,7 @@ def search(
             within = next((n for n, key in ids.items() if key == (instance, sequence)), None)
             if within is None:
                 raise RecallError(
-                    f"{named(instance)} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
+                    f"{quoting.name(instance)} has no indexed savepoint {sequence}; `precompact status` lists its savepoints"
                 )
         text, searcher = _searchable(logs, connection)
         chain = _chain(connection, within) if within is not None else None
@@ -1466,7 +1458,7 @@ def _hits(
             if holder not in withheld:
                 withheld.add(holder)
                 results.notes.append(
-                    f"savepoint {savepoint.sequence} of {named(savepoint.instance)}: entries withheld, {reader}; run `precompact verify`"
+                    f"savepoint {savepoint.sequence} of {quoting.name(savepoint.instance)}: entries withheld, {reader}; run `precompact verify`"
                 )
             results.matched -= 1
             continue
@@ -1487,7 +1479,7 @@ def _hits(
             continue
         # The same entry again: named on the better-ranked hit, not shown a second time.
         first = results.hits[kept]
-        where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {named(hit.instance)}"
+        where = hit.ref if hit.instance == first.instance else f"{hit.ref} of {quoting.name(hit.instance)}"
         results.hits[kept] = dataclasses.replace(first, also=(*first.also, where))
         results.matched -= 1
     return made
@@ -1677,9 +1669,11 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
     if (instance, sequence) not in scope:
         if any(s.instance == instance and s.sequence == sequence for s in pruned_in_scope(logs, instance)):
             raise RecallError(
-                f"savepoint {sequence} of {named(instance)} was pruned locally; git keeps it: `precompact resurrect --sequence {sequence}` brings it back"
+                f"savepoint {sequence} of {quoting.name(instance)} was pruned locally; git keeps it: `precompact resurrect --sequence {sequence}` brings it back"
             )
-        raise RecallError(f"{instance} has no savepoint {sequence}; `precompact status` lists its savepoints")
+        raise RecallError(
+            f"{quoting.name(instance)} has no savepoint {sequence}; `precompact status` lists its savepoints"
+        )
     with _damage_named(), _connect(logs, create=False) as connection:
         saved = (
             connection.execute(
@@ -1690,13 +1684,13 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
         )
         if connection is None or saved is None:
             why = next(
-                (n for n in outcome.notes if f"savepoint {sequence} of {named(instance)} " in n),
+                (n for n in outcome.notes if f"savepoint {sequence} of {quoting.name(instance)} " in n),
                 f"savepoint {sequence} is not indexed",
             )
             raise RecallError(why)
         savepoint_id, count = saved
         if last > count:
-            raise RecallError(f"savepoint {sequence} of {named(instance)} holds entries 1 to {count}")
+            raise RecallError(f"savepoint {sequence} of {quoting.name(instance)} holds entries 1 to {count}")
         chain = _in(_chain(connection, savepoint_id))
         # The entries the chain first held (each savepoint's ids are a run, their places rising
         # with them), then those it holds again.
@@ -1715,7 +1709,7 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
         reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
         if isinstance(reader, str):
             raise RecallError(
-                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {named(holder_instance)}, and {reader}; run `precompact verify`"
+                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {quoting.name(holder_instance)}, and {reader}; run `precompact verify`"
             )
         raw = reader.entry_at((start, stop))
         text = as_shown(raw, entry_facts(raw, {})[2])
@@ -1741,7 +1735,7 @@ def describe_savepoints(config: Config, instance: str) -> str:
     vouched = [signed.line_vouched(s, signer) for s in saved]
     if saved and not any(vouched):
         raise RecallError(
-            f"no root vouches for the savepoints of {named(instance)} in logs/ (this machine did not write them, your signing key did not sign them): "
+            f"no root vouches for the savepoints of {quoting.name(instance)} in logs/ (this machine did not write them, your signing key did not sign them): "
             "nothing of them is listed; `precompact verify` checks them"
         )
     lines = []
@@ -1755,8 +1749,8 @@ def describe_savepoints(config: Config, instance: str) -> str:
         git = verdicts.recorded_git(config.git_layer, s, config.remote)
         chain = verdicts.recorded_chain(config.chain_layer, s)
         lines.append(
-            f"savepoint {s.sequence} of {named(s.instance)}: {s.timestamp}, {_agent(s)}, trigger {_trigger(s)}, "
+            f"savepoint {s.sequence} of {quoting.name(s.instance)}: {quoting.timestamp(s.timestamp)}, {_agent(s)}, trigger {_trigger(s)}, "
             f"sha256:{s.snapshot_hash[:12]}, git {git.status} ({quoting.inline(git.detail)}), "
             f"chain {chain.status} ({quoting.inline(chain.detail)}){summary}"
         )
-    return "\n".join(lines) or f"{named(instance)} has no savepoints yet"
+    return "\n".join(lines) or f"{quoting.name(instance)} has no savepoints yet"

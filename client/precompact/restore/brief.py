@@ -1,6 +1,6 @@
 """What a resurrection tells people and sessions: the report, the restore brief a new session
 starts from, and the JSON form, from a `Resurrection` (the brief may also ask git which edited
-files are still uncommitted).
+files are unchanged since the last commit, changed or not in git).
 
 The brief complements Claude Code's compaction summary rather than repeating it. Claude Code
 cuts SessionStart context above 10,000 characters to a preview, so it is built to a budget:
@@ -18,7 +18,7 @@ important first, each fact quoted with its reference for `show`.
 from __future__ import annotations
 
 import json
-from collections.abc import Container
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +40,13 @@ FAILURE_LIMIT = 1_200
 MESSAGE_LIMIT = 1_000
 PROOF_DETAIL_LIMIT = 100
 GIT_TIMEOUT_SECONDS = 5
+# What the brief says of a file the session edited, by what git reports of it now (`in_git`).
+# Not "committed": an edit the session made and then reverted is unchanged too, and in no commit.
+UNCHANGED = "unchanged since the last commit"  # tracked, and as the last commit holds it
+UNCOMMITTED = "uncommitted"  # tracked, and changed (or deleted) since the last commit
+NOT_IN_GIT = "not in git"  # on disk, untracked or ignored by git
+NOT_ON_DISK = "not on disk"  # neither tracked nor on disk
+OUTSIDE_THE_REPOSITORY = "outside the repository"
 RECALL_HINT = (
     "Anything said before compaction (requests, tool output, errors, files read) can be searched: the precompact MCP "
     "tools `recall` (words -> excerpts with references) and `show` (a reference -> the entry whole), or `precompact recall QUERY` / `precompact show REF`."
@@ -70,23 +77,29 @@ def render(found: Resurrection, output: str) -> str:
 
 def report(found: Resurrection, now: datetime | None = None) -> str:
     """The "Instance Resurrection Report": of any savepoint `resurrect` loaded, its last line
-    saying whether it is verified (what it counts of the snapshot is no quote of it)."""
+    saying whether it is verified. The names, the time and the path it shows of the savepoint
+    (the index's and the snapshot's words: a lineage, a timestamp) are quoted unless of the plain
+    shape precompact writes, so none can pass for a verdict or an instruction."""
     s = found.savepoint
     document = found.contents_as_asked().document
-    previous = f"{found.instance}" if found.instance != found.into else f"{found.instance} (same instance)"
+    previous = (
+        quoting.name(found.instance)
+        if found.instance != found.into
+        else f"{quoting.name(found.instance)} (same instance)"
+    )
     gap = "0 later savepoints (continuous)" if found.later == 0 else f"{found.later} later savepoint(s) not restored"
     lines = [
-        f"{found.into} - Instance Resurrection Report",
+        f"{quoting.name(found.into)} - Instance Resurrection Report",
         f"Previous instance: {previous}",
-        f"Lineage: {' → '.join(found.lineage)}",
-        f"Last savepoint: #{s.sequence} at {s.timestamp} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
+        f"Lineage: {' → '.join(quoting.name(name) for name in found.lineage)}",
+        f"Last savepoint: #{s.sequence} at {quoting.timestamp(s.timestamp)} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
         f"Context recovered: {_size(found.conversation_size)} ({document.messages} messages, {len(document.loaded_files)} files)",
         f"Gap: {gap}",
     ]
     lines += [f"{label}: {_verdict(found.checks[name])}" for name, label in REPORT_LINES if name in found.checks]
     if found.restored_state is not None:
         lines.append(f"Session state restored to {found.restored_state}")
-    lines.append(f"Snapshot: {found.path} (from the {found.source})")
+    lines.append(f"Snapshot: {quoting.inline(str(found.path))} (from the {found.source})")
     if found.verified:
         lines.append("Ready to resume work.")
     elif found.intact:
@@ -126,7 +139,7 @@ def unvouched(found: Resurrection) -> str:
     how to inspect it. Nothing of it is quoted: what it says is nobody's word."""
     why = "that no root vouches for" if found.intact else "that fails its checks"
     return quoting.single_line(
-        f"[precompact] A savepoint was found {why} (savepoint {found.savepoint.sequence} of {found.instance}), "
+        f"[precompact] A savepoint was found {why} (savepoint {found.savepoint.sequence} of {quoting.name(found.instance)}), "
         "so nothing of it is given here; inspect it with `precompact verify` / `precompact resurrect --format report`."
     )
 
@@ -142,7 +155,7 @@ def brief(
     hold verbatim (the user's latest requests, the todo list, the files edited, the last failing
     command), the proof in one line, and where to find more. The compaction summary is included
     only for a reader other than the session that was compacted (that one already has it). With
-    `repository`, each edited file says whether git reports it uncommitted now. The MCP tools are
+    `repository`, each edited file says what git reports of it now (`in_git`). The MCP tools are
     named only with `mcp_tools` (the agent offers them); otherwise the commands alone.
 
     Everything taken from the savepoint is quoted (`quoting`), so only precompact's own lines can
@@ -153,7 +166,7 @@ def brief(
     recent = conversation.recent(found.contents.newest_entries())
     head = [
         quoting.single_line(
-            f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: {_whose(s, session_id, now)}"
+            f"[precompact] Restored from savepoint {s.sequence} of {quoting.name(found.instance)}: {_whose(s, session_id, now)}"
         ),
         proof(found, now),
         QUOTE_NOTE,
@@ -163,12 +176,14 @@ def brief(
     head += _integrity_lines(found)
     sections = []
     if recent.todos:
-        todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
-        sections.append(("## Todo list (as the session last set it)", quoting.block(todos, TODOS_LIMIT)))
+        todos = quoting.block(
+            "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos), TODOS_LIMIT
+        )
+        sections.append(("## Todo list (as the session last set it)", todos))
     if recent.edited:
         root = repository or Path(document.cwd or ".")
-        changed = uncommitted(repository, recent.edited) if repository is not None else None
-        lines = [f"- {quoting.inline(_shown(name, root))}{_commit_note(name, root, changed)}" for name in recent.edited]
+        states = in_git(repository, recent.edited) if repository is not None else None
+        lines = [f"- {quoting.inline(_shown(name, root))}{_commit_note(name, states)}" for name in recent.edited]
         sections.append(("## Files edited", _lines_within("\n".join(lines), FILES_LIMIT)))
     if recent.failure:
         command, error = recent.failure
@@ -247,7 +262,7 @@ def compact_brief(
     recent = conversation.recent(found.contents.newest_entries(), max_requests=1)
     parts = [
         quoting.single_line(
-            f"[precompact] Restored from savepoint {s.sequence} of {found.instance}: {_whose(s, session_id, now)}"
+            f"[precompact] Restored from savepoint {s.sequence} of {quoting.name(found.instance)}: {_whose(s, session_id, now)}"
         ),
         proof(found, now),
         QUOTE_NOTE,
@@ -260,10 +275,11 @@ def compact_brief(
             f"## Newest user request (verbatim)\n{quoting.block(recent.requests[-1], min(MESSAGE_LIMIT, budget // 4))}"
         )
     if recent.todos:
-        todos = "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos)
-        parts.append(
-            f"## In progress (the todo list as the session last set it)\n{quoting.block(todos, budget // COMPACT_TODOS_SHARE)}"
+        todos = quoting.block(
+            "\n".join(f"- [{t.get('status', '?')}] {t.get('content', '')}" for t in recent.todos),
+            budget // COMPACT_TODOS_SHARE,
         )
+        parts.append(f"## In progress (the todo list as the session last set it)\n{todos}")
     parts.append(
         f"## More\n{next_part(s.agent)} {RECALL_HINT if mcp_tools else RECALL_COMMANDS_HINT}\n"
         f'[precompact] End of the brief of savepoint {s.sequence}; its proof is the one line starting "Proof:" at the top.'
@@ -448,16 +464,9 @@ def _shown(name: str, root: Path) -> str:
     return str(path.relative_to(root)) if path.is_absolute() and path.is_relative_to(root) else name
 
 
-def _commit_note(name: str, root: Path, uncommitted: Container[str] | None) -> str:
-    if uncommitted is None:
-        return ""
-    if name in uncommitted:
-        return " (uncommitted)"
-    try:
-        on_disk = (root / name).exists()
-    except OSError:  # a name the file system cannot hold (too long) is no file here
-        on_disk = False
-    return " (committed)" if on_disk else " (not on disk)"
+def _commit_note(name: str, states: dict[str, str] | None) -> str:
+    """What git reports of an edited file (`in_git`), nothing when git could not tell."""
+    return "" if states is None else f" ({states[name]})"
 
 
 def _file_note(info: dict) -> str:
@@ -490,28 +499,69 @@ def _age(unix: int | None, now: datetime | None) -> str:
     return f"{seconds} second{'s' if seconds != 1 else ''}"
 
 
-def uncommitted(root: Path, files: list[str]) -> set[str] | None:
-    """Which of `files` (absolute, or relative to `root`) git reports as changed or untracked in
-    the repository at `root`; None when git cannot tell."""
-    inside = [name for name in files if not Path(name).is_absolute() or Path(name).is_relative_to(root)]
-    if not inside:
-        return set()
+def in_git(root: Path, files: list[str]) -> dict[str, str] | None:
+    """What git reports now of each of `files` (absolute, or relative to `root`) in the repository
+    at `root`: one of the states the brief names (UNCHANGED ... OUTSIDE_THE_REPOSITORY); None
+    when git cannot tell (not a repository, git failed)."""
     try:
-        done = git_env.run(
+        found = git_env.run(root, "rev-parse", "--show-toplevel", timeout=GIT_TIMEOUT_SECONDS)
+        if found.returncode != 0:
+            return None
+        top = Path(found.stdout.removesuffix("\n"))
+        places = {name: _place(name, root, top) for name in files if _can_name_a_file(name)}
+        # Each name literally (no glob of a file's name matches another), from the work tree's top.
+        specs = [f":(top,literal){place}" for place in dict.fromkeys(places.values()) if place]
+        if not specs:
+            return {name: OUTSIDE_THE_REPOSITORY if name in places else NOT_ON_DISK for name in files}
+        status = git_env.run(
             root,
-            *("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=dirty"),
-            *("--", *inside),
+            *("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--ignored=traditional"),
+            *("--ignore-submodules=dirty", "--", *specs),
             timeout=GIT_TIMEOUT_SECONDS,
             binary=True,
         )
-        top = git_env.run(root, "rev-parse", "--show-toplevel", timeout=GIT_TIMEOUT_SECONDS)
+        tracked = git_env.run(
+            root, "ls-files", "-z", "--full-name", "--", *specs, timeout=GIT_TIMEOUT_SECONDS, binary=True
+        )
     except (OSError, processes.TimeoutExpired):
         return None
-    if done.returncode != 0 or top.returncode != 0:
+    if status.returncode != 0 or tracked.returncode != 0:
         return None
-    changed = {
-        Path(top.stdout.strip(), entry[3:].decode("utf-8", "replace"))
-        for entry in done.stdout.split(b"\0")
+    # `XY path` from the work tree's top: `??` untracked, `!!` ignored, anything else changed.
+    listed = {
+        entry[3:].decode("utf-8", "surrogateescape"): entry[:2]
+        for entry in status.stdout.split(b"\0")
         if len(entry) > 3
     }
-    return {name for name in files if (Path(name) if Path(name).is_absolute() else root / name) in changed}
+    held = {entry.decode("utf-8", "surrogateescape") for entry in tracked.stdout.split(b"\0") if entry}
+    return {name: _state(places[name], listed, held) if name in places else NOT_ON_DISK for name in files}
+
+
+def _can_name_a_file(name: str) -> bool:
+    """Whether `name` can name a file (and be given to git): no NUL, no lone surrogate."""
+    try:
+        return "\0" not in name and bool(os.fsencode(name))
+    except UnicodeEncodeError:
+        return False
+
+
+def _place(name: str, root: Path, top: Path) -> str | None:
+    """`name`'s path from the work tree's top `top` (git's, links resolved), None outside it."""
+    path = Path(os.path.normpath(root / name))
+    if path.is_relative_to(root):
+        place = os.path.normpath(Path(os.path.relpath(root.resolve(), top), path.relative_to(root)))
+    elif path.is_relative_to(top):  # in the work tree, outside the project's directory
+        place = str(path.relative_to(top))
+    else:
+        return None
+    return None if place == ".." or place.startswith("../") else place
+
+
+def _state(place: str | None, listed: dict[str, bytes], tracked: set[str]) -> str:
+    if place is None:
+        return OUTSIDE_THE_REPOSITORY
+    if place in listed:
+        return NOT_IN_GIT if listed[place] in (b"??", b"!!") else UNCOMMITTED
+    # git lists every file on disk it does not track (untracked or ignored) and every tracked one
+    # that changed: a name it neither lists nor tracks is no file.
+    return UNCHANGED if place in tracked else NOT_ON_DISK

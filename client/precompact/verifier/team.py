@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from precompact.boundary import quoting
 from precompact.config.settings import Config
 from precompact.local import savepoint_log
 from precompact.verifier import signed, verdicts
@@ -77,7 +78,7 @@ def _judged(
     if branch == target.legacy and len(names) == 1:
         owner = names
     if not owner:
-        why = f"its index copy holds instance(s) {', '.join(names)}, none of them the one its name says"
+        why = f"its index copy holds instance(s) {', '.join(quoting.name(n) for n in names)}, none of them the one its name says"
         return listed(verdicts.Check(verdicts.FAILED, why))
     savepoints = sorted((s for s in read.savepoints if s.instance == owner[0]), key=lambda s: s.sequence)
     signer = own_key(savepoints)

@@ -219,7 +219,9 @@ def check_record(roots: Roots, owner: str, data: bytes) -> record.Record:
         )
     if found.instance_id != roots.instance_id:
         raise Broken(
-            "layer 3", n, f"the record's instance_id {found.instance_id.hex()[:16]}… is not sha256({roots.instance!r})"
+            "layer 3",
+            n,
+            f"the record's instance_id {found.instance_id.hex()[:16]}… is not sha256({quoting.name(roots.instance)})",
         )
     if found.sequence == 0:
         return found
@@ -297,16 +299,18 @@ def read_record(roots: Roots, client: rpc.Cluster, confirmed: int = 0, closed: C
     if found is None and closed is not None and closed.address == str(roots.address):
         return ChainRead(
             NOT_VERIFIED,
-            f"the record of {roots.instance} at {roots.address} was closed by `precompact close` after savepoint {closed.sequence} (transaction {closed.signature}, as this machine recorded it): the chain can no longer vouch for any savepoint of it; git and this machine's own record are checked as before",
+            f"the record of {quoting.name(roots.instance)} at {roots.address} was closed by `precompact close` after savepoint {closed.sequence} (transaction {closed.signature}, as this machine recorded it): the chain can no longer vouch for any savepoint of it; git and this machine's own record are checked as before",
         )
     if found is None and confirmed:
         return ChainRead(
             FAILED,
-            f"savepoint {confirmed} was confirmed on chain, but there is no record of {roots.instance} at {roots.address} on {client.shown}: it was closed, or this is not the cluster it was posted to",
+            f"savepoint {confirmed} was confirmed on chain, but there is no record of {quoting.name(roots.instance)} at {roots.address} on {client.shown}: it was closed, or this is not the cluster it was posted to",
             sequence=confirmed,
         )
     if found is None:
-        return ChainRead(PENDING, f"no record of {roots.instance} at {roots.address} on {client.shown} yet")
+        return ChainRead(
+            PENDING, f"no record of {quoting.name(roots.instance)} at {roots.address} on {client.shown} yet"
+        )
     reset = history_reset(roots, found.sequence, confirmed)
     if reset is not None:
         return ChainRead(FAILED, reset, sequence=confirmed)
@@ -441,7 +445,9 @@ def check_snapshot(
         )
     if found.sequence != sequence or found.instance != instance:
         raise Broken(
-            layer, sequence, f"snapshot in {found.where} says it is savepoint {found.sequence} of {found.instance!r}"
+            layer,
+            sequence,
+            f"snapshot in {found.where} says it is savepoint {found.sequence} of {quoting.name(str(found.instance))}",
         )
 
 
@@ -946,7 +952,7 @@ def inspected_record(
             raise Broken(
                 "layer 3",
                 None,
-                f"{where} is not the record address of {roots.instance!r} under authority {roots.authority} ({roots.address})",
+                f"{where} is not the record address of {quoting.name(roots.instance)} under authority {roots.authority} ({roots.address})",
             )
         check_record(roots, owner, data)
         if match is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from precompact.boundary import quoting
 from precompact.config.settings import Config
 from precompact.local import chunks, savepoint_log
 from precompact.verifier import signed, team, verdicts
@@ -34,7 +35,7 @@ class Finding:
 
     def __str__(self) -> str:
         where = f"savepoint {self.sequence}" if self.sequence is not None else "index"
-        owner = f"{self.instance} " if self.instance else ""
+        owner = f"{quoting.name(self.instance)} " if self.instance else ""
         return f"{owner}{where} [{self.layer}]: {self.problem}"
 
 
@@ -70,7 +71,7 @@ class Report:
     def verdict(self) -> verdicts.Check:
         """The one verdict on the run: FAILED at the first broken link, VERIFIED only when every
         layer the configuration asks for holds every savepoint checked."""
-        named = {f"{instance} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
+        named = {f"{quoting.name(instance)} savepoint {n}": layers for (instance, n), layers in self.layers.items()}
         found = verdicts.headline(named, str(self.findings[0]) if self.findings else None)
         if found.status == verdicts.FAILED:
             return found
@@ -210,7 +211,7 @@ def _check_instance(
         held, last = (read.record.sequence if read.record else 0), max((s.sequence for s in savepoints), default=0)
         if held > last:
             report.chain_ahead.append(
-                f"the on-chain record of {instance} holds savepoint {held}, logs/ {f'up to {last}' if last else 'none'}: run `precompact restore`"
+                f"the on-chain record of {quoting.name(instance)} holds savepoint {held}, logs/ {f'up to {last}' if last else 'none'}: run `precompact restore`"
             )
     vouched_by_chain = {n for n, check in chain_checks.items() if check.status == verdicts.VERIFIED}
     unvouched = [
