@@ -217,11 +217,24 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     for who in (alice, alice, alice, bob):
         assert who.save().returncode == SAVED
 
-    listed = bob.run("status", "--remote")
+    # Her key is her branch's claim, which anyone who can push could make: bob's own branch is ✓,
+    # hers "not verified" (exit 4) until he pins her key, then ✓ (exit 0).
+    theirs, yours = _signing_key(alice), _signing_key(bob)
+    unpinned = bob.run("status", "--remote")
+    assert unpinned.returncode == EXIT_NOT_VERIFIED, unpinned.stdout + unpinned.stderr
+    lines = unpinned.stdout.splitlines()
+    assert any(line.startswith("– alice: branch ") and "last savepoint #3" in line for line in lines), lines
+    said = f"not verified: 3 savepoint(s), linked, the last one's snapshot checked; but signed by {theirs}, not a key you pinned (this project's key is {yours}): pass --signer {theirs} if you trust it"
+    assert said in unpinned.stdout, unpinned.stdout
+    assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+    listed = bob.run("status", "--remote", "--signer", theirs)
     assert listed.returncode == 0, listed.stdout + listed.stderr
     lines = listed.stdout.splitlines()
     assert any(line.startswith("✓ alice: branch ") and "last savepoint #3" in line for line in lines), lines
     assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+    other = bob.run("status", "--remote", "--signer", _signing_key(bob), "--signer", yours)
+    assert other.returncode == EXIT_NOT_VERIFIED and "– alice: branch " in other.stdout, other.stdout
+    assert bob.run("status", "--signer", theirs).returncode == 2
 
     # docs/security.md: which key is a teammate's own is their branch's claim (named, and marked
     # when it is yours); a rewind to an older state of a branch's own verifies there, and only its
@@ -230,7 +243,7 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     run_git(bob.path, "fetch", "-q", str(remote), alice.branch)
     first = alice.statuses()[0]["commit"]
     run_git(bob.path, "push", "-q", "--force", str(remote), f"{first}:refs/heads/{alice.branch}")
-    rewound = bob.run("status", "--remote", "--json")
+    rewound = bob.run("status", "--remote", "--signer", theirs, "--json")
     assert rewound.returncode == 0, rewound.stdout + rewound.stderr
     seen = {i["instance"]: i for i in json.loads(rewound.stdout)["instances"]}
     assert (seen["alice"]["status"], seen["alice"]["last_sequence"]) == ("verified", 1), seen["alice"]
@@ -251,7 +264,7 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     index.write_text("\n".join(kept) + "\n")
     run_git(work, "-c", "user.name=bob", "-c", "user.email=b@x", "commit", "-qam", "tidy")
     run_git(work, "push", "-q", "origin", alice.branch)  # on top: no force needed to alter the tip
-    altered = bob.run("status", "--remote")
+    altered = bob.run("status", "--remote", "--signer", theirs)
     assert altered.returncode == 1, altered.stdout + altered.stderr
     assert "✗ alice: branch" in altered.stdout and "savepoint 2 is missing" in altered.stdout, altered.stdout
 
@@ -467,7 +480,8 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
     assert unpinned.returncode == EXIT_NOT_VERIFIED, (
         unpinned.stdout + unpinned.stderr
     )  # intact, vouched by no root of bob's
-    assert f"signed by {theirs}, not yours (this project's key is {yours}): pass --signer {theirs}" in unpinned.stdout
+    said = f"signed by {theirs}, not a key you pinned (this project's key is {yours}): pass --signer {theirs}"
+    assert said in unpinned.stdout, unpinned.stdout
     assert "✓" not in unpinned.stdout and "Ready to resume work" not in unpinned.stdout
     assert "NOT VERIFIED" in unpinned.stdout
     assert (index.read_bytes() if index.exists() else b"") == before
@@ -516,7 +530,16 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert alice.save().returncode == SAVED
     key = _signing_key(alice)
 
-    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--json")
+    # Her key is her branch's claim: without bob pinning it, nothing of hers is searched (exit 4).
+    unpinned = bob.run("recall", "alice-marker-1", "--from", "alice")
+    assert unpinned.returncode == EXIT_NOT_VERIFIED and unpinned.stdout == "", unpinned.stdout + unpinned.stderr
+    said = f"alice's savepoints on branch {alice.branch} are not verified: signed by {key}, not a key you pinned (this project's key is {_signing_key(bob)}): pass --signer {key} if you trust it; nothing was searched"
+    assert unpinned.stderr == f"Error: {said}\n", unpinned.stderr
+    wrong = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", _signing_key(carol))
+    assert wrong.returncode == EXIT_NOT_VERIFIED and "alice-marker" not in wrong.stdout, wrong.stdout + wrong.stderr
+    assert bob.run("recall", "x", "--signer", key).returncode == 2
+
+    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key, "--json")
     assert found.returncode == 0, found.stdout + found.stderr
     document = json.loads(found.stdout)
     schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "recall.schema.json").read_text())
@@ -525,9 +548,9 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert "alice-marker-1" in document["hits"][0]["excerpt"]
     assert (
         document["notes"][0]
-        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}"
+        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}, the key you pinned"
     )
-    shown = bob.run("recall", "alice-marker-1", "--from", "alice")
+    shown = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key)
     assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
     # `show` reads bob's project only: the reference recall --from gave is not his.
     ref = shown.stdout.split("[", 1)[1].split("]", 1)[0]
@@ -544,9 +567,9 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr, refused.stderr
     assert "encryption.recipients" in refused.stderr
 
-    # status --remote lists her branch, "not verified", and reads nothing of it.
+    # status --remote lists her branch, "not verified" (exit 4), and reads nothing of it.
     listed = carol.run("status", "--remote")
-    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
     assert f"– (an instance whose index is not for you): branch {alice.branch}" in listed.stdout, listed.stdout
     assert "not verified: its index is encrypted to identities not here: not read" in listed.stdout, listed.stdout
 
@@ -569,7 +592,8 @@ def test_prune_judges_each_instance_on_its_own_branch_and_touches_no_teammates_r
         assert precompact(alice.path, "savepoint", "--transcript", str(transcript.path), env=old).returncode == SAVED
     assert bob.save().returncode == SAVED
     assert alice.run("flush").returncode == 0
-    assert alice.run("status", "--remote").returncode == 0  # bob's branch fetched into alice's store
+    # bob's branch fetched into alice's store; encrypted to bob alone, it is listed, not read.
+    assert alice.run("status", "--remote").returncode == EXIT_NOT_VERIFIED
     theirs = [
         line
         for line in alice.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
@@ -693,3 +717,33 @@ def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_r
     assert restored.returncode == 1 and said in restored.stdout, restored.stdout
     assert f"(signed by {_signing_key(intruder)})" in restored.stdout
     assert "stays in the history of" in restored.stdout
+
+
+def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_under_the_key_you_pinned(tmp_path):
+    """review7b F1: anyone who can push can save under a teammate's name with a key of their
+    own; their index becomes the branch's tip. Alice pinned bob's key: `status --remote`,
+    `recall --from` and `resurrect --instance` each hold the branch to it (one rule,
+    verifier/team.py `unpinned`) and say "not verified", naming the other key, exit 4; the
+    intruder's text is never searched."""
+    remote = bare_remote(tmp_path)
+    bob = person(tmp_path, "bob", str(remote), "--no-encrypt")
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    for _ in range(2):
+        assert bob.save().returncode == SAVED
+    listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
+    assert listed.returncode == 0 and "✓ bob: branch " in listed.stdout, listed.stdout + listed.stderr
+    found = alice.run("recall", "bob-marker-1", "--from", "bob", "--signer", _signing_key(bob))
+    assert found.returncode == 0 and "bob-marker-1" in found.stdout, found.stdout + found.stderr
+
+    intruder = person(tmp_path, "bob", str(remote), "--no-encrypt", folder="intruder")
+    assert intruder.save().returncode == SAVED  # pushed: merged on top of bob's branch, its index the tree
+    theirs = _signing_key(intruder)
+    said = f"signed by {theirs}, not a key you pinned (this project's key is {_signing_key(alice)}): pass --signer {theirs} if you trust it"
+    listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
+    assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
+    assert "– bob: branch " in listed.stdout and said in listed.stdout and "✓ bob" not in listed.stdout, listed.stdout
+    recalled = alice.run("recall", "intruder", "--from", "bob", "--signer", _signing_key(bob))
+    assert recalled.returncode == EXIT_NOT_VERIFIED and recalled.stdout == "", recalled.stdout + recalled.stderr
+    assert said in recalled.stderr and "nothing was searched" in recalled.stderr, recalled.stderr
+    resurrected = alice.run("resurrect", "--instance", "bob", "--signer", _signing_key(bob))
+    assert resurrected.returncode == EXIT_NOT_VERIFIED and said in resurrected.stdout, resurrected.stdout

@@ -21,13 +21,13 @@ are not restored: nothing vouches for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from precompact.boundary import logs_dir
 from precompact.config.settings import Config
-from precompact.errors import PrecompactError
+from precompact.errors import NotVouched, PrecompactError
 from precompact.local import chunks, savepoint_log
 from precompact.recall import fulltext
 from precompact.remote import gitstore
@@ -49,19 +49,21 @@ def recall_from(
     role: str | None,
     tool: str | None,
     agent: str | None,
+    signers: Collection[str] = (),
 ) -> fulltext.Results:
     """recall over `instance`'s savepoints (`teammate`): each hit's text read from a snapshot that
-    hashes to the line its own key signed, quoted as every recalled text is."""
+    hashes to the line its own key signed, that key yours or one of `signers`, quoted as every
+    recalled text is."""
     if instance == config.instance:
         raise RestoreError(f"{instance} is this project's own instance: `precompact recall QUERY` searches it")
-    found = teammate(config, instance)
+    found = teammate(config, instance, signers)
     results = fulltext.search(
         found.logs, instance, query, sequence, since, role, tool, agent=agent, signer=found.signer
     )
     left = [*found.restored.differing, *found.restored.unvouched]
     results.notes.insert(
         0,
-        f"{instance}'s savepoints on branch {found.branch} of {config.remote}, each checked against its own key {found.signer}"
+        f"{instance}'s savepoints on branch {found.branch} of {config.remote}, each checked against its own key {found.signer}, {found.vouched_by}"
         + (f"; not searched: {', '.join(left)}" if left else ""),
     )
     return results
@@ -130,13 +132,15 @@ class Teammate:
     instance: str
     logs: Path
     signer: str  # the key its index is signed with: its own, as its branch claims it
+    vouched_by: str  # why that key counts: "your key" or "the key you pinned"
     branch: str
     restored: Restored
 
 
-def teammate(config: Config, instance: str) -> Teammate:
+def teammate(config: Config, instance: str, signers: Collection[str] = ()) -> Teammate:
     """`instance`'s savepoints from its own branch on the remote, every signature (by the key its
-    index is signed with, never yours), snapshot, chunk and link checked before any is kept."""
+    index is signed with, never yours), snapshot, chunk and link checked before any is kept; read
+    only when that key is yours or one of `signers` (verifier.team.unpinned), else NotVouched."""
     if not config.git_layer:
         raise RestoreError(
             "the git layer is off in .precompact.toml: there is no remote to read a teammate's savepoints from"
@@ -162,9 +166,13 @@ def teammate(config: Config, instance: str) -> Teammate:
     problem = team.index_problem(remote, key)
     if problem is not None:
         raise RestoreError(f"{instance}'s index on branch {branch} is altered: {problem}")
+    mine = signed.configured_key(config)
+    why = team.unpinned(key, mine, signers)
+    if why is not None:
+        raise NotVouched(f"{instance}'s savepoints on branch {branch} are not verified: {why}; nothing was searched")
     logs = gitstore.teammate_logs(repo, instance)
     restored = _restored_into(repo, target, tip, branch, logs, key, remote, lambda done, total: None, config.remote)
-    return Teammate(instance, logs, key, branch, restored)
+    return Teammate(instance, logs, key, "your key" if key == mine else "the key you pinned", branch, restored)
 
 
 def _restored_into(
