@@ -117,13 +117,14 @@ def compaction_mark(savepoint: savepoint_log.Savepoint) -> str | None:
     return capture.compaction(savepoint)
 
 
-def restore(config: Config, progress: Callable[[int, int], None]) -> Restored:
-    """logs/ rebuilt from the git remote: every savepoint on the savepoint branch that a root
-    vouches for (the user's signature, or this machine's tag) checked, then written
-    (ops.logs_restore); RestoreError, with nothing written, on any contradiction."""
+def restore(config: Config, progress: Callable[[int, int], None], at: str | None = None) -> Restored:
+    """logs/ rebuilt from the git remote: every savepoint on the savepoint branch (at its tip, or
+    `at`, a commit of its history) that a root vouches for (the user's signature, or this
+    machine's tag) checked, then written (ops.logs_restore); RestoreError, with nothing written,
+    on any contradiction."""
     from precompact.ops import logs_restore
 
-    return logs_restore.restore(config, progress)
+    return logs_restore.restore(config, progress, at)
 
 
 def remote_instances(config: Config, signers: Collection[str] = ()) -> list[team.RemoteInstance]:

@@ -683,12 +683,17 @@ def test_a_teammates_shared_branch_from_before_never_blocks_your_own_migration(t
     assert forced_updates(remote) == []
 
 
+def tip(remote: Path, who: Person) -> str:
+    return run_git(remote, "rev-parse", f"refs/heads/{who.branch}").strip()
+
+
 def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_remote_and_restore_names_it(tmp_path):
     """docs/security.md: another key that saves under your instance's name merges onto your
     branch with its own index as the tree (your commits stay in the history), so `restore` on a
     new machine would find only its lines. Your own branch is held to your configured key: flush,
     verify and status --remote exit 1 naming the other key and yours; restore says what it left
-    out and why. The same key on a second machine (copied over, as docs/setup.md says) is yours."""
+    out and why, and restores yours from the history. The same key on a second machine (copied
+    over, as docs/setup.md says) is yours."""
     remote = bare_remote(tmp_path)
     owner = person(tmp_path, "own", str(remote))
     assert owner.save().returncode == SAVED
@@ -712,11 +717,34 @@ def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_r
     flushed = json.loads(desktop.run("flush", "--json").stdout)
     assert said in flushed["foreign_branch"] and flushed["layer_2"]["state"] == "done"
 
+    # review7b F4: on a new machine, `restore` reads the branch's history back for your own index
+    # and brings back every savepoint your key signed; it exits 1 naming the line it left out.
     new_machine = person(tmp_path, "own", str(remote), *copied, folder="own-new")
     restored = new_machine.run("restore")
-    assert restored.returncode == 1 and said in restored.stdout, restored.stdout
-    assert f"(signed by {_signing_key(intruder)})" in restored.stdout
-    assert "stays in the history of" in restored.stdout
+    assert restored.returncode == 1 and f"✗ at {tip(remote, owner)[:12]}, savepoint " in restored.stdout, (
+        restored.stdout
+    )
+    assert said in restored.stdout and "restored 2 savepoint(s)" in restored.stdout, restored.stdout
+    assert "restored instead from commit " in restored.stdout and "(up to #2)" in restored.stdout, restored.stdout
+    document = json.loads(new_machine.run("restore", "--json").stdout)
+    assert document["complete"] is False and said in document["foreign"] and document["walked"], document
+    # Nothing sends the user back to `restore` for the intruder's snapshot, and each savepoint of
+    # theirs is verified against their key.
+    assert "run `precompact restore`" not in new_machine.run("status").stdout
+    for sequence in ("1", "2"):
+        back = new_machine.run("resurrect", "--sequence", sequence, "--json")
+        assert back.returncode == 0, back.stdout + back.stderr
+        integrity = json.loads(back.stdout)["checks"]["integrity"]
+        assert integrity["status"] == "verified" and _signing_key(owner) in integrity["detail"], integrity
+    # The next savepoint's push puts the owner's index back on top: a restore elsewhere is whole.
+    assert new_machine.save().returncode == SAVED
+    flushed = new_machine.run("flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    verified = new_machine.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    last = person(tmp_path, "own", str(remote), *copied, folder="own-last")
+    again = last.run("restore")
+    assert again.returncode == 0 and "restored 3 savepoint(s)" in again.stdout, again.stdout + again.stderr
 
 
 def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_under_the_key_you_pinned(tmp_path):

@@ -1255,8 +1255,14 @@ def prune(keep, as_json) -> None:
 
 
 @main.command()
+@click.option(
+    "--at",
+    "at_commit",
+    metavar="COMMIT",
+    help="Read the savepoint branch's index at this commit of its history (one `restore` named), not at its tip.",
+)
 @_json_option("What was restored, what logs/ already held, and what was kept or left out")
-def restore(as_json) -> None:
+def restore(at_commit, as_json) -> None:
     """Rebuild logs/ from the git remote: every savepoint on the savepoint branch is checked (its
     index line's signature by your signing key, its snapshot's hash, its chunks, the links
     between savepoints) before anything is written; any mismatch refuses the whole restore."""
@@ -1271,7 +1277,7 @@ def restore(as_json) -> None:
             step = done * 10 // total
             terminal.echo(f"checked {done}/{total} savepoint(s)", err=True)
 
-    found = api.restore(loaded, progress)
+    found = api.restore(loaded, progress, at_commit)
     if as_json:
         _emit(
             {
@@ -1280,6 +1286,7 @@ def restore(as_json) -> None:
                 "differing": found.differing,
                 "unvouched": found.unvouched,
                 "foreign": found.foreign,
+                "walked": found.walked,
                 "chunks": found.chunks,
                 "signer": found.signer,
                 "commit": found.commit,
@@ -1299,9 +1306,7 @@ def restore(as_json) -> None:
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
             )
         if found.foreign:
-            terminal.echo(
-                f"✗ {found.foreign}: another key saved under this instance's name; what it replaced at the tip stays in the history of {found.branch}"
-            )
+            terminal.echo(f"✗ {found.foreign}: another key saved under this instance's name; {found.walked}")
     if not found.complete:
         sys.exit(EXIT_FAILED)
 

@@ -34,6 +34,10 @@ from precompact.remote import gitstore
 from precompact.verifier import signed, team, verdicts
 
 Progress = Callable[[int, int], None]
+# How many commits that changed the index copy `restore` reads back from the tip (or --at) when
+# the index there holds a line of this instance another key signed: a push of a client of another
+# key under this instance's name makes its own index the tip's, yours staying in the history.
+WALK = 200
 
 
 class RestoreError(PrecompactError):
@@ -88,15 +92,20 @@ class Restored:
     unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
     chunks: int = 0  # chunks written
     foreign: str | None = None  # the tip's line of this instance another key signed (verifier.team)
+    walked: str | None = None  # with `foreign`: which commit's index was restored instead, or why none
 
     @property
     def complete(self) -> bool:
-        """Whether logs/ now holds every savepoint the remote holds."""
-        return not (self.differing or self.unvouched)
+        """Whether logs/ now holds every savepoint the remote holds (a line another key signed
+        at the tip, left out, is one it does not)."""
+        return not (self.differing or self.unvouched or self.foreign)
 
 
-def restore(config: Config, progress: Progress) -> Restored:
-    """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks."""
+def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
+    """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks.
+    The index read is the tip's (or that of `at`, a commit of the branch's history), unless it
+    holds a line of this instance another key signed: then that of the commit among the WALK
+    before it whose index holds the most savepoints your keys signed (`_own_index`)."""
     if not config.git_layer:
         raise RestoreError("the git layer is off in .precompact.toml: there is no remote to restore from")
     key = signed.configured_key(config)
@@ -114,13 +123,67 @@ def restore(config: Config, progress: Progress) -> Restored:
     tip = gitstore.remote_tip(repo, target)
     if tip is None:
         raise RestoreError(f"{config.remote} holds no branch {target.branch}: nothing to restore")
-    remote = _remote_index(repo, target, tip)
-    found = _restored_into(repo, target, tip, branch, config.logs, key, remote, progress, config.remote)
-    found.foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), team.your_keys(config, key))
+    start = tip if at is None else gitstore.commit_in_history(repo, at, tip)
+    if start is None:
+        raise RestoreError(
+            f"{at!r} names no commit of branch {target.branch} as fetched from {config.remote} (at {tip[:12]}): give one `precompact restore` named"
+        )
+    remote = _remote_index(repo, target, start)
+    keys = team.your_keys(config, key)
+    foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), keys)
+    source, walked = start, None
+    if foreign:
+        source, walked = _own_index(repo, target, start, config.instance, keys)
+        if source != start:
+            remote = _remote_index(repo, target, source)
+    found = _restored_into(repo, target, source, branch, config.logs, key, remote, progress, config.remote)
+    found.foreign = f"at {start[:12]}, {foreign}" if foreign else None
+    found.walked = walked
     if branch == target.branch or any(s.instance == config.instance for s in remote):
-        # Layer 2 goes on from there; a shared branch of another instance's is not this one's history.
-        gitstore.adopt_remote_branch(repo, target, tip)
+        # Layer 2 goes on from there (from your own index, when another key's is at the tip: your
+        # next push then puts it back on top); a shared branch of another instance's is not this
+        # one's history.
+        gitstore.adopt_remote_branch(repo, target, source)
     return found
+
+
+def _own_index(
+    repo, target: gitstore.Target, start: str, instance: str, keys: dict[str, int | None]
+) -> tuple[str, str]:
+    """The commit to restore from when the index at `start` holds a line of `instance` another
+    key signed, and what to say of it: of the WALK newest commits of `start`'s history that
+    changed the index copy, the one whose index holds the most savepoints of `instance`, each
+    signed by one of `keys` and none by another (copies of a prefix of yours, pushed later, lose
+    to the longer index), the newest on a tie; `start` itself when none does."""
+    name = f"logs/{savepoint_log.INDEX_NAME}"
+    commits = gitstore.commits_changing(repo, start, name, WALK + 1)
+    read, beyond = commits[:WALK], commits[WALK:]
+    best: tuple[int, str] | None = None
+    for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
+        if not isinstance(copy, bytes):
+            continue  # encrypted to identities not here, or not there: not yours to restore
+        parsed = savepoint_log.parse(copy.splitlines(keepends=True))
+        mine = savepoint_log.of_instance(parsed.savepoints, instance)
+        if parsed.bad_lines or not mine or team.foreign_line(mine, keys):
+            continue
+        if not any(signed.signed_by(s, k) for s in mine for k in keys):
+            continue
+        highest = max(s.sequence for s in mine)
+        if best is None or highest > best[0]:
+            best = (highest, commit)
+    if best is not None:
+        return best[1], (
+            f"restored instead from commit {best[1][:12]}, of the {len(read)} commit(s) of its history that changed the index copy the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top"
+        )
+    more = (
+        f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
+        if beyond
+        else " (the whole history)"
+    )
+    return (
+        start,
+        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}",
+    )
 
 
 @dataclass(frozen=True)

@@ -209,6 +209,26 @@ def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None])
     return f"branch {target.branch} at {tip[:12]}: {foreign}" if foreign else None
 
 
+def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None]) -> set[str]:
+    """Those of `names` (snapshot files the branch holds that logs/ lacks) whose line in the index
+    at the tip of the branch as last fetched is signed, by none of `keys` (your_keys): another
+    key's, which `restore` never brings back, so logs/ does not lack them. Read only when some
+    are lacking; none when the tip or its index cannot be read here."""
+    from precompact.remote import gitstore
+
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None or not names or not keys:
+        return set()
+    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    if not isinstance(copy, bytes):
+        return set()
+    return {
+        s.snapshot_file
+        for s in savepoint_log.parse(copy.splitlines(keepends=True)).savepoints
+        if s.snapshot_file in names and s.signatures and not any(signed.signed_by(s, key) for key in keys)
+    }
+
+
 def own_key(savepoints: list[savepoint_log.Savepoint]) -> str | None:
     """The instance's own key, as its index claims it: the signer of its first signed line (the
     key `resurrect --from` and `recall --from` hold a teammate's savepoints to, never yours)."""
