@@ -24,7 +24,7 @@ from precompact.edges.cli import EXIT_NOT_VERIFIED
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
-from support.commands import precompact, run_git
+from support.commands import invoke, precompact, run_git, wait_until
 from support.projects import savepoint_branch, store_git
 
 SAVED = 3  # `savepoint`'s exit code with the chain off (EXIT_LAYER_PENDING)
@@ -758,13 +758,15 @@ def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_und
     alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
     for _ in range(2):
         assert bob.save().returncode == SAVED
+    assert bob.run("flush").returncode == 0
     listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
     assert listed.returncode == 0 and "✓ bob: branch " in listed.stdout, listed.stdout + listed.stderr
     found = alice.run("recall", "bob-marker-1", "--from", "bob", "--signer", _signing_key(bob))
     assert found.returncode == 0 and "bob-marker-1" in found.stdout, found.stdout + found.stderr
 
     intruder = person(tmp_path, "bob", str(remote), "--no-encrypt", folder="intruder")
-    assert intruder.save().returncode == SAVED  # pushed: merged on top of bob's branch, its index the tree
+    assert intruder.save().returncode == SAVED
+    assert intruder.run("flush").returncode == 0  # pushed: merged on top of bob's branch, its index the tree
     theirs = _signing_key(intruder)
     said = f"signed by {theirs}, not a key you pinned (this project's key is {_signing_key(alice)}): pass --signer {theirs} if you trust it"
     listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
@@ -775,3 +777,51 @@ def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_und
     assert said in recalled.stderr and "nothing was searched" in recalled.stderr, recalled.stderr
     resurrected = alice.run("resurrect", "--instance", "bob", "--signer", _signing_key(bob))
     assert resurrected.returncode == EXIT_NOT_VERIFIED and said in resurrected.stdout, resurrected.stdout
+
+
+def test_restore_reads_the_history_back_a_bounded_walk_at_a_time_and_at_names_where_it_stopped(tmp_path, monkeypatch):
+    """review7b F4, the bound: with the walk cut to one commit, `restore` from the intruder's tip
+    reads that commit alone, says it found no index of your key's and names `restore --at
+    COMMIT` for the next one; each --at it names goes on further back (never the same commit),
+    until a commit whose index is your own, whose savepoints it restores, verified. An --at that names no commit of the
+    branch is refused in one line, nothing written."""
+    from precompact.ops import logs_restore
+
+    remote = bare_remote(tmp_path)
+    owner = person(tmp_path, "own", str(remote), "--no-encrypt")
+    for _ in range(2):
+        assert owner.save().returncode == SAVED
+    assert wait_until(lambda: [r["layer_2"] for r in owner.statuses()] == ["PUSHED"] * 2)
+    intruder = person(tmp_path, "own", str(remote), "--no-encrypt", folder="intruder")
+    assert intruder.save().returncode == SAVED
+    assert wait_until(lambda: [r["layer_2"] for r in intruder.statuses()] == ["PUSHED"])
+    on_top = run_git(remote, "show", f"refs/heads/{owner.branch}:logs/precompact-savepoint.jsonl")
+    assert _signing_key(intruder) in on_top and _signing_key(owner) not in on_top  # its index the tip's
+    keys = owner.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    new_machine = person(tmp_path, "own", str(remote), "--no-encrypt", "--keypair", str(keypair), folder="own-new")
+
+    monkeypatch.setattr(logs_restore, "WALK", 1)
+    monkeypatch.chdir(new_machine.path)
+    for name, value in new_machine.env.items():
+        monkeypatch.setenv(name, value)
+    index = new_machine.path / "logs" / "precompact-savepoint.jsonl"
+    wrong = invoke("restore", "--at", "0" * 12)
+    assert wrong.exit_code == 1 and "'000000000000' names no commit of branch" in wrong.output, wrong.output
+    assert not index.exists()
+
+    seen, at = [], []
+    for _ in range(5):
+        done = invoke("restore", *at)
+        if "restored 2 savepoint(s)" in done.output:
+            break
+        assert done.exit_code == 1 and "none of the 1 commit(s) of its history" in done.output, done.output
+        assert "restored 0 savepoint(s)" in done.output, done.output
+        named = done.output.split("`precompact restore --at ", 1)[1].split("`", 1)[0]
+        assert named not in seen, done.output  # each names a commit further back: no loop
+        seen.append(named)
+        at = ["--at", named]
+    # The --at that reached your own index restores from it: whole, at that commit.
+    assert seen and done.exit_code == 0 and f"at {seen[-1]}" in done.output, done.output
+    verified = json.loads(invoke("resurrect", "--sequence", "2", "--json").output)
+    assert verified["checks"]["integrity"]["status"] == "verified", verified
