@@ -727,6 +727,8 @@ def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_r
     assert said in restored.stdout and "restored 2 savepoint(s)" in restored.stdout, restored.stdout
     assert "restored instead from commit " in restored.stdout and "(up to #2)" in restored.stdout, restored.stdout
     document = json.loads(new_machine.run("restore", "--json").stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "restore.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(document))
     assert document["complete"] is False and said in document["foreign"] and document["walked"], document
     # Nothing sends the user back to `restore` for the intruder's snapshot, and each savepoint of
     # theirs is verified against their key.
@@ -817,6 +819,9 @@ def test_restore_reads_the_history_back_a_bounded_walk_at_a_time_and_at_names_wh
             break
         assert done.exit_code == 1 and "none of the 1 commit(s) of its history" in done.output, done.output
         assert "restored 0 savepoint(s)" in done.output, done.output
+        if not at:  # the tip's index: the intruder's savepoint, left out and named with its key
+            assert "✗ left out 1 savepoint(s) no root vouches for" in done.output, done.output
+            assert f"own #1 (signed by {_signing_key(intruder)})" in done.output, done.output
         named = done.output.split("`precompact restore --at ", 1)[1].split("`", 1)[0]
         assert named not in seen, done.output  # each names a commit further back: no loop
         seen.append(named)
