@@ -166,14 +166,15 @@ def _own_index(
         mine = savepoint_log.of_instance(parsed.savepoints, instance)
         if parsed.bad_lines or not mine or team.foreign_line(mine, keys):
             continue
-        if not any(signed.signed_by(s, k) for s in mine for k in keys):
+        yours = [s.sequence for s in mine if any(signed.signed_by(s, key) for key in keys)]
+        if not yours:
             continue
-        highest = max(s.sequence for s in mine)
+        highest = max(yours)  # an unsigned line appended to a copy of yours counts for nothing
         if best is None or highest > best[0]:
             best = (highest, commit)
     if best is not None:
         return best[1], (
-            f"restored instead from commit {best[1][:12]}, of the {len(read)} commit(s) of its history that changed the index copy the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top"
+            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top"
         )
     more = (
         f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
