@@ -10,6 +10,12 @@ and every chunk the snapshot lists must hash to its name. Any contradiction refu
 restore before anything is written. A savepoint no root vouches for (another key's, or from
 before signing, on another machine) is left out and named.
 
+Anyone who can push can save under this instance's name with a key of their own: their push
+merges onto the branch with their index as the tree, so the tip's index holds their lines and
+not yours. Then the history is read back, a bounded walk (WALK commits that changed the index
+copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
+signed, and that commit is restored from; the line at the tip is named, never taken.
+
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its
 machine tag stays the one it was written with: this machine does not claim to have written
